@@ -1,0 +1,69 @@
+"""kernelopt: composable primitives for optimizing GPU kernels.
+
+Importing :mod:`kernelopt` is cheap and never imports torch or triton: the catalog,
+diagnosis and workload tools work on machines without a GPU stack. Submodules load on
+first access (``kernelopt.bench``) or by ``from kernelopt import bench``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from kernelopt._errors import (
+    CatalogError,
+    DeviceError,
+    FormatError,
+    InputError,
+    KernelOptError,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
+    from kernelopt import (
+        bench,
+        buffers,
+        catalog,
+        diagnose,
+        experiments,
+        kernels,
+        workload,
+    )
+
+__version__ = "0.1.0"
+
+_SUBMODULES = (
+    "bench",
+    "buffers",
+    "catalog",
+    "diagnose",
+    "experiments",
+    "kernels",
+    "workload",
+)
+
+__all__ = [
+    "CatalogError",
+    "DeviceError",
+    "FormatError",
+    "InputError",
+    "KernelOptError",
+    "__version__",
+    "bench",
+    "buffers",
+    "catalog",
+    "diagnose",
+    "experiments",
+    "kernels",
+    "workload",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy submodules keep `import kernelopt` free of torch and triton.
+    if name in _SUBMODULES:
+        return importlib.import_module(f"kernelopt.{name}")
+    raise AttributeError(f"module 'kernelopt' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))

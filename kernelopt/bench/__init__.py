@@ -1,0 +1,1 @@
+"""Time kernels, measure device ceilings and place results on the roofline."""

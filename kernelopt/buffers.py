@@ -1,0 +1,1 @@
+"""Persistent buffers for kernel launchers."""

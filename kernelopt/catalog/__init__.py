@@ -1,0 +1,1 @@
+"""Read, query, lint and update the optimization / anti-pattern catalog."""

@@ -1,0 +1,1 @@
+"""Diagnose a stalled optimization effort from its experiment log."""

@@ -1,0 +1,447 @@
+"""The canonical markdown kernelopt writes into an experiment log, and its exact parser.
+
+Layout written (the seed layout)::
+
+    experiments/
+      summary.md          one row per experiment (canonical columns, see SUMMARY_COLUMNS)
+      LESSONS.md          one bullet per lesson
+      exp_N/plan.md       free text
+      exp_N/result.md     render_result(record)
+
+:func:`parse_result` reads exactly what :func:`render_result` writes
+(``parse_result(render_result(r)) == r`` for every valid record). Logs written by hand are
+read by the tolerant readers of :mod:`kernelopt.experiments`, which try this parser first.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
+
+__all__ = [
+    "MEASUREMENT_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "append_lesson",
+    "append_summary",
+    "experiment_dir",
+    "parse_result",
+    "render_result",
+    "render_summary_row",
+    "write_plan",
+    "write_result",
+]
+
+MEASUREMENT_COLUMNS = (
+    "Point",
+    "Impl",
+    "Median",
+    "P20",
+    "P80",
+    "Unit",
+    "Floor",
+    "Of floor",
+    "Speedup",
+    "Mode",
+)
+SUMMARY_COLUMNS = (
+    "Exp",
+    "Date",
+    "Description",
+    "Latency",
+    "Unit",
+    "Speedup",
+    "Correct",
+    "Status",
+    "Tags",
+)
+_TITLE = re.compile(r"^# Experiment (\d+): (.+)$")
+_FIELD = re.compile(r"^- ([A-Za-z]+): (.*)$")
+_FIELD_ORDER = (
+    "Status",
+    "Correctness",
+    "Date",
+    "Kernel",
+    "Baseline",
+    "GPU",
+    "Versions",
+    "Tags",
+    "Knobs",
+)
+
+
+def experiment_dir(root: str | Path, experiment: int) -> Path:
+    """Return ``root/exp_<experiment>``, the folder of one experiment."""
+    if experiment < 0:
+        raise InputError(expected("an experiment number >= 0", experiment))
+    return Path(root) / f"exp_{experiment}"
+
+
+def _num(value: float | None) -> str:
+    # repr() is the shortest text that reads back to the same float: lossless.
+    return "" if value is None else repr(float(value))
+
+
+def _pairs(mapping: dict[str, str]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in mapping.items())
+
+
+def render_result(record: ResultRecord) -> str:
+    """Render ``record`` as canonical ``result.md`` text.
+
+    Parameters
+    ----------
+    record : ResultRecord
+        The outcome to write.
+
+    Returns
+    -------
+    str
+        Markdown ending in one newline.
+    """
+    lines = [f"# Experiment {record.experiment}: {record.title}", ""]
+    correctness = record.correctness.value
+    if record.correctness_detail:
+        correctness += f" ({record.correctness_detail})"
+    fields = {
+        "Status": record.status.value,
+        "Correctness": correctness,
+        "Date": record.date,
+        "Kernel": record.kernel or "",
+        "Baseline": record.baseline or "",
+        "GPU": record.gpu or "",
+        "Versions": _pairs(record.versions),
+        "Tags": ", ".join(record.tags),
+        "Knobs": _pairs(record.knobs),
+    }
+    lines += [f"- {name}: {value}" for name, value in fields.items() if value]
+    if record.rows:
+        lines += ["", "## Measurements", "| " + " | ".join(MEASUREMENT_COLUMNS) + " |"]
+        lines.append("|" + "---|" * len(MEASUREMENT_COLUMNS))
+        for row in record.rows:
+            fraction = row.fraction_of_floor
+            cells = (
+                row.point,
+                row.impl,
+                _num(row.median),
+                _num(row.p20),
+                _num(row.p80),
+                row.unit,
+                _num(row.floor),
+                "" if fraction is None else f"{fraction:.1%}",
+                _num(row.speedup),
+                row.mode,
+            )
+            lines.append("| " + " | ".join(cells) + " |")
+    if record.verdict:
+        lines += ["", "## Verdict", record.verdict]
+    if record.notes:
+        lines += ["", "## Notes", record.notes.rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def _split_pairs(text: str, path: str | None, line: int, field: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(", "))):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise FormatError(
+                expected("key=value pairs", repr(item)), path=path, line=line, section=field
+            )
+        result[key] = value
+    return result
+
+
+def _float(text: str, path: str | None, line: int, column: str) -> float | None:
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise FormatError(
+            expected(f"a number in column {column}", repr(text)),
+            path=path,
+            line=line,
+            section="Measurements",
+        ) from None
+
+
+def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
+    """Parse canonical ``result.md`` text back into a :class:`ResultRecord`.
+
+    Parameters
+    ----------
+    text : str
+        Text written by :func:`render_result` (possibly edited by hand, same layout).
+    path : path-like, optional
+        Where the text came from, named in error messages.
+
+    Raises
+    ------
+    FormatError
+        When the text is not in the canonical layout; names the line and section.
+    """
+    where = None if path is None else str(path)
+    lines = text.split("\n")
+    title = _TITLE.match(lines[0]) if lines else None
+    if title is None:
+        raise FormatError(
+            expected("'# Experiment N: title'", repr(lines[0][:60] if lines else "")),
+            path=where,
+            line=1,
+            section="title",
+        )
+    fields: dict[str, tuple[str, int]] = {}
+    sections: dict[str, tuple[list[str], int]] = {}
+    current: str | None = None
+    for number, line in enumerate(lines[1:], start=2):
+        if line.startswith("## ") and current != "Notes":
+            current = line[3:].strip()
+            sections[current] = ([], number)
+            continue
+        if current is not None:
+            sections[current][0].append(line)
+            continue
+        match = _FIELD.match(line)
+        if match:
+            if match.group(1) not in _FIELD_ORDER:
+                raise FormatError(
+                    expected(f"one of the fields {', '.join(_FIELD_ORDER)}", repr(match.group(1))),
+                    path=where,
+                    line=number,
+                    section="fields",
+                )
+            fields[match.group(1)] = (match.group(2), number)
+        elif line.strip():
+            raise FormatError(
+                expected("'- Field: value'", repr(line[:60])),
+                path=where,
+                line=number,
+                section="fields",
+            )
+    unknown = set(sections) - {"Measurements", "Verdict", "Notes"}
+    if unknown:
+        name = sorted(unknown)[0]
+        raise FormatError(
+            expected("sections Measurements, Verdict, Notes", repr(name)),
+            path=where,
+            line=sections[name][1],
+            section=name,
+        )
+
+    def field(name: str) -> tuple[str, int]:
+        return fields.get(name, ("", 0))
+
+    status_text, status_line = field("Status")
+    try:
+        status = Status(status_text)
+    except ValueError:
+        raise FormatError(
+            expected("a status in " + ", ".join(s.value for s in Status), repr(status_text)),
+            path=where,
+            line=status_line or 1,
+            section="Status",
+        ) from None
+    correctness_text, correctness_line = field("Correctness")
+    verdict_word, _, detail = correctness_text.partition(" ")
+    try:
+        correctness = Correctness(verdict_word)
+    except ValueError:
+        raise FormatError(
+            expected("PASS, FAIL or UNKNOWN", repr(correctness_text)),
+            path=where,
+            line=correctness_line or 1,
+            section="Correctness",
+        ) from None
+    if detail and not (detail.startswith("(") and detail.endswith(")")):
+        raise FormatError(
+            expected("'PASS (detail)'", repr(correctness_text)),
+            path=where,
+            line=correctness_line,
+            section="Correctness",
+        )
+    rows = _parse_rows(sections.get("Measurements"), where)
+    verdict_lines = sections.get("Verdict", ([], 0))[0]
+    notes_lines = sections.get("Notes", ([], 0))[0]
+    versions_text, versions_line = field("Versions")
+    knobs_text, knobs_line = field("Knobs")
+    tags_text, _ = field("Tags")
+    return ResultRecord(
+        experiment=int(title.group(1)),
+        title=title.group(2),
+        status=status,
+        correctness=correctness,
+        correctness_detail=detail[1:-1] if detail else "",
+        date=field("Date")[0],
+        kernel=field("Kernel")[0] or None,
+        baseline=field("Baseline")[0] or None,
+        gpu=field("GPU")[0] or None,
+        versions=_split_pairs(versions_text, where, versions_line, "Versions"),
+        tags=tuple(tag.strip() for tag in tags_text.split(",") if tag.strip()),
+        knobs=_split_pairs(knobs_text, where, knobs_line, "Knobs"),
+        rows=rows,
+        verdict="\n".join(verdict_lines).strip("\n") or None,
+        notes="\n".join(notes_lines).strip("\n"),
+    )
+
+
+def _parse_rows(section: tuple[list[str], int] | None, where: str | None) -> tuple[ResultRow, ...]:
+    if section is None:
+        return ()
+    body, start = section
+    rows = []
+    for offset, line in enumerate(body):
+        number = start + 1 + offset
+        if not line.strip():
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0] == MEASUREMENT_COLUMNS[0] or set(line.strip()) <= set("|-: "):
+            continue
+        if len(cells) != len(MEASUREMENT_COLUMNS):
+            raise FormatError(
+                expected(f"{len(MEASUREMENT_COLUMNS)} cells", len(cells)),
+                path=where,
+                line=number,
+                section="Measurements",
+            )
+        point, impl, median, p20, p80, unit, floor, _fraction, speedup, mode = cells
+        values: dict[str, float] = {}
+        for name, text in (("Median", median), ("P20", p20), ("P80", p80)):
+            value = _float(text, where, number, name)
+            if value is None:
+                raise FormatError(
+                    expected(f"a number in column {name}", "an empty cell"),
+                    path=where,
+                    line=number,
+                    section="Measurements",
+                )
+            values[name] = value
+        try:
+            rows.append(
+                ResultRow(
+                    point=point,
+                    impl=impl,
+                    median=values["Median"],
+                    p20=values["P20"],
+                    p80=values["P80"],
+                    unit=unit,
+                    floor=_float(floor, where, number, "Floor"),
+                    speedup=_float(speedup, where, number, "Speedup"),
+                    mode=mode,
+                )
+            )
+        except (InputError, ValueError, TypeError) as error:
+            raise FormatError(str(error), path=where, line=number, section="Measurements") from None
+    return tuple(rows)
+
+
+def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = False) -> Path:
+    """Write ``record`` to ``root/exp_N/result.md`` atomically and return the path.
+
+    Parameters
+    ----------
+    root : path-like
+        The ``experiments/`` directory.
+    record : ResultRecord
+        The outcome; ``record.experiment`` names the folder.
+    overwrite : bool
+        Replace an existing result.md. Off by default: a logged result is evidence and
+        is never overwritten by accident.
+    """
+    path = experiment_dir(root, record.experiment) / "result.md"
+    if path.exists() and not overwrite:
+        raise InputError(
+            expected(f"no existing {path} (pass overwrite=True to replace it)", "an existing file")
+        )
+    atomic_write_text(path, render_result(record))
+    return path
+
+
+def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool = False) -> Path:
+    """Write free-text ``text`` to ``root/exp_N/plan.md`` atomically and return the path."""
+    path = experiment_dir(root, experiment) / "plan.md"
+    if path.exists() and not overwrite:
+        raise InputError(
+            expected(f"no existing {path} (pass overwrite=True to replace it)", "an existing file")
+        )
+    atomic_write_text(path, text if text.endswith("\n") else text + "\n")
+    return path
+
+
+def render_summary_row(record: ResultRecord) -> str:
+    """Render the canonical ``summary.md`` table row of ``record``."""
+    head = record.headline
+    description = record.title.replace("|", "/")
+    cells = (
+        str(record.experiment),
+        record.date,
+        description,
+        "" if head is None else _num(head.median),
+        "" if head is None else head.unit,
+        "" if head is None or head.speedup is None else _num(head.speedup),
+        record.correctness.value,
+        record.status.value,
+        ", ".join(record.tags),
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+_SUMMARY_HEADER = (
+    "# Experiments Summary\n\n| "
+    + " | ".join(SUMMARY_COLUMNS)
+    + " |\n|"
+    + "---|" * len(SUMMARY_COLUMNS)
+    + "\n"
+)
+
+
+def append_summary(root: str | Path, record: ResultRecord) -> Path:
+    """Append ``record``'s row to ``root/summary.md``, creating it with the canonical header.
+
+    Raises
+    ------
+    FormatError
+        When an existing summary.md does not use the canonical columns: appending a row
+        of other columns would corrupt the user's table.
+    """
+    path = Path(root) / "summary.md"
+    with locked(path):
+        text = path.read_text(encoding="utf-8") if path.exists() else _SUMMARY_HEADER
+        header = "| " + " | ".join(SUMMARY_COLUMNS) + " |"
+        if header not in text:
+            raise FormatError(
+                expected(f"a table with columns {header}", "other columns"),
+                path=path,
+                section="summary",
+            )
+        if not text.endswith("\n"):
+            text += "\n"
+        atomic_write_text(path, text + render_summary_row(record) + "\n")
+    return path
+
+
+def append_lesson(root: str | Path, text: str, *, experiment: int | None = None) -> Path:
+    """Append one lesson bullet to ``root/LESSONS.md`` (created if missing).
+
+    Parameters
+    ----------
+    root : path-like
+        The ``experiments/`` directory.
+    text : str
+        The lesson, one line.
+    experiment : int, optional
+        The experiment it was learned from, written as ``[exp N]``.
+    """
+    if not text.strip() or "\n" in text.strip():
+        raise InputError(expected("a one-line lesson", repr(text)))
+    path = Path(root) / "LESSONS.md"
+    prefix = "" if experiment is None else f"[exp {experiment}] "
+    with locked(path):
+        current = path.read_text(encoding="utf-8") if path.exists() else "# Lessons\n\n"
+        if not current.endswith("\n"):
+            current += "\n"
+        atomic_write_text(path, current + f"- {prefix}{text.strip()}\n")
+    return path

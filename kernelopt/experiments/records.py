@@ -1,0 +1,156 @@
+"""Typed records of one experiment's outcome, as kernelopt writes and reads ``result.md``.
+
+A :class:`ResultRecord` is what ``kernelopt.bench`` produces from its measurements and
+what ``kernelopt.diagnose`` reads back; :mod:`kernelopt.experiments.canonical` turns it into
+the canonical markdown and parses that markdown back exactly.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+
+__all__ = ["Correctness", "ResultRecord", "ResultRow", "Status"]
+
+
+class Status(str, enum.Enum):
+    """What happened to the change an experiment tried."""
+
+    BASELINE = "BASELINE"  # the reference point later experiments compare with
+    KEPT = "KEPT"  # landed: a new best or a change worth keeping
+    NEUTRAL = "NEUTRAL"  # within noise; kept or dropped without effect
+    REVERTED = "REVERTED"  # measured, slower or not worth it, rolled back
+    FAILED = "FAILED"  # did not build, crashed, or produced wrong results
+
+
+class Correctness(str, enum.Enum):
+    """Whether the experiment's kernel computed the right function."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    UNKNOWN = "UNKNOWN"
+
+
+def _finite_or_none(name: str) -> Any:
+    def check(_instance: object, _attribute: object, value: float | None) -> None:
+        if value is not None and not math.isfinite(value):
+            raise InputError(expected(f"a finite {name} or None", value, where=name))
+
+    return check
+
+
+def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _row_tuple(value: Iterable[ResultRow]) -> tuple[ResultRow, ...]:
+    return tuple(value)
+
+
+def _nonempty(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not value.strip():
+        raise InputError(expected("a non-empty string", repr(value), where=attribute.name))
+    if "|" in value or "\n" in value:
+        raise InputError(expected("no '|' or newline", repr(value), where=attribute.name))
+
+
+@attrs.frozen(kw_only=True)
+class ResultRow:
+    """One timed point of one implementation.
+
+    Parameters
+    ----------
+    point : str
+        The trial point in ``key=value`` words, e.g. ``"b=32 s=1 h=128 t=4096"``.
+    impl : str
+        Which implementation was timed (``"split_kv"``, ``"torch_eager"``).
+    median, p20, p80 : float
+        Quantiles of the per-call time, in ``unit``.
+    unit : str
+        ``"us"``, ``"ms"`` or ``"s"``.
+    floor : float, optional
+        The roofline floor of this point, in ``unit``.
+    speedup : float, optional
+        Baseline time over this time (> 1 is faster than the baseline).
+    mode : str
+        How it was timed: ``"cold"``, ``"hot"``, ``"graph"`` or ``"cpu"``.
+    """
+
+    point: str = attrs.field(validator=_nonempty)
+    impl: str = attrs.field(validator=_nonempty)
+    median: float = attrs.field(validator=_finite_or_none("median"))
+    p20: float = attrs.field(validator=_finite_or_none("p20"))
+    p80: float = attrs.field(validator=_finite_or_none("p80"))
+    unit: str = attrs.field(validator=attrs.validators.in_(("ns", "us", "ms", "s")))
+    floor: float | None = attrs.field(default=None, validator=_finite_or_none("floor"))
+    speedup: float | None = attrs.field(default=None, validator=_finite_or_none("speedup"))
+    mode: str = attrs.field(default="cold", validator=_nonempty)
+
+    @property
+    def fraction_of_floor(self) -> float | None:
+        """Floor over median time: 1.0 means the kernel runs at the roofline."""
+        if self.floor is None or self.median <= 0:
+            return None
+        return self.floor / self.median
+
+
+@attrs.frozen(kw_only=True)
+class ResultRecord:
+    """The outcome of experiment ``experiment``, the content of its ``result.md``.
+
+    Parameters
+    ----------
+    experiment : int
+        The experiment number N of ``exp_N/``.
+    title : str
+        One line saying what was tried.
+    status : Status
+        Whether the change was kept, reverted, neutral, failed, or is the baseline.
+    correctness : Correctness
+        PASS, FAIL or UNKNOWN.
+    correctness_detail : str
+        How correctness was established (``"rel err 1.8e-03 <= 1e-02 vs float64"``).
+    date : str
+        ISO-8601 date or timestamp of the measurement.
+    kernel, baseline, gpu : str, optional
+        The kernel (path or name), the baseline it is compared with, and the GPU name.
+    versions : dict of str to str
+        Software versions (``{"torch": "2.11.0", "triton": "3.6.0"}``).
+    tags : tuple of str
+        Catalog entry ids of the ideas the experiment tried.
+    knobs : dict of str to str
+        Tuning knobs as written (``{"BLOCK_N": "64", "num_warps": "8"}``).
+    rows : tuple of ResultRow
+        The timed points; the first row is the headline number.
+    verdict : str, optional
+        The A/B verdict against the previous best, in words (``"FAST 0.62x ±1.1%"``).
+    notes : str
+        Free text; kept verbatim.
+    """
+
+    experiment: int = attrs.field(validator=attrs.validators.ge(0))
+    title: str = attrs.field(validator=_nonempty)
+    status: Status = attrs.field(converter=Status)
+    correctness: Correctness = attrs.field(converter=Correctness)
+    correctness_detail: str = ""
+    date: str = ""
+    kernel: str | None = None
+    baseline: str | None = None
+    gpu: str | None = None
+    versions: dict[str, str] = attrs.field(factory=dict)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    knobs: dict[str, str] = attrs.field(factory=dict)
+    rows: tuple[ResultRow, ...] = attrs.field(default=(), converter=_row_tuple)
+    verdict: str | None = None
+    notes: str = ""
+
+    @property
+    def headline(self) -> ResultRow | None:
+        """The first timed row, or None when nothing was timed."""
+        return self.rows[0] if self.rows else None

@@ -1,0 +1,1 @@
+"""Reference GPU kernels shipped with kernelopt, one folder per kernel family."""

@@ -1,0 +1,1 @@
+"""Profile the shapes a kernel really sees in a call trace."""

@@ -1,0 +1,45 @@
+"""Test configuration shared by every test module.
+
+Without a CUDA device, Triton kernels run through the interpreter on CPU tensors; the
+switch must be set before triton is first imported, hence here. Tests marked ``gpu`` are
+skipped where no CUDA device is present and are run on a GPU machine before GPU work is
+called done.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+try:
+    import torch
+
+    HAS_CUDA = torch.cuda.is_available()
+except ImportError:  # the torch-free core is still testable
+    HAS_CUDA = False
+
+if not HAS_CUDA:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+# The public optimization logs used as reader/detector test input sit beside the project.
+CORPUS = Path(os.environ.get("KERNELOPT_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if HAS_CUDA:
+        return
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The directory of real public optimization logs (../shared/corpus)."""
+    if not CORPUS.is_dir():
+        pytest.fail(f"Expected the corpus of real logs at {CORPUS}, got nothing there")
+    return CORPUS

@@ -1,0 +1,84 @@
+"""The package's promises: cheap torch-free import, a complete __all__, the CLI, errors."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+
+import kernelopt
+from kernelopt import cli
+from kernelopt._errors import FormatError, InputError, KernelOptError, expected
+
+TORCH_FREE = (
+    "kernelopt",
+    "kernelopt.catalog",
+    "kernelopt.diagnose",
+    "kernelopt.workload",
+    "kernelopt.experiments",
+)
+
+
+@pytest.mark.parametrize("module", TORCH_FREE)
+def test_core_imports_without_torch_or_triton(module: str) -> None:
+    code = (
+        f"import importlib, sys; importlib.import_module({module!r}); "
+        "from kernelopt import diagnose, catalog; "
+        "bad = [m for m in ('torch', 'triton', 'numpy') if m in sys.modules]; "
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"{module} imported {out.stdout.strip()}"
+
+
+def test_all_is_complete_and_resolves() -> None:
+    subpackages = {
+        m.name
+        for m in pkgutil.iter_modules(kernelopt.__path__)
+        if not m.name.startswith("_") and m.name != "cli"
+    }
+    assert subpackages <= set(kernelopt.__all__)
+    for name in kernelopt.__all__:
+        assert getattr(kernelopt, name) is not None
+
+
+def test_unknown_attribute_raises() -> None:
+    with pytest.raises(AttributeError):
+        _ = kernelopt.not_a_module  # type: ignore[attr-defined]
+
+
+def test_error_messages_read_expected_got() -> None:
+    assert expected("head dim 576", 512) == "Expected head dim 576, got 512"
+    assert expected("x", "y", where="q") == "q: Expected x, got y"
+    error = FormatError("Expected a table, got text", path="a.md", line=3, section="Evidence")
+    assert str(error) == "a.md:3 [Evidence]: Expected a table, got text"
+    assert isinstance(error, KernelOptError) and isinstance(error, ValueError)
+    assert issubclass(InputError, ValueError)
+
+
+def test_cli_help_lists_subcommands() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "kernelopt", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in ("catalog", "diagnose", "inspect", "bench"):
+        assert command in out.stdout
+
+
+def test_cli_without_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 2
+
+
+def test_cli_unknown_option_exits_2() -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(["--no-such-flag"])
+    assert raised.value.code == 2
+
+
+def test_print_json_roundtrips(capsys: pytest.CaptureFixture[str]) -> None:
+    from kernelopt._cli_util import print_json
+
+    print_json({"a": [1, 2], "b": "µs"})
+    assert json.loads(capsys.readouterr().out) == {"a": [1, 2], "b": "µs"}
