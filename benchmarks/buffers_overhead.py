@@ -1,0 +1,237 @@
+"""Per-call cost of allocating a buffer with torch.empty versus taking a persistent one.
+
+What it times, for a tiny, a small and a large shape, on CUDA (when present) and on CPU:
+
+- ``torch.empty``: a fresh tensor every call (the caching allocator plus dispatch).
+- ``pool.get``: a hit in a BufferPool (dictionary lookup and LRU touch).
+- ``scope.empty``: a hit in a BufferScope (the same plus the name-to-tag step).
+- ``launcher/check`` and ``launcher/unchecked``: a ``@persistent_buffers`` launcher that
+  returns its persistent output, with and without the returned-buffer check.
+
+Two clocks. ``host-perf-counter``: the host's perf_counter around many calls of the bare
+request (the host overhead a launcher pays). ``cuda-events``: CUDA events around many
+calls of request-plus-fill, the work a launcher does; for small shapes the GPU idles
+between fills and this shows whether the request's host cost reaches the GPU timeline.
+Each row is the median over repeats of (elapsed / calls), in microseconds.
+
+Usage: ``python benchmarks/buffers_overhead.py --out buffers_overhead.jsonl``. Prints a
+table last and writes one JSON row per measurement. Runs in well under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import torch
+
+from kernelopt._fileio import atomic_write_text
+from kernelopt.buffers import BufferPool, BufferScope, persistent_buffers
+
+SHAPES: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
+    # lse of a decode step: b=32 sequences x h=16 heads, fp32 (2 KiB)
+    "tiny": ((32, 16), torch.float32),
+    # out of an MLA decode step: b=32, s=1, h=16, d_v=512, bf16 (512 KiB)
+    "small": ((32, 1, 16, 512), torch.bfloat16),
+    # a prefill-sized activation: 8192 x 8192 bf16 (128 MiB)
+    "large": ((8192, 8192), torch.bfloat16),
+}
+METHODS = ("torch.empty", "pool.get", "scope.empty", "launcher/check", "launcher/unchecked")
+
+
+@attrs.frozen(kw_only=True)
+class OverheadRow:
+    """One measurement: per-call time of one way to get a buffer."""
+
+    op: str
+    impl: str
+    shape_name: str
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int
+    device: str
+    clock: str  # "host-perf-counter" | "cuda-events"
+    work: str  # "request" | "request+fill"
+    calls: int
+    repeats: int
+    median_us: float
+    p20_us: float
+    p80_us: float
+    gpu: str | None
+    torch: str
+    timestamp: str
+
+
+def _requesters(
+    device: torch.device, shape: tuple[int, ...], dtype: torch.dtype
+) -> dict[str, Callable[[], torch.Tensor]]:
+    pool = BufferPool()
+    scope = BufferScope("bench", pool=pool)
+
+    def launch(buffers: BufferScope) -> torch.Tensor:
+        return buffers.empty("out", shape, dtype, device)
+
+    checked = persistent_buffers(pool=pool, name="checked")(launch)
+    unchecked = persistent_buffers(pool=pool, name="unchecked", on_return="unchecked")(launch)
+    requesters: dict[str, Callable[[], torch.Tensor]] = {
+        "torch.empty": lambda: torch.empty(shape, dtype=dtype, device=device),
+        "pool.get": lambda: pool.get(shape, dtype, device, tag="bench"),
+        "scope.empty": lambda: scope.empty("ws", shape, dtype, device),
+        "launcher/check": checked,
+        "launcher/unchecked": unchecked,
+    }
+    # What is timed must be what is claimed: hits return one address, empty may not.
+    for name in METHODS[1:]:
+        assert requesters[name]().data_ptr() == requesters[name]().data_ptr(), name
+    return requesters
+
+
+def _host_us(
+    request: Callable[[], torch.Tensor], calls: int, repeats: int, sync: bool
+) -> list[float]:
+    samples = []
+    for _ in range(repeats):
+        if sync:
+            torch.cuda.synchronize()
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            request()
+        samples.append((time.perf_counter_ns() - start) / calls / 1e3)
+    return samples
+
+
+def _events_us(request: Callable[[], torch.Tensor], calls: int, repeats: int) -> list[float]:
+    samples = []
+    for _ in range(repeats):
+        begin = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        begin.record()
+        for _ in range(calls):
+            request().fill_(1.0)
+        end.record()
+        end.synchronize()
+        samples.append(begin.elapsed_time(end) * 1e3 / calls)
+    return samples
+
+
+def _row(
+    samples: list[float],
+    *,
+    impl: str,
+    shape_name: str,
+    device: torch.device,
+    clock: str,
+    work: str,
+    calls: int,
+    gpu: str | None,
+) -> OverheadRow:
+    shape, dtype = SHAPES[shape_name]
+    q = statistics.quantiles(samples, n=5)
+    return OverheadRow(
+        op="buffers_overhead",
+        impl=impl,
+        shape_name=shape_name,
+        shape=shape,
+        dtype=str(dtype),
+        nbytes=torch.Size(shape).numel() * dtype.itemsize,
+        device=device.type,
+        clock=clock,
+        work=work,
+        calls=calls,
+        repeats=len(samples),
+        median_us=statistics.median(samples),
+        p20_us=q[0],
+        p80_us=q[3],
+        gpu=gpu,
+        torch=torch.__version__,
+        timestamp=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def run(calls: int, repeats: int, devices: list[torch.device]) -> list[OverheadRow]:
+    rows = []
+    for device in devices:
+        cuda = device.type == "cuda"
+        gpu = torch.cuda.get_device_name(device) if cuda else None
+        for shape_name, (shape, dtype) in SHAPES.items():
+            requesters = _requesters(device, shape, dtype)
+            for impl in METHODS:
+                request = requesters[impl]
+                for _ in range(50):  # warm-up: allocator blocks, dispatch caches
+                    request()
+                host = _host_us(request, calls, repeats, sync=cuda)
+                rows.append(
+                    _row(
+                        host,
+                        impl=impl,
+                        shape_name=shape_name,
+                        device=device,
+                        clock="host-perf-counter",
+                        work="request",
+                        calls=calls,
+                        gpu=gpu,
+                    )
+                )
+                if cuda:
+                    # Fill time grows with size; fewer calls keep large shapes short.
+                    n = calls if shape_name != "large" else max(calls // 20, 10)
+                    filled = request().fill_(2.0)
+                    assert float(filled.view(-1)[0]) == 2.0
+                    del filled
+                    events = _events_us(request, n, repeats)
+                    rows.append(
+                        _row(
+                            events,
+                            impl=impl,
+                            shape_name=shape_name,
+                            device=device,
+                            clock="cuda-events",
+                            work="request+fill",
+                            calls=n,
+                            gpu=gpu,
+                        )
+                    )
+    return rows
+
+
+def table(rows: list[OverheadRow]) -> str:
+    groups: dict[tuple[str, str, str], dict[str, float]] = {}
+    for row in rows:
+        groups.setdefault((row.device, row.shape_name, row.clock), {})[row.impl] = row.median_us
+    header = f"{'device':6} {'shape':6} {'clock':18}" + "".join(f"{m:>19}" for m in METHODS)
+    lines = ["median per-call time (us)", header]
+    for (device, shape_name, clock), by_impl in groups.items():
+        cells = "".join(f"{by_impl[m]:>19.3f}" for m in METHODS)
+        lines.append(f"{device:6} {shape_name:6} {clock:18}{cells}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("buffers_overhead.jsonl"))
+    parser.add_argument("--calls", type=int, default=2000, help="calls per timed repeat")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--device", choices=("all", "cuda", "cpu"), default="all")
+    args = parser.parse_args()
+    devices = []
+    if args.device in ("all", "cuda") and torch.cuda.is_available():
+        devices.append(torch.device("cuda", torch.cuda.current_device()))
+    if args.device in ("all", "cpu"):
+        devices.append(torch.device("cpu"))
+    if not devices:
+        raise SystemExit("no CUDA device present; use --device cpu")
+    rows = run(args.calls, args.repeats, devices)
+    atomic_write_text(args.out, "".join(json.dumps(attrs.asdict(r)) + "\n" for r in rows))
+    print(f"wrote {len(rows)} rows to {args.out}")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

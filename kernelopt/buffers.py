@@ -1,1 +1,0 @@
-"""Persistent buffers for kernel launchers."""

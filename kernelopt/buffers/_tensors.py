@@ -1,0 +1,201 @@
+"""Torch helpers the buffer modules share: key normalization and storage identity.
+
+The pool's hit path runs on every kernel call, so the normalizers here return early for
+the common spellings (a ``torch.device`` or a cached device string, a plain tuple shape)
+and leave full validation to the miss path, which runs once per buffer.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeAlias
+
+import torch
+
+from kernelopt._errors import DeviceError, InputError, KernelOptError, expected
+
+__all__ = [
+    "DeviceLike",
+    "ShapeLike",
+    "StreamLike",
+    "device_and_stream",
+    "nbytes_of",
+    "normalize_device",
+    "normalize_shape",
+    "same_device",
+    "storage_ptr",
+    "storage_refs",
+    "storage_refs_or_none",
+    "stream_id",
+    "validate_dtype",
+    "validate_shape",
+]
+
+
+class _HasStreamId(Protocol):
+    @property
+    def stream_id(self) -> int: ...
+
+
+ShapeLike: TypeAlias = int | Sequence[int]
+DeviceLike: TypeAlias = torch.device | str | int
+StreamLike: TypeAlias = int | _HasStreamId | None
+
+# Device spellings that always mean the same device; "cuda" without an index is not one
+# of them (it follows torch.cuda.current_device()), so it is resolved on every call.
+_DEVICES: dict[object, torch.device] = {}
+
+# The CUDA index of each cached spelling (-1 off CUDA), read on every pool request.
+_CUDA_INDEX: dict[object, int] = {}
+
+# torch.cuda.current_stream() builds a Stream object on every call; the
+# binding underneath returns the stream id directly. Fall back to the public call if a
+# torch build lacks it.
+_CUDA_CURRENT_STREAM: Callable[[int], tuple[int, int, int]] | None = getattr(
+    torch._C, "_cuda_getCurrentStream", None
+)
+_STORAGE_USE_COUNT: Callable[[int], int] | None = getattr(torch._C, "_storage_Use_Count", None)
+
+
+def normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
+    """Return ``shape`` as a plain tuple (no validation; see :func:`validate_shape`)."""
+    if type(shape) is tuple:
+        return shape
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(shape)
+
+
+def validate_shape(shape: tuple[object, ...], *, where: str = "shape") -> tuple[int, ...]:
+    """Check that every entry of ``shape`` is a non-negative integer; return it as ints."""
+    try:
+        dims = tuple(operator.index(d) for d in shape)  # type: ignore[arg-type]
+    except TypeError:
+        dims = (-1,)  # reported below
+    if any(d < 0 for d in dims):
+        raise InputError(expected("a shape of non-negative ints", repr(shape), where=where))
+    return dims
+
+
+def validate_dtype(dtype: object, *, where: str = "dtype") -> torch.dtype:
+    """Check that ``dtype`` is a ``torch.dtype`` (a string such as ``"float32"`` is not)."""
+    if not isinstance(dtype, torch.dtype):
+        raise InputError(expected("a torch.dtype", repr(dtype), where=where))
+    return dtype
+
+
+def normalize_device(device: DeviceLike) -> torch.device:
+    """Return ``device`` as a ``torch.device``; a bare ``"cuda"`` gets the current index."""
+    found = _DEVICES.get(device)
+    if found is not None:
+        return found
+    if isinstance(device, torch.device):
+        parsed = device
+    elif isinstance(device, (str, int)) and not isinstance(device, bool):
+        try:
+            parsed = torch.device(device)
+        except (RuntimeError, TypeError, ValueError):
+            raise InputError(
+                expected("a torch device such as 'cpu' or 'cuda:0'", repr(device), where="device")
+            ) from None
+    else:
+        raise InputError(
+            expected("a torch device such as 'cpu' or 'cuda:0'", repr(device), where="device")
+        )
+    if parsed.type == "cuda":
+        # The stream query on the hot path skips torch.cuda's lazy initialization, so
+        # do it here, where each CUDA spelling passes before it is cached.
+        if not torch.cuda.is_available():
+            raise DeviceError(
+                expected(
+                    f"a CUDA device for {device!r}", "none (torch.cuda.is_available() is False)"
+                )
+            )
+        torch.cuda.init()  # type: ignore[no-untyped-call]
+        if parsed.index is None:
+            # Tensors always report an index, so the key must carry one to match them.
+            return torch.device("cuda", torch.cuda.current_device())
+    _DEVICES[device] = parsed
+    return parsed
+
+
+def device_and_stream(device: DeviceLike, stream: StreamLike) -> tuple[torch.device, int]:
+    """The normalized device and the stream id for a pool key, in one call (the hot path).
+
+    Parameters
+    ----------
+    device : torch.device, str or int
+        As for :func:`normalize_device`.
+    stream : int, torch.cuda.Stream or None
+        A stream id or object; None means the current stream of ``device`` (0 off CUDA).
+    """
+    cuda_index = _CUDA_INDEX.get(device)
+    if cuda_index is None:
+        dev = normalize_device(device)
+        cuda_index = dev.index if dev.type == "cuda" and dev.index is not None else -1
+        if device in _DEVICES:  # a spelling with a fixed meaning: remember its index
+            _CUDA_INDEX[device] = cuda_index
+    else:
+        dev = _DEVICES[device]
+    if stream is not None:
+        return dev, stream if isinstance(stream, int) else int(stream.stream_id)
+    if cuda_index < 0:
+        return dev, 0
+    return dev, _current_cuda_stream(cuda_index)
+
+
+def _current_cuda_stream(index: int) -> int:
+    if _CUDA_CURRENT_STREAM is not None:
+        return _CUDA_CURRENT_STREAM(index)[0]
+    return int(torch.cuda.current_stream(index).stream_id)
+
+
+def same_device(actual: torch.device, wanted: torch.device) -> bool:
+    """Whether a tensor on ``actual`` lives on ``wanted`` (an index-free ``wanted`` matches any)."""
+    if actual.type != wanted.type:
+        return False
+    return wanted.index is None or actual.index == wanted.index
+
+
+def stream_id(device: torch.device, stream: StreamLike) -> int:
+    """The id of ``stream`` (or of the current stream of ``device``); 0 off CUDA."""
+    if stream is not None:
+        return stream if isinstance(stream, int) else int(stream.stream_id)
+    if device.type != "cuda":
+        return 0
+    return _current_cuda_stream(device.index if device.index is not None else -1)
+
+
+def nbytes_of(shape: tuple[int, ...], dtype: torch.dtype) -> int:
+    """Bytes of a contiguous tensor of ``shape`` and ``dtype``."""
+    return math.prod(shape) * dtype.itemsize
+
+
+def storage_ptr(tensor: torch.Tensor) -> int:
+    """Address of the storage under ``tensor`` (shared by all its views; 0 for meta)."""
+    return int(tensor.untyped_storage().data_ptr())
+
+
+def storage_refs_or_none(tensor: torch.Tensor) -> int | None:
+    """:func:`storage_refs`, or None where this torch build cannot count references."""
+    if _STORAGE_USE_COUNT is None or tensor.device.type == "meta":
+        return None
+    return _STORAGE_USE_COUNT(tensor.untyped_storage()._cdata)
+
+
+def storage_refs(tensor: torch.Tensor) -> int:
+    """How many tensors (views included) reference the storage under ``tensor``.
+
+    Only differences matter: callers compare with a count taken by this same function
+    right after allocation, so the constant the measurement itself adds cancels out.
+    """
+    if _STORAGE_USE_COUNT is None:
+        raise KernelOptError(
+            expected(
+                "a torch build with torch._C._storage_Use_Count for alias checks",
+                f"torch {torch.__version__} without it; use on_return='copy' or 'unchecked'",
+            )
+        )
+    return _STORAGE_USE_COUNT(tensor.untyped_storage()._cdata)

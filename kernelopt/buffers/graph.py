@@ -1,0 +1,196 @@
+"""Capture a launcher into a CUDA graph with buffers of its own, and replay it on new inputs.
+
+A CUDA graph replays fixed addresses. Persistent buffers keep their addresses while the
+key is unchanged, so a launcher built on them captures cleanly: warm it up on the
+capture stream (every buffer is allocated there, outside the graph), capture one call,
+then replay after copying new inputs into the captured ones. The graph gets a scope and
+pool of its own: eager calls of the same launcher can neither evict its buffers nor
+overwrite its outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar, cast
+
+import torch
+
+from kernelopt._errors import DeviceError, InputError, expected
+from kernelopt.buffers.launcher import PersistentLauncher
+from kernelopt.buffers.pool import BufferPool
+from kernelopt.buffers.scope import BufferScope
+
+__all__ = ["CapturedGraph", "capture_graph"]
+
+R = TypeVar("R")
+
+
+class CapturedGraph(Generic[R]):
+    """A captured launcher: call it with new inputs to copy them in and replay.
+
+    Replays write into the same output tensors every time (``static_outputs``): clone
+    what must outlive the next replay.
+    """
+
+    def __init__(
+        self,
+        *,
+        graph: torch.cuda.CUDAGraph,
+        static_inputs: tuple[object, ...],
+        static_outputs: R,
+        keep_alive: tuple[object, ...],
+    ) -> None:
+        self._graph = graph
+        self._static_inputs = static_inputs
+        self._static_outputs = static_outputs
+        # The graph replays raw addresses; holding the tensors (or the scope that owns
+        # them) keeps that memory from being freed and reused while the graph lives.
+        self._keep_alive = keep_alive
+
+    @property
+    def graph(self) -> torch.cuda.CUDAGraph:
+        """The underlying ``torch.cuda.CUDAGraph``."""
+        return self._graph
+
+    @property
+    def static_inputs(self) -> tuple[object, ...]:
+        """The captured arguments; writing into their tensors and :meth:`replay` skips copies."""
+        return self._static_inputs
+
+    @property
+    def static_outputs(self) -> R:
+        """What the captured call returned; every replay rewrites these tensors."""
+        return self._static_outputs
+
+    def replay(self) -> R:
+        """Replay on the current stream with whatever the static inputs hold now."""
+        self._graph.replay()
+        return self._static_outputs
+
+    def __call__(self, *inputs: object) -> R:
+        """Copy ``inputs`` into the static inputs, replay, return the static outputs.
+
+        Parameters
+        ----------
+        *inputs
+            One value per captured argument: tensors of the captured shape and dtype
+            (copied in, any device), or, for non-tensor arguments, a value equal to the
+            captured one (it is baked into the graph).
+
+        Raises
+        ------
+        InputError
+            A wrong number of inputs, a tensor of another shape or dtype, or a
+            non-tensor argument that differs from the captured value.
+        """
+        if len(inputs) != len(self._static_inputs):
+            raise InputError(
+                expected(f"{len(self._static_inputs)} inputs, as captured", len(inputs))
+            )
+        for i, (new, static) in enumerate(zip(inputs, self._static_inputs, strict=True)):
+            if isinstance(static, torch.Tensor):
+                if new is static:
+                    continue
+                if not isinstance(new, torch.Tensor):
+                    raise InputError(expected(f"input {i} to be a tensor", type(new).__name__))
+                if new.shape != static.shape:
+                    raise InputError(
+                        expected(f"input {i} of shape {tuple(static.shape)}", str(tuple(new.shape)))
+                    )
+                if new.dtype != static.dtype:
+                    raise InputError(expected(f"input {i} of dtype {static.dtype}", str(new.dtype)))
+                static.copy_(new)
+            elif new is not static and new != static:
+                raise InputError(
+                    expected(f"input {i} equal to the captured value {static!r}", repr(new))
+                )
+        self._graph.replay()
+        return self._static_outputs
+
+
+def capture_graph(
+    launcher: Callable[..., R],
+    *static_inputs: object,
+    warmup: int = 2,
+    buffers: BufferPool | BufferScope | None = None,
+) -> CapturedGraph[R]:
+    """Capture ``launcher(*static_inputs)`` into a CUDA graph.
+
+    Parameters
+    ----------
+    launcher : callable
+        A :class:`~kernelopt.buffers.PersistentLauncher` (its captured copy gets a scope
+        and pool of its own) or any callable running CUDA work. Bind keyword arguments
+        with ``functools.partial``.
+    *static_inputs
+        The arguments captured: CUDA tensors that later inputs are copied into, and
+        other values baked into the graph.
+    warmup : int
+        Calls before capture, on the capture stream (at least 1: they allocate the
+        persistent buffers outside the graph, and compile/autotune Triton kernels).
+    buffers : BufferPool or BufferScope, optional
+        For a plain callable that takes buffers from a pool or scope: the graph keeps a
+        reference to every buffer held there at capture time, so eviction or clearing
+        cannot free memory the graph replays.
+
+    Returns
+    -------
+    CapturedGraph
+        ``graph(*new_inputs)`` copies, replays and returns the static outputs.
+
+    Raises
+    ------
+    DeviceError
+        A tensor input is not on a CUDA device, or no CUDA device is present.
+    InputError
+        ``warmup < 1``.
+    KernelOptError
+        The launcher asked for a new persistent buffer during capture.
+    """
+    devices = {x.device for x in static_inputs if isinstance(x, torch.Tensor)}
+    for i, x in enumerate(static_inputs):
+        if isinstance(x, torch.Tensor) and x.device.type != "cuda":
+            raise DeviceError(expected(f"static input {i} on a CUDA device", str(x.device)))
+    if not torch.cuda.is_available():
+        raise DeviceError(
+            expected("a CUDA device for graph capture", "none (torch.cuda.is_available() is False)")
+        )
+    if len(devices) > 1:
+        raise DeviceError(expected("static inputs on one CUDA device", sorted(map(str, devices))))
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+        raise InputError(expected("warmup as an int >= 1", repr(warmup), where="warmup"))
+    device = next(iter(devices)) if devices else torch.device("cuda", torch.cuda.current_device())
+
+    keep_alive: tuple[object, ...]
+    run: Callable[..., R]
+    if isinstance(launcher, PersistentLauncher):
+        graph_scope = BufferScope(f"{launcher.scope.name}.graph", pool=BufferPool())
+
+        def run(*args: object) -> R:
+            return cast(R, launcher.call_with_scope(graph_scope, *args))
+
+        keep_alive = (graph_scope,)
+    else:
+        run = launcher
+        keep_alive = ()
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.device(device):
+        # Warm-up and capture share one side stream: persistent buffers are keyed by
+        # stream, so the warm-up allocates exactly the buffers the capture will hit.
+        stream = torch.cuda.Stream(device)  # type: ignore[no-untyped-call]
+        stream.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(stream):
+            for _ in range(warmup):
+                run(*static_inputs)
+        torch.cuda.current_stream(device).wait_stream(stream)
+        with torch.cuda.graph(graph, stream=stream):
+            static_outputs = run(*static_inputs)
+    if buffers is not None:
+        keep_alive += tuple(held.tensor for held in buffers.buffers())
+    return CapturedGraph(
+        graph=graph,
+        static_inputs=static_inputs,
+        static_outputs=static_outputs,
+        keep_alive=keep_alive,
+    )

@@ -1,0 +1,181 @@
+"""``@persistent_buffers``: give a kernel launcher a scope of buffers that outlive the call.
+
+The decorated function takes a :class:`~kernelopt.buffers.BufferScope` as its first
+argument; callers call it without one. Each launcher gets its own scope (named after
+the function), so its workspaces and outputs persist across calls and nobody else's
+requests can overwrite them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, Generic, Literal, ParamSpec, TypeVar, overload
+
+from kernelopt._errors import InputError, expected
+from kernelopt.buffers.pool import BufferPool
+from kernelopt.buffers.scope import BufferScope
+
+__all__ = ["OnReturn", "PersistentLauncher", "persistent_buffers"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+OnReturn = Literal["check", "copy", "unchecked"]
+_ON_RETURN: tuple[str, ...] = ("check", "copy", "unchecked")
+
+
+class PersistentLauncher(Generic[P, R]):
+    """A launcher with persistent buffers; call it like the function without its scope.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(scope, *args, **kwargs)``: the launcher, taking its scope first.
+    scope : BufferScope
+        The scope whose buffers persist across calls.
+    on_return : {"check", "copy", "unchecked"}
+        What happens to the scope's buffers that a call returns (outputs taken from the
+        scope): ``"check"`` hands them out and raises on a later call that would
+        overwrite one the caller still references; ``"copy"`` returns clones (safe,
+        costs an allocation and a copy per call); ``"unchecked"`` returns them as they
+        are (the caller promises to be done with a result before the next call, as with
+        CUDA-graph static outputs).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[Concatenate[BufferScope, P], R],
+        *,
+        scope: BufferScope,
+        on_return: OnReturn = "check",
+    ) -> None:
+        if on_return not in _ON_RETURN:
+            raise InputError(expected(f"on_return in {_ON_RETURN}", repr(on_return)))
+        self._fn = fn
+        self._scope = scope
+        self._on_return: OnReturn = on_return
+        self._copy = on_return == "copy"
+        self._track = on_return != "unchecked"
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        result = self._fn(self._scope, *args, **kwargs)
+        if self._track:
+            return self._scope._settle(result, copy=self._copy)
+        return result
+
+    def call_with_scope(self, scope: BufferScope, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Run the launcher on another scope's buffers, returning them untracked.
+
+        :func:`~kernelopt.buffers.capture_graph` uses this to give a graph buffers of
+        its own, which eager calls can neither evict nor overwrite.
+        """
+        return self._fn(scope, *args, **kwargs)
+
+    @property
+    def scope(self) -> BufferScope:
+        """The scope holding this launcher's persistent buffers."""
+        return self._scope
+
+    @property
+    def pool(self) -> BufferPool:
+        """The pool the scope's buffers live in."""
+        return self._scope.pool
+
+    @property
+    def on_return(self) -> OnReturn:
+        """The policy for returned buffers: ``"check"``, ``"copy"`` or ``"unchecked"``."""
+        return self._on_return
+
+    def clear(self) -> None:
+        """Free this launcher's persistent buffers (the next call allocates afresh)."""
+        self._scope.clear()
+
+    def __repr__(self) -> str:
+        return f"<persistent launcher {self._scope.name} on_return={self._on_return!r}>"
+
+
+@overload
+def persistent_buffers(
+    fn: Callable[Concatenate[BufferScope, P], R], /
+) -> PersistentLauncher[P, R]: ...
+
+
+@overload
+def persistent_buffers(
+    *,
+    pool: BufferPool | None = None,
+    name: str | None = None,
+    on_return: OnReturn = "check",
+) -> Callable[[Callable[Concatenate[BufferScope, P], R]], PersistentLauncher[P, R]]: ...
+
+
+def persistent_buffers(
+    fn: Callable[Concatenate[BufferScope, P], R] | None = None,
+    /,
+    *,
+    pool: BufferPool | None = None,
+    name: str | None = None,
+    on_return: OnReturn = "check",
+) -> (
+    PersistentLauncher[P, R]
+    | Callable[[Callable[Concatenate[BufferScope, P], R]], PersistentLauncher[P, R]]
+):
+    """Decorate a launcher so that its workspaces and outputs persist across calls.
+
+    The function receives a :class:`~kernelopt.buffers.BufferScope` as its first
+    argument; ``scope.empty(name, shape, dtype, device)`` returns the same tensor while
+    the key is unchanged. Persist a buffer only if every call rewrites every element it
+    reads (check with :func:`~kernelopt.buffers.check_no_stale_reads`).
+
+    Parameters
+    ----------
+    fn : callable, optional
+        The launcher ``fn(scope, *args, **kwargs)``; given when used as ``@persistent_buffers``.
+    pool : BufferPool, optional
+        Where the buffers live; defaults to :func:`~kernelopt.buffers.default_pool`.
+    name : str, optional
+        The scope's name; defaults to ``module.qualname`` of ``fn`` (with ``#2``, ``#3``...
+        appended if that is taken, e.g. by launchers a factory builds). An explicit name
+        that is taken raises ``InputError``.
+    on_return : {"check", "copy", "unchecked"}
+        The policy for returned scope buffers; see :class:`PersistentLauncher`.
+
+    Returns
+    -------
+    PersistentLauncher
+        Callable as ``launcher(*args, **kwargs)``; exposes ``scope``, ``pool``, ``clear()``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from kernelopt.buffers import BufferPool, BufferScope, persistent_buffers
+    >>> @persistent_buffers(pool=BufferPool())
+    ... def scale(buffers: BufferScope, x: torch.Tensor, out: torch.Tensor | None = None):
+    ...     out = buffers.resolve_out(out, x.shape, x.dtype, x.device)
+    ...     return torch.mul(x, 2.0, out=out)
+    >>> y = scale(torch.ones(3))
+    >>> y.tolist()
+    [2.0, 2.0, 2.0]
+    >>> del y  # released: the next call may reuse the buffer
+    >>> scale(torch.ones(3)).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    if on_return not in _ON_RETURN:
+        raise InputError(expected(f"on_return in {_ON_RETURN}", repr(on_return)))
+
+    def wrap(f: Callable[Concatenate[BufferScope, P], R]) -> PersistentLauncher[P, R]:
+        if not callable(f):
+            raise InputError(expected("a callable launcher", type(f).__name__))
+        if name is None:
+            default = f"{getattr(f, '__module__', None) or 'launcher'}."
+            default += getattr(f, "__qualname__", None) or type(f).__name__
+            scope = BufferScope._unique(default, pool=pool)
+        else:
+            scope = BufferScope(name, pool=pool)
+        return PersistentLauncher(f, scope=scope, on_return=on_return)
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap

@@ -1,0 +1,379 @@
+"""A pool of persistent tensors keyed by (shape, dtype, device, stream, tag).
+
+``torch.empty`` on every kernel call pays the caching allocator and the dispatcher each
+time; for a small decode kernel that host work can exceed the kernel itself. A pool
+hands back the same tensor while the key is unchanged, so the call pays a dictionary
+lookup instead. This is right only while every call recomputes what it reads from the
+buffer (see :func:`kernelopt.buffers.check_no_stale_reads`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.buffers._tensors import (
+    DeviceLike,
+    ShapeLike,
+    StreamLike,
+    device_and_stream,
+    nbytes_of,
+    normalize_shape,
+    storage_ptr,
+    storage_refs_or_none,
+    validate_dtype,
+    validate_shape,
+)
+from kernelopt.buffers.records import BufferKey, HeldBuffer, PoolStats
+
+if TYPE_CHECKING:
+    from kernelopt.buffers.scope import BufferScope
+
+__all__ = ["BufferPool", "default_pool"]
+
+# Keys are plain tuples on the hot path; BufferKey (a NamedTuple) hashes equal to them.
+_Key = tuple[Any, ...]
+_SERIALS = itertools.count(1)
+
+
+class _Entry:
+    """One allocation the pool made; ``serial`` tells a re-allocation from the original."""
+
+    __slots__ = ("baseline", "held", "key", "name", "nbytes", "ptr", "serial", "tensor")
+
+    def __init__(self, key: _Key, name: str, tensor: torch.Tensor, nbytes: int, held: bool):
+        self.key = key
+        self.name = name
+        self.tensor = tensor
+        self.nbytes = nbytes
+        self.held = held
+        self.serial = next(_SERIALS)
+        # Zero-byte tensors share address 0; they cannot alias anything worth tracking.
+        self.ptr = storage_ptr(tensor) if nbytes else 0
+        # Storage references with only the pool holding the tensor; a larger count later
+        # means someone else holds the tensor or a view of it.
+        self.baseline = storage_refs_or_none(tensor)
+
+
+def _check_cap(max_bytes: int | None) -> int | None:
+    if max_bytes is None:
+        return None
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise InputError(expected("max_bytes as a non-negative int or None", repr(max_bytes)))
+    return max_bytes
+
+
+class BufferPool:
+    """Persistent tensors keyed by (shape, dtype, device, stream, tag), with an LRU byte cap.
+
+    Parameters
+    ----------
+    max_bytes : int, optional
+        Cap on the bytes held, in bytes. A new buffer that would exceed it evicts the least
+        recently used buffers first; a single request larger than the cap is answered with
+        a fresh tensor that the pool does not keep (counted in ``stats.uncached``).
+        None (the default) means no cap.
+
+    Notes
+    -----
+    Requests that hit take no lock (single OrderedDict operations are atomic); under
+    concurrent use from several threads the hit counter may undercount slightly.
+    Equal keys return the same tensor, so its address (``data_ptr``) is stable while the
+    key is unchanged and the buffer is not evicted or cleared: what CUDA graphs need.
+    Two buffers alive at once with the same shape, dtype, device and stream need distinct
+    tags; :class:`~kernelopt.buffers.BufferScope` builds tags from a scope and buffer name.
+    An evicted tensor that a caller still references stays valid (torch frees memory only
+    when the last reference goes); it is just no longer handed out.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from kernelopt.buffers import BufferPool
+    >>> pool = BufferPool(max_bytes=1 << 20)
+    >>> a = pool.get((4, 8), torch.float32, "cpu", tag="workspace")
+    >>> b = pool.get((4, 8), torch.float32, "cpu", tag="workspace")
+    >>> a.data_ptr() == b.data_ptr()
+    True
+    >>> pool.stats.hits, pool.stats.misses, pool.stats.bytes_held
+    (1, 1, 128)
+    """
+
+    def __init__(self, *, max_bytes: int | None = None) -> None:
+        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self._max_bytes = _check_cap(max_bytes)
+        self._bytes = 0
+        self._hits = 0
+        self._misses = 0
+        self._evictions = 0
+        self._uncached = 0
+        self._scope_names: set[str] = set()
+
+    # -- requests ---------------------------------------------------------------------
+
+    def get(
+        self,
+        shape: ShapeLike,
+        dtype: torch.dtype,
+        device: DeviceLike,
+        *,
+        tag: str = "",
+        stream: StreamLike = None,
+    ) -> torch.Tensor:
+        """Return the pool's tensor for this key, allocating it on first use.
+
+        Parameters
+        ----------
+        shape : int or sequence of int
+            Shape of the contiguous tensor.
+        dtype : torch.dtype
+            Element type.
+        device : torch.device, str or int
+            Device; a bare ``"cuda"`` means the current CUDA device.
+        tag : str
+            Names the use; buffers alive at the same time need distinct tags.
+        stream : int or torch.cuda.Stream, optional
+            Stream the buffer is used on; defaults to the current stream of ``device``.
+
+        Returns
+        -------
+        torch.Tensor
+            Contents are whatever the previous user left (uninitialized on first use):
+            write every element you read.
+
+        Raises
+        ------
+        InputError
+            A bad shape, dtype, device or tag.
+        KernelOptError
+            A new buffer is requested while a CUDA graph is being captured on its stream.
+        """
+        dev, sid = device_and_stream(device, stream)
+        key = (shape if type(shape) is tuple else normalize_shape(shape), dtype, dev, sid, tag)
+        # The hit path, inlined: a lookup and an LRU touch. Single OrderedDict operations
+        # are atomic, so hits take no lock; a buffer evicted by another thread between
+        # the two steps is still a valid tensor, just no longer persistent.
+        try:
+            entry = self._entries.get(key)
+        except TypeError:  # an unhashable part; _allocate reports which
+            entry = None
+        if entry is not None:
+            try:  # noqa: SIM105 - contextlib.suppress costs more than the lookup
+                self._entries.move_to_end(key)
+            except KeyError:
+                pass
+            self._hits += 1
+            return entry.tensor
+        return self._acquire(key, tag).tensor
+
+    def empty(
+        self,
+        shape: ShapeLike,
+        *,
+        dtype: torch.dtype | None = None,
+        device: DeviceLike = "cpu",
+        tag: str = "",
+        stream: StreamLike = None,
+    ) -> torch.Tensor:
+        """:meth:`get` spelled like ``torch.empty`` (dtype defaults to torch's default)."""
+        return self.get(
+            shape,
+            torch.get_default_dtype() if dtype is None else dtype,
+            device,
+            tag=tag,
+            stream=stream,
+        )
+
+    def _acquire(self, key: _Key, name: str) -> _Entry:
+        """The entry for ``key``: a hit without a lock, or an allocation under it."""
+        try:
+            entry = self._entries.get(key)
+        except TypeError:  # an unhashable part; _allocate reports which
+            entry = None
+        if entry is not None:
+            try:  # noqa: SIM105 - contextlib.suppress costs more than the lookup
+                self._entries.move_to_end(key)
+            except KeyError:
+                pass
+            self._hits += 1
+            return entry
+        with self._lock:
+            return self._allocate(key, name)
+
+    def _allocate(self, key: _Key, name: str) -> _Entry:
+        raw_shape, raw_dtype, device, stream, tag = key
+        shape = validate_shape(tuple(raw_shape))
+        dtype = validate_dtype(raw_dtype)
+        if not isinstance(tag, str):
+            raise InputError(expected("tag as a str", repr(tag), where="tag"))
+        key = (shape, dtype, device, stream, tag)
+        entry = self._entries.get(key)
+        if entry is not None:  # another thread allocated it first, or a non-int spelling
+            self._entries.move_to_end(key)
+            self._hits += 1
+            return entry
+        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            # Memory allocated during capture belongs to the graph's private pool; a
+            # persistent buffer must exist, at a fixed address, before capture starts.
+            raise KernelOptError(
+                expected(
+                    "every persistent buffer to exist before CUDA graph capture "
+                    "(run the launcher once on the capture stream first)",
+                    f"a new buffer {tag!r} of shape {shape} requested during capture",
+                )
+            )
+        nbytes = nbytes_of(shape, dtype)
+        self._misses += 1
+        if self._max_bytes is not None and nbytes > self._max_bytes:
+            self._uncached += 1
+            fresh = torch.empty(shape, dtype=dtype, device=device)
+            return _Entry(key, name, fresh, nbytes, held=False)
+        if self._max_bytes is not None:
+            # Evict before allocating so the allocator can reuse the freed blocks.
+            self._evict_to(self._max_bytes - nbytes)
+        tensor = torch.empty(shape, dtype=dtype, device=device)
+        entry = _Entry(key, name, tensor, nbytes, held=True)
+        self._entries[key] = entry
+        self._bytes += nbytes
+        return entry
+
+    def _evict_to(self, budget: int) -> None:
+        while self._bytes > budget and self._entries:
+            _key, old = self._entries.popitem(last=False)
+            self._bytes -= old.nbytes
+            self._evictions += 1
+
+    def _held(self, key: _Key) -> _Entry | None:
+        """The entry held for ``key`` now, without touching LRU order or counters."""
+        return self._entries.get(key)
+
+    # -- lifetime ---------------------------------------------------------------------
+
+    @property
+    def max_bytes(self) -> int | None:
+        """The cap on bytes held, in bytes (None: no cap); setting it evicts to fit."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int | None) -> None:
+        cap = _check_cap(value)
+        with self._lock:
+            self._max_bytes = cap
+            if cap is not None:
+                self._evict_to(cap)
+
+    def discard(self, key: BufferKey | tuple[Any, ...]) -> bool:
+        """Drop the buffer held for ``key``; return whether there was one."""
+        with self._lock:
+            entry = self._entries.pop(tuple(key), None)
+            if entry is None:
+                return False
+            self._bytes -= entry.nbytes
+            return True
+
+    def _discard_tags(self, tags: Iterable[str]) -> None:
+        wanted = set(tags)
+        with self._lock:
+            for key in [k for k in self._entries if k[4] in wanted]:
+                self._bytes -= self._entries.pop(key).nbytes
+
+    def clear(self) -> None:
+        """Drop every buffer (counters are kept; see :meth:`reset_stats`)."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def reset_stats(self) -> None:
+        """Zero the hit, miss, eviction and uncached counters."""
+        with self._lock:
+            self._hits = self._misses = self._evictions = self._uncached = 0
+
+    # -- inspection -------------------------------------------------------------------
+
+    @property
+    def stats(self) -> PoolStats:
+        """A snapshot of the counters and of what is held now."""
+        with self._lock:
+            return PoolStats(
+                hits=self._hits,
+                misses=self._misses,
+                evictions=self._evictions,
+                uncached=self._uncached,
+                buffers_held=len(self._entries),
+                bytes_held=self._bytes,
+                max_bytes=self._max_bytes,
+            )
+
+    @property
+    def bytes_held(self) -> int:
+        """Bytes held now, in bytes."""
+        return self._bytes
+
+    def buffers(self) -> list[HeldBuffer]:
+        """The buffers held now, least recently used first; ``name`` is the tag."""
+        with self._lock:
+            return [
+                HeldBuffer(name=entry.name, key=BufferKey._make(key), tensor=entry.tensor)
+                for key, entry in self._entries.items()
+            ]
+
+    def _entries_with_tags(self, tags: Iterable[str]) -> list[_Entry]:
+        wanted = set(tags)
+        with self._lock:
+            return [entry for key, entry in self._entries.items() if key[4] in wanted]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and tuple(key) in self._entries
+
+    def __repr__(self) -> str:
+        cap = "none" if self._max_bytes is None else f"{self._max_bytes} B"
+        held = f"buffers={len(self._entries)}, bytes_held={self._bytes}"
+        return f"BufferPool({held}, max_bytes={cap})"
+
+    # -- scopes -----------------------------------------------------------------------
+
+    def scope(self, name: str) -> BufferScope:
+        """A new :class:`~kernelopt.buffers.BufferScope` named ``name`` over this pool."""
+        from kernelopt.buffers.scope import BufferScope
+
+        return BufferScope(name, pool=self)
+
+    def _claim_scope_name(self, name: str, *, unique: bool) -> str:
+        # Scope names become tag prefixes, so two live scopes must never share one: the
+        # second would silently overwrite the first one's buffers.
+        with self._lock:
+            if name not in self._scope_names:
+                self._scope_names.add(name)
+                return name
+            if not unique:
+                raise InputError(
+                    expected("a scope name not yet used in this pool", repr(name), where="name")
+                )
+            for suffix in itertools.count(2):
+                candidate = f"{name}#{suffix}"
+                if candidate not in self._scope_names:
+                    self._scope_names.add(candidate)
+                    return candidate
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+_DEFAULT_POOL: BufferPool | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_pool() -> BufferPool:
+    """The process-wide pool (no byte cap) that scopes and launchers use unless given one."""
+    global _DEFAULT_POOL
+    with _DEFAULT_LOCK:
+        if _DEFAULT_POOL is None:
+            _DEFAULT_POOL = BufferPool()
+        return _DEFAULT_POOL

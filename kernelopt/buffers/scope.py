@@ -1,0 +1,274 @@
+"""A named set of persistent buffers for one call site, and the check on returned buffers.
+
+A scope turns buffer names into pool tags (``"<scope>/<name>"``), so the call site asks
+for ``"workspace"`` and ``"out"`` without choosing tags, and clearing the scope frees
+exactly its buffers. The scope also remembers which of its buffers the last call
+returned to the caller: if the next call would hand such a buffer out again while the
+caller still references it (or any view of it), it raises instead of overwriting a
+result the caller still holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar, cast
+
+import torch
+
+from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.buffers._tensors import (
+    DeviceLike,
+    ShapeLike,
+    StreamLike,
+    device_and_stream,
+    normalize_shape,
+    storage_ptr,
+    storage_refs,
+)
+from kernelopt.buffers.out import resolve_out
+from kernelopt.buffers.pool import BufferPool, _Entry, default_pool
+from kernelopt.buffers.records import BufferKey, HeldBuffer
+
+__all__ = ["BufferScope"]
+
+_Key = tuple[Any, ...]
+T = TypeVar("T")
+
+
+class BufferScope:
+    """The persistent buffers of one call site, by name.
+
+    Parameters
+    ----------
+    name : str
+        The scope's name, unique within its pool (no ``"/"``; it prefixes the tags).
+    pool : BufferPool, optional
+        Where the buffers live; defaults to :func:`~kernelopt.buffers.default_pool`.
+
+    Raises
+    ------
+    InputError
+        An empty name, a name with ``"/"``, or a name another scope of this pool uses.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from kernelopt.buffers import BufferPool, BufferScope
+    >>> scope = BufferScope("rmsnorm", pool=BufferPool())
+    >>> a = scope.empty("partial_sums", (8, 16), torch.float32, "cpu")
+    >>> a is scope.empty("partial_sums", (8, 16), torch.float32, "cpu")
+    True
+    >>> a is scope.empty("partial_sums", (4, 16), torch.float32, "cpu")  # new key
+    False
+    """
+
+    def __init__(self, name: str, *, pool: BufferPool | None = None) -> None:
+        self._init(name, pool=pool, unique=False)
+
+    @classmethod
+    def _unique(cls, name: str, *, pool: BufferPool | None) -> BufferScope:
+        """A scope named ``name``, or ``name#2``, ``name#3``... if that is taken."""
+        scope = cls.__new__(cls)
+        scope._init(name, pool=pool, unique=True)
+        return scope
+
+    def _init(self, name: str, *, pool: BufferPool | None, unique: bool) -> None:
+        if not isinstance(name, str) or not name or "/" in name:
+            raise InputError(expected("a non-empty scope name without '/'", repr(name)))
+        self._pool = default_pool() if pool is None else pool
+        self._name = self._pool._claim_scope_name(name, unique=unique)
+        self._tags: dict[str, str] = {}  # buffer name -> pool tag
+        self._seen: dict[_Key, int] = {}  # key -> serial of the entry last handed out
+        self._by_ptr: dict[int, tuple[_Key, int]] = {}  # storage address -> (key, serial)
+        self._loans: dict[_Key, int] = {}  # key -> serial, returned by the last call
+
+    @property
+    def name(self) -> str:
+        """The scope's name (the prefix of its tags)."""
+        return self._name
+
+    @property
+    def pool(self) -> BufferPool:
+        """The pool the buffers live in."""
+        return self._pool
+
+    def tag(self, name: str) -> str:
+        """The pool tag of buffer ``name``: ``"<scope>/<name>"``."""
+        tag = self._tags.get(name)
+        if tag is None:
+            if not isinstance(name, str) or not name:
+                raise InputError(expected("a non-empty buffer name", repr(name), where="name"))
+            tag = self._tags[name] = f"{self._name}/{name}"
+        return tag
+
+    def empty(
+        self,
+        name: str,
+        shape: ShapeLike,
+        dtype: torch.dtype,
+        device: DeviceLike,
+        *,
+        stream: StreamLike = None,
+    ) -> torch.Tensor:
+        """Return the persistent buffer ``name`` for this shape, dtype, device and stream.
+
+        The same tensor (same ``data_ptr``) comes back while the key is unchanged and the
+        buffer is neither evicted nor cleared. Its contents are what the previous call
+        left: write every element before reading it.
+
+        Parameters
+        ----------
+        name : str
+            The buffer's name within the scope (``"workspace"``, ``"out"``).
+        shape : int or sequence of int
+            Shape of the contiguous tensor.
+        dtype : torch.dtype
+            Element type.
+        device : torch.device, str or int
+            Device; a bare ``"cuda"`` means the current CUDA device.
+        stream : int or torch.cuda.Stream, optional
+            The stream it is used on; defaults to the current stream of ``device``.
+
+        Raises
+        ------
+        KernelOptError
+            The previous call returned this buffer and the caller still references it
+            (or a view of it): handing it out again would overwrite the caller's result.
+        InputError
+            A bad name, shape, dtype or device.
+        """
+        tag = self._tags.get(name)
+        if tag is None:
+            tag = self.tag(name)
+        dev, sid = device_and_stream(device, stream)
+        key = (shape if type(shape) is tuple else normalize_shape(shape), dtype, dev, sid, tag)
+        entry = self._pool._acquire(key, name)
+        if self._seen.get(key) != entry.serial:
+            self._remember(key, entry)
+        if self._loans:
+            self._check_loan(entry)
+        return entry.tensor
+
+    def zeros(
+        self,
+        name: str,
+        shape: ShapeLike,
+        dtype: torch.dtype,
+        device: DeviceLike,
+        *,
+        stream: StreamLike = None,
+    ) -> torch.Tensor:
+        """:meth:`empty`, zero-filled on every call.
+
+        For buffers a kernel accumulates into (atomic adds, split-K partial sums,
+        semaphores): the memset is a launch, but still cheaper than an allocation plus a
+        memset, and it keeps the buffer's contents a function of this call only.
+        """
+        return self.empty(name, shape, dtype, device, stream=stream).zero_()
+
+    def resolve_out(
+        self,
+        out: torch.Tensor | None,
+        shape: ShapeLike,
+        dtype: torch.dtype,
+        device: DeviceLike,
+        name: str = "out",
+    ) -> torch.Tensor:
+        """The caller's ``out`` after checking it, or this scope's buffer ``name``.
+
+        See :func:`kernelopt.buffers.resolve_out`.
+        """
+        return resolve_out(out, shape, dtype, device, name, scope=self)
+
+    def _remember(self, key: _Key, entry: _Entry) -> None:
+        if not entry.held:
+            return  # an oversize request the pool did not keep: nothing persists
+        self._seen[key] = entry.serial
+        if entry.ptr:
+            self._by_ptr[entry.ptr] = (entry.key, entry.serial)
+
+    def _check_loan(self, entry: _Entry) -> None:
+        serial = self._loans.get(entry.key)
+        if serial is None:
+            return
+        if (
+            serial == entry.serial
+            and entry.baseline is not None
+            and storage_refs(entry.tensor) > entry.baseline
+        ):
+            raise KernelOptError(
+                expected(
+                    f"buffer {entry.name!r} (returned by the previous call of scope "
+                    f"{self._name!r}) to be released before this call overwrites it",
+                    "a live reference to it or to a view of it; drop it (del), copy it "
+                    "(.clone()), pass out=, or use on_return='copy'",
+                )
+            )
+        del self._loans[entry.key]
+
+    # -- returned values ---------------------------------------------------------------
+
+    def _settle(self, result: T, *, copy: bool) -> T:
+        """Track (or copy) the scope's buffers in a launcher's return value.
+
+        Walks tensors, tuples (named tuples too), lists and dict values; other objects
+        are returned as they are and their contents are not tracked.
+        """
+        if not self._by_ptr:
+            return result
+        if type(result) is torch.Tensor:  # the common case, without the generic walk
+            return cast(T, self._settle_tensor(cast(torch.Tensor, result), copy))
+        return self._settle_value(result, copy)  # type: ignore[no-any-return]
+
+    def _settle_value(self, value: Any, copy: bool) -> Any:
+        if isinstance(value, torch.Tensor):
+            return self._settle_tensor(value, copy)
+        if isinstance(value, tuple):
+            items = [self._settle_value(v, copy) for v in value]
+            if hasattr(value, "_fields"):  # a NamedTuple
+                return type(value)(*items)
+            return tuple(items)
+        if isinstance(value, list):
+            return [self._settle_value(v, copy) for v in value]
+        if isinstance(value, dict):
+            return {k: self._settle_value(v, copy) for k, v in value.items()}
+        return value
+
+    def _settle_tensor(self, tensor: torch.Tensor, copy: bool) -> torch.Tensor:
+        # Address 0 (empty storage, meta tensors) is never registered, so never matches.
+        found = self._by_ptr.get(storage_ptr(tensor))
+        if found is None:
+            return tensor
+        key, serial = found
+        entry = self._pool._held(key)
+        if entry is None or entry.serial != serial:
+            return tensor  # evicted since: the caller now owns that memory alone
+        if copy:
+            return tensor.clone()
+        self._loans[key] = serial
+        # Storage references count tensors, not Python names: hand out a separate alias
+        # so that the caller holding it raises the count above the pool's baseline.
+        return tensor.detach() if tensor is entry.tensor else tensor
+
+    # -- lifetime and inspection -------------------------------------------------------
+
+    def buffers(self) -> list[HeldBuffer]:
+        """This scope's buffers held in the pool now, least recently used first."""
+        return [
+            HeldBuffer(name=entry.name, key=BufferKey._make(entry.key), tensor=entry.tensor)
+            for entry in self._pool._entries_with_tags(self._tags.values())
+        ]
+
+    @property
+    def bytes_held(self) -> int:
+        """Bytes of this scope's buffers held in the pool now, in bytes."""
+        return sum(e.nbytes for e in self._pool._entries_with_tags(self._tags.values()))
+
+    def clear(self) -> None:
+        """Drop this scope's buffers from the pool (tensors a caller holds stay valid)."""
+        self._pool._discard_tags(self._tags.values())
+        self._seen.clear()
+        self._by_ptr.clear()
+        self._loans.clear()
+
+    def __repr__(self) -> str:
+        return f"BufferScope({self._name!r}, buffers={len(self.buffers())})"

@@ -1,0 +1,338 @@
+"""Prove that a launcher's persistent buffers hold nothing a later call depends on.
+
+Persisting a buffer is right only while every call rewrites every element it reads, so
+its result cannot depend on what the buffers held before the call. The checker runs
+each call on the same inputs from two states of every persisted buffer: zero-filled,
+and poisoned (NaN for floating types, the largest value for integer types, True for
+bool). A launcher that reads last call's workspace, accumulates into a buffer it never
+resets, or leaves part of a persistent output unwritten gives different results; the
+checker then poisons one buffer at a time to name the culprits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import torch
+
+from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.buffers.launcher import PersistentLauncher
+from kernelopt.buffers.pool import BufferPool
+from kernelopt.buffers.records import HeldBuffer
+from kernelopt.buffers.scope import BufferScope
+
+__all__ = ["StaleRead", "StaleReadReport", "check_no_stale_reads", "poison_"]
+
+
+def poison_(tensor: torch.Tensor) -> torch.Tensor:
+    """Fill ``tensor`` in place with a value no correct computation leaves behind.
+
+    NaN for floating and complex types (it survives every arithmetic step), the largest
+    representable value for integer types (an out-of-range index or count rather than a
+    plausible one such as 0 or -1), True for bool. Returns ``tensor``.
+    """
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return tensor.fill_(float("nan"))
+    if tensor.dtype == torch.bool:
+        return tensor.fill_(True)
+    return tensor.fill_(torch.iinfo(tensor.dtype).max)
+
+
+@attrs.frozen(kw_only=True)
+class StaleRead:
+    """One output that changed when the persistent buffers were poisoned.
+
+    Parameters
+    ----------
+    call : int
+        The ``i`` of ``make_inputs(i)`` for the call that showed it.
+    output : str
+        Which output: ``"result"``, ``"result[1]"``, ``"result['lse']"``.
+    mismatched : int
+        Elements that differ (NaN where a number was counts), out of ``total``.
+    total : int
+        Elements in that output.
+    error : str or None
+        The exception the poisoned call raised instead of returning, if it did.
+    culprits : tuple of str
+        Buffers whose poison alone changes the result (``"name shape dtype"``).
+    """
+
+    call: int
+    output: str
+    mismatched: int
+    total: int
+    error: str | None = None
+    culprits: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line: call, output, extent and culprits."""
+        what = (
+            f"raised {self.error}"
+            if self.error is not None
+            else f"differs at {self.mismatched}/{self.total} elements"
+        )
+        blamed = ", ".join(self.culprits) if self.culprits else "no single buffer"
+        return f"call {self.call}: {self.output} {what}; stale buffer(s): {blamed}"
+
+
+@attrs.frozen(kw_only=True)
+class StaleReadReport:
+    """What :func:`check_no_stale_reads` did and found.
+
+    Parameters
+    ----------
+    calls : int
+        Calls checked (each run clean, then poisoned).
+    buffers : tuple of str
+        Every persisted buffer that was poisoned (``"name shape dtype"``); empty means
+        the launcher held no persistent buffers and the check proved nothing.
+    stale : tuple of StaleRead
+        The outputs that changed; empty when the launcher passed.
+    """
+
+    calls: int
+    buffers: tuple[str, ...]
+    stale: tuple[StaleRead, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when no output changed under poison."""
+        return not self.stale
+
+
+def _label(held: HeldBuffer) -> str:
+    return f"{held.name} {tuple(held.key.shape)} {held.key.dtype}"
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of tensors in tuples, lists and dicts; other leaves as they are."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, tuple):
+        items = [_clone(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, list):
+        return [_clone(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def _diff(a: Any, b: Any, path: str, rtol: float, atol: float) -> list[tuple[str, int, int]]:
+    """(output path, mismatched, total) for every leaf where ``b`` differs from ``a``."""
+    if isinstance(a, torch.Tensor):
+        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+            return [(path, max(a.numel(), 1), max(a.numel(), 1))]
+        if a.dtype.is_floating_point or a.dtype.is_complex:
+            same = torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            same = torch.eq(a, b)
+        mismatched = int(same.numel() - int(same.sum().item()))
+        return [(path, mismatched, a.numel())] if mismatched else []
+    if isinstance(a, (tuple, list)):
+        if not isinstance(b, (tuple, list)) or len(a) != len(b):
+            return [(path, 1, 1)]
+        found: list[tuple[str, int, int]] = []
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found += _diff(x, y, f"{path}[{i}]", rtol, atol)
+        return found
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or a.keys() != b.keys():
+            return [(path, 1, 1)]
+        found = []
+        for k in a:
+            found += _diff(a[k], b[k], f"{path}[{k!r}]", rtol, atol)
+        return found
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return []
+    try:
+        equal = bool(a == b)
+    except Exception:  # an object whose == is not a truth value
+        equal = a is b
+    return [] if equal else [(path, 1, 1)]
+
+
+def _run(
+    launcher: Callable[..., object], args: Sequence[object], *, catch: bool = True
+) -> tuple[Any, str | None]:
+    """Call once; the result is cloned so no reference to a returned buffer survives."""
+    if not catch:
+        return _clone(launcher(*_clone(list(args)))), None
+    try:
+        return _clone(launcher(*_clone(list(args)))), None
+    except KernelOptError:
+        raise  # a misuse the launcher's own checks report, not a stale read
+    except Exception as error:  # the poison made the launcher fail: a stale read too
+        return None, f"{type(error).__name__}: {error}"
+
+
+def _differs(a: Any, b: tuple[Any, str | None], rtol: float, atol: float) -> bool:
+    value, error = b
+    return error is not None or bool(_diff(a, value, "result", rtol, atol))
+
+
+def _fill(held: list[HeldBuffer], poison: HeldBuffer | None, *, poison_all: bool) -> None:
+    """Set every buffer to zero, then poison ``poison`` (or all of them)."""
+    for buffer in held:
+        if poison_all or buffer is poison:
+            poison_(buffer.tensor)
+        else:
+            buffer.tensor.zero_()
+
+
+def _culprits(
+    launcher: Callable[..., object],
+    args: Sequence[object],
+    held: list[HeldBuffer],
+    rtol: float,
+    atol: float,
+) -> tuple[str, ...]:
+    """Buffers whose poison alone changes the result of a run from zeroed buffers."""
+    blamed = []
+    for suspect in held:
+        _fill(held, None, poison_all=False)
+        reference, error = _run(launcher, args)
+        if error is not None:
+            continue  # fails even from zeroed buffers: no single buffer to blame
+        _fill(held, suspect, poison_all=False)
+        if _differs(reference, _run(launcher, args), rtol, atol):
+            blamed.append(_label(suspect))
+    return tuple(blamed)
+
+
+def check_no_stale_reads(
+    launcher: Callable[..., object],
+    make_inputs: Callable[[int], Sequence[object]],
+    *,
+    calls: int = 3,
+    buffers: BufferPool | BufferScope | None = None,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    strict: bool = True,
+) -> StaleReadReport:
+    """Check that poisoning the persisted buffers between calls leaves results unchanged.
+
+    For each ``i < calls``: draw ``args = make_inputs(i)``; run ``launcher(*args)`` once
+    (this allocates the call's buffers); zero every buffer held in the launcher's scope
+    and run; poison them all (see :func:`poison_`) and run again; compare the two
+    results. Each run gets a fresh copy of ``args``, so launchers that write their
+    inputs in place are compared fairly.
+
+    Parameters
+    ----------
+    launcher : callable
+        A :class:`~kernelopt.buffers.PersistentLauncher`, or any callable together with
+        ``buffers``.
+    make_inputs : callable
+        ``make_inputs(i)`` returns the positional arguments (tuple or list) of call
+        ``i``. Vary shapes across ``i`` if the launcher has shape-dependent paths.
+    calls : int
+        Calls to check (>= 1).
+    buffers : BufferPool or BufferScope, optional
+        What to poison when ``launcher`` is not a ``PersistentLauncher``: every buffer
+        the pool or scope holds.
+    rtol, atol : float
+        Tolerances for floating outputs (0 = bitwise equal; raise them for launchers
+        that are nondeterministic, e.g. with atomics). NaN never matches a number.
+    strict : bool
+        Raise on a stale read (default); False returns the report either way.
+
+    Returns
+    -------
+    StaleReadReport
+        ``report.ok`` is True when nothing changed; ``report.buffers`` lists what was
+        poisoned.
+
+    Raises
+    ------
+    KernelOptError
+        With ``strict``: an output changed (the message names call, output and
+        culprit buffers).
+    InputError
+        No buffers to poison were given, or ``make_inputs`` returned a non-sequence.
+
+    Notes
+    -----
+    On CUDA, a launcher that reads a poisoned integer buffer as an index may fault the
+    device rather than return; run the checker in a process you can lose.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from kernelopt.buffers import BufferPool, check_no_stale_reads, persistent_buffers
+    >>> @persistent_buffers(pool=BufferPool())
+    ... def running_sum(buffers, x):
+    ...     acc = buffers.empty("acc", x.shape, x.dtype, x.device)
+    ...     acc += x  # bug: acc is never reset, so it carries the previous call
+    ...     return acc.clone()
+    >>> report = check_no_stale_reads(
+    ...     running_sum, lambda i: (torch.full((4,), float(i)),), strict=False
+    ... )
+    >>> report.ok, report.stale[0].culprits
+    (False, ('acc (4,) torch.float32',))
+    """
+    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
+        raise InputError(expected("calls as an int >= 1", repr(calls), where="calls"))
+    source: BufferPool | BufferScope
+    if buffers is not None:
+        source = buffers
+    elif isinstance(launcher, PersistentLauncher):
+        source = launcher.scope
+    else:
+        raise InputError(
+            expected(
+                "a PersistentLauncher, or buffers= naming the pool or scope it uses",
+                type(launcher).__name__,
+            )
+        )
+
+    poisoned_labels: dict[str, None] = {}
+    stale: list[StaleRead] = []
+    for i in range(calls):
+        args = make_inputs(i)
+        if not isinstance(args, (tuple, list)):
+            raise InputError(
+                expected(
+                    "make_inputs(i) to return a tuple or list of positional arguments",
+                    type(args).__name__,
+                )
+            )
+        # A first run allocates this call's buffers. It fails by the launcher's own
+        # fault on call 0; later it starts from what the previous poisoned run left,
+        # so failing there is a stale read, after which nothing can be trusted.
+        _clean, error = _run(launcher, args, catch=i > 0)
+        if error is not None:
+            stale.append(StaleRead(call=i, output="result", mismatched=0, total=0, error=error))
+            break
+        # Both compared runs start from a state set here, never from what an earlier
+        # run left: a buffer still holding poison from before would make both runs
+        # agree on NaN and hide the stale read.
+        held = source.buffers()
+        poisoned_labels.update((_label(h), None) for h in held)
+        _fill(held, None, poison_all=False)
+        zeroed, error = _run(launcher, args)
+        value = None
+        if error is None:
+            _fill(held, None, poison_all=True)
+            value, error = _run(launcher, args)
+        found = [("result", 0, 0)] if error else _diff(zeroed, value, "result", rtol, atol)
+        if not found:
+            continue
+        culprits = _culprits(launcher, args, held, rtol, atol)
+        stale += [
+            StaleRead(call=i, output=path, mismatched=n, total=t, error=error, culprits=culprits)
+            for path, n, t in found
+        ]
+    report = StaleReadReport(calls=calls, buffers=tuple(poisoned_labels), stale=tuple(stale))
+    if strict and not report.ok:
+        raise KernelOptError(
+            expected(
+                "results unchanged when the persistent buffers hold poison between calls",
+                "; ".join(s.describe() for s in report.stale),
+            )
+        )
+    return report

@@ -1,0 +1,168 @@
+"""@persistent_buffers: scope injection, naming, and the returned-buffer policies."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+import torch
+
+from kernelopt._errors import InputError, KernelOptError
+from kernelopt.buffers import BufferPool, BufferScope, PersistentLauncher, persistent_buffers
+
+F32 = torch.float32
+
+
+def make_double(pool: BufferPool, on_return: str = "check") -> PersistentLauncher:  # type: ignore[type-arg]
+    @persistent_buffers(pool=pool, on_return=on_return)  # type: ignore[arg-type]
+    def double(
+        buffers: BufferScope, x: torch.Tensor, out: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Return 2 x, written into a persistent output unless out= is given."""
+        out = buffers.resolve_out(out, x.shape, x.dtype, x.device)
+        return torch.mul(x, 2.0, out=out)
+
+    return double
+
+
+def test_the_launcher_gets_its_scope_and_keeps_its_buffers() -> None:
+    pool = BufferPool()
+    seen: list[BufferScope] = []
+
+    @persistent_buffers(pool=pool)
+    def launch(buffers: BufferScope, x: torch.Tensor) -> torch.Tensor:
+        seen.append(buffers)
+        ws = buffers.empty("ws", x.shape, x.dtype, x.device)
+        torch.add(x, 1.0, out=ws)
+        return ws.sum()
+
+    assert launch(torch.ones(4)).item() == 8.0
+    ptr = launch.scope.buffers()[0].tensor.data_ptr()
+    assert launch(torch.zeros(4)).item() == 4.0
+    assert seen == [launch.scope, launch.scope] and launch.pool is pool
+    assert launch.scope.buffers()[0].tensor.data_ptr() == ptr
+    assert pool.stats.hits == 1 and pool.stats.misses == 1
+    launch.clear()
+    assert pool.bytes_held == 0
+
+
+def test_names_default_to_module_and_qualname_and_stay_unique() -> None:
+    pool = BufferPool()
+    first, second = make_double(pool), make_double(pool)
+    base = f"{__name__}.make_double.<locals>.double"
+    assert first.scope.name == base and second.scope.name == f"{base}#2"
+    assert first.__name__ == "double" and "Return 2 x" in (first.__doc__ or "")
+    assert first.__wrapped__ is not None  # type: ignore[attr-defined]
+
+
+def test_bare_decorator_uses_the_default_pool_and_explicit_names_must_be_free() -> None:
+    @persistent_buffers
+    def launch(buffers: BufferScope, n: int) -> int:
+        return buffers.empty("ws", (n,), F32, "cpu").numel()
+
+    assert launch(3) == 3 and launch.on_return == "check"
+    launch.clear()
+    pool = BufferPool()
+    persistent_buffers(pool=pool, name="rope")(lambda buffers: None)
+    with pytest.raises(InputError, match="Expected a scope name not yet used in this pool"):
+        persistent_buffers(pool=pool, name="rope")(lambda buffers: None)
+    with pytest.raises(InputError, match="Expected on_return in"):
+        persistent_buffers(pool=pool, on_return="sometimes")  # type: ignore[call-overload]
+
+
+def test_holding_a_returned_buffer_across_the_next_call_raises_naming_it() -> None:
+    double = make_double(BufferPool())
+    y = double(torch.ones(3))
+    with pytest.raises(KernelOptError) as raised:
+        double(torch.ones(3))
+    message = str(raised.value)
+    assert message.startswith("Expected buffer 'out' (returned by the previous call of scope")
+    assert "got a live reference to it" in message
+    assert torch.equal(y, torch.full((3,), 2.0))  # nothing was overwritten
+    del y
+    assert torch.equal(double(torch.ones(3) * 2), torch.full((3,), 4.0))
+
+
+def test_a_view_of_a_returned_buffer_counts_as_holding_it() -> None:
+    double = make_double(BufferPool())
+    head = double(torch.ones(4))[:2]
+    with pytest.raises(KernelOptError, match="'out'"):
+        double(torch.ones(4))
+    del head
+    double(torch.ones(4))
+
+
+def test_feeding_a_result_back_in_is_caught() -> None:
+    double = make_double(BufferPool())
+    with pytest.raises(KernelOptError, match="'out'"):
+        double(double(torch.ones(2)))  # would read its input while overwriting it
+    # (Outside an assert: pytest keeps an assert's intermediate values alive.)
+    quadrupled = double(double(torch.ones(2)).clone())
+    assert torch.equal(quadrupled, torch.full((2,), 4.0))
+
+
+def test_the_returned_tensor_is_an_alias_not_the_pooled_object() -> None:
+    double = make_double(BufferPool())
+    y = double(torch.ones(2))
+    (held,) = double.scope.buffers()
+    assert y is not held.tensor and y.data_ptr() == held.tensor.data_ptr()
+
+
+def test_caller_owned_out_and_other_shapes_are_never_in_conflict() -> None:
+    double = make_double(BufferPool())
+    mine = torch.empty(3)
+    a = double(torch.ones(3), out=mine)
+    b = double(torch.ones(3), out=mine)
+    assert a is mine and b is mine
+    c = double(torch.ones(5))
+    d = double(torch.ones(6))  # another key: c is not overwritten
+    assert torch.equal(c, torch.full((5,), 2.0)) and d.shape == (6,)
+
+
+def test_returned_workspace_copies_and_structures() -> None:
+    class Pair(NamedTuple):
+        out: torch.Tensor
+        lse: torch.Tensor
+
+    @persistent_buffers(pool=BufferPool())
+    def attn(buffers: BufferScope, x: torch.Tensor) -> Pair:
+        out = buffers.resolve_out(None, x.shape, x.dtype, x.device)
+        lse = buffers.resolve_out(None, (1,), F32, x.device, name="lse")
+        out.copy_(x)
+        lse.fill_(float(x.sum()))
+        return Pair(out=out, lse=lse.clone())  # lse is copied: only out is lent
+
+    pair = attn(torch.ones(2))
+    assert isinstance(pair, Pair)
+    kept_lse = pair.lse
+    del pair
+    attn(torch.ones(2))  # the caller keeps only a copy: fine
+    result = {"pair": attn(torch.ones(2))}
+    with pytest.raises(KernelOptError, match="'out'"):
+        attn(torch.ones(2))
+    assert kept_lse.item() == 2.0 and result["pair"].out.shape == (2,)
+
+
+def test_copy_mode_returns_independent_results() -> None:
+    double = make_double(BufferPool(), on_return="copy")
+    a = double(torch.ones(3))
+    b = double(torch.full((3,), 5.0))
+    assert torch.equal(a, torch.full((3,), 2.0)) and torch.equal(b, torch.full((3,), 10.0))
+    assert a.data_ptr() != double.scope.buffers()[0].tensor.data_ptr()
+
+
+def test_unchecked_mode_overwrites_what_the_caller_holds() -> None:
+    # The documented hazard the default mode exists to catch.
+    double = make_double(BufferPool(), on_return="unchecked")
+    a = double(torch.ones(3))
+    double(torch.full((3,), 5.0))
+    assert torch.equal(a, torch.full((3,), 10.0))
+
+
+def test_an_evicted_buffer_belongs_to_its_holder() -> None:
+    pool = BufferPool(max_bytes=16)
+    double = make_double(pool)
+    a = double(torch.ones(4))  # 16 bytes: fills the pool
+    pool.get((4,), F32, "cpu", tag="intruder")  # evicts the lent buffer
+    b = double(torch.ones(4) * 3)
+    assert torch.equal(a, torch.full((4,), 2.0)) and torch.equal(b, torch.full((4,), 6.0))
