@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
         diagnose,
         experiments,
         kernels,
+        workflow,
         workload,
     )
 
@@ -38,6 +39,7 @@ _SUBMODULES = (
     "diagnose",
     "experiments",
     "kernels",
+    "workflow",
     "workload",
 )
 
@@ -54,6 +56,7 @@ __all__ = [
     "diagnose",
     "experiments",
     "kernels",
+    "workflow",
     "workload",
 ]
 

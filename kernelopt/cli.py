@@ -15,13 +15,15 @@ from kernelopt import __version__
 from kernelopt._cli_util import EXIT_USAGE
 from kernelopt._errors import KernelOptError
 
-# (subcommand, module that registers it). Registration modules import nothing heavy,
-# so `kernelopt --help` stays fast on machines without torch.
-_SUBCOMMANDS = (
-    ("catalog", "kernelopt.catalog._cli"),
-    ("diagnose", "kernelopt.diagnose._cli"),
-    ("inspect", "kernelopt.workload._cli"),
-    ("bench", "kernelopt.bench._cli"),
+# Modules whose `register(subparsers)` adds their subcommands (catalog; diagnose; inspect;
+# bench; learn and report). They import nothing heavy, so `kernelopt --help` stays fast on
+# machines without torch.
+_REGISTRARS = (
+    "kernelopt.catalog._cli",
+    "kernelopt.diagnose._cli",
+    "kernelopt.workload._cli",
+    "kernelopt.bench._cli",
+    "kernelopt.workflow._cli",
 )
 
 
@@ -36,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kernelopt {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for _name, module in _SUBCOMMANDS:
+    for module in _REGISTRARS:
         importlib.import_module(module).register(subparsers)
     return parser
 

@@ -1,4 +1,13 @@
-"""`kernelopt bench`: time kernels, measure device ceilings and place results on the roofline."""
+"""`kernelopt bench`: measure device ceilings and run the MLA decode trial matrix.
+
+Subcommands::
+
+    kernelopt bench ceilings [--json] [--refresh]
+    kernelopt bench mla --trial-matrix [--heads 128,16] [--extra-point b=64,s=1,t=8192]
+                        [--json] [--out FILE]
+
+This module imports nothing heavy: torch loads when a subcommand runs.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +15,147 @@ import argparse
 import sys
 from typing import Any
 
-from kernelopt._cli_util import EXIT_USAGE, add_json_flag
+from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_flag, print_json
+from kernelopt._errors import InputError, expected
+
+_DESCRIPTION = "time kernels, measure device ceilings and place results on the roofline"
 
 
 def register(subparsers: Any) -> None:
-    """Register the `bench` subcommand."""
-    parser = subparsers.add_parser(
-        "bench",
-        help="time kernels, measure device ceilings and place results on the roofline",
-        description="time kernels, measure device ceilings and place results on the roofline",
+    """Register the `bench` subcommand and its own subcommands."""
+    parser = subparsers.add_parser("bench", help=_DESCRIPTION, description=_DESCRIPTION)
+    parser.set_defaults(handler=lambda _args: _usage(parser))
+    commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
+
+    ceilings = commands.add_parser(
+        "ceilings",
+        help="measure (or read cached) copy bandwidth and bf16 matmul rate of this GPU",
+        description=(
+            "Measure this GPU's device-to-device copy bandwidth (bytes read plus written) and "
+            "bf16 8192^3 matmul rate on random data, cached per GPU in "
+            "$KERNELOPT_CACHE_DIR or ~/.cache/kernelopt/ceilings.json. Needs CUDA."
+        ),
     )
-    add_json_flag(parser)
-    parser.set_defaults(handler=_run)
+    add_json_flag(ceilings)
+    ceilings.add_argument(
+        "--refresh", action="store_true", help="measure again, ignoring the cache"
+    )
+    ceilings.set_defaults(handler=_ceilings)
+
+    mla = commands.add_parser(
+        "mla",
+        help="time kernelopt's MLA decode kernels at the trial matrix",
+        description=(
+            "Time kernelopt.kernels.mla at the decode (b=32 s=1 t=4096) and speculative "
+            "(b=32 s=16 t=4096) points for each head count, with roofline floors and the "
+            "error against the float64 reference; b is halved on CUDA OOM. Needs CUDA."
+        ),
+    )
+    mla.add_argument("--trial-matrix", action="store_true", help="run the default trial matrix")
+    mla.add_argument(
+        "--heads", default="128,16", help="query head counts, comma-separated (default 128,16)"
+    )
+    mla.add_argument(
+        "--extra-point",
+        action="append",
+        default=[],
+        metavar="b=B,s=S,t=T[,h=H]",
+        help="an extra trial point (repeatable)",
+    )
+    add_json_flag(mla)
+    mla.add_argument("--out", metavar="FILE", help="append one JSONL row per point to FILE")
+    mla.set_defaults(handler=_mla)
 
 
-def _run(args: argparse.Namespace) -> int:
-    print("kernelopt bench: not available in this build yet", file=sys.stderr)
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
     return EXIT_USAGE
+
+
+def _ceilings(args: argparse.Namespace) -> int:
+    from kernelopt.bench.roofline import ceilings_path, measure_ceilings
+
+    found = measure_ceilings(refresh=args.refresh)
+    if args.json:
+        print_json(
+            {
+                "gpu": found.gpu,
+                "copy_bytes_per_s": found.copy_bytes_per_s,
+                "matmul_flop_per_s": found.matmul_flop_per_s,
+                "ridge_flop_per_byte": found.ridge,
+                "measured_at": found.measured_at,
+                "torch": found.torch,
+                "cache": str(ceilings_path()),
+            }
+        )
+        return EXIT_OK
+    print(f"GPU:     {found.gpu}")
+    print(f"copy:    {found.copy_tb_s:.3f} TB/s (read + write, {found.copy_bytes} B buffer)")
+    print(f"matmul:  {found.matmul_tflop_s:.1f} TFLOP/s (bf16 {found.matmul_n}^3, random data)")
+    print(f"ridge:   {found.ridge:.1f} FLOP/byte")
+    print(f"measured {found.measured_at or 'unknown'}; cache {ceilings_path()}")
+    return EXIT_OK
+
+
+def _parse_point(text: str) -> Any:
+    from kernelopt.bench.trials import TrialPoint
+
+    values: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise InputError(expected("a point like b=32,s=1,t=4096,h=16", repr(text)))
+        values[key.strip()] = int(value)
+    missing = {"b", "s", "t"} - set(values)
+    if missing:
+        raise InputError(expected("a point with b, s and t", f"{text!r} (no {sorted(missing)})"))
+    extra = {k: v for k, v in values.items() if k not in ("b", "s", "t")}
+    return TrialPoint(b=values["b"], s=values["s"], t=values["t"], name="extra", extra=extra)
+
+
+def _heads(text: str) -> tuple[int, ...]:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(part.isdigit() and int(part) > 0 for part in parts):
+        raise InputError(expected("head counts like 128,16", repr(text), where="--heads"))
+    return tuple(int(part) for part in parts)
+
+
+def _mla(args: argparse.Namespace) -> int:
+    if not args.trial_matrix and not args.extra_point:
+        print(
+            "kernelopt bench mla: error: give --trial-matrix (and/or --extra-point)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    heads = _heads(args.heads)
+    extra = [_parse_point(text) for text in args.extra_point]
+    from kernelopt.bench.mla import mla_trial_matrix
+    from kernelopt.bench.records import append_rows
+    from kernelopt.bench.trials import trial_matrix
+
+    points = list(trial_matrix(axes={"h": heads})) if args.trial_matrix else []
+    for point in extra:  # a point without h runs at every head count
+        if "h" in point.extra:
+            points.append(point)
+        else:
+            points += trial_matrix(extra_points=[point], axes={"h": heads}, include_defaults=False)
+    results = mla_trial_matrix(points=points)
+    if args.out:
+        append_rows(args.out, [r.bench_row() for r in results if r.trial.measurement is not None])
+    rows = [r.as_dict() for r in results]
+    if args.json:
+        print_json(rows)
+    else:
+        header = f"{'point':<24} {'impl':<20} {'median us':>10} {'floor us':>9} {'of floor':>8}"
+        print(f"{header} {'rel err':>9}  note")
+        for row in rows:
+            where = f"{row['point']:<24} {row['impl']:<20}"
+            if row["error"]:
+                print(f"{where} failed: {row['error']}")
+                continue
+            err = "" if row["rel_err"] is None else format(row["rel_err"], ".2e")
+            print(
+                f"{where} {row['median_us']:>10.2f} {row['floor_us']:>9.2f} "
+                f"{(row['floor_pct'] or 0.0):>7.1f}% {err:>9}  {row['note']}"
+            )
+    return EXIT_FINDINGS if any(r.trial.error for r in results) else EXIT_OK

@@ -1,1 +1,91 @@
-"""Read, query, lint and update the optimization / anti-pattern catalog."""
+"""Read, query, lint and update the optimization / anti-pattern catalog.
+
+The catalog is a tree of markdown files, one per entry, in the knowledge-base template
+(When to Apply, Mechanism, Affected Metrics, Implementation, Performance Evidence,
+Generalization, Pitfalls, Interactions) with a small metadata block under the title that
+code evaluates: id, kind, scope, kernel families, the families it is fundamental for, and
+keywords; metric triggers and shape conditions are When-to-Apply bullets. kernelopt ships
+a built-in tree; a user's ``docs/knowledge/`` tree is merged over it.
+
+Examples
+--------
+>>> from kernelopt.catalog import Catalog
+>>> catalog = Catalog.builtin()
+>>> catalog.get("split-kv-flash-decoding").kind.value
+'optimization'
+>>> [m.id for m in catalog.query(family="mla-decode", metrics={"kv_splits": 32})][:1]
+['too-many-kv-splits']
+"""
+
+from __future__ import annotations
+
+from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog
+from kernelopt.catalog.conditions import Comparison, Condition, Op, parse_condition
+from kernelopt.catalog.index import render_index
+from kernelopt.catalog.jsonio import entry_from_dict, entry_from_json, entry_to_dict, entry_to_json
+from kernelopt.catalog.lint import lint_tree
+from kernelopt.catalog.loader import LoadedTree, load_tree
+from kernelopt.catalog.markdown import SECTIONS, parse_entry, render_entry
+from kernelopt.catalog.model import (
+    Entry,
+    Evidence,
+    EvidenceRow,
+    Interaction,
+    Kind,
+    Relation,
+    SourceType,
+    slugify,
+)
+from kernelopt.catalog.problems import Problem, Severity
+from kernelopt.catalog.query import Match, normalize_text
+from kernelopt.catalog.scaffold import new_entry_file, scaffold_entry
+from kernelopt.catalog.store import KnowledgeTree
+from kernelopt.catalog.vocabulary import (
+    FAMILIES,
+    LANGUAGES,
+    METRICS,
+    SCOPES,
+    SHAPE_FACTS,
+    family_ancestors,
+)
+
+__all__ = [
+    "BUILTIN_ROOT",
+    "FAMILIES",
+    "LANGUAGES",
+    "METRICS",
+    "SCOPES",
+    "SECTIONS",
+    "SHAPE_FACTS",
+    "Catalog",
+    "Comparison",
+    "Condition",
+    "Entry",
+    "Evidence",
+    "EvidenceRow",
+    "Interaction",
+    "Kind",
+    "KnowledgeTree",
+    "LoadedTree",
+    "Match",
+    "Op",
+    "Problem",
+    "Relation",
+    "Severity",
+    "SourceType",
+    "entry_from_dict",
+    "entry_from_json",
+    "entry_to_dict",
+    "entry_to_json",
+    "family_ancestors",
+    "lint_tree",
+    "load_tree",
+    "new_entry_file",
+    "normalize_text",
+    "parse_condition",
+    "parse_entry",
+    "render_entry",
+    "render_index",
+    "scaffold_entry",
+    "slugify",
+]

@@ -1,25 +1,281 @@
-"""`kernelopt catalog`: read, query, lint and update the optimization / anti-pattern catalog."""
+"""`kernelopt catalog`: read, query, lint and update the optimization / anti-pattern catalog.
+
+Every subcommand takes ``--knowledge DIR`` (a user's tree merged over the built-ins, user
+entries winning by id) and ``--json``. Exit codes: 0 ok, 1 lint errors, 2 usage or input
+errors.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from kernelopt._cli_util import EXIT_USAGE, add_json_flag
+from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
+from kernelopt._errors import InputError, expected
+from kernelopt.catalog.catalog import Catalog
+from kernelopt.catalog.jsonio import entry_to_dict
+from kernelopt.catalog.lint import lint_tree
+from kernelopt.catalog.markdown import render_entry
+from kernelopt.catalog.model import Entry, Kind
+from kernelopt.catalog.query import Match
+from kernelopt.catalog.scaffold import new_entry_file
+from kernelopt.catalog.store import KnowledgeTree
+from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGES
+
+_DEFAULT_TREE = Path("docs") / "knowledge"
 
 
 def register(subparsers: Any) -> None:
-    """Register the `catalog` subcommand."""
+    """Register the `catalog` subcommand and its own subcommands."""
     parser = subparsers.add_parser(
         "catalog",
         help="read, query, lint and update the optimization / anti-pattern catalog",
-        description="read, query, lint and update the optimization / anti-pattern catalog",
+        description=(
+            "Read, query, lint and update the catalog of optimizations and anti-patterns. "
+            "--knowledge DIR merges a user's docs/knowledge tree over the built-in entries."
+        ),
     )
-    add_json_flag(parser)
-    parser.set_defaults(handler=_run)
+    parser.set_defaults(handler=lambda _args: _help(parser))
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--knowledge", metavar="DIR", help="a knowledge tree merged over the built-in entries"
+    )
+    add_json_flag(common)
+    commands = parser.add_subparsers(dest="catalog_command", metavar="COMMAND")
+
+    listing = commands.add_parser("list", parents=[common], help="list entries")
+    listing.add_argument("--kind", choices=[k.value for k in Kind])
+    listing.add_argument(
+        "--language", choices=LANGUAGES, help="shared entries and those of this language"
+    )
+    listing.add_argument(
+        "--family", help=f"entries applying to this family or its ancestors ({', '.join(FAMILIES)})"
+    )
+    listing.set_defaults(handler=_list)
+
+    show = commands.add_parser("show", parents=[common], help="print one entry")
+    show.add_argument("entry_id", metavar="ID")
+    show.set_defaults(handler=_show)
+
+    search = commands.add_parser("search", parents=[common], help="free-text search, ranked")
+    search.add_argument("text", nargs="+", metavar="TEXT")
+    search.add_argument("--limit", type=int, default=10)
+    search.set_defaults(handler=_search)
+
+    match = commands.add_parser(
+        "match", parents=[common], help="entries whose triggers fire for metrics / shapes"
+    )
+    match.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="e.g. dram_pct=85 (repeat)",
+    )
+    match.add_argument(
+        "--shape", action="append", default=[], metavar="NAME=VALUE", help="e.g. s_q=1 (repeat)"
+    )
+    match.add_argument("--family")
+    match.add_argument("--language", choices=LANGUAGES)
+    match.add_argument("--kind", choices=[k.value for k in Kind])
+    match.set_defaults(handler=_match)
+
+    lint = commands.add_parser(
+        "lint", parents=[common], help="check a knowledge tree; exit 1 on errors"
+    )
+    lint.add_argument(
+        "dir", nargs="?", metavar="DIR", help="the tree (default: --knowledge, else the built-ins)"
+    )
+    lint.set_defaults(handler=_lint)
+
+    index = commands.add_parser(
+        "index", parents=[common], help="rewrite index.md of a knowledge tree"
+    )
+    index.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help=f"the tree (default: --knowledge, else {_DEFAULT_TREE})",
+    )
+    index.set_defaults(handler=_index)
+
+    new = commands.add_parser(
+        "new", parents=[common], help="scaffold a new entry file from the template"
+    )
+    new.add_argument("name", metavar="NAME", help='display name, e.g. "Warp Specialization"')
+    new.add_argument("--kind", required=True, choices=[k.value for k in Kind])
+    new.add_argument("--language", choices=LANGUAGES, help="make it language-specific")
+    new.add_argument(
+        "--dir", metavar="DIR", help=f"the tree (default: --knowledge, else {_DEFAULT_TREE})"
+    )
+    new.set_defaults(handler=_new)
 
 
-def _run(args: argparse.Namespace) -> int:
-    print("kernelopt catalog: not available in this build yet", file=sys.stderr)
-    return EXIT_USAGE
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _count(errors: int, warnings: int) -> str:
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
+    if not args.knowledge:
+        return Catalog.builtin()
+    catalog = Catalog.load(args.knowledge, strict=False)
+    if catalog.problems:
+        errors = sum(p.is_error for p in catalog.problems)
+        print(
+            f"kernelopt catalog: {_count(errors, len(catalog.problems) - errors)} in "
+            f"{args.knowledge}; run `kernelopt catalog lint {args.knowledge}`",
+            file=sys.stderr,
+        )
+    return catalog
+
+
+def _summary(catalog: Catalog, entry: Entry) -> dict[str, object]:
+    source = catalog.source(entry.id)
+    return {
+        "id": entry.id,
+        "name": entry.name,
+        "kind": entry.kind.value,
+        "scope": entry.scope,
+        "families": list(entry.families),
+        "fundamental_for": list(entry.fundamental_for),
+        "keywords": list(entry.keywords),
+        "when": entry.summary,
+        "path": None if source is None else str(source),
+    }
+
+
+def _list(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    entries = [
+        m.entry for m in catalog.query(family=args.family, language=args.language, kind=args.kind)
+    ]
+    entries.sort(key=lambda e: e.id)
+    if args.json:
+        print_json([_summary(catalog, e) for e in entries])
+        return EXIT_OK
+    width = max((len(e.id) for e in entries), default=2)
+    for e in entries:
+        print(f"{e.id:<{width}}  {e.kind.value:<12}  {e.scope:<8}  {', '.join(e.families)}")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    entry = catalog.get(args.entry_id)
+    if args.json:
+        data = entry_to_dict(entry)
+        source = catalog.source(entry.id)
+        data["path"] = None if source is None else str(source)
+        print_json(data)
+    else:
+        sys.stdout.write(render_entry(entry))
+    return EXIT_OK
+
+
+def _print_matches(matches: Sequence[Match], as_json: bool) -> None:
+    if as_json:
+        print_json([m.to_dict() for m in matches])
+        return
+    if not matches:
+        print("no matching entries")
+    for m in matches:
+        print(f"{m.score:6.2f}  {m.entry.id}  ({m.entry.kind.value}, {m.entry.scope})")
+        for reason in m.reasons:
+            print(f"        - {reason}")
+
+
+def _search(args: argparse.Namespace) -> int:
+    matches = _catalog(args).search(" ".join(args.text), limit=args.limit)
+    _print_matches(matches, args.json)
+    return EXIT_OK
+
+
+def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise InputError(expected(f"{flag} NAME=NUMBER", repr(item), where=flag))
+    return out
+
+
+def _match(args: argparse.Namespace) -> int:
+    metrics = _pairs(args.metric, "--metric")
+    shape = _pairs(args.shape, "--shape")
+    if not metrics and not shape:
+        raise InputError(expected("at least one --metric NAME=VALUE or --shape NAME=VALUE", "none"))
+    matches = _catalog(args).query(
+        metrics=metrics or None,
+        shape=shape or None,
+        family=args.family,
+        language=args.language,
+        kind=args.kind,
+    )
+    _print_matches(matches, args.json)
+    return EXIT_OK
+
+
+def _lint(args: argparse.Namespace) -> int:
+    root = args.dir or args.knowledge
+    problems = lint_tree(root)
+    errors = [p for p in problems if p.is_error]
+    if args.json:
+        print_json(
+            {
+                "tree": root or "built-in",
+                "errors": len(errors),
+                "warnings": len(problems) - len(errors),
+                "problems": [p.to_dict() for p in problems],
+            }
+        )
+    else:
+        for problem in problems:
+            print(problem)
+        print(_count(len(errors), len(problems) - len(errors)), file=sys.stderr)
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _tree_dir(*candidates: str | None) -> Path:
+    return Path(next((c for c in candidates if c), _DEFAULT_TREE))
+
+
+def _index(args: argparse.Namespace) -> int:
+    root = _tree_dir(args.dir, args.knowledge)
+    if not root.is_dir():
+        raise InputError(expected("a knowledge folder", f"{root} (not a folder)"))
+    tree = KnowledgeTree(root)
+    path = tree.write_index()
+    if args.json:
+        print_json({"path": str(path)})
+    else:
+        print(path)
+    return EXIT_OK
+
+
+def _new(args: argparse.Namespace) -> int:
+    root = _tree_dir(args.dir, args.knowledge)
+    path = new_entry_file(root, args.name, kind=args.kind, language=args.language)
+    message = (
+        f"fill in every <FILL: ...> placeholder in {path}, then run `kernelopt catalog lint {root}`"
+    )
+    if args.json:
+        print_json({"path": str(path), "next": message})
+    else:
+        print(path)
+        print(message, file=sys.stderr)
+    return EXIT_OK

@@ -1,0 +1,133 @@
+"""JSON-ready dicts from bench records and back, through a private cattrs converter.
+
+cattrs is the serializer; a minimal fallback for the flat records of this package
+(primitives, optionals, tuples, string-keyed dicts, nested attrs classes) takes over
+where cattrs is not installed (some GPU images ship attrs alone), so timings can still be
+written and cached there. Both paths refuse unknown keys and produce identical dicts
+(tested).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from typing import Any, TypeVar
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+
+__all__ = ["structure", "unstructure"]
+
+T = TypeVar("T")
+Scalar = int | float | str | bool
+_PRIMITIVES = (bool, int, float, str)
+
+
+@functools.cache
+def _converter() -> Any:
+    try:
+        import cattrs
+        from cattrs.strategies import configure_union_passthrough
+    except ImportError:
+        return None
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    configure_union_passthrough(Scalar, converter)
+    return converter
+
+
+def unstructure(obj: Any) -> dict[str, Any]:
+    """Turn an attrs record into a dict of JSON types (tuples become lists)."""
+    converter = _converter()
+    if converter is not None:
+        return dict(converter.unstructure(obj))
+    return dict(_plain(attrs.asdict(obj, recurse=True)))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+def structure(data: Any, cls: type[T]) -> T:
+    """Build a ``cls`` record from a dict; unknown keys and wrong types raise InputError."""
+    converter = _converter()
+    if converter is not None:
+        try:
+            return typing.cast(T, converter.structure(data, cls))
+        except Exception as error:  # cattrs groups errors; report them in one line
+            raise InputError(
+                expected(f"a {cls.__name__} record", _describe(error), where=cls.__name__)
+            ) from None
+    return typing.cast(T, _structure(data, cls, cls.__name__))
+
+
+def _describe(error: BaseException) -> str:
+    nested = getattr(error, "exceptions", None)
+    if nested:
+        notes = getattr(error, "__notes__", None) or []
+        inner = _describe(nested[0])
+        return f"{notes[0]}: {inner}" if notes else inner
+    notes = getattr(error, "__notes__", None) or []
+    text = f"{type(error).__name__}: {error}"
+    return f"{notes[0]}: {text}" if notes else text
+
+
+def _structure(data: Any, kind: Any, where: str) -> Any:
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(kind)
+        if data is None and type(None) in options:
+            return None
+        for option in options:
+            if option is not type(None) and _matches(data, option):
+                return _structure(data, option, where)
+        raise InputError(expected(f"a value of type {kind}", repr(data), where=where))
+    if origin is tuple:
+        if not isinstance(data, (list, tuple)):
+            raise InputError(expected("a list", repr(data), where=where))
+        (item_kind, _ellipsis) = typing.get_args(kind)
+        return tuple(_structure(item, item_kind, f"{where}[]") for item in data)
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise InputError(expected("an object", repr(data), where=where))
+        _key, item_kind = typing.get_args(kind)
+        return {str(k): _structure(v, item_kind, f"{where}.{k}") for k, v in data.items()}
+    if isinstance(kind, type) and attrs.has(kind):
+        if not isinstance(data, dict):
+            raise InputError(expected("an object", repr(data), where=where))
+        hints = typing.get_type_hints(kind)
+        names = {field.name for field in attrs.fields(kind)}
+        extra = sorted(set(data) - names)
+        if extra:
+            raise InputError(expected(f"only the fields of {kind.__name__}", extra, where=where))
+        values = {name: _structure(data[name], hints[name], f"{where}.{name}") for name in data}
+        return kind(**values)
+    if kind is float and isinstance(data, (int, float)) and not isinstance(data, bool):
+        return float(data)
+    if kind in _PRIMITIVES and _matches(data, kind):
+        return data
+    raise InputError(
+        expected(f"a value of type {getattr(kind, '__name__', kind)}", repr(data), where=where)
+    )
+
+
+def _matches(data: Any, kind: Any) -> bool:
+    if kind is bool:
+        return isinstance(data, bool)
+    if kind is int:
+        return isinstance(data, int) and not isinstance(data, bool)
+    if kind is float:
+        return isinstance(data, (int, float)) and not isinstance(data, bool)
+    if kind is str:
+        return isinstance(data, str)
+    origin = typing.get_origin(kind)
+    if origin is tuple:
+        return isinstance(data, (list, tuple))
+    if origin is dict or (isinstance(kind, type) and attrs.has(kind)):
+        return isinstance(data, dict)
+    return False

@@ -1,0 +1,303 @@
+"""Is the candidate faster than the baseline? Paired, interleaved runs and an honest verdict.
+
+Two versions timed one after the other see different clocks, temperatures and
+neighbours; timed in alternation (baseline, candidate, baseline again, round after round)
+they see the same ones. The verdict (:func:`judge`, a pure function of the samples):
+
+- ``ratio`` = median(candidate) / median(baseline); its confidence interval comes from
+  a paired bootstrap (pairs of one round are resampled together, so drift shared by the
+  pair cancels).
+- The *same-version spread* comes from the baseline timed twice in the same rounds
+  (A vs A): how far from 1 the ratio of two timings of one version can land.
+- ``threshold`` = max(same-version spread, ``min_effect``). FAST when the whole interval
+  lies below ``1 - threshold``, SLOW when above ``1 + threshold``, SAME when it lies
+  within ``1 ± threshold`` and the same-version spread is at most ``max_noise`` (a run
+  too noisy to see a 5 % change cannot vouch that two versions are the same), UNCLEAR
+  otherwise. A difference smaller than A vs A is never a win.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.timer import ArgSet, Timer
+
+__all__ = ["Comparison", "Verdict", "compare", "judge"]
+
+
+class Verdict(str, enum.Enum):
+    """The candidate against the baseline."""
+
+    FAST = "FAST"  # faster by more than the same-version spread, with confidence
+    SLOW = "SLOW"  # slower by more than the same-version spread, with confidence
+    SAME = "SAME"  # any difference is within the threshold, and the run was quiet
+    UNCLEAR = "UNCLEAR"  # the interval straddles the threshold: measure longer
+
+
+@attrs.frozen(kw_only=True)
+class Comparison:
+    """The verdict of one comparison and the numbers behind it.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        FAST, SLOW, SAME or UNCLEAR, for the candidate.
+    ratio : float
+        Candidate time over baseline time (medians); 0.8 means 20 % less time.
+    ratio_low, ratio_high : float
+        Confidence interval of ``ratio`` (paired bootstrap).
+    noise : float
+        Same-version spread, relative (0.01 = the same version lands within ±1 %).
+    threshold : float
+        max(noise, min_effect): the smallest change that counts.
+    confidence : float
+        Level of the interval (0.95).
+    pairs : int
+        Paired samples used.
+    baseline, candidate : Measurement, optional
+        The measurements, when :func:`compare` timed them.
+    """
+
+    verdict: Verdict = attrs.field(converter=Verdict)
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    noise: float
+    threshold: float
+    confidence: float = 0.95
+    pairs: int = 0
+    baseline: Measurement | None = None
+    candidate: Measurement | None = None
+
+    @property
+    def speedup(self) -> float:
+        """Baseline time over candidate time (> 1 is faster)."""
+        return 1.0 / self.ratio if self.ratio > 0 else math.inf
+
+    def summary(self) -> str:
+        """``FAST 0.62x [0.61, 0.63], same-version spread ±0.4%, threshold ±1.0%``."""
+        interval = f"[{self.ratio_low:.3f}, {self.ratio_high:.3f}]"
+        return (
+            f"{self.verdict.value} {self.ratio:.3f}x {interval}, "
+            f"same-version spread ±{self.noise:.1%}, threshold ±{self.threshold:.1%}"
+        )
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _check(values: Sequence[float], name: str) -> None:
+    if len(values) < 2:
+        raise InputError(expected("at least 2 samples", len(values), where=name))
+    if any(not math.isfinite(v) or v <= 0 for v in values):
+        raise InputError(expected("finite positive samples", "a zero, negative or NaN", where=name))
+
+
+def judge(
+    baseline: Sequence[float],
+    candidate: Sequence[float],
+    *,
+    baseline_again: Sequence[float] | None = None,
+    min_effect: float = 0.01,
+    max_noise: float = 0.05,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> Comparison:
+    """Judge paired samples: candidate vs baseline, against the same-version spread.
+
+    Parameters
+    ----------
+    baseline, candidate : sequence of float
+        Per-call times, paired by index (sample i of each taken in the same round).
+    baseline_again : sequence of float, optional
+        A second timing of the baseline in the same rounds (A vs A). Without it the
+        same-version spread is estimated by splitting ``baseline`` into its even- and
+        odd-indexed samples.
+    min_effect : float
+        Smallest relative change that counts even with perfect measurements (0.01).
+    max_noise : float
+        Largest same-version spread under which SAME may be declared (0.05).
+    confidence : float
+        Level of the intervals.
+    resamples : int
+        Bootstrap resamples.
+    seed : int
+        Seed of the bootstrap: the same samples always give the same verdict.
+
+    Returns
+    -------
+    Comparison
+    """
+    import numpy as np
+
+    _check(baseline, "baseline")
+    _check(candidate, "candidate")
+    if not 0.5 <= confidence < 1.0:
+        raise InputError(expected("a confidence in [0.5, 1)", confidence))
+    if min_effect < 0:
+        raise InputError(expected("min_effect >= 0", min_effect))
+    if baseline_again is not None:
+        _check(baseline_again, "baseline_again")
+        n = min(len(baseline), len(candidate), len(baseline_again))
+        a = np.asarray(baseline[:n], dtype=float)
+        a2 = np.asarray(baseline_again[:n], dtype=float)
+    else:
+        n = min(len(baseline), len(candidate))
+        whole = np.asarray(baseline[:n], dtype=float)
+        half = len(whole) // 2
+        a, a2 = whole[0 : 2 * half : 2], whole[1 : 2 * half : 2]
+    b = np.asarray(candidate[:n], dtype=float)
+    base = np.asarray(baseline[:n], dtype=float)
+    rng = np.random.default_rng(seed)
+    tail = (1.0 - confidence) / 2.0
+
+    index = rng.integers(0, n, size=(resamples, n))
+    ratios = np.median(b[index], axis=1) / np.median(base[index], axis=1)
+    low, high = (float(v) for v in np.quantile(ratios, [tail, 1.0 - tail]))
+
+    m = len(a)
+    if m < 2:
+        raise InputError(expected("at least 4 baseline samples to estimate noise", len(baseline)))
+    index_aa = rng.integers(0, m, size=(resamples, m))
+    aa = np.median(a2[index_aa], axis=1) / np.median(a[index_aa], axis=1)
+    aa_low, aa_high = (float(v) for v in np.quantile(aa, [tail, 1.0 - tail]))
+    noise = max(abs(aa_low - 1.0), abs(aa_high - 1.0))
+    threshold = max(noise, min_effect)
+
+    if high < 1.0 - threshold:
+        verdict = Verdict.FAST
+    elif low > 1.0 + threshold:
+        verdict = Verdict.SLOW
+    elif low >= 1.0 - threshold and high <= 1.0 + threshold and noise <= max_noise:
+        verdict = Verdict.SAME
+    else:
+        verdict = Verdict.UNCLEAR
+    return Comparison(
+        verdict=verdict,
+        ratio=float(np.median(b) / np.median(base)),
+        ratio_low=low,
+        ratio_high=high,
+        noise=noise,
+        threshold=threshold,
+        confidence=confidence,
+        pairs=n,
+    )
+
+
+def compare(
+    baseline: Callable[..., object],
+    candidate: Callable[..., object],
+    *,
+    timer: Timer | None = None,
+    inputs: Sequence[ArgSet] | None = None,
+    candidate_inputs: Sequence[ArgSet] | None = None,
+    outputs: Any = None,
+    candidate_outputs: Any = None,
+    min_pairs: int = 20,
+    max_pairs: int = 400,
+    max_time_ms: float = 5000.0,
+    min_effect: float = 0.01,
+    max_noise: float = 0.05,
+    confidence: float = 0.95,
+    label: str = "",
+) -> Comparison:
+    """Time ``baseline`` and ``candidate`` in alternation and judge the candidate.
+
+    Each round takes the same number of samples from the baseline, the candidate and
+    the baseline again (the order alternates between rounds, ``A B A'`` then
+    ``A' B A``). After ``min_pairs`` pairs the verdict is computed after every round;
+    sampling stops at the first verdict other than UNCLEAR, at ``max_pairs`` or at
+    ``max_time_ms``.
+
+    Parameters
+    ----------
+    baseline, candidate : callable
+        One call each, as for :meth:`Timer.measure`.
+    timer : Timer, optional
+        Timing settings (mode, warm-up, backend); default ``Timer()`` (cold).
+    inputs, candidate_inputs : sequence of argument sets, optional
+        Input sets to rotate; ``candidate_inputs`` defaults to ``inputs``.
+    outputs, candidate_outputs : Tensor or sequence of Tensor, optional
+        Buffers each function must overwrite (poisoned and checked).
+    min_pairs, max_pairs : int
+        Bounds on paired samples.
+    max_time_ms : float
+        Cap on sampling time, ms.
+    min_effect, max_noise, confidence : float
+        See :func:`judge`.
+    label : str
+        Prefix of the measurements' labels.
+
+    Returns
+    -------
+    Comparison
+        With ``baseline`` and ``candidate`` measurements attached.
+
+    Examples
+    --------
+    >>> import time
+    >>> from kernelopt.bench import Timer, compare
+    >>> def spin(us):
+    ...     end = time.perf_counter_ns() + us * 1000
+    ...     while time.perf_counter_ns() < end:
+    ...         pass
+    >>> result = compare(lambda: spin(200), lambda: spin(100),
+    ...                  timer=Timer(backend="cpu-perf-counter", warmup_ms=1))
+    >>> result.verdict.value
+    'FAST'
+    """
+    timer = timer or Timer()
+    if min_pairs < 2 or max_pairs < min_pairs:
+        raise InputError(expected("2 <= min_pairs <= max_pairs", (min_pairs, max_pairs)))
+    notes_a: list[str] = []
+    notes_b: list[str] = []
+    run_a = timer._runner(baseline, inputs, outputs, notes_a)
+    run_b = timer._runner(
+        candidate,
+        inputs if candidate_inputs is None else candidate_inputs,
+        candidate_outputs,
+        notes_b,
+    )
+    run_a.warmup()
+    run_b.warmup()
+    before = run_a.device_state()
+    per_round = max(1, min(run_a.batch_size(max_pairs), run_b.batch_size(max_pairs), 10))
+    a: list[float] = []
+    b: list[float] = []
+    a2: list[float] = []
+    began = time.perf_counter()
+    result: Comparison | None = None
+    round_index = 0
+    while True:
+        first, last = (a, a2) if round_index % 2 == 0 else (a2, a)
+        first.extend(run_a.sample(per_round))
+        b.extend(run_b.sample(per_round))
+        last.extend(run_a.sample(per_round))
+        run_a.check_outputs()
+        run_b.check_outputs()
+        round_index += 1
+        elapsed_ms = (time.perf_counter() - began) * 1000.0
+        # Two rounds at least, so that a very slow call still yields pairs to judge.
+        done = (len(b) >= max_pairs or elapsed_ms >= max_time_ms) and len(b) >= 2
+        if len(b) >= min_pairs or done:
+            result = judge(a, b, baseline_again=a2, min_effect=min_effect, confidence=confidence)
+            if result.verdict is not Verdict.UNCLEAR:
+                break
+        if done:
+            break
+    after = run_a.device_state()
+    reason = "decided" if result is not None and result.verdict is not Verdict.UNCLEAR else "cap"
+    measured_a = timer._finish(run_a, a + a2, reason, before, after, notes_a, f"{label}baseline")
+    measured_b = timer._finish(run_b, b, reason, before, after, notes_b, f"{label}candidate")
+    if result is None:  # unreachable: the loop judges before it may stop
+        raise InputError(expected("at least 2 paired samples", len(b)))
+    return attrs.evolve(result, baseline=measured_a, candidate=measured_b)

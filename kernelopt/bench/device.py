@@ -1,0 +1,227 @@
+"""The GPU's state around a measurement: name, clocks and throttle reasons from NVML.
+
+A timing taken while the clocks fell (power cap, heat) is a timing of the clock, not of
+the kernel. :func:`read_device_state` reads what NVML (the ``nvidia-ml-py`` package,
+imported as ``pynvml``) reports, and :func:`clock_changes` says in words what moved
+between two readings. Both degrade to ``None`` / nothing where NVML is absent (CPU
+machines, containers without the driver library), never to an error.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "SLOWDOWN_REASONS",
+    "THROTTLE_REASONS",
+    "DeviceState",
+    "clock_changes",
+    "decode_throttle_reasons",
+    "read_device_state",
+]
+
+# NVML's clocks-event (formerly "throttle") reason bits, named as in nvml.h.
+THROTTLE_REASONS: dict[int, str] = {
+    0x1: "gpu_idle",
+    0x2: "applications_clocks_setting",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+    0x100: "display_clock_setting",
+}
+# The reasons that mean the chip ran slower than it could: the others (idle, a clock the
+# operator set, sync boost) say nothing about a timing being degraded.
+SLOWDOWN_REASONS = frozenset(
+    {
+        "sw_power_cap",
+        "hw_slowdown",
+        "sw_thermal_slowdown",
+        "hw_thermal_slowdown",
+        "hw_power_brake_slowdown",
+    }
+)
+
+_NVML_LOCK = threading.Lock()
+_NVML_READY: list[bool] = []  # filled once: [True] after nvmlInit succeeded, [False] if not
+
+
+def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def decode_throttle_reasons(mask: int) -> tuple[str, ...]:
+    """Name the bits set in an NVML clocks-event reason mask (unknown bits as hex)."""
+    names = [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
+    unknown = mask & ~sum(THROTTLE_REASONS)
+    if unknown:
+        names.append(f"0x{unknown:x}")
+    return tuple(names)
+
+
+@attrs.frozen(kw_only=True)
+class DeviceState:
+    """One NVML reading of a GPU.
+
+    Parameters
+    ----------
+    name : str
+        The GPU's marketing name (``"NVIDIA H200"``).
+    index : int
+        NVML's index of the GPU.
+    sm_clock_mhz, mem_clock_mhz : int, optional
+        Current SM and memory clocks, MHz.
+    sm_clock_max_mhz, mem_clock_max_mhz : int, optional
+        The highest clocks the GPU may run, MHz.
+    temperature_c : int, optional
+        GPU die temperature, °C.
+    power_w : float, optional
+        Board power draw, W.
+    throttle_reasons : tuple of str
+        Active clocks-event reasons (see :data:`THROTTLE_REASONS`).
+    """
+
+    name: str
+    index: int = 0
+    sm_clock_mhz: int | None = None
+    mem_clock_mhz: int | None = None
+    sm_clock_max_mhz: int | None = None
+    mem_clock_max_mhz: int | None = None
+    temperature_c: int | None = None
+    power_w: float | None = None
+    throttle_reasons: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+
+    @property
+    def throttled(self) -> bool:
+        """True when a power or thermal slowdown is active."""
+        return bool(SLOWDOWN_REASONS.intersection(self.throttle_reasons))
+
+
+def _pynvml() -> ModuleType | None:
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    with _NVML_LOCK:
+        if not _NVML_READY:
+            try:
+                pynvml.nvmlInit()
+                _NVML_READY.append(True)
+            except Exception:  # no driver library, no GPU, or a container without NVML
+                _NVML_READY.append(False)
+    return pynvml if _NVML_READY[0] else None
+
+
+def _handle(nvml: Any, index: int, uuid: str | None) -> Any:
+    # CUDA and NVML may number GPUs differently (CUDA_VISIBLE_DEVICES, PCI order), so the
+    # UUID that CUDA reports is the reliable key; the index is the fallback.
+    if uuid:
+        key = uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+        try:
+            return nvml.nvmlDeviceGetHandleByUUID(key)
+        except Exception:
+            pass
+    return nvml.nvmlDeviceGetHandleByIndex(index)
+
+
+def _read(call: Any, *args: Any) -> Any:
+    try:
+        return call(*args)
+    except Exception:  # a field this GPU or driver does not report
+        return None
+
+
+def read_device_state(index: int = 0, *, uuid: str | None = None) -> DeviceState | None:
+    """Read the GPU's clocks, temperature, power and throttle reasons through NVML.
+
+    Parameters
+    ----------
+    index : int
+        NVML index of the GPU, used when ``uuid`` is not given or not found.
+    uuid : str, optional
+        The GPU's UUID as CUDA reports it (``torch.cuda.get_device_properties(i).uuid``),
+        with or without the ``GPU-`` prefix.
+
+    Returns
+    -------
+    DeviceState or None
+        None when NVML is not available here.
+    """
+    nvml = _pynvml()
+    if nvml is None:
+        return None
+    try:
+        handle = _handle(nvml, index, uuid)
+    except Exception:
+        return None
+    name = _read(nvml.nvmlDeviceGetName, handle)
+    if isinstance(name, bytes):  # older nvidia-ml-py returned bytes
+        name = name.decode()
+    reasons_call = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
+        nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None
+    )
+    mask = _read(reasons_call, handle) if reasons_call is not None else None
+    power_mw = _read(nvml.nvmlDeviceGetPowerUsage, handle)
+    sm, mem = nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM
+    return DeviceState(
+        name=str(name or "unknown GPU"),
+        index=index,
+        sm_clock_mhz=_read(nvml.nvmlDeviceGetClockInfo, handle, sm),
+        mem_clock_mhz=_read(nvml.nvmlDeviceGetClockInfo, handle, mem),
+        sm_clock_max_mhz=_read(nvml.nvmlDeviceGetMaxClockInfo, handle, sm),
+        mem_clock_max_mhz=_read(nvml.nvmlDeviceGetMaxClockInfo, handle, mem),
+        temperature_c=_read(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU),
+        power_w=None if power_mw is None else power_mw / 1000.0,
+        throttle_reasons=decode_throttle_reasons(int(mask)) if mask is not None else (),
+    )
+
+
+def _moved(label: str, before: int | None, after: int | None, tolerance: float) -> str | None:
+    if before is None or after is None or before <= 0:
+        return None
+    change = (after - before) / before
+    if abs(change) <= tolerance:
+        return None
+    return f"{label} clock moved {before} -> {after} MHz ({change:+.0%})"
+
+
+def clock_changes(
+    before: DeviceState | None, after: DeviceState | None, *, tolerance: float = 0.05
+) -> tuple[str, ...]:
+    """Say what moved between two readings that could make a timing untrustworthy.
+
+    Parameters
+    ----------
+    before, after : DeviceState or None
+        Readings taken when sampling started and when it ended.
+    tolerance : float
+        Relative clock change tolerated (0.05 = 5 %).
+
+    Returns
+    -------
+    tuple of str
+        One sentence per problem: a clock that moved by more than ``tolerance``, a
+        slowdown reason active at either reading. Empty when the state was steady or
+        when NVML could not be read.
+    """
+    problems: list[str] = []
+    if before is not None and after is not None:
+        for label, b, a in (
+            ("SM", before.sm_clock_mhz, after.sm_clock_mhz),
+            ("memory", before.mem_clock_mhz, after.mem_clock_mhz),
+        ):
+            moved = _moved(label, b, a, tolerance)
+            if moved:
+                problems.append(moved)
+    for when, state in (("start", before), ("end", after)):
+        if state is not None and state.throttled:
+            active = sorted(SLOWDOWN_REASONS.intersection(state.throttle_reasons))
+            problems.append(f"slowdown active at {when}: {', '.join(active)}")
+    return tuple(problems)

@@ -1,0 +1,238 @@
+"""Guards against timings of work that did not happen.
+
+A fast time is only evidence when the kernel really computed its output, computed it
+from the inputs it was given, and did so on the stream the events were recorded on:
+
+- :func:`poison` / :func:`check_written`: fill outputs with NaN (floats) or a sentinel
+  (integers) before the call and count what is still poisoned after it; an output the
+  kernel skipped keeps its poison (a zeroed or reused buffer would hide it).
+- :func:`check_responds_to_inputs`: a function whose output is the same for different
+  inputs is returning a cached result, not computing.
+- :func:`check_timed_stream`: work launched on another stream finishes outside the
+  events and reads as free.
+
+Each check raises :class:`~kernelopt.InputError` with ``Expected …, got …`` on failure.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kernelopt._errors import DeviceError, InputError, expected
+
+__all__ = [
+    "check_responds_to_inputs",
+    "check_timed_stream",
+    "check_written",
+    "poison",
+    "poison_value",
+    "unwritten_count",
+]
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _as_tensors(outputs: Any) -> list[Any]:
+    torch = _torch()
+    if isinstance(outputs, torch.Tensor):
+        return [outputs]
+    if isinstance(outputs, Mapping):
+        items: list[Any] = list(outputs.values())
+    elif isinstance(outputs, (list, tuple)):
+        items = list(outputs)
+    else:
+        raise InputError(expected("a tensor or a sequence of tensors", type(outputs).__name__))
+    tensors = []
+    for item in items:
+        tensors.extend(_as_tensors(item))
+    return tensors
+
+
+def poison_value(dtype: Any) -> float | int:
+    """The value :func:`poison` writes into a tensor of ``dtype``.
+
+    NaN for floating dtypes (no kernel writes NaN into a valid output); for integer
+    dtypes the most negative value (the largest for unsigned), which an index or a count
+    never holds.
+
+    Raises
+    ------
+    InputError
+        For dtypes with no value that cannot also be a valid output (bool, complex).
+    """
+    torch = _torch()
+    if dtype.is_floating_point:
+        return float("nan")
+    if dtype in (torch.bool,) or dtype.is_complex:
+        raise InputError(expected("a floating or integer output dtype to poison", str(dtype)))
+    info = torch.iinfo(dtype)
+    return int(info.max) if info.min == 0 else int(info.min)
+
+
+def poison(outputs: Any) -> None:
+    """Fill every output tensor with its poison value (see :func:`poison_value`), in place.
+
+    Parameters
+    ----------
+    outputs : Tensor or sequence of Tensor
+        The buffers the timed function is supposed to overwrite completely.
+    """
+    for tensor in _as_tensors(outputs):
+        tensor.fill_(poison_value(tensor.dtype))
+
+
+def unwritten_count(outputs: Any) -> int:
+    """Count the elements of ``outputs`` that still hold their poison value.
+
+    Synchronizes with the device (reads one integer per tensor back).
+    """
+    total = 0
+    for tensor in _as_tensors(outputs):
+        value = poison_value(tensor.dtype)
+        if isinstance(value, float):
+            total += int(tensor.isnan().sum().item())
+        else:
+            total += int((tensor == value).sum().item())
+    return total
+
+
+def check_written(fn: Callable[[], object], outputs: Any) -> None:
+    """Poison ``outputs``, call ``fn()`` once and require every element to be overwritten.
+
+    Parameters
+    ----------
+    fn : callable
+        One call of the kernel, writing into ``outputs``.
+    outputs : Tensor or sequence of Tensor
+        The buffers ``fn`` must fill.
+
+    Raises
+    ------
+    InputError
+        When some elements still hold the poison (``Expected every output element
+        written, got 128 of 4096 still poisoned``).
+    """
+    tensors = _as_tensors(outputs)
+    poison(tensors)
+    fn()
+    missing = unwritten_count(tensors)
+    if missing:
+        size = sum(int(t.numel()) for t in tensors)
+        raise InputError(
+            expected("every output element written", f"{missing} of {size} still poisoned")
+        )
+
+
+def _snapshot(result: Any) -> list[Any]:
+    return [t.detach().clone() for t in _as_tensors(result)]
+
+
+def _same(first: list[Any], second: list[Any]) -> bool:
+    torch = _torch()
+    return len(first) == len(second) and all(
+        a.shape == b.shape and torch.equal(a, b) for a, b in zip(first, second, strict=True)
+    )
+
+
+def check_responds_to_inputs(
+    fn: Callable[..., object],
+    input_sets: Sequence[Sequence[Any]],
+    *,
+    outputs: Any = None,
+) -> None:
+    """Require ``fn``'s output to change when its inputs change (no cached results).
+
+    Parameters
+    ----------
+    fn : callable
+        Called as ``fn(*args)`` for each argument tuple of ``input_sets``.
+    input_sets : sequence of sequences
+        At least two argument tuples whose tensors differ (draw fresh random inputs).
+    outputs : Tensor or sequence of Tensor, optional
+        Buffers ``fn`` writes into; when None, ``fn``'s return value is the output.
+
+    Raises
+    ------
+    InputError
+        When fewer than two input sets are given, when the input sets are themselves
+        equal (the check would prove nothing), or when two different input sets give
+        bit-identical outputs.
+    """
+    if len(input_sets) < 2:
+        raise InputError(expected("at least 2 input sets", len(input_sets)))
+    results: list[list[Any]] = []
+    for args in input_sets:
+        returned = fn(*args)
+        results.append(_snapshot(returned if outputs is None else outputs))
+    for i in range(1, len(input_sets)):
+        inputs_equal = _same(_snapshot(list(input_sets[0])), _snapshot(list(input_sets[i])))
+        if inputs_equal:
+            raise InputError(
+                expected("input sets that differ", f"input set {i} equal to input set 0")
+            )
+        if _same(results[0], results[i]):
+            raise InputError(
+                expected(
+                    "different outputs for different inputs",
+                    f"identical outputs for input sets 0 and {i} (a cached result?)",
+                )
+            )
+
+
+def check_timed_stream(
+    fn: Callable[[], object], *, calls: int = 20, min_tail_us: float = 50.0
+) -> None:
+    """Require ``fn``'s device work to run on the current stream, where the events are.
+
+    Times ``calls`` calls with CUDA events on the current stream, waits for that stream
+    alone, then times a device-wide synchronize. Work left running on another stream
+    shows as a tail: when the tail is over ``min_tail_us`` and larger than the event
+    time, the events missed the work.
+
+    Parameters
+    ----------
+    fn : callable
+        One call of the kernel.
+    calls : int
+        Calls to make, so that side-stream work accumulates past noise.
+    min_tail_us : float
+        Device-wide synchronize time below which no conclusion is drawn, µs.
+
+    Raises
+    ------
+    DeviceError
+        Without CUDA.
+    InputError
+        When the work ran outside the timed stream.
+    """
+    torch = _torch()
+    if not torch.cuda.is_available():
+        raise DeviceError(expected("a CUDA device to check streams", "none"))
+    fn()
+    torch.cuda.synchronize()
+    stream = torch.cuda.current_stream()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record(stream)
+    for _ in range(calls):
+        fn()
+    end.record(stream)
+    end.synchronize()
+    began = time.perf_counter_ns()
+    torch.cuda.synchronize()
+    tail_us = (time.perf_counter_ns() - began) / 1000.0
+    events_us = start.elapsed_time(end) * 1000.0
+    if tail_us > min_tail_us and tail_us > events_us:
+        raise InputError(
+            expected(
+                "the function's device work on the current (timed) stream",
+                f"{tail_us:.0f} us of work still running elsewhere after the timed stream "
+                f"finished ({events_us:.0f} us on the timed stream for {calls} calls)",
+            )
+        )

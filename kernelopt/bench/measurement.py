@@ -1,0 +1,183 @@
+"""The typed result of timing one function: samples, their quantiles and how they were taken."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench._stats import median_ci, quantile
+from kernelopt.bench.device import DeviceState
+
+__all__ = ["BACKENDS", "CACHE_STATES", "MODES", "UNIT_SECONDS", "Measurement", "at_least", "one_of"]
+
+MODES = ("cold", "hot", "graph")
+CACHE_STATES = ("flush", "rotate", "none")
+BACKENDS = ("cuda-events", "cpu-perf-counter")
+UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _samples(value: Iterable[float]) -> tuple[float, ...]:
+    return tuple(float(v) for v in value)
+
+
+def one_of(*allowed: str) -> Callable[[object, attrs.Attribute[str], str], None]:
+    """An attrs validator: the value must be one of ``allowed`` (InputError naming the field)."""
+
+    def check(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+        if value not in allowed:
+            raise InputError(
+                expected(f"one of {', '.join(allowed)}", repr(value), where=attribute.name)
+            )
+
+    return check
+
+
+def at_least(minimum: int) -> Callable[[object, attrs.Attribute[int], int], None]:
+    """An attrs validator: an integer >= ``minimum`` (InputError naming the field)."""
+
+    def check(_instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise InputError(expected(f"an integer >= {minimum}", value, where=attribute.name))
+
+    return check
+
+
+def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _check_samples(_instance: object, _attribute: object, value: tuple[float, ...]) -> None:
+    if not value:
+        raise InputError(expected("at least one sample", "none", where="samples"))
+    bad = [v for v in value if not math.isfinite(v) or v < 0]
+    if bad:
+        raise InputError(expected("finite samples >= 0", bad[0], where="samples"))
+
+
+@attrs.frozen(kw_only=True)
+class Measurement:
+    """Per-call times of one function and the conditions they were taken in.
+
+    Parameters
+    ----------
+    samples : tuple of float
+        Per-call times in ``unit``, in the order taken. In graph mode each sample is one
+        graph replay divided by ``calls_per_sample``.
+    unit : str
+        ``"us"`` unless converted.
+    mode : str
+        ``"cold"`` (L2 cleared or inputs rotated before each call), ``"hot"``
+        (back-to-back calls on the same inputs) or ``"graph"`` (CUDA-graph replays).
+    cache : str
+        What was done about caches: ``"flush"`` (a buffer larger than L2 written
+        before each call), ``"rotate"`` (input sets whose bytes provably exceed L2) or
+        ``"none"``.
+    backend : str
+        ``"cuda-events"`` or ``"cpu-perf-counter"`` (no CUDA here: host clock).
+    gpu : str
+        Device name, ``"cpu"`` for the CPU backend.
+    device, device_after : DeviceState, optional
+        NVML readings when sampling started and ended; None without NVML.
+    clocks_moved : bool
+        True when a clock moved past tolerance or a slowdown was active (see ``notes``).
+    calls_per_sample : int
+        Calls per sample (the graph length in graph mode, else 1).
+    warmup_calls : int
+        Calls made before sampling.
+    stop_reason : str
+        ``"precision"``, ``"max_samples"`` or ``"time_cap"``.
+    overhead : float, optional
+        Median time of an empty timed region with the same backend, in ``unit``: the
+        floor under which samples mean nothing. Not subtracted.
+    label : str
+        A name for the timed function, used in NVTX ranges and reports.
+    notes : tuple of str
+        Warnings about this measurement (clocks moved, caches not flushed, ...).
+    """
+
+    samples: tuple[float, ...] = attrs.field(converter=_samples, validator=_check_samples)
+    unit: str = attrs.field(default="us", validator=one_of(*UNIT_SECONDS))
+    mode: str = attrs.field(default="cold", validator=one_of(*MODES))
+    cache: str = attrs.field(default="flush", validator=one_of(*CACHE_STATES))
+    backend: str = attrs.field(default="cuda-events", validator=one_of(*BACKENDS))
+    gpu: str = ""
+    device: DeviceState | None = None
+    device_after: DeviceState | None = None
+    clocks_moved: bool = False
+    calls_per_sample: int = attrs.field(default=1, validator=at_least(1))
+    warmup_calls: int = 0
+    stop_reason: str = ""
+    overhead: float | None = None
+    label: str = ""
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+
+    @property
+    def n(self) -> int:
+        """Number of samples."""
+        return len(self.samples)
+
+    @property
+    def median(self) -> float:
+        """Median per-call time, in ``unit``."""
+        return quantile(self.samples, 0.5)
+
+    @property
+    def p20(self) -> float:
+        """20th percentile, in ``unit``."""
+        return quantile(self.samples, 0.2)
+
+    @property
+    def p80(self) -> float:
+        """80th percentile, in ``unit``."""
+        return quantile(self.samples, 0.8)
+
+    @property
+    def iqr(self) -> float:
+        """Interquartile range (p75 - p25), in ``unit``."""
+        return quantile(self.samples, 0.75) - quantile(self.samples, 0.25)
+
+    @property
+    def rel_iqr(self) -> float:
+        """IQR over median: the spread of one sample (0.02 = 2 %)."""
+        median = self.median
+        return self.iqr / median if median > 0 else math.inf
+
+    @property
+    def median_ci(self) -> tuple[float, float]:
+        """95 % distribution-free interval of the median, in ``unit``."""
+        return median_ci(self.samples)
+
+    @property
+    def mean(self) -> float:
+        """Mean per-call time, in ``unit`` (pulled up by outliers; prefer the median)."""
+        return sum(self.samples) / len(self.samples)
+
+    @property
+    def min(self) -> float:
+        """Fastest sample, in ``unit``."""
+        return min(self.samples)
+
+    @property
+    def seconds(self) -> float:
+        """The median in seconds."""
+        return self.median * UNIT_SECONDS[self.unit]
+
+    def to_unit(self, unit: str) -> Measurement:
+        """Return the same measurement with samples (and overhead) expressed in ``unit``."""
+        if unit not in UNIT_SECONDS:
+            raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
+        scale = UNIT_SECONDS[self.unit] / UNIT_SECONDS[unit]
+        overhead = None if self.overhead is None else self.overhead * scale
+        return attrs.evolve(
+            self, samples=[s * scale for s in self.samples], unit=unit, overhead=overhead
+        )
+
+    def summary(self) -> str:
+        """One line: ``median [p20, p80] unit (mode, n=…, backend)``."""
+        return (
+            f"{self.median:.4g} [{self.p20:.4g}, {self.p80:.4g}] {self.unit} "
+            f"({self.mode}, n={self.n}, {self.backend})"
+        )

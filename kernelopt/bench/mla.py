@@ -1,0 +1,310 @@
+"""The MLA decode trial matrix: kernelopt's reference MLA kernels timed at the default points.
+
+Absorbed DeepSeek-V3 MLA decode as MQA (see ``kernelopt.kernels.mla``): q
+``[b, s_q, h_q, 576]``, a paged latent cache ``[num_blocks, page, 1, 576]`` whose first
+512 columns are V, ``block_table [b, max_blocks]`` int32, ``cache_seqlens [b]`` int32,
+causal among the ``s_q`` draft tokens. Its roofline cost per call::
+
+    FLOPs = 2 · s_q · h_q · Σ seqlen · (576 + 512)
+    bytes = Σ seqlen · 576 · elt + b · s_q · h_q · (576 + 512) · elt
+
+The kernels are imported only when the matrix runs; without them the error says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import DeviceError, InputError, KernelOptError, expected
+from kernelopt.bench.records import BenchRow
+from kernelopt.bench.roofline import Ceilings, Cost, Roofline, load_ceilings, measure_ceilings
+from kernelopt.bench.timer import Timer, cuda_available
+from kernelopt.bench.trials import TrialCall, TrialPoint, TrialResult, run_trials, trial_matrix
+
+__all__ = ["HEADS", "MLATrial", "load_mla", "mla_decode_cost", "mla_trial_matrix"]
+
+_D_QK = 576  # 512 latent (also V) + 64 rotary
+HEADS = (128, 16)  # compute-bound and memory-bound heads of the trial matrix
+_PAGE = 64
+
+
+def mla_decode_cost(
+    *, b: int, s_q: int, h_q: int, seqlens: int | Sequence[int], elt_bytes: int = 2
+) -> Cost:
+    """Roofline cost of one absorbed MLA decode call, from ``kernelopt.kernels.mla.cost``.
+
+    Parameters
+    ----------
+    b : int
+        Batch.
+    s_q : int
+        Query tokens per sequence.
+    h_q : int
+        Query heads (one latent KV head).
+    seqlens : int or sequence of int
+        Cached tokens per sequence: one length for all ``b``, or one per sequence.
+    elt_bytes : int
+        Bytes per element of q, cache and output (2 for bf16).
+
+    Examples
+    --------
+    >>> cost = mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=4096)
+    >>> round(cost.bytes / 4.2497501013921815e12 * 1e6, 2)  # µs at the anchor's copy rate
+    35.79
+    """
+    try:
+        from kernelopt.kernels.mla.cost import mla_decode_bytes, mla_decode_flops
+    except ImportError as error:
+        raise KernelOptError(
+            expected("the MLA cost model in kernelopt.kernels.mla.cost", f"{error}")
+        ) from None
+    lengths: int | list[int] = b * seqlens if isinstance(seqlens, int) else list(seqlens)
+    flops = mla_decode_flops(lengths, s_q=s_q, h_q=h_q)
+    moved = mla_decode_bytes(lengths, batch=b, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes)
+    return Cost(flops=flops, bytes=moved, name=f"mla decode b={b} s={s_q} h={h_q}")
+
+
+def load_mla() -> Any:
+    """Import ``kernelopt.kernels.mla``, or say clearly that it is missing.
+
+    Raises
+    ------
+    KernelOptError
+        When the module (or one of ``mla_decode_ref``, ``MLADecodePlan``) is absent.
+    """
+    try:
+        module = importlib.import_module("kernelopt.kernels.mla")
+    except ImportError as error:
+        raise KernelOptError(
+            expected(
+                "the MLA decode kernels in kernelopt.kernels.mla (mla_decode_ref, MLADecodePlan)",
+                f"{type(error).__name__}: {error}",
+            )
+        ) from None
+    missing = [name for name in ("mla_decode_ref", "MLADecodePlan") if not hasattr(module, name)]
+    if missing:
+        raise KernelOptError(
+            expected(
+                "kernelopt.kernels.mla to define mla_decode_ref and MLADecodePlan", f"no {missing}"
+            )
+        )
+    return module
+
+
+@attrs.frozen(kw_only=True)
+class MLATrial:
+    """One MLA trial point: timing, roofline placement and error against the reference.
+
+    Parameters
+    ----------
+    trial : TrialResult
+        The timing (or failure) at the point.
+    cost : Cost
+        FLOPs and bytes of the point that ran.
+    floor_us : float, optional
+        Roofline floor, µs (None without ceilings).
+    rel_err : float, optional
+        ‖out − ref‖ / ‖ref‖ against the float64 reference.
+    metrics : dict of str to float
+        Roofline metrics (dram_pct, tc_pct, floor_pct, ...).
+    """
+
+    trial: TrialResult
+    cost: Cost
+    floor_us: float | None = None
+    rel_err: float | None = None
+    metrics: dict[str, float] = attrs.field(factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A flat, JSON-ready summary."""
+        m = self.trial.measurement
+        return {
+            "point": str(self.trial.point),
+            "requested": str(self.trial.requested),
+            "impl": self.trial.impl,
+            "median_us": None if m is None else m.median,
+            "p20_us": None if m is None else m.p20,
+            "p80_us": None if m is None else m.p80,
+            "floor_us": self.floor_us,
+            "floor_pct": self.metrics.get("floor_pct"),
+            "rel_err": self.rel_err,
+            "note": self.trial.note,
+            "error": self.trial.error,
+        }
+
+    def bench_row(self) -> BenchRow:
+        """The JSONL row of a measured trial."""
+        return self.trial.bench_row(op="mla_decode", floor=self.floor_us, metrics=self.metrics)
+
+
+def _inputs(point: TrialPoint, torch: Any, seed: int, device: str, dtype: Any) -> dict[str, Any]:
+    # Random data, never zeros; pages in a random order, as a serving engine's allocator
+    # leaves them.
+    h = point.extra.get("h", HEADS[0])
+    generator = torch.Generator(device=device).manual_seed(seed)
+    blocks_per_seq = math.ceil(point.t / _PAGE)
+    cache = torch.randn(
+        point.b * blocks_per_seq, _PAGE, 1, _D_QK, device=device, dtype=dtype, generator=generator
+    )
+    q = torch.randn(point.b, point.s, h, _D_QK, device=device, dtype=dtype, generator=generator)
+    order = torch.randperm(point.b * blocks_per_seq, device=device, generator=generator)
+    block_table = order.view(point.b, blocks_per_seq).to(torch.int32)
+    seqlens = torch.full((point.b,), point.t, device=device, dtype=torch.int32)
+    return {
+        "q": q,
+        "kv_cache": cache,
+        "block_table": block_table,
+        "cache_seqlens": seqlens,
+        "softmax_scale": 1.0 / math.sqrt(192.0),  # DeepSeek-V3: (128 nope + 64 rope) ** -0.5
+    }
+
+
+def mla_trial_matrix(
+    *,
+    points: Sequence[TrialPoint] | None = None,
+    heads: Sequence[int] = HEADS,
+    strategies: Sequence[str] | None = None,
+    timer: Timer | None = None,
+    ceilings: Ceilings | None = None,
+    check: bool = True,
+    seed: int = 0,
+    device: str = "cuda",
+    dtype: str = "bfloat16",
+) -> list[MLATrial]:
+    """Time ``kernelopt.kernels.mla`` at the trial matrix, with floors and errors.
+
+    Each strategy runs through ``MLADecodePlan`` (planned once per point, outside the
+    timing) into caller-owned ``out``/``lse`` buffers, which the timer poisons before every
+    call and checks after every batch.
+
+    Parameters
+    ----------
+    points : sequence of TrialPoint, optional
+        Default: the decode and speculative points crossed with ``heads``.
+    heads : sequence of int
+        Query heads to cross the default points with.
+    strategies : sequence of str, optional
+        ``MLADecodePlan`` strategies to time; default all (``STRATEGIES``).
+    timer : Timer, optional
+        Timing settings; default cold ``Timer()``.
+    ceilings : Ceilings, optional
+        Default: this GPU's cached ceilings, measured now if none are cached.
+    check : bool
+        Compare each point's output with ``mla_decode_ref`` (float64).
+    seed : int
+        Seed of the random inputs.
+    device : str
+        ``"cuda"``; ``"cpu"`` runs the kernels in the Triton interpreter (with
+        ``TRITON_INTERPRET=1``), host-timed: a check of the wiring on tiny points, not a
+        measurement.
+    dtype : str
+        Input dtype name (``"bfloat16"``; ``"float32"`` for interpreter runs).
+
+    Returns
+    -------
+    list of MLATrial
+        Point-major: every strategy at the first point, then the next point.
+
+    Raises
+    ------
+    KernelOptError
+        When ``kernelopt.kernels.mla`` is not present.
+    DeviceError
+        Without CUDA.
+    """
+    mla = load_mla()
+    if device.startswith("cuda") and not cuda_available():
+        raise DeviceError(expected("a CUDA device for the MLA trial matrix", "none"))
+    import torch
+
+    elt = getattr(torch, dtype, None)
+    if not isinstance(elt, torch.dtype):
+        raise InputError(expected("a torch dtype name such as 'bfloat16'", repr(dtype)))
+    chosen = list(points) if points is not None else list(trial_matrix(axes={"h": tuple(heads)}))
+    names = list(strategies) if strategies is not None else list(mla.STRATEGIES)
+    if ceilings is None:
+        if not device.startswith("cuda"):
+            raise InputError(expected(f"ceilings= for device {device!r}", "none"))
+        gpu = str(torch.cuda.get_device_name())
+        ceilings = load_ceilings(gpu) or measure_ceilings()
+    timer = timer or Timer()
+    errors: dict[tuple[str, str], float] = {}
+    references: dict[str, Any] = {}
+
+    def maker(strategy: str) -> Any:
+        def make(point: TrialPoint) -> Any:
+            inputs = _inputs(point, torch, seed, device, elt)
+            q, cache, table = inputs["q"], inputs["kv_cache"], inputs["block_table"]
+            plan = mla.MLADecodePlan(
+                inputs["cache_seqlens"],
+                s_q=point.s,
+                h_q=q.shape[2],
+                page_size=_PAGE,
+                softmax_scale=inputs["softmax_scale"],
+                dtype=q.dtype,
+                device=q.device,
+                strategy=strategy,
+            )
+            out = torch.empty(
+                q.shape[0], q.shape[1], q.shape[2], 512, dtype=q.dtype, device=q.device
+            )
+            lse = torch.empty(
+                q.shape[0], q.shape[2], q.shape[1], dtype=torch.float32, device=q.device
+            )
+            if check:
+                plan.run(q, cache, table, out=out, lse=lse)
+                key = str(point)
+                if key not in references:
+                    references[key] = mla.mla_decode_ref(
+                        q,
+                        cache,
+                        table,
+                        inputs["cache_seqlens"],
+                        softmax_scale=inputs["softmax_scale"],
+                        causal=True,
+                    )[0]
+                ref = references[key]
+                diff = torch.linalg.vector_norm(out.double() - ref)
+                errors[(key, strategy)] = float(diff / torch.linalg.vector_norm(ref))
+            return TrialCall(
+                fn=lambda: plan.run(q, cache, table, out=out, lse=lse), outputs=(out, lse)
+            )
+
+        return make
+
+    trials: list[TrialResult] = []
+    for point in chosen:
+        for strategy in names:
+            trials += run_trials(
+                maker(strategy), points=[point], impl=f"kernelopt_{strategy}", timer=timer
+            )
+    results = []
+    for trial in trials:
+        p = trial.point
+        cost = mla_decode_cost(
+            b=p.b,
+            s_q=p.s,
+            h_q=p.extra.get("h", HEADS[0]),
+            seqlens=p.t,
+            elt_bytes=elt.itemsize,
+        )
+        line = Roofline(ceilings=ceilings, cost=cost)
+        metrics: dict[str, float] = {}
+        if trial.measurement is not None:
+            metrics = line.place(trial.measurement).metrics()
+        strategy = trial.impl.removeprefix("kernelopt_")
+        results.append(
+            MLATrial(
+                trial=trial,
+                cost=cost,
+                floor_us=line.floor("us"),
+                rel_err=errors.get((str(p), strategy)),
+                metrics=metrics,
+            )
+        )
+    return results

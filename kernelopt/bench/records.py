@@ -1,0 +1,453 @@
+"""Typed benchmark rows on disk (JSONL), and measurements turned into experiment results.
+
+Two destinations:
+
+- :class:`BenchRow` lines appended to a JSONL file (one long-format table: op, impl,
+  config, quantiles, unit, GPU, clocks, versions, commit, timestamp), read back exactly
+  by :func:`read_rows`.
+- The canonical experiment log that :mod:`kernelopt.diagnose` reads:
+  :func:`to_result_row` makes a :class:`~kernelopt.experiments.ResultRow` of a
+  measurement, and :func:`write_experiment` writes ``exp_N/result.md`` and the
+  ``summary.md`` row through :mod:`kernelopt.experiments.canonical`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+
+import attrs
+
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._fileio import locked
+from kernelopt.bench import _serde
+from kernelopt.bench.compare import Comparison
+from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, one_of
+from kernelopt.bench.roofline import Roofline
+from kernelopt.experiments.canonical import append_summary, write_result
+from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
+
+__all__ = [
+    "BenchRow",
+    "Environment",
+    "append_rows",
+    "environment",
+    "point_text",
+    "read_rows",
+    "row_from_measurement",
+    "to_result_row",
+    "write_experiment",
+]
+
+ConfigValue = int | float | str | bool
+
+
+@attrs.frozen(kw_only=True)
+class Environment:
+    """Where a measurement ran: software versions and the source commit.
+
+    Parameters
+    ----------
+    python, torch, triton, kernelopt : str, optional
+        Versions; None when the package is not installed.
+    commit : str, optional
+        ``git rev-parse HEAD`` of the working directory; None outside a git checkout.
+    """
+
+    python: str
+    torch: str | None = None
+    triton: str | None = None
+    kernelopt: str | None = None
+    commit: str | None = None
+
+    def versions(self) -> dict[str, str]:
+        """The versions (and commit) known, as ResultRecord.versions wants them."""
+        found = {
+            "torch": self.torch,
+            "triton": self.triton,
+            "kernelopt": self.kernelopt,
+            "commit": None if self.commit is None else self.commit[:12],
+        }
+        return {key: value for key, value in found.items() if value}
+
+
+def _version(package: str) -> str | None:
+    module = sys.modules.get(package)  # an imported module knows its exact build (+cu130)
+    version = getattr(module, "__version__", None)
+    if isinstance(version, str):
+        return version
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _commit(directory: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = done.stdout.strip()
+    return text if done.returncode == 0 and text else None
+
+
+@functools.cache
+def _environment(directory: str) -> Environment:
+    return Environment(
+        python=sys.version.split()[0],
+        torch=_version("torch"),
+        triton=_version("triton"),
+        kernelopt=_version("kernelopt"),
+        commit=_commit(Path(directory)),
+    )
+
+
+def environment(directory: str | os.PathLike[str] | None = None) -> Environment:
+    """Versions and git commit, read once per directory (never imports torch or triton)."""
+    return _environment(str(Path(directory or Path.cwd()).resolve()))
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def point_text(point: object) -> str:
+    """A trial point as ``key=value`` words: a string as is, a mapping joined, else ``str()``."""
+    if isinstance(point, str):
+        return point
+    if isinstance(point, Mapping):
+        return " ".join(f"{key}={value}" for key, value in point.items())
+    return str(point)
+
+
+@attrs.frozen(kw_only=True)
+class BenchRow:
+    """One timed configuration of one implementation: a line of a benchmark JSONL file.
+
+    Parameters
+    ----------
+    op : str
+        The operation (``"mla_decode"``, ``"copy"``).
+    impl : str
+        The implementation (``"torch_eager"``, ``"split_kv"``).
+    config : dict
+        The point and knobs (``{"b": 32, "s": 1, "h": 128, "t": 4096}``).
+    mode, cache, backend : str
+        How it was timed (see :class:`Measurement`).
+    unit : str
+        Unit of every time in the row.
+    n : int
+        Number of samples.
+    median, p20, p80, iqr, min : float
+        Quantiles of the per-call time, in ``unit``.
+    gpu : str
+        Device name.
+    sm_clock_mhz, mem_clock_mhz : int, optional
+        Clocks when sampling started (NVML).
+    clocks_moved : bool
+        A clock moved or a slowdown was active while sampling.
+    throttle_reasons : tuple of str
+        Clocks-event reasons at the start.
+    torch, triton, commit : str, optional
+        Versions and source commit.
+    timestamp : str
+        ISO-8601 UTC time the row was made.
+    floor : float, optional
+        Roofline floor, in ``unit``.
+    metrics : dict of str to float
+        Roofline metrics (``dram_pct``, ``tc_pct``, ``floor_pct``, ...).
+    note : str
+        What else a reader must know (``"b halved 32 -> 16 after CUDA OOM"``).
+    samples : tuple of float
+        The raw samples, when kept.
+    """
+
+    op: str
+    impl: str
+    config: dict[str, ConfigValue] = attrs.field(factory=dict)
+    mode: str = "cold"
+    cache: str = "flush"
+    backend: str = "cuda-events"
+    unit: str = attrs.field(default="us", validator=one_of(*UNIT_SECONDS))
+    n: int = 0
+    median: float = 0.0
+    p20: float = 0.0
+    p80: float = 0.0
+    iqr: float = 0.0
+    min: float = 0.0
+    gpu: str = ""
+    sm_clock_mhz: int | None = None
+    mem_clock_mhz: int | None = None
+    clocks_moved: bool = False
+    throttle_reasons: tuple[str, ...] = ()
+    torch: str | None = None
+    triton: str | None = None
+    commit: str | None = None
+    timestamp: str = ""
+    floor: float | None = None
+    metrics: dict[str, float] = attrs.field(factory=dict)
+    note: str = ""
+    samples: tuple[float, ...] = ()
+
+
+def row_from_measurement(
+    measurement: Measurement,
+    *,
+    op: str,
+    impl: str,
+    config: Mapping[str, ConfigValue] | None = None,
+    floor: float | None = None,
+    metrics: Mapping[str, float] | None = None,
+    note: str = "",
+    keep_samples: bool = False,
+) -> BenchRow:
+    """Make a :class:`BenchRow` of ``measurement`` with the current environment.
+
+    Parameters
+    ----------
+    measurement : Measurement
+        The timing.
+    op, impl : str
+        What was timed.
+    config : mapping, optional
+        Point and knobs.
+    floor : float, optional
+        Roofline floor in the measurement's unit.
+    metrics : mapping, optional
+        Roofline metrics (``RooflinePoint.metrics()``).
+    note : str
+        Free text; the measurement's own notes are appended.
+    keep_samples : bool
+        Store the raw samples too.
+    """
+    env = environment()
+    state = measurement.device
+    notes = [text for text in (note, *measurement.notes) if text]
+    return BenchRow(
+        op=op,
+        impl=impl,
+        config=dict(config or {}),
+        mode=measurement.mode,
+        cache=measurement.cache,
+        backend=measurement.backend,
+        unit=measurement.unit,
+        n=measurement.n,
+        median=measurement.median,
+        p20=measurement.p20,
+        p80=measurement.p80,
+        iqr=measurement.iqr,
+        min=measurement.min,
+        gpu=measurement.gpu,
+        sm_clock_mhz=None if state is None else state.sm_clock_mhz,
+        mem_clock_mhz=None if state is None else state.mem_clock_mhz,
+        clocks_moved=measurement.clocks_moved,
+        throttle_reasons=() if state is None else state.throttle_reasons,
+        torch=env.torch,
+        triton=env.triton,
+        commit=env.commit,
+        timestamp=_utc_now(),
+        floor=floor,
+        metrics={key: float(value) for key, value in (metrics or {}).items()},
+        note="; ".join(notes),
+        samples=measurement.samples if keep_samples else (),
+    )
+
+
+def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
+    """Append ``rows`` to the JSONL file ``path`` (one JSON object a line), under a lock."""
+    target = Path(path)
+    lines = "".join(json.dumps(_serde.unstructure(row), sort_keys=True) + "\n" for row in rows)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with locked(target), open(target, "a", encoding="utf-8") as handle:
+        handle.write(lines)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return target
+
+
+def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
+    """Read every :class:`BenchRow` of a JSONL file written by :func:`append_rows`.
+
+    Raises
+    ------
+    FormatError
+        Naming the line that is not JSON or not a BenchRow.
+    """
+    target = Path(path)
+    rows = []
+    for number, line in enumerate(target.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise FormatError(
+                expected("a JSON object", error.msg), path=target, line=number
+            ) from None
+        try:
+            rows.append(_serde.structure(data, BenchRow))
+        except InputError as error:
+            raise FormatError(str(error), path=target, line=number) from None
+    return rows
+
+
+def _floor_in(unit: str, floor: Roofline | float | None) -> float | None:
+    if floor is None:
+        return None
+    if isinstance(floor, Roofline):
+        return floor.floor(unit)
+    return float(floor)
+
+
+def to_result_row(
+    measurement: Measurement,
+    *,
+    point: object,
+    impl: str,
+    floor: Roofline | float | None = None,
+    speedup: Comparison | Measurement | float | None = None,
+) -> ResultRow:
+    """The canonical :class:`~kernelopt.experiments.ResultRow` of one measurement.
+
+    Parameters
+    ----------
+    measurement : Measurement
+        The timing.
+    point : str, mapping or TrialPoint
+        The trial point (``"b=32 s=1 t=4096"``, ``{"b": 32, ...}``, a TrialPoint).
+    impl : str
+        Implementation name.
+    floor : float or Roofline, optional
+        Roofline floor in the measurement's unit, or the Roofline itself.
+    speedup : float, Measurement or Comparison, optional
+        Baseline time over this time; a baseline Measurement or a Comparison (its
+        ``speedup``) is converted.
+
+    Examples
+    --------
+    >>> from kernelopt.bench import Measurement, to_result_row
+    >>> m = Measurement(samples=[10.0, 11.0, 12.0], backend="cpu-perf-counter")
+    >>> to_result_row(m, point="b=32 s=1 t=4096", impl="eager").median
+    11.0
+    """
+    if isinstance(speedup, Measurement):
+        speedup = speedup.seconds / measurement.seconds
+    elif isinstance(speedup, Comparison):
+        speedup = speedup.speedup
+    mode = "cpu" if measurement.backend == "cpu-perf-counter" else measurement.mode
+    return ResultRow(
+        point=point_text(point),
+        impl=impl,
+        median=measurement.median,
+        p20=measurement.p20,
+        p80=measurement.p80,
+        unit=measurement.unit,
+        floor=_floor_in(measurement.unit, floor),
+        speedup=None if speedup is None else float(speedup),
+        mode=mode,
+    )
+
+
+def write_experiment(
+    root: str | os.PathLike[str],
+    *,
+    experiment: int,
+    title: str,
+    rows: Sequence[ResultRow],
+    status: Status | str,
+    correctness: Correctness | str,
+    correctness_detail: str = "",
+    gpu: str | Measurement | None = None,
+    kernel: str | None = None,
+    baseline: str | None = None,
+    tags: Sequence[str] = (),
+    knobs: Mapping[str, object] | None = None,
+    verdict: Comparison | str | None = None,
+    notes: str = "",
+    date: str | None = None,
+    overwrite: bool = False,
+    summary: bool = True,
+) -> ResultRecord:
+    """Write ``root/exp_N/result.md`` (and its ``summary.md`` row) in the canonical form.
+
+    Versions (torch, triton, kernelopt, commit) and the date are filled in from the
+    current environment; the record goes through
+    :func:`kernelopt.experiments.canonical.write_result` and ``append_summary``.
+
+    Parameters
+    ----------
+    root : path-like
+        The ``experiments/`` directory.
+    experiment : int
+        N of ``exp_N``.
+    title : str
+        One line saying what was tried.
+    rows : sequence of ResultRow
+        Timed points (:func:`to_result_row`); the first is the headline.
+    status : Status or str
+        BASELINE, KEPT, NEUTRAL, REVERTED or FAILED.
+    correctness : Correctness or str
+        PASS, FAIL or UNKNOWN; ``correctness_detail`` says how it was checked.
+    gpu : str or Measurement, optional
+        Device name, or a measurement to take it from.
+    kernel, baseline : str, optional
+        Kernel path or name, and what it is compared with.
+    tags : sequence of str
+        Catalog ids of the ideas tried.
+    knobs : mapping, optional
+        Tuning knobs (values written with ``str``).
+    verdict : Comparison or str, optional
+        A/B verdict against the previous best.
+    notes : str
+        Free text.
+    date : str, optional
+        ISO date; default now (UTC).
+    overwrite : bool
+        Replace an existing result.md.
+    summary : bool
+        Also append the row to ``summary.md``.
+
+    Returns
+    -------
+    ResultRecord
+        What was written.
+    """
+    if not rows:
+        raise InputError(expected("at least one ResultRow", "none", where="rows"))
+    if isinstance(gpu, Measurement):
+        gpu = gpu.gpu or None
+    record = ResultRecord(
+        experiment=experiment,
+        title=title,
+        status=Status(status),
+        correctness=Correctness(correctness),
+        correctness_detail=correctness_detail,
+        date=date or _utc_now(),
+        kernel=kernel,
+        baseline=baseline,
+        gpu=gpu,
+        versions=environment().versions(),
+        tags=tuple(tags),
+        knobs={key: str(value) for key, value in (knobs or {}).items()},
+        rows=tuple(rows),
+        verdict=None if verdict is None else str(verdict),
+        notes=notes,
+    )
+    write_result(Path(root), record, overwrite=overwrite)
+    if summary:
+        append_summary(Path(root), record)
+    return record

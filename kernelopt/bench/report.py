@@ -1,0 +1,450 @@
+"""The profiler's compact hand-off: ``## Profile: kernel version | b=X, s=X, t=X``.
+
+:class:`ProfileReport` is the typed record and :meth:`ProfileReport.render` writes the
+exact text form of the workflow's profiler contract::
+
+    ## Profile: [kernel] [version] | b=X, s=X, t=X
+    ### Stages
+    | Stage | Duration | TC% | DRAM% | Occ% | Bottleneck | Key Issue |
+    ### Bottleneck: [Memory/Compute/Latency]-bound
+    Root cause: [2 sentences]
+    ### Top 3 Opportunities (ranked by estimated impact)
+    1. [name] -- est. X% gain -- trigger: [metric=value]
+
+    ### vs Baseline (if applicable)
+    | Metric | Previous | Current | Change |
+
+:func:`profile_report` builds one from a measurement and its roofline: TC% and DRAM% are
+achieved rates over the measured ceilings, not hardware counters, and fields that need
+counters (occupancy) read ``n/a (no counters)`` unless the caller supplies them. The
+opportunities are the catalog entries whose triggers fire on the roofline metrics; each
+estimated gain is computed, never invented: the time above the roofline floor as a share
+of the measured time (the most any change doing the same work can save), or, for
+launch-overhead remedies, the share of time CUDA graphs removed in a measurement.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.roofline import Roofline, RooflinePoint, launch_overhead_pct
+from kernelopt.bench.trials import TrialPoint
+
+__all__ = [
+    "NO_COUNTERS",
+    "BaselineMetric",
+    "Bottleneck",
+    "MetricMatcher",
+    "Opportunity",
+    "ProfileReport",
+    "Stage",
+    "classify",
+    "profile_report",
+]
+
+NO_COUNTERS = "n/a (no counters)"
+# Catalog entries whose remedy is removing per-launch host work: their gain is the measured
+# launch overhead, not the roofline gap.
+_LAUNCH_REMEDIES = frozenset({"cuda-graphs", "buffer-persistence"})
+
+
+class Bottleneck(str, enum.Enum):
+    """What limits the kernel, as the report's ``### Bottleneck:`` line says it."""
+
+    MEMORY = "Memory-bound"
+    COMPUTE = "Compute-bound"
+    LATENCY = "Latency-bound"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "/").replace("\n", " ")
+
+
+def _pct(value: float | None) -> str:
+    return NO_COUNTERS if value is None else f"{value:.1f}"
+
+
+@attrs.frozen(kw_only=True)
+class Stage:
+    """One row of the Stages table.
+
+    Parameters
+    ----------
+    name : str
+        The stage (a kernel, or a part timed by leaving the rest out).
+    duration : float
+        Time of the stage, in ``unit``.
+    unit : str
+        ``"us"`` by default.
+    tc_pct, dram_pct : float, optional
+        Achieved FLOP/s and bytes/s over the measured ceilings, %.
+    occupancy_pct : float, optional
+        Achieved occupancy from a profiler, %; None renders ``n/a (no counters)``.
+    bottleneck : str
+        ``Memory-bound``, ``Compute-bound`` or ``Latency-bound``.
+    key_issue : str
+        One phrase.
+    """
+
+    name: str
+    duration: float
+    unit: str = "us"
+    tc_pct: float | None = None
+    dram_pct: float | None = None
+    occupancy_pct: float | None = None
+    bottleneck: str = ""
+    key_issue: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Opportunity:
+    """One ranked opportunity, linked to its catalog entry.
+
+    Parameters
+    ----------
+    name : str
+        The catalog entry's name.
+    entry_id : str
+        The catalog entry's id.
+    gain_pct : float
+        Estimated share of the time it could save, % (see the module docstring).
+    trigger : str
+        The metric that fired, as ``metric=value``.
+    """
+
+    name: str
+    entry_id: str
+    gain_pct: float
+    trigger: str
+
+
+@attrs.frozen(kw_only=True)
+class BaselineMetric:
+    """One row of the vs-Baseline table.
+
+    ``unit`` ``"%"`` marks a percentage: its change is in percentage points; other
+    metrics change by a relative percentage.
+    """
+
+    metric: str
+    previous: float
+    current: float
+    unit: str = ""
+
+    @property
+    def change(self) -> str:
+        """``-36.8%`` (relative) or ``+12.3 pp`` (for percentages)."""
+        if self.unit == "%":
+            return f"{self.current - self.previous:+.1f} pp"
+        if self.previous == 0:
+            return "n/a"
+        return f"{(self.current / self.previous - 1.0) * 100.0:+.1f}%"
+
+
+def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
+    if isinstance(value, TrialPoint):
+        return value
+    missing = {"b", "s", "t"} - set(value)
+    if missing:
+        raise InputError(expected("a point with b, s and t", f"no {sorted(missing)}"))
+    extra = {k: int(v) for k, v in value.items() if k not in ("b", "s", "t")}
+    return TrialPoint(b=int(value["b"]), s=int(value["s"]), t=int(value["t"]), extra=extra)
+
+
+def _stages(value: Iterable[Stage]) -> tuple[Stage, ...]:
+    return tuple(value)
+
+
+def _opportunities(value: Iterable[Opportunity]) -> tuple[Opportunity, ...]:
+    return tuple(value)
+
+
+def _baseline_rows(value: Iterable[BaselineMetric]) -> tuple[BaselineMetric, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class ProfileReport:
+    """The profiler's compact summary of one kernel version at one trial point.
+
+    Parameters
+    ----------
+    kernel, version : str
+        What was profiled.
+    point : TrialPoint
+        Where.
+    stages : tuple of Stage
+        The Stages table.
+    bottleneck : Bottleneck
+        The verdict line.
+    root_cause : str
+        Two sentences.
+    opportunities : tuple of Opportunity
+        Ranked, at most three rendered.
+    baseline : tuple of BaselineMetric
+        The vs-Baseline table; empty when there is no baseline.
+    """
+
+    kernel: str
+    version: str
+    point: TrialPoint = attrs.field(converter=_point)
+    stages: tuple[Stage, ...] = attrs.field(converter=_stages)
+    bottleneck: Bottleneck = attrs.field(converter=Bottleneck)
+    root_cause: str
+    opportunities: tuple[Opportunity, ...] = attrs.field(default=(), converter=_opportunities)
+    baseline: tuple[BaselineMetric, ...] = attrs.field(default=(), converter=_baseline_rows)
+
+    def render(self) -> str:
+        """The report as markdown text in the contract's exact form (ends in a newline)."""
+        p = self.point
+        where = ", ".join(
+            [f"b={p.b}", f"s={p.s}", f"t={p.t}", *(f"{k}={v}" for k, v in p.extra.items())]
+        )
+        lines = [
+            f"## Profile: {self.kernel} {self.version} | {where}",
+            "### Stages",
+            "| Stage | Duration | TC% | DRAM% | Occ% | Bottleneck | Key Issue |",
+            "|-------|----------|-----|-------|------|------------|-----------|",
+        ]
+        for stage in self.stages:
+            cells = (
+                _cell(stage.name),
+                f"{stage.duration:.4g} {stage.unit}",
+                _pct(stage.tc_pct),
+                _pct(stage.dram_pct),
+                _pct(stage.occupancy_pct),
+                _cell(stage.bottleneck),
+                _cell(stage.key_issue),
+            )
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += [
+            f"### Bottleneck: {self.bottleneck.value}",
+            f"Root cause: {' '.join(self.root_cause.split())}",
+            "### Top 3 Opportunities (ranked by estimated impact)",
+        ]
+        if not self.opportunities:
+            lines.append("(none: no catalog trigger fired on these metrics)")
+        for rank, item in enumerate(self.opportunities[:3], start=1):
+            lines.append(
+                f"{rank}. {item.name} (`{item.entry_id}`) -- est. {item.gain_pct:.0f}% gain "
+                f"-- trigger: {item.trigger}"
+            )
+        if self.baseline:
+            lines += [
+                "",
+                "### vs Baseline",
+                "| Metric | Previous | Current | Change |",
+                "|--------|----------|---------|--------|",
+            ]
+            for row in self.baseline:
+                lines.append(
+                    f"| {_cell(row.metric)} | {row.previous:.4g} | {row.current:.4g} "
+                    f"| {row.change} |"
+                )
+        return "\n".join(lines) + "\n"
+
+
+class MetricMatcher(Protocol):
+    """What :func:`profile_report` needs of a catalog: ``Catalog.match_metrics``."""
+
+    def match_metrics(self, metrics: Mapping[str, float]) -> Sequence[Any]: ...
+
+
+def classify(point: RooflinePoint, *, latency_below_pct: float = 20.0) -> Bottleneck:
+    """Memory- or compute-bound by the roofline, latency-bound when the binding ceiling is
+    used below ``latency_below_pct`` % (neither bytes nor FLOPs are what the time waits on)."""
+    used = point.dram_pct if point.roofline.bound == "memory" else point.tc_pct
+    if used < latency_below_pct:
+        return Bottleneck.LATENCY
+    return Bottleneck.MEMORY if point.roofline.bound == "memory" else Bottleneck.COMPUTE
+
+
+def _root_cause(point: RooflinePoint, bottleneck: Bottleneck) -> str:
+    line = point.roofline
+    ceilings = line.ceilings
+    floor_us = line.floor_s * 1e6
+    side = (
+        f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is below the ridge "
+        f"{line.ridge:.3g} FLOP/B, so bytes set the floor ({floor_us:.4g} us at "
+        f"{ceilings.copy_tb_s:.2f} TB/s)"
+        if line.bound == "memory"
+        else f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is above the ridge "
+        f"{line.ridge:.3g} FLOP/B, so FLOPs set the floor ({floor_us:.4g} us at "
+        f"{ceilings.matmul_tflop_s:.0f} TFLOP/s)"
+    )
+    first = f"{side}, {point.floor_pct:.0f}% of the measured time."
+    achieved = (
+        f"{point.bytes_per_s / 1e9:.0f} GB/s ({point.dram_pct:.0f}% of the copy bandwidth) and "
+        f"{point.flop_per_s / 1e12:.3g} TFLOP/s ({point.tc_pct:.0f}% of the matmul rate)"
+    )
+    if bottleneck is Bottleneck.LATENCY:
+        launch = ""
+        if point.launch_overhead_pct is not None:
+            launch = f"; CUDA graphs remove {point.launch_overhead_pct:.0f}% of the time"
+        second = (
+            f"It reaches only {achieved}, so it waits on latency (too little work in flight, "
+            f"serial dependences or launches){launch}."
+        )
+    else:
+        second = f"It reaches {achieved}."
+    return f"{first} {second}"
+
+
+def _trigger(match: Any, metrics: Mapping[str, float]) -> tuple[str, str | None]:
+    """``metric=value`` for each metric the match's first metric reason names, in order."""
+    reasons = [str(reason) for reason in getattr(match, "reasons", ())]
+    for reason in reasons:
+        found = sorted(
+            (hit.start(), name)
+            for name in metrics
+            if (hit := re.search(rf"\b{re.escape(name)}\b", reason)) is not None
+        )
+        if found:
+            names = [name for _, name in found][:3]
+            return ", ".join(f"{n}={metrics[n]:.3g}" for n in names), names[0]
+    return (reasons[0] if reasons else "-"), None
+
+
+def profile_report(
+    *,
+    kernel: str,
+    version: str,
+    point: TrialPoint | Mapping[str, int],
+    measurement: Measurement,
+    roofline: Roofline,
+    graph: Measurement | None = None,
+    baseline: Measurement | None = None,
+    stages: Sequence[Stage] | None = None,
+    extra_metrics: Mapping[str, float] | None = None,
+    catalog: MetricMatcher | None = None,
+    latency_below_pct: float = 20.0,
+) -> ProfileReport:
+    """Build the profile hand-off of one kernel version from its timing and roofline.
+
+    Parameters
+    ----------
+    kernel, version : str
+        What was profiled.
+    point : TrialPoint or mapping
+        The trial point (``b``, ``s``, ``t`` and extra axes).
+    measurement : Measurement
+        The kernel's timing at ``point`` (events; cold by default).
+    roofline : Roofline
+        Its cost against the device's ceilings.
+    graph : Measurement, optional
+        The same call timed in graph mode: gives ``launch_overhead_pct``.
+    baseline : Measurement, optional
+        The previous version at the same point: fills the vs-Baseline table.
+    stages : sequence of Stage, optional
+        The Stages table; default one row for the whole kernel.
+    extra_metrics : mapping, optional
+        More trigger metrics the caller measured (``occupancy_pct``, ``kv_splits``,
+        ``waves``, ``regs_per_thread``...).
+    catalog : object with ``match_metrics``, optional
+        Default ``kernelopt.catalog.Catalog.builtin()``.
+    latency_below_pct : float
+        See :func:`classify`.
+
+    Raises
+    ------
+    KernelOptError
+        When no catalog is given and the built-in catalog cannot be loaded.
+    """
+    overhead = None if graph is None else launch_overhead_pct(measurement, graph)
+    placed = roofline.place(measurement, launch_overhead_pct=overhead)
+    metrics = {**placed.metrics(), **dict(extra_metrics or {})}
+    bottleneck = classify(placed, latency_below_pct=latency_below_pct)
+    if catalog is None:
+        catalog = _builtin_catalog()
+    opportunities = []
+    for match in catalog.match_metrics(metrics):
+        entry = match.entry
+        kind = getattr(getattr(entry, "kind", None), "value", getattr(entry, "kind", ""))
+        if kind == "anti-pattern":
+            continue  # anti-patterns are what to stop doing, not opportunities
+        trigger, metric = _trigger(match, metrics)
+        launch_side = entry.id in _LAUNCH_REMEDIES or metric == "launch_overhead_pct"
+        gain = overhead if launch_side and overhead is not None else placed.gap_pct
+        opportunities.append(
+            (
+                -gain,
+                -float(getattr(match, "score", 0.0)),
+                Opportunity(
+                    name=str(entry.name), entry_id=str(entry.id), gain_pct=gain, trigger=trigger
+                ),
+            )
+        )
+    opportunities.sort(key=lambda item: (item[0], item[1], item[2].entry_id))
+    occupancy = metrics.get("occupancy_pct")
+    if stages is None:
+        stages = [
+            Stage(
+                name=kernel,
+                duration=measurement.median,
+                unit=measurement.unit,
+                tc_pct=placed.tc_pct,
+                dram_pct=placed.dram_pct,
+                occupancy_pct=occupancy,
+                bottleneck=bottleneck.value,
+                key_issue=f"{placed.floor_pct:.0f}% of roofline floor",
+            )
+        ]
+    rows: list[BaselineMetric] = []
+    if baseline is not None:
+        before = roofline.place(baseline)
+        now = measurement.to_unit(baseline.unit)
+        rows = [
+            BaselineMetric(
+                metric=f"Median ({baseline.unit})",
+                previous=baseline.median,
+                current=now.median,
+                unit=baseline.unit,
+            ),
+            BaselineMetric(
+                metric=f"P80 ({baseline.unit})",
+                previous=baseline.p80,
+                current=now.p80,
+                unit=baseline.unit,
+            ),
+            BaselineMetric(
+                metric="Floor %", previous=before.floor_pct, current=placed.floor_pct, unit="%"
+            ),
+            BaselineMetric(
+                metric="DRAM %", previous=before.dram_pct, current=placed.dram_pct, unit="%"
+            ),
+            BaselineMetric(metric="TC %", previous=before.tc_pct, current=placed.tc_pct, unit="%"),
+        ]
+    if not math.isfinite(placed.floor_pct):
+        raise InputError(expected("a finite roofline", placed.floor_pct))
+    return ProfileReport(
+        kernel=kernel,
+        version=version,
+        point=point,
+        stages=stages,
+        bottleneck=bottleneck,
+        root_cause=_root_cause(placed, bottleneck),
+        opportunities=[item for _, _, item in opportunities],
+        baseline=rows,
+    )
+
+
+def _builtin_catalog() -> MetricMatcher:
+    try:
+        from kernelopt.catalog import Catalog  # type: ignore[attr-defined]
+
+        return Catalog.builtin()  # type: ignore[no-any-return]
+    except (ImportError, AttributeError) as error:
+        raise KernelOptError(
+            expected(
+                "the built-in catalog (kernelopt.catalog.Catalog.builtin()) or a catalog= argument",
+                f"{type(error).__name__}: {error}",
+            )
+        ) from None

@@ -1,0 +1,612 @@
+"""The roofline: what a call must cost, what the device can do, and how far a timing is from it.
+
+Two numbers per call, counted by the caller (:class:`Cost`): floating-point operations
+and the fewest bytes it must move through device memory (each input read once, each
+output written once). Two ceilings per device, measured once and cached
+(:func:`measure_ceilings`): the bandwidth of a large device-to-device copy, counting
+bytes read plus bytes written, and the rate of a bf16 matrix product of 8192³ on random
+data. Then::
+
+    floor = max(flops / matmul rate, bytes / copy bandwidth)
+
+No version of the call runs much faster than its floor; the larger term says whether the
+problem is moving bytes (memory-bound) or arithmetic (compute-bound). A timing placed
+on the roofline (:meth:`Roofline.place`) gives the metrics catalog triggers read:
+``dram_pct``, ``tc_pct``, ``arith_intensity``, ``ridge``, ``floor_pct``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import DeviceError, FormatError, InputError, KernelOptError, expected
+from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.bench import _serde
+from kernelopt.bench.measurement import UNIT_SECONDS, Measurement
+
+__all__ = [
+    "CACHE_ENV",
+    "Ceilings",
+    "Cost",
+    "Roofline",
+    "RooflinePoint",
+    "cache_dir",
+    "ceilings_path",
+    "copy_cost",
+    "elementwise_cost",
+    "launch_overhead_pct",
+    "load_ceilings",
+    "matmul_cost",
+    "measure_ceilings",
+    "plot_roofline",
+    "save_ceilings",
+]
+
+CACHE_ENV = "KERNELOPT_CACHE_DIR"
+_CACHE_FORMAT = 1
+
+
+def _non_negative(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+        raise InputError(expected("a finite number >= 0", value, where=attribute.name))
+
+
+def _positive(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise InputError(expected("a finite number > 0", value, where=attribute.name))
+
+
+@attrs.frozen(kw_only=True)
+class Cost:
+    """The work of one call: floating-point operations and bytes of device memory moved.
+
+    Parameters
+    ----------
+    flops : float
+        Floating-point operations per call (a multiply-add counts 2).
+    bytes : float
+        Fewest bytes per call through device memory: inputs read once, outputs written
+        once.
+    name : str
+        What the cost is of (``"mla decode b=32 s=1 h=128 t=4096"``).
+    """
+
+    flops: float = attrs.field(converter=float, validator=_non_negative)
+    bytes: float = attrs.field(converter=float, validator=_non_negative)
+    name: str = ""
+
+    @property
+    def arith_intensity(self) -> float:
+        """FLOP per byte (``inf`` for a call that moves no bytes)."""
+        return self.flops / self.bytes if self.bytes > 0 else math.inf
+
+    def __add__(self, other: Cost) -> Cost:
+        """The cost of running both calls (stages of one kernel, say)."""
+        name = " + ".join(n for n in (self.name, other.name) if n)
+        return Cost(flops=self.flops + other.flops, bytes=self.bytes + other.bytes, name=name)
+
+    @classmethod
+    def of(cls, spec: Cost | Mapping[str, Any] | Callable[[], Any]) -> Cost:
+        """Build a Cost from a Cost, a mapping with ``flops`` and ``bytes``, or a function.
+
+        A function is called with no arguments and must return one of the other two:
+        the caller's own cost model (``lambda: mla_decode_cost(b=32, s_q=1, ...)``).
+        """
+        if isinstance(spec, Cost):
+            return spec
+        if isinstance(spec, Mapping):
+            missing = {"flops", "bytes"} - set(spec)
+            if missing:
+                raise InputError(
+                    expected("a mapping with flops and bytes", f"no {sorted(missing)}")
+                )
+            return cls(flops=spec["flops"], bytes=spec["bytes"], name=str(spec.get("name", "")))
+        if callable(spec):
+            result = spec()
+            if callable(result) and not isinstance(result, (Cost, Mapping)):
+                raise InputError(
+                    expected("a Cost or a mapping from the cost function", "a callable")
+                )
+            return cls.of(result)
+        raise InputError(expected("a Cost, a mapping or a function", type(spec).__name__))
+
+
+def matmul_cost(
+    m: int, n: int, k: int, *, elt_bytes: int = 2, out_bytes: int | None = None
+) -> Cost:
+    """Cost of ``[m, k] @ [k, n]``: 2·m·n·k FLOPs, inputs and output moved once."""
+    out = elt_bytes if out_bytes is None else out_bytes
+    return Cost(
+        flops=2.0 * m * n * k,
+        bytes=float((m * k + k * n) * elt_bytes + m * n * out),
+        name=f"matmul {m}x{n}x{k}",
+    )
+
+
+def copy_cost(nbytes: int) -> Cost:
+    """Cost of copying ``nbytes``: no FLOPs, ``2·nbytes`` moved (read plus write)."""
+    return Cost(flops=0.0, bytes=2.0 * nbytes, name=f"copy {nbytes} B")
+
+
+def elementwise_cost(
+    numel: int,
+    *,
+    inputs: int = 1,
+    outputs: int = 1,
+    elt_bytes: int = 4,
+    flops_per_element: float = 1.0,
+) -> Cost:
+    """Cost of an elementwise op over ``numel`` elements with ``inputs`` and ``outputs`` tensors."""
+    return Cost(
+        flops=flops_per_element * numel,
+        bytes=float(numel * elt_bytes * (inputs + outputs)),
+        name=f"elementwise {numel}",
+    )
+
+
+@attrs.frozen(kw_only=True)
+class Ceilings:
+    """What one device can do, measured on it.
+
+    Parameters
+    ----------
+    gpu : str
+        Device name, the cache key (``"NVIDIA H200"``).
+    copy_bytes_per_s : float
+        Device-to-device copy bandwidth counting bytes read plus written, B/s.
+    matmul_flop_per_s : float
+        bf16 matrix-product rate on random data, FLOP/s.
+    measured_at : str
+        ISO-8601 timestamp of the measurement.
+    torch : str
+        torch version used.
+    copy_bytes : int
+        Size of the copied buffer, bytes.
+    matmul_n : int
+        Matrix size n of the n³ product.
+    source : str
+        ``"measured"`` or where the numbers came from.
+    """
+
+    gpu: str
+    copy_bytes_per_s: float = attrs.field(validator=_positive)
+    matmul_flop_per_s: float = attrs.field(validator=_positive)
+    measured_at: str = ""
+    torch: str = ""
+    copy_bytes: int = 0
+    matmul_n: int = 0
+    source: str = "measured"
+
+    @property
+    def ridge(self) -> float:
+        """Arithmetic intensity where the two ceilings meet, FLOP/byte."""
+        return self.matmul_flop_per_s / self.copy_bytes_per_s
+
+    @property
+    def copy_tb_s(self) -> float:
+        """Copy bandwidth in TB/s (10¹² B/s)."""
+        return self.copy_bytes_per_s / 1e12
+
+    @property
+    def matmul_tflop_s(self) -> float:
+        """Matrix-product rate in TFLOP/s."""
+        return self.matmul_flop_per_s / 1e12
+
+
+def launch_overhead_pct(events: Measurement, graph: Measurement) -> float:
+    """Share of the per-call time that CUDA graphs remove, % (never negative).
+
+    Parameters
+    ----------
+    events : Measurement
+        Per-call time with events around each launch (mode ``"cold"`` or ``"hot"``).
+    graph : Measurement
+        Per-call time from graph replays of the same call.
+    """
+    if events.seconds <= 0:
+        return 0.0
+    return max(0.0, 100.0 * (events.seconds - graph.seconds) / events.seconds)
+
+
+@attrs.frozen(kw_only=True)
+class Roofline:
+    """One call's cost against one device's ceilings.
+
+    Parameters
+    ----------
+    ceilings : Ceilings
+        The device.
+    cost : Cost
+        The call.
+
+    Examples
+    --------
+    >>> from kernelopt.bench import Ceilings, Cost, Roofline
+    >>> h200 = Ceilings(gpu="NVIDIA H200", copy_bytes_per_s=4.25e12, matmul_flop_per_s=694e12)
+    >>> line = Roofline(ceilings=h200, cost=Cost(flops=0, bytes=8e9))
+    >>> round(line.floor("ms"), 3), line.bound
+    (1.882, 'memory')
+    """
+
+    ceilings: Ceilings
+    cost: Cost
+
+    @property
+    def compute_s(self) -> float:
+        """Time the FLOPs take at the matmul rate, s."""
+        return self.cost.flops / self.ceilings.matmul_flop_per_s
+
+    @property
+    def memory_s(self) -> float:
+        """Time the bytes take at the copy bandwidth, s."""
+        return self.cost.bytes / self.ceilings.copy_bytes_per_s
+
+    @property
+    def floor_s(self) -> float:
+        """The floor: the larger of the two times, s."""
+        return max(self.compute_s, self.memory_s)
+
+    @property
+    def bound(self) -> str:
+        """``"memory"`` when bytes set the floor (intensity below the ridge), else ``"compute"``."""
+        return "memory" if self.memory_s >= self.compute_s else "compute"
+
+    @property
+    def arith_intensity(self) -> float:
+        """FLOP per byte of the call."""
+        return self.cost.arith_intensity
+
+    @property
+    def ridge(self) -> float:
+        """FLOP per byte where the device's ceilings meet."""
+        return self.ceilings.ridge
+
+    def floor(self, unit: str = "us") -> float:
+        """The floor in ``unit`` (``"ns"``, ``"us"``, ``"ms"``, ``"s"``)."""
+        if unit not in UNIT_SECONDS:
+            raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
+        return self.floor_s / UNIT_SECONDS[unit]
+
+    def place(
+        self,
+        measured: Measurement | float,
+        *,
+        unit: str = "us",
+        launch_overhead_pct: float | None = None,
+    ) -> RooflinePoint:
+        """Place a timing on the roofline.
+
+        Parameters
+        ----------
+        measured : Measurement or float
+            A measurement (its median is used) or a time in ``unit``.
+        unit : str
+            Unit of a bare float.
+        launch_overhead_pct : float, optional
+            Share of the time graphs remove (:func:`launch_overhead_pct`), carried into
+            the metrics.
+        """
+        if isinstance(measured, Measurement):
+            seconds = measured.seconds
+        else:
+            if unit not in UNIT_SECONDS:
+                raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
+            seconds = float(measured) * UNIT_SECONDS[unit]
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise InputError(expected("a positive time", seconds, where="measured"))
+        return RooflinePoint(roofline=self, time_s=seconds, launch_overhead_pct=launch_overhead_pct)
+
+
+@attrs.frozen(kw_only=True)
+class RooflinePoint:
+    """A timing of a call, placed against its roofline.
+
+    Parameters
+    ----------
+    roofline : Roofline
+        The call's cost and the device.
+    time_s : float
+        Measured time per call, s.
+    launch_overhead_pct : float, optional
+        Share of the time CUDA graphs remove, %.
+    """
+
+    roofline: Roofline
+    time_s: float
+    launch_overhead_pct: float | None = None
+
+    @property
+    def flop_per_s(self) -> float:
+        """Achieved FLOP/s."""
+        return self.roofline.cost.flops / self.time_s
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Achieved bytes/s (of the counted minimum bytes)."""
+        return self.roofline.cost.bytes / self.time_s
+
+    @property
+    def tc_pct(self) -> float:
+        """Achieved FLOP/s over the measured bf16 matmul rate, %."""
+        return 100.0 * self.flop_per_s / self.roofline.ceilings.matmul_flop_per_s
+
+    @property
+    def dram_pct(self) -> float:
+        """Achieved bytes/s over the measured copy bandwidth, %."""
+        return 100.0 * self.bytes_per_s / self.roofline.ceilings.copy_bytes_per_s
+
+    @property
+    def floor_pct(self) -> float:
+        """Floor over measured time, % (100 = at the roofline)."""
+        return 100.0 * self.roofline.floor_s / self.time_s
+
+    @property
+    def gap_s(self) -> float:
+        """Time above the floor, s (0 when at or under it)."""
+        return max(0.0, self.time_s - self.roofline.floor_s)
+
+    @property
+    def gap_pct(self) -> float:
+        """Time above the floor as a share of the measured time, %: the most any change
+        that keeps the same work could save."""
+        return 100.0 * self.gap_s / self.time_s
+
+    def metrics(self) -> dict[str, float]:
+        """The catalog trigger metrics: dram_pct, tc_pct, arith_intensity, ridge, floor_pct
+        (and launch_overhead_pct when known)."""
+        values = {
+            "dram_pct": self.dram_pct,
+            "tc_pct": self.tc_pct,
+            "arith_intensity": self.roofline.arith_intensity,
+            "ridge": self.roofline.ridge,
+            "floor_pct": self.floor_pct,
+        }
+        if self.launch_overhead_pct is not None:
+            values["launch_overhead_pct"] = float(self.launch_overhead_pct)
+        return values
+
+
+# --- ceilings: measured once per device, cached -------------------------------------------
+
+
+def cache_dir() -> Path:
+    """The user cache directory: ``$KERNELOPT_CACHE_DIR``, else ``$XDG_CACHE_HOME/kernelopt``,
+    else ``~/.cache/kernelopt``."""
+    override = os.environ.get(CACHE_ENV)
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kernelopt"
+
+
+def ceilings_path() -> Path:
+    """The ceilings cache file, ``cache_dir()/ceilings.json``."""
+    return cache_dir() / "ceilings.json"
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise FormatError(
+            expected("JSON", f"{error.msg} at line {error.lineno}"), path=path, line=error.lineno
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
+        raise FormatError(
+            expected(f"a kernelopt ceilings cache (format {_CACHE_FORMAT})", "other JSON"),
+            path=path,
+        )
+    devices = data.get("devices", {})
+    if not isinstance(devices, dict):
+        raise FormatError(expected("an object under 'devices'", type(devices).__name__), path=path)
+    return devices
+
+
+def load_ceilings(gpu: str, *, path: Path | None = None) -> Ceilings | None:
+    """The cached ceilings of ``gpu``, or None when none were cached.
+
+    Raises
+    ------
+    FormatError
+        When the cache file is not a ceilings cache (it is never silently replaced).
+    """
+    target = path or ceilings_path()
+    entry = _read_cache(target).get(gpu)
+    if entry is None:
+        return None
+    try:
+        return _serde.structure(entry, Ceilings)
+    except InputError as error:
+        raise FormatError(str(error), path=target, section=gpu) from None
+
+
+def save_ceilings(ceilings: Ceilings, *, path: Path | None = None) -> Path:
+    """Store ``ceilings`` in the cache under its GPU name (atomic, locked) and return the path."""
+    target = path or ceilings_path()
+    with locked(target):
+        devices = _read_cache(target)
+        devices[ceilings.gpu] = _serde.unstructure(ceilings)
+        text = json.dumps({"format": _CACHE_FORMAT, "devices": devices}, indent=1, sort_keys=True)
+        atomic_write_text(target, text + "\n")
+    return target
+
+
+def measure_ceilings(
+    *,
+    refresh: bool = False,
+    device: int | None = None,
+    copy_bytes: int = 1 << 30,
+    matmul_n: int = 8192,
+    path: Path | None = None,
+    max_time_ms: float = 2000.0,
+) -> Ceilings:
+    """Measure the device's copy bandwidth and bf16 matmul rate, or read them from the cache.
+
+    The copy moves ``copy_bytes`` from one device buffer to another (``2·copy_bytes``
+    counted); the matmul multiplies two random ``matmul_n``² bf16 matrices (never zeros:
+    a matrix unit runs faster on zeros than on real data). Both are timed hot: their
+    working sets are far beyond any L2.
+
+    Parameters
+    ----------
+    refresh : bool
+        Measure again even when the cache holds this GPU.
+    device : int, optional
+        CUDA device index; None for the current one.
+    copy_bytes : int
+        Bytes per copy (1 GiB).
+    matmul_n : int
+        Matrix size (8192).
+    path : Path, optional
+        Cache file; default :func:`ceilings_path`.
+    max_time_ms : float
+        Sampling time cap per ceiling, ms.
+
+    Raises
+    ------
+    DeviceError
+        Without a CUDA device.
+    """
+    from kernelopt.bench.timer import Timer, cuda_available
+
+    if not cuda_available():
+        raise DeviceError(
+            expected(
+                "a CUDA device to measure ceilings", "none (torch.cuda.is_available() is False)"
+            )
+        )
+    import torch
+
+    index = torch.cuda.current_device() if device is None else device
+    gpu = str(torch.cuda.get_device_name(index))
+    if not refresh:
+        cached = load_ceilings(gpu, path=path)
+        if cached is not None:
+            return cached
+    timer = Timer(mode="hot", device=index, max_time_ms=max_time_ms, rel_precision=0.002)
+    with torch.cuda.device(index):
+        copy = _time_copy(timer, torch, index, copy_bytes)
+        matmul = _time_matmul(timer, torch, index, matmul_n)
+        torch.cuda.empty_cache()
+    ceilings = Ceilings(
+        gpu=gpu,
+        copy_bytes_per_s=2.0 * copy_bytes / copy.seconds,
+        matmul_flop_per_s=2.0 * matmul_n**3 / matmul.seconds,
+        measured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        torch=str(torch.__version__),
+        copy_bytes=copy_bytes,
+        matmul_n=matmul_n,
+    )
+    save_ceilings(ceilings, path=path)
+    return ceilings
+
+
+def _time_copy(timer: Any, torch: Any, index: int, nbytes: int) -> Measurement:
+    # Buffers live in this frame only, so they are freed before the matmul allocates.
+    source = torch.randint(0, 255, (nbytes,), dtype=torch.uint8, device=index)
+    target = torch.empty_like(source)
+    measured: Measurement = timer.measure(lambda: target.copy_(source), label="ceiling-copy")
+    return measured
+
+
+def _time_matmul(timer: Any, torch: Any, index: int, n: int) -> Measurement:
+    # Random operands: a matrix unit runs measurably faster on zeros than on real data.
+    a = torch.randn(n, n, dtype=torch.bfloat16, device=index)
+    b = torch.randn(n, n, dtype=torch.bfloat16, device=index)
+    product = torch.empty(n, n, dtype=torch.bfloat16, device=index)
+    measured: Measurement = timer.measure(
+        lambda: torch.matmul(a, b, out=product), label="ceiling-matmul"
+    )
+    return measured
+
+
+def plot_roofline(
+    points: Sequence[RooflinePoint],
+    path: str | os.PathLike[str],
+    *,
+    labels: Sequence[str] | None = None,
+    title: str = "",
+) -> Path:
+    """Draw the roofline and the measured points as a PNG (needs matplotlib).
+
+    Parameters
+    ----------
+    points : sequence of RooflinePoint
+        Placed timings; all must share one device's ceilings.
+    path : path-like
+        The PNG to write.
+    labels : sequence of str, optional
+        One label per point.
+    title : str
+        Plot title; default the GPU name.
+
+    Raises
+    ------
+    KernelOptError
+        When matplotlib is not installed (``pip install 'kernelopt[plot]'``).
+    InputError
+        When no points are given or they come from different devices.
+    """
+    if not points:
+        raise InputError(expected("at least one roofline point", "none"))
+    ceilings = points[0].roofline.ceilings
+    if any(p.roofline.ceilings != ceilings for p in points):
+        raise InputError(expected("points measured against one device's ceilings", "several"))
+    if labels is not None and len(labels) != len(points):
+        raise InputError(expected(f"{len(points)} labels", len(labels)))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+    except ImportError:
+        raise KernelOptError(
+            expected(
+                "matplotlib to draw the roofline (pip install 'kernelopt[plot]')",
+                "no module named 'matplotlib'",
+            )
+        ) from None
+    intensities = [
+        p.roofline.arith_intensity for p in points if math.isfinite(p.roofline.arith_intensity)
+    ]
+    low = min([ceilings.ridge / 100.0, *intensities]) / 2.0
+    high = max([ceilings.ridge * 10.0, *intensities]) * 2.0
+    xs = [low * (high / low) ** (i / 200.0) for i in range(201)]
+    roof = [min(ceilings.matmul_flop_per_s, x * ceilings.copy_bytes_per_s) / 1e12 for x in xs]
+    figure, axes = pyplot.subplots(figsize=(7, 4.5))
+    axes.loglog(xs, roof, color="black", label="roofline (measured ceilings)")
+    axes.axvline(
+        ceilings.ridge, color="gray", linestyle=":", label=f"ridge {ceilings.ridge:.0f} FLOP/B"
+    )
+    for i, point in enumerate(points):
+        x = (
+            point.roofline.arith_intensity
+            if math.isfinite(point.roofline.arith_intensity)
+            else high
+        )
+        name = labels[i] if labels else f"point {i + 1}"
+        axes.scatter(
+            [x],
+            [point.flop_per_s / 1e12],
+            zorder=3,
+            label=f"{name} ({point.floor_pct:.0f}% of floor)",
+        )
+    axes.set_xlabel("arithmetic intensity (FLOP/byte)")
+    axes.set_ylabel("TFLOP/s")
+    axes.set_title(title or ceilings.gpu)
+    axes.legend(fontsize=8)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(target, dpi=120, bbox_inches="tight")
+    pyplot.close(figure)
+    return target

@@ -1,0 +1,651 @@
+"""Time one call of a function: CUDA events, a cold or hot L2, CUDA graphs, noise-based stopping.
+
+The procedure, and why:
+
+1. One untimed call (compilation, autotuning, handle creation stay out of the numbers),
+   then warm-up calls for ``warmup_ms`` of host time (clocks rise, caches of the driver
+   fill).
+2. NVML reads clocks and throttle reasons (:mod:`kernelopt.bench.device`).
+3. Batches of samples. In ``"cold"`` mode a buffer of twice the L2 is written before
+   each call (outside the events), or the caller's input sets rotate and are proven to
+   wrap the L2; in ``"hot"`` mode calls run back to back on the same inputs; in
+   ``"graph"`` mode N calls are captured in one CUDA graph and each replay's time is
+   divided by N, removing the per-launch host overhead that events include.
+4. Sampling stops when the median's 95 % interval is within ``± rel_precision``, or at
+   ``max_samples``, or after ``max_time_ms``: noisy kernels get more samples, quiet ones
+   fewer.
+5. NVML is read again; a clock that moved or a power/thermal slowdown is flagged.
+
+Without CUDA the same API times with :func:`time.perf_counter_ns` and says so
+(``backend="cpu-perf-counter"``). torch is imported only when a CUDA timing starts.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import DeviceError, InputError, expected
+from kernelopt.bench import guards
+from kernelopt.bench._nvtx import nvtx_range
+from kernelopt.bench._stats import StopRule, quantile, stop_reason
+from kernelopt.bench.device import DeviceState, clock_changes, read_device_state
+from kernelopt.bench.measurement import MODES, Measurement, at_least, one_of
+
+__all__ = [
+    "DEFAULT_L2_BYTES",
+    "Timer",
+    "cuda_available",
+    "device_l2_bytes",
+    "evicting_bytes",
+    "measure",
+]
+
+# Used when the device does not report its L2 size: larger than any L2 shipped so far
+# (H200: 60 MiB), so a flush of twice this still clears the cache.
+DEFAULT_L2_BYTES = 128 * 1024 * 1024
+_BATCH_TARGET_MS = 10.0  # host time per batch of samples between synchronizations
+_GRAPH_TARGET_MS = 2.0  # device time one graph replay should take in auto graph mode
+_OVERHEAD_SAMPLES = 50
+_FLUSH_BUFFERS: dict[tuple[int, int], Any] = {}
+
+ArgSet = Sequence[Any] | Mapping[str, Any]
+
+
+def cuda_available() -> bool:
+    """True when torch is installed and sees a CUDA device (imports torch)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def device_l2_bytes(device: int | None = None) -> int:
+    """L2 cache size of a CUDA device in bytes (``DEFAULT_L2_BYTES`` if not reported)."""
+    import torch
+
+    index = torch.cuda.current_device() if device is None else device
+    size = int(getattr(torch.cuda.get_device_properties(index), "L2_cache_size", 0) or 0)
+    return size if size > 0 else DEFAULT_L2_BYTES
+
+
+def _buffers(value: Any, found: dict[tuple[int, int], int]) -> None:
+    # Key each buffer by (address, size) so that one tensor passed in several places, or
+    # in several input sets, counts once.
+    if hasattr(value, "data_ptr") and hasattr(value, "nbytes"):
+        found[(int(value.data_ptr()), int(value.nbytes))] = int(value.nbytes)
+    elif hasattr(value, "__array_interface__") and hasattr(value, "nbytes"):
+        address = int(value.__array_interface__["data"][0])
+        found[(address, int(value.nbytes))] = int(value.nbytes)
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        found[(id(value), len(value))] = len(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _buffers(item, found)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _buffers(item, found)
+
+
+def evicting_bytes(inputs: Sequence[ArgSet]) -> tuple[int, int]:
+    """Bytes that the other input sets bring between two uses of one set.
+
+    With sets used in turn, set *i* is reused after every other set ran once; what those
+    sets touch that set *i* does not hold is what evicts set *i* from the L2. Buffers
+    shared by every set (weights passed to each) stay in cache whatever the rotation.
+
+    Parameters
+    ----------
+    inputs : sequence of argument sets
+        Tuples of positional arguments or mappings of keyword arguments. Tensors and
+        arrays count by ``nbytes``, deduplicated by address; other values count zero.
+
+    Returns
+    -------
+    (evicting, shared) : tuple of int
+        The smallest, over sets, of the bytes the other sets bring (the rotation's
+        guarantee), and the bytes shared by every set.
+    """
+    per_set: list[dict[tuple[int, int], int]] = []
+    for args in inputs:
+        found: dict[tuple[int, int], int] = {}
+        _buffers(args, found)
+        per_set.append(found)
+    if len(per_set) < 2:
+        return 0, sum(per_set[0].values()) if per_set else 0
+    shared_keys = set.intersection(*(set(s) for s in per_set))
+    shared = sum(per_set[0][k] for k in shared_keys)
+    guarantees = []
+    for i, own in enumerate(per_set):
+        others: dict[tuple[int, int], int] = {}
+        for j, found in enumerate(per_set):
+            if j != i:
+                others.update(found)
+        guarantees.append(sum(size for key, size in others.items() if key not in own))
+    return min(guarantees), shared
+
+
+def _calls(fn: Callable[..., object], inputs: Sequence[ArgSet] | None) -> list[Callable[[], Any]]:
+    if inputs is None:
+        return [fn]
+    if len(inputs) == 0:
+        raise InputError(expected("at least one input set", "an empty sequence", where="inputs"))
+    calls: list[Callable[[], Any]] = []
+    for args in inputs:
+        if isinstance(args, Mapping):
+            calls.append(functools.partial(fn, **args))
+        elif isinstance(args, (list, tuple)):
+            calls.append(functools.partial(fn, *args))
+        else:
+            raise InputError(
+                expected("input sets as tuples or mappings", type(args).__name__, where="inputs")
+            )
+    return calls
+
+
+class _Runner:
+    """One function prepared for sampling on one backend."""
+
+    backend = "cpu-perf-counter"
+
+    def __init__(
+        self, timer: Timer, calls: list[Callable[[], Any]], outputs: Any, cache: str
+    ) -> None:
+        self.timer = timer
+        self.calls = calls
+        self.outputs = outputs
+        self.cache = cache
+        self.calls_per_sample = 1
+        self.next_call = 0
+        self.estimate_ms = 0.0  # per-call time seen during warm-up (host clock, synced)
+        self.warmup_calls = 0
+
+    def call(self) -> None:
+        self.calls[self.next_call % len(self.calls)]()
+        self.next_call += 1
+
+    def sync(self) -> None:
+        """Wait for the device."""
+
+    def before_call(self) -> None:
+        if self.outputs is not None:
+            guards.poison(self.outputs)
+
+    def warmup(self) -> None:
+        self.before_call()
+        self.call()  # compilation and first-call costs, excluded from the estimate
+        self.sync()
+        count = 0
+        began = time.perf_counter()
+        elapsed_ms = 0.0
+        while count < 2 or elapsed_ms < self.timer.warmup_ms:
+            self.before_call()
+            self.call()
+            self.sync()
+            count += 1
+            elapsed_ms = (time.perf_counter() - began) * 1000.0
+        self.estimate_ms = elapsed_ms / count
+        self.warmup_calls = count + 1
+
+    def batch_size(self, remaining: int) -> int:
+        per_sample = max(self.estimate_ms * self.calls_per_sample, 1e-3)
+        return max(1, min(remaining, 100, int(_BATCH_TARGET_MS / per_sample)))
+
+    def sample(self, k: int) -> list[float]:
+        samples = []
+        n = self.calls_per_sample
+        for _ in range(k):
+            self.before_call()
+            began = time.perf_counter_ns()
+            for _ in range(n):
+                self.call()
+            samples.append((time.perf_counter_ns() - began) / 1000.0 / n)
+        return samples
+
+    def overhead(self) -> float:
+        times = []
+        for _ in range(_OVERHEAD_SAMPLES):
+            began = time.perf_counter_ns()
+            times.append((time.perf_counter_ns() - began) / 1000.0)
+        return quantile(times, 0.5)
+
+    def check_outputs(self) -> None:
+        if self.outputs is None:
+            return
+        self.sync()
+        missing = guards.unwritten_count(self.outputs)
+        if missing:
+            raise InputError(
+                expected("every output element written by each timed call", f"{missing} unwritten")
+            )
+
+    def device_state(self) -> DeviceState | None:
+        return None
+
+    def gpu_name(self) -> str:
+        return "cpu"
+
+
+class _CudaRunner(_Runner):
+    backend = "cuda-events"
+
+    def __init__(
+        self,
+        timer: Timer,
+        calls: list[Callable[[], Any]],
+        outputs: Any,
+        cache: str,
+        device: int,
+        l2_bytes: int,
+    ) -> None:
+        super().__init__(timer, calls, outputs, cache)
+        import torch
+
+        self.torch: Any = torch
+        self.device = device
+        self.stream = torch.cuda.current_stream(device)
+        self.flush: Any = None
+        if cache == "flush":
+            size = int(l2_bytes * timer.flush_factor) // 4 * 4
+            key = (device, size)
+            if key not in _FLUSH_BUFFERS:
+                _FLUSH_BUFFERS[key] = torch.empty(size // 4, dtype=torch.int32, device=device)
+            self.flush = _FLUSH_BUFFERS[key]
+        self.graph: Any = None
+        self.props = torch.cuda.get_device_properties(device)
+
+    def sync(self) -> None:
+        self.torch.cuda.synchronize(self.device)
+
+    def before_call(self) -> None:
+        super().before_call()
+        if self.flush is not None:
+            self.flush.zero_()  # writes 2x L2 bytes: every line the call needs is evicted
+
+    def _event_pairs(self, k: int) -> tuple[list[Any], list[Any]]:
+        event = self.torch.cuda.Event
+        return (
+            [event(enable_timing=True) for _ in range(k)],
+            [event(enable_timing=True) for _ in range(k)],
+        )
+
+    def build_graph(self) -> None:
+        """Capture ``calls_per_sample`` calls (rotating through input sets) in one graph."""
+        torch = self.torch
+        if self.timer.graph_calls is not None:
+            n = self.timer.graph_calls
+        else:
+            starts, ends = self._event_pairs(1)
+            starts[0].record(self.stream)
+            for _ in range(5):
+                self.call()
+            ends[0].record(self.stream)
+            ends[0].synchronize()
+            per_call_ms = max(starts[0].elapsed_time(ends[0]) / 5, 1e-4)
+            n = max(10, min(500, round(_GRAPH_TARGET_MS / per_call_ms)))
+        n = max(n, len(self.calls))
+        n -= n % len(self.calls)  # every input set equally often
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(self.stream)
+        with torch.cuda.stream(side):  # capture needs warm-up on a side stream
+            for _ in range(3):
+                self.call()
+        self.stream.wait_stream(side)
+        self.sync()
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                for _ in range(n):
+                    self.call()
+        except Exception as error:
+            raise InputError(
+                expected("a function CUDA graphs can capture", f"{type(error).__name__}: {error}")
+            ) from error
+        self.sync()
+        self.graph = graph
+        self.calls_per_sample = n
+
+    def warmup(self) -> None:
+        with self.torch.cuda.device(self.device):
+            super().warmup()
+            if self.timer.mode == "graph":
+                self.build_graph()
+                self.graph.replay()
+                self.sync()
+
+    def sample(self, k: int) -> list[float]:
+        starts, ends = self._event_pairs(k)
+        with self.torch.cuda.device(self.device):
+            for i in range(k):
+                self.before_call()
+                starts[i].record(self.stream)
+                if self.graph is not None:
+                    self.graph.replay()
+                else:
+                    self.call()
+                ends[i].record(self.stream)
+            ends[-1].synchronize()
+        n = self.calls_per_sample
+        return [s.elapsed_time(e) * 1000.0 / n for s, e in zip(starts, ends, strict=True)]
+
+    def overhead(self) -> float:
+        starts, ends = self._event_pairs(_OVERHEAD_SAMPLES)
+        for start, end in zip(starts, ends, strict=True):
+            start.record(self.stream)
+            end.record(self.stream)
+        ends[-1].synchronize()
+        return quantile(
+            [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends, strict=True)], 0.5
+        )
+
+    def device_state(self) -> DeviceState | None:
+        if not self.timer.read_clocks:
+            return None
+        return read_device_state(self.device, uuid=str(getattr(self.props, "uuid", "") or ""))
+
+    def gpu_name(self) -> str:
+        return str(self.props.name)
+
+
+def _positive(name: str) -> Callable[[object, object, float], None]:
+    def check(_instance: object, _attribute: object, value: float) -> None:
+        if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+            raise InputError(expected("a positive number", value, where=name))
+
+    return check
+
+
+@attrs.frozen(kw_only=True)
+class Timer:
+    """Settings for timing calls; reuse one Timer for every version you compare.
+
+    Parameters
+    ----------
+    mode : {"cold", "hot", "graph"}
+        ``"cold"``: L2 cleared before each call, or the input sets rotated (the default,
+        what a kernel sees in a model where other layers ran in between). ``"hot"``:
+        back-to-back calls on the same inputs (data may sit in L2: the hot-l2-timing
+        anti-pattern when the working set fits). ``"graph"``: CUDA-graph replays of
+        N calls, for launch-bound kernels.
+    warmup_ms : float
+        Host time spent in warm-up calls, ms.
+    min_samples, max_samples : int
+        Bounds on the number of samples.
+    max_time_ms : float
+        Cap on sampling time, ms.
+    rel_precision : float
+        Stop when the median's 95 % interval is within ``± rel_precision`` (0.005 =
+        ±0.5 %).
+    graph_calls : int, optional
+        Calls per graph replay in graph mode; None picks ~2 ms of work per replay
+        (10 to 500 calls).
+    l2_bytes : int, optional
+        L2 size to assume; None reads it from the device. On the CPU backend, giving it
+        enables the rotation check.
+    flush_factor : float
+        Flush buffer size in multiples of the L2 (2 = twice the L2).
+    backend : {"auto", "cuda-events", "cpu-perf-counter"}
+        ``"auto"`` uses CUDA events when a CUDA device is present.
+    device : int, optional
+        CUDA device index; None is the current device.
+    read_clocks : bool
+        Read NVML clocks and throttle reasons before and after sampling.
+    clock_tolerance : float
+        Relative clock change flagged as ``clocks_moved`` (0.05 = 5 %).
+    strict_rotation : bool
+        In cold mode with input sets that do not provably wrap the L2: raise (True) or
+        warn and record the cache as ``"none"`` (False).
+    nvtx : bool
+        Push NVTX ranges around warm-up and sample batches.
+    """
+
+    mode: str = attrs.field(default="cold", validator=one_of(*MODES))
+    warmup_ms: float = attrs.field(default=25.0, validator=_positive("warmup_ms"))
+    min_samples: int = attrs.field(default=10, validator=at_least(1))
+    max_samples: int = attrs.field(default=1000, validator=at_least(1))
+    max_time_ms: float = attrs.field(default=1000.0, validator=_positive("max_time_ms"))
+    rel_precision: float = attrs.field(default=0.005, validator=_positive("rel_precision"))
+    graph_calls: int | None = None
+    l2_bytes: int | None = None
+    flush_factor: float = attrs.field(default=2.0, validator=_positive("flush_factor"))
+    backend: str = attrs.field(
+        default="auto",
+        validator=one_of("auto", "cuda-events", "cpu-perf-counter"),
+    )
+    device: int | None = None
+    read_clocks: bool = True
+    clock_tolerance: float = 0.05
+    strict_rotation: bool = True
+    nvtx: bool = True
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_samples < self.min_samples:
+            raise InputError(
+                expected(f"max_samples >= min_samples ({self.min_samples})", self.max_samples)
+            )
+        if self.graph_calls is not None and self.graph_calls < 1:
+            raise InputError(expected("graph_calls >= 1 or None", self.graph_calls))
+
+    def _backend(self) -> str:
+        if self.backend == "cpu-perf-counter":
+            return self.backend
+        if cuda_available():
+            return "cuda-events"
+        if self.backend == "cuda-events":
+            raise DeviceError(expected("a CUDA device for backend='cuda-events'", "none"))
+        return "cpu-perf-counter"
+
+    def _cache(
+        self, inputs: Sequence[ArgSet] | None, l2_bytes: int | None, notes: list[str]
+    ) -> str:
+        if self.mode == "hot" or (self.mode == "graph" and inputs is None):
+            if inputs is not None and l2_bytes is not None:
+                found: dict[tuple[int, int], int] = {}
+                _buffers(list(inputs), found)
+                if sum(found.values()) < l2_bytes:
+                    notes.append(
+                        f"hot-l2-timing: the {sum(found.values())} input bytes fit in the "
+                        f"{l2_bytes}-byte L2, so hot calls read them from cache"
+                    )
+            return "none"
+        if inputs is None:
+            return "flush"
+        if len(inputs) == 1:  # nothing rotates: flush when cold, hot in a graph
+            return "flush" if self.mode == "cold" else "none"
+        if l2_bytes is None:
+            notes.append("input sets rotated, but the cache size is unknown: wrap not checked")
+            return "none"
+        evicting, shared = evicting_bytes(inputs)
+        if shared:
+            notes.append(f"{shared} bytes are shared by every input set and stay in cache")
+        if evicting >= l2_bytes:
+            return "rotate"
+        message = expected(
+            f"input sets whose rotation evicts the L2 ({l2_bytes} bytes)",
+            f"{evicting} bytes brought in between two uses of a set "
+            f"(add sets or use mode='cold' without inputs to flush)",
+            where="inputs",
+        )
+        if self.strict_rotation:
+            raise InputError(message)
+        warnings.warn(message, stacklevel=4)
+        notes.append("input sets do not wrap the L2: timing is partly hot")
+        return "none"
+
+    def _runner(
+        self,
+        fn: Callable[..., object],
+        inputs: Sequence[ArgSet] | None,
+        outputs: Any,
+        notes: list[str],
+    ) -> _Runner:
+        calls = _calls(fn, inputs)
+        backend = self._backend()
+        if backend == "cuda-events":
+            import torch
+
+            device = torch.cuda.current_device() if self.device is None else self.device
+            l2 = self.l2_bytes or device_l2_bytes(device)
+            cache = self._cache(inputs, l2, notes)
+            return _CudaRunner(self, calls, outputs, cache, device, l2)
+        cache = self._cache(inputs, self.l2_bytes, notes)
+        notes.append("no CUDA: host clock (time.perf_counter_ns) around each call")
+        if cache == "flush":
+            cache = "none"
+            notes.append("cpu backend: caches are not flushed")
+        runner = _Runner(self, calls, outputs, cache)
+        if self.mode == "graph":
+            runner.calls_per_sample = self.graph_calls or 10
+            notes.append("cpu backend: graph mode times back-to-back calls per sample")
+        return runner
+
+    def measure(
+        self,
+        fn: Callable[..., object],
+        *,
+        inputs: Sequence[ArgSet] | None = None,
+        outputs: Any = None,
+        label: str = "",
+    ) -> Measurement:
+        """Time one call of ``fn``.
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn()`` runs one call; with ``inputs``, ``fn(*args)`` (or ``fn(**kwargs)``)
+            for each argument set in turn.
+        inputs : sequence of tuples or mappings, optional
+            Argument sets to rotate through. In cold mode with two or more sets, their
+            bytes must provably evict the L2 between two uses of a set (see
+            :func:`evicting_bytes`), and no flush is done.
+        outputs : Tensor or sequence of Tensor, optional
+            Buffers the function overwrites; poisoned before every timed call and
+            checked after every batch (:mod:`kernelopt.bench.guards`).
+        label : str
+            Name for NVTX ranges and records.
+
+        Returns
+        -------
+        Measurement
+            Per-call samples in µs and the conditions of the run.
+        """
+        notes: list[str] = []
+        runner = self._runner(fn, inputs, outputs, notes)
+        name = f"kernelopt:{label or getattr(fn, '__name__', 'fn')}"
+        with nvtx_range(f"{name}:warmup", enabled=self.nvtx):
+            runner.warmup()
+        before = runner.device_state()
+        rule = StopRule(
+            min_samples=self.min_samples,
+            max_samples=self.max_samples,
+            max_time_ms=self.max_time_ms,
+            rel_precision=self.rel_precision,
+        )
+        samples: list[float] = []
+        began = time.perf_counter()
+        reason: str | None = None
+        while reason is None:
+            k = runner.batch_size(self.max_samples - len(samples))
+            with nvtx_range(name, enabled=self.nvtx):
+                samples.extend(runner.sample(k))
+            runner.check_outputs()
+            reason = stop_reason(samples, (time.perf_counter() - began) * 1000.0, rule)
+        after = runner.device_state()
+        return self._finish(runner, samples, reason, before, after, notes, label)
+
+    def _finish(
+        self,
+        runner: _Runner,
+        samples: list[float],
+        reason: str,
+        before: DeviceState | None,
+        after: DeviceState | None,
+        notes: list[str],
+        label: str,
+    ) -> Measurement:
+        overhead = runner.overhead()
+        moved = clock_changes(before, after, tolerance=self.clock_tolerance)
+        notes = [*notes, *moved]
+        if reason == "time_cap" and len(samples) < self.min_samples:
+            notes.append(
+                f"time cap {self.max_time_ms:g} ms reached after {len(samples)} samples "
+                f"(min_samples {self.min_samples})"
+            )
+        median = quantile(samples, 0.5)
+        if runner.calls_per_sample == 1 and median < 2.0 * overhead:
+            notes.append(
+                f"median {median:.3g} us is under twice the empty-region time "
+                f"{overhead:.3g} us: overhead dominates; try mode='graph'"
+            )
+        return Measurement(
+            samples=samples,
+            unit="us",
+            mode=self.mode,
+            cache=runner.cache,
+            backend=runner.backend,
+            gpu=runner.gpu_name(),
+            device=before,
+            device_after=after,
+            clocks_moved=bool(moved),
+            calls_per_sample=runner.calls_per_sample,
+            warmup_calls=runner.warmup_calls,
+            stop_reason=reason,
+            overhead=overhead,
+            label=label,
+            notes=notes,
+        )
+
+
+def measure(
+    fn: Callable[..., object],
+    *,
+    mode: str = "cold",
+    inputs: Sequence[ArgSet] | None = None,
+    outputs: Any = None,
+    label: str = "",
+    warmup_ms: float = 25.0,
+    min_samples: int = 10,
+    max_samples: int = 1000,
+    max_time_ms: float = 1000.0,
+    rel_precision: float = 0.005,
+    graph_calls: int | None = None,
+    l2_bytes: int | None = None,
+    backend: str = "auto",
+    device: int | None = None,
+    read_clocks: bool = True,
+    strict_rotation: bool = True,
+    nvtx: bool = True,
+) -> Measurement:
+    """Time one call of ``fn`` with a fresh :class:`Timer` (see there for every parameter).
+
+    Examples
+    --------
+    >>> from kernelopt.bench import measure
+    >>> m = measure(lambda: sum(range(1000)), mode="hot", backend="cpu-perf-counter",
+    ...             warmup_ms=1, max_time_ms=20)
+    >>> m.backend, m.unit
+    ('cpu-perf-counter', 'us')
+    """
+    timer = Timer(
+        mode=mode,
+        warmup_ms=warmup_ms,
+        min_samples=min_samples,
+        max_samples=max_samples,
+        max_time_ms=max_time_ms,
+        rel_precision=rel_precision,
+        graph_calls=graph_calls,
+        l2_bytes=l2_bytes,
+        backend=backend,
+        device=device,
+        read_clocks=read_clocks,
+        strict_rotation=strict_rotation,
+        nvtx=nvtx,
+    )
+    return timer.measure(fn, inputs=inputs, outputs=outputs, label=label)

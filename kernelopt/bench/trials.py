@@ -1,0 +1,293 @@
+"""The trial matrix: the few shapes every kernel version is timed at, with b halved on OOM.
+
+Defaults follow the workflow this library serves: a decode-like point (b=32, s=1,
+t=4096) and a speculative-decoding point (b=32, s=16, t=4096); a third, stress point is
+added only when evidence says the first two are not enough. ``b`` is the batch, ``s`` the
+query tokens per sequence, ``t`` the cached sequence length; other axes (heads ``h``)
+ride along in ``extra``. When a point does not fit in device memory its batch is halved
+until it does, and the row says so.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.records import BenchRow, row_from_measurement, to_result_row
+from kernelopt.bench.roofline import Roofline
+from kernelopt.bench.timer import Timer
+from kernelopt.experiments.records import ResultRow
+
+__all__ = [
+    "DECODE",
+    "DEFAULT_POINTS",
+    "SPECULATIVE",
+    "TrialCall",
+    "TrialPoint",
+    "TrialResult",
+    "is_out_of_memory",
+    "run_trials",
+    "trial_matrix",
+]
+
+
+def _positive_int(_instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InputError(expected("an integer >= 1", value, where=attribute.name))
+
+
+def _int_dict(value: Mapping[str, int]) -> dict[str, int]:
+    return dict(value)
+
+
+@attrs.frozen(kw_only=True)
+class TrialPoint:
+    """One shape of the trial matrix.
+
+    Parameters
+    ----------
+    b : int
+        Batch size (sequences).
+    s : int
+        Query tokens per sequence (1 for decode, the draft length for speculation).
+    t : int
+        Cached tokens per sequence.
+    name : str
+        What the point stands for (``"decode"``, ``"speculative"``).
+    extra : dict of str to int
+        Other axes, e.g. ``{"h": 128}``.
+    """
+
+    b: int = attrs.field(validator=_positive_int)
+    s: int = attrs.field(validator=_positive_int)
+    t: int = attrs.field(validator=_positive_int)
+    name: str = ""
+    extra: dict[str, int] = attrs.field(factory=dict, converter=_int_dict)
+
+    def __str__(self) -> str:
+        return " ".join(f"{key}={value}" for key, value in self.as_dict().items())
+
+    def as_dict(self) -> dict[str, int]:
+        """``{"b": …, "s": …, "t": …, **extra}``."""
+        return {"b": self.b, "s": self.s, "t": self.t, **self.extra}
+
+    def with_b(self, b: int) -> TrialPoint:
+        """The same point with batch ``b``."""
+        return attrs.evolve(self, b=b)
+
+
+DECODE = TrialPoint(name="decode", b=32, s=1, t=4096)
+SPECULATIVE = TrialPoint(name="speculative", b=32, s=16, t=4096)
+DEFAULT_POINTS = (DECODE, SPECULATIVE)
+
+
+def trial_matrix(
+    *,
+    extra_points: Sequence[TrialPoint] = (),
+    axes: Mapping[str, Sequence[int]] | None = None,
+    include_defaults: bool = True,
+) -> tuple[TrialPoint, ...]:
+    """The default points plus ``extra_points``, crossed with extra ``axes``.
+
+    Parameters
+    ----------
+    extra_points : sequence of TrialPoint
+        Points to add (a stress configuration, say).
+    axes : mapping of str to sequence of int, optional
+        Axes to cross every point with, e.g. ``{"h": (128, 16)}``.
+    include_defaults : bool
+        Start from :data:`DEFAULT_POINTS`.
+
+    Examples
+    --------
+    >>> for point in trial_matrix(axes={"h": (128, 16)}):
+    ...     print(point)
+    b=32 s=1 t=4096 h=128
+    b=32 s=1 t=4096 h=16
+    b=32 s=16 t=4096 h=128
+    b=32 s=16 t=4096 h=16
+    """
+    points = [*(DEFAULT_POINTS if include_defaults else ()), *extra_points]
+    for axis, values in (axes or {}).items():
+        if not values:
+            raise InputError(expected(f"at least one value for axis {axis!r}", "none"))
+        points = [
+            attrs.evolve(point, extra={**point.extra, axis: int(value)})
+            for point in points
+            for value in values
+        ]
+    if not points:
+        raise InputError(expected("at least one trial point", "none"))
+    return tuple(points)
+
+
+@attrs.frozen(kw_only=True)
+class TrialCall:
+    """What a trial factory may return instead of a bare function: the call and its outputs.
+
+    Parameters
+    ----------
+    fn : callable
+        One call of the kernel.
+    outputs : Tensor or sequence of Tensor, optional
+        Buffers ``fn`` overwrites; poisoned before every timed call and checked after
+        every batch (see :mod:`kernelopt.bench.guards`).
+    """
+
+    fn: Callable[[], object]
+    outputs: Any = None
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """True for a CUDA out-of-memory error (torch's OutOfMemoryError or its message)."""
+    if type(error).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+
+
+def _release_memory() -> None:
+    gc.collect()
+    torch = sys.modules.get("torch")  # never import torch just to free its cache
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+@attrs.frozen(kw_only=True)
+class TrialResult:
+    """The outcome at one trial point.
+
+    Parameters
+    ----------
+    requested : TrialPoint
+        The point asked for.
+    point : TrialPoint
+        The point that ran (``b`` halved after each out-of-memory error).
+    impl : str
+        Implementation name.
+    measurement : Measurement, optional
+        The timing; None when the point failed.
+    error : str, optional
+        Why the point failed.
+    """
+
+    requested: TrialPoint
+    point: TrialPoint
+    impl: str = ""
+    measurement: Measurement | None = None
+    error: str | None = None
+
+    @property
+    def reduced(self) -> bool:
+        """True when the batch was halved to fit."""
+        return self.point.b != self.requested.b
+
+    @property
+    def note(self) -> str:
+        """``"b halved 32 -> 16 after CUDA OOM"`` when reduced, else ``""``."""
+        if not self.reduced:
+            return ""
+        return f"b halved {self.requested.b} -> {self.point.b} after CUDA OOM"
+
+    def result_row(
+        self, *, floor: Roofline | float | None = None, speedup: float | None = None
+    ) -> ResultRow:
+        """The canonical ResultRow; the point text carries the batch reduction."""
+        if self.measurement is None:
+            raise InputError(expected("a measured trial", f"a failed one ({self.error})"))
+        point = str(self.point) + (f" ({self.note})" if self.reduced else "")
+        return to_result_row(
+            self.measurement, point=point, impl=self.impl, floor=floor, speedup=speedup
+        )
+
+    def bench_row(
+        self,
+        *,
+        op: str,
+        floor: float | None = None,
+        metrics: Mapping[str, float] | None = None,
+    ) -> BenchRow:
+        """The JSONL row; ``config`` is the point that ran, ``note`` the reduction."""
+        if self.measurement is None:
+            raise InputError(expected("a measured trial", f"a failed one ({self.error})"))
+        config: dict[str, int | float | str | bool] = dict(self.point.as_dict())
+        if self.reduced:
+            config["b_requested"] = self.requested.b
+        return row_from_measurement(
+            self.measurement,
+            op=op,
+            impl=self.impl,
+            config=config,
+            floor=floor,
+            metrics=metrics,
+            note=self.note,
+        )
+
+
+def run_trials(
+    make: Callable[[TrialPoint], Callable[[], object] | TrialCall],
+    *,
+    points: Sequence[TrialPoint] | None = None,
+    impl: str = "",
+    timer: Timer | None = None,
+    min_b: int = 1,
+) -> list[TrialResult]:
+    """Time one implementation at every trial point, halving ``b`` on CUDA OOM.
+
+    Parameters
+    ----------
+    make : callable
+        ``make(point)`` allocates the inputs of ``point`` and returns a function that
+        runs one call, or a :class:`TrialCall` naming the outputs to poison and check.
+    points : sequence of TrialPoint, optional
+        Default :data:`DEFAULT_POINTS`.
+    impl : str
+        Implementation name for the results.
+    timer : Timer, optional
+        Timing settings; default ``Timer()``.
+    min_b : int
+        Smallest batch to try before giving up on a point.
+
+    Returns
+    -------
+    list of TrialResult
+        One per point, in order. A point that fails for another reason than memory is
+        recorded with its error and the others still run.
+    """
+    timer = timer or Timer()
+    results = []
+    for requested in points or DEFAULT_POINTS:
+        point = requested
+        while True:
+            out_of_memory = False
+            reason = ""
+            try:
+                made = make(point)
+                call = made if isinstance(made, TrialCall) else TrialCall(fn=made)
+                measured = timer.measure(
+                    call.fn, outputs=call.outputs, label=f"{impl} {point}".strip()
+                )
+            except Exception as error:
+                out_of_memory = is_out_of_memory(error)
+                reason = f"{type(error).__name__}: {error}".splitlines()[0]
+            else:
+                results.append(
+                    TrialResult(requested=requested, point=point, impl=impl, measurement=measured)
+                )
+                break
+            # Outside the except block the traceback, and the tensors its frames hold,
+            # are gone, so the cache can really be returned before the retry.
+            _release_memory()
+            if out_of_memory and point.b // 2 >= min_b:
+                point = point.with_b(point.b // 2)
+                continue
+            if out_of_memory:
+                reason = f"CUDA out of memory down to b={point.b} (min_b {min_b})"
+            results.append(TrialResult(requested=requested, point=point, impl=impl, error=reason))
+            break
+    return results

@@ -1,0 +1,301 @@
+"""Budgeted tuning: a pruned config space, a wall-clock budget, and a stop when gains stop.
+
+The workflow this serves: start from a manual config expected to be good, explore a few
+tilings to see how performance moves, and search wider only with domain rules pruning
+the space, within a small time budget. A search that grows past a sane size without
+beating the start config is the ``autotune-explosion`` anti-pattern (a kernel tuned over
+10 000 configs that gained nothing over its predecessor): kernel design matters more than
+autotuning. :func:`tune` warns by that name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.timer import Timer
+
+__all__ = [
+    "AutotuneExplosionWarning",
+    "TuningResult",
+    "TuningTrial",
+    "iter_space",
+    "space_size",
+    "tune",
+]
+
+EXPLOSION_ID = "autotune-explosion"
+_COUNT_LIMIT = 1_000_000  # configs visited at most to count a pruned space
+
+Config = dict[str, Any]
+Rule = Callable[[Mapping[str, Any]], bool]
+
+
+class AutotuneExplosionWarning(UserWarning):
+    """A tuning search grew past a sane size (catalog anti-pattern ``autotune-explosion``)."""
+
+
+def space_size(space: Mapping[str, Sequence[Any]]) -> int:
+    """Number of configs in the full cross product of ``space``."""
+    return math.prod(len(values) for values in space.values())
+
+
+def _config_at(space: Mapping[str, Sequence[Any]], index: int) -> Config:
+    # Mixed-radix decoding: config number `index` of the product, last knob fastest,
+    # the same order as itertools.product.
+    config: Config = {}
+    for knob, values in reversed(list(space.items())):
+        index, digit = divmod(index, len(values))
+        config[knob] = values[digit]
+    return {knob: config[knob] for knob in space}
+
+
+def iter_space(
+    space: Mapping[str, Sequence[Any]],
+    *,
+    order: str = "given",
+    seed: int = 0,
+) -> Iterator[Config]:
+    """Yield every config of ``space`` once, in product order or in a seeded random order.
+
+    Random order samples config numbers without materializing the product, so a huge
+    space costs nothing until visited.
+    """
+    if order == "given":
+        knobs = list(space)
+        for values in itertools.product(*(space[k] for k in knobs)):
+            yield dict(zip(knobs, values, strict=True))
+    elif order == "random":
+        total = space_size(space)
+        rng = random.Random(seed)
+        if total <= _COUNT_LIMIT:
+            for index in rng.sample(range(total), total):
+                yield _config_at(space, index)
+            return
+        drawn: set[int] = set()  # a huge space: draw lazily, the budget ends the search
+        while len(drawn) < total:
+            index = rng.randrange(total)
+            if index not in drawn:
+                drawn.add(index)
+                yield _config_at(space, index)
+    else:
+        raise InputError(expected("order 'given' or 'random'", repr(order)))
+
+
+def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool:
+    return all(rule(config) for rule in rules)
+
+
+@attrs.frozen(kw_only=True)
+class TuningTrial:
+    """One config tried: its median time (µs) or why it failed."""
+
+    config: dict[str, Any]
+    median: float | None = None
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TuningResult:
+    """The outcome of :func:`tune`.
+
+    Parameters
+    ----------
+    best_config : dict, optional
+        The fastest config; None when every config failed.
+    best : Measurement, optional
+        Its measurement.
+    start : Measurement, optional
+        The measurement of the first config tried (the manual start point).
+    trials : tuple of TuningTrial
+        Every config timed, in order.
+    space_size : int
+        Configs in the full product.
+    pruned : int
+        Configs skipped by the rules during the search.
+    stop_reason : str
+        ``"exhausted"``, ``"budget"`` or ``"patience"`` (no gain for ``patience`` configs).
+    elapsed_s : float
+        Wall-clock time of the search.
+    warnings : tuple of str
+        Warnings raised (each names ``autotune-explosion``).
+    """
+
+    best_config: dict[str, Any] | None
+    best: Measurement | None
+    start: Measurement | None
+    trials: tuple[TuningTrial, ...]
+    space_size: int
+    pruned: int
+    stop_reason: str
+    elapsed_s: float
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def evaluated(self) -> int:
+        """Configs timed (or attempted)."""
+        return len(self.trials)
+
+    @property
+    def gain_over_start(self) -> float:
+        """Start time over best time, minus 1 (0.25 = the best is 25 % faster)."""
+        if self.best is None or self.start is None:
+            return 0.0
+        return self.start.seconds / self.best.seconds - 1.0
+
+    def metrics(self) -> dict[str, float]:
+        """Catalog trigger metrics: ``autotune_configs``."""
+        return {"autotune_configs": float(self.evaluated)}
+
+
+def _warn(message: str, collected: list[str]) -> None:
+    collected.append(message)
+    warnings.warn(message, AutotuneExplosionWarning, stacklevel=3)
+
+
+def tune(
+    build: Callable[[Config], Callable[[], object]],
+    space: Mapping[str, Sequence[Any]],
+    *,
+    start: Mapping[str, Any] | None = None,
+    rules: Sequence[Rule] = (),
+    budget_s: float = 600.0,
+    patience: int = 20,
+    min_gain: float = 0.01,
+    sane_size: int = 200,
+    order: str = "given",
+    seed: int = 0,
+    timer: Timer | None = None,
+) -> TuningResult:
+    """Search ``space`` for the fastest config within a budget.
+
+    Parameters
+    ----------
+    build : callable
+        ``build(config)`` returns a function running one call with that config (it may
+        compile; a config that fails to build or run is recorded and skipped).
+    space : mapping of knob to sequence of values
+        The knobs and the values to try.
+    start : mapping, optional
+        The manual config expected to be good, timed first; gains are reported against
+        it. Default: the first allowed config of the space.
+    rules : sequence of callables
+        ``rule(config) -> bool``; a config runs only when every rule returns True
+        (domain pruning: ``lambda c: c["BLOCK_N"] * c["num_stages"] <= 256``).
+    budget_s : float
+        Wall-clock budget of the search, s.
+    patience : int
+        Stop after this many configs in a row without a gain of ``min_gain``.
+    min_gain : float
+        Relative improvement that counts as a gain (0.01 = 1 %).
+    sane_size : int
+        Pruned-space size, and number of configs tried without gain, above which the
+        ``autotune-explosion`` warning is raised.
+    order : {"given", "random"}
+        Product order or seeded random order.
+    seed : int
+        Seed of the random order.
+    timer : Timer, optional
+        Timing settings; default a short cold Timer (200 ms per config at most).
+
+    Returns
+    -------
+    TuningResult
+    """
+    if not space or any(len(values) == 0 for values in space.values()):
+        raise InputError(expected("a space with at least one value per knob", dict(space)))
+    if start is not None and set(start) != set(space):
+        raise InputError(expected(f"a start config with knobs {sorted(space)}", sorted(start)))
+    if patience < 1 or budget_s <= 0:
+        raise InputError(expected("patience >= 1 and budget_s > 0", (patience, budget_s)))
+    timer = timer or Timer(max_time_ms=200.0, rel_precision=0.01)
+    collected: list[str] = []
+    total = space_size(space)
+    if total > sane_size:
+        allowed = sum(
+            1
+            for config in itertools.islice(iter_space(space), _COUNT_LIMIT)
+            if _allowed(config, rules)
+        )
+        if allowed > sane_size:
+            bound = "at least " if total > _COUNT_LIMIT else ""
+            _warn(
+                f"{EXPLOSION_ID}: {bound}{allowed} configs survive pruning (sane size "
+                f"{sane_size}); prune with domain rules or a smaller space: kernel design "
+                "gains more than autotuning",
+                collected,
+            )
+
+    began = time.perf_counter()
+    trials: list[TuningTrial] = []
+    best: Measurement | None = None
+    best_config: Config | None = None
+    first: Measurement | None = None
+    reference_s = math.inf  # the time a config must beat by min_gain to count as a gain
+    pruned = 0
+    since_gain = 0
+    stop = "exhausted"
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    candidates = itertools.chain(
+        [dict(start)] if start is not None else [], iter_space(space, order=order, seed=seed)
+    )
+    for config in candidates:
+        key = tuple(sorted((k, repr(v)) for k, v in config.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        if not _allowed(config, rules):
+            pruned += 1
+            continue
+        if time.perf_counter() - began >= budget_s:
+            stop = "budget"
+            break
+        try:
+            measured = timer.measure(build(config), label=str(config))
+        except Exception as error:
+            trials.append(
+                TuningTrial(config=config, error=f"{type(error).__name__}: {error}".splitlines()[0])
+            )
+            since_gain += 1
+        else:
+            trials.append(TuningTrial(config=config, median=measured.median))
+            if first is None:
+                first = measured
+            if best is None or measured.seconds < best.seconds:
+                best, best_config = measured, config
+            if measured.seconds < reference_s * (1.0 - min_gain):
+                reference_s, since_gain = measured.seconds, 0
+            else:
+                since_gain += 1
+        if since_gain >= patience:
+            stop = "patience"
+            break
+
+    result = TuningResult(
+        best_config=best_config,
+        best=best,
+        start=first,
+        trials=tuple(trials),
+        space_size=total,
+        pruned=pruned,
+        stop_reason=stop,
+        elapsed_s=time.perf_counter() - began,
+        warnings=tuple(collected),
+    )
+    if result.evaluated > sane_size and result.gain_over_start < min_gain:
+        _warn(
+            f"{EXPLOSION_ID}: {result.evaluated} configs tried for "
+            f"{result.gain_over_start:+.1%} over the start config (sane size {sane_size})",
+            collected,
+        )
+        result = attrs.evolve(result, warnings=tuple(collected))
+    return result

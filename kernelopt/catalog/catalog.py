@@ -1,0 +1,281 @@
+"""The :class:`Catalog`: a set of entries by id, with the queries the workflow needs.
+
+``Catalog.builtin()`` is the knowledge shipped with kernelopt; ``Catalog.load(path)`` puts
+a user's ``docs/knowledge/`` tree over it (a user entry replaces the built-in entry with
+the same id). Queries return ranked :class:`~kernelopt.catalog.query.Match` objects that
+say why each entry matched.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from kernelopt._errors import CatalogError, expected
+from kernelopt.catalog.loader import LoadedTree, load_tree
+from kernelopt.catalog.model import Entry, Kind
+from kernelopt.catalog.problems import Problem, Severity
+from kernelopt.catalog.query import Match, _Searchable, rank
+from kernelopt.catalog.vocabulary import family_ancestors
+
+__all__ = ["BUILTIN_ROOT", "Catalog", "link_problems"]
+
+BUILTIN_ROOT = Path(__file__).resolve().parent / "knowledge"
+
+
+def link_problems(tree: LoadedTree, known: Iterable[str]) -> list[Problem]:
+    """Interactions in ``tree`` that link to an id absent from ``known``, located by line."""
+    ids = set(known)
+    problems = []
+    for entry in tree.entries:
+        path = tree.paths[entry.id]
+        lines = tree.texts.get(path, "").split("\n")
+        for interaction in entry.interactions:
+            if interaction.target in ids:
+                continue
+            mark = f"`{interaction.target}`"
+            line = next(
+                (n for n, text in enumerate(lines, 1) if text.startswith("- ") and mark in text),
+                None,
+            )
+            problems.append(
+                Problem(
+                    path=str(path),
+                    line=line,
+                    severity=Severity.ERROR,
+                    section="Interactions",
+                    message=expected("a link to a known entry id", repr(interaction.target)),
+                )
+            )
+    return problems
+
+
+@functools.cache
+def _builtin() -> Catalog:
+    tree = load_tree(BUILTIN_ROOT, strict=True, lock=False)
+    catalog = Catalog(tree.entries, sources=tree.paths)
+    broken = link_problems(tree, catalog.ids())
+    if broken:
+        raise CatalogError("\n".join(str(p) for p in broken))
+    return catalog
+
+
+class Catalog:
+    """Entries by id, iterated in id order, with ranked queries.
+
+    Parameters
+    ----------
+    entries : iterable of Entry
+        The entries; ids must be unique.
+    sources : Mapping[str, path-like], optional
+        The file each entry was read from, by id.
+    problems : iterable of Problem, optional
+        Problems met while loading (non-strict loads keep them here).
+
+    Examples
+    --------
+    >>> from kernelopt.catalog import Catalog
+    >>> catalog = Catalog.builtin()
+    >>> "online-softmax" in catalog
+    True
+    >>> [e.id for e in catalog.fundamentals("mla-decode")][:1]
+    ['head-grouping-mma-tile']
+    """
+
+    __slots__ = ("_entries", "_problems", "_searchables", "_sources")
+
+    def __init__(
+        self,
+        entries: Iterable[Entry] = (),
+        *,
+        sources: Mapping[str, str | os.PathLike[str]] | None = None,
+        problems: Iterable[Problem] = (),
+    ) -> None:
+        by_id: dict[str, Entry] = {}
+        for entry in entries:
+            if entry.id in by_id:
+                raise CatalogError(expected("unique entry ids", f"'{entry.id}' twice"))
+            by_id[entry.id] = entry
+        self._entries = {k: by_id[k] for k in sorted(by_id)}
+        self._sources = {k: Path(v) for k, v in (sources or {}).items() if k in by_id}
+        self._problems = tuple(problems)
+        self._searchables: tuple[_Searchable, ...] | None = None
+
+    # --- construction -------------------------------------------------------------------
+
+    @classmethod
+    def builtin(cls) -> Catalog:
+        """The knowledge shipped in ``kernelopt/catalog/knowledge/`` (loaded once, cached)."""
+        return _builtin()
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], *, with_builtin: bool = True, strict: bool = True
+    ) -> Catalog:
+        """Load a user's knowledge tree, merged over the built-in entries.
+
+        Parameters
+        ----------
+        path : path-like
+            The root of a tree laid out like ``docs/knowledge/``.
+        with_builtin : bool
+            Merge over the built-in catalog (user entries win by id).
+        strict : bool
+            Raise on the first problem; otherwise keep going and list problems in
+            :attr:`problems` (files that failed are left out and reported there).
+
+        Raises
+        ------
+        FormatError
+            In strict mode, for a file that does not parse (names file, line, section).
+        CatalogError
+            For a path that is not a folder; in strict mode for repeated ids, entries in
+            the wrong folder and interactions linking unknown ids.
+        """
+        tree = load_tree(path, strict=strict)
+        base = cls.builtin() if with_builtin else cls()
+        entries = {e.id: e for e in base}
+        sources = {e.id: p for e in base if (p := base.source(e.id)) is not None}
+        entries.update({e.id: e for e in tree.entries})
+        sources.update(tree.paths)
+        problems = [*tree.problems, *link_problems(tree, entries)]
+        errors = [p for p in problems if p.is_error]
+        if strict and errors:
+            raise CatalogError("\n".join(str(p) for p in errors))
+        return cls(entries.values(), sources=sources, problems=problems)
+
+    # --- container ----------------------------------------------------------------------
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self._entries.values())
+
+    def __repr__(self) -> str:
+        return f"Catalog({len(self)} entries)"
+
+    def ids(self) -> list[str]:
+        """Every entry id, sorted."""
+        return list(self._entries)
+
+    def get(self, entry_id: str) -> Entry:
+        """The entry with ``entry_id``.
+
+        Raises
+        ------
+        CatalogError
+            ``Expected a known entry id (...), got 'x'`` when there is none.
+        """
+        try:
+            return self._entries[entry_id]
+        except KeyError:
+            raise CatalogError(
+                expected("a known entry id (see `kernelopt catalog list`)", repr(entry_id))
+            ) from None
+
+    def source(self, entry_id: str) -> Path | None:
+        """The file ``entry_id`` was read from, if it came from a file."""
+        return self._sources.get(entry_id)
+
+    @property
+    def problems(self) -> tuple[Problem, ...]:
+        """Problems met while loading (empty after a strict load)."""
+        return self._problems
+
+    # --- queries ------------------------------------------------------------------------
+
+    @staticmethod
+    def family_ancestors(family: str) -> tuple[str, ...]:
+        """``family`` and its ancestors up to ``any``; see :func:`family_ancestors`."""
+        return family_ancestors(family)
+
+    def _items(self) -> tuple[_Searchable, ...]:
+        if self._searchables is None:
+            self._searchables = tuple(_Searchable(e) for e in self._entries.values())
+        return self._searchables
+
+    def query(
+        self,
+        *,
+        family: str | None = None,
+        language: str | None = None,
+        kind: Kind | str | None = None,
+        metrics: Mapping[str, float] | None = None,
+        shape: Mapping[str, float] | None = None,
+        keyword: str | None = None,
+        limit: int | None = None,
+    ) -> list[Match]:
+        """Entries that apply, best first, each with the reasons it matched.
+
+        Parameters
+        ----------
+        family : str, optional
+            Keep entries for this kernel family or one of its ancestors (an ``mla-decode``
+            query also returns decode-attention, attention and ``any`` entries).
+        language : str, optional
+            Keep shared entries and those specific to this language.
+        kind : Kind or str, optional
+            Keep only optimizations or only anti-patterns.
+        metrics : Mapping[str, float], optional
+            Measured metrics (``{"dram_pct": 85, "tc_pct": 10}``); scores entries whose
+            metric triggers hold.
+        shape : Mapping[str, float], optional
+            Workload shape facts (``{"s_q": 1}``); scores entries whose shape conditions hold.
+        keyword : str, optional
+            Free text (an experiment description, a search): scores entries named in it by
+            id, name or keyword, else by shared words.
+        limit : int, optional
+            Return at most this many matches.
+
+        Returns
+        -------
+        list of Match
+            Sorted by descending score, then id. With any of ``metrics``, ``shape`` or
+            ``keyword`` given, only entries matching one of them are returned.
+        """
+        matches = rank(
+            self._items(),
+            family=family,
+            language=language,
+            kind=kind,
+            metrics=metrics,
+            shape=shape,
+            keyword=keyword,
+        )
+        return matches if limit is None else matches[:limit]
+
+    def match_metrics(self, metrics: Mapping[str, float]) -> list[Match]:
+        """Entries whose metric triggers hold for ``metrics``, ranked."""
+        return self.query(metrics=metrics)
+
+    def search(self, text: str, *, limit: int | None = None) -> list[Match]:
+        """Free-text search over ids, names, keywords and entry text."""
+        return self.query(keyword=text, limit=limit)
+
+    def tag(self, text: str, *, family: str | None = None) -> list[Match]:
+        """Entries a description names by id, name or keyword (no loose word matches).
+
+        This is how an experiment description such as ``"split-K with num_splits=16"`` is
+        tagged with the techniques it tried.
+        """
+        return rank(self._items(), family=family, keyword=text, strong_only=True)
+
+    def fundamentals(self, family: str) -> list[Entry]:
+        """Entries that are a standard technique for ``family`` or one of its ancestors.
+
+        Most specific first: for ``mla-decode``, entries fundamental for mla-decode, then
+        decode-attention, then attention, then ``any``; id order within each.
+        """
+        chain = family_ancestors(family)
+
+        def depth(entry: Entry) -> int:
+            return min(chain.index(f) for f in entry.fundamental_for if f in chain)
+
+        found = [e for e in self if any(f in chain for f in e.fundamental_for)]
+        return sorted(found, key=lambda e: (depth(e), e.id))

@@ -1,0 +1,90 @@
+"""Where entries live in a knowledge tree, the layout of the knowledge-base protocol.
+
+::
+
+    <root>/index.md                                  the index table (generated)
+    <root>/optimizations/<id>.md                     shared optimizations
+    <root>/anti-patterns/<id>.md                     shared anti-patterns
+    <root>/languages/<language>/optimizations/<id>.md
+    <root>/languages/<language>/anti-patterns/<id>.md
+
+The built-in catalog (``kernelopt/catalog/knowledge/``) and a user's ``docs/knowledge/``
+share this layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+
+from kernelopt._errors import expected
+from kernelopt.catalog.model import Kind, relative_path
+from kernelopt.catalog.vocabulary import LANGUAGES, SCOPES
+
+__all__ = [
+    "INDEX_NAME",
+    "Placement",
+    "candidate_paths",
+    "classify",
+    "iter_markdown",
+    "relative_path",
+]
+
+INDEX_NAME = "index.md"
+_FOLDERS = {kind.folder: kind for kind in Kind}
+
+
+@attrs.frozen(kw_only=True)
+class Placement:
+    """What a file's place in the tree says about the entry it holds."""
+
+    kind: Kind
+    scope: str
+
+
+def candidate_paths(root: Path, entry_id: str) -> Iterator[Path]:
+    """Every place an entry with ``entry_id`` could live in the tree at ``root``."""
+    for scope in SCOPES:
+        for kind in Kind:
+            yield root / relative_path(entry_id, kind, scope)
+
+
+def iter_markdown(root: Path) -> Iterator[Path]:
+    """The ``.md`` files below ``root`` in a stable order, skipping hidden files and folders."""
+    for path in sorted(root.rglob("*.md")):
+        parts = path.relative_to(root).parts
+        if any(part.startswith(".") for part in parts):
+            continue  # temp files of atomic writes, editor swap files
+        yield path
+
+
+def classify(root: Path, path: Path) -> Placement | str | None:
+    """Say what ``path`` is in the tree at ``root``.
+
+    Returns
+    -------
+    Placement
+        For a file in an entry folder.
+    None
+        For a markdown file at the root (``index.md``, a README), which holds no entry.
+    str
+        An ``Expected ..., got ...`` message saying why the file is in no known place.
+    """
+    parts = path.relative_to(root).parts
+    if len(parts) == 1:
+        return None
+    if len(parts) == 2 and parts[0] in _FOLDERS:
+        return Placement(kind=_FOLDERS[parts[0]], scope="shared")
+    if parts[0] == "languages" and len(parts) == 4 and parts[2] in _FOLDERS:
+        if parts[1] not in LANGUAGES:
+            return expected(
+                f"a language folder in {', '.join(LANGUAGES)}", f"languages/{parts[1]}/"
+            )
+        return Placement(kind=_FOLDERS[parts[2]], scope=parts[1])
+    return expected(
+        "an entry under optimizations/, anti-patterns/ or "
+        "languages/<language>/{optimizations,anti-patterns}/",
+        "/".join(parts),
+    )

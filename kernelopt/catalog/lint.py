@@ -1,0 +1,161 @@
+"""Check a knowledge tree: every problem as ``file:line``, errors and warnings apart.
+
+Errors (lint fails): files that do not parse or still hold ``<FILL: ...>`` placeholders,
+entries in the wrong folder or named after another id, repeated ids, interactions linking
+unknown ids. Warnings (advice): unknown family, metric or shape names, a ``fundamental_for``
+family the entry does not apply to, an entry without keywords, a file not in the canonical
+form kernelopt writes, a missing or stale ``index.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kernelopt._errors import expected
+from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, link_problems
+from kernelopt.catalog.index import render_index
+from kernelopt.catalog.layout import INDEX_NAME
+from kernelopt.catalog.loader import LoadedTree, load_tree
+from kernelopt.catalog.markdown import find_placeholders, render_entry
+from kernelopt.catalog.model import Entry
+from kernelopt.catalog.problems import Problem, Severity
+from kernelopt.catalog.vocabulary import FAMILIES, FILL_MARK, METRICS, SHAPE_FACTS, family_ancestors
+
+__all__ = ["lint_tree"]
+
+
+def _warn(
+    path: Path, message: str, *, line: int | None = None, section: str | None = "metadata"
+) -> Problem:
+    return Problem(
+        path=str(path), line=line, severity=Severity.WARNING, message=message, section=section
+    )
+
+
+def _entry_warnings(entry: Entry, path: Path, text: str) -> list[Problem]:
+    out = []
+    for family in (*entry.families, *entry.fundamental_for):
+        if family not in FAMILIES:
+            out.append(
+                _warn(path, expected(f"a known family ({', '.join(FAMILIES)})", repr(family)))
+            )
+    for family in entry.fundamental_for:
+        if not any(f in entry.families for f in family_ancestors(family)):
+            out.append(
+                _warn(
+                    path,
+                    expected(
+                        "fundamental_for families the entry applies to "
+                        f"({', '.join(entry.families)})",
+                        repr(family),
+                    ),
+                )
+            )
+    if not entry.keywords:
+        out.append(
+            _warn(
+                path,
+                expected(
+                    "keywords, so experiment descriptions can be tagged with this entry", "none"
+                ),
+            )
+        )
+    for names, known, what in (
+        ({n for c in entry.triggers for n in c.names}, METRICS, "metric"),
+        ({n for c in entry.shape_conditions for n in c.names}, SHAPE_FACTS, "shape fact"),
+    ):
+        for name in sorted(names - set(known)):
+            out.append(
+                _warn(path, expected(f"a known {what} name", repr(name)), section="When to Apply")
+            )
+    canonical = render_entry(entry)
+    if canonical != text:
+        ours, theirs = canonical.split("\n"), text.replace("\r\n", "\n").split("\n")
+        line = next(
+            (i for i, (a, b) in enumerate(zip(ours, theirs, strict=False), 1) if a != b),
+            min(len(ours), len(theirs)),
+        )
+        out.append(
+            _warn(
+                path,
+                expected(
+                    "the canonical form kernelopt writes (update operations will rewrite it)",
+                    f"a difference at line {line}",
+                ),
+                line=line,
+                section=None,
+            )
+        )
+    return out
+
+
+def _placeholder_problems(tree: LoadedTree) -> tuple[set[str], list[Problem]]:
+    paths, out = set(), []
+    for path, text in tree.texts.items():
+        for line, section, mark in find_placeholders(text):
+            paths.add(str(path))
+            out.append(
+                Problem(
+                    path=str(path),
+                    line=line,
+                    severity=Severity.ERROR,
+                    section=section,
+                    message=expected("this placeholder filled in", mark),
+                )
+            )
+    return paths, out
+
+
+def lint_tree(
+    root: str | os.PathLike[str] | None = None, *, with_builtin: bool = True
+) -> list[Problem]:
+    """Lint a knowledge tree (the built-in one when ``root`` is None).
+
+    Parameters
+    ----------
+    root : path-like, optional
+        The tree's root folder.
+    with_builtin : bool
+        Resolve interaction links against the built-in entries too.
+
+    Returns
+    -------
+    list of Problem
+        In file order; ``problem.is_error`` tells errors from warnings.
+    """
+    base = BUILTIN_ROOT if root is None else Path(root)
+    tree = load_tree(base)
+    with_placeholders, problems = _placeholder_problems(tree)
+    for problem in tree.problems:
+        if problem.path in with_placeholders and FILL_MARK in problem.message:
+            continue  # reported above, one problem per placeholder
+        problems.append(problem)
+    known = {e.id for e in tree.entries}
+    if with_builtin and base.resolve() != BUILTIN_ROOT:
+        known |= set(Catalog.builtin().ids())
+    problems += link_problems(tree, known)
+    for entry in tree.entries:
+        path = tree.paths[entry.id]
+        problems += _entry_warnings(entry, path, tree.texts[path])
+    index = base / INDEX_NAME
+    if not index.is_file():
+        problems.append(
+            _warn(
+                index,
+                expected("an index (run `kernelopt catalog index`)", "no index.md"),
+                section=None,
+            )
+        )
+    elif index.read_text(encoding="utf-8") != render_index(tree.entries):
+        problems.append(
+            _warn(
+                index,
+                expected(
+                    "an index matching the entries (run `kernelopt catalog index`)",
+                    "a stale index.md",
+                ),
+                section=None,
+            )
+        )
+    return sorted(problems, key=lambda p: (p.path, p.line or 0, not p.is_error))

@@ -1,0 +1,218 @@
+"""Load every entry of a knowledge tree, collecting problems instead of stopping at one.
+
+In non-strict mode nothing is dropped silently: a file that cannot be read or parsed, an
+entry in the wrong folder, or a repeated id each becomes a :class:`Problem` naming the
+file and line. Strict mode raises the first parse error (:class:`~kernelopt.FormatError`)
+or, for problems between files, one :class:`~kernelopt.CatalogError` listing them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import attrs
+
+from kernelopt._errors import CatalogError, FormatError, expected
+from kernelopt._fileio import locked
+from kernelopt.catalog.layout import Placement, classify, iter_markdown
+from kernelopt.catalog.markdown import parse_entry
+from kernelopt.catalog.model import Entry
+from kernelopt.catalog.problems import Problem, Severity
+
+__all__ = ["LoadedTree", "load_tree", "problem_from_format_error", "reading_lock"]
+
+
+@attrs.frozen(kw_only=True)
+class LoadedTree:
+    """What :func:`load_tree` found.
+
+    Parameters
+    ----------
+    root : Path
+        The tree's root folder.
+    entries : tuple of Entry
+        Every entry that parsed, sorted by id; of two files with one id, the first in
+        path order is kept (the second is reported).
+    paths : Mapping[str, Path]
+        The file of each kept entry, by id.
+    texts : Mapping[Path, str]
+        The text of every entry file read, by path (for lint's format checks).
+    problems : tuple of Problem
+        Everything that went wrong, in file order.
+    """
+
+    root: Path
+    entries: tuple[Entry, ...]
+    paths: Mapping[str, Path]
+    texts: Mapping[Path, str]
+    problems: tuple[Problem, ...]
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """The problems of error severity."""
+        return tuple(p for p in self.problems if p.is_error)
+
+
+def problem_from_format_error(error: FormatError, path: Path) -> Problem:
+    """Turn a located parse error into a lint problem."""
+    return Problem(
+        path=str(path),
+        line=error.line,
+        severity=Severity.ERROR,
+        message=error.message,
+        section=error.section,
+    )
+
+
+@contextlib.contextmanager
+def reading_lock(root: Path) -> Iterator[None]:
+    """Hold the tree's writer lock while reading, so a reader never sees half an update.
+
+    Only a tree that kernelopt has written to (it then has a ``<root>.lock`` beside it) is
+    read under the lock: reading a hand-kept tree leaves no lock file behind, and a tree in
+    a read-only place (an installed package) is read without one.
+    """
+    if not Path(f"{os.fspath(root)}.lock").exists():
+        yield
+        return
+    manager = locked(root)
+    try:
+        manager.__enter__()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        manager.__exit__(None, None, None)
+
+
+def _placement_problems(path: Path, entry: Entry, placement: Placement) -> list[Problem]:
+    problems = []
+    where = str(path)
+    if path.stem != entry.id:
+        problems.append(
+            Problem(
+                path=where,
+                line=None,
+                severity=Severity.ERROR,
+                section="metadata",
+                message=expected(f"the file named after the id ({entry.id}.md)", path.name),
+            )
+        )
+    if entry.kind is not placement.kind:
+        problems.append(
+            Problem(
+                path=where,
+                line=None,
+                severity=Severity.ERROR,
+                section="metadata",
+                message=expected(
+                    f"kind {placement.kind.value} in {placement.kind.folder}/", entry.kind.value
+                ),
+            )
+        )
+    if entry.scope != placement.scope:
+        problems.append(
+            Problem(
+                path=where,
+                line=None,
+                severity=Severity.ERROR,
+                section="metadata",
+                message=expected(f"scope {placement.scope} for this folder", entry.scope),
+            )
+        )
+    return problems
+
+
+def load_tree(
+    root: str | os.PathLike[str], *, strict: bool = False, lock: bool = True
+) -> LoadedTree:
+    """Load every entry below ``root``.
+
+    Parameters
+    ----------
+    root : path-like
+        A knowledge tree (see :mod:`kernelopt.catalog.layout`).
+    strict : bool
+        Raise on the first error instead of collecting problems.
+    lock : bool
+        Read under the tree's writer lock (callers that already hold it pass False).
+
+    Raises
+    ------
+    CatalogError
+        If ``root`` is not a folder, or in strict mode for problems between files.
+    FormatError
+        In strict mode, for the first file that does not parse.
+    """
+    base = Path(root)
+    if not base.is_dir():
+        raise CatalogError(expected("a knowledge folder", f"{base} (not a folder)"))
+    with reading_lock(base) if lock else contextlib.nullcontext():
+        return _load(base, strict=strict)
+
+
+def _load(base: Path, *, strict: bool) -> LoadedTree:
+    problems: list[Problem] = []
+    kept: dict[str, Entry] = {}
+    paths: dict[str, Path] = {}
+    texts: dict[Path, str] = {}
+    for path in iter_markdown(base):
+        placement = classify(base, path)
+        if placement is None:
+            continue
+        if isinstance(placement, str):
+            problems.append(
+                Problem(path=str(path), line=None, severity=Severity.ERROR, message=placement)
+            )
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            problems.append(
+                Problem(
+                    path=str(path),
+                    line=None,
+                    severity=Severity.ERROR,
+                    message=expected("a readable UTF-8 file", str(error)),
+                )
+            )
+            continue
+        texts[path] = text
+        try:
+            entry = parse_entry(text, path=path)
+        except FormatError as error:
+            if strict:
+                raise
+            problems.append(problem_from_format_error(error, path))
+            continue
+        problems.extend(_placement_problems(path, entry, placement))
+        if entry.id in kept:
+            problems.append(
+                Problem(
+                    path=str(path),
+                    line=None,
+                    severity=Severity.ERROR,
+                    section="metadata",
+                    message=expected(
+                        f"a unique id ('{entry.id}' is already in {paths[entry.id]})", "a repeat"
+                    ),
+                )
+            )
+            continue
+        kept[entry.id] = entry
+        paths[entry.id] = path
+    errors = [p for p in problems if p.is_error]
+    if strict and errors:
+        raise CatalogError("\n".join(str(p) for p in errors))
+    return LoadedTree(
+        root=base,
+        entries=tuple(kept[k] for k in sorted(kept)),
+        paths=paths,
+        texts=texts,
+        problems=tuple(problems),
+    )

@@ -1,0 +1,634 @@
+"""Read and write catalog entries in the one fixed markdown template.
+
+The file a person reads is the file code reads. Its layout::
+
+    # Split-KV Flash Decoding
+
+    - id: split-kv-flash-decoding
+    - kind: optimization
+    - scope: shared
+    - families: decode-attention
+    - fundamental_for: decode-attention
+    - keywords: split-kv, split kv, flash-decoding, flash decoding
+
+    ## When to Apply
+    - Decode attention over long KV caches where batch × heads is too few CTAs.
+    - Metric: `waves < 1` — the grid does not fill the GPU once.
+    - Shape: `s_q <= 16` — few query tokens per sequence.
+
+    ## Mechanism
+    ...
+    ## Performance Evidence
+    Source type: external report
+    Source: https://crfm.stanford.edu/2023/10/12/flashdecoding.html
+
+    | Config | Before | After | Change |
+    |--------|--------|-------|--------|
+    | ... | ... | ... | ... |
+
+    Optional notes under the table.
+
+    ## Generalization / ## Pitfalls / ## Interactions
+    - `split-kv-lse-combine` (requires): the partial results are merged by their LSE.
+
+The sections are the template's, in its order. :func:`render_entry` writes the canonical
+form and :func:`parse_entry` reads it back exactly (``render_entry(parse_entry(t)) == t`` for
+canonical text). The reader tolerates small departures (wrapped bullets, blank lines
+between bullets, ``-`` instead of ``—``) and reports anything else as a
+:class:`~kernelopt.FormatError` naming the file, the line and the section.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt.catalog.conditions import Condition, parse_condition
+from kernelopt.catalog.model import (
+    FENCE_RE,
+    Entry,
+    Evidence,
+    EvidenceRow,
+    Interaction,
+    Kind,
+    Relation,
+    SourceType,
+)
+from kernelopt.catalog.vocabulary import FILL_MARK
+
+__all__ = [
+    "EVIDENCE_HEADER",
+    "META_KEYS",
+    "NO_INTERACTIONS",
+    "SECTIONS",
+    "find_placeholders",
+    "parse_entry",
+    "render_entry",
+]
+
+SECTIONS: tuple[str, ...] = (
+    "When to Apply",
+    "Mechanism",
+    "Affected Metrics",
+    "Implementation",
+    "Performance Evidence",
+    "Generalization",
+    "Pitfalls",
+    "Interactions",
+)
+META_KEYS: tuple[str, ...] = ("id", "kind", "scope", "families", "fundamental_for", "keywords")
+_REQUIRED_META = ("id", "kind", "scope", "families")
+EVIDENCE_HEADER = "| Config | Before | After | Change |\n|--------|--------|-------|--------|"
+NO_INTERACTIONS = "None recorded."
+_METADATA = "metadata"
+_TITLE = "title"
+
+_META_RE = re.compile(r"^- (?P<key>[A-Za-z_ ]+?)\s*:\s*(?P<value>.*)$")
+_TAGGED_RE = re.compile(
+    r"^(?P<tag>Metric|Shape):\s*`(?P<cond>[^`]+)`\s*(?:(?:—|--|-|:)\s*(?P<note>.*))?$"
+)
+_INTERACTION_RE = re.compile(
+    r"^`(?P<target>[^`]+)`\s*(?:\((?P<relation>[a-z-]+)\))?\s*(?::|—|--|-)\s*(?P<note>.+)$"
+)
+_SOURCE_TYPE = "Source type:"
+_SOURCE = "Source:"
+
+# Which section holds each Entry field, to place validation errors.
+_FIELD_SECTION = {
+    "id": _METADATA,
+    "name": _TITLE,
+    "kind": _METADATA,
+    "scope": _METADATA,
+    "families": _METADATA,
+    "fundamental_for": _METADATA,
+    "keywords": _METADATA,
+    "contexts": "When to Apply",
+    "triggers": "When to Apply",
+    "shape_conditions": "When to Apply",
+    "mechanism": "Mechanism",
+    "affected_metrics": "Affected Metrics",
+    "implementation": "Implementation",
+    "evidence": "Performance Evidence",
+    "generalization": "Generalization",
+    "pitfalls": "Pitfalls",
+    "interactions": "Interactions",
+}
+
+_T = TypeVar("_T")
+_Lines = list[tuple[int, str]]  # (1-based line number, text)
+
+
+# --- writing ----------------------------------------------------------------------------
+
+
+def _list(items: tuple[str, ...]) -> str:
+    return ", ".join(items) if items else "none"
+
+
+def _condition_bullet(tag: str, condition: Condition) -> str:
+    bullet = f"- {tag}: `{condition}`"
+    return f"{bullet} — {condition.note}" if condition.note else bullet
+
+
+def _render_evidence(block: Evidence) -> str:
+    parts = [f"{_SOURCE_TYPE} {block.source_type.value}\n{_SOURCE} {block.source}", EVIDENCE_HEADER]
+    rows = "".join(f"\n| {r.config} | {r.before} | {r.after} | {r.change} |" for r in block.rows)
+    parts[1] += rows
+    if block.notes:
+        parts.append(block.notes)
+    return "\n\n".join(parts)
+
+
+def render_entry(entry: Entry) -> str:
+    """Write ``entry`` in the canonical markdown template.
+
+    Parameters
+    ----------
+    entry : Entry
+        The entry to write.
+
+    Returns
+    -------
+    str
+        The file content, ending in one newline; :func:`parse_entry` reads it back to an
+        equal entry.
+    """
+    meta = "\n".join(
+        (
+            f"- id: {entry.id}",
+            f"- kind: {entry.kind.value}",
+            f"- scope: {entry.scope}",
+            f"- families: {_list(entry.families)}",
+            f"- fundamental_for: {_list(entry.fundamental_for)}",
+            f"- keywords: {_list(entry.keywords)}",
+        )
+    )
+    when = [f"- {c}" for c in entry.contexts]
+    when += [_condition_bullet("Metric", c) for c in entry.triggers]
+    when += [_condition_bullet("Shape", c) for c in entry.shape_conditions]
+    interactions = (
+        "\n".join(f"- `{i.target}` ({i.relation.value}): {i.note}" for i in entry.interactions)
+        if entry.interactions
+        else NO_INTERACTIONS
+    )
+    bodies = {
+        "When to Apply": "\n".join(when),
+        "Mechanism": entry.mechanism,
+        "Affected Metrics": "\n".join(f"- {m}" for m in entry.affected_metrics),
+        "Implementation": entry.implementation,
+        "Performance Evidence": "\n\n".join(_render_evidence(b) for b in entry.evidence),
+        "Generalization": entry.generalization,
+        "Pitfalls": "\n".join(f"- {p}" for p in entry.pitfalls),
+        "Interactions": interactions,
+    }
+    sections = "\n\n".join(f"## {name}\n{bodies[name]}" for name in SECTIONS)
+    return f"# {entry.name}\n\n{meta}\n\n{sections}\n"
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+class _Reader:
+    """Parsing state for one file: its path for error messages."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = None if path is None else str(path)
+
+    def error(self, message: str, line: int | None, section: str | None) -> FormatError:
+        return FormatError(message, path=self.path, line=line, section=section)
+
+    def guard(self, make: Callable[[], _T], line: int, section: str) -> _T:
+        """Build a record, turning a validator's InputError into a located FormatError."""
+        try:
+            return make()
+        except InputError as error:
+            raise self.error(str(error), line, section) from None
+
+
+def _strip_blank(lines: _Lines) -> _Lines:
+    start, end = 0, len(lines)
+    while start < end and not lines[start][1].strip():
+        start += 1
+    while end > start and not lines[end - 1][1].strip():
+        end -= 1
+    return lines[start:end]
+
+
+def _split_sections(
+    reader: _Reader, lines: _Lines
+) -> tuple[tuple[int, str], _Lines, list[tuple[str, int, _Lines]]]:
+    """Split into the title, the metadata lines and the ``##`` sections (fence-aware)."""
+    body = _strip_blank(lines)
+    if not body or not body[0][1].startswith("# "):
+        first = body[0] if body else (1, "")
+        raise reader.error(
+            expected("a title line '# Name'", repr(first[1][:60]) if body else "an empty file"),
+            first[0],
+            _TITLE,
+        )
+    title = body[0]
+    meta: _Lines = []
+    sections: list[tuple[str, int, _Lines]] = []
+    fenced = False
+    for number, text in body[1:]:
+        if FENCE_RE.match(text):
+            fenced = not fenced
+        if not fenced and text.startswith("#"):
+            heading = re.match(r"^##\s+(.+?)\s*$", text)
+            if heading is None or text.startswith("###"):
+                where = sections[-1][0] if sections else _METADATA
+                raise reader.error(
+                    expected("a section heading '## <Section>'", repr(text)), number, where
+                )
+            sections.append((heading.group(1), number, []))
+            continue
+        (sections[-1][2] if sections else meta).append((number, text))
+    return title, meta, sections
+
+
+def _parse_meta(reader: _Reader, lines: _Lines, title_line: int) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for number, text in lines:
+        if not text.strip():
+            continue
+        found = _META_RE.match(text)
+        if found is None:
+            raise reader.error(
+                expected("a metadata line '- key: value'", repr(text)), number, _METADATA
+            )
+        key = found.group("key").strip().replace(" ", "_")
+        if key not in META_KEYS:
+            raise reader.error(
+                expected(f"a metadata key in {', '.join(META_KEYS)}", repr(key)), number, _METADATA
+            )
+        if key in values:
+            raise reader.error(expected(f"one '{key}' line", "a repeat"), number, _METADATA)
+        values[key] = found.group("value").strip()
+    for key in _REQUIRED_META:
+        if key not in values:
+            filled = [number for number, text in lines if text.strip()]
+            line = filled[-1] if filled else title_line
+            raise reader.error(
+                expected(f"a metadata line '- {key}: ...' under the title", "none"), line, _METADATA
+            )
+    return values
+
+
+def _split_list(value: str) -> tuple[str, ...]:
+    if value in ("", "none"):
+        return ()
+    return tuple(item.strip() for item in value.split(","))
+
+
+def _bullets(reader: _Reader, lines: _Lines, section: str) -> _Lines:
+    """Bullets of a section; indented lines continue the bullet above."""
+    items: _Lines = []
+    for number, text in lines:
+        if not text.strip():
+            continue
+        if text.startswith("- "):
+            items.append((number, text[2:].strip()))
+        elif text.startswith("  ") and items:
+            items[-1] = (items[-1][0], f"{items[-1][1]} {text.strip()}")
+        else:
+            raise reader.error(expected("a bullet '- ...'", repr(text[:60])), number, section)
+    if not items:
+        raise reader.error(
+            expected("at least one bullet '- ...'", "an empty section"),
+            lines[0][0] if lines else None,
+            section,
+        )
+    return items
+
+
+def _parse_when(
+    reader: _Reader, lines: _Lines, section: str
+) -> tuple[tuple[str, ...], tuple[Condition, ...], tuple[Condition, ...]]:
+    contexts: list[str] = []
+    triggers: list[Condition] = []
+    shapes: list[Condition] = []
+    for number, text in _bullets(reader, lines, section):
+        tagged = _TAGGED_RE.match(text)
+        if tagged is None:
+            if text.startswith(("Metric:", "Shape:")):
+                raise reader.error(
+                    expected(
+                        "'Metric: `name op value` — note' or 'Shape: `...` — note'", repr(text)
+                    ),
+                    number,
+                    section,
+                )
+            contexts.append(text)
+            continue
+        note = (tagged.group("note") or "").strip()
+        condition = reader.guard(
+            partial(parse_condition, tagged.group("cond"), note=note), number, section
+        )
+        (triggers if tagged.group("tag") == "Metric" else shapes).append(condition)
+    if not contexts:
+        raise reader.error(
+            expected("at least one context bullet before the metric conditions", "none"),
+            lines[0][0],
+            section,
+        )
+    return tuple(contexts), tuple(triggers), tuple(shapes)
+
+
+def _text(reader: _Reader, lines: _Lines, section: str, line: int) -> str:
+    text = "\n".join(t for _, t in _strip_blank(lines))
+    if not text:
+        raise reader.error(expected("text in the section", "an empty section"), line, section)
+    return text
+
+
+def _table_row(reader: _Reader, number: int, text: str, section: str) -> list[str]:
+    stripped = text.strip()
+    if not (stripped.startswith("|") and stripped.endswith("|")):
+        raise reader.error(
+            expected("a table row '| a | b | c | d |'", repr(text[:60])), number, section
+        )
+    cells = [c.strip() for c in stripped[1:-1].split("|")]
+    if len(cells) != 4:
+        raise reader.error(
+            expected("4 cells: Config | Before | After | Change", f"{len(cells)} cells"),
+            number,
+            section,
+        )
+    return cells
+
+
+def _parse_evidence_block(reader: _Reader, lines: _Lines, section: str) -> Evidence:
+    number, first = lines[0]
+    source_type = first[len(_SOURCE_TYPE) :].strip()
+    if source_type not in {s.value for s in SourceType}:
+        raise reader.error(
+            expected(
+                "'Source type: local experiment' or 'Source type: external report'", repr(first)
+            ),
+            number,
+            section,
+        )
+    rest = _strip_blank(lines[1:])
+    if not rest or not rest[0][1].startswith(_SOURCE):
+        line = rest[0][0] if rest else number
+        raise reader.error(
+            expected(
+                "a 'Source: <experiment path, URL or repo+path>' line after 'Source type:'",
+                repr(rest[0][1]) if rest else "none",
+            ),
+            line,
+            section,
+        )
+    source_line, source_text = rest[0]
+    source = source_text[len(_SOURCE) :].strip()
+    rest = _strip_blank(rest[1:])
+    rows: list[EvidenceRow] = []
+    if rest and rest[0][1].lstrip().startswith("|"):
+        header = _table_row(reader, rest[0][0], rest[0][1], section)
+        if [h.lower() for h in header] != ["config", "before", "after", "change"]:
+            raise reader.error(
+                expected("the header | Config | Before | After | Change |", repr(rest[0][1])),
+                rest[0][0],
+                section,
+            )
+        if len(rest) < 2 or not re.match(r"^\s*\|(\s*:?-+:?\s*\|){4}\s*$", rest[1][1]):
+            line = rest[1][0] if len(rest) > 1 else rest[0][0]
+            raise reader.error(
+                expected("the separator |---|---|---|---| under the header", "something else"),
+                line,
+                section,
+            )
+        index = 2
+        while index < len(rest) and rest[index][1].lstrip().startswith("|"):
+            row_line, row_text = rest[index]
+            cells = _table_row(reader, row_line, row_text, section)
+            make_row = partial(
+                EvidenceRow, config=cells[0], before=cells[1], after=cells[2], change=cells[3]
+            )
+            rows.append(reader.guard(make_row, row_line, section))
+            index += 1
+        rest = _strip_blank(rest[index:])
+    notes = "\n".join(t for _, t in rest)
+    make = partial(
+        Evidence, source_type=SourceType(source_type), source=source, rows=tuple(rows), notes=notes
+    )
+    return reader.guard(make, rest[0][0] if rest else source_line, section)
+
+
+def _parse_evidence(
+    reader: _Reader, lines: _Lines, section: str, line: int
+) -> tuple[Evidence, ...]:
+    body = _strip_blank(lines)
+    if not body:
+        raise reader.error(
+            expected(
+                "'Source type: ...' and a Config | Before | After | Change table",
+                "an empty section",
+            ),
+            line,
+            section,
+        )
+    if not body[0][1].startswith(_SOURCE_TYPE):
+        raise reader.error(
+            expected(
+                "'Source type: local experiment' or 'Source type: external report'",
+                repr(body[0][1][:60]),
+            ),
+            body[0][0],
+            section,
+        )
+    starts = [i for i, (_, text) in enumerate(body) if text.startswith(_SOURCE_TYPE)]
+    bounds = [*starts, len(body)]
+    return tuple(
+        _parse_evidence_block(reader, body[a:b], section) for a, b in itertools.pairwise(bounds)
+    )
+
+
+def _parse_interactions(
+    reader: _Reader, lines: _Lines, section: str, line: int
+) -> tuple[Interaction, ...]:
+    body = _strip_blank(lines)
+    if len(body) == 1 and body[0][1].strip() == NO_INTERACTIONS:
+        return ()
+    out = []
+    for number, text in _bullets(reader, body or [(line, "")], section):
+        found = _INTERACTION_RE.match(text)
+        if found is None:
+            raise reader.error(
+                expected(
+                    f"'- `other-id` (relation): note' or '{NO_INTERACTIONS}'", repr(text[:60])
+                ),
+                number,
+                section,
+            )
+        relation = found.group("relation") or Relation.RELATED.value
+        if relation not in {r.value for r in Relation}:
+            raise reader.error(
+                expected(f"a relation in {', '.join(r.value for r in Relation)}", repr(relation)),
+                number,
+                section,
+            )
+        make = partial(
+            Interaction,
+            target=found.group("target").strip(),
+            relation=Relation(relation),
+            note=found.group("note").strip(),
+        )
+        out.append(reader.guard(make, number, section))
+    return tuple(out)
+
+
+def _section_of_line(lines: list[str]) -> list[str]:
+    """The section each line belongs to (title, metadata or a ``##`` section)."""
+    current, fenced, out = _TITLE, False, []
+    for index, text in enumerate(lines):
+        if FENCE_RE.match(text):
+            fenced = not fenced
+        if not fenced and text.startswith("## "):
+            current = text[3:].strip()
+        elif index > 0 and current == _TITLE and text.strip():
+            current = _METADATA
+        out.append(current)
+    return out
+
+
+def find_placeholders(text: str) -> list[tuple[int, str, str]]:
+    """Every ``<FILL: ...>`` placeholder a scaffolded entry still holds.
+
+    Returns
+    -------
+    list of (line, section, placeholder text)
+        1-based line numbers.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    sections = _section_of_line(lines)
+    found = []
+    for index, line in enumerate(lines):
+        start = line.find(FILL_MARK)
+        while start >= 0:
+            end = line.find(">", start)
+            found.append(
+                (index + 1, sections[index], line[start : end + 1 if end >= 0 else len(line)])
+            )
+            start = line.find(FILL_MARK, start + 1)
+    return found
+
+
+def parse_entry(text: str, *, path: str | Path | None = None) -> Entry:
+    """Parse one entry file written in the template.
+
+    Parameters
+    ----------
+    text : str
+        The markdown content.
+    path : str or Path, optional
+        The file it came from, named in error messages.
+
+    Returns
+    -------
+    Entry
+
+    Raises
+    ------
+    FormatError
+        With ``path``, ``line`` and ``section`` set, for anything the template does not
+        allow: a missing, unknown, repeated or misplaced section, a malformed bullet, a
+        bad condition, a table with the wrong columns, a ``<FILL: ...>`` placeholder left.
+    """
+    reader = _Reader(path)
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
+    placeholders = find_placeholders(text)
+    if placeholders:
+        line, section, mark = placeholders[0]
+        raise reader.error(expected("the placeholder filled in", repr(mark)), line, section)
+    lines = list(enumerate(text.replace("\r\n", "\n").split("\n"), start=1))
+    (title_line, title), meta_lines, sections = _split_sections(reader, lines)
+    meta = _parse_meta(reader, meta_lines, title_line)
+    by_name: dict[str, tuple[int, _Lines]] = {}
+    for name, number, body in sections:
+        if name not in SECTIONS:
+            raise reader.error(
+                expected(f"a section in: {', '.join(SECTIONS)}", repr(name)), number, name
+            )
+        if name in by_name:
+            raise reader.error(expected(f"one '## {name}' section", "a repeat"), number, name)
+        previous = [s for s in by_name if SECTIONS.index(s) > SECTIONS.index(name)]
+        if previous:
+            raise reader.error(
+                expected(f"'## {name}' before '## {previous[0]}' (template order)", "it after"),
+                number,
+                name,
+            )
+        by_name[name] = (number, body)
+    for name in SECTIONS:
+        if name not in by_name:
+            last = lines[-1][0]
+            raise reader.error(expected(f"a '## {name}' section", "none"), last, name)
+
+    def section_body(name: str) -> _Lines:
+        # An empty section still needs a line for its error message: the heading's.
+        number, content = by_name[name]
+        return content or [(number, "")]
+
+    def section_text(name: str) -> str:
+        return _text(reader, section_body(name), name, by_name[name][0])
+
+    def section_bullets(name: str) -> tuple[str, ...]:
+        return tuple(t for _, t in _bullets(reader, section_body(name), name))
+
+    contexts, triggers, shapes = _parse_when(reader, section_body("When to Apply"), "When to Apply")
+    evidence_line = by_name["Performance Evidence"][0]
+    fields: dict[str, object] = {
+        "id": meta["id"],
+        "name": title[2:].strip(),
+        "kind": meta["kind"],
+        "scope": meta["scope"],
+        "families": _split_list(meta["families"]),
+        "fundamental_for": _split_list(meta.get("fundamental_for", "none")),
+        "keywords": _split_list(meta.get("keywords", "none")),
+        "contexts": contexts,
+        "triggers": triggers,
+        "shape_conditions": shapes,
+        "mechanism": section_text("Mechanism"),
+        "affected_metrics": section_bullets("Affected Metrics"),
+        "implementation": section_text("Implementation"),
+        "evidence": _parse_evidence(
+            reader, section_body("Performance Evidence"), "Performance Evidence", evidence_line
+        ),
+        "generalization": section_text("Generalization"),
+        "pitfalls": section_bullets("Pitfalls"),
+        "interactions": _parse_interactions(
+            reader, section_body("Interactions"), "Interactions", by_name["Interactions"][0]
+        ),
+    }
+    if meta["kind"] not in {k.value for k in Kind}:
+        raise reader.error(
+            expected("kind 'optimization' or 'anti-pattern'", repr(meta["kind"])),
+            _meta_line(meta_lines, "kind"),
+            _METADATA,
+        )
+    try:
+        return Entry(**fields)  # type: ignore[arg-type]
+    except InputError as error:
+        field = str(error).split(":", 1)[0].removeprefix("Entry.")
+        section = _FIELD_SECTION.get(field, _METADATA)
+        if section == _METADATA:
+            line = _meta_line(meta_lines, field) or title_line
+        elif section == _TITLE:
+            line = title_line
+        else:
+            line = by_name[section][0]
+        raise reader.error(str(error), line, section) from None
+
+
+def _meta_line(lines: _Lines, key: str) -> int | None:
+    for number, text in lines:
+        found = _META_RE.match(text)
+        if found and found.group("key").strip().replace(" ", "_") == key:
+            return number
+    return None

@@ -1,0 +1,467 @@
+"""The typed model of one catalog entry: an optimization or an anti-pattern.
+
+An :class:`Entry` holds every section of the knowledge-base template (When to Apply,
+Mechanism, Affected Metrics, Implementation, Performance Evidence, Generalization,
+Pitfalls, Interactions) plus the fields code evaluates: a stable id, kernel families,
+metric triggers, shape conditions, keywords, the families it is a standard technique for,
+interactions as ids, and evidence rows with their source. Validators reject values the
+markdown form could not hold, so every valid entry renders and parses back to itself.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.catalog.conditions import Condition
+from kernelopt.catalog.vocabulary import FILL_MARK, SCOPES
+
+__all__ = [
+    "Entry",
+    "Evidence",
+    "EvidenceRow",
+    "Interaction",
+    "Kind",
+    "Relation",
+    "SourceType",
+    "relative_path",
+    "slugify",
+]
+
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+
+
+class Kind(str, enum.Enum):
+    """Whether an entry says what to do or what to avoid."""
+
+    OPTIMIZATION = "optimization"
+    ANTI_PATTERN = "anti-pattern"
+
+    @property
+    def folder(self) -> str:
+        """The folder of a knowledge tree that holds entries of this kind."""
+        return "optimizations" if self is Kind.OPTIMIZATION else "anti-patterns"
+
+    @property
+    def flipped(self) -> Kind:
+        """The other kind."""
+        return Kind.ANTI_PATTERN if self is Kind.OPTIMIZATION else Kind.OPTIMIZATION
+
+
+class SourceType(str, enum.Enum):
+    """Where a block of performance evidence comes from (the template's two source types)."""
+
+    LOCAL_EXPERIMENT = "local experiment"
+    EXTERNAL_REPORT = "external report"
+
+
+class Relation(str, enum.Enum):
+    """How one entry relates to another it links to."""
+
+    REQUIRES = "requires"  # this entry does not work without the other
+    ENABLES = "enables"  # this entry makes the other possible or worthwhile
+    COMPLEMENTS = "complements"  # gains add up when both are applied
+    CONFLICTS = "conflicts"  # applying both loses part of one's gain, or breaks something
+    ALTERNATIVE = "alternative"  # another route to the same gain
+    RELATED = "related"  # worth reading together
+
+
+def relative_path(entry_id: str, kind: Kind, scope: str) -> str:
+    """The tree-relative path of an entry (``languages/triton/anti-patterns/<id>.md``)."""
+    folder = kind.folder if scope == "shared" else f"languages/{scope}/{kind.folder}"
+    return f"{folder}/{entry_id}.md"
+
+
+def slugify(name: str) -> str:
+    """Make a kebab-case id (``"Split-KV Decoding"`` → ``split-kv-decoding``)."""
+    return "-".join(re.findall(r"[a-z0-9]+", name.lower()))
+
+
+# --- validators -------------------------------------------------------------------------
+
+
+def _where(instance: object, attribute: attrs.Attribute[Any]) -> str:
+    return f"{type(instance).__name__}.{attribute.name}"
+
+
+def _is_line(text: str) -> bool:
+    return (
+        bool(text)
+        and text == text.strip()
+        and "\n" not in text
+        and "\r" not in text
+        and FILL_MARK not in text
+    )
+
+
+def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not _is_line(value):
+        raise InputError(
+            expected(
+                "one non-empty line without surrounding spaces or <FILL: ...>",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
+
+
+def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    _line(instance, attribute, value)
+    if "|" in value:
+        raise InputError(
+            expected("a table cell without '|'", repr(value), where=_where(instance, attribute))
+        )
+
+
+def _kebab(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not ID_RE.match(value):
+        raise InputError(
+            expected(
+                "a kebab-case id such as 'split-kv-flash-decoding'",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
+
+
+def _kebab_items(
+    instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    for item in value:
+        # "none" is how the markdown writes an empty list, so it cannot be a name.
+        if not ID_RE.match(item) or item == "none":
+            raise InputError(
+                expected(
+                    "kebab-case names other than 'none'",
+                    repr(item),
+                    where=_where(instance, attribute),
+                )
+            )
+    if len(set(value)) != len(value):
+        raise InputError(
+            expected("names without repeats", repr(value), where=_where(instance, attribute))
+        )
+
+
+def _lines(
+    instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    for item in value:
+        if not isinstance(item, str) or not _is_line(item):
+            raise InputError(
+                expected(
+                    "one-line items without surrounding spaces or <FILL: ...>",
+                    repr(item),
+                    where=_where(instance, attribute),
+                )
+            )
+
+
+def _nonempty_tuple(
+    instance: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]
+) -> None:
+    if not value:
+        raise InputError(expected("at least one item", "none", where=_where(instance, attribute)))
+
+
+def _keywords(
+    instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    for item in value:
+        if (
+            not _is_line(item)
+            or item != item.lower()
+            or "," in item
+            or "  " in item
+            or item == "none"
+        ):
+            raise InputError(
+                expected(
+                    "lower-case keywords without commas or double spaces",
+                    repr(item),
+                    where=_where(instance, attribute),
+                )
+            )
+    if len(set(value)) != len(value):
+        raise InputError(
+            expected("keywords without repeats", repr(value), where=_where(instance, attribute))
+        )
+
+
+def _prose(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    """Free markdown: non-empty, stripped, balanced code fences, no headings outside them."""
+    where = _where(instance, attribute)
+    if not isinstance(value, str) or not value.strip() or value != value.strip() or "\r" in value:
+        raise InputError(
+            expected(
+                "non-empty text without leading or trailing blank space",
+                repr(value[:60]),
+                where=where,
+            )
+        )
+    if FILL_MARK in value:
+        raise InputError(
+            expected("text without a <FILL: ...> placeholder", repr(value[:60]), where=where)
+        )
+    _check_markdown_body(value, where)
+
+
+def _check_markdown_body(value: str, where: str) -> None:
+    fenced = False
+    for line in value.split("\n"):
+        if FENCE_RE.match(line):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):
+            raise InputError(
+                expected("no heading line outside a code block", repr(line), where=where)
+            )
+    if fenced:
+        raise InputError(
+            expected("code fences (```) that open and close", "an unclosed fence", where=where)
+        )
+
+
+def _notes(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value == "":
+        return
+    _prose(instance, attribute, value)
+    for line in value.split("\n"):
+        if line.startswith(("Source type:", "Source:", "|")):
+            raise InputError(
+                expected(
+                    "notes without lines starting 'Source type:', 'Source:' or '|'",
+                    repr(line),
+                    where=_where(instance, attribute),
+                )
+            )
+
+
+def _implementation(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    _prose(instance, attribute, value)
+    if not any(FENCE_RE.match(line) for line in value.split("\n")):
+        raise InputError(
+            expected(
+                "a fenced code block (```) in Implementation",
+                "none",
+                where=_where(instance, attribute),
+            )
+        )
+
+
+def _scope(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in SCOPES:
+        raise InputError(
+            expected(
+                f"a scope in {', '.join(SCOPES)}", repr(value), where=_where(instance, attribute)
+            )
+        )
+
+
+def _strs(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise InputError(expected("a sequence of strings", repr(value)))
+    return tuple(value)
+
+
+def _conditions(value: Iterable[Condition]) -> tuple[Condition, ...]:
+    return tuple(value)
+
+
+def _rows(value: Iterable[EvidenceRow]) -> tuple[EvidenceRow, ...]:
+    return tuple(value)
+
+
+def _evidence(value: Iterable[Evidence]) -> tuple[Evidence, ...]:
+    return tuple(value)
+
+
+def _interactions(value: Iterable[Interaction]) -> tuple[Interaction, ...]:
+    return tuple(value)
+
+
+# --- records ----------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class EvidenceRow:
+    """One row of the template's ``Config | Before | After | Change`` table.
+
+    Cells are text as a person writes them, units included (``"74.2 µs"``, ``"+11.6 %"``).
+    """
+
+    config: str = attrs.field(validator=_cell)
+    before: str = attrs.field(validator=_cell)
+    after: str = attrs.field(validator=_cell)
+    change: str = attrs.field(validator=_cell)
+
+
+@attrs.frozen(kw_only=True)
+class Evidence:
+    """A block of performance evidence from one source.
+
+    Parameters
+    ----------
+    source_type : SourceType
+        ``local experiment`` (measured by the user or this project) or ``external report``.
+    source : str
+        The citation: an experiment path or measurement file, a URL, or ``owner/repo path``.
+    rows : tuple of EvidenceRow
+        Measured before/after rows; may be empty when the source gives no numbers.
+    notes : str
+        Free text under the table (what was measured, what the numbers mean); may be empty.
+    """
+
+    source_type: SourceType = attrs.field(converter=SourceType)
+    source: str = attrs.field(validator=_line)
+    rows: tuple[EvidenceRow, ...] = attrs.field(default=(), converter=_rows)
+    notes: str = attrs.field(default="", validator=_notes)
+
+
+@attrs.frozen(kw_only=True)
+class Interaction:
+    """A link from one entry to another, by id.
+
+    Parameters
+    ----------
+    target : str
+        The id of the linked entry.
+    relation : Relation
+        How the two relate.
+    note : str
+        One line on the interaction.
+    """
+
+    target: str = attrs.field(validator=_kebab)
+    relation: Relation = attrs.field(converter=Relation)
+    note: str = attrs.field(validator=_line)
+
+
+@attrs.frozen(kw_only=True)
+class Entry:
+    """One optimization or anti-pattern of the catalog.
+
+    Parameters
+    ----------
+    id : str
+        Stable kebab-case id; also the file name (``<id>.md``).
+    name : str
+        Display name, the markdown title.
+    kind : Kind
+        Optimization or anti-pattern.
+    scope : str
+        ``"shared"`` or a language: ``"triton"``, ``"cuda"``, ``"cute-dsl"``, ``"cutile"``.
+    families : tuple of str
+        Kernel families the entry applies to (``"decode-attention"``, ``"any"``).
+    fundamental_for : tuple of str
+        Families for which it is a standard technique a kernel should not lack.
+    keywords : tuple of str
+        Lower-case phrases people use for it in experiment logs (``"split-kv"``, ``"num_splits"``).
+    contexts : tuple of str
+        When to Apply: the kernel contexts, one line each (at least one).
+    triggers : tuple of Condition
+        When to Apply: metric conditions; the entry is signalled when any holds.
+    shape_conditions : tuple of Condition
+        When to Apply: workload shape facts under which it applies (``s_q == 1``).
+    mechanism : str
+        How and why it works (markdown).
+    affected_metrics : tuple of str
+        The metrics it moves, one line each.
+    implementation : str
+        Markdown holding at least one fenced code block.
+    evidence : tuple of Evidence
+        Performance evidence blocks, each from one source (at least one).
+    generalization : str
+        The device-agnostic takeaway (markdown).
+    pitfalls : tuple of str
+        Known failure modes, one line each.
+    interactions : tuple of Interaction
+        Links to other entries by id.
+    """
+
+    id: str = attrs.field(validator=_kebab)
+    name: str = attrs.field(validator=_line)
+    kind: Kind = attrs.field(converter=Kind)
+    scope: str = attrs.field(validator=_scope)
+    families: tuple[str, ...] = attrs.field(
+        converter=_strs, validator=[_nonempty_tuple, _kebab_items]
+    )
+    fundamental_for: tuple[str, ...] = attrs.field(
+        default=(), converter=_strs, validator=_kebab_items
+    )
+    keywords: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_keywords)
+    contexts: tuple[str, ...] = attrs.field(converter=_strs, validator=[_nonempty_tuple, _lines])
+    triggers: tuple[Condition, ...] = attrs.field(default=(), converter=_conditions)
+    shape_conditions: tuple[Condition, ...] = attrs.field(default=(), converter=_conditions)
+    mechanism: str = attrs.field(validator=_prose)
+    affected_metrics: tuple[str, ...] = attrs.field(
+        converter=_strs, validator=[_nonempty_tuple, _lines]
+    )
+    implementation: str = attrs.field(validator=_implementation)
+    evidence: tuple[Evidence, ...] = attrs.field(converter=_evidence, validator=_nonempty_tuple)
+    generalization: str = attrs.field(validator=_prose)
+    pitfalls: tuple[str, ...] = attrs.field(converter=_strs, validator=[_nonempty_tuple, _lines])
+    interactions: tuple[Interaction, ...] = attrs.field(default=(), converter=_interactions)
+
+    def __attrs_post_init__(self) -> None:
+        for context in self.contexts:
+            # A context reading "Metric: ..." would parse back as a trigger.
+            if context.startswith(("Metric:", "Shape:")):
+                raise InputError(
+                    expected(
+                        "a context not starting 'Metric:' or 'Shape:'",
+                        repr(context),
+                        where="Entry.contexts",
+                    )
+                )
+        targets = [i.target for i in self.interactions]
+        if self.id in targets:
+            raise InputError(
+                expected(
+                    "interactions with other entries",
+                    f"a link to itself ({self.id})",
+                    where="Entry.interactions",
+                )
+            )
+        if len(set(targets)) != len(targets):
+            raise InputError(
+                expected("one interaction per linked id", repr(targets), where="Entry.interactions")
+            )
+
+    @property
+    def language(self) -> str | None:
+        """The language of a language-specific entry, ``None`` for shared ones."""
+        return None if self.scope == "shared" else self.scope
+
+    @property
+    def summary(self) -> str:
+        """The one-line when-to-apply shown in the index: the first context."""
+        return self.contexts[0]
+
+    @property
+    def relative_path(self) -> str:
+        """Where the entry lives in a knowledge tree (``optimizations/<id>.md``, ...)."""
+        return relative_path(self.id, self.kind, self.scope)
+
+    @property
+    def evidence_rows(self) -> tuple[tuple[Evidence, EvidenceRow], ...]:
+        """Every evidence row with the block (source type and citation) it comes from."""
+        return tuple((block, row) for block in self.evidence for row in block.rows)
+
+    def to_json(self) -> str:
+        """Serialize to JSON (see :func:`kernelopt.catalog.jsonio.entry_to_json`)."""
+        from kernelopt.catalog.jsonio import entry_to_json
+
+        return entry_to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> Entry:
+        """Read an entry from JSON written by :meth:`to_json`; extra keys are rejected."""
+        from kernelopt.catalog.jsonio import entry_from_json
+
+        return entry_from_json(text)

@@ -1,0 +1,235 @@
+"""Ranked queries over catalog entries: which entries apply, and why.
+
+Filters (family, language, kind) keep an entry or drop it; scorers (metrics, shape, free
+text) add to its score and say what matched. When any scorer is given, an entry must match
+at least one scorer to be returned. Every :class:`Match` carries the reasons behind its
+score, so a user (or an agent) can check the catalog's judgement.
+
+Text matching is forgiving about separators: ``split-kv``, ``split kv`` and ``split_kv``
+read the same, and a keyword matches only at word boundaries (``exp2`` matches
+``tl.exp2(x)`` but ``tf32`` does not match ``tf32x3``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.catalog.conditions import Condition
+from kernelopt.catalog.model import Entry, Kind
+from kernelopt.catalog.vocabulary import LANGUAGES, family_ancestors
+
+__all__ = ["Match", "normalize_text", "rank"]
+
+_SEPARATORS = re.compile(r"[\s_\-]+")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "a an and are as at be by for from has have in into is it its not of on or per than that "
+        "the this to use used uses via was were when where which with without",
+    )
+)
+# Score weights: a fired trigger or shape condition and a named technique count more than
+# a filter; the weak word overlap stays below one strong hit.
+_W_TRIGGER = 2.0
+_W_EXTRA_COMPARISON = 0.5
+_W_SHAPE = 2.0
+_W_KEYWORD = 3.0
+_W_EXTRA_KEYWORD = 0.25
+_W_WORDS = 1.0
+_W_FUNDAMENTAL = 1.0
+_W_FUNDAMENTAL_TIE = 0.25
+_W_LANGUAGE = 0.5
+
+
+def normalize_text(text: str) -> str:
+    """Lower-case ``text`` and fold runs of spaces, ``_`` and ``-`` into one space."""
+    return _SEPARATORS.sub(" ", text.lower()).strip()
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![a-z0-9]){re.escape(normalize_text(phrase))}(?![a-z0-9])")
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(normalize_text(text)) if len(w) > 2 and w not in _STOPWORDS}
+
+
+@attrs.frozen(kw_only=True)
+class Match:
+    """One entry a query returned, its score and the reasons for it.
+
+    Parameters
+    ----------
+    entry : Entry
+        The matching entry.
+    score : float
+        Higher is a better match; only the order among one query's results is meaningful.
+    reasons : tuple of str
+        What matched, in words (``"metric dram_pct > 60 (dram_pct=85)"``).
+    """
+
+    entry: Entry
+    score: float
+    reasons: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        """The id of the matching entry."""
+        return self.entry.id
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain data for ``--json`` output."""
+        return {
+            "id": self.entry.id,
+            "name": self.entry.name,
+            "kind": self.entry.kind.value,
+            "scope": self.entry.scope,
+            "score": round(self.score, 4),
+            "reasons": list(self.reasons),
+        }
+
+
+class _Searchable:
+    """Precomputed text forms of one entry (built once per catalog, on first text query)."""
+
+    def __init__(self, entry: Entry) -> None:
+        self.entry = entry
+
+    @cached_property
+    def phrases(self) -> tuple[tuple[str, re.Pattern[str]], ...]:
+        # Spellings that normalize alike ("split-kv", "split kv") are one phrase.
+        by_form: dict[str, str] = {}
+        for name in (self.entry.id, self.entry.name, *self.entry.keywords):
+            by_form.setdefault(normalize_text(name), name)
+        return tuple((n, _phrase_pattern(n)) for form, n in by_form.items() if form)
+
+    @cached_property
+    def words(self) -> set[str]:
+        e = self.entry
+        parts = [
+            e.name,
+            e.id,
+            *e.keywords,
+            *e.contexts,
+            *e.affected_metrics,
+            e.mechanism,
+            e.generalization,
+            *e.pitfalls,
+        ]
+        return _words(" ".join(parts))
+
+    def strong(self, text: str) -> list[str]:
+        """The id, name and keywords found in ``text`` (already normalized)."""
+        return [name for name, pattern in self.phrases if pattern.search(text)]
+
+
+def _conditions(
+    kind: str, conditions: Iterable[Condition], facts: Mapping[str, float]
+) -> tuple[float, list[str]]:
+    score, reasons = 0.0, []
+    weight = _W_TRIGGER if kind == "metric" else _W_SHAPE
+    for condition in conditions:
+        if condition.evaluate(facts) is True:
+            score += weight + _W_EXTRA_COMPARISON * (len(condition.comparisons) - 1)
+            note = f" — {condition.note}" if condition.note else ""
+            reasons.append(f"{kind} {condition.describe(facts)}{note}")
+    return score, reasons
+
+
+def _family(entry: Entry, family: str, *, scored: bool) -> tuple[float, list[str]] | None:
+    chain = family_ancestors(family)
+    listed = [i for i, f in enumerate(chain) if f in entry.families]
+    fundamental = [i for i, f in enumerate(chain) if f in entry.fundamental_for]
+    if not listed and not fundamental:
+        return None
+    score, reasons = 0.0, []
+    if listed:
+        i = listed[0]
+        score += (len(chain) - i) / len(chain)
+        via = "" if i == 0 else f" (via {chain[i]})"
+        reasons.append(f"applies to {family}{via}")
+    if fundamental:
+        i = fundamental[0]
+        # Browsing a family puts its standard techniques first; when metrics, shapes or
+        # text are given, what matched them decides the order and this only breaks ties.
+        score += _W_FUNDAMENTAL_TIE if scored else _W_FUNDAMENTAL
+        via = "" if i == 0 else f" (via {chain[i]})"
+        reasons.append(f"fundamental for {family}{via}")
+    return score, reasons
+
+
+def rank(
+    searchables: Iterable[_Searchable],
+    *,
+    family: str | None = None,
+    language: str | None = None,
+    kind: Kind | str | None = None,
+    metrics: Mapping[str, float] | None = None,
+    shape: Mapping[str, float] | None = None,
+    keyword: str | None = None,
+    strong_only: bool = False,
+) -> list[Match]:
+    """Filter and score entries; see :meth:`kernelopt.catalog.Catalog.query`."""
+    if language is not None and language not in LANGUAGES:
+        raise InputError(
+            expected(f"a language in {', '.join(LANGUAGES)}", repr(language), where="language")
+        )
+    want_kind = None if kind is None else _kind(kind)
+    text = None if keyword is None else normalize_text(keyword)
+    query_words = set() if keyword is None else _words(keyword)
+    scored = metrics is not None or shape is not None or keyword is not None
+    out = []
+    for item in searchables:
+        entry = item.entry
+        if want_kind is not None and entry.kind is not want_kind:
+            continue
+        score, reasons = 0.0, []
+        if family is not None:
+            found = _family(entry, family, scored=scored)
+            if found is None:
+                continue
+            score += found[0]
+            reasons += found[1]
+        if language is not None:
+            if entry.scope not in ("shared", language):
+                continue
+            if entry.scope == language:
+                score += _W_LANGUAGE
+                reasons.append(f"specific to {language}")
+        hit = 0.0
+        if metrics is not None:
+            s, r = _conditions("metric", entry.triggers, metrics)
+            hit, reasons = hit + s, reasons + r
+        if shape is not None:
+            s, r = _conditions("shape", entry.shape_conditions, shape)
+            hit, reasons = hit + s, reasons + r
+        if text is not None:
+            names = item.strong(text)
+            if names:
+                hit += _W_KEYWORD + _W_EXTRA_KEYWORD * (len(names) - 1)
+                reasons.append("names " + ", ".join(repr(n) for n in names))
+            elif not strong_only and query_words:
+                common = sorted(query_words & item.words)
+                if common:
+                    hit += _W_WORDS * len(common) / len(query_words)
+                    reasons.append("mentions " + ", ".join(common))
+        if scored and hit == 0.0:
+            continue
+        out.append(Match(entry=entry, score=score + hit, reasons=tuple(reasons)))
+    out.sort(key=lambda m: (-m.score, m.entry.id))
+    return out
+
+
+def _kind(value: Kind | str) -> Kind:
+    try:
+        return Kind(value)
+    except ValueError:
+        raise InputError(
+            expected("kind 'optimization' or 'anti-pattern'", repr(value), where="kind")
+        ) from None

@@ -1,0 +1,132 @@
+"""A new entry file from the template, with ``<FILL: ...>`` where a person must write.
+
+The scaffold has the template's structure, so ``kernelopt catalog lint`` points at each
+placeholder left (file, line, section) instead of failing on the first; once every
+placeholder is replaced (the optional Metric and Shape lines may be deleted instead), the
+file passes lint.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kernelopt._errors import CatalogError, InputError, expected
+from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.catalog.markdown import EVIDENCE_HEADER, NO_INTERACTIONS
+from kernelopt.catalog.model import Kind, relative_path, slugify
+from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGES
+
+__all__ = ["new_entry_file", "scaffold_entry"]
+
+# Placeholders hold no '<' or '>' inside: lint shows each up to its closing '>'.
+_KEYWORDS = (
+    "<FILL: lower-case phrases experiment logs use for it, comma-separated, "
+    "e.g. split-kv, split kv, num_splits>"
+)
+_METRIC = (
+    "- Metric: `<FILL: a metric condition: name, operator, number or metric, e.g. dram_pct "
+    "greater than 60; or delete this line>` — <FILL: what the condition shows>"
+)
+_SHAPE = (
+    "- Shape: `<FILL: a shape condition, e.g. s_q equal to 1; or delete this line>` "
+    "— <FILL: why the shape matters>"
+)
+_ROW = (
+    "| <FILL: config, e.g. b=32 s=1 t=4096> | <FILL: before, with unit> "
+    "| <FILL: after, with unit> | <FILL: change, e.g. -12 %> |"
+)
+
+
+def scaffold_entry(name: str, *, kind: Kind | str, language: str | None = None) -> tuple[str, str]:
+    """The scaffold of a new entry.
+
+    Parameters
+    ----------
+    name : str
+        Display name (``"Warp Specialization"``); the id is its kebab-case form.
+    kind : Kind or str
+        ``"optimization"`` or ``"anti-pattern"``.
+    language : str, optional
+        A language for a language-specific entry; shared when None.
+
+    Returns
+    -------
+    (str, str)
+        The tree-relative path and the file text.
+    """
+    entry_kind = Kind(kind)
+    if language is not None and language not in LANGUAGES:
+        raise InputError(
+            expected(f"a language in {', '.join(LANGUAGES)}", repr(language), where="language")
+        )
+    entry_id = slugify(name)
+    if not entry_id or "\n" in name:
+        raise InputError(
+            expected("a one-line name with letters or digits", repr(name), where="name")
+        )
+    scope = language or "shared"
+    what = "how and why it works" if entry_kind is Kind.OPTIMIZATION else "how it fails and why"
+    text = f"""# {name.strip()}
+
+- id: {entry_id}
+- kind: {entry_kind.value}
+- scope: {scope}
+- families: <FILL: kernel families it applies to, comma-separated, from: {", ".join(FAMILIES)}>
+- fundamental_for: none
+- keywords: {_KEYWORDS}
+
+## When to Apply
+- <FILL: the context, e.g. decode attention over long KV caches, or any online-softmax kernel>
+{_METRIC}
+{_SHAPE}
+
+## Mechanism
+<FILL: {what}>
+
+## Affected Metrics
+- <FILL: a metric it moves, e.g. DRAM throughput, occupancy, registers per thread>
+
+## Implementation
+```python
+# <FILL: a short code snippet of the change>
+```
+
+## Performance Evidence
+Source type: <FILL: local experiment or external report>
+Source: <FILL: where the numbers come from: experiments/exp_N/result.md, a URL, or owner/repo path>
+
+{EVIDENCE_HEADER}
+{_ROW}
+
+## Generalization
+<FILL: the device-agnostic takeaway, separate from the local evidence>
+
+## Pitfalls
+- <FILL: a known failure mode>
+
+## Interactions
+{NO_INTERACTIONS}
+"""
+    return relative_path(entry_id, entry_kind, scope), text
+
+
+def new_entry_file(
+    root: str | os.PathLike[str], name: str, *, kind: Kind | str, language: str | None = None
+) -> Path:
+    """Write the scaffold of a new entry into the tree at ``root``; returns its path.
+
+    Raises
+    ------
+    CatalogError
+        If a file for that id already exists.
+    """
+    rel, text = scaffold_entry(name, kind=kind, language=language)
+    base = Path(root)
+    path = base / rel
+    base.mkdir(parents=True, exist_ok=True)
+    with locked(base):
+        if path.exists():
+            raise CatalogError(expected(f"no entry file at {path}", "an existing file"))
+        atomic_write_text(path, text)
+    return path

@@ -1,0 +1,304 @@
+"""Update operations of the knowledge-base protocol on a user's knowledge tree.
+
+The protocol's LEARN step changes the knowledge base in five ways: add an optimization,
+add an anti-pattern, refine where an entry applies, record new performance evidence, and
+flip an optimization into an anti-pattern (or back) when it is confuted. Each operation
+here is one locked read-modify-write: it holds the tree's lock (``<root>.lock``), reads
+the entry's file, writes the new text atomically (temp file + rename) and regenerates
+``index.md``. Several processes updating one tree at once therefore serialize and lose
+nothing.
+
+An operation on an id that exists only in the built-in catalog starts from the built-in
+entry and writes the result into the user's tree, where it then overrides the built-in.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import CatalogError, InputError, expected
+from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.catalog.catalog import Catalog
+from kernelopt.catalog.conditions import Condition, parse_condition
+from kernelopt.catalog.index import render_index
+from kernelopt.catalog.layout import INDEX_NAME, Placement, candidate_paths, classify, iter_markdown
+from kernelopt.catalog.loader import load_tree
+from kernelopt.catalog.markdown import parse_entry, render_entry
+from kernelopt.catalog.model import Entry, Evidence, EvidenceRow, Interaction, Kind, SourceType
+
+__all__ = ["KnowledgeTree"]
+
+
+def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
+    return tuple(parse_condition(c) if isinstance(c, str) else c for c in items)
+
+
+class KnowledgeTree:
+    """A knowledge tree on disk (``docs/knowledge/``) and the protocol's update operations.
+
+    Parameters
+    ----------
+    root : path-like
+        The tree's root folder; created on the first write.
+    with_builtin : bool
+        Let operations start from built-in entries and let interactions link to them.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from kernelopt.catalog import EvidenceRow, KnowledgeTree
+    >>> tree = KnowledgeTree(tempfile.mkdtemp())
+    >>> entry = tree.record_evidence(
+    ...     "too-many-kv-splits",
+    ...     EvidenceRow(config="8 -> 16 splits", before="74 us", after="83 us", change="+12 %"),
+    ...     source_type="local experiment",
+    ...     source="experiments/exp_7/result.md",
+    ... )
+    >>> (tree.root / entry.relative_path).is_file()
+    True
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, with_builtin: bool = True) -> None:
+        self.root = Path(root)
+        self.with_builtin = with_builtin
+
+    def __repr__(self) -> str:
+        return f"KnowledgeTree({str(self.root)!r})"
+
+    # --- reading ------------------------------------------------------------------------
+
+    def catalog(self, *, strict: bool = True) -> Catalog:
+        """The tree merged over the built-ins (if ``with_builtin``) as a :class:`Catalog`."""
+        if not self.root.is_dir():
+            return Catalog.builtin() if self.with_builtin else Catalog()
+        return Catalog.load(self.root, with_builtin=self.with_builtin, strict=strict)
+
+    def path_of(self, entry: Entry) -> Path:
+        """Where ``entry`` lives (or would live) in this tree."""
+        return self.root / entry.relative_path
+
+    def _tree_ids(self) -> dict[str, Path]:
+        """Ids of the entry files in the tree, from their file names (no parsing)."""
+        if not self.root.is_dir():
+            return {}
+        return {
+            p.stem: p
+            for p in iter_markdown(self.root)
+            if isinstance(classify(self.root, p), Placement)
+        }
+
+    def _known_ids(self) -> set[str]:
+        ids = set(self._tree_ids())
+        if self.with_builtin:
+            ids.update(Catalog.builtin().ids())
+        return ids
+
+    def _find(self, entry_id: str) -> tuple[Path | None, Entry]:
+        for path in candidate_paths(self.root, entry_id):
+            if path.is_file():
+                return path, parse_entry(path.read_text(encoding="utf-8"), path=path)
+        if self.with_builtin and entry_id in Catalog.builtin():
+            return None, Catalog.builtin().get(entry_id)
+        raise CatalogError(
+            expected(f"an entry id present in {self.root} or the built-ins", repr(entry_id))
+        )
+
+    # --- writing ------------------------------------------------------------------------
+
+    def _check_links(self, entry: Entry) -> None:
+        known = self._known_ids() | {entry.id}
+        broken = [i.target for i in entry.interactions if i.target not in known]
+        if broken:
+            raise CatalogError(
+                expected("interactions linking known entry ids", ", ".join(broken), where=entry.id)
+            )
+
+    def _write(self, entry: Entry, old_path: Path | None = None) -> Path:
+        path = self.path_of(entry)
+        atomic_write_text(path, render_entry(entry))
+        if old_path is not None and old_path != path:
+            # The entry was in a folder its kind or scope does not name; keep one copy.
+            old_path.unlink()
+        self._refresh_index()
+        return path
+
+    def _refresh_index(self) -> Path:
+        tree = load_tree(self.root, lock=False)
+        path = self.root / INDEX_NAME
+        text = render_index(tree.entries)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            atomic_write_text(path, text)
+        return path
+
+    def write_index(self) -> Path:
+        """Regenerate ``index.md`` from the tree's entries; returns its path."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locked(self.root):
+            return self._refresh_index()
+
+    def add(self, entry: Entry) -> Path:
+        """Add a new entry (optimization or anti-pattern) in the folder its kind and scope name.
+
+        Raises
+        ------
+        CatalogError
+            If the id is already used in the tree or by a built-in entry (use the other
+            operations to change an existing entry), or an interaction links an unknown id.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locked(self.root):
+            existing = self._tree_ids().get(entry.id)
+            if existing is not None:
+                raise CatalogError(
+                    expected("a new entry id", f"'{entry.id}', already in {existing}")
+                )
+            if self.with_builtin and entry.id in Catalog.builtin():
+                raise CatalogError(
+                    expected(
+                        "a new entry id",
+                        f"'{entry.id}', a built-in entry (change it with refine_applicability, "
+                        "record_evidence or flip)",
+                    )
+                )
+            self._check_links(entry)
+            return self._write(entry)
+
+    def add_optimization(self, entry: Entry) -> Path:
+        """Add a new optimization (protocol: "New Optimization Validated")."""
+        if entry.kind is not Kind.OPTIMIZATION:
+            raise InputError(
+                expected("an entry of kind optimization", entry.kind.value, where="entry.kind")
+            )
+        return self.add(entry)
+
+    def add_anti_pattern(self, entry: Entry) -> Path:
+        """Add a new anti-pattern (protocol: "Optimization Caused Clear Regression")."""
+        if entry.kind is not Kind.ANTI_PATTERN:
+            raise InputError(
+                expected("an entry of kind anti-pattern", entry.kind.value, where="entry.kind")
+            )
+        return self.add(entry)
+
+    def _update(self, entry_id: str, change: dict[str, Any]) -> Entry:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locked(self.root):
+            path, current = self._find(entry_id)
+            try:
+                updated = attrs.evolve(current, **change)
+            except (InputError, TypeError) as error:
+                raise InputError(expected(f"a valid change to '{entry_id}'", str(error))) from None
+            self._check_links(updated)
+            self._write(updated, path)
+            return updated
+
+    def refine_applicability(
+        self,
+        entry_id: str,
+        *,
+        contexts: Iterable[str] | None = None,
+        triggers: Iterable[Condition | str] | None = None,
+        shape_conditions: Iterable[Condition | str] | None = None,
+        families: Iterable[str] | None = None,
+        fundamental_for: Iterable[str] | None = None,
+        keywords: Iterable[str] | None = None,
+        pitfalls: Iterable[str] | None = None,
+    ) -> Entry:
+        """Replace where an entry applies: contexts, triggers, shapes, families, keywords.
+
+        Each argument left ``None`` keeps its current value; a given one replaces it
+        (conditions may be strings such as ``"dram_pct > 60"``). Returns the new entry.
+        """
+        change: dict[str, Any] = {}
+        if contexts is not None:
+            change["contexts"] = tuple(contexts)
+        if triggers is not None:
+            change["triggers"] = _conditions(triggers)
+        if shape_conditions is not None:
+            change["shape_conditions"] = _conditions(shape_conditions)
+        if families is not None:
+            change["families"] = tuple(families)
+        if fundamental_for is not None:
+            change["fundamental_for"] = tuple(fundamental_for)
+        if keywords is not None:
+            change["keywords"] = tuple(keywords)
+        if pitfalls is not None:
+            change["pitfalls"] = tuple(pitfalls)
+        if not change:
+            raise InputError(expected("at least one field to refine", "none"))
+        return self._update(entry_id, change)
+
+    def record_evidence(
+        self,
+        entry_id: str,
+        row: EvidenceRow,
+        *,
+        source_type: SourceType | str,
+        source: str,
+        notes: str = "",
+    ) -> Entry:
+        """Append a ``Config | Before | After | Change`` row to an entry's evidence.
+
+        The row joins the last evidence block with the same source type and source, or
+        starts a new block (with ``notes`` under its table). Returns the new entry.
+        """
+        kind = SourceType(source_type)
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locked(self.root):
+            path, current = self._find(entry_id)
+            blocks = list(current.evidence)
+            same = [i for i, b in enumerate(blocks) if b.source_type is kind and b.source == source]
+            if same:
+                block = blocks[same[-1]]
+                merged_notes = (
+                    block.notes
+                    if not notes or notes in block.notes
+                    else "\n\n".join(filter(None, (block.notes, notes)))
+                )
+                blocks[same[-1]] = attrs.evolve(block, rows=(*block.rows, row), notes=merged_notes)
+            else:
+                blocks.append(Evidence(source_type=kind, source=source, rows=(row,), notes=notes))
+            updated = attrs.evolve(current, evidence=tuple(blocks))
+            self._write(updated, path)
+            return updated
+
+    def record_interaction(self, entry_id: str, interaction: Interaction) -> Entry:
+        """Add (or replace, for the same linked id) an interaction of an entry."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locked(self.root):
+            path, current = self._find(entry_id)
+            kept = tuple(i for i in current.interactions if i.target != interaction.target)
+            updated = attrs.evolve(current, interactions=(*kept, interaction))
+            self._check_links(updated)
+            self._write(updated, path)
+            return updated
+
+    def flip(self, entry_id: str, *, reason: str) -> Entry:
+        """Turn an optimization into an anti-pattern, or back, moving its file.
+
+        ``reason`` (what confuted the entry) is appended to its Generalization. The file
+        moves between ``optimizations/`` and ``anti-patterns/`` of the same scope: the new
+        file is written first, then the old one removed, under the lock.
+        """
+        if not reason.strip():
+            raise InputError(expected("a reason for the flip", repr(reason), where="reason"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        with locked(self.root):
+            path, current = self._find(entry_id)
+            kind = current.kind.flipped
+            note = f"Reclassified from {current.kind.value} to {kind.value}: {reason.strip()}"
+            updated = attrs.evolve(
+                current, kind=kind, generalization=f"{current.generalization}\n\n{note}"
+            )
+            target = self.path_of(updated)
+            if target.exists():
+                raise CatalogError(expected(f"no file at {target}", "an existing file"))
+            atomic_write_text(target, render_entry(updated))
+            if path is not None:
+                path.unlink()
+            self._refresh_index()
+            return updated

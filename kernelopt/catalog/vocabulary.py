@@ -1,0 +1,102 @@
+"""The fixed vocabularies of the catalog: kernel families, languages, metric names.
+
+Kernel families form a small tree: a decode-attention kernel is an attention kernel, and
+an MLA decode kernel is a decode-attention kernel, so a query for ``mla-decode`` also finds
+what is known about decode attention and attention in general. ``any`` sits above every
+family: an entry for ``any`` applies to every kernel.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FAMILIES",
+    "FAMILY_PARENT",
+    "FILL_MARK",
+    "LANGUAGES",
+    "METRICS",
+    "SCOPES",
+    "SHAPE_FACTS",
+    "family_ancestors",
+]
+
+# A placeholder the scaffold leaves for a person to fill; no valid entry holds one.
+FILL_MARK = "<FILL"
+
+# family -> parent family ("any" is the root and has no parent).
+FAMILY_PARENT: dict[str, str] = {
+    "attention": "any",
+    "decode-attention": "attention",
+    "mla-decode": "decode-attention",
+    "softmax": "any",
+    "reduction": "any",
+    "gemm": "any",
+    "elementwise": "any",
+    "normalization": "any",
+    "linear-attention": "any",
+}
+
+FAMILIES: tuple[str, ...] = (*FAMILY_PARENT, "any")
+
+# Implementation languages a language-specific entry can be scoped to.
+LANGUAGES: tuple[str, ...] = ("triton", "cuda", "cute-dsl", "cutile")
+
+# "shared" entries hold algorithmic or hardware knowledge that holds in every language.
+SCOPES: tuple[str, ...] = ("shared", *LANGUAGES)
+
+# Metric names kernelopt.bench produces (all floats); triggers compare these. A trigger on
+# another name is allowed (lint warns) so users can add their own measurements.
+METRICS: dict[str, str] = {
+    "dram_pct": "achieved bytes/s over measured copy bandwidth, %",
+    "tc_pct": "achieved FLOP/s over measured bf16 matmul rate, %",
+    "occupancy_pct": "achieved occupancy, %",
+    "arith_intensity": "FLOPs per byte moved",
+    "ridge": "FLOP/byte at which the device turns compute-bound",
+    "floor_pct": "roofline floor time over measured time, %",
+    "launch_overhead_pct": "share of per-call time that CUDA graphs remove, %",
+    "l2_hit_pct": "L2 hit rate, %",
+    "regs_per_thread": "registers per thread",
+    "spill_bytes": "bytes spilled to local memory per thread",
+    "autotune_configs": "number of autotuning configurations searched",
+    "kv_splits": "number of KV splits of a split-KV decode kernel",
+    "waves": "CTAs launched over SM count",
+}
+
+# Shape facts shape conditions compare (kernelopt.workload produces them). As with
+# metrics, other names are allowed and lint warns.
+SHAPE_FACTS: dict[str, str] = {
+    "b": "batch size (sequences per call)",
+    "s_q": "query tokens per sequence (1 for decode, >1 for speculative decode)",
+    "h_q": "query heads",
+    "h_kv": "key/value heads",
+    "seqlen_k": "key/value length per sequence",
+    "seqlen_cv": "coefficient of variation of key/value lengths across a batch (0 = uniform)",
+    "reduce_len": "length of the reduced axis",
+    "softmax_len": "length of the softmax axis",
+    "dominant_shape_share": "share of calls (0..1) that use the most common shape",
+    "distinct_shapes": "number of distinct shapes in the workload",
+    "padding_pct": "share of padded (wasted) elements after bucketing, %",
+}
+
+
+def family_ancestors(family: str) -> tuple[str, ...]:
+    """Return ``family`` followed by its ancestors up to ``"any"``.
+
+    Parameters
+    ----------
+    family : str
+        A kernel family name; unknown names are treated as direct children of ``any``.
+
+    Returns
+    -------
+    tuple of str
+        E.g. ``("mla-decode", "decode-attention", "attention", "any")``.
+    """
+    chain = [family]
+    seen = {family}
+    while chain[-1] != "any":
+        parent = FAMILY_PARENT.get(chain[-1], "any")
+        if parent in seen:  # defensive: the table is a tree, but never loop
+            break
+        chain.append(parent)
+        seen.add(parent)
+    return tuple(chain)

@@ -1,0 +1,328 @@
+"""`kernelopt learn` and `kernelopt report`: the LEARN step and the workflow hand-offs.
+
+Commands::
+
+    kernelopt learn --before A.jsonl --after B.jsonl --entry ID [--knowledge DIR]
+                    [--point NAME] [--dry-run] [--json] ...
+    kernelopt report profile --rows FILE.jsonl --kernel K --version V [--baseline FILE]
+                    [--devlog PATH] [--json]
+    kernelopt report profile FILE.md [--check]
+    kernelopt report task FILE.md [--check] [--json]
+    kernelopt report version FILE.md [--check] [--root DIR] [--json]
+
+Exit codes: 0 ok; 1 a check found problems, or LEARN could not judge the result
+(UNCLEAR); 2 usage or input errors. This module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_flag, print_json
+from kernelopt._errors import FormatError, InputError, expected
+
+_LEARN = "record what a before/after comparison taught into the knowledge base"
+_REPORT = "print or check a workflow hand-off (profile, optimization task, new version)"
+
+
+def register(subparsers: Any) -> None:
+    """Register the `learn` and `report` subcommands."""
+    learn = subparsers.add_parser(
+        "learn",
+        help=_LEARN,
+        description=(
+            "Judge a before/after pair of benchmark rows of one trial point and update the "
+            "knowledge tree by the protocol: FAST adds a local-experiment evidence row to the "
+            "applied entry, SLOW records an anti-pattern, SAME/UNCLEAR record nothing."
+        ),
+    )
+    learn.add_argument("--before", required=True, metavar="A.jsonl", help="rows without the change")
+    learn.add_argument("--after", required=True, metavar="B.jsonl", help="rows with the change")
+    learn.add_argument(
+        "--entry", required=True, metavar="ID", help="catalog id of what was applied"
+    )
+    learn.add_argument(
+        "--knowledge",
+        default="docs/knowledge",
+        metavar="DIR",
+        help="knowledge tree to update (default docs/knowledge)",
+    )
+    learn.add_argument(
+        "--point",
+        metavar="NAME",
+        help="trial point: key=value terms (s=1,h=16) or a trial name (decode, speculative)",
+    )
+    learn.add_argument("--before-impl", metavar="IMPL", help="implementation in --before")
+    learn.add_argument("--after-impl", metavar="IMPL", help="implementation in --after")
+    learn.add_argument(
+        "--knob",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="config key that may differ between the two rows (repeatable)",
+    )
+    learn.add_argument("--family", help="kernel family of the context (default the entry's)")
+    learn.add_argument("--language", help="implementation language of the context")
+    learn.add_argument("--kernel", default="", help="kernel name, for the evidence row")
+    learn.add_argument(
+        "--anti-pattern", metavar="ID", help="anti-pattern to extend or create on a regression"
+    )
+    learn.add_argument(
+        "--min-effect", type=float, default=0.01, help="smallest change that counts (0.01)"
+    )
+    learn.add_argument("--dry-run", action="store_true", help="decide, but write nothing")
+    learn.add_argument(
+        "--allow-builtin",
+        action="store_true",
+        help="allow --knowledge to be the built-in tree shipped with kernelopt",
+    )
+    add_json_flag(learn)
+    learn.set_defaults(handler=_learn)
+
+    report = subparsers.add_parser("report", help=_REPORT, description=_REPORT)
+    report.set_defaults(handler=lambda _args: _usage(report))
+    kinds = report.add_subparsers(dest="report_kind", metavar="KIND")
+
+    profile = kinds.add_parser(
+        "profile",
+        help="the profiler hand-off, built from bench rows or read from a file",
+        description=(
+            "With --rows: build the '## Profile:' hand-off of --version at each trial point "
+            "of the rows (and update a devlog with --devlog). With FILE.md: parse it "
+            "(--check also checks its catalog ids)."
+        ),
+    )
+    profile.add_argument("file", nargs="?", metavar="FILE.md", help="a profile hand-off to read")
+    profile.add_argument("--rows", metavar="FILE.jsonl", help="benchmark rows of the version")
+    profile.add_argument("--kernel", help="kernel name (with --rows)")
+    profile.add_argument("--version", dest="kernel_version", metavar="V", help="version name")
+    profile.add_argument("--impl", help="implementation in --rows (default the one named V)")
+    profile.add_argument("--baseline", metavar="FILE.jsonl", help="rows of the previous version")
+    profile.add_argument("--baseline-impl", metavar="IMPL", help="implementation in --baseline")
+    profile.add_argument("--point", help="keep rows of this point (key=value terms or a name)")
+    profile.add_argument("--devlog", metavar="PATH", help="also write the rows into this devlog")
+    _add_check(profile)
+    add_json_flag(profile)
+    profile.set_defaults(handler=_profile)
+
+    for name, helptext in (
+        ("task", "read an '## Optimization Task:' hand-off (--check: its catalog links)"),
+        ("version", "read a '## New Version:' hand-off (--check: links, correctness, files)"),
+    ):
+        parser = kinds.add_parser(name, help=helptext, description=helptext)
+        parser.add_argument("file", metavar="FILE.md", help="the hand-off")
+        _add_check(parser)
+        if name == "version":
+            parser.add_argument(
+                "--root",
+                default=".",
+                metavar="DIR",
+                help="where the named files and devlog must exist (default .)",
+            )
+        add_json_flag(parser)
+        parser.set_defaults(handler=_task if name == "task" else _version)
+
+
+def _add_check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check", action="store_true", help="validate; exit 1 and list problems if any"
+    )
+    parser.add_argument(
+        "--knowledge",
+        metavar="DIR",
+        help="knowledge tree to check ids against (default docs/knowledge if present, "
+        "else the built-in catalog)",
+    )
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _catalog(knowledge: str | None) -> Any:
+    from kernelopt.catalog import Catalog
+
+    if knowledge is not None:
+        if not Path(knowledge).is_dir():
+            raise InputError(expected("a knowledge tree folder", knowledge, where="--knowledge"))
+        return Catalog.load(knowledge)
+    default = Path("docs/knowledge")
+    return Catalog.load(default) if default.is_dir() else Catalog.builtin()
+
+
+def _read(path: str) -> str:
+    target = Path(path)
+    if not target.is_file():
+        raise InputError(expected("a markdown file", f"no file at {path}"))
+    return target.read_text(encoding="utf-8")
+
+
+def _learn(args: argparse.Namespace) -> int:
+    from kernelopt.bench.compare import Verdict
+    from kernelopt.workflow.learn import learn
+    from kernelopt.workflow.observe import observe_files
+
+    observation = observe_files(
+        args.before,
+        args.after,
+        point=args.point,
+        before_impl=args.before_impl,
+        after_impl=args.after_impl,
+        knobs=args.knob,
+        min_effect=args.min_effect,
+    )
+    outcome = learn(
+        observation,
+        entry_id=args.entry,
+        knowledge=args.knowledge,
+        family=args.family,
+        language=args.language,
+        kernel=args.kernel,
+        anti_pattern=args.anti_pattern,
+        dry_run=args.dry_run,
+        allow_builtin=args.allow_builtin,
+    )
+    if args.json:
+        print_json(outcome.to_dict())
+    else:
+        print(outcome.summary())
+    return EXIT_FINDINGS if outcome.verdict is Verdict.UNCLEAR else EXIT_OK
+
+
+def _problems(title: str, problems: list[str]) -> int:
+    if problems:
+        print(f"{title}: {len(problems)} problem(s)", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return EXIT_FINDINGS
+    print(f"{title}: OK")
+    return EXIT_OK
+
+
+def _parse_or_report(parse: Any, path: str) -> tuple[Any, int | None]:
+    try:
+        return parse(_read(path), path=path), None
+    except FormatError as error:
+        print(error if error.path else f"{path}: {error}", file=sys.stderr)
+        return None, EXIT_FINDINGS
+
+
+def _profile(args: argparse.Namespace) -> int:
+    if args.file and args.rows:
+        print("kernelopt report profile: error: give FILE.md or --rows, not both", file=sys.stderr)
+        return EXIT_USAGE
+    if args.file:
+        return _profile_file(args)
+    if not (args.rows and args.kernel and args.kernel_version):
+        print(
+            "kernelopt report profile: error: give FILE.md, or --rows with --kernel and --version",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from kernelopt.bench.records import read_rows
+    from kernelopt.bench.roofline import load_ceilings
+    from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
+    from kernelopt.workflow.from_rows import profile_from_rows
+    from kernelopt.workflow.jsonio import to_dict
+    from kernelopt.workflow.observe import _point_terms
+
+    for path in filter(None, (args.rows, args.baseline)):
+        if not Path(path).is_file():
+            raise InputError(expected("a BenchRow JSONL file", f"no file at {path}"))
+    rows = read_rows(args.rows)
+    baseline = read_rows(args.baseline) if args.baseline else []
+    gpus = {row.gpu for row in rows if row.gpu}
+    # Ceilings measured on this machine turn the rows' shares into TFLOP/s and GB/s.
+    ceilings = load_ceilings(next(iter(gpus))) if len(gpus) == 1 else None
+    reports = profile_from_rows(
+        rows,
+        kernel=args.kernel,
+        version=args.kernel_version,
+        impl=args.impl,
+        baseline=baseline,
+        baseline_impl=args.baseline_impl,
+        point=args.point,
+        ceilings=ceilings,
+        catalog=_catalog(args.knowledge) if args.knowledge else None,
+    )
+    if args.devlog:
+        impl = args.impl or _impl_of(rows, args.kernel_version)
+        terms = {} if args.point is None else _point_terms(args.point)
+        chosen = [
+            r
+            for r in rows
+            if r.impl == impl and all(str(r.config.get(k)) == v for k, v in terms.items())
+        ]
+        update = update_devlog(
+            args.devlog, perf_rows_from_bench(chosen, version=args.kernel_version)
+        )
+        note = f"devlog {update.path}: {len(update.replaced)} replaced, {len(update.added)} added"
+        print(note, file=sys.stderr)
+    if args.json:
+        print_json([to_dict(report) for report in reports])
+    else:
+        print("\n".join(report.render() for report in reports), end="")
+    return EXIT_OK
+
+
+def _impl_of(rows: list[Any], version: str) -> str:
+    impls = list(dict.fromkeys(row.impl for row in rows))
+    return version if version in impls else impls[0]
+
+
+def _profile_file(args: argparse.Namespace) -> int:
+    from kernelopt.workflow.jsonio import to_dict
+    from kernelopt.workflow.profile import parse_profile
+
+    report, failed = _parse_or_report(parse_profile, args.file)
+    if failed is not None:
+        return failed
+    if args.check:
+        catalog = _catalog(args.knowledge)
+        unknown = [
+            f"unknown entry id '{item.entry_id}'"
+            for item in report.opportunities
+            if item.entry_id and item.entry_id not in catalog
+        ]
+        return _problems(args.file, unknown)
+    if args.json:
+        print_json(to_dict(report))
+    else:
+        print(report.render(), end="")
+    return EXIT_OK
+
+
+def _task(args: argparse.Namespace) -> int:
+    from kernelopt.workflow.jsonio import to_dict
+    from kernelopt.workflow.task import parse_task
+
+    task, failed = _parse_or_report(parse_task, args.file)
+    if failed is not None:
+        return failed
+    if args.check:
+        return _problems(args.file, task.problems(_catalog(args.knowledge)))
+    if args.json:
+        print_json(to_dict(task))
+    else:
+        print(task.render(), end="")
+    return EXIT_OK
+
+
+def _version(args: argparse.Namespace) -> int:
+    from kernelopt.workflow.jsonio import to_dict
+    from kernelopt.workflow.version import parse_version
+
+    version, failed = _parse_or_report(parse_version, args.file)
+    if failed is not None:
+        return failed
+    if args.check:
+        return _problems(args.file, version.problems(_catalog(args.knowledge), root=args.root))
+    if args.json:
+        print_json(to_dict(version))
+    else:
+        print(version.render(), end="")
+    return EXIT_OK

@@ -1,0 +1,59 @@
+"""The Measurement record: validation, quantiles, unit conversion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernelopt._errors import InputError
+from kernelopt.bench import Measurement
+
+SAMPLES = [12.0, 10.0, 11.0, 30.0, 10.5, 11.5, 10.8, 11.2, 10.9, 11.1]
+
+
+def test_quantiles_follow_numpy() -> None:
+    m = Measurement(samples=SAMPLES)
+    assert m.median == pytest.approx(float(np.median(SAMPLES)))
+    assert m.p20 == pytest.approx(float(np.quantile(SAMPLES, 0.2)))
+    assert m.p80 == pytest.approx(float(np.quantile(SAMPLES, 0.8)))
+    q75, q25 = np.quantile(SAMPLES, [0.75, 0.25])
+    assert m.iqr == pytest.approx(float(q75 - q25))
+    assert m.rel_iqr == pytest.approx(m.iqr / m.median)
+    assert m.min == 10.0 and m.n == 10
+    assert m.mean > m.median  # the 30.0 outlier pulls the mean, not the median
+    low, high = m.median_ci
+    assert low <= m.median <= high
+
+
+def test_seconds_and_unit_conversion() -> None:
+    m = Measurement(samples=[1000.0, 2000.0, 3000.0], overhead=2.0)
+    assert m.seconds == pytest.approx(2e-3)
+    ms = m.to_unit("ms")
+    assert ms.samples == (1.0, 2.0, 3.0) and ms.unit == "ms" and ms.overhead == pytest.approx(2e-3)
+    assert ms.seconds == pytest.approx(m.seconds)
+    with pytest.raises(InputError, match="Expected a unit"):
+        m.to_unit("minutes")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"samples": []}, "Expected at least one sample"),
+        ({"samples": [1.0, float("nan")]}, "Expected finite samples"),
+        ({"samples": [-1.0]}, "Expected finite samples"),
+    ],
+)
+def test_bad_samples_are_refused(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        Measurement(**kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field", ["mode", "cache", "backend", "unit"])
+def test_enumerated_fields_are_checked(field: str) -> None:
+    with pytest.raises(InputError, match=f"{field}: Expected one of"):
+        Measurement(samples=[1.0], **{field: "bogus"})  # type: ignore[arg-type]
+
+
+def test_summary_names_mode_count_and_backend() -> None:
+    text = Measurement(samples=[1.0, 2.0, 3.0], backend="cpu-perf-counter", mode="hot").summary()
+    assert text == "2 [1.4, 2.6] us (hot, n=3, cpu-perf-counter)"

@@ -1,0 +1,146 @@
+"""Records: JSONL rows and the canonical experiment result written from measurements."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt._errors import FormatError, InputError
+from kernelopt.bench import (
+    BenchRow,
+    Ceilings,
+    Comparison,
+    Cost,
+    DeviceState,
+    Measurement,
+    Roofline,
+    TrialPoint,
+    Verdict,
+    append_rows,
+    environment,
+    read_rows,
+    row_from_measurement,
+    to_result_row,
+    write_experiment,
+)
+from kernelopt.experiments import ResultRow, parse_result
+
+STATE = DeviceState(
+    name="NVIDIA H200", sm_clock_mhz=1980, mem_clock_mhz=3201, throttle_reasons=("gpu_idle",)
+)
+M = Measurement(
+    samples=[100.0, 102.0, 98.0, 101.0, 99.0],
+    gpu="NVIDIA H200",
+    device=STATE,
+    notes=("one note",),
+)
+
+
+def test_row_from_measurement_carries_quantiles_clocks_and_versions() -> None:
+    row = row_from_measurement(
+        M, op="mla_decode", impl="split_kv", config={"b": 32, "s": 1}, floor=52.6, note="first"
+    )
+    assert (row.median, row.p20, row.p80, row.n) == (M.median, M.p20, M.p80, 5)
+    assert (row.sm_clock_mhz, row.mem_clock_mhz) == (1980, 3201)
+    assert row.throttle_reasons == ("gpu_idle",)
+    assert row.gpu == "NVIDIA H200" and row.floor == 52.6
+    assert row.note == "first; one note"
+    assert row.torch == environment().torch and row.timestamp.endswith("+00:00")
+    assert row.samples == ()
+    assert row_from_measurement(M, op="x", impl="y", keep_samples=True).samples == M.samples
+
+
+def test_jsonl_round_trip_appends(tmp_path: Path) -> None:
+    path = tmp_path / "rows" / "bench.jsonl"
+    first = row_from_measurement(M, op="copy", impl="a", config={"n": 1 << 30})
+    second = row_from_measurement(M, op="copy", impl="b", metrics={"dram_pct": 81.5})
+    append_rows(path, [first])
+    append_rows(path, [second])
+    assert read_rows(path) == [first, second]
+    assert len(path.read_text().splitlines()) == 2
+    assert json.loads(path.read_text().splitlines()[1])["metrics"] == {"dram_pct": 81.5}
+
+
+def test_bad_lines_are_reported_with_their_number(tmp_path: Path) -> None:
+    path = tmp_path / "bench.jsonl"
+    good = json.dumps({"op": "copy", "impl": "a"})
+    path.write_text(good + "\n\n{oops\n")
+    with pytest.raises(FormatError, match=r"bench\.jsonl:3"):
+        read_rows(path)
+    path.write_text(good + "\n" + json.dumps({"op": "copy", "impl": "a", "speed": 3}) + "\n")
+    with pytest.raises(FormatError, match=r"bench\.jsonl:2.*speed"):
+        read_rows(path)
+    path.write_text(good + "\n")
+    assert read_rows(path) == [BenchRow(op="copy", impl="a")]
+
+
+def test_to_result_row_converts_point_floor_and_speedup() -> None:
+    line = Roofline(
+        ceilings=Ceilings(gpu="g", copy_bytes_per_s=1e12, matmul_flop_per_s=1e15),
+        cost=Cost(flops=0, bytes=5e7),
+    )
+    baseline = Measurement(samples=[200.0, 200.0, 200.0])
+    row = to_result_row(
+        M, point=TrialPoint(b=32, s=1, t=4096), impl="v2", floor=line, speedup=baseline
+    )
+    assert row.floor == pytest.approx(50.0)  # 5e7 B at 1e12 B/s
+    assert row == ResultRow(
+        point="b=32 s=1 t=4096",
+        impl="v2",
+        median=100.0,
+        p20=M.p20,
+        p80=M.p80,
+        unit="us",
+        floor=row.floor,
+        speedup=2.0,
+        mode="cold",
+    )
+    verdict = Comparison(
+        verdict=Verdict.FAST, ratio=0.5, ratio_low=0.49, ratio_high=0.51, noise=0.01, threshold=0.01
+    )
+    assert to_result_row(M, point={"b": 1}, impl="x", speedup=verdict).speedup == 2.0
+    assert to_result_row(M, point="p", impl="x", floor=10.0).floor == 10.0
+    cpu = Measurement(samples=[1.0], backend="cpu-perf-counter")
+    assert to_result_row(cpu, point="p", impl="x").mode == "cpu"
+
+
+def test_write_experiment_is_the_canonical_result(tmp_path: Path) -> None:
+    rows = [to_result_row(M, point="b=32 s=1 t=4096", impl="v2", floor=52.6)]
+    record = write_experiment(
+        tmp_path,
+        experiment=3,
+        title="split-KV with 8 splits",
+        rows=rows,
+        status="KEPT",
+        correctness="PASS",
+        correctness_detail="rel err 1.8e-03 vs float64",
+        gpu=M,
+        tags=["split-kv-flash-decoding"],
+        knobs={"num_splits": 8},
+        verdict="FAST 0.62x",
+    )
+    text = (tmp_path / "exp_3" / "result.md").read_text()
+    assert parse_result(text) == record
+    assert record.gpu == "NVIDIA H200" and record.knobs == {"num_splits": "8"}
+    assert record.versions.get("torch") == environment().torch
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| 3 |" in summary and "split-KV with 8 splits" in summary
+    with pytest.raises(InputError, match="pass overwrite=True"):
+        write_experiment(
+            tmp_path, experiment=3, title="again", rows=rows, status="KEPT", correctness="PASS"
+        )
+    with pytest.raises(InputError, match="at least one ResultRow"):
+        write_experiment(
+            tmp_path, experiment=4, title="t", rows=[], status="KEPT", correctness="PASS"
+        )
+
+
+def test_environment_reads_versions_without_importing() -> None:
+    env = environment()
+    versions = env.versions()
+    assert env.python.count(".") == 2
+    assert set(versions) <= {"torch", "triton", "kernelopt", "commit"}
+    if env.commit is not None:
+        assert len(versions["commit"]) == 12

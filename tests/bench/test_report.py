@@ -1,0 +1,233 @@
+"""The profile hand-off: exact text, bottleneck classification, gains from the roofline."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kernelopt._errors import KernelOptError
+from kernelopt.bench import (
+    BaselineMetric,
+    Bottleneck,
+    Ceilings,
+    Cost,
+    Measurement,
+    Opportunity,
+    ProfileReport,
+    Roofline,
+    Stage,
+    TrialPoint,
+    mla_decode_cost,
+    profile_report,
+)
+from kernelopt.bench.report import NO_COUNTERS, classify
+
+# The ceilings measured in /work/shared/anchors/h200-2026-12-02.json.
+H200 = Ceilings(
+    gpu="NVIDIA H200",
+    copy_bytes_per_s=4.2497501013921815e12,
+    matmul_flop_per_s=693.6596691456391e12,
+)
+POINT = TrialPoint(b=32, s=1, t=4096, extra={"h": 16})
+LINE = Roofline(ceilings=H200, cost=mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=4096))
+
+
+def timed(us: float, mode: str = "cold") -> Measurement:
+    return Measurement(samples=[us] * 5, mode=mode)
+
+
+def test_render_is_the_contract_text() -> None:
+    report = ProfileReport(
+        kernel="mla_decode",
+        version="v3",
+        point={"b": 32, "s": 16, "t": 4096},
+        stages=[
+            Stage(
+                name="split | partial",
+                duration=41.25,
+                tc_pct=12.0,
+                dram_pct=61.04,
+                bottleneck="Memory-bound",
+                key_issue="uncoalesced loads",
+            ),
+            Stage(name="combine", duration=3.0, occupancy_pct=50.0, bottleneck="Latency-bound"),
+        ],
+        bottleneck=Bottleneck.MEMORY,
+        root_cause="One.\nTwo.",
+        opportunities=[
+            Opportunity(name="A", entry_id="a-id", gain_pct=33.4, trigger="dram_pct=61"),
+            Opportunity(name="B", entry_id="b-id", gain_pct=8.0, trigger="launch_overhead_pct=8"),
+            Opportunity(name="C", entry_id="c-id", gain_pct=2.0, trigger="x=1"),
+            Opportunity(name="D", entry_id="d-id", gain_pct=1.0, trigger="y=1"),
+        ],
+        baseline=[
+            BaselineMetric(metric="Median (us)", previous=80.0, current=44.25, unit="us"),
+            BaselineMetric(metric="DRAM %", previous=40.0, current=61.04, unit="%"),
+        ],
+    )
+    assert report.render() == (
+        "## Profile: mla_decode v3 | b=32, s=16, t=4096\n"
+        "### Stages\n"
+        "| Stage | Duration | TC% | DRAM% | Occ% | Bottleneck | Key Issue |\n"
+        "|-------|----------|-----|-------|------|------------|-----------|\n"
+        "| split / partial | 41.25 us | 12.0 | 61.0 | n/a (no counters) | Memory-bound "
+        "| uncoalesced loads |\n"
+        "| combine | 3 us | n/a (no counters) | n/a (no counters) | 50.0 | Latency-bound |  |\n"
+        "### Bottleneck: Memory-bound\n"
+        "Root cause: One. Two.\n"
+        "### Top 3 Opportunities (ranked by estimated impact)\n"
+        "1. A (`a-id`) -- est. 33% gain -- trigger: dram_pct=61\n"
+        "2. B (`b-id`) -- est. 8% gain -- trigger: launch_overhead_pct=8\n"
+        "3. C (`c-id`) -- est. 2% gain -- trigger: x=1\n"
+        "\n"
+        "### vs Baseline\n"
+        "| Metric | Previous | Current | Change |\n"
+        "|--------|----------|---------|--------|\n"
+        "| Median (us) | 80 | 44.25 | -44.7% |\n"
+        "| DRAM % | 40 | 61.04 | +21.0 pp |\n"
+    )
+
+
+def test_no_baseline_and_no_opportunity() -> None:
+    text = ProfileReport(
+        kernel="k",
+        version="v1",
+        point=POINT,
+        stages=[],
+        bottleneck="Latency-bound",
+        root_cause="r",
+    ).render()
+    assert text.splitlines()[0] == "## Profile: k v1 | b=32, s=1, t=4096, h=16"
+    assert "(none: no catalog trigger fired on these metrics)" in text
+    assert "vs Baseline" not in text
+
+
+def test_classification_follows_the_roofline() -> None:
+    assert classify(LINE.place(50.0)) is Bottleneck.MEMORY  # 72 % of the copy rate
+    assert classify(LINE.place(400.0)) is Bottleneck.LATENCY  # 9 %: waits, not moves
+    compute = Roofline(ceilings=H200, cost=Cost(flops=694e12 * 1e-3, bytes=1.0))
+    assert classify(compute.place(1.25, unit="ms")) is Bottleneck.COMPUTE
+    assert classify(LINE.place(400.0), latency_below_pct=5.0) is Bottleneck.MEMORY
+
+
+def entry(entry_id: str, name: str, kind: str = "optimization") -> Any:
+    return SimpleNamespace(id=entry_id, name=name, kind=SimpleNamespace(value=kind))
+
+
+class FakeCatalog:
+    """Answers match_metrics like kernelopt.catalog.Catalog, from fixed matches."""
+
+    def __init__(self, matches: Sequence[Any]) -> None:
+        self.matches = matches
+        self.asked: Mapping[str, float] | None = None
+
+    def match_metrics(self, metrics: Mapping[str, float]) -> Sequence[Any]:
+        self.asked = dict(metrics)
+        return self.matches
+
+
+def match(entry_id: str, name: str, score: float, *reasons: str, kind: str = "optimization") -> Any:
+    return SimpleNamespace(entry=entry(entry_id, name, kind), score=score, reasons=reasons)
+
+
+def test_opportunities_gain_from_the_roofline_and_the_measured_launch_overhead() -> None:
+    catalog = FakeCatalog(
+        [
+            match("hot-l2-timing", "Hot L2", 9.0, "metric dram_pct > 100", kind="anti-pattern"),
+            match("vectorized-loads", "Vector loads", 1.0),
+            match("split-kv", "Split KV", 2.0, "metric dram_pct < 70 (dram_pct=48)"),
+            match("cuda-graphs", "CUDA graphs", 5.0, "metric launch_overhead_pct > 5"),
+        ]
+    )
+    # peer Triton at s=1, h=16 in the anchors: 74.18 us with events, 66.53 us in a graph
+    report = profile_report(
+        kernel="mla_decode",
+        version="peer",
+        point=POINT,
+        measurement=timed(74.176),
+        graph=timed(66.526, "graph"),
+        roofline=LINE,
+        catalog=catalog,
+        extra_metrics={"kv_splits": 8.0},
+    )
+    assert catalog.asked is not None
+    assert catalog.asked["kv_splits"] == 8.0
+    assert catalog.asked["launch_overhead_pct"] == pytest.approx(100 * (74.176 - 66.526) / 74.176)
+    gap = 100 * (74.176 - LINE.floor("us")) / 74.176
+    ids = [o.entry_id for o in report.opportunities]
+    assert ids == ["split-kv", "vectorized-loads", "cuda-graphs"]  # anti-pattern left out
+    assert report.opportunities[0].gain_pct == pytest.approx(gap)
+    assert report.opportunities[0].trigger == "dram_pct=48.3"
+    assert report.opportunities[1].trigger == "-"
+    assert report.opportunities[2].gain_pct == pytest.approx(10.31, abs=0.01)
+    assert report.bottleneck is Bottleneck.MEMORY
+    stage = report.stages[0]
+    assert stage.duration == pytest.approx(74.176) and stage.occupancy_pct is None
+    assert NO_COUNTERS in report.render()
+    assert "35.79 us at 4.25 TB/s" in report.root_cause
+
+
+def test_latency_bound_root_cause_mentions_graphs() -> None:
+    report = profile_report(
+        kernel="k",
+        version="v",
+        point=POINT,
+        measurement=timed(400.0),
+        graph=timed(300.0, "graph"),
+        roofline=LINE,
+        catalog=FakeCatalog([]),
+    )
+    assert report.bottleneck is Bottleneck.LATENCY
+    assert "CUDA graphs remove 25% of the time" in report.root_cause
+
+
+def test_baseline_table_from_a_previous_measurement() -> None:
+    report = profile_report(
+        kernel="k",
+        version="v2",
+        point=POINT,
+        measurement=timed(66.0),
+        baseline=timed(116.4),
+        roofline=LINE,
+        catalog=FakeCatalog([]),
+    )
+    rows = {row.metric: row for row in report.baseline}
+    assert rows["Median (us)"].change == "-43.3%"
+    assert rows["Floor %"].current == pytest.approx(100 * LINE.floor("us") / 66.0)
+    assert rows["Floor %"].change.endswith(" pp")
+
+
+def test_builtin_catalog_is_used_by_default() -> None:
+    from kernelopt.catalog import Catalog
+
+    report = profile_report(
+        kernel="k", version="v", point=POINT, measurement=timed(74.0), roofline=LINE
+    )
+    catalog = Catalog.builtin()
+    for item in report.opportunities:
+        assert item.entry_id in catalog
+        assert item.gain_pct >= 0
+
+
+def test_missing_catalog_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "kernelopt.catalog", None)
+    with pytest.raises(KernelOptError, match="built-in catalog"):
+        profile_report(kernel="k", version="v", point=POINT, measurement=timed(74.0), roofline=LINE)
+
+
+def test_trigger_names_every_metric_of_the_condition_in_order() -> None:
+    reason = "metric arith_intensity < ridge (arith_intensity=30, ridge=163) and dram_pct < 80"
+    catalog = FakeCatalog([match("kv-tile-shared-load", "Shared K/V tile load", 1.0, reason)])
+    report = profile_report(
+        kernel="k",
+        version="v",
+        point=POINT,
+        measurement=timed(74.18),
+        roofline=LINE,
+        catalog=catalog,
+    )
+    assert report.opportunities[0].trigger == "arith_intensity=30, ridge=163, dram_pct=48.3"

@@ -1,0 +1,194 @@
+"""The roofline: costs, floors, metrics, the ceilings cache, and the anchors it must reproduce."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from kernelopt._errors import DeviceError, FormatError, InputError, KernelOptError
+from kernelopt.bench import (
+    Ceilings,
+    Cost,
+    Measurement,
+    Roofline,
+    copy_cost,
+    elementwise_cost,
+    launch_overhead_pct,
+    load_ceilings,
+    matmul_cost,
+    measure_ceilings,
+    mla_decode_cost,
+    plot_roofline,
+)
+from kernelopt.bench.roofline import ceilings_path, save_ceilings
+from kernelopt.bench.timer import cuda_available
+
+ANCHORS = Path(__file__).resolve().parents[2].parent / "shared" / "anchors"
+H200 = Ceilings(gpu="NVIDIA H200", copy_bytes_per_s=4.25e12, matmul_flop_per_s=694e12)
+
+
+def test_cost_helpers_count_flops_and_bytes() -> None:
+    mm = matmul_cost(8192, 8192, 8192)
+    assert mm.flops == 2 * 8192**3
+    assert mm.bytes == 3 * 8192 * 8192 * 2
+    assert copy_cost(1000) == Cost(flops=0, bytes=2000, name="copy 1000 B")
+    ew = elementwise_cost(100, inputs=2, outputs=1, elt_bytes=2, flops_per_element=3)
+    assert (ew.flops, ew.bytes) == (300.0, 600.0)
+    both = mm + ew
+    assert both.flops == mm.flops + 300 and both.name == "matmul 8192x8192x8192 + elementwise 100"
+    assert math.isinf(Cost(flops=1, bytes=0).arith_intensity)
+
+
+def test_cost_of_accepts_a_cost_a_mapping_or_a_function() -> None:
+    cost = Cost(flops=10, bytes=5)
+    assert Cost.of(cost) is cost
+    assert Cost.of({"flops": 10, "bytes": 5}) == cost
+    assert Cost.of(lambda: {"flops": 10, "bytes": 5}) == cost
+    with pytest.raises(InputError, match="flops and bytes"):
+        Cost.of({"flops": 10})
+    with pytest.raises(InputError, match="a Cost, a mapping or a function"):
+        Cost.of(3)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="finite number >= 0"):
+        Cost(flops=-1, bytes=0)
+
+
+def test_floor_is_the_larger_time_and_names_the_bound() -> None:
+    memory = Roofline(ceilings=H200, cost=Cost(flops=1e9, bytes=8e9))
+    assert memory.bound == "memory"
+    assert memory.floor("s") == pytest.approx(8e9 / 4.25e12)
+    compute = Roofline(ceilings=H200, cost=matmul_cost(8192, 8192, 8192))
+    assert compute.bound == "compute"
+    assert compute.floor("ms") == pytest.approx(2 * 8192**3 / 694e12 * 1e3)
+    assert compute.arith_intensity > compute.ridge > memory.arith_intensity
+    assert H200.ridge == pytest.approx(694e12 / 4.25e12)
+    with pytest.raises(InputError, match="Expected a unit"):
+        memory.floor("fortnights")
+
+
+def test_placed_point_metrics() -> None:
+    line = Roofline(ceilings=H200, cost=Cost(flops=4.25e9, bytes=4.25e9))  # floor 1 ms (memory)
+    point = line.place(2.0, unit="ms", launch_overhead_pct=5.0)
+    metrics = point.metrics()
+    assert metrics["floor_pct"] == pytest.approx(50.0)
+    assert metrics["dram_pct"] == pytest.approx(50.0)
+    assert metrics["tc_pct"] == pytest.approx(100 * 4.25e9 / 2e-3 / 694e12)
+    assert metrics["arith_intensity"] == pytest.approx(1.0)
+    assert metrics["ridge"] == pytest.approx(H200.ridge)
+    assert metrics["launch_overhead_pct"] == 5.0
+    assert point.gap_s == pytest.approx(1e-3) and point.gap_pct == pytest.approx(50.0)
+    measured = Measurement(samples=[2000.0, 2000.0, 2000.0])
+    assert line.place(measured).floor_pct == pytest.approx(50.0)
+    assert "launch_overhead_pct" not in line.place(measured).metrics()
+    with pytest.raises(InputError, match="positive time"):
+        line.place(0.0)
+
+
+def test_launch_overhead_is_what_graphs_remove() -> None:
+    events = Measurement(samples=[55.9, 55.9, 55.9])
+    graph = Measurement(samples=[46.0, 46.0, 46.0], mode="graph")
+    assert launch_overhead_pct(events, graph) == pytest.approx(100 * 9.9 / 55.9)
+    assert launch_overhead_pct(graph, events) == 0.0
+
+
+def _anchor(name: str) -> dict[str, object]:
+    path = ANCHORS / name
+    if not path.exists():
+        pytest.fail(f"Expected the anchor measurements at {path}, got nothing there")
+    data: dict[str, object] = json.loads(path.read_text())
+    return data
+
+
+@pytest.mark.parametrize("name", ["h200-2026-12-02.json", "h200-2026-12-02-flashmla.json"])
+def test_mla_floors_reproduce_the_h200_anchors(name: str) -> None:
+    # The anchors record their measured ceilings and the floor of every MLA point (b=32,
+    # t=4096, bf16); the same formula over the same ceilings must give the same floor.
+    data = _anchor(name)
+    ceilings = Ceilings(
+        gpu="NVIDIA H200",
+        copy_bytes_per_s=float(data["copy_tbps"]) * 1e12,  # type: ignore[arg-type]
+        matmul_flop_per_s=float(data["matmul_tflops"]) * 1e12,  # type: ignore[arg-type]
+    )
+    rows = data["rows"]
+    assert isinstance(rows, list) and rows
+    for row in rows:
+        cost = mla_decode_cost(b=32, s_q=row["s"], h_q=row["h"], seqlens=4096)
+        line = Roofline(ceilings=ceilings, cost=cost)
+        assert line.floor("us") == pytest.approx(row["floor_us"], rel=1e-9)
+        assert line.place(row["us_events"]).floor_pct / 100 == pytest.approx(
+            row["floor_us"] / row["us_events"]
+        )
+
+
+def test_mla_decode_cost_with_ragged_lengths_sums_them() -> None:
+    even = mla_decode_cost(b=2, s_q=1, h_q=16, seqlens=100)
+    ragged = mla_decode_cost(b=2, s_q=1, h_q=16, seqlens=[50, 150])
+    assert (even.flops, even.bytes) == (ragged.flops, ragged.bytes)
+
+
+def test_ceilings_cache_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNELOPT_CACHE_DIR", str(tmp_path / "cache"))
+    assert ceilings_path() == tmp_path / "cache" / "ceilings.json"
+    assert load_ceilings("NVIDIA H200") is None
+    other = Ceilings(gpu="NVIDIA H100", copy_bytes_per_s=3e12, matmul_flop_per_s=7e14)
+    save_ceilings(H200)
+    save_ceilings(other)
+    assert load_ceilings("NVIDIA H200") == H200
+    assert load_ceilings("NVIDIA H100") == other
+    data = json.loads(ceilings_path().read_text())
+    assert data["format"] == 1 and sorted(data["devices"]) == ["NVIDIA H100", "NVIDIA H200"]
+
+
+def test_xdg_cache_home_is_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KERNELOPT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert ceilings_path() == tmp_path / "kernelopt" / "ceilings.json"
+
+
+def test_a_foreign_or_broken_cache_is_never_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "ceilings.json"
+    path.write_text("{not json")
+    with pytest.raises(FormatError, match=r"ceilings\.json:1"):
+        load_ceilings("x", path=path)
+    with pytest.raises(FormatError):
+        save_ceilings(H200, path=path)
+    assert path.read_text() == "{not json"
+    entry = {"gpu": "g", "copy_bytes_per_s": 1.0, "matmul_flop_per_s": 1.0, "bogus": 1}
+    path.write_text(json.dumps({"format": 1, "devices": {"g": entry}}))
+    with pytest.raises(FormatError, match="bogus"):
+        load_ceilings("g", path=path)
+    del entry["copy_bytes_per_s"], entry["bogus"]
+    path.write_text(json.dumps({"format": 1, "devices": {"g": entry}}))
+    with pytest.raises(FormatError, match="copy_bytes_per_s"):
+        load_ceilings("g", path=path)
+    path.write_text(json.dumps({"format": 2, "devices": {}}))
+    with pytest.raises(FormatError, match="ceilings cache"):
+        load_ceilings("g", path=path)
+
+
+def test_measure_ceilings_needs_cuda(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    if cuda_available():  # small sizes: the real ceilings are checked by bench_verify.py
+        found = measure_ceilings(path=path, copy_bytes=1 << 26, matmul_n=1024, max_time_ms=50)
+        assert found.copy_bytes_per_s > 0 and load_ceilings(found.gpu, path=path) == found
+    else:
+        with pytest.raises(DeviceError, match="CUDA device to measure ceilings"):
+            measure_ceilings(path=path)
+
+
+def test_plot_roofline(tmp_path: Path) -> None:
+    line = Roofline(ceilings=H200, cost=matmul_cost(4096, 4096, 4096))
+    point = line.place(500.0)
+    if importlib.util.find_spec("matplotlib") is None:
+        with pytest.raises(
+            KernelOptError, match=r"matplotlib to draw the roofline .*kernelopt\[plot\]"
+        ):
+            plot_roofline([point], tmp_path / "r.png")
+    else:
+        target = plot_roofline([point], tmp_path / "r.png", labels=["gemm"])
+        assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(InputError, match="at least one roofline point"):
+        plot_roofline([], tmp_path / "r.png")

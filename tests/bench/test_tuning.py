@@ -1,0 +1,134 @@
+"""Budgeted tuning: pruning, early stop, budget, and the autotune-explosion warning."""
+
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+from kernelopt._errors import InputError
+from kernelopt.bench import AutotuneExplosionWarning, Timer, tune
+from kernelopt.bench.tuning import iter_space, space_size
+
+CPU = Timer(backend="cpu-perf-counter", warmup_ms=0.5, max_time_ms=3.0, min_samples=3)
+
+
+def spin(us: float) -> None:
+    end = time.perf_counter_ns() + int(us * 1000)
+    while time.perf_counter_ns() < end:
+        pass
+
+
+def kernel(config: Mapping[str, Any]) -> Callable[[], None]:
+    """A fake kernel whose time is least at BLOCK=64, num_warps=4."""
+    cost = 40 + abs(config["BLOCK"] - 64) + 10 * abs(config["num_warps"] - 4)
+    return lambda: spin(cost)
+
+
+SPACE = {"BLOCK": [16, 32, 64, 128], "num_warps": [2, 4, 8]}
+
+
+def test_space_order_and_size() -> None:
+    assert space_size(SPACE) == 12
+    given = list(iter_space(SPACE))
+    assert given[0] == {"BLOCK": 16, "num_warps": 2} and given[1] == {"BLOCK": 16, "num_warps": 4}
+    shuffled = list(iter_space(SPACE, order="random", seed=1))
+    assert sorted(map(str, shuffled)) == sorted(map(str, given)) and shuffled != given
+    assert shuffled == list(iter_space(SPACE, order="random", seed=1))
+    with pytest.raises(InputError, match="order"):
+        list(iter_space(SPACE, order="sideways"))
+
+
+def test_finds_the_best_config_and_counts_pruned() -> None:
+    result = tune(
+        kernel,
+        SPACE,
+        start={"BLOCK": 32, "num_warps": 8},
+        rules=[lambda c: c["BLOCK"] * c["num_warps"] <= 256],
+        timer=CPU,
+        patience=100,
+    )
+    assert result.best_config == {"BLOCK": 64, "num_warps": 4}
+    assert result.trials[0].config == {"BLOCK": 32, "num_warps": 8}  # the manual start first
+    assert result.pruned == 3  # (64, 8), (128, 4) and (128, 8)
+    assert result.evaluated == 9 and result.stop_reason == "exhausted"
+    assert result.gain_over_start > 0.5  # start costs 112 us, best 40 us
+    assert result.metrics() == {"autotune_configs": 9.0}
+    assert result.warnings == ()
+
+
+def test_patience_stops_a_search_that_stopped_gaining() -> None:
+    slower = {"x": list(range(30))}  # each config 10 us slower than the one before
+    result = tune(lambda c: lambda: spin(50 + 10 * c["x"]), slower, timer=CPU, patience=3)
+    assert result.stop_reason == "patience" and result.evaluated == 4
+
+
+def test_budget_stops_the_search() -> None:
+    result = tune(kernel, SPACE, timer=CPU, budget_s=1e-9)
+    assert result.stop_reason == "budget" and result.evaluated == 0 and result.best is None
+
+
+def test_failing_configs_are_recorded_and_skipped() -> None:
+    def build(config: Mapping[str, Any]) -> Callable[[], None]:
+        if config["BLOCK"] == 128:
+            raise RuntimeError("out of shared memory")
+        return kernel(config)
+
+    result = tune(build, SPACE, timer=CPU, patience=100)
+    failed = [t for t in result.trials if t.error]
+    assert len(failed) == 3 and failed[0].error == "RuntimeError: out of shared memory"
+    assert result.best_config == {"BLOCK": 64, "num_warps": 4}
+
+
+def test_a_huge_space_warns_by_the_anti_pattern_name() -> None:
+    space = {f"k{i}": list(range(10)) for i in range(4)}  # the 10 000-config search
+    with pytest.warns(AutotuneExplosionWarning, match="autotune-explosion: 10000 configs"):
+        result = tune(kernel, space, timer=CPU, budget_s=1e-9)
+    assert result.space_size == 10_000
+    assert result.warnings[0].startswith("autotune-explosion")
+
+
+def test_pruning_that_shrinks_the_space_silences_the_warning() -> None:
+    space = {f"k{i}": list(range(10)) for i in range(4)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = tune(
+            lambda c: lambda: None,
+            space,
+            rules=[lambda c: c["k0"] == c["k1"] == c["k2"] == 0],
+            timer=CPU,
+            sane_size=20,
+            budget_s=1e-9,
+        )
+    assert result.warnings == ()
+
+
+def test_many_configs_without_gain_warn_after_the_search() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = tune(
+            lambda c: lambda: spin(30),
+            {"x": list(range(8))},
+            timer=CPU,
+            sane_size=5,
+            patience=100,
+            min_gain=0.5,
+        )
+    messages = [str(w.message) for w in caught if w.category is AutotuneExplosionWarning]
+    assert messages == list(result.warnings) and len(messages) == 2
+    assert messages[0].startswith("autotune-explosion: 8 configs survive pruning")
+    assert re.match(
+        r"autotune-explosion: 8 configs tried for \+\d+\.\d% over the start", messages[1]
+    )
+    assert result.evaluated == 8
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(InputError, match="at least one value per knob"):
+        tune(kernel, {"BLOCK": []}, timer=CPU)
+    with pytest.raises(InputError, match="start config with knobs"):
+        tune(kernel, SPACE, start={"BLOCK": 64}, timer=CPU)

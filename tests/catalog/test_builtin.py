@@ -1,0 +1,154 @@
+"""The knowledge shipped with kernelopt: required ids, fundamentals, evidence with sources."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelopt.catalog import Catalog, Entry, Kind, SourceType
+
+from ..conftest import CORPUS
+
+CATALOG = Catalog.builtin()
+ANCHORS = CORPUS.parent / "anchors"
+
+REQUIRED = {
+    ("optimization", "shared"): [
+        "online-softmax", "split-kv-flash-decoding", "split-kv-lse-combine",
+        "head-grouping-mma-tile", "paged-kv-cache", "kv-tile-shared-load", "buffer-persistence",
+        "cuda-graphs",
+        "size-1-axis-shortcut", "dominant-shape-specialization", "uniform-length-fast-path",
+        "cuda-event-instrumentation", "exp2-folded-scale", "software-pipelining", "persistent-grid",
+        "vectorized-coalesced-loads", "kernel-fusion", "pruned-autotuning",
+    ],
+    ("optimization", "triton"): ["dot-input-precision", "block-pointers-tma"],
+    ("anti-pattern", "shared"): [
+        "bf16-accumulation", "autotune-explosion", "per-call-allocation", "too-many-kv-splits",
+        "hot-l2-timing", "lse-base-mismatch", "bucket-padding-waste",
+    ],
+    ("anti-pattern", "triton"): ["triton-interpreter-bf16-dot"],
+}  # fmt: skip
+
+
+def test_at_least_25_entries_and_every_required_id() -> None:
+    assert len(CATALOG) >= 25
+    for (kind, scope), wanted in REQUIRED.items():
+        for entry_id in wanted:
+            entry = CATALOG.get(entry_id)
+            assert (entry.kind.value, entry.scope) == (kind, scope), entry_id
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "families"),
+    [
+        ("online-softmax", {"attention", "softmax"}),
+        ("split-kv-flash-decoding", {"decode-attention"}),
+        ("split-kv-lse-combine", {"decode-attention"}),
+        ("head-grouping-mma-tile", {"mla-decode"}),
+        ("kv-tile-shared-load", {"mla-decode"}),
+        ("cuda-event-instrumentation", {"any"}),
+        ("buffer-persistence", {"decode-attention"}),
+    ],
+)
+def test_fundamental_for(entry_id: str, families: set[str]) -> None:
+    assert set(CATALOG.get(entry_id).fundamental_for) == families
+
+
+def test_split_kv_keywords_cover_the_usual_spellings() -> None:
+    keywords = set(CATALOG.get("split-kv-flash-decoding").keywords)
+    assert {
+        "split-kv",
+        "split kv",
+        "flash-decoding",
+        "flash decoding",
+        "num_splits",
+        "kv splits",
+    } <= keywords
+
+
+@pytest.mark.parametrize("entry", list(CATALOG), ids=lambda e: e.id)
+def test_every_entry_is_taggable_and_cites_its_evidence(entry: Entry) -> None:
+    assert len(entry.keywords) >= 3
+    for block in entry.evidence:
+        if block.source_type is SourceType.LOCAL_EXPERIMENT:
+            assert block.source.startswith("kernelopt H200 run 2026-12-02, anchors/h200-2026-12-02")
+            assert block.rows, "a local block exists to carry measured rows"
+        else:
+            # A URL, or owner/repo followed by a path or a document name.
+            assert re.search(r"https?://|[\w.-]+/[\w.-]+ \S", block.source), block.source
+        if not block.rows:
+            assert block.notes.startswith("No "), f"{entry.id}: say plainly there are no numbers"
+
+
+def _anchor_values() -> tuple[list[float], list[float]]:
+    times, errors = [], []
+    for path in sorted(ANCHORS.glob("*.json")):
+        for row in json.loads(path.read_text(encoding="utf-8"))["rows"]:
+            times += [row["us_events"], row["us_graph"], row["floor_us"]]
+            errors.append(row.get("relerr", row.get("err")))
+    return times, errors
+
+
+def _half_last_digit(text: str) -> float:
+    mantissa = text.split("e")[0]
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    exponent = int(text.split("e")[1]) if "e" in text else 0
+    return 0.5 * 10.0 ** (exponent - decimals)
+
+
+def test_local_numbers_are_the_anchor_measurements() -> None:
+    if not ANCHORS.is_dir():
+        pytest.fail(f"Expected the H200 anchor measurements at {ANCHORS}, got nothing there")
+    times, errors = _anchor_values()
+    checked = 0
+    for entry in CATALOG:
+        for block, row in entry.evidence_rows:
+            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
+                continue
+            for cell in (row.before, row.after):
+                for number, unit in re.findall(r"(\d+(?:\.\d+)?(?:e-?\d+)?) ?(µs|ms)?", cell):
+                    value = float(number)
+                    if unit in ("µs", "ms"):
+                        scale = 1000.0 if unit == "ms" else 1.0
+                        tol = _half_last_digit(number) * scale
+                        assert any(abs(t - value * scale) <= tol + 1e-9 for t in times), (
+                            entry.id,
+                            cell,
+                        )
+                        checked += 1
+                    elif "e" in number:
+                        tol = _half_last_digit(number)
+                        assert any(abs(e - value) <= tol + 1e-12 for e in errors), (entry.id, cell)
+                        checked += 1
+    assert checked >= 40
+
+
+def test_every_kind_and_language_is_represented() -> None:
+    assert {e.kind for e in CATALOG} == {Kind.OPTIMIZATION, Kind.ANTI_PATTERN}
+    assert {"shared", "triton", "cuda"} <= {e.scope for e in CATALOG}
+
+
+def test_loading_is_cached_and_import_stays_light() -> None:
+    assert Catalog.builtin() is CATALOG
+    code = (
+        "import sys, kernelopt.catalog as c; c.Catalog.builtin(); "
+        "print(','.join(m for m in ('torch', 'triton', 'numpy', 'cattrs') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_builtin_files_live_in_the_package() -> None:
+    source = CATALOG.source("online-softmax")
+    assert source is not None and source.parts[-4:] == (
+        "catalog",
+        "knowledge",
+        "optimizations",
+        "online-softmax.md",
+    )
+    assert isinstance(source, Path)

@@ -1,0 +1,181 @@
+"""`kernelopt catalog ...`: every subcommand, text and --json, and its exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt import cli
+from kernelopt.catalog import Catalog, lint_tree, render_entry
+
+from .conftest import make_entry, write_entry
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(["catalog", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_text_and_json_with_filters(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "list")
+    assert code == 0 and len(out.strip().split("\n")) == len(Catalog.builtin())
+    code, out, _ = run(capsys, "list", "--json", "--kind", "anti-pattern", "--language", "triton")
+    data = json.loads(out)
+    assert code == 0 and {d["kind"] for d in data} == {"anti-pattern"}
+    assert "triton-interpreter-bf16-dot" in [d["id"] for d in data]
+    assert all(d["path"].endswith(".md") for d in data)
+    code, out, _ = run(capsys, "list", "--json", "--family", "mla-decode")
+    assert "kv-tile-shared-load" in [d["id"] for d in json.loads(out)]
+
+
+def test_show_prints_the_file_or_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "show", "online-softmax")
+    assert code == 0 and out == render_entry(Catalog.builtin().get("online-softmax"))
+    code, out, _ = run(capsys, "show", "online-softmax", "--json")
+    data = json.loads(out)
+    assert data["id"] == "online-softmax" and data["fundamental_for"] == ["attention", "softmax"]
+    assert cli.main(["catalog", "show", "nope"]) == 2
+    assert "Expected a known entry id" in capsys.readouterr().err
+
+
+def test_search_and_match(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "search", "flash", "decoding", "--json")
+    assert code == 0 and json.loads(out)[0]["id"] == "split-kv-flash-decoding"
+    code, out, _ = run(
+        capsys, "match", "--metric", "dram_pct=85", "--metric", "tc_pct=10", "--json"
+    )
+    assert code == 0 and {m["id"] for m in json.loads(out)} == {"kernel-fusion", "online-softmax"}
+    code, out, _ = run(capsys, "match", "--shape", "s_q=1")
+    assert (
+        code == 0 and out.split()[1] == "size-1-axis-shortcut" and "shape s_q == 1 (s_q=1)" in out
+    )
+    assert run(capsys, "match", "--metric", "dram_pct")[0] == 2
+    assert run(capsys, "match")[0] == 2
+
+
+def test_lint_exit_codes_and_file_line_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "lint")[0] == 0
+    root = tmp_path / "k"
+    path = write_entry(root, make_entry())
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("## Mechanism", "## Mechanics"), encoding="utf-8"
+    )
+    code, out, err = run(capsys, "lint", str(root))
+    assert code == 1
+    assert f"{path}:" in out and "[Mechanics] Expected a section in" in out
+    assert "1 error," in err
+    code, out, _ = run(capsys, "lint", str(root), "--json")
+    data = json.loads(out)
+    errors = [p for p in data["problems"] if p["severity"] == "error"]
+    assert code == 1 and data["errors"] == 1 and errors[0]["line"] is not None
+
+
+def test_index_rewrites_index_md(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "k"
+    write_entry(root, make_entry())
+    code, out, _ = run(capsys, "index", str(root))
+    assert code == 0 and out.strip() == str(root / "index.md")
+    assert "[Demo Trick](optimizations/demo-trick.md)" in (root / "index.md").read_text(
+        encoding="utf-8"
+    )
+    assert run(capsys, "index", str(tmp_path / "missing"))[0] == 2
+
+
+def test_knowledge_flag_merges_a_user_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "k"
+    write_entry(root, make_entry(id="online-softmax", name="My Online Softmax", interactions=()))
+    code, out, _ = run(capsys, "show", "online-softmax", "--json", "--knowledge", str(root))
+    assert code == 0 and json.loads(out)["name"] == "My Online Softmax"
+    (root / "optimizations" / "broken.md").write_text("# Broken\n", encoding="utf-8")
+    code, out, err = run(capsys, "list", "--knowledge", str(root))
+    assert code == 0 and "1 error," in err and "kernelopt catalog lint" in err
+
+
+def test_new_scaffold_says_what_to_fill_and_passes_lint_once_filled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "k"
+    code, out, err = run(
+        capsys,
+        "new",
+        "--kind",
+        "anti-pattern",
+        "--language",
+        "triton",
+        "Split Cache Thrash",
+        "--dir",
+        str(root),
+    )
+    path = Path(out.strip())
+    assert code == 0 and path == root / "languages/triton/anti-patterns/split-cache-thrash.md"
+    assert "fill in every <FILL: ...> placeholder" in err
+    code, out, _ = run(capsys, "lint", str(root))
+    assert code == 1
+    fill_lines = [line for line in out.split("\n") if "placeholder filled in" in line]
+    text = path.read_text(encoding="utf-8")
+    assert len(fill_lines) == text.count("<FILL")
+    assert any("[metadata]" in line for line in fill_lines) and any(
+        "[Mechanism]" in line for line in fill_lines
+    )
+    assert (
+        run(
+            capsys,
+            "new",
+            "--kind",
+            "anti-pattern",
+            "--language",
+            "triton",
+            "Split Cache Thrash",
+            "--dir",
+            str(root),
+        )[0]
+        == 2
+    )
+
+    filled = {
+        "<FILL: kernel families": "decode-attention",
+        "<FILL: lower-case phrases": "cache thrash",
+        "<FILL: the context": "Split-KV decode whose partials overflow L2.",
+        "<FILL: what the condition shows>": "L2 misses.",
+        "<FILL: why the shape matters>": "Long caches.",
+        "<FILL: how it fails": "Partials evict KV lines.",
+        "<FILL: a metric it moves": "L2 hit rate",
+        "<FILL: a short code snippet": "splits = 64",
+        "<FILL: local experiment or external report>": "local experiment",
+        "<FILL: where the numbers come from": "experiments/exp_2/result.md",
+        "<FILL: config": "b=32 s=1",
+        "<FILL: before": "50 us",
+        "<FILL: after": "60 us",
+        "<FILL: change": "+20 %",
+        "<FILL: the device-agnostic": "Keep partials small.",
+        "<FILL: a known failure mode>": "Hard to see without L2 counters.",
+    }
+    lines = []
+    for line in text.split("\n"):
+        if line.startswith("- Metric: `<FILL"):
+            line = "- Metric: `l2_hit_pct < 50` — <FILL: what the condition shows>"
+        if line.startswith("- Shape: `<FILL"):
+            line = "- Shape: `seqlen_k > 8192` — <FILL: why the shape matters>"
+        while "<FILL" in line:
+            start = line.index("<FILL")
+            end = line.index(">", start) + 1
+            key = next(k for k in filled if line[start:end].startswith(k.rstrip(">")))
+            line = line[:start] + filled[key] + line[end:]
+        lines.append(line)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    run(capsys, "index", str(root))
+    problems = lint_tree(root)
+    assert [p for p in problems if p.is_error] == []
+    code, out, _ = run(capsys, "show", "split-cache-thrash", "--knowledge", str(root))
+    assert code == 0 and "- Metric: `l2_hit_pct < 50` — L2 misses." in out
+
+
+def test_catalog_without_subcommand_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["catalog"]) == 2

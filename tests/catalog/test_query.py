@@ -1,0 +1,180 @@
+"""Queries: family ancestry, language, metrics, shapes, text; ranked with reasons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelopt import CatalogError, InputError
+from kernelopt.catalog import Catalog, Kind, family_ancestors, normalize_text
+
+CATALOG = Catalog.builtin()
+
+
+def ids(matches: list) -> list[str]:  # type: ignore[type-arg]
+    return [m.entry.id for m in matches]
+
+
+def test_family_ancestry() -> None:
+    assert family_ancestors("mla-decode") == ("mla-decode", "decode-attention", "attention", "any")
+    assert family_ancestors("softmax") == ("softmax", "any")
+    assert family_ancestors("any") == ("any",)
+    assert family_ancestors("conv") == ("conv", "any")
+    assert Catalog.family_ancestors("decode-attention") == ("decode-attention", "attention", "any")
+
+
+def test_fundamentals_follow_ancestry_most_specific_first() -> None:
+    assert [e.id for e in CATALOG.fundamentals("mla-decode")] == [
+        "head-grouping-mma-tile",
+        "kv-tile-shared-load",
+        "buffer-persistence",
+        "split-kv-flash-decoding",
+        "split-kv-lse-combine",
+        "online-softmax",
+        "cuda-event-instrumentation",
+    ]
+    assert [e.id for e in CATALOG.fundamentals("softmax")] == [
+        "online-softmax",
+        "cuda-event-instrumentation",
+    ]
+    assert [e.id for e in CATALOG.fundamentals("gemm")] == ["cuda-event-instrumentation"]
+
+
+def test_family_query_includes_ancestors_only() -> None:
+    mla = ids(CATALOG.query(family="mla-decode"))
+    assert {
+        "kv-tile-shared-load",
+        "split-kv-flash-decoding",
+        "online-softmax",
+        "cuda-graphs",
+    } <= set(mla)
+    attention = ids(CATALOG.query(family="attention"))
+    # An MLA-specific technique does not apply to attention in general.
+    assert "kv-tile-shared-load" not in attention and "online-softmax" in attention
+    # Browsing a family puts its fundamentals first.
+    assert mla[:2] == ["kv-tile-shared-load", "head-grouping-mma-tile"]
+    first, second = CATALOG.query(family="mla-decode")[:2]
+    assert first.reasons == ("applies to mla-decode", "fundamental for mla-decode")
+    assert second.reasons == (
+        "applies to mla-decode (via decode-attention)",
+        "fundamental for mla-decode",
+    )
+
+
+def test_language_and_kind_filters() -> None:
+    triton = CATALOG.query(language="triton")
+    scopes = {m.entry.scope for m in triton}
+    assert scopes == {"shared", "triton"}
+    assert triton[0].entry.scope == "triton" and "specific to triton" in triton[0].reasons
+    cuda_ids = ids(CATALOG.query(language="cuda"))
+    assert "warp-specialization" in cuda_ids and "dot-input-precision" not in cuda_ids
+    anti = CATALOG.query(kind="anti-pattern")
+    assert anti and all(m.entry.kind is Kind.ANTI_PATTERN for m in anti)
+    with pytest.raises(InputError, match="Expected a language in triton"):
+        CATALOG.query(language="rust")
+    with pytest.raises(InputError, match="kind 'optimization' or 'anti-pattern'"):
+        CATALOG.query(kind="trick")
+
+
+def test_match_metrics_reports_fired_triggers_with_values() -> None:
+    matches = CATALOG.match_metrics({"dram_pct": 85, "tc_pct": 10})
+    assert set(ids(matches)) == {"kernel-fusion", "online-softmax"}
+    assert all(any("dram_pct > 70 (dram_pct=85)" in r for r in m.reasons) for m in matches)
+    hot = CATALOG.match_metrics({"dram_pct": 130})
+    assert ids(hot)[0] == "hot-l2-timing"
+    assert CATALOG.match_metrics({}) == []
+
+
+def test_metric_compared_to_metric() -> None:
+    matches = CATALOG.query(
+        metrics={"arith_intensity": 30, "ridge": 163, "dram_pct": 45, "tc_pct": 5}
+    )
+    assert "split-kv-flash-decoding" in ids(matches)
+    reason = next(r for m in matches if m.entry.id == "split-kv-flash-decoding" for r in m.reasons)
+    assert "arith_intensity < ridge (arith_intensity=30, ridge=163)" in reason
+
+
+def test_metrics_rank_the_anti_pattern_first_for_many_splits() -> None:
+    matches = CATALOG.query(family="mla-decode", metrics={"kv_splits": 32, "waves": 7.8})
+    assert ids(matches)[0] == "too-many-kv-splits"
+    assert any(r.startswith("metric kv_splits >= 32 (kv_splits=32)") for r in matches[0].reasons)
+
+
+def test_shape_query() -> None:
+    matches = CATALOG.query(shape={"s_q": 1})
+    assert ids(matches)[0] == "size-1-axis-shortcut"
+    assert matches[0].reasons[0].startswith("shape s_q == 1 (s_q=1)")
+    assert ids(CATALOG.query(shape={"seqlen_cv": 0.0, "padding_pct": 0})) == [
+        "uniform-length-fast-path"
+    ]
+
+
+def test_keyword_search_ranks_named_entries_before_word_matches() -> None:
+    matches = CATALOG.search("flash decoding with num_splits")
+    assert ids(matches)[0] == "split-kv-flash-decoding"
+    assert matches[0].reasons[0] == "names 'flash-decoding', 'num_splits'"
+    weak = [m for m in matches if m.reasons[0].startswith("mentions")]
+    assert weak and all(m.score < matches[0].score for m in weak)
+    assert CATALOG.search("zzzz qqqq") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("split-K with num_splits=16", {"split-kv-flash-decoding", "too-many-kv-splits"}),
+        ("Flash Decoding, 8 KV splits", {"split-kv-flash-decoding"}),
+        ("vectorized loads via vload4", {"vectorized-coalesced-loads"}),
+        ("CUDA-graph replay of the decode step", {"cuda-graphs"}),
+        ("use tl.exp2 and fold log2(e) into sm_scale", {"exp2-folded-scale"}),
+        ("autotune over 10000 configs", {"autotune-explosion"}),
+        ("persistent kernel with a tile scheduler", {"persistent-grid"}),
+        ("switch tl.dot to input_precision='tf32x3'", {"dot-input-precision"}),
+        ("keep torch.empty out of the hot path", {"per-call-allocation"}),
+        ("online softmax with a running max", {"online-softmax"}),
+    ],
+)
+def test_tag_experiment_descriptions(text: str, expected: set[str]) -> None:
+    assert set(ids(CATALOG.tag(text))) == expected
+
+
+def test_tf32_does_not_match_tf32x3_but_spellings_fold() -> None:
+    assert normalize_text("Split_KV  flash-Decoding") == "split kv flash decoding"
+    tagged = ids(CATALOG.tag("tf32x3"))
+    assert tagged == ["dot-input-precision"]
+    reasons = CATALOG.tag("tf32x3")[0].reasons
+    assert reasons == ("names 'tf32x3'",)
+
+
+def _line_with(path: Path, needle: str) -> str:
+    return next(line for line in path.read_text(encoding="utf-8").splitlines() if needle in line)
+
+
+def test_tags_real_log_descriptions(corpus: Path) -> None:
+    opencl = corpus / "opencl-adreno" / "experiments" / "summary.md"
+    assert "vectorized-coalesced-loads" in ids(
+        CATALOG.tag(_line_with(opencl, "vload4 vectorized loads"))
+    )
+    prefill = corpus / "gdn-prefill-devlog" / "logs" / "prefill" / "optimization_log.md"
+    assert "persistent-grid" in ids(
+        CATALOG.tag(_line_with(prefill, "## 2026-04-19 - Persistent scheduling"))
+    )
+    assert "cuda-graphs" in ids(
+        CATALOG.tag(_line_with(prefill, "CUDA graph capture for long path"))
+    )
+    progress = corpus / "gemm-flipfloppers" / "docs" / "PROGRESS.md"
+    assert "cuda-graphs" in ids(CATALOG.tag(_line_with(progress, "### 12. G2.4")))
+    assert "kernel-fusion" in ids(CATALOG.tag(_line_with(progress, "### 7. G0.2")))
+
+
+def test_get_unknown_id_says_what_was_expected() -> None:
+    with pytest.raises(CatalogError, match=r"Expected a known entry id .*, got 'no-such-id'"):
+        CATALOG.get("no-such-id")
+    assert "online-softmax" in CATALOG and "no-such-id" not in CATALOG
+    assert [e.id for e in CATALOG] == sorted(e.id for e in CATALOG)
+
+
+def test_match_to_dict() -> None:
+    data = CATALOG.query(shape={"s_q": 1})[0].to_dict()
+    assert data["id"] == "size-1-axis-shortcut" and data["kind"] == "optimization"
+    assert isinstance(data["score"], float) and data["reasons"]

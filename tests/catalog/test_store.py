@@ -1,0 +1,243 @@
+"""Update operations of the knowledge-base protocol: atomic, locked, index refreshed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelopt import CatalogError, InputError
+from kernelopt.catalog import (
+    Catalog,
+    EvidenceRow,
+    Interaction,
+    Kind,
+    KnowledgeTree,
+    SourceType,
+    load_tree,
+    parse_entry,
+    render_entry,
+    render_index,
+)
+
+from .conftest import make_entry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _row(tag: str) -> EvidenceRow:
+    return EvidenceRow(config=tag, before="10 us", after="9 us", change="-10 %")
+
+
+def _index_is_fresh(root: Path) -> bool:
+    return (root / "index.md").read_text(encoding="utf-8") == render_index(load_tree(root).entries)
+
+
+def test_add_optimization_and_anti_pattern_place_files_and_refresh_index(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    path = tree.add_optimization(make_entry())
+    assert path == tmp_path / "knowledge" / "optimizations" / "demo-trick.md"
+    trap = make_entry(
+        id="demo-trap", name="Demo Trap", kind=Kind.ANTI_PATTERN, scope="triton", interactions=()
+    )
+    assert (
+        tree.add_anti_pattern(trap)
+        == tmp_path / "knowledge/languages/triton/anti-patterns/demo-trap.md"
+    )
+    assert _index_is_fresh(tree.root)
+    assert (
+        "[Demo Trap](languages/triton/anti-patterns/demo-trap.md)"
+        in (tree.root / "index.md").read_text()
+    )
+    assert tree.catalog().get("demo-trap") == trap
+
+
+def test_add_rejects_existing_ids_wrong_kind_and_broken_links(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    with pytest.raises(CatalogError, match="Expected a new entry id, got 'demo-trick', already in"):
+        tree.add(make_entry(name="Again"))
+    with pytest.raises(CatalogError, match="a built-in entry"):
+        tree.add(make_entry(id="cuda-graphs", interactions=()))
+    with pytest.raises(InputError, match="kind anti-pattern"):
+        tree.add_anti_pattern(make_entry(id="other"))
+    broken = make_entry(
+        id="other", interactions=(Interaction(target="nowhere", relation="related", note="x"),)
+    )
+    with pytest.raises(CatalogError, match="interactions linking known entry ids, got nowhere"):
+        tree.add(broken)
+    assert not (tree.root / "optimizations" / "other.md").exists()
+
+
+def test_refine_applicability_replaces_given_fields_only(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    updated = tree.refine_applicability(
+        "demo-trick",
+        contexts=("Only for s_q of 1.",),
+        triggers=["dram_pct > 75 and tc_pct < 10"],
+        keywords=("demo",),
+    )
+    assert updated.contexts == ("Only for s_q of 1.",)
+    assert str(updated.triggers[0]) == "dram_pct > 75 and tc_pct < 10"
+    assert updated.mechanism == make_entry().mechanism
+    on_disk = parse_entry(
+        (tree.root / "optimizations" / "demo-trick.md").read_text(encoding="utf-8")
+    )
+    assert on_disk == updated
+    assert _index_is_fresh(tree.root)
+    with pytest.raises(InputError, match="at least one field"):
+        tree.refine_applicability("demo-trick")
+    with pytest.raises(InputError, match="valid change"):
+        tree.refine_applicability("demo-trick", keywords=("UPPER",))
+    with pytest.raises(CatalogError, match="got 'nope'"):
+        tree.refine_applicability("nope", contexts=("x",))
+
+
+def test_record_evidence_groups_rows_by_source(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    tree.record_evidence(
+        "demo-trick",
+        _row("a"),
+        source_type="local experiment",
+        source="experiments/exp_1/result.md",
+    )
+    entry = tree.record_evidence(
+        "demo-trick",
+        _row("b"),
+        source_type=SourceType.EXTERNAL_REPORT,
+        source="https://example.org/x",
+        notes="Why.",
+    )
+    assert [len(b.rows) for b in entry.evidence] == [2, 1]
+    assert entry.evidence[1].notes == "Why."
+    assert [r.config for _, r in entry.evidence_rows] == ["b=32 s=1", "a", "b"]
+
+
+def test_operations_on_builtin_ids_copy_the_entry_into_the_tree(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    entry = tree.record_evidence(
+        "too-many-kv-splits",
+        _row("b=8 s=1 h=16, 8 -> 16 splits"),
+        source_type="local experiment",
+        source="exp_3",
+    )
+    path = tmp_path / "knowledge" / "anti-patterns" / "too-many-kv-splits.md"
+    assert path.is_file() and parse_entry(path.read_text(encoding="utf-8")) == entry
+    builtin = Catalog.builtin().get("too-many-kv-splits")
+    assert entry.evidence[:-1] == builtin.evidence and entry.evidence[-1].source == "exp_3"
+    assert tree.catalog().get("too-many-kv-splits") == entry
+    standalone = KnowledgeTree(tmp_path / "other", with_builtin=False)
+    with pytest.raises(CatalogError, match="Expected an entry id present in"):
+        standalone.record_evidence(
+            "online-softmax", _row("x"), source_type="local experiment", source="s"
+        )
+
+
+def test_flip_moves_the_file_both_ways_and_keeps_the_reason(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    flipped = tree.flip("demo-trick", reason="Slower on H200 at every batch size (exp_9).")
+    assert flipped.kind is Kind.ANTI_PATTERN
+    assert not (tree.root / "optimizations" / "demo-trick.md").exists()
+    moved = tree.root / "anti-patterns" / "demo-trick.md"
+    assert parse_entry(moved.read_text(encoding="utf-8")) == flipped
+    assert flipped.generalization.endswith(
+        "Reclassified from optimization to anti-pattern: "
+        "Slower on H200 at every batch size (exp_9)."
+    )
+    assert _index_is_fresh(tree.root)
+    back = tree.flip("demo-trick", reason="Fast again after the layout change (exp_12).")
+    assert back.kind is Kind.OPTIMIZATION and not moved.exists()
+    assert (tree.root / "optimizations" / "demo-trick.md").is_file()
+    with pytest.raises(InputError, match="a reason for the flip"):
+        tree.flip("demo-trick", reason=" ")
+    # A built-in entry flipped in a user tree shadows the built-in with the other kind.
+    user = tree.flip("hot-l2-timing", reason="Our production path really is L2-resident.")
+    assert tree.catalog().get("hot-l2-timing").kind is Kind.OPTIMIZATION == user.kind
+
+
+def test_record_interaction_replaces_same_target(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    entry = tree.record_interaction(
+        "demo-trick",
+        Interaction(target="cuda-graphs", relation="requires", note="Measured in exp_4."),
+    )
+    assert [(i.target, i.relation.value) for i in entry.interactions] == [
+        ("cuda-graphs", "requires")
+    ]
+    with pytest.raises(CatalogError, match="got nowhere"):
+        tree.record_interaction(
+            "demo-trick", Interaction(target="nowhere", relation="related", note="x")
+        )
+
+
+def test_write_index(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    (tree.root / "index.md").unlink()
+    assert tree.write_index() == tree.root / "index.md"
+    assert _index_is_fresh(tree.root)
+
+
+_WRITER = textwrap.dedent(
+    """
+    import sys
+    from kernelopt.catalog import EvidenceRow, KnowledgeTree
+    root, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    tree = KnowledgeTree(root)
+    for i in range(count):
+        row = EvidenceRow(config=f"{tag}-{i}", before="1 us", after="1 us", change="0 %")
+        tree.record_evidence(
+            "split-kv-lse-combine", row, source_type="local experiment", source="race"
+        )
+    """
+)
+
+
+def test_two_processes_updating_one_tree_lose_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "knowledge"
+    count = 200
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(root), tag, str(count)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("p1", "p2")
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    entry = parse_entry(
+        (root / "optimizations" / "split-kv-lse-combine.md").read_text(encoding="utf-8")
+    )
+    race = [b for b in entry.evidence if b.source == "race"]
+    assert len(race) == 1
+    configs = [r.config for r in race[0].rows]
+    assert len(configs) == 2 * count
+    assert set(configs) == {f"{tag}-{i}" for tag in ("p1", "p2") for i in range(count)}
+    # Each writer's rows keep their order: updates serialized, none interleaved mid-write.
+    for tag in ("p1", "p2"):
+        mine = [c for c in configs if c.startswith(tag)]
+        assert mine == [f"{tag}-{i}" for i in range(count)]
+    assert _index_is_fresh(root)
+    assert not list(root.rglob(".*.tmp"))
+
+
+def test_update_moves_a_misplaced_file_to_its_folder(tmp_path: Path) -> None:
+    root = tmp_path / "knowledge"
+    wrong = root / "anti-patterns" / "demo-trick.md"  # an optimization filed as anti-pattern
+    wrong.parent.mkdir(parents=True)
+    wrong.write_text(render_entry(make_entry()), encoding="utf-8")
+    KnowledgeTree(root).refine_applicability("demo-trick", pitfalls=("Moved.",))
+    assert not wrong.exists()
+    assert (root / "optimizations" / "demo-trick.md").is_file()
+    assert load_tree(root).problems == ()

@@ -1,0 +1,173 @@
+"""Loading knowledge trees, the index, and lint with file:line problems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelopt import CatalogError, FormatError
+from kernelopt.catalog import (
+    BUILTIN_ROOT,
+    Catalog,
+    Interaction,
+    Kind,
+    lint_tree,
+    load_tree,
+    parse_condition,
+    render_entry,
+    render_index,
+)
+
+from .conftest import make_entry, write_entry
+
+
+def test_load_tree_reads_the_layout(tree: Path) -> None:
+    loaded = load_tree(tree)
+    assert [e.id for e in loaded.entries] == ["demo-trap", "demo-trick"]
+    assert loaded.paths["demo-trap"] == tree / "languages/triton/anti-patterns/demo-trap.md"
+    assert loaded.problems == ()
+
+
+def test_root_markdown_files_are_not_entries(tree: Path) -> None:
+    (tree / "README.md").write_text("# Notes\n", encoding="utf-8")
+    (tree / "optimizations" / ".demo.md.swp").write_text("junk", encoding="utf-8")
+    assert load_tree(tree).problems == ()
+
+
+def _broken_tree(root: Path) -> Path:
+    write_entry(root, make_entry())
+    bad = render_entry(make_entry(id="bad-one")).replace("## Mechanism", "## Mechanics")
+    (root / "optimizations" / "bad-one.md").write_text(bad, encoding="utf-8")
+    misplaced = make_entry(id="misplaced", kind=Kind.ANTI_PATTERN)
+    path = root / "optimizations" / "misplaced.md"
+    path.write_text(render_entry(misplaced), encoding="utf-8")
+    renamed = root / "optimizations" / "other-name.md"
+    renamed.write_text(render_entry(make_entry(id="named-differently")), encoding="utf-8")
+    dup = root / "languages" / "cuda" / "optimizations" / "demo-trick.md"
+    dup.parent.mkdir(parents=True)
+    dup.write_text(render_entry(make_entry(scope="cuda")), encoding="utf-8")
+    rust = root / "languages" / "rust" / "optimizations" / "x.md"
+    rust.parent.mkdir(parents=True)
+    rust.write_text("# X\n", encoding="utf-8")
+    linked = make_entry(
+        id="linker",
+        interactions=(Interaction(target="no-such-entry", relation="related", note="gone"),),
+    )
+    write_entry(root, linked)
+    return root
+
+
+def test_non_strict_load_reports_every_problem_and_drops_nothing_silently(tmp_path: Path) -> None:
+    root = _broken_tree(tmp_path / "k")
+    catalog = Catalog.load(root, strict=False)
+    messages = [str(p) for p in catalog.problems]
+    joined = "\n".join(messages)
+    assert f"{root}/optimizations/bad-one.md:" in joined and "[Mechanics]" in joined
+    assert "kind anti-pattern in anti-patterns/" not in joined  # the folder says optimization
+    assert "Expected kind optimization in optimizations/, got anti-pattern" in joined
+    assert (
+        "Expected the file named after the id (named-differently.md), got other-name.md" in joined
+    )
+    assert "Expected a unique id ('demo-trick' is already in" in joined
+    assert (
+        "Expected a language folder in triton, cuda, cute-dsl, cutile, got languages/rust/"
+        in joined
+    )
+    assert "Expected a link to a known entry id, got 'no-such-entry'" in joined
+    link_problem = next(p for p in catalog.problems if "no-such-entry" in p.message)
+    text = (root / "optimizations" / "linker.md").read_text(encoding="utf-8").split("\n")
+    assert link_problem.line is not None and "no-such-entry" in text[link_problem.line - 1]
+    # Entries that loaded are usable; the built-ins are still there underneath.
+    assert "demo-trick" in catalog and "linker" in catalog and "online-softmax" in catalog
+
+
+def test_strict_load_raises(tmp_path: Path) -> None:
+    root = _broken_tree(tmp_path / "k")
+    with pytest.raises(FormatError) as raised:
+        Catalog.load(root)
+    assert raised.value.path is not None and raised.value.path.endswith("bad-one.md")
+    (root / "optimizations" / "bad-one.md").unlink()
+    with pytest.raises(CatalogError, match="unique id"):
+        Catalog.load(root)
+    with pytest.raises(CatalogError, match="not a folder"):
+        Catalog.load(tmp_path / "missing")
+
+
+def test_user_entries_override_builtins_by_id(tmp_path: Path) -> None:
+    root = tmp_path / "k"
+    builtin = Catalog.builtin().get("cuda-graphs")
+    mine = make_entry(id="cuda-graphs", name="My CUDA Graphs", interactions=())
+    write_entry(root, mine)
+    catalog = Catalog.load(root)
+    assert catalog.get("cuda-graphs").name == "My CUDA Graphs" != builtin.name
+    assert catalog.source("cuda-graphs") == root / "optimizations" / "cuda-graphs.md"
+    assert len(catalog) == len(Catalog.builtin())
+    alone = Catalog.load(root, with_builtin=False)
+    assert alone.ids() == ["cuda-graphs"]
+
+
+def test_index_is_sorted_by_kind_scope_id_and_escapes_pipes(tree: Path) -> None:
+    extra = make_entry(id="a-first", contexts=("Use a | b when needed.",), interactions=())
+    write_entry(tree, extra)
+    text = render_index(load_tree(tree).entries)
+    rows = [line for line in text.split("\n") if line.startswith("| [")]
+    assert [r.split("](")[1].split(")")[0] for r in rows] == [
+        "optimizations/a-first.md",
+        "optimizations/demo-trick.md",
+        "languages/triton/anti-patterns/demo-trap.md",
+    ]
+    assert "Use a \\| b when needed." in rows[0]
+    assert rows[2] == (
+        "| [Demo Trap](languages/triton/anti-patterns/demo-trap.md) | anti-pattern | triton "
+        "| Decode attention with long KV caches. |"
+    )
+    assert render_index(reversed(load_tree(tree).entries)) == text
+
+
+def test_builtin_index_is_up_to_date() -> None:
+    expected = render_index(Catalog.builtin())
+    assert (BUILTIN_ROOT / "index.md").read_text(encoding="utf-8") == expected
+
+
+def test_lint_reports_errors_with_file_and_line(tmp_path: Path) -> None:
+    root = _broken_tree(tmp_path / "k")
+    problems = lint_tree(root)
+    errors = [p for p in problems if p.is_error]
+    assert len(errors) >= 6
+    located = [p for p in errors if p.line is not None]
+    assert all(str(p).startswith(f"{p.path}:{p.line}: ") for p in located)
+    warnings = [p for p in problems if not p.is_error]
+    assert any("stale index.md" in p.message or "no index.md" in p.message for p in warnings)
+
+
+def test_lint_warnings_for_vocabulary_and_format(tmp_path: Path) -> None:
+    root = tmp_path / "k"
+    odd = make_entry(
+        families=("conv",),
+        fundamental_for=("gemm",),
+        keywords=(),
+        interactions=(),
+        triggers=(parse_condition("mystery_metric > 1"),),
+    )
+    path = write_entry(root, odd)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("- It can fail.", "-   It can fail."),
+        encoding="utf-8",
+    )
+    problems = lint_tree(root)
+    assert not [p for p in problems if p.is_error]
+    text = "\n".join(p.message for p in problems)
+    assert "Expected a known family" in text and "'conv'" in text
+    assert "fundamental_for families the entry applies to" in text
+    assert "keywords, so experiment descriptions can be tagged" in text
+    assert "canonical form" in text
+    assert "Expected a known metric name, got 'mystery_metric'" in text
+    canonical = next(p for p in problems if "canonical form" in p.message)
+    assert (
+        canonical.line == path.read_text(encoding="utf-8").split("\n").index("-   It can fail.") + 1
+    )
+
+
+def test_builtin_tree_lints_clean() -> None:
+    assert lint_tree() == []
