@@ -1,12 +1,15 @@
-"""`kernelopt inspect`: profile the shapes a kernel really sees in a call trace."""
+"""`kernelopt inspect`: profile the shapes a kernel really sees in a call trace.
+
+Exit codes: 0 no shortcut found, 1 shortcuts found, 2 bad input (missing or empty trace).
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
+from pathlib import Path
 from typing import Any
 
-from kernelopt._cli_util import EXIT_USAGE, add_json_flag
+from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 
 
 def register(subparsers: Any) -> None:
@@ -14,12 +17,98 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "inspect",
         help="profile the shapes a kernel really sees in a call trace",
-        description="profile the shapes a kernel really sees in a call trace",
+        description=(
+            "Profile the shapes a kernel really sees in a call trace (JSONL calls, PyTorch "
+            "profiler trace, FlashInfer-Bench workloads) or re-read a workload_profile.md, "
+            "and list shortcuts (size-1 axes, k >= n, equal lengths, dominant shape, "
+            "padding). Exit code 1 when shortcuts are found."
+        ),
     )
+    parser.add_argument("trace", help="trace file, or a workload_profile.md to re-read")
+    parser.add_argument("--op", help="profile only this op (e.g. mla_decode, aten::softmax)")
     add_json_flag(parser)
+    parser.add_argument(
+        "--write",
+        metavar="PATH",
+        help="write the profile to PATH (markdown; JSON if PATH ends in .json)",
+    )
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=5,
+        metavar="K",
+        help="shapes listed per op and k of the top-k skew (default 5)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("jsonl", "torch-profiler", "flashinfer-bench"),
+        help="trace format (default: detected)",
+    )
+    parser.add_argument(
+        "--definition", metavar="PATH", help="FlashInfer-Bench definition JSON for a workload file"
+    )
+    parser.add_argument(
+        "--time",
+        choices=("auto", "host", "device"),
+        default="auto",
+        help="profiler traces: host op time or GPU kernel time",
+    )
+    parser.add_argument(
+        "--max-shapes",
+        type=int,
+        default=32,
+        metavar="N",
+        help="shapes kept per op in the profile (default 32)",
+    )
     parser.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    print("kernelopt inspect: not available in this build yet", file=sys.stderr)
-    return EXIT_USAGE
+    # Imported here so that `kernelopt --help` does not load the readers.
+    from kernelopt._errors import InputError, expected
+    from kernelopt.workload.markdown import read_profile_md, write_profile_md
+    from kernelopt.workload.profile import profile_calls
+    from kernelopt.workload.report import render_report
+    from kernelopt.workload.serialize import profile_to_dict, shortcut_to_dict
+    from kernelopt.workload.shortcuts import find_shortcuts
+    from kernelopt.workload.traces import read_trace
+
+    if args.top < 1:
+        raise InputError(expected("--top >= 1", args.top))
+    path = Path(args.trace)
+    if path.suffix.lower() == ".md":
+        profile = read_profile_md(path)
+        if args.op is not None:
+            op = profile.op(args.op)
+            profile = type(profile)(
+                source=profile.source,
+                format=profile.format,
+                ops=(op,),
+                records=profile.records,
+                skipped=profile.skipped,
+                notes=profile.notes,
+            )
+    else:
+        trace = read_trace(path, format=args.format, definition=args.definition, time=args.time)
+        if not trace.groups:
+            detail = f"{trace.skipped} of {trace.records} records skipped"
+            if trace.notes:
+                detail += f"; {trace.notes[0]}"
+            raise InputError(expected(f"at least one call in {path}", f"none ({detail})"))
+        profile = profile_calls(trace, op=args.op, max_shapes=args.max_shapes)
+    shortcuts = find_shortcuts(profile)
+    if args.write:
+        write_profile_md(profile, args.write, shortcuts)
+    if args.json:
+        print_json(
+            {
+                "profile": profile_to_dict(profile),
+                "shortcuts": [shortcut_to_dict(s) for s in shortcuts],
+                "written": args.write,
+            }
+        )
+    else:
+        print(render_report(profile, shortcuts, top=args.top), end="")
+        if args.write:
+            print(f"wrote {args.write}")
+    return EXIT_FINDINGS if shortcuts else EXIT_OK

@@ -1,0 +1,601 @@
+"""Typed records of kernel calls: what one call saw, and many identical calls aggregated.
+
+Every trace reader turns its input into :class:`CallGroup` rows (one per distinct call
+signature, with the number of calls and their summed duration) inside a :class:`Trace`, so
+memory grows with the number of distinct shapes, not with the number of calls.
+:func:`parse_call_record` validates one JSON call record, the format of JSONL traces and of
+the :class:`~kernelopt.workload.Recorder`::
+
+    {"op": "mla_decode",
+     "args": {"q": {"shape": [32, 1, 128, 576], "dtype": "bfloat16"},
+              "cache_seqlens": {"shape": [32], "dtype": "int32",
+                                "values": {"min": 4096, "max": 4096, "mean": 4096}},
+              "softmax_scale": 0.0417},
+     "duration_us": 41.3}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.workload.dtypes import canonical_dtype
+
+if TYPE_CHECKING:  # signatures import this module; the annotation only needs the name
+    from kernelopt.workload.signatures import OpSignature
+
+__all__ = [
+    "MAX_DIM",
+    "MAX_DURATION_US",
+    "Arg",
+    "Call",
+    "CallAggregator",
+    "CallGroup",
+    "GroupTally",
+    "ScalarArg",
+    "ScalarValue",
+    "TensorArg",
+    "Trace",
+    "ValueCount",
+    "ValuesHistogram",
+    "ValuesSummary",
+    "parse_call_record",
+    "parse_duration",
+]
+
+# A dimension above 2**40 elements is not a real tensor (the largest GPU holds < 2**38 bytes):
+# such a value is a corrupted record, and accepting it would distort every statistic.
+MAX_DIM = 2**40
+# Eleven days per call: anything larger is a unit mistake or corruption.
+MAX_DURATION_US = 1e12
+_MAX_NAME = 200
+
+ScalarValue = int | float | bool | str | None | tuple[int | float, ...]
+
+
+def _check_name(what: str, value: str, where: str) -> None:
+    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_NAME:
+        raise InputError(
+            expected(f"a non-empty {what} of at most {_MAX_NAME} chars", value, where=where)
+        )
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise InputError(expected(f"a {what} without control characters", repr(value), where=where))
+
+
+def _validate_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    _check_name(attribute.name, value, attribute.name)
+
+
+@attrs.frozen(kw_only=True)
+class ValuesSummary:
+    """A summary of the values of a small integer tensor (sequence lengths, indices).
+
+    Parameters
+    ----------
+    min, max, mean : float
+        Smallest, largest and mean element of the tensor in one call.
+    """
+
+    min: float
+    max: float
+    mean: float
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("min", "max", "mean"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(expected("a number", value, where=f"values.{name}"))
+            if not math.isfinite(value):
+                raise InputError(expected("a finite number", value, where=f"values.{name}"))
+        if not self.min <= self.mean <= self.max:
+            raise InputError(
+                expected("values with min <= mean <= max", f"{self.min}, {self.mean}, {self.max}")
+            )
+
+    def render(self) -> str:
+        """Return the compact text ``{min=1,max=4096,mean=2048.5}``."""
+        return f"{{min={_fmt(self.min)},max={_fmt(self.max)},mean={_fmt(self.mean)}}}"
+
+
+def _int_tuple(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class TensorArg:
+    """One tensor argument of a call: its name, shape, dtype and optional values summary.
+
+    Parameters
+    ----------
+    name : str
+        The argument name (``"q"``; positional arguments of profiler traces are named from
+        the op's schema, else ``"arg0"``, ``"arg1"``...).
+    shape : tuple of int
+        The tensor's sizes, each in ``[0, 2**40]``.
+    dtype : str
+        Canonical dtype name (``"bfloat16"``), or the name as written when unknown.
+    values : ValuesSummary, optional
+        Min/max/mean of the elements, when the trace recorded them.
+    """
+
+    name: str = attrs.field(validator=_validate_name)
+    shape: tuple[int, ...] = attrs.field(converter=_int_tuple)
+    dtype: str = attrs.field(validator=_validate_name)
+    values: ValuesSummary | None = None
+
+    def __attrs_post_init__(self) -> None:
+        for dim in self.shape:
+            if isinstance(dim, bool) or not isinstance(dim, int):
+                raise InputError(expected("integer dims", list(self.shape), where=self.name))
+            if dim < 0 or dim > MAX_DIM:
+                raise InputError(
+                    expected("dims in [0, 2**40]", list(self.shape), where=f"{self.name}.shape")
+                )
+
+    def render(self) -> str:
+        """Return ``name=[d0,d1]:dtype`` plus the values summary when present."""
+        dims = ",".join(str(d) for d in self.shape)
+        text = f"{self.name}=[{dims}]:{self.dtype}"
+        return text + self.values.render() if self.values is not None else text
+
+
+def _scalar(value: Any) -> ScalarValue:
+    if isinstance(value, list):
+        return tuple(value)
+    return value  # type: ignore[no-any-return]
+
+
+@attrs.frozen(kw_only=True)
+class ScalarArg:
+    """One non-tensor argument: a number, bool, string, None, or a tuple of numbers.
+
+    Parameters
+    ----------
+    name : str
+        The argument name.
+    value : int, float, bool, str, None or tuple of numbers
+        The value as passed (``k=8``, ``dim=-1``, ``causal=True``, ``dim=(1, 2)``).
+    """
+
+    name: str = attrs.field(validator=_validate_name)
+    value: ScalarValue = attrs.field(converter=_scalar)
+
+    def __attrs_post_init__(self) -> None:
+        _check_scalar(self.value, self.name)
+
+    def render(self) -> str:
+        """Return ``name=value`` with the value in JSON spelling (tuples as ``[1,2]``)."""
+        return f"{self.name}={_render_scalar(self.value)}"
+
+
+Arg = TensorArg | ScalarArg
+
+
+def _check_scalar(value: object, where: str) -> None:
+    if value is None or isinstance(value, (bool, str)):
+        return
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(expected("a finite number", value, where=where))
+        return
+    if isinstance(value, tuple):
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, (int, float)):
+                raise InputError(expected("a list of numbers", list(value), where=where))
+            if isinstance(item, float) and not math.isfinite(item):
+                raise InputError(expected("a list of finite numbers", list(value), where=where))
+        return
+    raise InputError(
+        expected("a number, bool, string, null or list of numbers", value, where=where)
+    )
+
+
+def _render_scalar(value: ScalarValue) -> str:
+    if isinstance(value, tuple):
+        return "[" + ",".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, (int, float)):
+        return _fmt(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _fmt(value: float) -> str:
+    """Integral numbers without a decimal point, others with their shortest exact repr."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
+def _args_tuple(value: Iterable[Arg]) -> tuple[Arg, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class Call:
+    """One call of an op: its arguments and, when measured, its duration.
+
+    Parameters
+    ----------
+    op : str
+        The op name (``"mla_decode"``, ``"aten::softmax"``).
+    args : tuple of TensorArg or ScalarArg
+        The arguments in call order; names are unique.
+    duration_us : float, optional
+        Wall or device time of the call in microseconds.
+    """
+
+    op: str = attrs.field(validator=_validate_name)
+    args: tuple[Arg, ...] = attrs.field(default=(), converter=_args_tuple)
+    duration_us: float | None = None
+
+    def __attrs_post_init__(self) -> None:
+        names = [a.name for a in self.args]
+        if len(set(names)) != len(names):
+            raise InputError(expected("unique argument names", names, where=self.op))
+        if self.duration_us is not None:
+            parse_duration(self.duration_us, where=f"{self.op}.duration_us")
+
+    def arg(self, name: str) -> Arg | None:
+        """Return the argument called ``name``, or None."""
+        for item in self.args:
+            if item.name == name:
+                return item
+        return None
+
+    @property
+    def label(self) -> str:
+        """The arguments as one line of text; equal labels mean equal call signatures."""
+        return " ".join(a.render() for a in self.args)
+
+    def without_duration(self) -> Call:
+        """Return this call with ``duration_us`` cleared (its shape signature)."""
+        return attrs.evolve(self, duration_us=None) if self.duration_us is not None else self
+
+
+@attrs.frozen(kw_only=True)
+class ValueCount:
+    """One bin of a histogram: calls (and their time) at one value."""
+
+    value: float
+    calls: int
+    timed_calls: int = 0
+    time_us: float = 0.0
+
+
+def _bins(value: Iterable[ValueCount]) -> tuple[ValueCount, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class ValuesHistogram:
+    """The values summaries of one tensor argument over the calls of one shape.
+
+    Each field is a histogram over calls: of the per-call ``max``, ``min`` and ``mean``
+    (the mean rounded to 4 significant digits, so the bins stay few), and of ``uniform``
+    (1.0 when min == max in that call, else 0.0).
+    """
+
+    arg: str
+    max: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
+    min: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
+    mean: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
+    uniform: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
+
+
+def _histograms(value: Iterable[ValuesHistogram]) -> tuple[ValuesHistogram, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class CallGroup:
+    """All calls of one shape signature: how many, their summed duration, their values.
+
+    Parameters
+    ----------
+    call : Call
+        The shared signature (``duration_us`` is None and no tensor carries ``values``).
+    calls : int
+        Number of calls with this signature.
+    timed_calls : int
+        How many of them carried a duration.
+    time_us : float
+        Sum of the durations of the timed calls, in microseconds.
+    values : tuple of ValuesHistogram
+        Per tensor argument that carried a values summary, the histograms of its summaries.
+    """
+
+    call: Call
+    calls: int = attrs.field(validator=attrs.validators.ge(1))
+    timed_calls: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    time_us: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    values: tuple[ValuesHistogram, ...] = attrs.field(default=(), converter=_histograms)
+
+
+def _mean_bin(mean: float) -> float:
+    # 4 significant digits: a length of 12345.6 lands in 12350; bins stay bounded by the
+    # range of the lengths, whatever the number of calls.
+    return float(f"{mean:.4g}")
+
+
+class GroupTally:
+    """The running counts of one CallGroup while a trace is read (mutable, internal)."""
+
+    __slots__ = ("calls", "hists", "time", "timed")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.timed = 0
+        self.time = 0.0
+        # arg -> stat -> value -> [calls, timed calls, time]
+        self.hists: dict[str, dict[str, dict[float, list[Any]]]] = {}
+
+    def bump(
+        self, summaries: tuple[tuple[str, ValuesSummary], ...], calls: int, timed: int, time: float
+    ) -> None:
+        self.calls += calls
+        self.timed += timed
+        self.time += time
+        for name, summary in summaries:
+            stats = self.hists.get(name)
+            if stats is None:
+                stats = self.hists[name] = {"max": {}, "min": {}, "mean": {}, "uniform": {}}
+            for stat, value in (
+                ("max", float(summary.max)),
+                ("min", float(summary.min)),
+                ("mean", _mean_bin(summary.mean)),
+                ("uniform", 1.0 if summary.min == summary.max else 0.0),
+            ):
+                slot = stats[stat].get(value)
+                if slot is None:
+                    slot = stats[stat][value] = [0, 0, 0.0]
+                slot[0] += calls
+                slot[1] += timed
+                slot[2] += time
+
+    def merge_histograms(self, histograms: tuple[ValuesHistogram, ...]) -> None:
+        for hist in histograms:
+            stats = self.hists.setdefault(
+                hist.arg, {"max": {}, "min": {}, "mean": {}, "uniform": {}}
+            )
+            for stat in ("max", "min", "mean", "uniform"):
+                for item in getattr(hist, stat):
+                    slot = stats[stat].setdefault(item.value, [0, 0, 0.0])
+                    slot[0] += item.calls
+                    slot[1] += item.timed_calls
+                    slot[2] += item.time_us
+
+    def histograms(self) -> tuple[ValuesHistogram, ...]:
+        out = []
+        for name, stats in self.hists.items():
+            fields = {
+                stat: tuple(
+                    ValueCount(value=v, calls=c[0], timed_calls=c[1], time_us=c[2])
+                    for v, c in sorted(bins.items())
+                )
+                for stat, bins in stats.items()
+            }
+            out.append(ValuesHistogram(arg=name, **fields))
+        return tuple(out)
+
+
+class CallAggregator:
+    """Aggregate calls per shape signature, moving values summaries into histograms.
+
+    Memory grows with the number of distinct shape signatures (and histogram bins), never
+    with the number of calls: this is what every trace reader feeds.
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[Call, GroupTally] = {}
+        self._split: dict[Call, tuple[Call, tuple[tuple[str, ValuesSummary], ...]]] = {}
+
+    def _shape_of(self, call: Call) -> tuple[Call, tuple[tuple[str, ValuesSummary], ...]]:
+        cached = self._split.get(call)
+        if cached is not None:
+            return cached
+        summaries = tuple(
+            (a.name, a.values)
+            for a in call.args
+            if isinstance(a, TensorArg) and a.values is not None
+        )
+        shape = call.without_duration()
+        if summaries:
+            shape = Call(
+                op=call.op,
+                args=tuple(
+                    attrs.evolve(a, values=None)
+                    if isinstance(a, TensorArg) and a.values is not None
+                    else a
+                    for a in call.args
+                ),
+            )
+        elif len(self._split) < 4096:  # value-free calls repeat: remember their split
+            self._split[call] = (shape, summaries)
+        return shape, summaries
+
+    def group_of(self, call: Call) -> tuple[GroupTally, tuple[tuple[str, ValuesSummary], ...]]:
+        """The accumulator of ``call``'s shape and the values summaries ``call`` carries."""
+        shape, summaries = self._shape_of(call)
+        group = self._groups.get(shape)
+        if group is None:
+            group = self._groups[shape] = GroupTally()
+        return group, summaries
+
+    def add(self, call: Call, duration_us: float | None = None, *, calls: int = 1) -> None:
+        """Count ``calls`` calls like ``call`` (``duration_us`` is their summed time)."""
+        group, summaries = self.group_of(call)
+        if duration_us is None:
+            group.bump(summaries, calls, 0, 0.0)
+        else:
+            group.bump(summaries, calls, calls, duration_us)
+
+    def add_group(self, item: CallGroup) -> None:
+        """Merge an already aggregated group."""
+        group, summaries = self.group_of(item.call)
+        group.bump(summaries, item.calls, item.timed_calls, item.time_us)
+        group.merge_histograms(item.values)
+
+    def groups(self) -> list[CallGroup]:
+        """The aggregated groups, in order of first appearance."""
+        return [
+            CallGroup(
+                call=call, calls=g.calls, timed_calls=g.timed, time_us=g.time, values=g.histograms()
+            )
+            for call, g in self._groups.items()
+        ]
+
+
+def _groups_tuple(value: Iterable[CallGroup]) -> tuple[CallGroup, ...]:
+    return tuple(value)
+
+
+def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _signature_tuple(value: Iterable[OpSignature]) -> tuple[OpSignature, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class Trace:
+    """A trace read into distinct call signatures, plus what could not be read.
+
+    Parameters
+    ----------
+    source : str
+        Where the calls came from (a path).
+    format : str
+        ``"jsonl"``, ``"torch-profiler"``, ``"flashinfer-bench"`` or ``"calls"``.
+    groups : tuple of CallGroup
+        One row per distinct (op, arguments) signature.
+    records : int
+        Records looked at (non-blank lines, profiler op events, workloads).
+    skipped : int
+        Records skipped because they were malformed.
+    notes : tuple of str
+        What could not be read and why, with line numbers; in reading order.
+    signatures : tuple of OpSignature
+        Op signatures the trace itself defines (FlashInfer-Bench definitions name their axes).
+    """
+
+    source: str
+    format: str
+    groups: tuple[CallGroup, ...] = attrs.field(default=(), converter=_groups_tuple)
+    records: int = 0
+    skipped: int = 0
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    signatures: tuple[OpSignature, ...] = attrs.field(default=(), converter=_signature_tuple)
+
+    @property
+    def calls(self) -> int:
+        """Total number of calls read."""
+        return sum(g.calls for g in self.groups)
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """The op names in the trace, most called first."""
+        totals: dict[str, int] = {}
+        for group in self.groups:
+            totals[group.call.op] = totals.get(group.call.op, 0) + group.calls
+        return tuple(sorted(totals, key=lambda op: (-totals[op], op)))
+
+
+def parse_duration(value: object, *, where: str = "duration_us") -> float:
+    """Validate a duration in microseconds and return it as a float.
+
+    Raises
+    ------
+    InputError
+        When ``value`` is not a finite number in ``[0, 1e12]``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(expected("a duration in microseconds (a number)", value, where=where))
+    if not math.isfinite(value) or value < 0 or value > MAX_DURATION_US:
+        raise InputError(expected("a duration in [0, 1e12] us", value, where=where))
+    return float(value)
+
+
+def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> TensorArg:
+    extra = set(spec) - {"shape", "dtype", "values", "stride", "device"}
+    if extra:
+        raise InputError(
+            expected("tensor keys among shape, dtype, values", sorted(extra), where=f"args.{name}")
+        )
+    shape = spec.get("shape")
+    if not isinstance(shape, list):
+        raise InputError(expected("a shape list", shape, where=f"args.{name}.shape"))
+    for dim in shape:
+        if isinstance(dim, bool) or not isinstance(dim, int):
+            raise InputError(expected("integer dims", shape, where=f"args.{name}.shape"))
+        if dim < 0 or dim > MAX_DIM:
+            raise InputError(expected("dims in [0, 2**40]", shape, where=f"args.{name}.shape"))
+    dtype = spec.get("dtype")
+    if not isinstance(dtype, str) or not dtype.strip():
+        raise InputError(expected("a dtype string", dtype, where=f"args.{name}.dtype"))
+    canonical = canonical_dtype(dtype)
+    if canonical is None:
+        _check_name("dtype", dtype, f"args.{name}.dtype")
+        unknown.add(dtype)
+    values = spec.get("values")
+    summary = None
+    if values is not None:
+        if not isinstance(values, dict) or set(values) != {"min", "max", "mean"}:
+            raise InputError(
+                expected("values as {min, max, mean}", values, where=f"args.{name}.values")
+            )
+        summary = ValuesSummary(min=values["min"], max=values["max"], mean=values["mean"])
+    return TensorArg(name=name, shape=tuple(shape), dtype=canonical or dtype, values=summary)
+
+
+def parse_call_record(
+    record: object, *, unknown_dtypes: set[str] | None = None
+) -> tuple[Call, float | None]:
+    """Validate one JSON call record and return ``(call without duration, duration_us)``.
+
+    Parameters
+    ----------
+    record : object
+        A decoded JSON value; must be ``{"op": str, "args": {...}, "duration_us": number?}``.
+        Extra top-level keys are ignored. An argument is a tensor ``{"shape": [...],
+        "dtype": str, "values": {min, max, mean}?}``, a list of such tensors (named
+        ``name.0``, ``name.1``...), or a scalar (number, bool, string, null, list of numbers).
+    unknown_dtypes : set of str, optional
+        Dtype names not in :data:`~kernelopt.workload.dtypes.KNOWN_DTYPES` are added here;
+        they are kept as written.
+
+    Raises
+    ------
+    InputError
+        With an ``Expected X, got Y`` message naming the bad field.
+    """
+    unknown = unknown_dtypes if unknown_dtypes is not None else set()
+    if not isinstance(record, dict):
+        raise InputError(expected("a JSON object", type(record).__name__))
+    op = record.get("op")
+    if not isinstance(op, str):
+        raise InputError(expected("an op name string", op, where="op"))
+    _check_name("op name", op, "op")
+    raw_args = record.get("args", {})
+    if not isinstance(raw_args, dict):
+        raise InputError(expected("args as a JSON object", type(raw_args).__name__, where="args"))
+    args: list[Arg] = []
+    for name, value in raw_args.items():
+        _check_name("argument name", name, "args")
+        if isinstance(value, dict):
+            args.append(_parse_tensor(name, value, unknown))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            args.extend(_parse_tensor(f"{name}.{i}", v, unknown) for i, v in enumerate(value))
+        else:
+            scalar = _scalar(value)
+            _check_scalar(scalar, f"args.{name}")
+            args.append(ScalarArg(name=name, value=scalar))
+    duration = record.get("duration_us")
+    parsed = None if duration is None else parse_duration(duration)
+    return Call(op=op, args=tuple(args)), parsed

@@ -1,0 +1,80 @@
+"""Shape facts: the few numbers catalog shape conditions compare (``s_q == 1``).
+
+Catalog entries state when they apply as conditions on workload shape facts
+(``kernelopt.catalog.SHAPE_FACTS``: ``b``, ``s_q``, ``h_q``, ``h_kv``, ``seqlen_k``,
+``seqlen_cv``, ``reduce_len``, ``softmax_len``, ``dominant_shape_share``,
+``distinct_shapes``, ``padding_pct``). :func:`shape_facts` reads them off an op profile, so
+that ``catalog.query(shape=shape_facts(profile))`` ranks the entries the workload calls for.
+Each size is the call-weighted median of its axis: the typical call.
+"""
+
+from __future__ import annotations
+
+from kernelopt.workload.profile import OpProfile, WorkloadProfile
+
+__all__ = ["shape_facts"]
+
+# Axis names other conventions use for the catalog's facts (FlashInfer-Bench definitions).
+_ALIASES = {
+    "b": ("b", "batch_size", "batch"),
+    "s_q": ("s_q", "seqlen_q", "num_tokens_q"),
+    "h_q": ("h_q", "num_qo_heads", "num_heads"),
+    "h_kv": ("h_kv", "num_kv_heads"),
+}
+_ATTENTION = ("attention", "decode-attention", "mla-decode")
+
+
+def _median(op: OpProfile, name: str) -> float | None:
+    axis = op.axis(name)
+    return None if axis is None else axis.median
+
+
+def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> dict[str, float]:
+    """The catalog shape facts of one op's workload.
+
+    Parameters
+    ----------
+    profile : OpProfile or WorkloadProfile
+    op : str, optional
+        Which op of a WorkloadProfile (default: the most called).
+
+    Returns
+    -------
+    dict of str to float
+        Only the facts the profile supports: ``seqlen_cv`` is 0 when every call has equal
+        lengths and absent otherwise (the profile keeps min/max/mean, not the spread);
+        ``padding_pct`` is present when padded sizes and real lengths were both recorded.
+    """
+    target = profile.op(op) if isinstance(profile, WorkloadProfile) else profile
+    facts: dict[str, float] = {}
+    for fact, names in _ALIASES.items():
+        for name in names:
+            value = _median(target, name)
+            if value is not None:
+                facts[fact] = value
+                break
+    for name in target.reduced:
+        value = _median(target, name)
+        if value is None:
+            continue
+        if target.family in _ATTENTION:
+            facts.setdefault("seqlen_k", value)
+        elif target.family == "softmax":
+            facts.setdefault("softmax_len", value)
+        else:
+            facts.setdefault("reduce_len", value)
+    if target.distinct_shapes is not None:
+        facts["distinct_shapes"] = float(target.distinct_shapes)
+    if target.shapes:
+        facts["dominant_shape_share"] = target.top_shapes(1, by="calls")[0].call_share
+    if target.lengths is not None:
+        flag = target.axis(f"{target.lengths}_uniform")
+        item = None if flag is None else flag.share_of(1)
+        if item is not None and item.call_share >= 1.0 - 1e-9:
+            facts["seqlen_cv"] = 0.0
+    for padded, _length in target.padded:
+        fill = target.axis(f"{padded}_fill")
+        if fill is not None and fill.mean is not None:
+            facts["padding_pct"] = 100.0 * (1.0 - fill.mean)
+            break
+    return facts

@@ -1,0 +1,356 @@
+"""Read FlashInfer-Bench workloads: a definition's named axes bound by real workloads.
+
+FlashInfer-Bench (github.com/flashinfer-ai/flashinfer-bench, ``docs/flashinfer_trace/``)
+describes a kernel by a **definition** JSON (``name``, ``op_type``, ``axes`` — each
+``{"type": "const", "value": int}`` or ``{"type": "var"}`` — and ``inputs``/``outputs`` whose
+``shape`` lists axis names, ``null`` for a scalar) and each real call by a **workload**
+(``uuid``, ``axes``: a value per var axis, ``inputs``: ``{"type": "random" | "scalar" |
+"safetensors", ...}``). Datasets store the workloads of a definition one per line,
+wrapped in a trace record ``{"definition": name, "workload": {...}, "solution": null,
+"evaluation": null}``; a benchmark trace fills ``evaluation.performance.latency_ms``.
+Layout: ``definitions/<op_type>/<name>.json`` beside ``workloads/<op_type>/<name>.jsonl``.
+
+Accepted here: that JSONL file (the definition is found through the layout, or passed),
+a JSON list of trace records, or one JSON bundle ``{"definition": {...}, "workloads":
+[...]}``. The definition's axis names become the profile's axes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.workload.calls import (
+    Arg,
+    Call,
+    CallGroup,
+    ScalarArg,
+    TensorArg,
+    Trace,
+    parse_duration,
+)
+from kernelopt.workload.dtypes import canonical_dtype
+from kernelopt.workload.signatures import OpSignature
+from kernelopt.workload.torch_trace import load_json
+
+__all__ = ["Definition", "load_definition", "read_flashinfer", "trace_from_records"]
+
+# FlashInfer-Bench op types -> kernelopt kernel families.
+_FAMILIES = {
+    "mla_paged": "attention",
+    "mla_ragged": "attention",
+    "gqa_paged": "attention",
+    "gqa_ragged": "attention",
+    "dsa_paged": "attention",
+    "nsa_paged": "attention",
+    "rmsnorm": "normalization",
+    "fused_add_rmsnorm": "normalization",
+    "gemm": "gemm",
+    "gdn": "linear-attention",
+}
+_HINTS = {
+    "gemm": {
+        "M": "M = 1 makes the GEMM a matrix-vector product: a GEMV path without "
+        "tensor-core tiling over M serves it"
+    },
+}
+_REDUCED = {"rmsnorm": ("hidden_size",), "fused_add_rmsnorm": ("hidden_size",)}
+
+
+class _BadJSON:
+    """A line that did not decode, kept in place so it is reported with its number."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+class Definition:
+    """The parts of a FlashInfer-Bench definition that name axes.
+
+    Attributes
+    ----------
+    name : str
+    op_type : str
+    const : dict of str to int
+        Constant axes and their values.
+    var : tuple of str
+        Variable axes (bound by each workload).
+    inputs : dict of str to (tuple of str or None, str)
+        Input name → (axis names, or None for a scalar; dtype).
+    """
+
+    def __init__(self, data: object, *, where: str = "definition") -> None:
+        if not isinstance(data, dict):
+            raise InputError(expected("a definition object", type(data).__name__, where=where))
+        name, axes, inputs = data.get("name"), data.get("axes"), data.get("inputs")
+        if not isinstance(name, str) or not name:
+            raise InputError(expected("a definition name", name, where=where))
+        if not isinstance(axes, dict):
+            raise InputError(expected("'axes' as an object", type(axes).__name__, where=name))
+        if not isinstance(inputs, dict):
+            raise InputError(expected("'inputs' as an object", type(inputs).__name__, where=name))
+        self.name = name
+        op_type = data.get("op_type", "")
+        self.op_type = op_type if isinstance(op_type, str) else ""
+        self.const: dict[str, int] = {}
+        var: list[str] = []
+        for axis, spec in axes.items():
+            kind = spec.get("type") if isinstance(spec, dict) else None
+            if kind == "const":
+                value = spec.get("value")
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise InputError(
+                        expected("a const axis value >= 0", value, where=f"{name}.{axis}")
+                    )
+                self.const[axis] = value
+            elif kind == "var":
+                var.append(axis)
+            else:
+                raise InputError(
+                    expected("axis type 'const' or 'var'", kind, where=f"{name}.{axis}")
+                )
+        self.var = tuple(var)
+        self.inputs: dict[str, tuple[tuple[str, ...] | None, str]] = {}
+        for input_name, spec in inputs.items():
+            if not isinstance(spec, dict):
+                raise InputError(expected("an input object", spec, where=f"{name}.{input_name}"))
+            shape, dtype = spec.get("shape"), spec.get("dtype", "")
+            if shape is not None and not (
+                isinstance(shape, list) and all(isinstance(a, str) for a in shape)
+            ):
+                raise InputError(
+                    expected("a list of axis names or null", shape, where=f"{name}.{input_name}")
+                )
+            unknown = [a for a in shape or () if a not in self.const and a not in self.var]
+            if unknown:
+                raise InputError(
+                    expected("axes declared in 'axes'", unknown, where=f"{name}.{input_name}")
+                )
+            self.inputs[input_name] = (None if shape is None else tuple(shape), str(dtype))
+
+    def signature(self) -> OpSignature:
+        """An :class:`OpSignature` naming every tensor dimension after the definition's axes."""
+        covered = {a for shape, _ in self.inputs.values() for a in shape or ()}
+        family = _FAMILIES.get(self.op_type, "any")
+        if self.op_type in ("mla_paged", "gqa_paged") and "decode" in self.name:
+            family = "mla-decode" if self.op_type == "mla_paged" else "decode-attention"
+        return OpSignature(
+            name=self.name,
+            ops=(self.name,),
+            family=family,
+            tensors={n: shape for n, (shape, _) in self.inputs.items() if shape is not None},
+            scalars={a: a for a in self.var if a not in covered},
+            reduced=tuple(a for a in _REDUCED.get(self.op_type, ()) if a in covered),
+            hints=_HINTS.get(self.op_type, {}),
+        )
+
+    def call(self, workload: Mapping[str, Any]) -> Call:
+        """The call a workload makes: tensors with the bound shapes, scalar inputs."""
+        axes = workload.get("axes")
+        if not isinstance(axes, dict):
+            raise InputError(expected("workload 'axes' as an object", type(axes).__name__))
+        values: dict[str, int] = dict(self.const)
+        for axis in self.var:
+            value = axes.get(axis)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(expected(f"an integer for var axis {axis}", value, where="axes"))
+            values[axis] = value
+        extra = sorted(set(axes) - set(self.var))
+        if extra:
+            raise InputError(expected(f"only the var axes of {self.name}", extra, where="axes"))
+        inputs = workload.get("inputs") or {}
+        if not isinstance(inputs, dict):
+            raise InputError(expected("workload 'inputs' as an object", type(inputs).__name__))
+        args: list[Arg] = []
+        covered: set[str] = set()
+        for name, (shape, dtype) in self.inputs.items():
+            if shape is None:
+                spec = inputs.get(name)
+                if isinstance(spec, dict) and spec.get("type") == "scalar":
+                    args.append(ScalarArg(name=name, value=spec.get("value")))
+                continue
+            covered.update(shape)
+            sizes: tuple[int, ...] = tuple(values[a] for a in shape)
+            args.append(
+                TensorArg(
+                    name=name, shape=sizes, dtype=canonical_dtype(dtype) or dtype or "unknown"
+                )
+            )
+        for axis in self.var:
+            if axis not in covered:
+                args.append(ScalarArg(name=axis, value=values[axis]))
+        return Call(op=self.name, args=tuple(args))
+
+
+def load_definition(source: str | Path | Mapping[str, Any]) -> Definition:
+    """Load a FlashInfer-Bench definition from a JSON file or an already decoded object."""
+    if isinstance(source, Mapping):
+        return Definition(dict(source))
+    return Definition(load_json(source), where=str(source))
+
+
+def _find_definition(path: Path, name: str) -> Path | None:
+    # Dataset layout: <root>/workloads/<op_type>/<name>.jsonl and
+    # <root>/definitions/<op_type>/<name>.json; also accept the definition beside the file.
+    beside = path.parent / f"{name}.json"
+    if beside.is_file() and beside != path:
+        return beside
+    for parent in list(path.parents)[:4]:
+        root = parent / "definitions"
+        if root.is_dir():
+            for candidate in (root / f"{name}.json", *sorted(root.glob(f"*/{name}.json"))):
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
+def _untimed_workload(
+    record: Mapping[str, Any],
+) -> tuple[str | None, Mapping[str, Any], float | None]:
+    """(definition name, workload, duration in us) of a trace record or bare workload."""
+    if "workload" in record:
+        workload = record["workload"]
+        if not isinstance(workload, dict):
+            raise InputError(expected("'workload' as an object", type(workload).__name__))
+        name = record.get("definition")
+        duration = None
+        evaluation = record.get("evaluation")
+        if isinstance(evaluation, dict):
+            perf = evaluation.get("performance")
+            if isinstance(perf, dict) and perf.get("latency_ms") is not None:
+                duration = parse_duration(perf["latency_ms"], where="latency_ms") * 1000.0
+        return (name if isinstance(name, str) else None), workload, duration
+    if "axes" in record:
+        return None, record, None
+    raise InputError(expected("a workload or a trace record with 'workload'", sorted(record)))
+
+
+def trace_from_records(
+    records: list[tuple[int, Any]],
+    *,
+    source: str,
+    definition: Definition | None = None,
+    lookup: Path | None = None,
+    unit: str = "line",
+) -> Trace:
+    """Build a Trace from ``(position, decoded record)`` pairs of workloads or trace records.
+
+    ``lookup`` is the file the records came from, used to find definitions by the dataset
+    layout when ``definition`` is not given.
+    """
+    definitions: dict[str, Definition | None] = {}
+    if definition is not None:
+        definitions[definition.name] = definition
+    notes: list[str] = []
+    skipped = 0
+    merged: dict[Call, list[Any]] = {}
+    for position, record in records:
+        try:
+            if isinstance(record, _BadJSON):
+                raise InputError(expected("a JSON object", f"invalid JSON ({record.message})"))
+            if not isinstance(record, dict):
+                raise InputError(expected("a JSON object", type(record).__name__))
+            name, workload, duration = _untimed_workload(record)
+            if name is None and definition is not None:
+                name = definition.name
+            found = definitions.get(name) if name is not None else None
+            if name is not None and name not in definitions:
+                path = _find_definition(lookup, name) if lookup is not None else None
+                try:
+                    found = load_definition(path) if path is not None else None
+                except KernelOptError as error:
+                    notes.append(f"definition {name}: {error}")
+                    found = None
+                if found is None and not any(n.startswith(f"definition {name}") for n in notes):
+                    notes.append(
+                        f"definition {name}: not found; axes come from the workloads' var axes only"
+                    )
+                definitions[name] = found
+            if found is not None:
+                call = found.call(workload)
+            else:
+                axes = workload.get("axes")
+                if not isinstance(axes, dict):
+                    raise InputError(expected("workload 'axes' as an object", type(axes).__name__))
+                args: list[Arg] = [ScalarArg(name=a, value=v) for a, v in axes.items()]
+                for a, v in axes.items():
+                    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                        raise InputError(expected("an integer axis value >= 0", v, where=a))
+                call = Call(op=name or "workload", args=tuple(args))
+        except KernelOptError as error:
+            skipped += 1
+            if skipped <= 20:
+                notes.append(f"{unit} {position}: {error}")
+            continue
+        acc = merged.setdefault(call, [0, 0, 0.0])
+        acc[0] += 1
+        if duration is not None:
+            acc[1] += 1
+            acc[2] += duration
+    if skipped > 20:
+        notes.append(f"... and {skipped - 20} more malformed workloads")
+    groups = [
+        CallGroup(call=c, calls=a[0], timed_calls=a[1], time_us=a[2]) for c, a in merged.items()
+    ]
+    return Trace(
+        source=source,
+        format="flashinfer-bench",
+        groups=groups,
+        records=len(records),
+        skipped=skipped,
+        notes=notes,
+        signatures=tuple(d.signature() for d in definitions.values() if d is not None),
+    )
+
+
+def read_flashinfer(
+    path: str | Path, *, definition: str | Path | Mapping[str, Any] | None = None
+) -> Trace:
+    """Read FlashInfer-Bench workloads (JSONL of trace records, a JSON list, or a bundle).
+
+    Parameters
+    ----------
+    path : path-like
+        ``workloads/<op_type>/<name>.jsonl``, a JSON list of trace records, or a JSON
+        bundle ``{"definition": {...}, "workloads": [...]}``.
+    definition : path-like or dict, optional
+        The definition; by default taken from the bundle or found through the dataset
+        layout (``definitions/<op_type>/<name>.json`` under a parent directory).
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise InputError(expected("an existing workload file", str(target)))
+    given = load_definition(definition) if definition is not None else None
+    text = target.read_bytes()
+    records: list[tuple[int, Any]] = []
+    unit = "line"
+    try:
+        whole = json.loads(text)
+    except (ValueError, RecursionError):
+        whole = None
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append((lineno, json.loads(line)))
+            except (ValueError, RecursionError) as error:
+                records.append((lineno, _BadJSON(str(error))))
+    if isinstance(whole, dict) and "workloads" in whole:
+        if given is None and "definition" in whole:
+            given = load_definition(whole["definition"])
+        items = whole["workloads"]
+        if not isinstance(items, list):
+            raise InputError(
+                expected("'workloads' as a list", type(items).__name__, where=str(target))
+            )
+        records, unit = list(enumerate(items)), "workload"
+    elif isinstance(whole, list):
+        records, unit = list(enumerate(whole)), "workload"
+    elif isinstance(whole, dict):
+        records, unit = [(1, whole)], "workload"
+    return trace_from_records(
+        records, source=str(target), definition=given, lookup=target, unit=unit
+    )

@@ -1,0 +1,510 @@
+"""Read a hand-written ``workload_profile.md`` tolerantly: extract what it states.
+
+People (and agents) write workload profiles as they see fit: a title naming the op, a table
+of shapes with counts or percentages, a few lines like ``s_q = 1 in 100% of calls``. This
+reader extracts:
+
+- the op name, from a heading (``# Workload profile: mla_decode``, ``## Op: softmax``) or a
+  ``Kernel:``/``Op:`` line;
+- shape tables: a column of counts and/or percentages and/or times, plus either one column
+  per axis (``| b | s_q | seqlen | Count | % |``) or a shape column (``(32, 1, 128)``,
+  ``[32,1,128]``, ``32x1x128``, ``b=32 s_q=1``; axis names may come from the header:
+  ``Shape (b, s_q, h_q)``);
+- statements ``<axis> = <value> in <p>% of calls`` (optionally ``(<q>% of time)``),
+  ``<axis> is always <value>``, ``<axis> = <value> in all calls``;
+- a call count from prose (``48,213 calls``).
+
+Everything else is listed in ``notes`` ("not read: ..."); nothing raises.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from kernelopt._errors import KernelOptError
+from kernelopt.workload.profile import (
+    AxisStat,
+    OpProfile,
+    ShapeStat,
+    ValueShare,
+    WorkloadProfile,
+    share,
+)
+from kernelopt.workload.signatures import find_signature, registered_signatures
+
+__all__ = ["read_handwritten_md"]
+
+_NUM = r"-?\d[\d,_]*(?:\.\d+)?(?:[eE][+-]?\d+)?"
+_AXIS = r"[A-Za-z_][\w.\[\]]*"
+_STATEMENT = re.compile(
+    rf"(?P<axis>{_AXIS})\s*(?:=|==|:|is)\s*(?P<value>{_NUM})\s+(?:in|for|on)\s+"
+    rf"(?P<pct>{_NUM})\s*%\s+of\s+(?:all\s+|the\s+)?(?:calls|invocations|launches)"
+    rf"(?:\s*\(\s*(?P<tpct>{_NUM})\s*%\s+of\s+(?:the\s+)?time\s*\))?",
+    re.IGNORECASE,
+)
+_ALWAYS = re.compile(
+    rf"(?:(?P<axis1>{_AXIS})\s+is\s+always\s+(?P<value1>{_NUM})\b)|"
+    rf"(?:(?P<axis2>{_AXIS})\s*(?:=|==)\s*(?P<value2>{_NUM})\s+(?:in\s+)?(?:all|every|each)\s+calls?)|"
+    rf"(?:(?P<axis3>{_AXIS})\s*(?:=|==)\s*(?P<value3>{_NUM})\s*\(\s*always\s*\))",
+    re.IGNORECASE,
+)
+_TOTAL = re.compile(rf"(?P<n>{_NUM})\s*(?P<suffix>[kKmM])?\s+(?:total\s+)?calls\b")
+_HEADING_OP = re.compile(
+    r"^#+\s*(?:op|kernel|workload\s+profile)\s*(?::|—|–|-|for)\s*(?P<op>.+?)\s*$", re.IGNORECASE
+)
+_LINE_OP = re.compile(r"^[-*\s]*\**(?:op|kernel)\**\s*:\s*`?(?P<op>[^`]+?)`?\s*$", re.IGNORECASE)
+_CLAIM = re.compile(r"\d.*(%|=|calls)|(%|=|calls).*\d")
+
+
+def _number(text: str) -> float | None:
+    """Parse ``41,000``, ``1.5k``, ``85%`` (as 85), ``3e3``; None when not a number."""
+    cleaned = text.strip().strip("`*_ ").replace(",", "").replace("_", "")
+    cleaned = cleaned.rstrip("%").strip()
+    scale = 1.0
+    if cleaned[-1:] in ("k", "K", "m", "M") and cleaned[:-1]:
+        scale = 1e3 if cleaned[-1] in "kK" else 1e6
+        cleaned = cleaned[:-1]
+    try:
+        value = float(cleaned) * scale
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _split_row(line: str) -> list[str]:
+    text = line.strip()
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|"):
+        text = text[:-1]
+    return [c.strip() for c in re.split(r"(?<!\\)\|", text)]
+
+
+def _is_separator(cells: list[str]) -> bool:
+    return bool(cells) and all(re.fullmatch(r":?-{2,}:?", c.replace(" ", "")) for c in cells if c)
+
+
+class _Column:
+    def __init__(self, header: str) -> None:
+        self.header = header
+        h = header.lower().strip("`* ")
+        self.names: list[str] = []
+        self.scale = 1.0
+        self.per_call = False
+        timeish = any(w in h for w in ("time", "latency", "duration", "µs", "(us)", "(ms)"))
+        if "%" in h or "share" in h or "pct" in h or "percent" in h or "fraction" in h:
+            self.kind = "time_pct" if timeish else "pct"
+        elif timeish:
+            self.kind = "time"
+            if "ms" in h.replace("ms)", "ms"):
+                self.scale = 1000.0
+            if re.search(r"\bns\b|\(ns\)", h):
+                self.scale = 1e-3
+            self.per_call = any(
+                w in h for w in ("avg", "mean", "median", "per call", "per-call", "p50")
+            )
+        elif (
+            h
+            in (
+                "calls",
+                "count",
+                "n",
+                "#calls",
+                "num calls",
+                "occurrences",
+                "freq",
+                "frequency",
+                "hits",
+                "instances",
+                "invocations",
+            )
+            or "count" in h
+            or (h.startswith("calls") and "%" not in h)
+        ):
+            self.kind = "count"
+        elif any(w in h for w in ("shape", "args", "dims", "config", "signature", "sizes")):
+            self.kind = "shape"
+            inner = re.search(r"\(([^)]*)\)", header)
+            if inner:
+                self.names = [n.strip(" `") for n in inner.group(1).split(",") if n.strip()]
+        elif h in ("#", "rank", "id", "idx", "no", "no."):
+            self.kind = "index"
+        elif re.fullmatch(_AXIS, header.strip("` ")):
+            self.kind = "axis"
+            self.names = [header.strip("` ")]
+        else:
+            self.kind = "unknown"
+
+
+def _shape_cell(text: str, names: list[str]) -> dict[str, float] | None:
+    cell = text.strip().strip("`")
+    pairs = re.findall(rf"({_AXIS})\s*=\s*({_NUM})(?![\d\[])", cell)
+    tensors = re.findall(rf"({_AXIS})\s*=\s*[\[(]([^\])]*)[\])]", cell)
+    out: dict[str, float] = {}
+    if tensors:
+        for name, dims in tensors:
+            for i, dim in enumerate(d for d in re.split(r"[,\s]+", dims) if d):
+                value = _number(dim)
+                if value is None:
+                    return None
+                out[f"{name}[{i}]"] = value
+        return out
+    if pairs:
+        for name, value in pairs:
+            number = _number(value)
+            if number is None:
+                return None
+            out[name] = number
+        return out
+    inner = re.sub(r"^[\[(]|[\])]$", "", cell)
+    parts = [p for p in re.split(r"\s*[,x×]\s*|\s+", inner) if p]
+    values = [_number(p) for p in parts]
+    if not values or any(v is None for v in values):
+        return None
+    labels = names if len(names) == len(values) else [f"dim{i}" for i in range(len(values))]
+    return {label: v for label, v in zip(labels, values, strict=True) if v is not None}
+
+
+class _ValueAcc:
+    """Shares, counts and times of one axis value summed over table rows."""
+
+    def __init__(self) -> None:
+        self.call_share = 0.0
+        self.calls: int | None = 0
+        self.time_share: float | None = None
+        self.time_us: float | None = None
+
+    def add(self, shape: ShapeStat) -> None:
+        self.call_share += shape.call_share
+        self.calls = None if self.calls is None or shape.calls is None else self.calls + shape.calls
+        if shape.time_share is not None:
+            self.time_share = (self.time_share or 0.0) + shape.time_share
+        if shape.time_us is not None:
+            self.time_us = round((self.time_us or 0.0) + shape.time_us, 3)
+
+    def share(self, value: float) -> ValueShare:
+        return ValueShare(
+            value=value,
+            calls=self.calls,
+            call_share=min(self.call_share, 1.0),
+            time_us=self.time_us,
+            time_share=None if self.time_share is None else min(self.time_share, 1.0),
+        )
+
+
+def _signature_for(name: str) -> Any:
+    """The registered signature an op named in prose refers to ("MLA decode" → mla_decode)."""
+    normalized = re.sub(r"[\s-]+", "_", name.strip().lower())
+    sig = find_signature(name) or find_signature(normalized)
+    if sig is not None:
+        return sig
+    best = None
+    for candidate in registered_signatures():
+        for op in candidate.ops:
+            plain = len(op) >= 4 and not any(c in op for c in "*?[")
+            if plain and op.lower() in normalized and (best is None or len(op) > best[0]):
+                best = (len(op), candidate)
+    return None if best is None else best[1]
+
+
+class _OpDraft:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.rows: list[dict[str, Any]] = []
+        self.statements: list[tuple[str, float, float, float | None]] = []
+        self.total_calls: float | None = None
+
+
+def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str]) -> int:
+    """Read the table starting at ``start``; return the index after it."""
+    end = start
+    while end < len(lines) and lines[end].strip().startswith("|"):
+        end += 1
+    header = _split_row(lines[start])
+    body = [_split_row(line) for line in lines[start + 1 : end]]
+    body = [row for row in body if not _is_separator(row)]
+    columns = [_Column(h) for h in header]
+    counts = [c for c in columns if c.kind == "count"]
+    if len(counts) > 1:
+        # "n" is a count or an axis (softmax length); with another count column, an axis.
+        for column in counts:
+            if column.header.strip("`* ").lower() == "n":
+                column.kind, column.names = "axis", [column.header.strip("`* ")]
+    kinds = {c.kind for c in columns}
+    if header and header[0].strip("` *").lower() in (
+        "axis",
+        "dim",
+        "dimension",
+        "name",
+        "parameter",
+    ):
+        notes.append(f"line {start + 1}: axis-statistics table read through its shape data only")
+        return end
+    if not kinds & {"count", "pct", "time", "time_pct"} or not kinds & {"axis", "shape"}:
+        notes.append(
+            f"line {start + 1}: not read: table with columns {', '.join(header)} "
+            "(no shape and count/percent columns recognized)"
+        )
+        return end
+    for offset, cells in enumerate(body):
+        row: dict[str, Any] = {"axes": {}, "label": []}
+        bad = []
+        for column, cell in zip(columns, cells, strict=False):  # rows may be short
+            if column.kind in ("index", "unknown") or cell in ("", "-", "—"):
+                continue
+            if column.kind == "axis":
+                value = _number(cell)
+                if value is None:
+                    bad.append(column.header)
+                    continue
+                row["axes"][column.names[0]] = value
+                row["label"].append(f"{column.names[0]}={cell.strip('` ')}")
+            elif column.kind == "shape":
+                parsed = _shape_cell(cell, column.names)
+                if parsed is None:
+                    bad.append(column.header)
+                    continue
+                row["axes"].update(parsed)
+                row["label"].append(cell.strip("` "))
+            else:
+                value = _number(re.sub(r"\s*(us|µs|ms|ns|s)$", "", cell.strip()))
+                if value is None:
+                    bad.append(column.header)
+                    continue
+                if column.kind == "pct":
+                    row["pct"] = value / 100 if "%" in cell or "%" in column.header else value
+                elif column.kind == "time_pct":
+                    row["tpct"] = value / 100 if "%" in cell or "%" in column.header else value
+                elif column.kind == "count":
+                    row["calls"] = value
+                else:
+                    scale = column.scale
+                    if cell.strip().endswith("ms"):
+                        scale = 1000.0
+                    row["time"] = value * scale
+                    row["per_call"] = column.per_call
+        if bad:
+            notes.append(f"line {start + 2 + offset}: not read: cells under {', '.join(bad)}")
+        if row["axes"] and ("calls" in row or "pct" in row or "time" in row or "tpct" in row):
+            draft.rows.append(row)
+        elif not bad:
+            notes.append(f"line {start + 2 + offset}: not read: row without shape or count")
+    return end
+
+
+def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
+    rows = draft.rows
+    counts = [r.get("calls") for r in rows]
+    all_counts = bool(rows) and all(c is not None for c in counts)
+    calls_total: float | None = sum(counts) if all_counts else draft.total_calls  # type: ignore[arg-type]
+    for row in rows:
+        if row.get("per_call") and row.get("time") is not None:
+            row["time"] = row["time"] * row["calls"] if row.get("calls") is not None else None
+    times = [r.get("time") for r in rows]
+    time_total = sum(times) if rows and all(t is not None for t in times) else None  # type: ignore[arg-type]
+    shapes = []
+    for row in rows:
+        n = row.get("calls")
+        call_share = row.get("pct")
+        if call_share is None:
+            call_share = share(n, calls_total) if n is not None else None
+        if call_share is None or not 0 <= call_share <= 1.0 + 1e-9:
+            notes.append(f"not read: shape {' '.join(row['label'])}: no share of calls in [0, 1]")
+            continue
+        time = row.get("time")
+        time_share = row.get("tpct", share(time, time_total))
+        try:
+            shapes.append(
+                ShapeStat(
+                    args=" ".join(row["label"]),
+                    axes=tuple(row["axes"].items()),
+                    calls=None if n is None else int(n),
+                    call_share=min(call_share, 1.0),
+                    time_us=None if time is None else round(time, 3),
+                    time_share=None if time_share is None else min(time_share, 1.0),
+                )
+            )
+        except KernelOptError as error:
+            notes.append(f"not read: shape {' '.join(row['label'])}: {error}")
+    # Axis statistics from the shapes, then the explicit statements.
+    dist: dict[str, dict[float, _ValueAcc]] = {}
+    for shape in shapes:
+        for name, value in shape.axes:
+            acc = dist.setdefault(name, {}).setdefault(value, _ValueAcc())
+            acc.add(shape)
+    stated: dict[str, dict[float, tuple[float, float | None]]] = {}
+    for axis, value, p, tp in draft.statements:
+        stated.setdefault(axis, {})[value] = (p, tp)
+    axes = []
+    for name in [*dist, *(a for a in stated if a not in dist)]:
+        values: dict[float, ValueShare] = {
+            value: acc.share(value) for value, acc in dist.get(name, {}).items()
+        }
+        for value, (p, tp) in stated.get(name, {}).items():
+            values[value] = ValueShare(
+                value=value, call_share=min(p, 1.0), time_share=None if tp is None else min(tp, 1.0)
+            )
+        ordered = sorted(values.values(), key=lambda v: (-v.call_share, v.value))
+        # min/median/max only when the listed values cover every call.
+        complete = sum(v.call_share for v in ordered) >= 1.0 - 1e-6
+        keys = sorted(values)
+        median = None
+        if complete:
+            running = 0.0
+            for key in keys:
+                running += values[key].call_share
+                if running >= 0.5 - 1e-9:
+                    median = key
+                    break
+        axes.append(
+            AxisStat(
+                name=name,
+                kind="shape",
+                source="",
+                min=keys[0] if complete else None,
+                median=median,
+                max=keys[-1] if complete else None,
+                distinct=len(keys) if complete else None,
+                values=tuple(ordered),
+            )
+        )
+    if not shapes and not axes:
+        return None
+    sig = _signature_for(draft.name)
+    return OpProfile(
+        op=draft.name,
+        signature=None if sig is None else sig.name,
+        family="any" if sig is None else sig.family,
+        calls=None if calls_total is None else int(calls_total),
+        timed_calls=None,
+        time_us=None if time_total is None else round(time_total, 3),
+        distinct_shapes=len(shapes) if shapes else None,
+        shapes=tuple(sorted(shapes, key=lambda s: -s.call_share)),
+        axes=tuple(axes),
+        reduced=() if sig is None else sig.reduced,
+        fixed=() if sig is None else sig.fixed,
+        select=None if sig is None else sig.select,
+        lengths=None if sig is None else sig.lengths,
+        padded=() if sig is None else sig.padded,
+        hints=() if sig is None else sig.hints,
+    )
+
+
+def _statement(line: str, draft: _OpDraft) -> bool:
+    found = False
+    for match in _STATEMENT.finditer(line):
+        value, p = _number(match.group("value")), _number(match.group("pct"))
+        tp = _number(match.group("tpct")) if match.group("tpct") else None
+        if value is None or p is None or not 0 <= p <= 100:
+            continue
+        draft.statements.append(
+            (match.group("axis"), value, p / 100, None if tp is None else tp / 100)
+        )
+        found = True
+    for match in _ALWAYS.finditer(line):
+        axis = match.group("axis1") or match.group("axis2") or match.group("axis3")
+        raw = match.group("value1") or match.group("value2") or match.group("value3")
+        value = _number(raw)
+        if value is not None:
+            draft.statements.append((axis, value, 1.0, None))
+            found = True
+    return found
+
+
+def _read(text: str, source: str) -> WorkloadProfile:
+    notes: list[str] = []
+    lines = text.splitlines()
+    drafts: list[_OpDraft] = []
+    current: _OpDraft | None = None
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        line = raw.strip()
+        if not line or line.startswith("<!--"):
+            i += 1
+            continue
+        heading = _HEADING_OP.match(line)
+        named = None
+        if current is None or current.name == "unknown":
+            named = _LINE_OP.match(line) if not line.startswith("|") else None
+        found = heading or named
+        if found is not None:
+            name = found.group("op").strip("`* ")
+            if current is None:
+                current = _OpDraft(name)
+                drafts.append(current)
+            elif current.name == "unknown":
+                current.name = name  # the first op heading names what was read so far
+            elif heading is not None:
+                current = _OpDraft(name)
+                drafts.append(current)
+            i += 1
+            continue
+        if current is None:
+            current = _OpDraft("unknown")
+            drafts.append(current)
+        if line.startswith("|"):
+            i = _read_table(lines, i, current, notes)
+            continue
+        if line.startswith("#"):
+            i += 1
+            continue
+        plain = re.sub(r"[`*]", "", line)
+        read = _statement(plain, current)
+        total = _TOTAL.search(plain)
+        if total and current.total_calls is None:
+            n = _number(total.group("n"))
+            if n is not None and n >= 0:
+                suffix = total.group("suffix") or ""
+                current.total_calls = n * (
+                    1e3 if suffix in "kK" and suffix else 1e6 if suffix else 1
+                )
+                read = True
+        if not read and _CLAIM.search(plain):
+            notes.append(f"line {i + 1}: not read: {line[:100]}")
+        i += 1
+    ops = []
+    for draft in drafts:
+        op = _finish(draft, notes)
+        if op is not None:
+            ops.append(op)
+    if not ops:
+        notes.append("no shape table or axis statement found")
+    return WorkloadProfile(
+        source=source,
+        format="markdown",
+        ops=tuple(ops),
+        records=None,
+        skipped=0,
+        notes=("read tolerantly (hand-written layout)", *notes),
+    )
+
+
+def read_handwritten_md(text: str, *, source: str = "<text>") -> WorkloadProfile:
+    """Extract a :class:`WorkloadProfile` from a hand-written ``workload_profile.md``.
+
+    Never raises on content: what cannot be read is listed in ``notes``.
+    """
+    try:
+        return _read(text, source)
+    except (
+        KernelOptError,
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        ZeroDivisionError,
+        OverflowError,
+        RecursionError,
+    ) as error:
+        # A reader of hand-written text must not take the caller down with it.
+        return WorkloadProfile(
+            source=source,
+            format="markdown",
+            ops=(),
+            records=None,
+            skipped=0,
+            notes=(f"could not read the profile: {error}",),
+        )

@@ -1,0 +1,205 @@
+"""Read a JSONL call trace (one call record per line) into distinct call signatures.
+
+The format is the one :func:`~kernelopt.workload.calls.parse_call_record` validates and the
+:class:`~kernelopt.workload.Recorder` writes. Traces run to millions of lines, most of them
+repeating a handful of shapes with a different duration, so the reader avoids decoding JSON
+per line: it cuts the ``"duration_us": <number>`` field out of the raw bytes with one regex
+match, looks the rest of the line up in a cache, and decodes JSON only the first time a
+line shape is seen. Memory grows with the number of distinct line shapes (the cache is
+cleared when it grows past a bound), never with the number of calls.
+
+Malformed lines are skipped and reported with their line numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import IO, Any
+
+from kernelopt._errors import KernelOptError
+from kernelopt.workload.calls import (
+    Call,
+    CallAggregator,
+    GroupTally,
+    Trace,
+    ValuesSummary,
+    parse_call_record,
+)
+
+__all__ = ["MAX_LISTED_PROBLEMS", "read_jsonl"]
+
+MAX_LISTED_PROBLEMS = 20
+# Raw line shapes remembered at once; past this the cache restarts (aggregates are kept),
+# so a trace whose lines all differ (a timestamp per line) costs time, not memory.
+_CACHE_LIMIT = 100_000
+_KEY = b'"duration_us"'
+# A JSON number without sign (negative durations take the slow path and are rejected
+# there) that ends where the JSON value ends.
+_DURATION = re.compile(
+    rb'"duration_us"\s*:\s*((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?=\s*[,}])'
+)
+_SLOW = object()  # cache marker: this line shape needs a full JSON decode every time
+
+
+class _ValuesLine:
+    """Cache entry of a line whose call carries values summaries."""
+
+    __slots__ = ("group", "summaries")
+
+    def __init__(self, group: GroupTally, summaries: tuple[tuple[str, ValuesSummary], ...]) -> None:
+        self.group = group
+        self.summaries = summaries
+
+
+class _Reader:
+    """The state of one pass over a JSONL file."""
+
+    def __init__(self) -> None:
+        self.aggregator = CallAggregator()
+        self.records = 0
+        self.skipped = 0
+        self.problems: list[str] = []
+        self.unknown_dtypes: set[str] = set()
+
+    def reject(self, lineno: int, message: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < MAX_LISTED_PROBLEMS:
+            self.problems.append(f"line {lineno}: {message}")
+
+    def decode(self, line: bytes) -> tuple[Call, float | None] | str:
+        """Decode and validate one line; return (call, duration) or the error message."""
+        try:
+            record = json.loads(line)
+        except RecursionError:
+            return "Expected a JSON object, got JSON nested too deeply"
+        except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
+            detail = error.msg if isinstance(error, json.JSONDecodeError) else "bad UTF-8"
+            return f"Expected a JSON object, got invalid JSON ({detail})"
+        try:
+            return parse_call_record(record, unknown_dtypes=self.unknown_dtypes)
+        except KernelOptError as error:
+            return str(error)
+        except RecursionError:
+            return "Expected a JSON object, got JSON nested too deeply"
+
+    def run(self, handle: IO[bytes]) -> None:
+        # The hot loop: locals only, one rfind/find/match per line, no JSON decode for a
+        # line shape seen before. Attribute updates happen once, after the loop.
+        cache: dict[Any, Any] = {}
+        key_at, match_at, group_type, values_type = _KEY, _DURATION.match, GroupTally, _ValuesLine
+        records = 0
+        first = handle.readline()
+        if first.startswith(b"\xef\xbb\xbf"):
+            first = first[3:]
+        lines = itertools.chain((first,), handle) if first else iter(())
+        for lineno, line in enumerate(lines, 1):
+            at = line.rfind(key_at)
+            match = None
+            # Exactly one "duration_us" key in the line, followed by a plain number: the
+            # fast path. Anything else takes the full decode below.
+            if at >= 0 and line.find(key_at) == at:
+                match = match_at(line, at)
+            if match is not None:
+                key: Any = (line[:at], line[match.end() :])
+                entry = cache.get(key)
+                if entry.__class__ is group_type:
+                    records += 1
+                    entry.calls += 1
+                    entry.timed += 1
+                    entry.time += float(match.group(1))
+                    continue
+                if entry.__class__ is values_type:
+                    records += 1
+                    entry.group.bump(entry.summaries, 1, 1, float(match.group(1)))
+                    continue
+            else:
+                key = line
+                entry = cache.get(key)
+                if entry.__class__ is group_type:
+                    records += 1
+                    entry.calls += 1
+                    continue
+                if entry.__class__ is values_type:
+                    records += 1
+                    entry.group.bump(entry.summaries, 1, 0, 0.0)
+                    continue
+                if not line.strip():
+                    continue
+            records += 1
+            if entry.__class__ is str:
+                self.reject(lineno, entry)
+                continue
+            decoded = self.decode(line)
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            if isinstance(decoded, str):
+                cache[key] = decoded
+                self.reject(lineno, decoded)
+                continue
+            call, duration = decoded
+            group, summaries = self.aggregator.group_of(call)
+            if duration is None:
+                group.bump(summaries, 1, 0, 0.0)
+            else:
+                group.bump(summaries, 1, 1, duration)
+            if entry is None:
+                # The cached accumulator is trusted for later lines of this shape only when
+                # the regex found the very duration the JSON decoder found.
+                if match is not None:
+                    fast = duration is not None and duration == float(match.group(1))
+                else:
+                    fast = duration is None
+                if not fast:
+                    cache[key] = _SLOW
+                elif summaries:
+                    cache[key] = _ValuesLine(group, summaries)
+                else:
+                    cache[key] = group
+        self.records += records
+
+    def trace(self, source: str) -> Trace:
+        notes = list(self.problems)
+        if self.skipped > len(self.problems):
+            notes.append(f"... and {self.skipped - len(self.problems)} more malformed lines")
+        if self.skipped:
+            notes.append(f"skipped {self.skipped} of {self.records} lines as malformed")
+        for dtype in sorted(self.unknown_dtypes):
+            notes.append(f"unknown dtype {dtype!r}, kept as written")
+        return Trace(
+            source=source,
+            format="jsonl",
+            groups=self.aggregator.groups(),
+            records=self.records,
+            skipped=self.skipped,
+            notes=notes,
+        )
+
+
+def read_jsonl(path: str | Path | IO[bytes], *, source: str | None = None) -> Trace:
+    """Read a JSONL call trace into a :class:`~kernelopt.workload.calls.Trace`.
+
+    Parameters
+    ----------
+    path : path-like or binary file object
+        The trace; one JSON call record per line (blank lines are ignored).
+    source : str, optional
+        Name recorded as the trace's source (default: the path).
+
+    Returns
+    -------
+    Trace
+        Distinct call signatures with counts and summed durations (microseconds); malformed
+        lines are counted in ``skipped`` and listed (the first 20) in ``notes``.
+    """
+    reader = _Reader()
+    if isinstance(path, (str, Path)):
+        with open(path, "rb") as handle:
+            reader.run(handle)
+        name = source or str(path)
+    else:
+        reader.run(path)
+        name = source or str(getattr(path, "name", "<stream>"))
+    return reader.trace(str(name))

@@ -1,0 +1,765 @@
+"""The workload profile: what shapes an op really sees, how often, and for how long.
+
+:func:`profile_calls` turns calls (a :class:`~kernelopt.workload.calls.Trace` or any iterable
+of :class:`~kernelopt.workload.calls.Call`) into a :class:`WorkloadProfile`: per op, the
+distinct shapes with their share of calls and of time, per-axis statistics (min, median,
+max, distinct values, share of calls at each value), the size-1 axes and the skew of the
+shape mix. Everything is aggregated per distinct shape, so a profile of a billion calls is
+as small as one of a thousand.
+
+Shares are fractions in ``[0, 1]``. Time shares exist only for calls that carried a
+duration, and are fractions of the op's timed total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.workload.calls import Call, CallAggregator, CallGroup, Trace, ValueCount
+from kernelopt.workload.signatures import (
+    AXIS_KINDS,
+    AxisValue,
+    OpSignature,
+    extract_axes,
+    find_signature,
+    values_axis_names,
+)
+
+__all__ = [
+    "AxisStat",
+    "OpProfile",
+    "ShapeStat",
+    "Size1Axis",
+    "Skew",
+    "ValueShare",
+    "WorkloadProfile",
+    "profile_calls",
+    "share",
+]
+
+DEFAULT_MAX_SHAPES = 32
+DEFAULT_MAX_VALUES = 12
+# Time is kept to the nanosecond: finer digits are noise and would make files unreadable.
+_TIME_DIGITS = 3
+
+
+def share(part: float | None, total: float | None) -> float | None:
+    """``part / total``, or None when either is unknown or the total is zero."""
+    if part is None or total is None or total == 0:
+        return None
+    return part / total
+
+
+def _line(value: str) -> str:
+    """One line of text: profiles are written to markdown, one field per line or cell."""
+    return " ".join(str(value).split("\n")).replace("\r", " ").strip()
+
+
+def _opt_line(value: str | None) -> str | None:
+    return None if value is None else _line(value)
+
+
+def _lines(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(_line(v) for v in value)
+
+
+def _unit(name: str) -> Any:
+    def check(_instance: object, _attribute: object, value: float | None) -> None:
+        if value is not None and not 0.0 <= value <= 1.0 + 1e-9:
+            raise InputError(expected(f"{name} in [0, 1]", value, where=name))
+
+    return check
+
+
+def _nonneg(name: str) -> Any:
+    def check(_instance: object, _attribute: object, value: float | None) -> None:
+        if value is not None and not value >= 0:
+            raise InputError(expected(f"{name} >= 0", value, where=name))
+
+    return check
+
+
+@attrs.frozen(kw_only=True)
+class ValueShare:
+    """How many calls (and how much time) one value of an axis accounts for.
+
+    Parameters
+    ----------
+    value : float
+        The axis value.
+    calls : int, optional
+        Calls at this value (None when only a share is known, e.g. read from prose).
+    call_share : float
+        Fraction of the op's calls at this value.
+    time_us : float, optional
+        Summed duration of the timed calls at this value, in microseconds.
+    time_share : float, optional
+        Fraction of the op's timed total spent at this value.
+    """
+
+    value: float
+    calls: int | None = attrs.field(default=None, validator=_nonneg("calls"))
+    call_share: float = attrs.field(default=0.0, validator=_unit("call_share"))
+    time_us: float | None = attrs.field(default=None, validator=_nonneg("time_us"))
+    time_share: float | None = attrs.field(default=None, validator=_unit("time_share"))
+
+
+def _values(value: Iterable[ValueShare]) -> tuple[ValueShare, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class AxisStat:
+    """Statistics of one named axis over an op's calls.
+
+    Parameters
+    ----------
+    name : str
+        Axis name (``"s_q"``; ``"x[1]"`` for a dimension of an op without signature).
+    kind : str
+        ``"shape"``, ``"values"`` (from a values summary), ``"scalar"``, ``"derived"``,
+        ``"flag"`` (1.0 when a per-call condition holds) or ``"ratio"``.
+    source : str
+        The expression a kernel would test (``"q.shape[1]"``); empty when unknown.
+    min, median, max : float, optional
+        Over calls (the median is call-weighted: half the calls are at or below it).
+    mean : float, optional
+        Call-weighted mean (for a ``flag`` axis: the share of calls where it holds).
+    time_median : float, optional
+        Time-weighted median: half the time is spent at or below this value.
+    distinct : int, optional
+        Number of distinct values.
+    values : tuple of ValueShare
+        The most frequent values, most calls first; the value 1 is always kept when seen.
+    """
+
+    name: str = attrs.field(converter=_line)
+    kind: str = attrs.field(default="shape", validator=attrs.validators.in_(AXIS_KINDS))
+    source: str = attrs.field(default="", converter=_line)
+    min: float | None = None
+    median: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    time_median: float | None = None
+    distinct: int | None = None
+    values: tuple[ValueShare, ...] = attrs.field(default=(), converter=_values)
+
+    def share_of(self, value: float) -> ValueShare | None:
+        """The :class:`ValueShare` of ``value``, or None when it is not listed."""
+        for item in self.values:
+            if item.value == value:
+                return item
+        return None
+
+    @property
+    def size1_share(self) -> float:
+        """Fraction of the op's calls where this axis is 1."""
+        item = self.share_of(1)
+        return item.call_share if item is not None else 0.0
+
+    @property
+    def size1_time_share(self) -> float | None:
+        """Fraction of the op's timed total spent in calls where this axis is 1."""
+        item = self.share_of(1)
+        if item is None:
+            return 0.0 if self.values and self.values[0].time_share is not None else None
+        return item.time_share
+
+
+def _axis_pairs(value: Iterable[Sequence[Any]]) -> tuple[tuple[str, float], ...]:
+    return tuple((_line(name), number) for name, number in value)
+
+
+@attrs.frozen(kw_only=True)
+class ShapeStat:
+    """One distinct call signature of an op and its share of calls and time.
+
+    Parameters
+    ----------
+    args : str
+        The arguments as text (``"q=[32,1,128,576]:bfloat16 k=8"``).
+    axes : tuple of (str, float)
+        The named axis values of this shape.
+    calls : int, optional
+        Number of calls (None when only a share is known).
+    call_share : float
+        Fraction of the op's calls.
+    time_us : float, optional
+        Summed duration of its timed calls, in microseconds.
+    time_share : float, optional
+        Fraction of the op's timed total.
+    """
+
+    args: str = attrs.field(converter=_line)
+    axes: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_axis_pairs)
+    calls: int | None = attrs.field(default=None, validator=_nonneg("calls"))
+    call_share: float = attrs.field(default=0.0, validator=_unit("call_share"))
+    time_us: float | None = attrs.field(default=None, validator=_nonneg("time_us"))
+    time_share: float | None = attrs.field(default=None, validator=_unit("time_share"))
+
+    def axis(self, name: str) -> float | None:
+        """The value of axis ``name`` in this shape, or None."""
+        for key, value in self.axes:
+            if key == name:
+                return value
+        return None
+
+    @property
+    def axes_dict(self) -> dict[str, float]:
+        """The axes as a dict."""
+        return dict(self.axes)
+
+
+@attrs.frozen(kw_only=True)
+class Size1Axis:
+    """An axis that is 1 in a large share of an op's calls.
+
+    ``always`` is True when it is 1 in every call: the kernel can drop the axis outright;
+    otherwise a fast path guarded on it covers ``call_share`` of the calls.
+    """
+
+    op: str
+    axis: str
+    source: str
+    call_share: float
+    time_share: float | None
+    always: bool
+
+
+@attrs.frozen(kw_only=True)
+class Skew:
+    """How concentrated the shape mix is: shares covered by the ``k`` most common shapes.
+
+    ``call_share`` covers the top-k shapes by calls; ``time_share`` the top-k by time.
+    """
+
+    k: int
+    call_share: float
+    time_share: float | None
+
+
+def _shapes(value: Iterable[ShapeStat]) -> tuple[ShapeStat, ...]:
+    return tuple(value)
+
+
+def _axes(value: Iterable[AxisStat]) -> tuple[AxisStat, ...]:
+    return tuple(value)
+
+
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(_line(v) for v in value)
+
+
+def _pairs(value: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((_line(a), _line(b)) for a, b in value)
+
+
+def _pair(value: Sequence[str] | None) -> tuple[str, str] | None:
+    return None if value is None else (_line(value[0]), _line(value[1]))
+
+
+@attrs.frozen(kw_only=True)
+class OpProfile:
+    """The shapes one op sees: shapes, axes, and the roles its signature gives the axes.
+
+    Parameters
+    ----------
+    op : str
+        Op name.
+    signature : str, optional
+        Name of the :class:`~kernelopt.workload.OpSignature` that named the axes.
+    family : str
+        Kernel family (``"mla-decode"``, ``"softmax"``, ``"any"``).
+    calls : int, optional
+        Number of calls (None when a hand-written profile gives only shares).
+    timed_calls : int, optional
+        Calls that carried a duration.
+    time_us : float, optional
+        Summed duration of the timed calls, in microseconds.
+    distinct_shapes : int, optional
+        Number of distinct call signatures.
+    shapes : tuple of ShapeStat
+        The most common shapes, most calls first.
+    other : ShapeStat, optional
+        The remaining shapes folded into one row (``args`` says how many).
+    axes : tuple of AxisStat
+        Per-axis statistics, signature axes first.
+    reduced, fixed : tuple of str
+        Axes the op reduces over; axes fixed by design (never reported as shortcuts).
+    select : (str, str), optional
+        ``(k, n)`` when the op selects k of n.
+    lengths : str, optional
+        Base name of the per-sequence length axis.
+    padded : tuple of (str, str)
+        ``(padded axis, real length axis)`` pairs.
+    hints : tuple of (str, str)
+        Axis → what a size-1 value means for this op.
+    """
+
+    op: str = attrs.field(converter=_line)
+    signature: str | None = attrs.field(default=None, converter=_opt_line)
+    family: str = attrs.field(default="any", converter=_line)
+    calls: int | None = attrs.field(default=None, validator=_nonneg("calls"))
+    timed_calls: int | None = attrs.field(default=None, validator=_nonneg("timed_calls"))
+    time_us: float | None = attrs.field(default=None, validator=_nonneg("time_us"))
+    distinct_shapes: int | None = attrs.field(default=None, validator=_nonneg("distinct_shapes"))
+    shapes: tuple[ShapeStat, ...] = attrs.field(default=(), converter=_shapes)
+    other: ShapeStat | None = None
+    axes: tuple[AxisStat, ...] = attrs.field(default=(), converter=_axes)
+    reduced: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    fixed: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    select: tuple[str, str] | None = attrs.field(default=None, converter=_pair)
+    lengths: str | None = attrs.field(default=None, converter=_opt_line)
+    padded: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
+    hints: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
+
+    @property
+    def timed(self) -> bool:
+        """Whether shares of time are known."""
+        return self.time_us is not None and self.time_us > 0
+
+    def axis(self, name: str) -> AxisStat | None:
+        """The statistics of axis ``name``, or None."""
+        for item in self.axes:
+            if item.name == name:
+                return item
+        return None
+
+    def hint(self, axis: str) -> str | None:
+        """What a size-1 ``axis`` means for this op, when the signature says."""
+        for key, text in self.hints:
+            if key == axis:
+                return text
+        return None
+
+    def size1_axes(self, threshold: float = 0.5) -> tuple[Size1Axis, ...]:
+        """Axes that are 1 in at least ``threshold`` of the calls, most calls first.
+
+        Parameters
+        ----------
+        threshold : float
+            Minimum share of calls, in ``(0, 1]``; 1.0 keeps only the always-1 axes.
+        """
+        found = []
+        for axis in self.axes:
+            if axis.kind in ("flag", "ratio"):
+                continue  # 1 means "holds" or "full" there, not a size
+            item = axis.share_of(1)
+            if item is None or item.call_share <= 0 or item.call_share < threshold - 1e-12:
+                continue
+            if item.calls is not None and self.calls is not None:
+                always = item.calls == self.calls
+            else:
+                always = item.call_share >= 1.0 - 1e-9
+            found.append(
+                Size1Axis(
+                    op=self.op,
+                    axis=axis.name,
+                    source=axis.source,
+                    call_share=item.call_share,
+                    time_share=item.time_share,
+                    always=always,
+                )
+            )
+        return tuple(sorted(found, key=lambda s: -s.call_share))
+
+    def top_shapes(self, k: int | None = None, *, by: str = "calls") -> tuple[ShapeStat, ...]:
+        """The ``k`` most common shapes by ``"calls"`` or by ``"time"`` (all when k is None)."""
+        if by not in ("calls", "time"):
+            raise InputError(expected("by='calls' or by='time'", by))
+        if by == "calls":
+            ranked = sorted(self.shapes, key=lambda s: -s.call_share)
+        else:
+            ranked = sorted(self.shapes, key=lambda s: -(s.time_share or 0.0))
+        return tuple(ranked if k is None else ranked[:k])
+
+    def skew(self, k: int = 1) -> Skew:
+        """Shares of calls and of time covered by the ``k`` most common shapes."""
+        if k < 1:
+            raise InputError(expected("k >= 1", k, where="k"))
+        calls = sum(s.call_share for s in self.top_shapes(k, by="calls"))
+        time = None
+        if self.timed:
+            time = sum(s.time_share or 0.0 for s in self.top_shapes(k, by="time"))
+        return Skew(
+            k=k, call_share=min(calls, 1.0), time_share=None if time is None else min(time, 1.0)
+        )
+
+
+def _ops(value: Iterable[OpProfile]) -> tuple[OpProfile, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class WorkloadProfile:
+    """The shapes a workload really sends to its ops.
+
+    Parameters
+    ----------
+    source : str
+        What was profiled (a trace path, or a markdown file for hand-written profiles).
+    format : str
+        The input format (``"jsonl"``, ``"torch-profiler"``, ``"flashinfer-bench"``,
+        ``"calls"``, ``"markdown"``).
+    ops : tuple of OpProfile
+        One profile per op, most calls first.
+    records : int, optional
+        Records read from the source.
+    skipped : int
+        Records skipped as malformed.
+    notes : tuple of str
+        What could not be read, and why.
+    """
+
+    source: str = attrs.field(converter=_line)
+    format: str = attrs.field(converter=_line)
+    ops: tuple[OpProfile, ...] = attrs.field(default=(), converter=_ops)
+    records: int | None = attrs.field(default=None, validator=_nonneg("records"))
+    skipped: int = attrs.field(default=0, validator=_nonneg("skipped"))
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_lines)
+
+    @property
+    def calls(self) -> int:
+        """Total number of calls over all ops (ops without a count add nothing)."""
+        return sum(op.calls or 0 for op in self.ops)
+
+    @property
+    def distinct_shapes(self) -> int:
+        """Total number of distinct shapes over all ops."""
+        return sum(op.distinct_shapes or len(op.shapes) for op in self.ops)
+
+    def op(self, name: str | None = None) -> OpProfile:
+        """The profile of op ``name`` (the most called op when None).
+
+        ``name`` matches exactly, else without case and ``namespace::`` prefix.
+
+        Raises
+        ------
+        InputError
+            When no op matches.
+        """
+        if not self.ops:
+            raise InputError(expected("a profile with at least one op", "none"))
+        if name is None:
+            return self.ops[0]
+        matches = _matching(name, [o.op for o in self.ops])
+        if not matches:
+            raise InputError(
+                expected(f"an op of the profile ({', '.join(o.op for o in self.ops)})", name)
+            )
+        return next(o for o in self.ops if o.op == matches[0])
+
+
+def _matching(name: str, ops: Sequence[str]) -> list[str]:
+    if name in ops:
+        return [name]
+    wanted = name.strip().lower()
+    return [op for op in ops if op.lower() == wanted or op.lower().rsplit("::", 1)[-1] == wanted]
+
+
+# --------------------------------------------------------------------------------------
+# Building a profile
+
+
+def _round_time(value: float) -> float:
+    return round(value, _TIME_DIGITS)
+
+
+def _weighted_median(items: list[tuple[float, float]]) -> float | None:
+    """Lower weighted median of (value, weight) pairs; None when the weights sum to 0."""
+    total = sum(w for _, w in items)
+    if total <= 0:
+        return None
+    running = 0.0
+    for value, weight in sorted(items):
+        running += weight
+        if running >= total / 2:
+            return value
+    return sorted(items)[-1][0]
+
+
+class _ShapeAcc:
+    __slots__ = ("axes", "calls", "label", "time", "timed")
+
+    def __init__(self, label: str, axes: list[AxisValue]) -> None:
+        self.label = label
+        self.axes = axes
+        self.calls = 0
+        self.timed = 0
+        self.time = 0.0
+
+
+class _AxisAcc:
+    """Histogram of one axis over all calls: value -> [calls, timed calls, time]."""
+
+    __slots__ = ("bins", "kind", "source")
+
+    def __init__(self, source: str, kind: str) -> None:
+        self.source = source
+        self.kind = kind
+        self.bins: dict[float, list[Any]] = {}
+
+    def add(self, value: float, calls: int, timed: int, time: float) -> None:
+        slot = self.bins.get(value)
+        if slot is None:
+            slot = self.bins[value] = [0, 0, 0.0]
+        slot[0] += calls
+        slot[1] += timed
+        slot[2] += time
+
+
+def _collect(calls: Trace | Iterable[Call | CallGroup]) -> tuple[list[CallGroup], Trace | None]:
+    if isinstance(calls, Trace):
+        return list(calls.groups), calls
+    aggregator = CallAggregator()
+    for item in calls:
+        if isinstance(item, CallGroup):
+            aggregator.add_group(item)
+        elif isinstance(item, Call):
+            aggregator.add(item, item.duration_us)
+        else:
+            raise InputError(expected("Call or CallGroup items", type(item).__name__))
+    return aggregator.groups(), None
+
+
+def _group_axes(group: CallGroup, sig: OpSignature | None, axes: list[AxisValue], add: Any) -> None:
+    """Feed the histograms of one group: its shape axes, values summaries and conditions."""
+    n, timed, time = group.calls, group.timed_calls, group.time_us
+    single = {a.name: a for a in axes}
+    for axis in axes:
+        add(axis.name, axis.source, axis.kind, axis.value, n, timed, time)
+    means: dict[str, tuple[str, tuple[ValueCount, ...]]] = {}
+    for hist in group.values:
+        top, low, mean, equal = values_axis_names(sig, hist.arg)
+        for name, source, kind, bins in (
+            (top, f"{hist.arg}.max()", "values", hist.max),
+            (low, f"{hist.arg}.min()", "values", hist.min),
+            (mean, f"{hist.arg}.mean()", "values", hist.mean),
+            (equal, f"{hist.arg}.min() == {hist.arg}.max()", "flag", hist.uniform),
+        ):
+            for item in bins:
+                add(name, source, kind, item.value, item.calls, item.timed_calls, item.time_us)
+        means[mean] = (f"{hist.arg}.mean()", hist.mean)
+    if sig is None:
+        return
+    if sig.select is not None and sig.select[0] in single and sig.select[1] in single:
+        k, size = single[sig.select[0]], single[sig.select[1]]
+        add(
+            f"{k.name}_ge_{size.name}",
+            f"{k.source} >= {size.source}",
+            "flag",
+            1.0 if k.value >= size.value else 0.0,
+            n,
+            timed,
+            time,
+        )
+    for padded, length in sig.padded:
+        if padded not in single or length not in means or single[padded].value <= 0:
+            continue
+        full = single[padded]
+        source, bins = means[length]
+        for item in bins:
+            fill = round(min(item.value, full.value) / full.value, 4)
+            add(
+                f"{padded}_fill",
+                f"{source} / {full.source}",
+                "ratio",
+                fill,
+                item.calls,
+                item.timed_calls,
+                item.time_us,
+            )
+
+
+def _op_profile(
+    op: str,
+    groups: list[CallGroup],
+    sig: OpSignature | None,
+    notes: list[str],
+    max_shapes: int,
+    max_values: int,
+) -> OpProfile:
+    by_label: dict[str, _ShapeAcc] = {}
+    axes_acc: dict[str, _AxisAcc] = {}
+
+    def add(
+        name: str, source: str, kind: str, value: float, n: int, timed: int, time: float
+    ) -> None:
+        acc = axes_acc.get(name)
+        if acc is None:
+            acc = axes_acc[name] = _AxisAcc(source, kind)
+        acc.add(value, n, timed, time)
+
+    # Most calls first, so that axes appear in the order of the commonest shape.
+    for group in sorted(groups, key=lambda g: (-g.calls, g.call.label)):
+        label = group.call.label
+        shape = by_label.get(label)
+        axes, problem = extract_axes(group.call, sig)
+        if problem is not None:
+            note = f"{op}: {problem}; its axes keep their argument names"
+            if note not in notes:
+                notes.append(note)
+        if shape is None:
+            shape = by_label[label] = _ShapeAcc(label, axes)
+        shape.calls += group.calls
+        shape.timed += group.timed_calls
+        shape.time += group.time_us
+        _group_axes(group, sig, axes, add)
+    calls = sum(a.calls for a in by_label.values())
+    timed = sum(a.timed for a in by_label.values())
+    op_time = _round_time(sum(a.time for a in by_label.values())) if timed else None
+    ranked = sorted(by_label.values(), key=lambda a: (-a.calls, -a.time, a.label))
+
+    def stat(acc: _ShapeAcc) -> ShapeStat:
+        time = _round_time(acc.time) if acc.timed else None
+        return ShapeStat(
+            args=acc.label,
+            axes=tuple((a.name, a.value) for a in acc.axes if a.kind in _SHAPE_KINDS),
+            calls=acc.calls,
+            call_share=acc.calls / calls,
+            time_us=time,
+            time_share=share(time, op_time),
+        )
+
+    shapes = tuple(stat(a) for a in ranked[:max_shapes])
+    rest = ranked[max_shapes:]
+    other = None
+    if rest:
+        rest_calls = sum(a.calls for a in rest)
+        rest_timed = sum(a.timed for a in rest)
+        rest_time = _round_time(sum(a.time for a in rest)) if rest_timed else None
+        other = ShapeStat(
+            args=f"{len(rest)} more shapes",
+            calls=rest_calls,
+            call_share=rest_calls / calls,
+            time_us=rest_time,
+            time_share=share(rest_time, op_time),
+        )
+    return OpProfile(
+        op=op,
+        signature=None if sig is None else sig.name,
+        family="any" if sig is None else sig.family,
+        calls=calls,
+        timed_calls=timed,
+        time_us=op_time,
+        distinct_shapes=len(ranked),
+        shapes=shapes,
+        other=other,
+        axes=tuple(
+            _axis_stat(name, acc, calls, op_time, max_values) for name, acc in axes_acc.items()
+        ),
+        reduced=() if sig is None else sig.reduced,
+        fixed=() if sig is None else sig.fixed,
+        select=None if sig is None else sig.select,
+        lengths=None if sig is None else sig.lengths,
+        padded=() if sig is None else sig.padded,
+        hints=() if sig is None else sig.hints,
+    )
+
+
+# Axes a shape row lists: the sizes that make the shape; lengths, conditions and ratios vary
+# within a shape and are summarized per axis only.
+_SHAPE_KINDS = ("shape", "scalar", "derived")
+
+
+def _axis_stat(
+    name: str, acc: _AxisAcc, calls: int, op_time: float | None, max_values: int
+) -> AxisStat:
+    values = acc.bins
+    ordered = sorted(values.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    kept = ordered[:max_values]
+    if 1 in values and all(v != 1 for v, _ in kept):
+        kept.append((1.0, values[1]))
+    shares = []
+    for value, (n, timed, time) in kept:
+        t = _round_time(time) if timed else None
+        shares.append(
+            ValueShare(
+                value=value, calls=n, call_share=n / calls, time_us=t, time_share=share(t, op_time)
+            )
+        )
+    present = sum(s[0] for s in values.values())
+    mean = sum(v * s[0] for v, s in values.items()) / present if present else None
+    timed_items = [(v, s[2]) for v, s in values.items() if s[1]]
+    return AxisStat(
+        name=name,
+        kind=acc.kind,
+        source=acc.source,
+        min=min(values),
+        median=_weighted_median([(v, s[0]) for v, s in values.items()]),
+        max=max(values),
+        mean=None if mean is None else round(mean, 6),
+        time_median=_weighted_median(timed_items) if timed_items else None,
+        distinct=len(values),
+        values=tuple(shares),
+    )
+
+
+def profile_calls(
+    calls: Trace | Iterable[Call | CallGroup],
+    *,
+    op: str | None = None,
+    source: str | None = None,
+    signatures: Sequence[OpSignature] = (),
+    max_shapes: int = DEFAULT_MAX_SHAPES,
+    max_values: int = DEFAULT_MAX_VALUES,
+) -> WorkloadProfile:
+    """Profile the shapes of ``calls``.
+
+    Parameters
+    ----------
+    calls : Trace or iterable of Call or CallGroup
+        What :func:`~kernelopt.workload.read_trace` returned, or calls made in memory.
+    op : str, optional
+        Keep only this op (exact name, or without case and ``namespace::`` prefix).
+    source : str, optional
+        What to call the source in the profile (default: the trace's path, or ``"calls"``).
+    signatures : sequence of OpSignature
+        Signatures tried before the registry (a trace's own come first in any case).
+    max_shapes : int
+        Shapes kept per op; the rest fold into ``OpProfile.other``. Axis statistics always
+        cover every call.
+    max_values : int
+        Values listed per axis (the value 1 is always listed when it occurs).
+
+    Returns
+    -------
+    WorkloadProfile
+        With no ops when there were no calls.
+
+    Raises
+    ------
+    InputError
+        When ``op`` is not in the calls, or the limits are below 1.
+    """
+    if max_shapes < 1 or max_values < 1:
+        raise InputError(expected("max_shapes >= 1 and max_values >= 1", (max_shapes, max_values)))
+    groups, trace = _collect(calls)
+    extra = tuple(signatures) + (trace.signatures if trace is not None else ())
+    notes = list(trace.notes) if trace is not None else []
+    by_op: dict[str, list[CallGroup]] = {}
+    for group in groups:
+        by_op.setdefault(group.call.op, []).append(group)
+    names = list(by_op)
+    if op is not None:
+        names = _matching(op, names)
+        if not names:
+            available = ", ".join(sorted(by_op)) or "no ops"
+            raise InputError(expected(f"an op of the trace ({available})", op, where="op"))
+    profiles = [
+        _op_profile(name, by_op[name], find_signature(name, extra), notes, max_shapes, max_values)
+        for name in names
+    ]
+    profiles.sort(key=lambda p: (-(p.calls or 0), p.op))
+    return WorkloadProfile(
+        source=source or (trace.source if trace is not None else "calls"),
+        format=trace.format if trace is not None else "calls",
+        ops=tuple(profiles),
+        records=trace.records if trace is not None else sum(g.calls for g in groups),
+        skipped=trace.skipped if trace is not None else 0,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,352 @@
+"""Record the shapes a Python function is called with, to a JSONL call trace.
+
+Wrap the function that launches a kernel, run the real workload, and profile the file::
+
+    from kernelopt.workload import Recorder, profile_trace
+
+    recorder = Recorder("calls.jsonl", time="host", values=("cache_seqlens",))
+
+    @recorder
+    def mla_decode(q, kv_cache, block_table, cache_seqlens, softmax_scale): ...
+
+    with recorder:            # the file is flushed and closed at the end of the block
+        serve_requests()
+    profile = profile_trace("calls.jsonl")
+
+``recorder.patch(module, "name")`` wraps an existing function for the length of a ``with``
+block instead. For each call the recorder writes the op name, every argument (tensors as
+shape and dtype, found by duck typing: anything with ``.shape`` and ``.dtype``; numbers,
+bools, strings, None and lists of numbers as values; other objects are left out) and,
+optionally, its duration. Nothing here imports torch unless ``time="cuda"``.
+
+Costs: building the line is a few microseconds per call (``benchmarks/workload_profile.py``
+measures it); a values summary (min/max/mean of a tensor) synchronizes the device for that
+argument; ``time="host"`` measures the host time of the call, which for asynchronous GPU
+launches is the launch time, not the kernel time; ``time="cuda"`` brackets the call with
+CUDA events and resolves them at flush, without synchronizing per call.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import inspect
+import json
+import math
+import threading
+import time as _time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from kernelopt._errors import InputError, expected
+from kernelopt.workload.dtypes import canonical_dtype
+
+__all__ = ["TIMINGS", "Recorder"]
+
+TIMINGS = ("none", "host", "cuda")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+_SCALARS: dict[Any, str] = {True: "true", False: "false", None: "null"}
+
+
+def _dims(shape: Iterable[Any]) -> str:
+    return ",".join(str(int(d)) for d in shape)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy/torch scalar or an int/float/str subclass as the plain Python value."""
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
+
+
+class Recorder:
+    """Log the shapes, dtypes, scalar arguments and optional duration of each call.
+
+    Parameters
+    ----------
+    path : path-like
+        The JSONL file to write (parent directories are created).
+    time : {"none", "host", "cuda"}
+        Whether and how to time each call (``duration_us`` in microseconds).
+    values : iterable of str
+        Names of tensor arguments whose values to summarize (min, max, mean), e.g. the
+        sequence lengths ``("cache_seqlens",)``.
+    append : bool
+        Append to an existing file (default) or start it afresh.
+    flush_every : int
+        Calls buffered in memory before a write.
+
+    Attributes
+    ----------
+    calls : int
+        Calls recorded so far.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        time: str = "none",
+        values: Iterable[str] = (),
+        append: bool = True,
+        flush_every: int = 4096,
+    ) -> None:
+        if time not in TIMINGS:
+            raise InputError(expected(f"time in {TIMINGS}", time, where="time"))
+        if flush_every < 1:
+            raise InputError(expected("flush_every >= 1", flush_every, where="flush_every"))
+        self.path = Path(path)
+        self.time = time
+        self.values = frozenset(values)
+        self.flush_every = flush_every
+        self.calls = 0
+        self._mode = "a" if append else "w"
+        self._buffer: list[str] = []
+        self._pending: list[tuple[str, Any, Any]] = []  # (line head, start event, end event)
+        self._lock = threading.Lock()
+        self._active = True
+        self._tensors: dict[Any, str] = {}  # (shape, dtype) -> tensor JSON without values
+        self._keys: dict[str, str] = {}  # keyword name -> JSON key
+        self._torch: Any = None
+        atexit.register(self.flush)
+
+    # -- wrapping ----------------------------------------------------------------------
+
+    def __call__(self, fn: F | None = None, *, op: str | None = None) -> Any:
+        """Decorate ``fn`` (``@recorder`` or ``@recorder(op="name")``)."""
+        if fn is None:
+            return lambda f: self.wrap(f, op=op)
+        return self.wrap(fn, op=op)
+
+    def wrap(self, fn: F, *, op: str | None = None) -> F:
+        """Return ``fn`` wrapped so that each call is recorded as op ``op`` (default: its name)."""
+        name = op or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "call")
+        head = f'{{"op":{json.dumps(name)},"args":{{'
+        try:
+            params = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):  # builtins without a signature
+            params = []
+        positional = [
+            json.dumps(p.name)
+            for p in params
+            if p.kind
+            in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
+        recorder = self
+        timing = self.time
+
+        @functools.wraps(fn)
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            if not recorder._active:
+                return fn(*args, **kwargs)
+            parts = recorder._encode_args(positional, args, kwargs)
+            if timing == "host":
+                start = _time.perf_counter_ns()
+                result = fn(*args, **kwargs)
+                elapsed = (_time.perf_counter_ns() - start) / 1000.0
+                recorder._emit(f'{head}{parts}}},"duration_us":{elapsed:.3f}}}\n')
+            elif timing == "cuda":
+                torch = recorder._cuda()
+                begin = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                begin.record()
+                result = fn(*args, **kwargs)
+                end.record()
+                recorder._emit_pending(f"{head}{parts}}}", begin, end)
+            else:
+                result = fn(*args, **kwargs)
+                recorder._emit(f"{head}{parts}}}}}\n")
+            return result
+
+        return recorded  # type: ignore[return-value]
+
+    @contextlib.contextmanager
+    def patch(
+        self, owner: Any, name: str, *, op: str | None = None
+    ) -> Iterator[Callable[..., Any]]:
+        """Replace ``owner.name`` by a recorded version for the length of the block.
+
+        Yields the wrapped function; the original is restored on exit, even on errors.
+        """
+        original = getattr(owner, name)
+        wrapped = self.wrap(original, op=op or name)
+        setattr(owner, name, wrapped)
+        try:
+            yield wrapped
+        finally:
+            setattr(owner, name, original)
+            self.flush()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Calls made inside the block are not recorded."""
+        previous, self._active = self._active, False
+        try:
+            yield
+        finally:
+            self._active = previous
+
+    def __enter__(self) -> Recorder:
+        self._active = True
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- manual recording ----------------------------------------------------------------
+
+    def record(self, op: str, args: Mapping[str, Any], duration_us: float | None = None) -> None:
+        """Record one call by hand (what a wrapped function does for you)."""
+        parts = self._encode_args([], (), args)
+        line = f'{{"op":{json.dumps(op)},"args":{{{parts}}}'
+        if duration_us is not None:
+            if not math.isfinite(duration_us) or duration_us < 0:
+                raise InputError(
+                    expected("a duration >= 0 in us", duration_us, where="duration_us")
+                )
+            line += f',"duration_us":{duration_us:.3f}'
+        self._emit(line + "}\n")
+
+    # -- encoding ------------------------------------------------------------------------
+
+    def _encode_args(
+        self, positional: list[str], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+    ) -> str:
+        parts = []
+        encode = self._encode
+        for i, value in enumerate(args):
+            text = encode(positional[i] if i < len(positional) else f'"arg{i}"', value)
+            if text is not None:
+                parts.append(text)
+        for name, value in kwargs.items():
+            key = self._keys.get(name)
+            if key is None:
+                key = self._keys[name] = json.dumps(name)
+            text = encode(key, value)
+            if text is not None:
+                parts.append(text)
+        return ",".join(parts)
+
+    def _encode(self, key: str, value: Any) -> str | None:
+        # The hot path of every recorded call: exact type checks first, JSON encoding only
+        # for strings, and tensor text cached per (shape, dtype).
+        kind = type(value)
+        if kind is int:
+            return f"{key}:{value}"
+        if kind is bool or value is None:
+            return f"{key}:{_SCALARS[value]}"
+        if kind is float:
+            return f"{key}:{value!r}" if math.isfinite(value) else f"{key}:{json.dumps(str(value))}"
+        if kind is str:
+            return f"{key}:{json.dumps(value)}"
+        shape = getattr(value, "shape", None)
+        if shape is not None and hasattr(value, "dtype"):
+            return f"{key}:{self._tensor(key, value, shape)}"
+        if isinstance(value, (int, float, str)):  # subclasses (numpy scalars, enums)
+            return self._encode(key, _plain(value))
+        if isinstance(value, (list, tuple)) and value:
+            if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+                if all(isinstance(v, int) or math.isfinite(v) for v in value):
+                    return f"{key}:[{','.join(json.dumps(_plain(v)) for v in value)}]"
+            elif all(getattr(v, "shape", None) is not None and hasattr(v, "dtype") for v in value):
+                inner = ",".join(self._tensor(key, v, v.shape) for v in value)
+                return f"{key}:[{inner}]"
+        return None  # objects that carry no shape information are left out
+
+    def _tensor(self, key: str, value: Any, shape: Any) -> str:
+        dtype = value.dtype
+        try:
+            cache_key = (tuple(shape), dtype)
+            text = self._tensors.get(cache_key)
+        except TypeError:  # an unhashable dtype object
+            cache_key, text = None, None
+        if text is None:
+            written = str(dtype)
+            name = canonical_dtype(written) or written
+            text = f'{{"shape":[{_dims(shape)}],"dtype":{json.dumps(name)}'
+            if cache_key is not None and len(self._tensors) < 4096:
+                self._tensors[cache_key] = text
+        if key[1:-1] in self.values:
+            summary = self._summary(value)
+            if summary is not None:
+                return f'{text},"values":{summary}}}'
+        return text + "}"
+
+    @staticmethod
+    def _summary(value: Any) -> str | None:
+        try:
+            low, high = float(value.min()), float(value.max())
+            try:
+                mean = float(value.mean())
+            except (RuntimeError, TypeError):  # torch integer tensors have no mean()
+                mean = float(value.float().mean())
+        except (RuntimeError, ValueError, TypeError, AttributeError):
+            return None  # empty tensors, exotic types: no summary rather than no record
+        if not all(math.isfinite(v) for v in (low, high, mean)):
+            return None
+        mean = min(max(round(mean, 3), low), high)
+        return json.dumps({"min": low, "max": high, "mean": mean}, separators=(",", ":"))
+
+    # -- output --------------------------------------------------------------------------
+
+    def _cuda(self) -> Any:
+        if self._torch is None:
+            import torch  # only time="cuda" needs torch
+
+            self._torch = torch
+        return self._torch
+
+    def _emit(self, line: str) -> None:
+        self._buffer.append(line)
+        self.calls += 1
+        if len(self._buffer) >= self.flush_every:
+            self.flush()
+
+    def _emit_pending(self, head: str, begin: Any, end: Any) -> None:
+        self._pending.append((head, begin, end))
+        self.calls += 1
+        if len(self._pending) >= self.flush_every:
+            self.flush()
+
+    def _resolve_pending(self) -> None:
+        if not self._pending:
+            return
+        self._pending[-1][2].synchronize()  # events complete in order on one stream
+        for head, begin, end in self._pending:
+            elapsed = begin.elapsed_time(end) * 1000.0  # ms -> us
+            self._buffer.append(f'{head},"duration_us":{elapsed:.3f}}}\n')
+        self._pending.clear()
+
+    def flush(self) -> None:
+        """Write the buffered calls to the file."""
+        with self._lock:
+            self._resolve_pending()
+            if not self._buffer:
+                return
+            text = "".join(self._buffer)
+            self._buffer.clear()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, self._mode, encoding="utf-8") as handle:
+                handle.write(text)
+            self._mode = "a"
+
+    def close(self) -> None:
+        """Flush; the recorder can still be used afterwards (it appends)."""
+        self.flush()

@@ -1,0 +1,118 @@
+"""The compact text report ``kernelopt inspect`` prints: axes, size-1 axes, skew, shortcuts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kernelopt.workload.markdown import pct
+from kernelopt.workload.profile import OpProfile, WorkloadProfile
+from kernelopt.workload.shortcuts import Shortcut
+
+__all__ = ["render_report"]
+
+_MAX_NOTES = 8
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+def _time(us: float) -> str:
+    if us >= 1e6:
+        return f"{us / 1e6:.3g} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.3g} ms"
+    return f"{us:.3g} us"
+
+
+def _op_lines(op: OpProfile, top: int) -> list[str]:
+    head = f"op {op.op}"
+    if op.signature is not None:
+        head += f" [{op.signature}, {op.family}]"
+    calls = "?" if op.calls is None else str(op.calls)
+    head += f": {calls} calls, {op.distinct_shapes or len(op.shapes)} distinct shapes"
+    if op.timed and op.time_us is not None:
+        head += f", {_time(op.time_us)} in {op.timed_calls} timed calls"
+    out = [head]
+    if op.axes:
+        rows = [("axis", "source", "min", "median", "max", "distinct", "size-1")]
+        for axis in op.axes:
+            rows.append(
+                (
+                    axis.name,
+                    axis.source or "-",
+                    _num(axis.min),
+                    _num(axis.median),
+                    _num(axis.max),
+                    "-" if axis.distinct is None else str(axis.distinct),
+                    pct(axis.size1_share) if axis.size1_share > 0 else "-",
+                )
+            )
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            out.append(
+                "  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+            )
+    size1 = op.size1_axes(threshold=1e-12)
+    if size1:
+        parts = []
+        for item in size1:
+            time = "" if item.time_share is None else f" ({pct(item.time_share)} of time)"
+            parts.append(f"{item.axis} = 1 in {pct(item.call_share)} of calls{time}")
+        out.append("  size-1 axes: " + "; ".join(parts))
+    else:
+        out.append("  size-1 axes: none")
+    if op.shapes:
+        skews = []
+        for k in sorted({1, min(top, len(op.shapes))}):
+            skew = op.skew(k)
+            time = "" if skew.time_share is None else f" / {pct(skew.time_share)} of time"
+            skews.append(f"top-{k} {pct(skew.call_share)} of calls{time}")
+        out.append("  skew: " + "; ".join(skews))
+        by = "time" if op.timed else "calls"
+        out.append(f"  top shapes by {by}:")
+        for i, shape in enumerate(op.top_shapes(top, by=by), 1):
+            time = "" if shape.time_share is None else f", {pct(shape.time_share)} time"
+            out.append(f"    {i}. {pct(shape.call_share)} calls{time}  {shape.args}")
+        if op.other is not None:
+            out.append(f"    +  {pct(op.other.call_share)} calls in {op.other.args}")
+    return out
+
+
+def render_report(profile: WorkloadProfile, shortcuts: Sequence[Shortcut], *, top: int = 5) -> str:
+    """The text report of ``profile`` and its ``shortcuts``.
+
+    Parameters
+    ----------
+    top : int
+        How many shapes to list per op (and the k of the top-k skew).
+    """
+    head = (
+        f"{profile.source} ({profile.format}): {profile.calls} calls, "
+        f"{len(profile.ops)} op{'s' if len(profile.ops) != 1 else ''}, "
+        f"{profile.distinct_shapes} distinct shapes"
+    )
+    if profile.records is not None:
+        head += f"; {profile.skipped} of {profile.records} records skipped"
+    out = [head]
+    for note in profile.notes[:_MAX_NOTES]:
+        out.append(f"  note: {note}")
+    if len(profile.notes) > _MAX_NOTES:
+        out.append(f"  note: ... {len(profile.notes) - _MAX_NOTES} more (see --json)")
+    for op in profile.ops:
+        out.append("")
+        out += _op_lines(op, top)
+    out.append("")
+    if shortcuts:
+        out.append(f"shortcuts ({len(shortcuts)}):")
+        for item in shortcuts:
+            ids = ", ".join(item.catalog_ids) or "-"
+            out.append(f"  - [{item.rule}] {item.op}: {item.message}")
+            out.append(f"    guard: {item.guard}   catalog: {ids}")
+    else:
+        out.append("shortcuts: none found")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,121 @@
+"""JSON form of workload profiles and shortcut findings (a private cattrs converter).
+
+``profile_from_json(profile_to_json(p)) == p``. Unknown keys are rejected, so a file from
+another tool or a newer version fails loudly instead of losing data. cattrs is imported on
+first use: profiling, markdown and the recorder work where it is not installed.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from kernelopt._errors import FormatError, expected
+from kernelopt.workload.profile import WorkloadProfile
+from kernelopt.workload.shortcuts import Shortcut
+
+__all__ = [
+    "SCHEMA",
+    "profile_from_dict",
+    "profile_from_json",
+    "profile_to_dict",
+    "profile_to_json",
+    "shortcut_from_dict",
+    "shortcut_to_dict",
+]
+
+SCHEMA = "kernelopt-workload-profile/1"
+
+
+@functools.cache
+def _converter() -> Any:
+    import cattrs
+
+    return cattrs.Converter(forbid_extra_keys=True)
+
+
+def _structure_errors() -> tuple[type[Exception], ...]:
+    """What structuring bad data raises: cattrs' validation errors and plain type errors."""
+    import cattrs
+
+    return (cattrs.BaseValidationError, ValueError, TypeError, KeyError)
+
+
+def _structure_error(error: Exception) -> str:
+    import cattrs
+
+    if isinstance(error, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(error))
+    return str(error)
+
+
+def profile_to_dict(profile: WorkloadProfile) -> dict[str, Any]:
+    """``profile`` as plain JSON-ready data."""
+    data: dict[str, Any] = _converter().unstructure(profile)
+    return data
+
+
+def profile_from_dict(data: Any) -> WorkloadProfile:
+    """Rebuild a profile from :func:`profile_to_dict` data.
+
+    Raises
+    ------
+    FormatError
+        When fields are missing, extra, or of the wrong type.
+    """
+    try:
+        profile: WorkloadProfile = _converter().structure(data, WorkloadProfile)
+    except _structure_errors() as error:
+        raise FormatError(
+            expected("a kernelopt workload profile", _structure_error(error))
+        ) from None
+    return profile
+
+
+def shortcut_to_dict(shortcut: Shortcut) -> dict[str, Any]:
+    """A finding as plain JSON-ready data."""
+    data: dict[str, Any] = _converter().unstructure(shortcut)
+    return data
+
+
+def shortcut_from_dict(data: Any) -> Shortcut:
+    """Rebuild a finding from :func:`shortcut_to_dict` data."""
+    try:
+        shortcut: Shortcut = _converter().structure(data, Shortcut)
+    except _structure_errors() as error:
+        raise FormatError(
+            expected("a kernelopt shortcut finding", _structure_error(error))
+        ) from None
+    return shortcut
+
+
+def profile_to_json(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | None = None) -> str:
+    """``{"schema", "profile", "shortcuts"?}`` as indented JSON text."""
+    data: dict[str, Any] = {"schema": SCHEMA, "profile": profile_to_dict(profile)}
+    if shortcuts is not None:
+        data["shortcuts"] = [shortcut_to_dict(s) for s in shortcuts]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def profile_from_json(text: str) -> WorkloadProfile:
+    """Parse :func:`profile_to_json` output (a listed ``shortcuts`` array is ignored).
+
+    Raises
+    ------
+    FormatError
+        When the text is not JSON or not a profile of this schema.
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise FormatError(expected("JSON text", str(error))) from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or "profile" not in data:
+        raise FormatError(
+            expected(f"an object with schema {SCHEMA!r} and a profile", str(data)[:80])
+        )
+    extra = set(data) - {"schema", "profile", "shortcuts"}
+    if extra:
+        raise FormatError(expected("keys schema, profile, shortcuts", sorted(extra)))
+    return profile_from_dict(data["profile"])

@@ -1,0 +1,597 @@
+"""Shortcut rules: turn a workload profile into "this shape makes the kernel trivial" findings.
+
+Plateaus often end when someone looks at the shapes: softmax over a size-1 axis is 1.0, a
+reduction over a size-1 axis is a copy, attention with one key returns V, a top-k with
+k >= n selects everything, equal lengths need no varlen machinery, and one dominant shape
+deserves its own kernel. Each rule reads an :class:`~kernelopt.workload.profile.OpProfile`
+and returns :class:`Shortcut` findings saying which calls they cover, the guard a kernel
+would test, and the catalog entries that explain the optimization.
+
+Add a rule::
+
+    from kernelopt.workload import Shortcut, ShortcutRule, register_rule
+
+    def no_bias(op, thresholds):
+        axis = op.axis("bias[0]")
+        if axis is not None and axis.size1_share >= thresholds.often:
+            yield Shortcut(rule="tiny-bias", op=op.op, axis=axis.name, message="...",
+                           call_share=axis.size1_share, time_share=axis.size1_time_share,
+                           catalog_ids=(), guard=f"{axis.source} == 1")
+
+    register_rule(ShortcutRule(id="tiny-bias", description="bias of one element",
+                               check=no_bias))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.workload.profile import AxisStat, OpProfile, WorkloadProfile
+
+__all__ = [
+    "BUCKET_PADDING_WASTE",
+    "BUILTIN_RULES",
+    "CATALOG_IDS",
+    "DOMINANT_SHAPE_SPECIALIZATION",
+    "SIZE1_AXIS_SHORTCUT",
+    "UNIFORM_LENGTH_FAST_PATH",
+    "Shortcut",
+    "ShortcutRule",
+    "Thresholds",
+    "find_shortcuts",
+    "register_rule",
+    "registered_rules",
+    "unregister_rule",
+]
+
+# Catalog entry ids (kernelopt.catalog) the findings link to.
+SIZE1_AXIS_SHORTCUT = "size-1-axis-shortcut"
+DOMINANT_SHAPE_SPECIALIZATION = "dominant-shape-specialization"
+UNIFORM_LENGTH_FAST_PATH = "uniform-length-fast-path"
+BUCKET_PADDING_WASTE = "bucket-padding-waste"
+CATALOG_IDS = (
+    SIZE1_AXIS_SHORTCUT,
+    DOMINANT_SHAPE_SPECIALIZATION,
+    UNIFORM_LENGTH_FAST_PATH,
+    BUCKET_PADDING_WASTE,
+)
+
+ATTENTION_FAMILIES = ("attention", "decode-attention", "mla-decode")
+
+
+def _unit(name: str) -> Any:
+    def check(_instance: object, _attribute: object, value: float | None) -> None:
+        if value is not None and not 0.0 <= value <= 1.0 + 1e-9:
+            raise InputError(expected(f"{name} in [0, 1]", value, where=name))
+
+    return check
+
+
+def _ids(value: Iterable[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class Shortcut:
+    """A shape condition that makes (part of) a kernel's work trivial or specializable.
+
+    Parameters
+    ----------
+    rule : str
+        Id of the rule that found it (``"size1-reduction"``).
+    op : str, optional
+        The op concerned.
+    axis : str, optional
+        The axis concerned.
+    message : str
+        What holds and what a kernel can do about it, in one or two sentences.
+    call_share : float
+        Fraction of the op's calls the shortcut covers.
+    time_share : float, optional
+        Fraction of the op's timed total it covers (None without durations).
+    catalog_ids : tuple of str
+        Catalog entries describing the optimization.
+    guard : str
+        The condition a kernel would test to take the fast path (``"q.shape[1] == 1"``).
+    """
+
+    rule: str
+    op: str | None
+    axis: str | None
+    message: str
+    call_share: float = attrs.field(validator=_unit("call_share"))
+    time_share: float | None = attrs.field(default=None, validator=_unit("time_share"))
+    catalog_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids)
+    guard: str = ""
+
+    @property
+    def weight(self) -> float:
+        """Share of time when known, else share of calls: what ranks findings."""
+        return self.time_share if self.time_share is not None else self.call_share
+
+
+@attrs.frozen(kw_only=True)
+class Thresholds:
+    """The thresholds of the built-in rules (fractions in ``[0, 1]``).
+
+    Parameters
+    ----------
+    often : float
+        Share of calls at which a size-1 axis, k >= n, or k = 1 is worth a fast path.
+    dominant : float
+        Share of time (of calls without durations) a single shape needs to be "dominant".
+    uniform : float
+        Share of calls with all-equal lengths for the equal-length fast path.
+    padding : float
+        Share of padded work along an axis that is worth removing.
+    """
+
+    often: float = attrs.field(default=0.5, validator=_unit("often"))
+    dominant: float = attrs.field(default=0.5, validator=_unit("dominant"))
+    uniform: float = attrs.field(default=0.5, validator=_unit("uniform"))
+    padding: float = attrs.field(default=0.10, validator=_unit("padding"))
+
+
+RuleCheck = Callable[[OpProfile, Thresholds], Iterable[Shortcut]]
+
+
+@attrs.frozen(kw_only=True)
+class ShortcutRule:
+    """A named check from an op profile to shortcut findings.
+
+    Parameters
+    ----------
+    id : str
+        Stable rule id, used as :attr:`Shortcut.rule`.
+    description : str
+        One line saying what the rule looks for.
+    check : callable
+        ``check(op_profile, thresholds) -> iterable of Shortcut``.
+    """
+
+    id: str
+    description: str
+    check: RuleCheck = attrs.field(eq=False)
+
+
+# --------------------------------------------------------------------------------------
+# Helpers
+
+
+def _pct(value: float) -> str:
+    if value >= 1.0 - 1e-12:
+        return "100%"
+    return f"{100 * value:.1f}%"
+
+
+def _coverage(call_share: float, time_share: float | None) -> str:
+    text = f"{_pct(call_share)} of calls"
+    return text if time_share is None else f"{text} ({_pct(time_share)} of time)"
+
+
+def _num(value: float) -> str:
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:g}"
+
+
+def _ref(axis: AxisStat) -> str:
+    return axis.source or axis.name
+
+
+def _holds(flag: AxisStat | None) -> tuple[float, float | None]:
+    """Shares of calls and of time where a per-call condition axis is 1."""
+    if flag is None:
+        return 0.0, None
+    item = flag.share_of(1)
+    if item is None:
+        return 0.0, 0.0 if flag.values and flag.values[0].time_share is not None else None
+    return min(item.call_share, 1.0), None if item.time_share is None else min(item.time_share, 1.0)
+
+
+# --------------------------------------------------------------------------------------
+# Built-in rules
+
+
+def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    if op.family in ATTENTION_FAMILIES:
+        return
+    for name in op.reduced:
+        axis = op.axis(name)
+        if axis is None or axis.size1_share <= 0 or axis.size1_share < t.often:
+            continue
+        covered = _coverage(axis.size1_share, axis.size1_time_share)
+        if op.family == "softmax":
+            what = (
+                f"softmax over a size-1 axis ({name} = 1) in {covered}: the result is "
+                "exactly 1.0 (0.0 for log-softmax); write it without reading the input"
+            )
+        else:
+            what = (
+                f"reduction over a size-1 axis ({name} = 1) in {covered}: it is a copy "
+                "of the input (sum, mean, max, min; zeros for argmax/argmin); skip the "
+                "reduction"
+            )
+        yield Shortcut(
+            rule="size1-reduction",
+            op=op.op,
+            axis=name,
+            message=what,
+            call_share=axis.size1_share,
+            time_share=axis.size1_time_share,
+            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
+            guard=f"{_ref(axis)} == 1",
+        )
+
+
+def _single_key_attention(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    if op.family not in ATTENTION_FAMILIES:
+        return
+    for name in op.reduced:
+        axis = op.axis(name)
+        if axis is None or axis.size1_share <= 0 or axis.size1_share < t.often:
+            continue
+        what = (
+            f"attention with one key ({name} = 1) in "
+            f"{_coverage(axis.size1_share, axis.size1_time_share)}: softmax over one key "
+            "is 1.0, so the output is that key's value row; skip QK^T, the softmax and "
+            "the KV loop (the LSE is the single scaled logit)"
+        )
+        yield Shortcut(
+            rule="single-key-attention",
+            op=op.op,
+            axis=name,
+            message=what,
+            call_share=axis.size1_share,
+            time_share=axis.size1_time_share,
+            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
+            guard=f"{_ref(axis)} == 1",
+        )
+
+
+def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    if op.select is None:
+        return
+    k_name, n_name = op.select
+    k_axis, n_axis = op.axis(k_name), op.axis(n_name)
+    if k_axis is None or n_axis is None:
+        return
+    calls, time = _holds(op.axis(f"{k_name}_ge_{n_name}"))
+    gather = "gather" in (op.signature or "") or "index" in op.op.lower()
+    if calls > 0 and calls >= t.often:
+        covered = _coverage(calls, time)
+        if gather:
+            what = (
+                f"gather with {k_name} >= {n_name} in {covered}: every row can be picked; "
+                "when the indices are arange(n) the op is a plain copy (check the index "
+                "values, e.g. with a values summary)"
+            )
+            guard = f"{_ref(k_axis)} == {_ref(n_axis)} and index == arange({n_name})"
+        else:
+            what = (
+                f"top-k with {k_name} >= {n_name} in {covered}: every element is "
+                "selected; the result is the input sorted along the axis, or a copy "
+                "when the order does not matter"
+            )
+            guard = f"{_ref(k_axis)} >= {_ref(n_axis)}"
+        yield Shortcut(
+            rule="select-all",
+            op=op.op,
+            axis=k_name,
+            message=what,
+            call_share=calls,
+            time_share=time,
+            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
+            guard=guard,
+        )
+    if not gather and k_axis.size1_share > 0 and k_axis.size1_share >= t.often:
+        what = (
+            f"top-k with {k_name} = 1 in "
+            f"{_coverage(k_axis.size1_share, k_axis.size1_time_share)}: it is a max/argmax, "
+            "one reduction pass with no selection buffer"
+        )
+        yield Shortcut(
+            rule="select-one",
+            op=op.op,
+            axis=k_name,
+            message=what,
+            call_share=k_axis.size1_share,
+            time_share=k_axis.size1_time_share,
+            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
+            guard=f"{_ref(k_axis)} == 1",
+        )
+
+
+def _uniform_lengths(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    if op.lengths is None:
+        return
+    name = op.lengths
+    top, low = op.axis(name), op.axis(f"{name}_min")
+    flag = op.axis(f"{name}_uniform")
+    if top is None or low is None or flag is None:
+        return  # lengths recorded as a scalar, or not at all: no evidence either way
+    calls, time = _holds(flag)
+    if calls <= 0 or calls < t.uniform:
+        return
+    same = ""
+    if top.distinct == 1 and top.min is not None and calls >= 1.0 - 1e-12:
+        same = f"; every call has {name} = {_num(top.min)}"
+    what = (
+        f"all sequences of a call have the same {name} in {_coverage(calls, time)}{same}: "
+        "an equal-length path drops per-sequence bounds, tail masking and length-based "
+        "load balancing"
+    )
+    yield Shortcut(
+        rule="uniform-lengths",
+        op=op.op,
+        axis=name,
+        message=what,
+        call_share=calls,
+        time_share=time,
+        catalog_ids=(UNIFORM_LENGTH_FAST_PATH,),
+        guard=f"{_ref(low)} == {_ref(top)}",
+    )
+
+
+def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    if not op.shapes:
+        return
+    by = "time" if op.timed else "calls"
+    top = op.top_shapes(1, by=by)[0]
+    weight = top.time_share if by == "time" else top.call_share
+    if weight is None or weight < t.dominant:
+        return
+    # A guard tests sizes a kernel sees cheaply: no derived axes, and of a values summary
+    # only the max (the min and mean follow from the lengths themselves).
+    stats = {
+        a.name: a
+        for a in op.axes
+        if a.kind in ("shape", "scalar")
+        or (a.kind == "values" and not a.name.endswith(("_min", "_mean")))
+    }
+    varying = [(n, v) for n, v in top.axes if n in stats and (stats[n].distinct or 0) > 1]
+    if not varying:
+        varying = [(n, v) for n, v in top.axes if n in stats and stats[n].kind == "shape"]
+    if not varying:
+        return  # no axis to specialize on (ops taking only sizes as lists, flags)
+    guard = " and ".join(f"{_ref(stats[n])} == {_num(v)}" for n, v in varying)
+    shape_text = ", ".join(f"{n}={_num(v)}" for n, v in varying)
+    only = op.distinct_shapes == 1
+    lead = "the only shape" if only else f"one shape covers {_pct(weight)} of {by}"
+    what = (
+        f"{lead} ({shape_text}): a kernel specialized for it (sizes as compile-time "
+        "constants, tiles tuned for it) takes those calls"
+        + ("" if only else ", the general kernel keeps the rest")
+    )
+    yield Shortcut(
+        rule="dominant-shape",
+        op=op.op,
+        axis=None,
+        message=what,
+        call_share=top.call_share,
+        time_share=top.time_share,
+        catalog_ids=(DOMINANT_SHAPE_SPECIALIZATION,),
+        guard=guard,
+    )
+
+
+def _grid_waste(values: Sequence[float]) -> float | None:
+    """Expected padded share per value if sizes are rounded up to a bucket grid, else None.
+
+    Grids (at least three distinct sizes): powers of two >= 8 (buckets (v/2, v]) or
+    multiples of a step >= 16 (buckets (v - step, v]); real sizes are assumed spread evenly
+    within each bucket.
+    """
+    ints = [int(v) for v in values if float(v).is_integer() and v >= 1]
+    # Two sizes are a coincidence as often as a grid; three on one grid are a pattern.
+    if len(ints) != len(values) or len(set(ints)) < 3:
+        return None
+    if all(v & (v - 1) == 0 for v in ints) and min(ints) >= 8:
+        return 0.0  # marker: power-of-two grid
+    step = math.gcd(*ints)
+    return float(step) if step >= 16 else None
+
+
+def _bucket_padding(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    for padded, length in op.padded:
+        p_axis, l_axis = op.axis(padded), op.axis(length)
+        if p_axis is None:
+            continue
+        fill = op.axis(f"{padded}_fill")
+        if fill is not None and fill.mean is not None:
+            waste = 1.0 - fill.mean
+            if waste < t.padding:
+                continue
+            full_calls, full_time = _holds(fill)  # a fill of 1 is a call without padding
+            calls = max(0.0, 1.0 - full_calls)
+            time = None if full_time is None else max(0.0, 1.0 - full_time)
+            what = (
+                f"{padded} is padded past the real lengths ({length}): on average "
+                f"{_pct(waste)} of it is padding in {_coverage(calls, time)}; iterate to "
+                "the real length or pick buckets closer to the lengths"
+            )
+            yield Shortcut(
+                rule="bucket-padding",
+                op=op.op,
+                axis=padded,
+                message=what,
+                call_share=calls,
+                time_share=time,
+                catalog_ids=(BUCKET_PADDING_WASTE,),
+                guard=f"{_ref(l_axis) if l_axis is not None else length} < {_ref(p_axis)}",
+            )
+            continue
+        if l_axis is not None:
+            continue  # lengths recorded and no padding measured
+        grid = _grid_waste([v.value for v in p_axis.values])
+        if grid is None:
+            continue
+        work = waste_sum = 0.0
+        for item in p_axis.values:
+            v = item.value
+            bucket = v / 2 if grid == 0.0 else grid
+            waste_sum += item.call_share * (bucket - 1) / 2
+            work += item.call_share * v
+        estimate = waste_sum / work if work else 0.0
+        if estimate < t.padding:
+            continue
+        calls = min(sum(v.call_share for v in p_axis.values), 1.0)
+        times = [v.time_share for v in p_axis.values]
+        time = None if any(s is None for s in times) else min(sum(times), 1.0)  # type: ignore[arg-type]
+        sizes = ", ".join(_num(v.value) for v in sorted(p_axis.values, key=lambda v: v.value))
+        what = (
+            f"{padded} takes bucket sizes ({sizes}); if real lengths are rounded up to "
+            f"them, about {_pct(estimate)} of the work along {padded} is padding (estimate, "
+            f"assuming lengths spread evenly within buckets); record {length.split('_')[0]} "
+            "values to measure it"
+        )
+        yield Shortcut(
+            rule="bucket-padding",
+            op=op.op,
+            axis=padded,
+            message=what,
+            call_share=calls,
+            time_share=time,
+            catalog_ids=(BUCKET_PADDING_WASTE,),
+            guard=f"real length < {_ref(p_axis)}",
+        )
+
+
+def _size1_axis(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    skip = set(op.reduced) | set(op.fixed) | set(op.select or ())
+    for axis in op.axes:
+        if axis.name in skip or axis.kind not in ("shape", "scalar"):
+            continue
+        if axis.size1_share <= 0 or axis.size1_share < t.often:
+            continue
+        covered = _coverage(axis.size1_share, axis.size1_time_share)
+        hint = op.hint(axis.name)
+        if hint is not None:
+            what = f"{axis.name} = 1 in {covered}: {hint}"
+        else:
+            what = (
+                f"{axis.name} = 1 in {covered}: a path without this axis (no loop over it, "
+                "no index math or masking along it) covers them"
+            )
+        yield Shortcut(
+            rule="size1-axis",
+            op=op.op,
+            axis=axis.name,
+            message=what,
+            call_share=axis.size1_share,
+            time_share=axis.size1_time_share,
+            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
+            guard=f"{_ref(axis)} == 1",
+        )
+
+
+# Order matters for ties: trivial-shape findings come before specialization.
+BUILTIN_RULES: tuple[ShortcutRule, ...] = (
+    ShortcutRule(
+        id="size1-reduction",
+        check=_size1_reduction,
+        description="softmax or reduction over an axis of size 1",
+    ),
+    ShortcutRule(
+        id="single-key-attention",
+        check=_single_key_attention,
+        description="attention over a single key: the output is V",
+    ),
+    ShortcutRule(
+        id="select-all",
+        check=_select,
+        description="top-k/gather with k >= n (everything selected), top-1 (argmax)",
+    ),
+    ShortcutRule(
+        id="uniform-lengths",
+        check=_uniform_lengths,
+        description="all sequences of a call have the same length",
+    ),
+    ShortcutRule(id="size1-axis", check=_size1_axis, description="any other axis that is often 1"),
+    ShortcutRule(
+        id="dominant-shape",
+        check=_dominant_shape,
+        description="one shape takes most of the time (of the calls without timing)",
+    ),
+    ShortcutRule(
+        id="bucket-padding",
+        check=_bucket_padding,
+        description="work sized by padded buckets rather than real lengths",
+    ),
+)
+
+_USER: list[ShortcutRule] = []
+
+
+def register_rule(rule: ShortcutRule, *, replace: bool = False) -> None:
+    """Add ``rule`` to the registry that :func:`find_shortcuts` uses by default.
+
+    Raises
+    ------
+    InputError
+        When a rule with that id exists and ``replace`` is False.
+    """
+    taken = any(r.id == rule.id for r in (*_USER, *BUILTIN_RULES))
+    if taken and not replace:
+        raise InputError(expected("a new rule id (or replace=True)", rule.id, where="rule"))
+    for old in [r for r in _USER if r.id == rule.id]:
+        _USER.remove(old)
+    _USER.append(rule)
+
+
+def unregister_rule(rule_id: str) -> None:
+    """Remove the user rule ``rule_id`` (a built-in it replaced comes back)."""
+    for old in [r for r in _USER if r.id == rule_id]:
+        _USER.remove(old)
+
+
+def registered_rules() -> tuple[ShortcutRule, ...]:
+    """The registered rules: built-ins (unless replaced), then user rules."""
+    replaced = {r.id for r in _USER}
+    return (*(r for r in BUILTIN_RULES if r.id not in replaced), *_USER)
+
+
+def find_shortcuts(
+    profile: WorkloadProfile | OpProfile,
+    rules: Sequence[ShortcutRule] | None = None,
+    *,
+    thresholds: Thresholds | None = None,
+) -> list[Shortcut]:
+    """Run shortcut rules over every op of ``profile``.
+
+    Parameters
+    ----------
+    profile : WorkloadProfile or OpProfile
+        What :func:`~kernelopt.workload.profile_calls` or
+        :func:`~kernelopt.workload.read_profile_md` returned.
+    rules : sequence of ShortcutRule, optional
+        The rules to run (default: the registry, see :func:`register_rule`).
+    thresholds : Thresholds, optional
+        Thresholds of the built-in rules.
+
+    Returns
+    -------
+    list of Shortcut
+        Largest share of time (of calls without durations) first. In a profile of several
+        ops, framework ops (``namespace::name``) without a signature are left out.
+    """
+    chosen = registered_rules() if rules is None else tuple(rules)
+    limits = thresholds or Thresholds()
+    ops = profile.ops if isinstance(profile, WorkloadProfile) else (profile,)
+    if len(ops) > 1:
+        # A profiler trace of a whole model holds every framework op (aten::empty,
+        # aten::transpose...); without a signature their axes say nothing about a kernel.
+        # Select one with op= to see its findings anyway.
+        ops = tuple(op for op in ops if op.signature is not None or "::" not in op.op)
+    found: list[tuple[int, Shortcut]] = []
+    for op in ops:
+        for order, rule in enumerate(chosen):
+            found.extend((order, item) for item in rule.check(op, limits))
+    # Ties go to the rule listed first: trivial-shape rules come before specialization.
+    found.sort(key=lambda f: (-f[1].weight, -f[1].call_share, f[0], f[1].op or "", f[1].axis or ""))
+    return [item for _, item in found]

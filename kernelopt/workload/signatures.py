@@ -1,0 +1,624 @@
+"""Op signatures: which tensor dimension or scalar argument is which named axis.
+
+A trace knows ``q=[32,1,128,576]``; a kernel engineer thinks ``b=32, s_q=1, h_q=128,
+d_qk=576``. An :class:`OpSignature` maps one to the other for the ops it names, and says
+what role each axis plays (reduced by the op, selected from, a sequence length, padded,
+fixed by design), which is what the shortcut rules look at. The registry is extensible::
+
+    from kernelopt.workload import OpSignature, register_signature
+
+    register_signature(OpSignature(
+        name="my_rmsnorm", ops=("my_rmsnorm",), family="normalization",
+        tensors={"x": ("tokens", "hidden")}, reduced=("hidden",)))
+
+Ops without a signature still get axes, named after the argument and dimension
+(``x[0]``, ``x[1]``) or the integer scalar (``k``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.workload.calls import Call, ScalarArg, TensorArg
+
+__all__ = [
+    "BUILTIN_SIGNATURES",
+    "AxisValue",
+    "DimAxis",
+    "OpSignature",
+    "extract_axes",
+    "find_signature",
+    "register_signature",
+    "registered_signatures",
+    "unregister_signature",
+    "values_axis_names",
+]
+
+# Axis kinds: a tensor dimension, a values summary of a tensor, an integer scalar argument,
+# a quantity derived from the others (rows = numel / reduced size), a per-call condition
+# (1.0 when it holds: equal lengths, k >= n) or a per-call ratio (real length / padded).
+AXIS_KINDS = ("shape", "values", "scalar", "derived", "flag", "ratio")
+
+
+@attrs.frozen(kw_only=True)
+class AxisValue:
+    """One named axis value of one call.
+
+    Parameters
+    ----------
+    name : str
+        Axis name (``"s_q"``, or ``"x[1]"`` for an unnamed dimension).
+    value : float
+        Its value in this call (integral for sizes; a mean may be fractional).
+    source : str
+        Where it comes from, as a kernel would test it (``"q.shape[1]"``,
+        ``"cache_seqlens.max()"``, ``"k"``).
+    kind : str
+        One of ``"shape"``, ``"values"``, ``"scalar"``, ``"derived"``.
+    """
+
+    name: str
+    value: float
+    source: str
+    kind: str = attrs.field(validator=attrs.validators.in_(AXIS_KINDS))
+
+
+@attrs.frozen(kw_only=True)
+class DimAxis:
+    """An axis picked out of a tensor by a ``dim`` argument (softmax, reductions, top-k).
+
+    Parameters
+    ----------
+    name : str
+        Axis name of the selected dimension(s); several dims multiply (``sum(dim=(1, 2))``).
+    arg : str
+        The tensor argument (canonical name; aliases come from the signature).
+    dim_arg : str
+        The scalar argument that gives the dim, an int or a list of ints.
+    default_dim : int, optional
+        The dim when ``dim_arg`` is absent or None; None means every dimension.
+    rows : str, optional
+        Name of a derived axis holding ``numel / size`` (how many independent rows).
+    """
+
+    name: str
+    arg: str
+    dim_arg: str = "dim"
+    default_dim: int | None = -1
+    rows: str | None = None
+
+
+def _pairs(value: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
+    items = value.items() if isinstance(value, Mapping) else value
+    out: list[tuple[str, Any]] = []
+    for key, item in items:
+        if isinstance(item, list):
+            item = tuple(item)
+        out.append((key, item))
+    return tuple(out)
+
+
+def _names(value: Iterable[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _dims(value: Iterable[DimAxis]) -> tuple[DimAxis, ...]:
+    return tuple(value)
+
+
+def _padded(value: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for pair in value:
+        if len(pair) != 2:
+            raise InputError(expected("(padded axis, length axis) pairs", pair, where="padded"))
+        out.append((pair[0], pair[1]))
+    return tuple(out)
+
+
+def _select(value: Sequence[str] | None) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    if len(value) != 2:
+        raise InputError(expected("select as (k axis, n axis)", value, where="select"))
+    return (value[0], value[1])
+
+
+Extractor = Callable[[Call], Sequence[AxisValue]]
+
+
+@attrs.frozen(kw_only=True)
+class OpSignature:
+    """How the arguments of some ops map to named axes, and the role of each axis.
+
+    Parameters
+    ----------
+    name : str
+        Signature id (``"mla_decode"``).
+    ops : tuple of str
+        Op names it applies to, compared without case and without a ``namespace::``
+        prefix (``"aten::softmax"`` matches ``"softmax"``); ``*`` and ``?`` are wildcards.
+    family : str
+        Kernel family (``"mla-decode"``, ``"softmax"``, ``"reduction"``, ``"attention"``,
+        ``"gemm"``, ``"normalization"``, ``"any"``).
+    tensors : mapping of str to tuple of (str or None)
+        Tensor argument → axis name per dimension (None skips a dimension). A tensor of
+        lower rank is aligned to the right (``[h, s, d]`` against ``(b, h, s, d)``).
+    aliases : mapping of str to tuple of str
+        Other names an argument goes by (``{"q": ("query",)}``).
+    values : mapping of str to str
+        Tensor argument → axis base name taken from its values summary: ``<base>`` is the
+        max, ``<base>_min`` and ``<base>_mean`` the min and mean.
+    scalars : mapping of str to str
+        Integer scalar argument → axis name.
+    dim_axes : tuple of DimAxis
+        Axes chosen by a ``dim`` argument.
+    reduced : tuple of str
+        Axes the op reduces over (softmax/reduction axis, attention keys).
+    fixed : tuple of str
+        Axes whose size is set by the model design (MLA's single KV head); never shortcuts.
+    select : (str, str), optional
+        ``(k, n)``: the op selects ``k`` out of ``n`` (top-k, gather).
+    lengths : str, optional
+        Base name of the per-sequence length axis (from ``values``).
+    padded : tuple of (str, str)
+        ``(padded axis, real length axis)`` pairs: work sized by the first, useful work by
+        the second.
+    hints : mapping of str to str
+        Axis → what a size-1 value means for this op, in words.
+    extract : callable, optional
+        ``extract(call) -> [AxisValue, ...]`` replacing the declarative mapping.
+    """
+
+    name: str
+    ops: tuple[str, ...] = attrs.field(converter=_names)
+    family: str = "any"
+    tensors: tuple[tuple[str, tuple[str | None, ...]], ...] = attrs.field(
+        default=(), converter=_pairs
+    )
+    aliases: tuple[tuple[str, tuple[str, ...]], ...] = attrs.field(default=(), converter=_pairs)
+    values: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
+    scalars: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
+    dim_axes: tuple[DimAxis, ...] = attrs.field(default=(), converter=_dims)
+    reduced: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    fixed: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    select: tuple[str, str] | None = attrs.field(default=None, converter=_select)
+    lengths: str | None = None
+    padded: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_padded)
+    hints: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
+    extract: Extractor | None = attrs.field(default=None, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        if not self.name.strip():
+            raise InputError(expected("a non-empty signature name", repr(self.name)))
+        if not self.ops:
+            raise InputError(expected("at least one op name", self.ops, where=self.name))
+
+    def matches(self, op: str) -> bool:
+        """Whether this signature applies to op name ``op``."""
+        full = op.strip().lower()
+        short = full.rsplit("::", 1)[-1]
+        for pattern in self.ops:
+            pat = pattern.lower()
+            if any(ch in pat for ch in "*?["):
+                if fnmatch.fnmatchcase(short, pat) or fnmatch.fnmatchcase(full, pat):
+                    return True
+            elif pat in (short, full):
+                return True
+        return False
+
+    def names_of(self, arg: str) -> tuple[str, ...]:
+        """The canonical name of ``arg`` followed by its aliases."""
+        for key, names in self.aliases:
+            if key == arg:
+                return (arg, *names)
+        return (arg,)
+
+
+# --------------------------------------------------------------------------------------
+# Axis extraction
+
+
+def _find(call: Call, sig: OpSignature, arg: str) -> Any:
+    for name in sig.names_of(arg):
+        found = call.arg(name)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# Integer scalars that are not sizes: dims, and unnamed positional inputs of profiler traces
+# (mostly dims and flags, e.g. aten::transpose(self, 0, 1)).
+_NOT_SIZES = ("dim", "axis", "dims", "dim0", "dim1", "dtype", "layout", "device")
+_POSITIONAL = re.compile(r"arg\d+$")
+
+
+def _raw_axes(call: Call, consumed: set[str]) -> list[AxisValue]:
+    out: list[AxisValue] = []
+    for item in call.args:
+        if item.name in consumed:
+            continue
+        if isinstance(item, TensorArg):
+            for i, size in enumerate(item.shape):
+                out.append(
+                    AxisValue(
+                        name=f"{item.name}[{i}]",
+                        value=size,
+                        source=f"{item.name}.shape[{i}]",
+                        kind="shape",
+                    )
+                )
+            if item.values is not None:
+                for stat in ("max", "min", "mean"):
+                    out.append(
+                        AxisValue(
+                            name=f"{item.name}.{stat}",
+                            value=getattr(item.values, stat),
+                            source=f"{item.name}.{stat}()",
+                            kind="values",
+                        )
+                    )
+        elif (
+            _is_int(item.value) and item.name not in _NOT_SIZES and not _POSITIONAL.match(item.name)
+        ):
+            out.append(
+                AxisValue(
+                    name=item.name,
+                    value=float(item.value),  # type: ignore[arg-type]
+                    source=item.name,
+                    kind="scalar",
+                )
+            )
+    return out
+
+
+def _dims_of(item: ScalarArg | None, default: int | None, rank: int) -> list[int] | str:
+    raw: object = None if item is None else item.value
+    if raw is None:
+        raw = default
+    if raw is None:
+        return list(range(rank))
+    values = list(raw) if isinstance(raw, tuple) else [raw]
+    if not values:  # dim=[] reduces every dimension in torch
+        return list(range(rank))
+    dims: list[int] = []
+    for value in values:
+        if not _is_int(value) or not -max(rank, 1) <= value < max(rank, 1):  # type: ignore[operator]
+            return f"Expected a dim in [-{rank}, {rank}), got {raw!r}"
+        dims.append(value % rank if rank else 0)  # type: ignore[operator]
+    return sorted(set(dims))
+
+
+def values_axis_names(sig: OpSignature | None, arg: str) -> tuple[str, str, str, str]:
+    """Axis names of the (max, min, mean, equal) summaries of tensor ``arg`` under ``sig``.
+
+    A lengths tensor named by the signature gives ``seqlen``, ``seqlen_min``,
+    ``seqlen_mean``, ``seqlen_uniform``; any other gives ``arg.max``, ``arg.min``,
+    ``arg.mean``, ``arg.uniform``.
+    """
+    if sig is not None:
+        for key, base in sig.values:
+            if arg in sig.names_of(key):
+                return base, f"{base}_min", f"{base}_mean", f"{base}_uniform"
+    return f"{arg}.max", f"{arg}.min", f"{arg}.mean", f"{arg}.uniform"
+
+
+def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], str | None]:
+    """Return the axes of ``call`` under ``sig``, and why ``sig`` did not fit (or None).
+
+    When the signature does not fit the call (a tensor of higher rank than declared, a
+    ``dim`` out of range), the call falls back to unnamed axes and the reason is returned.
+    """
+    if sig is None:
+        return _raw_axes(call, set()), None
+    if sig.extract is not None:
+        try:
+            return list(sig.extract(call)), None
+        except (InputError, ValueError, TypeError, KeyError, IndexError) as error:
+            return _raw_axes(call, set()), f"signature {sig.name}: {error}"
+    found: dict[str, AxisValue] = {}
+    consumed: set[str] = set()
+
+    def add(name: str, value: float, source: str, kind: str) -> None:
+        if name not in found:
+            found[name] = AxisValue(name=name, value=value, source=source, kind=kind)
+
+    for arg, dims in sig.tensors:
+        item = _find(call, sig, arg)
+        if item is None:
+            continue
+        if not isinstance(item, TensorArg):
+            return _raw_axes(call, set()), (
+                f"signature {sig.name}: Expected {arg} to be a tensor, got {item.render()}"
+            )
+        if len(item.shape) > len(dims):
+            return _raw_axes(call, set()), (
+                f"signature {sig.name}: Expected {item.name} with at most {len(dims)} dims "
+                f"({', '.join(d or '_' for d in dims)}), got {list(item.shape)}"
+            )
+        offset = len(dims) - len(item.shape)
+        for i, size in enumerate(item.shape):
+            name = dims[offset + i]
+            if name is not None:
+                add(name, size, f"{item.name}.shape[{i}]", "shape")
+        consumed.add(item.name)
+    for arg, base in sig.values:
+        item = _find(call, sig, arg)
+        if isinstance(item, TensorArg):
+            consumed.add(item.name)  # a lengths tensor: its values matter, not its shape
+            if item.values is not None:
+                add(base, item.values.max, f"{item.name}.max()", "values")
+                add(f"{base}_min", item.values.min, f"{item.name}.min()", "values")
+                add(f"{base}_mean", item.values.mean, f"{item.name}.mean()", "values")
+    for spec in sig.dim_axes:
+        item = _find(call, sig, spec.arg)
+        if not isinstance(item, TensorArg):
+            return _raw_axes(call, set()), (
+                f"signature {sig.name}: Expected a tensor argument {spec.arg}, got "
+                f"{'nothing' if item is None else item.render()}"
+            )
+        dim_item = _find(call, sig, spec.dim_arg)
+        if dim_item is not None and not isinstance(dim_item, ScalarArg):
+            return _raw_axes(call, set()), (
+                f"signature {sig.name}: Expected {spec.dim_arg} to be an int or list, got a tensor"
+            )
+        chosen = _dims_of(dim_item, spec.default_dim, len(item.shape))
+        if isinstance(chosen, str):
+            return _raw_axes(call, set()), f"signature {sig.name}: {spec.dim_arg}: {chosen}"
+        size = math.prod(item.shape[d] for d in chosen) if item.shape else 1
+        if dim_item is not None and dim_item.value is not None:
+            source = f"{item.name}.shape[{dim_item.name}]"
+        elif spec.default_dim is None:
+            source = f"{item.name}.numel()"
+        else:
+            source = f"{item.name}.shape[{spec.default_dim}]"
+        add(spec.name, size, source, "shape")
+        if spec.rows is not None:
+            numel = math.prod(item.shape)
+            add(
+                spec.rows,
+                numel // size if size else 0,
+                f"{item.name}.numel() / {spec.name}",
+                "derived",
+            )
+        consumed.add(item.name)
+        if dim_item is not None:
+            consumed.add(dim_item.name)
+    for arg, axis in sig.scalars:
+        item = _find(call, sig, arg)
+        if isinstance(item, ScalarArg) and _is_int(item.value):
+            add(axis, float(item.value), item.name, "scalar")  # type: ignore[arg-type]
+            consumed.add(item.name)
+    named = list(found.values())
+    taken = set(found)
+    return named + [a for a in _raw_axes(call, consumed) if a.name not in taken], None
+
+
+# --------------------------------------------------------------------------------------
+# Built-in signatures
+
+
+def _gather_axes(call: Call) -> list[AxisValue]:
+    # gather: index has the rank of the input and k = index.shape[dim];
+    # index_select: index is 1-D and k = index.numel().
+    source = call.arg("self") or call.arg("input") or call.arg("x")
+    index = call.arg("index")
+    dim_item = call.arg("dim")
+    if not isinstance(source, TensorArg) or not isinstance(index, TensorArg):
+        raise InputError(expected("tensor arguments input and index", call.label))
+    raw = dim_item.value if isinstance(dim_item, ScalarArg) else 0
+    rank = len(source.shape)
+    if not isinstance(raw, int) or isinstance(raw, bool) or not -max(rank, 1) <= raw < max(rank, 1):
+        raise InputError(expected(f"a dim in [-{rank}, {rank})", raw, where="dim"))
+    d = raw % rank if rank else 0
+    n = source.shape[d] if rank else 1
+    if len(index.shape) == 1 and rank != 1:
+        k, k_source = index.shape[0], f"{index.name}.numel()"
+    elif len(index.shape) == rank and rank:
+        k, k_source = index.shape[d], f"{index.name}.shape[dim]"
+    else:
+        raise InputError(expected(f"an index of rank 1 or {rank}", list(index.shape)))
+    numel = math.prod(source.shape)
+    return [
+        AxisValue(name="k", value=k, source=k_source, kind="shape"),
+        AxisValue(name="n", value=n, source=f"{source.name}.shape[dim]", kind="shape"),
+        AxisValue(
+            name="rows",
+            value=numel // n if n else 0,
+            source=f"{source.name}.numel() / n",
+            kind="derived",
+        ),
+    ]
+
+
+# "arg0"/"arg1": positional arguments of functions without an inspectable signature
+# (torch builtins wrapped by the Recorder).
+_X_ALIASES = {"x": ("self", "input", "logits", "scores", "a", "arg0")}
+
+BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
+    OpSignature(
+        name="mla_decode",
+        ops=(
+            "mla_decode",
+            "mla_decode_with_kvcache",
+            "mla_decode_ref",
+            "flash_mla_with_kvcache",
+            "flash_mla",
+            "mla_decode_fwd",
+        ),
+        family="mla-decode",
+        tensors={
+            "q": ("b", "s_q", "h_q", "d_qk"),
+            "kv_cache": ("num_blocks", "page", "h_kv", "d"),
+            "block_table": ("b", "max_blocks"),
+            "cache_seqlens": ("b",),
+        },
+        aliases={
+            "q": ("query",),
+            "kv_cache": ("k_cache", "kvcache", "blocked_k", "kv"),
+            "block_table": ("block_tables",),
+            "cache_seqlens": ("seqlens", "cache_seqlens_k", "seqlens_k"),
+        },
+        values={"cache_seqlens": "seqlen"},
+        scalars={
+            "seqlen": "seqlen",
+            "max_seqlen": "seqlen",
+            "t": "seqlen",
+            "dv": "d_v",
+            "head_dim_v": "d_v",
+        },
+        reduced=("seqlen",),
+        fixed=("h_kv",),
+        lengths="seqlen",
+        hints={
+            "s_q": "one query token per sequence (plain decode): no causal mask among draft "
+            "tokens and one query row per head",
+            "b": "a single sequence: no batch loop, and split-KV is the only source of "
+            "parallelism across SMs",
+            "page": "page size 1: the block table is a token index; paging adds an "
+            "indirection per key",
+        },
+    ),
+    OpSignature(
+        name="attention",
+        ops=(
+            "scaled_dot_product_attention",
+            "_scaled_dot_product_flash_attention",
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "_scaled_dot_product_efficient_attention",
+            "_scaled_dot_product_cudnn_attention",
+            "sdpa",
+        ),
+        family="attention",
+        tensors={
+            "q": ("b", "h_q", "s_q", "d_qk"),
+            "k": ("b", "h_kv", "s_kv", "d_qk"),
+            "v": ("b", "h_kv", "s_kv", "d_v"),
+        },
+        aliases={"q": ("query",), "k": ("key",), "v": ("value",)},
+        values={"kv_lens": "kv_len"},
+        reduced=("s_kv",),
+        lengths="kv_len",
+        padded=(("s_kv", "kv_len_mean"),),
+        hints={"s_q": "one query row per head: a matrix-vector product per head (decode)"},
+    ),
+    OpSignature(
+        name="flash_attn",
+        ops=("flash_attn_func", "flash_attn"),
+        family="attention",
+        tensors={
+            "q": ("b", "s_q", "h_q", "d_qk"),
+            "k": ("b", "s_kv", "h_kv", "d_qk"),
+            "v": ("b", "s_kv", "h_kv", "d_v"),
+        },
+        values={"kv_lens": "kv_len"},
+        reduced=("s_kv",),
+        lengths="kv_len",
+        padded=(("s_kv", "kv_len_mean"),),
+        hints={"s_q": "one query row per head: a matrix-vector product per head (decode)"},
+    ),
+    OpSignature(
+        name="softmax",
+        ops=("softmax", "_softmax", "log_softmax", "_log_softmax", "softmax_fwd"),
+        family="softmax",
+        aliases=_X_ALIASES,
+        dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=-1, rows="rows"),),
+        values={"lengths": "len"},
+        reduced=("n",),
+        lengths="len",
+        padded=(("n", "len_mean"),),
+    ),
+    OpSignature(
+        name="reduction",
+        ops=(
+            "sum",
+            "mean",
+            "amax",
+            "amin",
+            "max",
+            "min",
+            "prod",
+            "argmax",
+            "argmin",
+            "logsumexp",
+            "norm",
+            "linalg_vector_norm",
+            "var",
+            "std",
+            "all",
+            "any",
+            "nansum",
+        ),
+        family="reduction",
+        aliases=_X_ALIASES,
+        dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=None, rows="rows"),),
+        reduced=("n",),
+    ),
+    OpSignature(
+        name="topk",
+        ops=("topk", "top_k", "topk_indexer"),
+        family="any",
+        aliases={**_X_ALIASES, "k": ("top_k", "topk", "arg1")},
+        dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=-1, rows="rows"),),
+        scalars={"k": "k"},
+        select=("k", "n"),
+    ),
+    OpSignature(
+        name="gather",
+        ops=("gather", "index_select", "take_along_dim"),
+        family="any",
+        select=("k", "n"),
+        extract=_gather_axes,
+    ),
+)
+
+_USER: list[OpSignature] = []
+
+
+def register_signature(signature: OpSignature, *, replace: bool = False) -> None:
+    """Add ``signature`` to the registry; it is tried before the built-in signatures.
+
+    Raises
+    ------
+    InputError
+        When a signature of that name exists and ``replace`` is False.
+    """
+    existing = [s for s in _USER if s.name == signature.name]
+    builtin = any(s.name == signature.name for s in BUILTIN_SIGNATURES)
+    if (existing or builtin) and not replace:
+        raise InputError(
+            expected("a new signature name (or replace=True)", signature.name, where="signature")
+        )
+    for old in existing:
+        _USER.remove(old)
+    _USER.insert(0, signature)
+
+
+def unregister_signature(name: str) -> None:
+    """Remove the user signature ``name`` (built-ins come back if it shadowed one)."""
+    for old in [s for s in _USER if s.name == name]:
+        _USER.remove(old)
+
+
+def registered_signatures() -> tuple[OpSignature, ...]:
+    """All registered signatures in lookup order: user ones first, then built-ins."""
+    shadowed = {s.name for s in _USER}
+    return (*_USER, *(s for s in BUILTIN_SIGNATURES if s.name not in shadowed))
+
+
+def find_signature(op: str, extra: Sequence[OpSignature] = ()) -> OpSignature | None:
+    """Return the first signature that applies to ``op``: ``extra`` first, then the registry."""
+    for sig in (*extra, *registered_signatures()):
+        if sig.matches(op):
+            return sig
+    return None

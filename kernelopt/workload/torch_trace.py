@@ -1,0 +1,334 @@
+"""Read a PyTorch profiler Chrome trace recorded with ``record_shapes=True``.
+
+``torch.profiler.profile(record_shapes=True).export_chrome_trace(path)`` writes one
+``"ph": "X"`` event per op call with ``cat: "cpu_op"`` and, in ``args``, the positional
+inputs: ``"Input Dims"`` (a shape per input), ``"Input type"`` (a C++ dtype name for
+tensors, ``"Scalar"``/``"ScalarList"`` otherwise) and ``"Concrete Inputs"`` (scalar values
+as text). Inputs are named from the op's ATen schema for the ops kernelopt knows
+(``aten::topk`` → ``self, k, dim, largest, sorted``), else ``arg0``, ``arg1``...
+
+Durations: the host time of the op event, or, when the trace holds GPU kernel events
+(``cat: "kernel"``), the summed time of the kernels each op launched, itself or through the
+ops nested inside it (matched by ``"External id"``). Reading is plain JSON: torch is not
+imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.workload.calls import Arg, Call, CallGroup, ScalarArg, TensorArg, Trace
+from kernelopt.workload.dtypes import canonical_dtype
+
+__all__ = ["ATEN_ARG_NAMES", "load_json", "read_torch_trace", "trace_from_events"]
+
+# Positional input names of common ATen ops, from their schemas (native_functions.yaml).
+ATEN_ARG_NAMES: dict[str, tuple[str, ...]] = {
+    "softmax": ("self", "dim", "dtype"),
+    "log_softmax": ("self", "dim", "dtype"),
+    "_softmax": ("self", "dim", "half_to_float"),
+    "_log_softmax": ("self", "dim", "half_to_float"),
+    "topk": ("self", "k", "dim", "largest", "sorted"),
+    "sort": ("self", "dim", "descending"),
+    "sum": ("self", "dim", "keepdim", "dtype"),
+    "mean": ("self", "dim", "keepdim", "dtype"),
+    "nansum": ("self", "dim", "keepdim", "dtype"),
+    "prod": ("self", "dim", "keepdim", "dtype"),
+    "amax": ("self", "dim", "keepdim"),
+    "amin": ("self", "dim", "keepdim"),
+    "max": ("self", "dim", "keepdim"),
+    "min": ("self", "dim", "keepdim"),
+    "argmax": ("self", "dim", "keepdim"),
+    "argmin": ("self", "dim", "keepdim"),
+    "logsumexp": ("self", "dim", "keepdim"),
+    "linalg_vector_norm": ("self", "ord", "dim", "keepdim", "dtype"),
+    "var": ("self", "dim", "correction", "keepdim"),
+    "std": ("self", "dim", "correction", "keepdim"),
+    "scaled_dot_product_attention": (
+        "query",
+        "key",
+        "value",
+        "attn_mask",
+        "dropout_p",
+        "is_causal",
+        "scale",
+        "enable_gqa",
+    ),
+    "_scaled_dot_product_flash_attention": (
+        "query",
+        "key",
+        "value",
+        "dropout_p",
+        "is_causal",
+        "return_debug_mask",
+        "scale",
+    ),
+    "_scaled_dot_product_flash_attention_for_cpu": (
+        "query",
+        "key",
+        "value",
+        "dropout_p",
+        "is_causal",
+        "attn_mask",
+        "scale",
+    ),
+    "_scaled_dot_product_efficient_attention": (
+        "query",
+        "key",
+        "value",
+        "attn_bias",
+        "compute_log_sumexp",
+        "dropout_p",
+        "is_causal",
+        "scale",
+    ),
+    "_scaled_dot_product_cudnn_attention": (
+        "query",
+        "key",
+        "value",
+        "attn_bias",
+        "compute_log_sumexp",
+        "dropout_p",
+        "is_causal",
+        "return_debug_mask",
+        "scale",
+    ),
+    "index_select": ("self", "dim", "index"),
+    "gather": ("self", "dim", "index", "sparse_grad"),
+    "mm": ("self", "mat2"),
+    "bmm": ("self", "mat2"),
+    "matmul": ("self", "other"),
+    "addmm": ("self", "mat1", "mat2", "beta", "alpha"),
+    "linear": ("input", "weight", "bias"),
+    "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps", "cudnn_enable"),
+    "rms_norm": ("input", "normalized_shape", "weight", "eps"),
+    "cat": ("tensors", "dim"),
+}
+
+_OP_CATEGORIES = ("cpu_op", "operator")
+_KERNEL_CATEGORIES = ("kernel",)
+
+
+def load_json(path: str | Path) -> Any:
+    """Load a JSON file, gzip-compressed or not (``.json.gz`` profiler traces).
+
+    Raises
+    ------
+    InputError
+        When the file is missing or not JSON.
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise InputError(expected("an existing trace file", str(target)))
+    raw = target.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as error:
+            raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as error:
+        raise InputError(expected("a JSON document", f"{target}: {error}")) from None
+
+
+def _arg_names(op: str, count: int) -> list[str]:
+    known = ATEN_ARG_NAMES.get(op.rsplit("::", 1)[-1], ())
+    return [known[i] if i < len(known) else f"arg{i}" for i in range(count)]
+
+
+def _concrete(text: str) -> Any:
+    """Parse a "Concrete Inputs" entry: ``"1"``, ``"0."``, ``"False"``, ``"[1, 2]"``."""
+    text = text.strip()
+    if text in ("True", "False"):
+        return text == "True"
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    if isinstance(value, list) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+    ):
+        return tuple(value)
+    if isinstance(value, (int, float, bool)):
+        return value
+    return text
+
+
+def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg]:
+    dims = args.get("Input Dims")
+    if not isinstance(dims, list):
+        raise InputError(expected("'Input Dims' as a list", type(dims).__name__))
+    types = args.get("Input type") or []
+    concrete = args.get("Concrete Inputs") or []
+    names = _arg_names(op, len(dims))
+    out: list[Arg] = []
+    for i, (name, dim) in enumerate(zip(names, dims, strict=True)):
+        kind = types[i] if i < len(types) and isinstance(types[i], str) else ""
+        value = concrete[i] if i < len(concrete) and isinstance(concrete[i], str) else ""
+        if kind in ("Scalar", "ScalarList"):
+            parsed = _concrete(value) if value != "" else None
+            if parsed is not None:
+                out.append(ScalarArg(name=name, value=parsed))
+        elif kind in ("TensorList", "GenericList"):
+            if isinstance(dim, list):
+                for j, shape in enumerate(dim):
+                    if isinstance(shape, list):
+                        out.append(
+                            TensorArg(name=f"{name}.{j}", shape=tuple(shape), dtype="unknown")
+                        )
+        elif kind:
+            if not isinstance(dim, list):
+                raise InputError(expected("a shape list", dim, where=name))
+            canonical = canonical_dtype(kind)
+            if canonical is None:
+                unknown.add(kind)
+            out.append(TensorArg(name=name, shape=tuple(dim), dtype=canonical or kind))
+        # An empty type is an omitted optional input (None): nothing to record.
+    return out
+
+
+def _device_times(events: Sequence[Mapping[str, Any]], ops: list[int]) -> dict[int, float] | None:
+    """Kernel time per op event index, including kernels of nested ops; None without kernels."""
+    by_external: dict[Any, float] = {}
+    for event in events:
+        if isinstance(event, dict) and str(event.get("cat", "")).lower() in _KERNEL_CATEGORIES:
+            args = event.get("args") or {}
+            ext = args.get("External id") if isinstance(args, dict) else None
+            dur = event.get("dur")
+            if ext is not None and isinstance(dur, (int, float)) and not isinstance(dur, bool):
+                by_external[ext] = by_external.get(ext, 0.0) + max(float(dur), 0.0)
+    if not by_external:
+        return None
+    own: dict[int, float] = {}
+    for index in ops:
+        args = events[index].get("args") or {}
+        own[index] = by_external.get(args.get("External id"), 0.0)
+    # Nesting: on one thread, an op contains the ops that start and end inside it.
+    threads: dict[Any, list[int]] = {}
+    for index in ops:
+        event = events[index]
+        threads.setdefault((event.get("pid"), event.get("tid")), []).append(index)
+    total = dict(own)
+    for members in threads.values():
+        members.sort(key=lambda i: (float(events[i]["ts"]), -float(events[i]["dur"])))
+        stack: list[int] = []
+        parent: dict[int, int] = {}
+        for index in members:
+            start = float(events[index]["ts"])
+            while stack and start >= float(events[stack[-1]]["ts"]) + float(
+                events[stack[-1]]["dur"]
+            ):
+                stack.pop()
+            if stack:
+                parent[index] = stack[-1]
+            stack.append(index)
+        for index in reversed(members):  # children come after their parent
+            if index in parent:
+                total[parent[index]] += total[index]
+    return total
+
+
+def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
+    """Build a :class:`~kernelopt.workload.calls.Trace` from a decoded Chrome trace.
+
+    Parameters
+    ----------
+    data : dict or list
+        ``{"traceEvents": [...]}`` or the bare event list.
+    source : str
+        Name recorded as the trace's source.
+    time : {"auto", "host", "device"}
+        Which duration to keep: the op's host time, or the GPU kernel time it launched;
+        ``"auto"`` takes device time when the trace has kernel events.
+    """
+    if time not in ("auto", "host", "device"):
+        raise InputError(expected("time in {'auto', 'host', 'device'}", time, where="time"))
+    events = data.get("traceEvents") if isinstance(data, dict) else data
+    if not isinstance(events, list):
+        raise InputError(
+            expected("a Chrome trace with a 'traceEvents' list", type(events).__name__)
+        )
+    ops: list[int] = []
+    unshaped = 0
+    for index, event in enumerate(events):
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        if str(event.get("cat", "")).lower() not in _OP_CATEGORIES:
+            continue
+        args = event.get("args")
+        if not isinstance(args, dict) or "Input Dims" not in args:
+            unshaped += 1
+            continue
+        ts, dur = event.get("ts"), event.get("dur")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (ts, dur)):
+            unshaped += 1
+            continue
+        ops.append(index)
+    device = _device_times(events, ops) if time != "host" else None
+    if time == "device" and device is None:
+        raise InputError(expected("GPU kernel events for time='device'", "none in the trace"))
+    notes: list[str] = []
+    problems = 0
+    unknown: set[str] = set()
+    merged: dict[Call, list[Any]] = {}
+    for index in ops:
+        event = events[index]
+        name = event.get("name")
+        try:
+            if not isinstance(name, str):
+                raise InputError(expected("an op name", name))
+            call = Call(op=name, args=tuple(_event_args(name, event["args"], unknown)))
+            dur = float(device[index]) if device is not None else float(event["dur"])
+            if dur < 0:
+                raise InputError(expected("a duration >= 0", dur))
+        except KernelOptError as error:
+            problems += 1
+            if problems <= 20:
+                notes.append(f"event {index} ({name}): {error}")
+            continue
+        acc = merged.setdefault(call, [0, 0, 0.0])
+        acc[0] += 1
+        acc[1] += 1
+        acc[2] += dur
+    if problems > 20:
+        notes.append(f"... and {problems - 20} more malformed op events")
+    if unshaped and not ops:
+        notes.append(
+            f"{unshaped} op events carry no shapes: record the trace with "
+            "torch.profiler.profile(record_shapes=True)"
+        )
+    if device is not None:
+        notes.append("durations are GPU kernel time per op (nested ops included)")
+    for dtype in sorted(unknown):
+        notes.append(f"unknown dtype {dtype!r}, kept as written")
+    groups = [
+        CallGroup(call=c, calls=a[0], timed_calls=a[1], time_us=a[2]) for c, a in merged.items()
+    ]
+    return Trace(
+        source=source,
+        format="torch-profiler",
+        groups=groups,
+        records=len(ops) + unshaped,
+        skipped=problems + (unshaped if ops else 0),
+        notes=notes,
+    )
+
+
+def read_torch_trace(path: str | Path, *, time: str = "auto") -> Trace:
+    """Read a PyTorch profiler Chrome trace (``.json`` or ``.json.gz``).
+
+    Parameters
+    ----------
+    path : path-like
+        The file ``export_chrome_trace`` wrote, recorded with ``record_shapes=True``.
+    time : {"auto", "host", "device"}
+        See :func:`trace_from_events`.
+    """
+    return trace_from_events(load_json(path), source=str(path), time=time)

@@ -1,0 +1,170 @@
+"""One entry point for every trace format: :func:`read_trace` and :func:`profile_trace`.
+
+Formats, detected from the content (or forced with ``format=``):
+
+``"jsonl"``
+    One call record per line, ``{"op", "args", "duration_us"?}`` (what
+    :class:`~kernelopt.workload.Recorder` writes).
+``"torch-profiler"``
+    A PyTorch profiler Chrome trace recorded with ``record_shapes=True`` (``.json`` or
+    ``.json.gz``).
+``"flashinfer-bench"``
+    FlashInfer-Bench workloads with their definition (JSONL of trace records, a JSON list,
+    or a ``{"definition", "workloads"}`` bundle).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, cast
+
+from kernelopt._errors import InputError, expected
+from kernelopt.workload.calls import Trace
+from kernelopt.workload.flashinfer import read_flashinfer
+from kernelopt.workload.jsonl import read_jsonl
+from kernelopt.workload.profile import (
+    DEFAULT_MAX_SHAPES,
+    DEFAULT_MAX_VALUES,
+    WorkloadProfile,
+    profile_calls,
+)
+from kernelopt.workload.signatures import OpSignature
+from kernelopt.workload.torch_trace import load_json, trace_from_events
+
+__all__ = ["FORMATS", "detect_format", "profile_trace", "read_trace"]
+
+FORMATS = ("jsonl", "torch-profiler", "flashinfer-bench")
+_SNIFF_BYTES = 1 << 16
+
+
+def _kind_of_record(record: object) -> str | None:
+    if isinstance(record, dict):
+        if "traceEvents" in record:
+            return "torch-profiler"
+        if "op" in record:
+            return "jsonl"
+        if "workload" in record or "workloads" in record or ("axes" in record and "uuid" in record):
+            return "flashinfer-bench"
+    if isinstance(record, list) and record:
+        first = record[0]
+        if isinstance(first, dict) and "ph" in first:
+            return "torch-profiler"
+        if isinstance(first, dict) and ("workload" in first or "axes" in first):
+            return "flashinfer-bench"
+    return None
+
+
+def detect_format(path: str | Path) -> str:
+    """Return the format of the trace at ``path`` (one of :data:`FORMATS`).
+
+    Raises
+    ------
+    InputError
+        When the file is missing, empty, or in none of the formats.
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise InputError(expected("an existing trace file", str(target)))
+    with open(target, "rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(target, "rb") as handle:
+                head = handle.read(_SNIFF_BYTES)
+        except (OSError, EOFError) as error:
+            raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
+    if not head.strip():
+        raise InputError(expected("a non-empty trace file", f"{target} (empty)"))
+    first = head.lstrip().split(b"\n", 1)[0]
+    try:
+        kind = _kind_of_record(json.loads(first))
+    except (ValueError, RecursionError):
+        kind = None
+    if kind is not None:
+        return kind
+    if target.suffix == ".jsonl":
+        return "jsonl"
+    # A pretty-printed JSON document: decode it whole (profiler traces and definitions are
+    # small next to call traces, which are JSONL).
+    try:
+        kind = _kind_of_record(load_json(target))
+    except InputError:
+        kind = None
+    if kind is None:
+        raise InputError(
+            expected(
+                "a JSONL call trace, a PyTorch profiler trace or FlashInfer-Bench workloads",
+                f"{target} (unrecognized content)",
+            )
+        )
+    return kind
+
+
+def read_trace(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    definition: str | Path | Mapping[str, Any] | None = None,
+    time: str = "auto",
+) -> Trace:
+    """Read a trace of kernel calls into distinct call signatures.
+
+    Parameters
+    ----------
+    path : path-like
+        The trace file.
+    format : {"jsonl", "torch-profiler", "flashinfer-bench"}, optional
+        Skip detection.
+    definition : path-like or dict, optional
+        FlashInfer-Bench definition for workload files that do not carry one.
+    time : {"auto", "host", "device"}
+        For profiler traces: keep host op time or GPU kernel time (``"auto"``: kernel time
+        when the trace has kernel events).
+
+    Returns
+    -------
+    Trace
+        Malformed records are skipped and described in ``Trace.notes``.
+
+    Raises
+    ------
+    InputError
+        When the file is missing or in no known format.
+    """
+    target = Path(path)
+    kind = format or detect_format(target)
+    if kind not in FORMATS:
+        raise InputError(expected(f"a format in {FORMATS}", kind, where="format"))
+    if not target.is_file():
+        raise InputError(expected("an existing trace file", str(target)))
+    if kind == "jsonl":
+        with open(target, "rb") as handle:
+            compressed = handle.read(2) == b"\x1f\x8b"
+        if compressed:
+            with gzip.open(target, "rb") as handle:
+                return read_jsonl(cast(IO[bytes], handle), source=str(target))
+        return read_jsonl(target)
+    if kind == "torch-profiler":
+        return trace_from_events(load_json(target), source=str(target), time=time)
+    return read_flashinfer(target, definition=definition)
+
+
+def profile_trace(
+    path: str | Path,
+    *,
+    op: str | None = None,
+    format: str | None = None,
+    definition: str | Path | Mapping[str, Any] | None = None,
+    time: str = "auto",
+    signatures: Sequence[OpSignature] = (),
+    max_shapes: int = DEFAULT_MAX_SHAPES,
+    max_values: int = DEFAULT_MAX_VALUES,
+) -> WorkloadProfile:
+    """Read the trace at ``path`` and profile it: ``profile_calls(read_trace(path))``."""
+    trace = read_trace(path, format=format, definition=definition, time=time)
+    return profile_calls(
+        trace, op=op, signatures=signatures, max_shapes=max_shapes, max_values=max_values
+    )

@@ -1,0 +1,208 @@
+"""The Recorder: what it writes, how it wraps, and that it needs no torch for itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelopt._errors import InputError
+from kernelopt.workload import (
+    Recorder,
+    TensorArg,
+    ValuesSummary,
+    find_shortcuts,
+    profile_trace,
+    read_trace,
+)
+
+
+def test_decorator_records_shapes_scalars_and_values(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, values=("cache_seqlens",))
+
+    @recorder
+    def mla_decode(q, kv_cache, cache_seqlens, softmax_scale, *, causal=False, plan=None):  # type: ignore[no-untyped-def]
+        return q
+
+    q = torch.zeros(4, 1, 16, 576, dtype=torch.bfloat16)
+    kv = torch.zeros(8, 64, 1, 576, dtype=torch.bfloat16)
+    lens = torch.tensor([5, 5, 5, 5], dtype=torch.int32)
+    with recorder:
+        for _ in range(3):
+            assert mla_decode(q, kv, lens, 0.125, causal=True, plan=object()) is q
+        mla_decode(q, kv, torch.tensor([1, 2, 3, 10], dtype=torch.int32), 0.125, causal=True)
+    assert recorder.calls == 4
+    first = json.loads(path.read_text().splitlines()[0])
+    assert first == {
+        "op": "test_decorator_records_shapes_scalars_and_values.<locals>.mla_decode",
+        "args": {
+            "q": {"shape": [4, 1, 16, 576], "dtype": "bfloat16"},
+            "kv_cache": {"shape": [8, 64, 1, 576], "dtype": "bfloat16"},
+            "cache_seqlens": {
+                "shape": [4],
+                "dtype": "int32",
+                "values": {"min": 5.0, "max": 5.0, "mean": 5.0},
+            },
+            "softmax_scale": 0.125,
+            "causal": True,
+        },
+    }
+    trace = read_trace(path)
+    # Values summaries do not split shapes: they become histograms of the one shape.
+    assert trace.calls == 4 and trace.skipped == 0 and len(trace.groups) == 1
+    (group,) = trace.groups
+    assert group.call.arg("cache_seqlens") == TensorArg(
+        name="cache_seqlens", shape=(4,), dtype="int32"
+    )
+    (hist,) = group.values
+    assert hist.arg == "cache_seqlens"
+    assert [(b.value, b.calls) for b in hist.max] == [(5.0, 3), (10.0, 1)]
+    assert [(b.value, b.calls) for b in hist.mean] == [(4.0, 1), (5.0, 3)]
+    assert [(b.value, b.calls) for b in hist.uniform] == [(0.0, 1), (1.0, 3)]
+    assert ValuesSummary(min=1, max=10, mean=4).max == 10
+
+
+def test_named_op_feeds_the_signature_and_rules(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, time="host", values=("cache_seqlens",))
+    decode = recorder(lambda q, kv_cache, cache_seqlens: None, op="mla_decode")
+    with recorder:
+        for _ in range(5):
+            decode(
+                torch.zeros(2, 1, 8, 576),
+                torch.zeros(4, 64, 1, 576),
+                torch.tensor([7, 7], dtype=torch.int32),
+            )
+    op = profile_trace(path).op()
+    assert op.signature == "mla_decode" and op.timed_calls == 5 and op.time_us is not None
+    assert {s.rule for s in find_shortcuts(op)} >= {"uniform-lengths", "size1-axis"}
+
+
+def test_patch_wraps_for_the_block_only_and_restores_on_error(tmp_path: Path) -> None:
+    module = types.SimpleNamespace(softmax=lambda x, dim=-1: x)
+    original = module.softmax
+    recorder = Recorder(tmp_path / "calls.jsonl")
+    with recorder.patch(module, "softmax"):
+        assert module.softmax is not original
+        module.softmax(torch.zeros(3, 1), dim=1)
+    assert module.softmax is original
+    module.softmax(torch.zeros(3, 1))  # not recorded
+    with pytest.raises(RuntimeError), recorder.patch(module, "softmax"):
+        module.softmax(torch.zeros(2, 2))
+        raise RuntimeError("boom")
+    assert module.softmax is original
+    lines = [json.loads(x) for x in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [x["op"] for x in lines] == ["softmax", "softmax"]
+    assert lines[0]["args"] == {"x": {"shape": [3, 1], "dtype": "float32"}, "dim": 1}
+
+
+def test_paused_lists_and_positional_extras(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, append=False)
+
+    @recorder(op="cat")
+    def cat(*tensors, dim=0):  # type: ignore[no-untyped-def]
+        return None
+
+    with recorder:
+        cat(torch.zeros(2), torch.zeros(3), dim=0)
+        with recorder.paused():
+            cat(torch.zeros(2))
+        cat([torch.zeros(1, dtype=torch.int64), torch.zeros(2, dtype=torch.int64)], dim=(0, 1))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert len(lines) == 2
+    assert lines[0]["args"] == {
+        "arg0": {"shape": [2], "dtype": "float32"},
+        "arg1": {"shape": [3], "dtype": "float32"},
+        "dim": 0,
+    }
+    assert lines[1]["args"]["arg0"] == [
+        {"shape": [1], "dtype": "int64"},
+        {"shape": [2], "dtype": "int64"},
+    ]
+    assert lines[1]["args"]["dim"] == [0, 1]
+    assert read_trace(path).skipped == 0
+
+
+def test_manual_record_append_and_overwrite(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    path.write_text('{"op": "old"}\n')
+    recorder = Recorder(path)
+    recorder.record("f", {"x": torch.zeros(2, 2), "k": 3}, duration_us=1.5)
+    recorder.close()
+    assert [json.loads(x)["op"] for x in path.read_text().splitlines()] == ["old", "f"]
+    fresh = Recorder(path, append=False)
+    fresh.record("g", {})
+    fresh.close()
+    assert path.read_text() == '{"op":"g","args":{}}\n'
+    with pytest.raises(InputError, match="a duration >= 0"):
+        fresh.record("g", {}, duration_us=-1.0)
+    with pytest.raises(InputError, match="time in"):
+        Recorder(path, time="wall")
+
+
+def test_flush_every_writes_in_batches(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, flush_every=2)
+    for _ in range(3):
+        recorder.record("f", {})
+    assert len(path.read_text().splitlines()) == 2  # one call still buffered
+    recorder.flush()
+    assert len(path.read_text().splitlines()) == 3
+
+
+def test_recording_duck_typed_arrays_imports_no_torch(tmp_path: Path) -> None:
+    code = f"""
+import sys
+from kernelopt.workload import Recorder, read_trace
+
+class Array:
+    def __init__(self, *shape): self.shape, self.dtype = shape, "float16"
+    def min(self): return 1
+    def max(self): return 9
+    def mean(self): return 4.5
+
+rec = Recorder({str(tmp_path / "c.jsonl")!r}, time="host", values=("lens",))
+fn = rec(lambda x, lens, k: None, op="topk")
+with rec:
+    fn(Array(4, 100), Array(4), k=100)
+trace = read_trace({str(tmp_path / "c.jsonl")!r})
+print(trace.calls, trace.groups[0].call.label, trace.groups[0].values[0].mean[0].value)
+print(",".join(m for m in ("torch", "numpy", "triton") if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, imported = out.stdout.splitlines()
+    assert first == "1 x=[4,100]:float16 lens=[4]:float16 k=100 4.5"
+    assert imported == ""
+
+
+def test_wrapping_a_torch_builtin(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, time="host")
+    softmax = recorder(torch.softmax, op="softmax")
+    topk = recorder(torch.topk, op="topk")
+    with recorder:
+        softmax(torch.randn(8, 1, 32), dim=1)
+        topk(torch.randn(4, 16), 16)
+    found = {s.rule for s in find_shortcuts(profile_trace(path))}
+    assert {"size1-reduction", "select-all"} <= found
+
+
+@pytest.mark.gpu
+def test_cuda_event_timing(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, time="cuda")
+    softmax = recorder(torch.softmax, op="softmax")
+    x = torch.randn(512, 1, 4096, device="cuda")
+    with recorder:
+        for _ in range(8):
+            softmax(x, dim=1)
+    op = profile_trace(path).op()
+    assert op.timed_calls == 8 and op.time_us is not None and op.time_us > 0
+    assert {s.rule for s in find_shortcuts(op)} >= {"size1-reduction"}

@@ -1,0 +1,206 @@
+"""Shortcut rules: each one fires on the shapes it is about, and only there."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from kernelopt._errors import InputError
+from kernelopt.workload import (
+    BUCKET_PADDING_WASTE,
+    DOMINANT_SHAPE_SPECIALIZATION,
+    SIZE1_AXIS_SHORTCUT,
+    UNIFORM_LENGTH_FAST_PATH,
+    Call,
+    OpProfile,
+    ScalarArg,
+    Shortcut,
+    ShortcutRule,
+    TensorArg,
+    Thresholds,
+    ValuesSummary,
+    find_shortcuts,
+    profile_calls,
+    profile_trace,
+    register_rule,
+    registered_rules,
+    unregister_rule,
+)
+
+
+def _t(name: str, *shape: int, values: ValuesSummary | None = None) -> TensorArg:
+    return TensorArg(name=name, shape=shape, dtype="float16", values=values)
+
+
+def _by_rule(found: Iterable[Shortcut]) -> dict[str, list[Shortcut]]:
+    out: dict[str, list[Shortcut]] = {}
+    for item in found:
+        out.setdefault(item.rule, []).append(item)
+    return out
+
+
+def _softmax(n: int, dim: int = -1, duration: float | None = None) -> Call:
+    return Call(
+        op="softmax", args=(_t("x", 8, n), ScalarArg(name="dim", value=dim)), duration_us=duration
+    )
+
+
+def test_softmax_over_size1_axis() -> None:
+    calls = [_softmax(1)] * 3 + [_softmax(64)]
+    found = _by_rule(find_shortcuts(profile_calls(calls)))
+    (hit,) = found["size1-reduction"]
+    assert hit.call_share == 0.75 and hit.time_share is None
+    assert hit.guard == "x.shape[dim] == 1" and hit.axis == "n" and hit.op == "softmax"
+    assert "exactly 1.0" in hit.message and hit.catalog_ids == (SIZE1_AXIS_SHORTCUT,)
+    assert "size1-axis" not in found  # the reduced axis is reported once, by its own rule
+    strict = find_shortcuts(profile_calls(calls), thresholds=Thresholds(often=0.8))
+    assert "size1-reduction" not in _by_rule(strict)
+
+
+def test_reduction_over_size1_axis_is_a_copy() -> None:
+    calls = [Call(op="sum", args=(_t("x", 4, 1, 8), ScalarArg(name="dim", value=1)))]
+    (hit,) = _by_rule(find_shortcuts(profile_calls(calls)))["size1-reduction"]
+    assert "copy of the input" in hit.message and hit.call_share == 1.0
+
+
+def test_single_key_attention_from_a_real_profiler_trace(data: Path) -> None:
+    profile = profile_trace(data / "sdpa_one_key_cpu.json", op="aten::scaled_dot_product_attention")
+    (hit,) = _by_rule(find_shortcuts(profile))["single-key-attention"]
+    assert hit.call_share == pytest.approx(2 / 3) and hit.guard == "key.shape[2] == 1"
+    assert "output is that key's value row" in hit.message
+    assert hit.time_share is not None  # profiler traces carry durations
+
+
+def test_topk_with_k_at_least_n_from_a_real_profiler_trace(data: Path) -> None:
+    profile = profile_trace(data / "softmax_topk_cpu.json", op="aten::topk")
+    (hit,) = _by_rule(find_shortcuts(profile))["select-all"]
+    assert hit.call_share == pytest.approx(2 / 3) and hit.guard == "k >= self.shape[dim]"
+    assert "every element is selected" in hit.message
+
+
+def test_top1_is_an_argmax_and_gather_is_a_copy_only_with_arange() -> None:
+    top1 = [Call(op="topk", args=(_t("x", 4, 100), ScalarArg(name="k", value=1)))]
+    (hit,) = _by_rule(find_shortcuts(profile_calls(top1)))["select-one"]
+    assert hit.guard == "k == 1" and "argmax" in hit.message
+    gather = [
+        Call(
+            op="index_select",
+            args=(_t("x", 10, 4), ScalarArg(name="dim", value=0), _t("index", 10)),
+        )
+    ]
+    (hit,) = _by_rule(find_shortcuts(profile_calls(gather)))["select-all"]
+    assert "arange" in hit.guard and "plain copy" in hit.message
+    partial = [Call(op="topk", args=(_t("x", 4, 100), ScalarArg(name="k", value=8)))]
+    assert not {"select-all", "select-one"} & set(_by_rule(find_shortcuts(profile_calls(partial))))
+
+
+def test_mla_fixture_findings(data: Path) -> None:
+    profile = profile_trace(data / "mla_decode_calls.jsonl")
+    found = _by_rule(find_shortcuts(profile))
+    (uniform,) = found["uniform-lengths"]
+    assert uniform.call_share == 0.9 and uniform.time_share == pytest.approx(565 / 585)
+    assert uniform.guard == "cache_seqlens.min() == cache_seqlens.max()"
+    assert uniform.catalog_ids == (UNIFORM_LENGTH_FAST_PATH,)
+    (dominant,) = found["dominant-shape"]
+    # By time, the speculative shape (s_q=16) dominates although it is 20% of the calls.
+    assert dominant.time_share == pytest.approx(320 / 585) and dominant.call_share == 0.2
+    assert "q.shape[1] == 16" in dominant.guard
+    assert dominant.catalog_ids == (DOMINANT_SHAPE_SPECIALIZATION,)
+    (s_q,) = [s for s in found["size1-axis"] if s.axis == "s_q"]
+    assert s_q.call_share == 0.8 and s_q.guard == "q.shape[1] == 1"
+    assert "plain decode" in s_q.message  # the signature's hint
+    assert all(s.axis != "h_kv" for s in found["size1-axis"])  # fixed by design
+    assert "single-key-attention" not in found  # 10% of calls: below the threshold
+    low = _by_rule(find_shortcuts(profile, thresholds=Thresholds(often=0.1)))
+    (single,) = low["single-key-attention"]
+    assert single.call_share == 0.1 and single.guard == "cache_seqlens.max() == 1"
+
+
+def test_dominant_shape_by_calls_without_durations() -> None:
+    calls = [_softmax(64)] * 6 + [_softmax(128)] * 4
+    (hit,) = _by_rule(find_shortcuts(profile_calls(calls)))["dominant-shape"]
+    assert hit.call_share == 0.6 and hit.time_share is None
+    assert hit.guard == "x.shape[dim] == 64" and "of calls" in hit.message
+    spread = [_softmax(64)] * 4 + [_softmax(128)] * 3 + [_softmax(256)] * 3
+    assert "dominant-shape" not in _by_rule(find_shortcuts(profile_calls(spread)))
+
+
+def test_bucket_padding_measured_from_real_lengths() -> None:
+    def sdpa(s_kv: int, mean: float) -> Call:
+        lens = ValuesSummary(min=1, max=s_kv, mean=mean)
+        return Call(
+            op="sdpa",
+            args=(
+                _t("q", 2, 8, 1, 64),
+                _t("k", 2, 8, s_kv, 64),
+                _t("v", 2, 8, s_kv, 64),
+                _t("kv_lens", 2, values=lens),
+            ),
+        )
+
+    calls = [sdpa(128, 64.0)] * 3 + [sdpa(256, 192.0)]
+    (hit,) = _by_rule(find_shortcuts(profile_calls(calls)))["bucket-padding"]
+    # Filled share per call: 64/128 three times, 192/256 once: 56.25% used on average.
+    assert "on average 43.8% of it is padding" in hit.message and hit.call_share == 1.0
+    assert hit.guard == "kv_lens.mean() < k.shape[2]"
+    assert hit.catalog_ids == (BUCKET_PADDING_WASTE,)
+    tight = [sdpa(128, 127.0)] * 4
+    assert "bucket-padding" not in _by_rule(find_shortcuts(profile_calls(tight)))
+
+
+def test_bucket_padding_estimated_from_a_bucket_grid() -> None:
+    calls = [_softmax(n) for n in (64, 128, 256, 512) for _ in range(2)]
+    (hit,) = _by_rule(find_shortcuts(profile_calls(calls)))["bucket-padding"]
+    assert "estimate" in hit.message and "64, 128, 256, 512" in hit.message
+    two_sizes = [_softmax(64), _softmax(128)]
+    assert "bucket-padding" not in _by_rule(find_shortcuts(profile_calls(two_sizes)))
+    off_grid = [_softmax(n) for n in (60, 100, 250)]
+    assert "bucket-padding" not in _by_rule(find_shortcuts(profile_calls(off_grid)))
+
+
+def test_framework_ops_without_signature_are_left_out_of_multi_op_profiles(data: Path) -> None:
+    whole = profile_trace(data / "sdpa_one_key_cpu.json")
+    assert {s.op for s in find_shortcuts(whole)} == {
+        "aten::scaled_dot_product_attention",
+        "aten::_scaled_dot_product_flash_attention_for_cpu",
+    }
+    alone = profile_trace(data / "sdpa_one_key_cpu.json", op="aten::transpose")
+    assert any(s.op == "aten::transpose" for s in find_shortcuts(alone))
+
+
+def test_ranking_puts_trivial_shapes_before_specialization() -> None:
+    found = find_shortcuts(profile_calls([_softmax(1)] * 4))
+    assert [s.rule for s in found] == ["size1-reduction", "dominant-shape"]
+
+
+def test_user_rules_and_explicit_rule_lists() -> None:
+    def every_op(op: OpProfile, thresholds: Thresholds) -> Iterable[Shortcut]:
+        yield Shortcut(
+            rule="seen", op=op.op, axis=None, message="seen", call_share=1.0, guard="True"
+        )
+
+    rule = ShortcutRule(id="seen", description="every op", check=every_op)
+    register_rule(rule)
+    assert registered_rules()[-1] == rule
+    profile = profile_calls([_softmax(64)])
+    assert "seen" in _by_rule(find_shortcuts(profile))
+    with pytest.raises(InputError, match="a new rule id"):
+        register_rule(rule)
+    assert [s.rule for s in find_shortcuts(profile, rules=[rule])] == ["seen"]
+    assert [s.rule for s in find_shortcuts(profile.op(), rules=[rule])] == ["seen"]
+    unregister_rule("seen")
+    assert "seen" not in _by_rule(find_shortcuts(profile))
+    # A replacement of a built-in takes its place.
+    register_rule(
+        ShortcutRule(id="dominant-shape", description="off", check=lambda o, t: ()), replace=True
+    )
+    assert "dominant-shape" not in _by_rule(find_shortcuts(profile))
+
+
+def test_shortcut_and_threshold_validation() -> None:
+    with pytest.raises(InputError, match="call_share in"):
+        Shortcut(rule="r", op=None, axis=None, message="m", call_share=2.0)
+    with pytest.raises(InputError, match="often in"):
+        Thresholds(often=-0.1)

@@ -1,0 +1,164 @@
+"""PyTorch profiler traces: real CPU traces from this venv, and kernel-time attribution."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt._errors import InputError
+from kernelopt.workload import TensorArg, detect_format, profile_calls, read_torch_trace, read_trace
+from kernelopt.workload.torch_trace import trace_from_events
+
+
+def test_softmax_topk_trace(data: Path) -> None:
+    trace = read_trace(data / "softmax_topk_cpu.json")
+    assert trace.format == "torch-profiler" and trace.skipped == 0
+    calls = {op: sum(g.calls for g in trace.groups if g.call.op == op) for op in trace.ops}
+    assert calls["aten::softmax"] == 4 and calls["aten::topk"] == 3 and calls["aten::sum"] == 2
+    topk = next(g.call for g in trace.groups if g.call.op == "aten::topk" and g.calls == 2)
+    assert [a.name for a in topk.args] == ["self", "k", "dim", "largest", "sorted"]
+    assert topk.arg("self") == TensorArg(name="self", shape=(4, 16), dtype="float32")
+    assert topk.arg("k").value == 16  # type: ignore[union-attr]
+    softmax = profile_calls(trace, op="aten::softmax").op()
+    n = softmax.axis("n")
+    assert n is not None and n.size1_share == 0.75 and n.source == "self.shape[dim]"
+    assert softmax.timed and softmax.timed_calls == 4
+    total = profile_calls(trace, op="aten::sum").op().axis("n")
+    assert total is not None and total.size1_share == 1.0
+
+
+def test_sdpa_trace_names_query_key_value(data: Path) -> None:
+    profile = profile_calls(
+        read_torch_trace(data / "sdpa_one_key_cpu.json"), op="aten::scaled_dot_product_attention"
+    )
+    op = profile.op()
+    assert op.signature == "attention" and op.calls == 3
+    s_kv = op.axis("s_kv")
+    assert s_kv is not None and s_kv.source == "key.shape[2]"
+    assert s_kv.share_of(1).calls == 2  # type: ignore[union-attr]
+    assert s_kv.share_of(16).calls == 1  # type: ignore[union-attr]
+
+
+def test_detected_format(data: Path) -> None:
+    assert detect_format(data / "softmax_topk_cpu.json") == "torch-profiler"
+
+
+def _op(name: str, ts: float, dur: float, ext: int, dims: list, types: list, tid: int = 1) -> dict:
+    return {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": name,
+        "pid": 1,
+        "tid": tid,
+        "ts": ts,
+        "dur": dur,
+        "args": {
+            "External id": ext,
+            "Input Dims": dims,
+            "Input type": types,
+            "Concrete Inputs": ["" for _ in dims],
+        },
+    }
+
+
+def _kernel(ts: float, dur: float, ext: int) -> dict:
+    return {
+        "ph": "X",
+        "cat": "kernel",
+        "name": "k",
+        "pid": 0,
+        "tid": 7,
+        "ts": ts,
+        "dur": dur,
+        "args": {"External id": ext, "correlation": ext},
+    }
+
+
+def test_device_time_goes_to_the_op_and_its_parents() -> None:
+    events = [
+        _op("aten::softmax", 0, 100, 1, [[4, 1]], ["c10::BFloat16"]),
+        _op("aten::_softmax", 10, 80, 2, [[4, 1]], ["c10::BFloat16"]),  # nested, launches
+        _kernel(500, 3.5, 2),
+        _op("aten::softmax", 200, 100, 3, [[4, 1]], ["c10::BFloat16"]),
+        _op("aten::_softmax", 210, 80, 4, [[4, 1]], ["c10::BFloat16"]),
+        _kernel(600, 4.5, 4),
+        _kernel(610, 1.0, 4),
+    ]
+    trace = trace_from_events({"traceEvents": events}, source="x")
+    times = {g.call.op: g.time_us for g in trace.groups}
+    assert times == {"aten::softmax": 9.0, "aten::_softmax": 9.0}
+    assert "durations are GPU kernel time per op (nested ops included)" in trace.notes
+    host = trace_from_events({"traceEvents": events}, source="x", time="host")
+    assert {g.call.op: g.time_us for g in host.groups} == {
+        "aten::softmax": 200.0,
+        "aten::_softmax": 160.0,
+    }
+    with pytest.raises(InputError, match="GPU kernel events"):
+        trace_from_events({"traceEvents": events[:2]}, source="x", time="device")
+    with pytest.raises(InputError, match="time in"):
+        trace_from_events({"traceEvents": events}, source="x", time="wall")
+
+
+def test_malformed_events_and_traces_without_shapes() -> None:
+    events = [
+        _op("aten::mm", 0, 1, 1, [[2, -3], [3, 4]], ["float", "float"]),
+        _op("aten::mm", 5, 1, 2, [[2, 3], [3, 4]], ["float", "float"]),
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 9, "dur": 1, "args": {}},
+        "not an event",
+    ]
+    trace = trace_from_events(events, source="x")
+    assert trace.calls == 1 and trace.skipped == 2
+    assert any("event 0 (aten::mm)" in n and "dims in [0, 2**40]" in n for n in trace.notes)
+    unshaped = trace_from_events([events[2]], source="x")
+    assert unshaped.calls == 0
+    assert any("record_shapes=True" in n for n in unshaped.notes)
+    with pytest.raises(InputError, match="'traceEvents' list"):
+        trace_from_events({"traceEvents": 3}, source="x")
+
+
+def test_a_trace_recorded_now_without_shapes(tmp_path: Path) -> None:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=False) as prof:
+        torch.softmax(torch.ones(2, 3), dim=-1)
+    path = tmp_path / "noshapes.json"
+    prof.export_chrome_trace(str(path))
+    trace = read_trace(path)
+    assert trace.calls == 0 and any("record_shapes=True" in n for n in trace.notes)
+
+
+def test_gzip_trace(tmp_path: Path, data: Path) -> None:
+    import gzip
+
+    packed = tmp_path / "t.json.gz"
+    packed.write_bytes(gzip.compress((data / "softmax_topk_cpu.json").read_bytes()))
+    assert read_trace(packed).calls == read_trace(data / "softmax_topk_cpu.json").calls
+    broken = tmp_path / "b.json"
+    broken.write_text(json.dumps({"traceEvents": []})[:-3])
+    with pytest.raises(InputError, match="Expected a JSON document"):
+        read_torch_trace(broken)
+
+
+@pytest.mark.gpu
+def test_cuda_trace_gets_kernel_time(tmp_path: Path) -> None:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(256, 1, 1024, device="cuda")
+    with profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True
+    ) as prof:
+        for _ in range(4):
+            torch.softmax(x, dim=1)
+        torch.cuda.synchronize()
+    path = tmp_path / "cuda.json"
+    prof.export_chrome_trace(str(path))
+    trace = read_trace(path)
+    assert "durations are GPU kernel time per op (nested ops included)" in trace.notes
+    op = profile_calls(trace, op="aten::softmax").op()
+    assert op.calls == 4 and op.time_us is not None and op.time_us > 0
+    n = op.axis("n")
+    assert n is not None and n.size1_share == 1.0
