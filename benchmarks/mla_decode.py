@@ -1,0 +1,475 @@
+"""MLA decode on the trial matrix: kernelopt's strategies against peers and the roofline.
+
+Run on a GPU from the repository root::
+
+    PYTHONPATH=. python benchmarks/mla_decode.py --out results/mla_decode.jsonl
+    PYTHONPATH=. python benchmarks/mla_decode.py --quick          # two points, fewer impls
+    PYTHONPATH=. python benchmarks/mla_decode.py --strategies split_kv --peers eager
+
+What it does, in order:
+
+1. Measures the two ceilings in this run (``kernelopt.bench.measure_ceilings``): a 1 GiB
+   device-to-device copy counting bytes read plus written, and an 8192³ bf16 matmul on
+   random data.
+2. For every point (bf16, page 64, causal among the draft tokens, softmax scale
+   ``1/sqrt(192)``): b=32, t=4096, s_q ∈ {1, 16} × h_q ∈ {128, 16}; and b=128 with
+   lengths drawn around 4096 (one of them 4097), s_q=1, h_q ∈ {128, 16}.
+3. For every implementation: one call checked against the float64 reference
+   (``‖out − ref‖ / ‖ref‖ < 2e-2``, finite); a failing implementation is reported and not
+   timed. Then timed with ``kernelopt.bench.measure`` twice: CUDA events with the L2
+   flushed before each call ("cold"), and replays of a CUDA graph ("graph").
+4. Reports µs, TFLOP/s, GB/s and the fraction of the roofline floor
+   ``max(FLOPs / matmul rate, bytes / copy rate)`` (formulas in
+   ``kernelopt.kernels.mla.cost``), appends one JSONL row per timing to ``--out`` and prints
+   one table last.
+
+Implementations: every ``MLADecodePlan`` strategy (planned once per point, outside the
+timing, into caller-owned outputs); the torch eager peer (bmm → fp32 softmax → bmm over the
+cache gathered densely beforehand, the code a user writes first) and ``torch.compile`` of
+it; FlashMLA and FlashInfer when importable. ``--smoke`` runs tiny shapes on any device
+(CPU through the Triton interpreter) to check the script itself; its numbers mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if "--smoke" in sys.argv:
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
+
+import torch
+
+from kernelopt.bench import append_rows, measure, measure_ceilings, row_from_measurement
+from kernelopt.kernels.mla import (
+    STRATEGIES,
+    MLADecodePlan,
+    mla_decode_bytes,
+    mla_decode_flops,
+    mla_decode_ref,
+)
+
+PEERS = ("eager", "compile", "flashmla", "flashinfer")
+SCALE = 192**-0.5  # DeepSeek-V3: (128 nope + 64 rope) ** -0.5
+CHECK_BOUND = 2e-2
+
+
+@dataclass
+class Point:
+    """One benchmark shape."""
+
+    name: str
+    s_q: int
+    h_q: int
+    seqlens: list[int]
+    page: int = 64
+
+    @property
+    def b(self) -> int:
+        return len(self.seqlens)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "point": self.name,
+            "b": self.b,
+            "s_q": self.s_q,
+            "h_q": self.h_q,
+            "t_mean": sum(self.seqlens) / self.b,
+            "t_max": max(self.seqlens),
+            "page": self.page,
+            "varlen": len(set(self.seqlens)) > 1,
+        }
+
+
+@dataclass
+class Result:
+    """One implementation at one point."""
+
+    point: Point
+    impl: str
+    err: float | None = None
+    us: dict[str, float] = field(default_factory=dict)
+    note: str = ""
+
+
+def trial_points(quick: bool, smoke: bool) -> list[Point]:
+    gen = torch.Generator().manual_seed(4096)
+    if smoke:
+        return [
+            Point("smoke s=1 h=16", 1, 16, [70, 33], page=16),
+            Point("smoke s=2 h=3", 2, 3, [40, 17, 65], page=16),
+        ]
+    points = [
+        Point(f"b=32 s={s} h={h} t=4096", s, h, [4096] * 32)
+        for s, h in ((1, 128), (1, 16), (16, 128), (16, 16))
+    ]
+    varlen = torch.randint(3072, 5121, (128,), generator=gen).tolist()
+    varlen[0] = 4097
+    points += [Point(f"b=128 s=1 h={h} t~4096", 1, h, varlen) for h in (128, 16)]
+    if quick:
+        points = [p for p in points if p.s_q == 1 and p.b == 32]
+    return points
+
+
+def make_inputs(point: Point, device: str, dtype: torch.dtype, seed: int) -> dict[str, Any]:
+    # Random data (never zeros), pages in a random order as a serving allocator leaves them.
+    gen = torch.Generator(device=device).manual_seed(seed)
+    blocks = [math.ceil(n / point.page) for n in point.seqlens]
+    width = max(blocks)
+    total = point.b * width
+    kv = torch.randn(total, point.page, 1, 576, device=device, generator=gen).to(dtype)
+    order = torch.randperm(total, device=device, generator=gen)
+    block_table = order.view(point.b, width).to(torch.int32)
+    q = torch.randn(point.b, point.s_q, point.h_q, 576, device=device, generator=gen).to(dtype)
+    seqlens = torch.tensor(point.seqlens, dtype=torch.int32, device=device)
+    return {"q": q, "kv": kv, "block_table": block_table, "seqlens": seqlens}
+
+
+# ---------------------------------------------------------------------------- implementations
+# Each maker returns (fn, out, lse): fn() runs one call; out/lse are the caller-owned
+# outputs it writes (None where the implementation allocates its own, then fn returns out).
+
+
+def kernelopt_impl(strategy: str) -> Callable[[Point, dict[str, Any]], tuple[Any, ...]]:
+    def make(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+        q = x["q"]
+        plan = MLADecodePlan(
+            x["seqlens"],
+            s_q=point.s_q,
+            h_q=point.h_q,
+            page_size=point.page,
+            softmax_scale=SCALE,
+            dtype=q.dtype,
+            device=q.device,
+            strategy=strategy,
+        )
+        out = torch.empty(point.b, point.s_q, point.h_q, 512, dtype=q.dtype, device=q.device)
+        lse = torch.empty(point.b, point.h_q, point.s_q, dtype=torch.float32, device=q.device)
+        note = ""
+        if plan.schedule is not None:
+            note = f"pieces={plan.schedule.num_units} config={plan.config}"
+        return (lambda: plan.run(q, x["kv"], x["block_table"], out=out, lse=lse)), out, lse, note
+
+    return make
+
+
+def _dense_kv(point: Point, x: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    # The cache gathered into [b, t_max, 576] (outside the timing) and the mask of keys each
+    # query row may see: [b, s_q * h_q, t_max].
+    t_max = max(point.seqlens)
+    keys = torch.arange(t_max, device=x["q"].device)
+    pages = x["block_table"][:, (keys // point.page)].long()  # [b, t_max]
+    dense = x["kv"][pages, (keys % point.page)[None, :], 0]  # [b, t_max, 576]
+    tok = torch.arange(point.s_q, device=keys.device).repeat_interleave(point.h_q)
+    limit = x["seqlens"][:, None].long() - point.s_q + 1 + tok[None, :]  # [b, rows]
+    visible = keys[None, None, :] < limit[:, :, None]
+    return dense, visible
+
+
+def _eager(q: torch.Tensor, dense: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+    b, s_q, h_q, _ = q.shape
+    scores = torch.bmm(q.reshape(b, s_q * h_q, 576), dense.transpose(1, 2)).float() * SCALE
+    scores = scores.masked_fill(~visible, float("-inf"))
+    probs = torch.softmax(scores, dim=-1).to(q.dtype)
+    return torch.bmm(probs, dense[..., :512]).reshape(b, s_q, h_q, 512)
+
+
+def eager_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+    dense, visible = _dense_kv(point, x)
+    return (lambda: _eager(x["q"], dense, visible)), None, None, "out only (no lse)"
+
+
+_COMPILED: dict[str, Any] = {}
+
+
+def compile_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+    dense, visible = _dense_kv(point, x)
+    fn = _COMPILED.setdefault("eager", torch.compile(_eager, dynamic=False))
+    return (lambda: fn(x["q"], dense, visible)), None, None, "out only (no lse)"
+
+
+def flashmla_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+    import flash_mla  # type: ignore[import-not-found]
+
+    # Both FlashMLA interfaces: older releases return (metadata, num_splits) tensors, newer
+    # ones a scheduler object and None that the first call fills.
+    meta, splits = flash_mla.get_mla_metadata(x["seqlens"], point.s_q * point.h_q, 1)
+
+    def run() -> torch.Tensor:
+        out, _ = flash_mla.flash_mla_with_kvcache(
+            x["q"],
+            x["kv"],
+            x["block_table"],
+            x["seqlens"],
+            512,
+            meta,
+            splits,
+            softmax_scale=SCALE,
+            causal=True,
+        )
+        return out
+
+    return run, None, None, "allocates its outputs per call"
+
+
+def flashinfer_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+    import flashinfer  # type: ignore[import-not-found]
+
+    q, kv, bt, sl = x["q"], x["kv"], x["block_table"], x["seqlens"]
+    device = q.device
+    workspace = torch.empty(128 * 1024 * 1024, dtype=torch.uint8, device=device)
+    wrapper = flashinfer.mla.BatchMLAPagedAttentionWrapper(workspace, backend="auto")
+    pages = [math.ceil(n / point.page) for n in point.seqlens]
+    kv_indptr = torch.tensor([0, *torch.tensor(pages).cumsum(0).tolist()], dtype=torch.int32)
+    kv_indices = torch.cat([bt[i, :n] for i, n in enumerate(pages)]).to(torch.int32)
+    qo_indptr = torch.arange(point.b + 1, dtype=torch.int32) * point.s_q
+    wrapper.plan(
+        qo_indptr.to(device),
+        kv_indptr.to(device),
+        kv_indices,
+        sl,
+        point.h_q,
+        512,
+        64,
+        point.page,
+        True,
+        SCALE,
+        q.dtype,
+        kv.dtype,
+    )
+    rows = q.reshape(point.b * point.s_q, point.h_q, 576)
+    q_nope, q_pe = rows[..., :512].contiguous(), rows[..., 512:].contiguous()
+    ckv, kpe = kv[:, :, 0, :512], kv[:, :, 0, 512:]
+
+    def run() -> torch.Tensor:
+        out = wrapper.run(q_nope, q_pe, ckv, kpe, return_lse=False)
+        return out.reshape(point.b, point.s_q, point.h_q, 512)
+
+    return run, None, None, "q split into nope/pe outside the timing"
+
+
+def implementations(strategies: list[str], peers: list[str]) -> dict[str, Any]:
+    makers: dict[str, Any] = {f"kernelopt_{s}": kernelopt_impl(s) for s in strategies}
+    table = {
+        "eager": eager_impl,
+        "compile": compile_impl,
+        "flashmla": flashmla_impl,
+        "flashinfer": flashinfer_impl,
+    }
+    makers.update({f"torch_{p}" if p in ("eager", "compile") else p: table[p] for p in peers})
+    return makers
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
+    if not torch.isfinite(out).all():
+        return math.inf
+    return float((out.double() - ref).norm() / ref.norm())
+
+
+def run_point(point, x, makers, modes, max_time_ms, floor_us, dtype, rows_out, notes):
+    results: list[Result] = []
+    ref, _ = mla_decode_ref(x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=SCALE)
+    flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
+    nbytes = mla_decode_bytes(
+        point.seqlens, batch=point.b, s_q=point.s_q, h_q=point.h_q, elt_bytes=x["q"].element_size()
+    )
+    for impl, maker in makers.items():
+        result = Result(point, impl)
+        results.append(result)
+        try:
+            fn, out, lse, result.note = maker(point, x)
+            if out is not None:
+                out.fill_(float("nan"))
+                lse.fill_(float("nan"))
+            got = fn()
+            got_out = out if out is not None else got[0] if isinstance(got, tuple) else got
+            result.err = rel_err(got_out, ref)
+            if lse is not None and not torch.isfinite(lse).all():
+                result.err = math.inf
+        except ImportError as error:
+            result.note = f"not importable: {error}"
+            continue
+        except Exception as error:  # a peer failing must not stop the run
+            result.note = f"failed: {type(error).__name__}: {str(error)[:200]}"
+            continue
+        if not result.err < CHECK_BOUND:
+            result.note = f"wrong result (rel err {result.err:.3g}); not timed"
+            continue
+        outputs = None if out is None else (out, lse)
+        for mode in modes:
+            try:
+                m = measure(
+                    fn,
+                    mode=mode,
+                    outputs=outputs,
+                    max_time_ms=max_time_ms,
+                    label=f"{impl} {point.name}",
+                )
+            except Exception as error:
+                result.note += f" {mode} failed: {type(error).__name__}: {str(error)[:120]}"
+                continue
+            result.us[mode] = m.median
+            metrics = {
+                "tflops": flops / (m.median * 1e6),
+                "gbps": nbytes / (m.median * 1e3),
+                "rel_err": result.err,
+            }
+            if floor_us is not None:
+                metrics["floor_pct"] = 100.0 * floor_us / m.median
+            config = point.config() | {"dtype": str(dtype).removeprefix("torch.")}
+            rows_out.append(
+                row_from_measurement(
+                    m,
+                    op="mla_decode",
+                    impl=impl,
+                    config=config,
+                    floor=floor_us,
+                    metrics=metrics,
+                    note=result.note,
+                )
+            )
+    notes.extend(f"{r.impl} @ {point.name}: {r.note}" for r in results if r.note)
+    return results, flops, nbytes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/mla_decode.jsonl"),
+        help="JSONL file the rows are appended to",
+    )
+    parser.add_argument("--quick", action="store_true", help="s_q=1 points only, fast timing")
+    parser.add_argument(
+        "--strategies",
+        default=",".join(STRATEGIES),
+        help=f"kernelopt strategies, comma-separated ({', '.join(STRATEGIES)})",
+    )
+    parser.add_argument(
+        "--peers",
+        default=",".join(PEERS),
+        help=f"peers, comma-separated ({', '.join(PEERS)}; '' for none)",
+    )
+    parser.add_argument("--modes", default="cold,graph", help="timer modes (cold, hot, graph)")
+    parser.add_argument(
+        "--max-time-ms",
+        type=float,
+        default=None,
+        help="sampling time cap per timing (default 600, --quick 250)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny shapes on any device: checks the script, measures nothing",
+    )
+    args = parser.parse_args(argv)
+
+    strategies = [s for s in args.strategies.split(",") if s]
+    peers = [p for p in args.peers.split(",") if p]
+    for name in strategies:
+        if name not in STRATEGIES:
+            parser.error(f"Expected strategies among {list(STRATEGIES)}, got {name!r}")
+    for name in peers:
+        if name not in PEERS:
+            parser.error(f"Expected peers among {list(PEERS)}, got {name!r}")
+    if args.quick and args.peers == ",".join(PEERS):
+        peers = ["eager"]
+    cuda = torch.cuda.is_available()
+    if not cuda and not args.smoke:
+        print("Expected a CUDA device, got none (use --smoke to check the script)", file=sys.stderr)
+        return 2
+    device = "cuda" if cuda else "cpu"
+    dtype = torch.bfloat16 if cuda else torch.float32
+    if args.smoke:
+        peers = [p for p in peers if p == "eager"]
+    modes = [m for m in args.modes.split(",") if m] if cuda else ["hot"]
+    max_time_ms = args.max_time_ms or (250.0 if args.quick or args.smoke else 600.0)
+
+    started = time.perf_counter()
+    floor_of = None
+    if cuda:
+        ceilings = measure_ceilings(refresh=True)
+        copy_bps, mm_fps = ceilings.copy_bytes_per_s, ceilings.matmul_flop_per_s
+        print(
+            f"ceilings: copy {copy_bps / 1e12:.2f} TB/s (read + write), "
+            f"bf16 matmul {mm_fps / 1e12:.0f} TFLOP/s",
+            flush=True,
+        )
+
+        def floor_of(flops: float, nbytes: float) -> float:
+            return max(flops / mm_fps, nbytes / copy_bps) * 1e6
+
+    makers = implementations(strategies, peers)
+    rows: list[Any] = []
+    notes: list[str] = []
+    table: list[tuple[Result, float, float, float | None]] = []
+    for i, point in enumerate(trial_points(args.quick, args.smoke)):
+        x = make_inputs(point, device, dtype, args.seed + i)
+        flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
+        nbytes = mla_decode_bytes(
+            point.seqlens,
+            batch=point.b,
+            s_q=point.s_q,
+            h_q=point.h_q,
+            elt_bytes=x["q"].element_size(),
+        )
+        floor_us = floor_of(flops, nbytes) if floor_of else None
+        results, _, _ = run_point(
+            point, x, makers, modes, max_time_ms, floor_us, dtype, rows, notes
+        )
+        table += [(r, flops, nbytes, floor_us) for r in results]
+        print(f"[{time.perf_counter() - started:6.1f} s] {point.name} done", flush=True)
+        del x
+        if cuda:
+            torch.cuda.empty_cache()
+
+    if rows:
+        append_rows(args.out, rows)
+    for line in notes:
+        print("note:", line)
+    print(f"\n{len(rows)} rows appended to {args.out}; {time.perf_counter() - started:.0f} s total")
+    print(render_table(table, modes))
+    return 0
+
+
+def render_table(table, modes) -> str:
+    head = [
+        "point",
+        "impl",
+        *[f"µs {m}" for m in modes],
+        "TFLOP/s",
+        "GB/s",
+        "floor µs",
+        "% floor",
+        "rel err",
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r, flops, nbytes, floor_us in table:
+        best = min(r.us.values()) if r.us else None
+        cells = [r.point.name, r.impl]
+        cells += [f"{r.us[m]:.1f}" if m in r.us else "—" for m in modes]
+        cells += [
+            f"{flops / (best * 1e6):.0f}" if best else "—",
+            f"{nbytes / (best * 1e3):.0f}" if best else "—",
+            f"{floor_us:.1f}" if floor_us else "—",
+            f"{100 * floor_us / best:.0f} %" if best and floor_us else "—",
+            f"{r.err:.2e}" if r.err is not None else "—",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,243 @@
+"""Input checks shared by every MLA decode entry point.
+
+Every check reads only host-side tensor metadata (shape, dtype, device, strides), so a
+``run()`` that calls them never synchronizes with the device. Checks that need the values of
+``cache_seqlens`` run once, at plan time, on a host copy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from kernelopt._errors import DeviceError, InputError, expected
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "D_NOPE",
+    "D_PE",
+    "D_QK",
+    "D_V",
+    "check_cache_seqlens",
+    "check_inputs",
+    "check_outputs",
+    "check_runnable_device",
+    "check_seqlen_values",
+]
+
+D_NOPE = 512
+"""Latent (no-position) part of the absorbed query/key head; also the value head dim."""
+D_PE = 64
+"""Rotary (RoPE) part of the query/key head."""
+D_QK = D_NOPE + D_PE
+D_V = D_NOPE
+
+
+def _dtype_names() -> str:
+    return "bfloat16, float16 or float32"
+
+
+def _supported(dtype: torch.dtype) -> bool:
+    import torch
+
+    return dtype in (torch.bfloat16, torch.float16, torch.float32)
+
+
+def _require_tensor(x: object, name: str) -> None:
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        raise InputError(expected("a torch.Tensor", type(x).__name__, where=name))
+
+
+def check_inputs(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    block_table: torch.Tensor,
+    *,
+    head_dim_v: int = D_V,
+) -> tuple[int, int, int, int]:
+    """Check the query, paged cache and block table; return ``(batch, s_q, h_q, page_size)``.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``[b, s_q, h_q, 576]``, bfloat16/float16/float32, last dim contiguous.
+    kv_cache : torch.Tensor
+        ``[num_blocks, page_size, 1, 576]``, same dtype and device as ``q``, last dim
+        contiguous.
+    block_table : torch.Tensor
+        ``[b, max_blocks]`` int32, same device, last dim contiguous.
+    head_dim_v : int
+        Must be 512 (values are the first 512 columns of the cache rows).
+
+    Raises
+    ------
+    InputError
+        On any mismatch, with an ``Expected X, got Y`` message naming the argument.
+    """
+    import torch
+
+    _require_tensor(q, "q")
+    _require_tensor(kv_cache, "kv_cache")
+    _require_tensor(block_table, "block_table")
+    if head_dim_v != D_V:
+        raise InputError(expected(f"head dim {D_V}", head_dim_v, where="head_dim_v"))
+    if q.dim() != 4:
+        raise InputError(expected("q of shape [b, s_q, h_q, 576]", list(q.shape), where="q"))
+    if q.shape[-1] != D_QK:
+        raise InputError(expected(f"head dim {D_QK}", q.shape[-1], where="q"))
+    if not _supported(q.dtype):
+        raise InputError(expected(_dtype_names(), str(q.dtype), where="q"))
+    batch, s_q, h_q, _ = q.shape
+    if batch < 1 or s_q < 1 or h_q < 1:
+        raise InputError(expected("b, s_q and h_q of at least 1", list(q.shape), where="q"))
+    if q.stride(-1) != 1:
+        raise InputError(expected("a contiguous last dim (stride 1)", q.stride(-1), where="q"))
+
+    if kv_cache.dim() != 4:
+        raise InputError(
+            expected(
+                "kv_cache of shape [num_blocks, page_size, 1, 576]",
+                list(kv_cache.shape),
+                where="kv_cache",
+            )
+        )
+    if kv_cache.shape[2] != 1:
+        raise InputError(expected("one latent KV head", kv_cache.shape[2], where="kv_cache"))
+    if kv_cache.shape[3] != D_QK:
+        raise InputError(expected(f"head dim {D_QK}", kv_cache.shape[3], where="kv_cache"))
+    if kv_cache.shape[1] < 1 or kv_cache.shape[0] < 1:
+        raise InputError(
+            expected(
+                "at least one page of at least one row", list(kv_cache.shape), where="kv_cache"
+            )
+        )
+    if kv_cache.dtype != q.dtype:
+        raise InputError(expected(f"dtype {q.dtype} (as q)", str(kv_cache.dtype), where="kv_cache"))
+    if kv_cache.device != q.device:
+        raise InputError(
+            expected(f"device {q.device} (as q)", str(kv_cache.device), where="kv_cache")
+        )
+    if kv_cache.stride(-1) != 1:
+        raise InputError(
+            expected("a contiguous last dim (stride 1)", kv_cache.stride(-1), where="kv_cache")
+        )
+
+    if block_table.dim() != 2 or block_table.shape[0] != batch:
+        raise InputError(
+            expected(
+                f"block_table of shape [{batch}, max_blocks]",
+                list(block_table.shape),
+                where="block_table",
+            )
+        )
+    if block_table.dtype != torch.int32:
+        raise InputError(expected("dtype torch.int32", str(block_table.dtype), where="block_table"))
+    if block_table.device != q.device:
+        raise InputError(
+            expected(f"device {q.device} (as q)", str(block_table.device), where="block_table")
+        )
+    if block_table.shape[1] > 0 and block_table.stride(1) != 1:
+        raise InputError(
+            expected("a contiguous last dim (stride 1)", block_table.stride(1), where="block_table")
+        )
+    return batch, s_q, h_q, kv_cache.shape[1]
+
+
+def check_cache_seqlens(
+    cache_seqlens: torch.Tensor, *, batch: int, device: torch.device | None = None
+) -> None:
+    """Check ``cache_seqlens`` is an int32 ``[batch]`` tensor (on ``device`` when given)."""
+    import torch
+
+    _require_tensor(cache_seqlens, "cache_seqlens")
+    if cache_seqlens.dim() != 1 or cache_seqlens.shape[0] != batch:
+        raise InputError(
+            expected(f"shape [{batch}]", list(cache_seqlens.shape), where="cache_seqlens")
+        )
+    if cache_seqlens.dtype != torch.int32:
+        raise InputError(
+            expected("dtype torch.int32", str(cache_seqlens.dtype), where="cache_seqlens")
+        )
+    if device is not None and cache_seqlens.device != device:
+        raise InputError(
+            expected(f"device {device}", str(cache_seqlens.device), where="cache_seqlens")
+        )
+
+
+def check_seqlen_values(
+    seqlens: Sequence[int], *, s_q: int, page_size: int | None = None, max_blocks: int | None = None
+) -> None:
+    """Check host values of the cache lengths against ``s_q`` and the block table width.
+
+    A sequence must hold at least its ``s_q`` draft tokens (so every query row sees at least
+    one key), and ``max_blocks`` pages of ``page_size`` rows must cover the longest one.
+    """
+    for i, n in enumerate(seqlens):
+        if n < max(s_q, 1):
+            raise InputError(
+                expected(f"cache_seqlens >= s_q = {s_q}", n, where=f"cache_seqlens[{i}]")
+            )
+    if page_size is not None and max_blocks is not None and seqlens:
+        longest = max(seqlens)
+        if max_blocks * page_size < longest:
+            raise InputError(
+                expected(
+                    f"a block table of at least {-(-longest // page_size)} columns "
+                    f"(max seqlen {longest}, page size {page_size})",
+                    max_blocks,
+                    where="block_table",
+                )
+            )
+
+
+def check_outputs(
+    out: torch.Tensor | None,
+    lse: torch.Tensor | None,
+    *,
+    batch: int,
+    s_q: int,
+    h_q: int,
+    dtype: torch.dtype,
+    device: torch.device,
+) -> None:
+    """Check caller-owned ``out [b, s_q, h_q, 512]`` (``dtype``) and ``lse [b, h_q, s_q]`` fp32."""
+    import torch
+
+    if out is not None:
+        _require_tensor(out, "out")
+        want = (batch, s_q, h_q, D_V)
+        if tuple(out.shape) != want:
+            raise InputError(expected(f"shape {list(want)}", list(out.shape), where="out"))
+        if out.dtype != dtype:
+            raise InputError(expected(f"dtype {dtype} (as q)", str(out.dtype), where="out"))
+        if out.device != device:
+            raise InputError(expected(f"device {device}", str(out.device), where="out"))
+        if out.stride(-1) != 1:
+            raise InputError(
+                expected("a contiguous last dim (stride 1)", out.stride(-1), where="out")
+            )
+    if lse is not None:
+        _require_tensor(lse, "lse")
+        want_lse = (batch, h_q, s_q)
+        if tuple(lse.shape) != want_lse:
+            raise InputError(expected(f"shape {list(want_lse)}", list(lse.shape), where="lse"))
+        if lse.dtype != torch.float32:
+            raise InputError(expected("dtype torch.float32", str(lse.dtype), where="lse"))
+        if lse.device != device:
+            raise InputError(expected(f"device {device}", str(lse.device), where="lse"))
+
+
+def check_runnable_device(device: torch.device) -> None:
+    """Triton kernels run on CUDA tensors, or on CPU tensors under ``TRITON_INTERPRET=1``."""
+    if device.type == "cuda":
+        return
+    if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    raise DeviceError(
+        expected("a CUDA tensor (or a CPU tensor with TRITON_INTERPRET=1)", str(device))
+    )

@@ -1,0 +1,610 @@
+"""Plan once per decode step, run once per layer: the MLA decode entry points.
+
+:class:`MLADecodePlan` reads the cache lengths once (on the host), schedules the split-KV
+pieces, uploads the schedule and allocates (or adopts) the float32 workspace. Its
+:meth:`~MLADecodePlan.run` then only checks tensor metadata and launches kernels: no host
+synchronization and no workspace allocation, so it can be captured in a CUDA graph.
+
+:func:`get_mla_metadata` and :func:`mla_decode_with_kvcache` have FlashMLA's signatures
+and return layouts (``lse`` is ``[b, h_q, s_q]``, natural log), so code written against
+FlashMLA switches by changing an import. Their metadata tensors are kernelopt's own
+schedule, opaque to callers, as FlashMLA's are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, get_args
+
+import triton
+
+from kernelopt._errors import InputError, expected
+from kernelopt.kernels.mla._validate import (
+    D_V,
+    check_cache_seqlens,
+    check_inputs,
+    check_outputs,
+    check_runnable_device,
+    check_seqlen_values,
+)
+from kernelopt.kernels.mla.naive import launch_naive
+from kernelopt.kernels.mla.schedule import Schedule, build_schedule, plan_schedule
+from kernelopt.kernels.mla.split_kv import (
+    SplitKVConfig,
+    default_config,
+    device_num_sms,
+    launch_split_kv,
+    schedule_tensors,
+    split_workspace,
+    tile_in_page,
+    workspace_numel,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "STRATEGIES",
+    "MLADecodePlan",
+    "Strategy",
+    "get_mla_metadata",
+    "mla_decode_with_kvcache",
+]
+
+Strategy = Literal["naive", "split_kv"]
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+
+
+def _positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(expected("a positive integer", value, where=name))
+    return value
+
+
+def _host_seqlens(cache_seqlens: torch.Tensor | Sequence[int]) -> list[int]:
+    import torch
+
+    if isinstance(cache_seqlens, torch.Tensor):
+        if cache_seqlens.dim() != 1:
+            raise InputError(
+                expected("a 1-D tensor", list(cache_seqlens.shape), where="cache_seqlens")
+            )
+        if cache_seqlens.dtype not in (torch.int32, torch.int64):
+            raise InputError(
+                expected("an integer tensor", str(cache_seqlens.dtype), where="cache_seqlens")
+            )
+        return [int(n) for n in cache_seqlens.tolist()]  # the plan's one host sync
+    return [int(n) for n in cache_seqlens]
+
+
+class MLADecodePlan:
+    """A decode step's schedule and workspace, reused by every layer's :meth:`run`.
+
+    Parameters
+    ----------
+    cache_seqlens : torch.Tensor or sequence of int
+        ``[b]`` cache lengths of this step, each at least ``s_q``. Read once on the host
+        (a device tensor costs one synchronization here, none later); the plan keeps its
+        own device copy, so later in-place changes to the caller's tensor do not leak in.
+    s_q : int
+        Draft tokens per sequence (1 for plain decode).
+    h_q : int
+        Query heads per latent KV head.
+    page_size : int
+        Rows per page of the KV cache.
+    softmax_scale : float
+        Scale of ``q · k`` before the softmax (DeepSeek-V3: ``1 / sqrt(192)`` times any
+        YaRN factor).
+    dtype : torch.dtype
+        Query/cache dtype the runs will use (bfloat16, float16; float32 for CPU tests).
+    device : torch.device or str, optional
+        Device of the runs; defaults to ``cache_seqlens``'s device for a tensor, else CUDA
+        when present, else the CPU (Triton interpreter).
+    causal : bool
+        Draft token ``i`` sees keys ``< seqlen - s_q + i + 1`` (default), or all keys.
+    strategy : {"split_kv", "naive"}
+        Kernel family: split-KV flash-decoding (default) or the one-pass naive kernel.
+    config : SplitKVConfig, optional
+        Split-KV launch knobs (``split_kv.default_config`` when omitted).
+    num_sms : int, optional
+        Multiprocessors the scheduler balances over (the device's count by default).
+    num_splits : int or sequence of int, optional
+        Force the pieces per sequence instead of the scheduler's choice (tuning, tests).
+    workspace : torch.Tensor, optional
+        Caller-owned 1-D contiguous float32 or uint8 buffer on ``device`` for the partial
+        outputs, at least :attr:`workspace_bytes` long; allocated here when omitted.
+
+    Examples
+    --------
+    >>> plan = MLADecodePlan(cache_seqlens, s_q=1, h_q=128, page_size=64,
+    ...                      softmax_scale=192 ** -0.5, dtype=torch.bfloat16)
+    >>> for layer in layers:                                   # doctest: +SKIP
+    ...     out, lse = plan.run(q[layer], kv_cache[layer], block_table)
+    """
+
+    def __init__(
+        self,
+        cache_seqlens: torch.Tensor | Sequence[int],
+        *,
+        s_q: int,
+        h_q: int,
+        page_size: int,
+        softmax_scale: float,
+        dtype: torch.dtype | None = None,
+        device: torch.device | str | None = None,
+        causal: bool = True,
+        strategy: Strategy = "split_kv",
+        config: SplitKVConfig | None = None,
+        num_sms: int | None = None,
+        num_splits: int | Sequence[int] | None = None,
+        workspace: torch.Tensor | None = None,
+    ) -> None:
+        import torch
+
+        self._s_q = _positive_int(s_q, "s_q")
+        self._h_q = _positive_int(h_q, "h_q")
+        self._page_size = _positive_int(page_size, "page_size")
+        if not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale)):
+            raise InputError(expected("a finite float", softmax_scale, where="softmax_scale"))
+        if softmax_scale <= 0:
+            raise InputError(expected("a positive scale", softmax_scale, where="softmax_scale"))
+        self._softmax_scale = float(softmax_scale)
+        dtype = torch.bfloat16 if dtype is None else dtype
+        if dtype not in (torch.bfloat16, torch.float16, torch.float32):
+            raise InputError(expected("bfloat16, float16 or float32", str(dtype), where="dtype"))
+        self._dtype = dtype
+        if strategy not in STRATEGIES:
+            raise InputError(expected(f"one of {list(STRATEGIES)}", strategy, where="strategy"))
+        self._strategy: Strategy = strategy
+        self._causal = bool(causal)
+
+        if device is None:
+            if isinstance(cache_seqlens, torch.Tensor):
+                device = cache_seqlens.device
+            else:
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+        self._device = torch.device(device)
+        if self._device.type == "cuda" and self._device.index is None:
+            self._device = torch.device("cuda", torch.cuda.current_device())
+        check_runnable_device(self._device)
+
+        seqlens = _host_seqlens(cache_seqlens)
+        if not seqlens:
+            raise InputError(expected("at least one sequence", "[]", where="cache_seqlens"))
+        check_seqlen_values(seqlens, s_q=self._s_q)
+        self._seqlens = tuple(seqlens)
+        self._max_seqlen = max(seqlens)
+        self._seqlens_dev = torch.tensor(seqlens, dtype=torch.int32).to(self._device)
+
+        rows = self._s_q * self._h_q
+        self._config = config or default_config(rows, dtype)
+        self._schedule: Schedule | None = None
+        self._units: torch.Tensor | None = None
+        self._offsets: torch.Tensor | None = None
+        self._o_part: torch.Tensor | None = None
+        self._lse_part: torch.Tensor | None = None
+        self._workspace_numel = 0
+        if strategy == "split_kv":
+            self._plan_split_kv(rows, num_sms, num_splits, workspace)
+
+    def _plan_split_kv(
+        self,
+        rows: int,
+        num_sms: int | None,
+        num_splits: int | Sequence[int] | None,
+        workspace: torch.Tensor | None,
+    ) -> None:
+        import torch
+
+        config = self._config
+        m_tiles = triton.cdiv(rows, config.block_m)
+        if num_splits is None:
+            sms = num_sms if num_sms is not None else device_num_sms(self._device)
+            schedule = plan_schedule(
+                self._seqlens,
+                block_n=config.block_n,
+                m_tiles=m_tiles,
+                num_slots=_positive_int(sms, "num_sms") * config.ctas_per_sm,
+                overhead_tiles=config.overhead_tiles,
+            )
+        else:
+            schedule = build_schedule(
+                self._seqlens, num_splits, block_n=config.block_n, m_tiles=m_tiles
+            )
+        self._schedule = schedule
+        self._units, self._offsets = schedule_tensors(schedule, self._device)
+        if not schedule.has_splits:
+            return
+        slots = schedule.split_offsets[-1]
+        self._workspace_numel = workspace_numel(slots, rows)
+        if workspace is None:
+            buffer = torch.empty(self._workspace_numel, dtype=torch.float32, device=self._device)
+        else:
+            buffer = self._adopt_workspace(workspace)
+        self._o_part, self._lse_part = split_workspace(buffer, slots, rows)
+
+    def _adopt_workspace(self, workspace: torch.Tensor) -> torch.Tensor:
+        import torch
+
+        if not isinstance(workspace, torch.Tensor):
+            raise InputError(
+                expected("a torch.Tensor", type(workspace).__name__, where="workspace")
+            )
+        if workspace.dtype not in (torch.float32, torch.uint8):
+            raise InputError(
+                expected("dtype float32 or uint8", str(workspace.dtype), where="workspace")
+            )
+        if workspace.dim() != 1 or not workspace.is_contiguous():
+            raise InputError(
+                expected("a 1-D contiguous tensor", list(workspace.shape), where="workspace")
+            )
+        if workspace.device != self._device:
+            raise InputError(
+                expected(f"device {self._device}", str(workspace.device), where="workspace")
+            )
+        nbytes = workspace.numel() * workspace.element_size()
+        if nbytes < self.workspace_bytes:
+            raise InputError(
+                expected(f"at least {self.workspace_bytes} bytes", nbytes, where="workspace")
+            )
+        if workspace.dtype == torch.uint8:
+            if workspace.data_ptr() % 16:
+                raise InputError(
+                    expected("a 16-byte aligned buffer", "an offset view", where="workspace")
+                )
+            workspace = workspace[: (nbytes // 4) * 4].view(torch.float32)
+        return workspace[: self._workspace_numel]
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def batch_size(self) -> int:
+        """Sequences in the batch."""
+        return len(self._seqlens)
+
+    @property
+    def s_q(self) -> int:
+        """Draft tokens per sequence."""
+        return self._s_q
+
+    @property
+    def h_q(self) -> int:
+        """Query heads."""
+        return self._h_q
+
+    @property
+    def page_size(self) -> int:
+        """Rows per KV-cache page."""
+        return self._page_size
+
+    @property
+    def softmax_scale(self) -> float:
+        """Scale of ``q · k`` before the softmax."""
+        return self._softmax_scale
+
+    @property
+    def causal(self) -> bool:
+        """Whether the draft tokens are causally masked among themselves."""
+        return self._causal
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """Query, cache and output dtype."""
+        return self._dtype
+
+    @property
+    def device(self) -> torch.device:
+        """Device of every tensor a run takes."""
+        return self._device
+
+    @property
+    def strategy(self) -> Strategy:
+        """Kernel family this plan runs."""
+        return self._strategy
+
+    @property
+    def seqlens(self) -> tuple[int, ...]:
+        """The cache lengths the plan was made for."""
+        return self._seqlens
+
+    @property
+    def config(self) -> SplitKVConfig:
+        """Split-KV launch knobs."""
+        return self._config
+
+    @property
+    def schedule(self) -> Schedule | None:
+        """The split-KV schedule (None for the naive strategy)."""
+        return self._schedule
+
+    @property
+    def workspace_bytes(self) -> int:
+        """Bytes of float32 partial outputs and LSEs this plan needs (0 without splits)."""
+        return self._workspace_numel * 4
+
+    # ------------------------------------------------------------------ run
+
+    def run(
+        self,
+        q: torch.Tensor,
+        kv_cache: torch.Tensor,
+        block_table: torch.Tensor,
+        *,
+        out: torch.Tensor | None = None,
+        lse: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Attend ``q`` to the paged cache with the planned lengths.
+
+        Only tensor metadata is checked, nothing is read back from the device, and with
+        ``out`` and ``lse`` given nothing is allocated: a run can be captured in a CUDA
+        graph and replayed while the plan lives.
+
+        Parameters
+        ----------
+        q : torch.Tensor
+            ``[b, s_q, h_q, 576]`` in the plan's dtype, on the plan's device.
+        kv_cache : torch.Tensor
+            ``[num_blocks, page_size, 1, 576]``, same dtype; values are columns ``[:512]``.
+        block_table : torch.Tensor
+            ``[b, max_blocks]`` int32, wide enough for the longest planned sequence.
+        out, lse : torch.Tensor, optional
+            Caller-owned outputs ``[b, s_q, h_q, 512]`` (q's dtype) and ``[b, h_q, s_q]``
+            float32; allocated when omitted.
+
+        Returns
+        -------
+        out : torch.Tensor
+            ``[b, s_q, h_q, 512]`` in q's dtype.
+        lse : torch.Tensor
+            ``[b, h_q, s_q]`` float32, natural log of the softmax denominators.
+        """
+        import torch
+
+        batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table)
+        planned = (self.batch_size, self._s_q, self._h_q)
+        if (batch, s_q, h_q) != planned:
+            raise InputError(
+                expected(
+                    f"q of shape [{planned[0]}, {planned[1]}, {planned[2]}, 576] (as planned)",
+                    list(q.shape),
+                    where="q",
+                )
+            )
+        if q.dtype != self._dtype:
+            raise InputError(expected(f"dtype {self._dtype} (as planned)", str(q.dtype), where="q"))
+        if q.device != self._device:
+            raise InputError(
+                expected(f"device {self._device} (as planned)", str(q.device), where="q")
+            )
+        if page != self._page_size:
+            raise InputError(
+                expected(f"page size {self._page_size} (as planned)", page, where="kv_cache")
+            )
+        # The lengths were checked against s_q at plan time; only the table width is new.
+        longest = (self._max_seqlen,)
+        check_seqlen_values(longest, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
+        check_outputs(out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device)
+        if out is None:
+            out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
+        if lse is None:
+            lse = torch.empty(batch, h_q, s_q, dtype=torch.float32, device=q.device)
+
+        if self._strategy == "naive":
+            launch_naive(
+                q,
+                kv_cache,
+                block_table,
+                self._seqlens_dev,
+                out,
+                lse,
+                softmax_scale=self._softmax_scale,
+                causal=self._causal,
+            )
+            return out, lse
+        schedule = self._schedule
+        assert schedule is not None and self._units is not None and self._offsets is not None
+        launch_split_kv(
+            q,
+            kv_cache,
+            block_table,
+            self._seqlens_dev,
+            self._units,
+            self._offsets,
+            out,
+            lse,
+            o_part=self._o_part,
+            lse_part=self._lse_part,
+            softmax_scale=self._softmax_scale,
+            causal=self._causal,
+            num_units=schedule.num_units,
+            has_splits=schedule.has_splits,
+            tile_in_page=tile_in_page(page, schedule.block_n, self._config.block_n),
+            config=self._config,
+        )
+        return out, lse
+
+    def __repr__(self) -> str:
+        splits = None if self._schedule is None else self._schedule.num_units
+        return (
+            f"MLADecodePlan(strategy={self._strategy!r}, batch_size={self.batch_size}, "
+            f"s_q={self._s_q}, h_q={self._h_q}, page_size={self._page_size}, "
+            f"dtype={self._dtype}, device={self._device}, causal={self._causal}, "
+            f"pieces={splits})"
+        )
+
+
+# ---------------------------------------------------------------------------- FlashMLA-shaped
+
+
+def get_mla_metadata(
+    cache_seqlens: torch.Tensor,
+    num_q_tokens_per_head_k: int,
+    num_heads_k: int,
+    num_heads_q: int | None = None,
+    is_fp8_kvcache: bool = False,
+    topk: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Schedule a decode step, with FlashMLA's signature.
+
+    Parameters
+    ----------
+    cache_seqlens : torch.Tensor
+        ``[b]`` int32 cache lengths (read once on the host).
+    num_q_tokens_per_head_k : int
+        ``s_q · h_q // h_k``: query rows per latent KV head.
+    num_heads_k : int
+        KV heads; absorbed MLA has 1.
+    num_heads_q : int, optional
+        Accepted for FlashMLA compatibility; unused.
+    is_fp8_kvcache, topk
+        FlashMLA's FP8 cache and sparse attention, not supported: must stay False / None.
+
+    Returns
+    -------
+    tile_scheduler_metadata : torch.Tensor
+        ``[num_pieces, 4]`` int32 on ``cache_seqlens``'s device: one row
+        ``[batch, key_start, key_end, slot]`` per piece. Opaque to callers.
+    num_splits : torch.Tensor
+        ``[b + 1]`` int32 prefix sums of the pieces per sequence (FlashMLA's layout).
+    """
+    del num_heads_q  # FlashMLA needs it for sparse attention only
+    import torch
+
+    if not isinstance(cache_seqlens, torch.Tensor) or cache_seqlens.dim() != 1:
+        got = (
+            list(cache_seqlens.shape) if isinstance(cache_seqlens, torch.Tensor) else cache_seqlens
+        )
+        raise InputError(expected("a [b] int32 tensor", got, where="cache_seqlens"))
+    check_cache_seqlens(cache_seqlens, batch=cache_seqlens.shape[0])
+    if num_heads_k != 1:
+        raise InputError(expected("one latent KV head", num_heads_k, where="num_heads_k"))
+    if is_fp8_kvcache:
+        raise InputError(expected("a bfloat16/float16 cache", "is_fp8_kvcache=True"))
+    if topk is not None:
+        raise InputError(expected("dense attention (topk=None)", topk, where="topk"))
+    rows = _positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")
+    config = default_config(rows)
+    schedule = plan_schedule(
+        _host_seqlens(cache_seqlens),
+        block_n=config.block_n,
+        m_tiles=triton.cdiv(rows, config.block_m),
+        num_slots=device_num_sms(cache_seqlens.device) * config.ctas_per_sm,
+        overhead_tiles=config.overhead_tiles,
+    )
+    return schedule_tensors(schedule, cache_seqlens.device)
+
+
+def mla_decode_with_kvcache(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    block_table: torch.Tensor,
+    cache_seqlens: torch.Tensor,
+    head_dim_v: int,
+    tile_scheduler_metadata: torch.Tensor,
+    num_splits: torch.Tensor,
+    softmax_scale: float | None = None,
+    causal: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Split-KV MLA decode with FlashMLA's ``flash_mla_with_kvcache`` signature.
+
+    Like FlashMLA it allocates its outputs (and, when sequences are split, the float32
+    partials) on every call; use :class:`MLADecodePlan` for allocation-free runs.
+
+    Parameters
+    ----------
+    q : torch.Tensor
+        ``[b, s_q, h_q, 576]``.
+    k_cache : torch.Tensor
+        ``[num_blocks, page_size, 1, 576]``; values are columns ``[:head_dim_v]``.
+    block_table : torch.Tensor
+        ``[b, max_blocks]`` int32.
+    cache_seqlens : torch.Tensor
+        ``[b]`` int32 on q's device, the lengths given to :func:`get_mla_metadata`.
+    head_dim_v : int
+        Must be 512.
+    tile_scheduler_metadata, num_splits : torch.Tensor
+        From :func:`get_mla_metadata` for these lengths.
+    softmax_scale : float, optional
+        Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
+    causal : bool
+        Causal mask among the draft tokens (FlashMLA's default is False).
+
+    Returns
+    -------
+    out : torch.Tensor
+        ``[b, s_q, h_q, 512]`` in q's dtype.
+    softmax_lse : torch.Tensor
+        ``[b, h_q, s_q]`` float32, natural log.
+    """
+    import torch
+
+    batch, s_q, h_q, page = check_inputs(q, k_cache, block_table, head_dim_v=head_dim_v)
+    check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
+    check_runnable_device(q.device)
+    meta = tile_scheduler_metadata
+    if not isinstance(meta, torch.Tensor) or meta.dim() != 2 or meta.shape[1] != 4:
+        shape = list(meta.shape) if isinstance(meta, torch.Tensor) else type(meta).__name__
+        raise InputError(
+            expected(
+                "metadata [num_pieces, 4] from get_mla_metadata",
+                shape,
+                where="tile_scheduler_metadata",
+            )
+        )
+    if meta.dtype != torch.int32 or meta.device != q.device or meta.shape[0] < batch:
+        raise InputError(
+            expected(
+                f"int32 metadata on {q.device} with at least {batch} rows",
+                f"{meta.dtype} on {meta.device} with {meta.shape[0]} rows",
+                where="tile_scheduler_metadata",
+            )
+        )
+    if not meta.is_contiguous():
+        raise InputError(
+            expected("contiguous metadata", list(meta.stride()), where="tile_scheduler_metadata")
+        )
+    if (
+        not isinstance(num_splits, torch.Tensor)
+        or tuple(num_splits.shape) != (batch + 1,)
+        or num_splits.dtype != torch.int32
+        or num_splits.device != q.device
+    ):
+        got = (
+            f"{list(num_splits.shape)} {num_splits.dtype} on {num_splits.device}"
+            if isinstance(num_splits, torch.Tensor)
+            else type(num_splits).__name__
+        )
+        raise InputError(expected(f"int32 [{batch + 1}] on {q.device}", got, where="num_splits"))
+    scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
+
+    rows = s_q * h_q
+    config = default_config(rows, q.dtype)
+    num_pieces = meta.shape[0]
+    # Every sequence has at least one piece: more rows than sequences means some split.
+    has_splits = num_pieces > batch
+    o_part = lse_part = None
+    if has_splits:
+        buffer = torch.empty(workspace_numel(num_pieces, rows), device=q.device)
+        o_part, lse_part = split_workspace(buffer, num_pieces, rows)
+    out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
+    lse = torch.empty(batch, h_q, s_q, dtype=torch.float32, device=q.device)
+    launch_split_kv(
+        q,
+        k_cache,
+        block_table,
+        cache_seqlens,
+        meta,
+        num_splits,
+        out,
+        lse,
+        o_part=o_part,
+        lse_part=lse_part,
+        softmax_scale=scale,
+        causal=causal,
+        num_units=num_pieces,
+        has_splits=has_splits,
+        tile_in_page=tile_in_page(page, default_config(rows).block_n, config.block_n),
+        config=config,
+    )
+    return out, lse

@@ -1,0 +1,69 @@
+"""Analytic work of one MLA decode call: the FLOPs and the fewest bytes it must move.
+
+Both formulas follow the project's MLA decode conventions and count every key for every
+query row (the causal mask among the ``s_q`` draft tokens removes at most ``s_q - 1`` keys
+of a sequence, a negligible share at decode lengths). Divide by a measured matmul rate and
+a measured copy bandwidth to get the two times whose larger one is the roofline floor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kernelopt._errors import InputError, expected
+from kernelopt.kernels.mla._validate import D_QK, D_V
+
+__all__ = ["mla_decode_bytes", "mla_decode_floor_us", "mla_decode_flops"]
+
+
+def _total(seqlens: int | Sequence[int]) -> int:
+    total = seqlens if isinstance(seqlens, int) else sum(int(n) for n in seqlens)
+    if total < 0:
+        raise InputError(expected("a non-negative total cache length", total, where="seqlens"))
+    return total
+
+
+def mla_decode_flops(seqlens: int | Sequence[int], *, s_q: int, h_q: int) -> int:
+    """FLOPs of one decode call: ``2 · s_q · h_q · Σseqlen · (576 + 512)``.
+
+    Parameters
+    ----------
+    seqlens : int or sequence of int
+        The cache length of every sequence in the batch, or their sum.
+    s_q, h_q : int
+        Draft tokens per sequence and query heads.
+    """
+    return 2 * s_q * h_q * _total(seqlens) * (D_QK + D_V)
+
+
+def mla_decode_bytes(
+    seqlens: int | Sequence[int], *, batch: int, s_q: int, h_q: int, elt_bytes: int
+) -> int:
+    """Fewest bytes one call moves: ``Σseqlen · 576 · elt + b · s_q · h_q · (576 + 512) · elt``.
+
+    The cache rows are read once (values share storage with keys), the queries read once and
+    the outputs written once; the fp32 LSE and the block table are left out as negligible.
+    """
+    return _total(seqlens) * D_QK * elt_bytes + batch * s_q * h_q * (D_QK + D_V) * elt_bytes
+
+
+def mla_decode_floor_us(
+    seqlens: int | Sequence[int],
+    *,
+    batch: int,
+    s_q: int,
+    h_q: int,
+    elt_bytes: int,
+    matmul_tflops: float,
+    copy_tbps: float,
+) -> float:
+    """Roofline floor in µs: ``max(FLOPs / matmul rate, bytes / copy bandwidth)``.
+
+    ``matmul_tflops`` and ``copy_tbps`` are measured ceilings (TFLOP/s and TB/s, the copy
+    counting bytes read plus written).
+    """
+    if matmul_tflops <= 0 or copy_tbps <= 0:
+        raise InputError(expected("positive ceilings", (matmul_tflops, copy_tbps)))
+    flops = mla_decode_flops(seqlens, s_q=s_q, h_q=h_q)
+    nbytes = mla_decode_bytes(seqlens, batch=batch, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes)
+    return max(flops / (matmul_tflops * 1e6), nbytes / (copy_tbps * 1e6))

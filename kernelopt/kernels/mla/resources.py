@@ -1,0 +1,309 @@
+"""Compile the split-KV kernel for a GPU target without a GPU, and read its resources.
+
+A tuning sweep wants to drop configurations that spill registers or overflow shared
+memory before spending device time on them. :func:`split_kv_resources` compiles the kernel
+ahead of time for ``sm_90a`` (or another target) with Triton's own compiler, runs the
+``ptxas`` that ships with Triton on the result with ``-v``, and returns the registers per
+thread, spill bytes, stack frame and shared memory, plus whether the code uses Hopper's
+``wgmma``, asynchronous copies (``cp.async``, the pipelined loads) or only ``mma.sync``.
+
+The launch is specialized the way Triton's JIT specializes a real call: pointers and the
+query, cache and output strides are marked divisible by 16 (576 and 512 are), which is what
+lets Triton vectorize and pipeline the loads; without it the report would describe a
+different, slower kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import DeviceError, expected
+from kernelopt.kernels.mla._validate import D_NOPE, D_PE
+from kernelopt.kernels.mla.split_kv import SplitKVConfig, default_config
+
+__all__ = ["KernelResources", "split_kv_resources"]
+
+_DIVISIBLE_STRIDES = frozenset(
+    {
+        "stride_qb",
+        "stride_qs",
+        "stride_qh",
+        "stride_kvp",
+        "stride_kvt",
+        "stride_ob",
+        "stride_os",
+        "stride_oh",
+    }
+)
+_TRITON_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+
+@attrs.frozen(kw_only=True)
+class KernelResources:
+    """What one compiled kernel uses per thread and per program.
+
+    Attributes
+    ----------
+    registers : int
+        Registers per thread (255 is the ceiling; at it, look at the spills).
+    spill_store_bytes, spill_load_bytes : int
+        Bytes spilled to and reloaded from local memory per thread.
+    stack_bytes : int
+        Stack frame per thread.
+    shared_bytes : int
+        Shared memory per program (Triton's figure; an H100/H200 multiprocessor has 228 KB,
+        a program may use up to 227 KB).
+    num_warps : int
+        Warps per program.
+    uses_wgmma, uses_async_copy, uses_mma_sync : bool
+        Whether the PTX holds ``wgmma.mma_async``, ``cp.async`` and ``mma.sync``.
+    target : str
+        The compilation target, such as ``"sm_90a"``.
+    """
+
+    registers: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+    stack_bytes: int
+    shared_bytes: int
+    num_warps: int
+    uses_wgmma: bool
+    uses_async_copy: bool
+    uses_mma_sync: bool
+    target: str
+
+    @property
+    def spill_bytes(self) -> int:
+        """Spill stores plus loads per thread."""
+        return self.spill_store_bytes + self.spill_load_bytes
+
+    def programs_per_sm(self, *, smem_per_sm: int = 233472, regs_per_sm: int = 65536) -> int:
+        """Programs that fit on one multiprocessor by shared memory and registers.
+
+        Defaults are Hopper's: 228 KB of shared memory (1 KB of it reserved per program)
+        and 64 K registers.
+        """
+        by_smem = smem_per_sm // (self.shared_bytes + 1024) if self.shared_bytes else 32
+        by_regs = regs_per_sm // max(1, self.registers * self.num_warps * 32)
+        return max(0, min(by_smem, by_regs))
+
+    def metrics(self) -> dict[str, float]:
+        """The catalog's metric names: ``regs_per_thread`` and ``spill_bytes``."""
+        return {"regs_per_thread": float(self.registers), "spill_bytes": float(self.spill_bytes)}
+
+
+def _ptxas_path() -> str:
+    import triton
+
+    path = getattr(getattr(triton.knobs.nvidia, "ptxas", None), "path", None)
+    if not path or not Path(path).exists():
+        raise DeviceError(expected("the ptxas that ships with Triton's NVIDIA backend", path))
+    return str(path)
+
+
+def _ptxas_report(ptx: str, arch: str) -> dict[str, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "kernel.ptx"
+        src.write_text(ptx)
+        done = subprocess.run(
+            [_ptxas_path(), f"-arch={arch}", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise DeviceError(expected("ptxas to assemble the kernel", done.stderr.strip()[-500:]))
+    text = done.stderr
+
+    def number(pattern: str) -> int:
+        found = re.search(pattern, text)
+        return int(found.group(1)) if found else 0
+
+    return {
+        "registers": number(r"Used (\d+) registers"),
+        "stack_bytes": number(r"(\d+) bytes stack frame"),
+        "spill_store_bytes": number(r"(\d+) bytes spill stores"),
+        "spill_load_bytes": number(r"(\d+) bytes spill loads"),
+    }
+
+
+def split_kv_resources(
+    *,
+    s_q: int,
+    h_q: int,
+    page_size: int = 64,
+    config: SplitKVConfig | None = None,
+    dtype: str = "bfloat16",
+    causal: bool = True,
+    tile_in_page: bool | None = None,
+    capability: int = 90,
+) -> KernelResources:
+    """Compile the split-KV kernel for one shape and configuration; report its resources.
+
+    Parameters
+    ----------
+    s_q, h_q : int
+        Draft tokens and query heads (compile-time constants of the kernel).
+    page_size : int
+        Cache page size (a compile-time constant).
+    config : SplitKVConfig, optional
+        Launch knobs; ``default_config(s_q · h_q, dtype)`` when omitted.
+    dtype : {"bfloat16", "float16", "float32"}
+        Input dtype.
+    causal : bool
+        Causal mask among the draft tokens.
+    tile_in_page : bool, optional
+        Whether key tiles lie inside one page; by default when ``page_size`` is a multiple
+        of ``config.block_n`` (as the planner decides).
+    capability : int
+        Compute capability; 90 compiles for ``sm_90a`` (Hopper with ``wgmma``).
+
+    Returns
+    -------
+    KernelResources
+
+    Raises
+    ------
+    DeviceError
+        When Triton's NVIDIA backend or its ptxas is missing, or compilation fails.
+
+    Examples
+    --------
+    >>> r = split_kv_resources(s_q=1, h_q=128)                  # doctest: +SKIP
+    >>> r.registers, r.spill_bytes, r.uses_wgmma, r.programs_per_sm()   # doctest: +SKIP
+    """
+    import torch
+
+    if dtype not in _TRITON_DTYPES:
+        raise DeviceError(expected(f"one of {sorted(_TRITON_DTYPES)}", dtype, where="dtype"))
+    config = config or default_config(s_q * h_q, getattr(torch, dtype))
+    if tile_in_page is None:
+        tile_in_page = page_size % config.block_n == 0
+    request = {
+        "s_q": s_q,
+        "h_q": h_q,
+        "page_size": page_size,
+        "config": attrs.asdict(config),
+        "dtype": dtype,
+        "causal": causal,
+        "tile_in_page": tile_in_page,
+        "capability": capability,
+    }
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        # Interpreter mode changes how Triton builds kernels in this process: compile in a
+        # child process without it.
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        done = subprocess.run(
+            [sys.executable, "-m", "kernelopt.kernels.mla.resources", json.dumps(request)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise DeviceError(expected("the kernel to compile", done.stderr.strip()[-500:]))
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+    else:
+        report = _report_from_request(request)
+    return KernelResources(**report)
+
+
+def _report_from_request(request: dict[str, Any]) -> dict[str, Any]:
+    args = dict(request)
+    args["config"] = SplitKVConfig(**args["config"])
+    return _compile_report(**args)
+
+
+def _compile_report(
+    *,
+    s_q: int,
+    h_q: int,
+    page_size: int,
+    config: SplitKVConfig,
+    dtype: str,
+    causal: bool,
+    tile_in_page: bool,
+    capability: int,
+) -> dict[str, Any]:
+    # Compiles in this process, which must not be in Triton's interpreter mode.
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from kernelopt.kernels.mla import split_kv
+
+    fn: Any = split_kv._mla_split_kv_kernel
+    elt = _TRITON_DTYPES[dtype]
+    pointers = {
+        "q": elt,
+        "kv": elt,
+        "out": elt,
+        "block_table": "i32",
+        "seqlens": "i32",
+        "units": "i32",
+        "lse": "fp32",
+        "o_part": "fp32",
+        "lse_part": "fp32",
+    }
+    signature: dict[str, str] = {}
+    for name in fn.arg_names:
+        if name in pointers:
+            signature[name] = "*" + pointers[name]
+        elif name.startswith("stride"):
+            signature[name] = "i32"
+        elif name == "qk_scale":
+            signature[name] = "fp32"
+        else:
+            signature[name] = "constexpr"
+    divisible = {
+        (i,): [["tt.divisibility", 16]]
+        for i, name in enumerate(fn.arg_names)
+        if name in pointers or name in _DIVISIBLE_STRIDES
+    }
+    constants = {
+        "S_Q": s_q,
+        "H_Q": h_q,
+        "PAGE": page_size,
+        "CAUSAL": causal,
+        "D_NOPE": D_NOPE,
+        "D_PE": D_PE,
+        "BLOCK_M": config.block_m,
+        "BLOCK_N": config.block_n,
+        "TILE_IN_PAGE": tile_in_page,
+        "DOT_PRECISION": "ieee" if dtype == "float32" else "tf32",
+    }
+    arch = f"sm_{capability}a" if capability == 90 else f"sm_{capability}"
+    try:
+        compiled = triton.compile(
+            ASTSource(fn=fn, signature=signature, constexprs=constants, attrs=divisible),
+            target=GPUTarget("cuda", capability, 32),
+            options={"num_warps": config.num_warps, "num_stages": config.num_stages},
+        )
+    except Exception as error:  # Triton raises several types; all mean "does not compile"
+        raise DeviceError(
+            expected("the kernel to compile", f"{type(error).__name__}: {str(error)[:300]}")
+        ) from error
+    ptx = compiled.asm["ptx"]
+    report = _ptxas_report(ptx, arch)
+    return dict(
+        report,
+        shared_bytes=int(compiled.metadata.shared),
+        num_warps=config.num_warps,
+        uses_wgmma="wgmma.mma_async" in ptx,
+        uses_async_copy="cp.async" in ptx,
+        uses_mma_sync="mma.sync" in ptx,
+        target=arch,
+    )
+
+
+if __name__ == "__main__":
+    print(json.dumps(_report_from_request(json.loads(sys.argv[1]))))

@@ -1,0 +1,334 @@
+"""Host-side split-KV scheduler: which program handles which keys of which sequence.
+
+Flash-decoding splits each sequence's keys into contiguous pieces processed by separate
+programs, then merges the partial results by their log-sum-exp. Too few pieces leave
+multiprocessors idle; too many pay a fixed cost per piece (loading the query tile, writing
+a float32 partial output, merging it). The scheduler picks one *chunk size* ``C`` (in key
+tiles of ``block_n`` keys) for the whole batch, cuts every sequence into
+``ceil(tiles / C)`` balanced pieces, and chooses ``C`` among ``ceil(longest / n)`` for
+``n`` = 1 … ``num_slots`` pieces of the longest sequence, by a small cost model:
+
+* every piece becomes ``m_tiles`` programs (one per tile of query rows), each costing its
+  key tiles plus ``overhead_tiles``;
+* programs run in waves of ``num_slots`` (multiprocessors × programs per multiprocessor),
+  longest first, and a wave lasts as long as its longest program.
+
+The cheapest chunk wins; among chunks within ``tolerance`` of it the one with the fewest
+pieces wins, so a batch that already fills the device is never split. The plan is pure
+Python, runs once per decode step (from a host copy of ``cache_seqlens``), and is uploaded
+as a small int32 table; the kernels never synchronize with the host.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+
+__all__ = [
+    "DEFAULT_OVERHEAD_TILES",
+    "DEFAULT_TOLERANCE",
+    "Schedule",
+    "WorkUnit",
+    "build_schedule",
+    "estimate_cost",
+    "plan_schedule",
+    "split_ranges",
+]
+
+DEFAULT_OVERHEAD_TILES = 4.0
+"""Fixed cost of one program in key-tile times (query load, output or partial write, merge)."""
+DEFAULT_TOLERANCE = 0.03
+"""Relative cost slack within which fewer pieces are preferred."""
+
+
+def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if value < 1:
+        raise InputError(expected("a positive integer", value, where=attribute.name))
+
+
+@attrs.frozen(kw_only=True)
+class WorkUnit:
+    """One piece of one sequence: keys ``[key_start, key_end)`` of sequence ``batch``.
+
+    ``split`` numbers the pieces of a sequence from 0 in key order.
+    """
+
+    batch: int
+    split: int
+    key_start: int
+    key_end: int
+
+    @property
+    def num_keys(self) -> int:
+        """Keys in this piece."""
+        return self.key_end - self.key_start
+
+
+@attrs.frozen(kw_only=True)
+class Schedule:
+    """A split-KV plan for one batch of cache lengths.
+
+    Attributes
+    ----------
+    seqlens : tuple of int
+        Cache length of each sequence.
+    block_n : int
+        Key-tile size the pieces are aligned to (every ``key_start`` is a multiple).
+    splits : tuple of int
+        Pieces per sequence (at least 1).
+    units : tuple of WorkUnit
+        Every piece, in dispatch order (most keys first).
+    m_tiles, num_slots : int
+        The query-row tiles per piece and the concurrent program slots the cost assumed.
+    est_cost : float
+        The model's makespan, in key-tile times.
+    """
+
+    seqlens: tuple[int, ...]
+    block_n: int = attrs.field(validator=_positive)
+    splits: tuple[int, ...]
+    units: tuple[WorkUnit, ...]
+    m_tiles: int = attrs.field(default=1, validator=_positive)
+    num_slots: int = attrs.field(default=1, validator=_positive)
+    est_cost: float = 0.0
+
+    @property
+    def batch_size(self) -> int:
+        """Number of sequences."""
+        return len(self.seqlens)
+
+    @property
+    def num_units(self) -> int:
+        """Number of pieces (the split kernel's second grid dimension)."""
+        return len(self.units)
+
+    @property
+    def split_offsets(self) -> tuple[int, ...]:
+        """Prefix sums of ``splits``: ``[b + 1]``, FlashMLA's ``num_splits`` layout.
+
+        Piece ``j`` of sequence ``b`` owns partial-output slot ``split_offsets[b] + j``.
+        """
+        offsets = [0]
+        for n in self.splits:
+            offsets.append(offsets[-1] + n)
+        return tuple(offsets)
+
+    @property
+    def has_splits(self) -> bool:
+        """Whether any sequence is cut in more than one piece (so a merge is needed)."""
+        return any(n > 1 for n in self.splits)
+
+    def slot(self, unit: WorkUnit) -> int:
+        """Partial-output slot of ``unit``, or -1 when its sequence is a single piece."""
+        if self.splits[unit.batch] == 1:
+            return -1
+        return self.split_offsets[unit.batch] + unit.split
+
+    def table(self) -> list[list[int]]:
+        """Rows ``[batch, key_start, key_end, slot]`` in dispatch order (the kernel's table)."""
+        return [[u.batch, u.key_start, u.key_end, self.slot(u)] for u in self.units]
+
+
+def split_ranges(seqlen: int, pieces: int, block_n: int) -> list[tuple[int, int]]:
+    """Cut keys ``[0, seqlen)`` into ``pieces`` contiguous ranges of near-equal tile counts.
+
+    Boundaries fall on multiples of ``block_n``; tile counts differ by at most one.
+    """
+    tiles = -(-seqlen // block_n)
+    if not 1 <= pieces <= tiles:
+        raise InputError(expected(f"between 1 and {tiles} pieces", pieces, where="splits"))
+    bounds = [(j * tiles) // pieces for j in range(pieces + 1)]
+    return [(bounds[j] * block_n, min(bounds[j + 1] * block_n, seqlen)) for j in range(pieces)]
+
+
+def estimate_cost(
+    piece_tiles: Iterable[tuple[int, int]],
+    *,
+    m_tiles: int,
+    num_slots: int,
+    overhead_tiles: float = DEFAULT_OVERHEAD_TILES,
+) -> float:
+    """Makespan, in key-tile times, of pieces run longest first in waves of ``num_slots``.
+
+    Parameters
+    ----------
+    piece_tiles : iterable of (tiles, count)
+        ``count`` pieces of ``tiles`` key tiles each (repeats are summed).
+    m_tiles : int
+        Programs per piece (query-row tiles).
+    num_slots : int
+        Programs that run at once.
+    overhead_tiles : float
+        Fixed cost of a program.
+    """
+    histogram: Counter[int] = Counter()
+    for tiles, count in piece_tiles:
+        histogram[tiles] += count * m_tiles
+    total = 0.0
+    next_head = 0  # position (longest first) of the program that opens the next wave
+    seen = 0
+    for tiles in sorted(histogram, reverse=True):
+        count = histogram[tiles]
+        if next_head < seen + count:
+            heads = (seen + count - 1 - next_head) // num_slots + 1
+            total += heads * (tiles + overhead_tiles)
+            next_head += heads * num_slots
+        seen += count
+    return total
+
+
+def _balanced_pieces(tiles: int, pieces: int) -> list[tuple[int, int]]:
+    # `pieces` near-equal parts of `tiles`: (size, count) pairs.
+    small, extra = divmod(tiles, pieces)
+    parts = [(small + 1, extra)] if extra else []
+    if pieces - extra:
+        parts.append((small, pieces - extra))
+    return parts
+
+
+def _chunk_candidates(longest: int, max_pieces: int) -> list[int]:
+    # Distinct values of ceil(longest / n) for n = 1 .. max_pieces, largest first.
+    chunks: list[int] = []
+    n = 1
+    while n <= max_pieces:
+        c = -(-longest // n)
+        chunks.append(c)
+        if c == 1:
+            break
+        n = -(-longest // (c - 1))
+    return chunks
+
+
+def _check_seqlens(seqlens: Sequence[int]) -> tuple[int, ...]:
+    values = tuple(int(n) for n in seqlens)
+    if not values:
+        raise InputError(expected("at least one sequence", "an empty batch", where="seqlens"))
+    for i, n in enumerate(values):
+        if n < 1:
+            raise InputError(expected("a cache length of at least 1", n, where=f"seqlens[{i}]"))
+    return values
+
+
+def build_schedule(
+    seqlens: Sequence[int],
+    splits: int | Sequence[int],
+    *,
+    block_n: int,
+    m_tiles: int = 1,
+    num_slots: int = 1,
+    overhead_tiles: float = DEFAULT_OVERHEAD_TILES,
+) -> Schedule:
+    """A schedule with the given pieces per sequence (an int applies to every sequence).
+
+    A count larger than a sequence's key tiles is reduced to its tile count, so
+    ``splits=1_000_000`` means "one piece per tile". Used for tuning sweeps and tests.
+    """
+    values = _check_seqlens(seqlens)
+    if block_n < 1:
+        raise InputError(expected("a positive block_n", block_n, where="block_n"))
+    counts = [splits] * len(values) if isinstance(splits, int) else [int(n) for n in splits]
+    if len(counts) != len(values):
+        raise InputError(expected(f"{len(values)} split counts", len(counts), where="splits"))
+    pieces: list[tuple[int, int]] = []
+    units: list[WorkUnit] = []
+    final: list[int] = []
+    for b, (seqlen, n) in enumerate(zip(values, counts, strict=True)):
+        if n < 1:
+            raise InputError(expected("at least one piece", n, where=f"splits[{b}]"))
+        n = min(n, -(-seqlen // block_n))
+        final.append(n)
+        for j, (start, end) in enumerate(split_ranges(seqlen, n, block_n)):
+            units.append(WorkUnit(batch=b, split=j, key_start=start, key_end=end))
+            pieces.append((-(-(end - start) // block_n), 1))
+    units.sort(key=lambda u: (-u.num_keys, u.batch, u.split))
+    cost = estimate_cost(
+        pieces, m_tiles=m_tiles, num_slots=num_slots, overhead_tiles=overhead_tiles
+    )
+    return Schedule(
+        seqlens=values,
+        block_n=block_n,
+        splits=tuple(final),
+        units=tuple(units),
+        m_tiles=m_tiles,
+        num_slots=num_slots,
+        est_cost=cost,
+    )
+
+
+def plan_schedule(
+    seqlens: Sequence[int],
+    *,
+    block_n: int,
+    m_tiles: int,
+    num_slots: int,
+    overhead_tiles: float = DEFAULT_OVERHEAD_TILES,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_splits: int | None = None,
+) -> Schedule:
+    """Choose the pieces per sequence that minimize the modelled makespan.
+
+    Parameters
+    ----------
+    seqlens : sequence of int
+        Cache length of every sequence (each at least 1).
+    block_n : int
+        Key-tile size of the split kernel; pieces are whole tiles.
+    m_tiles : int
+        Query-row tiles per sequence: ``ceil(s_q · h_q / BLOCK_M)``.
+    num_slots : int
+        Programs the device runs at once (multiprocessors × programs per multiprocessor).
+    overhead_tiles : float
+        Fixed cost of a program, in key-tile times.
+    tolerance : float
+        Relative slack within which the plan with fewer pieces is preferred.
+    max_splits : int, optional
+        Most pieces for any one sequence.
+
+    Returns
+    -------
+    Schedule
+        The chosen plan; ``est_cost`` is its modelled makespan.
+    """
+    values = _check_seqlens(seqlens)
+    for name, value in (("block_n", block_n), ("m_tiles", m_tiles), ("num_slots", num_slots)):
+        if value < 1:
+            raise InputError(expected("a positive integer", value, where=name))
+    if max_splits is not None and max_splits < 1:
+        raise InputError(expected("a positive integer or None", max_splits, where="max_splits"))
+    tiles_hist = Counter(-(-n // block_n) for n in values)
+    longest = max(tiles_hist)
+    max_pieces = min(longest, num_slots, max_splits or longest)
+
+    best: tuple[float, int, int] | None = None  # (cost, units, chunk)
+    scored: list[tuple[float, int, int]] = []
+    for chunk in _chunk_candidates(longest, max_pieces):
+        pieces: list[tuple[int, int]] = []
+        units = 0
+        for tiles, count in tiles_hist.items():
+            n = -(-tiles // chunk)
+            units += n * count
+            pieces.extend((size, k * count) for size, k in _balanced_pieces(tiles, n))
+        cost = estimate_cost(
+            pieces, m_tiles=m_tiles, num_slots=num_slots, overhead_tiles=overhead_tiles
+        )
+        scored.append((cost, units, chunk))
+        if best is None or cost < best[0]:
+            best = (cost, units, chunk)
+    assert best is not None  # at least the unsplit chunk is scored
+    limit = best[0] * (1.0 + tolerance)
+    eligible = [entry for entry in scored if entry[0] <= limit]
+    _, _, chosen = min(eligible, key=lambda entry: (entry[1], entry[0]))
+    tiles_of = [-(-n // block_n) for n in values]
+    splits = [-(-tiles // chosen) for tiles in tiles_of]
+    return build_schedule(
+        values,
+        splits,
+        block_n=block_n,
+        m_tiles=m_tiles,
+        num_slots=num_slots,
+        overhead_tiles=overhead_tiles,
+    )

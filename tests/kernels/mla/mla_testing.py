@@ -1,0 +1,97 @@
+"""Shared helpers of the MLA decode tests: inputs, error measures, tolerances."""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+import torch
+
+D_QK = 576
+D_V = 512
+
+# Bounds on ‖out − ref‖ / ‖ref‖ against the float64 reference. float32 dots run in IEEE
+# mode (no tf32); half-precision bounds cover the rounding of P and of the output.
+TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+
+
+def seed_of(request: pytest.FixtureRequest) -> int:
+    """A seed fixed per test (reproducible) and different across tests."""
+    return zlib.crc32(request.node.nodeid.encode())
+
+
+def make_inputs(
+    seqlens: list[int],
+    *,
+    s_q: int,
+    h_q: int,
+    page: int,
+    dtype: torch.dtype,
+    seed: int,
+    device: str | torch.device = "cpu",
+    spare_blocks: int = 3,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random ``q``, a paged cache with shuffled pages, its block table and the lengths.
+
+    Pages are drawn as a random permutation of the cache, so logical order never matches
+    physical order; cache rows past every sequence's end hold NaN, so a kernel that reads
+    keys it should not read produces NaN.
+    """
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    batch = len(seqlens)
+    max_blocks = max(-(-n // page) for n in seqlens) + 1  # one unused column
+    num_blocks = batch * max_blocks + spare_blocks
+    kv = torch.randn(num_blocks, page, 1, D_QK, generator=gen)
+    perm = torch.randperm(num_blocks, generator=gen)
+    block_table = perm[: batch * max_blocks].reshape(batch, max_blocks).to(torch.int32)
+    for b, n in enumerate(seqlens):
+        # Poison every cache row that does not belong to a live key.
+        last_page = block_table[b, (n - 1) // page]
+        kv[last_page, (n - 1) % page + 1 :] = float("nan")
+        for col in range(-(-n // page), max_blocks):
+            kv[block_table[b, col]] = float("nan")
+    kv[perm[batch * max_blocks :]] = float("nan")
+    q = torch.randn(batch, s_q, h_q, D_QK, generator=gen)
+    cache_seqlens = torch.tensor(seqlens, dtype=torch.int32)
+    return (
+        q.to(dtype=dtype, device=device),
+        kv.to(dtype=dtype, device=device),
+        block_table.to(device),
+        cache_seqlens.to(device),
+    )
+
+
+def poisoned_outputs(q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """NaN-filled ``out [b, s_q, h_q, 512]`` and ``lse [b, h_q, s_q]`` for ``q``."""
+    b, s_q, h_q, _ = q.shape
+    out = torch.full((b, s_q, h_q, D_V), float("nan"), dtype=q.dtype, device=q.device)
+    lse = torch.full((b, h_q, s_q), float("nan"), dtype=torch.float32, device=q.device)
+    return out, lse
+
+
+def rel_err(x: torch.Tensor, ref: torch.Tensor) -> float:
+    """‖x − ref‖ / ‖ref‖ in float64."""
+    return float((x.double() - ref).norm() / ref.norm())
+
+
+def lse_err(x: torch.Tensor, ref: torch.Tensor) -> float:
+    """Relative LSE error with an RMS floor of 1 (an LSE near 0 is not a relative failure)."""
+    floor = ref.numel() ** 0.5
+    return float((x.double() - ref).norm() / max(float(ref.norm()), floor))
+
+
+def assert_matches(
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    ref_out: torch.Tensor,
+    ref_lse: torch.Tensor,
+    dtype: torch.dtype,
+) -> None:
+    """Every element written and finite, and within the dtype's bound of the reference."""
+    assert torch.isfinite(out).all(), "out has NaN/inf (unwritten or wrong rows)"
+    assert torch.isfinite(lse).all(), "lse has NaN/inf (unwritten or wrong rows)"
+    assert out.shape == ref_out.shape and lse.shape == ref_lse.shape
+    e_out, e_lse = rel_err(out, ref_out), lse_err(lse, ref_lse)
+    bound = TOLERANCE[dtype]
+    assert e_out < bound, f"out relative error {e_out:.3e} >= {bound:.0e}"
+    assert e_lse < bound, f"lse relative error {e_lse:.3e} >= {bound:.0e}"

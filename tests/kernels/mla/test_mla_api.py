@@ -1,0 +1,315 @@
+"""MLADecodePlan, the FlashMLA-shaped pair, input validation and the package surface."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from mla_testing import assert_matches, make_inputs, poisoned_outputs, seed_of
+
+import kernelopt.kernels.mla as mla
+from kernelopt import DeviceError, InputError
+from kernelopt.kernels.mla import (
+    MLADecodePlan,
+    get_mla_metadata,
+    mla_decode_ref,
+    mla_decode_with_kvcache,
+)
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Conversion of an array with ndim > 0:DeprecationWarning"
+)
+SCALE = 192**-0.5
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _inputs(request, seqlens=(130, 17, 64), s_q=2, h_q=3, page=16, dtype=torch.float32):
+    return make_inputs(
+        list(seqlens),
+        s_q=s_q,
+        h_q=h_q,
+        page=page,
+        dtype=dtype,
+        seed=seed_of(request),
+        device=DEVICE,
+    )
+
+
+def _plan(sl, **kwargs):
+    args = {
+        "s_q": 2,
+        "h_q": 3,
+        "page_size": 16,
+        "softmax_scale": SCALE,
+        "dtype": torch.float32,
+    } | kwargs
+    return MLADecodePlan(sl, **args)
+
+
+@pytest.mark.parametrize("strategy", ["split_kv", "naive"])
+def test_plan_runs_every_layer_against_reference(request, strategy) -> None:
+    q, kv, bt, sl = _inputs(request)
+    plan = _plan(sl, strategy=strategy, num_sms=4)
+    if strategy == "split_kv":
+        assert plan.schedule is not None and plan.schedule.has_splits
+        assert plan.workspace_bytes > 0
+    else:
+        assert plan.schedule is None and plan.workspace_bytes == 0
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    for layer in range(2):  # a second "layer" with fresh queries reuses the plan
+        if layer:
+            q = torch.randn_like(q)
+            ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+        out, lse = poisoned_outputs(q)
+        got = plan.run(q, kv, bt, out=out, lse=lse)
+        assert got[0] is out and got[1] is lse
+        assert_matches(out, lse, ref_out, ref_lse, torch.float32)
+
+
+def test_plan_is_a_snapshot_of_the_lengths(request) -> None:
+    q, kv, bt, sl = _inputs(request)
+    ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    plan = _plan(sl)
+    sl.fill_(2)  # the caller reuses its tensor for the next step
+    out, lse = plan.run(q, kv, bt)
+    assert plan.seqlens == (130, 17, 64)
+    assert_matches(out, lse, *ref, torch.float32)
+
+
+def test_plan_accepts_host_lengths_and_forced_splits(request) -> None:
+    q, kv, bt, _ = _inputs(request)
+    plan = _plan([130, 17, 64], num_splits=[3, 1, 2], device=DEVICE)
+    assert plan.schedule is not None and plan.schedule.splits == (3, 1, 2)
+    out, lse = plan.run(q, kv, bt)
+    sl = torch.tensor([130, 17, 64], dtype=torch.int32, device=DEVICE)
+    assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.uint8])
+def test_caller_owned_workspace_is_used(request, dtype) -> None:
+    q, kv, bt, sl = _inputs(request)
+    need = _plan(sl, num_splits=2).workspace_bytes
+    elt = torch.tensor([], dtype=dtype).element_size()
+    workspace = torch.full((need // elt + 8,), 0, dtype=dtype, device=DEVICE)
+    plan = _plan(sl, num_splits=2, workspace=workspace)
+    out, lse = plan.run(q, kv, bt)
+    assert workspace.any(), "the partial outputs went somewhere else"
+    assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.float32)
+    with pytest.raises(InputError, match=f"workspace: Expected at least {need} bytes"):
+        _plan(sl, num_splits=2, workspace=workspace[: need // elt - 1])
+
+
+def test_flashmla_pair_matches_reference(request) -> None:
+    q, kv, bt, sl = _inputs(request, seqlens=(130, 5, 200), s_q=3, h_q=4)
+    meta, num_splits = get_mla_metadata(sl, 3 * 4 // 1, 1)
+    assert meta.dtype == num_splits.dtype == torch.int32
+    assert meta.shape[1] == 4 and num_splits.shape == (4,)
+    assert int(num_splits[-1]) == meta.shape[0] and meta.shape[0] > 3  # some sequences split
+    for causal in (False, True):
+        out, lse = mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits, causal=causal)
+        ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=576**-0.5, causal=causal)
+        assert out.shape == (3, 3, 4, 512) and lse.shape == (3, 4, 3)
+        assert_matches(out, lse, *ref, torch.float32)
+
+
+def test_flashmla_pair_without_splits(request) -> None:
+    q, kv, bt, sl = _inputs(request, seqlens=(3, 5), s_q=1, h_q=2)
+    meta, num_splits = get_mla_metadata(sl, 2, 1)
+    assert meta.shape[0] == 2  # one piece per sequence: no merge
+    out, lse = mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits, softmax_scale=0.2)
+    assert_matches(
+        out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=0.2, causal=False), torch.float32
+    )
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+def _bad(request, what):
+    q, kv, bt, sl = _inputs(request)
+    args = {"q": q, "kv": kv, "bt": bt, "out": None, "lse": None}
+    what(args)
+    return args, sl
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda a: a.update(q=a["q"][..., :512]), "q: Expected head dim 576, got 512"),
+        (lambda a: a.update(kv=a["kv"][..., :512]), "kv_cache: Expected head dim 576, got 512"),
+        (lambda a: a.update(q=a["q"][0]), "q: Expected q of shape \\[b, s_q, h_q, 576\\]"),
+        (
+            lambda a: a.update(q=a["q"].half(), kv=a["kv"].half()),
+            "q: Expected dtype torch.float32 \\(as planned\\)",
+        ),
+        (lambda a: a.update(kv=a["kv"].half()), "kv_cache: Expected dtype torch.float32"),
+        (
+            lambda a: a.update(kv=a["kv"].expand(-1, -1, 2, -1)),
+            "Expected one latent KV head, got 2",
+        ),
+        (
+            lambda a: a.update(q=a["q"][:2], bt=a["bt"][:2]),
+            "Expected q of shape \\[3, 2, 3, 576\\] \\(as planned\\)",
+        ),
+        (
+            lambda a: a.update(q=a["q"].transpose(2, 3).contiguous().transpose(2, 3)),
+            "q: Expected a contiguous last dim",
+        ),
+        (lambda a: a.update(bt=a["bt"].long()), "block_table: Expected dtype torch.int32"),
+        (
+            lambda a: a.update(bt=a["bt"][:, :2]),
+            "block_table: Expected a block table of at least 9",
+        ),
+        (
+            lambda a: a.update(bt=a["bt"][:2]),
+            "block_table: Expected block_table of shape \\[3, max_blocks\\]",
+        ),
+        (lambda a: a.update(kv=a["kv"].reshape(-1, 8, 1, 576)), "Expected page size 16 \\(as plan"),
+        (
+            lambda a: a.update(out=torch.empty(3, 2, 3, 576)),
+            "out: Expected shape \\[3, 2, 3, 512\\]",
+        ),
+        (
+            lambda a: a.update(out=torch.empty(3, 2, 3, 512, dtype=torch.half)),
+            "out: Expected dtype",
+        ),
+        (lambda a: a.update(lse=torch.empty(3, 2, 3)), "lse: Expected shape \\[3, 3, 2\\]"),
+        (lambda a: a.update(lse=torch.empty(3, 3, 2, dtype=torch.float64)), "lse: Expected dtype"),
+        (lambda a: a.update(q="not a tensor"), "q: Expected a torch.Tensor, got str"),
+    ],
+)
+def test_run_rejects_bad_inputs(request, mutate, message) -> None:
+    args, sl = _bad(request, mutate)
+    for key in ("out", "lse"):
+        if isinstance(args[key], torch.Tensor):
+            args[key] = args[key].to(DEVICE)
+    plan = _plan(sl)
+    with pytest.raises(InputError, match=message):
+        plan.run(args["q"], args["kv"], args["bt"], out=args["out"], lse=args["lse"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"s_q": 0}, "s_q: Expected a positive integer, got 0"),
+        ({"h_q": 2.0}, "h_q: Expected a positive integer, got 2.0"),
+        ({"page_size": -1}, "page_size: Expected a positive integer, got -1"),
+        ({"softmax_scale": float("nan")}, "softmax_scale: Expected a finite float, got nan"),
+        ({"softmax_scale": 0.0}, "softmax_scale: Expected a positive scale"),
+        ({"strategy": "hopper2"}, "strategy: Expected one of \\['naive', 'split_kv'\\]"),
+        ({"dtype": torch.int8}, "dtype: Expected bfloat16, float16 or float32"),
+        ({"s_q": 6}, "cache_seqlens\\[1\\]: Expected cache_seqlens >= s_q = 6, got 5"),
+        ({"num_sms": 0}, "num_sms: Expected a positive integer, got 0"),
+    ],
+)
+def test_plan_rejects_bad_arguments(kwargs, message) -> None:
+    with pytest.raises(InputError, match=message):
+        _plan([9, 5], device=DEVICE, **kwargs)
+
+
+def test_plan_refuses_cpu_without_the_interpreter(monkeypatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(DeviceError, match="Expected a CUDA tensor"):
+        _plan([9, 5], device="cpu")
+
+
+def test_flashmla_pair_rejects_what_it_does_not_support(request) -> None:
+    q, kv, bt, sl = _inputs(request)
+    with pytest.raises(InputError, match="num_heads_k: Expected one latent KV head, got 2"):
+        get_mla_metadata(sl, 6, 2)
+    with pytest.raises(InputError, match="is_fp8_kvcache=True"):
+        get_mla_metadata(sl, 6, 1, is_fp8_kvcache=True)
+    with pytest.raises(InputError, match=r"cache_seqlens: Expected dtype torch\.int32"):
+        get_mla_metadata(sl.long(), 6, 1)
+    meta, num_splits = get_mla_metadata(sl, 6, 1)
+    with pytest.raises(InputError, match="head_dim_v: Expected head dim 512, got 576"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 576, meta, num_splits)
+    with pytest.raises(InputError, match="tile_scheduler_metadata: Expected metadata"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, meta[:, :3], num_splits)
+    with pytest.raises(InputError, match="num_splits: Expected int32 \\[4\\]"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits[:3])
+
+
+# ---------------------------------------------------------------------------- surface
+
+
+def test_all_is_complete_and_resolves() -> None:
+    for name in mla.__all__:
+        assert getattr(mla, name) is not None
+    assert set(mla.__all__) == set(mla._EXPORTS)
+    with pytest.raises(AttributeError):
+        _ = mla.not_a_kernel
+
+
+def test_scheduler_imports_without_torch_or_triton() -> None:
+    code = (
+        "import sys, kernelopt.kernels.mla.schedule, kernelopt.kernels.mla.cost; "
+        "print(','.join(m for m in ('torch', 'triton') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_repr_names_the_plan(request) -> None:
+    _, _, _, sl = _inputs(request)
+    text = repr(_plan(sl, num_splits=2))
+    assert "strategy='split_kv'" in text and "pieces=6" in text
+
+
+# ---------------------------------------------------------------------------- GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("s_q", "h_q"), [(1, 16), (2, 128)])
+def test_cuda_graph_capture_and_replay(request, s_q, h_q) -> None:
+    seqlens = [4097, 1000, 33, 2048]
+    q, kv, bt, sl = make_inputs(
+        seqlens,
+        s_q=s_q,
+        h_q=h_q,
+        page=64,
+        dtype=torch.bfloat16,
+        seed=seed_of(request),
+        device="cuda",
+    )
+    plan = MLADecodePlan(
+        sl, s_q=s_q, h_q=h_q, page_size=64, softmax_scale=SCALE, dtype=torch.bfloat16
+    )
+    assert plan.schedule is not None and plan.schedule.has_splits
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)  # compile outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    out.fill_(float("nan"))
+    lse.fill_(float("nan"))
+    with torch.cuda.graph(graph):
+        plan.run(q, kv, bt, out=out, lse=lse)
+    for _ in range(2):  # replay on new queries written into the captured buffer
+        q.copy_(torch.randn_like(q))
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert_matches(
+            out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.bfloat16
+        )
+
+
+@pytest.mark.gpu
+def test_flashmla_pair_bf16_varlen_gpu(request) -> None:
+    q, kv, bt, sl = make_inputs(
+        [4097, 17, 4096, 300, 8000],
+        s_q=2,
+        h_q=128,
+        page=64,
+        dtype=torch.bfloat16,
+        seed=seed_of(request),
+        device="cuda",
+    )
+    meta, num_splits = get_mla_metadata(sl, 2 * 128, 1)
+    out, lse = mla_decode_with_kvcache(
+        q, kv, bt, sl, 512, meta, num_splits, causal=True, softmax_scale=SCALE
+    )
+    assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.bfloat16)
