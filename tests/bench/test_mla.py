@@ -44,7 +44,11 @@ def test_interpreter_run_times_every_strategy_and_checks_it() -> None:
     results = mla_trial_matrix(
         points=[TINY], device="cpu", dtype="float32", ceilings=CEILINGS, timer=QUICK
     )
-    assert [r.trial.impl for r in results] == ["kernelopt_naive", "kernelopt_split_kv"]
+    assert [r.trial.impl for r in results] == [
+        "kernelopt_naive",
+        "kernelopt_split_kv",
+        "kernelopt_hopper",
+    ]
     for result in results:
         assert result.trial.error is None and result.trial.measurement is not None
         assert result.rel_err is not None and result.rel_err < 1e-4  # float32 vs float64

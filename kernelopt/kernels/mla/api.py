@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 import triton
 
 from kernelopt._errors import InputError, expected
+from kernelopt.kernels.mla import hopper
 from kernelopt.kernels.mla._validate import (
     D_V,
     check_cache_seqlens,
@@ -52,7 +53,7 @@ __all__ = [
     "mla_decode_with_kvcache",
 ]
 
-Strategy = Literal["naive", "split_kv"]
+Strategy = Literal["naive", "split_kv", "hopper"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
 
@@ -103,10 +104,13 @@ class MLADecodePlan:
         when present, else the CPU (Triton interpreter).
     causal : bool
         Draft token ``i`` sees keys ``< seqlen - s_q + i + 1`` (default), or all keys.
-    strategy : {"split_kv", "naive"}
-        Kernel family: split-KV flash-decoding (default) or the one-pass naive kernel.
+    strategy : {"split_kv", "naive", "hopper"}
+        Kernel family: split-KV flash-decoding (default), the one-pass naive kernel, or
+        the Hopper-tuned split-KV kernel (tensor-descriptor tiles; needs a page size that
+        is a multiple of its key tile, 64 for 16-bit inputs, and a contiguous cache;
+        shapes with fewer than 33 query rows per sequence run the split-KV kernel).
     config : SplitKVConfig, optional
-        Split-KV launch knobs (``split_kv.default_config`` when omitted).
+        Split-KV launch knobs (the strategy's ``default_config`` when omitted).
     num_sms : int, optional
         Multiprocessors the scheduler balances over (the device's count by default).
     num_splits : int or sequence of int, optional
@@ -178,14 +182,31 @@ class MLADecodePlan:
         self._seqlens_dev = torch.tensor(seqlens, dtype=torch.int32).to(self._device)
 
         rows = self._s_q * self._h_q
-        self._config = config or default_config(rows, dtype)
+        # The Hopper kernel serves shapes with a full 64-row tile; fewer rows run split-KV.
+        small = strategy == "hopper" and rows < hopper.MIN_ROWS
+        self._kernel: str = "split_kv" if small else strategy
+        if config is None:
+            config = (hopper.default_config if self._kernel == "hopper" else default_config)(
+                rows, dtype
+            )
+        self._config = config
+        if self._kernel == "hopper" and self._page_size % config.block_n:
+            raise InputError(
+                expected(
+                    f"a page size that is a multiple of {config.block_n} for strategy "
+                    "'hopper' (strategy 'split_kv' takes any page size)",
+                    self._page_size,
+                    where="page_size",
+                )
+            )
+        self._scratch = hopper.ScratchAllocator(self._device)
         self._schedule: Schedule | None = None
         self._units: torch.Tensor | None = None
         self._offsets: torch.Tensor | None = None
         self._o_part: torch.Tensor | None = None
         self._lse_part: torch.Tensor | None = None
         self._workspace_numel = 0
-        if strategy == "split_kv":
+        if strategy in ("split_kv", "hopper"):
             self._plan_split_kv(rows, num_sms, num_splits, workspace)
 
     def _plan_split_kv(
@@ -315,7 +336,7 @@ class MLADecodePlan:
 
     @property
     def schedule(self) -> Schedule | None:
-        """The split-KV schedule (None for the naive strategy)."""
+        """The split-KV schedule (None for the naive strategy; hopper shares it)."""
         return self._schedule
 
     @property
@@ -404,6 +425,26 @@ class MLADecodePlan:
             return out, lse
         schedule = self._schedule
         assert schedule is not None and self._units is not None and self._offsets is not None
+        if self._kernel == "hopper":
+            hopper.launch_hopper(
+                q,
+                kv_cache,
+                block_table,
+                self._seqlens_dev,
+                self._units,
+                self._offsets,
+                out,
+                lse,
+                o_part=self._o_part,
+                lse_part=self._lse_part,
+                softmax_scale=self._softmax_scale,
+                causal=self._causal,
+                num_units=schedule.num_units,
+                has_splits=schedule.has_splits,
+                config=self._config,
+                scratch=self._scratch,
+            )
+            return out, lse
         launch_split_kv(
             q,
             kv_cache,

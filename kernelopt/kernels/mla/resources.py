@@ -146,6 +146,7 @@ def split_kv_resources(
     causal: bool = True,
     tile_in_page: bool | None = None,
     capability: int = 90,
+    strategy: str = "split_kv",
 ) -> KernelResources:
     """Compile the split-KV kernel for one shape and configuration; report its resources.
 
@@ -166,6 +167,8 @@ def split_kv_resources(
         of ``config.block_n`` (as the planner decides).
     capability : int
         Compute capability; 90 compiles for ``sm_90a`` (Hopper with ``wgmma``).
+    strategy : {"split_kv", "hopper"}
+        Which split-KV kernel to compile (``hopper`` uses its own default configuration).
 
     Returns
     -------
@@ -185,7 +188,13 @@ def split_kv_resources(
 
     if dtype not in _TRITON_DTYPES:
         raise DeviceError(expected(f"one of {sorted(_TRITON_DTYPES)}", dtype, where="dtype"))
-    config = config or default_config(s_q * h_q, getattr(torch, dtype))
+    if strategy not in ("split_kv", "hopper"):
+        raise DeviceError(expected("strategy 'split_kv' or 'hopper'", strategy, where="strategy"))
+    if config is None:
+        from kernelopt.kernels.mla import hopper
+
+        defaults = hopper.default_config if strategy == "hopper" else default_config
+        config = defaults(s_q * h_q, getattr(torch, dtype))
     if tile_in_page is None:
         tile_in_page = page_size % config.block_n == 0
     request = {
@@ -197,6 +206,7 @@ def split_kv_resources(
         "causal": causal,
         "tile_in_page": tile_in_page,
         "capability": capability,
+        "strategy": strategy,
     }
     if os.environ.get("TRITON_INTERPRET") == "1":
         # Interpreter mode changes how Triton builds kernels in this process: compile in a
@@ -233,15 +243,16 @@ def _compile_report(
     causal: bool,
     tile_in_page: bool,
     capability: int,
+    strategy: str = "split_kv",
 ) -> dict[str, Any]:
     # Compiles in this process, which must not be in Triton's interpreter mode.
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from kernelopt.kernels.mla import split_kv
+    from kernelopt.kernels.mla import hopper, split_kv
 
-    fn: Any = split_kv._mla_split_kv_kernel
+    fn: Any = hopper._mla_hopper_kernel if strategy == "hopper" else split_kv._mla_split_kv_kernel
     elt = _TRITON_DTYPES[dtype]
     pointers = {
         "q": elt,
@@ -258,7 +269,7 @@ def _compile_report(
     for name in fn.arg_names:
         if name in pointers:
             signature[name] = "*" + pointers[name]
-        elif name.startswith("stride"):
+        elif name.startswith("stride") or name == "num_kv_rows":
             signature[name] = "i32"
         elif name == "qk_scale":
             signature[name] = "fp32"
@@ -278,9 +289,12 @@ def _compile_report(
         "D_PE": D_PE,
         "BLOCK_M": config.block_m,
         "BLOCK_N": config.block_n,
-        "TILE_IN_PAGE": tile_in_page,
         "DOT_PRECISION": "ieee" if dtype == "float32" else "tf32",
     }
+    if strategy == "hopper":
+        constants["NUM_STAGES"] = config.num_stages
+    else:
+        constants["TILE_IN_PAGE"] = tile_in_page
     arch = f"sm_{capability}a" if capability == 90 else f"sm_{capability}"
     try:
         compiled = triton.compile(
