@@ -1,4 +1,8 @@
-"""`kernelopt diagnose`: diagnose a stalled optimization effort from its experiment log."""
+"""``kernelopt diagnose DIR``: diagnose a stalled optimization effort from its experiment log.
+
+Exit codes: 0 when no pathology is found, 1 when there are findings, 2 on usage or input
+errors (a missing directory, a bad ``--until``).
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,65 @@ import argparse
 import sys
 from typing import Any
 
-from kernelopt._cli_util import EXIT_USAGE, add_json_flag
+from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
+
+__all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    """Register the `diagnose` subcommand."""
+    """Register the ``diagnose`` subcommand."""
     parser = subparsers.add_parser(
         "diagnose",
         help="diagnose a stalled optimization effort from its experiment log",
-        description="diagnose a stalled optimization effort from its experiment log",
+        description=(
+            "Read an optimization log (CLAUDE.md, experiments/summary.md, exp_N/ folders, devlogs, "
+            "step logs, JSONL/TSV histories), check the nine plateau pathologies and print a plan. "
+            "Exit 0: no findings; 1: findings; 2: usage or input error."
+        ),
+    )
+    parser.add_argument(
+        "directory",
+        metavar="DIR",
+        help="the log directory (repository root, experiments/, docs/ or logs/)",
     )
     add_json_flag(parser)
+    parser.add_argument(
+        "--write-plan", metavar="PATH", help="also write the plan (markdown) to PATH, atomically"
+    )
+    parser.add_argument(
+        "--until",
+        metavar="N",
+        type=int,
+        help="diagnose the log as it stood before experiment N (only experiments < N)",
+    )
+    parser.add_argument(
+        "--family",
+        metavar="F",
+        help="kernel family (mla-decode, decode-attention, softmax, gemm, ...)",
+    )
+    parser.add_argument(
+        "--knowledge",
+        metavar="DIR",
+        help="a knowledge tree (docs/knowledge/) merged over the built-in catalog",
+    )
     parser.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    print("kernelopt diagnose: not available in this build yet", file=sys.stderr)
-    return EXIT_USAGE
+    from kernelopt._errors import InputError, expected
+    from kernelopt._fileio import atomic_write_text
+    from kernelopt.diagnose.engine import diagnose
+
+    if args.until is not None and args.until < 0:
+        raise InputError(expected("--until as an experiment number >= 0", args.until))
+    diagnosis = diagnose(
+        args.directory, until=args.until, family=args.family, catalog=args.knowledge
+    )
+    plan = diagnosis.render_plan()
+    if args.write_plan:
+        atomic_write_text(args.write_plan, plan)
+    if args.json:
+        print_json(diagnosis.to_dict())
+    else:
+        sys.stdout.write(plan)
+    return EXIT_FINDINGS if diagnosis.findings else EXIT_OK

@@ -15,17 +15,46 @@ from kernelopt.experiments.canonical import (
     write_plan,
     write_result,
 )
+from kernelopt.experiments.log import (
+    Experiment,
+    ExperimentLog,
+    Fact,
+    KernelSource,
+    MetricKind,
+    Point,
+    ProfileFacts,
+    Recommendation,
+    Series,
+    SourceRef,
+    Unread,
+)
+from kernelopt.experiments.readers import ReadLimits, read_log
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
+from kernelopt.experiments.tagging import Tagger
 
 __all__ = [
     "Correctness",
+    "Experiment",
+    "ExperimentLog",
+    "Fact",
+    "KernelSource",
+    "MetricKind",
+    "Point",
+    "ProfileFacts",
+    "ReadLimits",
+    "Recommendation",
     "ResultRecord",
     "ResultRow",
+    "Series",
+    "SourceRef",
     "Status",
+    "Tagger",
+    "Unread",
     "append_lesson",
     "append_summary",
     "experiment_dir",
     "parse_result",
+    "read_log",
     "render_result",
     "render_summary_row",
     "write_plan",

@@ -1,0 +1,196 @@
+"""What every detector sees: the log, the catalog, the family, progress, kernel sources.
+
+Computed once per diagnosis; detectors only read it. The catalog is used through a small
+protocol (the parts of ``kernelopt.catalog.Catalog`` diagnose needs), so a diagnosis also
+runs with a user's catalog or, in tests, a small stand-in.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from kernelopt.diagnose.family import infer_family
+from kernelopt.diagnose.model import Action, Evidence
+from kernelopt.diagnose.progress import Progress, analyze
+from kernelopt.experiments.log import Experiment, ExperimentLog, KernelSource, SourceRef
+
+__all__ = ["CatalogLike", "Context", "build_context", "quote"]
+
+
+class CatalogLike(Protocol):
+    """The catalog queries diagnose uses (``kernelopt.catalog.Catalog`` provides them)."""
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def __contains__(self, entry_id: object) -> bool: ...
+
+    def fundamentals(self, family: str) -> Sequence[Any]: ...
+
+
+def quote(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@attrs.define(kw_only=True, slots=False)
+class Context:
+    """The shared, read-only inputs of the nine detectors."""
+
+    log: ExperimentLog
+    catalog: CatalogLike | None
+    family: str | None
+    family_source: str
+    family_evidence: tuple[Evidence, ...]
+    progress: Progress
+    catalog_problem: str | None = None
+
+    @property
+    def experiments(self) -> tuple[Experiment, ...]:
+        """The primary series."""
+        return self.log.experiments
+
+    @functools.cached_property
+    def kernels(self) -> tuple[KernelSource, ...]:
+        """The kernel sources that describe the kernel as it stands."""
+        return self.log.current_kernels
+
+    @functools.cached_property
+    def snapshots(self) -> dict[int, tuple[KernelSource, ...]]:
+        """Kernel snapshots by experiment number."""
+        found: dict[int, list[KernelSource]] = {}
+        for source in self.log.kernels:
+            if source.role == "snapshot" and source.experiment is not None:
+                found.setdefault(source.experiment, []).append(source)
+        return {number: tuple(items) for number, items in sorted(found.items())}
+
+    def entry(self, entry_id: str) -> Any | None:
+        """The catalog entry ``entry_id``, or None when there is no catalog or no such entry."""
+        return self._entries.get(entry_id)
+
+    @functools.cached_property
+    def _entries(self) -> dict[str, Any]:
+        return {} if self.catalog is None else {getattr(e, "id", ""): e for e in self.catalog}
+
+    def action(self, text: str, catalog_id: str | None = None) -> Action:
+        """An action linking ``catalog_id`` when the catalog has it (the id is kept even when
+        the catalog lacks it, so the plan still names the technique)."""
+        if catalog_id is None:
+            return Action(text=text)
+        entry = self.entry(catalog_id)
+        if entry is None:
+            return Action(text=text, catalog_id=catalog_id)
+        return Action(
+            text=text,
+            catalog_id=catalog_id,
+            catalog_name=getattr(entry, "name", None),
+            path=getattr(entry, "relative_path", None),
+        )
+
+    def evidence(
+        self, experiment: Experiment, quote_text: str | None = None, field: str = "description"
+    ) -> Evidence:
+        """Evidence about ``experiment``, quoting its description (or ``quote_text``)."""
+        ref = experiment.ref(field) or SourceRef(path="")
+        text = (
+            quote_text
+            if quote_text is not None
+            else f"{experiment.label}: {experiment.description}"
+        )
+        return Evidence(
+            quote=quote(text), source=str(ref) if ref.path else "", experiments=(experiment.number,)
+        )
+
+    def value_text(self, experiment: Experiment) -> str:
+        """The experiment's headline number in words (``"412.3 us"``, ``"1.31x"``), or ``""``."""
+        if experiment.latency is not None:
+            return f"{experiment.latency:g} {experiment.unit or ''}".strip()
+        if experiment.speedup is not None:
+            return f"{experiment.speedup:g}x"
+        if experiment.throughput is not None:
+            return f"{experiment.throughput:g} {experiment.throughput_unit or ''}".strip()
+        return ""
+
+
+def attempts_text(count: int) -> str:
+    """``"No attempt"``, ``"1 attempt"``, ``"4 attempts"``."""
+    return "No attempt" if count == 0 else f"{count} attempt" + ("" if count == 1 else "s")
+
+
+def experiments_text(numbers: Sequence[int], limit: int = 12) -> str:
+    """``"exps 3, 5, 8"`` (cut with ``…`` past ``limit``)."""
+    shown = [str(n) for n in numbers[:limit]]
+    more = "…" if len(numbers) > limit else ""
+    return ("exp " if len(numbers) == 1 else "exps ") + ", ".join(shown) + more
+
+
+def build_context(
+    log: ExperimentLog,
+    catalog: CatalogLike | None,
+    *,
+    family: str | None,
+    catalog_problem: str | None = None,
+) -> Context:
+    """Analyze progress and infer the family (unless given) for ``log``."""
+    chosen: str | None
+    evidence: tuple[Evidence, ...]
+    if family is not None:
+        chosen, source, evidence = family, "given", ()
+    else:
+        guess = infer_family(log)
+        chosen = guess.family
+        source = str(guess.facts[0].source) if guess.family and guess.facts else "unknown"
+        evidence = tuple(Evidence(quote=quote(f.text), source=str(f.source)) for f in guess.facts)
+    return Context(
+        log=log,
+        catalog=catalog,
+        family=chosen,
+        family_source=source,
+        family_evidence=evidence,
+        progress=analyze(log.experiments),
+        catalog_problem=catalog_problem,
+    )
+
+
+_TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+_STOP_WORDS = """
+a an and are as at be been but by can could does done each else for from has have how if
+in into is it its kernel kernels more most no not of on one only or our out over per so
+such than that the their them then there these this those to try tried using use used
+via was we were what when which while will with without would after before again also
+all any back both down even ever first just last less like make many much new next now
+off old once other same some still take than too two under up very well where why yet
+add added adding change changed changes experiment experiments step steps result results
+version attempt attempts test tests run runs instead because since path paths code time
+times faster slower better worse current should could might implementation implement
+implemented approach idea ideas work works working based
+"""
+_STOP = frozenset(_STOP_WORDS.split())
+
+
+def salient_terms(text: str) -> set[str]:
+    """Distinctive terms of ``text``: identifiers (``max_s_q``, ``BLOCK_N``) and words of five
+    letters or more that are not common English or log vocabulary, lower-cased."""
+    terms = set()
+    for match in _TERM.finditer(text):
+        word = match.group(0)
+        lowered = word.lower().strip("-._")
+        if lowered in _STOP or len(lowered) < 3:
+            continue
+        identifier = (
+            "_" in word
+            or any(c.isdigit() for c in word)
+            or (word[1:] != word[1:].lower() and not word.isupper())
+        )
+        if (
+            identifier
+            or (len(lowered) >= 5 and lowered.isalpha())
+            or (word.isupper() and len(word) >= 3)
+        ):
+            terms.add(lowered)
+    return terms

@@ -1,0 +1,79 @@
+"""8. Buffer persistence: outputs and workspaces allocated on every call.
+
+The host launcher of the current kernel is parsed (``ast`` for Python, regex for C++/CUDA)
+for ``torch.empty``/``zeros``/``ones``/``full``/``*_like``/``new_*`` calls that run on every
+call: not behind an ``is None`` check, not stored into a cache, not in a function that takes
+``out``/``workspace`` arguments, in a file with no persistent-buffer pool. For the fixed
+shapes a decode loop repeats, those buffers can be allocated once and reused.
+"""
+
+from __future__ import annotations
+
+from kernelopt.diagnose.context import Context, quote
+from kernelopt.diagnose.detectors._base import Outcome, found, not_found
+from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
+from kernelopt.diagnose.params import BufferPersistenceParams
+from kernelopt.diagnose.source import allocations
+
+__all__ = ["detect"]
+
+_PATHOLOGY = Pathology.BUFFER_PERSISTENCE
+
+
+def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
+    """Report per-call allocations in the kernel's host code."""
+    kernels = ctx.kernels
+    tried = [e for e in ctx.experiments if "buffer-persistence" in e.tags]
+    if not kernels:
+        return not_found(
+            _PATHOLOGY,
+            "No kernel source was found, so the launcher's allocations could not be checked.",
+            ["kernel source (CLAUDE.md kernel path or exp_N snapshot)"],
+        )
+    found_allocations = allocations(kernels)
+    if len(found_allocations) < params.min_allocations:
+        paths = ", ".join(k.path for k in kernels[:2])
+        return not_found(
+            _PATHOLOGY,
+            f"The launcher in {paths} allocates no buffer per call (or takes out=/workspace).",
+        )
+    functions = sorted({a.function for a in found_allocations if a.function})
+    summary = (
+        f"The host launcher allocates {len(found_allocations)} buffer(s) on every call "
+        f"({', '.join(sorted({a.call for a in found_allocations}))}"
+        + (f" in {', '.join(functions[:3])}" if functions else "")
+        + "), with no persistent buffers or out= plumbing"
+        + (
+            f"; experiments {', '.join(str(e.number) for e in tried)} mention it but the kernel "
+            f"still does it"
+            if tried
+            else ""
+        )
+        + "."
+    )
+    evidence = [
+        Evidence(quote=quote(a.text or a.call), source=f"{a.path}:{a.line}")
+        for a in found_allocations[:6]
+    ]
+    finding = Finding(
+        pathology=_PATHOLOGY,
+        summary=summary,
+        experiments=[e.number for e in tried],
+        severity=Severity.MEDIUM,
+        confidence=0.75 if len(found_allocations) > 1 else 0.65,
+        evidence=evidence,
+        actions=[
+            ctx.action(
+                "Allocate outputs and workspaces once per shape and dtype and reuse them across "
+                "calls "
+                "(their contents are rewritten every call), or take out=/workspace= from the "
+                "caller.",
+                "buffer-persistence",
+            ),
+            ctx.action(
+                "Once nothing allocates per call, capture the decode step in a CUDA graph.",
+                "cuda-graphs",
+            ),
+        ],
+    )
+    return found(finding)

@@ -1,0 +1,117 @@
+"""3. Correctness wall: the latest attempts keep failing correctness.
+
+Counts trailing consecutive correctness failures (attempts whose correctness is unknown are
+skipped; a pass ends the run), then checks the kernel text for the seed's numeric suspects:
+tf32 dot inputs (try tf32x3, then ieee), an LSE base mismatch (exp2 vs ln), -inf masking
+without a fully-masked-row guard, and bf16/fp16 accumulation.
+"""
+
+from __future__ import annotations
+
+from kernelopt.diagnose.context import Context, experiments_text, quote
+from kernelopt.diagnose.detectors._base import Outcome, found, not_found
+from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
+from kernelopt.diagnose.params import CorrectnessWallParams
+from kernelopt.diagnose.source import precision_suspects
+from kernelopt.experiments.log import Experiment
+from kernelopt.experiments.records import Correctness
+
+__all__ = ["detect", "trailing_failures"]
+
+_PATHOLOGY = Pathology.CORRECTNESS_WALL
+_GENERIC = (
+    (
+        "dot-input-precision",
+        "Walk dot precision down: input_precision='tf32x3', then 'ieee', and compare.",
+    ),
+    (
+        "lse-base-mismatch",
+        "Check the LSE base: exp2 with a log2(e)-folded scale needs lse = m*ln2 + log(l).",
+    ),
+    (
+        "unguarded-fully-masked-rows",
+        "Check softmax masking: fully masked rows must not compute exp(-inf - -inf).",
+    ),
+    ("bf16-accumulation", "Check accumulators: keep them fp32 and cast once at the store."),
+)
+
+
+def trailing_failures(experiments: tuple[Experiment, ...]) -> list[Experiment]:
+    """The most recent consecutive correctness failures (unknowns skipped, a pass stops)."""
+    failures: list[Experiment] = []
+    for experiment in reversed(experiments):
+        if not experiment.attempted or experiment.correctness is Correctness.UNKNOWN:
+            continue
+        if experiment.correctness is Correctness.PASS:
+            break
+        failures.append(experiment)
+    failures.reverse()
+    return failures
+
+
+def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
+    """Report ``min_failures`` trailing correctness failures, with the suspects found."""
+    experiments = ctx.experiments
+    known = [e for e in experiments if e.correctness is not Correctness.UNKNOWN]
+    if not known:
+        return not_found(
+            _PATHOLOGY,
+            "No experiment records a correctness verdict, so a correctness wall cannot be ruled "
+            "in or out.",
+            ["correctness per experiment (PASS/FAIL in summary.md or result.md)"],
+        )
+    failures = trailing_failures(experiments)
+    all_failures = [e for e in experiments if e.correctness is Correctness.FAIL]
+    if len(failures) < params.min_failures:
+        detail = (
+            f"{len(all_failures)} failure(s) in the log "
+            f"({experiments_text([e.number for e in all_failures])}), "
+            if all_failures
+            else "No correctness failures in the log; "
+        )
+        return not_found(
+            _PATHOLOGY,
+            detail
+            + f"{len(failures)} among the latest attempts: no wall (needs {params.min_failures} "
+            f"in a row).",
+        )
+    numbers = [e.number for e in failures]
+    kernels = ctx.kernels
+    missing: list[str] = []
+    suspects = precision_suspects(kernels) if kernels else []
+    if not kernels:
+        missing.append(
+            "kernel source (CLAUDE.md kernel path or exp_N snapshot) to check the numeric suspects"
+        )
+    hits = [s for s in suspects if s.found]
+    evidence: list[Evidence] = [
+        ctx.evidence(e, f"{e.label}: {e.description} — FAIL", "correctness") for e in failures[:6]
+    ]
+    evidence += [Evidence(quote=quote(s.text), source=f"{s.path}:{s.line}") for s in hits]
+    actions = [ctx.action(f"{s.name}: {s.advice}.", s.catalog_id) for s in hits]
+    for catalog_id, text in _GENERIC:
+        if not any(s.catalog_id == catalog_id for s in hits):
+            actions.append(ctx.action(text, catalog_id))
+    suspects_text = (
+        ", ".join(s.name for s in hits)
+        if hits
+        else "none of the numeric suspects visible in the source"
+    )
+    summary = (
+        f"The last {len(failures)} attempts ({experiments_text(numbers)}) all fail correctness; "
+        f"likely numerical. "
+        f"Suspects in the kernel text: {suspects_text}."
+    )
+    finding = Finding(
+        pathology=_PATHOLOGY,
+        summary=summary,
+        experiments=numbers,
+        severity=Severity.HIGH,
+        confidence=round(
+            min(0.95, 0.7 + 0.05 * (len(failures) - params.min_failures) + (0.1 if hits else 0)), 2
+        ),
+        evidence=evidence,
+        actions=actions,
+        missing=missing,
+    )
+    return found(finding)

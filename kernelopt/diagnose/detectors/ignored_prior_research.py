@@ -1,0 +1,148 @@
+"""7. Ignored prior research: recommendations in earlier plans never acted on.
+
+Recommendations come from plans (``exp_N/plan.md``), "Next steps"/"Future directions"
+sections and lead lines, and advice sentences in conclusions. A later experiment acts on a
+recommendation when it names the same catalog entry or shares ``min_overlap`` of its
+distinctive terms. A recommendation followed by ``min_later_experiments`` attempts, none
+acting on it, was ignored; one repeated in several places weighs more.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kernelopt.diagnose.context import Context, experiments_text, quote, salient_terms
+from kernelopt.diagnose.detectors._base import Outcome, found, not_found
+from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
+from kernelopt.diagnose.params import IgnoredPriorResearchParams
+from kernelopt.experiments.log import Experiment, Recommendation
+
+__all__ = ["acted_on", "detect", "experiment_terms"]
+
+_PATHOLOGY = Pathology.IGNORED_PRIOR_RESEARCH
+# Statements about the work rather than recommendations ("Both are multi-session efforts").
+_NOT_ADVICE = re.compile(
+    r"^(?:both|this|that|these|those|it|they|there|which|here)\b", re.IGNORECASE
+)
+
+
+def _terms(text: str) -> set[str]:
+    return salient_terms(text)
+
+
+def experiment_terms(experiment: Experiment) -> set[str]:
+    """The distinctive terms of what an experiment tried (its title and change text)."""
+    return _terms(experiment.description + " " + experiment.text[:1500])
+
+
+def acted_on(
+    recommendation: Recommendation,
+    experiment: Experiment,
+    terms: set[str],
+    min_overlap: float,
+    words: set[str] | None = None,
+) -> bool:
+    """Whether ``experiment`` tries what ``recommendation`` (with distinctive ``terms``) says;
+    ``words`` are the experiment's terms when already computed."""
+    if set(recommendation.catalog_ids) & set(experiment.tags):
+        return True
+    if not terms:
+        return False
+    shared = terms & (words if words is not None else experiment_terms(experiment))
+    needed = max(1 if len(terms) <= 2 else 2, round(min_overlap * len(terms) + 0.49))
+    return len(shared) >= needed
+
+
+def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
+    """Report recommendations that later attempts never acted on."""
+    recommendations = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
+    if not recommendations:
+        return not_found(
+            _PATHOLOGY,
+            "No plan or research note with recommendations was found, so nothing could be ignored.",
+            ["plans (exp_N/plan.md) or result notes with next steps"],
+        )
+    experiments = ctx.experiments
+    words = {e.number: experiment_terms(e) for e in experiments}
+    ignored: list[tuple[Recommendation, list[Experiment]]] = []
+    checked = 0
+    for recommendation in recommendations:
+        terms = _terms(recommendation.text)
+        if not terms and not recommendation.catalog_ids:
+            continue
+        later = [
+            e
+            for e in experiments
+            if e.number >= recommendation.after and e.number != recommendation.experiment
+        ]
+        attempts = [e for e in later if e.attempted]
+        if len(attempts) < params.min_later_experiments:
+            continue
+        checked += 1
+        if any(
+            acted_on(recommendation, e, terms, params.min_overlap, words[e.number]) for e in later
+        ):
+            continue
+        ignored.append((recommendation, attempts))
+    if not ignored:
+        return not_found(
+            _PATHOLOGY,
+            f"Each of the {checked} recommendation(s) followed by {params.min_later_experiments}+ "
+            f"attempts was acted on."
+            if checked
+            else "No recommendation has enough later attempts yet to judge.",
+        )
+    # Group recommendations that say the same thing (shared terms) to count repeats.
+    groups: list[list[tuple[Recommendation, list[Experiment]]]] = []
+    for item in ignored:
+        terms = _terms(item[0].text)
+        for group in groups:
+            lead = _terms(group[0][0].text)
+            if terms and lead and len(terms & lead) >= max(2, min(len(terms), len(lead)) // 2):
+                group.append(item)
+                break
+        else:
+            groups.append([item])
+    groups.sort(key=lambda g: (-len(g), g[0][0].after))
+    lead_rec, lead_attempts = groups[0][0]
+    repeated = len(groups[0])
+    numbers = sorted({e.number for _r, attempts in ignored for e in attempts})
+    origins = sorted({r.experiment for r, _a in ignored if r.experiment is not None})
+    summary = (
+        f"{len(ignored)} recommendation(s) from earlier plans/results were never acted on in the "
+        f"{len(lead_attempts)}+ attempts that followed"
+        + (f" (made after {experiments_text(origins)})" if origins else "")
+        + f"; e.g. \u201c{quote(lead_rec.text, 120)}\u201d"
+        + (f" (recommended {repeated} times)" if repeated > 1 else "")
+        + "."
+    )
+    evidence = []
+    for group in groups[:5]:
+        recommendation = group[0][0]
+        extra = f" [x{len(group)}]" if len(group) > 1 else ""
+        evidence.append(
+            Evidence(
+                quote=quote(recommendation.text) + extra,
+                source=str(recommendation.source),
+                experiments=(recommendation.experiment,)
+                if recommendation.experiment is not None
+                else (),
+            )
+        )
+    actions = []
+    for group in groups[:3]:
+        recommendation = group[0][0]
+        catalog_id = recommendation.catalog_ids[0] if recommendation.catalog_ids else None
+        actions.append(
+            ctx.action(f"Try it, or record why not: {quote(recommendation.text, 140)}", catalog_id)
+        )
+    finding = Finding(
+        pathology=_PATHOLOGY,
+        summary=summary,
+        experiments=numbers[-10:],
+        severity=Severity.HIGH if repeated >= 3 else Severity.MEDIUM,
+        confidence=round(min(0.9, 0.5 + 0.1 * repeated + 0.05 * len(groups)), 2),
+        evidence=evidence,
+        actions=actions,
+    )
+    return found(finding)

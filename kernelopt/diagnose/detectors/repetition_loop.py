@@ -1,0 +1,145 @@
+"""1. Repetition loop: variants of the same idea, again and again, with no new best.
+
+Looks at the trailing stall (the recent attempts over which the best improved by less than
+``min_gain``) and groups its attempts by axis: a catalog tag they share, a tuning knob they
+all set (``BLOCK_N``), or a distinctive term of their titles (``max_s_q``). An axis with
+``min_experiments`` attempts is a loop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from kernelopt.diagnose.context import Context, attempts_text, experiments_text, salient_terms
+from kernelopt.diagnose.detectors._base import Outcome, found, not_found
+from kernelopt.diagnose.model import Finding, Pathology, Severity
+from kernelopt.diagnose.params import RepetitionLoopParams
+from kernelopt.experiments.log import Experiment
+
+__all__ = ["detect"]
+
+_PATHOLOGY = Pathology.REPETITION_LOOP
+# How much each kind of axis is worth as evidence that attempts try "the same idea".
+_WEIGHT = {"tag": 0.85, "knob": 0.8, "term": 0.65}
+
+
+def _axes(experiment: Experiment) -> set[tuple[str, str]]:
+    axes = {("tag", tag) for tag in experiment.tags}
+    axes |= {("knob", name.lower()) for name in experiment.knobs}
+    axes |= {("term", term) for term in salient_terms(experiment.description)}
+    return axes
+
+
+def _spelling(name: str, members: list[Experiment]) -> str:
+    """``name`` as the log writes it (``block_n`` -> ``BLOCK_N``)."""
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])", re.IGNORECASE
+    )
+    for experiment in members:
+        match = pattern.search(experiment.description) or next(
+            (pattern.search(k) for k in experiment.knobs if pattern.search(k)), None
+        )
+        if match:
+            return match.group(0)
+    return name
+
+
+def _axis_words(kind: str, name: str, ctx: Context, members: list[Experiment]) -> str:
+    if kind == "tag":
+        entry = ctx.entry(name)
+        return f"{getattr(entry, 'name', name)} ({name})" if entry is not None else name
+    if kind == "knob":
+        return f"the knob {_spelling(name, members)}"
+    return f"'{_spelling(name, members)}'"
+
+
+def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
+    """Find the largest group of stalled attempts that share an axis."""
+    progress = ctx.progress
+    if not ctx.experiments:
+        return not_found(
+            _PATHOLOGY, "No experiments were read, so no repetition can be seen.", ["experiments"]
+        )
+    stall = progress.counted(progress.stall(params.min_gain))
+    if len(stall) < params.min_experiments:
+        return not_found(
+            _PATHOLOGY,
+            f"{attempts_text(len(stall))} since the best last moved by {params.min_gain:.0%} or "
+            f"more: "
+            f"too few to repeat an idea (needs {params.min_experiments}).",
+        )
+    groups: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
+    for step in stall:
+        for axis in _axes(step.experiment):
+            groups[axis].append(step.experiment)
+    candidates = [
+        (axis, members)
+        for axis, members in groups.items()
+        if len(members) >= params.min_experiments
+    ]
+    if not candidates:
+        return not_found(
+            _PATHOLOGY,
+            f"The {len(stall)} attempts since the last {params.min_gain:.0%} gain each try a "
+            f"different idea "
+            "(no shared catalog tag, knob or term).",
+        )
+    # The biggest group wins; ties go to tags, then knobs, then terms.
+    order = {"tag": 0, "knob": 1, "term": 2}
+    candidates.sort(key=lambda item: (-len(item[1]), order[item[0][0]], item[0][1]))
+    (kind, name), members = candidates[0]
+    same = [
+        (a, m) for a, m in candidates[1:] if {e.number for e in m} == {e.number for e in members}
+    ]
+    numbers = [e.number for e in members]
+    words = _axis_words(kind, name, ctx, members)
+    also_words = []
+    for (k, n), m in same:
+        text = _axis_words(k, n, ctx, m)
+        if n != name and text not in also_words:
+            also_words.append(text)
+    also = ", ".join(also_words[:2])
+    values = [ctx.value_text(e) for e in members if ctx.value_text(e)]
+    summary = (
+        f"{len(members)} of the last {len(stall)} attempts ({experiments_text(numbers)}) vary "
+        f"{words}"
+        + (f" (also {also})" if also else "")
+        + f" and none moved the best by {params.min_gain:.0%}"
+        + (f" ({', '.join(values[:6])})." if values else ".")
+    )
+    confidence = min(
+        0.95, _WEIGHT[kind] * (0.75 + 0.25 * min(1.0, len(members) / (2 * params.min_experiments)))
+    )
+    actions = []
+    if kind == "knob":
+        actions.append(
+            ctx.action(
+                f"Stop changing {_spelling(name, members)} one value at a time: sweep it once, "
+                f"with the other knobs, "
+                "in a small pruned search, then move on to the design.",
+                "pruned-autotuning",
+            )
+        )
+    else:
+        actions.append(
+            ctx.action(
+                f"Stop iterating on {words}: {len(members)} variants gained less than "
+                f"{params.min_gain:.0%} together."
+            )
+        )
+    actions.append(
+        ctx.action(
+            "Take the next idea from the missing-fundamental or prior-research items of this plan."
+        )
+    )
+    finding = Finding(
+        pathology=_PATHOLOGY,
+        summary=summary,
+        experiments=numbers,
+        severity=Severity.HIGH if len(members) >= 2 * params.min_experiments else Severity.MEDIUM,
+        confidence=round(confidence, 2),
+        evidence=[ctx.evidence(e) for e in members[:8]],
+        actions=actions,
+    )
+    return found(finding)

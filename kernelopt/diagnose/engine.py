@@ -1,0 +1,270 @@
+"""``diagnose``: read a log, run the nine detectors, rank the findings, name the root cause."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kernelopt._errors import InputError, expected
+from kernelopt.diagnose.context import CatalogLike, Context, build_context
+from kernelopt.diagnose.detectors import DETECTORS, Outcome
+from kernelopt.diagnose.detectors._base import not_found
+from kernelopt.diagnose.model import (
+    BestResult,
+    Check,
+    Diagnosis,
+    Finding,
+    LogSummary,
+    Pathology,
+    TrajectoryPoint,
+)
+from kernelopt.diagnose.params import DiagnoseParams
+from kernelopt.experiments.log import Experiment, ExperimentLog
+from kernelopt.experiments.readers import ReadLimits, read_log
+
+__all__ = ["diagnose", "diagnose_log", "load_catalog"]
+
+# Causes before symptoms: a plateau is usually the symptom of one of the first five.
+_CAUSE_ORDER = (
+    Pathology.CORRECTNESS_WALL,
+    Pathology.MISSING_FUNDAMENTAL,
+    Pathology.WRONG_BOTTLENECK,
+    Pathology.OVERLOOKED_SHORTCUT,
+    Pathology.IGNORED_PRIOR_RESEARCH,
+    Pathology.OVER_ENGINEERING,
+    Pathology.BUFFER_PERSISTENCE,
+    Pathology.LOCAL_MINIMUM,
+    Pathology.REPETITION_LOOP,
+)
+_SYMPTOMS = frozenset({Pathology.LOCAL_MINIMUM, Pathology.REPETITION_LOOP})
+
+
+def load_catalog(catalog: Any | None) -> tuple[CatalogLike | None, str | None]:
+    """The catalog to use: a Catalog as given, a knowledge directory loaded over the
+    built-in entries, or the built-in catalog; with a reason when none could be loaded."""
+    if catalog is not None and not isinstance(catalog, (str, os.PathLike)):
+        return catalog, None
+    try:
+        from kernelopt.catalog import Catalog
+
+        if catalog is None:
+            return Catalog.builtin(), None
+        path = Path(catalog)
+        if not path.is_dir():
+            raise InputError(expected("a knowledge directory (docs/knowledge/)", str(catalog)))
+        return Catalog.load(path), None
+    except InputError:
+        raise
+    except Exception as error:  # a broken catalog degrades the diagnosis, it does not stop it
+        message = " ".join(str(error).split())
+        return None, f"{error.__class__.__name__}: {message[:200]}"
+
+
+def _run(ctx: Context, params: DiagnoseParams) -> list[Outcome]:
+    outcomes = []
+    for detector in DETECTORS:
+        detector_params = getattr(params, detector.params_field)
+        try:
+            outcomes.append(detector.detect(ctx, detector_params))
+        except Exception as error:  # one detector's bug must not cost the user the other eight
+            outcomes.append(
+                not_found(
+                    detector.pathology,
+                    f"Could not be checked: internal error in the detector "
+                    f"({error.__class__.__name__}: {error}).",
+                    ["a working detector (please report this log)"],
+                )
+            )
+    return outcomes
+
+
+def _rank(findings: list[Finding]) -> list[Finding]:
+    return sorted(
+        findings, key=lambda f: (f.severity.rank, _CAUSE_ORDER.index(f.pathology), -f.confidence)
+    )
+
+
+def _root_causes(findings: list[Finding]) -> tuple[str, ...]:
+    if not findings:
+        return ()
+    causes = sorted(findings, key=lambda f: (_CAUSE_ORDER.index(f.pathology), f.severity.rank))
+    first = causes[0]
+    sentences = [f"{first.title}: {first.summary}"]
+    second = next((f for f in causes[1:] if f.pathology not in _SYMPTOMS), None)
+    if second is not None and first.pathology not in _SYMPTOMS:
+        sentences.append(f"{second.title}: {second.summary}")
+    symptoms = [f for f in findings if f.pathology in _SYMPTOMS]
+    if symptoms and first.pathology not in _SYMPTOMS:
+        numbers = sorted({n for f in symptoms for n in f.experiments})
+        shown = ", ".join(str(n) for n in numbers[:10]) + ("…" if len(numbers) > 10 else "")
+        sentences.append(
+            f"The plateau (exps {shown}) is a symptom: more tuning of the same design will not fix "
+            f"{first.title.lower()}."
+        )
+    return tuple(sentences)
+
+
+def _headline(experiment: Experiment, kind: str | None) -> tuple[float | None, str]:
+    """The experiment's headline number of ``kind`` in its own unit (first point otherwise)."""
+    if kind == "latency" and experiment.latency is not None:
+        return experiment.latency, experiment.unit or ""
+    if kind == "speedup" and experiment.speedup is not None:
+        return experiment.speedup, "x"
+    if kind == "throughput" and experiment.throughput is not None:
+        return experiment.throughput, experiment.throughput_unit or ""
+    if experiment.points:
+        point = experiment.points[0]
+        return point.value, point.unit
+    return None, ""
+
+
+def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
+    log = ctx.log
+    progress = ctx.progress
+    experiments = log.experiments
+    best_step = progress.best()
+    best = None
+    if best_step is not None:
+        experiment = best_step.experiment
+        if "headline" in best_step.values and progress.kind is not None:
+            kind = progress.kind.value
+            value, unit = _headline(experiment, kind)
+            name = ""
+        else:
+            point = experiment.points[0] if experiment.points else None
+            kind, value, unit = (
+                (point.kind.value, point.value, point.unit) if point else ("", None, "")
+            )
+            name = point.name if point is not None else ""
+        if value is not None:
+            best = BestResult(
+                experiment=experiment.number,
+                label=experiment.label,
+                value=value,
+                unit=unit,
+                kind=kind,
+                point=name,
+            )
+    min_gain = params.local_minimum.min_gain
+    trajectory = []
+    for step, gain in progress.trajectory():
+        experiment = step.experiment
+        value, unit = _headline(experiment, progress.kind.value if progress.kind else None)
+        if value is not None:
+            trajectory.append(
+                TrajectoryPoint(experiment=experiment.number, value=value, unit=unit, gain=gain)
+            )
+    stall = progress.counted(progress.stall(min_gain))
+    last_best = next(
+        (s for s in reversed(progress.steps) if s.gain is not None and s.gain >= min_gain), None
+    )
+    since = [
+        s
+        for s in progress.counted()
+        if last_best is None or s.experiment.number > last_best.experiment.number
+    ]
+    kernel = ctx.kernels[0].path if ctx.kernels else None
+    return LogSummary(
+        root=log.root,
+        layouts=log.layouts,
+        experiments=len(experiments),
+        attempted=sum(1 for e in experiments if e.attempted),
+        first=experiments[0].number if experiments else None,
+        last=experiments[-1].number if experiments else None,
+        best=best,
+        trajectory=trajectory,
+        since_best=len(since),
+        stall=[s.experiment.number for s in stall],
+        family=ctx.family,
+        family_source=ctx.family_source,
+        kernel=kernel,
+        until=log.until,
+    )
+
+
+def diagnose_log(
+    log: ExperimentLog,
+    *,
+    family: str | None = None,
+    catalog: CatalogLike | None = None,
+    params: DiagnoseParams | None = None,
+    catalog_problem: str | None = None,
+) -> Diagnosis:
+    """Diagnose an :class:`ExperimentLog` already read (see :func:`diagnose`)."""
+    params = params or DiagnoseParams()
+    if not isinstance(params, DiagnoseParams):
+        raise InputError(expected("params as a DiagnoseParams", type(params).__name__))
+    chosen = family or params.missing_fundamental.family
+    ctx = build_context(log, catalog, family=chosen, catalog_problem=catalog_problem)
+    outcomes = _run(ctx, params)
+    findings = _rank([o.finding for o in outcomes if o.finding is not None])
+    checks: tuple[Check, ...] = tuple(o.check for o in outcomes)
+    return Diagnosis(
+        findings=tuple(findings),
+        checks=checks,
+        summary=_summary(ctx, params),
+        root_causes=_root_causes(findings),
+        unread=log.unread,
+    )
+
+
+def diagnose(
+    path: str | os.PathLike[str],
+    *,
+    until: int | None = None,
+    family: str | None = None,
+    catalog: Any | None = None,
+    params: DiagnoseParams | None = None,
+    limits: ReadLimits | None = None,
+) -> Diagnosis:
+    """Diagnose a stalled optimization effort from what is on disk, ending in a plan.
+
+    Reads the log under ``path`` (any layout :func:`kernelopt.experiments.read_log`
+    recognizes), runs the nine detectors of the plateau checklist and ranks what they find.
+    Nothing in the log is imported or executed.
+
+    Parameters
+    ----------
+    path : path-like
+        The log directory: a repository root, its ``experiments/``, ``docs/`` or ``logs/``.
+    until : int, optional
+        Diagnose the directory as it stood before experiment ``until`` (only experiments
+        numbered below it count).
+    family : str, optional
+        The kernel family (``"mla-decode"``, ``"softmax"``, ...); inferred when None.
+    catalog : Catalog or path-like, optional
+        The catalog linking actions and naming fundamentals: a ``Catalog``, a user's
+        knowledge directory (merged over the built-in entries), or None for the built-in one.
+    params : DiagnoseParams, optional
+        Detector thresholds (defaults from the seed's checklist).
+    limits : ReadLimits, optional
+        Bounds on what is read (bytes per file, files, depth).
+
+    Returns
+    -------
+    Diagnosis
+        Ranked findings, the nine checks, a summary of the log, the root cause(s) and the
+        files that could not be read. Render it with ``render_plan()`` or ``to_json()``.
+
+    Raises
+    ------
+    InputError
+        When ``path`` is not a directory, or an argument is invalid.
+
+    Examples
+    --------
+    >>> from kernelopt.diagnose import diagnose
+    >>> diagnosis = diagnose("examples/logs/mla-decode-plateau")  # doctest: +SKIP
+    >>> [f.pathology.value for f in diagnosis.findings]  # doctest: +SKIP
+    ['missing_fundamental', 'overlooked_shortcut', ...]
+    """
+    if params is not None and not isinstance(params, DiagnoseParams):
+        raise InputError(expected("params as a DiagnoseParams", type(params).__name__))
+    if family is not None and (not isinstance(family, str) or not family.strip()):
+        raise InputError(
+            expected("family as a non-empty string such as 'mla-decode'", repr(family))
+        )
+    loaded, problem = load_catalog(catalog)
+    log = read_log(path, until=until, catalog=loaded, limits=limits)
+    return diagnose_log(log, family=family, catalog=loaded, params=params, catalog_problem=problem)

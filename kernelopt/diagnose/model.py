@@ -1,0 +1,356 @@
+"""The typed result of a diagnosis: findings, the nine-item checklist, the log summary.
+
+A :class:`Diagnosis` renders to the seed's plan form (:func:`kernelopt.diagnose.render_plan`)
+and to JSON (:meth:`Diagnosis.to_dict`); its records are frozen attrs classes so a
+diagnosis can be compared, stored and read back.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.experiments.log import Unread
+
+__all__ = [
+    "Action",
+    "BestResult",
+    "Check",
+    "Diagnosis",
+    "Evidence",
+    "Finding",
+    "LogSummary",
+    "Pathology",
+    "Severity",
+    "TrajectoryPoint",
+]
+
+
+class Pathology(str, enum.Enum):
+    """The nine items of the plateau checklist, in the seed's order."""
+
+    REPETITION_LOOP = "repetition_loop"
+    LOCAL_MINIMUM = "local_minimum"
+    CORRECTNESS_WALL = "correctness_wall"
+    WRONG_BOTTLENECK = "wrong_bottleneck"
+    MISSING_FUNDAMENTAL = "missing_fundamental"
+    OVER_ENGINEERING = "over_engineering"
+    IGNORED_PRIOR_RESEARCH = "ignored_prior_research"
+    BUFFER_PERSISTENCE = "buffer_persistence"
+    OVERLOOKED_SHORTCUT = "overlooked_shortcut"
+
+    @property
+    def number(self) -> int:
+        """The item's number in the checklist (1–9)."""
+        return list(Pathology).index(self) + 1
+
+    @property
+    def label(self) -> str:
+        """The checklist title (``"Repetition loop"``)."""
+        return _TITLES[self]
+
+
+_TITLES = {
+    Pathology.REPETITION_LOOP: "Repetition loop",
+    Pathology.LOCAL_MINIMUM: "Local minimum",
+    Pathology.CORRECTNESS_WALL: "Correctness wall",
+    Pathology.WRONG_BOTTLENECK: "Wrong bottleneck",
+    Pathology.MISSING_FUNDAMENTAL: "Missing fundamental",
+    Pathology.OVER_ENGINEERING: "Over-engineering",
+    Pathology.IGNORED_PRIOR_RESEARCH: "Ignored prior research",
+    Pathology.BUFFER_PERSISTENCE: "Buffer persistence",
+    Pathology.OVERLOOKED_SHORTCUT: "Overlooked shortcut",
+}
+
+
+class Severity(str, enum.Enum):
+    """How much a finding is likely to cost if left alone."""
+
+    HIGH = "high"  # blocks progress: fix before any further tuning
+    MEDIUM = "medium"  # wastes experiments or leaves a known gain on the table
+    LOW = "low"  # worth a note
+
+    @property
+    def rank(self) -> int:
+        """0 for HIGH, 1 for MEDIUM, 2 for LOW (sort key)."""
+        return list(Severity).index(self)
+
+
+def _confidence(_instance: object, _attribute: object, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise InputError(expected("a confidence between 0 and 1", repr(value), where="confidence"))
+
+
+def _ints(value: Iterable[int]) -> tuple[int, ...]:
+    return tuple(int(v) for v in value)
+
+
+def _strs(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _evidence(value: Iterable[Evidence]) -> tuple[Evidence, ...]:
+    return tuple(value)
+
+
+def _actions(value: Iterable[Action]) -> tuple[Action, ...]:
+    return tuple(value)
+
+
+def _checks(value: Iterable[Check]) -> tuple[Check, ...]:
+    return tuple(value)
+
+
+def _trajectory(value: Iterable[TrajectoryPoint]) -> tuple[TrajectoryPoint, ...]:
+    return tuple(value)
+
+
+def _unread(value: Iterable[Unread]) -> tuple[Unread, ...]:
+    return tuple(value)
+
+
+def _findings(value: Iterable[Finding]) -> tuple[Finding, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class Evidence:
+    """One piece of evidence: a short quote, where it was read, which experiments it is about.
+
+    Parameters
+    ----------
+    quote : str
+        A short quote or a measured fact (at most a line).
+    source : str
+        ``path:line`` relative to the log root; empty for derived facts.
+    experiments : tuple of int
+        The experiment numbers the evidence is about.
+    """
+
+    quote: str
+    source: str = ""
+    experiments: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+
+
+@attrs.frozen(kw_only=True)
+class Action:
+    """A recommended action, linked to a catalog entry when one applies.
+
+    Parameters
+    ----------
+    text : str
+        What to do, in one or two sentences.
+    catalog_id : str or None
+        The catalog entry that explains how (``"split-kv-flash-decoding"``).
+    catalog_name : str or None
+        The entry's display name.
+    path : str or None
+        The entry's file in the knowledge tree (``optimizations/split-kv-flash-decoding.md``).
+    """
+
+    text: str
+    catalog_id: str | None = None
+    catalog_name: str | None = None
+    path: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Finding:
+    """One pathology found in the log.
+
+    Parameters
+    ----------
+    pathology : Pathology
+        Which checklist item.
+    summary : str
+        One or two sentences a reader can act on, citing experiment numbers.
+    experiments : tuple of int
+        The experiments involved.
+    severity : Severity
+        How much it costs.
+    confidence : float
+        0–1: how sure the detector is, given what it could read.
+    evidence : tuple of Evidence
+        Quotes with file:line.
+    actions : tuple of Action
+        What to do, linking catalog entries.
+    missing : tuple of str
+        Data the detector lacked (which would raise or lower its confidence).
+    """
+
+    pathology: Pathology = attrs.field(converter=Pathology)
+    summary: str
+    experiments: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+    severity: Severity = attrs.field(default=Severity.MEDIUM, converter=Severity)
+    confidence: float = attrs.field(default=0.5, validator=_confidence)
+    evidence: tuple[Evidence, ...] = attrs.field(default=(), converter=_evidence)
+    actions: tuple[Action, ...] = attrs.field(default=(), converter=_actions)
+    missing: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+
+    @property
+    def title(self) -> str:
+        """The checklist title of the pathology."""
+        return self.pathology.label
+
+
+@attrs.frozen(kw_only=True)
+class Check:
+    """One checklist item as answered for this log: checked or not, with its sentence.
+
+    Parameters
+    ----------
+    pathology : Pathology
+        The item.
+    checked : bool
+        True when the detector found the pathology.
+    sentence : str
+        A sentence or two on the item, whether checked or not.
+    missing : tuple of str
+        Data the detector lacked.
+    """
+
+    pathology: Pathology = attrs.field(converter=Pathology)
+    checked: bool
+    sentence: str
+    missing: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+
+    @property
+    def number(self) -> int:
+        """The item's number (1–9)."""
+        return self.pathology.number
+
+    @property
+    def title(self) -> str:
+        """The item's title."""
+        return self.pathology.label
+
+
+@attrs.frozen(kw_only=True)
+class BestResult:
+    """The best result so far: which experiment, its number in its unit, and the trial point
+    when the log compares named points (regimes) rather than one headline number."""
+
+    experiment: int
+    label: str
+    value: float
+    unit: str
+    kind: str
+    point: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class TrajectoryPoint:
+    """An experiment that set a new best: its number, its value and unit, and the gain over
+    the best before it (a fraction)."""
+
+    experiment: int
+    value: float
+    unit: str = ""
+    gain: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class LogSummary:
+    """What was read and where the effort stands.
+
+    Parameters
+    ----------
+    root : str
+        The log directory.
+    layouts : tuple of str
+        The layouts recognized.
+    experiments : int
+        Experiments in the primary series.
+    attempted : int
+        Of those, experiments that changed or measured something.
+    first, last : int or None
+        The first and last experiment numbers.
+    best : BestResult or None
+        The best result so far (None when nothing was measured).
+    trajectory : tuple of TrajectoryPoint
+        Every new best, in order.
+    since_best : int
+        Attempts since the last new best of at least the local-minimum gain.
+    stall : tuple of int
+        The trailing experiments over which the best improved by less than that gain.
+    family : str or None
+        The kernel family used (inferred or given).
+    family_source : str
+        Where the family came from (``"given"``, ``"CLAUDE.md:3"``, ``"unknown"``).
+    kernel : str or None
+        The kernel source the source checks read.
+    until : int or None
+        The ``until`` cut, when set.
+    """
+
+    root: str
+    layouts: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    experiments: int = 0
+    attempted: int = 0
+    first: int | None = None
+    last: int | None = None
+    best: BestResult | None = None
+    trajectory: tuple[TrajectoryPoint, ...] = attrs.field(default=(), converter=_trajectory)
+    since_best: int = 0
+    stall: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+    family: str | None = None
+    family_source: str = "unknown"
+    kernel: str | None = None
+    until: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Diagnosis:
+    """The diagnosis of one log: ranked findings, the nine checks, the summary, the unread.
+
+    Parameters
+    ----------
+    findings : tuple of Finding
+        Ranked: severity first, then confidence.
+    checks : tuple of Check
+        All nine checklist items in order.
+    summary : LogSummary
+        What was read and where the effort stands.
+    root_causes : tuple of str
+        The most likely root cause(s), a sentence each.
+    unread : tuple of Unread
+        Files that could not be read, and why.
+    """
+
+    findings: tuple[Finding, ...] = attrs.field(default=(), converter=_findings)
+    checks: tuple[Check, ...] = attrs.field(default=(), converter=_checks)
+    summary: LogSummary = attrs.field(factory=lambda: LogSummary(root=""))
+    root_causes: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    unread: tuple[Unread, ...] = attrs.field(default=(), converter=_unread)
+
+    def finding(self, pathology: Pathology | str) -> Finding | None:
+        """The finding of ``pathology``, or None when it was not found."""
+        wanted = Pathology(pathology)
+        return next((f for f in self.findings if f.pathology is wanted), None)
+
+    @property
+    def pathologies(self) -> tuple[Pathology, ...]:
+        """The pathologies found, in rank order."""
+        return tuple(f.pathology for f in self.findings)
+
+    def to_dict(self) -> dict[str, object]:
+        """The diagnosis as plain JSON-ready data (see :mod:`kernelopt.diagnose.jsonio`)."""
+        from kernelopt.diagnose.jsonio import diagnosis_to_dict
+
+        return diagnosis_to_dict(self)
+
+    def to_json(self) -> str:
+        """The diagnosis as indented JSON."""
+        from kernelopt.diagnose.jsonio import diagnosis_to_json
+
+        return diagnosis_to_json(self)
+
+    def render_plan(self) -> str:
+        """The diagnosis in the seed's plan form (markdown)."""
+        from kernelopt.diagnose.plan import render_plan
+
+        return render_plan(self)

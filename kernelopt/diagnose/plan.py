@@ -1,0 +1,139 @@
+"""The plan form of a diagnosis: the seed's checklist, root cause and actions, in markdown.
+
+Layout::
+
+    # Plan: <log> — clean-context diagnosis
+    <what was read, best so far, trajectory>
+    ## Pathology checklist        all nine items, [x] or [ ], a sentence each
+    ## Most likely root cause     a sentence or two
+    ## Plan                       numbered actions, each linking its catalog entry
+    ## Evidence                   per finding: quotes with file:line
+    ## Missing data / Not read    what would sharpen the diagnosis
+"""
+
+from __future__ import annotations
+
+from kernelopt.diagnose.model import Action, Diagnosis, LogSummary
+
+__all__ = ["render_plan"]
+
+
+def _value(value: float, unit: str, kind: str) -> str:
+    if kind == "speedup":
+        return f"{value:.3g}x"
+    return f"{value:.4g} {unit}".strip()
+
+
+def _header(summary: LogSummary) -> list[str]:
+    name = summary.root.rstrip("/").rsplit("/", 1)[-1] or summary.root
+    lines = [f"# Plan: {name} — clean-context diagnosis", ""]
+    if summary.experiments == 0:
+        lines.append(
+            f"Read {summary.root}: no experiments found "
+            f"({', '.join(summary.layouts) or 'no known layout'})."
+        )
+        return lines
+    scope = (
+        f"exp {summary.first}–{summary.last}"
+        if summary.first != summary.last
+        else f"exp {summary.first}"
+    )
+    cut = f", as it stood before exp {summary.until}" if summary.until is not None else ""
+    lines.append(
+        f"Read {summary.experiments} experiments ({scope}{cut}; {summary.attempted} attempted) "
+        f"from {summary.root} [{', '.join(summary.layouts)}]."
+    )
+    if summary.best is not None:
+        best = summary.best
+        if best.point:
+            lines.append(
+                f"Latest new best: {_value(best.value, best.unit, best.kind)} at {best.point} "
+                f"({best.label})."
+            )
+        else:
+            lines.append(f"Best so far: {_value(best.value, best.unit, best.kind)} ({best.label}).")
+    if summary.trajectory:
+        steps = ", ".join(
+            f"exp {p.experiment}" + (f" {p.gain:+.1%}" if p.gain is not None else "")
+            for p in summary.trajectory[-6:]
+        )
+        lines.append(
+            f"New bests: {steps}; {summary.since_best} attempt(s) since the last gain of 5% or "
+            f"more."
+        )
+    if summary.family:
+        lines.append(f"Kernel family: {summary.family} (from {summary.family_source}).")
+    if summary.kernel:
+        lines.append(f"Kernel source read: {summary.kernel}.")
+    return lines
+
+
+def _action(action: Action) -> str:
+    if action.catalog_id is None:
+        return action.text
+    name = action.catalog_name or action.catalog_id
+    link = f"[{name}]({action.path})" if action.path else name
+    return f"{action.text} — catalog: {link} (`{action.catalog_id}`)"
+
+
+def render_plan(diagnosis: Diagnosis) -> str:
+    """Render ``diagnosis`` in the seed's plan form.
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+        What :func:`kernelopt.diagnose.diagnose` returned.
+
+    Returns
+    -------
+    str
+        Markdown ending in one newline.
+    """
+    lines = _header(diagnosis.summary)
+    lines += ["", "## Pathology checklist", ""]
+    for check in diagnosis.checks:
+        mark = "x" if check.checked else " "
+        lines.append(f"- [{mark}] {check.number}. {check.title} — {check.sentence}")
+    lines += ["", "## Most likely root cause", ""]
+    if diagnosis.root_causes:
+        lines += [f"- {sentence}" for sentence in diagnosis.root_causes]
+    else:
+        lines.append("No pathology found: the effort is not stalled by any of the nine checks.")
+    actions: list[Action] = []
+    seen: set[str] = set()
+    for finding in diagnosis.findings:
+        for action in finding.actions:
+            key = action.catalog_id or action.text
+            if key in seen:
+                continue
+            seen.add(key)
+            actions.append(action)
+    lines += ["", "## Plan", ""]
+    if actions:
+        lines += [f"{index}. {_action(action)}" for index, action in enumerate(actions, start=1)]
+    else:
+        lines.append("Keep going: measure the next idea against the current best.")
+    if diagnosis.findings:
+        lines += ["", "## Evidence", ""]
+        for finding in diagnosis.findings:
+            lines.append(
+                f"### {finding.title} ({finding.severity.value}, confidence "
+                f"{finding.confidence:.2f})"
+            )
+            lines.append("")
+            for item in finding.evidence:
+                where = f" ({item.source})" if item.source else ""
+                lines.append(f"- {item.quote}{where}")
+            lines.append("")
+        if lines[-1] == "":
+            lines.pop()
+    missing = sorted({m for check in diagnosis.checks for m in check.missing})
+    if missing:
+        lines += ["", "## Missing data", ""] + [f"- {item}" for item in missing]
+    if diagnosis.unread:
+        lines += ["", "## Not read", ""] + [
+            f"- {u.path}: {u.reason}" for u in diagnosis.unread[:50]
+        ]
+        if len(diagnosis.unread) > 50:
+            lines.append(f"- … and {len(diagnosis.unread) - 50} more")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,527 @@
+"""Facts about kernel sources, read as text: never imported, never run.
+
+Python (Triton) sources are parsed with :mod:`ast`; CUDA, C++ and OpenCL sources, and Python
+that does not parse, with regular expressions. What is computed: complexity (lines,
+branches, compile-time knobs, autotune configurations), per-call allocations in host
+launcher code, numeric-precision suspects, and whether a technique or a shape guard is
+present.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from kernelopt.experiments.log import KernelSource
+
+__all__ = [
+    "Allocation",
+    "Complexity",
+    "Suspect",
+    "allocations",
+    "complexity",
+    "find_pattern",
+    "guard_present",
+    "parse_python",
+    "precision_suspects",
+]
+
+_ALLOC_NAMES = frozenset(
+    {
+        "empty",
+        "zeros",
+        "ones",
+        "full",
+        "empty_like",
+        "zeros_like",
+        "ones_like",
+        "full_like",
+        "new_empty",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "empty_strided",
+    }
+)
+_OUT_PARAMS = re.compile(
+    r"^(?:out|output|o|lse|workspace|buf|buffer|tmp|scratch|.*_out|out_.*|.*_buf|.*_buffer)$"
+)
+_CACHE_DECORATORS = frozenset({"lru_cache", "cache", "cached_property"})
+# A pool used anywhere in the file: its allocations are the pool's business.
+_PERSISTENT = re.compile(r"BufferPool|persistent_buffers")
+_CPP_ALLOC = re.compile(
+    r"\b(?:torch|at)::(?:empty|zeros|ones|full|empty_like|zeros_like)\s*\(|\bcudaMalloc\s*\("
+)
+_CPP_BRANCH = re.compile(r"\bif\s*\(|\bfor\s*\(|\bwhile\s*\(|\bswitch\s*\(|\?[^:;\n]+:")
+_PY_LINE_COMMENT = re.compile(r"^\s*(?:#|$)")
+_C_LINE_COMMENT = re.compile(r"^\s*(?://|/\*|\*|$)")
+
+
+def parse_python(text: str) -> ast.Module | None:
+    """The module AST of ``text``, or None when it does not parse (never raises)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError):
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class Complexity:
+    """How complex a kernel source is: code lines, branches, compile-time knobs, autotune
+    configurations (None when the space could not be sized statically)."""
+
+    lines: int
+    branches: int
+    constexprs: int
+    autotune_configs: int | None
+
+
+def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = set()
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute):
+            names.add(target.attr)
+        elif isinstance(target, ast.Name):
+            names.add(target.id)
+    return names
+
+
+def _assignments(module: ast.Module) -> dict[str, ast.expr]:
+    found: dict[str, ast.expr] = {}
+    for node in ast.walk(module):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            found.setdefault(node.targets[0].id, node.value)
+        elif isinstance(node, ast.FunctionDef):
+            # configs built by a helper: ``def get_configs(): return [...]``
+            for stmt in node.body:
+                if isinstance(stmt, ast.Return) and stmt.value is not None:
+                    found.setdefault(f"{node.name}()", stmt.value)
+    return found
+
+
+def _size(node: ast.expr | None, names: dict[str, ast.expr], depth: int = 0) -> int | None:
+    """How many items ``node`` yields, when that is knowable without running anything."""
+    if node is None or depth > 8:
+        return None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        total = 0
+        for item in node.elts:
+            if isinstance(item, ast.Starred):
+                inner = _size(item.value, names, depth + 1)
+                if inner is None:
+                    return None
+                total += inner
+            else:
+                total += 1
+        return total
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        product = 1
+        for generator in node.generators:
+            inner = _size(generator.iter, names, depth + 1)
+            if inner is None:
+                return None
+            product *= inner
+        return product
+    if isinstance(node, ast.Name) and node.id in names:
+        return _size(names[node.id], names, depth + 1)
+    if isinstance(node, ast.BinOp):
+        left, right = _size(node.left, names, depth + 1), _size(node.right, names, depth + 1)
+        if isinstance(node.op, ast.Add) and left is not None and right is not None:
+            return left + right
+        if isinstance(node.op, ast.Mult):
+            for seq, other in ((left, node.right), (right, node.left)):
+                if (
+                    seq is not None
+                    and isinstance(other, ast.Constant)
+                    and isinstance(other.value, int)
+                ):
+                    return seq * other.value
+        return None
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = (
+            func.attr
+            if isinstance(func, ast.Attribute)
+            else func.id
+            if isinstance(func, ast.Name)
+            else ""
+        )
+        if name == "range":
+            values = [
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, int)
+            ]
+            if len(values) == len(node.args) and values:
+                return len(range(*values))
+            return None
+        if name == "product":
+            product = 1
+            for arg in node.args:
+                inner = _size(arg, names, depth + 1)
+                if inner is None:
+                    return None
+                product *= inner
+            return product
+        if name in {"list", "tuple", "set", "sorted"} and node.args:
+            return _size(node.args[0], names, depth + 1)
+        if f"{name}()" in names:
+            return _size(names[f"{name}()"], names, depth + 1)
+    return None
+
+
+def _autotune_configs(module: ast.Module) -> int | None:
+    names = _assignments(module)
+    total: int | None = None
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = (
+            func.attr
+            if isinstance(func, ast.Attribute)
+            else func.id
+            if isinstance(func, ast.Name)
+            else ""
+        )
+        if name != "autotune":
+            continue
+        configs = next(
+            (k.value for k in node.keywords if k.arg == "configs"),
+            node.args[0] if node.args else None,
+        )
+        size = _size(configs, names)
+        if size is not None:
+            total = (total or 0) + size
+    return total
+
+
+def complexity(source: KernelSource) -> Complexity:
+    """Lines, branches, compile-time knobs and autotune configurations of ``source``."""
+    text = source.text
+    module = parse_python(text) if source.language == "python" else None
+    comment = _PY_LINE_COMMENT if source.language == "python" else _C_LINE_COMMENT
+    lines = sum(1 for line in text.split("\n") if not comment.match(line))
+    if module is not None:
+        branches = sum(
+            isinstance(n, (ast.If, ast.IfExp, ast.While, ast.For)) for n in ast.walk(module)
+        )
+        branches += len(re.findall(r"\btl\.where\(", text))
+        constexprs = len(re.findall(r":\s*tl\.constexpr\b", text))
+        configs = _autotune_configs(module)
+        if configs is None and "autotune" in text:
+            counted = len(re.findall(r"\bConfig\(", text))
+            configs = counted or None
+    else:
+        branches = len(_CPP_BRANCH.findall(text))
+        constexprs = len(re.findall(r"\bconstexpr\b|:\s*tl\.constexpr\b", text))
+        counted = len(re.findall(r"\bConfig\(", text))
+        configs = counted or None
+    return Complexity(
+        lines=lines, branches=branches, constexprs=constexprs, autotune_configs=configs
+    )
+
+
+@attrs.frozen(kw_only=True)
+class Allocation:
+    """A per-call allocation in host code: where, the call, the function it is in."""
+
+    path: str
+    line: int
+    call: str
+    function: str
+    text: str
+
+
+def _is_device(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    names = _decorator_names(node)
+    return bool(names & {"jit", "autotune", "heuristics", "kernel", "njit", "cuda"})
+
+
+def _guarded_by_none_check(ancestors: Sequence[ast.AST]) -> bool:
+    for node in ancestors:
+        if isinstance(node, ast.If):
+            text = ast.unparse(node.test) if hasattr(ast, "unparse") else ""
+            if re.search(r"\bis None\b|\bnot in\b|\bis not None\b|== None", text):
+                return True
+    return False
+
+
+def _assigned_to_cache(parent: ast.AST | None) -> bool:
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        return any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets)
+    return False
+
+
+def _python_allocations(source: KernelSource, module: ast.Module) -> list[Allocation]:
+    lines = source.text.split("\n")
+    launches = bool(re.search(r"\]\s*\(", source.text)) and "triton" in source.text
+    found: list[Allocation] = []
+
+    def visit(
+        node: ast.AST,
+        ancestors: list[ast.AST],
+        function: ast.FunctionDef | ast.AsyncFunctionDef | None,
+    ) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if _is_device(node) or _decorator_names(node) & _CACHE_DECORATORS:
+                return
+            params = [a.arg for a in node.args.args + node.args.kwonlyargs]
+            if any(_OUT_PARAMS.match(p) for p in params):
+                return  # the caller can pass persistent buffers in
+            function = node
+        if isinstance(node, ast.Call) and function is not None:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in _ALLOC_NAMES:
+                owner = func.value
+                is_torch = isinstance(owner, ast.Name) and owner.id == "torch"
+                if (
+                    is_torch or func.attr.startswith("new_") or func.attr.endswith("_like")
+                ) and not (
+                    _guarded_by_none_check(ancestors)
+                    or _assigned_to_cache(ancestors[-1] if ancestors else None)
+                ):
+                    line = getattr(node, "lineno", 0)
+                    found.append(
+                        Allocation(
+                            path=source.path,
+                            line=line,
+                            call=f"{'torch.' if is_torch else '.'}{func.attr}",
+                            function=function.name,
+                            text=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                        )
+                    )
+        for child in ast.iter_child_nodes(node):
+            visit(child, [*ancestors, node], function)
+
+    visit(module, [], None)
+    return found if launches else []
+
+
+def allocations(sources: Iterable[KernelSource]) -> list[Allocation]:
+    """Per-call allocations in the host code of ``sources`` (launcher functions that launch
+    a kernel; allocations behind an ``is None`` check, stored into a cache, or in functions
+    that take ``out``/``workspace`` parameters do not count)."""
+    found: list[Allocation] = []
+    for source in sources:
+        if _PERSISTENT.search(source.text):
+            continue
+        if source.language == "python":
+            module = parse_python(source.text)
+            if module is not None:
+                found += _python_allocations(source, module)
+                continue
+        for number, line in enumerate(source.text.split("\n"), start=1):
+            if "__global__" in line:
+                continue
+            match = _CPP_ALLOC.search(line)
+            if match:
+                found.append(
+                    Allocation(
+                        path=source.path,
+                        line=number,
+                        call=match.group(0).rstrip("("),
+                        function="",
+                        text=line.strip(),
+                    )
+                )
+    return found
+
+
+@attrs.frozen(kw_only=True)
+class Suspect:
+    """A numeric-precision suspect found in (or absent from) a kernel source.
+
+    ``found`` is True when the source shows the risky pattern; ``line``/``text`` quote it.
+    """
+
+    name: str
+    catalog_id: str
+    found: bool
+    path: str = ""
+    line: int = 0
+    text: str = ""
+    advice: str = ""
+
+
+def find_pattern(
+    sources: Iterable[KernelSource], pattern: re.Pattern[str]
+) -> tuple[KernelSource, int, str] | None:
+    """The first (source, line, line text) where ``pattern`` matches, or None."""
+    for source in sources:
+        match = pattern.search(source.text)
+        if match:
+            line = source.text.count("\n", 0, match.start()) + 1
+            return source, line, source.text.split("\n")[line - 1].strip()
+    return None
+
+
+_DOT = re.compile(r"\btl\.dot\(")
+_DOT_PRECISE = re.compile(r"input_precision\s*=\s*['\"](?:ieee|tf32x3)['\"]|allow_tf32\s*=\s*False")
+_DOT_TF32 = re.compile(r"input_precision\s*=\s*['\"]tf32['\"]|allow_tf32\s*=\s*True|\btf32\b")
+_EXP2 = re.compile(r"\b(?:tl\.|tl\.math\.|math\.|torch\.)?exp2f?\(|\bexp2\(")
+_EXP_E = re.compile(r"\b(?:tl\.exp|tl\.math\.exp|torch\.exp|expf|__expf|math\.exp)\(")
+_LOG_E = re.compile(r"\b(?:tl\.log|tl\.math\.log|torch\.log|logf|__logf|math\.log)\(")
+_LOG_2 = re.compile(
+    r"\blog2f?\(|\bLN2\b|\bln2\b|0\.693147|\bRCP_LN2\b|\bLOG2E\b.*\blog\(", re.IGNORECASE
+)
+_NEG_INF = re.compile(
+    r"float\(\s*['\"]-inf['\"]\s*\)|-float\(\s*['\"]inf['\"]\s*\)|-math\.inf|-INFINITY|-torch\.inf|-np\.inf|-inf\b"
+)
+_INF_GUARD = re.compile(
+    r"==\s*float\(\s*['\"]-inf['\"]\s*\)|==\s*-float\(|isinf|nan_to_num|isnan|l_i\s*==\s*0|m_i\s*==|"
+    r"tl\.maximum\(\s*m\w*\s*,\s*-?\d|where\(\s*\w*(?:l|sum)\w*\s*==\s*0|where\(\s*m\w*\s*==",
+    re.IGNORECASE,
+)
+_BF16_ACC = re.compile(
+    r"(?:acc\w*|sum\w*|accum\w*)\s*=\s*(?:tl|torch)\.zeros\([^)]*dtype\s*=\s*(?:tl|torch)\.(?:bfloat16|float16)"
+    r"|out_dtype\s*=\s*tl\.(?:bfloat16|float16)|__nv_bfloat16\s+acc|half\s+acc|__half\s+acc"
+    r"|acc\w*\s*=\s*acc\w*\.to\(\s*tl\.(?:bfloat16|float16)\s*\)",
+)
+
+
+def precision_suspects(sources: Sequence[KernelSource]) -> list[Suspect]:
+    """The seed's four numeric suspects, each marked found or not in ``sources``.
+
+    1. ``tl.dot`` at tf32 input precision (try tf32x3, then ieee);
+    2. an LSE whose base does not match its exponent (exp2 with ln, or exp with log2);
+    3. softmax masking with -inf and no guard for fully masked rows (-inf - -inf = NaN);
+    4. accumulation in bf16/fp16.
+    """
+    suspects = []
+    dot = find_pattern(sources, _DOT)
+    precise = find_pattern(sources, _DOT_PRECISE)
+    tf32 = find_pattern(sources, _DOT_TF32)
+    if dot is not None and precise is None:
+        where = tf32 or dot
+        suspects.append(
+            Suspect(
+                name="dot input precision",
+                catalog_id="dot-input-precision",
+                found=True,
+                path=where[0].path,
+                line=where[1],
+                text=where[2],
+                advice="tl.dot runs fp32 inputs at tf32 by default: try input_precision='tf32x3', "
+                "then 'ieee'",
+            )
+        )
+    else:
+        suspects.append(
+            Suspect(name="dot input precision", catalog_id="dot-input-precision", found=False)
+        )
+    exp2, exp_e = find_pattern(sources, _EXP2), find_pattern(sources, _EXP_E)
+    log_e, log_2 = find_pattern(sources, _LOG_E), find_pattern(sources, _LOG_2)
+    mismatch = None
+    if exp2 is not None and log_e is not None and log_2 is None:
+        mismatch = (log_e, "exp2 in the softmax but a natural log in the LSE")
+    elif exp_e is not None and exp2 is None and log_2 is not None and log_e is None:
+        mismatch = (log_2, "exp in the softmax but log2 in the LSE")
+    if mismatch is not None:
+        (source, line, text), why = mismatch
+        suspects.append(
+            Suspect(
+                name="LSE base",
+                catalog_id="lse-base-mismatch",
+                found=True,
+                path=source.path,
+                line=line,
+                text=text,
+                advice=f"{why}: convert with ln 2 (lse = m * ln2 + log(l)) or keep one base "
+                f"throughout",
+            )
+        )
+    else:
+        suspects.append(Suspect(name="LSE base", catalog_id="lse-base-mismatch", found=False))
+    neg_inf = find_pattern(sources, _NEG_INF)
+    if neg_inf is not None and find_pattern(sources, _INF_GUARD) is None:
+        source, line, text = neg_inf
+        suspects.append(
+            Suspect(
+                name="softmax masking",
+                catalog_id="unguarded-fully-masked-rows",
+                found=True,
+                path=source.path,
+                line=line,
+                text=text,
+                advice="rows masked entirely give max = -inf and exp(-inf - -inf) = NaN: guard "
+                "the running max",
+            )
+        )
+    else:
+        suspects.append(
+            Suspect(name="softmax masking", catalog_id="unguarded-fully-masked-rows", found=False)
+        )
+    bf16 = find_pattern(sources, _BF16_ACC)
+    if bf16 is not None:
+        source, line, text = bf16
+        suspects.append(
+            Suspect(
+                name="bf16 accumulation",
+                catalog_id="bf16-accumulation",
+                found=True,
+                path=source.path,
+                line=line,
+                text=text,
+                advice="accumulate in fp32 and cast once at the store",
+            )
+        )
+    else:
+        suspects.append(
+            Suspect(name="bf16 accumulation", catalog_id="bf16-accumulation", found=False)
+        )
+    return suspects
+
+
+_ALIASES = {
+    "s_q": (
+        "s_q",
+        "seqlen_q",
+        "seq_len_q",
+        "q_len",
+        "num_q_tokens",
+        "S_Q",
+        "SEQ_Q",
+        "s_query",
+        "max_seqlen_q",
+        "q_seq_len",
+    ),
+    "b": ("b", "batch", "batch_size", "B", "num_seqs"),
+    "h_q": ("h_q", "num_heads", "H_Q", "nheads", "num_q_heads"),
+    "h_kv": ("h_kv", "num_kv_heads", "H_KV", "nheads_kv"),
+}
+_GUARD = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(==|<=|>=|<|>|!=)\s*([-\w.]+)\s*$")
+
+
+def guard_present(
+    guard: str, sources: Sequence[KernelSource]
+) -> tuple[KernelSource, int, str] | None:
+    """Where a kernel tests ``guard`` (``"s_q == 1"``), allowing common spellings of the axis
+    and the negated test (``if s_q > 1:`` is a special path too); None when absent."""
+    match = _GUARD.match(guard)
+    if match is None:
+        # An expression guard (``q.shape[1] == 1``): look for it as written, spaces free.
+        parts = [re.escape(part) for part in re.split(r"\s+", guard.strip()) if part]
+        if not parts:
+            return None
+        return find_pattern(sources, re.compile(r"\s*".join(parts)))
+    name, _op, value = match.groups()
+    base = name.rsplit(".", 1)[-1]
+    spellings = _ALIASES.get(base, (base,))
+    if base not in spellings:
+        spellings = (base, *spellings)
+    names = "|".join(re.escape(s) for s in spellings)
+    number = re.escape(value)
+    pattern = re.compile(
+        rf"(?:\b(?:{names})\b\s*(?:==|!=|<=|>|<|>=)\s*{number}\b)|(?:\b{number}\s*(?:==|!=|<|>=)\s*\b(?:{names})\b)"
+    )
+    return find_pattern(sources, pattern)

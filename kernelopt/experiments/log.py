@@ -1,0 +1,416 @@
+"""The typed experiment log: everything an optimization effort left on disk, with provenance.
+
+:func:`kernelopt.experiments.read_log` reads a directory (the seed layout or one of the real
+variants: devlogs, numbered step logs, per-experiment folders, JSONL/TSV/JSON histories) into
+one :class:`ExperimentLog`. Every fact keeps the file and line it came from
+(:class:`SourceRef`), so a diagnosis built on it can quote its evidence, and every file that
+could not be read is listed in :attr:`ExperimentLog.unread` with the reason.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from kernelopt.experiments.records import Correctness, Status
+
+__all__ = [
+    "Experiment",
+    "ExperimentLog",
+    "Fact",
+    "KernelSource",
+    "MetricKind",
+    "Point",
+    "ProfileFacts",
+    "Recommendation",
+    "Series",
+    "SourceRef",
+    "Unread",
+]
+
+
+def _str_dict(value: Mapping[str, str]) -> dict[str, str]:
+    return dict(value)
+
+
+def _float_dict(value: Mapping[str, float]) -> dict[str, float]:
+    return {str(key): float(item) for key, item in value.items()}
+
+
+def _strs(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _facts(value: Iterable[Fact]) -> tuple[Fact, ...]:
+    return tuple(value)
+
+
+def _points(value: Iterable[Point]) -> tuple[Point, ...]:
+    return tuple(value)
+
+
+def _recommendations(value: Iterable[Recommendation]) -> tuple[Recommendation, ...]:
+    return tuple(value)
+
+
+def _refs(value: Iterable[SourceRef]) -> tuple[SourceRef, ...]:
+    return tuple(value)
+
+
+def _experiments(value: Iterable[Experiment]) -> tuple[Experiment, ...]:
+    return tuple(value)
+
+
+def _series(value: Iterable[Series]) -> tuple[Series, ...]:
+    return tuple(value)
+
+
+def _kernels(value: Iterable[KernelSource]) -> tuple[KernelSource, ...]:
+    return tuple(value)
+
+
+def _unread(value: Iterable[Unread]) -> tuple[Unread, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True, order=True)
+class SourceRef:
+    """Where a fact was read: a path relative to the log root and a 1-based line.
+
+    Parameters
+    ----------
+    path : str
+        POSIX path relative to the directory given to ``read_log``.
+    line : int
+        1-based line number; 0 when the fact is about the whole file.
+    """
+
+    path: str
+    line: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@attrs.frozen(kw_only=True)
+class Fact:
+    """One line of text read from the log (a rule, a lesson, a profile remark) and its source."""
+
+    text: str
+    source: SourceRef
+
+
+@attrs.frozen(kw_only=True)
+class Unread:
+    """A file (or tree) that was not read, or only partly read, and why.
+
+    Parameters
+    ----------
+    path : str
+        Path relative to the log root (``"."`` for the root itself).
+    reason : str
+        What went wrong, in words (``"binary file"``, ``"read the first 2.0 MiB of 100.0 MiB"``).
+    """
+
+    path: str
+    reason: str
+
+
+class MetricKind(str, enum.Enum):
+    """What a measured number means, and so which direction is better."""
+
+    LATENCY = "latency"  # time per call: lower is better
+    SPEEDUP = "speedup"  # baseline time over this time: higher is better
+    THROUGHPUT = "throughput"  # work per second (tokens/s, candidates/s): higher is better
+
+    @property
+    def higher_is_better(self) -> bool:
+        """True for speedups and throughputs, False for latencies."""
+        return self is not MetricKind.LATENCY
+
+
+@attrs.frozen(kw_only=True)
+class Point:
+    """One measured number of an experiment at one trial point.
+
+    Parameters
+    ----------
+    name : str
+        The trial point or regime (``"320x240"``, ``"tiny"``, ``"b=32 s=1 t=4096"``);
+        empty for an experiment's single headline number.
+    value : float
+        The measured number, in ``unit``.
+    unit : str
+        ``"ns"``, ``"us"``, ``"ms"``, ``"s"`` for latencies, ``"x"`` for speedups, a rate
+        (``"cand/s"``) for throughputs.
+    kind : MetricKind
+        Latency, speedup or throughput.
+    source : SourceRef
+        Where the number was read.
+    """
+
+    name: str
+    value: float
+    unit: str
+    kind: MetricKind = attrs.field(converter=MetricKind)
+    source: SourceRef
+
+
+@attrs.frozen(kw_only=True)
+class Recommendation:
+    """A recommendation made in a plan or a research note, to be acted on later.
+
+    Parameters
+    ----------
+    text : str
+        The recommendation as written (one line, trimmed).
+    source : SourceRef
+        Where it was written.
+    experiment : int or None
+        The experiment whose plan or result made it; None for notes outside any experiment.
+    after : int
+        The first experiment number that could act on it (the plan's own experiment, or
+        the next one for a recommendation written after a result).
+    catalog_ids : tuple of str
+        Catalog entries the recommendation names (through their keywords).
+    """
+
+    text: str
+    source: SourceRef
+    experiment: int | None = None
+    after: int = 0
+    catalog_ids: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+
+
+@attrs.frozen(kw_only=True)
+class Experiment:
+    """One experiment (an attempted change) of an optimization effort.
+
+    Parameters
+    ----------
+    number : int
+        The experiment number: the log's own (``exp_7``, ``Step 13``) when it numbers
+        experiments, otherwise the 1-based chronological position. ``until`` cuts on it.
+    label : str
+        How the log names it (``"exp_7"``, ``"2026-04-22 Warp-Cooperative Sequential Kernel"``).
+    description : str
+        One line saying what was tried.
+    latency, unit : float or None, str or None
+        The headline time per call and its unit (``"us"``, ``"ms"``).
+    speedup : float or None
+        The headline speedup over the log's baseline (> 1 is faster).
+    throughput, throughput_unit : float or None, str or None
+        The headline rate when the log measures work per second instead of time.
+    correctness : Correctness
+        PASS, FAIL or UNKNOWN.
+    status : Status or None
+        KEPT, REVERTED, NEUTRAL, FAILED or BASELINE; None when the log does not say.
+    attempted : bool
+        False for entries that changed nothing measurable (profiling-only notes,
+        experiments superseded before measurement).
+    tags : tuple of str
+        Catalog entry ids of the ideas the experiment tries.
+    knobs : dict of str to str
+        Tuning knobs named in the description (``{"BLOCK_N": "64"}``).
+    date : str
+        The date (or timestamp) as written, ISO-8601 where the log gave one.
+    points : tuple of Point
+        Every measured number the readers found, per trial point.
+    metrics : dict of str to float
+        Profiling metrics found in the experiment (``dram_pct``, ``occupancy_pct``, ...).
+    recommendations : tuple of Recommendation
+        Recommendations this experiment's plan or result makes.
+    kernel_files : tuple of str
+        Kernel sources snapshotted with the experiment (paths relative to the log root).
+    profiling : tuple of Fact
+        Lines of the experiment's record that report profiling data (a profiler named, or
+        a metric with its value).
+    text : str
+        The experiment's own words (title, change, hypothesis), used to tag it; capped.
+    refs : dict of str to SourceRef
+        Where each field was read (``refs["latency"]``, ``refs["status"]``, ...).
+    sources : tuple of SourceRef
+        Every place the experiment is described.
+    """
+
+    number: int
+    label: str
+    description: str = ""
+    latency: float | None = None
+    unit: str | None = None
+    speedup: float | None = None
+    throughput: float | None = None
+    throughput_unit: str | None = None
+    correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
+    status: Status | None = None
+    attempted: bool = True
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    knobs: dict[str, str] = attrs.field(factory=dict, converter=_str_dict)
+    date: str = ""
+    points: tuple[Point, ...] = attrs.field(default=(), converter=_points)
+    metrics: dict[str, float] = attrs.field(factory=dict, converter=_float_dict)
+    recommendations: tuple[Recommendation, ...] = attrs.field(
+        default=(), converter=_recommendations
+    )
+    kernel_files: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    text: str = ""
+    refs: dict[str, SourceRef] = attrs.field(factory=dict)
+    sources: tuple[SourceRef, ...] = attrs.field(default=(), converter=_refs)
+
+    @property
+    def source(self) -> SourceRef | None:
+        """The first place the experiment is described, or None."""
+        return self.sources[0] if self.sources else None
+
+    def ref(self, field: str) -> SourceRef | None:
+        """Where ``field`` was read, falling back to the experiment's first source."""
+        return self.refs.get(field, self.source)
+
+
+@attrs.frozen(kw_only=True)
+class Series:
+    """A sequence of experiments read from one source family (one devlog, one history file).
+
+    A directory can hold several records of the same effort (a devlog and the JSONL bench
+    history beside it) or of different kernels; :attr:`ExperimentLog.experiments` is the
+    primary series, the others stay here for reference.
+    """
+
+    name: str
+    kind: str
+    experiments: tuple[Experiment, ...] = attrs.field(converter=_experiments)
+
+
+@attrs.frozen(kw_only=True)
+class KernelSource:
+    """A kernel source file found in the log, as text (never imported or run).
+
+    Parameters
+    ----------
+    path : str
+        Path relative to the log root.
+    text : str
+        The file's text (capped like every file read).
+    language : str
+        ``"python"``, ``"cuda"``, ``"opencl"``, ``"cpp"`` or ``"other"``.
+    experiment : int or None
+        The experiment folder it was snapshotted in; None for the current kernel.
+    role : str
+        ``"kernel"`` (named by CLAUDE.md as the kernel), ``"baseline"``, or ``"snapshot"``.
+    """
+
+    path: str
+    text: str
+    language: str
+    experiment: int | None = None
+    role: str = "snapshot"
+
+
+@attrs.frozen(kw_only=True)
+class ProfileFacts:
+    """What ``profile.md`` (or a profile in a result) says about the bottleneck.
+
+    Parameters
+    ----------
+    bottleneck : str or None
+        ``"memory"``, ``"compute"`` or ``"latency"`` when the profile states one.
+    metrics : dict of str to float
+        Named metrics (``dram_pct``, ``tc_pct``, ``occupancy_pct``, ``arith_intensity``, ...).
+    facts : tuple of Fact
+        The lines the bottleneck and metrics were read from.
+    source : SourceRef
+        The profile file.
+    """
+
+    bottleneck: str | None
+    metrics: dict[str, float] = attrs.field(factory=dict, converter=_float_dict)
+    facts: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    source: SourceRef = attrs.field(factory=lambda: SourceRef(path=""))
+
+
+@attrs.frozen(kw_only=True)
+class ExperimentLog:
+    """Everything read from one optimization effort's directory.
+
+    Parameters
+    ----------
+    root : str
+        The directory that was read.
+    layouts : tuple of str
+        The layouts recognized (``"seed"``, ``"devlog"``, ``"step-log"``, ``"notes"``,
+        ``"jsonl"``, ``"tsv"``, ``"archive-json"``, ``"experiment-folders"``).
+    experiments : tuple of Experiment
+        The primary series, in order (numbers increasing).
+    series : tuple of Series
+        Every series found, the primary one first.
+    rules : tuple of Fact
+        Project rules from CLAUDE.md.
+    project : tuple of Fact
+        Every non-empty line of CLAUDE.md (what the project is: names, shapes, hardware).
+    kernel_path, baseline_path : Fact or None
+        The kernel and baseline paths CLAUDE.md names.
+    lessons : tuple of Fact
+        Lessons (LESSONS.md bullets and headings).
+    profile : ProfileFacts or None
+        What profile.md says.
+    workload_profile : str or None
+        Path (relative to root) of ``workload_profile.md`` when present.
+    kernels : tuple of KernelSource
+        Kernel sources found: the current kernel and baseline, and snapshots.
+    recommendations : tuple of Recommendation
+        Every recommendation found in plans and research notes, in experiment order.
+    profiling : tuple of Fact
+        Lines anywhere in the log that report profiling data (profile.md, results, notes).
+    unread : tuple of Unread
+        What could not be read, and why.
+    warnings : tuple of str
+        Problems that are not about one file (the catalog could not be loaded for tagging).
+    until : int or None
+        When set, only experiments numbered below it were kept.
+    """
+
+    root: str
+    layouts: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    experiments: tuple[Experiment, ...] = attrs.field(default=(), converter=_experiments)
+    series: tuple[Series, ...] = attrs.field(default=(), converter=_series)
+    rules: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    project: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    kernel_path: Fact | None = None
+    baseline_path: Fact | None = None
+    lessons: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    profile: ProfileFacts | None = None
+    workload_profile: str | None = None
+    kernels: tuple[KernelSource, ...] = attrs.field(default=(), converter=_kernels)
+    recommendations: tuple[Recommendation, ...] = attrs.field(
+        default=(), converter=_recommendations
+    )
+    profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    unread: tuple[Unread, ...] = attrs.field(default=(), converter=_unread)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    until: int | None = None
+
+    def experiment(self, number: int) -> Experiment | None:
+        """The experiment numbered ``number`` in the primary series, or None."""
+        for item in self.experiments:
+            if item.number == number:
+                return item
+        return None
+
+    @property
+    def current_kernels(self) -> tuple[KernelSource, ...]:
+        """The kernel sources that describe the kernel as it stands.
+
+        The kernel CLAUDE.md names when it was found (and no ``until`` cut applies),
+        otherwise the snapshots of the latest experiment that has any.
+        """
+        named = tuple(k for k in self.kernels if k.role == "kernel")
+        if named and self.until is None:
+            return named
+        snapshots = [k for k in self.kernels if k.role == "snapshot" and k.experiment is not None]
+        if not snapshots:
+            return named
+        latest = max(k.experiment for k in snapshots if k.experiment is not None)
+        return tuple(k for k in snapshots if k.experiment == latest)

@@ -1,0 +1,159 @@
+"""Merge drafts into series, order and number them, tag them, pick the primary series."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from kernelopt.experiments.log import Experiment, Recommendation, Series
+from kernelopt.experiments.readers._draft import Draft
+from kernelopt.experiments.readers._values import knobs_of
+from kernelopt.experiments.records import Correctness, Status
+from kernelopt.experiments.tagging import Tagger
+
+__all__ = ["assemble", "choose_primary"]
+
+# Markdown written by people outranks machine histories as the record of the effort.
+_MACHINE_KINDS = frozenset({"jsonl", "tsv", "archive-json"})
+_BASELINE_WORDS = re.compile(
+    r"\b(?:baseline|initial|original|reference|unmodified)\b", re.IGNORECASE
+)
+_TEXT_CAP = 4000
+
+
+def _sortable(order: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
+    return tuple((0, item) if isinstance(item, (int, float)) else (1, str(item)) for item in order)
+
+
+def _merge(drafts: Iterable[Draft]) -> dict[str, list[Draft]]:
+    scopes: dict[str, dict[str, Draft]] = {}
+    for draft in drafts:
+        keyed = scopes.setdefault(draft.scope, {})
+        if draft.key in keyed:
+            keyed[draft.key].absorb(draft)
+        else:
+            keyed[draft.key] = draft
+    return {scope: list(keyed.values()) for scope, keyed in scopes.items()}
+
+
+def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experiment:
+    description = " ".join(draft.description.split())[:300]
+    text = " ".join([description, *(" ".join(part.split()) for part in draft.text_parts)])[
+        :_TEXT_CAP
+    ]
+    tags = list(draft.tags)
+    for tag in tagger.tags(text):
+        if tag not in tags:
+            tags.append(tag)
+    knobs = dict(draft.knobs)
+    for key, value in knobs_of(description).items():
+        knobs.setdefault(key, value)
+    correctness = draft.correctness or Correctness.UNKNOWN
+    status = draft.status
+    if correctness is Correctness.FAIL and status in (None, Status.REVERTED, Status.NEUTRAL):
+        status = Status.FAILED
+    if (status is None and first and _BASELINE_WORDS.search(description)) or (
+        first
+        and status is Status.KEPT
+        and _BASELINE_WORDS.search(description)
+        and "baseline" in description.lower()
+    ):
+        status = Status.BASELINE
+    measured = (
+        draft.latency is not None
+        or draft.speedup is not None
+        or draft.throughput is not None
+        or bool(draft.points)
+    )
+    attempted = draft.attempted
+    if attempted is None:
+        attempted = measured or status is not None or correctness is not Correctness.UNKNOWN
+    label = draft.label or f"exp {number}"
+    return Experiment(
+        number=number,
+        label=label,
+        description=description,
+        latency=draft.latency,
+        unit=draft.unit,
+        speedup=draft.speedup,
+        throughput=draft.throughput,
+        throughput_unit=draft.throughput_unit,
+        correctness=correctness,
+        status=status,
+        attempted=attempted,
+        tags=tuple(tags),
+        knobs=knobs,
+        date=draft.date,
+        points=tuple(draft.points),
+        metrics=draft.metrics,
+        recommendations=(),
+        kernel_files=tuple(draft.kernel_files),
+        profiling=tuple(draft.profiling),
+        text=text,
+        refs=dict(draft.refs),
+        sources=tuple(draft.sources),
+    )
+
+
+def _recommendations(
+    draft: Draft, experiment: Experiment, tagger: Tagger
+) -> tuple[Recommendation, ...]:
+    return tuple(
+        Recommendation(
+            text=item.text,
+            source=item.source,
+            experiment=experiment.number,
+            after=experiment.number + item.offset,
+            catalog_ids=tagger.tags(item.text),
+        )
+        for item in draft.recommendations
+    )
+
+
+def assemble(drafts: Iterable[Draft], tagger: Tagger) -> list[Series]:
+    """Merge ``drafts`` by scope and key, order each scope, number and freeze it."""
+    series = []
+    for scope, members in _merge(drafts).items():
+        numbered = all(d.number is not None for d in members)
+        if numbered:
+            members.sort(key=lambda d: (d.number, _sortable(d.order)))
+        else:
+            members.sort(key=lambda d: _sortable(d.order))
+        experiments = []
+        for position, draft in enumerate(members, start=1):
+            number = draft.number if numbered and draft.number is not None else position
+            experiment = _finish(draft, number, position == 1, tagger)
+            recommendations = _recommendations(draft, experiment, tagger)
+            if recommendations:
+                experiment = _evolve(experiment, recommendations=recommendations)
+            experiments.append(experiment)
+        kinds = [d.kind for d in members]
+        kind = max(set(kinds), key=kinds.count)
+        series.append(Series(name=_series_name(scope), kind=kind, experiments=tuple(experiments)))
+    return series
+
+
+def _evolve(experiment: Experiment, **changes: Any) -> Experiment:
+    return attrs.evolve(experiment, **changes)
+
+
+def _series_name(scope: str) -> str:
+    if scope == "numbered":
+        return "numbered experiments"
+    return scope.split(":", 1)[1] if ":" in scope else scope
+
+
+def choose_primary(series: list[Series]) -> list[Series]:
+    """Order series with the primary first: human-written before machine histories, then
+    the one with most attempted experiments, then the longest."""
+
+    def rank(item: Series) -> tuple[int, int, int, str]:
+        attempted = sum(1 for e in item.experiments if e.attempted)
+        weak = item.kind in _MACHINE_KINDS or len(item.experiments) < 2
+        return (1 if weak else 0, -attempted, -len(item.experiments), item.name)
+
+    usable = [s for s in series if s.experiments]
+    return sorted(usable, key=rank)

@@ -1,0 +1,240 @@
+"""Safe, bounded access to the files of a log directory.
+
+Logs come from users' repositories: they can be huge, binary, not UTF-8, full of symbolic
+links or very deep. Everything here is bounded (bytes per file, files per walk, depth) and
+every file skipped or cut is recorded as an :class:`~kernelopt.experiments.log.Unread`
+instead of raising. Nothing here imports or runs what it reads.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import attrs
+
+from kernelopt.experiments.log import Unread
+
+__all__ = ["LogFiles", "ReadLimits", "TextFile"]
+
+# Files kernelopt may read: logs, tables and histories, and kernel sources.
+TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".jsonl", ".json", ".tsv", ".csv"})
+SOURCE_SUFFIXES = frozenset(
+    {".py", ".cu", ".cuh", ".cl", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".triton", ".mojo"}
+)
+# Folders that never hold an optimization log and can be enormous.
+_SKIP_DIRS = frozenset(
+    {"node_modules", "__pycache__", "site-packages", "build", "dist", ".git", ".venv", "venv"}
+)
+
+
+@attrs.frozen(kw_only=True)
+class ReadLimits:
+    """Bounds on what one ``read_log`` call reads.
+
+    Parameters
+    ----------
+    max_file_bytes : int
+        Bytes read per file; a longer file is read up to the limit and reported.
+    max_files : int
+        Directory entries visited in the walk; the walk stops there and reports it.
+    max_depth : int
+        Folder depth below the root that is walked; deeper folders are reported.
+    """
+
+    max_file_bytes: int = attrs.field(default=2 * 1024 * 1024, validator=attrs.validators.gt(0))
+    max_files: int = attrs.field(default=20_000, validator=attrs.validators.gt(0))
+    max_depth: int = attrs.field(default=8, validator=attrs.validators.ge(0))
+
+
+@attrs.frozen(kw_only=True)
+class TextFile:
+    """The decoded text of one file and its lines (1-based through :meth:`line`)."""
+
+    path: str
+    text: str
+    lines: tuple[str, ...]
+    truncated: bool = False
+
+    @property
+    def name(self) -> str:
+        """The file name without folders."""
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def stem(self) -> str:
+        """The file name without its last suffix."""
+        return self.name.rsplit(".", 1)[0] if "." in self.name else self.name
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
+class LogFiles:
+    """The readable files under a log root, found once, read lazily and at most once.
+
+    Parameters
+    ----------
+    root : Path
+        The log directory (must exist; the caller checks).
+    limits : ReadLimits
+        The bounds of this walk.
+    """
+
+    def __init__(self, root: Path, limits: ReadLimits) -> None:
+        self.root = root
+        self.limits = limits
+        self.unread: list[Unread] = []
+        self.paths: list[str] = []
+        self._cache: dict[str, TextFile | None] = {}
+        self._by_folder: dict[str, list[str]] | None = None
+        self._real_root = os.path.realpath(root)
+        self._walk()
+
+    # --- walking -------------------------------------------------------------------------
+
+    def _walk(self) -> None:
+        visited = 0
+        deep_reported = 0
+        stack: list[tuple[str, int]] = [("", 0)]
+        while stack:
+            rel_dir, depth = stack.pop()
+            absolute = os.path.join(self.root, rel_dir) if rel_dir else str(self.root)
+            try:
+                with os.scandir(absolute) as scan:
+                    entries = sorted(scan, key=lambda e: e.name)
+            except OSError as error:
+                self.unread.append(
+                    Unread(path=rel_dir or ".", reason=f"cannot list: {error.strerror or error}")
+                )
+                continue
+            subdirs: list[str] = []
+            for entry in entries:
+                visited += 1
+                if visited > self.limits.max_files:
+                    self.unread.append(
+                        Unread(
+                            path=rel_dir or ".",
+                            reason=f"stopped after {self.limits.max_files} entries; the rest was "
+                            f"not read",
+                        )
+                    )
+                    return
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                    continue
+                if entry.is_symlink():
+                    self._symlink(entry, rel)
+                    continue
+                try:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode):
+                    subdirs.append(rel)
+                elif stat.S_ISREG(mode) and self._wanted(entry.name):
+                    self.paths.append(rel)
+            for sub in reversed(subdirs):
+                if depth + 1 > self.limits.max_depth:
+                    if deep_reported < 20:
+                        self.unread.append(
+                            Unread(
+                                path=sub,
+                                reason=f"deeper than {self.limits.max_depth} folders; not read",
+                            )
+                        )
+                    deep_reported += 1
+                    continue
+                stack.append((sub, depth + 1))
+        self.paths.sort()
+
+    def _symlink(self, entry: os.DirEntry[str], rel: str) -> None:
+        target = os.path.realpath(entry.path)
+        inside = target == self._real_root or target.startswith(self._real_root + os.sep)
+        if not inside:
+            if self._wanted(entry.name) or os.path.isdir(entry.path):
+                self.unread.append(
+                    Unread(
+                        path=rel, reason="symbolic link to outside the log directory; not followed"
+                    )
+                )
+            return
+        # Links inside the tree: files are read, folders are not walked twice (no loops).
+        if os.path.isfile(target) and self._wanted(entry.name):
+            self.paths.append(rel)
+
+    @staticmethod
+    def _wanted(name: str) -> bool:
+        suffix = os.path.splitext(name)[1].lower()
+        return suffix in TEXT_SUFFIXES or suffix in SOURCE_SUFFIXES
+
+    # --- reading -------------------------------------------------------------------------
+
+    def read(self, rel: str) -> TextFile | None:
+        """Return the text of ``rel`` (relative to root), or None with an unread entry."""
+        if rel in self._cache:
+            return self._cache[rel]
+        result = self._read(rel)
+        self._cache[rel] = result
+        return result
+
+    def _read(self, rel: str) -> TextFile | None:
+        path = os.path.join(self.root, rel)
+        limit = self.limits.max_file_bytes
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
+        except OSError as error:
+            self.unread.append(Unread(path=rel, reason=f"cannot read: {error.strerror or error}"))
+            return None
+        if not data.strip():
+            self.unread.append(Unread(path=rel, reason="empty file"))
+            return None
+        if b"\x00" in data[:8192]:
+            self.unread.append(Unread(path=rel, reason="binary file (NUL bytes); not text"))
+            return None
+        truncated = len(data) > limit
+        if truncated:
+            data = data[:limit]
+            self.unread.append(
+                Unread(
+                    path=rel,
+                    reason=f"read the first {_mib(limit)} of {_mib(size)}; the rest was not read",
+                )
+            )
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            # A cut at the byte limit can split one multi-byte character: drop that tail.
+            if truncated and error.start >= len(data) - 4:
+                text = data[: error.start].decode("utf-8", errors="strict")
+            else:
+                self.unread.append(
+                    Unread(
+                        path=rel,
+                        reason=f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
+                        f"{error.start})",
+                    )
+                )
+                return None
+        text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        return TextFile(path=rel, text=text, lines=tuple(text.split("\n")), truncated=truncated)
+
+    def under(self, folder: str) -> list[str]:
+        """Paths inside ``folder`` (relative to root), sorted."""
+        folder = folder.rstrip("/")
+        if not folder:
+            return list(self.paths)
+        if self._by_folder is None:
+            # Every ancestor folder of every path, built once: lookups stay O(1) for logs
+            # with thousands of experiment folders.
+            index: dict[str, list[str]] = {}
+            for path in self.paths:
+                parts = path.split("/")[:-1]
+                for depth in range(1, len(parts) + 1):
+                    index.setdefault("/".join(parts[:depth]), []).append(path)
+            self._by_folder = index
+        return list(self._by_folder.get(folder, ()))

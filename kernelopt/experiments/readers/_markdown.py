@@ -1,0 +1,228 @@
+"""Tolerant markdown structure: headings, sections, tables, ``Key: value`` fields, bullets.
+
+Hand-written logs break every rule a strict parser would rely on (ragged tables, bold
+keys, headings inside code fences), so these helpers take what they can and never raise.
+Line numbers are 1-based, as editors show them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import attrs
+
+__all__ = [
+    "Bullet",
+    "Heading",
+    "Row",
+    "Section",
+    "Table",
+    "bullets",
+    "code_mask",
+    "fields",
+    "headings",
+    "sections",
+    "strip_md",
+    "tables",
+]
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_FIELD = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z0-9 "
+    r"_/%()-]{0,40}?)(?::(?:\*\*|__)|(?:\*\*|__)?:)\s*(.*)$"
+)
+_BULLET = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+@attrs.frozen(kw_only=True)
+class Heading:
+    """A markdown heading: level (1–6), title text and 1-based line."""
+
+    level: int
+    title: str
+    line: int
+
+
+@attrs.frozen(kw_only=True)
+class Section:
+    """A heading and the 1-based line range [start, end] of its body (end inclusive)."""
+
+    heading: Heading
+    start: int
+    end: int
+
+
+@attrs.frozen(kw_only=True)
+class Row:
+    """One table row: stripped cells, and its 1-based line."""
+
+    cells: tuple[str, ...]
+    line: int
+
+
+@attrs.frozen(kw_only=True)
+class Table:
+    """A pipe table: header cells, rows padded/cut to the header width, header line."""
+
+    header: tuple[str, ...]
+    rows: tuple[Row, ...]
+    line: int
+
+
+@attrs.frozen(kw_only=True)
+class Bullet:
+    """A list item (continuation lines joined) and the 1-based line it starts on."""
+
+    text: str
+    line: int
+    indent: int
+
+
+def strip_md(text: str) -> str:
+    """Drop inline markdown (bold, code ticks, links) and squeeze spaces."""
+    text = _LINK.sub(r"\1", text)
+    text = text.replace("**", "").replace("__", "").replace("`", "")
+    return " ".join(text.split())
+
+
+def code_mask(lines: Sequence[str]) -> list[bool]:
+    """For each line, True when it sits inside (or opens/closes) a fenced code block."""
+    mask: list[bool] = []
+    inside = False
+    for line in lines:
+        if _FENCE.match(line):
+            mask.append(True)
+            inside = not inside
+        else:
+            mask.append(inside)
+    return mask
+
+
+def headings(lines: Sequence[str], mask: Sequence[bool] | None = None) -> list[Heading]:
+    """Every ATX heading outside code fences."""
+    mask = code_mask(lines) if mask is None else mask
+    found = []
+    for index, line in enumerate(lines):
+        if mask[index] or not line.startswith("#"):
+            continue
+        match = _HEADING.match(line)
+        if match and match.group(2):
+            found.append(Heading(level=len(match.group(1)), title=match.group(2), line=index + 1))
+    return found
+
+
+def sections(
+    lines: Sequence[str], heads: Sequence[Heading], *, level: int | None = None
+) -> list[Section]:
+    """Sections of the given headings (only ``level`` when set): a body runs to the next
+    heading of the same or a higher level."""
+    chosen = [h for h in heads if level is None or h.level == level]
+    result = []
+    for heading in chosen:
+        end = len(lines)
+        for other in heads:
+            if other.line > heading.line and other.level <= heading.level:
+                end = other.line - 1
+                break
+        result.append(Section(heading=heading, start=heading.line + 1, end=end))
+    return result
+
+
+def _split_row(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    cells = re.split(r"(?<!\\)\|", body)
+    return [cell.strip() for cell in cells]
+
+
+def tables(
+    lines: Sequence[str], start: int = 1, end: int | None = None, mask: Sequence[bool] | None = None
+) -> list[Table]:
+    """Pipe tables between 1-based lines ``start`` and ``end`` (inclusive).
+
+    A table is a ``|``-line followed by a ``|---|`` separator; rows run while lines keep
+    containing ``|``. Ragged rows are padded with empty cells or cut to the header width.
+    """
+    mask = code_mask(lines) if mask is None else mask
+    last = len(lines) if end is None else min(end, len(lines))
+    found = []
+    index = max(start, 1) - 1
+    while index < last - 1:
+        line = lines[index]
+        if mask[index] or "|" not in line or not _SEPARATOR.match(lines[index + 1]):
+            index += 1
+            continue
+        header = _split_row(line)
+        rows = []
+        cursor = index + 2
+        while cursor < last and "|" in lines[cursor] and lines[cursor].strip() and not mask[cursor]:
+            if not _SEPARATOR.match(lines[cursor]):
+                cells = _split_row(lines[cursor])
+                cells = (cells + [""] * len(header))[: len(header)]
+                rows.append(Row(cells=tuple(cells), line=cursor + 1))
+            cursor += 1
+        found.append(Table(header=tuple(header), rows=tuple(rows), line=index + 1))
+        index = cursor
+    return found
+
+
+def fields(
+    lines: Sequence[str], start: int = 1, end: int | None = None, mask: Sequence[bool] | None = None
+) -> dict[str, tuple[str, int]]:
+    """``Key: value`` lines (also ``- Key: value``, ``**Key**: value``), keys lower-cased.
+
+    The first occurrence of a key wins; values keep their inline markdown.
+    """
+    mask = code_mask(lines) if mask is None else mask
+    last = len(lines) if end is None else min(end, len(lines))
+    found: dict[str, tuple[str, int]] = {}
+    for index in range(max(start, 1) - 1, last):
+        if mask[index]:
+            continue
+        line = lines[index]
+        if line.startswith("#") or line.lstrip().startswith("|") or ":" not in line:
+            continue
+        match = _FIELD.match(line)
+        if not match:
+            continue
+        key = " ".join(match.group(1).lower().split())
+        if key and key not in found:
+            found[key] = (match.group(2).strip(), index + 1)
+    return found
+
+
+def bullets(
+    lines: Sequence[str], start: int = 1, end: int | None = None, mask: Sequence[bool] | None = None
+) -> list[Bullet]:
+    """List items between lines ``start`` and ``end``; indented continuation lines join."""
+    mask = code_mask(lines) if mask is None else mask
+    last = len(lines) if end is None else min(end, len(lines))
+    items: list[Bullet] = []
+    for index in range(max(start, 1) - 1, last):
+        if mask[index]:
+            continue
+        line = lines[index]
+        match = _BULLET.match(line)
+        if match:
+            items.append(
+                Bullet(text=match.group(2).strip(), line=index + 1, indent=len(match.group(1)))
+            )
+        elif (
+            items
+            and line.strip()
+            and line.startswith(" ")
+            and not line.lstrip().startswith(("|", "#"))
+        ):
+            previous = items[-1]
+            if index + 1 - previous.line < 12:
+                items[-1] = attrs.evolve(previous, text=previous.text + " " + line.strip())
+        elif not line.strip():
+            continue
+    return items

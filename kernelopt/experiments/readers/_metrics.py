@@ -1,0 +1,131 @@
+"""Profiling facts in prose and tables: metric values, bottleneck statements, tool output.
+
+The names match the metric vocabulary of :mod:`kernelopt.catalog` and :mod:`kernelopt.bench`
+(``dram_pct``, ``tc_pct``, ``occupancy_pct``, ``arith_intensity``, ``ridge``, ``floor_pct``,
+``l2_hit_pct``, ``regs_per_thread``, ``spill_bytes``, ``autotune_configs``, ``waves``) plus
+two raw rates people write (``bandwidth_gbps``, ``tflops``).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["bottleneck_of", "is_profiling_line", "metric_of_header", "metrics_of"]
+
+_N = r"(\d+(?:\.\d+)?)"
+_METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        (
+            "dram_pct",
+            rf"\bdram\s*(?:%|throughput|util\w*|bandwidth|bw)?\s*[:=|]?\s*(?:about|~|≈)?\s*{_N}\s*%",
+        ),
+        ("dram_pct", rf"{_N}\s*%\s*(?:of\s+)?(?:peak\s+)?dram\b"),
+        (
+            "tc_pct",
+            rf"\b(?:tc|tensor[- "
+            rf"]cores?)\s*(?:%|util\w*|throughput)?\s*[:=|]?\s*(?:about|~|≈)?\s*{_N}\s*%",
+        ),
+        ("tc_pct", rf"\bpct_of_peak\b[^\d\n]{{0,20}}{_N}\s*%"),
+        ("occupancy_pct", rf"\boccupancy\b[^\d\n%]{{0,30}}{_N}\s*%"),
+        ("occupancy_pct", rf"\bocc(?:%|\.)\s*[:=|]?\s*{_N}"),
+        ("l2_hit_pct", rf"\bl2 hit(?: rate)?\b[^\d\n]{{0,20}}{_N}\s*%"),
+        ("arith_intensity", rf"\barith(?:metic)?[ _-]intensity\b[^\d\n]{{0,20}}{_N}"),
+        ("ridge", rf"\bridge(?: point)?\b[^\d\n]{{0,20}}{_N}"),
+        ("floor_pct", rf"{_N}\s*%\s*of\s+(?:the\s+)?(?:roofline|floor)"),
+        ("regs_per_thread", rf"{_N}\s*(?:regs?|registers)\s*(?:/|per)\s*thread"),
+        ("spill_bytes", rf"{_N}\s*bytes?\s+(?:of\s+)?spill"),
+        ("waves", rf"\bwaves?\s*[:=]\s*{_N}"),
+        ("bandwidth_gbps", rf"{_N}\s*GB/s"),
+        ("tflops", rf"{_N}\s*TFLOP(?:S|/s)\b"),
+    )
+)
+_AUTOTUNE = re.compile(
+    r"(\d[\d,'’ ]*\d|\d)\s+(?:[\w-]+\s+){0,3}?config(?:uration)?s\b", re.IGNORECASE
+)
+_HEADER_METRICS = (
+    ("dram_pct", re.compile(r"^dram\s*%?$|^dram[_ ]pct$|^dram[_ ]util", re.IGNORECASE)),
+    ("tc_pct", re.compile(r"^tc\s*%?$|^tc[_ ]pct$|^tensor[_ ]core", re.IGNORECASE)),
+    ("occupancy_pct", re.compile(r"^occ(?:upancy)?\s*%?$|^occupancy[_ ]pct$", re.IGNORECASE)),
+    ("l2_hit_pct", re.compile(r"^l2[_ ]hit", re.IGNORECASE)),
+    ("arith_intensity", re.compile(r"^(?:ai|arith(?:metic)?[_ ]intensity)$", re.IGNORECASE)),
+)
+_TOOLS = re.compile(
+    r"\bncu\b|\bnsight\b|\bnsys\b|\bprofil(?:e|er|ed|ing)\b|\broofline\b|\bcuda[- ]?events?\b"
+    r"|\bcudaEvent|\btorch\.cuda\.Event\b|\bclGetEventProfilingInfo\b|\bscoreboard\b|\bstall\b"
+    r"|\bSpeedOfLight\b|\bsm__|\bl1tex__|\bdram__",
+    re.IGNORECASE,
+)
+_BOUND = re.compile(
+    r"\b(memory|compute|latency|bandwidth|launch|overhead)[- ]bound\b", re.IGNORECASE
+)
+_HEDGE = re.compile(
+    r"\b(?:or|if|not|whether|maybe|possibly|might|could|unless|nor)\b[^.\n]{0,25}$", re.IGNORECASE
+)
+_BOUND_CLASS = {
+    "memory": "memory",
+    "bandwidth": "memory",
+    "compute": "compute",
+    "latency": "latency",
+    "launch": "latency",
+    "overhead": "latency",
+}
+
+
+def _value(text: str) -> float:
+    return float(re.sub(r"[,'’ ]", "", text))
+
+
+def metrics_of(text: str) -> dict[str, float]:
+    """Named metric values stated in ``text`` (the first value of each name wins)."""
+    found: dict[str, float] = {}
+    for name, pattern in _METRICS:
+        if name in found:
+            continue
+        match = pattern.search(text)
+        if match:
+            found[name] = float(match.group(1))
+    for line in text.split("\n"):
+        if "autotun" in line.lower() and "autotune_configs" not in found:
+            match = _AUTOTUNE.search(line)
+            if match:
+                found["autotune_configs"] = _value(match.group(1))
+    return found
+
+
+def metric_of_header(header: str) -> str | None:
+    """The metric a table column header names (``"DRAM%"`` -> ``"dram_pct"``)."""
+    clean = header.strip().strip("*").strip()
+    for name, pattern in _HEADER_METRICS:
+        if pattern.search(clean):
+            return name
+    return None
+
+
+def is_profiling_line(line: str) -> bool:
+    """True when ``line`` reports profiling data: a profiler named, or a metric with a value."""
+    if _TOOLS.search(line) and re.search(r"\d", line):
+        return True
+    return any(
+        pattern.search(line)
+        for name, pattern in _METRICS
+        if name not in {"bandwidth_gbps", "tflops"}
+    )
+
+
+def bottleneck_of(text: str) -> tuple[str, int] | None:
+    """The bottleneck ``text`` states (``"memory"``, ``"compute"``, ``"latency"``) and the
+    0-based line it is on; hedged mentions ("or compute-bound") are skipped, and a
+    ``Bottleneck:`` line wins over prose."""
+    candidates: list[tuple[int, int, str]] = []
+    for number, line in enumerate(text.split("\n")):
+        for match in _BOUND.finditer(line):
+            if _HEDGE.search(line[: match.start()]):
+                continue
+            kind = _BOUND_CLASS[match.group(1).lower()]
+            priority = 0 if "bottleneck" in line.lower() else 1
+            candidates.append((priority, number, kind))
+    if not candidates:
+        return None
+    candidates.sort()
+    return candidates[0][2], candidates[0][1]

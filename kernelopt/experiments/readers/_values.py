@@ -1,0 +1,408 @@
+"""Reading values out of the words people write in logs.
+
+Latencies with units (``0.2054ms``, ``3.699 us -> 3.789 us``), speedups (``1.307x``),
+throughputs (``12.4 cand/s``), pass markers (``PASS``, ``✓``, ``Pass: 12/12``,
+``100/100 pass``), outcome words (``ACCEPTED``, ``ROLLBACK``, ``NEW BEST``, ``DISCARDED``),
+dates, and tuning knobs (``BLOCK_N=64``, ``num_warps 8``, ``WG size 128``). Every function
+returns None (or an empty result) when the text says nothing, never raises.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from kernelopt.experiments.records import Correctness, Status
+
+__all__ = [
+    "LATENCY_UNITS",
+    "Quantity",
+    "after_arrow",
+    "correctness_of",
+    "date_of",
+    "headline_latency",
+    "knobs_of",
+    "latency_tokens",
+    "not_attempted",
+    "number",
+    "speedup_tokens",
+    "status_of",
+    "throughput_tokens",
+    "unit_of_header",
+]
+
+# Canonical latency units and the spellings people use.
+LATENCY_UNITS: dict[str, str] = {
+    "ns": "ns",
+    "us": "us",
+    "µs": "us",
+    "μs": "us",
+    "usec": "us",
+    "ms": "ms",
+    "msec": "ms",
+    "s": "s",
+    "sec": "s",
+    "secs": "s",
+    "seconds": "s",
+}
+_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+_NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = re.compile(rf"^\s*~?\s*({_NUM})")
+# ``s`` alone is too common in prose ("5 s" vs "5 sequences"): only the explicit spellings.
+_LATENCY = re.compile(rf"(?<![\w.])({_NUM})\s*(ns|us|µs|μs|usec|ms|msec|sec|secs|seconds)(?![\w/])")
+_LATENCY_S = re.compile(rf"(?<![\w.])({_NUM})\s*(s)(?![\w/])")
+_SPEEDUP = re.compile(rf"(?<![\w.])({_NUM})\s*[x×](?![\w])")
+_THROUGHPUT = re.compile(
+    rf"(?<![\w.])({_NUM})\s*((?:cand|tok|token|tokens|sample|samples|img|images|it|req|seq|fps|frames)/s|fps)\b"
+)
+_ARROW = re.compile(r"\s*(?:->|→|=>|⟶|-->)\s*")
+
+
+class Quantity:
+    """A number with its unit and where it sits in the text (``start`` offset, bold or not)."""
+
+    __slots__ = ("bold", "start", "unit", "value")
+
+    def __init__(self, value: float, unit: str, start: int, bold: bool) -> None:
+        self.value = value
+        self.unit = unit
+        self.start = start
+        self.bold = bold
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.value!r}, {self.unit!r})"
+
+    @property
+    def microseconds(self) -> float:
+        """The value in microseconds (latencies only)."""
+        return self.value * _TO_US.get(self.unit, 1.0)
+
+
+def number(text: str) -> float | None:
+    """The leading number of ``text`` (``"0.411"``, ``"~5.47 us"``, ``"58.063500000000005"``)."""
+    match = _NUMBER.match(text.replace(",", "").replace("*", "").replace("`", ""))
+    if not match:
+        return None
+    value = float(match.group(1))
+    return value if math.isfinite(value) else None
+
+
+def _bold_spans(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"\*\*[^*]+\*\*", text)]
+
+
+def _quantities(
+    pattern: re.Pattern[str], text: str, units: dict[str, str] | None
+) -> list[Quantity]:
+    spans = _bold_spans(text)
+    clean = text.replace("`", " ")
+    found = []
+    for match in pattern.finditer(clean):
+        value = float(match.group(1))
+        if not math.isfinite(value):
+            continue
+        raw = match.group(2) if match.lastindex and match.lastindex >= 2 else "x"
+        unit = units.get(raw.lower(), raw) if units is not None else raw
+        bold = any(a <= match.start() <= b for a, b in spans)
+        found.append(Quantity(value, unit, match.start(), bold))
+    return found
+
+
+def latency_tokens(text: str, *, allow_seconds: bool = False) -> list[Quantity]:
+    """Every ``<number> <time unit>`` in ``text``, in order of appearance."""
+    found = _quantities(_LATENCY, text, LATENCY_UNITS)
+    if allow_seconds:
+        found += _quantities(_LATENCY_S, text, LATENCY_UNITS)
+        found.sort(key=lambda q: q.start)
+    return found
+
+
+def speedup_tokens(text: str) -> list[Quantity]:
+    """Every ``<number>x`` in ``text`` (``"1.307x"``, ``"4.65×"``)."""
+    return [q for q in _quantities(_SPEEDUP, text, None) if q.value > 0]
+
+
+def throughput_tokens(text: str) -> list[Quantity]:
+    """Every ``<number> <thing>/s`` rate in ``text`` (``"12.422 cand/s"``)."""
+    return _quantities(_THROUGHPUT, text, None)
+
+
+def headline_latency(text: str) -> Quantity | None:
+    """The latency a ``Result:`` line reports: the first bold time, else the new time
+    (after the arrow) of its first clause that states a time.
+
+    ``"0.2054 -> **0.2471ms (+20%)**. Min latency 0.039 -> 0.062ms"`` -> 0.2471 ms.
+    """
+    tokens = latency_tokens(text)
+    bold = [token for token in tokens if token.bold]
+    if bold:
+        return bold[0]
+    for clause in re.split(r";|\.\s|\(|,\s(?=[A-Za-z])", text):
+        found = latency_tokens(after_arrow(clause))
+        if found:
+            return found[0]
+    return tokens[0] if tokens else None
+
+
+def after_arrow(text: str) -> str:
+    """The part after the last arrow of ``"A -> B"`` (the new value), else ``text``."""
+    parts = _ARROW.split(text)
+    return parts[-1] if len(parts) > 1 else text
+
+
+def unit_of_header(header: str) -> str | None:
+    """The latency unit a column header names (``"Kernel_ms"``, ``"Mean (ms)"``)."""
+    lowered = header.lower()
+    for word in re.findall(r"[a-zµμ]+", lowered):
+        if word in LATENCY_UNITS and word != "s":
+            return LATENCY_UNITS[word]
+    if re.search(r"\(s\)|_s\b|\bsec\b|\bseconds\b", lowered):
+        return "s"
+    return None
+
+
+# --- correctness -------------------------------------------------------------------------
+
+_FRACTION = re.compile(r"(\d+)\s*(?:/|of)\s*(\d+)")
+_FAIL_WORDS = re.compile(
+    r"\bfail(?:s|ed|ing|ure|ures)?\b|✗|❌|✘|\bmismatch(?:es|ed)?\b|\bnan\b|\bincorrect\b"
+    r"|\bwrong\b|\bruntime_error\b|\billegal\b|\bbroken\b|\bgarbage\b",
+    re.IGNORECASE,
+)
+_PASS_WORDS = re.compile(
+    r"\bpass(?:es|ed|ing)?\b|✓|✔|✅|\bok\b|\bexact\b|\bcorrect\b|\bbit[- ](?:exact|identical)\b"
+    r"|\bmatch(?:es|ed)?\b|\bverified\b|\byes\b",
+    re.IGNORECASE,
+)
+_NEGATED_FAIL = re.compile(r"\b(?:no|zero|0(?:/\d+)?)\s+(?:true\s+)?fail", re.IGNORECASE)
+
+
+def correctness_of(text: str) -> Correctness | None:
+    """PASS/FAIL from a correctness cell or field (``"PASS"``, ``"12/12"``, ``"✓"``).
+
+    Fractions decide first (``"98/100 pass"`` is a failure); then a failure word wins
+    over a pass word, because one failing check fails the experiment.
+    """
+    clean = re.sub(r"(?<=\d),(?=\d{3})", "", text.replace("`", "").replace("*", ""))
+    if not clean.strip():
+        return None
+    for match in _FRACTION.finditer(clean):
+        passed, total = int(match.group(1)), int(match.group(2))
+        window = clean[max(0, match.start() - 20) : match.end() + 20].lower()
+        if (
+            total > 0
+            and passed <= total
+            and ("pass" in window or "ok" in window or len(clean) < 16)
+        ):
+            return Correctness.PASS if passed == total else Correctness.FAIL
+    if _FAIL_WORDS.search(clean) and not _NEGATED_FAIL.search(clean):
+        return Correctness.FAIL
+    if _PASS_WORDS.search(clean):
+        return Correctness.PASS
+    return None
+
+
+# --- outcome -----------------------------------------------------------------------------
+
+_STATUS_WORDS: tuple[tuple[Status, re.Pattern[str]], ...] = (
+    (
+        Status.FAILED,
+        re.compile(
+            r"\bcorrectness failure\b|\bdead end\b|\bcrash(?:ed|es)?\b|\bcompile error\b"
+            r"|\bdid not (?:build|compile)\b|\bruntime_error\b|\bbuild failed\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        Status.REVERTED,
+        re.compile(
+            r"\breverted\b|\brevert\b|\brollback\b|\brolled back\b|\bdiscard(?:ed)?\b|\brejected?\b"
+            r"|\brefuted\b|\bregress(?:ion|ed)\b|\bfalsified\b|\bnot merged\b"
+            r"|\bno change merged\b|\bnot pursu(?:ed|ing)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        Status.KEPT,
+        re.compile(
+            r"\bkept\b|\bkeep\b|\baccept(?:ed)?\b|\bnew best\b|\bmerged\b|\bpromoted?\b|\blanded\b"
+            r"|\bcommitted\b|\bshipped\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        Status.NEUTRAL,
+        re.compile(
+            r"\bneutral\b|\bflat\b|\bwithin noise\b|\bno (?:measurable "
+            r")?(?:gain|change|improvement)\b"
+            r"|\bno net\b|\bnoise\b|\bunchanged\b|\bno benefit\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (Status.BASELINE, re.compile(r"\bbaseline\b", re.IGNORECASE)),
+)
+
+
+def status_of(
+    text: str,
+    *,
+    allow_baseline: bool = True,
+    failed_means_slower: bool = False,
+    bare_fail: bool = True,
+) -> Status | None:
+    """The outcome an outcome cell, heading or status line states.
+
+    The first outcome word wins (``"NEUTRAL, reverted"`` is NEUTRAL); a bare ``PASS`` says
+    nothing about the outcome.
+
+    Parameters
+    ----------
+    text : str
+        ``"ACCEPTED — SUB-0.2ms ACHIEVED"``, ``"NEUTRAL, reverted"``, ``"ROLLBACK: ... DEAD END"``.
+    allow_baseline : bool
+        Whether the word "baseline" makes it the baseline (off for prose that merely
+        compares with the baseline).
+    failed_means_slower : bool
+        Read a bare ``Failed`` as "tried and slower" (REVERTED) rather than FAILED; used for
+        outcome columns next to measured times.
+    bare_fail : bool
+        Whether a bare "fail"/"failed" counts at all (off for free-text notes, where it
+        usually describes something else than the experiment's outcome).
+    """
+    clean = " ".join(text.replace("*", "").replace("`", "").split()).lower()
+    if not clean:
+        return None
+    positions: list[tuple[int, Status]] = []
+    for status, pattern in _STATUS_WORDS:
+        if status is Status.BASELINE and not allow_baseline:
+            continue
+        match = pattern.search(clean)
+        if match:
+            positions.append((match.start(), status))
+    failed = re.search(r"\bfail(?:ed|s)?\b", clean) if bare_fail else None
+    if failed:
+        positions.append(
+            (failed.start(), Status.REVERTED if failed_means_slower else Status.FAILED)
+        )
+    if not positions:
+        return None
+    positions.sort(key=lambda item: item[0])
+    return positions[0][1]
+
+
+_NOT_ATTEMPTED = re.compile(
+    r"\bnot attempted\b|\bsuperseded before\b|\bnot (?:run|measured|implemented)\b"
+    r"|\bno code change\b|\bblocked\b|\bskipped\b|\bno (?:latency|numerical|performance) claim\b",
+    re.IGNORECASE,
+)
+
+
+def not_attempted(text: str) -> bool:
+    """True when ``text`` says the experiment changed or measured nothing."""
+    return bool(_NOT_ATTEMPTED.search(text))
+
+
+# --- dates -------------------------------------------------------------------------------
+
+_DATE = re.compile(r"(?<!\d)(20\d{2})([-/.]?)(0[1-9]|1[0-2])\2(0[1-9]|[12]\d|3[01])(?!\d)")
+_TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?")
+
+
+def date_of(text: str) -> str | None:
+    """The first date in ``text`` as ISO ``YYYY-MM-DD`` (``THH:MM[:SS]`` when a time follows)."""
+    match = _DATE.search(text)
+    if not match:
+        return None
+    date = f"{match.group(1)}-{match.group(3)}-{match.group(4)}"
+    rest = text[match.end() : match.end() + 12]
+    time = _TIME.match(rest.lstrip(" T"))
+    if time:
+        seconds = time.group(3) or "00"
+        date += f"T{time.group(1)}:{time.group(2)}:{seconds}"
+    return date
+
+
+# --- knobs -------------------------------------------------------------------------------
+
+# NAME=VALUE, NAME = VALUE, NAME: VALUE (a number, a {set}, a bool); arrows keep the last.
+_ASSIGN = re.compile(
+    r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]{0,31})\s*(?:=|:)\s*"
+    r"(\{[^}]{1,60}\}|\[[^\]]{1,60}\]|[-+]?\d+(?:\.\d+)?(?:\s*(?:->|→)\s*[-+]?\d+(?:\.\d+)?)*|True|False|true|false)"
+)
+# CAPS_NAME 64 (a compile-time constant written without '=').
+_CAPS_SPACE = re.compile(
+    r"(?<![\w.])([A-Z][A-Z0-9]*_[A-Z0-9_]+)\s+(\d+\b|\{[^}]{1,60}\}|\[[^\]]{1,60}\])"
+)
+# Knobs written as words (underscore spellings are caught as assignments above).
+_PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        (
+            "wg_size",
+            r"\b(?:wg|work[ -]?group)[ -]?size(?:\s+sweep)?\s*(?:=|:|of)?\s*(\{[^}]{1,40}\}|\d+)",
+        ),
+        ("block_size", r"\bblock[ -]size\s*(?:=|:|of)?\s*(\{[^}]{1,40}\}|\d+)"),
+        ("tile_size", r"\btile[ -]size\s*(?:=|:|of)?\s*(\{[^}]{1,40}\}|\d+(?:x\d+)*)"),
+        ("chunk_size", r"\bchunk[ -]size\s*(?:=|:|of)?\s*(\d+)"),
+        ("group_size", r"\bgroup[ -]size\s*(?:=|:|of)?\s*(\d+)"),
+        ("num_warps", r"\b(\d+)\s+warps\b|\bnum warps\s*(?:=|:)?\s*(\d+)"),
+        ("num_stages", r"\b(\d+)\s+(?:pipeline\s+)?stages\b|\bnum stages\s*(?:=|:)?\s*(\d+)"),
+        ("num_splits", r"\b(\d+)\s+(?:kv[ -]?)?splits\b|\bnum splits\s*(?:=|:)?\s*(\d+)"),
+        ("unroll", r"#pragma\s+unroll\s+(\d+)|\bunroll(?: factor)?\s*(?:=|:)?\s*(\d+)"),
+    )
+)
+# Lower-case identifiers count as knobs only when they look like tuning parameters.
+_KNOB_WORDS = re.compile(
+    r"^(?:num_|n_)?(?:warps?|stages?|splits?|blocks?|tiles?|threads?|ctas?|groups?|chunks?|unroll|"
+    r"threshold|bucket|waves?|occupancy|kv_splits|num_kv_splits|split_k|splitk|group_m|block_[a-z]+|"
+    r"tile_[a-z]+|chunk_[a-z]+|[a-z]*_size|vec(?:tor)?_?[a-z]*|launch_bounds|maxnreg)$"
+)
+_NOT_KNOBS = frozenset(
+    {
+        "http",
+        "https",
+        "commit",
+        "date",
+        "status",
+        "result",
+        "correctness",
+        "pass",
+        "fail",
+        "note",
+        "notes",
+    }
+)
+
+
+def _last_value(value: str) -> str:
+    value = value.strip()
+    if "->" in value or "→" in value:
+        value = re.split(r"->|→", value)[-1].strip()
+    return value
+
+
+def knobs_of(text: str) -> dict[str, str]:
+    """Tuning knobs named in ``text``: ``{"BLOCK_T": "128", "num_warps": "8", "wg_size": "128"}``.
+
+    Names keep their spelling, except phrases (``WG size 128``) which get snake_case names.
+    """
+    found: dict[str, str] = {}
+    clean = text.replace("`", "").replace("*", "")
+    for match in _ASSIGN.finditer(clean):
+        name, value = match.group(1), match.group(2)
+        if name.lower() in _NOT_KNOBS:
+            continue
+        is_caps = name.upper() == name and any(c.isalpha() for c in name)
+        if not is_caps and not _KNOB_WORDS.match(name.lower()):
+            continue
+        found.setdefault(name, _last_value(value))
+    for match in _CAPS_SPACE.finditer(clean):
+        found.setdefault(match.group(1), match.group(2))
+    for name, pattern in _PHRASES:
+        phrase = pattern.search(clean)
+        if phrase:
+            value = next((g for g in phrase.groups() if g), None)
+            if value is not None:
+                found.setdefault(name, value.replace(" ", ""))
+    return found

@@ -1,0 +1,125 @@
+"""The context around the experiments: CLAUDE.md rules, LESSONS.md, profile.md."""
+
+from __future__ import annotations
+
+import re
+
+from kernelopt.experiments.log import Fact, ProfileFacts, SourceRef
+from kernelopt.experiments.readers._files import TextFile
+from kernelopt.experiments.readers._markdown import (
+    bullets,
+    code_mask,
+    headings,
+    sections,
+    strip_md,
+    tables,
+)
+from kernelopt.experiments.readers._metrics import (
+    bottleneck_of,
+    is_profiling_line,
+    metric_of_header,
+    metrics_of,
+)
+from kernelopt.experiments.readers._values import number
+
+__all__ = ["lesson_experiment", "read_lessons", "read_profile", "read_rules"]
+
+_RULE_HEADING = re.compile(
+    r"rule|constraint|must|never|convention|policy|non-negotiable", re.IGNORECASE
+)
+_EXP_TAG = re.compile(r"^\[?exp(?:eriment)?[\s_#-]*(\d+)\]?", re.IGNORECASE)
+
+
+def read_rules(file: TextFile, *, limit: int = 200) -> list[Fact]:
+    """Rules from CLAUDE.md: items and sub-headings under rule-like headings (all items
+    when no heading says "rules")."""
+    mask = code_mask(file.lines)
+    heads = headings(file.lines, mask)
+    chosen = [s for s in sections(file.lines, heads) if _RULE_HEADING.search(s.heading.title)]
+    found: list[Fact] = []
+    ranges = [(s.start, s.end) for s in chosen] or [(1, len(file.lines))]
+    for start, end in ranges:
+        for head in heads:
+            if start <= head.line <= end:
+                found.append(
+                    Fact(
+                        text=strip_md(head.title), source=SourceRef(path=file.path, line=head.line)
+                    )
+                )
+        for item in bullets(file.lines, start, end, mask):
+            found.append(
+                Fact(text=strip_md(item.text), source=SourceRef(path=file.path, line=item.line))
+            )
+    unique: dict[int, Fact] = {}
+    for fact in found:
+        unique.setdefault(fact.source.line, fact)
+    return [unique[line] for line in sorted(unique)][:limit]
+
+
+def lesson_experiment(fact: Fact) -> int | None:
+    """The experiment a lesson cites first (``[exp 7] ...``), or None."""
+    match = _EXP_TAG.match(fact.text)
+    return int(match.group(1)) if match else None
+
+
+def read_lessons(file: TextFile, *, limit: int = 500) -> list[Fact]:
+    """Lessons: top-level list items, and sub-headings (a heading often *is* the lesson)."""
+    mask = code_mask(file.lines)
+    found = [
+        Fact(text=strip_md(h.title), source=SourceRef(path=file.path, line=h.line))
+        for h in headings(file.lines, mask)
+        if h.level >= 2
+    ]
+    found += [
+        Fact(text=strip_md(b.text), source=SourceRef(path=file.path, line=b.line))
+        for b in bullets(file.lines, mask=mask)
+        if b.indent < 2
+    ]
+    found.sort(key=lambda fact: fact.source.line)
+    return found[:limit]
+
+
+def read_profile(file: TextFile) -> ProfileFacts:
+    """The bottleneck and metrics ``profile.md`` states (the seed's profiler contract:
+    ``### Bottleneck: Memory-bound`` and a ``| Stage | Duration | TC% | DRAM% | Occ% |`` table)."""
+    mask = code_mask(file.lines)
+    metrics: dict[str, float] = {}
+    facts: list[Fact] = []
+    for table in tables(file.lines, mask=mask):
+        for index, header in enumerate(table.header):
+            name = metric_of_header(strip_md(header))
+            if name is None or name in metrics:
+                continue
+            for row in table.rows:
+                value = number(strip_md(row.cells[index]).rstrip("%"))
+                if value is not None:
+                    metrics[name] = value
+                    facts.append(
+                        Fact(
+                            text=" | ".join(row.cells),
+                            source=SourceRef(path=file.path, line=row.line),
+                        )
+                    )
+                    break
+    prose = "\n".join("" if mask[i] else line for i, line in enumerate(file.lines))
+    for name, value in metrics_of(prose).items():
+        metrics.setdefault(name, value)
+    for index, line in enumerate(file.lines):
+        if not mask[index] and is_profiling_line(line) and len(facts) < 40:
+            facts.append(
+                Fact(text=strip_md(line), source=SourceRef(path=file.path, line=index + 1))
+            )
+    bottleneck = bottleneck_of(prose)
+    kind: str | None = None
+    if bottleneck is not None:
+        kind, at = bottleneck
+        facts.insert(
+            0,
+            Fact(
+                text=strip_md(file.lines[at]).lstrip("# "),
+                source=SourceRef(path=file.path, line=at + 1),
+            ),
+        )
+    return ProfileFacts(
+        bottleneck=kind, metrics=metrics, facts=tuple(facts), source=SourceRef(path=file.path)
+    )

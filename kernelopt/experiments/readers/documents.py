@@ -1,0 +1,511 @@
+"""One experiment described in prose: a hand-written ``result.md``, a hypothesis, a note.
+
+:func:`describe` reads a range of lines (a whole file, a devlog entry, a step section) the
+way a person skims it: the title; ``Key: value`` fields (Date, Status, Outcome,
+Correctness, Result, Decision); a Verdict/Decision heading; sections saying what changed
+(Change, Claim, Hypothesis, Idea) and what to do next (Next steps, Future directions);
+result tables per trial point; profiling metrics. It never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from kernelopt.experiments.log import Fact, MetricKind, Point, SourceRef
+from kernelopt.experiments.readers._draft import Draft, DraftRecommendation
+from kernelopt.experiments.readers._files import TextFile
+from kernelopt.experiments.readers._markdown import (
+    Heading,
+    Table,
+    bullets,
+    code_mask,
+    fields,
+    headings,
+    sections,
+    strip_md,
+    tables,
+)
+from kernelopt.experiments.readers._metrics import is_profiling_line, metric_of_header, metrics_of
+from kernelopt.experiments.readers._values import (
+    after_arrow,
+    correctness_of,
+    date_of,
+    headline_latency,
+    latency_tokens,
+    not_attempted,
+    number,
+    speedup_tokens,
+    status_of,
+    unit_of_header,
+)
+from kernelopt.experiments.records import Correctness, Status
+
+__all__ = ["Described", "describe", "fill", "recommendations_in"]
+
+_TITLE_PREFIX = re.compile(
+    r"^(?:(?:experiment|exp|step|iteration|iter)\s*#?\s*\d*\s*(?:result|results|plan|hypothesis)?\s*[:.—–-]\s*)",
+    re.IGNORECASE,
+)
+_CHANGE_SECTIONS = re.compile(
+    r"^(?:the\s+)?(?:change|changes|what changed|code change|claim|hypothesis|idea|goal|approach|"
+    r"implementation|optimi[sz]ations? to apply|changes applied|question|fix|summary|plan)\b",
+    re.IGNORECASE,
+)
+_NEXT_SECTIONS = re.compile(
+    r"\b(?:next|future|recommend\w*|remaining (?:work|optimization|opportunit\w*|ideas)|to "
+    r"try|todo|"
+    r"possible directions|opportunit\w*|ideas)\b",
+    re.IGNORECASE,
+)
+# Sentences recommending a direction inside a conclusion or interpretation.
+_ADVICE_SECTIONS = re.compile(
+    r"^(?:interpretation|conclusion|conclusions|takeaways?|main "
+    r"takeaways|summary|verdict|lessons?)\b",
+    re.IGNORECASE,
+)
+_ADVICE = re.compile(
+    r"\bnext (?:useful |real |production(?:-grade)? |kernel |best "
+    r")?(?:step|lever|work|implementation|move|"
+    r"candidate|attempt|path)\b|\bshould (?:go|move|stay|be done|instead)\b|\bwe "
+    r"recommend\b|\brecommended\b",
+    re.IGNORECASE,
+)
+_NEXT_LEAD = re.compile(
+    r"(?:future directions|possible directions|next steps?|next candidate|recommend(?:ation)?s?|"
+    r"further (?:meaningful )?improvement requires|remaining optimization space|top \d+ "
+    r"opportunities|"
+    r"to try next|next kernel lever)\b[^:\n]*:?\s*$",
+    re.IGNORECASE,
+)
+_VERDICT_HEAD = re.compile(
+    r"^(?:verdict|decision|outcome|status|conclusion)\b\s*:?\s*(.*)$", re.IGNORECASE
+)
+_STATUS_KEYS = ("status", "outcome", "verdict", "decision", "disposition")
+_CORRECT_KEYS = ("correctness", "accuracy", "correct", "validation", "tests", "status", "verifier")
+_PYTEST = re.compile(r"\b(\d+) passed\b")
+_PYTEST_FAILED = re.compile(r"\b[1-9]\d* failed\b")
+_VERDICT_WORD = re.compile(r"\b(?:PASS|PASSED|FAIL|FAILED)\b")
+_RESULT_KEYS = (
+    "result",
+    "final result",
+    "results",
+    "latency",
+    "median",
+    "mean",
+    "time",
+    "measured result",
+    "timing",
+)
+_DATE_KEYS = ("date", "started utc", "completed utc", "started", "completed", "when", "timestamp")
+_POINT_HEADERS = re.compile(
+    r"^(?:resolution|shape|point|config|configuration|case|workload|regime|rows|size|dtype|problem|trial|b|batch)",
+    re.IGNORECASE,
+)
+_AFTER = re.compile(
+    r"\b(?:after|new|candidate|ours|current|optimi[sz]ed|this|exp\s*\d+|step\s*\d+|g\d)",
+    re.IGNORECASE,
+)
+_BEFORE = re.compile(
+    r"\b(?:before|baseline|base|old|prev(?:ious)?|reference|ref|original)\b", re.IGNORECASE
+)
+_ACCURACY_FAIL = re.compile(
+    r"\b(?:failed|fails|failing) (?:the )?(?:accuracy|correctness|tolerance|atol|rtol|parity|all "
+    r"\d+ trials)\b"
+    r"|\b(?:accuracy|correctness|parity) (?:check )?(?:failed|fails|failure)\b|\btrue[- ]failing\b"
+    r"|\bwrong (?:results?|outputs?|values?)\b|\bproduces? nans?\b|\bnans? in the output\b"
+    r"|\bmismatch(?:es)? (?:vs|against|with) (?:the )?(?:reference|baseline)|\bexceeds? (?:the "
+    r")?(?:atol|rtol|tolerance)\b",
+    re.IGNORECASE,
+)
+_ALL_PASS = re.compile(
+    r"\ball (?:\d+ )?(?:pass|passed)\b|\b(\d[\d,]*)\s*/\s*\1\s+(?:pass|passed)\b|\bcorrectness: "
+    r"pass\b",
+    re.IGNORECASE,
+)
+
+
+@attrs.define(kw_only=True)
+class Described:
+    """What :func:`describe` found in a range of lines."""
+
+    title: str = ""
+    title_line: int = 0
+    draft: Draft
+
+
+def _title(text: str) -> str:
+    clean = strip_md(text)
+    stripped = _TITLE_PREFIX.sub("", clean).strip()
+    return stripped or clean
+
+
+def _section_text(lines: Sequence[str], start: int, end: int, limit: int = 1500) -> str:
+    body = " ".join(
+        strip_md(line)
+        for line in lines[start - 1 : end]
+        if line.strip() and not line.lstrip().startswith("|")
+    )
+    return body[:limit]
+
+
+_NEGATED_ADVICE = re.compile(
+    r"\b(?:is|be|should|are)\s+(?:therefore\s+|still\s+|now\s+)?(?:not|no longer|never)\b",
+    re.IGNORECASE,
+)
+
+
+def _paragraphs(
+    lines: Sequence[str], start: int, end: int, mask: Sequence[bool]
+) -> list[tuple[int, str]]:
+    """(first line, joined text) of each prose paragraph between ``start`` and ``end``."""
+    found: list[tuple[int, str]] = []
+    current: list[str] = []
+    first = start
+    for index in range(start, end + 1):
+        line = lines[index - 1] if index - 1 < len(lines) else ""
+        prose = line.strip() and not mask[index - 1] and not line.lstrip().startswith(("|", "#"))
+        if prose:
+            if not current:
+                first = index
+            current.append(strip_md(line))
+        elif current:
+            found.append((first, " ".join(current)))
+            current = []
+    if current:
+        found.append((first, " ".join(current)))
+    return found
+
+
+def recommendations_in(
+    file: TextFile,
+    start: int,
+    end: int,
+    heads: Sequence[Heading],
+    mask: Sequence[bool],
+    *,
+    offset: int,
+) -> list[DraftRecommendation]:
+    """Recommendations between lines ``start`` and ``end``: list items under a "Next
+    steps"/"Future directions"-like heading or lead line, or that heading's first sentence."""
+    lines = file.lines
+    found: list[DraftRecommendation] = []
+    seen: set[str] = set()
+
+    def add(text: str, line: int) -> None:
+        clean = strip_md(text).strip(" .")
+        key = clean.lower()
+        if (
+            len(clean) < 12
+            or key in seen
+            or (re.match(r"^[\w.-]+/[\w./-]+$", clean.split(" ")[0]) and " " not in clean)
+        ):
+            return
+        seen.add(key)
+        found.append(
+            DraftRecommendation(
+                text=clean[:300], source=SourceRef(path=file.path, line=line), offset=offset
+            )
+        )
+
+    for section in sections(lines, [h for h in heads if start <= h.line <= end]):
+        if not _NEXT_SECTIONS.search(section.heading.title) or section.start > end:
+            continue
+        stop = min(section.end, end)
+        items = [b for b in bullets(lines, section.start, stop, mask) if b.indent < 4]
+        if items:
+            for item in items:
+                add(item.text, item.line)
+        else:
+            for index in range(section.start, stop + 1):
+                line = lines[index - 1]
+                if (
+                    line.strip()
+                    and not mask[index - 1]
+                    and not line.lstrip().startswith(("|", "#"))
+                ):
+                    add(line.split(". ")[0], index)
+                    break
+    for section in sections(lines, [h for h in heads if start <= h.line <= end]):
+        if not _ADVICE_SECTIONS.match(strip_md(section.heading.title)) or section.start > end:
+            continue
+        for first_line, paragraph in _paragraphs(lines, section.start, min(section.end, end), mask):
+            for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
+                if _ADVICE.search(sentence) and not _NEGATED_ADVICE.search(sentence):
+                    add(sentence, first_line)
+    # A lead line ("Future directions (not attempted here):") followed by a list.
+    for index in range(start, min(end, len(lines)) + 1):
+        line = strip_md(lines[index - 1])
+        if mask[index - 1] or not _NEXT_LEAD.search(line) or line.startswith("#"):
+            continue
+        cursor = index + 1
+        while cursor <= min(end, len(lines)) and not lines[cursor - 1].strip():
+            cursor += 1
+        for item in bullets(lines, cursor, min(end, cursor + 30), mask):
+            if item.line > cursor + 30:
+                break
+            add(item.text, item.line)
+            if (
+                item.line + 1 <= len(lines)
+                and not lines[item.line].strip()
+                and item.line + 2 <= len(lines)
+            ):
+                following = lines[item.line + 1].lstrip()
+                if not re.match(r"(?:[-*+]|\d+[.)])\s", following):
+                    break
+    return found
+
+
+def _points(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> list[Point]:
+    points: list[Point] = []
+    for table in tables(file.lines, start, end, mask):
+        if not table.header or not _POINT_HEADERS.match(strip_md(table.header[0])):
+            continue
+        columns = []
+        for index, header in enumerate(table.header[1:], start=1):
+            name = strip_md(header)
+            if re.search(r"delta|Δ|diff|change|error|err\b|%", name, re.IGNORECASE):
+                continue
+            columns.append((index, name))
+        if not columns:
+            continue
+        after = [c for c in columns if _AFTER.search(c[1]) and not _BEFORE.search(c[1])]
+        numeric = [c for c in columns if _numeric_share(table, c[0]) >= 0.5]
+        after = [c for c in after if c in numeric]
+        chosen = (
+            after[-1]
+            if after
+            else next((c for c in reversed(numeric) if not _BEFORE.search(c[1])), None)
+        )
+        if chosen is None:
+            continue
+        index, name = chosen
+        measure = _measure_name(name)
+        for row in table.rows:
+            cell = strip_md(row.cells[index])
+            ref = SourceRef(path=file.path, line=row.line)
+            label = f"{strip_md(row.cells[0])} {measure}".strip()
+            lat = latency_tokens(after_arrow(cell))
+            spd = speedup_tokens(after_arrow(cell))
+            if lat:
+                points.append(
+                    Point(
+                        name=label,
+                        value=lat[-1].value,
+                        unit=lat[-1].unit,
+                        kind=MetricKind.LATENCY,
+                        source=ref,
+                    )
+                )
+            elif spd:
+                points.append(
+                    Point(
+                        name=label,
+                        value=spd[-1].value,
+                        unit="x",
+                        kind=MetricKind.SPEEDUP,
+                        source=ref,
+                    )
+                )
+            else:
+                value = number(cell)
+                unit = unit_of_header(name)
+                if value is not None and unit is not None:
+                    points.append(
+                        Point(
+                            name=label, value=value, unit=unit, kind=MetricKind.LATENCY, source=ref
+                        )
+                    )
+                elif value is not None and re.search(r"speedup|\bx\b|vs bar", name, re.IGNORECASE):
+                    points.append(
+                        Point(
+                            name=label, value=value, unit="x", kind=MetricKind.SPEEDUP, source=ref
+                        )
+                    )
+    return points
+
+
+_EXPERIMENT_WORDS = re.compile(
+    r"\b(?:exp(?:eriment)?\s*\d+|step\s*\d+|v\d+|[A-Z]\d+(?:\.\d+)*[a-z]?|after|new|candidate|ours|current|"
+    r"optimi[sz]ed|this|speedup|latency|time|ms|us|µs|x)\b",
+    re.IGNORECASE,
+)
+
+
+def _measure_name(header: str) -> str:
+    """What a result column measures, without the words naming this experiment
+    (``"Exp 8 Total"`` -> ``"total"``, ``"G2.4"`` -> ``""``, ``"Total_ms"`` -> ``"total"``)."""
+    words = _EXPERIMENT_WORDS.sub(" ", header.replace("_", " "))
+    return " ".join(re.findall(r"[a-z0-9]+", words.lower()))
+
+
+def _numeric_share(table: Table, index: int) -> float:
+    cells = [strip_md(row.cells[index]) for row in table.rows]
+    filled = [c for c in cells if c]
+    if not filled:
+        return 0.0
+    return sum(1 for c in filled if number(after_arrow(c)) is not None) / len(filled)
+
+
+def _table_metrics(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for table in tables(file.lines, start, end, mask):
+        for index, header in enumerate(table.header):
+            name = metric_of_header(strip_md(header))
+            if name is None or name in found:
+                continue
+            for row in table.rows:
+                value = number(strip_md(row.cells[index]).rstrip("%"))
+                if value is not None:
+                    found[name] = value
+                    break
+    return found
+
+
+def correctness_in(text: str) -> Correctness | None:
+    """Correctness stated in prose: an "all PASS" verification beats a failure phrase."""
+    if _ALL_PASS.search(text):
+        return Correctness.PASS
+    if _ACCURACY_FAIL.search(text):
+        return Correctness.FAIL
+    return None
+
+
+def describe(
+    file: TextFile,
+    draft: Draft,
+    *,
+    start: int = 1,
+    end: int | None = None,
+    title_line: int | None = None,
+    recommendation_offset: int = 1,
+    prose_outcome: bool = True,
+) -> Described:
+    """Fill ``draft`` from lines ``start``..``end`` of ``file`` (the whole file by default).
+
+    ``title_line`` names the heading that titles the range; otherwise the first heading in
+    range is the title. Values already in the draft are kept (first reader wins). With
+    ``prose_outcome`` off (plans, hypotheses: their prose describes what *would* fail),
+    correctness and outcome come only from explicit fields.
+    """
+    lines = file.lines
+    last = len(lines) if end is None else min(end, len(lines))
+    mask = code_mask(lines)
+    heads = [h for h in headings(lines, mask) if start <= h.line <= last]
+    described = Described(draft=draft)
+    title_head = (
+        next((h for h in heads if h.line == title_line), None)
+        if title_line
+        else (heads[0] if heads else None)
+    )
+    if title_head is not None:
+        described.title, described.title_line = _title(title_head.title), title_head.line
+        draft.put("description", described.title, SourceRef(path=file.path, line=title_head.line))
+    found = fields(lines, start, last, mask)
+
+    def ref(line: int) -> SourceRef:
+        return SourceRef(path=file.path, line=line)
+
+    for key in _DATE_KEYS:
+        if key in found:
+            value, line = found[key]
+            draft.put("date", date_of(value) or "", ref(line))
+    if not draft.date and title_head is not None:
+        draft.put("date", date_of(title_head.title) or "", ref(title_head.line))
+    for key in _STATUS_KEYS:
+        if key in found:
+            value, line = found[key]
+            draft.put("status", status_of(value), ref(line))
+            if not_attempted(value):
+                draft.put("attempted", False, ref(line))
+    for head in heads if prose_outcome else ():
+        match = _VERDICT_HEAD.match(strip_md(head.title))
+        if match and head is not title_head:
+            text = match.group(1)
+            body_line = next(
+                (
+                    i
+                    for i in range(head.line + 1, min(last, head.line + 6) + 1)
+                    if lines[i - 1].strip()
+                ),
+                None,
+            )
+            if not text and body_line is not None:
+                text = lines[body_line - 1]
+            draft.put("status", status_of(text, allow_baseline=False), ref(head.line))
+            if not_attempted(text):
+                draft.put("attempted", False, ref(head.line))
+    for key in _CORRECT_KEYS:
+        if key in found:
+            value, line = found[key]
+            draft.put("correctness", correctness_of(value), ref(line))
+    for key in ("result", "results"):
+        # "Result: 31 passed in 2.97s" is a test verdict; "Result: capture failed" is not.
+        if key in found:
+            value, line = found[key]
+            clean = value.replace("`", "")
+            if _PYTEST.search(clean):
+                verdict = Correctness.FAIL if _PYTEST_FAILED.search(clean) else Correctness.PASS
+                draft.put("correctness", verdict, ref(line))
+            elif _VERDICT_WORD.search(clean):
+                draft.put("correctness", correctness_of(clean), ref(line))
+    for key in _RESULT_KEYS:
+        if key in found and draft.latency is None:
+            value, line = found[key]
+            pick = headline_latency(value)
+            if pick is not None:
+                draft.put("latency", pick.value, ref(line))
+                draft.put("unit", pick.unit, ref(line))
+    body = "\n".join(lines[start - 1 : last])
+    if draft.correctness is None and prose_outcome:
+        stated = correctness_in(body)
+        if stated is not None:
+            line = next(
+                (
+                    i
+                    for i in range(start, last + 1)
+                    if _ALL_PASS.search(lines[i - 1]) or _ACCURACY_FAIL.search(lines[i - 1])
+                ),
+                start,
+            )
+            draft.put("correctness", stated, ref(line))
+    if not draft.points:
+        draft.points.extend(_points(file, start, last, mask))
+    for name, number_ in {**_table_metrics(file, start, last, mask), **metrics_of(body)}.items():
+        draft.metrics.setdefault(name, number_)
+    for index in range(start - 1, last):
+        if len(draft.profiling) >= 8:
+            break
+        if not mask[index] and is_profiling_line(lines[index]):
+            draft.profiling.append(Fact(text=strip_md(lines[index])[:200], source=ref(index + 1)))
+    for section in sections(lines, heads):
+        if section.heading is title_head or not _CHANGE_SECTIONS.match(
+            _title(section.heading.title)
+        ):
+            continue
+        if section.start <= last:
+            # Only the section's own lines: a "Plan" section's "Next" subsection is not the change.
+            stop = next(
+                (h.line - 1 for h in heads if h.line > section.heading.line), min(section.end, last)
+            )
+            draft.text_parts.append(
+                _section_text(lines, section.start, min(stop, section.end, last))
+            )
+    draft.recommendations.extend(
+        recommendations_in(file, start, last, heads, mask, offset=recommendation_offset)
+    )
+    if title_head is not None and not_attempted(title_head.title):
+        draft.put("attempted", False, ref(title_head.line))
+    if draft.status is Status.REVERTED and re.search(
+        r"superseded|not (?:implemented|measured)", body, re.IGNORECASE
+    ):
+        draft.put("attempted", False, ref(start))
+    return described
+
+
+def fill(draft: Draft, file: TextFile) -> Described:
+    """:func:`describe` over the whole of ``file``, recording the file as a source."""
+    draft.sources.append(SourceRef(path=file.path, line=1))
+    return describe(file, draft)

@@ -1,0 +1,263 @@
+"""Machine-written histories: JSONL bench logs, TSV/CSV benchmark files, archive JSON.
+
+* JSONL: one run per line (``{"timestamp", "mean_latency_ms", "mean_speedup", "status",
+  "notes", ...}``); the latency key names its unit (``_ms``, ``_us``).
+* TSV/CSV: either a table of experiments (one row each, recognized like a markdown summary)
+  or one benchmark run per file (one row per workload; the file is one experiment whose
+  time is the mean of its rows, failed when rows lack a time or the name says ``98of100``).
+* JSON: a list of runs, or an archive ``{"elite": {...}, "log": [{"id", "speedup",
+  "applied", "ts"}]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kernelopt.experiments.log import SourceRef
+from kernelopt.experiments.readers._draft import Draft
+from kernelopt.experiments.readers._files import TextFile
+from kernelopt.experiments.readers._markdown import Row, Table
+from kernelopt.experiments.readers._values import correctness_of, date_of, number, status_of
+from kernelopt.experiments.readers.tables import read_table, roles_of
+from kernelopt.experiments.records import Correctness, Status
+
+__all__ = ["read_json", "read_jsonl", "read_table_file"]
+
+_LATENCY_KEY = re.compile(
+    r"(?:^|_)(?:latency|time|duration|median|mean|p50|runtime)(?:_|$)", re.IGNORECASE
+)
+_UNIT_SUFFIX = re.compile(r"_(ns|us|ms|s)$", re.IGNORECASE)
+_TEXT_KEYS = ("description", "notes", "note", "name", "change", "message", "title", "id", "tag")
+_DATE_KEYS = ("timestamp", "ts", "date", "time_utc", "created", "started")
+_STRONG_FAIL = re.compile(
+    r"runtime_error|correctness fail|mismatch|\bnan\b|wrong result|illegal", re.IGNORECASE
+)
+_OF = re.compile(r"(\d+)of(\d+)", re.IGNORECASE)
+
+
+def _latency_key(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    candidates = [
+        k
+        for k, v in record.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and _LATENCY_KEY.search(k)
+    ]
+    if not candidates:
+        return None
+
+    def rank(key: str) -> tuple[int, str]:
+        lowered = key.lower()
+        order = next(
+            (i for i, w in enumerate(("latency", "median", "mean", "time")) if w in lowered), 9
+        )
+        return (order, key)
+
+    key = min(candidates, key=rank)
+    suffix = _UNIT_SUFFIX.search(key)
+    return key, suffix.group(1).lower() if suffix else ""
+
+
+def _record_draft(
+    record: Mapping[str, Any],
+    *,
+    scope: str,
+    kind: str,
+    key: str,
+    ref: SourceRef,
+    order: tuple[Any, ...],
+) -> Draft:
+    draft = Draft(scope=scope, key=key, kind=kind, order=order)
+    draft.sources.append(ref)
+    text = next(
+        (
+            str(record[k])
+            for k in _TEXT_KEYS
+            if isinstance(record.get(k), (str, int)) and str(record[k]).strip()
+        ),
+        "",
+    )
+    first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0] if text else ""
+    draft.put("description", first[:200], ref)
+    draft.label = first[:60] or key
+    if text:
+        draft.text_parts.append(text[:1500])
+    date = next((str(record[k]) for k in _DATE_KEYS if record.get(k)), "")
+    draft.put("date", date_of(date) or date, ref)
+    found = _latency_key(record)
+    if found is not None:
+        value = float(record[found[0]])
+        if value >= 0:
+            draft.put("latency", value, ref)
+            draft.put("unit", found[1] or None, ref)
+    for name, value in record.items():
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        preferred = name.lower() in {"speedup", "mean_speedup", "geomean_speedup", "geomean"}
+        if "speedup" in name.lower() and numeric and (preferred or draft.speedup is None):
+            draft.speedup = float(value)
+            draft.refs.setdefault("speedup", ref)
+    tag = " ".join(str(record.get(k, "")) for k in ("git_hash", "commit", "tag", "label"))
+    words = tag.replace("-", " ").replace("+", " ").replace("_", " ")
+    draft.put("status", status_of(words, allow_baseline=False), ref)
+    draft.put("status", status_of(text[:200], allow_baseline=False), ref)
+    raw_status = record.get("status")
+    if isinstance(raw_status, str):
+        lowered = raw_status.lower()
+        if lowered in {"profiling", "profile", "skipped", "not run"}:
+            draft.put("attempted", False, ref)
+        draft.put("correctness", correctness_of(raw_status), ref)
+        draft.put("status", status_of(raw_status, allow_baseline=False), ref)
+    for name in ("passed", "correct", "ok"):
+        if isinstance(record.get(name), bool):
+            draft.put("correctness", Correctness.PASS if record[name] else Correctness.FAIL, ref)
+    if _STRONG_FAIL.search(text):
+        draft.correctness = Correctness.FAIL
+        draft.refs["correctness"] = ref
+    if draft.latency is None and draft.speedup is None and draft.status is None:
+        draft.put("attempted", False, ref)
+    return draft
+
+
+def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
+    """One draft per JSON object line; unparsable lines are reported, not fatal."""
+    drafts = []
+    bad = 0
+    for index, line in enumerate(file.lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            bad += 1
+            continue
+        if not isinstance(record, dict):
+            continue
+        ref = SourceRef(path=file.path, line=index + 1)
+        drafts.append(
+            _record_draft(
+                record,
+                scope=f"jsonl:{file.path}",
+                kind="jsonl",
+                key=str(index),
+                ref=ref,
+                order=("", index),
+            )
+        )
+    if bad:
+        unread.append((file.path, f"{bad} line(s) are not JSON; skipped"))
+    return drafts
+
+
+def read_json(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
+    """Runs from a JSON list of records or an archive ``{"log": [...]}``; other JSON is ignored."""
+    try:
+        data = json.loads(file.text)
+    except ValueError as error:
+        unread.append(
+            (file.path, f"not valid JSON ({error.__class__.__name__}: {str(error)[:80]})")
+        )
+        return []
+    records: list[Any] = []
+    if isinstance(data, list):
+        records = data
+    elif isinstance(data, dict):
+        for key in ("log", "experiments", "history", "runs", "entries", "results"):
+            if isinstance(data.get(key), list):
+                records = data[key]
+                break
+    drafts = []
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            continue
+        if _latency_key(record) is None and not any("speedup" in k.lower() for k in record):
+            continue
+        if (
+            "applied" in record
+            and isinstance(record["applied"], list)
+            and "description" not in record
+        ):
+            record = {
+                **record,
+                "description": f"{record.get('id', '')}: {', '.join(map(str, record['applied']))}",
+            }
+        ref = SourceRef(path=file.path, line=_line_of_record(file, index))
+        drafts.append(
+            _record_draft(
+                record,
+                scope=f"json:{file.path}",
+                kind="archive-json",
+                key=str(index),
+                ref=ref,
+                order=("", index),
+            )
+        )
+    return drafts
+
+
+def _line_of_record(file: TextFile, index: int) -> int:
+    # Records in pretty-printed JSON start at "{" lines; count them (best effort).
+    starts = [
+        n
+        for n, line in enumerate(file.lines, start=1)
+        if line.strip() in {"{", "{,"} or line.strip().startswith('{"')
+    ]
+    return starts[index + 1] if index + 1 < len(starts) else 1
+
+
+def read_table_file(file: TextFile, *, position: int) -> list[Draft]:
+    """A TSV/CSV: a table of experiments, or one benchmark run (one row per workload)."""
+    delimiter = "\t" if file.path.lower().endswith(".tsv") else ","
+    rows = [line.split(delimiter) for line in file.lines if line.strip()]
+    if len(rows) < 2:
+        return []
+    header = tuple(cell.strip() for cell in rows[0])
+    table = Table(
+        header=header,
+        rows=tuple(
+            Row(cells=tuple((cells + [""] * len(header))[: len(header)]), line=index + 2)
+            for index, cells in enumerate([[c.strip() for c in r] for r in rows[1:]])
+        ),
+        line=1,
+    )
+    roles = roles_of(table)
+    folder = file.path.rsplit("/", 1)[0] if "/" in file.path else ""
+    if roles is not None and (roles.id is not None or roles.status is not None):
+        return read_table(
+            file, table, roles, kind="tsv", slug_scope=f"slug:{folder}", position=position
+        )
+    column = next(
+        (i for i, name in enumerate(header) if _LATENCY_KEY.search(name.lower().replace(" ", "_"))),
+        None,
+    )
+    if column is None:
+        return []
+    values = [number(row.cells[column]) for row in table.rows]
+    present = [v for v in values if v is not None]
+    if not present:
+        return []
+    suffix = _UNIT_SUFFIX.search(header[column].lower())
+    ref = SourceRef(path=file.path, line=1)
+    date = date_of(file.stem) or ""
+    draft = Draft(
+        scope=f"tsv:{folder}",
+        key=file.path,
+        kind="tsv",
+        order=(date, 0, file.stem),
+        label=file.stem,
+    )
+    draft.sources.append(ref)
+    draft.put("description", re.sub(r"[_-]+", " ", file.stem).strip(), ref)
+    draft.put("date", date, ref)
+    draft.put("latency", sum(present) / len(present), ref)
+    draft.put("unit", suffix.group(1) if suffix else None, ref)
+    of = _OF.search(file.stem)
+    if of is not None:
+        passed, total = int(of.group(1)), int(of.group(2))
+        draft.put("correctness", Correctness.PASS if passed == total else Correctness.FAIL, ref)
+    elif len(present) < len(values):
+        draft.put("correctness", Correctness.FAIL, ref)
+    if "baseline" in file.stem.lower():
+        draft.put("status", Status.BASELINE, ref)
+    draft.text_parts.append(draft.description)
+    return [draft]

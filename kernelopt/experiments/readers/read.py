@@ -1,0 +1,332 @@
+"""``read_log``: find the layout under a directory and read it into one ExperimentLog."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from kernelopt._errors import InputError, expected
+from kernelopt.experiments.log import (
+    ExperimentLog,
+    Fact,
+    KernelSource,
+    ProfileFacts,
+    Recommendation,
+    Series,
+    SourceRef,
+    Unread,
+)
+from kernelopt.experiments.readers._assemble import assemble, choose_primary
+from kernelopt.experiments.readers._draft import Draft
+from kernelopt.experiments.readers._files import SOURCE_SUFFIXES, LogFiles, ReadLimits, TextFile
+from kernelopt.experiments.readers._markdown import code_mask, headings
+from kernelopt.experiments.readers._metrics import is_profiling_line
+from kernelopt.experiments.readers.context import (
+    lesson_experiment,
+    read_lessons,
+    read_profile,
+    read_rules,
+)
+from kernelopt.experiments.readers.devlog import dated_headings, read_devlog
+from kernelopt.experiments.readers.documents import recommendations_in
+from kernelopt.experiments.readers.history import read_json, read_jsonl, read_table_file
+from kernelopt.experiments.readers.kernels import named_paths, source
+from kernelopt.experiments.readers.notes import is_single_note, read_note, read_table_note
+from kernelopt.experiments.readers.seed import experiment_folders, read_folder
+from kernelopt.experiments.readers.steplog import read_steps, step_headings
+from kernelopt.experiments.tagging import Tagger, default_tagger
+
+__all__ = ["read_log"]
+
+_RESEARCH = re.compile(r"plan|research|diagnos|next|todo|roadmap|ideas", re.IGNORECASE)
+_MARKDOWN = (".md", ".markdown", ".txt")
+_LAYOUT_OF_KIND = {
+    "summary": "seed",
+    "experiment-folders": "experiment-folders",
+    "devlog": "devlog",
+    "step-log": "step-log",
+    "notes": "notes",
+    "jsonl": "jsonl",
+    "tsv": "tsv",
+    "archive-json": "archive-json",
+}
+
+
+class _Reading:
+    """The state of one ``read_log`` call: files, drafts and context found so far."""
+
+    def __init__(self, root: Path, limits: ReadLimits, tagger: Tagger) -> None:
+        self.root = root
+        self.files = LogFiles(root, limits)
+        self.tagger = tagger
+        self.drafts: list[Draft] = []
+        self.kernels: list[KernelSource] = []
+        self.rules: list[Fact] = []
+        self.project: list[Fact] = []
+        self.lessons: list[Fact] = []
+        self.profile: ProfileFacts | None = None
+        self.workload: str | None = None
+        self.kernel_path: Fact | None = None
+        self.baseline_path: Fact | None = None
+        self.notes: list[Recommendation] = []
+        self.profiling: list[Fact] = []
+        self.problems: list[tuple[str, str]] = []
+        self.layouts: set[str] = set()
+
+    # --- one file --------------------------------------------------------------------------
+
+    def markdown(self, file: TextFile, position: int) -> None:
+        name = file.name.lower()
+        folder = file.path.rsplit("/", 1)[0] if "/" in file.path else ""
+        if name in {"claude.md", "agents.md"}:
+            if self.kernel_path is None and self.baseline_path is None and not self.rules:
+                self.rules = read_rules(file)
+                self.project = [
+                    Fact(text=line.strip(), source=SourceRef(path=file.path, line=n))
+                    for n, line in enumerate(file.lines, start=1)
+                    if line.strip()
+                ][:400]
+                self.kernel_path, self.baseline_path = named_paths(file)
+                self.layouts.add("seed")
+            return
+        if name.startswith("lessons"):
+            self.lessons += read_lessons(file)
+            return
+        if name.startswith("workload_profile"):
+            self.workload = self.workload or file.path
+            return
+        if name == "profile.md" or (name.startswith("profile") and name.endswith(".md")):
+            if self.profile is None:
+                self.profile = read_profile(file)
+            return
+        if len(dated_headings(file)) >= 2:
+            found = read_devlog(file)
+            if found:
+                self.drafts += found
+                self.layouts.add("devlog")
+                return
+        if step_headings(file):
+            self.drafts += read_table_note(
+                file,
+                kind="step-log",
+                slug_scope=f"slug:{folder}",
+                position=position,
+                attach_sections=False,
+            )
+            self.drafts += read_steps(file)
+            self.layouts.add("step-log")
+            return
+        kind = "summary" if name.startswith("summary") else "notes"
+        found = read_table_note(file, kind=kind, slug_scope=f"slug:{folder}", position=position)
+        if found:
+            self.drafts += found
+            self.layouts.add(_LAYOUT_OF_KIND[kind])
+            return
+        if is_single_note(file):
+            self.drafts.append(read_note(file, kind="notes", scope=f"slug:{folder}"))
+            self.layouts.add("notes")
+            return
+        if _RESEARCH.search(file.stem):
+            mask = code_mask(file.lines)
+            heads = headings(file.lines, mask)
+            for item in recommendations_in(file, 1, len(file.lines), heads, mask, offset=0):
+                self.notes.append(
+                    Recommendation(
+                        text=item.text,
+                        source=item.source,
+                        experiment=None,
+                        after=0,
+                        catalog_ids=self.tagger.tags(item.text),
+                    )
+                )
+
+    def other(self, file: TextFile, position: int) -> None:
+        suffix = file.path.rsplit(".", 1)[-1].lower()
+        if suffix == "jsonl":
+            found = read_jsonl(file, unread=self.problems)
+            kind = "jsonl"
+        elif suffix == "json":
+            found = read_json(file, unread=self.problems) if self._json_candidate(file) else []
+            kind = "archive-json"
+        else:
+            found = read_table_file(file, position=position)
+            kind = "tsv"
+        if found:
+            self.drafts += found
+            self.layouts.add(kind)
+
+    @staticmethod
+    def _json_candidate(file: TextFile) -> bool:
+        # Arbitrary JSON in a repository (package.json, configs) is not a log: only files
+        # that sit in log-like folders or are named like histories.
+        words = file.path.lower()
+        return bool(re.search(r"archive|history|bench|result|experiment|log|runs|track", words))
+
+    # --- the walk --------------------------------------------------------------------------
+
+    def run(self, until: int | None) -> None:
+        folders = experiment_folders(self.files)
+        in_folder = {p for folder in folders for p in self.files.under(folder)}
+        loose = [p for p in self.files.paths if p not in in_folder]
+        loose.sort(
+            key=lambda p: (0 if p.rsplit("/", 1)[-1].lower().startswith("summary") else 1, p)
+        )
+        for position, path in enumerate(loose):
+            suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
+            if suffix in SOURCE_SUFFIXES:
+                continue
+            file = self.files.read(path)
+            if file is None:
+                continue
+            if suffix in _MARKDOWN:
+                self.markdown(file, position)
+                if until is None:
+                    self._profiling_lines(file)
+            else:
+                self.other(file, position)
+        for folder, number in sorted(folders.items(), key=lambda item: (item[1], item[0])):
+            if until is not None and number >= until:
+                continue
+            draft, snapshots = read_folder(self.files, folder, number)
+            self.drafts.append(draft)
+            self.kernels += snapshots
+            self.layouts.add("experiment-folders")
+        self._named_kernels()
+
+    def _profiling_lines(self, file: TextFile) -> None:
+        mask = code_mask(file.lines)
+        for index, line in enumerate(file.lines):
+            if len(self.profiling) >= 200:
+                return
+            if not mask[index] and is_profiling_line(line):
+                self.profiling.append(
+                    Fact(
+                        text=" ".join(line.split())[:200],
+                        source=SourceRef(path=file.path, line=index + 1),
+                    )
+                )
+
+    def _named_kernels(self) -> None:
+        for fact, role in ((self.kernel_path, "kernel"), (self.baseline_path, "baseline")):
+            if fact is None:
+                continue
+            base = fact.source.path.rsplit("/", 1)[0] if "/" in fact.source.path else ""
+            candidates = [fact.text, f"{base}/{fact.text}" if base else fact.text]
+            found = next((c for c in candidates if c in self.files.paths), None)
+            if found is None:
+                # Also accept a path given from the repository root one level up.
+                found = next(
+                    (p for p in self.files.paths if p.endswith("/" + fact.text) or p == fact.text),
+                    None,
+                )
+            if found is None:
+                self.problems.append(
+                    (
+                        fact.text,
+                        f"named as the {role} in {fact.source} but not found under the log "
+                        f"directory",
+                    )
+                )
+                continue
+            file = self.files.read(found)
+            if file is not None:
+                self.kernels.append(source(found, file.text, role=role))
+
+
+def _cut(series: Series, until: int | None, cutoff_date: str | None, primary: bool) -> Series:
+    if until is None:
+        return series
+    if primary:
+        kept = tuple(e for e in series.experiments if e.number < until)
+    elif cutoff_date:
+        kept = tuple(e for e in series.experiments if e.date and e.date[:10] < cutoff_date[:10])
+    else:
+        kept = ()
+    return Series(name=series.name, kind=series.kind, experiments=kept)
+
+
+def read_log(
+    path: str | os.PathLike[str],
+    *,
+    until: int | None = None,
+    catalog: Any | None = None,
+    limits: ReadLimits | None = None,
+) -> ExperimentLog:
+    """Read the optimization log under ``path`` into an :class:`ExperimentLog`.
+
+    The layout is detected from what is there: the seed layout (CLAUDE.md,
+    experiments/summary.md, exp_N/ folders), devlogs with dated ACCEPTED/REVERTED entries,
+    numbered step logs, per-experiment folders, single-experiment notes, JSONL/TSV/JSON
+    histories — in ``path`` itself or anywhere below (a repository root, ``docs/``,
+    ``logs/``). Nothing read is imported or executed.
+
+    Parameters
+    ----------
+    path : path-like
+        The log directory.
+    until : int, optional
+        Read the directory as it stood before experiment ``until``: only experiments
+        numbered below it are kept (folders ``exp_N`` with N >= until are not read).
+    catalog : Catalog, optional
+        The catalog whose keywords tag experiments; the built-in one when None.
+    limits : ReadLimits, optional
+        Bounds on bytes per file, entries walked and depth.
+
+    Returns
+    -------
+    ExperimentLog
+        Never raises on file contents: unreadable files are listed in ``unread``.
+
+    Raises
+    ------
+    InputError
+        When ``path`` does not exist or is not a directory, or ``until`` is negative.
+    """
+    root = Path(path)
+    if not root.exists():
+        raise InputError(expected("an existing log directory", str(path)))
+    if not root.is_dir():
+        raise InputError(expected("a directory holding an experiment log", f"the file {path}"))
+    if until is not None and (isinstance(until, bool) or not isinstance(until, int) or until < 0):
+        raise InputError(expected("until as an experiment number >= 0", repr(until)))
+    tagger, warning = default_tagger(catalog)
+    reading = _Reading(root, limits or ReadLimits(), tagger)
+    reading.run(until)
+    ordered = choose_primary(assemble(reading.drafts, tagger))
+    primary = ordered[0] if ordered else None
+    cutoff = None
+    if primary is not None and until is not None:
+        cut_at = next((e for e in primary.experiments if e.number >= until), None)
+        cutoff = cut_at.date if cut_at is not None else None
+    series = [_cut(s, until, cutoff, s is primary) for s in ordered]
+    experiments = series[0].experiments if series else ()
+    recommendations = [r for e in experiments for r in e.recommendations]
+    if until is None or not experiments:
+        recommendations += reading.notes
+    lessons = [f for f in reading.lessons if until is None or (lesson_experiment(f) or 0) < until]
+    profiling = list(reading.profile.facts) if reading.profile is not None else []
+    profiling += [f for e in experiments for f in e.profiling]
+    profiling += [f for f in reading.profiling if f not in profiling]
+    unread = list(reading.files.unread) + [Unread(path=p, reason=r) for p, r in reading.problems]
+    layouts = sorted(reading.layouts)
+    return ExperimentLog(
+        root=str(root),
+        layouts=tuple(layouts),
+        experiments=experiments,
+        series=tuple(series),
+        rules=tuple(reading.rules),
+        project=tuple(reading.project),
+        kernel_path=reading.kernel_path,
+        baseline_path=reading.baseline_path,
+        lessons=tuple(lessons),
+        profile=reading.profile,
+        workload_profile=reading.workload,
+        kernels=tuple(reading.kernels),
+        recommendations=tuple(recommendations),
+        profiling=tuple(profiling[:400]),
+        unread=tuple(unread),
+        warnings=(warning,) if warning else (),
+        until=until,
+    )

@@ -1,0 +1,145 @@
+"""The seed layout: ``experiments/summary.md`` and ``experiments/exp_N/`` folders.
+
+Each experiment folder (``exp_N``, ``exp-N``, ``step_N``, ``NN-slug``) contributes one
+numbered draft: ``result.md`` (parsed exactly by
+:func:`kernelopt.experiments.canonical.parse_result` when kernelopt wrote it, tolerantly
+otherwise), ``plan.md``, ``hypothesis.md``, ``verifier.md``, and the kernel sources
+snapshotted there. Summary tables are read by :mod:`~kernelopt.experiments.readers.tables`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kernelopt._errors import KernelOptError
+from kernelopt.experiments.canonical import parse_result
+from kernelopt.experiments.log import KernelSource, MetricKind, Point, SourceRef
+from kernelopt.experiments.readers._draft import Draft
+from kernelopt.experiments.readers._files import SOURCE_SUFFIXES, LogFiles, TextFile
+from kernelopt.experiments.readers._markdown import strip_md
+from kernelopt.experiments.readers._metrics import metrics_of
+from kernelopt.experiments.readers._values import status_of
+from kernelopt.experiments.readers.documents import describe
+from kernelopt.experiments.readers.kernels import language_of
+from kernelopt.experiments.records import ResultRecord
+
+__all__ = ["experiment_folders", "read_folder"]
+
+_EXP_DIR = re.compile(
+    r"^(?:exp|experiment|step|iter|iteration|run|trial)[-_ ]?(\d{1,5})(?:[-_ ].*)?$", re.IGNORECASE
+)
+_NUM_DIR = re.compile(r"^(\d{1,5})[-_][A-Za-z].*$")
+_FILE_ORDER = ("result", "results", "hypothesis", "plan", "verifier", "verify", "notes")
+
+
+def experiment_folders(files: LogFiles) -> dict[str, int]:
+    """Map each experiment folder (relative path) to its number, from the paths walked."""
+    folders: dict[str, int] = {}
+    for path in files.paths:
+        parts = path.split("/")[:-1]
+        for depth in range(len(parts) - 1, -1, -1):
+            name = parts[depth]
+            match = _EXP_DIR.match(name) or _NUM_DIR.match(name)
+            if match:
+                folders.setdefault("/".join(parts[: depth + 1]), int(match.group(1)))
+                break
+    return folders
+
+
+def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
+    ref = SourceRef(path=file.path, line=1)
+    draft.put("description", record.title, ref)
+    draft.put("status", record.status, ref)
+    draft.put("correctness", record.correctness, ref)
+    draft.put("date", record.date, ref)
+    head = record.headline
+    if head is not None:
+        row_ref = SourceRef(path=file.path, line=_line_of(file, "## Measurements") + 3)
+        draft.put("latency", head.median, row_ref)
+        draft.put("unit", head.unit, row_ref)
+        draft.put("speedup", head.speedup, row_ref)
+    for offset, row in enumerate(record.rows):
+        row_ref = SourceRef(path=file.path, line=_line_of(file, "## Measurements") + 3 + offset)
+        draft.points.append(
+            Point(
+                name=f"{row.point} {row.impl}",
+                value=row.median,
+                unit=row.unit,
+                kind=MetricKind.LATENCY,
+                source=row_ref,
+            )
+        )
+    for tag in record.tags:
+        if tag not in draft.tags:
+            draft.tags.append(tag)
+    for key, value in record.knobs.items():
+        draft.knobs.setdefault(key, value)
+    draft.text_parts.append(record.title)
+    for name, measured in metrics_of(record.notes).items():
+        draft.metrics.setdefault(name, measured)
+
+
+def _line_of(file: TextFile, text: str) -> int:
+    for index, line in enumerate(file.lines):
+        if line.startswith(text):
+            return index + 1
+    return 1
+
+
+def _order(path: str) -> tuple[int, str]:
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    rank = _FILE_ORDER.index(stem) if stem in _FILE_ORDER else len(_FILE_ORDER)
+    return (rank, path)
+
+
+def read_folder(
+    files: LogFiles, folder: str, number: int, *, kind: str = "experiment-folders"
+) -> tuple[Draft, list[KernelSource]]:
+    """Read one experiment folder into a numbered draft and its kernel snapshots."""
+    name = folder.rsplit("/", 1)[-1]
+    draft = Draft(
+        scope="numbered", key=str(number), kind=kind, number=number, label=name, order=("", number)
+    )
+    kernels: list[KernelSource] = []
+    for path in sorted(files.under(folder), key=_order):
+        stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+        suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
+        if suffix in SOURCE_SUFFIXES:
+            file = files.read(path)
+            if file is not None:
+                kernels.append(
+                    KernelSource(
+                        path=path, text=file.text, language=language_of(path), experiment=number
+                    )
+                )
+                draft.kernel_files.append(path)
+            continue
+        if suffix not in {".md", ".markdown"}:
+            continue
+        file = files.read(path)
+        if file is None:
+            continue
+        draft.sources.append(SourceRef(path=path, line=1))
+        if stem in {"result", "results"}:
+            try:
+                _from_record(draft, parse_result(file.text, path=path), file)
+                continue
+            except KernelOptError:
+                pass  # hand-written: read tolerantly below
+            describe(file, draft, recommendation_offset=1)
+        elif stem in {"plan", "hypothesis", "notes"}:
+            # A plan's items are for this experiment and the ones after it.
+            describe(
+                file,
+                draft,
+                recommendation_offset=0 if stem == "plan" else 1,
+                prose_outcome=stem == "notes",
+            )
+        elif stem in {"verifier", "verify", "verification"}:
+            first = next((line for line in file.lines if line.strip()), "")
+            draft.put(
+                "status",
+                status_of(strip_md(first), allow_baseline=False),
+                SourceRef(path=path, line=1),
+            )
+    return draft, kernels

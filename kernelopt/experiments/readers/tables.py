@@ -1,0 +1,310 @@
+"""Experiment tables: ``summary.md`` and every table that lists one experiment per row.
+
+Columns are recognized by their headers, in whatever words a log uses: ``Exp``/``id``/
+``Step``; ``Latency``/``Kernel_ms``/``Total_ms``/``mean_latency_ms``; ``Speedup``/
+``geomean vs bar``; ``Pass``/``Correct``/``accuracy``/``validation``; ``Status``/``Outcome``/
+``result``; ``Notes``. A table counts as an experiment table when it has an id or a
+description column and at least one outcome column (status, correctness, date) — or
+numbered rows with measurements; catalogues and per-shape tables do not qualify.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from kernelopt.experiments.log import MetricKind, Point, SourceRef
+from kernelopt.experiments.readers._draft import Draft
+from kernelopt.experiments.readers._files import TextFile
+from kernelopt.experiments.readers._markdown import Table, strip_md
+from kernelopt.experiments.readers._values import (
+    after_arrow,
+    correctness_of,
+    date_of,
+    latency_tokens,
+    not_attempted,
+    number,
+    speedup_tokens,
+    status_of,
+    unit_of_header,
+)
+from kernelopt.experiments.records import Status
+
+__all__ = ["Roles", "experiment_number", "read_table", "roles_of"]
+
+_ID = re.compile(
+    r"^(?:exp|experiment|id|#|no\.?|n|step|iteration|iter|run|trial|version|num|exp_id|experiment_id)$"
+)
+_DATE = re.compile(
+    r"^(?:date|day|when|timestamp|ts|time stamp|completed(?: utc)?|started(?: utc)?)$"
+)
+_DESCRIPTION = re.compile(
+    r"^(?:description|desc|change|changes|what|idea|hypothesis|direction|optimi[sz]ations?|name|title|claim|"
+    r"summary|attempt|variant|technique|experiment|kernel|approach|mechanism|goal)$"
+)
+_LATENCY = re.compile(
+    r"latency|time|_ms\b|\bms\b|_us\b|\bus\b|µs|duration|runtime|median|\bmean\b|\bp50\b|\bavg\b"
+)
+_NOT_LATENCY = re.compile(r"speedup|ratio|delta|Δ|%|gain|change|vs\b|diff|err|error|count|launch")
+_SPEEDUP = re.compile(r"speedup|ratio|geomean|\bx\b|vs bar|vs baseline|vs base")
+_THROUGHPUT = re.compile(r"/s\b|/sec\b|throughput|per sec")
+_CORRECT = re.compile(
+    r"^(?:pass|passed|correct|correctness|accuracy|valid|validation|check|checks|verified|tests?|parity|ok)$"
+)
+_STATUS = re.compile(r"^(?:status|outcome|verdict|decision|kept|accepted|disposition)$")
+_RESULT = re.compile(r"^(?:(?:mini |final |main )?results?|finding|findings)$")
+_NOTES = re.compile(r"^(?:notes?|comments?|remarks?|why|reason|lessons?|evidence)$")
+_TAGS = re.compile(r"^(?:tags|techniques?|catalog)$")
+_ID_VALUE = re.compile(r"^(?:exp(?:eriment)?[\s_#-]*|step\s*|#|v)?(\d{1,6})$", re.IGNORECASE)
+_SLUG_VALUE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,80}$")
+_PRIORITY = ("latency", "median", "mean", "total", "time", "kernel")
+
+
+def _norm(header: str) -> str:
+    return " ".join(strip_md(header).lower().replace("_", " ").split())
+
+
+def experiment_number(value: str) -> int | None:
+    """The experiment number a cell names (``"7"``, ``"exp_7"``, ``"Exp 7"``, ``"#7"``)."""
+    match = _ID_VALUE.match(strip_md(value).strip())
+    return int(match.group(1)) if match else None
+
+
+@attrs.define(kw_only=True)
+class Roles:
+    """Which column plays which part (indices into the header)."""
+
+    id: int | None = None
+    id_kind: str = "number"  # "number" or "slug"
+    date: int | None = None
+    description: int | None = None
+    latency: list[int] = attrs.field(factory=list)
+    speedup: int | None = None
+    throughput: int | None = None
+    correctness: int | None = None
+    status: int | None = None
+    result: list[int] = attrs.field(factory=list)
+    notes: list[int] = attrs.field(factory=list)
+    extra_text: list[int] = attrs.field(factory=list)
+    tags: int | None = None
+    unit: int | None = None
+
+
+def roles_of(table: Table) -> Roles | None:
+    """Classify ``table``'s columns; None when it is not an experiment table."""
+    roles = Roles()
+    values = [[strip_md(row.cells[i]) for row in table.rows] for i in range(len(table.header))]
+    for index, raw in enumerate(table.header):
+        header = _norm(raw)
+        compact = header.replace(" ", "_")
+        column = [v for v in values[index] if v and v not in {"—", "-", "–"}]
+        if roles.id is None and (_ID.match(header) or _ID.match(compact)):
+            numbers = [v for v in column if experiment_number(v) is not None]
+            slugs = [v for v in column if _SLUG_VALUE.match(v)]
+            if column and len(numbers) >= 0.5 * len(column):
+                roles.id = index
+                continue
+            if (
+                column
+                and header in {"id", "exp id", "experiment id"}
+                and len(slugs) >= 0.6 * len(column)
+            ):
+                roles.id, roles.id_kind = index, "slug"
+                continue
+            if roles.description is None and header in {"experiment", "name"}:
+                roles.description = index
+            continue
+        if roles.date is None and _DATE.match(header):
+            roles.date = index
+        elif _DESCRIPTION.match(header):
+            if roles.description is None:
+                roles.description = index
+            else:
+                roles.extra_text.append(index)
+        elif header == "unit":
+            roles.unit = index
+        elif roles.tags is None and _TAGS.match(header):
+            roles.tags = index
+        elif roles.correctness is None and _CORRECT.match(header):
+            roles.correctness = index
+        elif roles.status is None and _STATUS.match(header):
+            roles.status = index
+        elif _RESULT.match(header):
+            roles.result.append(index)
+        elif _NOTES.match(header):
+            roles.notes.append(index)
+        elif roles.throughput is None and _THROUGHPUT.search(header):
+            roles.throughput = index
+        elif roles.speedup is None and _SPEEDUP.search(header):
+            roles.speedup = index
+        elif _LATENCY.search(header) and not _NOT_LATENCY.search(header):
+            roles.latency.append(index)
+    has_outcome = (
+        roles.status is not None
+        or roles.correctness is not None
+        or roles.date is not None
+        or bool(roles.result)
+    )
+    has_measure = bool(roles.latency) or roles.speedup is not None or roles.throughput is not None
+    names_rows = roles.id is not None or roles.description is not None
+    if not table.rows or not names_rows:
+        return None
+    if has_outcome or (roles.id is not None and roles.id_kind == "number" and has_measure):
+        return roles
+    return None
+
+
+def _best_latency_column(table: Table, roles: Roles) -> int | None:
+    """Among several latency columns, the one the log's own "new best" claims agree with."""
+    if len(roles.latency) <= 1:
+        return roles.latency[0] if roles.latency else None
+    scores = {}
+    for column in roles.latency:
+        best: float | None = None
+        score = 0
+        for row in table.rows:
+            value = number(after_arrow(strip_md(row.cells[column])))
+            outcome = " ".join(strip_md(row.cells[i]) for i in _outcome_columns(roles))
+            status = status_of(outcome, allow_baseline=False)
+            failed = (
+                roles.correctness is not None
+                and correctness_of(row.cells[roles.correctness]) is not None
+                and ("fail" in row.cells[roles.correctness].lower())
+            )
+            if value is None:
+                continue
+            if status is Status.KEPT and best is not None:
+                score += 1 if value < best else -1
+            if status in (None, Status.KEPT, Status.BASELINE) and not failed:
+                best = value if best is None else min(best, value)
+        scores[column] = score
+    names = {c: _norm(table.header[c]) for c in roles.latency}
+
+    def rank(column: int) -> tuple[int, int]:
+        name = names[column]
+        priority = next((i for i, word in enumerate(_PRIORITY) if word in name), len(_PRIORITY))
+        return (-scores[column], priority)
+
+    return min(roles.latency, key=rank)
+
+
+def read_table(
+    file: TextFile,
+    table: Table,
+    roles: Roles,
+    *,
+    kind: str,
+    slug_scope: str,
+    position: int,
+) -> list[Draft]:
+    """One draft per row of an experiment table.
+
+    Rows with a numeric id join the ``"numbered"`` scope (they merge with ``exp_N/``
+    folders and step logs); slug ids join ``slug_scope``; rows without an id form a series
+    of their own, keyed by description.
+    """
+    headline = _best_latency_column(table, roles)
+    drafts = []
+    for row_index, row in enumerate(table.rows):
+        cells = row.cells
+        ref = SourceRef(path=file.path, line=row.line)
+        raw_id = strip_md(cells[roles.id]) if roles.id is not None else ""
+        description = strip_md(cells[roles.description]) if roles.description is not None else ""
+        if not raw_id and not description:
+            continue
+        number_: int | None = None
+        if roles.id is not None and roles.id_kind == "number":
+            number_ = experiment_number(raw_id)
+            if number_ is None:
+                if raw_id in {"—", "-", "–", ""} and row_index == 0:
+                    number_ = 0  # an unnumbered first row is the starting point
+                else:
+                    continue
+            scope, key, label = "numbered", str(number_), f"{kind_label(kind)} {number_}"
+        elif roles.id is not None and raw_id:
+            scope, key, label = slug_scope, raw_id.lower(), raw_id
+        else:
+            scope, key, label = f"table:{file.path}:{table.line}", description.lower(), description
+        draft = Draft(scope=scope, key=key, kind=kind, order=("", position, row_index), label=label)
+        draft.number = number_
+        draft.sources.append(ref)
+        draft.put("description", description or raw_id, ref)
+        _row_values(draft, table, roles, headline, cells, ref)
+        drafts.append(draft)
+    return drafts
+
+
+def kind_label(kind: str) -> str:
+    """How experiments of a layout are called in labels (``"exp"``, ``"step"``)."""
+    return "step" if kind == "step-log" else "exp"
+
+
+def _outcome_columns(roles: Roles) -> list[int]:
+    return [i for i in [roles.status, *roles.result, *roles.notes] if i is not None]
+
+
+def _row_values(
+    draft: Draft,
+    table: Table,
+    roles: Roles,
+    headline: int | None,
+    cells: tuple[str, ...],
+    ref: SourceRef,
+) -> None:
+    if roles.date is not None:
+        draft.put("date", date_of(cells[roles.date]) or strip_md(cells[roles.date]), ref)
+    for column in roles.latency:
+        text = after_arrow(strip_md(cells[column]))
+        tokens = latency_tokens(text)
+        value = tokens[-1].value if tokens else number(text)
+        if value is None:
+            continue
+        unit = tokens[-1].unit if tokens else unit_of_header(table.header[column])
+        if unit is None and roles.unit is not None:
+            unit = strip_md(cells[roles.unit]) or None
+        if column == headline:
+            draft.put("latency", value, ref)
+            draft.put("unit", unit, ref)
+        draft.points.append(
+            Point(
+                name=strip_md(table.header[column]),
+                value=value,
+                unit=unit or "",
+                kind=MetricKind.LATENCY,
+                source=ref,
+            )
+        )
+    if headline is None:
+        # "3.699 us -> 3.789 us" in a result column: the new time is the experiment's.
+        for column in _outcome_columns(roles):
+            tokens = latency_tokens(after_arrow(strip_md(cells[column])))
+            if tokens:
+                draft.put("latency", tokens[0].value, ref)
+                draft.put("unit", tokens[0].unit, ref)
+                break
+    if roles.speedup is not None:
+        text = after_arrow(strip_md(cells[roles.speedup]))
+        tokens = speedup_tokens(text)
+        draft.put("speedup", tokens[0].value if tokens else number(text), ref)
+    if roles.throughput is not None:
+        draft.put("throughput", number(after_arrow(strip_md(cells[roles.throughput]))), ref)
+        draft.put("throughput_unit", _rate_unit(table.header[roles.throughput]), ref)
+    if roles.correctness is not None:
+        draft.put("correctness", correctness_of(cells[roles.correctness]), ref)
+    measured = draft.latency is not None or draft.speedup is not None
+    if roles.status is not None:
+        draft.put("status", status_of(cells[roles.status], failed_means_slower=measured), ref)
+    for column in [*roles.result, *roles.notes]:
+        draft.put("status", status_of(cells[column], allow_baseline=False, bare_fail=False), ref)
+    if roles.tags is not None:
+        draft.tags.extend(t.strip() for t in strip_md(cells[roles.tags]).split(",") if t.strip())
+    for column in roles.extra_text:
+        draft.text_parts.append(strip_md(cells[column]))
+    if not_attempted(" ".join(cells)):
+        draft.put("attempted", False, ref)
+
+
+def _rate_unit(header: str) -> str:
+    match = re.search(r"[\w.]+/s(?:ec)?\b", header)
+    return match.group(0) if match else "/s"

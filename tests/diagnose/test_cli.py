@@ -1,0 +1,83 @@
+"""`kernelopt diagnose`: exit codes, JSON, the written plan, --until/--family/--knowledge."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelopt import cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "logs"
+MLA = str(EXAMPLES / "mla-decode-plateau")
+HEALTHY = str(EXAMPLES / "healthy-run")
+
+
+def test_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli.main(["diagnose", HEALTHY]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# Plan: healthy-run") and out.count("- [ ] ") == 9
+    assert cli.main(["diagnose", MLA]) == 1
+    assert "- [x] 1. Repetition loop" in capsys.readouterr().out
+    assert cli.main(["diagnose", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert "Expected an existing log directory" in err and "Traceback" not in err
+    assert cli.main(["diagnose", MLA, "--until", "-1"]) == 2
+    assert cli.main(["diagnose", str(tmp_path)]) == 0  # an empty directory: nothing to find
+    assert "no experiments found" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["diagnose", MLA, "--until", "x"])
+    assert usage.value.code == 2
+
+
+def test_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["diagnose", MLA, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) >= {"findings", "unread", "summary", "checks", "root_causes"}
+    first = data["findings"][0]
+    assert set(first) >= {
+        "pathology",
+        "experiments",
+        "severity",
+        "confidence",
+        "evidence",
+        "actions",
+    }
+    assert first["pathology"] == "missing_fundamental" and first["severity"] == "high"
+    assert all(
+        set(e) == {"quote", "source", "experiments"}
+        for f in data["findings"]
+        for e in f["evidence"]
+    )
+    assert data["summary"]["best"]["experiment"] == 7 and data["unread"] == []
+
+
+def test_write_plan_until_family_knowledge(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan = tmp_path / "out" / "plan.md"
+    assert cli.main(["diagnose", MLA, "--until", "5", "--write-plan", str(plan)]) == 1
+    text = plan.read_text()
+    assert "as it stood before exp 5" in text and text == capsys.readouterr().out
+    assert "- [ ] 2. Local minimum" in text
+    # A decode-attention family makes split-KV a fundamental the softmax kernel lacks.
+    assert cli.main(["diagnose", HEALTHY, "--family", "decode-attention", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [f["pathology"] for f in data["findings"]] == ["missing_fundamental"]
+    knowledge = tmp_path / "knowledge"
+    knowledge.mkdir()
+    assert cli.main(["diagnose", HEALTHY, "--knowledge", str(knowledge)]) == 0
+    capsys.readouterr()
+    assert cli.main(["diagnose", HEALTHY, "--knowledge", str(tmp_path / "nope")]) == 2
+
+
+def test_console_script_runs_without_torch_import() -> None:
+    code = (
+        f"import sys; from kernelopt import cli; rc = cli.main(['diagnose', {MLA!r}, '--json']);"
+        "print(rc, [m for m in ('torch', 'triton', 'numpy') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "1 []"

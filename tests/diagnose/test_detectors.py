@@ -1,0 +1,308 @@
+"""Each of the nine detectors on small in-memory logs: fires when it should, says why not."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kernelopt.catalog import Catalog
+from kernelopt.diagnose import (
+    DiagnoseParams,
+    LocalMinimumParams,
+    Pathology,
+    RepetitionLoopParams,
+    Severity,
+    diagnose_log,
+)
+from kernelopt.diagnose.progress import analyze
+from kernelopt.experiments import Fact, ProfileFacts, Recommendation, SourceRef
+from kernelopt.experiments.records import Correctness, Status
+
+from .conftest import FakeCatalog, exp, kernel, log_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _checked(diagnosis: object, pathology: Pathology) -> bool:
+    return next(c for c in diagnosis.checks if c.pathology is pathology).checked  # type: ignore[attr-defined]
+
+
+def _sentence(diagnosis: object, pathology: Pathology) -> str:
+    return next(c for c in diagnosis.checks if c.pathology is pathology).sentence  # type: ignore[attr-defined]
+
+
+PLATEAU = [
+    exp(1, 100.0, status=Status.BASELINE, description="torch baseline"),
+    exp(2, 80.0, description="Triton kernel, BLOCK_N=32", knobs={"BLOCK_N": "32"}),
+    exp(3, 79.5, description="BLOCK_N=64", knobs={"BLOCK_N": "64"}),
+    exp(4, 81.0, status=Status.REVERTED, description="BLOCK_N=128", knobs={"BLOCK_N": "128"}),
+    exp(5, 79.2, description="num_warps=8", knobs={"num_warps": "8"}),
+    exp(6, 79.0, status=Status.NEUTRAL, description="BLOCK_N=16", knobs={"BLOCK_N": "16"}),
+    exp(7, 78.9, description="exp2 scale"),
+]
+
+
+def test_progress_stall_is_the_trailing_run_under_min_gain() -> None:
+    progress = analyze(tuple(PLATEAU))
+    assert [s.experiment.number for s in progress.counted(progress.stall(0.05))] == [3, 4, 5, 6, 7]
+    gains = {s.experiment.number: s.gain for s in progress.steps}
+    assert gains[1] is None and gains[2] == 0.2 and gains[4] == 0.0  # reverted moves nothing
+    # A structural gain at the end ends the stall.
+    broken = analyze((*PLATEAU, exp(8, 70.0, description="split-KV")))
+    assert broken.stall(0.05) == ()
+
+
+def test_repetition_loop_and_local_minimum(catalog: Catalog) -> None:
+    diagnosis = diagnose_log(log_of(PLATEAU), catalog=catalog)
+    loop = diagnosis.finding(Pathology.REPETITION_LOOP)
+    assert loop is not None and loop.experiments == (3, 4, 6)
+    assert "BLOCK_N" in loop.summary and loop.actions[0].catalog_id == "pruned-autotuning"
+    plateau = diagnosis.finding(Pathology.LOCAL_MINIMUM)
+    assert plateau is not None and plateau.experiments == (3, 4, 5, 6, 7)
+    assert plateau.evidence[0].source == "experiments/summary.md:4"  # the best before: exp 2
+    # Thresholds are parameters.
+    strict = DiagnoseParams(
+        local_minimum=LocalMinimumParams(min_experiments=6),
+        repetition_loop=RepetitionLoopParams(min_experiments=4),
+    )
+    quiet = diagnose_log(log_of(PLATEAU), catalog=catalog, params=strict)
+    assert (
+        quiet.finding(Pathology.LOCAL_MINIMUM) is None
+        and quiet.finding(Pathology.REPETITION_LOOP) is None
+    )
+    # Distinct ideas with a real gain at the end: neither.
+    healthy = [
+        *PLATEAU[:2],
+        exp(3, 70.0, description="split-KV"),
+        exp(4, 60.0, description="cuda graphs"),
+    ]
+    profiled = (
+        Fact(text="ncu: DRAM 71%", source=SourceRef(path="experiments/profile.md", line=3)),
+    )
+    assert diagnose_log(log_of(healthy, profiling=profiled), catalog=catalog).findings == ()
+
+
+def test_local_minimum_reports_missing_numbers(catalog: Catalog) -> None:
+    diagnosis = diagnose_log(
+        log_of([exp(n, None, status=Status.KEPT) for n in range(1, 8)]), catalog=catalog
+    )
+    check = next(c for c in diagnosis.checks if c.pathology is Pathology.LOCAL_MINIMUM)
+    assert not check.checked and check.missing
+
+
+RISKY = """
+b_s = tl.dot(b_q, tl.trans(b_k))
+b_s = tl.where(mask, b_s, float("-inf"))
+p = tl.exp2(b_s - m)
+lse = m + tl.log(l)
+"""
+
+
+def test_correctness_wall_with_suspects(catalog: Catalog) -> None:
+    experiments = [
+        exp(1, 10.0, status=Status.BASELINE),
+        exp(2, 8.0),
+        exp(3, 7.0, status=Status.FAILED, correctness=Correctness.FAIL),
+        exp(4, None, status=None, correctness=Correctness.UNKNOWN),  # skipped
+        exp(5, 6.5, status=Status.FAILED, correctness=Correctness.FAIL),
+        exp(6, 6.4, status=Status.FAILED, correctness=Correctness.FAIL),
+    ]
+    diagnosis = diagnose_log(log_of(experiments, kernels=(kernel(RISKY),)), catalog=catalog)
+    wall = diagnosis.finding(Pathology.CORRECTNESS_WALL)
+    assert wall is not None and wall.experiments == (3, 5, 6) and wall.severity is Severity.HIGH
+    ids = [a.catalog_id for a in wall.actions]
+    assert ids[:3] == ["dot-input-precision", "lse-base-mismatch", "unguarded-fully-masked-rows"]
+    assert "bf16-accumulation" in ids  # the suspect not found is still on the checklist
+    assert any(e.source == "kernels/k.py:5" for e in wall.evidence)  # the ln in the LSE
+    # A pass in between breaks the wall; two failures are not one.
+    broken = [*experiments[:3], exp(4, 6.9, correctness=Correctness.PASS), *experiments[4:]]
+    assert diagnose_log(log_of(broken), catalog=catalog).finding(Pathology.CORRECTNESS_WALL) is None
+
+
+def test_wrong_bottleneck_and_no_profile(catalog: Catalog) -> None:
+    experiments = [
+        exp(1, 50.0, status=Status.BASELINE),
+        exp(2, 40.0, description="Triton kernel"),
+        exp(3, 40.1, status=Status.NEUTRAL, description="unroll the loop for more ILP"),
+        exp(4, 40.2, status=Status.NEUTRAL, description="tensor core MMA tile"),
+        exp(5, 40.0, status=Status.NEUTRAL, description="fewer instructions per element"),
+    ]
+    memory_bound = ProfileFacts(
+        bottleneck="memory",
+        facts=(
+            Fact(
+                text="### Bottleneck: Memory-bound",
+                source=SourceRef(path="experiments/profile.md", line=3),
+            ),
+        ),
+        source=SourceRef(path="experiments/profile.md"),
+    )
+    diagnosis = diagnose_log(log_of(experiments, profile=memory_bound), catalog=catalog)
+    wrong = diagnosis.finding(Pathology.WRONG_BOTTLENECK)
+    assert wrong is not None and wrong.experiments == (3, 4, 5)
+    assert wrong.evidence[0].source == "experiments/profile.md:3"
+    blind = diagnose_log(log_of(experiments), catalog=catalog).finding(Pathology.WRONG_BOTTLENECK)
+    assert blind is not None and "CUDA events" in blind.summary
+    assert blind.actions[0].catalog_id == "cuda-event-instrumentation"
+    metrics_only = [exp(1, 50.0, metrics={"dram_pct": 88.0, "tc_pct": 4.0}), *experiments[1:]]
+    assert (
+        diagnose_log(log_of(metrics_only), catalog=catalog).finding(Pathology.WRONG_BOTTLENECK)
+        is not None
+    )
+
+
+def test_missing_fundamental(catalog: Catalog, fake_catalog: FakeCatalog) -> None:
+    experiments = [
+        exp(1, 10.0, status=Status.BASELINE),
+        exp(2, 8.0, description="decode kernel BLOCK_N=64"),
+    ]
+    profiled = (Fact(text="ncu: 41% DRAM", source=SourceRef(path="p.md")),)
+    row_kernel = kernel("m_i = ...\nl_i = ...\nfor start in range(0, n, BLOCK_N):\n    pass\n")
+    log = log_of(experiments, kernels=(row_kernel,), profiling=profiled)
+    # The built-in catalog: split-KV is fundamental for decode attention; m_i/l_i show
+    # online softmax is there; profiling lines show instrumentation is.
+    real = diagnose_log(log, catalog=catalog, family="decode-attention")
+    found = real.finding(Pathology.MISSING_FUNDAMENTAL)
+    assert found is not None
+    ids = [a.catalog_id for a in found.actions]
+    assert "split-kv-flash-decoding" in ids
+    assert "online-softmax" not in ids and "cuda-event-instrumentation" not in ids
+    # Any catalog-like object works; with it the checks are exact.
+    fake = diagnose_log(log, catalog=fake_catalog, family="decode-attention")
+    only = fake.finding(Pathology.MISSING_FUNDAMENTAL)
+    assert only is not None and [a.catalog_id for a in only.actions] == ["split-kv-flash-decoding"]
+    split = kernel("NUM_SPLITS: tl.constexpr\nm_i = 0\nl_i = 0\n")
+    has_it = log_of(experiments, kernels=(split,), profiling=profiled)
+    done = diagnose_log(has_it, catalog=fake_catalog, family="decode-attention")
+    assert done.finding(Pathology.MISSING_FUNDAMENTAL) is None
+    tried = [*experiments, exp(3, 9.0, status=Status.REVERTED, tags=("split-kv-flash-decoding",))]
+    tried_log = log_of(tried, kernels=(row_kernel,), profiling=profiled)
+    done = diagnose_log(tried_log, catalog=fake_catalog, family="decode-attention")
+    assert done.finding(Pathology.MISSING_FUNDAMENTAL) is None
+    unknown = diagnose_log(log_of(experiments), catalog=catalog)
+    assert any("family" in m for c in unknown.checks for m in c.missing)
+
+
+def _snapshot(lines: int, configs: str, number: int):  # type: ignore[no-untyped-def]
+    body = "\n".join(f"x{i} = {i}" for i in range(lines))
+    text = (
+        f"import triton\n{body}\n@triton.autotune(configs={configs}, key=[])\n"
+        "@triton.jit\ndef k(A: tl.constexpr):\n    pass\n"
+    )
+    return kernel(text, path=f"experiments/exp_{number}/k.py", role="snapshot", experiment=number)
+
+
+def test_over_engineering(catalog: Catalog) -> None:
+    experiments = [
+        exp(n, 50.0 - (5 if n == 2 else 0) - 0.1 * n, status=Status.KEPT) for n in range(1, 7)
+    ]
+    grown = tuple(
+        _snapshot(
+            20 + 15 * n,
+            "[triton.Config({}) for a in range(10) for b in range(10) for c in range(100)]"
+            if n >= 4
+            else "[triton.Config({})]",
+            n,
+        )
+        for n in range(2, 7)
+    )
+    found = diagnose_log(log_of(experiments, kernels=grown), catalog=catalog).finding(
+        Pathology.OVER_ENGINEERING
+    )
+    assert found is not None and "10,000 autotune configurations" in found.summary
+    assert {a.catalog_id for a in found.actions} == {"pruned-autotuning", "autotune-explosion"}
+    steady = tuple(_snapshot(30, "[triton.Config({})]", n) for n in range(2, 7))
+    assert (
+        diagnose_log(log_of(experiments, kernels=steady), catalog=catalog).finding(
+            Pathology.OVER_ENGINEERING
+        )
+        is None
+    )
+
+
+def test_ignored_prior_research(catalog: Catalog) -> None:
+    recommendation = Recommendation(
+        text="split the KV sequence across programs (split-KV)",
+        source=SourceRef(path="experiments/exp_2/plan.md", line=5),
+        experiment=2,
+        after=2,
+        catalog_ids=("split-kv-flash-decoding",),
+    )
+    experiments = [exp(n, 80.0 - 0.1 * n, description=f"BLOCK_N={16 * n}") for n in range(1, 7)]
+    found = diagnose_log(
+        log_of(experiments, recommendations=(recommendation,)), catalog=catalog
+    ).finding(Pathology.IGNORED_PRIOR_RESEARCH)
+    assert found is not None and found.evidence[0].source == "experiments/exp_2/plan.md:5"
+    assert found.actions[0].catalog_id == "split-kv-flash-decoding"
+    acted = [*experiments[:4], exp(5, 60.0, tags=("split-kv-flash-decoding",)), experiments[5]]
+    log = log_of(acted, recommendations=(recommendation,))
+    assert diagnose_log(log, catalog=catalog).finding(Pathology.IGNORED_PRIOR_RESEARCH) is None
+    by_words = Recommendation(
+        text="Hand-written chunked scan kernel for medium sequences",
+        source=recommendation.source,
+        experiment=1,
+        after=2,
+    )
+    words = [
+        *experiments[:3],
+        exp(4, 79.0, description="chunked scan kernel for medium sequences"),
+        *experiments[4:],
+    ]
+    assert (
+        diagnose_log(log_of(words, recommendations=(by_words,)), catalog=catalog).finding(
+            Pathology.IGNORED_PRIOR_RESEARCH
+        )
+        is None
+    )
+
+
+def test_buffer_persistence(catalog: Catalog) -> None:
+    launcher = (
+        "import torch, triton\ndef run(x):\n    out = torch.empty_like(x)\n"
+        "    k[(1,)](x, out)\n    return out\n"
+    )
+    found = diagnose_log(
+        log_of([exp(1, 5.0)], kernels=(kernel(launcher),)), catalog=catalog
+    ).finding(Pathology.BUFFER_PERSISTENCE)
+    assert found is not None and found.evidence[0].source == "kernels/k.py:3"
+    assert found.actions[0].catalog_id == "buffer-persistence"
+    with_out = launcher.replace("def run(x):", "def run(x, out):").replace(
+        "    out = torch.empty_like(x)\n", ""
+    )
+    assert (
+        diagnose_log(log_of([exp(1, 5.0)], kernels=(kernel(with_out),)), catalog=catalog).finding(
+            Pathology.BUFFER_PERSISTENCE
+        )
+        is None
+    )
+    none = diagnose_log(log_of([exp(1, 5.0)]), catalog=catalog)
+    assert any("kernel source" in m for c in none.checks for m in c.missing)
+
+
+def test_overlooked_shortcut(tmp_path: Path, catalog: Catalog) -> None:
+    profile = REPO / "examples/logs/mla-decode-plateau/experiments/workload_profile.md"
+    (tmp_path / "experiments").mkdir()
+    shutil.copy(profile, tmp_path / "experiments" / "workload_profile.md")
+    decode = kernel(
+        "def mla(q, kv):\n    b, s_q, h, d = q.shape\n    for i in range(s_q):\n        pass\n"
+    )
+    log = log_of(
+        [exp(1, 5.0)],
+        root=str(tmp_path),
+        workload_profile="experiments/workload_profile.md",
+        kernels=(decode,),
+    )
+    found = diagnose_log(log, catalog=catalog).finding(Pathology.OVERLOOKED_SHORTCUT)
+    assert found is not None and "s_q = 1" in found.summary and found.severity is Severity.HIGH
+    assert found.actions[0].catalog_id == "size-1-axis-shortcut"
+    guarded = kernel(decode.text + "    if s_q == 1:\n        return fast(q, kv)\n")
+    log = log_of(
+        [exp(1, 5.0)],
+        root=str(tmp_path),
+        workload_profile="experiments/workload_profile.md",
+        kernels=(guarded,),
+    )
+    assert diagnose_log(log, catalog=catalog).finding(Pathology.OVERLOOKED_SHORTCUT) is None
+    missing = diagnose_log(log_of([exp(1, 5.0)]), catalog=catalog)
+    assert "workload_profile.md" in _sentence(missing, Pathology.OVERLOOKED_SHORTCUT)
+    assert not _checked(missing, Pathology.OVERLOOKED_SHORTCUT)

@@ -1,0 +1,119 @@
+"""Kernel sources read as text: complexity, per-call allocations, precision suspects, guards."""
+
+from __future__ import annotations
+
+from kernelopt.diagnose.source import allocations, complexity, guard_present, precision_suspects
+from kernelopt.experiments import KernelSource
+
+from .conftest import kernel
+
+AUTOTUNE_10K = """
+import itertools
+import triton
+
+CONFIGS = [
+    triton.Config({"BM": m, "BN": n, "BK": k, "G": g}, num_warps=w, num_stages=s)
+    for m, n, k, g, w, s in itertools.product(
+        (16, 32, 64, 128, 256), (16, 32, 64, 128, 256), (16, 32, 64, 128), (1, 4, 8, 16, 32),
+        (2, 4), range(1, 11)
+    )
+]
+
+
+@triton.autotune(configs=CONFIGS, key=["M"])
+@triton.jit
+def k(x, BM: tl.constexpr, BN: tl.constexpr):
+    if BM > 64:
+        pass
+"""
+
+
+def test_autotune_space_is_sized_statically() -> None:
+    size = complexity(kernel(AUTOTUNE_10K))
+    assert size.autotune_configs == 5 * 5 * 4 * 5 * 2 * 10 == 10_000
+    assert size.constexprs == 2 and size.branches >= 1
+    helper = "import triton\ndef get_configs():\n"
+    helper += "    return [triton.Config({}) for w in (2, 4, 8) for s in range(1, 5)]\n"
+    helper += "@triton.autotune(configs=get_configs(), key=[])\n@triton.jit\ndef k(x):\n    pass\n"
+    assert complexity(kernel(helper)).autotune_configs == 12
+    assert (
+        complexity(kernel("def f(:\n  autotune triton.Config( triton.Config(")).autotune_configs
+        == 2
+    )
+    assert complexity(kernel("x = 1\n\n# comment\ny = 2\n")).lines == 2
+
+
+LAUNCHER = """
+import torch, triton
+
+@triton.jit
+def _k(x_ptr, out_ptr):
+    pass
+
+def run(x):
+    out = torch.empty_like(x)
+    tmp = x.new_zeros((4,))
+    _k[(1,)](x, out)
+    return out
+
+def run_out(x, out=None):
+    if out is None:
+        out = torch.empty_like(x)
+    _k[(1,)](x, out)
+    return out
+
+_CACHE = {}
+
+def run_cached(x):
+    key = x.shape
+    if key not in _CACHE:
+        _CACHE[key] = torch.empty_like(x)
+    _k[(1,)](x, _CACHE[key])
+"""
+
+
+def test_per_call_allocations_in_launchers() -> None:
+    found = allocations([kernel(LAUNCHER)])
+    assert [(a.function, a.call, a.line) for a in found] == [
+        ("run", "torch.empty_like", 9),
+        ("run", ".new_zeros", 10),
+    ]
+    assert (
+        allocations([kernel("import torch\ndef ref(x):\n    return torch.empty(3)\n")]) == []
+    )  # no launch
+    pooled = LAUNCHER.replace("_CACHE = {}", "pool = BufferPool()")
+    assert allocations([kernel(pooled)]) == []
+    cuda = "__global__ void k() {}\nvoid launch() { auto out = torch::empty({4}); }\n"
+    found = allocations([KernelSource(path="k.cu", text=cuda, language="cuda")])
+    assert [a.line for a in found] == [2]
+
+
+def test_precision_suspects() -> None:
+    risky = """
+b_s = tl.dot(b_q, tl.trans(b_k))
+b_s = tl.where(mask, b_s, float("-inf"))
+p = tl.exp2(b_s - m)
+acc = tl.zeros([M, N], dtype=tl.bfloat16)
+lse = m + tl.log(l)
+"""
+    found = {s.name: s for s in precision_suspects([kernel(risky)])}
+    assert all(s.found for s in found.values())
+    assert found["LSE base"].line == 6 and found["dot input precision"].line == 2
+    safe = """
+b_s = tl.dot(b_q, tl.trans(b_k), input_precision="ieee")
+b_s = tl.where(mask, b_s, float("-inf"))
+m_new = tl.maximum(m_i, -1e30)
+p = tl.exp2(b_s - m)
+acc = tl.zeros([M, N], dtype=tl.float32)
+lse = (m + tl.log2(l)) * 0.6931471805599453
+"""
+    assert not any(s.found for s in precision_suspects([kernel(safe)]))
+
+
+def test_guards_under_their_usual_spellings() -> None:
+    assert (
+        guard_present("s_q == 1", [kernel("if seqlen_q == 1:\n    return fast(q)\n")]) is not None
+    )
+    assert guard_present("s_q == 1", [kernel("if s_q > 1:\n    causal()\n")]) is not None
+    assert guard_present("q.shape[1] == 1", [kernel("if q.shape[1]==1: pass\n")]) is not None
+    assert guard_present("s_q == 1", [kernel("for i in range(s_q): pass\n")]) is None

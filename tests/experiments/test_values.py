@@ -1,0 +1,112 @@
+"""Reading values out of log text: statuses, pass markers, times, knobs, dates."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelopt.experiments.readers._values import (
+    correctness_of,
+    date_of,
+    headline_latency,
+    knobs_of,
+    latency_tokens,
+    not_attempted,
+    speedup_tokens,
+    status_of,
+    throughput_tokens,
+    unit_of_header,
+)
+from kernelopt.experiments.records import Correctness, Status
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        ("ACCEPTED — SUB-0.2ms ACHIEVED", Status.KEPT),
+        ("NEUTRAL, reverted", Status.NEUTRAL),
+        ("ROLLBACK: read_imagef broken on Adreno 663, DEAD END", Status.REVERTED),
+        ("PASS (Neutral)", Status.NEUTRAL),
+        ("PASS — NEW BEST", Status.KEPT),
+        ("REVERTED — correctness failure", Status.REVERTED),
+        ("Outcome: DISCARDED", Status.REVERTED),
+        ("MERGED", Status.KEPT),
+        ("REFUTED", Status.REVERTED),
+        ("investigated -- **no change merged**", Status.REVERTED),
+        ("Initial port baseline", Status.BASELINE),
+        ("PASS", None),
+        ("", None),
+    ],
+)
+def test_status_words(text: str, status: Status | None) -> None:
+    assert status_of(text) is status
+
+
+def test_bare_failed_is_a_slowdown_next_to_times() -> None:
+    assert status_of("Failed badly") is Status.FAILED
+    assert status_of("Failed badly", failed_means_slower=True) is Status.REVERTED
+    assert status_of("still fails strict parity", bare_fail=False) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("PASS", Correctness.PASS),
+        ("FAIL", Correctness.FAIL),
+        ("✓", Correctness.PASS),
+        ("✗", Correctness.FAIL),
+        ("Pass: 12/12", Correctness.PASS),
+        ("Pass: 11/12", Correctness.FAIL),
+        ("100/100 pass, max_atol=0.00909", Correctness.PASS),
+        ("passed 3,276,800,000/3,276,800,000 elements", Correctness.PASS),
+        ("`222 passed`; p128 adapter replay", Correctness.PASS),
+        ("zero-scale pass; nonzero kernel fail under 1e-2", Correctness.FAIL),
+        ("no notes here", None),
+    ],
+)
+def test_correctness_markers(text: str, verdict: Correctness | None) -> None:
+    assert correctness_of(text) is verdict
+
+
+def test_knobs_from_the_usual_spellings() -> None:
+    knobs = knobs_of("BLOCK_T=128, num_warps=8, splits=16; BLOCK_N 64 and WG size 128")
+    assert knobs == {
+        "BLOCK_T": "128",
+        "num_warps": "8",
+        "splits": "16",
+        "BLOCK_N": "64",
+        "wg_size": "128",
+    }
+    assert knobs_of("GROUP_SIZE=4->8 tuning") == {"GROUP_SIZE": "8"}
+    assert knobs_of("WG size sweep {32,64,128,256}") == {"wg_size": "{32,64,128,256}"}
+    assert knobs_of("use 8 warps and 16 splits") == {"num_warps": "8", "num_splits": "16"}
+    # Measured values are not knobs.
+    assert knobs_of("max_atol=0.00909 rows=37") == {}
+
+
+def test_times_speedups_rates() -> None:
+    assert [(q.value, q.unit) for q in latency_tokens("3.699 us -> 3.789 µs")] == [
+        (3.699, "us"),
+        (3.789, "us"),
+    ]
+    assert (
+        headline_latency("0.2054 -> **0.2471ms (+20%)**. Min latency 0.039 -> 0.062ms").value
+        == 0.2471
+    )
+    assert headline_latency("First run 0.2175ms (-2.4%); stable ~0.222ms").value == 0.2175
+    assert headline_latency("Max latency 0.86ms -> 2.80ms").value == 2.8
+    assert [q.value for q in speedup_tokens("tiny 1.307x, default 1.137×, byte 0x90")] == [
+        1.307,
+        1.137,
+    ]
+    assert [(q.value, q.unit) for q in throughput_tokens("`12.422 cand/s`")] == [(12.422, "cand/s")]
+    assert unit_of_header("Kernel_ms") == "ms" and unit_of_header("latency_us") == "us"
+    assert unit_of_header("Mean (ms)") == "ms" and unit_of_header("Description") is None
+
+
+def test_dates_and_not_attempted() -> None:
+    assert date_of("## 2026-04-15 00:58 +09:00") == "2026-04-15T00:58:00"
+    assert date_of("benchmark_20260410_blockwise_merge") == "2026-04-10"
+    assert date_of("no date") is None
+    assert not_attempted("Model C — NOT ATTEMPTED, scope blocker")
+    assert not_attempted("superseded before measurement")
+    assert not not_attempted("ACCEPTED")
