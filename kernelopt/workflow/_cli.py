@@ -257,9 +257,16 @@ def _profile(args: argparse.Namespace) -> int:
             for r in rows
             if r.impl == impl and all(str(r.config.get(k)) == v for k, v in terms.items())
         ]
-        update = update_devlog(
-            args.devlog, perf_rows_from_bench(chosen, version=args.kernel_version)
+        # Ceilings from another measurement than the rows' shares would give wrong rates.
+        same = ceilings is not None and all(
+            abs(ceilings.ridge / r.metrics["ridge"] - 1.0) <= 0.01
+            for r in chosen
+            if r.metrics.get("ridge")
         )
+        made = perf_rows_from_bench(
+            chosen, version=args.kernel_version, ceilings=ceilings if same else None
+        )
+        update = update_devlog(args.devlog, made)
         note = f"devlog {update.path}: {len(update.replaced)} replaced, {len(update.added)} added"
         print(note, file=sys.stderr)
     if args.json:

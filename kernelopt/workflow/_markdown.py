@@ -1,0 +1,275 @@
+"""Reading the hand-offs' markdown: one record heading, its ``###`` sections, lists and tables.
+
+A hand-off is found wherever its ``## <Title>:`` heading is, so prose, a chat preamble or a
+code fence around it do not matter. The record runs to the next level-1 or level-2
+heading; inside it, each ``### <Section>`` runs to the next ``###``. Section parsers pick
+the lines they understand (table rows, numbered or bulleted items) and skip other prose,
+but a line that looks like an item and cannot be read is an error naming its line, never
+silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from kernelopt._errors import FormatError, expected
+
+__all__ = [
+    "Record",
+    "Section",
+    "bullet_items",
+    "fail",
+    "find_record",
+    "numbered_items",
+    "one_line",
+    "split_row",
+    "table_rows",
+]
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+_NUMBERED = re.compile(r"^\s*(\d+)[.)]\s+(.*)$")
+_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
+_SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of white space (newlines included) made one space."""
+    return " ".join(text.split())
+
+
+@attrs.frozen(kw_only=True)
+class Section:
+    """One ``### Title`` section: its heading text and the lines under it.
+
+    Parameters
+    ----------
+    title : str
+        The heading text after ``###``.
+    line : int
+        1-based line number of the heading.
+    body : tuple of (int, str)
+        The lines under the heading, with their 1-based numbers, trailing blanks removed.
+    """
+
+    title: str
+    line: int
+    body: tuple[tuple[int, str], ...]
+
+    def rest(self, label: str) -> str:
+        """The heading text after ``label`` (``"Bottleneck:"``), stripped."""
+        return self.title[len(label) :].strip()
+
+
+@attrs.frozen(kw_only=True)
+class Record:
+    """One hand-off found in a text: its heading and its sections.
+
+    Parameters
+    ----------
+    kind : str
+        What the record is, for messages (``"profile"``).
+    heading : str
+        The text of the ``##`` heading after its label (``"mla_decode v3 | b=32, ..."``).
+    line : int
+        1-based line of the ``##`` heading.
+    sections : tuple of Section
+        The ``###`` sections, in order.
+    path : str, optional
+        The file the text came from, for messages.
+    """
+
+    kind: str
+    heading: str
+    line: int
+    sections: tuple[Section, ...]
+    path: str | None = None
+
+    def find(self, label: str) -> Section | None:
+        """The first section whose title starts with ``label`` (case-insensitive)."""
+        wanted = label.lower()
+        for section in self.sections:
+            if section.title.lower().startswith(wanted):
+                return section
+        return None
+
+    def require(self, label: str, *, shown: str | None = None) -> Section:
+        """Like :meth:`find`, but a missing section is a :class:`FormatError`."""
+        found = self.find(label)
+        if found is None:
+            name = label.rstrip(":")
+            raise FormatError(
+                expected(
+                    f"a '### {shown or label}' section in the {self.kind} hand-off that starts "
+                    f"at line {self.line}",
+                    "none",
+                ),
+                path=self.path,
+                line=self.line,
+                section=name,
+            )
+        return found
+
+
+def fail(
+    record: Record, what: str, got: str, *, line: int | None = None, section: str | None = None
+) -> FormatError:
+    """A :class:`FormatError` located in ``record`` (raise it)."""
+    return FormatError(
+        expected(what, got),
+        path=record.path,
+        line=record.line if line is None else line,
+        section=section,
+    )
+
+
+def _lines(text: str) -> list[str]:
+    # Hand-offs travel through chats and editors: accept CRLF and stray trailing spaces.
+    return [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+
+
+def find_record(
+    text: str,
+    label: str,
+    *,
+    kind: str,
+    path: str | os.PathLike[str] | None = None,
+) -> Record:
+    """Find the first ``## <label>`` heading in ``text`` and split its record into sections.
+
+    Parameters
+    ----------
+    text : str
+        Any markdown text holding the hand-off.
+    label : str
+        The heading label, colon included (``"Profile:"``).
+    kind : str
+        The record's name in messages.
+    path : path-like, optional
+        Where ``text`` came from, for messages.
+
+    Raises
+    ------
+    FormatError
+        When no ``## <label>`` heading is present.
+    """
+    where = None if path is None else os.fspath(path)
+    lines = _lines(text)
+    wanted = label.lower()
+    start = None
+    heading = ""
+    for index, line in enumerate(lines):
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) == 2 and match.group(2).lower().startswith(wanted):
+            start, heading = index, match.group(2)[len(label) :].strip()
+            break
+    if start is None:
+        raise FormatError(
+            expected(f"a '## {label} ...' heading starting the {kind} hand-off", "none"),
+            path=where,
+            section=label.rstrip(":"),
+        )
+    sections: list[Section] = []
+    title: str | None = None
+    title_line = 0
+    body: list[tuple[int, str]] = []
+
+    def close() -> None:
+        if title is not None:
+            while body and not body[-1][1].strip():
+                body.pop()
+            sections.append(Section(title=title, line=title_line, body=tuple(body)))
+
+    for index in range(start + 1, len(lines)):
+        line = lines[index]
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) <= 2:
+            break
+        if match and len(match.group(1)) == 3:
+            close()
+            title, title_line, body = match.group(2), index + 1, []
+            continue
+        if title is not None:
+            body.append((index + 1, line))
+    close()
+    return Record(kind=kind, heading=heading, line=start + 1, sections=tuple(sections), path=where)
+
+
+def split_row(line: str) -> list[str]:
+    """The cells of a markdown table row, stripped (outer pipes optional)."""
+    text = line.strip()
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|"):
+        text = text[:-1]
+    return [cell.strip() for cell in text.split("|")]
+
+
+def _normal_header(cells: Sequence[str]) -> list[str]:
+    return [re.sub(r"\s+", "", cell).lower() for cell in cells]
+
+
+def table_rows(
+    record: Record, section: Section, columns: Sequence[str]
+) -> list[tuple[int, list[str]]]:
+    """The data rows of the table in ``section`` whose header is ``columns``.
+
+    Lines not starting with ``|`` are prose and skipped; the first table row must be the
+    header (compared without case and spaces), the second its ``---`` separator.
+
+    Raises
+    ------
+    FormatError
+        For a missing or different header, or a row with the wrong number of cells.
+    """
+    rows = [(number, line) for number, line in section.body if line.lstrip().startswith("|")]
+    shown = "| " + " | ".join(columns) + " |"
+    if not rows:
+        raise fail(record, f"a table {shown}", "none", line=section.line, section=section.title)
+    header_line, header = rows[0]
+    if _normal_header(split_row(header)) != _normal_header(columns):
+        raise fail(
+            record,
+            f"the table header {shown}",
+            repr(header),
+            line=header_line,
+            section=section.title,
+        )
+    out = []
+    for number, line in rows[1:]:
+        cells = split_row(line)
+        if all(_SEPARATOR_CELL.match(cell) for cell in cells):
+            continue
+        if len(cells) != len(columns):
+            raise fail(
+                record,
+                f"{len(columns)} cells ({', '.join(columns)})",
+                f"{len(cells)} in {line.strip()!r}",
+                line=number,
+                section=section.title,
+            )
+        out.append((number, cells))
+    return out
+
+
+def numbered_items(section: Section) -> list[tuple[int, str]]:
+    """``1. text`` items of ``section`` as (line, text); other lines are prose."""
+    found = []
+    for number, line in section.body:
+        match = _NUMBERED.match(line)
+        if match:
+            found.append((number, match.group(2).strip()))
+    return found
+
+
+def bullet_items(section: Section, *, numbered_too: bool = True) -> list[tuple[int, str]]:
+    """``- text`` items of ``section`` (and ``1. text`` ones) as (line, text)."""
+    found = []
+    for number, line in section.body:
+        match = _BULLET.match(line) or (_NUMBERED.match(line) if numbered_too else None)
+        if match:
+            found.append((number, match.group(match.lastindex or 1).strip()))
+    return found

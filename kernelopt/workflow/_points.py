@@ -1,0 +1,28 @@
+"""One spelling of a trial point, so rows of the same point always share a key.
+
+Benchmark JSONL stores config keys sorted (``b h s t``), a profile writes ``b s t h``:
+both become ``b=32 s=1 t=4096 h=16`` (b, s, t first, other keys sorted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = ["point_words"]
+
+_LEADING = ("b", "s", "t")
+
+
+def point_words(point: Mapping[str, object] | str) -> str:
+    """``key=value`` words in the canonical order; text that is not all terms is kept as is."""
+    if isinstance(point, str):
+        terms = [t for t in re.split(r"[,\s]+", point.strip()) if t]
+        pairs = [t.partition("=") for t in terms]
+        if not terms or any(not sep or not key for key, sep, _ in pairs):
+            return " ".join(point.split())
+        values: Mapping[str, object] = {key: value for key, _, value in pairs}
+    else:
+        values = point
+    keys = [k for k in _LEADING if k in values] + sorted(k for k in values if k not in _LEADING)
+    return " ".join(f"{key}={values[key]}" for key in keys)

@@ -1,0 +1,608 @@
+"""The kernel devlog's ``## Performance`` section, updated in place.
+
+A devlog (``docs/kernels/<kernel>.md``) is a human document: notes, design decisions,
+code. Its ``## Performance`` section holds one table per version, one row per trial point::
+
+    ## Performance
+
+    ### v2
+
+    | Version | Point | Time | TFLOP/s | GB/s | Of floor | GPU | Date |
+    |---------|-------|------|---------|------|----------|-----|------|
+    | v2 | b=32 s=1 t=4096 h=16 | 66.53 us | 68.6 | 2286 | 53.8% | NVIDIA H200 | 2026-12-02 |
+
+:func:`update_devlog` writes :class:`PerfRow` records into it: a row with the same
+(version, point) is replaced, any other is appended to its version's table (a new
+``### <version>`` table is added at the end of the section, and the section at the end of
+the file, when missing). Every other byte of the file (other sections, code blocks
+holding ``## `` lines, trailing spaces, CRLF line ends) is left exactly as it was. The
+write is atomic and holds a lock on the file, so concurrent profilers do not lose rows.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.bench.measurement import UNIT_SECONDS
+from kernelopt.bench.records import BenchRow
+from kernelopt.bench.roofline import Ceilings
+from kernelopt.workflow._markdown import split_row
+from kernelopt.workflow._points import point_words
+
+__all__ = [
+    "COLUMNS",
+    "DevlogUpdate",
+    "PerfRow",
+    "parse_performance",
+    "perf_row_from_profile",
+    "perf_rows_from_bench",
+    "read_performance",
+    "update_devlog",
+]
+
+COLUMNS = ("Version", "Point", "Time", "TFLOP/s", "GB/s", "Of floor", "GPU", "Date")
+SECTION = "Performance"
+_MISSING = "-"
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TIME = re.compile(r"^(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>\S+)$")
+_ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
+
+
+def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or "|" in value or "\n" in value or value != value.strip():
+        raise InputError(
+            expected(
+                "a table cell: one line without '|' or surrounding spaces",
+                repr(value),
+                where=f"PerfRow.{attribute.name}",
+            )
+        )
+
+
+def _key_cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    _cell(instance, attribute, value)
+    # The version is also a "### <version>" heading, where a trailing '#' would be dropped.
+    if not value or value == _MISSING or value.endswith("#"):
+        raise InputError(
+            expected(
+                "a non-empty cell other than '-', not ending in '#'",
+                repr(value),
+                where=f"PerfRow.{attribute.name}",
+            )
+        )
+
+
+def _text_cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    _cell(instance, attribute, value)
+    if value == _MISSING:
+        raise InputError(
+            expected(
+                "text other than '-' (leave it empty)",
+                repr(value),
+                where=f"PerfRow.{attribute.name}",
+            )
+        )
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(expected("a finite time > 0", value, where=f"PerfRow.{attribute.name}"))
+
+
+def _optional(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise InputError(
+            expected("a finite number >= 0 or None", value, where=f"PerfRow.{attribute.name}")
+        )
+
+
+def _unit(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in UNIT_SECONDS:
+        raise InputError(
+            expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(value), where="PerfRow.unit")
+        )
+
+
+def _float_or_none(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+@attrs.frozen(kw_only=True)
+class PerfRow:
+    """One row of a devlog's performance table: a version timed at a trial point.
+
+    Parameters
+    ----------
+    version : str
+        The kernel version (the table it belongs to).
+    point : str
+        The trial point in ``key=value`` words, kept as ``b=32 s=1 t=4096 h=16`` (b, s, t
+        first, other axes sorted) so that every writer spells a point the same way.
+    time : float
+        Median time per call, in ``unit``.
+    unit : str
+        ``"us"`` by default.
+    tflop_s, gb_s : float, optional
+        Achieved TFLOP/s and GB/s (10⁹ B/s); None when unknown.
+    floor_pct : float, optional
+        Roofline floor over measured time, %.
+    gpu : str
+        Device name.
+    date : str
+        ISO date of the measurement.
+    """
+
+    version: str = attrs.field(validator=_key_cell)
+    point: str = attrs.field(converter=point_words, validator=_key_cell)
+    time: float = attrs.field(converter=float, validator=_positive)
+    unit: str = attrs.field(default="us", validator=_unit)
+    tflop_s: float | None = attrs.field(default=None, converter=_float_or_none, validator=_optional)
+    gb_s: float | None = attrs.field(default=None, converter=_float_or_none, validator=_optional)
+    floor_pct: float | None = attrs.field(
+        default=None, converter=_float_or_none, validator=_optional
+    )
+    gpu: str = attrs.field(default="", validator=_text_cell)
+    date: str = attrs.field(default="", validator=_text_cell)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(version, point): what a newer row of the same measurement replaces."""
+        return self.version, self.point
+
+    def cells(self) -> tuple[str, ...]:
+        """The row's cells as the table shows them (numbers to 4 significant digits)."""
+
+        def num(value: float | None) -> str:
+            return _MISSING if value is None else f"{value:.4g}"
+
+        return (
+            self.version,
+            self.point,
+            f"{self.time:.4g} {self.unit}",
+            num(self.tflop_s),
+            num(self.gb_s),
+            _MISSING if self.floor_pct is None else f"{self.floor_pct:.1f}%",
+            self.gpu or _MISSING,
+            self.date or _MISSING,
+        )
+
+    def render(self) -> str:
+        """The markdown table row (no line end)."""
+        return "| " + " | ".join(self.cells()) + " |"
+
+
+@attrs.frozen(kw_only=True)
+class DevlogUpdate:
+    """What :func:`update_devlog` did.
+
+    Parameters
+    ----------
+    path : Path
+        The devlog.
+    replaced, added : tuple of PerfRow
+        Rows that replaced a row of the same (version, point), and rows appended.
+    created : bool
+        True when the file did not exist.
+    """
+
+    path: Path
+    replaced: tuple[PerfRow, ...] = ()
+    added: tuple[PerfRow, ...] = ()
+    created: bool = False
+
+
+# --- building rows ----------------------------------------------------------------------
+
+
+def _today() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def _check_ridge(metrics: Mapping[str, float], ceilings: Ceilings | None) -> None:
+    ridge = metrics.get("ridge")
+    if ceilings is not None and ridge and abs(ceilings.ridge / ridge - 1.0) > 0.01:
+        raise InputError(
+            expected(
+                f"ceilings with the ridge the row was placed with ({ridge:.4g} FLOP/B)",
+                f"{ceilings.ridge:.4g} FLOP/B from {ceilings.gpu or 'the given ceilings'}",
+                where="ceilings",
+            )
+        )
+
+
+def _rates(
+    metrics: Mapping[str, float], ceilings: Ceilings | None
+) -> tuple[float | None, float | None]:
+    """Achieved FLOP/s and bytes/s: stated in the metrics, or their % of known ceilings."""
+    _check_ridge(metrics, ceilings)
+    flops = metrics.get("flop_per_s")
+    moved = metrics.get("bytes_per_s")
+    if flops is None and ceilings is not None and "tc_pct" in metrics:
+        flops = metrics["tc_pct"] / 100.0 * ceilings.matmul_flop_per_s
+    if moved is None and ceilings is not None and "dram_pct" in metrics:
+        moved = metrics["dram_pct"] / 100.0 * ceilings.copy_bytes_per_s
+    return flops, moved
+
+
+def perf_rows_from_bench(
+    rows: Iterable[BenchRow], *, version: str | None = None, ceilings: Ceilings | None = None
+) -> list[PerfRow]:
+    """Devlog rows from benchmark rows (one per row; later rows of a point win on update).
+
+    Parameters
+    ----------
+    rows : iterable of BenchRow
+        Timed configurations (``kernelopt.bench.read_rows``).
+    version : str, optional
+        The version the rows time; default each row's ``impl``.
+    ceilings : Ceilings, optional
+        The device's ceilings, to turn ``tc_pct``/``dram_pct`` into TFLOP/s and GB/s
+        when the row does not state ``flop_per_s``/``bytes_per_s``; without either the
+        cells read ``-``.
+
+    Examples
+    --------
+    >>> from kernelopt.bench import BenchRow
+    >>> row = BenchRow(op="mla_decode", impl="v2", config={"b": 32, "s": 1, "t": 4096},
+    ...                median=66.53, gpu="NVIDIA H200", timestamp="2026-12-02T10:00:00+00:00",
+    ...                floor=35.79)
+    >>> print(perf_rows_from_bench([row])[0].render())
+    | v2 | b=32 s=1 t=4096 | 66.53 us | - | - | 53.8% | NVIDIA H200 | 2026-12-02 |
+    """
+    out = []
+    for row in rows:
+        flops, moved = _rates(row.metrics, ceilings)
+        floor_pct = row.metrics.get("floor_pct")
+        if floor_pct is None and row.floor and row.median > 0:
+            floor_pct = 100.0 * row.floor / row.median
+        out.append(
+            PerfRow(
+                version=version or row.impl,
+                point=point_words(row.config),
+                time=row.median,
+                unit=row.unit,
+                tflop_s=None if flops is None else flops / 1e12,
+                gb_s=None if moved is None else moved / 1e9,
+                floor_pct=floor_pct,
+                gpu=row.gpu.replace("|", "/"),
+                date=row.timestamp[:10]
+                if re.match(r"^\d{4}-\d{2}-\d{2}", row.timestamp)
+                else _today(),
+            )
+        )
+    return out
+
+
+def perf_row_from_profile(
+    report: Any,
+    *,
+    gpu: str = "",
+    date: str | None = None,
+    ceilings: Ceilings | None = None,
+    floor_pct: float | None = None,
+) -> PerfRow:
+    """The devlog row of a profile hand-off (:class:`~kernelopt.bench.ProfileReport`).
+
+    Time is the sum of the stage durations (in the first stage's unit). TFLOP/s and GB/s
+    need ``ceilings`` (the stages carry TC% and DRAM% of them). The profile does not
+    carry the floor share as a number: pass ``floor_pct``, or it is read from the key
+    issue ``N% of roofline floor`` that :func:`~kernelopt.bench.profile_report` writes
+    for a single stage.
+
+    Raises
+    ------
+    InputError
+        For a report without stages.
+    """
+    stages = tuple(report.stages)
+    if not stages:
+        raise InputError(expected("a profile with at least one stage", "none", where="report"))
+    unit = stages[0].unit if stages[0].unit in UNIT_SECONDS else "us"
+    seconds = [s.duration * UNIT_SECONDS.get(s.unit, UNIT_SECONDS["us"]) for s in stages]
+    total = sum(seconds)
+    flops = moved = None
+    if ceilings is not None and total > 0:
+        # Time-weighted means of the stages' shares of the ceilings.
+        tc = [s.tc_pct for s in stages]
+        dram = [s.dram_pct for s in stages]
+        if all(v is not None for v in tc):
+            share = sum(float(v or 0.0) * t for v, t in zip(tc, seconds, strict=True)) / total
+            flops = share / 100.0 * ceilings.matmul_flop_per_s
+        if all(v is not None for v in dram):
+            share = sum(float(v or 0.0) * t for v, t in zip(dram, seconds, strict=True)) / total
+            moved = share / 100.0 * ceilings.copy_bytes_per_s
+    if floor_pct is None and len(stages) == 1:
+        match = _ISSUE_FLOOR.match(stages[0].key_issue.strip())
+        floor_pct = None if match is None else float(match.group("pct"))
+    return PerfRow(
+        version=report.version,
+        point=str(report.point),
+        time=total / UNIT_SECONDS[unit],
+        unit=unit,
+        tflop_s=None if flops is None else flops / 1e12,
+        gb_s=None if moved is None else moved / 1e9,
+        floor_pct=floor_pct,
+        gpu=gpu.replace("|", "/"),
+        date=date or _today(),
+    )
+
+
+# --- the file ---------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class _Heading:
+    index: int
+    level: int
+    title: str
+
+
+def _scan(lines: list[str], path: str | None) -> tuple[list[_Heading], list[bool]]:
+    """Headings outside code fences, and which lines are inside a fence."""
+    headings: list[_Heading] = []
+    fenced: list[bool] = []
+    fence: str | None = None
+    opened = 0
+    for index, raw in enumerate(lines):
+        line = raw.rstrip("\r\n")
+        match = _FENCE.match(line)
+        if fence is not None:
+            fenced.append(True)
+            closing = re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line)
+            if closing:
+                fence = None
+            continue
+        if match:
+            fence, opened = match.group(1), index + 1
+            fenced.append(True)
+            continue
+        fenced.append(False)
+        heading = _HEADING.match(line)
+        if heading:
+            headings.append(
+                _Heading(index=index, level=len(heading.group(1)), title=heading.group(2))
+            )
+    if fence is not None:
+        # Appending after an unclosed fence would put the table inside the code block.
+        raise FormatError(
+            expected("code fences that close", f"a fence opened at line {opened} left open"),
+            path=path,
+            line=opened,
+        )
+    return headings, fenced
+
+
+def _end(headings: list[_Heading], after: int, level: int, limit: int) -> int:
+    for heading in headings:
+        if after < heading.index < limit and heading.level <= level:
+            return heading.index
+    return limit
+
+
+def _section(headings: list[_Heading], total: int) -> tuple[int, int] | None:
+    for heading in headings:
+        if heading.level == 2 and heading.title.strip().lower() == SECTION.lower():
+            return heading.index, _end(headings, heading.index, 2, total)
+    return None
+
+
+def _header_ok(line: str) -> bool:
+    normal = [re.sub(r"\s+", "", c).lower() for c in split_row(line)]
+    return normal == [re.sub(r"\s+", "", c).lower() for c in COLUMNS]
+
+
+def _table(
+    lines: list[str], fenced: list[bool], start: int, end: int, path: str | None
+) -> tuple[int, int] | None:
+    """(first, last) line index of the version's table within [start, end), if any."""
+    first = next(
+        (i for i in range(start, end) if not fenced[i] and lines[i].lstrip().startswith("|")), None
+    )
+    if first is None:
+        return None
+    if not _header_ok(lines[first]):
+        raise FormatError(
+            expected(
+                "the devlog table header | " + " | ".join(COLUMNS) + " |",
+                repr(lines[first].strip()),
+            ),
+            path=path,
+            line=first + 1,
+            section=SECTION,
+        )
+    last = first
+    while last + 1 < end and not fenced[last + 1] and lines[last + 1].lstrip().startswith("|"):
+        last += 1
+    return first, last
+
+
+def _new_table(row: PerfRow, eol: str) -> list[str]:
+    separator = "|" + "|".join("-" * (len(c) + 2) for c in COLUMNS) + "|"
+    header = "| " + " | ".join(COLUMNS) + " |"
+    return [header + eol, separator + eol, row.render() + eol]
+
+
+def _terminate(lines: list[str], index: int, eol: str) -> None:
+    if not lines[index].endswith(("\n", "\r")):
+        lines[index] += eol
+
+
+def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
+    """Put ``row`` into ``lines``; True when it replaced a row."""
+    headings, fenced = _scan(lines, path)
+    found = _section(headings, len(lines))
+    if found is None:
+        if lines:
+            _terminate(lines, len(lines) - 1, eol)
+            if lines[-1].strip():
+                lines.append(eol)
+        lines.append(f"## {SECTION}{eol}")
+        headings, fenced = _scan(lines, path)
+        found = _section(headings, len(lines))
+        assert found is not None
+    start, end = found
+    sub = next(
+        (
+            h
+            for h in headings
+            if start < h.index < end and h.level == 3 and h.title.strip() == row.version
+        ),
+        None,
+    )
+    if sub is not None:
+        sub_end = _end(headings, sub.index, 3, end)
+        table = _table(lines, fenced, sub.index + 1, sub_end, path)
+        if table is None:
+            block = [eol, *_new_table(row, eol)]
+            if sub.index + 1 < len(lines) and lines[sub.index + 1].strip():
+                block.append(eol)  # prose right under a table would join it as a row
+            _terminate(lines, sub.index, eol)
+            lines[sub.index + 1 : sub.index + 1] = block
+            return False
+        first, last = table
+        for index in range(first + 1, last + 1):
+            cells = split_row(lines[index])
+            if len(cells) >= 2 and cells[0] == row.version and point_words(cells[1]) == row.point:
+                ending = lines[index][len(lines[index].rstrip("\r\n")) :]
+                lines[index] = row.render() + (ending or "")
+                return True
+        _terminate(lines, last, eol)
+        lines.insert(last + 1, row.render() + eol)
+        return False
+    # A new version table goes after the section's last non-blank line.
+    at = end
+    while at - 1 > start and not lines[at - 1].strip():
+        at -= 1
+    _terminate(lines, at - 1, eol)
+    block = [eol, f"### {row.version}{eol}", eol, *_new_table(row, eol)]
+    if at < len(lines) and lines[at].strip():
+        block.append(eol)  # keep a blank line before the next heading
+    lines[at:at] = block
+    return False
+
+
+def update_devlog(
+    path: str | os.PathLike[str], rows: Iterable[PerfRow], *, title: str | None = None
+) -> DevlogUpdate:
+    """Write ``rows`` into the ``## Performance`` section of the devlog at ``path``.
+
+    Parameters
+    ----------
+    path : path-like
+        The devlog (``docs/kernels/<kernel>.md``); created when missing.
+    rows : iterable of PerfRow
+        Rows to write; a row replaces the row of the same (version, point).
+    title : str, optional
+        The ``#`` title of a new file; default the file name without ``.md``.
+
+    Returns
+    -------
+    DevlogUpdate
+
+    Raises
+    ------
+    FormatError
+        When a version's table has another header, or a code fence is left open (the
+        file is left untouched).
+    """
+    target = Path(path)
+    where = str(target)
+    wanted = list(rows)
+    replaced: list[PerfRow] = []
+    added: list[PerfRow] = []
+    with locked(target):
+        created = not target.exists()
+        if created:
+            text = f"# {title or target.stem}\n\n## {SECTION}\n"
+        else:
+            with open(target, encoding="utf-8", newline="") as handle:
+                text = handle.read()
+        eol = "\r\n" if "\r\n" in text else "\n"
+        lines = text.splitlines(keepends=True)
+        for row in wanted:
+            (replaced if _upsert(lines, row, eol, where) else added).append(row)
+        new = "".join(lines)
+        if created or new != text:
+            atomic_write_text(target, new)
+    return DevlogUpdate(path=target, replaced=tuple(replaced), added=tuple(added), created=created)
+
+
+def _number(cell: str) -> float | None:
+    text = cell.strip().rstrip("%").strip()
+    if text in (_MISSING, "", "—", "n/a"):
+        return None
+    return float(text)
+
+
+def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) -> list[PerfRow]:
+    """The rows of every version table in the ``## Performance`` section of ``text``.
+
+    Raises
+    ------
+    FormatError
+        For a table with another header or a cell that does not read.
+    """
+    where = None if path is None else os.fspath(path)
+    lines = text.splitlines(keepends=True)
+    headings, fenced = _scan(lines, where)
+    found = _section(headings, len(lines))
+    if found is None:
+        return []
+    start, end = found
+    rows = []
+    for heading in headings:
+        if not (start < heading.index < end and heading.level == 3):
+            continue
+        table = _table(
+            lines, fenced, heading.index + 1, _end(headings, heading.index, 3, end), where
+        )
+        if table is None:
+            continue
+        for index in range(table[0] + 1, table[1] + 1):
+            cells = split_row(lines[index])
+            if all(re.match(r"^:?-+:?$", c) for c in cells):
+                continue
+            try:
+                if len(cells) != len(COLUMNS):
+                    raise ValueError(f"{len(cells)} cells")
+                time = _TIME.match(cells[2])
+                if time is None:
+                    raise ValueError(f"time {cells[2]!r}")
+                rows.append(
+                    PerfRow(
+                        version=cells[0],
+                        point=cells[1],
+                        time=float(time.group("value")),
+                        unit=time.group("unit"),
+                        tflop_s=_number(cells[3]),
+                        gb_s=_number(cells[4]),
+                        floor_pct=_number(cells[5]),
+                        gpu="" if cells[6] == _MISSING else cells[6],
+                        date="" if cells[7] == _MISSING else cells[7],
+                    )
+                )
+            except ValueError as error:
+                raise FormatError(
+                    expected(f"a row of {len(COLUMNS)} cells ({', '.join(COLUMNS)})", str(error)),
+                    path=where,
+                    line=index + 1,
+                    section=SECTION,
+                ) from None
+    return rows
+
+
+def read_performance(path: str | os.PathLike[str]) -> list[PerfRow]:
+    """:func:`parse_performance` of the devlog at ``path``."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return parse_performance(handle.read(), path=path)

@@ -1,0 +1,399 @@
+"""The profile hand-off built from benchmark rows (JSONL), one report per trial point.
+
+Where the rows carry what :func:`kernelopt.bench.profile_report` needs (raw samples, and
+absolute rates: ``flop_per_s``/``bytes_per_s`` in the metrics or the device's ceilings),
+the report is that function's, on a measurement and roofline rebuilt from the row. Rows
+usually keep quantiles and roofline *shares* only (``dram_pct``, ``tc_pct``,
+``arith_intensity``, ``ridge``, ``floor_pct``); the report is then built from those
+shares with the same rules: memory- or compute-bound by the side of the ridge,
+latency-bound when the binding ceiling is used below 20 %, opportunities from the
+catalog triggers that fire, each gain the time above the roofline floor (or the
+measured launch overhead for launch remedies), never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.records import BenchRow, point_text
+from kernelopt.bench.report import (
+    BaselineMetric,
+    Bottleneck,
+    MetricMatcher,
+    Opportunity,
+    ProfileReport,
+    Stage,
+    profile_report,
+)
+from kernelopt.bench.roofline import Ceilings, Cost, Roofline
+from kernelopt.bench.trials import TrialPoint
+from kernelopt.workflow._points import point_words
+from kernelopt.workflow.observe import _point_terms
+
+__all__ = ["profile_from_rows"]
+
+_SHARES = ("dram_pct", "tc_pct", "arith_intensity", "ridge")
+# Remedies of per-launch host work: their gain is the launch overhead, not the roofline gap.
+_LAUNCH_REMEDIES = frozenset({"cuda-graphs", "buffer-persistence"})
+
+
+def _trial_point(row: BenchRow) -> TrialPoint:
+    config = row.config
+    missing = [axis for axis in ("b", "s", "t") if not _is_int(config.get(axis))]
+    if missing:
+        raise InputError(
+            expected(
+                "rows whose config holds integer b, s and t",
+                f"{point_text(config)!r} (no {', '.join(missing)})",
+            )
+        )
+    extra = {
+        key: int(value)
+        for key, value in config.items()
+        if key not in ("b", "s", "t") and _is_int(value)
+    }
+    return TrialPoint(b=int(config["b"]), s=int(config["s"]), t=int(config["t"]), extra=extra)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _one_impl(rows: Sequence[BenchRow], wanted: str | None, prefer: str | None, where: str) -> str:
+    impls = list(dict.fromkeys(row.impl for row in rows))
+    if wanted is not None:
+        if wanted not in impls:
+            raise InputError(expected(f"rows of impl {wanted!r}", impls, where=where))
+        return wanted
+    if prefer is not None and prefer in impls:
+        return prefer
+    if len(impls) != 1:
+        raise InputError(expected("rows of one implementation (choose one)", impls, where=where))
+    return impls[0]
+
+
+def _by_point(rows: Sequence[BenchRow]) -> dict[str, BenchRow]:
+    out: dict[str, BenchRow] = {}
+    for row in rows:
+        out[point_words(row.config)] = row  # a later row of a point replaces an earlier one
+    return out
+
+
+def _rates(row: BenchRow, ceilings: Ceilings | None) -> tuple[float, float] | None:
+    m = row.metrics
+    if "flop_per_s" in m and "bytes_per_s" in m:
+        return m["flop_per_s"], m["bytes_per_s"]
+    if ceilings is None or "tc_pct" not in m or "dram_pct" not in m:
+        return None
+    ridge = m.get("ridge")
+    if ridge and abs(ceilings.ridge / ridge - 1.0) > 0.01:
+        return None  # other ceilings than the row was placed with
+    return (
+        m["tc_pct"] / 100.0 * ceilings.matmul_flop_per_s,
+        m["dram_pct"] / 100.0 * ceilings.copy_bytes_per_s,
+    )
+
+
+def _measurement(row: BenchRow) -> Measurement:
+    return Measurement(
+        samples=row.samples,
+        unit=row.unit,
+        mode=row.mode,
+        cache=row.cache,
+        backend=row.backend,
+        gpu=row.gpu,
+        label=row.impl,
+    )
+
+
+def _exact(
+    row: BenchRow,
+    baseline: BenchRow | None,
+    *,
+    kernel: str,
+    version: str,
+    point: TrialPoint,
+    ceilings: Ceilings | None,
+    catalog: MetricMatcher | None,
+    latency_below_pct: float,
+) -> ProfileReport | None:
+    """profile_report on the row, when the row holds samples and absolute rates."""
+    rates = _rates(row, ceilings)
+    if not row.samples or rates is None or (baseline is not None and not baseline.samples):
+        return None
+    flop_per_s, bytes_per_s = rates
+    measured = _measurement(row)
+    m = row.metrics
+    if ceilings is None:
+        if m.get("tc_pct", 0.0) <= 0 or m.get("dram_pct", 0.0) <= 0:
+            return None
+        ceilings = Ceilings(
+            gpu=row.gpu or "device",
+            copy_bytes_per_s=bytes_per_s / (m["dram_pct"] / 100.0),
+            matmul_flop_per_s=flop_per_s / (m["tc_pct"] / 100.0),
+            source="derived from the row's rates and shares",
+        )
+    cost = Cost(flops=flop_per_s * measured.seconds, bytes=bytes_per_s * measured.seconds)
+    extra = {k: v for k, v in m.items() if k not in (*_SHARES, "floor_pct")}
+    return profile_report(
+        kernel=kernel,
+        version=version,
+        point=point,
+        measurement=measured,
+        roofline=Roofline(ceilings=ceilings, cost=cost),
+        baseline=None if baseline is None else _measurement(baseline),
+        extra_metrics=extra,
+        catalog=catalog,
+        latency_below_pct=latency_below_pct,
+    )
+
+
+def _floor_pct(row: BenchRow) -> float | None:
+    if "floor_pct" in row.metrics:
+        return row.metrics["floor_pct"]
+    if row.floor and row.median > 0:
+        return 100.0 * row.floor / row.median
+    return None
+
+
+def _classify(m: Mapping[str, float], latency_below_pct: float) -> tuple[Bottleneck, bool]:
+    memory = m["arith_intensity"] <= m["ridge"]  # the roofline's bound: bytes set the floor
+    used = m["dram_pct"] if memory else m["tc_pct"]
+    if used < latency_below_pct:
+        return Bottleneck.LATENCY, memory
+    return (Bottleneck.MEMORY if memory else Bottleneck.COMPUTE), memory
+
+
+def _root_cause(
+    m: Mapping[str, float], floor: float | None, bottleneck: Bottleneck, memory: bool
+) -> str:
+    ai, ridge = m["arith_intensity"], m["ridge"]
+    side = (
+        f"Arithmetic intensity {ai:.3g} FLOP/B is below the ridge {ridge:.3g} FLOP/B, so "
+        "bytes set the floor"
+        if memory
+        else f"Arithmetic intensity {ai:.3g} FLOP/B is above the ridge {ridge:.3g} FLOP/B, "
+        "so FLOPs set the floor"
+    )
+    first = f"{side}, {floor:.0f}% of the measured time." if floor is not None else f"{side}."
+    reach = f"{m['dram_pct']:.0f}% of the copy bandwidth and {m['tc_pct']:.0f}% of the matmul rate"
+    if bottleneck is Bottleneck.LATENCY:
+        launch = ""
+        if "launch_overhead_pct" in m:
+            launch = f"; CUDA graphs remove {m['launch_overhead_pct']:.0f}% of the time"
+        second = (
+            f"It reaches only {reach}, so it waits on latency (too little work in flight, "
+            f"serial dependences or launches){launch}."
+        )
+    else:
+        second = f"It reaches {reach}."
+    return f"{first} {second}"
+
+
+def _trigger(match: Any, metrics: Mapping[str, float]) -> tuple[str, str | None]:
+    for reason in (str(r) for r in getattr(match, "reasons", ())):
+        found = sorted(
+            (hit.start(), name)
+            for name in metrics
+            if (hit := re.search(rf"\b{re.escape(name)}\b", reason)) is not None
+        )
+        if found:
+            names = [name for _, name in found][:3]
+            return ", ".join(f"{n}={metrics[n]:.3g}" for n in names), names[0]
+    return "-", None
+
+
+def _opportunities(
+    metrics: Mapping[str, float], floor: float | None, catalog: MetricMatcher
+) -> list[Opportunity]:
+    gap = None if floor is None else max(0.0, 100.0 - floor)
+    launch = metrics.get("launch_overhead_pct")
+    ranked = []
+    for match in catalog.match_metrics(metrics):
+        entry = match.entry
+        kind = getattr(getattr(entry, "kind", None), "value", getattr(entry, "kind", ""))
+        if kind == "anti-pattern":
+            continue  # what to stop doing, not an opportunity
+        trigger, metric = _trigger(match, metrics)
+        launch_side = entry.id in _LAUNCH_REMEDIES or metric == "launch_overhead_pct"
+        gain = launch if launch_side and launch is not None else gap
+        if gain is None:
+            continue  # no measured bound on what it could save: no number to state
+        item = Opportunity(
+            name=str(entry.name), entry_id=str(entry.id), gain_pct=gain, trigger=trigger
+        )
+        ranked.append((-gain, -float(getattr(match, "score", 0.0)), item.entry_id, item))
+    ranked.sort(key=lambda item: item[:3])
+    return [item for *_, item in ranked]
+
+
+def _baseline_rows(row: BenchRow, before: BenchRow) -> list[BaselineMetric]:
+    scale = 1.0
+    if before.unit != row.unit:
+        from kernelopt.bench.measurement import UNIT_SECONDS
+
+        scale = UNIT_SECONDS[row.unit] / UNIT_SECONDS[before.unit]
+    unit = before.unit
+    rows = [
+        BaselineMetric(
+            metric=f"Median ({unit})", previous=before.median, current=row.median * scale, unit=unit
+        ),
+        BaselineMetric(
+            metric=f"P80 ({unit})", previous=before.p80, current=row.p80 * scale, unit=unit
+        ),
+    ]
+    previous, current = _floor_pct(before), _floor_pct(row)
+    if previous is not None and current is not None:
+        rows.append(BaselineMetric(metric="Floor %", previous=previous, current=current, unit="%"))
+    for name, label in (("dram_pct", "DRAM %"), ("tc_pct", "TC %")):
+        if name in before.metrics and name in row.metrics:
+            rows.append(
+                BaselineMetric(
+                    metric=label, previous=before.metrics[name], current=row.metrics[name], unit="%"
+                )
+            )
+    return rows
+
+
+def _from_shares(
+    row: BenchRow,
+    baseline: BenchRow | None,
+    *,
+    kernel: str,
+    version: str,
+    point: TrialPoint,
+    catalog: MetricMatcher,
+    latency_below_pct: float,
+) -> ProfileReport:
+    m = row.metrics
+    missing = [name for name in _SHARES if name not in m]
+    if missing:
+        raise InputError(
+            expected(
+                "rows with roofline metrics (dram_pct, tc_pct, arith_intensity, ridge)",
+                f"none of {', '.join(missing)} at {point_text(row.config)}",
+            )
+        )
+    floor = _floor_pct(row)
+    bottleneck, memory = _classify(m, latency_below_pct)
+    stage = Stage(
+        name=kernel,
+        duration=row.median,
+        unit=row.unit,
+        tc_pct=m["tc_pct"],
+        dram_pct=m["dram_pct"],
+        occupancy_pct=m.get("occupancy_pct"),
+        bottleneck=bottleneck.value,
+        key_issue="" if floor is None else f"{floor:.0f}% of roofline floor",
+    )
+    return ProfileReport(
+        kernel=kernel,
+        version=version,
+        point=point,
+        stages=[stage],
+        bottleneck=bottleneck,
+        root_cause=_root_cause(m, floor, bottleneck, memory),
+        opportunities=_opportunities(m, floor, catalog),
+        baseline=[] if baseline is None else _baseline_rows(row, baseline),
+    )
+
+
+def profile_from_rows(
+    rows: Sequence[BenchRow],
+    *,
+    kernel: str,
+    version: str,
+    impl: str | None = None,
+    baseline: Sequence[BenchRow] = (),
+    baseline_impl: str | None = None,
+    point: str | None = None,
+    ceilings: Ceilings | None = None,
+    catalog: MetricMatcher | None = None,
+    latency_below_pct: float = 20.0,
+) -> list[ProfileReport]:
+    """The profile hand-off of ``version`` at each trial point its rows hold.
+
+    Parameters
+    ----------
+    rows : sequence of BenchRow
+        Benchmark rows (``kernelopt.bench.read_rows``); config must hold b, s and t.
+    kernel, version : str
+        What was profiled.
+    impl : str, optional
+        The rows' implementation to report; default the one named ``version``, or the
+        only one present.
+    baseline : sequence of BenchRow
+        Rows of the previous version: fill the vs-Baseline table at the same points.
+    baseline_impl : str, optional
+        Which implementation of ``baseline``, when it holds several.
+    point : str, optional
+        Keep only rows whose config holds these ``key=value`` terms (or a trial name).
+    ceilings : Ceilings, optional
+        The device's ceilings; with raw samples in the rows, the report is
+        :func:`kernelopt.bench.profile_report`'s.
+    catalog : object with ``match_metrics``, optional
+        Default the built-in catalog.
+    latency_below_pct : float
+        Latency-bound when the binding ceiling is used below this share.
+
+    Returns
+    -------
+    list of ProfileReport
+        One per trial point, in the rows' order.
+
+    Raises
+    ------
+    InputError
+        For rows without b/s/t or without roofline metrics, or an ambiguous choice of
+        implementation.
+    """
+    if not rows:
+        raise InputError(expected("at least one benchmark row", "none", where="rows"))
+    chosen = _one_impl(rows, impl, version, "rows")
+    terms = {} if point is None else _point_terms(point)
+    mine = [
+        row
+        for row in rows
+        if row.impl == chosen and all(str(row.config.get(k)) == v for k, v in terms.items())
+    ]
+    if not mine:
+        raise InputError(expected(f"rows of {chosen!r} at point {point!r}", "none"))
+    before: dict[str, BenchRow] = {}
+    if baseline:
+        which = _one_impl(baseline, baseline_impl, None, "baseline")
+        before = _by_point([row for row in baseline if row.impl == which])
+    if catalog is None:
+        from kernelopt.catalog import Catalog
+
+        catalog = Catalog.builtin()
+    reports = []
+    for key, row in _by_point(mine).items():
+        trial = _trial_point(row)
+        previous = before.get(key)
+        exact = _exact(
+            row,
+            previous,
+            kernel=kernel,
+            version=version,
+            point=trial,
+            ceilings=ceilings,
+            catalog=catalog,
+            latency_below_pct=latency_below_pct,
+        )
+        reports.append(
+            exact
+            or _from_shares(
+                row,
+                previous,
+                kernel=kernel,
+                version=version,
+                point=trial,
+                catalog=catalog,
+                latency_below_pct=latency_below_pct,
+            )
+        )
+    return reports

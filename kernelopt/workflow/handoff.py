@@ -1,0 +1,54 @@
+"""Read whichever hand-off a text holds: profile, optimization task or new version."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Union
+
+from kernelopt._errors import FormatError, expected
+from kernelopt.bench.report import ProfileReport
+from kernelopt.workflow.profile import parse_profile
+from kernelopt.workflow.task import OptimizationTask, parse_task
+from kernelopt.workflow.version import NewVersion, parse_version
+
+__all__ = ["Handoff", "parse_handoff"]
+
+Handoff = Union[ProfileReport, OptimizationTask, NewVersion]  # noqa: UP007 - a runtime alias
+
+_FIRST = re.compile(
+    r"^ {0,3}##\s+(Profile|Optimization Task|New Version):", re.IGNORECASE | re.MULTILINE
+)
+
+
+def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> Handoff:
+    """Parse the first hand-off in ``text``, whichever of the three contracts it follows.
+
+    Raises
+    ------
+    FormatError
+        When ``text`` holds none, or the one it holds is malformed.
+
+    Examples
+    --------
+    >>> from kernelopt.workflow import parse_handoff
+    >>> text = "## New Version: k v2\\n### Changes Applied:\\n- fuse\\n### Files:\\n- none\\n" \\
+    ...        "### Correctness: PASS\\n### Trial Configurations Checked\\n" \\
+    ...        "1. [32, 1, 4096] -- decode\\n### Devlog Entry Written: none\\n"
+    >>> type(parse_handoff(text)).__name__
+    'NewVersion'
+    """
+    found = _FIRST.search(text.replace("\r\n", "\n"))
+    if found is None:
+        raise FormatError(
+            expected(
+                "a '## Profile:', '## Optimization Task:' or '## New Version:' heading", "none"
+            ),
+            path=None if path is None else os.fspath(path),
+        )
+    kind = found.group(1).lower()
+    if kind == "profile":
+        return parse_profile(text, path=path)
+    if kind == "optimization task":
+        return parse_task(text, path=path)
+    return parse_version(text, path=path)

@@ -1,0 +1,74 @@
+"""The hand-offs as JSON-ready dicts and back, through a private cattrs converter.
+
+Tools that exchange hand-offs as data rather than markdown use these: a record becomes a
+dict of JSON types (enums as their values, tuples as lists) and a dict becomes the record
+again, unknown keys refused.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import typing
+from typing import Any, TypeVar
+
+from kernelopt._errors import InputError, KernelOptError, expected
+
+__all__ = ["from_dict", "to_dict"]
+
+T = TypeVar("T")
+
+
+@functools.cache
+def _converter() -> Any:
+    try:
+        import cattrs
+    except ImportError as error:  # some GPU images ship attrs alone
+        raise KernelOptError(
+            expected("cattrs installed (pip install cattrs)", str(error))
+        ) from None
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    # str-valued enums dispatch as str first and would pass through as enum objects.
+    from kernelopt.bench.report import Bottleneck
+    from kernelopt.experiments.records import Correctness
+
+    for kind in (Bottleneck, Correctness):
+        converter.register_unstructure_hook(kind, _value)
+    return converter
+
+
+def _value(member: enum.Enum) -> Any:
+    return member.value
+
+
+def to_dict(record: Any) -> dict[str, Any]:
+    """A hand-off record (ProfileReport, OptimizationTask, NewVersion...) as a JSON-ready dict.
+
+    Examples
+    --------
+    >>> from kernelopt.workflow import Change, to_dict
+    >>> to_dict(Change(what="fuse the combine step"))
+    {'what': 'fuse the combine step', 'entry_id': None, 'link': None, 'rationale': ''}
+    """
+    return dict(_converter().unstructure(record))
+
+
+def from_dict(data: Any, cls: type[T]) -> T:
+    """Build a ``cls`` record from :func:`to_dict`'s output.
+
+    Raises
+    ------
+    InputError
+        For unknown keys, missing fields or values of the wrong type.
+    """
+    try:
+        return typing.cast(T, _converter().structure(data, cls))
+    except KernelOptError:
+        raise
+    except Exception as error:  # cattrs groups its errors; say the first in one line
+        inner: BaseException = error
+        while getattr(inner, "exceptions", None):
+            inner = inner.exceptions[0]  # type: ignore[attr-defined]
+        raise InputError(
+            expected(f"a {cls.__name__} record", f"{type(inner).__name__}: {inner}")
+        ) from None

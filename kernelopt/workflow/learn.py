@@ -1,0 +1,481 @@
+"""LEARN: turn a before/after measurement into a knowledge-base update, by the protocol.
+
+Given an :class:`~kernelopt.workflow.Observation` (a judged before/after timing of one
+change at one trial point) and the catalog entry that was applied, :func:`learn` decides
+and performs the update through the catalog's atomic operations
+(:class:`kernelopt.catalog.KnowledgeTree`) on a user's knowledge tree:
+
+- **FAST** (the change is faster beyond the same-version spread): a local-experiment
+  evidence row ``Config | Before | After | Change`` on the applied entry, citing the
+  measurement files, with the GPU and date in the row.
+- **SLOW** (a clear regression): the failure is recorded as an anti-pattern: an
+  evidence row on an existing anti-pattern (the one named, the one derived from this
+  entry before, or the applied entry itself when it is an anti-pattern), or a new
+  anti-pattern derived from the applied entry's context, recording the metrics that
+  exposed it. Its Generalization says plainly that one local measurement is not a rule
+  yet: local evidence stays in the evidence table, apart from the generalization.
+- **SAME / UNCLEAR** (within noise, or not measured well enough to say): nothing is
+  written, and the outcome says so.
+
+Placement follows the entry's scope: shared entries under ``optimizations/`` and
+``anti-patterns/``, language-specific ones under ``languages/<language>/``. The built-in
+tree shipped with kernelopt is never written unless ``allow_builtin=True``.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.compare import Verdict
+from kernelopt.catalog import (
+    BUILTIN_ROOT,
+    FAMILIES,
+    LANGUAGES,
+    METRICS,
+    Entry,
+    Evidence,
+    EvidenceRow,
+    Interaction,
+    Kind,
+    KnowledgeTree,
+    Relation,
+    SourceType,
+)
+from kernelopt.workflow.observe import Observation
+
+__all__ = ["Action", "LearnOutcome", "derive_anti_pattern", "evidence_row", "learn"]
+
+DEFAULT_KNOWLEDGE = "docs/knowledge"
+
+
+class Action(str, enum.Enum):
+    """What :func:`learn` did to the knowledge tree."""
+
+    EVIDENCE = "evidence"  # an evidence row on an existing entry
+    NEW_ANTI_PATTERN = "new-anti-pattern"  # a new anti-pattern entry (with its evidence)
+    NONE = "none"  # nothing: the result is within noise or undecided
+
+
+def _time(value: float, unit: str) -> str:
+    return f"{value:.4g} {'µs' if unit == 'us' else unit}"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.replace("|", "/").split())
+
+
+def evidence_row(
+    observation: Observation, *, kernel: str = "", language: str | None = None
+) -> EvidenceRow:
+    """The ``Config | Before | After | Change`` row of an observation.
+
+    The Config cell holds what a reader needs to weigh the row: kernel and language,
+    trial point, the two versions (and the knobs that changed), GPU and date.
+
+    Examples
+    --------
+    >>> from kernelopt.bench import Comparison
+    >>> from kernelopt.workflow import Observation, evidence_row
+    >>> seen = Observation(
+    ...     comparison=Comparison(verdict="FAST", ratio=0.9, ratio_low=0.89, ratio_high=0.91,
+    ...                           noise=0.004, threshold=0.01),
+    ...     before=74.18, after=66.53, point="b=32 s=1 t=4096 h=16", gpu="NVIDIA H200",
+    ...     date="2026-12-02", source="runs/a.jsonl vs runs/b.jsonl",
+    ...     before_label="splits16", after_label="splits8")
+    >>> row = evidence_row(seen, kernel="mla_decode", language="triton")
+    >>> row.config
+    'mla_decode (triton) b=32 s=1 t=4096 h=16, splits16 -> splits8, NVIDIA H200, 2026-12-02'
+    >>> row.before, row.after, row.change
+    ('74.18 µs', '66.53 µs', '-10.3 % (FAST)')
+    """
+    what = " ".join(filter(None, (kernel, f"({language})" if language else "", observation.point)))
+    versions = ""
+    if observation.before_label or observation.after_label:
+        versions = f"{observation.before_label or '?'} -> {observation.after_label or '?'}"
+    parts = [what, versions, *observation.knob_changes, observation.gpu, observation.date]
+    return EvidenceRow(
+        config=_cell(", ".join(p for p in parts if p)),
+        before=_time(observation.before, observation.unit),
+        after=_time(observation.after, observation.unit),
+        change=f"{observation.change_pct:+.1f} % ({observation.verdict.value})",
+    )
+
+
+def _verdict_sentence(observation: Observation) -> str:
+    c = observation.comparison
+    interval = f" [{c.ratio_low:.3f}, {c.ratio_high:.3f}]" if c.pairs else ""
+    return (
+        f"Verdict {c.verdict.value} by {observation.method or 'the given comparison'}: "
+        f"time ratio {c.ratio:.3f}{interval}, same-version spread ±{c.noise:.1%}, "
+        f"threshold ±{c.threshold:.1%}."
+    )
+
+
+def _metrics_sentence(observation: Observation) -> str:
+    changes = observation.metric_changes()
+    if not changes:
+        if observation.metrics_before and observation.metrics_after:
+            return "No recorded roofline metric moved by more than 1 %."
+        return "No roofline metrics were recorded with the measurements."
+    shown = ", ".join(f"{name} {a:.3g} -> {b:.3g}" for name, a, b in changes)
+    return f"Metrics before -> after: {shown}."
+
+
+def _notes(observation: Observation) -> str:
+    return f"{_verdict_sentence(observation)} {_metrics_sentence(observation)}"
+
+
+def derive_anti_pattern(
+    applied: Entry,
+    observation: Observation,
+    *,
+    entry_id: str | None = None,
+    family: str | None = None,
+    language: str | None = None,
+    kernel: str = "",
+) -> Entry:
+    """A new anti-pattern recording that applying ``applied`` made a kernel slower.
+
+    The entry keeps the applied entry's scope (so a language-specific optimization
+    gives a language-specific anti-pattern), states the context it was measured in,
+    the metrics that moved, the applied entry's known failure modes as the first
+    suspects, and the measurement as local evidence; its Generalization says that the
+    rule is still to be established.
+
+    Parameters
+    ----------
+    applied : Entry
+        The optimization that was applied.
+    observation : Observation
+        The SLOW measurement.
+    entry_id : str, optional
+        Id of the new entry; default ``<applied id>-regression``.
+    family, language : str, optional
+        The kernel family and implementation language of the context.
+    kernel : str
+        The kernel's name, for the evidence row.
+    """
+    family = family or applied.families[0]
+    where = f"a {family} kernel" + (f" written in {language}" if language else "")
+    on = f" on {observation.gpu}" if observation.gpu else ""
+    change = f"{observation.change_pct:+.1f} %"
+    before = _time(observation.before, observation.unit)
+    after = _time(observation.after, observation.unit)
+    new_label = observation.after_label or "the version with the change"
+    old_label = observation.before_label or "the version without it"
+    suspects = "\n".join(f"- {p}" for p in applied.pitfalls)
+    mechanism = (
+        f"Observed, not yet explained: {new_label} took {after} per call against {before} "
+        f"for {old_label} ({change}) at {observation.point}{on}. "
+        f"{_verdict_sentence(observation)} {_metrics_sentence(observation)}\n\n"
+        f"Known failure modes of {applied.name} to check first:\n{suspects}"
+    )
+    affected = [f"Time per call: {before} -> {after} ({change})"]
+    affected += [
+        f"{METRICS.get(name, name)} ({name}): {a:.3g} -> {b:.3g}"
+        for name, a, b in observation.metric_changes()
+    ]
+    implementation = (
+        "```text\n"
+        f"before: {observation.before_label or '(unnamed)'}\n"
+        f"after:  {observation.after_label or '(unnamed)'}, applying {applied.id} "
+        f"({applied.relative_path})\n"
+        "```"
+    )
+    return Entry(
+        id=entry_id or f"{applied.id}-regression",
+        name=f"Regression from {applied.name}",
+        kind=Kind.ANTI_PATTERN,
+        scope=applied.scope,
+        families=(family,),
+        keywords=(f"{applied.id} regression",),
+        contexts=(
+            f"{applied.name} (`{applied.id}`) applied to {where}: slower at "
+            f"{observation.point}{on}.",
+            f"The context it was chosen for: {applied.contexts[0]}",
+        ),
+        mechanism=mechanism,
+        affected_metrics=tuple(affected),
+        implementation=implementation,
+        evidence=(
+            Evidence(
+                source_type=SourceType.LOCAL_EXPERIMENT,
+                source=observation.source,
+                rows=(evidence_row(observation, kernel=kernel, language=language),),
+            ),
+        ),
+        generalization=(
+            f"Not generalized yet: one local measurement. The reusable rule is the condition "
+            f"under which {applied.name} stops paying off; confirm the loss at the other "
+            f"trial points and shapes, find the metric that explains it, then narrow the "
+            f"When to Apply of `{applied.id}` and state the rule here."
+        ),
+        pitfalls=(
+            "Reading one trial point as a rule: the regression may belong to this shape, "
+            "GPU or implementation.",
+        ),
+        interactions=(
+            Interaction(
+                target=applied.id,
+                relation=Relation.RELATED,
+                note="The optimization whose application made the kernel slower here.",
+            ),
+        ),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class LearnOutcome:
+    """What the LEARN step decided and did.
+
+    Parameters
+    ----------
+    action : Action
+        EVIDENCE, NEW_ANTI_PATTERN or NONE.
+    applied : str
+        Id of the entry that was applied.
+    entry_id : str, optional
+        Id of the entry written (None when nothing was).
+    path : Path, optional
+        The file written (or that would be, on a dry run).
+    row : EvidenceRow, optional
+        The evidence row recorded.
+    observation : Observation
+        The measurement learned from.
+    dry_run : bool
+        Nothing was written.
+    contradicts : bool
+        The result goes against the entry written (an anti-pattern measured faster).
+    related : tuple of str
+        Anti-patterns the applied entry links to, worth reading on a regression.
+    created : Entry, optional
+        The new anti-pattern, for NEW_ANTI_PATTERN.
+    """
+
+    action: Action
+    applied: str
+    entry_id: str | None = None
+    path: Path | None = None
+    row: EvidenceRow | None = None
+    observation: Observation
+    dry_run: bool = False
+    contradicts: bool = False
+    related: tuple[str, ...] = ()
+    created: Entry | None = None
+
+    @property
+    def verdict(self) -> Verdict:
+        """The observation's verdict."""
+        return self.observation.verdict
+
+    def summary(self) -> str:
+        """One paragraph: the result, and what was (or was not) written where."""
+        o = self.observation
+        c = o.comparison
+        who = f"{o.after_label or 'after'} vs {o.before_label or 'before'}"
+        on = f" on {o.gpu}" if o.gpu else ""
+        head = (
+            f"{c.verdict.value}: {who} at {o.point}{on}: "
+            f"{_time(o.after, o.unit)} against {_time(o.before, o.unit)} "
+            f"({o.change_pct:+.1f} %, threshold ±{c.threshold:.1%}, {o.method or 'comparison'})."
+        )
+        would = "Would record" if self.dry_run else "Recorded"
+        if self.action is Action.NONE:
+            if c.verdict is Verdict.SAME:
+                tail = (
+                    f"Within noise: nothing recorded for `{self.applied}` (a change smaller "
+                    "than the same-version spread teaches nothing)."
+                )
+            else:
+                tail = (
+                    f"Nothing recorded for `{self.applied}`: the result straddles the "
+                    "threshold; measure longer (more samples, keep the raw samples) first."
+                )
+            return f"{head} {tail}"
+        if self.action is Action.NEW_ANTI_PATTERN:
+            tail = (
+                f"{'Would create' if self.dry_run else 'Created'} anti-pattern "
+                f"`{self.entry_id}` at {self.path} from the context of `{self.applied}`, with "
+                f"this measurement as local evidence (source: {o.source})."
+            )
+        else:
+            tail = (
+                f"{would} a local-experiment evidence row in `{self.entry_id}` at {self.path} "
+                f"(source: {o.source}); its Generalization is left as it was."
+            )
+        if self.contradicts:
+            tail += (
+                f" The result goes against `{self.entry_id}`: if it holds at other points, "
+                "refine its When to Apply or flip it."
+            )
+        if self.related:
+            tail += f" See also: {', '.join(f'`{r}`' for r in self.related)}."
+        return f"{head} {tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        o = self.observation
+        c = o.comparison
+        return {
+            "action": self.action.value,
+            "verdict": c.verdict.value,
+            "applied": self.applied,
+            "entry_id": self.entry_id,
+            "path": None if self.path is None else str(self.path),
+            "row": None if self.row is None else attrs.asdict(self.row),
+            "dry_run": self.dry_run,
+            "contradicts": self.contradicts,
+            "related": list(self.related),
+            "point": o.point,
+            "gpu": o.gpu,
+            "date": o.date,
+            "source": o.source,
+            "before": o.before,
+            "after": o.after,
+            "unit": o.unit,
+            "ratio": c.ratio,
+            "ratio_low": c.ratio_low,
+            "ratio_high": c.ratio_high,
+            "noise": c.noise,
+            "threshold": c.threshold,
+            "method": o.method,
+            "summary": self.summary(),
+        }
+
+
+def _is_builtin(root: Path) -> bool:
+    resolved, builtin = root.resolve(), BUILTIN_ROOT.resolve()
+    return resolved == builtin or builtin in resolved.parents
+
+
+def learn(
+    observation: Observation,
+    *,
+    entry_id: str,
+    knowledge: str | os.PathLike[str] = DEFAULT_KNOWLEDGE,
+    family: str | None = None,
+    language: str | None = None,
+    kernel: str = "",
+    anti_pattern: str | None = None,
+    dry_run: bool = False,
+    allow_builtin: bool = False,
+) -> LearnOutcome:
+    """Decide and perform the knowledge-base update an observation calls for.
+
+    Parameters
+    ----------
+    observation : Observation
+        The judged before/after measurement (:func:`observe_files`, ...).
+    entry_id : str
+        The catalog entry that was applied.
+    knowledge : path-like
+        The knowledge tree to update (default ``docs/knowledge``); created on the first
+        write. Its entries are merged over the built-in ones.
+    family : str, optional
+        Kernel family of the context; default the entry's first family.
+    language : str, optional
+        Implementation language of the context (``"triton"``...).
+    kernel : str
+        The kernel's name, for the evidence row.
+    anti_pattern : str, optional
+        On a regression, the anti-pattern to extend (or create, with this id); default
+        ``<entry_id>-regression``.
+    dry_run : bool
+        Decide and build everything, write nothing.
+    allow_builtin : bool
+        Allow ``knowledge`` to be the built-in tree shipped with kernelopt.
+
+    Returns
+    -------
+    LearnOutcome
+
+    Raises
+    ------
+    CatalogError
+        For an unknown entry id.
+    InputError
+        For the built-in tree without ``allow_builtin``, an unknown family or language,
+        or an ``anti_pattern`` id naming an optimization.
+    """
+    root = Path(knowledge)
+    if _is_builtin(root) and not allow_builtin:
+        raise InputError(
+            expected(
+                "a user's knowledge tree (the built-in one needs allow_builtin=True)",
+                str(root),
+                where="knowledge",
+            )
+        )
+    if family is not None and family not in FAMILIES:
+        raise InputError(expected(f"a family in {', '.join(FAMILIES)}", repr(family)))
+    if language is not None and language not in LANGUAGES:
+        raise InputError(expected(f"a language in {', '.join(LANGUAGES)}", repr(language)))
+    tree = KnowledgeTree(root)
+    catalog = tree.catalog()
+    applied = catalog.get(entry_id)
+    family = family or applied.families[0]
+    base = LearnOutcome(action=Action.NONE, applied=applied.id, observation=observation)
+    verdict = observation.verdict
+    if verdict not in (Verdict.FAST, Verdict.SLOW):
+        return attrs.evolve(base, dry_run=dry_run)
+
+    row = evidence_row(observation, kernel=kernel, language=language)
+    related: tuple[str, ...] = ()
+    if verdict is Verdict.FAST or applied.kind is Kind.ANTI_PATTERN:
+        target = applied
+        contradicts = (verdict is Verdict.FAST) == (applied.kind is Kind.ANTI_PATTERN)
+    else:
+        related = tuple(
+            i.target
+            for i in applied.interactions
+            if i.target in catalog and catalog.get(i.target).kind is Kind.ANTI_PATTERN
+        )
+        target_id = anti_pattern or f"{applied.id}-regression"
+        if target_id not in catalog:
+            created = derive_anti_pattern(
+                applied,
+                observation,
+                entry_id=target_id,
+                family=family,
+                language=language,
+                kernel=kernel,
+            )
+            path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
+            return attrs.evolve(
+                base,
+                action=Action.NEW_ANTI_PATTERN,
+                entry_id=created.id,
+                path=path,
+                row=row,
+                dry_run=dry_run,
+                related=related,
+                created=created,
+            )
+        target = catalog.get(target_id)
+        if target.kind is not Kind.ANTI_PATTERN:
+            raise InputError(expected("an anti-pattern id to record the regression in", target_id))
+        contradicts = False
+    if not dry_run:
+        target = tree.record_evidence(
+            target.id,
+            row,
+            source_type=SourceType.LOCAL_EXPERIMENT,
+            source=observation.source,
+            notes=_notes(observation),
+        )
+    return attrs.evolve(
+        base,
+        action=Action.EVIDENCE,
+        entry_id=target.id,
+        path=tree.path_of(target),
+        row=row,
+        dry_run=dry_run,
+        contradicts=contradicts,
+        related=related,
+    )

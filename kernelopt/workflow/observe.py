@@ -1,0 +1,431 @@
+"""What one before/after measurement showed: the input of the LEARN step.
+
+An :class:`Observation` pairs a :class:`~kernelopt.bench.Comparison` (the verdict) with
+the numbers a knowledge entry cites: both times, the trial point, the GPU, the date, the
+metrics measured on each side and where the measurements are kept. It is built
+
+- from two :class:`~kernelopt.bench.BenchRow` of the same point (:func:`observe_rows`),
+  or two JSONL files of them (:func:`observe_files`): with raw samples on both sides the
+  verdict is :func:`kernelopt.bench.judge`'s (paired bootstrap against the same-version
+  spread); without them it compares the ratio of medians with the spread the rows state
+  (half their p20–p80 band): a change smaller than that spread is never FAST or SLOW;
+- from a :class:`~kernelopt.bench.Comparison` that :func:`kernelopt.bench.compare`
+  returned (:func:`observe_comparison`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.compare import Comparison, Verdict
+from kernelopt.bench.measurement import UNIT_SECONDS
+from kernelopt.bench.records import BenchRow, point_text, read_rows
+from kernelopt.bench.trials import DEFAULT_POINTS
+from kernelopt.workflow._points import point_words
+
+__all__ = [
+    "Observation",
+    "observe_comparison",
+    "observe_files",
+    "observe_rows",
+    "select_row",
+]
+
+# judge() estimates the same-version spread from the baseline's even and odd samples.
+_MIN_BASELINE_SAMPLES = 4
+
+
+def _metrics(value: Mapping[str, float]) -> dict[str, float]:
+    return {str(k): float(v) for k, v in value.items()}
+
+
+def _str_tuple(value: Sequence[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise InputError(
+            expected("a finite time > 0", value, where=f"Observation.{attribute.name}")
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Observation:
+    """A before/after timing of one change at one trial point, judged.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        The verdict (FAST, SLOW, SAME, UNCLEAR) and the numbers behind it.
+    before, after : float
+        Median time per call of the version without and with the change, in ``unit``.
+    unit : str
+        Time unit of ``before`` and ``after``.
+    point : str
+        The trial point in ``key=value`` words.
+    gpu : str
+        Device name.
+    date : str
+        ISO date of the later measurement.
+    source : str
+        Where the measurements are kept (the JSONL files), cited in evidence.
+    before_label, after_label : str
+        The two versions (implementation names).
+    metrics_before, metrics_after : dict of str to float
+        Roofline metrics of each side (``dram_pct``, ``floor_pct``...), when measured.
+    method : str
+        How the verdict was reached, in words.
+    knob_changes : tuple of str
+        Tuning knobs that differ between the two sides (``"num_splits 8 -> 16"``).
+    """
+
+    comparison: Comparison
+    before: float = attrs.field(validator=_positive)
+    after: float = attrs.field(validator=_positive)
+    unit: str = "us"
+    point: str
+    gpu: str = ""
+    date: str = ""
+    source: str
+    before_label: str = ""
+    after_label: str = ""
+    metrics_before: dict[str, float] = attrs.field(factory=dict, converter=_metrics)
+    metrics_after: dict[str, float] = attrs.field(factory=dict, converter=_metrics)
+    method: str = ""
+    knob_changes: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+
+    @property
+    def verdict(self) -> Verdict:
+        """The comparison's verdict."""
+        return self.comparison.verdict
+
+    @property
+    def change_pct(self) -> float:
+        """Relative change of the time, % (negative is faster)."""
+        return (self.after / self.before - 1.0) * 100.0
+
+    def metric_changes(self, *, min_change: float = 0.01) -> list[tuple[str, float, float]]:
+        """(name, before, after) of the metrics measured on both sides that moved.
+
+        A metric moved when it changed by more than ``min_change`` of its larger value;
+        the ones that did not (the ridge, the arithmetic intensity of the same work)
+        say nothing about what the change did.
+        """
+        moved = []
+        for name in sorted(set(self.metrics_before) & set(self.metrics_after)):
+            a, b = self.metrics_before[name], self.metrics_after[name]
+            if abs(b - a) > min_change * max(abs(a), abs(b)):
+                moved.append((name, a, b))
+        return moved
+
+
+def _today() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def _date(timestamp: str) -> str:
+    return timestamp[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", timestamp) else _today()
+
+
+def _spread(row: BenchRow) -> float:
+    """Half the p20–p80 band over the median: the spread a row states for one call."""
+    if row.p80 > 0 and row.p20 > 0 and row.p80 >= row.p20:
+        return (row.p80 - row.p20) / (2.0 * row.median)
+    return 0.0
+
+
+def _judge_rows(
+    before: BenchRow, after: BenchRow, *, min_effect: float, max_noise: float
+) -> tuple[Comparison, str]:
+    scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
+    if len(before.samples) >= _MIN_BASELINE_SAMPLES and len(after.samples) >= 2:
+        from kernelopt.bench.compare import judge
+
+        result = judge(
+            before.samples,
+            [s * scale for s in after.samples],
+            min_effect=min_effect,
+            max_noise=max_noise,
+        )
+        return result, f"kernelopt.bench.judge on {result.pairs} paired samples"
+    ratio = after.median * scale / before.median
+    noise = max(_spread(before), _spread(after))
+    threshold = max(noise, min_effect)
+    if ratio < 1.0 - threshold:
+        verdict = Verdict.FAST
+    elif ratio > 1.0 + threshold:
+        verdict = Verdict.SLOW
+    elif noise <= max_noise:
+        verdict = Verdict.SAME
+    else:
+        verdict = Verdict.UNCLEAR
+    method = "ratio of medians against the rows' stated spread (no raw samples kept)"
+    comparison = Comparison(
+        verdict=verdict,
+        ratio=ratio,
+        ratio_low=ratio,
+        ratio_high=ratio,
+        noise=noise,
+        threshold=threshold,
+        pairs=0,
+    )
+    return comparison, method
+
+
+def _without(config: Mapping[str, Any], knobs: Sequence[str]) -> dict[str, Any]:
+    return {key: value for key, value in config.items() if key not in knobs}
+
+
+def _check_rows(before: BenchRow, after: BenchRow, knobs: Sequence[str]) -> None:
+    for name, row in (("before", before), ("after", after)):
+        if not (math.isfinite(row.median) and row.median > 0):
+            raise InputError(expected("a row with a median time > 0", row.median, where=name))
+    if before.op and after.op and before.op != after.op:
+        raise InputError(expected("rows of the same operation", f"{before.op!r} and {after.op!r}"))
+    if before.gpu and after.gpu and before.gpu != after.gpu:
+        raise InputError(
+            expected("rows measured on the same GPU", f"{before.gpu!r} and {after.gpu!r}")
+        )
+    first, second = _without(before.config, knobs), _without(after.config, knobs)
+    if first != second:
+        raise InputError(
+            expected(
+                "rows of the same trial point (name the tuning knobs that may differ)",
+                f"{point_text(first)!r} and {point_text(second)!r}",
+            )
+        )
+
+
+def observe_rows(
+    before: BenchRow,
+    after: BenchRow,
+    *,
+    source: str,
+    knobs: Sequence[str] = (),
+    min_effect: float = 0.01,
+    max_noise: float = 0.05,
+) -> Observation:
+    """Judge ``after`` against ``before``, two rows of the same operation, point and GPU.
+
+    Parameters
+    ----------
+    before, after : BenchRow
+        The version without and with the change.
+    source : str
+        Where the rows are kept, cited in evidence (``"runs/v2.jsonl vs runs/v3.jsonl"``).
+    knobs : sequence of str
+        Config keys that are tuning knobs, allowed to differ (``["num_splits"]``); every
+        other config key must be equal on both sides.
+    min_effect, max_noise : float
+        As for :func:`kernelopt.bench.judge`: the smallest change that counts (0.01) and
+        the largest spread under which SAME may be declared (0.05).
+
+    Raises
+    ------
+    InputError
+        For rows of different operations, GPUs or points, or without a median time.
+    """
+    _check_rows(before, after, knobs)
+    comparison, method = _judge_rows(before, after, min_effect=min_effect, max_noise=max_noise)
+    scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
+    return Observation(
+        comparison=comparison,
+        before=before.median,
+        after=after.median * scale,
+        unit=before.unit,
+        point=point_words(_without(before.config, knobs)),
+        gpu=after.gpu or before.gpu,
+        date=_date(after.timestamp),
+        source=source,
+        before_label=before.impl,
+        after_label=after.impl,
+        metrics_before=before.metrics,
+        metrics_after=after.metrics,
+        method=method,
+        knob_changes=tuple(
+            f"{key} {before.config.get(key, '-')} -> {after.config.get(key, '-')}"
+            for key in knobs
+            if before.config.get(key) != after.config.get(key)
+        ),
+    )
+
+
+def _point_terms(point: str) -> dict[str, str]:
+    named = {p.name: p for p in DEFAULT_POINTS}
+    if "=" not in point and point.strip() in named:
+        return {k: str(v) for k, v in named[point.strip()].as_dict().items()}
+    terms: dict[str, str] = {}
+    for term in filter(None, re.split(r"[,\s]+", point.strip())):
+        key, sep, value = term.partition("=")
+        if not sep:
+            raise InputError(
+                expected(
+                    f"a point like 'b=32,s=1,t=4096' or a trial name ({', '.join(sorted(named))})",
+                    repr(point),
+                    where="point",
+                )
+            )
+        terms[key] = value
+    return terms
+
+
+def select_row(
+    rows: Sequence[BenchRow],
+    *,
+    point: str | None = None,
+    impl: str | None = None,
+    where: str = "rows",
+) -> BenchRow:
+    """The row of one trial point (and implementation) among ``rows``; the last one if repeated.
+
+    Parameters
+    ----------
+    rows : sequence of BenchRow
+        Rows of a JSONL file.
+    point : str, optional
+        ``key=value`` terms the row's config must hold (``"s=1,h=16"``), or a trial name
+        (``"decode"``, ``"speculative"``); needed when the rows hold several points.
+    impl : str, optional
+        The implementation; needed when the rows hold several at the point.
+    where : str
+        Name of the rows in messages.
+
+    Raises
+    ------
+    InputError
+        When no row, or rows of several points or implementations, match.
+    """
+    terms = {} if point is None else _point_terms(point)
+    found = [
+        row
+        for row in rows
+        if (impl is None or row.impl == impl)
+        and all(str(row.config.get(k)) == v for k, v in terms.items())
+    ]
+    if not found:
+        wanted = [f"point {point!r}" if point else "", f"impl {impl!r}" if impl else ""]
+        shown = ", ".join(w for w in wanted if w)
+        raise InputError(
+            expected(
+                f"a row matching {shown}" if shown else "at least one row", "none", where=where
+            )
+        )
+    points = sorted({point_text(row.config) for row in found})
+    if len(points) > 1:
+        raise InputError(
+            expected("rows of one trial point (choose one with --point)", points, where=where)
+        )
+    impls = sorted({row.impl for row in found})
+    if len(impls) > 1:
+        raise InputError(
+            expected("rows of one implementation (choose one with --*-impl)", impls, where=where)
+        )
+    return found[-1]
+
+
+def observe_files(
+    before: str | os.PathLike[str],
+    after: str | os.PathLike[str],
+    *,
+    point: str | None = None,
+    before_impl: str | None = None,
+    after_impl: str | None = None,
+    knobs: Sequence[str] = (),
+    min_effect: float = 0.01,
+    max_noise: float = 0.05,
+) -> Observation:
+    """:func:`observe_rows` of the matching rows of two JSONL files.
+
+    The citation is ``"<before> vs <after>"`` (one path when both are the same file).
+
+    Raises
+    ------
+    InputError
+        For a missing file or rows that do not select one point (see :func:`select_row`).
+    FormatError
+        For a file that is not BenchRow JSONL.
+    """
+    paths = (Path(before), Path(after))
+    for path in paths:
+        if not path.is_file():
+            raise InputError(expected("a BenchRow JSONL file", f"no file at {path}"))
+    first = select_row(read_rows(paths[0]), point=point, impl=before_impl, where=str(paths[0]))
+    second = select_row(read_rows(paths[1]), point=point, impl=after_impl, where=str(paths[1]))
+    same = paths[0].resolve() == paths[1].resolve()
+    source = str(paths[0]) if same else f"{paths[0]} vs {paths[1]}"
+    return observe_rows(
+        first, second, source=source, knobs=knobs, min_effect=min_effect, max_noise=max_noise
+    )
+
+
+def observe_comparison(
+    comparison: Comparison,
+    *,
+    point: Any,
+    source: str,
+    gpu: str | None = None,
+    date: str | None = None,
+    before_label: str = "",
+    after_label: str = "",
+    metrics_before: Mapping[str, float] | None = None,
+    metrics_after: Mapping[str, float] | None = None,
+) -> Observation:
+    """An observation of what :func:`kernelopt.bench.compare` returned.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        With its ``baseline`` and ``candidate`` measurements (``compare`` attaches them).
+    point : str, mapping or TrialPoint
+        Where it was measured.
+    source : str
+        Where the measurements are kept, cited in evidence.
+    gpu : str, optional
+        Default the measurements' GPU.
+    date : str, optional
+        Default today (UTC).
+    before_label, after_label : str
+        The two versions.
+    metrics_before, metrics_after : mapping, optional
+        Roofline metrics of each side.
+
+    Raises
+    ------
+    InputError
+        When the comparison carries no measurements.
+    """
+    if comparison.baseline is None or comparison.candidate is None:
+        raise InputError(
+            expected(
+                "a Comparison with its baseline and candidate measurements (as compare returns)",
+                "one without",
+                where="comparison",
+            )
+        )
+    base = comparison.baseline
+    cand = comparison.candidate.to_unit(base.unit)
+    return Observation(
+        comparison=comparison,
+        before=base.median,
+        after=cand.median,
+        unit=base.unit,
+        point=point_words(point.as_dict() if hasattr(point, "as_dict") else point_text(point)),
+        gpu=gpu if gpu is not None else (cand.gpu or base.gpu),
+        date=date or _today(),
+        source=source,
+        before_label=before_label,
+        after_label=after_label,
+        metrics_before=dict(metrics_before or {}),
+        metrics_after=dict(metrics_after or {}),
+        method=f"kernelopt.bench.compare, {comparison.pairs} interleaved pairs",
+    )

@@ -1,0 +1,294 @@
+"""Profiler → Orchestrator: read the ``## Profile:`` hand-off back into a ProfileReport.
+
+The record and its writer are :class:`kernelopt.bench.report.ProfileReport` and its
+:meth:`~kernelopt.bench.report.ProfileReport.render`; this module is the reader, so a
+report printed by one tool (or agent) is data again for the next.
+
+``parse_profile(report.render()) == report`` holds for every report whose values are
+what the text can carry: the renderer rounds numbers (durations and baseline values to 4
+significant digits, percentages to 0.1, gains to whole percent), shows at most three
+opportunities, writes ``|`` in table cells as ``/``, joins the root cause into one line
+and leaves out the trial point's ``name``; the table cells keep surrounding spaces, which
+a reader cannot tell from padding, and the vs-Baseline Change is computed from the
+unrounded values, so it can differ from the one the rounded Previous and Current give.
+Otherwise the text is a fixed point whatever the values:
+``parse_profile(text).render() == text`` for ``text = report.render()``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from kernelopt._errors import FormatError, expected
+from kernelopt.bench.measurement import UNIT_SECONDS
+from kernelopt.bench.report import (
+    NO_COUNTERS,
+    BaselineMetric,
+    Bottleneck,
+    Opportunity,
+    ProfileReport,
+    Stage,
+)
+from kernelopt.bench.trials import TrialPoint
+from kernelopt.workflow._markdown import (
+    Record,
+    fail,
+    find_record,
+    numbered_items,
+    one_line,
+    table_rows,
+)
+
+__all__ = ["BASELINE_COLUMNS", "STAGE_COLUMNS", "parse_point", "parse_profile"]
+
+STAGE_COLUMNS = ("Stage", "Duration", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue")
+BASELINE_COLUMNS = ("Metric", "Previous", "Current", "Change")
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan"
+_OPPORTUNITY = re.compile(
+    rf"^(?P<name>.*?)\s*\(`(?P<id>[^`]*)`\)\s+--\s+est\.\s+(?P<gain>{_NUMBER})\s*%\s+gain"
+    r"\s+--\s+trigger:\s*(?P<trigger>.*)$"
+)
+# The contract's own example writes no entry id: "name -- est. X% gain -- trigger: ...".
+_OPPORTUNITY_NO_ID = re.compile(
+    rf"^(?P<name>.*?)\s+--\s+est\.\s+(?P<gain>{_NUMBER})\s*%\s+gain\s+--\s+trigger:\s*(?P<trigger>.*)$"
+)
+_DURATION = re.compile(rf"^(?P<value>{_NUMBER})\s*(?P<unit>\S+)$")
+_UNIT_SUFFIX = re.compile(r"\((?P<unit>[^()]+)\)\s*$")
+_NOT_AVAILABLE = {NO_COUNTERS.lower(), "n/a", "na", "-", "—", ""}
+
+
+def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
+    """A trial point from ``b=32, s=1, t=4096, h=16`` (commas or spaces between terms).
+
+    Raises
+    ------
+    FormatError
+        When a term is not ``name=integer`` or b, s or t is missing.
+    """
+    values: dict[str, int] = {}
+    for term in filter(None, re.split(r"[,\s]+", text.strip())):
+        key, sep, value = term.partition("=")
+        try:
+            if not sep:
+                raise ValueError(term)
+            values[key.strip()] = int(value)
+        except ValueError:
+            what = "a trial point like 'b=32, s=1, t=4096'"
+            if record is None:
+                raise FormatError(expected(what, repr(text))) from None
+            raise fail(record, what, repr(text)) from None
+    missing = [axis for axis in ("b", "s", "t") if axis not in values]
+    if missing:
+        what = "a trial point with b, s and t"
+        if record is None:
+            raise FormatError(expected(what, f"{text!r} (no {', '.join(missing)})"))
+        raise fail(record, what, f"{text!r} (no {', '.join(missing)})")
+    extra = {key: value for key, value in values.items() if key not in ("b", "s", "t")}
+    try:
+        return TrialPoint(b=values["b"], s=values["s"], t=values["t"], extra=extra)
+    except ValueError as error:  # InputError: an axis below 1
+        if record is None:
+            raise FormatError(str(error)) from None
+        raise fail(record, "a trial point with axes >= 1", repr(text)) from None
+
+
+def _percent(record: Record, cell: str, line: int, column: str) -> float | None:
+    text = cell.strip().rstrip("%").strip()
+    if text.lower() in _NOT_AVAILABLE or cell.strip().lower() in _NOT_AVAILABLE:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise fail(
+            record,
+            f"a number or '{NO_COUNTERS}' in {column}",
+            repr(cell),
+            line=line,
+            section="Stages",
+        ) from None
+
+
+def _number(record: Record, cell: str, line: int, what: str, section: str) -> float:
+    try:
+        return float(cell.strip())
+    except ValueError:
+        raise fail(record, what, repr(cell), line=line, section=section) from None
+
+
+def _stages(record: Record) -> tuple[Stage, ...]:
+    section = record.require("Stages")
+    stages = []
+    for line, cells in table_rows(record, section, STAGE_COLUMNS):
+        name, duration, tc, dram, occ, bottleneck, issue = cells
+        match = _DURATION.match(duration.strip())
+        if match is None:
+            raise fail(
+                record, "a duration like '41.25 us'", repr(duration), line=line, section="Stages"
+            )
+        stages.append(
+            Stage(
+                name=name,
+                duration=float(match.group("value")),
+                unit=match.group("unit"),
+                tc_pct=_percent(record, tc, line, "TC%"),
+                dram_pct=_percent(record, dram, line, "DRAM%"),
+                occupancy_pct=_percent(record, occ, line, "Occ%"),
+                bottleneck=bottleneck,
+                key_issue=issue,
+            )
+        )
+    return tuple(stages)
+
+
+def _bottleneck(record: Record) -> tuple[Bottleneck, str]:
+    section = record.require("Bottleneck:", shown="Bottleneck: [Memory/Compute/Latency]-bound")
+    verdict = section.rest("Bottleneck:")
+    found = None
+    for option in Bottleneck:
+        if verdict.lower().startswith(option.value.split("-")[0].lower()):
+            found = option
+    if found is None:
+        raise fail(
+            record,
+            "'Memory-bound', 'Compute-bound' or 'Latency-bound'",
+            repr(verdict),
+            line=section.line,
+            section="Bottleneck",
+        )
+    cause: list[str] = []
+    for _, line in section.body:
+        stripped = line.strip()
+        if not cause:
+            if stripped.lower().startswith("root cause:"):
+                cause.append(stripped[len("root cause:") :])
+            continue
+        if not stripped or stripped.startswith(("|", "#", "-", "*")):
+            break  # the root cause paragraph ends at a blank line, a table or a list
+        cause.append(stripped)
+    if not cause:
+        raise fail(
+            record,
+            "a 'Root cause: ...' line under '### Bottleneck:'",
+            "none",
+            line=section.line,
+            section="Bottleneck",
+        )
+    return found, one_line(" ".join(cause))
+
+
+def _opportunities(record: Record) -> tuple[Opportunity, ...]:
+    section = record.require("Top 3 Opportunities", shown="Top 3 Opportunities")
+    found = []
+    for line, text in numbered_items(section):
+        match = _OPPORTUNITY.match(text) or _OPPORTUNITY_NO_ID.match(text)
+        if match is None:
+            raise fail(
+                record,
+                "an opportunity like 'name (`entry-id`) -- est. 30% gain -- trigger: dram_pct=40'",
+                repr(text),
+                line=line,
+                section="Top 3 Opportunities",
+            )
+        groups = match.groupdict()
+        found.append(
+            Opportunity(
+                name=groups["name"].strip(),
+                entry_id=(groups.get("id") or "").strip(),
+                gain_pct=float(groups["gain"]),
+                trigger=groups["trigger"].strip(),
+            )
+        )
+    return tuple(found)
+
+
+def _baseline_unit(metric: str, change: str) -> str:
+    # The table does not print BaselineMetric.unit: percentages show as "pp" changes,
+    # time units as the "(us)" suffix profile_report gives the metric's name.
+    if change.strip().endswith("pp"):
+        return "%"
+    match = _UNIT_SUFFIX.search(metric)
+    if match and match.group("unit").strip() in UNIT_SECONDS:
+        return match.group("unit").strip()
+    return ""
+
+
+def _baseline(record: Record) -> tuple[BaselineMetric, ...]:
+    section = record.find("vs Baseline")
+    if section is None:
+        return ()
+    rows = []
+    for line, cells in table_rows(record, section, BASELINE_COLUMNS):
+        metric, previous, current, change = cells
+        rows.append(
+            BaselineMetric(
+                metric=metric,
+                previous=_number(record, previous, line, "a number in Previous", "vs Baseline"),
+                current=_number(record, current, line, "a number in Current", "vs Baseline"),
+                unit=_baseline_unit(metric, change),
+            )
+        )
+    return tuple(rows)
+
+
+def _head(record: Record) -> tuple[str, str, TrialPoint]:
+    what, sep, where = record.heading.rpartition("|")
+    names = what.split()
+    if not sep or len(names) < 2:
+        raise fail(
+            record,
+            "'## Profile: <kernel> <version> | b=X, s=X, t=X'",
+            repr(f"## Profile: {record.heading}"),
+            section="Profile",
+        )
+    kernel = what.strip()[: -len(names[-1])].strip()
+    return kernel, names[-1], parse_point(where, record=record)
+
+
+def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> ProfileReport:
+    """Read the profiler's ``## Profile:`` hand-off into a :class:`ProfileReport`.
+
+    Parameters
+    ----------
+    text : str
+        Markdown holding the hand-off; prose before, after and between its sections,
+        CRLF line ends and a surrounding code fence are ignored.
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Returns
+    -------
+    ProfileReport
+        The record :meth:`ProfileReport.render` would print as ``text``.
+
+    Raises
+    ------
+    FormatError
+        Naming the missing or unreadable section and its line.
+
+    Examples
+    --------
+    >>> from kernelopt.bench import Bottleneck, ProfileReport, Stage
+    >>> from kernelopt.workflow import parse_profile
+    >>> report = ProfileReport(
+    ...     kernel="mla_decode", version="v2", point={"b": 32, "s": 1, "t": 4096},
+    ...     stages=[Stage(name="decode", duration=66.53, tc_pct=9.9, dram_pct=53.8)],
+    ...     bottleneck=Bottleneck.MEMORY, root_cause="Bytes set the floor.",
+    ... )
+    >>> parse_profile("Here it is:\\n\\n" + report.render()) == report
+    True
+    """
+    record = find_record(text, "Profile:", kind="profile", path=path)
+    kernel, version, point = _head(record)
+    bottleneck, cause = _bottleneck(record)
+    return ProfileReport(
+        kernel=kernel,
+        version=version,
+        point=point,
+        stages=_stages(record),
+        bottleneck=bottleneck,
+        root_cause=cause,
+        opportunities=_opportunities(record),
+        baseline=_baseline(record),
+    )

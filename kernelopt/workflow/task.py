@@ -1,0 +1,359 @@
+"""Orchestrator → Designer: the ``## Optimization Task:`` hand-off as a typed record.
+
+::
+
+    ## Optimization Task: mla_decode v2 -> v3
+    ### Current Bottleneck: Memory-bound -- 54% of the roofline floor at 2286 GB/s
+    ### Optimizations to Apply:
+    1. [cuda-graphs](docs/knowledge/optimizations/cuda-graphs.md) -- replay -- rationale: 10% launch
+
+    ### Constraints
+    - Language: triton
+    - Control level: tile-level (Triton block pointers)
+    - Register budget: 128 registers per thread
+    - Target occupancy: 50%
+    - keep the public signature of mla_decode
+
+:meth:`OptimizationTask.render` writes exactly this; :func:`parse_task` reads it back
+(``parse_task(task.render()) == task``) and tolerates prose around and between the
+sections. :meth:`OptimizationTask.validate` checks every linked entry against a catalog.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+from kernelopt.workflow._markdown import (
+    Record,
+    bullet_items,
+    fail,
+    find_record,
+    numbered_items,
+    one_line,
+)
+from kernelopt.workflow.changes import (
+    Change,
+    EntryLookup,
+    check_links,
+    parse_change,
+    raise_unknown,
+)
+
+__all__ = ["Constraints", "OptimizationTask", "parse_task"]
+
+_LABELS = {
+    "language": "Language",
+    "control_level": "Control level",
+    "register_budget": "Register budget",
+    "target_occupancy_pct": "Target occupancy",
+}
+_NONE = "none"
+
+
+def _where(instance: object, attribute: attrs.Attribute[Any]) -> str:
+    return f"{type(instance).__name__}.{attribute.name}"
+
+
+def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value or value != value.strip() or "\n" in value:
+        raise InputError(
+            expected(
+                "one non-empty line without surrounding spaces",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
+
+
+def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if (
+        not isinstance(value, str)
+        or not value
+        or re.search(r"\s", value)
+        or "->" in value
+        or "→" in value
+    ):
+        raise InputError(
+            expected(
+                "a version name without spaces, '->' or '→'",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
+
+
+def _optional_line(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None:
+        _line(instance, attribute, value)
+
+
+def _strs(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise InputError(expected("a sequence of strings", repr(value)))
+    return tuple(value)
+
+
+def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
+    return tuple(value)
+
+
+def _other(instance: Constraints, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    for item in value:
+        _line(instance, attribute, item)
+        label = item.split(":", 1)[0].strip().lower()
+        if item.lower() == _NONE or label in {v.lower() for v in _LABELS.values()}:
+            raise InputError(
+                expected(
+                    "free constraints other than 'none' and not starting with a typed label "
+                    f"({', '.join(_LABELS.values())}: use the field)",
+                    repr(item),
+                    where="Constraints.other",
+                )
+            )
+
+
+def _budget(instance: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise InputError(
+            expected("an integer >= 1 or None", value, where=_where(instance, attribute))
+        )
+
+
+def _occupancy(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not (isinstance(value, (int, float)) and 0.0 <= value <= 100.0):
+        raise InputError(
+            expected("a percentage in [0, 100] or None", value, where=_where(instance, attribute))
+        )
+
+
+def _float_or_none(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _number(value: float) -> str:
+    # Shortest text that reads back as the same float: 50 -> "50", 37.5 -> "37.5".
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+@attrs.frozen(kw_only=True)
+class Constraints:
+    """The limits a new version must respect.
+
+    Parameters
+    ----------
+    language : str, optional
+        Implementation language (``"triton"``, ``"cuda"``, ``"cute-dsl"``, ``"cutile"``).
+    control_level : str, optional
+        The control the design needs (``"warp-level (explicit MMA and shared memory)"``).
+    register_budget : int, optional
+        Registers per thread the kernel may use.
+    target_occupancy_pct : float, optional
+        Occupancy to keep, %.
+    other : tuple of str
+        Further constraints, one line each.
+    """
+
+    language: str | None = attrs.field(default=None, validator=_optional_line)
+    control_level: str | None = attrs.field(default=None, validator=_optional_line)
+    register_budget: int | None = attrs.field(default=None, validator=_budget)
+    target_occupancy_pct: float | None = attrs.field(
+        default=None, converter=_float_or_none, validator=_occupancy
+    )
+    other: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_other)
+
+    def lines(self) -> list[str]:
+        """The bullet texts, typed fields first (``- none`` when there is nothing)."""
+        out = []
+        if self.language is not None:
+            out.append(f"Language: {self.language}")
+        if self.control_level is not None:
+            out.append(f"Control level: {self.control_level}")
+        if self.register_budget is not None:
+            out.append(f"Register budget: {self.register_budget} registers per thread")
+        if self.target_occupancy_pct is not None:
+            out.append(f"Target occupancy: {_number(self.target_occupancy_pct)}%")
+        out.extend(self.other)
+        return out or [_NONE]
+
+
+def _constraint(record: Record, line: int, text: str, values: dict[str, Any]) -> None:
+    label, sep, rest = text.partition(":")
+    key = next((k for k, v in _LABELS.items() if sep and v.lower() == label.strip().lower()), None)
+    rest = rest.strip()
+    if key is None:
+        if text.lower() != _NONE:
+            values["other"].append(text)
+        return
+    if key == "register_budget":
+        match = re.match(r"^(\d+)\b", rest)
+        if match is None:
+            raise fail(
+                record,
+                "'Register budget: <N> registers per thread'",
+                repr(text),
+                line=line,
+                section="Constraints",
+            )
+        values[key] = int(match.group(1))
+    elif key == "target_occupancy_pct":
+        try:
+            values[key] = float(rest.rstrip("%").strip())
+        except ValueError:
+            raise fail(
+                record, "'Target occupancy: <N>%'", repr(text), line=line, section="Constraints"
+            ) from None
+    else:
+        values[key] = rest
+
+
+@attrs.frozen(kw_only=True)
+class OptimizationTask:
+    """What the orchestrator asks the designer to build.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel (``"mla_decode"``).
+    current, new_version : str
+        The version to start from and the one to create (no spaces).
+    bottleneck : str
+        The current bottleneck, from the profiler, one line.
+    optimizations : tuple of Change
+        What to apply, in order, each with its rationale and catalog link.
+    constraints : Constraints
+        Register budget, target occupancy, control level, language.
+    """
+
+    kernel: str = attrs.field(validator=_line)
+    current: str = attrs.field(validator=_word)
+    new_version: str = attrs.field(validator=_word)
+    bottleneck: str = attrs.field(converter=one_line, validator=_line)
+    optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
+    constraints: Constraints = attrs.field(factory=Constraints)
+
+    @optimizations.validator
+    def _check_optimizations(self, _attribute: Any, value: tuple[Change, ...]) -> None:
+        if not value:
+            raise InputError(
+                expected("at least one optimization", "none", where="OptimizationTask")
+            )
+
+    @classmethod
+    def from_profile(
+        cls,
+        report: Any,
+        *,
+        new_version: str,
+        optimizations: Sequence[Change],
+        constraints: Constraints | None = None,
+    ) -> OptimizationTask:
+        """A task continuing a profile hand-off (:class:`~kernelopt.bench.ProfileReport`).
+
+        The bottleneck line is the profile's verdict and root cause.
+        """
+        return cls(
+            kernel=report.kernel,
+            current=report.version,
+            new_version=new_version,
+            bottleneck=one_line(f"{report.bottleneck.value} -- {report.root_cause}"),
+            optimizations=optimizations,
+            constraints=constraints or Constraints(),
+        )
+
+    def render(self) -> str:
+        """The hand-off in the contract's exact markdown (ends in a newline)."""
+        lines = [
+            f"## Optimization Task: {self.kernel} {self.current} -> {self.new_version}",
+            f"### Current Bottleneck: {self.bottleneck}",
+            "### Optimizations to Apply:",
+        ]
+        lines += [f"{n}. {change.render()}" for n, change in enumerate(self.optimizations, 1)]
+        lines += ["", "### Constraints"]
+        lines += [f"- {text}" for text in self.constraints.lines()]
+        return "\n".join(lines) + "\n"
+
+    def problems(self, catalog: EntryLookup) -> list[str]:
+        """Unknown or stale catalog links, as messages (empty when all resolve)."""
+        return check_links(self.optimizations, catalog)
+
+    def validate(self, catalog: EntryLookup) -> None:
+        """Check that every linked entry id exists in ``catalog`` (and its link is current).
+
+        Raises
+        ------
+        CatalogError
+            Listing every unknown id (and stale link).
+        """
+        raise_unknown(self.problems(catalog), "optimizations")
+
+
+def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> OptimizationTask:
+    """Read an ``## Optimization Task:`` hand-off.
+
+    Parameters
+    ----------
+    text : str
+        Markdown holding the hand-off (prose around it is ignored).
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Raises
+    ------
+    FormatError
+        Naming the missing or unreadable section and its line.
+    """
+    record = find_record(text, "Optimization Task:", kind="optimization task", path=path)
+    match = re.match(r"^(?P<head>.*)\s*(?:->|→)\s*(?P<new>\S+)$", record.heading)
+    names = [] if match is None else match.group("head").split()
+    if match is None or len(names) < 2:
+        raise fail(
+            record,
+            "'## Optimization Task: <kernel> <current> -> <new_version>'",
+            repr(f"## Optimization Task: {record.heading}"),
+            section="Optimization Task",
+        )
+    head, new_version = match.group("head").strip(), match.group("new")
+    bottleneck = record.require("Current Bottleneck:").rest("Current Bottleneck:")
+    section = record.require("Optimizations to Apply")
+    optimizations = []
+    for line, item in numbered_items(section):
+        try:
+            optimizations.append(parse_change(item))
+        except InputError as error:
+            raise fail(
+                record,
+                "an optimization item",
+                f"{item!r} ({error})",
+                line=line,
+                section="Optimizations to Apply",
+            ) from None
+    if not optimizations:
+        raise fail(
+            record,
+            "numbered optimizations ('1. ...')",
+            "none",
+            line=section.line,
+            section="Optimizations to Apply",
+        )
+    values: dict[str, Any] = {"other": []}
+    constraints = record.find("Constraints")
+    if constraints is not None:
+        for line, item in bullet_items(constraints):
+            _constraint(record, line, item, values)
+    try:
+        return OptimizationTask(
+            kernel=head[: -len(names[-1])].strip(),
+            current=names[-1],
+            new_version=new_version,
+            bottleneck=one_line(bottleneck),
+            optimizations=optimizations,
+            constraints=Constraints(**values),
+        )
+    except InputError as error:
+        raise fail(record, "a valid optimization task", str(error)) from None

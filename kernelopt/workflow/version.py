@@ -1,0 +1,405 @@
+"""Designer → Orchestrator: the ``## New Version:`` hand-off as a typed record.
+
+::
+
+    ## New Version: mla_decode v3
+    ### Changes Applied:
+    - [cuda-graphs](docs/knowledge/optimizations/cuda-graphs.md) -- replay one graph per step
+    ### Files:
+    - Created: kernels/mla_decode_v3.py
+    - Modified: kernels/__init__.py
+    ### Correctness: PASS -- rel err 1.8e-3 against the float64 reference at both points
+
+    ### Trial Configurations Checked
+    1. decode [b=32, s=1, t=4096] -- decode-like: one query token, memory-bound
+    2. speculative [b=32, s=16, t=4096] -- speculative decoding: 16 draft tokens, compute-bound
+
+    ### Devlog Entry Written: docs/kernels/mla_decode.md
+
+:meth:`NewVersion.render` writes exactly this and :func:`parse_version` reads it back
+(``parse_version(v.render()) == v``). A point may also be written ``[32, 1, 4096]`` (b, s,
+t) by hand; a trial's name (``decode``) is optional.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt.bench.trials import TrialPoint
+from kernelopt.experiments.records import Correctness
+from kernelopt.workflow._markdown import Record, bullet_items, fail, find_record, numbered_items
+from kernelopt.workflow.changes import (
+    Change,
+    EntryLookup,
+    check_links,
+    parse_change,
+    raise_unknown,
+)
+from kernelopt.workflow.profile import parse_point
+
+__all__ = ["NewVersion", "TrialCheck", "parse_version"]
+
+_NO_DEVLOG = "none"
+_TRIAL = re.compile(r"^(?P<name>[^\[]*?)\s*\[(?P<point>[^\]]*)\]\s*(?:--|—|–|:)?\s*(?P<why>.*)$")
+
+
+def _where(instance: object, attribute: attrs.Attribute[Any]) -> str:
+    return f"{type(instance).__name__}.{attribute.name}"
+
+
+def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value or value != value.strip() or "\n" in value:
+        raise InputError(
+            expected(
+                "one non-empty line without surrounding spaces",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
+
+
+def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value or re.search(r"\s", value):
+        raise InputError(
+            expected("a name without spaces", repr(value), where=_where(instance, attribute))
+        )
+
+
+def _path(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    _line(instance, attribute, value)
+    if "," in value or "`" in value or value.lower() == _NO_DEVLOG:
+        raise InputError(
+            expected(
+                "a path without commas or backticks, other than 'none'",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
+
+
+def _paths(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    for item in value:
+        _path(instance, attribute, item)
+
+
+def _strs(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise InputError(expected("a sequence of strings", repr(value)))
+    return tuple(value)
+
+
+def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
+    return tuple(value)
+
+
+def _trials(value: Iterable[TrialCheck]) -> tuple[TrialCheck, ...]:
+    return tuple(value)
+
+
+def _point(value: TrialPoint | dict[str, int]) -> TrialPoint:
+    if isinstance(value, TrialPoint):
+        return value
+    extra = {k: int(v) for k, v in value.items() if k not in ("b", "s", "t")}
+    return TrialPoint(b=int(value["b"]), s=int(value["s"]), t=int(value["t"]), extra=extra)
+
+
+def _trial_point(instance: TrialCheck, attribute: attrs.Attribute[Any], value: TrialPoint) -> None:
+    name = value.name
+    if name != name.strip() or "\n" in name or "[" in name or "]" in name:
+        raise InputError(
+            expected(
+                "a point name without brackets or surrounding spaces",
+                repr(name),
+                where="TrialCheck.point.name",
+            )
+        )
+
+
+def _point_text(point: TrialPoint) -> str:
+    terms = ", ".join(f"{key}={value}" for key, value in point.as_dict().items())
+    return f"{point.name} [{terms}]" if point.name else f"[{terms}]"
+
+
+@attrs.frozen(kw_only=True)
+class TrialCheck:
+    """One trial configuration the designer checked, and why it matters.
+
+    Parameters
+    ----------
+    point : TrialPoint
+        The configuration (its ``name``, such as ``"decode"``, is written before it).
+    why : str
+        Why this point matters, one line.
+    """
+
+    point: TrialPoint = attrs.field(converter=_point, validator=_trial_point)
+    why: str = attrs.field(validator=_line)
+
+    def render(self) -> str:
+        """``decode [b=32, s=1, t=4096] -- why``."""
+        return f"{_point_text(self.point)} -- {self.why}"
+
+
+def _devlog(instance: NewVersion, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None:
+        _path(instance, attribute, value)
+
+
+@attrs.frozen(kw_only=True)
+class NewVersion:
+    """What the designer built and checked.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel.
+    version : str
+        The new version (no spaces).
+    changes : tuple of Change
+        What was applied, with catalog links where an entry was applied.
+    created, modified : tuple of str
+        Paths of the files created and modified.
+    correctness : Correctness
+        PASS, FAIL (or UNKNOWN when not checked).
+    correctness_detail : str
+        How it was checked, one line; may be empty.
+    trials : tuple of TrialCheck
+        The trial configurations checked, each with why it matters.
+    devlog : str, optional
+        Path of the devlog entry written; None when none was.
+    """
+
+    kernel: str = attrs.field(validator=_line)
+    version: str = attrs.field(validator=_word)
+    changes: tuple[Change, ...] = attrs.field(converter=_changes)
+    created: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
+    modified: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
+    correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
+    correctness_detail: str = attrs.field(default="")
+    trials: tuple[TrialCheck, ...] = attrs.field(default=(), converter=_trials)
+    devlog: str | None = attrs.field(default=None, validator=_devlog)
+
+    @changes.validator
+    def _check_changes(self, _attribute: Any, value: tuple[Change, ...]) -> None:
+        if not value:
+            raise InputError(expected("at least one change applied", "none", where="NewVersion"))
+
+    @correctness_detail.validator
+    def _check_detail(self, attribute: Any, value: str) -> None:
+        if value:
+            _line(self, attribute, value)
+
+    @property
+    def entry_ids(self) -> tuple[str, ...]:
+        """Ids of the catalog entries the version applied (what LEARN updates)."""
+        return tuple(c.entry_id for c in self.changes if c.entry_id is not None)
+
+    def render(self) -> str:
+        """The hand-off in the contract's exact markdown (ends in a newline)."""
+        verdict = self.correctness.value
+        if self.correctness_detail:
+            verdict = f"{verdict} -- {self.correctness_detail}"
+        lines = [f"## New Version: {self.kernel} {self.version}", "### Changes Applied:"]
+        lines += [f"- {change.render()}" for change in self.changes]
+        lines.append("### Files:")
+        lines += [f"- Created: {path}" for path in self.created]
+        lines += [f"- Modified: {path}" for path in self.modified]
+        if not self.created and not self.modified:
+            lines.append("- none")
+        lines += [f"### Correctness: {verdict}", "", "### Trial Configurations Checked"]
+        lines += [f"{n}. {trial.render()}" for n, trial in enumerate(self.trials, 1)]
+        if not self.trials:
+            lines.append("(none)")
+        lines += ["", f"### Devlog Entry Written: {self.devlog or _NO_DEVLOG}"]
+        return "\n".join(lines) + "\n"
+
+    def problems(
+        self, catalog: EntryLookup, *, root: str | os.PathLike[str] | None = None
+    ) -> list[str]:
+        """What a reviewer would reject, as messages (empty when none).
+
+        Unknown or stale catalog links; correctness not PASS; no trial configuration;
+        and, with ``root``, files and the devlog that do not exist below it.
+        """
+        found = check_links(self.changes, catalog)
+        if self.correctness is not Correctness.PASS:
+            found.append(f"correctness is {self.correctness.value}, not PASS")
+        if not self.trials:
+            found.append("no trial configuration checked")
+        if root is not None:
+            base = Path(root)
+            for kind, paths in (("created", self.created), ("modified", self.modified)):
+                found += [
+                    f"{kind} file {p} does not exist" for p in paths if not (base / p).exists()
+                ]
+            if self.devlog is None:
+                found.append("no devlog entry written")
+            elif not (base / self.devlog).is_file():
+                found.append(f"devlog {self.devlog} does not exist")
+        return found
+
+    def validate(self, catalog: EntryLookup) -> None:
+        """Check that every linked entry id exists in ``catalog`` (and its link is current).
+
+        Raises
+        ------
+        CatalogError
+            Listing every unknown id (and stale link).
+        """
+        raise_unknown(check_links(self.changes, catalog), "changes")
+
+
+def _items(record: Record, label: str) -> list[tuple[int, str]]:
+    section = record.require(label)
+    found = bullet_items(section)
+    inline = section.rest(label)
+    if inline:  # "### Changes Applied: a; b" written on the heading line
+        found = [(section.line, item.strip()) for item in inline.split(";") if item.strip()] + found
+    return found
+
+
+def _files(record: Record) -> tuple[list[str], list[str]]:
+    created: list[str] = []
+    modified: list[str] = []
+    for line, item in _items(record, "Files:"):
+        if item.lower() == _NO_DEVLOG:
+            continue
+        # "Created: a, b" or "Created/Modified a" as the contract's placeholder reads.
+        match = re.match(r"^(created|modified|new|changed)\b\s*:?\s*(.*)$", item, re.IGNORECASE)
+        if match is None:
+            raise fail(
+                record,
+                "'Created: <path>' or 'Modified: <path>'",
+                repr(item),
+                line=line,
+                section="Files",
+            )
+        target = created if match.group(1).lower() in ("created", "new") else modified
+        target += [p.strip().strip("`") for p in match.group(2).split(",") if p.strip()]
+    return created, modified
+
+
+def _correctness(record: Record) -> tuple[Correctness, str]:
+    section = record.require("Correctness:", shown="Correctness: PASS/FAIL")
+    text = section.rest("Correctness:")
+    match = re.match(r"^\**\s*(PASS|FAIL|UNKNOWN)\b\**\s*(?:--|—|–|:|-)?\s*(.*)$", text, re.I)
+    if match is None:
+        raise fail(
+            record,
+            "'PASS' or 'FAIL' after '### Correctness:'",
+            repr(text),
+            line=section.line,
+            section="Correctness",
+        )
+    return Correctness(match.group(1).upper()), match.group(2).strip()
+
+
+def _trial(record: Record, line: int, text: str) -> TrialCheck:
+    match = _TRIAL.match(text)
+    if match is None:
+        raise fail(
+            record,
+            "'[b=.., s=.., t=..] -- why'",
+            repr(text),
+            line=line,
+            section="Trial Configurations Checked",
+        )
+    terms = match.group("point")
+    if "=" not in terms:  # the contract's positional form [b, s, t]
+        values = [v.strip() for v in terms.split(",")]
+        if len(values) != 3:
+            raise fail(
+                record,
+                "a point [b, s, t]",
+                repr(terms),
+                line=line,
+                section="Trial Configurations Checked",
+            )
+        terms = ", ".join(f"{k}={v}" for k, v in zip(("b", "s", "t"), values, strict=True))
+    try:
+        point = parse_point(terms)
+    except FormatError as error:
+        raise fail(
+            record,
+            "a trial point",
+            error.message,
+            line=line,
+            section="Trial Configurations Checked",
+        ) from None
+    why = match.group("why").strip()
+    if not why:
+        raise fail(
+            record,
+            "why the point matters after it ('[b, s, t] -- why')",
+            repr(text),
+            line=line,
+            section="Trial Configurations Checked",
+        )
+    return TrialCheck(point=attrs.evolve(point, name=match.group("name").strip()), why=why)
+
+
+def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> NewVersion:
+    """Read a ``## New Version:`` hand-off.
+
+    Parameters
+    ----------
+    text : str
+        Markdown holding the hand-off (prose around it is ignored).
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Raises
+    ------
+    FormatError
+        Naming the missing or unreadable section and its line.
+    """
+    record = find_record(text, "New Version:", kind="new version", path=path)
+    names = record.heading.split()
+    if len(names) < 2:
+        raise fail(
+            record,
+            "'## New Version: <kernel> <version>'",
+            repr(f"## New Version: {record.heading}"),
+            section="New Version",
+        )
+    changes = []
+    for line, item in _items(record, "Changes Applied:"):
+        try:
+            changes.append(parse_change(item))
+        except InputError as error:
+            raise fail(
+                record, "a change item", f"{item!r} ({error})", line=line, section="Changes Applied"
+            ) from None
+    if not changes:
+        section = record.require("Changes Applied:")
+        raise fail(
+            record, "changes ('- ...')", "none", line=section.line, section="Changes Applied"
+        )
+    created, modified = _files(record)
+    correctness, detail = _correctness(record)
+    trials = [
+        _trial(record, line, item)
+        for line, item in numbered_items(record.require("Trial Configurations Checked"))
+    ]
+    devlog = record.require("Devlog Entry Written:").rest("Devlog Entry Written:").strip("`")
+    try:
+        return NewVersion(
+            kernel=record.heading[: -len(names[-1])].strip(),
+            version=names[-1],
+            changes=changes,
+            created=created,
+            modified=modified,
+            correctness=correctness,
+            correctness_detail=detail,
+            trials=trials,
+            devlog=None if devlog.lower() in (_NO_DEVLOG, "") else devlog,
+        )
+    except InputError as error:
+        raise fail(record, "a valid new-version hand-off", str(error)) from None

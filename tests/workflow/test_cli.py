@@ -1,0 +1,309 @@
+"""`kernelopt learn` and `kernelopt report`: output, files written, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt.catalog import Catalog, parse_entry
+from kernelopt.cli import main
+from kernelopt.workflow import Change, NewVersion, OptimizationTask, TrialCheck, parse_profile
+
+from .conftest import anchor_row, bench_row, snapshot, write_rows
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    write_rows(tmp_path / "v1.jsonl", anchor_row("splits16", samples=40, seed=1))
+    write_rows(tmp_path / "v2.jsonl", anchor_row("splits8", samples=40, seed=2))
+    write_rows(tmp_path / "v3.jsonl", anchor_row("splits32"))
+    write_rows(tmp_path / "same.jsonl", bench_row("v2b", 66.6))
+    return tmp_path
+
+
+def test_learn_records_evidence(
+    capsys: pytest.CaptureFixture[str], runs: Path, knowledge: Path
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "learn",
+        "--before",
+        str(runs / "v1.jsonl"),
+        "--after",
+        str(runs / "v2.jsonl"),
+        "--entry",
+        "split-kv-flash-decoding",
+        "--knowledge",
+        str(knowledge),
+        "--kernel",
+        "mla_decode",
+    )
+    assert code == 0 and out.startswith("FAST: splits8 vs splits16")
+    entry = parse_entry((knowledge / "optimizations/split-kv-flash-decoding.md").read_text("utf-8"))
+    assert entry.evidence[-1].rows[-1].config.startswith("mla_decode b=32 s=1 t=4096 h=16")
+
+
+def test_learn_json_dry_run_and_regression(
+    capsys: pytest.CaptureFixture[str], runs: Path, knowledge: Path
+) -> None:
+    files = snapshot(knowledge)
+    code, out, _ = run(
+        capsys,
+        "learn",
+        "--before",
+        str(runs / "v2.jsonl"),
+        "--after",
+        str(runs / "v3.jsonl"),
+        "--entry",
+        "split-kv-flash-decoding",
+        "--knowledge",
+        str(knowledge),
+        "--dry-run",
+        "--json",
+    )
+    data = json.loads(out)
+    assert code == 0 and data["action"] == "new-anti-pattern" and data["verdict"] == "SLOW"
+    assert data["dry_run"] and data["entry_id"] == "split-kv-flash-decoding-regression"
+    assert data["row"]["change"] == "+37.1 % (SLOW)"
+    assert snapshot(knowledge) == files
+
+
+def test_learn_exit_codes(capsys: pytest.CaptureFixture[str], runs: Path, knowledge: Path) -> None:
+    noisy = write_rows(runs / "noisy.jsonl", bench_row("v9", 64.0, spread=0.09))
+    base = write_rows(runs / "base.jsonl", bench_row("v8", 66.53, spread=0.09))
+    code, out, _ = run(
+        capsys,
+        "learn",
+        "--before",
+        str(base),
+        "--after",
+        str(noisy),
+        "--entry",
+        "split-kv-flash-decoding",
+        "--knowledge",
+        str(knowledge),
+    )
+    assert code == 1 and out.startswith("UNCLEAR")
+    code, out, _ = run(
+        capsys,
+        "learn",
+        "--before",
+        str(runs / "v2.jsonl"),
+        "--after",
+        str(runs / "same.jsonl"),
+        "--entry",
+        "split-kv-flash-decoding",
+        "--knowledge",
+        str(knowledge),
+    )
+    assert code == 0 and out.startswith("SAME") and "nothing recorded" in out.lower()
+    code, _, err = run(
+        capsys,
+        "learn",
+        "--before",
+        str(runs / "v1.jsonl"),
+        "--after",
+        str(runs / "v2.jsonl"),
+        "--entry",
+        "nope",
+        "--knowledge",
+        str(knowledge),
+    )
+    assert code == 2 and "nope" in err
+    code, _, err = run(
+        capsys,
+        "learn",
+        "--before",
+        str(runs / "missing.jsonl"),
+        "--after",
+        str(runs / "v2.jsonl"),
+        "--entry",
+        "cuda-graphs",
+    )
+    assert code == 2 and "no file" in err
+
+
+def test_report_profile_from_rows_and_devlog(
+    capsys: pytest.CaptureFixture[str], runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KERNELOPT_CACHE_DIR", str(runs / "cache"))  # no cached ceilings
+    devlog = runs / "docs" / "kernels" / "mla_decode.md"
+    code, out, err = run(
+        capsys,
+        "report",
+        "profile",
+        "--rows",
+        str(runs / "v2.jsonl"),
+        "--kernel",
+        "mla_decode",
+        "--version",
+        "v2",
+        "--baseline",
+        str(runs / "v1.jsonl"),
+        "--devlog",
+        str(devlog),
+    )
+    assert code == 0, err
+    report = parse_profile(out)
+    assert report.version == "v2" and report.baseline[0].previous == 74.08
+    assert "1 added" in err and "| v2 | b=32 s=1 t=4096 h=16 | 66.53 us |" in devlog.read_text(
+        "utf-8"
+    )
+    code, out, _ = run(
+        capsys,
+        "report",
+        "profile",
+        "--rows",
+        str(runs / "v2.jsonl"),
+        "--kernel",
+        "mla_decode",
+        "--version",
+        "v2",
+        "--json",
+    )
+    assert code == 0 and json.loads(out)[0]["bottleneck"] == "Memory-bound"
+    code, _, err = run(capsys, "report", "profile", "--rows", str(runs / "v2.jsonl"))
+    assert code == 2 and "--kernel" in err
+
+
+def test_report_profile_file_check(
+    capsys: pytest.CaptureFixture[str], runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(runs)
+    code, out, _ = run(
+        capsys, "report", "profile", "--rows", "v2.jsonl", "--kernel", "k", "--version", "v2"
+    )
+    path = runs / "profile.md"
+    path.write_text("Profiler says:\n\n" + out, encoding="utf-8")
+    code, out, _ = run(capsys, "report", "profile", str(path), "--check")
+    assert code == 0 and "OK" in out
+    path.write_text(made_up_ids(runs), "utf-8")
+    code, _, err = run(capsys, "report", "profile", str(path), "--check")
+    assert code == 1 and "unknown entry id 'made-up-" in err
+    path.write_text("## Profile: k v1 | b=1, s=1, t=1\n", encoding="utf-8")
+    code, _, err = run(capsys, "report", "profile", str(path), "--check")
+    assert code == 1 and "[Bottleneck]" in err and "profile.md:1" in err
+
+
+def made_up_ids(runs: Path) -> str:
+    from kernelopt.bench import read_rows
+    from kernelopt.workflow import profile_from_rows
+
+    [report] = profile_from_rows(read_rows(runs / "v2.jsonl"), kernel="k", version="v2")
+    return report.render().replace("(`", "(`made-up-")
+
+
+def test_report_task_check(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    catalog = Catalog.builtin()
+    task = OptimizationTask(
+        kernel="mla_decode",
+        current="v2",
+        new_version="v3",
+        bottleneck="Memory-bound",
+        optimizations=[Change.of(catalog.get("split-kv-flash-decoding"), "split in 8")],
+    )
+    good = tmp_path / "task.md"
+    good.write_text(task.render(), encoding="utf-8")
+    code, out, _ = run(capsys, "report", "task", str(good), "--check")
+    assert code == 0 and out.strip() == f"{good}: OK"
+    code, out, _ = run(capsys, "report", "task", str(good))
+    assert code == 0 and out == task.render()
+    code, out, _ = run(capsys, "report", "task", str(good), "--json")
+    assert json.loads(out)["optimizations"][0]["entry_id"] == "split-kv-flash-decoding"
+    bad = tmp_path / "bad.md"
+    bad.write_text(task.render().replace("[split-kv-flash-decoding]", "[split-kv-typo]"), "utf-8")
+    code, _, err = run(capsys, "report", "task", str(bad), "--check")
+    assert code == 1 and "unknown entry id 'split-kv-typo'" in err
+    broken = tmp_path / "broken.md"
+    broken.write_text("## Optimization Task: k a -> b\n", encoding="utf-8")
+    code, _, err = run(capsys, "report", "task", str(broken), "--check")
+    assert code == 1 and "Current Bottleneck" in err and "broken.md:1" in err
+    code, _, err = run(capsys, "report", "task", str(tmp_path / "none.md"))
+    assert code == 2
+    # A user tree holding the id makes it known; the link still names another file.
+    tree = tmp_path / "docs" / "knowledge" / "optimizations"
+    tree.mkdir(parents=True)
+    text = (Path(catalog.source("split-kv-flash-decoding") or "")).read_text("utf-8")
+    (tree / "split-kv-typo.md").write_text(
+        text.replace("id: split-kv-flash-decoding", "id: split-kv-typo"), "utf-8"
+    )
+    code, _, err = run(capsys, "report", "task", str(bad), "--check")
+    assert code == 1 and "unknown" not in err
+    assert "its knowledge file is optimizations/split-kv-typo.md" in err
+
+
+def test_report_version_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    version = NewVersion(
+        kernel="mla_decode",
+        version="v3",
+        changes=[Change(what="split KV")],
+        created=["kernels/v3.py"],
+        correctness="PASS",
+        trials=[TrialCheck(point={"b": 32, "s": 1, "t": 4096}, why="decode")],
+        devlog="docs/kernels/mla_decode.md",
+    )
+    path = tmp_path / "v3.md"
+    path.write_text(version.render(), encoding="utf-8")
+    code, _, err = run(capsys, "report", "version", str(path), "--check", "--root", str(tmp_path))
+    assert code == 1 and "created file kernels/v3.py does not exist" in err
+    for rel in ("kernels/v3.py", "docs/kernels/mla_decode.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("", encoding="utf-8")
+    code, out, _ = run(capsys, "report", "version", str(path), "--check", "--root", str(tmp_path))
+    assert code == 0 and "OK" in out
+    code, out, _ = run(capsys, "report", "version", str(path), "--json")
+    assert json.loads(out)["correctness"] == "PASS"
+
+
+def test_report_without_a_kind_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "report")
+    assert code == 2 and "profile" in err
+
+
+def test_cached_ceilings_fill_in_the_rates(
+    capsys: pytest.CaptureFixture[str], runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelopt.bench import Ceilings
+    from kernelopt.bench.roofline import save_ceilings
+
+    monkeypatch.setenv("KERNELOPT_CACHE_DIR", str(runs / "cache"))
+    # The H200 ceilings of /work/shared/anchors/h200-2026-12-02.json, as if measured here.
+    save_ceilings(
+        Ceilings(
+            gpu="NVIDIA H200",
+            copy_bytes_per_s=4.2497501013921815e12,
+            matmul_flop_per_s=693.6596691456391e12,
+        )
+    )
+    devlog = runs / "mla_decode.md"
+    code, out, _ = run(
+        capsys,
+        "report",
+        "profile",
+        "--rows",
+        str(runs / "v2.jsonl"),
+        "--kernel",
+        "mla_decode",
+        "--version",
+        "splits8",
+        "--devlog",
+        str(devlog),
+    )
+    assert code == 0
+    assert (
+        "| splits8 | b=32 s=1 t=4096 h=16 | 66.53 us | 68.6 | 2286 | 53.8% |"
+        in devlog.read_text("utf-8")
+    )
+    # With raw samples and the ceilings, the report is profile_report's: absolute rates.
+    assert "GB/s" in parse_profile(out).root_cause

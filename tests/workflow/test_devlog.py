@@ -1,0 +1,283 @@
+"""The devlog's Performance section is updated in place; every other byte survives."""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from kernelopt import FormatError, InputError
+from kernelopt.bench import Bottleneck, Ceilings, ProfileReport, Stage
+from kernelopt.workflow import (
+    PerfRow,
+    parse_performance,
+    perf_row_from_profile,
+    perf_rows_from_bench,
+    read_performance,
+    update_devlog,
+)
+
+from .conftest import anchor_row, bench_row
+from .strategies import perf_rows
+
+H200 = Ceilings(  # /work/shared/anchors/h200-2026-12-02.json
+    gpu="NVIDIA H200",
+    copy_bytes_per_s=4.2497501013921815e12,
+    matmul_flop_per_s=693.6596691456391e12,
+)
+HEADER = "| Version | Point | Time | TFLOP/s | GB/s | Of floor | GPU | Date |"
+
+DEVLOG = (
+    "# mla_decode devlog   \n"
+    "\n"
+    "Design notes with trailing spaces.  \t\n"
+    "\n"
+    "```markdown\n"
+    "## Performance\n"
+    "| Version | Point | fake table inside a fence |\n"
+    "```\n"
+    "\n"
+    "## Performance\n"
+    "\n"
+    "Numbers below are CUDA-graph medians.\n"
+    "\n"
+    "### v1\n"
+    "\n"
+    f"{HEADER}\n"
+    "|---|---|---|---|---|---|---|---|\n"
+    "| v1 | b=32 s=1 t=4096 h=16 | 99.3 us | - | - | - | NVIDIA H200 | 2026-12-01 |\n"
+    "| v1 | b=32 s=16 t=4096 h=16 | 616 us | - | - | - | NVIDIA H200 | 2026-12-01 |\n"
+    "\n"
+    "v1 was the first split-KV kernel.\n"
+    "\n"
+    "## Design\n"
+    "\n"
+    "~~~python\n"
+    "## not a heading\n"
+    "~~~\n"
+    "Last line without a newline"
+)
+
+ROW = PerfRow(
+    version="v1",
+    point="b=32 s=1 t=4096 h=16",
+    time=66.53,
+    tflop_s=68.6,
+    gb_s=2286,
+    floor_pct=53.8,
+    gpu="NVIDIA H200",
+    date="2026-12-02",
+)
+
+
+def changed_lines(before: str, after: str) -> list[tuple[str, list[str], list[str]]]:
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    return [
+        (op, a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"
+    ]
+
+
+def test_a_row_of_the_same_version_and_point_is_replaced_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "mla_decode.md"
+    path.write_bytes(DEVLOG.encode())
+    update = update_devlog(path, [ROW])
+    assert update.replaced == (ROW,) and not update.added and not update.created
+    after = path.read_bytes().decode()
+    assert changed_lines(DEVLOG, after) == [
+        (
+            "replace",
+            ["| v1 | b=32 s=1 t=4096 h=16 | 99.3 us | - | - | - | NVIDIA H200 | 2026-12-01 |\n"],
+            [ROW.render() + "\n"],
+        )
+    ]
+
+
+def test_a_new_point_is_appended_to_its_version_table(tmp_path: Path) -> None:
+    path = tmp_path / "mla_decode.md"
+    path.write_bytes(DEVLOG.encode())
+    row = PerfRow(version="v1", point="b=32 s=1 t=4096 h=128", time=402.8, gpu="NVIDIA H200")
+    update_devlog(path, [row])
+    after = path.read_text(encoding="utf-8")
+    [(op, removed, added)] = changed_lines(DEVLOG, after)
+    assert op == "insert" and removed == [] and added == [row.render() + "\n"]
+    assert after.index(row.render()) > after.index("| v1 | b=32 s=16 t=4096 h=16 |")
+
+
+def test_a_new_version_gets_its_table_at_the_end_of_the_section(tmp_path: Path) -> None:
+    path = tmp_path / "mla_decode.md"
+    path.write_bytes(DEVLOG.encode())
+    row = PerfRow(version="v2", point="b=32 s=1 t=4096 h=16", time=60.0)
+    update_devlog(path, [row])
+    after = path.read_text(encoding="utf-8")
+    block = (
+        "\n### v2\n\n"
+        + HEADER
+        + "\n|---------|-------|------|---------|------|----------|-----|------|\n"
+        "| v2 | b=32 s=1 t=4096 h=16 | 60 us | - | - | - | - | - |\n"
+    )
+    last = "v1 was the first split-KV kernel.\n"
+    assert after == DEVLOG.replace(last, last + block)
+    assert after.index("### v2") < after.index("## Design")
+    assert after.index("v1 was the first split-KV kernel.") < after.index("### v2")
+
+
+def test_crlf_files_stay_crlf_and_byte_identical_elsewhere(tmp_path: Path) -> None:
+    path = tmp_path / "k.md"
+    original = DEVLOG.replace("\n", "\r\n").encode()
+    path.write_bytes(original)
+    update_devlog(path, [ROW, PerfRow(version="v9", point="b=1 s=1 t=1", time=1.0)])
+    after = path.read_bytes()
+    assert b"\n" not in after.replace(b"\r\n", b"")  # no bare LF was introduced
+    text = after.decode()
+    assert text.startswith(DEVLOG.replace("\n", "\r\n").split("### v1")[0])
+    assert text.endswith(
+        "## Design\r\n\r\n~~~python\r\n## not a heading\r\n~~~\r\nLast line without a newline"
+    )
+    assert [r.version for r in read_performance(path)] == ["v1", "v1", "v9"]
+
+
+def test_a_devlog_without_the_section_gets_one_at_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "k.md"
+    path.write_text("# k\n\nNotes.", encoding="utf-8")
+    update_devlog(path, [ROW])
+    assert path.read_text(encoding="utf-8") == (
+        "# k\n\nNotes.\n\n## Performance\n\n### v1\n\n" + HEADER + "\n"
+        "|---------|-------|------|---------|------|----------|-----|------|\n"
+        + ROW.render()
+        + "\n"
+    )
+
+
+def test_a_missing_devlog_is_created(tmp_path: Path) -> None:
+    path = tmp_path / "docs" / "kernels" / "mla_decode.md"
+    update = update_devlog(path, [ROW])
+    assert update.created and path.read_text(encoding="utf-8").startswith(
+        "# mla_decode\n\n## Performance\n"
+    )
+    assert read_performance(path) == [ROW]
+
+
+def test_a_version_heading_without_a_table_gets_one(tmp_path: Path) -> None:
+    path = tmp_path / "k.md"
+    path.write_text("## Performance\n### v1\nProse right under the heading.\n", encoding="utf-8")
+    update_devlog(path, [ROW])
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith(ROW.render() + "\n\nProse right under the heading.\n")
+    assert read_performance(path) == [ROW]
+
+
+def test_foreign_tables_and_open_fences_are_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "k.md"
+    path.write_text("## Performance\n### v1\n| Point | Time |\n|---|---|\n", encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(FormatError) as caught:
+        update_devlog(path, [ROW])
+    assert caught.value.line == 3 and caught.value.section == "Performance"
+    assert path.read_bytes() == before
+    path.write_text("# k\n```\n## Performance\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="line 2"):
+        update_devlog(path, [ROW])
+
+
+def test_concurrent_writers_lose_no_row(tmp_path: Path) -> None:
+    path = tmp_path / "k.md"
+    rows = [
+        PerfRow(version=f"v{i % 3}", point=f"b={i} s=1 t=4096", time=float(i + 1))
+        for i in range(24)
+    ]
+    threads = [threading.Thread(target=update_devlog, args=(path, [row])) for row in rows]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(read_performance(path), key=lambda r: r.time) == rows
+
+
+@settings(max_examples=60)
+@given(perf_rows)
+def test_rows_round_trip_through_the_table(row: PerfRow) -> None:
+    text = (
+        "## Performance\n\n### " + row.version + "\n\n" + HEADER + "\n|---|\n" + row.render() + "\n"
+    )
+    assert parse_performance(text) == [row]
+
+
+def test_rows_from_bench_rows() -> None:
+    row = anchor_row("splits8", samples=0)
+    [plain] = perf_rows_from_bench([row], version="v2")
+    assert (
+        plain.point == "b=32 s=1 t=4096 h=16" and plain.tflop_s is None and plain.floor_pct == 53.8
+    )
+    [rated] = perf_rows_from_bench([row], version="v2", ceilings=H200)
+    # 9.89 % of 693.7 TFLOP/s and 53.8 % of 4.25 TB/s: the anchors' 68.6 TFLOP/s and 2286 GB/s.
+    assert rated.tflop_s == pytest.approx(68.6, rel=2e-3)
+    assert rated.gb_s == pytest.approx(2286.45, rel=2e-3)
+    assert rated.date == "2026-12-02" and rated.gpu == "NVIDIA H200"
+    stated = bench_row("v", 10.0, metrics={"flop_per_s": 2e12, "bytes_per_s": 3e11}, floor=4.0)
+    [own] = perf_rows_from_bench([stated])
+    assert (own.version, own.tflop_s, own.gb_s, own.floor_pct) == ("v", 2.0, 300.0, 40.0)
+    other = Ceilings(gpu="X", copy_bytes_per_s=1e12, matmul_flop_per_s=1e12)
+    with pytest.raises(InputError, match="ridge"):
+        perf_rows_from_bench([row], ceilings=other)
+
+
+def test_row_from_a_profile() -> None:
+    report = ProfileReport(
+        kernel="mla_decode",
+        version="v2",
+        point={"b": 32, "s": 1, "t": 4096, "h": 16},
+        stages=[
+            Stage(
+                name="all",
+                duration=66.53,
+                tc_pct=9.89,
+                dram_pct=53.8,
+                key_issue="54% of roofline floor",
+            )
+        ],
+        bottleneck=Bottleneck.MEMORY,
+        root_cause="r",
+    )
+    row = perf_row_from_profile(report, gpu="NVIDIA H200", date="2026-12-02", ceilings=H200)
+    assert (row.version, row.point, row.time, row.unit, row.floor_pct) == (
+        "v2",
+        "b=32 s=1 t=4096 h=16",
+        66.53,
+        "us",
+        54.0,
+    )
+    assert row.gb_s == pytest.approx(2286.4, rel=1e-3)
+    two = ProfileReport(
+        kernel="k",
+        version="v",
+        point={"b": 1, "s": 1, "t": 1},
+        stages=[Stage(name="a", duration=1.0, unit="ms"), Stage(name="b", duration=500.0)],
+        bottleneck=Bottleneck.LATENCY,
+        root_cause="r",
+    )
+    summed = perf_row_from_profile(two, floor_pct=10.0)
+    assert (summed.time, summed.unit, summed.tflop_s, summed.floor_pct) == (1.5, "ms", None, 10.0)
+    with pytest.raises(InputError, match="stage"):
+        perf_row_from_profile(
+            ProfileReport(
+                kernel="k",
+                version="v",
+                point={"b": 1, "s": 1, "t": 1},
+                stages=[],
+                bottleneck="Memory-bound",
+                root_cause="r",
+            )
+        )
+
+
+def test_points_are_spelled_one_way() -> None:
+    assert (
+        PerfRow(version="v", point="h=16, t=4096 b=32 s=1", time=1).point == "b=32 s=1 t=4096 h=16"
+    )
+    assert PerfRow(version="v", point="decode  point", time=1).point == "decode point"
+    with pytest.raises(InputError, match="cell"):
+        PerfRow(version="v|2", point="p", time=1)

@@ -1,0 +1,159 @@
+"""The profile hand-off built from benchmark rows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kernelopt import InputError
+from kernelopt.bench import Bottleneck, Ceilings, Cost, Measurement, Roofline, profile_report
+from kernelopt.workflow import parse_profile, profile_from_rows
+
+from .conftest import SHAPE, anchor_row, bench_row
+
+H200 = Ceilings(  # /work/shared/anchors/h200-2026-12-02.json
+    gpu="NVIDIA H200",
+    copy_bytes_per_s=4.2497501013921815e12,
+    matmul_flop_per_s=693.6596691456391e12,
+)
+
+
+class FixedCatalog:
+    """Answers match_metrics with fixed matches, recording what it was asked."""
+
+    def __init__(self, *matches: Any) -> None:
+        self.matches = matches
+        self.asked: Mapping[str, float] = {}
+
+    def match_metrics(self, metrics: Mapping[str, float]) -> Sequence[Any]:
+        self.asked = dict(metrics)
+        return self.matches
+
+
+def match(entry_id: str, score: float, reason: str, kind: str = "optimization") -> Any:
+    entry = SimpleNamespace(id=entry_id, name=entry_id.title(), kind=SimpleNamespace(value=kind))
+    return SimpleNamespace(entry=entry, score=score, reasons=(reason,))
+
+
+def test_a_report_per_point_from_roofline_shares() -> None:
+    rows = [
+        anchor_row("splits8"),
+        bench_row(
+            "splits8",
+            520.0,
+            config={"b": 32, "s": 16, "t": 4096, "h": 16},
+            metrics={
+                "dram_pct": 10.0,
+                "tc_pct": 60.0,
+                "floor_pct": 20.2,
+                "arith_intensity": 480.0,
+                "ridge": 163.2,
+            },
+        ),
+    ]
+    catalog = FixedCatalog(
+        match("too-many-kv-splits", 9.0, "metric kv_splits > 8", kind="anti-pattern"),
+        match("software-pipelining", 2.0, "metric dram_pct < 70 (dram_pct=53.8)"),
+        match("cuda-graphs", 5.0, "metric launch_overhead_pct > 5"),
+    )
+    decode, spec = profile_from_rows(rows, kernel="mla_decode", version="splits8", catalog=catalog)
+    assert str(decode.point) == "b=32 s=1 t=4096 h=16"
+    assert decode.bottleneck is Bottleneck.MEMORY
+    assert decode.root_cause.startswith(
+        "Arithmetic intensity 30 FLOP/B is below the ridge 163 FLOP/B, so bytes set the floor, "
+        "54% of the measured time."
+    )
+    stage = decode.stages[0]
+    assert (stage.duration, stage.dram_pct, stage.key_issue) == (
+        66.53,
+        53.8,
+        "54% of roofline floor",
+    )
+    # Anti-patterns are not opportunities; without a measured launch overhead the gain of
+    # every remedy is the time above the floor: 100 - 53.8 %.
+    assert [o.entry_id for o in decode.opportunities] == ["cuda-graphs", "software-pipelining"]
+    assert decode.opportunities[1].gain_pct == pytest.approx(46.2)
+    assert decode.opportunities[1].trigger == "dram_pct=53.8"
+    assert spec.bottleneck is Bottleneck.COMPUTE
+    assert parse_profile(decode.render()).render() == decode.render()
+
+
+def test_latency_bound_and_launch_overhead() -> None:
+    row = bench_row(
+        "v1",
+        20.0,
+        metrics={
+            "dram_pct": 12.0,
+            "tc_pct": 1.0,
+            "floor_pct": 10.0,
+            "launch_overhead_pct": 35.0,
+            **SHAPE,
+        },
+    )
+    catalog = FixedCatalog(match("cuda-graphs", 1.0, "metric launch_overhead_pct > 5"))
+    [report] = profile_from_rows([row], kernel="k", version="v1", catalog=catalog)
+    assert report.bottleneck is Bottleneck.LATENCY
+    assert "CUDA graphs remove 35% of the time" in report.root_cause
+    assert report.opportunities[0].gain_pct == 35.0
+
+
+def test_baseline_table_from_the_previous_rows() -> None:
+    [report] = profile_from_rows(
+        [anchor_row("splits8")],
+        kernel="mla_decode",
+        version="splits8",
+        baseline=[
+            anchor_row("splits16"),
+            bench_row("splits16", 1.0, config={"b": 1, "s": 1, "t": 1}),
+        ],
+        catalog=FixedCatalog(),
+    )
+    table = {row.metric: (row.previous, row.current, row.change) for row in report.baseline}
+    assert table["Median (us)"] == (74.08, 66.53, "-10.2%")
+    assert table["Floor %"] == (48.3, 53.8, "+5.5 pp")
+    assert set(table) == {"Median (us)", "P80 (us)", "Floor %", "DRAM %", "TC %"}
+
+
+def test_rows_with_samples_and_ceilings_give_profile_reports_own_report() -> None:
+    row = anchor_row("splits8", samples=30)
+    catalog = FixedCatalog(match("software-pipelining", 2.0, "metric dram_pct < 70"))
+    [report] = profile_from_rows(
+        [row], kernel="mla_decode", version="splits8", ceilings=H200, catalog=catalog
+    )
+    measured = Measurement(samples=row.samples, gpu=row.gpu)
+    seconds = measured.seconds
+    cost = Cost(
+        flops=row.metrics["tc_pct"] / 100 * H200.matmul_flop_per_s * seconds,
+        bytes=row.metrics["dram_pct"] / 100 * H200.copy_bytes_per_s * seconds,
+    )
+    expected = profile_report(
+        kernel="mla_decode",
+        version="splits8",
+        point={"b": 32, "s": 1, "t": 4096, "h": 16},
+        measurement=measured,
+        roofline=Roofline(ceilings=H200, cost=cost),
+        catalog=catalog,
+    )
+    assert report == expected
+    assert "GB/s" in report.root_cause  # absolute rates: only this path can state them
+
+
+def test_choosing_rows() -> None:
+    rows = [bench_row("a", 1.0), bench_row("b", 2.0)]
+    with pytest.raises(InputError, match="one implementation"):
+        profile_from_rows(rows, kernel="k", version="v", catalog=FixedCatalog())
+    [report] = profile_from_rows(rows, kernel="k", version="b", catalog=FixedCatalog())
+    assert report.stages[0].duration == 2.0
+    with pytest.raises(InputError, match="b, s and t"):
+        profile_from_rows(
+            [bench_row("a", 1.0, config={"n": 4})], kernel="k", version="a", catalog=FixedCatalog()
+        )
+    with pytest.raises(InputError, match="roofline metrics"):
+        profile_from_rows(
+            [bench_row("a", 1.0, metrics={})], kernel="k", version="a", catalog=FixedCatalog()
+        )
+    with pytest.raises(InputError, match="at point"):
+        profile_from_rows(rows, kernel="k", version="a", point="s=16", catalog=FixedCatalog())

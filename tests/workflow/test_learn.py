@@ -1,0 +1,246 @@
+"""LEARN on a temporary knowledge tree: the three outcomes of the protocol."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelopt import CatalogError, InputError
+from kernelopt.bench import Comparison, Verdict
+from kernelopt.catalog import BUILTIN_ROOT, Catalog, Kind, SourceType, lint_tree, parse_entry
+from kernelopt.workflow import (
+    Action,
+    Observation,
+    derive_anti_pattern,
+    evidence_row,
+    learn,
+    observe_rows,
+)
+
+from .conftest import anchor_row, bench_row, snapshot
+
+
+def observed(before: str, after: str, *, samples: int = 0) -> Observation:
+    return observe_rows(
+        anchor_row(before, samples=samples, seed=1),
+        anchor_row(after, samples=samples, seed=2),
+        source=f"runs/{before}.jsonl vs runs/{after}.jsonl",
+    )
+
+
+def test_fast_adds_a_local_evidence_row_to_the_applied_entry(knowledge: Path) -> None:
+    file = knowledge / "optimizations" / "split-kv-flash-decoding.md"
+    before = parse_entry(file.read_text(encoding="utf-8"))
+    outcome = learn(
+        observed("splits16", "splits8", samples=60),
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+        kernel="mla_decode",
+        language="triton",
+    )
+    assert outcome.action is Action.EVIDENCE and outcome.verdict is Verdict.FAST
+    assert outcome.entry_id == "split-kv-flash-decoding" and outcome.path == file
+    after = parse_entry(file.read_text(encoding="utf-8"))
+    block = after.evidence[-1]
+    assert block.source_type is SourceType.LOCAL_EXPERIMENT
+    assert block.source == "runs/splits16.jsonl vs runs/splits8.jsonl"
+    assert block.rows == (outcome.row,)
+    assert outcome.row is not None
+    assert outcome.row.config == (
+        "mla_decode (triton) b=32 s=1 t=4096 h=16, splits16 -> splits8, NVIDIA H200, 2026-12-02"
+    )
+    assert (outcome.row.before, outcome.row.after) == ("74.08 µs", "66.53 µs")
+    assert outcome.row.change == "-10.2 % (FAST)"
+    assert "judge on 60 paired samples" in block.notes and "dram_pct 48.3 -> 53.8" in block.notes
+    # Local evidence only: everything else, the generalization included, is as it was.
+    assert after.evidence[:-1] == before.evidence
+    assert after.generalization == before.generalization
+    assert (knowledge / "index.md").is_file()
+    assert not [p for p in lint_tree(knowledge) if p.is_error]
+    assert (
+        "Recorded a local-experiment evidence row in `split-kv-flash-decoding`" in outcome.summary()
+    )
+
+
+def test_slow_creates_an_anti_pattern_from_the_applied_context(knowledge: Path) -> None:
+    outcome = learn(
+        observed("splits8", "splits32"),
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+        family="mla-decode",
+        kernel="mla_decode",
+    )
+    assert outcome.action is Action.NEW_ANTI_PATTERN and outcome.verdict is Verdict.SLOW
+    path = knowledge / "anti-patterns" / "split-kv-flash-decoding-regression.md"
+    assert outcome.path == path and outcome.entry_id == "split-kv-flash-decoding-regression"
+    entry = parse_entry(path.read_text(encoding="utf-8"))
+    assert entry == outcome.created
+    assert entry.kind is Kind.ANTI_PATTERN and entry.scope == "shared"
+    assert entry.families == ("mla-decode",)
+    assert "applied to a mla-decode kernel: slower at b=32 s=1 t=4096 h=16" in entry.contexts[0]
+    assert any("(dram_pct): 53.8 -> 39.2" in m for m in entry.affected_metrics)
+    assert entry.evidence[0].rows[0].change == "+37.1 % (SLOW)"
+    assert entry.generalization.startswith("Not generalized yet")
+    assert [i.target for i in entry.interactions] == ["split-kv-flash-decoding"]
+    assert outcome.related == ("too-many-kv-splits",)
+    catalog = Catalog.load(knowledge)
+    assert catalog.get(entry.id).kind is Kind.ANTI_PATTERN
+    assert not [p for p in lint_tree(knowledge) if p.is_error]
+    index = (knowledge / "index.md").read_text(encoding="utf-8")
+    assert "split-kv-flash-decoding-regression" in index
+
+    # A second regression extends the same anti-pattern instead of making another.
+    again = learn(
+        observe_rows(anchor_row("splits8"), anchor_row("splits16"), source="runs/b.jsonl"),
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+    )
+    assert again.action is Action.EVIDENCE and again.entry_id == entry.id
+    extended = parse_entry(path.read_text(encoding="utf-8"))
+    assert len(extended.evidence_rows) == 2
+
+
+def test_slow_on_an_existing_anti_pattern_extends_it(knowledge: Path) -> None:
+    file = knowledge / "anti-patterns" / "too-many-kv-splits.md"
+    rows_before = len(parse_entry(file.read_text(encoding="utf-8")).evidence_rows)
+    outcome = learn(
+        observed("splits8", "splits32"),
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+        anti_pattern="too-many-kv-splits",
+    )
+    assert outcome.action is Action.EVIDENCE and outcome.path == file
+    assert len(parse_entry(file.read_text(encoding="utf-8")).evidence_rows) == rows_before + 1
+    with pytest.raises(InputError, match="anti-pattern id"):
+        learn(
+            observed("splits8", "splits32"),
+            entry_id="split-kv-flash-decoding",
+            knowledge=knowledge,
+            anti_pattern="online-softmax",
+        )
+    # The applied entry itself an anti-pattern: SLOW confirms it, FAST goes against it.
+    confirm = learn(
+        observed("splits8", "splits32"), entry_id="too-many-kv-splits", knowledge=knowledge
+    )
+    assert confirm.action is Action.EVIDENCE and not confirm.contradicts
+    against = learn(
+        observed("splits32", "splits8"), entry_id="too-many-kv-splits", knowledge=knowledge
+    )
+    assert against.contradicts and "refine its When to Apply or flip it" in against.summary()
+
+
+@pytest.mark.parametrize(
+    ("after", "spread", "verdict"), [(66.7, 0.004, "SAME"), (64.0, 0.09, "UNCLEAR")]
+)
+def test_within_noise_nothing_is_recorded(
+    knowledge: Path, after: float, spread: float, verdict: str
+) -> None:
+    before_files = snapshot(knowledge)
+    seen = observe_rows(
+        bench_row("splits8", 66.53, spread=spread),
+        bench_row("v2", after, spread=spread),
+        source="x",
+    )
+    outcome = learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge)
+    assert outcome.action is Action.NONE and outcome.verdict.value == verdict
+    assert outcome.path is None and outcome.row is None
+    assert snapshot(knowledge) == before_files
+    assert "Nothing recorded" in outcome.summary() or "nothing recorded" in outcome.summary()
+
+
+def test_language_specific_entries_stay_language_specific(knowledge: Path) -> None:
+    outcome = learn(
+        observe_rows(bench_row("ieee", 100.0), bench_row("tf32", 130.0), source="runs/p.jsonl"),
+        entry_id="dot-input-precision",
+        knowledge=knowledge,
+        language="triton",
+    )
+    assert (
+        outcome.path
+        == knowledge / "languages/triton/anti-patterns/dot-input-precision-regression.md"
+    )
+    assert outcome.created is not None and outcome.created.scope == "triton"
+    fast = learn(
+        observe_rows(bench_row("ieee", 100.0), bench_row("tf32", 80.0), source="runs/p.jsonl"),
+        entry_id="dot-input-precision",
+        knowledge=knowledge,
+    )
+    assert fast.path == knowledge / "languages/triton/optimizations/dot-input-precision.md"
+
+
+def test_built_in_entries_are_written_into_the_user_tree(tmp_path: Path) -> None:
+    root = tmp_path / "knowledge"
+    shipped = snapshot(BUILTIN_ROOT)
+    outcome = learn(observed("splits16", "splits8"), entry_id="cuda-graphs", knowledge=root)
+    assert outcome.path == root / "optimizations" / "cuda-graphs.md" and outcome.path.is_file()
+    assert snapshot(BUILTIN_ROOT) == shipped
+    assert outcome.row in [row for _, row in Catalog.load(root).get("cuda-graphs").evidence_rows]
+
+
+def test_dry_run_writes_nothing(knowledge: Path) -> None:
+    files = snapshot(knowledge)
+    fast = learn(
+        observed("splits16", "splits8"),
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+        dry_run=True,
+    )
+    slow = learn(
+        observed("splits8", "splits32"),
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+        dry_run=True,
+    )
+    assert fast.action is Action.EVIDENCE and fast.summary().count("Would record") == 1
+    assert slow.action is Action.NEW_ANTI_PATTERN and "Would create" in slow.summary()
+    assert slow.path is not None and not slow.path.exists()
+    assert snapshot(knowledge) == files
+
+
+def test_refusals(knowledge: Path) -> None:
+    with pytest.raises(InputError, match="built-in"):
+        learn(observed("splits16", "splits8"), entry_id="cuda-graphs", knowledge=BUILTIN_ROOT)
+    with pytest.raises(InputError, match="built-in"):
+        learn(
+            observed("splits16", "splits8"),
+            entry_id="cuda-graphs",
+            knowledge=BUILTIN_ROOT / "optimizations",
+        )
+    with pytest.raises(CatalogError, match="no-such-entry"):
+        learn(observed("splits16", "splits8"), entry_id="no-such-entry", knowledge=knowledge)
+    with pytest.raises(InputError, match="family"):
+        learn(
+            observed("splits16", "splits8"), entry_id="cuda-graphs", knowledge=knowledge, family="x"
+        )
+    with pytest.raises(InputError, match="language"):
+        learn(
+            observed("splits16", "splits8"),
+            entry_id="cuda-graphs",
+            knowledge=knowledge,
+            language="fortran",
+        )
+
+
+def test_rows_and_entries_are_built_from_the_observation() -> None:
+    seen = Observation(
+        comparison=Comparison(
+            verdict="SLOW", ratio=1.2, ratio_low=1.2, ratio_high=1.2, noise=0.0, threshold=0.01
+        ),
+        before=10.0,
+        after=12.0,
+        unit="ms",
+        point="b=1 s=1 t=1",
+        source="x.jsonl",
+    )
+    row = evidence_row(seen)
+    assert (row.config, row.before, row.after, row.change) == (
+        "b=1 s=1 t=1",
+        "10 ms",
+        "12 ms",
+        "+20.0 % (SLOW)",
+    )
+    entry = derive_anti_pattern(Catalog.builtin().get("online-softmax"), seen, entry_id="my-trap")
+    assert entry.id == "my-trap" and entry.name == "Regression from Online Softmax"
+    assert "No roofline metrics were recorded" in entry.mechanism
+    assert entry.evidence[0].source == "x.jsonl"

@@ -1,0 +1,136 @@
+"""Observations: judge on samples when kept, else the ratio against the stated spread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelopt import InputError
+from kernelopt.bench import Measurement, Verdict, judge
+from kernelopt.bench.compare import Comparison
+from kernelopt.workflow import observe_comparison, observe_files, observe_rows, select_row
+
+from .conftest import anchor_row, bench_row, write_rows
+
+
+def test_samples_on_both_sides_use_judge() -> None:
+    before = anchor_row("splits16", samples=60, seed=1)
+    after = anchor_row("splits8", samples=60, seed=2)
+    seen = observe_rows(before, after, source="a vs b")
+    assert seen.comparison == judge(before.samples, after.samples)
+    assert seen.verdict is Verdict.FAST and seen.comparison.pairs == 60
+    assert "judge on 60 paired samples" in seen.method
+    assert seen.change_pct == pytest.approx(-10.19, abs=0.01)  # 66.53 against 74.08 us
+    assert seen.point == "b=32 s=1 t=4096 h=16" and seen.date == "2026-12-02"
+    assert [name for name, _, _ in seen.metric_changes()] == ["dram_pct", "floor_pct", "tc_pct"]
+
+
+@pytest.mark.parametrize(
+    ("after", "spread", "verdict"),
+    [
+        (90.0, 0.004, Verdict.FAST),  # -10 %, spread ±0.4 %
+        (112.0, 0.004, Verdict.SLOW),
+        (100.5, 0.004, Verdict.SAME),  # within the 1 % minimum effect
+        (97.0, 0.04, Verdict.SAME),  # within ±4 %, quiet enough to call
+        (94.0, 0.08, Verdict.UNCLEAR),  # within ±8 %: too noisy to call same
+        (85.0, 0.08, Verdict.FAST),
+    ],
+)
+def test_without_samples_the_stated_spread_decides(
+    after: float, spread: float, verdict: Verdict
+) -> None:
+    seen = observe_rows(
+        bench_row("a", 100.0, spread=spread), bench_row("b", after, spread=spread), source="x"
+    )
+    assert seen.verdict is verdict
+    assert seen.comparison.pairs == 0 and "stated spread" in seen.method
+    assert seen.comparison.threshold == pytest.approx(max(spread, 0.01))
+
+
+def test_units_are_aligned() -> None:
+    seen = observe_rows(bench_row("a", 100.0), bench_row("b", 0.09, unit="ms"), source="x")
+    assert seen.after == pytest.approx(90.0) and seen.unit == "us" and seen.verdict is Verdict.FAST
+
+
+def test_rows_must_match() -> None:
+    with pytest.raises(InputError, match="same trial point"):
+        observe_rows(
+            bench_row("a", 1.0), bench_row("b", 1.0, config={"b": 1, "s": 1, "t": 1}), source="x"
+        )
+    with pytest.raises(InputError, match="same GPU"):
+        observe_rows(bench_row("a", 1.0), bench_row("b", 1.0, gpu="NVIDIA B200"), source="x")
+    with pytest.raises(InputError, match="same operation"):
+        observe_rows(bench_row("a", 1.0), bench_row("b", 1.0, op="gemm"), source="x")
+
+
+def test_knobs_may_differ_and_are_named() -> None:
+    before = bench_row("k", 66.53, config={"b": 32, "s": 1, "t": 4096, "num_splits": 8})
+    after = bench_row("k", 91.22, config={"b": 32, "s": 1, "t": 4096, "num_splits": 32})
+    seen = observe_rows(before, after, source="x", knobs=["num_splits"])
+    assert seen.point == "b=32 s=1 t=4096" and seen.knob_changes == ("num_splits 8 -> 32",)
+    assert seen.verdict is Verdict.SLOW
+
+
+def test_files_select_one_point_and_impl(tmp_path: Path) -> None:
+    decode, spec = {"b": 32, "s": 1, "t": 4096}, {"b": 32, "s": 16, "t": 4096}
+    a = write_rows(
+        tmp_path / "a.jsonl",
+        bench_row("v1", 80.0, config=decode),
+        bench_row("v1", 600.0, config=spec),
+    )
+    b = write_rows(
+        tmp_path / "b.jsonl",
+        bench_row("v2", 70.0, config=decode),
+        bench_row("v2", 610.0, config=spec),
+    )
+    with pytest.raises(InputError, match="one trial point"):
+        observe_files(a, b)
+    seen = observe_files(a, b, point="decode")
+    assert seen.before == 80.0 and seen.source == f"{a} vs {b}"
+    assert observe_files(a, b, point="s=16").after == 610.0
+    both = write_rows(
+        tmp_path / "both.jsonl",
+        bench_row("v1", 80.0, config=decode),
+        bench_row("v2", 70.0, config=decode),
+    )
+    same = observe_files(both, both, before_impl="v1", after_impl="v2")
+    assert same.source == str(both) and same.before_label == "v1" and same.after_label == "v2"
+    with pytest.raises(InputError, match="one implementation"):
+        observe_files(both, both)
+    with pytest.raises(InputError, match="no file"):
+        observe_files(tmp_path / "nope.jsonl", b)
+    with pytest.raises(InputError, match="trial name"):
+        observe_files(a, b, point="warm")
+
+
+def test_the_last_of_repeated_rows_wins() -> None:
+    rows = [bench_row("v", 80.0), bench_row("v", 75.0)]
+    assert select_row(rows).median == 75.0
+
+
+def test_from_a_comparison() -> None:
+    result = Comparison(
+        verdict="FAST",
+        ratio=0.9,
+        ratio_low=0.88,
+        ratio_high=0.92,
+        noise=0.01,
+        threshold=0.01,
+        pairs=40,
+        baseline=Measurement(samples=[100.0] * 4, gpu="cpu"),
+        candidate=Measurement(samples=[0.09] * 4, unit="ms"),
+    )
+    seen = observe_comparison(result, point={"b": 1, "s": 1, "t": 2}, source="run.jsonl")
+    assert (seen.before, seen.after, seen.unit, seen.gpu) == (
+        100.0,
+        pytest.approx(90.0),
+        "us",
+        "cpu",
+    )
+    assert seen.point == "b=1 s=1 t=2" and "40 interleaved pairs" in seen.method
+    bare = Comparison(
+        verdict="SAME", ratio=1.0, ratio_low=1.0, ratio_high=1.0, noise=0.0, threshold=0.01
+    )
+    with pytest.raises(InputError, match="measurements"):
+        observe_comparison(bare, point="b=1 s=1 t=1", source="x")
