@@ -308,25 +308,22 @@ def _parse_rows(section: tuple[list[str], int] | None, where: str | None) -> tup
                 section="Measurements",
             )
         point, impl, median, p20, p80, unit, floor, _fraction, speedup, mode = cells
-        values: dict[str, float] = {}
-        for name, text in (("Median", median), ("P20", p20), ("P80", p80)):
-            value = _float(text, where, number, name)
-            if value is None:
-                raise FormatError(
-                    expected(f"a number in column {name}", "an empty cell"),
-                    path=where,
-                    line=number,
-                    section="Measurements",
-                )
-            values[name] = value
+        median_value = _float(median, where, number, "Median")
+        if median_value is None:
+            raise FormatError(
+                expected("a number in column Median", "an empty cell"),
+                path=where,
+                line=number,
+                section="Measurements",
+            )
         try:
             rows.append(
                 ResultRow(
                     point=point,
                     impl=impl,
-                    median=values["Median"],
-                    p20=values["P20"],
-                    p80=values["P80"],
+                    median=median_value,
+                    p20=_float(p20, where, number, "P20"),
+                    p80=_float(p80, where, number, "P80"),
                     unit=unit,
                     floor=_float(floor, where, number, "Floor"),
                     speedup=_float(speedup, where, number, "Speedup"),

@@ -70,8 +70,11 @@ class ResultRow:
         The trial point in ``key=value`` words, e.g. ``"b=32 s=1 h=128 t=4096"``.
     impl : str
         Which implementation was timed (``"split_kv"``, ``"torch_eager"``).
-    median, p20, p80 : float
-        Quantiles of the per-call time, in ``unit``.
+    median : float
+        Median per-call time, in ``unit``.
+    p20, p80 : float, optional
+        20th and 80th percentiles of the per-call time; None when the source recorded
+        only a median (never filled in with a guess).
     unit : str
         ``"us"``, ``"ms"`` or ``"s"``.
     floor : float, optional
@@ -85,8 +88,8 @@ class ResultRow:
     point: str = attrs.field(validator=_nonempty)
     impl: str = attrs.field(validator=_nonempty)
     median: float = attrs.field(validator=_finite_or_none("median"))
-    p20: float = attrs.field(validator=_finite_or_none("p20"))
-    p80: float = attrs.field(validator=_finite_or_none("p80"))
+    p20: float | None = attrs.field(default=None, validator=_finite_or_none("p20"))
+    p80: float | None = attrs.field(default=None, validator=_finite_or_none("p80"))
     unit: str = attrs.field(validator=attrs.validators.in_(("ns", "us", "ms", "s")))
     floor: float | None = attrs.field(default=None, validator=_finite_or_none("floor"))
     speedup: float | None = attrs.field(default=None, validator=_finite_or_none("speedup"))

@@ -176,3 +176,14 @@ def test_summary_refuses_foreign_table(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="Expected a table with columns"):
         append_summary(tmp_path, _record())
     assert (tmp_path / "summary.md").read_text() == "| id | change |\n|---|---|\n| 1 | x |\n"
+
+
+def test_median_only_rows_keep_unknown_quantiles_empty() -> None:
+    # Sources that recorded only a median (e.g. do_bench) leave P20/P80 empty, not guessed.
+    row = ResultRow(point="b=32 s=1", impl="k", median=151.3, unit="us", mode="graph")
+    record = ResultRecord(experiment=1, title="t", status="KEPT", correctness="PASS", rows=(row,))
+    text = render_result(record)
+    assert "| b=32 s=1 | k | 151.3 |  |  | us |" in text
+    assert parse_result(text) == record
+    with pytest.raises(FormatError, match="Expected a number in column Median"):
+        parse_result(text.replace("| 151.3 |", "|  |"))
