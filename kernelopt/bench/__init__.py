@@ -3,9 +3,10 @@
 Every decision in an optimization loop rests on a timing. This package makes timings
 that can be trusted and carries them, typed, to the rest of kernelopt:
 
-- :func:`measure` / :class:`Timer` (``bench/timer.py``): CUDA events per call, cold L2
-  (flush or rotating inputs proven to wrap) or hot, CUDA-graph mode, noise-based stopping,
-  NVML clocks and throttle flags, NVTX ranges; a host-clock fallback without CUDA.
+- :func:`measure` / :class:`Timer` (``bench/timer.py``): CUDA events per call, a warm-up
+  that waits for the steady (power-capped) state, cold L2 (flush or rotating inputs
+  proven to wrap) or hot, CUDA-graph mode, noise-based stopping, NVML clocks, power and
+  throttle flags, NVTX ranges; a host-clock fallback without CUDA.
 - :mod:`~kernelopt.bench.guards`: poisoned outputs, cached-result and stream checks.
 - :class:`Roofline`, :func:`measure_ceilings` (``bench/roofline.py``): FLOPs and bytes
   against measured, cached ceilings; the metrics catalog triggers read.
@@ -53,6 +54,7 @@ from kernelopt.bench.roofline import (
     Ceilings,
     Cost,
     Roofline,
+    RooflineLayout,
     RooflinePoint,
     copy_cost,
     elementwise_cost,
@@ -61,6 +63,7 @@ from kernelopt.bench.roofline import (
     matmul_cost,
     measure_ceilings,
     plot_roofline,
+    roofline_layout,
 )
 from kernelopt.bench.timer import Timer, evicting_bytes, measure
 from kernelopt.bench.trials import (
@@ -88,6 +91,7 @@ __all__ = [
     "Opportunity",
     "ProfileReport",
     "Roofline",
+    "RooflineLayout",
     "RooflinePoint",
     "Stage",
     "Timer",
@@ -120,6 +124,7 @@ __all__ = [
     "profile_report",
     "read_device_state",
     "read_rows",
+    "roofline_layout",
     "row_from_measurement",
     "run_trials",
     "to_result_row",

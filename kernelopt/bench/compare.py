@@ -267,8 +267,8 @@ def compare(
         candidate_outputs,
         notes_b,
     )
-    run_a.warmup()
-    run_b.warmup()
+    run_a.prepare()
+    run_b.prepare()
     before = run_a.device_state()
     per_round = max(1, min(run_a.batch_size(max_pairs), run_b.batch_size(max_pairs), 10))
     a: list[float] = []

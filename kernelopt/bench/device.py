@@ -1,9 +1,11 @@
-"""The GPU's state around a measurement: name, clocks and throttle reasons from NVML.
+"""The GPU's state around a measurement: name, clocks, power and throttle reasons from NVML.
 
 A timing taken while the clocks fell (power cap, heat) is a timing of the clock, not of
-the kernel. :func:`read_device_state` reads what NVML (the ``nvidia-ml-py`` package,
-imported as ``pynvml``) reports, and :func:`clock_changes` says in words what moved
-between two readings. Both degrade to ``None`` / nothing where NVML is absent (CPU
+the kernel; a GPU drawing close to its power limit without a cap yet is about to lower
+them (the timer's warm-up reads this, :mod:`kernelopt.bench._settle`).
+:func:`read_device_state` reads what NVML (the ``nvidia-ml-py`` package, imported as
+``pynvml``) reports, and :func:`clock_changes` says in words what moved between two
+readings. Both degrade to ``None`` / nothing where NVML is absent (CPU
 machines, containers without the driver library), never to an error.
 """
 
@@ -83,7 +85,13 @@ class DeviceState:
     temperature_c : int, optional
         GPU die temperature, °C.
     power_w : float, optional
-        Board power draw, W.
+        Board power draw as NVML's ``nvmlDeviceGetPowerUsage`` reports it, W (an
+        average over the last second on Ampere and newer GPUs, except GA100).
+    power_instant_w : float, optional
+        Instantaneous board power draw (NVML field ``NVML_FI_DEV_POWER_INSTANT``), W;
+        None where the driver does not report it.
+    power_limit_w : float, optional
+        The power limit the GPU enforces, W.
     throttle_reasons : tuple of str
         Active clocks-event reasons (see :data:`THROTTLE_REASONS`).
     """
@@ -96,12 +104,27 @@ class DeviceState:
     mem_clock_max_mhz: int | None = None
     temperature_c: int | None = None
     power_w: float | None = None
+    power_instant_w: float | None = None
+    power_limit_w: float | None = None
     throttle_reasons: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
 
     @property
     def throttled(self) -> bool:
         """True when a power or thermal slowdown is active."""
         return bool(SLOWDOWN_REASONS.intersection(self.throttle_reasons))
+
+    @property
+    def power_draw_w(self) -> float | None:
+        """The best reading of the draw now, W: instantaneous where known, else NVML's."""
+        return self.power_instant_w if self.power_instant_w is not None else self.power_w
+
+    @property
+    def power_share(self) -> float | None:
+        """Draw now over the enforced limit (0.95 = 95 %); None when either is unknown."""
+        draw, limit = self.power_draw_w, self.power_limit_w
+        if draw is None or limit is None or limit <= 0:
+            return None
+        return draw / limit
 
 
 def _pynvml() -> ModuleType | None:
@@ -138,6 +161,43 @@ def _read(call: Any, *args: Any) -> Any:
         return None
 
 
+# nvmlValue_t's member for each NVML_VALUE_TYPE_* of a field value.
+_VALUE_MEMBERS = {
+    0: "dVal",
+    1: "uiVal",
+    2: "ulVal",
+    3: "ullVal",
+    4: "sllVal",
+    5: "siVal",
+    6: "usVal",
+}
+_FI_DEV_POWER_INSTANT = 186  # nvml.h's NVML_FI_DEV_POWER_INSTANT, for bindings that lack it
+
+
+def _instant_power_mw(nvml: Any, handle: Any) -> float | None:
+    # nvmlDeviceGetPowerUsage averages over a second on recent GPUs: too slow to see a
+    # heavy kernel approach the power limit within a warm-up of tens of milliseconds.
+    getter = getattr(nvml, "nvmlDeviceGetFieldValues", None)
+    if getter is None:
+        return None
+    field = getattr(nvml, "NVML_FI_DEV_POWER_INSTANT", _FI_DEV_POWER_INSTANT)
+    values = _read(getter, handle, [field])
+    if not values:
+        return None
+    value = values[0]
+    if getattr(value, "nvmlReturn", None) != 0:  # NVML_SUCCESS
+        return None
+    member = _VALUE_MEMBERS.get(getattr(value, "valueType", -1))
+    reading = getattr(getattr(value, "value", None), member, None) if member else None
+    return float(reading) if isinstance(reading, (int, float)) else None
+
+
+def _milliwatts(nvml: Any, name: str, handle: Any) -> float | None:
+    call = getattr(nvml, name, None)
+    reading = _read(call, handle) if call is not None else None
+    return float(reading) / 1000.0 if isinstance(reading, (int, float)) else None
+
+
 def read_device_state(index: int = 0, *, uuid: str | None = None) -> DeviceState | None:
     """Read the GPU's clocks, temperature, power and throttle reasons through NVML.
 
@@ -168,7 +228,7 @@ def read_device_state(index: int = 0, *, uuid: str | None = None) -> DeviceState
         nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None
     )
     mask = _read(reasons_call, handle) if reasons_call is not None else None
-    power_mw = _read(nvml.nvmlDeviceGetPowerUsage, handle)
+    instant_mw = _instant_power_mw(nvml, handle)
     sm, mem = nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM
     return DeviceState(
         name=str(name or "unknown GPU"),
@@ -178,7 +238,9 @@ def read_device_state(index: int = 0, *, uuid: str | None = None) -> DeviceState
         sm_clock_max_mhz=_read(nvml.nvmlDeviceGetMaxClockInfo, handle, sm),
         mem_clock_max_mhz=_read(nvml.nvmlDeviceGetMaxClockInfo, handle, mem),
         temperature_c=_read(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU),
-        power_w=None if power_mw is None else power_mw / 1000.0,
+        power_w=_milliwatts(nvml, "nvmlDeviceGetPowerUsage", handle),
+        power_instant_w=None if instant_mw is None else instant_mw / 1000.0,
+        power_limit_w=_milliwatts(nvml, "nvmlDeviceGetEnforcedPowerLimit", handle),
         throttle_reasons=decode_throttle_reasons(int(mask)) if mask is not None else (),
     )
 

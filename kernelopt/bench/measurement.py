@@ -87,6 +87,12 @@ class Measurement:
         Calls per sample (the graph length in graph mode, else 1).
     warmup_calls : int
         Calls made before sampling.
+    warmup_time_ms : float
+        Host time warm-up took, settling windows included, ms.
+    settled : bool, optional
+        True when warm-up ended because two consecutive windows of calls agreed (the
+        steady state, power cap included, was reached); False when it stopped at
+        ``settle_ms`` first (``notes`` says what still moved); None when settling was off.
     stop_reason : str
         ``"precision"``, ``"max_samples"`` or ``"time_cap"``.
     overhead : float, optional
@@ -109,6 +115,8 @@ class Measurement:
     clocks_moved: bool = False
     calls_per_sample: int = attrs.field(default=1, validator=at_least(1))
     warmup_calls: int = 0
+    warmup_time_ms: float = 0.0
+    settled: bool | None = None
     stop_reason: str = ""
     overhead: float | None = None
     label: str = ""

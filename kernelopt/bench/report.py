@@ -34,7 +34,7 @@ from typing import Any, Protocol
 import attrs
 
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.measurement import UNIT_SECONDS, Measurement
 from kernelopt.bench.roofline import Roofline, RooflinePoint, launch_overhead_pct
 from kernelopt.bench.trials import TrialPoint
 
@@ -65,7 +65,16 @@ class Bottleneck(str, enum.Enum):
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "/").replace("\n", " ")
+    # Surrounding spaces would be read back as padding: strip them so the text round-trips.
+    return text.replace("|", "/").replace("\n", " ").strip()
+
+
+def _shown(value: float) -> float:
+    """A baseline value as the table prints it (4 significant digits)."""
+    return float(f"{value:.4g}")
+
+
+_UNIT_SUFFIX = re.compile(r"\(([^()]+)\)\s*$")
 
 
 def _pct(value: float | None) -> str:
@@ -131,7 +140,8 @@ class BaselineMetric:
     """One row of the vs-Baseline table.
 
     ``unit`` ``"%"`` marks a percentage: its change is in percentage points; other
-    metrics change by a relative percentage.
+    metrics change by a relative percentage. A time unit (``"us"``, ``"ms"``...) is
+    printed after the metric's name (``Median (us)``) unless the name already ends so.
     """
 
     metric: str
@@ -141,12 +151,28 @@ class BaselineMetric:
 
     @property
     def change(self) -> str:
-        """``-36.8%`` (relative) or ``+12.3 pp`` (for percentages)."""
+        """``-36.8%`` (relative) or ``+12.3 pp`` (for percentages).
+
+        Computed from Previous and Current as the table prints them (4 significant
+        digits), so a reader recomputing it from the text gets the same cell.
+        """
+        previous, current = _shown(self.previous), _shown(self.current)
         if self.unit == "%":
-            return f"{self.current - self.previous:+.1f} pp"
-        if self.previous == 0:
+            return f"{current - previous:+.1f} pp"
+        if previous == 0:
             return "n/a"
-        return f"{(self.current / self.previous - 1.0) * 100.0:+.1f}%"
+        return f"{(current / previous - 1.0) * 100.0:+.1f}%"
+
+    @property
+    def label(self) -> str:
+        """The Metric cell: the name, with ``(unit)`` after it for a time unit."""
+        name = _cell(self.metric)
+        if self.unit not in UNIT_SECONDS:
+            return name
+        found = _UNIT_SUFFIX.search(name)
+        if found is not None and found.group(1).strip() == self.unit:
+            return name
+        return f"{name} ({self.unit})".strip()
 
 
 def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
@@ -246,8 +272,7 @@ class ProfileReport:
             ]
             for row in self.baseline:
                 lines.append(
-                    f"| {_cell(row.metric)} | {row.previous:.4g} | {row.current:.4g} "
-                    f"| {row.change} |"
+                    f"| {row.label} | {row.previous:.4g} | {row.current:.4g} | {row.change} |"
                 )
         return "\n".join(lines) + "\n"
 

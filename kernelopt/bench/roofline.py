@@ -21,6 +21,7 @@ import datetime
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "Ceilings",
     "Cost",
     "Roofline",
+    "RooflineLayout",
     "RooflinePoint",
     "cache_dir",
     "ceilings_path",
@@ -47,6 +49,7 @@ __all__ = [
     "matmul_cost",
     "measure_ceilings",
     "plot_roofline",
+    "roofline_layout",
     "save_ceilings",
 ]
 
@@ -360,14 +363,21 @@ class RooflinePoint:
         return 100.0 * self.gap_s / self.time_s
 
     def metrics(self) -> dict[str, float]:
-        """The catalog trigger metrics: dram_pct, tc_pct, arith_intensity, ridge, floor_pct
-        (and launch_overhead_pct when known)."""
+        """The catalog trigger metrics and the achieved rates.
+
+        ``dram_pct``, ``tc_pct``, ``arith_intensity``, ``ridge``, ``floor_pct`` (and
+        ``launch_overhead_pct`` when known), plus ``flop_per_s`` and ``bytes_per_s``: the
+        absolute rates, so a row that carries them can be placed again against other
+        ceilings.
+        """
         values = {
             "dram_pct": self.dram_pct,
             "tc_pct": self.tc_pct,
             "arith_intensity": self.roofline.arith_intensity,
             "ridge": self.roofline.ridge,
             "floor_pct": self.floor_pct,
+            "flop_per_s": self.flop_per_s,
+            "bytes_per_s": self.bytes_per_s,
         }
         if self.launch_overhead_pct is not None:
             values["launch_overhead_pct"] = float(self.launch_overhead_pct)
@@ -449,6 +459,7 @@ def measure_ceilings(
     matmul_n: int = 8192,
     path: Path | None = None,
     max_time_ms: float = 2000.0,
+    settle_ms: float = 3000.0,
 ) -> Ceilings:
     """Measure the device's copy bandwidth and bf16 matmul rate, or read them from the cache.
 
@@ -456,6 +467,12 @@ def measure_ceilings(
     counted); the matmul multiplies two random ``matmul_n``² bf16 matrices (never zeros:
     a matrix unit runs faster on zeros than on real data). Both are timed hot: their
     working sets are far beyond any L2.
+
+    Both are sustained rates: the timer warms up until two consecutive windows of calls
+    agree and a GPU drawing close to its power limit has started to cap (``settle_ms``).
+    A matmul timed in its first tens of milliseconds on a cool GPU runs at full clocks and
+    reads faster than any kernel can sustain (an H200 read 795 TFLOP/s that way, against
+    686-694 TFLOP/s sustained), which would put real kernels' ``tc_pct`` too low.
 
     Parameters
     ----------
@@ -471,6 +488,9 @@ def measure_ceilings(
         Cache file; default :func:`ceilings_path`.
     max_time_ms : float
         Sampling time cap per ceiling, ms.
+    settle_ms : float
+        Cap on the warm-up that reaches the sustained (power-capped) state, per ceiling,
+        ms. A ceiling whose warm-up did not settle is measured anyway, with a warning.
 
     Raises
     ------
@@ -493,11 +513,22 @@ def measure_ceilings(
         cached = load_ceilings(gpu, path=path)
         if cached is not None:
             return cached
-    timer = Timer(mode="hot", device=index, max_time_ms=max_time_ms, rel_precision=0.002)
+    timer = Timer(
+        mode="hot",
+        device=index,
+        max_time_ms=max_time_ms,
+        rel_precision=0.002,
+        settle_ms=settle_ms,
+    )
     with torch.cuda.device(index):
         copy = _time_copy(timer, torch, index, copy_bytes)
         matmul = _time_matmul(timer, torch, index, matmul_n)
         torch.cuda.empty_cache()
+    for measured in (copy, matmul):
+        if measured.settled is False:
+            warnings.warn(
+                f"{measured.label}: " + "; ".join(measured.notes), RuntimeWarning, stacklevel=2
+            )
     ceilings = Ceilings(
         gpu=gpu,
         copy_bytes_per_s=2.0 * copy_bytes / copy.seconds,
@@ -530,6 +561,81 @@ def _time_matmul(timer: Any, torch: Any, index: int, n: int) -> Measurement:
     return measured
 
 
+@attrs.frozen(kw_only=True)
+class RooflineLayout:
+    """Where :func:`plot_roofline` puts things on its log-log axes.
+
+    Parameters
+    ----------
+    low, high : float
+        Range of the intensity axis, FLOP/byte; both > 0.
+    drawn : tuple of (float, float, str)
+        Each drawn point: intensity (FLOP/byte; ``high`` for a call that moves no
+        bytes), achieved TFLOP/s, legend label.
+    skipped : tuple of str
+        Points a log axis cannot show (no FLOPs, so intensity and rate are 0), one
+        sentence each.
+    """
+
+    low: float
+    high: float
+    drawn: tuple[tuple[float, float, str], ...]
+    skipped: tuple[str, ...]
+
+
+def roofline_layout(
+    points: Sequence[RooflinePoint], *, labels: Sequence[str] | None = None
+) -> RooflineLayout:
+    """The axis range and the points of a roofline plot, without drawing (no matplotlib).
+
+    A point with no FLOPs (a copy) has intensity 0 and rate 0: nowhere on a log axis. It
+    is left out of the range and of the drawing, and named in ``skipped``; its place is
+    its ``dram_pct``, not the roofline picture.
+
+    Parameters
+    ----------
+    points : sequence of RooflinePoint
+        Placed timings against one device's ceilings.
+    labels : sequence of str, optional
+        One label per point; default ``point 1``, ``point 2``...
+
+    Raises
+    ------
+    InputError
+        When no points are given, they come from different devices, or the labels do
+        not match the points.
+    """
+    if not points:
+        raise InputError(expected("at least one roofline point", "none"))
+    ceilings = points[0].roofline.ceilings
+    if any(p.roofline.ceilings != ceilings for p in points):
+        raise InputError(expected("points measured against one device's ceilings", "several"))
+    if labels is not None and len(labels) != len(points):
+        raise InputError(expected(f"{len(points)} labels", len(labels)))
+    names = list(labels) if labels else [f"point {i + 1}" for i in range(len(points))]
+    finite = [
+        p.roofline.arith_intensity
+        for p in points
+        if math.isfinite(p.roofline.arith_intensity) and p.roofline.arith_intensity > 0
+    ]
+    low = min([ceilings.ridge / 100.0, *finite]) / 2.0
+    high = max([ceilings.ridge * 10.0, *finite]) * 2.0
+    drawn: list[tuple[float, float, str]] = []
+    skipped: list[str] = []
+    for name, point in zip(names, points, strict=True):
+        intensity = point.roofline.arith_intensity
+        rate = point.flop_per_s / 1e12
+        if not intensity > 0 or not rate > 0:
+            skipped.append(
+                f"{name} (0 FLOP: {point.dram_pct:.0f}% of the copy bandwidth, "
+                f"{point.floor_pct:.0f}% of floor)"
+            )
+            continue
+        x = intensity if math.isfinite(intensity) else high
+        drawn.append((x, rate, f"{name} ({point.floor_pct:.0f}% of floor)"))
+    return RooflineLayout(low=low, high=high, drawn=tuple(drawn), skipped=tuple(skipped))
+
+
 def plot_roofline(
     points: Sequence[RooflinePoint],
     path: str | os.PathLike[str],
@@ -538,6 +644,9 @@ def plot_roofline(
     title: str = "",
 ) -> Path:
     """Draw the roofline and the measured points as a PNG (needs matplotlib).
+
+    Points with no FLOPs (a copy) cannot sit on the log axes; they are named under the
+    plot instead (see :func:`roofline_layout`).
 
     Parameters
     ----------
@@ -557,13 +666,8 @@ def plot_roofline(
     InputError
         When no points are given or they come from different devices.
     """
-    if not points:
-        raise InputError(expected("at least one roofline point", "none"))
+    layout = roofline_layout(points, labels=labels)
     ceilings = points[0].roofline.ceilings
-    if any(p.roofline.ceilings != ceilings for p in points):
-        raise InputError(expected("points measured against one device's ceilings", "several"))
-    if labels is not None and len(labels) != len(points):
-        raise InputError(expected(f"{len(points)} labels", len(labels)))
     try:
         import matplotlib
 
@@ -576,35 +680,21 @@ def plot_roofline(
                 "no module named 'matplotlib'",
             )
         ) from None
-    intensities = [
-        p.roofline.arith_intensity for p in points if math.isfinite(p.roofline.arith_intensity)
-    ]
-    low = min([ceilings.ridge / 100.0, *intensities]) / 2.0
-    high = max([ceilings.ridge * 10.0, *intensities]) * 2.0
-    xs = [low * (high / low) ** (i / 200.0) for i in range(201)]
+    xs = [layout.low * (layout.high / layout.low) ** (i / 200.0) for i in range(201)]
     roof = [min(ceilings.matmul_flop_per_s, x * ceilings.copy_bytes_per_s) / 1e12 for x in xs]
     figure, axes = pyplot.subplots(figsize=(7, 4.5))
     axes.loglog(xs, roof, color="black", label="roofline (measured ceilings)")
     axes.axvline(
         ceilings.ridge, color="gray", linestyle=":", label=f"ridge {ceilings.ridge:.0f} FLOP/B"
     )
-    for i, point in enumerate(points):
-        x = (
-            point.roofline.arith_intensity
-            if math.isfinite(point.roofline.arith_intensity)
-            else high
-        )
-        name = labels[i] if labels else f"point {i + 1}"
-        axes.scatter(
-            [x],
-            [point.flop_per_s / 1e12],
-            zorder=3,
-            label=f"{name} ({point.floor_pct:.0f}% of floor)",
-        )
+    for x, y, label in layout.drawn:
+        axes.scatter([x], [y], zorder=3, label=label)
     axes.set_xlabel("arithmetic intensity (FLOP/byte)")
     axes.set_ylabel("TFLOP/s")
     axes.set_title(title or ceilings.gpu)
     axes.legend(fontsize=8)
+    if layout.skipped:
+        figure.text(0.01, -0.02, "not drawn: " + "; ".join(layout.skipped), fontsize=7, va="top")
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(target, dpi=120, bbox_inches="tight")

@@ -5,16 +5,22 @@ The procedure, and why:
 1. One untimed call (compilation, autotuning, handle creation stay out of the numbers),
    then warm-up calls for ``warmup_ms`` of host time (clocks rise, caches of the driver
    fill).
-2. NVML reads clocks and throttle reasons (:mod:`kernelopt.bench.device`).
-3. Batches of samples. In ``"cold"`` mode a buffer of twice the L2 is written before
+2. Steady state: warm-up goes on in windows of calls, timed as the samples are, until
+   the median per-call times of two consecutive windows agree within
+   ``settle_tolerance`` and, where NVML reports power, a GPU drawing close to its limit
+   has started to cap (:mod:`kernelopt.bench._settle`), or for at most ``settle_ms``.
+   Under a power cap a heavy kernel is fast for its first tens of milliseconds and slower
+   after; a kernel inside a model runs in the sustained state, so that is what is timed.
+3. NVML reads clocks and throttle reasons (:mod:`kernelopt.bench.device`).
+4. Batches of samples. In ``"cold"`` mode a buffer of twice the L2 is written before
    each call (outside the events), or the caller's input sets rotate and are proven to
    wrap the L2; in ``"hot"`` mode calls run back to back on the same inputs; in
    ``"graph"`` mode N calls are captured in one CUDA graph and each replay's time is
    divided by N, removing the per-launch host overhead that events include.
-4. Sampling stops when the median's 95 % interval is within ``± rel_precision``, or at
+5. Sampling stops when the median's 95 % interval is within ``± rel_precision``, or at
    ``max_samples``, or after ``max_time_ms``: noisy kernels get more samples, quiet ones
    fewer.
-5. NVML is read again; a clock that moved or a power/thermal slowdown is flagged.
+6. NVML is read again; a clock that moved or a power/thermal slowdown is flagged.
 
 Without CUDA the same API times with :func:`time.perf_counter_ns` and says so
 (``backend="cpu-perf-counter"``). torch is imported only when a CUDA timing starts.
@@ -34,6 +40,7 @@ import attrs
 from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt.bench import guards
 from kernelopt.bench._nvtx import nvtx_range
+from kernelopt.bench._settle import SettleVerdict, Window, settle_verdict
 from kernelopt.bench._stats import StopRule, quantile, stop_reason
 from kernelopt.bench.device import DeviceState, clock_changes, read_device_state
 from kernelopt.bench.measurement import MODES, Measurement, at_least, one_of
@@ -53,6 +60,7 @@ DEFAULT_L2_BYTES = 128 * 1024 * 1024
 _BATCH_TARGET_MS = 10.0  # host time per batch of samples between synchronizations
 _GRAPH_TARGET_MS = 2.0  # device time one graph replay should take in auto graph mode
 _OVERHEAD_SAMPLES = 50
+_WINDOW_MIN_SAMPLES = 3  # a window's median needs a few calls, however long each call is
 _FLUSH_BUFFERS: dict[tuple[int, int], Any] = {}
 
 ArgSet = Sequence[Any] | Mapping[str, Any]
@@ -166,6 +174,10 @@ class _Runner:
         self.next_call = 0
         self.estimate_ms = 0.0  # per-call time seen during warm-up (host clock, synced)
         self.warmup_calls = 0
+        self.warmup_time_ms = 0.0
+        self.settled: bool | None = None  # None: settling was not asked for (settle_ms=0)
+        self.settle_notes: list[str] = []
+        self.reads_device = False  # whether device_state() can read NVML during warm-up
 
     def call(self) -> None:
         self.calls[self.next_call % len(self.calls)]()
@@ -177,6 +189,13 @@ class _Runner:
     def before_call(self) -> None:
         if self.outputs is not None:
             guards.poison(self.outputs)
+
+    def prepare(self) -> None:
+        """Warm up for ``warmup_ms``, then until the per-call time settles; time both."""
+        began = time.perf_counter()
+        self.warmup()
+        self.settle()
+        self.warmup_time_ms = (time.perf_counter() - began) * 1000.0
 
     def warmup(self) -> None:
         self.before_call()
@@ -194,11 +213,61 @@ class _Runner:
         self.estimate_ms = elapsed_ms / count
         self.warmup_calls = count + 1
 
+    def settle(self) -> None:
+        """Warm up in windows until two consecutive ones agree (see ``_settle``)."""
+        timer = self.timer
+        if timer.settle_ms <= 0:
+            return
+        began = time.perf_counter()
+        deadline = began + timer.settle_ms / 1000.0
+        length = timer.settle_window_ms
+        longest = max(length, timer.settle_ms / 4.0)
+        windows: list[Window] = []
+        verdict: SettleVerdict | None = None
+        while verdict is None or not (verdict.settled or time.perf_counter() >= deadline):
+            if verdict is not None and not verdict.agree:
+                # A power cap holds the clocks down in steps (an H200 stepped between 1523
+                # and 1601 us per matmul within a quarter second): short windows disagree,
+                # longer ones average over the steps.
+                length = min(2.0 * length, longest)
+            windows.append(self._window(length, deadline))
+            verdict = settle_verdict(
+                windows, tolerance=timer.settle_tolerance, power_margin=timer.power_margin
+            )
+        self.settled = verdict.settled
+        self.warmup_calls += sum(len(w.samples) for w in windows) * self.calls_per_sample
+        if not verdict.settled:
+            spent = (time.perf_counter() - began) * 1000.0
+            self.settle_notes.append(
+                f"warm-up did not settle in {spent:.0f} ms (settle_ms {timer.settle_ms:g}, "
+                f"{len(windows)} windows): {verdict.reason}; the per-call time may still "
+                "have been moving"
+            )
+
+    def _window(self, length_ms: float, deadline: float) -> Window:
+        began = time.perf_counter()
+        samples: list[float] = []
+        states: list[DeviceState | None] = []
+
+        def probe() -> None:
+            states.append(self.device_state())
+
+        while True:
+            k = self.batch_size(1000)
+            samples.extend(self.sample(k, probe if self.reads_device else None))
+            now = time.perf_counter()
+            long_enough = (now - began) * 1000.0 >= length_ms
+            if now >= deadline or (long_enough and len(samples) >= _WINDOW_MIN_SAMPLES):
+                break
+        elapsed_ms = (time.perf_counter() - began) * 1000.0
+        return Window(samples=samples, elapsed_ms=elapsed_ms, state=states[-1] if states else None)
+
     def batch_size(self, remaining: int) -> int:
         per_sample = max(self.estimate_ms * self.calls_per_sample, 1e-3)
         return max(1, min(remaining, 100, int(_BATCH_TARGET_MS / per_sample)))
 
-    def sample(self, k: int) -> list[float]:
+    def sample(self, k: int, probe: Callable[[], None] | None = None) -> list[float]:
+        """Take ``k`` samples, µs per call; ``probe()`` runs once, after the calls."""
         samples = []
         n = self.calls_per_sample
         for _ in range(k):
@@ -207,6 +276,8 @@ class _Runner:
             for _ in range(n):
                 self.call()
             samples.append((time.perf_counter_ns() - began) / 1000.0 / n)
+        if probe is not None:
+            probe()
         return samples
 
     def overhead(self) -> float:
@@ -260,6 +331,7 @@ class _CudaRunner(_Runner):
             self.flush = _FLUSH_BUFFERS[key]
         self.graph: Any = None
         self.props = torch.cuda.get_device_properties(device)
+        self.reads_device = timer.read_clocks
 
     def sync(self) -> None:
         self.torch.cuda.synchronize(self.device)
@@ -320,7 +392,8 @@ class _CudaRunner(_Runner):
                 self.graph.replay()
                 self.sync()
 
-    def sample(self, k: int) -> list[float]:
+    def sample(self, k: int, probe: Callable[[], None] | None = None) -> list[float]:
+        """Take ``k`` samples, µs per call; ``probe()`` runs while the queued calls run."""
         starts, ends = self._event_pairs(k)
         with self.torch.cuda.device(self.device):
             for i in range(k):
@@ -331,6 +404,8 @@ class _CudaRunner(_Runner):
                 else:
                     self.call()
                 ends[i].record(self.stream)
+            if probe is not None:
+                probe()  # the device is busy with the calls just queued: power under load
             ends[-1].synchronize()
         n = self.calls_per_sample
         return [s.elapsed_time(e) * 1000.0 / n for s, e in zip(starts, ends, strict=True)]
@@ -362,6 +437,14 @@ def _positive(name: str) -> Callable[[object, object, float], None]:
     return check
 
 
+def _non_negative(name: str) -> Callable[[object, object, float], None]:
+    def check(_instance: object, _attribute: object, value: float) -> None:
+        if not (isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)):
+            raise InputError(expected("a number >= 0", value, where=name))
+
+    return check
+
+
 @attrs.frozen(kw_only=True)
 class Timer:
     """Settings for timing calls; reuse one Timer for every version you compare.
@@ -375,7 +458,21 @@ class Timer:
         anti-pattern when the working set fits). ``"graph"``: CUDA-graph replays of
         N calls, for launch-bound kernels.
     warmup_ms : float
-        Host time spent in warm-up calls, ms.
+        Host time spent in warm-up calls before the settling windows start, ms.
+    settle_ms : float
+        Cap on the settling phase, ms: warm-up goes on in windows of calls until two
+        consecutive windows agree (and no power cap is pending), or this long. 0 turns
+        settling off. 1 s lets a heavy kernel reach its power-capped clocks; a light or
+        already steady kernel stops after two windows.
+    settle_window_ms : float
+        Host time of the first settling window, ms; a window that disagrees with the one
+        before doubles the next (up to ``settle_ms / 4``).
+    settle_tolerance : float
+        Relative difference of two windows' median per-call times still counted as
+        agreeing (0.01 = 1 %; medians within 0.5 µs, the events' resolution, always agree).
+    power_margin : float
+        Share of the enforced power limit (NVML) from which a GPU running without a
+        power cap is expected to cap soon: warm-up does not stop there (above 1, never).
     min_samples, max_samples : int
         Bounds on the number of samples.
     max_time_ms : float
@@ -408,6 +505,10 @@ class Timer:
 
     mode: str = attrs.field(default="cold", validator=one_of(*MODES))
     warmup_ms: float = attrs.field(default=25.0, validator=_positive("warmup_ms"))
+    settle_ms: float = attrs.field(default=1000.0, validator=_non_negative("settle_ms"))
+    settle_window_ms: float = attrs.field(default=20.0, validator=_positive("settle_window_ms"))
+    settle_tolerance: float = attrs.field(default=0.01, validator=_positive("settle_tolerance"))
+    power_margin: float = attrs.field(default=0.9, validator=_positive("power_margin"))
     min_samples: int = attrs.field(default=10, validator=at_least(1))
     max_samples: int = attrs.field(default=1000, validator=at_least(1))
     max_time_ms: float = attrs.field(default=1000.0, validator=_positive("max_time_ms"))
@@ -540,7 +641,7 @@ class Timer:
         runner = self._runner(fn, inputs, outputs, notes)
         name = f"kernelopt:{label or getattr(fn, '__name__', 'fn')}"
         with nvtx_range(f"{name}:warmup", enabled=self.nvtx):
-            runner.warmup()
+            runner.prepare()
         before = runner.device_state()
         rule = StopRule(
             min_samples=self.min_samples,
@@ -572,7 +673,7 @@ class Timer:
     ) -> Measurement:
         overhead = runner.overhead()
         moved = clock_changes(before, after, tolerance=self.clock_tolerance)
-        notes = [*notes, *moved]
+        notes = [*notes, *runner.settle_notes, *moved]
         if reason == "time_cap" and len(samples) < self.min_samples:
             notes.append(
                 f"time cap {self.max_time_ms:g} ms reached after {len(samples)} samples "
@@ -596,6 +697,8 @@ class Timer:
             clocks_moved=bool(moved),
             calls_per_sample=runner.calls_per_sample,
             warmup_calls=runner.warmup_calls,
+            warmup_time_ms=runner.warmup_time_ms,
+            settled=runner.settled,
             stop_reason=reason,
             overhead=overhead,
             label=label,
@@ -611,6 +714,8 @@ def measure(
     outputs: Any = None,
     label: str = "",
     warmup_ms: float = 25.0,
+    settle_ms: float = 1000.0,
+    settle_tolerance: float = 0.01,
     min_samples: int = 10,
     max_samples: int = 1000,
     max_time_ms: float = 1000.0,
@@ -636,6 +741,8 @@ def measure(
     timer = Timer(
         mode=mode,
         warmup_ms=warmup_ms,
+        settle_ms=settle_ms,
+        settle_tolerance=settle_tolerance,
         min_samples=min_samples,
         max_samples=max_samples,
         max_time_ms=max_time_ms,

@@ -87,6 +87,28 @@ class _FakeNVML(types.ModuleType):
         return 0x4
 
 
+class _PowerNVML(_FakeNVML):
+    """A driver that reports instantaneous power and the enforced limit."""
+
+    NVML_FI_DEV_POWER_INSTANT = 186
+
+    def __init__(self, *, field_status: int = 0) -> None:
+        super().__init__()
+        self.field_status = field_status
+        self.asked_fields: list[int] = []
+
+    def nvmlDeviceGetPowerUsage(self, handle: str) -> int:  # noqa: N802 - NVML names
+        return 512_000  # one-second average, mW
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, handle: str) -> int:  # noqa: N802 - NVML names
+        return 700_000
+
+    def nvmlDeviceGetFieldValues(self, handle: str, fields: list[int]) -> list[object]:  # noqa: N802 - NVML names
+        self.asked_fields = list(fields)
+        value = types.SimpleNamespace(uiVal=0, ullVal=689_500, dVal=0.0)
+        return [types.SimpleNamespace(nvmlReturn=self.field_status, valueType=3, value=value)]
+
+
 @pytest.fixture
 def fresh_nvml(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(device, "_NVML_READY", [])
@@ -120,3 +142,26 @@ def test_no_nvml_means_no_state(monkeypatch: pytest.MonkeyPatch, fresh_nvml: Non
 def test_failed_init_means_no_state(monkeypatch: pytest.MonkeyPatch, fresh_nvml: None) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", _FakeNVML(fail_init=True))
     assert device.read_device_state() is None
+
+
+def test_reads_instant_power_and_the_limit(
+    monkeypatch: pytest.MonkeyPatch, fresh_nvml: None
+) -> None:
+    fake = _PowerNVML()
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    state = device.read_device_state(0)
+    assert state is not None
+    assert fake.asked_fields == [186]
+    assert (state.power_w, state.power_instant_w, state.power_limit_w) == (512.0, 689.5, 700.0)
+    assert state.power_draw_w == 689.5  # the instant reading wins over the average
+    assert state.power_share == pytest.approx(0.985)
+
+
+def test_unsupported_instant_power_falls_back_to_the_average(
+    monkeypatch: pytest.MonkeyPatch, fresh_nvml: None
+) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", _PowerNVML(field_status=3))  # NOT_SUPPORTED
+    state = device.read_device_state(0)
+    assert state is not None and state.power_instant_w is None
+    assert state.power_draw_w == 512.0 and state.power_share == pytest.approx(512 / 700)
+    assert DeviceState(name="g", power_w=500.0).power_share is None  # no limit known

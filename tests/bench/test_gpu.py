@@ -43,6 +43,18 @@ def test_cold_events_flush_twice_the_l2_and_read_nvml() -> None:
     assert m.device_after is not None
 
 
+def test_warm_up_settles_and_reads_the_power_limit() -> None:
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    m = measure(lambda: a @ a, mode="hot", max_time_ms=100.0)
+    assert m.settled is not None  # settling ran (True, or False with a note saying why)
+    assert m.settled or any(n.startswith("warm-up did not settle") for n in m.notes)
+    assert m.warmup_time_ms >= 25.0  # the time-based part alone is warmup_ms
+    assert m.warmup_calls > 3
+    assert m.device is not None and m.device.power_limit_w, "NVML gave no power limit"
+    off = measure(lambda: a @ a, mode="hot", settle_ms=0, max_time_ms=50.0)
+    assert off.settled is None
+
+
 def test_hot_mode_flushes_nothing() -> None:
     x = torch.randn(1 << 20, device="cuda")
     m = measure(lambda: x.mul_(1.0), mode="hot", **SHORT)  # type: ignore[arg-type]
@@ -111,7 +123,9 @@ def test_compare_on_the_device_sees_half_the_bytes() -> None:
 
 def test_ceilings_are_measured_and_cached(tmp_path: Path) -> None:
     path = tmp_path / "ceilings.json"
-    found = measure_ceilings(path=path, copy_bytes=1 << 28, matmul_n=4096, max_time_ms=200)
+    found = measure_ceilings(
+        path=path, copy_bytes=1 << 28, matmul_n=4096, max_time_ms=200, settle_ms=1000
+    )
     assert found.copy_bytes_per_s > 1e11 and found.matmul_flop_per_s > 1e13
     assert measure_ceilings(path=path) == found  # second call reads the cache
 

@@ -231,3 +231,37 @@ def test_trigger_names_every_metric_of_the_condition_in_order() -> None:
         catalog=catalog,
     )
     assert report.opportunities[0].trigger == "arith_intensity=30, ridge=163, dram_pct=48.3"
+
+
+def test_cells_are_stripped_and_change_follows_the_printed_values() -> None:
+    report = ProfileReport(
+        kernel="k",
+        version="v",
+        point=POINT,
+        stages=[Stage(name=" padded | name\n", duration=1.0, key_issue="  ")],
+        bottleneck=Bottleneck.MEMORY,
+        root_cause="r",
+        baseline=[
+            # printed 1.000 -> 1.000 ("1" and "1"): no change, whatever the unrounded values
+            BaselineMetric(metric="Median", previous=1.00004, current=0.99996, unit="us"),
+            BaselineMetric(metric=" DRAM % ", previous=30.754, current=48.246, unit="%"),
+            BaselineMetric(metric="P80 (us)", previous=116.44, current=74.176, unit="us"),
+            BaselineMetric(metric="Launches (ms)", previous=2.0, current=1.0, unit="us"),
+            BaselineMetric(metric="Calls", previous=0.0, current=3.0),
+        ],
+    )
+    lines = report.render().splitlines()
+    assert lines[4] == "| padded / name | 1 us | n/a (no counters) | n/a (no counters) | " + (
+        "n/a (no counters) |  |  |"
+    )
+    table = lines[lines.index("| Metric | Previous | Current | Change |") + 2 :]
+    assert table == [
+        "| Median (us) | 1 | 1 | +0.0% |",
+        "| DRAM % | 30.75 | 48.25 | +17.5 pp |",
+        "| P80 (us) | 116.4 | 74.18 | -36.3% |",
+        "| Launches (ms) (us) | 2 | 1 | -50.0% |",
+        "| Calls | 0 | 3 | n/a |",
+    ]
+    # a row rebuilt from the printed values prints the same Change
+    again = BaselineMetric(metric="P80 (us)", previous=116.4, current=74.18, unit="us")
+    assert again.change == report.baseline[2].change

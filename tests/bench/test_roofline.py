@@ -23,6 +23,7 @@ from kernelopt.bench import (
     measure_ceilings,
     mla_decode_cost,
     plot_roofline,
+    roofline_layout,
 )
 from kernelopt.bench.roofline import ceilings_path, save_ceilings
 from kernelopt.bench.timer import cuda_available
@@ -79,6 +80,9 @@ def test_placed_point_metrics() -> None:
     assert metrics["arith_intensity"] == pytest.approx(1.0)
     assert metrics["ridge"] == pytest.approx(H200.ridge)
     assert metrics["launch_overhead_pct"] == 5.0
+    # absolute rates, so a row that carries them can be placed again on other ceilings
+    assert metrics["flop_per_s"] == pytest.approx(4.25e9 / 2e-3)
+    assert metrics["bytes_per_s"] == pytest.approx(4.25e9 / 2e-3)
     assert point.gap_s == pytest.approx(1e-3) and point.gap_pct == pytest.approx(50.0)
     measured = Measurement(samples=[2000.0, 2000.0, 2000.0])
     assert line.place(measured).floor_pct == pytest.approx(50.0)
@@ -192,3 +196,33 @@ def test_plot_roofline(tmp_path: Path) -> None:
         assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(InputError, match="at least one roofline point"):
         plot_roofline([], tmp_path / "r.png")
+
+
+def test_roofline_layout_leaves_zero_flop_points_off_the_log_axes() -> None:
+    # A copy has no FLOPs: intensity 0 and rate 0 have no place on log axes (the range
+    # computation divided by 0 on the H200 before).
+    copy = Roofline(ceilings=H200, cost=copy_cost(1 << 30)).place(505.7)
+    gemm = Roofline(ceilings=H200, cost=matmul_cost(8192, 8192, 8192)).place(1600.9)
+    free = Roofline(ceilings=H200, cost=Cost(flops=1e6, bytes=0)).place(1.0)  # intensity inf
+    layout = roofline_layout([copy, gemm, free], labels=["copy", "matmul", "registers"])
+    assert 0 < layout.low < H200.ridge / 100 and layout.high > H200.ridge * 10
+    assert math.isfinite(layout.high / layout.low)
+    assert [label for _, _, label in layout.drawn] == [
+        f"matmul ({gemm.floor_pct:.0f}% of floor)",
+        f"registers ({free.floor_pct:.0f}% of floor)",
+    ]
+    assert layout.drawn[0][0] == pytest.approx(gemm.roofline.arith_intensity)
+    assert layout.drawn[0][1] == pytest.approx(gemm.flop_per_s / 1e12)
+    assert layout.drawn[1][0] == layout.high  # no bytes: drawn at the right edge
+    assert layout.skipped == (
+        f"copy (0 FLOP: {copy.dram_pct:.0f}% of the copy bandwidth, "
+        f"{copy.floor_pct:.0f}% of floor)",
+    )
+    only_copy = roofline_layout([copy])
+    assert only_copy.drawn == () and only_copy.low == pytest.approx(H200.ridge / 200)
+    assert only_copy.skipped[0].startswith("point 1 (0 FLOP")
+    with pytest.raises(InputError, match="2 labels"):
+        roofline_layout([copy, gemm], labels=["copy"])
+    other = Ceilings(gpu="other", copy_bytes_per_s=1e12, matmul_flop_per_s=1e14)
+    with pytest.raises(InputError, match="one device's ceilings"):
+        roofline_layout([copy, Roofline(ceilings=other, cost=copy_cost(8)).place(1.0)])

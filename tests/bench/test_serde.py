@@ -27,7 +27,15 @@ ROW = BenchRow(
 )
 MEASUREMENT = Measurement(
     samples=[1.0, 2.0],
-    device=DeviceState(name="NVIDIA H200", sm_clock_mhz=1980, throttle_reasons=("sw_power_cap",)),
+    device=DeviceState(
+        name="NVIDIA H200",
+        sm_clock_mhz=1980,
+        power_instant_w=698.5,
+        power_limit_w=700.0,
+        throttle_reasons=("sw_power_cap",),
+    ),
+    warmup_time_ms=312.5,
+    settled=True,
     notes=("a", "b"),
 )
 RECORDS = [ROW, MEASUREMENT, Ceilings(gpu="g", copy_bytes_per_s=1.0, matmul_flop_per_s=2.0)]
