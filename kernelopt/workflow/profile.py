@@ -8,9 +8,8 @@ report printed by one tool (or agent) is data again for the next.
 what the text can carry: the renderer rounds numbers (durations and baseline values to 4
 significant digits, percentages to 0.1, gains to whole percent), shows at most three
 opportunities, writes ``|`` in table cells as ``/``, joins the root cause into one line
-and leaves out the trial point's ``name``; the table cells keep surrounding spaces, which
-a reader cannot tell from padding, and the vs-Baseline Change is computed from the
-unrounded values, so it can differ from the one the rounded Previous and Current give.
+and leaves out the trial point's ``name``; table cells are stripped, and the
+vs-Baseline Change is computed from the rounded Previous and Current it prints.
 Otherwise the text is a fixed point whatever the values:
 ``parse_profile(text).render() == text`` for ``text = report.render()``.
 """

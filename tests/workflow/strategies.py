@@ -117,8 +117,8 @@ profiles = st.builds(
     baseline=st.lists(baseline_metrics(), max_size=4),
 )
 
-# Cells keep '|' and newlines (the renderer rewrites them) but not surrounding spaces,
-# which the renderer writes into the cell and a reader cannot tell from padding.
+# Cells may hold '|' and newlines (the renderer rewrites them); surrounding spaces are
+# stripped by the renderer, so generated text is stripped too.
 wild_text = st.text(alphabet=ALPHABET + "|\n  ", max_size=24).map(str.strip)
 wild_number = st.floats(-1e9, 1e9, allow_nan=False)
 
@@ -156,7 +156,7 @@ any_profiles = st.builds(
         st.builds(
             BaselineMetric,
             metric=line(1, "abcXYZ %_"),
-            # Change is computed from the unrounded values: keep them at the shown precision.
+            # Values at the shown precision, so that the record itself round-trips.
             previous=sig4(-1e9, 1e9),
             current=sig4(-1e9, 1e9),
             unit=st.sampled_from(["%", "us", ""]),
