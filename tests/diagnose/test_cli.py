@@ -52,7 +52,7 @@ def test_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
         for f in data["findings"]
         for e in f["evidence"]
     )
-    assert data["summary"]["best"]["experiment"] == 7 and data["unread"] == []
+    assert data["summary"]["best"]["experiment"] == 5 and data["unread"] == []
 
 
 def test_write_plan_until_family_knowledge(
@@ -63,10 +63,12 @@ def test_write_plan_until_family_knowledge(
     text = plan.read_text()
     assert "as it stood before exp 5" in text and text == capsys.readouterr().out
     assert "- [ ] 2. Local minimum" in text
-    # A decode-attention family makes split-KV a fundamental the softmax kernel lacks.
-    assert cli.main(["diagnose", HEALTHY, "--family", "decode-attention", "--json"]) == 1
+    # The family decides the fundamentals: read as plain attention (online softmax), the
+    # plateau's kernel lacks none; as MLA decode it lacks split-KV (test_json_shape).
+    assert cli.main(["diagnose", MLA, "--family", "attention", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert [f["pathology"] for f in data["findings"]] == ["missing_fundamental"]
+    found = [f["pathology"] for f in data["findings"]]
+    assert "missing_fundamental" not in found and "buffer_persistence" in found
     knowledge = tmp_path / "knowledge"
     knowledge.mkdir()
     assert cli.main(["diagnose", HEALTHY, "--knowledge", str(knowledge)]) == 0

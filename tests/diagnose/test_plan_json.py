@@ -35,7 +35,7 @@ def test_plan_has_the_seed_form(diagnosis: Diagnosis) -> None:
     assert "## Most likely root cause" in plan and "## Plan" in plan
     assert "(`split-kv-flash-decoding`)" in plan  # actions link catalog entries
     assert "[Split-KV Flash Decoding](optimizations/split-kv-flash-decoding.md)" in plan
-    assert "(kernels/mla_decode.py:73)" in plan  # evidence keeps file:line
+    assert "(kernels/mla_decode.py:89)" in plan  # evidence keeps file:line
 
 
 def test_json_round_trips(diagnosis: Diagnosis) -> None:

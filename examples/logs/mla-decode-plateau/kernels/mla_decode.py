@@ -1,92 +1,99 @@
-"""MLA decode in Triton: one program per batch row, all heads of the row in one MMA tile.
+"""MLA decode in Triton: one program per BLOCK_M query rows of a sequence, over all its keys.
 
-Absorbed DeepSeek-V3 MLA as MQA. Shapes: q [b, s_q, h_q, 576] bf16; paged latent cache
-kv_cache [num_blocks, page, 1, 576] bf16 (V is its first 512 columns); block_table
-[b, max_blocks] int32; cache_seqlens [b] int32. Returns out [b, s_q, h_q, 512] and
-lse [b, h_q, s_q] fp32. Causal among the s_q draft tokens.
+Absorbed DeepSeek-V3 MLA as MQA over a paged latent cache: q [b, s_q, h_q, 576] bf16
+(512 latent + 64 RoPE columns); kv [num_blocks, page, 1, 576] bf16, where V is the first
+512 columns of the same latent tile, loaded once for both products; block_table
+[b, max_blocks] int32; seqlens [b] int32. Returns out [b, s_q, h_q, 512] and the natural-log
+LSE [b, s_q * h_q] fp32. Causal among the s_q draft tokens.
+
+- Head grouping: the s_q * h_q query rows of a sequence fill BLOCK_M rows of one MMA tile
+  (heads per program = BLOCK_M / s_q).
+- Online softmax in base 2, log2(e) folded into the scale; the LSE goes back to natural log.
+- The grid is (cdiv(s_q * h_q, BLOCK_M), b): each program walks every KV tile of its
+  sequence, num_stages deep.
 """
 
 import torch
 import triton
 import triton.language as tl
 
+D_LAT = 512
+D_ROPE = 64
 D_QK = 576
-D_V = 512
+LOG2E = 1.4426950408889634
 
 
 @triton.jit
-def _mla_decode_kernel(
-    q_ptr, kv_ptr, block_table_ptr, seqlens_ptr, out_ptr, lse_ptr,
-    sm_scale,
-    stride_qb, stride_qs, stride_qh,
-    stride_kv_block, stride_kv_page,
+def _fwd(
+    Q, KV, BT, SEQ, O, LSE,
+    sm_scale_log2,
     stride_bt,
-    stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh,
-    S_Q,
-    H: tl.constexpr,
-    BLOCK_H: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    PAGE: tl.constexpr,
+    H_Q: tl.constexpr, S_Q: tl.constexpr, ROWS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, PAGE: tl.constexpr,
+    STAGES: tl.constexpr,
 ):
-    i_b = tl.program_id(0)
-    seqlen = tl.load(seqlens_ptr + i_b)
-    o_h = tl.arange(0, BLOCK_H)
-    o_d = tl.arange(0, D_QK)
-    o_v = tl.arange(0, D_V)
-    m_h = o_h < H
-    qk_scale = sm_scale * 1.4426950408889634  # fold log2(e) into the scale: exp2 is one MUFU op
-    for i_s in range(S_Q):
-        # query i sees keys < seqlen - S_Q + i + 1 (causal among the draft tokens)
-        kv_len = seqlen - S_Q + i_s + 1
-        p_q = q_ptr + i_b * stride_qb + i_s * stride_qs + o_h[:, None] * stride_qh + o_d[None, :]
-        b_q = tl.load(p_q, mask=m_h[:, None], other=0.0)
-        m_i = tl.full([BLOCK_H], float("-inf"), dtype=tl.float32)
-        l_i = tl.zeros([BLOCK_H], dtype=tl.float32)
-        acc = tl.zeros([BLOCK_H, D_V], dtype=tl.float32)
-        for start in range(0, kv_len, BLOCK_N):
-            o_n = start + tl.arange(0, BLOCK_N)
-            m_n = o_n < kv_len
-            i_page = tl.load(block_table_ptr + i_b * stride_bt + o_n // PAGE, mask=m_n, other=0)
-            p_k = kv_ptr + i_page[:, None] * stride_kv_block + (o_n % PAGE)[:, None] * stride_kv_page
-            b_k = tl.load(p_k + o_d[None, :], mask=m_n[:, None], other=0.0, eviction_policy="evict_last")
-            # V is the first 512 columns of the same latent rows (a second, L2-hot load)
-            b_v = tl.load(p_k + o_v[None, :], mask=m_n[:, None], other=0.0, eviction_policy="evict_last")
-            b_s = tl.dot(b_q, tl.trans(b_k)) * qk_scale
-            b_s = tl.where(m_n[None, :], b_s, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(b_s, 1))
-            alpha = tl.exp2(m_i - m_new)
-            b_p = tl.exp2(b_s - m_new[:, None])
-            l_i = l_i * alpha + tl.sum(b_p, 1)
-            acc = acc * alpha[:, None] + tl.dot(b_p.to(tl.bfloat16), b_v)
-            m_i = m_new
-        acc = acc / l_i[:, None]
-        p_o = out_ptr + i_b * stride_ob + i_s * stride_os + o_h[:, None] * stride_oh + o_v[None, :]
-        tl.store(p_o, acc.to(out_ptr.dtype.element_ty), mask=m_h[:, None])
-        lse = (m_i + tl.log2(l_i)) * 0.6931471805599453  # back to natural log: m_i is in log2 units
-        tl.store(lse_ptr + i_b * stride_lb + o_h * stride_lh + i_s, lse, mask=m_h)
+    i_m = tl.program_id(0)
+    i_b = tl.program_id(1)
+    seqlen = tl.load(SEQ + i_b)
+    n_tiles = tl.cdiv(seqlen, BLOCK_N)
+
+    o_rows = i_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    m_rows = o_rows < ROWS
+    o_lat = tl.arange(0, 512)
+    o_rope = tl.arange(0, 64)
+    p_q = Q + i_b * ROWS * 576 + o_rows[:, None] * 576
+    b_q_lat = tl.load(p_q + o_lat[None, :], mask=m_rows[:, None], other=0.0)
+    b_q_rope = tl.load(p_q + 512 + o_rope[None, :], mask=m_rows[:, None], other=0.0)
+    # row r is draft token r // H_Q; it sees keys < seqlen - S_Q + token + 1
+    b_limit = seqlen - S_Q + o_rows // H_Q + 1
+
+    b_m = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    b_l = tl.zeros([BLOCK_M], tl.float32)
+    b_acc = tl.zeros([BLOCK_M, 512], tl.float32)
+    for t in tl.range(0, n_tiles, num_stages=STAGES):
+        o_k = t * BLOCK_N + tl.arange(0, BLOCK_N)
+        if BLOCK_N <= PAGE:
+            page = tl.load(BT + i_b * stride_bt + (t * BLOCK_N) // PAGE)
+            o_row = page * PAGE + (t * BLOCK_N) % PAGE + tl.arange(0, BLOCK_N)
+        else:
+            pages = tl.load(BT + i_b * stride_bt + o_k // PAGE)
+            o_row = pages * PAGE + o_k % PAGE
+        p_kv = KV + o_row.to(tl.int64)[:, None] * 576
+        m_k = o_k < seqlen
+        b_k_lat = tl.load(p_kv + o_lat[None, :], mask=m_k[:, None], other=0.0)
+        b_k_rope = tl.load(p_kv + 512 + o_rope[None, :], mask=m_k[:, None], other=0.0)
+        b_s = tl.dot(b_q_lat, tl.trans(b_k_lat))
+        b_s = tl.dot(b_q_rope, tl.trans(b_k_rope), b_s)
+        b_s = b_s * sm_scale_log2
+        b_s = tl.where(o_k[None, :] < b_limit[:, None], b_s, float("-inf"))
+        b_m_new = tl.maximum(b_m, tl.max(b_s, 1))
+        b_m_safe = tl.where(b_m_new == float("-inf"), 0.0, b_m_new)
+        b_alpha = tl.exp2(b_m - b_m_safe)
+        b_p = tl.exp2(b_s - b_m_safe[:, None])
+        b_l = b_l * b_alpha + tl.sum(b_p, 1)
+        b_acc = b_acc * b_alpha[:, None]
+        b_acc = tl.dot(b_p.to(b_k_lat.dtype), b_k_lat, b_acc)
+        b_m = b_m_new
+
+    b_lse2 = b_m + tl.log2(b_l)
+    b_out = b_acc / tl.where(b_l == 0.0, 1.0, b_l)[:, None]
+    p_o = O + i_b * ROWS * 512 + o_rows[:, None] * 512 + o_lat[None, :]
+    tl.store(p_o, b_out.to(O.dtype.element_ty), mask=m_rows[:, None])
+    tl.store(LSE + i_b * ROWS + o_rows, b_lse2 * 0.6931471805599453, mask=m_rows)
 
 
-def mla_decode(q, kv_cache, block_table, cache_seqlens, sm_scale, BLOCK_N=64, num_warps=8, num_stages=3):
-    """Decode attention for one step; launches one program per batch row."""
-    b, s_q, h_q, d_qk = q.shape
-    out = torch.empty((b, s_q, h_q, D_V), dtype=q.dtype, device=q.device)
-    lse = torch.empty((b, h_q, s_q), dtype=torch.float32, device=q.device)
-    grid = (b,)
-    _mla_decode_kernel[grid](
-        q, kv_cache, block_table, cache_seqlens, out, lse,
-        sm_scale,
-        q.stride(0), q.stride(1), q.stride(2),
-        kv_cache.stride(0), kv_cache.stride(1),
-        block_table.stride(0),
-        out.stride(0), out.stride(1), out.stride(2),
-        lse.stride(0), lse.stride(1),
-        s_q,
-        H=h_q,
-        BLOCK_H=triton.next_power_of_2(h_q),
-        PAGE=kv_cache.shape[1],
-        BLOCK_N=BLOCK_N,
-        num_warps=num_warps,
-        num_stages=num_stages,
+def mla_decode(q, kv, bt, seqlens, scale, block_m=64, block_n=64, num_warps=8, stages=2):
+    """One decode step: out [b, s_q, h_q, 512] and lse [b, s_q * h_q] for q and the cache."""
+    b, s_q, h_q, _ = q.shape
+    rows = s_q * h_q
+    out = torch.empty(b, s_q, h_q, 512, dtype=q.dtype, device=q.device)
+    lse = torch.empty(b, rows, dtype=torch.float32, device=q.device)
+    grid = (triton.cdiv(rows, block_m), b)
+    _fwd[grid](
+        q, kv, bt, seqlens, out, lse,
+        scale * LOG2E, bt.stride(0),
+        H_Q=h_q, S_Q=s_q, ROWS=rows, BLOCK_M=block_m,
+        BLOCK_N=block_n, PAGE=kv.shape[1], STAGES=stages,
+        num_warps=num_warps, num_stages=stages,
     )
     return out, lse

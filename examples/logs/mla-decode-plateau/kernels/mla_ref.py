@@ -1,15 +1,18 @@
-"""Reference MLA decode in torch (eager): bmm, fp32 softmax, bmm."""
+"""Reference MLA decode in torch eager: bmm, fp32 softmax, bmm over the cache gathered densely.
+
+q [b, s_q, h_q, 576] bf16; dense [b, t, 576] bf16 (the paged cache gathered once, outside the
+timing); visible [b, s_q * h_q, t] bool, the keys each query row may see (causal among the
+s_q draft tokens). Returns out [b, s_q, h_q, 512] in q's dtype.
+"""
 
 import torch
 
+SCALE = 192**-0.5  # DeepSeek-V3: (128 nope + 64 rope) ** -0.5
 
-def mla_decode_ref(q, kv_dense, sm_scale):
-    """q [b, s_q, h_q, 576], kv_dense [b, t, 576] -> out [b, s_q, h_q, 512], lse [b, h_q, s_q]."""
+
+def mla_decode_eager(q, dense, visible):
     b, s_q, h_q, _ = q.shape
-    scores = torch.einsum("bshd,btd->bhst", q.float(), kv_dense.float()) * sm_scale
-    t = kv_dense.shape[1]
-    causal = torch.arange(t, device=q.device)[None, :] <= (t - s_q + torch.arange(s_q, device=q.device))[:, None]
-    scores = scores.masked_fill(~causal, float("-inf"))
-    lse = torch.logsumexp(scores, dim=-1)
-    out = torch.einsum("bhst,btd->bshd", torch.softmax(scores, dim=-1), kv_dense[..., :512].float())
-    return out.to(q.dtype), lse
+    scores = torch.bmm(q.reshape(b, s_q * h_q, 576), dense.transpose(1, 2)).float() * SCALE
+    scores = scores.masked_fill(~visible, float("-inf"))
+    probs = torch.softmax(scores, dim=-1).to(q.dtype)
+    return torch.bmm(probs, dense[..., :512]).reshape(b, s_q, h_q, 512)
