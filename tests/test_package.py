@@ -19,6 +19,7 @@ TORCH_FREE = (
     "kernelopt.diagnose",
     "kernelopt.workload",
     "kernelopt.experiments",
+    "kernelopt.workflow",
 )
 
 
