@@ -1,0 +1,136 @@
+"""Step 3: a clean-context diagnosis of the log so far, and the plan it leads to.
+
+``kernelopt.diagnose`` reads only what is on disk (CLAUDE.md, the kernel source, the
+experiment folders, the profiles, the workload profile), never imports or runs the
+kernel, and answers the nine items of the plateau checklist. Here, two experiments in,
+the log is too short for a plateau; what it can already show is a *missing fundamental*:
+a technique the catalog marks as standard for decode attention that no experiment tried
+and the kernel source does not contain. For this kernel that is split-KV
+(flash-decoding): with b = 32 sequences and one latent KV head, the naive kernel starts
+32 programs per row tile on a GPU with 132 multiprocessors, and each walks 4096 keys alone.
+
+The diagnosis is kept as ``experiments/diagnosis.md``; the change chosen from it becomes
+the task of the next experiment, ``experiments/exp_3/plan.md`` (step 4 carries it out).
+
+Run: ``python examples/mla_decode/03_diagnose.py [--log DIR] [--gpu|--cpu]``.
+Same diagnosis from the shell: ``kernelopt diagnose LOG --write-plan LOG/experiments/diagnosis.md``.
+"""
+
+from __future__ import annotations
+
+import _common
+
+S = _common.setup(3, __doc__ or "")
+
+from kernelopt.catalog import Catalog
+from kernelopt.diagnose import Pathology, diagnose
+from kernelopt.experiments import write_plan
+from kernelopt.workflow import Change, Constraints, OptimizationTask
+
+FUNDAMENTAL = "split-kv-flash-decoding"
+POINTS = S.points()
+
+# %% ------------------------------------------------------------------------------------
+# Diagnose the log as it stood before experiment 3 (until=3 reads nothing numbered 3 or
+# later, so this step gives the same answer when rerun after steps 4 to 7). The family
+# (mla-decode) comes from CLAUDE.md; the kernel is the latest snapshot (exp_2/mla_decode.py);
+# experiments are tagged with the catalog entries their titles and tags name.
+_common.banner("The nine checks")
+diagnosis = diagnose(S.log, until=_common.EXP_SPLIT_KV)
+summary = diagnosis.summary
+print(
+    f"   family {summary.family} (from {summary.family_source}); kernel {summary.kernel}; "
+    f"{summary.experiments} experiments read"
+)
+if summary.best is not None:
+    best = summary.best
+    print(f"   best so far: {best.value:g} {best.unit} (exp {best.experiment})")
+for check in diagnosis.checks:
+    print(f"   [{'x' if check.checked else ' '}] {check.pathology.value}: {check.sentence[:150]}")
+
+# %% ------------------------------------------------------------------------------------
+# The missing fundamental, with its evidence and the catalog entries it links. A finding
+# carries where every claim comes from (file:line), so the plan can be checked by hand.
+_common.banner("Missing fundamental")
+finding = diagnosis.finding(Pathology.MISSING_FUNDAMENTAL)
+if finding is None:
+    raise SystemExit(
+        "Expected the diagnosis to name a missing fundamental on this log, got none: "
+        + next(c.sentence for c in diagnosis.checks if c.pathology is Pathology.MISSING_FUNDAMENTAL)
+    )
+print(f"   {finding.summary}")
+print(f"   severity {finding.severity.value}, confidence {finding.confidence:.2f}")
+for evidence in finding.evidence:
+    print(
+        f"   evidence: {evidence.quote[:100]}"
+        + (f"  ({evidence.source})" if evidence.source else "")
+    )
+named = [action.catalog_id for action in finding.actions]
+print(f"   actions link: {', '.join(str(n) for n in named)}")
+if FUNDAMENTAL not in named:
+    raise SystemExit(f"Expected the finding to name {FUNDAMENTAL}, got {named}")
+
+# %% ------------------------------------------------------------------------------------
+# The catalog entry the action links (kernelopt/catalog/knowledge/optimizations/
+# split-kv-flash-decoding.md; `kernelopt catalog show split-kv-flash-decoding`): when it
+# applies, why it works, how to write it, the evidence behind it, how it interacts.
+_common.banner(f"The catalog entry: {FUNDAMENTAL}")
+catalog = Catalog.builtin()
+entry = catalog.get(FUNDAMENTAL)
+print(f"   # {entry.name}  ({entry.kind.value}, {entry.scope}; file {entry.relative_path})")
+print("   When to apply:")
+for context in entry.contexts:
+    print(f"     - {context}")
+for condition in (*entry.triggers, *entry.shape_conditions):
+    print(f"     - when `{condition}`")
+print("   Mechanism:", entry.mechanism.split("\n\n")[0][:400], "…")
+print("   Implementation:")
+for line in entry.implementation.strip().splitlines()[:14]:
+    print(f"     {line}")
+for block in entry.evidence:
+    print(f"   Evidence ({block.source_type.value}, {block.source}):")
+    for row in block.rows:
+        print(f"     {row.config} | {row.before} → {row.after} | {row.change}")
+print("   Pitfalls:", *(f"\n     - {p}" for p in entry.pitfalls))
+print("   Interactions:", ", ".join(f"{i.target} ({i.relation.value})" for i in entry.interactions))
+
+# %% ------------------------------------------------------------------------------------
+# Keep the diagnosis on disk (experiments/diagnosis.md, in the seed's plan form: the nine
+# checks answered, the most likely root cause, actions linking catalog entries, evidence,
+# missing data), then choose what the next experiment does. Its plan.md states that one
+# change, as the orchestrator's task for the designer: a reader of the log (and the next
+# diagnosis) sees exactly what experiment 3 set out to try, and that the rest of the
+# diagnosis's actions are still open.
+diagnosis_path = S.experiments / "diagnosis.md"
+diagnosis_path.write_text(diagnosis.render_plan(), encoding="utf-8")
+_common.banner(f"Diagnosis written to {diagnosis_path.relative_to(S.log)}; its actions:")
+for found in diagnosis.findings:  # ranked: severity, then cause before symptom
+    for action in found.actions:
+        print(f"   - [{found.pathology.value}] {action.text[:110]}… ({action.catalog_id})")
+
+task = OptimizationTask(
+    kernel="mla_decode",
+    current="naive",
+    new_version="split_kv",
+    bottleneck=f"missing fundamental ({diagnosis_path.relative_to(S.log)}): {entry.name}",
+    optimizations=[
+        Change.of(
+            entry,
+            "cut each sequence's keys into pieces (a wave model picks how many) and run one "
+            "program per (row tile, piece)",
+            rationale=f"b={POINTS[0].b} sequences give too few programs to fill the GPU",
+        ),
+        Change.of(
+            catalog.get("split-kv-lse-combine"),
+            "merge the pieces' fp32 partial outputs by their base-2 LSEs",
+            rationale="the merged result is the exact softmax over all keys",
+        ),
+    ],
+    constraints=Constraints(language="triton", other=("keep MLADecodePlan's plan/run interface",)),
+)
+task.validate(catalog)  # every linked entry exists, every link matches its file
+path = write_plan(S.experiments, _common.EXP_SPLIT_KV, task.render(), overwrite=True)
+_common.banner(
+    f"The task of experiment {_common.EXP_SPLIT_KV}, written to {path.relative_to(S.log)}"
+)
+print(task.render().rstrip())

@@ -1,0 +1,623 @@
+"""What every step of the MLA decode walk-through shares: arguments, shapes, inputs, the log.
+
+The steps (``01_…`` to ``07_…``) rebuild an MLA decode kernel the way an optimization loop
+would, each writing into one log directory that the next step reads::
+
+    LOG/
+      CLAUDE.md                      the kernel, its baseline, the trial points, the rules
+      kernels/mla_decode.py          the kernel as it stands (a copy of the strategy in use)
+      kernels/mla_ref.py             the float64 reference it is checked against
+      experiments/                   workload_profile.md, summary.md, profile.md, exp_N/…
+      runs/                          the call trace and the benchmark rows (JSONL)
+      docs/knowledge/                the knowledge tree LEARN writes (over the built-ins)
+      docs/kernels/mla_decode.md     the kernel's devlog
+
+Two ways to run every step:
+
+* **GPU** (automatic when CUDA is present, or ``--gpu``): bf16 at the trial matrix,
+  b = 32, t = 4096, page 64, s_q ∈ {1, 16} × h_q ∈ {128, 16}. Timings are CUDA events.
+* **CPU** (no CUDA, or ``--cpu``): the Triton interpreter on tiny shapes in float16 (the
+  interpreter's bf16 ``tl.dot`` is wrong). Timings are host timings of the interpreter:
+  they show that the machinery works and say nothing about kernel speed.
+
+This module must be imported before triton: :func:`setup` sets ``TRITON_INTERPRET=1`` for
+the CPU path, and the interpreter is chosen when triton is first imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+    from kernelopt.bench import BenchRow, Ceilings, Measurement, Roofline, Timer, TrialPoint
+    from kernelopt.kernels.mla import MLADecodePlan
+
+HERE = Path(__file__).resolve().parent
+MARKER = ".mla-decode-example.json"  # says a directory is a log these steps own
+DEFAULT_LOG = Path(tempfile.gettempdir()) / "kernelopt-mla-decode-example"
+
+# DeepSeek-V3: softmax scale 1 / sqrt(128 + 64) (nope + rope head dims of the unabsorbed form).
+SOFTMAX_SCALE = 192**-0.5
+D_QK, D_V = 576, 512
+
+# Experiment numbers of the story, in the order the steps write them.
+EXP_EAGER, EXP_NAIVE, EXP_SPLIT_KV, EXP_GRAPHS, EXP_HOPPER = 1, 2, 3, 4, 5
+
+# This project's own H200 measurements (shared/anchors/h200-2026-12-02.json): a device-to-
+# device copy at 4.25 TB/s counting bytes read plus written, and a bf16 8192³ matmul at
+# 694 TFLOP/s. Reference values only: a CPU run has no ceilings of its own.
+H200_COPY_BYTES_PER_S = 4.2497501013921815e12
+H200_MATMUL_FLOP_PER_S = 693.6596691456391e12
+H200_SOURCE = "shared/anchors/h200-2026-12-02.json (this project's H200 measurement)"
+
+STEPS = {
+    1: "01_reference_and_workload.py",
+    2: "02_naive_kernel.py",
+    3: "03_diagnose.py",
+    4: "04_split_kv.py",
+    5: "05_buffers_and_graphs.py",
+    6: "06_hopper_kernel.py",
+    7: "07_learn.py",
+}
+# A file each step leaves behind: a later step that finds it missing runs the step first,
+# and the step itself refuses to run again where it exists (a log never rewrites a result).
+PRODUCTS = {
+    1: "experiments/workload_profile.md",
+    2: f"experiments/exp_{EXP_NAIVE}/result.md",
+    3: f"experiments/exp_{EXP_SPLIT_KV}/plan.md",
+    4: f"experiments/exp_{EXP_SPLIT_KV}/result.md",
+    5: f"experiments/exp_{EXP_GRAPHS}/result.md",
+    6: f"experiments/exp_{EXP_HOPPER}/result.md",
+    7: "docs/kernels/mla_decode.md",
+}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One step's run: where it writes, on what device, at which shapes.
+
+    Attributes
+    ----------
+    step : int
+        Which step is running (1 to 7).
+    log : Path
+        The log directory (``--log``).
+    gpu : bool
+        True on the GPU path (bf16, trial matrix), False on the CPU path (interpreter).
+    device : str
+        ``"cuda"`` or ``"cpu"``.
+    dtype_name : str
+        ``"bfloat16"`` on the GPU, ``"float16"`` on the CPU.
+    page : int
+        Rows per KV-cache page.
+    args : argparse.Namespace
+        The parsed command line.
+    """
+
+    step: int
+    log: Path
+    gpu: bool
+    device: str
+    dtype_name: str
+    page: int
+    args: argparse.Namespace
+
+    @property
+    def dtype(self) -> torch.dtype:
+        """The query/cache dtype of this run."""
+        import torch
+
+        return getattr(torch, self.dtype_name)  # type: ignore[no-any-return]
+
+    @property
+    def experiments(self) -> Path:
+        """``LOG/experiments``: what kernelopt reads and writes as the experiment log."""
+        return self.log / "experiments"
+
+    @property
+    def runs(self) -> Path:
+        """``LOG/runs``: the call trace and benchmark rows (JSONL)."""
+        return self.log / "runs"
+
+    @property
+    def bench_rows(self) -> Path:
+        """``LOG/runs/bench.jsonl``: one ``BenchRow`` per timing, raw samples kept."""
+        return self.runs / "bench.jsonl"
+
+    @property
+    def knowledge(self) -> Path:
+        """``LOG/docs/knowledge``: the knowledge tree LEARN writes, merged over the built-ins."""
+        return self.log / "docs" / "knowledge"
+
+    @property
+    def devlog(self) -> Path:
+        """``LOG/docs/kernels/mla_decode.md``: the kernel's devlog."""
+        return self.log / "docs" / "kernels" / "mla_decode.md"
+
+    @property
+    def where(self) -> str:
+        """The device in words, for results and evidence."""
+        if self.gpu:
+            import torch
+
+            return torch.cuda.get_device_name()
+        return "CPU (Triton interpreter)"
+
+    def points(self) -> tuple[TrialPoint, ...]:
+        """The trial points of this run.
+
+        GPU: the trial matrix, decode-like b=32 s=1 t=4096 and speculative-like b=32 s=16
+        t=4096, each with h=128 (compute-bound at s=16) and h=16 (memory-bound at s=1).
+        CPU: the same two kinds of point, shrunk so the interpreter finishes in seconds.
+        """
+        from kernelopt.bench import TrialPoint, trial_matrix
+
+        if self.gpu:
+            return trial_matrix(axes={"h": (128, 16)})
+        return (
+            TrialPoint(name="decode", b=2, s=1, t=128, extra={"h": 16}),
+            TrialPoint(name="speculative", b=2, s=4, t=128, extra={"h": 16}),
+        )
+
+    def timer(self) -> Timer:
+        """Timing settings shared by every version this run compares.
+
+        GPU: kernelopt's defaults (CUDA events, L2 flushed before each call, warm-up by
+        time, noise-based stopping). CPU: a handful of samples, enough to exercise the
+        machinery; an interpreter call takes a fraction of a second.
+        """
+        from kernelopt.bench import Timer
+
+        if self.gpu:
+            return Timer()
+        return Timer(warmup_ms=1.0, min_samples=3, max_samples=5, max_time_ms=1000.0)
+
+    def compare_limits(self) -> dict[str, Any]:
+        """Pairs and time ``kernelopt.bench.compare`` may spend (defaults on the GPU)."""
+        if self.gpu:
+            return {}
+        # Four pairs at least: a judge of the raw samples later (LEARN) needs them.
+        return {"min_pairs": 4, "max_pairs": 8, "max_time_ms": 20000.0}
+
+    def ceilings(self) -> Ceilings | None:
+        """This device's measured ceilings (GPU, cached after the first run), or None (CPU)."""
+        if not self.gpu:
+            return None
+        from kernelopt.bench import measure_ceilings
+
+        return measure_ceilings()
+
+
+def banner(text: str) -> None:
+    """Print a section heading of the walk-through."""
+    print(f"\n== {text}")
+
+
+def cpu_note(setup: Setup) -> None:
+    """Say, once per step, what CPU timings are worth."""
+    if not setup.gpu:
+        print(
+            "   [CPU] These are host timings of the Triton interpreter on tiny shapes: they "
+            "test the machinery and say nothing about how fast the kernel is on a GPU."
+        )
+
+
+def setup(step: int, description: str, argv: Sequence[str] | None = None) -> Setup:
+    """Parse the command line, pick the device, prepare the log; call before importing triton.
+
+    Parameters
+    ----------
+    step : int
+        The step number (1 to 7).
+    description : str
+        The step's docstring, shown by ``--help``.
+    argv : sequence of str, optional
+        Arguments (default ``sys.argv[1:]``).
+    """
+    parser = argparse.ArgumentParser(
+        description=description.strip().splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--log",
+        type=Path,
+        default=DEFAULT_LOG,
+        help=f"log directory shared by the steps (default {DEFAULT_LOG})",
+    )
+    device = parser.add_mutually_exclusive_group()
+    device.add_argument(
+        "--gpu", action="store_true", help="GPU path (default when CUDA is present)"
+    )
+    device.add_argument(
+        "--cpu", action="store_true", help="CPU path: Triton interpreter, tiny shapes"
+    )
+    args = parser.parse_args(argv)
+
+    import torch
+
+    has_cuda = torch.cuda.is_available()
+    if args.gpu and not has_cuda:
+        parser.error(
+            "--gpu needs a CUDA device; none is present (run without --gpu for the CPU path)"
+        )
+    gpu = has_cuda and not args.cpu
+    if not gpu:
+        # The interpreter is chosen when triton is first imported: set the switch now.
+        os.environ["TRITON_INTERPRET"] = "1"
+    elif os.environ.get("TRITON_INTERPRET") == "1":
+        parser.error("TRITON_INTERPRET=1 is set: unset it for the GPU path, or pass --cpu")
+    result = Setup(
+        step=step,
+        log=args.log.resolve(),
+        gpu=gpu,
+        device="cuda" if gpu else "cpu",
+        dtype_name="bfloat16" if gpu else "float16",
+        page=64 if gpu else 16,
+        args=args,
+    )
+    print(f"Step {step}: {STEPS[step]}")
+    path = (
+        "GPU path: bf16, trial matrix" if gpu else "CPU path: Triton interpreter, fp16, tiny shapes"
+    )
+    print(f"   log: {result.log}\n   device: {result.device} ({path})")
+    _prepare_log(result)
+    return result
+
+
+def _prepare_log(setup: Setup) -> None:
+    marker = setup.log / MARKER
+    wanted = {"device": setup.device, "dtype": setup.dtype_name}
+    if setup.step == 1:
+        # Step 1 starts the log over; refuse to clear a directory these steps did not make.
+        if setup.log.exists() and any(setup.log.iterdir()) and not marker.is_file():
+            raise SystemExit(
+                f"Expected an empty directory or a log these examples wrote at {setup.log}, "
+                f"got other files: choose another --log"
+            )
+        if setup.log.exists():
+            shutil.rmtree(setup.log)
+        setup.log.mkdir(parents=True)
+        marker.write_text(json.dumps(wanted) + "\n", encoding="utf-8")
+        return
+    if marker.is_file():
+        found = json.loads(marker.read_text(encoding="utf-8"))
+        if found != wanted:
+            raise SystemExit(
+                f"Expected a log written on the {setup.device} path, got one written on the "
+                f"{found.get('device')} path at {setup.log}: rerun from step 1 or choose "
+                f"another --log"
+            )
+    done = setup.log / PRODUCTS[setup.step]
+    if done.exists():
+        raise SystemExit(
+            f"Expected a log where step {setup.step} has not run yet, got {done} (a log never "
+            "rewrites a result): start over with step 1, or pass another --log"
+        )
+    for earlier in range(1, setup.step):
+        product = PRODUCTS.get(earlier)
+        if product is not None and not (setup.log / product).is_file():
+            run_step(earlier, setup)
+
+
+def run_step(step: int, setup: Setup) -> None:
+    """Run an earlier step in a subprocess with the same log and device (it runs its own
+    earlier steps the same way)."""
+    print(f"   (step {step} has not run on this log yet: running {STEPS[step]} first)")
+    command = [sys.executable, str(HERE / STEPS[step]), "--log", str(setup.log)]
+    command.append("--gpu" if setup.gpu else "--cpu")
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(f"Expected step {step} to succeed, got exit code {done.returncode}")
+    print(f"   (step {step} done)")
+
+
+# ---------------------------------------------------------------------------- inputs
+
+
+def make_inputs(
+    setup: Setup, point: TrialPoint, *, seed: int = 0, page: int | None = None
+) -> dict[str, torch.Tensor]:
+    """Random inputs of one trial point: q, a paged cache with shuffled pages, the table.
+
+    Returns ``{"q": [b, s, h, 576], "kv_cache": [pages, page, 1, 576], "block_table":
+    [b, ceil(t / page)] int32, "cache_seqlens": [b] int32}`` on the run's device (page:
+    the setup's unless given). The data
+    are random (never zeros: matrix units and caches behave differently on zeros) and the
+    pages lie in a random order, as a serving allocator leaves them.
+    """
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    b, s, t, h = point.b, point.s, point.t, point.extra["h"]
+    page = page or setup.page
+    width = -(-t // page)
+    kv_cache = torch.randn(b * width, page, 1, D_QK, generator=gen)
+    block_table = torch.randperm(b * width, generator=gen).view(b, width).to(torch.int32)
+    q = torch.randn(b, s, h, D_QK, generator=gen)
+    return {
+        "q": q.to(setup.device, setup.dtype),
+        "kv_cache": kv_cache.to(setup.device, setup.dtype),
+        "block_table": block_table.to(setup.device),
+        "cache_seqlens": torch.full((b,), t, dtype=torch.int32, device=setup.device),
+    }
+
+
+def outputs_for(inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Caller-owned ``out [b, s, h, 512]`` (q's dtype) and ``lse [b, h, s]`` float32."""
+    import torch
+
+    q = inputs["q"]
+    b, s, h, _ = q.shape
+    out = torch.empty(b, s, h, D_V, dtype=q.dtype, device=q.device)
+    lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
+    return out, lse
+
+
+def rel_err(value: torch.Tensor, ref: torch.Tensor) -> float:
+    """‖value − ref‖ / ‖ref‖ in float64 (inf when value holds a NaN or an inf)."""
+    import torch
+
+    if not bool(torch.isfinite(value).all()):
+        return float("inf")
+    ref = ref.double()
+    return float((value.double() - ref).norm() / ref.norm().clamp_min(1e-30))
+
+
+# Bounds against the float64 reference: bf16 keeps 8 mantissa bits, fp16 11.
+ERR_BOUND = {"bfloat16": 1e-2, "float16": 2e-3}
+
+
+def correctness_words(setup: Setup) -> str:
+    """How correctness was checked, for result.md."""
+    bound = ERR_BOUND[setup.dtype_name]
+    return f"out and lse rel err <= {bound:.0e} vs float64, outputs NaN-poisoned"
+
+
+# ---------------------------------------------------------------------------- torch eager
+
+
+def dense_kv(inputs: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The paged cache gathered densely, ``[b, t_max, 576]``, and the causal visibility mask
+    ``[b, s·h, t_max]`` (draft token i sees keys < seqlen − s + i + 1)."""
+    import torch
+
+    q, kv, table, seqlens = (inputs[k] for k in ("q", "kv_cache", "block_table", "cache_seqlens"))
+    s, h = q.shape[1], q.shape[2]
+    page = kv.shape[1]
+    t_max = table.shape[1] * page
+    keys = torch.arange(t_max, device=q.device)
+    dense = kv[table[:, keys // page].long(), (keys % page)[None, :], 0]  # [b, t_max, 576]
+    token = torch.arange(s, device=q.device).repeat_interleave(h)  # row r = i·h + head
+    limit = seqlens[:, None].long() - s + 1 + token[None, :]  # [b, s·h]
+    visible = keys[None, None, :] < limit[:, :, None]
+    return dense, visible
+
+
+def eager_decode(
+    q: torch.Tensor, dense: torch.Tensor, visible: torch.Tensor, softmax_scale: float
+) -> torch.Tensor:
+    """What a user writes first: bmm → float32 softmax → bmm over the dense cache.
+
+    ``q [b, s, h, 576]``, ``dense [b, t, 576]``, ``visible [b, s·h, t]`` → ``[b, s, h, 512]``.
+    It moves the whole score matrix ``[b, s·h, t]`` through memory three times (write,
+    softmax, read), which the fused kernels never do.
+    """
+    import torch
+
+    b, s, h, _ = q.shape
+    scores = torch.bmm(q.reshape(b, s * h, D_QK), dense.transpose(1, 2)).float() * softmax_scale
+    probs = torch.softmax(scores.masked_fill(~visible, float("-inf")), dim=-1).to(q.dtype)
+    return torch.bmm(probs, dense[..., :D_V]).reshape(b, s, h, D_V)
+
+
+# ---------------------------------------------------------------------------- the log
+
+
+def snapshot_kernel(module: str, destinations: Sequence[Path], *, experiment: int) -> None:
+    """Copy the source of a kernelopt strategy module into the log, as experiment N ran it.
+
+    The module docstring is replaced by one line naming the module: it documents the
+    library (including the strategies that come after this one), not this kernel, and a
+    reader of the log (or ``kernelopt diagnose``) would take those names for techniques
+    this kernel uses. Everything else is copied byte for byte.
+    """
+    import importlib
+
+    path = Path(str(importlib.import_module(module).__file__))
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    first = tree.body[0] if tree.body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        lines = text.splitlines(keepends=True)
+        head = (
+            f'"""{module} as experiment {experiment} ran it (module documentation left out)."""\n'
+        )
+        start, end = first.lineno - 1, first.end_lineno or first.lineno
+        text = "".join([*lines[:start], head, *lines[end:]])
+    for destination in destinations:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_text(text, encoding="utf-8")
+
+
+def find_row(rows: Sequence[BenchRow], impl: str, point: TrialPoint) -> BenchRow | None:
+    """The last BenchRow of ``impl`` at ``point`` (None when there is none)."""
+    wanted = point.as_dict()
+    found = [
+        r for r in rows if r.impl == impl and all(r.config.get(k) == v for k, v in wanted.items())
+    ]
+    return found[-1] if found else None
+
+
+# ---------------------------------------------------------------------------- one version
+
+
+def schedule_metrics(plan: MLADecodePlan) -> dict[str, float]:
+    """The catalog's ``kv_splits`` (most pieces of one sequence) and ``waves`` (programs of
+    the attention kernel over the multiprocessors the scheduler balanced over); empty for the
+    naive strategy, which has no schedule."""
+    schedule = plan.schedule
+    if schedule is None:
+        return {}
+    sms = schedule.num_slots / plan.config.ctas_per_sm
+    return {
+        "kv_splits": float(max(schedule.splits)),
+        "waves": schedule.num_units * schedule.m_tiles / sms,
+    }
+
+
+@dataclass
+class Checked:
+    """One kernel version at one trial point, verified against the reference and timed."""
+
+    point: TrialPoint
+    impl: str
+    err_out: float
+    err_lse: float
+    plan: MLADecodePlan
+    run: Callable[[], object]  # one call into the caller-owned outputs
+    outputs: tuple[torch.Tensor, torch.Tensor]
+    roofline: Roofline | None  # None on the CPU path: no ceilings
+    measurement: Measurement | None = None  # None when not timed here (compare times it)
+
+
+def check_plan(
+    setup: Setup,
+    point: TrialPoint,
+    inputs: dict[str, torch.Tensor],
+    reference: tuple[torch.Tensor, torch.Tensor],
+    *,
+    strategy: str,
+    impl: str,
+    ceilings: Ceilings | None,
+    time: bool = True,
+    **plan_options: Any,
+) -> Checked:
+    """What step 2 does for the naive kernel, for any ``MLADecodePlan`` strategy.
+
+    Plan once, poison the caller-owned ``out``/``lse`` with NaN, run once, require every
+    element written and the error against the float64 reference under the dtype's bound,
+    then time the run with the setup's timer (outputs poisoned before each timed call and
+    checked after each batch) and place it on the roofline when ceilings exist.
+    """
+    from kernelopt.bench import Roofline, check_written, mla_decode_cost
+    from kernelopt.kernels.mla import MLADecodePlan
+
+    plan = MLADecodePlan(
+        inputs["cache_seqlens"],
+        s_q=point.s,
+        h_q=point.extra["h"],
+        page_size=inputs["kv_cache"].shape[1],
+        softmax_scale=SOFTMAX_SCALE,
+        dtype=setup.dtype,
+        device=setup.device,
+        strategy=strategy,  # type: ignore[arg-type]
+        **plan_options,
+    )
+    out, lse = outputs_for(inputs)
+
+    def run() -> object:
+        return plan.run(inputs["q"], inputs["kv_cache"], inputs["block_table"], out=out, lse=lse)
+
+    check_written(run, (out, lse))  # NaN in, and no NaN may survive the call
+    err_out, err_lse = rel_err(out, reference[0]), rel_err(lse, reference[1])
+    bound = ERR_BOUND[setup.dtype_name]
+    if not (err_out <= bound and err_lse <= bound):
+        raise SystemExit(
+            f"Expected {impl} within {bound:.0e} of the float64 reference at {point}, got "
+            f"out {err_out:.2e}, lse {err_lse:.2e}"
+        )
+    measurement = setup.timer().measure(run, outputs=(out, lse), label=impl) if time else None
+    cost = mla_decode_cost(
+        b=point.b,
+        s_q=point.s,
+        h_q=point.extra["h"],
+        seqlens=point.t,
+        elt_bytes=setup.dtype.itemsize,
+    )
+    roofline = None if ceilings is None else Roofline(ceilings=ceilings, cost=cost)
+    return Checked(
+        point=point,
+        impl=impl,
+        err_out=err_out,
+        err_lse=err_lse,
+        plan=plan,
+        run=run,
+        outputs=(out, lse),
+        roofline=roofline,
+        measurement=measurement,
+    )
+
+
+def bench_row(
+    setup: Setup, checked: Checked, measurement: Measurement | None = None, *, impl: str = ""
+) -> BenchRow:
+    """The JSONL row of a checked version: its own measurement, or one ``compare`` made."""
+
+    m = measurement or checked.measurement
+    if m is None:
+        raise ValueError(f"Expected a measurement of {checked.impl}, got none")
+    line = checked.roofline
+    metrics = {} if line is None else {**line.place(m).metrics(), **schedule_metrics(checked.plan)}
+    note = f"rel err out {checked.err_out:.1e} lse {checked.err_lse:.1e} vs float64"
+    return timing_row(
+        setup,
+        m,
+        impl=impl or checked.impl,
+        point=checked.point,
+        line=line,
+        metrics=metrics,
+        note=note,
+    )
+
+
+def timing_row(
+    setup: Setup,
+    m: Measurement,
+    *,
+    impl: str,
+    point: TrialPoint,
+    line: Roofline | None,
+    metrics: dict[str, float] | None = None,
+    note: str = "",
+) -> BenchRow:
+    """A ``BenchRow`` of one timing (raw samples kept, so a later A/B can judge them).
+
+    On the CPU path the device is named ``CPU (Triton interpreter)`` rather than ``cpu``,
+    so that nobody reading the row (or the devlog and evidence made from it) mistakes it
+    for a GPU measurement.
+    """
+    import attrs
+
+    from kernelopt.bench import row_from_measurement
+
+    if metrics is None:
+        metrics = {} if line is None else line.place(m).metrics()
+    row = row_from_measurement(
+        m,
+        op="mla_decode",
+        impl=impl,
+        config=point.as_dict(),
+        floor=None if line is None else line.floor(m.unit),
+        metrics=metrics,
+        note=note,
+        keep_samples=True,
+    )
+    return row if setup.gpu else attrs.evolve(row, gpu=setup.where)

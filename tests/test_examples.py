@@ -1,0 +1,386 @@
+"""The MLA decode walk-through (examples/mla_decode/), the user guide's snippets, and the
+browsable index of the built-in knowledge base (docs/knowledge/index.md).
+
+The examples run as a user runs them: each script in its own process, on the CPU path
+(Triton interpreter, tiny shapes), writing into one log directory that the next script
+reads. The tests then read that log back with kernelopt's own readers.
+
+``python tests/test_examples.py --write-knowledge-index`` regenerates docs/knowledge/index.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples" / "mla_decode"
+GUIDE = REPO / "docs" / "guide.md"
+KNOWLEDGE_INDEX = REPO / "docs" / "knowledge" / "index.md"
+STEPS = (
+    "01_reference_and_workload.py",
+    "02_naive_kernel.py",
+    "03_diagnose.py",
+    "04_split_kv.py",
+    "05_buffers_and_graphs.py",
+    "06_hopper_kernel.py",
+    "07_learn.py",
+)
+
+
+def _env(*, interpret: bool = True) -> dict[str, str]:
+    """The environment of a child process: the repo importable; the Triton interpreter on
+    when ``interpret`` (the examples' CPU path), else as this process has it."""
+    env = dict(os.environ)
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _run(script: str, log: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--cpu", "--log", str(log), *extra],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=REPO,
+        timeout=600,
+        check=False,
+    )
+
+
+# ---------------------------------------------------------------------------- the walk-through
+
+
+@pytest.fixture(scope="module")
+def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """Run the seven steps in order on one log; return the log and each step's output."""
+    log = tmp_path_factory.mktemp("mla") / "log"
+    outputs: dict[str, str] = {}
+    for script in STEPS:
+        done = _run(script, log)
+        outputs[script] = done.stdout
+        assert done.returncode == 0, (
+            f"{script} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
+    return log, outputs
+
+
+@pytest.mark.slow
+def test_every_step_says_its_timings_are_cpu_timings(
+    walkthrough: tuple[Path, dict[str, str]],
+) -> None:
+    _, outputs = walkthrough
+    for script, text in outputs.items():
+        assert "device: cpu (CPU path: Triton interpreter" in text, script
+    for script in STEPS[1:2] + STEPS[3:7]:
+        assert "[CPU]" in outputs[script], script
+
+
+@pytest.mark.slow
+def test_step1_writes_a_workload_profile_with_the_decode_axes(
+    walkthrough: tuple[Path, dict[str, str]],
+) -> None:
+    from kernelopt.workload import find_shortcuts, read_profile_md
+
+    log, outputs = walkthrough
+    profile = read_profile_md(log / "experiments" / "workload_profile.md")
+    op = profile.op("mla_decode")
+    s_q = op.axis("s_q")
+    assert s_q is not None and 0.5 < s_q.size1_share < 1.0  # decode steps and verify steps
+    assert [a.axis for a in op.size1_axes(threshold=1.0)] == ["h_kv"]
+    assert {s.rule for s in find_shortcuts(profile)} >= {"size1-axis", "dominant-shape"}
+    assert "Baseline reference: `kernels/mla_ref.py`" in (log / "CLAUDE.md").read_text()
+    assert "one key: out = v, lse = score" in outputs[STEPS[0]]
+
+
+@pytest.mark.slow
+def test_result_files_parse_exactly_and_tell_the_story(
+    walkthrough: tuple[Path, dict[str, str]],
+) -> None:
+    from kernelopt.experiments import Correctness, Status, parse_result
+
+    log, _ = walkthrough
+    records = {
+        n: parse_result((log / "experiments" / f"exp_{n}" / "result.md").read_text("utf-8"))
+        for n in range(1, 6)
+    }
+    assert records[1].status is Status.BASELINE
+    assert all(r.correctness is Correctness.PASS for r in records.values())
+    assert all(r.gpu == "CPU (Triton interpreter)" for r in records.values())
+    assert "split-kv-flash-decoding" in records[3].tags
+    assert "buffer-persistence" in records[4].tags
+    assert records[5].tags == ("block-pointers-tma",)
+    assert {row.impl for row in records[2].rows} == {"triton_naive"}
+    assert all(row.mode == "cpu" and row.floor is None for r in records.values() for row in r.rows)
+    summary = (log / "experiments" / "summary.md").read_text("utf-8")
+    assert [line.split("|")[1].strip() for line in summary.splitlines()[4:]] == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+    ]
+    # The kernel snapshots are the strategies' code, with the module documentation left out.
+    snapshot = (log / "experiments" / "exp_2" / "mla_decode.py").read_text("utf-8")
+    assert "_mla_decode_naive_kernel" in snapshot and "split_kv" not in snapshot
+    ast.parse(snapshot)
+
+
+@pytest.mark.slow
+def test_step3_names_split_kv_as_the_missing_fundamental(
+    walkthrough: tuple[Path, dict[str, str]],
+) -> None:
+    from kernelopt.diagnose import Pathology, diagnose
+    from kernelopt.workflow import parse_task
+
+    log, outputs = walkthrough
+    diagnosis = diagnose(log, until=3)
+    finding = diagnosis.finding(Pathology.MISSING_FUNDAMENTAL)
+    assert finding is not None
+    assert "split-kv-flash-decoding" in [a.catalog_id for a in finding.actions]
+    assert diagnosis.summary.family == "mla-decode"
+    text = outputs[STEPS[2]]
+    assert "[x] missing_fundamental" in text and "# Split-KV Flash Decoding" in text
+    assert "Missing fundamental" in (log / "experiments" / "diagnosis.md").read_text("utf-8")
+    task = parse_task((log / "experiments" / "exp_3" / "plan.md").read_text("utf-8"))
+    assert [c.entry_id for c in task.optimizations] == [
+        "split-kv-flash-decoding",
+        "split-kv-lse-combine",
+    ]
+
+
+@pytest.mark.slow
+def test_learn_writes_a_valid_tree_inside_the_log(
+    walkthrough: tuple[Path, dict[str, str]],
+) -> None:
+    from kernelopt.catalog import BUILTIN_ROOT, Catalog, lint_tree
+
+    log, outputs = walkthrough
+    tree = log / "docs" / "knowledge"
+    assert (tree / "index.md").is_file()
+    assert not [p for p in lint_tree(tree) if p.is_error]
+    written = sorted(p for p in tree.rglob("*.md") if p.name != "index.md")
+    assert written, "LEARN wrote nothing"
+    assert all("CPU (Triton interpreter)" in p.read_text("utf-8") for p in written)
+    assert len(Catalog.load(tree)) >= len(Catalog.builtin())
+    # The built-in tree is never written.
+    assert not any(
+        "CPU (Triton interpreter)" in p.read_text("utf-8") for p in BUILTIN_ROOT.rglob("*.md")
+    )
+    assert "LEARN" in outputs[STEPS[3]] and "index.md (regenerated)" in outputs[STEPS[6]]
+
+
+@pytest.mark.slow
+def test_bench_rows_devlog_and_profile_handoff(walkthrough: tuple[Path, dict[str, str]]) -> None:
+    from kernelopt.bench import read_rows
+    from kernelopt.workflow import parse_profile, read_performance
+
+    log, outputs = walkthrough
+    rows = read_rows(log / "runs" / "bench.jsonl")
+    assert {r.impl for r in rows} >= {
+        "torch_eager",
+        "triton_naive",
+        "triton_split_kv",
+        "triton_split_kv_alloc",
+        "triton_split_kv_buffers",
+        "triton_hopper",
+    }
+    assert all(
+        r.gpu == "CPU (Triton interpreter)" and r.backend == "cpu-perf-counter" for r in rows
+    )
+    assert all(len(r.samples) == r.n >= 2 for r in rows)  # raw samples kept for later A/Bs
+    perf = read_performance(log / "docs" / "kernels" / "mla_decode.md")
+    assert {p.version for p in perf} >= {"torch_eager", "triton_naive", "triton_hopper"}
+    assert all(p.floor_pct is None and p.tflop_s is None for p in perf)  # no roofline on a CPU
+    text = outputs[STEPS[6]]
+    handoff = text[text.index("## Profile:") : text.index("== Devlog")]
+    assert parse_profile(handoff).kernel.startswith("mla_decode")
+    assert "No ceilings here" in text  # the CPU path says the hand-off is the anchors'
+
+
+@pytest.mark.slow
+def test_a_step_refuses_to_run_twice_on_one_log(walkthrough: tuple[Path, dict[str, str]]) -> None:
+    log, _ = walkthrough
+    before = (log / "experiments" / "exp_5" / "result.md").read_text("utf-8")
+    done = _run("06_hopper_kernel.py", log)
+    assert done.returncode != 0
+    assert "Expected a log where step 6 has not run yet" in done.stderr
+    assert (log / "experiments" / "exp_5" / "result.md").read_text("utf-8") == before
+
+
+@pytest.mark.slow
+def test_a_later_step_runs_the_earlier_ones_first(tmp_path: Path) -> None:
+    done = _run("03_diagnose.py", tmp_path / "log")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "running 01_reference_and_workload.py first" in done.stdout
+    assert "running 02_naive_kernel.py first" in done.stdout
+    assert (tmp_path / "log" / "experiments" / "exp_3" / "plan.md").is_file()
+
+
+def test_step1_refuses_to_clear_a_directory_it_did_not_write(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    done = _run(STEPS[0], tmp_path)
+    assert done.returncode != 0
+    assert "Expected an empty directory or a log these examples wrote" in done.stderr
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+def test_help_of_every_step_names_its_options() -> None:
+    for script in STEPS:
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLES / script), "--help"],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "--log" in done.stdout and "--gpu" in done.stdout and "--cpu" in done.stdout
+
+
+# ---------------------------------------------------------------------------- the guide
+
+
+def _blocks(text: str, language: str) -> Iterator[str]:
+    for match in re.finditer(rf"^```{language}\n(.*?)^```$", text, re.MULTILINE | re.DOTALL):
+        yield match.group(1)
+
+
+def test_guide_python_blocks_run_in_order(tmp_path: Path) -> None:
+    """Every ```python block of the guide runs, in order, in one session from the repo root;
+    blocks whose first line is ``# needs CUDA`` must at least import what they name."""
+    runnable, cuda_only = [], []
+    for block in _blocks(GUIDE.read_text(encoding="utf-8"), "python"):
+        (cuda_only if block.startswith("# needs CUDA") else runnable).append(block)
+    assert len(runnable) >= 9
+    script = tmp_path / "guide_session.py"
+    script.write_text("\n\n".join(runnable), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=_env(interpret=False),  # the guide sets it itself where there is no CUDA
+        cwd=REPO,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "missing_fundamental" in done.stdout
+    for block in cuda_only:
+        _assert_imports_exist(block)
+
+
+def _assert_imports_exist(code: str) -> None:
+    import importlib
+
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kernelopt"):
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(module, alias.name), f"{node.module}.{alias.name}"
+
+
+def test_guide_cli_commands_exist(capsys: pytest.CaptureFixture[str]) -> None:
+    from kernelopt.cli import main
+
+    text = GUIDE.read_text(encoding="utf-8")
+    commands = re.findall(r"^\$ kernelopt (\w+(?: \w+)?)", text, re.MULTILINE)
+    commands += re.findall(r"`kernelopt (\w+)[ `]", text)
+    assert len(commands) >= 3
+    for command in commands:
+        words = [w for w in command.split() if not w.isupper()]
+        with pytest.raises(SystemExit) as exited:
+            main([*words, "--help"])
+        assert exited.value.code == 0, command
+    capsys.readouterr()
+
+
+def test_guide_detector_table_matches_the_defaults() -> None:
+    import attrs
+
+    from kernelopt.diagnose import DiagnoseParams, Pathology
+
+    text = GUIDE.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d) \| `(\w+)` \| `(\w+)` \| (.+) \|$", text, re.MULTILINE)
+    assert [int(r[0]) for r in rows] == list(range(1, 10))
+    assert [r[1] for r in rows] == [p.value for p in Pathology]
+    defaults = DiagnoseParams()
+    for _, _, field, cell in rows:
+        params = getattr(defaults, field)
+        written = dict(re.findall(r"`(\w+)=([^`]+)`", cell))
+        actual = {a.name: repr(getattr(params, a.name)) for a in attrs.fields(type(params))}
+        assert written == actual, field
+
+
+def test_guide_links_resolve() -> None:
+    text = GUIDE.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        if "://" in target:
+            continue
+        assert (GUIDE.parent / target).exists(), target
+
+
+# ---------------------------------------------------------------------------- docs/knowledge
+
+
+def render_knowledge_index() -> str:
+    """docs/knowledge/index.md: every built-in catalog entry, linked to its file."""
+    from kernelopt.catalog import BUILTIN_ROOT, Catalog
+    from kernelopt.catalog.index import index_order
+
+    catalog = Catalog.builtin()
+    base = os.path.relpath(BUILTIN_ROOT, KNOWLEDGE_INDEX.parent).replace(os.sep, "/")
+    lines = [
+        "# Built-in knowledge base",
+        "",
+        f"The {len(catalog)} entries kernelopt ships, in `kernelopt/catalog/knowledge/`. Generated",
+        "from the entries by `python tests/test_examples.py --write-knowledge-index` (a test",
+        "fails when this page is stale); edit the entries, not this page. How a knowledge",
+        "tree is laid out, and how to keep your own: [README.md](README.md).",
+        "",
+        "| Name | Kind | Scope | Families | When to Apply |",
+        "|------|------|-------|----------|---------------|",
+    ]
+    for entry in sorted(catalog, key=index_order):
+        when = entry.summary.replace("|", "\\|")
+        lines.append(
+            f"| [{entry.name}]({base}/{entry.relative_path}) | {entry.kind.value} | "
+            f"{entry.scope} | {', '.join(entry.families)} | {when} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def test_knowledge_index_is_current() -> None:
+    assert KNOWLEDGE_INDEX.read_text(encoding="utf-8") == render_knowledge_index(), (
+        "docs/knowledge/index.md is stale: python tests/test_examples.py --write-knowledge-index"
+    )
+
+
+def test_knowledge_index_links_every_builtin_entry_file() -> None:
+    from kernelopt.catalog import BUILTIN_ROOT
+
+    text = KNOWLEDGE_INDEX.read_text(encoding="utf-8")
+    links = {
+        (KNOWLEDGE_INDEX.parent / target).resolve()
+        for target in re.findall(r"\]\(([^)]+\.md)\)", text)
+        if target != "README.md"
+    }
+    files = {p.resolve() for p in BUILTIN_ROOT.rglob("*.md") if p.name != "index.md"}
+    assert links == files
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write-knowledge-index"]:
+        KNOWLEDGE_INDEX.write_text(render_knowledge_index(), encoding="utf-8")
+        print(f"wrote {KNOWLEDGE_INDEX.relative_to(REPO)}")
+    else:
+        sys.exit("usage: python tests/test_examples.py --write-knowledge-index")
