@@ -166,7 +166,9 @@ def judge(
 
     m = len(a)
     if m < 2:
-        raise InputError(expected("at least 4 baseline samples to estimate noise", len(baseline)))
+        raise InputError(
+            expected("at least 4 paired samples (baseline and candidate) to estimate noise", n)
+        )
     index_aa = rng.integers(0, m, size=(resamples, m))
     aa = np.median(a2[index_aa], axis=1) / np.median(a[index_aa], axis=1)
     aa_low, aa_high = (float(v) for v in np.quantile(aa, [tail, 1.0 - tail]))

@@ -60,6 +60,22 @@ def _nonempty(_instance: object, attribute: attrs.Attribute[str], value: str) ->
         raise InputError(expected("no '|' or newline", repr(value), where=attribute.name))
 
 
+def _pairs_text(
+    _instance: object, attribute: attrs.Attribute[dict[str, str]], value: dict[str, str]
+) -> None:
+    # Rendered as "k=v, k=v" on one line: these characters would not read back.
+    for key, text in value.items():
+        bad = not key or "=" in key or any(sep in f"{key}{text}" for sep in (", ", "\n", "|"))
+        if bad:
+            raise InputError(
+                expected(
+                    "keys and values without '=' in keys, ', ', '|' or newlines",
+                    repr(f"{key}={text}"),
+                    where=attribute.name,
+                )
+            )
+
+
 @attrs.frozen(kw_only=True)
 class ResultRow:
     """One timed point of one implementation.
@@ -146,9 +162,9 @@ class ResultRecord:
     kernel: str | None = None
     baseline: str | None = None
     gpu: str | None = None
-    versions: dict[str, str] = attrs.field(factory=dict)
+    versions: dict[str, str] = attrs.field(factory=dict, validator=_pairs_text)
     tags: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
-    knobs: dict[str, str] = attrs.field(factory=dict)
+    knobs: dict[str, str] = attrs.field(factory=dict, validator=_pairs_text)
     rows: tuple[ResultRow, ...] = attrs.field(default=(), converter=_row_tuple)
     verdict: str | None = None
     notes: str = ""

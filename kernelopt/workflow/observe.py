@@ -148,7 +148,7 @@ def _judge_rows(
     before: BenchRow, after: BenchRow, *, min_effect: float, max_noise: float
 ) -> tuple[Comparison, str]:
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
-    if len(before.samples) >= _MIN_BASELINE_SAMPLES and len(after.samples) >= 2:
+    if min(len(before.samples), len(after.samples)) >= _MIN_BASELINE_SAMPLES:
         from kernelopt.bench.compare import judge
 
         result = judge(

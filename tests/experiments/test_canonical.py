@@ -187,3 +187,14 @@ def test_median_only_rows_keep_unknown_quantiles_empty() -> None:
     assert parse_result(text) == record
     with pytest.raises(FormatError, match="Expected a number in column Median"):
         parse_result(text.replace("| 151.3 |", "|  |"))
+
+
+def test_knob_values_that_would_not_read_back_are_refused() -> None:
+    with pytest.raises(InputError, match="knobs: Expected keys and values"):
+        ResultRecord(
+            experiment=1,
+            title="t",
+            status="KEPT",
+            correctness="PASS",
+            knobs={"BLOCK_M": "min(64, rows)"},
+        )

@@ -334,6 +334,12 @@ _ASSIGN = re.compile(
 _CAPS_SPACE = re.compile(
     r"(?<![\w.])([A-Z][A-Z0-9]*_[A-Z0-9_]+)\s+(\d+\b|\{[^}]{1,60}\}|\[[^\]]{1,60}\])"
 )
+# snake_name 16 (``num_splits 16``): the number right after the identifier, not a measure.
+_SNAKE_SPACE = re.compile(
+    r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s+(\d+)(?![\w.%])(?!\s*(?:x\b|us\b|ms\b|µs\b))"
+)
+# "4 KV splits: 256 programs": the word after a count is bound to that count already.
+_COUNTED = re.compile(r"\d+\s+(?:[A-Za-z][\w-]*\s+)?$")
 # Knobs written as words (underscore spellings are caught as assignments above).
 _PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
@@ -376,9 +382,14 @@ _NOT_KNOBS = frozenset(
 
 
 def _last_value(value: str) -> str:
+    """The value after the last arrow of a change (``32->64`` -> ``64``); when the arrow leads
+    to a number of another kind (``T=32→0.2191``: a setting and what it measured), the
+    setting before it."""
     value = value.strip()
     if "->" in value or "→" in value:
-        value = re.split(r"->|→", value)[-1].strip()
+        steps = [step.strip() for step in re.split(r"->|→", value)]
+        kinds = {"." in step for step in steps}
+        value = steps[-1] if len(kinds) == 1 else steps[0]
     return value
 
 
@@ -396,9 +407,17 @@ def knobs_of(text: str) -> dict[str, str]:
         is_caps = name.upper() == name and any(c.isalpha() for c in name)
         if not is_caps and not _KNOB_WORDS.match(name.lower()):
             continue
+        plain_word = name.isalpha() and name.islower()
+        colon = ":" in clean[match.start(1) + len(name) : match.start(2)]
+        if plain_word and colon and _COUNTED.search(clean[: match.start(1)]):
+            continue  # "4 KV splits: 256 programs" sets 4 splits, not 256
         found.setdefault(name, _last_value(value))
     for match in _CAPS_SPACE.finditer(clean):
         found.setdefault(match.group(1), match.group(2))
+    for match in _SNAKE_SPACE.finditer(clean):
+        name = match.group(1)
+        if name not in _NOT_KNOBS and _KNOB_WORDS.match(name):
+            found.setdefault(name, match.group(2))
     for name, pattern in _PHRASES:
         phrase = pattern.search(clean)
         if phrase:

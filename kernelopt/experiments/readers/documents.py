@@ -2,7 +2,7 @@
 
 :func:`describe` reads a range of lines (a whole file, a devlog entry, a step section) the
 way a person skims it: the title; ``Key: value`` fields (Date, Status, Outcome,
-Correctness, Result, Decision); a Verdict/Decision heading; sections saying what changed
+Correctness, Result, Decision, Knobs); a Verdict/Decision heading; sections saying what changed
 (Change, Claim, Hypothesis, Idea) and what to do next (Next steps, Future directions);
 result tables per trial point; profiling metrics. It never raises.
 """
@@ -34,6 +34,7 @@ from kernelopt.experiments.readers._values import (
     correctness_of,
     date_of,
     headline_latency,
+    knobs_of,
     latency_tokens,
     not_attempted,
     number,
@@ -84,6 +85,8 @@ _VERDICT_HEAD = re.compile(
     r"^(?:verdict|decision|outcome|status|conclusion)\b\s*:?\s*(.*)$", re.IGNORECASE
 )
 _STATUS_KEYS = ("status", "outcome", "verdict", "decision", "disposition")
+# ``- Knobs: BLOCK_N=64, num_stages=2`` (the canonical result.md field, also by hand).
+_KNOB_KEYS = ("knobs", "knob", "tuning knobs")
 _CORRECT_KEYS = ("correctness", "accuracy", "correct", "validation", "tests", "status", "verifier")
 _PYTEST = re.compile(r"\b(\d+) passed\b")
 _PYTEST_FAILED = re.compile(r"\b[1-9]\d* failed\b")
@@ -437,6 +440,14 @@ def describe(
             draft.put("status", status_of(text, allow_baseline=False), ref(head.line))
             if not_attempted(text):
                 draft.put("attempted", False, ref(head.line))
+    for key in _KNOB_KEYS:
+        if key in found:
+            value, line = found[key]
+            knobs = knobs_of(value)
+            for name, setting in knobs.items():
+                draft.knobs.setdefault(name, setting)
+            if knobs:
+                draft.refs.setdefault("knobs", ref(line))
     for key in _CORRECT_KEYS:
         if key in found:
             value, line = found[key]
