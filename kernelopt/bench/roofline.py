@@ -21,6 +21,7 @@ import datetime
 import json
 import math
 import os
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -460,6 +461,7 @@ def measure_ceilings(
     path: Path | None = None,
     max_time_ms: float = 2000.0,
     settle_ms: float = 3000.0,
+    heat_ms: float = 2000.0,
 ) -> Ceilings:
     """Measure the device's copy bandwidth and bf16 matmul rate, or read them from the cache.
 
@@ -491,6 +493,11 @@ def measure_ceilings(
     settle_ms : float
         Cap on the warm-up that reaches the sustained (power-capped) state, per ceiling,
         ms. A ceiling whose warm-up did not settle is measured anyway, with a warning.
+    heat_ms : float
+        Wall time the matmul runs back to back before it is timed. On an H200 the settle
+        windows could agree while the card was still drawing well under its power limit
+        (298 W of 700 W), reading 789 TFLOP/s against 673 sustained; seconds of load
+        bring it to the power-capped state a long run sees.
 
     Raises
     ------
@@ -522,7 +529,7 @@ def measure_ceilings(
     )
     with torch.cuda.device(index):
         copy = _time_copy(timer, torch, index, copy_bytes)
-        matmul = _time_matmul(timer, torch, index, matmul_n)
+        matmul = _time_matmul(timer, torch, index, matmul_n, heat_ms)
         torch.cuda.empty_cache()
     for measured in (copy, matmul):
         if measured.settled is False:
@@ -550,11 +557,16 @@ def _time_copy(timer: Any, torch: Any, index: int, nbytes: int) -> Measurement:
     return measured
 
 
-def _time_matmul(timer: Any, torch: Any, index: int, n: int) -> Measurement:
+def _time_matmul(timer: Any, torch: Any, index: int, n: int, heat_ms: float) -> Measurement:
     # Random operands: a matrix unit runs measurably faster on zeros than on real data.
     a = torch.randn(n, n, dtype=torch.bfloat16, device=index)
     b = torch.randn(n, n, dtype=torch.bfloat16, device=index)
     product = torch.empty(n, n, dtype=torch.bfloat16, device=index)
+    began = time.perf_counter()
+    while (time.perf_counter() - began) * 1000.0 < heat_ms:
+        for _ in range(8):
+            torch.matmul(a, b, out=product)
+        torch.cuda.synchronize(index)
     measured: Measurement = timer.measure(
         lambda: torch.matmul(a, b, out=product), label="ceiling-matmul"
     )
