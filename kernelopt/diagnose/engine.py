@@ -6,10 +6,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from kernelopt._errors import InputError, expected
 from kernelopt.diagnose.context import CatalogLike, Context, build_context
 from kernelopt.diagnose.detectors import DETECTORS, Outcome
 from kernelopt.diagnose.detectors._base import not_found
+from kernelopt.diagnose.detectors.repetition_loop import NEXT_IDEA
 from kernelopt.diagnose.model import (
     BestResult,
     Check,
@@ -79,6 +82,31 @@ def _run(ctx: Context, params: DiagnoseParams) -> list[Outcome]:
     return outcomes
 
 
+def _point_at_ideas(findings: list[Finding]) -> list[Finding]:
+    """Let the "take the next idea from ..." action name only the items this plan has, and
+    drop it when it has none of them."""
+    sources = [
+        words
+        for pathology, words in (
+            (Pathology.MISSING_FUNDAMENTAL, "missing-fundamental"),
+            (Pathology.IGNORED_PRIOR_RESEARCH, "prior-research"),
+        )
+        if any(f.pathology is pathology for f in findings)
+    ]
+    text = f"Take the next idea from the {' or '.join(sources)} items of this plan."
+    out = []
+    for finding in findings:
+        if any(a.text == NEXT_IDEA for a in finding.actions):
+            actions = tuple(
+                attrs.evolve(a, text=text) if a.text == NEXT_IDEA else a
+                for a in finding.actions
+                if a.text != NEXT_IDEA or sources
+            )
+            finding = attrs.evolve(finding, actions=actions)
+        out.append(finding)
+    return out
+
+
 def _rank(findings: list[Finding]) -> list[Finding]:
     return sorted(
         findings, key=lambda f: (f.severity.rank, _CAUSE_ORDER.index(f.pathology), -f.confidence)
@@ -92,7 +120,9 @@ def _root_causes(findings: list[Finding]) -> tuple[str, ...]:
     first = causes[0]
     sentences = [f"{first.title}: {first.summary}"]
     second = next((f for f in causes[1:] if f.pathology not in _SYMPTOMS), None)
-    if second is not None and first.pathology not in _SYMPTOMS:
+    # Wrong results block every other lever: a wall is named alone.
+    alone = first.pathology in _SYMPTOMS or first.pathology is Pathology.CORRECTNESS_WALL
+    if second is not None and not alone:
         sentences.append(f"{second.title}: {second.summary}")
     symptoms = [f for f in findings if f.pathology in _SYMPTOMS]
     if symptoms and first.pathology not in _SYMPTOMS:
@@ -198,7 +228,7 @@ def diagnose_log(
     chosen = family or params.missing_fundamental.family
     ctx = build_context(log, catalog, family=chosen, catalog_problem=catalog_problem)
     outcomes = _run(ctx, params)
-    findings = _rank([o.finding for o in outcomes if o.finding is not None])
+    findings = _rank(_point_at_ideas([o.finding for o in outcomes if o.finding is not None]))
     checks: tuple[Check, ...] = tuple(o.check for o in outcomes)
     return Diagnosis(
         findings=tuple(findings),

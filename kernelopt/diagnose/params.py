@@ -66,13 +66,16 @@ class WrongBottleneckParams:
     """Item 4. Of the last ``recent`` attempts, at least ``min_share`` (and at least
     ``min_experiments``) aimed at compute on a memory-bound kernel, or at memory on a
     compute-bound one. ``memory_bound_dram_pct`` / ``compute_bound_tc_pct`` classify a
-    kernel from metrics when no profile states its bottleneck."""
+    kernel from metrics when no profile states its bottleneck. An attempt that set a new
+    best by ``min_gain`` or more (the local-minimum threshold by default) is not counted:
+    its change fit the kernel."""
 
     recent: int = attrs.field(default=6, validator=_positive_int)
     min_experiments: int = attrs.field(default=2, validator=_positive_int)
     min_share: float = attrs.field(default=0.5, validator=_fraction)
     memory_bound_dram_pct: float = attrs.field(default=60.0)
     compute_bound_tc_pct: float = attrs.field(default=60.0)
+    min_gain: float = attrs.field(default=0.05, validator=_fraction)
 
 
 @attrs.frozen(kw_only=True)

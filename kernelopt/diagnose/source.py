@@ -232,13 +232,21 @@ def complexity(source: KernelSource) -> Complexity:
 
 @attrs.frozen(kw_only=True)
 class Allocation:
-    """A per-call allocation in host code: where, the call, the function it is in."""
+    """A per-call allocation in host code: where, the call, the function it is in.
+
+    ``per_launch`` is True for an allocation inside an allocator handed to
+    ``triton.set_allocator``: Triton calls it at every launch of a kernel that needs global
+    scratch (device-side tensor descriptors, for one), so it allocates once per launch
+    wherever it is defined. ``function`` then names the allocator (``"<lambda>"`` for a
+    lambda).
+    """
 
     path: str
     line: int
     call: str
     function: str
     text: str
+    per_launch: bool = False
 
 
 def _is_device(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -262,55 +270,116 @@ def _assigned_to_cache(parent: ast.AST | None) -> bool:
     return False
 
 
+def _call_name(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def _allocators(module: ast.Module) -> tuple[set[str], list[ast.Lambda]]:
+    """What ``set_allocator(...)`` is given: names of functions, and lambdas written inline
+    (or assigned to a name first)."""
+    names: set[str] = set()
+    lambdas: list[ast.Lambda] = []
+    assigned: dict[str, ast.Lambda] = {}
+    for node in ast.walk(module):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Lambda)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            assigned[node.targets[0].id] = node.value
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Call) or _call_name(node) != "set_allocator":
+            continue
+        given = node.args[0] if node.args else None
+        given = next((k.value for k in node.keywords if k.arg == "allocator"), given)
+        if isinstance(given, ast.Lambda):
+            lambdas.append(given)
+        elif isinstance(given, ast.Name):
+            if given.id in assigned:
+                lambdas.append(assigned[given.id])
+            else:
+                names.add(given.id)
+        elif isinstance(given, ast.Attribute):
+            names.add(given.attr)  # a method: ``triton.set_allocator(self.alloc)``
+    return names, lambdas
+
+
 def _python_allocations(source: KernelSource, module: ast.Module) -> list[Allocation]:
     lines = source.text.split("\n")
     launches = bool(re.search(r"\]\s*\(", source.text)) and "triton" in source.text
-    found: list[Allocation] = []
+    allocator_names, allocator_lambdas = _allocators(module)
+    per_call: list[Allocation] = []
+    per_launch: list[Allocation] = []
+
+    def record(node: ast.Call, ancestors: list[ast.AST], function: str, launch: bool) -> None:
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in _ALLOC_NAMES:
+            return
+        owner = func.value
+        is_torch = isinstance(owner, ast.Name) and owner.id == "torch"
+        if not (is_torch or func.attr.startswith("new_") or func.attr.endswith("_like")):
+            return
+        if _guarded_by_none_check(ancestors) or _assigned_to_cache(
+            ancestors[-1] if ancestors else None
+        ):
+            return
+        line = getattr(node, "lineno", 0)
+        (per_launch if launch else per_call).append(
+            Allocation(
+                path=source.path,
+                line=line,
+                call=f"{'torch.' if is_torch else '.'}{func.attr}",
+                function=function,
+                text=lines[line - 1].strip() if 0 < line <= len(lines) else "",
+                per_launch=launch,
+            )
+        )
 
     def visit(
         node: ast.AST,
         ancestors: list[ast.AST],
-        function: ast.FunctionDef | ast.AsyncFunctionDef | None,
+        function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None,
+        launch: bool,
     ) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if _is_device(node) or _decorator_names(node) & _CACHE_DECORATORS:
-                return
-            params = [a.arg for a in node.args.args + node.args.kwonlyargs]
-            if any(_OUT_PARAMS.match(p) for p in params):
-                return  # the caller can pass persistent buffers in
-            function = node
+            if node.name in allocator_names:
+                function, launch = node, True
+            else:
+                if _is_device(node) or _decorator_names(node) & _CACHE_DECORATORS:
+                    return
+                params = [a.arg for a in node.args.args + node.args.kwonlyargs]
+                if any(_OUT_PARAMS.match(p) for p in params):
+                    return  # the caller can pass persistent buffers in
+                function, launch = node, False
+        elif isinstance(node, ast.Lambda) and any(node is a for a in allocator_lambdas):
+            function, launch = node, True
         if isinstance(node, ast.Call) and function is not None:
-            func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in _ALLOC_NAMES:
-                owner = func.value
-                is_torch = isinstance(owner, ast.Name) and owner.id == "torch"
-                if (
-                    is_torch or func.attr.startswith("new_") or func.attr.endswith("_like")
-                ) and not (
-                    _guarded_by_none_check(ancestors)
-                    or _assigned_to_cache(ancestors[-1] if ancestors else None)
-                ):
-                    line = getattr(node, "lineno", 0)
-                    found.append(
-                        Allocation(
-                            path=source.path,
-                            line=line,
-                            call=f"{'torch.' if is_torch else '.'}{func.attr}",
-                            function=function.name,
-                            text=lines[line - 1].strip() if 0 < line <= len(lines) else "",
-                        )
-                    )
+            name = function.name if not isinstance(function, ast.Lambda) else "<lambda>"
+            record(node, ancestors, name, launch)
         for child in ast.iter_child_nodes(node):
-            visit(child, [*ancestors, node], function)
+            visit(child, [*ancestors, node], function, launch)
 
-    visit(module, [], None)
-    return found if launches else []
+    visit(module, [], None, False)
+    # Launcher allocations count in files that launch kernels; an allocator given to
+    # set_allocator runs at kernel launches wherever it is written.
+    return (per_call if launches else []) + per_launch
 
 
 def allocations(sources: Iterable[KernelSource]) -> list[Allocation]:
-    """Per-call allocations in the host code of ``sources`` (launcher functions that launch
-    a kernel; allocations behind an ``is None`` check, stored into a cache, or in functions
-    that take ``out``/``workspace`` parameters do not count)."""
+    """Per-call allocations in the host code of ``sources``.
+
+    Counted: allocations in launcher functions of files that launch a kernel, and
+    allocations inside an allocator given to ``triton.set_allocator`` (a lambda or a
+    function, anywhere in the file; ``per_launch`` marks them). Not counted: allocations
+    behind an ``is None`` check, stored into a cache, or in functions that take
+    ``out``/``workspace`` parameters, and any in a file that uses a buffer pool.
+    """
     found: list[Allocation] = []
     for source in sources:
         if _PERSISTENT.search(source.text):
@@ -365,9 +434,16 @@ def find_pattern(
     return None
 
 
-_DOT = re.compile(r"\btl\.dot\(")
-_DOT_PRECISE = re.compile(r"input_precision\s*=\s*['\"](?:ieee|tf32x3)['\"]|allow_tf32\s*=\s*False")
-_DOT_TF32 = re.compile(r"input_precision\s*=\s*['\"]tf32['\"]|allow_tf32\s*=\s*True|\btf32\b")
+# Dot precision settings written out: only these, or float32 operands, put tf32 in play.
+_DOT_EXPLICIT_TF32 = re.compile(
+    r"input_precision\s*=\s*['\"]tf32['\"]|allow_tf32\s*=\s*True"
+    r"|TRITON_F32_DEFAULT[^\n]*['\"]tf32['\"]"
+)
+_F32_DEFAULT_PRECISE = re.compile(r"TRITON_F32_DEFAULT[^\n]*['\"](?:ieee|tf32x3)['\"]")
+_PRECISE = frozenset({"ieee", "tf32x3"})
+_CASTS = frozenset({"to", "cast", "astype"})
+_CREATORS = frozenset({"zeros", "full", "empty", "ones", "zeros_like", "full_like", "arange"})
+_OPAQUE = frozenset({"load", "program_id", "num_programs", "cdiv", "float", "int", "len"})
 _EXP2 = re.compile(r"\b(?:tl\.|tl\.math\.|math\.|torch\.)?exp2f?\(|\bexp2\(")
 _EXP_E = re.compile(r"\b(?:tl\.exp|tl\.math\.exp|torch\.exp|expf|__expf|math\.exp)\(")
 _LOG_E = re.compile(r"\b(?:tl\.log|tl\.math\.log|torch\.log|logf|__logf|math\.log)\(")
@@ -389,30 +465,170 @@ _BF16_ACC = re.compile(
 )
 
 
+def _is_f32(node: ast.expr) -> bool:
+    """``tl.float32``, ``torch.float32`` or the string ``"float32"``/``"fp32"``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("float32", "fp32")
+    if isinstance(node, ast.Name):
+        return node.id in ("float32", "fp32")
+    return isinstance(node, ast.Constant) and node.value in ("float32", "fp32")
+
+
+class _Scope:
+    """The assignments of one function (or of module-level code), by name."""
+
+    def __init__(self, body: Sequence[ast.stmt]) -> None:
+        self.assigned: dict[str, list[ast.expr]] = {}
+        self.calls: list[ast.Call] = []
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue  # a scope of its own
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.assigned.setdefault(target.id, []).append(node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+                if isinstance(node.target, ast.Name):
+                    self.assigned.setdefault(node.target.id, []).append(node.value)
+            elif isinstance(node, ast.Call):
+                self.calls.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+
+    def float32(self, node: ast.expr | None, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether the text shows ``node`` is a float32 tensor: a cast or creation with a
+        float32 dtype, a ``tl.dot`` result (fp32 accumulator), or math on one of those
+        (followed through names assigned in the same scope). Loads and arguments, whose
+        dtype the text does not show, are not."""
+        if node is None or len(seen) > 8:
+            return False
+        if isinstance(node, ast.Call):
+            name = _call_name(node)
+            dtypes = [k.value for k in node.keywords if k.arg in ("dtype", "out_dtype")]
+            if name in _CASTS:
+                # ``x.to(tl.float32)``, ``tl.cast(x, tl.float32)``: the cast decides.
+                func = node.func
+                module_call = isinstance(func, ast.Name) or (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id in ("tl", "triton")
+                )
+                given = node.args[1:] if module_call else node.args[:1]
+                return any(_is_f32(d) for d in [*given, *dtypes])
+            if name == "dot":
+                out = next((k.value for k in node.keywords if k.arg == "out_dtype"), None)
+                return out is None or _is_f32(out)
+            if name in _CREATORS:
+                return any(_is_f32(d) for d in [*node.args, *dtypes])
+            if name in _OPAQUE:
+                return False
+            return any(self.float32(a, seen) for a in node.args)
+        if isinstance(node, ast.Name):
+            if node.id in seen:
+                return False
+            return any(
+                self.float32(value, seen | {node.id}) for value in self.assigned.get(node.id, ())
+            )
+        if isinstance(node, ast.BinOp):
+            return self.float32(node.left, seen) or self.float32(node.right, seen)
+        if isinstance(node, ast.UnaryOp):
+            return self.float32(node.operand, seen)
+        if isinstance(node, ast.IfExp):
+            return self.float32(node.body, seen) or self.float32(node.orelse, seen)
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            return self.float32(node.value, seen)  # ``x[:, None]``, ``x.T``
+        return False
+
+
+def _dot_suspect(source: KernelSource, module: ast.Module) -> tuple[int, str] | None:
+    """The first ``tl.dot`` that runs at tf32: set so explicitly, or left at the default
+    with a float32 operand the text shows; (line, why) or None."""
+    text = source.text
+    default_precise = _F32_DEFAULT_PRECISE.search(text) is not None
+    tf32_named = any(isinstance(n, ast.Constant) and n.value == "tf32" for n in ast.walk(module))
+    bodies: list[Sequence[ast.stmt]] = [module.body]
+    bodies += [
+        n.body for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    found: list[tuple[int, str]] = []
+    for body in bodies:
+        scope = _Scope(body)
+        for call in scope.calls:
+            if _call_name(call) != "dot" or len(call.args) < 2:
+                continue
+            settings = {k.arg: k.value for k in call.keywords if k.arg}
+            precision = settings.get("input_precision")
+            allow = settings.get("allow_tf32")
+            line = getattr(call, "lineno", 0)
+            if isinstance(precision, ast.Constant):
+                if precision.value == "tf32":
+                    found.append((line, "explicit"))
+                continue
+            if isinstance(allow, ast.Constant):
+                if allow.value is True:
+                    found.append((line, "explicit"))
+                continue
+            if precision is not None or allow is not None:
+                # A setting passed through a variable: tf32 when the file names it.
+                if tf32_named:
+                    found.append((line, "explicit"))
+                continue
+            if not default_precise and (scope.float32(call.args[0]) or scope.float32(call.args[1])):
+                found.append((line, "float32"))
+    return min(found) if found else None
+
+
+def _dot_suspects(sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str, str] | None:
+    for source in sources:
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is not None:
+            hit = _dot_suspect(source, module)
+            if hit is not None:
+                line, why = hit
+                lines = source.text.split("\n")
+                text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                return source, line, text, why
+            continue
+        # CUDA/C++ or Python that does not parse: only a written-out tf32 setting counts.
+        match = _DOT_EXPLICIT_TF32.search(source.text)
+        if match is not None:
+            line = source.text.count("\n", 0, match.start()) + 1
+            return source, line, source.text.split("\n")[line - 1].strip(), "explicit"
+    return None
+
+
 def precision_suspects(sources: Sequence[KernelSource]) -> list[Suspect]:
     """The seed's four numeric suspects, each marked found or not in ``sources``.
 
-    1. ``tl.dot`` at tf32 input precision (try tf32x3, then ieee);
+    1. ``tl.dot`` at tf32: an explicit ``input_precision="tf32"``/``allow_tf32=True``, or
+       the default precision on float32 operands the text shows (casts, fp32 creations,
+       results of another dot). tf32 settings do not change bf16/fp16 dots, so those are
+       not suspects;
     2. an LSE whose base does not match its exponent (exp2 with ln, or exp with log2);
     3. softmax masking with -inf and no guard for fully masked rows (-inf - -inf = NaN);
     4. accumulation in bf16/fp16.
     """
     suspects = []
-    dot = find_pattern(sources, _DOT)
-    precise = find_pattern(sources, _DOT_PRECISE)
-    tf32 = find_pattern(sources, _DOT_TF32)
-    if dot is not None and precise is None:
-        where = tf32 or dot
+    dot = _dot_suspects(sources)
+    if dot is not None:
+        source, line, text, why = dot
+        advice = (
+            "this tl.dot is set to tf32, which rounds float32 inputs to 10 mantissa bits: try "
+            "input_precision='tf32x3', then 'ieee'"
+            if why == "explicit"
+            else "tl.dot runs float32 operands at tf32 by default: try "
+            "input_precision='tf32x3', then 'ieee'"
+        )
         suspects.append(
             Suspect(
                 name="dot input precision",
                 catalog_id="dot-input-precision",
                 found=True,
-                path=where[0].path,
-                line=where[1],
-                text=where[2],
-                advice="tl.dot runs fp32 inputs at tf32 by default: try input_precision='tf32x3', "
-                "then 'ieee'",
+                path=source.path,
+                line=line,
+                text=text,
+                advice=advice,
             )
         )
     else:

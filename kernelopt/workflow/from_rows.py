@@ -7,15 +7,24 @@ usually keep quantiles and roofline *shares* only (``dram_pct``, ``tc_pct``,
 ``arith_intensity``, ``ridge``, ``floor_pct``); the report is then built from those
 shares with the same rules: memory- or compute-bound by the side of the ridge,
 latency-bound when the binding ceiling is used below 20 %, opportunities from the
-catalog triggers that fire, each gain the time above the roofline floor (or the
-measured launch overhead for launch remedies), never a guess.
+catalog triggers that fire, never a guess.
+
+Their order is the catalog's match score, then how directly the metrics of the trigger
+measure the bound (``dram_pct`` and the side of the ridge for a memory-bound kernel,
+``tc_pct`` and the side for a compute-bound one; launch overhead, occupancy or waves for a
+latency-bound one), then the gain. Each gain is the time above the roofline floor, an
+upper bound every remedy shares (its trigger says so), or for launch remedies the measured
+launch overhead. Techniques the kernel already has (its source text, or entry ids the
+caller names) are left out, by the presence check :mod:`kernelopt.diagnose` uses.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
+
+import attrs
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import Measurement
@@ -31,6 +40,8 @@ from kernelopt.bench.report import (
 )
 from kernelopt.bench.roofline import Ceilings, Cost, Roofline
 from kernelopt.bench.trials import TrialPoint
+from kernelopt.diagnose.presence import present_in
+from kernelopt.experiments.log import KernelSource
 from kernelopt.workflow._points import point_words
 from kernelopt.workflow.observe import _point_terms
 
@@ -39,6 +50,21 @@ __all__ = ["profile_from_rows"]
 _SHARES = ("dram_pct", "tc_pct", "arith_intensity", "ridge")
 # Remedies of per-launch host work: their gain is the launch overhead, not the roofline gap.
 _LAUNCH_REMEDIES = frozenset({"cuda-graphs", "buffer-persistence"})
+# The metrics that measure each bound directly (2) or through the roofline's side (1).
+_BOUND_METRICS: dict[Bottleneck, dict[str, int]] = {
+    Bottleneck.MEMORY: {"dram_pct": 2, "arith_intensity": 1, "ridge": 1},
+    Bottleneck.COMPUTE: {"tc_pct": 2, "arith_intensity": 1, "ridge": 1},
+    Bottleneck.LATENCY: {
+        "launch_overhead_pct": 2,
+        "occupancy_pct": 2,
+        "waves": 2,
+        "kv_splits": 2,
+        "dram_pct": 1,
+        "tc_pct": 1,
+    },
+}
+_UPPER_BOUND = "upper bound: the time above the roofline floor"
+_MEASURED = "measured: the share of time CUDA graphs removed"
 
 
 def _trial_point(row: BenchRow) -> TrialPoint:
@@ -194,7 +220,8 @@ def _root_cause(
     return f"{first} {second}"
 
 
-def _trigger(match: Any, metrics: Mapping[str, float]) -> tuple[str, str | None]:
+def _trigger_names(match: Any, metrics: Mapping[str, float]) -> list[str]:
+    """The metrics the first matching reason names, in the order it names them."""
     for reason in (str(r) for r in getattr(match, "reasons", ())):
         found = sorted(
             (hit.start(), name)
@@ -202,33 +229,106 @@ def _trigger(match: Any, metrics: Mapping[str, float]) -> tuple[str, str | None]
             if (hit := re.search(rf"\b{re.escape(name)}\b", reason)) is not None
         )
         if found:
-            names = [name for _, name in found][:3]
-            return ", ".join(f"{n}={metrics[n]:.3g}" for n in names), names[0]
-    return "-", None
+            return [name for _, name in found]
+    return []
+
+
+def _trigger(match: Any, metrics: Mapping[str, float]) -> tuple[str, str | None]:
+    names = _trigger_names(match, metrics)[:3]
+    if not names:
+        return "-", None
+    return ", ".join(f"{n}={metrics[n]:.3g}" for n in names), names[0]
 
 
 def _opportunities(
-    metrics: Mapping[str, float], floor: float | None, catalog: MetricMatcher
+    metrics: Mapping[str, float],
+    floor: float | None,
+    catalog: MetricMatcher,
+    bottleneck: Bottleneck,
+    present: _Present,
 ) -> list[Opportunity]:
     gap = None if floor is None else max(0.0, 100.0 - floor)
     launch = metrics.get("launch_overhead_pct")
+    relevance = _BOUND_METRICS.get(bottleneck, {})
     ranked = []
     for match in catalog.match_metrics(metrics):
         entry = match.entry
         kind = getattr(getattr(entry, "kind", None), "value", getattr(entry, "kind", ""))
         if kind == "anti-pattern":
             continue  # what to stop doing, not an opportunity
+        if present.has(entry):
+            continue  # the kernel already does it
         trigger, metric = _trigger(match, metrics)
         launch_side = entry.id in _LAUNCH_REMEDIES or metric == "launch_overhead_pct"
-        gain = launch if launch_side and launch is not None else gap
+        measured = launch_side and launch is not None
+        gain = launch if measured else gap
         if gain is None:
             continue  # no measured bound on what it could save: no number to state
         item = Opportunity(
-            name=str(entry.name), entry_id=str(entry.id), gain_pct=gain, trigger=trigger
+            name=str(entry.name),
+            entry_id=str(entry.id),
+            gain_pct=gain,
+            trigger=f"{trigger} ({_MEASURED if measured else _UPPER_BOUND})",
         )
-        ranked.append((-gain, -float(getattr(match, "score", 0.0)), item.entry_id, item))
-    ranked.sort(key=lambda item: item[:3])
+        score = float(getattr(match, "score", 0.0))
+        # A trigger that tests the bound's own side and ceiling is the most direct evidence.
+        direct = sum(relevance.get(name, 0) for name in set(_trigger_names(match, metrics)))
+        ranked.append((-score, -direct, -gain, item.entry_id, item))
+    ranked.sort(key=lambda item: item[:4])
     return [item for *_, item in ranked]
+
+
+@attrs.frozen(kw_only=True)
+class _Present:
+    """What the kernel already has: entry ids named by the caller, and its source text."""
+
+    ids: frozenset[str] = frozenset()
+    sources: tuple[KernelSource, ...] = ()
+
+    def has(self, entry: Any) -> bool:
+        entry_id = str(getattr(entry, "id", ""))
+        if entry_id in self.ids:
+            return True
+        return bool(self.sources) and present_in(entry, self.sources) is not None
+
+    def drop(self, report: ProfileReport, catalog: MetricMatcher) -> ProfileReport:
+        """``report`` without the opportunities the kernel already has."""
+        if not self.ids and not self.sources:
+            return report
+        listed: Iterable[Any] = catalog if isinstance(catalog, Iterable) else ()
+        entries = {str(getattr(e, "id", "")): e for e in listed}
+        kept = [
+            o
+            for o in report.opportunities
+            if not self.has(entries.get(o.entry_id, _Named(id=o.entry_id)))
+        ]
+        return attrs.evolve(report, opportunities=kept)
+
+
+@attrs.frozen(kw_only=True)
+class _Named:
+    """An entry known by id only (a report's opportunity the catalog does not list)."""
+
+    id: str
+
+
+def _present(kernel_source: str | Sequence[str] | None, present: Collection[str]) -> _Present:
+    if isinstance(present, str):
+        raise InputError(expected("present as a collection of entry ids", repr(present)))
+    texts: Sequence[str]
+    if kernel_source is None:
+        texts = ()
+    elif isinstance(kernel_source, str):
+        texts = (kernel_source,)
+    else:
+        texts = tuple(kernel_source)
+    if any(not isinstance(text, str) for text in texts):
+        raise InputError(expected("kernel_source as text (or a list of texts)", kernel_source))
+    sources = tuple(
+        KernelSource(path=f"kernel source {i}", text=text, language="python")
+        for i, text in enumerate(texts, start=1)
+    )
+    return _Present(ids=frozenset(str(i) for i in present), sources=sources)
 
 
 def _baseline_rows(row: BenchRow, before: BenchRow) -> list[BaselineMetric]:
@@ -268,6 +368,7 @@ def _from_shares(
     point: TrialPoint,
     catalog: MetricMatcher,
     latency_below_pct: float,
+    present: _Present,
 ) -> ProfileReport:
     m = row.metrics
     missing = [name for name in _SHARES if name not in m]
@@ -297,7 +398,7 @@ def _from_shares(
         stages=[stage],
         bottleneck=bottleneck,
         root_cause=_root_cause(m, floor, bottleneck, memory),
-        opportunities=_opportunities(m, floor, catalog),
+        opportunities=_opportunities(m, floor, catalog, bottleneck, present),
         baseline=[] if baseline is None else _baseline_rows(row, baseline),
     )
 
@@ -314,6 +415,8 @@ def profile_from_rows(
     ceilings: Ceilings | None = None,
     catalog: MetricMatcher | None = None,
     latency_below_pct: float = 20.0,
+    kernel_source: str | Sequence[str] | None = None,
+    present: Collection[str] = (),
 ) -> list[ProfileReport]:
     """The profile hand-off of ``version`` at each trial point its rows hold.
 
@@ -339,6 +442,12 @@ def profile_from_rows(
         Default the built-in catalog.
     latency_below_pct : float
         Latency-bound when the binding ceiling is used below this share.
+    kernel_source : str or sequence of str, optional
+        The kernel's source text (read as text, never run): techniques it already shows
+        (code patterns or catalog keywords, see
+        :func:`kernelopt.diagnose.presence.present_in`) are not suggested.
+    present : collection of str
+        Catalog entry ids the kernel already has; not suggested either.
 
     Returns
     -------
@@ -366,6 +475,7 @@ def profile_from_rows(
     if baseline:
         which = _one_impl(baseline, baseline_impl, None, "baseline")
         before = _by_point([row for row in baseline if row.impl == which])
+    has = _present(kernel_source, present)
     if catalog is None:
         from kernelopt.catalog import Catalog
 
@@ -384,9 +494,11 @@ def profile_from_rows(
             catalog=catalog,
             latency_below_pct=latency_below_pct,
         )
+        if exact is not None:
+            reports.append(has.drop(exact, catalog))
+            continue
         reports.append(
-            exact
-            or _from_shares(
+            _from_shares(
                 row,
                 previous,
                 kernel=kernel,
@@ -394,6 +506,7 @@ def profile_from_rows(
                 point=trial,
                 catalog=catalog,
                 latency_below_pct=latency_below_pct,
+                present=has,
             )
         )
     return reports

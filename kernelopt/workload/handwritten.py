@@ -31,6 +31,7 @@ from kernelopt.workload.profile import (
     ValueShare,
     WorkloadProfile,
     share,
+    size1_hints,
 )
 from kernelopt.workload.signatures import find_signature, registered_signatures
 
@@ -388,7 +389,7 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
         select=None if sig is None else sig.select,
         lengths=None if sig is None else sig.lengths,
         padded=() if sig is None else sig.padded,
-        hints=() if sig is None else sig.hints,
+        hints=() if sig is None else size1_hints(sig.hints, axes),
     )
 
 

@@ -183,6 +183,16 @@ def _table(columns: Sequence[str], rows: list[str]) -> list[str]:
     return ["| " + " | ".join(columns) + " |", "|" + "|".join(align) + "|", *rows]
 
 
+def _hint_scope(op: OpProfile, axis: str) -> str:
+    """The calls a size-1 hint speaks of: ``"b = 1 in 25.0% of calls"``."""
+    stat = op.axis(axis)
+    if stat is None:
+        return f"{axis} not recorded"
+    share_text = f"{axis} = 1 in {pct(stat.size1_share)} of calls"
+    time = stat.size1_time_share
+    return share_text if time is None else f"{share_text} ({pct(time)} of time)"
+
+
 def _render_op(op: OpProfile, shortcuts: Sequence[Shortcut]) -> list[str]:
     out = [f"## Op: {op.op}", ""]
     out.append(f"- Signature: {op.signature if op.signature is not None else '-'}")
@@ -197,7 +207,7 @@ def _render_op(op: OpProfile, shortcuts: Sequence[Shortcut]) -> list[str]:
     out.append(f"- Lengths: {'-' if op.lengths is None else op.lengths}")
     out.append(f"- Padded: {json.dumps([list(p) for p in op.padded]) if op.padded else '-'}")
     for axis, text in op.hints:
-        out.append(f"- Hint {axis}: {text}")
+        out.append(f"- Hint {axis}: {_hint_scope(op, axis)}: {text}")
     out += ["", "### Shapes", ""]
     rows = [_shape_row(str(i), s, op) for i, s in enumerate(op.shapes, 1)]
     if op.other is not None:
@@ -449,7 +459,12 @@ def _parse_op(lines: _Lines, name: str) -> OpProfile:
         key, sep, text = line[len("- Hint ") :].partition(": ")
         if not sep:
             raise lines.fail("'- Hint <axis>: <text>'")
-        hints.append((key, text))
+        scope = re.match(
+            rf"^(?:{re.escape(key)} = 1 in \S+ of calls(?: \(\S+ of time\))?"
+            rf"|{re.escape(key)} not recorded):(?: |$)",
+            text,
+        )
+        hints.append((key, text[scope.end() :] if scope else text))
         lines.i += 1
     lines.take("### Shapes")
     shapes: list[ShapeStat] = []

@@ -39,6 +39,7 @@ __all__ = [
     "WorkloadProfile",
     "profile_calls",
     "share",
+    "size1_hints",
 ]
 
 DEFAULT_MAX_SHAPES = 32
@@ -52,6 +53,28 @@ def share(part: float | None, total: float | None) -> float | None:
     if part is None or total is None or total == 0:
         return None
     return part / total
+
+
+def size1_hints(
+    hints: Iterable[tuple[str, str]], axes: Iterable[AxisStat]
+) -> tuple[tuple[str, str], ...]:
+    """The signature's size-1 hints for the axes that are 1 in some of the calls.
+
+    Parameters
+    ----------
+    hints : iterable of (str, str)
+        Axis name → what a size-1 value means for the op (``OpSignature.hints``).
+    axes : iterable of AxisStat
+        The op's axis statistics.
+
+    Returns
+    -------
+    tuple of (str, str)
+        The hints whose axis was recorded and equals 1 in a share of calls above zero;
+        "page size 1" is no fact about a workload whose pages are 64 tokens.
+    """
+    shares = {axis.name: axis.size1_share for axis in axes}
+    return tuple((name, text) for name, text in hints if shares.get(name, 0.0) > 0.0)
 
 
 def _line(value: str) -> str:
@@ -297,7 +320,9 @@ class OpProfile:
     padded : tuple of (str, str)
         ``(padded axis, real length axis)`` pairs.
     hints : tuple of (str, str)
-        Axis → what a size-1 value means for this op.
+        Axis → what a size-1 value means for this op, for the axes that are 1 in some
+        calls (profiles built from calls keep no other: a hint states what holds for the
+        calls where its axis is 1, and :func:`size1_hints` drops the rest).
     """
 
     op: str = attrs.field(converter=_line)
@@ -639,6 +664,9 @@ def _op_profile(
             time_us=rest_time,
             time_share=share(rest_time, op_time),
         )
+    axis_stats = tuple(
+        _axis_stat(name, acc, calls, op_time, max_values) for name, acc in axes_acc.items()
+    )
     return OpProfile(
         op=op,
         signature=None if sig is None else sig.name,
@@ -649,15 +677,13 @@ def _op_profile(
         distinct_shapes=len(ranked),
         shapes=shapes,
         other=other,
-        axes=tuple(
-            _axis_stat(name, acc, calls, op_time, max_values) for name, acc in axes_acc.items()
-        ),
+        axes=axis_stats,
         reduced=() if sig is None else sig.reduced,
         fixed=() if sig is None else sig.fixed,
         select=None if sig is None else sig.select,
         lengths=None if sig is None else sig.lengths,
         padded=() if sig is None else sig.padded,
-        hints=() if sig is None else sig.hints,
+        hints=() if sig is None else size1_hints(sig.hints, axis_stats),
     )
 
 

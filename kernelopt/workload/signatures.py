@@ -483,8 +483,8 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         hints={
             "s_q": "one query token per sequence (plain decode): no causal mask among draft "
             "tokens and one query row per head",
-            "b": "a single sequence: no batch loop, and split-KV is the only source of "
-            "parallelism across SMs",
+            "b": "a single sequence: no batch loop; with one latent KV head, only query-head "
+            "blocks and KV splits spread the work across SMs",
             "page": "page size 1: the block table is a token index; paging adds an "
             "indirection per key",
         },

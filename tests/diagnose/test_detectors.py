@@ -82,6 +82,48 @@ def test_repetition_loop_and_local_minimum(catalog: Catalog) -> None:
     assert diagnose_log(log_of(healthy, profiling=profiled), catalog=catalog).findings == ()
 
 
+def test_a_configuration_line_is_not_a_loop_on_every_knob(catalog: Catalog) -> None:
+    config = {"BLOCK_N": "32", "num_stages": "2"}
+    experiments = [
+        exp(1, 100.0, status=Status.BASELINE),
+        exp(2, 80.0, description="Triton kernel", knobs=config),
+        exp(
+            3,
+            81.0,
+            status=Status.REVERTED,
+            description="wider tiles",
+            knobs={**config, "BLOCK_N": "64"},
+        ),
+        exp(
+            4,
+            81.5,
+            status=Status.REVERTED,
+            description="eight warps",
+            knobs={**config, "num_warps": "8"},
+        ),
+        exp(5, 80.5, status=Status.REVERTED, description="exp2 scale fold", knobs=config),
+    ]
+    # Every result lists num_stages=2, the value the kept kernel has: nobody changed it.
+    diagnosis = diagnose_log(log_of(experiments), catalog=catalog)
+    assert diagnosis.finding(Pathology.REPETITION_LOOP) is None
+    # Changing it three times is a loop, whether the title says so or only the Knobs line.
+    turned = [
+        *experiments[:2],
+        *(
+            exp(
+                n,
+                81.0,
+                status=Status.REVERTED,
+                description=f"try {word}",
+                knobs={**config, "num_stages": str(n)},
+            )
+            for n, word in ((3, "alpha"), (4, "beta"), (5, "gamma"))
+        ),
+    ]
+    loop = diagnose_log(log_of(turned), catalog=catalog).finding(Pathology.REPETITION_LOOP)
+    assert loop is not None and "num_stages" in loop.summary and loop.experiments == (3, 4, 5)
+
+
 def test_local_minimum_reports_missing_numbers(catalog: Catalog) -> None:
     diagnosis = diagnose_log(
         log_of([exp(n, None, status=Status.KEPT) for n in range(1, 8)]), catalog=catalog
@@ -91,7 +133,7 @@ def test_local_minimum_reports_missing_numbers(catalog: Catalog) -> None:
 
 
 RISKY = """
-b_s = tl.dot(b_q, tl.trans(b_k))
+b_s = tl.dot(b_q.to(tl.float32), tl.trans(b_k))
 b_s = tl.where(mask, b_s, float("-inf"))
 p = tl.exp2(b_s - m)
 lse = m + tl.log(l)
@@ -114,9 +156,52 @@ def test_correctness_wall_with_suspects(catalog: Catalog) -> None:
     assert ids[:3] == ["dot-input-precision", "lse-base-mismatch", "unguarded-fully-masked-rows"]
     assert "bf16-accumulation" in ids  # the suspect not found is still on the checklist
     assert any(e.source == "kernels/k.py:5" for e in wall.evidence)  # the ln in the LSE
+    assert "Numeric suspects in the kernel text: dot input precision, LSE base" in wall.summary
     # A pass in between breaks the wall; two failures are not one.
     broken = [*experiments[:3], exp(4, 6.9, correctness=Correctness.PASS), *experiments[4:]]
     assert diagnose_log(log_of(broken), catalog=catalog).finding(Pathology.CORRECTNESS_WALL) is None
+
+
+BF16_ATTENTION = """
+import triton.language as tl
+
+@triton.jit
+def attend(Q, K, V, O):
+    q = tl.load(Q)
+    k = tl.load(K)
+    v = tl.load(V)
+    s = tl.dot(q, tl.trans(k))
+    m = tl.max(s, 1)
+    p = tl.exp(s - m[:, None])
+    l = tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v)
+    tl.store(O, acc / l[:, None])
+"""
+
+
+def test_correctness_wall_on_bf16_dots_is_worded_neutrally(catalog: Catalog) -> None:
+    failing = [
+        exp(1, 10.0, status=Status.BASELINE),
+        exp(2, 8.0, description="fused kernel"),
+        exp(3, 7.0, correctness=Correctness.FAIL, description="skip the rope part of QK^T"),
+        exp(4, 6.0, correctness=Correctness.FAIL, description="drop the rescale"),
+        exp(5, 5.0, correctness=Correctness.FAIL, description="replace PV by a row sum"),
+    ]
+    log = log_of(failing, kernels=(kernel(BF16_ATTENTION),))
+    wall = diagnose_log(log, catalog=catalog).finding(Pathology.CORRECTNESS_WALL)
+    assert wall is not None and wall.experiments == (3, 4, 5)
+    # tf32 settings do not touch bf16/fp16 dots: no precision advice, and no "numerical".
+    ids = [a.catalog_id for a in wall.actions]
+    assert "dot-input-precision" not in ids
+    assert "numerical" not in wall.summary and "No numeric suspect" in wall.summary
+    assert wall.actions[0].catalog_id is None and "exp 2, the last that passed" in (
+        wall.actions[0].text
+    )
+    # Without any kernel text the dot check stays on the list, worded as a condition.
+    blind = diagnose_log(log_of(failing), catalog=catalog).finding(Pathology.CORRECTNESS_WALL)
+    assert blind is not None
+    dot = next(a for a in blind.actions if a.catalog_id == "dot-input-precision")
+    assert dot.text.startswith("If a tl.dot takes float32 operands")
 
 
 def test_wrong_bottleneck_and_no_profile(catalog: Catalog) -> None:
@@ -148,6 +233,109 @@ def test_wrong_bottleneck_and_no_profile(catalog: Catalog) -> None:
     assert (
         diagnose_log(log_of(metrics_only), catalog=catalog).finding(Pathology.WRONG_BOTTLENECK)
         is not None
+    )
+
+
+COMPUTE_BOUND = ProfileFacts(
+    bottleneck="compute",
+    metrics={"arith_intensity": 228.0, "ridge": 163.0, "tc_pct": 33.4, "dram_pct": 23.9},
+    facts=(
+        Fact(
+            text="### Bottleneck: Compute-bound",
+            source=SourceRef(path="experiments/profile.md", line=6),
+        ),
+    ),
+    source=SourceRef(path="experiments/profile.md"),
+)
+
+
+def test_a_new_best_is_not_a_wrong_bottleneck_and_split_kv_is_not_memory_work(
+    catalog: Catalog,
+) -> None:
+    experiments = [
+        exp(1, 274.1, status=Status.BASELINE, description="torch eager"),
+        exp(
+            2,
+            157.3,
+            description="split-KV kernel: 2 KV splits and an LSE combine",
+            tags=("split-kv-flash-decoding", "split-kv-lse-combine"),
+        ),
+        exp(3, 171.0, status=Status.REVERTED, description="4 KV splits (256 programs)"),
+        exp(4, 219.1, status=Status.REVERTED, description="deeper prefetch of KV loads"),
+    ]
+    quiet = diagnose_log(log_of(experiments, profile=COMPUTE_BOUND), catalog=catalog)
+    # exp 2 gained 42.6 %: it fit the kernel; exp 3 adds parallelism, not memory work. One
+    # memory-side attempt is not a pattern.
+    assert quiet.finding(Pathology.WRONG_BOTTLENECK) is None
+    sentence = _sentence(quiet, Pathology.WRONG_BOTTLENECK)
+    assert "1 of the last 3 attempts aim at memory" in sentence
+    assert "exp 2, a new best by 42.6%, not counted" in sentence
+
+
+WELL_EQUIPPED = """
+import triton.language as tl
+LOG2E = 1.4426950408889634
+
+@triton.jit
+def k(Q, K, BLOCK_H: tl.constexpr):
+    p = tl.exp2(s * sm_scale_log2 - m)
+"""
+
+
+def test_wrong_bottleneck_actions_skip_techniques_the_kernel_has(catalog: Catalog) -> None:
+    experiments = [
+        exp(1, 274.1, status=Status.BASELINE, description="torch eager"),
+        exp(2, 157.3, description="Triton kernel"),
+        exp(3, 219.1, status=Status.REVERTED, description="num_stages=3: deeper prefetch"),
+        exp(4, 219.6, status=Status.REVERTED, description="smaller tiles, more loads in flight"),
+        exp(5, 230.0, status=Status.REVERTED, description="coalesced vectorized KV loads"),
+        exp(6, 171.0, status=Status.REVERTED, description="TMA", tags=("block-pointers-tma",)),
+    ]
+    log = log_of(experiments, profile=COMPUTE_BOUND, kernels=(kernel(WELL_EQUIPPED),))
+    wrong = diagnose_log(log, catalog=catalog).finding(Pathology.WRONG_BOTTLENECK)
+    # TMA tile loads feed the tensor cores: exp 6 aimed at the right resource.
+    assert wrong is not None and wrong.experiments == (3, 4, 5)
+    ids = [a.catalog_id for a in wrong.actions]
+    # exp2 with the folded scale and head grouping are in the source; pipelining is the
+    # memory-side work the finding is about.
+    assert "exp2-folded-scale" not in ids and "head-grouping-mma-tile" not in ids
+    assert "software-pipelining" not in ids
+    assert ids[0] == "block-pointers-tma"
+    assert "tried before (exp 6, 171 us, REVERTED)" in wrong.actions[0].text
+    bare = log_of(experiments, profile=COMPUTE_BOUND, kernels=(kernel("x = 1\n"),))
+    plain = diagnose_log(bare, catalog=catalog).finding(Pathology.WRONG_BOTTLENECK)
+    assert plain is not None and [a.catalog_id for a in plain.actions] == [
+        "block-pointers-tma",
+        "exp2-folded-scale",
+        "head-grouping-mma-tile",
+    ]
+
+
+def test_next_idea_action_only_when_the_plan_has_such_items(catalog: Catalog) -> None:
+    loop = [
+        exp(1, 100.0, status=Status.BASELINE),
+        exp(2, 80.0, description="Triton kernel"),
+        *(exp(n, 81.0, status=Status.REVERTED, description=f"num_stages={n}") for n in range(3, 7)),
+    ]
+    profiled = (Fact(text="ncu: DRAM 71%", source=SourceRef(path="p.md", line=1)),)
+    plain = diagnose_log(log_of(loop, profiling=profiled), catalog=catalog)
+    assert plain.finding(Pathology.REPETITION_LOOP) is not None
+    assert plain.finding(Pathology.MISSING_FUNDAMENTAL) is None
+    assert plain.finding(Pathology.IGNORED_PRIOR_RESEARCH) is None
+    assert "Take the next idea" not in plain.render_plan()
+    advice = Recommendation(
+        text="split the KV sequence across programs (split-KV)",
+        source=SourceRef(path="experiments/exp_2/plan.md", line=5),
+        experiment=2,
+        after=2,
+        catalog_ids=("split-kv-flash-decoding",),
+    )
+    advised = diagnose_log(
+        log_of(loop, profiling=profiled, recommendations=(advice,)), catalog=catalog
+    )
+    assert advised.finding(Pathology.IGNORED_PRIOR_RESEARCH) is not None
+    assert "Take the next idea from the prior-research items of this plan." in (
+        advised.render_plan()
     )
 
 

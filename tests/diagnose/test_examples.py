@@ -70,6 +70,9 @@ def test_healthy_run_has_no_finding() -> None:
 def test_repetition_loop() -> None:
     found = _found("repetition-loop")
     assert set(found) == {P.REPETITION_LOOP, P.LOCAL_MINIMUM}
+    # The plan has no missing-fundamental or prior-research items to take ideas from.
+    plan = diagnose(EXAMPLES / "repetition-loop").render_plan()
+    assert "Take the next idea" not in plan
     assert "num_stages" in found[P.REPETITION_LOOP].summary  # type: ignore[attr-defined]
     assert found[P.REPETITION_LOOP].experiments == (4, 5, 6, 7, 8, 9)  # type: ignore[attr-defined]
     assert found[P.LOCAL_MINIMUM].experiments == (4, 5, 6, 7, 8, 9)  # type: ignore[attr-defined]
@@ -77,13 +80,24 @@ def test_repetition_loop() -> None:
 
 def test_correctness_wall() -> None:
     found = _found("correctness-wall")
-    assert set(found) == {P.CORRECTNESS_WALL}
+    # The v2 kernel installs a triton.set_allocator lambda that calls torch.empty at every
+    # launch needing global scratch (its TMA descriptors): a per-launch allocation.
+    assert set(found) == {P.CORRECTNESS_WALL, P.BUFFER_PERSISTENCE}
     wall = found[P.CORRECTNESS_WALL]
     assert wall.experiments == (3, 4, 5)  # type: ignore[attr-defined]
     # The kernel converts its LSE with ln 2, guards fully masked rows and accumulates in
-    # fp32: none of those suspects may be named.
-    for cleared in ("LSE base", "softmax masking", "bf16 accumulation"):
+    # fp32: none of those suspects may be named. Its dots take bf16 tiles, which tf32
+    # settings do not touch, and the attempts removed work: no "numerical" verdict.
+    for cleared in ("LSE base", "softmax masking", "bf16 accumulation", "numerical"):
         assert cleared not in wall.summary  # type: ignore[attr-defined]
+    ids = [a.catalog_id for a in wall.actions]  # type: ignore[attr-defined]
+    assert "dot-input-precision" not in ids
+    assert "exp 2, the last that passed" in wall.actions[0].text  # type: ignore[attr-defined]
+    scratch = found[P.BUFFER_PERSISTENCE]
+    assert [e.source for e in scratch.evidence] == ["kernels/mla_decode.py:28"]  # type: ignore[attr-defined]
+    assert "set_allocator" in scratch.summary  # type: ignore[attr-defined]
+    diagnosis = diagnose(EXAMPLES / "correctness-wall")
+    assert len(diagnosis.root_causes) == 1  # wrong results first: the wall stands alone
 
 
 def test_wrong_bottleneck() -> None:
@@ -91,7 +105,16 @@ def test_wrong_bottleneck() -> None:
     assert set(found) == {P.WRONG_BOTTLENECK}
     wrong = found[P.WRONG_BOTTLENECK]
     assert "compute-bound" in wrong.summary and "optimize memory" in wrong.summary  # type: ignore[attr-defined]
-    assert wrong.experiments == (2, 3, 4, 5, 6)  # type: ignore[attr-defined]
+    # exp 2 (split-KV, +42.6 %, a new best) fit the kernel; exp 3 adds splits (parallelism);
+    # exp 4's warp specialization is the catalog's remedy for compute-bound kernels whose
+    # tensor cores wait. Deeper prefetch and smaller tiles (exps 5, 6) are memory-side.
+    assert wrong.experiments == (5, 6)  # type: ignore[attr-defined]
+    assert "exp 2, a new best by 42.6%, not counted" in wrong.summary  # type: ignore[attr-defined]
+    ids = [a.catalog_id for a in wrong.actions]  # type: ignore[attr-defined]
+    # The kernel already has exp2 with the folded scale, head grouping and a
+    # warp_specialize switch: none of them is recommended again.
+    assert ids[0] == "block-pointers-tma"
+    assert not {"exp2-folded-scale", "head-grouping-mma-tile", "warp-specialization"} & set(ids)
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.iterdir() if p.is_dir()))

@@ -90,7 +90,7 @@ def test_per_call_allocations_in_launchers() -> None:
 
 def test_precision_suspects() -> None:
     risky = """
-b_s = tl.dot(b_q, tl.trans(b_k))
+b_s = tl.dot(b_q.to(tl.float32), tl.trans(b_k))
 b_s = tl.where(mask, b_s, float("-inf"))
 p = tl.exp2(b_s - m)
 acc = tl.zeros([M, N], dtype=tl.bfloat16)
@@ -117,3 +117,77 @@ def test_guards_under_their_usual_spellings() -> None:
     assert guard_present("s_q == 1", [kernel("if s_q > 1:\n    causal()\n")]) is not None
     assert guard_present("q.shape[1] == 1", [kernel("if q.shape[1]==1: pass\n")]) is not None
     assert guard_present("s_q == 1", [kernel("for i in range(s_q): pass\n")]) is None
+
+
+def _dot_found(text: str) -> tuple[bool, int]:
+    dot = precision_suspects([kernel(text)])[0]
+    assert dot.name == "dot input precision"
+    return dot.found, dot.line
+
+
+def test_tf32_is_suspected_only_for_float32_operands_or_an_explicit_setting() -> None:
+    bf16 = """
+@triton.jit
+def k(Q, K, V):
+    q = tl.load(Q)
+    k = tl.load(K)
+    s = tl.dot(q, tl.trans(k))
+    p = tl.exp2(s)
+    acc = tl.dot(p.to(tl.bfloat16), tl.load(V))
+"""
+    assert _dot_found(bf16) == (False, 0)  # loads of unknown dtype, a cast to bf16
+    # float32 operands the text shows: a cast, an fp32 creation, followed through names.
+    assert _dot_found(bf16.replace("tl.load(Q)", "tl.load(Q).to(tl.float32)")) == (True, 6)
+    fp32_p = bf16.replace("p.to(tl.bfloat16)", "p")  # exp2 of a dot result: fp32
+    assert _dot_found(fp32_p) == (True, 8)
+    assert _dot_found("a = tl.zeros([16, 16], dtype=tl.float32)\nc = tl.dot(a, b)\n") == (
+        True,
+        2,
+    )
+    # An explicit tf32 setting is a suspect whatever the operands; ieee/tf32x3 are not.
+    assert _dot_found("c = tl.dot(a, b, input_precision='tf32')\n") == (True, 1)
+    assert _dot_found("c = tl.dot(a, b, allow_tf32=True)\n") == (True, 1)
+    precise = "a = x.to(tl.float32)\nc = tl.dot(a, b, input_precision='ieee')\n"
+    assert _dot_found(precise) == (False, 0)
+    through = "PREC = 'tf32'\nc = tl.dot(a, b, input_precision=PREC)\n"
+    assert _dot_found(through) == (True, 2)
+    # The words alone (a comment, a docstring) are not a setting.
+    assert _dot_found('"""tf32 is fast"""\nc = tl.dot(a, b)  # tf32?\n') == (False, 0)
+
+
+def test_an_allocator_given_to_set_allocator_allocates_per_launch() -> None:
+    inline = (
+        "import torch, triton\n"
+        "triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,"
+        ' device="cuda"))\n'
+    )
+    [found] = allocations([kernel(inline)])
+    assert (found.line, found.call, found.function, found.per_launch) == (
+        2,
+        "torch.empty",
+        "<lambda>",
+        True,
+    )
+    named = (
+        "import torch, triton\n"
+        "def _alloc(size, align, stream):\n"
+        "    return torch.empty(size, dtype=torch.int8, device='cuda')\n"
+        "alloc = _alloc\n"
+        "triton.set_allocator(_alloc)\n"
+    )
+    assert [(a.function, a.line, a.per_launch) for a in allocations([kernel(named)])] == [
+        ("_alloc", 3, True)
+    ]
+    assigned = "import torch, triton\nf = lambda n, a, s: torch.zeros(n)\ntriton.set_allocator(f)\n"
+    assert [a.line for a in allocations([kernel(assigned)])] == [2]
+    # An allocator that keeps its buffer does not allocate per launch.
+    cached = (
+        "import torch, triton\n_BUF = {}\n"
+        "def _alloc(size, align, stream):\n"
+        "    buf = _BUF.get(stream)\n"
+        "    if buf is None or buf.numel() < size:\n"
+        "        buf = _BUF[stream] = torch.empty(size, dtype=torch.int8, device='cuda')\n"
+        "    return buf\n"
+        "triton.set_allocator(_alloc)\n"
+    )
+    assert allocations([kernel(cached)]) == []

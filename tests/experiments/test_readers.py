@@ -327,3 +327,24 @@ def test_symlinks_out_of_the_tree_and_deep_trees(tmp_path: Path) -> None:
     reasons = " ".join(f"{u.path}: {u.reason}" for u in log.unread)
     assert "linked.md: symbolic link to outside" in reasons and "linkdir: symbolic link" in reasons
     assert "deeper than 4 folders" in reasons
+
+
+def test_hand_written_knobs_lines(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "experiments/exp_1/result.md": (
+                "# Experiment 1: tile sweep\n\n- Status: KEPT\n"
+                "- Knobs: BLOCK_N=64, num_stages=2\n- Latency: 57.9 us\n"
+            ),
+            "experiments/exp_2/result.md": (
+                "# Deeper pipeline\n\nKnobs: num_warps 8, BLOCK_N=128\nStatus: REVERTED\n"
+                "Result: 60.1 us\n"
+            ),
+        },
+    )
+    first, second = read_log(tmp_path, catalog=()).experiments
+    assert first.knobs == {"BLOCK_N": "64", "num_stages": "2"}
+    assert str(first.ref("knobs")) == "experiments/exp_1/result.md:4"
+    assert second.knobs == {"BLOCK_N": "128", "num_warps": "8"}
+    assert (first.latency, second.latency, second.status) == (57.9, 60.1, Status.REVERTED)

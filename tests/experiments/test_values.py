@@ -110,3 +110,18 @@ def test_dates_and_not_attempted() -> None:
     assert not_attempted("Model C — NOT ATTEMPTED, scope blocker")
     assert not_attempted("superseded before measurement")
     assert not not_attempted("ACCEPTED")
+
+
+def test_knobs_bind_the_number_next_to_the_knob_word() -> None:
+    # "4 KV splits: 256 programs" sets 4 splits; 256 counts programs.
+    assert knobs_of("4 KV splits: 256 programs") == {"num_splits": "4"}
+    assert knobs_of("splits=16") == {"splits": "16"}
+    assert knobs_of("KV splits: 8") == {"splits": "8"}
+    assert knobs_of("num_splits 16") == {"num_splits": "16"}
+    assert knobs_of("num_warps 8 and BLOCK_N=64") == {"BLOCK_N": "64", "num_warps": "8"}
+    assert knobs_of("exp 3 BLOCK_N: 64") == {"BLOCK_N": "64"}
+    # A measure after a knob word is not its value.
+    assert knobs_of("num_splits 16x faster") == {}
+    # An arrow to a number of another kind reports a measurement, not a new setting.
+    assert knobs_of("T=32→0.2191, T=64→0.2175") == {"T": "32"}
+    assert knobs_of("BLOCK_N=32->64") == {"BLOCK_N": "64"}

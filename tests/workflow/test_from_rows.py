@@ -76,7 +76,9 @@ def test_a_report_per_point_from_roofline_shares() -> None:
     # every remedy is the time above the floor: 100 - 53.8 %.
     assert [o.entry_id for o in decode.opportunities] == ["cuda-graphs", "software-pipelining"]
     assert decode.opportunities[1].gain_pct == pytest.approx(46.2)
-    assert decode.opportunities[1].trigger == "dram_pct=53.8"
+    assert decode.opportunities[1].trigger == (
+        "dram_pct=53.8 (upper bound: the time above the roofline floor)"
+    )
     assert spec.bottleneck is Bottleneck.COMPUTE
     assert parse_profile(decode.render()).render() == decode.render()
 
@@ -157,3 +159,84 @@ def test_choosing_rows() -> None:
         )
     with pytest.raises(InputError, match="at point"):
         profile_from_rows(rows, kernel="k", version="a", point="s=16", catalog=FixedCatalog())
+
+
+MEMORY_ROW = {
+    "dram_pct": 53.8,
+    "tc_pct": 9.89,
+    "floor_pct": 53.8,
+    "arith_intensity": 30.0,
+    "ridge": 163.2,
+    "launch_overhead_pct": 60.0,
+}
+
+
+def test_opportunities_rank_by_match_score_then_trigger_and_say_the_gain_is_a_bound() -> None:
+    row = bench_row("v2", 66.53, metrics=MEMORY_ROW)
+    catalog = FixedCatalog(
+        match("cuda-graphs", 2.0, "metric launch_overhead_pct > 5 (launch_overhead_pct=60)"),
+        match("software-pipelining", 2.5, "metric dram_pct < 60 and tc_pct < 60"),
+        match("kv-tile-shared-load", 2.5, "metric arith_intensity < ridge and dram_pct < 80"),
+        match("online-softmax", 3.0, "metric arith_intensity < ridge and dram_pct > 50"),
+    )
+    [report] = profile_from_rows([row], kernel="k", version="v2", catalog=catalog)
+    # Score first (a measured 60 % launch overhead does not outrank better matches); among
+    # equal scores, the trigger that tests the side of the ridge and DRAM% comes first.
+    assert [o.entry_id for o in report.opportunities] == [
+        "online-softmax",
+        "kv-tile-shared-load",
+        "software-pipelining",
+        "cuda-graphs",
+    ]
+    gains = {o.entry_id: o.gain_pct for o in report.opportunities}
+    assert gains["online-softmax"] == pytest.approx(46.2) and gains["cuda-graphs"] == 60.0
+    triggers = {o.entry_id: o.trigger for o in report.opportunities}
+    assert triggers["online-softmax"].endswith("(upper bound: the time above the roofline floor)")
+    assert triggers["cuda-graphs"] == (
+        "launch_overhead_pct=60 (measured: the share of time CUDA graphs removed)"
+    )
+    assert "upper bound" in report.render()
+
+
+ONLINE_SOFTMAX_KERNEL = """
+@triton.jit
+def k(K, V):
+    m_i = tl.full([16], float("-inf"), tl.float32)
+    l_i = tl.zeros([16], tl.float32)
+    for start in tl.range(0, n, 64, num_stages=3):
+        pass
+"""
+
+
+def test_techniques_the_kernel_has_are_not_suggested() -> None:
+    row = bench_row("v2", 66.53, metrics=MEMORY_ROW)
+    catalog = FixedCatalog(
+        match("online-softmax", 3.0, "metric arith_intensity < ridge and dram_pct > 50"),
+        match("software-pipelining", 2.5, "metric dram_pct < 60 and tc_pct < 60"),
+        match("kv-tile-shared-load", 2.5, "metric arith_intensity < ridge and dram_pct < 80"),
+    )
+    [report] = profile_from_rows(
+        [row], kernel="k", version="v2", catalog=catalog, kernel_source=ONLINE_SOFTMAX_KERNEL
+    )
+    # m_i/l_i is an online softmax, num_stages a pipeline: only the shared tile is left.
+    assert [o.entry_id for o in report.opportunities] == ["kv-tile-shared-load"]
+    [named] = profile_from_rows(
+        [row], kernel="k", version="v2", catalog=catalog, present={"kv-tile-shared-load"}
+    )
+    assert [o.entry_id for o in named.opportunities] == ["online-softmax", "software-pipelining"]
+    with pytest.raises(InputError, match="collection of entry ids"):
+        profile_from_rows([row], kernel="k", version="v2", catalog=catalog, present="x")
+
+
+def test_the_exact_report_also_drops_present_techniques() -> None:
+    row = anchor_row("splits8", samples=30)
+    catalog = FixedCatalog(match("software-pipelining", 2.0, "metric dram_pct < 70"))
+    [report] = profile_from_rows(
+        [row],
+        kernel="mla_decode",
+        version="splits8",
+        ceilings=H200,
+        catalog=catalog,
+        present=("software-pipelining",),
+    )
+    assert report.opportunities == () and "GB/s" in report.root_cause

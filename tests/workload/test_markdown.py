@@ -50,6 +50,41 @@ def test_profiles_of_fixtures_round_trip(data: Path, name: str) -> None:
     assert profile_from_json(profile_to_json(profile)) == profile
 
 
+def _decode_calls(batches: list[int], page: int) -> list[Call]:
+    return [
+        Call(
+            op="mla_decode",
+            args=(
+                TensorArg(name="q", shape=(b, 1, 128, 576), dtype="bfloat16"),
+                TensorArg(name="kv_cache", shape=(8, page, 1, 576), dtype="bfloat16"),
+                TensorArg(name="block_table", shape=(b, 2), dtype="int32"),
+            ),
+        )
+        for b in batches
+    ]
+
+
+def test_hints_state_only_what_holds_for_the_calls_they_cite() -> None:
+    # Pages of 64 in every call; one sequence in 1 of 4 calls.
+    profile = profile_calls(_decode_calls([1, 2, 4, 4], page=64))
+    op = profile.op("mla_decode")
+    assert op.hint("page") is None  # never 1: "page size 1" is no fact about these calls
+    hints = [line for line in render_profile_md(profile).splitlines() if "Hint" in line]
+    assert hints == [
+        "- Hint s_q: s_q = 1 in 100% of calls: one query token per sequence (plain decode): no "
+        "causal mask among draft tokens and one query row per head",
+        "- Hint b: b = 1 in 25.0% of calls: a single sequence: no batch loop; with one latent "
+        "KV head, only query-head blocks and KV splits spread the work across SMs",
+    ]
+    assert read_profile_md(render_profile_md(profile)) == profile
+    # Pages of one token: now the page hint holds, for the calls it cites.
+    paged = profile_calls(_decode_calls([2, 2], page=1))
+    assert "- Hint page: page = 1 in 100% of calls: page size 1:" in render_profile_md(paged)
+    # Files written before the share was cited still read.
+    old = render_profile_md(profile).replace("- Hint b: b = 1 in 25.0% of calls: ", "- Hint b: ")
+    assert read_profile_md(old) == profile
+
+
 def test_rendered_file_reads_well(data: Path) -> None:
     text = render_profile_md(profile_trace(data / "mla_decode_calls.jsonl"))
     assert "## Op: mla_decode" in text

@@ -3,8 +3,11 @@
 The host launcher of the current kernel is parsed (``ast`` for Python, regex for C++/CUDA)
 for ``torch.empty``/``zeros``/``ones``/``full``/``*_like``/``new_*`` calls that run on every
 call: not behind an ``is None`` check, not stored into a cache, not in a function that takes
-``out``/``workspace`` arguments, in a file with no persistent-buffer pool. For the fixed
-shapes a decode loop repeats, those buffers can be allocated once and reused.
+``out``/``workspace`` arguments, in a file with no persistent-buffer pool. An allocator handed
+to ``triton.set_allocator`` (a lambda or a function, at module level or anywhere) counts
+too: Triton calls it at every launch of a kernel that needs global scratch, so a
+``torch.empty`` in it allocates per launch. For the fixed shapes a decode loop repeats,
+those buffers can be allocated once and reused.
 """
 
 from __future__ import annotations
@@ -37,12 +40,29 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
             _PATHOLOGY,
             f"The launcher in {paths} allocates no buffer per call (or takes out=/workspace).",
         )
-    functions = sorted({a.function for a in found_allocations if a.function})
+    per_call = [a for a in found_allocations if not a.per_launch]
+    per_launch = [a for a in found_allocations if a.per_launch]
+    parts = []
+    if per_call:
+        functions = sorted({a.function for a in per_call if a.function})
+        parts.append(
+            f"the host launcher allocates {len(per_call)} buffer(s) on every call "
+            f"({', '.join(sorted({a.call for a in per_call}))}"
+            + (f" in {', '.join(functions[:3])}" if functions else "")
+            + ")"
+        )
+    if per_launch:
+        where = ", ".join(f"{a.path}:{a.line}" for a in per_launch[:2])
+        parts.append(
+            f"the allocator given to triton.set_allocator calls "
+            f"{', '.join(sorted({a.call for a in per_launch}))} at every launch that needs "
+            f"global scratch ({where})"
+        )
+    text = "; ".join(parts)
     summary = (
-        f"The host launcher allocates {len(found_allocations)} buffer(s) on every call "
-        f"({', '.join(sorted({a.call for a in found_allocations}))}"
-        + (f" in {', '.join(functions[:3])}" if functions else "")
-        + "), with no persistent buffers or out= plumbing"
+        text[0].upper()
+        + text[1:]
+        + (", with no persistent buffers or out= plumbing" if per_call else "")
         + (
             f"; experiments {', '.join(str(e.number) for e in tried)} mention it but the kernel "
             f"still does it"
@@ -63,12 +83,29 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
         confidence=0.75 if len(found_allocations) > 1 else 0.65,
         evidence=evidence,
         actions=[
-            ctx.action(
-                "Allocate outputs and workspaces once per shape and dtype and reuse them across "
-                "calls "
-                "(their contents are rewritten every call), or take out=/workspace= from the "
-                "caller.",
-                "buffer-persistence",
+            *(
+                [
+                    ctx.action(
+                        "Allocate outputs and workspaces once per shape and dtype and reuse "
+                        "them across calls (their contents are rewritten every call), or take "
+                        "out=/workspace= from the caller.",
+                        "buffer-persistence",
+                    )
+                ]
+                if per_call
+                else []
+            ),
+            *(
+                [
+                    ctx.action(
+                        "Give triton.set_allocator an allocator that returns one scratch "
+                        "buffer kept across launches (grown when a launch asks for more, one "
+                        "per stream) instead of a new tensor each launch.",
+                        "buffer-persistence",
+                    )
+                ]
+                if per_launch
+                else []
             ),
             ctx.action(
                 "Once nothing allocates per call, capture the decode step in a CUDA graph.",

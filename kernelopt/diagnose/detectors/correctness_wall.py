@@ -2,8 +2,11 @@
 
 Counts trailing consecutive correctness failures (attempts whose correctness is unknown are
 skipped; a pass ends the run), then checks the kernel text for the seed's numeric suspects:
-tf32 dot inputs (try tf32x3, then ieee), an LSE base mismatch (exp2 vs ln), -inf masking
-without a fully-masked-row guard, and bf16/fp16 accumulation.
+a ``tl.dot`` at tf32 (set so, or float32 operands at the default: try tf32x3, then ieee),
+an LSE base mismatch (exp2 vs ln), -inf masking without a fully-masked-row guard, and
+bf16/fp16 accumulation. The finding calls the failures numerical only when one of those
+shows in the text; otherwise it says so and points at the failing changes themselves (an
+attempt that drops needed work fails for reasons no precision setting fixes).
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ _PATHOLOGY = Pathology.CORRECTNESS_WALL
 _GENERIC = (
     (
         "dot-input-precision",
-        "Walk dot precision down: input_precision='tf32x3', then 'ieee', and compare.",
+        "If a tl.dot takes float32 operands, walk its precision down: input_precision="
+        "'tf32x3', then 'ieee', and compare (tf32 settings do not change bf16/fp16 dots).",
     ),
     (
         "lse-base-mismatch",
@@ -47,6 +51,14 @@ def trailing_failures(experiments: tuple[Experiment, ...]) -> list[Experiment]:
         failures.append(experiment)
     failures.reverse()
     return failures
+
+
+def _last_pass(experiments: tuple[Experiment, ...], first_failure: Experiment) -> Experiment | None:
+    """The latest attempt before ``first_failure`` that passed correctness."""
+    before = experiments[: experiments.index(first_failure)]
+    return next(
+        (e for e in reversed(before) if e.attempted and e.correctness is Correctness.PASS), None
+    )
 
 
 def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
@@ -89,18 +101,34 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
     ]
     evidence += [Evidence(quote=quote(s.text), source=f"{s.path}:{s.line}") for s in hits]
     actions = [ctx.action(f"{s.name}: {s.advice}.", s.catalog_id) for s in hits]
-    for catalog_id, text in _GENERIC:
-        if not any(s.catalog_id == catalog_id for s in hits):
-            actions.append(ctx.action(text, catalog_id))
-    suspects_text = (
-        ", ".join(s.name for s in hits)
-        if hits
-        else "none of the numeric suspects visible in the source"
+    last_pass = _last_pass(experiments, failures[0])
+    reference = f"{last_pass.label}, the last that passed" if last_pass else "the reference"
+    actions.append(
+        ctx.action(
+            f"Diff each failing change against {reference}: a change that skips, replaces or "
+            "reorders work the result needs fails whatever the precision; restore that work "
+            "first, then bisect what is left."
+        )
     )
+    for catalog_id, text in _GENERIC:
+        if any(s.catalog_id == catalog_id for s in hits):
+            continue
+        if catalog_id == "dot-input-precision" and kernels:
+            continue  # the text was read: no float32 operand and no tf32 setting in it
+        actions.append(ctx.action(text, catalog_id))
+    if hits:
+        cause = "Numeric suspects in the kernel text: " + ", ".join(s.name for s in hits) + "."
+    elif kernels:
+        cause = (
+            "No numeric suspect (a tf32 dot on float32 operands, a mismatched log base, "
+            "unguarded -inf masking, a low-precision accumulator) shows in the kernel text: "
+            "check what the failing changes do before their precision."
+        )
+    else:
+        cause = "The kernel text could not be checked for numeric suspects."
     summary = (
-        f"The last {len(failures)} attempts ({experiments_text(numbers)}) all fail correctness; "
-        f"likely numerical. "
-        f"Suspects in the kernel text: {suspects_text}."
+        f"The last {len(failures)} attempts ({experiments_text(numbers)}) all fail correctness. "
+        + cause
     )
     finding = Finding(
         pathology=_PATHOLOGY,

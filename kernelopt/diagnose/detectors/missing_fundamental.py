@@ -3,81 +3,26 @@
 The catalog marks entries ``fundamental_for`` families (split-KV flash-decoding for decode
 attention, online softmax for attention, ...). An entry is missing when no experiment is
 tagged with it and the current kernel source shows neither its keywords nor its code
-pattern (``num_splits``, ``m_i``/``l_i`` running max and sum, ``block_table``, ...).
+pattern (``num_splits``, ``m_i``/``l_i`` running max and sum, ``block_table``, ...), as
+:func:`kernelopt.diagnose.presence.present_in` checks it.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from typing import Any
 
 from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import MissingFundamentalParams
-from kernelopt.diagnose.source import find_pattern
-from kernelopt.experiments.log import KernelSource
+from kernelopt.diagnose.presence import CODE_PATTERNS, present_in
 
 __all__ = ["CODE_PATTERNS", "detect", "present_in"]
 
 _PATHOLOGY = Pathology.MISSING_FUNDAMENTAL
-# Code that shows a technique is in a kernel even when no comment names it.
-CODE_PATTERNS: dict[str, str] = {
-    "online-softmax": (
-        r"\bm_i\b[\s\S]{0,400}\bl_i\b|\brunning[_ ]max\b"
-        r"|alpha\s*=\s*tl\.exp2?\(|tl\.maximum\(\s*m_i"
-    ),
-    "split-kv-flash-decoding": (
-        r"\bnum_splits\b|\bNUM_SPLITS\b|\bsplit_kv\b|\bSPLIT_KV\b|\bkv_splits?\b"
-        r"|\bnum_kv_splits\b|\bSPLIT_K\b"
-    ),
-    "split-kv-lse-combine": (
-        r"\blse\b[\s\S]{0,300}\bcombine|\bcombine\w*\([\s\S]{0,200}\blse\b|\blogsumexp\b"
-    ),
-    "paged-kv-cache": r"\bblock_table\b|\bpage_table\b|\bkv_indices\b|\bPAGE_SIZE\b|\bpage_size\b",
-    "head-grouping-mma-tile": (
-        r"\bBLOCK_H\b|\bheads_per_(?:block|cta|program)\b|\bHEAD_GROUP\w*|\bnum_heads_per\w*"
-    ),
-    "exp2-folded-scale": r"\bexp2\b",
-    "vectorized-coalesced-loads": (
-        r"\bvload\d+\b|\bfloat4\b|\bld\.global\.v4\b"
-        r"|tl\.load\([^)]*tl\.arange|tl\.load\([^)]*block_ptr"
-    ),
-    "cuda-graphs": r"CUDAGraph|cuda\.graph|cudaGraph|\.replay\(\)",
-    "buffer-persistence": r"BufferPool|persistent_buffers|_buffer_cache|\bout=\w",
-    "software-pipelining": r"\bnum_stages\b|cp\.async|\bpipeline\b",
-    "persistent-grid": r"\bNUM_SMS\b|\bnum_sms\b|\bpersistent\b|tl\.num_programs\(",
-    "block-pointers-tma": r"make_block_ptr|tensor_descriptor|\bTMA\b|make_tensor_descriptor",
-    "kv-tile-shared-load": r"__shared__|tl\.load\([^)]*\bk(?:v)?_ptrs?\b",
-    "kernel-fusion": r"\bfused\b|\bfuse\b",
-    "cuda-event-instrumentation": r"cuda\.Event|cudaEventRecord|torch\.cuda\.Event",
-}
-
 
 # Techniques of measuring rather than of the kernel: found in profiling lines, not in code.
 _MEASUREMENT = frozenset({"cuda-event-instrumentation", "roofline-analysis"})
-
-
-def _keyword_pattern(keywords: Sequence[str]) -> re.Pattern[str] | None:
-    phrases = [k for k in keywords if len(k) >= 4]
-    if not phrases:
-        return None
-    parts = [r"[\s_\-]*".join(re.escape(w) for w in k.split()) for k in phrases]
-    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(parts) + r")(?![A-Za-z0-9])", re.IGNORECASE)
-
-
-def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str] | None:
-    """Where ``entry``'s technique shows in ``sources`` (code pattern or keyword), or None."""
-    entry_id = getattr(entry, "id", "")
-    pattern = CODE_PATTERNS.get(entry_id)
-    if pattern is not None:
-        hit = find_pattern(sources, re.compile(pattern))
-        if hit is not None:
-            return hit
-    keywords = (*getattr(entry, "keywords", ()), entry_id.replace("-", " "))
-    compiled = _keyword_pattern(keywords)
-    return find_pattern(sources, compiled) if compiled is not None else None
 
 
 def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:

@@ -14,9 +14,9 @@ from typing import Any
 
 from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
-from kernelopt.diagnose.detectors.missing_fundamental import present_in
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import OverlookedShortcutParams
+from kernelopt.diagnose.presence import present_in
 from kernelopt.diagnose.source import guard_present
 
 __all__ = ["detect"]

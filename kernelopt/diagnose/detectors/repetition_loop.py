@@ -2,8 +2,13 @@
 
 Looks at the trailing stall (the recent attempts over which the best improved by less than
 ``min_gain``) and groups its attempts by axis: a catalog tag they share, a tuning knob they
-all set (``BLOCK_N``), or a distinctive term of their titles (``max_s_q``). An axis with
+all change (``BLOCK_N``), or a distinctive term of their titles (``max_s_q``). An axis with
 ``min_experiments`` attempts is a loop.
+
+A knob counts as changed by an attempt when its title names it, or when its value differs
+from the kernel the attempt started from (the knobs of the kept experiments before it): a
+``Knobs:`` line that lists a whole configuration does not make every attempt "vary" every
+knob in it.
 """
 
 from __future__ import annotations
@@ -16,17 +21,40 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import RepetitionLoopParams
 from kernelopt.experiments.log import Experiment
+from kernelopt.experiments.readers import knobs_of
+from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["detect"]
+__all__ = ["NEXT_IDEA", "changed_knobs", "detect"]
 
 _PATHOLOGY = Pathology.REPETITION_LOOP
+# Points at other findings of the plan: see kernelopt.diagnose.engine.
+NEXT_IDEA = "Take the next idea from the missing-fundamental or prior-research items of this plan."
 # How much each kind of axis is worth as evidence that attempts try "the same idea".
 _WEIGHT = {"tag": 0.85, "knob": 0.8, "term": 0.65}
 
 
-def _axes(experiment: Experiment) -> set[tuple[str, str]]:
+_NOT_KEPT = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
+
+
+def changed_knobs(experiments: tuple[Experiment, ...]) -> dict[int, set[str]]:
+    """Per experiment number, the knobs (lower-cased) the attempt changed: named in its
+    title, or set to another value than the kept kernel before it had."""
+    current: dict[str, str] = {}
+    changed: dict[int, set[str]] = {}
+    for experiment in experiments:
+        knobs = {name.lower(): value for name, value in experiment.knobs.items()}
+        named = {name.lower() for name in knobs_of(experiment.description)}
+        moved = {name for name, value in knobs.items() if current.get(name, value) != value}
+        changed[experiment.number] = named | moved
+        kept = experiment.status not in _NOT_KEPT and experiment.correctness is not Correctness.FAIL
+        if kept:
+            current.update(knobs)
+    return changed
+
+
+def _axes(experiment: Experiment, knobs: set[str]) -> set[tuple[str, str]]:
     axes = {("tag", tag) for tag in experiment.tags}
-    axes |= {("knob", name.lower()) for name in experiment.knobs}
+    axes |= {("knob", name) for name in knobs}
     axes |= {("term", term) for term in salient_terms(experiment.description)}
     return axes
 
@@ -70,8 +98,10 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
             f"too few to repeat an idea (needs {params.min_experiments}).",
         )
     groups: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
+    changed = changed_knobs(ctx.experiments)
     for step in stall:
-        for axis in _axes(step.experiment):
+        knobs = changed.get(step.experiment.number, set())
+        for axis in _axes(step.experiment, knobs):
             groups[axis].append(step.experiment)
     candidates = [
         (axis, members)
@@ -128,11 +158,8 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
                 f"{params.min_gain:.0%} together."
             )
         )
-    actions.append(
-        ctx.action(
-            "Take the next idea from the missing-fundamental or prior-research items of this plan."
-        )
-    )
+    # Kept only when the plan has such items (the engine checks once every detector ran).
+    actions.append(ctx.action(NEXT_IDEA))
     finding = Finding(
         pathology=_PATHOLOGY,
         summary=summary,

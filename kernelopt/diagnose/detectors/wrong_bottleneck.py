@@ -3,8 +3,21 @@ optimizing with no profile at all.
 
 The kernel's bound comes from profile.md (``Bottleneck: Memory-bound``) or from metrics in
 the profile and results (``dram_pct``, ``tc_pct``, ``arith_intensity`` against ``ridge``).
-Recent attempts are classified compute- or memory-aimed by their catalog tags and words
-(tensor cores, MMA tiles, tf32/fp8, unrolling vs vectorized loads, caching, TMA, split-KV).
+Recent attempts are classified by their catalog tags (worth two words each) and words:
+
+- compute: MMA tiles, head grouping, dot precision, exp2 with the scale folded in, warp
+  specialization and TMA tile loads (the catalog's remedies for a compute-bound kernel whose
+  tensor cores wait), tensor cores, unrolling, instruction counts;
+- memory: pipelining and prefetch depth, vectorized/coalesced loads, shared-memory tiles,
+  paging, fusion, caching, bytes and bandwidth;
+- latency: parallelism and launch work — split-KV and its combine, persistent grids,
+  occupancy and waves, CUDA graphs, persistent buffers. Neither side's work, so never
+  "the wrong side".
+
+An attempt that set a new best by ``min_gain`` or more is evidence the change fit the
+kernel, not that it aimed at the wrong resource: it is not counted. The actions are the
+catalog entries whose metric triggers fire on the profile, without those on the wrong side
+and those the kernel source already shows (the presence check missing-fundamental uses).
 With no profiling data anywhere, the advice is the seed's: instrument with CUDA events first.
 """
 
@@ -17,47 +30,64 @@ from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
+from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import Experiment
 
-__all__ = ["aim_of", "bound_of", "detect"]
+__all__ = ["SIDES", "aim_of", "bound_of", "detect"]
 
 _PATHOLOGY = Pathology.WRONG_BOTTLENECK
-_COMPUTE_IDS = frozenset({"head-grouping-mma-tile", "dot-input-precision", "exp2-folded-scale"})
-_MEMORY_IDS = frozenset(
-    {
-        "split-kv-flash-decoding",
-        "paged-kv-cache",
-        "kv-tile-shared-load",
-        "vectorized-coalesced-loads",
-        "block-pointers-tma",
-        "software-pipelining",
-        "kernel-fusion",
-    }
-)
-_COMPUTE_WORDS = re.compile(
-    r"tensor[- ]?cores?|\bmma\b|\bwgmma\b|\btf32\b|\bfp8\b|\bint8\b|\bflops?\b|\bcompute\b"
-    r"|\binstructions?\b|\bunroll\w*|\bfma\b|\bilp\b|\bexp2\b|\bmufu\b|\barithmetic\b"
-    r"|\bdot product\b",
-    re.IGNORECASE,
-)
-_MEMORY_WORDS = re.compile(
-    r"vectori[sz]\w*|coalesc\w*|bandwidth|\bdram\b|\bl2\b|\bcach\w+|prefetch\w*|\btma\b"
-    r"|cp\.async|async copy|shared memory|\bsmem\b|split[- _]?kv|\bpaged\b|\bloads?\b|\bstores?\b"
-    r"|\bmemory\b|traffic|\bbytes\b",
-    re.IGNORECASE,
-)
+# Which resource each catalog technique works on. Split-KV raises parallelism (more CTAs
+# over the same bytes and FLOPs), TMA and warp specialization keep tensor cores fed on
+# compute-bound kernels (their catalog triggers: arith_intensity > ridge, tc_pct low).
+SIDES: dict[str, str] = {
+    "head-grouping-mma-tile": "compute",
+    "dot-input-precision": "compute",
+    "exp2-folded-scale": "compute",
+    "warp-specialization": "compute",
+    "block-pointers-tma": "compute",
+    "paged-kv-cache": "memory",
+    "kv-tile-shared-load": "memory",
+    "vectorized-coalesced-loads": "memory",
+    "software-pipelining": "memory",
+    "kernel-fusion": "memory",
+    "split-kv-flash-decoding": "latency",
+    "split-kv-lse-combine": "latency",
+    "persistent-grid": "latency",
+    "cuda-graphs": "latency",
+    "buffer-persistence": "latency",
+}
+_WORDS: dict[str, re.Pattern[str]] = {
+    "compute": re.compile(
+        r"tensor[- ]?cores?|\bmma\b|\bwgmma\b|\btf32\b|\bfp8\b|\bint8\b|\bflops?\b"
+        r"|\bcompute\b|\binstructions?\b|\bunroll\w*|\bfma\b|\bilp\b|\bexp2\b|\bmufu\b"
+        r"|\barithmetic\b|\bdot product\b",
+        re.IGNORECASE,
+    ),
+    "memory": re.compile(
+        r"vectori[sz]\w*|coalesc\w*|bandwidth|\bdram\b|\bl2\b|\bcach\w+|prefetch\w*"
+        r"|cp\.async|async copy|shared memory|\bsmem\b|\bpaged\b|\bloads?\b|\bstores?\b"
+        r"|\bmemory\b|traffic|\bbytes\b",
+        re.IGNORECASE,
+    ),
+    "latency": re.compile(
+        r"split[- _]?kv|kv[- _]?splits?|\bsplits?\b|\boccupancy\b|\bwaves?\b|\bprograms\b"
+        r"|\bctas?\b|persistent (?:grid|kernel|ctas?)|\blaunch\w*|cuda[- ]?graphs?",
+        re.IGNORECASE,
+    ),
+}
 
 
 def aim_of(experiment: Experiment) -> str | None:
-    """``"compute"``, ``"memory"`` or None: what an experiment's change is aimed at."""
-    tags = set(experiment.tags)
-    compute = len(tags & _COMPUTE_IDS) * 2 + len(_COMPUTE_WORDS.findall(experiment.description))
-    memory = len(tags & _MEMORY_IDS) * 2 + len(_MEMORY_WORDS.findall(experiment.description))
-    if compute > memory:
-        return "compute"
-    if memory > compute:
-        return "memory"
-    return None
+    """``"compute"``, ``"memory"``, ``"latency"`` or None: what an experiment's change is
+    aimed at, from its catalog tags (two points each) and the words of its title."""
+    scores = {side: len(words.findall(experiment.description)) for side, words in _WORDS.items()}
+    for tag in experiment.tags:
+        side = SIDES.get(tag)
+        if side is not None:
+            scores[side] += 2
+    best = max(scores.values())
+    winners = [side for side, score in scores.items() if score == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None
 
 
 def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence] | None:
@@ -106,29 +136,74 @@ def _metrics(ctx: Context) -> Mapping[str, float]:
 
 
 def _catalog_actions(
-    ctx: Context, metrics: Mapping[str, float], fallback: tuple[tuple[str, str], ...]
+    ctx: Context,
+    metrics: Mapping[str, float],
+    fallback: tuple[tuple[str, str], ...],
+    wrong_side: str,
 ) -> list[Action]:
+    """Up to three catalog remedies for ``metrics``: not on ``wrong_side``, not anti-patterns,
+    not already in the kernel source; the ones the log tried say so."""
+    kernels = ctx.kernels
+    tried: dict[str, list[Experiment]] = {}
+    for experiment in ctx.experiments:
+        for tag in experiment.tags:
+            tried.setdefault(tag, []).append(experiment)
+
+    def usable(entry_id: str) -> bool:
+        if SIDES.get(entry_id) == wrong_side:
+            return False
+        entry = ctx.entry(entry_id)
+        return not (kernels and entry is not None and present_in(entry, kernels) is not None)
+
+    def tried_note(entry_id: str) -> str:
+        done = tried.get(entry_id, [])
+        if not done:
+            return ""
+        parts = []
+        for e in done[:2]:
+            fate = e.status.value if e.status is not None else "outcome not recorded"
+            value = ctx.value_text(e)
+            parts.append(f"{e.label}" + (f", {value}" if value else "") + f", {fate}")
+        return "; tried before (" + "; ".join(parts) + "): change how, not whether"
+
     actions: list[Action] = []
     match_metrics = getattr(ctx.catalog, "match_metrics", None)
     if callable(match_metrics) and metrics:
         try:
-            matches = list(match_metrics(dict(metrics)))[:3]
+            matches = list(match_metrics(dict(metrics)))
         except Exception:  # a user catalog without metric triggers: fall back to the defaults
             matches = []
         for match in matches:
             entry = getattr(match, "entry", None)
             entry_id = getattr(entry, "id", None)
+            kind = getattr(getattr(entry, "kind", None), "value", getattr(entry, "kind", ""))
+            if not entry_id or kind == "anti-pattern" or not usable(entry_id):
+                continue
             reasons = "; ".join(getattr(match, "reasons", ())[:2])
-            if entry_id:
-                actions.append(
-                    ctx.action(
-                        f"{getattr(entry, 'name', entry_id)}"
-                        + (f" ({reasons})" if reasons else ""),
-                        entry_id,
-                    )
+            actions.append(
+                ctx.action(
+                    f"{getattr(entry, 'name', entry_id)}"
+                    + (f" ({reasons})" if reasons else "")
+                    + tried_note(entry_id),
+                    entry_id,
                 )
+            )
+            if len(actions) == 3:
+                break
     if not actions:
-        actions = [ctx.action(text, entry_id) for entry_id, text in fallback]
+        actions = [
+            ctx.action(text + tried_note(entry_id), entry_id)
+            for entry_id, text in fallback
+            if usable(entry_id)
+        ]
+    if not actions:
+        actions = [
+            ctx.action(
+                "Re-profile the current best (time per stage, DRAM% and TC% against the "
+                "roofline): the usual remedies for this bound are already in the kernel.",
+                "roofline-analysis",
+            )
+        ]
     return actions
 
 
@@ -185,15 +260,27 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             ["a bottleneck statement in profile.md or dram_pct/tc_pct metrics"],
         )
     kind, stated = bound
-    recent = [s.experiment for s in ctx.progress.counted()][-params.recent :]
-    aims = {e.number: aim_of(e) for e in recent}
-    classified = [e for e in recent if aims[e.number] is not None]
+    recent = [s for s in ctx.progress.counted()][-params.recent :]
+    # A new best by min_gain or more says the change fit the kernel: not evidence of a
+    # misdirected effort, whatever resource it names.
+    gainers = [s for s in recent if s.gain is not None and s.gain >= params.min_gain]
+    judged = [s.experiment for s in recent if s not in gainers]
+    aims = {e.number: aim_of(e) for e in judged}
+    classified = [e for e in judged if aims[e.number] in ("compute", "memory")]
     opposite = {"memory": "compute", "compute": "memory"}.get(kind)
     if opposite is None:
         return not_found(
             _PATHOLOGY,
             f"The kernel is {kind}-bound; recent work is not judged against compute/memory.",
         )
+    if len(gainers) == 1:
+        step = gainers[0]
+        not_counted = f" ({step.experiment.label}, a new best by {step.gain:.1%}, not counted)"
+    elif gainers:
+        shown = experiments_text([s.experiment.number for s in gainers])
+        not_counted = f" ({shown}, new bests by {params.min_gain:.0%} or more, not counted)"
+    else:
+        not_counted = ""
     wrong = [e for e in classified if aims[e.number] == opposite]
     if len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(
         1, len(classified)
@@ -201,13 +288,12 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         return not_found(
             _PATHOLOGY,
             f"The kernel is {kind}-bound ({stated.quote}); {len(wrong)} of the last {len(recent)} "
-            f"attempts aim at {opposite}.",
+            f"attempts aim at {opposite}{not_counted}.",
         )
     numbers = [e.number for e in wrong]
     summary = (
         f"The kernel is {kind}-bound ({stated.quote}) but {len(wrong)} of the last {len(recent)} "
-        f"attempts "
-        f"({experiments_text(numbers)}) optimize {opposite}."
+        f"attempts ({experiments_text(numbers)}) optimize {opposite}{not_counted}."
     )
     fallback = (
         (
@@ -230,6 +316,6 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         severity=Severity.HIGH,
         confidence=0.7,
         evidence=[stated, *(ctx.evidence(e) for e in wrong[:5])],
-        actions=_catalog_actions(ctx, _metrics(ctx), fallback),
+        actions=_catalog_actions(ctx, _metrics(ctx), fallback, opposite),
     )
     return found(finding)
