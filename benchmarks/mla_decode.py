@@ -2,7 +2,7 @@
 
 Run on a GPU from the repository root::
 
-    PYTHONPATH=. python benchmarks/mla_decode.py --out results/mla_decode.jsonl
+    PYTHONPATH=. python benchmarks/mla_decode.py --out benchmarks/results/mla_decode.jsonl
     PYTHONPATH=. python benchmarks/mla_decode.py --quick          # two points, fewer impls
     PYTHONPATH=. python benchmarks/mla_decode.py --strategies split_kv --peers eager
 
@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("results/mla_decode.jsonl"),
+        default=Path("benchmarks/results/mla_decode.jsonl"),
         help="JSONL file the rows are appended to",
     )
     parser.add_argument("--quick", action="store_true", help="s_q=1 points only, fast timing")
