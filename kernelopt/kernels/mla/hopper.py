@@ -46,8 +46,8 @@ import triton
 import triton.language as tl
 
 from kernelopt._errors import InputError, expected
-from kernelopt.kernels.mla._validate import D_NOPE, D_PE, D_V
-from kernelopt.kernels.mla.split_kv import LOG2E, SplitKVConfig, _mla_combine_kernel
+from kernelopt.kernels.mla._validate import D_NOPE, D_PE
+from kernelopt.kernels.mla.split_kv import LOG2E, SplitKVConfig, launch_merge
 
 if TYPE_CHECKING:
     import torch
@@ -357,7 +357,7 @@ def launch_hopper(
     """
     import torch
 
-    batch, s_q, h_q, _ = q.shape
+    _, s_q, h_q, _ = q.shape
     page = kv_cache.shape[1]
     rows = s_q * h_q
     check_hopper_layout(kv_cache, page_size=page, block_n=config.block_n)
@@ -407,23 +407,4 @@ def launch_hopper(
             **kwargs,
         )
     if has_splits:
-        grid_c = (triton.cdiv(rows, config.combine_block_r), D_V // config.combine_block_d, batch)
-        _mla_combine_kernel[grid_c](
-            o_arg,
-            lse_arg,
-            split_offsets,
-            out,
-            lse,
-            out.stride(0),
-            out.stride(1),
-            out.stride(2),
-            lse.stride(0),
-            lse.stride(1),
-            lse.stride(2),
-            S_Q=s_q,
-            H_Q=h_q,
-            D_V=D_V,
-            BLOCK_R=config.combine_block_r,
-            BLOCK_D=config.combine_block_d,
-            num_warps=config.combine_num_warps,
-        )
+        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)

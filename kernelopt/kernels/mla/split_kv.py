@@ -63,6 +63,7 @@ __all__ = [
     "SplitKVConfig",
     "default_config",
     "device_num_sms",
+    "launch_merge",
     "launch_split_kv",
     "mla_decode_split_kv",
     "schedule_tensors",
@@ -398,7 +399,7 @@ def launch_split_kv(
     """
     import torch
 
-    batch, s_q, h_q, _ = q.shape
+    _, s_q, h_q, _ = q.shape
     rows = s_q * h_q
     if has_splits and (o_part is None or lse_part is None):
         raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
@@ -443,26 +444,46 @@ def launch_split_kv(
         num_stages=config.num_stages,
     )
     if has_splits:
-        grid_c = (triton.cdiv(rows, config.combine_block_r), D_V // config.combine_block_d, batch)
-        _mla_combine_kernel[grid_c](
-            o_arg,
-            lse_arg,
-            split_offsets,
-            out,
-            lse,
-            out.stride(0),
-            out.stride(1),
-            out.stride(2),
-            lse.stride(0),
-            lse.stride(1),
-            lse.stride(2),
-            S_Q=s_q,
-            H_Q=h_q,
-            D_V=D_V,
-            BLOCK_R=config.combine_block_r,
-            BLOCK_D=config.combine_block_d,
-            num_warps=config.combine_num_warps,
-        )
+        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
+
+
+def launch_merge(
+    o_part: torch.Tensor,
+    lse_part: torch.Tensor,
+    split_offsets: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    *,
+    config: SplitKVConfig,
+) -> None:
+    """Merge the pieces' partial outputs by their LSEs into ``out`` and ``lse``.
+
+    ``o_part [slots, rows, 512]`` / ``lse_part [slots, rows]`` float32 (base-2 LSE) hold the
+    pieces of the split sequences, ``split_offsets [b + 1]`` their first slots; a sequence
+    in one piece was already written by the split kernel and is skipped.
+    """
+    batch, s_q, h_q, _ = out.shape
+    rows = s_q * h_q
+    grid = (triton.cdiv(rows, config.combine_block_r), D_V // config.combine_block_d, batch)
+    _mla_combine_kernel[grid](
+        o_part,
+        lse_part,
+        split_offsets,
+        out,
+        lse,
+        out.stride(0),
+        out.stride(1),
+        out.stride(2),
+        lse.stride(0),
+        lse.stride(1),
+        lse.stride(2),
+        S_Q=s_q,
+        H_Q=h_q,
+        D_V=D_V,
+        BLOCK_R=config.combine_block_r,
+        BLOCK_D=config.combine_block_d,
+        num_warps=config.combine_num_warps,
+    )
 
 
 def tile_in_page(page_size: int, schedule_block_n: int, block_n: int) -> bool:
