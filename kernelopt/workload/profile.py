@@ -197,6 +197,13 @@ def _axis_pairs(value: Iterable[Sequence[Any]]) -> tuple[tuple[str, float], ...]
     return tuple((_line(name), number) for name, number in value)
 
 
+def _axis_names(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # A shape names each axis once (lookups by name, and the markdown, rely on it).
+    names = [name for name, _ in value]
+    if len(set(names)) != len(names):
+        raise InputError(expected("each axis named once", names, where=attribute.name))
+
+
 @attrs.frozen(kw_only=True)
 class ShapeStat:
     """One distinct call signature of an op and its share of calls and time.
@@ -218,7 +225,9 @@ class ShapeStat:
     """
 
     args: str = attrs.field(converter=_line)
-    axes: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_axis_pairs)
+    axes: tuple[tuple[str, float], ...] = attrs.field(
+        default=(), converter=_axis_pairs, validator=_axis_names
+    )
     calls: int | None = attrs.field(default=None, validator=_nonneg("calls"))
     call_share: float = attrs.field(default=0.0, validator=_unit("call_share"))
     time_us: float | None = attrs.field(default=None, validator=_nonneg("time_us"))

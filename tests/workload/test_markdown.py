@@ -288,7 +288,9 @@ def _op_profiles(draw: st.DrawFn) -> OpProfile:
     shape = st.builds(
         ShapeStat,
         args=_text,
-        axes=st.lists(st.tuples(_name, _num), max_size=3).map(tuple),
+        axes=st.lists(st.tuples(_ident, _num), max_size=3, unique_by=lambda pair: pair[0]).map(
+            tuple
+        ),
         calls=st.none() | st.integers(0, 10**6),
         call_share=_share,
         time_us=st.none() | st.floats(0, 1e9),
@@ -381,3 +383,8 @@ print(len(find_shortcuts(profile)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "3"
+
+
+def test_a_shape_names_each_axis_once() -> None:
+    with pytest.raises(InputError, match="axes: Expected each axis named once"):
+        ShapeStat(args="x", axes=(("b", 1.0), ("b", 2.0)))
