@@ -29,6 +29,8 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.workflow._fields import check_line as _line
+from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
     Record,
     bullet_items,
@@ -54,21 +56,6 @@ _LABELS = {
     "target_occupancy_pct": "Target occupancy",
 }
 _NONE = "none"
-
-
-def _where(instance: object, attribute: attrs.Attribute[Any]) -> str:
-    return f"{type(instance).__name__}.{attribute.name}"
-
-
-def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not value or value != value.strip() or "\n" in value:
-        raise InputError(
-            expected(
-                "one non-empty line without surrounding spaces",
-                repr(value),
-                where=_where(instance, attribute),
-            )
-        )
 
 
 def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:

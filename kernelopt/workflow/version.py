@@ -34,6 +34,8 @@ import attrs
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments.records import Correctness
+from kernelopt.workflow._fields import check_line as _line
+from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import Record, bullet_items, fail, find_record, numbered_items
 from kernelopt.workflow.changes import (
     Change,
@@ -48,21 +50,6 @@ __all__ = ["NewVersion", "TrialCheck", "parse_version"]
 
 _NO_DEVLOG = "none"
 _TRIAL = re.compile(r"^(?P<name>[^\[]*?)\s*\[(?P<point>[^\]]*)\]\s*(?:--|—|–|:)?\s*(?P<why>.*)$")
-
-
-def _where(instance: object, attribute: attrs.Attribute[Any]) -> str:
-    return f"{type(instance).__name__}.{attribute.name}"
-
-
-def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not value or value != value.strip() or "\n" in value:
-        raise InputError(
-            expected(
-                "one non-empty line without surrounding spaces",
-                repr(value),
-                where=_where(instance, attribute),
-            )
-        )
 
 
 def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:

@@ -184,6 +184,20 @@ def _ref(axis: AxisStat) -> str:
     return axis.source or axis.name
 
 
+def _size1(rule: str, op: OpProfile, name: str, axis: AxisStat, message: str) -> Shortcut:
+    """A finding that holds where axis ``name`` is 1, covering that share of calls and time."""
+    return Shortcut(
+        rule=rule,
+        op=op.op,
+        axis=name,
+        message=message,
+        call_share=axis.size1_share,
+        time_share=axis.size1_time_share,
+        catalog_ids=(SIZE1_AXIS_SHORTCUT,),
+        guard=f"{_ref(axis)} == 1",
+    )
+
+
 def _holds(flag: AxisStat | None) -> tuple[float, float | None]:
     """Shares of calls and of time where a per-call condition axis is 1."""
     if flag is None:
@@ -217,16 +231,7 @@ def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
                 "of the input (sum, mean, max, min; zeros for argmax/argmin); skip the "
                 "reduction"
             )
-        yield Shortcut(
-            rule="size1-reduction",
-            op=op.op,
-            axis=name,
-            message=what,
-            call_share=axis.size1_share,
-            time_share=axis.size1_time_share,
-            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
-            guard=f"{_ref(axis)} == 1",
-        )
+        yield _size1("size1-reduction", op, name, axis, what)
 
 
 def _single_key_attention(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
@@ -242,16 +247,7 @@ def _single_key_attention(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             "is 1.0, so the output is that key's value row; skip QK^T, the softmax and "
             "the KV loop (the LSE is the single scaled logit)"
         )
-        yield Shortcut(
-            rule="single-key-attention",
-            op=op.op,
-            axis=name,
-            message=what,
-            call_share=axis.size1_share,
-            time_share=axis.size1_time_share,
-            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
-            guard=f"{_ref(axis)} == 1",
-        )
+        yield _size1("single-key-attention", op, name, axis, what)
 
 
 def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
@@ -295,16 +291,7 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             f"{_coverage(k_axis.size1_share, k_axis.size1_time_share)}: it is a max/argmax, "
             "one reduction pass with no selection buffer"
         )
-        yield Shortcut(
-            rule="select-one",
-            op=op.op,
-            axis=k_name,
-            message=what,
-            call_share=k_axis.size1_share,
-            time_share=k_axis.size1_time_share,
-            catalog_ids=(SIZE1_AXIS_SHORTCUT,),
-            guard=f"{_ref(k_axis)} == 1",
-        )
+        yield _size1("select-one", op, k_name, k_axis, what)
 
 
 def _uniform_lengths(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:

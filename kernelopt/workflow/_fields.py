@@ -1,0 +1,26 @@
+"""Validators shared by the hand-off records; messages name the record and field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from kernelopt._errors import InputError, expected
+
+
+def where(instance: object, attribute: attrs.Attribute[Any]) -> str:
+    """``Record.field``, the prefix of a validation message."""
+    return f"{type(instance).__name__}.{attribute.name}"
+
+
+def check_line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    """Refuse anything but one non-empty line without surrounding spaces."""
+    if not isinstance(value, str) or not value or value != value.strip() or "\n" in value:
+        raise InputError(
+            expected(
+                "one non-empty line without surrounding spaces",
+                repr(value),
+                where=where(instance, attribute),
+            )
+        )
