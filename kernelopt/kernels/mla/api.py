@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 import triton
 
 from kernelopt._errors import InputError, expected
-from kernelopt.kernels.mla import hopper
+from kernelopt.kernels.mla import hopper, seesaw
 from kernelopt.kernels.mla._validate import (
     D_V,
     check_cache_seqlens,
@@ -53,8 +53,11 @@ __all__ = [
     "mla_decode_with_kvcache",
 ]
 
-Strategy = Literal["naive", "split_kv", "hopper"]
+Strategy = Literal["naive", "split_kv", "hopper", "seesaw"]
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
+
+
+_DEFAULT_CONFIGS = {"hopper": hopper.default_config, "seesaw": seesaw.default_config}
 
 
 def _positive_int(value: object, name: str) -> int:
@@ -183,14 +186,14 @@ class MLADecodePlan:
 
         rows = self._s_q * self._h_q
         # The Hopper kernel serves shapes with a full 64-row tile; fewer rows run split-KV.
-        small = strategy == "hopper" and rows < hopper.MIN_ROWS
+        small = (strategy == "hopper" and rows < hopper.MIN_ROWS) or (
+            strategy == "seesaw" and rows < seesaw.MIN_ROWS
+        )
         self._kernel: str = "split_kv" if small else strategy
         if config is None:
-            config = (hopper.default_config if self._kernel == "hopper" else default_config)(
-                rows, dtype
-            )
+            config = _DEFAULT_CONFIGS.get(self._kernel, default_config)(rows, dtype)
         self._config = config
-        if self._kernel == "hopper" and self._page_size % config.block_n:
+        if self._kernel in ("hopper", "seesaw") and self._page_size % config.block_n:
             raise InputError(
                 expected(
                     f"a page size that is a multiple of {config.block_n} for strategy "
@@ -206,7 +209,7 @@ class MLADecodePlan:
         self._o_part: torch.Tensor | None = None
         self._lse_part: torch.Tensor | None = None
         self._workspace_numel = 0
-        if strategy in ("split_kv", "hopper"):
+        if strategy in ("split_kv", "hopper", "seesaw"):
             self._plan_split_kv(rows, num_sms, num_splits, workspace)
 
     def _plan_split_kv(
@@ -425,8 +428,9 @@ class MLADecodePlan:
             return out, lse
         schedule = self._schedule
         assert schedule is not None and self._units is not None and self._offsets is not None
-        if self._kernel == "hopper":
-            hopper.launch_hopper(
+        if self._kernel in ("hopper", "seesaw"):
+            launch = hopper.launch_hopper if self._kernel == "hopper" else seesaw.launch_seesaw
+            launch(
                 q,
                 kv_cache,
                 block_table,
