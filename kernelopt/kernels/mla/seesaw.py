@@ -27,77 +27,114 @@ from kernelopt.kernels.mla.split_kv import LOG2E, SplitKVConfig, launch_merge
 if TYPE_CHECKING:
     import torch
 
+D_NOPE: gl.constexpr = gl.constexpr(512)
+D_QK: gl.constexpr = gl.constexpr(576)
+LN2: gl.constexpr = gl.constexpr(0.6931471805599453)
+
 @gluon.jit
-def _load_q_chunk(q, i_b, stride_qb, stride_qs, stride_qh, c: gl.constexpr, rows, layout: gl.constexpr,
-                  H_Q: gl.constexpr, ROWS: gl.constexpr, BLOCK_M: gl.constexpr):
-    o_r = rows * BLOCK_M + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, layout))
+def _load_q_chunk(q, i_b, stride_qb, stride_qs, stride_qh, c: gl.constexpr, i_m, layout: gl.constexpr,
+                  H_Q: gl.constexpr, ROWS: gl.constexpr):
+    """Columns ``64c … 64c + 63`` of the program's 64 query rows, in ``layout``."""
+    o_r = i_m * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, layout))
     o_d = c * 64 + gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
     p = q + i_b * stride_qb + (o_r // H_Q).to(gl.int64) * stride_qs + (o_r % H_Q) * stride_qh
-    mask = (o_r < ROWS)[:, None] & (o_d < 1000)[None, :]
+    mask = (o_r < ROWS)[:, None] & (o_d < D_QK)[None, :]
     return gl.load(p[:, None] + o_d[None, :], mask=mask, other=0.0)
 
 
 @gluon.jit
-def _producer(kv_desc, kv, k_smem, kp_smem, k_full, k_free, block_table, stride_btb, i_b, key_start, key_end,
-              seqlen, PAGE: gl.constexpr, BLOCK_N: gl.constexpr):
-    n_tiles = gl.cdiv(key_end - key_start, BLOCK_N)
-    p_bt = block_table + i_b * stride_btb
-    for j in range(n_tiles):
-        par = j % 2
-        it = j // 2
-        k0 = key_start + j * BLOCK_N
-        row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
-        buf_p = kp_smem.index(par)
-        bar_full = k_full.index(par)
-        mbarrier.wait(k_free.index(par), (it & 1) ^ 1)
-        mbarrier.expect(bar_full, BLOCK_N * 576 * 2)
-        if k0 + BLOCK_N <= seqlen:
-            for c in gl.static_range(8):
-                tma.async_copy_global_to_shared(kv_desc, [row0, c * 64], bar_full, k_smem.index(par * 8 + c))
-            tma.async_copy_global_to_shared(kv_desc, [row0, 512], bar_full, buf_p)
+def _issue_group(kv_desc, kv, k_smem, kp_smem, bar, row0, k0, seqlen, buf, G: gl.constexpr):
+    """Copy group ``G`` (0: columns 0-255, 1: 256-511, 2: the rope columns) of one key tile."""
+    nbytes: gl.constexpr = 64 * 64 * 2 if G == 2 else 4 * 64 * 64 * 2
+    mbarrier.expect(bar, nbytes)
+    if k0 + 64 <= seqlen:
+        if G == 2:
+            tma.async_copy_global_to_shared(kv_desc, [row0, D_NOPE], bar, kp_smem.index(buf))
         else:
-            # Rows past the sequence's end may hold anything (NaN): a descriptor that stops
-            # at the last key makes the copy engine write zeros there instead.
-            d_tail = tma.make_tensor_descriptor(kv + row0.to(gl.int64) * 576, [seqlen - k0, 576], [576, 1],
-                                                [BLOCK_N, 64], kv_desc.layout)
-            for c in gl.static_range(8):
-                tma.async_copy_global_to_shared(d_tail, [0, c * 64], bar_full, k_smem.index(par * 8 + c))
-            tma.async_copy_global_to_shared(d_tail, [0, 512], bar_full, buf_p)
+            for c in gl.static_range(4):
+                tma.async_copy_global_to_shared(kv_desc, [row0, (4 * G + c) * 64], bar,
+                                                k_smem.index(buf * 8 + 4 * G + c))
+    else:
+        # Rows past the sequence's end may hold anything (NaN): a descriptor that stops at
+        # the last key makes the copy engine write zeros there instead (0 · NaN is NaN).
+        tail = tma.make_tensor_descriptor(kv + row0.to(gl.int64) * D_QK, [seqlen - k0, D_QK], [D_QK, 1],
+                                          [64, 64], kv_desc.layout)
+        if G == 2:
+            tma.async_copy_global_to_shared(tail, [0, D_NOPE], bar, kp_smem.index(buf))
+        else:
+            for c in gl.static_range(4):
+                tma.async_copy_global_to_shared(tail, [0, (4 * G + c) * 64], bar, k_smem.index(buf * 8 + 4 * G + c))
 
 
 @gluon.jit
-def _qk(q_smem, q_pe, k_smem, base, kpbuf, s_layout: gl.constexpr):
-    s = gl.zeros([64, 64], gl.float32, layout=s_layout)
-    for c in gl.static_range(8):
-        s = warpgroup_mma(q_smem.index(c), k_smem.index(base + c).permute((1, 0)), s, use_acc=c > 0, is_async=True)
-    s = warpgroup_mma(q_pe, kpbuf.permute((1, 0)), s, is_async=True)
+def _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_start, seqlen, it, j,
+                     n_tiles, buf: gl.constexpr, G: gl.constexpr, PAGE: gl.constexpr):
+    """Wait until group ``G`` of buffer ``buf`` is free, then load it for key tile ``j``."""
+    if j < n_tiles:
+        k0 = key_start + j * 64
+        row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
+        mbarrier.wait(k_free.index(buf * 3 + G), (it & 1) ^ 1)
+        _issue_group(kv_desc, kv, k_smem, kp_smem, k_full.index(buf * 3 + G), row0, k0, seqlen, buf, G)
+
+
+@gluon.jit
+def _producer(kv_desc, kv, k_smem, kp_smem, k_full, k_free, block_table, stride_btb, i_b, key_start, key_end,
+              seqlen, PAGE: gl.constexpr):
+    """One warp: streams key tiles 2i and 2i+1 into buffers 0 and 1, group by group."""
+    n_tiles = gl.cdiv(key_end - key_start, 64)
+    p_bt = block_table + i_b * stride_btb
+    for it in range(gl.cdiv(n_tiles, 2)):
+        j0 = 2 * it
+        j1 = j0 + 1
+        # In the order the consumers free the groups (see _consumer).
+        _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_start, seqlen, it, j0,
+                         n_tiles, 0, 2, PAGE)
+        _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_start, seqlen, it, j1,
+                         n_tiles, 1, 2, PAGE)
+        _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_start, seqlen, it, j0,
+                         n_tiles, 0, 0, PAGE)
+        _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_start, seqlen, it, j1,
+                         n_tiles, 1, 1, PAGE)
+        _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_start, seqlen, it, j1,
+                         n_tiles, 1, 0, PAGE)
+        _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_start, seqlen, it, j0,
+                         n_tiles, 0, 1, PAGE)
+
+
+@gluon.jit
+def _qk_group(q_smem, k_smem, k_full, s, ph, z, buf: gl.constexpr, G: gl.constexpr):
+    mbarrier.wait(k_full.index(buf * 3 + G), ph)
+    for c in gl.static_range(4):
+        s = warpgroup_mma(q_smem.index(4 * G + c + z), k_smem.index(buf * 8 + 4 * G + c + z).permute((1, 0)), s,
+                          is_async=True)
     return s
 
 
 @gluon.jit
-def _pv(p, k_smem, base, o0, o1, o2, o3, C0: gl.constexpr):
-    o0 = warpgroup_mma(p, k_smem.index(base + C0 + 0), o0, is_async=True)
-    o1 = warpgroup_mma(p, k_smem.index(base + C0 + 1), o1, is_async=True)
-    o2 = warpgroup_mma(p, k_smem.index(base + C0 + 2), o2, is_async=True)
-    o3 = warpgroup_mma(p, k_smem.index(base + C0 + 3), o3, is_async=True)
-    return o0, o1, o2, o3
+def _qk(q_smem, q_pe, k_smem, kp_smem, k_full, ph, z, buf: gl.constexpr, layout: gl.constexpr):
+    """S = Q·Kᵀ of the tile in ``buf``: rope columns first, then the groups in arrival order."""
+    s = gl.zeros([64, 64], gl.float32, layout=layout)
+    mbarrier.wait(k_full.index(buf * 3 + 2), ph)
+    s = warpgroup_mma(q_pe, kp_smem.index(buf + z).permute((1, 0)), s, use_acc=False, is_async=True)
+    s = _qk_group(q_smem, k_smem, k_full, s, ph, z, buf, buf)
+    s = _qk_group(q_smem, k_smem, k_full, s, ph, z, buf, 1 - buf)
+    return warpgroup_mma_wait(0, deps=[s])
 
 
 @gluon.jit
-def _mask_scale(s, k0, lim, qk_scale, s_layout: gl.constexpr):
-    o_k = k0 + gl.arange(0, 64, layout=gl.SliceLayout(0, s_layout))
+def _pv(p, k_smem, o0, o1, o2, o3, z, buf: gl.constexpr, G: gl.constexpr):
+    """O[:, 256G : 256G + 256] += P · V of the tile in ``buf`` (four 64-column accumulators)."""
+    o0 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + z), o0, is_async=True)
+    o1 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + 1 + z), o1, is_async=True)
+    o2 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + 2 + z), o2, is_async=True)
+    o3 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + 3 + z), o3, is_async=True)
+    return warpgroup_mma_wait(0, deps=[o0, o1, o2, o3])
+
+
+@gluon.jit
+def _mask_scale(s, k0, lim, qk_scale, layout: gl.constexpr):
+    o_k = k0 + gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
     return gl.where(o_k[None, :] < lim[:, None], s * qk_scale, float("-inf"))
-
-
-@gluon.jit
-def _row_limit(i_m, seqlen, key_end, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
-               layout: gl.constexpr):
-    o_r = i_m * 64 + gl.arange(0, 64, layout=layout)
-    if CAUSAL:
-        lim = gl.minimum(seqlen - S_Q + 1 + o_r // H_Q, key_end)
-    else:
-        lim = gl.zeros([64], gl.int32, layout=layout) + key_end
-    return lim
 
 
 @gluon.jit
@@ -105,40 +142,49 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
               out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
               stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh, stride_lb, stride_lh, stride_ls,
               qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr):
+    """One warpgroup of the seesaw; LEFT owns output columns 0-255 and the even key tiles."""
     ROWS: gl.constexpr = S_Q * H_Q
+    G: gl.constexpr = 0 if LEFT else 1  # the output columns (and V groups) this warpgroup owns
     mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
     dot_a: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
     row_l: gl.constexpr = gl.SliceLayout(1, mma)
-    ld: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    # The rope part of Q lives in registers (16 a thread): shared memory has no room left.
+    # (Loaded here rather than through _load_q_chunk: a helper called from both the parent
+    # region and a partition shares constants across the partition's isolated region.)
     o_qr = i_m * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, dot_a))
-    o_qd = 512 + gl.arange(0, 64, layout=gl.SliceLayout(0, dot_a))
+    o_qd = D_NOPE + gl.arange(0, 64, layout=gl.SliceLayout(0, dot_a))
     p_q = q + i_b * stride_qb + (o_qr // H_Q).to(gl.int64) * stride_qs + (o_qr % H_Q) * stride_qh
-    q_pe = gl.load(p_q[:, None] + o_qd[None, :], mask=(o_qr < ROWS)[:, None] & (o_qd < 1000)[None, :], other=0.0)
-    lim = _row_limit(i_m, seqlen, key_end, S_Q, H_Q, CAUSAL, row_l)
+    q_pe = gl.load(p_q[:, None] + o_qd[None, :], mask=(o_qr < ROWS)[:, None] & (o_qd < D_QK)[None, :], other=0.0)
+    o_r = i_m * 64 + gl.arange(0, 64, layout=row_l)
+    if CAUSAL:
+        lim = gl.minimum(seqlen - S_Q + 1 + o_r // H_Q, key_end)
+    else:
+        lim = gl.zeros([64], gl.int32, layout=row_l) + key_end
     o0 = gl.zeros([64, 64], gl.float32, layout=mma)
     o1 = gl.zeros([64, 64], gl.float32, layout=mma)
     o2 = gl.zeros([64, 64], gl.float32, layout=mma)
     o3 = gl.zeros([64, 64], gl.float32, layout=mma)
+    # m starts finite, so a row with every key masked so far keeps scale 1 and p 0.
     m = gl.full([64], -1.0e30, gl.float32, layout=row_l)
     l_own = gl.zeros([64], gl.float32, layout=row_l)
     n_tiles = gl.cdiv(key_end - key_start, 64)
-    n_iter = gl.cdiv(n_tiles, 2)
-    # x_smem rows: 0 = m after the even tile, 1 = scale of the even tile,
-    #              2 = m after the odd tile, 3 = scale of the odd tile, 4/5 = row sums.
+    # x_smem rows: 0 m after the even tile, 1 its scale, 2 m after the odd tile, 3 its
+    # scale, 4/5 the two warpgroups' row sums.
     bar_m0 = bars.index(0)
     bar_p1 = bars.index(1)
     bar_p0 = bars.index(2)
     bar_l = bars.index(3)
-    C_OWN: gl.constexpr = 0 if LEFT else 4
-    for it in range(n_iter):
+    for it in range(gl.cdiv(n_tiles, 2)):
         ph = it & 1
+        # Zero, but not to the compiler: shared-memory descriptors are then built next to
+        # each product instead of being hoisted out of the loop (56 registers, spilled).
+        z = it >> 30
         k_even = key_start + (2 * it) * 64
-        k_odd = k_even + 64
         has_odd = 2 * it + 1 < n_tiles
         if LEFT:
-            mbarrier.wait(k_full.index(0), ph)
-            s = _qk(q_smem, q_pe, k_smem, 0, kp_smem.index(0), mma)
-            s = warpgroup_mma_wait(0, deps=[s])
+            s = _qk(q_smem, q_pe, k_smem, kp_smem, k_full, ph, z, 0, mma)
+            mbarrier.arrive(k_free.index(0 + 2))
+            mbarrier.arrive(k_free.index(0 + 1))
             s = _mask_scale(s, k_even, lim, qk_scale, mma)
             m_new = gl.maximum(m, gl.max(s, axis=1))
             scale0 = gl.exp2(m - m_new)
@@ -152,9 +198,9 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
             o1 = o1 * scale0[:, None]
             o2 = o2 * scale0[:, None]
             o3 = o3 * scale0[:, None]
-            pa = gl.convert_layout(p0.to(gl.bfloat16), dot_a)
-            o0, o1, o2, o3 = _pv(pa, k_smem, 0, o0, o1, o2, o3, 0)
-            # The odd tile's softmax, done by the other warpgroup.
+            o0, o1, o2, o3 = _pv(gl.convert_layout(p0.to(gl.bfloat16), dot_a), k_smem, o0, o1, o2, o3, z, 0, 0)
+            mbarrier.arrive(k_free.index(0 + 0))
+            # The odd tile's softmax ran in the other warpgroup meanwhile.
             mbarrier.wait(bar_p1, ph)
             m = x_smem.index(2).load(row_l)
             scale1 = x_smem.index(3).load(row_l)
@@ -163,30 +209,28 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
             gl.thread_barrier()
             mbarrier.arrive(bar_p0)
             l_own = l_own * scale1
-            o0, o1, o2, o3 = warpgroup_mma_wait(0, deps=[o0, o1, o2, o3])
+            o0 = o0 * scale1[:, None]
+            o1 = o1 * scale1[:, None]
+            o2 = o2 * scale1[:, None]
+            o3 = o3 * scale1[:, None]
             if has_odd:
-                o0 = o0 * scale1[:, None]
-                o1 = o1 * scale1[:, None]
-                o2 = o2 * scale1[:, None]
-                o3 = o3 * scale1[:, None]
-                o0, o1, o2, o3 = _pv(p_smem.index(1), k_smem, 8, o0, o1, o2, o3, 0)
-                o0, o1, o2, o3 = warpgroup_mma_wait(0, deps=[o0, o1, o2, o3])
+                o0, o1, o2, o3 = _pv(p_smem.index(1 + z), k_smem, o0, o1, o2, o3, z, 1, 0)
+            mbarrier.arrive(k_free.index(3 + 0))
         else:
             if has_odd:
-                mbarrier.wait(k_full.index(1), ph)
-                s = _qk(q_smem, q_pe, k_smem, 8, kp_smem.index(1), mma)
-                s = warpgroup_mma_wait(0, deps=[s])
-                s = _mask_scale(s, k_odd, lim, qk_scale, mma)
+                s = _qk(q_smem, q_pe, k_smem, kp_smem, k_full, ph, z, 1, mma)
+                s = _mask_scale(s, k_even + 64, lim, qk_scale, mma)
             else:
                 s = gl.full([64, 64], float("-inf"), gl.float32, layout=mma)
+            mbarrier.arrive(k_free.index(3 + 2))
+            mbarrier.arrive(k_free.index(3 + 0))
             mbarrier.wait(bar_m0, ph)
             m0 = x_smem.index(0).load(row_l)
             scale0 = x_smem.index(1).load(row_l)
-            m_new = gl.maximum(m0, gl.max(s, axis=1))
-            scale1 = gl.exp2(m0 - m_new)
-            p1 = gl.exp2(s - m_new[:, None])
-            m = m_new
-            x_smem.index(2).store(m_new)
+            m = gl.maximum(m0, gl.max(s, axis=1))
+            scale1 = gl.exp2(m0 - m)
+            p1 = gl.exp2(s - m[:, None])
+            x_smem.index(2).store(m)
             x_smem.index(3).store(scale1)
             p_smem.index(1).store(p1.to(gl.bfloat16))
             fence_async_shared()
@@ -200,55 +244,47 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
             o3 = o3 * sc[:, None]
             if has_odd:
                 pa = gl.convert_layout(p1.to(gl.bfloat16), dot_a)
-                o0, o1, o2, o3 = _pv(pa, k_smem, 8, o0, o1, o2, o3, 4)
-                o0, o1, o2, o3 = warpgroup_mma_wait(0, deps=[o0, o1, o2, o3])
+                o0, o1, o2, o3 = _pv(pa, k_smem, o0, o1, o2, o3, z, 1, 1)
+            mbarrier.arrive(k_free.index(3 + 1))
             mbarrier.wait(bar_p0, ph)
-            o0, o1, o2, o3 = _pv(p_smem.index(0), k_smem, 0, o0, o1, o2, o3, 4)
-            o0, o1, o2, o3 = warpgroup_mma_wait(0, deps=[o0, o1, o2, o3])
-        mbarrier.arrive(k_free.index(0))
-        if has_odd:
-            mbarrier.arrive(k_free.index(1))
+            o0, o1, o2, o3 = _pv(p_smem.index(z), k_smem, o0, o1, o2, o3, z, 0, 1)
+            mbarrier.arrive(k_free.index(0 + 1))
 
     # Row sums: each warpgroup summed the probabilities of its own tiles.
-    if LEFT:
-        x_smem.index(4).store(l_own)
-    else:
-        x_smem.index(5).store(l_own)
+    x_smem.index(4 + G).store(l_own)
     gl.thread_barrier()
     mbarrier.arrive(bar_l)
     mbarrier.wait(bar_l, 0)
     l_sum = x_smem.index(4).load(row_l) + x_smem.index(5).load(row_l)
 
-    o_r = i_m * 64 + gl.arange(0, 64, layout=row_l)
     m_r = o_r < ROWS
     i_tok = o_r // H_Q
     i_head = o_r % H_Q
-    col_l: gl.constexpr = gl.SliceLayout(0, mma)
-    o_c = gl.arange(0, 64, layout=col_l) + C_OWN * 64
-    LN2: gl.constexpr = 0.6931471805599453
+    o_c = 256 * G + gl.arange(0, 64, layout=gl.SliceLayout(0, mma))
+    m_rc = m_r[:, None] & (o_c < D_NOPE)[None, :]
     if i_slot < 0:
+        # The sequence is one piece: final output and natural-log LSE.
         inv = 1.0 / l_sum
         p_o = out + i_b * stride_ob + i_tok.to(gl.int64) * stride_os + i_head * stride_oh
-        base = p_o[:, None] + o_c[None, :]
-        msk = m_r[:, None] & (o_c < 10000)[None, :]
-        gl.store(base, (o0 * inv[:, None]).to(out.dtype.element_ty), mask=msk)
-        gl.store(base + 64, (o1 * inv[:, None]).to(out.dtype.element_ty), mask=msk)
-        gl.store(base + 128, (o2 * inv[:, None]).to(out.dtype.element_ty), mask=msk)
-        gl.store(base + 192, (o3 * inv[:, None]).to(out.dtype.element_ty), mask=msk)
+        p_oc = p_o[:, None] + o_c[None, :]
+        gl.store(p_oc, (o0 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+        gl.store(p_oc + 64, (o1 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+        gl.store(p_oc + 128, (o2 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+        gl.store(p_oc + 192, (o3 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
         if LEFT:
             gl.store(lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls,
                      (m + gl.log2(l_sum)) * LN2, mask=m_r)
     else:
+        # A row may see no key of this piece (causal, early draft token): weight 0 in merge.
         empty = l_sum == 0.0
         l_safe = gl.where(empty, 1.0, l_sum)
-        pinv = 1.0 / l_safe
+        inv_part = 1.0 / l_safe
         o_slot = i_slot.to(gl.int64) * ROWS + o_r
-        pbase = o_part + o_slot[:, None] * 512 + o_c[None, :]
-        pmsk = m_r[:, None] & (o_c < 10000)[None, :]
-        gl.store(pbase, o0 * pinv[:, None], mask=pmsk)
-        gl.store(pbase + 64, o1 * pinv[:, None], mask=pmsk)
-        gl.store(pbase + 128, o2 * pinv[:, None], mask=pmsk)
-        gl.store(pbase + 192, o3 * pinv[:, None], mask=pmsk)
+        p_pc = o_part + o_slot[:, None] * D_NOPE + o_c[None, :]
+        gl.store(p_pc, o0 * inv_part[:, None], mask=m_rc)
+        gl.store(p_pc + 64, o1 * inv_part[:, None], mask=m_rc)
+        gl.store(p_pc + 128, o2 * inv_part[:, None], mask=m_rc)
+        gl.store(p_pc + 192, o3 * inv_part[:, None], mask=m_rc)
         if LEFT:
             gl.store(lse_part + o_slot, gl.where(empty, float("-inf"), m + gl.log2(l_safe)), mask=m_r)
 
@@ -257,8 +293,8 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
 def _left(q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part, i_b, i_m,
           i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
           stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr):
-    _consumer(True, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part, i_b,
-              i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os,
+    _consumer(True, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part,
+              i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os,
               stride_oh, stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL)
 
 
@@ -266,8 +302,8 @@ def _left(q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out,
 def _right(q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part, i_b, i_m,
            i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
            stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr):
-    _consumer(False, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part, i_b,
-              i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os,
+    _consumer(False, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part,
+              i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os,
               stride_oh, stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL)
 
 
@@ -280,35 +316,42 @@ def mla_seesaw_kernel(q, kv, kv_desc, block_table, seqlens, units, out, lse, o_p
     ROWS: gl.constexpr = S_Q * H_Q
     i_m = gl.program_id(0)
     i_u = gl.program_id(1)
+    # The piece this program works on: [batch, key_start, key_end, slot] (schedule.table()).
     i_b = gl.load(units + i_u * 4).to(gl.int64)
     key_start = gl.load(units + i_u * 4 + 1)
     key_end = gl.load(units + i_u * 4 + 2)
     i_slot = gl.load(units + i_u * 4 + 3)
     seqlen = gl.load(seqlens + i_b)
     if CAUSAL:
+        # No program reads a key past the limit of its last draft token.
         last_tok = (gl.minimum(i_m * 64 + 64, ROWS) - 1) // H_Q
         key_end = gl.minimum(seqlen - S_Q + 1 + last_tok, key_end)
 
+    # Shared memory, 226 KiB of the 227 a program may hold: Q's latent part (64 KiB), two
+    # key tiles as 64-column chunks (2 x 64 KiB + 2 x 8 KiB rope), two P tiles (16 KiB).
     layout: gl.constexpr = kv_desc.layout
     q_smem = gl.allocate_shared_memory(gl.bfloat16, [8, 64, 64], layout)
     k_smem = gl.allocate_shared_memory(gl.bfloat16, [16, 64, 64], layout)
     kp_smem = gl.allocate_shared_memory(gl.bfloat16, [2, 64, 64], layout)
     p_smem = gl.allocate_shared_memory(gl.bfloat16, [2, 64, 64], layout)
-    x_layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [0])
-    x_smem = gl.allocate_shared_memory(gl.float32, [6, 64], x_layout)
-    k_full = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    k_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    x_smem = gl.allocate_shared_memory(gl.float32, [6, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    # Per buffer and column group (0-255, 256-511, rope): loaded, and free again.
+    k_full = gl.allocate_shared_memory(gl.int64, [6, 1], mbarrier.MBarrierLayout())
+    k_free = gl.allocate_shared_memory(gl.int64, [6, 1], mbarrier.MBarrierLayout())
     bars = gl.allocate_shared_memory(gl.int64, [4, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(2):
+    # Group g of buffer b is read by the warpgroup computing that tile's QKᵀ and, for the
+    # value columns, by the one owning those output columns: two readers for buffer 0's
+    # right half and buffer 1's left half, one for the other groups.
+    for i in gl.static_range(6):
         mbarrier.init(k_full.index(i), count=1)
-        mbarrier.init(k_free.index(i), count=2)
+        mbarrier.init(k_free.index(i), count=2 if (i == 1 or i == 3) else 1)
     for i in gl.static_range(3):
         mbarrier.init(bars.index(i), count=1)
     mbarrier.init(bars.index(3), count=2)
 
     ld: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
     for c in gl.static_range(8):
-        q_smem.index(c).store(_load_q_chunk(q, i_b, stride_qb, stride_qs, stride_qh, c, i_m, ld, H_Q, ROWS, 64))
+        q_smem.index(c).store(_load_q_chunk(q, i_b, stride_qb, stride_qs, stride_qh, c, i_m, ld, H_Q, ROWS))
     fence_async_shared()
     gl.thread_barrier()
 
@@ -319,8 +362,8 @@ def mla_seesaw_kernel(q, kv, kv_desc, block_table, seqlens, units, out, lse, o_p
         [
             (_left, args),
             (_right, args),
-            (_producer, (kv_desc, kv, k_smem, kp_smem, k_full, k_free, block_table, stride_btb, i_b, key_start, key_end,
-                         seqlen, PAGE, 64)),
+            (_producer, (kv_desc, kv, k_smem, kp_smem, k_full, k_free, block_table, stride_btb, i_b, key_start,
+                         key_end, seqlen, PAGE)),
         ],
         [4, 1],
         [REGS, LOAD_REGS],
