@@ -79,8 +79,14 @@ def _load_tile_group(kv_desc, kv, k_smem, kp_smem, k_full, k_free, p_bt, key_sta
 
 @gluon.jit
 def _producer(kv_desc, kv, k_smem, kp_smem, k_full, k_free, block_table, stride_btb, i_b, key_start, key_end,
-              seqlen, PAGE: gl.constexpr):
-    """One warp: streams key tiles 2i and 2i+1 into buffers 0 and 1, group by group."""
+              seqlen, q_desc, q_smem, bars, i_m, ROWS: gl.constexpr, Q_TMA: gl.constexpr, PAGE: gl.constexpr):
+    """One warp: the query tile first, then key tiles 2i and 2i+1 into buffers 0 and 1."""
+    if Q_TMA:
+        q_bar = bars.index(4)
+        mbarrier.expect(q_bar, 8 * 64 * 64 * 2)
+        row_q = (i_b * ROWS + i_m * 64).to(gl.int32)
+        for c in gl.static_range(8):
+            tma.async_copy_global_to_shared(q_desc, [row_q, c * 64], q_bar, q_smem.index(c))
     n_tiles = gl.cdiv(key_end - key_start, 64)
     p_bt = block_table + i_b * stride_btb
     for it in range(gl.cdiv(n_tiles, 2)):
@@ -122,12 +128,19 @@ def _qk(q_smem, q_pe, k_smem, kp_smem, k_full, ph, z, buf: gl.constexpr, layout:
 
 
 @gluon.jit
-def _pv(p, k_smem, o0, o1, o2, o3, z, buf: gl.constexpr, G: gl.constexpr):
-    """O[:, 256G : 256G + 256] += P · V of the tile in ``buf`` (four 64-column accumulators)."""
+def _pv_issue(p, k_smem, o0, o1, o2, o3, z, buf: gl.constexpr, G: gl.constexpr):
+    """Start O[:, 256G : 256G + 256] += P · V of the tile in ``buf`` (four 64-column parts)."""
     o0 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + z), o0, is_async=True)
     o1 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + 1 + z), o1, is_async=True)
     o2 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + 2 + z), o2, is_async=True)
     o3 = warpgroup_mma(p, k_smem.index(buf * 8 + 4 * G + 3 + z), o3, is_async=True)
+    return o0, o1, o2, o3
+
+
+@gluon.jit
+def _pv(p, k_smem, o0, o1, o2, o3, z, buf: gl.constexpr, G: gl.constexpr):
+    """O[:, 256G : 256G + 256] += P · V of the tile in ``buf`` with P in shared memory, waited for."""
+    o0, o1, o2, o3 = _pv_issue(p, k_smem, o0, o1, o2, o3, z, buf, G)
     return warpgroup_mma_wait(0, deps=[o0, o1, o2, o3])
 
 
@@ -141,7 +154,7 @@ def _mask_scale(s, k0, lim, qk_scale, layout: gl.constexpr):
 def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
               out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
               stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh, stride_lb, stride_lh, stride_ls,
-              qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr):
+              qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr):
     """One warpgroup of the seesaw; LEFT owns output columns 0-255 and the even key tiles."""
     ROWS: gl.constexpr = S_Q * H_Q
     G: gl.constexpr = 0 if LEFT else 1  # the output columns (and V groups) this warpgroup owns
@@ -168,6 +181,8 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
     m = gl.full([64], -1.0e30, gl.float32, layout=row_l)
     l_own = gl.zeros([64], gl.float32, layout=row_l)
     n_tiles = gl.cdiv(key_end - key_start, 64)
+    if Q_TMA:
+        mbarrier.wait(bars.index(4), 0)
     # x_smem rows: 0 m after the even tile, 1 its scale, 2 m after the odd tile, 3 its
     # scale, 4/5 the two warpgroups' row sums.
     bar_m0 = bars.index(0)
@@ -198,9 +213,10 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
             o1 = o1 * scale0[:, None]
             o2 = o2 * scale0[:, None]
             o3 = o3 * scale0[:, None]
-            o0, o1, o2, o3 = _pv(gl.convert_layout(p0.to(gl.bfloat16), dot_a), k_smem, o0, o1, o2, o3, z, 0, 0)
-            mbarrier.arrive(k_free.index(0 + 0))
-            # The odd tile's softmax ran in the other warpgroup meanwhile.
+            pa = gl.convert_layout(p0.to(gl.bfloat16), dot_a)
+            o0, o1, o2, o3 = _pv_issue(pa, k_smem, o0, o1, o2, o3, z, 0, 0)
+            # While that runs: the odd tile's softmax (done by the other warpgroup) rescales
+            # P0, which goes to shared memory for the other half of the output.
             mbarrier.wait(bar_p1, ph)
             m = x_smem.index(2).load(row_l)
             scale1 = x_smem.index(3).load(row_l)
@@ -209,6 +225,8 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
             gl.thread_barrier()
             mbarrier.arrive(bar_p0)
             l_own = l_own * scale1
+            o0, o1, o2, o3, pa = warpgroup_mma_wait(0, deps=[o0, o1, o2, o3, pa])
+            mbarrier.arrive(k_free.index(0 + 0))
             o0 = o0 * scale1[:, None]
             o1 = o1 * scale1[:, None]
             o2 = o2 * scale1[:, None]
@@ -244,7 +262,9 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
             o3 = o3 * sc[:, None]
             if has_odd:
                 pa = gl.convert_layout(p1.to(gl.bfloat16), dot_a)
-                o0, o1, o2, o3 = _pv(pa, k_smem, o0, o1, o2, o3, z, 1, 1)
+                o0, o1, o2, o3 = _pv_issue(pa, k_smem, o0, o1, o2, o3, z, 1, 1)
+                # P stays in the wait's dependencies: its registers are read until then.
+                o0, o1, o2, o3, pa = warpgroup_mma_wait(0, deps=[o0, o1, o2, o3, pa])
             mbarrier.arrive(k_free.index(3 + 1))
             mbarrier.wait(bar_p0, ph)
             o0, o1, o2, o3 = _pv(p_smem.index(z), k_smem, o0, o1, o2, o3, z, 0, 1)
@@ -292,27 +312,27 @@ def _consumer(LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_
 @gluon.jit
 def _left(q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part, i_b, i_m,
           i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-          stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr):
+          stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr):
     _consumer(True, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part,
               i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os,
-              stride_oh, stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL)
+              stride_oh, stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA)
 
 
 @gluon.jit
 def _right(q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part, i_b, i_m,
            i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-           stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr):
+           stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr):
     _consumer(False, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part,
               i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os,
-              stride_oh, stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL)
+              stride_oh, stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA)
 
 
 @gluon.jit
-def mla_seesaw_kernel(q, kv, kv_desc, block_table, seqlens, units, out, lse, o_part, lse_part,
+def mla_seesaw_kernel(q, q_desc, kv, kv_desc, block_table, seqlens, units, out, lse, o_part, lse_part,
                       stride_qb, stride_qs, stride_qh, stride_btb, stride_ob, stride_os, stride_oh,
                       stride_lb, stride_lh, stride_ls, qk_scale,
                       S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
-                      REGS: gl.constexpr, LOAD_REGS: gl.constexpr):
+                      Q_TMA: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr):
     ROWS: gl.constexpr = S_Q * H_Q
     i_m = gl.program_id(0)
     i_u = gl.program_id(1)
@@ -338,7 +358,8 @@ def mla_seesaw_kernel(q, kv, kv_desc, block_table, seqlens, units, out, lse, o_p
     # Per buffer and column group (0-255, 256-511, rope): loaded, and free again.
     k_full = gl.allocate_shared_memory(gl.int64, [6, 1], mbarrier.MBarrierLayout())
     k_free = gl.allocate_shared_memory(gl.int64, [6, 1], mbarrier.MBarrierLayout())
-    bars = gl.allocate_shared_memory(gl.int64, [4, 1], mbarrier.MBarrierLayout())
+    # m/scale of the even tile, P of the odd tile, P of the even tile, row sums, Q loaded.
+    bars = gl.allocate_shared_memory(gl.int64, [8, 1], mbarrier.MBarrierLayout())
     # Group g of buffer b is read by the warpgroup computing that tile's QKᵀ and, for the
     # value columns, by the one owning those output columns: two readers for buffer 0's
     # right half and buffer 1's left half, one for the other groups.
@@ -348,22 +369,25 @@ def mla_seesaw_kernel(q, kv, kv_desc, block_table, seqlens, units, out, lse, o_p
     for i in gl.static_range(3):
         mbarrier.init(bars.index(i), count=1)
     mbarrier.init(bars.index(3), count=2)
+    mbarrier.init(bars.index(4), count=1)
 
-    ld: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-    for c in gl.static_range(8):
-        q_smem.index(c).store(_load_q_chunk(q, i_b, stride_qb, stride_qs, stride_qh, c, i_m, ld, H_Q, ROWS))
-    fence_async_shared()
+    if not Q_TMA:
+        # A strided query tile is gathered with pointer loads (the loader then skips it).
+        ld: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+        for c in gl.static_range(8):
+            q_smem.index(c).store(_load_q_chunk(q, i_b, stride_qb, stride_qs, stride_qh, c, i_m, ld, H_Q, ROWS))
+        fence_async_shared()
     gl.thread_barrier()
 
     args = (q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse, o_part, lse_part, i_b, i_m,
             i_slot, key_start, key_end, seqlen, stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-            stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL)
+            stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA)
     gl.warp_specialize(
         [
             (_left, args),
             (_right, args),
             (_producer, (kv_desc, kv, k_smem, kp_smem, k_full, k_free, block_table, stride_btb, i_b, key_start,
-                         key_end, seqlen, PAGE)),
+                         key_end, seqlen, q_desc, q_smem, bars, i_m, ROWS, Q_TMA, PAGE)),
         ],
         [4, 1],
         [REGS, LOAD_REGS],
@@ -373,8 +397,9 @@ def mla_seesaw_kernel(q, kv, kv_desc, block_table, seqlens, units, out, lse, o_p
 MIN_ROWS = 64
 """Fewest query rows per sequence (``s_q · h_q``) this kernel runs; fewer use split-KV."""
 
-CONSUMER_REGS = 224
+CONSUMER_REGS = 232
 LOADER_REGS = 24
+Q_BY_TMA = True
 
 
 def default_config(rows: int, dtype: torch.dtype | None = None) -> SplitKVConfig:
@@ -421,15 +446,18 @@ def launch_seesaw(
     rows_kv = kv_cache.shape[0] * page
     flat = kv_cache.view(rows_kv, 576)
     kv_desc = TensorDescriptor(flat, [rows_kv, 576], [576, 1], [64, 64], _LAYOUT)
+    # A contiguous query is one [b · s_q · h_q, 576] matrix: its tiles come by TMA too.
+    q_tma = Q_BY_TMA and q.is_contiguous()
+    q_desc = TensorDescriptor(q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [64, 64], _LAYOUT) if q_tma else kv_desc
     grid = (triton.cdiv(s_q * h_q, 64), num_units)
     with _scratch(scratch):
         mla_seesaw_kernel[grid](
-            q, kv_cache, kv_desc, block_table, seqlens, units, out, lse, o_arg, lse_arg,
+            q, q_desc, kv_cache, kv_desc, block_table, seqlens, units, out, lse, o_arg, lse_arg,
             q.stride(0), q.stride(1), q.stride(2), block_table.stride(0),
             out.stride(0), out.stride(1), out.stride(2),
             lse.stride(0), lse.stride(1), lse.stride(2),
             softmax_scale * LOG2E,
-            S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal,
+            S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma,
             REGS=CONSUMER_REGS, LOAD_REGS=LOADER_REGS,
             num_warps=4,
         )
