@@ -189,7 +189,8 @@ def mla_trial_matrix(
     heads : sequence of int
         Query heads to cross the default points with.
     strategies : sequence of str, optional
-        ``MLADecodePlan`` strategies to time; default all (``STRATEGIES``).
+        ``MLADecodePlan`` strategies to time; default all (``STRATEGIES``) the device runs:
+        ``seesaw`` only on a Hopper GPU.
     timer : Timer, optional
         Timing settings; default cold ``Timer()``.
     ceilings : Ceilings, optional
@@ -226,7 +227,11 @@ def mla_trial_matrix(
     if not isinstance(elt, torch.dtype):
         raise InputError(expected("a torch dtype name such as 'bfloat16'", repr(dtype)))
     chosen = list(points) if points is not None else list(trial_matrix(axes={"h": tuple(heads)}))
-    names = list(strategies) if strategies is not None else list(mla.STRATEGIES)
+    if strategies is not None:
+        names = list(strategies)
+    else:
+        hopper = device.startswith("cuda") and torch.cuda.get_device_capability(device)[0] == 9
+        names = [s for s in mla.STRATEGIES if s != "seesaw" or hopper]
     if ceilings is None:
         if not device.startswith("cuda"):
             raise InputError(expected(f"ceilings= for device {device!r}", "none"))

@@ -107,11 +107,13 @@ class MLADecodePlan:
         when present, else the CPU (Triton interpreter).
     causal : bool
         Draft token ``i`` sees keys ``< seqlen - s_q + i + 1`` (default), or all keys.
-    strategy : {"split_kv", "naive", "hopper"}
-        Kernel family: split-KV flash-decoding (default), the one-pass naive kernel, or
-        the Hopper-tuned split-KV kernel (tensor-descriptor tiles; needs a page size that
-        is a multiple of its key tile, 64 for 16-bit inputs, and a contiguous cache;
-        shapes with fewer than 33 query rows per sequence run the split-KV kernel).
+    strategy : {"split_kv", "naive", "hopper", "seesaw"}
+        Kernel family: split-KV flash-decoding (default), the one-pass naive kernel, the
+        Hopper-tuned split-KV kernel (tensor-descriptor tiles; needs a page size that is a
+        multiple of its key tile, 64 for 16-bit inputs, and a contiguous cache; shapes with
+        fewer than 33 query rows per sequence run the split-KV kernel), or the seesaw
+        kernel (Gluon, warp-specialized; a Hopper GPU, bfloat16 or float16, pages of a
+        multiple of 64 rows, a contiguous cache; the fastest on the H200).
     config : SplitKVConfig, optional
         Split-KV launch knobs (the strategy's ``default_config`` when omitted).
     num_sms : int, optional
@@ -174,7 +176,10 @@ class MLADecodePlan:
         self._device = torch.device(device)
         if self._device.type == "cuda" and self._device.index is None:
             self._device = torch.device("cuda", torch.cuda.current_device())
-        check_runnable_device(self._device)
+        if strategy == "seesaw":
+            seesaw.check_seesaw_target(self._device, dtype)
+        else:
+            check_runnable_device(self._device)
 
         seqlens = _host_seqlens(cache_seqlens)
         if not seqlens:

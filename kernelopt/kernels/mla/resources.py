@@ -167,8 +167,11 @@ def split_kv_resources(
         of ``config.block_n`` (as the planner decides).
     capability : int
         Compute capability; 90 compiles for ``sm_90a`` (Hopper with ``wgmma``).
-    strategy : {"split_kv", "hopper"}
-        Which split-KV kernel to compile (``hopper`` uses its own default configuration).
+    strategy : {"split_kv", "hopper", "seesaw"}
+        Which split-KV kernel to compile (``hopper`` uses its own default configuration;
+        ``seesaw`` is the Gluon kernel, fixed 64 × 64 tiles, 16-bit inputs, sm_90a only,
+        whose ``registers`` are ptxas's launch figure: its warpgroups then re-divide the
+        register file with ``setmaxnreg``).
 
     Returns
     -------
@@ -188,12 +191,20 @@ def split_kv_resources(
 
     if dtype not in _TRITON_DTYPES:
         raise DeviceError(expected(f"one of {sorted(_TRITON_DTYPES)}", dtype, where="dtype"))
-    if strategy not in ("split_kv", "hopper"):
-        raise DeviceError(expected("strategy 'split_kv' or 'hopper'", strategy, where="strategy"))
+    if strategy not in ("split_kv", "hopper", "seesaw"):
+        raise DeviceError(
+            expected("strategy 'split_kv', 'hopper' or 'seesaw'", strategy, where="strategy")
+        )
+    if strategy == "seesaw" and (dtype == "float32" or capability != 90):
+        raise DeviceError(
+            expected("a 16-bit dtype and capability 90 for 'seesaw'", f"{dtype}, {capability}")
+        )
     if config is None:
-        from kernelopt.kernels.mla import hopper
+        from kernelopt.kernels.mla import hopper, seesaw
 
-        defaults = hopper.default_config if strategy == "hopper" else default_config
+        defaults = {"hopper": hopper.default_config, "seesaw": seesaw.default_config}.get(
+            strategy, default_config
+        )
         config = defaults(s_q * h_q, getattr(torch, dtype))
     if tile_in_page is None:
         tile_in_page = page_size % config.block_n == 0
@@ -246,6 +257,10 @@ def _compile_report(
     strategy: str = "split_kv",
 ) -> dict[str, Any]:
     # Compiles in this process, which must not be in Triton's interpreter mode.
+    if strategy == "seesaw":
+        return _compile_seesaw_report(
+            s_q=s_q, h_q=h_q, page_size=page_size, dtype=dtype, causal=causal
+        )
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -316,6 +331,67 @@ def _compile_report(
         uses_async_copy="cp.async" in ptx,
         uses_mma_sync="mma.sync" in ptx,
         target=arch,
+    )
+
+
+def _compile_seesaw_report(
+    *, s_q: int, h_q: int, page_size: int, dtype: str, causal: bool
+) -> dict[str, Any]:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from kernelopt.kernels.mla import seesaw
+
+    fn: Any = seesaw.mla_seesaw_kernel
+    elt = _TRITON_DTYPES[dtype]
+    layout = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
+    typed = {
+        "q": "*" + elt,
+        "kv": "*" + elt,
+        "out": "*" + elt,
+        "q_desc": f"tensordesc<{elt}[64, 64],{layout}>",
+        "kv_desc": f"tensordesc<{elt}[64, 64],{layout}>",
+        "block_table": "*i32",
+        "seqlens": "*i32",
+        "units": "*i32",
+        "lse": "*fp32",
+        "o_part": "*fp32",
+        "lse_part": "*fp32",
+        "qk_scale": "fp32",
+    }
+    signature = {
+        name: typed.get(name, "i32" if name.startswith("stride") else "constexpr")
+        for name in fn.arg_names
+    }
+    constants = {
+        "S_Q": s_q,
+        "H_Q": h_q,
+        "PAGE": page_size,
+        "CAUSAL": causal,
+        "Q_TMA": True,
+        "REGS": seesaw.CONSUMER_REGS,
+        "LOAD_REGS": seesaw.LOADER_REGS,
+    }
+    try:
+        compiled = triton.compile(
+            GluonASTSource(fn=fn, signature=signature, constexprs=constants),
+            target=GPUTarget("cuda", 90, 32),
+            options={"num_warps": 4},
+        )
+    except Exception as error:  # Triton raises several types; all mean "does not compile"
+        raise DeviceError(
+            expected("the kernel to compile", f"{type(error).__name__}: {str(error)[:300]}")
+        ) from error
+    ptx = compiled.asm["ptx"]
+    return dict(
+        _ptxas_report(ptx, "sm_90a"),
+        shared_bytes=int(compiled.metadata.shared),
+        num_warps=int(compiled.metadata.num_warps),
+        uses_wgmma="wgmma.mma_async" in ptx,
+        uses_async_copy="cp.async" in ptx,
+        uses_mma_sync="mma.sync" in ptx,
+        target="sm_90a",
     )
 
 

@@ -198,7 +198,10 @@ def test_run_rejects_bad_inputs(request, mutate, message) -> None:
         ({"page_size": -1}, "page_size: Expected a positive integer, got -1"),
         ({"softmax_scale": float("nan")}, "softmax_scale: Expected a finite float, got nan"),
         ({"softmax_scale": 0.0}, "softmax_scale: Expected a positive scale"),
-        ({"strategy": "hopper2"}, "strategy: Expected one of \\['naive', 'split_kv', 'hopper'\\]"),
+        (
+            {"strategy": "hopper2"},
+            "strategy: Expected one of \\['naive', 'split_kv', 'hopper', 'seesaw'\\]",
+        ),
         ({"dtype": torch.int8}, "dtype: Expected bfloat16, float16 or float32"),
         ({"s_q": 6}, "cache_seqlens\\[1\\]: Expected cache_seqlens >= s_q = 6, got 5"),
         ({"num_sms": 0}, "num_sms: Expected a positive integer, got 0"),

@@ -1,0 +1,142 @@
+"""The seesaw kernel (Gluon, Hopper): compiled for sm_90a here, checked on the GPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from mla_testing import assert_matches, make_inputs, poisoned_outputs, seed_of
+
+from kernelopt import DeviceError, InputError
+from kernelopt.kernels.mla import MLADecodePlan, mla_decode_ref, split_kv_resources
+from kernelopt.kernels.mla.seesaw import check_seesaw_target, default_config
+
+SCALE = 192**-0.5
+# A program may hold 227 KiB of shared memory on Hopper.
+SMEM_LIMIT = 227 * 1024
+
+
+def _plan(seqlens, *, s_q, h_q, dtype=torch.bfloat16, page=64, device="cuda", **kw):
+    return MLADecodePlan(
+        seqlens,
+        s_q=s_q,
+        h_q=h_q,
+        page_size=page,
+        softmax_scale=SCALE,
+        dtype=dtype,
+        device=device,
+        strategy="seesaw",
+        **kw,
+    )
+
+
+@pytest.mark.parametrize(("s_q", "h_q", "causal"), [(1, 128, False), (16, 16, True)])
+def test_seesaw_compiles_for_sm90a_within_shared_memory(s_q, h_q, causal) -> None:
+    r = split_kv_resources(s_q=s_q, h_q=h_q, strategy="seesaw", causal=causal)
+    assert r.target == "sm_90a" and r.uses_wgmma and r.uses_async_copy and not r.uses_mma_sync
+    # Two consumer warpgroups and a loader warp (padded to a warpgroup).
+    assert r.num_warps == 12
+    assert r.shared_bytes <= SMEM_LIMIT, r.shared_bytes
+    assert r.programs_per_sm() == 1
+    # Hoisted shared-memory descriptors spilled 712 bytes a thread; at most one value
+    # (the causal limit, outside the key loop) may spill now.
+    assert r.spill_store_bytes <= 4 and r.stack_bytes <= 8, r
+
+
+def test_seesaw_needs_a_hopper_gpu() -> None:
+    want = r"Expected a Hopper GPU \(compute capability 9.x\) for strategy 'seesaw', got cpu"
+    with pytest.raises(DeviceError, match=want):
+        _plan([64], s_q=1, h_q=64, device="cpu")
+
+
+def test_seesaw_refuses_float32() -> None:
+    with pytest.raises(InputError, match="dtype: Expected dtype bfloat16 or float16"):
+        check_seesaw_target(torch.device("cpu"), torch.float32)
+
+
+def test_seesaw_config_is_fixed_tiles() -> None:
+    config = default_config(16, torch.bfloat16)
+    assert (config.block_m, config.block_n) == (64, 64)
+
+
+def test_resources_refuse_seesaw_for_float32() -> None:
+    with pytest.raises(DeviceError, match="Expected a 16-bit dtype and capability 90"):
+        split_kv_resources(s_q=1, h_q=16, strategy="seesaw", dtype="float32")
+
+
+# ------------------------------------------------------------------------------ on the GPU
+
+# (seqlens, s_q, h_q, num_splits): lengths off the 64-key grid (cache rows past each end
+# hold NaN), odd tile counts (the last pair has no odd tile), 16 and 80 rows (padded
+# tiles), causal draft tokens, forced splits whose early rows see no key.
+GPU_CASES = [
+    ([1, 17, 4097, 130], 1, 128, None),
+    ([64, 192, 100], 1, 64, None),
+    ([4, 70, 300], 4, 16, None),
+    ([500, 129], 16, 16, [3, 2]),
+    ([333, 77], 2, 40, None),
+    ([4096, 1000], 1, 128, [3, 2]),
+    ([1, 17, 4097, 130, 64], 1, 16, None),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("seqlens", "s_q", "h_q", "num_splits"), GPU_CASES)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_seesaw_matches_reference(request, seqlens, s_q, h_q, num_splits, dtype) -> None:
+    q, kv, bt, sl = make_inputs(
+        seqlens, s_q=s_q, h_q=h_q, page=64, dtype=dtype, seed=seed_of(request), device="cuda"
+    )
+    plan = _plan(sl, s_q=s_q, h_q=h_q, dtype=dtype, num_splits=num_splits)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    assert_matches(out, lse, ref_out, ref_lse, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("s_q", "h_q"), [(1, 128), (16, 128), (1, 16), (16, 16)])
+def test_seesaw_bf16_trial_matrix(request, s_q, h_q) -> None:
+    q, kv, bt, sl = make_inputs(
+        [4096] * 32, s_q=s_q, h_q=h_q, page=64, dtype=torch.bfloat16, seed=seed_of(request),
+        device="cuda",
+    )  # fmt: skip
+    plan = _plan(sl, s_q=s_q, h_q=h_q)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+
+
+@pytest.mark.gpu
+def test_seesaw_strided_query_uses_pointer_loads(request) -> None:
+    q, kv, bt, sl = make_inputs(
+        [700, 64, 4097], s_q=2, h_q=64, page=64, dtype=torch.bfloat16, seed=seed_of(request),
+        device="cuda",
+    )  # fmt: skip
+    wide = torch.zeros(*q.shape[:3], 640, dtype=q.dtype, device=q.device)[..., :576]
+    wide.copy_(q)
+    assert not wide.is_contiguous()
+    out, lse = poisoned_outputs(q)
+    _plan(sl, s_q=2, h_q=64).run(wide, kv, bt, out=out, lse=lse)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+
+
+@pytest.mark.gpu
+def test_seesaw_varlen_batch_in_a_cuda_graph(request) -> None:
+    gen = torch.Generator().manual_seed(seed_of(request))
+    seqlens = [int(n) for n in torch.randint(3000, 5200, (31,), generator=gen)] + [4097]
+    q, kv, bt, sl = make_inputs(
+        seqlens, s_q=2, h_q=64, page=64, dtype=torch.bfloat16, seed=seed_of(request), device="cuda"
+    )
+    plan = _plan(sl, s_q=2, h_q=64)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)  # first run sizes the descriptor scratch
+    out.fill_(float("nan"))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        plan.run(q, kv, bt, out=out, lse=lse)
+    graph.replay()
+    torch.cuda.synchronize()
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
