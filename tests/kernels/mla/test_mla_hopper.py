@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from mla_testing import assert_matches, make_inputs, poisoned_outputs, seed_of
+from mla_testing import (
+    assert_graph_replay_matches,
+    assert_matches,
+    graph_batch_lengths,
+    make_inputs,
+    poisoned_outputs,
+    seed_of,
+)
 
 from kernelopt import InputError
 from kernelopt.kernels.mla import MLADecodePlan, SplitKVConfig, mla_decode_ref
@@ -164,27 +171,15 @@ def test_hopper_bf16_trial_matrix(request, s_q, h_q) -> None:
 
 @pytest.mark.gpu
 def test_hopper_bf16_varlen_and_graph(request) -> None:
-    gen = torch.Generator().manual_seed(seed_of(request))
-    seqlens = [int(n) for n in torch.randint(3000, 5200, (31,), generator=gen)] + [4097]
-    q, kv, bt, sl = make_inputs(
-        seqlens, s_q=2, h_q=64, page=64, dtype=torch.bfloat16, seed=seed_of(request), device="cuda"
-    )
+    seed = seed_of(request)
     plan = MLADecodePlan(
-        sl,
+        graph_batch_lengths(seed),
         s_q=2,
         h_q=64,
         page_size=64,
         softmax_scale=SCALE,
         dtype=torch.bfloat16,
+        device="cuda",
         strategy="hopper",
     )
-    out, lse = poisoned_outputs(q)
-    plan.run(q, kv, bt, out=out, lse=lse)  # first run sizes the descriptor scratch
-    out.fill_(float("nan"))
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        plan.run(q, kv, bt, out=out, lse=lse)
-    graph.replay()
-    torch.cuda.synchronize()
-    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
-    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+    assert_graph_replay_matches(plan, seed)

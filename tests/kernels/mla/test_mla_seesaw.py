@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from mla_testing import assert_matches, make_inputs, poisoned_outputs, seed_of
+from mla_testing import (
+    assert_graph_replay_matches,
+    assert_matches,
+    graph_batch_lengths,
+    make_inputs,
+    poisoned_outputs,
+    seed_of,
+)
 
 from kernelopt import DeviceError, InputError
 from kernelopt.kernels.mla import MLADecodePlan, mla_decode_ref, split_kv_resources
@@ -124,19 +131,5 @@ def test_seesaw_strided_query_uses_pointer_loads(request) -> None:
 
 @pytest.mark.gpu
 def test_seesaw_varlen_batch_in_a_cuda_graph(request) -> None:
-    gen = torch.Generator().manual_seed(seed_of(request))
-    seqlens = [int(n) for n in torch.randint(3000, 5200, (31,), generator=gen)] + [4097]
-    q, kv, bt, sl = make_inputs(
-        seqlens, s_q=2, h_q=64, page=64, dtype=torch.bfloat16, seed=seed_of(request), device="cuda"
-    )
-    plan = _plan(sl, s_q=2, h_q=64)
-    out, lse = poisoned_outputs(q)
-    plan.run(q, kv, bt, out=out, lse=lse)  # first run sizes the descriptor scratch
-    out.fill_(float("nan"))
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        plan.run(q, kv, bt, out=out, lse=lse)
-    graph.replay()
-    torch.cuda.synchronize()
-    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
-    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+    seed = seed_of(request)
+    assert_graph_replay_matches(_plan(graph_batch_lengths(seed), s_q=2, h_q=64), seed)
