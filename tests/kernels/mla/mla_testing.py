@@ -7,6 +7,8 @@ import zlib
 import pytest
 import torch
 
+from kernelopt.kernels.mla import MLADecodePlan
+
 D_QK = 576
 D_V = 512
 
@@ -97,34 +99,37 @@ def assert_matches(
     assert e_lse < bound, f"lse relative error {e_lse:.3e} >= {bound:.0e}"
 
 
-def assert_graph_replay_matches(plan: object, seed: int) -> None:
-    """A CUDA-graph capture of ``plan.run`` on a bf16 variable-length batch is right.
+def assert_graph_replay_matches(plan: MLADecodePlan, seed: int) -> None:
+    """A CUDA-graph capture of ``plan.run`` is right on fresh inputs of the plan's shape.
 
-    ``plan`` was made for 31 lengths drawn in [3000, 5200) from ``seed`` plus one 4097,
-    ``s_q = 2``, ``h_q = 64``, page 64 (see :func:`graph_batch_lengths`). The first run
-    happens outside the capture (it compiles and sizes the descriptor scratch); the
-    replay must rewrite NaN-poisoned outputs.
+    The first run happens outside the capture (it compiles and sizes the descriptor
+    scratch); the replay must rewrite NaN-poisoned outputs.
     """
     from kernelopt.kernels.mla import mla_decode_ref
 
-    sl_host = graph_batch_lengths(seed)
     q, kv, bt, sl = make_inputs(
-        sl_host, s_q=2, h_q=64, page=64, dtype=torch.bfloat16, seed=seed, device="cuda"
+        list(plan.seqlens),
+        s_q=plan.s_q,
+        h_q=plan.h_q,
+        page=plan.page_size,
+        dtype=plan.dtype,
+        seed=seed,
+        device=plan.device,
     )
     out, lse = poisoned_outputs(q)
-    plan.run(q, kv, bt, out=out, lse=lse)  # type: ignore[attr-defined]
+    plan.run(q, kv, bt, out=out, lse=lse)
     out.fill_(float("nan"))
     lse.fill_(float("nan"))
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        plan.run(q, kv, bt, out=out, lse=lse)  # type: ignore[attr-defined]
+        plan.run(q, kv, bt, out=out, lse=lse)
     graph.replay()
     torch.cuda.synchronize()
-    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=plan.softmax_scale)  # type: ignore[attr-defined]
-    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=plan.softmax_scale)
+    assert_matches(out, lse, ref_out, ref_lse, plan.dtype)
 
 
 def graph_batch_lengths(seed: int) -> list[int]:
-    """The lengths of :func:`assert_graph_replay_matches`'s batch for ``seed``."""
+    """A variable-length batch for graph tests: 31 lengths in [3000, 5200) and one 4097."""
     gen = torch.Generator().manual_seed(seed)
     return [int(n) for n in torch.randint(3000, 5200, (31,), generator=gen)] + [4097]
