@@ -47,7 +47,15 @@ if "--smoke" in sys.argv:
 
 import torch
 
-from kernelopt.bench import append_rows, measure, measure_ceilings, row_from_measurement
+from kernelopt.bench import (
+    Cost,
+    Roofline,
+    RooflinePoint,
+    append_rows,
+    measure,
+    measure_ceilings,
+    row_from_measurement,
+)
 from kernelopt.kernels.mla import (
     STRATEGIES,
     MLADecodePlan,
@@ -276,7 +284,9 @@ def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     return float((out.double() - ref).norm() / ref.norm())
 
 
-def run_point(point, x, makers, modes, max_time_ms, floor_us, dtype, rows_out, notes):
+def run_point(
+    point, x, makers, modes, max_time_ms, floor_us, dtype, rows_out, notes, ceilings=None
+):
     results: list[Result] = []
     ref, _ = mla_decode_ref(x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=SCALE)
     flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
@@ -326,6 +336,11 @@ def run_point(point, x, makers, modes, max_time_ms, floor_us, dtype, rows_out, n
             }
             if floor_us is not None:
                 metrics["floor_pct"] = 100.0 * floor_us / m.median
+            if ceilings is not None:
+                # The roofline placement the profile hand-off reads (dram_pct, tc_pct, ...).
+                line = Roofline(ceilings=ceilings, cost=Cost(flops=flops, bytes=nbytes))
+                place = RooflinePoint(roofline=line, time_s=m.median * 1e-6)
+                metrics |= {k: v for k, v in place.metrics().items() if k != "floor_pct"}
             config = point.config() | {"dtype": str(dtype).removeprefix("torch.")}
             rows_out.append(
                 row_from_measurement(
@@ -402,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     floor_of = None
+    ceilings = None
     if cuda:
         ceilings = measure_ceilings(refresh=True)
         copy_bps, mm_fps = ceilings.copy_bytes_per_s, ceilings.matmul_flop_per_s
@@ -430,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         floor_us = floor_of(flops, nbytes) if floor_of else None
         results, _, _ = run_point(
-            point, x, makers, modes, max_time_ms, floor_us, dtype, rows, notes
+            point, x, makers, modes, max_time_ms, floor_us, dtype, rows, notes, ceilings
         )
         table += [(r, flops, nbytes, floor_us) for r in results]
         print(f"[{time.perf_counter() - started:6.1f} s] {point.name} done", flush=True)

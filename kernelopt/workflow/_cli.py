@@ -228,7 +228,7 @@ def _profile(args: argparse.Namespace) -> int:
     from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
     from kernelopt.workflow.from_rows import profile_from_rows
     from kernelopt.workflow.jsonio import to_dict
-    from kernelopt.workflow.observe import _point_terms
+    from kernelopt.workflow.observe import _point_terms, config_matches
 
     for path in filter(None, (args.rows, args.baseline)):
         if not Path(path).is_file():
@@ -252,11 +252,7 @@ def _profile(args: argparse.Namespace) -> int:
     if args.devlog:
         impl = args.impl or _impl_of(rows, args.kernel_version)
         terms = {} if args.point is None else _point_terms(args.point)
-        chosen = [
-            r
-            for r in rows
-            if r.impl == impl and all(str(r.config.get(k)) == v for k, v in terms.items())
-        ]
+        chosen = [r for r in rows if r.impl == impl and config_matches(r.config, terms)]
         # Ceilings from another measurement than the rows' shares would give wrong rates.
         same = ceilings is not None and all(
             abs(ceilings.ridge / r.metrics["ridge"] - 1.0) <= 0.01

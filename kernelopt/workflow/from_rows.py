@@ -43,7 +43,7 @@ from kernelopt.bench.trials import TrialPoint
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import KernelSource
 from kernelopt.workflow._points import point_words
-from kernelopt.workflow.observe import _point_terms
+from kernelopt.workflow.observe import AXIS_ALIASES, _point_terms, config_matches
 
 __all__ = ["profile_from_rows"]
 
@@ -67,22 +67,28 @@ _UPPER_BOUND = "upper bound: the time above the roofline floor"
 _MEASURED = "measured: the share of time CUDA graphs removed"
 
 
+# Config keys that name a trial axis, the usual name first.
+_AXIS_KEYS = {axis: (axis, *AXIS_ALIASES.get(axis, ())) for axis in ("b", "s", "t")}
+
+
 def _trial_point(row: BenchRow) -> TrialPoint:
     config = row.config
-    missing = [axis for axis in ("b", "s", "t") if not _is_int(config.get(axis))]
+    found = {
+        axis: next((key for key in keys if _is_int(config.get(key))), None)
+        for axis, keys in _AXIS_KEYS.items()
+    }
+    missing = [axis for axis, key in found.items() if key is None]
     if missing:
         raise InputError(
             expected(
-                "rows whose config holds integer b, s and t",
+                "rows whose config holds integer b, s (or s_q) and t (or t_max)",
                 f"{point_text(config)!r} (no {', '.join(missing)})",
             )
         )
-    extra = {
-        key: int(value)
-        for key, value in config.items()
-        if key not in ("b", "s", "t") and _is_int(value)
-    }
-    return TrialPoint(b=int(config["b"]), s=int(config["s"]), t=int(config["t"]), extra=extra)
+    used = set(found.values())
+    extra = {key: int(value) for key, value in config.items() if key not in used and _is_int(value)}
+    b, s, t = (int(config[str(found[axis])]) for axis in ("b", "s", "t"))
+    return TrialPoint(b=b, s=s, t=t, extra=extra)
 
 
 def _is_int(value: object) -> bool:
@@ -464,11 +470,7 @@ def profile_from_rows(
         raise InputError(expected("at least one benchmark row", "none", where="rows"))
     chosen = _one_impl(rows, impl, version, "rows")
     terms = {} if point is None else _point_terms(point)
-    mine = [
-        row
-        for row in rows
-        if row.impl == chosen and all(str(row.config.get(k)) == v for k, v in terms.items())
-    ]
+    mine = [row for row in rows if row.impl == chosen and config_matches(row.config, terms)]
     if not mine:
         raise InputError(expected(f"rows of {chosen!r} at point {point!r}", "none"))
     before: dict[str, BenchRow] = {}

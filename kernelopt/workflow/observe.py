@@ -260,6 +260,21 @@ def observe_rows(
     )
 
 
+# Other names of the trial axes in rows' configs: decode benchmarks
+# (benchmarks/mla_decode.py) write the draft tokens as s_q and the longest cache as t_max.
+AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",)}
+
+
+def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bool:
+    """Whether a row's config holds every ``key=value`` term (axis aliases count)."""
+    for key, value in terms.items():
+        names = (key, *AXIS_ALIASES.get(key, ()))
+        present = [config[name] for name in names if name in config]
+        if not present or str(present[0]) != value:
+            return False
+    return True
+
+
 def _point_terms(point: str) -> dict[str, str]:
     named = {p.name: p for p in DEFAULT_POINTS}
     if "=" not in point and point.strip() in named:
@@ -309,8 +324,7 @@ def select_row(
     found = [
         row
         for row in rows
-        if (impl is None or row.impl == impl)
-        and all(str(row.config.get(k)) == v for k, v in terms.items())
+        if (impl is None or row.impl == impl) and config_matches(row.config, terms)
     ]
     if not found:
         wanted = [f"point {point!r}" if point else "", f"impl {impl!r}" if impl else ""]

@@ -149,7 +149,7 @@ def test_choosing_rows() -> None:
         profile_from_rows(rows, kernel="k", version="v", catalog=FixedCatalog())
     [report] = profile_from_rows(rows, kernel="k", version="b", catalog=FixedCatalog())
     assert report.stages[0].duration == 2.0
-    with pytest.raises(InputError, match="b, s and t"):
+    with pytest.raises(InputError, match=r"b, s \(or s_q\) and t \(or t_max\)"):
         profile_from_rows(
             [bench_row("a", 1.0, config={"n": 4})], kernel="k", version="a", catalog=FixedCatalog()
         )
@@ -159,6 +159,26 @@ def test_choosing_rows() -> None:
         )
     with pytest.raises(InputError, match="at point"):
         profile_from_rows(rows, kernel="k", version="a", point="s=16", catalog=FixedCatalog())
+
+
+def test_rows_of_the_decode_benchmark_name_their_axes_s_q_and_t_max() -> None:
+    # benchmarks/mla_decode.py writes the draft tokens as s_q and the longest cache as t_max.
+    metrics = {"dram_pct": 53.0, "tc_pct": 72.0, "arith_intensity": 240.0, "ridge": 160.0}
+    decode = {"b": 32, "s_q": 1, "h_q": 128, "t_max": 4096, "page": 64}
+    rows = [
+        bench_row("seesaw", 74.7, config=decode, metrics=metrics),
+        bench_row("seesaw", 125.2, config=decode | {"s_q": 16, "h_q": 16}, metrics=metrics),
+    ]
+    [report] = profile_from_rows(
+        rows, kernel="mla", version="seesaw", point="s=1 h_q=128", catalog=FixedCatalog()
+    )
+    assert (report.point.b, report.point.s, report.point.t) == (32, 1, 4096)
+    assert report.point.extra == {"h_q": 128, "page": 64}
+    assert report.stages[0].duration == 74.7
+    with pytest.raises(InputError, match="at point"):
+        profile_from_rows(
+            rows, kernel="mla", version="seesaw", point="t=512", catalog=FixedCatalog()
+        )
 
 
 MEMORY_ROW = {
