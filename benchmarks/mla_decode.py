@@ -20,8 +20,9 @@ What it does, in order:
    flushed before each call ("cold"), and replays of a CUDA graph ("graph").
 4. Reports µs, TFLOP/s, GB/s and the fraction of the roofline floor
    ``max(FLOPs / matmul rate, bytes / copy rate)`` (formulas in
-   ``kernelopt.kernels.mla.cost``), appends one JSONL row per timing to ``--out`` and prints
-   one table last.
+   ``kernelopt.kernels.mla.cost``), appends one JSONL row per timing to ``--out`` (with
+   the roofline placement ``dram_pct``, ``tc_pct``, ``arith_intensity``, ``ridge`` that
+   ``kernelopt.workflow.profile_from_rows`` reads) and prints one table last.
 
 Implementations: every ``MLADecodePlan`` strategy (planned once per point, outside the
 timing, into caller-owned outputs); the torch eager peer (bmm → fp32 softmax → bmm over the
