@@ -51,7 +51,6 @@ import torch
 from kernelopt.bench import (
     Cost,
     Roofline,
-    RooflinePoint,
     append_rows,
     measure,
     measure_ceilings,
@@ -285,10 +284,10 @@ def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     return float((out.double() - ref).norm() / ref.norm())
 
 
-def run_point(
-    point, x, makers, modes, max_time_ms, floor_us, dtype, rows_out, notes, ceilings=None
-):
+def run_point(point, x, makers, modes, max_time_ms, roofline, dtype, rows_out, notes):
+    # roofline: this point's cost against the run's measured ceilings (None without a GPU).
     results: list[Result] = []
+    floor_us = roofline.floor("us") if roofline is not None else None
     ref, _ = mla_decode_ref(x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=SCALE)
     flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
     nbytes = mla_decode_bytes(
@@ -335,13 +334,9 @@ def run_point(
                 "gbps": nbytes / (m.median * 1e3),
                 "rel_err": result.err,
             }
-            if floor_us is not None:
-                metrics["floor_pct"] = 100.0 * floor_us / m.median
-            if ceilings is not None:
-                # The roofline placement the profile hand-off reads (dram_pct, tc_pct, ...).
-                line = Roofline(ceilings=ceilings, cost=Cost(flops=flops, bytes=nbytes))
-                place = RooflinePoint(roofline=line, time_s=m.median * 1e-6)
-                metrics |= {k: v for k, v in place.metrics().items() if k != "floor_pct"}
+            if roofline is not None:
+                # floor_pct and the placement the profile hand-off reads (dram_pct, tc_pct, ...).
+                metrics |= roofline.place(m.median, unit="us").metrics()
             config = point.config() | {"dtype": str(dtype).removeprefix("torch.")}
             rows_out.append(
                 row_from_measurement(
@@ -417,7 +412,6 @@ def main(argv: list[str] | None = None) -> int:
     max_time_ms = args.max_time_ms or (250.0 if args.quick or args.smoke else 600.0)
 
     started = time.perf_counter()
-    floor_of = None
     ceilings = None
     if cuda:
         ceilings = measure_ceilings(refresh=True)
@@ -427,9 +421,6 @@ def main(argv: list[str] | None = None) -> int:
             f"bf16 matmul {mm_fps / 1e12:.0f} TFLOP/s",
             flush=True,
         )
-
-        def floor_of(flops: float, nbytes: float) -> float:
-            return max(flops / mm_fps, nbytes / copy_bps) * 1e6
 
     makers = implementations(strategies, peers)
     rows: list[Any] = []
@@ -445,10 +436,11 @@ def main(argv: list[str] | None = None) -> int:
             h_q=point.h_q,
             elt_bytes=x["q"].element_size(),
         )
-        floor_us = floor_of(flops, nbytes) if floor_of else None
-        results, _, _ = run_point(
-            point, x, makers, modes, max_time_ms, floor_us, dtype, rows, notes, ceilings
-        )
+        line = None
+        if ceilings is not None:
+            line = Roofline(ceilings=ceilings, cost=Cost(flops=flops, bytes=nbytes))
+        results, _, _ = run_point(point, x, makers, modes, max_time_ms, line, dtype, rows, notes)
+        floor_us = line.floor("us") if line is not None else None
         table += [(r, flops, nbytes, floor_us) for r in results]
         print(f"[{time.perf_counter() - started:6.1f} s] {point.name} done", flush=True)
         del x

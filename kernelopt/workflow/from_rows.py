@@ -43,7 +43,7 @@ from kernelopt.bench.trials import TrialPoint
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import KernelSource
 from kernelopt.workflow._points import point_words
-from kernelopt.workflow.observe import AXIS_ALIASES, _point_terms, config_matches
+from kernelopt.workflow.observe import _point_terms, config_key, config_matches
 
 __all__ = ["profile_from_rows"]
 
@@ -67,17 +67,10 @@ _UPPER_BOUND = "upper bound: the time above the roofline floor"
 _MEASURED = "measured: the share of time CUDA graphs removed"
 
 
-# Config keys that name a trial axis, the usual name first.
-_AXIS_KEYS = {axis: (axis, *AXIS_ALIASES.get(axis, ())) for axis in ("b", "s", "t")}
-
-
 def _trial_point(row: BenchRow) -> TrialPoint:
     config = row.config
-    found = {
-        axis: next((key for key in keys if _is_int(config.get(key))), None)
-        for axis, keys in _AXIS_KEYS.items()
-    }
-    missing = [axis for axis, key in found.items() if key is None]
+    found = {axis: config_key(config, axis) for axis in ("b", "s", "t")}
+    missing = [axis for axis, key in found.items() if key is None or not _is_int(config[key])]
     if missing:
         raise InputError(
             expected(
@@ -85,10 +78,11 @@ def _trial_point(row: BenchRow) -> TrialPoint:
                 f"{point_text(config)!r} (no {', '.join(missing)})",
             )
         )
-    used = set(found.values())
-    extra = {key: int(value) for key, value in config.items() if key not in used and _is_int(value)}
-    b, s, t = (int(config[str(found[axis])]) for axis in ("b", "s", "t"))
-    return TrialPoint(b=b, s=s, t=t, extra=extra)
+    b, s, t = (str(found[axis]) for axis in ("b", "s", "t"))
+    extra = {
+        key: int(value) for key, value in config.items() if key not in (b, s, t) and _is_int(value)
+    }
+    return TrialPoint(b=int(config[b]), s=int(config[s]), t=int(config[t]), extra=extra)
 
 
 def _is_int(value: object) -> bool:

@@ -265,12 +265,16 @@ def observe_rows(
 AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",)}
 
 
+def config_key(config: Mapping[str, object], key: str) -> str | None:
+    """The key of ``config`` that holds ``key``: itself, else an axis alias; None if absent."""
+    return next((name for name in (key, *AXIS_ALIASES.get(key, ())) if name in config), None)
+
+
 def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bool:
     """Whether a row's config holds every ``key=value`` term (axis aliases count)."""
     for key, value in terms.items():
-        names = (key, *AXIS_ALIASES.get(key, ()))
-        present = [config[name] for name in names if name in config]
-        if not present or str(present[0]) != value:
+        name = config_key(config, key)
+        if name is None or str(config[name]) != value:
             return False
     return True
 
