@@ -113,7 +113,8 @@ class MLADecodePlan:
         multiple of its key tile, 64 for 16-bit inputs, and a contiguous cache; shapes with
         fewer than 33 query rows per sequence run the split-KV kernel), or the seesaw
         kernel (Gluon, warp-specialized; a Hopper GPU, bfloat16 or float16, pages of a
-        multiple of 64 rows, a contiguous cache; the fastest on the H200).
+        multiple of 64 rows, a contiguous cache; the fastest on the H200; at most 16 query
+        rows per sequence run its unpadded ring kernel, :mod:`kernelopt.kernels.mla.ring`).
     config : SplitKVConfig, optional
         Split-KV launch knobs (the strategy's ``default_config`` when omitted).
     num_sms : int, optional

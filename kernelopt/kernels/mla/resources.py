@@ -171,7 +171,8 @@ def split_kv_resources(
         Which split-KV kernel to compile (``hopper`` uses its own default configuration;
         ``seesaw`` is the Gluon kernel, fixed 64 × 64 tiles, 16-bit inputs, sm_90a only,
         whose ``registers`` are ptxas's launch figure: its warpgroups then re-divide the
-        register file with ``setmaxnreg``).
+        register file with ``setmaxnreg``; at most ``seesaw.RING_ROWS`` query rows compile
+        the ring kernel it runs for them).
 
     Returns
     -------
@@ -341,16 +342,19 @@ def _compile_seesaw_report(
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from kernelopt.kernels.mla import seesaw
+    from kernelopt.kernels.mla import ring, seesaw
 
-    fn: Any = seesaw.mla_seesaw_kernel
+    # At most RING_ROWS query rows run the ring kernel, with 16-row query tiles.
+    use_ring = s_q * h_q <= seesaw.RING_ROWS
+    fn: Any = ring.mla_ring_kernel if use_ring else seesaw.mla_seesaw_kernel
+    q_rows = ring.MAX_ROWS if use_ring else 64
     elt = _TRITON_DTYPES[dtype]
     layout = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
     typed = {
         "q": "*" + elt,
         "kv": "*" + elt,
         "out": "*" + elt,
-        "q_desc": f"tensordesc<{elt}[64, 64],{layout}>",
+        "q_desc": f"tensordesc<{elt}[{q_rows}, 64],{layout}>",
         "kv_desc": f"tensordesc<{elt}[64, 64],{layout}>",
         "block_table": "*i32",
         "seqlens": "*i32",
@@ -373,6 +377,8 @@ def _compile_seesaw_report(
         "REGS": seesaw.CONSUMER_REGS,
         "LOAD_REGS": seesaw.LOADER_REGS,
     }
+    if use_ring:
+        constants.update(SLOTS=ring.SLOTS, REGS=ring.CONSUMER_REGS, LOAD_REGS=ring.LOADER_REGS)
     try:
         compiled = triton.compile(
             GluonASTSource(fn=fn, signature=signature, constexprs=constants),

@@ -5,7 +5,8 @@ Same work layout, schedule and LSE merge as :mod:`kernelopt.kernels.mla.split_kv
 program for one 64-row query tile and one piece of a sequence is written in Gluon, Triton's
 lower-level dialect, because the schedule below assigns different work to different
 warpgroups, which Triton's compiler cannot be asked for (``docs/kernels/mla_decode.md``,
-v2: the two warpgroups of one Triton program serialize QKᵀ, softmax and PV).
+v2: the two warpgroups of one Triton program serialize QKᵀ, softmax and PV). Sequences
+with at most ``RING_ROWS`` query rows run :mod:`kernelopt.kernels.mla.ring` instead.
 
 Warpgroups (``gl.warp_specialize``):
 
@@ -53,6 +54,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from kernelopt._errors import DeviceError, InputError, expected
+from kernelopt.kernels.mla import ring
 from kernelopt.kernels.mla.hopper import ScratchAllocator, _scratch, check_hopper_layout
 from kernelopt.kernels.mla.split_kv import LOG2E, SplitKVConfig, launch_merge
 
@@ -515,9 +517,9 @@ def mla_seesaw_kernel(
 MIN_ROWS = 1
 """Fewest query rows per sequence (``s_q · h_q``) this kernel runs; fewer use split-KV.
 
-One: with 16 rows (h_q = 16, s_q = 1) three quarters of each 64-row tile is padding, yet
-the kernel stays memory-bound and beat the split-KV kernel on the H200 (52.8 against
-56.9 µs at b = 32, 184.3 against 201.5 µs at b = 128 with varied lengths).
+One: up to ``RING_ROWS`` rows run the ring kernel (:mod:`kernelopt.kernels.mla.ring`),
+which pads nothing; even the 64-row tile, three quarters padding at 16 rows, beat the
+split-KV kernel there on the H200 (52.8 against 56.9 µs at b = 32).
 """
 
 CONSUMER_REGS = 232
@@ -525,6 +527,11 @@ CONSUMER_REGS = 232
 512 a multiprocessor's 4 × 128-thread slots share)."""
 LOADER_REGS = 24
 Q_BY_TMA = True
+RING_ROWS = ring.MAX_ROWS
+"""Sequences with at most this many query rows (``s_q · h_q``) run the ring kernel
+(:mod:`kernelopt.kernels.mla.ring`) instead of a 64-row tile; 0 turns it off. On the H200
+at b = 32, s_q = 1, h_q = 16: 47.5 against 50.0 µs; 155.8 against 164.5 µs on the b = 128
+batch of varied lengths."""
 """Whether a contiguous query tile comes by TMA (2.5 % faster at s_q = 1, h_q = 128)."""
 
 
@@ -614,6 +621,22 @@ def launch_seesaw(
         raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
     o_arg = o_part if o_part is not None else lse
     lse_arg = lse_part if lse_part is not None else lse
+    if s_q * h_q <= RING_ROWS:
+        ring.launch_ring(
+            q, kv_cache, block_table, seqlens, units, out, lse, o_arg, lse_arg,
+            softmax_scale_log2=softmax_scale * LOG2E, causal=causal, num_units=num_units,
+            scratch=scratch,
+        )  # fmt: skip
+        if has_splits:
+            launch_merge(
+                o_arg,
+                lse_arg,
+                split_offsets,
+                out,
+                lse,
+                config=config,
+            )
+        return
     rows_kv = kv_cache.shape[0] * page
     flat = kv_cache.view(rows_kv, 576)
     kv_desc = TensorDescriptor(flat, [rows_kv, 576], [576, 1], [64, 64], _LAYOUT)
@@ -659,4 +682,11 @@ def launch_seesaw(
             num_warps=4,
         )
     if has_splits:
-        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
+        launch_merge(
+            o_arg,
+            lse_arg,
+            split_offsets,
+            out,
+            lse,
+            config=config,
+        )

@@ -36,7 +36,10 @@ def _plan(seqlens, *, s_q, h_q, dtype=torch.bfloat16, page=64, device="cuda", **
     )
 
 
-@pytest.mark.parametrize(("s_q", "h_q", "causal"), [(1, 128, False), (16, 16, True)])
+# (1, 16) and (2, 8) have at most 16 query rows: they compile the ring kernel.
+@pytest.mark.parametrize(
+    ("s_q", "h_q", "causal"), [(1, 128, False), (16, 16, True), (1, 16, False), (2, 8, True)]
+)
 def test_seesaw_compiles_for_sm90a_within_shared_memory(s_q, h_q, causal) -> None:
     r = split_kv_resources(s_q=s_q, h_q=h_q, strategy="seesaw", causal=causal)
     assert r.target == "sm_90a" and r.uses_wgmma and r.uses_async_copy and not r.uses_mma_sync
@@ -83,6 +86,10 @@ GPU_CASES = [
     ([333, 77], 2, 40, None),
     ([4096, 1000], 1, 128, [3, 2]),
     ([1, 17, 4097, 130, 64], 1, 16, None),
+    # At most 16 rows (the ring kernel): 15 causal rows with forced splits, 16, one.
+    ([700, 5, 4097], 3, 5, [3, 1, 4]),
+    ([333, 64, 2], 2, 8, None),
+    ([4096, 77], 1, 1, None),
 ]
 
 
@@ -115,16 +122,17 @@ def test_seesaw_bf16_trial_matrix(request, s_q, h_q) -> None:
 
 
 @pytest.mark.gpu
-def test_seesaw_strided_query_uses_pointer_loads(request) -> None:
+@pytest.mark.parametrize(("s_q", "h_q"), [(2, 64), (1, 16)])
+def test_seesaw_strided_query_uses_pointer_loads(request, s_q, h_q) -> None:
     q, kv, bt, sl = make_inputs(
-        [700, 64, 4097], s_q=2, h_q=64, page=64, dtype=torch.bfloat16, seed=seed_of(request),
-        device="cuda",
+        [700, 64, 4097], s_q=s_q, h_q=h_q, page=64, dtype=torch.bfloat16,
+        seed=seed_of(request), device="cuda",
     )  # fmt: skip
     wide = torch.zeros(*q.shape[:3], 640, dtype=q.dtype, device=q.device)[..., :576]
     wide.copy_(q)
     assert not wide.is_contiguous()
     out, lse = poisoned_outputs(q)
-    _plan(sl, s_q=2, h_q=64).run(wide, kv, bt, out=out, lse=lse)
+    _plan(sl, s_q=s_q, h_q=h_q).run(wide, kv, bt, out=out, lse=lse)
     ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
     assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
 

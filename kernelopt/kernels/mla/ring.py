@@ -1,0 +1,488 @@
+# mypy: disable-error-code="untyped-decorator,no-untyped-def"
+"""MLA decode for at most 16 query rows on Hopper (Gluon): both products unpadded, a chunk ring.
+
+With ``s_q · h_q ≤ 16`` (one decode token of 16 heads) a 64-row query tile is three
+quarters padding, and the time a consumer spends per key tile, not the tensor-core rate,
+holds the kernel back: copies of the 64-row seesaw kernel that only waited for and
+released each tile read the cache at 90 % of the copy rate, while the full kernel was
+7.4 µs slower (``docs/kernels/mla_decode.md``, exps 8-12). Here nothing is padded and the
+two consumer warpgroups take turns over the key tiles instead of sharing each one:
+
+* both products keep the query's 16 rows in the ``wgmma`` N dimension: ``Sᵀ = K · Qᵀ``
+  (the tile's 64 keys in M) and ``Oᵀ += Vᵀ · Pᵀ`` (64 output columns in M, V read
+  transposed from the same shared memory as K), so the output accumulator is
+  ``[512, 16]``, 64 registers a thread, and each consumer owns all 512 columns for its own
+  tiles (``G, G + 2, …``); the row statistics share the accumulators' column layout;
+* shared memory is a ring of ``SLOTS`` chunks of 64 keys × 64 columns (8 KiB), each with
+  its own barriers, that the loader fills in tile order (rope chunk, then value columns
+  0-511); a chunk goes back to the loader as soon as its reader is done with it — the rope
+  chunk right after ``Sᵀ``, each value chunk right after its part of ``Oᵀ``. The 16-row
+  query takes 18 KiB instead of 64, which leaves room for 24 chunks (2.7 tiles; the
+  seesaw kernel holds 2).
+
+At the end the two consumers merge their halves of the keys through the ring's memory:
+each hands over the 256 output columns it does not write, with its row max and sum, and
+writes the other 256.
+
+Rows past a sequence's end are read through a descriptor that stops at its last key, so
+the copy engine writes zeros there (stale cache rows may hold NaN; 0 · NaN is NaN).
+Split sequences write partial outputs that :func:`~kernelopt.kernels.mla.split_kv.
+launch_merge` combines, as for the other kernels.
+
+Resources (ptxas, sm_90a): 225,312 bytes of shared memory, 168 registers at launch (the
+warpgroups re-divide them), no spills; every product is ``wgmma m64n16k16``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+    from kernelopt.kernels.mla.hopper import ScratchAllocator
+
+D_NOPE: gl.constexpr = gl.constexpr(512)
+D_QK: gl.constexpr = gl.constexpr(576)
+LN2: gl.constexpr = gl.constexpr(0.6931471805599453)
+CHUNK_BYTES: gl.constexpr = gl.constexpr(64 * 64 * 2)
+
+MAX_ROWS = 16
+"""Most query rows per sequence (``s_q · h_q``) the ring kernel takes: its ``Sᵀ`` N."""
+SLOTS = 24
+"""Chunks in the ring: what is left of 227 KiB after the query (18 KiB), four 2 KiB P
+tiles, row statistics and barriers. At least 18 (see the kernel's assertion)."""
+CONSUMER_REGS = 232
+"""Registers a thread of the second consumer (the first gets what is left)."""
+LOADER_REGS = 24
+
+
+@gluon.jit
+def _load_chunk(desc, row, c: gl.constexpr, n, ring, full, free, SLOTS: gl.constexpr):
+    """Copy chunk ``c`` (0: rope columns, 1-8: value columns ``64(c-1)…``) as ring item ``n``."""
+    slot = n % SLOTS
+    # The first pass over the ring waits on the phase before a fresh barrier's: no wait.
+    mbarrier.wait(free.index(slot), ((n // SLOTS) & 1) ^ 1)
+    mbarrier.expect(full.index(slot), CHUNK_BYTES)
+    col: gl.constexpr = D_NOPE if c == 0 else (c - 1) * 64
+    tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), ring.index(slot))
+
+
+@gluon.jit
+def _loader(
+    kv_desc, kv, ring, full, free, block_table, stride_btb, i_b, key_start, key_end, seqlen,
+    q_desc, q_smem, q_bar, i_m, ROWS: gl.constexpr, Q_TMA: gl.constexpr, PAGE: gl.constexpr,
+    SLOTS: gl.constexpr,
+):  # fmt: skip
+    """One warp: the 16-row query tile, then every key tile's nine chunks in ring order."""
+    if Q_TMA:
+        mbarrier.expect(q_bar, 9 * 16 * 64 * 2)
+        row_q = (i_b * ROWS + i_m * 16).to(gl.int32)
+        for c in gl.static_range(9):
+            tma.async_copy_global_to_shared(q_desc, [row_q, c * 64], q_bar, q_smem.index(c))
+    n_tiles = gl.cdiv(key_end - key_start, 64)
+    p_bt = block_table + i_b * stride_btb
+    for j in range(n_tiles):
+        k0 = key_start + j * 64
+        row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
+        if k0 + 64 <= seqlen:
+            for c in gl.static_range(9):
+                _load_chunk(kv_desc, row0, c, j * 9 + c, ring, full, free, SLOTS)
+        else:
+            # Rows past the sequence's end may hold anything (NaN): a descriptor that
+            # stops at the last key makes the copy engine write zeros there instead.
+            tail = tma.make_tensor_descriptor(
+                kv + row0.to(gl.int64) * D_QK,
+                [seqlen - k0, D_QK],
+                [D_QK, 1],
+                [64, 64],
+                kv_desc.layout,
+            )
+            for c in gl.static_range(9):
+                _load_chunk(tail, 0, c, j * 9 + c, ring, full, free, SLOTS)
+
+
+@gluon.jit
+def _consumer(
+    G: gl.constexpr, q_smem, ring, xch, full, free, p_smem, x_smem, bars, q_bar, out, lse, o_part,
+    lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+    stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr,
+    CAUSAL: gl.constexpr, Q_TMA: gl.constexpr, SLOTS: gl.constexpr,
+):  # fmt: skip
+    """One consumer warpgroup: key tiles ``G, G + 2, …``, all 512 output columns as ``Oᵀ``.
+
+    Both products keep the keys or the output columns in M and the 16 query rows in N:
+    ``Sᵀ = K · Qᵀ`` and ``Oᵀ += Vᵀ · Pᵀ`` (V read transposed from the same chunks), so
+    neither is padded and the row statistics share the accumulators' column layout.
+    """
+    ROWS: gl.constexpr = S_Q * H_Q
+    mma: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 16]
+    )
+    col: gl.constexpr = gl.SliceLayout(0, mma)
+    o_r = i_m * 16 + gl.arange(0, 16, layout=col)
+    if CAUSAL:
+        lim = gl.minimum(seqlen - S_Q + 1 + o_r // H_Q, key_end)
+    else:
+        lim = gl.zeros([16], gl.int32, layout=col) + key_end
+    # Oᵀ in eight 64-column parts, [64 columns, 16 rows] each (8 registers a thread).
+    a0 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a1 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a2 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a3 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a4 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a5 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a6 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a7 = gl.zeros([64, 16], gl.float32, layout=mma)
+    # m starts finite, so a row with every key masked so far keeps scale 1 and p 0.
+    m = gl.full([16], -1.0e30, gl.float32, layout=col)
+    l_sum = gl.zeros([16], gl.float32, layout=col)
+    n_tiles = gl.cdiv(key_end - key_start, 64)
+    if Q_TMA:
+        mbarrier.wait(q_bar, 0)
+    for j in range(G, n_tiles, 2):
+        # Zero, but not to the compiler: the query's shared-memory descriptors are then
+        # built next to each product instead of being hoisted out of the loop (registers).
+        z = j >> 30
+        base = j * 9
+        s = gl.zeros([64, 16], gl.float32, layout=mma)
+        for c in gl.static_range(9):
+            slot = (base + c) % SLOTS
+            mbarrier.wait(full.index(slot), ((base + c) // SLOTS) & 1)
+            s = warpgroup_mma(
+                ring.index(slot),
+                q_smem.index((8 if c == 0 else c - 1) + z).permute((1, 0)),
+                s,
+                is_async=True,
+            )
+        s = warpgroup_mma_wait(0, deps=[s])
+        mbarrier.arrive(free.index(base % SLOTS))  # the rope chunk
+        o_k = key_start + j * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
+        s = gl.where(o_k[:, None] < lim[None, :], s * qk_scale, float("-inf"))
+        m_new = gl.maximum(m, gl.max(s, axis=0))
+        scale_r = gl.exp2(m - m_new)
+        scale = scale_r[None, :]
+        p = gl.exp2(s - m_new[None, :])
+        l_sum = l_sum * scale_r + gl.sum(p, axis=0)
+        m = m_new
+        # Pᵀ as the B operand, stored [rows, keys]; two buffers a consumer, so this tile's
+        # store cannot meet the last tile's product still reading.
+        p_tile = p_smem.index(2 * G + ((j >> 1) & 1))
+        p_tile.store(gl.permute(p.to(p_smem.dtype), [1, 0]))
+        fence_async_shared()
+        gl.thread_barrier()
+        p_b = p_tile.permute((1, 0))
+        v = base + 1
+        a0 = warpgroup_mma(ring.index(v % SLOTS).permute((1, 0)), p_b, a0 * scale, is_async=True)
+        a1 = warpgroup_mma(
+            ring.index((v + 1) % SLOTS).permute((1, 0)), p_b, a1 * scale, is_async=True
+        )
+        a2 = warpgroup_mma(
+            ring.index((v + 2) % SLOTS).permute((1, 0)), p_b, a2 * scale, is_async=True
+        )
+        a3 = warpgroup_mma(
+            ring.index((v + 3) % SLOTS).permute((1, 0)), p_b, a3 * scale, is_async=True
+        )
+        a4 = warpgroup_mma(
+            ring.index((v + 4) % SLOTS).permute((1, 0)), p_b, a4 * scale, is_async=True
+        )
+        a5 = warpgroup_mma(
+            ring.index((v + 5) % SLOTS).permute((1, 0)), p_b, a5 * scale, is_async=True
+        )
+        a6 = warpgroup_mma(
+            ring.index((v + 6) % SLOTS).permute((1, 0)), p_b, a6 * scale, is_async=True
+        )
+        a7 = warpgroup_mma(
+            ring.index((v + 7) % SLOTS).permute((1, 0)), p_b, a7 * scale, is_async=True
+        )
+        # Each value chunk goes back to the loader as soon as its product is done.
+        a0 = warpgroup_mma_wait(7, deps=[a0])
+        mbarrier.arrive(free.index(v % SLOTS))
+        a1 = warpgroup_mma_wait(6, deps=[a1])
+        mbarrier.arrive(free.index((v + 1) % SLOTS))
+        a2 = warpgroup_mma_wait(5, deps=[a2])
+        mbarrier.arrive(free.index((v + 2) % SLOTS))
+        a3 = warpgroup_mma_wait(4, deps=[a3])
+        mbarrier.arrive(free.index((v + 3) % SLOTS))
+        a4 = warpgroup_mma_wait(3, deps=[a4])
+        mbarrier.arrive(free.index((v + 4) % SLOTS))
+        a5 = warpgroup_mma_wait(2, deps=[a5])
+        mbarrier.arrive(free.index((v + 5) % SLOTS))
+        a6 = warpgroup_mma_wait(1, deps=[a6])
+        mbarrier.arrive(free.index((v + 6) % SLOTS))
+        a7 = warpgroup_mma_wait(0, deps=[a7])
+        mbarrier.arrive(free.index((v + 7) % SLOTS))
+
+    # Merge the two consumers' halves of the keys. Once both are past their loops every
+    # chunk has been read, so the ring becomes the exchange buffer: each consumer hands
+    # over the 256 columns it does not write, in 64 x 16 parts, with its max and sum.
+    done = bars.index(0)
+    gl.thread_barrier()
+    mbarrier.arrive(done)
+    mbarrier.wait(done, 0)
+    if G == 0:
+        xch.index(0).store(a4)
+        xch.index(1).store(a5)
+        xch.index(2).store(a6)
+        xch.index(3).store(a7)
+    else:
+        xch.index(4).store(a0)
+        xch.index(5).store(a1)
+        xch.index(6).store(a2)
+        xch.index(7).store(a3)
+    x_smem.index(2 * G).slice(0, 16).store(m)
+    x_smem.index(2 * G + 1).slice(0, 16).store(l_sum)
+    handed = bars.index(1)
+    gl.thread_barrier()
+    mbarrier.arrive(handed)
+    mbarrier.wait(handed, 0)
+    m_x = x_smem.index(2 - 2 * G).slice(0, 16).load(col)
+    l_x = x_smem.index(3 - 2 * G).slice(0, 16).load(col)
+    m_all = gl.maximum(m, m_x)
+    w_own = gl.exp2(m - m_all)
+    w_x = gl.exp2(m_x - m_all)
+    l_all = w_own * l_sum + w_x * l_x
+    if G == 0:
+        b0 = a0
+        b1 = a1
+        b2 = a2
+        b3 = a3
+    else:
+        b0 = a4
+        b1 = a5
+        b2 = a6
+        b3 = a7
+    x0 = xch.index(4 - 4 * G).load(mma)
+    x1 = xch.index(5 - 4 * G).load(mma)
+    x2 = xch.index(6 - 4 * G).load(mma)
+    x3 = xch.index(7 - 4 * G).load(mma)
+
+    m_r = o_r < ROWS
+    o_c = 256 * G + gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
+    m_cr = (o_c < D_NOPE)[:, None] & m_r[None, :]
+    if i_slot < 0:
+        # The sequence is one piece: final output and natural-log LSE.
+        w_a = (w_own / l_all)[None, :]
+        w_b = (w_x / l_all)[None, :]
+        i_tok = o_r // H_Q
+        i_head = o_r % H_Q
+        p_o = out + i_b * stride_ob + i_tok.to(gl.int64) * stride_os + i_head * stride_oh
+        p_co = p_o[None, :] + o_c[:, None]
+        ty = out.dtype.element_ty
+        gl.store(p_co, (b0 * w_a + x0 * w_b).to(ty), mask=m_cr)
+        gl.store(p_co + 64, (b1 * w_a + x1 * w_b).to(ty), mask=m_cr)
+        gl.store(p_co + 128, (b2 * w_a + x2 * w_b).to(ty), mask=m_cr)
+        gl.store(p_co + 192, (b3 * w_a + x3 * w_b).to(ty), mask=m_cr)
+        if G == 0:
+            gl.store(
+                lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls,
+                (m_all + gl.log2(l_all)) * LN2,
+                mask=m_r,
+            )
+    else:
+        # A row may see no key of this piece (causal, early draft token): weight 0 in merge.
+        empty = l_all == 0.0
+        l_safe = gl.where(empty, 1.0, l_all)
+        w_a = (w_own / l_safe)[None, :]
+        w_b = (w_x / l_safe)[None, :]
+        o_slot = i_slot.to(gl.int64) * ROWS + o_r
+        p_pc = o_part + o_slot[None, :] * D_NOPE + o_c[:, None]
+        gl.store(p_pc, b0 * w_a + x0 * w_b, mask=m_cr)
+        gl.store(p_pc + 64, b1 * w_a + x1 * w_b, mask=m_cr)
+        gl.store(p_pc + 128, b2 * w_a + x2 * w_b, mask=m_cr)
+        gl.store(p_pc + 192, b3 * w_a + x3 * w_b, mask=m_cr)
+        if G == 0:
+            gl.store(
+                lse_part + o_slot,
+                gl.where(empty, float("-inf"), m_all + gl.log2(l_safe)),
+                mask=m_r,
+            )
+
+
+# The partitions' entry points (a role flag cannot travel in a partition's arguments).
+@gluon.jit
+def _first(
+    q_smem, ring, xch, full, free, p_smem, x_smem, bars, q_bar, out, lse, o_part, lse_part,
+    i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh, stride_lb,
+    stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
+    Q_TMA: gl.constexpr, SLOTS: gl.constexpr,
+):  # fmt: skip
+    _consumer(
+        0, q_smem, ring, xch, full, free, p_smem, x_smem, bars, q_bar, out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA, SLOTS,
+    )  # fmt: skip
+
+
+@gluon.jit
+def _second(
+    q_smem, ring, xch, full, free, p_smem, x_smem, bars, q_bar, out, lse, o_part, lse_part,
+    i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh, stride_lb,
+    stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
+    Q_TMA: gl.constexpr, SLOTS: gl.constexpr,
+):  # fmt: skip
+    _consumer(
+        1, q_smem, ring, xch, full, free, p_smem, x_smem, bars, q_bar, out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA, SLOTS,
+    )  # fmt: skip
+
+
+@gluon.jit
+def mla_ring_kernel(
+    q, q_desc, kv, kv_desc, block_table, seqlens, units, out, lse, o_part, lse_part,
+    stride_qb, stride_qs, stride_qh, stride_btb, stride_ob, stride_os, stride_oh,
+    stride_lb, stride_lh, stride_ls, qk_scale,
+    S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
+    Q_TMA: gl.constexpr, SLOTS: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
+):  # fmt: skip
+    ROWS: gl.constexpr = S_Q * H_Q
+    # A consumer waits on a chunk's barrier by phase parity, which is only sound while the
+    # slot's previous use (up to 18 items back: the other consumer's tile) has been filled.
+    gl.static_assert(SLOTS >= 18, "the ring needs at least two tiles of chunks")
+    i_m = gl.program_id(0)
+    i_u = gl.program_id(1)
+    # The piece this program works on: [batch, key_start, key_end, slot] (schedule.table()).
+    i_b = gl.load(units + i_u * 4).to(gl.int64)
+    key_start = gl.load(units + i_u * 4 + 1)
+    key_end = gl.load(units + i_u * 4 + 2)
+    i_slot = gl.load(units + i_u * 4 + 3)
+    seqlen = gl.load(seqlens + i_b)
+    if CAUSAL:
+        # No program reads a key past the limit of its last draft token.
+        last_tok = (gl.minimum(i_m * 16 + 16, ROWS) - 1) // H_Q
+        key_end = gl.minimum(seqlen - S_Q + 1 + last_tok, key_end)
+
+    layout: gl.constexpr = kv_desc.layout
+    q_smem = gl.allocate_shared_memory(kv_desc.dtype, [9, 16, 64], layout)
+    ring = gl.allocate_shared_memory(kv_desc.dtype, [SLOTS, 64, 64], layout)
+    p_smem = gl.allocate_shared_memory(kv_desc.dtype, [4, 16, 64], layout)
+    # Per consumer: its row max and row sum, for the merge at the end.
+    x_smem = gl.allocate_shared_memory(gl.float32, [4, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    full = gl.allocate_shared_memory(gl.int64, [SLOTS, 1], mbarrier.MBarrierLayout())
+    free = gl.allocate_shared_memory(gl.int64, [SLOTS, 1], mbarrier.MBarrierLayout())
+    # Both consumers past their loops; both halves handed over; the query loaded.
+    bars = gl.allocate_shared_memory(gl.int64, [3, 1], mbarrier.MBarrierLayout())
+    # Each chunk has one reader: the consumer of its tile.
+    for i in gl.static_range(SLOTS):
+        mbarrier.init(full.index(i), count=1)
+        mbarrier.init(free.index(i), count=1)
+    mbarrier.init(bars.index(0), count=2)
+    mbarrier.init(bars.index(1), count=2)
+    mbarrier.init(bars.index(2), count=1)
+    # The same memory as the ring, for the consumers' merge once the keys are all read.
+    xch = ring._reinterpret(
+        gl.float32, [2 * SLOTS, 64, 16], gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    )
+    zl: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    if not Q_TMA:
+        # A strided query tile is gathered with pointer loads (the loader then skips it).
+        for c in gl.static_range(9):
+            o_r = i_m * 16 + gl.arange(0, 16, layout=gl.SliceLayout(1, zl))
+            o_d = c * 64 + gl.arange(0, 64, layout=gl.SliceLayout(0, zl))
+            p = q + i_b * stride_qb + (o_r // H_Q).to(gl.int64) * stride_qs
+            p = p + (o_r % H_Q) * stride_qh
+            mask = (o_r < ROWS)[:, None] & (o_d < D_QK)[None, :]
+            q_smem.index(c).store(gl.load(p[:, None] + o_d[None, :], mask=mask, other=0.0))
+    fence_async_shared()
+    gl.thread_barrier()
+
+    args = (
+        q_smem, ring, xch, full, free, p_smem, x_smem, bars, bars.index(2), out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA, SLOTS,
+    )  # fmt: skip
+    loader_args = (
+        kv_desc, kv, ring, full, free, block_table, stride_btb, i_b, key_start, key_end, seqlen,
+        q_desc, q_smem, bars.index(2), i_m, ROWS, Q_TMA, PAGE, SLOTS,
+    )  # fmt: skip
+    gl.warp_specialize(
+        [(_first, args), (_second, args), (_loader, loader_args)], [4, 1], [REGS, LOAD_REGS]
+    )
+
+
+def launch_ring(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    block_table: torch.Tensor,
+    seqlens: torch.Tensor,
+    units: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    o_arg: torch.Tensor,
+    lse_arg: torch.Tensor,
+    *,
+    softmax_scale_log2: float,
+    causal: bool,
+    num_units: int,
+    scratch: ScratchAllocator,
+) -> None:
+    """Launch the ring kernel over ``(1, num_units)`` for ``s_q · h_q ≤ 16`` query rows.
+
+    Called by :func:`kernelopt.kernels.mla.seesaw.launch_seesaw`, which has checked the
+    inputs and merges split sequences afterwards; ``o_arg``/``lse_arg`` are the partial
+    outputs' workspace (or any float32 tensor when no sequence is split).
+    """
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    from kernelopt.kernels.mla.hopper import _scratch
+    from kernelopt.kernels.mla.seesaw import _LAYOUT
+
+    _, s_q, h_q, _ = q.shape
+    page = kv_cache.shape[1]
+    rows_kv = kv_cache.shape[0] * page
+    kv_desc = TensorDescriptor(
+        kv_cache.view(rows_kv, 576), [rows_kv, 576], [576, 1], [64, 64], _LAYOUT
+    )
+    q_tma = q.is_contiguous() and q.data_ptr() % 16 == 0
+    q_desc = (
+        TensorDescriptor(q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [16, 64], _LAYOUT)
+        if q_tma
+        else kv_desc
+    )
+    grid = (triton.cdiv(s_q * h_q, MAX_ROWS), num_units)
+    with _scratch(scratch):
+        mla_ring_kernel[grid](
+            q,
+            q_desc,
+            kv_cache,
+            kv_desc,
+            block_table,
+            seqlens,
+            units,
+            out,
+            lse,
+            o_arg,
+            lse_arg,
+            q.stride(0),
+            q.stride(1),
+            q.stride(2),
+            block_table.stride(0),
+            out.stride(0),
+            out.stride(1),
+            out.stride(2),
+            lse.stride(0),
+            lse.stride(1),
+            lse.stride(2),
+            softmax_scale_log2,
+            S_Q=s_q,
+            H_Q=h_q,
+            PAGE=page,
+            CAUSAL=causal,
+            Q_TMA=q_tma,
+            SLOTS=SLOTS,
+            REGS=CONSUMER_REGS,
+            LOAD_REGS=LOADER_REGS,
+            num_warps=4,
+        )
