@@ -261,8 +261,9 @@ def observe_rows(
 
 
 # Other names of the trial axes in rows' configs: decode benchmarks
-# (benchmarks/mla_decode.py) write the draft tokens as s_q and the longest cache as t_max.
-AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",)}
+# (benchmarks/mla_decode.py) write the draft tokens as s_q, the longest cache as t_max and
+# the query heads as h_q.
+AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",), "h": ("h_q",)}
 
 
 def config_key(config: Mapping[str, object], key: str) -> str | None:

@@ -161,7 +161,7 @@ def test_choosing_rows() -> None:
         profile_from_rows(rows, kernel="k", version="a", point="s=16", catalog=FixedCatalog())
 
 
-def test_rows_of_the_decode_benchmark_name_their_axes_s_q_and_t_max() -> None:
+def test_rows_of_the_decode_benchmark_name_their_axes_s_q_t_max_and_h_q() -> None:
     # benchmarks/mla_decode.py writes the draft tokens as s_q and the longest cache as t_max.
     metrics = {"dram_pct": 53.0, "tc_pct": 72.0, "arith_intensity": 240.0, "ridge": 160.0}
     decode = {"b": 32, "s_q": 1, "h_q": 128, "t_max": 4096, "page": 64}
@@ -175,6 +175,11 @@ def test_rows_of_the_decode_benchmark_name_their_axes_s_q_and_t_max() -> None:
     assert (report.point.b, report.point.s, report.point.t) == (32, 1, 4096)
     assert report.point.extra == {"h_q": 128, "page": 64}
     assert report.stages[0].duration == 74.7
+    # h names the query heads too (h_q in these rows).
+    [by_h] = profile_from_rows(
+        rows, kernel="mla", version="seesaw", point="s=16 h=16", catalog=FixedCatalog()
+    )
+    assert by_h.stages[0].duration == 125.2
     with pytest.raises(InputError, match="at point"):
         profile_from_rows(
             rows, kernel="mla", version="seesaw", point="t=512", catalog=FixedCatalog()
