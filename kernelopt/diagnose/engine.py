@@ -23,6 +23,7 @@ from kernelopt.diagnose.model import (
     TrajectoryPoint,
 )
 from kernelopt.diagnose.params import DiagnoseParams
+from kernelopt.diagnose.progress import HEADLINE, headline_key
 from kernelopt.experiments.log import Experiment, ExperimentLog
 from kernelopt.experiments.readers import ReadLimits, read_log
 
@@ -157,10 +158,11 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
     best = None
     if best_step is not None:
         experiment = best_step.experiment
-        if "headline" in best_step.values and progress.kind is not None:
+        heads = [k for k in best_step.values if headline_key(k)]
+        if heads and progress.kind is not None:
             kind = progress.kind.value
             value, unit = _headline(experiment, kind)
-            name = ""
+            name = experiment.headline_point if heads[0] != HEADLINE else ""
         else:
             point = experiment.points[0] if experiment.points else None
             kind, value, unit = (

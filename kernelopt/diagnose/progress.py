@@ -3,9 +3,12 @@
 Numbers are compared only with numbers of the same kind and unit: the headline metric the
 log mostly reports (latency, speedup or throughput), or — for logs that report several
 regimes per experiment (``tiny``, ``default``, ``causal``) — each named point with itself;
-an experiment's gain is then its best gain over any point. Only experiments that were kept
-(or whose fate the log does not say) and did not fail correctness can set a new best: a
-reverted change, however fast, is not the kernel the next experiment starts from.
+an experiment's gain is then its best gain over any point. Headlines measured at different
+trial points (``Experiment.headline_point``: an effort that moved from the 128-head point
+to the 16-head one) are different quantities too, and are compared point by point. Only
+experiments that were kept (or whose fate the log does not say) and did not fail
+correctness can set a new best: a reverted change, however fast, is not the kernel the next
+experiment starts from.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ import attrs
 from kernelopt.experiments.log import Experiment, MetricKind
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["Progress", "Step", "analyze"]
+__all__ = ["HEADLINE", "Progress", "Step", "analyze", "headline_key"]
+
+HEADLINE = "headline"
 
 _TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 _NOT_BEST = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
@@ -40,20 +45,28 @@ class Step:
     values: dict[str, float]
 
 
-def _values(experiment: Experiment, kind: MetricKind | None) -> dict[str, float]:
+def headline_key(key: str) -> bool:
+    """Whether a value key names a headline number (at one trial point or without one)."""
+    return key == HEADLINE or key.startswith(HEADLINE + " @ ")
+
+
+def _values(experiment: Experiment, kind: MetricKind | None, by_point: bool) -> dict[str, float]:
     """Higher-is-better numbers keyed by what they measure (comparable across experiments)."""
     found: dict[str, float] = {}
+    head = HEADLINE
+    if by_point and experiment.headline_point:
+        head = f"{HEADLINE} @ {experiment.headline_point}"
     if kind is MetricKind.LATENCY and experiment.latency is not None and experiment.latency > 0:
         scale = _TO_US.get(experiment.unit or "", 1.0)
-        found["headline"] = -experiment.latency * scale
+        found[head] = -experiment.latency * scale
     elif kind is MetricKind.SPEEDUP and experiment.speedup is not None and experiment.speedup > 0:
-        found["headline"] = experiment.speedup
+        found[head] = experiment.speedup
     elif (
         kind is MetricKind.THROUGHPUT
         and experiment.throughput is not None
         and experiment.throughput > 0
     ):
-        found["headline"] = experiment.throughput
+        found[head] = experiment.throughput
     if found:
         return found
     for point in experiment.points:
@@ -137,14 +150,20 @@ class Progress:
         ]
 
     def best(self) -> Step | None:
-        """The step holding the best headline (or best on most points)."""
+        """The step holding the best headline (or best on most points).
+
+        With headlines at several trial points, the best at the point of the latest
+        measured headline: where the effort stands now.
+        """
+        keys = [k for s in self.steps if s.eligible for k in s.values if headline_key(k)]
+        key = keys[-1] if keys else HEADLINE
         best: Step | None = None
         best_value: float | None = None
         for step in self.steps:
-            if not step.eligible or "headline" not in step.values:
+            if not step.eligible or key not in step.values:
                 continue
-            if best_value is None or step.values["headline"] > best_value:
-                best, best_value = step, step.values["headline"]
+            if best_value is None or step.values[key] > best_value:
+                best, best_value = step, step.values[key]
         if best is None:
             scored = [s for s in self.steps if s.eligible and s.values]
             return scored[-1] if scored else None
@@ -158,12 +177,17 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     reported by at least two experiments: a one-off ablation table measures something else.
     """
     kind = headline_kind(experiments)
-    raw = [_values(e, kind) for e in experiments]
+    # One trial point for every headline that names one (or none named): one quantity.
+    by_point = len({e.headline_point for e in experiments if e.headline_point}) > 1
+    raw = [_values(e, kind, by_point) for e in experiments]
     occurrences = Counter(key for values in raw for key in values)
     best: dict[str, float] = {}
     steps = []
     for experiment, found in zip(experiments, raw, strict=True):
-        values = {k: v for k, v in found.items() if occurrences[k] >= 2}
+        # A headline at its own trial point counts even as the first there.
+        values = {
+            k: v for k, v in found.items() if occurrences[k] >= 2 or k.startswith(HEADLINE + " @ ")
+        }
         eligible = (
             (experiment.attempted or experiment.status is Status.BASELINE)
             and experiment.status not in _NOT_BEST
@@ -177,6 +201,10 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
             gain = 0.0  # a reverted or failed change moved nothing
         elif gains:
             gain = max(0.0, max(gains))
+        elif by_point and experiment.headline_point and (experiment.speedup or 0.0) > 0:
+            # The first kept headline at its point: the log's own A/B against the kernel it
+            # started from (a result row's speedup over its baseline) is the gain.
+            gain = max(0.0, (experiment.speedup or 1.0) - 1.0)
         else:
             gain = None  # first number of its kind: nothing to compare with
         measured = bool(values)

@@ -203,6 +203,11 @@ class Experiment:
         The headline speedup over the log's baseline (> 1 is faster).
     throughput, throughput_unit : float or None, str or None
         The headline rate when the log measures work per second instead of time.
+    headline_point : str
+        The trial point the headline number was measured at when the log names it (the
+        first row of a canonical ``result.md``: ``"b=32 s=1 t=4096 h=16"``); empty when
+        the log gives one number without a point. Headlines at different points are
+        different quantities.
     correctness : Correctness
         PASS, FAIL or UNKNOWN.
     status : Status or None
@@ -243,6 +248,7 @@ class Experiment:
     speedup: float | None = None
     throughput: float | None = None
     throughput_unit: str | None = None
+    headline_point: str = ""
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
     status: Status | None = None
     attempted: bool = True

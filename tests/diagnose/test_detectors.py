@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import attrs
+
 from kernelopt.catalog import Catalog
 from kernelopt.diagnose import (
     DiagnoseParams,
@@ -15,7 +17,7 @@ from kernelopt.diagnose import (
     diagnose_log,
 )
 from kernelopt.diagnose.progress import analyze
-from kernelopt.experiments import Fact, ProfileFacts, Recommendation, SourceRef
+from kernelopt.experiments import Fact, ProfileFacts, Recommendation, SourceRef, read_log
 from kernelopt.experiments.records import Correctness, Status
 
 from .conftest import FakeCatalog, exp, kernel, log_of
@@ -494,3 +496,41 @@ def test_overlooked_shortcut(tmp_path: Path, catalog: Catalog) -> None:
     missing = diagnose_log(log_of([exp(1, 5.0)]), catalog=catalog)
     assert "workload_profile.md" in _sentence(missing, Pathology.OVERLOOKED_SHORTCUT)
     assert not _checked(missing, Pathology.OVERLOOKED_SHORTCUT)
+
+
+def test_headlines_at_different_trial_points_are_not_compared(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    # An effort that moved from the 128-head point to the 16-head one: its headline
+    # latencies are different quantities, and the first kept 16-head result gains what
+    # its own A/B row states over the kernel it started from.
+    from kernelopt.experiments.canonical import append_summary, write_result
+    from kernelopt.experiments.records import ResultRecord, ResultRow
+
+    def record(number: int, point: str, median: float, speedup: float | None) -> ResultRecord:
+        row = ResultRow(point=point, impl=f"v{number}", median=median, unit="us", speedup=speedup)
+        return ResultRecord(
+            experiment=number, title=f"change {number}", status="KEPT", correctness="PASS",
+            date="2026-12-03", rows=(row,),
+        )  # fmt: skip
+
+    h128, h16 = "b=32 s=1 t=4096 h=128", "b=32 s=1 t=4096 h=16"
+    records = (record(1, h128, 100.0, None), record(2, h128, 75.0, 1.333))
+    for rec in (*records, record(3, h16, 47.5, 1.054)):
+        write_result(tmp_path, rec)
+        append_summary(tmp_path, rec)
+    diagnosis = diagnose_log(read_log(tmp_path), catalog=catalog)
+    assert [e.headline_point for e in read_log(tmp_path).experiments] == [h128, h128, h16]
+    gains = {step.experiment: round(step.gain, 3) for step in diagnosis.summary.trajectory}
+    assert gains == {2: 0.25, 3: 0.054}  # not +36.7 % for 47.5 us against 75 us
+    assert diagnosis.summary.best is not None
+    assert (diagnosis.summary.best.experiment, diagnosis.summary.best.point) == (3, h16)
+
+
+def test_headlines_at_one_trial_point_compare_as_before() -> None:
+    one = [
+        attrs.evolve(exp(1, 100.0), headline_point="b=1"),
+        attrs.evolve(exp(2, 80.0), headline_point="b=1"),
+    ]
+    gains = {s.experiment.number: s.gain for s in analyze(tuple(one)).steps}
+    assert gains[2] == 0.2

@@ -81,6 +81,7 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
         speedup=draft.speedup,
         throughput=draft.throughput,
         throughput_unit=draft.throughput_unit,
+        headline_point=draft.headline_point,
         correctness=correctness,
         status=status,
         attempted=attempted,

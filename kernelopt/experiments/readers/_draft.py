@@ -31,6 +31,7 @@ SCALARS = (
     "speedup",
     "throughput",
     "throughput_unit",
+    "headline_point",
     "correctness",
     "status",
     "attempted",
@@ -70,6 +71,7 @@ class Draft:
     speedup: float | None = None
     throughput: float | None = None
     throughput_unit: str | None = None
+    headline_point: str = ""
     correctness: Correctness | None = None
     status: Status | None = None
     attempted: bool | None = None

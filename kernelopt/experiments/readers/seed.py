@@ -58,6 +58,7 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
         draft.put("latency", head.median, row_ref)
         draft.put("unit", head.unit, row_ref)
         draft.put("speedup", head.speedup, row_ref)
+        draft.put("headline_point", head.point, row_ref)
     for offset, row in enumerate(record.rows):
         row_ref = SourceRef(path=file.path, line=_line_of(file, "## Measurements") + 3 + offset)
         draft.points.append(
