@@ -58,7 +58,9 @@ class Environment:
     python, torch, triton, kernelopt : str, optional
         Versions; None when the package is not installed.
     commit : str, optional
-        ``git rev-parse HEAD`` of the working directory; None outside a git checkout.
+        ``git rev-parse HEAD`` of the working directory, with ``-dirty`` appended when
+        tracked files differ from it (the numbers then time code no commit holds); None
+        outside a git checkout.
     """
 
     python: str
@@ -73,7 +75,7 @@ class Environment:
             "torch": self.torch,
             "triton": self.triton,
             "kernelopt": self.kernelopt,
-            "commit": None if self.commit is None else self.commit[:12],
+            "commit": None if self.commit is None else _short(self.commit),
         }
         return {key: value for key, value in found.items() if value}
 
@@ -89,10 +91,16 @@ def _version(package: str) -> str | None:
         return None
 
 
-def _commit(directory: Path) -> str | None:
+def _short(commit: str) -> str:
+    """The first 12 hex digits, keeping a ``-dirty`` mark."""
+    sha, dirty, _ = commit.partition("-dirty")
+    return sha[:12] + dirty
+
+
+def _git(directory: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
+            ["git", *args],
             cwd=directory,
             capture_output=True,
             text=True,
@@ -101,8 +109,16 @@ def _commit(directory: Path) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    text = done.stdout.strip()
-    return text if done.returncode == 0 and text else None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _commit(directory: Path) -> str | None:
+    head = (_git(directory, "rev-parse", "HEAD") or "").strip()
+    if not head:
+        return None
+    # Untracked files (scratch scripts, results being written) do not change the code.
+    changes = _git(directory, "status", "--porcelain", "--untracked-files=no")
+    return head + "-dirty" if changes else head
 
 
 @functools.cache

@@ -143,4 +143,27 @@ def test_environment_reads_versions_without_importing() -> None:
     assert env.python.count(".") == 2
     assert set(versions) <= {"torch", "triton", "kernelopt", "commit"}
     if env.commit is not None:
-        assert len(versions["commit"]) == 12
+        assert len(versions["commit"].removesuffix("-dirty")) == 12
+
+
+def test_commit_says_dirty_when_tracked_files_changed(tmp_path: Path) -> None:
+    import subprocess
+
+    from kernelopt.bench.records import Environment, _commit
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "k.py").write_text("x = 1\n")
+    git("add", "k.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "k")
+    clean = _commit(tmp_path)
+    assert clean is not None and len(clean) == 40
+    (tmp_path / "notes.txt").write_text("untracked\n")
+    assert _commit(tmp_path) == clean
+    (tmp_path / "k.py").write_text("x = 2\n")
+    assert _commit(tmp_path) == clean + "-dirty"
+    assert Environment(python="3", commit=clean + "-dirty").versions()["commit"] == (
+        clean[:12] + "-dirty"
+    )
