@@ -1,7 +1,8 @@
 """One spelling of a trial point, so rows of the same point always share a key.
 
 Benchmark JSONL stores config keys sorted (``b h s t``), a profile writes ``b s t h``:
-both become ``b=32 s=1 t=4096 h=16`` (b, s, t first, other keys sorted).
+both become ``b=32 s=1 t=4096 h=16`` (b, s, t first, other keys sorted). A term written
+``t~4096`` (lengths around 4096) is ``t=~4096``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ _LEADING = ("b", "s", "t")
 def point_words(point: Mapping[str, object] | str) -> str:
     """``key=value`` words in the canonical order; text that is not all terms is kept as is."""
     if isinstance(point, str):
-        terms = [t for t in re.split(r"[,\s]+", point.strip()) if t]
+        terms = [re.sub(r"^(\w+)~", r"\1=~", t) for t in re.split(r"[,\s]+", point.strip()) if t]
         pairs = [t.partition("=") for t in terms]
         if not terms or any(not sep or not key for key, sep, _ in pairs):
             return " ".join(point.split())

@@ -235,6 +235,13 @@ def _rates(
     return flops, moved
 
 
+def _point_of(config: Mapping[str, Any]) -> str:
+    """A row's trial point: the name its benchmark gave it (a ``point`` entry), else its
+    config's terms (display-only entries such as ``dtype`` then count too)."""
+    named = config.get("point")
+    return point_words(named) if isinstance(named, str) and named.strip() else point_words(config)
+
+
 def perf_rows_from_bench(
     rows: Iterable[BenchRow], *, version: str | None = None, ceilings: Ceilings | None = None
 ) -> list[PerfRow]:
@@ -269,7 +276,7 @@ def perf_rows_from_bench(
         out.append(
             PerfRow(
                 version=version or row.impl,
-                point=point_words(row.config),
+                point=_point_of(row.config),
                 time=row.median,
                 unit=row.unit,
                 tflop_s=None if flops is None else flops / 1e12,

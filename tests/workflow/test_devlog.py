@@ -281,3 +281,13 @@ def test_points_are_spelled_one_way() -> None:
     assert PerfRow(version="v", point="decode  point", time=1).point == "decode point"
     with pytest.raises(InputError, match="cell"):
         PerfRow(version="v|2", point="p", time=1)
+
+
+def test_rows_from_bench_rows_take_the_point_their_benchmark_named() -> None:
+    # benchmarks/mla_decode.py names each point and keeps display entries in the config.
+    config = {"b": 128, "s_q": 1, "h_q": 16, "t_max": 5094, "t_mean": 4096.375, "page": 64}
+    named = bench_row("seesaw", 155.0, config=config | {"point": "b=128 s=1 h=16 t~4096"})
+    [row] = perf_rows_from_bench([named])
+    assert row.point == "b=128 s=1 t=~4096 h=16"  # the devlog's spelling, b s t first
+    [plain] = perf_rows_from_bench([bench_row("seesaw", 155.0, config=config)])
+    assert plain.point == "b=128 h_q=16 page=64 s_q=1 t_max=5094 t_mean=4096.375"
