@@ -342,12 +342,10 @@ def _compile_seesaw_report(
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from kernelopt.kernels.mla import ring, seesaw
+    from kernelopt.kernels.mla import seesaw
 
-    # At most RING_ROWS query rows run the ring kernel, with 16-row query tiles.
-    use_ring = s_q * h_q <= seesaw.RING_ROWS
-    fn: Any = ring.mla_ring_kernel if use_ring else seesaw.mla_seesaw_kernel
-    q_rows = ring.MAX_ROWS if use_ring else 64
+    # At most RING_ROWS query rows compile the ring kernel, with 16-row query tiles.
+    fn, q_rows, tuned = seesaw.kernel_for_rows(s_q * h_q)
     elt = _TRITON_DTYPES[dtype]
     layout = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
     typed = {
@@ -374,11 +372,8 @@ def _compile_seesaw_report(
         "PAGE": page_size,
         "CAUSAL": causal,
         "Q_TMA": True,
-        "REGS": seesaw.CONSUMER_REGS,
-        "LOAD_REGS": seesaw.LOADER_REGS,
+        **tuned,
     }
-    if use_ring:
-        constants.update(SLOTS=ring.SLOTS, REGS=ring.CONSUMER_REGS, LOAD_REGS=ring.LOADER_REGS)
     try:
         compiled = triton.compile(
             GluonASTSource(fn=fn, signature=signature, constexprs=constants),

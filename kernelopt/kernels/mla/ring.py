@@ -35,9 +35,6 @@ warpgroups re-divide them), no spills; every product is ``wgmma m64n16k16``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -47,11 +44,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma,
     warpgroup_mma_wait,
 )
-
-if TYPE_CHECKING:
-    import torch
-
-    from kernelopt.kernels.mla.hopper import ScratchAllocator
 
 D_NOPE: gl.constexpr = gl.constexpr(512)
 D_QK: gl.constexpr = gl.constexpr(576)
@@ -410,79 +402,3 @@ def mla_ring_kernel(
     gl.warp_specialize(
         [(_first, args), (_second, args), (_loader, loader_args)], [4, 1], [REGS, LOAD_REGS]
     )
-
-
-def launch_ring(
-    q: torch.Tensor,
-    kv_cache: torch.Tensor,
-    block_table: torch.Tensor,
-    seqlens: torch.Tensor,
-    units: torch.Tensor,
-    out: torch.Tensor,
-    lse: torch.Tensor,
-    o_arg: torch.Tensor,
-    lse_arg: torch.Tensor,
-    *,
-    softmax_scale_log2: float,
-    causal: bool,
-    num_units: int,
-    scratch: ScratchAllocator,
-) -> None:
-    """Launch the ring kernel over ``(1, num_units)`` for ``s_q · h_q ≤ 16`` query rows.
-
-    Called by :func:`kernelopt.kernels.mla.seesaw.launch_seesaw`, which has checked the
-    inputs and merges split sequences afterwards; ``o_arg``/``lse_arg`` are the partial
-    outputs' workspace (or any float32 tensor when no sequence is split).
-    """
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    from kernelopt.kernels.mla.hopper import _scratch
-    from kernelopt.kernels.mla.seesaw import _LAYOUT
-
-    _, s_q, h_q, _ = q.shape
-    page = kv_cache.shape[1]
-    rows_kv = kv_cache.shape[0] * page
-    kv_desc = TensorDescriptor(
-        kv_cache.view(rows_kv, 576), [rows_kv, 576], [576, 1], [64, 64], _LAYOUT
-    )
-    q_tma = q.is_contiguous() and q.data_ptr() % 16 == 0
-    q_desc = (
-        TensorDescriptor(q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [16, 64], _LAYOUT)
-        if q_tma
-        else kv_desc
-    )
-    grid = (triton.cdiv(s_q * h_q, MAX_ROWS), num_units)
-    with _scratch(scratch):
-        mla_ring_kernel[grid](
-            q,
-            q_desc,
-            kv_cache,
-            kv_desc,
-            block_table,
-            seqlens,
-            units,
-            out,
-            lse,
-            o_arg,
-            lse_arg,
-            q.stride(0),
-            q.stride(1),
-            q.stride(2),
-            block_table.stride(0),
-            out.stride(0),
-            out.stride(1),
-            out.stride(2),
-            lse.stride(0),
-            lse.stride(1),
-            lse.stride(2),
-            softmax_scale_log2,
-            S_Q=s_q,
-            H_Q=h_q,
-            PAGE=page,
-            CAUSAL=causal,
-            Q_TMA=q_tma,
-            SLOTS=SLOTS,
-            REGS=CONSUMER_REGS,
-            LOAD_REGS=LOADER_REGS,
-            num_warps=4,
-        )

@@ -40,7 +40,7 @@ contiguous query comes in by TMA as well; a strided one is gathered with pointer
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import triton
 from triton.experimental import gluon
@@ -527,12 +527,25 @@ CONSUMER_REGS = 232
 512 a multiprocessor's 4 × 128-thread slots share)."""
 LOADER_REGS = 24
 Q_BY_TMA = True
+"""Whether a contiguous query tile comes by TMA, in both kernels (2.5 % faster at s_q = 1,
+h_q = 128)."""
 RING_ROWS = ring.MAX_ROWS
 """Sequences with at most this many query rows (``s_q · h_q``) run the ring kernel
 (:mod:`kernelopt.kernels.mla.ring`) instead of a 64-row tile; 0 turns it off. On the H200
 at b = 32, s_q = 1, h_q = 16: 47.5 against 50.0 µs; 155.8 against 164.5 µs on the b = 128
 batch of varied lengths."""
-"""Whether a contiguous query tile comes by TMA (2.5 % faster at s_q = 1, h_q = 128)."""
+
+
+def kernel_for_rows(rows: int) -> tuple[Any, int, dict[str, int]]:
+    """The Gluon kernel that runs ``rows`` query rows per sequence (``s_q · h_q``).
+
+    Returns the kernel, the rows of its query tile (16 for the ring kernel, 64 for the
+    seesaw kernel) and its own compile-time constants (ring size, register split).
+    """
+    if rows <= RING_ROWS:
+        tuned = {"SLOTS": ring.SLOTS, "REGS": ring.CONSUMER_REGS, "LOAD_REGS": ring.LOADER_REGS}
+        return ring.mla_ring_kernel, ring.MAX_ROWS, tuned
+    return mla_seesaw_kernel, 64, {"REGS": CONSUMER_REGS, "LOAD_REGS": LOADER_REGS}
 
 
 def default_config(rows: int, dtype: torch.dtype | None = None) -> SplitKVConfig:
@@ -621,72 +634,29 @@ def launch_seesaw(
         raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
     o_arg = o_part if o_part is not None else lse
     lse_arg = lse_part if lse_part is not None else lse
-    if s_q * h_q <= RING_ROWS:
-        ring.launch_ring(
-            q, kv_cache, block_table, seqlens, units, out, lse, o_arg, lse_arg,
-            softmax_scale_log2=softmax_scale * LOG2E, causal=causal, num_units=num_units,
-            scratch=scratch,
-        )  # fmt: skip
-        if has_splits:
-            launch_merge(
-                o_arg,
-                lse_arg,
-                split_offsets,
-                out,
-                lse,
-                config=config,
-            )
-        return
+    # At most RING_ROWS query rows run the ring kernel, with 16-row query tiles.
+    kernel, q_rows, tuned = kernel_for_rows(s_q * h_q)
     rows_kv = kv_cache.shape[0] * page
     flat = kv_cache.view(rows_kv, 576)
     kv_desc = TensorDescriptor(flat, [rows_kv, 576], [576, 1], [64, 64], _LAYOUT)
     # A contiguous query is one [b · s_q · h_q, 576] matrix: its tiles come by TMA too.
     q_tma = Q_BY_TMA and q.is_contiguous() and q.data_ptr() % 16 == 0
     q_desc = (
-        TensorDescriptor(q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [64, 64], _LAYOUT)
+        TensorDescriptor(q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [q_rows, 64], _LAYOUT)
         if q_tma
         else kv_desc
     )
-    grid = (triton.cdiv(s_q * h_q, 64), num_units)
+    args = (
+        q, q_desc, kv_cache, kv_desc, block_table, seqlens, units, out, lse, o_arg, lse_arg,
+        q.stride(0), q.stride(1), q.stride(2), block_table.stride(0),
+        out.stride(0), out.stride(1), out.stride(2), lse.stride(0), lse.stride(1), lse.stride(2),
+        softmax_scale * LOG2E,
+    )  # fmt: skip
+    grid = (triton.cdiv(s_q * h_q, q_rows), num_units)
     with _scratch(scratch):
-        mla_seesaw_kernel[grid](
-            q,
-            q_desc,
-            kv_cache,
-            kv_desc,
-            block_table,
-            seqlens,
-            units,
-            out,
-            lse,
-            o_arg,
-            lse_arg,
-            q.stride(0),
-            q.stride(1),
-            q.stride(2),
-            block_table.stride(0),
-            out.stride(0),
-            out.stride(1),
-            out.stride(2),
-            lse.stride(0),
-            lse.stride(1),
-            lse.stride(2),
-            softmax_scale * LOG2E,
-            S_Q=s_q,
-            H_Q=h_q,
-            PAGE=page,
-            CAUSAL=causal,
-            Q_TMA=q_tma,
-            REGS=CONSUMER_REGS,
-            LOAD_REGS=LOADER_REGS,
+        kernel[grid](
+            *args, S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma, **tuned,
             num_warps=4,
-        )
+        )  # fmt: skip
     if has_splits:
-        launch_merge(
-            o_arg,
-            lse_arg,
-            split_offsets,
-            out,
-            lse,
-            config=config,
-        )
+        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
