@@ -25,16 +25,21 @@ from __future__ import annotations
 
 import argparse
 import functools
-import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import torch
 
+# The trial points and their inputs are the decode benchmark's (run as a script, this
+# file's folder is on sys.path).
+from mla_decode import SCALE, Point, make_inputs, trial_points
+
 from kernelopt.bench import BenchRow, append_rows, measure, row_from_measurement
-from kernelopt.bench.records import ConfigValue, environment
+from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.records import ConfigValue
 from kernelopt.kernels.mla import MLADecodePlan, mla_decode_ref
 from kernelopt.kernels.mla.api import Strategy
 from kernelopt.kernels.mla.split_kv import (
@@ -44,19 +49,8 @@ from kernelopt.kernels.mla.split_kv import (
     workspace_numel,
 )
 
-SCALE = 192**-0.5
 HOST_CALLS = 600
 DRAIN_EVERY = 100
-
-
-def inputs(h_q: int, *, b: int = 32, t: int = 4096, page: int = 64) -> dict[str, torch.Tensor]:
-    gen = torch.Generator(device="cuda").manual_seed(h_q)
-    blocks = t // page
-    kv = torch.randn(b * blocks, page, 1, 576, device="cuda", generator=gen).to(torch.bfloat16)
-    order = torch.randperm(b * blocks, device="cuda", generator=gen).to(torch.int32)
-    q = torch.randn(b, 1, h_q, 576, device="cuda", generator=gen).to(torch.bfloat16)
-    seqlens = torch.full((b,), t, dtype=torch.int32, device="cuda")
-    return {"q": q, "kv": kv, "bt": order.view(b, blocks), "seqlens": seqlens}
 
 
 def host_samples(fn: Callable[[], object], calls: int = HOST_CALLS) -> list[float]:
@@ -79,29 +73,16 @@ def host_samples(fn: Callable[[], object], calls: int = HOST_CALLS) -> list[floa
 def host_row(
     samples: list[float], *, impl: str, config: dict[str, ConfigValue], err: float
 ) -> BenchRow:
-    env = environment()
-    deciles = statistics.quantiles(samples, n=10)
-    quartiles = statistics.quantiles(samples, n=4)
-    return BenchRow(
-        op="mla_decode_host",
-        impl=impl,
-        config=dict(config),
-        mode="host",
-        cache="none",
-        backend="host-perf-counter",
-        n=len(samples),
-        median=statistics.median(samples),
-        p20=deciles[1],
-        p80=deciles[7],
-        iqr=quartiles[2] - quartiles[0],
-        min=min(samples),
+    """A row of host-time samples: the library's statistics, labelled as host time."""
+    # Host samples of a GPU call: summarized like any timing, then marked as what they are.
+    timing = Measurement(
+        samples=samples, mode="hot", cache="none", backend="cpu-perf-counter",
         gpu=torch.cuda.get_device_name(),
-        torch=env.torch,
-        triton=env.triton,
-        commit=env.commit,
-        timestamp=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
-        metrics={"rel_err": err},
+    )  # fmt: skip
+    row = row_from_measurement(
+        timing, op="mla_decode_host", impl=impl, config=config, metrics={"rel_err": err}
     )
+    return attrs.evolve(row, mode="host", backend="host-perf-counter")
 
 
 def strategies() -> list[Strategy]:
@@ -110,54 +91,50 @@ def strategies() -> list[Strategy]:
     return [*found, "hopper", "split_kv"]
 
 
-def time_point(h_q: int, rows: list[BenchRow], table: list[tuple[object, ...]]) -> None:
-    """Check and time every strategy at b=32, s_q=1, ``h_q``; append rows and table lines."""
-    x = inputs(h_q)
-    ref_out, ref_lse = mla_decode_ref(x["q"], x["kv"], x["bt"], x["seqlens"], softmax_scale=SCALE)
-    point = f"b=32 s=1 h={h_q} t=4096"
+def time_point(point: Point, rows: list[BenchRow], table: list[tuple[object, ...]]) -> None:
+    """Check and time every strategy at ``point``; append rows and table lines."""
+    x = make_inputs(point, "cuda", torch.bfloat16, seed=0)
+    ref_out, ref_lse = mla_decode_ref(
+        x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=SCALE
+    )
+    config: dict[str, ConfigValue] = point.config()
     for strategy in strategies():
         plan = MLADecodePlan(
             x["seqlens"],
-            s_q=1,
-            h_q=h_q,
-            page_size=64,
+            s_q=point.s_q,
+            h_q=point.h_q,
+            page_size=point.page,
             softmax_scale=SCALE,
             dtype=torch.bfloat16,
             strategy=strategy,
         )
-        out = torch.full((32, 1, h_q, 512), float("nan"), dtype=torch.bfloat16, device="cuda")
-        lse = torch.full((32, h_q, 1), float("nan"), dtype=torch.float32, device="cuda")
-
-        call = functools.partial(plan.run, x["q"], x["kv"], x["bt"], out=out, lse=lse)
+        shape = (point.b, point.s_q, point.h_q)
+        out = torch.full((*shape, 512), float("nan"), dtype=torch.bfloat16, device="cuda")
+        lse = torch.full((point.b, point.h_q, point.s_q), float("nan"), device="cuda")
+        call = functools.partial(plan.run, x["q"], x["kv"], x["block_table"], out=out, lse=lse)
         call()
         err = float((out.double() - ref_out).norm() / ref_out.norm())
         lse_err = float((lse.double() - ref_lse).abs().max())
         if not (err < 1e-2 and lse_err < 1e-3):  # NaN fails both comparisons
-            raise SystemExit(f"{strategy} at {point}: rel err {err}, lse err {lse_err}")
-        config: dict[str, ConfigValue] = {
-            "point": point,
-            "b": 32,
-            "s_q": 1,
-            "h_q": h_q,
-            "t": 4096,
-            "page": 64,
-        }
+            raise SystemExit(f"{strategy} at {point.name}: rel err {err}, lse err {lse_err}")
         impl = f"kernelopt_{strategy}"
         samples = host_samples(call)
         rows.append(host_row(samples, impl=impl, config=config, err=err))
-        table.append((point, impl, "host", rows[-1].median, rows[-1].p20, rows[-1].p80))
+        table.append((point.name, impl, "host", rows[-1].median, rows[-1].p20, rows[-1].p80))
         for mode in ("hot", "graph"):
             m = measure(call, mode=mode, label=f"mla-{strategy}")
             rows.append(
                 row_from_measurement(m, op="mla_decode_host", impl=impl, config=config,
                                      metrics={"rel_err": err})
             )  # fmt: skip
-            table.append((point, impl, mode, m.median, m.p20, m.p80))
+            table.append((point.name, impl, mode, m.median, m.p20, m.p80))
         merge = merge_launch(plan, out, lse)
         if merge is not None:
             merge_impl = f"{impl}/merge-launch"
             rows.append(host_row(host_samples(merge), impl=merge_impl, config=config, err=err))
-            table.append((point, merge_impl, "host", rows[-1].median, rows[-1].p20, rows[-1].p80))
+            table.append(
+                (point.name, merge_impl, "host", rows[-1].median, rows[-1].p20, rows[-1].p80)
+            )
 
 
 def merge_launch(
@@ -187,14 +164,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows: list[BenchRow] = []
     table: list[tuple[object, ...]] = []
-    for h_q in (128, 16):
-        time_point(h_q, rows, table)
+    for point in trial_points(quick=True, smoke=False):  # b=32, s_q=1, h_q in {128, 16}
+        time_point(point, rows, table)
     append_rows(args.out, rows)
     print(f"{len(rows)} rows appended to {args.out}")
     print("| point | impl | timing | median µs | p20 | p80 |")
     print("|---|---|---|---|---|---|")
-    for point, impl, mode, med, p20, p80 in table:
-        print(f"| {point} | {impl} | {mode} | {med:.1f} | {p20:.1f} | {p80:.1f} |")
+    for name, impl, mode, med, p20, p80 in table:
+        print(f"| {name} | {impl} | {mode} | {med:.1f} | {p20:.1f} | {p80:.1f} |")
     return 0
 
 
