@@ -5,6 +5,7 @@ Run on a GPU from the repository root::
     PYTHONPATH=. python benchmarks/mla_decode.py --out benchmarks/results/mla_decode.jsonl
     PYTHONPATH=. python benchmarks/mla_decode.py --quick          # two points, fewer impls
     PYTHONPATH=. python benchmarks/mla_decode.py --strategies split_kv --peers eager
+    PYTHONPATH=. python benchmarks/mla_decode.py --kv fp8   # the 656-byte FP8 cache
 
 What it does, in order:
 
@@ -27,13 +28,18 @@ What it does, in order:
 Implementations: every ``MLADecodePlan`` strategy (planned once per point, outside the
 timing, into caller-owned outputs); the torch eager peer (bmm → fp32 softmax → bmm over the
 cache gathered densely beforehand, the code a user writes first) and ``torch.compile`` of
-it; FlashMLA and FlashInfer when importable. ``--smoke`` runs tiny shapes on any device
+it; FlashMLA and FlashInfer when importable. With ``--kv fp8`` the cache is quantized to
+FlashMLA's 656-byte FP8 layout before timing (``kernelopt.kernels.mla.fp8``); the reference
+reads the same bytes, the floor counts 656-byte rows, and only the strategies and peers that
+read the layout run (``split_kv``; the torch peers dequantize inside the timed call).
+``--smoke`` runs tiny shapes on any device
 (CPU through the Triton interpreter) to check the script itself; its numbers mean nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import sys
@@ -57,14 +63,19 @@ from kernelopt.bench import (
     row_from_measurement,
 )
 from kernelopt.kernels.mla import (
+    FP8_KV_BYTES,
     STRATEGIES,
     MLADecodePlan,
+    dequantize_kv_fp8,
     mla_decode_bytes,
     mla_decode_flops,
     mla_decode_ref,
+    quantize_kv_fp8,
 )
 
 PEERS = ("eager", "compile", "flashmla", "flashinfer")
+FP8_STRATEGIES = ("split_kv",)  # the strategies that read the 656-byte FP8 cache layout
+FP8_PEERS = ("eager", "compile")
 SCALE = 192**-0.5  # DeepSeek-V3: (128 nope + 64 rope) ** -0.5
 CHECK_BOUND = 2e-2
 
@@ -78,6 +89,7 @@ class Point:
     h_q: int
     seqlens: list[int]
     page: int = 64
+    kv: str = "dense"
 
     @property
     def b(self) -> int:
@@ -93,7 +105,7 @@ class Point:
             "t_max": max(self.seqlens),
             "page": self.page,
             "varlen": len(set(self.seqlens)) > 1,
-        }
+        } | ({"kv": self.kv} if self.kv != "dense" else {})
 
 
 @dataclass
@@ -137,6 +149,8 @@ def make_inputs(point: Point, device: str, dtype: torch.dtype, seed: int) -> dic
     block_table = order.view(point.b, width).to(torch.int32)
     q = torch.randn(point.b, point.s_q, point.h_q, 576, device=device, generator=gen).to(dtype)
     seqlens = torch.tensor(point.seqlens, dtype=torch.int32, device=device)
+    if point.kv == "fp8":
+        kv = quantize_kv_fp8(kv)  # 656 bytes a token: FlashMLA's FP8 layout
     return {"q": q, "kv": kv, "block_table": block_table, "seqlens": seqlens}
 
 
@@ -157,6 +171,7 @@ def kernelopt_impl(strategy: str) -> Callable[[Point, dict[str, Any]], tuple[Any
             dtype=q.dtype,
             device=q.device,
             strategy=strategy,
+            kv_fp8=point.kv == "fp8",
         )
         out = torch.empty(point.b, point.s_q, point.h_q, 512, dtype=q.dtype, device=q.device)
         lse = torch.empty(point.b, point.h_q, point.s_q, dtype=torch.float32, device=q.device)
@@ -182,6 +197,9 @@ def _dense_kv(point: Point, x: dict[str, Any]) -> tuple[torch.Tensor, torch.Tens
 
 
 def _eager(q: torch.Tensor, dense: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+    if dense.dtype == torch.uint8:
+        # An FP8 cache: dequantize the gathered rows first, as part of the timed call.
+        dense = dequantize_kv_fp8(dense, q.dtype)
     b, s_q, h_q, _ = q.shape
     scores = torch.bmm(q.reshape(b, s_q * h_q, 576), dense.transpose(1, 2)).float() * SCALE
     scores = scores.masked_fill(~visible, float("-inf"))
@@ -284,15 +302,25 @@ def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     return float((out.double() - ref).norm() / ref.norm())
 
 
+def point_bytes(point: Point, x: dict[str, Any]) -> int:
+    """The fewest bytes a call at ``point`` moves (656-byte cache rows for ``kv="fp8"``)."""
+    return mla_decode_bytes(
+        point.seqlens,
+        batch=point.b,
+        s_q=point.s_q,
+        h_q=point.h_q,
+        elt_bytes=x["q"].element_size(),
+        kv_row_bytes=FP8_KV_BYTES if point.kv == "fp8" else None,
+    )
+
+
 def run_point(point, x, makers, modes, max_time_ms, roofline, dtype, rows_out, notes):
     # roofline: this point's cost against the run's measured ceilings (None without a GPU).
     results: list[Result] = []
     floor_us = roofline.floor("us") if roofline is not None else None
     ref, _ = mla_decode_ref(x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=SCALE)
     flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
-    nbytes = mla_decode_bytes(
-        point.seqlens, batch=point.b, s_q=point.s_q, h_q=point.h_q, elt_bytes=x["q"].element_size()
-    )
+    nbytes = point_bytes(point, x)
     for impl, maker in makers.items():
         result = Result(point, impl)
         results.append(result)
@@ -381,6 +409,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--kv",
+        choices=("dense", "fp8"),
+        default="dense",
+        help="cache format: the inputs' dtype, or the 656-byte FP8 layout (split_kv and the "
+        "torch peers read it)",
+    )
+    parser.add_argument(
         "--smoke",
         action="store_true",
         help="tiny shapes on any device: checks the script, measures nothing",
@@ -397,6 +432,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"Expected peers among {list(PEERS)}, got {name!r}")
     if args.quick and args.peers == ",".join(PEERS):
         peers = ["eager"]
+    if args.kv == "fp8":
+        strategies = [s for s in strategies if s in FP8_STRATEGIES]
+        peers = [p for p in peers if p in FP8_PEERS]
     cuda = torch.cuda.is_available()
     if not cuda and not args.smoke:
         print("Expected a CUDA device, got none (use --smoke to check the script)", file=sys.stderr)
@@ -427,15 +465,11 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     table: list[tuple[Result, float, float, float | None]] = []
     for i, point in enumerate(trial_points(args.quick, args.smoke)):
+        if args.kv != "dense":
+            point = dataclasses.replace(point, name=f"{point.name} kv={args.kv}", kv=args.kv)
         x = make_inputs(point, device, dtype, args.seed + i)
         flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
-        nbytes = mla_decode_bytes(
-            point.seqlens,
-            batch=point.b,
-            s_q=point.s_q,
-            h_q=point.h_q,
-            elt_bytes=x["q"].element_size(),
-        )
+        nbytes = point_bytes(point, x)
         line = None
         if ceilings is not None:
             line = Roofline(ceilings=ceilings, cost=Cost(flops=flops, bytes=nbytes))

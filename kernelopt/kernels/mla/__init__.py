@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
         mla_decode_floor_us,
         mla_decode_flops,
     )
+    from kernelopt.kernels.mla.fp8 import FP8_KV_BYTES, dequantize_kv_fp8, quantize_kv_fp8
     from kernelopt.kernels.mla.naive import mla_decode_naive
     from kernelopt.kernels.mla.ref import mla_decode_ref
     from kernelopt.kernels.mla.resources import KernelResources, split_kv_resources
@@ -47,6 +48,9 @@ _EXPORTS = {
     "mla_decode_bytes": "cost",
     "mla_decode_floor_us": "cost",
     "mla_decode_flops": "cost",
+    "FP8_KV_BYTES": "fp8",
+    "dequantize_kv_fp8": "fp8",
+    "quantize_kv_fp8": "fp8",
     "mla_decode_naive": "naive",
     "mla_decode_ref": "ref",
     "KernelResources": "resources",
@@ -59,6 +63,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "FP8_KV_BYTES",
     "STRATEGIES",
     "KernelResources",
     "MLADecodePlan",
@@ -66,6 +71,7 @@ __all__ = [
     "SplitKVConfig",
     "Strategy",
     "WorkUnit",
+    "dequantize_kv_fp8",
     "get_mla_metadata",
     "mla_decode_bytes",
     "mla_decode_floor_us",
@@ -75,6 +81,7 @@ __all__ = [
     "mla_decode_split_kv",
     "mla_decode_with_kvcache",
     "plan_schedule",
+    "quantize_kv_fp8",
     "split_kv_resources",
 ]
 

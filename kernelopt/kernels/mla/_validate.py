@@ -21,6 +21,7 @@ __all__ = [
     "D_PE",
     "D_QK",
     "D_V",
+    "FP8_ROW_BYTES",
     "check_cache_seqlens",
     "check_inputs",
     "check_outputs",
@@ -34,6 +35,9 @@ D_PE = 64
 """Rotary (RoPE) part of the query/key head."""
 D_QK = D_NOPE + D_PE
 D_V = D_NOPE
+FP8_ROW_BYTES = D_NOPE + 16 + 2 * D_PE
+"""Bytes of one row of an FP8 cache (:mod:`kernelopt.kernels.mla.fp8`): 656."""
+FP8_READERS = "strategy 'split_kv' and mla_decode_ref"
 
 
 def _dtype_names() -> str:
@@ -59,6 +63,7 @@ def check_inputs(
     block_table: torch.Tensor,
     *,
     head_dim_v: int = D_V,
+    allow_fp8: bool = False,
 ) -> tuple[int, int, int, int]:
     """Check the query, paged cache and block table; return ``(batch, s_q, h_q, page_size)``.
 
@@ -68,11 +73,14 @@ def check_inputs(
         ``[b, s_q, h_q, 576]``, bfloat16/float16/float32, last dim contiguous.
     kv_cache : torch.Tensor
         ``[num_blocks, page_size, 1, 576]``, same dtype and device as ``q``, last dim
-        contiguous.
+        contiguous; with ``allow_fp8`` also ``[num_blocks, page_size, 1, 656]`` uint8 (the
+        FP8 layout of :mod:`kernelopt.kernels.mla.fp8`).
     block_table : torch.Tensor
         ``[b, max_blocks]`` int32, same device, last dim contiguous.
     head_dim_v : int
         Must be 512 (values are the first 512 columns of the cache rows).
+    allow_fp8 : bool
+        Whether the caller reads the FP8 cache layout.
 
     Raises
     ------
@@ -108,7 +116,24 @@ def check_inputs(
         )
     if kv_cache.shape[2] != 1:
         raise InputError(expected("one latent KV head", kv_cache.shape[2], where="kv_cache"))
-    if kv_cache.shape[3] != D_QK:
+    fp8 = kv_cache.dtype == torch.uint8
+    if fp8 and not allow_fp8:
+        raise InputError(
+            expected(
+                f"dtype {q.dtype} (as q; an FP8 cache is read by {FP8_READERS})",
+                f"{kv_cache.dtype} {list(kv_cache.shape)}",
+                where="kv_cache",
+            )
+        )
+    if fp8 and kv_cache.shape[3] != FP8_ROW_BYTES:
+        raise InputError(
+            expected(
+                f"rows of {FP8_ROW_BYTES} bytes for a uint8 (FP8) cache",
+                kv_cache.shape[3],
+                where="kv_cache",
+            )
+        )
+    if not fp8 and kv_cache.shape[3] != D_QK:
         raise InputError(expected(f"head dim {D_QK}", kv_cache.shape[3], where="kv_cache"))
     if kv_cache.shape[1] < 1 or kv_cache.shape[0] < 1:
         raise InputError(
@@ -116,7 +141,7 @@ def check_inputs(
                 "at least one page of at least one row", list(kv_cache.shape), where="kv_cache"
             )
         )
-    if kv_cache.dtype != q.dtype:
+    if not fp8 and kv_cache.dtype != q.dtype:
         raise InputError(expected(f"dtype {q.dtype} (as q)", str(kv_cache.dtype), where="kv_cache"))
     if kv_cache.device != q.device:
         raise InputError(

@@ -124,6 +124,10 @@ class MLADecodePlan:
     workspace : torch.Tensor, optional
         Caller-owned 1-D contiguous float32 or uint8 buffer on ``device`` for the partial
         outputs, at least :attr:`workspace_bytes` long; allocated here when omitted.
+    kv_fp8 : bool
+        The runs read a cache in the 656-byte FP8 layout
+        (:func:`~kernelopt.kernels.mla.fp8.quantize_kv_fp8`); strategy ``split_kv`` only,
+        with its FP8 launch knobs. ``run`` then requires that layout.
 
     Examples
     --------
@@ -149,6 +153,7 @@ class MLADecodePlan:
         num_sms: int | None = None,
         num_splits: int | Sequence[int] | None = None,
         workspace: torch.Tensor | None = None,
+        kv_fp8: bool = False,
     ) -> None:
         import torch
 
@@ -168,6 +173,17 @@ class MLADecodePlan:
             raise InputError(expected(f"one of {list(STRATEGIES)}", strategy, where="strategy"))
         self._strategy: Strategy = strategy
         self._causal = bool(causal)
+        if not isinstance(kv_fp8, bool):
+            raise InputError(expected("a bool", kv_fp8, where="kv_fp8"))
+        if kv_fp8 and strategy != "split_kv":
+            raise InputError(
+                expected(
+                    "strategy 'split_kv' for an FP8 cache (kv_fp8=True)",
+                    strategy,
+                    where="strategy",
+                )
+            )
+        self._kv_fp8 = kv_fp8
 
         if device is None:
             if isinstance(cache_seqlens, torch.Tensor):
@@ -196,6 +212,8 @@ class MLADecodePlan:
             strategy == "seesaw" and rows < seesaw.MIN_ROWS
         )
         self._kernel: str = "split_kv" if small else strategy
+        if config is None and kv_fp8:
+            config = default_config(rows, dtype, kv_fp8=True)
         if config is None:
             config = _DEFAULT_CONFIGS.get(self._kernel, default_config)(rows, dtype)
         self._config = config
@@ -289,6 +307,11 @@ class MLADecodePlan:
     # ------------------------------------------------------------------ properties
 
     @property
+    def kv_fp8(self) -> bool:
+        """Whether the runs read a cache in the FP8 layout (``kv_fp8=True`` at planning)."""
+        return self._kv_fp8
+
+    @property
     def batch_size(self) -> int:
         """Sequences in the batch."""
         return len(self._seqlens)
@@ -376,6 +399,8 @@ class MLADecodePlan:
             ``[b, s_q, h_q, 576]`` in the plan's dtype, on the plan's device.
         kv_cache : torch.Tensor
             ``[num_blocks, page_size, 1, 576]``, same dtype; values are columns ``[:512]``.
+            Planned with ``kv_fp8=True``: ``[num_blocks, page_size, 1, 656]`` uint8, the FP8
+            layout (:func:`~kernelopt.kernels.mla.fp8.quantize_kv_fp8`).
         block_table : torch.Tensor
             ``[b, max_blocks]`` int32, wide enough for the longest planned sequence.
         out, lse : torch.Tensor, optional
@@ -391,7 +416,15 @@ class MLADecodePlan:
         """
         import torch
 
-        batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table)
+        batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=self._kv_fp8)
+        if self._kv_fp8 and kv_cache.dtype != torch.uint8:
+            raise InputError(
+                expected(
+                    "a uint8 cache [..., 656] in the FP8 layout (planned with kv_fp8=True)",
+                    f"{kv_cache.dtype} {list(kv_cache.shape)}",
+                    where="kv_cache",
+                )
+            )
         planned = (self.batch_size, self._s_q, self._h_q)
         if (batch, s_q, h_q) != planned:
             raise InputError(
@@ -508,8 +541,11 @@ def get_mla_metadata(
         KV heads; absorbed MLA has 1.
     num_heads_q : int, optional
         Accepted for FlashMLA compatibility; unused.
-    is_fp8_kvcache, topk
-        FlashMLA's FP8 cache and sparse attention, not supported: must stay False / None.
+    is_fp8_kvcache : bool
+        Whether the cache is in the 656-byte FP8 layout (:mod:`kernelopt.kernels.mla.fp8`);
+        the schedule is the same either way.
+    topk : int, optional
+        FlashMLA's sparse attention, not supported: must stay None.
 
     Returns
     -------
@@ -530,12 +566,12 @@ def get_mla_metadata(
     check_cache_seqlens(cache_seqlens, batch=cache_seqlens.shape[0])
     if num_heads_k != 1:
         raise InputError(expected("one latent KV head", num_heads_k, where="num_heads_k"))
-    if is_fp8_kvcache:
-        raise InputError(expected("a bfloat16/float16 cache", "is_fp8_kvcache=True"))
+    if not isinstance(is_fp8_kvcache, bool):
+        raise InputError(expected("a bool", is_fp8_kvcache, where="is_fp8_kvcache"))
     if topk is not None:
         raise InputError(expected("dense attention (topk=None)", topk, where="topk"))
     rows = _positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")
-    config = default_config(rows)
+    config = default_config(rows, kv_fp8=is_fp8_kvcache)
     schedule = plan_schedule(
         _host_seqlens(cache_seqlens),
         block_n=config.block_n,
@@ -556,6 +592,7 @@ def mla_decode_with_kvcache(
     num_splits: torch.Tensor,
     softmax_scale: float | None = None,
     causal: bool = False,
+    is_fp8_kvcache: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Split-KV MLA decode with FlashMLA's ``flash_mla_with_kvcache`` signature.
 
@@ -567,7 +604,9 @@ def mla_decode_with_kvcache(
     q : torch.Tensor
         ``[b, s_q, h_q, 576]``.
     k_cache : torch.Tensor
-        ``[num_blocks, page_size, 1, 576]``; values are columns ``[:head_dim_v]``.
+        ``[num_blocks, page_size, 1, 576]``; values are columns ``[:head_dim_v]``. With
+        ``is_fp8_kvcache``, ``[num_blocks, page_size, 1, 656]`` uint8 in FlashMLA's FP8
+        layout (:func:`~kernelopt.kernels.mla.fp8.quantize_kv_fp8`).
     block_table : torch.Tensor
         ``[b, max_blocks]`` int32.
     cache_seqlens : torch.Tensor
@@ -580,6 +619,8 @@ def mla_decode_with_kvcache(
         Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
     causal : bool
         Causal mask among the draft tokens (FlashMLA's default is False).
+    is_fp8_kvcache : bool
+        Whether ``k_cache`` is in the FP8 layout; it must say so, as with FlashMLA.
 
     Returns
     -------
@@ -590,7 +631,17 @@ def mla_decode_with_kvcache(
     """
     import torch
 
-    batch, s_q, h_q, page = check_inputs(q, k_cache, block_table, head_dim_v=head_dim_v)
+    batch, s_q, h_q, page = check_inputs(
+        q, k_cache, block_table, head_dim_v=head_dim_v, allow_fp8=is_fp8_kvcache
+    )
+    if is_fp8_kvcache and k_cache.dtype != torch.uint8:
+        raise InputError(
+            expected(
+                "a uint8 cache [..., 656] (is_fp8_kvcache=True)",
+                str(k_cache.dtype),
+                where="k_cache",
+            )
+        )
     check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
     check_runnable_device(q.device)
     meta = tile_scheduler_metadata
@@ -630,7 +681,7 @@ def mla_decode_with_kvcache(
     scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
 
     rows = s_q * h_q
-    config = default_config(rows, q.dtype)
+    config = default_config(rows, q.dtype, kv_fp8=is_fp8_kvcache)
     num_pieces = meta.shape[0]
     # Every sequence has at least one piece: more rows than sequences means some split.
     has_splits = num_pieces > batch
@@ -655,7 +706,9 @@ def mla_decode_with_kvcache(
         causal=causal,
         num_units=num_pieces,
         has_splits=has_splits,
-        tile_in_page=tile_in_page(page, default_config(rows).block_n, config.block_n),
+        tile_in_page=tile_in_page(
+            page, default_config(rows, kv_fp8=is_fp8_kvcache).block_n, config.block_n
+        ),
         config=config,
     )
     return out, lse

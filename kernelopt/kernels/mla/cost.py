@@ -37,14 +37,25 @@ def mla_decode_flops(seqlens: int | Sequence[int], *, s_q: int, h_q: int) -> int
 
 
 def mla_decode_bytes(
-    seqlens: int | Sequence[int], *, batch: int, s_q: int, h_q: int, elt_bytes: int
+    seqlens: int | Sequence[int],
+    *,
+    batch: int,
+    s_q: int,
+    h_q: int,
+    elt_bytes: int,
+    kv_row_bytes: int | None = None,
 ) -> int:
-    """Fewest bytes one call moves: ``Σseqlen · 576 · elt + b · s_q · h_q · (576 + 512) · elt``.
+    """Fewest bytes one call moves: ``Σseqlen · row + b · s_q · h_q · (576 + 512) · elt``.
 
     The cache rows are read once (values share storage with keys), the queries read once and
     the outputs written once; the fp32 LSE and the block table are left out as negligible.
+    ``row`` is ``kv_row_bytes`` when given (656 for the FP8 layout of
+    :mod:`kernelopt.kernels.mla.fp8`), ``576 · elt_bytes`` otherwise.
     """
-    return _total(seqlens) * D_QK * elt_bytes + batch * s_q * h_q * (D_QK + D_V) * elt_bytes
+    row = D_QK * elt_bytes if kv_row_bytes is None else kv_row_bytes
+    if row <= 0:
+        raise InputError(expected("a positive cache row size in bytes", row, where="kv_row_bytes"))
+    return _total(seqlens) * row + batch * s_q * h_q * (D_QK + D_V) * elt_bytes
 
 
 def mla_decode_floor_us(
@@ -56,14 +67,17 @@ def mla_decode_floor_us(
     elt_bytes: int,
     matmul_tflops: float,
     copy_tbps: float,
+    kv_row_bytes: int | None = None,
 ) -> float:
     """Roofline floor in µs: ``max(FLOPs / matmul rate, bytes / copy bandwidth)``.
 
     ``matmul_tflops`` and ``copy_tbps`` are measured ceilings (TFLOP/s and TB/s, the copy
-    counting bytes read plus written).
+    counting bytes read plus written); ``kv_row_bytes`` as for :func:`mla_decode_bytes`.
     """
     if matmul_tflops <= 0 or copy_tbps <= 0:
         raise InputError(expected("positive ceilings", (matmul_tflops, copy_tbps)))
     flops = mla_decode_flops(seqlens, s_q=s_q, h_q=h_q)
-    nbytes = mla_decode_bytes(seqlens, batch=batch, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes)
+    nbytes = mla_decode_bytes(
+        seqlens, batch=batch, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes, kv_row_bytes=kv_row_bytes
+    )
     return max(flops / (matmul_tflops * 1e6), nbytes / (copy_tbps * 1e6))

@@ -2,7 +2,9 @@
 
 It gathers each sequence's cache rows through the block table, upcasts everything to
 float64 and computes ``softmax(scale · q kᵀ) v`` with the causal rule among the draft
-tokens, one sequence at a time. It is meant to be read and trusted, not to be fast.
+tokens, one sequence at a time. It is meant to be read and trusted, not to be fast. A
+cache in the FP8 layout (:mod:`kernelopt.kernels.mla.fp8`) is dequantized exactly, in
+float64, so a kernel reading it is measured against the same values it reads.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from kernelopt.kernels.mla._validate import (
     check_inputs,
     check_seqlen_values,
 )
+from kernelopt.kernels.mla.fp8 import dequantize_kv_fp8
 
 if TYPE_CHECKING:
     import torch
@@ -25,7 +28,7 @@ __all__ = ["gather_kv", "mla_decode_ref"]
 def gather_kv(
     kv_cache: torch.Tensor, block_table: torch.Tensor, batch_index: int, seqlen: int
 ) -> torch.Tensor:
-    """The ``seqlen`` cache rows of one sequence, in order: ``[seqlen, 576]`` (cache dtype).
+    """The ``seqlen`` cache rows of one sequence, in order: ``[seqlen, row]`` (cache dtype).
 
     Key ``t`` of sequence ``batch_index`` lives in page ``block_table[batch_index, t // page]``
     at row ``t % page``.
@@ -55,7 +58,8 @@ def mla_decode_ref(
         ``[b, s_q, h_q, 576]`` queries (512 latent + 64 RoPE columns).
     kv_cache : torch.Tensor
         ``[num_blocks, page_size, 1, 576]`` paged latent cache; values are the first 512
-        columns of the same rows.
+        columns of the same rows. Or ``[num_blocks, page_size, 1, 656]`` uint8, the FP8
+        layout (:func:`~kernelopt.kernels.mla.fp8.quantize_kv_fp8`).
     block_table : torch.Tensor
         ``[b, max_blocks]`` int32 page indices.
     cache_seqlens : torch.Tensor
@@ -74,7 +78,8 @@ def mla_decode_ref(
     """
     import torch
 
-    batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table)
+    batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=True)
+    fp8 = kv_cache.dtype == torch.uint8
     check_cache_seqlens(cache_seqlens, batch=batch)
     seqlens = [int(n) for n in cache_seqlens.tolist()]
     check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
@@ -82,7 +87,8 @@ def mla_decode_ref(
     out = torch.empty(batch, s_q, h_q, D_NOPE, dtype=torch.float64, device=q.device)
     lse = torch.empty(batch, h_q, s_q, dtype=torch.float64, device=q.device)
     for b, seqlen in enumerate(seqlens):
-        kv = gather_kv(kv_cache, block_table, b, seqlen).double()  # [t, 576]
+        rows = gather_kv(kv_cache, block_table, b, seqlen)
+        kv = dequantize_kv_fp8(rows, torch.float64) if fp8 else rows.double()  # [t, 576]
         scores = torch.einsum("shd,td->sht", q[b].double(), kv) * softmax_scale  # [s_q, h_q, t]
         if causal:
             keys = torch.arange(seqlen, device=q.device)

@@ -147,6 +147,7 @@ def split_kv_resources(
     tile_in_page: bool | None = None,
     capability: int = 90,
     strategy: str = "split_kv",
+    kv_fp8: bool = False,
 ) -> KernelResources:
     """Compile the split-KV kernel for one shape and configuration; report its resources.
 
@@ -173,6 +174,9 @@ def split_kv_resources(
         whose ``registers`` are ptxas's launch figure: its warpgroups then re-divide the
         register file with ``setmaxnreg``; at most ``seesaw.RING_ROWS`` query rows compile
         the ring kernel it runs for them).
+    kv_fp8 : bool
+        Compile the split-KV kernel for a cache in the FP8 layout
+        (:mod:`kernelopt.kernels.mla.fp8`; strategy ``split_kv`` only).
 
     Returns
     -------
@@ -196,6 +200,8 @@ def split_kv_resources(
         raise DeviceError(
             expected("strategy 'split_kv', 'hopper' or 'seesaw'", strategy, where="strategy")
         )
+    if kv_fp8 and strategy != "split_kv":
+        raise DeviceError(expected("strategy 'split_kv' for an FP8 cache", strategy))
     if strategy == "seesaw" and (dtype == "float32" or capability != 90):
         raise DeviceError(
             expected("a 16-bit dtype and capability 90 for 'seesaw'", f"{dtype}, {capability}")
@@ -219,6 +225,7 @@ def split_kv_resources(
         "tile_in_page": tile_in_page,
         "capability": capability,
         "strategy": strategy,
+        "kv_fp8": kv_fp8,
     }
     if os.environ.get("TRITON_INTERPRET") == "1":
         # Interpreter mode changes how Triton builds kernels in this process: compile in a
@@ -256,6 +263,7 @@ def _compile_report(
     tile_in_page: bool,
     capability: int,
     strategy: str = "split_kv",
+    kv_fp8: bool = False,
 ) -> dict[str, Any]:
     # Compiles in this process, which must not be in Triton's interpreter mode.
     if strategy == "seesaw":
@@ -272,7 +280,7 @@ def _compile_report(
     elt = _TRITON_DTYPES[dtype]
     pointers = {
         "q": elt,
-        "kv": elt,
+        "kv": "u8" if kv_fp8 else elt,
         "out": elt,
         "block_table": "i32",
         "seqlens": "i32",
@@ -311,6 +319,7 @@ def _compile_report(
         constants["NUM_STAGES"] = config.num_stages
     else:
         constants["TILE_IN_PAGE"] = tile_in_page
+        constants["KV_FP8"] = kv_fp8
     arch = f"sm_{capability}a" if capability == 90 else f"sm_{capability}"
     try:
         compiled = triton.compile(
