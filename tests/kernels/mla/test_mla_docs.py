@@ -1,4 +1,4 @@
-"""docs/mla.md stays true: its quick-start example runs and reaches float32 accuracy."""
+"""docs/mla.md stays true: its quick-start and FP8 examples run and reach their accuracy."""
 
 from __future__ import annotations
 
@@ -21,3 +21,17 @@ def test_quick_start_runs() -> None:
     lines = printed.getvalue().strip().splitlines()
     assert lines[0].startswith("MLADecodePlan(strategy='split_kv'")
     assert float(lines[-1]) < 1e-2
+
+
+@pytest.mark.filterwarnings("ignore:Conversion of an array with ndim > 0:DeprecationWarning")
+def test_fp8_example_continues_the_quick_start() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    fp8 = next(b for b in blocks if "quantize_kv_fp8(kv_cache)" in b)
+    namespace = {"__name__": "docs_mla"}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(blocks[0], str(DOC), "exec"), namespace)
+        exec(compile(fp8, str(DOC), "exec"), namespace)
+    *_, against_bytes, quantization = printed.getvalue().strip().splitlines()
+    assert float(against_bytes) < 1e-2
+    assert 1e-3 < float(quantization) < 0.06  # e4m3's rounding shows, and no more
