@@ -37,7 +37,10 @@ D_QK = D_NOPE + D_PE
 D_V = D_NOPE
 FP8_ROW_BYTES = D_NOPE + 16 + 2 * D_PE
 """Bytes of one row of an FP8 cache (:mod:`kernelopt.kernels.mla.fp8`): 656."""
-FP8_READERS = "strategy 'split_kv' and mla_decode_ref"
+FP8_READERS = (
+    "MLADecodePlan(kv_fp8=True), mla_decode_split_kv, "
+    "mla_decode_with_kvcache(is_fp8_kvcache=True) and mla_decode_ref"
+)
 
 
 def _dtype_names() -> str:
