@@ -433,6 +433,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick and args.peers == ",".join(PEERS):
         peers = ["eager"]
     if args.kv == "fp8":
+        skipped = [s for s in strategies if s not in FP8_STRATEGIES]
+        skipped += [p for p in peers if p not in FP8_PEERS]
+        if skipped:
+            print(f"--kv fp8: skipping {', '.join(skipped)} (they read 16-bit caches only)")
         strategies = [s for s in strategies if s in FP8_STRATEGIES]
         peers = [p for p in peers if p in FP8_PEERS]
     cuda = torch.cuda.is_available()
