@@ -159,20 +159,25 @@ def make_inputs(point: Point, device: str, dtype: torch.dtype, seed: int) -> dic
 # outputs it writes (None where the implementation allocates its own, then fn returns out).
 
 
+def make_plan(point: Point, x: dict[str, Any], strategy: str) -> MLADecodePlan:
+    """The plan of ``strategy`` for ``point``'s lengths, in the inputs' dtype and device."""
+    return MLADecodePlan(
+        x["seqlens"],
+        s_q=point.s_q,
+        h_q=point.h_q,
+        page_size=point.page,
+        softmax_scale=SCALE,
+        dtype=x["q"].dtype,
+        device=x["q"].device,
+        strategy=strategy,
+        kv_fp8=point.kv == "fp8",
+    )
+
+
 def kernelopt_impl(strategy: str) -> Callable[[Point, dict[str, Any]], tuple[Any, ...]]:
     def make(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
         q = x["q"]
-        plan = MLADecodePlan(
-            x["seqlens"],
-            s_q=point.s_q,
-            h_q=point.h_q,
-            page_size=point.page,
-            softmax_scale=SCALE,
-            dtype=q.dtype,
-            device=q.device,
-            strategy=strategy,
-            kv_fp8=point.kv == "fp8",
-        )
+        plan = make_plan(point, x, strategy)
         out = torch.empty(point.b, point.s_q, point.h_q, 512, dtype=q.dtype, device=q.device)
         lse = torch.empty(point.b, point.h_q, point.s_q, dtype=torch.float32, device=q.device)
         note = ""

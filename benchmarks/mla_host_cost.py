@@ -35,7 +35,7 @@ import torch
 
 # The trial points and their inputs are the decode benchmark's (run as a script, this
 # file's folder is on sys.path).
-from mla_decode import SCALE, Point, make_inputs, trial_points
+from mla_decode import SCALE, Point, make_inputs, make_plan, trial_points
 
 from kernelopt.bench import BenchRow, append_rows, measure, row_from_measurement
 from kernelopt.bench.measurement import Measurement
@@ -99,15 +99,7 @@ def time_point(point: Point, rows: list[BenchRow], table: list[tuple[object, ...
     )
     config: dict[str, ConfigValue] = point.config()
     for strategy in strategies():
-        plan = MLADecodePlan(
-            x["seqlens"],
-            s_q=point.s_q,
-            h_q=point.h_q,
-            page_size=point.page,
-            softmax_scale=SCALE,
-            dtype=torch.bfloat16,
-            strategy=strategy,
-        )
+        plan = make_plan(point, x, strategy)
         shape = (point.b, point.s_q, point.h_q)
         out = torch.full((*shape, 512), float("nan"), dtype=torch.bfloat16, device="cuda")
         lse = torch.full((point.b, point.h_q, point.s_q), float("nan"), device="cuda")

@@ -37,7 +37,6 @@ __all__ = [
     "FP8_KV_BYTES",
     "FP8_MAX",
     "dequantize_kv_fp8",
-    "is_fp8_cache",
     "quantize_kv_fp8",
 ]
 
@@ -52,13 +51,6 @@ SCALE_OFFSET = D_NOPE
 ROPE_OFFSET = D_NOPE + 4 * (D_NOPE // FP8_GROUP)
 """Byte offset of the 64 bfloat16 RoPE values in a packed row."""
 _AMAX_FLOOR = 1e-4
-
-
-def is_fp8_cache(kv_cache: torch.Tensor) -> bool:
-    """Whether ``kv_cache`` is in the packed FP8 layout (``uint8``, last dim 656)."""
-    import torch
-
-    return kv_cache.dtype == torch.uint8 and kv_cache.shape[-1] == FP8_KV_BYTES
 
 
 def quantize_kv_fp8(kv: torch.Tensor) -> torch.Tensor:

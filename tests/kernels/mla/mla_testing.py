@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -99,11 +100,16 @@ def assert_matches(
     assert e_lse < bound, f"lse relative error {e_lse:.3e} >= {bound:.0e}"
 
 
-def assert_graph_replay_matches(plan: MLADecodePlan, seed: int) -> None:
+def assert_graph_replay_matches(
+    plan: MLADecodePlan,
+    seed: int,
+    pack: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> None:
     """A CUDA-graph capture of ``plan.run`` is right on fresh inputs of the plan's shape.
 
     The first run happens outside the capture (it compiles and sizes the descriptor
-    scratch); the replay must rewrite NaN-poisoned outputs.
+    scratch); the replay must rewrite NaN-poisoned outputs. ``pack`` turns the random
+    cache into the layout the plan reads (``quantize_kv_fp8`` for ``kv_fp8=True``).
     """
     from kernelopt.kernels.mla import mla_decode_ref
 
@@ -116,6 +122,8 @@ def assert_graph_replay_matches(plan: MLADecodePlan, seed: int) -> None:
         seed=seed,
         device=plan.device,
     )
+    if pack is not None:
+        kv = pack(kv)
     out, lse = poisoned_outputs(q)
     plan.run(q, kv, bt, out=out, lse=lse)
     out.fill_(float("nan"))

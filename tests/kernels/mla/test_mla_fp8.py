@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from mla_testing import (
+    assert_graph_replay_matches,
     assert_matches,
     graph_batch_lengths,
     make_inputs,
@@ -225,24 +226,10 @@ def test_fp8_bf16_trial_points(request, s_q, h_q) -> None:
 @pytest.mark.gpu
 def test_fp8_varlen_graph_replay(request) -> None:
     seed = seed_of(request)
-    lengths = [1, 17, *graph_batch_lengths(seed)]
-    q, kv, bt, sl = make_inputs(
-        lengths, s_q=1, h_q=16, page=64, dtype=torch.bfloat16, seed=seed, device="cuda"
-    )
-    packed = quantize_kv_fp8(kv)
-    plan = MLADecodePlan(sl, s_q=1, h_q=16, page_size=64, softmax_scale=SCALE,
-                         dtype=torch.bfloat16, kv_fp8=True)  # fmt: skip
-    out, lse = poisoned_outputs(q)
-    plan.run(q, packed, bt, out=out, lse=lse)
-    out.fill_(float("nan"))
-    lse.fill_(float("nan"))
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        plan.run(q, packed, bt, out=out, lse=lse)
-    graph.replay()
-    torch.cuda.synchronize()
-    ref_out, ref_lse = mla_decode_ref(q, packed, bt, sl, softmax_scale=SCALE)
-    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+    plan = MLADecodePlan([1, 17, *graph_batch_lengths(seed)], s_q=1, h_q=16, page_size=64,
+                         softmax_scale=SCALE, dtype=torch.bfloat16, device="cuda",
+                         kv_fp8=True)  # fmt: skip
+    assert_graph_replay_matches(plan, seed, pack=quantize_kv_fp8)
 
 
 def test_benchmark_smoke_with_fp8_cache(tmp_path) -> None:
