@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
 from kernelopt.diagnose.model import Action, Evidence
 from kernelopt.diagnose.progress import Progress, analyze
@@ -62,12 +63,18 @@ class Context:
 
     @functools.cached_property
     def snapshots(self) -> dict[int, tuple[KernelSource, ...]]:
-        """Kernel snapshots by experiment number."""
+        """Full-source kernel snapshots by experiment number (diffs are in :attr:`changes`)."""
         found: dict[int, list[KernelSource]] = {}
         for source in self.log.kernels:
-            if source.role == "snapshot" and source.experiment is not None:
+            if source.role == "snapshot" and source.experiment is not None and not source.is_diff:
                 found.setdefault(source.experiment, []).append(source)
         return {number: tuple(items) for number, items in sorted(found.items())}
+
+    @functools.cached_property
+    def changes(self) -> dict[int, tuple[SnapshotChange, ...]]:
+        """What each experiment's diff snapshots change, per kernel file, by experiment
+        number (see :func:`kernelopt.diagnose.changes.snapshot_changes`)."""
+        return snapshot_changes(self.log)
 
     def entry(self, entry_id: str) -> Any | None:
         """The catalog entry ``entry_id``, or None when there is no catalog or no such entry."""

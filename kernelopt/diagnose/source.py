@@ -4,7 +4,8 @@ Python (Triton) sources are parsed with :mod:`ast`; CUDA, C++ and OpenCL sources
 that does not parse, with regular expressions. What is computed: complexity (lines,
 branches, compile-time knobs, autotune configurations), per-call allocations in host
 launcher code, numeric-precision suspects, and whether a technique or a shape guard is
-present.
+present. Fragments that do not parse on their own (the added and removed lines of a
+diff snapshot) are counted line by line (:func:`line_counts`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from kernelopt.experiments.log import KernelSource
 __all__ = [
     "Allocation",
     "Complexity",
+    "LineCounts",
     "Suspect",
     "allocations",
     "complexity",
     "find_pattern",
     "guard_present",
+    "line_counts",
     "parse_python",
     "precision_suspects",
 ]
@@ -58,6 +61,15 @@ _CPP_ALLOC = re.compile(
 _CPP_BRANCH = re.compile(r"\bif\s*\(|\bfor\s*\(|\bwhile\s*\(|\bswitch\s*\(|\?[^:;\n]+:")
 _PY_LINE_COMMENT = re.compile(r"^\s*(?:#|$)")
 _C_LINE_COMMENT = re.compile(r"^\s*(?://|/\*|\*|$)")
+# Triton's ``tl`` and Gluon's ``gl`` spell compile-time parameters and selects alike.
+_PY_CONSTEXPR = re.compile(r":\s*(?:tl|gl)\.constexpr\b")
+_WHERE = re.compile(r"\b(?:tl|gl)\.where\(")
+# A statement header ends its line with ``:`` (or opens a condition continued below),
+# which keeps prose lines of docstrings that start with "for" or "if" out.
+_PY_BRANCH_STATEMENT = re.compile(
+    r"^(\s*(?:(?:el)?if|while|(?:async\s+)?for)\b).*(?::|\(|\\)\s*(?:#.*)?$"
+)
+_PY_CONDITIONAL = re.compile(r"\bif\b[^#]*?\belse\b")
 
 
 def parse_python(text: str) -> ast.Module | None:
@@ -214,9 +226,10 @@ def complexity(source: KernelSource) -> Complexity:
         branches = sum(
             isinstance(n, (ast.If, ast.IfExp, ast.While, ast.For)) for n in ast.walk(module)
         )
-        branches += len(re.findall(r"\btl\.where\(", text))
-        constexprs = len(re.findall(r":\s*tl\.constexpr\b", text))
-        configs = _autotune_configs(module)
+        branches += len(_WHERE.findall(text))
+        constexprs = len(_PY_CONSTEXPR.findall(text))
+        # Without the word there is no autotune call to size: skip two walks of the tree.
+        configs = _autotune_configs(module) if "autotune" in text else None
         if configs is None and "autotune" in text:
             counted = len(re.findall(r"\bConfig\(", text))
             configs = counted or None
@@ -228,6 +241,51 @@ def complexity(source: KernelSource) -> Complexity:
     return Complexity(
         lines=lines, branches=branches, constexprs=constexprs, autotune_configs=configs
     )
+
+
+@attrs.frozen(kw_only=True)
+class LineCounts:
+    """Code lines, branches and compile-time knobs in a run of lines, such as the lines a
+    diff adds or removes."""
+
+    lines: int
+    branches: int
+    constexprs: int
+
+
+def _python_branches(line: str) -> int:
+    statement = _PY_BRANCH_STATEMENT.match(line)
+    # The header's own keyword is one branch; conditional expressions in it count too.
+    rest = line[statement.end(1) :] if statement else line
+    return (
+        (1 if statement else 0)
+        + len(_PY_CONDITIONAL.findall(rest.split("#", 1)[0]))
+        + len(_WHERE.findall(line))
+    )
+
+
+def line_counts(lines: Iterable[str], language: str) -> LineCounts:
+    """Code lines, branches and compile-time knobs of ``lines``, counted line by line.
+
+    For fragments that do not parse on their own, such as the added or removed lines of a
+    diff. Counted as :func:`complexity` counts a whole file: code lines are those that are
+    neither blank nor comments; in Python (``language == "python"``), ``if``/``elif``/
+    ``for``/``while`` statements, conditional expressions and ``tl.where``/``gl.where``
+    are branches and ``: tl.constexpr``/``: gl.constexpr`` parameters are knobs; in other
+    languages, C-style conditions, loops and ternaries are branches and ``constexpr`` is
+    a knob. So added minus removed is the change a diff makes, up to statements split
+    over several lines.
+    """
+    python = language == "python"
+    comment = _PY_LINE_COMMENT if python else _C_LINE_COMMENT
+    code = [line for line in lines if not comment.match(line)]
+    if python:
+        branches = sum(_python_branches(line) for line in code)
+        constexprs = sum(len(_PY_CONSTEXPR.findall(line)) for line in code)
+    else:
+        branches = sum(len(_CPP_BRANCH.findall(line)) for line in code)
+        constexprs = sum(len(re.findall(r"\bconstexpr\b", line)) for line in code)
+    return LineCounts(lines=len(code), branches=branches, constexprs=constexprs)
 
 
 @attrs.frozen(kw_only=True)

@@ -301,7 +301,10 @@ class KernelSource:
     text : str
         The file's text (capped like every file read).
     language : str
-        ``"python"``, ``"cuda"``, ``"opencl"``, ``"cpp"`` or ``"other"``.
+        ``"python"``, ``"cuda"``, ``"opencl"``, ``"cpp"`` or ``"other"``; ``"diff"`` for a
+        snapshot written as a unified diff (``exp_N/*.diff``, ``*.patch``): the change the
+        experiment made to the kernel it started from, not a full source (read it with
+        :func:`kernelopt.experiments.diffs.parse_diff`).
     experiment : int or None
         The experiment folder it was snapshotted in; None for the current kernel.
     role : str
@@ -313,6 +316,11 @@ class KernelSource:
     language: str
     experiment: int | None = None
     role: str = "snapshot"
+
+    @property
+    def is_diff(self) -> bool:
+        """True for a snapshot written as a unified diff rather than a full source."""
+        return self.language == "diff"
 
 
 @attrs.frozen(kw_only=True)
@@ -365,7 +373,8 @@ class ExperimentLog:
     workload_profile : str or None
         Path (relative to root) of ``workload_profile.md`` when present.
     kernels : tuple of KernelSource
-        Kernel sources found: the current kernel and baseline, and snapshots.
+        Kernel sources found: the current kernel and baseline, and snapshots (full sources
+        and diffs).
     recommendations : tuple of Recommendation
         Every recommendation found in plans and research notes, in experiment order.
     profiling : tuple of Fact
@@ -410,12 +419,17 @@ class ExperimentLog:
         """The kernel sources that describe the kernel as it stands.
 
         The kernel CLAUDE.md names when it was found (and no ``until`` cut applies),
-        otherwise the snapshots of the latest experiment that has any.
+        otherwise the full-source snapshots of the latest experiment that has any (a diff
+        holds only the lines it changes, so it does not describe a kernel on its own).
         """
         named = tuple(k for k in self.kernels if k.role == "kernel")
         if named and self.until is None:
             return named
-        snapshots = [k for k in self.kernels if k.role == "snapshot" and k.experiment is not None]
+        snapshots = [
+            k
+            for k in self.kernels
+            if k.role == "snapshot" and k.experiment is not None and not k.is_diff
+        ]
         if not snapshots:
             return named
         latest = max(k.experiment for k in snapshots if k.experiment is not None)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from kernelopt.diagnose.source import allocations, complexity, guard_present, precision_suspects
+from kernelopt.diagnose.source import (
+    LineCounts,
+    allocations,
+    complexity,
+    guard_present,
+    line_counts,
+    precision_suspects,
+)
 from kernelopt.experiments import KernelSource
 
 from .conftest import kernel
@@ -41,6 +48,33 @@ def test_autotune_space_is_sized_statically() -> None:
         == 2
     )
     assert complexity(kernel("x = 1\n\n# comment\ny = 2\n")).lines == 2
+
+
+GLUON = """
+@gluon.jit
+def k(x, ROWS: gl.constexpr, STAGES: gl.constexpr):
+    \"\"\"Rows of one tile.
+
+    for each stage the loader waits
+    \"\"\"
+    TILE: gl.constexpr = x.shape[1]
+    for i in range(STAGES):
+        y = gl.where(i > 0, x, x * 2) if ROWS > 16 else x
+    while False:
+        pass
+"""
+
+
+def test_gluon_knobs_and_selects_count_and_lines_count_like_files() -> None:
+    size = complexity(kernel(GLUON))
+    assert (size.constexprs, size.branches) == (3, 4)  # for, where, conditional, while
+    # Line by line (a diff's added lines), the same code counts the same; the docstring's
+    # "for each stage" is prose, not a loop.
+    assert line_counts(GLUON.split("\n"), "python") == LineCounts(
+        lines=size.lines, branches=4, constexprs=3
+    )
+    cuda = ["// a comment", "if (x > 0) {", "  constexpr int n = 4;", "", "}"]
+    assert line_counts(cuda, "cuda") == LineCounts(lines=3, branches=1, constexprs=1)
 
 
 LAUNCHER = """

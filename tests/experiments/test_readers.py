@@ -348,3 +348,32 @@ def test_hand_written_knobs_lines(tmp_path: Path) -> None:
     assert str(first.ref("knobs")) == "experiments/exp_1/result.md:4"
     assert second.knobs == {"BLOCK_N": "128", "num_warps": "8"}
     assert (first.latency, second.latency, second.status) == (57.9, 60.1, Status.REVERTED)
+
+
+def test_diff_snapshots_are_read_and_malformed_ones_reported(tmp_path: Path) -> None:
+    good = "--- a/k.py\n+++ b/k.py\n@@ -1 +1,2 @@\n x = 1\n+BLOCK: tl.constexpr = 64\n"
+    _write(
+        tmp_path,
+        {
+            "experiments/exp_1/result.md": "# Experiment 1: base\n\nStatus: KEPT\n",
+            "experiments/exp_1/k.py": "x = 1\n",
+            "experiments/exp_2/result.md": "# Experiment 2: block knob\n\nStatus: KEPT\n",
+            "experiments/exp_2/block.diff": good,
+            "experiments/exp_3/result.md": "# Experiment 3: cut short\n\nStatus: KEPT\n",
+            "experiments/exp_3/cut.patch": good.rsplit("\n", 2)[0] + "\n",
+            "loose.diff": good,  # outside every experiment folder: not a snapshot
+        },
+    )
+    log = read_log(tmp_path, catalog=())
+    by_path = {k.path: k for k in log.kernels}
+    diff = by_path["experiments/exp_2/block.diff"]
+    assert (diff.language, diff.role, diff.experiment) == ("diff", "snapshot", 2)
+    assert diff.is_diff
+    assert diff.text == good
+    second = log.experiment(2)
+    assert second is not None and second.kernel_files == ("experiments/exp_2/block.diff",)
+    assert "experiments/exp_3/cut.patch" not in by_path and "loose.diff" not in by_path
+    reasons = {u.path: u.reason for u in log.unread}
+    assert reasons["experiments/exp_3/cut.patch"].startswith("not a unified diff (line 3: ")
+    # A diff shows only the lines it changed: the kernel as it stands is a full source.
+    assert [k.path for k in log.current_kernels] == ["experiments/exp_1/k.py"]

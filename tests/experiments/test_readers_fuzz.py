@@ -34,6 +34,16 @@ _WORDS = st.sampled_from(
         "||||",
         "# ",
         "- **Status**:",
+        "diff --git a/k.py b/k.py",
+        "index 1e7856d..4a788cf 100644",
+        "--- a/k.py",
+        "+++ b/k.py",
+        "@@ -1,2 +1,3 @@",
+        "@@ -0,0 +1 @@",
+        " x = 1",
+        "-if a:",
+        "+BLOCK: tl.constexpr = 64",
+        "\\ No newline at end of file",
     ]
 )
 _TEXT = st.one_of(
@@ -47,6 +57,8 @@ _NAMES = st.sampled_from(
         "experiments/exp_1/result.md",
         "experiments/exp_2/plan.md",
         "experiments/exp_3/kernel.py",
+        "experiments/exp_3/change.diff",
+        "experiments/exp_4/change.patch",
         "experiments/LESSONS.md",
         "experiments/profile.md",
         "logs/optimization_log.md",

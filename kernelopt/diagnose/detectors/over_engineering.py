@@ -1,14 +1,25 @@
 """6. Over-engineering: the kernel keeps growing while its gains shrink.
 
 Measured on the kernel files snapshotted in ``exp_N/`` folders: code lines, branches,
-compile-time knobs (``tl.constexpr``), and autotune configurations (sized statically from
-``triton.autotune(configs=...)``, list comprehensions and ``itertools.product``). Growth
-across the trailing stall, or an autotune space of ``max_autotune_configs`` or more (the
-seed's example: 10 000 configurations for no gain), is the finding.
+compile-time knobs (``tl.constexpr``, ``gl.constexpr``), and autotune configurations (sized
+statically from ``triton.autotune(configs=...)``, list comprehensions and
+``itertools.product``). Growth across the trailing stall, or an autotune space of
+``max_autotune_configs`` or more (the seed's example: 10 000 configurations for no gain),
+is the finding.
+
+A snapshot written as a diff (``exp_N/*.diff``, ``*.patch``) counts in two ways. When the
+file it was made against is in the log, the diff is replayed on it and the result is
+measured like a full snapshot. Either way its added and removed lines say how much it grew
+the kernel: the changes kept during the stall (reverted ones are not the kernel any more)
+that add ``min_new_constexprs`` knobs, or ``min_line_growth`` of the code the stall
+started from, are the finding too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from kernelopt.diagnose.changes import SnapshotChange, kept
 from kernelopt.diagnose.context import Context, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -20,9 +31,38 @@ __all__ = ["detect", "total_complexity"]
 _PATHOLOGY = Pathology.OVER_ENGINEERING
 
 
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _replayed(ctx: Context, number: int) -> tuple[SnapshotChange, ...]:
+    """Experiment ``number``'s diff changes when every one was replayed on its base, else
+    none: the files of a partly replayed diff (only the helper file it creates, say) are
+    not the kernel, and a total over them would read as the kernel shrinking."""
+    changes = ctx.changes.get(number, ())
+    return changes if all(c.after is not None for c in changes) else ()
+
+
+def _parts(ctx: Context, number: int) -> list[Complexity]:
+    """The complexity of each kernel file experiment ``number`` left: its full snapshots,
+    and the files its diffs were replayed into."""
+    full = ctx.snapshots.get(number, ())
+    replayed = _replayed(ctx, number)
+    # A full snapshot that reads as its own diff's base is its state before the change.
+    texts = {k.path: k.text for k in ctx.log.kernels if not k.is_diff}
+    before = {texts[c.base] for c in replayed if c.base in texts}
+    own = [s for s in full if s.text not in before]
+    # The experiment's own copy of a changed file is what it ran: it wins over a replay.
+    names = {_name(s.path) for s in own}
+    return [complexity(s) for s in own] + [
+        c.after for c in replayed if c.after is not None and c.name not in names
+    ]
+
+
 def total_complexity(ctx: Context, number: int) -> Complexity:
-    """The summed complexity of experiment ``number``'s snapshots."""
-    parts = [complexity(source) for source in ctx.snapshots.get(number, ())]
+    """The summed complexity of experiment ``number``'s kernel files: its full snapshots and
+    the files its diff snapshots resolve to."""
+    parts = _parts(ctx, number)
     configs = [p.autotune_configs for p in parts if p.autotune_configs is not None]
     return Complexity(
         lines=sum(p.lines for p in parts),
@@ -30,6 +70,135 @@ def total_complexity(ctx: Context, number: int) -> Complexity:
         constexprs=sum(p.constexprs for p in parts),
         autotune_configs=sum(configs) if configs else None,
     )
+
+
+def _measurable(ctx: Context) -> list[int]:
+    """Experiments whose whole kernel files are known, full or replayed."""
+    return sorted(set(ctx.snapshots) | {n for n in ctx.changes if _replayed(ctx, n)})
+
+
+def _where(ctx: Context, number: int) -> str:
+    """The file to cite for experiment ``number``'s kernel: a snapshot, or a diff."""
+    full = ctx.snapshots.get(number, ())
+    if full:
+        return full[0].path
+    change = next(iter(ctx.changes.get(number, ())), None)
+    return f"{change.path}:{change.line}" if change is not None else ""
+
+
+def _counts_text(change: SnapshotChange) -> str:
+    added, removed = change.added, change.removed
+    text = (
+        f"{change.name} +{added.lines}/−{removed.lines} code lines, "
+        f"+{added.branches}/−{removed.branches} branches, "
+        f"+{added.constexprs}/−{removed.constexprs} constexpr knobs"
+    )
+    if change.before is not None and change.after is not None:
+        text += f" ({change.before.lines} → {change.after.lines} lines)"
+    return text
+
+
+def _snapshot_growth(
+    ctx: Context,
+    params: OverEngineeringParams,
+    measured: dict[int, Complexity],
+    stall: Sequence[int],
+) -> tuple[str, list[Evidence], list[int]] | None:
+    """Growth from the last measured kernel before the stall to the last one inside it:
+    (reason, evidence, experiments), or None when it stays under the thresholds."""
+    before = [n for n in measured if not stall or n < stall[0]]
+    inside = [n for n in measured if stall and n >= stall[0]]
+    if not (len(stall) >= 2 and inside and (before or len(inside) >= 2)):
+        return None
+    start = before[-1] if before else inside[0]
+    end = inside[-1]
+    first, last = measured[start], measured[end]
+    growth = (last.lines - first.lines) / first.lines if first.lines else 0.0
+    knobs = last.constexprs - first.constexprs
+    configs_growth = (
+        (last.autotune_configs or 1) / (first.autotune_configs or 1)
+        if last.autotune_configs is not None
+        else 1.0
+    )
+    grew = []
+    if growth >= params.min_line_growth:
+        grew.append(f"code lines {first.lines} → {last.lines} ({growth:+.0%})")
+    if knobs >= params.min_new_constexprs:
+        grew.append(f"constexpr knobs {first.constexprs} → {last.constexprs}")
+    if configs_growth >= params.min_config_growth:
+        grew.append(f"autotune configs {first.autotune_configs or 1} → {last.autotune_configs}")
+    if not grew:
+        return None
+    reason = (
+        f"from exp {start} to exp {end} {', '.join(grew)}, branches {first.branches} → "
+        f"{last.branches}"
+    )
+    evidence = [
+        Evidence(
+            quote=f"exp {number}: {measured[number].lines} lines, "
+            f"{measured[number].constexprs} constexpr, "
+            f"{measured[number].autotune_configs or 0} configs",
+            source=_where(ctx, number),
+            experiments=(number,),
+        )
+        for number in (start, end)
+    ]
+    return reason, evidence, [start, end]
+
+
+def _landed_growth(
+    ctx: Context, params: OverEngineeringParams, stall: Sequence[int], base_lines: int | None
+) -> tuple[str, list[Evidence], list[int]] | None:
+    """The growth the diffs kept during the stall add up to, when it crosses a threshold:
+    (reason, evidence, experiments)."""
+    landed = [c for n in stall if kept(ctx.log, n) for c in ctx.changes.get(n, ())]
+    if not landed:
+        return None
+    lines = sum(c.net_lines for c in landed)
+    knobs = sum(c.net_constexprs for c in landed)
+    branches = sum(c.net_branches for c in landed)
+    # Lines are judged against the code the stall started from; knobs need no base.
+    line_growth = lines / base_lines if base_lines else 0.0
+    if knobs < params.min_new_constexprs and line_growth < params.min_line_growth:
+        return None
+    numbers = sorted({c.experiment for c in landed})
+    of_base = f" ({line_growth:+.0%} of {base_lines})" if base_lines else ""
+    reason = (
+        f"the changes kept in {experiments_text(numbers)} add {lines:+d} code lines{of_base}, "
+        f"{knobs:+d} constexpr knobs and {branches:+d} branches"
+    )
+    # The six changes that grew the kernel most, in experiment order.
+    largest = sorted(landed, key=lambda c: (-c.net_constexprs, -c.net_lines))[:6]
+    evidence = [
+        Evidence(
+            quote=f"exp {c.experiment}: {_counts_text(c)}",
+            source=f"{c.path}:{c.line}",
+            experiments=(c.experiment,),
+        )
+        for c in landed
+        if c in largest
+    ]
+    return reason, evidence, numbers
+
+
+def _detail(ctx: Context, measured: dict[int, Complexity], stall: Sequence[int]) -> str:
+    """What the detector saw, for the sentence of an unchecked item."""
+    parts = []
+    if measured:
+        latest = max(measured)
+        parts.append(
+            f"latest snapshot (exp {latest}): {measured[latest].lines} lines, "
+            f"{measured[latest].constexprs} constexpr knobs, "
+            f"{measured[latest].autotune_configs or 0} autotune configs"
+        )
+    if ctx.changes:
+        latest = max(ctx.changes)
+        changes = "; ".join(_counts_text(c) for c in ctx.changes[latest])
+        parts.append(f"latest diff (exp {latest}): {changes}")
+    dropped = [n for n in stall if n in ctx.changes and not kept(ctx.log, n)]
+    if dropped:
+        parts.append(f"the diffs of {experiments_text(dropped)} were not kept")
+    return "; ".join(parts) or "no snapshot"
 
 
 def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
@@ -40,16 +209,16 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
         for e in ctx.experiments
         if "autotune_configs" in e.metrics
     ]
-    if not snapshots and not stated:
+    if not snapshots and not ctx.changes and not stated:
         return not_found(
             _PATHOLOGY,
             "No kernel snapshots in the experiment folders, so complexity over time cannot be "
             "measured.",
-            ["kernel sources snapshotted in exp_N/ folders"],
+            ["kernel sources (or diffs of them) snapshotted in exp_N/ folders"],
         )
     stall = ctx.progress.stall(params.min_gain)
     stall_numbers = [s.experiment.number for s in ctx.progress.counted(stall)]
-    measured = {n: total_complexity(ctx, n) for n in snapshots}
+    measured = {n: total_complexity(ctx, n) for n in _measurable(ctx)}
     evidence: list[Evidence] = []
     reasons: list[str] = []
     involved: list[int] = []
@@ -62,8 +231,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
             and value >= params.max_autotune_configs
             and (not stall_numbers or number >= stall_numbers[0])
         ):
-            source = snapshots.get(number, ())
-            where = source[0].path if source else str(ctx.experiments[0].source or "")
+            where = _where(ctx, number) or str(ctx.experiments[0].source or "")
             evidence.append(
                 Evidence(
                     quote=f"exp {number}: {int(value):,} autotune configurations",
@@ -74,52 +242,18 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
             reasons.append(f"exp {number} searches {int(value):,} autotune configurations")
             involved.append(number)
             break
-    before = [n for n in measured if not stall_numbers or n < stall_numbers[0]]
-    inside = [n for n in measured if stall_numbers and n >= stall_numbers[0]]
-    if len(stall_numbers) >= 2 and inside and (before or len(inside) >= 2):
-        start = before[-1] if before else inside[0]
-        end = inside[-1]
-        first, last = measured[start], measured[end]
-        growth = (last.lines - first.lines) / first.lines if first.lines else 0.0
-        knobs = last.constexprs - first.constexprs
-        configs_growth = (
-            (last.autotune_configs or 1) / (first.autotune_configs or 1)
-            if last.autotune_configs is not None
-            else 1.0
-        )
-        grew = []
-        if growth >= params.min_line_growth:
-            grew.append(f"code lines {first.lines} → {last.lines} ({growth:+.0%})")
-        if knobs >= params.min_new_constexprs:
-            grew.append(f"constexpr knobs {first.constexprs} → {last.constexprs}")
-        if configs_growth >= params.min_config_growth:
-            grew.append(f"autotune configs {first.autotune_configs or 1} → {last.autotune_configs}")
-        if grew:
-            reasons.append(
-                f"from exp {start} to exp {end} {', '.join(grew)}, branches {first.branches} → "
-                f"{last.branches}"
-            )
-            for number in (start, end):
-                snapshot = snapshots[number][0]
-                evidence.append(
-                    Evidence(
-                        quote=f"exp {number}: {measured[number].lines} lines, "
-                        f"{measured[number].constexprs} constexpr, "
-                        f"{measured[number].autotune_configs or 0} configs",
-                        source=snapshot.path,
-                        experiments=(number,),
-                    )
-                )
-            involved += [start, end]
+    growth = _snapshot_growth(ctx, params, measured, stall_numbers)
+    if growth is None and len(stall_numbers) >= 2:
+        before = [n for n in measured if n < stall_numbers[0]]
+        base_lines = measured[before[-1]].lines if before else None
+        growth = _landed_growth(ctx, params, stall_numbers, base_lines)
+    if growth is not None:
+        reason, growth_evidence, numbers = growth
+        reasons.append(reason)
+        evidence += growth_evidence
+        involved += numbers
     if not reasons:
-        latest = max(measured) if measured else None
-        detail = (
-            f"latest snapshot (exp {latest}): {measured[latest].lines} lines, "
-            f"{measured[latest].constexprs} constexpr knobs, "
-            f"{measured[latest].autotune_configs or 0} autotune configs"
-            if latest is not None
-            else "no snapshot"
-        )
+        detail = _detail(ctx, measured, stall_numbers)
         return not_found(_PATHOLOGY, f"Complexity did not grow while gains stalled ({detail}).")
     gain_text = (
         f"while the last {len(stall_numbers)} attempts ({experiments_text(stall_numbers)}) gained "

@@ -23,6 +23,8 @@ TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".jsonl", ".json", ".tsv"
 SOURCE_SUFFIXES = frozenset(
     {".py", ".cu", ".cuh", ".cl", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".triton", ".mojo"}
 )
+# Kernel snapshots written as a change against the kernel they started from.
+DIFF_SUFFIXES = frozenset({".diff", ".patch"})
 # Folders that never hold an optimization log and can be enormous.
 _SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "site-packages", "build", "dist", ".git", ".venv", "venv"}
@@ -168,7 +170,7 @@ class LogFiles:
     @staticmethod
     def _wanted(name: str) -> bool:
         suffix = os.path.splitext(name)[1].lower()
-        return suffix in TEXT_SUFFIXES or suffix in SOURCE_SUFFIXES
+        return suffix in TEXT_SUFFIXES or suffix in SOURCE_SUFFIXES or suffix in DIFF_SUFFIXES
 
     # --- reading -------------------------------------------------------------------------
 

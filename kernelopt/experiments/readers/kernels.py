@@ -7,7 +7,7 @@ import re
 from kernelopt.experiments.log import Fact, KernelSource, SourceRef
 from kernelopt.experiments.readers._files import SOURCE_SUFFIXES, TextFile
 
-__all__ = ["language_of", "named_paths"]
+__all__ = ["is_source", "language_of", "named_paths"]
 
 _LANGUAGES = {
     ".py": "python",
@@ -22,6 +22,8 @@ _LANGUAGES = {
     ".h": "cpp",
     ".hpp": "cpp",
     ".mojo": "other",
+    ".diff": "diff",
+    ".patch": "diff",
 }
 _PATH = re.compile(r"`?((?:[\w.-]+/)*[\w.-]+\.(?:py|cu|cuh|cl|cpp|cc|cxx|c|h|hpp|triton|mojo))`?")
 _KERNEL_WORDS = re.compile(
@@ -32,9 +34,17 @@ _BASELINE_WORDS = re.compile(r"\b(?:baseline|reference|read-only|oracle|ref)\b",
 
 
 def language_of(path: str) -> str:
-    """``"python"``, ``"cuda"``, ``"opencl"``, ``"cpp"`` or ``"other"`` from the file suffix."""
+    """``"python"``, ``"cuda"``, ``"opencl"``, ``"cpp"``, ``"diff"`` (a unified diff) or
+    ``"other"`` from the file suffix."""
     suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
     return _LANGUAGES.get(suffix, "other")
+
+
+def is_source(path: str) -> bool:
+    """Whether ``path`` names a kernel source file (``.py``, ``.cu``, ``.cpp``, …) by its
+    suffix."""
+    name = path.rsplit("/", 1)[-1]
+    return "." in name and "." + name.rsplit(".", 1)[-1].lower() in SOURCE_SUFFIXES
 
 
 def named_paths(file: TextFile) -> tuple[Fact | None, Fact | None]:

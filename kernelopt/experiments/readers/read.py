@@ -20,7 +20,13 @@ from kernelopt.experiments.log import (
 )
 from kernelopt.experiments.readers._assemble import assemble, choose_primary
 from kernelopt.experiments.readers._draft import Draft
-from kernelopt.experiments.readers._files import SOURCE_SUFFIXES, LogFiles, ReadLimits, TextFile
+from kernelopt.experiments.readers._files import (
+    DIFF_SUFFIXES,
+    SOURCE_SUFFIXES,
+    LogFiles,
+    ReadLimits,
+    TextFile,
+)
 from kernelopt.experiments.readers._markdown import code_mask, headings
 from kernelopt.experiments.readers._metrics import is_profiling_line
 from kernelopt.experiments.readers.context import (
@@ -175,8 +181,8 @@ class _Reading:
         )
         for position, path in enumerate(loose):
             suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
-            if suffix in SOURCE_SUFFIXES:
-                continue
+            if suffix in SOURCE_SUFFIXES or suffix in DIFF_SUFFIXES:
+                continue  # kernel text counts when CLAUDE.md names it or an exp_N/ holds it
             file = self.files.read(path)
             if file is None:
                 continue
@@ -189,7 +195,7 @@ class _Reading:
         for folder, number in sorted(folders.items(), key=lambda item: (item[1], item[0])):
             if until is not None and number >= until:
                 continue
-            draft, snapshots = read_folder(self.files, folder, number)
+            draft, snapshots = read_folder(self.files, folder, number, unread=self.problems)
             self.drafts.append(draft)
             self.kernels += snapshots
             self.layouts.add("experiment-folders")

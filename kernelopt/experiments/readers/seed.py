@@ -4,18 +4,26 @@ Each experiment folder (``exp_N``, ``exp-N``, ``step_N``, ``NN-slug``) contribut
 numbered draft: ``result.md`` (parsed exactly by
 :func:`kernelopt.experiments.canonical.parse_result` when kernelopt wrote it, tolerantly
 otherwise), ``plan.md``, ``hypothesis.md``, ``verifier.md``, and the kernel sources
-snapshotted there. Summary tables are read by :mod:`~kernelopt.experiments.readers.tables`.
+snapshotted there, as full sources or as unified diffs (``.diff``, ``.patch``) against the
+kernel the experiment started from. Summary tables are read by
+:mod:`~kernelopt.experiments.readers.tables`.
 """
 
 from __future__ import annotations
 
 import re
 
-from kernelopt._errors import KernelOptError
+from kernelopt._errors import FormatError, KernelOptError
 from kernelopt.experiments.canonical import parse_result
+from kernelopt.experiments.diffs import parse_diff
 from kernelopt.experiments.log import KernelSource, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._draft import Draft
-from kernelopt.experiments.readers._files import SOURCE_SUFFIXES, LogFiles, TextFile
+from kernelopt.experiments.readers._files import (
+    DIFF_SUFFIXES,
+    SOURCE_SUFFIXES,
+    LogFiles,
+    TextFile,
+)
 from kernelopt.experiments.readers._markdown import strip_md
 from kernelopt.experiments.readers._metrics import metrics_of
 from kernelopt.experiments.readers._values import status_of
@@ -93,10 +101,37 @@ def _order(path: str) -> tuple[int, str]:
     return (rank, path)
 
 
+def _snapshot(
+    files: LogFiles, path: str, number: int, unread: list[tuple[str, str]]
+) -> KernelSource | None:
+    """The kernel snapshot at ``path``; None (with the reason in ``unread``) when it cannot
+    be read, or is a diff that is not a well-formed unified diff."""
+    file = files.read(path)
+    if file is None:
+        return None
+    language = language_of(path)
+    if language == "diff":
+        # Checked here, where unreadable files are reported, so every diff the log holds
+        # is one the detectors can replay.
+        try:
+            parse_diff(file.text, path=path)
+        except FormatError as error:
+            where = f"line {error.line}: " if error.line else ""
+            unread.append((path, f"not a unified diff ({where}{error.message}); not read"))
+            return None
+    return KernelSource(path=path, text=file.text, language=language, experiment=number)
+
+
 def read_folder(
-    files: LogFiles, folder: str, number: int, *, kind: str = "experiment-folders"
+    files: LogFiles,
+    folder: str,
+    number: int,
+    *,
+    unread: list[tuple[str, str]],
+    kind: str = "experiment-folders",
 ) -> tuple[Draft, list[KernelSource]]:
-    """Read one experiment folder into a numbered draft and its kernel snapshots."""
+    """Read one experiment folder into a numbered draft and its kernel snapshots (full
+    sources and diffs); malformed diffs are left out and reported in ``unread``."""
     name = folder.rsplit("/", 1)[-1]
     draft = Draft(
         scope="numbered", key=str(number), kind=kind, number=number, label=name, order=("", number)
@@ -105,14 +140,10 @@ def read_folder(
     for path in sorted(files.under(folder), key=_order):
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
         suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
-        if suffix in SOURCE_SUFFIXES:
-            file = files.read(path)
-            if file is not None:
-                kernels.append(
-                    KernelSource(
-                        path=path, text=file.text, language=language_of(path), experiment=number
-                    )
-                )
+        if suffix in SOURCE_SUFFIXES or suffix in DIFF_SUFFIXES:
+            snapshot = _snapshot(files, path, number, unread)
+            if snapshot is not None:
+                kernels.append(snapshot)
                 draft.kernel_files.append(path)
             continue
         if suffix not in {".md", ".markdown"}:
