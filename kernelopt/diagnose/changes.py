@@ -29,7 +29,7 @@ from kernelopt.experiments.log import Experiment, ExperimentLog, KernelSource
 from kernelopt.experiments.readers import is_source, language_of
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["NEW_FILE", "SnapshotChange", "kept", "snapshot_changes"]
+__all__ = ["NEW_FILE", "SnapshotChange", "file_name", "kept", "snapshot_changes"]
 
 NEW_FILE = "/dev/null"
 """The ``base`` of a change that creates its file: nothing before it."""
@@ -76,7 +76,7 @@ class SnapshotChange:
     @property
     def name(self) -> str:
         """The changed file's name without folders (``ring.py``)."""
-        return _name(self.target)
+        return file_name(self.target)
 
     @property
     def net_lines(self) -> int:
@@ -94,7 +94,8 @@ class SnapshotChange:
         return self.added.constexprs - self.removed.constexprs
 
 
-def _name(path: str) -> str:
+def file_name(path: str) -> str:
+    """``path``'s file name without its folders (``ring.py``)."""
     return path.rsplit("/", 1)[-1]
 
 
@@ -149,7 +150,7 @@ def _sources(log: ExperimentLog) -> list[_Base]:
     return [
         _Base(
             path=k.path,
-            name=_name(k.path),
+            name=file_name(k.path),
             text=k.text,
             language=k.language,
             experiment=k.experiment if k.role == "snapshot" else None,
@@ -169,7 +170,7 @@ def _candidates(bases: Sequence[_Base], number: int, file: FileDiff) -> list[tup
     is tried last, and only at the exact lines, since a short hunk of common lines could
     otherwise fit a file that is not the base.
     """
-    name = _name(file.old_path or "")
+    name = file_name(file.old_path or "")
     language = language_of(name)
     earlier = sorted(
         (b for b in bases if b.experiment is not None and b.experiment < number),

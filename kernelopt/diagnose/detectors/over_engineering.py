@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kernelopt.diagnose.changes import SnapshotChange, kept
+from kernelopt.diagnose.changes import SnapshotChange, file_name, kept
 from kernelopt.diagnose.context import Context, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -29,10 +29,6 @@ from kernelopt.diagnose.source import Complexity, complexity
 __all__ = ["detect", "total_complexity"]
 
 _PATHOLOGY = Pathology.OVER_ENGINEERING
-
-
-def _name(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
 
 
 def _replayed(ctx: Context, number: int) -> tuple[SnapshotChange, ...]:
@@ -53,7 +49,7 @@ def _parts(ctx: Context, number: int) -> list[Complexity]:
     before = {texts[c.base] for c in replayed if c.base in texts}
     own = [s for s in full if s.text not in before]
     # The experiment's own copy of a changed file is what it ran: it wins over a replay.
-    names = {_name(s.path) for s in own}
+    names = {file_name(s.path) for s in own}
     return [complexity(s) for s in own] + [
         c.after for c in replayed if c.after is not None and c.name not in names
     ]

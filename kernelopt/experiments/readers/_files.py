@@ -16,7 +16,7 @@ import attrs
 
 from kernelopt.experiments.log import Unread
 
-__all__ = ["LogFiles", "ReadLimits", "TextFile"]
+__all__ = ["LogFiles", "ReadLimits", "TextFile", "suffix_of"]
 
 # Files kernelopt may read: logs, tables and histories, and kernel sources.
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".jsonl", ".json", ".tsv", ".csv"})
@@ -25,10 +25,17 @@ SOURCE_SUFFIXES = frozenset(
 )
 # Kernel snapshots written as a change against the kernel they started from.
 DIFF_SUFFIXES = frozenset({".diff", ".patch"})
+# What an experiment folder snapshots a kernel as: a full source or a diff of one.
+SNAPSHOT_SUFFIXES = SOURCE_SUFFIXES | DIFF_SUFFIXES
 # Folders that never hold an optimization log and can be enormous.
 _SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "site-packages", "build", "dist", ".git", ".venv", "venv"}
 )
+
+
+def suffix_of(path: str) -> str:
+    """The lower-case suffix of ``path``'s file name (``".py"``), or ``""`` without one."""
+    return os.path.splitext(path.rsplit("/", 1)[-1])[1].lower()
 
 
 @attrs.frozen(kw_only=True)
@@ -169,8 +176,8 @@ class LogFiles:
 
     @staticmethod
     def _wanted(name: str) -> bool:
-        suffix = os.path.splitext(name)[1].lower()
-        return suffix in TEXT_SUFFIXES or suffix in SOURCE_SUFFIXES or suffix in DIFF_SUFFIXES
+        suffix = suffix_of(name)
+        return suffix in TEXT_SUFFIXES or suffix in SNAPSHOT_SUFFIXES
 
     # --- reading -------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kernelopt.experiments.log import Fact, KernelSource, SourceRef
-from kernelopt.experiments.readers._files import SOURCE_SUFFIXES, TextFile
+from kernelopt.experiments.readers._files import SOURCE_SUFFIXES, TextFile, suffix_of
 
 __all__ = ["is_source", "language_of", "named_paths"]
 
@@ -36,15 +36,13 @@ _BASELINE_WORDS = re.compile(r"\b(?:baseline|reference|read-only|oracle|ref)\b",
 def language_of(path: str) -> str:
     """``"python"``, ``"cuda"``, ``"opencl"``, ``"cpp"``, ``"diff"`` (a unified diff) or
     ``"other"`` from the file suffix."""
-    suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
-    return _LANGUAGES.get(suffix, "other")
+    return _LANGUAGES.get(suffix_of(path), "other")
 
 
 def is_source(path: str) -> bool:
     """Whether ``path`` names a kernel source file (``.py``, ``.cu``, ``.cpp``, …) by its
     suffix."""
-    name = path.rsplit("/", 1)[-1]
-    return "." in name and "." + name.rsplit(".", 1)[-1].lower() in SOURCE_SUFFIXES
+    return suffix_of(path) in SOURCE_SUFFIXES
 
 
 def named_paths(file: TextFile) -> tuple[Fact | None, Fact | None]:

@@ -21,11 +21,11 @@ from kernelopt.experiments.log import (
 from kernelopt.experiments.readers._assemble import assemble, choose_primary
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import (
-    DIFF_SUFFIXES,
-    SOURCE_SUFFIXES,
+    SNAPSHOT_SUFFIXES,
     LogFiles,
     ReadLimits,
     TextFile,
+    suffix_of,
 )
 from kernelopt.experiments.readers._markdown import code_mask, headings
 from kernelopt.experiments.readers._metrics import is_profiling_line
@@ -180,8 +180,8 @@ class _Reading:
             key=lambda p: (0 if p.rsplit("/", 1)[-1].lower().startswith("summary") else 1, p)
         )
         for position, path in enumerate(loose):
-            suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
-            if suffix in SOURCE_SUFFIXES or suffix in DIFF_SUFFIXES:
+            suffix = suffix_of(path)
+            if suffix in SNAPSHOT_SUFFIXES:
                 continue  # kernel text counts when CLAUDE.md names it or an exp_N/ holds it
             file = self.files.read(path)
             if file is None:

@@ -18,12 +18,7 @@ from kernelopt.experiments.canonical import parse_result
 from kernelopt.experiments.diffs import parse_diff
 from kernelopt.experiments.log import KernelSource, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._draft import Draft
-from kernelopt.experiments.readers._files import (
-    DIFF_SUFFIXES,
-    SOURCE_SUFFIXES,
-    LogFiles,
-    TextFile,
-)
+from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, TextFile, suffix_of
 from kernelopt.experiments.readers._markdown import strip_md
 from kernelopt.experiments.readers._metrics import metrics_of
 from kernelopt.experiments.readers._values import status_of
@@ -139,8 +134,8 @@ def read_folder(
     kernels: list[KernelSource] = []
     for path in sorted(files.under(folder), key=_order):
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-        suffix = "." + path.rsplit(".", 1)[-1].lower() if "." in path else ""
-        if suffix in SOURCE_SUFFIXES or suffix in DIFF_SUFFIXES:
+        suffix = suffix_of(path)
+        if suffix in SNAPSHOT_SUFFIXES:
             snapshot = _snapshot(files, path, number, unread)
             if snapshot is not None:
                 kernels.append(snapshot)
