@@ -153,10 +153,14 @@ class Progress:
         """The step holding the best headline (or best on most points).
 
         With headlines at several trial points, the best at the point of the latest
-        measured headline: where the effort stands now.
+        measured headline (kept or not) that a kept experiment also measured: where the
+        effort stands now.
         """
-        keys = [k for s in self.steps if s.eligible for k in s.values if headline_key(k)]
-        key = keys[-1] if keys else HEADLINE
+        held = {k for s in self.steps if s.eligible for k in s.values if headline_key(k)}
+        # The point the latest attempt measured, kept or not, if anything kept was measured
+        # there: a reverted try at the 16-head point means the effort works on that point.
+        latest = [k for s in self.steps for k in s.values if k in held]
+        key = latest[-1] if latest else HEADLINE
         best: Step | None = None
         best_value: float | None = None
         for step in self.steps:
@@ -182,6 +186,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     raw = [_values(e, kind, by_point) for e in experiments]
     occurrences = Counter(key for values in raw for key in values)
     best: dict[str, float] = {}
+    seen: set[str] = set()
     steps = []
     for experiment, found in zip(experiments, raw, strict=True):
         # A headline at its own trial point counts even as the first there.
@@ -208,9 +213,24 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         else:
             gain = None  # first number of its kind: nothing to compare with
         measured = bool(values)
+        # A kept change measured at a trial point no earlier experiment measured (a new
+        # cache format, a new shape) opens that point; unless its own A/B shows a gain it
+        # is not an attempt on the best, so it neither gains nor stalls.
+        opens_point = (
+            eligible
+            and by_point
+            and bool(experiment.headline_point)
+            and measured
+            and not any(k in seen for k in values if headline_key(k))
+            and not gain
+        )
+        if opens_point:
+            gain = None
+        seen.update(values)
         counted = (
             experiment.attempted
             and experiment.status is not Status.BASELINE
+            and not opens_point
             and (
                 measured
                 or experiment.status in _NOT_BEST

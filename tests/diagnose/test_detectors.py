@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import attrs
+import pytest
 
 from kernelopt.catalog import Catalog
 from kernelopt.diagnose import (
@@ -17,7 +18,14 @@ from kernelopt.diagnose import (
     diagnose_log,
 )
 from kernelopt.diagnose.progress import analyze
-from kernelopt.experiments import Fact, ProfileFacts, Recommendation, SourceRef, read_log
+from kernelopt.experiments import (
+    Experiment,
+    Fact,
+    ProfileFacts,
+    Recommendation,
+    SourceRef,
+    read_log,
+)
 from kernelopt.experiments.records import Correctness, Status
 
 from .conftest import FakeCatalog, exp, kernel, log_of
@@ -534,3 +542,33 @@ def test_headlines_at_one_trial_point_compare_as_before() -> None:
     ]
     gains = {s.experiment.number: s.gain for s in analyze(tuple(one)).steps}
     assert gains[2] == 0.2
+
+
+def test_a_kept_change_that_opens_a_trial_point_neither_gains_nor_stalls() -> None:
+    # A new cache format measured at its own point, slower than the kernel it came from:
+    # kept as a feature, not an attempt on the best, so it must not lengthen the stall.
+    h16, fp8 = "b=32 s=1 h=16", "b=32 s=1 h=16 kv=fp8"
+
+    def at(number: int, point: str, latency: float, **kw: object) -> Experiment:
+        return attrs.evolve(exp(number, latency, **kw), headline_point=point)  # type: ignore[arg-type]
+
+    steps = analyze(
+        (
+            at(1, h16, 50.0),
+            at(2, h16, 51.0, status=Status.REVERTED),
+            attrs.evolve(at(3, fp8, 97.7), speedup=0.59),
+            at(4, h16, 70.0, status=Status.REVERTED),
+        )
+    )
+    by_number = {s.experiment.number: s for s in steps.steps}
+    assert (by_number[3].counted, by_number[3].gain) == (False, None)
+    assert [s.experiment.number for s in steps.counted(steps.stall(0.05))] == [2, 4]
+    best = steps.best()  # where the effort works now: the 16-head point, not the FP8 one
+    assert best is not None and best.experiment.number == 1
+
+    # Reverted at its new point: an attempt that failed, so it counts.
+    tried = analyze((at(1, h16, 50.0), at(2, fp8, 97.7, status=Status.REVERTED)))
+    assert [(s.counted, s.gain) for s in tried.steps][1] == (True, 0.0)
+    # Faster than the kernel it came from, by its own A/B: a gain, as before.
+    faster = analyze((at(1, h16, 50.0), attrs.evolve(at(2, fp8, 30.0), speedup=1.6)))
+    assert faster.steps[1].counted and faster.steps[1].gain == pytest.approx(0.6)
