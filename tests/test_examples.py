@@ -32,6 +32,7 @@ STEPS = (
     "05_buffers_and_graphs.py",
     "06_hopper_kernel.py",
     "07_learn.py",
+    "08_fp8_cache.py",
 )
 
 
@@ -62,7 +63,7 @@ def _run(script: str, log: Path, *extra: str) -> subprocess.CompletedProcess[str
 
 @pytest.fixture(scope="module")
 def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """Run the seven steps in order on one log; return the log and each step's output."""
+    """Run the eight steps in order on one log; return the log and each step's output."""
     log = tmp_path_factory.mktemp("mla") / "log"
     outputs: dict[str, str] = {}
     for script in STEPS:
@@ -81,7 +82,7 @@ def test_every_step_says_its_timings_are_cpu_timings(
     _, outputs = walkthrough
     for script, text in outputs.items():
         assert "device: cpu (CPU path: Triton interpreter" in text, script
-    for script in STEPS[1:2] + STEPS[3:7]:
+    for script in STEPS[1:2] + STEPS[3:6] + STEPS[7:]:
         assert "[CPU]" in outputs[script], script
 
 
@@ -128,6 +129,7 @@ def test_result_files_parse_exactly_and_tell_the_story(
         "3",
         "4",
         "5",
+        "6",
     ]
     # The kernel snapshots are the strategies' code, with the module documentation left out.
     snapshot = (log / "experiments" / "exp_2" / "mla_decode.py").read_text("utf-8")
@@ -205,6 +207,45 @@ def test_bench_rows_devlog_and_profile_handoff(walkthrough: tuple[Path, dict[str
     handoff = text[text.index("## Profile:") : text.index("== Devlog")]
     assert parse_profile(handoff).kernel.startswith("mla_decode")
     assert "No ceilings here" in text  # the CPU path says the hand-off is the anchors'
+
+
+@pytest.mark.slow
+def test_step8_reads_the_fp8_cache_at_its_own_trial_point(
+    walkthrough: tuple[Path, dict[str, str]],
+) -> None:
+    from kernelopt.bench import read_rows
+    from kernelopt.diagnose.progress import analyze
+    from kernelopt.experiments import Correctness, Status, parse_result, read_log
+
+    log, outputs = walkthrough
+    text = outputs[STEPS[7]]
+    record = parse_result((log / "experiments" / "exp_6" / "result.md").read_text("utf-8"))
+    assert (record.status, record.correctness) == (Status.KEPT, Correctness.PASS)
+    assert record.tags == ("fp8-kv-cache",)
+    assert [row.point for row in record.rows] == [
+        "b=2 s=1 t=128 h=16 kv=fp8",
+        "b=2 s=4 t=128 h=16 kv=fp8",
+    ]
+    assert all(row.impl == "triton_split_kv_fp8" and row.speedup for row in record.rows)
+    # Quantizing costs a few percent; the kernel matches the bytes it reads far closer.
+    costs = [float(c) for c in re.findall(r"output by (\d+\.\d+)% of its norm", text)]
+    assert len(costs) == 2 and all(1.0 < c < 6.0 for c in costs)
+    errors = [float(e) for e in re.findall(r"FP8 out (\S+) lse", text)]
+    assert len(errors) == 2 and all(e <= 2e-3 for e in errors)
+    assert "1152 → 656 bytes a token" in text
+    impls = {r.impl for r in read_rows(log / "runs" / "bench.jsonl")}
+    assert {"triton_split_kv_fp8", "triton_split_kv"} <= impls
+    # Diagnose compares the FP8 headline only with its own A/B row, never with 16-bit ones.
+    steps = {s.experiment.number: s for s in analyze(read_log(log).experiments).steps}
+    fp8 = steps[6]
+    assert fp8.experiment.headline_point.endswith("kv=fp8")
+    speedup = record.rows[0].speedup or 0.0
+    if speedup > 1.0:
+        assert fp8.counted and fp8.gain == pytest.approx(speedup - 1.0, rel=1e-3)
+        assert f"exp 6: a gain of {speedup - 1.0:+.1%}" in text
+    else:
+        assert (fp8.counted, fp8.gain) == (False, None)
+        assert "exp 6: a new trial point without a gain of its own" in text
 
 
 @pytest.mark.slow

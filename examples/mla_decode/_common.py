@@ -1,6 +1,6 @@
 """What every step of the MLA decode walk-through shares: arguments, shapes, inputs, the log.
 
-The steps (``01_…`` to ``07_…``) rebuild an MLA decode kernel the way an optimization loop
+The steps (``01_…`` to ``08_…``) rebuild an MLA decode kernel the way an optimization loop
 would, each writing into one log directory that the next step reads::
 
     LOG/
@@ -54,7 +54,7 @@ SOFTMAX_SCALE = 192**-0.5
 D_QK, D_V = 576, 512
 
 # Experiment numbers of the story, in the order the steps write them.
-EXP_EAGER, EXP_NAIVE, EXP_SPLIT_KV, EXP_GRAPHS, EXP_HOPPER = 1, 2, 3, 4, 5
+EXP_EAGER, EXP_NAIVE, EXP_SPLIT_KV, EXP_GRAPHS, EXP_HOPPER, EXP_FP8 = 1, 2, 3, 4, 5, 6
 
 # This project's own H200 measurements (shared/anchors/h200-2026-12-02.json): a device-to-
 # device copy at 4.25 TB/s counting bytes read plus written, and a bf16 8192³ matmul at
@@ -71,6 +71,7 @@ STEPS = {
     5: "05_buffers_and_graphs.py",
     6: "06_hopper_kernel.py",
     7: "07_learn.py",
+    8: "08_fp8_cache.py",
 }
 # A file each step leaves behind: a later step that finds it missing runs the step first,
 # and the step itself refuses to run again where it exists (a log never rewrites a result).
@@ -82,6 +83,7 @@ PRODUCTS = {
     5: f"experiments/exp_{EXP_GRAPHS}/result.md",
     6: f"experiments/exp_{EXP_HOPPER}/result.md",
     7: "docs/kernels/mla_decode.md",
+    8: f"experiments/exp_{EXP_FP8}/result.md",
 }
 
 
@@ -92,7 +94,7 @@ class Setup:
     Attributes
     ----------
     step : int
-        Which step is running (1 to 7).
+        Which step is running (1 to 8).
     log : Path
         The log directory (``--log``).
     gpu : bool
@@ -221,7 +223,7 @@ def setup(step: int, description: str, argv: Sequence[str] | None = None) -> Set
     Parameters
     ----------
     step : int
-        The step number (1 to 7).
+        The step number (1 to 8).
     description : str
         The step's docstring, shown by ``--help``.
     argv : sequence of str, optional
@@ -508,6 +510,7 @@ def check_plan(
     impl: str,
     ceilings: Ceilings | None,
     time: bool = True,
+    kv_row_bytes: int | None = None,
     **plan_options: Any,
 ) -> Checked:
     """What step 2 does for the naive kernel, for any ``MLADecodePlan`` strategy.
@@ -516,6 +519,8 @@ def check_plan(
     element written and the error against the float64 reference under the dtype's bound,
     then time the run with the setup's timer (outputs poisoned before each timed call and
     checked after each batch) and place it on the roofline when ceilings exist.
+    ``kv_row_bytes``: bytes of one cached token when the cache is not 576 elements of the
+    queries' dtype (656 for the FP8 layout), for the roofline.
     """
     from kernelopt.bench import Roofline, check_written, mla_decode_cost
     from kernelopt.kernels.mla import MLADecodePlan
@@ -551,6 +556,7 @@ def check_plan(
         h_q=point.extra["h"],
         seqlens=point.t,
         elt_bytes=setup.dtype.itemsize,
+        kv_row_bytes=kv_row_bytes,
     )
     roofline = None if ceilings is None else Roofline(ceilings=ceilings, cost=cost)
     return Checked(

@@ -34,7 +34,13 @@ _PAGE = 64
 
 
 def mla_decode_cost(
-    *, b: int, s_q: int, h_q: int, seqlens: int | Sequence[int], elt_bytes: int = 2
+    *,
+    b: int,
+    s_q: int,
+    h_q: int,
+    seqlens: int | Sequence[int],
+    elt_bytes: int = 2,
+    kv_row_bytes: int | None = None,
 ) -> Cost:
     """Roofline cost of one absorbed MLA decode call, from ``kernelopt.kernels.mla.cost``.
 
@@ -50,12 +56,18 @@ def mla_decode_cost(
         Cached tokens per sequence: one length for all ``b``, or one per sequence.
     elt_bytes : int
         Bytes per element of q, cache and output (2 for bf16).
+    kv_row_bytes : int, optional
+        Bytes of one cached token when the cache is not ``576 · elt_bytes`` wide: 656 for
+        the FP8 layout (``kernelopt.kernels.mla.FP8_KV_BYTES``).
 
     Examples
     --------
     >>> cost = mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=4096)
     >>> round(cost.bytes / 4.2497501013921815e12 * 1e6, 2)  # µs at the anchor's copy rate
     35.79
+    >>> fp8 = mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=4096, kv_row_bytes=656)
+    >>> round(fp8.bytes / 4.2497501013921815e12 * 1e6, 2)
+    20.49
     """
     try:
         from kernelopt.kernels.mla.cost import mla_decode_bytes, mla_decode_flops
@@ -65,8 +77,13 @@ def mla_decode_cost(
         ) from None
     lengths: int | list[int] = b * seqlens if isinstance(seqlens, int) else list(seqlens)
     flops = mla_decode_flops(lengths, s_q=s_q, h_q=h_q)
-    moved = mla_decode_bytes(lengths, batch=b, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes)
-    return Cost(flops=flops, bytes=moved, name=f"mla decode b={b} s={s_q} h={h_q}")
+    moved = mla_decode_bytes(
+        lengths, batch=b, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes, kv_row_bytes=kv_row_bytes
+    )
+    name = f"mla decode b={b} s={s_q} h={h_q}"
+    if kv_row_bytes is not None:
+        name += f" row={kv_row_bytes}B"
+    return Cost(flops=flops, bytes=moved, name=name)
 
 
 def load_mla() -> Any:
