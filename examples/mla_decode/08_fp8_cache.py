@@ -96,7 +96,7 @@ for index, point in enumerate(S.points()):
     assert result.baseline is not None and result.candidate is not None
     print(f"   {result}")
     speedups.append(result.speedup)
-    verdicts.append(f"{point.name}: {result.verdict.value}")
+    verdicts.append(f"{point.name} h={point.extra['h']}: {result.verdict.value}")
     if fp8.roofline is not None:
         placed = fp8.roofline.place(result.candidate)
         print(
