@@ -216,12 +216,13 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         # A kept change measured at a trial point no earlier experiment measured (a new
         # cache format, a new shape) opens that point; unless its own A/B shows a gain it
         # is not an attempt on the best, so it neither gains nor stalls.
+        heads = [k for k in values if headline_key(k)]
         opens_point = (
             eligible
             and by_point
             and bool(experiment.headline_point)
-            and measured
-            and not any(k in seen for k in values if headline_key(k))
+            and bool(heads)
+            and not any(k in seen for k in heads)
             and not gain
         )
         if opens_point:
