@@ -337,12 +337,16 @@ class ProfileFacts:
         The lines the bottleneck and metrics were read from.
     source : SourceRef
         The profile file.
+    point : str
+        The trial point the profile's heading names (``## Profile: name | b=32, s=1,
+        t=4096``), as written; empty when it names none.
     """
 
     bottleneck: str | None
     metrics: dict[str, float] = attrs.field(factory=dict, converter=_float_dict)
     facts: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
     source: SourceRef = attrs.field(factory=lambda: SourceRef(path=""))
+    point: str = ""
 
 
 @attrs.frozen(kw_only=True)

@@ -30,6 +30,7 @@ from kernelopt.bench.compare import Comparison, Verdict
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS
+from kernelopt.experiments.points import AXIS_ALIASES
 from kernelopt.workflow._points import point_words
 
 __all__ = [
@@ -260,10 +261,9 @@ def observe_rows(
     )
 
 
-# Other names of the trial axes in rows' configs: decode benchmarks
+# Rows' configs may name the trial axes otherwise (AXIS_ALIASES): decode benchmarks
 # (benchmarks/mla_decode.py) write the draft tokens as s_q, the longest cache as t_max and
 # the query heads as h_q.
-AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",), "h": ("h_q",)}
 
 
 def config_key(config: Mapping[str, object], key: str) -> str | None:

@@ -572,3 +572,37 @@ def test_a_kept_change_that_opens_a_trial_point_neither_gains_nor_stalls() -> No
     # Faster than the kernel it came from, by its own A/B: a gain, as before.
     faster = analyze((at(1, h16, 50.0), attrs.evolve(at(2, fp8, 30.0), speedup=1.6)))
     assert faster.steps[1].counted and faster.steps[1].gain == pytest.approx(0.6)
+
+
+def test_wrong_bottleneck_judges_only_attempts_at_the_profiles_trial_point(
+    catalog: Catalog,
+) -> None:
+    # profile.md says compute-bound at h_q = 128; memory work at the 16-head point (where
+    # the same kernel is memory-bound) is not aimed at the wrong resource.
+    profile = attrs.evolve(COMPUTE_BOUND, point="b=32, s=1, t=4096, h_q=128")
+    descriptions = ("num_stages=3: deeper prefetch", "coalesced vectorized KV loads", "bytes")
+
+    def attempts(point: str) -> list[Experiment]:
+        return [
+            attrs.evolve(exp(1, 274.1, status=Status.BASELINE), headline_point=point),
+            *(
+                attrs.evolve(
+                    exp(n, 219.0 + n, status=Status.REVERTED, description=text),
+                    headline_point=point,
+                )
+                for n, text in enumerate(descriptions, start=2)
+            ),
+        ]
+
+    here = diagnose_log(log_of(attempts("b=32 s=1 t=4096 h=128"), profile=profile), catalog=catalog)
+    wrong = here.finding(Pathology.WRONG_BOTTLENECK)
+    assert wrong is not None and wrong.experiments == (2, 3, 4)
+    there = diagnose_log(log_of(attempts("b=32 s=1 t=4096 h=16"), profile=profile), catalog=catalog)
+    assert there.finding(Pathology.WRONG_BOTTLENECK) is None
+    sentence = _sentence(there, Pathology.WRONG_BOTTLENECK)
+    assert "exps 2, 3, 4 measured at another trial point than the profile's" in sentence
+    # A profile that names no point judges every attempt, as before.
+    unnamed = diagnose_log(
+        log_of(attempts("b=32 s=1 t=4096 h=16"), profile=COMPUTE_BOUND), catalog=catalog
+    )
+    assert unnamed.finding(Pathology.WRONG_BOTTLENECK) is not None

@@ -377,3 +377,26 @@ def test_diff_snapshots_are_read_and_malformed_ones_reported(tmp_path: Path) -> 
     assert reasons["experiments/exp_3/cut.patch"].startswith("not a unified diff (line 3: ")
     # A diff shows only the lines it changed: the kernel as it stands is a full source.
     assert [k.path for k in log.current_kernels] == ["experiments/exp_1/k.py"]
+
+
+def test_profile_heading_names_its_trial_point(tmp_path: Path) -> None:
+    from kernelopt.experiments.points import point_terms, points_differ
+
+    profile = (
+        "## Profile: mla_decode exp 5 (seesaw) | b=32, s=1, t=4096, h_q=128\n"
+        "### Bottleneck: Compute-bound\n"
+    )
+    root = _write(tmp_path, {"experiments/profile.md": profile})
+    read = read_log(root).profile
+    assert read is not None and read.bottleneck == "compute"
+    assert read.point == "b=32, s=1, t=4096, h_q=128"
+    assert point_terms(read.point) == {"b": "32", "s": "1", "t": "4096", "h": "128"}
+    assert points_differ(read.point, "b=32 s=1 t=4096 h=16")
+    assert not points_differ(read.point, "b=32 s=1 t=4096 h=128 kv=fp8")
+    assert not points_differ(read.point, "decode")  # no axis in common: not another point
+    assert point_terms("b=128 s=1 t~4096 h=16")["t"] == "~4096"
+    # No point in the heading, or the point inside a code block: none read.
+    for text in ("## Profile: mla_decode\n", "```\n## Profile: k | b=1, s=1, t=1\n```\n"):
+        (root / "experiments" / "profile.md").write_text(text, encoding="utf-8")
+        found = read_log(root).profile
+        assert found is not None and found.point == ""

@@ -15,9 +15,12 @@ Recent attempts are classified by their catalog tags (worth two words each) and 
   "the wrong side".
 
 An attempt that set a new best by ``min_gain`` or more is evidence the change fit the
-kernel, not that it aimed at the wrong resource: it is not counted. The actions are the
-catalog entries whose metric triggers fire on the profile, without those on the wrong side
-and those the kernel source already shows (the presence check missing-fundamental uses).
+kernel, not that it aimed at the wrong resource: it is not counted. Nor is one whose headline
+was measured at another trial point than the one profile.md's heading names: the bound is a
+property of the point (MLA decode is compute-bound at 128 heads, memory-bound at 16).
+The actions are the catalog entries whose metric triggers fire on the profile, without
+those on the wrong side and those the kernel source already shows (the presence check
+missing-fundamental uses).
 With no profiling data anywhere, the advice is the seed's: instrument with CUDA events first.
 """
 
@@ -32,6 +35,7 @@ from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Sever
 from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import Experiment
+from kernelopt.experiments.points import points_differ
 
 __all__ = ["SIDES", "aim_of", "bound_of", "detect"]
 
@@ -126,6 +130,19 @@ def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence
             quote=f"arith_intensity={intensity:g} vs ridge={ridge:g}", source=where
         )
     return None
+
+
+def _at_other_points(ctx: Context, experiments: list[Experiment]) -> list[Experiment]:
+    """The experiments whose headline was measured at another trial point than the one
+    profile.md names (only when the bound comes from that profile)."""
+    profile = ctx.log.profile
+    if profile is None or profile.bottleneck is None or not profile.point:
+        return []
+    return [
+        e
+        for e in experiments
+        if e.headline_point and points_differ(profile.point, e.headline_point)
+    ]
 
 
 def _metrics(ctx: Context) -> Mapping[str, float]:
@@ -265,6 +282,10 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     # misdirected effort, whatever resource it names.
     gainers = [s for s in recent if s.gain is not None and s.gain >= params.min_gain]
     judged = [s.experiment for s in recent if s not in gainers]
+    # A profile's bound holds at its own trial point: at h_q = 128 decode attention is
+    # compute-bound, at h_q = 16 the same kernel is memory-bound.
+    elsewhere = _at_other_points(ctx, judged)
+    judged = [e for e in judged if e not in elsewhere]
     aims = {e.number: aim_of(e) for e in judged}
     classified = [e for e in judged if aims[e.number] in ("compute", "memory")]
     opposite = {"memory": "compute", "compute": "memory"}.get(kind)
@@ -281,6 +302,11 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         not_counted = f" ({shown}, new bests by {params.min_gain:.0%} or more, not counted)"
     else:
         not_counted = ""
+    if elsewhere and ctx.log.profile is not None:
+        not_counted += (
+            f"; {experiments_text([e.number for e in elsewhere])} measured at another trial "
+            f"point than the profile's ({ctx.log.profile.point}), not judged"
+        )
     wrong = [e for e in classified if aims[e.number] == opposite]
     if len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(
         1, len(classified)

@@ -79,6 +79,9 @@ def read_lessons(file: TextFile, *, limit: int = 500) -> list[Fact]:
     return found[:limit]
 
 
+_PROFILE_POINT = re.compile(r"^#{1,6}\s*Profile:[^|]*\|\s*(.*?)\s*$", re.IGNORECASE)
+
+
 def read_profile(file: TextFile) -> ProfileFacts:
     """The bottleneck and metrics ``profile.md`` states (the seed's profiler contract:
     ``### Bottleneck: Memory-bound`` and a ``| Stage | Duration | TC% | DRAM% | Occ% |`` table)."""
@@ -120,6 +123,19 @@ def read_profile(file: TextFile) -> ProfileFacts:
                 source=SourceRef(path=file.path, line=at + 1),
             ),
         )
+    # The seed's heading: "## Profile: [kernel] | [shape/config]".
+    heading = next(
+        (
+            match.group(1)
+            for index, line in enumerate(file.lines)
+            if not mask[index] and (match := _PROFILE_POINT.match(line.strip()))
+        ),
+        "",
+    )
     return ProfileFacts(
-        bottleneck=kind, metrics=metrics, facts=tuple(facts), source=SourceRef(path=file.path)
+        bottleneck=kind,
+        metrics=metrics,
+        facts=tuple(facts),
+        source=SourceRef(path=file.path),
+        point=" ".join(heading.split()),
     )

@@ -1,0 +1,50 @@
+"""Trial points as logs write them: ``b=32 s=1 t=4096 h=16``, ``b=32, s=1, t=4096, h_q=128``.
+
+Profiles, result rows and benchmark configs spell the same axes differently (``h`` or
+``h_q``, ``s`` or ``s_q``). Two points are compared only on the axes both state.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["AXIS_ALIASES", "point_terms", "points_differ"]
+
+AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",), "h": ("h_q",)}
+"""Other names of a trial point's axes, by canonical name."""
+
+_CANONICAL = {alias: axis for axis, names in AXIS_ALIASES.items() for alias in names}
+
+
+def point_terms(text: str) -> dict[str, str]:
+    """The ``key=value`` terms of a trial point, keyed by canonical axis names.
+
+    Words without ``=`` (a trial's name such as ``decode``) are skipped, and ``t~4096``
+    reads as ``t=~4096``.
+
+    Examples
+    --------
+    >>> point_terms("b=32, s_q=1, t=4096, h_q=128")
+    {'b': '32', 's': '1', 't': '4096', 'h': '128'}
+    """
+    terms: dict[str, str] = {}
+    for word in filter(None, re.split(r"[,\s|]+", text.strip())):
+        word = re.sub(r"^(\w+)~", r"\1=~", word)
+        key, sep, value = word.partition("=")
+        if sep and key and value:
+            terms[_CANONICAL.get(key, key)] = value
+    return terms
+
+
+def points_differ(a: str, b: str) -> bool:
+    """Whether two trial points give different values to an axis both of them state.
+
+    Examples
+    --------
+    >>> points_differ("b=32, s=1, t=4096, h_q=128", "b=32 s=1 t=4096 h=16")
+    True
+    >>> points_differ("b=32 s=1 t=4096 h=16", "b=32 s=1 t=4096 h=16 kv=fp8")
+    False
+    """
+    left, right = point_terms(a), point_terms(b)
+    return any(left[key] != right[key] for key in left.keys() & right.keys())
