@@ -18,7 +18,15 @@ two consumer warpgroups take turns over the key tiles instead of sharing each on
   0-511); a chunk goes back to the loader as soon as its reader is done with it — the rope
   chunk right after ``Sᵀ``, each value chunk right after its part of ``Oᵀ``. The 16-row
   query takes 18 KiB instead of 64, which leaves room for 24 chunks (2.7 tiles; the
-  seesaw kernel holds 2).
+  seesaw kernel holds 2);
+* each consumer's tiles cycle through their own half of the ring. A consumer waits for a
+  chunk by the phase parity of the slot's barrier, which only tells the chunk apart from
+  the slot's previous content if that content has landed; in its own half the previous
+  content is a chunk the same consumer has already read, whatever order the copies
+  complete in. With one ring shared in tile order, the previous content of a slot could
+  be the other consumer's chunk still in flight: a consumer that finished its tile early
+  then took that slot as filled (copies of the kernel whose consumers did no work failed
+  this way under repeated launches).
 
 At the end the two consumers merge their halves of the keys through the ring's memory:
 each hands over the 256 output columns it does not write, with its row max and sum, and
@@ -54,18 +62,31 @@ MAX_ROWS = 16
 """Most query rows per sequence (``s_q · h_q``) the ring kernel takes: its ``Sᵀ`` N."""
 SLOTS = 24
 """Chunks in the ring: what is left of 227 KiB after the query (18 KiB), four 2 KiB P
-tiles, row statistics and barriers. At least 18 (see the kernel's assertion)."""
+tiles, row statistics and barriers; half for each consumer, each half at least one tile
+(see the kernel's assertion)."""
 CONSUMER_REGS = 232
 """Registers a thread of the second consumer (the first gets what is left)."""
 LOADER_REGS = 24
 
 
 @gluon.jit
-def _load_chunk(desc, row, c: gl.constexpr, n, ring, full, free, SLOTS: gl.constexpr):
-    """Copy chunk ``c`` (0: rope columns, 1-8: value columns ``64(c-1)…``) as ring item ``n``."""
-    slot = n % SLOTS
+def _place(j, c, SLOTS: gl.constexpr):
+    """Ring slot and barrier phase parity of chunk ``c`` of key tile ``j``.
+
+    Tile ``j`` belongs to consumer ``j % 2``, whose tiles cycle through its own half of the
+    ring: its ``k``-th chunk goes to slot ``k % (SLOTS / 2)`` of that half.
+    """
+    HALF: gl.constexpr = SLOTS // 2
+    k = (j >> 1) * 9 + c
+    return (j & 1) * HALF + k % HALF, (k // HALF) & 1
+
+
+@gluon.jit
+def _load_chunk(desc, row, c: gl.constexpr, j, ring, full, free, SLOTS: gl.constexpr):
+    """Copy chunk ``c`` (0: rope columns, 1-8: value columns ``64(c-1)…``) of key tile ``j``."""
+    slot, phase = _place(j, c, SLOTS)
     # The first pass over the ring waits on the phase before a fresh barrier's: no wait.
-    mbarrier.wait(free.index(slot), ((n // SLOTS) & 1) ^ 1)
+    mbarrier.wait(free.index(slot), phase ^ 1)
     mbarrier.expect(full.index(slot), CHUNK_BYTES)
     col: gl.constexpr = D_NOPE if c == 0 else (c - 1) * 64
     tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), ring.index(slot))
@@ -90,7 +111,7 @@ def _loader(
         row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
         if k0 + 64 <= seqlen:
             for c in gl.static_range(9):
-                _load_chunk(kv_desc, row0, c, j * 9 + c, ring, full, free, SLOTS)
+                _load_chunk(kv_desc, row0, c, j, ring, full, free, SLOTS)
         else:
             # Rows past the sequence's end may hold anything (NaN): a descriptor that
             # stops at the last key makes the copy engine write zeros there instead.
@@ -102,7 +123,7 @@ def _loader(
                 kv_desc.layout,
             )
             for c in gl.static_range(9):
-                _load_chunk(tail, 0, c, j * 9 + c, ring, full, free, SLOTS)
+                _load_chunk(tail, 0, c, j, ring, full, free, SLOTS)
 
 
 @gluon.jit
@@ -147,11 +168,10 @@ def _consumer(
         # Zero, but not to the compiler: the query's shared-memory descriptors are then
         # built next to each product instead of being hoisted out of the loop (registers).
         z = j >> 30
-        base = j * 9
         s = gl.zeros([64, 16], gl.float32, layout=mma)
         for c in gl.static_range(9):
-            slot = (base + c) % SLOTS
-            mbarrier.wait(full.index(slot), ((base + c) // SLOTS) & 1)
+            slot, phase = _place(j, c, SLOTS)
+            mbarrier.wait(full.index(slot), phase)
             s = warpgroup_mma(
                 ring.index(slot),
                 q_smem.index((8 if c == 0 else c - 1) + z).permute((1, 0)),
@@ -159,7 +179,7 @@ def _consumer(
                 is_async=True,
             )
         s = warpgroup_mma_wait(0, deps=[s])
-        mbarrier.arrive(free.index(base % SLOTS))  # the rope chunk
+        mbarrier.arrive(free.index(_place(j, 0, SLOTS)[0]))  # the rope chunk
         o_k = key_start + j * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
         s = gl.where(o_k[:, None] < lim[None, :], s * qk_scale, float("-inf"))
         m_new = gl.maximum(m, gl.max(s, axis=0))
@@ -175,46 +195,53 @@ def _consumer(
         fence_async_shared()
         gl.thread_barrier()
         p_b = p_tile.permute((1, 0))
-        v = base + 1
-        a0 = warpgroup_mma(ring.index(v % SLOTS).permute((1, 0)), p_b, a0 * scale, is_async=True)
+        v0 = _place(j, 1, SLOTS)[0]
+        v1 = _place(j, 2, SLOTS)[0]
+        v2 = _place(j, 3, SLOTS)[0]
+        v3 = _place(j, 4, SLOTS)[0]
+        v4 = _place(j, 5, SLOTS)[0]
+        v5 = _place(j, 6, SLOTS)[0]
+        v6 = _place(j, 7, SLOTS)[0]
+        v7 = _place(j, 8, SLOTS)[0]
+        a0 = warpgroup_mma(ring.index(v0).permute((1, 0)), p_b, a0 * scale, is_async=True)
         a1 = warpgroup_mma(
-            ring.index((v + 1) % SLOTS).permute((1, 0)), p_b, a1 * scale, is_async=True
+            ring.index(v1).permute((1, 0)), p_b, a1 * scale, is_async=True
         )
         a2 = warpgroup_mma(
-            ring.index((v + 2) % SLOTS).permute((1, 0)), p_b, a2 * scale, is_async=True
+            ring.index(v2).permute((1, 0)), p_b, a2 * scale, is_async=True
         )
         a3 = warpgroup_mma(
-            ring.index((v + 3) % SLOTS).permute((1, 0)), p_b, a3 * scale, is_async=True
+            ring.index(v3).permute((1, 0)), p_b, a3 * scale, is_async=True
         )
         a4 = warpgroup_mma(
-            ring.index((v + 4) % SLOTS).permute((1, 0)), p_b, a4 * scale, is_async=True
+            ring.index(v4).permute((1, 0)), p_b, a4 * scale, is_async=True
         )
         a5 = warpgroup_mma(
-            ring.index((v + 5) % SLOTS).permute((1, 0)), p_b, a5 * scale, is_async=True
+            ring.index(v5).permute((1, 0)), p_b, a5 * scale, is_async=True
         )
         a6 = warpgroup_mma(
-            ring.index((v + 6) % SLOTS).permute((1, 0)), p_b, a6 * scale, is_async=True
+            ring.index(v6).permute((1, 0)), p_b, a6 * scale, is_async=True
         )
         a7 = warpgroup_mma(
-            ring.index((v + 7) % SLOTS).permute((1, 0)), p_b, a7 * scale, is_async=True
+            ring.index(v7).permute((1, 0)), p_b, a7 * scale, is_async=True
         )
         # Each value chunk goes back to the loader as soon as its product is done.
         a0 = warpgroup_mma_wait(7, deps=[a0])
-        mbarrier.arrive(free.index(v % SLOTS))
+        mbarrier.arrive(free.index(v0))
         a1 = warpgroup_mma_wait(6, deps=[a1])
-        mbarrier.arrive(free.index((v + 1) % SLOTS))
+        mbarrier.arrive(free.index(v1))
         a2 = warpgroup_mma_wait(5, deps=[a2])
-        mbarrier.arrive(free.index((v + 2) % SLOTS))
+        mbarrier.arrive(free.index(v2))
         a3 = warpgroup_mma_wait(4, deps=[a3])
-        mbarrier.arrive(free.index((v + 3) % SLOTS))
+        mbarrier.arrive(free.index(v3))
         a4 = warpgroup_mma_wait(3, deps=[a4])
-        mbarrier.arrive(free.index((v + 4) % SLOTS))
+        mbarrier.arrive(free.index(v4))
         a5 = warpgroup_mma_wait(2, deps=[a5])
-        mbarrier.arrive(free.index((v + 5) % SLOTS))
+        mbarrier.arrive(free.index(v5))
         a6 = warpgroup_mma_wait(1, deps=[a6])
-        mbarrier.arrive(free.index((v + 6) % SLOTS))
+        mbarrier.arrive(free.index(v6))
         a7 = warpgroup_mma_wait(0, deps=[a7])
-        mbarrier.arrive(free.index((v + 7) % SLOTS))
+        mbarrier.arrive(free.index(v7))
 
     # Merge the two consumers' halves of the keys. Once both are past their loops every
     # chunk has been read, so the ring becomes the exchange buffer: each consumer hands
@@ -340,9 +367,9 @@ def mla_ring_kernel(
     Q_TMA: gl.constexpr, SLOTS: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
 ):  # fmt: skip
     ROWS: gl.constexpr = S_Q * H_Q
-    # A consumer waits on a chunk's barrier by phase parity, which is only sound while the
-    # slot's previous use (up to 18 items back: the other consumer's tile) has been filled.
-    gl.static_assert(SLOTS >= 18, "the ring needs at least two tiles of chunks")
+    # Each consumer's half of the ring holds at least one whole tile (Sᵀ reads all nine
+    # chunks before any is given back).
+    gl.static_assert(SLOTS % 2 == 0 and SLOTS // 2 >= 9, "each half needs a tile of chunks")
     i_m = gl.program_id(0)
     i_u = gl.program_id(1)
     # The piece this program works on: [batch, key_start, key_end, slot] (schedule.table()).
