@@ -5,12 +5,14 @@ from __future__ import annotations
 import doctest
 import importlib
 import os
+import re
 import shlex
 from pathlib import Path
 
 import pytest
 
 from kernelopt import cli
+from kernelopt.catalog import Catalog
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "catalog.md"
 
@@ -75,3 +77,9 @@ def test_docstring_examples(module: str, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(tmp_path)
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_readme_counts_the_builtin_entries() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    counts = [int(n) for n in re.findall(r"(\d+) built-in entries", readme)]
+    assert counts == [len(Catalog.builtin())]
