@@ -79,7 +79,10 @@ def test_docstring_examples(module: str, tmp_path: Path, monkeypatch: pytest.Mon
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_readme_counts_the_builtin_entries() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_readme_and_catalog_guide_count_the_builtin_entries() -> None:
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    guide = (root / "docs" / "catalog.md").read_text(encoding="utf-8")
     counts = [int(n) for n in re.findall(r"(\d+) built-in entries", readme)]
-    assert counts == [len(Catalog.builtin())]
+    counts += [int(n) for n in re.findall(r"built-in catalog \((\d+) entries", guide)]
+    assert counts == [len(Catalog.builtin())] * 2
