@@ -204,27 +204,13 @@ def _consumer(
         v6 = _place(j, 7, SLOTS)[0]
         v7 = _place(j, 8, SLOTS)[0]
         a0 = warpgroup_mma(ring.index(v0).permute((1, 0)), p_b, a0 * scale, is_async=True)
-        a1 = warpgroup_mma(
-            ring.index(v1).permute((1, 0)), p_b, a1 * scale, is_async=True
-        )
-        a2 = warpgroup_mma(
-            ring.index(v2).permute((1, 0)), p_b, a2 * scale, is_async=True
-        )
-        a3 = warpgroup_mma(
-            ring.index(v3).permute((1, 0)), p_b, a3 * scale, is_async=True
-        )
-        a4 = warpgroup_mma(
-            ring.index(v4).permute((1, 0)), p_b, a4 * scale, is_async=True
-        )
-        a5 = warpgroup_mma(
-            ring.index(v5).permute((1, 0)), p_b, a5 * scale, is_async=True
-        )
-        a6 = warpgroup_mma(
-            ring.index(v6).permute((1, 0)), p_b, a6 * scale, is_async=True
-        )
-        a7 = warpgroup_mma(
-            ring.index(v7).permute((1, 0)), p_b, a7 * scale, is_async=True
-        )
+        a1 = warpgroup_mma(ring.index(v1).permute((1, 0)), p_b, a1 * scale, is_async=True)
+        a2 = warpgroup_mma(ring.index(v2).permute((1, 0)), p_b, a2 * scale, is_async=True)
+        a3 = warpgroup_mma(ring.index(v3).permute((1, 0)), p_b, a3 * scale, is_async=True)
+        a4 = warpgroup_mma(ring.index(v4).permute((1, 0)), p_b, a4 * scale, is_async=True)
+        a5 = warpgroup_mma(ring.index(v5).permute((1, 0)), p_b, a5 * scale, is_async=True)
+        a6 = warpgroup_mma(ring.index(v6).permute((1, 0)), p_b, a6 * scale, is_async=True)
+        a7 = warpgroup_mma(ring.index(v7).permute((1, 0)), p_b, a7 * scale, is_async=True)
         # Each value chunk goes back to the loader as soon as its product is done.
         a0 = warpgroup_mma_wait(7, deps=[a0])
         mbarrier.arrive(free.index(v0))
