@@ -19,7 +19,7 @@ Run: ``python examples/mla_decode/02_naive_kernel.py [--log DIR] [--gpu|--cpu]``
 
 from __future__ import annotations
 
-import math
+import statistics
 
 import _common
 
@@ -185,7 +185,7 @@ append_rows(S.bench_rows, bench)
 # an online softmax, the paged cache walked through the block table, all s_q·h_q rows of
 # a sequence stacked into one MMA tile, and one key tile serving as both K and V.
 _common.banner("Writing the log")
-gain = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+gain = statistics.geometric_mean(speedups)
 status = "KEPT" if gain > 1.0 else "REVERTED"
 cpu_words = "" if S.gpu else " CPU path: Triton-interpreter timings, meaningless for GPU speed."
 write_experiment(

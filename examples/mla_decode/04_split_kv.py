@@ -23,7 +23,7 @@ Run: ``python examples/mla_decode/04_split_kv.py [--log DIR] [--gpu|--cpu]``.
 
 from __future__ import annotations
 
-import math
+import statistics
 
 import _common
 
@@ -146,7 +146,7 @@ append_rows(S.bench_rows, bench)
 # EVALUATE and record. Kept when some point is FAST and none is SLOW; when the verdicts
 # disagree, the geometric mean of the speedups decides.
 _common.banner("Writing the log")
-gain = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+gain = statistics.geometric_mean(speedups)
 if Verdict.SLOW not in verdicts and Verdict.FAST in verdicts:
     status = "KEPT"
 elif all(v in (Verdict.SAME, Verdict.UNCLEAR) for v in verdicts):

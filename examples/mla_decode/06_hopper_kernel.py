@@ -20,7 +20,7 @@ Run: ``python examples/mla_decode/06_hopper_kernel.py [--log DIR] [--gpu|--cpu]`
 
 from __future__ import annotations
 
-import math
+import statistics
 
 import _common
 
@@ -112,7 +112,7 @@ for index, point in enumerate(points):
 append_rows(S.bench_rows, bench)
 
 _common.banner("Writing the log")
-gain = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+gain = statistics.geometric_mean(speedups)
 if Verdict.FAST in verdicts and Verdict.SLOW not in verdicts:
     status = "KEPT"
 elif all(v in (Verdict.SAME, Verdict.UNCLEAR) for v in verdicts):

@@ -24,7 +24,7 @@ Run: ``python examples/mla_decode/08_fp8_cache.py [--log DIR] [--gpu|--cpu]``.
 
 from __future__ import annotations
 
-import math
+import statistics
 
 import _common
 
@@ -122,7 +122,7 @@ append_rows(S.bench_rows, bench)
 # kernel in kernels/mla_decode.py does not change), whatever its A/B says: its speed is a
 # fact about this format at these points, and the row's speedup records it.
 _common.banner("Writing the log")
-gain = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+gain = statistics.geometric_mean(speedups)
 write_experiment(
     S.experiments,
     experiment=_common.EXP_FP8,

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["AXIS_ALIASES", "point_terms", "points_differ"]
+__all__ = ["AXIS_ALIASES", "point_terms", "points_differ", "split_terms"]
 
 AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",), "h": ("h_q",)}
 """Other names of a trial point's axes, by canonical name."""
 
 _CANONICAL = {alias: axis for axis, names in AXIS_ALIASES.items() for alias in names}
+
+
+def split_terms(text: str) -> list[tuple[str, str, str]]:
+    """The words of a trial point as ``(key, "=", value)`` (``("decode", "", "")`` for a word
+    without ``=``), split at commas and spaces; ``t~4096`` reads as ``t=~4096``."""
+    words = filter(None, re.split(r"[,\s]+", text.strip()))
+    return [re.sub(r"^(\w+)~", r"\1=~", word).partition("=") for word in words]
 
 
 def point_terms(text: str) -> dict[str, str]:
@@ -27,13 +34,8 @@ def point_terms(text: str) -> dict[str, str]:
     >>> point_terms("b=32, s_q=1, t=4096, h_q=128")
     {'b': '32', 's': '1', 't': '4096', 'h': '128'}
     """
-    terms: dict[str, str] = {}
-    for word in filter(None, re.split(r"[,\s|]+", text.strip())):
-        word = re.sub(r"^(\w+)~", r"\1=~", word)
-        key, sep, value = word.partition("=")
-        if sep and key and value:
-            terms[_CANONICAL.get(key, key)] = value
-    return terms
+    terms = split_terms(text)
+    return {_CANONICAL.get(key, key): value for key, sep, value in terms if sep and key and value}
 
 
 def points_differ(a: str, b: str) -> bool:

@@ -7,8 +7,9 @@ both become ``b=32 s=1 t=4096 h=16`` (b, s, t first, other keys sorted). A term 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
+
+from kernelopt.experiments.points import split_terms
 
 __all__ = ["point_words"]
 
@@ -18,9 +19,8 @@ _LEADING = ("b", "s", "t")
 def point_words(point: Mapping[str, object] | str) -> str:
     """``key=value`` words in the canonical order; text that is not all terms is kept as is."""
     if isinstance(point, str):
-        terms = [re.sub(r"^(\w+)~", r"\1=~", t) for t in re.split(r"[,\s]+", point.strip()) if t]
-        pairs = [t.partition("=") for t in terms]
-        if not terms or any(not sep or not key for key, sep, _ in pairs):
+        pairs = split_terms(point)
+        if not pairs or any(not sep or not key for key, sep, _ in pairs):
             return " ".join(point.split())
         values: Mapping[str, object] = {key: value for key, _, value in pairs}
     else:
