@@ -418,6 +418,39 @@ def test_over_engineering(catalog: Catalog) -> None:
     )
 
 
+def test_over_engineering_compares_the_kernel_with_itself(catalog: Catalog) -> None:
+    experiments = [
+        exp(n, 50.0 - (5 if n == 2 else 0) - 0.1 * n, status=Status.KEPT) for n in range(1, 7)
+    ]
+    # A kernel of 50 lines before the stall; a prototype in a file of its own, three
+    # times longer, during it: not the kernel growing.
+    prototype = kernel(
+        "\n".join(f"y{i} = {i}" for i in range(150)) + "\n",
+        path="experiments/exp_5/prototype.py",
+        role="snapshot",
+        experiment=5,
+    )
+    kernels = (_snapshot(50, "[triton.Config({})]", 2), prototype)
+    log = log_of(experiments, kernels=kernels)
+    assert diagnose_log(log, catalog=catalog).finding(Pathology.OVER_ENGINEERING) is None
+    # The same file grown threefold: found, and (no autotune space grew) only a revert
+    # is advised, not pruning the search.
+    grown = (_snapshot(50, "[triton.Config({})]", 2), _snapshot(150, "[triton.Config({})]", 5))
+    found = diagnose_log(log_of(experiments, kernels=grown), catalog=catalog).finding(
+        Pathology.OVER_ENGINEERING
+    )
+    assert found is not None and "code lines" in found.summary
+    assert [a.catalog_id for a in found.actions] == ["autotune-explosion"]
+    # Grown only in a variant that was reverted: the kernel that stands did not grow.
+    reverted = [e if e.number != 5 else exp(5, 49.0, status=Status.REVERTED) for e in experiments]
+    assert (
+        diagnose_log(log_of(reverted, kernels=grown), catalog=catalog).finding(
+            Pathology.OVER_ENGINEERING
+        )
+        is None
+    )
+
+
 def test_ignored_prior_research(catalog: Catalog) -> None:
     recommendation = Recommendation(
         text="split the KV sequence across programs (split-KV)",

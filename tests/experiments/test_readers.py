@@ -115,6 +115,45 @@ def test_hand_written_results_and_summary_variants(tmp_path: Path) -> None:
     assert any(r.text == "One change per experiment" for r in log.rules)
 
 
+def test_named_kernel_from_the_repository_root(tmp_path: Path) -> None:
+    claude = "# k\n\n- Kernel under optimization: `src/kernels/k.py`\n- Baseline: `bench/base.py`\n"
+    repo = _write(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": "[project]\nname = 'x'\n",
+            "src/kernels/k.py": "import triton\n",
+            "docs/log/CLAUDE.md": claude,
+            "docs/log/experiments/summary.md": (
+                "| Exp | Description | Latency | Unit | Status |\n|---|---|---|---|---|\n"
+                "| 1 | first | 5.0 | us | KEPT |\n"
+            ),
+        },
+    )
+    # Above the repository's root: never looked at.
+    _write(tmp_path, {"bench/base.py": "print('outside')\n"})
+    log = read_log(repo / "docs" / "log", catalog=())
+    named = [k for k in log.kernels if k.role == "kernel"]
+    assert [k.path for k in named] == ["../../src/kernels/k.py"]
+    assert named[0].text == "import triton\n"
+    assert [k.path for k in log.current_kernels] == ["../../src/kernels/k.py"]
+    assert any(u.path == "bench/base.py" and "repository" in u.reason for u in log.unread)
+    # A path that climbs, and a link that leaves the repository, are not followed.
+    (repo / "docs/log/CLAUDE.md").write_text(claude.replace("src/kernels/k.py", "../k.py"))
+    assert not [k for k in read_log(repo / "docs/log", catalog=()).kernels if k.role == "kernel"]
+    (repo / "src/kernels/k.py").unlink()
+    (repo / "src/kernels/k.py").symlink_to(tmp_path / "bench/base.py")
+    (repo / "docs/log/CLAUDE.md").write_text(claude)
+    assert not [k for k in read_log(repo / "docs/log", catalog=()).kernels if k.role == "kernel"]
+    # Outside any repository nothing above the log is read.
+    markers = (".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt")
+    if any((folder / m).exists() for folder in tmp_path.parents for m in markers):
+        return  # the temporary folder itself lies in a repository here
+    (repo / "pyproject.toml").unlink()
+    (repo / "src/kernels/k.py").unlink()
+    (repo / "src/kernels/k.py").write_text("import triton\n")
+    assert not [k for k in read_log(repo / "docs/log", catalog=()).kernels if k.role == "kernel"]
+
+
 def test_devlog_newest_first(tmp_path: Path) -> None:
     _write(
         tmp_path,

@@ -17,7 +17,7 @@ started from, are the finding too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from kernelopt.diagnose.changes import SnapshotChange, file_name, kept
 from kernelopt.diagnose.context import Context, experiments_text
@@ -39,9 +39,9 @@ def _replayed(ctx: Context, number: int) -> tuple[SnapshotChange, ...]:
     return changes if all(c.after is not None for c in changes) else ()
 
 
-def _parts(ctx: Context, number: int) -> list[Complexity]:
-    """The complexity of each kernel file experiment ``number`` left: its full snapshots,
-    and the files its diffs were replayed into."""
+def _parts(ctx: Context, number: int) -> list[tuple[str, Complexity]]:
+    """The complexity of each kernel file experiment ``number`` left, by file name: its full
+    snapshots, and the files its diffs were replayed into."""
     full = ctx.snapshots.get(number, ())
     replayed = _replayed(ctx, number)
     # A full snapshot that reads as its own diff's base is its state before the change.
@@ -50,15 +50,12 @@ def _parts(ctx: Context, number: int) -> list[Complexity]:
     own = [s for s in full if s.text not in before]
     # The experiment's own copy of a changed file is what it ran: it wins over a replay.
     names = {file_name(s.path) for s in own}
-    return [complexity(s) for s in own] + [
-        c.after for c in replayed if c.after is not None and c.name not in names
+    return [(file_name(s.path), complexity(s)) for s in own] + [
+        (c.name, c.after) for c in replayed if c.after is not None and c.name not in names
     ]
 
 
-def total_complexity(ctx: Context, number: int) -> Complexity:
-    """The summed complexity of experiment ``number``'s kernel files: its full snapshots and
-    the files its diff snapshots resolve to."""
-    parts = _parts(ctx, number)
+def _total(parts: Sequence[Complexity]) -> Complexity:
     configs = [p.autotune_configs for p in parts if p.autotune_configs is not None]
     return Complexity(
         lines=sum(p.lines for p in parts),
@@ -66,6 +63,16 @@ def total_complexity(ctx: Context, number: int) -> Complexity:
         constexprs=sum(p.constexprs for p in parts),
         autotune_configs=sum(configs) if configs else None,
     )
+
+
+def total_complexity(ctx: Context, number: int, files: Collection[str] | None = None) -> Complexity:
+    """The summed complexity of experiment ``number``'s kernel files: its full snapshots and
+    the files its diff snapshots resolve to (only those named in ``files`` when given)."""
+    return _total([c for name, c in _parts(ctx, number) if files is None or name in files])
+
+
+def _file_names(ctx: Context, number: int) -> set[str]:
+    return {name for name, _ in _parts(ctx, number)}
 
 
 def _measurable(ctx: Context) -> list[int]:
@@ -101,14 +108,22 @@ def _snapshot_growth(
     stall: Sequence[int],
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """Growth from the last measured kernel before the stall to the last one inside it:
-    (reason, evidence, experiments), or None when it stays under the thresholds."""
-    before = [n for n in measured if not stall or n < stall[0]]
-    inside = [n for n in measured if stall and n >= stall[0]]
+    (reason, evidence, experiments), or None when it stays under the thresholds.
+
+    Only kept kernels count (a reverted variant is not the kernel any more), and only the
+    files both kernels hold: a prototype in a file of its own is not the kernel growing."""
+    standing = [n for n in measured if kept(ctx.log, n)]
+    before = [n for n in standing if not stall or n < stall[0]]
+    inside = [n for n in standing if stall and n >= stall[0]]
     if not (len(stall) >= 2 and inside and (before or len(inside) >= 2)):
         return None
     start = before[-1] if before else inside[0]
     end = inside[-1]
-    first, last = measured[start], measured[end]
+    common = _file_names(ctx, start) & _file_names(ctx, end)
+    if not common:
+        return None
+    first = total_complexity(ctx, start, common)
+    last = total_complexity(ctx, end, common)
     growth = (last.lines - first.lines) / first.lines if first.lines else 0.0
     knobs = last.constexprs - first.constexprs
     configs_growth = (
@@ -131,13 +146,12 @@ def _snapshot_growth(
     )
     evidence = [
         Evidence(
-            quote=f"exp {number}: {measured[number].lines} lines, "
-            f"{measured[number].constexprs} constexpr, "
-            f"{measured[number].autotune_configs or 0} configs",
+            quote=f"exp {number}: {size.lines} lines, {size.constexprs} constexpr, "
+            f"{size.autotune_configs or 0} configs",
             source=_where(ctx, number),
             experiments=(number,),
         )
-        for number in (start, end)
+        for number, size in ((start, first), (end, last))
     ]
     return reason, evidence, [start, end]
 
@@ -181,9 +195,11 @@ def _detail(ctx: Context, measured: dict[int, Complexity], stall: Sequence[int])
     """What the detector saw, for the sentence of an unchecked item."""
     parts = []
     if measured:
-        latest = max(measured)
+        standing = [n for n in measured if kept(ctx.log, n)]
+        latest = max(standing or measured)
+        fate = "" if standing else ", not kept"
         parts.append(
-            f"latest snapshot (exp {latest}): {measured[latest].lines} lines, "
+            f"latest snapshot (exp {latest}{fate}): {measured[latest].lines} lines, "
             f"{measured[latest].constexprs} constexpr knobs, "
             f"{measured[latest].autotune_configs or 0} autotune configs"
         )
@@ -240,7 +256,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
             break
     growth = _snapshot_growth(ctx, params, measured, stall_numbers)
     if growth is None and len(stall_numbers) >= 2:
-        before = [n for n in measured if n < stall_numbers[0]]
+        before = [n for n in measured if n < stall_numbers[0] and kept(ctx.log, n)]
         base_lines = measured[before[-1]].lines if before else None
         growth = _landed_growth(ctx, params, stall_numbers, base_lines)
     if growth is not None:
@@ -258,6 +274,23 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
         else "with no gain to show for it"
     )
     summary = f"The kernel grew more complex {gain_text}: {'; '.join(reasons)}."
+    actions = [
+        ctx.action(
+            "Revert to the simplest version that holds the best result, then change the "
+            "design, not the knobs.",
+            "autotune-explosion",
+        )
+    ]
+    if any("autotune" in reason for reason in reasons):
+        # Pruning only answers growth in the search space, not in the code.
+        actions.insert(
+            0,
+            ctx.action(
+                "Prune the autotune space with domain knowledge (tile sizes that divide the "
+                "shapes, warps per tile); keep the search under an hour per kernel version.",
+                "pruned-autotuning",
+            ),
+        )
     finding = Finding(
         pathology=_PATHOLOGY,
         summary=summary,
@@ -265,18 +298,6 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
         severity=Severity.MEDIUM,
         confidence=0.7 if len(reasons) > 1 else 0.6,
         evidence=evidence,
-        actions=[
-            ctx.action(
-                "Prune the autotune space with domain knowledge (tile sizes that divide the "
-                "shapes, warps per tile); "
-                "keep the search under an hour per kernel version.",
-                "pruned-autotuning",
-            ),
-            ctx.action(
-                "Revert to the simplest version that holds the best result, then change the "
-                "design, not the knobs.",
-                "autotune-explosion",
-            ),
-        ],
+        actions=actions,
     )
     return found(finding)

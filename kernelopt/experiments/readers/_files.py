@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import attrs
 
 from kernelopt.experiments.log import Unread
 
-__all__ = ["LogFiles", "ReadLimits", "TextFile", "suffix_of"]
+__all__ = ["LogFiles", "ReadLimits", "TextFile", "repository_path", "suffix_of"]
 
 # Files kernelopt may read: logs, tables and histories, and kernel sources.
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".jsonl", ".json", ".tsv", ".csv"})
@@ -31,6 +31,60 @@ SNAPSHOT_SUFFIXES = SOURCE_SUFFIXES | DIFF_SUFFIXES
 _SKIP_DIRS = frozenset(
     {"node_modules", "__pycache__", "site-packages", "build", "dist", ".git", ".venv", "venv"}
 )
+
+
+# What marks the top of the repository a log lives in: named paths are not looked for above.
+_PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", "CMakeLists.txt")
+_MAX_LEVELS_UP = 8
+
+
+def repository_path(root: Path, named: str) -> str | None:
+    """Where a file the log names from its repository's root lies, relative to ``root``.
+
+    A log kept in ``docs/kernels/x/`` names its kernel as ``src/kernels/x.py``, from the
+    repository's root. The folders above ``root`` are tried in turn, up to the first that
+    marks a project root (``.git``, ``pyproject.toml``, ...) and never past it.
+
+    Parameters
+    ----------
+    root : Path
+        The log directory.
+    named : str
+        The path as the log writes it (``/``-separated, relative).
+
+    Returns
+    -------
+    str or None
+        ``named`` relative to ``root`` (``"../../src/kernels/x.py"``); None when the path is
+        absolute, climbs with ``..``, or is not a regular file in the repository; when
+        ``root`` is itself a project root (its own walk already looked there); and when no
+        project root lies above ``root`` (nothing outside a repository is read).
+    """
+    pure = PurePosixPath(named)
+    if pure.is_absolute() or not pure.parts or ".." in pure.parts:
+        return None
+    real_root = Path(os.path.realpath(root))
+    if _is_project_root(real_root):
+        return None
+    # The folders between the log and its repository's root; none outside a repository.
+    above: list[Path] = []
+    here = real_root
+    while not above or not _is_project_root(above[-1]):
+        if here.parent == here or len(above) == _MAX_LEVELS_UP:
+            return None
+        here = here.parent
+        above.append(here)
+    for folder in above:
+        candidate = folder.joinpath(*pure.parts)
+        real = os.path.realpath(candidate)
+        # A link out of the repository is not followed, as in the log's own walk.
+        if real.startswith(str(above[-1]) + os.sep) and os.path.isfile(real):
+            return os.path.relpath(candidate, real_root).replace(os.sep, "/")
+    return None
+
+
+def _is_project_root(folder: Path) -> bool:
+    return any((folder / marker).exists() for marker in _PROJECT_MARKERS)
 
 
 def suffix_of(path: str) -> str:

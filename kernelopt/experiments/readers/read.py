@@ -25,6 +25,7 @@ from kernelopt.experiments.readers._files import (
     LogFiles,
     ReadLimits,
     TextFile,
+    repository_path,
     suffix_of,
 )
 from kernelopt.experiments.readers._markdown import code_mask, headings
@@ -228,11 +229,14 @@ class _Reading:
                     None,
                 )
             if found is None:
+                # A path from the repository's root, the log living further down in it.
+                found = repository_path(self.root, fact.text)
+            if found is None:
                 self.problems.append(
                     (
                         fact.text,
                         f"named as the {role} in {fact.source} but not found under the log "
-                        f"directory",
+                        f"directory or in the repository around it",
                     )
                 )
                 continue
