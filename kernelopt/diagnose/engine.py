@@ -185,7 +185,13 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
         value, unit = _headline(experiment, progress.kind.value if progress.kind else None)
         if value is not None:
             trajectory.append(
-                TrajectoryPoint(experiment=experiment.number, value=value, unit=unit, gain=gain)
+                TrajectoryPoint(
+                    experiment=experiment.number,
+                    value=value,
+                    unit=unit,
+                    gain=gain,
+                    same_run=step.same_run,
+                )
             )
     stall = progress.counted(progress.stall(min_gain))
     last_best = next(

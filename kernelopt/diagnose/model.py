@@ -245,12 +245,14 @@ class BestResult:
 @attrs.frozen(kw_only=True)
 class TrajectoryPoint:
     """An experiment that set a new best: its number, its value and unit, and the gain over
-    the best before it (a fraction)."""
+    the best before it (a fraction); ``same_run`` when that gain is the experiment's own A/B
+    against the best kernel, timed in its run."""
 
     experiment: int
     value: float
     unit: str = ""
     gain: float | None = None
+    same_run: bool = False
 
 
 @attrs.frozen(kw_only=True)

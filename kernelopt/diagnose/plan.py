@@ -54,7 +54,9 @@ def _header(summary: LogSummary) -> list[str]:
             lines.append(f"Best so far: {_value(best.value, best.unit, best.kind)} ({best.label}).")
     if summary.trajectory:
         steps = ", ".join(
-            f"exp {p.experiment}" + (f" {p.gain:+.1%}" if p.gain is not None else "")
+            f"exp {p.experiment}"
+            + (f" {p.gain:+.1%}" if p.gain is not None else "")
+            + (" (in its own run)" if p.same_run else "")
             for p in summary.trajectory[-6:]
         )
         lines.append(

@@ -9,6 +9,12 @@ to the 16-head one) are different quantities too, and are compared point by poin
 experiments that were kept (or whose fate the log does not say) and did not fail
 correctness can set a new best: a reverted change, however fast, is not the kernel the next
 experiment starts from.
+
+Numbers from different runs drift (clocks under a power cap, another GPU, another day), so
+where an experiment timed the kernel it started from in its own run, that A/B is its gain:
+a headline latency with a speedup whose implied baseline time (latency × speedup) is the
+best so far within ``SAME_KERNEL_TOLERANCE`` is read as a same-run comparison with that
+kernel, and the gain is the time it saves there, not the difference between two runs.
 """
 
 from __future__ import annotations
@@ -20,12 +26,16 @@ import attrs
 from kernelopt.experiments.log import Experiment, MetricKind
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["HEADLINE", "Progress", "Step", "analyze", "headline_key"]
+__all__ = ["HEADLINE", "SAME_KERNEL_TOLERANCE", "Progress", "Step", "analyze", "headline_key"]
 
 HEADLINE = "headline"
 
 _TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 _NOT_BEST = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
+
+SAME_KERNEL_TOLERANCE = 0.05
+"""How far (relative) the baseline time an experiment's speedup implies may be from the
+best so far for the speedup to be read as an A/B against that kernel in the same run."""
 
 
 @attrs.frozen(kw_only=True)
@@ -34,8 +44,11 @@ class Step:
 
     ``counted``: an attempt that could have moved the best and whose outcome is known
     (measured, or reverted/neutral/failed). ``gain``: relative improvement over the best
-    before it (0 when it did not improve, None when unknown). ``values``: its comparable
-    numbers, higher-is-better (latencies negated, in microseconds).
+    before it (0 when it did not improve, None when unknown): for latencies the share of
+    time saved, for rates the share gained. ``values``: its comparable numbers,
+    higher-is-better (latencies negated, in microseconds). ``gains``: the gain on each of
+    those numbers that had a best before it. ``same_run``: the headline's gain is the
+    experiment's own A/B against the best kernel, timed in its run.
     """
 
     experiment: Experiment
@@ -43,6 +56,8 @@ class Step:
     eligible: bool
     gain: float | None
     values: dict[str, float]
+    gains: dict[str, float] = attrs.field(factory=dict)
+    same_run: bool = False
 
 
 def headline_key(key: str) -> bool:
@@ -86,6 +101,31 @@ def _relative(new: float, old: float) -> float:
     return (new - old) / abs(old)
 
 
+def _same_run_gain(experiment: Experiment, best_us: float) -> float | None:
+    """The share of time ``experiment`` saves over the best kernel in its own run, when its
+    speedup is an A/B against that kernel (the implied baseline time is the best so far,
+    ``best_us``, within :data:`SAME_KERNEL_TOLERANCE`); None otherwise."""
+    latency, speedup = experiment.latency, experiment.speedup
+    if latency is None or latency <= 0 or speedup is None or speedup <= 0 or best_us <= 0:
+        return None
+    baseline_us = latency * _TO_US.get(experiment.unit or "", 1.0) * speedup
+    drift = abs(baseline_us - best_us)
+    # Within rounding of the best (a speedup written with two decimals is within 0.5 %), the
+    # speedup is the log's own arithmetic on two headlines that already say the same thing;
+    # beyond the tolerance it is against another kernel.
+    if drift <= 5e-3 * best_us or drift > SAME_KERNEL_TOLERANCE * best_us:
+        return None
+    return _speedup_gain(speedup, MetricKind.LATENCY)
+
+
+def _speedup_gain(speedup: float, kind: MetricKind | None) -> float:
+    """A speedup as a gain in the log's terms: the share of time saved for latencies, the
+    share gained for rates (never below zero)."""
+    if kind is MetricKind.LATENCY:
+        return max(0.0, 1.0 - 1.0 / speedup)
+    return max(0.0, speedup - 1.0)
+
+
 def headline_kind(experiments: tuple[Experiment, ...]) -> MetricKind | None:
     """The headline metric most experiments report (ties: latency, speedup, throughput)."""
     counts: Counter[MetricKind] = Counter()
@@ -111,35 +151,36 @@ class Progress:
 
     def stall(self, min_gain: float) -> tuple[Step, ...]:
         """The longest trailing run of steps over which the best improved by less than
-        ``min_gain`` in total (every step in it was < ``min_gain`` better, too)."""
-        best_after = self._bests()
+        ``min_gain`` in total (every step in it was < ``min_gain`` better, too).
+
+        The total on each number chains the steps' gains on it, so a same-run A/B counts
+        for what it measured and the drift between runs for nothing."""
         count = len(self.steps)
         start = count
+        kept: dict[str, float] = {}  # per number: the share of the time (or rate) kept
         for index in range(count - 1, -1, -1):
-            before = best_after[index - 1] if index > 0 else {}
-            end = best_after[count - 1] if count else {}
-            total = max((_relative(end[k], before[k]) for k in end if k in before), default=0.0)
             step = self.steps[index]
-            single = step.gain or 0.0
-            if total >= min_gain or single >= min_gain:
+            for key, gain in step.gains.items():
+                factor = 1.0 - gain if self._is_time(key) else 1.0 / (1.0 + gain)
+                kept[key] = kept.get(key, 1.0) * factor
+            total = max(
+                (1.0 - f if self._is_time(k) else 1.0 / f - 1.0 for k, f in kept.items()),
+                default=0.0,
+            )
+            if total >= min_gain or (step.gain or 0.0) >= min_gain:
                 break
             start = index
         return self.steps[start:]
 
+    def _is_time(self, key: str) -> bool:
+        """Whether ``key`` names a time (its gains are shares of time saved)."""
+        if key.endswith("|latency"):
+            return True
+        return headline_key(key) and self.kind is MetricKind.LATENCY
+
     def counted(self, steps: tuple[Step, ...] | None = None) -> tuple[Step, ...]:
         """The counted attempts among ``steps`` (all steps by default)."""
         return tuple(s for s in (self.steps if steps is None else steps) if s.counted)
-
-    def _bests(self) -> list[dict[str, float]]:
-        bests: list[dict[str, float]] = []
-        current: dict[str, float] = {}
-        for step in self.steps:
-            if step.eligible:
-                for key, value in step.values.items():
-                    if key not in current or value > current[key]:
-                        current[key] = value
-            bests.append(dict(current))
-        return bests
 
     def trajectory(self, min_gain: float = 0.0) -> list[tuple[Step, float]]:
         """Steps that set a new best by at least ``min_gain``, with that gain."""
@@ -198,18 +239,24 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
             and experiment.status not in _NOT_BEST
             and experiment.correctness is not Correctness.FAIL
         )
-        gains = [_relative(v, best[k]) for k, v in values.items() if k in best]
+        key_gains = {k: max(0.0, _relative(v, best[k])) for k, v in values.items() if k in best}
+        same_run = False
+        if eligible and kind is MetricKind.LATENCY:
+            head = next((k for k in key_gains if headline_key(k)), None)
+            ab = _same_run_gain(experiment, -best[head]) if head is not None else None
+            if head is not None and ab is not None:
+                key_gains[head], same_run = ab, True
         gain: float | None
         if not experiment.attempted or experiment.status is Status.BASELINE:
             gain = None
         elif not eligible:
             gain = 0.0  # a reverted or failed change moved nothing
-        elif gains:
-            gain = max(0.0, max(gains))
+        elif key_gains:
+            gain = max(key_gains.values())
         elif by_point and experiment.headline_point and (experiment.speedup or 0.0) > 0:
             # The first kept headline at its point: the log's own A/B against the kernel it
             # started from (a result row's speedup over its baseline) is the gain.
-            gain = max(0.0, (experiment.speedup or 1.0) - 1.0)
+            gain = _speedup_gain(experiment.speedup or 1.0, kind)
         else:
             gain = None  # first number of its kind: nothing to compare with
         measured = bool(values)
@@ -249,6 +296,8 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                 eligible=eligible and measured,
                 gain=gain,
                 values=values,
+                gains=key_gains if eligible else {},
+                same_run=same_run,
             )
         )
     return Progress(steps=tuple(steps), kind=kind)

@@ -69,7 +69,8 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         )
     for step in attempts[-6:]:
         e = step.experiment
-        gain = "" if step.gain is None else f" ({step.gain:+.1%})"
+        gain = "" if step.gain is None else f" ({step.gain:+.1%}"
+        gain += ", in its own run)" if step.same_run else ")" if gain else ""
         status = e.status.value if e.status is not None else "?"
         evidence.append(
             ctx.evidence(
