@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["AXIS_ALIASES", "point_terms", "points_differ", "split_terms"]
+__all__ = ["AXIS_ALIASES", "canonical_axis", "point_terms", "points_differ", "split_terms"]
 
 AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",), "h": ("h_q",)}
 """Other names of a trial point's axes, by canonical name."""
 
 _CANONICAL = {alias: axis for axis, names in AXIS_ALIASES.items() for alias in names}
+
+
+def canonical_axis(key: str) -> str:
+    """The canonical name of a trial point's axis (``h_q`` → ``h``); other keys unchanged."""
+    return _CANONICAL.get(key, key)
 
 
 def split_terms(text: str) -> list[tuple[str, str, str]]:
@@ -35,7 +40,7 @@ def point_terms(text: str) -> dict[str, str]:
     {'b': '32', 's': '1', 't': '4096', 'h': '128'}
     """
     terms = split_terms(text)
-    return {_CANONICAL.get(key, key): value for key, sep, value in terms if sep and key and value}
+    return {canonical_axis(key): value for key, sep, value in terms if sep and key and value}
 
 
 def points_differ(a: str, b: str) -> bool:

@@ -30,7 +30,7 @@ from kernelopt.bench.compare import Comparison, Verdict
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS
-from kernelopt.experiments.points import AXIS_ALIASES
+from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
 from kernelopt.workflow._points import point_words
 
 __all__ = [
@@ -272,22 +272,29 @@ def config_key(config: Mapping[str, object], key: str) -> str | None:
 
 
 def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bool:
-    """Whether a row's config holds every ``key=value`` term (axis aliases count)."""
+    """Whether a row's config holds every ``key=value`` term (axis aliases count).
+
+    A term the config's values do not hold may be in the trial point the row states
+    (``config["point"]``): ``t=~4096`` (lengths around 4096) matches a varlen row whose
+    point reads ``t~4096`` while its config records ``t_max=5094``."""
+    stated = config.get("point")
+    words = point_terms(stated) if isinstance(stated, str) else {}
     for key, value in terms.items():
         name = config_key(config, key)
-        if name is None or str(config[name]) != value:
+        if name is not None and str(config[name]) == value:
+            continue
+        if words.get(canonical_axis(key)) != value:
             return False
     return True
 
 
 def _point_terms(point: str) -> dict[str, str]:
     named = {p.name: p for p in DEFAULT_POINTS}
-    if "=" not in point and point.strip() in named:
+    if "=" not in point and "~" not in point and point.strip() in named:
         return {k: str(v) for k, v in named[point.strip()].as_dict().items()}
     terms: dict[str, str] = {}
-    for term in filter(None, re.split(r"[,\s]+", point.strip())):
-        key, sep, value = term.partition("=")
-        if not sep:
+    for key, sep, value in split_terms(point):
+        if not sep or not key:
             raise InputError(
                 expected(
                     f"a point like 'b=32,s=1,t=4096' or a trial name ({', '.join(sorted(named))})",

@@ -109,6 +109,18 @@ def test_the_last_of_repeated_rows_wins() -> None:
     assert select_row(rows).median == 75.0
 
 
+def test_a_point_of_lengths_around_a_value() -> None:
+    # Varlen rows record their longest length; the point they state says "around 4096".
+    varlen = {"b": 128, "s_q": 1, "h_q": 16, "t_max": 5094, "point": "b=128 s=1 h=16 t~4096"}
+    fixed = {"b": 32, "s_q": 1, "h_q": 16, "t_max": 4096, "point": "b=32 s=1 h=16 t=4096"}
+    rows = [bench_row("v", 150.0, config=varlen), bench_row("v", 46.0, config=fixed)]
+    assert select_row(rows, point="b=128 s=1 h=16 t~4096").median == 150.0
+    assert select_row(rows, point="t~4096, h_q=16").median == 150.0
+    assert select_row(rows, point="b=32 s=1 t=4096").median == 46.0
+    with pytest.raises(InputError, match="got none"):
+        select_row(rows, point="b=128 t~2048")
+
+
 def test_from_a_comparison() -> None:
     result = Comparison(
         verdict="FAST",
