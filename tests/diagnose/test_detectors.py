@@ -487,6 +487,21 @@ def test_ignored_prior_research(catalog: Catalog) -> None:
     )
 
 
+def test_plans_without_recommendations_are_named(catalog: Catalog) -> None:
+    planned = [
+        attrs.evolve(
+            exp(n, 80.0 - 0.1 * n),
+            sources=(SourceRef(path=f"experiments/exp_{n}/plan.md", line=1),),
+        )
+        for n in range(1, 4)
+    ]
+    ignored = Pathology.IGNORED_PRIOR_RESEARCH
+    sentence = _sentence(diagnose_log(log_of(planned), catalog=catalog), ignored)
+    assert sentence.startswith("3 plan(s) read") and "recommends" in sentence
+    bare = diagnose_log(log_of([exp(1, 80.0)]), catalog=catalog)
+    assert _sentence(bare, ignored).startswith("No plan or research note")
+
+
 def test_buffer_persistence(catalog: Catalog) -> None:
     launcher = (
         "import torch, triton\ndef run(x):\n    out = torch.empty_like(x)\n"

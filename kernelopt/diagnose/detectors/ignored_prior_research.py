@@ -57,6 +57,18 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     """Report recommendations that later attempts never acted on."""
     recommendations = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
     if not recommendations:
+        plans = sorted(
+            {s.path for e in ctx.experiments for s in e.sources if s.path.endswith("plan.md")}
+        )
+        if plans:
+            # The plans are there; they say what each experiment does, not what to try later.
+            return not_found(
+                _PATHOLOGY,
+                f"{len(plans)} plan(s) read (exp_N/plan.md); none recommends anything for "
+                "later experiments, so nothing could be ignored.",
+                ["recommendations for later experiments (a 'Next steps' list in a plan or "
+                 "a result's notes)"],
+            )
         return not_found(
             _PATHOLOGY,
             "No plan or research note with recommendations was found, so nothing could be ignored.",
