@@ -142,6 +142,20 @@ def test_local_minimum_reports_missing_numbers(catalog: Catalog) -> None:
     assert not check.checked and check.missing
 
 
+def test_local_minimum_names_a_numbered_best(catalog: Catalog) -> None:
+    # Histories label experiments with bare numbers: the sentence says "exp 14".
+    numbered = [
+        attrs.evolve(exp(1, 100.0, status=Status.BASELINE), label="13"),
+        attrs.evolve(exp(2, 50.0), label="14"),
+        *(
+            attrs.evolve(exp(n, 60.0, status=Status.REVERTED), label=str(n + 12))
+            for n in range(3, 9)
+        ),
+    ]
+    found = diagnose_log(log_of(numbered), catalog=catalog).finding(Pathology.LOCAL_MINIMUM)
+    assert found is not None and "the best still comes from exp 14" in found.summary
+
+
 RISKY = """
 b_s = tl.dot(b_q.to(tl.float32), tl.trans(b_k))
 b_s = tl.where(mask, b_s, float("-inf"))

@@ -154,6 +154,24 @@ def test_named_kernel_from_the_repository_root(tmp_path: Path) -> None:
     assert not [k for k in read_log(repo / "docs/log", catalog=()).kernels if k.role == "kernel"]
 
 
+def test_declared_tags_are_not_extended_from_the_title(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "experiments/summary.md": (
+                "| Exp | Description | Latency | Unit | Status | Tags |\n"
+                "|---|---|---|---|---|---|\n"
+                "| 1 | FP8 cache read by the split-KV kernel | 9.0 | us | KEPT | fp8-kv-cache |\n"
+                "| 2 | FP8 cache read by the split-KV kernel | 8.0 | us | KEPT |  |\n"
+            ),
+        },
+    )
+    by = {e.number: e for e in read_log(tmp_path).experiments}
+    assert by[1].tags == ("fp8-kv-cache",)
+    # Without a declaration the title's words tag it.
+    assert "split-kv-flash-decoding" in by[2].tags
+
+
 def test_devlog_newest_first(tmp_path: Path) -> None:
     _write(
         tmp_path,

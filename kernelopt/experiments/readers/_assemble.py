@@ -44,10 +44,10 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
     text = " ".join([description, *(" ".join(part.split()) for part in draft.text_parts)])[
         :_TEXT_CAP
     ]
-    tags = list(draft.tags)
-    for tag in tagger.tags(text):
-        if tag not in tags:
-            tags.append(tag)
+    # Tags the log declares (a Tags: line or column) are the author's word on what was
+    # tried; words of the title are matched only when it declares none ("FP8 cache read
+    # by the split-KV kernel" does not try split-KV).
+    tags = list(draft.tags) or list(tagger.tags(text))
     knobs = dict(draft.knobs)
     for key, value in knobs_of(description).items():
         knobs.setdefault(key, value)
