@@ -95,10 +95,12 @@ def _load_chunk(desc, row, c: gl.constexpr, j, ring, full, free, SLOTS: gl.const
 @gluon.jit
 def _loader(
     kv_desc, kv, ring, full, free, block_table, stride_btb, i_b, key_start, key_end, seqlen,
-    q_desc, q_smem, q_bar, i_m, ROWS: gl.constexpr, Q_TMA: gl.constexpr, PAGE: gl.constexpr,
-    SLOTS: gl.constexpr,
+    row_first, q_desc, q_smem, q_bar, i_m, ROWS: gl.constexpr, Q_TMA: gl.constexpr,
+    PAGE: gl.constexpr, SLOTS: gl.constexpr,
 ):  # fmt: skip
-    """One warp: the 16-row query tile, then every key tile's nine chunks in ring order."""
+    """One warp: the 16-row query tile, then every key tile's nine chunks in ring order.
+
+    ``row_first`` is the first tile's cache row, read with the piece's length."""
     if Q_TMA:
         mbarrier.expect(q_bar, 9 * 16 * 64 * 2)
         row_q = (i_b * ROWS + i_m * 16).to(gl.int32)
@@ -108,7 +110,10 @@ def _loader(
     p_bt = block_table + i_b * stride_btb
     for j in range(n_tiles):
         k0 = key_start + j * 64
-        row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
+        if j == 0:  # noqa: SIM108 (a run-time branch in the kernel, not a select)
+            row0 = row_first
+        else:
+            row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
         if k0 + 64 <= seqlen:
             for c in gl.static_range(9):
                 _load_chunk(kv_desc, row0, c, j, ring, full, free, SLOTS)
@@ -364,6 +369,11 @@ def mla_ring_kernel(
     key_end = gl.load(units + i_u * 4 + 2)
     i_slot = gl.load(units + i_u * 4 + 3)
     seqlen = gl.load(seqlens + i_b)
+    # The first tile's page is read beside the length, not in the loader after it: the
+    # first copy then waits for two dependent loads instead of three (0.3 µs at b=32 s=1
+    # h=16, exp 21).
+    row_first = gl.load(block_table + i_b * stride_btb + key_start // PAGE) * PAGE
+    row_first += key_start % PAGE
     if CAUSAL:
         # No program reads a key past the limit of its last draft token.
         last_tok = (gl.minimum(i_m * 16 + 16, ROWS) - 1) // H_Q
@@ -410,7 +420,7 @@ def mla_ring_kernel(
     )  # fmt: skip
     loader_args = (
         kv_desc, kv, ring, full, free, block_table, stride_btb, i_b, key_start, key_end, seqlen,
-        q_desc, q_smem, bars.index(2), i_m, ROWS, Q_TMA, PAGE, SLOTS,
+        row_first, q_desc, q_smem, bars.index(2), i_m, ROWS, Q_TMA, PAGE, SLOTS,
     )  # fmt: skip
     gl.warp_specialize(
         [(_first, args), (_second, args), (_loader, loader_args)], [4, 1], [REGS, LOAD_REGS]
