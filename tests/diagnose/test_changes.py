@@ -179,6 +179,26 @@ def test_kept_diffs_without_a_base_still_count(tmp_path: Path, catalog: Catalog)
     assert "the diffs of exps 3, 4 were not kept" in sentence.sentence
 
 
+def test_kept_diffs_are_judged_against_their_own_file(tmp_path: Path, catalog: Catalog) -> None:
+    # Exp 2 snapshots a small helper; exps 3 and 4 grow another file, whose base is not in
+    # the log, by 10 plain lines each: no base to judge lines against, and no new knobs.
+    helper = "def helper(x):\n    return x\n"
+    grown = BASE + "".join(f"\nvalue_{i} = {i}" for i in range(10)) + "\n"
+    more = grown + "".join(f"\nother_{i} = {i}" for i in range(10)) + "\n"
+    files = {
+        "experiments/exp_2/helper.py": helper,
+        "experiments/exp_3/grow.diff": _diff(BASE, grown),
+        "experiments/exp_4/more.diff": _diff(grown, more),
+    }
+    log = read_log(_log(tmp_path / "other", files), catalog=())
+    assert diagnose_log(log, catalog=catalog).finding(Pathology.OVER_ENGINEERING) is None
+    # With the same file snapshotted before the stall, the 20 lines are judged against it.
+    files["experiments/exp_2/kernel.py"] = BASE
+    log = read_log(_log(tmp_path / "same", files), catalog=())
+    found = diagnose_log(log, catalog=catalog).finding(Pathology.OVER_ENGINEERING)
+    assert found is not None and "code lines" in found.summary
+
+
 def test_git_index_line_names_the_base(tmp_path: Path) -> None:
     # Exp 2's kernel still fits exp 3's hunks, but the diff was made against
     # exp 1's: the blob id in the index line says so.

@@ -156,14 +156,33 @@ def _snapshot_growth(
     return reason, evidence, [start, end]
 
 
+def _base_lines(
+    ctx: Context, landed: Sequence[SnapshotChange], before: Sequence[int]
+) -> int | None:
+    """Code lines of the files the ``landed`` changes touch, as the stall found them: from
+    the latest kept kernel before the stall that holds any of them, else from the changes'
+    own bases; None when neither is in the log (another file's size is no base)."""
+    names = {c.name for c in landed}
+    for number in reversed(before):
+        sizes = {name: size.lines for name, size in _parts(ctx, number) if name in names}
+        if sizes:
+            return sum(sizes.values())
+    first: dict[str, int] = {}
+    for change in landed:
+        if change.before is not None:
+            first.setdefault(change.name, change.before.lines)
+    return sum(first.values()) or None
+
+
 def _landed_growth(
-    ctx: Context, params: OverEngineeringParams, stall: Sequence[int], base_lines: int | None
+    ctx: Context, params: OverEngineeringParams, stall: Sequence[int], before: Sequence[int]
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """The growth the diffs kept during the stall add up to, when it crosses a threshold:
-    (reason, evidence, experiments)."""
+    (reason, evidence, experiments). ``before``: the kept, measured kernels before it."""
     landed = [c for n in stall if kept(ctx.log, n) for c in ctx.changes.get(n, ())]
     if not landed:
         return None
+    base_lines = _base_lines(ctx, landed, before)
     lines = sum(c.net_lines for c in landed)
     knobs = sum(c.net_constexprs for c in landed)
     branches = sum(c.net_branches for c in landed)
@@ -257,8 +276,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
     growth = _snapshot_growth(ctx, params, measured, stall_numbers)
     if growth is None and len(stall_numbers) >= 2:
         before = [n for n in measured if n < stall_numbers[0] and kept(ctx.log, n)]
-        base_lines = measured[before[-1]].lines if before else None
-        growth = _landed_growth(ctx, params, stall_numbers, base_lines)
+        growth = _landed_growth(ctx, params, stall_numbers, before)
     if growth is not None:
         reason, growth_evidence, numbers = growth
         reasons.append(reason)
