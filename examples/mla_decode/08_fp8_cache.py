@@ -152,7 +152,8 @@ print(f"   geometric mean {gain:.3g}x; wrote experiments/exp_{_common.EXP_FP8}/r
 # %% ------------------------------------------------------------------------------------
 # What diagnose makes of it. Exp 6's headline is at the kv=fp8 point, so it is never
 # compared with the 16-bit headlines. Its gain is what its own A/B row states over the
-# 16-bit kernel it started from: a speedup above 1 is a gain at the new point; at or below
+# 16-bit kernel it started from (a speedup S saves 1 - 1/S of the time): a speedup above 1
+# is a gain at the new point; at or below
 # 1 the experiment is a new capability, neither a new best nor an attempt that failed to
 # move one, so it does not lengthen a stall.
 _common.banner("Diagnosis with the FP8 experiment in the log")
