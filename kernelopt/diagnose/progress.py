@@ -191,7 +191,8 @@ class Progress:
         ]
 
     def best(self) -> Step | None:
-        """The step holding the best headline (or best on most points).
+        """The step holding the best headline (or best on most points): the latest that
+        gained on it.
 
         With headlines at several trial points, the best at the point of the latest
         measured headline (kept or not) that a kept experiment also measured: where the
@@ -203,12 +204,13 @@ class Progress:
         latest = [k for s in self.steps for k in s.values if k in held]
         key = latest[-1] if latest else HEADLINE
         best: Step | None = None
-        best_value: float | None = None
         for step in self.steps:
             if not step.eligible or key not in step.values:
                 continue
-            if best_value is None or step.values[key] > best_value:
-                best, best_value = step, step.values[key]
+            # The latest step that gained on this number: with headlines from one run that is
+            # the fastest; where a same-run A/B decided the gain, it is the kernel it named.
+            if best is None or step.gains.get(key, 0.0) > 0.0:
+                best = step
         if best is None:
             scored = [s for s in self.steps if s.eligible and s.values]
             return scored[-1] if scored else None

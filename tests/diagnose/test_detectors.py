@@ -656,6 +656,11 @@ def test_a_same_run_ab_is_the_gain_not_the_drift_between_runs() -> None:
     # Without the A/B the headlines decide: 6 % ends the plateau.
     plain = analyze((exp(1, 50.0), exp(2, 40.0), *tried, exp(8, 37.6)))
     assert plain.counted(plain.stall(0.05)) == ()
+    # Kept, faster by headline on a faster day, but no faster than exp 2's kernel in its own
+    # run: exp 2's kernel is still the best.
+    drifted = analyze((exp(1, 50.0), ab(2, 48.0, 1.01), ab(3, 47.0, 0.99)))
+    assert drifted.steps[2].same_run and drifted.steps[2].gain == 0.0
+    assert drifted.best() is not None and drifted.best().experiment.number == 2  # type: ignore[union-attr]
     # A speedup over something else (the eager baseline, 3x slower) is not an A/B against
     # the best kernel: the headlines decide.
     eager = analyze((exp(1, 50.0), ab(2, 48.0, 3.1)))
