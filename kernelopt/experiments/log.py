@@ -275,6 +275,12 @@ class Experiment:
         """Where ``field`` was read, falling back to the experiment's first source."""
         return self.refs.get(field, self.source)
 
+    @property
+    def mention(self) -> str:
+        """How a sentence names it: its label, or ``exp N`` when the label is a bare number
+        (histories that number their rows)."""
+        return f"exp {self.label}" if self.label.isdigit() else self.label
+
 
 @attrs.frozen(kw_only=True)
 class Series:

@@ -277,12 +277,14 @@ def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bo
     A term the config's values do not hold may be in the trial point the row states
     (``config["point"]``): ``t=~4096`` (lengths around 4096) matches a varlen row whose
     point reads ``t~4096`` while its config records ``t_max=5094``."""
-    stated = config.get("point")
-    words = point_terms(stated) if isinstance(stated, str) else {}
+    words: dict[str, str] | None = None  # the stated point, read only when needed
     for key, value in terms.items():
         name = config_key(config, key)
         if name is not None and str(config[name]) == value:
             continue
+        if words is None:
+            stated = config.get("point")
+            words = point_terms(stated) if isinstance(stated, str) else {}
         if words.get(canonical_axis(key)) != value:
             return False
     return True

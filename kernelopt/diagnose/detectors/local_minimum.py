@@ -11,17 +11,10 @@ from kernelopt.diagnose.context import Context, attempts_text, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import LocalMinimumParams
-from kernelopt.experiments.log import Experiment
 
 __all__ = ["detect"]
 
 _PATHOLOGY = Pathology.LOCAL_MINIMUM
-
-
-def _name(experiment: Experiment) -> str:
-    """How to name an experiment in a sentence: its label, ``exp N`` for a bare number."""
-    label = experiment.label
-    return f"exp {label}" if label.isdigit() else label
 
 
 def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
@@ -59,7 +52,7 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         f"less than "
         f"{params.min_gain:.0%} in total (largest single gain {largest:.1%})"
         + (
-            f"; the best still comes from {_name(best_before)}"
+            f"; the best still comes from {best_before.mention}"
             if best_before is not None and not kept
             else ""
         )
@@ -70,7 +63,7 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         evidence.append(
             ctx.evidence(
                 best_before,
-                f"best before the plateau: {_name(best_before)} {ctx.value_text(best_before)}",
+                f"best before the plateau: {best_before.mention} {ctx.value_text(best_before)}",
                 "latency",
             )
         )

@@ -39,7 +39,11 @@ def _replayed(ctx: Context, number: int) -> tuple[SnapshotChange, ...]:
     return changes if all(c.after is not None for c in changes) else ()
 
 
-def _parts(ctx: Context, number: int) -> list[tuple[str, Complexity]]:
+# Each kernel file an experiment left, by file name, with its complexity.
+_Parts = list[tuple[str, Complexity]]
+
+
+def _parts(ctx: Context, number: int) -> _Parts:
     """The complexity of each kernel file experiment ``number`` left, by file name: its full
     snapshots, and the files its diffs were replayed into."""
     full = ctx.snapshots.get(number, ())
@@ -55,12 +59,14 @@ def _parts(ctx: Context, number: int) -> list[tuple[str, Complexity]]:
     ]
 
 
-def _total(parts: Sequence[Complexity]) -> Complexity:
-    configs = [p.autotune_configs for p in parts if p.autotune_configs is not None]
+def _total(parts: _Parts, files: Collection[str] | None = None) -> Complexity:
+    """The summed complexity of ``parts`` (only the files named in ``files`` when given)."""
+    sizes = [c for name, c in parts if files is None or name in files]
+    configs = [p.autotune_configs for p in sizes if p.autotune_configs is not None]
     return Complexity(
-        lines=sum(p.lines for p in parts),
-        branches=sum(p.branches for p in parts),
-        constexprs=sum(p.constexprs for p in parts),
+        lines=sum(p.lines for p in sizes),
+        branches=sum(p.branches for p in sizes),
+        constexprs=sum(p.constexprs for p in sizes),
         autotune_configs=sum(configs) if configs else None,
     )
 
@@ -68,11 +74,7 @@ def _total(parts: Sequence[Complexity]) -> Complexity:
 def total_complexity(ctx: Context, number: int, files: Collection[str] | None = None) -> Complexity:
     """The summed complexity of experiment ``number``'s kernel files: its full snapshots and
     the files its diff snapshots resolve to (only those named in ``files`` when given)."""
-    return _total([c for name, c in _parts(ctx, number) if files is None or name in files])
-
-
-def _file_names(ctx: Context, number: int) -> set[str]:
-    return {name for name, _ in _parts(ctx, number)}
+    return _total(_parts(ctx, number), files)
 
 
 def _measurable(ctx: Context) -> list[int]:
@@ -104,7 +106,7 @@ def _counts_text(change: SnapshotChange) -> str:
 def _snapshot_growth(
     ctx: Context,
     params: OverEngineeringParams,
-    measured: dict[int, Complexity],
+    parts: dict[int, _Parts],
     stall: Sequence[int],
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """Growth from the last measured kernel before the stall to the last one inside it:
@@ -112,18 +114,17 @@ def _snapshot_growth(
 
     Only kept kernels count (a reverted variant is not the kernel any more), and only the
     files both kernels hold: a prototype in a file of its own is not the kernel growing."""
-    standing = [n for n in measured if kept(ctx.log, n)]
+    standing = [n for n in parts if kept(ctx.log, n)]
     before = [n for n in standing if not stall or n < stall[0]]
     inside = [n for n in standing if stall and n >= stall[0]]
     if not (len(stall) >= 2 and inside and (before or len(inside) >= 2)):
         return None
     start = before[-1] if before else inside[0]
     end = inside[-1]
-    common = _file_names(ctx, start) & _file_names(ctx, end)
+    common = {name for name, _ in parts[start]} & {name for name, _ in parts[end]}
     if not common:
         return None
-    first = total_complexity(ctx, start, common)
-    last = total_complexity(ctx, end, common)
+    first, last = _total(parts[start], common), _total(parts[end], common)
     growth = (last.lines - first.lines) / first.lines if first.lines else 0.0
     knobs = last.constexprs - first.constexprs
     configs_growth = (
@@ -157,14 +158,14 @@ def _snapshot_growth(
 
 
 def _base_lines(
-    ctx: Context, landed: Sequence[SnapshotChange], before: Sequence[int]
+    parts: dict[int, _Parts], landed: Sequence[SnapshotChange], before: Sequence[int]
 ) -> int | None:
     """Code lines of the files the ``landed`` changes touch, as the stall found them: from
     the latest kept kernel before the stall that holds any of them, else from the changes'
     own bases; None when neither is in the log (another file's size is no base)."""
     names = {c.name for c in landed}
     for number in reversed(before):
-        sizes = {name: size.lines for name, size in _parts(ctx, number) if name in names}
+        sizes = {name: size.lines for name, size in parts[number] if name in names}
         if sizes:
             return sum(sizes.values())
     first: dict[str, int] = {}
@@ -175,14 +176,18 @@ def _base_lines(
 
 
 def _landed_growth(
-    ctx: Context, params: OverEngineeringParams, stall: Sequence[int], before: Sequence[int]
+    ctx: Context,
+    params: OverEngineeringParams,
+    stall: Sequence[int],
+    parts: dict[int, _Parts],
+    before: Sequence[int],
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """The growth the diffs kept during the stall add up to, when it crosses a threshold:
     (reason, evidence, experiments). ``before``: the kept, measured kernels before it."""
     landed = [c for n in stall if kept(ctx.log, n) for c in ctx.changes.get(n, ())]
     if not landed:
         return None
-    base_lines = _base_lines(ctx, landed, before)
+    base_lines = _base_lines(parts, landed, before)
     lines = sum(c.net_lines for c in landed)
     knobs = sum(c.net_constexprs for c in landed)
     branches = sum(c.net_branches for c in landed)
@@ -249,7 +254,9 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
         )
     stall = ctx.progress.stall(params.min_gain)
     stall_numbers = [s.experiment.number for s in ctx.progress.counted(stall)]
-    measured = {n: total_complexity(ctx, n) for n in _measurable(ctx)}
+    # Each measurable kernel's files are measured once (complexity parses the source).
+    parts = {n: _parts(ctx, n) for n in _measurable(ctx)}
+    measured = {n: _total(p) for n, p in parts.items()}
     evidence: list[Evidence] = []
     reasons: list[str] = []
     involved: list[int] = []
@@ -273,10 +280,10 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
             reasons.append(f"exp {number} searches {int(value):,} autotune configurations")
             involved.append(number)
             break
-    growth = _snapshot_growth(ctx, params, measured, stall_numbers)
+    growth = _snapshot_growth(ctx, params, parts, stall_numbers)
     if growth is None and len(stall_numbers) >= 2:
         before = [n for n in measured if n < stall_numbers[0] and kept(ctx.log, n)]
-        growth = _landed_growth(ctx, params, stall_numbers, before)
+        growth = _landed_growth(ctx, params, stall_numbers, parts, before)
     if growth is not None:
         reason, growth_evidence, numbers = growth
         reasons.append(reason)
