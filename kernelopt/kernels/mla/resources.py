@@ -363,6 +363,7 @@ def _compile_seesaw_report(
         "out": "*" + elt,
         "q_desc": f"tensordesc<{elt}[{q_rows}, 64],{layout}>",
         "kv_desc": f"tensordesc<{elt}[64, 64],{layout}>",
+        "out_desc": f"tensordesc<{elt}[64, 64],{layout}>",
         "block_table": "*i32",
         "seqlens": "*i32",
         "units": "*i32",
@@ -370,6 +371,7 @@ def _compile_seesaw_report(
         "o_part": "*fp32",
         "lse_part": "*fp32",
         "qk_scale": "fp32",
+        "o_tma": "i32",
     }
     signature = {
         name: typed.get(name, "i32" if name.startswith("stride") else "constexpr")

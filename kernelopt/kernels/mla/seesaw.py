@@ -214,11 +214,34 @@ def _mask_scale(s, k0, lim, qk_scale, layout: gl.constexpr):
 
 
 @gluon.jit
+def _store_out_by_tma(out_desc, k_smem, o0, o1, o2, o3, row0, G: gl.constexpr):
+    """Write this warpgroup's 64 × 256 output tile through key buffer 0's chunks ``4G …``.
+
+    Called after both warpgroups have passed the row-sum barrier, when no product reads a
+    key tile any more. Stores straight from the accumulators' layout write 16 bytes of each
+    of eight rows per warp instruction and took about 7 µs a program after its loop;
+    staged in shared memory and copied out by TMA, about 2 µs
+    (``docs/kernels/mla_decode.md``, exp 24).
+    """
+    k_smem.index(4 * G + 0).store(o0)
+    k_smem.index(4 * G + 1).store(o1)
+    k_smem.index(4 * G + 2).store(o2)
+    k_smem.index(4 * G + 3).store(o3)
+    fence_async_shared()
+    gl.thread_barrier()
+    for c in gl.static_range(4):
+        tma.async_copy_shared_to_global(out_desc, [row0, 256 * G + 64 * c], k_smem.index(4 * G + c))
+    # The copies read shared memory after this program could otherwise have exited.
+    tma.store_wait(0)
+
+
+@gluon.jit
 def _consumer(
     LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse,
     o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs,
     stride_qh, stride_ob, stride_os, stride_oh, stride_lb, stride_lh, stride_ls, qk_scale,
-    S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
+    out_desc, o_tma, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
+    Q_TMA: gl.constexpr,
 ):  # fmt: skip
     """One warpgroup of the seesaw; LEFT owns output columns 0-255 and the even key tiles."""
     ROWS: gl.constexpr = S_Q * H_Q
@@ -356,12 +379,21 @@ def _consumer(
     if i_slot < 0:
         # The sequence is one piece: final output and natural-log LSE.
         inv = 1.0 / l_sum
-        p_o = out + i_b * stride_ob + i_tok.to(gl.int64) * stride_os + i_head * stride_oh
-        p_oc = p_o[:, None] + o_c[None, :]
-        gl.store(p_oc, (o0 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
-        gl.store(p_oc + 64, (o1 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
-        gl.store(p_oc + 128, (o2 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
-        gl.store(p_oc + 192, (o3 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+        if o_tma != 0:
+            _store_out_by_tma(
+                out_desc, k_smem, (o0 * inv[:, None]).to(out.dtype.element_ty),
+                (o1 * inv[:, None]).to(out.dtype.element_ty),
+                (o2 * inv[:, None]).to(out.dtype.element_ty),
+                (o3 * inv[:, None]).to(out.dtype.element_ty),
+                (i_b * ROWS + i_m * 64).to(gl.int32), G,
+            )  # fmt: skip
+        else:
+            p_o = out + i_b * stride_ob + i_tok.to(gl.int64) * stride_os + i_head * stride_oh
+            p_oc = p_o[:, None] + o_c[None, :]
+            gl.store(p_oc, (o0 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+            gl.store(p_oc + 64, (o1 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+            gl.store(p_oc + 128, (o2 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+            gl.store(p_oc + 192, (o3 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
         if LEFT:
             gl.store(
                 lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls,
@@ -391,14 +423,15 @@ def _left(
     q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
     out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
     stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh, stride_ls, qk_scale,
+    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
     S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     _consumer(
         True, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA,
+        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
+        S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
 
 
@@ -407,22 +440,23 @@ def _right(
     q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
     out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
     stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh, stride_ls, qk_scale,
+    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
     S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     _consumer(
         False, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA,
+        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
+        S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
 
 
-@gluon.jit
+@gluon.jit(do_not_specialize=["o_tma"])
 def mla_seesaw_kernel(
     q, q_desc, kv, kv_desc, block_table, seqlens, units, out, lse, o_part, lse_part,
     stride_qb, stride_qs, stride_qh, stride_btb, stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh, stride_ls, qk_scale,
+    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
     S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
     Q_TMA: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
 ):  # fmt: skip
@@ -478,7 +512,8 @@ def mla_seesaw_kernel(
         q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA,
+        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
+        S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
     gl.warp_specialize(
         [
@@ -652,11 +687,23 @@ def launch_seesaw(
         out.stride(0), out.stride(1), out.stride(2), lse.stride(0), lse.stride(1), lse.stride(2),
         softmax_scale * LOG2E,
     )  # fmt: skip
+    if q_rows == 64:
+        # An unsplit sequence's 64-row tiles go out by TMA from a contiguous output; with a
+        # row count that is not a multiple of 64 a tile's last rows belong to the next
+        # sequence, so those keep pointer stores, as does a strided output.
+        o_tma = (s_q * h_q) % 64 == 0 and out.is_contiguous() and out.data_ptr() % 16 == 0
+        out_desc = kv_desc  # never read without o_tma; only its type must match
+        if o_tma:
+            rows_out = out.view(-1, 512)
+            out_desc = TensorDescriptor(rows_out, list(rows_out.shape), [512, 1], [64, 64], _LAYOUT)
+        extra: dict[str, Any] = {"out_desc": out_desc, "o_tma": int(o_tma)}
+    else:
+        extra = {}
     grid = (triton.cdiv(s_q * h_q, q_rows), num_units)
     with _scratch(scratch):
         kernel[grid](
             *args, S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma, **tuned,
-            num_warps=4,
+            **extra, num_warps=4,
         )  # fmt: skip
     if has_splits:
         launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)

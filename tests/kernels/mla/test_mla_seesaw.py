@@ -138,6 +138,25 @@ def test_seesaw_strided_query_uses_pointer_loads(request, s_q, h_q) -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize(("s_q", "h_q", "num_splits"), [(2, 64, None), (1, 128, [2, 3, 1])])
+def test_seesaw_strided_output_uses_pointer_stores(request, s_q, h_q, num_splits) -> None:
+    # An unsplit sequence's 64-row tiles normally leave by TMA; an output that is not one
+    # contiguous matrix must take pointer stores and leave the columns around it alone.
+    q, kv, bt, sl = make_inputs(
+        [700, 64, 4097], s_q=s_q, h_q=h_q, page=64, dtype=torch.bfloat16,
+        seed=seed_of(request), device="cuda",
+    )  # fmt: skip
+    wide = torch.full((*q.shape[:3], 640), float("nan"), dtype=q.dtype, device=q.device)
+    out = wide[..., :512]
+    assert not out.is_contiguous()
+    _, lse = poisoned_outputs(q)
+    _plan(sl, s_q=s_q, h_q=h_q, num_splits=num_splits).run(q, kv, bt, out=out, lse=lse)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+    assert torch.isnan(wide[..., 512:]).all()
+
+
+@pytest.mark.gpu
 def test_seesaw_varlen_batch_in_a_cuda_graph(request) -> None:
     seed = seed_of(request)
     assert_graph_replay_matches(_plan(graph_batch_lengths(seed), s_q=2, h_q=64), seed)
