@@ -262,6 +262,28 @@ def _diff_files(diff: KernelSource) -> Sequence[FileDiff]:
         return ()  # reported as unread when the log was read
 
 
+def _names(path: str, named: str) -> bool:
+    """Whether ``named`` (a result's ``Kernel:`` field, relative to some folder of the log)
+    is the snapshot at ``path`` (relative to the log root)."""
+    named = named.strip().strip("`").removeprefix("./")
+    return bool(named) and (path == named or path.endswith("/" + named))
+
+
+def _changes_made(log: ExperimentLog, diffs: Sequence[KernelSource]) -> list[KernelSource]:
+    """The diffs that are their experiments' changes: where a result names one of its
+    folder's diffs as its kernel, that one alone; the others there are variants it timed or
+    instruments it measured with, not what it changed."""
+    out = []
+    for diff in diffs:
+        experiment = log.experiment(diff.experiment or 0)
+        named = experiment.kernel if experiment is not None else None
+        own = [d for d in diffs if d.experiment == diff.experiment]
+        if named and any(_names(d.path, named) for d in own) and not _names(diff.path, named):
+            continue
+        out.append(diff)
+    return out
+
+
 def snapshot_changes(log: ExperimentLog) -> dict[int, tuple[SnapshotChange, ...]]:
     """The kernel-file changes of every diff snapshot in ``log``, by experiment number.
 
@@ -282,9 +304,16 @@ def snapshot_changes(log: ExperimentLog) -> dict[int, tuple[SnapshotChange, ...]
     bases = _sources(log)
     landed = frozenset(e.number for e in log.experiments if _kept(e))
     found: dict[int, list[SnapshotChange]] = {}
-    diffs = sorted(
-        (k for k in log.kernels if k.is_diff and k.role == "snapshot" and k.experiment is not None),
-        key=lambda k: (k.experiment or 0, k.path),
+    diffs = _changes_made(
+        log,
+        sorted(
+            (
+                k
+                for k in log.kernels
+                if k.is_diff and k.role == "snapshot" and k.experiment is not None
+            ),
+            key=lambda k: (k.experiment or 0, k.path),
+        ),
     )
     for diff in diffs:
         number = diff.experiment or 0

@@ -229,6 +229,10 @@ class Experiment:
         Recommendations this experiment's plan or result makes.
     kernel_files : tuple of str
         Kernel sources snapshotted with the experiment (paths relative to the log root).
+    kernel : str or None
+        The kernel the experiment's result names as what it ran (a canonical
+        ``result.md``'s ``Kernel:`` field, as written: ``exp_24/tma_store.diff``); None when
+        it names none. Other snapshots in the folder are then variants or instruments.
     profiling : tuple of Fact
         Lines of the experiment's record that report profiling data (a profiler named, or
         a metric with its value).
@@ -261,6 +265,7 @@ class Experiment:
         default=(), converter=_recommendations
     )
     kernel_files: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    kernel: str | None = None
     profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
     text: str = ""
     refs: dict[str, SourceRef] = attrs.field(factory=dict)

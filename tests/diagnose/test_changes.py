@@ -256,3 +256,38 @@ def test_the_mla_decode_log_diffs_are_read() -> None:
     # Gluon's compile-time parameters count as knobs (exp 14's TILE_ROWS: gl.constexpr).
     assert any(c.added.constexprs > 0 for c in ctx.changes[14])
     assert not any(u.path.endswith((".diff", ".patch")) for u in ctx.log.unread)
+
+
+def test_only_the_diff_a_result_names_is_its_experiment_s_change(tmp_path: Path) -> None:
+    # Exp 3's folder also holds an instrumented copy it timed with; its result names
+    # use_a.diff as the kernel, so the stamps are not read as code the kernel kept.
+    from kernelopt.experiments.canonical import write_result
+    from kernelopt.experiments.records import ResultRecord, ResultRow
+
+    stamped = V3.replace("    pid = tl.program_id(0)\n", "    pid = tl.program_id(0)\n" * 40)
+    root = _log(
+        tmp_path,
+        {
+            "experiments/exp_2/kernel.py": BASE,
+            "experiments/exp_3/use_a.diff": _diff(BASE, V3),
+            "experiments/exp_3/stamps.diff": _diff(BASE, stamped),
+        },
+    )
+    record = ResultRecord(
+        experiment=3,
+        title="use_a switch",
+        status="KEPT",
+        correctness="PASS",
+        date="2026-01-03",
+        kernel="exp_3/use_a.diff",
+        rows=(ResultRow(point="n=1024", impl="use_a", median=49.8, unit="us"),),
+    )
+    write_result(root / "experiments", record)
+    log = read_log(root, catalog=())
+    assert log.experiment(3).kernel == "exp_3/use_a.diff"
+    (change,) = build_context(log, None, family=None).changes[3]
+    assert change.path == "experiments/exp_3/use_a.diff"
+    assert change.net_lines == 2
+    # Without the name, both diffs are the experiment's changes.
+    (root / "experiments" / "exp_3" / "result.md").unlink()
+    assert len(_context(root).changes[3]) == 2

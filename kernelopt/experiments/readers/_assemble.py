@@ -92,6 +92,7 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
         metrics=draft.metrics,
         recommendations=(),
         kernel_files=tuple(draft.kernel_files),
+        kernel=draft.kernel or None,
         profiling=tuple(draft.profiling),
         text=text,
         refs=dict(draft.refs),

@@ -36,6 +36,7 @@ SCALARS = (
     "status",
     "attempted",
     "date",
+    "kernel",
 )
 
 
@@ -76,6 +77,7 @@ class Draft:
     status: Status | None = None
     attempted: bool | None = None
     date: str = ""
+    kernel: str = ""
     tags: list[str] = attrs.field(factory=list)
     knobs: dict[str, str] = attrs.field(factory=dict)
     points: list[Point] = attrs.field(factory=list)

@@ -55,6 +55,7 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
     draft.put("status", record.status, ref)
     draft.put("correctness", record.correctness, ref)
     draft.put("date", record.date, ref)
+    draft.put("kernel", record.kernel, ref)
     head = record.headline
     if head is not None:
         row_ref = SourceRef(path=file.path, line=_line_of(file, "## Measurements") + 3)
