@@ -273,15 +273,12 @@ def _changes_made(log: ExperimentLog, diffs: Sequence[KernelSource]) -> list[Ker
     """The diffs that are their experiments' changes: where a result names one of its
     folder's diffs as its kernel, that one alone; the others there are variants it timed or
     instruments it measured with, not what it changed."""
-    out = []
+    chosen: dict[int | None, str] = {}
     for diff in diffs:
         experiment = log.experiment(diff.experiment or 0)
-        named = experiment.kernel if experiment is not None else None
-        own = [d for d in diffs if d.experiment == diff.experiment]
-        if named and any(_names(d.path, named) for d in own) and not _names(diff.path, named):
-            continue
-        out.append(diff)
-    return out
+        if experiment is not None and experiment.kernel and _names(diff.path, experiment.kernel):
+            chosen[diff.experiment] = diff.path
+    return [d for d in diffs if chosen.get(d.experiment, d.path) == d.path]
 
 
 def snapshot_changes(log: ExperimentLog) -> dict[int, tuple[SnapshotChange, ...]]:
