@@ -379,21 +379,20 @@ def _consumer(
     if i_slot < 0:
         # The sequence is one piece: final output and natural-log LSE.
         inv = 1.0 / l_sum
+        y0 = (o0 * inv[:, None]).to(out.dtype.element_ty)
+        y1 = (o1 * inv[:, None]).to(out.dtype.element_ty)
+        y2 = (o2 * inv[:, None]).to(out.dtype.element_ty)
+        y3 = (o3 * inv[:, None]).to(out.dtype.element_ty)
         if o_tma != 0:
-            _store_out_by_tma(
-                out_desc, k_smem, (o0 * inv[:, None]).to(out.dtype.element_ty),
-                (o1 * inv[:, None]).to(out.dtype.element_ty),
-                (o2 * inv[:, None]).to(out.dtype.element_ty),
-                (o3 * inv[:, None]).to(out.dtype.element_ty),
-                (i_b * ROWS + i_m * 64).to(gl.int32), G,
-            )  # fmt: skip
+            row0 = (i_b * ROWS + i_m * 64).to(gl.int32)
+            _store_out_by_tma(out_desc, k_smem, y0, y1, y2, y3, row0, G)
         else:
             p_o = out + i_b * stride_ob + i_tok.to(gl.int64) * stride_os + i_head * stride_oh
             p_oc = p_o[:, None] + o_c[None, :]
-            gl.store(p_oc, (o0 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
-            gl.store(p_oc + 64, (o1 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
-            gl.store(p_oc + 128, (o2 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
-            gl.store(p_oc + 192, (o3 * inv[:, None]).to(out.dtype.element_ty), mask=m_rc)
+            gl.store(p_oc, y0, mask=m_rc)
+            gl.store(p_oc + 64, y1, mask=m_rc)
+            gl.store(p_oc + 128, y2, mask=m_rc)
+            gl.store(p_oc + 192, y3, mask=m_rc)
         if LEFT:
             gl.store(
                 lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls,
