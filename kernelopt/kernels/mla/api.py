@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import triton
 
@@ -232,6 +232,7 @@ class MLADecodePlan:
         self._offsets: torch.Tensor | None = None
         self._o_part: torch.Tensor | None = None
         self._lse_part: torch.Tensor | None = None
+        self._counters: torch.Tensor | None = None
         self._workspace_numel = 0
         if strategy in ("split_kv", "hopper", "seesaw"):
             self._plan_split_kv(rows, num_sms, num_splits, workspace)
@@ -271,6 +272,11 @@ class MLADecodePlan:
         else:
             buffer = self._adopt_workspace(workspace)
         self._o_part, self._lse_part = split_workspace(buffer, slots, rows)
+        if self._kernel == "seesaw":
+            # The seesaw kernel merges two-piece sequences itself; its counters start at
+            # zero and every run leaves them there.
+            numel = seesaw.counters_numel(len(self._seqlens), rows)
+            self._counters = torch.zeros(numel, dtype=torch.int32, device=self._device)
 
     def _adopt_workspace(self, workspace: torch.Tensor) -> torch.Tensor:
         import torch
@@ -469,6 +475,12 @@ class MLADecodePlan:
         assert schedule is not None and self._units is not None and self._offsets is not None
         if self._kernel in ("hopper", "seesaw"):
             launch = hopper.launch_hopper if self._kernel == "hopper" else seesaw.launch_seesaw
+            merge_in_kernel: dict[str, Any] = {}
+            if self._kernel == "seesaw":
+                merge_in_kernel = {
+                    "counters": self._counters,
+                    "pairs_only": max(schedule.splits) <= 2,
+                }
             launch(
                 q,
                 kv_cache,
@@ -486,6 +498,7 @@ class MLADecodePlan:
                 has_splits=schedule.has_splits,
                 config=self._config,
                 scratch=self._scratch,
+                **merge_in_kernel,
             )
             return out, lse
         launch_split_kv(

@@ -357,6 +357,7 @@ def _compile_seesaw_report(
     fn, q_rows, tuned = seesaw.kernel_for_rows(s_q * h_q)
     elt = _TRITON_DTYPES[dtype]
     layout = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)"
+    layout_f32 = "NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)"
     typed = {
         "q": "*" + elt,
         "kv": "*" + elt,
@@ -372,6 +373,10 @@ def _compile_seesaw_report(
         "lse_part": "*fp32",
         "qk_scale": "fp32",
         "o_tma": "i32",
+        "split_offsets": "*i32",
+        "counters": "*i32",
+        "pair_merge": "i32",
+        "part_desc": f"tensordesc<fp32[64, 32],{layout_f32}>",
     }
     signature = {
         name: typed.get(name, "i32" if name.startswith("stride") else "constexpr")

@@ -33,6 +33,14 @@ Resources (ptxas, sm_90a): 226 KiB of shared memory (Q's latent part 64 KiB, two
 memory descriptors are built next to each product (an index offset the compiler cannot
 prove zero): hoisted out of the loop they took 56 registers and spilled 712 bytes a thread.
 
+A sequence split into exactly two pieces is merged in this kernel rather than by the merge
+kernel: each warpgroup takes a ticket from its own counter before the key loop; the first
+piece writes its float32 partial and LSE and publishes them (fence, then a release add),
+and the second waits for that, copies the partial in by TMA through its key buffer,
+combines it with its own accumulators and writes the output by TMA. Tickets are taken at
+the start, so the waiting piece only ever waits for a program that is already running;
+the second piece resets the counters for the next call. Other splits keep the merge kernel.
+
 Rows past a sequence's end are read through a descriptor that stops at its last key, so
 the copy engine writes zeros there (stale cache rows may hold NaN; 0 · NaN is NaN). A
 contiguous query comes in by TMA as well; a strided one is gathered with pointer loads.
@@ -214,8 +222,8 @@ def _mask_scale(s, k0, lim, qk_scale, layout: gl.constexpr):
 
 
 @gluon.jit
-def _store_out_by_tma(out_desc, k_smem, o0, o1, o2, o3, row0, G: gl.constexpr):
-    """Write this warpgroup's 64 × 256 output tile through key buffer 0's chunks ``4G …``.
+def _store_out_by_tma(out_desc, k_smem, o0, o1, o2, o3, row0, BASE: gl.constexpr, G: gl.constexpr):
+    """Write this warpgroup's 64 × 256 output tile through key chunks ``BASE … BASE + 3``.
 
     Called after both warpgroups have passed the row-sum barrier, when no product reads a
     key tile any more. Stores straight from the accumulators' layout write 16 bytes of each
@@ -223,16 +231,49 @@ def _store_out_by_tma(out_desc, k_smem, o0, o1, o2, o3, row0, G: gl.constexpr):
     staged in shared memory and copied out by TMA, about 2 µs
     (``docs/kernels/mla_decode.md``, exp 24).
     """
-    k_smem.index(4 * G + 0).store(o0)
-    k_smem.index(4 * G + 1).store(o1)
-    k_smem.index(4 * G + 2).store(o2)
-    k_smem.index(4 * G + 3).store(o3)
+    k_smem.index(BASE + 0).store(o0)
+    k_smem.index(BASE + 1).store(o1)
+    k_smem.index(BASE + 2).store(o2)
+    k_smem.index(BASE + 3).store(o3)
     fence_async_shared()
     gl.thread_barrier()
     for c in gl.static_range(4):
-        tma.async_copy_shared_to_global(out_desc, [row0, 256 * G + 64 * c], k_smem.index(4 * G + c))
+        tma.async_copy_shared_to_global(out_desc, [row0, 256 * G + 64 * c], k_smem.index(BASE + c))
     # The copies read shared memory after this program could otherwise have exited.
     tma.store_wait(0)
+
+
+@gluon.jit
+def _fence_gpu(x):
+    """``fence.acq_rel.gpu`` in every thread (``x``: any scalar, to anchor the asm)."""
+    gl.inline_asm_elementwise(
+        "fence.acq_rel.gpu; mov.u32 $0, 0;", "=r,r", [x], dtype=gl.int32, is_pure=False, pack=1
+    )
+
+
+@gluon.jit
+def _fence_proxy_async(x):
+    """Order this thread's generic-proxy view before TMA (async-proxy) reads of global data."""
+    gl.inline_asm_elementwise(
+        "fence.proxy.async; mov.u32 $0, 0;", "=r,r", [x], dtype=gl.int32, is_pure=False, pack=1
+    )
+
+
+@gluon.jit
+def _add_piece(
+    y, lo_l: gl.constexpr, hi_l: gl.constexpr, k_smem, w, c: gl.constexpr, G: gl.constexpr,
+    mma: gl.constexpr,
+):  # fmt: skip
+    """``y + w · chunk c`` of the other piece's partial, staged as two ``[64, 32]`` fp32 boxes.
+
+    ``lo_l``/``hi_l`` are the layouts a ``[64, 64]`` accumulator splits into as column
+    halves; reading the boxes in them and joining gives back the accumulator's layout.
+    """
+    f32: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)
+    lo = k_smem.index(8 * G + 2 * c)._reinterpret(gl.float32, [64, 32], f32).load(lo_l)
+    hi = k_smem.index(8 * G + 2 * c + 1)._reinterpret(gl.float32, [64, 32], f32).load(hi_l)
+    part = gl.convert_layout(gl.reshape(gl.permute(gl.join(lo, hi), [0, 2, 1]), [64, 64]), mma)
+    return y + part * w[:, None]
 
 
 @gluon.jit
@@ -240,8 +281,8 @@ def _consumer(
     LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse,
     o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs,
     stride_qh, stride_ob, stride_os, stride_oh, stride_lb, stride_lh, stride_ls, qk_scale,
-    out_desc, o_tma, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
-    Q_TMA: gl.constexpr,
+    out_desc, o_tma, split_offsets, counters, part_desc, pair_merge, S_Q: gl.constexpr,
+    H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     """One warpgroup of the seesaw; LEFT owns output columns 0-255 and the even key tiles."""
     ROWS: gl.constexpr = S_Q * H_Q
@@ -275,10 +316,18 @@ def _consumer(
     m = gl.full([64], -1.0e30, gl.float32, layout=row_l)
     l_own = gl.zeros([64], gl.float32, layout=row_l)
     n_tiles = gl.cdiv(key_end - key_start, 64)
+    if (pair_merge != 0) & (i_slot >= 0):
+        # This warpgroup's ticket for its sequence's row tile, taken while the query tile is
+        # on its way: the second piece merges. Kept in shared memory through the loop (a
+        # register live across it spills the right warpgroup's loop).
+        count = counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
+        ticket = gl.atomic_add(count, 1, sem="acq_rel", scope="gpu")
+        second = (ticket == 1).to(gl.float32) + gl.zeros([64], gl.float32, layout=row_l)
+        x_smem.index(6 + G).store(second)
     if Q_TMA:
         mbarrier.wait(bars.index(4), 0)
     # x_smem rows: 0 m after the even tile, 1 its scale, 2 m after the odd tile, 3 its
-    # scale, 4/5 the two warpgroups' row sums.
+    # scale, 4/5 the two warpgroups' row sums, 6/7 their tickets (1.0: the second piece).
     bar_m0 = bars.index(0)
     bar_p1 = bars.index(1)
     bar_p0 = bars.index(2)
@@ -385,7 +434,7 @@ def _consumer(
         y3 = (o3 * inv[:, None]).to(out.dtype.element_ty)
         if o_tma != 0:
             row0 = (i_b * ROWS + i_m * 64).to(gl.int32)
-            _store_out_by_tma(out_desc, k_smem, y0, y1, y2, y3, row0, G)
+            _store_out_by_tma(out_desc, k_smem, y0, y1, y2, y3, row0, 4 * G, G)
         else:
             p_o = out + i_b * stride_ob + i_tok.to(gl.int64) * stride_os + i_head * stride_oh
             p_oc = p_o[:, None] + o_c[None, :]
@@ -404,16 +453,87 @@ def _consumer(
         empty = l_sum == 0.0
         l_safe = gl.where(empty, 1.0, l_sum)
         inv_part = 1.0 / l_safe
-        o_slot = i_slot.to(gl.int64) * ROWS + o_r
-        p_pc = o_part + o_slot[:, None] * D_NOPE + o_c[None, :]
-        gl.store(p_pc, o0 * inv_part[:, None], mask=m_rc)
-        gl.store(p_pc + 64, o1 * inv_part[:, None], mask=m_rc)
-        gl.store(p_pc + 128, o2 * inv_part[:, None], mask=m_rc)
-        gl.store(p_pc + 192, o3 * inv_part[:, None], mask=m_rc)
-        if LEFT:
-            gl.store(
-                lse_part + o_slot, gl.where(empty, float("-inf"), m + gl.log2(l_safe)), mask=m_r
+        lse_own = gl.where(empty, float("-inf"), m + gl.log2(l_safe))
+        second = i_slot < 0  # false here, as a run-time value
+        if pair_merge != 0:
+            second = gl.max(x_smem.index(6 + G).load(row_l), axis=0) > 0.5
+        count = counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
+        if second:
+            # The other piece's partial and LSE are published once its release add lands.
+            done = gl.atomic_add(count + 1, 0, sem="acquire", scope="gpu")
+            while done < 1:
+                done = gl.atomic_add(count + 1, 0, sem="acquire", scope="gpu")
+            gl.thread_barrier()
+            _fence_gpu(i_slot)
+            _fence_proxy_async(i_slot)
+            other = 2 * gl.load(split_offsets + i_b) + 1 - i_slot
+            f32: gl.constexpr = gl.NVMMASharedLayout(
+                swizzle_byte_width=128, element_bitwidth=32, rank=2
             )
+            # Its 64 x 256 columns land in this warpgroup's key buffer, free since bar_l.
+            row_p = (other * ROWS + i_m * 64).to(gl.int32)
+            mbarrier.expect(bars.index(5 + G), 64 * 256 * 4)
+            for k in gl.static_range(8):
+                tma.async_copy_global_to_shared(
+                    part_desc, [row_p, 256 * G + 32 * k], bars.index(5 + G),
+                    k_smem.index(8 * G + k)._reinterpret(gl.float32, [64, 32], f32),
+                )  # fmt: skip
+            lse_other = gl.load(
+                lse_part + other.to(gl.int64) * ROWS + o_r,
+                mask=m_r,
+                other=float("-inf"),
+                cache_modifier=".cg",
+            )
+            top = gl.maximum(gl.maximum(lse_own, lse_other), -1.0e30)
+            w_own = gl.exp2(lse_own - top)
+            w_other = gl.exp2(lse_other - top)
+            w_sum = w_own + w_other
+            a = w_own / w_sum * inv_part
+            b = w_other / w_sum
+            y0 = o0 * a[:, None]
+            y1 = o1 * a[:, None]
+            y2 = o2 * a[:, None]
+            y3 = o3 * a[:, None]
+            # The layouts an accumulator splits into as two 32-column halves.
+            lo, hi = gl.split(gl.permute(gl.reshape(y0, [64, 2, 32]), [0, 2, 1]))
+            lo_l: gl.constexpr = lo.type.layout
+            hi_l: gl.constexpr = hi.type.layout
+            mbarrier.wait(bars.index(5 + G), 0)
+            y0 = _add_piece(y0, lo_l, hi_l, k_smem, b, 0, G, mma)
+            y1 = _add_piece(y1, lo_l, hi_l, k_smem, b, 1, G, mma)
+            y2 = _add_piece(y2, lo_l, hi_l, k_smem, b, 2, G, mma)
+            y3 = _add_piece(y3, lo_l, hi_l, k_smem, b, 3, G, mma)
+            # Both pieces have arrived and published: the counters are ready for the next call.
+            gl.store(count, 0)
+            gl.store(count + 1, 0)
+            # Every thread has read the boxes before the output is staged over them.
+            gl.thread_barrier()
+            _store_out_by_tma(
+                out_desc, k_smem, y0.to(out.dtype.element_ty), y1.to(out.dtype.element_ty),
+                y2.to(out.dtype.element_ty), y3.to(out.dtype.element_ty),
+                (i_b * ROWS + i_m * 64).to(gl.int32), 8 * G, G,
+            )  # fmt: skip
+            if LEFT:
+                gl.store(
+                    lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls,
+                    (top + gl.log2(w_sum)) * LN2,
+                    mask=m_r,
+                )
+        else:
+            o_slot = i_slot.to(gl.int64) * ROWS + o_r
+            p_pc = o_part + o_slot[:, None] * D_NOPE + o_c[None, :]
+            gl.store(p_pc, o0 * inv_part[:, None], mask=m_rc)
+            gl.store(p_pc + 64, o1 * inv_part[:, None], mask=m_rc)
+            gl.store(p_pc + 128, o2 * inv_part[:, None], mask=m_rc)
+            gl.store(p_pc + 192, o3 * inv_part[:, None], mask=m_rc)
+            # Merged here, each warpgroup's counter covers only its own stores: both write
+            # the LSE (the same values).
+            if LEFT or (pair_merge != 0):
+                gl.store(lse_part + o_slot, lse_own, mask=m_r)
+            if pair_merge != 0:
+                _fence_gpu(i_slot)
+                gl.thread_barrier()
+                gl.atomic_add(count + 1, 1, sem="release", scope="gpu")
 
 
 # The partitions' entry points (a role flag cannot travel in a partition's arguments).
@@ -422,15 +542,16 @@ def _left(
     q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
     out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
     stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
+    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
+    part_desc, pair_merge,
     S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     _consumer(
         True, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
-        S_Q, H_Q, CAUSAL, Q_TMA,
+        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
+        part_desc, pair_merge, S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
 
 
@@ -439,23 +560,25 @@ def _right(
     q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
     out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
     stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
+    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
+    part_desc, pair_merge,
     S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     _consumer(
         False, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
-        S_Q, H_Q, CAUSAL, Q_TMA,
+        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
+        part_desc, pair_merge, S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
 
 
-@gluon.jit(do_not_specialize=["o_tma"])
+@gluon.jit(do_not_specialize=["o_tma", "pair_merge"])
 def mla_seesaw_kernel(
     q, q_desc, kv, kv_desc, block_table, seqlens, units, out, lse, o_part, lse_part,
     stride_qb, stride_qs, stride_qh, stride_btb, stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
+    stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
+    part_desc, pair_merge,
     S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
     Q_TMA: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
 ):  # fmt: skip
@@ -480,11 +603,12 @@ def mla_seesaw_kernel(
     k_smem = gl.allocate_shared_memory(kv_desc.dtype, [16, 64, 64], layout)
     kp_smem = gl.allocate_shared_memory(kv_desc.dtype, [2, 64, 64], layout)
     p_smem = gl.allocate_shared_memory(kv_desc.dtype, [2, 64, 64], layout)
-    x_smem = gl.allocate_shared_memory(gl.float32, [6, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    x_smem = gl.allocate_shared_memory(gl.float32, [8, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
     # Per buffer and column group (0-255, 256-511, rope): loaded, and free again.
     k_full = gl.allocate_shared_memory(gl.int64, [6, 1], mbarrier.MBarrierLayout())
     k_free = gl.allocate_shared_memory(gl.int64, [6, 1], mbarrier.MBarrierLayout())
-    # m/scale of the even tile, P of the odd tile, P of the even tile, row sums, Q loaded.
+    # m/scale of the even tile, P of the odd tile, P of the even tile, row sums, Q loaded,
+    # and per warpgroup the other piece's partial loaded (a sequence in two pieces).
     bars = gl.allocate_shared_memory(gl.int64, [8, 1], mbarrier.MBarrierLayout())
     # Group g of buffer b is read by the warpgroup computing that tile's QKᵀ and, for the
     # value columns, by the one owning those output columns: two readers for buffer 0's
@@ -496,6 +620,8 @@ def mla_seesaw_kernel(
         mbarrier.init(bars.index(i), count=1)
     mbarrier.init(bars.index(3), count=2)
     mbarrier.init(bars.index(4), count=1)
+    mbarrier.init(bars.index(5), count=1)
+    mbarrier.init(bars.index(6), count=1)
 
     if not Q_TMA:
         # A strided query tile is gathered with pointer loads (the loader then skips it).
@@ -511,8 +637,8 @@ def mla_seesaw_kernel(
         q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars,
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
-        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma,
-        S_Q, H_Q, CAUSAL, Q_TMA,
+        stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
+        part_desc, pair_merge, S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
     gl.warp_specialize(
         [
@@ -625,6 +751,16 @@ def check_seesaw_target(device: torch.device, dtype: torch.dtype | None) -> None
 
 
 _LAYOUT = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+_LAYOUT_F32 = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)
+
+
+def counters_numel(batch: int, rows: int) -> int:
+    """int32 counters the seesaw kernel needs to merge two-piece sequences in the kernel.
+
+    Two per warpgroup (tickets taken, partials published) for each of a sequence's 64-row
+    tiles; ``rows`` is ``s_q · h_q``.
+    """
+    return batch * -(-rows // 64) * 4
 
 
 def launch_seesaw(
@@ -645,11 +781,17 @@ def launch_seesaw(
     has_splits: bool,
     config: SplitKVConfig,
     scratch: ScratchAllocator,
+    counters: torch.Tensor | None = None,
+    pairs_only: bool = False,
 ) -> None:
     """Launch the seesaw kernel over ``(row tiles, num_units)`` and, if needed, the merge.
 
     Arguments are those of :func:`kernelopt.kernels.mla.split_kv.launch_split_kv` plus the
-    plan's descriptor ``scratch`` (the tail tiles' descriptors are made in the kernel).
+    plan's descriptor ``scratch`` (the tail tiles' descriptors are made in the kernel), and
+    for merging in the kernel: ``counters``, :func:`counters_numel` zeroed int32 that the
+    kernel leaves zeroed, and ``pairs_only``, whether every split sequence is in
+    exactly two pieces. With both, 64-row tiles and an output TMA can write, the second
+    piece of each sequence merges and the merge kernel does not run.
     Inputs are bfloat16 or float16 on a Hopper GPU; the layout must pass
     :func:`~kernelopt.kernels.mla.hopper.check_hopper_layout` with 64-key tiles. Nothing is
     allocated once ``scratch`` has grown to its size, and nothing is read back.
@@ -695,7 +837,23 @@ def launch_seesaw(
         if o_tma:
             rows_out = out.view(-1, 512)
             out_desc = TensorDescriptor(rows_out, list(rows_out.shape), [512, 1], [64, 64], _LAYOUT)
-        extra: dict[str, Any] = {"out_desc": out_desc, "o_tma": int(o_tma)}
+        pair_merge = o_tma and has_splits and pairs_only and counters is not None
+        if counters is None:
+            counters = units  # never touched without pair_merge; only its type must match
+        # The partials' descriptor: [slots · rows, 512] float32 in 32-column boxes (a 128-byte
+        # swizzled row); without a pair merge it describes the cache's bytes, never read.
+        rows_part = o_arg.view(-1, 512) if pair_merge else flat.view(torch.float32).view(-1, 32)
+        part_desc = TensorDescriptor(
+            rows_part, list(rows_part.shape), [rows_part.shape[1], 1], [64, 32], _LAYOUT_F32
+        )
+        extra: dict[str, Any] = {
+            "out_desc": out_desc,
+            "o_tma": int(o_tma),
+            "split_offsets": split_offsets,
+            "counters": counters,
+            "part_desc": part_desc,
+            "pair_merge": int(pair_merge),
+        }
     else:
         extra = {}
     grid = (triton.cdiv(s_q * h_q, q_rows), num_units)
@@ -704,5 +862,5 @@ def launch_seesaw(
             *args, S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma, **tuned,
             **extra, num_warps=4,
         )  # fmt: skip
-    if has_splits:
+    if has_splits and not extra.get("pair_merge"):
         launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
