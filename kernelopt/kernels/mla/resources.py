@@ -148,6 +148,7 @@ def split_kv_resources(
     capability: int = 90,
     strategy: str = "split_kv",
     kv_fp8: bool = False,
+    pair_merge: bool = False,
 ) -> KernelResources:
     """Compile the split-KV kernel for one shape and configuration; report its resources.
 
@@ -177,6 +178,9 @@ def split_kv_resources(
     kv_fp8 : bool
         Compile the split-KV kernel for a cache in the FP8 layout
         (:mod:`kernelopt.kernels.mla.fp8`; strategy ``split_kv`` only).
+    pair_merge : bool
+        Compile the seesaw kernel that merges sequences split in two pieces itself (what a
+        plan runs when every split sequence is in two pieces); strategy ``seesaw`` only.
 
     Returns
     -------
@@ -202,6 +206,8 @@ def split_kv_resources(
         )
     if kv_fp8 and strategy != "split_kv":
         raise DeviceError(expected("strategy 'split_kv' for an FP8 cache", strategy))
+    if pair_merge and strategy != "seesaw":
+        raise DeviceError(expected("strategy 'seesaw' for pair_merge=True", strategy))
     if strategy == "seesaw" and (dtype == "float32" or capability != 90):
         raise DeviceError(
             expected("a 16-bit dtype and capability 90 for 'seesaw'", f"{dtype}, {capability}")
@@ -226,6 +232,7 @@ def split_kv_resources(
         "capability": capability,
         "strategy": strategy,
         "kv_fp8": kv_fp8,
+        "pair_merge": pair_merge,
     }
     if os.environ.get("TRITON_INTERPRET") == "1":
         # Interpreter mode changes how Triton builds kernels in this process: compile in a
@@ -264,12 +271,14 @@ def _compile_report(
     capability: int,
     strategy: str = "split_kv",
     kv_fp8: bool = False,
+    pair_merge: bool = False,
 ) -> dict[str, Any]:
     # Compiles in this process, which must not be in Triton's interpreter mode.
     if strategy == "seesaw":
         return _compile_seesaw_report(
-            s_q=s_q, h_q=h_q, page_size=page_size, dtype=dtype, causal=causal
-        )
+            s_q=s_q, h_q=h_q, page_size=page_size, dtype=dtype, causal=causal,
+            pair_merge=pair_merge,
+        )  # fmt: skip
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -345,7 +354,7 @@ def _compile_report(
 
 
 def _compile_seesaw_report(
-    *, s_q: int, h_q: int, page_size: int, dtype: str, causal: bool
+    *, s_q: int, h_q: int, page_size: int, dtype: str, causal: bool, pair_merge: bool = False
 ) -> dict[str, Any]:
     import triton
     from triton.backends.compiler import GPUTarget
@@ -375,7 +384,6 @@ def _compile_seesaw_report(
         "o_tma": "i32",
         "split_offsets": "*i32",
         "counters": "*i32",
-        "pair_merge": "i32",
         "part_desc": f"tensordesc<fp32[64, 32],{layout_f32}>",
     }
     signature = {
@@ -390,6 +398,8 @@ def _compile_seesaw_report(
         "Q_TMA": True,
         **tuned,
     }
+    if "PAIR_MERGE" in fn.arg_names:
+        constants["PAIR_MERGE"] = pair_merge
     try:
         compiled = triton.compile(
             GluonASTSource(fn=fn, signature=signature, constexprs=constants),

@@ -281,8 +281,8 @@ def _consumer(
     LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse,
     o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs,
     stride_qh, stride_ob, stride_os, stride_oh, stride_lb, stride_lh, stride_ls, qk_scale,
-    out_desc, o_tma, split_offsets, counters, part_desc, pair_merge, S_Q: gl.constexpr,
-    H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
+    out_desc, o_tma, split_offsets, counters, part_desc, PAIR_MERGE: gl.constexpr,
+    S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     """One warpgroup of the seesaw; LEFT owns output columns 0-255 and the even key tiles."""
     ROWS: gl.constexpr = S_Q * H_Q
@@ -316,14 +316,15 @@ def _consumer(
     m = gl.full([64], -1.0e30, gl.float32, layout=row_l)
     l_own = gl.zeros([64], gl.float32, layout=row_l)
     n_tiles = gl.cdiv(key_end - key_start, 64)
-    if (pair_merge != 0) & (i_slot >= 0):
-        # This warpgroup's ticket for its sequence's row tile, taken while the query tile is
-        # on its way: the second piece merges. Kept in shared memory through the loop (a
-        # register live across it spills the right warpgroup's loop).
-        count = counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
-        ticket = gl.atomic_add(count, 1, sem="acq_rel", scope="gpu")
-        second = (ticket == 1).to(gl.float32) + gl.zeros([64], gl.float32, layout=row_l)
-        x_smem.index(6 + G).store(second)
+    if PAIR_MERGE:  # noqa: SIM102 (a compile-time branch around a run-time one)
+        if i_slot >= 0:
+            # This warpgroup's ticket for its sequence's row tile, taken while the query
+            # tile is on its way: the second piece merges. Kept in shared memory through the
+            # loop (a register live across it spills the right warpgroup's loop).
+            count = counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
+            ticket = gl.atomic_add(count, 1, sem="acq_rel", scope="gpu")
+            second = (ticket == 1).to(gl.float32) + gl.zeros([64], gl.float32, layout=row_l)
+            x_smem.index(6 + G).store(second)
     if Q_TMA:
         mbarrier.wait(bars.index(4), 0)
     # x_smem rows: 0 m after the even tile, 1 its scale, 2 m after the odd tile, 3 its
@@ -454,8 +455,11 @@ def _consumer(
         l_safe = gl.where(empty, 1.0, l_sum)
         inv_part = 1.0 / l_safe
         lse_own = gl.where(empty, float("-inf"), m + gl.log2(l_safe))
-        second = i_slot < 0  # false here, as a run-time value
-        if pair_merge != 0:
+        # Without PAIR_MERGE this stays i_slot < 0, false on this branch: the compiler drops
+        # the merge below (a compile-time branch around it crashes Triton 3.6's lowering of
+        # warp-specialized partitions, and a run-time flag cost 6 % on 8-piece splits).
+        second = i_slot < 0
+        if PAIR_MERGE:
             second = gl.max(x_smem.index(6 + G).load(row_l), axis=0) > 0.5
         count = counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
         if second:
@@ -528,9 +532,9 @@ def _consumer(
             gl.store(p_pc + 192, o3 * inv_part[:, None], mask=m_rc)
             # Merged here, each warpgroup's counter covers only its own stores: both write
             # the LSE (the same values).
-            if LEFT or (pair_merge != 0):
+            if LEFT or PAIR_MERGE:
                 gl.store(lse_part + o_slot, lse_own, mask=m_r)
-            if pair_merge != 0:
+            if PAIR_MERGE:
                 _fence_gpu(i_slot)
                 gl.thread_barrier()
                 gl.atomic_add(count + 1, 1, sem="release", scope="gpu")
@@ -543,7 +547,7 @@ def _left(
     out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
     stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
     stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
-    part_desc, pair_merge,
+    part_desc, PAIR_MERGE: gl.constexpr,
     S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     _consumer(
@@ -551,7 +555,7 @@ def _left(
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
         stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
-        part_desc, pair_merge, S_Q, H_Q, CAUSAL, Q_TMA,
+        part_desc, PAIR_MERGE, S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
 
 
@@ -561,7 +565,7 @@ def _right(
     out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
     stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
     stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
-    part_desc, pair_merge,
+    part_desc, PAIR_MERGE: gl.constexpr,
     S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
 ):  # fmt: skip
     _consumer(
@@ -569,16 +573,16 @@ def _right(
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
         stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
-        part_desc, pair_merge, S_Q, H_Q, CAUSAL, Q_TMA,
+        part_desc, PAIR_MERGE, S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
 
 
-@gluon.jit(do_not_specialize=["o_tma", "pair_merge"])
+@gluon.jit(do_not_specialize=["o_tma"])
 def mla_seesaw_kernel(
     q, q_desc, kv, kv_desc, block_table, seqlens, units, out, lse, o_part, lse_part,
     stride_qb, stride_qs, stride_qh, stride_btb, stride_ob, stride_os, stride_oh,
     stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
-    part_desc, pair_merge,
+    part_desc, PAIR_MERGE: gl.constexpr,
     S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
     Q_TMA: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
 ):  # fmt: skip
@@ -638,7 +642,7 @@ def mla_seesaw_kernel(
         out, lse, o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen,
         stride_qb, stride_qs, stride_qh, stride_ob, stride_os, stride_oh,
         stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
-        part_desc, pair_merge, S_Q, H_Q, CAUSAL, Q_TMA,
+        part_desc, PAIR_MERGE, S_Q, H_Q, CAUSAL, Q_TMA,
     )  # fmt: skip
     gl.warp_specialize(
         [
@@ -852,7 +856,7 @@ def launch_seesaw(
             "split_offsets": split_offsets,
             "counters": counters,
             "part_desc": part_desc,
-            "pair_merge": int(pair_merge),
+            "PAIR_MERGE": pair_merge,
         }
     else:
         extra = {}
@@ -862,5 +866,5 @@ def launch_seesaw(
             *args, S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma, **tuned,
             **extra, num_warps=4,
         )  # fmt: skip
-    if has_splits and not extra.get("pair_merge"):
+    if has_splits and not extra.get("PAIR_MERGE"):
         launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)

@@ -47,10 +47,23 @@ def test_seesaw_compiles_for_sm90a_within_shared_memory(s_q, h_q, causal) -> Non
     assert r.num_warps == 12
     assert r.shared_bytes <= SMEM_LIMIT, r.shared_bytes
     assert r.programs_per_sm() == 1
-    # Hoisted shared-memory descriptors spilled 712 bytes a thread; now only a few values
-    # live across the key loop (the causal limit, the two-piece merge's pointers) spill,
-    # stored before the loop and reloaded after it.
+    # Hoisted shared-memory descriptors spilled 712 bytes a thread; at most one value
+    # (the causal limit, outside the key loop) may spill now.
+    assert r.spill_store_bytes <= 4 and r.stack_bytes <= 8, r
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_seesaw_that_merges_pairs_compiles_within_shared_memory(causal) -> None:
+    r = split_kv_resources(s_q=1, h_q=128, strategy="seesaw", causal=causal, pair_merge=True)
+    assert r.shared_bytes <= SMEM_LIMIT and r.programs_per_sm() == 1, r
+    # The merge's pointers and weights live across the key loop: a few words spill around
+    # it (stored before the loop, reloaded after), none inside.
     assert r.spill_store_bytes <= 24 and r.stack_bytes <= 24, r
+
+
+def test_pair_merge_is_a_seesaw_kernel_variant() -> None:
+    with pytest.raises(DeviceError, match="Expected strategy 'seesaw' for pair_merge=True"):
+        split_kv_resources(s_q=1, h_q=128, strategy="hopper", pair_merge=True)
 
 
 def test_seesaw_needs_a_hopper_gpu() -> None:
