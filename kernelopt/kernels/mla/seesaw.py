@@ -841,7 +841,12 @@ def launch_seesaw(
         if o_tma:
             rows_out = out.view(-1, 512)
             out_desc = TensorDescriptor(rows_out, list(rows_out.shape), [512, 1], [64, 64], _LAYOUT)
-        pair_merge = o_tma and has_splits and pairs_only and counters is not None
+        # The other piece's partial comes in by TMA, so the workspace must be 16-byte
+        # aligned (a plan's always is; a direct caller's may not be).
+        pair_merge = (
+            o_tma and has_splits and pairs_only and counters is not None
+            and o_arg.data_ptr() % 16 == 0
+        )
         if counters is None:
             counters = units  # never touched without pair_merge; only its type must match
         # The partials' descriptor: [slots · rows, 512] float32 in 32-column boxes (a 128-byte
