@@ -63,6 +63,9 @@ _PY_LINE_COMMENT = re.compile(r"^\s*(?:#|$)")
 _C_LINE_COMMENT = re.compile(r"^\s*(?://|/\*|\*|$)")
 # Triton's ``tl`` and Gluon's ``gl`` spell compile-time parameters and selects alike.
 _PY_CONSTEXPR = re.compile(r":\s*(?:tl|gl)\.constexpr\b")
+# ``NAME: gl.constexpr = value`` as a statement names a constant (a layout, a derived size),
+# not a knob; a parameter with a default, on its own signature line, ends with a comma.
+_PY_CONSTEXPR_CONSTANT = re.compile(r"^\s*[A-Za-z_]\w*\s*:\s*(?:tl|gl)\.constexpr\s*=(?!=)")
 _WHERE = re.compile(r"\b(?:tl|gl)\.where\(")
 # A statement header ends its line with ``:`` (or opens a condition continued below),
 # which keeps prose lines of docstrings that start with "for" or "if" out.
@@ -227,7 +230,7 @@ def complexity(source: KernelSource) -> Complexity:
             isinstance(n, (ast.If, ast.IfExp, ast.While, ast.For)) for n in ast.walk(module)
         )
         branches += len(_WHERE.findall(text))
-        constexprs = len(_PY_CONSTEXPR.findall(text))
+        constexprs = sum(_python_knobs(line) for line in text.split("\n"))
         # Without the word there is no autotune call to size: skip two walks of the tree.
         configs = _autotune_configs(module) if "autotune" in text else None
         if configs is None and "autotune" in text:
@@ -264,6 +267,13 @@ def _python_branches(line: str) -> int:
     )
 
 
+def _python_knobs(line: str) -> int:
+    code = line.split("#", 1)[0].rstrip()
+    if _PY_CONSTEXPR_CONSTANT.match(code) and not code.endswith(","):
+        return 0
+    return len(_PY_CONSTEXPR.findall(code))
+
+
 def line_counts(lines: Iterable[str], language: str) -> LineCounts:
     """Code lines, branches and compile-time knobs of ``lines``, counted line by line.
 
@@ -271,7 +281,8 @@ def line_counts(lines: Iterable[str], language: str) -> LineCounts:
     diff. Counted as :func:`complexity` counts a whole file: code lines are those that are
     neither blank nor comments; in Python (``language == "python"``), ``if``/``elif``/
     ``for``/``while`` statements, conditional expressions and ``tl.where``/``gl.where``
-    are branches and ``: tl.constexpr``/``: gl.constexpr`` parameters are knobs; in other
+    are branches and ``: tl.constexpr``/``: gl.constexpr`` parameters are knobs (a
+    statement ``NAME: gl.constexpr = value`` names a constant, not a knob); in other
     languages, C-style conditions, loops and ternaries are branches and ``constexpr`` is
     a knob. So added minus removed is the change a diff makes, up to statements split
     over several lines.
@@ -281,7 +292,7 @@ def line_counts(lines: Iterable[str], language: str) -> LineCounts:
     code = [line for line in lines if not comment.match(line)]
     if python:
         branches = sum(_python_branches(line) for line in code)
-        constexprs = sum(len(_PY_CONSTEXPR.findall(line)) for line in code)
+        constexprs = sum(_python_knobs(line) for line in code)
     else:
         branches = sum(len(_CPP_BRANCH.findall(line)) for line in code)
         constexprs = sum(len(re.findall(r"\bconstexpr\b", line)) for line in code)

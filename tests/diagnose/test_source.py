@@ -67,11 +67,12 @@ def k(x, ROWS: gl.constexpr, STAGES: gl.constexpr):
 
 def test_gluon_knobs_and_selects_count_and_lines_count_like_files() -> None:
     size = complexity(kernel(GLUON))
-    assert (size.constexprs, size.branches) == (3, 4)  # for, where, conditional, while
+    # ROWS and STAGES are knobs; TILE is a constant derived in the body, not a knob.
+    assert (size.constexprs, size.branches) == (2, 4)  # for, where, conditional, while
     # Line by line (a diff's added lines), the same code counts the same; the docstring's
     # "for each stage" is prose, not a loop.
     assert line_counts(GLUON.split("\n"), "python") == LineCounts(
-        lines=size.lines, branches=4, constexprs=3
+        lines=size.lines, branches=4, constexprs=2
     )
     cuda = ["// a comment", "if (x > 0) {", "  constexpr int n = 4;", "", "}"]
     assert line_counts(cuda, "cuda") == LineCounts(lines=3, branches=1, constexprs=1)
@@ -225,3 +226,15 @@ def test_an_allocator_given_to_set_allocator_allocates_per_launch() -> None:
         "triton.set_allocator(_alloc)\n"
     )
     assert allocations([kernel(cached)]) == []
+
+
+def test_named_constexpr_constants_are_not_knobs_but_defaults_are() -> None:
+    lines = [
+        "def k(x, BLOCK: tl.constexpr = 64, STAGES: tl.constexpr = 2):",  # two knobs
+        "    NUM: tl.constexpr,",  # a parameter on its own line
+        "    SPLIT: gl.constexpr = 4,",  # a parameter with a default on its own line
+        "    f32: gl.constexpr = gl.NVMMASharedLayout(",  # a layout constant
+        "    lo_l: gl.constexpr = lo.type.layout  # read back below",
+        "    if X == 1:  # X: tl.constexpr in a comment",
+    ]
+    assert line_counts(lines, "python").constexprs == 4
