@@ -233,6 +233,8 @@ class MLADecodePlan:
         self._o_part: torch.Tensor | None = None
         self._lse_part: torch.Tensor | None = None
         self._counters: torch.Tensor | None = None
+        # Keyword arguments only the seesaw launcher takes, fixed at plan time.
+        self._seesaw_merge: dict[str, Any] = {}
         self._workspace_numel = 0
         if strategy in ("split_kv", "hopper", "seesaw"):
             self._plan_split_kv(rows, num_sms, num_splits, workspace)
@@ -277,6 +279,10 @@ class MLADecodePlan:
             # zero and every run leaves them there.
             numel = seesaw.counters_numel(len(self._seqlens), rows)
             self._counters = torch.zeros(numel, dtype=torch.int32, device=self._device)
+            self._seesaw_merge = {
+                "counters": self._counters,
+                "pairs_only": max(schedule.splits) <= 2,
+            }
 
     def _adopt_workspace(self, workspace: torch.Tensor) -> torch.Tensor:
         import torch
@@ -475,12 +481,6 @@ class MLADecodePlan:
         assert schedule is not None and self._units is not None and self._offsets is not None
         if self._kernel in ("hopper", "seesaw"):
             launch = hopper.launch_hopper if self._kernel == "hopper" else seesaw.launch_seesaw
-            merge_in_kernel: dict[str, Any] = {}
-            if self._kernel == "seesaw":
-                merge_in_kernel = {
-                    "counters": self._counters,
-                    "pairs_only": max(schedule.splits) <= 2,
-                }
             launch(
                 q,
                 kv_cache,
@@ -498,7 +498,7 @@ class MLADecodePlan:
                 has_splits=schedule.has_splits,
                 config=self._config,
                 scratch=self._scratch,
-                **merge_in_kernel,
+                **self._seesaw_merge,
             )
             return out, lse
         launch_split_kv(
