@@ -98,6 +98,8 @@ GPU_CASES = [
     ([4, 70, 300], 4, 16, None),
     ([500, 129], 16, 16, [3, 2]),
     ([333, 77], 2, 40, None),
+    # 80 rows in forced pieces: a 64-row tile's masked rows fall in the next partial slot.
+    ([700, 300], 2, 40, [3, 2]),
     ([4096, 1000], 1, 128, [3, 2]),
     ([1, 17, 4097, 130, 64], 1, 16, None),
     # At most 16 rows (the ring kernel): 15 causal rows with forced splits, 16, one.
