@@ -34,6 +34,11 @@ reads the same bytes, the floor counts 656-byte rows, and only the strategies an
 read the layout run (``split_kv``; the torch peers dequantize inside the timed call).
 ``--smoke`` runs tiny shapes on any device
 (CPU through the Triton interpreter) to check the script itself; its numbers mean nothing.
+``--workload PATH`` writes the trial matrix's shapes as a workload profile (the
+``workload_profile.md`` that ``kernelopt inspect`` writes and ``kernelopt diagnose`` reads)
+and exits; it needs no GPU::
+
+    python benchmarks/mla_decode.py --workload experiments/workload_profile.md
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import dataclasses
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +78,7 @@ from kernelopt.kernels.mla import (
     mla_decode_ref,
     quantize_kv_fp8,
 )
+from kernelopt.workload import Recorder, profile_calls, read_trace, write_profile_md
 
 PEERS = ("eager", "compile", "flashmla", "flashinfer")
 FP8_STRATEGIES = ("split_kv",)  # the strategies that read the 656-byte FP8 cache layout
@@ -136,6 +143,39 @@ def trial_points(quick: bool, smoke: bool) -> list[Point]:
     if quick:
         points = [p for p in points if p.s_q == 1 and p.b == 32]
     return points
+
+
+def write_workload(points: list[Point], path: Path) -> Path:
+    """Write the shapes the trial matrix times as a workload profile at ``path``.
+
+    Each point is one recorded call with the arguments every implementation receives
+    (bf16 query ``[b, s_q, h_q, 576]``, paged cache ``[b · pages, page, 1, 576]``, block
+    table ``[b, pages]``, the cache lengths, the softmax scale, causal draft tokens). The
+    query, cache and block table are meta tensors: only their shapes and dtypes are
+    recorded, so no memory is allocated; the lengths are real.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trial_matrix.jsonl"
+        with Recorder(trace, values=("cache_seqlens",), append=False) as recorder:
+            for point in points:
+                pages = max(math.ceil(n / point.page) for n in point.seqlens)
+                meta = {"dtype": torch.bfloat16, "device": "meta"}
+                recorder.record(
+                    "mla_decode",
+                    {
+                        "q": torch.empty(point.b, point.s_q, point.h_q, 576, **meta),
+                        "kv_cache": torch.empty(point.b * pages, point.page, 1, 576, **meta),
+                        "block_table": torch.empty(
+                            point.b, pages, dtype=torch.int32, device="meta"
+                        ),
+                        "cache_seqlens": torch.tensor(point.seqlens, dtype=torch.int32),
+                        "softmax_scale": SCALE,
+                        "causal": True,
+                    },
+                )
+        source = "the trial matrix of benchmarks/mla_decode.py (one call a point)"
+        profile = profile_calls(read_trace(trace), op="mla_decode", source=source)
+    return write_profile_md(profile, path)
 
 
 def make_inputs(point: Point, device: str, dtype: torch.dtype, seed: int) -> dict[str, Any]:
@@ -425,7 +465,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="tiny shapes on any device: checks the script, measures nothing",
     )
+    parser.add_argument(
+        "--workload",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the trial matrix's shapes as a workload profile (markdown) to PATH and "
+        "exit; needs no GPU",
+    )
     args = parser.parse_args(argv)
+    if args.workload is not None:
+        points = trial_points(args.quick, args.smoke)
+        print(f"wrote {write_workload(points, args.workload)} ({len(points)} calls)")
+        return 0
 
     strategies = [s for s in args.strategies.split(",") if s]
     peers = [p for p in args.peers.split(",") if p]

@@ -216,9 +216,25 @@ def _pv(p, k_smem, o0, o1, o2, o3, z, buf: gl.constexpr, G: gl.constexpr):
 
 
 @gluon.jit
-def _mask_scale(s, k0, lim, qk_scale, layout: gl.constexpr):
-    o_k = k0 + gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
-    return gl.where(o_k[None, :] < lim[:, None], s * qk_scale, float("-inf"))
+def _mask_scale(
+    s, k0, lim_lo, seqlen, key_end, i_m, qk_scale, layout: gl.constexpr, S_Q: gl.constexpr,
+    H_Q: gl.constexpr, CAUSAL: gl.constexpr,
+):  # fmt: skip
+    """Scale S and mask keys at or past each row's limit; ``lim_lo`` is the least limit.
+
+    Only the tiles that reach ``lim_lo`` (the last one or two of a piece) are masked, and
+    the limits are computed there rather than held in registers through the loop.
+    """
+    s = s * qk_scale
+    if k0 + 64 > lim_lo:
+        o_k = k0 + gl.arange(0, 64, layout=gl.SliceLayout(0, layout))
+        if CAUSAL:
+            o_r = i_m * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, layout))
+            lim = gl.minimum(seqlen - S_Q + 1 + o_r // H_Q, key_end)
+            s = gl.where(o_k[None, :] < lim[:, None], s, float("-inf"))
+        else:
+            s = gl.where(o_k[None, :] < key_end, s, float("-inf"))
+    return s
 
 
 @gluon.jit
@@ -304,10 +320,11 @@ def _consumer(
         other=0.0,
     )
     o_r = i_m * 64 + gl.arange(0, 64, layout=row_l)
-    if CAUSAL:
-        lim = gl.minimum(seqlen - S_Q + 1 + o_r // H_Q, key_end)
+    # The least of the rows' key limits (the first row's): tiles below it need no mask.
+    if CAUSAL:  # noqa: SIM108 (a compile-time branch, as the kernel's others)
+        lim_lo = gl.minimum(seqlen - S_Q + 1 + (i_m * 64) // H_Q, key_end)
     else:
-        lim = gl.zeros([64], gl.int32, layout=row_l) + key_end
+        lim_lo = key_end
     o0 = gl.zeros([64, 64], gl.float32, layout=mma)
     o1 = gl.zeros([64, 64], gl.float32, layout=mma)
     o2 = gl.zeros([64, 64], gl.float32, layout=mma)
@@ -344,7 +361,9 @@ def _consumer(
             s = _qk(q_smem, q_pe, k_smem, kp_smem, k_full, ph, z, 0, mma)
             mbarrier.arrive(k_free.index(0 + 2))
             mbarrier.arrive(k_free.index(0 + 1))
-            s = _mask_scale(s, k_even, lim, qk_scale, mma)
+            s = _mask_scale(
+                s, k_even, lim_lo, seqlen, key_end, i_m, qk_scale, mma, S_Q, H_Q, CAUSAL
+            )
             m_new = gl.maximum(m, gl.max(s, axis=1))
             scale0 = gl.exp2(m - m_new)
             p0 = gl.exp2(s - m_new[:, None])
@@ -381,7 +400,9 @@ def _consumer(
         else:
             if has_odd:
                 s = _qk(q_smem, q_pe, k_smem, kp_smem, k_full, ph, z, 1, mma)
-                s = _mask_scale(s, k_even + 64, lim, qk_scale, mma)
+                s = _mask_scale(
+                    s, k_even + 64, lim_lo, seqlen, key_end, i_m, qk_scale, mma, S_Q, H_Q, CAUSAL
+                )
             else:
                 s = gl.full([64, 64], float("-inf"), gl.float32, layout=mma)
             mbarrier.arrive(k_free.index(3 + 2))

