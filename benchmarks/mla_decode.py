@@ -149,10 +149,11 @@ def write_workload(points: list[Point], path: Path) -> Path:
     """Write the shapes the trial matrix times as a workload profile at ``path``.
 
     Each point is one recorded call with the arguments every implementation receives
-    (bf16 query ``[b, s_q, h_q, 576]``, paged cache ``[b · pages, page, 1, 576]``, block
-    table ``[b, pages]``, the cache lengths, the softmax scale, causal draft tokens). The
-    query, cache and block table are meta tensors: only their shapes and dtypes are
-    recorded, so no memory is allocated; the lengths are real.
+    (bf16 query ``[b, s_q, h_q, 576]``, paged cache ``[b · pages, page, 1, 576]`` bf16, or
+    ``[…, 656]`` uint8 for a ``kv="fp8"`` point, block table ``[b, pages]``, the cache
+    lengths, the softmax scale, causal draft tokens). The query, cache and block table are
+    meta tensors: only their shapes and dtypes are recorded, so no memory is allocated;
+    the lengths are real.
     """
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "trial_matrix.jsonl"
@@ -160,11 +161,14 @@ def write_workload(points: list[Point], path: Path) -> Path:
             for point in points:
                 pages = max(math.ceil(n / point.page) for n in point.seqlens)
                 meta = {"dtype": torch.bfloat16, "device": "meta"}
+                fp8 = point.kv == "fp8"
+                row, row_dtype = (FP8_KV_BYTES, torch.uint8) if fp8 else (576, torch.bfloat16)
+                kv_shape = (point.b * pages, point.page, 1, row)
                 recorder.record(
                     "mla_decode",
                     {
                         "q": torch.empty(point.b, point.s_q, point.h_q, 576, **meta),
-                        "kv_cache": torch.empty(point.b * pages, point.page, 1, 576, **meta),
+                        "kv_cache": torch.empty(*kv_shape, dtype=row_dtype, device="meta"),
                         "block_table": torch.empty(
                             point.b, pages, dtype=torch.int32, device="meta"
                         ),
@@ -476,6 +480,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.workload is not None:
         points = trial_points(args.quick, args.smoke)
+        if args.kv != "dense":
+            kv = args.kv
+            points = [dataclasses.replace(p, name=f"{p.name} kv={kv}", kv=kv) for p in points]
         print(f"wrote {write_workload(points, args.workload)} ({len(points)} calls)")
         return 0
 

@@ -15,9 +15,9 @@ LOG = ROOT / "docs" / "kernels" / "mla_decode"
 SHIPPED = LOG / "experiments" / "workload_profile.md"
 
 
-def _write_profile(out: Path) -> subprocess.CompletedProcess[str]:
+def _write_profile(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "benchmarks/mla_decode.py", "--workload", str(out)],
+        [sys.executable, "benchmarks/mla_decode.py", "--workload", str(out), *extra],
         cwd=ROOT,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
         capture_output=True,
@@ -34,6 +34,15 @@ def test_the_benchmark_writes_the_logs_workload_profile(tmp_path: Path) -> None:
     assert "(6 calls)" in done.stdout
     # The log's profile is what the command writes today (regenerate it if the matrix moves).
     assert out.read_text("utf-8") == SHIPPED.read_text("utf-8")
+
+
+def test_the_fp8_trial_matrix_records_656_byte_cache_rows(tmp_path: Path) -> None:
+    out = tmp_path / "workload_profile.md"
+    done = _write_profile(out, "--kv", "fp8")
+    assert done.returncode == 0, done.stderr[-2000:]
+    [op] = read_profile_md(out).ops
+    assert all(":uint8" in s.args.split("kv_cache=")[1].split()[0] for s in op.shapes)
+    assert {dict(s.axes)["d"] for s in op.shapes} == {656}
 
 
 def test_the_trial_matrix_profile_has_the_decode_axes_and_shortcuts() -> None:
