@@ -865,7 +865,10 @@ def launch_seesaw(
         # The other piece's partial comes in by TMA, so the workspace must be 16-byte
         # aligned (a plan's always is; a direct caller's may not be).
         pair_merge = (
-            o_tma and has_splits and pairs_only and counters is not None
+            o_tma
+            and has_splits
+            and pairs_only
+            and counters is not None
             and o_arg.data_ptr() % 16 == 0
         )
         if counters is None:
