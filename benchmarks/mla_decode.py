@@ -126,22 +126,26 @@ class Result:
     note: str = ""
 
 
-def trial_points(quick: bool, smoke: bool) -> list[Point]:
+def trial_points(quick: bool, smoke: bool, kv: str = "dense") -> list[Point]:
+    """The benchmark's points; with ``kv="fp8"`` each is named ``… kv=fp8`` and reads that cache."""
     gen = torch.Generator().manual_seed(4096)
     if smoke:
-        return [
+        points = [
             Point("smoke s=1 h=16", 1, 16, [70, 33], page=16),
             Point("smoke s=2 h=3", 2, 3, [40, 17, 65], page=16),
         ]
-    points = [
-        Point(f"b=32 s={s} h={h} t=4096", s, h, [4096] * 32)
-        for s, h in ((1, 128), (1, 16), (16, 128), (16, 16))
-    ]
-    varlen = torch.randint(3072, 5121, (128,), generator=gen).tolist()
-    varlen[0] = 4097
-    points += [Point(f"b=128 s=1 h={h} t~4096", 1, h, varlen) for h in (128, 16)]
-    if quick:
-        points = [p for p in points if p.s_q == 1 and p.b == 32]
+    else:
+        points = [
+            Point(f"b=32 s={s} h={h} t=4096", s, h, [4096] * 32)
+            for s, h in ((1, 128), (1, 16), (16, 128), (16, 16))
+        ]
+        varlen = torch.randint(3072, 5121, (128,), generator=gen).tolist()
+        varlen[0] = 4097
+        points += [Point(f"b=128 s=1 h={h} t~4096", 1, h, varlen) for h in (128, 16)]
+        if quick:
+            points = [p for p in points if p.s_q == 1 and p.b == 32]
+    if kv != "dense":
+        points = [dataclasses.replace(p, name=f"{p.name} kv={kv}", kv=kv) for p in points]
     return points
 
 
@@ -160,15 +164,15 @@ def write_workload(points: list[Point], path: Path) -> Path:
         with Recorder(trace, values=("cache_seqlens",), append=False) as recorder:
             for point in points:
                 pages = max(math.ceil(n / point.page) for n in point.seqlens)
-                meta = {"dtype": torch.bfloat16, "device": "meta"}
                 fp8 = point.kv == "fp8"
                 row, row_dtype = (FP8_KV_BYTES, torch.uint8) if fp8 else (576, torch.bfloat16)
+                q_shape = (point.b, point.s_q, point.h_q, 576)
                 kv_shape = (point.b * pages, point.page, 1, row)
                 recorder.record(
                     "mla_decode",
                     {
-                        "q": torch.empty(point.b, point.s_q, point.h_q, 576, **meta),
-                        "kv_cache": torch.empty(*kv_shape, dtype=row_dtype, device="meta"),
+                        "q": torch.empty(q_shape, dtype=torch.bfloat16, device="meta"),
+                        "kv_cache": torch.empty(kv_shape, dtype=row_dtype, device="meta"),
                         "block_table": torch.empty(
                             point.b, pages, dtype=torch.int32, device="meta"
                         ),
@@ -479,10 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.workload is not None:
-        points = trial_points(args.quick, args.smoke)
-        if args.kv != "dense":
-            kv = args.kv
-            points = [dataclasses.replace(p, name=f"{p.name} kv={kv}", kv=kv) for p in points]
+        points = trial_points(args.quick, args.smoke, args.kv)
         print(f"wrote {write_workload(points, args.workload)} ({len(points)} calls)")
         return 0
 
@@ -532,9 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Any] = []
     notes: list[str] = []
     table: list[tuple[Result, float, float, float | None]] = []
-    for i, point in enumerate(trial_points(args.quick, args.smoke)):
-        if args.kv != "dense":
-            point = dataclasses.replace(point, name=f"{point.name} kv={args.kv}", kv=args.kv)
+    for i, point in enumerate(trial_points(args.quick, args.smoke, args.kv)):
         x = make_inputs(point, device, dtype, args.seed + i)
         flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
         nbytes = point_bytes(point, x)
