@@ -173,6 +173,9 @@ class MLADecodePlan:
             raise InputError(expected(f"one of {list(STRATEGIES)}", strategy, where="strategy"))
         self._strategy: Strategy = strategy
         self._causal = bool(causal)
+        # One query token has no draft tokens to mask: its limit is the sequence's length
+        # either way, so the kernels compile without the causal branches.
+        self._mask_draft = self._causal and self._s_q > 1
         if not isinstance(kv_fp8, bool):
             raise InputError(expected("a bool", kv_fp8, where="kv_fp8"))
         if kv_fp8 and strategy != "split_kv":
@@ -474,7 +477,7 @@ class MLADecodePlan:
                 out,
                 lse,
                 softmax_scale=self._softmax_scale,
-                causal=self._causal,
+                causal=self._mask_draft,
             )
             return out, lse
         schedule = self._schedule
@@ -493,7 +496,7 @@ class MLADecodePlan:
                 o_part=self._o_part,
                 lse_part=self._lse_part,
                 softmax_scale=self._softmax_scale,
-                causal=self._causal,
+                causal=self._mask_draft,
                 num_units=schedule.num_units,
                 has_splits=schedule.has_splits,
                 config=self._config,
@@ -513,7 +516,7 @@ class MLADecodePlan:
             o_part=self._o_part,
             lse_part=self._lse_part,
             softmax_scale=self._softmax_scale,
-            causal=self._causal,
+            causal=self._mask_draft,
             num_units=schedule.num_units,
             has_splits=schedule.has_splits,
             tile_in_page=tile_in_page(page, schedule.block_n, self._config.block_n),
@@ -716,7 +719,7 @@ def mla_decode_with_kvcache(
         o_part=o_part,
         lse_part=lse_part,
         softmax_scale=scale,
-        causal=causal,
+        causal=causal and s_q > 1,  # one token has no draft tokens to mask
         num_units=num_pieces,
         has_splits=has_splits,
         tile_in_page=tile_in_page(

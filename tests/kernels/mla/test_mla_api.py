@@ -68,6 +68,31 @@ def test_plan_runs_every_layer_against_reference(request, strategy) -> None:
         assert_matches(out, lse, ref_out, ref_lse, torch.float32)
 
 
+@pytest.mark.parametrize(("s_q", "launched_causal"), [(1, False), (2, True)])
+def test_one_query_token_launches_without_the_causal_mask(
+    request, monkeypatch, s_q, launched_causal
+) -> None:
+    # A single token has no draft tokens to mask, so the kernels skip the causal branches;
+    # the plan still reports what the caller asked for.
+    import kernelopt.kernels.mla.api as api
+
+    launched: list[bool] = []
+    real = api.launch_split_kv
+
+    def spy(*args, **kwargs):
+        launched.append(kwargs["causal"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "launch_split_kv", spy)
+    q, kv, bt, sl = _inputs(request, s_q=s_q)
+    plan = _plan(sl, s_q=s_q, causal=True)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
+    assert launched == [launched_causal] and plan.causal
+    ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE, causal=True)
+    assert_matches(out, lse, *ref, torch.float32)
+
+
 def test_plan_is_a_snapshot_of_the_lengths(request) -> None:
     q, kv, bt, sl = _inputs(request)
     ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)

@@ -181,11 +181,13 @@ def test_seesaw_varlen_batch_in_a_cuda_graph(request) -> None:
 
 # Sequences in exactly two pieces are merged by the second piece in the seesaw kernel:
 # the default split of the b=32 trial point, a varlen batch mixing one and two pieces, and
-# causal draft tokens whose early rows see no key of a piece (65 keys, s_q=4).
+# causal draft tokens whose early rows see no key of a piece (65 keys, s_q=4), and 800
+# programs in six waves, where a sequence's first piece can finish before its second starts.
 PAIR_CASES = [
     ([4096] * 32, 1, 128, None),
     ([4097, 17, 1000, 64], 2, 64, [2, 1, 2, 1]),
     ([65, 700], 4, 32, [2, 2]),
+    ([1000] * 200, 1, 128, [2] * 200),
 ]
 
 
