@@ -108,12 +108,15 @@ def _same_run_gain(experiment: Experiment, best_us: float) -> float | None:
     latency, speedup = experiment.latency, experiment.speedup
     if latency is None or latency <= 0 or speedup is None or speedup <= 0 or best_us <= 0:
         return None
-    baseline_us = latency * _TO_US.get(experiment.unit or "", 1.0) * speedup
+    latency_us = latency * _TO_US.get(experiment.unit or "", 1.0)
+    baseline_us = latency_us * speedup
     drift = abs(baseline_us - best_us)
     # Within rounding of the best (a speedup written with two decimals is within 0.5 %), the
-    # speedup is the log's own arithmetic on two headlines that already say the same thing;
-    # beyond the tolerance it is against another kernel.
-    if drift <= 5e-3 * best_us or drift > SAME_KERNEL_TOLERANCE * best_us:
+    # speedup is the log's own arithmetic on two headlines that already say the same thing,
+    # unless it points the other way (slower by its A/B, faster by the headlines): then it
+    # was timed, not computed. Beyond the tolerance it is against another kernel.
+    computed = (speedup >= 1.0) == (latency_us <= best_us)
+    if (drift <= 5e-3 * best_us and computed) or drift > SAME_KERNEL_TOLERANCE * best_us:
         return None
     return _speedup_gain(speedup, MetricKind.LATENCY)
 

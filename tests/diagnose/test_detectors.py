@@ -661,6 +661,14 @@ def test_a_same_run_ab_is_the_gain_not_the_drift_between_runs() -> None:
     drifted = analyze((exp(1, 50.0), ab(2, 48.0, 1.01), ab(3, 47.0, 0.99)))
     assert drifted.steps[2].same_run and drifted.steps[2].gain == 0.0
     assert drifted.best() is not None and drifted.best().experiment.number == 2  # type: ignore[union-attr]
+    # A change no faster in its own A/B (0.997) whose headline happens to sit 0.1 % under
+    # the best from another run: the A/B points the other way, so it was timed, not
+    # computed from the headlines, and no best moved.
+    close = analyze((exp(1, 73.92), ab(2, 73.86, 0.997)))
+    assert close.steps[1].same_run and close.steps[1].gain == 0.0
+    # The log's own arithmetic on two headlines (73.92 / 73.86) still reads as the headlines.
+    computed = analyze((exp(1, 73.92), ab(2, 73.86, 1.001)))
+    assert not computed.steps[1].same_run and computed.steps[1].gain == pytest.approx(0.06 / 73.92)
     # A speedup over something else (the eager baseline, 3x slower) is not an A/B against
     # the best kernel: the headlines decide.
     eager = analyze((exp(1, 50.0), ab(2, 48.0, 3.1)))
