@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kernelopt._errors import InputError
@@ -73,6 +74,28 @@ def test_canonical_layout_reads_exactly(tmp_path: Path) -> None:
     assert [r.text for r in log.recommendations] == ["try split-KV flash-decoding to fill the SMs"]
     assert log.recommendations[0].after == 3  # a plan's items are for its own experiment onwards
     assert "seed" in log.layouts and not log.unread
+
+
+def test_next_steps_in_a_results_notes_are_recommendations(tmp_path: Path) -> None:
+    root = tmp_path / "experiments"
+    record = ResultRecord(
+        experiment=4,
+        title="causal flag off for one query token",
+        status="KEPT",
+        correctness="PASS",
+        rows=(ResultRow(point="b=32 s=1", impl="triton", median=73.9, unit="us"),),
+        notes="Neutral at equal lengths.\n\nNext steps:\n- a benchmark run of the new tree\n"
+        "- a cluster sharing each key tile through a multicast copy",
+    )
+    write_result(root, record)
+    log = read_log(tmp_path, catalog=())
+    assert [(r.text, r.after) for r in log.recommendations] == [
+        ("a benchmark run of the new tree", 5),
+        ("a cluster sharing each key tile through a multicast copy", 5),
+    ]
+    # Notes without such a list recommend nothing.
+    write_result(root, attrs.evolve(record, notes="Neutral at equal lengths."), overwrite=True)
+    assert read_log(tmp_path, catalog=()).recommendations == ()
 
 
 def test_hand_written_results_and_summary_variants(tmp_path: Path) -> None:

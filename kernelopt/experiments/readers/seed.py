@@ -19,10 +19,10 @@ from kernelopt.experiments.diffs import parse_diff
 from kernelopt.experiments.log import KernelSource, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, TextFile, suffix_of
-from kernelopt.experiments.readers._markdown import strip_md
+from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
 from kernelopt.experiments.readers._metrics import metrics_of
 from kernelopt.experiments.readers._values import status_of
-from kernelopt.experiments.readers.documents import describe
+from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.kernels import language_of
 from kernelopt.experiments.records import ResultRecord
 
@@ -82,6 +82,15 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
     draft.text_parts.append(record.title)
     for name, measured in metrics_of(record.notes).items():
         draft.metrics.setdefault(name, measured)
+    # A "Next steps:" list in the notes is advice for the experiments after this one.
+    notes_line = _line_of(file, "## Notes")
+    if notes_line > 1:
+        mask = code_mask(file.lines)
+        draft.recommendations.extend(
+            recommendations_in(
+                file, notes_line, len(file.lines), headings(file.lines, mask), mask, offset=1
+            )
+        )
 
 
 def _line_of(file: TextFile, text: str) -> int:
