@@ -66,6 +66,12 @@ def _positive_int(value: object, name: str) -> int:
     return value
 
 
+def _masks_draft_tokens(causal: bool, s_q: int) -> bool:
+    """Whether the kernels need their causal branches: one query token has no draft tokens
+    to mask (its key limit is the sequence's length either way)."""
+    return causal and s_q > 1
+
+
 def _host_seqlens(cache_seqlens: torch.Tensor | Sequence[int]) -> list[int]:
     import torch
 
@@ -173,9 +179,7 @@ class MLADecodePlan:
             raise InputError(expected(f"one of {list(STRATEGIES)}", strategy, where="strategy"))
         self._strategy: Strategy = strategy
         self._causal = bool(causal)
-        # One query token has no draft tokens to mask: its limit is the sequence's length
-        # either way, so the kernels compile without the causal branches.
-        self._mask_draft = self._causal and self._s_q > 1
+        self._mask_draft = _masks_draft_tokens(self._causal, self._s_q)
         if not isinstance(kv_fp8, bool):
             raise InputError(expected("a bool", kv_fp8, where="kv_fp8"))
         if kv_fp8 and strategy != "split_kv":
@@ -719,7 +723,7 @@ def mla_decode_with_kvcache(
         o_part=o_part,
         lse_part=lse_part,
         softmax_scale=scale,
-        causal=causal and s_q > 1,  # one token has no draft tokens to mask
+        causal=_masks_draft_tokens(causal, s_q),
         num_units=num_pieces,
         has_splits=has_splits,
         tile_in_page=tile_in_page(
