@@ -260,6 +260,12 @@ def _store_out_by_tma(out_desc, k_smem, o0, o1, o2, o3, row0, BASE: gl.constexpr
 
 
 @gluon.jit
+def _store_lse(lse, i_b, i_head, i_tok, stride_lb, stride_lh, stride_ls, lse2, mask):
+    """Store the rows' final LSE, given in base 2, as the natural log ``lse`` holds."""
+    gl.store(lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls, lse2 * LN2, mask=mask)
+
+
+@gluon.jit
 def _fence_gpu(x):
     """``fence.acq_rel.gpu`` in every thread (``x``: any scalar, to anchor the asm)."""
     gl.inline_asm_elementwise(
@@ -465,10 +471,8 @@ def _consumer(
             gl.store(p_oc + 128, y2, mask=m_rc)
             gl.store(p_oc + 192, y3, mask=m_rc)
         if LEFT:
-            gl.store(
-                lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls,
-                (m + gl.log2(l_sum)) * LN2,
-                mask=m_r,
+            _store_lse(
+                lse, i_b, i_head, i_tok, stride_lb, stride_lh, stride_ls, m + gl.log2(l_sum), m_r
             )
     else:
         # A row may see no key of this piece (causal, early draft token): weight 0 in merge.
@@ -539,11 +543,10 @@ def _consumer(
                 (i_b * ROWS + i_m * 64).to(gl.int32), 8 * G, G,
             )  # fmt: skip
             if LEFT:
-                gl.store(
-                    lse + i_b * stride_lb + i_head * stride_lh + i_tok * stride_ls,
-                    (top + gl.log2(w_sum)) * LN2,
-                    mask=m_r,
-                )
+                _store_lse(
+                    lse, i_b, i_head, i_tok, stride_lb, stride_lh, stride_ls,
+                    top + gl.log2(w_sum), m_r,
+                )  # fmt: skip
         else:
             o_slot = i_slot.to(gl.int64) * ROWS + o_r
             p_pc = o_part + o_slot[:, None] * D_NOPE + o_c[None, :]
