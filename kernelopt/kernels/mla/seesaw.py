@@ -299,6 +299,16 @@ def _add_piece(
 
 
 @gluon.jit
+def _pair_counters(counters, i_b, i_m, G: gl.constexpr):
+    """This warpgroup's two counters for its row tile: [0] the tickets, [1] the published flag.
+
+    Computed where each is used, not held: a register live across the key loop spills the
+    right warpgroup's loop.
+    """
+    return counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
+
+
+@gluon.jit
 def _consumer(
     LEFT: gl.constexpr, q, q_smem, k_smem, kp_smem, k_full, k_free, p_smem, x_smem, bars, out, lse,
     o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_qb, stride_qs,
@@ -344,7 +354,7 @@ def _consumer(
             # This warpgroup's ticket for its sequence's row tile, taken while the query
             # tile is on its way: the second piece merges. Kept in shared memory through the
             # loop (a register live across it spills the right warpgroup's loop).
-            count = counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
+            count = _pair_counters(counters, i_b, i_m, G)
             ticket = gl.atomic_add(count, 1, sem="acq_rel", scope="gpu")
             second = (ticket == 1).to(gl.float32) + gl.zeros([64], gl.float32, layout=row_l)
             x_smem.index(6 + G).store(second)
@@ -486,7 +496,7 @@ def _consumer(
         second = i_slot < 0
         if PAIR_MERGE:
             second = gl.max(x_smem.index(6 + G).load(row_l), axis=0) > 0.5
-        count = counters + ((i_b * gl.num_programs(0) + i_m) * 2 + G) * 2
+        count = _pair_counters(counters, i_b, i_m, G)
         if second:
             # The other piece's partial and LSE are published once its release add lands.
             done = gl.atomic_add(count + 1, 0, sem="acquire", scope="gpu")
