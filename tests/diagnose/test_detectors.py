@@ -707,3 +707,37 @@ def test_wrong_bottleneck_judges_only_attempts_at_the_profiles_trial_point(
         log_of(attempts("b=32 s=1 t=4096 h=16"), profile=COMPUTE_BOUND), catalog=catalog
     )
     assert unnamed.finding(Pathology.WRONG_BOTTLENECK) is not None
+
+
+def test_benchmark_and_test_runs_are_not_research(catalog: Catalog) -> None:
+    from kernelopt.diagnose.detectors.ignored_prior_research import is_chore
+
+    chores = [
+        "A benchmark run of the tree after exps 30-32 for the final table",
+        "The full GPU suite on the launch without the causal branches at s_q = 1",
+        "Re-run the tests on the H200",
+        "run the benchmarks with CUDA graphs",
+        "A final test pass before the release",
+    ]
+    ideas = [
+        "A cluster of a sequence's row tiles sharing each key tile through TMA multicast",
+        "Benchmark-driven autotuning of BLOCK_N per sequence length",
+        "Test whether a persistent kernel removes the tail",
+        "Run the merge inside the main kernel",
+    ]
+    assert all(is_chore(text) for text in chores)
+    assert not any(is_chore(text) for text in ideas)
+    source = SourceRef(path="experiments/exp_2/result.md", line=9)
+    experiments = [exp(n, 80.0 - 0.1 * n, description=f"BLOCK_N={16 * n}") for n in range(1, 7)]
+    only_chores = tuple(
+        Recommendation(text=text, source=source, experiment=2, after=3) for text in chores[:2]
+    )
+    diagnosis = diagnose_log(log_of(experiments, recommendations=only_chores), catalog=catalog)
+    assert diagnosis.finding(Pathology.IGNORED_PRIOR_RESEARCH) is None
+    sentence = _sentence(diagnosis, Pathology.IGNORED_PRIOR_RESEARCH)
+    assert sentence.startswith("The 2 recommendation(s) found ask for benchmark or test runs")
+    idea = Recommendation(text=ideas[0], source=source, experiment=2, after=3)
+    found = diagnose_log(
+        log_of(experiments, recommendations=(*only_chores, idea)), catalog=catalog
+    ).finding(Pathology.IGNORED_PRIOR_RESEARCH)
+    assert found is not None and [e.quote for e in found.evidence] == [ideas[0]]

@@ -17,13 +17,27 @@ from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.experiments.log import Experiment, Recommendation
 
-__all__ = ["acted_on", "detect", "experiment_terms"]
+__all__ = ["acted_on", "detect", "experiment_terms", "is_chore"]
 
 _PATHOLOGY = Pathology.IGNORED_PRIOR_RESEARCH
 # Statements about the work rather than recommendations ("Both are multi-session efforts").
 _NOT_ADVICE = re.compile(
     r"^(?:both|this|that|these|those|it|they|there|which|here)\b", re.IGNORECASE
 )
+# Runs of what exists ("A benchmark run of the tree", "The full GPU suite on …", "Re-run the
+# tests"): chores a log records in its tables, not ideas a later experiment would try.
+_CHORE = re.compile(
+    r"^(?:(?:an?|the)\s+)?(?:(?:full|final|new|fresh|complete)\s+)*"
+    r"(?:(?:gpu\s+)?(?:benchmark|test)s?\s+(?:run|runs|suite|pass)|(?:gpu\s+|test\s+)?suite)\b"
+    r"|^(?:re-?run|run)\s+(?:the\s+)?(?:(?:full|final|gpu)\s+)*"
+    r"(?:benchmarks?|tests?|test\s+suite|suite)\b",
+    re.IGNORECASE,
+)
+
+
+def is_chore(text: str) -> bool:
+    """Whether a recommendation asks for a benchmark or test run rather than a change."""
+    return bool(_CHORE.match(text.strip()))
 
 
 def _terms(text: str) -> set[str]:
@@ -55,8 +69,16 @@ def acted_on(
 
 def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     """Report recommendations that later attempts never acted on."""
-    recommendations = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
+    advice = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
+    recommendations = [r for r in advice if not is_chore(r.text)]
+    chores = len(advice) - len(recommendations)
     if not recommendations:
+        if chores:
+            return not_found(
+                _PATHOLOGY,
+                f"The {chores} recommendation(s) found ask for benchmark or test runs, not "
+                "changes to try, so nothing could be ignored.",
+            )
         plans = sorted(
             {s.path for e in ctx.experiments for s in e.sources if s.path.endswith("plan.md")}
         )
@@ -99,10 +121,13 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     if not ignored:
         return not_found(
             _PATHOLOGY,
-            f"Each of the {checked} recommendation(s) followed by {params.min_later_experiments}+ "
-            f"attempts was acted on."
-            if checked
-            else "No recommendation has enough later attempts yet to judge.",
+            (
+                f"Each of the {checked} recommendation(s) followed by "
+                f"{params.min_later_experiments}+ attempts was acted on."
+                if checked
+                else "No recommendation has enough later attempts yet to judge."
+            )
+            + (f" {chores} more ask for benchmark or test runs, not judged." if chores else ""),
         )
     # Group recommendations that say the same thing (shared terms) to count repeats.
     groups: list[list[tuple[Recommendation, list[Experiment]]]] = []
