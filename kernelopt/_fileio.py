@@ -14,6 +14,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from kernelopt._errors import InputError, expected
+
 __all__ = ["atomic_write_text", "locked"]
 
 try:  # POSIX advisory locks; Windows falls back to msvcrt below.
@@ -33,13 +35,19 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         The full new content.
     """
     target = Path(path)
+    if target.is_dir():
+        raise InputError(expected("a file path to write", f"{target}, a directory"))
     target.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp creates the file 0600; the result keeps the mode of the file it replaces,
+    # or the one a plain open() would have given it, so shared trees stay readable.
+    mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -47,14 +55,26 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def _umask() -> int:
+    """The process's umask (read without changing it where /proc allows)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)  # no /proc: set and restore at once
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     """Hold an exclusive lock named after ``path`` (``<path>.lock``) for the block.
 
     The lock file is left in place: removing it would let a second writer lock a fresh
-    inode while a first still holds the old one.
+    inode while a first still holds the old one. The path is resolved first, so writers
+    that reach one tree through a symlink or ``..`` take the same lock.
     """
-    lock_path = Path(f"{os.fspath(path)}.lock")
+    lock_path = Path(f"{Path(path).resolve()}.lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a+b") as handle:
         if fcntl is not None:

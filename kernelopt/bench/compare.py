@@ -18,7 +18,6 @@ they see the same ones. The verdict (:func:`judge`, a pure function of the sampl
 
 from __future__ import annotations
 
-import enum
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import ArgSet, Timer
@@ -33,7 +33,7 @@ from kernelopt.bench.timer import ArgSet, Timer
 __all__ = ["Comparison", "Verdict", "compare", "judge"]
 
 
-class Verdict(str, enum.Enum):
+class Verdict(TextEnum):
     """The candidate against the baseline."""
 
     FAST = "FAST"  # faster by more than the same-version spread, with confidence

@@ -25,7 +25,6 @@ launch-overhead remedies, the share of time CUDA graphs removed in a measurement
 
 from __future__ import annotations
 
-import enum
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,6 +32,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement
 from kernelopt.bench.roofline import Roofline, RooflinePoint, launch_overhead_pct
@@ -56,7 +56,7 @@ NO_COUNTERS = "n/a (no counters)"
 _LAUNCH_REMEDIES = frozenset({"cuda-graphs", "buffer-persistence"})
 
 
-class Bottleneck(str, enum.Enum):
+class Bottleneck(TextEnum):
     """What limits the kernel, as the report's ``### Bottleneck:`` line says it."""
 
     MEMORY = "Memory-bound"

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from kernelopt._errors import CatalogError, expected
+from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt.catalog.loader import LoadedTree, load_tree
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.problems import Problem, Severity
@@ -239,6 +239,10 @@ class Catalog:
             Sorted by descending score, then id. With any of ``metrics``, ``shape`` or
             ``keyword`` given, only entries matching one of them are returned.
         """
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise InputError(expected("a limit that is an int >= 0", repr(limit), where="limit"))
         matches = rank(
             self._items(),
             family=family,
@@ -264,6 +268,8 @@ class Catalog:
         This is how an experiment description such as ``"split-K with num_splits=16"`` is
         tagged with the techniques it tried.
         """
+        if not isinstance(text, str):
+            raise InputError(expected("a description (str)", repr(text), where="text"))
         return rank(self._items(), family=family, keyword=text, strong_only=True)
 
     def fundamentals(self, family: str) -> list[Entry]:

@@ -9,7 +9,6 @@ Their text form is what the markdown holds, so humans and code read the same lin
 
 from __future__ import annotations
 
-import enum
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -17,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.catalog.vocabulary import FILL_MARK
 
@@ -31,7 +31,7 @@ _NAME_RE = re.compile(rf"^{_NAME}$")
 _AND_RE = re.compile(r"\s+and\s+")
 
 
-class Op(str, enum.Enum):
+class Op(TextEnum):
     """A comparison operator, valued by its symbol."""
 
     LT = "<"
@@ -80,7 +80,9 @@ def _check_other(
 def _check_value(
     _instance: object, attribute: attrs.Attribute[float | None], value: float | None
 ) -> None:
-    if value is not None and (isinstance(value, bool) or not math.isfinite(value)):
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+    ):
         raise InputError(expected("a finite number", repr(value), where=attribute.name))
 
 

@@ -10,13 +10,13 @@ markdown form could not hold, so every valid entry renders and parses back to it
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.catalog.conditions import Condition
 from kernelopt.catalog.vocabulary import FILL_MARK, SCOPES
@@ -37,7 +37,7 @@ ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 
-class Kind(str, enum.Enum):
+class Kind(TextEnum):
     """Whether an entry says what to do or what to avoid."""
 
     OPTIMIZATION = "optimization"
@@ -54,14 +54,14 @@ class Kind(str, enum.Enum):
         return Kind.ANTI_PATTERN if self is Kind.OPTIMIZATION else Kind.OPTIMIZATION
 
 
-class SourceType(str, enum.Enum):
+class SourceType(TextEnum):
     """Where a block of performance evidence comes from (the template's two source types)."""
 
     LOCAL_EXPERIMENT = "local experiment"
     EXTERNAL_REPORT = "external report"
 
 
-class Relation(str, enum.Enum):
+class Relation(TextEnum):
     """How one entry relates to another it links to."""
 
     REQUIRES = "requires"  # this entry does not work without the other
@@ -263,26 +263,34 @@ def _scope(instance: object, attribute: attrs.Attribute[str], value: str) -> Non
         )
 
 
+def _items(value: Any, item: type, what: str) -> tuple[Any, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InputError(expected(f"a sequence of {what}", repr(value)))
+    items = tuple(value)
+    wrong = [x for x in items if not isinstance(x, item)]
+    if wrong:
+        raise InputError(expected(f"a sequence of {what}", f"an item {wrong[0]!r}"))
+    return items
+
+
 def _strs(value: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        raise InputError(expected("a sequence of strings", repr(value)))
-    return tuple(value)
+    return _items(value, str, "strings")
 
 
 def _conditions(value: Iterable[Condition]) -> tuple[Condition, ...]:
-    return tuple(value)
+    return _items(value, Condition, "Condition")
 
 
 def _rows(value: Iterable[EvidenceRow]) -> tuple[EvidenceRow, ...]:
-    return tuple(value)
+    return _items(value, EvidenceRow, "EvidenceRow")
 
 
 def _evidence(value: Iterable[Evidence]) -> tuple[Evidence, ...]:
-    return tuple(value)
+    return _items(value, Evidence, "Evidence")
 
 
 def _interactions(value: Iterable[Interaction]) -> tuple[Interaction, ...]:
-    return tuple(value)
+    return _items(value, Interaction, "Interaction")
 
 
 # --- records ----------------------------------------------------------------------------

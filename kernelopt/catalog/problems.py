@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import enum
-
 import attrs
+
+from kernelopt._enum import TextEnum
 
 __all__ = ["Problem", "Severity"]
 
 
-class Severity(str, enum.Enum):
+class Severity(TextEnum):
     """Errors make ``lint`` fail and a strict load raise; warnings are advice."""
 
     ERROR = "error"

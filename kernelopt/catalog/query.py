@@ -153,14 +153,14 @@ def _family(entry: Entry, family: str, *, scored: bool) -> tuple[float, list[str
         i = listed[0]
         score += (len(chain) - i) / len(chain)
         via = "" if i == 0 else f" (via {chain[i]})"
-        reasons.append(f"applies to {family}{via}")
+        reasons.append(f"applies to {chain[0]}{via}")
     if fundamental:
         i = fundamental[0]
         # Browsing a family puts its standard techniques first; when metrics, shapes or
         # text are given, what matched them decides the order and this only breaks ties.
         score += _W_FUNDAMENTAL_TIE if scored else _W_FUNDAMENTAL
         via = "" if i == 0 else f" (via {chain[i]})"
-        reasons.append(f"fundamental for {family}{via}")
+        reasons.append(f"fundamental for {chain[0]}{via}")
     return score, reasons
 
 
@@ -176,6 +176,11 @@ def rank(
     strong_only: bool = False,
 ) -> list[Match]:
     """Filter and score entries; see :meth:`kernelopt.catalog.Catalog.query`."""
+    _check_facts(metrics, "metrics")
+    _check_facts(shape, "shape")
+    for name, value in (("family", family), ("keyword", keyword)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(expected("a str", repr(value), where=name))
     if language is not None and language not in LANGUAGES:
         raise InputError(
             expected(f"a language in {', '.join(LANGUAGES)}", repr(language), where="language")
@@ -224,6 +229,17 @@ def rank(
         out.append(Match(entry=entry, score=score + hit, reasons=tuple(reasons)))
     out.sort(key=lambda m: (-m.score, m.entry.id))
     return out
+
+
+def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:
+    """Reject what conditions cannot compare, before an entry is scored on half of it."""
+    if facts is None:
+        return
+    if not isinstance(facts, Mapping):
+        raise InputError(expected("a mapping of names to numbers", repr(facts), where=where))
+    for name, value in facts.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputError(expected("a number", repr(value), where=f"{where}[{name!r}]"))
 
 
 def _kind(value: Kind | str) -> Kind:

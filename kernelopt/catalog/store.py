@@ -35,6 +35,8 @@ __all__ = ["KnowledgeTree"]
 
 
 def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
+    if isinstance(items, str):  # one condition, not a sequence of its characters
+        raise InputError(expected("a sequence of conditions", repr(items)))
     return tuple(parse_condition(c) if isinstance(c, str) else c for c in items)
 
 
@@ -215,19 +217,19 @@ class KnowledgeTree:
         """
         change: dict[str, Any] = {}
         if contexts is not None:
-            change["contexts"] = tuple(contexts)
+            change["contexts"] = contexts  # the entry converts and checks it
         if triggers is not None:
             change["triggers"] = _conditions(triggers)
         if shape_conditions is not None:
             change["shape_conditions"] = _conditions(shape_conditions)
         if families is not None:
-            change["families"] = tuple(families)
+            change["families"] = families  # the entry converts and checks it
         if fundamental_for is not None:
-            change["fundamental_for"] = tuple(fundamental_for)
+            change["fundamental_for"] = fundamental_for  # the entry converts and checks it
         if keywords is not None:
-            change["keywords"] = tuple(keywords)
+            change["keywords"] = keywords  # the entry converts and checks it
         if pitfalls is not None:
-            change["pitfalls"] = tuple(pitfalls)
+            change["pitfalls"] = pitfalls  # the entry converts and checks it
         if not change:
             raise InputError(expected("at least one field to refine", "none"))
         return self._update(entry_id, change)

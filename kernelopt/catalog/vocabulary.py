@@ -84,15 +84,18 @@ def family_ancestors(family: str) -> tuple[str, ...]:
     Parameters
     ----------
     family : str
-        A kernel family name; unknown names are treated as direct children of ``any``.
+        A kernel family name, in any case and with ``_`` or spaces for ``-``
+        (``"mla_decode"`` is ``"mla-decode"``, the op name a workload trace uses); unknown
+        names are treated as direct children of ``any``.
 
     Returns
     -------
     tuple of str
         E.g. ``("mla-decode", "decode-attention", "attention", "any")``.
     """
-    chain = [family]
-    seen = {family}
+    name = "-".join(family.strip().lower().replace("_", " ").split())
+    chain = [name]
+    seen = {name}
     while chain[-1] != "any":
         parent = FAMILY_PARENT.get(chain[-1], "any")
         if parent in seen:  # defensive: the table is a tree, but never loop

@@ -7,12 +7,12 @@ diagnosis can be compared, stored and read back.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Iterable
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.experiments.log import Unread
 
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-class Pathology(str, enum.Enum):
+class Pathology(TextEnum):
     """The nine items of the plateau checklist, in the seed's order."""
 
     REPETITION_LOOP = "repetition_loop"
@@ -67,7 +67,7 @@ _TITLES = {
 }
 
 
-class Severity(str, enum.Enum):
+class Severity(TextEnum):
     """How much a finding is likely to cost if left alone."""
 
     HIGH = "high"  # blocks progress: fix before any further tuning

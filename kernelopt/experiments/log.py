@@ -9,11 +9,11 @@ could not be read is listed in :attr:`ExperimentLog.unread` with the reason.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
@@ -118,7 +118,7 @@ class Unread:
     reason: str
 
 
-class MetricKind(str, enum.Enum):
+class MetricKind(TextEnum):
     """What a measured number means, and so which direction is better."""
 
     LATENCY = "latency"  # time per call: lower is better

@@ -7,19 +7,19 @@ the canonical markdown and parses that markdown back exactly.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 
 __all__ = ["Correctness", "ResultRecord", "ResultRow", "Status"]
 
 
-class Status(str, enum.Enum):
+class Status(TextEnum):
     """What happened to the change an experiment tried."""
 
     BASELINE = "BASELINE"  # the reference point later experiments compare with
@@ -29,7 +29,7 @@ class Status(str, enum.Enum):
     FAILED = "FAILED"  # did not build, crashed, or produced wrong results
 
 
-class Correctness(str, enum.Enum):
+class Correctness(TextEnum):
     """Whether the experiment's kernel computed the right function."""
 
     PASS = "PASS"

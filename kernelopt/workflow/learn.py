@@ -24,13 +24,13 @@ tree shipped with kernelopt is never written unless ``allow_builtin=True``.
 
 from __future__ import annotations
 
-import enum
 import os
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.compare import Verdict
 from kernelopt.catalog import (
@@ -54,7 +54,7 @@ __all__ = ["Action", "LearnOutcome", "derive_anti_pattern", "evidence_row", "lea
 DEFAULT_KNOWLEDGE = "docs/knowledge"
 
 
-class Action(str, enum.Enum):
+class Action(TextEnum):
     """What :func:`learn` did to the knowledge tree."""
 
     EVIDENCE = "evidence"  # an evidence row on an existing entry

@@ -42,6 +42,10 @@ from .strategies import entries
         ("implementation", "no code here", "fenced code block"),
         ("implementation", "```python\nx = 1", "open and close"),
         ("evidence", (), "at least one item"),
+        ("evidence", (5,), "a sequence of Evidence, got an item 5"),
+        ("triggers", (5,), "a sequence of Condition, got an item 5"),
+        ("families", "any", "a sequence of strings, got 'any'"),
+        ("kind", "bogus", "one of 'optimization', 'anti-pattern', got 'bogus'"),
         ("pitfalls", ("<FILL: a failure mode>",), "<FILL"),
         (
             "interactions",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -95,6 +96,29 @@ def test_refine_applicability_replaces_given_fields_only(tmp_path: Path) -> None
         tree.refine_applicability("demo-trick", keywords=("UPPER",))
     with pytest.raises(CatalogError, match="got 'nope'"):
         tree.refine_applicability("nope", contexts=("x",))
+
+
+def test_refine_rejects_a_string_where_a_sequence_goes_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    for field in ("families", "keywords", "contexts", "triggers"):
+        with pytest.raises(InputError, match=r"Expected a sequence of .*, got 'any'"):
+            tree.refine_applicability("cuda-graphs", **{field: "any"})
+    assert not list(tree.root.rglob("cuda-graphs.md"))
+    assert tree.catalog().get("cuda-graphs") == Catalog.builtin().get("cuda-graphs")
+
+
+def test_writes_keep_the_file_mode_and_follow_the_umask(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.record_evidence("cuda-graphs", _row("a"), source_type="local experiment", source="x")
+    path = tree.root / "optimizations" / "cuda-graphs.md"
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    tree.record_evidence("cuda-graphs", _row("b"), source_type="local experiment", source="x")
+    assert path.stat().st_mode & 0o777 == 0o640
 
 
 def test_record_evidence_groups_rows_by_source(tmp_path: Path) -> None:
@@ -230,6 +254,30 @@ def test_two_processes_updating_one_tree_lose_nothing(tmp_path: Path) -> None:
         assert mine == [f"{tag}-{i}" for i in range(count)]
     assert _index_is_fresh(root)
     assert not list(root.rglob(".*.tmp"))
+
+
+def test_writers_reaching_one_tree_by_different_paths_share_its_lock(tmp_path: Path) -> None:
+    root = tmp_path / "knowledge"
+    root.mkdir()
+    (tmp_path / "link").symlink_to(root)
+    count = 60
+    paths = (root, tmp_path / "link", root / ".." / "knowledge")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(path), f"p{i}", str(count)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i, path in enumerate(paths)
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    entry = KnowledgeTree(root).catalog().get("split-kv-lse-combine")
+    (race,) = [b for b in entry.evidence if b.source == "race"]
+    assert len(race.rows) == 3 * count
 
 
 def test_update_moves_a_misplaced_file_to_its_folder(tmp_path: Path) -> None:
