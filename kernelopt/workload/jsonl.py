@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from kernelopt._errors import KernelOptError
 from kernelopt.workload.calls import (
+    MAX_DURATION_US,
     Call,
     CallAggregator,
     GroupTally,
@@ -90,6 +91,7 @@ class _Reader:
         # line shape seen before. Attribute updates happen once, after the loop.
         cache: dict[Any, Any] = {}
         key_at, match_at, group_type, values_type = _KEY, _DURATION.match, GroupTally, _ValuesLine
+        max_duration = MAX_DURATION_US
         records = 0
         first = handle.readline()
         if first.startswith(b"\xef\xbb\xbf"):
@@ -105,15 +107,18 @@ class _Reader:
             if match is not None:
                 key: Any = (line[:at], line[match.end() :])
                 entry = cache.get(key)
-                if entry.__class__ is group_type:
+                seen = float(match.group(1))
+                if seen > max_duration:  # out of range: the full decode rejects it
+                    entry = None
+                elif entry.__class__ is group_type:
                     records += 1
                     entry.calls += 1
                     entry.timed += 1
-                    entry.time += float(match.group(1))
+                    entry.time += seen
                     continue
-                if entry.__class__ is values_type:
+                elif entry.__class__ is values_type:
                     records += 1
-                    entry.group.bump(entry.summaries, 1, 1, float(match.group(1)))
+                    entry.group.bump(entry.summaries, 1, 1, seen)
                     continue
             else:
                 key = line
@@ -136,7 +141,11 @@ class _Reader:
             if len(cache) >= _CACHE_LIMIT:
                 cache.clear()
             if isinstance(decoded, str):
-                cache[key] = decoded
+                if match is None:
+                    # Without a duration cut out, the key is the whole line: same line, same
+                    # error. A key without its duration may hold valid lines too, so the
+                    # rejection of one line is not remembered for them.
+                    cache[key] = decoded
                 self.reject(lineno, decoded)
                 continue
             call, duration = decoded

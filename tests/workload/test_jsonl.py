@@ -52,6 +52,23 @@ def test_identical_lines_hit_the_cache_with_their_own_durations(tmp_path: Path) 
     assert (group.calls, group.timed_calls, group.time_us) == (4, 4, 33.75)
 
 
+def test_an_out_of_range_duration_is_rejected_wherever_it_stands(tmp_path: Path) -> None:
+    # One line shape, five valid durations and one past 1e12 us: the bad line is skipped
+    # whether it comes first (its rejection must not stick to the shape) or last (the
+    # cached shape must not wave it through).
+    line = '{{"op": "f", "args": {{"x": {{"shape": [4, 1], "dtype": "f32"}}}}, "duration_us": {}}}'
+    good = [line.format(d) for d in (1, 2, 3, 4, 5)]
+    bad = line.format("2e12")
+    for order in ([bad, *good], [*good, bad]):
+        path = tmp_path / "t.jsonl"
+        path.write_text("\n".join(order) + "\n")
+        trace = read_jsonl(path)
+        (group,) = trace.groups
+        assert (trace.records, trace.skipped) == (6, 1)
+        assert (group.calls, group.timed_calls, group.time_us) == (5, 5, 15.0)
+        assert "Expected a duration in [0, 1e12] us" in trace.notes[0]
+
+
 def test_argument_named_duration_us_is_not_taken_for_the_duration(tmp_path: Path) -> None:
     # The same text minus the duration field: once at top level, once inside args.
     path = tmp_path / "t.jsonl"
