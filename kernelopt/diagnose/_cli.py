@@ -1,7 +1,7 @@
 """``kernelopt diagnose DIR``: diagnose a stalled optimization effort from its experiment log.
 
 Exit codes: 0 when no pathology is found, 1 when there are findings, 2 on usage or input
-errors (a missing directory, a bad ``--until``).
+errors (a missing directory, a bad ``--until``, a directory holding no experiments).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
         description=(
             "Read an optimization log (CLAUDE.md, experiments/summary.md, exp_N/ folders, devlogs, "
             "step logs, JSONL/TSV histories), check the nine plateau pathologies and print a plan. "
-            "Exit 0: no findings; 1: findings; 2: usage or input error."
+            "Exit 0: no findings; 1: findings; 2: usage or input error, or no experiments found."
         ),
     )
     parser.add_argument(
@@ -71,4 +71,13 @@ def _run(args: argparse.Namespace) -> int:
         print_json(diagnosis.to_dict())
     else:
         sys.stdout.write(plan)
+    if diagnosis.summary.experiments == 0:
+        # Nothing was judged: a mistyped or empty directory must not read as a healthy effort.
+        raise InputError(
+            expected(
+                f"an experiment log in {args.directory} (experiments/summary.md, exp_N/ "
+                "folders, a devlog or a step log)",
+                "no experiments",
+            )
+        )
     return EXIT_FINDINGS if diagnosis.findings else EXIT_OK

@@ -65,6 +65,25 @@ def load_catalog(catalog: Any | None) -> tuple[CatalogLike | None, str | None]:
         return None, f"{error.__class__.__name__}: {message[:200]}"
 
 
+def _known_family(family: str, catalog: CatalogLike | None) -> str:
+    """``family`` spelled as the catalog spells it (``mla_decode`` is ``mla-decode``).
+
+    A name neither the vocabulary nor any entry uses would make the missing-fundamental
+    check vacuous ("every fundamental of 'nonsense' is tried"), so it is refused.
+    """
+    from kernelopt.catalog.vocabulary import FAMILIES, family_ancestors
+
+    name = family_ancestors(family)[0]
+    known = set(FAMILIES)
+    for entry in catalog or ():
+        known.update(getattr(entry, "families", ()), getattr(entry, "fundamental_for", ()))
+    if name not in known:
+        raise InputError(
+            expected(f"a kernel family among {', '.join(sorted(known))}", repr(family))
+        )
+    return name
+
+
 def _run(ctx: Context, params: DiagnoseParams) -> list[Outcome]:
     outcomes = []
     for detector in DETECTORS:
@@ -304,5 +323,7 @@ def diagnose(
             expected("family as a non-empty string such as 'mla-decode'", repr(family))
         )
     loaded, problem = load_catalog(catalog)
+    if family is not None:
+        family = _known_family(family, loaded)
     log = read_log(path, until=until, catalog=loaded, limits=limits)
     return diagnose_log(log, family=family, catalog=loaded, params=params, catalog_problem=problem)

@@ -97,8 +97,11 @@ def render_plan(diagnosis: Diagnosis) -> str:
         mark = "x" if check.checked else " "
         lines.append(f"- [{mark}] {check.number}. {check.title} — {check.sentence}")
     lines += ["", "## Most likely root cause", ""]
+    empty = diagnosis.summary.experiments == 0
     if diagnosis.root_causes:
         lines += [f"- {sentence}" for sentence in diagnosis.root_causes]
+    elif empty:
+        lines.append("Nothing to judge: no experiments were read, so no check could fire.")
     else:
         lines.append("No pathology found: the effort is not stalled by any of the nine checks.")
     actions: list[Action] = []
@@ -113,6 +116,11 @@ def render_plan(diagnosis: Diagnosis) -> str:
     lines += ["", "## Plan", ""]
     if actions:
         lines += [f"{index}. {_action(action)}" for index, action in enumerate(actions, start=1)]
+    elif empty:
+        lines.append(
+            "Log each experiment (experiments/summary.md, exp_N/plan.md and result.md; "
+            "docs/experiment-log.md) and diagnose again."
+        )
     else:
         lines.append("Keep going: measure the next idea against the current best.")
     if diagnosis.findings:

@@ -26,8 +26,11 @@ def test_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     err = capsys.readouterr().err
     assert "Expected an existing log directory" in err and "Traceback" not in err
     assert cli.main(["diagnose", MLA, "--until", "-1"]) == 2
-    assert cli.main(["diagnose", str(tmp_path)]) == 0  # an empty directory: nothing to find
-    assert "no experiments found" in capsys.readouterr().out
+    # An empty directory (or a mistyped one holding other files) is not a healthy effort.
+    assert cli.main(["diagnose", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "no experiments found" in captured.out and "Nothing to judge" in captured.out
+    assert "got no experiments" in captured.err and "No pathology found" not in captured.out
     with pytest.raises(SystemExit) as usage:
         cli.main(["diagnose", MLA, "--until", "x"])
     assert usage.value.code == 2
@@ -74,6 +77,16 @@ def test_write_plan_until_family_knowledge(
     assert cli.main(["diagnose", HEALTHY, "--knowledge", str(knowledge)]) == 0
     capsys.readouterr()
     assert cli.main(["diagnose", HEALTHY, "--knowledge", str(tmp_path / "nope")]) == 2
+    # Families are spelled as the catalog spells them; an unknown one is refused, since
+    # "every fundamental of 'nonsense' is tried" would be vacuous.
+    assert cli.main(["diagnose", MLA, "--family", "MLA_decode", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert "split-kv-flash-decoding" in json.dumps(data["findings"])
+    assert cli.main(["diagnose", MLA, "--family", "nonsense"]) == 2
+    err = capsys.readouterr().err
+    assert "Expected a kernel family among any, attention," in err and "got 'nonsense'" in err
+    assert cli.main(["diagnose", MLA, "--write-plan", str(tmp_path)]) == 2
+    assert "Expected a file path to write" in capsys.readouterr().err
 
 
 def test_console_script_runs_without_torch_import() -> None:

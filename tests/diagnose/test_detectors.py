@@ -292,7 +292,7 @@ def test_a_new_best_is_not_a_wrong_bottleneck_and_split_kv_is_not_memory_work(
     # memory-side attempt is not a pattern.
     assert quiet.finding(Pathology.WRONG_BOTTLENECK) is None
     sentence = _sentence(quiet, Pathology.WRONG_BOTTLENECK)
-    assert "1 of the last 3 attempts aim at memory" in sentence
+    assert "1 of the 2 recent attempts judged aim at memory" in sentence
     assert "exp 2, a new best by 42.6%, not counted" in sentence
 
 
@@ -333,6 +333,64 @@ def test_wrong_bottleneck_actions_skip_techniques_the_kernel_has(catalog: Catalo
         "exp2-folded-scale",
         "head-grouping-mma-tile",
     ]
+
+
+def test_dot_precision_is_advised_only_for_float32_dots(fake_catalog: FakeCatalog) -> None:
+    experiments = [
+        exp(1, 274.1, status=Status.BASELINE, description="torch eager"),
+        exp(2, 157.3, description="Triton kernel"),
+        exp(3, 219.1, status=Status.REVERTED, description="num_stages=3: deeper prefetch"),
+        exp(4, 219.6, status=Status.REVERTED, description="smaller tiles, more loads in flight"),
+        exp(5, 230.0, status=Status.REVERTED, description="coalesced vectorized KV loads"),
+    ]
+    ids = {}
+    for name, source in (("bf16", "acc = tl.dot(q, k)\n"), ("fp32", "q = q.to(tl.float32)\n")):
+        log = log_of(experiments, profile=COMPUTE_BOUND, kernels=(kernel(source),))
+        wrong = diagnose_log(log, catalog=fake_catalog).finding(Pathology.WRONG_BOTTLENECK)
+        assert wrong is not None
+        ids[name] = [a.catalog_id for a in wrong.actions]
+    # bf16 dots already run at the full tensor-core rate; tf32 is advice for float32 ones.
+    assert ids == {
+        "bf16": ["head-grouping-mma-tile"],
+        "fp32": ["head-grouping-mma-tile", "dot-input-precision"],
+    }
+
+
+def test_two_memory_attempts_of_six_are_not_the_efforts_direction(catalog: Catalog) -> None:
+    experiments = [
+        exp(1, 100.0, status=Status.BASELINE, description="first kernel"),
+        exp(2, 99.0, status=Status.REVERTED, description="num_stages=3: deeper prefetch"),
+        exp(3, 99.5, status=Status.REVERTED, description="coalesced vectorized KV loads"),
+        exp(4, 99.2, status=Status.REVERTED, description="grid order by sequence"),
+        exp(5, 99.4, status=Status.REVERTED, description="merge in the main kernel"),
+        exp(6, 99.1, status=Status.REVERTED, description="persistent programs"),
+        exp(7, 99.3, status=Status.REVERTED, description="uneven pieces"),
+    ]
+    quiet = diagnose_log(log_of(experiments, profile=COMPUTE_BOUND), catalog=catalog)
+    assert quiet.finding(Pathology.WRONG_BOTTLENECK) is None
+    assert "2 of the 6 recent attempts judged aim at memory" in _sentence(
+        quiet, Pathology.WRONG_BOTTLENECK
+    )
+
+
+def test_the_kernels_own_name_is_not_a_repeated_idea(catalog: Catalog) -> None:
+    titles = [
+        "seesaw kernel: output tiles written by TMA",
+        "seesaw kernel: two pieces merged by the second",
+        "seesaw kernel: masking only the last tile",
+        "seesaw kernel: the query tile in two halves",
+    ]
+    experiments = [exp(1, 100.0, status=Status.BASELINE, description="seesaw kernel")]
+    experiments += [
+        exp(n, 99.0 + n / 10, status=Status.REVERTED, description=t)
+        for n, t in enumerate(titles, start=2)
+    ]
+    named = log_of(experiments, kernels=(kernel("x = 1\n", path="kernels/mla/seesaw.py"),))
+    assert diagnose_log(named, catalog=catalog).finding(Pathology.REPETITION_LOOP) is None
+    # Without the kernel's file to name it, 'seesaw' reads as an idea tried four times.
+    unnamed = diagnose_log(log_of(experiments), catalog=catalog)
+    loop = unnamed.finding(Pathology.REPETITION_LOOP)
+    assert loop is not None and "'seesaw'" in loop.summary
 
 
 def test_next_idea_action_only_when_the_plan_has_such_items(catalog: Catalog) -> None:

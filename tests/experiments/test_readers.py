@@ -370,8 +370,20 @@ def test_bad_input_is_reported_not_raised(tmp_path: Path) -> None:
     reasons = {u.path: u.reason for u in log.unread}
     assert reasons["experiments/summary.md"] == "empty file"
     assert reasons["experiments/LESSONS.md"].startswith("binary file")
-    assert reasons["experiments/profile.md"].startswith("not UTF-8")
+    assert reasons["experiments/profile.md"].startswith("not all UTF-8 (byte 0xe9 at offset 3)")
     assert [e.latency for e in log.experiments] == [3.0]  # ragged table rows read what they can
+
+
+def test_a_stray_latin1_byte_does_not_cost_the_table(tmp_path: Path) -> None:
+    summary = tmp_path / "experiments" / "summary.md"
+    summary.parent.mkdir()
+    rows = "| Exp | Description | Latency | Unit | Status |\n|---|---|---|---|---|\n"
+    rows += "| 1 | baseline | 10 | us | BASELINE |\n| 2 | tiles by Andr\xe9 | 8 | us | KEPT |\n"
+    summary.write_bytes(rows.encode("latin-1"))
+    log = read_log(tmp_path, catalog=())
+    assert [e.latency for e in log.experiments] == [10.0, 8.0]
+    assert "\ufffd" in log.experiments[1].description
+    assert any(u.path == "experiments/summary.md" for u in log.unread)
 
 
 def test_large_file_is_capped(tmp_path: Path) -> None:

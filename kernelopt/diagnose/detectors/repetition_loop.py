@@ -2,8 +2,9 @@
 
 Looks at the trailing stall (the recent attempts over which the best improved by less than
 ``min_gain``) and groups its attempts by axis: a catalog tag they share, a tuning knob they
-all change (``BLOCK_N``), or a distinctive term of their titles (``max_s_q``). An axis with
-``min_experiments`` attempts is a loop.
+all change (``BLOCK_N``), or a distinctive term of their titles (``max_s_q``) other than the
+kernel's own name (``seesaw`` for ``seesaw.py``). An axis with ``min_experiments`` attempts
+is a loop.
 
 A knob counts as changed by an attempt when its title names it, or when its value differs
 from the kernel the attempt started from (the knobs of the kept experiments before it): a
@@ -52,10 +53,23 @@ def changed_knobs(experiments: tuple[Experiment, ...]) -> dict[int, set[str]]:
     return changed
 
 
-def _axes(experiment: Experiment, knobs: set[str]) -> set[tuple[str, str]]:
+def _kernel_names(ctx: Context) -> set[str]:
+    """Names of the kernel itself (``seesaw`` for ``seesaw.py``, ``mla_decode``): titles say
+    them whatever idea they try, so they are not an axis an effort repeats."""
+    names = set()
+    for source in (*ctx.kernels, *ctx.log.kernels):
+        stem = source.path.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0].lower()
+        if stem.startswith("exp_"):
+            continue
+        names.add(stem)
+        names.update(part for part in re.split(r"[_\-]", stem) if len(part) >= 5)
+    return names
+
+
+def _axes(experiment: Experiment, knobs: set[str], exclude: set[str]) -> set[tuple[str, str]]:
     axes = {("tag", tag) for tag in experiment.tags}
     axes |= {("knob", name) for name in knobs}
-    axes |= {("term", term) for term in salient_terms(experiment.description)}
+    axes |= {("term", term) for term in salient_terms(experiment.description) - exclude}
     return axes
 
 
@@ -99,9 +113,10 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
         )
     groups: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
     changed = changed_knobs(ctx.experiments)
+    kernel_names = _kernel_names(ctx)
     for step in stall:
         knobs = changed.get(step.experiment.number, set())
-        for axis in _axes(step.experiment, knobs):
+        for axis in _axes(step.experiment, knobs, kernel_names):
             groups[axis].append(step.experiment)
     candidates = [
         (axis, members)

@@ -152,6 +152,12 @@ def _metrics(ctx: Context) -> Mapping[str, float]:
     return found
 
 
+# Remedies that only speed up float32 operands, and the source text that says a kernel has
+# them (tf32 precision knobs, float32 dots or casts).
+_FP32_ONLY = frozenset({"dot-input-precision"})
+_FP32_DOT = re.compile(r"\btf32|input_precision|allow_tf32|\bfloat32\b|\bfp32\b", re.IGNORECASE)
+
+
 def _catalog_actions(
     ctx: Context,
     metrics: Mapping[str, float],
@@ -169,6 +175,12 @@ def _catalog_actions(
     def usable(entry_id: str) -> bool:
         if SIDES.get(entry_id) == wrong_side:
             return False
+        if (
+            entry_id in _FP32_ONLY
+            and kernels
+            and not any(_FP32_DOT.search(k.text) for k in kernels)
+        ):
+            return False  # a bf16/fp16 kernel's dots already run at the full tensor-core rate
         entry = ctx.entry(entry_id)
         return not (kernels and entry is not None and present_in(entry, kernels) is not None)
 
@@ -308,18 +320,21 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             f"point than the profile's ({ctx.log.profile.point}), not judged"
         )
     wrong = [e for e in classified if aims[e.number] == opposite]
-    if len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(
-        1, len(classified)
-    ):
+    # The share is of every attempt judged, not only of those whose aim could be read: two
+    # memory attempts among six is a side trip, not the effort's direction.
+    if len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(1, len(judged)):
+        share = (
+            f"{len(wrong)} of the {len(judged)} recent attempts judged aim at {opposite}"
+            if judged
+            else "no recent attempt is left to judge"
+        )
         return not_found(
-            _PATHOLOGY,
-            f"The kernel is {kind}-bound ({stated.quote}); {len(wrong)} of the last {len(recent)} "
-            f"attempts aim at {opposite}{not_counted}.",
+            _PATHOLOGY, f"The kernel is {kind}-bound ({stated.quote}); {share}{not_counted}."
         )
     numbers = [e.number for e in wrong]
     summary = (
-        f"The kernel is {kind}-bound ({stated.quote}) but {len(wrong)} of the last {len(recent)} "
-        f"attempts ({experiments_text(numbers)}) optimize {opposite}{not_counted}."
+        f"The kernel is {kind}-bound ({stated.quote}) but {len(wrong)} of the {len(judged)} "
+        f"recent attempts judged ({experiments_text(numbers)}) optimize {opposite}{not_counted}."
     )
     fallback = (
         (

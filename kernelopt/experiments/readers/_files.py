@@ -275,14 +275,16 @@ class LogFiles:
             if truncated and error.start >= len(data) - 4:
                 text = data[: error.start].decode("utf-8", errors="strict")
             else:
+                # One byte in another encoding (a latin-1 name in a table cell) must not
+                # cost the whole file: the bad bytes become U+FFFD and the rest is read.
+                text = data.decode("utf-8", errors="replace")
                 self.unread.append(
                     Unread(
                         path=rel,
-                        reason=f"not UTF-8 text (byte 0x{data[error.start]:02x} at offset "
-                        f"{error.start})",
+                        reason=f"not all UTF-8 (byte 0x{data[error.start]:02x} at offset "
+                        f"{error.start}); undecodable bytes read as U+FFFD, the rest as written",
                     )
                 )
-                return None
         text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
         return TextFile(path=rel, text=text, lines=tuple(text.split("\n")), truncated=truncated)
 
