@@ -212,24 +212,54 @@ def _holds(flag: AxisStat | None) -> tuple[float, float | None]:
 # Built-in rules
 
 
+# What each reduction gives over an axis of size 1, so the advice says what to write
+# instead (torch semantics; a user-registered reduction gets the generic sentence).
+_SIZE1_RESULT = {
+    **dict.fromkeys(
+        ("sum", "mean", "amax", "amin", "max", "min", "prod", "logsumexp"), "a copy of the input"
+    ),
+    "nansum": "a copy of the input with NaN replaced by 0",
+    "argmax": "all zeros",
+    "argmin": "all zeros",
+    "norm": "the absolute value of the input",
+    "linalg_vector_norm": "the absolute value of the input",
+    "var": "NaN with the default correction=1 (0 with correction=0), whatever the input",
+    "std": "NaN with the default correction=1 (0 with correction=0), whatever the input",
+    "all": "the input tested != 0",
+    "any": "the input tested != 0",
+}
+
+
+def _base_op(name: str) -> str:
+    """``aten::var.correction`` -> ``var``; ``_log_softmax`` -> ``log_softmax``."""
+    return name.rsplit("::", 1)[-1].split(".", 1)[0].lstrip("_").lower()
+
+
 def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if op.family in ATTENTION_FAMILIES:
         return
+    base = _base_op(op.op)
     for name in op.reduced:
         axis = op.axis(name)
         if axis is None or axis.size1_share <= 0 or axis.size1_share < t.often:
             continue
         covered = _coverage(axis.size1_share, axis.size1_time_share)
         if op.family == "softmax":
+            value = "0.0" if "log" in base else "1.0"
             what = (
                 f"softmax over a size-1 axis ({name} = 1) in {covered}: the result is "
-                "exactly 1.0 (0.0 for log-softmax); write it without reading the input"
+                f"exactly {value} for finite inputs (NaN where the input is -inf or NaN, a "
+                "fully masked row); write it without the exponentials"
+            )
+        elif base in _SIZE1_RESULT:
+            what = (
+                f"{base} over a size-1 axis ({name} = 1) in {covered}: the result is "
+                f"{_SIZE1_RESULT[base]}; skip the reduction"
             )
         else:
             what = (
-                f"reduction over a size-1 axis ({name} = 1) in {covered}: it is a copy "
-                "of the input (sum, mean, max, min; zeros for argmax/argmin); skip the "
-                "reduction"
+                f"reduction over a size-1 axis ({name} = 1) in {covered}: each output reads "
+                "one input element; skip the reduction loop"
             )
         yield _size1("size1-reduction", op, name, axis, what)
 

@@ -194,7 +194,32 @@ def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg
     return out
 
 
-def _device_times(events: Sequence[Mapping[str, Any]], ops: list[int]) -> dict[int, float] | None:
+def _parents(events: Sequence[Mapping[str, Any]], ops: list[int]) -> dict[int, int]:
+    """The innermost op event enclosing each op event: on one thread, an op contains the ops
+    that start and end inside it."""
+    threads: dict[Any, list[int]] = {}
+    for index in ops:
+        event = events[index]
+        threads.setdefault((event.get("pid"), event.get("tid")), []).append(index)
+    parent: dict[int, int] = {}
+    for members in threads.values():
+        members.sort(key=lambda i: (float(events[i]["ts"]), -float(events[i]["dur"])))
+        stack: list[int] = []
+        for index in members:
+            start = float(events[index]["ts"])
+            while stack and start >= float(events[stack[-1]]["ts"]) + float(
+                events[stack[-1]]["dur"]
+            ):
+                stack.pop()
+            if stack:
+                parent[index] = stack[-1]
+            stack.append(index)
+    return parent
+
+
+def _device_times(
+    events: Sequence[Mapping[str, Any]], ops: list[int], parent: Mapping[int, int]
+) -> dict[int, float] | None:
     """Kernel time per op event index, including kernels of nested ops; None without kernels."""
     by_external: dict[Any, float] = {}
     for event in events:
@@ -206,33 +231,22 @@ def _device_times(events: Sequence[Mapping[str, Any]], ops: list[int]) -> dict[i
                 by_external[ext] = by_external.get(ext, 0.0) + max(float(dur), 0.0)
     if not by_external:
         return None
-    own: dict[int, float] = {}
+    total: dict[int, float] = {}
     for index in ops:
         args = events[index].get("args") or {}
-        own[index] = by_external.get(args.get("External id"), 0.0)
-    # Nesting: on one thread, an op contains the ops that start and end inside it.
-    threads: dict[Any, list[int]] = {}
-    for index in ops:
-        event = events[index]
-        threads.setdefault((event.get("pid"), event.get("tid")), []).append(index)
-    total = dict(own)
-    for members in threads.values():
-        members.sort(key=lambda i: (float(events[i]["ts"]), -float(events[i]["dur"])))
-        stack: list[int] = []
-        parent: dict[int, int] = {}
-        for index in members:
-            start = float(events[index]["ts"])
-            while stack and start >= float(events[stack[-1]]["ts"]) + float(
-                events[stack[-1]]["dur"]
-            ):
-                stack.pop()
-            if stack:
-                parent[index] = stack[-1]
-            stack.append(index)
-        for index in reversed(members):  # children come after their parent
-            if index in parent:
-                total[parent[index]] += total[index]
+        total[index] = by_external.get(args.get("External id"), 0.0)
+    # Children start after their parent: adding from the last event back sums whole subtrees.
+    for index in sorted(ops, key=lambda i: (float(events[i]["ts"]), -float(events[i]["dur"])))[
+        ::-1
+    ]:
+        if index in parent:
+            total[parent[index]] += total[index]
     return total
+
+
+def _base_name(name: object) -> str:
+    """``aten::_softmax.out`` -> ``softmax``: an op and the implementation it dispatches to."""
+    return str(name).rsplit("::", 1)[-1].split(".", 1)[0].lstrip("_")
 
 
 def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
@@ -271,10 +285,29 @@ def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
             unshaped += 1
             continue
         ops.append(index)
-    device = _device_times(events, ops) if time != "host" else None
+    read = len(ops)
+    parent = _parents(events, ops)
+    device = _device_times(events, ops, parent) if time != "host" else None
     if time == "device" and device is None:
         raise InputError(expected("GPU kernel events for time='device'", "none in the trace"))
     notes: list[str] = []
+    # aten::softmax runs aten::_softmax inside it: one call, whose time the outer event
+    # already holds, so the inner one is not counted again.
+    inner = {
+        i
+        for i in ops
+        if i in parent
+        and _base_name(events[i].get("name")) == _base_name(events[parent[i]].get("name"))
+    }
+    if inner:
+        pairs = sorted(
+            {f"{events[i].get('name')} in {events[parent[i]].get('name')}" for i in inner}
+        )
+        notes.append(
+            f"{len(inner)} op calls nested in a call of the same op counted once, as the outer "
+            f"call ({', '.join(pairs[:3])}{', …' if len(pairs) > 3 else ''})"
+        )
+        ops = [i for i in ops if i not in inner]
     problems = 0
     unknown: set[str] = set()
     merged: dict[Call, list[Any]] = {}
@@ -315,7 +348,7 @@ def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
         source=source,
         format="torch-profiler",
         groups=groups,
-        records=len(ops) + unshaped,
+        records=read + unshaped,
         skipped=problems + (unshaped if ops else 0),
         notes=notes,
     )

@@ -65,6 +65,62 @@ def test_reduction_over_size1_axis_is_a_copy() -> None:
     assert "copy of the input" in hit.message and hit.call_share == 1.0
 
 
+# What torch gives over a size-1 axis, per op, checked on values that tell the cases apart
+# (negative, zero, positive, NaN).
+_SIZE1_TORCH = {
+    "sum": lambda t, x: t.sum(x, dim=1),
+    "mean": lambda t, x: t.mean(x, dim=1),
+    "amax": lambda t, x: t.amax(x, dim=1),
+    "prod": lambda t, x: t.prod(x, dim=1),
+    "logsumexp": lambda t, x: t.logsumexp(x, dim=1),
+    "nansum": lambda t, x: t.nansum(x, dim=1),
+    "argmax": lambda t, x: t.argmax(x, dim=1),
+    "norm": lambda t, x: t.linalg.vector_norm(x, dim=1),
+    "var": lambda t, x: t.var(x, dim=1),
+    "std": lambda t, x: t.std(x, dim=1),
+    "all": lambda t, x: t.all(x, dim=1),
+    "any": lambda t, x: t.any(x, dim=1),
+}
+_SIZE1_CLAIM = {
+    "a copy of the input": lambda t, x: x[:, 0],
+    "a copy of the input with NaN replaced by 0": lambda t, x: t.nan_to_num(x[:, 0], nan=0.0),
+    "all zeros": lambda t, x: t.zeros(x.shape[0], dtype=t.int64),
+    "the absolute value of the input": lambda t, x: x[:, 0].abs(),
+    "NaN with the default correction=1": lambda t, x: t.full((x.shape[0],), float("nan")),
+    "the input tested != 0": lambda t, x: x[:, 0] != 0,
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # var/std warn about 1 degree of freedom
+@pytest.mark.parametrize("op", sorted(_SIZE1_TORCH))
+def test_size1_reduction_says_what_torch_returns(op: str) -> None:
+    torch = pytest.importorskip("torch")
+    call = Call(op=f"aten::{op}", args=(_t("x", 4, 1), ScalarArg(name="dim", value=1)))
+    (hit,) = _by_rule(find_shortcuts(profile_calls([call])))["size1-reduction"]
+    claims = [c for c in _SIZE1_CLAIM if f"the result is {c}" in hit.message]
+    assert claims, hit.message
+    claim = max(claims, key=len)
+    x = torch.tensor([[-2.0], [0.0], [3.0], [float("nan")]])
+    got, want = _SIZE1_TORCH[op](torch, x), _SIZE1_CLAIM[claim](torch, x)
+    assert got.dtype == want.dtype or got.is_floating_point() == want.is_floating_point()
+    assert torch.equal(got.isnan(), want.isnan()) if got.is_floating_point() else True
+    keep = ~got.isnan() if got.is_floating_point() else torch.ones_like(got, dtype=torch.bool)
+    assert torch.equal(got[keep], want[keep]), (op, got, want)
+
+
+def test_softmax_over_size1_axis_is_one_except_where_masked() -> None:
+    torch = pytest.importorskip("torch")
+    (hit,) = _by_rule(find_shortcuts(profile_calls([_softmax(1)])))["size1-reduction"]
+    assert "exactly 1.0 for finite inputs (NaN where the input is -inf or NaN" in hit.message
+    x = torch.tensor([[-5.0], [0.0], [float("-inf")], [float("nan")]])
+    out = torch.softmax(x, dim=-1)
+    assert out[:2].eq(1.0).all() and out[2:].isnan().all()
+    log_call = Call(op="log_softmax", args=(_t("x", 8, 1), ScalarArg(name="dim", value=-1)))
+    (log_hit,) = _by_rule(find_shortcuts(profile_calls([log_call])))["size1-reduction"]
+    assert "exactly 0.0 for finite inputs" in log_hit.message
+    assert torch.log_softmax(x, dim=-1)[:2].eq(0.0).all()
+
+
 def test_single_key_attention_from_a_real_profiler_trace(data: Path) -> None:
     profile = profile_trace(data / "sdpa_one_key_cpu.json", op="aten::scaled_dot_product_attention")
     (hit,) = _by_rule(find_shortcuts(profile))["single-key-attention"]

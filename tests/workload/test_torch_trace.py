@@ -87,13 +87,25 @@ def test_device_time_goes_to_the_op_and_its_parents() -> None:
         _kernel(610, 1.0, 4),
     ]
     trace = trace_from_events({"traceEvents": events}, source="x")
-    times = {g.call.op: g.time_us for g in trace.groups}
-    assert times == {"aten::softmax": 9.0, "aten::_softmax": 9.0}
+    # aten::_softmax is how aten::softmax runs: one call each time, not two.
+    times = {g.call.op: (g.calls, g.time_us) for g in trace.groups}
+    assert times == {"aten::softmax": (2, 9.0)} and trace.records == 4
     assert "durations are GPU kernel time per op (nested ops included)" in trace.notes
+    assert (
+        "2 op calls nested in a call of the same op counted once, as the outer call "
+        "(aten::_softmax in aten::softmax)" in trace.notes
+    )
     host = trace_from_events({"traceEvents": events}, source="x", time="host")
-    assert {g.call.op: g.time_us for g in host.groups} == {
-        "aten::softmax": 200.0,
-        "aten::_softmax": 160.0,
+    assert {g.call.op: g.time_us for g in host.groups} == {"aten::softmax": 200.0}
+    # Another op nested inside (a GEMM in a linear layer) is its own call.
+    other = [
+        _op("aten::linear", 0, 100, 1, [[4, 8]], ["float"]),
+        _op("aten::addmm", 10, 80, 2, [[4, 8]], ["float"]),
+    ]
+    mixed = trace_from_events({"traceEvents": other}, source="x", time="host")
+    assert {g.call.op: g.time_us for g in mixed.groups} == {
+        "aten::linear": 100.0,
+        "aten::addmm": 80.0,
     }
     with pytest.raises(InputError, match="GPU kernel events"):
         trace_from_events({"traceEvents": events[:2]}, source="x", time="device")
