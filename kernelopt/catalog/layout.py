@@ -29,6 +29,7 @@ __all__ = [
     "candidate_paths",
     "classify",
     "iter_markdown",
+    "iter_misnamed",
     "relative_path",
 ]
 
@@ -58,6 +59,17 @@ def iter_markdown(root: Path) -> Iterator[Path]:
         if any(part.startswith(".") for part in parts):
             continue  # temp files of atomic writes, editor swap files
         yield path
+
+
+def iter_misnamed(root: Path) -> Iterator[Path]:
+    """Files in entry folders that are not ``.md``: an entry saved as ``.MD``, ``.markdown``
+    or ``.txt`` would otherwise be skipped without a word."""
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if path.suffix == ".md" or not path.is_file() or any(p.startswith(".") for p in parts):
+            continue
+        if len(parts) >= 2 and parts[-2] in _FOLDERS:
+            yield path
 
 
 def classify(root: Path, path: Path) -> Placement | str | None:

@@ -17,7 +17,7 @@ import attrs
 
 from kernelopt._errors import CatalogError, FormatError, expected
 from kernelopt._fileio import locked
-from kernelopt.catalog.layout import Placement, classify, iter_markdown
+from kernelopt.catalog.layout import Placement, classify, iter_markdown, iter_misnamed
 from kernelopt.catalog.markdown import parse_entry
 from kernelopt.catalog.model import Entry
 from kernelopt.catalog.problems import Problem, Severity
@@ -161,6 +161,17 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
     kept: dict[str, Entry] = {}
     paths: dict[str, Path] = {}
     texts: dict[Path, str] = {}
+    for path in iter_misnamed(base):
+        problems.append(
+            Problem(
+                path=str(path),
+                line=None,
+                severity=Severity.WARNING,
+                message=expected(
+                    "only .md entry files in an entry folder", f"{path.name}, not loaded"
+                ),
+            )
+        )
     for path in iter_markdown(base):
         placement = classify(base, path)
         if placement is None:

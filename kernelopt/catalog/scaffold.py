@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.catalog.layout import candidate_paths
 from kernelopt.catalog.markdown import EVIDENCE_HEADER, NO_INTERACTIONS
 from kernelopt.catalog.model import Kind, relative_path, slugify
 from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGES
@@ -112,21 +113,41 @@ Source: <FILL: where the numbers come from: experiments/exp_N/result.md, a URL, 
 
 
 def new_entry_file(
-    root: str | os.PathLike[str], name: str, *, kind: Kind | str, language: str | None = None
+    root: str | os.PathLike[str],
+    name: str,
+    *,
+    kind: Kind | str,
+    language: str | None = None,
+    with_builtin: bool = True,
 ) -> Path:
     """Write the scaffold of a new entry into the tree at ``root``; returns its path.
 
     Raises
     ------
     CatalogError
-        If a file for that id already exists.
+        If the id is already used in the tree (under either kind and any scope) or, with
+        ``with_builtin``, by a built-in entry.
     """
     rel, text = scaffold_entry(name, kind=kind, language=language)
     base = Path(root)
     path = base / rel
+    entry_id = path.stem
+    if with_builtin:
+        from kernelopt.catalog.catalog import Catalog
+
+        if entry_id in Catalog.builtin():
+            # A placeholder under a built-in id would shadow the built-in entry.
+            raise CatalogError(
+                expected(
+                    "a new entry id",
+                    f"'{entry_id}', a built-in entry (change it with refine_applicability, "
+                    "record_evidence or flip)",
+                )
+            )
     base.mkdir(parents=True, exist_ok=True)
     with locked(base):
-        if path.exists():
-            raise CatalogError(expected(f"no entry file at {path}", "an existing file"))
+        for other in candidate_paths(base, entry_id):
+            if other.exists():
+                raise CatalogError(expected("a new entry id", f"'{entry_id}', already in {other}"))
         atomic_write_text(path, text)
     return path

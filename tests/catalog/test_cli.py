@@ -98,6 +98,23 @@ def test_knowledge_flag_merges_a_user_tree(
     assert code == 0 and "1 error," in err and "kernelopt catalog lint" in err
 
 
+def test_new_refuses_an_id_the_tree_or_the_builtins_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "k"
+    code, out, _ = run(capsys, "new", "--kind", "optimization", "Tile Swap", "--dir", str(root))
+    assert code == 0
+    # The same id as an anti-pattern, or in a language folder, would be a duplicate.
+    code, _, err = run(capsys, "new", "--kind", "anti-pattern", "tile swap", "--dir", str(root))
+    assert code == 2 and "Expected a new entry id, got 'tile-swap', already in" in err
+    code, _, err = run(
+        capsys, "new", "--kind", "optimization", "Online Softmax", "--dir", str(root)
+    )
+    assert code == 2 and "'online-softmax', a built-in entry" in err
+    assert not (root / "optimizations" / "online-softmax.md").exists()
+    assert not (root / "anti-patterns").exists()
+
+
 def test_new_scaffold_says_what_to_fill_and_passes_lint_once_filled(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

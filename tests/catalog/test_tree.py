@@ -82,6 +82,23 @@ def test_non_strict_load_reports_every_problem_and_drops_nothing_silently(tmp_pa
     assert "demo-trick" in catalog and "linker" in catalog and "online-softmax" in catalog
 
 
+def test_entries_saved_with_another_extension_are_reported(tmp_path: Path) -> None:
+    root = tmp_path / "k"
+    folder = root / "optimizations"
+    folder.mkdir(parents=True)
+    for name in ("a-one.MD", "a-two.markdown", "a-three.txt"):
+        (folder / name).write_text("# A\n", encoding="utf-8")
+    (root / "notes.txt").write_text("not in an entry folder\n", encoding="utf-8")
+    problems = Catalog.load(root, strict=False).problems
+    warned = sorted(Path(p.path).name for p in problems)
+    assert warned == ["a-one.MD", "a-three.txt", "a-two.markdown"]
+    assert all(
+        "Expected only .md entry files in an entry folder" in p.message
+        and p.severity.value == "warning"
+        for p in problems
+    )
+
+
 def test_strict_load_raises(tmp_path: Path) -> None:
     root = _broken_tree(tmp_path / "k")
     with pytest.raises(FormatError) as raised:
