@@ -92,6 +92,11 @@ class PersistentLauncher(Generic[P, R]):
         """Free this launcher's persistent buffers (the next call allocates afresh)."""
         self._scope.clear()
 
+    def close(self) -> None:
+        """Drop the launcher's buffers and give its scope name back (see
+        :meth:`BufferScope.close`); the launcher cannot be called afterwards."""
+        self._scope.close()
+
     def __repr__(self) -> str:
         return f"<persistent launcher {self._scope.name} on_return={self._on_return!r}>"
 
@@ -138,7 +143,10 @@ def persistent_buffers(
     name : str, optional
         The scope's name; defaults to ``module.qualname`` of ``fn`` (with ``#2``, ``#3``...
         appended if that is taken, e.g. by launchers a factory builds). An explicit name
-        that is taken raises ``InputError``.
+        taken by another function's launcher raises ``InputError``; taken by a launcher of
+        the same ``module.qualname`` (a notebook cell or module run again), the old
+        launcher is closed and the name passes to the new one. A launcher that is
+        garbage-collected gives its name and buffers back.
     on_return : {"check", "copy", "unchecked"}
         The policy for returned scope buffers; see :class:`PersistentLauncher`.
 
@@ -168,12 +176,12 @@ def persistent_buffers(
     def wrap(f: Callable[Concatenate[BufferScope, P], R]) -> PersistentLauncher[P, R]:
         if not callable(f):
             raise InputError(expected("a callable launcher", type(f).__name__))
+        default = f"{getattr(f, '__module__', None) or 'launcher'}."
+        default += getattr(f, "__qualname__", None) or type(f).__name__
         if name is None:
-            default = f"{getattr(f, '__module__', None) or 'launcher'}."
-            default += getattr(f, "__qualname__", None) or type(f).__name__
             scope = BufferScope._unique(default, pool=pool)
         else:
-            scope = BufferScope(name, pool=pool)
+            scope = BufferScope._owned(name, pool=pool, owner=default)
         return PersistentLauncher(f, scope=scope, on_return=on_return)
 
     if fn is not None:

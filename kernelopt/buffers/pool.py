@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,13 @@ class BufferPool:
         self._evictions = 0
         self._uncached = 0
         self._scope_names: set[str] = set()
+        # name -> (what defined the scope, the scope): a launcher defined again under its
+        # explicit name (a notebook cell run again, a module reloaded) takes the name over.
+        self._holders: dict[str, tuple[str, weakref.ref[Any]]] = {}
+        # Names of scopes garbage-collected since the last drain. A finalizer only appends
+        # here: it may run inside this pool's locked sections (a collection triggered by an
+        # allocation), so it must not take the lock itself.
+        self._released: list[str] = []
 
     # -- requests ---------------------------------------------------------------------
 
@@ -207,6 +215,8 @@ class BufferPool:
             return self._allocate(key, name)
 
     def _allocate(self, key: _Key, name: str) -> _Entry:
+        if self._released:
+            self._drain_released()
         raw_shape, raw_dtype, device, stream, tag = key
         shape = validate_shape(tuple(raw_shape))
         dtype = validate_dtype(raw_dtype)
@@ -300,6 +310,7 @@ class BufferPool:
     def stats(self) -> PoolStats:
         """A snapshot of the counters and of what is held now."""
         with self._lock:
+            self._drain_released()
             return PoolStats(
                 hits=self._hits,
                 misses=self._misses,
@@ -313,11 +324,15 @@ class BufferPool:
     @property
     def bytes_held(self) -> int:
         """Bytes held now, in bytes."""
+        if self._released:
+            with self._lock:
+                self._drain_released()
         return self._bytes
 
     def buffers(self) -> list[HeldBuffer]:
         """The buffers held now, least recently used first; ``name`` is the tag."""
         with self._lock:
+            self._drain_released()
             return [
                 HeldBuffer(name=entry.name, key=BufferKey._make(key), tensor=entry.tensor)
                 for key, entry in self._entries.items()
@@ -351,12 +366,19 @@ class BufferPool:
         # Scope names become tag prefixes, so two live scopes must never share one: the
         # second would silently overwrite the first one's buffers.
         with self._lock:
+            if self._released:
+                self._drain_released()
             if name not in self._scope_names:
                 self._scope_names.add(name)
                 return name
             if not unique:
                 raise InputError(
-                    expected("a scope name not yet used in this pool", repr(name), where="name")
+                    expected(
+                        "a scope name not yet used in this pool",
+                        f"{name!r}, held by a live scope (close() it, or the launcher that "
+                        "holds it, to reuse the name)",
+                        where="name",
+                    )
                 )
             for suffix in itertools.count(2):
                 candidate = f"{name}#{suffix}"
@@ -364,6 +386,38 @@ class BufferPool:
                     self._scope_names.add(candidate)
                     return candidate
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _take_over(self, name: str, owner: str) -> None:
+        """Close the live scope named ``name`` if ``owner`` (module.qualname) defined it."""
+        with self._lock:
+            held = self._holders.get(name)
+        scope = held[1]() if held is not None and held[0] == owner else None
+        if scope is not None:
+            scope.close()  # outside the lock: close() takes it
+
+    def _hold(self, name: str, owner: str, scope: Any) -> None:
+        with self._lock:
+            self._holders[name] = (owner, weakref.ref(scope))
+
+    def _scope_released(self, name: str) -> None:
+        """A scope's finalizer: queue its name and buffers for release (no lock taken)."""
+        self._released.append(name)
+
+    def _release_scope(self, name: str) -> None:
+        """Release a closed scope's name and buffers now."""
+        with self._lock:
+            self._released.append(name)
+            self._drain_released()
+
+    def _drain_released(self) -> None:
+        # Called with the lock held.
+        while self._released:
+            name = self._released.pop()
+            self._scope_names.discard(name)
+            self._holders.pop(name, None)
+            prefix = f"{name}/"
+            for key in [k for k in self._entries if k[4].startswith(prefix)]:
+                self._bytes -= self._entries.pop(key).nbytes
 
 
 _DEFAULT_POOL: BufferPool | None = None

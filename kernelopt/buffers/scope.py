@@ -10,6 +10,7 @@ result the caller still holds.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, TypeVar, cast
 
 import torch
@@ -71,11 +72,30 @@ class BufferScope:
         scope._init(name, pool=pool, unique=True)
         return scope
 
-    def _init(self, name: str, *, pool: BufferPool | None, unique: bool) -> None:
+    @classmethod
+    def _owned(cls, name: str, *, pool: BufferPool | None, owner: str) -> BufferScope:
+        """A scope named ``name`` for the launcher ``owner`` defines; a live scope that
+        the same definition made before (the cell run again) is closed and replaced."""
+        scope = cls.__new__(cls)
+        scope._init(name, pool=pool, unique=False, owner=owner)
+        return scope
+
+    def _init(
+        self, name: str, *, pool: BufferPool | None, unique: bool, owner: str | None = None
+    ) -> None:
         if not isinstance(name, str) or not name or "/" in name:
             raise InputError(expected("a non-empty scope name without '/'", repr(name)))
         self._pool = default_pool() if pool is None else pool
+        if owner is not None:
+            self._pool._take_over(name, owner)
         self._name = self._pool._claim_scope_name(name, unique=unique)
+        if owner is not None:
+            self._pool._hold(self._name, owner, self)
+        # A scope that is garbage-collected gives its name and buffers back to the pool
+        # (launchers a factory builds and drops, a notebook cell run again).
+        self._finalizer = weakref.finalize(self, self._pool._scope_released, self._name)
+        self._finalizer.atexit = False
+        self._closed = False
         self._tags: dict[str, str] = {}  # buffer name -> pool tag
         self._seen: dict[_Key, int] = {}  # key -> serial of the entry last handed out
         self._by_ptr: dict[int, tuple[_Key, int]] = {}  # storage address -> (key, serial)
@@ -95,6 +115,10 @@ class BufferScope:
         """The pool tag of buffer ``name``: ``"<scope>/<name>"``."""
         tag = self._tags.get(name)
         if tag is None:
+            if self._closed:
+                raise InputError(
+                    expected(f"an open scope {self._name!r}", "a scope closed by close()")
+                )
             if not isinstance(name, str) or not name:
                 raise InputError(expected("a non-empty buffer name", repr(name), where="name"))
             tag = self._tags[name] = f"{self._name}/{name}"
@@ -270,5 +294,26 @@ class BufferScope:
         self._by_ptr.clear()
         self._loans.clear()
 
+    def close(self) -> None:
+        """Drop this scope's buffers and give its name back to the pool.
+
+        A closed scope hands out no more buffers; tensors a caller holds stay valid. A
+        scope that is garbage-collected is closed the same way, at the pool's next
+        allocation or inspection.
+        """
+        if self._closed:
+            return
+        self.clear()
+        self._tags.clear()
+        self._closed = True
+        if self._finalizer.detach() is not None:
+            self._pool._release_scope(self._name)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
     def __repr__(self) -> str:
-        return f"BufferScope({self._name!r}, buffers={len(self.buffers())})"
+        state = "closed" if self._closed else f"buffers={len(self.buffers())}"
+        return f"BufferScope({self._name!r}, {state})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import NamedTuple
 
 import pytest
@@ -63,9 +64,14 @@ def test_bare_decorator_uses_the_default_pool_and_explicit_names_must_be_free() 
     assert launch(3) == 3 and launch.on_return == "check"
     launch.clear()
     pool = BufferPool()
-    persistent_buffers(pool=pool, name="rope")(lambda buffers: None)
+    rope = persistent_buffers(pool=pool, name="rope")(make_double(BufferPool()).__wrapped__)  # type: ignore[attr-defined]
+
+    def other(buffers: BufferScope) -> None:
+        return None
+
     with pytest.raises(InputError, match="Expected a scope name not yet used in this pool"):
-        persistent_buffers(pool=pool, name="rope")(lambda buffers: None)
+        persistent_buffers(pool=pool, name="rope")(other)
+    assert rope.scope.name == "rope"
     with pytest.raises(InputError, match="Expected on_return in"):
         persistent_buffers(pool=pool, on_return="sometimes")  # type: ignore[call-overload]
 
@@ -166,3 +172,50 @@ def test_an_evicted_buffer_belongs_to_its_holder() -> None:
     pool.get((4,), F32, "cpu", tag="intruder")  # evicts the lent buffer
     b = double(torch.ones(4) * 3)
     assert torch.equal(a, torch.full((4,), 2.0)) and torch.equal(b, torch.full((4,), 6.0))
+
+
+def test_dropped_launchers_give_back_their_names_and_buffers() -> None:
+    pool = BufferPool()
+    for _ in range(5):
+        launcher = make_double(pool)
+        launcher(torch.ones(1024))
+        assert pool.bytes_held == 4096
+        del launcher  # a factory's launcher, built and dropped
+    gc.collect()
+    assert pool.bytes_held == 0 and pool.stats.buffers_held == 0
+    again = make_double(pool)
+    assert again.scope.name == f"{__name__}.make_double.<locals>.double"  # no "#6"
+    scope = pool.scope("s1")
+    del scope
+    pool.scope("s1")  # the first "s1" is gone: its name is free again
+
+
+def test_a_launcher_defined_again_takes_its_name_over_and_the_old_one_is_closed() -> None:
+    pool = BufferPool()
+    source = (
+        "@persistent_buffers(pool=pool, name='my_softmax')\n"
+        "def softmax(buffers, x):\n"
+        "    out = buffers.empty('out', x.shape, x.dtype, x.device)\n"
+        "    return out.copy_(x.softmax(-1))\n"
+    )
+    namespace = {"persistent_buffers": persistent_buffers, "pool": pool}
+    exec(source, namespace)  # a notebook cell ...
+    old = namespace["softmax"]
+    old(torch.ones(4)).clone()
+    exec(source, namespace)  # ... run again while the first definition is still alive
+    new = namespace["softmax"]
+    assert new.scope.name == "my_softmax" and old.scope.closed and not new.scope.closed
+    assert new(torch.ones(4)).tolist() == [0.25] * 4
+    with pytest.raises(InputError, match="Expected an open scope 'my_softmax', got a scope closed"):
+        old(torch.ones(4))
+
+
+def test_close_frees_the_buffers_and_the_name() -> None:
+    pool = BufferPool()
+    launcher = make_double(pool)
+    kept = launcher(torch.ones(8))
+    launcher.close()
+    assert pool.bytes_held == 0 and kept.tolist() == [2.0] * 8  # the caller's tensor stays
+    assert "closed" in repr(launcher.scope)
+    launcher.close()  # twice is fine
+    assert make_double(pool).scope.name == f"{__name__}.make_double.<locals>.double"

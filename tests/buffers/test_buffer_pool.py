@@ -188,9 +188,10 @@ def test_default_pool_is_one_object() -> None:
 
 def test_scope_names_are_unique_per_pool() -> None:
     pool = BufferPool()
-    pool.scope("attn")
+    live = pool.scope("attn")
     with pytest.raises(InputError, match="Expected a scope name not yet used in this pool"):
         pool.scope("attn")
+    assert live.name == "attn"
     BufferPool().scope("attn")  # another pool is another namespace
 
 
