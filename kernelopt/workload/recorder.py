@@ -41,7 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from kernelopt._errors import InputError, expected
+from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt.workload.dtypes import canonical_dtype
 
 __all__ = ["TIMINGS", "Recorder"]
@@ -107,6 +107,14 @@ class Recorder:
             raise InputError(expected(f"time in {TIMINGS}", time, where="time"))
         if flush_every < 1:
             raise InputError(expected("flush_every >= 1", flush_every, where="flush_every"))
+        self._torch: Any = None
+        if time == "cuda":
+            # Checked here, not on the first recorded call inside the user's hot path.
+            torch = self._cuda()
+            if not torch.cuda.is_available():
+                raise DeviceError(
+                    expected("a CUDA device for time='cuda'", "none; use time='host'", where="time")
+                )
         self.path = Path(path)
         self.time = time
         self.values = frozenset(values)
@@ -119,7 +127,6 @@ class Recorder:
         self._active = True
         self._tensors: dict[Any, str] = {}  # (shape, dtype) -> tensor JSON without values
         self._keys: dict[str, str] = {}  # keyword name -> JSON key
-        self._torch: Any = None
         atexit.register(self.flush)
 
     # -- wrapping ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelopt._errors import InputError
+from kernelopt._errors import DeviceError, InputError
 from kernelopt.workload import (
     Recorder,
     TensorArg,
@@ -206,3 +206,12 @@ def test_cuda_event_timing(tmp_path: Path) -> None:
     op = profile_trace(path).op()
     assert op.timed_calls == 8 and op.time_us is not None and op.time_us > 0
     assert {s.rule for s in find_shortcuts(op)} >= {"size1-reduction"}
+
+
+def test_cuda_timing_without_a_device_fails_at_construction(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("the machine has a CUDA device")
+    with pytest.raises(DeviceError, match="Expected a CUDA device for time='cuda'"):
+        Recorder(tmp_path / "calls.jsonl", time="cuda")
+    assert not (tmp_path / "calls.jsonl").exists()
