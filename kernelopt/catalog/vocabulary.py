@@ -72,7 +72,7 @@ SHAPE_FACTS: dict[str, str] = {
     "seqlen_cv": "coefficient of variation of key/value lengths across a batch (0 = uniform)",
     "reduce_len": "length of the reduced axis",
     "softmax_len": "length of the softmax axis",
-    "dominant_shape_share": "share of calls (0..1) that use the most common shape",
+    "dominant_shape_share": "share (0..1) of the top shape: of time if timed, else of calls",
     "distinct_shapes": "number of distinct shapes in the workload",
     "padding_pct": "share of padded (wasted) elements after bucketing, %",
 }

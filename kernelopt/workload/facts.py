@@ -41,7 +41,9 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
     Returns
     -------
     dict of str to float
-        Only the facts the profile supports: ``seqlen_cv`` is 0 when every call has equal
+        Only the facts the profile supports: ``dominant_shape_share`` is the share of time
+        of the shape that takes the most time when the calls were timed, else the share of
+        calls of the most common shape; ``seqlen_cv`` is 0 when every call has equal
         lengths and absent otherwise (the profile keeps min/max/mean, not the spread);
         ``padding_pct`` is present when padded sizes and real lengths were both recorded.
     """
@@ -66,7 +68,12 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
     if target.distinct_shapes is not None:
         facts["distinct_shapes"] = float(target.distinct_shapes)
     if target.shapes:
-        facts["dominant_shape_share"] = target.top_shapes(1, by="calls")[0].call_share
+        # Weighted as the dominant-shape rule weighs it (time when the calls were timed), so
+        # the fact and the rule name the same shape.
+        by = "time" if target.timed else "calls"
+        top = target.top_shapes(1, by=by)[0]
+        share = top.time_share if by == "time" else top.call_share
+        facts["dominant_shape_share"] = top.call_share if share is None else share
     if target.lengths is not None:
         flag = target.axis(f"{target.lengths}_uniform")
         item = None if flag is None else flag.share_of(1)

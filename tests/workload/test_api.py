@@ -8,6 +8,7 @@ from kernelopt.workload import (
     ScalarArg,
     TensorArg,
     ValuesSummary,
+    find_shortcuts,
     profile_calls,
     shape_facts,
 )
@@ -49,3 +50,22 @@ def test_shape_facts_for_lengths_and_padding() -> None:
     ragged = shape_facts(profile_calls([sdpa(128, 10, 128, 100.0)]))
     assert "seqlen_cv" not in ragged
     assert ragged["padding_pct"] == 100 * (1 - 0.7812)
+
+
+def test_dominant_shape_share_weighs_as_the_dominant_shape_rule_does() -> None:
+    def call(n: int, us: float) -> Call:
+        return Call(
+            op="softmax",
+            args=(TensorArg(name="x", shape=(8, n), dtype="float16"),),
+            duration_us=us,
+        )
+
+    # 9 small calls (1 us each) and one large one (100 us): by calls the small shape
+    # dominates, by time the large one does; the fact follows the rule, by time.
+    profile = profile_calls([call(64, 1.0)] * 9 + [call(8192, 100.0)])
+    facts = shape_facts(profile)
+    assert abs(facts["dominant_shape_share"] - 100.0 / 109.0) < 1e-9
+    (rule,) = [s for s in find_shortcuts(profile) if s.rule == "dominant-shape"]
+    assert "n=8192" in rule.message
+    untimed = profile_calls([c.without_duration() for c in [call(64, 1.0)] * 9 + [call(8192, 1.0)]])
+    assert shape_facts(untimed)["dominant_shape_share"] == 0.9
