@@ -111,12 +111,16 @@ def _same_run_gain(experiment: Experiment, best_us: float) -> float | None:
     latency_us = latency * _TO_US.get(experiment.unit or "", 1.0)
     baseline_us = latency_us * speedup
     drift = abs(baseline_us - best_us)
-    # Within rounding of the best (a speedup written with two decimals is within 0.5 %), the
-    # speedup is the log's own arithmetic on two headlines that already say the same thing,
-    # unless it points the other way (slower by its A/B, faster by the headlines): then it
-    # was timed, not computed. Beyond the tolerance it is against another kernel.
+    # A speedup that is the best's time over this headline, rounded as the log writes it
+    # (0.52 for 274.1 / 531.4), is the log's own arithmetic on two headlines that already
+    # say the same thing, unless it points the other way (slower by its A/B, faster by the
+    # headlines): then it was timed, not computed. Beyond the tolerance it is against
+    # another kernel.
+    ratio = best_us / latency_us
+    rounded = any(abs(round(ratio, digits) - speedup) <= 1e-9 for digits in (1, 2, 3, 4))
     computed = (speedup >= 1.0) == (latency_us <= best_us)
-    if (drift <= 5e-3 * best_us and computed) or drift > SAME_KERNEL_TOLERANCE * best_us:
+    near = drift <= 5e-3 * best_us or rounded
+    if (near and computed) or drift > SAME_KERNEL_TOLERANCE * best_us:
         return None
     return _speedup_gain(speedup, MetricKind.LATENCY)
 

@@ -727,6 +727,10 @@ def test_a_same_run_ab_is_the_gain_not_the_drift_between_runs() -> None:
     # The log's own arithmetic on two headlines (73.92 / 73.86) still reads as the headlines.
     computed = analyze((exp(1, 73.92), ab(2, 73.86, 1.001)))
     assert not computed.steps[1].same_run and computed.steps[1].gain == pytest.approx(0.06 / 73.92)
+    # A slower kernel's speedup is the same arithmetic, rounded to two decimals (274.1 /
+    # 531.4 = 0.5158 -> 0.52, 0.8 % off): not a run of its own either.
+    slow = analyze((exp(1, 274.1), ab(2, 531.4, 0.52)))
+    assert not slow.steps[1].same_run and slow.steps[1].gain == 0.0
     # A speedup over something else (the eager baseline, 3x slower) is not an A/B against
     # the best kernel: the headlines decide.
     eager = analyze((exp(1, 50.0), ab(2, 48.0, 3.1)))
