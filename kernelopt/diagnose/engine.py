@@ -213,14 +213,6 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
                 )
             )
     stall = progress.counted(progress.stall(min_gain))
-    last_best = next(
-        (s for s in reversed(progress.steps) if s.gain is not None and s.gain >= min_gain), None
-    )
-    since = [
-        s
-        for s in progress.counted()
-        if last_best is None or s.experiment.number > last_best.experiment.number
-    ]
     kernel = ctx.kernels[0].path if ctx.kernels else None
     return LogSummary(
         root=log.root,
@@ -231,7 +223,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
         last=experiments[-1].number if experiments else None,
         best=best,
         trajectory=trajectory,
-        since_best=len(since),
+        since_best=len(stall),
         stall=[s.experiment.number for s in stall],
         family=ctx.family,
         family_source=ctx.family_source,

@@ -276,7 +276,8 @@ class LogSummary:
     trajectory : tuple of TrajectoryPoint
         Every new best, in order.
     since_best : int
-        Attempts since the last new best of at least the local-minimum gain.
+        Attempts since the best last moved by at least the local-minimum gain (in one step
+        or in total): the attempts of ``stall``, as the detectors count them.
     stall : tuple of int
         The trailing experiments over which the best improved by less than that gain.
     family : str or None

@@ -60,8 +60,8 @@ def _header(summary: LogSummary) -> list[str]:
             for p in summary.trajectory[-6:]
         )
         lines.append(
-            f"New bests: {steps}; {summary.since_best} attempt(s) since the last gain of 5% or "
-            f"more."
+            f"New bests: {steps}; {summary.since_best} attempt(s) since the best last moved "
+            "by 5% or more."
         )
     if summary.family:
         lines.append(f"Kernel family: {summary.family} (from {summary.family_source}).")

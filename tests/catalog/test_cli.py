@@ -102,7 +102,7 @@ def test_new_refuses_an_id_the_tree_or_the_builtins_use(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = tmp_path / "k"
-    code, out, _ = run(capsys, "new", "--kind", "optimization", "Tile Swap", "--dir", str(root))
+    code, _, _ = run(capsys, "new", "--kind", "optimization", "Tile Swap", "--dir", str(root))
     assert code == 0
     # The same id as an anti-pattern, or in a language folder, would be a duplicate.
     code, _, err = run(capsys, "new", "--kind", "anti-pattern", "tile swap", "--dir", str(root))
