@@ -65,13 +65,24 @@ def headline_key(key: str) -> bool:
     return key == HEADLINE or key.startswith(HEADLINE + " @ ")
 
 
-def _values(experiment: Experiment, kind: MetricKind | None, by_point: bool) -> dict[str, float]:
-    """Higher-is-better numbers keyed by what they measure (comparable across experiments)."""
+def _values(
+    experiment: Experiment, kind: MetricKind | None, by_point: bool, units_stated: bool = False
+) -> dict[str, float]:
+    """Higher-is-better numbers keyed by what they measure (comparable across experiments).
+
+    With ``units_stated`` (other latencies of the log name their unit), a latency without a
+    unit is not comparable with them: 40 next to 90 us and 0.05 ms could be either."""
     found: dict[str, float] = {}
     head = HEADLINE
     if by_point and experiment.headline_point:
         head = f"{HEADLINE} @ {experiment.headline_point}"
-    if kind is MetricKind.LATENCY and experiment.latency is not None and experiment.latency > 0:
+    unknown_unit = units_stated and not experiment.unit
+    if (
+        kind is MetricKind.LATENCY
+        and experiment.latency is not None
+        and experiment.latency > 0
+        and not unknown_unit
+    ):
         scale = _TO_US.get(experiment.unit or "", 1.0)
         found[head] = -experiment.latency * scale
     elif kind is MetricKind.SPEEDUP and experiment.speedup is not None and experiment.speedup > 0:
@@ -233,7 +244,8 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     kind = headline_kind(experiments)
     # One trial point for every headline that names one (or none named): one quantity.
     by_point = len({e.headline_point for e in experiments if e.headline_point}) > 1
-    raw = [_values(e, kind, by_point) for e in experiments]
+    units_stated = any(e.unit for e in experiments if e.latency is not None)
+    raw = [_values(e, kind, by_point, units_stated) for e in experiments]
     occurrences = Counter(key for values in raw for key in values)
     best: dict[str, float] = {}
     seen: set[str] = set()

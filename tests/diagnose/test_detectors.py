@@ -696,6 +696,21 @@ def test_a_kept_change_that_opens_a_trial_point_neither_gains_nor_stalls() -> No
     assert faster.steps[1].counted and faster.steps[1].gain == pytest.approx(0.375)
 
 
+def test_a_latency_without_its_unit_is_not_compared_with_stated_ones() -> None:
+    experiments = (
+        exp(1, 100.0, status=Status.BASELINE),
+        exp(2, 90.0),
+        attrs.evolve(exp(3, 0.05), unit="ms"),
+        attrs.evolve(exp(4, 40.0), unit=None),  # 40 what? us would be a new best, ms not
+    )
+    progress = analyze(experiments)
+    assert progress.best() is not None and progress.best().experiment.number == 3  # type: ignore[union-attr]
+    assert progress.steps[3].values == {} and progress.steps[3].gain is None
+    # A log that states no unit anywhere compares its numbers as they are.
+    bare = analyze(tuple(attrs.evolve(e, unit=None) for e in experiments[:2]))
+    assert bare.steps[1].gain == pytest.approx(0.1)
+
+
 def test_a_same_run_ab_is_the_gain_not_the_drift_between_runs() -> None:
     # exp 2 timed itself against the kernel of exp 1 in its own run: 1 % faster there,
     # although its headline is 4 % below exp 1's, timed on another day.

@@ -492,3 +492,20 @@ def test_profile_heading_names_its_trial_point(tmp_path: Path) -> None:
         (root / "experiments" / "profile.md").write_text(text, encoding="utf-8")
         found = read_log(root).profile
         assert found is not None and found.point == ""
+
+
+def test_decimal_commas_thousands_and_repeated_rows(tmp_path: Path) -> None:
+    summary = tmp_path / "experiments" / "summary.md"
+    summary.parent.mkdir()
+    summary.write_text(
+        "| Exp | Description | Latency | Unit | Status |\n|---|---|---|---|---|\n"
+        "| 1 | baseline | 1,024 | us | BASELINE |\n"
+        "| 2 | tiles | 0,075 | ms | KEPT |\n"
+        "| 3 | stages | 3,5 | us | KEPT |\n"
+        "| 3 | stages again | 2.5 | us | KEPT |\n"
+    )
+    log = read_log(tmp_path, catalog=())
+    assert [e.latency for e in log.experiments] == [1024.0, 0.075, 3.5]
+    (repeat,) = [u for u in log.unread if "repeats" in u.reason]
+    assert repeat.path == "experiments/summary.md"
+    assert repeat.reason == "line 6 repeats exp 3 of line 5: only the first row's values were read"

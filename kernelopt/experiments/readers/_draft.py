@@ -88,6 +88,7 @@ class Draft:
     text_parts: list[str] = attrs.field(factory=list)
     refs: dict[str, SourceRef] = attrs.field(factory=dict)
     sources: list[SourceRef] = attrs.field(factory=list)
+    table_row: bool = False  # read from one row of an experiment table
 
     def put(self, field: str, value: Any, ref: SourceRef | None) -> None:
         """Set ``field`` to ``value`` unless it already holds one (first reader wins)."""

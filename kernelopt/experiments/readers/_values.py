@@ -79,9 +79,31 @@ class Quantity:
         return self.value * _TO_US.get(self.unit, 1.0)
 
 
+_COMMA_NUMBER = re.compile(r"^(\s*~?\s*[-+]?)(\d[\d,]*)(\.\d+)?")
+_THOUSANDS = re.compile(r"[1-9]\d{0,2}(?:,\d{3})+")
+
+
+def _without_commas(text: str) -> str:
+    """``1,234.5`` -> ``1234.5`` (thousands); ``0,075`` or ``3,5`` -> ``0.075``, ``3.5``
+    (a decimal comma, as a European locale writes it)."""
+    match = _COMMA_NUMBER.match(text)
+    if match is None or "," not in match.group(2):
+        return text
+    lead, digits, fraction = match.group(1), match.group(2), match.group(3) or ""
+    groups = digits.split(",")
+    if fraction or _THOUSANDS.fullmatch(digits) or (len(groups) > 2 and len(groups[-1]) == 3):
+        plain = digits.replace(",", "") + fraction  # also 1,23,456 (lakh grouping)
+    elif len(groups) == 2:
+        plain = digits.replace(",", ".")
+    else:
+        return text  # "1,23,4": neither; the number stops at the first comma
+    return lead + plain + text[match.end() :]
+
+
 def number(text: str) -> float | None:
-    """The leading number of ``text`` (``"0.411"``, ``"~5.47 us"``, ``"58.063500000000005"``)."""
-    match = _NUMBER.match(text.replace(",", "").replace("*", "").replace("`", ""))
+    """The leading number of ``text`` (``"0.411"``, ``"~5.47 us"``, ``"58.063500000000005"``,
+    ``"1,024"``; ``"0,075"`` with a decimal comma is 0.075)."""
+    match = _NUMBER.match(_without_commas(text.replace("*", "").replace("`", "")))
     if not match:
         return None
     value = float(match.group(1))

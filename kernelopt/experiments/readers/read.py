@@ -257,6 +257,31 @@ def _cut(series: Series, until: int | None, cutoff_date: str | None, primary: bo
     return Series(name=series.name, kind=series.kind, experiments=kept)
 
 
+def _repeated_rows(drafts: list[Draft]) -> list[tuple[str, str]]:
+    """Rows of one file that give the same experiment twice: only the first row's values
+    are read (later rows fill only what it left empty), which the user should know."""
+    first: dict[tuple[str, str, str], int] = {}
+    found = []
+    for draft in drafts:
+        if not draft.table_row or not draft.sources:
+            continue
+        ref = draft.sources[0]
+        if ref.line is None:
+            continue
+        key = (draft.scope, draft.key, ref.path)
+        if key not in first:
+            first[key] = ref.line
+        elif first[key] != ref.line:
+            found.append(
+                (
+                    ref.path,
+                    f"line {ref.line} repeats {draft.label} of line {first[key]}: only the "
+                    "first row's values were read",
+                )
+            )
+    return found
+
+
 def read_log(
     path: str | os.PathLike[str],
     *,
@@ -304,6 +329,7 @@ def read_log(
     tagger, warning = default_tagger(catalog)
     reading = _Reading(root, limits or ReadLimits(), tagger)
     reading.run(until)
+    reading.problems += _repeated_rows(reading.drafts)
     ordered = choose_primary(assemble(reading.drafts, tagger))
     primary = ordered[0] if ordered else None
     cutoff = None

@@ -228,6 +228,7 @@ def read_table(
             scope, key, label = f"table:{file.path}:{table.line}", description.lower(), description
         draft = Draft(scope=scope, key=key, kind=kind, order=("", position, row_index), label=label)
         draft.number = number_
+        draft.table_row = True
         draft.sources.append(ref)
         draft.put("description", description or raw_id, ref)
         _row_values(draft, table, roles, headline, cells, ref)
