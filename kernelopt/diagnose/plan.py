@@ -97,11 +97,12 @@ def render_plan(diagnosis: Diagnosis) -> str:
         mark = "x" if check.checked else " "
         lines.append(f"- [{mark}] {check.number}. {check.title} — {check.sentence}")
     lines += ["", "## Most likely root cause", ""]
-    empty = diagnosis.summary.experiments == 0
+    empty = diagnosis.summary.experiments == 0 or diagnosis.summary.attempted == 0
     if diagnosis.root_causes:
         lines += [f"- {sentence}" for sentence in diagnosis.root_causes]
     elif empty:
-        lines.append("Nothing to judge: no experiments were read, so no check could fire.")
+        what = "experiments were" if diagnosis.summary.experiments == 0 else "attempts were"
+        lines.append(f"Nothing to judge: no {what} read, so no check could fire.")
     else:
         lines.append("No pathology found: the effort is not stalled by any of the nine checks.")
     actions: list[Action] = []

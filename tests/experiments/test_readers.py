@@ -509,3 +509,20 @@ def test_decimal_commas_thousands_and_repeated_rows(tmp_path: Path) -> None:
     (repeat,) = [u for u in log.unread if "repeats" in u.reason]
     assert repeat.path == "experiments/summary.md"
     assert repeat.reason == "line 6 repeats exp 3 of line 5: only the first row's values were read"
+
+
+def test_benchmark_rows_are_not_an_experiment_history(tmp_path: Path) -> None:
+    rows = [
+        {"impl": impl, "shape_name": shape, "median_us": us}
+        for impl, base in (("torch.empty", 4.0), ("pool.get", 0.9))
+        for shape, us in (("tiny", base), ("large", base * 2))
+    ]
+    (tmp_path / "bench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    log = read_log(tmp_path, catalog=())
+    assert log.experiments == ()
+    (note,) = log.unread
+    assert note.reason.startswith("benchmark rows (2 implementations at 2 points)")
+    # The same keys with an attempt number are a history after all.
+    numbered = [dict(r, exp=i) for i, r in enumerate(rows, start=1)]
+    (tmp_path / "bench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in numbered))
+    assert len(read_log(tmp_path, catalog=()).experiments) == 4

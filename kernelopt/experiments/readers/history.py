@@ -122,6 +122,7 @@ def _record_draft(
 def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
     """One draft per JSON object line; unparsable lines are reported, not fatal."""
     drafts = []
+    records: list[dict[str, Any]] = []
     bad = 0
     for index, line in enumerate(file.lines):
         if not line.strip():
@@ -133,6 +134,7 @@ def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
             continue
         if not isinstance(record, dict):
             continue
+        records.append(record)
         ref = SourceRef(path=file.path, line=index + 1)
         drafts.append(
             _record_draft(
@@ -146,7 +148,38 @@ def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
         )
     if bad:
         unread.append((file.path, f"{bad} line(s) are not JSON; skipped"))
+    matrix = _benchmark_matrix(records)
+    if matrix:
+        unread.append((file.path, f"{matrix}, not an experiment history; not read as one"))
+        return []
     return drafts
+
+
+# Keys that say which implementation and which shape a benchmark row times, and keys that
+# say which attempt of an effort a history row records.
+_IMPL_KEYS = ("impl", "implementation", "kernel", "variant", "provider", "backend")
+_POINT_KEYS = ("shape_name", "shape", "point", "config", "case", "workload", "size")
+_ATTEMPT_KEYS = ("exp", "experiment", "step", "iteration", "iter", "version", "attempt", "commit")
+
+
+def _benchmark_matrix(records: list[dict[str, Any]]) -> str:
+    """Describe ``records`` when they are a benchmark's matrix (several implementations
+    timed at several shapes, as ``kernelopt.bench`` writes), else ``""``: such rows compare
+    kernels side by side, they are not attempts one after another."""
+    if len(records) < 4 or any(k in r for r in records for k in _ATTEMPT_KEYS):
+        return ""
+
+    def distinct(keys: tuple[str, ...]) -> int:
+        for key in keys:
+            values = {json.dumps(r.get(key), sort_keys=True) for r in records if key in r}
+            if len(values) >= 2:
+                return len(values)
+        return 0
+
+    impls, points = distinct(_IMPL_KEYS), distinct(_POINT_KEYS)
+    if impls and points:
+        return f"benchmark rows ({impls} implementations at {points} points)"
+    return ""
 
 
 def read_json(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
