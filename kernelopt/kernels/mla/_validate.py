@@ -24,6 +24,7 @@ __all__ = [
     "FP8_ROW_BYTES",
     "check_cache_seqlens",
     "check_inputs",
+    "check_interpreter_dtype",
     "check_outputs",
     "check_runnable_device",
     "check_seqlen_values",
@@ -258,6 +259,20 @@ def check_outputs(
             raise InputError(expected("dtype torch.float32", str(lse.dtype), where="lse"))
         if lse.device != device:
             raise InputError(expected(f"device {device}", str(lse.device), where="lse"))
+
+
+def check_interpreter_dtype(device: torch.device, dtype: torch.dtype) -> None:
+    """Refuse bfloat16 on the CPU: Triton's interpreter computes ``tl.dot`` on bfloat16
+    operands wrong (relative errors near 1e9 against the reference), silently."""
+    if device.type == "cpu" and str(dtype) == "torch.bfloat16":
+        raise InputError(
+            expected(
+                "dtype float16 or float32 on the CPU (Triton's interpreter computes tl.dot on "
+                "bfloat16 operands wrong); run bfloat16 on a CUDA device",
+                "torch.bfloat16",
+                where="dtype",
+            )
+        )
 
 
 def check_runnable_device(device: torch.device) -> None:

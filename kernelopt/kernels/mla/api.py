@@ -25,6 +25,7 @@ from kernelopt.kernels.mla._validate import (
     D_V,
     check_cache_seqlens,
     check_inputs,
+    check_interpreter_dtype,
     check_outputs,
     check_runnable_device,
     check_seqlen_values,
@@ -204,6 +205,7 @@ class MLADecodePlan:
             seesaw.check_seesaw_target(self._device, dtype)
         else:
             check_runnable_device(self._device)
+            check_interpreter_dtype(self._device, dtype)
 
         seqlens = _host_seqlens(cache_seqlens)
         if not seqlens:
@@ -664,6 +666,7 @@ def mla_decode_with_kvcache(
         )
     check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
     check_runnable_device(q.device)
+    check_interpreter_dtype(q.device, q.dtype)
     meta = tile_scheduler_metadata
     if not isinstance(meta, torch.Tensor) or meta.dim() != 2 or meta.shape[1] != 4:
         shape = list(meta.shape) if isinstance(meta, torch.Tensor) else type(meta).__name__

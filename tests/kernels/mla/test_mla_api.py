@@ -243,6 +243,22 @@ def test_plan_refuses_cpu_without_the_interpreter(monkeypatch) -> None:
         _plan([9, 5], device="cpu")
 
 
+def test_bfloat16_on_the_cpu_is_refused_not_computed_wrong(request, monkeypatch) -> None:
+    # Triton's interpreter computes tl.dot on bfloat16 operands wrong (relative errors near
+    # 1e9): a plan, or the FlashMLA-shaped call, refuses them instead of returning garbage.
+    if DEVICE != "cpu":
+        pytest.skip("the CPU inputs of this check are built where no GPU is")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    message = "dtype: Expected dtype float16 or float32 on the CPU"
+    for kwargs in ({"dtype": torch.bfloat16}, {"dtype": None}):  # bfloat16 is the default
+        with pytest.raises(InputError, match=message):
+            _plan([9, 5], device="cpu", **kwargs)
+    q, kv, bt, sl = _inputs(request, dtype=torch.bfloat16)
+    meta, num_splits = get_mla_metadata(sl, q.shape[1] * q.shape[2], 1)
+    with pytest.raises(InputError, match=message):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits)
+
+
 def test_flashmla_pair_rejects_what_it_does_not_support(request) -> None:
     q, kv, bt, sl = _inputs(request)
     with pytest.raises(InputError, match="num_heads_k: Expected one latent KV head, got 2"):
