@@ -24,7 +24,7 @@ from kernelopt.diagnose.model import (
 )
 from kernelopt.diagnose.params import DiagnoseParams
 from kernelopt.diagnose.progress import HEADLINE, headline_key
-from kernelopt.experiments.log import Experiment, ExperimentLog
+from kernelopt.experiments.log import Experiment, ExperimentLog, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
 
 __all__ = ["diagnose", "diagnose_log", "load_catalog"]
@@ -57,7 +57,9 @@ def load_catalog(catalog: Any | None) -> tuple[CatalogLike | None, str | None]:
         path = Path(catalog)
         if not path.is_dir():
             raise InputError(expected("a knowledge directory (docs/knowledge/)", str(catalog)))
-        return Catalog.load(path), None
+        # One unfinished entry (a scaffold still holding <FILL: ...>) must not cost the
+        # whole tree and the built-ins: it is left out and reported with the unread files.
+        return Catalog.load(path, strict=False), None
     except InputError:
         raise
     except Exception as error:  # a broken catalog degrades the diagnosis, it does not stop it
@@ -318,4 +320,14 @@ def diagnose(
     if family is not None:
         family = _known_family(family, loaded)
     log = read_log(path, until=until, catalog=loaded, limits=limits)
-    return diagnose_log(log, family=family, catalog=loaded, params=params, catalog_problem=problem)
+    diagnosis = diagnose_log(
+        log, family=family, catalog=loaded, params=params, catalog_problem=problem
+    )
+    left_out = [
+        Unread(path=p.path, reason=f"knowledge tree entry left out: {p.message}")
+        for p in getattr(loaded, "problems", ())
+        if getattr(p, "is_error", False)
+    ]
+    if left_out:
+        diagnosis = attrs.evolve(diagnosis, unread=(*diagnosis.unread, *left_out))
+    return diagnosis

@@ -77,6 +77,15 @@ def test_write_plan_until_family_knowledge(
     assert cli.main(["diagnose", HEALTHY, "--knowledge", str(knowledge)]) == 0
     capsys.readouterr()
     assert cli.main(["diagnose", HEALTHY, "--knowledge", str(tmp_path / "nope")]) == 2
+    # An unfinished entry in the tree is left out and reported; the rest still counts.
+    assert cli.main(["catalog", "new", "Tile Swap", "--kind", "optimization", "--dir",
+                     str(knowledge)]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert cli.main(["diagnose", MLA, "--knowledge", str(knowledge), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert "missing_fundamental" in [f["pathology"] for f in data["findings"]]
+    (left_out,) = [u for u in data["unread"] if "tile-swap.md" in u["path"]]
+    assert left_out["reason"].startswith("knowledge tree entry left out: Expected the placeholder")
     # Families are spelled as the catalog spells them; an unknown one is refused, since
     # "every fundamental of 'nonsense' is tried" would be vacuous.
     assert cli.main(["diagnose", MLA, "--family", "MLA_decode", "--json"]) == 1
