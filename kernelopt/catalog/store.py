@@ -25,7 +25,7 @@ from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.conditions import Condition, parse_condition
-from kernelopt.catalog.index import render_index
+from kernelopt.catalog.index import INDEX_HEADER, render_index
 from kernelopt.catalog.layout import INDEX_NAME, Placement, candidate_paths, classify, iter_markdown
 from kernelopt.catalog.loader import load_tree
 from kernelopt.catalog.markdown import parse_entry, render_entry
@@ -129,6 +129,25 @@ class KnowledgeTree:
         self._refresh_index()
         return path
 
+    def _check_index_is_ours(self) -> None:
+        """Refuse a folder whose ``index.md`` this tree did not write (a project's own docs
+        page at ``docs/knowledge/index.md``): every operation ends by rewriting it."""
+        path = self.root / INDEX_NAME
+        if not path.is_file():
+            return
+        try:
+            head = path.read_text(encoding="utf-8")[: len(INDEX_HEADER)]
+        except (OSError, UnicodeDecodeError):
+            head = ""
+        if head != INDEX_HEADER:
+            raise CatalogError(
+                expected(
+                    f"a knowledge tree at {self.root} (its index.md written by "
+                    "`kernelopt catalog index`, or none)",
+                    f"another file at {path}, which would be replaced; pick another tree",
+                )
+            )
+
     def _refresh_index(self) -> Path:
         tree = load_tree(self.root, lock=False)
         path = self.root / INDEX_NAME
@@ -139,6 +158,7 @@ class KnowledgeTree:
 
     def write_index(self) -> Path:
         """Regenerate ``index.md`` from the tree's entries; returns its path."""
+        self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
             return self._refresh_index()
@@ -152,6 +172,7 @@ class KnowledgeTree:
             If the id is already used in the tree or by a built-in entry (use the other
             operations to change an existing entry), or an interaction links an unknown id.
         """
+        self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
             existing = self._tree_ids().get(entry.id)
@@ -187,6 +208,7 @@ class KnowledgeTree:
         return self.add(entry)
 
     def _update(self, entry_id: str, change: dict[str, Any]) -> Entry:
+        self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
             path, current = self._find(entry_id)
@@ -249,6 +271,7 @@ class KnowledgeTree:
         starts a new block (with ``notes`` under its table). Returns the new entry.
         """
         kind = SourceType(source_type)
+        self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
             path, current = self._find(entry_id)
@@ -270,6 +293,7 @@ class KnowledgeTree:
 
     def record_interaction(self, entry_id: str, interaction: Interaction) -> Entry:
         """Add (or replace, for the same linked id) an interaction of an entry."""
+        self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
             path, current = self._find(entry_id)
@@ -288,6 +312,7 @@ class KnowledgeTree:
         """
         if not reason.strip():
             raise InputError(expected("a reason for the flip", repr(reason), where="reason"))
+        self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
             path, current = self._find(entry_id)

@@ -289,3 +289,22 @@ def test_update_moves_a_misplaced_file_to_its_folder(tmp_path: Path) -> None:
     assert not wrong.exists()
     assert (root / "optimizations" / "demo-trick.md").is_file()
     assert load_tree(root).problems == ()
+
+
+def test_a_folder_whose_index_md_is_someone_elses_is_not_written(tmp_path: Path) -> None:
+    root = tmp_path / "docs" / "knowledge"
+    root.mkdir(parents=True)
+    page = "# Built-in knowledge base\n\nA page of the project's own docs.\n"
+    (root / "index.md").write_text(page, encoding="utf-8")
+    tree = KnowledgeTree(root)
+    for operation in (
+        tree.write_index,
+        lambda: tree.add(make_entry()),
+        lambda: tree.record_evidence(
+            "cuda-graphs", _row("a"), source_type="local experiment", source="x"
+        ),
+    ):
+        with pytest.raises(CatalogError, match=r"Expected a knowledge tree at .*, got another"):
+            operation()
+    assert (root / "index.md").read_text(encoding="utf-8") == page
+    assert sorted(p.name for p in root.iterdir()) == ["index.md"]
