@@ -37,9 +37,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_gpu)
 
 
+def require_shared(path: Path, what: str) -> Path:
+    """``path`` from the project's ``shared/`` folder beside the checkout (real logs, H200
+    anchors). CI must have it: there a missing one fails. A checkout without it (a vendored
+    copy) skips the tests that read it, saying so."""
+    if path.exists():
+        return path
+    message = f"Expected {what} at {path}, got nothing there"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(f"{message} (shared/ beside the checkout; CI requires it)")
+
+
 @pytest.fixture
 def corpus() -> Path:
     """The directory of real public optimization logs (../shared/corpus)."""
-    if not CORPUS.is_dir():
-        pytest.fail(f"Expected the corpus of real logs at {CORPUS}, got nothing there")
-    return CORPUS
+    return require_shared(CORPUS, "the corpus of real logs")

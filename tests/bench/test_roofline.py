@@ -28,6 +28,8 @@ from kernelopt.bench import (
 from kernelopt.bench.roofline import ceilings_path, save_ceilings
 from kernelopt.bench.timer import cuda_available
 
+from ..conftest import require_shared
+
 ANCHORS = Path(__file__).resolve().parents[2].parent / "shared" / "anchors"
 H200 = Ceilings(gpu="NVIDIA H200", copy_bytes_per_s=4.25e12, matmul_flop_per_s=694e12)
 
@@ -99,9 +101,7 @@ def test_launch_overhead_is_what_graphs_remove() -> None:
 
 
 def _anchor(name: str) -> dict[str, object]:
-    path = ANCHORS / name
-    if not path.exists():
-        pytest.fail(f"Expected the anchor measurements at {path}, got nothing there")
+    path = require_shared(ANCHORS / name, "the anchor measurements")
     data: dict[str, object] = json.loads(path.read_text())
     return data
 
