@@ -449,13 +449,20 @@ def profile_report(
         ]
     if not math.isfinite(placed.floor_pct):
         raise InputError(expected("a finite roofline", placed.floor_pct))
+    root_cause = _root_cause(placed, bottleneck)
+    if measurement.backend == "cpu-perf-counter":
+        # A hand-off read later must not pass an interpreter timing off as a GPU profile.
+        root_cause = (
+            "Timed with the host clock (CPU), not CUDA events: the shares of the roofline "
+            f"below say nothing about a GPU. {root_cause}"
+        )
     return ProfileReport(
         kernel=kernel,
         version=version,
         point=point,
         stages=stages,
         bottleneck=bottleneck,
-        root_cause=_root_cause(placed, bottleneck),
+        root_cause=root_cause,
         opportunities=[item for _, _, item in opportunities],
         baseline=rows,
     )

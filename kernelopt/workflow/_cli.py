@@ -79,6 +79,11 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="allow --knowledge to be the built-in tree shipped with kernelopt",
     )
+    learn.add_argument(
+        "--allow-host-clock",
+        action="store_true",
+        help="record rows timed with the host clock (CPU), not CUDA events",
+    )
     add_json_flag(learn)
     learn.set_defaults(handler=_learn)
 
@@ -185,6 +190,7 @@ def _learn(args: argparse.Namespace) -> int:
         anti_pattern=args.anti_pattern,
         dry_run=args.dry_run,
         allow_builtin=args.allow_builtin,
+        allow_host_clock=args.allow_host_clock,
     )
     if args.json:
         print_json(outcome.to_dict())

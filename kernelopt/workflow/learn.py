@@ -316,6 +316,11 @@ class LearnOutcome:
             )
         if self.related:
             tail += f" See also: {', '.join(f'`{r}`' for r in self.related)}."
+        if o.host_clock:
+            tail += (
+                " Timed with the host clock (CPU): says nothing about a GPU; recording it "
+                "needs allow_host_clock."
+            )
         return f"{head} {tail}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -365,6 +370,7 @@ def learn(
     anti_pattern: str | None = None,
     dry_run: bool = False,
     allow_builtin: bool = False,
+    allow_host_clock: bool = False,
 ) -> LearnOutcome:
     """Decide and perform the knowledge-base update an observation calls for.
 
@@ -390,6 +396,10 @@ def learn(
         Decide and build everything, write nothing.
     allow_builtin : bool
         Allow ``knowledge`` to be the built-in tree shipped with kernelopt.
+    allow_host_clock : bool
+        Record an observation timed with the host clock (CPU, the Triton interpreter);
+        without it such an observation is refused unless ``dry_run``, since evidence in the
+        knowledge base reads as GPU measurements.
 
     Returns
     -------
@@ -400,9 +410,19 @@ def learn(
     CatalogError
         For an unknown entry id.
     InputError
-        For the built-in tree without ``allow_builtin``, an unknown family or language,
-        or an ``anti_pattern`` id naming an optimization.
+        For the built-in tree without ``allow_builtin``, host-clock timings without
+        ``allow_host_clock`` (unless ``dry_run``), an unknown family or language, or an
+        ``anti_pattern`` id naming an optimization.
     """
+    if observation.host_clock and not (allow_host_clock or dry_run):
+        raise InputError(
+            expected(
+                "GPU timings (CUDA events) to record in the knowledge base (allow_host_clock="
+                "True, --allow-host-clock, records host-clock ones)",
+                "rows timed with the host clock (mode 'cpu')",
+                where="observation",
+            )
+        )
     root = Path(knowledge)
     if _is_builtin(root) and not allow_builtin:
         raise InputError(

@@ -88,6 +88,10 @@ class Observation:
         How the verdict was reached, in words.
     knob_changes : tuple of str
         Tuning knobs that differ between the two sides (``"num_splits 8 -> 16"``).
+    host_clock : bool
+        Either side was timed with the host clock (CPU, the Triton interpreter), not CUDA
+        events: its numbers say nothing about a GPU, and :func:`~kernelopt.workflow.learn`
+        does not record them unless asked to.
     """
 
     comparison: Comparison
@@ -104,6 +108,7 @@ class Observation:
     metrics_after: dict[str, float] = attrs.field(factory=dict, converter=_metrics)
     method: str = ""
     knob_changes: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    host_clock: bool = False
 
     @property
     def verdict(self) -> Verdict:
@@ -258,6 +263,7 @@ def observe_rows(
             for key in knobs
             if before.config.get(key) != after.config.get(key)
         ),
+        host_clock="cpu" in (before.mode, after.mode),
     )
 
 
@@ -456,4 +462,5 @@ def observe_comparison(
         metrics_before=dict(metrics_before or {}),
         metrics_after=dict(metrics_after or {}),
         method=f"kernelopt.bench.compare, {comparison.pairs} interleaved pairs",
+        host_clock="cpu-perf-counter" in (base.backend, cand.backend),
     )

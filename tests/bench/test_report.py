@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import pytest
 
 from kernelopt._errors import KernelOptError
@@ -183,6 +184,19 @@ def test_latency_bound_root_cause_mentions_graphs() -> None:
     )
     assert report.bottleneck is Bottleneck.LATENCY
     assert "CUDA graphs remove 25% of the time" in report.root_cause
+
+
+def test_a_host_clock_timing_says_so_in_the_report() -> None:
+    cpu = attrs.evolve(timed(74.176), backend="cpu-perf-counter")
+    report = profile_report(
+        kernel="k", version="v", point=POINT, measurement=cpu, roofline=LINE,
+        catalog=FakeCatalog([]),
+    )  # fmt: skip
+    assert report.root_cause.startswith("Timed with the host clock (CPU), not CUDA events")
+    assert "Timed with the host clock" in report.render()
+    gpu = profile_report(kernel="k", version="v", point=POINT, measurement=timed(74.176),
+                         roofline=LINE, catalog=FakeCatalog([]))  # fmt: skip
+    assert "host clock" not in gpu.root_cause
 
 
 def test_baseline_table_from_a_previous_measurement() -> None:

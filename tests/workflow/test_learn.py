@@ -244,3 +244,25 @@ def test_rows_and_entries_are_built_from_the_observation() -> None:
     assert entry.id == "my-trap" and entry.name == "Regression from Online Softmax"
     assert "No roofline metrics were recorded" in entry.mechanism
     assert entry.evidence[0].source == "x.jsonl"
+
+
+def test_host_clock_timings_are_not_recorded_unless_asked(knowledge: Path) -> None:
+    # Two rows timed on the CPU (the interpreter): 50 us against 80 us says nothing about a
+    # GPU, and evidence in the knowledge base reads as GPU measurements.
+    seen = observe_rows(
+        bench_row("splits8", 50.0, mode="cpu"),
+        bench_row("splits16", 80.0, mode="cpu"),
+        source="runs/cpu.jsonl",
+    )
+    assert seen.host_clock and seen.verdict is Verdict.SLOW
+    before = snapshot(knowledge)
+    with pytest.raises(InputError, match=r"Expected GPU timings \(CUDA events\)"):
+        learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge)
+    assert snapshot(knowledge) == before
+    dry = learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, dry_run=True)
+    assert "Timed with the host clock (CPU)" in dry.summary() and snapshot(knowledge) == before
+    done = learn(
+        seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, allow_host_clock=True
+    )
+    assert done.action is Action.NEW_ANTI_PATTERN and done.path is not None
+    assert not observed("splits8", "splits16").host_clock  # CUDA-event rows
