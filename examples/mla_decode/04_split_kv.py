@@ -133,6 +133,9 @@ for index, point in enumerate(POINTS):
         family="mla-decode",
         language="triton",
         kernel="mla_decode",
+        # The CPU path records interpreter timings into this scratch log's own tree, on
+        # purpose and labelled (CPU); a real tree takes GPU timings only.
+        allow_host_clock=not S.gpu,
     )
     learned.append(outcome)
     print(

@@ -83,6 +83,7 @@ for before_impl, after_impl, entry_id in changes:
             family="mla-decode",
             language="triton",
             kernel="mla_decode",
+            allow_host_clock=not S.gpu,  # the CPU path's scratch tree, labelled (CPU)
         )
         if outcome.entry_id:
             touched.add(outcome.entry_id)
