@@ -67,6 +67,11 @@ _UPPER_BOUND = "upper bound: the time above the roofline floor"
 _MEASURED = "measured: the share of time CUDA graphs removed"
 
 
+# Config keys that name a data format rather than a size (benchmarks/mla_decode.py writes
+# kv=fp8 for FlashMLA's 656-byte cache and nothing for the bfloat16 one).
+_FORMAT_KEYS = ("kv",)
+
+
 def _trial_point(row: BenchRow) -> TrialPoint:
     config = row.config
     found = {axis: config_key(config, axis) for axis in ("b", "s", "t")}
@@ -480,11 +485,15 @@ def profile_from_rows(
     for key, row in _by_point(mine).items():
         trial = _trial_point(row)
         previous = before.get(key)
+        # A point's sizes are integers; a format axis (kv=fp8) would vanish from the
+        # heading and two formats would read as one point, so the version names it.
+        formats = [f"{k}={v}" for k, v in sorted(row.config.items()) if k in _FORMAT_KEYS]
+        label = f"{version}[{','.join(formats)}]" if formats else version
         exact = _exact(
             row,
             previous,
             kernel=kernel,
-            version=version,
+            version=label,
             point=trial,
             ceilings=ceilings,
             catalog=catalog,
@@ -498,7 +507,7 @@ def profile_from_rows(
                 row,
                 previous,
                 kernel=kernel,
-                version=version,
+                version=label,
                 point=trial,
                 catalog=catalog,
                 latency_below_pct=latency_below_pct,

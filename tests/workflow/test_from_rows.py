@@ -184,6 +184,17 @@ def test_rows_of_the_decode_benchmark_name_their_axes_s_q_t_max_and_h_q() -> Non
         profile_from_rows(
             rows, kernel="mla", version="seesaw", point="t=512", catalog=FixedCatalog()
         )
+    # The FP8 cache's row at the same sizes is another hand-off, and its heading says so.
+    fp8 = bench_row("seesaw", 60.0, config=decode | {"kv": "fp8"}, metrics=metrics)
+    both = profile_from_rows(
+        [rows[0], fp8], kernel="mla", version="seesaw", point="s=1", catalog=FixedCatalog()
+    )
+    headings = [r.render().split("\n", 1)[0] for r in both]
+    assert headings == [
+        "## Profile: mla seesaw | b=32, s=1, t=4096, h_q=128, page=64",
+        "## Profile: mla seesaw[kv=fp8] | b=32, s=1, t=4096, h_q=128, page=64",
+    ]
+    assert parse_profile(both[1].render()).version == "seesaw[kv=fp8]"
 
 
 MEMORY_ROW = {

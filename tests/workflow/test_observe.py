@@ -104,6 +104,24 @@ def test_files_select_one_point_and_impl(tmp_path: Path) -> None:
         observe_files(a, b, point="warm")
 
 
+def test_a_cache_format_left_unstated_is_the_dense_one(tmp_path: Path) -> None:
+    # The MLA benchmark writes kv=fp8 for FlashMLA's FP8 cache and nothing for bf16.
+    decode = {"b": 32, "s": 1, "t": 4096}
+    rows = write_rows(
+        tmp_path / "rows.jsonl",
+        bench_row("v1", 53.6, config=decode),
+        bench_row("v1", 98.0, config={**decode, "kv": "fp8"}),
+        bench_row("v2", 45.9, config=decode),
+        bench_row("v2", 60.0, config={**decode, "kv": "fp8"}),
+    )
+    with pytest.raises(InputError, match="one trial point"):
+        observe_files(rows, rows, before_impl="v1", after_impl="v2")
+    dense = observe_files(rows, rows, before_impl="v1", after_impl="v2", point="s=1,kv=bf16")
+    assert (dense.before, dense.after) == (53.6, 45.9)
+    fp8 = observe_files(rows, rows, before_impl="v1", after_impl="v2", point="s=1,kv=fp8")
+    assert (fp8.before, fp8.after) == (98.0, 60.0)
+
+
 def test_the_last_of_repeated_rows_wins() -> None:
     rows = [bench_row("v", 80.0), bench_row("v", 75.0)]
     assert select_row(rows).median == 75.0
