@@ -14,8 +14,9 @@ calls of request-plus-fill, the work a launcher does; for small shapes the GPU i
 between fills and this shows whether the request's host cost reaches the GPU timeline.
 Each row is the median over repeats of (elapsed / calls), in microseconds.
 
-Usage: ``python benchmarks/buffers_overhead.py --out buffers_overhead.jsonl``. Prints a
-table last and writes one JSON row per measurement. Runs in well under a minute.
+Usage: ``python benchmarks/buffers_overhead.py [--out FILE]`` (default
+``benchmarks/results/buffers_overhead.jsonl``). Prints a table last and writes one JSON row
+per measurement. Runs in well under a minute.
 """
 
 from __future__ import annotations
@@ -215,7 +216,9 @@ def table(rows: list[OverheadRow]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("buffers_overhead.jsonl"))
+    parser.add_argument(
+        "--out", type=Path, default=Path("benchmarks/results/buffers_overhead.jsonl")
+    )
     parser.add_argument("--calls", type=int, default=2000, help="calls per timed repeat")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--device", choices=("all", "cuda", "cpu"), default="all")

@@ -16,6 +16,7 @@ becoming part of the graph). One table is printed last.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import torch
@@ -84,6 +85,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_buffers.jsonl"))
     args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("mla_buffers: needs a CUDA device", file=sys.stderr)
+        return 2
     table: list[tuple[object, ...]] = []
     rows: list[object] = []
     for b in (32, 1):

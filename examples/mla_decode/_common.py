@@ -282,6 +282,8 @@ def setup(step: int, description: str, argv: Sequence[str] | None = None) -> Set
 def _prepare_log(setup: Setup) -> None:
     marker = setup.log / MARKER
     wanted = {"device": setup.device, "dtype": setup.dtype_name}
+    if setup.log.exists() and not setup.log.is_dir():
+        raise SystemExit(f"Expected a directory for --log, got the file {setup.log}")
     if setup.step == 1:
         # Step 1 starts the log over; refuse to clear a directory these steps did not make.
         if setup.log.exists() and any(setup.log.iterdir()) and not marker.is_file():

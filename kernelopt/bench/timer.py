@@ -533,6 +533,12 @@ class Timer:
             )
         if self.graph_calls is not None and self.graph_calls < 1:
             raise InputError(expected("graph_calls >= 1 or None", self.graph_calls))
+        if self.l2_bytes is not None and (
+            isinstance(self.l2_bytes, bool)
+            or not isinstance(self.l2_bytes, int)
+            or self.l2_bytes < 1
+        ):
+            raise InputError(expected("l2_bytes as a positive int or None", self.l2_bytes))
 
     def _backend(self) -> str:
         if self.backend == "cpu-perf-counter":

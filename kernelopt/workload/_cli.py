@@ -78,6 +78,13 @@ def _run(args: argparse.Namespace) -> int:
     path = Path(args.trace)
     if path.suffix.lower() == ".md":
         profile = read_profile_md(path)
+        if not profile.ops:
+            # A markdown file with no shape table (a README) is not a workload profile.
+            lines = [n for n in profile.notes if n.startswith("line ")]
+            detail = f"; {lines[0]}" if lines else ""
+            raise InputError(
+                expected(f"a workload profile or shape table in {path}", f"no calls{detail}")
+            )
         if args.op is not None:
             op = profile.op(args.op)
             profile = type(profile)(

@@ -146,6 +146,7 @@ def test_outputs_are_poisoned_and_checked_every_batch() -> None:
         ({"min_samples": 20, "max_samples": 10}, "Expected max_samples >= min_samples"),
         ({"warmup_ms": -1.0}, "warmup_ms: Expected a positive number"),
         ({"graph_calls": 0}, "Expected graph_calls >= 1"),
+        ({"l2_bytes": -1}, "Expected l2_bytes as a positive int or None"),
         ({"backend": "opencl"}, "backend: Expected one of"),
     ],
 )

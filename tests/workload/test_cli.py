@@ -116,6 +116,10 @@ def test_missing_file_unknown_op_and_bad_top(
     assert cli.main(["inspect", str(data / "mla_decode_calls.jsonl"), "--op", "gemm"]) == 2
     assert "Expected an op of the trace (mla_decode), got gemm" in capsys.readouterr().err
     assert cli.main(["inspect", str(data / "mla_decode_calls.jsonl"), "--top", "0"]) == 2
+    readme = tmp_path / "README.md"
+    readme.write_text("# A project\n\nInstall it with pip.\n")
+    assert cli.main(["inspect", str(readme)]) == 2  # markdown without a shape table
+    assert "Expected a workload profile or shape table in" in capsys.readouterr().err
 
 
 def test_console_script_entry(data: Path) -> None:
