@@ -818,3 +818,22 @@ def test_benchmark_and_test_runs_are_not_research(catalog: Catalog) -> None:
         log_of(experiments, recommendations=(*only_chores, idea)), catalog=catalog
     ).finding(Pathology.IGNORED_PRIOR_RESEARCH)
     assert found is not None and [e.quote for e in found.evidence] == [ideas[0]]
+
+
+def test_a_named_idea_is_matched_by_its_name_not_its_commentary(catalog: Catalog) -> None:
+    # "**Idea**: gain. Risk: ..." (a devlog's next-steps list): the experiment that tried it
+    # names the idea, not the estimated gain or the risks.
+    source = SourceRef(path="logs/optimization_log.md", line=222)
+    text = (
+        "Bypass TVM FFI: Save ~10-15us/call = ~3% improvement. Risk: very high — requires "
+        "extracting raw CUDA function handle from CuTe-DSL's compiled object, which is not a "
+        "supported API."
+    )
+    idea = Recommendation(text=text, source=source, experiment=2, after=3)
+    experiments = [exp(n, 80.0 - 0.1 * n, description=f"BLOCK_N={16 * n}") for n in range(1, 7)]
+    experiments[4] = exp(5, 79.5, status=Status.NEUTRAL, description="Pinned D2H + Direct TVM FFI")
+    tried = diagnose_log(log_of(experiments, recommendations=(idea,)), catalog=catalog)
+    assert tried.finding(Pathology.IGNORED_PRIOR_RESEARCH) is None
+    untried = [e for e in experiments if e.number != 5]
+    ignored = diagnose_log(log_of(untried, recommendations=(idea,)), catalog=catalog)
+    assert ignored.finding(Pathology.IGNORED_PRIOR_RESEARCH) is not None

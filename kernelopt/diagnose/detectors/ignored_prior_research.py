@@ -40,7 +40,19 @@ def is_chore(text: str) -> bool:
     return bool(_CHORE.match(text.strip()))
 
 
+# "**Bypass TVM FFI**: Save ~10-15us/call ... Risk: ..." names its idea before the colon
+# or dash; the rest (gains, risks, caveats) is commentary no experiment title repeats.
+_IDEA_HEAD = re.compile(r"^\s*(.{3,80}?)\s*(?::\s|\s[—–]\s|\s-\s)")
+
+
 def _terms(text: str) -> set[str]:
+    """Distinctive terms of a recommendation: those of its named idea when it leads with
+    one (``Idea: why``), else those of the whole text."""
+    head = _IDEA_HEAD.match(text)
+    if head is not None:
+        named = salient_terms(head.group(1))
+        if named:
+            return named
     return salient_terms(text)
 
 
