@@ -125,3 +125,14 @@ def test_knobs_bind_the_number_next_to_the_knob_word() -> None:
     # An arrow to a number of another kind reports a measurement, not a new setting.
     assert knobs_of("T=32→0.2191, T=64→0.2175") == {"T": "32"}
     assert knobs_of("BLOCK_N=32->64") == {"BLOCK_N": "64"}
+
+
+def test_rates_are_measurements_not_names_or_device_limits() -> None:
+    from kernelopt.experiments.readers._metrics import metrics_of
+
+    assert metrics_of("TF32/BF16/FP16 TFLOPS") == {}  # a column of dtypes, not 16 TFLOP/s
+    assert metrics_of("Theoretical Adreno 663: ~30 GB/s") == {}
+    assert metrics_of("peak is 989 TFLOP/s") == {}
+    assert metrics_of("measured: ~49.5 GB/s") == {"bandwidth_gbps": 49.5}
+    assert metrics_of("peak 989 TFLOP/s; we reach 412 TFLOP/s") == {"tflops": 412.0}
+    assert metrics_of("72% DRAM, 85% of roofline") == {"dram_pct": 72.0, "floor_pct": 85.0}

@@ -13,6 +13,9 @@ import re
 __all__ = ["bottleneck_of", "is_profiling_line", "metric_of_header", "metrics_of"]
 
 _N = r"(\d+(?:\.\d+)?)"
+# A value that opens a pattern starts a number, not the tail of a name ("FP16 TFLOPS" is no
+# 16 TFLOP/s).
+_V = rf"(?<![\w.]){_N}"
 _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
@@ -20,7 +23,7 @@ _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "dram_pct",
             rf"\bdram\s*(?:%|throughput|util\w*|bandwidth|bw)?\s*[:=|]?\s*(?:about|~|≈)?\s*{_N}\s*%",
         ),
-        ("dram_pct", rf"{_N}\s*%\s*(?:of\s+)?(?:peak\s+)?dram\b"),
+        ("dram_pct", rf"{_V}\s*%\s*(?:of\s+)?(?:peak\s+)?dram\b"),
         (
             "tc_pct",
             rf"\b(?:tc|tensor[- "
@@ -32,12 +35,12 @@ _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("l2_hit_pct", rf"\bl2 hit(?: rate)?\b[^\d\n]{{0,20}}{_N}\s*%"),
         ("arith_intensity", rf"\barith(?:metic)?[ _-]intensity\b[^\d\n]{{0,20}}{_N}"),
         ("ridge", rf"\bridge(?: point)?\b[^\d\n]{{0,20}}{_N}"),
-        ("floor_pct", rf"{_N}\s*%\s*of\s+(?:the\s+)?(?:roofline|floor)"),
-        ("regs_per_thread", rf"{_N}\s*(?:regs?|registers)\s*(?:/|per)\s*thread"),
-        ("spill_bytes", rf"{_N}\s*bytes?\s+(?:of\s+)?spill"),
+        ("floor_pct", rf"{_V}\s*%\s*of\s+(?:the\s+)?(?:roofline|floor)"),
+        ("regs_per_thread", rf"{_V}\s*(?:regs?|registers)\s*(?:/|per)\s*thread"),
+        ("spill_bytes", rf"{_V}\s*bytes?\s+(?:of\s+)?spill"),
         ("waves", rf"\bwaves?\s*[:=]\s*{_N}"),
-        ("bandwidth_gbps", rf"{_N}\s*GB/s"),
-        ("tflops", rf"{_N}\s*TFLOP(?:S|/s)\b"),
+        ("bandwidth_gbps", rf"{_V}\s*GB/s"),
+        ("tflops", rf"{_V}\s*TFLOP(?:S|/s)\b"),
     )
 )
 _AUTOTUNE = re.compile(
@@ -76,15 +79,32 @@ def _value(text: str) -> float:
     return float(re.sub(r"[,'’ ]", "", text))
 
 
+# A rate stated as a device's limit, not a measurement: "Theoretical Adreno 663: ~30 GB/s",
+# "peak 989 TFLOP/s", "the denominator (989 TFLOP/s)".
+_LIMIT = re.compile(
+    r"\b(?:peak|theoretical|spec(?:ified|s)?|max(?:imum)?|ceiling|denominator|nominal|rated)\b"
+    r"[^\n]{0,40}$",
+    re.IGNORECASE,
+)
+_RATES = frozenset({"bandwidth_gbps", "tflops"})
+
+
 def metrics_of(text: str) -> dict[str, float]:
-    """Named metric values stated in ``text`` (the first value of each name wins)."""
+    """Named metric values stated in ``text`` (the first value of each name wins); a rate
+    stated as a device's limit (peak, theoretical) is not a measurement and is skipped."""
     found: dict[str, float] = {}
     for name, pattern in _METRICS:
         if name in found:
             continue
-        match = pattern.search(text)
-        if match:
+        for match in pattern.finditer(text):
+            # The words before the value in its own clause ("peak 989; we reach 412").
+            clause = re.split(r"[;,()\n]|\.\s", text[max(0, match.start() - 60) : match.start()])[
+                -1
+            ]
+            if name in _RATES and _LIMIT.search(clause):
+                continue
             found[name] = float(match.group(1))
+            break
     for line in text.split("\n"):
         if "autotun" in line.lower() and "autotune_configs" not in found:
             match = _AUTOTUNE.search(line)
