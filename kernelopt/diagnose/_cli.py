@@ -66,7 +66,11 @@ def _run(args: argparse.Namespace) -> int:
     )
     plan = diagnosis.render_plan()
     if args.write_plan:
-        atomic_write_text(args.write_plan, plan)
+        from kernelopt.diagnose.plan import entry_links, render_plan
+
+        # The written file's links resolve from where it is written.
+        links = entry_links(diagnosis, args.write_plan, args.knowledge)
+        atomic_write_text(args.write_plan, render_plan(diagnosis, links=links))
     if args.json:
         print_json(diagnosis.to_dict())
     else:

@@ -13,9 +13,13 @@ Layout::
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
 from kernelopt.diagnose.model import Action, Diagnosis, LogSummary
 
-__all__ = ["render_plan"]
+__all__ = ["entry_links", "render_plan"]
 
 
 def _value(value: float, unit: str, kind: str) -> str:
@@ -70,21 +74,26 @@ def _header(summary: LogSummary) -> list[str]:
     return lines
 
 
-def _action(action: Action) -> str:
+def _action(action: Action, links: Mapping[str, str]) -> str:
     if action.catalog_id is None:
         return action.text
     name = action.catalog_name or action.catalog_id
-    link = f"[{name}]({action.path})" if action.path else name
+    target = links.get(action.catalog_id, action.path)
+    link = f"[{name}]({target})" if target else name
     return f"{action.text} — catalog: {link} (`{action.catalog_id}`)"
 
 
-def render_plan(diagnosis: Diagnosis) -> str:
+def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None) -> str:
     """Render ``diagnosis`` in the seed's plan form.
 
     Parameters
     ----------
     diagnosis : Diagnosis
         What :func:`kernelopt.diagnose.diagnose` returned.
+    links : mapping of str to str, optional
+        Link target per catalog id; by default an action links its entry's path inside a
+        knowledge tree (``optimizations/split-kv-flash-decoding.md``). A plan written to a
+        file passes paths relative to that file (:func:`entry_links`).
 
     Returns
     -------
@@ -116,7 +125,10 @@ def render_plan(diagnosis: Diagnosis) -> str:
             actions.append(action)
     lines += ["", "## Plan", ""]
     if actions:
-        lines += [f"{index}. {_action(action)}" for index, action in enumerate(actions, start=1)]
+        lines += [
+            f"{index}. {_action(action, links or {})}"
+            for index, action in enumerate(actions, start=1)
+        ]
     elif empty:
         lines.append(
             "Log each experiment (experiments/summary.md, exp_N/plan.md and result.md; "
@@ -148,3 +160,30 @@ def render_plan(diagnosis: Diagnosis) -> str:
         if len(diagnosis.unread) > 50:
             lines.append(f"- … and {len(diagnosis.unread) - 50} more")
     return "\n".join(lines) + "\n"
+
+
+def entry_links(
+    diagnosis: Diagnosis, plan_path: str | os.PathLike[str], knowledge: str | None = None
+) -> dict[str, str]:
+    """Links from a plan written at ``plan_path`` to the entry files its actions name.
+
+    An entry of the user's ``knowledge`` tree links there, any other the built-in file
+    shipped with kernelopt; ids whose file is not found keep the tree-relative path.
+    """
+    from kernelopt.catalog.catalog import BUILTIN_ROOT
+
+    start = Path(plan_path).resolve().parent
+    roots = ([Path(knowledge)] if knowledge else []) + [BUILTIN_ROOT]
+    links: dict[str, str] = {}
+    for finding in diagnosis.findings:
+        for action in finding.actions:
+            if action.catalog_id is None or not action.path:
+                continue
+            for root in roots:
+                found = root / action.path
+                if found.is_file():
+                    links[action.catalog_id] = Path(
+                        os.path.relpath(found.resolve(), start)
+                    ).as_posix()
+                    break
+    return links

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +65,13 @@ def test_write_plan_until_family_knowledge(
     plan = tmp_path / "out" / "plan.md"
     assert cli.main(["diagnose", MLA, "--until", "5", "--write-plan", str(plan)]) == 1
     text = plan.read_text()
-    assert "as it stood before exp 5" in text and text == capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "as it stood before exp 5" in text
+    # The file is the printed plan, its catalog links made to resolve from where it lies.
+    links = re.findall(r"\]\(([^)]+\.md)\)", text)
+    assert links and all((plan.parent / link).is_file() for link in links)
+    assert re.sub(r"\]\([^)]+\)", "]()", text) == re.sub(r"\]\([^)]+\)", "]()", printed)
+    assert "](optimizations/split-kv-flash-decoding.md)" in printed
     assert "- [ ] 2. Local minimum" in text
     # The family decides the fundamentals: read as plain attention (online softmax), the
     # plateau's kernel lacks none; as MLA decode it lacks split-KV (test_json_shape).

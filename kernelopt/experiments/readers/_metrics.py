@@ -87,6 +87,7 @@ _LIMIT = re.compile(
     re.IGNORECASE,
 )
 _RATES = frozenset({"bandwidth_gbps", "tflops"})
+_CLAUSE = re.compile(r"[;,()\n]|\.\s")
 
 
 def metrics_of(text: str) -> dict[str, float]:
@@ -98,18 +99,17 @@ def metrics_of(text: str) -> dict[str, float]:
             continue
         for match in pattern.finditer(text):
             # The words before the value in its own clause ("peak 989; we reach 412").
-            clause = re.split(r"[;,()\n]|\.\s", text[max(0, match.start() - 60) : match.start()])[
-                -1
-            ]
+            before = text[max(0, match.start() - 60) : match.start()]
+            clause = _CLAUSE.split(before)[-1]
             if name in _RATES and _LIMIT.search(clause):
                 continue
             found[name] = float(match.group(1))
             break
     for line in text.split("\n"):
         if "autotun" in line.lower() and "autotune_configs" not in found:
-            match = _AUTOTUNE.search(line)
-            if match:
-                found["autotune_configs"] = _value(match.group(1))
+            configs = _AUTOTUNE.search(line)
+            if configs:
+                found["autotune_configs"] = _value(configs.group(1))
     return found
 
 
