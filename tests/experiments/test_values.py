@@ -136,3 +136,16 @@ def test_rates_are_measurements_not_names_or_device_limits() -> None:
     assert metrics_of("measured: ~49.5 GB/s") == {"bandwidth_gbps": 49.5}
     assert metrics_of("peak 989 TFLOP/s; we reach 412 TFLOP/s") == {"tflops": 412.0}
     assert metrics_of("72% DRAM, 85% of roofline") == {"dram_pct": 72.0, "floor_pct": 85.0}
+
+
+def test_a_result_lines_own_before_and_after_is_its_speedup() -> None:
+    from kernelopt.experiments.readers._values import arrow_speedup
+
+    line = "0.2228ms → **0.2098ms (-5.8%)**"
+    assert arrow_speedup(line, headline_latency(line)) == pytest.approx(0.2228 / 0.2098)
+    bare = "0.2054 → **0.2471ms (+20% REGRESSION)**. Min latency 0.039 → 0.062ms"
+    assert arrow_speedup(bare, headline_latency(bare)) == pytest.approx(0.2054 / 0.2471)
+    assert arrow_speedup("First run 0.2175ms (-2.4%, likely warm-cache outlier)") is None
+    # The arrow's new time must be the headline the line reports.
+    assert arrow_speedup("Min latency 0.039 → 0.062ms; **0.2471ms**", headline_latency(
+        "Min latency 0.039 → 0.062ms; **0.2471ms**")) is None  # fmt: skip

@@ -18,6 +18,7 @@ __all__ = [
     "LATENCY_UNITS",
     "Quantity",
     "after_arrow",
+    "arrow_speedup",
     "correctness_of",
     "date_of",
     "headline_latency",
@@ -165,6 +166,37 @@ def headline_latency(text: str) -> Quantity | None:
         if found:
             return found[0]
     return tokens[0] if tokens else None
+
+
+def arrow_speedup(text: str, headline: Quantity | None = None) -> float | None:
+    """The speedup a ``Result:`` line's own before/after states (``0.2228ms -> 0.2098ms``:
+    1.062), when its first clause with an arrow has a time on each side (and, given a
+    ``headline``, the time after the arrow is that headline); else None.
+
+    The two times were measured for the same entry, so their ratio is its A/B, not a
+    difference between runs. A bare number before the arrow takes the unit after it.
+    """
+    for clause in re.split(r";|\.\s|\(|,\s(?=[A-Za-z])", text.replace("*", "")):
+        parts = _ARROW.split(clause)
+        if len(parts) != 2:
+            continue
+        after = latency_tokens(parts[1])
+        if not after:
+            continue
+        before = latency_tokens(parts[0])
+        if before:
+            old = before[-1].microseconds
+        else:
+            bare = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*$", parts[0])
+            if bare is None:
+                continue
+            old = float(bare.group(1)) * _TO_US.get(after[0].unit, 1.0)
+        new = after[0].microseconds
+        if headline is not None and abs(new - headline.microseconds) > 1e-9 * new:
+            return None
+        if old > 0 and new > 0:
+            return old / new
+    return None
 
 
 def after_arrow(text: str) -> str:

@@ -17,6 +17,7 @@ from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import Heading, bullets, code_mask, headings, strip_md
 from kernelopt.experiments.readers._values import (
+    arrow_speedup,
     correctness_of,
     date_of,
     headline_latency,
@@ -125,8 +126,10 @@ def read_devlog(file: TextFile, *, kind: str = "devlog") -> list[Draft]:
                     continue
                 pick = headline_latency(line)
                 if pick is not None:
-                    draft.put("latency", pick.value, SourceRef(path=file.path, line=index + 1))
-                    draft.put("unit", pick.unit, SourceRef(path=file.path, line=index + 1))
+                    at = SourceRef(path=file.path, line=index + 1)
+                    draft.put("latency", pick.value, at)
+                    draft.put("unit", pick.unit, at)
+                    draft.put("speedup", arrow_speedup(line, pick), at)
                     break
         ideas = [
             b.text

@@ -31,6 +31,7 @@ from kernelopt.experiments.readers._markdown import (
 from kernelopt.experiments.readers._metrics import is_profiling_line, metric_of_header, metrics_of
 from kernelopt.experiments.readers._values import (
     after_arrow,
+    arrow_speedup,
     correctness_of,
     date_of,
     headline_latency,
@@ -469,6 +470,8 @@ def describe(
             if pick is not None:
                 draft.put("latency", pick.value, ref(line))
                 draft.put("unit", pick.unit, ref(line))
+                # "0.2228ms -> 0.2098ms": the entry's own A/B, as a speedup.
+                draft.put("speedup", arrow_speedup(value, pick), ref(line))
     body = "\n".join(lines[start - 1 : last])
     if draft.correctness is None and prose_outcome:
         stated = correctness_in(body)
