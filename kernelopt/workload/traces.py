@@ -57,6 +57,9 @@ def _kind_of_record(record: object) -> str | None:
     return None
 
 
+_SNIFF_LINES = 5
+
+
 def detect_format(path: str | Path) -> str:
     """Return the format of the trace at ``path`` (one of :data:`FORMATS`).
 
@@ -78,11 +81,16 @@ def detect_format(path: str | Path) -> str:
             raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
     if not head.strip():
         raise InputError(expected("a non-empty trace file", f"{target} (empty)"))
-    first = head.lstrip().split(b"\n", 1)[0]
-    try:
-        kind = _kind_of_record(json.loads(first))
-    except (ValueError, RecursionError):
-        kind = None
+    # The first lines that decode decide: one malformed line at the top of a JSONL trace
+    # (a truncated write, a stray header) is skipped by the reader, so here too.
+    kind = None
+    lines = [line for line in head.lstrip().split(b"\n")[:-1] if line.strip()][:_SNIFF_LINES]
+    for line in lines or [head.strip()]:
+        try:
+            kind = _kind_of_record(json.loads(line))
+        except (ValueError, RecursionError):
+            continue
+        break
     if kind is not None:
         return kind
     if target.suffix == ".jsonl":

@@ -224,3 +224,16 @@ def test_fuzzed_lines_never_crash_and_match_a_full_decode(lines: list[tuple]) ->
     assert got == {c: (a[0], a[1]) for c, a in expected.items()}
     for group in trace.groups:
         assert abs(group.time_us - expected[group.call][2]) <= 1e-6 * max(1.0, group.time_us)
+
+
+def test_a_malformed_first_line_does_not_hide_the_format(tmp_path: Path) -> None:
+    from kernelopt.workload import detect_format
+
+    path = tmp_path / "calls.txt"  # not named .jsonl: the content decides
+    path.write_text(
+        "garbage from a truncated write\n"
+        '{"op": "f", "args": {"x": {"shape": [4, 1], "dtype": "f32"}}, "duration_us": 3}\n'
+    )
+    assert detect_format(path) == "jsonl"
+    trace = read_trace(path)
+    assert (trace.records, trace.skipped) == (2, 1) and trace.groups[0].calls == 1
