@@ -306,13 +306,19 @@ def k(Q, K, BLOCK_H: tl.constexpr):
 """
 
 
+# A compute-bound kernel whose last three attempts work on memory.
+MEMORY_SIDE_ATTEMPTS = (
+    exp(1, 274.1, status=Status.BASELINE, description="torch eager"),
+    exp(2, 157.3, description="Triton kernel"),
+    exp(3, 219.1, status=Status.REVERTED, description="num_stages=3: deeper prefetch"),
+    exp(4, 219.6, status=Status.REVERTED, description="smaller tiles, more loads in flight"),
+    exp(5, 230.0, status=Status.REVERTED, description="coalesced vectorized KV loads"),
+)
+
+
 def test_wrong_bottleneck_actions_skip_techniques_the_kernel_has(catalog: Catalog) -> None:
     experiments = [
-        exp(1, 274.1, status=Status.BASELINE, description="torch eager"),
-        exp(2, 157.3, description="Triton kernel"),
-        exp(3, 219.1, status=Status.REVERTED, description="num_stages=3: deeper prefetch"),
-        exp(4, 219.6, status=Status.REVERTED, description="smaller tiles, more loads in flight"),
-        exp(5, 230.0, status=Status.REVERTED, description="coalesced vectorized KV loads"),
+        *MEMORY_SIDE_ATTEMPTS,
         exp(6, 171.0, status=Status.REVERTED, description="TMA", tags=("block-pointers-tma",)),
     ]
     log = log_of(experiments, profile=COMPUTE_BOUND, kernels=(kernel(WELL_EQUIPPED),))
@@ -336,13 +342,7 @@ def test_wrong_bottleneck_actions_skip_techniques_the_kernel_has(catalog: Catalo
 
 
 def test_dot_precision_is_advised_only_for_float32_dots(fake_catalog: FakeCatalog) -> None:
-    experiments = [
-        exp(1, 274.1, status=Status.BASELINE, description="torch eager"),
-        exp(2, 157.3, description="Triton kernel"),
-        exp(3, 219.1, status=Status.REVERTED, description="num_stages=3: deeper prefetch"),
-        exp(4, 219.6, status=Status.REVERTED, description="smaller tiles, more loads in flight"),
-        exp(5, 230.0, status=Status.REVERTED, description="coalesced vectorized KV loads"),
-    ]
+    experiments = MEMORY_SIDE_ATTEMPTS
     ids = {}
     for name, source in (("bf16", "acc = tl.dot(q, k)\n"), ("fp32", "q = q.to(tl.float32)\n")):
         log = log_of(experiments, profile=COMPUTE_BOUND, kernels=(kernel(source),))

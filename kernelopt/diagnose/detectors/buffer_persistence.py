@@ -108,7 +108,8 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
                 else []
             ),
             ctx.action(
-                "Once nothing allocates per call, capture the call (a decode step, a layer) in a CUDA graph.",
+                "Once nothing allocates per call, capture the call (a decode step, a layer) "
+                "in a CUDA graph.",
                 "cuda-graphs",
             ),
         ],
