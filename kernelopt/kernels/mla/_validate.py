@@ -7,6 +7,7 @@ Every check reads only host-side tensor metadata (shape, dtype, device, strides)
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -23,11 +24,13 @@ __all__ = [
     "D_V",
     "FP8_ROW_BYTES",
     "check_cache_seqlens",
+    "check_flag",
     "check_inputs",
     "check_interpreter_dtype",
     "check_outputs",
     "check_runnable_device",
     "check_seqlen_values",
+    "check_softmax_scale",
 ]
 
 D_NOPE = 512
@@ -250,6 +253,7 @@ def check_outputs(
             raise InputError(
                 expected("a contiguous last dim (stride 1)", out.stride(-1), where="out")
             )
+        _check_no_overlap(out, "out")
     if lse is not None:
         _require_tensor(lse, "lse")
         want_lse = (batch, h_q, s_q)
@@ -259,6 +263,44 @@ def check_outputs(
             raise InputError(expected("dtype torch.float32", str(lse.dtype), where="lse"))
         if lse.device != device:
             raise InputError(expected(f"device {device}", str(lse.device), where="lse"))
+        _check_no_overlap(lse, "lse")
+
+
+def _check_no_overlap(tensor: torch.Tensor, where: str) -> None:
+    """Refuse an output whose elements share memory (an ``expand``-ed or stride-0 view):
+    two rows of the result would land on one address, and one would be lost."""
+    dims = sorted(
+        (stride, size)
+        for stride, size in zip(tensor.stride(), tensor.shape, strict=True)
+        if size > 1
+    )
+    reach = 1  # elements spanned by the faster-varying dims so far
+    for stride, size in dims:
+        if stride < reach:
+            raise InputError(
+                expected(
+                    "an output whose elements do not overlap",
+                    f"strides {list(tensor.stride())} for shape {list(tensor.shape)}",
+                    where=where,
+                )
+            )
+        reach = stride * size
+
+
+def check_softmax_scale(value: object) -> float:
+    """A softmax scale as a float: finite and positive (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(expected("a finite float", value, where="softmax_scale"))
+    if value <= 0:
+        raise InputError(expected("a positive scale", value, where="softmax_scale"))
+    return float(value)
+
+
+def check_flag(value: object, where: str) -> bool:
+    """A bool argument, as a bool (``causal="no"`` is not True)."""
+    if not isinstance(value, bool):
+        raise InputError(expected("a bool", repr(value), where=where))
+    return value
 
 
 def check_interpreter_dtype(device: torch.device, dtype: torch.dtype) -> None:

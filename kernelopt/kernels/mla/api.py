@@ -13,7 +13,7 @@ schedule, opaque to callers, as FlashMLA's are.
 
 from __future__ import annotations
 
-import math
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -24,11 +24,13 @@ from kernelopt.kernels.mla import hopper, seesaw
 from kernelopt.kernels.mla._validate import (
     D_V,
     check_cache_seqlens,
+    check_flag,
     check_inputs,
     check_interpreter_dtype,
     check_outputs,
     check_runnable_device,
     check_seqlen_values,
+    check_softmax_scale,
 )
 from kernelopt.kernels.mla.naive import launch_naive
 from kernelopt.kernels.mla.schedule import Schedule, build_schedule, plan_schedule
@@ -167,11 +169,7 @@ class MLADecodePlan:
         self._s_q = _positive_int(s_q, "s_q")
         self._h_q = _positive_int(h_q, "h_q")
         self._page_size = _positive_int(page_size, "page_size")
-        if not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale)):
-            raise InputError(expected("a finite float", softmax_scale, where="softmax_scale"))
-        if softmax_scale <= 0:
-            raise InputError(expected("a positive scale", softmax_scale, where="softmax_scale"))
-        self._softmax_scale = float(softmax_scale)
+        self._softmax_scale = check_softmax_scale(softmax_scale)
         dtype = torch.bfloat16 if dtype is None else dtype
         if dtype not in (torch.bfloat16, torch.float16, torch.float32):
             raise InputError(expected("bfloat16, float16 or float32", str(dtype), where="dtype"))
@@ -179,7 +177,7 @@ class MLADecodePlan:
         if strategy not in STRATEGIES:
             raise InputError(expected(f"one of {list(STRATEGIES)}", strategy, where="strategy"))
         self._strategy: Strategy = strategy
-        self._causal = bool(causal)
+        self._causal = check_flag(causal, "causal")
         self._mask_draft = _masks_draft_tokens(self._causal, self._s_q)
         if not isinstance(kv_fp8, bool):
             raise InputError(expected("a bool", kv_fp8, where="kv_fp8"))
@@ -565,7 +563,8 @@ def get_mla_metadata(
         Accepted for FlashMLA compatibility; unused.
     is_fp8_kvcache : bool
         Whether the cache is in the 656-byte FP8 layout (:mod:`kernelopt.kernels.mla.fp8`);
-        the schedule is the same either way.
+        it picks the key tile the pieces are cut on. A call may pass another flag: it reads
+        the tile from the metadata.
     topk : int, optional
         FlashMLA's sparse attention, not supported: must stay None.
 
@@ -601,7 +600,32 @@ def get_mla_metadata(
         num_slots=device_num_sms(cache_seqlens.device) * config.ctas_per_sm,
         overhead_tiles=config.overhead_tiles,
     )
-    return schedule_tensors(schedule, cache_seqlens.device)
+    meta, splits = schedule_tensors(schedule, cache_seqlens.device)
+    key = id(meta)
+    # Keyed by identity (tensors compare elementwise); the entry goes when the tensor does.
+    _SCHEDULED[key] = (
+        weakref.ref(meta, lambda _ref: _SCHEDULED.pop(key, None)),
+        rows,
+        config.block_n,
+    )
+    return meta, splits
+
+
+# What get_mla_metadata scheduled each metadata tensor for: (query rows, key tile). Pieces
+# start on multiples of that tile, which decides whether a call's tiles stay inside a page.
+_SCHEDULED: dict[int, tuple[weakref.ref[Any], int, int]] = {}
+
+
+def _scheduled_for(meta: Any) -> tuple[int, int] | None:
+    """(query rows, key tile) of metadata this module made, else None."""
+    entry = _SCHEDULED.get(id(meta))
+    if entry is None or entry[0]() is not meta:
+        return None
+    return entry[1], entry[2]
+
+
+# The key tile every schedule's tile is a multiple of, for metadata made elsewhere.
+_SAFE_TILE = 16
 
 
 def mla_decode_with_kvcache(
@@ -701,10 +725,23 @@ def mla_decode_with_kvcache(
             else type(num_splits).__name__
         )
         raise InputError(expected(f"int32 [{batch + 1}] on {q.device}", got, where="num_splits"))
-    scale = q.shape[-1] ** -0.5 if softmax_scale is None else float(softmax_scale)
+    scale = q.shape[-1] ** -0.5 if softmax_scale is None else check_softmax_scale(softmax_scale)
+    causal = check_flag(causal, "causal")
 
     rows = s_q * h_q
     config = default_config(rows, q.dtype, kv_fp8=is_fp8_kvcache)
+    scheduled = _scheduled_for(meta)
+    if scheduled is not None and scheduled[0] != rows:
+        raise InputError(
+            expected(
+                f"metadata from get_mla_metadata for {rows} query rows (s_q * h_q)",
+                f"metadata for {scheduled[0]}",
+                where="tile_scheduler_metadata",
+            )
+        )
+    # The metadata's own tile, whatever flag or rows this call passes; unknown metadata
+    # (a copy, another library's) gets the tile every schedule is a multiple of.
+    schedule_block_n = _SAFE_TILE if scheduled is None else scheduled[1]
     num_pieces = meta.shape[0]
     # Every sequence has at least one piece: more rows than sequences means some split.
     has_splits = num_pieces > batch
@@ -729,9 +766,7 @@ def mla_decode_with_kvcache(
         causal=_masks_draft_tokens(causal, s_q),
         num_units=num_pieces,
         has_splits=has_splits,
-        tile_in_page=tile_in_page(
-            page, default_config(rows, kv_fp8=is_fp8_kvcache).block_n, config.block_n
-        ),
+        tile_in_page=tile_in_page(page, schedule_block_n, config.block_n),
         config=config,
     )
     return out, lse

@@ -24,9 +24,12 @@ from kernelopt.kernels.mla._validate import (
     D_PE,
     D_V,
     check_cache_seqlens,
+    check_flag,
     check_inputs,
+    check_interpreter_dtype,
     check_outputs,
     check_runnable_device,
+    check_softmax_scale,
 )
 
 if TYPE_CHECKING:
@@ -226,6 +229,9 @@ def mla_decode_naive(
     check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
     check_outputs(out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device)
     check_runnable_device(q.device)
+    check_interpreter_dtype(q.device, q.dtype)
+    softmax_scale = check_softmax_scale(softmax_scale)
+    causal = check_flag(causal, "causal")
     if out is None:
         out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
     if lse is None:

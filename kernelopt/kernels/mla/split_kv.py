@@ -43,10 +43,13 @@ from kernelopt.kernels.mla._validate import (
     D_PE,
     D_V,
     check_cache_seqlens,
+    check_flag,
     check_inputs,
+    check_interpreter_dtype,
     check_outputs,
     check_runnable_device,
     check_seqlen_values,
+    check_softmax_scale,
 )
 from kernelopt.kernels.mla.schedule import (
     DEFAULT_OVERHEAD_TILES,
@@ -603,6 +606,9 @@ def mla_decode_split_kv(
     check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
     check_outputs(out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device)
     check_runnable_device(q.device)
+    check_interpreter_dtype(q.device, q.dtype)
+    softmax_scale = check_softmax_scale(softmax_scale)
+    causal = check_flag(causal, "causal")
     seqlens = [int(n) for n in cache_seqlens.tolist()]
     check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
 

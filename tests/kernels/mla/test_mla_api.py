@@ -359,3 +359,49 @@ def test_flashmla_pair_bf16_varlen_gpu(request) -> None:
         q, kv, bt, sl, 512, meta, num_splits, causal=True, softmax_scale=SCALE
     )
     assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.bfloat16)
+
+
+def test_metadata_is_read_as_it_was_scheduled(request) -> None:
+    # FlashMLA's older get_mla_metadata had no FP8 flag: a call that says FP8 while its
+    # metadata was cut on another key tile reads the tile from the metadata (pieces on
+    # multiples of 32 must not be read as 64-key tiles through one page lookup).
+    from kernelopt.kernels.mla import quantize_kv_fp8
+
+    if DEVICE != "cpu":
+        pytest.skip("the float16 FP8 check below is the CPU path's")
+    q, kv, bt, sl = make_inputs(
+        [257], s_q=1, h_q=64, page=64, dtype=torch.float16, seed=seed_of(request)
+    )
+    fp8 = quantize_kv_fp8(kv.nan_to_num(0.0))
+    ref_out, ref_lse = mla_decode_ref(q, fp8, bt, sl, softmax_scale=SCALE, causal=False)
+    for flag in (True, False):
+        meta, num_splits = get_mla_metadata(sl, 64, 1, is_fp8_kvcache=flag)
+        out, lse = mla_decode_with_kvcache(
+            q, fp8, bt, sl, 512, meta, num_splits, softmax_scale=SCALE, is_fp8_kvcache=True
+        )
+        assert_matches(out, lse, ref_out, ref_lse, torch.float16)
+    # Metadata for another number of query rows is refused, not read past the cache.
+    meta, num_splits = get_mla_metadata(sl, 16, 1)
+    with pytest.raises(InputError, match="Expected metadata from get_mla_metadata for 64 query"):
+        mla_decode_with_kvcache(q, fp8, bt, sl, 512, meta, num_splits, is_fp8_kvcache=True)
+
+
+def test_every_entry_point_checks_scale_flags_and_outputs(request) -> None:
+    from kernelopt.kernels.mla import mla_decode_naive, mla_decode_split_kv
+
+    q, kv, bt, sl = _inputs(request)
+    for call in (mla_decode_split_kv, mla_decode_naive):
+        for scale in (float("nan"), float("inf"), 0.0, -1.0, True):
+            with pytest.raises(InputError, match="softmax_scale: Expected a"):
+                call(q, kv, bt, sl, softmax_scale=scale)
+        with pytest.raises(InputError, match="causal: Expected a bool, got 'no'"):
+            call(q, kv, bt, sl, softmax_scale=SCALE, causal="no")  # type: ignore[arg-type]
+        # One buffer expanded over the batch: two sequences would write the same memory.
+        shared = torch.empty(1, 2, 3, 512, dtype=q.dtype, device=q.device).expand(3, -1, -1, -1)
+        with pytest.raises(InputError, match="out: Expected an output whose elements do not"):
+            call(q, kv, bt, sl, softmax_scale=SCALE, out=shared)
+    meta, num_splits = get_mla_metadata(sl, 6, 1)
+    with pytest.raises(InputError, match="softmax_scale: Expected a finite float, got nan"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits, softmax_scale=float("nan"))
+    with pytest.raises(InputError, match="causal: Expected a bool"):
+        _plan([9, 5], device=DEVICE, causal=1)
