@@ -451,11 +451,7 @@ def profile_report(
         raise InputError(expected("a finite roofline", placed.floor_pct))
     root_cause = _root_cause(placed, bottleneck)
     if measurement.backend == "cpu-perf-counter":
-        # A hand-off read later must not pass an interpreter timing off as a GPU profile.
-        root_cause = (
-            "Timed with the host clock (CPU), not CUDA events: the shares of the roofline "
-            f"below say nothing about a GPU. {root_cause}"
-        )
+        root_cause = HOST_CLOCK_WARNING + root_cause
     return ProfileReport(
         kernel=kernel,
         version=version,
@@ -466,6 +462,14 @@ def profile_report(
         opportunities=[item for _, _, item in opportunities],
         baseline=rows,
     )
+
+
+# Opens the root cause of a hand-off timed on the CPU: read later, it must not pass an
+# interpreter timing off as a GPU profile.
+HOST_CLOCK_WARNING = (
+    "Timed with the host clock (CPU), not CUDA events: the shares of the roofline below say "
+    "nothing about a GPU. "
+)
 
 
 def _builtin_catalog() -> MetricMatcher:

@@ -30,6 +30,7 @@ from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.records import BenchRow, point_text
 from kernelopt.bench.report import (
+    HOST_CLOCK_WARNING,
     BaselineMetric,
     Bottleneck,
     MetricMatcher,
@@ -70,6 +71,11 @@ _MEASURED = "measured: the share of time CUDA graphs removed"
 # Config keys that name a data format rather than a size (benchmarks/mla_decode.py writes
 # kv=fp8 for FlashMLA's 656-byte cache and nothing for the bfloat16 one).
 _FORMAT_KEYS = ("kv",)
+
+
+def _host_clock(row: BenchRow) -> bool:
+    """Whether ``row`` was timed with the host clock (CPU), not CUDA events."""
+    return row.mode == "cpu" or row.backend == "cpu-perf-counter"
 
 
 def _trial_point(row: BenchRow) -> TrialPoint:
@@ -402,7 +408,8 @@ def _from_shares(
         point=point,
         stages=[stage],
         bottleneck=bottleneck,
-        root_cause=_root_cause(m, floor, bottleneck, memory),
+        root_cause=(HOST_CLOCK_WARNING if _host_clock(row) else "")
+        + _root_cause(m, floor, bottleneck, memory),
         opportunities=_opportunities(m, floor, catalog, bottleneck, present),
         baseline=[] if baseline is None else _baseline_rows(row, baseline),
     )

@@ -202,6 +202,14 @@ def _check_rows(before: BenchRow, after: BenchRow, knobs: Sequence[str]) -> None
         raise InputError(
             expected("rows measured on the same GPU", f"{before.gpu!r} and {after.gpu!r}")
         )
+    for field in ("mode", "cache", "backend"):
+        # A cold time against a graph replay (or an L2-flushed one against a hot one) moves
+        # by the method, not by the change.
+        a, b = getattr(before, field), getattr(after, field)
+        if a and b and a != b:
+            raise InputError(
+                expected(f"rows timed the same way (same {field})", f"{a!r} and {b!r}")
+            )
     first, second = _without(before.config, knobs), _without(after.config, knobs)
     if first != second:
         raise InputError(
@@ -263,7 +271,8 @@ def observe_rows(
             for key in knobs
             if before.config.get(key) != after.config.get(key)
         ),
-        host_clock="cpu" in (before.mode, after.mode),
+        host_clock="cpu" in (before.mode, after.mode)
+        or "cpu-perf-counter" in (before.backend, after.backend),
     )
 
 

@@ -276,3 +276,12 @@ def test_the_exact_report_also_drops_present_techniques() -> None:
         present=("software-pipelining",),
     )
     assert report.opportunities == () and "GB/s" in report.root_cause
+
+
+def test_share_only_rows_timed_on_the_cpu_say_so() -> None:
+    metrics = {"dram_pct": 53.0, "tc_pct": 9.0, "arith_intensity": 30.0, "ridge": 160.0}
+    decode = {"b": 32, "s": 1, "t": 4096}
+    for fields, warned in (({"backend": "cpu-perf-counter"}, True), ({}, False)):
+        row = bench_row("v", 74.7, config=decode, metrics=metrics, **fields)
+        [report] = profile_from_rows([row], kernel="k", version="v", catalog=FixedCatalog())
+        assert report.root_cause.startswith("Timed with the host clock (CPU)") is warned

@@ -266,3 +266,24 @@ def test_host_clock_timings_are_not_recorded_unless_asked(knowledge: Path) -> No
     )
     assert done.action is Action.NEW_ANTI_PATTERN and done.path is not None
     assert not observed("splits8", "splits16").host_clock  # CUDA-event rows
+    # What row_from_measurement writes for a CPU timing: mode "cold", the host-clock backend.
+    cold_cpu = observe_rows(
+        bench_row("splits8", 50.0, backend="cpu-perf-counter"),
+        bench_row("splits16", 80.0, backend="cpu-perf-counter"),
+        source="runs/cpu.jsonl",
+    )
+    assert cold_cpu.host_clock
+    with pytest.raises(InputError, match=r"Expected GPU timings \(CUDA events\)"):
+        learn(cold_cpu, entry_id="split-kv-flash-decoding", knowledge=knowledge)
+
+
+def test_rows_timed_different_ways_are_not_compared() -> None:
+    # A cold time against a graph replay of the same kernel moves by the method alone.
+    with pytest.raises(InputError, match="Expected rows timed the same way \\(same mode\\)"):
+        observe_rows(
+            bench_row("v1", 74.0, mode="cold"), bench_row("v1", 66.0, mode="graph"), source="x"
+        )
+    with pytest.raises(InputError, match="same cache"):
+        observe_rows(
+            bench_row("v1", 74.0, cache="flush"), bench_row("v2", 66.0, cache="none"), source="x"
+        )
