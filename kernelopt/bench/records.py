@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -150,6 +151,23 @@ def point_text(point: object) -> str:
     return str(point)
 
 
+def _config_values(_instance: object, _attribute: object, value: object) -> None:
+    """A config holds what a JSONL line reads back as the same value: str keys, and ints,
+    finite floats, strs or bools (a shape goes in as text, ``"4x576"``)."""
+    if not isinstance(value, dict):
+        raise InputError(expected("config as a dict", type(value).__name__, where="config"))
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise InputError(expected("str config keys", repr(key), where="config"))
+        ok = isinstance(item, bool | int | str) or (
+            isinstance(item, float) and math.isfinite(item)
+        )
+        if not ok:
+            raise InputError(
+                expected("an int, finite float, str or bool", repr(item), where=f"config[{key!r}]")
+            )
+
+
 @attrs.frozen(kw_only=True)
 class BenchRow:
     """One timed configuration of one implementation: a line of a benchmark JSONL file.
@@ -194,7 +212,7 @@ class BenchRow:
 
     op: str
     impl: str
-    config: dict[str, ConfigValue] = attrs.field(factory=dict)
+    config: dict[str, ConfigValue] = attrs.field(factory=dict, validator=_config_values)
     mode: str = "cold"
     cache: str = "flush"
     backend: str = "cuda-events"
@@ -286,6 +304,11 @@ def row_from_measurement(
 def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     """Append ``rows`` to the JSONL file ``path`` (one JSON object a line), under a lock."""
     target = Path(path)
+    rows = list(rows)
+    for row in rows:
+        # A line read_rows would refuse makes the whole file unreadable: refuse it here.
+        if not isinstance(row, BenchRow):
+            raise InputError(expected("BenchRow rows", type(row).__name__, where="rows"))
     lines = "".join(json.dumps(_serde.unstructure(row), sort_keys=True) + "\n" for row in rows)
     target.parent.mkdir(parents=True, exist_ok=True)
     with locked(target), open(target, "a", encoding="utf-8") as handle:

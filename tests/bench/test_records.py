@@ -167,3 +167,14 @@ def test_commit_says_dirty_when_tracked_files_changed(tmp_path: Path) -> None:
     assert Environment(python="3", commit=clean + "-dirty").versions()["commit"] == (
         clean[:12] + "-dirty"
     )
+
+
+def test_a_row_that_would_not_read_back_is_refused_before_it_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    append_rows(path, [BenchRow(op="o", impl="a", config={"b": 32, "dtype": "bf16"}, median=1.0)])
+    for bad in ({"shape": (1, 2)}, {"t": None}, {"ks": [1, 2]}, {"x": float("nan")}, {3: 1}):
+        with pytest.raises(InputError, match="config"):
+            BenchRow(op="o", impl="a", config=bad, median=1.0)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="Expected BenchRow rows, got dict"):
+        append_rows(path, [{"op": "o"}])  # type: ignore[list-item]
+    assert len(read_rows(path)) == 1  # the file still reads
