@@ -95,10 +95,23 @@ class Comparison:
 
 
 def _check(values: Sequence[float], name: str) -> None:
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise InputError(
+            expected("a sequence of samples (a list)", type(values).__name__, where=name)
+        )
     if len(values) < 2:
         raise InputError(expected("at least 2 samples", len(values), where=name))
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
+        raise InputError(expected("numeric samples", "another type", where=name))
     if any(not math.isfinite(v) or v <= 0 for v in values):
         raise InputError(expected("finite positive samples", "a zero, negative or NaN", where=name))
+
+
+def _check_fraction(value: float, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(expected("a finite number", repr(value), where=name))
+    if value < 0:
+        raise InputError(expected(f"{name} >= 0", value, where=name))
 
 
 def judge(
@@ -143,8 +156,10 @@ def judge(
     _check(candidate, "candidate")
     if not 0.5 <= confidence < 1.0:
         raise InputError(expected("a confidence in [0.5, 1)", confidence))
-    if min_effect < 0:
-        raise InputError(expected("min_effect >= 0", min_effect))
+    _check_fraction(min_effect, "min_effect")
+    _check_fraction(max_noise, "max_noise")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise InputError(expected("resamples as an int >= 1", repr(resamples), where="resamples"))
     if baseline_again is not None:
         _check(baseline_again, "baseline_again")
         n = min(len(baseline), len(candidate), len(baseline_again))
@@ -291,7 +306,14 @@ def compare(
         # Two rounds at least, so that a very slow call still yields pairs to judge.
         done = (len(b) >= max_pairs or elapsed_ms >= max_time_ms) and len(b) >= 2
         if len(b) >= min_pairs or done:
-            result = judge(a, b, baseline_again=a2, min_effect=min_effect, confidence=confidence)
+            result = judge(
+                a,
+                b,
+                baseline_again=a2,
+                min_effect=min_effect,
+                max_noise=max_noise,
+                confidence=confidence,
+            )
             if result.verdict is not Verdict.UNCLEAR:
                 break
         if done:

@@ -75,6 +75,8 @@ def mla_decode_cost(
         raise KernelOptError(
             expected("the MLA cost model in kernelopt.kernels.mla.cost", f"{error}")
         ) from None
+    if not isinstance(seqlens, int) and len(seqlens) != b:
+        raise InputError(expected(f"{b} sequence lengths (b)", len(seqlens), where="seqlens"))
     lengths: int | list[int] = b * seqlens if isinstance(seqlens, int) else list(seqlens)
     flops = mla_decode_flops(lengths, s_q=s_q, h_q=h_q)
     moved = mla_decode_bytes(

@@ -327,8 +327,17 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
         Naming the line that is not JSON or not a BenchRow.
     """
     target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise FormatError(
+            expected("a UTF-8 JSONL file of benchmark rows", f"byte {error.start} not UTF-8"),
+            path=target,
+        ) from None
+    except OSError as error:
+        raise InputError(expected("a readable rows file", f"{target}: {error.strerror}")) from None
     rows = []
-    for number, line in enumerate(target.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

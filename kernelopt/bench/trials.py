@@ -43,7 +43,20 @@ def _positive_int(_instance: object, attribute: attrs.Attribute[int], value: int
 
 
 def _int_dict(value: Mapping[str, int]) -> dict[str, int]:
-    return dict(value)
+    if not isinstance(value, Mapping):
+        raise InputError(expected("extra axes as a mapping", type(value).__name__, where="extra"))
+    out = {}
+    for key, item in value.items():
+        if key in ("b", "s", "t"):
+            # Those are the point's own fields: a second copy in extra would label the point
+            # with one value while the factory reads the other.
+            raise InputError(
+                expected("extra axes other than b, s and t (set those fields)", key, where="extra")
+            )
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise InputError(expected("an int", repr(item), where=f"extra[{key!r}]"))
+        out[str(key)] = item
+    return out
 
 
 @attrs.frozen(kw_only=True)
@@ -115,10 +128,15 @@ def trial_matrix(
     """
     points = [*(DEFAULT_POINTS if include_defaults else ()), *extra_points]
     for axis, values in (axes or {}).items():
-        if not values:
-            raise InputError(expected(f"at least one value for axis {axis!r}", "none"))
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
+            raise InputError(
+                expected(f"a sequence of ints for axis {axis!r}", repr(values), where="axes")
+            )
+        if axis in ("b", "s", "t"):
+            points = [attrs.evolve(point, **{axis: value}) for point in points for value in values]
+            continue
         points = [
-            attrs.evolve(point, extra={**point.extra, axis: int(value)})
+            attrs.evolve(point, extra={**point.extra, axis: value})
             for point in points
             for value in values
         ]

@@ -85,11 +85,28 @@ def test_judge_is_deterministic_for_a_seed() -> None:
         ([1.0], [1.0, 2.0], "at least 2 samples"),
         ([1.0, 0.0], [1.0, 2.0], "finite positive samples"),
         ([1.0, float("nan")], [1.0, 2.0], "finite positive samples"),
+        (None, [1.0, 2.0], "Expected a sequence of samples"),
+        ((x for x in [1.0, 2.0]), [1.0, 2.0], "Expected a sequence of samples"),
+        ("12", [1.0, 2.0], "Expected a sequence of samples"),
+        (["1", "2"], [1.0, 2.0], "numeric samples"),
     ],
 )
 def test_bad_samples_are_refused(a: list[float], b: list[float], message: str) -> None:
     with pytest.raises(InputError, match=message):
         judge(a, b)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"min_effect": float("nan")}, "min_effect: Expected a finite number"),
+        ({"max_noise": -1.0}, "max_noise: Expected max_noise >= 0"),
+        ({"resamples": 0}, "resamples: Expected resamples as an int >= 1"),
+    ],
+)
+def test_bad_settings_are_refused(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        judge([1.0, 1.1, 1.2], [1.0, 1.1, 1.2], **kwargs)  # type: ignore[arg-type]
 
 
 def spin(us: float) -> None:
@@ -114,6 +131,15 @@ def test_interleaved_busy_loops_half_the_length_are_fast() -> None:
 def test_interleaved_identical_loops_are_never_a_win_or_a_loss() -> None:
     result = compare(lambda: spin(100), lambda: spin(100), timer=CPU, max_time_ms=2000)
     assert result.verdict in (Verdict.SAME, Verdict.UNCLEAR)
+
+
+def test_compare_passes_max_noise_to_the_verdict() -> None:
+    # Identical loops are SAME under the default noise bound; with a bound no run can meet,
+    # SAME cannot be declared and the verdict is UNCLEAR.
+    strict = compare(
+        lambda: spin(100), lambda: spin(100), timer=CPU, max_time_ms=300, max_noise=1e-9
+    )
+    assert strict.verdict is Verdict.UNCLEAR
 
 
 def test_compare_checks_pair_bounds() -> None:

@@ -30,6 +30,8 @@ def test_cost_follows_the_mla_formula() -> None:
     cost = mla_decode_cost(b=32, s_q=16, h_q=128, seqlens=4096)
     assert cost.flops == 2 * 16 * 128 * 32 * 4096 * (576 + 512)
     assert cost.bytes == 32 * 4096 * 576 * 2 + 32 * 16 * 128 * (576 + 512) * 2
+    with pytest.raises(InputError, match="seqlens: Expected 2 sequence lengths"):
+        mla_decode_cost(b=2, s_q=1, h_q=16, seqlens=[100, 200, 300])
 
 
 def test_missing_kernels_are_reported(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -178,3 +178,10 @@ def test_a_row_that_would_not_read_back_is_refused_before_it_is_written(tmp_path
     with pytest.raises(InputError, match="Expected BenchRow rows, got dict"):
         append_rows(path, [{"op": "o"}])  # type: ignore[list-item]
     assert len(read_rows(path)) == 1  # the file still reads
+
+
+def test_a_rows_file_that_is_not_utf8_is_a_format_error(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"op": "caf\xe9"}\n')
+    with pytest.raises(FormatError, match="Expected a UTF-8 JSONL file of benchmark rows"):
+        read_rows(path)

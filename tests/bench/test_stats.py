@@ -68,3 +68,13 @@ def test_stop_reasons_in_priority_order() -> None:
 def test_time_cap_wins_over_min_samples_once_a_sample_exists() -> None:
     assert stop_reason([], 1e9, RULE) is None
     assert stop_reason([3.0, 90.0], 60.0, RULE) == "time_cap"
+
+
+@pytest.mark.parametrize("n", [10, 21, 50, 100, 400])
+def test_the_median_interval_covers_at_least_95_percent(n: int) -> None:
+    # Exact coverage of the order-statistic interval: P(X_(lo) <= median <= X_(hi)) is the
+    # chance that between lo+1 and hi of n samples fall below the median (0-based ranks).
+    ranks = sorted(range(n))
+    low, high = median_ci([float(r) for r in ranks])
+    coverage = sum(math.comb(n, i) for i in range(int(low) + 1, int(high) + 1)) / 2**n
+    assert coverage >= 0.95

@@ -33,6 +33,20 @@ def test_points_validate_their_axes() -> None:
     with pytest.raises(InputError, match="b: Expected an integer >= 1"):
         TrialPoint(b=0, s=1, t=1)
     assert TrialPoint(b=2, s=1, t=8, extra={"h": 16}).as_dict() == {"b": 2, "s": 1, "t": 8, "h": 16}
+    # b, s and t are the point's own fields: an extra copy would label one value and pass
+    # the factory another.
+    with pytest.raises(InputError, match="extra axes other than b, s and t"):
+        TrialPoint(b=2, s=1, t=8, extra={"t": 16})
+    with pytest.raises(InputError, match=r"extra\['h'\]: Expected an int"):
+        TrialPoint(b=2, s=1, t=8, extra={"h": "16"})  # type: ignore[dict-item]
+
+
+def test_axes_named_b_s_or_t_set_those_fields() -> None:
+    points = trial_matrix(axes={"b": (1, 8)})
+    assert [(str(p), p.b) for p in points[:2]] == [("b=1 s=1 t=4096", 1), ("b=8 s=1 t=4096", 8)]
+    for bad in ({"h": 16}, {"h": "ab"}):
+        with pytest.raises(InputError, match="Expected a sequence of ints for axis 'h'"):
+            trial_matrix(axes=bad)  # type: ignore[arg-type]
 
 
 def test_oom_errors_are_recognised() -> None:
