@@ -77,6 +77,26 @@ def _shown(value: float) -> float:
 _UNIT_SUFFIX = re.compile(r"\(([^()]+)\)\s*$")
 
 
+def _token(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    """A heading word: the heading ``## Profile: <kernel> <version> | ...`` splits on spaces."""
+    if not isinstance(value, str) or not value or any(c.isspace() for c in value) or "|" in value:
+        raise InputError(
+            expected("a non-empty name without spaces or '|'", repr(value), where=attribute.name)
+        )
+
+
+def _kernel_name(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value.strip() or "\n" in value or "|" in value:
+        raise InputError(
+            expected("a non-empty one-line name without '|'", repr(value), where=attribute.name)
+        )
+
+
+def _one_line(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or "\n" in value or "\r" in value:
+        raise InputError(expected("one line of text", repr(value), where=attribute.name))
+
+
 def _pct(value: float | None) -> str:
     return NO_COUNTERS if value is None else f"{value:.1f}"
 
@@ -105,7 +125,7 @@ class Stage:
 
     name: str
     duration: float
-    unit: str = "us"
+    unit: str = attrs.field(default="us", validator=_token)
     tc_pct: float | None = None
     dram_pct: float | None = None
     occupancy_pct: float | None = None
@@ -129,10 +149,10 @@ class Opportunity:
         The metric that fired, as ``metric=value``.
     """
 
-    name: str
+    name: str = attrs.field(validator=_one_line)
     entry_id: str
     gain_pct: float
-    trigger: str
+    trigger: str = attrs.field(validator=_one_line)
 
 
 @attrs.frozen(kw_only=True)
@@ -219,8 +239,8 @@ class ProfileReport:
         The vs-Baseline table; empty when there is no baseline.
     """
 
-    kernel: str
-    version: str
+    kernel: str = attrs.field(validator=_kernel_name)
+    version: str = attrs.field(validator=_token)
     point: TrialPoint = attrs.field(converter=_point)
     stages: tuple[Stage, ...] = attrs.field(converter=_stages)
     bottleneck: Bottleneck = attrs.field(converter=Bottleneck)

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import pytest
 
-from kernelopt._errors import KernelOptError
+from kernelopt._errors import InputError, KernelOptError
 from kernelopt.bench import (
     BaselineMetric,
     Bottleneck,
@@ -26,6 +26,7 @@ from kernelopt.bench import (
     profile_report,
 )
 from kernelopt.bench.report import NO_COUNTERS, classify
+from kernelopt.workflow import parse_profile
 
 # The ceilings measured in /work/shared/anchors/h200-2026-12-02.json.
 H200 = Ceilings(
@@ -279,3 +280,22 @@ def test_cells_are_stripped_and_change_follows_the_printed_values() -> None:
     # a row rebuilt from the printed values prints the same Change
     again = BaselineMetric(metric="P80 (us)", previous=116.4, current=74.18, unit="us")
     assert again.change == report.baseline[2].change
+
+
+def test_what_the_heading_or_a_table_could_not_hold_is_refused() -> None:
+    # The heading "## Profile: <kernel> <version> | ..." splits the version off at the last
+    # space; a stage unit sits after the duration in one cell; a trigger is one cell.
+    with pytest.raises(InputError, match="version: Expected a non-empty name without spaces"):
+        ProfileReport(kernel="k", version="v2 fast", point=POINT, stages=[],
+                      bottleneck="Memory-bound", root_cause="x")  # fmt: skip
+    with pytest.raises(InputError, match="kernel: Expected a non-empty one-line name"):
+        ProfileReport(kernel="mla\ndecode", version="v2", point=POINT, stages=[],
+                      bottleneck="Memory-bound", root_cause="x")  # fmt: skip
+    with pytest.raises(InputError, match="unit: Expected a non-empty name"):
+        Stage(name="k", duration=1.5, unit="")
+    with pytest.raises(InputError, match="trigger: Expected one line of text"):
+        Opportunity(name="n", entry_id="e", gain_pct=1.0, trigger="a\nb")
+    spaced = ProfileReport(kernel="mla decode", version="v2", point=POINT, stages=[],
+                           bottleneck="Memory-bound", root_cause="x")  # fmt: skip
+    back = parse_profile(spaced.render())
+    assert (back.kernel, back.version) == ("mla decode", "v2")
