@@ -279,7 +279,11 @@ def run_trials(
     """
     timer = timer or Timer()
     results = []
-    for requested in points or DEFAULT_POINTS:
+    if points is not None and len(points) == 0:
+        raise InputError(expected("at least one trial point (None for the defaults)", "[]"))
+    if isinstance(min_b, bool) or not isinstance(min_b, int) or min_b < 1:
+        raise InputError(expected("min_b as an int >= 1", repr(min_b), where="min_b"))
+    for requested in DEFAULT_POINTS if points is None else points:
         point = requested
         while True:
             out_of_memory = False
