@@ -147,7 +147,8 @@ class TuningResult:
 
     @property
     def gain_over_start(self) -> float:
-        """Start time over best time, minus 1 (0.25 = the best is 25 % faster)."""
+        """Start time over best time, minus 1 (0.25 = the best is 25 % faster); 0 when the
+        start config (or every config) failed."""
         if self.best is None or self.start is None:
             return 0.0
         return self.start.seconds / self.best.seconds - 1.0
@@ -205,7 +206,8 @@ def tune(
     seed : int
         Seed of the random order.
     timer : Timer, optional
-        Timing settings; default a short cold Timer (200 ms per config at most).
+        Timing settings; default a short cold Timer (200 ms of samples per config, after
+        its warm-up and, on a GPU, the clock settling).
 
     Returns
     -------
@@ -215,10 +217,22 @@ def tune(
         raise InputError(expected("a space with at least one value per knob", dict(space)))
     if start is not None and set(start) != set(space):
         raise InputError(expected(f"a start config with knobs {sorted(space)}", sorted(start)))
-    if patience < 1 or budget_s <= 0:
-        raise InputError(expected("patience >= 1 and budget_s > 0", (patience, budget_s)))
+    if (
+        isinstance(patience, bool)
+        or not isinstance(patience, int)
+        or patience < 1
+        or isinstance(budget_s, bool)
+        or not isinstance(budget_s, int | float)
+        or not math.isfinite(budget_s)
+        or budget_s <= 0
+    ):
+        raise InputError(
+            expected("patience as an int >= 1 and a finite budget_s > 0", (patience, budget_s))
+        )
     timer = timer or Timer(max_time_ms=200.0, rel_precision=0.01)
     collected: list[str] = []
+    # The budget counts from here: pruning a huge space is part of what the search costs.
+    began = time.perf_counter()
     total = space_size(space)
     if total > sane_size:
         allowed = sum(
@@ -235,7 +249,6 @@ def tune(
                 collected,
             )
 
-    began = time.perf_counter()
     trials: list[TuningTrial] = []
     best: Measurement | None = None
     best_config: Config | None = None
@@ -245,6 +258,9 @@ def tune(
     since_gain = 0
     stop = "exhausted"
     seen: set[tuple[tuple[str, str], ...]] = set()
+    start_key = (
+        None if start is None else tuple(sorted((k, repr(v)) for k, v in dict(start).items()))
+    )
     candidates = itertools.chain(
         [dict(start)] if start is not None else [], iter_space(space, order=order, seed=seed)
     )
@@ -268,7 +284,9 @@ def tune(
             since_gain += 1
         else:
             trials.append(TuningTrial(config=config, median=measured.median))
-            if first is None:
+            # The start is the manual config; if it failed to build, no other config
+            # stands in for it (the gain over start is then unknown, not 0 against another).
+            if first is None and (start_key is None or key == start_key):
                 first = measured
             if best is None or measured.seconds < best.seconds:
                 best, best_config = measured, config

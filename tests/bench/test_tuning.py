@@ -132,3 +132,17 @@ def test_bad_arguments() -> None:
         tune(kernel, {"BLOCK": []}, timer=CPU)
     with pytest.raises(InputError, match="start config with knobs"):
         tune(kernel, SPACE, start={"BLOCK": 64}, timer=CPU)
+
+
+def test_a_start_config_that_fails_has_no_stand_in() -> None:
+    def build(config: Mapping[str, Any]) -> Callable[[], None]:
+        if config == {"BLOCK": 128, "num_warps": 8}:
+            raise RuntimeError("out of shared memory")
+        return kernel(config)
+
+    result = tune(build, SPACE, start={"BLOCK": 128, "num_warps": 8}, timer=CPU, patience=100)
+    assert result.start is None and result.gain_over_start == 0.0
+    assert result.best_config == {"BLOCK": 64, "num_warps": 4}
+    for budget in (float("nan"), 0.0, "1"):
+        with pytest.raises(InputError, match="finite budget_s > 0"):
+            tune(kernel, SPACE, timer=CPU, budget_s=budget)  # type: ignore[arg-type]
