@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterable
 
 import attrs
@@ -20,7 +21,14 @@ UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def _samples(value: Iterable[float]) -> tuple[float, ...]:
-    return tuple(float(v) for v in value)
+    # float("123") would read a string as digits, and float("a") raise a bare ValueError.
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InputError(expected("samples as a sequence of numbers", repr(value), where="samples"))
+    items = tuple(value)
+    wrong = [v for v in items if isinstance(v, bool) or not isinstance(v, numbers.Real)]
+    if wrong:
+        raise InputError(expected("numeric samples", repr(wrong[0]), where="samples"))
+    return tuple(float(v) for v in items)
 
 
 def one_of(*allowed: str) -> Callable[[object, attrs.Attribute[str], str], None]:

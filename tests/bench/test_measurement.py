@@ -41,6 +41,9 @@ def test_seconds_and_unit_conversion() -> None:
         ({"samples": []}, "Expected at least one sample"),
         ({"samples": [1.0, float("nan")]}, "Expected finite samples"),
         ({"samples": [-1.0]}, "Expected finite samples"),
+        ({"samples": "123"}, "Expected samples as a sequence of numbers, got '123'"),
+        ({"samples": ["a"]}, "Expected numeric samples, got 'a'"),
+        ({"samples": [True, 1.0]}, "Expected numeric samples, got True"),
     ],
 )
 def test_bad_samples_are_refused(kwargs: dict[str, object], message: str) -> None:
