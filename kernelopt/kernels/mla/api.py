@@ -13,13 +13,14 @@ schedule, opaque to callers, as FlashMLA's are.
 
 from __future__ import annotations
 
+import numbers
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import triton
 
-from kernelopt._errors import InputError, expected
+from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt.kernels.mla import hopper, seesaw
 from kernelopt.kernels.mla._validate import (
     D_V,
@@ -87,8 +88,20 @@ def _host_seqlens(cache_seqlens: torch.Tensor | Sequence[int]) -> list[int]:
             raise InputError(
                 expected("an integer tensor", str(cache_seqlens.dtype), where="cache_seqlens")
             )
-        return [int(n) for n in cache_seqlens.tolist()]  # the plan's one host sync
-    return [int(n) for n in cache_seqlens]
+        values = [int(n) for n in cache_seqlens.tolist()]  # the plan's one host sync
+    elif isinstance(cache_seqlens, str | bytes) or not isinstance(cache_seqlens, Sequence):
+        raise InputError(
+            expected("a [b] tensor or a list of ints", repr(cache_seqlens), where="cache_seqlens")
+        )
+    else:
+        values = list(cache_seqlens)
+    for i, n in enumerate(values):
+        # 100.9 is not a length, and the kernels read lengths as int32.
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 0 <= n < 2**31:
+            raise InputError(
+                expected("an int32 cache length", repr(n), where=f"cache_seqlens[{i}]")
+            )
+    return [int(n) for n in values]
 
 
 class MLADecodePlan:
@@ -197,6 +210,8 @@ class MLADecodePlan:
             else:
                 device = "cuda" if torch.cuda.is_available() else "cpu"
         self._device = torch.device(device)
+        if self._device.type == "cuda" and not torch.cuda.is_available():
+            raise DeviceError(expected("a CUDA device for device='cuda'", "none available"))
         if self._device.type == "cuda" and self._device.index is None:
             self._device = torch.device("cuda", torch.cuda.current_device())
         if strategy == "seesaw":

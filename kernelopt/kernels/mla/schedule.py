@@ -21,6 +21,7 @@ as a small int32 table; the kernels never synchronize with the host.
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -230,7 +231,14 @@ def build_schedule(
     values = _check_seqlens(seqlens)
     if block_n < 1:
         raise InputError(expected("a positive block_n", block_n, where="block_n"))
-    counts = [splits] * len(values) if isinstance(splits, int) else [int(n) for n in splits]
+    if isinstance(splits, numbers.Integral) and not isinstance(splits, bool):
+        counts = [int(splits)] * len(values)
+    elif isinstance(splits, Sequence) and not isinstance(splits, str) and all(
+        isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in splits
+    ):
+        counts = [int(n) for n in splits]
+    else:
+        raise InputError(expected("an int or a list of ints", repr(splits), where="num_splits"))
     if len(counts) != len(values):
         raise InputError(expected(f"{len(values)} split counts", len(counts), where="splits"))
     pieces: list[tuple[int, int]] = []

@@ -615,6 +615,10 @@ def mla_decode_split_kv(
     rows = s_q * h_q
     config = config or default_config(rows, q.dtype, kv_fp8=kv_cache.dtype == torch.uint8)
     m_tiles = triton.cdiv(rows, config.block_m)
+    if num_sms is not None and (
+        isinstance(num_sms, bool) or not isinstance(num_sms, int) or num_sms < 1
+    ):
+        raise InputError(expected("a positive integer", repr(num_sms), where="num_sms"))
     if num_splits is None:
         slots = (num_sms or device_num_sms(q.device)) * config.ctas_per_sm
         schedule = plan_schedule(

@@ -405,3 +405,20 @@ def test_every_entry_point_checks_scale_flags_and_outputs(request) -> None:
         mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits, softmax_scale=float("nan"))
     with pytest.raises(InputError, match="causal: Expected a bool"):
         _plan([9, 5], device=DEVICE, causal=1)
+
+
+def test_lengths_split_counts_and_devices_are_checked_before_use(request) -> None:
+    from kernelopt.kernels.mla import mla_decode_split_kv
+
+    for lengths, shown in (([100.9], "100.9"), ([2**31], "2147483648"), ([[100]], r"\[100\]")):
+        message = rf"cache_seqlens\[0\]: Expected an int32 cache length, got {shown}"
+        with pytest.raises(InputError, match=message):
+            _plan(lengths, device=DEVICE)
+    with pytest.raises(InputError, match=r"num_splits: Expected an int or a list of ints"):
+        _plan([9, 5], device=DEVICE, num_splits=2.5)
+    if not torch.cuda.is_available():
+        with pytest.raises(DeviceError, match="Expected a CUDA device for device='cuda'"):
+            _plan([9, 5], device="cuda")
+    q, kv, bt, sl = _inputs(request)
+    with pytest.raises(InputError, match="num_sms: Expected a positive integer, got 0"):
+        mla_decode_split_kv(q, kv, bt, sl, softmax_scale=SCALE, num_sms=0)
