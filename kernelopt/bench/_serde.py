@@ -1,10 +1,10 @@
 """JSON-ready dicts from bench records and back, through a private cattrs converter.
 
-cattrs is the serializer; a minimal fallback for the flat records of this package
-(primitives, optionals, tuples, string-keyed dicts, nested attrs classes) takes over
-where cattrs is not installed (some GPU images ship attrs alone), so timings can still be
-written and cached there. Both paths refuse unknown keys and produce identical dicts
-(tested).
+cattrs writes; a minimal fallback for the flat records of this package (primitives,
+optionals, tuples, string-keyed dicts, nested attrs classes) takes over where cattrs is
+not installed (some GPU images ship attrs alone), so timings can still be written and
+cached there; both produce identical dicts (tested). Reading always takes the strict walk,
+which refuses unknown keys and wrong types instead of converting them.
 """
 
 from __future__ import annotations
@@ -54,27 +54,13 @@ def _plain(value: Any) -> Any:
 
 
 def structure(data: Any, cls: type[T]) -> T:
-    """Build a ``cls`` record from a dict; unknown keys and wrong types raise InputError."""
-    converter = _converter()
-    if converter is not None:
-        try:
-            return typing.cast(T, converter.structure(data, cls))
-        except Exception as error:  # cattrs groups errors; report them in one line
-            raise InputError(
-                expected(f"a {cls.__name__} record", _describe(error), where=cls.__name__)
-            ) from None
+    """Build a ``cls`` record from a dict; unknown keys and wrong types raise InputError.
+
+    Always the strict walk below, never cattrs: cattrs converts what it can
+    (``"clocks_moved": "no"`` to True, ``1.9`` MHz to 1, ``"66.5"`` to a float), and a
+    hand-edited results file must be refused, not silently read as something else.
+    """
     return typing.cast(T, _structure(data, cls, cls.__name__))
-
-
-def _describe(error: BaseException) -> str:
-    nested = getattr(error, "exceptions", None)
-    if nested:
-        notes = getattr(error, "__notes__", None) or []
-        inner = _describe(nested[0])
-        return f"{notes[0]}: {inner}" if notes else inner
-    notes = getattr(error, "__notes__", None) or []
-    text = f"{type(error).__name__}: {error}"
-    return f"{notes[0]}: {text}" if notes else text
 
 
 def _structure(data: Any, kind: Any, where: str) -> Any:
@@ -105,6 +91,15 @@ def _structure(data: Any, kind: Any, where: str) -> Any:
         extra = sorted(set(data) - names)
         if extra:
             raise InputError(expected(f"only the fields of {kind.__name__}", extra, where=where))
+        missing = sorted(
+            field.name
+            for field in attrs.fields(kind)
+            if field.default is attrs.NOTHING and field.name not in data
+        )
+        if missing:
+            raise InputError(
+                expected(f"the required fields of {kind.__name__}", f"no {missing}", where=where)
+            )
         values = {name: _structure(data[name], hints[name], f"{where}.{name}") for name in data}
         return kind(**values)
     if kind is float and isinstance(data, (int, float)) and not isinstance(data, bool):

@@ -80,3 +80,19 @@ def test_unknown_keys_and_wrong_types_are_refused(
         _serde.structure({**data, "n": "three"}, BenchRow)
     with pytest.raises(InputError):
         _serde.structure({**data, "config": {"b": [1, 2]}}, BenchRow)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("clocks_moved", "no"),  # cattrs would read True
+        ("sm_clock_mhz", 1.9),  # cattrs would read 1
+        ("n", 3.7),
+        ("median", "66.5"),
+        ("throttle_reasons", "abc"),  # cattrs would read ('a', 'b', 'c')
+    ],
+)
+def test_reading_refuses_what_it_would_have_to_convert(field: str, value: object) -> None:
+    data = {**_serde.unstructure(ROW), field: value}
+    with pytest.raises(InputError, match=field):
+        _serde.structure(data, BenchRow)
