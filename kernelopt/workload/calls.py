@@ -79,15 +79,21 @@ class ValuesSummary:
     ----------
     min, max, mean : float
         Smallest, largest and mean element of the tensor in one call.
+    std : float, optional
+        Their standard deviation (population), when recorded: the spread of the lengths
+        in one batch, which min, max and mean alone do not give.
     """
 
     min: float
     max: float
     mean: float
+    std: float | None = None
 
     def __attrs_post_init__(self) -> None:
-        for name in ("min", "max", "mean"):
+        for name in ("min", "max", "mean", "std"):
             value = getattr(self, name)
+            if value is None and name == "std":
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InputError(expected("a number", value, where=f"values.{name}"))
             if not math.isfinite(value):
@@ -96,10 +102,23 @@ class ValuesSummary:
             raise InputError(
                 expected("values with min <= mean <= max", f"{self.min}, {self.mean}, {self.max}")
             )
+        if self.std is not None and not 0 <= self.std <= (self.max - self.min) / 2 * (1 + 1e-9):
+            # No set of values in [min, max] spreads more than half the range.
+            raise InputError(
+                expected("a std in [0, (max - min) / 2]", self.std, where="values.std")
+            )
+
+    @property
+    def cv(self) -> float | None:
+        """Coefficient of variation (std over mean), when the std was recorded."""
+        if self.std is None or self.mean <= 0:
+            return None
+        return self.std / self.mean
 
     def render(self) -> str:
-        """Return the compact text ``{min=1,max=4096,mean=2048.5}``."""
-        return f"{{min={_fmt(self.min)},max={_fmt(self.max)},mean={_fmt(self.mean)}}}"
+        """Return the compact text ``{min=1,max=4096,mean=2048.5}`` (``,std=...`` if known)."""
+        std = "" if self.std is None else f",std={_fmt(self.std)}"
+        return f"{{min={_fmt(self.min)},max={_fmt(self.max)},mean={_fmt(self.mean)}{std}}}"
 
 
 def _int_tuple(value: Iterable[int]) -> tuple[int, ...]:
@@ -277,8 +296,9 @@ class ValuesHistogram:
     """The values summaries of one tensor argument over the calls of one shape.
 
     Each field is a histogram over calls: of the per-call ``max``, ``min`` and ``mean``
-    (the mean rounded to 4 significant digits, so the bins stay few), and of ``uniform``
-    (1.0 when min == max in that call, else 0.0).
+    (the mean rounded to 4 significant digits, so the bins stay few), of ``uniform``
+    (1.0 when min == max in that call, else 0.0), and of ``cv`` (std over mean, 3
+    significant digits) for the calls whose summary recorded a std.
     """
 
     arg: str
@@ -286,6 +306,7 @@ class ValuesHistogram:
     min: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
     mean: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
     uniform: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
+    cv: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
 
 
 def _histograms(value: Iterable[ValuesHistogram]) -> tuple[ValuesHistogram, ...]:
@@ -323,6 +344,9 @@ def _mean_bin(mean: float) -> float:
     return float(f"{mean:.4g}")
 
 
+_STATS = ("max", "min", "mean", "uniform", "cv")
+
+
 class GroupTally:
     """The running counts of one CallGroup while a trace is read (mutable, internal)."""
 
@@ -344,12 +368,14 @@ class GroupTally:
         for name, summary in summaries:
             stats = self.hists.get(name)
             if stats is None:
-                stats = self.hists[name] = {"max": {}, "min": {}, "mean": {}, "uniform": {}}
+                stats = self.hists[name] = {s: {} for s in _STATS}
+            cv = summary.cv
             for stat, value in (
                 ("max", float(summary.max)),
                 ("min", float(summary.min)),
                 ("mean", _mean_bin(summary.mean)),
                 ("uniform", 1.0 if summary.min == summary.max else 0.0),
+                *((("cv", float(f"{cv:.3g}")),) if cv is not None else ()),
             ):
                 slot = stats[stat].get(value)
                 if slot is None:
@@ -360,10 +386,8 @@ class GroupTally:
 
     def merge_histograms(self, histograms: tuple[ValuesHistogram, ...]) -> None:
         for hist in histograms:
-            stats = self.hists.setdefault(
-                hist.arg, {"max": {}, "min": {}, "mean": {}, "uniform": {}}
-            )
-            for stat in ("max", "min", "mean", "uniform"):
+            stats = self.hists.setdefault(hist.arg, {s: {} for s in _STATS})
+            for stat in _STATS:
                 for item in getattr(hist, stat):
                     slot = stats[stat].setdefault(item.value, [0, 0, 0.0])
                     slot[0] += item.calls
@@ -546,11 +570,16 @@ def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> Tens
     values = spec.get("values")
     summary = None
     if values is not None:
-        if not isinstance(values, dict) or set(values) != {"min", "max", "mean"}:
+        if not isinstance(values, dict) or set(values) not in (
+            {"min", "max", "mean"},
+            {"min", "max", "mean", "std"},
+        ):
             raise InputError(
-                expected("values as {min, max, mean}", values, where=f"args.{name}.values")
+                expected("values as {min, max, mean[, std]}", values, where=f"args.{name}.values")
             )
-        summary = ValuesSummary(min=values["min"], max=values["max"], mean=values["mean"])
+        summary = ValuesSummary(
+            min=values["min"], max=values["max"], mean=values["mean"], std=values.get("std")
+        )
     return TensorArg(name=name, shape=tuple(shape), dtype=canonical or dtype, values=summary)
 
 

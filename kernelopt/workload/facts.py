@@ -44,7 +44,8 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
         Only the facts the profile supports: ``dominant_shape_share`` is the share of time
         of the shape that takes the most time when the calls were timed, else the share of
         calls of the most common shape; ``seqlen_cv`` is 0 when every call has equal
-        lengths and absent otherwise (the profile keeps min/max/mean, not the spread);
+        lengths, else the median over calls of std / mean where the values summaries
+        recorded a std (:class:`~kernelopt.workload.Recorder` does), absent otherwise;
         ``padding_pct`` is present when padded sizes and real lengths were both recorded.
     """
     target = profile.op(op) if isinstance(profile, WorkloadProfile) else profile
@@ -77,8 +78,12 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
     if target.lengths is not None:
         flag = target.axis(f"{target.lengths}_uniform")
         item = None if flag is None else flag.share_of(1)
+        spread = target.axis(f"{target.lengths}_cv")
         if item is not None and item.call_share >= 1.0 - 1e-9:
             facts["seqlen_cv"] = 0.0
+        elif spread is not None and spread.median is not None:
+            # The typical call's spread, where the summaries recorded a std.
+            facts["seqlen_cv"] = spread.median
     for padded, _length in target.padded:
         fill = target.axis(f"{padded}_fill")
         if fill is not None and fill.mean is not None:

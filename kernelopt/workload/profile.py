@@ -569,11 +569,13 @@ def _group_axes(group: CallGroup, sig: OpSignature | None, axes: list[AxisValue]
     means: dict[str, tuple[str, tuple[ValueCount, ...]]] = {}
     for hist in group.values:
         top, low, mean, equal = values_axis_names(sig, hist.arg)
+        spread = top[: -len(".max")] + ".cv" if top.endswith(".max") else f"{top}_cv"
         for name, source, kind, bins in (
             (top, f"{hist.arg}.max()", "values", hist.max),
             (low, f"{hist.arg}.min()", "values", hist.min),
             (mean, f"{hist.arg}.mean()", "values", hist.mean),
             (equal, f"{hist.arg}.min() == {hist.arg}.max()", "flag", hist.uniform),
+            (spread, f"{hist.arg}.std() / {hist.arg}.mean()", "values", hist.cv),
         ):
             for item in bins:
                 add(name, source, kind, item.value, item.calls, item.timed_calls, item.time_us)

@@ -309,7 +309,21 @@ class Recorder:
         if not all(math.isfinite(v) for v in (low, high, mean)):
             return None
         mean = min(max(round(mean, 3), low), high)
-        return json.dumps({"min": low, "max": high, "mean": mean}, separators=(",", ":"))
+        summary: dict[str, float] = {"min": low, "max": high, "mean": mean}
+        try:
+            # The spread of the lengths in one batch (population std): what catalog
+            # conditions on seqlen_cv compare; min, max and mean do not give it.
+            if high == low:
+                std = 0.0
+            elif callable(getattr(value, "float", None)):  # torch: ints have no std()
+                std = float(value.float().std(unbiased=False))
+            else:  # numpy: population std by default
+                std = float(value.std())
+        except (RuntimeError, ValueError, TypeError, AttributeError):
+            std = math.nan
+        if math.isfinite(std):
+            summary["std"] = min(round(std, 3), (high - low) / 2)
+        return json.dumps(summary, separators=(",", ":"))
 
     # -- output --------------------------------------------------------------------------
 

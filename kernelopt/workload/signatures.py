@@ -204,12 +204,15 @@ class OpSignature:
         """Whether this signature applies to op name ``op``."""
         full = op.strip().lower()
         short = full.rsplit("::", 1)[-1]
+        # A recorded Python function is named by its qualname (``Attention.mla_decode``,
+        # ``make.<locals>.mla_decode``): its last part is the op.
+        tail = short.rsplit(".", 1)[-1] if "::" not in full else short
         for pattern in self.ops:
             pat = pattern.lower()
             if any(ch in pat for ch in "*?["):
-                if fnmatch.fnmatchcase(short, pat) or fnmatch.fnmatchcase(full, pat):
+                if any(fnmatch.fnmatchcase(name, pat) for name in (short, full, tail)):
                     return True
-            elif pat in (short, full):
+            elif pat in (short, full, tail):
                 return True
         return False
 

@@ -74,7 +74,7 @@ def test_list_of_tensors_is_expanded() -> None:
         ({"op": "x", "args": {"q": {"shape": [3], "dtype": "f32", "strides": [1]}}}, "tensor keys"),
         (
             {"op": "x", "args": {"q": {"shape": [3], "dtype": "f32", "values": {"min": 1}}}},
-            "values as {min, max, mean}",
+            "values as {min, max, mean[, std]}",
         ),
         ({"op": "x", "args": {"s": float("nan")}}, "finite"),
         ({"op": "x", "args": {"s": {"a": 1}}}, "tensor keys"),

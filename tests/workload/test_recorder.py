@@ -47,7 +47,7 @@ def test_decorator_records_shapes_scalars_and_values(tmp_path: Path) -> None:
             "cache_seqlens": {
                 "shape": [4],
                 "dtype": "int32",
-                "values": {"min": 5.0, "max": 5.0, "mean": 5.0},
+                "values": {"min": 5.0, "max": 5.0, "mean": 5.0, "std": 0.0},
             },
             "softmax_scale": 0.125,
             "causal": True,
@@ -215,3 +215,37 @@ def test_cuda_timing_without_a_device_fails_at_construction(tmp_path: Path) -> N
     with pytest.raises(DeviceError, match="Expected a CUDA device for time='cuda'"):
         Recorder(tmp_path / "calls.jsonl", time="cuda")
     assert not (tmp_path / "calls.jsonl").exists()
+
+
+def test_the_spread_of_recorded_lengths_reaches_the_catalog(tmp_path: Path) -> None:
+    # Ragged batches: the recorder keeps each batch's std, the profile its coefficient of
+    # variation, and the catalog's seqlen_cv > 0.3 condition (paged KV cache) can fire.
+    from kernelopt.catalog import Catalog
+    from kernelopt.workload import shape_facts
+
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, values=("cache_seqlens",))
+
+    @recorder
+    def mla_decode(q, kv_cache, block_table, cache_seqlens, softmax_scale):  # type: ignore[no-untyped-def]
+        return q
+
+    q = torch.zeros(4, 1, 16, 576, dtype=torch.float16)
+    kv = torch.zeros(8, 64, 1, 576, dtype=torch.float16)
+    table = torch.zeros(4, 2, dtype=torch.int32)
+    with recorder:
+        for lengths in ([10, 100, 40, 128], [12, 90, 35, 120], [20, 100, 50, 110]):
+            mla_decode(q, kv, table, torch.tensor(lengths, dtype=torch.int32), 0.07)
+    stds = [json.loads(line)["args"]["cache_seqlens"]["values"]["std"]
+            for line in path.read_text().splitlines()]  # fmt: skip
+    assert stds[0] == pytest.approx(
+        float(torch.tensor([10, 100, 40, 128.0]).std(unbiased=False)), abs=1e-3
+    )
+    profile = profile_trace(path)
+    facts = shape_facts(profile)
+    cvs = [float(torch.tensor(x, dtype=torch.float64).std(unbiased=False) / torch.tensor(
+        x, dtype=torch.float64).mean()) for x in ([10, 100, 40, 128], [12, 90, 35, 120],
+                                                  [20, 100, 50, 110])]  # fmt: skip
+    assert facts["seqlen_cv"] == pytest.approx(sorted(cvs)[1], rel=1e-2)  # the median call
+    ids = [m.entry.id for m in Catalog.builtin().query(shape=facts)]
+    assert "paged-kv-cache" in ids

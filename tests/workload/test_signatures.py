@@ -210,3 +210,12 @@ def test_signature_validation() -> None:
         OpSignature(name="x", ops=("x",), select=("k",))
     with pytest.raises(InputError, match="pairs"):
         OpSignature(name="x", ops=("x",), padded=(("a",),))
+
+
+def test_a_recorded_functions_qualname_matches_by_its_last_part() -> None:
+    for op in ("mla_decode", "Attention.mla_decode", "make.<locals>.mla_decode"):
+        found = find_signature(op)
+        assert found is not None and found.family == "mla-decode", op
+    assert find_signature("mla_decode_extra") is None or find_signature(
+        "mla_decode_extra"
+    ).family != "mla-decode"  # fmt: skip
