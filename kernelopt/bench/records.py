@@ -159,9 +159,7 @@ def _config_values(_instance: object, _attribute: object, value: object) -> None
     for key, item in value.items():
         if not isinstance(key, str):
             raise InputError(expected("str config keys", repr(key), where="config"))
-        ok = isinstance(item, bool | int | str) or (
-            isinstance(item, float) and math.isfinite(item)
-        )
+        ok = isinstance(item, bool | int | str) or (isinstance(item, float) and math.isfinite(item))
         if not ok:
             raise InputError(
                 expected("an int, finite float, str or bool", repr(item), where=f"config[{key!r}]")
@@ -476,6 +474,14 @@ def write_experiment(
     """
     if not rows:
         raise InputError(expected("at least one ResultRow", "none", where="rows"))
+    if isinstance(experiment, bool) or not isinstance(experiment, int) or experiment < 0:
+        raise InputError(
+            expected("an experiment number >= 0", repr(experiment), where="experiment")
+        )
+    wrong = [row for row in rows if not isinstance(row, ResultRow)]
+    if wrong:
+        # A Measurement goes in through to_result_row(measurement, point=..., impl=...).
+        raise InputError(expected("ResultRow rows", type(wrong[0]).__name__, where="rows"))
     if isinstance(gpu, Measurement):
         gpu = gpu.gpu or None
     record = ResultRecord(

@@ -215,6 +215,9 @@ def launch_overhead_pct(events: Measurement, graph: Measurement) -> float:
     graph : Measurement
         Per-call time from graph replays of the same call.
     """
+    for name, value in (("events", events), ("graph", graph)):
+        if not isinstance(value, Measurement):
+            raise InputError(expected("a Measurement", type(value).__name__, where=name))
     if events.seconds <= 0:
         return 0.0
     return max(0.0, 100.0 * (events.seconds - graph.seconds) / events.seconds)

@@ -526,6 +526,9 @@ def update_devlog(
     target = Path(path)
     where = str(target)
     wanted = list(rows)
+    wrong = [row for row in wanted if not isinstance(row, PerfRow)]
+    if wrong:
+        raise InputError(expected("PerfRow rows", type(wrong[0]).__name__, where="rows"))
     replaced: list[PerfRow] = []
     added: list[PerfRow] = []
     with locked(target):

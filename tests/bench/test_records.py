@@ -185,3 +185,21 @@ def test_a_rows_file_that_is_not_utf8_is_a_format_error(tmp_path: Path) -> None:
     path.write_bytes(b'{"op": "caf\xe9"}\n')
     with pytest.raises(FormatError, match="Expected a UTF-8 JSONL file of benchmark rows"):
         read_rows(path)
+
+
+def test_write_experiment_and_devlog_refuse_what_they_cannot_write(tmp_path: Path) -> None:
+    from kernelopt.bench import Measurement, launch_overhead_pct, write_experiment
+    from kernelopt.workflow import update_devlog
+
+    row = to_result_row(Measurement(samples=[1.0, 2.0]), point="b=1 s=1 t=8", impl="v")
+    fate = {"status": "KEPT", "correctness": "PASS"}
+    with pytest.raises(InputError, match="experiment: Expected an experiment number >= 0"):
+        write_experiment(tmp_path, experiment=-1, title="t", rows=[row], **fate)
+    with pytest.raises(InputError, match="rows: Expected ResultRow rows, got Measurement"):
+        write_experiment(
+            tmp_path, experiment=1, title="t", rows=[Measurement(samples=[1.0])], **fate
+        )  # type: ignore[list-item]
+    with pytest.raises(InputError, match="rows: Expected PerfRow rows, got dict"):
+        update_devlog(tmp_path / "devlog.md", [{}])  # type: ignore[list-item]
+    with pytest.raises(InputError, match="events: Expected a Measurement, got float"):
+        launch_overhead_pct(10.0, 8.0)  # type: ignore[arg-type]
