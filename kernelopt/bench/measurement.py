@@ -48,7 +48,10 @@ def at_least(minimum: int) -> Callable[[object, attrs.Attribute[int], int], None
 
     def check(_instance: object, attribute: attrs.Attribute[int], value: int) -> None:
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            raise InputError(expected(f"an integer >= {minimum}", value, where=attribute.name))
+            # repr: a "5" given for 5 must show its quotes, or the message reads as nonsense.
+            raise InputError(
+                expected(f"an integer >= {minimum}", repr(value), where=attribute.name)
+            )
 
     return check
 

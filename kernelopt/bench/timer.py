@@ -531,8 +531,12 @@ class Timer:
             raise InputError(
                 expected(f"max_samples >= min_samples ({self.min_samples})", self.max_samples)
             )
-        if self.graph_calls is not None and self.graph_calls < 1:
-            raise InputError(expected("graph_calls >= 1 or None", self.graph_calls))
+        if self.graph_calls is not None and (
+            isinstance(self.graph_calls, bool)
+            or not isinstance(self.graph_calls, int)
+            or self.graph_calls < 1
+        ):
+            raise InputError(expected("graph_calls as an int >= 1 or None", repr(self.graph_calls)))
         if self.l2_bytes is not None and (
             isinstance(self.l2_bytes, bool)
             or not isinstance(self.l2_bytes, int)

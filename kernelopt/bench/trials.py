@@ -39,7 +39,7 @@ __all__ = [
 
 def _positive_int(_instance: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise InputError(expected("an integer >= 1", value, where=attribute.name))
+        raise InputError(expected("an integer >= 1", repr(value), where=attribute.name))
 
 
 def _int_dict(value: Mapping[str, int]) -> dict[str, int]:
