@@ -24,3 +24,16 @@ def check_line(instance: object, attribute: attrs.Attribute[str], value: str) ->
                 where=where(instance, attribute),
             )
         )
+
+
+def check_heading_end(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    """Refuse text that ends a heading line with ``#``: markdown drops a heading's closing
+    ``#`` run, so ``see issue #`` would read back as ``see issue``."""
+    if isinstance(value, str) and value.rstrip().endswith("#"):
+        raise InputError(
+            expected(
+                "text not ending in '#' (a heading's closing #s are dropped)",
+                repr(value),
+                where=where(instance, attribute),
+            )
+        )

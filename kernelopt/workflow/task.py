@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.workflow._fields import check_heading_end as _heading_end
 from kernelopt.workflow._fields import check_line as _line
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
@@ -220,7 +221,7 @@ class OptimizationTask:
     kernel: str = attrs.field(validator=_line)
     current: str = attrs.field(validator=_word)
     new_version: str = attrs.field(validator=_word)
-    bottleneck: str = attrs.field(converter=one_line, validator=_line)
+    bottleneck: str = attrs.field(converter=one_line, validator=[_line, _heading_end])
     optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
     constraints: Constraints = attrs.field(factory=Constraints)
 

@@ -34,6 +34,7 @@ import attrs
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments.records import Correctness
+from kernelopt.workflow._fields import check_heading_end as _heading_end
 from kernelopt.workflow._fields import check_line as _line
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import Record, bullet_items, fail, find_record, numbered_items
@@ -137,6 +138,7 @@ class TrialCheck:
 def _devlog(instance: NewVersion, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None:
         _path(instance, attribute, value)
+        _heading_end(instance, attribute, value)
 
 
 @attrs.frozen(kw_only=True)
@@ -169,7 +171,7 @@ class NewVersion:
     created: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
     modified: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
-    correctness_detail: str = attrs.field(default="")
+    correctness_detail: str = attrs.field(default="", validator=_heading_end)
     trials: tuple[TrialCheck, ...] = attrs.field(default=(), converter=_trials)
     devlog: str | None = attrs.field(default=None, validator=_devlog)
 

@@ -165,3 +165,14 @@ def test_parse_handoff_dispatches() -> None:
     assert parse_handoff(TEXT) == VERSION
     with pytest.raises(FormatError, match="New Version"):
         parse_handoff("## Something else\n")
+
+
+def test_heading_text_ending_in_a_hash_is_refused() -> None:
+    # "### Correctness: PASS see issue #" reads back without its '#' (markdown drops a
+    # heading's closing #s), so the record refuses what it could not give back.
+    from kernelopt import InputError
+    from kernelopt.workflow import Change, NewVersion
+
+    change = Change(what="tiles of 64")
+    with pytest.raises(InputError, match="correctness_detail: Expected text not ending in '#'"):
+        NewVersion(kernel="k", version="v2", changes=[change], correctness_detail="see issue #")
