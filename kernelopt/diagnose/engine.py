@@ -231,7 +231,20 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
         family_source=ctx.family_source,
         kernel=kernel,
         until=log.until,
+        other_series=tuple(
+            f"{series.name or _first_source(series.experiments)} [{series.kind}]: "
+            f"{len(series.experiments)} "
+            f"experiment{'s' if len(series.experiments) != 1 else ''}"
+            for series in log.series[1:]
+            if series.experiments
+        ),
     )
+
+
+def _first_source(experiments: tuple[Experiment, ...]) -> str:
+    """Where a series without a name was read (its first experiment's file)."""
+    sources = experiments[0].sources if experiments else ()
+    return sources[0].path if sources else "another file"
 
 
 def diagnose_log(

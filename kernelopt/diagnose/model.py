@@ -288,6 +288,9 @@ class LogSummary:
         The kernel source the source checks read.
     until : int or None
         The ``until`` cut, when set.
+    other_series : tuple of str
+        Other experiment series the log holds, not judged (``"runs/ [tsv]: 5 experiments"``):
+        only the primary one is, and the user should know the rest was seen.
     """
 
     root: str
@@ -304,6 +307,7 @@ class LogSummary:
     family_source: str = "unknown"
     kernel: str | None = None
     until: int | None = None
+    other_series: tuple[str, ...] = attrs.field(default=(), converter=_strs)
 
 
 @attrs.frozen(kw_only=True)

@@ -47,6 +47,8 @@ def _header(summary: LogSummary) -> list[str]:
         f"Read {summary.experiments} experiments ({scope}{cut}; {summary.attempted} attempted) "
         f"from {summary.root} [{', '.join(summary.layouts)}]."
     )
+    if summary.other_series:
+        lines.append(f"Also read, not judged: {'; '.join(summary.other_series)}.")
     if summary.best is not None:
         best = summary.best
         if best.point:

@@ -92,3 +92,9 @@ def test_gdn_decode_experiments_has_no_wall(corpus: Path) -> None:
     diagnosis = _diagnose(corpus, "gdn-decode-experiments")
     assert diagnosis.findings == ()
     assert "4 attempts" in _sentence(diagnosis, P.LOCAL_MINIMUM)
+    # The other series the log holds are named, not silently left out.
+    assert diagnosis.summary.other_series == (
+        "gdn_prefill/benchmarks [tsv]: 5 experiments",
+        "experiment.md [notes]: 1 experiment",
+    )
+    assert "Also read, not judged: gdn_prefill/benchmarks [tsv]" in diagnosis.render_plan()
