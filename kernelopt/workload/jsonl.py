@@ -45,6 +45,23 @@ _DURATION = re.compile(
 _SLOW = object()  # cache marker: this line shape needs a full JSON decode every time
 
 
+_NUM = rb"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+# A values summary as the Recorder writes it (compact JSON): cut out of the line like the
+# duration, so lines whose lengths change on every call still share one cache entry.
+_VALUES_MARK = b'"values":{"min":'
+_VALUES = re.compile(
+    rb'"values":\{"min":'
+    + _NUM
+    + rb',"max":'
+    + _NUM
+    + rb',"mean":'
+    + _NUM
+    + rb'(?:,"std":'
+    + _NUM
+    + rb")?\}"
+)
+
+
 class _ValuesLine:
     """Cache entry of a line whose call carries values summaries."""
 
@@ -53,6 +70,39 @@ class _ValuesLine:
     def __init__(self, group: GroupTally, summaries: tuple[tuple[str, ValuesSummary], ...]) -> None:
         self.group = group
         self.summaries = summaries
+
+
+class _ValuesTemplate:
+    """Cache entry of a line shape whose values summaries were cut out: the shape's
+    accumulator and, in the order they appear in the line, the arguments they belong to."""
+
+    __slots__ = ("group", "names")
+
+    def __init__(self, group: GroupTally, names: tuple[str, ...]) -> None:
+        self.group = group
+        self.names = names
+
+
+def _summaries_of(
+    found: list[tuple[bytes, bytes, bytes, bytes]], names: tuple[str, ...]
+) -> tuple[tuple[str, ValuesSummary], ...] | None:
+    """The summaries cut out of one line, named; None when one is invalid (the full decode
+    then rejects the line with its message)."""
+    try:
+        return tuple(
+            (
+                name,
+                ValuesSummary(
+                    min=float(low),
+                    max=float(high),
+                    mean=float(mean),
+                    std=float(std) if std else None,
+                ),
+            )
+            for name, (low, high, mean, std) in zip(names, found, strict=True)
+        )
+    except (KernelOptError, ValueError):
+        return None
 
 
 class _Reader:
@@ -91,6 +141,8 @@ class _Reader:
         # line shape seen before. Attribute updates happen once, after the loop.
         cache: dict[Any, Any] = {}
         key_at, match_at, group_type, values_type = _KEY, _DURATION.match, GroupTally, _ValuesLine
+        template_type, values_mark = _ValuesTemplate, _VALUES_MARK
+        values_at, values_cut = _VALUES.findall, _VALUES.sub
         max_duration = MAX_DURATION_US
         records = 0
         first = handle.readline()
@@ -133,6 +185,27 @@ class _Reader:
                     continue
                 if not line.strip():
                     continue
+            # A miss. Lines whose values summaries change on every call (what the Recorder
+            # writes) miss here every time: retry with the summaries cut out, as for the
+            # duration, and read them from the line. Lines without summaries never get here
+            # after their first, so their path stays as short as it was.
+            found = values_at(line) if values_mark in line else None
+            if found:
+                cut = values_cut(b'"values":@', line)
+                at = cut.rfind(key_at)
+                match = match_at(cut, at) if at >= 0 and cut.find(key_at) == at else None
+                if match is not None:
+                    key, seen, timed = (cut[:at], cut[match.end() :]), float(match.group(1)), 1
+                else:
+                    key, seen, timed = cut, 0.0, 0
+                entry = cache.get(key)
+                if entry.__class__ is template_type and seen <= max_duration:
+                    summaries = _summaries_of(found, entry.names)
+                    if summaries is not None:
+                        records += 1
+                        entry.group.bump(summaries, 1, timed, seen)
+                        continue
+                    entry = None
             records += 1
             if entry.__class__ is str:
                 self.reject(lineno, entry)
@@ -141,10 +214,10 @@ class _Reader:
             if len(cache) >= _CACHE_LIMIT:
                 cache.clear()
             if isinstance(decoded, str):
-                if match is None:
-                    # Without a duration cut out, the key is the whole line: same line, same
-                    # error. A key without its duration may hold valid lines too, so the
-                    # rejection of one line is not remembered for them.
+                if match is None and not found:
+                    # Without a duration or summaries cut out, the key is the whole line: same
+                    # line, same error. A key with either cut out may hold valid lines too,
+                    # so the rejection of one line is not remembered for them.
                     cache[key] = decoded
                 self.reject(lineno, decoded)
                 continue
@@ -161,7 +234,13 @@ class _Reader:
                     fast = duration is not None and duration == float(match.group(1))
                 else:
                     fast = duration is None
-                if not fast:
+                if found and fast:
+                    # Trusted only when the summaries cut out of the line, in order, are the
+                    # very ones the decoder found.
+                    names = tuple(name for name, _ in summaries)
+                    fast = len(names) == len(found) and _summaries_of(found, names) == summaries
+                    cache[key] = _ValuesTemplate(group, names) if fast else _SLOW
+                elif not fast:
                     cache[key] = _SLOW
                 elif summaries:
                     cache[key] = _ValuesLine(group, summaries)

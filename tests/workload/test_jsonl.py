@@ -7,11 +7,12 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kernelopt.workload import Call, CallGroup, read_jsonl, read_trace
-from kernelopt.workload.calls import parse_call_record
+from kernelopt.workload.calls import CallAggregator, parse_call_record
 
 
 def _totals(groups: tuple[CallGroup, ...]) -> dict[Call, tuple[int, int, float]]:
@@ -133,11 +134,20 @@ def test_problems_listed_are_capped_but_counted(tmp_path: Path) -> None:
 # --- fuzzing ------------------------------------------------------------------------------
 
 _names = st.sampled_from(["q", "k", "x", "cache_seqlens", "dim", "duration_us", "arg0"])
+_number = st.one_of(
+    st.integers(-3, 4100), st.floats(-3, 4100, allow_nan=False).map(lambda x: round(x, 3))
+)
+# Summaries as the Recorder writes them (the reader's fast path cuts these out of the line)
+# and a few it must refuse: min > max, mean outside, a std wider than half the range.
+_values = st.fixed_dictionaries(
+    {"min": _number, "max": _number, "mean": _number}, optional={"std": _number}
+)
 _tensor = st.fixed_dictionaries(
     {
         "shape": st.lists(st.integers(0, 70), max_size=4),
         "dtype": st.sampled_from(["bfloat16", "float32", "int32", "c10::Half"]),
-    }
+    },
+    optional={"values": _values},
 )
 _scalar = st.one_of(
     st.integers(-5, 5), st.booleans(), st.none(), st.sampled_from([0.5, 1e-3]), st.text(max_size=3)
@@ -198,8 +208,8 @@ def test_fuzzed_lines_never_crash_and_match_a_full_decode(lines: list[tuple]) ->
         raw.append(_encode(payload, style) if kind == "record" else payload.replace(b"\n", b" "))
     text = b"\n".join(raw) + b"\n"
     trace = read_jsonl(io.BytesIO(text))
-    # Reference: decode every line with json, validate, aggregate.
-    expected: dict[Call, list] = {}
+    # Reference: decode every line with json, validate, aggregate with no cache at all.
+    reference = CallAggregator()
     records = skipped = 0
     for index, line in enumerate(text.split(b"\n")):
         if index == 0 and line.startswith(b"\xef\xbb\xbf"):
@@ -212,18 +222,20 @@ def test_fuzzed_lines_never_crash_and_match_a_full_decode(lines: list[tuple]) ->
         except Exception:
             skipped += 1
             continue
-        acc = expected.setdefault(call, [0, 0, 0.0])
-        acc[0] += 1
-        if duration is not None:
-            acc[1] += 1
-            acc[2] += duration
+        reference.add(call, duration)
     assert trace.records == records
     assert trace.skipped == skipped
     assert trace.calls + trace.skipped == trace.records
-    got = {g.call: (g.calls, g.timed_calls) for g in trace.groups}
-    assert got == {c: (a[0], a[1]) for c, a in expected.items()}
-    for group in trace.groups:
-        assert abs(group.time_us - expected[group.call][2]) <= 1e-6 * max(1.0, group.time_us)
+    expected = {g.call: g for g in reference.groups()}
+    got = {g.call: g for g in trace.groups}
+    assert got.keys() == expected.keys()
+    for call, group in got.items():
+        want = expected[call]
+        # Counts and values histograms exactly; summed times up to float rounding.
+        assert (group.calls, group.timed_calls, group.values) == (
+            want.calls, want.timed_calls, want.values
+        )  # fmt: skip
+        assert abs(group.time_us - want.time_us) <= 1e-6 * max(1.0, group.time_us)
 
 
 def test_a_malformed_first_line_does_not_hide_the_format(tmp_path: Path) -> None:
@@ -237,3 +249,39 @@ def test_a_malformed_first_line_does_not_hide_the_format(tmp_path: Path) -> None
     assert detect_format(path) == "jsonl"
     trace = read_trace(path)
     assert (trace.records, trace.skipped) == (2, 1) and trace.groups[0].calls == 1
+
+
+def test_lines_whose_summaries_change_share_one_shape_and_keep_every_summary() -> None:
+    # What the Recorder writes on a ragged decode: one shape, new lengths on every call. The
+    # reader cuts the summaries out like the duration; the histograms must be those a full
+    # decode of every line gives, and a summary that cannot hold (min > max) is refused.
+    lines = []
+    for i in range(40):
+        low, high = 10 + i, 200 + 3 * i
+        values = {"min": low, "max": high, "mean": (low + high) / 2, "std": (high - low) / 4}
+        if i % 3 == 0:
+            del values["std"]
+        args = {"q": {"shape": [4, 1, 16, 576], "dtype": "bfloat16"},
+                "cache_seqlens": {"shape": [4], "dtype": "int32", "values": values}}  # fmt: skip
+        record = {"op": "mla_decode", "args": args}
+        if i % 2 == 0:
+            record["duration_us"] = 40.0 + i
+        lines.append(json.dumps(record, separators=(",", ":")).encode())
+    bad = dict(json.loads(lines[5]))
+    bad["args"]["cache_seqlens"]["values"] = {"min": 9, "max": 1, "mean": 5}
+    lines.insert(6, json.dumps(bad, separators=(",", ":")).encode())
+    trace = read_jsonl(io.BytesIO(b"\n".join(lines) + b"\n"))
+    reference = CallAggregator()
+    for line in lines:
+        try:
+            reference.add(*parse_call_record(json.loads(line)))
+        except Exception:
+            continue
+    (group,) = trace.groups
+    (want,) = reference.groups()
+    assert (trace.records, trace.skipped) == (41, 1)
+    assert (group.call, group.calls, group.timed_calls, group.values) == (
+        want.call, want.calls, want.timed_calls, want.values
+    )  # fmt: skip
+    assert group.time_us == pytest.approx(want.time_us)
+    assert len(group.values[0].cv) == 26  # the summaries that carried a std
