@@ -235,6 +235,11 @@ class BenchRow:
     note: str = ""
     samples: tuple[float, ...] = ()
 
+    @property
+    def host_clock(self) -> bool:
+        """Whether the row was timed with the host clock (CPU), not CUDA events."""
+        return self.mode == "cpu" or self.backend == "cpu-perf-counter"
+
 
 def row_from_measurement(
     measurement: Measurement,

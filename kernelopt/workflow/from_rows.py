@@ -73,11 +73,6 @@ _MEASURED = "measured: the share of time CUDA graphs removed"
 _FORMAT_KEYS = ("kv",)
 
 
-def _host_clock(row: BenchRow) -> bool:
-    """Whether ``row`` was timed with the host clock (CPU), not CUDA events."""
-    return row.mode == "cpu" or row.backend == "cpu-perf-counter"
-
-
 def _trial_point(row: BenchRow) -> TrialPoint:
     config = row.config
     found = {axis: config_key(config, axis) for axis in ("b", "s", "t")}
@@ -408,7 +403,7 @@ def _from_shares(
         point=point,
         stages=[stage],
         bottleneck=bottleneck,
-        root_cause=(HOST_CLOCK_WARNING if _host_clock(row) else "")
+        root_cause=(HOST_CLOCK_WARNING if row.host_clock else "")
         + _root_cause(m, floor, bottleneck, memory),
         opportunities=_opportunities(m, floor, catalog, bottleneck, present),
         baseline=[] if baseline is None else _baseline_rows(row, baseline),

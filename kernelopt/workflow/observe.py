@@ -271,8 +271,7 @@ def observe_rows(
             for key in knobs
             if before.config.get(key) != after.config.get(key)
         ),
-        host_clock="cpu" in (before.mode, after.mode)
-        or "cpu-perf-counter" in (before.backend, after.backend),
+        host_clock=before.host_clock or after.host_clock,
     )
 
 

@@ -84,10 +84,11 @@ class _ValuesTemplate:
 
 
 def _summaries_of(
-    found: list[tuple[bytes, bytes, bytes, bytes]], names: tuple[str, ...]
+    found: list[tuple[Any, ...]], names: tuple[str, ...]
 ) -> tuple[tuple[str, ValuesSummary], ...] | None:
     """The summaries cut out of one line, named; None when one is invalid (the full decode
-    then rejects the line with its message)."""
+    then rejects the line with its message). Each item is (min, max, mean, std or None), as
+    bytes from the line."""
     try:
         return tuple(
             (
@@ -142,7 +143,7 @@ class _Reader:
         cache: dict[Any, Any] = {}
         key_at, match_at, group_type, values_type = _KEY, _DURATION.match, GroupTally, _ValuesLine
         template_type, values_mark = _ValuesTemplate, _VALUES_MARK
-        values_at, values_cut = _VALUES.findall, _VALUES.sub
+        values_split = _VALUES.split
         max_duration = MAX_DURATION_US
         records = 0
         first = handle.readline()
@@ -189,9 +190,15 @@ class _Reader:
             # writes) miss here every time: retry with the summaries cut out, as for the
             # duration, and read them from the line. Lines without summaries never get here
             # after their first, so their path stays as short as it was.
-            found = values_at(line) if values_mark in line else None
+            found = None
+            if values_mark in line:
+                # One pass: split() gives the text between the summaries and, after each
+                # piece, the four numbers of the summary that followed it.
+                parts = values_split(line)
+                if len(parts) > 1:
+                    found = [tuple(parts[i : i + 4]) for i in range(1, len(parts), 5)]
+                    cut = b'"values":@'.join(parts[::5])
             if found:
-                cut = values_cut(b'"values":@', line)
                 at = cut.rfind(key_at)
                 match = match_at(cut, at) if at >= 0 and cut.find(key_at) == at else None
                 if match is not None:

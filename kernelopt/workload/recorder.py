@@ -34,6 +34,7 @@ import functools
 import inspect
 import json
 import math
+import sys
 import threading
 import time as _time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -69,6 +70,27 @@ def _plain(value: Any) -> Any:
         return str(value)
     item = getattr(value, "item", None)
     return item() if callable(item) else value
+
+
+def _stats(value: Any) -> tuple[float, float, float, float] | None:
+    """(min, max, mean, population std) of a tensor or array, or None if it has none.
+
+    A torch tensor is reduced on its device and read back in one transfer: the summary is
+    taken inside the user's decode loop, and each read of a CUDA value synchronizes.
+    """
+    torch = sys.modules.get("torch")  # a torch tensor means torch is imported already
+    try:
+        if torch is not None and isinstance(value, torch.Tensor):
+            flat = value.detach().reshape(-1).double()
+            std, mean = torch.std_mean(flat, correction=0)
+            low, high, mean, std = torch.stack((flat.min(), flat.max(), mean, std)).tolist()
+        else:  # numpy and other array types: the population std is the default
+            low, high, mean = float(value.min()), float(value.max()), float(value.mean())
+            spread = getattr(value, "std", None)
+            std = float(spread()) if callable(spread) else math.nan  # a duck type may lack it
+    except (RuntimeError, ValueError, TypeError, AttributeError, IndexError):
+        return None
+    return low, high, mean, std
 
 
 class Recorder:
@@ -298,30 +320,15 @@ class Recorder:
 
     @staticmethod
     def _summary(value: Any) -> str | None:
-        try:
-            low, high = float(value.min()), float(value.max())
-            try:
-                mean = float(value.mean())
-            except (RuntimeError, TypeError):  # torch integer tensors have no mean()
-                mean = float(value.float().mean())
-        except (RuntimeError, ValueError, TypeError, AttributeError):
+        stats = _stats(value)
+        if stats is None or not all(math.isfinite(v) for v in stats[:3]):
             return None  # empty tensors, exotic types: no summary rather than no record
-        if not all(math.isfinite(v) for v in (low, high, mean)):
-            return None
+        low, high, mean, std = stats
         mean = min(max(round(mean, 3), low), high)
-        summary: dict[str, float] = {"min": low, "max": high, "mean": mean}
-        try:
+        summary = {"min": low, "max": high, "mean": mean}
+        if math.isfinite(std):
             # The spread of the lengths in one batch (population std): what catalog
             # conditions on seqlen_cv compare; min, max and mean do not give it.
-            if high == low:
-                std = 0.0
-            elif callable(getattr(value, "float", None)):  # torch: ints have no std()
-                std = float(value.float().std(unbiased=False))
-            else:  # numpy: population std by default
-                std = float(value.std())
-        except (RuntimeError, ValueError, TypeError, AttributeError):
-            std = math.nan
-        if math.isfinite(std):
             summary["std"] = min(round(std, 3), (high - low) / 2)
         return json.dumps(summary, separators=(",", ":"))
 

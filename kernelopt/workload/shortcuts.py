@@ -32,6 +32,7 @@ import attrs
 
 from kernelopt._errors import InputError, expected
 from kernelopt.workload.profile import AxisStat, OpProfile, WorkloadProfile
+from kernelopt.workload.signatures import base_op_name
 
 __all__ = [
     "BUCKET_PADDING_WASTE",
@@ -230,15 +231,10 @@ _SIZE1_RESULT = {
 }
 
 
-def _base_op(name: str) -> str:
-    """``aten::var.correction`` -> ``var``; ``_log_softmax`` -> ``log_softmax``."""
-    return name.rsplit("::", 1)[-1].split(".", 1)[0].lstrip("_").lower()
-
-
 def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if op.family in ATTENTION_FAMILIES:
         return
-    base = _base_op(op.op)
+    base = base_op_name(op.op)
     for name in op.reduced:
         axis = op.axis(name)
         if axis is None or axis.size1_share <= 0 or axis.size1_share < t.often:

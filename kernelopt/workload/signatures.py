@@ -33,6 +33,7 @@ __all__ = [
     "AxisValue",
     "DimAxis",
     "OpSignature",
+    "base_op_name",
     "extract_axes",
     "find_signature",
     "register_signature",
@@ -617,6 +618,13 @@ def registered_signatures() -> tuple[OpSignature, ...]:
     """All registered signatures in lookup order: user ones first, then built-ins."""
     shadowed = {s.name for s in _USER}
     return (*_USER, *(s for s in BUILTIN_SIGNATURES if s.name not in shadowed))
+
+
+def base_op_name(name: object) -> str:
+    """An op's name without namespace, overload and leading underscores, lower-cased:
+    ``aten::_softmax.out`` -> ``softmax`` (an op and the implementation it dispatches to
+    share it)."""
+    return str(name).rsplit("::", 1)[-1].split(".", 1)[0].lstrip("_").lower()
 
 
 def find_signature(op: str, extra: Sequence[OpSignature] = ()) -> OpSignature | None:

@@ -25,6 +25,7 @@ from typing import Any
 from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt.workload.calls import Arg, Call, CallGroup, ScalarArg, TensorArg, Trace
 from kernelopt.workload.dtypes import canonical_dtype
+from kernelopt.workload.signatures import base_op_name
 
 __all__ = ["ATEN_ARG_NAMES", "load_json", "read_torch_trace", "trace_from_events"]
 
@@ -196,7 +197,8 @@ def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg
 
 def _parents(events: Sequence[Mapping[str, Any]], ops: list[int]) -> dict[int, int]:
     """The innermost op event enclosing each op event: on one thread, an op contains the ops
-    that start and end inside it."""
+    that start and end inside it. Keys come in start order per thread, children after their
+    parents."""
     threads: dict[Any, list[int]] = {}
     for index in ops:
         event = events[index]
@@ -235,18 +237,11 @@ def _device_times(
     for index in ops:
         args = events[index].get("args") or {}
         total[index] = by_external.get(args.get("External id"), 0.0)
-    # Children start after their parent: adding from the last event back sums whole subtrees.
-    for index in sorted(ops, key=lambda i: (float(events[i]["ts"]), -float(events[i]["dur"])))[
-        ::-1
-    ]:
-        if index in parent:
-            total[parent[index]] += total[index]
+    # _parents lists each child after its parent (in start order per thread), so adding
+    # from the last child back sums whole subtrees.
+    for index in reversed(parent):
+        total[parent[index]] += total[index]
     return total
-
-
-def _base_name(name: object) -> str:
-    """``aten::_softmax.out`` -> ``softmax``: an op and the implementation it dispatches to."""
-    return str(name).rsplit("::", 1)[-1].split(".", 1)[0].lstrip("_")
 
 
 def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
@@ -297,7 +292,7 @@ def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
         i
         for i in ops
         if i in parent
-        and _base_name(events[i].get("name")) == _base_name(events[parent[i]].get("name"))
+        and base_op_name(events[i].get("name")) == base_op_name(events[parent[i]].get("name"))
     }
     if inner:
         pairs = sorted(

@@ -28,6 +28,7 @@ __all__ = [
     "check_inputs",
     "check_interpreter_dtype",
     "check_outputs",
+    "check_positive_int",
     "check_runnable_device",
     "check_seqlen_values",
     "check_softmax_scale",
@@ -269,6 +270,8 @@ def check_outputs(
 def _check_no_overlap(tensor: torch.Tensor, where: str) -> None:
     """Refuse an output whose elements share memory (an ``expand``-ed or stride-0 view):
     two rows of the result would land on one address, and one would be lost."""
+    if tensor.is_contiguous():
+        return  # the common case on every run(): one C call, no stride walk
     dims = sorted(
         (stride, size)
         for stride, size in zip(tensor.stride(), tensor.shape, strict=True)
@@ -285,6 +288,13 @@ def _check_no_overlap(tensor: torch.Tensor, where: str) -> None:
                 )
             )
         reach = stride * size
+
+
+def check_positive_int(value: object, where: str) -> int:
+    """An int >= 1 (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(expected("a positive integer", repr(value), where=where))
+    return value
 
 
 def check_softmax_scale(value: object) -> float:

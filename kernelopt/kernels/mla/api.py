@@ -14,7 +14,6 @@ schedule, opaque to callers, as FlashMLA's are.
 from __future__ import annotations
 
 import numbers
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -29,6 +28,7 @@ from kernelopt.kernels.mla._validate import (
     check_inputs,
     check_interpreter_dtype,
     check_outputs,
+    check_positive_int,
     check_runnable_device,
     check_seqlen_values,
     check_softmax_scale,
@@ -62,12 +62,6 @@ STRATEGIES: tuple[str, ...] = get_args(Strategy)
 
 
 _DEFAULT_CONFIGS = {"hopper": hopper.default_config, "seesaw": seesaw.default_config}
-
-
-def _positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(expected("a positive integer", value, where=name))
-    return value
 
 
 def _masks_draft_tokens(causal: bool, s_q: int) -> bool:
@@ -179,9 +173,9 @@ class MLADecodePlan:
     ) -> None:
         import torch
 
-        self._s_q = _positive_int(s_q, "s_q")
-        self._h_q = _positive_int(h_q, "h_q")
-        self._page_size = _positive_int(page_size, "page_size")
+        self._s_q = check_positive_int(s_q, "s_q")
+        self._h_q = check_positive_int(h_q, "h_q")
+        self._page_size = check_positive_int(page_size, "page_size")
         self._softmax_scale = check_softmax_scale(softmax_scale)
         dtype = torch.bfloat16 if dtype is None else dtype
         if dtype not in (torch.bfloat16, torch.float16, torch.float32):
@@ -278,7 +272,7 @@ class MLADecodePlan:
                 self._seqlens,
                 block_n=config.block_n,
                 m_tiles=m_tiles,
-                num_slots=_positive_int(sms, "num_sms") * config.ctas_per_sm,
+                num_slots=check_positive_int(sms, "num_sms") * config.ctas_per_sm,
                 overhead_tiles=config.overhead_tiles,
             )
         else:
@@ -606,7 +600,7 @@ def get_mla_metadata(
         raise InputError(expected("a bool", is_fp8_kvcache, where="is_fp8_kvcache"))
     if topk is not None:
         raise InputError(expected("dense attention (topk=None)", topk, where="topk"))
-    rows = _positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")
+    rows = check_positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")
     config = default_config(rows, kv_fp8=is_fp8_kvcache)
     schedule = plan_schedule(
         _host_seqlens(cache_seqlens),
@@ -616,27 +610,14 @@ def get_mla_metadata(
         overhead_tiles=config.overhead_tiles,
     )
     meta, splits = schedule_tensors(schedule, cache_seqlens.device)
-    key = id(meta)
-    # Keyed by identity (tensors compare elementwise); the entry goes when the tensor does.
-    _SCHEDULED[key] = (
-        weakref.ref(meta, lambda _ref: _SCHEDULED.pop(key, None)),
-        rows,
-        config.block_n,
-    )
+    # The metadata carries what it was scheduled for: (query rows, key tile). Pieces start on
+    # multiples of that tile, which decides whether a call's tiles stay inside a page; a
+    # copy of the tensor loses it and is read with the safe tile below.
+    setattr(meta, _SCHEDULED, (rows, config.block_n))
     return meta, splits
 
 
-# What get_mla_metadata scheduled each metadata tensor for: (query rows, key tile). Pieces
-# start on multiples of that tile, which decides whether a call's tiles stay inside a page.
-_SCHEDULED: dict[int, tuple[weakref.ref[Any], int, int]] = {}
-
-
-def _scheduled_for(meta: Any) -> tuple[int, int] | None:
-    """(query rows, key tile) of metadata this module made, else None."""
-    entry = _SCHEDULED.get(id(meta))
-    if entry is None or entry[0]() is not meta:
-        return None
-    return entry[1], entry[2]
+_SCHEDULED = "_kernelopt_scheduled"
 
 
 # The key tile every schedule's tile is a multiple of, for metadata made elsewhere.
@@ -745,7 +726,7 @@ def mla_decode_with_kvcache(
 
     rows = s_q * h_q
     config = default_config(rows, q.dtype, kv_fp8=is_fp8_kvcache)
-    scheduled = _scheduled_for(meta)
+    scheduled: tuple[int, int] | None = getattr(meta, _SCHEDULED, None)
     if scheduled is not None and scheduled[0] != rows:
         raise InputError(
             expected(

@@ -47,6 +47,7 @@ from kernelopt.kernels.mla._validate import (
     check_inputs,
     check_interpreter_dtype,
     check_outputs,
+    check_positive_int,
     check_runnable_device,
     check_seqlen_values,
     check_softmax_scale,
@@ -615,10 +616,8 @@ def mla_decode_split_kv(
     rows = s_q * h_q
     config = config or default_config(rows, q.dtype, kv_fp8=kv_cache.dtype == torch.uint8)
     m_tiles = triton.cdiv(rows, config.block_m)
-    if num_sms is not None and (
-        isinstance(num_sms, bool) or not isinstance(num_sms, int) or num_sms < 1
-    ):
-        raise InputError(expected("a positive integer", repr(num_sms), where="num_sms"))
+    if num_sms is not None:
+        check_positive_int(num_sms, "num_sms")
     if num_splits is None:
         slots = (num_sms or device_num_sms(q.device)) * config.ctas_per_sm
         schedule = plan_schedule(
