@@ -159,6 +159,19 @@ def check_inputs(
         raise InputError(
             expected("a contiguous last dim (stride 1)", kv_cache.stride(-1), where="kv_cache")
         )
+    if fp8:
+        # The kernels read a row's scales as float32 and its RoPE part as bfloat16 straight
+        # from the byte rows: every row must start on a 4-byte boundary, or the GPU faults.
+        offsets = (kv_cache.data_ptr(), kv_cache.stride(0), kv_cache.stride(1))
+        if any(offset % 4 for offset in offsets):
+            raise InputError(
+                expected(
+                    "FP8 rows starting on 4-byte boundaries (address, page and row strides "
+                    "multiples of 4 bytes)",
+                    f"address offset {kv_cache.data_ptr() % 4}, strides {list(kv_cache.stride())}",
+                    where="kv_cache",
+                )
+            )
 
     if block_table.dim() != 2 or block_table.shape[0] != batch:
         raise InputError(

@@ -166,6 +166,35 @@ def test_plan_for_fp8_runs_it_and_nothing_else(request) -> None:
         plan.run(q, packed[..., :576].contiguous(), bt)
 
 
+def _padded(packed: torch.Tensor, row_bytes: int) -> torch.Tensor:
+    """The same FP8 rows in a cache whose rows are ``row_bytes`` apart."""
+    storage = torch.zeros(*packed.shape[:3], row_bytes, dtype=torch.uint8)
+    storage[..., :FP8_KV_BYTES] = packed
+    return storage[..., :FP8_KV_BYTES]
+
+
+def test_fp8_rows_must_start_on_4_byte_boundaries(request) -> None:
+    q, kv, bt, sl = make_inputs(
+        [40, 17], s_q=1, h_q=4, page=16, dtype=torch.float16, seed=seed_of(request)
+    )
+    packed = quantize_kv_fp8(kv)
+    ref_out, ref_lse = mla_decode_ref(q, packed, bt, sl, softmax_scale=SCALE)
+    # Padded rows on a 4-byte stride are read in place.
+    out, lse = poisoned_outputs(q)
+    mla_decode_split_kv(q, _padded(packed, 672), bt, sl, softmax_scale=SCALE, out=out, lse=lse)
+    assert_matches(out, lse, ref_out, ref_lse, torch.float16)
+    # Rows 658 bytes apart put every other row's float32 scales off their boundary.
+    with pytest.raises(InputError, match=r"FP8 rows starting on 4-byte boundaries.*658"):
+        mla_decode_split_kv(q, _padded(packed, 658), bt, sl, softmax_scale=SCALE)
+    shifted = torch.zeros(packed.numel() + 4, dtype=torch.uint8)[2:-2].view(packed.shape)
+    shifted.copy_(packed)
+    with pytest.raises(InputError, match="address offset 2"):
+        mla_decode_with_kvcache(
+            q, shifted, bt, sl, 512, *get_mla_metadata(sl, 4, 1, is_fp8_kvcache=True),
+            softmax_scale=SCALE, is_fp8_kvcache=True,
+        )  # fmt: skip
+
+
 def test_flashmla_signature_with_fp8(request) -> None:
     q, kv, bt, sl = make_inputs(
         [70, 33], s_q=2, h_q=3, page=16, dtype=torch.float16, seed=seed_of(request)
