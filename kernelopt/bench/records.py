@@ -26,11 +26,12 @@ from pathlib import Path
 
 import attrs
 
+from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import locked
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
-from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, one_of
+from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, at_least, one_of
 from kernelopt.bench.roofline import Roofline
 from kernelopt.experiments.canonical import append_summary, write_result
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
@@ -166,6 +167,17 @@ def _config_values(_instance: object, _attribute: object, value: object) -> None
             )
 
 
+def _metric_values(_instance: object, _attribute: object, value: object) -> None:
+    if not isinstance(value, dict):
+        raise InputError(expected("metrics as a dict", type(value).__name__, where="metrics"))
+    for key, item in value.items():
+        ok = isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item)
+        if not isinstance(key, str) or not ok:
+            raise InputError(
+                expected("str keys to finite numbers", f"{key!r}: {item!r}", where="metrics")
+            )
+
+
 @attrs.frozen(kw_only=True)
 class BenchRow:
     """One timed configuration of one implementation: a line of a benchmark JSONL file.
@@ -215,12 +227,12 @@ class BenchRow:
     cache: str = "flush"
     backend: str = "cuda-events"
     unit: str = attrs.field(default="us", validator=one_of(*UNIT_SECONDS))
-    n: int = 0
-    median: float = 0.0
-    p20: float = 0.0
-    p80: float = 0.0
-    iqr: float = 0.0
-    min: float = 0.0
+    n: int = attrs.field(default=0, validator=at_least(0))
+    median: float = attrs.field(default=0.0, validator=finite(minimum=0))
+    p20: float = attrs.field(default=0.0, validator=finite(minimum=0))
+    p80: float = attrs.field(default=0.0, validator=finite(minimum=0))
+    iqr: float = attrs.field(default=0.0, validator=finite(minimum=0))
+    min: float = attrs.field(default=0.0, validator=finite(minimum=0))
     gpu: str = ""
     sm_clock_mhz: int | None = None
     mem_clock_mhz: int | None = None
@@ -230,8 +242,8 @@ class BenchRow:
     triton: str | None = None
     commit: str | None = None
     timestamp: str = ""
-    floor: float | None = None
-    metrics: dict[str, float] = attrs.field(factory=dict)
+    floor: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
+    metrics: dict[str, float] = attrs.field(factory=dict, validator=_metric_values)
     note: str = ""
     samples: tuple[float, ...] = ()
 

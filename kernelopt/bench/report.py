@@ -19,8 +19,10 @@ achieved rates over the measured ceilings, not hardware counters, and fields tha
 counters (occupancy) read ``n/a (no counters)`` unless the caller supplies them. The
 opportunities are the catalog entries whose triggers fire on the roofline metrics; each
 estimated gain is computed, never invented: the time above the roofline floor as a share
-of the measured time (the most any change doing the same work can save), or, for
-launch-overhead remedies, the share of time CUDA graphs removed in a measurement.
+of the measured time (the most any change doing the same work can save), less the launch
+overhead when a graph measurement gave it (a change inside the kernel cannot save time
+spent launching it), or, for launch-overhead remedies, the share of time CUDA graphs
+removed in a measurement. They are ranked by that gain.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from kernelopt._checks import finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement
@@ -124,11 +127,11 @@ class Stage:
     """
 
     name: str
-    duration: float
+    duration: float = attrs.field(validator=finite(minimum=0))
     unit: str = attrs.field(default="us", validator=_token)
-    tc_pct: float | None = None
-    dram_pct: float | None = None
-    occupancy_pct: float | None = None
+    tc_pct: float | None = attrs.field(default=None, validator=finite(optional=True))
+    dram_pct: float | None = attrs.field(default=None, validator=finite(optional=True))
+    occupancy_pct: float | None = attrs.field(default=None, validator=finite(optional=True))
     bottleneck: str = ""
     key_issue: str = ""
 
@@ -151,7 +154,7 @@ class Opportunity:
 
     name: str = attrs.field(validator=_one_line)
     entry_id: str
-    gain_pct: float
+    gain_pct: float = attrs.field(validator=finite())
     trigger: str = attrs.field(validator=_one_line)
 
 
@@ -165,8 +168,8 @@ class BaselineMetric:
     """
 
     metric: str
-    previous: float
-    current: float
+    previous: float = attrs.field(validator=finite())
+    current: float = attrs.field(validator=finite())
     unit: str = ""
 
     @property
@@ -417,7 +420,12 @@ def profile_report(
             continue  # anti-patterns are what to stop doing, not opportunities
         trigger, metric = _trigger(match, metrics)
         launch_side = entry.id in _LAUNCH_REMEDIES or metric == "launch_overhead_pct"
-        gain = overhead if launch_side and overhead is not None else placed.gap_pct
+        if overhead is None:
+            gain = placed.gap_pct
+        elif launch_side:
+            gain = overhead
+        else:
+            gain = max(0.0, placed.gap_pct - overhead)
         opportunities.append(
             (
                 -gain,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,23 @@ def test_a_row_that_would_not_read_back_is_refused_before_it_is_written(tmp_path
     with pytest.raises(InputError, match="Expected BenchRow rows, got dict"):
         append_rows(path, [{"op": "o"}])  # type: ignore[list-item]
     assert len(read_rows(path)) == 1  # the file still reads
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("median", "fast", "median: Expected a finite number >= 0, got 'fast'"),
+        ("p80", float("nan"), "p80: Expected a finite number >= 0, got nan"),
+        ("min", -1.0, "min: Expected a finite number >= 0, got -1.0"),
+        ("n", 2.5, "n: Expected an integer >= 0, got 2.5"),
+        ("floor", float("inf"), "floor: Expected a finite number >= 0 or None, got inf"),
+        ("metrics", {"dram_pct": "high"}, "metrics: Expected str keys to finite numbers"),
+    ],
+)
+def test_a_number_field_holds_a_number(field: str, value: object, message: str) -> None:
+    # Stored as given, such a value made a file that read_rows then refused as a whole.
+    with pytest.raises(InputError, match=re.escape(message)):
+        BenchRow(op="o", impl="a", **{field: value})  # type: ignore[arg-type]
 
 
 def test_a_rows_file_that_is_not_utf8_is_a_format_error(tmp_path: Path) -> None:

@@ -1,0 +1,38 @@
+"""attrs validators shared by the record classes (no torch, no numpy)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+from kernelopt._errors import InputError, expected
+
+__all__ = ["finite"]
+
+
+def finite(
+    *, minimum: float | None = None, optional: bool = False
+) -> Callable[[Any, Any, Any], None]:
+    """An attrs validator: a finite real number (``>= minimum`` when given; None if ``optional``).
+
+    A string or bool is refused too: ``"fast"`` stored in a number field is written to a
+    file that cannot be read back, and ``True`` reads as 1.
+    """
+
+    def check(_instance: Any, attribute: Any, value: Any) -> None:
+        if value is None and optional:
+            return
+        ok = (
+            isinstance(value, numbers.Real)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and (minimum is None or float(value) >= minimum)
+        )
+        if not ok:
+            bound = "" if minimum is None else f" >= {minimum:g}"
+            what = f"a finite number{bound}" + (" or None" if optional else "")
+            raise InputError(expected(what, repr(value), where=attribute.name))
+
+    return check
