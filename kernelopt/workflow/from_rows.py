@@ -9,12 +9,14 @@ shares with the same rules: memory- or compute-bound by the side of the ridge,
 latency-bound when the binding ceiling is used below 20 %, opportunities from the
 catalog triggers that fire, never a guess.
 
-Their order is the catalog's match score, then how directly the metrics of the trigger
-measure the bound (``dram_pct`` and the side of the ridge for a memory-bound kernel,
-``tc_pct`` and the side for a compute-bound one; launch overhead, occupancy or waves for a
-latency-bound one), then the gain. Each gain is the time above the roofline floor, an
-upper bound every remedy shares (its trigger says so), or for launch remedies the measured
-launch overhead. Techniques the kernel already has (its source text, or entry ids the
+They are ranked by estimated gain, as the contract asks; equal gains by the catalog's
+match score, then by how directly the metrics of the trigger measure the bound
+(``dram_pct`` and the side of the ridge for a memory-bound kernel, ``tc_pct`` and the side
+for a compute-bound one; launch overhead, occupancy or waves for a latency-bound one). A
+launch remedy's gain is the measured launch overhead; any other remedy's is an upper
+bound every such remedy shares (its trigger says so): the time above the roofline floor,
+less the launch overhead when that was measured, since a change inside the kernel cannot
+save time spent launching it. Techniques the kernel already has (its source text, or entry ids the
 caller names) are left out, by the presence check :mod:`kernelopt.diagnose` uses.
 """
 
@@ -246,6 +248,13 @@ def _trigger(match: Any, metrics: Mapping[str, float]) -> tuple[str, str | None]
     return ", ".join(f"{n}={metrics[n]:.3g}" for n in names), names[0]
 
 
+def _kernel_side(gap: float | None, launch: float | None) -> float | None:
+    """The most a change inside the kernel can save, % of the time (None: unknown)."""
+    if gap is None or launch is None:
+        return gap
+    return max(0.0, gap - launch)
+
+
 def _opportunities(
     metrics: Mapping[str, float],
     floor: float | None,
@@ -267,7 +276,7 @@ def _opportunities(
         trigger, metric = _trigger(match, metrics)
         launch_side = entry.id in _LAUNCH_REMEDIES or metric == "launch_overhead_pct"
         measured = launch_side and launch is not None
-        gain = launch if measured else gap
+        gain = launch if measured else _kernel_side(gap, launch)
         if gain is None:
             continue  # no measured bound on what it could save: no number to state
         item = Opportunity(
@@ -279,7 +288,7 @@ def _opportunities(
         score = float(getattr(match, "score", 0.0))
         # A trigger that tests the bound's own side and ceiling is the most direct evidence.
         direct = sum(relevance.get(name, 0) for name in set(_trigger_names(match, metrics)))
-        ranked.append((-score, -direct, -gain, item.entry_id, item))
+        ranked.append((-round(gain, 6), -score, -direct, item.entry_id, item))
     ranked.sort(key=lambda item: item[:4])
     return [item for *_, item in ranked]
 

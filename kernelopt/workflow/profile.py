@@ -16,6 +16,7 @@ Otherwise the text is a fixed point whatever the values:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -53,7 +54,11 @@ _OPPORTUNITY = re.compile(
 _OPPORTUNITY_NO_ID = re.compile(
     rf"^(?P<name>.*?)\s+--\s+est\.\s+(?P<gain>{_NUMBER})\s*%\s+gain\s+--\s+trigger:\s*(?P<trigger>.*)$"
 )
-_DURATION = re.compile(rf"^(?P<value>{_NUMBER})\s*(?P<unit>\S+)$")
+# A unit starts with a letter and is not an exponent ("1e+04" is a number)
+_UNIT = r"(?![eE][-+]?\d)[^\W\d_]\S*"
+# The unit starts with a letter: with any character allowed, "66.5" read as 66 with unit "5".
+_DURATION = re.compile(rf"^(?P<value>{_NUMBER})\s*(?P<unit>{_UNIT})$")
+_VALUE_UNIT = re.compile(rf"^(?P<value>{_NUMBER})\s*(?P<unit>%|{_UNIT})$")
 _UNIT_SUFFIX = re.compile(r"\((?P<unit>[^()]+)\)\s*$")
 _NOT_AVAILABLE = {NO_COUNTERS.lower(), "n/a", "na", "-", "—", ""}
 
@@ -98,22 +103,39 @@ def _percent(record: Record, cell: str, line: int, column: str) -> float | None:
     if text.lower() in _NOT_AVAILABLE or cell.strip().lower() in _NOT_AVAILABLE:
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
         raise fail(
             record,
             f"a number or '{NO_COUNTERS}' in {column}",
             repr(cell),
             line=line,
             section="Stages",
-        ) from None
+        )
+    return value
 
 
 def _number(record: Record, cell: str, line: int, what: str, section: str) -> float:
     try:
-        return float(cell.strip())
+        value = float(cell.strip())
     except ValueError:
-        raise fail(record, what, repr(cell), line=line, section=section) from None
+        value = math.nan
+    if not math.isfinite(value):  # "nan" and "inf" parse, but no metric reads so
+        raise fail(record, what, repr(cell), line=line, section=section)
+    return value
+
+
+def _number_and_unit(
+    record: Record, cell: str, line: int, what: str, section: str
+) -> tuple[float, str]:
+    # A hand-written table puts the unit in the cell ("74 us", "45.2%"); a rendered one
+    # puts it after the metric's name.
+    match = _VALUE_UNIT.match(cell.strip())
+    if match is None:
+        return _number(record, cell, line, what, section), ""
+    return _number(record, match.group("value"), line, what, section), match.group("unit")
 
 
 def _stages(record: Record) -> tuple[Stage, ...]:
@@ -220,12 +242,26 @@ def _baseline(record: Record) -> tuple[BaselineMetric, ...]:
     rows = []
     for line, cells in table_rows(record, section, BASELINE_COLUMNS):
         metric, previous, current, change = cells
+        before, before_unit = _number_and_unit(
+            record, previous, line, "a number in Previous", "vs Baseline"
+        )
+        after, after_unit = _number_and_unit(
+            record, current, line, "a number in Current", "vs Baseline"
+        )
+        if before_unit != after_unit:
+            raise fail(
+                record,
+                f"Previous and Current in the same unit ({before_unit or 'none'})",
+                repr(current),
+                line=line,
+                section="vs Baseline",
+            )
         rows.append(
             BaselineMetric(
                 metric=metric,
-                previous=_number(record, previous, line, "a number in Previous", "vs Baseline"),
-                current=_number(record, current, line, "a number in Current", "vs Baseline"),
-                unit=_baseline_unit(metric, change),
+                previous=before,
+                current=after,
+                unit=before_unit or _baseline_unit(metric, change),
             )
         )
     return tuple(rows)

@@ -254,24 +254,40 @@ def _items(record: Record, label: str) -> list[tuple[int, str]]:
     return found
 
 
+_FILE_LABEL = re.compile(
+    r"^(?:created\s*/\s*)?(?P<label>created|modified|new|changed)\b\s*:?\s*(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+
+
 def _files(record: Record) -> tuple[list[str], list[str]]:
     created: list[str] = []
     modified: list[str] = []
+    # "Created: a, b; Modified: c", "Created a.py, Modified b.py", or the contract's own
+    # placeholder "Created/Modified a" (a file that is new or changed: modified). A path
+    # without a label belongs to the last label before it, on this line or a bullet above.
+    target: list[str] | None = None
     for line, item in _items(record, "Files:"):
         if item.lower() == _NO_DEVLOG:
             continue
-        # "Created: a, b" or "Created/Modified a" as the contract's placeholder reads.
-        match = re.match(r"^(created|modified|new|changed)\b\s*:?\s*(.*)$", item, re.IGNORECASE)
-        if match is None:
-            raise fail(
-                record,
-                "'Created: <path>' or 'Modified: <path>'",
-                repr(item),
-                line=line,
-                section="Files",
-            )
-        target = created if match.group(1).lower() in ("created", "new") else modified
-        target += [p.strip().strip("`") for p in match.group(2).split(",") if p.strip()]
+        for part in re.split(r"[,;]", item):
+            match = _FILE_LABEL.match(part.strip())
+            if match is not None:
+                label = match.group("label").lower()
+                target = created if label in ("created", "new") else modified
+                part = match.group("rest")
+            path = part.strip().strip("`").strip()
+            if not path:
+                continue
+            if target is None:
+                raise fail(
+                    record,
+                    "'Created: <path>' or 'Modified: <path>'",
+                    repr(item),
+                    line=line,
+                    section="Files",
+                )
+            target.append(path)
     return created, modified
 
 

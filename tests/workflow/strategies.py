@@ -131,7 +131,7 @@ any_profiles = st.builds(
         st.builds(
             Stage,
             name=wild_text,
-            duration=wild_number,
+            duration=st.floats(0, 1e9),  # a negative time is refused at construction
             tc_pct=st.one_of(st.none(), wild_number),
             dram_pct=st.one_of(st.none(), wild_number),
             occupancy_pct=st.one_of(st.none(), wild_number),

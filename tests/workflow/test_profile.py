@@ -141,6 +141,36 @@ It waits on nothing else.
     assert report.baseline[0].unit == "ms"
 
 
+def test_hand_written_cells_carry_their_units() -> None:
+    base = REPORT.render().split("### vs Baseline")[0]
+    text = (
+        base
+        + """### vs Baseline
+| Metric | Previous | Current | Change |
+|---|---|---|---|
+| Latency | 74 us | 66.5 us | -10% |
+| DRAM | 45.2% | 80% | +34.8 pp |
+"""
+    )
+    latency, dram = parse_profile(text).baseline
+    assert (latency.previous, latency.current, latency.unit) == (74.0, 66.5, "us")
+    assert (dram.previous, dram.current, dram.unit) == (45.2, 80.0, "%")
+    with pytest.raises(FormatError, match=r"Previous and Current in the same unit \(ms\)"):
+        parse_profile(text.replace("| 74 us |", "| 74 ms |"))
+    with pytest.raises(FormatError, match="Expected a number in Current, got 'nan'"):
+        parse_profile(text.replace("| 66.5 us |", "| nan |"))
+
+
+def test_a_duration_needs_its_unit() -> None:
+    # "66.5" once read as 66 with the unit "5".
+    with pytest.raises(FormatError, match=r"Expected a duration like '41\.25 us', got '66\.5'"):
+        parse_profile(REPORT.render().replace("| 41.25 us |", "| 66.5 |"))
+    micro = parse_profile(REPORT.render().replace("| 41.25 us |", "| 41.25 µs |"))
+    assert micro.stages[0].unit == "µs"
+    with pytest.raises(FormatError, match="in TC%"):
+        parse_profile(REPORT.render().replace("| 41.25 us | 12.0 |", "| 41.25 us | inf |"))
+
+
 @pytest.mark.parametrize(
     ("cut", "section"),
     [

@@ -101,6 +101,26 @@ def test_the_contracts_own_shapes_read() -> None:
     assert version.devlog == "docs/kernels/mla_decode.md"
 
 
+@pytest.mark.parametrize(
+    ("files", "created", "modified"),
+    [
+        # The contract's own placeholder: new or changed, so modified.
+        ("Created/Modified k/v3.py", (), ("k/v3.py",)),
+        ("Created a.py, Modified b.py", ("a.py",), ("b.py",)),
+        ("Created: a, Modified: b; c", ("a",), ("b", "c")),
+        ("Created: a.py, b.py", ("a.py", "b.py"), ()),
+    ],
+)
+def test_every_label_on_a_files_line_counts(files: str, created, modified) -> None:
+    text = TEXT.replace("### Files:\n", f"### Files: {files}\n").replace(
+        "- Created: kernels/mla_decode_v3.py\n- Modified: kernels/__init__.py\n"
+        "- Modified: tests/test_mla.py\n",
+        "",
+    )
+    version = parse_version(text)
+    assert (version.created, version.modified) == (created, modified)
+
+
 def test_problems_and_validate(tmp_path: Path) -> None:
     assert VERSION.problems(CATALOG) == []
     (tmp_path / "kernels").mkdir()
