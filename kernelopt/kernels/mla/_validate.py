@@ -241,6 +241,27 @@ def check_seqlen_values(
             )
 
 
+def check_page_indices(
+    block_table: torch.Tensor, seqlens: Sequence[int], *, page_size: int, num_blocks: int
+) -> None:
+    """Check the pages each sequence reads lie in the cache (reads the table on the host).
+
+    Only the reference calls it: a kernel takes the table as it is, since reading it back
+    would sync the device on every call.
+    """
+    for i, n in enumerate(seqlens):
+        used = block_table[i, : -(-n // page_size)]
+        if used.numel() and (int(used.min()) < 0 or int(used.max()) >= num_blocks):
+            bad = next(int(p) for p in used.tolist() if not 0 <= p < num_blocks)
+            raise InputError(
+                expected(
+                    f"page indices in [0, {num_blocks}) for the {n} keys of sequence {i}",
+                    bad,
+                    where=f"block_table[{i}]",
+                )
+            )
+
+
 def check_outputs(
     out: torch.Tensor | None,
     lse: torch.Tensor | None,
@@ -326,18 +347,35 @@ def check_flag(value: object, where: str) -> bool:
     return value
 
 
-def check_interpreter_dtype(device: torch.device, dtype: torch.dtype) -> None:
+def check_interpreter_dtype(
+    device: torch.device, dtype: torch.dtype, *, defaulted: bool = False
+) -> None:
     """Refuse bfloat16 on the CPU: Triton's interpreter computes ``tl.dot`` on bfloat16
-    operands wrong (relative errors near 1e9 against the reference), silently."""
+    operands wrong (relative errors near 1e9 against the reference), silently.
+
+    ``defaulted``: the caller did not pass the dtype, so the message says where it came from.
+    """
     if device.type == "cpu" and str(dtype) == "torch.bfloat16":
         raise InputError(
             expected(
                 "dtype float16 or float32 on the CPU (Triton's interpreter computes tl.dot on "
                 "bfloat16 operands wrong); run bfloat16 on a CUDA device",
-                "torch.bfloat16",
+                "torch.bfloat16 (the default: pass dtype=)" if defaulted else "torch.bfloat16",
                 where="dtype",
             )
         )
+
+
+def check_device(device: object) -> torch.device:
+    """``device`` as a ``torch.device`` (a name such as ``"cuda:0"``, or a device)."""
+    import torch
+
+    try:
+        made: torch.device = torch.device(device)  # type: ignore[call-overload]
+    except (RuntimeError, TypeError, ValueError):
+        what = "a torch device or its name ('cuda', 'cuda:0', 'cpu')"
+        raise InputError(expected(what, repr(device), where="device")) from None
+    return made
 
 
 def check_runnable_device(device: torch.device) -> None:

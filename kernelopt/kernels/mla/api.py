@@ -24,6 +24,7 @@ from kernelopt.kernels.mla import hopper, seesaw
 from kernelopt.kernels.mla._validate import (
     D_V,
     check_cache_seqlens,
+    check_device,
     check_flag,
     check_inputs,
     check_interpreter_dtype,
@@ -37,6 +38,7 @@ from kernelopt.kernels.mla.naive import launch_naive
 from kernelopt.kernels.mla.schedule import Schedule, build_schedule, plan_schedule
 from kernelopt.kernels.mla.split_kv import (
     SplitKVConfig,
+    check_config,
     default_config,
     device_num_sms,
     launch_split_kv,
@@ -177,6 +179,7 @@ class MLADecodePlan:
         self._h_q = check_positive_int(h_q, "h_q")
         self._page_size = check_positive_int(page_size, "page_size")
         self._softmax_scale = check_softmax_scale(softmax_scale)
+        dtype_given = dtype is not None
         dtype = torch.bfloat16 if dtype is None else dtype
         if dtype not in (torch.bfloat16, torch.float16, torch.float32):
             raise InputError(expected("bfloat16, float16 or float32", str(dtype), where="dtype"))
@@ -197,13 +200,14 @@ class MLADecodePlan:
                 )
             )
         self._kv_fp8 = kv_fp8
+        check_config(config)
 
         if device is None:
             if isinstance(cache_seqlens, torch.Tensor):
                 device = cache_seqlens.device
             else:
                 device = "cuda" if torch.cuda.is_available() else "cpu"
-        self._device = torch.device(device)
+        self._device = check_device(device)
         if self._device.type == "cuda" and not torch.cuda.is_available():
             raise DeviceError(expected("a CUDA device for device='cuda'", "none available"))
         if self._device.type == "cuda" and self._device.index is None:
@@ -212,7 +216,7 @@ class MLADecodePlan:
             seesaw.check_seesaw_target(self._device, dtype)
         else:
             check_runnable_device(self._device)
-            check_interpreter_dtype(self._device, dtype)
+            check_interpreter_dtype(self._device, dtype, defaulted=not dtype_given)
 
         seqlens = _host_seqlens(cache_seqlens)
         if not seqlens:

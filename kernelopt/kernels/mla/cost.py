@@ -8,18 +8,30 @@ a measured copy bandwidth to get the two times whose larger one is the roofline 
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 
 from kernelopt._errors import InputError, expected
-from kernelopt.kernels.mla._validate import D_QK, D_V
+from kernelopt.kernels.mla._validate import D_QK, D_V, check_positive_int
 
 __all__ = ["mla_decode_bytes", "mla_decode_floor_us", "mla_decode_flops"]
 
 
 def _total(seqlens: int | Sequence[int]) -> int:
-    total = seqlens if isinstance(seqlens, int) else sum(int(n) for n in seqlens)
-    if total < 0:
-        raise InputError(expected("a non-negative total cache length", total, where="seqlens"))
+    items = [seqlens] if isinstance(seqlens, int | float | str) else list(seqlens)
+    total = 0
+    for n in items:
+        try:
+            # operator.index takes ints, NumPy integers and 0-d integer tensors, not floats.
+            length = -1 if isinstance(n, bool) else operator.index(n)
+        except TypeError:
+            length = -1
+        if length < 0:
+            raise InputError(
+                expected("cache lengths as non-negative integers", repr(n), where="seqlens")
+            )
+        total += length
     return total
 
 
@@ -33,6 +45,7 @@ def mla_decode_flops(seqlens: int | Sequence[int], *, s_q: int, h_q: int) -> int
     s_q, h_q : int
         Draft tokens per sequence and query heads.
     """
+    s_q, h_q = check_positive_int(s_q, "s_q"), check_positive_int(h_q, "h_q")
     return 2 * s_q * h_q * _total(seqlens) * (D_QK + D_V)
 
 
@@ -52,9 +65,15 @@ def mla_decode_bytes(
     ``row`` is ``kv_row_bytes`` when given (656 for the FP8 layout of
     :mod:`kernelopt.kernels.mla.fp8`), ``576 · elt_bytes`` otherwise.
     """
+    batch, s_q, h_q = (
+        check_positive_int(v, n) for v, n in ((batch, "batch"), (s_q, "s_q"), (h_q, "h_q"))
+    )
+    elt_bytes = check_positive_int(elt_bytes, "elt_bytes")
     row = D_QK * elt_bytes if kv_row_bytes is None else kv_row_bytes
-    if row <= 0:
-        raise InputError(expected("a positive cache row size in bytes", row, where="kv_row_bytes"))
+    if isinstance(row, bool) or not isinstance(row, int) or row <= 0:
+        raise InputError(
+            expected("a positive cache row size in bytes", repr(row), where="kv_row_bytes")
+        )
     return _total(seqlens) * row + batch * s_q * h_q * (D_QK + D_V) * elt_bytes
 
 
@@ -74,8 +93,10 @@ def mla_decode_floor_us(
     ``matmul_tflops`` and ``copy_tbps`` are measured ceilings (TFLOP/s and TB/s, the copy
     counting bytes read plus written); ``kv_row_bytes`` as for :func:`mla_decode_bytes`.
     """
-    if matmul_tflops <= 0 or copy_tbps <= 0:
-        raise InputError(expected("positive ceilings", (matmul_tflops, copy_tbps)))
+    for value, name in ((matmul_tflops, "matmul_tflops"), (copy_tbps, "copy_tbps")):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value <= 0:
+            raise InputError(expected("a finite positive ceiling", repr(value), where=name))
     flops = mla_decode_flops(seqlens, s_q=s_q, h_q=h_q)
     nbytes = mla_decode_bytes(
         seqlens, batch=batch, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes, kv_row_bytes=kv_row_bytes

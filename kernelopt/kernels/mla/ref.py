@@ -15,6 +15,7 @@ from kernelopt.kernels.mla._validate import (
     D_NOPE,
     check_cache_seqlens,
     check_inputs,
+    check_page_indices,
     check_seqlen_values,
 )
 from kernelopt.kernels.mla.fp8 import dequantize_kv_fp8
@@ -61,7 +62,8 @@ def mla_decode_ref(
         columns of the same rows. Or ``[num_blocks, page_size, 1, 656]`` uint8, the FP8
         layout (:func:`~kernelopt.kernels.mla.fp8.quantize_kv_fp8`).
     block_table : torch.Tensor
-        ``[b, max_blocks]`` int32 page indices.
+        ``[b, max_blocks]`` int32 page indices; those a sequence reads must lie in
+        ``[0, num_blocks)`` (checked here; kernels read the table as given).
     cache_seqlens : torch.Tensor
         ``[b]`` int32 cache lengths, each at least ``s_q``.
     softmax_scale : float
@@ -83,6 +85,7 @@ def mla_decode_ref(
     check_cache_seqlens(cache_seqlens, batch=batch)
     seqlens = [int(n) for n in cache_seqlens.tolist()]
     check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
+    check_page_indices(block_table, seqlens, page_size=page, num_blocks=kv_cache.shape[0])
 
     out = torch.empty(batch, s_q, h_q, D_NOPE, dtype=torch.float64, device=q.device)
     lse = torch.empty(batch, h_q, s_q, dtype=torch.float64, device=q.device)

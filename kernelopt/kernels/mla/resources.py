@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from kernelopt._errors import DeviceError, expected
+from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt.kernels.mla._validate import D_NOPE, D_PE
 from kernelopt.kernels.mla.split_kv import SplitKVConfig, default_config
 
@@ -188,6 +188,8 @@ def split_kv_resources(
 
     Raises
     ------
+    InputError
+        On an unknown dtype or strategy, or options the strategy does not take.
     DeviceError
         When Triton's NVIDIA backend or its ptxas is missing, or compilation fails.
 
@@ -199,17 +201,17 @@ def split_kv_resources(
     import torch
 
     if dtype not in _TRITON_DTYPES:
-        raise DeviceError(expected(f"one of {sorted(_TRITON_DTYPES)}", dtype, where="dtype"))
+        raise InputError(expected(f"one of {sorted(_TRITON_DTYPES)}", dtype, where="dtype"))
     if strategy not in ("split_kv", "hopper", "seesaw"):
-        raise DeviceError(
+        raise InputError(
             expected("strategy 'split_kv', 'hopper' or 'seesaw'", strategy, where="strategy")
         )
     if kv_fp8 and strategy != "split_kv":
-        raise DeviceError(expected("strategy 'split_kv' for an FP8 cache", strategy))
+        raise InputError(expected("strategy 'split_kv' for an FP8 cache", strategy))
     if pair_merge and strategy != "seesaw":
-        raise DeviceError(expected("strategy 'seesaw' for pair_merge=True", strategy))
+        raise InputError(expected("strategy 'seesaw' for pair_merge=True", strategy))
     if strategy == "seesaw" and (dtype == "float32" or capability != 90):
-        raise DeviceError(
+        raise InputError(
             expected("a 16-bit dtype and capability 90 for 'seesaw'", f"{dtype}, {capability}")
         )
     if config is None:

@@ -84,11 +84,15 @@ CPU_NOMINAL_SMS = 8
 _Validator = Callable[[object, "attrs.Attribute[Any]", Any], None]
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _power_of_two(low: int, high: int) -> _Validator:
     def check(instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
-        if not (low <= value <= high and value & (value - 1) == 0):
+        if not _is_int(value) or not (low <= value <= high and value & (value - 1) == 0):
             raise InputError(
-                expected(f"a power of two in [{low}, {high}]", value, where=attribute.name)
+                expected(f"a power of two in [{low}, {high}]", repr(value), where=attribute.name)
             )
 
     return check
@@ -96,8 +100,11 @@ def _power_of_two(low: int, high: int) -> _Validator:
 
 def _at_least(low: float) -> _Validator:
     def check(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
-        if value < low:
-            raise InputError(expected(f"a value of at least {low}", value, where=attribute.name))
+        number = _is_int(value) or (isinstance(value, float) and math.isfinite(value))
+        if not number or value < low:
+            raise InputError(
+                expected(f"a value of at least {low}", repr(value), where=attribute.name)
+            )
 
     return check
 
@@ -132,6 +139,12 @@ class SplitKVConfig:
     combine_num_warps: int = attrs.field(default=4, validator=_power_of_two(1, 16))
     ctas_per_sm: int = attrs.field(default=1, validator=_at_least(1))
     overhead_tiles: float = attrs.field(default=DEFAULT_OVERHEAD_TILES, validator=_at_least(0))
+
+
+def check_config(config: object) -> None:
+    """Refuse a config that is not a :class:`SplitKVConfig` (None means the default)."""
+    if config is not None and not isinstance(config, SplitKVConfig):
+        raise InputError(expected("a SplitKVConfig or None", type(config).__name__, where="config"))
 
 
 def default_config(
@@ -614,6 +627,7 @@ def mla_decode_split_kv(
     check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
 
     rows = s_q * h_q
+    check_config(config)
     config = config or default_config(rows, q.dtype, kv_fp8=kv_cache.dtype == torch.uint8)
     m_tiles = triton.cdiv(rows, config.block_m)
     if num_sms is not None:

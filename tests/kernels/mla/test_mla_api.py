@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 from mla_testing import assert_matches, make_inputs, poisoned_outputs, seed_of
@@ -13,7 +14,11 @@ import kernelopt.kernels.mla as mla
 from kernelopt import DeviceError, InputError
 from kernelopt.kernels.mla import (
     MLADecodePlan,
+    SplitKVConfig,
     get_mla_metadata,
+    mla_decode_bytes,
+    mla_decode_floor_us,
+    mla_decode_flops,
     mla_decode_ref,
     mla_decode_with_kvcache,
 )
@@ -422,3 +427,34 @@ def test_lengths_split_counts_and_devices_are_checked_before_use(request) -> Non
     q, kv, bt, sl = _inputs(request)
     with pytest.raises(InputError, match="num_sms: Expected a positive integer, got 0"):
         mla_decode_split_kv(q, kv, bt, sl, softmax_scale=SCALE, num_sms=0)
+
+
+def test_plan_arguments_of_the_wrong_kind_are_named() -> None:
+    lengths = torch.tensor([5, 9], dtype=torch.int32)
+    common = {"s_q": 1, "h_q": 16, "page_size": 16, "softmax_scale": 0.1}
+    with pytest.raises(InputError, match=r"device: Expected a torch device .*, got 'bogus'"):
+        MLADecodePlan(lengths, dtype=torch.float16, device="bogus", **common)
+    with pytest.raises(InputError, match="config: Expected a SplitKVConfig or None, got dict"):
+        MLADecodePlan(lengths, dtype=torch.float16, config={"block_m": 64}, **common)  # type: ignore[arg-type]
+    # bfloat16 is the plan's default dtype; on the CPU the message says so.
+    with pytest.raises(InputError, match=r"got torch\.bfloat16 \(the default: pass dtype=\)"):
+        MLADecodePlan(lengths, device="cpu", **common)
+    with pytest.raises(
+        InputError, match="num_warps: Expected a power of two in \\[1, 16\\], got '8'"
+    ):
+        SplitKVConfig(num_warps="8")  # type: ignore[arg-type]
+
+
+def test_cost_formulas_refuse_sizes_that_are_not_counts() -> None:
+    assert mla_decode_bytes(np.array([100, 28]), batch=2, s_q=1, h_q=16, elt_bytes=2) == (
+        mla_decode_bytes([100, 28], batch=2, s_q=1, h_q=16, elt_bytes=2)
+    )
+    with pytest.raises(InputError, match="batch: Expected a positive integer, got -1"):
+        mla_decode_bytes(100, batch=-1, s_q=1, h_q=16, elt_bytes=2)
+    with pytest.raises(InputError, match="h_q: Expected a positive integer, got 0"):
+        mla_decode_flops(100, s_q=1, h_q=0)
+    with pytest.raises(InputError, match="seqlens: Expected cache lengths as non-negative"):
+        mla_decode_flops([1.5], s_q=1, h_q=1)
+    with pytest.raises(InputError, match="copy_tbps: Expected a finite positive ceiling"):
+        mla_decode_floor_us(1, batch=1, s_q=1, h_q=1, elt_bytes=2, matmul_tflops=1.0,
+                            copy_tbps=float("nan"))  # fmt: skip

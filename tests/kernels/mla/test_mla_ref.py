@@ -100,3 +100,21 @@ def test_ref_rejects_short_sequences() -> None:
     sl[0] = 1
     with pytest.raises(InputError, match="Expected cache_seqlens >= s_q = 2, got 1"):
         mla_decode_ref(q, kv, bt, sl, softmax_scale=1.0)
+
+
+def test_ref_rejects_pages_outside_the_cache() -> None:
+    q, kv, bt, sl = make_inputs([5, 9], s_q=1, h_q=1, page=4, dtype=torch.float32, seed=0)
+    num_blocks = kv.shape[0]
+    # Columns past a sequence's last page are never read: any value may sit there.
+    bt[0, 2:] = -7
+    mla_decode_ref(q, kv, bt, sl, softmax_scale=1.0)
+    bt[1, 1] = num_blocks
+    with pytest.raises(
+        InputError,
+        match=rf"block_table\[1\]: Expected page indices in \[0, {num_blocks}\) for the 9 keys "
+        rf"of sequence 1, got {num_blocks}",
+    ):
+        mla_decode_ref(q, kv, bt, sl, softmax_scale=1.0)
+    bt[1, 1] = -1
+    with pytest.raises(InputError, match="got -1"):
+        mla_decode_ref(q, kv, bt, sl, softmax_scale=1.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kernelopt import InputError
 from kernelopt.kernels.mla import split_kv_resources
 from kernelopt.kernels.mla.split_kv import SplitKVConfig, default_config
 
@@ -26,3 +27,19 @@ def test_a_config_that_spills_is_reported() -> None:
     # A 64 × 512 float32 accumulator over 4 warps needs 256 registers a thread by itself.
     r = split_kv_resources(s_q=1, h_q=128, config=SplitKVConfig(num_warps=4))
     assert r.registers == 255 and r.spill_bytes > 0
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"dtype": "int8"}, "dtype: Expected one of"),
+        ({"strategy": "naive"}, "strategy: Expected strategy 'split_kv', 'hopper' or 'seesaw'"),
+        ({"strategy": "hopper", "kv_fp8": True}, "Expected strategy 'split_kv' for an FP8 cache"),
+        ({"pair_merge": True}, "Expected strategy 'seesaw' for pair_merge=True"),
+        ({"strategy": "seesaw", "dtype": "float32"}, "Expected a 16-bit dtype"),
+    ],
+)
+def test_options_the_kernels_do_not_take_are_input_errors(options, message) -> None:
+    # A wrong argument is the caller's to fix, not a missing compiler or a failed build.
+    with pytest.raises(InputError, match=message):
+        split_kv_resources(s_q=1, h_q=16, **options)

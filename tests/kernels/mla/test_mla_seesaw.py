@@ -63,7 +63,7 @@ def test_seesaw_that_merges_pairs_compiles_within_shared_memory(causal) -> None:
 
 
 def test_pair_merge_is_a_seesaw_kernel_variant() -> None:
-    with pytest.raises(DeviceError, match="Expected strategy 'seesaw' for pair_merge=True"):
+    with pytest.raises(InputError, match="Expected strategy 'seesaw' for pair_merge=True"):
         split_kv_resources(s_q=1, h_q=128, strategy="hopper", pair_merge=True)
 
 
@@ -84,7 +84,7 @@ def test_seesaw_config_is_fixed_tiles() -> None:
 
 
 def test_resources_refuse_seesaw_for_float32() -> None:
-    with pytest.raises(DeviceError, match="Expected a 16-bit dtype and capability 90"):
+    with pytest.raises(InputError, match="Expected a 16-bit dtype and capability 90"):
         split_kv_resources(s_q=1, h_q=16, strategy="seesaw", dtype="float32")
 
 
