@@ -426,7 +426,7 @@ def _read_cache(path: Path) -> dict[str, Any]:
     return devices
 
 
-def load_ceilings(gpu: str, *, path: Path | None = None) -> Ceilings | None:
+def load_ceilings(gpu: str, *, path: str | os.PathLike[str] | None = None) -> Ceilings | None:
     """The cached ceilings of ``gpu``, or None when none were cached.
 
     Raises
@@ -434,7 +434,7 @@ def load_ceilings(gpu: str, *, path: Path | None = None) -> Ceilings | None:
     FormatError
         When the cache file is not a ceilings cache (it is never silently replaced).
     """
-    target = path or ceilings_path()
+    target = ceilings_path() if path is None else Path(path)
     entry = _read_cache(target).get(gpu)
     if entry is None:
         return None
@@ -444,9 +444,9 @@ def load_ceilings(gpu: str, *, path: Path | None = None) -> Ceilings | None:
         raise FormatError(str(error), path=target, section=gpu) from None
 
 
-def save_ceilings(ceilings: Ceilings, *, path: Path | None = None) -> Path:
+def save_ceilings(ceilings: Ceilings, *, path: str | os.PathLike[str] | None = None) -> Path:
     """Store ``ceilings`` in the cache under its GPU name (atomic, locked) and return the path."""
-    target = path or ceilings_path()
+    target = ceilings_path() if path is None else Path(path)
     with locked(target):
         devices = _read_cache(target)
         devices[ceilings.gpu] = _serde.unstructure(ceilings)
@@ -461,7 +461,7 @@ def measure_ceilings(
     device: int | None = None,
     copy_bytes: int = 1 << 30,
     matmul_n: int = 8192,
-    path: Path | None = None,
+    path: str | os.PathLike[str] | None = None,
     max_time_ms: float = 2000.0,
     settle_ms: float = 3000.0,
     heat_ms: float = 2000.0,

@@ -445,6 +445,16 @@ def _non_negative(name: str) -> Callable[[object, object, float], None]:
     return check
 
 
+def _device_index(_instance: object, _attribute: object, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InputError(expected("a CUDA device index >= 0 or None", repr(value), where="device"))
+
+
+def _flag(_instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
+    if not isinstance(value, bool):
+        raise InputError(expected("a bool", repr(value), where=attribute.name))
+
+
 @attrs.frozen(kw_only=True)
 class Timer:
     """Settings for timing calls; reuse one Timer for every version you compare.
@@ -520,11 +530,11 @@ class Timer:
         default="auto",
         validator=one_of("auto", "cuda-events", "cpu-perf-counter"),
     )
-    device: int | None = None
-    read_clocks: bool = True
-    clock_tolerance: float = 0.05
-    strict_rotation: bool = True
-    nvtx: bool = True
+    device: int | None = attrs.field(default=None, validator=_device_index)
+    read_clocks: bool = attrs.field(default=True, validator=_flag)
+    clock_tolerance: float = attrs.field(default=0.05, validator=_positive("clock_tolerance"))
+    strict_rotation: bool = attrs.field(default=True, validator=_flag)
+    nvtx: bool = attrs.field(default=True, validator=_flag)
 
     def __attrs_post_init__(self) -> None:
         if self.max_samples < self.min_samples:
@@ -737,6 +747,10 @@ def measure(
     read_clocks: bool = True,
     strict_rotation: bool = True,
     nvtx: bool = True,
+    settle_window_ms: float = 20.0,
+    power_margin: float = 0.9,
+    flush_factor: float = 2.0,
+    clock_tolerance: float = 0.05,
 ) -> Measurement:
     """Time one call of ``fn`` with a fresh :class:`Timer` (see there for every parameter).
 
@@ -764,5 +778,9 @@ def measure(
         read_clocks=read_clocks,
         strict_rotation=strict_rotation,
         nvtx=nvtx,
+        settle_window_ms=settle_window_ms,
+        power_margin=power_margin,
+        flush_factor=flush_factor,
+        clock_tolerance=clock_tolerance,
     )
     return timer.measure(fn, inputs=inputs, outputs=outputs, label=label)

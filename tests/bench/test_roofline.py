@@ -27,6 +27,7 @@ from kernelopt.bench import (
 )
 from kernelopt.bench.roofline import ceilings_path, save_ceilings
 from kernelopt.bench.timer import cuda_available
+from kernelopt.kernels.mla import mla_decode_floor_us
 
 from ..conftest import require_shared
 
@@ -122,6 +123,13 @@ def test_mla_floors_reproduce_the_h200_anchors(name: str) -> None:
         cost = mla_decode_cost(b=32, s_q=row["s"], h_q=row["h"], seqlens=4096)
         line = Roofline(ceilings=ceilings, cost=cost)
         assert line.floor("us") == pytest.approx(row["floor_us"], rel=1e-9)
+        # The kernels' own formula, which the benchmark and the MLA docs quote, agrees.
+        floor_us = mla_decode_floor_us(
+            [4096] * 32, batch=32, s_q=row["s"], h_q=row["h"], elt_bytes=2,
+            matmul_tflops=float(data["matmul_tflops"]),  # type: ignore[arg-type]
+            copy_tbps=float(data["copy_tbps"]),  # type: ignore[arg-type]
+        )  # fmt: skip
+        assert floor_us == pytest.approx(row["floor_us"], rel=1e-9)
         assert line.place(row["us_events"]).floor_pct / 100 == pytest.approx(
             row["floor_us"] / row["us_events"]
         )
@@ -226,3 +234,10 @@ def test_roofline_layout_leaves_zero_flop_points_off_the_log_axes() -> None:
     other = Ceilings(gpu="other", copy_bytes_per_s=1e12, matmul_flop_per_s=1e14)
     with pytest.raises(InputError, match="one device's ceilings"):
         roofline_layout([copy, Roofline(ceilings=other, cost=copy_cost(8)).place(1.0)])
+
+
+def test_the_ceilings_cache_takes_a_path_as_text(tmp_path: Path) -> None:
+    ceilings = Ceilings(gpu="G", copy_bytes_per_s=4e12, matmul_flop_per_s=6e14)
+    where = str(tmp_path / "ceilings.json")
+    assert save_ceilings(ceilings, path=where) == Path(where)
+    assert load_ceilings("G", path=where) == ceilings

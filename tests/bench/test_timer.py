@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import time
 import warnings
 from collections import Counter
 
+import attrs
 import numpy as np
 import pytest
 import torch
@@ -150,11 +152,23 @@ def test_outputs_are_poisoned_and_checked_every_batch() -> None:
         ({"max_samples": "5"}, "max_samples: Expected an integer >= 1, got '5'"),
         ({"l2_bytes": -1}, "Expected l2_bytes as a positive int or None"),
         ({"backend": "opencl"}, "backend: Expected one of"),
+        ({"device": "x"}, "device: Expected a CUDA device index >= 0 or None, got 'x'"),
+        ({"device": -1}, "device: Expected a CUDA device index"),
+        ({"nvtx": "no"}, "nvtx: Expected a bool, got 'no'"),
+        ({"clock_tolerance": 0.0}, "clock_tolerance: Expected a positive number"),
     ],
 )
 def test_bad_settings_are_refused(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
         Timer(**kwargs)  # type: ignore[arg-type]
+
+
+def test_measure_takes_every_setting_of_the_timer() -> None:
+    # measure() says "see Timer for every parameter": each one is a keyword of it.
+    settings = {field.name for field in attrs.fields(Timer)}
+    assert settings <= set(inspect.signature(measure).parameters)
+    with pytest.raises(InputError, match="clock_tolerance: Expected a positive number"):
+        measure(lambda: None, backend="cpu-perf-counter", clock_tolerance=-1.0)
 
 
 def test_empty_or_malformed_input_sets_are_refused() -> None:
