@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the `inspect` subcommand."""
     parser = subparsers.add_parser(
         "inspect",
@@ -20,8 +19,8 @@ def register(subparsers: Any) -> None:
         description=(
             "Profile the shapes a kernel really sees in a call trace (JSONL calls, PyTorch "
             "profiler trace, FlashInfer-Bench workloads) or re-read a workload_profile.md, "
-            "and list shortcuts (size-1 axes, k >= n, equal lengths, dominant shape, "
-            "padding). Exit code 1 when shortcuts are found."
+            "and list shortcuts (size-1 axes, k >= n, a gather that is an index select, equal "
+            "lengths, dominant shape, padding). Exit code 1 when shortcuts are found."
         ),
     )
     parser.add_argument("trace", help="trace file, or a workload_profile.md to re-read")

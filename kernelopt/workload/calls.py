@@ -24,6 +24,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.workload._validators import (
+    as_tuple,
+    count,
+    finite,
+    instance_of,
+    items_of,
+    text,
+)
 from kernelopt.workload.dtypes import canonical_dtype
 
 if TYPE_CHECKING:  # signatures import this module; the annotation only needs the name
@@ -122,7 +130,21 @@ class ValuesSummary:
 
 
 def _int_tuple(value: Iterable[int]) -> tuple[int, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
+
+
+def _opt_int_tuple(value: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if value is None else _int_tuple(value)
+
+
+def _check_dims(what: str, dims: object, where: str, *, minimum: int) -> None:
+    if not isinstance(dims, tuple):
+        raise InputError(expected(f"{what} as a sequence of integers", dims, where=where))
+    for dim in dims:
+        if isinstance(dim, bool) or not isinstance(dim, int):
+            raise InputError(expected(f"integer {what}", list(dims), where=where))
+        if dim < minimum or dim > MAX_DIM:
+            raise InputError(expected(f"{what} in [{minimum}, 2**40]", list(dims), where=where))
 
 
 @attrs.frozen(kw_only=True)
@@ -140,20 +162,35 @@ class TensorArg:
         Canonical dtype name (``"bfloat16"``), or the name as written when unknown.
     values : ValuesSummary, optional
         Min/max/mean of the elements, when the trace recorded them.
+    stride : tuple of int, optional
+        The element strides, one per dimension, when the trace recorded them (PyTorch
+        profiler traces do; ``Recorder(strides=...)`` does for the arguments it names). A
+        stride of 0 marks an expanded (broadcast) dimension: every index along it reads
+        the same elements. Strides are not part of :meth:`render`: calls that differ only
+        in strides share a shape row in a profile, while the per-call conditions derived
+        from strides are kept per call.
     """
 
     name: str = attrs.field(validator=_validate_name)
     shape: tuple[int, ...] = attrs.field(converter=_int_tuple)
     dtype: str = attrs.field(validator=_validate_name)
-    values: ValuesSummary | None = None
+    values: ValuesSummary | None = attrs.field(
+        default=None, validator=instance_of(ValuesSummary, "a ValuesSummary", optional=True)
+    )
+    stride: tuple[int, ...] | None = attrs.field(default=None, converter=_opt_int_tuple)
 
     def __attrs_post_init__(self) -> None:
-        for dim in self.shape:
-            if isinstance(dim, bool) or not isinstance(dim, int):
-                raise InputError(expected("integer dims", list(self.shape), where=self.name))
-            if dim < 0 or dim > MAX_DIM:
+        _check_dims("dims", self.shape, f"{self.name}.shape", minimum=0)
+        if self.stride is not None:
+            # Negative strides exist (numpy views reversed along an axis).
+            _check_dims("strides", self.stride, f"{self.name}.stride", minimum=-MAX_DIM)
+            if len(self.stride) != len(self.shape):
                 raise InputError(
-                    expected("dims in [0, 2**40]", list(self.shape), where=f"{self.name}.shape")
+                    expected(
+                        f"{len(self.shape)} strides, one per dim of {list(self.shape)}",
+                        list(self.stride),
+                        where=f"{self.name}.stride",
+                    )
                 )
 
     def render(self) -> str:
@@ -232,7 +269,7 @@ def _fmt(value: float) -> str:
 
 
 def _args_tuple(value: Iterable[Arg]) -> tuple[Arg, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 @attrs.frozen(kw_only=True)
@@ -250,7 +287,11 @@ class Call:
     """
 
     op: str = attrs.field(validator=_validate_name)
-    args: tuple[Arg, ...] = attrs.field(default=(), converter=_args_tuple)
+    args: tuple[Arg, ...] = attrs.field(
+        default=(),
+        converter=_args_tuple,
+        validator=items_of((TensorArg, ScalarArg), "TensorArg or ScalarArg"),
+    )
     duration_us: float | None = None
 
     def __attrs_post_init__(self) -> None:
@@ -281,14 +322,17 @@ class Call:
 class ValueCount:
     """One bin of a histogram: calls (and their time) at one value."""
 
-    value: float
-    calls: int
-    timed_calls: int = 0
-    time_us: float = 0.0
+    value: float = attrs.field(validator=finite())
+    calls: int = attrs.field(validator=count())
+    timed_calls: int = attrs.field(default=0, validator=count())
+    time_us: float = attrs.field(default=0.0, validator=finite(minimum=0.0))
 
 
 def _bins(value: Iterable[ValueCount]) -> tuple[ValueCount, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
+
+
+_BINS = items_of(ValueCount, "ValueCount")
 
 
 @attrs.frozen(kw_only=True)
@@ -301,16 +345,16 @@ class ValuesHistogram:
     significant digits) for the calls whose summary recorded a std.
     """
 
-    arg: str
-    max: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
-    min: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
-    mean: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
-    uniform: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
-    cv: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins)
+    arg: str = attrs.field(validator=_validate_name)
+    max: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins, validator=_BINS)
+    min: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins, validator=_BINS)
+    mean: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins, validator=_BINS)
+    uniform: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins, validator=_BINS)
+    cv: tuple[ValueCount, ...] = attrs.field(default=(), converter=_bins, validator=_BINS)
 
 
 def _histograms(value: Iterable[ValuesHistogram]) -> tuple[ValuesHistogram, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 @attrs.frozen(kw_only=True)
@@ -331,11 +375,21 @@ class CallGroup:
         Per tensor argument that carried a values summary, the histograms of its summaries.
     """
 
-    call: Call
-    calls: int = attrs.field(validator=attrs.validators.ge(1))
-    timed_calls: int = attrs.field(default=0, validator=attrs.validators.ge(0))
-    time_us: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
-    values: tuple[ValuesHistogram, ...] = attrs.field(default=(), converter=_histograms)
+    call: Call = attrs.field(validator=instance_of(Call, "a Call"))
+    calls: int = attrs.field(validator=count(minimum=1))
+    timed_calls: int = attrs.field(default=0, validator=count())
+    time_us: float = attrs.field(default=0.0, validator=finite(minimum=0.0))
+    values: tuple[ValuesHistogram, ...] = attrs.field(
+        default=(), converter=_histograms, validator=items_of(ValuesHistogram, "ValuesHistogram")
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.timed_calls > self.calls:
+            raise InputError(
+                expected(
+                    f"timed_calls <= calls ({self.calls})", self.timed_calls, where="timed_calls"
+                )
+            )
 
 
 def _mean_bin(mean: float) -> float:
@@ -476,15 +530,22 @@ class CallAggregator:
 
 
 def _groups_tuple(value: Iterable[CallGroup]) -> tuple[CallGroup, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 def _signature_tuple(value: Iterable[OpSignature]) -> tuple[OpSignature, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
+
+
+def _signature_class() -> type:
+    # signatures imports this module: the class is looked up when a Trace is first built.
+    from kernelopt.workload.signatures import OpSignature
+
+    return OpSignature
 
 
 @attrs.frozen(kw_only=True)
@@ -509,13 +570,19 @@ class Trace:
         Op signatures the trace itself defines (FlashInfer-Bench definitions name their axes).
     """
 
-    source: str
-    format: str
-    groups: tuple[CallGroup, ...] = attrs.field(default=(), converter=_groups_tuple)
-    records: int = 0
-    skipped: int = 0
-    notes: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
-    signatures: tuple[OpSignature, ...] = attrs.field(default=(), converter=_signature_tuple)
+    source: str = attrs.field(validator=text())
+    format: str = attrs.field(validator=text(nonempty=True))
+    groups: tuple[CallGroup, ...] = attrs.field(
+        default=(), converter=_groups_tuple, validator=items_of(CallGroup, "CallGroup")
+    )
+    records: int = attrs.field(default=0, validator=count())
+    skipped: int = attrs.field(default=0, validator=count())
+    notes: tuple[str, ...] = attrs.field(
+        default=(), converter=_str_tuple, validator=items_of(str, "strings")
+    )
+    signatures: tuple[OpSignature, ...] = attrs.field(
+        default=(), converter=_signature_tuple, validator=items_of(_signature_class, "OpSignature")
+    )
 
     @property
     def calls(self) -> int:
@@ -550,7 +617,11 @@ def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> Tens
     extra = set(spec) - {"shape", "dtype", "values", "stride", "device"}
     if extra:
         raise InputError(
-            expected("tensor keys among shape, dtype, values", sorted(extra), where=f"args.{name}")
+            expected(
+                "tensor keys among shape, dtype, values, stride, device",
+                sorted(extra),
+                where=f"args.{name}",
+            )
         )
     shape = spec.get("shape")
     if not isinstance(shape, list):
@@ -580,7 +651,16 @@ def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> Tens
         summary = ValuesSummary(
             min=values["min"], max=values["max"], mean=values["mean"], std=values.get("std")
         )
-    return TensorArg(name=name, shape=tuple(shape), dtype=canonical or dtype, values=summary)
+    stride = spec.get("stride")
+    if stride is not None and not isinstance(stride, list):
+        raise InputError(expected("a stride list", stride, where=f"args.{name}.stride"))
+    return TensorArg(
+        name=name,
+        shape=tuple(shape),
+        dtype=canonical or dtype,
+        values=summary,
+        stride=None if stride is None else tuple(stride),
+    )
 
 
 def parse_call_record(

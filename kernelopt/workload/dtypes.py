@@ -7,6 +7,8 @@ name per dtype, the name ``torch`` uses without its ``torch.`` prefix.
 
 from __future__ import annotations
 
+from kernelopt._errors import InputError, expected
+
 __all__ = ["KNOWN_DTYPES", "canonical_dtype"]
 
 KNOWN_DTYPES = (
@@ -94,6 +96,8 @@ def canonical_dtype(name: str) -> str | None:
     >>> canonical_dtype("c10::BFloat16"), canonical_dtype("torch.int32"), canonical_dtype("x")
     ('bfloat16', 'int32', None)
     """
+    if not isinstance(name, str):
+        raise InputError(expected("a dtype name (str)", type(name).__name__, where="name"))
     key = name.strip().lower()
     for prefix in ("torch.", "numpy.", "np."):
         if key.startswith(prefix):

@@ -10,6 +10,7 @@ Each size is the call-weighted median of its axis: the typical call.
 
 from __future__ import annotations
 
+from kernelopt.workload._validators import require
 from kernelopt.workload.profile import OpProfile, WorkloadProfile
 
 __all__ = ["shape_facts"]
@@ -47,7 +48,17 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
         lengths, else the median over calls of std / mean where the values summaries
         recorded a std (:class:`~kernelopt.workload.Recorder` does), absent otherwise;
         ``padding_pct`` is present when padded sizes and real lengths were both recorded.
+
+    Raises
+    ------
+    InputError
+        When ``profile`` is neither profile type, or ``op`` is not one of its ops.
     """
+    require(
+        profile, (OpProfile, WorkloadProfile), "an OpProfile or WorkloadProfile", where="profile"
+    )
+    if op is not None:
+        require(op, str, "an op name (str) or None", where="op")
     target = profile.op(op) if isinstance(profile, WorkloadProfile) else profile
     facts: dict[str, float] = {}
     for fact, names in _ALIASES.items():

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.workload._validators import as_path
 from kernelopt.workload.calls import (
     Arg,
     Call,
@@ -189,7 +190,7 @@ def load_definition(source: str | Path | Mapping[str, Any]) -> Definition:
     """Load a FlashInfer-Bench definition from a JSON file or an already decoded object."""
     if isinstance(source, Mapping):
         return Definition(dict(source))
-    return Definition(load_json(source), where=str(source))
+    return Definition(load_json(as_path(source, where="definition")), where=str(source))
 
 
 def _find_definition(path: Path, name: str) -> Path | None:
@@ -320,7 +321,7 @@ def read_flashinfer(
         The definition; by default taken from the bundle or found through the dataset
         layout (``definitions/<op_type>/<name>.json`` under a parent directory).
     """
-    target = Path(path)
+    target = as_path(path)
     if not target.is_file():
         raise InputError(expected("an existing workload file", str(target)))
     given = load_definition(definition) if definition is not None else None

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from pathlib import Path
 from typing import IO, Any
 
-from kernelopt._errors import KernelOptError
+from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
     Call,
@@ -289,8 +290,16 @@ def read_jsonl(path: str | Path | IO[bytes], *, source: str | None = None) -> Tr
         Distinct call signatures with counts and summed durations (microseconds); malformed
         lines are counted in ``skipped`` and listed (the first 20) in ``notes``.
     """
+    if source is not None and not isinstance(source, str):
+        raise InputError(
+            expected("a source name (str) or None", type(source).__name__, where="source")
+        )
+    if not isinstance(path, (str, os.PathLike)) and not callable(getattr(path, "readline", None)):
+        raise InputError(
+            expected("a path or a binary file object", type(path).__name__, where="path")
+        )
     reader = _Reader()
-    if isinstance(path, (str, Path)):
+    if isinstance(path, (str, os.PathLike)):
         with open(path, "rb") as handle:
             reader.run(handle)
         name = source or str(path)

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text
+from kernelopt.workload._validators import as_path, require
 from kernelopt.workload.profile import (
     AxisStat,
     OpProfile,
@@ -241,6 +242,17 @@ def _render_op(op: OpProfile, shortcuts: Sequence[Shortcut]) -> list[str]:
     return [*out, ""]
 
 
+def _findings(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | None) -> list[Shortcut]:
+    """``shortcuts`` as a list (``find_shortcuts(profile)`` when None), types checked."""
+    require(profile, WorkloadProfile, "a WorkloadProfile", where="profile")
+    if shortcuts is None:
+        return find_shortcuts(profile)
+    require(shortcuts, (tuple, list), "a sequence of Shortcut or None", where="shortcuts")
+    for item in shortcuts:
+        require(item, Shortcut, "a sequence of Shortcut", where="shortcuts")
+    return list(shortcuts)
+
+
 def render_profile_md(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | None = None) -> str:
     """Render ``profile`` as ``workload_profile.md`` text.
 
@@ -249,8 +261,13 @@ def render_profile_md(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | 
     profile : WorkloadProfile
     shortcuts : sequence of Shortcut, optional
         Findings to list per op (default: ``find_shortcuts(profile)``).
+
+    Raises
+    ------
+    InputError
+        When an argument is of the wrong type.
     """
-    found = find_shortcuts(profile) if shortcuts is None else list(shortcuts)
+    found = _findings(profile, shortcuts)
     out = [MARKER, "# Workload profile", ""]
     out.append(f"- Source: {profile.source}")
     out.append(f"- Format: {profile.format}")
@@ -271,15 +288,21 @@ def render_profile_md(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | 
 def write_profile_md(
     profile: WorkloadProfile, path: str | Path, shortcuts: Sequence[Shortcut] | None = None
 ) -> Path:
-    """Write ``workload_profile.md`` atomically (JSON instead when ``path`` ends in .json)."""
-    target = Path(path)
+    """Write ``workload_profile.md`` atomically (JSON instead when ``path`` ends in .json).
+
+    Raises
+    ------
+    InputError
+        When an argument is of the wrong type.
+    """
+    target = as_path(path)
+    found = _findings(profile, shortcuts)
     if target.suffix == ".json":
         from kernelopt.workload.serialize import profile_to_json
 
-        found = find_shortcuts(profile) if shortcuts is None else list(shortcuts)
         atomic_write_text(target, profile_to_json(profile, found))
     else:
-        atomic_write_text(target, render_profile_md(profile, shortcuts))
+        atomic_write_text(target, render_profile_md(profile, found))
     return target
 
 
@@ -531,7 +554,10 @@ def parse_profile_md(text: str) -> WorkloadProfile:
     ------
     FormatError
         On any deviation from the layout (with the line number).
+    InputError
+        When ``text`` is not a string.
     """
+    require(text, str, "markdown text (str)", where="text")
     lines = _Lines(text)
     try:
         lines.take(MARKER)
@@ -589,10 +615,12 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
     Raises
     ------
     InputError
-        When ``path_or_text`` is a path that does not exist.
+        When ``path_or_text`` is neither a path nor text, or a path that does not exist.
     """
     from kernelopt.workload.handwritten import read_handwritten_md
 
+    if not isinstance(path_or_text, str):
+        path_or_text = as_path(path_or_text, where="path_or_text")
     if isinstance(path_or_text, Path) or "\n" not in path_or_text:
         target = Path(path_or_text)
         if not target.is_file():

@@ -13,12 +13,26 @@ duration, and are fractions of the op's timed total.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.workload._validators import (
+    as_tuple,
+    count,
+    finite,
+    instance_of,
+    items_of,
+    one_of,
+    positive_int,
+    require,
+)
+from kernelopt.workload._validators import share as unit
+from kernelopt.workload._validators import text as string
 from kernelopt.workload.calls import Call, CallAggregator, CallGroup, Trace, ValueCount
 from kernelopt.workload.signatures import (
     AXIS_KINDS,
@@ -79,7 +93,9 @@ def size1_hints(
 
 def _line(value: str) -> str:
     """One line of text: profiles are written to markdown, one field per line or cell."""
-    return " ".join(str(value).split("\n")).replace("\r", " ").strip()
+    if not isinstance(value, str):
+        return value  # refused by the field's validator, with the field's name
+    return " ".join(value.split("\n")).replace("\r", " ").strip()
 
 
 def _opt_line(value: str | None) -> str | None:
@@ -87,23 +103,8 @@ def _opt_line(value: str | None) -> str | None:
 
 
 def _lines(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(_line(v) for v in value)
-
-
-def _unit(name: str) -> Any:
-    def check(_instance: object, _attribute: object, value: float | None) -> None:
-        if value is not None and not 0.0 <= value <= 1.0 + 1e-9:
-            raise InputError(expected(f"{name} in [0, 1]", value, where=name))
-
-    return check
-
-
-def _nonneg(name: str) -> Any:
-    def check(_instance: object, _attribute: object, value: float | None) -> None:
-        if value is not None and not value >= 0:
-            raise InputError(expected(f"{name} >= 0", value, where=name))
-
-    return check
+    items = as_tuple(value)
+    return tuple(_line(v) for v in items) if isinstance(items, tuple) else items  # type: ignore[no-any-return]
 
 
 @attrs.frozen(kw_only=True)
@@ -124,15 +125,18 @@ class ValueShare:
         Fraction of the op's timed total spent at this value.
     """
 
-    value: float
-    calls: int | None = attrs.field(default=None, validator=_nonneg("calls"))
-    call_share: float = attrs.field(default=0.0, validator=_unit("call_share"))
-    time_us: float | None = attrs.field(default=None, validator=_nonneg("time_us"))
-    time_share: float | None = attrs.field(default=None, validator=_unit("time_share"))
+    value: float = attrs.field(validator=finite())
+    calls: int | None = attrs.field(default=None, validator=count(optional=True))
+    call_share: float = attrs.field(default=0.0, validator=unit())
+    time_us: float | None = attrs.field(default=None, validator=finite(minimum=0.0, optional=True))
+    time_share: float | None = attrs.field(default=None, validator=unit(optional=True))
 
 
 def _values(value: Iterable[ValueShare]) -> tuple[ValueShare, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
+
+
+_OPT_NUMBER = finite(optional=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -160,16 +164,18 @@ class AxisStat:
         The most frequent values, most calls first; the value 1 is always kept when seen.
     """
 
-    name: str = attrs.field(converter=_line)
-    kind: str = attrs.field(default="shape", validator=attrs.validators.in_(AXIS_KINDS))
-    source: str = attrs.field(default="", converter=_line)
-    min: float | None = None
-    median: float | None = None
-    max: float | None = None
-    mean: float | None = None
-    time_median: float | None = None
-    distinct: int | None = None
-    values: tuple[ValueShare, ...] = attrs.field(default=(), converter=_values)
+    name: str = attrs.field(converter=_line, validator=string())
+    kind: str = attrs.field(default="shape", validator=one_of(AXIS_KINDS))
+    source: str = attrs.field(default="", converter=_line, validator=string())
+    min: float | None = attrs.field(default=None, validator=_OPT_NUMBER)
+    median: float | None = attrs.field(default=None, validator=_OPT_NUMBER)
+    max: float | None = attrs.field(default=None, validator=_OPT_NUMBER)
+    mean: float | None = attrs.field(default=None, validator=_OPT_NUMBER)
+    time_median: float | None = attrs.field(default=None, validator=_OPT_NUMBER)
+    distinct: int | None = attrs.field(default=None, validator=count(optional=True))
+    values: tuple[ValueShare, ...] = attrs.field(
+        default=(), converter=_values, validator=items_of(ValueShare, "ValueShare")
+    )
 
     def share_of(self, value: float) -> ValueShare | None:
         """The :class:`ValueShare` of ``value``, or None when it is not listed."""
@@ -194,10 +200,29 @@ class AxisStat:
 
 
 def _axis_pairs(value: Iterable[Sequence[Any]]) -> tuple[tuple[str, float], ...]:
-    return tuple((_line(name), number) for name, number in value)
+    items = as_tuple(value)
+    if not isinstance(items, tuple) or not all(
+        isinstance(pair, (tuple, list)) and len(pair) == 2 for pair in items
+    ):
+        return value  # type: ignore[return-value]  # refused by _axis_names
+    return tuple((_line(name), number) for name, number in items)
 
 
 def _axis_names(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # Pairs of a name and a finite number: the markdown writes each as name=value.
+    if not isinstance(value, tuple) or not all(
+        isinstance(pair, tuple)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and pair[0]
+        and isinstance(pair[1], numbers.Real)
+        and not isinstance(pair[1], bool)
+        and math.isfinite(pair[1])
+        for pair in value
+    ):
+        raise InputError(
+            expected("(axis name, finite number) pairs", repr(value), where=attribute.name)
+        )
     # A shape names each axis once (lookups by name, and the markdown, rely on it).
     names = [name for name, _ in value]
     if len(set(names)) != len(names):
@@ -224,14 +249,14 @@ class ShapeStat:
         Fraction of the op's timed total.
     """
 
-    args: str = attrs.field(converter=_line)
+    args: str = attrs.field(converter=_line, validator=string())
     axes: tuple[tuple[str, float], ...] = attrs.field(
         default=(), converter=_axis_pairs, validator=_axis_names
     )
-    calls: int | None = attrs.field(default=None, validator=_nonneg("calls"))
-    call_share: float = attrs.field(default=0.0, validator=_unit("call_share"))
-    time_us: float | None = attrs.field(default=None, validator=_nonneg("time_us"))
-    time_share: float | None = attrs.field(default=None, validator=_unit("time_share"))
+    calls: int | None = attrs.field(default=None, validator=count(optional=True))
+    call_share: float = attrs.field(default=0.0, validator=unit())
+    time_us: float | None = attrs.field(default=None, validator=finite(minimum=0.0, optional=True))
+    time_share: float | None = attrs.field(default=None, validator=unit(optional=True))
 
     def axis(self, name: str) -> float | None:
         """The value of axis ``name`` in this shape, or None."""
@@ -254,12 +279,12 @@ class Size1Axis:
     otherwise a fast path guarded on it covers ``call_share`` of the calls.
     """
 
-    op: str
-    axis: str
-    source: str
-    call_share: float
-    time_share: float | None
-    always: bool
+    op: str = attrs.field(validator=string())
+    axis: str = attrs.field(validator=string())
+    source: str = attrs.field(validator=string())
+    call_share: float = attrs.field(validator=unit())
+    time_share: float | None = attrs.field(validator=unit(optional=True))
+    always: bool = attrs.field(validator=instance_of(bool, "True or False"))
 
 
 @attrs.frozen(kw_only=True)
@@ -269,29 +294,59 @@ class Skew:
     ``call_share`` covers the top-k shapes by calls; ``time_share`` the top-k by time.
     """
 
-    k: int
-    call_share: float
-    time_share: float | None
+    k: int = attrs.field(validator=count(minimum=1))
+    call_share: float = attrs.field(validator=unit())
+    time_share: float | None = attrs.field(validator=unit(optional=True))
 
 
 def _shapes(value: Iterable[ShapeStat]) -> tuple[ShapeStat, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 def _axes(value: Iterable[AxisStat]) -> tuple[AxisStat, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 def _names(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(_line(v) for v in value)
+    return _lines(value)
+
+
+def _is_pair(value: object) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) == 2
 
 
 def _pairs(value: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
-    return tuple((_line(a), _line(b)) for a, b in value)
+    items = as_tuple(value)
+    if not isinstance(items, tuple) or not all(_is_pair(pair) for pair in items):
+        return value  # type: ignore[return-value]  # refused by _text_pairs
+    return tuple((_line(a), _line(b)) for a, b in items)
 
 
 def _pair(value: Sequence[str] | None) -> tuple[str, str] | None:
-    return None if value is None else (_line(value[0]), _line(value[1]))
+    if value is None or not _is_pair(value):
+        return value  # type: ignore[return-value]  # refused by _text_pair
+    return (_line(value[0]), _line(value[1]))
+
+
+def _text_pairs(_instance: object, attribute: Any, value: object) -> None:
+    if not isinstance(value, tuple) or not all(
+        isinstance(pair, tuple) and all(isinstance(v, str) for v in pair) for pair in value
+    ):
+        raise InputError(
+            expected("(name, name) pairs of strings", repr(value), where=attribute.name)
+        )
+
+
+def _text_pair(_instance: object, attribute: Any, value: object) -> None:
+    if value is not None and not (
+        isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+    ):
+        raise InputError(
+            expected("a pair of axis names or None", repr(value), where=attribute.name)
+        )
+
+
+_NAMES = items_of(str, "strings")
 
 
 @attrs.frozen(kw_only=True)
@@ -334,22 +389,38 @@ class OpProfile:
         calls where its axis is 1, and :func:`size1_hints` drops the rest).
     """
 
-    op: str = attrs.field(converter=_line)
-    signature: str | None = attrs.field(default=None, converter=_opt_line)
-    family: str = attrs.field(default="any", converter=_line)
-    calls: int | None = attrs.field(default=None, validator=_nonneg("calls"))
-    timed_calls: int | None = attrs.field(default=None, validator=_nonneg("timed_calls"))
-    time_us: float | None = attrs.field(default=None, validator=_nonneg("time_us"))
-    distinct_shapes: int | None = attrs.field(default=None, validator=_nonneg("distinct_shapes"))
-    shapes: tuple[ShapeStat, ...] = attrs.field(default=(), converter=_shapes)
-    other: ShapeStat | None = None
-    axes: tuple[AxisStat, ...] = attrs.field(default=(), converter=_axes)
-    reduced: tuple[str, ...] = attrs.field(default=(), converter=_names)
-    fixed: tuple[str, ...] = attrs.field(default=(), converter=_names)
-    select: tuple[str, str] | None = attrs.field(default=None, converter=_pair)
-    lengths: str | None = attrs.field(default=None, converter=_opt_line)
-    padded: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
-    hints: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
+    op: str = attrs.field(converter=_line, validator=string())
+    signature: str | None = attrs.field(
+        default=None, converter=_opt_line, validator=string(optional=True)
+    )
+    family: str = attrs.field(default="any", converter=_line, validator=string())
+    calls: int | None = attrs.field(default=None, validator=count(optional=True))
+    timed_calls: int | None = attrs.field(default=None, validator=count(optional=True))
+    time_us: float | None = attrs.field(default=None, validator=finite(minimum=0.0, optional=True))
+    distinct_shapes: int | None = attrs.field(default=None, validator=count(optional=True))
+    shapes: tuple[ShapeStat, ...] = attrs.field(
+        default=(), converter=_shapes, validator=items_of(ShapeStat, "ShapeStat")
+    )
+    other: ShapeStat | None = attrs.field(
+        default=None, validator=instance_of(ShapeStat, "a ShapeStat", optional=True)
+    )
+    axes: tuple[AxisStat, ...] = attrs.field(
+        default=(), converter=_axes, validator=items_of(AxisStat, "AxisStat")
+    )
+    reduced: tuple[str, ...] = attrs.field(default=(), converter=_names, validator=_NAMES)
+    fixed: tuple[str, ...] = attrs.field(default=(), converter=_names, validator=_NAMES)
+    select: tuple[str, str] | None = attrs.field(
+        default=None, converter=_pair, validator=_text_pair
+    )
+    lengths: str | None = attrs.field(
+        default=None, converter=_opt_line, validator=string(optional=True)
+    )
+    padded: tuple[tuple[str, str], ...] = attrs.field(
+        default=(), converter=_pairs, validator=_text_pairs
+    )
+    hints: tuple[tuple[str, str], ...] = attrs.field(
+        default=(), converter=_pairs, validator=_text_pairs
+    )
 
     @property
     def timed(self) -> bool:
@@ -378,6 +449,7 @@ class OpProfile:
         threshold : float
             Minimum share of calls, in ``(0, 1]``; 1.0 keeps only the always-1 axes.
         """
+        require(threshold, (int, float), "a threshold number in (0, 1]", where="threshold")
         found = []
         for axis in self.axes:
             if axis.kind in ("flag", "ratio"):
@@ -403,6 +475,8 @@ class OpProfile:
 
     def top_shapes(self, k: int | None = None, *, by: str = "calls") -> tuple[ShapeStat, ...]:
         """The ``k`` most common shapes by ``"calls"`` or by ``"time"`` (all when k is None)."""
+        if k is not None:
+            positive_int(k, where="k")
         if by not in ("calls", "time"):
             raise InputError(expected("by='calls' or by='time'", by))
         if by == "calls":
@@ -413,8 +487,7 @@ class OpProfile:
 
     def skew(self, k: int = 1) -> Skew:
         """Shares of calls and of time covered by the ``k`` most common shapes."""
-        if k < 1:
-            raise InputError(expected("k >= 1", k, where="k"))
+        positive_int(k, where="k")
         calls = sum(s.call_share for s in self.top_shapes(k, by="calls"))
         time = None
         if self.timed:
@@ -425,7 +498,7 @@ class OpProfile:
 
 
 def _ops(value: Iterable[OpProfile]) -> tuple[OpProfile, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 @attrs.frozen(kw_only=True)
@@ -449,12 +522,14 @@ class WorkloadProfile:
         What could not be read, and why.
     """
 
-    source: str = attrs.field(converter=_line)
-    format: str = attrs.field(converter=_line)
-    ops: tuple[OpProfile, ...] = attrs.field(default=(), converter=_ops)
-    records: int | None = attrs.field(default=None, validator=_nonneg("records"))
-    skipped: int = attrs.field(default=0, validator=_nonneg("skipped"))
-    notes: tuple[str, ...] = attrs.field(default=(), converter=_lines)
+    source: str = attrs.field(converter=_line, validator=string())
+    format: str = attrs.field(converter=_line, validator=string())
+    ops: tuple[OpProfile, ...] = attrs.field(
+        default=(), converter=_ops, validator=items_of(OpProfile, "OpProfile")
+    )
+    records: int | None = attrs.field(default=None, validator=count(optional=True))
+    skipped: int = attrs.field(default=0, validator=count())
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_lines, validator=_NAMES)
 
     @property
     def calls(self) -> int:
@@ -476,6 +551,8 @@ class WorkloadProfile:
         InputError
             When no op matches.
         """
+        if name is not None:
+            require(name, str, "an op name (str) or None", where="name")
         if not self.ops:
             raise InputError(expected("a profile with at least one op", "none"))
         if name is None:
@@ -549,6 +626,12 @@ class _AxisAcc:
 def _collect(calls: Trace | Iterable[Call | CallGroup]) -> tuple[list[CallGroup], Trace | None]:
     if isinstance(calls, Trace):
         return list(calls.groups), calls
+    if isinstance(calls, (str, bytes)) or not isinstance(calls, Iterable):
+        raise InputError(
+            expected(
+                "a Trace or an iterable of Call or CallGroup", type(calls).__name__, where="calls"
+            )
+        )
     aggregator = CallAggregator()
     for item in calls:
         if isinstance(item, CallGroup):
@@ -773,8 +856,14 @@ def profile_calls(
     InputError
         When ``op`` is not in the calls, or the limits are below 1.
     """
-    if max_shapes < 1 or max_values < 1:
-        raise InputError(expected("max_shapes >= 1 and max_values >= 1", (max_shapes, max_values)))
+    positive_int(max_shapes, where="max_shapes")
+    positive_int(max_values, where="max_values")
+    for name, value in (("op", op), ("source", source)):
+        if value is not None:
+            require(value, str, "a string or None", where=name)
+    require(signatures, (tuple, list), "a sequence of OpSignature", where="signatures")
+    for item in signatures:
+        require(item, OpSignature, "a sequence of OpSignature", where="signatures")
     groups, trace = _collect(calls)
     extra = tuple(signatures) + (trace.signatures if trace is not None else ())
     notes = list(trace.notes) if trace is not None else []

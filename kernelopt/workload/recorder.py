@@ -34,15 +34,17 @@ import functools
 import inspect
 import json
 import math
+import os
 import sys
 import threading
 import time as _time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from kernelopt._errors import DeviceError, InputError, expected
+from kernelopt.workload.calls import _check_name
 from kernelopt.workload.dtypes import canonical_dtype
 
 __all__ = ["TIMINGS", "Recorder"]
@@ -72,6 +74,20 @@ def _plain(value: Any) -> Any:
     return item() if callable(item) else value
 
 
+def _strides(value: Any) -> tuple[int, ...] | None:
+    """Element strides of a tensor or array (numpy counts bytes), or None if it has none."""
+    try:
+        stride = getattr(value, "stride", None)
+        if callable(stride):  # torch
+            return tuple(int(s) for s in stride())
+        raw, size = getattr(value, "strides", None), getattr(value, "itemsize", None)
+        if raw is not None and size:  # numpy and array types like it
+            return tuple(int(s) // int(size) for s in raw)
+    except (RuntimeError, ValueError, TypeError, AttributeError):
+        pass  # sparse tensors have no strides: the call is still recorded
+    return None
+
+
 def _stats(value: Any) -> tuple[float, float, float, float] | None:
     """(min, max, mean, population std) of a tensor or array, or None if it has none.
 
@@ -93,18 +109,75 @@ def _stats(value: Any) -> tuple[float, float, float, float] | None:
     return low, high, mean, std
 
 
+def _check_op(op: object, *, optional: bool = True) -> None:
+    # A name the trace readers refuse would lose every call recorded under it.
+    if op is None and optional:
+        return
+    if not isinstance(op, str):
+        raise InputError(expected("an op name (a string)", op, where="op"))
+    _check_name("op name", op, "op")
+
+
+def _arg_names(names: Iterable[str], where: str) -> frozenset[str]:
+    # One name given as a string means that name, not its letters.
+    items = (names,) if isinstance(names, str) else names
+    try:
+        chosen = frozenset(items)
+    except TypeError:
+        raise InputError(expected("argument names (strings)", names, where=where)) from None
+    if not all(isinstance(name, str) for name in chosen):
+        raise InputError(
+            expected("argument names (strings)", sorted(map(repr, chosen)), where=where)
+        )
+    return chosen
+
+
+def _writable(path: str | Path) -> Path:
+    """``path`` as a Path, once it is known that a file can be written there.
+
+    Checked when the recorder is built: the first write happens at a flush, often at
+    interpreter exit, where an error would lose every call recorded until then.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(expected("a file path (str or Path)", type(path).__name__, where="path"))
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(expected("a file path", f"{target} (a directory)", where="path"))
+    parent = target.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)  # created now, as the first flush would
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise InputError(
+            expected("a path whose directory can be created", f"{target} ({reason})", where="path")
+        ) from None
+    if target.exists() and not os.access(target, os.W_OK):
+        raise InputError(expected("a writable file", f"{target} (not writable)", where="path"))
+    if not target.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(
+            expected("a path in a writable directory", f"{target} (not writable)", where="path")
+        )
+    return target
+
+
 class Recorder:
     """Log the shapes, dtypes, scalar arguments and optional duration of each call.
 
     Parameters
     ----------
     path : path-like
-        The JSONL file to write (parent directories are created).
+        The JSONL file to write; its parent directories are created here. A directory, or
+        a place where no file can be written, is refused at once rather than at the
+        first flush.
     time : {"none", "host", "cuda"}
         Whether and how to time each call (``duration_us`` in microseconds).
     values : iterable of str
         Names of tensor arguments whose values to summarize (min, max, mean), e.g. the
         sequence lengths ``("cache_seqlens",)``.
+    strides : iterable of str
+        Names of tensor arguments whose element strides to record, e.g. the index of a
+        gather ``("index",)``: a stride of 0 shows an expanded index, the same along that
+        axis, which makes a gather an index select.
     append : bool
         Append to an existing file (default) or start it afresh.
     flush_every : int
@@ -122,13 +195,18 @@ class Recorder:
         *,
         time: str = "none",
         values: Iterable[str] = (),
+        strides: Iterable[str] = (),
         append: bool = True,
         flush_every: int = 4096,
     ) -> None:
         if time not in TIMINGS:
             raise InputError(expected(f"time in {TIMINGS}", time, where="time"))
-        if flush_every < 1:
-            raise InputError(expected("flush_every >= 1", flush_every, where="flush_every"))
+        if isinstance(flush_every, bool) or not isinstance(flush_every, int) or flush_every < 1:
+            raise InputError(
+                expected("flush_every as an integer >= 1", flush_every, where="flush_every")
+            )
+        target = _writable(path)
+        names = {"values": _arg_names(values, "values"), "strides": _arg_names(strides, "strides")}
         self._torch: Any = None
         if time == "cuda":
             # Checked here, not on the first recorded call inside the user's hot path.
@@ -137,9 +215,10 @@ class Recorder:
                 raise DeviceError(
                     expected("a CUDA device for time='cuda'", "none; use time='host'", where="time")
                 )
-        self.path = Path(path)
+        self.path = target
         self.time = time
-        self.values = frozenset(values)
+        self.values = names["values"]
+        self.strides = names["strides"]
         self.flush_every = flush_every
         self.calls = 0
         self._mode = "a" if append else "w"
@@ -153,14 +232,31 @@ class Recorder:
 
     # -- wrapping ----------------------------------------------------------------------
 
-    def __call__(self, fn: F | None = None, *, op: str | None = None) -> Any:
-        """Decorate ``fn`` (``@recorder`` or ``@recorder(op="name")``)."""
+    @overload
+    def __call__(self, fn: F, *, op: str | None = None) -> F: ...
+
+    @overload
+    def __call__(self, fn: None = None, *, op: str | None = None) -> Callable[[F], F]: ...
+
+    def __call__(self, fn: F | None = None, *, op: str | None = None) -> F | Callable[[F], F]:
+        """Decorate ``fn`` (``@recorder`` or ``@recorder(op="name")``).
+
+        The decorated function keeps its signature and return type for type checkers.
+        """
         if fn is None:
-            return lambda f: self.wrap(f, op=op)
+            _check_op(op)  # at decoration time, not at the first call
+
+            def decorate(f: F) -> F:
+                return self.wrap(f, op=op)
+
+            return decorate
         return self.wrap(fn, op=op)
 
     def wrap(self, fn: F, *, op: str | None = None) -> F:
         """Return ``fn`` wrapped so that each call is recorded as op ``op`` (default: its name)."""
+        if not callable(fn):
+            raise InputError(expected("a function to record", type(fn).__name__, where="fn"))
+        _check_op(op)
         name = op or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "call")
         head = f'{{"op":{json.dumps(name)},"args":{{'
         try:
@@ -203,7 +299,7 @@ class Recorder:
 
     @contextlib.contextmanager
     def patch(
-        self, owner: Any, name: str, *, op: str | None = None
+        self, owner: object, name: str, *, op: str | None = None
     ) -> Iterator[Callable[..., Any]]:
         """Replace ``owner.name`` by a recorded version for the length of the block.
 
@@ -242,11 +338,31 @@ class Recorder:
     # -- manual recording ----------------------------------------------------------------
 
     def record(self, op: str, args: Mapping[str, Any], duration_us: float | None = None) -> None:
-        """Record one call by hand (what a wrapped function does for you)."""
+        """Record one call by hand (what a wrapped function does for you).
+
+        Parameters
+        ----------
+        op : str
+            The op name.
+        args : mapping of str to object
+            Argument name → value, encoded as a wrapped function's arguments are.
+        duration_us : float, optional
+            The call's duration in microseconds.
+        """
+        _check_op(op, optional=False)
+        if not isinstance(args, Mapping):
+            raise InputError(expected("args as a mapping of name to value", type(args).__name__))
+        if not all(isinstance(key, str) for key in args):
+            raise InputError(expected("argument names (strings)", list(args), where="args"))
         parts = self._encode_args([], (), args)
         line = f'{{"op":{json.dumps(op)},"args":{{{parts}}}'
         if duration_us is not None:
-            if not math.isfinite(duration_us) or duration_us < 0:
+            if (
+                isinstance(duration_us, bool)
+                or not isinstance(duration_us, (int, float))
+                or not math.isfinite(duration_us)
+                or duration_us < 0
+            ):
                 raise InputError(
                     expected("a duration >= 0 in us", duration_us, where="duration_us")
                 )
@@ -312,6 +428,10 @@ class Recorder:
             text = f'{{"shape":[{_dims(shape)}],"dtype":{json.dumps(name)}'
             if cache_key is not None and len(self._tensors) < 4096:
                 self._tensors[cache_key] = text
+        if key[1:-1] in self.strides:
+            stride = _strides(value)
+            if stride is not None and len(stride) == len(tuple(shape)):
+                text = f'{text},"stride":[{",".join(str(s) for s in stride)}]'
         if key[1:-1] in self.values:
             summary = self._summary(value)
             if summary is not None:

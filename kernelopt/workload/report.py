@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kernelopt.workload._validators import positive_int, require
 from kernelopt.workload.markdown import pct
 from kernelopt.workload.profile import OpProfile, WorkloadProfile
 from kernelopt.workload.shortcuts import Shortcut
@@ -91,6 +92,11 @@ def render_report(profile: WorkloadProfile, shortcuts: Sequence[Shortcut], *, to
     top : int
         How many shapes to list per op (and the k of the top-k skew).
     """
+    require(profile, WorkloadProfile, "a WorkloadProfile", where="profile")
+    require(shortcuts, (tuple, list), "a sequence of Shortcut", where="shortcuts")
+    for item in shortcuts:
+        require(item, Shortcut, "a sequence of Shortcut", where="shortcuts")
+    positive_int(top, where="top")
     head = (
         f"{profile.source} ({profile.format}): {profile.calls} calls, "
         f"{len(profile.ops)} op{'s' if len(profile.ops) != 1 else ''}, "

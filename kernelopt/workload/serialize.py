@@ -12,7 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kernelopt._errors import FormatError, expected
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt.workload._validators import require
 from kernelopt.workload.profile import WorkloadProfile
 from kernelopt.workload.shortcuts import Shortcut
 
@@ -53,11 +54,12 @@ def _structure_error(error: Exception) -> str:
 
 def profile_to_dict(profile: WorkloadProfile) -> dict[str, Any]:
     """``profile`` as plain JSON-ready data."""
+    require(profile, WorkloadProfile, "a WorkloadProfile", where="profile")
     data: dict[str, Any] = _converter().unstructure(profile)
     return data
 
 
-def profile_from_dict(data: Any) -> WorkloadProfile:
+def profile_from_dict(data: object) -> WorkloadProfile:
     """Rebuild a profile from :func:`profile_to_dict` data.
 
     Raises
@@ -76,11 +78,12 @@ def profile_from_dict(data: Any) -> WorkloadProfile:
 
 def shortcut_to_dict(shortcut: Shortcut) -> dict[str, Any]:
     """A finding as plain JSON-ready data."""
+    require(shortcut, Shortcut, "a Shortcut", where="shortcut")
     data: dict[str, Any] = _converter().unstructure(shortcut)
     return data
 
 
-def shortcut_from_dict(data: Any) -> Shortcut:
+def shortcut_from_dict(data: object) -> Shortcut:
     """Rebuild a finding from :func:`shortcut_to_dict` data."""
     try:
         shortcut: Shortcut = _converter().structure(data, Shortcut)
@@ -95,18 +98,23 @@ def profile_to_json(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | No
     """``{"schema", "profile", "shortcuts"?}`` as indented JSON text."""
     data: dict[str, Any] = {"schema": SCHEMA, "profile": profile_to_dict(profile)}
     if shortcuts is not None:
+        require(shortcuts, (tuple, list), "a sequence of Shortcut or None", where="shortcuts")
         data["shortcuts"] = [shortcut_to_dict(s) for s in shortcuts]
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def profile_from_json(text: str) -> WorkloadProfile:
+def profile_from_json(text: str | bytes) -> WorkloadProfile:
     """Parse :func:`profile_to_json` output (a listed ``shortcuts`` array is ignored).
 
     Raises
     ------
     FormatError
         When the text is not JSON or not a profile of this schema.
+    InputError
+        When ``text`` is not a string or bytes.
     """
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise InputError(expected("JSON text (str or bytes)", type(text).__name__, where="text"))
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as error:

@@ -2,8 +2,9 @@
 
 Plateaus often end when someone looks at the shapes: softmax over a size-1 axis is 1.0, a
 reduction over a size-1 axis is a copy, attention with one key returns V, a top-k with
-k >= n selects everything, equal lengths need no varlen machinery, and one dominant shape
-deserves its own kernel. Each rule reads an :class:`~kernelopt.workload.profile.OpProfile`
+k >= n selects everything, a gather of k <= n with the same index in every row is an index
+select, equal lengths need no varlen machinery, and one dominant shape deserves its own
+kernel. Each rule reads an :class:`~kernelopt.workload.profile.OpProfile`
 and returns :class:`Shortcut` findings saying which calls they cover, the guard a kernel
 would test, and the catalog entries that explain the optimization.
 
@@ -26,11 +27,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.workload._validators import as_tuple, is_callable, items_of, require
+from kernelopt.workload._validators import share as unit
+from kernelopt.workload._validators import text as string
 from kernelopt.workload.profile import AxisStat, OpProfile, WorkloadProfile
 from kernelopt.workload.signatures import base_op_name
 
@@ -65,16 +68,8 @@ CATALOG_IDS = (
 ATTENTION_FAMILIES = ("attention", "decode-attention", "mla-decode")
 
 
-def _unit(name: str) -> Any:
-    def check(_instance: object, _attribute: object, value: float | None) -> None:
-        if value is not None and not 0.0 <= value <= 1.0 + 1e-9:
-            raise InputError(expected(f"{name} in [0, 1]", value, where=name))
-
-    return check
-
-
 def _ids(value: Iterable[str]) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value)
+    return (value,) if isinstance(value, str) else as_tuple(value)  # type: ignore[no-any-return]
 
 
 @attrs.frozen(kw_only=True)
@@ -101,14 +96,16 @@ class Shortcut:
         The condition a kernel would test to take the fast path (``"q.shape[1] == 1"``).
     """
 
-    rule: str
-    op: str | None
-    axis: str | None
-    message: str
-    call_share: float = attrs.field(validator=_unit("call_share"))
-    time_share: float | None = attrs.field(default=None, validator=_unit("time_share"))
-    catalog_ids: tuple[str, ...] = attrs.field(default=(), converter=_ids)
-    guard: str = ""
+    rule: str = attrs.field(validator=string(nonempty=True))
+    op: str | None = attrs.field(validator=string(optional=True))
+    axis: str | None = attrs.field(validator=string(optional=True))
+    message: str = attrs.field(validator=string())
+    call_share: float = attrs.field(validator=unit())
+    time_share: float | None = attrs.field(default=None, validator=unit(optional=True))
+    catalog_ids: tuple[str, ...] = attrs.field(
+        default=(), converter=_ids, validator=items_of(str, "catalog ids (strings)")
+    )
+    guard: str = attrs.field(default="", validator=string())
 
     @property
     def weight(self) -> float:
@@ -132,10 +129,10 @@ class Thresholds:
         Share of padded work along an axis that is worth removing.
     """
 
-    often: float = attrs.field(default=0.5, validator=_unit("often"))
-    dominant: float = attrs.field(default=0.5, validator=_unit("dominant"))
-    uniform: float = attrs.field(default=0.5, validator=_unit("uniform"))
-    padding: float = attrs.field(default=0.10, validator=_unit("padding"))
+    often: float = attrs.field(default=0.5, validator=unit())
+    dominant: float = attrs.field(default=0.5, validator=unit())
+    uniform: float = attrs.field(default=0.5, validator=unit())
+    padding: float = attrs.field(default=0.10, validator=unit())
 
 
 RuleCheck = Callable[[OpProfile, Thresholds], Iterable[Shortcut]]
@@ -155,9 +152,9 @@ class ShortcutRule:
         ``check(op_profile, thresholds) -> iterable of Shortcut``.
     """
 
-    id: str
-    description: str
-    check: RuleCheck = attrs.field(eq=False)
+    id: str = attrs.field(validator=string(nonempty=True))
+    description: str = attrs.field(validator=string())
+    check: RuleCheck = attrs.field(eq=False, validator=is_callable())
 
 
 # --------------------------------------------------------------------------------------
@@ -318,6 +315,72 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             "one reduction pass with no selection buffer"
         )
         yield _size1("select-one", op, k_name, k_axis, what)
+
+
+def _gather_index_select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
+    # Only gathers whose index has the input's rank (gather, take_along_dim) carry these
+    # flags; an index_select already reads one index vector.
+    if op.select is None or base_op_name(op.op) == "index_select":
+        return
+    k_name, n_name = op.select
+    k_axis, n_axis = op.axis(k_name), op.axis(n_name)
+    candidate = op.axis(f"{k_name}_le_{n_name}")
+    rows = op.axis("rows")
+    if k_axis is None or n_axis is None or candidate is None:
+        return
+    if rows is not None and rows.max is not None and rows.max <= 1:
+        return  # one row: the gather already reads one index vector
+    index, source = (
+        _ref(a).split(".shape", 1)[0] if ".shape" in _ref(a) else default
+        for a, default in ((k_axis, "index"), (n_axis, "x"))
+    )
+    expanded = f"all({index}.stride(d) == 0 or {index}.shape[d] == 1 for d != dim)"
+    guard = f"{_ref(k_axis)} <= {_ref(n_axis)} and {expanded}"
+    same = (
+        f"index_select({source}, dim, v) with v the index's first slice along the other "
+        f"axes gives the same result ({source} narrowed first where the index is smaller "
+        f"there): one index vector of {k_name} entries instead of rows x {k_name}, and "
+        "every row copies the same positions"
+    )
+    shared = op.axis("shared_index")
+    calls, time = _holds(shared)
+    if calls > 0 and calls >= t.often:
+        what = (
+            f"gather of {k_name} <= {n_name} whose index is the same along every other axis "
+            f"(recorded stride 0, or broadcast) in {_coverage(calls, time)}: {same}"
+        )
+    else:
+        calls, time = _holds(candidate)
+        if calls <= 0 or calls < t.often:
+            return
+        if shared is None:
+            check = (
+                "the trace records shapes, not strides, so check at run time: "
+                f"{expanded} holds for an expanded index (free to test); a materialized "
+                "index needs its slices compared once where it is built. Recording the "
+                f'strides (Recorder(strides=("{index}",)) or a PyTorch profiler trace) '
+                "measures it"
+            )
+        else:
+            check = (
+                "the recorded strides show a materialized index (no stride 0), so compare "
+                "its slices once where it is built; building it with expand() rather than "
+                f"repeat() makes {expanded} a free run-time test"
+            )
+        what = (
+            f"gather with {k_name} <= {n_name} in {_coverage(calls, time)}: when the index "
+            f"is the same along every other axis, {same}. {check[0].upper()}{check[1:]}"
+        )
+    yield Shortcut(
+        rule="gather-index-select",
+        op=op.op,
+        axis=k_name,
+        message=what,
+        call_share=calls,
+        time_share=time,
+        catalog_ids=(SIZE1_AXIS_SHORTCUT,),
+        guard=guard,
+    )
 
 
 def _uniform_lengths(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
@@ -521,6 +584,11 @@ BUILTIN_RULES: tuple[ShortcutRule, ...] = (
         description="top-k/gather with k >= n (everything selected), top-1 (argmax)",
     ),
     ShortcutRule(
+        id="gather-index-select",
+        check=_gather_index_select,
+        description="gather of k <= n with the same index along the other axes: an index_select",
+    ),
+    ShortcutRule(
         id="uniform-lengths",
         check=_uniform_lengths,
         description="all sequences of a call have the same length",
@@ -547,8 +615,10 @@ def register_rule(rule: ShortcutRule, *, replace: bool = False) -> None:
     Raises
     ------
     InputError
-        When a rule with that id exists and ``replace`` is False.
+        When ``rule`` is no ShortcutRule, or a rule with that id exists and ``replace`` is
+        False.
     """
+    require(rule, ShortcutRule, "a ShortcutRule", where="rule")
     taken = any(r.id == rule.id for r in (*_USER, *BUILTIN_RULES))
     if taken and not replace:
         raise InputError(expected("a new rule id (or replace=True)", rule.id, where="rule"))
@@ -559,6 +629,7 @@ def register_rule(rule: ShortcutRule, *, replace: bool = False) -> None:
 
 def unregister_rule(rule_id: str) -> None:
     """Remove the user rule ``rule_id`` (a built-in it replaced comes back)."""
+    require(rule_id, str, "a rule id (str)", where="rule_id")
     for old in [r for r in _USER if r.id == rule_id]:
         _USER.remove(old)
 
@@ -592,7 +663,22 @@ def find_shortcuts(
     list of Shortcut
         Largest share of time (of calls without durations) first. In a profile of several
         ops, framework ops (``namespace::name``) without a signature are left out.
+
+    Raises
+    ------
+    InputError
+        When an argument has the wrong type, or a rule yields something else than
+        Shortcut findings.
     """
+    require(
+        profile, (WorkloadProfile, OpProfile), "a WorkloadProfile or OpProfile", where="profile"
+    )
+    if rules is not None:
+        require(rules, (tuple, list), "a sequence of ShortcutRule or None", where="rules")
+        for rule in rules:
+            require(rule, ShortcutRule, "a sequence of ShortcutRule", where="rules")
+    if thresholds is not None:
+        require(thresholds, Thresholds, "Thresholds or None", where="thresholds")
     chosen = registered_rules() if rules is None else tuple(rules)
     limits = thresholds or Thresholds()
     ops = profile.ops if isinstance(profile, WorkloadProfile) else (profile,)
@@ -604,7 +690,10 @@ def find_shortcuts(
     found: list[tuple[int, Shortcut]] = []
     for op in ops:
         for order, rule in enumerate(chosen):
-            found.extend((order, item) for item in rule.check(op, limits))
+            for item in rule.check(op, limits):
+                # Checked here: a user rule's stray item would fail the ranking below.
+                require(item, Shortcut, "Shortcut findings", where=f"rule {rule.id}")
+                found.append((order, item))
     # Ties go to the rule listed first: trivial-shape rules come before specialization.
     found.sort(key=lambda f: (-f[1].weight, -f[1].call_share, f[0], f[1].op or "", f[1].axis or ""))
     return [item for _, item in found]

@@ -26,6 +26,16 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.workload._validators import (
+    Validator,
+    as_tuple,
+    finite,
+    is_callable,
+    items_of,
+    one_of,
+    require,
+    text,
+)
 from kernelopt.workload.calls import Call, ScalarArg, TensorArg
 
 __all__ = [
@@ -62,13 +72,19 @@ class AxisValue:
         Where it comes from, as a kernel would test it (``"q.shape[1]"``,
         ``"cache_seqlens.max()"``, ``"k"``).
     kind : str
-        One of ``"shape"``, ``"values"``, ``"scalar"``, ``"derived"``.
+        One of ``"shape"``, ``"values"``, ``"scalar"``, ``"derived"``, ``"flag"`` (1.0
+        when a per-call condition holds, else 0.0), ``"ratio"``.
     """
 
-    name: str
-    value: float
-    source: str
-    kind: str = attrs.field(validator=attrs.validators.in_(AXIS_KINDS))
+    name: str = attrs.field(validator=text(nonempty=True))
+    value: float = attrs.field(validator=finite())
+    source: str = attrs.field(validator=text())
+    kind: str = attrs.field(validator=one_of(AXIS_KINDS))
+
+
+def _optional_int(_instance: object, attribute: Any, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InputError(expected("an integer or None", repr(value), where=attribute.name))
 
 
 @attrs.frozen(kw_only=True)
@@ -89,36 +105,76 @@ class DimAxis:
         Name of a derived axis holding ``numel / size`` (how many independent rows).
     """
 
-    name: str
-    arg: str
-    dim_arg: str = "dim"
-    default_dim: int | None = -1
-    rows: str | None = None
+    name: str = attrs.field(validator=text(nonempty=True))
+    arg: str = attrs.field(validator=text(nonempty=True))
+    dim_arg: str = attrs.field(default="dim", validator=text(nonempty=True))
+    default_dim: int | None = attrs.field(default=-1, validator=_optional_int)
+    rows: str | None = attrs.field(default=None, validator=text(optional=True, nonempty=True))
+
+
+# The converters below turn what a user writes (dicts, lists) into tuples and hand anything
+# else through unchanged, for the validators to refuse with the field's name.
 
 
 def _pairs(value: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
-    items = value.items() if isinstance(value, Mapping) else value
+    items = value.items() if isinstance(value, Mapping) else as_tuple(value)
+    if not isinstance(items, Iterable):
+        return value  # type: ignore[return-value]
     out: list[tuple[str, Any]] = []
-    for key, item in items:
-        if isinstance(item, list):
-            item = tuple(item)
-        out.append((key, item))
+    for pair in items:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            return value  # type: ignore[return-value]
+        key, item = pair
+        out.append((key, tuple(item) if isinstance(item, list) else item))
     return tuple(out)
 
 
+def _pairs_of(what: str, ok: Callable[[object], bool]) -> Validator:
+    """A tuple of (name, value) pairs whose values pass ``ok`` (``what`` describes them)."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        good = isinstance(value, tuple) and all(
+            isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) and ok(pair[1])
+            for pair in value
+        )
+        if not good:
+            raise InputError(
+                expected(f"a mapping of name to {what}", repr(value), where=attribute.name)
+            )
+
+    return check
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_names(value: object) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+
+
+def _is_dims(value: object) -> bool:
+    return isinstance(value, tuple) and all(v is None or isinstance(v, str) for v in value)
+
+
 def _names(value: Iterable[str]) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value)
+    return (value,) if isinstance(value, str) else as_tuple(value)  # type: ignore[no-any-return]
 
 
 def _dims(value: Iterable[DimAxis]) -> tuple[DimAxis, ...]:
-    return tuple(value)
+    return as_tuple(value)  # type: ignore[no-any-return]
 
 
 def _padded(value: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
+    items = as_tuple(value)
+    if not isinstance(items, tuple):
+        raise InputError(expected("(padded axis, length axis) pairs", repr(value), where="padded"))
     out = []
-    for pair in value:
-        if len(pair) != 2:
-            raise InputError(expected("(padded axis, length axis) pairs", pair, where="padded"))
+    for pair in items:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not _is_names(tuple(pair)):
+            raise InputError(
+                expected("(padded axis, length axis) pairs", repr(pair), where="padded")
+            )
         out.append((pair[0], pair[1]))
     return tuple(out)
 
@@ -126,8 +182,8 @@ def _padded(value: Iterable[Sequence[str]]) -> tuple[tuple[str, str], ...]:
 def _select(value: Sequence[str] | None) -> tuple[str, str] | None:
     if value is None:
         return None
-    if len(value) != 2:
-        raise InputError(expected("select as (k axis, n axis)", value, where="select"))
+    if not isinstance(value, (tuple, list)) or len(value) != 2 or not _is_names(tuple(value)):
+        raise InputError(expected("select as (k axis, n axis)", repr(value), where="select"))
     return (value[0], value[1])
 
 
@@ -177,23 +233,39 @@ class OpSignature:
         ``extract(call) -> [AxisValue, ...]`` replacing the declarative mapping.
     """
 
-    name: str
-    ops: tuple[str, ...] = attrs.field(converter=_names)
-    family: str = "any"
+    name: str = attrs.field(validator=text())
+    ops: tuple[str, ...] = attrs.field(converter=_names, validator=items_of(str, "op names"))
+    family: str = attrs.field(default="any", validator=text(nonempty=True))
     tensors: tuple[tuple[str, tuple[str | None, ...]], ...] = attrs.field(
-        default=(), converter=_pairs
+        default=(), converter=_pairs, validator=_pairs_of("axis names (or None)", _is_dims)
     )
-    aliases: tuple[tuple[str, tuple[str, ...]], ...] = attrs.field(default=(), converter=_pairs)
-    values: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
-    scalars: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
-    dim_axes: tuple[DimAxis, ...] = attrs.field(default=(), converter=_dims)
-    reduced: tuple[str, ...] = attrs.field(default=(), converter=_names)
-    fixed: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    aliases: tuple[tuple[str, tuple[str, ...]], ...] = attrs.field(
+        default=(), converter=_pairs, validator=_pairs_of("a tuple of names", _is_names)
+    )
+    values: tuple[tuple[str, str], ...] = attrs.field(
+        default=(), converter=_pairs, validator=_pairs_of("an axis name", _is_str)
+    )
+    scalars: tuple[tuple[str, str], ...] = attrs.field(
+        default=(), converter=_pairs, validator=_pairs_of("an axis name", _is_str)
+    )
+    dim_axes: tuple[DimAxis, ...] = attrs.field(
+        default=(), converter=_dims, validator=items_of(DimAxis, "DimAxis")
+    )
+    reduced: tuple[str, ...] = attrs.field(
+        default=(), converter=_names, validator=items_of(str, "axis names")
+    )
+    fixed: tuple[str, ...] = attrs.field(
+        default=(), converter=_names, validator=items_of(str, "axis names")
+    )
     select: tuple[str, str] | None = attrs.field(default=None, converter=_select)
-    lengths: str | None = None
+    lengths: str | None = attrs.field(default=None, validator=text(optional=True, nonempty=True))
     padded: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_padded)
-    hints: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_pairs)
-    extract: Extractor | None = attrs.field(default=None, eq=False)
+    hints: tuple[tuple[str, str], ...] = attrs.field(
+        default=(), converter=_pairs, validator=_pairs_of("a sentence", _is_str)
+    )
+    extract: Extractor | None = attrs.field(
+        default=None, eq=False, validator=is_callable(optional=True)
+    )
 
     def __attrs_post_init__(self) -> None:
         if not self.name.strip():
@@ -412,30 +484,101 @@ def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], 
 # Built-in signatures
 
 
-def _gather_axes(call: Call) -> list[AxisValue]:
-    # gather: index has the rank of the input and k = index.shape[dim];
-    # index_select: index is 1-D and k = index.numel().
+def _gather_args(call: Call) -> tuple[TensorArg, TensorArg, ScalarArg | None]:
+    """The input, the index and the dim argument of a gather-like call.
+
+    A recorded torch builtin has no inspectable signature, so its arguments are named
+    ``arg0``, ``arg1``...: ``torch.gather(x, 1, index)`` and ``torch.take_along_dim(x,
+    index, 1)`` both give the input and the index as the first two positional tensors and
+    the dim as the positional integer.
+    """
     source = call.arg("self") or call.arg("input") or call.arg("x")
-    index = call.arg("index")
+    index = call.arg("index") or call.arg("indices")
     dim_item = call.arg("dim")
+    positional = [a for a in call.args if _POSITIONAL.match(a.name)]
+    tensors = [a for a in positional if isinstance(a, TensorArg)]
+    if source is None and tensors:
+        source = tensors.pop(0)
+    if index is None and tensors:
+        index = tensors.pop(0)
+    if dim_item is None:
+        dim_item = next(
+            (a for a in positional if isinstance(a, ScalarArg) and _is_int(a.value)), None
+        )
     if not isinstance(source, TensorArg) or not isinstance(index, TensorArg):
         raise InputError(expected("tensor arguments input and index", call.label))
-    raw = dim_item.value if isinstance(dim_item, ScalarArg) else 0
+    return source, index, dim_item if isinstance(dim_item, ScalarArg) else None
+
+
+def _shared_index(
+    op: str, source: TensorArg, index: TensorArg, d: int, k: int, n: int
+) -> float | None:
+    """1.0 when the record shows that one index slice serves every output row of a gather:
+    k <= n and, along each other axis of more than one output row, an index stride of 0
+    (an expanded index) or an index size of 1 that take_along_dim broadcasts. 0.0 when the
+    record shows otherwise; None when it cannot tell (no strides recorded)."""
+    broadcasts = op == "take_along_dim"
+    # (axis, index size) of the other axes along which the output has more than one row.
+    wide = []
+    for axis, size in enumerate(index.shape):
+        out = max(size, source.shape[axis]) if broadcasts else size
+        if axis != d and out > 1:
+            wide.append((axis, size))
+    decided = [broadcasts and size == 1 for _, size in wide]
+    if index.stride is None and not (wide and all(decided)):
+        return None
+    if k > n or not wide:
+        return 0.0  # more picks than rows, or a single output row: nothing to share
+    stride = index.stride
+    return float(
+        all(
+            (broadcasts and size == 1) or (stride is not None and stride[axis] == 0)
+            for axis, size in wide
+        )
+    )
+
+
+def _expanded(index: str) -> str:
+    """The test that an index is the same along every axis but ``dim``."""
+    return f"all({index}.stride(d) == 0 or {index}.shape[d] == 1 for d != dim)"
+
+
+def _gather_axes(call: Call) -> list[AxisValue]:
+    # gather/take_along_dim: index has the rank of the input and k = index.shape[dim];
+    # index_select: index is 1-D and k = index.numel().
+    source, index, dim_item = _gather_args(call)
+    op = base_op_name(call.op)
+    raw = None if dim_item is None else dim_item.value
     rank = len(source.shape)
+    if raw is None and op == "take_along_dim":
+        # take_along_dim without a dim indexes the flattened input.
+        n = math.prod(source.shape)
+        return [
+            AxisValue(
+                name="k", value=math.prod(index.shape), source=f"{index.name}.numel()", kind="shape"
+            ),
+            AxisValue(name="n", value=n, source=f"{source.name}.numel()", kind="shape"),
+            AxisValue(name="rows", value=1, source="1 (flattened)", kind="derived"),
+        ]
+    if raw is None:
+        raw = 0
     if not isinstance(raw, int) or isinstance(raw, bool) or not -max(rank, 1) <= raw < max(rank, 1):
         raise InputError(expected(f"a dim in [-{rank}, {rank})", raw, where="dim"))
     d = raw % rank if rank else 0
     n = source.shape[d] if rank else 1
+    same_rank = False
     if len(index.shape) == 1 and rank != 1:
         k, k_source = index.shape[0], f"{index.name}.numel()"
     elif len(index.shape) == rank and rank:
         k, k_source = index.shape[d], f"{index.name}.shape[dim]"
+        same_rank = True
     else:
         raise InputError(expected(f"an index of rank 1 or {rank}", list(index.shape)))
     numel = math.prod(source.shape)
-    return [
+    n_source = f"{source.name}.shape[dim]"
+    axes = [
         AxisValue(name="k", value=k, source=k_source, kind="shape"),
-        AxisValue(name="n", value=n, source=f"{source.name}.shape[dim]", kind="shape"),
+        AxisValue(name="n", value=n, source=n_source, kind="shape"),
         AxisValue(
             name="rows",
             value=numel // n if n else 0,
@@ -443,6 +586,25 @@ def _gather_axes(call: Call) -> list[AxisValue]:
             kind="derived",
         ),
     ]
+    if same_rank and op != "index_select":
+        # Per-call conditions of the gather-index-select shortcut: k <= n, and whether the
+        # record shows one index slice shared by every row (recorded strides of 0).
+        axes.append(
+            AxisValue(
+                name="k_le_n", value=float(k <= n), source=f"{k_source} <= {n_source}", kind="flag"
+            )
+        )
+        shared = _shared_index(op, source, index, d, k, n)
+        if shared is not None:
+            axes.append(
+                AxisValue(
+                    name="shared_index",
+                    value=shared,
+                    source=f"{k_source} <= {n_source} and {_expanded(index.name)}",
+                    kind="flag",
+                )
+            )
+    return axes
 
 
 # "arg0"/"arg1": positional arguments of functions without an inspectable signature
@@ -595,8 +757,10 @@ def register_signature(signature: OpSignature, *, replace: bool = False) -> None
     Raises
     ------
     InputError
-        When a signature of that name exists and ``replace`` is False.
+        When ``signature`` is no OpSignature, or a signature of that name exists and
+        ``replace`` is False.
     """
+    require(signature, OpSignature, "an OpSignature", where="signature")
     existing = [s for s in _USER if s.name == signature.name]
     builtin = any(s.name == signature.name for s in BUILTIN_SIGNATURES)
     if (existing or builtin) and not replace:
@@ -610,6 +774,7 @@ def register_signature(signature: OpSignature, *, replace: bool = False) -> None
 
 def unregister_signature(name: str) -> None:
     """Remove the user signature ``name`` (built-ins come back if it shadowed one)."""
+    require(name, str, "a signature name (str)", where="name")
     for old in [s for s in _USER if s.name == name]:
         _USER.remove(old)
 
@@ -628,7 +793,24 @@ def base_op_name(name: object) -> str:
 
 
 def find_signature(op: str, extra: Sequence[OpSignature] = ()) -> OpSignature | None:
-    """Return the first signature that applies to ``op``: ``extra`` first, then the registry."""
+    """Return the first signature that applies to ``op``: ``extra`` first, then the registry.
+
+    Parameters
+    ----------
+    op : str
+        An op name (``"aten::softmax"``, ``"mla_decode"``).
+    extra : sequence of OpSignature
+        Signatures tried before the registry.
+
+    Raises
+    ------
+    InputError
+        When ``op`` is no string or ``extra`` holds something else than OpSignatures.
+    """
+    require(op, str, "an op name (str)", where="op")
+    require(extra, (tuple, list), "a sequence of OpSignature", where="extra")
+    for item in extra:
+        require(item, OpSignature, "a sequence of OpSignature", where="extra")
     for sig in (*extra, *registered_signatures()):
         if sig.matches(op):
             return sig

@@ -3,9 +3,10 @@
 ``torch.profiler.profile(record_shapes=True).export_chrome_trace(path)`` writes one
 ``"ph": "X"`` event per op call with ``cat: "cpu_op"`` and, in ``args``, the positional
 inputs: ``"Input Dims"`` (a shape per input), ``"Input type"`` (a C++ dtype name for
-tensors, ``"Scalar"``/``"ScalarList"`` otherwise) and ``"Concrete Inputs"`` (scalar values
-as text). Inputs are named from the op's ATen schema for the ops kernelopt knows
-(``aten::topk`` → ``self, k, dim, largest, sorted``), else ``arg0``, ``arg1``...
+tensors, ``"Scalar"``/``"ScalarList"`` otherwise), ``"Concrete Inputs"`` (scalar values
+as text) and, in recent versions, ``"Input Strides"`` (kept as ``TensorArg.stride``).
+Inputs are named from the op's ATen schema for the ops kernelopt knows (``aten::topk`` →
+``self, k, dim, largest, sorted``), else ``arg0``, ``arg1``...
 
 Durations: the host time of the op event, or, when the trace holds GPU kernel events
 (``cat: "kernel"``), the summed time of the kernels each op launched, itself or through the
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt.workload._validators import as_path, require
 from kernelopt.workload.calls import Arg, Call, CallGroup, ScalarArg, TensorArg, Trace
 from kernelopt.workload.dtypes import canonical_dtype
 from kernelopt.workload.signatures import base_op_name
@@ -102,6 +104,7 @@ ATEN_ARG_NAMES: dict[str, tuple[str, ...]] = {
     ),
     "index_select": ("self", "dim", "index"),
     "gather": ("self", "dim", "index", "sparse_grad"),
+    "take_along_dim": ("self", "indices", "dim"),
     "mm": ("self", "mat2"),
     "bmm": ("self", "mat2"),
     "matmul": ("self", "other"),
@@ -124,7 +127,7 @@ def load_json(path: str | Path) -> Any:
     InputError
         When the file is missing or not JSON.
     """
-    target = Path(path)
+    target = as_path(path)
     if not target.is_file():
         raise InputError(expected("an existing trace file", str(target)))
     raw = target.read_bytes()
@@ -168,6 +171,7 @@ def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg
         raise InputError(expected("'Input Dims' as a list", type(dims).__name__))
     types = args.get("Input type") or []
     concrete = args.get("Concrete Inputs") or []
+    strides = args.get("Input Strides") or []
     names = _arg_names(op, len(dims))
     out: list[Arg] = []
     for i, (name, dim) in enumerate(zip(names, dims, strict=True)):
@@ -190,7 +194,16 @@ def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg
             canonical = canonical_dtype(kind)
             if canonical is None:
                 unknown.add(kind)
-            out.append(TensorArg(name=name, shape=tuple(dim), dtype=canonical or kind))
+            # Strides show an expanded input (stride 0): what makes a gather an index select.
+            stride = strides[i] if i < len(strides) else None
+            kept = (
+                tuple(stride)
+                if isinstance(stride, list)
+                and len(stride) == len(dim)
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in stride)
+                else None
+            )
+            out.append(TensorArg(name=name, shape=tuple(dim), dtype=canonical or kind, stride=kept))
         # An empty type is an omitted optional input (None): nothing to record.
     return out
 
@@ -244,7 +257,7 @@ def _device_times(
     return total
 
 
-def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
+def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace:
     """Build a :class:`~kernelopt.workload.calls.Trace` from a decoded Chrome trace.
 
     Parameters
@@ -259,6 +272,7 @@ def trace_from_events(data: Any, *, source: str, time: str = "auto") -> Trace:
     """
     if time not in ("auto", "host", "device"):
         raise InputError(expected("time in {'auto', 'host', 'device'}", time, where="time"))
+    require(source, str, "a source name (str)", where="source")
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list):
         raise InputError(
@@ -359,4 +373,6 @@ def read_torch_trace(path: str | Path, *, time: str = "auto") -> Trace:
     time : {"auto", "host", "device"}
         See :func:`trace_from_events`.
     """
+    if time not in ("auto", "host", "device"):  # before reading a large file
+        raise InputError(expected("time in {'auto', 'host', 'device'}", time, where="time"))
     return trace_from_events(load_json(path), source=str(path), time=time)

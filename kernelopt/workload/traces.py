@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
 
 from kernelopt._errors import InputError, expected
+from kernelopt.workload._validators import as_path
 from kernelopt.workload.calls import Trace
 from kernelopt.workload.flashinfer import read_flashinfer
 from kernelopt.workload.jsonl import read_jsonl
@@ -37,6 +39,7 @@ from kernelopt.workload.torch_trace import load_json, trace_from_events
 __all__ = ["FORMATS", "detect_format", "profile_trace", "read_trace"]
 
 FORMATS = ("jsonl", "torch-profiler", "flashinfer-bench")
+TIMES = ("auto", "host", "device")
 _SNIFF_BYTES = 1 << 16
 
 
@@ -68,7 +71,7 @@ def detect_format(path: str | Path) -> str:
     InputError
         When the file is missing, empty, or in none of the formats.
     """
-    target = Path(path)
+    target = as_path(path)
     if not target.is_file():
         raise InputError(expected("an existing trace file", str(target)))
     with open(target, "rb") as handle:
@@ -130,7 +133,8 @@ def read_trace(
         FlashInfer-Bench definition for workload files that do not carry one.
     time : {"auto", "host", "device"}
         For profiler traces: keep host op time or GPU kernel time (``"auto"``: kernel time
-        when the trace has kernel events).
+        when the trace has kernel events). Checked for every format, so that a misspelled
+        value fails before the format is known; other formats carry one duration per call.
 
     Returns
     -------
@@ -140,9 +144,18 @@ def read_trace(
     Raises
     ------
     InputError
-        When the file is missing or in no known format.
+        When an argument is of the wrong type or value, or the file is missing or in no
+        known format.
     """
-    target = Path(path)
+    target = as_path(path)
+    if time not in TIMES:
+        raise InputError(expected(f"time in {TIMES}", repr(time), where="time"))
+    if format is not None and format not in FORMATS:
+        raise InputError(expected(f"a format in {FORMATS}", repr(format), where="format"))
+    if definition is not None and not isinstance(definition, (str, os.PathLike, Mapping)):
+        raise InputError(
+            expected("a definition path or mapping", type(definition).__name__, where="definition")
+        )
     kind = format or detect_format(target)
     if kind not in FORMATS:
         raise InputError(expected(f"a format in {FORMATS}", kind, where="format"))
@@ -171,7 +184,10 @@ def profile_trace(
     max_shapes: int = DEFAULT_MAX_SHAPES,
     max_values: int = DEFAULT_MAX_VALUES,
 ) -> WorkloadProfile:
-    """Read the trace at ``path`` and profile it: ``profile_calls(read_trace(path))``."""
+    """Read the trace at ``path`` and profile it: ``profile_calls(read_trace(path))``.
+
+    See :func:`read_trace` and :func:`~kernelopt.workload.profile_calls` for the arguments.
+    """
     trace = read_trace(path, format=format, definition=definition, time=time)
     return profile_calls(
         trace, op=op, signatures=signatures, max_shapes=max_shapes, max_values=max_values

@@ -126,3 +126,81 @@ def test_call_rejects_duplicate_argument_names() -> None:
 )
 def test_canonical_dtype(written: str, canonical: str | None) -> None:
     assert canonical_dtype(written) == canonical
+
+
+def _kinds() -> list[tuple[object, str]]:
+    """(a record built with a wrong field, the start of its message)."""
+    from kernelopt.workload import (
+        AxisStat,
+        AxisValue,
+        CallGroup,
+        DimAxis,
+        OpProfile,
+        OpSignature,
+        ShapeStat,
+        Shortcut,
+        ShortcutRule,
+        Size1Axis,
+        Skew,
+        Trace,
+        ValueShare,
+        WorkloadProfile,
+    )
+
+    call = Call(op="f")
+    return [
+        (lambda: CallGroup(call=call, calls=0), "calls: Expected an integer >= 1"),
+        (lambda: CallGroup(call=call, calls="3"), "calls: Expected an integer >= 1"),
+        (lambda: CallGroup(call="f", calls=1), "call: Expected a Call"),
+        (lambda: CallGroup(call=call, calls=1, time_us=-1.0), "time_us: Expected a finite"),
+        (lambda: CallGroup(call=call, calls=1, timed_calls=2), "timed_calls: Expected timed"),
+        (lambda: Call(op="f", args=[1]), "args: Expected a sequence of TensorArg"),
+        (lambda: TensorArg(name="x", shape=3, dtype="f32"), "x.shape: Expected dims as a"),
+        (lambda: TensorArg(name="x", shape=(3,), dtype="f32", values={}), "values: Expected a"),
+        (lambda: TensorArg(name="x", shape=(3,), dtype="f32", stride=(1, 1)), "x.stride"),
+        (lambda: Trace(source="s", format="jsonl", groups=[1]), "groups: Expected a sequence"),
+        (lambda: Trace(source="s", format="jsonl", records="9"), "records: Expected an integer"),
+        (lambda: AxisValue(name="a", value=1, source="", kind="size"), "kind: Expected one of"),
+        (lambda: AxisValue(name="a", value="1", source="", kind="shape"), "value: Expected a"),
+        (lambda: DimAxis(name="n", arg="x", default_dim="0"), "default_dim: Expected an int"),
+        (lambda: OpSignature(name=1, ops=("f",)), "name: Expected a string"),
+        (lambda: OpSignature(name="s", ops=("f",), tensors={"q": "b"}), "tensors: Expected a"),
+        (lambda: OpSignature(name="s", ops=("f",), extract=1), "extract: Expected a callable"),
+        (lambda: OpSignature(name="s", ops=("f",), select=5), "select: Expected select"),
+        (lambda: AxisStat(name="a", kind="size"), "kind: Expected one of"),
+        (lambda: AxisStat(name="a", min="1"), "min: Expected a finite number"),
+        (lambda: AxisStat(name=None), "name: Expected a string"),
+        (lambda: ValueShare(value=1, calls=1.5), "calls: Expected an integer"),
+        (lambda: ShapeStat(args="x", axes=[("a", "1")]), "axes: Expected (axis name, finite"),
+        (lambda: ShapeStat(args="x", axes=5), "axes: Expected (axis name, finite"),
+        (lambda: OpProfile(op="f", shapes=[1]), "shapes: Expected a sequence of ShapeStat"),
+        (lambda: OpProfile(op="f", select="k"), "select: Expected a pair of axis names"),
+        (lambda: OpProfile(op="f", reduced=[1]), "reduced: Expected a sequence of strings"),
+        (lambda: WorkloadProfile(source="s", format="f", ops=[1]), "ops: Expected a sequence"),
+        (lambda: WorkloadProfile(source=None, format="f"), "source: Expected a string"),
+        (
+            lambda: Size1Axis(op="f", axis="a", source="", call_share=2, time_share=None, always=1),
+            "call_share: Expected",
+        ),
+        (lambda: Skew(k=0, call_share=1.0, time_share=None), "k: Expected an integer >= 1"),
+        (
+            lambda: Shortcut(rule="r", op=None, axis=None, message=3, call_share=1.0),
+            "message: Expected a string",
+        ),
+        (
+            lambda: Shortcut(
+                rule="r", op=None, axis=None, message="m", call_share=1.0, catalog_ids=[1]
+            ),
+            "catalog_ids: Expected",
+        ),
+        (lambda: ShortcutRule(id="r", description="d", check=None), "check: Expected a callable"),
+    ]
+
+
+def test_records_refuse_wrong_field_types_naming_the_field() -> None:
+    # attrs' own validators said "'calls' must be >= 1: 0" (a bare ValueError); a wrong
+    # type was kept and failed later, or was written to a profile file as is.
+    for build, message in _kinds():
+        with pytest.raises(InputError) as caught:
+            build()  # type: ignore[operator]
+        assert str(caught.value).startswith(message), (message, str(caught.value))

@@ -35,6 +35,8 @@ def test_examples_run_and_print_what_the_page_says(
     for expected in (
         "1.0 self.shape[dim]",
         "['select-all', 'dominant-shape']",
+        "1.0 arg2.shape[dim] <= arg0.shape[dim] and all(arg2.stride(d) == 0 or arg2.shape[d] "
+        "== 1 for d != dim)",
         "1 1 4 0.9\n0.9\n",
         "['h_kv']",
         "['size1-reduction', 'dominant-shape']",

@@ -285,3 +285,31 @@ def test_lines_whose_summaries_change_share_one_shape_and_keep_every_summary() -
     )  # fmt: skip
     assert group.time_us == pytest.approx(want.time_us)
     assert len(group.values[0].cv) == 26  # the summaries that carried a std
+
+
+def test_time_is_checked_for_every_trace_format(tmp_path: Path) -> None:
+    from kernelopt._errors import InputError
+    from kernelopt.workload import profile_trace
+
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps({"op": "f", "args": {}}) + "\n")
+    for call in (read_trace, profile_trace):
+        with pytest.raises(
+            InputError, match=r"time: Expected time in \('auto', 'host', 'device'\)"
+        ):
+            call(path, time="bogus")
+    with pytest.raises(InputError, match="format: Expected a format in"):
+        read_trace(path, format="csv")
+    assert read_trace(path, time="host").calls == 1
+
+
+def test_recorded_strides_are_kept(tmp_path: Path) -> None:
+    record = {"op": "f", "args": {"i": {"shape": [4, 8], "dtype": "int64", "stride": [0, 1]}}}
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    (group,) = read_jsonl(path).groups
+    assert group.call.args[0].stride == (0, 1)  # type: ignore[union-attr]
+    bad = {"op": "f", "args": {"i": {"shape": [4, 8], "dtype": "int64", "stride": [1]}}}
+    path.write_text(json.dumps(bad) + "\n")
+    trace = read_jsonl(path)
+    assert trace.skipped == 1 and "i.stride: Expected 2 strides" in trace.notes[0]

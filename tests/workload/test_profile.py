@@ -79,7 +79,7 @@ def test_skew_and_weighted_views(mla: OpProfile) -> None:
     assert mla.top_shapes(1, by="time")[0].axis("s_q") == 16
     with pytest.raises(InputError, match="by='calls' or by='time'"):
         mla.top_shapes(1, by="bytes")
-    with pytest.raises(InputError, match="k >= 1"):
+    with pytest.raises(InputError, match="k: Expected an integer >= 1"):
         mla.skew(0)
 
 
@@ -149,7 +149,7 @@ def test_op_selection_and_errors() -> None:
         profile_calls(calls, op="gemm")
     with pytest.raises(InputError, match="an op of the profile"):
         profile.op("gemm")
-    with pytest.raises(InputError, match="max_shapes >= 1"):
+    with pytest.raises(InputError, match="max_shapes: Expected an integer >= 1"):
         profile_calls(calls, max_shapes=0)
     with pytest.raises(InputError, match="Call or CallGroup"):
         profile_calls(["not a call"])  # type: ignore[list-item]
@@ -168,5 +168,5 @@ def test_empty_and_untimed_profiles() -> None:
 def test_share_validation() -> None:
     from kernelopt.workload import ShapeStat
 
-    with pytest.raises(InputError, match="call_share in"):
+    with pytest.raises(InputError, match=r"call_share: Expected a number in \[0, 1\]"):
         ShapeStat(args="x", call_share=1.5)

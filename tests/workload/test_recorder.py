@@ -249,3 +249,103 @@ def test_the_spread_of_recorded_lengths_reaches_the_catalog(tmp_path: Path) -> N
     assert facts["seqlen_cv"] == pytest.approx(sorted(cvs)[1], rel=1e-2)  # the median call
     ids = [m.entry.id for m in Catalog.builtin().query(shape=facts)]
     assert "paged-kv-cache" in ids
+
+
+def test_recorded_strides_show_an_expanded_gather_index(tmp_path: Path) -> None:
+    # torch.gather has no inspectable signature: its arguments are recorded as arg0..arg2.
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path, strides="arg2")  # one name given as a string
+    gather = recorder(torch.gather, op="gather")
+    x, picks = torch.randn(4, 1000), torch.randint(0, 1000, (8,))
+    with recorder:
+        for _ in range(3):
+            gather(x, 1, picks.view(1, 8).expand(4, 8))
+        gather(x, 1, picks.repeat(4, 1))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["args"]["arg2"]["stride"] == [0, 1]
+    assert lines[3]["args"]["arg2"]["stride"] == [8, 1]
+    assert "stride" not in lines[0]["args"]["arg0"]  # only the named arguments
+    (hit,) = [s for s in find_shortcuts(profile_trace(path)) if s.rule == "gather-index-select"]
+    assert hit.call_share == 0.75 and "recorded stride 0" in hit.message
+
+
+def test_a_path_that_cannot_be_written_is_refused_at_construction(tmp_path: Path) -> None:
+    # Found at the first flush (often at exit), the error would lose every recorded call.
+    with pytest.raises(InputError, match=r"path: Expected a file path, got .* \(a directory\)"):
+        Recorder(tmp_path)
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    with pytest.raises(InputError, match="path: Expected a path whose directory can be created"):
+        Recorder(blocker / "calls.jsonl")
+    with pytest.raises(InputError, match=r"path: Expected a file path \(str or Path\), got int"):
+        Recorder(123)  # type: ignore[arg-type]
+    nested = tmp_path / "a" / "b" / "calls.jsonl"
+    Recorder(nested)
+    assert nested.parent.is_dir()  # created now, as the first flush would
+
+
+def test_an_unwritable_directory_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    # Permission bits do not stop root, so the check itself is made to fail.
+    monkeypatch.setattr(os, "access", lambda *_args, **_kwargs: False)
+    with pytest.raises(InputError, match="path: Expected a path in a writable directory"):
+        Recorder(tmp_path / "calls.jsonl")
+    (tmp_path / "old.jsonl").write_text("")
+    with pytest.raises(InputError, match="path: Expected a writable file"):
+        Recorder(tmp_path / "old.jsonl")
+
+
+def test_recorder_arguments_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    with pytest.raises(InputError, match="flush_every: Expected flush_every as an integer"):
+        Recorder(path, flush_every="10")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="values: Expected argument names"):
+        Recorder(path, values=(1, 2))  # type: ignore[arg-type]
+    recorder = Recorder(path, values="lens")
+    assert recorder.values == frozenset({"lens"})  # a name, not its letters
+    with pytest.raises(InputError, match="op: Expected an op name"):
+        recorder.record(None, {})  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="Expected args as a mapping"):
+        recorder.record("f", [1])  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="duration_us: Expected a duration"):
+        recorder.record("f", {}, duration_us="1")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="op: Expected an op name"):
+        recorder(op=3)  # type: ignore[call-overload]
+    with pytest.raises(InputError, match="fn: Expected a function to record"):
+        recorder.wrap(5)  # type: ignore[type-var]
+    assert recorder.calls == 0
+
+
+@pytest.mark.slow
+def test_decorated_functions_keep_their_type(request: pytest.FixtureRequest) -> None:
+    api = pytest.importorskip("mypy.api")
+    code = """
+from kernelopt.workload import Recorder
+recorder = Recorder("calls.jsonl")
+@recorder
+def f(x: int, y: str = "a") -> float:
+    return 1.0
+@recorder(op="g")
+def g(x: int) -> list[int]:
+    return [x]
+reveal_type(f)
+reveal_type(g)
+reveal_type(recorder.wrap(g))
+"""
+    cache = request.config.cache.mkdir("mypy") if request.config.cache else Path(".mypy_cache")
+    config = cache / "empty.ini"
+    config.write_text("[mypy]\n")
+    out, err, _status = api.run(
+        [f"--config-file={config}", f"--cache-dir={cache}", "--follow-imports=silent", "-c", code]
+    )
+    revealed = [
+        line.split("Revealed type is ", 1)[1] for line in out.splitlines() if "Revealed" in line
+    ]
+    assert revealed == [
+        '"def (x: int, y: str =) -> float"',
+        '"def (x: int) -> list[int]"',
+        '"def (x: int) -> list[int]"',
+    ], out + err

@@ -256,7 +256,81 @@ def test_user_rules_and_explicit_rule_lists() -> None:
 
 
 def test_shortcut_and_threshold_validation() -> None:
-    with pytest.raises(InputError, match="call_share in"):
+    with pytest.raises(InputError, match=r"call_share: Expected a number in \[0, 1\]"):
         Shortcut(rule="r", op=None, axis=None, message="m", call_share=2.0)
-    with pytest.raises(InputError, match="often in"):
+    with pytest.raises(InputError, match="often: Expected a number in"):
         Thresholds(often=-0.1)
+
+
+def _gather(k: int, n: int, *, stride: tuple[int, ...] | None = None, rows: int = 4) -> Call:
+    index = TensorArg(name="index", shape=(rows, k), dtype="int64", stride=stride)
+    return Call(op="gather", args=(_t("x", rows, n), ScalarArg(name="dim", value=1), index))
+
+
+def test_gather_of_k_at_most_n_is_an_index_select_checked_at_run_time() -> None:
+    # Shapes alone (a JSONL trace without strides): k <= n is known, a shared index is not.
+    profile = profile_calls([_gather(8, 1000)] * 3 + [_gather(2000, 1000)])
+    (hit,) = _by_rule(find_shortcuts(profile))["gather-index-select"]
+    assert hit.call_share == 0.75 and hit.axis == "k" and hit.op == "gather"
+    assert hit.guard == (
+        "index.shape[dim] <= x.shape[dim] and "
+        "all(index.stride(d) == 0 or index.shape[d] == 1 for d != dim)"
+    )
+    assert "index_select(x, dim, v)" in hit.message
+    assert "records shapes, not strides, so check at run time" in hit.message
+    assert 'Recorder(strides=("index",))' in hit.message
+    # k > n in most calls, a single row, or an index_select already: nothing to say.
+    assert "gather-index-select" not in _by_rule(
+        find_shortcuts(profile_calls([_gather(2000, 1000)] * 3 + [_gather(8, 1000)]))
+    )
+    assert "gather-index-select" not in _by_rule(
+        find_shortcuts(profile_calls([_gather(8, 1000, rows=1)]))
+    )
+    select = Call(
+        op="index_select",
+        args=(_t("x", 1000, 4), ScalarArg(name="dim", value=0), _t("index", 8)),
+    )
+    assert "gather-index-select" not in _by_rule(find_shortcuts(profile_calls([select])))
+
+
+def test_gather_with_an_expanded_index_is_shown_by_recorded_strides() -> None:
+    expanded = _gather(8, 1000, stride=(0, 1))
+    materialized = _gather(8, 1000, stride=(8, 1))
+    profile = profile_calls([expanded] * 3 + [materialized])
+    op = profile.op()
+    assert op.shapes[0].calls == 4  # strides do not split the shape row
+    (hit,) = _by_rule(find_shortcuts(profile))["gather-index-select"]
+    assert hit.call_share == 0.75
+    assert "same along every other axis (recorded stride 0" in hit.message
+    assert "check at run time" not in hit.message
+    # Strides that show a materialized index: the values must be compared instead.
+    (hit,) = _by_rule(find_shortcuts(profile_calls([materialized])))["gather-index-select"]
+    assert hit.call_share == 1.0 and "materialized index (no stride 0)" in hit.message
+
+
+def test_take_along_dim_with_a_broadcast_index_needs_no_strides() -> None:
+    # take_along_dim broadcasts an index of size 1 along the other axes: the shapes show it.
+    call = Call(
+        op="take_along_dim",
+        args=(_t("arg0", 4, 1000), _t("arg1", 1, 8), ScalarArg(name="arg2", value=1)),
+    )
+    (hit,) = _by_rule(find_shortcuts(profile_calls([call])))["gather-index-select"]
+    assert hit.call_share == 1.0 and "index_select(arg0, dim, v)" in hit.message
+    assert hit.guard.startswith("arg1.shape[dim] <= arg0.shape[dim] and all(arg1.stride(d)")
+
+
+def test_gather_index_select_from_a_real_profiler_trace(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(4, 1000)
+    picks = torch.randint(0, 1000, (8,))
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(3):
+            torch.gather(x, 1, picks.view(1, 8).expand(4, 8))  # one index row, stride 0
+        torch.gather(x, 1, picks.repeat(4, 1))  # the same rows, materialized
+    path = tmp_path / "gather.json"
+    prof.export_chrome_trace(str(path))
+    found = _by_rule(find_shortcuts(profile_trace(path, op="aten::gather")))
+    (hit,) = found["gather-index-select"]
+    assert hit.call_share == 0.75 and "recorded stride 0" in hit.message

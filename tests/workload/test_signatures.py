@@ -98,7 +98,8 @@ def test_topk_and_gather_select_axes() -> None:
     gather = Call(
         op="gather", args=(_t("x", 4, 8), ScalarArg(name="dim", value=1), _t("index", 4, 3))
     )
-    assert _axes(gather) == {"k": 3, "n": 8, "rows": 4}
+    # No strides recorded: k <= n is known, whether the index is shared is not.
+    assert _axes(gather) == {"k": 3, "n": 8, "rows": 4, "k_le_n": 1.0}
 
 
 def test_lower_rank_aligns_right_and_higher_rank_falls_back() -> None:

@@ -19,7 +19,10 @@ def test_softmax_topk_trace(data: Path) -> None:
     assert calls["aten::softmax"] == 4 and calls["aten::topk"] == 3 and calls["aten::sum"] == 2
     topk = next(g.call for g in trace.groups if g.call.op == "aten::topk" and g.calls == 2)
     assert [a.name for a in topk.args] == ["self", "k", "dim", "largest", "sorted"]
-    assert topk.arg("self") == TensorArg(name="self", shape=(4, 16), dtype="float32")
+    # The profiler's "Input Strides" are kept: they show expanded (stride 0) inputs.
+    assert topk.arg("self") == TensorArg(
+        name="self", shape=(4, 16), dtype="float32", stride=(16, 1)
+    )
     assert topk.arg("k").value == 16  # type: ignore[union-attr]
     softmax = profile_calls(trace, op="aten::softmax").op()
     n = softmax.axis("n")

@@ -1,0 +1,189 @@
+"""attrs validators of the workload records, raising :class:`~kernelopt._errors.InputError`.
+
+attrs' own validators raise ``ValueError``/``TypeError`` in attrs' words; a user building a
+record by hand (or a profile read back from JSON) gets ``Expected X, got Y`` naming the field
+instead. Each factory returns a validator ``check(instance, attribute, value)``. The
+argument checks at the end do the same for the public functions.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelopt._checks import finite as _finite
+from kernelopt._errors import InputError, expected
+
+__all__ = [
+    "Validator",
+    "as_path",
+    "as_tuple",
+    "count",
+    "finite",
+    "instance_of",
+    "is_callable",
+    "items_of",
+    "one_of",
+    "positive_int",
+    "require",
+    "share",
+    "text",
+]
+
+Validator = Callable[[object, Any, Any], None]
+
+
+def finite(*, minimum: float | None = None, optional: bool = False) -> Validator:
+    """A finite real number, not a bool or string (``>= minimum``; None if ``optional``)."""
+    # The shared validator, typed so that attrs keeps the field's own annotation.
+    return _finite(minimum=minimum, optional=optional)
+
+
+def as_tuple(value: Any) -> Any:
+    """A converter: an iterable (not a string) as a tuple; anything else unchanged, for the
+    field's validator to refuse with a message naming the field (``tuple(5)`` would raise a
+    bare TypeError first)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        return value
+    return tuple(value)
+
+
+def _fail(what: str, value: object, attribute: Any) -> InputError:
+    return InputError(expected(what, repr(value), where=attribute.name))
+
+
+def share(*, optional: bool = False) -> Validator:
+    """A fraction in ``[0, 1]`` (a sum of rounded shares may pass 1 by 1e-9)."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        if value is None and optional:
+            return
+        ok = (
+            isinstance(value, numbers.Real)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and 0.0 <= float(value) <= 1.0 + 1e-9
+        )
+        if not ok:
+            raise _fail("a number in [0, 1]" + (" or None" if optional else ""), value, attribute)
+
+    return check
+
+
+def count(*, minimum: int = 0, optional: bool = False) -> Validator:
+    """An ``int`` (not a bool) ``>= minimum``: a count of calls, records, shapes."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        if value is None and optional:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise _fail(
+                f"an integer >= {minimum}" + (" or None" if optional else ""), value, attribute
+            )
+
+    return check
+
+
+def text(*, optional: bool = False, nonempty: bool = False) -> Validator:
+    """A ``str`` (non-blank when ``nonempty``); written as is to markdown and JSON."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        if value is None and optional:
+            return
+        if not isinstance(value, str) or (nonempty and not value.strip()):
+            what = "a non-empty string" if nonempty else "a string"
+            raise _fail(what + (" or None" if optional else ""), value, attribute)
+
+    return check
+
+
+def one_of(choices: Sequence[str]) -> Validator:
+    """One of ``choices``."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        if value not in choices:
+            raise _fail(f"one of {', '.join(choices)}", value, attribute)
+
+    return check
+
+
+def instance_of(kind: type | tuple[type, ...], what: str, *, optional: bool = False) -> Validator:
+    """An instance of ``kind`` (``what`` names it in the message)."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        if value is None and optional:
+            return
+        if not isinstance(value, kind):
+            raise _fail(what + (" or None" if optional else ""), value, attribute)
+
+    return check
+
+
+def items_of(kind: type | tuple[type, ...] | Callable[[], type], what: str) -> Validator:
+    """A tuple whose items are instances of ``kind``.
+
+    ``kind`` may be a function returning the class, for a class defined in a module that
+    imports this one's (the lookup then happens at the first check).
+    """
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        wanted = kind() if callable(kind) and not isinstance(kind, type) else kind
+        if not isinstance(value, tuple):
+            raise _fail(f"a sequence of {what}", value, attribute)
+        for item in value:
+            if not isinstance(item, wanted):  # type: ignore[arg-type]
+                raise _fail(f"a sequence of {what}", item, attribute)
+
+    return check
+
+
+def is_callable(*, optional: bool = False) -> Validator:
+    """A callable (None too when ``optional``)."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        if value is None and optional:
+            return
+        if not callable(value):
+            raise _fail("a callable" + (" or None" if optional else ""), value, attribute)
+
+    return check
+
+
+# --------------------------------------------------------------------------------------
+# Argument checks of the public functions
+
+
+def _shown(value: object) -> str:
+    """A wrong argument as the message shows it: short values as written, others by type."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 80 else repr(value[:77] + "...")
+    return f"a {type(value).__name__}"
+
+
+def require(value: object, kind: type | tuple[type, ...], what: str, *, where: str) -> None:
+    """Raise InputError unless ``value`` is an instance of ``kind`` (a bool is no int)."""
+    wanted = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in wanted:
+        raise InputError(expected(what, _shown(value), where=where))
+    if not isinstance(value, kind):
+        raise InputError(expected(what, _shown(value), where=where))
+
+
+def as_path(value: object, *, where: str = "path") -> Path:
+    """``value`` as a Path, when it is a str or path-like object."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise InputError(expected("a file path (str or Path)", _shown(value), where=where))
+    return Path(value)
+
+
+def positive_int(value: object, *, where: str) -> int:
+    """``value`` when it is an int >= 1 (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(expected("an integer >= 1", _shown(value), where=where))
+    return value
