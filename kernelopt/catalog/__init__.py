@@ -25,7 +25,12 @@ from kernelopt.catalog.index import render_index
 from kernelopt.catalog.jsonio import entry_from_dict, entry_from_json, entry_to_dict, entry_to_json
 from kernelopt.catalog.lint import lint_tree
 from kernelopt.catalog.loader import LoadedTree, load_tree
-from kernelopt.catalog.markdown import SECTIONS, parse_entry, render_entry
+from kernelopt.catalog.markdown import (
+    SECTIONS,
+    parse_entry,
+    parse_entry_with_warnings,
+    render_entry,
+)
 from kernelopt.catalog.model import (
     Entry,
     Evidence,
@@ -42,10 +47,12 @@ from kernelopt.catalog.scaffold import new_entry_file, scaffold_entry
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import (
     FAMILIES,
+    LANGUAGE_ALIASES,
     LANGUAGES,
     METRICS,
     SCOPES,
     SHAPE_FACTS,
+    canonical_language,
     family_ancestors,
 )
 
@@ -53,6 +60,7 @@ __all__ = [
     "BUILTIN_ROOT",
     "FAMILIES",
     "LANGUAGES",
+    "LANGUAGE_ALIASES",
     "METRICS",
     "SCOPES",
     "SECTIONS",
@@ -73,6 +81,7 @@ __all__ = [
     "Relation",
     "Severity",
     "SourceType",
+    "canonical_language",
     "entry_from_dict",
     "entry_from_json",
     "entry_to_dict",
@@ -84,6 +93,7 @@ __all__ = [
     "normalize_text",
     "parse_condition",
     "parse_entry",
+    "parse_entry_with_warnings",
     "render_entry",
     "render_index",
     "scaffold_entry",

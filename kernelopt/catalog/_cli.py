@@ -11,7 +11,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
 from kernelopt._errors import InputError, expected
@@ -23,12 +22,14 @@ from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.query import Match
 from kernelopt.catalog.scaffold import new_entry_file
 from kernelopt.catalog.store import KnowledgeTree
-from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGES
+from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES
 
 _DEFAULT_TREE = Path("docs") / "knowledge"
+# Other spellings are accepted too ("cutile-dsl" is cutile).
+_LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the `catalog` subcommand and its own subcommands."""
     parser = subparsers.add_parser(
         "catalog",
@@ -49,7 +50,7 @@ def register(subparsers: Any) -> None:
     listing = commands.add_parser("list", parents=[common], help="list entries")
     listing.add_argument("--kind", choices=[k.value for k in Kind])
     listing.add_argument(
-        "--language", choices=LANGUAGES, help="shared entries and those of this language"
+        "--language", choices=_LANGUAGE_CHOICES, help="shared entries and those of this language"
     )
     listing.add_argument(
         "--family", help=f"entries applying to this family or its ancestors ({', '.join(FAMILIES)})"
@@ -79,7 +80,7 @@ def register(subparsers: Any) -> None:
         "--shape", action="append", default=[], metavar="NAME=VALUE", help="e.g. s_q=1 (repeat)"
     )
     match.add_argument("--family")
-    match.add_argument("--language", choices=LANGUAGES)
+    match.add_argument("--language", choices=_LANGUAGE_CHOICES)
     match.add_argument("--kind", choices=[k.value for k in Kind])
     match.set_defaults(handler=_match)
 
@@ -107,7 +108,7 @@ def register(subparsers: Any) -> None:
     )
     new.add_argument("name", metavar="NAME", help='display name, e.g. "Warp Specialization"')
     new.add_argument("--kind", required=True, choices=[k.value for k in Kind])
-    new.add_argument("--language", choices=LANGUAGES, help="make it language-specific")
+    new.add_argument("--language", choices=_LANGUAGE_CHOICES, help="make it language-specific")
     new.add_argument(
         "--dir", metavar="DIR", help=f"the tree (default: --knowledge, else {_DEFAULT_TREE})"
     )

@@ -18,7 +18,7 @@ from kernelopt.catalog.loader import LoadedTree, load_tree
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.problems import Problem, Severity
 from kernelopt.catalog.query import Match, _Searchable, rank
-from kernelopt.catalog.vocabulary import family_ancestors
+from kernelopt.catalog.vocabulary import FAMILIES, family_ancestors, normalize_family
 
 __all__ = ["BUILTIN_ROOT", "Catalog", "link_problems"]
 
@@ -84,7 +84,7 @@ class Catalog:
     ['head-grouping-mma-tile']
     """
 
-    __slots__ = ("_entries", "_problems", "_searchables", "_sources")
+    __slots__ = ("_entries", "_families", "_problems", "_searchables", "_sources")
 
     def __init__(
         self,
@@ -95,6 +95,8 @@ class Catalog:
     ) -> None:
         by_id: dict[str, Entry] = {}
         for entry in entries:
+            if not isinstance(entry, Entry):
+                raise InputError(expected("entries of type Entry", repr(entry)[:80]))
             if entry.id in by_id:
                 raise CatalogError(expected("unique entry ids", f"'{entry.id}' twice"))
             by_id[entry.id] = entry
@@ -102,6 +104,7 @@ class Catalog:
         self._sources = {k: Path(v) for k, v in (sources or {}).items() if k in by_id}
         self._problems = tuple(problems)
         self._searchables: tuple[_Searchable, ...] | None = None
+        self._families: tuple[str, ...] | None = None
 
     # --- construction -------------------------------------------------------------------
 
@@ -195,6 +198,35 @@ class Catalog:
         """``family`` and its ancestors up to ``any``; see :func:`family_ancestors`."""
         return family_ancestors(family)
 
+    def families(self) -> tuple[str, ...]:
+        """Every family a query accepts, sorted: the vocabulary's and those entries name.
+
+        A family of a user's own (lint warns about it) is accepted once an entry names it.
+        """
+        if self._families is None:
+            names = set(FAMILIES)
+            for entry in self:
+                names.update(entry.families, entry.fundamental_for)
+            self._families = tuple(sorted(names))
+        return self._families
+
+    def _family(self, family: str) -> str:
+        """``family`` in the catalog's spelling; an unknown one is refused.
+
+        An unknown family would otherwise match every entry for ``any`` and read as an
+        answer ("these apply to 'no-such'").
+        """
+        name = normalize_family(family)
+        if name not in self.families():
+            raise InputError(
+                expected(
+                    f"a kernel family among {', '.join(self.families())}",
+                    repr(family),
+                    where="family",
+                )
+            )
+        return name
+
     def _items(self) -> tuple[_Searchable, ...]:
         if self._searchables is None:
             self._searchables = tuple(_Searchable(e) for e in self._entries.values())
@@ -217,9 +249,12 @@ class Catalog:
         ----------
         family : str, optional
             Keep entries for this kernel family or one of its ancestors (an ``mla-decode``
-            query also returns decode-attention, attention and ``any`` entries).
+            query also returns decode-attention, attention and ``any`` entries). Read in
+            any case, with ``_`` or spaces for ``-`` (``"mla_decode"``); it must be one of
+            :meth:`families`.
         language : str, optional
-            Keep shared entries and those specific to this language.
+            Keep shared entries and those specific to this language (``"cutile-dsl"`` is
+            ``"cutile"``).
         kind : Kind or str, optional
             Keep only optimizations or only anti-patterns.
         metrics : Mapping[str, float], optional
@@ -238,6 +273,12 @@ class Catalog:
         list of Match
             Sorted by descending score, then id. With any of ``metrics``, ``shape`` or
             ``keyword`` given, only entries matching one of them are returned.
+
+        Raises
+        ------
+        InputError
+            For an unknown family or language, a kind that is neither, non-numeric metric
+            or shape values, or a bad ``limit``.
         """
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
@@ -245,7 +286,7 @@ class Catalog:
             raise InputError(expected("a limit that is an int >= 0", repr(limit), where="limit"))
         matches = rank(
             self._items(),
-            family=family,
+            family=None if family is None else self._family(family),
             language=language,
             kind=kind,
             metrics=metrics,
@@ -270,15 +311,21 @@ class Catalog:
         """
         if not isinstance(text, str):
             raise InputError(expected("a description (str)", repr(text), where="text"))
-        return rank(self._items(), family=family, keyword=text, strong_only=True)
+        known = None if family is None else self._family(family)
+        return rank(self._items(), family=known, keyword=text, strong_only=True)
 
     def fundamentals(self, family: str) -> list[Entry]:
         """Entries that are a standard technique for ``family`` or one of its ancestors.
 
         Most specific first: for ``mla-decode``, entries fundamental for mla-decode, then
         decode-attention, then attention, then ``any``; id order within each.
+
+        Raises
+        ------
+        InputError
+            For a family not among :meth:`families`.
         """
-        chain = family_ancestors(family)
+        chain = family_ancestors(self._family(family))
 
         def depth(entry: Entry) -> int:
             return min(chain.index(f) for f in entry.fundamental_for if f in chain)

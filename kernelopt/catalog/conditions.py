@@ -18,6 +18,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt.catalog._fields import require_str, to_enum
 from kernelopt.catalog.vocabulary import FILL_MARK
 
 __all__ = ["Comparison", "Condition", "Op", "format_number", "parse_condition"]
@@ -64,7 +65,7 @@ def format_number(value: float) -> str:
 
 
 def _check_name(_instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
-    if not _NAME_RE.match(value):
+    if not isinstance(value, str) or not _NAME_RE.match(value):
         raise InputError(
             expected("an identifier such as dram_pct", repr(value), where=attribute.name)
         )
@@ -86,6 +87,10 @@ def _check_value(
         raise InputError(expected("a finite number", repr(value), where=attribute.name))
 
 
+def _to_op(value: object) -> Op:
+    return to_enum(Op, value, "op")
+
+
 @attrs.frozen(kw_only=True)
 class Comparison:
     """One test ``name op value`` or ``name op other``.
@@ -103,7 +108,7 @@ class Comparison:
     """
 
     name: str = attrs.field(validator=_check_name)
-    op: Op = attrs.field(converter=Op)
+    op: Op = attrs.field(converter=_to_op)
     value: float | None = attrs.field(default=None, validator=_check_value)
     other: str | None = attrs.field(default=None, validator=_check_other)
 
@@ -142,7 +147,15 @@ class Comparison:
 
 
 def _comparisons(value: Iterable[Comparison]) -> tuple[Comparison, ...]:
-    return tuple(value)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InputError(expected("a sequence of Comparison", repr(value), where="comparisons"))
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, Comparison):
+            raise InputError(
+                expected("a sequence of Comparison", f"an item {item!r}", where="comparisons")
+            )
+    return items
 
 
 def _check_comparisons(
@@ -155,7 +168,13 @@ def _check_comparisons(
 
 
 def _check_note(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if value != value.strip() or "\n" in value or "\r" in value or FILL_MARK in value:
+    if (
+        not isinstance(value, str)
+        or value != value.strip()
+        or "\n" in value
+        or "\r" in value
+        or FILL_MARK in value
+    ):
         raise InputError(
             expected(
                 "a one-line note without surrounding spaces", repr(value), where=attribute.name
@@ -216,8 +235,10 @@ def parse_condition(text: str, *, note: str = "") -> Condition:
     Raises
     ------
     InputError
-        If a part is not a comparison.
+        If a part is not a comparison, or ``text`` or ``note`` is not a string.
     """
+    require_str(text, "text", "a condition (str) such as 'dram_pct > 60'")
+    require_str(note, "note", "a one-line note (str)")
     comparisons = []
     for part in _AND_RE.split(text.strip()):
         found = _COMPARISON_RE.match(part)

@@ -8,8 +8,9 @@ the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from kernelopt._errors import InputError, expected
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.vocabulary import SCOPES
 
@@ -32,22 +33,32 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_index(entries: Iterable[Entry]) -> str:
+def render_index(entries: Iterable[Entry], *, links: Mapping[str, str] | None = None) -> str:
     """Render the index table of ``entries``.
 
     Parameters
     ----------
     entries : iterable of Entry
         The entries of one tree.
+    links : Mapping[str, str], optional
+        The tree-relative file of an entry, by id, where it is not the entry's canonical
+        path (a file in ``languages/cutile-dsl/``); see :meth:`LoadedTree.links`.
 
     Returns
     -------
     str
         Markdown with links relative to the tree root.
     """
+    if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
+        raise InputError(expected("an iterable of Entry", repr(entries)[:80], where="entries"))
+    items = list(entries)
+    if any(not isinstance(e, Entry) for e in items):
+        wrong = next(e for e in items if not isinstance(e, Entry))
+        raise InputError(expected("entries of type Entry", repr(wrong)[:80], where="entries"))
+    found = links or {}
     rows = [
-        f"| [{_cell(e.name)}]({e.relative_path}) | {e.kind.value} | {e.scope} "
+        f"| [{_cell(e.name)}]({found.get(e.id, e.relative_path)}) | {e.kind.value} | {e.scope} "
         f"| {_cell(e.summary)} |\n"
-        for e in sorted(entries, key=index_order)
+        for e in sorted(items, key=index_order)
     ]
     return INDEX_HEADER + "".join(rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kernelopt._errors import FormatError, InputError, expected
@@ -20,11 +21,28 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["entry_from_dict", "entry_from_json", "entry_to_dict", "entry_to_json"]
 
 
+def _structure_str(value: object, _type: object) -> str:
+    # cattrs would call str() on anything: 5 would become the id "5".
+    if not isinstance(value, str):
+        raise InputError(expected("a string", repr(value)))
+    return value
+
+
+def _structure_strs(value: object, _type: object) -> tuple[str, ...]:
+    # cattrs would iterate a string: families "any" would become ("a", "n", "y").
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InputError(expected("a list of strings", repr(value)))
+    return tuple(_structure_str(item, str) for item in value)
+
+
 @functools.cache
 def _converter() -> cattrs.Converter:
     import cattrs
 
-    return cattrs.Converter(forbid_extra_keys=True)
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    converter.register_structure_hook(str, _structure_str)
+    converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_strs)
+    return converter
 
 
 def entry_to_dict(entry: Entry) -> dict[str, Any]:
@@ -33,15 +51,18 @@ def entry_to_dict(entry: Entry) -> dict[str, Any]:
     return data
 
 
-def entry_from_dict(data: Any) -> Entry:
+def entry_from_dict(data: Mapping[str, object]) -> Entry:
     """Build an :class:`Entry` from data written by :func:`entry_to_dict`.
 
     Raises
     ------
     InputError
-        If a key is unknown or missing, or a value is invalid.
+        If ``data`` is not a mapping, a key is unknown or missing, or a value is invalid.
     """
     import cattrs
+
+    if not isinstance(data, Mapping):
+        raise InputError(expected("entry data (a mapping of field names to values)", repr(data)))
 
     try:
         return _converter().structure(data, Entry)
@@ -50,12 +71,23 @@ def entry_from_dict(data: Any) -> Entry:
         raise InputError(expected("entry data matching the Entry fields", details)) from None
 
 
-def _flatten(error: BaseException) -> list[str]:
+def _flatten(error: BaseException, where: str = "") -> list[str]:
+    """One message per leaf error, prefixed by the field path (``triggers[0].note``)."""
     import cattrs
+    from cattrs.errors import AttributeValidationNote, IterableValidationNote
 
-    if isinstance(error, cattrs.BaseValidationError):
-        return [m for sub in error.exceptions for m in _flatten(sub)]
-    return [str(error)]
+    if not isinstance(error, cattrs.BaseValidationError):
+        return [f"{where}: {error}" if where else str(error)]
+    out = []
+    for sub in error.exceptions:
+        step = ""
+        for note in getattr(sub, "__notes__", ()):
+            if isinstance(note, AttributeValidationNote):
+                step = f".{note.name}" if where else note.name
+            elif isinstance(note, IterableValidationNote):
+                step = f"[{note.index}]"
+        out += _flatten(sub, where + step)
+    return out
 
 
 def entry_to_json(entry: Entry) -> str:

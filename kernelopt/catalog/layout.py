@@ -9,7 +9,9 @@
     <root>/languages/<language>/anti-patterns/<id>.md
 
 The built-in catalog (``kernelopt/catalog/knowledge/``) and a user's ``docs/knowledge/``
-share this layout.
+share this layout. A language folder may use another spelling of the language
+(``languages/cutile-dsl/`` holds ``cutile`` entries); new files for that language then go
+into the folder the tree already has.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ import attrs
 
 from kernelopt._errors import expected
 from kernelopt.catalog.model import Kind, relative_path
-from kernelopt.catalog.vocabulary import LANGUAGES, SCOPES
+from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, SCOPES
 
 __all__ = [
     "INDEX_NAME",
     "Placement",
     "candidate_paths",
     "classify",
+    "entry_path",
     "iter_markdown",
     "iter_misnamed",
     "relative_path",
@@ -45,11 +48,31 @@ class Placement:
     scope: str
 
 
+def _spellings(scope: str) -> list[str]:
+    """The folder names of ``scope``: the canonical name, then its other spellings."""
+    return [scope, *(alias for alias, name in LANGUAGE_ALIASES.items() if name == scope)]
+
+
 def candidate_paths(root: Path, entry_id: str) -> Iterator[Path]:
     """Every place an entry with ``entry_id`` could live in the tree at ``root``."""
     for scope in SCOPES:
-        for kind in Kind:
-            yield root / relative_path(entry_id, kind, scope)
+        for folder in _spellings(scope):
+            for kind in Kind:
+                yield root / relative_path(entry_id, kind, folder)
+
+
+def entry_path(root: Path, entry_id: str, kind: Kind, scope: str) -> Path:
+    """Where an entry goes in the tree at ``root``.
+
+    A language whose folder the tree already has under another spelling
+    (``languages/cutile-dsl/``) goes there, so one language never ends up split over two
+    folders; otherwise the canonical path (:func:`relative_path`).
+    """
+    if scope != "shared":
+        for folder in _spellings(scope):
+            if (root / "languages" / folder).is_dir():
+                return root / relative_path(entry_id, kind, folder)
+    return root / relative_path(entry_id, kind, scope)
 
 
 def iter_markdown(root: Path) -> Iterator[Path]:
@@ -90,11 +113,13 @@ def classify(root: Path, path: Path) -> Placement | str | None:
     if len(parts) == 2 and parts[0] in _FOLDERS:
         return Placement(kind=_FOLDERS[parts[0]], scope="shared")
     if parts[0] == "languages" and len(parts) == 4 and parts[2] in _FOLDERS:
-        if parts[1] not in LANGUAGES:
+        scope = LANGUAGE_ALIASES.get(parts[1], parts[1])
+        if scope not in LANGUAGES:
             return expected(
-                f"a language folder in {', '.join(LANGUAGES)}", f"languages/{parts[1]}/"
+                f"a language folder in {', '.join((*LANGUAGES, *LANGUAGE_ALIASES))}",
+                f"languages/{parts[1]}/",
             )
-        return Placement(kind=_FOLDERS[parts[2]], scope=parts[1])
+        return Placement(kind=_FOLDERS[parts[2]], scope=scope)
     return expected(
         "an entry under optimizations/, anti-patterns/ or "
         "languages/<language>/{optimizations,anti-patterns}/",

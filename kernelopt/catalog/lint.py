@@ -4,7 +4,9 @@ Errors (lint fails): files that do not parse or still hold ``<FILL: ...>`` place
 entries in the wrong folder or named after another id, repeated ids, interactions linking
 unknown ids. Warnings (advice): unknown family, metric or shape names, a ``fundamental_for``
 family the entry does not apply to, an entry without keywords, a file not in the canonical
-form kernelopt writes, a missing or stale ``index.md``.
+form kernelopt writes, a missing or stale ``index.md``, and what a file in the bare
+knowledge-base template leaves out (metadata read from its path, evidence without a
+``Source:`` line, free-text interactions kept as notes).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 from pathlib import Path
 
 from kernelopt._errors import expected
+from kernelopt.catalog._fields import as_path
 from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, link_problems
 from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import INDEX_NAME
@@ -124,7 +127,7 @@ def lint_tree(
     list of Problem
         In file order; ``problem.is_error`` tells errors from warnings.
     """
-    base = BUILTIN_ROOT if root is None else Path(root)
+    base = BUILTIN_ROOT if root is None else as_path(root, "root")
     tree = load_tree(base)
     with_placeholders, problems = _placeholder_problems(tree)
     for problem in tree.problems:
@@ -147,7 +150,7 @@ def lint_tree(
                 section=None,
             )
         )
-    elif index.read_text(encoding="utf-8") != render_index(tree.entries):
+    elif index.read_text(encoding="utf-8") != render_index(tree.entries, links=tree.links()):
         problems.append(
             _warn(
                 index,

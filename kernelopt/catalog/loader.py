@@ -17,8 +17,9 @@ import attrs
 
 from kernelopt._errors import CatalogError, FormatError, expected
 from kernelopt._fileio import locked
+from kernelopt.catalog._fields import as_path
 from kernelopt.catalog.layout import Placement, classify, iter_markdown, iter_misnamed
-from kernelopt.catalog.markdown import parse_entry
+from kernelopt.catalog.markdown import parse_entry_with_warnings
 from kernelopt.catalog.model import Entry
 from kernelopt.catalog.problems import Problem, Severity
 
@@ -49,6 +50,10 @@ class LoadedTree:
     paths: Mapping[str, Path]
     texts: Mapping[Path, str]
     problems: tuple[Problem, ...]
+
+    def links(self) -> dict[str, str]:
+        """The file of each entry relative to the root (``/``-separated), by id."""
+        return {i: p.relative_to(self.root).as_posix() for i, p in self.paths.items()}
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -149,7 +154,7 @@ def load_tree(
     FormatError
         In strict mode, for the first file that does not parse.
     """
-    base = Path(root)
+    base = as_path(root, "root")
     if not base.is_dir():
         raise CatalogError(expected("a knowledge folder", f"{base} (not a folder)"))
     with reading_lock(base) if lock else contextlib.nullcontext():
@@ -195,12 +200,14 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
             continue
         texts[path] = text
         try:
-            entry = parse_entry(text, path=path)
+            entry, warnings = parse_entry_with_warnings(text, path=path)
         except FormatError as error:
             if strict:
                 raise
             problems.append(problem_from_format_error(error, path))
             continue
+        # What the file left out and was read from elsewhere (its path, a default).
+        problems.extend(warnings)
         problems.extend(_placement_problems(path, entry, placement))
         if entry.id in kept:
             problems.append(

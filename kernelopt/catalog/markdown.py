@@ -36,6 +36,13 @@ form and :func:`parse_entry` reads it back exactly (``render_entry(parse_entry(t
 canonical text). The reader tolerates small departures (wrapped bullets, blank lines
 between bullets, ``-`` instead of ``—``) and reports anything else as a
 :class:`~kernelopt.FormatError` naming the file, the line and the section.
+
+It also reads a file written to the bare knowledge-base template, which has no metadata
+block, no ``Source:`` line and free-text Interactions: id, kind and scope then come from
+the file's place in the tree (``<id>.md`` in ``optimizations/`` or ``anti-patterns/``,
+under ``languages/<language>/`` or not), families default to ``any``, evidence names no
+source and free-text interactions are kept as notes. :func:`parse_entry_with_warnings`
+reports each of these as a warning; writing the entry back uses the canonical form.
 """
 
 from __future__ import annotations
@@ -51,6 +58,8 @@ from kernelopt._errors import FormatError, InputError, expected
 from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.model import (
     FENCE_RE,
+    ID_RE,
+    LINK_RE,
     Entry,
     Evidence,
     EvidenceRow,
@@ -58,8 +67,10 @@ from kernelopt.catalog.model import (
     Kind,
     Relation,
     SourceType,
+    says_none,
 )
-from kernelopt.catalog.vocabulary import FILL_MARK
+from kernelopt.catalog.problems import Problem, Severity
+from kernelopt.catalog.vocabulary import FILL_MARK, canonical_language
 
 __all__ = [
     "EVIDENCE_HEADER",
@@ -68,6 +79,7 @@ __all__ = [
     "SECTIONS",
     "find_placeholders",
     "parse_entry",
+    "parse_entry_with_warnings",
     "render_entry",
 ]
 
@@ -92,9 +104,8 @@ _META_RE = re.compile(r"^- (?P<key>[A-Za-z_ ]+?)\s*:\s*(?P<value>.*)$")
 _TAGGED_RE = re.compile(
     r"^(?P<tag>Metric|Shape):\s*`(?P<cond>[^`]+)`\s*(?:(?:—|--|-|:)\s*(?P<note>.*))?$"
 )
-_INTERACTION_RE = re.compile(
-    r"^`(?P<target>[^`]+)`\s*(?:\((?P<relation>[a-z-]+)\))?\s*(?::|—|--|-)\s*(?P<note>.+)$"
-)
+# The folders of a knowledge tree that name an entry's kind.
+_KIND_FOLDERS = {kind.folder: kind for kind in Kind}
 _SOURCE_TYPE = "Source type:"
 _SOURCE = "Source:"
 
@@ -117,6 +128,7 @@ _FIELD_SECTION = {
     "generalization": "Generalization",
     "pitfalls": "Pitfalls",
     "interactions": "Interactions",
+    "interaction_notes": "Interactions",
 }
 
 _T = TypeVar("_T")
@@ -136,7 +148,10 @@ def _condition_bullet(tag: str, condition: Condition) -> str:
 
 
 def _render_evidence(block: Evidence) -> str:
-    parts = [f"{_SOURCE_TYPE} {block.source_type.value}\n{_SOURCE} {block.source}", EVIDENCE_HEADER]
+    head = f"{_SOURCE_TYPE} {block.source_type.value}"
+    if block.source:
+        head += f"\n{_SOURCE} {block.source}"
+    parts = [head, EVIDENCE_HEADER]
     rows = "".join(f"\n| {r.config} | {r.before} | {r.after} | {r.change} |" for r in block.rows)
     parts[1] += rows
     if block.notes:
@@ -157,7 +172,14 @@ def render_entry(entry: Entry) -> str:
     str
         The file content, ending in one newline; :func:`parse_entry` reads it back to an
         equal entry.
+
+    Raises
+    ------
+    InputError
+        If ``entry`` is not an :class:`Entry`.
     """
+    if not isinstance(entry, Entry):
+        raise InputError(expected("an Entry", repr(entry)[:80], where="entry"))
     meta = "\n".join(
         (
             f"- id: {entry.id}",
@@ -171,11 +193,9 @@ def render_entry(entry: Entry) -> str:
     when = [f"- {c}" for c in entry.contexts]
     when += [_condition_bullet("Metric", c) for c in entry.triggers]
     when += [_condition_bullet("Shape", c) for c in entry.shape_conditions]
-    interactions = (
-        "\n".join(f"- `{i.target}` ({i.relation.value}): {i.note}" for i in entry.interactions)
-        if entry.interactions
-        else NO_INTERACTIONS
-    )
+    links = [f"- `{i.target}` ({i.relation.value}): {i.note}" for i in entry.interactions]
+    links += [f"- {note}" for note in entry.interaction_notes]
+    interactions = "\n".join(links) if links else NO_INTERACTIONS
     bodies = {
         "When to Apply": "\n".join(when),
         "Mechanism": entry.mechanism,
@@ -194,13 +214,25 @@ def render_entry(entry: Entry) -> str:
 
 
 class _Reader:
-    """Parsing state for one file: its path for error messages."""
+    """Parsing state for one file: its path for messages, the warnings met so far."""
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = None if path is None else str(path)
+        self.warnings: list[Problem] = []
 
     def error(self, message: str, line: int | None, section: str | None) -> FormatError:
         return FormatError(message, path=self.path, line=line, section=section)
+
+    def warn(self, message: str, line: int | None, section: str | None) -> None:
+        self.warnings.append(
+            Problem(
+                path=self.path or "<text>",
+                line=line,
+                severity=Severity.WARNING,
+                message=message,
+                section=section,
+            )
+        )
 
     def guard(self, make: Callable[[], _T], line: int, section: str) -> _T:
         """Build a record, turning a validator's InputError into a located FormatError."""
@@ -364,7 +396,8 @@ def _table_row(reader: _Reader, number: int, text: str, section: str) -> list[st
 
 def _parse_evidence_block(reader: _Reader, lines: _Lines, section: str) -> Evidence:
     number, first = lines[0]
-    source_type = first[len(_SOURCE_TYPE) :].strip()
+    # The type is matched in any case; the canonical form writes it lower-case.
+    source_type = first[len(_SOURCE_TYPE) :].strip().lower()
     if source_type not in {s.value for s in SourceType}:
         raise reader.error(
             expected(
@@ -374,19 +407,21 @@ def _parse_evidence_block(reader: _Reader, lines: _Lines, section: str) -> Evide
             section,
         )
     rest = _strip_blank(lines[1:])
-    if not rest or not rest[0][1].startswith(_SOURCE):
-        line = rest[0][0] if rest else number
-        raise reader.error(
+    source_line, source = number, ""
+    if rest and rest[0][1].startswith(_SOURCE):
+        source_line, source_text = rest[0]
+        source = source_text[len(_SOURCE) :].strip()
+        rest = _strip_blank(rest[1:])
+    if not source:
+        # The bare template has no place for the citation: read the block, advise one.
+        reader.warn(
             expected(
                 "a 'Source: <experiment path, URL or repo+path>' line after 'Source type:'",
-                repr(rest[0][1]) if rest else "none",
+                "none (the evidence names no source)",
             ),
-            line,
+            source_line,
             section,
         )
-    source_line, source_text = rest[0]
-    source = source_text[len(_SOURCE) :].strip()
-    rest = _strip_blank(rest[1:])
     rows: list[EvidenceRow] = []
     if rest and rest[0][1].lstrip().startswith("|"):
         header = _table_row(reader, rest[0][0], rest[0][1], section)
@@ -449,23 +484,55 @@ def _parse_evidence(
     )
 
 
+def _loose_items(lines: _Lines) -> _Lines:
+    """Bullets and free-text paragraphs, each joined onto one line."""
+    items: _Lines = []
+    joinable = False
+    for number, text in lines:
+        if not text.strip():
+            joinable = False
+            continue
+        if text.startswith("- "):
+            items.append((number, text[2:].strip()))
+        elif items and (joinable or text.startswith("  ")):
+            items[-1] = (items[-1][0], f"{items[-1][1]} {text.strip()}")
+        else:
+            items.append((number, text.strip()))
+        joinable = True
+    return items
+
+
 def _parse_interactions(
     reader: _Reader, lines: _Lines, section: str, line: int
-) -> tuple[Interaction, ...]:
+) -> tuple[tuple[Interaction, ...], tuple[str, ...]]:
+    """Links to other entries, and free text kept as notes (each one warned about)."""
     body = _strip_blank(lines)
     if len(body) == 1 and body[0][1].strip() == NO_INTERACTIONS:
-        return ()
-    out = []
-    for number, text in _bullets(reader, body or [(line, "")], section):
-        found = _INTERACTION_RE.match(text)
-        if found is None:
-            raise reader.error(
+        return (), ()
+    items = _loose_items(body)
+    if not items:
+        raise reader.error(
+            expected(f"bullets '- `other-id` (relation): note' or '{NO_INTERACTIONS}'", "none"),
+            line,
+            section,
+        )
+    if len(items) == 1 and says_none(items[0][1]):
+        return (), ()
+    links: list[Interaction] = []
+    notes: list[str] = []
+    for number, text in items:
+        found = LINK_RE.match(text)
+        if found is None or not ID_RE.match(found.group("target").strip()):
+            reader.warn(
                 expected(
-                    f"'- `other-id` (relation): note' or '{NO_INTERACTIONS}'", repr(text[:60])
+                    "'- `other-id` (relation): note' linking another entry",
+                    f"free text {text[:60]!r} (kept as a note)",
                 ),
                 number,
                 section,
             )
+            notes.append(text)
+            continue
         relation = found.group("relation") or Relation.RELATED.value
         if relation not in {r.value for r in Relation}:
             raise reader.error(
@@ -479,8 +546,8 @@ def _parse_interactions(
             relation=Relation(relation),
             note=found.group("note").strip(),
         )
-        out.append(reader.guard(make, number, section))
-    return tuple(out)
+        links.append(reader.guard(make, number, section))
+    return tuple(links), tuple(notes)
 
 
 def _section_of_line(lines: list[str]) -> list[str]:
@@ -519,6 +586,56 @@ def find_placeholders(text: str) -> list[tuple[int, str, str]]:
     return found
 
 
+def _meta_from_path(reader: _Reader, path: str | Path | None, title_line: int) -> dict[str, str]:
+    """Id, kind and scope of a file without a metadata block, from its place in the tree."""
+    parts = Path(path).parts if path is not None else ()
+    if len(parts) < 2 or parts[-2] not in _KIND_FOLDERS:
+        raise reader.error(
+            expected(
+                "a metadata block under the title ('- id: ...', '- kind: ...', '- scope: ...', "
+                "'- families: ...'), or a file in an optimizations/ or anti-patterns/ folder "
+                "to read id, kind and scope from",
+                "none",
+            ),
+            title_line,
+            _METADATA,
+        )
+    stem = Path(parts[-1]).stem
+    if not ID_RE.match(stem):
+        raise reader.error(
+            expected(
+                "a file named after a kebab-case id (such as split-kv.md), or a metadata line "
+                "'- id: ...'",
+                repr(parts[-1]),
+            ),
+            title_line,
+            _METADATA,
+        )
+    kind = _KIND_FOLDERS[parts[-2]]
+    scope = "shared"
+    if len(parts) >= 4 and parts[-4] == "languages":
+        try:
+            scope = canonical_language(parts[-3], where=f"languages/{parts[-3]}/")
+        except InputError as error:
+            raise reader.error(str(error), title_line, _METADATA) from None
+    scope_from = "a folder outside languages/" if scope == "shared" else f"languages/{parts[-3]}/"
+    for key, value, source in (
+        ("id", stem, "from the file name"),
+        ("kind", kind.value, f"from the {kind.folder}/ folder"),
+        ("scope", scope, f"from {scope_from}"),
+        ("families", "any", "by default: every kernel family"),
+    ):
+        reader.warn(
+            expected(
+                f"a metadata line '- {key}: ...' under the title",
+                f"none; read {value!r} {source}",
+            ),
+            title_line,
+            _METADATA,
+        )
+    return {"id": stem, "kind": kind.value, "scope": scope, "families": "any"}
+
+
 def parse_entry(text: str, *, path: str | Path | None = None) -> Entry:
     """Parse one entry file written in the template.
 
@@ -527,7 +644,8 @@ def parse_entry(text: str, *, path: str | Path | None = None) -> Entry:
     text : str
         The markdown content.
     path : str or Path, optional
-        The file it came from, named in error messages.
+        The file it came from, named in error messages. A file without a metadata block
+        takes its id, kind and scope from it (see :func:`parse_entry_with_warnings`).
 
     Returns
     -------
@@ -540,7 +658,49 @@ def parse_entry(text: str, *, path: str | Path | None = None) -> Entry:
         allow: a missing, unknown, repeated or misplaced section, a malformed bullet, a
         bad condition, a table with the wrong columns, a ``<FILL: ...>`` placeholder left.
     """
+    return parse_entry_with_warnings(text, path=path)[0]
+
+
+def parse_entry_with_warnings(
+    text: str, *, path: str | Path | None = None
+) -> tuple[Entry, tuple[Problem, ...]]:
+    """Parse one entry file, with a warning for everything read from outside the file.
+
+    A file written to the bare knowledge-base template reads with: no metadata block (id
+    from the file name, kind from its ``optimizations/`` or ``anti-patterns/`` folder,
+    scope from its ``languages/<language>/`` folder or shared, families ``any``), no
+    ``Source:`` line (the evidence names no source), free-text Interactions (kept as
+    notes). Each of these is one warning, located by line and section.
+
+    Parameters
+    ----------
+    text : str
+        The markdown content.
+    path : str or Path, optional
+        The file it came from.
+
+    Returns
+    -------
+    (Entry, tuple of Problem)
+        The entry and the warnings (severity warning), in file order.
+
+    Raises
+    ------
+    FormatError
+        As :func:`parse_entry`; also for a file without a metadata block whose path does
+        not say its id and kind.
+    InputError
+        If ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise InputError(expected("the file's text (str)", repr(text)[:60], where="text"))
     reader = _Reader(path)
+    entry = _parse(reader, text, path)
+    warnings = sorted(reader.warnings, key=lambda p: p.line or 0)
+    return entry, tuple(warnings)
+
+
+def _parse(reader: _Reader, text: str, path: str | Path | None) -> Entry:
     text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
     placeholders = find_placeholders(text)
     if placeholders:
@@ -548,7 +708,10 @@ def parse_entry(text: str, *, path: str | Path | None = None) -> Entry:
         raise reader.error(expected("the placeholder filled in", repr(mark)), line, section)
     lines = list(enumerate(text.replace("\r\n", "\n").split("\n"), start=1))
     (title_line, title), meta_lines, sections = _split_sections(reader, lines)
-    meta = _parse_meta(reader, meta_lines, title_line)
+    if any(line_text.strip() for _, line_text in meta_lines):
+        meta = _parse_meta(reader, meta_lines, title_line)
+    else:
+        meta = _meta_from_path(reader, path, title_line)
     by_name: dict[str, tuple[int, _Lines]] = {}
     for name, number, body in sections:
         if name not in SECTIONS:
@@ -602,10 +765,10 @@ def parse_entry(text: str, *, path: str | Path | None = None) -> Entry:
         ),
         "generalization": section_text("Generalization"),
         "pitfalls": section_bullets("Pitfalls"),
-        "interactions": _parse_interactions(
-            reader, section_body("Interactions"), "Interactions", by_name["Interactions"][0]
-        ),
     }
+    fields["interactions"], fields["interaction_notes"] = _parse_interactions(
+        reader, section_body("Interactions"), "Interactions", by_name["Interactions"][0]
+    )
     if meta["kind"] not in {k.value for k in Kind}:
         raise reader.error(
             expected("kind 'optimization' or 'anti-pattern'", repr(meta["kind"])),

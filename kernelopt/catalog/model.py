@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt.catalog._fields import require_str, to_enum
 from kernelopt.catalog.conditions import Condition
-from kernelopt.catalog.vocabulary import FILL_MARK, SCOPES
+from kernelopt.catalog.vocabulary import FILL_MARK, LANGUAGE_ALIASES, SCOPES
 
 __all__ = [
     "Entry",
@@ -33,8 +34,16 @@ __all__ = [
     "slugify",
 ]
 
+_T = TypeVar("_T")
+
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
+# Free text that says an entry has no interactions ("None", "None yet.").
+_NONE_WORDS = frozenset({"none", "none recorded", "none yet", "none known", "n/a"})
+# An Interactions bullet that links another entry: `other-id` (relation): note.
+LINK_RE = re.compile(
+    r"^`(?P<target>[^`]+)`\s*(?:\((?P<relation>[a-z-]+)\))?\s*(?::|—|--|-)\s*(?P<note>.+)$"
+)
 
 
 class Kind(TextEnum):
@@ -72,6 +81,11 @@ class Relation(TextEnum):
     RELATED = "related"  # worth reading together
 
 
+def says_none(text: str) -> bool:
+    """Whether ``text`` only says there is nothing (``"None"``, ``"None yet."``, ``"n/a"``)."""
+    return text.strip().lower().rstrip(".").strip() in _NONE_WORDS
+
+
 def relative_path(entry_id: str, kind: Kind, scope: str) -> str:
     """The tree-relative path of an entry (``languages/triton/anti-patterns/<id>.md``)."""
     folder = kind.folder if scope == "shared" else f"languages/{scope}/{kind.folder}"
@@ -79,7 +93,14 @@ def relative_path(entry_id: str, kind: Kind, scope: str) -> str:
 
 
 def slugify(name: str) -> str:
-    """Make a kebab-case id (``"Split-KV Decoding"`` → ``split-kv-decoding``)."""
+    """Make a kebab-case id (``"Split-KV Decoding"`` → ``split-kv-decoding``).
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not a string.
+    """
+    require_str(name, "name", "a name (str)")
     return "-".join(re.findall(r"[a-z0-9]+", name.lower()))
 
 
@@ -198,12 +219,9 @@ def _prose(instance: object, attribute: attrs.Attribute[str], value: str) -> Non
     """Free markdown: non-empty, stripped, balanced code fences, no headings outside them."""
     where = _where(instance, attribute)
     if not isinstance(value, str) or not value.strip() or value != value.strip() or "\r" in value:
+        shown = repr(value[:60]) if isinstance(value, str) else repr(value)
         raise InputError(
-            expected(
-                "non-empty text without leading or trailing blank space",
-                repr(value[:60]),
-                where=where,
-            )
+            expected("non-empty text without leading or trailing blank space", shown, where=where)
         )
     if FILL_MARK in value:
         raise InputError(
@@ -254,6 +272,43 @@ def _implementation(instance: object, attribute: attrs.Attribute[str], value: st
         )
 
 
+def _source(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    # Empty: the evidence names no source (a hand-written file may have no 'Source:' line).
+    if value != "":
+        _line(instance, attribute, value)
+
+
+def _interaction_notes(
+    instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]
+) -> None:
+    _lines(instance, attribute, value)
+    for item in value:
+        if says_none(item):
+            # Alone it would read back as no interactions at all.
+            raise InputError(
+                expected(
+                    "a note on an interaction (leave the notes empty for none)",
+                    repr(item),
+                    where=_where(instance, attribute),
+                )
+            )
+        found = LINK_RE.match(item)
+        # Such a note would be read back as a link to another entry.
+        if found is not None and ID_RE.match(found.group("target").strip()):
+            raise InputError(
+                expected(
+                    "free text that is not a link '`other-id` (relation): note'",
+                    repr(item),
+                    where=_where(instance, attribute),
+                )
+            )
+
+
+def _to_scope(value: object) -> object:
+    # Another spelling of a language ("cutile-dsl") is stored as the canonical one.
+    return LANGUAGE_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
 def _scope(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in SCOPES:
         raise InputError(
@@ -263,34 +318,79 @@ def _scope(instance: object, attribute: attrs.Attribute[str], value: str) -> Non
         )
 
 
-def _items(value: Any, item: type, what: str) -> tuple[Any, ...]:
+def _sequence(value: object, item: type[_T], what: str, where: str) -> tuple[_T, ...]:
+    """``value`` as a tuple of ``item``; a lone string is refused, not split into letters."""
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise InputError(expected(f"a sequence of {what}", repr(value)))
+        raise InputError(expected(f"a sequence of {what}", repr(value), where=where))
     items = tuple(value)
     wrong = [x for x in items if not isinstance(x, item)]
     if wrong:
-        raise InputError(expected(f"a sequence of {what}", f"an item {wrong[0]!r}"))
+        raise InputError(expected(f"a sequence of {what}", f"an item {wrong[0]!r}", where=where))
     return items
 
 
-def _strs(value: Iterable[str]) -> tuple[str, ...]:
-    return _items(value, str, "strings")
+# One named converter per field, so each error names its field (and type checkers follow
+# attrs converters only when they are named functions).
 
 
-def _conditions(value: Iterable[Condition]) -> tuple[Condition, ...]:
-    return _items(value, Condition, "Condition")
+def _to_source_type(value: object) -> SourceType:
+    return to_enum(SourceType, value, "Evidence.source_type")
 
 
-def _rows(value: Iterable[EvidenceRow]) -> tuple[EvidenceRow, ...]:
-    return _items(value, EvidenceRow, "EvidenceRow")
+def _to_rows(value: object) -> tuple[EvidenceRow, ...]:
+    return _sequence(value, EvidenceRow, "EvidenceRow", "Evidence.rows")
 
 
-def _evidence(value: Iterable[Evidence]) -> tuple[Evidence, ...]:
-    return _items(value, Evidence, "Evidence")
+def _to_relation(value: object) -> Relation:
+    return to_enum(Relation, value, "Interaction.relation")
 
 
-def _interactions(value: Iterable[Interaction]) -> tuple[Interaction, ...]:
-    return _items(value, Interaction, "Interaction")
+def _to_kind(value: object) -> Kind:
+    return to_enum(Kind, value, "Entry.kind")
+
+
+def _to_families(value: object) -> tuple[str, ...]:
+    return _sequence(value, str, "strings", "Entry.families")
+
+
+def _to_fundamental_for(value: object) -> tuple[str, ...]:
+    return _sequence(value, str, "strings", "Entry.fundamental_for")
+
+
+def _to_keywords(value: object) -> tuple[str, ...]:
+    return _sequence(value, str, "strings", "Entry.keywords")
+
+
+def _to_contexts(value: object) -> tuple[str, ...]:
+    return _sequence(value, str, "strings", "Entry.contexts")
+
+
+def _to_triggers(value: object) -> tuple[Condition, ...]:
+    return _sequence(value, Condition, "Condition", "Entry.triggers")
+
+
+def _to_shape_conditions(value: object) -> tuple[Condition, ...]:
+    return _sequence(value, Condition, "Condition", "Entry.shape_conditions")
+
+
+def _to_affected_metrics(value: object) -> tuple[str, ...]:
+    return _sequence(value, str, "strings", "Entry.affected_metrics")
+
+
+def _to_evidence(value: object) -> tuple[Evidence, ...]:
+    return _sequence(value, Evidence, "Evidence", "Entry.evidence")
+
+
+def _to_pitfalls(value: object) -> tuple[str, ...]:
+    return _sequence(value, str, "strings", "Entry.pitfalls")
+
+
+def _to_interactions(value: object) -> tuple[Interaction, ...]:
+    return _sequence(value, Interaction, "Interaction", "Entry.interactions")
+
+
+def _to_interaction_notes(value: object) -> tuple[str, ...]:
+    return _sequence(value, str, "strings", "Entry.interaction_notes")
 
 
 # --- records ----------------------------------------------------------------------------
@@ -318,16 +418,17 @@ class Evidence:
     source_type : SourceType
         ``local experiment`` (measured by the user or this project) or ``external report``.
     source : str
-        The citation: an experiment path or measurement file, a URL, or ``owner/repo path``.
+        The citation: an experiment path or measurement file, a URL, or ``owner/repo path``;
+        empty when none is given (lint warns).
     rows : tuple of EvidenceRow
         Measured before/after rows; may be empty when the source gives no numbers.
     notes : str
         Free text under the table (what was measured, what the numbers mean); may be empty.
     """
 
-    source_type: SourceType = attrs.field(converter=SourceType)
-    source: str = attrs.field(validator=_line)
-    rows: tuple[EvidenceRow, ...] = attrs.field(default=(), converter=_rows)
+    source_type: SourceType = attrs.field(converter=_to_source_type)
+    source: str = attrs.field(default="", validator=_source)
+    rows: tuple[EvidenceRow, ...] = attrs.field(default=(), converter=_to_rows)
     notes: str = attrs.field(default="", validator=_notes)
 
 
@@ -346,7 +447,7 @@ class Interaction:
     """
 
     target: str = attrs.field(validator=_kebab)
-    relation: Relation = attrs.field(converter=Relation)
+    relation: Relation = attrs.field(converter=_to_relation)
     note: str = attrs.field(validator=_line)
 
 
@@ -363,7 +464,8 @@ class Entry:
     kind : Kind
         Optimization or anti-pattern.
     scope : str
-        ``"shared"`` or a language: ``"triton"``, ``"cuda"``, ``"cute-dsl"``, ``"cutile"``.
+        ``"shared"`` or a language: ``"triton"``, ``"cuda"``, ``"cute-dsl"``, ``"cutile"``
+        (``"cutile-dsl"`` is read as ``"cutile"``).
     families : tuple of str
         Kernel families the entry applies to (``"decode-attention"``, ``"any"``).
     fundamental_for : tuple of str
@@ -390,31 +492,43 @@ class Entry:
         Known failure modes, one line each.
     interactions : tuple of Interaction
         Links to other entries by id.
+    interaction_notes : tuple of str
+        Interactions written as free text that links no entry, one line each (lint warns:
+        a link by id is what queries and checks can follow).
     """
 
     id: str = attrs.field(validator=_kebab)
     name: str = attrs.field(validator=_line)
-    kind: Kind = attrs.field(converter=Kind)
-    scope: str = attrs.field(validator=_scope)
+    kind: Kind = attrs.field(converter=_to_kind)
+    scope: str = attrs.field(converter=_to_scope, validator=_scope)
     families: tuple[str, ...] = attrs.field(
-        converter=_strs, validator=[_nonempty_tuple, _kebab_items]
+        converter=_to_families, validator=[_nonempty_tuple, _kebab_items]
     )
     fundamental_for: tuple[str, ...] = attrs.field(
-        default=(), converter=_strs, validator=_kebab_items
+        default=(), converter=_to_fundamental_for, validator=_kebab_items
     )
-    keywords: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_keywords)
-    contexts: tuple[str, ...] = attrs.field(converter=_strs, validator=[_nonempty_tuple, _lines])
-    triggers: tuple[Condition, ...] = attrs.field(default=(), converter=_conditions)
-    shape_conditions: tuple[Condition, ...] = attrs.field(default=(), converter=_conditions)
+    keywords: tuple[str, ...] = attrs.field(default=(), converter=_to_keywords, validator=_keywords)
+    contexts: tuple[str, ...] = attrs.field(
+        converter=_to_contexts, validator=[_nonempty_tuple, _lines]
+    )
+    triggers: tuple[Condition, ...] = attrs.field(default=(), converter=_to_triggers)
+    shape_conditions: tuple[Condition, ...] = attrs.field(
+        default=(), converter=_to_shape_conditions
+    )
     mechanism: str = attrs.field(validator=_prose)
     affected_metrics: tuple[str, ...] = attrs.field(
-        converter=_strs, validator=[_nonempty_tuple, _lines]
+        converter=_to_affected_metrics, validator=[_nonempty_tuple, _lines]
     )
     implementation: str = attrs.field(validator=_implementation)
-    evidence: tuple[Evidence, ...] = attrs.field(converter=_evidence, validator=_nonempty_tuple)
+    evidence: tuple[Evidence, ...] = attrs.field(converter=_to_evidence, validator=_nonempty_tuple)
     generalization: str = attrs.field(validator=_prose)
-    pitfalls: tuple[str, ...] = attrs.field(converter=_strs, validator=[_nonempty_tuple, _lines])
-    interactions: tuple[Interaction, ...] = attrs.field(default=(), converter=_interactions)
+    pitfalls: tuple[str, ...] = attrs.field(
+        converter=_to_pitfalls, validator=[_nonempty_tuple, _lines]
+    )
+    interactions: tuple[Interaction, ...] = attrs.field(default=(), converter=_to_interactions)
+    interaction_notes: tuple[str, ...] = attrs.field(
+        default=(), converter=_to_interaction_notes, validator=_interaction_notes
+    )
 
     def __attrs_post_init__(self) -> None:
         for context in self.contexts:

@@ -21,7 +21,7 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt.catalog.conditions import Condition
 from kernelopt.catalog.model import Entry, Kind
-from kernelopt.catalog.vocabulary import LANGUAGES, family_ancestors
+from kernelopt.catalog.vocabulary import canonical_language, family_ancestors
 
 __all__ = ["Match", "normalize_text", "rank"]
 
@@ -121,6 +121,7 @@ class _Searchable:
             e.mechanism,
             e.generalization,
             *e.pitfalls,
+            *e.interaction_notes,
         ]
         return _words(" ".join(parts))
 
@@ -181,10 +182,8 @@ def rank(
     for name, value in (("family", family), ("keyword", keyword)):
         if value is not None and not isinstance(value, str):
             raise InputError(expected("a str", repr(value), where=name))
-    if language is not None and language not in LANGUAGES:
-        raise InputError(
-            expected(f"a language in {', '.join(LANGUAGES)}", repr(language), where="language")
-        )
+    if language is not None:
+        language = canonical_language(language)
     want_kind = None if kind is None else _kind(kind)
     text = None if keyword is None else normalize_text(keyword)
     query_words = set() if keyword is None else _words(keyword)
@@ -245,7 +244,7 @@ def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:
 def _kind(value: Kind | str) -> Kind:
     try:
         return Kind(value)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: an unhashable value such as a list
         raise InputError(
             expected("kind 'optimization' or 'anti-pattern'", repr(value), where="kind")
         ) from None

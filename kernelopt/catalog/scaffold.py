@@ -13,10 +13,11 @@ from pathlib import Path
 
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
-from kernelopt.catalog.layout import candidate_paths
+from kernelopt.catalog._fields import as_path, enum_field, require_str
+from kernelopt.catalog.layout import candidate_paths, entry_path
 from kernelopt.catalog.markdown import EVIDENCE_HEADER, NO_INTERACTIONS
 from kernelopt.catalog.model import Kind, relative_path, slugify
-from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGES
+from kernelopt.catalog.vocabulary import FAMILIES, canonical_language
 
 __all__ = ["new_entry_file", "scaffold_entry"]
 
@@ -56,17 +57,14 @@ def scaffold_entry(name: str, *, kind: Kind | str, language: str | None = None) 
     (str, str)
         The tree-relative path and the file text.
     """
-    entry_kind = Kind(kind)
-    if language is not None and language not in LANGUAGES:
-        raise InputError(
-            expected(f"a language in {', '.join(LANGUAGES)}", repr(language), where="language")
-        )
+    entry_kind = enum_field(Kind, "kind")(kind)
+    scope = "shared" if language is None else canonical_language(language)
+    require_str(name, "name", "a one-line name (str)")
     entry_id = slugify(name)
     if not entry_id or "\n" in name:
         raise InputError(
             expected("a one-line name with letters or digits", repr(name), where="name")
         )
-    scope = language or "shared"
     what = "how and why it works" if entry_kind is Kind.OPTIMIZATION else "how it fails and why"
     text = f"""# {name.strip()}
 
@@ -129,9 +127,8 @@ def new_entry_file(
         ``with_builtin``, by a built-in entry.
     """
     rel, text = scaffold_entry(name, kind=kind, language=language)
-    base = Path(root)
-    path = base / rel
-    entry_id = path.stem
+    base = as_path(root, "root")
+    entry_id = Path(rel).stem
     if with_builtin:
         from kernelopt.catalog.catalog import Catalog
 
@@ -149,5 +146,7 @@ def new_entry_file(
         for other in candidate_paths(base, entry_id):
             if other.exists():
                 raise CatalogError(expected("a new entry id", f"'{entry_id}', already in {other}"))
+        scope = "shared" if language is None else canonical_language(language)
+        path = entry_path(base, entry_id, Kind(kind), scope)
         atomic_write_text(path, text)
     return path

@@ -23,10 +23,18 @@ import attrs
 
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.catalog._fields import as_path, to_enum
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.index import INDEX_HEADER, render_index
-from kernelopt.catalog.layout import INDEX_NAME, Placement, candidate_paths, classify, iter_markdown
+from kernelopt.catalog.layout import (
+    INDEX_NAME,
+    Placement,
+    candidate_paths,
+    classify,
+    entry_path,
+    iter_markdown,
+)
 from kernelopt.catalog.loader import load_tree
 from kernelopt.catalog.markdown import parse_entry, render_entry
 from kernelopt.catalog.model import Entry, Evidence, EvidenceRow, Interaction, Kind, SourceType
@@ -38,6 +46,12 @@ def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
     if isinstance(items, str):  # one condition, not a sequence of its characters
         raise InputError(expected("a sequence of conditions", repr(items)))
     return tuple(parse_condition(c) if isinstance(c, str) else c for c in items)
+
+
+def _require(value: object, kind: type, where: str) -> None:
+    if not isinstance(value, kind):
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        raise InputError(expected(f"{article} {kind.__name__}", repr(value)[:80], where=where))
 
 
 class KnowledgeTree:
@@ -66,7 +80,7 @@ class KnowledgeTree:
     """
 
     def __init__(self, root: str | os.PathLike[str], *, with_builtin: bool = True) -> None:
-        self.root = Path(root)
+        self.root = as_path(root, "root")
         self.with_builtin = with_builtin
 
     def __repr__(self) -> str:
@@ -81,8 +95,12 @@ class KnowledgeTree:
         return Catalog.load(self.root, with_builtin=self.with_builtin, strict=strict)
 
     def path_of(self, entry: Entry) -> Path:
-        """Where ``entry`` lives (or would live) in this tree."""
-        return self.root / entry.relative_path
+        """Where ``entry`` lives (or would live) in this tree.
+
+        The canonical path, except in a tree whose folder for the entry's language has
+        another spelling (``languages/cutile-dsl/``): there, that folder.
+        """
+        return entry_path(self.root, entry.id, entry.kind, entry.scope)
 
     def _tree_ids(self) -> dict[str, Path]:
         """Ids of the entry files in the tree, from their file names (no parsing)."""
@@ -151,7 +169,7 @@ class KnowledgeTree:
     def _refresh_index(self) -> Path:
         tree = load_tree(self.root, lock=False)
         path = self.root / INDEX_NAME
-        text = render_index(tree.entries)
+        text = render_index(tree.entries, links=tree.links())
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             atomic_write_text(path, text)
         return path
@@ -171,7 +189,10 @@ class KnowledgeTree:
         CatalogError
             If the id is already used in the tree or by a built-in entry (use the other
             operations to change an existing entry), or an interaction links an unknown id.
+        InputError
+            If ``entry`` is not an :class:`Entry`.
         """
+        _require(entry, Entry, "entry")
         self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
@@ -269,8 +290,23 @@ class KnowledgeTree:
 
         The row joins the last evidence block with the same source type and source, or
         starts a new block (with ``notes`` under its table). Returns the new entry.
+
+        Raises
+        ------
+        InputError
+            If ``row`` is not an :class:`EvidenceRow`, the source type is neither, or
+            ``source`` is empty: evidence recorded from now on names where it comes from.
         """
-        kind = SourceType(source_type)
+        _require(row, EvidenceRow, "row")
+        kind = to_enum(SourceType, source_type, "source_type")
+        if not isinstance(source, str) or not source.strip():
+            raise InputError(
+                expected(
+                    "a source: an experiment path or measurement file, a URL, or owner/repo path",
+                    repr(source),
+                    where="source",
+                )
+            )
         self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
@@ -293,6 +329,7 @@ class KnowledgeTree:
 
     def record_interaction(self, entry_id: str, interaction: Interaction) -> Entry:
         """Add (or replace, for the same linked id) an interaction of an entry."""
+        _require(interaction, Interaction, "interaction")
         self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
@@ -310,7 +347,7 @@ class KnowledgeTree:
         moves between ``optimizations/`` and ``anti-patterns/`` of the same scope: the new
         file is written first, then the old one removed, under the lock.
         """
-        if not reason.strip():
+        if not isinstance(reason, str) or not reason.strip():
             raise InputError(expected("a reason for the flip", repr(reason), where="reason"))
         self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)

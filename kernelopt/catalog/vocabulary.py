@@ -8,15 +8,20 @@ family: an entry for ``any`` applies to every kernel.
 
 from __future__ import annotations
 
+from kernelopt._errors import InputError, expected
+
 __all__ = [
     "FAMILIES",
     "FAMILY_PARENT",
     "FILL_MARK",
     "LANGUAGES",
+    "LANGUAGE_ALIASES",
     "METRICS",
     "SCOPES",
     "SHAPE_FACTS",
+    "canonical_language",
     "family_ancestors",
+    "normalize_family",
 ]
 
 # A placeholder the scaffold leaves for a person to fill; no valid entry holds one.
@@ -39,6 +44,11 @@ FAMILIES: tuple[str, ...] = (*FAMILY_PARENT, "any")
 
 # Implementation languages a language-specific entry can be scoped to.
 LANGUAGES: tuple[str, ...] = ("triton", "cuda", "cute-dsl", "cutile")
+
+# Other spellings of a language, read as the canonical name wherever a language is read
+# (a scope, a query, a ``languages/<language>/`` folder): users also write cuTile's Python
+# DSL as ``cutile-dsl``, next to ``cute-dsl``.
+LANGUAGE_ALIASES: dict[str, str] = {"cutile-dsl": "cutile"}
 
 # "shared" entries hold algorithmic or hardware knowledge that holds in every language.
 SCOPES: tuple[str, ...] = ("shared", *LANGUAGES)
@@ -78,6 +88,48 @@ SHAPE_FACTS: dict[str, str] = {
 }
 
 
+def canonical_language(name: object, *, where: str = "language") -> str:
+    """The canonical name of language ``name`` (``"cutile-dsl"`` is ``"cutile"``).
+
+    Parameters
+    ----------
+    name : str
+        A name in :data:`LANGUAGES` or :data:`LANGUAGE_ALIASES`.
+    where : str
+        What the value is, named in the error message.
+
+    Raises
+    ------
+    InputError
+        For any other value.
+    """
+    if isinstance(name, str):
+        if name in LANGUAGES:
+            return name
+        if name in LANGUAGE_ALIASES:
+            return LANGUAGE_ALIASES[name]
+    aliases = ", ".join(f"{a} for {c}" for a, c in LANGUAGE_ALIASES.items())
+    raise InputError(
+        expected(f"a language in {', '.join(LANGUAGES)} (or {aliases})", repr(name), where=where)
+    )
+
+
+def normalize_family(family: str) -> str:
+    """``family`` in the catalog's spelling: lower case, ``-`` for ``_`` and spaces.
+
+    ``"mla_decode"`` (the op name a workload trace uses) and ``"MLA decode"`` are
+    ``"mla-decode"``.
+
+    Raises
+    ------
+    InputError
+        If ``family`` is not a string.
+    """
+    if not isinstance(family, str):
+        raise InputError(expected("a kernel family name (str)", repr(family), where="family"))
+    return "-".join(family.strip().lower().replace("_", " ").split())
+
+
 def family_ancestors(family: str) -> tuple[str, ...]:
     """Return ``family`` followed by its ancestors up to ``"any"``.
 
@@ -93,7 +145,7 @@ def family_ancestors(family: str) -> tuple[str, ...]:
     tuple of str
         E.g. ``("mla-decode", "decode-attention", "attention", "any")``.
     """
-    name = "-".join(family.strip().lower().replace("_", " ").split())
+    name = normalize_family(family)
     chain = [name]
     seen = {name}
     while chain[-1] != "any":

@@ -18,6 +18,7 @@ from kernelopt.catalog import (
     Relation,
     SourceType,
 )
+from kernelopt.catalog.model import says_none
 
 # No '#', '|' or '`': those are structure in the template; the validators reject them
 # where they would break it, and the tests for malformed input cover them separately.
@@ -74,7 +75,7 @@ rows = st.builds(EvidenceRow, config=lines, before=lines, after=lines, change=li
 evidence = st.builds(
     Evidence,
     source_type=st.sampled_from(list(SourceType)),
-    source=lines,
+    source=st.one_of(st.just(""), lines),
     rows=st.lists(rows, max_size=3).map(tuple),
     notes=notes,
 )
@@ -108,4 +109,7 @@ def entries(draw: st.DrawFn) -> Entry:
         generalization=draw(prose),
         pitfalls=tuple(draw(st.lists(lines, min_size=1, max_size=3))),
         interactions=interactions,
+        interaction_notes=tuple(
+            draw(st.lists(lines.filter(lambda t: not says_none(t)), max_size=2))
+        ),
     )

@@ -196,3 +196,26 @@ def test_new_scaffold_says_what_to_fill_and_passes_lint_once_filled(
 
 def test_catalog_without_subcommand_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["catalog"]) == 2
+
+
+def test_cutile_dsl_is_read_as_cutile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "k"
+    code, out, _ = run(
+        capsys, "new", "--kind", "optimization", "--language", "cutile-dsl", "Tile Swap",
+        "--dir", str(root),
+    )  # fmt: skip
+    assert code == 0 and Path(out.strip()) == root / "languages/cutile/optimizations/tile-swap.md"
+    assert "- scope: cutile\n" in Path(out.strip()).read_text(encoding="utf-8")
+    # A tree that already spells the folder cutile-dsl keeps it.
+    other = tmp_path / "other"
+    (other / "languages" / "cutile-dsl").mkdir(parents=True)
+    code, out, _ = run(
+        capsys, "new", "--kind", "anti-pattern", "--language", "cutile", "Tile Swap",
+        "--dir", str(other),
+    )  # fmt: skip
+    assert code == 0
+    assert Path(out.strip()) == other / "languages/cutile-dsl/anti-patterns/tile-swap.md"
+    for command in ("list", "match"):
+        extra = ["--metric", "dram_pct=85"] if command == "match" else []
+        code, _, err = run(capsys, command, "--language", "cutile-dsl", *extra)
+        assert code == 0, err

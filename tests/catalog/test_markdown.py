@@ -123,13 +123,6 @@ def _line_of(text: str, needle: str) -> int:
             "| b=32 s=1 | 10 us | 8 us |",
         ),
         (
-            "Source: experiments/exp_1/result.md\n",
-            "",
-            "Performance Evidence",
-            "'Source: ",
-            "| Config",
-        ),
-        (
             "Source type: local experiment",
             "Source type: hunch",
             "Performance Evidence",
@@ -137,13 +130,6 @@ def _line_of(text: str, needle: str) -> int:
             "Source type: hunch",
         ),
         ("- It can fail.", "It can fail.", "Pitfalls", "Expected a bullet", "It can fail."),
-        (
-            "- `cuda-graphs` (complements): Both help.",
-            "- cuda-graphs helps",
-            "Interactions",
-            "relation",
-            "- cuda-graphs helps",
-        ),
         (
             "- `cuda-graphs` (complements)",
             "- `cuda-graphs` (friends)",

@@ -3,25 +3,36 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from kernelopt import FormatError, InputError
 from kernelopt.catalog import (
+    Comparison,
+    Condition,
     Entry,
     Evidence,
     EvidenceRow,
     Interaction,
     Kind,
+    KnowledgeTree,
     entry_from_dict,
     entry_from_json,
     entry_to_dict,
+    family_ancestors,
+    load_tree,
+    parse_condition,
+    parse_entry,
+    scaffold_entry,
     slugify,
 )
 
 from .conftest import make_entry
 from .strategies import entries
+
+_GT = Comparison(name="dram_pct", op=">", value=60)
 
 
 @pytest.mark.parametrize(
@@ -130,3 +141,81 @@ def test_public_names_resolve() -> None:
 
     for name in catalog.__all__:
         assert getattr(catalog, name) is not None
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: parse_condition(5), "text: Expected a condition (str)"),
+        (lambda: parse_condition("dram_pct > 1", note=None), "note: Expected a one-line note"),
+        (lambda: slugify(5), "name: Expected a name (str), got 5"),
+        (lambda: entry_from_dict([1]), "Expected entry data (a mapping"),
+        (lambda: Condition(comparisons=(_GT,), note=None), "note: Expected a one-line note"),
+        (lambda: Condition(comparisons=[1]), "comparisons: Expected a sequence of Comparison"),
+        (lambda: Condition(comparisons=5), "comparisons: Expected a sequence of Comparison"),
+        (lambda: Comparison(name=5, op=">", value=1), "name: Expected an identifier"),
+        (lambda: Comparison(name="x", op="~", value=1), "op: Expected one of '<'"),
+        (lambda: Evidence(source_type="external report", source="s", notes=5), "Evidence.notes"),
+        (lambda: Evidence(source_type="hearsay", source="s"), "Evidence.source_type: Expected"),
+        (lambda: Interaction(target="a", relation="x", note="n"), "Interaction.relation: Exp"),
+        (lambda: Interaction(target="a", relation=[1], note="n"), "Interaction.relation: Exp"),
+        (lambda: parse_entry(5), "text: Expected the file's text (str)"),
+        (lambda: scaffold_entry(5, kind="optimization"), "name: Expected a one-line name"),
+        (lambda: scaffold_entry("X", kind="trick"), "kind: Expected one of 'optimization'"),
+        (lambda: load_tree(5), "root: Expected a path"),
+        (lambda: KnowledgeTree(5), "root: Expected a path"),
+        (lambda: family_ancestors(5), "family: Expected a kernel family name (str)"),
+    ],
+)
+def test_public_functions_raise_input_errors_naming_the_argument(
+    call: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(InputError) as raised:
+        call()
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "where"),
+    [
+        ("kind", "bogus", "Entry.kind: Expected one of 'optimization', 'anti-pattern'"),
+        ("kind", ["x"], "Entry.kind: Expected one of"),
+        ("families", "any", "Entry.families: Expected a sequence of strings"),
+        ("evidence", (5,), "Entry.evidence: Expected a sequence of Evidence"),
+        ("scope", "cutile-dsl", None),
+    ],
+)
+def test_entry_field_errors_name_the_field(field: str, value: object, where: str | None) -> None:
+    if where is None:
+        assert make_entry(**{field: value}).scope == "cutile"
+        return
+    with pytest.raises(InputError) as raised:
+        make_entry(**{field: value})
+    assert str(raised.value).startswith(where)
+
+
+def test_a_bad_kind_in_a_file_still_points_at_its_metadata_line(entry: Entry) -> None:
+    from kernelopt.catalog import render_entry
+
+    text = render_entry(entry).replace("- kind: optimization", "- kind: trick")
+    with pytest.raises(FormatError) as raised:
+        parse_entry(text, path="k/optimizations/demo-trick.md")
+    assert raised.value.line == 4 and raised.value.section == "metadata"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("id", 5, "id: Expected a string, got 5"),
+        ("families", "any", "families: Expected a list of strings, got 'any'"),
+        ("keywords", [1], "keywords: Expected a string, got 1"),
+        ("kind", "bogus", "kind: Expected one of"),
+        ("interaction_notes", 5, "interaction_notes: Expected a list of strings"),
+    ],
+)
+def test_json_values_are_not_coerced(entry: Entry, key: str, value: object, message: str) -> None:
+    data = entry_to_dict(entry)
+    data[key] = value
+    with pytest.raises(InputError) as raised:
+        entry_from_dict(data)
+    assert message in str(raised.value)

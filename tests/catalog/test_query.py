@@ -178,3 +178,35 @@ def test_match_to_dict() -> None:
     data = CATALOG.query(shape={"s_q": 1})[0].to_dict()
     assert data["id"] == "size-1-axis-shortcut" and data["kind"] == "optimization"
     assert isinstance(data["score"], float) and data["reasons"]
+
+
+def test_cutile_dsl_is_an_alias_of_cutile() -> None:
+    assert ids(CATALOG.query(language="cutile-dsl")) == ids(CATALOG.query(language="cutile"))
+    with pytest.raises(InputError, match="or cutile-dsl for cutile"):
+        CATALOG.query(language="rust")
+
+
+def test_an_unknown_family_is_refused_like_diagnose_does() -> None:
+    with pytest.raises(InputError, match="family: Expected a kernel family among any, attention"):
+        CATALOG.query(family="no-such")
+    with pytest.raises(InputError, match="got 'no-such'"):
+        CATALOG.tag("split-kv", family="no-such")
+    with pytest.raises(InputError, match="got 'no-such'"):
+        CATALOG.fundamentals("no-such")
+    with pytest.raises(InputError, match="got 5"):
+        CATALOG.query(family=5)  # type: ignore[arg-type]
+    # The spellings diagnose --family accepts read the same.
+    assert ids(CATALOG.query(family="mla_decode")) == ids(CATALOG.query(family="mla-decode"))
+    assert ids(CATALOG.query(family=" MLA decode ")) == ids(CATALOG.query(family="mla-decode"))
+    assert CATALOG.fundamentals("MLA_Decode") == CATALOG.fundamentals("mla-decode")
+    assert "linear-attention" in CATALOG.families()
+
+
+def test_a_family_only_user_entries_name_is_known(tmp_path: Path) -> None:
+    from .conftest import make_entry, write_entry
+
+    root = tmp_path / "k"
+    write_entry(root, make_entry(families=("conv",), interactions=()))
+    mine = Catalog.load(root)
+    assert "conv" in mine.families()
+    assert "demo-trick" in ids(mine.query(family="conv"))

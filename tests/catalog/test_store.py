@@ -308,3 +308,37 @@ def test_a_folder_whose_index_md_is_someone_elses_is_not_written(tmp_path: Path)
             operation()
     assert (root / "index.md").read_text(encoding="utf-8") == page
     assert sorted(p.name for p in root.iterdir()) == ["index.md"]
+
+
+def test_operations_refuse_wrong_types_before_writing(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "k")
+    row = EvidenceRow(config="b=1", before="2 us", after="1 us", change="-50 %")
+    calls = [
+        (lambda: tree.add(5), "entry: Expected an Entry, got 5"),  # type: ignore[arg-type]
+        (
+            lambda: tree.record_evidence(
+                "cuda-graphs", 5, source_type="local experiment", source="x"
+            ),  # type: ignore[arg-type]
+            "row: Expected an EvidenceRow",
+        ),
+        (
+            lambda: tree.record_evidence(
+                "cuda-graphs", row, source_type="local experiment", source=""
+            ),
+            "source: Expected a source",
+        ),
+        (
+            lambda: tree.record_evidence("cuda-graphs", row, source_type="hunch", source="x"),
+            "source_type: Expected one of 'local experiment'",
+        ),
+        (lambda: tree.record_interaction("cuda-graphs", 5), "interaction: Expected an Interaction"),  # type: ignore[arg-type]
+        (lambda: tree.flip("cuda-graphs", reason=5), "reason: Expected a reason"),  # type: ignore[arg-type]
+        (lambda: Catalog([1]), "Expected entries of type Entry, got 1"),  # type: ignore[list-item]
+        (lambda: render_entry(5), "entry: Expected an Entry, got 5"),  # type: ignore[arg-type]
+        (lambda: render_index([1]), "entries: Expected entries of type Entry"),  # type: ignore[list-item]
+    ]
+    for call, message in calls:
+        with pytest.raises(InputError) as raised:
+            call()
+        assert message in str(raised.value)
+    assert not (tmp_path / "k").exists()

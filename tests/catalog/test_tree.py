@@ -71,8 +71,8 @@ def test_non_strict_load_reports_every_problem_and_drops_nothing_silently(tmp_pa
     )
     assert "Expected a unique id ('demo-trick' is already in" in joined
     assert (
-        "Expected a language folder in triton, cuda, cute-dsl, cutile, got languages/rust/"
-        in joined
+        "Expected a language folder in triton, cuda, cute-dsl, cutile, cutile-dsl, "
+        "got languages/rust/" in joined
     )
     assert "Expected a link to a known entry id, got 'no-such-entry'" in joined
     link_problem = next(p for p in catalog.problems if "no-such-entry" in p.message)

@@ -1,0 +1,70 @@
+"""Field converters and checks shared by the catalog's record classes.
+
+The string enums raise ``Expected one of ..., got 'x'`` without saying which field held
+the value; :func:`enum_field` adds it, so ``Entry(kind="bogus")`` names ``Entry.kind``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from kernelopt._enum import TextEnum
+from kernelopt._errors import InputError, expected
+
+__all__ = ["as_path", "enum_field", "require_str", "to_enum"]
+
+_E = TypeVar("_E", bound=TextEnum)
+
+
+def to_enum(enum: type[_E], value: object, where: str) -> _E:
+    """``value`` as a member of ``enum``; an :class:`InputError` naming ``where`` if none.
+
+    attrs record classes call it from a named converter per field (``_to_kind``), the
+    form type checkers follow.
+    """
+    try:
+        return enum(value)
+    except (ValueError, TypeError):  # TypeError: an unhashable value such as a list
+        allowed = ", ".join(repr(member.value) for member in enum)
+        raise InputError(expected(f"one of {allowed}", repr(value), where=where)) from None
+
+
+def enum_field(enum: type[_E], where: str) -> Callable[[object], _E]:
+    """An attrs converter to ``enum`` whose error names the field.
+
+    Parameters
+    ----------
+    enum : type of TextEnum
+        The enum to convert to.
+    where : str
+        The field, as error messages name it (``"Entry.kind"``).
+
+    Returns
+    -------
+    callable
+        ``convert(value) -> member``, raising :class:`InputError` ``where: Expected one of
+        ..., got ...`` for a value that is no member's value.
+    """
+
+    def convert(value: object) -> _E:
+        return to_enum(enum, value, where)
+
+    convert.__name__ = f"to_{enum.__name__}"
+    return convert
+
+
+def require_str(value: object, where: str, what: str = "a str") -> str:
+    """Return ``value`` if it is a string, else raise :class:`InputError` naming ``where``."""
+    if not isinstance(value, str):
+        raise InputError(expected(what, repr(value), where=where))
+    return value
+
+
+def as_path(value: object, where: str) -> Path:
+    """``value`` as a :class:`Path`; anything but a str or path-like is an :class:`InputError`."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(expected("a path (str or path-like)", repr(value), where=where))
+    return Path(value)
