@@ -73,7 +73,11 @@ def register(subparsers: Any) -> None:
     learn.add_argument(
         "--min-effect", type=float, default=0.01, help="smallest change that counts (0.01)"
     )
-    learn.add_argument("--dry-run", action="store_true", help="decide, but write nothing")
+    learn.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="decide, but write nothing (refuses what the real run refuses)",
+    )
     learn.add_argument(
         "--allow-builtin",
         action="store_true",

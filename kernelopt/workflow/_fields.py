@@ -37,3 +37,9 @@ def check_heading_end(instance: object, attribute: attrs.Attribute[Any], value: 
                 where=where(instance, attribute),
             )
         )
+
+
+def require_text(text: object, *, what: str = "markdown text (a str)", where: str = "text") -> None:
+    """Refuse a reader's input that is not a str (None, bytes, an already-parsed record)."""
+    if not isinstance(text, str):
+        raise InputError(expected(what, type(text).__name__, where=where))

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import attrs
 
 from kernelopt._errors import FormatError, expected
+from kernelopt.workflow._fields import require_text
 
 __all__ = [
     "Record",
@@ -153,9 +154,12 @@ def find_record(
 
     Raises
     ------
+    InputError
+        When ``text`` is not a str.
     FormatError
         When no ``## <label>`` heading is present.
     """
+    require_text(text)
     where = None if path is None else os.fspath(path)
     lines = _lines(text)
     wanted = label.lower()

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from kernelopt.experiments.points import split_terms
 
-__all__ = ["point_words"]
+__all__ = ["point_of", "point_words"]
 
 _LEADING = ("b", "s", "t")
 
@@ -27,3 +27,10 @@ def point_words(point: Mapping[str, object] | str) -> str:
         values = point
     keys = [k for k in _LEADING if k in values] + sorted(k for k in values if k not in _LEADING)
     return " ".join(f"{key}={values[key]}" for key in keys)
+
+
+def point_of(config: Mapping[str, object]) -> str:
+    """A row's trial point: the name its benchmark gave it (a ``point`` entry), else its
+    config's terms (display-only entries such as ``dtype`` then count too)."""
+    named = config.get("point")
+    return point_words(named) if isinstance(named, str) and named.strip() else point_words(config)

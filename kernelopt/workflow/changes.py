@@ -17,9 +17,11 @@ from typing import Any, Protocol
 import attrs
 
 from kernelopt._errors import CatalogError, InputError, expected
+from kernelopt.workflow._fields import require_text
 
 __all__ = [
     "KNOWLEDGE_BASE",
+    "CatalogEntry",
     "Change",
     "EntryLookup",
     "check_links",
@@ -41,8 +43,41 @@ class EntryLookup(Protocol):
     def get(self, entry_id: str) -> Any: ...
 
 
-def knowledge_link(entry: Any, *, base: str = KNOWLEDGE_BASE) -> str:
+class CatalogEntry(Protocol):
+    """What a change needs of a catalog entry (:class:`kernelopt.catalog.Entry` has it)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def relative_path(self) -> str: ...
+
+
+def _entry_fields(entry: object, where: str) -> tuple[str, str, str]:
+    """``entry``'s id, name and relative path, or an InputError naming what came instead
+    (an id string is the usual mistake: the entry is ``catalog.get(id)``)."""
+    values = [getattr(entry, name, None) for name in ("id", "name", "relative_path")]
+    if isinstance(entry, str) or not all(isinstance(v, str) and v for v in values):
+        shown = (
+            f"the id {entry!r} (pass catalog.get({entry!r}))"
+            if isinstance(entry, str)
+            else type(entry).__name__
+        )
+        raise InputError(expected("a catalog entry (kernelopt.catalog.Entry)", shown, where=where))
+    entry_id, name, path = (str(v) for v in values)
+    return entry_id, name, path
+
+
+def knowledge_link(entry: CatalogEntry, *, base: str = KNOWLEDGE_BASE) -> str:
     """The path of ``entry``'s knowledge file under ``base``, by its kind and scope.
+
+    Raises
+    ------
+    InputError
+        When ``entry`` is not a catalog entry (an id string, None).
 
     Examples
     --------
@@ -50,7 +85,8 @@ def knowledge_link(entry: Any, *, base: str = KNOWLEDGE_BASE) -> str:
     >>> knowledge_link(Catalog.builtin().get("dot-input-precision"))
     'docs/knowledge/languages/triton/optimizations/dot-input-precision.md'
     """
-    return f"{base.rstrip('/')}/{entry.relative_path}"
+    _, _, path = _entry_fields(entry, "entry")
+    return f"{base.rstrip('/')}/{path}"
 
 
 def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -124,9 +160,19 @@ class Change:
 
     @classmethod
     def of(
-        cls, entry: Any, what: str | None = None, *, rationale: str = "", base: str = KNOWLEDGE_BASE
+        cls,
+        entry: CatalogEntry,
+        what: str | None = None,
+        *,
+        rationale: str = "",
+        base: str = KNOWLEDGE_BASE,
     ) -> Change:
         """A change applying catalog ``entry`` (its name is the default description).
+
+        Raises
+        ------
+        InputError
+            When ``entry`` is not a catalog entry (pass ``catalog.get(id)``, not the id).
 
         Examples
         --------
@@ -135,10 +181,11 @@ class Change:
         >>> print(change.render())
         [cuda-graphs](docs/knowledge/optimizations/cuda-graphs.md) -- replay -- rationale: 10%
         """
+        entry_id, name, path = _entry_fields(entry, "Change.of(entry)")
         return cls(
-            what=what or str(entry.name),
-            entry_id=str(entry.id),
-            link=knowledge_link(entry, base=base),
+            what=what or name,
+            entry_id=entry_id,
+            link=f"{base.rstrip('/')}/{path}",
             rationale=rationale,
         )
 
@@ -170,8 +217,9 @@ def parse_change(text: str) -> Change:
     Raises
     ------
     InputError
-        When the item holds no description or an invalid id.
+        When ``text`` is not a str, or the item holds no description or an invalid id.
     """
+    require_text(text, what="an item's text (a str)")
     body = text.strip()
     entry_id = link = None
     match = _LINK.match(body)

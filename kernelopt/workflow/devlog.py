@@ -35,9 +35,12 @@ from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
+from kernelopt.bench.report import ProfileReport
 from kernelopt.bench.roofline import Ceilings
+from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import split_row
-from kernelopt.workflow._points import point_words
+from kernelopt.workflow._points import point_of, point_words
+from kernelopt.workflow._rows import check_rows
 
 __all__ = [
     "COLUMNS",
@@ -235,13 +238,6 @@ def _rates(
     return flops, moved
 
 
-def _point_of(config: Mapping[str, Any]) -> str:
-    """A row's trial point: the name its benchmark gave it (a ``point`` entry), else its
-    config's terms (display-only entries such as ``dtype`` then count too)."""
-    named = config.get("point")
-    return point_words(named) if isinstance(named, str) and named.strip() else point_words(config)
-
-
 def perf_rows_from_bench(
     rows: Iterable[BenchRow], *, version: str | None = None, ceilings: Ceilings | None = None
 ) -> list[PerfRow]:
@@ -258,6 +254,11 @@ def perf_rows_from_bench(
         when the row does not state ``flop_per_s``/``bytes_per_s``; without either the
         cells read ``-``.
 
+    Raises
+    ------
+    InputError
+        For rows that are not BenchRow.
+
     Examples
     --------
     >>> from kernelopt.bench import BenchRow
@@ -268,7 +269,7 @@ def perf_rows_from_bench(
     | v2 | b=32 s=1 t=4096 | 66.53 us | - | - | 53.8% | NVIDIA H200 | 2026-12-02 |
     """
     out = []
-    for row in rows:
+    for row in check_rows(rows, "rows"):
         flops, moved = _rates(row.metrics, ceilings)
         floor_pct = row.metrics.get("floor_pct")
         if floor_pct is None and row.floor and row.median > 0:
@@ -276,7 +277,7 @@ def perf_rows_from_bench(
         out.append(
             PerfRow(
                 version=version or row.impl,
-                point=_point_of(row.config),
+                point=point_of(row.config),
                 time=row.median,
                 unit=row.unit,
                 tflop_s=None if flops is None else flops / 1e12,
@@ -292,7 +293,7 @@ def perf_rows_from_bench(
 
 
 def perf_row_from_profile(
-    report: Any,
+    report: ProfileReport,
     *,
     gpu: str = "",
     date: str | None = None,
@@ -310,8 +311,16 @@ def perf_row_from_profile(
     Raises
     ------
     InputError
-        For a report without stages.
+        For anything but a ProfileReport, or a report without stages.
     """
+    if not isinstance(report, ProfileReport):
+        raise InputError(
+            expected(
+                "a ProfileReport (parse_profile, profile_from_rows)",
+                type(report).__name__,
+                where="report",
+            )
+        )
     stages = tuple(report.stages)
     if not stages:
         raise InputError(expected("a profile with at least one stage", "none", where="report"))
@@ -560,9 +569,12 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
 
     Raises
     ------
+    InputError
+        When ``text`` is not a str.
     FormatError
         For a table with another header or a cell that does not read.
     """
+    require_text(text)
     where = None if path is None else os.fspath(path)
     lines = text.splitlines(keepends=True)
     headings, fenced = _scan(lines, where)
@@ -613,6 +625,17 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
 
 
 def read_performance(path: str | os.PathLike[str]) -> list[PerfRow]:
-    """:func:`parse_performance` of the devlog at ``path``."""
+    """:func:`parse_performance` of the devlog at ``path``.
+
+    Raises
+    ------
+    InputError
+        When there is no file at ``path`` (a devlog with no performance section reads as
+        no rows).
+    FormatError
+        As :func:`parse_performance`, naming ``path``.
+    """
+    if not Path(path).is_file():
+        raise InputError(expected("a devlog file", f"no file at {os.fspath(path)}", where="path"))
     with open(path, encoding="utf-8", newline="") as handle:
         return parse_performance(handle.read(), path=path)

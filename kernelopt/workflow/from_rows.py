@@ -45,7 +45,10 @@ from kernelopt.bench.roofline import Ceilings, Cost, Roofline
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import KernelSource
-from kernelopt.workflow._points import point_words
+from kernelopt.workflow._rows import by_point as _by_point
+from kernelopt.workflow._rows import check_rows
+from kernelopt.workflow._rows import floor_pct as _floor_pct
+from kernelopt.workflow._rows import one_impl as _one_impl
 from kernelopt.workflow.observe import _point_terms, config_key, config_matches
 
 __all__ = ["profile_from_rows"]
@@ -95,26 +98,6 @@ def _trial_point(row: BenchRow) -> TrialPoint:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _one_impl(rows: Sequence[BenchRow], wanted: str | None, prefer: str | None, where: str) -> str:
-    impls = list(dict.fromkeys(row.impl for row in rows))
-    if wanted is not None:
-        if wanted not in impls:
-            raise InputError(expected(f"rows of impl {wanted!r}", impls, where=where))
-        return wanted
-    if prefer is not None and prefer in impls:
-        return prefer
-    if len(impls) != 1:
-        raise InputError(expected("rows of one implementation (choose one)", impls, where=where))
-    return impls[0]
-
-
-def _by_point(rows: Sequence[BenchRow]) -> dict[str, BenchRow]:
-    out: dict[str, BenchRow] = {}
-    for row in rows:
-        out[point_words(row.config)] = row  # a later row of a point replaces an earlier one
-    return out
 
 
 def _rates(row: BenchRow, ceilings: Ceilings | None) -> tuple[float, float] | None:
@@ -184,14 +167,6 @@ def _exact(
         catalog=catalog,
         latency_below_pct=latency_below_pct,
     )
-
-
-def _floor_pct(row: BenchRow) -> float | None:
-    if "floor_pct" in row.metrics:
-        return row.metrics["floor_pct"]
-    if row.floor and row.median > 0:
-        return 100.0 * row.floor / row.median
-    return None
 
 
 def _classify(m: Mapping[str, float], latency_below_pct: float) -> tuple[Bottleneck, bool]:
@@ -473,9 +448,11 @@ def profile_from_rows(
     Raises
     ------
     InputError
-        For rows without b/s/t or without roofline metrics, or an ambiguous choice of
-        implementation.
+        For rows that are not BenchRow, rows without b/s/t or without roofline metrics,
+        or an ambiguous choice of implementation.
     """
+    rows = check_rows(rows, "rows")
+    baseline = check_rows(baseline, "baseline")
     if not rows:
         raise InputError(expected("at least one benchmark row", "none", where="rows"))
     chosen = _one_impl(rows, impl, version, "rows")

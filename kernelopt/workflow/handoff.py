@@ -8,6 +8,7 @@ from typing import Union
 
 from kernelopt._errors import FormatError, expected
 from kernelopt.bench.report import ProfileReport
+from kernelopt.workflow._fields import require_text
 from kernelopt.workflow.profile import parse_profile
 from kernelopt.workflow.task import OptimizationTask, parse_task
 from kernelopt.workflow.version import NewVersion, parse_version
@@ -26,6 +27,8 @@ def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> H
 
     Raises
     ------
+    InputError
+        When ``text`` is not a str.
     FormatError
         When ``text`` holds none, or the one it holds is malformed.
 
@@ -38,6 +41,7 @@ def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> H
     >>> type(parse_handoff(text)).__name__
     'NewVersion'
     """
+    require_text(text)
     found = _FIRST.search(text.replace("\r\n", "\n"))
     if found is None:
         raise FormatError(

@@ -12,6 +12,8 @@ import functools
 import typing
 from typing import Any, TypeVar
 
+import attrs
+
 from kernelopt._errors import InputError, KernelOptError, expected
 
 __all__ = ["from_dict", "to_dict"]
@@ -31,8 +33,9 @@ def _converter() -> Any:
     # str-valued enums dispatch as str first and would pass through as enum objects.
     from kernelopt.bench.report import Bottleneck
     from kernelopt.experiments.records import Correctness
+    from kernelopt.workflow.target import Criterion, NextStep, Status
 
-    for kind in (Bottleneck, Correctness):
+    for kind in (Bottleneck, Correctness, Criterion, NextStep, Status):
         converter.register_unstructure_hook(kind, _value)
     return converter
 
@@ -41,8 +44,13 @@ def _value(member: enum.Enum) -> Any:
     return member.value
 
 
-def to_dict(record: Any) -> dict[str, Any]:
+def to_dict(record: attrs.AttrsInstance) -> dict[str, Any]:
     """A hand-off record (ProfileReport, OptimizationTask, NewVersion...) as a JSON-ready dict.
+
+    Raises
+    ------
+    InputError
+        For anything but an attrs record (a dict, a str, a number).
 
     Examples
     --------
@@ -50,6 +58,14 @@ def to_dict(record: Any) -> dict[str, Any]:
     >>> to_dict(Change(what="fuse the combine step"))
     {'what': 'fuse the combine step', 'entry_id': None, 'link': None, 'rationale': ''}
     """
+    if not attrs.has(type(record)):
+        raise InputError(
+            expected(
+                "a kernelopt record (ProfileReport, OptimizationTask, NewVersion...)",
+                type(record).__name__,
+                where="record",
+            )
+        )
     return dict(_converter().unstructure(record))
 
 

@@ -36,7 +36,6 @@ from kernelopt.bench.compare import Verdict
 from kernelopt.catalog import (
     BUILTIN_ROOT,
     FAMILIES,
-    LANGUAGES,
     METRICS,
     Entry,
     Evidence,
@@ -46,6 +45,7 @@ from kernelopt.catalog import (
     KnowledgeTree,
     Relation,
     SourceType,
+    canonical_language,
 )
 from kernelopt.workflow.observe import Observation
 
@@ -317,10 +317,8 @@ class LearnOutcome:
         if self.related:
             tail += f" See also: {', '.join(f'`{r}`' for r in self.related)}."
         if o.host_clock:
-            tail += (
-                " Timed with the host clock (CPU): says nothing about a GPU; recording it "
-                "needs allow_host_clock."
-            )
+            # learn() gets here with host-clock timings only when allow_host_clock was given.
+            tail += " Timed with the host clock (CPU), as allowed: it says nothing about a GPU."
         return f"{head} {tail}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -398,8 +396,9 @@ def learn(
         Allow ``knowledge`` to be the built-in tree shipped with kernelopt.
     allow_host_clock : bool
         Record an observation timed with the host clock (CPU, the Triton interpreter);
-        without it such an observation is refused unless ``dry_run``, since evidence in the
-        knowledge base reads as GPU measurements.
+        without it such an observation is refused, on a dry run too (a dry run says what
+        the real run would do), since evidence in the knowledge base reads as GPU
+        measurements.
 
     Returns
     -------
@@ -410,16 +409,24 @@ def learn(
     CatalogError
         For an unknown entry id.
     InputError
-        For the built-in tree without ``allow_builtin``, host-clock timings without
-        ``allow_host_clock`` (unless ``dry_run``), an unknown family or language, or an
-        ``anti_pattern`` id naming an optimization.
+        For anything but an Observation, the built-in tree without ``allow_builtin``,
+        host-clock timings without ``allow_host_clock``, an unknown family or language,
+        or an ``anti_pattern`` id naming an optimization; a dry run refuses the same.
     """
-    if observation.host_clock and not (allow_host_clock or dry_run):
+    if not isinstance(observation, Observation):
+        raise InputError(
+            expected(
+                "an Observation (observe_rows, observe_files, observe_comparison)",
+                type(observation).__name__,
+                where="observation",
+            )
+        )
+    if observation.host_clock and not allow_host_clock:
         raise InputError(
             expected(
                 "GPU timings (CUDA events) to record in the knowledge base (allow_host_clock="
                 "True, --allow-host-clock, records host-clock ones)",
-                "rows timed with the host clock (mode 'cpu')",
+                "rows timed with the host clock (mode 'cpu' or backend 'cpu-perf-counter')",
                 where="observation",
             )
         )
@@ -434,8 +441,8 @@ def learn(
         )
     if family is not None and family not in FAMILIES:
         raise InputError(expected(f"a family in {', '.join(FAMILIES)}", repr(family)))
-    if language is not None and language not in LANGUAGES:
-        raise InputError(expected(f"a language in {', '.join(LANGUAGES)}", repr(language)))
+    if language is not None:
+        language = canonical_language(language)  # the seed's "cutile-dsl" is "cutile"
     tree = KnowledgeTree(root)
     catalog = tree.catalog()
     applied = catalog.get(entry_id)
@@ -445,6 +452,16 @@ def learn(
     if verdict not in (Verdict.FAST, Verdict.SLOW):
         return attrs.evolve(base, dry_run=dry_run)
 
+    if not observation.source.strip():
+        # The tree refuses evidence without a source when it writes; a dry run must say so
+        # before, not after, the real run.
+        raise InputError(
+            expected(
+                "an observation naming where its measurements are kept (source)",
+                repr(observation.source),
+                where="observation.source",
+            )
+        )
     row = evidence_row(observation, kernel=kernel, language=language)
     related: tuple[str, ...] = ()
     if verdict is Verdict.FAST or applied.kind is Kind.ANTI_PATTERN:

@@ -29,9 +29,10 @@ from kernelopt._errors import InputError, expected
 from kernelopt.bench.compare import Comparison, Verdict
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
-from kernelopt.bench.trials import DEFAULT_POINTS
+from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
 from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
 from kernelopt.workflow._points import point_words
+from kernelopt.workflow._rows import check_rows
 
 __all__ = [
     "Observation",
@@ -194,6 +195,8 @@ def _without(config: Mapping[str, Any], knobs: Sequence[str]) -> dict[str, Any]:
 
 def _check_rows(before: BenchRow, after: BenchRow, knobs: Sequence[str]) -> None:
     for name, row in (("before", before), ("after", after)):
+        if not isinstance(row, BenchRow):
+            raise InputError(expected("a BenchRow (read_rows)", type(row).__name__, where=name))
         if not (math.isfinite(row.median) and row.median > 0):
             raise InputError(expected("a row with a median time > 0", row.median, where=name))
     if before.op and after.op and before.op != after.op:
@@ -247,8 +250,11 @@ def observe_rows(
     Raises
     ------
     InputError
-        For rows of different operations, GPUs or points, or without a median time.
+        For anything but two BenchRow, rows of different operations, GPUs or points, or
+        without a median time.
     """
+    if isinstance(knobs, str):
+        raise InputError(expected("knobs as a list of config keys", repr(knobs), where="knobs"))
     _check_rows(before, after, knobs)
     comparison, method = _judge_rows(before, after, min_effect=min_effect, max_noise=max_noise)
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
@@ -353,12 +359,13 @@ def select_row(
     Raises
     ------
     InputError
-        When no row, or rows of several points or implementations, match.
+        When ``rows`` are not BenchRow, or no row, or rows of several points or
+        implementations, match.
     """
     terms = {} if point is None else _point_terms(point)
     found = [
         row
-        for row in rows
+        for row in check_rows(rows, where)
         if (impl is None or row.impl == impl) and config_matches(row.config, terms)
     ]
     if not found:
@@ -420,7 +427,7 @@ def observe_files(
 def observe_comparison(
     comparison: Comparison,
     *,
-    point: Any,
+    point: str | Mapping[str, object] | TrialPoint,
     source: str,
     gpu: str | None = None,
     date: str | None = None,
@@ -451,8 +458,23 @@ def observe_comparison(
     Raises
     ------
     InputError
-        When the comparison carries no measurements.
+        For anything but a Comparison, one that carries no measurements, or a point that
+        is none of a str, a mapping or a TrialPoint.
     """
+    if not isinstance(comparison, Comparison):
+        raise InputError(
+            expected(
+                "a Comparison (kernelopt.bench.compare)",
+                type(comparison).__name__,
+                where="comparison",
+            )
+        )
+    if not isinstance(point, (str, Mapping, TrialPoint)):
+        raise InputError(
+            expected(
+                "a point as a str, a mapping or a TrialPoint", type(point).__name__, where="point"
+            )
+        )
     if comparison.baseline is None or comparison.candidate is None:
         raise InputError(
             expected(
@@ -468,7 +490,7 @@ def observe_comparison(
         before=base.median,
         after=cand.median,
         unit=base.unit,
-        point=point_words(point.as_dict() if hasattr(point, "as_dict") else point_text(point)),
+        point=point_words(point.as_dict() if isinstance(point, TrialPoint) else point_text(point)),
         gpu=gpu if gpu is not None else (cand.gpu or base.gpu),
         date=date or _today(),
         source=source,

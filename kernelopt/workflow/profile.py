@@ -31,6 +31,7 @@ from kernelopt.bench.report import (
     Stage,
 )
 from kernelopt.bench.trials import TrialPoint
+from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import (
     Record,
     fail,
@@ -68,9 +69,12 @@ def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
 
     Raises
     ------
+    InputError
+        When ``text`` is not a str.
     FormatError
         When a term is not ``name=integer`` or b, s or t is missing.
     """
+    require_text(text, what="a trial point's text (a str)")
     values: dict[str, int] = {}
     for term in filter(None, re.split(r"[,\s]+", text.strip())):
         key, sep, value = term.partition("=")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -47,6 +47,9 @@ from kernelopt.workflow.changes import (
     parse_change,
     raise_unknown,
 )
+
+if TYPE_CHECKING:  # pragma: no cover - the task module loads without kernelopt.bench
+    from kernelopt.bench.report import ProfileReport
 
 __all__ = ["Constraints", "OptimizationTask", "parse_task"]
 
@@ -235,7 +238,7 @@ class OptimizationTask:
     @classmethod
     def from_profile(
         cls,
-        report: Any,
+        report: ProfileReport,
         *,
         new_version: str,
         optimizations: Sequence[Change],
@@ -244,7 +247,22 @@ class OptimizationTask:
         """A task continuing a profile hand-off (:class:`~kernelopt.bench.ProfileReport`).
 
         The bottleneck line is the profile's verdict and root cause.
+
+        Raises
+        ------
+        InputError
+            For anything but a ProfileReport.
         """
+        from kernelopt.bench.report import ProfileReport  # here: parse_task needs no bench
+
+        if not isinstance(report, ProfileReport):
+            raise InputError(
+                expected(
+                    "a ProfileReport (parse_profile, profile_from_rows)",
+                    type(report).__name__,
+                    where="report",
+                )
+            )
         return cls(
             kernel=report.kernel,
             current=report.version,

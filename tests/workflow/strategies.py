@@ -22,11 +22,14 @@ from kernelopt.bench import (
 )
 from kernelopt.experiments import Correctness
 from kernelopt.workflow import (
+    DESIGN_LANGUAGES,
     Change,
     Constraints,
+    DesignerPrompt,
     NewVersion,
     OptimizationTask,
     PerfRow,
+    ProfilerPrompt,
     TrialCheck,
 )
 
@@ -233,4 +236,26 @@ perf_rows = st.builds(
     floor_pct=st.one_of(st.none(), dec1(0, 100)),
     gpu=st.one_of(st.just(""), line(1, "ABCXYZ 0189H")),
     date=st.one_of(st.just(""), st.dates().map(str)),
+)
+
+# A prompt keeps no point name (it writes the axes only), so named points test the drop.
+profiler_prompts = st.one_of(
+    st.builds(ProfilerPrompt, kernel=line(1), version=words, point=points(named=True)),
+    st.builds(
+        ProfilerPrompt,
+        kernel=line(1),
+        version=words,
+        point=points(named=True),
+        devlog=st.one_of(paths, line(1)),
+    ),
+)
+
+designer_prompts = st.builds(
+    DesignerPrompt,
+    kernel=line(1),
+    current=words,
+    new_version=words,
+    # "cutile", the catalog's name, is written as the instructions' "cutile-dsl".
+    language=st.sampled_from((*DESIGN_LANGUAGES, "cutile")),
+    optimizations=st.lists(changes(), min_size=1, max_size=4),
 )

@@ -131,6 +131,44 @@ def test_learn_exit_codes(capsys: pytest.CaptureFixture[str], runs: Path, knowle
     assert code == 2 and "no file" in err
 
 
+def test_learn_dry_run_predicts_the_real_run_on_host_clock_rows(
+    capsys: pytest.CaptureFixture[str], runs: Path, knowledge: Path
+) -> None:
+    # What an example run on a machine without a GPU logs: interpreter timings.
+    cpu = write_rows(
+        runs / "cpu.jsonl",
+        bench_row("triton_split_kv", 80.0, samples=8, seed=1, backend="cpu-perf-counter"),
+        bench_row("triton_hopper", 50.0, samples=8, seed=2, backend="cpu-perf-counter"),
+    )
+    argv = [
+        "learn",
+        "--before",
+        str(cpu),
+        "--after",
+        str(cpu),
+        "--before-impl",
+        "triton_split_kv",
+        "--after-impl",
+        "triton_hopper",
+        "--entry",
+        "split-kv-flash-decoding",
+        "--knowledge",
+        str(knowledge),
+    ]
+    files = snapshot(knowledge)
+    for extra in ([], ["--dry-run"]):
+        code, out, err = run(capsys, *argv, *extra)
+        assert (code, out) == (2, "") and "Expected GPU timings (CUDA events)" in err
+    for extra in (["--dry-run"], []):
+        code, out, _ = run(capsys, *argv, *extra, "--allow-host-clock")
+        assert code == 0 and out.startswith("FAST: triton_hopper vs triton_split_kv")
+        assert ("Would record" in out) == bool(extra)
+        assert "as allowed" in out and "needs allow_host_clock" not in out
+        if extra:
+            assert snapshot(knowledge) == files
+    assert snapshot(knowledge) != files
+
+
 def test_report_profile_from_rows_and_devlog(
     capsys: pytest.CaptureFixture[str], runs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -259,12 +259,26 @@ def test_host_clock_timings_are_not_recorded_unless_asked(knowledge: Path) -> No
     with pytest.raises(InputError, match=r"Expected GPU timings \(CUDA events\)"):
         learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge)
     assert snapshot(knowledge) == before
-    dry = learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, dry_run=True)
-    assert "Timed with the host clock (CPU)" in dry.summary() and snapshot(knowledge) == before
+    # A dry run says what the real run would do: it refuses the same timings.
+    with pytest.raises(InputError, match=r"Expected GPU timings \(CUDA events\)"):
+        learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, dry_run=True)
+    dry = learn(
+        seen,
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+        dry_run=True,
+        allow_host_clock=True,
+    )
+    assert dry.action is Action.NEW_ANTI_PATTERN and snapshot(knowledge) == before
     done = learn(
         seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, allow_host_clock=True
     )
     assert done.action is Action.NEW_ANTI_PATTERN and done.path is not None
+    # Given the flag, the summary warns about the clock without asking for the flag.
+    for outcome in (dry, done):
+        summary = outcome.summary()
+        assert "Timed with the host clock (CPU), as allowed" in summary
+        assert "needs allow_host_clock" not in summary
     assert not observed("splits8", "splits16").host_clock  # CUDA-event rows
     # What row_from_measurement writes for a CPU timing: mode "cold", the host-clock backend.
     cold_cpu = observe_rows(
@@ -287,3 +301,16 @@ def test_rows_timed_different_ways_are_not_compared() -> None:
         observe_rows(
             bench_row("v1", 74.0, cache="flush"), bench_row("v2", 66.0, cache="none"), source="x"
         )
+
+
+def test_the_seeds_language_name_is_the_catalogs(knowledge: Path) -> None:
+    # The seed writes "cutile-dsl"; the catalog calls the same language "cutile".
+    outcome = learn(
+        observed("splits16", "splits8", samples=60),
+        entry_id="split-kv-flash-decoding",
+        knowledge=knowledge,
+        kernel="mla_decode",
+        language="cutile-dsl",
+        dry_run=True,
+    )
+    assert outcome.row is not None and outcome.row.config.startswith("mla_decode (cutile) ")

@@ -1,0 +1,61 @@
+"""Choosing benchmark rows: one implementation, one row per trial point, the floor share.
+
+Shared by the profile built from rows (:mod:`~kernelopt.workflow.from_rows`) and the
+target check (:mod:`~kernelopt.workflow.target`), so both read a JSONL file the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.records import BenchRow
+from kernelopt.workflow._points import point_words
+
+__all__ = ["by_point", "check_rows", "floor_pct", "one_impl"]
+
+
+def check_rows(rows: Iterable[object], where: str) -> list[BenchRow]:
+    """``rows`` as a list, refusing anything but :class:`BenchRow` items (and a lone str)."""
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+        raise InputError(
+            expected("a sequence of BenchRow (read_rows)", type(rows).__name__, where=where)
+        )
+    found: list[BenchRow] = []
+    for row in rows:
+        if not isinstance(row, BenchRow):
+            raise InputError(expected("BenchRow rows (read_rows)", type(row).__name__, where=where))
+        found.append(row)
+    return found
+
+
+def one_impl(rows: Sequence[BenchRow], wanted: str | None, prefer: str | None, where: str) -> str:
+    """The implementation to read: ``wanted``, else ``prefer`` if present, else the only one."""
+    impls = list(dict.fromkeys(row.impl for row in rows))
+    if wanted is not None:
+        if wanted not in impls:
+            raise InputError(expected(f"rows of impl {wanted!r}", impls, where=where))
+        return wanted
+    if prefer is not None and prefer in impls:
+        return prefer
+    if len(impls) != 1:
+        raise InputError(expected("rows of one implementation (choose one)", impls, where=where))
+    return impls[0]
+
+
+def by_point(rows: Sequence[BenchRow]) -> dict[str, BenchRow]:
+    """One row per trial point (its config in canonical words), in the rows' order."""
+    out: dict[str, BenchRow] = {}
+    for row in rows:
+        out[point_words(row.config)] = row  # a later row of a point replaces an earlier one
+    return out
+
+
+def floor_pct(row: BenchRow) -> float | None:
+    """The roofline floor over the measured time, %: stated in the metrics, or from the
+    row's floor time; None when the row gives neither."""
+    if "floor_pct" in row.metrics:
+        return row.metrics["floor_pct"]
+    if row.floor and row.median > 0:
+        return 100.0 * row.floor / row.median
+    return None

@@ -1,0 +1,419 @@
+"""The task prompts the orchestrator spawns its two agents with: profiler and kernel designer.
+
+Each agent is started by name with a short prompt of a fixed form; the profiler's::
+
+    Profile mla_decode v2 at b=32, s=1, t=4096, h=16.
+    Return compact summary per the output contract.
+    Update the devlog performance section in docs/kernels/mla_decode.md.
+
+and the kernel designer's, built from an :class:`~kernelopt.workflow.OptimizationTask`::
+
+    Create mla_decode v3 from v2.
+    Language: triton.
+    Load /design-triton-kernel and the matching reference skill if one exists.
+    Apply optimizations:
+    1. [cuda-graphs](docs/knowledge/optimizations/cuda-graphs.md) -- replay -- rationale: 10%
+    Return implementation summary per the output contract.
+
+:meth:`ProfilerPrompt.render` and :meth:`DesignerPrompt.render` write exactly this, and
+:func:`parse_profiler_prompt` and :func:`parse_designer_prompt` read it back
+(``parse_designer_prompt(p.render()) == p``), ignoring prose before, after and between
+the lines. The trial point's ``name`` is not written, so a prompt keeps none. Languages
+are spelled as kernel-design instructions spell them (``cutile-dsl`` for cuTile, whose
+catalog scope is ``cutile``), which also names the skill: ``/design-<language>-kernel``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt.bench.trials import TrialPoint
+from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_language
+from kernelopt.workflow._fields import check_line as _line
+from kernelopt.workflow._fields import require_text
+from kernelopt.workflow._fields import where as _where
+from kernelopt.workflow.changes import Change, parse_change
+from kernelopt.workflow.profile import parse_point
+from kernelopt.workflow.task import OptimizationTask
+
+__all__ = [
+    "DESIGN_LANGUAGES",
+    "DesignerPrompt",
+    "ProfilerPrompt",
+    "parse_designer_prompt",
+    "parse_profiler_prompt",
+]
+
+# A language as design instructions name it: the catalog's canonical name, except where the
+# instructions use another spelling (cuTile's Python DSL is "cutile-dsl" there).
+_INSTRUCTION_SPELLING = {canonical: alias for alias, canonical in LANGUAGE_ALIASES.items()}
+DESIGN_LANGUAGES: tuple[str, ...] = tuple(_INSTRUCTION_SPELLING.get(n, n) for n in LANGUAGES)
+"""The languages a designer prompt names (other spellings, such as ``cutile``, convert)."""
+
+_RETURN_PROFILE = "Return compact summary per the output contract."
+_DEVLOG = "Update the devlog performance section in"
+_RETURN_DESIGN = "Return implementation summary per the output contract."
+_REFERENCE = "and the matching reference skill if one exists."
+_AXIS = re.compile(r"^[A-Za-z_]\w*$")
+_PROFILE_LINE = re.compile(r"^Profile\s+(?P<head>.+)\s+at\s+(?P<point>\S.*?)\.?$")
+_CREATE_LINE = re.compile(r"^Create\s+(?P<head>.+)\s+from\s+(?P<current>\S+)$")
+_LANGUAGE_LINE = re.compile(r"^Language:\s*(?P<language>\S.*)$")
+_LOAD_LINE = re.compile(r"^Load\s+(?P<skill>/\S+)")
+_APPLY_LINE = re.compile(r"^Apply optimizations:\s*(?P<inline>.*)$")
+_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?P<text>.*)$")
+
+
+def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value or re.search(r"\s", value):
+        raise InputError(
+            expected("a name without spaces", repr(value), where=_where(instance, attribute))
+        )
+
+
+def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
+    # The prompt writes the axes only: a point's name would not come back, so none is kept.
+    if isinstance(value, TrialPoint):
+        point = attrs.evolve(value, name="") if value.name else value
+    elif isinstance(value, Mapping):
+        missing = [axis for axis in ("b", "s", "t") if axis not in value]
+        if missing:
+            raise InputError(
+                expected("a point with b, s and t", f"{dict(value)!r} (no {', '.join(missing)})")
+            )
+        extra = {k: v for k, v in value.items() if k not in ("b", "s", "t")}
+        point = TrialPoint(b=value["b"], s=value["s"], t=value["t"], extra=extra)
+    else:
+        raise InputError(
+            expected("a TrialPoint or a mapping of axes", type(value).__name__, where="point")
+        )
+    bad = [key for key in point.extra if not _AXIS.match(key)]
+    if bad:
+        raise InputError(
+            expected("axis names of letters, digits and '_'", repr(bad[0]), where="point.extra")
+        )
+    return point
+
+
+def _terms(point: TrialPoint) -> str:
+    return ", ".join(f"{key}={value}" for key, value in point.as_dict().items())
+
+
+def _language(value: str) -> str:
+    if not isinstance(value, str):
+        raise InputError(
+            expected(
+                f"a language in {', '.join(DESIGN_LANGUAGES)}",
+                type(value).__name__,
+                where="language",
+            )
+        )
+    canonical = canonical_language(value, where="language")
+    return _INSTRUCTION_SPELLING.get(canonical, canonical)
+
+
+def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
+    if isinstance(value, (str, Change)):
+        raise InputError(
+            expected("a sequence of Change", type(value).__name__, where="optimizations")
+        )
+    found = tuple(value)
+    wrong = [item for item in found if not isinstance(item, Change)]
+    if wrong:
+        raise InputError(
+            expected(
+                "Change items (Change.of(entry, ...))",
+                type(wrong[0]).__name__,
+                where="optimizations",
+            )
+        )
+    return found
+
+
+def _sentence(text: str) -> str:
+    """``text`` without the one period that ends the prompt's sentence."""
+    return text[:-1] if text.endswith(".") else text
+
+
+@attrs.frozen(kw_only=True)
+class ProfilerPrompt:
+    """The profiler agent's task: profile one version at one trial point.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel, one line.
+    version : str
+        The version to profile (no spaces).
+    point : TrialPoint or mapping
+        The trial point (``{"b": 32, "s": 1, "t": 4096}``); its name is not kept.
+    devlog : str
+        The devlog whose performance section the profiler updates; default
+        ``docs/kernels/<kernel>.md``.
+
+    Examples
+    --------
+    >>> from kernelopt.workflow import ProfilerPrompt
+    >>> print(ProfilerPrompt(kernel="mla_decode", version="v2",
+    ...                      point={"b": 32, "s": 1, "t": 4096}).render(), end="")
+    Profile mla_decode v2 at b=32, s=1, t=4096.
+    Return compact summary per the output contract.
+    Update the devlog performance section in docs/kernels/mla_decode.md.
+    """
+
+    kernel: str = attrs.field(validator=_line)
+    version: str = attrs.field(validator=_word)
+    point: TrialPoint = attrs.field(converter=_point)
+    devlog: str = attrs.field(validator=_line)
+
+    @devlog.default
+    def _devlog_of_kernel(self) -> str:
+        return f"docs/kernels/{self.kernel}.md"
+
+    def render(self) -> str:
+        """The prompt in the template's exact text (ends in a newline)."""
+        return (
+            f"Profile {self.kernel} {self.version} at {_terms(self.point)}.\n"
+            f"{_RETURN_PROFILE}\n"
+            f"{_DEVLOG} {self.devlog}.\n"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class DesignerPrompt:
+    """The kernel-designer agent's task: create a new version applying a list of changes.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel, one line.
+    current, new_version : str
+        The version to start from and the one to create (no spaces).
+    language : str
+        One of :data:`DESIGN_LANGUAGES` (``cutile`` is written ``cutile-dsl``).
+    optimizations : tuple of Change
+        What to apply, each with its rationale and catalog link; at least one.
+    """
+
+    kernel: str = attrs.field(validator=_line)
+    current: str = attrs.field(validator=_word)
+    new_version: str = attrs.field(validator=_word)
+    language: str = attrs.field(converter=_language)
+    optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
+
+    @optimizations.validator
+    def _check_optimizations(self, _attribute: object, value: tuple[Change, ...]) -> None:
+        if not value:
+            raise InputError(expected("at least one optimization", "none", where="DesignerPrompt"))
+
+    @classmethod
+    def from_task(cls, task: OptimizationTask, *, language: str | None = None) -> DesignerPrompt:
+        """The prompt that hands ``task`` to the designer.
+
+        Parameters
+        ----------
+        task : OptimizationTask
+            Kernel, versions and optimizations (with their rationale and links).
+        language : str, optional
+            Default the task's ``constraints.language``; when both are given they must
+            name the same language.
+
+        Raises
+        ------
+        InputError
+            For anything but a task, no language, an unknown one, or two that differ.
+        """
+        if not isinstance(task, OptimizationTask):
+            raise InputError(expected("an OptimizationTask", type(task).__name__, where="task"))
+        stated = task.constraints.language
+        if language is None and stated is None:
+            raise InputError(
+                expected(
+                    "a language (language=, or the task's Constraints.language)",
+                    "none",
+                    where="language",
+                )
+            )
+        chosen = _language(language if language is not None else str(stated))
+        if stated is not None and _language(stated) != chosen:
+            raise InputError(
+                expected(
+                    f"the task's language {stated!r} (its Constraints.language)",
+                    repr(language),
+                    where="language",
+                )
+            )
+        return cls(
+            kernel=task.kernel,
+            current=task.current,
+            new_version=task.new_version,
+            language=chosen,
+            optimizations=task.optimizations,
+        )
+
+    @property
+    def skill(self) -> str:
+        """The language's design skill, ``/design-<language>-kernel``."""
+        return f"/design-{self.language}-kernel"
+
+    def render(self) -> str:
+        """The prompt in the template's exact text (ends in a newline)."""
+        lines = [
+            f"Create {self.kernel} {self.new_version} from {self.current}.",
+            f"Language: {self.language}.",
+            f"Load {self.skill} {_REFERENCE}",
+            "Apply optimizations:",
+        ]
+        lines += [f"{n}. {change.render()}" for n, change in enumerate(self.optimizations, 1)]
+        lines.append(_RETURN_DESIGN)
+        return "\n".join(lines) + "\n"
+
+
+class _Lines:
+    """The prompt's lines, read in order: each fixed line is looked for after the last."""
+
+    def __init__(self, text: str, path: str | os.PathLike[str] | None, section: str) -> None:
+        require_text(text)
+        self.path = None if path is None else os.fspath(path)
+        self.section = section
+        self.lines = [
+            line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        ]
+        self.at = 0  # index of the next line to read
+
+    def find(self, pattern: re.Pattern[str], shown: str) -> tuple[int, re.Match[str]]:
+        """The first line from here matching ``pattern``, as (1-based number, match)."""
+        for index in range(self.at, len(self.lines)):
+            found = pattern.match(self.lines[index])
+            if found is not None:
+                self.at = index + 1
+                return index + 1, found
+        raise self.fail(f"a line {shown!r}", "none", self.at or None)
+
+    def fixed(self, sentence: str) -> int:
+        """The line number of ``sentence`` (its final period optional)."""
+        pattern = re.compile(rf"^{re.escape(_sentence(sentence))}\.?$", re.IGNORECASE)
+        return self.find(pattern, sentence)[0]
+
+    def fail(self, what: str, got: str, line: int | None) -> FormatError:
+        return FormatError(expected(what, got), path=self.path, line=line, section=self.section)
+
+
+def parse_profiler_prompt(
+    text: str, *, path: str | os.PathLike[str] | None = None
+) -> ProfilerPrompt:
+    """Read a profiler task prompt back into a :class:`ProfilerPrompt`.
+
+    Parameters
+    ----------
+    text : str
+        Text holding the prompt's three lines, in order (prose around them is ignored).
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Raises
+    ------
+    InputError
+        When ``text`` is not a str.
+    FormatError
+        Naming the missing or unreadable line.
+    """
+    lines = _Lines(text, path, "Profiler prompt")
+    number, found = lines.find(_PROFILE_LINE, "Profile <kernel> <version> at b=X, s=X, t=X.")
+    names = found.group("head").split()
+    if len(names) < 2:
+        raise lines.fail(
+            "'Profile <kernel> <version> at b=X, s=X, t=X.'", repr(found.group(0)), number
+        )
+    try:
+        point = parse_point(found.group("point"))
+    except FormatError as error:
+        raise lines.fail("a trial point", error.message, number) from None
+    lines.fixed(_RETURN_PROFILE)
+    number, devlog = lines.find(
+        re.compile(rf"^{re.escape(_DEVLOG)}\s+(?P<path>\S.*)$", re.IGNORECASE),
+        f"{_DEVLOG} docs/kernels/<kernel>.md.",
+    )
+    try:
+        return ProfilerPrompt(
+            kernel=found.group("head")[: -len(names[-1])].strip(),
+            version=names[-1],
+            point=point,
+            devlog=_sentence(devlog.group("path")),
+        )
+    except InputError as error:
+        raise lines.fail("a valid profiler prompt", str(error), number) from None
+
+
+def _items(lines: _Lines, inline: str, apply_line: int) -> list[tuple[int, str]]:
+    # The template writes the list on the Apply line ("[specific list with rationale].");
+    # the renderer writes one numbered item a line, up to the Return line.
+    found = [(apply_line, item.strip()) for item in _sentence(inline).split(";") if item.strip()]
+    end = lines.fixed(_RETURN_DESIGN)
+    for index in range(apply_line, end - 1):
+        match = _ITEM.match(lines.lines[index])
+        if match is not None:
+            found.append((index + 1, match.group("text").strip()))
+    return found
+
+
+def parse_designer_prompt(
+    text: str, *, path: str | os.PathLike[str] | None = None
+) -> DesignerPrompt:
+    """Read a kernel-designer task prompt back into a :class:`DesignerPrompt`.
+
+    Parameters
+    ----------
+    text : str
+        Text holding the prompt's lines, in order (prose around them is ignored; the
+        optimization items lie between ``Apply optimizations:`` and the Return line).
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Raises
+    ------
+    InputError
+        When ``text`` is not a str.
+    FormatError
+        Naming the missing or unreadable line; a Load line naming another language's
+        skill is one.
+    """
+    lines = _Lines(text, path, "Designer prompt")
+    number, found = lines.find(_CREATE_LINE, "Create <kernel> <new_version> from <current>.")
+    names = found.group("head").split()
+    if len(names) < 2:
+        raise lines.fail(
+            "'Create <kernel> <new_version> from <current>.'", repr(found.group(0)), number
+        )
+    number, stated = lines.find(_LANGUAGE_LINE, "Language: <language>.")
+    try:
+        language = _language(_sentence(stated.group("language").strip()))
+    except InputError as error:
+        raise lines.fail("a known language", str(error), number) from None
+    number, load = lines.find(_LOAD_LINE, f"Load /design-<language>-kernel {_REFERENCE}")
+    skill = f"/design-{language}-kernel"
+    if load.group("skill") != skill:
+        raise lines.fail(f"the skill of the language ({skill})", load.group("skill"), number)
+    apply_line, apply = lines.find(_APPLY_LINE, "Apply optimizations:")
+    optimizations = []
+    for line, item in _items(lines, apply.group("inline"), apply_line):
+        try:
+            optimizations.append(parse_change(item))
+        except InputError as error:
+            raise lines.fail("an optimization item", f"{item!r} ({error})", line) from None
+    if not optimizations:
+        raise lines.fail("numbered optimizations ('1. ...')", "none", apply_line)
+    try:
+        return DesignerPrompt(
+            kernel=found.group("head")[: -len(names[-1])].strip(),
+            new_version=names[-1],
+            current=_sentence(found.group("current")),
+            language=language,
+            optimizations=optimizations,
+        )
+    except InputError as error:
+        raise lines.fail("a valid designer prompt", str(error), apply_line) from None

@@ -1,0 +1,507 @@
+"""EVALUATE: is the target met at every trial point? Then done; if not, back to SELECT.
+
+A :class:`Target` says what fast enough means for a kernel: a share of the roofline floor
+(``floor_pct=80``: the floor is at least 80 % of the measured time), a time per call
+(``median=50, unit="us"``), a speedup over a baseline implementation (``speedup=1.2,
+baseline="torch_compile"``), or several of them, at every trial point the rows hold or
+at named ones. :func:`evaluate` checks it against benchmark rows
+(:class:`~kernelopt.bench.BenchRow`, as ``kernelopt.bench.read_rows`` gives them) and
+returns an :class:`Evaluation`: per point and criterion the value, the target and the
+shortfall. A point (or a baseline) the rows do not hold is *missing*, never met. The next
+step is DONE when every point meets every criterion, else back to SELECT (step 3: choose
+the language and control level again for the points short of the target).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from kernelopt._checks import finite
+from kernelopt._enum import TextEnum
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.measurement import UNIT_SECONDS
+from kernelopt.bench.records import BenchRow
+from kernelopt.workflow._points import point_of, point_words
+from kernelopt.workflow._rows import by_point, check_rows, floor_pct, one_impl
+from kernelopt.workflow.observe import _point_terms, config_matches
+
+__all__ = [
+    "Check",
+    "Criterion",
+    "Evaluation",
+    "NextStep",
+    "PointResult",
+    "Status",
+    "Target",
+    "evaluate",
+]
+
+
+class Criterion(TextEnum):
+    """What a target bounds: floor share and speedup from below, time per call from above."""
+
+    FLOOR_PCT = "floor_pct"
+    MEDIAN = "median"
+    SPEEDUP = "speedup"
+
+
+class Status(TextEnum):
+    """How a point (or one criterion at it) stands against the target."""
+
+    MET = "met"
+    SHORT = "short"  # measured, and short of the target
+    MISSING = "missing"  # not measured: no row, no baseline row, or no floor in the row
+
+
+class NextStep(TextEnum):
+    """Where the loop goes after EVALUATE."""
+
+    DONE = "done"
+    SELECT = "select"  # back to step 3: choose the language and control level again
+
+
+def _positive(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    finite(minimum=0, optional=True)(instance, attribute, value)
+    if value is not None and value <= 0:  # a bound of 0 is met (or missed) by every kernel
+        raise InputError(
+            expected("a number > 0 or None", repr(value), where=f"Target.{attribute.name}")
+        )
+
+
+def _percent(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    _positive(instance, attribute, value)
+    if value is not None and value > 100:
+        raise InputError(
+            expected("a share of the floor in (0, 100] %", repr(value), where="Target.floor_pct")
+        )
+
+
+def _unit(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in UNIT_SECONDS:
+        raise InputError(
+            expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(value), where="Target.unit")
+        )
+
+
+def _as_float(value: float | None) -> float | None:
+    # 80 and 80.0 are one target; anything but a real number is left to the validator.
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _points(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise InputError(
+            expected(
+                "points as a list of point terms or trial names", repr(value), where="Target.points"
+            )
+        )
+    found = tuple(value)
+    for point in found:
+        if not isinstance(point, str):
+            raise InputError(
+                expected("a point as text", type(point).__name__, where="Target.points")
+            )
+        _point_terms(point)  # raises InputError for text that is neither terms nor a trial name
+    return found
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
+
+
+@attrs.frozen(kw_only=True)
+class Target:
+    """What the kernel must reach, at every trial point (or at ``points``).
+
+    Parameters
+    ----------
+    floor_pct : float, optional
+        Least share of the roofline floor, % (the floor time over the measured time):
+        ``80`` asks for a kernel within 1/0.8 of its floor.
+    median : float, optional
+        Most time per call, in ``unit``.
+    unit : str
+        Unit of ``median`` (``"us"``).
+    speedup : float, optional
+        Least speedup over ``baseline`` (its time over the kernel's, at the same point).
+    baseline : str, optional
+        The implementation the speedup is over (a row ``impl``); given exactly when
+        ``speedup`` is.
+    points : tuple of str
+        The points to judge, as ``key=value`` terms (``"s=1,h=16"``) or trial names
+        (``"decode"``); each selects every point of the rows it matches. Empty: every
+        point the kernel's rows hold.
+
+    Raises
+    ------
+    InputError
+        When no criterion is given, a bound is not a number > 0 (a floor share above
+        100 %), ``baseline`` and ``speedup`` are not given together, or a point does
+        not read.
+    """
+
+    floor_pct: float | None = attrs.field(default=None, converter=_as_float, validator=_percent)
+    median: float | None = attrs.field(default=None, converter=_as_float, validator=_positive)
+    unit: str = attrs.field(default="us", validator=_unit)
+    speedup: float | None = attrs.field(default=None, converter=_as_float, validator=_positive)
+    baseline: str | None = None
+    points: tuple[str, ...] = attrs.field(default=(), converter=_points)
+
+    def __attrs_post_init__(self) -> None:
+        if self.floor_pct is None and self.median is None and self.speedup is None:
+            raise InputError(
+                expected("at least one of floor_pct, median or speedup", "none", where="Target")
+            )
+        if (self.speedup is None) != (self.baseline is None):
+            raise InputError(
+                expected(
+                    "speedup and baseline given together (the speedup is over the baseline)",
+                    f"speedup={self.speedup!r}, baseline={self.baseline!r}",
+                    where="Target",
+                )
+            )
+        if self.baseline is not None and (not isinstance(self.baseline, str) or not self.baseline):
+            raise InputError(
+                expected("an implementation name", repr(self.baseline), where="Target.baseline")
+            )
+
+    def bounds(self) -> list[tuple[Criterion, float, str]]:
+        """(criterion, bound, unit) of each criterion given, in a fixed order."""
+        found = []
+        if self.floor_pct is not None:
+            found.append((Criterion.FLOOR_PCT, self.floor_pct, "%"))
+        if self.median is not None:
+            found.append((Criterion.MEDIAN, self.median, self.unit))
+        if self.speedup is not None:
+            found.append((Criterion.SPEEDUP, self.speedup, "x"))
+        return found
+
+    def describe(self) -> str:
+        """``floor_pct >= 80 %, median <= 50 us at s=1`` in words."""
+        parts = []
+        for criterion, bound, unit in self.bounds():
+            if criterion is Criterion.SPEEDUP:
+                parts.append(f"speedup >= {_number(bound)}x over {self.baseline}")
+            else:
+                sign = "<=" if criterion is Criterion.MEDIAN else ">="
+                parts.append(f"{criterion.value} {sign} {_number(bound)} {unit}")
+        where = "; ".join(point_words(p) for p in self.points) if self.points else "every point"
+        return f"{', '.join(parts)} at {where}"
+
+
+@attrs.frozen(kw_only=True)
+class Check:
+    """One criterion at one point: the value measured against the bound.
+
+    Parameters
+    ----------
+    criterion : Criterion
+        What is bounded.
+    bound : float
+        The target's bound (a least floor share or speedup, a most time).
+    value : float, optional
+        What the rows give; None when they do not (see ``note``).
+    unit : str
+        ``"%"``, ``"x"`` or the target's time unit.
+    note : str
+        Why the value is missing, in words; empty otherwise.
+    """
+
+    criterion: Criterion
+    bound: float
+    value: float | None
+    unit: str
+    note: str = ""
+
+    @property
+    def status(self) -> Status:
+        """MET, SHORT, or MISSING without a value."""
+        if self.value is None:
+            return Status.MISSING
+        if self.criterion is Criterion.MEDIAN:
+            return Status.MET if self.value <= self.bound else Status.SHORT
+        return Status.MET if self.value >= self.bound else Status.SHORT
+
+    @property
+    def shortfall(self) -> float | None:
+        """How far the value is from the bound, in ``unit`` (0 when met; None if missing)."""
+        if self.value is None:
+            return None
+        gap = (
+            self.value - self.bound
+            if self.criterion is Criterion.MEDIAN
+            else self.bound - self.value
+        )
+        return max(0.0, gap)
+
+
+@attrs.frozen(kw_only=True)
+class PointResult:
+    """The target's criteria at one trial point.
+
+    Parameters
+    ----------
+    point : str
+        The point in ``key=value`` words (the rows' stated point, else their config);
+        for a point the rows do not hold, the target's text for it.
+    checks : tuple of Check
+        One per criterion of the target.
+    """
+
+    point: str
+    checks: tuple[Check, ...]
+
+    @property
+    def status(self) -> Status:
+        """MET when every criterion is met; SHORT when one is short; else MISSING."""
+        found = {check.status for check in self.checks}
+        if found == {Status.MET}:
+            return Status.MET
+        return Status.SHORT if Status.SHORT in found else Status.MISSING
+
+
+_COLUMNS = ("Point", "Criterion", "Value", "Target", "Shortfall", "Status")
+
+
+@attrs.frozen(kw_only=True)
+class Evaluation:
+    """What :func:`evaluate` found: met or not, per point, and where the loop goes next.
+
+    Parameters
+    ----------
+    target : Target
+        The target judged.
+    impl : str
+        The implementation whose rows were judged.
+    points : tuple of PointResult
+        One per point judged, in the rows' (or the target's) order.
+    """
+
+    target: Target
+    impl: str
+    points: tuple[PointResult, ...]
+
+    @property
+    def met(self) -> bool:
+        """Whether every point meets every criterion (never with no point judged)."""
+        return bool(self.points) and all(p.status is Status.MET for p in self.points)
+
+    @property
+    def next_step(self) -> NextStep:
+        """DONE when met, else SELECT (step 3)."""
+        return NextStep.DONE if self.met else NextStep.SELECT
+
+    @property
+    def short(self) -> tuple[str, ...]:
+        """The points short of the target."""
+        return tuple(p.point for p in self.points if p.status is Status.SHORT)
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """The points with a criterion the rows do not measure (and none short)."""
+        return tuple(p.point for p in self.points if p.status is Status.MISSING)
+
+    def render(self) -> str:
+        """A verdict line, a table of every check and the next step (ends in a newline)."""
+        verdict = "MET" if self.met else "NOT MET"
+        lines = [
+            f"Target {self.target.describe()}: {verdict} for {self.impl} "
+            f"({sum(p.status is Status.MET for p in self.points)} of {len(self.points)} "
+            "points met).",
+            "",
+            "| " + " | ".join(_COLUMNS) + " |",
+            "|" + "|".join("-" * (len(c) + 2) for c in _COLUMNS) + "|",
+        ]
+        for point in self.points:
+            for check in point.checks:
+                sign = "<=" if check.criterion is Criterion.MEDIAN else ">="
+                value = "-" if check.value is None else f"{_number(check.value)} {check.unit}"
+                # A floor share falls short by percentage points, not by a percentage of itself.
+                gap_unit = "pp" if check.unit == "%" else check.unit
+                gap = "-" if check.shortfall is None else f"{_number(check.shortfall)} {gap_unit}"
+                status = check.status.value + (f" ({check.note})" if check.note else "")
+                cells = (
+                    point.point,
+                    check.criterion.value,
+                    value,
+                    f"{sign} {_number(check.bound)} {check.unit}",
+                    gap,
+                    status,
+                )
+                lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        if self.met:
+            lines.append("Next step: done.")
+        else:
+            why = []
+            if self.short:
+                why.append(f"short at {'; '.join(self.short)}")
+            if self.missing:
+                why.append(f"not measured at {'; '.join(self.missing)} (measure these first)")
+            lines.append(
+                "Next step: back to SELECT (step 3): choose the language and control level "
+                f"again; {', '.join(why)}."
+            )
+        return "\n".join(lines) + "\n"
+
+
+def _seconds(row: BenchRow) -> float | None:
+    return row.median * UNIT_SECONDS[row.unit] if row.median > 0 else None
+
+
+def _checks(
+    target: Target, row: BenchRow | None, base: BenchRow | None, impl: str
+) -> tuple[Check, ...]:
+    checks = []
+    for criterion, bound, unit in target.bounds():
+        value: float | None = None
+        note = ""
+        if row is None:
+            note = f"no {impl} row"
+        elif criterion is Criterion.FLOOR_PCT:
+            value = floor_pct(row)
+            note = "" if value is not None else "the row states no floor"
+        elif criterion is Criterion.MEDIAN:
+            seconds = _seconds(row)
+            value = None if seconds is None else seconds / UNIT_SECONDS[unit]
+            note = "" if value is not None else "the row states no time"
+        else:
+            seconds = _seconds(row)
+            before = None if base is None else _seconds(base)
+            if before is None or seconds is None:
+                note = f"no {target.baseline} row" if base is None else "no time to compare"
+            else:
+                value = before / seconds
+        checks.append(Check(criterion=criterion, bound=bound, value=value, unit=unit, note=note))
+    return tuple(checks)
+
+
+def _timed_one_way(rows: Sequence[BenchRow], impl: str) -> None:
+    ways = sorted({f"{row.mode}/{row.cache}" for row in rows})
+    if len(ways) > 1:
+        raise InputError(
+            expected(
+                f"rows of {impl} timed one way (choose the mode with mode=)",
+                ", ".join(ways),
+                where="rows",
+            )
+        )
+
+
+def evaluate(
+    target: Target,
+    rows: Sequence[BenchRow],
+    *,
+    impl: str | None = None,
+    mode: str | None = None,
+    allow_host_clock: bool = False,
+) -> Evaluation:
+    """Judge ``target`` against benchmark rows: met or not at each point, and the next step.
+
+    Parameters
+    ----------
+    target : Target
+        What to reach.
+    rows : sequence of BenchRow
+        Rows of the kernel (and of the target's baseline, for a speedup), as
+        ``kernelopt.bench.read_rows`` gives them; keep the run you mean (filter by
+        ``row.commit`` or ``row.timestamp``): at a repeated point the last row counts.
+    impl : str, optional
+        The kernel's implementation among the rows; default the only one besides the
+        baseline.
+    mode : str, optional
+        Keep the rows timed in this mode (``"graph"``, ``"cold"``); needed when the
+        kernel's rows were timed several ways, since the times differ by the method.
+    allow_host_clock : bool
+        Judge rows timed with the host clock (CPU, the Triton interpreter); they say
+        nothing about a GPU, so they are refused without it.
+
+    Returns
+    -------
+    Evaluation
+
+    Raises
+    ------
+    InputError
+        For anything but a Target and BenchRow rows, no rows (of ``impl``, the baseline or
+        ``mode``), rows timed several ways, or host-clock rows without
+        ``allow_host_clock``.
+
+    Examples
+    --------
+    >>> from kernelopt.bench import BenchRow
+    >>> from kernelopt.workflow import Target, evaluate
+    >>> row = BenchRow(op="mla_decode", impl="v3", config={"b": 32, "s": 1, "t": 4096},
+    ...                median=45.89, metrics={"floor_pct": 78.4})
+    >>> result = evaluate(Target(floor_pct=80), [row])
+    >>> result.met, result.next_step.value, round(result.points[0].checks[0].shortfall, 1)
+    (False, 'select', 1.6)
+    """
+    if not isinstance(target, Target):
+        raise InputError(expected("a Target", type(target).__name__, where="target"))
+    found = check_rows(rows, "rows")
+    if mode is not None:
+        modes = sorted({row.mode for row in found})
+        found = [row for row in found if row.mode == mode]
+        if not found:
+            raise InputError(expected(f"rows timed in mode {mode!r}", modes, where="rows"))
+    if not found:
+        raise InputError(expected("at least one benchmark row", "none", where="rows"))
+    candidates = [row for row in found if row.impl != target.baseline] or found
+    chosen = one_impl(candidates, impl, None, "rows")
+    mine = [row for row in found if row.impl == chosen]
+    _timed_one_way(mine, chosen)
+    base: dict[str, BenchRow] = {}
+    used = list(mine)
+    if target.baseline is not None:
+        one_impl(found, target.baseline, None, "rows")  # refuses a baseline the rows lack
+        # A speedup compares like with like: the baseline timed the way the kernel was.
+        way = (mine[0].mode, mine[0].cache)
+        theirs = [r for r in found if r.impl == target.baseline and (r.mode, r.cache) == way]
+        base = by_point(theirs)
+        used += theirs
+    clocked = [row for row in used if row.host_clock]
+    if clocked and not allow_host_clock:
+        raise InputError(
+            expected(
+                "GPU timings (CUDA events) to judge a target (allow_host_clock=True judges "
+                "host-clock ones)",
+                f"rows of {clocked[0].impl} timed with the host clock",
+                where="rows",
+            )
+        )
+    keyed = by_point(mine)
+    results: list[PointResult] = []
+    if target.points:
+        seen: set[str] = set()
+        for spec in target.points:
+            terms = _point_terms(spec)
+            matched = [k for k, r in keyed.items() if config_matches(r.config, terms)]
+            if not matched:
+                results.append(
+                    PointResult(point=point_words(spec), checks=_checks(target, None, None, chosen))
+                )
+            for key in matched:
+                if key not in seen:
+                    seen.add(key)
+                    row = keyed[key]
+                    results.append(
+                        PointResult(
+                            point=point_of(row.config),
+                            checks=_checks(target, row, base.get(key), chosen),
+                        )
+                    )
+    else:
+        results = [
+            PointResult(
+                point=point_of(row.config), checks=_checks(target, row, base.get(key), chosen)
+            )
+            for key, row in keyed.items()
+        ]
+    return Evaluation(target=target, impl=chosen, points=tuple(results))
