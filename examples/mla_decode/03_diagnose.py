@@ -11,6 +11,9 @@ and the kernel source does not contain. For this kernel that is split-KV
 
 The diagnosis is kept as ``experiments/diagnosis.md``; the change chosen from it becomes
 the task of the next experiment, ``experiments/exp_3/plan.md`` (step 4 carries it out).
+Later diagnoses recognise that file as kernelopt's own plan: its checklist is neither
+profiling data nor advice the next experiments could ignore (an action still open is
+found again by the check that made it).
 
 Run: ``python examples/mla_decode/03_diagnose.py [--log DIR] [--gpu|--cpu]``.
 Same diagnosis from the shell: ``kernelopt diagnose LOG --write-plan LOG/experiments/diagnosis.md``.
@@ -32,9 +35,10 @@ POINTS = S.points()
 
 # %% ------------------------------------------------------------------------------------
 # Diagnose the log as it stood before experiment 3 (until=3 reads nothing numbered 3 or
-# later, so this step gives the same answer when rerun after steps 4 to 7). The family
-# (mla-decode) comes from CLAUDE.md; the kernel is the latest snapshot (exp_2/mla_decode.py);
-# experiments are tagged with the catalog entries their titles and tags name.
+# later: on this first pass it cuts nothing, and a diagnosis of a longer log with the same
+# cut judges these two experiments alone). The family (mla-decode) comes from CLAUDE.md;
+# the kernel is the file the log names, kernels/mla_decode.py; experiments are tagged with
+# the catalog entries their titles and tags name.
 _common.banner("The nine checks")
 diagnosis = diagnose(S.log, until=_common.EXP_SPLIT_KV)
 summary = diagnosis.summary

@@ -1,7 +1,7 @@
 """``kernelopt diagnose DIR``: diagnose a stalled optimization effort from its experiment log.
 
 Exit codes: 0 when no pathology is found, 1 when there are findings, 2 on usage or input
-errors (a missing directory, a bad ``--until``, a directory holding no experiments).
+errors (a missing directory, a bad ``--until``, a directory in which no attempt was read).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
         description=(
             "Read an optimization log (CLAUDE.md, experiments/summary.md, exp_N/ folders, devlogs, "
             "step logs, JSONL/TSV histories), check the nine plateau pathologies and print a plan. "
-            "Exit 0: no findings; 1: findings; 2: usage or input error, or no experiments found."
+            "Exit 0: no findings; 1: findings; 2: usage or input error, or no attempt found."
         ),
     )
     parser.add_argument(
@@ -75,13 +75,20 @@ def _run(args: argparse.Namespace) -> int:
         print_json(diagnosis.to_dict())
     else:
         sys.stdout.write(plan)
-    if diagnosis.summary.experiments == 0:
-        # Nothing was judged: a mistyped or empty directory must not read as a healthy effort.
+    summary = diagnosis.summary
+    if summary.attempted == 0:
+        # Nothing was judged: a mistyped or empty directory, or one holding only rows that
+        # attempt nothing (benchmark timings, a trace of calls), must not read as healthy.
+        got = (
+            "no experiments"
+            if summary.experiments == 0
+            else f"{summary.experiments} experiments read, none of them an attempt"
+        )
         raise InputError(
             expected(
                 f"an experiment log in {args.directory} (experiments/summary.md, exp_N/ "
-                "folders, a devlog or a step log)",
-                "no experiments",
+                "folders, a devlog or a step log) with at least one attempt",
+                got,
             )
         )
     return EXIT_FINDINGS if diagnosis.findings else EXIT_OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -24,8 +24,12 @@ from kernelopt.diagnose.model import (
 )
 from kernelopt.diagnose.params import DiagnoseParams
 from kernelopt.diagnose.progress import HEADLINE, headline_key
-from kernelopt.experiments.log import Experiment, ExperimentLog, Unread
+from kernelopt.experiments._validators import check_instance, check_path
+from kernelopt.experiments.log import Experiment, ExperimentLog, Series, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
+
+if TYPE_CHECKING:  # the catalog is loaded on first use: importing diagnose stays cheap
+    from kernelopt.catalog import Catalog
 
 __all__ = ["diagnose", "diagnose_log", "load_catalog"]
 
@@ -44,10 +48,35 @@ _CAUSE_ORDER = (
 _SYMPTOMS = frozenset({Pathology.LOCAL_MINIMUM, Pathology.REPETITION_LOOP})
 
 
-def load_catalog(catalog: Any | None) -> tuple[CatalogLike | None, str | None]:
+def _check_catalog(catalog: object) -> None:
+    """Raise InputError unless ``catalog`` offers what diagnose asks of a catalog."""
+    if not (
+        hasattr(catalog, "__iter__")
+        and hasattr(catalog, "__contains__")
+        and callable(getattr(catalog, "fundamentals", None))
+    ) or isinstance(catalog, (str, bytes)):
+        raise InputError(
+            expected(
+                "catalog as a Catalog, a knowledge directory or None",
+                type(catalog).__name__,
+                where="catalog",
+            )
+        )
+
+
+def load_catalog(
+    catalog: Catalog | CatalogLike | str | os.PathLike[str] | None,
+) -> tuple[CatalogLike | None, str | None]:
     """The catalog to use: a Catalog as given, a knowledge directory loaded over the
-    built-in entries, or the built-in catalog; with a reason when none could be loaded."""
+    built-in entries, or the built-in catalog; with a reason when none could be loaded.
+
+    Raises
+    ------
+    InputError
+        When ``catalog`` is a path that is not a directory, or neither a path nor a catalog.
+    """
     if catalog is not None and not isinstance(catalog, (str, os.PathLike)):
+        _check_catalog(catalog)
         return catalog, None
     try:
         from kernelopt.catalog import Catalog
@@ -232,13 +261,23 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
         kernel=kernel,
         until=log.until,
         other_series=tuple(
-            f"{series.name or _first_source(series.experiments)} [{series.kind}]: "
-            f"{len(series.experiments)} "
-            f"experiment{'s' if len(series.experiments) != 1 else ''}"
-            for series in log.series[1:]
+            f"{series.name or _first_source(series.experiments)} [{series.kind}]: {_count(series)}"
+            # Without a primary series (a trace of calls alone) every series is another one.
+            for series in (log.series[1:] if log.experiments else log.series)
             if series.experiments
         ),
     )
+
+
+# What the entries of a series are, by its kind: a workload trace holds calls.
+_ENTRIES = {"trace": ("call", "calls")}
+
+
+def _count(series: Series) -> str:
+    """``"24 calls"``, ``"1 experiment"``: the series' length, named for what it holds."""
+    one, many = _ENTRIES.get(series.kind, ("experiment", "experiments"))
+    count = len(series.experiments)
+    return f"{count} {one if count == 1 else many}"
 
 
 def _first_source(experiments: tuple[Experiment, ...]) -> str:
@@ -255,8 +294,21 @@ def diagnose_log(
     params: DiagnoseParams | None = None,
     catalog_problem: str | None = None,
 ) -> Diagnosis:
-    """Diagnose an :class:`ExperimentLog` already read (see :func:`diagnose`)."""
-    params = params or DiagnoseParams()
+    """Diagnose an :class:`ExperimentLog` already read (see :func:`diagnose`).
+
+    Raises
+    ------
+    InputError
+        When an argument has the wrong type.
+    """
+    check_instance(log, ExperimentLog, "log as an ExperimentLog (read_log's result)", "log")
+    if family is not None:
+        check_instance(family, str, "family as a string such as 'mla-decode'", "family")
+    if catalog is not None:
+        _check_catalog(catalog)
+    if catalog_problem is not None:
+        check_instance(catalog_problem, str, "catalog_problem as a string", "catalog_problem")
+    params = DiagnoseParams() if params is None else params
     if not isinstance(params, DiagnoseParams):
         raise InputError(expected("params as a DiagnoseParams", type(params).__name__))
     chosen = family or params.missing_fundamental.family
@@ -278,7 +330,7 @@ def diagnose(
     *,
     until: int | None = None,
     family: str | None = None,
-    catalog: Any | None = None,
+    catalog: Catalog | str | os.PathLike[str] | None = None,
     params: DiagnoseParams | None = None,
     limits: ReadLimits | None = None,
 ) -> Diagnosis:
@@ -314,7 +366,7 @@ def diagnose(
     Raises
     ------
     InputError
-        When ``path`` is not a directory, or an argument is invalid.
+        When ``path`` is not a directory, or an argument has the wrong type or value.
 
     Examples
     --------
@@ -323,8 +375,11 @@ def diagnose(
     >>> [f.pathology.value for f in diagnosis.findings]  # doctest: +SKIP
     ['missing_fundamental', 'overlooked_shortcut', ...]
     """
+    check_path(path, "path")
     if params is not None and not isinstance(params, DiagnoseParams):
         raise InputError(expected("params as a DiagnoseParams", type(params).__name__))
+    if limits is not None:
+        check_instance(limits, ReadLimits, "limits as a ReadLimits", "limits")
     if family is not None and (not isinstance(family, str) or not family.strip()):
         raise InputError(
             expected("family as a non-empty string such as 'mla-decode'", repr(family))

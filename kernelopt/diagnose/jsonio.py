@@ -20,6 +20,7 @@ from typing import Any
 
 from kernelopt._errors import FormatError, expected
 from kernelopt.diagnose.model import Diagnosis
+from kernelopt.experiments._validators import check_instance
 
 __all__ = ["diagnosis_from_dict", "diagnosis_from_json", "diagnosis_to_dict", "diagnosis_to_json"]
 
@@ -31,14 +32,36 @@ def _converter() -> Any:
     return cattrs.Converter(forbid_extra_keys=True)
 
 
+# Every key diagnosis_to_dict writes: data missing one was not written by it ("{}" would
+# otherwise read back as an empty diagnosis, as if a log had been judged healthy).
+_KEYS = ("findings", "checks", "summary", "root_causes", "unread")
+
+
+def _check(diagnosis: object) -> None:
+    check_instance(diagnosis, Diagnosis, "a Diagnosis (diagnose's result)", "diagnosis")
+
+
 def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
-    """Plain, JSON-ready data: enums as their values, tuples as lists."""
+    """Plain, JSON-ready data: enums as their values, tuples as lists.
+
+    Raises
+    ------
+    InputError
+        When ``diagnosis`` is not a Diagnosis.
+    """
+    _check(diagnosis)
     data: dict[str, Any] = _converter().unstructure(diagnosis)
     return data
 
 
 def diagnosis_to_json(diagnosis: Diagnosis) -> str:
-    """Indented JSON text (UTF-8 characters kept)."""
+    """Indented JSON text (UTF-8 characters kept).
+
+    Raises
+    ------
+    InputError
+        When ``diagnosis`` is not a Diagnosis.
+    """
     return json.dumps(diagnosis_to_dict(diagnosis), indent=2, ensure_ascii=False)
 
 
@@ -48,8 +71,22 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
     Raises
     ------
     FormatError
-        When ``data`` does not have the diagnosis layout.
+        When ``data`` does not have the diagnosis layout (every key written, the summary's
+        ``root`` included).
     """
+    if not isinstance(data, dict):
+        raise FormatError(expected("a diagnosis as a dict", type(data).__name__))
+    missing = [key for key in _KEYS if key not in data]
+    summary = data.get("summary")
+    if not missing and not (isinstance(summary, dict) and "root" in summary):
+        missing = ["summary.root"]
+    if missing:
+        raise FormatError(
+            expected(
+                f"a diagnosis as written by diagnosis_to_dict (keys {', '.join(_KEYS)})",
+                f"no {', '.join(missing)}",
+            )
+        )
     try:
         result: Diagnosis = _converter().structure(data, Diagnosis)
     except Exception as error:  # cattrs raises several error types; all mean "wrong layout"
@@ -63,7 +100,16 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
 
 
 def diagnosis_from_json(text: str) -> Diagnosis:
-    """Read back what :func:`diagnosis_to_json` wrote."""
+    """Read back what :func:`diagnosis_to_json` wrote.
+
+    Raises
+    ------
+    InputError
+        When ``text`` is not a string.
+    FormatError
+        When ``text`` is not JSON of the diagnosis layout.
+    """
+    check_instance(text, (str, bytes), "JSON text", "text")
     try:
         data = json.loads(text)
     except ValueError as error:

@@ -289,8 +289,9 @@ class LogSummary:
     until : int or None
         The ``until`` cut, when set.
     other_series : tuple of str
-        Other experiment series the log holds, not judged (``"runs/ [tsv]: 5 experiments"``):
-        only the primary one is, and the user should know the rest was seen.
+        Other experiment series the log holds, not judged (``"runs/ [tsv]: 5 experiments"``,
+        ``"runs/trace.jsonl [trace]: 24 calls"`` for a workload trace): only the primary
+        one is, and the user should know the rest was seen.
     """
 
     root: str

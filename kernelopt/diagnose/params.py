@@ -10,7 +10,13 @@ Pass a :class:`DiagnoseParams` to :func:`kernelopt.diagnose.diagnose` to change 
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
+
+from kernelopt._checks import finite
+from kernelopt._errors import InputError, expected
+from kernelopt.experiments._validators import integer
 
 __all__ = [
     "BufferPersistenceParams",
@@ -25,12 +31,34 @@ __all__ = [
     "WrongBottleneckParams",
 ]
 
-_positive_int = [attrs.validators.instance_of(int), attrs.validators.ge(1)]
-_fraction = [
-    attrs.validators.instance_of((int, float)),
-    attrs.validators.ge(0.0),
-    attrs.validators.le(1.0),
-]
+# Thresholds are checked at construction and refused with an InputError naming the field.
+_positive_int = integer(minimum=1)
+_non_negative = finite(minimum=0.0)
+
+
+def _fraction(_instance: object, attribute: Any, value: object) -> None:
+    finite(minimum=0.0)(_instance, attribute, value)
+    if value > 1.0:  # type: ignore[operator]
+        raise InputError(expected("a fraction between 0 and 1", repr(value), where=attribute.name))
+
+
+def _optional_family(_instance: object, attribute: Any, value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise InputError(
+            expected("a family name such as 'mla-decode', or None", repr(value), where="family")
+        )
+
+
+def _of(kind: type) -> Any:
+    """A validator: an instance of the parameters class ``kind``."""
+
+    def check(_instance: object, attribute: Any, value: object) -> None:
+        if not isinstance(value, kind):
+            raise InputError(
+                expected(f"a {kind.__name__}", type(value).__name__, where=attribute.name)
+            )
+
+    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -73,8 +101,8 @@ class WrongBottleneckParams:
     recent: int = attrs.field(default=6, validator=_positive_int)
     min_experiments: int = attrs.field(default=2, validator=_positive_int)
     min_share: float = attrs.field(default=0.5, validator=_fraction)
-    memory_bound_dram_pct: float = attrs.field(default=60.0)
-    compute_bound_tc_pct: float = attrs.field(default=60.0)
+    memory_bound_dram_pct: float = attrs.field(default=60.0, validator=_non_negative)
+    compute_bound_tc_pct: float = attrs.field(default=60.0, validator=_non_negative)
     min_gain: float = attrs.field(default=0.05, validator=_fraction)
 
 
@@ -83,19 +111,26 @@ class MissingFundamentalParams:
     """Item 5. Catalog entries fundamental for the kernel's family that no experiment names
     and the kernel source does not contain. ``family`` overrides the inferred family."""
 
-    family: str | None = None
+    family: str | None = attrs.field(default=None, validator=_optional_family)
 
 
 @attrs.frozen(kw_only=True)
 class OverEngineeringParams:
     """Item 6. Complexity of the snapshotted kernels grew while gains shrank: lines up by
     ``min_line_growth`` (fraction), or ``min_new_constexprs`` more compile-time knobs, or
-    autotune configs multiplied by ``min_config_growth`` — across attempts that gained less
-    than ``min_gain`` in total; or an autotune space of ``max_autotune_configs`` or more."""
+    ``min_new_branches`` more branches, or autotune configs multiplied by
+    ``min_config_growth`` — across attempts that gained less than ``min_gain`` in total;
+    or an autotune space of ``max_autotune_configs`` or more.
 
-    min_line_growth: float = attrs.field(default=0.5)
+    ``min_new_branches`` defaults to 6, twice the knob threshold: a compile-time knob
+    usually brings a branch or two of its own (``if EVEN_K:`` ... ``else:``), so this
+    catches special cases piling up at runtime and ``elif`` chains, not the branches
+    that come with the knobs counted already."""
+
+    min_line_growth: float = attrs.field(default=0.5, validator=_non_negative)
     min_new_constexprs: int = attrs.field(default=3, validator=_positive_int)
-    min_config_growth: float = attrs.field(default=4.0)
+    min_new_branches: int = attrs.field(default=6, validator=_positive_int)
+    min_config_growth: float = attrs.field(default=4.0, validator=_non_negative)
     max_autotune_configs: int = attrs.field(default=1000, validator=_positive_int)
     min_gain: float = attrs.field(default=0.05, validator=_fraction)
 
@@ -132,14 +167,30 @@ class OverlookedShortcutParams:
 class DiagnoseParams:
     """The parameters of all nine detectors (defaults from the seed's checklist)."""
 
-    repetition_loop: RepetitionLoopParams = attrs.field(factory=RepetitionLoopParams)
-    local_minimum: LocalMinimumParams = attrs.field(factory=LocalMinimumParams)
-    correctness_wall: CorrectnessWallParams = attrs.field(factory=CorrectnessWallParams)
-    wrong_bottleneck: WrongBottleneckParams = attrs.field(factory=WrongBottleneckParams)
-    missing_fundamental: MissingFundamentalParams = attrs.field(factory=MissingFundamentalParams)
-    over_engineering: OverEngineeringParams = attrs.field(factory=OverEngineeringParams)
-    ignored_prior_research: IgnoredPriorResearchParams = attrs.field(
-        factory=IgnoredPriorResearchParams
+    repetition_loop: RepetitionLoopParams = attrs.field(
+        factory=RepetitionLoopParams, validator=_of(RepetitionLoopParams)
     )
-    buffer_persistence: BufferPersistenceParams = attrs.field(factory=BufferPersistenceParams)
-    overlooked_shortcut: OverlookedShortcutParams = attrs.field(factory=OverlookedShortcutParams)
+    local_minimum: LocalMinimumParams = attrs.field(
+        factory=LocalMinimumParams, validator=_of(LocalMinimumParams)
+    )
+    correctness_wall: CorrectnessWallParams = attrs.field(
+        factory=CorrectnessWallParams, validator=_of(CorrectnessWallParams)
+    )
+    wrong_bottleneck: WrongBottleneckParams = attrs.field(
+        factory=WrongBottleneckParams, validator=_of(WrongBottleneckParams)
+    )
+    missing_fundamental: MissingFundamentalParams = attrs.field(
+        factory=MissingFundamentalParams, validator=_of(MissingFundamentalParams)
+    )
+    over_engineering: OverEngineeringParams = attrs.field(
+        factory=OverEngineeringParams, validator=_of(OverEngineeringParams)
+    )
+    ignored_prior_research: IgnoredPriorResearchParams = attrs.field(
+        factory=IgnoredPriorResearchParams, validator=_of(IgnoredPriorResearchParams)
+    )
+    buffer_persistence: BufferPersistenceParams = attrs.field(
+        factory=BufferPersistenceParams, validator=_of(BufferPersistenceParams)
+    )
+    overlooked_shortcut: OverlookedShortcutParams = attrs.field(
+        factory=OverlookedShortcutParams, validator=_of(OverlookedShortcutParams)
+    )

@@ -17,7 +17,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from kernelopt._errors import InputError, expected
 from kernelopt.diagnose.model import Action, Diagnosis, LogSummary
+from kernelopt.experiments._validators import check_instance, check_path
 
 __all__ = ["entry_links", "render_plan"]
 
@@ -52,8 +54,10 @@ def _header(summary: LogSummary) -> list[str]:
     if summary.best is not None:
         best = summary.best
         if best.point:
+            # The best at the point the latest attempt measured: not always a new best of
+            # its own (a kept experiment opening a new point gains nothing over anything).
             lines.append(
-                f"Latest new best: {_value(best.value, best.unit, best.kind)} at {best.point} "
+                f"Best so far at {best.point}: {_value(best.value, best.unit, best.kind)} "
                 f"({best.label})."
             )
         else:
@@ -101,7 +105,18 @@ def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None)
     -------
     str
         Markdown ending in one newline.
+
+    Raises
+    ------
+    InputError
+        When ``diagnosis`` is not a Diagnosis or ``links`` not a mapping of strings.
     """
+    check_instance(diagnosis, Diagnosis, "a Diagnosis (diagnose's result)", "diagnosis")
+    if links is not None and not (
+        isinstance(links, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in links.items())
+    ):
+        raise InputError(expected("links as a mapping of str to str", repr(links)[:80]))
     lines = _header(diagnosis.summary)
     lines += ["", "## Pathology checklist", ""]
     for check in diagnosis.checks:
@@ -172,6 +187,8 @@ def entry_links(
     An entry of the user's ``knowledge`` tree links there, any other the built-in file
     shipped with kernelopt; ids whose file is not found keep the tree-relative path.
     """
+    check_instance(diagnosis, Diagnosis, "a Diagnosis (diagnose's result)", "diagnosis")
+    check_path(plan_path, "plan_path")
     from kernelopt.catalog.catalog import BUILTIN_ROOT
 
     start = Path(plan_path).resolve().parent

@@ -29,6 +29,7 @@ __all__ = [
     "guard_present",
     "line_counts",
     "parse_python",
+    "persistent_buffers",
     "precision_suspects",
 ]
 
@@ -475,6 +476,72 @@ def allocations(sources: Iterable[KernelSource]) -> list[Allocation]:
     return found
 
 
+def _is_allocation(node: ast.AST) -> bool:
+    """Whether ``node`` calls a torch allocator (``torch.empty``, ``x.new_zeros``, ...)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    name, owner = node.func.attr, node.func.value
+    if name not in _ALLOC_NAMES:
+        return False
+    is_torch = isinstance(owner, ast.Name) and owner.id == "torch"
+    return is_torch or name.startswith("new_") or name.endswith("_like")
+
+
+def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, str] | None:
+    """The first line where Python host code keeps or takes its buffers (see
+    :func:`persistent_buffers`), or None."""
+    launches = bool(re.search(r"\]\s*\(", source.text)) and "triton" in source.text
+    lines = source.text.split("\n")
+
+    def at(node: ast.AST) -> tuple[int, str]:
+        line = getattr(node, "lineno", 0)
+        return line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+    for node in ast.walk(module):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _is_device(node):
+            continue
+        params = [a.arg for a in node.args.args + node.args.kwonlyargs]
+        taken = next((p for p in params if _OUT_PARAMS.match(p)), None)
+        if launches and taken is not None:
+            # The caller can pass persistent buffers in.
+            return getattr(node, "lineno", 0), f"{node.name}() takes {taken}="
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.If) and re.search(
+                r"\bis None\b|\bnot in\b|== None", ast.unparse(inner.test)
+            ):
+                allocated = next((n for n in ast.walk(inner) if _is_allocation(n)), None)
+                if allocated is not None:
+                    return at(allocated)  # allocated once, on the first call
+            if _assigned_to_cache(inner) and any(_is_allocation(n) for n in ast.walk(inner)):
+                return at(inner)  # kept on an object or in a dict across calls
+    return None
+
+
+def persistent_buffers(sources: Iterable[KernelSource]) -> tuple[KernelSource, int, str] | None:
+    """Where the host code of ``sources`` keeps its buffers across calls or takes them from
+    the caller: a buffer pool, a launcher taking ``out``/``workspace`` parameters, an
+    allocation behind an ``is None`` check or stored into a cache — the code
+    :func:`allocations` does not count as allocating per call.
+
+    Returns
+    -------
+    (KernelSource, int, str) or None
+        The source, the 1-based line and that line's text of the first such place.
+    """
+    for source in sources:
+        pool = _PERSISTENT.search(source.text)
+        if pool is not None:
+            line = source.text.count("\n", 0, pool.start()) + 1
+            return source, line, source.text.split("\n")[line - 1].strip()
+        if source.language == "python":
+            module = parse_python(source.text)
+            if module is not None:
+                found = _python_persistence(source, module)
+                if found is not None:
+                    return source, found[0], found[1]
+    return None
+
+
 @attrs.frozen(kw_only=True)
 class Suspect:
     """A numeric-precision suspect found in (or absent from) a kernel source.
@@ -682,12 +749,16 @@ def precision_suspects(sources: Sequence[KernelSource]) -> list[Suspect]:
     dot = _dot_suspects(sources)
     if dot is not None:
         source, line, text, why = dot
+        # The seed's ladder is tf32x3 → tf32 → ieee; this dot already runs the tf32 rung
+        # (the one failing), so what is left to try is tf32x3, then ieee.
         advice = (
-            "this tl.dot is set to tf32, which rounds float32 inputs to 10 mantissa bits: try "
+            "this tl.dot is set to tf32, which rounds float32 inputs to 10 mantissa bits: "
+            "walk the ladder tf32x3 → tf32 → ieee from where it stands (tf32): try "
             "input_precision='tf32x3', then 'ieee'"
             if why == "explicit"
-            else "tl.dot runs float32 operands at tf32 by default: try "
-            "input_precision='tf32x3', then 'ieee'"
+            else "tl.dot runs float32 operands at tf32 by default: walk the ladder "
+            "tf32x3 → tf32 → ieee from where it stands (tf32): try input_precision='tf32x3', "
+            "then 'ieee'"
         )
         suspects.append(
             Suspect(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
+from kernelopt.experiments._validators import check_instance, check_int, check_path
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -75,9 +76,14 @@ _FIELD_ORDER = (
 
 def experiment_dir(root: str | Path, experiment: int) -> Path:
     """Return ``root/exp_<experiment>``, the folder of one experiment."""
-    if experiment < 0:
-        raise InputError(expected("an experiment number >= 0", experiment))
+    check_path(root, "root")
+    if isinstance(experiment, bool) or not isinstance(experiment, int) or experiment < 0:
+        raise InputError(expected("an experiment number >= 0", repr(experiment)))
     return Path(root) / f"exp_{experiment}"
+
+
+def _check_record(record: object) -> None:
+    check_instance(record, ResultRecord, "a ResultRecord", "record")
 
 
 def _num(value: float | None) -> str:
@@ -102,6 +108,7 @@ def render_result(record: ResultRecord) -> str:
     str
         Markdown ending in one newline.
     """
+    _check_record(record)
     lines = [f"# Experiment {record.experiment}: {record.title}", ""]
     correctness = record.correctness.value
     if record.correctness_detail:
@@ -184,6 +191,7 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     FormatError
         When the text is not in the canonical layout; names the line and section.
     """
+    check_instance(text, str, "result.md text as a string", "text")
     where = None if path is None else str(path)
     lines = text.split("\n")
     title = _TITLE.match(lines[0]) if lines else None
@@ -348,6 +356,7 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
         Replace an existing result.md. Off by default: a logged result is evidence and
         is never overwritten by accident.
     """
+    _check_record(record)
     path = experiment_dir(root, record.experiment) / "result.md"
     if path.exists() and not overwrite:
         raise InputError(
@@ -359,6 +368,7 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
 
 def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool = False) -> Path:
     """Write free-text ``text`` to ``root/exp_N/plan.md`` atomically and return the path."""
+    check_instance(text, str, "plan text as a string", "text")
     path = experiment_dir(root, experiment) / "plan.md"
     if path.exists() and not overwrite:
         raise InputError(
@@ -370,6 +380,7 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
 
 def render_summary_row(record: ResultRecord) -> str:
     """Render the canonical ``summary.md`` table row of ``record``."""
+    _check_record(record)
     head = record.headline
     description = record.title.replace("|", "/")
     cells = (
@@ -404,6 +415,8 @@ def append_summary(root: str | Path, record: ResultRecord) -> Path:
         When an existing summary.md does not use the canonical columns: appending a row
         of other columns would corrupt the user's table.
     """
+    check_path(root, "root")
+    _check_record(record)
     path = Path(root) / "summary.md"
     with locked(path):
         text = path.read_text(encoding="utf-8") if path.exists() else _SUMMARY_HEADER
@@ -432,8 +445,11 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
     experiment : int, optional
         The experiment it was learned from, written as ``[exp N]``.
     """
-    if not text.strip() or "\n" in text.strip():
+    check_path(root, "root")
+    if not isinstance(text, str) or not text.strip() or "\n" in text.strip():
         raise InputError(expected("a one-line lesson", repr(text)))
+    if experiment is not None:
+        check_int(experiment, "experiment", minimum=0)
     path = Path(root) / "LESSONS.md"
     prefix = "" if experiment is None else f"[exp {experiment}] "
     with locked(path):

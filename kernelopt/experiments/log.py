@@ -293,7 +293,9 @@ class Series:
 
     A directory can hold several records of the same effort (a devlog and the JSONL bench
     history beside it) or of different kernels; :attr:`ExperimentLog.experiments` is the
-    primary series, the others stay here for reference.
+    primary series, the others stay here for reference. ``kind`` is the layout read
+    (``"jsonl"``, ``"devlog"``, ...), or ``"trace"`` for the calls of a workload trace,
+    which are no attempts and never the primary series.
     """
 
     name: str

@@ -7,14 +7,16 @@ the canonical markdown and parses that markdown back exactly.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
+from kernelopt._checks import finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt.experiments._validators import integer, mapping_of_text, one_of
+from kernelopt.experiments._validators import text as _text
 
 __all__ = ["Correctness", "ResultRecord", "ResultRow", "Status"]
 
@@ -37,32 +39,48 @@ class Correctness(TextEnum):
     UNKNOWN = "UNKNOWN"
 
 
-def _finite_or_none(name: str) -> Any:
-    def check(_instance: object, _attribute: object, value: float | None) -> None:
-        if value is not None and not math.isfinite(value):
-            raise InputError(expected(f"a finite {name} or None", value, where=name))
-
-    return check
-
-
 def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    # A lone string would become a tuple of its characters: ("s", "p", "l", ...).
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, Iterable):
+        raise InputError(expected("an iterable of strings", repr(value), where="tags"))
     return tuple(value)
+
+
+def _tags(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: Any) -> None:
+    if not all(isinstance(item, str) for item in value):
+        raise InputError(expected("strings", repr(value), where=attribute.name))
 
 
 def _row_tuple(value: Iterable[ResultRow]) -> tuple[ResultRow, ...]:
+    if not isinstance(value, Iterable) or isinstance(value, (str, ResultRow)):
+        raise InputError(expected("an iterable of ResultRow", repr(value)[:80], where="rows"))
     return tuple(value)
 
 
+def _rows(_instance: object, attribute: attrs.Attribute[tuple[ResultRow, ...]], value: Any) -> None:
+    bad = next((row for row in value if not isinstance(row, ResultRow)), None)
+    if bad is not None:
+        raise InputError(expected("ResultRow items", type(bad).__name__, where=attribute.name))
+
+
 def _nonempty(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not value.strip():
+    if not isinstance(value, str) or not value.strip():
         raise InputError(expected("a non-empty string", repr(value), where=attribute.name))
     if "|" in value or "\n" in value:
         raise InputError(expected("no '|' or newline", repr(value), where=attribute.name))
 
 
+def _optional_text(_instance: object, attribute: attrs.Attribute[str | None], value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise InputError(expected("a string or None", repr(value), where=attribute.name))
+
+
 def _pairs_text(
     _instance: object, attribute: attrs.Attribute[dict[str, str]], value: dict[str, str]
 ) -> None:
+    mapping_of_text()(_instance, attribute, value)
     # Rendered as "k=v, k=v" on one line: these characters would not read back.
     for key, text in value.items():
         bad = not key or "=" in key or any(sep in f"{key}{text}" for sep in (", ", "\n", "|"))
@@ -103,12 +121,12 @@ class ResultRow:
 
     point: str = attrs.field(validator=_nonempty)
     impl: str = attrs.field(validator=_nonempty)
-    median: float = attrs.field(validator=_finite_or_none("median"))
-    p20: float | None = attrs.field(default=None, validator=_finite_or_none("p20"))
-    p80: float | None = attrs.field(default=None, validator=_finite_or_none("p80"))
-    unit: str = attrs.field(validator=attrs.validators.in_(("ns", "us", "ms", "s")))
-    floor: float | None = attrs.field(default=None, validator=_finite_or_none("floor"))
-    speedup: float | None = attrs.field(default=None, validator=_finite_or_none("speedup"))
+    median: float = attrs.field(validator=finite())
+    p20: float | None = attrs.field(default=None, validator=finite(optional=True))
+    p80: float | None = attrs.field(default=None, validator=finite(optional=True))
+    unit: str = attrs.field(validator=one_of(("ns", "us", "ms", "s")))
+    floor: float | None = attrs.field(default=None, validator=finite(optional=True))
+    speedup: float | None = attrs.field(default=None, validator=finite(optional=True))
     mode: str = attrs.field(default="cold", validator=_nonempty)
 
     @property
@@ -153,21 +171,21 @@ class ResultRecord:
         Free text; kept verbatim.
     """
 
-    experiment: int = attrs.field(validator=attrs.validators.ge(0))
+    experiment: int = attrs.field(validator=integer(minimum=0))
     title: str = attrs.field(validator=_nonempty)
     status: Status = attrs.field(converter=Status)
     correctness: Correctness = attrs.field(converter=Correctness)
-    correctness_detail: str = ""
-    date: str = ""
-    kernel: str | None = None
-    baseline: str | None = None
-    gpu: str | None = None
+    correctness_detail: str = attrs.field(default="", validator=_text(nonempty=False))
+    date: str = attrs.field(default="", validator=_text(nonempty=False))
+    kernel: str | None = attrs.field(default=None, validator=_optional_text)
+    baseline: str | None = attrs.field(default=None, validator=_optional_text)
+    gpu: str | None = attrs.field(default=None, validator=_optional_text)
     versions: dict[str, str] = attrs.field(factory=dict, validator=_pairs_text)
-    tags: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple, validator=_tags)
     knobs: dict[str, str] = attrs.field(factory=dict, validator=_pairs_text)
-    rows: tuple[ResultRow, ...] = attrs.field(default=(), converter=_row_tuple)
-    verdict: str | None = None
-    notes: str = ""
+    rows: tuple[ResultRow, ...] = attrs.field(default=(), converter=_row_tuple, validator=_rows)
+    verdict: str | None = attrs.field(default=None, validator=_optional_text)
+    notes: str = attrs.field(default="", validator=_text(nonempty=False))
 
     @property
     def headline(self) -> ResultRow | None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Protocol
+
+from kernelopt._errors import InputError, expected
 
 __all__ = ["EntryLike", "Tagger", "default_tagger"]
 
@@ -44,6 +46,27 @@ def _pattern(phrase: str) -> str:
     return r"[\s_\-]*".join(parts)
 
 
+def _check_entry(entry: object) -> None:
+    """Raise InputError unless ``entry`` has a string ``id`` and ``name`` and string
+    ``keywords``: what tagging reads of a catalog entry."""
+    keywords = getattr(entry, "keywords", None)
+    ok = (
+        isinstance(getattr(entry, "id", None), str)
+        and isinstance(getattr(entry, "name", None), str)
+        and isinstance(keywords, Iterable)
+        and not isinstance(keywords, str)
+        and all(isinstance(k, str) for k in keywords)
+    )
+    if not ok:
+        raise InputError(
+            expected(
+                "catalog entries with a string id, name and keywords",
+                type(entry).__name__,
+                where="catalog",
+            )
+        )
+
+
 class Tagger:
     """Find catalog entry ids in text through their keywords.
 
@@ -54,8 +77,13 @@ class Tagger:
     """
 
     def __init__(self, entries: Iterable[EntryLike]) -> None:
+        if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
+            raise InputError(
+                expected("catalog entries (a Catalog)", type(entries).__name__, where="entries")
+            )
         self._ids_of: dict[str, list[str]] = {}
         for entry in entries:
+            _check_entry(entry)
             phrases = {_normal(k) for k in entry.keywords} | {
                 _normal(entry.id),
                 _normal(entry.name),
@@ -83,6 +111,8 @@ class Tagger:
 
     def matches(self, text: str) -> list[tuple[str, str, int]]:
         """(entry id, matched text, offset) for every keyword occurrence in ``text``."""
+        if not isinstance(text, str):
+            raise InputError(expected("text as a string", type(text).__name__, where="text"))
         if self._regex is None or not text:
             return []
         found = []
@@ -101,7 +131,7 @@ class Tagger:
         return tuple(seen)
 
 
-def default_tagger(catalog: Any | None = None) -> tuple[Tagger, str | None]:
+def default_tagger(catalog: Iterable[EntryLike] | None = None) -> tuple[Tagger, str | None]:
     """A tagger over ``catalog`` (the built-in catalog when None).
 
     Returns
@@ -109,6 +139,11 @@ def default_tagger(catalog: Any | None = None) -> tuple[Tagger, str | None]:
     (Tagger, str or None)
         The tagger, and a reason when the catalog could not be loaded (the tagger is then
         empty and experiments keep only tags their result.md names).
+
+    Raises
+    ------
+    InputError
+        When ``catalog`` is not an iterable of catalog entries.
     """
     if catalog is None:
         try:
@@ -120,4 +155,12 @@ def default_tagger(catalog: Any | None = None) -> tuple[Tagger, str | None]:
             return Tagger(
                 ()
             ), f"catalog not available for tagging ({error.__class__.__name__}: {message[:160]})"
+    if isinstance(catalog, (str, bytes)) or not isinstance(catalog, Iterable):
+        raise InputError(
+            expected(
+                "catalog as a Catalog (entries with id, name and keywords)",
+                type(catalog).__name__,
+                where="catalog",
+            )
+        )
     return Tagger(list(catalog)), None

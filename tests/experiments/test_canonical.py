@@ -118,7 +118,7 @@ def test_roundtrip_property(
 
 
 def test_nan_is_refused() -> None:
-    with pytest.raises(InputError, match="Expected a finite median"):
+    with pytest.raises(InputError, match="median: Expected a finite number"):
         ResultRow(point="p", impl="k", median=math.nan, p20=1.0, p80=1.0, unit="us")
 
 

@@ -16,7 +16,7 @@ from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import BufferPersistenceParams
-from kernelopt.diagnose.source import allocations
+from kernelopt.diagnose.source import allocations, persistent_buffers
 
 __all__ = ["detect"]
 
@@ -36,10 +36,15 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
     found_allocations = allocations(kernels)
     if len(found_allocations) < params.min_allocations:
         paths = ", ".join(k.path for k in kernels[:2])
-        return not_found(
-            _PATHOLOGY,
-            f"The launcher in {paths} allocates no buffer per call (or takes out=/workspace).",
-        )
+        kept = persistent_buffers(kernels)
+        if kept is not None:
+            source, line, text = kept
+            return not_found(
+                _PATHOLOGY,
+                f"The launcher in {paths} allocates no buffer per call: it keeps or takes "
+                f"its buffers ({source.path}:{line}: {quote(text, 80)}).",
+            )
+        return not_found(_PATHOLOGY, f"No per-call allocation shows in the host code of {paths}.")
     per_call = [a for a in found_allocations if not a.per_launch]
     per_launch = [a for a in found_allocations if a.per_launch]
     parts = []

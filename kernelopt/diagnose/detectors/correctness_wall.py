@@ -2,11 +2,14 @@
 
 Counts trailing consecutive correctness failures (attempts whose correctness is unknown are
 skipped; a pass ends the run), then checks the kernel text for the seed's numeric suspects:
-a ``tl.dot`` at tf32 (set so, or float32 operands at the default: try tf32x3, then ieee),
-an LSE base mismatch (exp2 vs ln), -inf masking without a fully-masked-row guard, and
-bf16/fp16 accumulation. The finding calls the failures numerical only when one of those
-shows in the text; otherwise it says so and points at the failing changes themselves (an
-attempt that drops needed work fails for reasons no precision setting fixes).
+a ``tl.dot`` at tf32 (set so, or float32 operands at the default), an LSE base mismatch
+(exp2 vs ln), -inf masking without a fully-masked-row guard, and bf16/fp16 accumulation.
+For the dot the seed's ladder is tf32x3 → tf32 → ieee; a dot found at tf32 skips the
+middle rung, since tf32 is the setting that fails (tf32x3, then ieee). The finding calls
+the failures numerical only when one of those shows in the text; otherwise it says so and
+points at the failing changes themselves (an attempt that drops needed work fails for
+reasons no precision setting fixes). The generic checks of the suspects are listed only
+when no kernel text could be read: a text that was read and shows none has answered them.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ _PATHOLOGY = Pathology.CORRECTNESS_WALL
 _GENERIC = (
     (
         "dot-input-precision",
-        "If a tl.dot takes float32 operands, walk its precision down: input_precision="
-        "'tf32x3', then 'ieee', and compare (tf32 settings do not change bf16/fp16 dots).",
+        "If a tl.dot takes float32 operands, walk the ladder input_precision='tf32x3' → "
+        "'tf32' → 'ieee' and compare each (skip the rung the kernel already runs; tf32 "
+        "settings do not change bf16/fp16 dots).",
     ),
     (
         "lse-base-mismatch",
@@ -110,11 +114,9 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
             "first, then bisect what is left."
         )
     )
-    for catalog_id, text in _GENERIC:
-        if any(s.catalog_id == catalog_id for s in hits):
-            continue
-        if catalog_id == "dot-input-precision" and kernels:
-            continue  # the text was read: no float32 operand and no tf32 setting in it
+    # A kernel text that was read and shows no suspect has answered the generic checks;
+    # they are advice only when nothing could be read.
+    for catalog_id, text in () if kernels else _GENERIC:
         actions.append(ctx.action(text, catalog_id))
     if hits:
         cause = "Numeric suspects in the kernel text: " + ", ".join(s.name for s in hits) + "."

@@ -1,10 +1,14 @@
 """7. Ignored prior research: recommendations in earlier plans never acted on.
 
 Recommendations come from plans (``exp_N/plan.md``), "Next steps"/"Future directions"
-sections and lead lines, and advice sentences in conclusions. A later experiment acts on a
-recommendation when it names the same catalog entry or shares ``min_overlap`` of its
-distinctive terms. A recommendation followed by ``min_later_experiments`` attempts, none
-acting on it, was ignored; one repeated in several places weighs more.
+sections and lead lines, and advice sentences in conclusions; a plan kernelopt wrote is
+not read for them (its actions come from these checks, which run again on the log as it
+is now). A note outside any experiment folder cannot be placed among the attempts: all of
+the log's attempts count as later, and the finding says so rather than "N+ that followed".
+A later experiment acts on a recommendation when it names the same catalog entry or
+shares ``min_overlap`` of its distinctive terms. A recommendation followed by
+``min_later_experiments`` attempts, none acting on it, was ignored; one repeated in
+several places weighs more.
 """
 
 from __future__ import annotations
@@ -100,8 +104,10 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
                 _PATHOLOGY,
                 f"{len(plans)} plan(s) read (exp_N/plan.md); none recommends anything for "
                 "later experiments, so nothing could be ignored.",
-                ["recommendations for later experiments (a 'Next steps' list in a plan or "
-                 "a result's notes)"],
+                [
+                    "recommendations for later experiments (a 'Next steps' list in a plan or "
+                    "a result's notes)"
+                ],
             )
         return not_found(
             _PATHOLOGY,
@@ -157,9 +163,18 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     repeated = len(groups[0])
     numbers = sorted({e.number for _r, attempts in ignored for e in attempts})
     origins = sorted({r.experiment for r, _a in ignored if r.experiment is not None})
+    # A note outside any experiment (after == 0) may have been written at any point of the
+    # effort: the attempts are the log's, not "the ones that followed".
+    placed = lead_rec.experiment is not None or lead_rec.after > 0
+    span = (
+        f"the {len(lead_attempts)}+ attempts that followed"
+        if placed
+        else f"any of the {len(lead_attempts)} attempts of the log (where the note stands "
+        "among them is not recorded)"
+    )
     summary = (
-        f"{len(ignored)} recommendation(s) from earlier plans/results were never acted on in the "
-        f"{len(lead_attempts)}+ attempts that followed"
+        f"{len(ignored)} recommendation(s) from earlier plans/results were never acted on in "
+        + span
         + (f" (made after {experiments_text(origins)})" if origins else "")
         + f"; e.g. \u201c{quote(lead_rec.text, 120)}\u201d"
         + (f" (recommended {repeated} times)" if repeated > 1 else "")

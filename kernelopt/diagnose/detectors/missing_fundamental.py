@@ -4,7 +4,10 @@ The catalog marks entries ``fundamental_for`` families (split-KV flash-decoding 
 attention, online softmax for attention, ...). An entry is missing when no experiment is
 tagged with it and the current kernel source shows neither its keywords nor its code
 pattern (``num_splits``, ``m_i``/``l_i`` running max and sum, ``block_table``, ...), as
-:func:`kernelopt.diagnose.presence.present_in` checks it.
+:func:`kernelopt.diagnose.presence.present_in` checks it. Buffer persistence also
+shows the way the buffer-persistence item reads the launcher: a buffer pool, ``out``/
+``workspace`` parameters, an allocation behind ``is None`` or kept in a cache
+(:func:`kernelopt.diagnose.source.persistent_buffers`), so the two items agree.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import MissingFundamentalParams
 from kernelopt.diagnose.presence import CODE_PATTERNS, present_in
+from kernelopt.diagnose.source import persistent_buffers
 
 __all__ = ["CODE_PATTERNS", "detect", "present_in"]
 
@@ -23,6 +27,9 @@ _PATHOLOGY = Pathology.MISSING_FUNDAMENTAL
 
 # Techniques of measuring rather than of the kernel: found in profiling lines, not in code.
 _MEASUREMENT = frozenset({"cuda-event-instrumentation", "roofline-analysis"})
+
+
+_BUFFERS = "buffer-persistence"
 
 
 def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
@@ -71,7 +78,12 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         if entry_id in tried_ids:
             present.append(entry_id)
             continue
-        if kernels and present_in(entry, kernels) is not None:
+        # The buffer-persistence item reads the launcher's code; this item agrees with it
+        # (``out: Tensor | None = None`` filled behind ``if out is None:`` takes out=).
+        if kernels and (
+            present_in(entry, kernels) is not None
+            or (entry_id == _BUFFERS and persistent_buffers(kernels) is not None)
+        ):
             present.append(entry_id)
             continue
         if entry_id in _MEASUREMENT and profiled:

@@ -3,7 +3,8 @@
 Measured on the kernel files snapshotted in ``exp_N/`` folders: code lines, branches,
 compile-time knobs (``tl.constexpr``, ``gl.constexpr``), and autotune configurations (sized
 statically from ``triton.autotune(configs=...)``, list comprehensions and
-``itertools.product``). Growth across the trailing stall, or an autotune space of
+``itertools.product``). Growth across the trailing stall (in lines, knobs, branches or
+configurations, each against its own threshold), or an autotune space of
 ``max_autotune_configs`` or more (the seed's example: 10 000 configurations for no gain),
 is the finding.
 
@@ -11,8 +12,8 @@ A snapshot written as a diff (``exp_N/*.diff``, ``*.patch``) counts in two ways.
 file it was made against is in the log, the diff is replayed on it and the result is
 measured like a full snapshot. Either way its added and removed lines say how much it grew
 the kernel: the changes kept during the stall (reverted ones are not the kernel any more)
-that add ``min_new_constexprs`` knobs, or ``min_line_growth`` of the code the stall
-started from, are the finding too.
+that add ``min_new_constexprs`` knobs, ``min_new_branches`` branches, or
+``min_line_growth`` of the code the stall started from, are the finding too.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def _snapshot_growth(
     first, last = _total(parts[start], common), _total(parts[end], common)
     growth = (last.lines - first.lines) / first.lines if first.lines else 0.0
     knobs = last.constexprs - first.constexprs
+    branches = last.branches - first.branches
     configs_growth = (
         (last.autotune_configs or 1) / (first.autotune_configs or 1)
         if last.autotune_configs is not None
@@ -137,18 +139,19 @@ def _snapshot_growth(
         grew.append(f"code lines {first.lines} → {last.lines} ({growth:+.0%})")
     if knobs >= params.min_new_constexprs:
         grew.append(f"constexpr knobs {first.constexprs} → {last.constexprs}")
+    if branches >= params.min_new_branches:
+        grew.append(f"branches {first.branches} → {last.branches}")
     if configs_growth >= params.min_config_growth:
         grew.append(f"autotune configs {first.autotune_configs or 1} → {last.autotune_configs}")
     if not grew:
         return None
-    reason = (
-        f"from exp {start} to exp {end} {', '.join(grew)}, branches {first.branches} → "
-        f"{last.branches}"
-    )
+    if branches < params.min_new_branches:
+        grew.append(f"branches {first.branches} → {last.branches}")
+    reason = f"from exp {start} to exp {end} {', '.join(grew)}"
     evidence = [
         Evidence(
-            quote=f"exp {number}: {size.lines} lines, {size.constexprs} constexpr, "
-            f"{size.autotune_configs or 0} configs",
+            quote=f"exp {number}: {size.lines} lines, {size.branches} branches, "
+            f"{size.constexprs} constexpr, {size.autotune_configs or 0} configs",
             source=_where(ctx, number),
             experiments=(number,),
         )
@@ -193,7 +196,11 @@ def _landed_growth(
     branches = sum(c.net_branches for c in landed)
     # Lines are judged against the code the stall started from; knobs need no base.
     line_growth = lines / base_lines if base_lines else 0.0
-    if knobs < params.min_new_constexprs and line_growth < params.min_line_growth:
+    if (
+        knobs < params.min_new_constexprs
+        and branches < params.min_new_branches
+        and line_growth < params.min_line_growth
+    ):
         return None
     numbers = sorted({c.experiment for c in landed})
     of_base = f" ({line_growth:+.0%} of {base_lines})" if base_lines else ""
@@ -224,7 +231,7 @@ def _detail(ctx: Context, measured: dict[int, Complexity], stall: Sequence[int])
         fate = "" if standing else ", not kept"
         parts.append(
             f"latest snapshot (exp {latest}{fate}): {measured[latest].lines} lines, "
-            f"{measured[latest].constexprs} constexpr knobs, "
+            f"{measured[latest].branches} branches, {measured[latest].constexprs} constexpr knobs, "
             f"{measured[latest].autotune_configs or 0} autotune configs"
         )
     if ctx.changes:

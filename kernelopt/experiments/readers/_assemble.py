@@ -14,10 +14,12 @@ from kernelopt.experiments.readers._values import knobs_of
 from kernelopt.experiments.records import Correctness, Status
 from kernelopt.experiments.tagging import Tagger
 
-__all__ = ["assemble", "choose_primary"]
+__all__ = ["NOT_ATTEMPTS", "assemble", "choose_primary"]
 
 # Markdown written by people outranks machine histories as the record of the effort.
 _MACHINE_KINDS = frozenset({"jsonl", "tsv", "archive-json"})
+# Series of something other than attempts (the calls of a workload trace): never primary.
+NOT_ATTEMPTS = frozenset({"trace"})
 _BASELINE_WORDS = re.compile(
     r"\b(?:baseline|initial|original|reference|unmodified)\b", re.IGNORECASE
 )
@@ -150,12 +152,13 @@ def _series_name(scope: str) -> str:
 
 def choose_primary(series: list[Series]) -> list[Series]:
     """Order series with the primary first: human-written before machine histories, then
-    the one with most attempted experiments, then the longest."""
+    the one with most attempted experiments, then the longest; traces of calls last."""
 
     def rank(item: Series) -> tuple[int, int, int, str]:
         attempted = sum(1 for e in item.experiments if e.attempted)
         weak = item.kind in _MACHINE_KINDS or len(item.experiments) < 2
-        return (1 if weak else 0, -attempted, -len(item.experiments), item.name)
+        order = 2 if item.kind in NOT_ATTEMPTS else 1 if weak else 0
+        return (order, -attempted, -len(item.experiments), item.name)
 
     usable = [s for s in series if s.experiments]
     return sorted(usable, key=rank)

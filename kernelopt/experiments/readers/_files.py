@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
+from kernelopt.experiments._validators import integer
 from kernelopt.experiments.log import Unread
 
 __all__ = ["LogFiles", "ReadLimits", "TextFile", "repository_path", "suffix_of"]
@@ -106,9 +107,9 @@ class ReadLimits:
         Folder depth below the root that is walked; deeper folders are reported.
     """
 
-    max_file_bytes: int = attrs.field(default=2 * 1024 * 1024, validator=attrs.validators.gt(0))
-    max_files: int = attrs.field(default=20_000, validator=attrs.validators.gt(0))
-    max_depth: int = attrs.field(default=8, validator=attrs.validators.ge(0))
+    max_file_bytes: int = attrs.field(default=2 * 1024 * 1024, validator=integer(minimum=1))
+    max_files: int = attrs.field(default=20_000, validator=integer(minimum=1))
+    max_depth: int = attrs.field(default=8, validator=integer(minimum=0))
 
 
 @attrs.frozen(kw_only=True)

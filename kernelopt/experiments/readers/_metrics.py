@@ -122,9 +122,38 @@ def metric_of_header(header: str) -> str | None:
     return None
 
 
+# A measurement: a number with a unit of time, share, rate, size or count, or a value given
+# to a named metric (``achieved_occupancy=0.41``, ``sm__throughput.avg.pct 45.2``). A
+# profiler named next to a version or a cache level ("workload-profile v1", "CUDA events,
+# L2 flushed") measures nothing.
+_MEASURED = re.compile(
+    rf"{_V}\s*(?:[µu]s|ns|ms|s|%|[GT]i?B/s|[GT]FLOP/?s|[GT]FLOPS|cycles?|bytes?|[KMG]i?B"
+    r"|regs?|registers|warps?|waves?|(?:spill|bank|shared|global)?\s*(?:requests?|stalls?"
+    r"|conflicts?|transactions?|sectors?|instructions?|spills?))(?![A-Za-z_=])"
+    # A value given to a named metric; trial-point axes (b=32, h_q=16), file:line references
+    # (profile.md:12) and bookkeeping fields (Date: 2026-04-21, Step: 3) are not metrics.
+    r"|(?<![\w.])(?!(?i:h_q|s_q|d_qk|t_max|seqlen|batch|date|step|exp|experiment|version"
+    r"|commit|run|seed|line|page)\b)[A-Za-z_]\w{2,}\s*[=:]\s*[-+]?\d"
+    r"|\b(?:sm|smsp|l1tex|lts|dram|gpu|gpc)__[\w.]+`?\s*[=:]?\s*[-+]?\d",
+)
+
+
+_NUMBER_CELL = re.compile(r"^[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?%?$", re.IGNORECASE)
+
+
+def _numeric_cells(line: str) -> int:
+    """How many cells of a markdown table row are numbers (``| cuda-events | `2.54` |``)."""
+    if not line.lstrip().startswith("|"):
+        return 0
+    cells = [c.strip().strip("`*").strip() for c in line.strip().strip("|").split("|")]
+    return sum(1 for cell in cells if _NUMBER_CELL.match(cell))
+
+
 def is_profiling_line(line: str) -> bool:
-    """True when ``line`` reports profiling data: a profiler named, or a metric with a value."""
-    if _TOOLS.search(line) and re.search(r"\d", line):
+    """True when ``line`` reports profiling data: a profiler or timer named next to a
+    measurement (a number with a unit, a metric's value, or a table row of numbers whose
+    header holds the units), or a metric with its value."""
+    if _TOOLS.search(line) and (_MEASURED.search(line) or _numeric_cells(line) >= 2):
         return True
     return any(
         pattern.search(line)

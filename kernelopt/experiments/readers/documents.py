@@ -88,7 +88,18 @@ _VERDICT_HEAD = re.compile(
 _STATUS_KEYS = ("status", "outcome", "verdict", "decision", "disposition")
 # ``- Knobs: BLOCK_N=64, num_stages=2`` (the canonical result.md field, also by hand).
 _KNOB_KEYS = ("knobs", "knob", "tuning knobs")
-_CORRECT_KEYS = ("correctness", "accuracy", "correct", "validation", "tests", "status", "verifier")
+# ``Pass: 12/12`` is a pass marker as logs write it: the field name is the verdict's own word.
+_CORRECT_KEYS = (
+    "correctness",
+    "accuracy",
+    "correct",
+    "pass",
+    "passed",
+    "validation",
+    "tests",
+    "status",
+    "verifier",
+)
 _PYTEST = re.compile(r"\b(\d+) passed\b")
 _PYTEST_FAILED = re.compile(r"\b[1-9]\d* failed\b")
 _VERDICT_WORD = re.compile(r"\b(?:PASS|PASSED|FAIL|FAILED)\b")

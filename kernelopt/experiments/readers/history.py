@@ -148,11 +148,23 @@ def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
         )
     if bad:
         unread.append((file.path, f"{bad} line(s) are not JSON; skipped"))
+    if records and all(_is_call(r) for r in records):
+        # A workload trace (``kernelopt.workload.Recorder``: op, args, duration) records the
+        # calls a kernel served, not attempts to change it: a series of calls, never judged.
+        for draft in drafts:
+            draft.kind = "trace"
+            draft.attempted = False
+        return drafts
     matrix = _benchmark_matrix(records)
     if matrix:
         unread.append((file.path, f"{matrix}, not an experiment history; not read as one"))
         return []
     return drafts
+
+
+def _is_call(record: Mapping[str, Any]) -> bool:
+    """Whether ``record`` is one call of a workload trace: an op name and its arguments."""
+    return isinstance(record.get("op"), str) and isinstance(record.get("args"), dict)
 
 
 # Keys that say which implementation and which shape a benchmark row times, and keys that

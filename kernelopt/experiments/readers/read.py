@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kernelopt._errors import InputError, expected
+from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import (
     ExperimentLog,
     Fact,
@@ -18,7 +20,7 @@ from kernelopt.experiments.log import (
     SourceRef,
     Unread,
 )
-from kernelopt.experiments.readers._assemble import assemble, choose_primary
+from kernelopt.experiments.readers._assemble import NOT_ATTEMPTS, assemble, choose_primary
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import (
     SNAPSHOT_SUFFIXES,
@@ -27,6 +29,12 @@ from kernelopt.experiments.readers._files import (
     TextFile,
     repository_path,
     suffix_of,
+)
+from kernelopt.experiments.readers._kinds import (
+    is_knowledge_entry,
+    is_plan_output,
+    is_rule_file,
+    is_workload_profile,
 )
 from kernelopt.experiments.readers._markdown import code_mask, headings
 from kernelopt.experiments.readers._metrics import is_profiling_line
@@ -43,7 +51,10 @@ from kernelopt.experiments.readers.kernels import named_paths, source
 from kernelopt.experiments.readers.notes import is_single_note, read_note, read_table_note
 from kernelopt.experiments.readers.seed import experiment_folders, read_folder
 from kernelopt.experiments.readers.steplog import read_steps, step_headings
-from kernelopt.experiments.tagging import Tagger, default_tagger
+from kernelopt.experiments.tagging import EntryLike, Tagger, default_tagger
+
+if TYPE_CHECKING:  # the catalog is imported on first use only: reading a log stays cheap
+    from kernelopt.catalog import Catalog
 
 __all__ = ["read_log"]
 
@@ -81,12 +92,19 @@ class _Reading:
         self.profiling: list[Fact] = []
         self.problems: list[tuple[str, str]] = []
         self.layouts: set[str] = set()
+        self.cut_folders = 0
 
     # --- one file --------------------------------------------------------------------------
 
     def markdown(self, file: TextFile, position: int) -> None:
         name = file.name.lower()
         folder = file.path.rsplit("/", 1)[0] if "/" in file.path else ""
+        if is_plan_output(file) or is_knowledge_entry(file):
+            # A diagnosis kernelopt wrote is a verdict on this log, and its actions come
+            # from checks that run again on the log as it is now: an action still open is
+            # found again by the item that made it. Knowledge entries describe techniques
+            # in general. Neither is an experiment or advice for this one.
+            return
         if name in {"claude.md", "agents.md"}:
             if self.kernel_path is None and self.baseline_path is None and not self.rules:
                 self.rules = read_rules(file)
@@ -101,7 +119,7 @@ class _Reading:
         if name.startswith("lessons"):
             self.lessons += read_lessons(file)
             return
-        if name.startswith("workload_profile"):
+        if is_workload_profile(name):
             self.workload = self.workload or file.path
             return
         if name == "profile.md" or (name.startswith("profile") and name.endswith(".md")):
@@ -189,18 +207,33 @@ class _Reading:
                 continue
             if suffix in _MARKDOWN:
                 self.markdown(file, position)
-                if until is None:
+                # The same files with or without ``until``: a loose note cannot be dated
+                # against the experiments, and profile.md is read either way.
+                if self._measures(file):
                     self._profiling_lines(file)
             else:
                 self.other(file, position)
         for folder, number in sorted(folders.items(), key=lambda item: (item[1], item[0])):
             if until is not None and number >= until:
+                self.cut_folders += 1
                 continue
             draft, snapshots = read_folder(self.files, folder, number, unread=self.problems)
             self.drafts.append(draft)
             self.kernels += snapshots
             self.layouts.add("experiment-folders")
         self._named_kernels()
+
+    @staticmethod
+    def _measures(file: TextFile) -> bool:
+        """Whether ``file`` can hold profiling data of this log: not a rule file (which
+        says how to time, not what was timed), a workload profile (call shares, not
+        kernel metrics), a knowledge entry or a plan kernelopt wrote."""
+        return not (
+            is_rule_file(file.name)
+            or is_workload_profile(file.name)
+            or is_knowledge_entry(file)
+            or is_plan_output(file)
+        )
 
     def _profiling_lines(self, file: TextFile) -> None:
         mask = code_mask(file.lines)
@@ -286,7 +319,7 @@ def read_log(
     path: str | os.PathLike[str],
     *,
     until: int | None = None,
-    catalog: Any | None = None,
+    catalog: Catalog | Iterable[EntryLike] | None = None,
     limits: ReadLimits | None = None,
 ) -> ExperimentLog:
     """Read the optimization log under ``path`` into an :class:`ExperimentLog`.
@@ -303,9 +336,12 @@ def read_log(
         The log directory.
     until : int, optional
         Read the directory as it stood before experiment ``until``: only experiments
-        numbered below it are kept (folders ``exp_N`` with N >= until are not read).
+        numbered below it are kept (folders ``exp_N`` with N >= until are not read). An
+        ``until`` past every experiment cuts nothing: the log reads as without it (its
+        ``until`` is then None).
     catalog : Catalog, optional
-        The catalog whose keywords tag experiments; the built-in one when None.
+        The catalog whose keywords tag experiments (any iterable of entries with ``id``,
+        ``name`` and ``keywords``); the built-in one when None.
     limits : ReadLimits, optional
         Bounds on bytes per file, entries walked and depth.
 
@@ -317,8 +353,12 @@ def read_log(
     Raises
     ------
     InputError
-        When ``path`` does not exist or is not a directory, or ``until`` is negative.
+        When ``path`` does not exist or is not a directory, ``until`` is negative, or an
+        argument has the wrong type.
     """
+    check_path(path, "path")
+    if limits is not None:
+        check_instance(limits, ReadLimits, "limits as a ReadLimits", "limits")
     root = Path(path)
     if not root.exists():
         raise InputError(expected("an existing log directory", str(path)))
@@ -331,13 +371,22 @@ def read_log(
     reading.run(until)
     reading.problems += _repeated_rows(reading.drafts)
     ordered = choose_primary(assemble(reading.drafts, tagger))
-    primary = ordered[0] if ordered else None
+    # A trace of calls is no record of attempts: with nothing else, there is no primary.
+    primary = ordered[0] if ordered and ordered[0].kind not in NOT_ATTEMPTS else None
+    if (
+        until is not None
+        and not reading.cut_folders
+        and not any(e.number >= until for e in (primary.experiments if primary else ()))
+    ):
+        # Nothing stood at or after experiment ``until``: the directory as it stood before
+        # it is the directory as it is, other histories and loose notes included.
+        until = None
     cutoff = None
     if primary is not None and until is not None:
         cut_at = next((e for e in primary.experiments if e.number >= until), None)
         cutoff = cut_at.date if cut_at is not None else None
     series = [_cut(s, until, cutoff, s is primary) for s in ordered]
-    experiments = series[0].experiments if series else ()
+    experiments = series[0].experiments if primary is not None else ()
     recommendations = [r for e in experiments for r in e.recommendations]
     if until is None or not experiments:
         recommendations += reading.notes

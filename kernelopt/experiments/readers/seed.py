@@ -19,6 +19,7 @@ from kernelopt.experiments.diffs import parse_diff
 from kernelopt.experiments.log import KernelSource, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, TextFile, suffix_of
+from kernelopt.experiments.readers._kinds import is_plan_output
 from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
 from kernelopt.experiments.readers._metrics import metrics_of
 from kernelopt.experiments.readers._values import status_of
@@ -157,6 +158,10 @@ def read_folder(
         if file is None:
             continue
         draft.sources.append(SourceRef(path=path, line=1))
+        if is_plan_output(file):
+            # A diagnosis kept as the experiment's plan.md (``--write-plan``) lists every
+            # remedy it found for the log: none is what this experiment changed.
+            continue
         if stem in {"result", "results"}:
             try:
                 _from_record(draft, parse_result(file.text, path=path), file)
