@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-import time
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,13 +23,6 @@ import pytest
 from kernelopt.bench import _nvtx, device, timer
 
 _SW_POWER_CAP = 0x4
-
-
-def spin(us: float) -> None:
-    """Busy-wait ``us`` microseconds."""
-    end = time.perf_counter_ns() + int(us * 1000)
-    while time.perf_counter_ns() < end:
-        pass
 
 
 class FakeGPU:
@@ -71,6 +63,7 @@ class FakeGPU:
         self.heavy_us = 0.0
         self.last_heavy = False
         self.probes = 0
+        self.host_reads = 0
 
     @property
     def capped(self) -> bool:
@@ -80,11 +73,18 @@ class FakeGPU:
         """One kernel of ``us`` µs at full clock (heavy kernels slow down once capped)."""
         if heavy and self.capped:
             us *= self.capped_us / self.fast_us
-        spin(us)
+        # No waiting: the timer's host clock is this device clock (see host_clock), so a
+        # test reads the same times however busy the machine running it is.
         self.clock_us += us
         self.last_heavy = heavy
         if heavy:
             self.heavy_us += us
+
+    def host_clock_ns(self) -> int:
+        """The host clock the timer reads: the device timeline plus 1 µs a read (a read
+        takes time, so a loop waiting on the clock always ends)."""
+        self.host_reads += 1
+        return int((self.clock_us + self.host_reads) * 1000.0)
 
     def heavy(self) -> None:
         """The timed kernel: a matmul-like call."""
@@ -225,6 +225,10 @@ def install_fake_gpu(monkeypatch: pytest.MonkeyPatch, gpu: FakeGPU, *, nvml: boo
     monkeypatch.setattr(device, "_NVML_READY", [])
     monkeypatch.setattr(timer, "_FLUSH_BUFFERS", {})
     monkeypatch.setattr(_nvtx, "_RESOLVED", [None])
+    clock = types.SimpleNamespace(
+        perf_counter=lambda: gpu.host_clock_ns() / 1e9, perf_counter_ns=gpu.host_clock_ns
+    )
+    monkeypatch.setattr(timer, "time", clock)
 
 
 @pytest.fixture
