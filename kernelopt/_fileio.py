@@ -14,9 +14,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from kernelopt._errors import InputError, expected
+from kernelopt._errors import FormatError, InputError, expected
 
-__all__ = ["atomic_write_text", "locked"]
+__all__ = ["atomic_write_text", "locked", "read_text"]
 
 try:  # POSIX advisory locks; Windows falls back to msvcrt below.
     import fcntl
@@ -30,18 +30,34 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     Parameters
     ----------
     path : path-like
-        The file to write; replaced in one rename.
-    text : str
-        The full new content.
+        The file to write; replaced in one rename. A symlink is followed: the file it
+        points to is replaced and the link stays (as :func:`locked` locks that file).
+
+    Raises
+    ------
+    InputError
+        When ``path`` is a directory, or its folder cannot be created or written.
     """
-    target = Path(path)
+    # Renaming over a link would replace the link, not the file the user keeps, and a
+    # writer holding the lock of the real file would then lose this update.
+    target = Path(os.path.realpath(path))
     if target.is_dir():
-        raise InputError(expected("a file path to write", f"{target}, a directory"))
-    target.parent.mkdir(parents=True, exist_ok=True)
+        raise InputError(expected("a file path to write", f"{path}, a directory"))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(
+            expected("a folder that can be created", f"{target.parent}: {error.strerror}")
+        ) from None
     # mkstemp creates the file 0600; the result keeps the mode of the file it replaces,
     # or the one a plain open() would have given it, so shared trees stay readable.
     mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as error:
+        raise InputError(
+            expected("a folder kernelopt may write in", f"{target.parent}: {error.strerror}")
+        ) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -53,6 +69,29 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def read_text(path: str | os.PathLike[str], *, what: str = "a text file") -> str:
+    """The UTF-8 text of ``path``, line endings as written.
+
+    Raises
+    ------
+    InputError
+        When there is no file at ``path`` (``what`` names what was expected).
+    FormatError
+        When the bytes are not UTF-8, naming the file and the offset.
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise InputError(expected(what, f"no file at {os.fspath(path)}"))
+    try:
+        with open(target, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except UnicodeDecodeError as error:
+        raise FormatError(
+            expected("UTF-8 text", f"a byte that is not ({error.reason} at byte {error.start})"),
+            path=target,
+        ) from None
 
 
 def _umask() -> int:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from kernelopt import __version__
 from kernelopt._cli_util import EXIT_USAGE
-from kernelopt._errors import KernelOptError
+from kernelopt._errors import KernelOptError, expected
 
 # Modules whose `register(subparsers)` adds their subcommands (catalog; diagnose; inspect;
 # bench; learn and report). They import nothing heavy, so `kernelopt --help` stays fast on
@@ -58,6 +58,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # `kernelopt ... | head` closed the pipe: not an error
         return 0
+    except (OSError, UnicodeDecodeError, RecursionError, OverflowError) as error:
+        # What a file on disk can do to any reader or writer: said as the user's problem
+        # to fix, not a traceback, when no reader named it more precisely.
+        print(f"kernelopt {args.command}: error: {_file_problem(error)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _file_problem(error: BaseException) -> str:
+    """An ``Expected X, got Y`` message for an error a file's content or place caused."""
+    if isinstance(error, UnicodeDecodeError):
+        return expected("UTF-8 text", f"a byte that is not ({error.reason} at {error.start})")
+    if isinstance(error, RecursionError):
+        return expected("JSON nested less deeply", "structures too deep to read")
+    if isinstance(error, OverflowError):
+        return expected("numbers within the float range", str(error))
+    filename = getattr(error, "filename", None)
+    reason = getattr(error, "strerror", None) or str(error)
+    where = "a file" if filename is None else str(filename)
+    return expected("a file kernelopt can read or write", f"{where}: {reason}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,6 +6,7 @@ import json
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,22 @@ def test_print_json_roundtrips(capsys: pytest.CaptureFixture[str]) -> None:
 
     print_json({"a": [1, 2], "b": "µs"})
     assert json.loads(capsys.readouterr().out) == {"a": [1, 2], "b": "µs"}
+
+
+def test_cli_says_what_a_file_did_to_a_reader_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = tmp_path / "task.md"
+    task.write_bytes(b"## Optimization Task: k a -> b\n\xe9\n")
+    assert cli.main(["report", "task", str(task)]) == 1  # a hand-off that did not parse
+    err = capsys.readouterr().err
+    assert "Expected UTF-8 text" in err and str(task) in err
+
+    # Any other trouble a file gives (here a permission) is exit 2 with the file named.
+    def refuse(path: str) -> str:
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr("kernelopt.workflow._cli._read", refuse)
+    assert cli.main(["report", "task", str(task)]) == 2
+    err = capsys.readouterr().err
+    assert f"Expected a file kernelopt can read or write, got {task}: Permission denied" in err

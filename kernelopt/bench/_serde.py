@@ -63,6 +63,12 @@ def structure(data: Any, cls: type[T]) -> T:
     return typing.cast(T, _structure(data, cls, cls.__name__))
 
 
+@functools.cache
+def _hints(kind: type) -> dict[str, Any]:
+    # Resolving the annotations costs more than reading a row: once a class.
+    return typing.get_type_hints(kind)
+
+
 def _structure(data: Any, kind: Any, where: str) -> Any:
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
@@ -86,7 +92,7 @@ def _structure(data: Any, kind: Any, where: str) -> Any:
     if isinstance(kind, type) and attrs.has(kind):
         if not isinstance(data, dict):
             raise InputError(expected("an object", repr(data), where=where))
-        hints = typing.get_type_hints(kind)
+        hints = _hints(kind)
         names = {field.name for field in attrs.fields(kind)}
         extra = sorted(set(data) - names)
         if extra:
@@ -103,7 +109,12 @@ def _structure(data: Any, kind: Any, where: str) -> Any:
         values = {name: _structure(data[name], hints[name], f"{where}.{name}") for name in data}
         return kind(**values)
     if kind is float and isinstance(data, (int, float)) and not isinstance(data, bool):
-        return float(data)
+        try:
+            return float(data)
+        except OverflowError:  # a JSON integer of hundreds of digits
+            raise InputError(
+                expected("a number within the float range", f"{len(str(data))} digits", where=where)
+            ) from None
     if kind in _PRIMITIVES and _matches(data, kind):
         return data
     raise InputError(

@@ -361,6 +361,12 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
             raise FormatError(
                 expected("a JSON object", error.msg), path=target, line=number
             ) from None
+        except RecursionError:
+            raise FormatError(
+                expected("a JSON object", "structures nested too deep to read"),
+                path=target,
+                line=number,
+            ) from None
         try:
             rows.append(_serde.structure(data, BenchRow))
         except InputError as error:

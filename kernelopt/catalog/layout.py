@@ -76,12 +76,14 @@ def entry_path(root: Path, entry_id: str, kind: Kind, scope: str) -> Path:
 
 
 def iter_markdown(root: Path) -> Iterator[Path]:
-    """The ``.md`` files below ``root`` in a stable order, skipping hidden files and folders."""
+    """The ``.md`` files below ``root`` in a stable order, skipping hidden files and folders
+    and anything that is not a regular file (reading a named pipe would wait forever)."""
     for path in sorted(root.rglob("*.md")):
         parts = path.relative_to(root).parts
         if any(part.startswith(".") for part in parts):
             continue  # temp files of atomic writes, editor swap files
-        yield path
+        if path.is_file():
+            yield path
 
 
 def iter_misnamed(root: Path) -> Iterator[Path]:

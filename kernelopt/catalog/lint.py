@@ -150,7 +150,7 @@ def lint_tree(
                 section=None,
             )
         )
-    elif index.read_text(encoding="utf-8") != render_index(tree.entries, links=tree.links()):
+    elif _index_text(index) != render_index(tree.entries, links=tree.links()):
         problems.append(
             _warn(
                 index,
@@ -162,3 +162,11 @@ def lint_tree(
             )
         )
     return sorted(problems, key=lambda p: (p.path, p.line or 0, not p.is_error))
+
+
+def _index_text(index: Path) -> str | None:
+    """The index's text; None when it is not UTF-8 (then it is stale, as any other)."""
+    try:
+        return index.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -23,6 +23,7 @@ from typing import Any
 
 from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_flag, print_json
 from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._fileio import read_text
 
 _LEARN = "record what a before/after comparison taught into the knowledge base"
 _REPORT = "print or check a workflow hand-off (profile, optimization task, new version)"
@@ -164,10 +165,7 @@ def _catalog(knowledge: str | None) -> Any:
 
 
 def _read(path: str) -> str:
-    target = Path(path)
-    if not target.is_file():
-        raise InputError(expected("a markdown file", f"no file at {path}"))
-    return target.read_text(encoding="utf-8")
+    return read_text(path, what="a markdown file")
 
 
 def _learn(args: argparse.Namespace) -> int:

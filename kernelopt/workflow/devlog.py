@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked
+from kernelopt._fileio import atomic_write_text, locked, read_text
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
@@ -545,8 +545,7 @@ def update_devlog(
         if created:
             text = f"# {title or target.stem}\n\n## {SECTION}\n"
         else:
-            with open(target, encoding="utf-8", newline="") as handle:
-                text = handle.read()
+            text = read_text(target, what="a devlog file")
         eol = "\r\n" if "\r\n" in text else "\n"
         lines = text.splitlines(keepends=True)
         for row in wanted:
@@ -637,5 +636,4 @@ def read_performance(path: str | os.PathLike[str]) -> list[PerfRow]:
     """
     if not Path(path).is_file():
         raise InputError(expected("a devlog file", f"no file at {os.fspath(path)}", where="path"))
-    with open(path, encoding="utf-8", newline="") as handle:
-        return parse_performance(handle.read(), path=path)
+    return parse_performance(read_text(path, what="a devlog file"), path=path)

@@ -221,3 +221,15 @@ def test_write_experiment_and_devlog_refuse_what_they_cannot_write(tmp_path: Pat
         update_devlog(tmp_path / "devlog.md", [{}])  # type: ignore[list-item]
     with pytest.raises(InputError, match="events: Expected a Measurement, got float"):
         launch_overhead_pct(10.0, 8.0)  # type: ignore[arg-type]
+
+
+def test_numbers_and_nesting_json_allows_but_a_row_cannot_hold_are_format_errors(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"op": "o", "impl": "a", "median": ' + "9" * 400 + "}\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="median: Expected a number within the float range"):
+        read_rows(path)
+    path.write_text("[" * 10_000 + "]" * 10_000 + "\n", encoding="utf-8")
+    with pytest.raises(FormatError, match="nested too deep"):
+        read_rows(path)

@@ -18,6 +18,7 @@ from kernelopt.catalog import (
     render_entry,
     render_index,
 )
+from kernelopt.catalog.layout import iter_markdown
 
 from .conftest import make_entry, write_entry
 
@@ -188,3 +189,13 @@ def test_lint_warnings_for_vocabulary_and_format(tmp_path: Path) -> None:
 
 def test_builtin_tree_lints_clean() -> None:
     assert lint_tree() == []
+
+
+def test_a_named_pipe_in_the_tree_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    root = tmp_path / "kb"
+    (root / "optimizations").mkdir(parents=True)
+    os.mkfifo(root / "optimizations" / "pipe.md")
+    # Opening the pipe to read it would block until a writer came: never, here.
+    assert list(iter_markdown(root)) == []

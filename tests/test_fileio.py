@@ -1,0 +1,43 @@
+"""Safe writes: a link is followed, a path that cannot be written is a clear error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelopt import InputError
+from kernelopt._fileio import atomic_write_text, locked
+
+
+def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "devlog.md"
+    real.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "devlog.md"
+    link.symlink_to(Path("real") / "devlog.md")
+    atomic_write_text(link, "new\n")
+    # The update reaches the file the user keeps; renaming over the link replaced the link.
+    assert link.is_symlink() and real.read_text(encoding="utf-8") == "new\n"
+
+
+def test_writers_through_a_link_and_the_real_path_keep_each_others_lines(tmp_path: Path) -> None:
+    real = tmp_path / "rows.md"
+    real.write_text("", encoding="utf-8")
+    link = tmp_path / "alias.md"
+    link.symlink_to(real)
+    for i, path in enumerate([real, link, real, link]):
+        with locked(path):
+            text = path.read_text(encoding="utf-8")
+            atomic_write_text(path, text + f"row {i}\n")
+    assert real.read_text(encoding="utf-8").splitlines() == [f"row {i}" for i in range(4)]
+
+
+def test_a_path_that_cannot_be_written_is_an_input_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "notes.md"
+    blocker.write_text("a file, not a folder\n", encoding="utf-8")
+    with pytest.raises(InputError, match="Expected a folder that can be created"):
+        atomic_write_text(blocker / "plan.md", "x")
+    with pytest.raises(InputError, match="Expected a file path to write"):
+        atomic_write_text(tmp_path, "x")
+    assert blocker.read_text(encoding="utf-8") == "a file, not a folder\n"
