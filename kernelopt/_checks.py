@@ -24,12 +24,15 @@ def finite(
     def check(_instance: Any, attribute: Any, value: Any) -> None:
         if value is None and optional:
             return
-        ok = (
-            isinstance(value, numbers.Real)
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and (minimum is None or float(value) >= minimum)
-        )
+        try:
+            ok = (
+                isinstance(value, numbers.Real)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and (minimum is None or float(value) >= minimum)
+            )
+        except OverflowError:  # an integer of hundreds of digits
+            ok = False
         if not ok:
             bound = "" if minimum is None else f" >= {minimum:g}"
             what = f"a finite number{bound}" + (" or None" if optional else "")

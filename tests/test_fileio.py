@@ -41,3 +41,16 @@ def test_a_path_that_cannot_be_written_is_an_input_error(tmp_path: Path) -> None
     with pytest.raises(InputError, match="Expected a file path to write"):
         atomic_write_text(tmp_path, "x")
     assert blocker.read_text(encoding="utf-8") == "a file, not a folder\n"
+
+
+def test_a_number_field_refuses_an_integer_beyond_the_float_range() -> None:
+    import attrs
+
+    from kernelopt._checks import finite
+
+    @attrs.frozen(kw_only=True)
+    class Row:
+        median: float = attrs.field(validator=finite(minimum=0))
+
+    with pytest.raises(InputError, match="median: Expected a finite number >= 0"):
+        Row(median=10**400)
