@@ -24,6 +24,7 @@ __all__ = [
     "as_tuple",
     "count",
     "finite",
+    "finite_float",
     "instance_of",
     "is_callable",
     "items_of",
@@ -37,10 +38,44 @@ __all__ = [
 Validator = Callable[[object, Any, Any], None]
 
 
+def finite_float(value: object) -> float | None:
+    """``value`` as a float when it is a finite real number (not a bool); None otherwise.
+
+    Parameters
+    ----------
+    value : object
+        A decoded JSON value, a number read from a file, or anything else.
+
+    Returns
+    -------
+    float or None
+        None for non-numbers, NaN, infinities, and integers beyond the float range.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        # JSON integers are unbounded: math.isfinite and float() raise OverflowError on a
+        # 400-digit one instead of answering.
+        number = float(value)
+    except (OverflowError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
 def finite(*, minimum: float | None = None, optional: bool = False) -> Validator:
     """A finite real number, not a bool or string (``>= minimum``; None if ``optional``)."""
     # The shared validator, typed so that attrs keeps the field's own annotation.
-    return _finite(minimum=minimum, optional=optional)
+    shared = _finite(minimum=minimum, optional=optional)
+
+    def check(instance: object, attribute: Any, value: object) -> None:
+        if isinstance(value, int) and not isinstance(value, bool) and finite_float(value) is None:
+            # An integer beyond the float range: the shared check would raise OverflowError.
+            bound = "" if minimum is None else f" >= {minimum:g}"
+            what = f"a finite number{bound}" + (" or None" if optional else "")
+            raise _fail(what, value, attribute)
+        shared(instance, attribute, value)
+
+    return check
 
 
 def as_tuple(value: Any) -> Any:
@@ -62,12 +97,8 @@ def share(*, optional: bool = False) -> Validator:
     def check(_instance: object, attribute: Any, value: object) -> None:
         if value is None and optional:
             return
-        ok = (
-            isinstance(value, numbers.Real)
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and 0.0 <= float(value) <= 1.0 + 1e-9
-        )
+        number = finite_float(value)
+        ok = number is not None and 0.0 <= number <= 1.0 + 1e-9
         if not ok:
             raise _fail("a number in [0, 1]" + (" or None" if optional else ""), value, attribute)
 

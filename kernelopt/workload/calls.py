@@ -17,7 +17,6 @@ the :class:`~kernelopt.workload.Recorder`::
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from kernelopt.workload._validators import (
     as_tuple,
     count,
     finite,
+    finite_float,
     instance_of,
     items_of,
     text,
@@ -104,7 +104,7 @@ class ValuesSummary:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InputError(expected("a number", value, where=f"values.{name}"))
-            if not math.isfinite(value):
+            if finite_float(value) is None:
                 raise InputError(expected("a finite number", value, where=f"values.{name}"))
         if not self.min <= self.mean <= self.max:
             raise InputError(
@@ -236,14 +236,16 @@ def _check_scalar(value: object, where: str) -> None:
     if value is None or isinstance(value, (bool, str)):
         return
     if isinstance(value, (int, float)):
-        if isinstance(value, float) and not math.isfinite(value):
+        # Profiles hold axis values as floats: an integer beyond the float range is refused
+        # here, not met as an OverflowError there.
+        if finite_float(value) is None:
             raise InputError(expected("a finite number", value, where=where))
         return
     if isinstance(value, tuple):
         for item in value:
             if isinstance(item, bool) or not isinstance(item, (int, float)):
                 raise InputError(expected("a list of numbers", list(value), where=where))
-            if isinstance(item, float) and not math.isfinite(item):
+            if finite_float(item) is None:
                 raise InputError(expected("a list of finite numbers", list(value), where=where))
         return
     raise InputError(
@@ -608,9 +610,10 @@ def parse_duration(value: object, *, where: str = "duration_us") -> float:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(expected("a duration in microseconds (a number)", value, where=where))
-    if not math.isfinite(value) or value < 0 or value > MAX_DURATION_US:
+    number = finite_float(value)
+    if number is None or number < 0 or number > MAX_DURATION_US:
         raise InputError(expected("a duration in [0, 1e12] us", value, where=where))
-    return float(value)
+    return number
 
 
 def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> TensorArg:

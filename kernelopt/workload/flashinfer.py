@@ -23,19 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.workload._validators import as_path
+from kernelopt.workload._validators import as_path, finite_float
 from kernelopt.workload.calls import (
+    MAX_DURATION_US,
     Arg,
     Call,
     CallGroup,
     ScalarArg,
     TensorArg,
     Trace,
-    parse_duration,
 )
 from kernelopt.workload.dtypes import canonical_dtype
 from kernelopt.workload.signatures import OpSignature
-from kernelopt.workload.torch_trace import load_json
+from kernelopt.workload.torch_trace import load_json, read_json_bytes
 
 __all__ = ["Definition", "load_definition", "read_flashinfer", "trace_from_records"]
 
@@ -222,7 +222,14 @@ def _untimed_workload(
         if isinstance(evaluation, dict):
             perf = evaluation.get("performance")
             if isinstance(perf, dict) and perf.get("latency_ms") is not None:
-                duration = parse_duration(perf["latency_ms"], where="latency_ms") * 1000.0
+                latency = perf["latency_ms"]
+                ms = None if isinstance(latency, bool) else finite_float(latency)
+                # Checked in ms against the bound every duration has in us.
+                if ms is None or not 0 <= ms <= MAX_DURATION_US / 1000:
+                    raise InputError(
+                        expected("a latency in [0, 1e9] ms", latency, where="latency_ms")
+                    )
+                duration = ms * 1000.0
         return (name if isinstance(name, str) else None), workload, duration
     if "axes" in record:
         return None, record, None
@@ -325,7 +332,8 @@ def read_flashinfer(
     if not target.is_file():
         raise InputError(expected("an existing workload file", str(target)))
     given = load_definition(definition) if definition is not None else None
-    text = target.read_bytes()
+    # Gzip is read too: format detection looks inside compressed files.
+    text = bytes(read_json_bytes(target))
     records: list[tuple[int, Any]] = []
     unit = "line"
     try:

@@ -37,26 +37,38 @@ from kernelopt.workload.signatures import find_signature, registered_signatures
 
 __all__ = ["read_handwritten_md"]
 
+# Lines run to megabytes (a pasted log, one long word), so every pattern below that is
+# searched along a line starts only where its first token starts: a match tried at every
+# character of a long word, each reading to the word's end, takes time quadratic in it.
 _NUM = r"-?\d[\d,_]*(?:\.\d+)?(?:[eE][+-]?\d+)?"
+_NUM_START = r"(?<![\d,_])"
 _AXIS = r"[A-Za-z_][\w.\[\]]*"
+_AXIS_START = r"(?<![\w.\[\]])"
 _STATEMENT = re.compile(
-    rf"(?P<axis>{_AXIS})\s*(?:=|==|:|is)\s*(?P<value>{_NUM})\s+(?:in|for|on)\s+"
+    rf"{_AXIS_START}(?P<axis>{_AXIS})\s*(?:=|==|:|is)\s*(?P<value>{_NUM})\s+(?:in|for|on)\s+"
     rf"(?P<pct>{_NUM})\s*%\s+of\s+(?:all\s+|the\s+)?(?:calls|invocations|launches)"
     rf"(?:\s*\(\s*(?P<tpct>{_NUM})\s*%\s+of\s+(?:the\s+)?time\s*\))?",
     re.IGNORECASE,
 )
 _ALWAYS = re.compile(
+    rf"{_AXIS_START}(?:"
     rf"(?:(?P<axis1>{_AXIS})\s+is\s+always\s+(?P<value1>{_NUM})\b)|"
     rf"(?:(?P<axis2>{_AXIS})\s*(?:=|==)\s*(?P<value2>{_NUM})\s+(?:in\s+)?(?:all|every|each)\s+calls?)|"
-    rf"(?:(?P<axis3>{_AXIS})\s*(?:=|==)\s*(?P<value3>{_NUM})\s*\(\s*always\s*\))",
+    rf"(?:(?P<axis3>{_AXIS})\s*(?:=|==)\s*(?P<value3>{_NUM})\s*\(\s*always\s*\)))",
     re.IGNORECASE,
 )
-_TOTAL = re.compile(rf"(?P<n>{_NUM})\s*(?P<suffix>[kKmM])?\s+(?:total\s+)?calls\b")
+# The suffix group takes its own whitespace: "\s*K?\s+" would try every split of a long
+# run of spaces between the two.
+_TOTAL = re.compile(rf"{_NUM_START}(?P<n>{_NUM})(?:\s*(?P<suffix>[kKmM]))?\s+(?:total\s+)?calls\b")
+# Matched against stripped lines; the name runs to the end of the line, taken greedily (a
+# lazy name before "\s*$" rescans every run of spaces inside it).
 _HEADING_OP = re.compile(
-    r"^#+\s*(?:op|kernel|workload\s+profile)\s*(?::|—|–|-|for)\s*(?P<op>.+?)\s*$", re.IGNORECASE
+    r"^#+\s*(?:op|kernel|workload\s+profile)\s*(?::|—|–|-|for)\s*(?P<op>.+)$", re.IGNORECASE
 )
-_LINE_OP = re.compile(r"^[-*\s]*\**(?:op|kernel)\**\s*:\s*`?(?P<op>[^`]+?)`?\s*$", re.IGNORECASE)
-_CLAIM = re.compile(r"\d.*(%|=|calls)|(%|=|calls).*\d")
+_LINE_OP = re.compile(
+    r"^[-*\s]*(?:op|kernel)\**\s*:\s*(?:`\s*)?(?P<op>[^`\s][^`]*)`?$", re.IGNORECASE
+)
+_DIGIT = re.compile(r"\d")
 
 
 def _number(text: str) -> float | None:
@@ -127,9 +139,13 @@ class _Column:
             self.kind = "count"
         elif any(w in h for w in ("shape", "args", "dims", "config", "signature", "sizes")):
             self.kind = "shape"
-            inner = re.search(r"\(([^)]*)\)", header)
-            if inner:
-                self.names = [n.strip(" `") for n in inner.group(1).split(",") if n.strip()]
+            # The first "(...)" of the header, found without a regex that would rescan the
+            # rest of the header from every "(".
+            start = header.find("(")
+            end = header.find(")", start + 1) if start >= 0 else -1
+            if end >= 0:
+                inner = header[start + 1 : end]
+                self.names = [n.strip(" `") for n in inner.split(",") if n.strip()]
         elif h in ("#", "rank", "id", "idx", "no", "no."):
             self.kind = "index"
         elif re.fullmatch(_AXIS, header.strip("` ")):
@@ -141,8 +157,9 @@ class _Column:
 
 def _shape_cell(text: str, names: list[str]) -> dict[str, float] | None:
     cell = text.strip().strip("`")
-    pairs = re.findall(rf"({_AXIS})\s*=\s*({_NUM})(?![\d\[])", cell)
-    tensors = re.findall(rf"({_AXIS})\s*=\s*[\[(]([^\])]*)[\])]", cell)
+    pairs = re.findall(rf"{_AXIS_START}({_AXIS})\s*=\s*({_NUM})(?![\d\[])", cell)
+    # Dims hold no bracket: each match reads to the next bracket, not to the cell's end.
+    tensors = re.findall(rf"{_AXIS_START}({_AXIS})\s*=\s*[\[(]([^\[\]()]*)[\])]", cell)
     out: dict[str, float] = {}
     if tensors:
         for name, dims in tensors:
@@ -270,7 +287,9 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                 row["axes"].update(parsed)
                 row["label"].append(cell.strip("` "))
             else:
-                value = _number(re.sub(r"\s*(us|µs|ms|ns|s)$", "", cell.strip()))
+                # The unit is cut from the start of its run of spaces only: tried inside
+                # the run, the match would rescan the rest of the run from every space.
+                value = _number(re.sub(r"(?<!\s)\s*(us|µs|ms|ns|s)$", "", cell.strip()))
                 if value is None:
                     bad.append(column.header)
                     continue
@@ -463,7 +482,9 @@ def _read(text: str, source: str) -> WorkloadProfile:
                     1e3 if suffix in "kK" and suffix else 1e6 if suffix else 1
                 )
                 read = True
-        if not read and _CLAIM.search(plain):
+        # A claim is a digit and a "%", "=" or "calls" on one line (in either order).
+        claim = ("%" in plain or "=" in plain or "calls" in plain) and _DIGIT.search(plain)
+        if not read and claim:
             notes.append(f"line {i + 1}: not read: {line[:100]}")
         i += 1
     ops = []

@@ -413,9 +413,12 @@ def _parse_names(text: str) -> tuple[str, ...]:
 
 
 def _parse_share(text: str, part: float | None, total: float | None) -> float | None:
-    match = re.search(r"\(p=(.*)\)$", text)
-    if match:
-        return None if match.group(1) == "None" else float(match.group(1))
+    # "62.5% (p=0.625)": the exact share after the first "(p=", up to the closing ")".
+    # Found with str methods: a regex searched from every "(p=" rescans the rest each time.
+    start = text.find("(p=")
+    if start >= 0 and text.endswith(")"):
+        exact_text = text[start + 3 : -1]
+        return None if exact_text == "None" else float(exact_text)
     exact = share(part, total)
     if (exact is None) != (text == "-"):
         raise ValueError(f"share {text!r} does not match its counts")
@@ -595,6 +598,16 @@ def parse_profile_md(text: str) -> WorkloadProfile:
         raise
     except (ValueError, KeyError, IndexError, TypeError, InputError) as error:
         raise FormatError(str(error), line=lines.i + 1) from None
+    except OverflowError:
+        # A number beyond the float range (a share of a 400-digit count).
+        raise FormatError(
+            expected("numbers within the float range", "a larger one"), line=lines.i + 1
+        ) from None
+    except RecursionError:
+        # A JSON cell (Select, Padded, Axes) nested thousands deep.
+        raise FormatError(
+            expected("JSON cells of a few levels", "one nested too deeply"), line=lines.i + 1
+        ) from None
 
 
 def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:

@@ -13,8 +13,6 @@ duration, and are fractions of the op's timed total.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,6 +23,7 @@ from kernelopt.workload._validators import (
     as_tuple,
     count,
     finite,
+    finite_float,
     instance_of,
     items_of,
     one_of,
@@ -215,9 +214,7 @@ def _axis_names(_instance: object, attribute: attrs.Attribute[Any], value: Any) 
         and len(pair) == 2
         and isinstance(pair[0], str)
         and pair[0]
-        and isinstance(pair[1], numbers.Real)
-        and not isinstance(pair[1], bool)
-        and math.isfinite(pair[1])
+        and finite_float(pair[1]) is not None
         for pair in value
     ):
         raise InputError(

@@ -19,17 +19,33 @@ from __future__ import annotations
 import ast
 import gzip
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.workload._validators import as_path, require
-from kernelopt.workload.calls import Arg, Call, CallGroup, ScalarArg, TensorArg, Trace
+from kernelopt.workload._validators import as_path, finite_float, positive_int, require
+from kernelopt.workload.calls import (
+    MAX_DURATION_US,
+    Arg,
+    Call,
+    CallGroup,
+    ScalarArg,
+    TensorArg,
+    Trace,
+    parse_duration,
+)
 from kernelopt.workload.dtypes import canonical_dtype
 from kernelopt.workload.signatures import base_op_name
 
-__all__ = ["ATEN_ARG_NAMES", "load_json", "read_torch_trace", "trace_from_events"]
+__all__ = [
+    "ATEN_ARG_NAMES",
+    "MAX_DECOMPRESSED_BYTES",
+    "load_json",
+    "read_torch_trace",
+    "trace_from_events",
+]
 
 # Positional input names of common ATen ops, from their schemas (native_functions.yaml).
 ATEN_ARG_NAMES: dict[str, tuple[str, ...]] = {
@@ -118,27 +134,95 @@ ATEN_ARG_NAMES: dict[str, tuple[str, ...]] = {
 _OP_CATEGORIES = ("cpu_op", "operator")
 _KERNEL_CATEGORIES = ("kernel",)
 
+# The most bytes a gzip-compressed JSON file may decompress to (4 GiB). The document is
+# decoded whole, which takes several times its size in memory; past this a file is more
+# likely a decompression bomb or the wrong file than a trace this reader can hold.
+MAX_DECOMPRESSED_BYTES = 4 << 30
+_CHUNK = 1 << 24
 
-def load_json(path: str | Path) -> Any:
-    """Load a JSON file, gzip-compressed or not (``.json.gz`` profiler traces).
+
+class _GzipError(InputError):
+    """A gzip file is broken or decompresses to more than the cap: kept apart from
+    malformed content, which format detection takes for "not this format"."""
+
+
+def read_json_bytes(target: Path, *, max_bytes: int | None = None) -> bytes | bytearray:
+    """The bytes of ``target``, decompressed when it is gzip, at most ``max_bytes`` of them.
+
+    Parameters
+    ----------
+    target : Path
+        An existing file.
+    max_bytes : int, optional
+        The most bytes a gzip file may decompress to (default
+        :data:`MAX_DECOMPRESSED_BYTES`). A plain file is read as it is: its size is on disk
+        for all to see.
+
+    Returns
+    -------
+    bytes or bytearray
+        The file's content, decompressed.
 
     Raises
     ------
     InputError
-        When the file is missing or not JSON.
+        When the gzip stream is broken or decompresses to more than ``max_bytes``, or
+        ``max_bytes`` is not an int >= 1.
+    """
+    cap = (
+        MAX_DECOMPRESSED_BYTES if max_bytes is None else positive_int(max_bytes, where="max_bytes")
+    )
+    with open(target, "rb") as handle:
+        if handle.read(2) != b"\x1f\x8b":
+            handle.seek(0)
+            return handle.read()
+    # Streamed in chunks, so neither the compressed file nor more than `cap` bytes of its
+    # content are ever held, however much the stream would expand to.
+    data = bytearray()
+    try:
+        with gzip.open(target, "rb") as stream:
+            while chunk := stream.read(min(_CHUNK, cap + 1 - len(data))):
+                data += chunk
+                if len(data) > cap:
+                    raise _GzipError(
+                        expected(
+                            f"a gzip file that decompresses to at most {cap} bytes",
+                            f"{target} (more; a decompressed copy is read without a cap)",
+                        )
+                    )
+    except (OSError, EOFError, zlib.error) as error:
+        raise _GzipError(expected("a readable gzip file", f"{target}: {error}")) from None
+    return data
+
+
+def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
+    """Load a JSON file, gzip-compressed or not (``.json.gz`` profiler traces).
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    max_bytes : int, optional
+        The most bytes a gzip file may decompress to (default
+        :data:`MAX_DECOMPRESSED_BYTES`).
+
+    Raises
+    ------
+    InputError
+        When the file is missing, not JSON (or not UTF-8/16/32 text), nested too deeply, or
+        a gzip file that is broken or decompresses to more than ``max_bytes``.
     """
     target = as_path(path)
     if not target.is_file():
         raise InputError(expected("an existing trace file", str(target)))
-    raw = target.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as error:
-            raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
+    raw = read_json_bytes(target, max_bytes=max_bytes)
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError) as error:
+        # Decoded to text first so that the bytes are freed before the (larger) objects
+        # are built; the encoding is the one json.loads would detect on the bytes.
+        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        del raw
+        return json.loads(text)
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
         raise InputError(expected("a JSON document", f"{target}: {error}")) from None
 
 
@@ -154,7 +238,8 @@ def _concrete(text: str) -> Any:
         return text == "True"
     try:
         value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        # TypeError: a set or dict literal with a list in it ("{[1]: 2}") is unhashable.
         return text
     if isinstance(value, list) and all(
         isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
@@ -208,23 +293,37 @@ def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg
     return out
 
 
-def _parents(events: Sequence[Mapping[str, Any]], ops: list[int]) -> dict[int, int]:
+def _event_times(event: Mapping[str, Any]) -> tuple[float, float]:
+    """``(ts, dur)`` of an op event, both finite and the duration in [0, 1e12] us.
+
+    Raises
+    ------
+    InputError
+        Naming the field that is missing, not a number, not finite or out of range.
+    """
+    ts = finite_float(event.get("ts"))
+    if ts is None:
+        raise InputError(expected("a finite number", event.get("ts"), where="ts"))
+    return ts, parse_duration(event.get("dur"), where="dur")
+
+
+def _parents(
+    events: Sequence[Mapping[str, Any]], ops: list[int], times: Mapping[int, tuple[float, float]]
+) -> dict[int, int]:
     """The innermost op event enclosing each op event: on one thread, an op contains the ops
     that start and end inside it. Keys come in start order per thread, children after their
-    parents."""
+    parents. ``times`` holds the checked ``(ts, dur)`` of each op event."""
     threads: dict[Any, list[int]] = {}
     for index in ops:
         event = events[index]
         threads.setdefault((event.get("pid"), event.get("tid")), []).append(index)
     parent: dict[int, int] = {}
     for members in threads.values():
-        members.sort(key=lambda i: (float(events[i]["ts"]), -float(events[i]["dur"])))
+        members.sort(key=lambda i: (times[i][0], -times[i][1]))
         stack: list[int] = []
         for index in members:
-            start = float(events[index]["ts"])
-            while stack and start >= float(events[stack[-1]]["ts"]) + float(
-                events[stack[-1]]["dur"]
-            ):
+            start = times[index][0]
+            while stack and start >= times[stack[-1]][0] + times[stack[-1]][1]:
                 stack.pop()
             if stack:
                 parent[index] = stack[-1]
@@ -234,18 +333,27 @@ def _parents(events: Sequence[Mapping[str, Any]], ops: list[int]) -> dict[int, i
 
 def _device_times(
     events: Sequence[Mapping[str, Any]], ops: list[int], parent: Mapping[int, int]
-) -> dict[int, float] | None:
-    """Kernel time per op event index, including kernels of nested ops; None without kernels."""
+) -> tuple[dict[int, float] | None, int]:
+    """Kernel time per op event index, including kernels of nested ops (None without
+    kernels), and the number of kernel events skipped for a duration that is not a finite
+    number up to 1e12 us."""
     by_external: dict[Any, float] = {}
+    bad = 0
     for event in events:
         if isinstance(event, dict) and str(event.get("cat", "")).lower() in _KERNEL_CATEGORIES:
             args = event.get("args") or {}
             ext = args.get("External id") if isinstance(args, dict) else None
             dur = event.get("dur")
-            if ext is not None and isinstance(dur, (int, float)) and not isinstance(dur, bool):
-                by_external[ext] = by_external.get(ext, 0.0) + max(float(dur), 0.0)
+            if ext is None or isinstance(dur, bool) or not isinstance(dur, (int, float)):
+                continue
+            value = finite_float(dur)
+            if value is None or value > MAX_DURATION_US:
+                # One infinite kernel would make its op's time, and the trace's, infinite.
+                bad += 1
+                continue
+            by_external[ext] = by_external.get(ext, 0.0) + max(value, 0.0)
     if not by_external:
-        return None
+        return None, bad
     total: dict[int, float] = {}
     for index in ops:
         args = events[index].get("args") or {}
@@ -254,7 +362,7 @@ def _device_times(
     # from the last child back sums whole subtrees.
     for index in reversed(parent):
         total[parent[index]] += total[index]
-    return total
+    return total, bad
 
 
 def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace:
@@ -279,7 +387,17 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
             expected("a Chrome trace with a 'traceEvents' list", type(events).__name__)
         )
     ops: list[int] = []
+    times: dict[int, tuple[float, float]] = {}
     unshaped = 0
+    problems = 0
+    notes: list[str] = []
+
+    def reject(index: int, name: object, error: KernelOptError) -> None:
+        nonlocal problems
+        problems += 1
+        if problems <= 20:
+            notes.append(f"event {index} ({name}): {error}")
+
     for index, event in enumerate(events):
         if not isinstance(event, dict) or event.get("ph") != "X":
             continue
@@ -289,17 +407,24 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
         if not isinstance(args, dict) or "Input Dims" not in args:
             unshaped += 1
             continue
-        ts, dur = event.get("ts"), event.get("dur")
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (ts, dur)):
-            unshaped += 1
+        # Checked per event: one NaN start would scramble the nesting of its neighbours,
+        # one infinite duration would make the whole trace's time infinite.
+        try:
+            times[index] = _event_times(event)
+        except KernelOptError as error:
+            reject(index, event.get("name"), error)
             continue
         ops.append(index)
-    read = len(ops)
-    parent = _parents(events, ops)
-    device = _device_times(events, ops, parent) if time != "host" else None
+    read = len(ops) + problems
+    parent = _parents(events, ops, times)
+    device, bad_kernels = _device_times(events, ops, parent) if time != "host" else (None, 0)
     if time == "device" and device is None:
         raise InputError(expected("GPU kernel events for time='device'", "none in the trace"))
-    notes: list[str] = []
+    if bad_kernels:
+        notes.append(
+            f"skipped {bad_kernels} kernel events whose duration is not a finite number "
+            "in [0, 1e12] us"
+        )
     # aten::softmax runs aten::_softmax inside it: one call, whose time the outer event
     # already holds, so the inner one is not counted again.
     inner = {
@@ -317,7 +442,6 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
             f"call ({', '.join(pairs[:3])}{', …' if len(pairs) > 3 else ''})"
         )
         ops = [i for i in ops if i not in inner]
-    problems = 0
     unknown: set[str] = set()
     merged: dict[Call, list[Any]] = {}
     for index in ops:
@@ -327,14 +451,10 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
             if not isinstance(name, str):
                 raise InputError(expected("an op name", name))
             call = Call(op=name, args=tuple(_event_args(name, event["args"], unknown)))
-            dur = float(device[index]) if device is not None else float(event["dur"])
-            if dur < 0:
-                raise InputError(expected("a duration >= 0", dur))
         except KernelOptError as error:
-            problems += 1
-            if problems <= 20:
-                notes.append(f"event {index} ({name}): {error}")
+            reject(index, name, error)
             continue
+        dur = device[index] if device is not None else times[index][1]
         acc = merged.setdefault(call, [0, 0, 0.0])
         acc[0] += 1
         acc[1] += 1

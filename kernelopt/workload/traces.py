@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, cast
@@ -34,7 +35,7 @@ from kernelopt.workload.profile import (
     profile_calls,
 )
 from kernelopt.workload.signatures import OpSignature
-from kernelopt.workload.torch_trace import load_json, trace_from_events
+from kernelopt.workload.torch_trace import _GzipError, load_json, trace_from_events
 
 __all__ = ["FORMATS", "detect_format", "profile_trace", "read_trace"]
 
@@ -80,7 +81,7 @@ def detect_format(path: str | Path) -> str:
         try:
             with gzip.open(target, "rb") as handle:
                 head = handle.read(_SNIFF_BYTES)
-        except (OSError, EOFError) as error:
+        except (OSError, EOFError, zlib.error) as error:
             raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
     if not head.strip():
         raise InputError(expected("a non-empty trace file", f"{target} (empty)"))
@@ -102,6 +103,8 @@ def detect_format(path: str | Path) -> str:
     # small next to call traces, which are JSONL).
     try:
         kind = _kind_of_record(load_json(target))
+    except _GzipError:
+        raise
     except InputError:
         kind = None
     if kind is None:
@@ -165,8 +168,12 @@ def read_trace(
         with open(target, "rb") as handle:
             compressed = handle.read(2) == b"\x1f\x8b"
         if compressed:
-            with gzip.open(target, "rb") as handle:
-                return read_jsonl(cast(IO[bytes], handle), source=str(target))
+            # Streamed line by line: memory follows the distinct shapes, as for plain files.
+            try:
+                with gzip.open(target, "rb") as handle:
+                    return read_jsonl(cast(IO[bytes], handle), source=str(target))
+            except (OSError, EOFError, zlib.error) as error:  # a truncated or corrupt stream
+                raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
         return read_jsonl(target)
     if kind == "torch-profiler":
         return trace_from_events(load_json(target), source=str(target), time=time)
