@@ -71,6 +71,11 @@ class Context:
         return {number: tuple(items) for number, items in sorted(found.items())}
 
     @functools.cached_property
+    def kernel_texts(self) -> dict[str, str]:
+        """The text of each full kernel source of the log (not diffs), by path."""
+        return {k.path: k.text for k in self.log.kernels if not k.is_diff}
+
+    @functools.cached_property
     def changes(self) -> dict[int, tuple[SnapshotChange, ...]]:
         """What each experiment's diff snapshots change, per kernel file, by experiment
         number (see :func:`kernelopt.diagnose.changes.snapshot_changes`)."""

@@ -322,6 +322,7 @@ def diagnose_log(
         summary=_summary(ctx, params),
         root_causes=_root_causes(findings),
         unread=log.unread,
+        warnings=log.warnings,
     )
 
 

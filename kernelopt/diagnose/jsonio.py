@@ -6,9 +6,11 @@ Shape (the keys ``kernelopt diagnose --json`` prints)::
                    "evidence": [{"quote", "source", "experiments"}],
                    "actions": [{"text", "catalog_id", "catalog_name", "path"}], "missing"}],
      "checks": [{"pathology", "checked", "sentence", "missing"}],
-     "summary": {...}, "root_causes": [...], "unread": [{"path", "reason"}]}
+     "summary": {...}, "root_causes": [...], "unread": [{"path", "reason"}],
+     "warnings": [...]}
 
-:func:`diagnosis_from_dict` reads it back (extra keys are rejected). cattrs is imported on
+:func:`diagnosis_from_dict` reads it back (extra keys are rejected; ``warnings`` may be
+missing, as in data written before it existed). cattrs is imported on
 first use only, so ``import kernelopt.diagnose`` stays light.
 """
 
@@ -114,6 +116,10 @@ def diagnosis_from_json(text: str) -> Diagnosis:
         data = json.loads(text)
     except ValueError as error:
         raise FormatError(expected("JSON text", str(error))) from None
+    except RecursionError:
+        raise FormatError(
+            expected("JSON nested less deeply", "structures too deep to read")
+        ) from None
     if not isinstance(data, dict):
         raise FormatError(expected("a JSON object", type(data).__name__))
     return diagnosis_from_dict(data)

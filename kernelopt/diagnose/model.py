@@ -327,6 +327,10 @@ class Diagnosis:
         The most likely root cause(s), a sentence each.
     unread : tuple of Unread
         Files that could not be read, and why.
+    warnings : tuple of str
+        What was read but may not say what the log meant: sources that disagree on a value
+        (and which one was used), folders that give one experiment twice, numbers whose
+        form has no single sure reading (not read). The log's warnings.
     """
 
     findings: tuple[Finding, ...] = attrs.field(default=(), converter=_findings)
@@ -334,6 +338,7 @@ class Diagnosis:
     summary: LogSummary = attrs.field(factory=lambda: LogSummary(root=""))
     root_causes: tuple[str, ...] = attrs.field(default=(), converter=_strs)
     unread: tuple[Unread, ...] = attrs.field(default=(), converter=_unread)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=_strs)
 
     def finding(self, pathology: Pathology | str) -> Finding | None:
         """The finding of ``pathology``, or None when it was not found."""

@@ -170,6 +170,10 @@ def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None)
     missing = sorted({m for check in diagnosis.checks for m in check.missing})
     if missing:
         lines += ["", "## Missing data", ""] + [f"- {item}" for item in missing]
+    if diagnosis.warnings:
+        lines += ["", "## Warnings", ""] + [f"- {w}" for w in diagnosis.warnings[:50]]
+        if len(diagnosis.warnings) > 50:
+            lines.append(f"- … and {len(diagnosis.warnings) - 50} more")
     if diagnosis.unread:
         lines += ["", "## Not read", ""] + [
             f"- {u.path}: {u.reason}" for u in diagnosis.unread[:50]

@@ -73,7 +73,10 @@ _WHERE = re.compile(r"\b(?:tl|gl)\.where\(")
 _PY_BRANCH_STATEMENT = re.compile(
     r"^(\s*(?:(?:el)?if|while|(?:async\s+)?for)\b).*(?::|\(|\\)\s*(?:#.*)?$"
 )
-_PY_CONDITIONAL = re.compile(r"\bif\b[^#]*?\belse\b")
+# An ``if`` pairs with the first ``else`` after it; one that meets another ``if`` first
+# leaves the pairing to that one (the count is the same). Without that stop, each ``if`` of
+# a long line of them was scanned to the line's end (quadratic).
+_PY_CONDITIONAL = re.compile(r"\bif\b(?:(?!\bif\b)[^#])*?\belse\b")
 
 
 def parse_python(text: str) -> ast.Module | None:

@@ -423,13 +423,19 @@ class ExperimentLog:
     unread: tuple[Unread, ...] = attrs.field(default=(), converter=_unread)
     warnings: tuple[str, ...] = attrs.field(default=(), converter=_strs)
     until: int | None = None
+    # The primary series by number, filled on first use: detectors look experiments up by
+    # number for each of thousands, and a scan per look-up is quadratic. Not data of the
+    # log, so neither compared nor shown.
+    _by_number: dict[int, Experiment] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False, hash=False
+    )
 
     def experiment(self, number: int) -> Experiment | None:
         """The experiment numbered ``number`` in the primary series, or None."""
-        for item in self.experiments:
-            if item.number == number:
-                return item
-        return None
+        if not self._by_number and self.experiments:
+            for item in self.experiments:
+                self._by_number.setdefault(item.number, item)  # the first of a number wins
+        return self._by_number.get(number)
 
     @property
     def current_kernels(self) -> tuple[KernelSource, ...]:

@@ -47,12 +47,23 @@ def is_chore(text: str) -> bool:
 # "**Bypass TVM FFI**: Save ~10-15us/call ... Risk: ..." names its idea before the colon
 # or dash; the rest (gains, risks, caveats) is commentary no experiment title repeats.
 _IDEA_HEAD = re.compile(r"^\s*(.{3,80}?)\s*(?::\s|\s[—–]\s|\s-\s)")
+# How much of a text can hold its idea's head: four characters of its leading spaces (the
+# shortest head, three characters, and the space of " - " may take them), 80 of the head,
+# and the spaces before the colon or dash. Matching the whole text tried each of its
+# leading spaces with each head length against the rest of it: cubic in a run of spaces.
+_HEAD_REACH = 400
+
+
+def _head_window(text: str) -> str:
+    lead = len(text) - len(text.lstrip())
+    start = max(0, lead - 4)
+    return text[start : start + _HEAD_REACH]
 
 
 def _terms(text: str) -> set[str]:
     """Distinctive terms of a recommendation: those of its named idea when it leads with
     one (``Idea: why``), else those of the whole text."""
-    head = _IDEA_HEAD.match(text)
+    head = _IDEA_HEAD.match(_head_window(text))
     if head is not None:
         named = salient_terms(head.group(1))
         if named:
@@ -117,9 +128,12 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     experiments = ctx.experiments
     words = {e.number: experiment_terms(e) for e in experiments}
     ignored: list[tuple[Recommendation, list[Experiment]]] = []
+    # Terms by recommendation text, found once: grouping looked them up again for each
+    # pair of recommendations (quadratic in the terms' parsing).
+    terms_of: dict[str, set[str]] = {}
     checked = 0
     for recommendation in recommendations:
-        terms = _terms(recommendation.text)
+        terms = terms_of.setdefault(recommendation.text, _terms(recommendation.text))
         if not terms and not recommendation.catalog_ids:
             continue
         later = [
@@ -150,9 +164,9 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     # Group recommendations that say the same thing (shared terms) to count repeats.
     groups: list[list[tuple[Recommendation, list[Experiment]]]] = []
     for item in ignored:
-        terms = _terms(item[0].text)
+        terms = terms_of[item[0].text]
         for group in groups:
-            lead = _terms(group[0][0].text)
+            lead = terms_of[group[0][0].text]
             if terms and lead and len(terms & lead) >= max(2, min(len(terms), len(lead)) // 2):
                 group.append(item)
                 break

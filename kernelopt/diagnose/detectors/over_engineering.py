@@ -50,7 +50,8 @@ def _parts(ctx: Context, number: int) -> _Parts:
     full = ctx.snapshots.get(number, ())
     replayed = _replayed(ctx, number)
     # A full snapshot that reads as its own diff's base is its state before the change.
-    texts = {k.path: k.text for k in ctx.log.kernels if not k.is_diff}
+    # (The texts are mapped once per diagnosis: once per experiment was quadratic.)
+    texts = ctx.kernel_texts
     before = {texts[c.base] for c in replayed if c.base in texts}
     own = [s for s in full if s.text not in before]
     # The experiment's own copy of a changed file is what it ran: it wins over a replay.

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from kernelopt.experiments.log import Fact, Point, SourceRef
+from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["Draft", "DraftRecommendation"]
@@ -89,6 +90,9 @@ class Draft:
     refs: dict[str, SourceRef] = attrs.field(factory=dict)
     sources: list[SourceRef] = attrs.field(factory=list)
     table_row: bool = False  # read from one row of an experiment table
+    # What the user should know about how this draft was read (values refused, sources
+    # that disagree); read_log lists them in the log's warnings.
+    warnings: list[str] = attrs.field(factory=list)
 
     def put(self, field: str, value: Any, ref: SourceRef | None) -> None:
         """Set ``field`` to ``value`` unless it already holds one (first reader wins)."""
@@ -101,7 +105,11 @@ class Draft:
                 self.refs.setdefault(field, ref)
 
     def absorb(self, other: Draft) -> None:
-        """Fill this draft's empty fields from ``other`` and append its lists."""
+        """Fill this draft's empty fields from ``other`` and append its lists; a latency
+        ``other`` gives that disagrees with this draft's is named in :attr:`warnings`."""
+        disagreement = self._latency_disagreement(other)
+        if disagreement:
+            self.warnings.append(disagreement)
         for field in SCALARS:
             self.put(field, getattr(other, field), other.refs.get(field))
         if not self.order and other.order:
@@ -130,3 +138,47 @@ class Draft:
             known = set(self.sources)
             self.sources.extend(s for s in other.sources if s not in known)
             del self.sources[_CAP:]
+
+    def _latency_disagreement(self, other: Draft) -> str:
+        """What to tell the user when ``other`` gives this experiment another latency than
+        the one kept (this draft's, being first), else ``""``.
+
+        Values within 5% of each other are the same measurement rounded differently (a
+        summary row's ``0.21`` ms and a result's ``0.2054 ms``); rows of one table that
+        repeat an experiment are reported with the unread files already.
+        """
+        if self.latency is None or other.latency is None:
+            return ""
+        mine, theirs = (
+            _microseconds(self.latency, self.unit),
+            _microseconds(other.latency, other.unit),
+        )
+        if mine is None or theirs is None:  # units that cannot be compared: the raw values
+            mine, theirs = self.latency, other.latency
+        if abs(mine - theirs) <= 0.05 * max(abs(mine), abs(theirs)):
+            return ""
+        kept_ref, other_ref = self.refs.get("latency"), other.refs.get("latency")
+        if (
+            self.table_row
+            and other.table_row
+            and kept_ref is not None
+            and other_ref is not None
+            and kept_ref.path == other_ref.path
+        ):
+            return ""
+        kept = _quantity(self.latency, self.unit)
+        name = f"exp {self.number}" if self.number is not None else self.label or self.key
+        return (
+            f"{name}: the latency is {kept} in {kept_ref or 'one source'} but "
+            f"{_quantity(other.latency, other.unit)} in {other_ref or 'another'}; "
+            f"{kept} ({kept_ref or 'the first'}) was used"
+        )
+
+
+def _microseconds(value: float, unit: str | None) -> float | None:
+    canonical = LATENCY_UNITS.get((unit or "").strip().lower())
+    return value * TO_US[canonical] if canonical else None
+
+
+def _quantity(value: float, unit: str | None) -> str:
+    return f"{value:g} {unit}" if unit else f"{value:g}"

@@ -22,20 +22,27 @@ __all__ = [
     "code_mask",
     "fields",
     "headings",
+    "section_ends",
     "sections",
     "strip_md",
     "tables",
 ]
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# The title is cut of its closing hashes in code: a lazy title before ``\s*#*\s*$`` tries
+# every length, each against the rest of the line, which is quadratic on a long line.
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# Each run of spaces is followed by something that is not a space (``\s*\|?\s*`` would try
+# every split of a long run of spaces between the two, quadratic on a line of them).
+_SEPARATOR = re.compile(r"^\s*(?:\|\s*)?:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*(?:\|\s*)?$")
 _FIELD = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z0-9 "
     r"_/%()-]{0,40}?)(?::(?:\*\*|__)|(?:\*\*|__)?:)\s*(.*)$"
 )
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# Neither part of a link spans a "[": a line of 200,000 "[" (or of "[a](") would otherwise be
+# scanned to its end from each of them.
+_LINK = re.compile(r"\[([^\[\]]*)\]\([^)\[]*\)")
 
 
 @attrs.frozen(kw_only=True)
@@ -110,9 +117,26 @@ def headings(lines: Sequence[str], mask: Sequence[bool] | None = None) -> list[H
         if mask[index] or not line.startswith("#"):
             continue
         match = _HEADING.match(line)
-        if match and match.group(2):
-            found.append(Heading(level=len(match.group(1)), title=match.group(2), line=index + 1))
+        title = match.group(2).rstrip().rstrip("#").rstrip() if match else ""
+        if match and title:
+            found.append(Heading(level=len(match.group(1)), title=title, line=index + 1))
     return found
+
+
+def section_ends(heads: Sequence[Heading], last: int) -> list[int]:
+    """For each of ``heads`` (in line order), the last line of its body: the line before the
+    next heading of the same or a higher level, else ``last``.
+
+    One pass over a stack of the headings still open: looking ahead from each heading for
+    the one that closes it was quadratic in a log of thousands of entries.
+    """
+    ends = [last] * len(heads)
+    open_heads: list[int] = []  # their levels increase from the bottom up
+    for index, head in enumerate(heads):
+        while open_heads and heads[open_heads[-1]].level >= head.level:
+            ends[open_heads.pop()] = head.line - 1
+        open_heads.append(index)
+    return ends
 
 
 def sections(
@@ -120,16 +144,11 @@ def sections(
 ) -> list[Section]:
     """Sections of the given headings (only ``level`` when set): a body runs to the next
     heading of the same or a higher level."""
-    chosen = [h for h in heads if level is None or h.level == level]
-    result = []
-    for heading in chosen:
-        end = len(lines)
-        for other in heads:
-            if other.line > heading.line and other.level <= heading.level:
-                end = other.line - 1
-                break
-        result.append(Section(heading=heading, start=heading.line + 1, end=end))
-    return result
+    return [
+        Section(heading=heading, start=heading.line + 1, end=end)
+        for heading, end in zip(heads, section_ends(heads, len(lines)), strict=True)
+        if level is None or heading.level == level
+    ]
 
 
 def _split_row(line: str) -> list[str]:

@@ -21,17 +21,18 @@ _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for name, pattern in (
         (
             "dram_pct",
-            rf"\bdram\s*(?:%|throughput|util\w*|bandwidth|bw)?\s*[:=|]?\s*(?:about|~|≈)?\s*{_N}\s*%",
+            rf"\bdram\s*(?:(?:%|throughput|util\w*|bandwidth|bw)\s*)?(?:[:=|]\s*)?(?:(?:about|~|≈)\s*)?"
+            rf"{_N}\s*%",
         ),
         ("dram_pct", rf"{_V}\s*%\s*(?:of\s+)?(?:peak\s+)?dram\b"),
         (
             "tc_pct",
             rf"\b(?:tc|tensor[- "
-            rf"]cores?)\s*(?:%|util\w*|throughput)?\s*[:=|]?\s*(?:about|~|≈)?\s*{_N}\s*%",
+            rf"]cores?)\s*(?:(?:%|util\w*|throughput)\s*)?(?:[:=|]\s*)?(?:(?:about|~|≈)\s*)?{_N}\s*%",
         ),
         ("tc_pct", rf"\bpct_of_peak\b[^\d\n]{{0,20}}{_N}\s*%"),
         ("occupancy_pct", rf"\boccupancy\b[^\d\n%]{{0,30}}{_N}\s*%"),
-        ("occupancy_pct", rf"\bocc(?:%|\.)\s*[:=|]?\s*{_N}"),
+        ("occupancy_pct", rf"\bocc(?:%|\.)\s*(?:[:=|]\s*)?{_N}"),
         ("l2_hit_pct", rf"\bl2 hit(?: rate)?\b[^\d\n]{{0,20}}{_N}\s*%"),
         ("arith_intensity", rf"\barith(?:metic)?[ _-]intensity\b[^\d\n]{{0,20}}{_N}"),
         ("ridge", rf"\bridge(?: point)?\b[^\d\n]{{0,20}}{_N}"),
@@ -43,8 +44,10 @@ _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("tflops", rf"{_V}\s*TFLOP(?:S|/s)\b"),
     )
 )
+# A count is at most a few groups of digits long: an unbounded ``[\d,'’ ]*`` scanned a long
+# run of "1 1 1 …" to its end from each of its digits.
 _AUTOTUNE = re.compile(
-    r"(\d[\d,'’ ]*\d|\d)\s+(?:[\w-]+\s+){0,3}?config(?:uration)?s\b", re.IGNORECASE
+    r"(\d[\d,'’ ]{0,24}\d|\d)\s+(?:[\w-]+\s+){0,3}?config(?:uration)?s\b", re.IGNORECASE
 )
 _HEADER_METRICS = (
     ("dram_pct", re.compile(r"^dram\s*%?$|^dram[_ ]pct$|^dram[_ ]util", re.IGNORECASE)),
@@ -128,13 +131,15 @@ def metric_of_header(header: str) -> str | None:
 # L2 flushed") measures nothing.
 _MEASURED = re.compile(
     rf"{_V}\s*(?:[µu]s|ns|ms|s|%|[GT]i?B/s|[GT]FLOP/?s|[GT]FLOPS|cycles?|bytes?|[KMG]i?B"
-    r"|regs?|registers|warps?|waves?|(?:spill|bank|shared|global)?\s*(?:requests?|stalls?"
+    r"|regs?|registers|warps?|waves?|(?:(?:spill|bank|shared|global)\s*)?(?:requests?|stalls?"
     r"|conflicts?|transactions?|sectors?|instructions?|spills?))(?![A-Za-z_=])"
     # A value given to a named metric; trial-point axes (b=32, h_q=16), file:line references
     # (profile.md:12) and bookkeeping fields (Date: 2026-04-21, Step: 3) are not metrics.
     r"|(?<![\w.])(?!(?i:h_q|s_q|d_qk|t_max|seqlen|batch|date|step|exp|experiment|version"
     r"|commit|run|seed|line|page)\b)[A-Za-z_]\w{2,}\s*[=:]\s*[-+]?\d"
-    r"|\b(?:sm|smsp|l1tex|lts|dram|gpu|gpc)__[\w.]+`?\s*[=:]?\s*[-+]?\d",
+    # Metric names are bounded (the longest are about 80 characters): each "sm__" of a long
+    # dotted run would otherwise scan to the run's end.
+    r"|\b(?:sm|smsp|l1tex|lts|dram|gpu|gpc)__[\w.]{1,128}`?\s*(?:[=:]\s*)?[-+]?\d",
 )
 
 

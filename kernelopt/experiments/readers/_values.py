@@ -12,10 +12,12 @@ from __future__ import annotations
 import math
 import re
 
+from kernelopt._errors import expected
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
     "LATENCY_UNITS",
+    "TO_US",
     "Quantity",
     "after_arrow",
     "arrow_speedup",
@@ -26,9 +28,11 @@ __all__ = [
     "latency_tokens",
     "not_attempted",
     "number",
+    "number_at",
     "speedup_tokens",
     "status_of",
     "throughput_tokens",
+    "unclear_number",
     "unit_of_header",
 ]
 
@@ -46,18 +50,32 @@ LATENCY_UNITS: dict[str, str] = {
     "secs": "s",
     "seconds": "s",
 }
-_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+# Microseconds per canonical latency unit.
+TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 
 _NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
-_NUMBER = re.compile(rf"^\s*~?\s*({_NUM})")
-# ``s`` alone is too common in prose ("5 s" vs "5 sequences"): only the explicit spellings.
-_LATENCY = re.compile(rf"(?<![\w.])({_NUM})\s*(ns|us|µs|μs|usec|ms|msec|sec|secs|seconds)(?![\w/])")
-_LATENCY_S = re.compile(rf"(?<![\w.])({_NUM})\s*(s)(?![\w/])")
-_SPEEDUP = re.compile(rf"(?<![\w.])({_NUM})\s*[x×](?![\w])")
-_THROUGHPUT = re.compile(
-    rf"(?<![\w.])({_NUM})\s*((?:cand|tok|token|tokens|sample|samples|img|images|it|req|seq|fps|frames)/s|fps)\b"
+# ``(?:~\s*)?`` rather than ``~?\s*``: two spans of spaces side by side split a long run
+# of spaces every way before failing (quadratic).
+_NUMBER = re.compile(rf"^\s*(?:~\s*)?({_NUM})")
+# A number inside prose: digits grouped by commas (``1,024``, ``0,075``, read like
+# :func:`number`), starting where a number starts: not inside a word, a decimal or a comma
+# group (``1.234,5``: no "5"; from each group of a long "1,1,1,…" the rest would be
+# scanned), nor at a group of three digits after a space-grouped one (``1 234,5``: no
+# "234,5").
+_TOKEN = (
+    r"(?<![\w.,])(?!(?<=\d )\d{3}(?!\d))"
+    r"([-+]?(?:\d[\d,]*\d(?:\.\d+)?|\d(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)"
 )
-_ARROW = re.compile(r"\s*(?:->|→|=>|⟶|-->)\s*")
+# ``s`` alone is too common in prose ("5 s" vs "5 sequences"): only the explicit spellings.
+_LATENCY = re.compile(rf"{_TOKEN}\s*(ns|us|µs|μs|usec|ms|msec|sec|secs|seconds)(?![\w/])")
+_LATENCY_S = re.compile(rf"{_TOKEN}\s*(s)(?![\w/])")
+_SPEEDUP = re.compile(rf"{_TOKEN}\s*[x×](?![\w])")
+_THROUGHPUT = re.compile(
+    rf"{_TOKEN}\s*((?:cand|tok|token|tokens|sample|samples|img|images|it|req|seq|fps|frames)/s|fps)\b"
+)
+# Not from inside a run of spaces: from each of them, a long run was scanned to its end
+# (quadratic), and the split from the run's first space is the same one.
+_ARROW = re.compile(r"(?:(?<!\s)|(?!\s))\s*(?:->|→|=>|⟶|-->)\s*")
 
 
 class Quantity:
@@ -77,10 +95,10 @@ class Quantity:
     @property
     def microseconds(self) -> float:
         """The value in microseconds (latencies only)."""
-        return self.value * _TO_US.get(self.unit, 1.0)
+        return self.value * TO_US.get(self.unit, 1.0)
 
 
-_COMMA_NUMBER = re.compile(r"^(\s*~?\s*[-+]?)(\d[\d,]*)(\.\d+)?")
+_COMMA_NUMBER = re.compile(r"^(\s*(?:~\s*)?[-+]?)(\d[\d,]*)(\.\d+)?")
 _THOUSANDS = re.compile(r"[1-9]\d{0,2}(?:,\d{3})+")
 
 
@@ -101,18 +119,103 @@ def _without_commas(text: str) -> str:
     return lead + plain + text[match.end() :]
 
 
+# What may follow a number read from the start of a text and make it part of a longer one
+# that has no single sure reading: another decimal or comma group (``1.234,5``, ``1,2,3``,
+# ``1.2.3``), a digit separator (``1_000``, ``1'000``), or a group of three digits after a
+# space (``1 234,5``, ``10 000``: thousands, or two numbers).
+_CONTINUED = re.compile(r"[.,_'’]\d| \d{3}(?!\d)")
+# ``0x10``, ``0b101``, ``0o17``: a number in another base.
+_BASE_PREFIX = re.compile(r"[xX][0-9a-fA-F]|[bB][01]|[oO][0-7]")
+
+
+def _leading(text: str) -> tuple[re.Match[str] | None, str]:
+    clean = _without_commas(text.replace("*", "").replace("`", ""))
+    return _NUMBER.match(clean), clean
+
+
+def unclear_number(text: str) -> str | None:
+    """The number ``text`` starts with, as written, when its form has no single sure reading.
+
+    :func:`number` refuses these rather than read a prefix of them (``1.234,5`` is not 1.234).
+
+    Parameters
+    ----------
+    text : str
+        A table cell or field value.
+
+    Returns
+    -------
+    str or None
+        The number as written (``"1.234,5"``, ``"1 234,5"``, ``"10 000"``, ``"1_000"``,
+        ``"0x10"``, ``"1,2,3"``, ``"1.2.3"``), cut to 40 characters; None when ``text``
+        starts with a number of one reading (``"1,024"``, ``"0,075 ms"``) or with none.
+    """
+    match, clean = _leading(text)
+    if match is None:
+        return None
+    rest = clean[match.end() :]
+    digits = match.group(1).lstrip("+-")
+    continued = _CONTINUED.match(rest) is not None
+    if continued and rest[0] == " " and (not digits.isdigit() or len(digits) > 3):
+        continued = False  # "0.5 100": a space-grouped number opens with 1-3 digits only
+    if not continued and not (digits == "0" and _BASE_PREFIX.match(rest)):
+        return None
+    written = text.replace("*", "").replace("`", "").strip()
+    return re.split(r"\s{2,}|[|;]", written, maxsplit=1)[0][:40].strip()
+
+
 def number(text: str) -> float | None:
     """The leading number of ``text`` (``"0.411"``, ``"~5.47 us"``, ``"58.063500000000005"``,
-    ``"1,024"``; ``"0,075"`` with a decimal comma is 0.075)."""
-    match = _NUMBER.match(_without_commas(text.replace("*", "").replace("`", "")))
-    if not match:
+    ``"1,024"``; ``"0,075"`` with a decimal comma is 0.075).
+
+    None when there is none, when it is out of range, and when its form has no single sure
+    reading (see :func:`unclear_number`): ``"1.234,5"`` is not read as 1.234.
+    """
+    match, _ = _leading(text)
+    if not match or unclear_number(text) is not None:
         return None
     value = float(match.group(1))
     return value if math.isfinite(value) else None
 
 
+def number_at(text: str, where: object, warnings: list[str]) -> float | None:
+    """:func:`number` of ``text``, saying so when it refuses a number for its form.
+
+    Parameters
+    ----------
+    text : str
+        A table cell or field value.
+    where : object
+        Where ``text`` was written, shown as text (a ``SourceRef``: ``path:line``).
+    warnings : list of str
+        Gets a message naming the number and ``where`` when :func:`unclear_number` finds
+        one, so that no value goes missing unsaid.
+
+    Returns
+    -------
+    float or None
+        What :func:`number` returns.
+    """
+    value = number(text)
+    if value is None:
+        written = unclear_number(text)
+        if written is not None:
+            what = "a number such as 1234.5, 1,234.5 or 0,075"
+            warnings.append(expected(what, repr(written), where=str(where)) + "; not read")
+    return value
+
+
 def _bold_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in re.finditer(r"\*\*[^*]+\*\*", text)]
+
+
+def _token_value(token: str) -> float | None:
+    """A number of :data:`_TOKEN` as a float, its commas read like :func:`number` reads them."""
+    plain = _without_commas(token)
+    if "," in plain:
+        return None  # "1,23,4": no reading
+    value = float(plain)
+    return value if math.isfinite(value) else None
 
 
 def _quantities(
@@ -122,8 +225,8 @@ def _quantities(
     clean = text.replace("`", " ")
     found = []
     for match in pattern.finditer(clean):
-        value = float(match.group(1))
-        if not math.isfinite(value):
+        value = _token_value(match.group(1))
+        if value is None:
             continue
         raw = match.group(2) if match.lastindex and match.lastindex >= 2 else "x"
         unit = units.get(raw.lower(), raw) if units is not None else raw
@@ -190,7 +293,7 @@ def arrow_speedup(text: str, headline: Quantity | None = None) -> float | None:
             bare = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s*$", parts[0])
             if bare is None:
                 continue
-            old = float(bare.group(1)) * _TO_US.get(after[0].unit, 1.0)
+            old = float(bare.group(1)) * TO_US.get(after[0].unit, 1.0)
         new = after[0].microseconds
         if headline is not None and abs(new - headline.microseconds) > 1e-9 * new:
             return None
@@ -218,7 +321,9 @@ def unit_of_header(header: str) -> str | None:
 
 # --- correctness -------------------------------------------------------------------------
 
-_FRACTION = re.compile(r"(\d+)\s*(?:/|of)\s*(\d+)")
+# Counts start where a run of digits does (from each digit of a long run, the run was
+# scanned to its end) and are at most 18 digits (``int`` refuses 4,300 and more).
+_FRACTION = re.compile(r"(?<!\d)(\d{1,18})\s*(?:/|of)\s*(\d{1,18})(?!\d)")
 _FAIL_WORDS = re.compile(
     r"\bfail(?:s|ed|ing|ure|ures)?\b|✗|❌|✘|\bmismatch(?:es|ed)?\b|\bnan\b|\bincorrect\b"
     r"|\bwrong\b|\bruntime_error\b|\billegal\b|\bbroken\b|\bgarbage\b",
@@ -393,23 +498,29 @@ _SNAKE_SPACE = re.compile(
     r"(?<![\w.])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s+(\d+)(?![\w.%])(?!\s*(?:x\b|us\b|ms\b|µs\b))"
 )
 # "4 KV splits: 256 programs": the word after a count is bound to that count already.
-_COUNTED = re.compile(r"\d+\s+(?:[A-Za-z][\w-]*\s+)?$")
-# Knobs written as words (underscore spellings are caught as assignments above).
+_COUNTED = re.compile(r"(?<!\d)\d+\s+(?:[A-Za-z][\w-]*\s+)?$")
+# How far before a knob :data:`_COUNTED` looks: a count and its word are short, and searching
+# the whole text before each knob of a long line is quadratic.
+_COUNTED_REACH = 80
+# Knobs written as words (underscore spellings are caught as assignments above). Each
+# optional separator carries the spaces after it: two spans of spaces side by side split a
+# long run of spaces every way before failing (quadratic).
 _PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
         (
             "wg_size",
-            r"\b(?:wg|work[ -]?group)[ -]?size(?:\s+sweep)?\s*(?:=|:|of)?\s*(\{[^}]{1,40}\}|\d+)",
+            r"\b(?:wg|work[ -]?group)[ -]?size(?:\s+sweep)?\s*(?:(?:=|:|of)\s*)?"
+            r"(\{[^}]{1,40}\}|\d+)",
         ),
-        ("block_size", r"\bblock[ -]size\s*(?:=|:|of)?\s*(\{[^}]{1,40}\}|\d+)"),
-        ("tile_size", r"\btile[ -]size\s*(?:=|:|of)?\s*(\{[^}]{1,40}\}|\d+(?:x\d+)*)"),
-        ("chunk_size", r"\bchunk[ -]size\s*(?:=|:|of)?\s*(\d+)"),
-        ("group_size", r"\bgroup[ -]size\s*(?:=|:|of)?\s*(\d+)"),
-        ("num_warps", r"\b(\d+)\s+warps\b|\bnum warps\s*(?:=|:)?\s*(\d+)"),
-        ("num_stages", r"\b(\d+)\s+(?:pipeline\s+)?stages\b|\bnum stages\s*(?:=|:)?\s*(\d+)"),
-        ("num_splits", r"\b(\d+)\s+(?:kv[ -]?)?splits\b|\bnum splits\s*(?:=|:)?\s*(\d+)"),
-        ("unroll", r"#pragma\s+unroll\s+(\d+)|\bunroll(?: factor)?\s*(?:=|:)?\s*(\d+)"),
+        ("block_size", r"\bblock[ -]size\s*(?:(?:=|:|of)\s*)?(\{[^}]{1,40}\}|\d+)"),
+        ("tile_size", r"\btile[ -]size\s*(?:(?:=|:|of)\s*)?(\{[^}]{1,40}\}|\d+(?:x\d+)*)"),
+        ("chunk_size", r"\bchunk[ -]size\s*(?:(?:=|:|of)\s*)?(\d+)"),
+        ("group_size", r"\bgroup[ -]size\s*(?:(?:=|:|of)\s*)?(\d+)"),
+        ("num_warps", r"\b(\d+)\s+warps\b|\bnum warps\s*(?:[=:]\s*)?(\d+)"),
+        ("num_stages", r"\b(\d+)\s+(?:pipeline\s+)?stages\b|\bnum stages\s*(?:[=:]\s*)?(\d+)"),
+        ("num_splits", r"\b(\d+)\s+(?:kv[ -]?)?splits\b|\bnum splits\s*(?:[=:]\s*)?(\d+)"),
+        ("unroll", r"#pragma\s+unroll\s+(\d+)|\bunroll(?: factor)?\s*(?:[=:]\s*)?(\d+)"),
     )
 )
 # Lower-case identifiers count as knobs only when they look like tuning parameters.
@@ -463,7 +574,8 @@ def knobs_of(text: str) -> dict[str, str]:
             continue
         plain_word = name.isalpha() and name.islower()
         colon = ":" in clean[match.start(1) + len(name) : match.start(2)]
-        if plain_word and colon and _COUNTED.search(clean[: match.start(1)]):
+        before = clean[max(0, match.start(1) - _COUNTED_REACH) : match.start(1)]
+        if plain_word and colon and _COUNTED.search(before):
             continue  # "4 KV splits: 256 programs" sets 4 splits, not 256
         found.setdefault(name, _last_value(value))
     for match in _CAPS_SPACE.finditer(clean):

@@ -20,7 +20,7 @@ from kernelopt.experiments.readers._metrics import (
     metric_of_header,
     metrics_of,
 )
-from kernelopt.experiments.readers._values import number
+from kernelopt.experiments.readers._values import number_at
 
 __all__ = ["lesson_experiment", "read_lessons", "read_profile", "read_rules"]
 
@@ -82,9 +82,14 @@ def read_lessons(file: TextFile, *, limit: int = 500) -> list[Fact]:
 _PROFILE_POINT = re.compile(r"^#{1,6}\s*Profile:[^|]*\|\s*(.*?)\s*$", re.IGNORECASE)
 
 
-def read_profile(file: TextFile) -> ProfileFacts:
+def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFacts:
     """The bottleneck and metrics ``profile.md`` states (the seed's profiler contract:
-    ``### Bottleneck: Memory-bound`` and a ``| Stage | Duration | TC% | DRAM% | Occ% |`` table)."""
+    ``### Bottleneck: Memory-bound`` and a ``| Stage | Duration | TC% | DRAM% | Occ% |`` table).
+
+    A table value whose number has no single sure reading (``1.234,5``) is not read, and is
+    named in ``warnings`` when given.
+    """
+    warnings = [] if warnings is None else warnings
     mask = code_mask(file.lines)
     metrics: dict[str, float] = {}
     facts: list[Fact] = []
@@ -94,7 +99,8 @@ def read_profile(file: TextFile) -> ProfileFacts:
             if name is None or name in metrics:
                 continue
             for row in table.rows:
-                value = number(strip_md(row.cells[index]).rstrip("%"))
+                where = SourceRef(path=file.path, line=row.line)
+                value = number_at(strip_md(row.cells[index]).rstrip("%"), where, warnings)
                 if value is not None:
                     metrics[name] = value
                     facts.append(

@@ -15,7 +15,14 @@ import re
 from kernelopt.experiments.log import SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import TextFile
-from kernelopt.experiments.readers._markdown import Heading, bullets, code_mask, headings, strip_md
+from kernelopt.experiments.readers._markdown import (
+    Heading,
+    bullets,
+    code_mask,
+    headings,
+    section_ends,
+    strip_md,
+)
 from kernelopt.experiments.readers._values import (
     arrow_speedup,
     correctness_of,
@@ -35,6 +42,37 @@ _DATE_PREFIX = re.compile(
     r"\s*(?:\([^)]*\))?\s*[-—–:|]*\s*",
     re.IGNORECASE,
 )
+_PROFILING = re.compile(r"\bprofil\w+\b", re.IGNORECASE)
+_NO_CODE_CHANGE = re.compile(r"\bno code change\b", re.IGNORECASE)
+
+
+def _profiling_only(title: str) -> bool:
+    r"""Whether ``title`` says the entry profiled and changed no code.
+
+    "no code change" is looked for after the first "profil…" word only: a pattern
+    ``profil\w+.*no code change`` tries every "profil…" word of a long title, each against
+    the rest of it (quadratic).
+    """
+    if "(no code change)" in title.lower():
+        return True
+    first = _PROFILING.search(title)
+    return first is not None and _NO_CODE_CHANGE.search(title, first.end()) is not None
+
+
+def _without_closing_aside(title: str) -> str:
+    r"""``title`` without a closing parenthetical (``"tiles (REVERTED)"`` -> ``"tiles"``):
+    from the first ``(`` after the last ``)`` before the closing one.
+
+    What ``re.sub(r"\s*\([^)]*\)\s*$", "", title)`` does, without trying each ``(`` and
+    each space of a long title against the rest of it (quadratic).
+    """
+    text = title.rstrip()
+    if not text.endswith(")"):
+        return title
+    opening = text.find("(", text.rfind(")", 0, len(text) - 1) + 1, len(text) - 1)
+    return text[:opening].rstrip() if opening >= 0 else title
+
+
 _MEAN_LATENCY = re.compile(
     r"\b(?:mean|median|avg|average)(?: latency)?\s*[:=]|\b(?:mean|median|average) latency\b",
     re.IGNORECASE,
@@ -67,16 +105,16 @@ def read_devlog(file: TextFile, *, kind: str = "devlog") -> list[Draft]:
     if len(heads) < 2:
         return []
     all_heads = headings(file.lines, code_mask(file.lines))
+    ends = dict(
+        zip((h.line for h in all_heads), section_ends(all_heads, len(file.lines)), strict=True)
+    )
     dates = [date_of(h.title) or "" for h in heads]
     pairs = list(itertools.pairwise(dates))
     newer_first = sum(a > b for a, b in pairs) > sum(a < b for a, b in pairs)
     mask = code_mask(file.lines)
     drafts = []
     for position, head in enumerate(heads):
-        end = next(
-            (h.line - 1 for h in all_heads if h.line > head.line and h.level <= head.level),
-            len(file.lines),
-        )
+        end = ends.get(head.line, len(file.lines))
         date = dates[position]
         title = _entry_title(head)
         ref = SourceRef(path=file.path, line=head.line)
@@ -98,12 +136,10 @@ def read_devlog(file: TextFile, *, kind: str = "devlog") -> list[Draft]:
             and correctness_of(title) is Correctness.FAIL
         ):
             draft.put("correctness", Correctness.FAIL, ref)
-        if not_attempted(title) or re.search(
-            r"\bprofil\w+\b.*\bno code change\b|\(no code change\)", title, re.IGNORECASE
-        ):
+        if not_attempted(title) or _profiling_only(title):
             draft.put("attempted", False, ref)
         if title:
-            draft.put("description", re.sub(r"\s*\([^)]*\)\s*$", "", title) or title, ref)
+            draft.put("description", _without_closing_aside(title) or title, ref)
         else:
             items = [
                 b

@@ -9,7 +9,9 @@ result tables per trial point; profiling metrics. It never raises.
 
 from __future__ import annotations
 
+import bisect
 import re
+import weakref
 from collections.abc import Sequence
 
 import attrs
@@ -39,6 +41,7 @@ from kernelopt.experiments.readers._values import (
     latency_tokens,
     not_attempted,
     number,
+    number_at,
     speedup_tokens,
     status_of,
     unit_of_header,
@@ -47,8 +50,11 @@ from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["Described", "describe", "fill", "recommendations_in"]
 
+# Each optional part carries the spaces after it: spans of spaces side by side
+# (``\s*#?\s*\d*\s*``) split a long run of spaces every way before failing.
 _TITLE_PREFIX = re.compile(
-    r"^(?:(?:experiment|exp|step|iteration|iter)\s*#?\s*\d*\s*(?:result|results|plan|hypothesis)?\s*[:.—–-]\s*)",
+    r"^(?:(?:experiment|exp|step|iteration|iter)\s*(?:#\s*)?(?:\d+\s*)?"
+    r"(?:(?:result|results|plan|hypothesis)\s*)?[:.—–-]\s*)",
     re.IGNORECASE,
 )
 _CHANGE_SECTIONS = re.compile(
@@ -135,9 +141,11 @@ _ACCURACY_FAIL = re.compile(
     r")?(?:atol|rtol|tolerance)\b",
     re.IGNORECASE,
 )
+# A count is at most a few comma groups long: from each digit of a long "1,1,1,…" run, an
+# unbounded ``[\d,]*`` scanned the run to its end.
 _ALL_PASS = re.compile(
-    r"\ball (?:\d+ )?(?:pass|passed)\b|\b(\d[\d,]*)\s*/\s*\1\s+(?:pass|passed)\b|\bcorrectness: "
-    r"pass\b",
+    r"\ball (?:\d+ )?(?:pass|passed)\b|\b(\d[\d,]{0,24})\s*/\s*\1\s+(?:pass|passed)\b"
+    r"|\bcorrectness: pass\b",
     re.IGNORECASE,
 )
 
@@ -273,7 +281,9 @@ def recommendations_in(
     return found
 
 
-def _points(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> list[Point]:
+def _points(
+    file: TextFile, start: int, end: int, mask: Sequence[bool], warnings: list[str]
+) -> list[Point]:
     points: list[Point] = []
     for table in tables(file.lines, start, end, mask):
         if not table.header or not _POINT_HEADERS.match(strip_md(table.header[0])):
@@ -325,7 +335,7 @@ def _points(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> list[
                     )
                 )
             else:
-                value = number(cell)
+                value = number_at(cell, ref, warnings)
                 unit = unit_of_header(name)
                 if value is not None and unit is not None:
                     points.append(
@@ -364,7 +374,9 @@ def _numeric_share(table: Table, index: int) -> float:
     return sum(1 for c in filled if number(after_arrow(c)) is not None) / len(filled)
 
 
-def _table_metrics(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> dict[str, float]:
+def _table_metrics(
+    file: TextFile, start: int, end: int, mask: Sequence[bool], warnings: list[str]
+) -> dict[str, float]:
     found: dict[str, float] = {}
     for table in tables(file.lines, start, end, mask):
         for index, header in enumerate(table.header):
@@ -372,7 +384,8 @@ def _table_metrics(file: TextFile, start: int, end: int, mask: Sequence[bool]) -
             if name is None or name in found:
                 continue
             for row in table.rows:
-                value = number(strip_md(row.cells[index]).rstrip("%"))
+                where = SourceRef(path=file.path, line=row.line)
+                value = number_at(strip_md(row.cells[index]).rstrip("%"), where, warnings)
                 if value is not None:
                     found[name] = value
                     break
@@ -386,6 +399,27 @@ def correctness_in(text: str) -> Correctness | None:
     if _ACCURACY_FAIL.search(text):
         return Correctness.FAIL
     return None
+
+
+# The code mask and headings of the file :func:`describe` read last: a devlog or step log
+# is described entry by entry, and finding them again for each of thousands of entries was
+# quadratic. A weak reference does not keep the file's text alive, and a file that is gone
+# matches nothing (its id may be another file's by then).
+_LAST_STRUCTURE: list[tuple[weakref.ref[TextFile], list[bool], list[Heading]]] = []
+
+
+def _structure(file: TextFile) -> tuple[list[bool], list[Heading]]:
+    # One look at the cache, kept locally: another thread may replace it meanwhile.
+    cached = _LAST_STRUCTURE[0] if _LAST_STRUCTURE else None
+    if cached is None or cached[0]() is not file:
+        mask = code_mask(file.lines)
+        cached = (weakref.ref(file), mask, headings(file.lines, mask))
+        _LAST_STRUCTURE[:] = [cached]
+    return cached[1], cached[2]
+
+
+def _line(head: Heading) -> int:
+    return head.line
 
 
 def describe(
@@ -407,8 +441,12 @@ def describe(
     """
     lines = file.lines
     last = len(lines) if end is None else min(end, len(lines))
-    mask = code_mask(lines)
-    heads = [h for h in headings(lines, mask) if start <= h.line <= last]
+    mask, every_head = _structure(file)
+    heads = every_head[
+        bisect.bisect_left(every_head, start, key=_line) : bisect.bisect_right(
+            every_head, last, key=_line
+        )
+    ]
     described = Described(draft=draft)
     title_head = (
         next((h for h in heads if h.line == title_line), None)
@@ -497,8 +535,9 @@ def describe(
             )
             draft.put("correctness", stated, ref(line))
     if not draft.points:
-        draft.points.extend(_points(file, start, last, mask))
-    for name, number_ in {**_table_metrics(file, start, last, mask), **metrics_of(body)}.items():
+        draft.points.extend(_points(file, start, last, mask, draft.warnings))
+    table_metrics = _table_metrics(file, start, last, mask, draft.warnings)
+    for name, number_ in {**table_metrics, **metrics_of(body)}.items():
         draft.metrics.setdefault(name, number_)
     for index in range(start - 1, last):
         if len(draft.profiling) >= 8:

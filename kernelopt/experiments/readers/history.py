@@ -12,15 +12,17 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from kernelopt._errors import expected
 from kernelopt.experiments.log import SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import Row, Table
-from kernelopt.experiments.readers._values import correctness_of, date_of, number, status_of
+from kernelopt.experiments.readers._values import correctness_of, date_of, number_at, status_of
 from kernelopt.experiments.readers.tables import read_table, roles_of
 from kernelopt.experiments.records import Correctness, Status
 
@@ -59,6 +61,40 @@ def _latency_key(record: Mapping[str, Any]) -> tuple[str, str] | None:
     return key, suffix.group(1).lower() if suffix else ""
 
 
+class _UnreadableError(Exception):
+    """A record holds a value no float can hold; ``reason`` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _float(value: float, key: str) -> float | None:
+    """``value`` as a float; None for ``NaN`` (no value, as a failed run writes it);
+    :class:`_UnreadableError` beyond the float range (a 400-digit JSON integer, ``1e400``)."""
+    try:
+        result = float(value)
+    except OverflowError:
+        digits = len(str(abs(int(value))))
+        raise _UnreadableError(
+            expected(f"{key} within the float range", f"{digits} digits")
+        ) from None
+    if math.isinf(result):
+        raise _UnreadableError(expected(f"{key} within the float range", str(value)))
+    return None if math.isnan(result) else result
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, with JSON nested deeper than Python can follow refused like any other
+    malformed JSON (as a ValueError)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(
+            expected("JSON nested less deeply", "structures too deep to read")
+        ) from None
+
+
 def _record_draft(
     record: Mapping[str, Any],
     *,
@@ -87,16 +123,17 @@ def _record_draft(
     draft.put("date", date_of(date) or date, ref)
     found = _latency_key(record)
     if found is not None:
-        value = float(record[found[0]])
-        if value >= 0:
+        value = _float(record[found[0]], found[0])
+        if value is not None and value >= 0:
             draft.put("latency", value, ref)
             draft.put("unit", found[1] or None, ref)
     for name, value in record.items():
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
         preferred = name.lower() in {"speedup", "mean_speedup", "geomean_speedup", "geomean"}
         if "speedup" in name.lower() and numeric and (preferred or draft.speedup is None):
-            draft.speedup = float(value)
-            draft.refs.setdefault("speedup", ref)
+            draft.speedup = _float(value, name)
+            if draft.speedup is not None:
+                draft.refs.setdefault("speedup", ref)
     tag = " ".join(str(record.get(k, "")) for k in ("git_hash", "commit", "tag", "label"))
     words = tag.replace("-", " ").replace("+", " ").replace("_", " ")
     draft.put("status", status_of(words, allow_baseline=False), ref)
@@ -124,20 +161,20 @@ def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
     drafts = []
     records: list[dict[str, Any]] = []
     bad = 0
+    refused: list[str] = []
     for index, line in enumerate(file.lines):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = _loads(line)
         except ValueError:
             bad += 1
             continue
         if not isinstance(record, dict):
             continue
-        records.append(record)
         ref = SourceRef(path=file.path, line=index + 1)
-        drafts.append(
-            _record_draft(
+        try:
+            draft = _record_draft(
                 record,
                 scope=f"jsonl:{file.path}",
                 kind="jsonl",
@@ -145,9 +182,16 @@ def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
                 ref=ref,
                 order=("", index),
             )
-        )
+        except _UnreadableError as error:
+            refused.append(f"line {index + 1}: {error.reason}")
+            continue
+        records.append(record)
+        drafts.append(draft)
     if bad:
         unread.append((file.path, f"{bad} line(s) are not JSON; skipped"))
+    if refused:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        unread.append((file.path, f"{refused[0]}{more}; skipped"))
     if records and all(_is_call(r) for r in records):
         # A workload trace (``kernelopt.workload.Recorder``: op, args, duration) records the
         # calls a kernel served, not attempts to change it: a series of calls, never judged.
@@ -197,7 +241,7 @@ def _benchmark_matrix(records: list[dict[str, Any]]) -> str:
 def read_json(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
     """Runs from a JSON list of records or an archive ``{"log": [...]}``; other JSON is ignored."""
     try:
-        data = json.loads(file.text)
+        data = _loads(file.text)
     except ValueError as error:
         unread.append(
             (file.path, f"not valid JSON ({error.__class__.__name__}: {str(error)[:80]})")
@@ -212,6 +256,8 @@ def read_json(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
                 records = data[key]
                 break
     drafts = []
+    refused: list[str] = []
+    starts = _record_starts(file) if records else []
     for index, record in enumerate(records):
         if not isinstance(record, dict):
             continue
@@ -226,27 +272,37 @@ def read_json(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
                 **record,
                 "description": f"{record.get('id', '')}: {', '.join(map(str, record['applied']))}",
             }
-        ref = SourceRef(path=file.path, line=_line_of_record(file, index))
-        drafts.append(
-            _record_draft(
-                record,
-                scope=f"json:{file.path}",
-                kind="archive-json",
-                key=str(index),
-                ref=ref,
-                order=("", index),
+        ref = SourceRef(path=file.path, line=_line_of_record(starts, index))
+        try:
+            drafts.append(
+                _record_draft(
+                    record,
+                    scope=f"json:{file.path}",
+                    kind="archive-json",
+                    key=str(index),
+                    ref=ref,
+                    order=("", index),
+                )
             )
-        )
+        except _UnreadableError as error:
+            refused.append(f"record {index + 1}: {error.reason}")
+    if refused:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        unread.append((file.path, f"{refused[0]}{more}; skipped"))
     return drafts
 
 
-def _line_of_record(file: TextFile, index: int) -> int:
-    # Records in pretty-printed JSON start at "{" lines; count them (best effort).
-    starts = [
+def _record_starts(file: TextFile) -> list[int]:
+    """The lines records of pretty-printed JSON start at ("{" lines; best effort), found
+    once per file: once per record was quadratic in a long archive."""
+    return [
         n
         for n, line in enumerate(file.lines, start=1)
         if line.strip() in {"{", "{,"} or line.strip().startswith('{"')
     ]
+
+
+def _line_of_record(starts: list[int], index: int) -> int:
     return starts[index + 1] if index + 1 < len(starts) else 1
 
 
@@ -277,9 +333,13 @@ def read_table_file(file: TextFile, *, position: int) -> list[Draft]:
     )
     if column is None:
         return []
-    values = [number(row.cells[column]) for row in table.rows]
+    refused: list[str] = []
+    values = [
+        number_at(row.cells[column], SourceRef(path=file.path, line=row.line), refused)
+        for row in table.rows
+    ]
     present = [v for v in values if v is not None]
-    if not present:
+    if not present and not refused:
         return []
     suffix = _UNIT_SUFFIX.search(header[column].lower())
     ref = SourceRef(path=file.path, line=1)
@@ -294,13 +354,14 @@ def read_table_file(file: TextFile, *, position: int) -> list[Draft]:
     draft.sources.append(ref)
     draft.put("description", re.sub(r"[_-]+", " ", file.stem).strip(), ref)
     draft.put("date", date, ref)
-    draft.put("latency", sum(present) / len(present), ref)
+    draft.warnings += refused
+    draft.put("latency", sum(present) / len(present) if present else None, ref)
     draft.put("unit", suffix.group(1) if suffix else None, ref)
     of = _OF.search(file.stem)
     if of is not None:
         passed, total = int(of.group(1)), int(of.group(2))
         draft.put("correctness", Correctness.PASS if passed == total else Correctness.FAIL, ref)
-    elif len(present) < len(values):
+    elif len(present) + len(refused) < len(values):  # a row with no time failed
         draft.put("correctness", Correctness.FAIL, ref)
     if "baseline" in file.stem.lower():
         draft.put("status", Status.BASELINE, ref)

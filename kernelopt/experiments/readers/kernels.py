@@ -25,7 +25,14 @@ _LANGUAGES = {
     ".diff": "diff",
     ".patch": "diff",
 }
-_PATH = re.compile(r"`?((?:[\w.-]+/)*[\w.-]+\.(?:py|cu|cuh|cl|cpp|cc|cxx|c|h|hpp|triton|mojo))`?")
+# A path starts where a run of path characters does (or after "//", or after a "/" that
+# opens the run): whatever matches further in also matches from there, as part of a longer
+# path, and trying every position of a 2 MiB hash or identifier made the search quadratic.
+# Names (255 characters) and depth (64 folders) are bounded for the same reason.
+_PATH = re.compile(
+    r"`?(?<![\w.-])(?<![\w.-]/)"
+    r"((?:[\w.-]{1,255}/){0,64}[\w.-]{1,255}\.(?:py|cu|cuh|cl|cpp|cc|cxx|c|h|hpp|triton|mojo))`?"
+)
 _KERNEL_WORDS = re.compile(
     r"\b(?:kernel|edits? only|current|optimi[sz]ed|candidate|implementation|solution)\b",
     re.IGNORECASE,
@@ -54,14 +61,21 @@ def named_paths(file: TextFile) -> tuple[Fact | None, Fact | None]:
     kernel: Fact | None = None
     baseline: Fact | None = None
     for number, line in enumerate(file.lines, start=1):
+        if kernel is not None and baseline is not None:
+            break
+        # The line's words are looked up once, not once per path: a long line naming
+        # thousands of paths would otherwise be searched thousands of times.
+        words: tuple[bool, bool] | None = None
         for match in _PATH.finditer(line):
             path = match.group(1)
             if "." + path.rsplit(".", 1)[-1].lower() not in SOURCE_SUFFIXES or path.startswith("."):
                 continue
+            if words is None:
+                words = (bool(_BASELINE_WORDS.search(line)), bool(_KERNEL_WORDS.search(line)))
             fact = Fact(text=path, source=SourceRef(path=file.path, line=number))
-            if baseline is None and _BASELINE_WORDS.search(line):
+            if baseline is None and words[0]:
                 baseline = fact
-            elif kernel is None and _KERNEL_WORDS.search(line):
+            elif kernel is None and words[1]:
                 kernel = fact
     return kernel, baseline
 

@@ -49,7 +49,7 @@ from kernelopt.experiments.readers.documents import recommendations_in
 from kernelopt.experiments.readers.history import read_json, read_jsonl, read_table_file
 from kernelopt.experiments.readers.kernels import named_paths, source
 from kernelopt.experiments.readers.notes import is_single_note, read_note, read_table_note
-from kernelopt.experiments.readers.seed import experiment_folders, read_folder
+from kernelopt.experiments.readers.seed import experiment_folders, folder_clashes, read_folder
 from kernelopt.experiments.readers.steplog import read_steps, step_headings
 from kernelopt.experiments.tagging import EntryLike, Tagger, default_tagger
 
@@ -91,6 +91,7 @@ class _Reading:
         self.notes: list[Recommendation] = []
         self.profiling: list[Fact] = []
         self.problems: list[tuple[str, str]] = []
+        self.warnings: list[str] = []
         self.layouts: set[str] = set()
         self.cut_folders = 0
 
@@ -124,7 +125,7 @@ class _Reading:
             return
         if name == "profile.md" or (name.startswith("profile") and name.endswith(".md")):
             if self.profile is None:
-                self.profile = read_profile(file)
+                self.profile = read_profile(file, self.warnings)
             return
         if len(dated_headings(file)) >= 2:
             found = read_devlog(file)
@@ -193,6 +194,7 @@ class _Reading:
 
     def run(self, until: int | None) -> None:
         folders = experiment_folders(self.files)
+        self.warnings += folder_clashes(folders, until)
         in_folder = {p for folder in folders for p in self.files.under(folder)}
         loose = [p for p in self.files.paths if p not in in_folder]
         loose.sort(
@@ -288,6 +290,11 @@ def _cut(series: Series, until: int | None, cutoff_date: str | None, primary: bo
     else:
         kept = ()
     return Series(name=series.name, kind=series.kind, experiments=kept)
+
+
+def _before(draft: Draft, until: int) -> bool:
+    """Whether ``draft`` may be an experiment before ``until`` (an unnumbered one may)."""
+    return draft.number is None or draft.number < until
 
 
 def _repeated_rows(drafts: list[Draft]) -> list[tuple[str, str]]:
@@ -396,6 +403,11 @@ def read_log(
     profiling += [f for f in reading.profiling if f not in profiling]
     unread = list(reading.files.unread) + [Unread(path=p, reason=r) for p, r in reading.problems]
     layouts = sorted(reading.layouts)
+    warnings = [warning] if warning else []
+    warnings += reading.warnings
+    warnings += [
+        w for d in reading.drafts if until is None or _before(d, until) for w in d.warnings
+    ]
     return ExperimentLog(
         root=str(root),
         layouts=tuple(layouts),
@@ -412,6 +424,6 @@ def read_log(
         recommendations=tuple(recommendations),
         profiling=tuple(profiling[:400]),
         unread=tuple(unread),
-        warnings=(warning,) if warning else (),
+        warnings=tuple(dict.fromkeys(warnings)),
         until=until,
     )

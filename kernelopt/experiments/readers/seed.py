@@ -27,7 +27,7 @@ from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.kernels import language_of
 from kernelopt.experiments.records import ResultRecord
 
-__all__ = ["experiment_folders", "read_folder"]
+__all__ = ["experiment_folders", "folder_clashes", "read_folder"]
 
 _EXP_DIR = re.compile(
     r"^(?:exp|experiment|step|iter|iteration|run|trial)[-_ ]?(\d{1,5})(?:[-_ ].*)?$", re.IGNORECASE
@@ -48,6 +48,42 @@ def experiment_folders(files: LogFiles) -> dict[str, int]:
                 folders.setdefault("/".join(parts[: depth + 1]), int(match.group(1)))
                 break
     return folders
+
+
+def folder_clashes(folders: dict[str, int], until: int | None = None) -> list[str]:
+    """A warning for each experiment number that two or more folders give.
+
+    ``exp_7/`` and ``exp_007/`` are read as one experiment, the first folder's values
+    winning where both give one: the user should know.
+
+    Parameters
+    ----------
+    folders : dict of str to int
+        Each experiment folder and its number (:func:`experiment_folders`).
+    until : int, optional
+        Folders numbered from ``until`` on are not read, and not reported.
+
+    Returns
+    -------
+    list of str
+        One message per shared number, naming its folders, in number order.
+    """
+    by_number: dict[int, list[str]] = {}
+    for folder, number in folders.items():
+        if until is None or number < until:
+            by_number.setdefault(number, []).append(folder)
+    warnings = []
+    for number, names in sorted(by_number.items()):
+        if len(names) > 1:
+            names.sort()
+            listed = ", ".join(f"{name}/" for name in names[:-1]) + f" and {names[-1]}/"
+            every = "both" if len(names) == 2 else "all"
+            warnings.append(
+                f"exp {number}: the folders {listed} {every} hold experiment {number}; they "
+                f"were read as one experiment, {names[0]}/ first (its values win where two "
+                "give one)"
+            )
+    return warnings
 
 
 def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:

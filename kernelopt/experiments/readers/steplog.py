@@ -14,15 +14,24 @@ import re
 from kernelopt.experiments.log import SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import TextFile
-from kernelopt.experiments.readers._markdown import Heading, code_mask, headings, strip_md
+from kernelopt.experiments.readers._markdown import (
+    Heading,
+    code_mask,
+    headings,
+    section_ends,
+    strip_md,
+)
 from kernelopt.experiments.readers._values import status_of
 from kernelopt.experiments.readers.documents import describe
 from kernelopt.experiments.records import Status
 
 __all__ = ["read_steps", "step_headings"]
 
+# ``(?:#\s*)?`` rather than ``#?\s*``: two spans of spaces side by side split a long run
+# of spaces every way before failing (quadratic).
 _STEP = re.compile(
-    r"^(?:step|iteration|iter|exp(?:eriment)?)\s*#?\s*(\d{1,4})\b\s*[:.—–-]*\s*(.*)$", re.IGNORECASE
+    r"^(?:step|iteration|iter|exp(?:eriment)?)\s*(?:#\s*)?(\d{1,4})\b\s*[:.—–-]*\s*(.*)$",
+    re.IGNORECASE,
 )
 _NUMBERED = re.compile(r"^(\d{1,4})[.)]\s+(.*)$")
 # Decisive words in a step's body when no Status line says it.
@@ -62,12 +71,10 @@ def read_steps(file: TextFile, *, kind: str = "step-log") -> list[Draft]:
     """One numbered draft per step section of ``file``."""
     steps = step_headings(file)
     heads = headings(file.lines, code_mask(file.lines))
+    ends = dict(zip((h.line for h in heads), section_ends(heads, len(file.lines)), strict=True))
     drafts = []
     for head, step, title in steps:
-        end = next(
-            (h.line - 1 for h in heads if h.line > head.line and h.level <= head.level),
-            len(file.lines),
-        )
+        end = ends.get(head.line, len(file.lines))
         ref = SourceRef(path=file.path, line=head.line)
         draft = Draft(
             scope="numbered",

@@ -25,6 +25,7 @@ from kernelopt.experiments.readers._values import (
     latency_tokens,
     not_attempted,
     number,
+    number_at,
     speedup_tokens,
     status_of,
     unit_of_header,
@@ -258,7 +259,7 @@ def _row_values(
     for column in roles.latency:
         text = after_arrow(strip_md(cells[column]))
         tokens = latency_tokens(text)
-        value = tokens[-1].value if tokens else number(text)
+        value = tokens[-1].value if tokens else number_at(text, ref, draft.warnings)
         if value is None:
             continue
         unit = tokens[-1].unit if tokens else unit_of_header(table.header[column])
@@ -287,9 +288,12 @@ def _row_values(
     if roles.speedup is not None:
         text = after_arrow(strip_md(cells[roles.speedup]))
         tokens = speedup_tokens(text)
-        draft.put("speedup", tokens[0].value if tokens else number(text), ref)
+        draft.put(
+            "speedup", tokens[0].value if tokens else number_at(text, ref, draft.warnings), ref
+        )
     if roles.throughput is not None:
-        draft.put("throughput", number(after_arrow(strip_md(cells[roles.throughput]))), ref)
+        text = after_arrow(strip_md(cells[roles.throughput]))
+        draft.put("throughput", number_at(text, ref, draft.warnings), ref)
         draft.put("throughput_unit", _rate_unit(table.header[roles.throughput]), ref)
     if roles.correctness is not None:
         draft.put("correctness", correctness_of(cells[roles.correctness]), ref)
@@ -307,5 +311,7 @@ def _row_values(
 
 
 def _rate_unit(header: str) -> str:
-    match = re.search(r"[\w.]+/s(?:ec)?\b", header)
+    # From where a run of name characters starts: from each of them, a long run was
+    # scanned to its end.
+    match = re.search(r"(?<![\w.])[\w.]+/s(?:ec)?\b", header)
     return match.group(0) if match else "/s"
