@@ -43,3 +43,10 @@ def require_text(text: object, *, what: str = "markdown text (a str)", where: st
     """Refuse a reader's input that is not a str (None, bytes, an already-parsed record)."""
     if not isinstance(text, str):
         raise InputError(expected(what, type(text).__name__, where=where))
+
+
+def require_instance(value: object, kind: type, what: str, *, where: str) -> None:
+    """Raise ``InputError`` (``where: Expected <what>, got <type name>``) unless ``value``
+    is a ``kind``: the one check every public function makes of the record it is given."""
+    if not isinstance(value, kind):
+        raise InputError(expected(what, type(value).__name__, where=where))

@@ -37,7 +37,7 @@ from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
 from kernelopt.bench.roofline import Ceilings
-from kernelopt.workflow._fields import require_text
+from kernelopt.workflow._fields import require_instance, require_text
 from kernelopt.workflow._markdown import split_row
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows
@@ -313,14 +313,9 @@ def perf_row_from_profile(
     InputError
         For anything but a ProfileReport, or a report without stages.
     """
-    if not isinstance(report, ProfileReport):
-        raise InputError(
-            expected(
-                "a ProfileReport (parse_profile, profile_from_rows)",
-                type(report).__name__,
-                where="report",
-            )
-        )
+    require_instance(
+        report, ProfileReport, "a ProfileReport (parse_profile, profile_from_rows)", where="report"
+    )
     stages = tuple(report.stages)
     if not stages:
         raise InputError(expected("a profile with at least one stage", "none", where="report"))

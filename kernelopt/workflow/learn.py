@@ -47,6 +47,7 @@ from kernelopt.catalog import (
     SourceType,
     canonical_language,
 )
+from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow.observe import Observation
 
 __all__ = ["Action", "LearnOutcome", "derive_anti_pattern", "evidence_row", "learn"]
@@ -413,14 +414,12 @@ def learn(
         host-clock timings without ``allow_host_clock``, an unknown family or language,
         or an ``anti_pattern`` id naming an optimization; a dry run refuses the same.
     """
-    if not isinstance(observation, Observation):
-        raise InputError(
-            expected(
-                "an Observation (observe_rows, observe_files, observe_comparison)",
-                type(observation).__name__,
-                where="observation",
-            )
-        )
+    require_instance(
+        observation,
+        Observation,
+        "an Observation (observe_rows, observe_files, observe_comparison)",
+        where="observation",
+    )
     if observation.host_clock and not allow_host_clock:
         raise InputError(
             expected(

@@ -31,6 +31,7 @@ from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
 from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
+from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow._points import point_words
 from kernelopt.workflow._rows import check_rows
 
@@ -461,14 +462,9 @@ def observe_comparison(
         For anything but a Comparison, one that carries no measurements, or a point that
         is none of a str, a mapping or a TrialPoint.
     """
-    if not isinstance(comparison, Comparison):
-        raise InputError(
-            expected(
-                "a Comparison (kernelopt.bench.compare)",
-                type(comparison).__name__,
-                where="comparison",
-            )
-        )
+    require_instance(
+        comparison, Comparison, "a Comparison (kernelopt.bench.compare)", where="comparison"
+    )
     if not isinstance(point, (str, Mapping, TrialPoint)):
         raise InputError(
             expected(

@@ -35,7 +35,7 @@ from kernelopt._errors import FormatError, InputError, expected
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_language
 from kernelopt.workflow._fields import check_line as _line
-from kernelopt.workflow._fields import require_text
+from kernelopt.workflow._fields import require_instance, require_text
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow.changes import Change, parse_change
 from kernelopt.workflow.profile import parse_point
@@ -227,8 +227,7 @@ class DesignerPrompt:
         InputError
             For anything but a task, no language, an unknown one, or two that differ.
         """
-        if not isinstance(task, OptimizationTask):
-            raise InputError(expected("an OptimizationTask", type(task).__name__, where="task"))
+        require_instance(task, OptimizationTask, "an OptimizationTask", where="task")
         stated = task.constraints.language
         if language is None and stated is None:
             raise InputError(

@@ -25,6 +25,7 @@ from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
+from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import by_point, check_rows, floor_pct, one_impl
 from kernelopt.workflow.observe import _point_terms, config_matches
@@ -443,8 +444,7 @@ def evaluate(
     >>> result.met, result.next_step.value, round(result.points[0].checks[0].shortfall, 1)
     (False, 'select', 1.6)
     """
-    if not isinstance(target, Target):
-        raise InputError(expected("a Target", type(target).__name__, where="target"))
+    require_instance(target, Target, "a Target", where="target")
     found = check_rows(rows, "rows")
     if mode is not None:
         modes = sorted({row.mode for row in found})

@@ -31,6 +31,7 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt.workflow._fields import check_heading_end as _heading_end
 from kernelopt.workflow._fields import check_line as _line
+from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
     Record,
@@ -255,14 +256,12 @@ class OptimizationTask:
         """
         from kernelopt.bench.report import ProfileReport  # here: parse_task needs no bench
 
-        if not isinstance(report, ProfileReport):
-            raise InputError(
-                expected(
-                    "a ProfileReport (parse_profile, profile_from_rows)",
-                    type(report).__name__,
-                    where="report",
-                )
-            )
+        require_instance(
+            report,
+            ProfileReport,
+            "a ProfileReport (parse_profile, profile_from_rows)",
+            where="report",
+        )
         return cls(
             kernel=report.kernel,
             current=report.version,
