@@ -112,3 +112,28 @@ def test_console_script_runs_without_torch_import() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "1 []"
+
+
+def test_python_m_inside_a_log_does_not_import_its_files(tmp_path: Path) -> None:
+    # `python -m` puts the working directory first on sys.path: a log holding an attr.py
+    # would otherwise be imported (and run) in place of the attrs library.
+    import os
+    import shutil
+
+    log = tmp_path / "log"
+    shutil.copytree(MLA, log)
+    marker = tmp_path / "EXECUTED"
+    for name in ("attr", "cattrs", "numpy", "kernelopt_cli_probe"):
+        (log / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelopt", "diagnose", "."],
+        cwd=log,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "- [x] 1. Repetition loop" in done.stdout
+    assert not marker.exists(), marker.read_text()
