@@ -21,7 +21,7 @@ from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.experiments.log import Experiment, Recommendation
 
-__all__ = ["acted_on", "detect", "experiment_terms", "is_chore"]
+__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore"]
 
 _PATHOLOGY = Pathology.IGNORED_PRIOR_RESEARCH
 # Statements about the work rather than recommendations ("Both are multi-session efforts").
@@ -94,6 +94,34 @@ def acted_on(
     return len(shared) >= needed
 
 
+_Ignored = tuple[Recommendation, list[Experiment]]
+
+
+def group_repeats(ignored: list[_Ignored], terms_of: dict[str, set[str]]) -> list[list[_Ignored]]:
+    """Group the ignored recommendations that say the same thing, to count repeats.
+
+    An item joins the first group (in the order the groups were made) whose lead shares
+    half the smaller term set, and at least two terms, with it; otherwise it leads a new
+    group. ``terms_of`` maps a recommendation's text to its distinctive terms.
+    """
+    # Only a group whose lead shares a term can take an item: an index of the leads' terms
+    # keeps this linear where comparing each item with every group was quadratic.
+    groups: list[list[_Ignored]] = []
+    groups_with: dict[str, list[int]] = {}
+    for item in ignored:
+        terms = terms_of[item[0].text]
+        for index in sorted({i for term in terms for i in groups_with.get(term, ())}):
+            lead = terms_of[groups[index][0][0].text]
+            if len(terms & lead) >= max(2, min(len(terms), len(lead)) // 2):
+                groups[index].append(item)
+                break
+        else:
+            for term in terms:
+                groups_with.setdefault(term, []).append(len(groups))
+            groups.append([item])
+    return groups
+
+
 def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     """Report recommendations that later attempts never acted on."""
     advice = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
@@ -161,17 +189,7 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             )
             + (f" {chores} more ask for benchmark or test runs, not judged." if chores else ""),
         )
-    # Group recommendations that say the same thing (shared terms) to count repeats.
-    groups: list[list[tuple[Recommendation, list[Experiment]]]] = []
-    for item in ignored:
-        terms = terms_of[item[0].text]
-        for group in groups:
-            lead = terms_of[group[0][0].text]
-            if terms and lead and len(terms & lead) >= max(2, min(len(terms), len(lead)) // 2):
-                group.append(item)
-                break
-        else:
-            groups.append([item])
+    groups = group_repeats(ignored, terms_of)
     groups.sort(key=lambda g: (-len(g), g[0][0].after))
     lead_rec, lead_attempts = groups[0][0]
     repeated = len(groups[0])
