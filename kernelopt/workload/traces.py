@@ -72,7 +72,12 @@ def detect_format(path: str | Path) -> str:
     InputError
         When the file is missing, empty, or in none of the formats.
     """
-    target = as_path(path)
+    return _detect(as_path(path))[0]
+
+
+def _detect(target: Path) -> tuple[str, Any]:
+    """The trace's format, and the whole document when telling it needed decoding it all
+    (a pretty-printed file), so that the reader does not decode it a second time."""
     if not target.is_file():
         raise InputError(expected("an existing trace file", str(target)))
     with open(target, "rb") as handle:
@@ -96,13 +101,15 @@ def detect_format(path: str | Path) -> str:
             continue
         break
     if kind is not None:
-        return kind
+        return kind, None
     if target.suffix == ".jsonl":
-        return "jsonl"
+        return "jsonl", None
     # A pretty-printed JSON document: decode it whole (profiler traces and definitions are
     # small next to call traces, which are JSONL).
+    document = None
     try:
-        kind = _kind_of_record(load_json(target))
+        document = load_json(target)
+        kind = _kind_of_record(document)
     except _GzipError:
         raise
     except InputError:
@@ -114,7 +121,7 @@ def detect_format(path: str | Path) -> str:
                 f"{target} (unrecognized content)",
             )
         )
-    return kind
+    return kind, document
 
 
 def read_trace(
@@ -159,11 +166,11 @@ def read_trace(
         raise InputError(
             expected("a definition path or mapping", type(definition).__name__, where="definition")
         )
-    kind = format or detect_format(target)
-    if kind not in FORMATS:
-        raise InputError(expected(f"a format in {FORMATS}", kind, where="format"))
     if not target.is_file():
         raise InputError(expected("an existing trace file", str(target)))
+    kind, document = (format, None) if format is not None else _detect(target)
+    if kind not in FORMATS:
+        raise InputError(expected(f"a format in {FORMATS}", kind, where="format"))
     if kind == "jsonl":
         with open(target, "rb") as handle:
             compressed = handle.read(2) == b"\x1f\x8b"
@@ -176,7 +183,8 @@ def read_trace(
                 raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
         return read_jsonl(target)
     if kind == "torch-profiler":
-        return trace_from_events(load_json(target), source=str(target), time=time)
+        events = document if document is not None else load_json(target)
+        return trace_from_events(events, source=str(target), time=time)
     return read_flashinfer(target, definition=definition)
 
 

@@ -48,6 +48,27 @@ def test_detected_format(data: Path) -> None:
     assert detect_format(data / "softmax_topk_cpu.json") == "torch-profiler"
 
 
+def test_a_pretty_printed_trace_is_decoded_once(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The profiler writes indented JSON: telling its format decodes the whole document,
+    # which the reader then takes instead of decoding the file again.
+    from kernelopt.workload import torch_trace, traces
+
+    loads: list[object] = []
+
+    def counted(path: object) -> object:
+        loads.append(path)
+        return torch_trace.load_json(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(traces, "load_json", counted)
+    trace = read_trace(data / "sdpa_one_key_cpu.json")
+    assert len(loads) == 1 and trace.calls
+    loads.clear()
+    assert read_trace(data / "sdpa_one_key_cpu.json", format="torch-profiler").calls
+    assert len(loads) == 1
+
+
 def _op(name: str, ts: float, dur: float, ext: int, dims: list, types: list, tid: int = 1) -> dict:
     return {
         "ph": "X",
