@@ -2,14 +2,17 @@
 
 ``mbarrier.arrive`` is executed by one thread of the partition. A warpgroup that reads a
 shared buffer with ordinary loads (``smem.load(layout)``) and then arrives to give the
-buffer back must first meet at ``gl.thread_barrier()``: otherwise the arrive can go out
-while the other warps are still reading, and the producer's next copy lands under them (a
-race that shows up on the GPU as sporadic wrong rows or NaN, and never on the CPU). This
-reads each kernel module's source, follows calls into its own helpers, reads loop bodies
-twice (a load at the end of one pass, an arrive at the start of the next) and takes either
-arm of a branch, and checks that no arrive follows such a load without a barrier between.
-Global loads (``gl.load``) and the asynchronous products (``warpgroup_mma``, which their
-own waits order) are not ordinary shared-memory reads and are not counted.
+buffer back must first fence its reads against the copy engine's proxy
+(``fence_async_shared()``: the next writer is usually a TMA copy) and then meet at
+``gl.thread_barrier()``: without the barrier the arrive can go out while the other warps
+are still reading; without the fence a TMA copy can land before reads the barrier already
+passed (both showed on the H200 as sporadic wrong rows and NaN, exp 38, and never on the
+CPU). This reads each kernel module's source, follows calls into its own helpers, reads
+loop bodies twice (a load at the end of one pass, an arrive at the start of the next) and
+takes either arm of a branch, and checks that no arrive follows such a load without a
+fence and then a barrier between. Global loads (``gl.load``) and the asynchronous
+products (``warpgroup_mma``, which their own waits order) are not ordinary shared-memory
+reads and are not counted.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class _Checker:
         self.problems: set[str] = set()
 
     def calls(self, node: ast.AST, pending: int | None, where: str, depth: int) -> int | None:
-        """Calls in evaluation order (arguments first); the line of an unguarded load."""
+        """Calls in evaluation order (arguments first). The state is the line of the last
+        load not yet released (negative once fenced, still waiting for the barrier)."""
         for child in ast.iter_child_nodes(node):
             pending = self.calls(child, pending, where, depth)
         if not isinstance(node, ast.Call):
@@ -49,12 +53,15 @@ class _Checker:
         name = _call_name(node)
         if name.endswith(".load") and name not in ("gl.load", "mbarrier.load"):
             return node.lineno
-        if name == "gl.thread_barrier":
+        if name == "fence_async_shared" and pending is not None:
+            return -abs(pending)
+        if name == "gl.thread_barrier" and (pending is None or pending < 0):
             return None
         if name == "mbarrier.arrive" and pending is not None:
             self.problems.add(
                 f"{self.path}:{node.lineno} ({where}): arrive after the shared-memory load "
-                f"at line {pending} with no gl.thread_barrier() between"
+                f"at line {abs(pending)} with no fence_async_shared() and then "
+                "gl.thread_barrier() between"
             )
         if name in self.functions and depth < _DEPTH:
             return self.block(self.functions[name].body, pending, name, depth + 1)
@@ -123,10 +130,21 @@ def dequantizer(ring, full, free, stage, n):
 def test_the_check_finds_an_arrive_that_one_thread_may_send_too_early() -> None:
     found = _problems(_RACY, "racy.py")
     assert len(found) == 1 and "racy.py:12 (dequantizer)" in next(iter(found)), found
-    fixed = _RACY.replace(
+    barrier_only = _RACY.replace(
         "        mbarrier.arrive(", "        gl.thread_barrier()\n        mbarrier.arrive("
     )
+    assert len(_problems(barrier_only, "barrier_only.py")) == 1
+    fixed = _RACY.replace(
+        "        mbarrier.arrive(",
+        "        fence_async_shared()\n        gl.thread_barrier()\n        mbarrier.arrive(",
+    )
     assert _problems(fixed, "fixed.py") == set()
+    # The barrier must come after the fence: a barrier first leaves the fence unshared.
+    swapped = _RACY.replace(
+        "        mbarrier.arrive(",
+        "        gl.thread_barrier()\n        fence_async_shared()\n        mbarrier.arrive(",
+    )
+    assert len(_problems(swapped, "swapped.py")) == 1
     # A load at the end of a pass, the arrive at the start of the next.
     wrapped = """
 @gluon.jit
@@ -141,6 +159,7 @@ def k(buf, bar, n):
 def k(buf, bar, flag):
     x = buf.load(blk)
     if flag:
+        fence_async_shared()
         gl.thread_barrier()
     mbarrier.arrive(bar)
 """
