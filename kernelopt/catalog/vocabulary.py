@@ -85,6 +85,8 @@ SHAPE_FACTS: dict[str, str] = {
     "dominant_shape_share": "share (0..1) of the top shape: of time if timed, else of calls",
     "distinct_shapes": "number of distinct shapes in the workload",
     "padding_pct": "share of padded (wasted) elements after bucketing, %",
+    "select_k": "positions a top-k or gather picks along its axis",
+    "select_n": "length of the axis a top-k or gather picks from",
 }
 
 

@@ -3,8 +3,9 @@
 Catalog entries state when they apply as conditions on workload shape facts
 (``kernelopt.catalog.SHAPE_FACTS``: ``b``, ``s_q``, ``h_q``, ``h_kv``, ``seqlen_k``,
 ``seqlen_cv``, ``reduce_len``, ``softmax_len``, ``dominant_shape_share``,
-``distinct_shapes``, ``padding_pct``). :func:`shape_facts` reads them off an op profile, so
-that ``catalog.query(shape=shape_facts(profile))`` ranks the entries the workload calls for.
+``distinct_shapes``, ``padding_pct``, ``select_k``, ``select_n``). :func:`shape_facts`
+reads them off an op profile, so that ``catalog.query(shape=shape_facts(profile))`` ranks
+the entries the workload calls for.
 Each size is the call-weighted median of its axis: the typical call.
 """
 
@@ -47,7 +48,9 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
         calls of the most common shape; ``seqlen_cv`` is 0 when every call has equal
         lengths, else the median over calls of std / mean where the values summaries
         recorded a std (:class:`~kernelopt.workload.Recorder` does), absent otherwise;
-        ``padding_pct`` is present when padded sizes and real lengths were both recorded.
+        ``padding_pct`` is present when padded sizes and real lengths were both recorded;
+        ``select_k``/``select_n`` (positions picked, length of the axis picked from) for a
+        top-k or gather whose signature names them.
 
     Raises
     ------
@@ -95,6 +98,11 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
         elif spread is not None and spread.median is not None:
             # The typical call's spread, where the summaries recorded a std.
             facts["seqlen_cv"] = spread.median
+    if target.select is not None:
+        for fact, name in zip(("select_k", "select_n"), target.select, strict=True):
+            value = _median(target, name)
+            if value is not None:
+                facts[fact] = value
     for padded, _length in target.padded:
         fill = target.axis(f"{padded}_fill")
         if fill is not None and fill.mean is not None:

@@ -47,3 +47,27 @@ def test_shape_facts_feed_catalog_queries(data: Path) -> None:
     assert shape_facts(softmax)["softmax_len"] == 1
     total = profile_calls(read_trace(data / "softmax_topk_cpu.json"), op="aten::sum")
     assert shape_facts(total)["reduce_len"] == 1
+
+
+def test_a_gather_profile_finds_the_gather_entry() -> None:
+    from kernelopt.catalog import SHAPE_FACTS, Catalog
+    from kernelopt.workload import Call, ScalarArg, TensorArg, profile_calls, shape_facts
+
+    def gather(k: int, stride: tuple[int, int]) -> Call:
+        return Call(
+            op="gather",
+            args=(
+                TensorArg(name="x", shape=(32, 4096), dtype="bfloat16"),
+                ScalarArg(name="dim", value=1),
+                TensorArg(name="index", shape=(32, k), dtype="int64", stride=stride),
+            ),
+        )
+
+    profile = profile_calls([gather(64, (0, 1))] * 3 + [gather(128, (128, 1))])
+    facts = shape_facts(profile)
+    assert facts["select_k"] == 64 and facts["select_n"] == 4096
+    assert set(facts) <= set(SHAPE_FACTS)
+    (hit,) = [s for s in find_shortcuts(profile) if s.rule == "gather-index-select"]
+    assert hit.catalog_ids == ("gather-index-select",)
+    ranked = [m.entry.id for m in Catalog.builtin().query(shape=facts)]
+    assert "gather-index-select" in ranked
