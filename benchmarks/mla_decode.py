@@ -81,7 +81,14 @@ from kernelopt.kernels.mla import (
 from kernelopt.workload import Recorder, profile_calls, read_trace, write_profile_md
 
 PEERS = ("eager", "compile", "flashmla", "flashinfer")
-FP8_STRATEGIES = ("split_kv",)  # the strategies that read the 656-byte FP8 cache layout
+FP8_STRATEGIES = ("split_kv", "seesaw")  # the strategies that read the 656-byte FP8 layout
+FP8_SEESAW_ROWS = 16  # seesaw reads it with at most this many query rows (its ring kernel)
+
+
+class NotApplicableError(Exception):
+    """An implementation that does not run a point's shape (reported, not a failure)."""
+
+
 FP8_PEERS = ("eager", "compile")
 SCALE = 192**-0.5  # DeepSeek-V3: (128 nope + 64 rope) ** -0.5
 CHECK_BOUND = 2e-2
@@ -225,6 +232,9 @@ def make_plan(point: Point, x: dict[str, Any], strategy: str) -> MLADecodePlan:
 def kernelopt_impl(strategy: str) -> Callable[[Point, dict[str, Any]], tuple[Any, ...]]:
     def make(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
         q = x["q"]
+        rows = point.s_q * point.h_q
+        if strategy == "seesaw" and point.kv == "fp8" and rows > FP8_SEESAW_ROWS:
+            raise NotApplicableError(f"seesaw reads the FP8 cache at <= 16 query rows, not {rows}")
         plan = make_plan(point, x, strategy)
         out = torch.empty(point.b, point.s_q, point.h_q, 512, dtype=q.dtype, device=q.device)
         lse = torch.empty(point.b, point.h_q, point.s_q, dtype=torch.float32, device=q.device)
@@ -389,6 +399,9 @@ def run_point(point, x, makers, modes, max_time_ms, roofline, dtype, rows_out, n
                 result.err = math.inf
         except ImportError as error:
             result.note = f"not importable: {error}"
+            continue
+        except NotApplicableError as error:
+            result.note = f"not applicable: {error}"
             continue
         except Exception as error:  # a peer failing must not stop the run
             result.note = f"failed: {type(error).__name__}: {str(error)[:200]}"

@@ -144,8 +144,10 @@ class MLADecodePlan:
         outputs, at least :attr:`workspace_bytes` long; allocated here when omitted.
     kv_fp8 : bool
         The runs read a cache in the 656-byte FP8 layout
-        (:func:`~kernelopt.kernels.mla.fp8.quantize_kv_fp8`); strategy ``split_kv`` only,
-        with its FP8 launch knobs. ``run`` then requires that layout.
+        (:func:`~kernelopt.kernels.mla.fp8.quantize_kv_fp8`): strategy ``split_kv`` (any
+        row count, with its FP8 launch knobs) or ``seesaw`` (bfloat16 queries, at most 16
+        query rows a sequence: :mod:`kernelopt.kernels.mla.ring_fp8`). ``run`` then
+        requires that layout.
 
     Examples
     --------
@@ -191,14 +193,24 @@ class MLADecodePlan:
         self._mask_draft = _masks_draft_tokens(self._causal, self._s_q)
         if not isinstance(kv_fp8, bool):
             raise InputError(expected("a bool", kv_fp8, where="kv_fp8"))
-        if kv_fp8 and strategy != "split_kv":
+        if kv_fp8 and strategy not in ("split_kv", "seesaw"):
             raise InputError(
                 expected(
-                    "strategy 'split_kv' for an FP8 cache (kv_fp8=True)",
+                    "strategy 'split_kv' or 'seesaw' for an FP8 cache (kv_fp8=True)",
                     strategy,
                     where="strategy",
                 )
             )
+        if kv_fp8 and strategy == "seesaw":
+            seesaw.check_fp8_rows(self._s_q * self._h_q)
+            if dtype not in (None, torch.bfloat16):
+                raise InputError(
+                    expected(
+                        "dtype bfloat16 for strategy 'seesaw' with an FP8 cache",
+                        str(dtype),
+                        where="dtype",
+                    )
+                )
         self._kv_fp8 = kv_fp8
         check_config(config)
 
@@ -232,7 +244,7 @@ class MLADecodePlan:
             strategy == "seesaw" and rows < seesaw.MIN_ROWS
         )
         self._kernel: str = "split_kv" if small else strategy
-        if config is None and kv_fp8:
+        if config is None and kv_fp8 and self._kernel == "split_kv":
             config = default_config(rows, dtype, kv_fp8=True)
         if config is None:
             config = _DEFAULT_CONFIGS.get(self._kernel, default_config)(rows, dtype)

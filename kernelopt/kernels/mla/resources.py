@@ -176,8 +176,9 @@ def split_kv_resources(
         register file with ``setmaxnreg``; at most ``seesaw.RING_ROWS`` query rows compile
         the ring kernel it runs for them).
     kv_fp8 : bool
-        Compile the split-KV kernel for a cache in the FP8 layout
-        (:mod:`kernelopt.kernels.mla.fp8`; strategy ``split_kv`` only).
+        Compile for a cache in the FP8 layout (:mod:`kernelopt.kernels.mla.fp8`): the
+        split-KV kernel, or with strategy ``seesaw`` the FP8 ring kernel
+        (:mod:`kernelopt.kernels.mla.ring_fp8`; bfloat16, at most 16 query rows).
     pair_merge : bool
         Compile the seesaw kernel that merges sequences split in two pieces itself (what a
         plan runs when every split sequence is in two pieces); strategy ``seesaw`` only.
@@ -206,8 +207,15 @@ def split_kv_resources(
         raise InputError(
             expected("strategy 'split_kv', 'hopper' or 'seesaw'", strategy, where="strategy")
         )
-    if kv_fp8 and strategy != "split_kv":
-        raise InputError(expected("strategy 'split_kv' for an FP8 cache", strategy))
+    if kv_fp8 and strategy not in ("split_kv", "seesaw"):
+        raise InputError(expected("strategy 'split_kv' or 'seesaw' for an FP8 cache", strategy))
+    if kv_fp8 and strategy == "seesaw" and (dtype != "bfloat16" or s_q * h_q > 16):
+        raise InputError(
+            expected(
+                "bfloat16 and at most 16 query rows for 'seesaw' with an FP8 cache",
+                f"{dtype}, {s_q * h_q} rows",
+            )
+        )
     if pair_merge and strategy != "seesaw":
         raise InputError(expected("strategy 'seesaw' for pair_merge=True", strategy))
     if strategy == "seesaw" and (dtype == "float32" or capability != 90):
@@ -277,6 +285,8 @@ def _compile_report(
 ) -> dict[str, Any]:
     # Compiles in this process, which must not be in Triton's interpreter mode.
     if strategy == "seesaw":
+        if kv_fp8:
+            return _compile_ring_fp8_report(s_q=s_q, h_q=h_q, page_size=page_size, causal=causal)
         return _compile_seesaw_report(
             s_q=s_q, h_q=h_q, page_size=page_size, dtype=dtype, causal=causal,
             pair_merge=pair_merge,
@@ -412,6 +422,10 @@ def _compile_seesaw_report(
         raise DeviceError(
             expected("the kernel to compile", f"{type(error).__name__}: {str(error)[:300]}")
         ) from error
+    return _gluon_report(compiled)
+
+
+def _gluon_report(compiled: Any) -> dict[str, Any]:
     ptx = compiled.asm["ptx"]
     return dict(
         _ptxas_report(ptx, "sm_90a"),
@@ -422,6 +436,62 @@ def _compile_seesaw_report(
         uses_mma_sync="mma.sync" in ptx,
         target="sm_90a",
     )
+
+
+def _compile_ring_fp8_report(*, s_q: int, h_q: int, page_size: int, causal: bool) -> dict[str, Any]:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from kernelopt.kernels.mla import ring_fp8
+
+    fn = ring_fp8.mla_ring_fp8_kernel
+    nvmma = "NVMMASharedLayout(swizzle_byte_width={}, element_bitwidth={}, rank=2)"
+    typed = {
+        "q": "*bf16",
+        "out": "*bf16",
+        "kv8": "*fp8e4nv",
+        "kv32": "*fp32",
+        "kv16": "*bf16",
+        "q_desc": f"tensordesc<bf16[16, 64],{nvmma.format(128, 16)}>",
+        "f8_desc": f"tensordesc<fp8e4nv[64, 64],{nvmma.format(64, 8)}>",
+        "sc_desc": f"tensordesc<fp32[64, 4],{nvmma.format(0, 32)}>",
+        "rp_desc": f"tensordesc<bf16[64, 32],{nvmma.format(64, 16)}>",
+        "block_table": "*i32",
+        "seqlens": "*i32",
+        "units": "*i32",
+        "lse": "*fp32",
+        "o_part": "*fp32",
+        "lse_part": "*fp32",
+        "qk_scale": "fp32",
+    }
+    signature = {
+        name: typed.get(name, "i32" if name.startswith("stride") else "constexpr")
+        for name in fn.arg_names
+    }
+    constants = {
+        "S_Q": s_q,
+        "H_Q": h_q,
+        "PAGE": page_size,
+        "CAUSAL": causal,
+        "Q_TMA": True,
+        "SLOTS": ring_fp8.SLOTS,
+        "SCALE_SLOTS": ring_fp8.SCALE_SLOTS,
+        "REGS": ring_fp8.CONSUMER_REGS,
+        "DEQUANT_REGS": ring_fp8.DEQUANT_REGS,
+        "LOAD_REGS": ring_fp8.LOADER_REGS,
+    }
+    try:
+        compiled = triton.compile(
+            GluonASTSource(fn=fn, signature=signature, constexprs=constants),
+            target=GPUTarget("cuda", 90, 32),
+            options={"num_warps": 4},
+        )
+    except Exception as error:  # Triton raises several types; all mean "does not compile"
+        raise DeviceError(
+            expected("the kernel to compile", f"{type(error).__name__}: {str(error)[:300]}")
+        ) from error
+    return _gluon_report(compiled)
 
 
 if __name__ == "__main__":

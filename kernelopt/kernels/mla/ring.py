@@ -132,108 +132,55 @@ def _loader(
 
 
 @gluon.jit
-def _consumer(
-    G: gl.constexpr, q_smem, ring, xch, full, free, p_smem, x_smem, bars, q_bar, out, lse, o_part,
-    lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
-    stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr,
-    CAUSAL: gl.constexpr, Q_TMA: gl.constexpr, SLOTS: gl.constexpr,
-):  # fmt: skip
-    """One consumer warpgroup: key tiles ``G, G + 2, …``, all 512 output columns as ``Oᵀ``.
-
-    Both products keep the keys or the output columns in M and the 16 query rows in N:
-    ``Sᵀ = K · Qᵀ`` and ``Oᵀ += Vᵀ · Pᵀ`` (V read transposed from the same chunks), so
-    neither is padded and the row statistics share the accumulators' column layout.
-    """
-    ROWS: gl.constexpr = S_Q * H_Q
-    mma: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 16]
-    )
-    col: gl.constexpr = gl.SliceLayout(0, mma)
-    o_r = i_m * 16 + gl.arange(0, 16, layout=col)
+def _row_limit(i_m, seqlen, key_end, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
+               col: gl.constexpr):  # fmt: skip
+    """The key each of the tile's 16 rows stops before (its draft token's causal limit)."""
     if CAUSAL:
+        o_r = i_m * 16 + gl.arange(0, 16, layout=col)
         lim = gl.minimum(seqlen - S_Q + 1 + o_r // H_Q, key_end)
     else:
         lim = gl.zeros([16], gl.int32, layout=col) + key_end
-    # Oᵀ in eight 64-column parts, [64 columns, 16 rows] each (8 registers a thread).
-    a0 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a1 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a2 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a3 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a4 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a5 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a6 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a7 = gl.zeros([64, 16], gl.float32, layout=mma)
-    # m starts finite, so a row with every key masked so far keeps scale 1 and p 0.
-    m = gl.full([16], -1.0e30, gl.float32, layout=col)
-    l_sum = gl.zeros([16], gl.float32, layout=col)
-    n_tiles = gl.cdiv(key_end - key_start, 64)
-    if Q_TMA:
-        mbarrier.wait(q_bar, 0)
-    for j in range(G, n_tiles, 2):
-        # Zero, but not to the compiler: the query's shared-memory descriptors are then
-        # built next to each product instead of being hoisted out of the loop (registers).
-        z = j >> 30
-        s = gl.zeros([64, 16], gl.float32, layout=mma)
-        for c in gl.static_range(9):
-            slot, phase = _place(j, c, SLOTS)
-            mbarrier.wait(full.index(slot), phase)
-            s = warpgroup_mma(
-                ring.index(slot),
-                q_smem.index((8 if c == 0 else c - 1) + z).permute((1, 0)),
-                s,
-                is_async=True,
-            )
-        s = warpgroup_mma_wait(0, deps=[s])
-        mbarrier.arrive(free.index(_place(j, 0, SLOTS)[0]))  # the rope chunk
-        o_k = key_start + j * 64 + gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
-        s = gl.where(o_k[:, None] < lim[None, :], s * qk_scale, float("-inf"))
-        m_new = gl.maximum(m, gl.max(s, axis=0))
-        scale_r = gl.exp2(m - m_new)
-        scale = scale_r[None, :]
-        p = gl.exp2(s - m_new[None, :])
-        l_sum = l_sum * scale_r + gl.sum(p, axis=0)
-        m = m_new
-        # Pᵀ as the B operand, stored [rows, keys]; two buffers a consumer, so this tile's
-        # store cannot meet the last tile's product still reading.
-        p_tile = p_smem.index(2 * G + ((j >> 1) & 1))
-        p_tile.store(gl.permute(p.to(p_smem.dtype), [1, 0]))
-        fence_async_shared()
-        gl.thread_barrier()
-        p_b = p_tile.permute((1, 0))
-        v0 = _place(j, 1, SLOTS)[0]
-        v1 = _place(j, 2, SLOTS)[0]
-        v2 = _place(j, 3, SLOTS)[0]
-        v3 = _place(j, 4, SLOTS)[0]
-        v4 = _place(j, 5, SLOTS)[0]
-        v5 = _place(j, 6, SLOTS)[0]
-        v6 = _place(j, 7, SLOTS)[0]
-        v7 = _place(j, 8, SLOTS)[0]
-        a0 = warpgroup_mma(ring.index(v0).permute((1, 0)), p_b, a0 * scale, is_async=True)
-        a1 = warpgroup_mma(ring.index(v1).permute((1, 0)), p_b, a1 * scale, is_async=True)
-        a2 = warpgroup_mma(ring.index(v2).permute((1, 0)), p_b, a2 * scale, is_async=True)
-        a3 = warpgroup_mma(ring.index(v3).permute((1, 0)), p_b, a3 * scale, is_async=True)
-        a4 = warpgroup_mma(ring.index(v4).permute((1, 0)), p_b, a4 * scale, is_async=True)
-        a5 = warpgroup_mma(ring.index(v5).permute((1, 0)), p_b, a5 * scale, is_async=True)
-        a6 = warpgroup_mma(ring.index(v6).permute((1, 0)), p_b, a6 * scale, is_async=True)
-        a7 = warpgroup_mma(ring.index(v7).permute((1, 0)), p_b, a7 * scale, is_async=True)
-        # Each value chunk goes back to the loader as soon as its product is done.
-        a0 = warpgroup_mma_wait(7, deps=[a0])
-        mbarrier.arrive(free.index(v0))
-        a1 = warpgroup_mma_wait(6, deps=[a1])
-        mbarrier.arrive(free.index(v1))
-        a2 = warpgroup_mma_wait(5, deps=[a2])
-        mbarrier.arrive(free.index(v2))
-        a3 = warpgroup_mma_wait(4, deps=[a3])
-        mbarrier.arrive(free.index(v3))
-        a4 = warpgroup_mma_wait(3, deps=[a4])
-        mbarrier.arrive(free.index(v4))
-        a5 = warpgroup_mma_wait(2, deps=[a5])
-        mbarrier.arrive(free.index(v5))
-        a6 = warpgroup_mma_wait(1, deps=[a6])
-        mbarrier.arrive(free.index(v6))
-        a7 = warpgroup_mma_wait(0, deps=[a7])
-        mbarrier.arrive(free.index(v7))
+    return lim
 
+
+@gluon.jit
+def _softmax_tile(s, m, l_sum, lim, k0, qk_scale, p_smem, p_buf, mma: gl.constexpr):
+    """Online softmax of one key tile's ``Sᵀ`` ``[64 keys, 16 rows]``; ``Pᵀ`` to shared memory.
+
+    Keys at or past a row's ``lim`` are masked. Returns ``Pᵀ`` as the B operand of
+    ``Oᵀ += Vᵀ · Pᵀ`` (stored ``[rows, keys]`` in ``p_smem[p_buf]``; each consumer
+    alternates two buffers, so this tile's store cannot meet the last tile's product still
+    reading), the accumulators' rescale ``[1, 16]``, and the new row max and sum.
+    """
+    o_k = k0 + gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
+    s = gl.where(o_k[:, None] < lim[None, :], s * qk_scale, float("-inf"))
+    m_new = gl.maximum(m, gl.max(s, axis=0))
+    scale_r = gl.exp2(m - m_new)
+    p = gl.exp2(s - m_new[None, :])
+    l_sum = l_sum * scale_r + gl.sum(p, axis=0)
+    p_tile = p_smem.index(p_buf)
+    p_tile.store(gl.permute(p.to(p_smem.dtype), [1, 0]))
+    fence_async_shared()
+    gl.thread_barrier()
+    return p_tile.permute((1, 0)), scale_r[None, :], m_new, l_sum
+
+
+@gluon.jit
+def _finish(
+    G: gl.constexpr, a0, a1, a2, a3, a4, a5, a6, a7, m, l_sum, xch, x_smem, bars, out, lse,
+    o_part, lse_part, i_b, i_m, i_slot, stride_ob, stride_os, stride_oh, stride_lb, stride_lh,
+    stride_ls, S_Q: gl.constexpr, H_Q: gl.constexpr, mma: gl.constexpr,
+):  # fmt: skip
+    """Merge the two consumers' halves of the keys and write the rows' output and LSE.
+
+    ``a0``-``a7`` are this consumer's ``Oᵀ`` parts, ``m``/``l_sum`` its row max and sum (base
+    2). ``xch`` is dead key-tile memory both consumers may overwrite once past their loops.
+    A piece of a split sequence (``i_slot ≥ 0``) writes its normalized float32 partial and
+    LSE for the merge instead of the output.
+    """
+    ROWS: gl.constexpr = S_Q * H_Q
+    col: gl.constexpr = gl.SliceLayout(0, mma)
+    o_r = i_m * 16 + gl.arange(0, 16, layout=col)
     # Merge the two consumers' halves of the keys. Once both are past their loops every
     # chunk has been read, so the ring becomes the exchange buffer: each consumer hands
     # over the 256 columns it does not write, in 64 x 16 parts, with its max and sum.
@@ -320,6 +267,99 @@ def _consumer(
             )
 
 
+@gluon.jit
+def _consumer(
+    G: gl.constexpr, q_smem, ring, xch, full, free, p_smem, x_smem, bars, q_bar, out, lse, o_part,
+    lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+    stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr,
+    CAUSAL: gl.constexpr, Q_TMA: gl.constexpr, SLOTS: gl.constexpr,
+):  # fmt: skip
+    """One consumer warpgroup: key tiles ``G, G + 2, …``, all 512 output columns as ``Oᵀ``.
+
+    Both products keep the keys or the output columns in M and the 16 query rows in N:
+    ``Sᵀ = K · Qᵀ`` and ``Oᵀ += Vᵀ · Pᵀ`` (V read transposed from the same chunks), so
+    neither is padded and the row statistics share the accumulators' column layout.
+    """
+    mma: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 16]
+    )
+    col: gl.constexpr = gl.SliceLayout(0, mma)
+    lim = _row_limit(i_m, seqlen, key_end, S_Q, H_Q, CAUSAL, col)
+    # Oᵀ in eight 64-column parts, [64 columns, 16 rows] each (8 registers a thread).
+    a0 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a1 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a2 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a3 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a4 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a5 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a6 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a7 = gl.zeros([64, 16], gl.float32, layout=mma)
+    # m starts finite, so a row with every key masked so far keeps scale 1 and p 0.
+    m = gl.full([16], -1.0e30, gl.float32, layout=col)
+    l_sum = gl.zeros([16], gl.float32, layout=col)
+    n_tiles = gl.cdiv(key_end - key_start, 64)
+    if Q_TMA:
+        mbarrier.wait(q_bar, 0)
+    for j in range(G, n_tiles, 2):
+        # Zero, but not to the compiler: the query's shared-memory descriptors are then
+        # built next to each product instead of being hoisted out of the loop (registers).
+        z = j >> 30
+        s = gl.zeros([64, 16], gl.float32, layout=mma)
+        for c in gl.static_range(9):
+            slot, phase = _place(j, c, SLOTS)
+            mbarrier.wait(full.index(slot), phase)
+            s = warpgroup_mma(
+                ring.index(slot),
+                q_smem.index((8 if c == 0 else c - 1) + z).permute((1, 0)),
+                s,
+                is_async=True,
+            )
+        s = warpgroup_mma_wait(0, deps=[s])
+        mbarrier.arrive(free.index(_place(j, 0, SLOTS)[0]))  # the rope chunk
+        p_b, scale, m, l_sum = _softmax_tile(
+            s, m, l_sum, lim, key_start + j * 64, qk_scale, p_smem, 2 * G + ((j >> 1) & 1), mma
+        )
+        v0 = _place(j, 1, SLOTS)[0]
+        v1 = _place(j, 2, SLOTS)[0]
+        v2 = _place(j, 3, SLOTS)[0]
+        v3 = _place(j, 4, SLOTS)[0]
+        v4 = _place(j, 5, SLOTS)[0]
+        v5 = _place(j, 6, SLOTS)[0]
+        v6 = _place(j, 7, SLOTS)[0]
+        v7 = _place(j, 8, SLOTS)[0]
+        a0 = warpgroup_mma(ring.index(v0).permute((1, 0)), p_b, a0 * scale, is_async=True)
+        a1 = warpgroup_mma(ring.index(v1).permute((1, 0)), p_b, a1 * scale, is_async=True)
+        a2 = warpgroup_mma(ring.index(v2).permute((1, 0)), p_b, a2 * scale, is_async=True)
+        a3 = warpgroup_mma(ring.index(v3).permute((1, 0)), p_b, a3 * scale, is_async=True)
+        a4 = warpgroup_mma(ring.index(v4).permute((1, 0)), p_b, a4 * scale, is_async=True)
+        a5 = warpgroup_mma(ring.index(v5).permute((1, 0)), p_b, a5 * scale, is_async=True)
+        a6 = warpgroup_mma(ring.index(v6).permute((1, 0)), p_b, a6 * scale, is_async=True)
+        a7 = warpgroup_mma(ring.index(v7).permute((1, 0)), p_b, a7 * scale, is_async=True)
+        # Each value chunk goes back to the loader as soon as its product is done.
+        a0 = warpgroup_mma_wait(7, deps=[a0])
+        mbarrier.arrive(free.index(v0))
+        a1 = warpgroup_mma_wait(6, deps=[a1])
+        mbarrier.arrive(free.index(v1))
+        a2 = warpgroup_mma_wait(5, deps=[a2])
+        mbarrier.arrive(free.index(v2))
+        a3 = warpgroup_mma_wait(4, deps=[a3])
+        mbarrier.arrive(free.index(v3))
+        a4 = warpgroup_mma_wait(3, deps=[a4])
+        mbarrier.arrive(free.index(v4))
+        a5 = warpgroup_mma_wait(2, deps=[a5])
+        mbarrier.arrive(free.index(v5))
+        a6 = warpgroup_mma_wait(1, deps=[a6])
+        mbarrier.arrive(free.index(v6))
+        a7 = warpgroup_mma_wait(0, deps=[a7])
+        mbarrier.arrive(free.index(v7))
+
+    _finish(
+        G, a0, a1, a2, a3, a4, a5, a6, a7, m, l_sum, xch, x_smem, bars, out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, stride_ob, stride_os, stride_oh, stride_lb, stride_lh,
+        stride_ls, S_Q, H_Q, mma,
+    )  # fmt: skip
+
+
 # The partitions' entry points (a role flag cannot travel in a partition's arguments).
 @gluon.jit
 def _first(
@@ -347,6 +387,20 @@ def _second(
         lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
         stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA, SLOTS,
     )  # fmt: skip
+
+
+@gluon.jit
+def _gather_q(q, q_smem, i_b, i_m, stride_qb, stride_qs, stride_qh, H_Q: gl.constexpr,
+              ROWS: gl.constexpr):  # fmt: skip
+    """The 16-row query tile of a strided ``q`` into ``q_smem`` ``[9, 16, 64]``, by pointers."""
+    zl: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    for c in gl.static_range(9):
+        o_r = i_m * 16 + gl.arange(0, 16, layout=gl.SliceLayout(1, zl))
+        o_d = c * 64 + gl.arange(0, 64, layout=gl.SliceLayout(0, zl))
+        p = q + i_b * stride_qb + (o_r // H_Q).to(gl.int64) * stride_qs
+        p = p + (o_r % H_Q) * stride_qh
+        mask = (o_r < ROWS)[:, None] & (o_d < D_QK)[None, :]
+        q_smem.index(c).store(gl.load(p[:, None] + o_d[None, :], mask=mask, other=0.0))
 
 
 @gluon.jit
@@ -400,16 +454,9 @@ def mla_ring_kernel(
     xch = ring._reinterpret(
         gl.float32, [2 * SLOTS, 64, 16], gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
     )
-    zl: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
     if not Q_TMA:
         # A strided query tile is gathered with pointer loads (the loader then skips it).
-        for c in gl.static_range(9):
-            o_r = i_m * 16 + gl.arange(0, 16, layout=gl.SliceLayout(1, zl))
-            o_d = c * 64 + gl.arange(0, 64, layout=gl.SliceLayout(0, zl))
-            p = q + i_b * stride_qb + (o_r // H_Q).to(gl.int64) * stride_qs
-            p = p + (o_r % H_Q) * stride_qh
-            mask = (o_r < ROWS)[:, None] & (o_d < D_QK)[None, :]
-            q_smem.index(c).store(gl.load(p[:, None] + o_d[None, :], mask=mask, other=0.0))
+        _gather_q(q, q_smem, i_b, i_m, stride_qb, stride_qs, stride_qh, H_Q, ROWS)
     fence_async_shared()
     gl.thread_barrier()
 

@@ -62,7 +62,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from kernelopt._errors import DeviceError, InputError, expected
-from kernelopt.kernels.mla import ring
+from kernelopt.kernels.mla import ring, ring_fp8
+from kernelopt.kernels.mla._validate import FP8_ROW_BYTES
 from kernelopt.kernels.mla.hopper import ScratchAllocator, _scratch, check_hopper_layout
 from kernelopt.kernels.mla.split_kv import LOG2E, SplitKVConfig, launch_merge
 
@@ -839,6 +840,13 @@ def launch_seesaw(
 
     _, s_q, h_q, _ = q.shape
     page = kv_cache.shape[1]
+    if kv_cache.dtype == torch.uint8:
+        _launch_ring_fp8(
+            q, kv_cache, block_table, seqlens, units, split_offsets, out, lse, o_part=o_part,
+            lse_part=lse_part, softmax_scale=softmax_scale, causal=causal, num_units=num_units,
+            has_splits=has_splits, config=config, scratch=scratch,
+        )  # fmt: skip
+        return
     if q.dtype not in (torch.bfloat16, torch.float16):
         raise InputError(
             expected("bfloat16 or float16 inputs for strategy 'seesaw'", str(q.dtype), where="q")
@@ -909,4 +917,99 @@ def launch_seesaw(
             **extra, num_warps=4,
         )  # fmt: skip
     if has_splits and not extra.get("PAIR_MERGE"):
+        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
+
+
+_LAYOUT_F8 = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2)
+_LAYOUT_SCALES = gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2)
+_LAYOUT_ROPE = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16, rank=2)
+
+
+def check_fp8_rows(rows: int) -> None:
+    """Raise unless ``rows`` query rows a sequence (``s_q · h_q``) can read the FP8 cache here.
+
+    Raises
+    ------
+    InputError
+        For more than :data:`kernelopt.kernels.mla.ring_fp8.MAX_ROWS` rows.
+    """
+    if rows > ring_fp8.MAX_ROWS:
+        raise InputError(
+            expected(
+                f"at most {ring_fp8.MAX_ROWS} query rows a sequence (s_q * h_q) for strategy "
+                "'seesaw' with an FP8 cache (strategy 'split_kv' reads it at any row count)",
+                rows,
+                where="s_q * h_q",
+            )
+        )
+
+
+def _launch_ring_fp8(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    block_table: torch.Tensor,
+    seqlens: torch.Tensor,
+    units: torch.Tensor,
+    split_offsets: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    *,
+    o_part: torch.Tensor | None,
+    lse_part: torch.Tensor | None,
+    softmax_scale: float,
+    causal: bool,
+    num_units: int,
+    has_splits: bool,
+    config: SplitKVConfig,
+    scratch: ScratchAllocator,
+) -> None:
+    """The FP8 ring kernel (:mod:`kernelopt.kernels.mla.ring_fp8`) and, if split, the merge.
+
+    ``kv_cache`` is ``[num_blocks, page_size, 1, 656]`` uint8 in the FP8 layout; ``q``
+    bfloat16 with at most 16 rows a sequence. Arguments as :func:`launch_seesaw`'s.
+    """
+    import torch
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    _, s_q, h_q, _ = q.shape
+    page = kv_cache.shape[1]
+    check_fp8_rows(s_q * h_q)
+    if q.dtype != torch.bfloat16:
+        raise InputError(
+            expected("bfloat16 queries for an FP8 cache with strategy 'seesaw'", str(q.dtype))
+        )
+    check_hopper_layout(kv_cache, page_size=page, block_n=64)
+    if has_splits and (o_part is None or lse_part is None):
+        raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
+    o_arg = o_part if o_part is not None else lse
+    lse_arg = lse_part if lse_part is not None else lse
+    rows_kv = kv_cache.shape[0] * page
+    width = FP8_ROW_BYTES
+    # One cache, three views: e4m3 latent values, float32 scales, bfloat16 RoPE values.
+    kv8 = kv_cache.view(rows_kv, width).view(torch.float8_e4m3fn)
+    kv32 = kv8.view(torch.float32)
+    kv16 = kv8.view(torch.bfloat16)
+    f8_desc = TensorDescriptor(kv8, [rows_kv, width], [width, 1], [64, 64], _LAYOUT_F8)
+    sc_desc = TensorDescriptor(
+        kv32, [rows_kv, width // 4], [width // 4, 1], [64, 4], _LAYOUT_SCALES
+    )
+    rp_desc = TensorDescriptor(kv16, [rows_kv, width // 2], [width // 2, 1], [64, 32], _LAYOUT_ROPE)
+    q_tma = Q_BY_TMA and q.is_contiguous() and q.data_ptr() % 16 == 0
+    q_desc = TensorDescriptor(
+        q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [ring_fp8.MAX_ROWS, 64], _LAYOUT
+    ) if q_tma else TensorDescriptor(
+        kv16, [rows_kv, width // 2], [width // 2, 1], [ring_fp8.MAX_ROWS, 64], _LAYOUT
+    )  # fmt: skip
+    grid = (triton.cdiv(s_q * h_q, ring_fp8.MAX_ROWS), num_units)
+    with _scratch(scratch):
+        ring_fp8.mla_ring_fp8_kernel[grid](
+            q, q_desc, kv8, kv32, kv16, f8_desc, sc_desc, rp_desc, block_table, seqlens, units,
+            out, lse, o_arg, lse_arg, q.stride(0), q.stride(1), q.stride(2),
+            block_table.stride(0), out.stride(0), out.stride(1), out.stride(2), lse.stride(0),
+            lse.stride(1), lse.stride(2), softmax_scale * LOG2E,
+            S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma, SLOTS=ring_fp8.SLOTS,
+            SCALE_SLOTS=ring_fp8.SCALE_SLOTS, REGS=ring_fp8.CONSUMER_REGS,
+            DEQUANT_REGS=ring_fp8.DEQUANT_REGS, LOAD_REGS=ring_fp8.LOADER_REGS, num_warps=4,
+        )  # fmt: skip
+    if has_splits:
         launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)

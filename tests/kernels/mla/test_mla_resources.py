@@ -34,7 +34,10 @@ def test_a_config_that_spills_is_reported() -> None:
     [
         ({"dtype": "int8"}, "dtype: Expected one of"),
         ({"strategy": "naive"}, "strategy: Expected strategy 'split_kv', 'hopper' or 'seesaw'"),
-        ({"strategy": "hopper", "kv_fp8": True}, "Expected strategy 'split_kv' for an FP8 cache"),
+        (
+            {"strategy": "hopper", "kv_fp8": True},
+            "Expected strategy 'split_kv' or 'seesaw' for an FP8 cache",
+        ),
         ({"pair_merge": True}, "Expected strategy 'seesaw' for pair_merge=True"),
         ({"strategy": "seesaw", "dtype": "float32"}, "Expected a 16-bit dtype"),
     ],

@@ -1,0 +1,377 @@
+# mypy: disable-error-code="untyped-decorator,no-untyped-def"
+"""MLA decode of at most 16 query rows from the FP8 cache on Hopper (Gluon): the ring kernel's
+products behind a dequantizing warpgroup.
+
+The cache is FlashMLA's 656-byte layout (:mod:`kernelopt.kernels.mla.fp8`): per token 512
+``e4m3`` latent values, four float32 scales (one per 128 values), 64 bfloat16 RoPE values.
+At 16 query rows decode streams the cache, so 0.57 of the bytes is the gain to take; the
+products stay the bfloat16 ones of :mod:`kernelopt.kernels.mla.ring` (``Sᵀ = K · Qᵀ``,
+``Oᵀ += Vᵀ · Pᵀ``, the query's 16 rows in ``wgmma`` N), because ``wgmma`` multiplies
+``e4m3`` only by ``e4m3`` and the query is not quantized.
+
+Warps (``gl.warp_specialize``):
+
+* **loader** (one warp) copies, per key tile, the tile's scales (``[64, 4]`` float32), its
+  512 latent columns as eight ``[64, 64]`` ``e4m3`` chunks and its RoPE part as two
+  ``[64, 32]`` bfloat16 halves, into a ring of ``SLOTS`` 4 KiB slots read in tile order;
+* **dequantizer** (a warpgroup) turns each tile into bfloat16 ``value · scale`` in the
+  staging buffer of the consumer that owns the tile, one 64-column chunk at a time, gives
+  each ring slot back as soon as it is read, and hands the whole staged tile over with one
+  barrier;
+* two **consumers** (warpgroups) alternate key tiles exactly as in the ring kernel, each
+  reading its own staging buffer (nine ``[64, 64]`` chunks: RoPE, then latent 0-511), and
+  merge their halves of the keys at the end (:func:`kernelopt.kernels.mla.ring._finish`).
+
+The ring is read by one warpgroup in the order it is written, so a slot's phase parity
+always refers to the copy the loader issued last into it. The staging buffers are what
+the consumers multiply from: a consumer's buffer goes back to the dequantizer once the
+tile's last product is done.
+
+Dequantizing to bfloat16 rounds ``value · scale`` once (exact for the quantizer's
+power-of-two scales), as the split-KV kernel's FP8 path does. Rows past a sequence's end
+are read through descriptors that stop at its last key: the copy engine writes zeros
+(zero values, zero scales), never stale NaN.
+
+Shared memory (sm_90a): query 18 KiB, two staged tiles 144 KiB, the ring 48 KiB (12 slots:
+1.2 tiles in flight), scales 4 KiB, P tiles 8 KiB.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+from kernelopt.kernels.mla.ring import (
+    MAX_ROWS,
+    _finish,
+    _gather_q,
+    _row_limit,
+    _softmax_tile,
+)
+
+D_QK: gl.constexpr = gl.constexpr(576)
+ROW_BYTES: gl.constexpr = gl.constexpr(656)
+SLOT_BYTES: gl.constexpr = gl.constexpr(64 * 64)
+SCALE_BYTES: gl.constexpr = gl.constexpr(64 * 4 * 4)
+SLOTS_PER_TILE: gl.constexpr = gl.constexpr(10)
+
+__all__ = ["MAX_ROWS", "SLOTS", "mla_ring_fp8_kernel"]
+
+SLOTS = 12
+"""4 KiB ring slots (eight ``e4m3`` chunks and two RoPE halves make a tile): what is left of
+227 KiB after the query, the two staged tiles, the scales and the P tiles."""
+SCALE_SLOTS = 4
+CONSUMER_REGS = 168
+DEQUANT_REGS = 112
+LOADER_REGS = 24
+
+
+@gluon.jit
+def _slot(j, c, SLOTS: gl.constexpr):
+    """Ring slot and phase parity of part ``c`` (0-7 latent chunks, 8-9 RoPE) of tile ``j``."""
+    k = j * SLOTS_PER_TILE + c
+    return k % SLOTS, (k // SLOTS) & 1
+
+
+@gluon.jit
+def _copy(desc, row, col, j, c: gl.constexpr, ring, full, free, SLOTS: gl.constexpr):
+    slot, phase = _slot(j, c, SLOTS)
+    # The first pass over the ring waits on the phase before a fresh barrier's: no wait.
+    mbarrier.wait(free.index(slot), phase ^ 1)
+    mbarrier.expect(full.index(slot), SLOT_BYTES)
+    if c < 8:
+        tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), ring.index(slot))
+    else:
+        half = ring.index(slot)._reinterpret(gl.bfloat16, [64, 32], desc.layout)
+        tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), half)
+
+
+@gluon.jit
+def _copy_tile(f8_desc, sc_desc, rp_desc, row, j, ring, full, free, scales, sc_full, sc_free,
+               SLOTS: gl.constexpr, SCALE_SLOTS: gl.constexpr):  # fmt: skip
+    """Issue the copies of key tile ``j`` whose first cache row is ``row`` of the descriptors."""
+    s = j % SCALE_SLOTS
+    mbarrier.wait(sc_free.index(s), ((j // SCALE_SLOTS) & 1) ^ 1)
+    mbarrier.expect(sc_full.index(s), SCALE_BYTES)
+    tma.async_copy_global_to_shared(sc_desc, [row, 128], sc_full.index(s), scales.index(s))
+    for c in gl.static_range(8):
+        _copy(f8_desc, row, c * 64, j, c, ring, full, free, SLOTS)
+    # The RoPE values sit at bytes 528-655 of a row: bfloat16 columns 264-327.
+    _copy(rp_desc, row, 264, j, 8, ring, full, free, SLOTS)
+    _copy(rp_desc, row, 296, j, 9, ring, full, free, SLOTS)
+
+
+@gluon.jit
+def _loader(
+    f8_desc, sc_desc, rp_desc, kv8, kv32, kv16, ring, full, free, scales, sc_full, sc_free,
+    block_table, stride_btb, i_b, key_start, key_end, seqlen, row_first, q_desc, q_smem, q_bar,
+    i_m, ROWS: gl.constexpr, Q_TMA: gl.constexpr, PAGE: gl.constexpr, SLOTS: gl.constexpr,
+    SCALE_SLOTS: gl.constexpr,
+):  # fmt: skip
+    """One warp: the 16-row query tile, then every key tile's parts in ring order."""
+    if Q_TMA:
+        mbarrier.expect(q_bar, 9 * 16 * 64 * 2)
+        row_q = (i_b * ROWS + i_m * 16).to(gl.int32)
+        for c in gl.static_range(9):
+            tma.async_copy_global_to_shared(q_desc, [row_q, c * 64], q_bar, q_smem.index(c))
+    n_tiles = gl.cdiv(key_end - key_start, 64)
+    p_bt = block_table + i_b * stride_btb
+    for j in range(n_tiles):
+        k0 = key_start + j * 64
+        if j == 0:  # noqa: SIM108 (a run-time branch in the kernel, not a select)
+            row0 = row_first
+        else:
+            row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
+        if k0 + 64 <= seqlen:
+            _copy_tile(f8_desc, sc_desc, rp_desc, row0, j, ring, full, free, scales, sc_full,
+                       sc_free, SLOTS, SCALE_SLOTS)  # fmt: skip
+        else:
+            # Rows past the sequence's end may hold anything (NaN): descriptors that stop
+            # at the last key make the copy engine write zeros there instead.
+            n = seqlen - k0
+            base = row0.to(gl.int64)
+            f8_tail = tma.make_tensor_descriptor(
+                kv8 + base * ROW_BYTES, [n, ROW_BYTES], [ROW_BYTES, 1], [64, 64], f8_desc.layout
+            )
+            sc_tail = tma.make_tensor_descriptor(
+                kv32 + base * (ROW_BYTES // 4), [n, ROW_BYTES // 4], [ROW_BYTES // 4, 1],
+                [64, 4], sc_desc.layout,
+            )  # fmt: skip
+            rp_tail = tma.make_tensor_descriptor(
+                kv16 + base * (ROW_BYTES // 2), [n, ROW_BYTES // 2], [ROW_BYTES // 2, 1],
+                [64, 32], rp_desc.layout,
+            )  # fmt: skip
+            _copy_tile(f8_tail, sc_tail, rp_tail, 0, j, ring, full, free, scales, sc_full,
+                       sc_free, SLOTS, SCALE_SLOTS)  # fmt: skip
+
+
+@gluon.jit
+def _dequantizer(
+    ring, full, free, scales, sc_full, sc_free, stage, st_full, st_free, key_start, key_end,
+    SLOTS: gl.constexpr, SCALE_SLOTS: gl.constexpr,
+):  # fmt: skip
+    """One warpgroup: every key tile, in order, into its consumer's staging buffer as bf16."""
+    # 16 consecutive bytes a thread: one vector load of e4m3, two vector stores of bf16.
+    blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+    sl: gl.constexpr = gl.BlockedLayout([1, 4], [32, 1], [4, 1], [1, 0])
+    half: gl.constexpr = gl.BlockedLayout([1, 8], [16, 2], [4, 1], [1, 0])
+    rp_layout: gl.constexpr = gl.NVMMASharedLayout(
+        swizzle_byte_width=64, element_bitwidth=16, rank=2
+    )
+    n_tiles = gl.cdiv(key_end - key_start, 64)
+    groups = gl.arange(0, 4, layout=gl.SliceLayout(0, sl))
+    for j in range(n_tiles):
+        G = j & 1
+        t = j >> 1
+        # The consumer's buffer is free once its tile before this one is multiplied.
+        mbarrier.wait(st_free.index(G), (t & 1) ^ 1)
+        s = j % SCALE_SLOTS
+        mbarrier.wait(sc_full.index(s), (j // SCALE_SLOTS) & 1)
+        sc = scales.index(s).load(sl)
+        mbarrier.arrive(sc_free.index(s))
+        for c in gl.static_range(8):
+            slot, phase = _slot(j, c, SLOTS)
+            mbarrier.wait(full.index(slot), phase)
+            x = ring.index(slot).load(blk)
+            mbarrier.arrive(free.index(slot))
+            g = gl.sum(gl.where(groups[None, :] == c // 2, sc, 0.0), axis=1)
+            g = gl.convert_layout(g, gl.SliceLayout(1, blk))
+            v = x.to(gl.float32) * g[:, None]
+            stage.index(9 * G + 1 + c).store(v.to(stage.dtype))
+        slot0, phase0 = _slot(j, 8, SLOTS)
+        slot1, phase1 = _slot(j, 9, SLOTS)
+        mbarrier.wait(full.index(slot0), phase0)
+        mbarrier.wait(full.index(slot1), phase1)
+        r0 = ring.index(slot0)._reinterpret(gl.bfloat16, [64, 32], rp_layout).load(half)
+        r1 = ring.index(slot1)._reinterpret(gl.bfloat16, [64, 32], rp_layout).load(half)
+        mbarrier.arrive(free.index(slot0))
+        mbarrier.arrive(free.index(slot1))
+        rope = gl.reshape(gl.permute(gl.join(r0, r1), [0, 2, 1]), [64, 64])
+        stage.index(9 * G).store(gl.convert_layout(rope, blk).to(stage.dtype))
+        # The consumer's products read the buffer through the async proxy.
+        fence_async_shared()
+        gl.thread_barrier()
+        mbarrier.arrive(st_full.index(G))
+
+
+@gluon.jit
+def _consumer(
+    G: gl.constexpr, q_smem, stage, st_full, st_free, p_smem, x_smem, bars, q_bar, out, lse,
+    o_part, lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os,
+    stride_oh, stride_lb, stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr,
+    CAUSAL: gl.constexpr, Q_TMA: gl.constexpr,
+):  # fmt: skip
+    """One consumer warpgroup: key tiles ``G, G + 2, …`` from its staging buffer, as ``Oᵀ``."""
+    mma: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 16]
+    )
+    col: gl.constexpr = gl.SliceLayout(0, mma)
+    lim = _row_limit(i_m, seqlen, key_end, S_Q, H_Q, CAUSAL, col)
+    a0 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a1 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a2 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a3 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a4 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a5 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a6 = gl.zeros([64, 16], gl.float32, layout=mma)
+    a7 = gl.zeros([64, 16], gl.float32, layout=mma)
+    m = gl.full([16], -1.0e30, gl.float32, layout=col)
+    l_sum = gl.zeros([16], gl.float32, layout=col)
+    n_tiles = gl.cdiv(key_end - key_start, 64)
+    if Q_TMA:
+        mbarrier.wait(q_bar, 0)
+    for j in range(G, n_tiles, 2):
+        z = j >> 30  # zero, but not to the compiler (see the ring kernel)
+        mbarrier.wait(st_full.index(G), (j >> 1) & 1)
+        s = gl.zeros([64, 16], gl.float32, layout=mma)
+        for c in gl.static_range(9):
+            s = warpgroup_mma(
+                stage.index(9 * G + c),
+                q_smem.index((8 if c == 0 else c - 1) + z).permute((1, 0)),
+                s,
+                is_async=True,
+            )
+        s = warpgroup_mma_wait(0, deps=[s])
+        p_b, scale, m, l_sum = _softmax_tile(
+            s, m, l_sum, lim, key_start + j * 64, qk_scale, p_smem, 2 * G + ((j >> 1) & 1), mma
+        )
+        v = 9 * G + 1 + z
+        a0 = warpgroup_mma(stage.index(v).permute((1, 0)), p_b, a0 * scale, is_async=True)
+        a1 = warpgroup_mma(stage.index(v + 1).permute((1, 0)), p_b, a1 * scale, is_async=True)
+        a2 = warpgroup_mma(stage.index(v + 2).permute((1, 0)), p_b, a2 * scale, is_async=True)
+        a3 = warpgroup_mma(stage.index(v + 3).permute((1, 0)), p_b, a3 * scale, is_async=True)
+        a4 = warpgroup_mma(stage.index(v + 4).permute((1, 0)), p_b, a4 * scale, is_async=True)
+        a5 = warpgroup_mma(stage.index(v + 5).permute((1, 0)), p_b, a5 * scale, is_async=True)
+        a6 = warpgroup_mma(stage.index(v + 6).permute((1, 0)), p_b, a6 * scale, is_async=True)
+        a7 = warpgroup_mma(stage.index(v + 7).permute((1, 0)), p_b, a7 * scale, is_async=True)
+        a0, a1, a2, a3, a4, a5, a6, a7 = warpgroup_mma_wait(
+            0, deps=[a0, a1, a2, a3, a4, a5, a6, a7]
+        )
+        mbarrier.arrive(st_free.index(G))
+
+    # Both staging buffers are dead once both consumers are past their loops.
+    xch = stage._reinterpret(gl.float32, [36, 64, 16], gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
+    _finish(
+        G, a0, a1, a2, a3, a4, a5, a6, a7, m, l_sum, xch, x_smem, bars, out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, stride_ob, stride_os, stride_oh, stride_lb, stride_lh,
+        stride_ls, S_Q, H_Q, mma,
+    )  # fmt: skip
+
+
+# The partitions' entry points (a role flag cannot travel in a partition's arguments).
+@gluon.jit
+def _first(
+    q_smem, stage, st_full, st_free, p_smem, x_smem, bars, q_bar, out, lse, o_part, lse_part,
+    i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh, stride_lb,
+    stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
+    Q_TMA: gl.constexpr,
+):  # fmt: skip
+    _consumer(
+        0, q_smem, stage, st_full, st_free, p_smem, x_smem, bars, q_bar, out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA,
+    )  # fmt: skip
+
+
+@gluon.jit
+def _second(
+    q_smem, stage, st_full, st_free, p_smem, x_smem, bars, q_bar, out, lse, o_part, lse_part,
+    i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh, stride_lb,
+    stride_lh, stride_ls, qk_scale, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSAL: gl.constexpr,
+    Q_TMA: gl.constexpr,
+):  # fmt: skip
+    _consumer(
+        1, q_smem, stage, st_full, st_free, p_smem, x_smem, bars, q_bar, out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA,
+    )  # fmt: skip
+
+
+@gluon.jit
+def mla_ring_fp8_kernel(
+    q, q_desc, kv8, kv32, kv16, f8_desc, sc_desc, rp_desc, block_table, seqlens, units, out, lse,
+    o_part, lse_part, stride_qb, stride_qs, stride_qh, stride_btb, stride_ob, stride_os,
+    stride_oh, stride_lb, stride_lh, stride_ls, qk_scale,
+    S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
+    Q_TMA: gl.constexpr, SLOTS: gl.constexpr, SCALE_SLOTS: gl.constexpr, REGS: gl.constexpr,
+    DEQUANT_REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
+):  # fmt: skip
+    """Grid ``(1, pieces)``: one 16-row query tile against one piece of a sequence.
+
+    ``kv8``/``kv32``/``kv16`` are the same cache bytes typed as ``e4m3``, float32 and
+    bfloat16 (``[rows, 656]``, ``[rows, 164]``, ``[rows, 328]``), for the tail tiles'
+    descriptors; ``f8_desc``/``sc_desc``/``rp_desc`` describe them for full tiles.
+    """
+    ROWS: gl.constexpr = S_Q * H_Q
+    i_m = gl.program_id(0)
+    i_u = gl.program_id(1)
+    # The piece this program works on: [batch, key_start, key_end, slot] (schedule.table()).
+    i_b = gl.load(units + i_u * 4).to(gl.int64)
+    key_start = gl.load(units + i_u * 4 + 1)
+    key_end = gl.load(units + i_u * 4 + 2)
+    i_slot = gl.load(units + i_u * 4 + 3)
+    seqlen = gl.load(seqlens + i_b)
+    row_first = gl.load(block_table + i_b * stride_btb + key_start // PAGE) * PAGE
+    row_first += key_start % PAGE
+    if CAUSAL:
+        last_tok = (gl.minimum(i_m * 16 + 16, ROWS) - 1) // H_Q
+        key_end = gl.minimum(seqlen - S_Q + 1 + last_tok, key_end)
+
+    layout: gl.constexpr = q_desc.layout
+    q_smem = gl.allocate_shared_memory(gl.bfloat16, [9, 16, 64], layout)
+    stage = gl.allocate_shared_memory(gl.bfloat16, [18, 64, 64], layout)
+    ring = gl.allocate_shared_memory(gl.float8e4nv, [SLOTS, 64, 64], f8_desc.layout)
+    scales = gl.allocate_shared_memory(gl.float32, [SCALE_SLOTS, 64, 4], sc_desc.layout)
+    p_smem = gl.allocate_shared_memory(gl.bfloat16, [4, 16, 64], layout)
+    x_smem = gl.allocate_shared_memory(gl.float32, [4, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    full = gl.allocate_shared_memory(gl.int64, [SLOTS, 1], mbarrier.MBarrierLayout())
+    free = gl.allocate_shared_memory(gl.int64, [SLOTS, 1], mbarrier.MBarrierLayout())
+    sc_full = gl.allocate_shared_memory(gl.int64, [SCALE_SLOTS, 1], mbarrier.MBarrierLayout())
+    sc_free = gl.allocate_shared_memory(gl.int64, [SCALE_SLOTS, 1], mbarrier.MBarrierLayout())
+    st_full = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    st_free = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    # Both consumers past their loops; both halves handed over; the query loaded.
+    bars = gl.allocate_shared_memory(gl.int64, [3, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(SLOTS):
+        mbarrier.init(full.index(i), count=1)
+        mbarrier.init(free.index(i), count=1)
+    for i in gl.static_range(SCALE_SLOTS):
+        mbarrier.init(sc_full.index(i), count=1)
+        mbarrier.init(sc_free.index(i), count=1)
+    for i in gl.static_range(2):
+        mbarrier.init(st_full.index(i), count=1)
+        mbarrier.init(st_free.index(i), count=1)
+    mbarrier.init(bars.index(0), count=2)
+    mbarrier.init(bars.index(1), count=2)
+    mbarrier.init(bars.index(2), count=1)
+    if not Q_TMA:
+        _gather_q(q, q_smem, i_b, i_m, stride_qb, stride_qs, stride_qh, H_Q, ROWS)
+    fence_async_shared()
+    gl.thread_barrier()
+
+    args = (
+        q_smem, stage, st_full, st_free, p_smem, x_smem, bars, bars.index(2), out, lse, o_part,
+        lse_part, i_b, i_m, i_slot, key_start, key_end, seqlen, stride_ob, stride_os, stride_oh,
+        stride_lb, stride_lh, stride_ls, qk_scale, S_Q, H_Q, CAUSAL, Q_TMA,
+    )  # fmt: skip
+    dequant_args = (
+        ring, full, free, scales, sc_full, sc_free, stage, st_full, st_free, key_start, key_end,
+        SLOTS, SCALE_SLOTS,
+    )  # fmt: skip
+    loader_args = (
+        f8_desc, sc_desc, rp_desc, kv8, kv32, kv16, ring, full, free, scales, sc_full, sc_free,
+        block_table, stride_btb, i_b, key_start, key_end, seqlen, row_first, q_desc, q_smem,
+        bars.index(2), i_m, ROWS, Q_TMA, PAGE, SLOTS, SCALE_SLOTS,
+    )  # fmt: skip
+    gl.warp_specialize(
+        [(_first, args), (_second, args), (_dequantizer, dequant_args), (_loader, loader_args)],
+        [4, 4, 1],
+        [REGS, DEQUANT_REGS, LOAD_REGS],
+    )
