@@ -944,6 +944,29 @@ def check_fp8_rows(rows: int) -> None:
         )
 
 
+def fp8_cache_views(kv_cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One FP8 cache as the three row views the FP8 ring kernel copies from.
+
+    Parameters
+    ----------
+    kv_cache : torch.Tensor
+        ``[num_blocks, page_size, 1, 656]`` uint8, contiguous (:mod:`kernelopt.kernels.mla.fp8`).
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        The same bytes as ``[rows, 656]`` ``float8_e4m3fn`` (latent values in columns
+        0-511), ``[rows, 164]`` float32 (scales in columns
+        ``ring_fp8.SCALE_COL`` + 0-3) and ``[rows, 328]`` bfloat16 (RoPE values in columns
+        ``ring_fp8.ROPE_COL`` + 0-63), ``rows = num_blocks · page_size``.
+    """
+    import torch
+
+    rows = kv_cache.shape[0] * kv_cache.shape[1]
+    kv8 = kv_cache.view(rows, FP8_ROW_BYTES).view(torch.float8_e4m3fn)
+    return kv8, kv8.view(torch.float32), kv8.view(torch.bfloat16)
+
+
 def _launch_ring_fp8(
     q: torch.Tensor,
     kv_cache: torch.Tensor,
@@ -985,10 +1008,7 @@ def _launch_ring_fp8(
     lse_arg = lse_part if lse_part is not None else lse
     rows_kv = kv_cache.shape[0] * page
     width = FP8_ROW_BYTES
-    # One cache, three views: e4m3 latent values, float32 scales, bfloat16 RoPE values.
-    kv8 = kv_cache.view(rows_kv, width).view(torch.float8_e4m3fn)
-    kv32 = kv8.view(torch.float32)
-    kv16 = kv8.view(torch.bfloat16)
+    kv8, kv32, kv16 = fp8_cache_views(kv_cache)
     f8_desc = TensorDescriptor(kv8, [rows_kv, width], [width, 1], [64, 64], _LAYOUT_F8)
     sc_desc = TensorDescriptor(
         kv32, [rows_kv, width // 4], [width // 4, 1], [64, 4], _LAYOUT_SCALES
