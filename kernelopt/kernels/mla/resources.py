@@ -368,10 +368,6 @@ def _compile_report(
 def _compile_seesaw_report(
     *, s_q: int, h_q: int, page_size: int, dtype: str, causal: bool, pair_merge: bool = False
 ) -> dict[str, Any]:
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
     from kernelopt.kernels.mla import seesaw
 
     # At most RING_ROWS query rows compile the ring kernel, with 16-row query tiles.
@@ -412,6 +408,15 @@ def _compile_seesaw_report(
     }
     if "PAIR_MERGE" in fn.arg_names:
         constants["PAIR_MERGE"] = pair_merge
+    return _gluon_report(fn, signature, constants)
+
+
+def _gluon_report(fn: Any, signature: dict[str, str], constants: dict[str, Any]) -> dict[str, Any]:
+    # Compile a Gluon kernel for sm_90a with four warps in its default partition.
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
     try:
         compiled = triton.compile(
             GluonASTSource(fn=fn, signature=signature, constexprs=constants),
@@ -422,10 +427,6 @@ def _compile_seesaw_report(
         raise DeviceError(
             expected("the kernel to compile", f"{type(error).__name__}: {str(error)[:300]}")
         ) from error
-    return _gluon_report(compiled)
-
-
-def _gluon_report(compiled: Any) -> dict[str, Any]:
     ptx = compiled.asm["ptx"]
     return dict(
         _ptxas_report(ptx, "sm_90a"),
@@ -439,10 +440,6 @@ def _gluon_report(compiled: Any) -> dict[str, Any]:
 
 
 def _compile_ring_fp8_report(*, s_q: int, h_q: int, page_size: int, causal: bool) -> dict[str, Any]:
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
     from kernelopt.kernels.mla import ring_fp8
 
     fn = ring_fp8.mla_ring_fp8_kernel
@@ -481,17 +478,7 @@ def _compile_ring_fp8_report(*, s_q: int, h_q: int, page_size: int, causal: bool
         "DEQUANT_REGS": ring_fp8.DEQUANT_REGS,
         "LOAD_REGS": ring_fp8.LOADER_REGS,
     }
-    try:
-        compiled = triton.compile(
-            GluonASTSource(fn=fn, signature=signature, constexprs=constants),
-            target=GPUTarget("cuda", 90, 32),
-            options={"num_warps": 4},
-        )
-    except Exception as error:  # Triton raises several types; all mean "does not compile"
-        raise DeviceError(
-            expected("the kernel to compile", f"{type(error).__name__}: {str(error)[:300]}")
-        ) from error
-    return _gluon_report(compiled)
+    return _gluon_report(fn, signature, constants)
 
 
 if __name__ == "__main__":

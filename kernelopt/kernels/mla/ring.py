@@ -144,6 +144,25 @@ def _row_limit(i_m, seqlen, key_end, S_Q: gl.constexpr, H_Q: gl.constexpr, CAUSA
 
 
 @gluon.jit
+def _consumer_start(i_m, seqlen, key_end, q_bar, S_Q: gl.constexpr, H_Q: gl.constexpr,
+                    CAUSAL: gl.constexpr, Q_TMA: gl.constexpr, mma: gl.constexpr):  # fmt: skip
+    """A consumer's state before its first tile, once the query tile has landed.
+
+    Returns the rows' key limits, ``Oᵀ`` as eight zero ``[64 columns, 16 rows]`` parts (8
+    registers a thread each), and the row max and sum.
+    """
+    col: gl.constexpr = gl.SliceLayout(0, mma)
+    lim = _row_limit(i_m, seqlen, key_end, S_Q, H_Q, CAUSAL, col)
+    zero = gl.zeros([64, 16], gl.float32, layout=mma)
+    # m starts finite, so a row with every key masked so far keeps scale 1 and p 0.
+    m = gl.full([16], -1.0e30, gl.float32, layout=col)
+    l_sum = gl.zeros([16], gl.float32, layout=col)
+    if Q_TMA:
+        mbarrier.wait(q_bar, 0)
+    return lim, zero, zero, zero, zero, zero, zero, zero, zero, m, l_sum
+
+
+@gluon.jit
 def _softmax_tile(s, m, l_sum, lim, k0, qk_scale, p_smem, p_buf, mma: gl.constexpr):
     """Online softmax of one key tile's ``Sᵀ`` ``[64 keys, 16 rows]``; ``Pᵀ`` to shared memory.
 
@@ -283,23 +302,10 @@ def _consumer(
     mma: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 16]
     )
-    col: gl.constexpr = gl.SliceLayout(0, mma)
-    lim = _row_limit(i_m, seqlen, key_end, S_Q, H_Q, CAUSAL, col)
-    # Oᵀ in eight 64-column parts, [64 columns, 16 rows] each (8 registers a thread).
-    a0 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a1 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a2 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a3 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a4 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a5 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a6 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a7 = gl.zeros([64, 16], gl.float32, layout=mma)
-    # m starts finite, so a row with every key masked so far keeps scale 1 and p 0.
-    m = gl.full([16], -1.0e30, gl.float32, layout=col)
-    l_sum = gl.zeros([16], gl.float32, layout=col)
+    lim, a0, a1, a2, a3, a4, a5, a6, a7, m, l_sum = _consumer_start(
+        i_m, seqlen, key_end, q_bar, S_Q, H_Q, CAUSAL, Q_TMA, mma
+    )
     n_tiles = gl.cdiv(key_end - key_start, 64)
-    if Q_TMA:
-        mbarrier.wait(q_bar, 0)
     for j in range(G, n_tiles, 2):
         # Zero, but not to the compiler: the query's shared-memory descriptors are then
         # built next to each product instead of being hoisted out of the loop (registers).
@@ -390,6 +396,34 @@ def _second(
 
 
 @gluon.jit
+def _piece(units, seqlens, block_table, stride_btb, i_m, S_Q: gl.constexpr, H_Q: gl.constexpr,
+           PAGE: gl.constexpr, CAUSAL: gl.constexpr):  # fmt: skip
+    """The piece of a sequence this program works on (grid axis 1 over ``schedule.table()``).
+
+    Returns the sequence, its keys ``[key_start, key_end)`` (``key_end`` cut at the limit of
+    the row tile's last draft token), the partial-output slot (negative: not split), the
+    sequence's length and the cache row of the piece's first key.
+    """
+    ROWS: gl.constexpr = S_Q * H_Q
+    i_u = gl.program_id(1)
+    i_b = gl.load(units + i_u * 4).to(gl.int64)
+    key_start = gl.load(units + i_u * 4 + 1)
+    key_end = gl.load(units + i_u * 4 + 2)
+    i_slot = gl.load(units + i_u * 4 + 3)
+    seqlen = gl.load(seqlens + i_b)
+    # The first tile's page is read beside the length, not in the loader after it: the
+    # first copy then waits for two dependent loads instead of three (0.3 µs at b=32 s=1
+    # h=16, exp 21).
+    row_first = gl.load(block_table + i_b * stride_btb + key_start // PAGE) * PAGE
+    row_first += key_start % PAGE
+    if CAUSAL:
+        # No program reads a key past the limit of its last draft token.
+        last_tok = (gl.minimum(i_m * 16 + 16, ROWS) - 1) // H_Q
+        key_end = gl.minimum(seqlen - S_Q + 1 + last_tok, key_end)
+    return i_b, key_start, key_end, i_slot, seqlen, row_first
+
+
+@gluon.jit
 def _gather_q(q, q_smem, i_b, i_m, stride_qb, stride_qs, stride_qh, H_Q: gl.constexpr,
               ROWS: gl.constexpr):  # fmt: skip
     """The 16-row query tile of a strided ``q`` into ``q_smem`` ``[9, 16, 64]``, by pointers."""
@@ -416,22 +450,9 @@ def mla_ring_kernel(
     # chunks before any is given back).
     gl.static_assert(SLOTS % 2 == 0 and SLOTS // 2 >= 9, "each half needs a tile of chunks")
     i_m = gl.program_id(0)
-    i_u = gl.program_id(1)
-    # The piece this program works on: [batch, key_start, key_end, slot] (schedule.table()).
-    i_b = gl.load(units + i_u * 4).to(gl.int64)
-    key_start = gl.load(units + i_u * 4 + 1)
-    key_end = gl.load(units + i_u * 4 + 2)
-    i_slot = gl.load(units + i_u * 4 + 3)
-    seqlen = gl.load(seqlens + i_b)
-    # The first tile's page is read beside the length, not in the loader after it: the
-    # first copy then waits for two dependent loads instead of three (0.3 µs at b=32 s=1
-    # h=16, exp 21).
-    row_first = gl.load(block_table + i_b * stride_btb + key_start // PAGE) * PAGE
-    row_first += key_start % PAGE
-    if CAUSAL:
-        # No program reads a key past the limit of its last draft token.
-        last_tok = (gl.minimum(i_m * 16 + 16, ROWS) - 1) // H_Q
-        key_end = gl.minimum(seqlen - S_Q + 1 + last_tok, key_end)
+    i_b, key_start, key_end, i_slot, seqlen, row_first = _piece(
+        units, seqlens, block_table, stride_btb, i_m, S_Q, H_Q, PAGE, CAUSAL
+    )
 
     layout: gl.constexpr = kv_desc.layout
     q_smem = gl.allocate_shared_memory(kv_desc.dtype, [9, 16, 64], layout)

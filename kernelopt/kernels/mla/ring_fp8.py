@@ -51,9 +51,10 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from kernelopt.kernels.mla.ring import (
     MAX_ROWS,
+    _consumer_start,
     _finish,
     _gather_q,
-    _row_limit,
+    _piece,
     _softmax_tile,
 )
 
@@ -217,21 +218,10 @@ def _consumer(
     mma: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 16, 16]
     )
-    col: gl.constexpr = gl.SliceLayout(0, mma)
-    lim = _row_limit(i_m, seqlen, key_end, S_Q, H_Q, CAUSAL, col)
-    a0 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a1 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a2 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a3 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a4 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a5 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a6 = gl.zeros([64, 16], gl.float32, layout=mma)
-    a7 = gl.zeros([64, 16], gl.float32, layout=mma)
-    m = gl.full([16], -1.0e30, gl.float32, layout=col)
-    l_sum = gl.zeros([16], gl.float32, layout=col)
+    lim, a0, a1, a2, a3, a4, a5, a6, a7, m, l_sum = _consumer_start(
+        i_m, seqlen, key_end, q_bar, S_Q, H_Q, CAUSAL, Q_TMA, mma
+    )
     n_tiles = gl.cdiv(key_end - key_start, 64)
-    if Q_TMA:
-        mbarrier.wait(q_bar, 0)
     for j in range(G, n_tiles, 2):
         z = j >> 30  # zero, but not to the compiler (see the ring kernel)
         mbarrier.wait(st_full.index(G), (j >> 1) & 1)
@@ -316,18 +306,9 @@ def mla_ring_fp8_kernel(
     """
     ROWS: gl.constexpr = S_Q * H_Q
     i_m = gl.program_id(0)
-    i_u = gl.program_id(1)
-    # The piece this program works on: [batch, key_start, key_end, slot] (schedule.table()).
-    i_b = gl.load(units + i_u * 4).to(gl.int64)
-    key_start = gl.load(units + i_u * 4 + 1)
-    key_end = gl.load(units + i_u * 4 + 2)
-    i_slot = gl.load(units + i_u * 4 + 3)
-    seqlen = gl.load(seqlens + i_b)
-    row_first = gl.load(block_table + i_b * stride_btb + key_start // PAGE) * PAGE
-    row_first += key_start % PAGE
-    if CAUSAL:
-        last_tok = (gl.minimum(i_m * 16 + 16, ROWS) - 1) // H_Q
-        key_end = gl.minimum(seqlen - S_Q + 1 + last_tok, key_end)
+    i_b, key_start, key_end, i_slot, seqlen, row_first = _piece(
+        units, seqlens, block_table, stride_btb, i_m, S_Q, H_Q, PAGE, CAUSAL
+    )
 
     layout: gl.constexpr = q_desc.layout
     q_smem = gl.allocate_shared_memory(gl.bfloat16, [9, 16, 64], layout)
