@@ -93,6 +93,25 @@ def _load_chunk(desc, row, c: gl.constexpr, j, ring, full, free, SLOTS: gl.const
 
 
 @gluon.jit
+def _copy_q_tile(q_desc, q_smem, q_bar, i_b, i_m, ROWS: gl.constexpr):
+    """Copy the program's 16 query rows ``[16, 576]`` as nine 64-column chunks, on ``q_bar``."""
+    mbarrier.expect(q_bar, 9 * 16 * 64 * 2)
+    row_q = (i_b * ROWS + i_m * 16).to(gl.int32)
+    for c in gl.static_range(9):
+        tma.async_copy_global_to_shared(q_desc, [row_q, c * 64], q_bar, q_smem.index(c))
+
+
+@gluon.jit
+def _tile_row(p_bt, j, k0, row_first, PAGE: gl.constexpr):
+    """Cache row of key ``k0``, the first of the piece's tile ``j`` (``p_bt``: its pages)."""
+    if j == 0:  # noqa: SIM108 (a run-time branch in the kernel, not a select)
+        row0 = row_first
+    else:
+        row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
+    return row0
+
+
+@gluon.jit
 def _loader(
     kv_desc, kv, ring, full, free, block_table, stride_btb, i_b, key_start, key_end, seqlen,
     row_first, q_desc, q_smem, q_bar, i_m, ROWS: gl.constexpr, Q_TMA: gl.constexpr,
@@ -102,18 +121,12 @@ def _loader(
 
     ``row_first`` is the first tile's cache row, read with the piece's length."""
     if Q_TMA:
-        mbarrier.expect(q_bar, 9 * 16 * 64 * 2)
-        row_q = (i_b * ROWS + i_m * 16).to(gl.int32)
-        for c in gl.static_range(9):
-            tma.async_copy_global_to_shared(q_desc, [row_q, c * 64], q_bar, q_smem.index(c))
+        _copy_q_tile(q_desc, q_smem, q_bar, i_b, i_m, ROWS)
     n_tiles = gl.cdiv(key_end - key_start, 64)
     p_bt = block_table + i_b * stride_btb
     for j in range(n_tiles):
         k0 = key_start + j * 64
-        if j == 0:  # noqa: SIM108 (a run-time branch in the kernel, not a select)
-            row0 = row_first
-        else:
-            row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
+        row0 = _tile_row(p_bt, j, k0, row_first, PAGE)
         if k0 + 64 <= seqlen:
             for c in gl.static_range(9):
                 _load_chunk(kv_desc, row0, c, j, ring, full, free, SLOTS)

@@ -52,10 +52,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from kernelopt.kernels.mla.ring import (
     MAX_ROWS,
     _consumer_start,
+    _copy_q_tile,
     _finish,
     _gather_q,
     _piece,
     _softmax_tile,
+    _tile_row,
 )
 
 D_QK: gl.constexpr = gl.constexpr(576)
@@ -123,18 +125,12 @@ def _loader(
 ):  # fmt: skip
     """One warp: the 16-row query tile, then every key tile's parts in ring order."""
     if Q_TMA:
-        mbarrier.expect(q_bar, 9 * 16 * 64 * 2)
-        row_q = (i_b * ROWS + i_m * 16).to(gl.int32)
-        for c in gl.static_range(9):
-            tma.async_copy_global_to_shared(q_desc, [row_q, c * 64], q_bar, q_smem.index(c))
+        _copy_q_tile(q_desc, q_smem, q_bar, i_b, i_m, ROWS)
     n_tiles = gl.cdiv(key_end - key_start, 64)
     p_bt = block_table + i_b * stride_btb
     for j in range(n_tiles):
         k0 = key_start + j * 64
-        if j == 0:  # noqa: SIM108 (a run-time branch in the kernel, not a select)
-            row0 = row_first
-        else:
-            row0 = gl.load(p_bt + k0 // PAGE) * PAGE + k0 % PAGE
+        row0 = _tile_row(p_bt, j, k0, row_first, PAGE)
         if k0 + 64 <= seqlen:
             _copy_tile(f8_desc, sc_desc, rp_desc, row0, j, ring, full, free, scales, sc_full,
                        sc_free, SLOTS, SCALE_SLOTS)  # fmt: skip
