@@ -162,7 +162,9 @@ def _dequantizer(
     """One warpgroup: every key tile, in order, into its consumer's staging buffer as bf16."""
     # 16 consecutive bytes a thread: one vector load of e4m3, two vector stores of bf16.
     blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
-    sl: gl.constexpr = gl.BlockedLayout([1, 4], [32, 1], [4, 1], [1, 0])
+    # The scales [64 keys, 4 groups] in the chunks' own layout (each thread holds its rows'
+    # four, repeated): a group's column summed over the row is already in the chunk's rows.
+    sl: gl.constexpr = blk
     half: gl.constexpr = gl.BlockedLayout([1, 8], [16, 2], [4, 1], [1, 0])
     rp_layout: gl.constexpr = gl.NVMMASharedLayout(
         swizzle_byte_width=64, element_bitwidth=16, rank=2
@@ -179,12 +181,12 @@ def _dequantizer(
         sc = scales.index(s).load(sl)
         mbarrier.arrive(sc_free.index(s))
         for c in gl.static_range(8):
+            if c % 2 == 0:
+                g = gl.sum(gl.where(groups[None, :] == c // 2, sc, 0.0), axis=1)
             slot, phase = _slot(j, c, SLOTS)
             mbarrier.wait(full.index(slot), phase)
             x = ring.index(slot).load(blk)
             mbarrier.arrive(free.index(slot))
-            g = gl.sum(gl.where(groups[None, :] == c // 2, sc, 0.0), axis=1)
-            g = gl.convert_layout(g, gl.SliceLayout(1, blk))
             v = x.to(gl.float32) * g[:, None]
             stage.index(9 * G + 1 + c).store(v.to(stage.dtype))
         slot0, phase0 = _slot(j, 8, SLOTS)
