@@ -453,7 +453,7 @@ def _compile_ring_fp8_report(*, s_q: int, h_q: int, page_size: int, causal: bool
         "q_desc": f"tensordesc<bf16[16, 64],{nvmma.format(128, 16)}>",
         "f8_desc": f"tensordesc<fp8e4nv[64, 64],{nvmma.format(64, 8)}>",
         "sc_desc": f"tensordesc<fp32[64, 4],{nvmma.format(0, 32)}>",
-        "rp_desc": f"tensordesc<bf16[64, 32],{nvmma.format(64, 16)}>",
+        "rp_desc": f"tensordesc<bf16[64, 64],{nvmma.format(128, 16)}>",
         "block_table": "*i32",
         "seqlens": "*i32",
         "units": "*i32",

@@ -12,12 +12,12 @@ products stay the bfloat16 ones of :mod:`kernelopt.kernels.mla.ring` (``Sᵀ = K
 Warps (``gl.warp_specialize``):
 
 * **loader** (one warp) copies, per key tile, the tile's scales (``[64, 4]`` float32), its
-  512 latent columns as eight ``[64, 64]`` ``e4m3`` chunks and its RoPE part as two
-  ``[64, 32]`` bfloat16 halves, into a ring of ``SLOTS`` 4 KiB slots read in tile order;
+  512 latent columns as four groups of 128 (one scale each; a group is two ``[64, 64]``
+  ``e4m3`` boxes) and its RoPE part (``[64, 64]`` bfloat16), into a ring of ``SLOTS``
+  8 KiB slots read in tile order;
 * **dequantizer** (a warpgroup) turns each tile into bfloat16 ``value · scale`` in the
-  staging buffer of the consumer that owns the tile, one 64-column chunk at a time, gives
-  each ring slot back as soon as it is read, and hands the whole staged tile over with one
-  barrier;
+  staging buffer of the consumer that owns the tile, one group at a time, gives each ring
+  slot back as soon as it is read, and hands the whole staged tile over with one barrier;
 * two **consumers** (warpgroups) alternate key tiles exactly as in the ring kernel, each
   reading its own staging buffer (nine ``[64, 64]`` chunks: RoPE, then latent 0-511), and
   merge their halves of the keys at the end (:func:`kernelopt.kernels.mla.ring._finish`).
@@ -32,7 +32,7 @@ power-of-two scales), as the split-KV kernel's FP8 path does. Rows past a sequen
 are read through descriptors that stop at its last key: the copy engine writes zeros
 (zero values, zero scales), never stale NaN.
 
-Resources (ptxas, sm_90a): 231,372 bytes of shared memory (query 18 KiB, two staged tiles
+Resources (ptxas, sm_90a): 229,228 bytes of shared memory (query 18 KiB, two staged tiles
 144 KiB, the ring 48 KiB: 1.2 tiles in flight, scales 4 KiB, P tiles 8 KiB), 16 warps, no
 spills with 160 registers for the second consumer and 120 for the dequantizer.
 """
@@ -62,20 +62,20 @@ from kernelopt.kernels.mla.ring import (
 
 D_QK: gl.constexpr = gl.constexpr(576)
 ROW_BYTES: gl.constexpr = gl.constexpr(656)
-SLOT_BYTES: gl.constexpr = gl.constexpr(64 * 64)
+SLOT_BYTES: gl.constexpr = gl.constexpr(64 * 128)
 SCALE_BYTES: gl.constexpr = gl.constexpr(64 * 4 * 4)
-SLOTS_PER_TILE: gl.constexpr = gl.constexpr(10)
+SLOTS_PER_TILE: gl.constexpr = gl.constexpr(5)
 # Where a row's parts sit, in the units of the view each is copied through: the scales at
 # bytes 512-527 (float32 columns 128-131), the RoPE values at bytes 528-655 (bfloat16
-# columns 264-327, copied as two 32-column halves).
+# columns 264-327).
 SCALE_COL: gl.constexpr = gl.constexpr(128)
 ROPE_COL: gl.constexpr = gl.constexpr(264)
 
 __all__ = ["MAX_ROWS", "SLOTS", "mla_ring_fp8_kernel"]
 
-SLOTS = 12
-"""4 KiB ring slots (eight ``e4m3`` chunks and two RoPE halves make a tile): what is left of
-227 KiB after the query, the two staged tiles, the scales and the P tiles."""
+SLOTS = 6
+"""8 KiB ring slots (four ``e4m3`` groups of 128 columns and the RoPE part make a tile): what
+is left of 227 KiB after the query, the two staged tiles, the scales and the P tiles."""
 SCALE_SLOTS = 4
 CONSUMER_REGS = 160
 DEQUANT_REGS = 120
@@ -84,7 +84,7 @@ LOADER_REGS = 24
 
 @gluon.jit
 def _slot(j, c, SLOTS: gl.constexpr):
-    """Ring slot and phase parity of part ``c`` (0-7 latent chunks, 8-9 RoPE) of tile ``j``."""
+    """Ring slot and phase parity of part ``c`` (0-3 latent groups, 4 RoPE) of tile ``j``."""
     k = j * SLOTS_PER_TILE + c
     return k % SLOTS, (k // SLOTS) & 1
 
@@ -95,11 +95,13 @@ def _copy(desc, row, col, j, c: gl.constexpr, ring, full, free, SLOTS: gl.conste
     # The first pass over the ring waits on the phase before a fresh barrier's: no wait.
     mbarrier.wait(free.index(slot), phase ^ 1)
     mbarrier.expect(full.index(slot), SLOT_BYTES)
-    if c < 8:
-        tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), ring.index(slot))
+    if c < 4:
+        # A latent group: two 64-column e4m3 boxes into the slot's two halves.
+        pair = ring.index(slot)._reinterpret(gl.float8e4nv, [2, 64, 64], desc.layout)
+        tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), pair.index(0))
+        tma.async_copy_global_to_shared(desc, [row, col + 64], full.index(slot), pair.index(1))
     else:
-        half = ring.index(slot)._reinterpret(gl.bfloat16, [64, 32], desc.layout)
-        tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), half)
+        tma.async_copy_global_to_shared(desc, [row, col], full.index(slot), ring.index(slot))
 
 
 @gluon.jit
@@ -110,10 +112,9 @@ def _copy_tile(f8_desc, sc_desc, rp_desc, row, j, ring, full, free, scales, sc_f
     mbarrier.wait(sc_free.index(s), ((j // SCALE_SLOTS) & 1) ^ 1)
     mbarrier.expect(sc_full.index(s), SCALE_BYTES)
     tma.async_copy_global_to_shared(sc_desc, [row, SCALE_COL], sc_full.index(s), scales.index(s))
-    for c in gl.static_range(8):
-        _copy(f8_desc, row, c * 64, j, c, ring, full, free, SLOTS)
-    _copy(rp_desc, row, ROPE_COL, j, 8, ring, full, free, SLOTS)
-    _copy(rp_desc, row, ROPE_COL + 32, j, 9, ring, full, free, SLOTS)
+    for g in gl.static_range(4):
+        _copy(f8_desc, row, g * 128, j, g, ring, full, free, SLOTS)
+    _copy(rp_desc, row, ROPE_COL, j, 4, ring, full, free, SLOTS)
 
 
 @gluon.jit
@@ -148,7 +149,7 @@ def _loader(
             )  # fmt: skip
             rp_tail = tma.make_tensor_descriptor(
                 kv16 + base * (ROW_BYTES // 2), [n, ROW_BYTES // 2], [ROW_BYTES // 2, 1],
-                [64, 32], rp_desc.layout,
+                [64, 64], rp_desc.layout,
             )  # fmt: skip
             _copy_tile(f8_tail, sc_tail, rp_tail, 0, j, ring, full, free, scales, sc_full,
                        sc_free, SLOTS, SCALE_SLOTS)  # fmt: skip
@@ -165,9 +166,8 @@ def _dequantizer(
     # The scales [64 keys, 4 groups] in the chunks' own layout (each thread holds its rows'
     # four, repeated): a group's column summed over the row is already in the chunk's rows.
     sl: gl.constexpr = blk
-    half: gl.constexpr = gl.BlockedLayout([1, 8], [16, 2], [4, 1], [1, 0])
-    rp_layout: gl.constexpr = gl.NVMMASharedLayout(
-        swizzle_byte_width=64, element_bitwidth=16, rank=2
+    f8_layout: gl.constexpr = gl.NVMMASharedLayout(
+        swizzle_byte_width=64, element_bitwidth=8, rank=2
     )
     n_tiles = gl.cdiv(key_end - key_start, 64)
     groups = gl.arange(0, 4, layout=gl.SliceLayout(0, sl))
@@ -180,25 +180,22 @@ def _dequantizer(
         mbarrier.wait(sc_full.index(s), (j // SCALE_SLOTS) & 1)
         sc = scales.index(s).load(sl)
         mbarrier.arrive(sc_free.index(s))
-        for c in gl.static_range(8):
-            if c % 2 == 0:
-                g = gl.sum(gl.where(groups[None, :] == c // 2, sc, 0.0), axis=1)
-            slot, phase = _slot(j, c, SLOTS)
+        for g in gl.static_range(4):
+            scale = gl.sum(gl.where(groups[None, :] == g, sc, 0.0), axis=1)[:, None]
+            slot, phase = _slot(j, g, SLOTS)
             mbarrier.wait(full.index(slot), phase)
-            x = ring.index(slot).load(blk)
+            # A group is two 64-column chunks, here and in the staging buffer.
+            pair = ring.index(slot)._reinterpret(gl.float8e4nv, [2, 64, 64], f8_layout)
+            lo = pair.index(0).load(blk)
+            hi = pair.index(1).load(blk)
             mbarrier.arrive(free.index(slot))
-            v = x.to(gl.float32) * g[:, None]
-            stage.index(9 * G + 1 + c).store(v.to(stage.dtype))
-        slot0, phase0 = _slot(j, 8, SLOTS)
-        slot1, phase1 = _slot(j, 9, SLOTS)
-        mbarrier.wait(full.index(slot0), phase0)
-        mbarrier.wait(full.index(slot1), phase1)
-        r0 = ring.index(slot0)._reinterpret(gl.bfloat16, [64, 32], rp_layout).load(half)
-        r1 = ring.index(slot1)._reinterpret(gl.bfloat16, [64, 32], rp_layout).load(half)
-        mbarrier.arrive(free.index(slot0))
-        mbarrier.arrive(free.index(slot1))
-        rope = gl.reshape(gl.permute(gl.join(r0, r1), [0, 2, 1]), [64, 64])
-        stage.index(9 * G).store(gl.convert_layout(rope, blk).to(stage.dtype))
+            stage.index(9 * G + 1 + 2 * g).store((lo.to(gl.float32) * scale).to(stage.dtype))
+            stage.index(9 * G + 2 + 2 * g).store((hi.to(gl.float32) * scale).to(stage.dtype))
+        slot, phase = _slot(j, 4, SLOTS)
+        mbarrier.wait(full.index(slot), phase)
+        rope = ring.index(slot).load(blk)
+        mbarrier.arrive(free.index(slot))
+        stage.index(9 * G).store(rope)
         # The consumer's products read the buffer through the async proxy.
         fence_async_shared()
         gl.thread_barrier()
@@ -311,7 +308,8 @@ def mla_ring_fp8_kernel(
     layout: gl.constexpr = q_desc.layout
     q_smem = gl.allocate_shared_memory(gl.bfloat16, [9, 16, 64], layout)
     stage = gl.allocate_shared_memory(gl.bfloat16, [18, 64, 64], layout)
-    ring = gl.allocate_shared_memory(gl.float8e4nv, [SLOTS, 64, 64], f8_desc.layout)
+    # 8 KiB slots: a latent group as two e4m3 [64, 64] halves, or the RoPE part as bf16.
+    ring = gl.allocate_shared_memory(gl.bfloat16, [SLOTS, 64, 64], layout)
     scales = gl.allocate_shared_memory(gl.float32, [SCALE_SLOTS, 64, 4], sc_desc.layout)
     p_smem = gl.allocate_shared_memory(gl.bfloat16, [4, 16, 64], layout)
     x_smem = gl.allocate_shared_memory(gl.float32, [4, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))

@@ -922,7 +922,6 @@ def launch_seesaw(
 
 _LAYOUT_F8 = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2)
 _LAYOUT_SCALES = gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=32, rank=2)
-_LAYOUT_ROPE = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16, rank=2)
 
 
 def check_fp8_rows(rows: int) -> None:
@@ -1013,7 +1012,7 @@ def _launch_ring_fp8(
     sc_desc = TensorDescriptor(
         kv32, [rows_kv, width // 4], [width // 4, 1], [64, 4], _LAYOUT_SCALES
     )
-    rp_desc = TensorDescriptor(kv16, [rows_kv, width // 2], [width // 2, 1], [64, 32], _LAYOUT_ROPE)
+    rp_desc = TensorDescriptor(kv16, [rows_kv, width // 2], [width // 2, 1], [64, 64], _LAYOUT)
     q_tma = Q_BY_TMA and q.is_contiguous() and q.data_ptr() % 16 == 0
     q_desc = TensorDescriptor(
         q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [ring_fp8.MAX_ROWS, 64], _LAYOUT

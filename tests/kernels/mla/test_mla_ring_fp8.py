@@ -112,7 +112,8 @@ def test_ring_fp8_varlen_graph_replay(request) -> None:
 def test_the_parts_the_kernel_copies_are_the_layout() -> None:
     # The loader's coordinates and the dequantizer's arithmetic, on the CPU: a tile built
     # from the kernel's views and constants as the staging buffer holds it (RoPE, then
-    # latent chunks of 64 as e4m3 · their group's scale) equals the dequantized cache.
+    # latent chunks of 64 columns as e4m3 · their group's scale) equals the dequantized
+    # cache.
     from kernelopt.kernels.mla import dequantize_kv_fp8, ring_fp8
     from kernelopt.kernels.mla.seesaw import fp8_cache_views
 
@@ -127,8 +128,7 @@ def test_the_parts_the_kernel_copies_are_the_layout() -> None:
     for row in (0, 64):
         keys = slice(row, row + 64)
         scales = kv32[keys, scale_col : scale_col + 4]
-        halves = [kv16[keys, rope_col + h : rope_col + h + 32] for h in (0, 32)]
-        staged = [torch.cat(halves, dim=1).float()]
+        staged = [kv16[keys, rope_col : rope_col + 64].float()]
         for c in range(8):
             chunk = kv8[keys, c * 64 : (c + 1) * 64].float()
             staged.append(chunk * scales[:, c // 2 : c // 2 + 1])
