@@ -832,7 +832,9 @@ def launch_seesaw(
     exactly two pieces. With both, 64-row tiles and an output TMA can write, the second
     piece of each sequence merges and the merge kernel does not run.
     Inputs are bfloat16 or float16 on a Hopper GPU; the layout must pass
-    :func:`~kernelopt.kernels.mla.hopper.check_hopper_layout` with 64-key tiles. Nothing is
+    :func:`~kernelopt.kernels.mla.hopper.check_hopper_layout` with 64-key tiles. A uint8
+    cache in the FP8 layout runs the FP8 ring kernel (:mod:`kernelopt.kernels.mla.ring_fp8`:
+    bfloat16 queries, at most 16 rows a sequence, merged by the merge kernel). Nothing is
     allocated once ``scratch`` has grown to its size, and nothing is read back.
     """
     import torch
