@@ -179,7 +179,6 @@ def _dequantizer(
         s = j % SCALE_SLOTS
         mbarrier.wait(sc_full.index(s), (j // SCALE_SLOTS) & 1)
         sc = scales.index(s).load(sl)
-        mbarrier.arrive(sc_free.index(s))
         for g in gl.static_range(4):
             scale = gl.sum(gl.where(groups[None, :] == g, sc, 0.0), axis=1)[:, None]
             slot, phase = _slot(j, g, SLOTS)
@@ -188,12 +187,18 @@ def _dequantizer(
             pair = ring.index(slot)._reinterpret(gl.float8e4nv, [2, 64, 64], f8_layout)
             lo = pair.index(0).load(blk)
             hi = pair.index(1).load(blk)
+            # An arrive is one thread's: the whole warpgroup must be done reading the slot
+            # (and, at the first group, the scales) before the loader may refill it.
+            gl.thread_barrier()
+            if g == 0:
+                mbarrier.arrive(sc_free.index(s))
             mbarrier.arrive(free.index(slot))
             stage.index(9 * G + 1 + 2 * g).store((lo.to(gl.float32) * scale).to(stage.dtype))
             stage.index(9 * G + 2 + 2 * g).store((hi.to(gl.float32) * scale).to(stage.dtype))
         slot, phase = _slot(j, 4, SLOTS)
         mbarrier.wait(full.index(slot), phase)
         rope = ring.index(slot).load(blk)
+        gl.thread_barrier()
         mbarrier.arrive(free.index(slot))
         stage.index(9 * G).store(rope)
         # The consumer's products read the buffer through the async proxy.
