@@ -189,6 +189,7 @@ def _dequantizer(
             hi = pair.index(1).load(blk)
             # An arrive is one thread's: the whole warpgroup must be done reading the slot
             # (and, at the first group, the scales) before the loader may refill it.
+            fence_async_shared()
             gl.thread_barrier()
             if g == 0:
                 mbarrier.arrive(sc_free.index(s))
@@ -198,6 +199,7 @@ def _dequantizer(
         slot, phase = _slot(j, 4, SLOTS)
         mbarrier.wait(full.index(slot), phase)
         rope = ring.index(slot).load(blk)
+        fence_async_shared()
         gl.thread_barrier()
         mbarrier.arrive(free.index(slot))
         stage.index(9 * G).store(rope)
