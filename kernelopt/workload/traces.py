@@ -72,14 +72,20 @@ def detect_format(path: str | Path) -> str:
     InputError
         When the file is missing, empty, or in none of the formats.
     """
-    return _detect(as_path(path))[0]
+    target = as_path(path)
+    _require_file(target)
+    return _detect(target)[0]
+
+
+def _require_file(target: Path) -> None:
+    if not target.is_file():
+        raise InputError(expected("an existing trace file", str(target)))
 
 
 def _detect(target: Path) -> tuple[str, Any]:
-    """The trace's format, and the whole document when telling it needed decoding it all
-    (a pretty-printed file), so that the reader does not decode it a second time."""
-    if not target.is_file():
-        raise InputError(expected("an existing trace file", str(target)))
+    """The format of the existing trace file ``target``, and the whole document when telling
+    it needed decoding it all (a pretty-printed file), so that the reader does not decode it
+    a second time."""
     with open(target, "rb") as handle:
         head = handle.read(_SNIFF_BYTES)
     if head[:2] == b"\x1f\x8b":
@@ -166,8 +172,7 @@ def read_trace(
         raise InputError(
             expected("a definition path or mapping", type(definition).__name__, where="definition")
         )
-    if not target.is_file():
-        raise InputError(expected("an existing trace file", str(target)))
+    _require_file(target)
     kind, document = (format, None) if format is not None else _detect(target)
     if kind not in FORMATS:
         raise InputError(expected(f"a format in {FORMATS}", kind, where="format"))

@@ -7,10 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import torch
 
 from kernelopt.catalog import Catalog
-
-torch = pytest.importorskip("torch")
 
 
 def _pick() -> Callable[..., Any]:
