@@ -31,7 +31,8 @@ cache gathered densely beforehand, the code a user writes first) and ``torch.com
 it; FlashMLA and FlashInfer when importable. With ``--kv fp8`` the cache is quantized to
 FlashMLA's 656-byte FP8 layout before timing (``kernelopt.kernels.mla.fp8``); the reference
 reads the same bytes, the floor counts 656-byte rows, and only the strategies and peers that
-read the layout run (``split_kv``; the torch peers dequantize inside the timed call).
+read the layout run (``split_kv``, and ``seesaw`` at 16 query rows or fewer; the torch peers
+dequantize inside the timed call).
 ``--smoke`` runs tiny shapes on any device
 (CPU through the Triton interpreter) to check the script itself; its numbers mean nothing.
 ``--workload PATH`` writes the trial matrix's shapes as a workload profile (the
@@ -478,8 +479,8 @@ def main(argv: list[str] | None = None) -> int:
         "--kv",
         choices=("dense", "fp8"),
         default="dense",
-        help="cache format: the inputs' dtype, or the 656-byte FP8 layout (split_kv and the "
-        "torch peers read it)",
+        help="cache format: the inputs' dtype, or the 656-byte FP8 layout (split_kv, seesaw at "
+        "<= 16 query rows and the torch peers read it)",
     )
     parser.add_argument(
         "--smoke",
