@@ -143,8 +143,7 @@ write_experiment(
     notes=(
         f"kernelopt.bench.compare against the same strategy on the 16-bit cache; "
         f"geometric-mean speedup {gain:.3g}x. Kept as an option: the 16-bit kernel is "
-        "unchanged."
-        + ("" if S.gpu else " CPU path: interpreter speeds, float16 queries.")
+        "unchanged." + ("" if S.gpu else " CPU path: interpreter speeds, float16 queries.")
     ),
 )
 print(f"   geometric mean {gain:.3g}x; wrote experiments/exp_{_common.EXP_FP8}/result.md")

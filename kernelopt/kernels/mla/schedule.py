@@ -233,8 +233,10 @@ def build_schedule(
         raise InputError(expected("a positive block_n", block_n, where="block_n"))
     if isinstance(splits, numbers.Integral) and not isinstance(splits, bool):
         counts = [int(splits)] * len(values)
-    elif isinstance(splits, Sequence) and not isinstance(splits, str) and all(
-        isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in splits
+    elif (
+        isinstance(splits, Sequence)
+        and not isinstance(splits, str)
+        and all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in splits)
     ):
         counts = [int(n) for n in splits]
     else:
