@@ -277,7 +277,8 @@ def row_from_measurement(
     floor : float, optional
         Roofline floor in the measurement's unit.
     metrics : mapping, optional
-        Roofline metrics (``RooflinePoint.metrics()``).
+        Roofline metrics (``RooflinePoint.metrics()``); an infinite ``arith_intensity``
+        (a call that moves no bytes) is left out.
     note : str
         Free text; the measurement's own notes are appended.
     keep_samples : bool
@@ -286,6 +287,14 @@ def row_from_measurement(
     env = environment()
     state = measurement.device
     notes = [text for text in (note, *measurement.notes) if text]
+    # A call that moves no bytes has an infinite arithmetic intensity, which JSON cannot
+    # hold: the row leaves it out (its bytes_per_s of 0 says the same), any other
+    # non-finite metric is still refused.
+    kept = {
+        key: float(value)
+        for key, value in (metrics or {}).items()
+        if not (key == "arith_intensity" and value == math.inf)
+    }
     return BenchRow(
         op=op,
         impl=impl,
@@ -310,27 +319,71 @@ def row_from_measurement(
         commit=env.commit,
         timestamp=_utc_now(),
         floor=floor,
-        metrics={key: float(value) for key, value in (metrics or {}).items()},
+        metrics=kept,
         note="; ".join(notes),
         samples=measurement.samples if keep_samples else (),
     )
 
 
 def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
-    """Append ``rows`` to the JSONL file ``path`` (one JSON object a line), under a lock."""
+    """Append ``rows`` to the JSONL file ``path`` (one JSON object a line), under a lock.
+
+    Every row is checked to read back through :func:`read_rows` before anything is
+    written, so a refused batch leaves the file as it was.
+
+    Raises
+    ------
+    InputError
+        For an item that is not a BenchRow, or a row whose fields read_rows would refuse
+        (a str field holding a number, a NaN sample), naming the row and the field.
+    """
     target = Path(path)
-    rows = list(rows)
-    for row in rows:
-        # A line read_rows would refuse makes the whole file unreadable: refuse it here.
-        if not isinstance(row, BenchRow):
-            raise InputError(expected("BenchRow rows", type(row).__name__, where="rows"))
-    lines = "".join(json.dumps(_serde.unstructure(row), sort_keys=True) + "\n" for row in rows)
+    lines = "".join(_line(index, row) for index, row in enumerate(rows))
     target.parent.mkdir(parents=True, exist_ok=True)
-    with locked(target), open(target, "a", encoding="utf-8") as handle:
-        handle.write(lines)
+    with locked(target), open(target, "a+b") as handle:
+        handle.seek(0, os.SEEK_END)
+        if lines and handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            # A file whose last line has no newline (saved by an editor) would glue the
+            # first new row to it, and neither line would read back.
+            if handle.read(1) != b"\n":
+                lines = "\n" + lines
+        handle.write(lines.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
     return target
+
+
+def _line(index: int, row: object) -> str:
+    """The JSONL line of ``row``, refused unless :func:`read_rows` reads it back."""
+    # A line read_rows would refuse makes the whole file unreadable: refuse it here.
+    if not isinstance(row, BenchRow):
+        raise InputError(expected("BenchRow rows", type(row).__name__, where="rows"))
+    data = _serde.unstructure(row)
+    try:
+        line = json.dumps(data, sort_keys=True, allow_nan=False)
+    except ValueError:  # NaN or inf in a field without a validator (samples)
+        bad = sorted(key for key, value in data.items() if not _all_finite(value))
+        raise InputError(
+            expected(
+                "finite numbers (JSON has no NaN or inf)", f"one in {bad}", where=f"rows[{index}]"
+            )
+        ) from None
+    try:
+        _serde.structure(json.loads(line), BenchRow)
+    except InputError as error:
+        raise InputError(f"rows[{index}]: {error}") from None
+    return line + "\n"
+
+
+def _all_finite(value: object) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_all_finite(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return all(_all_finite(item) for item in value)
+    return True
 
 
 def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:

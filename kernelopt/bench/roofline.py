@@ -58,9 +58,21 @@ CACHE_ENV = "KERNELOPT_CACHE_DIR"
 _CACHE_FORMAT = 1
 
 
+def _as_number(value: Any) -> Any:
+    """``value`` as a float when it is a number (int, numpy or torch scalar); anything
+    else as given, for the validator to refuse by name. ``float("1e9")`` would read text
+    as a count, and ``float(True)`` a flag as 1."""
+    if value is None or isinstance(value, str | bytes | bool):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return value
+
+
 def _non_negative(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-        raise InputError(expected("a finite number >= 0", value, where=attribute.name))
+    if not (isinstance(value, float) and math.isfinite(value) and value >= 0):
+        raise InputError(expected("a finite number >= 0", repr(value), where=attribute.name))
 
 
 def _positive(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -83,8 +95,8 @@ class Cost:
         What the cost is of (``"mla decode b=32 s=1 h=128 t=4096"``).
     """
 
-    flops: float = attrs.field(converter=float, validator=_non_negative)
-    bytes: float = attrs.field(converter=float, validator=_non_negative)
+    flops: float = attrs.field(converter=_as_number, validator=_non_negative)
+    bytes: float = attrs.field(converter=_as_number, validator=_non_negative)
     name: str = ""
 
     @property

@@ -22,6 +22,7 @@ caller names) are left out, by the presence check :mod:`kernelopt.diagnose` uses
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -361,6 +362,10 @@ def _from_shares(
     present: _Present,
 ) -> ProfileReport:
     m = row.metrics
+    if "arith_intensity" not in m and m.get("bytes_per_s") == 0 and m.get("flop_per_s"):
+        # A call that moves no bytes: row_from_measurement leaves its infinite intensity
+        # out (JSON has no inf), and it lies above any ridge.
+        m = {**m, "arith_intensity": math.inf}
     missing = [name for name in _SHARES if name not in m]
     if missing:
         raise InputError(

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
-from kernelopt.bench.compare import Comparison, Verdict
+from kernelopt.bench.compare import Comparison, Verdict, _check_fraction
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
@@ -252,10 +252,15 @@ def observe_rows(
     ------
     InputError
         For anything but two BenchRow, rows of different operations, GPUs or points, or
-        without a median time.
+        without a median time; for a ``min_effect`` or ``max_noise`` that is not a
+        finite number >= 0.
     """
     if isinstance(knobs, str):
         raise InputError(expected("knobs as a list of config keys", repr(knobs), where="knobs"))
+    # Checked here, not only by judge(): without raw samples max(spread, nan) would drop
+    # a NaN threshold silently.
+    _check_fraction(min_effect, "min_effect")
+    _check_fraction(max_noise, "max_noise")
     _check_rows(before, after, knobs)
     comparison, method = _judge_rows(before, after, min_effect=min_effect, max_noise=max_noise)
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]

@@ -233,3 +233,106 @@ def test_numbers_and_nesting_json_allows_but_a_row_cannot_hold_are_format_errors
     path.write_text("[" * 10_000 + "]" * 10_000 + "\n", encoding="utf-8")
     with pytest.raises(FormatError, match="nested too deep"):
         read_rows(path)
+
+
+def test_an_append_to_a_file_without_a_final_newline_starts_a_new_line(tmp_path: Path) -> None:
+    # A file saved by an editor that drops the last newline: the new row used to be glued
+    # to the last one, and both (so the whole file) became unreadable.
+    path = tmp_path / "rows.jsonl"
+    first = BenchRow(op="o", impl="a", median=1.0)
+    append_rows(path, [first])
+    path.write_text(path.read_text().rstrip("\n"), encoding="utf-8")
+    second = BenchRow(op="o", impl="b", median=2.0)
+    append_rows(path, [second])
+    assert read_rows(path) == [first, second]
+    append_rows(tmp_path / "empty.jsonl", [])
+    append_rows(tmp_path / "empty.jsonl", [first])
+    assert (tmp_path / "empty.jsonl").read_text().count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"op": 1}, "BenchRow.op: Expected a value of type str, got 1"),
+        ({"sm_clock_mhz": 1.5}, "BenchRow.sm_clock_mhz: Expected a value of type int | None"),
+        ({"note": None}, "BenchRow.note: Expected a value of type str, got None"),
+        ({"samples": ("a",)}, "BenchRow.samples[]: Expected a value of type float, got 'a'"),
+        ({"samples": (float("nan"),)}, "Expected finite numbers (JSON has no NaN or inf)"),
+    ],
+)
+def test_append_refuses_a_row_read_rows_would_refuse_and_keeps_the_file(
+    tmp_path: Path, fields: dict[str, object], message: str
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    good = BenchRow(op="o", impl="a", median=1.0)
+    append_rows(path, [good])
+    before = path.read_text()
+    bad = BenchRow(**{"op": "o", "impl": "a", **fields})  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=re.escape(message)):
+        append_rows(path, [good, bad])
+    assert path.read_text() == before and read_rows(path) == [good]
+
+
+def test_a_row_of_a_call_that_moves_no_bytes_can_be_written(tmp_path: Path) -> None:
+    # Its arithmetic intensity is infinite: RooflinePoint.metrics() says so, but a JSONL
+    # row holds finite numbers; the row leaves it out instead of refusing the metrics.
+    h200 = Ceilings(gpu="NVIDIA H200", copy_bytes_per_s=4.25e12, matmul_flop_per_s=694e12)
+    line = Roofline(ceilings=h200, cost=Cost(flops=694e6, bytes=0))
+    measured = Measurement(samples=[2.0, 2.0, 2.0])
+    point = line.place(measured)
+    assert point.metrics()["arith_intensity"] == float("inf")
+    row = row_from_measurement(measured, op="o", impl="a", metrics=point.metrics())
+    assert "arith_intensity" not in row.metrics
+    assert row.metrics["tc_pct"] == pytest.approx(50.0) and row.metrics["floor_pct"] == 50.0
+    append_rows(tmp_path / "rows.jsonl", [row])
+    assert read_rows(tmp_path / "rows.jsonl") == [row]
+    with pytest.raises(InputError, match="metrics: Expected str keys to finite numbers"):
+        row_from_measurement(measured, op="o", impl="a", metrics={"dram_pct": float("nan")})
+
+
+def test_an_experiment_written_by_bench_is_read_back_by_the_log_readers(tmp_path: Path) -> None:
+    from kernelopt.experiments import Correctness, Status, read_log
+
+    h200 = Ceilings(gpu="NVIDIA H200", copy_bytes_per_s=4.25e12, matmul_flop_per_s=694e12)
+    line = Roofline(ceilings=h200, cost=Cost(flops=1e9, bytes=1e8))
+    base = Measurement(samples=[100.0, 101.0, 103.0], gpu="NVIDIA H200")
+    fast = Measurement(samples=[0.08, 0.081, 0.083], unit="ms", gpu="NVIDIA H200")
+    point = TrialPoint(b=32, s=1, t=4096, extra={"h": 16})
+    written = [
+        write_experiment(
+            tmp_path,
+            experiment=0,
+            title="eager baseline",
+            rows=[to_result_row(base, point=point, impl="eager", floor=line)],
+            status="BASELINE",
+            correctness="PASS",
+            gpu=base,
+            tags=["split-kv-flash-decoding"],
+        ),
+        write_experiment(
+            tmp_path,
+            experiment=1,
+            title="tiled loads",
+            rows=[to_result_row(fast, point=point, impl="tiled", floor=line, speedup=base)],
+            status="KEPT",
+            correctness="PASS",
+            correctness_detail="rel err 1e-03",
+            knobs={"BLOCK_N": 64},
+            notes="first line\n\nsecond line",
+        ),
+    ]
+    for record in written:
+        result = tmp_path / f"exp_{record.experiment}" / "result.md"
+        assert parse_result(result.read_text(encoding="utf-8")) == record
+    log = read_log(tmp_path)
+    assert [e.number for e in log.experiments] == [0, 1]
+    for experiment, record in zip(log.experiments, written, strict=True):
+        head = record.rows[0]
+        assert experiment.description == record.title
+        assert (experiment.latency, experiment.unit) == (head.median, head.unit)
+        assert experiment.speedup == head.speedup
+        assert experiment.headline_point == head.point == "b=32 s=1 t=4096 h=16"
+        assert experiment.correctness is Correctness.PASS
+        assert experiment.knobs == record.knobs
+    assert [e.status for e in log.experiments] == [Status.BASELINE, Status.KEPT]
+    assert log.experiments[0].tags == ("split-kv-flash-decoding",)

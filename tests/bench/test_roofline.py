@@ -60,6 +60,19 @@ def test_cost_of_accepts_a_cost_a_mapping_or_a_function() -> None:
         Cost(flops=-1, bytes=0)
 
 
+@pytest.mark.parametrize(
+    ("value", "got"), [("abc", "'abc'"), ("1e9", "'1e9'"), (None, "None"), (True, "True")]
+)
+def test_a_cost_that_is_not_a_number_is_an_input_error(value: object, got: str) -> None:
+    # float() used to turn "1e9" into a number silently, and "abc" or None into a bare
+    # ValueError or TypeError that the command-line tool shows as a traceback.
+    with pytest.raises(InputError, match=f"flops: Expected a finite number >= 0, got {got}"):
+        Cost(flops=value, bytes=1)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=f"bytes: Expected a finite number >= 0, got {got}"):
+        Cost.of({"flops": 1, "bytes": value})
+    assert Cost(flops=3, bytes=2.5) == Cost(flops=3.0, bytes=2.5)
+
+
 def test_floor_is_the_larger_time_and_names_the_bound() -> None:
     memory = Roofline(ceilings=H200, cost=Cost(flops=1e9, bytes=8e9))
     assert memory.bound == "memory"

@@ -287,3 +287,22 @@ def test_share_only_rows_timed_on_the_cpu_say_so() -> None:
         row = bench_row("v", 74.7, config=decode, metrics=metrics, **fields)
         [report] = profile_from_rows([row], kernel="k", version="v", catalog=FixedCatalog())
         assert report.root_cause.startswith("Timed with the host clock (CPU)") is warned
+
+
+def test_a_row_of_a_call_that_moves_no_bytes_is_compute_bound() -> None:
+    # row_from_measurement leaves the infinite intensity out of such a row (JSON has no
+    # inf); its bytes_per_s of 0 still places it, above any ridge.
+    from kernelopt.bench import row_from_measurement
+
+    line = Roofline(ceilings=H200, cost=Cost(flops=693.6596691456391e6, bytes=0))
+    measured = Measurement(samples=[2.0, 2.0, 2.0], gpu="NVIDIA H200")
+    row = row_from_measurement(
+        measured,
+        op="o",
+        impl="v1",
+        config={"b": 1, "s": 1, "t": 8},
+        metrics=line.place(measured).metrics(),
+    )
+    (report,) = profile_from_rows([row], kernel="k", version="v1", catalog=FixedCatalog())
+    assert report.bottleneck is Bottleneck.COMPUTE
+    assert "Arithmetic intensity inf FLOP/B is above the ridge" in report.root_cause

@@ -164,3 +164,21 @@ def test_from_a_comparison() -> None:
     )
     with pytest.raises(InputError, match="measurements"):
         observe_comparison(bare, point="b=1 s=1 t=1", source="x")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "got"),
+    [
+        ("min_effect", float("nan"), "nan"),
+        ("min_effect", -0.05, "min_effect >= 0, got -0.05"),
+        ("max_noise", float("inf"), "inf"),
+    ],
+)
+def test_a_threshold_that_is_not_a_number_is_refused_without_samples_too(
+    name: str, value: float, got: str
+) -> None:
+    # Without raw samples the rows' spread decides, and max(spread, nan) silently dropped
+    # a NaN threshold where judge() (rows with samples) refuses it.
+    before, after = bench_row("v1", 100.0), bench_row("v2", 90.0)
+    with pytest.raises(InputError, match=f"{name}: Expected .*{got}"):
+        observe_rows(before, after, source="a vs b", **{name: value})
