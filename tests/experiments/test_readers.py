@@ -526,3 +526,65 @@ def test_benchmark_rows_are_not_an_experiment_history(tmp_path: Path) -> None:
     numbered = [dict(r, exp=i) for i, r in enumerate(rows, start=1)]
     (tmp_path / "bench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in numbered))
     assert len(read_log(tmp_path, catalog=()).experiments) == 4
+
+
+def test_csv_quoted_cells_and_line_numbers(tmp_path: Path) -> None:
+    # A CSV cell holding the delimiter is quoted (as csv.writer and spreadsheets write it);
+    # blank lines still count when facts cite their line.
+    _write(
+        tmp_path,
+        {
+            "experiments/summary.csv": (
+                "Exp,Description,Latency,Status\n"
+                '1,"baseline, eager",10 us,BASELINE\n'
+                "\n"
+                '2,"BLOCK_N=64, num_warps=4",9 us,KEPT\n'
+                '3,"say ""fast""",8 us,KEPT\n'
+                '4,"unclosed quote,7 us,KEPT\n'
+                "5,last,6 us,REVERTED\n"
+            )
+        },
+    )
+    first, second, third, fourth, fifth = read_log(tmp_path, catalog=()).experiments
+    assert (first.description, first.latency, first.status) == (
+        "baseline, eager",
+        10.0,
+        Status.BASELINE,
+    )
+    assert (second.latency, second.status, second.knobs) == (
+        9.0,
+        Status.KEPT,
+        {"BLOCK_N": "64", "num_warps": "4"},
+    )
+    assert str(second.ref("latency")) == "experiments/summary.csv:4"
+    assert third.description == 'say "fast"'
+    # An unclosed quote is split as written and does not swallow the next row.
+    assert (fourth.latency, fifth.latency, fifth.status) == (7.0, 6.0, Status.REVERTED)
+    # A cell longer than the csv module's field limit is still read, not an error.
+    long_cell = "x" * 200_000
+    _write(
+        tmp_path,
+        {"experiments/summary.csv": f"Exp,Description,Latency,Status\n1,{long_cell},7 us,KEPT\n"},
+    )
+    (only,) = read_log(tmp_path, catalog=()).experiments
+    assert (only.latency, only.status) == (7.0, Status.KEPT)
+
+
+def test_folders_named_as_files_and_dead_links_are_reported(tmp_path: Path) -> None:
+    # A folder where the layout expects a file, and a link that resolves to nothing (a
+    # loop, a dangling target), are skipped and said so rather than passed over silently.
+    root = _write(
+        tmp_path,
+        {"experiments/exp_1/result.md": "# Experiment 1: base\n\n- Status: KEPT\n"},
+    )
+    (root / "experiments/summary.md").mkdir()
+    (root / "experiments/exp_2/result.md").mkdir(parents=True)
+    (root / "experiments/loop.md").symlink_to(root / "experiments/loop.md")
+    (root / "experiments/gone.md").symlink_to(root / "experiments/missing.md")
+    log = read_log(root, catalog=())
+    reasons = {u.path: u.reason for u in log.unread}
+    assert reasons["experiments/summary.md"] == "Expected a file, got a folder; not read"
+    assert reasons["experiments/exp_2/result.md"] == "Expected a file, got a folder; not read"
+    assert "loop" in reasons["experiments/loop.md"]
+    assert "not there" in reasons["experiments/gone.md"]
+    assert [e.number for e in log.experiments] == [1]

@@ -73,7 +73,9 @@ def _terms(text: str) -> set[str]:
 
 def experiment_terms(experiment: Experiment) -> set[str]:
     """The distinctive terms of what an experiment tried (its title and change text)."""
-    return _terms(experiment.description + " " + experiment.text[:1500])
+    # All of it, not a leading "idea" head: in "layout tweak XOR-swizzled ... for the K
+    # tile: bank conflicts gone." the words after the colon are the change too.
+    return salient_terms(experiment.description + " " + experiment.text[:1500])
 
 
 def acted_on(

@@ -8,12 +8,14 @@ instead of raising. Nothing here imports or runs what it reads.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path, PurePosixPath
 
 import attrs
 
+from kernelopt._errors import expected
 from kernelopt.experiments._validators import integer
 from kernelopt.experiments.log import Unread
 
@@ -196,7 +198,13 @@ class LogFiles:
                     mode = entry.stat(follow_symlinks=False).st_mode
                 except OSError:
                     continue
-                if stat.S_ISDIR(mode):
+                if stat.S_ISDIR(mode) and self._wanted(entry.name):
+                    # A folder named as a log file (``summary.md/``, ``exp_2/result.md/``)
+                    # would otherwise vanish from the read without a word.
+                    self.unread.append(
+                        Unread(path=rel, reason=expected("a file", "a folder") + "; not read")
+                    )
+                elif stat.S_ISDIR(mode):
                     subdirs.append(rel)
                 elif stat.S_ISREG(mode) and self._wanted(entry.name):
                     self.paths.append(rel)
@@ -228,6 +236,21 @@ class LogFiles:
         # Links inside the tree: files are read, folders are not walked twice (no loops).
         if os.path.isfile(target) and self._wanted(entry.name):
             self.paths.append(rel)
+        elif self._wanted(entry.name) and not os.path.isdir(target):
+            # A link named as a log file that resolves to nothing: say so, as for a file
+            # that cannot be read, instead of dropping it unseen.
+            try:
+                os.stat(entry.path)
+                why = "not a regular file"
+            except OSError as error:
+                why = (
+                    "a loop of symbolic links"
+                    if error.errno == errno.ELOOP
+                    else "its target is not there"
+                    if error.errno == errno.ENOENT
+                    else error.strerror or str(error)
+                )
+            self.unread.append(Unread(path=rel, reason=f"symbolic link: {why}; not followed"))
 
     @staticmethod
     def _wanted(name: str) -> bool:

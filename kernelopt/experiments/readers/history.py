@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -306,20 +307,46 @@ def _line_of_record(starts: list[int], index: int) -> int:
     return starts[index + 1] if index + 1 < len(starts) else 1
 
 
+def _split_line(line: str, tsv: bool) -> list[str]:
+    """The cells of one line of a TSV (split at tabs) or a CSV (quoted as CSV quotes: a
+    quoted cell such as ``"a, b"``, with ``""`` for a quote inside it, is one cell).
+
+    Each line is parsed on its own, and a line that is not well-formed CSV (an unclosed
+    quote) is split at every comma, as written, so it never swallows the lines after it.
+    """
+    if tsv:
+        return line.split("\t")
+    try:
+        return next(csv.reader([line], strict=True), [])
+    except csv.Error:
+        # Quoting gone wrong, or a cell past the csv module's field limit (a line may be
+        # as long as the file): split as written rather than lose the row.
+        return line.split(",")
+
+
 def read_table_file(file: TextFile, *, position: int) -> list[Draft]:
     """A TSV/CSV: a table of experiments, or one benchmark run (one row per workload)."""
-    delimiter = "\t" if file.path.lower().endswith(".tsv") else ","
-    rows = [line.split(delimiter) for line in file.lines if line.strip()]
-    if len(rows) < 2:
+    tsv = file.path.lower().endswith(".tsv")
+    # Each line with its own number: blank lines still count when a fact cites its line.
+    numbered = [
+        (number, _split_line(line, tsv))
+        for number, line in enumerate(file.lines, start=1)
+        if line.strip()
+    ]
+    if len(numbered) < 2:
         return []
-    header = tuple(cell.strip() for cell in rows[0])
+    header_line, header_cells = numbered[0]
+    header = tuple(cell.strip() for cell in header_cells)
     table = Table(
         header=header,
         rows=tuple(
-            Row(cells=tuple((cells + [""] * len(header))[: len(header)]), line=index + 2)
-            for index, cells in enumerate([[c.strip() for c in r] for r in rows[1:]])
+            Row(
+                cells=tuple(([c.strip() for c in cells] + [""] * len(header))[: len(header)]),
+                line=number,
+            )
+            for number, cells in numbered[1:]
         ),
-        line=1,
+        line=header_line,
     )
     roles = roles_of(table)
     folder = file.path.rsplit("/", 1)[0] if "/" in file.path else ""
