@@ -8,6 +8,7 @@ errors.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.query import Match
 from kernelopt.catalog.scaffold import new_entry_file
 from kernelopt.catalog.store import KnowledgeTree
-from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES
+from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES, METRICS, SHAPE_FACTS
 
 _DEFAULT_TREE = Path("docs") / "knowledge"
 # Other spellings are accepted too ("cutile-dsl" is cutile).
@@ -210,9 +211,31 @@ def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
             out[name.strip()] = float(value)
         except ValueError:
             sep = ""
+        if sep and math.isnan(out[name.strip()]):
+            sep = ""  # compares false with everything: the query would answer "nothing"
         if not sep or not name.strip():
             raise InputError(expected(f"{flag} NAME=NUMBER", repr(item), where=flag))
     return out
+
+
+def _check_names(catalog: Catalog, metrics: dict[str, float], shape: dict[str, float]) -> None:
+    """Refuse a name that neither the vocabulary nor any entry's conditions use.
+
+    No condition could read it, so a misspelt ``--metric dram_pc=85`` would print "no
+    matching entries" as if nothing applied. Queries from code keep taking whole metric
+    records, extra names included.
+    """
+    read_metrics = {n for e in catalog for c in e.triggers for n in c.names}
+    read_shapes = {n for e in catalog for c in e.shape_conditions for n in c.names}
+    for given, flag, what, known in (
+        (metrics, "--metric", "metric", read_metrics | set(METRICS)),
+        (shape, "--shape", "shape fact", read_shapes | set(SHAPE_FACTS)),
+    ):
+        for name in given:
+            if name not in known:
+                raise InputError(
+                    expected(f"a {what} name in {', '.join(sorted(known))}", repr(name), where=flag)
+                )
 
 
 def _match(args: argparse.Namespace) -> int:
@@ -220,7 +243,9 @@ def _match(args: argparse.Namespace) -> int:
     shape = _pairs(args.shape, "--shape")
     if not metrics and not shape:
         raise InputError(expected("at least one --metric NAME=VALUE or --shape NAME=VALUE", "none"))
-    matches = _catalog(args).query(
+    catalog = _catalog(args)
+    _check_names(catalog, metrics, shape)
+    matches = catalog.query(
         metrics=metrics or None,
         shape=shape or None,
         family=args.family,

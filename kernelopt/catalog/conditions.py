@@ -10,6 +10,7 @@ Their text form is what the markdown holds, so humans and code read the same lin
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -81,8 +82,9 @@ def _check_other(
 def _check_value(
     _instance: object, attribute: attrs.Attribute[float | None], value: float | None
 ) -> None:
+    # Any real number (a numpy scalar too); it is held as a float once checked.
     if value is not None and (
-        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+        isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
     ):
         raise InputError(expected("a finite number", repr(value), where=attribute.name))
 

@@ -30,7 +30,14 @@ def index_order(entry: Entry) -> tuple[int, int, str]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    # Backslashes first: an escaped pipe (\|) in the text would otherwise come out as an
+    # escaped backslash followed by a column break.
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _link_text(text: str) -> str:
+    # An unmatched bracket would end the link text early or open another one.
+    return _cell(text).replace("[", "\\[").replace("]", "\\]")
 
 
 def render_index(entries: Iterable[Entry], *, links: Mapping[str, str] | None = None) -> str:
@@ -57,8 +64,8 @@ def render_index(entries: Iterable[Entry], *, links: Mapping[str, str] | None = 
         raise InputError(expected("entries of type Entry", repr(wrong)[:80], where="entries"))
     found = links or {}
     rows = [
-        f"| [{_cell(e.name)}]({found.get(e.id, e.relative_path)}) | {e.kind.value} | {e.scope} "
-        f"| {_cell(e.summary)} |\n"
+        f"| [{_link_text(e.name)}]({found.get(e.id, e.relative_path)}) | {e.kind.value} "
+        f"| {e.scope} | {_cell(e.summary)} |\n"
         for e in sorted(items, key=index_order)
     ]
     return INDEX_HEADER + "".join(rows)

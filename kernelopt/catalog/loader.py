@@ -80,7 +80,9 @@ def reading_lock(root: Path) -> Iterator[None]:
     read under the lock: reading a hand-kept tree leaves no lock file behind, and a tree in
     a read-only place (an installed package) is read without one.
     """
-    if not Path(f"{os.fspath(root)}.lock").exists():
+    # Writers name the lock after the resolved path (see `locked`): a reader that reaches
+    # the tree through a symlink must look for that file, not one beside the link.
+    if not Path(f"{root.resolve()}.lock").exists():
         yield
         return
     manager = locked(root)

@@ -12,6 +12,7 @@ read the same, and a keyword matches only at word boundaries (``exp2`` matches
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Iterable, Mapping
 from functools import cached_property
@@ -237,7 +238,11 @@ def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:
     if not isinstance(facts, Mapping):
         raise InputError(expected("a mapping of names to numbers", repr(facts), where=where))
     for name, value in facts.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if not isinstance(name, str):
+            raise InputError(expected("a name (str)", repr(name), where=where))
+        # Real, not int | float: values read off arrays are numpy scalars (np.float32 of
+        # a metric, np.int64 of a shape), numbers all the same.
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise InputError(expected("a number", repr(value), where=f"{where}[{name!r}]"))
 
 

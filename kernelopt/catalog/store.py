@@ -340,19 +340,37 @@ class KnowledgeTree:
             self._write(updated, path)
             return updated
 
-    def flip(self, entry_id: str, *, reason: str) -> Entry:
+    def flip(self, entry_id: str, *, reason: str, to: Kind | str | None = None) -> Entry:
         """Turn an optimization into an anti-pattern, or back, moving its file.
 
         ``reason`` (what confuted the entry) is appended to its Generalization. The file
         moves between ``optimizations/`` and ``anti-patterns/`` of the same scope: the new
         file is written first, then the old one removed, under the lock.
+
+        ``to`` names the kind the entry is to become. Give it when several writers may
+        flip one entry: a flip toggles, so two writers that both saw an optimization
+        regress would otherwise turn it into an anti-pattern and straight back.
+
+        Raises
+        ------
+        CatalogError
+            If the entry already is of kind ``to`` (another writer flipped it first);
+            nothing is written.
         """
         if not isinstance(reason, str) or not reason.strip():
             raise InputError(expected("a reason for the flip", repr(reason), where="reason"))
+        wanted = None if to is None else to_enum(Kind, to, "to")
         self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
             path, current = self._find(entry_id)
+            if wanted is not None and current.kind is wanted:
+                raise CatalogError(
+                    expected(
+                        f"'{entry_id}' of kind {wanted.flipped.value} to flip",
+                        f"already an {wanted.value} (flipped by another writer?)",
+                    )
+                )
             kind = current.kind.flipped
             note = f"Reclassified from {current.kind.value} to {kind.value}: {reason.strip()}"
             updated = attrs.evolve(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -101,6 +102,37 @@ def _cited_files(source: str) -> list[Path]:
     return files
 
 
+# Any repository path a source names (a kernel file as well as a measurement file).
+_REPO_PATH = re.compile(r"(?<![\w/.:-])((?:[\w.-]+/)+[\w.-]+\.\w+)")
+
+
+def test_every_cited_file_exists() -> None:
+    """Local sources name files of this repository or anchors/; an external source naming
+    one of the public logs kept in shared/corpus names a file that copy holds."""
+    corpus = require_shared(CORPUS, "the corpus of real logs")
+    copies = {}
+    for manifest in corpus.glob("*/MANIFEST.md"):
+        found = re.search(r"\*\*([\w.-]+/[\w.-]+)\*\*", manifest.read_text(encoding="utf-8"))
+        if found:
+            copies[found.group(1)] = manifest.parent
+    checked = 0
+    for entry in CATALOG:
+        for block in entry.evidence:
+            if block.source_type is SourceType.LOCAL_EXPERIMENT:
+                for name in _REPO_PATH.findall(block.source):
+                    base = ANCHORS.parent if name.startswith("anchors/") else REPO
+                    assert (base / name).is_file(), (entry.id, name)
+                    checked += 1
+                continue
+            repo = block.source.split(" ", 1)[0]
+            if repo in copies:
+                rest = block.source.split(" ", 1)[1]
+                for name in re.findall(r"[\w.-]+(?:/[\w.-]+)*\.md", rest):
+                    assert (copies[repo] / name).is_file(), (entry.id, repo, name)
+                    checked += 1
+    assert checked >= 40
+
+
 def _numbers_in(path: Path) -> list[float]:
     """Every number a measurement file holds: JSON values, or numbers in its text."""
     text = path.read_text(encoding="utf-8")
@@ -158,6 +190,28 @@ def test_local_numbers_are_in_the_cited_measurement_files() -> None:
                         ), (entry.id, block.source, cell)
                         checked += 1
     assert checked >= 40
+
+
+# A fenced block and its language tag; fences are matched as the template reads them.
+_FENCED = re.compile(r"^(```|~~~)[ \t]*(\w*)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
+
+
+@pytest.mark.parametrize("entry", list(CATALOG), ids=lambda e: e.id)
+def test_python_snippets_parse(entry: Entry) -> None:
+    # A reader copies these: a snippet that does not even parse (a "..." standing for
+    # parameters) has to be rewritten before it can be tried. "..." as a body or an
+    # argument is Python and stays.
+    fields = (entry.mechanism, entry.implementation, entry.generalization)
+    texts = (*fields, *(block.notes for block in entry.evidence))
+    for text in texts:
+        for _fence, language, code in _FENCED.findall(text):
+            if language.lower() not in ("python", "py"):
+                continue
+            try:
+                ast.parse(code)
+            except SyntaxError as error:
+                line = code.split("\n")[(error.lineno or 1) - 1]
+                pytest.fail(f"{entry.id}: {error.msg} at snippet line {error.lineno}: {line!r}")
 
 
 def test_every_kind_and_language_is_represented() -> None:

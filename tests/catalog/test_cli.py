@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernelopt import cli
-from kernelopt.catalog import Catalog, lint_tree, render_entry
+from kernelopt.catalog import Catalog, lint_tree, parse_condition, render_entry
 
 from .conftest import make_entry, write_entry
 
@@ -54,6 +54,41 @@ def test_search_and_match(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert run(capsys, "match", "--metric", "dram_pct")[0] == 2
     assert run(capsys, "match")[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # A misspelt name matches nothing and would read as "nothing applies".
+        (["--metric", "dram_pc=85"], "--metric: Expected a metric name"),
+        (["--metric", "s_q=1"], "got 's_q'"),  # a shape fact given as a metric
+        (["--shape", "sq=1"], "--shape: Expected a shape fact name"),
+        (
+            ["--metric", "dram_pct=nan"],
+            "--metric: Expected --metric NAME=NUMBER, got 'dram_pct=nan'",
+        ),
+    ],
+)
+def test_match_refuses_names_no_entry_reads_and_nan(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, out, err = run(capsys, "match", *args)
+    assert code == 2 and out == "" and message in err
+    assert "Traceback" not in err
+
+
+def test_match_accepts_a_metric_of_the_users_own_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "k"
+    own = make_entry(triggers=(parse_condition("my_stall_pct > 40"),), interactions=())
+    write_entry(root, own)
+    code, out, err = run(capsys, "match", "--metric", "my_stall_pct=55", "--knowledge", str(root))
+    assert code == 0, err
+    assert out.split()[1] == "demo-trick"
+    # A vocabulary metric no entry reads is no mistake: it matches nothing.
+    code, out, _ = run(capsys, "match", "--metric", "regs_per_thread=255")
+    assert (code, out) == (0, "no matching entries\n")
 
 
 def test_lint_exit_codes_and_file_line_output(

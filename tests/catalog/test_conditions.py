@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
@@ -68,6 +69,18 @@ def test_comparison_needs_exactly_one_right_side() -> None:
         Comparison(name="1a", op=Op.GT, value=1.0)
     with pytest.raises(InputError, match="at least one comparison"):
         Condition(comparisons=())
+
+
+def test_a_comparison_holds_any_real_number_as_a_float() -> None:
+    np = pytest.importorskip("numpy")
+    for value in (np.int64(60), np.float32(60), Fraction(60)):
+        comparison = Comparison(name="dram_pct", op=Op.GT, value=value)
+        assert comparison == Comparison(name="dram_pct", op=Op.GT, value=60.0)
+        assert type(comparison.value) is float
+    with pytest.raises(InputError, match="value: Expected a finite number, got True"):
+        Comparison(name="a", op=Op.GT, value=True)
+    with pytest.raises(InputError, match="value: Expected a finite number, got '60'"):
+        Comparison(name="a", op=Op.GT, value="60")  # type: ignore[arg-type]
 
 
 @given(st.floats(allow_nan=False, allow_infinity=False))

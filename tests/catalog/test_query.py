@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,32 @@ def test_metrics_rank_the_anti_pattern_first_for_many_splits() -> None:
     matches = CATALOG.query(family="mla-decode", metrics={"kv_splits": 32, "waves": 7.8})
     assert ids(matches)[0] == "too-many-kv-splits"
     assert any(r.startswith("metric kv_splits >= 32 (kv_splits=32)") for r in matches[0].reasons)
+
+
+def test_metric_and_shape_values_may_be_any_real_number() -> None:
+    # Values read off arrays are numpy scalars (np.int64 of a shape, np.float32 of a
+    # metric): numbers all the same, and scored as such.
+    np = pytest.importorskip("numpy")
+    wanted = {"kernel-fusion", "online-softmax"}
+    for dram in (np.float32(85), np.float64(85), np.int64(85), Fraction(85)):
+        assert set(ids(CATALOG.match_metrics({"dram_pct": dram, "tc_pct": np.int32(10)}))) == wanted
+    assert ids(CATALOG.query(shape={"s_q": np.int64(1)}))[0] == "size-1-axis-shortcut"
+
+
+@pytest.mark.parametrize(
+    ("facts", "message"),
+    [
+        ({"dram_pct": "85"}, "metrics['dram_pct']: Expected a number, got '85'"),
+        ({"dram_pct": True}, "metrics['dram_pct']: Expected a number, got True"),
+        ({"dram_pct": None}, "metrics['dram_pct']: Expected a number, got None"),
+        ({5: 85.0}, "metrics: Expected a name (str), got 5"),
+        ([("dram_pct", 85.0)], "metrics: Expected a mapping of names to numbers"),
+    ],
+)
+def test_bad_metric_values_say_what_was_expected(facts: object, message: str) -> None:
+    with pytest.raises(InputError) as raised:
+        CATALOG.query(metrics=facts)  # type: ignore[arg-type]
+    assert message in str(raised.value)
 
 
 def test_shape_query() -> None:

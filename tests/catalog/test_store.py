@@ -6,11 +6,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
 from kernelopt import CatalogError, InputError
+from kernelopt._fileio import locked
 from kernelopt.catalog import (
     Catalog,
     EvidenceRow,
@@ -185,6 +187,24 @@ def test_flip_moves_the_file_both_ways_and_keeps_the_reason(tmp_path: Path) -> N
     assert tree.catalog().get("hot-l2-timing").kind is Kind.OPTIMIZATION == user.kind
 
 
+def test_flip_to_a_kind_refuses_an_entry_another_writer_already_flipped(tmp_path: Path) -> None:
+    # Two writers that both saw the optimization regress must not flip it there and back.
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    first = tree.flip("demo-trick", reason="Slower (exp_9).", to=Kind.ANTI_PATTERN)
+    path = tree.root / "anti-patterns" / "demo-trick.md"
+    before = path.read_text(encoding="utf-8")
+    with pytest.raises(CatalogError, match="already an anti-pattern"):
+        tree.flip("demo-trick", reason="Slower here too (exp_10).", to="anti-pattern")
+    assert path.read_text(encoding="utf-8") == before
+    assert tree.catalog().get("demo-trick") == first
+    with pytest.raises(InputError, match="to: Expected one of 'optimization', 'anti-pattern'"):
+        tree.flip("demo-trick", reason="x", to="faster")
+    assert tree.flip("demo-trick", reason="Fast again (exp_12).", to="optimization").kind is (
+        Kind.OPTIMIZATION
+    )
+
+
 def test_record_interaction_replaces_same_target(tmp_path: Path) -> None:
     tree = KnowledgeTree(tmp_path / "knowledge")
     tree.add(make_entry())
@@ -342,3 +362,23 @@ def test_operations_refuse_wrong_types_before_writing(tmp_path: Path) -> None:
             call()
         assert message in str(raised.value)
     assert not (tmp_path / "k").exists()
+
+
+def test_a_reader_through_a_symlink_waits_for_the_writer(tmp_path: Path) -> None:
+    # A flip writes the new file before it removes the old one: a reader that did not
+    # wait for the writer's lock could see the entry twice, or a file listed then gone.
+    root = tmp_path / "knowledge"
+    KnowledgeTree(root).add(make_entry())
+    (tmp_path / "link").symlink_to(root)
+    done = threading.Event()
+
+    def read() -> None:
+        load_tree(tmp_path / "link")
+        done.set()
+
+    with locked(root):
+        reader = threading.Thread(target=read)
+        reader.start()
+        assert not done.wait(0.5), "the reader did not wait for the writer's lock"
+    reader.join(10)
+    assert done.is_set()

@@ -143,6 +143,41 @@ def test_index_is_sorted_by_kind_scope_id_and_escapes_pipes(tree: Path) -> None:
     assert render_index(reversed(load_tree(tree).entries)) == text
 
 
+def _row_cells(row: str) -> list[str]:
+    """The cells of a markdown table row, a backslash escaping the character after it."""
+    cells, cell, i = [], "", 0
+    while i < len(row):
+        if row[i] == "\\":
+            cell, i = cell + row[i : i + 2], i + 2
+            continue
+        if row[i] == "|":
+            cells.append(cell.strip())
+            cell = ""
+        else:
+            cell += row[i]
+        i += 1
+    return cells[1:]
+
+
+def test_index_rows_keep_four_cells_and_their_link_with_backslashes_and_brackets(
+    tree: Path,
+) -> None:
+    # A context holding an escaped pipe ('\|', as markdown writes one) must not turn into
+    # an escaped backslash and a column break; a ']' in a name must not end the link text.
+    odd = make_entry(
+        id="odd-one", name="Tiles ] of [64", contexts=(r"Use a \| b.",), interactions=()
+    )
+    write_entry(tree, odd)
+    text = render_index(load_tree(tree).entries)
+    row = next(line for line in text.split("\n") if "odd-one.md" in line)
+    assert _row_cells(row) == [
+        r"[Tiles \] of \[64](optimizations/odd-one.md)",
+        "optimization",
+        "shared",
+        r"Use a \\\| b.",
+    ]
+
+
 def test_builtin_index_is_up_to_date() -> None:
     expected = render_index(Catalog.builtin())
     assert (BUILTIN_ROOT / "index.md").read_text(encoding="utf-8") == expected
