@@ -178,6 +178,12 @@ def _metric_values(_instance: object, _attribute: object, value: object) -> None
             )
 
 
+def _names(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: object) -> None:
+    # A str is a sequence of str too: "gpu_idle" would be written as eight reasons.
+    if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
+        raise InputError(expected("a tuple of str", repr(value), where=attribute.name))
+
+
 @attrs.frozen(kw_only=True)
 class BenchRow:
     """One timed configuration of one implementation: a line of a benchmark JSONL file.
@@ -237,7 +243,7 @@ class BenchRow:
     sm_clock_mhz: int | None = None
     mem_clock_mhz: int | None = None
     clocks_moved: bool = False
-    throttle_reasons: tuple[str, ...] = ()
+    throttle_reasons: tuple[str, ...] = attrs.field(default=(), validator=_names)
     torch: str | None = None
     triton: str | None = None
     commit: str | None = None

@@ -76,8 +76,10 @@ def _non_negative(_instance: object, attribute: attrs.Attribute[float], value: f
 
 
 def _positive(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-        raise InputError(expected("a finite number > 0", value, where=attribute.name))
+    # bool is an int to Python, but True is no rate.
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and value > 0):
+        raise InputError(expected("a finite number > 0", repr(value), where=attribute.name))
 
 
 @attrs.frozen(kw_only=True)

@@ -141,6 +141,9 @@ def evicting_bytes(inputs: Sequence[ArgSet]) -> tuple[int, int]:
 
 
 def _calls(fn: Callable[..., object], inputs: Sequence[ArgSet] | None) -> list[Callable[[], Any]]:
+    if not callable(fn):
+        # Checked before the warm-up: measure(kernel(x)) passes the call's result.
+        raise InputError(expected("a callable to time", type(fn).__name__, where="fn"))
     if inputs is None:
         return [fn]
     if len(inputs) == 0:

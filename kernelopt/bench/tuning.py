@@ -44,6 +44,23 @@ class AutotuneExplosionWarning(UserWarning):
     """A tuning search grew past a sane size (catalog anti-pattern ``autotune-explosion``)."""
 
 
+def _check_space(space: object) -> None:
+    """Refuse what would be searched as something else: a str of values is a sequence of
+    characters to Python, and a list of knob names has no values at all."""
+    if not isinstance(space, Mapping) or not space:
+        got = repr(space) if isinstance(space, Mapping) else type(space).__name__
+        raise InputError(expected("a space {knob: [values]}", got, where="space"))
+    for knob, values in space.items():
+        if not isinstance(knob, str):
+            raise InputError(expected("knob names as str", repr(knob), where="space"))
+        # Anything indexable with a length (a list, a range, a numpy array), not a set.
+        indexable = hasattr(values, "__len__") and hasattr(values, "__getitem__")
+        if isinstance(values, str | bytes | Mapping) or not indexable or len(values) == 0:
+            raise InputError(
+                expected("a non-empty list of values", repr(values), where=f"space[{knob!r}]")
+            )
+
+
 def space_size(space: Mapping[str, Sequence[Any]]) -> int:
     """Number of configs in the full cross product of ``space``."""
     return math.prod(len(values) for values in space.values())
@@ -213,8 +230,7 @@ def tune(
     -------
     TuningResult
     """
-    if not space or any(len(values) == 0 for values in space.values()):
-        raise InputError(expected("a space with at least one value per knob", dict(space)))
+    _check_space(space)
     if start is not None and set(start) != set(space):
         raise InputError(expected(f"a start config with knobs {sorted(space)}", sorted(start)))
     if (
@@ -229,6 +245,12 @@ def tune(
         raise InputError(
             expected("patience as an int >= 1 and a finite budget_s > 0", (patience, budget_s))
         )
+    if isinstance(min_gain, bool) or not isinstance(min_gain, int | float):
+        raise InputError(expected("min_gain as a number in [0, 1)", repr(min_gain)))
+    if not 0 <= min_gain < 1:
+        raise InputError(expected("min_gain as a number in [0, 1)", repr(min_gain)))
+    if isinstance(sane_size, bool) or not isinstance(sane_size, int) or sane_size < 1:
+        raise InputError(expected("sane_size as an int >= 1", repr(sane_size)))
     timer = timer or Timer(max_time_ms=200.0, rel_precision=0.01)
     collected: list[str] = []
     # The budget counts from here: pruning a huge space is part of what the search costs.

@@ -336,3 +336,10 @@ def test_an_experiment_written_by_bench_is_read_back_by_the_log_readers(tmp_path
         assert experiment.knobs == record.knobs
     assert [e.status for e in log.experiments] == [Status.BASELINE, Status.KEPT]
     assert log.experiments[0].tags == ("split-kv-flash-decoding",)
+
+
+@pytest.mark.parametrize("reasons", ["gpu_idle", ("gpu_idle", 3), ["gpu_idle"]])
+def test_throttle_reasons_are_a_tuple_of_names(reasons) -> None:
+    # A str would be written as one reason a character.
+    with pytest.raises(InputError, match=r"throttle_reasons: Expected a tuple of str"):
+        BenchRow(op="x", impl="y", throttle_reasons=reasons)

@@ -254,3 +254,9 @@ def test_the_ceilings_cache_takes_a_path_as_text(tmp_path: Path) -> None:
     where = str(tmp_path / "ceilings.json")
     assert save_ceilings(ceilings, path=where) == Path(where)
     assert load_ceilings("G", path=where) == ceilings
+
+
+@pytest.mark.parametrize("rate", [True, "1e12", float("inf"), 0.0])
+def test_a_ceiling_rate_must_be_a_positive_number(rate) -> None:
+    with pytest.raises(InputError, match=r"copy_bytes_per_s: Expected a finite number > 0"):
+        Ceilings(gpu="g", copy_bytes_per_s=rate, matmul_flop_per_s=1e14)

@@ -203,3 +203,13 @@ def test_hot_mode_names_the_hot_l2_anti_pattern_when_inputs_fit() -> None:
     assert any(note.startswith("hot-l2-timing: the 4000 input bytes") for note in m.notes)
     big = measure(lambda x: None, inputs=small, mode="hot", l2_bytes=1000, **FAST)  # type: ignore[arg-type]
     assert not any("hot-l2-timing" in note for note in big.notes)
+
+
+def test_timing_something_that_is_not_callable_says_so() -> None:
+    calls: list[int] = []
+    # measure(kernel(x)) passes the call's result instead of the call.
+    with pytest.raises(InputError, match=r"fn: Expected a callable to time, got int"):
+        measure(calls.append(1) or 5, **FAST)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"fn: Expected a callable to time, got NoneType"):
+        Timer(**FAST).measure(None, inputs=[(1,)])  # type: ignore[arg-type]
+    assert calls == [1]

@@ -102,6 +102,6 @@ def test_other_errors_do_not_stop_the_matrix() -> None:
 
 def test_an_empty_point_list_or_min_b_below_1_is_refused() -> None:
     with pytest.raises(InputError, match="at least one trial point"):
-        run_trials(lambda point: (lambda: None), impl="v", points=[])
+        run_trials(lambda point: lambda: None, impl="v", points=[])
     with pytest.raises(InputError, match="min_b: Expected min_b as an int >= 1, got 0"):
-        run_trials(lambda point: (lambda: None), impl="v", min_b=0)
+        run_trials(lambda point: lambda: None, impl="v", min_b=0)

@@ -128,7 +128,7 @@ def test_many_configs_without_gain_warn_after_the_search() -> None:
 
 
 def test_bad_arguments() -> None:
-    with pytest.raises(InputError, match="at least one value per knob"):
+    with pytest.raises(InputError, match="non-empty list of values"):
         tune(kernel, {"BLOCK": []}, timer=CPU)
     with pytest.raises(InputError, match="start config with knobs"):
         tune(kernel, SPACE, start={"BLOCK": 64}, timer=CPU)
@@ -146,3 +146,49 @@ def test_a_start_config_that_fails_has_no_stand_in() -> None:
     for budget in (float("nan"), 0.0, "1"):
         with pytest.raises(InputError, match="finite budget_s > 0"):
             tune(kernel, SPACE, timer=CPU, budget_s=budget)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("space", "message"),
+    [
+        ({"BLOCK": "64"}, r"space\['BLOCK'\]: Expected a non-empty list of values, got '64'"),
+        ({"BLOCK": {32, 64}}, r"space\['BLOCK'\]: Expected a non-empty list of values"),
+        ({"BLOCK": []}, r"space\['BLOCK'\]: Expected a non-empty list of values, got \[\]"),
+        (["BLOCK"], r"space: Expected a space \{knob: \[values\]\}, got list"),
+        ({}, r"space: Expected a space \{knob: \[values\]\}, got \{\}"),
+        ({3: [1]}, r"space: Expected knob names as str, got 3"),
+    ],
+)
+def test_a_space_that_would_be_searched_as_something_else_is_refused(space, message) -> None:
+    built: list[object] = []
+    with pytest.raises(InputError, match=message):
+        tune(lambda config: built.append(config) or (lambda: None), space)
+    assert built == []
+
+
+def test_a_space_may_hold_ranges_and_arrays() -> None:
+    import numpy as np
+
+    seen: list[dict[str, object]] = []
+    tune(
+        lambda config: seen.append(dict(config)) or (lambda: None),
+        {"BLOCK": np.array([16, 32]), "warps": range(1, 3)},
+        timer=CPU,
+    )
+    assert len(seen) == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"min_gain": -0.1}, r"Expected min_gain as a number in \[0, 1\), got -0.1"),
+        ({"min_gain": float("nan")}, r"Expected min_gain as a number in \[0, 1\), got nan"),
+        ({"min_gain": 1.0}, r"Expected min_gain as a number in \[0, 1\), got 1.0"),
+        ({"min_gain": True}, r"Expected min_gain as a number in \[0, 1\), got True"),
+        ({"sane_size": 0}, r"Expected sane_size as an int >= 1, got 0"),
+        ({"sane_size": 2.5}, r"Expected sane_size as an int >= 1, got 2.5"),
+    ],
+)
+def test_search_thresholds_out_of_range_are_refused(kwargs, message) -> None:
+    with pytest.raises(InputError, match=message):
+        tune(lambda config: lambda: None, {"BLOCK": [1]}, **kwargs)
