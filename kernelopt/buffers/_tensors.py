@@ -65,7 +65,12 @@ def normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
         return shape
     if isinstance(shape, int):
         return (shape,)
-    return tuple(shape)
+    try:
+        return tuple(shape)
+    except TypeError:  # 2.0, None: no sequence of sizes at all
+        raise InputError(
+            expected("a shape of non-negative ints", repr(shape), where="shape")
+        ) from None
 
 
 def validate_shape(shape: tuple[object, ...], *, where: str = "shape") -> tuple[int, ...]:
@@ -88,7 +93,10 @@ def validate_dtype(dtype: object, *, where: str = "dtype") -> torch.dtype:
 
 def normalize_device(device: DeviceLike) -> torch.device:
     """Return ``device`` as a ``torch.device``; a bare ``"cuda"`` gets the current index."""
-    found = _DEVICES.get(device)
+    try:
+        found = _DEVICES.get(device)
+    except TypeError:  # an unhashable spelling (a list): refused below
+        found = None
     if found is not None:
         return found
     if isinstance(device, torch.device):
@@ -131,7 +139,10 @@ def device_and_stream(device: DeviceLike, stream: StreamLike) -> tuple[torch.dev
     stream : int, torch.cuda.Stream or None
         A stream id or object; None means the current stream of ``device`` (0 off CUDA).
     """
-    cuda_index = _CUDA_INDEX.get(device)
+    try:
+        cuda_index = _CUDA_INDEX.get(device)
+    except TypeError:  # an unhashable spelling: normalize_device refuses it
+        cuda_index = None
     if cuda_index is None:
         dev = normalize_device(device)
         cuda_index = dev.index if dev.type == "cuda" and dev.index is not None else -1
@@ -140,10 +151,24 @@ def device_and_stream(device: DeviceLike, stream: StreamLike) -> tuple[torch.dev
     else:
         dev = _DEVICES[device]
     if stream is not None:
-        return dev, stream if isinstance(stream, int) else int(stream.stream_id)
+        return dev, stream if isinstance(stream, int) else _stream_object_id(stream)
     if cuda_index < 0:
         return dev, 0
     return dev, _current_cuda_stream(cuda_index)
+
+
+def _stream_object_id(stream: object) -> int:
+    """The id of a stream object (anything with ``stream_id``, as torch.cuda.Stream)."""
+    try:
+        return int(stream.stream_id)  # type: ignore[attr-defined]
+    except (AttributeError, TypeError, ValueError):
+        raise InputError(
+            expected(
+                "a stream id (int), a stream object with stream_id, or None",
+                repr(stream),
+                where="stream",
+            )
+        ) from None
 
 
 def _current_cuda_stream(index: int) -> int:
@@ -162,15 +187,34 @@ def same_device(actual: torch.device, wanted: torch.device) -> bool:
 def stream_id(device: torch.device, stream: StreamLike) -> int:
     """The id of ``stream`` (or of the current stream of ``device``); 0 off CUDA."""
     if stream is not None:
-        return stream if isinstance(stream, int) else int(stream.stream_id)
+        return stream if isinstance(stream, int) else _stream_object_id(stream)
     if device.type != "cuda":
         return 0
     return _current_cuda_stream(device.index if device.index is not None else -1)
 
 
+# torch sizes storage in signed 64-bit bytes; a larger request overflows inside torch.empty.
+_MAX_BYTES = 2**63 - 1
+
+
 def nbytes_of(shape: tuple[int, ...], dtype: torch.dtype) -> int:
-    """Bytes of a contiguous tensor of ``shape`` and ``dtype``."""
-    return math.prod(shape) * dtype.itemsize
+    """Bytes of a contiguous tensor of ``shape`` and ``dtype``.
+
+    Raises
+    ------
+    InputError
+        When that is more than torch can address (2**63 - 1 bytes).
+    """
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > _MAX_BYTES:
+        raise InputError(
+            expected(
+                "a shape of at most 2**63 - 1 bytes",
+                f"{shape} of {dtype} ({nbytes} bytes)",
+                where="shape",
+            )
+        )
+    return nbytes
 
 
 def storage_ptr(tensor: torch.Tensor) -> int:

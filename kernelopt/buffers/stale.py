@@ -33,7 +33,14 @@ def poison_(tensor: torch.Tensor) -> torch.Tensor:
     NaN for floating and complex types (it survives every arithmetic step), the largest
     representable value for integer types (an out-of-range index or count rather than a
     plausible one such as 0 or -1), True for bool. Returns ``tensor``.
+
+    Raises
+    ------
+    InputError
+        When ``tensor`` is no ``torch.Tensor``.
     """
+    if not isinstance(tensor, torch.Tensor):
+        raise InputError(expected("a torch.Tensor", type(tensor).__name__, where="tensor"))
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
         return tensor.fill_(float("nan"))
     if tensor.dtype == torch.bool:
@@ -253,7 +260,9 @@ def check_no_stale_reads(
         With ``strict``: an output changed (the message names call, output and
         culprit buffers).
     InputError
-        No buffers to poison were given, or ``make_inputs`` returned a non-sequence.
+        No buffers to poison were given, or ``make_inputs`` returned a non-sequence; a
+        launcher or ``make_inputs`` that is not callable, ``buffers`` of another type, or
+        tolerances that are not finite numbers >= 0 (refused before any call).
 
     Notes
     -----
@@ -277,6 +286,21 @@ def check_no_stale_reads(
     """
     if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
         raise InputError(expected("calls as an int >= 1", repr(calls), where="calls"))
+    # Checked before the first call: torch.isclose would refuse a bad tolerance only after
+    # the launcher ran, and with its own wording.
+    for label, tol in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf:
+            raise InputError(expected("a finite number >= 0", repr(tol), where=label))
+    if not callable(launcher):
+        raise InputError(expected("a callable launcher", type(launcher).__name__, where="launcher"))
+    if not callable(make_inputs):
+        raise InputError(
+            expected("a callable make_inputs(i)", type(make_inputs).__name__, where="make_inputs")
+        )
+    if buffers is not None and not isinstance(buffers, (BufferPool, BufferScope)):
+        raise InputError(
+            expected("a BufferPool, a BufferScope or None", repr(buffers), where="buffers")
+        )
     source: BufferPool | BufferScope
     if buffers is not None:
         source = buffers

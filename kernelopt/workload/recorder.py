@@ -476,11 +476,14 @@ class Recorder:
     def _resolve_pending(self) -> None:
         if not self._pending:
             return
-        self._pending[-1][2].synchronize()  # events complete in order on one stream
-        for head, begin, end in self._pending:
+        # Calls of other threads may be appended meanwhile (recording takes no lock): take
+        # out only the first n, the ones resolved here.
+        n = len(self._pending)
+        self._pending[n - 1][2].synchronize()  # events complete in order on one stream
+        for head, begin, end in self._pending[:n]:
             elapsed = begin.elapsed_time(end) * 1000.0  # ms -> us
             self._buffer.append(f'{head},"duration_us":{elapsed:.3f}}}\n')
-        self._pending.clear()
+        del self._pending[:n]
 
     def flush(self) -> None:
         """Write the buffered calls to the file."""
@@ -488,8 +491,11 @@ class Recorder:
             self._resolve_pending()
             if not self._buffer:
                 return
-            text = "".join(self._buffer)
-            self._buffer.clear()
+            # Lines that other threads append while these are joined stay for the next
+            # flush (recording takes no lock): remove only the n lines written here.
+            n = len(self._buffer)
+            text = "".join(self._buffer[:n])
+            del self._buffer[:n]
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, self._mode, encoding="utf-8") as handle:
                 handle.write(text)

@@ -35,7 +35,7 @@ from kernelopt.workload._validators import as_tuple, is_callable, items_of, requ
 from kernelopt.workload._validators import share as unit
 from kernelopt.workload._validators import text as string
 from kernelopt.workload.profile import AxisStat, OpProfile, WorkloadProfile
-from kernelopt.workload.signatures import base_op_name
+from kernelopt.workload.signatures import _semantic_op_name
 
 __all__ = [
     "BUCKET_PADDING_WASTE",
@@ -216,16 +216,22 @@ def _holds(flag: AxisStat | None) -> tuple[float, float | None]:
 # What each reduction gives over an axis of size 1, so the advice says what to write
 # instead (torch semantics; a user-registered reduction gets the generic sentence).
 _SIZE1_RESULT = {
-    **dict.fromkeys(
-        ("sum", "mean", "amax", "amin", "max", "min", "prod", "logsumexp"), "a copy of the input"
-    ),
+    **dict.fromkeys(("sum", "mean", "amax", "amin", "prod", "logsumexp"), "a copy of the input"),
+    # torch.max/min with a dim return (values, indices).
+    **dict.fromkeys(("max", "min"), "a copy of the input (with a dim, the indices are all zeros)"),
     "nansum": "a copy of the input with NaN replaced by 0",
     "argmax": "all zeros",
     "argmin": "all zeros",
-    "norm": "the absolute value of the input",
-    "linalg_vector_norm": "the absolute value of the input",
-    "var": "NaN with the default correction=1 (0 with correction=0), whatever the input",
-    "std": "NaN with the default correction=1 (0 with correction=0), whatever the input",
+    **dict.fromkeys(
+        ("norm", "linalg_vector_norm", "vector_norm"),
+        "the absolute value of the input for every order but 0 (ord=0: 1.0 where the input "
+        "is nonzero, else 0.0)",
+    ),
+    **dict.fromkeys(
+        ("var", "std"),
+        "NaN with the default correction=1, whatever the input (with correction=0: 0, NaN "
+        "where the input is ±inf or NaN)",
+    ),
     "all": "the input tested != 0",
     "any": "the input tested != 0",
 }
@@ -234,7 +240,7 @@ _SIZE1_RESULT = {
 def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if op.family in ATTENTION_FAMILIES:
         return
-    base = base_op_name(op.op)
+    base = _semantic_op_name(op.op)
     for name in op.reduced:
         axis = op.axis(name)
         if axis is None or axis.size1_share <= 0 or axis.size1_share < t.often:
@@ -244,8 +250,8 @@ def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             value = "0.0" if "log" in base else "1.0"
             what = (
                 f"softmax over a size-1 axis ({name} = 1) in {covered}: the result is "
-                f"exactly {value} for finite inputs (NaN where the input is -inf or NaN, a "
-                "fully masked row); write it without the exponentials"
+                f"exactly {value} for finite inputs (NaN where the input is -inf, +inf or NaN; "
+                "-inf is a fully masked row); write it without the exponentials"
             )
         elif base in _SIZE1_RESULT:
             what = (
@@ -271,7 +277,9 @@ def _single_key_attention(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             f"attention with one key ({name} = 1) in "
             f"{_coverage(axis.size1_share, axis.size1_time_share)}: softmax over one key "
             "is 1.0, so the output is that key's value row; skip QK^T, the softmax and "
-            "the KV loop (the LSE is the single scaled logit)"
+            "the KV loop (the LSE is the single scaled logit, plus any additive mask). "
+            "Where a mask removes the key, or a sequence has none, the output is 0 "
+            "(PyTorch's SDPA), not V"
         )
         yield _size1("single-key-attention", op, name, axis, what)
 
@@ -315,7 +323,7 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         what = (
             f"top-k with {k_name} = 1 in "
             f"{_coverage(k_axis.size1_share, k_axis.size1_time_share)}: it is a max/argmax, "
-            "one reduction pass with no selection buffer"
+            "one reduction pass with no selection buffer (a min/argmin with largest=False)"
         )
         yield _size1("select-one", op, k_name, k_axis, what)
 
@@ -323,7 +331,7 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
 def _gather_index_select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     # Only gathers whose index has the input's rank (gather, take_along_dim) carry these
     # flags; an index_select already reads one index vector.
-    if op.select is None or base_op_name(op.op) == "index_select":
+    if op.select is None or _semantic_op_name(op.op) == "index_select":
         return
     k_name, n_name = op.select
     k_axis, n_axis = op.axis(k_name), op.axis(n_name)

@@ -547,7 +547,7 @@ def _gather_axes(call: Call) -> list[AxisValue]:
     # gather/take_along_dim: index has the rank of the input and k = index.shape[dim];
     # index_select: index is 1-D and k = index.numel().
     source, index, dim_item = _gather_args(call)
-    op = base_op_name(call.op)
+    op = _semantic_op_name(call.op)
     raw = None if dim_item is None else dim_item.value
     rank = len(source.shape)
     if raw is None and op == "take_along_dim":
@@ -610,6 +610,12 @@ def _gather_axes(call: Call) -> list[AxisValue]:
 # "arg0"/"arg1": positional arguments of functions without an inspectable signature
 # (torch builtins wrapped by the Recorder).
 _X_ALIASES = {"x": ("self", "input", "logits", "scores", "a", "arg0")}
+# Where a recorded builtin takes its dim: torch.softmax(x, dim), torch.sum(x, dim), but
+# torch.linalg.vector_norm(x, ord, dim) and torch.topk(x, k, dim). Without these, a
+# positional dim is missed and the default axis read instead: softmax(x[64, 1], 0) would
+# pass for a softmax over one element.
+_DIM_ARG1 = {**_X_ALIASES, "dim": ("arg1",)}
+_DIM_ARG2 = {**_X_ALIASES, "dim": ("arg2",)}
 
 BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
     OpSignature(
@@ -697,7 +703,7 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         name="softmax",
         ops=("softmax", "_softmax", "log_softmax", "_log_softmax", "softmax_fwd"),
         family="softmax",
-        aliases=_X_ALIASES,
+        aliases=_DIM_ARG1,
         dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=-1, rows="rows"),),
         values={"lengths": "len"},
         reduced=("n",),
@@ -717,8 +723,6 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
             "argmax",
             "argmin",
             "logsumexp",
-            "norm",
-            "linalg_vector_norm",
             "var",
             "std",
             "all",
@@ -726,7 +730,15 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
             "nansum",
         ),
         family="reduction",
-        aliases=_X_ALIASES,
+        aliases=_DIM_ARG1,
+        dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=None, rows="rows"),),
+        reduced=("n",),
+    ),
+    OpSignature(
+        name="norm",
+        ops=("norm", "linalg_vector_norm", "vector_norm"),
+        family="reduction",
+        aliases=_DIM_ARG2,
         dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=None, rows="rows"),),
         reduced=("n",),
     ),
@@ -734,7 +746,7 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         name="topk",
         ops=("topk", "top_k", "topk_indexer"),
         family="any",
-        aliases={**_X_ALIASES, "k": ("top_k", "topk", "arg1")},
+        aliases={**_DIM_ARG2, "k": ("top_k", "topk", "arg1")},
         dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=-1, rows="rows"),),
         scalars={"k": "k"},
         select=("k", "n"),
@@ -790,6 +802,17 @@ def base_op_name(name: object) -> str:
     ``aten::_softmax.out`` -> ``softmax`` (an op and the implementation it dispatches to
     share it)."""
     return str(name).rsplit("::", 1)[-1].split(".", 1)[0].lstrip("_").lower()
+
+
+def _semantic_op_name(name: object) -> str:
+    """The op a call runs, for rules that read its meaning: :func:`base_op_name` of a
+    namespaced op (``aten::_log_softmax.out`` -> ``log_softmax``), and of the last part of
+    a recorded Python function's qualname (``Head.log_softmax``, ``TensorBase.sum``), as
+    :meth:`OpSignature.matches` reads it; its class name says nothing about the op."""
+    text = str(name)
+    if "::" not in text:
+        text = text.rsplit(".", 1)[-1]
+    return base_op_name(text)
 
 
 def find_signature(op: str, extra: Sequence[OpSignature] = ()) -> OpSignature | None:

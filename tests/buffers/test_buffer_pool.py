@@ -94,6 +94,13 @@ def test_key_of_a_held_buffer_is_a_buffer_key() -> None:
         (((2,), "float32", "cpu"), "dtype: Expected a torch.dtype, got 'float32'"),
         (((2,), F32, "gpu9"), "device: Expected a torch device such as 'cpu' or 'cuda:0'"),
         (((2,), F32, 1.5), "device: Expected a torch device such as 'cpu' or 'cuda:0'"),
+        # Not even a sequence of sizes, or an unhashable device spelling: the same message,
+        # not a TypeError from tuple() or the device cache.
+        ((2.0, F32, "cpu"), "shape: Expected a shape of non-negative ints, got 2.0"),
+        ((None, F32, "cpu"), "shape: Expected a shape of non-negative ints, got None"),
+        (((2,), F32, ["cpu"]), "device: Expected a torch device such as 'cpu' or 'cuda:0'"),
+        # More elements than an index can address: refused before torch.empty overflows.
+        (((1 << 40, 1 << 40), F32, "cpu"), "shape: Expected a shape of at most 2**63 - 1 bytes"),
     ],
 )
 def test_bad_requests_say_what_was_expected(args: tuple[object, ...], message: str) -> None:
@@ -102,6 +109,13 @@ def test_bad_requests_say_what_was_expected(args: tuple[object, ...], message: s
         pool.get(*args)  # type: ignore[arg-type]
     assert str(raised.value).startswith(message)
     assert len(pool) == 0 and pool.stats.misses == 0
+
+
+def test_a_bad_stream_says_what_was_expected() -> None:
+    pool = BufferPool()
+    with pytest.raises(InputError, match=r"^stream: Expected a stream id \(int\), a stream"):
+        pool.get((2,), F32, "cpu", stream="s1")  # type: ignore[arg-type]
+    assert len(pool) == 0
 
 
 def test_cuda_without_a_cuda_device_is_a_device_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -164,6 +164,39 @@ def test_bad_arguments() -> None:
         check_no_stale_reads(row_softmax, inputs, calls=0)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"rtol": -1.0}, "rtol: Expected a finite number >= 0, got -1.0"),
+        ({"atol": float("nan")}, "atol: Expected a finite number >= 0, got nan"),
+        ({"rtol": "0.1"}, "rtol: Expected a finite number >= 0, got '0.1'"),
+        ({"buffers": "pool"}, "buffers: Expected a BufferPool, a BufferScope or None, got 'pool'"),
+        ({"make_inputs": 3}, "make_inputs: Expected a callable make_inputs(i), got int"),
+        ({"launcher": None}, "launcher: Expected a callable launcher, got NoneType"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_call(kwargs: dict[str, object], message: str) -> None:
+    # Refused up front: not a RuntimeError from torch.isclose after the launcher ran, nor
+    # an AttributeError from deep inside the checker.
+    calls = []
+
+    @persistent_buffers(pool=BufferPool())
+    def counted(buffers: BufferScope, x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return row_softmax(x)
+
+    args: dict[str, object] = {"launcher": counted, "make_inputs": inputs, **kwargs}
+    launcher, make = args.pop("launcher"), args.pop("make_inputs")
+    with pytest.raises(InputError) as raised:
+        check_no_stale_reads(launcher, make, **args)  # type: ignore[arg-type]
+    assert str(raised.value) == message and not calls
+
+
+def test_poison_refuses_what_is_no_tensor() -> None:
+    with pytest.raises(InputError, match=r"^tensor: Expected a torch.Tensor, got list$"):
+        poison_([1.0, 2.0])  # type: ignore[arg-type]
+
+
 def test_a_launcher_failing_on_its_own_is_not_blamed_on_poison() -> None:
     @persistent_buffers(pool=BufferPool())
     def broken(buffers: BufferScope, x: torch.Tensor) -> torch.Tensor:

@@ -349,3 +349,34 @@ reveal_type(recorder.wrap(g))
         '"def (x: int) -> list[int]"',
         '"def (x: int) -> list[int]"',
     ], out + err
+
+
+def test_a_call_recorded_while_another_thread_flushes_is_kept(tmp_path: Path) -> None:
+    # flush() joins the buffered lines, then empties the buffer. Another thread's call can
+    # land in between (recording takes no lock); emptying must not drop it with the lines
+    # just written. The interleaving is made certain here: the buffer records a call at the
+    # moment the lines written so far are taken out of it.
+    recorder = Recorder(tmp_path / "calls.jsonl", append=False)
+
+    class Interleaved(list):  # type: ignore[type-arg]
+        fired = False
+
+        def _other_thread(self) -> None:
+            if not self.fired:
+                self.fired = True
+                recorder.record("op", {"n": 1})
+
+        def clear(self) -> None:
+            self._other_thread()
+            super().clear()
+
+        def __delitem__(self, index: object) -> None:
+            self._other_thread()
+            super().__delitem__(index)  # type: ignore[arg-type]
+
+    recorder.record("op", {"n": 0})
+    recorder._buffer = Interleaved(recorder._buffer)
+    recorder.flush()
+    recorder.close()
+    lines = (tmp_path / "calls.jsonl").read_text().splitlines()
+    assert [json.loads(line)["args"]["n"] for line in lines] == [0, 1] and recorder.calls == 2

@@ -111,7 +111,7 @@ def test_size1_reduction_says_what_torch_returns(op: str) -> None:
 def test_softmax_over_size1_axis_is_one_except_where_masked() -> None:
     torch = pytest.importorskip("torch")
     (hit,) = _by_rule(find_shortcuts(profile_calls([_softmax(1)])))["size1-reduction"]
-    assert "exactly 1.0 for finite inputs (NaN where the input is -inf or NaN" in hit.message
+    assert "exactly 1.0 for finite inputs (NaN where the input is -inf, +inf or NaN" in hit.message
     x = torch.tensor([[-5.0], [0.0], [float("-inf")], [float("nan")]])
     out = torch.softmax(x, dim=-1)
     assert out[:2].eq(1.0).all() and out[2:].isnan().all()
@@ -334,3 +334,199 @@ def test_gather_index_select_from_a_real_profiler_trace(tmp_path: Path) -> None:
     found = _by_rule(find_shortcuts(profile_trace(path, op="aten::gather")))
     (hit,) = found["gather-index-select"]
     assert hit.call_share == 0.75 and "recorded stride 0" in hit.message
+
+
+# Each claim below is checked against the real op in float64: the shortcut a kernel would
+# take must give what torch gives, edge values included (+-inf, NaN, masks, scale).
+
+_EDGES = [[-2.0], [0.0], [3.0], [float("inf")], [float("-inf")], [float("nan")]]
+
+
+def test_softmax_over_size1_axis_is_nan_for_every_non_finite_input() -> None:
+    torch = pytest.importorskip("torch")
+    (hit,) = _by_rule(find_shortcuts(profile_calls([_softmax(1)])))["size1-reduction"]
+    x = torch.tensor(_EDGES, dtype=torch.float64)
+    # The shortcut as the message words it: 1.0 where finite, NaN at each listed input.
+    assert "NaN where the input is -inf, +inf or NaN" in hit.message
+    one, zero, nan = (torch.tensor(v, dtype=torch.float64) for v in (1.0, 0.0, float("nan")))
+    shortcut = torch.where(x.isfinite(), one, nan)
+    torch.testing.assert_close(torch.softmax(x, dim=1), shortcut, equal_nan=True)
+    log = torch.where(x.isfinite(), zero, nan)
+    torch.testing.assert_close(torch.log_softmax(x, dim=1), log, equal_nan=True)
+
+
+@pytest.mark.parametrize("method", ["log_softmax", "softmax", "sum", "argmax"])
+def test_size1_reduction_of_a_recorded_method_names_the_op(tmp_path: Path, method: str) -> None:
+    # A recorded function is named by its qualname (Head.log_softmax, and
+    # TensorBase.log_softmax for a wrapped tensor method): the claim must follow its last
+    # part, not the class name.
+    torch = pytest.importorskip("torch")
+    from kernelopt.workload import Recorder
+
+    recorder = Recorder(tmp_path / "calls.jsonl", append=False)
+    wrapped = recorder(getattr(torch.Tensor, method))
+    x = torch.tensor(_EDGES[:3], dtype=torch.float64)
+    with recorder:
+        got = wrapped(x, 1)
+    (hit,) = _by_rule(find_shortcuts(profile_trace(tmp_path / "calls.jsonl")))["size1-reduction"]
+    assert hit.op == f"TensorBase.{method}"
+    claims = {
+        "log_softmax": ("exactly 0.0 for finite inputs", torch.zeros(3, 1, dtype=torch.float64)),
+        "softmax": ("exactly 1.0 for finite inputs", torch.ones(3, 1, dtype=torch.float64)),
+        "sum": ("the result is a copy of the input", x[:, 0]),
+        "argmax": ("the result is all zeros", torch.zeros(3, dtype=torch.int64)),
+    }
+    claim, want = claims[method]
+    assert claim in hit.message, hit.message
+    torch.testing.assert_close(got, want)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_size1_norm_and_max_claims_hold_for_every_variant() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(_EDGES, dtype=torch.float64)
+
+    def message(op: str) -> str:
+        call = Call(op=op, args=(_t("x", 6, 1), ScalarArg(name="dim", value=1)))
+        (hit,) = _by_rule(find_shortcuts(profile_calls([call])))["size1-reduction"]
+        return hit.message
+
+    # norm: |x| for every order but 0, which counts the nonzero entries.
+    assert "ord=0: 1.0 where the input is nonzero, else 0.0" in message("linalg_vector_norm")
+    for order in (2.0, 1.0, 3.0, float("inf"), float("-inf"), -1.0):
+        got = torch.linalg.vector_norm(x, ord=order, dim=1)
+        torch.testing.assert_close(got, x[:, 0].abs(), equal_nan=True)
+    got = torch.linalg.vector_norm(x, ord=0, dim=1)
+    torch.testing.assert_close(got, (x[:, 0] != 0).double())
+    # max/min with a dim also return indices: all zeros.
+    for op in ("max", "min"):
+        assert "indices are all zeros" in message(op)
+        values, indices = getattr(torch, op)(x, dim=1)
+        torch.testing.assert_close(values, x[:, 0], equal_nan=True)
+        assert indices.eq(0).all()
+
+
+def test_single_key_attention_is_v_unless_the_key_is_masked() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(2, 3, 4, 8, dtype=torch.float64, generator=gen)
+    k = torch.randn(2, 3, 1, 8, dtype=torch.float64, generator=gen)
+    v = torch.randn(2, 3, 1, 8, dtype=torch.float64, generator=gen)
+    call = Call(op="sdpa", args=(_t("q", 2, 3, 4, 8), _t("k", 2, 3, 1, 8), _t("v", 2, 3, 1, 8)))
+    (hit,) = _by_rule(find_shortcuts(profile_calls([call])))["single-key-attention"]
+    out = v.expand(-1, -1, 4, -1)
+    # Any scale, an additive mask, a causal mask (top-left: every query sees key 0).
+    bias = torch.randn(4, 1, dtype=torch.float64, generator=gen)
+    for kwargs in ({}, {"scale": 0.05}, {"attn_mask": bias}, {"is_causal": True}):
+        torch.testing.assert_close(sdpa(q, k, v, **kwargs), out)  # type: ignore[arg-type]
+    # The LSE is the single scaled logit plus the additive mask.
+    logit = (q @ k.transpose(-1, -2)) * 0.05 + bias
+    torch.testing.assert_close(torch.logsumexp(logit, dim=-1, keepdim=True), logit)
+    assert "plus any additive mask" in hit.message
+    # A mask that removes the only key leaves no attention at all: 0, not V.
+    assert "Where a mask removes the key, or a sequence has none, the output is 0" in hit.message
+    removed = torch.zeros(4, 1, dtype=torch.bool)
+    assert sdpa(q, k, v, attn_mask=removed).eq(0).all()
+
+
+def test_select_claims_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    # k = n: the input sorted along the axis (descending; ascending for largest=False).
+    for largest in (True, False):
+        top = torch.topk(x, 16, dim=1, largest=largest)
+        torch.testing.assert_close(top.values, torch.sort(x, dim=1, descending=largest).values)
+    # k = 1: a max/argmax (min/argmin for largest=False).
+    top1 = Call(op="topk", args=(_t("x", 4, 16), ScalarArg(name="k", value=1)))
+    (hit,) = _by_rule(find_shortcuts(profile_calls([top1])))["select-one"]
+    assert "min/argmin with largest=False" in hit.message
+    top, low = torch.topk(x, 1, dim=1), torch.topk(x, 1, dim=1, largest=False)
+    torch.testing.assert_close(top.values, x.amax(dim=1, keepdim=True))
+    torch.testing.assert_close(top.indices, x.argmax(dim=1, keepdim=True))
+    torch.testing.assert_close(low.values, x.amin(dim=1, keepdim=True))
+    torch.testing.assert_close(low.indices, x.argmin(dim=1, keepdim=True))
+    # A gather of k = n with arange indices is a copy.
+    arange = torch.arange(16).expand(4, 16)
+    torch.testing.assert_close(torch.gather(x, 1, arange), x)
+
+
+def test_gather_with_one_shared_index_row_is_an_index_select() -> None:
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(2)
+    x = torch.randn(6, 10, dtype=torch.float64, generator=gen)
+    v = torch.randint(0, 10, (4,), generator=gen)
+    # Expanded over every row, over fewer rows (x narrowed), and broadcast by take_along_dim.
+    torch.testing.assert_close(torch.gather(x, 1, v.expand(6, 4)), torch.index_select(x, 1, v))
+    narrowed = torch.index_select(x[:3], 1, v)
+    torch.testing.assert_close(torch.gather(x, 1, v.expand(3, 4)), narrowed)
+    taken = torch.take_along_dim(x, v.view(1, 4), 1)
+    torch.testing.assert_close(taken, torch.index_select(x, 1, v))
+    # Along dim 0 as well, and with k > n picks repeated.
+    w = torch.randint(0, 6, (9,), generator=gen)
+    torch.testing.assert_close(torch.gather(x, 0, w.view(9, 1).expand(9, 10)), x[w])
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "size1"),
+    [
+        ("softmax", (0,), False),  # torch.softmax(x, 0): over the 64 rows, not the last axis
+        ("log_softmax", (1,), True),
+        ("sum", (0,), False),
+        ("sum", (1,), True),
+        ("amax", (0,), False),
+        ("linalg.vector_norm", (2, 0), False),  # (x, ord, dim): ord is no dim
+        ("linalg.vector_norm", (2, 1), True),
+        ("norm", (2,), False),  # every dim: 64 elements
+    ],
+)
+def test_recorded_builtin_with_a_positional_dim_reduces_that_dim(
+    tmp_path: Path, fn: str, args: tuple[int, ...], size1: bool
+) -> None:
+    # A wrapped torch builtin has no inspectable signature: its dim is a positional argN.
+    torch = pytest.importorskip("torch")
+    from kernelopt.workload import Recorder
+
+    recorder = Recorder(tmp_path / "calls.jsonl", append=False)
+    target = torch
+    for part in fn.split("."):
+        target = getattr(target, part)
+    wrapped = recorder(target, op=fn.rsplit(".", 1)[-1])
+    x = torch.randn(64, 1, dtype=torch.float64)
+    with recorder:
+        got = wrapped(x, *args)
+    found = _by_rule(find_shortcuts(profile_trace(tmp_path / "calls.jsonl")))
+    assert ("size1-reduction" in found) == size1, found
+    # Where the rule fires, its claim holds on the real result.
+    if fn.endswith("softmax") and size1:
+        assert got.eq(0.0 if "log" in fn else 1.0).all()
+    elif size1:
+        torch.testing.assert_close(got.reshape(-1), x[:, 0].abs() if "norm" in fn else x[:, 0])
+
+
+def test_recorded_topk_with_a_positional_dim_selects_along_it(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    from kernelopt.workload import Recorder
+
+    recorder = Recorder(tmp_path / "calls.jsonl", append=False)
+    topk = recorder(torch.topk, op="topk")
+    with recorder:
+        topk(torch.randn(4, 64), 4, 0)  # k = 4 of the 4 rows: everything selected
+    op = profile_trace(tmp_path / "calls.jsonl").op()
+    assert op.axis("n") is not None and op.axis("n").max == 4  # type: ignore[union-attr]
+    assert "select-all" in _by_rule(find_shortcuts(op))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # var/std warn about 1 degree of freedom
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_size1_spread_claim_holds_with_either_correction(op: str) -> None:
+    torch = pytest.importorskip("torch")
+    call = Call(op=f"aten::{op}", args=(_t("x", 4, 1), ScalarArg(name="dim", value=1)))
+    (hit,) = _by_rule(find_shortcuts(profile_calls([call])))["size1-reduction"]
+    assert "with correction=0: 0, NaN where the input is ±inf or NaN" in hit.message
+    x = torch.tensor([[2.0], [-3.0], [float("inf")], [float("nan")]], dtype=torch.float64)
+    fn = getattr(torch, op)
+    assert torch.isnan(fn(x, dim=1)).all()  # the default correction, whatever the input
+    got = fn(x, dim=1, correction=0)
+    assert got[:2].tolist() == [0.0, 0.0] and torch.isnan(got[2:]).all()
