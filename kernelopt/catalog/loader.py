@@ -20,7 +20,7 @@ from kernelopt._fileio import locked
 from kernelopt.catalog._fields import as_path
 from kernelopt.catalog.layout import Placement, classify, iter_markdown, iter_misnamed
 from kernelopt.catalog.markdown import parse_entry_with_warnings
-from kernelopt.catalog.model import Entry
+from kernelopt.catalog.model import Entry, interrupted_flip
 from kernelopt.catalog.problems import Problem, Severity
 
 __all__ = ["LoadedTree", "load_tree", "problem_from_format_error", "reading_lock"]
@@ -211,6 +211,27 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
         # What the file left out and was read from elsewhere (its path, a default).
         problems.extend(warnings)
         problems.extend(_placement_problems(path, entry, placement))
+        flipped = None if entry.id not in kept else interrupted_flip(kept[entry.id], entry)
+        if flipped is not None:
+            # Both sides of a flip that stopped before removing the old file: the flipped
+            # copy is the entry; the entry's next update removes the other.
+            stale = paths[entry.id] if flipped is entry else path
+            problems.append(
+                Problem(
+                    path=str(stale),
+                    line=None,
+                    severity=Severity.WARNING,
+                    section="metadata",
+                    message=expected(
+                        f"one copy of '{entry.id}'",
+                        "the copy from before an interrupted flip, not loaded (the entry's "
+                        "next update removes it)",
+                    ),
+                )
+            )
+            kept[entry.id] = flipped
+            paths[entry.id] = path if flipped is entry else paths[entry.id]
+            continue
         if entry.id in kept:
             problems.append(
                 Problem(

@@ -30,6 +30,8 @@ __all__ = [
     "Kind",
     "Relation",
     "SourceType",
+    "flip_note_prefix",
+    "interrupted_flip",
     "relative_path",
     "slugify",
 ]
@@ -587,3 +589,28 @@ class Entry:
         from kernelopt.catalog.jsonio import entry_from_json
 
         return entry_from_json(text)
+
+
+def flip_note_prefix(before: Kind, after: Kind) -> str:
+    """The start of the note a flip appends to an entry's Generalization."""
+    return f"Reclassified from {before.value} to {after.value}: "
+
+
+def interrupted_flip(one: Entry, other: Entry) -> Entry | None:
+    """The flipped copy when two copies of an entry are the two sides of one flip.
+
+    A flip writes the flipped file before it removes the old one, so a crash in between
+    leaves both: the same entry, once as it was and once of the other kind with the flip's
+    note appended to its Generalization. Returns that second copy, or None when the two
+    differ in any other way (a real repeat of the id).
+    """
+    for before, after in ((one, other), (other, one)):
+        note = "\n\n" + flip_note_prefix(before.kind, after.kind)
+        if (
+            after.kind is before.kind.flipped
+            and after.generalization.startswith(before.generalization + note)
+            and attrs.evolve(after, kind=before.kind, generalization=before.generalization)
+            == before
+        ):
+            return after
+    return None

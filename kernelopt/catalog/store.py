@@ -37,7 +37,16 @@ from kernelopt.catalog.layout import (
 )
 from kernelopt.catalog.loader import load_tree
 from kernelopt.catalog.markdown import parse_entry, render_entry
-from kernelopt.catalog.model import Entry, Evidence, EvidenceRow, Interaction, Kind, SourceType
+from kernelopt.catalog.model import (
+    Entry,
+    Evidence,
+    EvidenceRow,
+    Interaction,
+    Kind,
+    SourceType,
+    flip_note_prefix,
+    interrupted_flip,
+)
 
 __all__ = ["KnowledgeTree"]
 
@@ -119,9 +128,23 @@ class KnowledgeTree:
         return ids
 
     def _find(self, entry_id: str) -> tuple[Path | None, Entry]:
-        for path in candidate_paths(self.root, entry_id):
-            if path.is_file():
-                return path, parse_entry(path.read_text(encoding="utf-8"), path=path)
+        found = [
+            (path, parse_entry(path.read_text(encoding="utf-8"), path=path))
+            for path in candidate_paths(self.root, entry_id)
+            if path.is_file()
+        ]
+        if len(found) == 2:
+            (path_a, a), (path_b, b) = found
+            flipped = interrupted_flip(a, b)
+            if flipped is not None:
+                # A flip stopped between writing the new file and removing the old one:
+                # finish it (writers hold the lock), so the next write edits the flipped
+                # copy and the tree loads again.
+                stale, kept = (path_b, path_a) if flipped is a else (path_a, path_b)
+                stale.unlink()
+                return kept, flipped
+        if found:
+            return found[0]
         if self.with_builtin and entry_id in Catalog.builtin():
             return None, Catalog.builtin().get(entry_id)
         raise CatalogError(
@@ -372,7 +395,7 @@ class KnowledgeTree:
                     )
                 )
             kind = current.kind.flipped
-            note = f"Reclassified from {current.kind.value} to {kind.value}: {reason.strip()}"
+            note = flip_note_prefix(current.kind, kind) + reason.strip()
             updated = attrs.evolve(
                 current, kind=kind, generalization=f"{current.generalization}\n\n{note}"
             )

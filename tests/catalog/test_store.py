@@ -9,6 +9,7 @@ import textwrap
 import threading
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kernelopt import CatalogError, InputError
@@ -382,3 +383,45 @@ def test_a_reader_through_a_symlink_waits_for_the_writer(tmp_path: Path) -> None
         assert not done.wait(0.5), "the reader did not wait for the writer's lock"
     reader.join(10)
     assert done.is_set()
+
+
+def _interrupt_flip(tree: KnowledgeTree) -> tuple[Path, Path]:
+    """Both sides of a flip of demo-trick, as a crash between its two steps leaves them."""
+    old = tree.root / "optimizations" / "demo-trick.md"
+    kept = old.read_text(encoding="utf-8")
+    tree.flip("demo-trick", reason="Slower (exp_9).")
+    old.write_text(kept, encoding="utf-8")
+    return old, tree.root / "anti-patterns" / "demo-trick.md"
+
+
+def test_an_interrupted_flip_loads_as_the_flipped_entry_and_the_next_update_finishes_it(
+    tmp_path: Path,
+) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    old, new = _interrupt_flip(tree)
+    loaded = load_tree(tree.root, strict=True)
+    (entry,) = loaded.entries
+    assert entry.kind is Kind.ANTI_PATTERN and entry.id == "demo-trick"
+    (warning,) = [p for p in loaded.problems if "interrupted flip" in p.message]
+    assert not warning.is_error and warning.path == str(old)
+    entry = tree.record_evidence(
+        "demo-trick", _row("after"), source_type="local experiment", source="exp_10"
+    )
+    assert entry.kind is Kind.ANTI_PATTERN and not old.exists() and new.is_file()
+    assert "Reclassified from optimization to anti-pattern: Slower (exp_9)." in (
+        parse_entry(new.read_text(encoding="utf-8")).generalization
+    )
+    assert not [p for p in load_tree(tree.root).problems if p.is_error]
+
+
+def test_two_different_copies_of_an_id_are_still_a_repeat(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    old, new = _interrupt_flip(tree)
+    # Edited after the flip: no longer the two sides of one flip, so neither is dropped.
+    edited = attrs.evolve(parse_entry(new.read_text(encoding="utf-8")), mechanism="Edited.")
+    new.write_text(render_entry(edited), encoding="utf-8")
+    with pytest.raises(CatalogError, match="a unique id"):
+        load_tree(tree.root, strict=True)
+    assert old.is_file() and new.is_file()
