@@ -256,6 +256,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
         trajectory=trajectory,
         since_best=len(stall),
         stall=[s.experiment.number for s in stall],
+        stall_gain=min_gain,
         family=ctx.family,
         family_source=ctx.family_source,
         kernel=kernel,

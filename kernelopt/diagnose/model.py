@@ -280,6 +280,8 @@ class LogSummary:
         or in total): the attempts of ``stall``, as the detectors count them.
     stall : tuple of int
         The trailing experiments over which the best improved by less than that gain.
+    stall_gain : float
+        That gain (the local-minimum ``min_gain``, a fraction: 0.05 is 5 %).
     family : str or None
         The kernel family used (inferred or given).
     family_source : str
@@ -304,6 +306,7 @@ class LogSummary:
     trajectory: tuple[TrajectoryPoint, ...] = attrs.field(default=(), converter=_trajectory)
     since_best: int = 0
     stall: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+    stall_gain: float = 0.05
     family: str | None = None
     family_source: str = "unknown"
     kernel: str | None = None

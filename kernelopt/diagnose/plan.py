@@ -71,7 +71,7 @@ def _header(summary: LogSummary) -> list[str]:
         )
         lines.append(
             f"New bests: {steps}; {summary.since_best} attempt(s) since the best last moved "
-            "by 5% or more."
+            f"by {summary.stall_gain * 100:g}% or more."
         )
     if summary.family:
         lines.append(f"Kernel family: {summary.family} (from {summary.family_source}).")

@@ -12,6 +12,8 @@ those buffers can be allocated once and reused.
 
 from __future__ import annotations
 
+import re
+
 from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -21,6 +23,8 @@ from kernelopt.diagnose.source import allocations, persistent_buffers
 __all__ = ["detect"]
 
 _PATHOLOGY = Pathology.BUFFER_PERSISTENCE
+# Allocators whose buffers start from a value (torch.zeros, x.new_full, at::ones, ...).
+_FILLED = re.compile(r"(?:zeros|ones|full)")
 
 
 def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
@@ -80,6 +84,16 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
         Evidence(quote=quote(a.text or a.call), source=f"{a.path}:{a.line}")
         for a in found_allocations[:6]
     ]
+    # The seed persists a buffer only as long as every call recalculates its contents; a
+    # zeros/ones/full buffer starts each call from its fill (atomics, accumulators), so
+    # reused as it is it would carry the last call's values.
+    filled = sorted({a.call for a in per_call if _FILLED.search(a.call)})
+    fill_note = (
+        f" A buffer made by {', '.join(filled)} needs its fill every call: write it in the "
+        "kernel (not a separate memset) before reusing the buffer."
+        if filled
+        else ""
+    )
     finding = Finding(
         pathology=_PATHOLOGY,
         summary=summary,
@@ -92,8 +106,9 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
                 [
                     ctx.action(
                         "Allocate outputs and workspaces once per shape and dtype and reuse "
-                        "them across calls (their contents are rewritten every call), or take "
-                        "out=/workspace= from the caller.",
+                        "them across calls, as long as every call recalculates their contents "
+                        "(a buffer, not a cache of an earlier call's results), or take "
+                        "out=/workspace= from the caller." + fill_note,
                         "buffer-persistence",
                     )
                 ]

@@ -268,6 +268,9 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
     evidence: list[Evidence] = []
     reasons: list[str] = []
     involved: list[int] = []
+    # The seed's example is a search that brought no significant improvement: an
+    # experiment whose own step gained min_gain or more was paid for by that gain.
+    gains = {s.experiment.number: s.gain or 0.0 for s in ctx.progress.steps}
     # An autotune space that big is a finding on its own when it bought nothing.
     for number, value in [(n, c.autotune_configs) for n, c in measured.items()] + [
         (e.number, v) for e, v in stated
@@ -276,6 +279,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
             value is not None
             and value >= params.max_autotune_configs
             and (not stall_numbers or number >= stall_numbers[0])
+            and gains.get(number, 0.0) < params.min_gain
         ):
             where = _where(ctx, number) or str(ctx.experiments[0].source or "")
             evidence.append(

@@ -29,8 +29,9 @@ __all__ = ["STALE_AFTER_S", "detect", "stale_profile"]
 _PATHOLOGY = Pathology.OVERLOOKED_SHORTCUT
 
 
-def _shortcuts(ctx: Context) -> tuple[list[Any], str | None, Any]:
-    """The workload's shortcuts, or a reason they could not be read, and the profile."""
+def _shortcuts(ctx: Context, min_share: float) -> tuple[list[Any], str | None, Any]:
+    """The workload's shortcuts down to ``min_share`` of the calls (or of the time), or a
+    reason they could not be read, and the profile."""
     path = ctx.log.workload_profile
     if path is None:
         return (
@@ -39,13 +40,23 @@ def _shortcuts(ctx: Context) -> tuple[list[Any], str | None, Any]:
             None,
         )
     try:
-        from kernelopt.workload import find_shortcuts, read_profile_md
+        from kernelopt.workload import Thresholds, find_shortcuts, read_profile_md
     except ImportError as error:  # the workload inspector is optional for reading logs
         return [], f"kernelopt.workload ({error})", None
     full = os.path.join(ctx.log.root, path)
     try:
         profile = read_profile_md(full)
-        return list(find_shortcuts(profile)), None, profile
+        # The inspector's rules stop at half the calls by default: a lower min_call_share
+        # must reach the rarer shortcuts too (a higher one is applied by the caller, which
+        # also counts a share of the time).
+        defaults = Thresholds()
+        thresholds = Thresholds(
+            often=min(defaults.often, min_share),
+            dominant=min(defaults.dominant, min_share),
+            uniform=min(defaults.uniform, min_share),
+            padding=defaults.padding,
+        )
+        return list(find_shortcuts(profile, thresholds=thresholds)), None, profile
     except Exception as error:  # a workload profile that cannot be read is reported, not fatal
         problem = f"a readable {path} ({error.__class__.__name__}: {quote(str(error), 100)})"
         return [], problem, None
@@ -174,7 +185,7 @@ def _coverage(shortcut: Any) -> str:
 
 def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     """Report common-case shortcuts the kernel has no special path for."""
-    shortcuts, problem, profile = _shortcuts(ctx)
+    shortcuts, problem, profile = _shortcuts(ctx, params.min_call_share)
     if problem is not None:
         return not_found(
             _PATHOLOGY, f"No workload profile could be read ({problem.split(' (')[0]}).", [problem]
