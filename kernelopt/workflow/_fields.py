@@ -16,7 +16,14 @@ def where(instance: object, attribute: attrs.Attribute[Any]) -> str:
 
 def check_line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     """Refuse anything but one non-empty line without surrounding spaces."""
-    if not isinstance(value, str) or not value or value != value.strip() or "\n" in value:
+    # A lone CR ends a line for the readers (as in CommonMark), not only LF.
+    if (
+        not isinstance(value, str)
+        or not value
+        or value != value.strip()
+        or "\n" in value
+        or "\r" in value
+    ):
         raise InputError(
             expected(
                 "one non-empty line without surrounding spaces",

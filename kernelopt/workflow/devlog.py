@@ -63,7 +63,13 @@ _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
 
 
 def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or "|" in value or "\n" in value or value != value.strip():
+    # The file is read as str.splitlines splits it: CR, form feed, U+2028... end a line too.
+    if (
+        not isinstance(value, str)
+        or "|" in value
+        or value.splitlines() not in ([], [value])
+        or value != value.strip()
+    ):
         raise InputError(
             expected(
                 "a table cell: one line without '|' or surrounding spaces",

@@ -426,7 +426,8 @@ def profile_from_rows(
         The rows' implementation to report; default the one named ``version``, or the
         only one present.
     baseline : sequence of BenchRow
-        Rows of the previous version: fill the vs-Baseline table at the same points.
+        Rows of the previous version: fill the vs-Baseline table at the same points,
+        from the rows timed the same way (``mode``) as the version's.
     baseline_impl : str, optional
         Which implementation of ``baseline``, when it holds several.
     point : str, optional
@@ -465,10 +466,10 @@ def profile_from_rows(
     mine = [row for row in rows if row.impl == chosen and config_matches(row.config, terms)]
     if not mine:
         raise InputError(expected(f"rows of {chosen!r} at point {point!r}", "none"))
-    before: dict[str, BenchRow] = {}
+    previous_rows: list[BenchRow] = []
     if baseline:
         which = _one_impl(baseline, baseline_impl, None, "baseline")
-        before = _by_point([row for row in baseline if row.impl == which])
+        previous_rows = [row for row in baseline if row.impl == which]
     has = _present(kernel_source, present)
     if catalog is None:
         from kernelopt.catalog import Catalog
@@ -477,7 +478,9 @@ def profile_from_rows(
     reports = []
     for key, row in _by_point(mine).items():
         trial = _trial_point(row)
-        previous = before.get(key)
+        # The baseline timed the same way: a CUDA-graph time against a cold one (a benchmark
+        # writes both per point) would show the mode's difference as the version's.
+        previous = _by_point([r for r in previous_rows if r.mode == row.mode]).get(key)
         # A point's sizes are integers; a format axis (kv=fp8) would vanish from the
         # heading and two formats would read as one point, so the version names it.
         formats = [f"{k}={v}" for k, v in sorted(row.config.items()) if k in _FORMAT_KEYS]

@@ -42,7 +42,8 @@ def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> H
     'NewVersion'
     """
     require_text(text)
-    found = _FIRST.search(text.replace("\r\n", "\n"))
+    # The parsers take a lone CR for a line end too; so must the search for the heading.
+    found = _FIRST.search(text.replace("\r\n", "\n").replace("\r", "\n"))
     if found is None:
         raise FormatError(
             expected(

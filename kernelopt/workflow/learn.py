@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from kernelopt._enum import TextEnum
-from kernelopt._errors import InputError, expected
+from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt.bench.compare import Verdict
 from kernelopt.catalog import (
     BUILTIN_ROOT,
@@ -482,17 +482,25 @@ def learn(
                 language=language,
                 kernel=kernel,
             )
-            path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
-            return attrs.evolve(
-                base,
-                action=Action.NEW_ANTI_PATTERN,
-                entry_id=created.id,
-                path=path,
-                row=row,
-                dry_run=dry_run,
-                related=related,
-                created=created,
-            )
+            try:
+                path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
+            except CatalogError:
+                # Another writer created it since the catalog was read: this measurement
+                # goes into theirs as evidence instead of being lost.
+                catalog = tree.catalog()
+                if target_id not in catalog:
+                    raise
+            else:
+                return attrs.evolve(
+                    base,
+                    action=Action.NEW_ANTI_PATTERN,
+                    entry_id=created.id,
+                    path=path,
+                    row=row,
+                    dry_run=dry_run,
+                    related=related,
+                    created=created,
+                )
         target = catalog.get(target_id)
         if target.kind is not Kind.ANTI_PATTERN:
             raise InputError(expected("an anti-pattern id to record the regression in", target_id))

@@ -224,7 +224,7 @@ class OptimizationTask:
 
     kernel: str = attrs.field(validator=_line)
     current: str = attrs.field(validator=_word)
-    new_version: str = attrs.field(validator=_word)
+    new_version: str = attrs.field(validator=[_word, _heading_end])
     bottleneck: str = attrs.field(converter=one_line, validator=[_line, _heading_end])
     optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
     constraints: Constraints = attrs.field(factory=Constraints)

@@ -62,10 +62,11 @@ def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None
 
 def _path(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
     _line(instance, attribute, value)
-    if "," in value or "`" in value or value.lower() == _NO_DEVLOG:
+    # "### Files:" items split on ',' and ';' ("Created: a.py, b.py; Modified: c.py").
+    if "," in value or ";" in value or "`" in value or value.lower() == _NO_DEVLOG:
         raise InputError(
             expected(
-                "a path without commas or backticks, other than 'none'",
+                "a path without commas, semicolons or backticks, other than 'none'",
                 repr(value),
                 where=_where(instance, attribute),
             )
@@ -100,7 +101,7 @@ def _point(value: TrialPoint | dict[str, int]) -> TrialPoint:
 
 def _trial_point(instance: TrialCheck, attribute: attrs.Attribute[Any], value: TrialPoint) -> None:
     name = value.name
-    if name != name.strip() or "\n" in name or "[" in name or "]" in name:
+    if name != name.strip() or "\n" in name or "\r" in name or "[" in name or "]" in name:
         raise InputError(
             expected(
                 "a point name without brackets or surrounding spaces",
@@ -166,7 +167,7 @@ class NewVersion:
     """
 
     kernel: str = attrs.field(validator=_line)
-    version: str = attrs.field(validator=_word)
+    version: str = attrs.field(validator=[_word, _heading_end])
     changes: tuple[Change, ...] = attrs.field(converter=_changes)
     created: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
     modified: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
