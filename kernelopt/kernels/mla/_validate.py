@@ -197,7 +197,8 @@ def check_inputs(
 def check_cache_seqlens(
     cache_seqlens: torch.Tensor, *, batch: int, device: torch.device | None = None
 ) -> None:
-    """Check ``cache_seqlens`` is an int32 ``[batch]`` tensor (on ``device`` when given)."""
+    """Check ``cache_seqlens`` is a contiguous int32 ``[batch]`` tensor (on ``device`` when
+    given): the kernels read length ``i`` at offset ``i``."""
     import torch
 
     _require_tensor(cache_seqlens, "cache_seqlens")
@@ -212,6 +213,15 @@ def check_cache_seqlens(
     if device is not None and cache_seqlens.device != device:
         raise InputError(
             expected(f"device {device}", str(cache_seqlens.device), where="cache_seqlens")
+        )
+    if batch > 1 and cache_seqlens.stride(0) != 1:
+        # A column of a wider table would be read as other sequences' lengths.
+        raise InputError(
+            expected(
+                "a contiguous tensor (stride 1)",
+                f"stride {cache_seqlens.stride(0)}",
+                where="cache_seqlens",
+            )
         )
 
 

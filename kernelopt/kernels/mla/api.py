@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 import triton
 
@@ -618,22 +618,45 @@ def get_mla_metadata(
         raise InputError(expected("dense attention (topk=None)", topk, where="topk"))
     rows = check_positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")
     config = default_config(rows, kv_fp8=is_fp8_kvcache)
+    seqlens = _host_seqlens(cache_seqlens)
     schedule = plan_schedule(
-        _host_seqlens(cache_seqlens),
+        seqlens,
         block_n=config.block_n,
         m_tiles=triton.cdiv(rows, config.block_m),
         num_slots=device_num_sms(cache_seqlens.device) * config.ctas_per_sm,
         overhead_tiles=config.overhead_tiles,
     )
     meta, splits = schedule_tensors(schedule, cache_seqlens.device)
-    # The metadata carries what it was scheduled for: (query rows, key tile). Pieces start on
-    # multiples of that tile, which decides whether a call's tiles stay inside a page; a
-    # copy of the tensor loses it and is read with the safe tile below.
-    setattr(meta, _SCHEDULED, (rows, config.block_n))
+    # The metadata carries what it was scheduled for. Pieces start on multiples of its key
+    # tile, which decides whether a call's tiles stay inside a page, and its key ranges are
+    # the lengths read here, which a call checks against its block table and s_q without
+    # reading anything back. A copy of the tensor loses it: the tile is then the safe one
+    # below, and the lengths go unchecked.
+    shortest = min(range(len(seqlens)), key=seqlens.__getitem__)
+    setattr(
+        meta,
+        _SCHEDULED,
+        _Scheduled(rows, config.block_n, shortest, seqlens[shortest], max(seqlens)),
+    )
     return meta, splits
 
 
 _SCHEDULED = "_kernelopt_scheduled"
+
+
+class _Scheduled(NamedTuple):
+    """What :func:`get_mla_metadata` scheduled a metadata tensor for."""
+
+    rows: int
+    """Query rows per sequence (``s_q · h_q``)."""
+    block_n: int
+    """Key tile the pieces were cut on."""
+    shortest_index: int
+    """Index of the shortest sequence."""
+    shortest: int
+    """Its length."""
+    longest: int
+    """Length of the longest sequence."""
 
 
 # The key tile every schedule's tile is a multiple of, for metadata made elsewhere.
@@ -672,7 +695,8 @@ def mla_decode_with_kvcache(
     head_dim_v : int
         Must be 512.
     tile_scheduler_metadata, num_splits : torch.Tensor
-        From :func:`get_mla_metadata` for these lengths.
+        From :func:`get_mla_metadata` for these lengths; the lengths it was made for must
+        each be at least ``s_q`` and fit the block table (checked without a host read).
     softmax_scale : float, optional
         Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
     causal : bool
@@ -742,18 +766,32 @@ def mla_decode_with_kvcache(
 
     rows = s_q * h_q
     config = default_config(rows, q.dtype, kv_fp8=is_fp8_kvcache)
-    scheduled: tuple[int, int] | None = getattr(meta, _SCHEDULED, None)
-    if scheduled is not None and scheduled[0] != rows:
-        raise InputError(
-            expected(
-                f"metadata from get_mla_metadata for {rows} query rows (s_q * h_q)",
-                f"metadata for {scheduled[0]}",
-                where="tile_scheduler_metadata",
+    scheduled: _Scheduled | None = getattr(meta, _SCHEDULED, None)
+    if scheduled is not None:
+        if scheduled.rows != rows:
+            raise InputError(
+                expected(
+                    f"metadata from get_mla_metadata for {rows} query rows (s_q * h_q)",
+                    f"metadata for {scheduled.rows}",
+                    where="tile_scheduler_metadata",
+                )
             )
+        # The pieces cover the lengths the metadata was made for: every draft token must
+        # see a key, and the block table must reach the longest sequence's last page.
+        if scheduled.shortest < s_q:
+            raise InputError(
+                expected(
+                    f"cache_seqlens >= s_q = {s_q}",
+                    scheduled.shortest,
+                    where=f"cache_seqlens[{scheduled.shortest_index}]",
+                )
+            )
+        check_seqlen_values(
+            (scheduled.longest,), s_q=s_q, page_size=page, max_blocks=block_table.shape[1]
         )
     # The metadata's own tile, whatever flag or rows this call passes; unknown metadata
     # (a copy, another library's) gets the tile every schedule is a multiple of.
-    schedule_block_n = _SAFE_TILE if scheduled is None else scheduled[1]
+    schedule_block_n = _SAFE_TILE if scheduled is None else scheduled.block_n
     num_pieces = meta.shape[0]
     # Every sequence has at least one piece: more rows than sequences means some split.
     has_splits = num_pieces > batch

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from kernelopt._errors import InputError, expected
 from kernelopt.kernels.mla._validate import D_QK, D_V, check_positive_int
@@ -18,8 +19,22 @@ from kernelopt.kernels.mla._validate import D_QK, D_V, check_positive_int
 __all__ = ["mla_decode_bytes", "mla_decode_floor_us", "mla_decode_flops"]
 
 
-def _total(seqlens: int | Sequence[int]) -> int:
-    items = [seqlens] if isinstance(seqlens, int | float | str) else list(seqlens)
+def _total(seqlens: int | Sequence[int], *, batch: int | None = None) -> int:
+    """Sum of the lengths; a sequence of them must hold ``batch`` (one per sequence)."""
+    # One integer of any kind (Python, NumPy, a 0-d tensor) is the sum of the lengths; a
+    # NumPy scalar or 0-d tensor has ndim 0 and cannot be iterated.
+    if isinstance(seqlens, int | float) or getattr(seqlens, "ndim", None) == 0:
+        items: list[Any] = [seqlens]
+    elif isinstance(seqlens, str | bytes) or not isinstance(seqlens, Iterable):
+        raise InputError(expected("an int or a sequence of ints", repr(seqlens), where="seqlens"))
+    else:
+        items = list(seqlens)
+        if batch is not None and len(items) != batch:
+            raise InputError(
+                expected(
+                    f"{batch} lengths (one per sequence of the batch)", len(items), where="seqlens"
+                )
+            )
     total = 0
     for n in items:
         try:
@@ -63,7 +78,8 @@ def mla_decode_bytes(
     The cache rows are read once (values share storage with keys), the queries read once and
     the outputs written once; the fp32 LSE and the block table are left out as negligible.
     ``row`` is ``kv_row_bytes`` when given (656 for the FP8 layout of
-    :mod:`kernelopt.kernels.mla.fp8`), ``576 · elt_bytes`` otherwise.
+    :mod:`kernelopt.kernels.mla.fp8`), ``576 · elt_bytes`` otherwise. ``seqlens`` is the
+    sum of the lengths (one integer) or one length per sequence, ``batch`` of them.
     """
     batch, s_q, h_q = (
         check_positive_int(v, n) for v, n in ((batch, "batch"), (s_q, "s_q"), (h_q, "h_q"))
@@ -74,7 +90,7 @@ def mla_decode_bytes(
         raise InputError(
             expected("a positive cache row size in bytes", repr(row), where="kv_row_bytes")
         )
-    return _total(seqlens) * row + batch * s_q * h_q * (D_QK + D_V) * elt_bytes
+    return _total(seqlens, batch=batch) * row + batch * s_q * h_q * (D_QK + D_V) * elt_bytes
 
 
 def mla_decode_floor_us(

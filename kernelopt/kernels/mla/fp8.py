@@ -19,7 +19,7 @@ clamped at 1e-4), so dividing by a scale is exact and nothing overflows: a value
 least ``2⁻⁶ · scale`` (e4m3's smallest normal) keeps three mantissa bits, a relative error
 of at most 2⁻⁴; smaller ones round to steps of ``2⁻⁹ · scale``. Any positive float32 scale
 reads back correctly. A NaN in a group of 128 makes that group's scale, and so every value
-of the group, NaN.
+of the group, NaN; so does an infinity (e4m3 has none, and no finite scale holds it).
 """
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def dequantize_kv_fp8(packed: torch.Tensor, dtype: torch.dtype | None = None) ->
     Raises
     ------
     InputError
-        For a tensor that is not uint8 or whose last dim is not 656.
+        For a tensor that is not uint8 or whose last dim is not 656, or a ``dtype`` that is
+        not a floating torch dtype.
     """
     import torch
 
@@ -134,6 +135,9 @@ def dequantize_kv_fp8(packed: torch.Tensor, dtype: torch.dtype | None = None) ->
             )
         )
     out_dtype = torch.float32 if dtype is None else dtype
+    if not isinstance(out_dtype, torch.dtype) or not out_dtype.is_floating_point:
+        # An integer dtype would truncate every value; a name ("float16") is not a dtype.
+        raise InputError(expected("a floating torch.dtype", repr(out_dtype), where="dtype"))
     # float32 arithmetic (float64 when asked for): an e4m3 value times a float32 scale is
     # exact in float64, and in float32 for the power-of-two scales the quantizer writes.
     work = torch.float64 if out_dtype == torch.float64 else torch.float32

@@ -29,6 +29,7 @@ from kernelopt.kernels.mla._validate import (
     check_interpreter_dtype,
     check_outputs,
     check_runnable_device,
+    check_seqlen_values,
     check_softmax_scale,
 )
 
@@ -207,8 +208,9 @@ def mla_decode_naive(
     block_table : torch.Tensor
         ``[b, max_blocks]`` int32.
     cache_seqlens : torch.Tensor
-        ``[b]`` int32 on q's device, each at least ``s_q`` and covered by the block table
-        (not checked here: that needs the values on the host).
+        ``[b]`` int32 on q's device, each at least ``s_q`` and covered by the block table.
+        Read on the host to check that (one synchronization for a CUDA tensor); plan with
+        ``MLADecodePlan(strategy="naive")`` for runs that never synchronize.
     softmax_scale : float
         Scale of ``q · k`` before the softmax.
     causal : bool
@@ -225,13 +227,17 @@ def mla_decode_naive(
     """
     import torch
 
-    batch, s_q, h_q, _ = check_inputs(q, kv_cache, block_table)
+    batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table)
     check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
     check_outputs(out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device)
     check_runnable_device(q.device)
     check_interpreter_dtype(q.device, q.dtype)
     softmax_scale = check_softmax_scale(softmax_scale)
     causal = check_flag(causal, "causal")
+    # The kernel walks keys [0, seqlen) through the table: a length of zero or below s_q
+    # leaves rows with no key (NaN), and one past the table reads pages that are not there.
+    seqlens = [int(n) for n in cache_seqlens.tolist()]
+    check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
     if out is None:
         out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
     if lse is None:

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 from kernelopt.kernels.mla._validate import (
     D_NOPE,
     check_cache_seqlens,
+    check_flag,
     check_inputs,
     check_page_indices,
     check_seqlen_values,
+    check_softmax_scale,
 )
 from kernelopt.kernels.mla.fp8 import dequantize_kv_fp8
 
@@ -67,7 +69,7 @@ def mla_decode_ref(
     cache_seqlens : torch.Tensor
         ``[b]`` int32 cache lengths, each at least ``s_q``.
     softmax_scale : float
-        Scale applied to ``q · k`` before the softmax.
+        Scale applied to ``q · k`` before the softmax: finite and positive.
     causal : bool
         Draft token ``i`` sees keys ``t < seqlen - s_q + i + 1`` when true, all keys otherwise.
 
@@ -81,6 +83,9 @@ def mla_decode_ref(
     import torch
 
     batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=True)
+    # The ground truth takes what the kernels take: a NaN scale is not an answer to compare.
+    softmax_scale = check_softmax_scale(softmax_scale)
+    causal = check_flag(causal, "causal")
     fp8 = kv_cache.dtype == torch.uint8
     check_cache_seqlens(cache_seqlens, batch=batch)
     seqlens = [int(n) for n in cache_seqlens.tolist()]

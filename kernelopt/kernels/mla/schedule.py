@@ -21,6 +21,7 @@ as a small int32 table; the kernels never synchronize with the host.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -204,14 +205,37 @@ def _chunk_candidates(longest: int, max_pieces: int) -> list[int]:
     return chunks
 
 
+def _is_count(value: object) -> bool:
+    # Any integer (NumPy's too), not a bool: 5.5 keys or True pieces are not counts.
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _check_seqlens(seqlens: Sequence[int]) -> tuple[int, ...]:
-    values = tuple(int(n) for n in seqlens)
+    values = tuple(seqlens)
     if not values:
         raise InputError(expected("at least one sequence", "an empty batch", where="seqlens"))
     for i, n in enumerate(values):
+        if not _is_count(n):
+            raise InputError(expected("an integer cache length", repr(n), where=f"seqlens[{i}]"))
         if n < 1:
             raise InputError(expected("a cache length of at least 1", n, where=f"seqlens[{i}]"))
-    return values
+    return tuple(int(n) for n in values)
+
+
+def _check_sizes(**sizes: object) -> None:
+    """Positive integer sizes (``block_n``, ``m_tiles``, ``num_slots``)."""
+    for name, value in sizes.items():
+        if not _is_count(value) or value < 1:  # type: ignore[operator]
+            raise InputError(expected("a positive integer", repr(value), where=name))
+
+
+def _check_slack(**values: object) -> None:
+    """Finite, non-negative model terms (``overhead_tiles``, ``tolerance``): a NaN or a
+    negative one leaves no plan within the tolerance of the cheapest."""
+    for name, value in values.items():
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0:  # type: ignore[arg-type,operator]
+            raise InputError(expected("a finite value >= 0", repr(value), where=name))
 
 
 def build_schedule(
@@ -229,8 +253,8 @@ def build_schedule(
     ``splits=1_000_000`` means "one piece per tile". Used for tuning sweeps and tests.
     """
     values = _check_seqlens(seqlens)
-    if block_n < 1:
-        raise InputError(expected("a positive block_n", block_n, where="block_n"))
+    _check_sizes(block_n=block_n, m_tiles=m_tiles, num_slots=num_slots)
+    _check_slack(overhead_tiles=overhead_tiles)
     if isinstance(splits, numbers.Integral) and not isinstance(splits, bool):
         counts = [int(splits)] * len(values)
     elif (
@@ -304,10 +328,9 @@ def plan_schedule(
         The chosen plan; ``est_cost`` is its modelled makespan.
     """
     values = _check_seqlens(seqlens)
-    for name, value in (("block_n", block_n), ("m_tiles", m_tiles), ("num_slots", num_slots)):
-        if value < 1:
-            raise InputError(expected("a positive integer", value, where=name))
-    if max_splits is not None and max_splits < 1:
+    _check_sizes(block_n=block_n, m_tiles=m_tiles, num_slots=num_slots)
+    _check_slack(overhead_tiles=overhead_tiles, tolerance=tolerance)
+    if max_splits is not None and (not _is_count(max_splits) or max_splits < 1):
         raise InputError(expected("a positive integer or None", max_splits, where="max_splits"))
     tiles_hist = Counter(-(-n // block_n) for n in values)
     longest = max(tiles_hist)

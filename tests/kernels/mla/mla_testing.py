@@ -14,8 +14,16 @@ D_QK = 576
 D_V = 512
 
 # Bounds on ‖out − ref‖ / ‖ref‖ against the float64 reference. float32 dots run in IEEE
-# mode (no tf32); half-precision bounds cover the rounding of P and of the output.
-TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+# mode (no tf32): the kernels reach 6e-7. Half-precision bounds cover the rounding of P and
+# of the output, about half a unit in the last place (float16 reaches 2.4e-4 on the CPU,
+# 2^-11 = 4.9e-4 is its unit roundoff; bfloat16's is 2^-8 = 3.9e-3).
+TOLERANCE = {torch.float32: 2e-6, torch.float16: 1e-3, torch.bfloat16: 1e-2}
+# The LSE is float32 whatever the inputs: products of half-precision values are exact in
+# float32 and every kernel sums its softmax denominators in float32 (3e-7 at most on the
+# CPU; 2.8e-6 to 4.5e-6 measured for bfloat16 inputs on the H200), so it is held near
+# float32's bound. An LSE computed with the scale rounded to bfloat16 (2^-9) would pass
+# the output's bound.
+LSE_TOLERANCE = 2e-5
 
 
 def seed_of(request: pytest.FixtureRequest) -> int:
@@ -97,7 +105,7 @@ def assert_matches(
     e_out, e_lse = rel_err(out, ref_out), lse_err(lse, ref_lse)
     bound = TOLERANCE[dtype]
     assert e_out < bound, f"out relative error {e_out:.3e} >= {bound:.0e}"
-    assert e_lse < bound, f"lse relative error {e_lse:.3e} >= {bound:.0e}"
+    assert e_lse < LSE_TOLERANCE, f"lse relative error {e_lse:.3e} >= {LSE_TOLERANCE:.0e}"
 
 
 def assert_graph_replay_matches(

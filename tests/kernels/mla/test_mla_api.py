@@ -103,7 +103,8 @@ def test_plan_is_a_snapshot_of_the_lengths(request) -> None:
     ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
     plan = _plan(sl)
     sl.fill_(2)  # the caller reuses its tensor for the next step
-    out, lse = plan.run(q, kv, bt)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
     assert plan.seqlens == (130, 17, 64)
     assert_matches(out, lse, *ref, torch.float32)
 
@@ -112,7 +113,8 @@ def test_plan_accepts_host_lengths_and_forced_splits(request) -> None:
     q, kv, bt, _ = _inputs(request)
     plan = _plan([130, 17, 64], num_splits=[3, 1, 2], device=DEVICE)
     assert plan.schedule is not None and plan.schedule.splits == (3, 1, 2)
-    out, lse = plan.run(q, kv, bt)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
     sl = torch.tensor([130, 17, 64], dtype=torch.int32, device=DEVICE)
     assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.float32)
 
@@ -124,7 +126,8 @@ def test_caller_owned_workspace_is_used(request, dtype) -> None:
     elt = torch.tensor([], dtype=dtype).element_size()
     workspace = torch.full((need // elt + 8,), 0, dtype=dtype, device=DEVICE)
     plan = _plan(sl, num_splits=2, workspace=workspace)
-    out, lse = plan.run(q, kv, bt)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
     assert workspace.any(), "the partial outputs went somewhere else"
     assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.float32)
     with pytest.raises(InputError, match=f"workspace: Expected at least {need} bytes"):
@@ -391,6 +394,48 @@ def test_metadata_is_read_as_it_was_scheduled(request) -> None:
         mla_decode_with_kvcache(q, fp8, bt, sl, 512, meta, num_splits, is_fp8_kvcache=True)
 
 
+def test_flashmla_pair_checks_the_lengths_its_metadata_was_made_for(request) -> None:
+    # The pieces' key ranges come from the metadata: a block table narrower than its
+    # longest sequence was read past its row (another sequence's pages, or a crash), and a
+    # causal call with fewer keys than draft tokens left rows with no key (NaN). Both are
+    # refused, as by every other entry point.
+    q, kv, bt, sl = _inputs(request, seqlens=(30, 17), s_q=2, h_q=3)
+    meta, num_splits = get_mla_metadata(sl, 6, 1)
+    with pytest.raises(InputError, match="block_table: Expected a block table of at least 2"):
+        mla_decode_with_kvcache(q, kv, bt[:, :1], sl, 512, meta, num_splits)
+    short = torch.tensor([30, 1], dtype=torch.int32, device=DEVICE)
+    meta, num_splits = get_mla_metadata(short, 6, 1)
+    for causal in (True, False):
+        with pytest.raises(
+            InputError, match=r"cache_seqlens\[1\]: Expected cache_seqlens >= s_q = 2, got 1"
+        ):
+            mla_decode_with_kvcache(q, kv, bt, short, 512, meta, num_splits, causal=causal)
+
+
+def test_strided_lengths_are_refused_not_misread(request) -> None:
+    # The kernels read cache_seqlens[i] at offset i: a strided view (a column of a wider
+    # table) was read as other lengths, a wrong answer with no error.
+    from kernelopt.kernels.mla import mla_decode_naive, mla_decode_split_kv
+
+    q, kv, bt, sl = _inputs(request)
+    column = torch.stack([sl, torch.full_like(sl, 5)], dim=1)[:, 0]
+    assert torch.equal(column, sl) and column.stride() == (2,)
+    message = r"cache_seqlens: Expected a contiguous tensor \(stride 1\), got stride 2"
+    out, lse = poisoned_outputs(q)
+    for call in (mla_decode_naive, mla_decode_split_kv):
+        with pytest.raises(InputError, match=message):
+            call(q, kv, bt, column, softmax_scale=SCALE, out=out, lse=lse)
+    with pytest.raises(InputError, match=message):
+        get_mla_metadata(column, 6, 1)
+    meta, num_splits = get_mla_metadata(sl, 6, 1)
+    with pytest.raises(InputError, match=message):
+        mla_decode_with_kvcache(q, kv, bt, column, 512, meta, num_splits, causal=True)
+    assert torch.isnan(out).all() and torch.isnan(lse).all()
+    # One sequence has no stride to get wrong.
+    one = torch.tensor([[9, 5]], dtype=torch.int32, device=DEVICE)[:, 0]
+    mla_decode_ref(q[:1], kv, bt[:1], one, softmax_scale=SCALE)
+
+
 def test_every_entry_point_checks_scale_flags_and_outputs(request) -> None:
     from kernelopt.kernels.mla import mla_decode_naive, mla_decode_split_kv
 
@@ -458,3 +503,18 @@ def test_cost_formulas_refuse_sizes_that_are_not_counts() -> None:
     with pytest.raises(InputError, match="copy_tbps: Expected a finite positive ceiling"):
         mla_decode_floor_us(1, batch=1, s_q=1, h_q=1, elt_bytes=2, matmul_tflops=1.0,
                             copy_tbps=float("nan"))  # fmt: skip
+
+
+def test_cost_formulas_take_one_length_of_any_integer_kind_and_check_the_batch() -> None:
+    # A NumPy or 0-d tensor length is one sequence's length (it raised a bare TypeError),
+    # and a list of lengths must have one per sequence of the batch.
+    one = mla_decode_flops(4096, s_q=1, h_q=16)
+    assert mla_decode_flops(np.int64(4096), s_q=1, h_q=16) == one
+    assert mla_decode_flops(torch.tensor(4096), s_q=1, h_q=16) == one
+    with pytest.raises(InputError, match="seqlens: Expected an int or a sequence of ints, got No"):
+        mla_decode_flops(None, s_q=1, h_q=16)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"seqlens: Expected 2 lengths \(one per sequence"):
+        mla_decode_bytes([4096, 4096, 4096], batch=2, s_q=1, h_q=16, elt_bytes=2)
+    with pytest.raises(InputError, match=r"seqlens: Expected 1 lengths \(one per sequence"):
+        mla_decode_floor_us([], batch=1, s_q=1, h_q=1, elt_bytes=2, matmul_tflops=1.0,
+                            copy_tbps=1.0)  # fmt: skip

@@ -90,6 +90,9 @@ def test_zero_and_nan_groups() -> None:
     assert torch.isnan(back[1, 256:384]).all()  # the poisoned group, and only it
     assert torch.isfinite(back[1, :256]).all() and torch.isfinite(back[1, 384:]).all()
     assert torch.isfinite(back[2]).all()
+    kv[2, 0] = float("-inf")
+    back = dequantize_kv_fp8(quantize_kv_fp8(kv))
+    assert torch.isnan(back[2, :128]).all() and torch.isfinite(back[2, 128:]).all()
 
 
 def test_bad_inputs_are_named() -> None:
@@ -101,6 +104,17 @@ def test_bad_inputs_are_named() -> None:
         dequantize_kv_fp8(torch.zeros(4, 656))
     with pytest.raises(InputError, match=r"Expected a torch\.uint8 tensor"):
         dequantize_kv_fp8(torch.zeros(4, 576, dtype=torch.uint8))
+
+
+def test_dequantize_refuses_a_result_dtype_that_is_not_floating() -> None:
+    # An integer dtype truncated every value silently; a dtype's name was read by torch as
+    # a device ("Invalid device string").
+    packed = quantize_kv_fp8(_rows(2, seed=4))
+    for dtype in (torch.int32, torch.uint8, "float16"):
+        with pytest.raises(InputError, match=r"dtype: Expected a floating torch\.dtype"):
+            dequantize_kv_fp8(packed, dtype)  # type: ignore[arg-type]
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        assert dequantize_kv_fp8(packed, dtype).dtype == dtype
 
 
 # (seqlens, s_q, h_q, page, num_splits), as for the bfloat16 cache: one-piece and split

@@ -162,9 +162,25 @@ def test_build_schedule_caps_pieces_at_tiles() -> None:
         ({"block_n": 0}, "block_n: Expected a positive integer, got 0"),
         ({"num_slots": 0}, "num_slots: Expected a positive integer, got 0"),
         ({"max_splits": 0}, "max_splits: Expected a positive integer or None, got 0"),
+        # A fractional length was cut to an int; a NaN or negative tolerance or overhead
+        # left no eligible plan (a bare "min() arg is an empty sequence").
+        ({"seqlens": [5.5]}, "seqlens\\[0\\]: Expected an integer cache length, got 5.5"),
+        ({"seqlens": [True]}, "seqlens\\[0\\]: Expected an integer cache length, got True"),
+        ({"tolerance": float("nan")}, "tolerance: Expected a finite value >= 0, got nan"),
+        ({"tolerance": -0.5}, "tolerance: Expected a finite value >= 0, got -0.5"),
+        ({"overhead_tiles": -5}, "overhead_tiles: Expected a finite value >= 0, got -5"),
+        ({"overhead_tiles": float("inf")}, "overhead_tiles: Expected a finite value >= 0"),
+        ({"m_tiles": 1.5}, "m_tiles: Expected a positive integer, got 1.5"),
     ],
 )
 def test_plan_rejects_bad_arguments(kwargs, message) -> None:
     args = {"seqlens": [10], "block_n": 16, "m_tiles": 1, "num_slots": 4} | kwargs
     with pytest.raises(InputError, match=message):
         plan_schedule(args.pop("seqlens"), **args)
+
+
+def test_build_schedule_rejects_what_plan_schedule_rejects() -> None:
+    with pytest.raises(InputError, match="seqlens\\[0\\]: Expected an integer cache length"):
+        build_schedule([7.9], 1, block_n=16)
+    with pytest.raises(InputError, match="overhead_tiles: Expected a finite value >= 0"):
+        build_schedule([10], 1, block_n=16, overhead_tiles=float("nan"))

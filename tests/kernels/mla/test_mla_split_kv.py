@@ -25,6 +25,8 @@ CASES = [
     ([63, 130], 2, 17, 16, 3),
     ([100, 5], 5, 3, 1, 4),
     ([130], 1, 16, 64, 9),
+    # 4097 keys, scheduled: the long sequence splits, the short ones stay whole.
+    ([4097, 1, 17], 1, 16, 16, None),
 ]
 
 
@@ -66,7 +68,10 @@ def test_lse_is_natural_log_with_a_sharp_softmax(request, causal) -> None:
     q, kv, bt, sl = make_inputs(
         [90, 33], s_q=2, h_q=4, page=16, dtype=torch.float32, seed=seed_of(request)
     )
-    out, lse = mla_decode_split_kv(q, kv, bt, sl, softmax_scale=0.4, causal=causal, num_splits=3)
+    out, lse = poisoned_outputs(q)
+    mla_decode_split_kv(
+        q, kv, bt, sl, softmax_scale=0.4, causal=causal, num_splits=3, out=out, lse=lse
+    )
     ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=0.4, causal=causal)
     assert_matches(out, lse, ref_out, ref_lse, torch.float32)
     torch.testing.assert_close(lse.double(), ref_lse, rtol=1e-5, atol=1e-4)
@@ -76,7 +81,8 @@ def test_one_key_sequence_returns_its_value(request) -> None:
     q, kv, bt, sl = make_inputs(
         [1], s_q=1, h_q=2, page=16, dtype=torch.float32, seed=seed_of(request)
     )
-    out, lse = mla_decode_split_kv(q, kv, bt, sl, softmax_scale=0.3)
+    out, lse = poisoned_outputs(q)
+    mla_decode_split_kv(q, kv, bt, sl, softmax_scale=0.3, out=out, lse=lse)
     row = kv[bt[0, 0], 0, 0]
     torch.testing.assert_close(out[0, 0], row[:512].expand(2, 512))
     torch.testing.assert_close(lse[0, :, 0], 0.3 * (q[0, 0] @ row), rtol=1e-5, atol=1e-5)
@@ -119,7 +125,10 @@ def test_swept_configs_agree(request) -> None:
         SplitKVConfig(block_m=32, block_n=32, num_warps=4, combine_block_r=16, combine_block_d=64),
         SplitKVConfig(block_m=64, block_n=64, num_warps=8, num_stages=3),
     ):
-        out, lse = mla_decode_split_kv(q, kv, bt, sl, softmax_scale=SCALE, config=config, num_sms=4)
+        out, lse = poisoned_outputs(q)
+        mla_decode_split_kv(
+            q, kv, bt, sl, softmax_scale=SCALE, config=config, num_sms=4, out=out, lse=lse
+        )
         assert_matches(out, lse, ref_out, ref_lse, torch.float16)
 
 
