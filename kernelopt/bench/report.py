@@ -69,7 +69,14 @@ class Bottleneck(TextEnum):
 
 def _cell(text: str) -> str:
     # Surrounding spaces would be read back as padding: strip them so the text round-trips.
-    return text.replace("|", "/").replace("\n", " ").strip()
+    # Every line break the reader splits on (CR, form feed, U+2028...) becomes a space.
+    return " ".join(text.replace("|", "/").splitlines()).strip()
+
+
+def _one_line_text(value: object) -> bool:
+    """Whether ``value`` is a str that reads back as itself at a line's end: no line break
+    of any kind, no surrounding whitespace (the reader strips it)."""
+    return isinstance(value, str) and value.splitlines() in ([], [value]) and value == value.strip()
 
 
 def _shown(value: float) -> float:
@@ -89,15 +96,31 @@ def _token(_instance: object, attribute: attrs.Attribute[str], value: str) -> No
 
 
 def _kernel_name(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not value.strip() or "\n" in value or "|" in value:
+    if not _one_line_text(value) or not value or "|" in value:
         raise InputError(
-            expected("a non-empty one-line name without '|'", repr(value), where=attribute.name)
+            expected(
+                "a non-empty one-line name without '|' or surrounding spaces",
+                repr(value),
+                where=attribute.name,
+            )
         )
 
 
 def _one_line(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or "\n" in value or "\r" in value:
-        raise InputError(expected("one line of text", repr(value), where=attribute.name))
+    if not _one_line_text(value):
+        raise InputError(
+            expected(
+                "one line of text without surrounding spaces", repr(value), where=attribute.name
+            )
+        )
+
+
+def _entry_id(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    # Printed between backticks: "name (`entry-id`)"; empty where no entry is linked.
+    if not isinstance(value, str) or "`" in value or any(c.isspace() for c in value):
+        raise InputError(
+            expected("an entry id without spaces or backticks", repr(value), where=attribute.name)
+        )
 
 
 def _pct(value: float | None) -> str:
@@ -153,7 +176,7 @@ class Opportunity:
     """
 
     name: str = attrs.field(validator=_one_line)
-    entry_id: str
+    entry_id: str = attrs.field(validator=_entry_id)
     gain_pct: float = attrs.field(validator=finite())
     trigger: str = attrs.field(validator=_one_line)
 

@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from kernelopt._errors import InputError, KernelOptError
 from kernelopt.bench import (
@@ -308,3 +310,48 @@ def test_what_the_heading_or_a_table_could_not_hold_is_refused() -> None:
                            bottleneck="Memory-bound", root_cause="x")  # fmt: skip
     back = parse_profile(spaced.render())
     assert (back.kernel, back.version) == ("mla decode", "v2")
+
+
+# Any character but surrogates, and the ones markdown or the hand-off give a meaning.
+_FREE = st.one_of(
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12),
+    st.text(alphabet="ab |`#-:;,.[]()*\t\n\r\x0b\x0c\x85\u2028é µ", min_size=1, max_size=10),
+)
+
+
+def _made(build: Any) -> Any:
+    try:
+        return build()
+    except InputError:
+        assume(False)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_a_rendered_profile_reads_back_to_the_same_text(data: st.DataObject) -> None:
+    # Cells are normalized when rendered (a pipe becomes '/'); what is printed must then
+    # read back and print again unchanged, or be refused when the record is made.
+    draw = data.draw
+    stage = _made(
+        lambda: Stage(name=draw(_FREE), duration=1.5, bottleneck=draw(_FREE), key_issue=draw(_FREE))
+    )
+    opportunity = _made(
+        lambda: Opportunity(
+            name=draw(_FREE), entry_id=draw(_FREE), gain_pct=12.0, trigger=draw(_FREE)
+        )
+    )
+    metric = _made(lambda: BaselineMetric(metric=draw(_FREE), previous=1.0, current=2.0))
+    report = _made(
+        lambda: ProfileReport(
+            kernel=draw(_FREE),
+            version="v2",
+            point=POINT,
+            stages=[stage],
+            bottleneck=Bottleneck.MEMORY,
+            root_cause=draw(_FREE),
+            opportunities=[opportunity],
+            baseline=[metric],
+        )
+    )
+    text = report.render()
+    assert parse_profile(text).render() == text
