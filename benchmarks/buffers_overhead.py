@@ -1,6 +1,6 @@
 """Per-call cost of allocating a buffer with torch.empty versus taking a persistent one.
 
-What it times, for a tiny, a small and a large shape, on CUDA (when present) and on CPU:
+What it times, for a tiny, a small and a large shape, on CUDA and on CPU:
 
 - ``torch.empty``: a fresh tensor every call (the caching allocator plus dispatch).
 - ``pool.get``: a hit in a BufferPool (dictionary lookup and LRU touch).
@@ -14,9 +14,11 @@ calls of request-plus-fill, the work a launcher does; for small shapes the GPU i
 between fills and this shows whether the request's host cost reaches the GPU timeline.
 Each row is the median over repeats of (elapsed / calls), in microseconds.
 
-Usage: ``python benchmarks/buffers_overhead.py [--out FILE]`` (default
-``benchmarks/results/buffers_overhead.jsonl``). Prints a table last and writes one JSON row
-per measurement. Runs in well under a minute.
+Usage: ``python benchmarks/buffers_overhead.py [--out FILE] [--device all|cuda|cpu]``
+(default ``benchmarks/results/buffers_overhead.jsonl``, ``all``). Prints a table last and
+writes one JSON row per measurement, replacing ``--out``. Runs in well under a minute.
+Without a CUDA device, ``all`` and ``cuda`` refuse (exit 2); ``--device cpu`` times the CPU
+alone.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import argparse
 import datetime
 import json
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -214,27 +217,39 @@ def table(rows: list[OverheadRow]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--out", type=Path, default=Path("benchmarks/results/buffers_overhead.jsonl")
     )
     parser.add_argument("--calls", type=int, default=2000, help="calls per timed repeat")
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--device", choices=("all", "cuda", "cpu"), default="all")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--device",
+        choices=("all", "cuda", "cpu"),
+        default="all",
+        help="all (CUDA and CPU; needs a CUDA device), cuda, or cpu (the CPU alone)",
+    )
+    args = parser.parse_args(argv)
+    if args.device in ("all", "cuda") and not torch.cuda.is_available():
+        # Without a GPU, --device all would write CPU rows alone over a file of both.
+        print(
+            f"buffers_overhead: --device {args.device} needs a CUDA device, and none is present "
+            "(--device cpu times the CPU alone)",
+            file=sys.stderr,
+        )
+        return 2
     devices = []
-    if args.device in ("all", "cuda") and torch.cuda.is_available():
+    if args.device in ("all", "cuda"):
         devices.append(torch.device("cuda", torch.cuda.current_device()))
     if args.device in ("all", "cpu"):
         devices.append(torch.device("cpu"))
-    if not devices:
-        raise SystemExit("no CUDA device present; use --device cpu")
     rows = run(args.calls, args.repeats, devices)
     atomic_write_text(args.out, "".join(json.dumps(attrs.asdict(r)) + "\n" for r in rows))
     print(f"wrote {len(rows)} rows to {args.out}")
     print(table(rows))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

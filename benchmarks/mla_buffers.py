@@ -82,7 +82,7 @@ def time_batch(b: int, table: list[tuple[object, ...]], rows: list[object]) -> N
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_buffers.jsonl"))
     args = parser.parse_args()
     if not torch.cuda.is_available():

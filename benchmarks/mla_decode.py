@@ -34,7 +34,8 @@ reads the same bytes, the floor counts 656-byte rows, and only the strategies an
 read the layout run (``split_kv``, and ``seesaw`` at 16 query rows or fewer; the torch peers
 dequantize inside the timed call).
 ``--smoke`` runs tiny shapes on any device
-(CPU through the Triton interpreter) to check the script itself; its numbers mean nothing.
+(CPU through the Triton interpreter) to check the script itself; its numbers mean nothing,
+and its rows are written only to an ``--out`` given on the command line.
 ``--workload PATH`` writes the trial matrix's shapes as a workload profile (the
 ``workload_profile.md`` that ``kernelopt inspect`` writes and ``kernelopt diagnose`` reads)
 and exits; it needs no GPU::
@@ -91,6 +92,7 @@ class NotApplicableError(Exception):
 
 
 FP8_PEERS = ("eager", "compile")
+DEFAULT_OUT = Path("benchmarks/results/mla_decode.jsonl")
 SCALE = 192**-0.5  # DeepSeek-V3: (128 nope + 64 rope) ** -0.5
 CHECK_BOUND = 2e-2
 
@@ -453,8 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("benchmarks/results/mla_decode.jsonl"),
-        help="JSONL file the rows are appended to",
+        default=None,
+        help=f"JSONL file the rows are appended to (default {DEFAULT_OUT}; with --smoke, "
+        "rows are written only where --out says)",
     )
     parser.add_argument("--quick", action="store_true", help="s_q=1 points only, fast timing")
     parser.add_argument(
@@ -562,11 +565,14 @@ def main(argv: list[str] | None = None) -> int:
         if cuda:
             torch.cuda.empty_cache()
 
-    if rows:
-        append_rows(args.out, rows)
+    # Smoke timings check the script: they never go into the results file unasked.
+    out = args.out if args.out is not None or args.smoke else DEFAULT_OUT
+    if rows and out is not None:
+        append_rows(out, rows)
     for line in notes:
         print("note:", line)
-    print(f"\n{len(rows)} rows appended to {args.out}; {time.perf_counter() - started:.0f} s total")
+    where = f"appended to {out}" if out is not None else "not written (--smoke without --out)"
+    print(f"\n{len(rows)} rows {where}; {time.perf_counter() - started:.0f} s total")
     print(render_table(table, modes))
     return 0
 

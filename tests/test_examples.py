@@ -11,6 +11,7 @@ reads. The tests then read that log back with kernelopt's own readers.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
@@ -247,6 +248,8 @@ def test_step8_reads_the_fp8_cache_at_its_own_trial_point(
     else:
         assert (fp8.counted, fp8.gain) == (False, None)
         assert "exp 6: a new trial point without a gain of its own" in text
+        # Alone at its point, it is the best there: nothing printed may say otherwise.
+        assert "best so far: exp 6" not in text or "neither best" not in text
 
 
 @pytest.mark.slow
@@ -268,6 +271,50 @@ def test_a_later_step_runs_the_earlier_ones_first(tmp_path: Path) -> None:
     assert (tmp_path / "log" / "experiments" / "exp_3" / "plan.md").is_file()
 
 
+def test_step1_says_it_empties_a_log_it_wrote(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    assert _run(STEPS[0], log).returncode == 0
+    (log / "experiments" / "exp_1").mkdir()
+    done = _run(STEPS[0], log)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "emptied the log" in done.stdout
+    assert not (log / "experiments" / "exp_1").exists()
+    assert (log / "experiments" / "workload_profile.md").is_file()
+    # On an empty directory there is nothing to empty, and it says nothing.
+    assert "emptied" not in _run(STEPS[0], tmp_path / "fresh").stdout
+
+
+@pytest.mark.slow
+def test_a_step_that_did_not_finish_refuses_to_run_again(tmp_path: Path) -> None:
+    # Step 2 appends its benchmark rows before it writes its results: stopped in between
+    # and run again, it would append them twice. It refuses instead, and says why.
+    log = tmp_path / "log"
+    assert _run(STEPS[0], log).returncode == 0
+    child = subprocess.Popen(
+        [sys.executable, "-u", str(EXAMPLES / STEPS[1]), "--cpu", "--log", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=_env(),
+        cwd=REPO,
+    )
+    assert child.stdout is not None
+    for line in child.stdout:
+        if line.startswith("== Ceilings"):  # past the log's checks: the step has started
+            break
+    child.kill()
+    child.wait(timeout=60)
+    assert not (log / "experiments" / "exp_2" / "result.md").exists()
+    done = _run(STEPS[1], log)
+    assert done.returncode != 0
+    assert "Expected a log where step 2 has not started yet" in done.stderr
+    assert not (log / "runs" / "bench.jsonl").exists()
+    # A later step that needs step 2 stops too, showing why.
+    later = _run(STEPS[2], log)
+    assert later.returncode != 0
+    assert "step 2 has not started yet" in later.stderr
+
+
 def test_step1_refuses_to_clear_a_directory_it_did_not_write(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
     done = _run(STEPS[0], tmp_path)
@@ -287,6 +334,87 @@ def test_help_of_every_step_names_its_options() -> None:
         )
         assert done.returncode == 0, done.stderr
         assert "--log" in done.stdout and "--gpu" in done.stdout and "--cpu" in done.stdout
+
+
+# ---------------------------------------------------------------------------- benchmarks/
+
+BENCHMARKS = REPO / "benchmarks"
+# The scripts that time a GPU and nothing else: without one they must say so, exit 2 and
+# write nothing.
+GPU_BENCHMARKS = (
+    "bench_verify.py",
+    "gather_index_select.py",
+    "mla_buffers.py",
+    "mla_decode.py",
+    "mla_host_cost.py",
+    "buffers_overhead.py",  # its default, --device all, times the GPU and the CPU
+)
+
+
+def _bench(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``benchmarks/<script>`` from ``cwd`` as if no GPU were present."""
+    env = _env(interpret=False)
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_every_benchmark_has_help(tmp_path: Path) -> None:
+    scripts = sorted(p.name for p in BENCHMARKS.glob("*.py"))
+    assert set(GPU_BENCHMARKS) < set(scripts)
+    for script in scripts:
+        done = _bench(script, "--help", cwd=tmp_path)
+        assert done.returncode == 0, f"{script}: {done.stderr[-2000:]}"
+        assert "--out" in done.stdout, script
+        # The description is whole sentences, not a first line cut mid-phrase.
+        description = done.stdout.split("\n\n")[1].strip()
+        assert description.endswith("."), f"{script}: {description!r}"
+
+
+@pytest.mark.parametrize("script", GPU_BENCHMARKS)
+def test_a_gpu_benchmark_without_a_gpu_says_so_and_writes_nothing(
+    script: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "rows.jsonl"
+    done = _bench(script, "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "CUDA" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_buffers_overhead_times_the_cpu_alone_when_asked(tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    done = _bench(
+        "buffers_overhead.py", "--device", "cpu", "--calls", "20", "--repeats", "3",
+        "--out", str(out), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["device"] == "cpu" and r["gpu"] is None for r in rows)
+
+
+@pytest.mark.slow
+def test_mla_decode_smoke_writes_rows_only_where_asked(tmp_path: Path) -> None:
+    # Run from tmp_path: the default --out, benchmarks/results/mla_decode.jsonl, would land
+    # under it. A smoke run's timings are no results: without --out they go nowhere.
+    smoke = ("--smoke", "--strategies", "naive", "--peers", "")
+    done = _bench("mla_decode.py", *smoke, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "rows not written (--smoke without --out)" in done.stdout
+    assert list(tmp_path.iterdir()) == []
+    out = tmp_path / "smoke.jsonl"
+    done = _bench("mla_decode.py", *smoke, "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 2 and all(r["gpu"] == "cpu" for r in rows)
 
 
 # ---------------------------------------------------------------------------- the guide

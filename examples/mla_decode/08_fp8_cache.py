@@ -167,5 +167,8 @@ if exp in gains:
 elif exp in summary.stall:
     print(f"   exp {exp}: counted as an attempt without a gain")
 else:
-    print(f"   exp {exp}: a new trial point without a gain of its own: neither best nor stall")
+    print(
+        f"   exp {exp}: a new trial point without a gain of its own: the first result there, "
+        "not an attempt in the stall"
+    )
 print(f"   attempts in the trailing stall: {list(summary.stall) or 'none'}")

@@ -292,13 +292,15 @@ def _prepare_log(setup: Setup) -> None:
                 f"got other files: choose another --log"
             )
         if setup.log.exists():
+            if any(setup.log.iterdir()):
+                print("   emptied the log these steps wrote there: step 1 starts it over")
             shutil.rmtree(setup.log)
         setup.log.mkdir(parents=True)
         marker.write_text(json.dumps(wanted) + "\n", encoding="utf-8")
         return
     if marker.is_file():
         found = json.loads(marker.read_text(encoding="utf-8"))
-        if found != wanted:
+        if {key: found.get(key) for key in wanted} != wanted:
             raise SystemExit(
                 f"Expected a log written on the {setup.device} path, got one written on the "
                 f"{found.get('device')} path at {setup.log}: rerun from step 1 or choose "
@@ -314,6 +316,21 @@ def _prepare_log(setup: Setup) -> None:
         product = PRODUCTS.get(earlier)
         if product is not None and not (setup.log / product).is_file():
             run_step(earlier, setup)
+    # A step that started on this log and did not finish (interrupted, or it failed) may
+    # have written part of its work (benchmark rows, LEARN's evidence): running it again
+    # would write that part twice.
+    found = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() else wanted
+    started = [int(n) for n in found.get("started", [])]
+    if setup.step in started:
+        raise SystemExit(
+            f"Expected a log where step {setup.step} has not started yet, got one where it "
+            f"started and did not finish (interrupted, or it failed) at {setup.log}: what it "
+            "wrote before it stopped would be written twice; start over with step 1, or pass "
+            "another --log"
+        )
+    marker.write_text(
+        json.dumps({**found, "started": [*started, setup.step]}) + "\n", encoding="utf-8"
+    )
 
 
 def run_step(step: int, setup: Setup) -> None:
