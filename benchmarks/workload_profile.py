@@ -133,11 +133,19 @@ def recorder_overhead(calls: int, directory: Path) -> dict[str, float]:
     return out
 
 
+def _at_least_one(text: str) -> int:
+    """An argparse type: a count of at least 1 (none would leave nothing to time)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"Expected an int >= 1, got {value}")
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=1_000_000)
-    parser.add_argument("--shapes", type=int, default=8)
-    parser.add_argument("--recorder-calls", type=int, default=50_000)
+    parser.add_argument("--calls", type=_at_least_one, default=1_000_000)
+    parser.add_argument("--shapes", type=_at_least_one, default=8)
+    parser.add_argument("--recorder-calls", type=_at_least_one, default=50_000)
     parser.add_argument("--out", type=Path, help="append a JSONL row of the figures here")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):

@@ -554,3 +554,32 @@ if __name__ == "__main__":
         print(f"wrote {KNOWLEDGE_INDEX.relative_to(REPO)}")
     else:
         sys.exit("usage: python tests/test_examples.py --write-knowledge-index")
+
+
+@pytest.mark.parametrize(
+    ("script", "flag"),
+    [
+        ("catalog_load.py", "--repeat"),
+        ("diagnose_speed.py", "--repeat"),
+        ("diagnose_speed.py", "--experiments"),
+        ("workload_profile.py", "--calls"),
+        ("workload_profile.py", "--shapes"),
+    ],
+)
+def test_a_count_of_zero_is_a_usage_error(script: str, flag: str, tmp_path: Path) -> None:
+    out = tmp_path / "rows.jsonl"
+    done = _bench(script, flag, "0", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"argument {flag}: Expected an int >= 1, got 0" in done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+
+
+def test_cpu_benchmark_quantiles_interpolate() -> None:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import catalog_load
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    row = catalog_load._row("s", [3.0, 1.0], entries=1)
+    # Two samples: p20 and p80 lie between them, on either side of the median.
+    assert (row["p20"], row["median"], row["p80"]) == (1.4, 2.0, 2.6)
