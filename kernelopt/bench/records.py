@@ -337,6 +337,18 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     Every row is checked to read back through :func:`read_rows` before anything is
     written, so a refused batch leaves the file as it was.
 
+    Parameters
+    ----------
+    path : path-like
+        The JSONL file; created (with its directory) when missing.
+    rows : iterable of BenchRow
+        The rows to append, in order.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
     Raises
     ------
     InputError
@@ -529,7 +541,10 @@ def write_experiment(
     status : Status or str
         BASELINE, KEPT, NEUTRAL, REVERTED or FAILED.
     correctness : Correctness or str
-        PASS, FAIL or UNKNOWN; ``correctness_detail`` says how it was checked.
+        PASS, FAIL or UNKNOWN.
+    correctness_detail : str
+        How it was checked, written in parentheses after the verdict
+        (``PASS (max abs err 2e-3 vs the float64 reference)``); empty for none.
     gpu : str or Measurement, optional
         Device name, or a measurement to take it from.
     kernel, baseline : str, optional

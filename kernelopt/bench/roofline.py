@@ -140,7 +140,22 @@ class Cost:
 def matmul_cost(
     m: int, n: int, k: int, *, elt_bytes: int = 2, out_bytes: int | None = None
 ) -> Cost:
-    """Cost of ``[m, k] @ [k, n]``: 2·m·n·k FLOPs, inputs and output moved once."""
+    """Cost of ``[m, k] @ [k, n]``: 2·m·n·k FLOPs, inputs and output moved once.
+
+    Parameters
+    ----------
+    m, n, k : int
+        The product's sizes.
+    elt_bytes : int
+        Bytes per input element (2 for bfloat16).
+    out_bytes : int, optional
+        Bytes per output element; ``elt_bytes`` when None.
+
+    Returns
+    -------
+    Cost
+        Named ``matmul MxNxK``.
+    """
     out = elt_bytes if out_bytes is None else out_bytes
     return Cost(
         flops=2.0 * m * n * k,
@@ -162,7 +177,24 @@ def elementwise_cost(
     elt_bytes: int = 4,
     flops_per_element: float = 1.0,
 ) -> Cost:
-    """Cost of an elementwise op over ``numel`` elements with ``inputs`` and ``outputs`` tensors."""
+    """Cost of an elementwise op over ``numel`` elements with ``inputs`` and ``outputs`` tensors.
+
+    Parameters
+    ----------
+    numel : int
+        Elements of each tensor.
+    inputs, outputs : int
+        Tensors read and written, each moved once.
+    elt_bytes : int
+        Bytes per element (4 for float32).
+    flops_per_element : float
+        FLOPs per element.
+
+    Returns
+    -------
+    Cost
+        Named ``elementwise N``.
+    """
     return Cost(
         flops=flops_per_element * numel,
         bytes=float(numel * elt_bytes * (inputs + outputs)),
@@ -442,6 +474,20 @@ def _read_cache(path: Path) -> dict[str, Any]:
 
 def load_ceilings(gpu: str, *, path: str | os.PathLike[str] | None = None) -> Ceilings | None:
     """The cached ceilings of ``gpu``, or None when none were cached.
+
+    Parameters
+    ----------
+    gpu : str
+        Device name as :func:`measure_ceilings` recorded it (``"NVIDIA H200"``).
+    path : path-like, optional
+        The cache file; ``ceilings.json`` in the user cache directory
+        (``$KERNELOPT_CACHE_DIR``, else ``$XDG_CACHE_HOME/kernelopt`` or
+        ``~/.cache/kernelopt``) when None.
+
+    Returns
+    -------
+    Ceilings or None
+        The ceilings cached for ``gpu``.
 
     Raises
     ------

@@ -755,7 +755,16 @@ def measure(
     flush_factor: float = 2.0,
     clock_tolerance: float = 0.05,
 ) -> Measurement:
-    """Time one call of ``fn`` with a fresh :class:`Timer` (see there for every parameter).
+    """Time one call of ``fn`` with a fresh :class:`Timer`.
+
+    ``Timer(mode=..., warmup_ms=..., ...).measure(fn, inputs=..., outputs=..., label=...)``:
+    :class:`Timer` documents the timer's options and :meth:`Timer.measure` the call's
+    (``fn``, ``inputs``, ``outputs``, ``label``).
+
+    Returns
+    -------
+    Measurement
+        The samples, their statistics and the device state around them.
 
     Examples
     --------

@@ -88,7 +88,8 @@ def resolve_out(
     Parameters
     ----------
     out : torch.Tensor or None
-        The caller's output tensor, or None to let the launcher provide one.
+        The caller's output tensor, of shape ``shape``, or None to let the launcher
+        provide one.
     shape : int or sequence of int
         The output's shape.
     dtype : torch.dtype

@@ -189,7 +189,24 @@ class BufferPool:
         tag: str = "",
         stream: StreamLike = None,
     ) -> torch.Tensor:
-        """:meth:`get` spelled like ``torch.empty`` (dtype defaults to torch's default)."""
+        """:meth:`get` spelled like ``torch.empty`` (dtype defaults to torch's default).
+
+        Parameters
+        ----------
+        shape : int or sequence of int
+            Shape of the contiguous tensor.
+        dtype : torch.dtype, optional
+            Element type; ``torch.get_default_dtype()`` when None.
+        device : torch.device, str or int
+            Device (the CPU by default, as for ``torch.empty``).
+        tag, stream
+            As for :meth:`get`.
+
+        Returns
+        -------
+        torch.Tensor
+            As for :meth:`get`: write every element you read.
+        """
         return self.get(
             shape,
             torch.get_default_dtype() if dtype is None else dtype,

@@ -186,6 +186,16 @@ class BufferScope:
         For buffers a kernel accumulates into (atomic adds, split-K partial sums,
         semaphores): the memset is a launch, but still cheaper than an allocation plus a
         memset, and it keeps the buffer's contents a function of this call only.
+
+        Parameters
+        ----------
+        name, shape, dtype, device, stream
+            As for :meth:`empty`.
+
+        Returns
+        -------
+        torch.Tensor
+            The persistent buffer ``name``, every element zero.
         """
         return self.empty(name, shape, dtype, device, stream=stream).zero_()
 
@@ -199,7 +209,32 @@ class BufferScope:
     ) -> torch.Tensor:
         """The caller's ``out`` after checking it, or this scope's buffer ``name``.
 
-        See :func:`kernelopt.buffers.resolve_out`.
+        :func:`kernelopt.buffers.resolve_out` with ``scope=self``.
+
+        Parameters
+        ----------
+        out : torch.Tensor or None
+            The caller's output tensor, of shape ``shape``, or None for this scope's
+            persistent buffer ``name``.
+        shape : int or sequence of int
+            The output's shape.
+        dtype : torch.dtype
+            The output's element type.
+        device : torch.device, str or int
+            The output's device.
+        name : str
+            The argument name in errors, and the buffer's name in this scope.
+
+        Returns
+        -------
+        torch.Tensor
+            ``out`` itself when given; otherwise the scope's buffer, whose contents are
+            unspecified (write every element).
+
+        Raises
+        ------
+        InputError
+            A given ``out`` of the wrong type, shape, dtype, device or layout.
         """
         return resolve_out(out, shape, dtype, device, name, scope=self)
 

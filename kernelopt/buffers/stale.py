@@ -32,7 +32,17 @@ def poison_(tensor: torch.Tensor) -> torch.Tensor:
 
     NaN for floating and complex types (it survives every arithmetic step), the largest
     representable value for integer types (an out-of-range index or count rather than a
-    plausible one such as 0 or -1), True for bool. Returns ``tensor``.
+    plausible one such as 0 or -1), True for bool.
+
+    Parameters
+    ----------
+    tensor : torch.Tensor
+        Any shape, dtype and device; overwritten in place.
+
+    Returns
+    -------
+    torch.Tensor
+        ``tensor`` itself.
 
     Raises
     ------

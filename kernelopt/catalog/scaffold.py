@@ -120,6 +120,24 @@ def new_entry_file(
 ) -> Path:
     """Write the scaffold of a new entry into the tree at ``root``; returns its path.
 
+    Parameters
+    ----------
+    root : path-like
+        The knowledge tree (``docs/knowledge/``); created when missing.
+    name : str
+        Display name (``"Warp Specialization"``); the id is its kebab-case form.
+    kind : Kind or str
+        ``"optimization"`` or ``"anti-pattern"``.
+    language : str, optional
+        A language for a language-specific entry; shared when None.
+    with_builtin : bool
+        Also refuse an id that a built-in entry has (a placeholder would shadow it).
+
+    Returns
+    -------
+    pathlib.Path
+        The new file, holding ``<FILL: ...>`` placeholders to replace.
+
     Raises
     ------
     CatalogError

@@ -297,6 +297,25 @@ def diagnose_log(
 ) -> Diagnosis:
     """Diagnose an :class:`ExperimentLog` already read (see :func:`diagnose`).
 
+    Parameters
+    ----------
+    log : ExperimentLog
+        What :func:`read_log` returned.
+    family : str, optional
+        The kernel family (``"mla-decode"``); inferred from the log when None.
+    catalog : Catalog, optional
+        The catalog linking actions and naming fundamentals (:func:`load_catalog` makes
+        one from a path); without one, the missing-fundamental check says it had none.
+    params : DiagnoseParams, optional
+        Detector thresholds (defaults from the seed's checklist).
+    catalog_problem : str, optional
+        Why no catalog could be loaded, shown by the missing-fundamental check.
+
+    Returns
+    -------
+    Diagnosis
+        As for :func:`diagnose`, with the log's unread files and warnings.
+
     Raises
     ------
     InputError

@@ -47,13 +47,19 @@ class CatalogEntry(Protocol):
     """What a change needs of a catalog entry (:class:`kernelopt.catalog.Entry` has it)."""
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> str:
+        """The entry's kebab-case id (``split-kv-flash-decoding``)."""
+        ...
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The entry's title, the link text of a change."""
+        ...
 
     @property
-    def relative_path(self) -> str: ...
+    def relative_path(self) -> str:
+        """The entry's file inside a knowledge tree, by kind and scope."""
+        ...
 
 
 def _entry_fields(entry: object, where: str) -> tuple[str, str, str]:
@@ -73,6 +79,18 @@ def _entry_fields(entry: object, where: str) -> tuple[str, str, str]:
 
 def knowledge_link(entry: CatalogEntry, *, base: str = KNOWLEDGE_BASE) -> str:
     """The path of ``entry``'s knowledge file under ``base``, by its kind and scope.
+
+    Parameters
+    ----------
+    entry : CatalogEntry
+        A catalog entry (:class:`kernelopt.catalog.Entry`), not its id.
+    base : str
+        The knowledge tree's path as links should show it.
+
+    Returns
+    -------
+    str
+        ``base/<relative path>`` with forward slashes.
 
     Raises
     ------

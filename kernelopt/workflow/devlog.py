@@ -314,6 +314,24 @@ def perf_row_from_profile(
     issue ``N% of roofline floor`` that :func:`~kernelopt.bench.profile_report` writes
     for a single stage.
 
+    Parameters
+    ----------
+    report : ProfileReport
+        The profile hand-off, with at least one stage.
+    gpu : str
+        The device's name for the row.
+    date : str, optional
+        ISO date of the measurement; today when None.
+    ceilings : Ceilings, optional
+        The device's measured ceilings, to turn TC% and DRAM% into TFLOP/s and GB/s.
+    floor_pct : float, optional
+        Share of the roofline floor reached, when the report does not state it.
+
+    Returns
+    -------
+    PerfRow
+        The row :func:`update_devlog` writes.
+
     Raises
     ------
     InputError
@@ -566,6 +584,18 @@ def _number(cell: str) -> float | None:
 
 def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) -> list[PerfRow]:
     """The rows of every version table in the ``## Performance`` section of ``text``.
+
+    Parameters
+    ----------
+    text : str
+        A devlog's markdown.
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Returns
+    -------
+    list of PerfRow
+        In the order of the tables and their rows; empty without a Performance section.
 
     Raises
     ------

@@ -25,6 +25,18 @@ _FIRST = re.compile(
 def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> Handoff:
     """Parse the first hand-off in ``text``, whichever of the three contracts it follows.
 
+    Parameters
+    ----------
+    text : str
+        Markdown holding a profile, optimization task or new-version hand-off.
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Returns
+    -------
+    ProfileReport, OptimizationTask or NewVersion
+        The record of the contract its heading names.
+
     Raises
     ------
     InputError

@@ -79,6 +79,20 @@ def evidence_row(
     The Config cell holds what a reader needs to weigh the row: kernel and language,
     trial point, the two versions (and the knobs that changed), GPU and date.
 
+    Parameters
+    ----------
+    observation : Observation
+        The judged A/B comparison.
+    kernel : str
+        Kernel name for the Config cell; left out when empty.
+    language : str, optional
+        Implementation language for the Config cell; left out when None.
+
+    Returns
+    -------
+    EvidenceRow
+        Times in the observation's unit, the change in percent with the verdict.
+
     Examples
     --------
     >>> from kernelopt.bench import Comparison

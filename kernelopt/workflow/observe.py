@@ -410,6 +410,23 @@ def observe_files(
 
     The citation is ``"<before> vs <after>"`` (one path when both are the same file).
 
+    Parameters
+    ----------
+    before, after : path-like
+        BenchRow JSONL files of the version without and with the change (may be one file).
+    point : str, optional
+        The trial point to compare, as for :func:`select_row`; needed when the files hold
+        several.
+    before_impl, after_impl : str, optional
+        The implementation to take from each file, as for :func:`select_row`.
+    knobs, min_effect, max_noise
+        As for :func:`observe_rows`.
+
+    Returns
+    -------
+    Observation
+        The verdict with both times, the point, GPU and citation.
+
     Raises
     ------
     InputError

@@ -67,6 +67,17 @@ _NOT_AVAILABLE = {NO_COUNTERS.lower(), "n/a", "na", "-", "—", ""}
 def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
     """A trial point from ``b=32, s=1, t=4096, h=16`` (commas or spaces between terms).
 
+    Parameters
+    ----------
+    text : str
+        ``name=integer`` terms; b, s and t are required, others become extra axes.
+    record : Record, optional
+        The hand-off the text was read from, to name its file and line in errors.
+
+    Returns
+    -------
+    TrialPoint
+
     Raises
     ------
     InputError

@@ -290,6 +290,20 @@ def write_profile_md(
 ) -> Path:
     """Write ``workload_profile.md`` atomically (JSON instead when ``path`` ends in .json).
 
+    Parameters
+    ----------
+    profile : WorkloadProfile
+        The profile to write.
+    path : path-like
+        The file to write (replaced whole); ``.json`` writes :func:`profile_to_json`.
+    shortcuts : sequence of Shortcut, optional
+        Findings to list per op (default: ``find_shortcuts(profile)``).
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
     Raises
     ------
     InputError

@@ -95,7 +95,25 @@ def shortcut_from_dict(data: object) -> Shortcut:
 
 
 def profile_to_json(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | None = None) -> str:
-    """``{"schema", "profile", "shortcuts"?}`` as indented JSON text."""
+    """``{"schema", "profile", "shortcuts"?}`` as indented JSON text.
+
+    Parameters
+    ----------
+    profile : WorkloadProfile
+        The profile to write.
+    shortcuts : sequence of Shortcut, optional
+        Findings to store beside it (:func:`find_shortcuts`); no ``shortcuts`` key when None.
+
+    Returns
+    -------
+    str
+        JSON text ending in a newline; :func:`profile_from_json` reads it back.
+
+    Raises
+    ------
+    InputError
+        When ``shortcuts`` is not a sequence of Shortcut.
+    """
     data: dict[str, Any] = {"schema": SCHEMA, "profile": profile_to_dict(profile)}
     if shortcuts is not None:
         require(shortcuts, (tuple, list), "a sequence of Shortcut or None", where="shortcuts")

@@ -629,6 +629,13 @@ _USER: list[ShortcutRule] = []
 def register_rule(rule: ShortcutRule, *, replace: bool = False) -> None:
     """Add ``rule`` to the registry that :func:`find_shortcuts` uses by default.
 
+    Parameters
+    ----------
+    rule : ShortcutRule
+        The rule; its ``id`` names it in the registry.
+    replace : bool
+        Replace a registered rule of the same id instead of refusing it.
+
     Raises
     ------
     InputError

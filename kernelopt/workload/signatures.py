@@ -766,6 +766,13 @@ _USER: list[OpSignature] = []
 def register_signature(signature: OpSignature, *, replace: bool = False) -> None:
     """Add ``signature`` to the registry; it is tried before the built-in signatures.
 
+    Parameters
+    ----------
+    signature : OpSignature
+        The signature; its ``name`` names it in the registry.
+    replace : bool
+        Replace a registered signature of the same name instead of refusing it.
+
     Raises
     ------
     InputError

@@ -695,8 +695,9 @@ def mla_decode_with_kvcache(
     head_dim_v : int
         Must be 512.
     tile_scheduler_metadata, num_splits : torch.Tensor
-        From :func:`get_mla_metadata` for these lengths; the lengths it was made for must
-        each be at least ``s_q`` and fit the block table (checked without a host read).
+        ``[num_pieces, 4]`` and ``[b + 1]`` int32, from :func:`get_mla_metadata` for these
+        lengths; the lengths it was made for must each be at least ``s_q`` and fit the
+        block table (checked without a host read).
     softmax_scale : float, optional
         Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
     causal : bool

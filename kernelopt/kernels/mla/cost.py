@@ -78,8 +78,30 @@ def mla_decode_bytes(
     The cache rows are read once (values share storage with keys), the queries read once and
     the outputs written once; the fp32 LSE and the block table are left out as negligible.
     ``row`` is ``kv_row_bytes`` when given (656 for the FP8 layout of
-    :mod:`kernelopt.kernels.mla.fp8`), ``576 · elt_bytes`` otherwise. ``seqlens`` is the
-    sum of the lengths (one integer) or one length per sequence, ``batch`` of them.
+    :mod:`kernelopt.kernels.mla.fp8`), ``576 · elt_bytes`` otherwise.
+
+    Parameters
+    ----------
+    seqlens : int or sequence of int
+        The sum of the cache lengths (one integer) or one length per sequence, ``batch``
+        of them.
+    batch, s_q, h_q : int
+        Sequences, draft tokens per sequence and query heads.
+    elt_bytes : int
+        Bytes per query, output and (without ``kv_row_bytes``) cache element.
+    kv_row_bytes : int, optional
+        Bytes per cache row (656 for the FP8 layout).
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Raises
+    ------
+    InputError
+        For a size that is not a positive integer, a negative length, or a list of
+        lengths that is not ``batch`` long.
     """
     batch, s_q, h_q = (
         check_positive_int(v, n) for v, n in ((batch, "batch"), (s_q, "s_q"), (h_q, "h_q"))
@@ -106,8 +128,25 @@ def mla_decode_floor_us(
 ) -> float:
     """Roofline floor in µs: ``max(FLOPs / matmul rate, bytes / copy bandwidth)``.
 
-    ``matmul_tflops`` and ``copy_tbps`` are measured ceilings (TFLOP/s and TB/s, the copy
-    counting bytes read plus written); ``kv_row_bytes`` as for :func:`mla_decode_bytes`.
+    Parameters
+    ----------
+    seqlens, batch, s_q, h_q, elt_bytes, kv_row_bytes
+        As for :func:`mla_decode_bytes`.
+    matmul_tflops : float
+        Measured matmul ceiling in TFLOP/s.
+    copy_tbps : float
+        Measured copy bandwidth in TB/s, counting bytes read plus written.
+
+    Returns
+    -------
+    float
+        Microseconds.
+
+    Raises
+    ------
+    InputError
+        For a ceiling that is not a finite positive number, or sizes
+        :func:`mla_decode_bytes` refuses.
     """
     for value, name in ((matmul_tflops, "matmul_tflops"), (copy_tbps, "copy_tbps")):
         number = isinstance(value, int | float) and not isinstance(value, bool)
