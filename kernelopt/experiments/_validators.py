@@ -31,10 +31,20 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_int(value: object, name: str, *, minimum: int | None = None) -> None:
-    """Raise InputError unless ``value`` is an int (not a bool), ``>= minimum`` when given."""
-    if not _is_int(value) or (minimum is not None and value < minimum):  # type: ignore[operator]
-        bound = "" if minimum is None else f" >= {minimum}"
+def check_int(
+    value: object, name: str, *, minimum: int | None = None, maximum: int | None = None
+) -> None:
+    """Raise InputError unless ``value`` is an int (not a bool) within the bounds given."""
+    number = value if _is_int(value) else None
+    low = number is not None and minimum is not None and number < minimum  # type: ignore[operator]
+    high = number is not None and maximum is not None and number > maximum  # type: ignore[operator]
+    if number is None or low or high:
+        if minimum is not None and maximum is not None:
+            bound = f" in {minimum}..{maximum}"
+        elif maximum is not None:
+            bound = f" <= {maximum}"
+        else:
+            bound = "" if minimum is None else f" >= {minimum}"
         raise InputError(expected(f"an integer{bound}", repr(value), where=name))
 
 
@@ -50,11 +60,11 @@ def check_instance(value: object, kind: type | tuple[type, ...], what: str, name
         raise InputError(expected(what, type(value).__name__, where=name))
 
 
-def integer(*, minimum: int | None = None) -> Validator:
-    """An attrs validator: an int (not a bool), ``>= minimum`` when given."""
+def integer(*, minimum: int | None = None, maximum: int | None = None) -> Validator:
+    """An attrs validator: an int (not a bool) within the bounds given."""
 
     def check(_instance: object, attribute: Any, value: object) -> None:
-        check_int(value, attribute.name, minimum=minimum)
+        check_int(value, attribute.name, minimum=minimum, maximum=maximum)
 
     return check
 

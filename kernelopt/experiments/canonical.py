@@ -19,9 +19,16 @@ import re
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked
+from kernelopt._fileio import atomic_write_text, locked, read_text
 from kernelopt.experiments._validators import check_instance, check_int, check_path
-from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
+from kernelopt.experiments.records import (
+    MAX_EXPERIMENT,
+    Correctness,
+    ResultRecord,
+    ResultRow,
+    Status,
+    _text_problem,
+)
 
 __all__ = [
     "MEASUREMENT_COLUMNS",
@@ -77,8 +84,12 @@ _FIELD_ORDER = (
 def experiment_dir(root: str | Path, experiment: int) -> Path:
     """Return ``root/exp_<experiment>``, the folder of one experiment."""
     check_path(root, "root")
-    if isinstance(experiment, bool) or not isinstance(experiment, int) or experiment < 0:
-        raise InputError(expected("an experiment number >= 0", repr(experiment)))
+    if (
+        isinstance(experiment, bool)
+        or not isinstance(experiment, int)
+        or not 0 <= experiment <= MAX_EXPERIMENT
+    ):
+        raise InputError(expected(f"an experiment number in 0..{MAX_EXPERIMENT}", repr(experiment)))
     return Path(root) / f"exp_{experiment}"
 
 
@@ -146,7 +157,9 @@ def render_result(record: ResultRecord) -> str:
     if record.verdict:
         lines += ["", "## Verdict", record.verdict]
     if record.notes:
-        lines += ["", "## Notes", record.notes.rstrip("\n")]
+        # Verbatim, newlines at either end included: parse_result takes back only the
+        # file's final newline.
+        lines += ["", "## Notes", record.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -292,8 +305,15 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
         knobs=_split_pairs(knobs_text, where, knobs_line, "Knobs"),
         rows=rows,
         verdict="\n".join(verdict_lines).strip("\n") or None,
-        notes="\n".join(notes_lines).strip("\n"),
+        notes=_notes_text(notes_lines),
     )
+
+
+def _notes_text(lines: list[str]) -> str:
+    # The notes are the last section, written verbatim and followed by the file's final
+    # newline: only that one newline is not theirs (a file edited without it keeps all).
+    text = "\n".join(lines)
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _parse_rows(section: tuple[list[str], int] | None, where: str | None) -> tuple[ResultRow, ...]:
@@ -301,12 +321,17 @@ def _parse_rows(section: tuple[list[str], int] | None, where: str | None) -> tup
         return ()
     body, start = section
     rows = []
+    header_seen = False
     for offset, line in enumerate(body):
         number = start + 1 + offset
         if not line.strip():
             continue
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if cells[0] == MEASUREMENT_COLUMNS[0] or set(line.strip()) <= set("|-: "):
+        # Only the first row is the header: a point named "Point" is a measurement.
+        if not header_seen and cells[0] == MEASUREMENT_COLUMNS[0]:
+            header_seen = True
+            continue
+        if set(line.strip()) <= set("|-: "):
             continue
         if len(cells) != len(MEASUREMENT_COLUMNS):
             raise FormatError(
@@ -358,12 +383,37 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     """
     _check_record(record)
     path = experiment_dir(root, record.experiment) / "result.md"
+    other = _other_folder(Path(root), record.experiment, path.parent.name)
+    if other is not None:
+        # exp_7/ beside exp_007/ is read as one experiment, one folder's values hiding
+        # the other's: overwrite=True replaces exp_7/result.md, never another folder's.
+        raise InputError(
+            expected(
+                f"no other folder holding experiment {record.experiment}",
+                f"{other} (rename it, or write that folder's result.md by hand)",
+                where="record.experiment",
+            )
+        )
     if path.exists() and not overwrite:
         raise InputError(
             expected(f"no existing {path} (pass overwrite=True to replace it)", "an existing file")
         )
     atomic_write_text(path, render_result(record))
     return path
+
+
+def _other_folder(root: Path, experiment: int, name: str) -> Path | None:
+    """Another folder of ``root`` the readers take as experiment ``experiment`` and that
+    holds a result (``exp_007/`` for 7), or None."""
+    from kernelopt.experiments.readers.seed import folder_number  # the readers' rule
+
+    if not root.is_dir():
+        return None
+    for child in sorted(root.iterdir()):
+        same = child.name != name and child.is_dir() and folder_number(child.name) == experiment
+        if same and any((child / f"{stem}.md").is_file() for stem in ("result", "results")):
+            return child
+    return None
 
 
 def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool = False) -> Path:
@@ -406,30 +456,73 @@ _SUMMARY_HEADER = (
 )
 
 
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _with_row(text: str, record: ResultRecord, path: Path) -> str:
+    """``text`` (a summary.md) with ``record``'s row added at the end of its table.
+
+    The table is the last one whose header names every canonical column, in any order
+    and case, beside columns of the user's own (left empty in the new row). Every other
+    line is kept byte for byte, its line endings (CRLF or LF) included.
+    """
+    ending = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split("\n")  # a CRLF line keeps its "\r"
+    wanted = {name.lower() for name in SUMMARY_COLUMNS}
+    header = None
+    for index, line in enumerate(lines[:-1]):
+        names = [name.strip("*` ").lower() for name in _cells(line)]
+        if wanted <= set(names) and set(lines[index + 1].strip()) <= set("|-: "):
+            header = (index, names)
+    if header is None:
+        raise FormatError(
+            expected(
+                f"a table with columns {' | '.join(SUMMARY_COLUMNS)} (any order)", "other columns"
+            ),
+            path=path,
+            section="summary",
+        )
+    start, names = header
+    end = start + 2
+    while end < len(lines) and lines[end].strip() and "|" in lines[end]:
+        end += 1
+    values = dict(
+        zip(
+            (name.lower() for name in SUMMARY_COLUMNS),
+            _cells(render_summary_row(record)),
+            strict=True,
+        )
+    )
+    row = "| " + " | ".join(values.get(name, "") for name in names) + " |"
+    row += ending[:-1]  # the "\r" of a CRLF file; "\n" comes from the join
+    if end == len(lines):  # the table ends the file, without a final newline
+        lines[-1] += ending[:-1]
+        lines += [row, ""]
+    else:
+        lines.insert(end, row)
+    return "\n".join(lines)
+
+
 def append_summary(root: str | Path, record: ResultRecord) -> Path:
-    """Append ``record``'s row to ``root/summary.md``, creating it with the canonical header.
+    """Add ``record``'s row to ``root/summary.md``, creating it with the canonical header.
+
+    A summary.md written by hand keeps every line as written: the row goes at the end of
+    its table, in the table's own column order (columns of the user's own left empty),
+    with the file's line endings.
 
     Raises
     ------
     FormatError
-        When an existing summary.md does not use the canonical columns: appending a row
-        of other columns would corrupt the user's table.
+        When an existing summary.md has no table with every canonical column: a row of
+        other columns would corrupt the user's table. The file is left as it was.
     """
     check_path(root, "root")
     _check_record(record)
     path = Path(root) / "summary.md"
     with locked(path):
-        text = path.read_text(encoding="utf-8") if path.exists() else _SUMMARY_HEADER
-        header = "| " + " | ".join(SUMMARY_COLUMNS) + " |"
-        if header not in text:
-            raise FormatError(
-                expected(f"a table with columns {header}", "other columns"),
-                path=path,
-                section="summary",
-            )
-        if not text.endswith("\n"):
-            text += "\n"
-        atomic_write_text(path, text + render_summary_row(record) + "\n")
+        text = read_text(path, what="summary.md") if path.exists() else _SUMMARY_HEADER
+        atomic_write_text(path, _with_row(text, record, path))
     return path
 
 
@@ -446,15 +539,21 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
         The experiment it was learned from, written as ``[exp N]``.
     """
     check_path(root, "root")
-    if not isinstance(text, str) or not text.strip() or "\n" in text.strip():
+    if (
+        not isinstance(text, str)
+        or not text.strip()
+        or _text_problem(text.strip(), one_line=True) is not None
+    ):
         raise InputError(expected("a one-line lesson", repr(text)))
     if experiment is not None:
-        check_int(experiment, "experiment", minimum=0)
+        check_int(experiment, "experiment", minimum=0, maximum=MAX_EXPERIMENT)
     path = Path(root) / "LESSONS.md"
     prefix = "" if experiment is None else f"[exp {experiment}] "
     with locked(path):
-        current = path.read_text(encoding="utf-8") if path.exists() else "# Lessons\n\n"
+        # Read and written with the file's own line endings, so a CRLF file stays one.
+        current = read_text(path, what="LESSONS.md") if path.exists() else "# Lessons\n\n"
+        ending = "\r\n" if "\r\n" in current else "\n"
         if not current.endswith("\n"):
-            current += "\n"
-        atomic_write_text(path, current + f"- {prefix}{text.strip()}\n")
+            current += ending
+        atomic_write_text(path, current + f"- {prefix}{text.strip()}{ending}")
     return path

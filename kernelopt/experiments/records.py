@@ -7,6 +7,7 @@ the canonical markdown and parses that markdown back exactly.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,7 +19,9 @@ from kernelopt._errors import InputError, expected
 from kernelopt.experiments._validators import integer, mapping_of_text, one_of
 from kernelopt.experiments._validators import text as _text
 
-__all__ = ["Correctness", "ResultRecord", "ResultRow", "Status"]
+__all__ = ["MAX_EXPERIMENT", "Correctness", "ResultRecord", "ResultRow", "Status"]
+
+MAX_EXPERIMENT = 99_999  # the largest experiment number the readers find as exp_N/
 
 
 class Status(TextEnum):
@@ -39,6 +42,45 @@ class Correctness(TextEnum):
     UNKNOWN = "UNKNOWN"
 
 
+# Every character str.splitlines() ends a line at. The readers end lines at "\n" and "\r"
+# (as Path.read_text() does), editors and viewers at the others: none can sit in a field
+# written on one line and read back the same.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _text_problem(
+    value: str, *, one_line: bool = True, trimmed: bool = False, banned: tuple[str, ...] = ()
+) -> str | None:
+    """What ``value`` must be instead to be written and read back the same, or None.
+
+    ``one_line``: the field is written on one line; otherwise only ``"\\r"`` is refused (a
+    reader, and ``Path.read_text()``, turns it into ``"\\n"``). ``trimmed``: the field is read
+    from a table cell or a list item, whose surrounding spaces are not kept. ``banned``:
+    substrings that separate fields where it is written.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "text that UTF-8 can encode (no lone surrogates)"
+    if "\x00" in value:  # a NUL makes the readers skip the whole file as binary
+        return "text without NUL characters"
+    if one_line and any(char in _LINE_BREAKS for char in value):
+        return "one line (no \\n, \\r, form feed, U+2028 or other line break)"
+    if not one_line and "\r" in value:
+        return "'\\n' line breaks only (a '\\r' reads back as '\\n')"
+    if trimmed and value != value.strip():
+        return "no leading or trailing spaces"
+    if any(item in value for item in banned):
+        return "no " + " or ".join(repr(item) for item in banned)
+    return None
+
+
+def _check_text(value: str, name: str, **rules: Any) -> None:
+    problem = _text_problem(value, **rules)
+    if problem is not None:
+        raise InputError(expected(problem, repr(value)[:80], where=name))
+
+
 def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
     # A lone string would become a tuple of its characters: ("s", "p", "l", ...).
     if isinstance(value, str):
@@ -51,6 +93,11 @@ def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
 def _tags(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: Any) -> None:
     if not all(isinstance(item, str) for item in value):
         raise InputError(expected("strings", repr(value), where=attribute.name))
+    # Written as "a, b" in result.md and in a summary.md cell, read back split at commas.
+    for item in value:
+        if not item:
+            raise InputError(expected("non-empty tags", repr(value)[:80], where=attribute.name))
+        _check_text(item, attribute.name, trimmed=True, banned=(",", "|"))
 
 
 def _row_tuple(value: Iterable[ResultRow]) -> tuple[ResultRow, ...]:
@@ -68,13 +115,73 @@ def _rows(_instance: object, attribute: attrs.Attribute[tuple[ResultRow, ...]], 
 def _nonempty(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not isinstance(value, str) or not value.strip():
         raise InputError(expected("a non-empty string", repr(value), where=attribute.name))
-    if "|" in value or "\n" in value:
-        raise InputError(expected("no '|' or newline", repr(value), where=attribute.name))
+    _check_text(value, attribute.name, banned=("|",))
+
+
+def _cell(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    # A Measurements table cell: read back stripped of its surrounding spaces.
+    _nonempty(_instance, attribute, value)
+    _check_text(value, attribute.name, trimmed=True)
+
+
+def _line(_instance: object, attribute: attrs.Attribute[str], value: Any) -> None:
+    # "- Date: ..." and "- Correctness: PASS (...)" lines; the date is a summary.md cell too.
+    _text(nonempty=False)(_instance, attribute, value)
+    if attribute.name == "date":
+        _check_text(value, attribute.name, trimmed=True, banned=("|",))
+    _check_text(value, attribute.name)
 
 
 def _optional_text(_instance: object, attribute: attrs.Attribute[str | None], value: Any) -> None:
     if value is not None and not isinstance(value, str):
         raise InputError(expected("a string or None", repr(value), where=attribute.name))
+    if value is not None:
+        # An empty field is not written, so it would read back as None.
+        if not value:
+            raise InputError(expected("a non-empty string or None", "''", where=attribute.name))
+        _check_text(value, attribute.name)
+
+
+def _verdict(_instance: object, attribute: attrs.Attribute[str | None], value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise InputError(expected("a string or None", repr(value), where=attribute.name))
+    if value is None:
+        return
+    if not value or value != value.strip("\n"):
+        # Written under "## Verdict", whose blank lines around it are not kept.
+        raise InputError(
+            expected(
+                "a non-empty verdict without leading or trailing newlines",
+                repr(value)[:80],
+                where=attribute.name,
+            )
+        )
+    _check_text(value, attribute.name, one_line=False)
+    if any(line.startswith("## ") for line in value.split("\n")):
+        raise InputError(
+            expected(
+                "no line starting with '## ' (it would start a new section)",
+                repr(value)[:80],
+                where=attribute.name,
+            )
+        )
+
+
+def _notes(_instance: object, attribute: attrs.Attribute[str], value: Any) -> None:
+    _text(nonempty=False)(_instance, attribute, value)
+    _check_text(value, attribute.name, one_line=False)
+
+
+def _number(value: Any) -> Any:
+    # Written as repr(float(value)), so the record holds that float: 10**20 + 1 or
+    # Fraction(1, 3) would otherwise read back as another number. What is no real number,
+    # or too large for a float, is left for the validator to refuse.
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except (OverflowError, ValueError):
+            return value
+    return value
 
 
 def _pairs_text(
@@ -92,6 +199,9 @@ def _pairs_text(
                     where=attribute.name,
                 )
             )
+        # Each pair is read back stripped of its surrounding spaces.
+        _check_text(key, attribute.name, trimmed=True)
+        _check_text(text, attribute.name, trimmed=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -119,15 +229,23 @@ class ResultRow:
         How it was timed: ``"cold"``, ``"hot"``, ``"graph"`` or ``"cpu"``.
     """
 
-    point: str = attrs.field(validator=_nonempty)
-    impl: str = attrs.field(validator=_nonempty)
-    median: float = attrs.field(validator=finite())
-    p20: float | None = attrs.field(default=None, validator=finite(optional=True))
-    p80: float | None = attrs.field(default=None, validator=finite(optional=True))
+    point: str = attrs.field(validator=_cell)
+    impl: str = attrs.field(validator=_cell)
+    median: float = attrs.field(converter=_number, validator=finite())
+    p20: float | None = attrs.field(
+        default=None, converter=_number, validator=finite(optional=True)
+    )
+    p80: float | None = attrs.field(
+        default=None, converter=_number, validator=finite(optional=True)
+    )
     unit: str = attrs.field(validator=one_of(("ns", "us", "ms", "s")))
-    floor: float | None = attrs.field(default=None, validator=finite(optional=True))
-    speedup: float | None = attrs.field(default=None, validator=finite(optional=True))
-    mode: str = attrs.field(default="cold", validator=_nonempty)
+    floor: float | None = attrs.field(
+        default=None, converter=_number, validator=finite(optional=True)
+    )
+    speedup: float | None = attrs.field(
+        default=None, converter=_number, validator=finite(optional=True)
+    )
+    mode: str = attrs.field(default="cold", validator=_cell)
 
     @property
     def fraction_of_floor(self) -> float | None:
@@ -171,12 +289,13 @@ class ResultRecord:
         Free text; kept verbatim.
     """
 
-    experiment: int = attrs.field(validator=integer(minimum=0))
+    # The readers take exp_N folders of up to five digits (longer numbers are dates).
+    experiment: int = attrs.field(validator=integer(minimum=0, maximum=MAX_EXPERIMENT))
     title: str = attrs.field(validator=_nonempty)
     status: Status = attrs.field(converter=Status)
     correctness: Correctness = attrs.field(converter=Correctness)
-    correctness_detail: str = attrs.field(default="", validator=_text(nonempty=False))
-    date: str = attrs.field(default="", validator=_text(nonempty=False))
+    correctness_detail: str = attrs.field(default="", validator=_line)
+    date: str = attrs.field(default="", validator=_line)
     kernel: str | None = attrs.field(default=None, validator=_optional_text)
     baseline: str | None = attrs.field(default=None, validator=_optional_text)
     gpu: str | None = attrs.field(default=None, validator=_optional_text)
@@ -184,8 +303,8 @@ class ResultRecord:
     tags: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple, validator=_tags)
     knobs: dict[str, str] = attrs.field(factory=dict, validator=_pairs_text)
     rows: tuple[ResultRow, ...] = attrs.field(default=(), converter=_row_tuple, validator=_rows)
-    verdict: str | None = attrs.field(default=None, validator=_optional_text)
-    notes: str = attrs.field(default="", validator=_text(nonempty=False))
+    verdict: str | None = attrs.field(default=None, validator=_verdict)
+    notes: str = attrs.field(default="", validator=_notes)
 
     @property
     def headline(self) -> ResultRow | None:

@@ -72,7 +72,10 @@ def test_minimal_record_roundtrip() -> None:
 
 
 _text = st.text(
-    alphabet=st.characters(blacklist_characters="|\n\r", blacklist_categories=("Cs",)),
+    alphabet=st.characters(
+        blacklist_characters="|\x00\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029",
+        blacklist_categories=("Cs",),
+    ),
     min_size=1,
     max_size=20,
 ).filter(lambda s: s.strip() == s and s.strip())
@@ -88,7 +91,7 @@ _finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
     knobs=st.dictionaries(_word, _word, max_size=3),
     tags=st.lists(_word, max_size=3),
     medians=st.lists(_finite, max_size=3),
-    notes=st.text(max_size=40),
+    notes=st.text(st.characters(blacklist_characters="\r\x00", codec="utf-8"), max_size=40),
 )
 def test_roundtrip_property(
     experiment: int,

@@ -220,7 +220,7 @@ def test_entry_points_refuse_wrong_types(tmp_path: Path) -> None:
         read_log(root, catalog=42)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="catalog: Expected catalog entries"):
         read_log(root, catalog=["split-kv"])  # type: ignore[list-item]
-    with pytest.raises(InputError, match="Expected an experiment number >= 0"):
+    with pytest.raises(InputError, match=r"Expected an experiment number in 0\.\.99999"):
         experiment_dir(root, "3")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="record: Expected a ResultRecord"):
         render_result(None)  # type: ignore[arg-type]

@@ -27,13 +27,20 @@ from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.kernels import language_of
 from kernelopt.experiments.records import ResultRecord
 
-__all__ = ["experiment_folders", "folder_clashes", "read_folder"]
+__all__ = ["experiment_folders", "folder_clashes", "folder_number", "read_folder"]
 
 _EXP_DIR = re.compile(
     r"^(?:exp|experiment|step|iter|iteration|run|trial)[-_ ]?(\d{1,5})(?:[-_ ].*)?$", re.IGNORECASE
 )
 _NUM_DIR = re.compile(r"^(\d{1,5})[-_][A-Za-z].*$")
 _FILE_ORDER = ("result", "results", "hypothesis", "plan", "verifier", "verify", "notes")
+
+
+def folder_number(name: str) -> int | None:
+    """The experiment number a folder name gives (``exp_7``, ``step-007``, ``12-slug``), or
+    None when the name is no experiment folder's."""
+    match = _EXP_DIR.match(name) or _NUM_DIR.match(name)
+    return int(match.group(1)) if match else None
 
 
 def experiment_folders(files: LogFiles) -> dict[str, int]:
@@ -200,10 +207,19 @@ def read_folder(
             continue
         if stem in {"result", "results"}:
             try:
-                _from_record(draft, parse_result(file.text, path=path), file)
-                continue
+                record = parse_result(file.text, path=path)
             except KernelOptError:
                 pass  # hand-written: read tolerantly below
+            else:
+                if record.experiment != number:
+                    # A result copied or moved from another experiment's folder: the folder
+                    # numbers it, and the user should know the two disagree.
+                    draft.warnings.append(
+                        f"{path}: its heading says 'Experiment {record.experiment}', its "
+                        f"folder says {number}; read as experiment {number}"
+                    )
+                _from_record(draft, record, file)
+                continue
             describe(file, draft, recommendation_offset=1)
         elif stem in {"plan", "hypothesis", "notes"}:
             # A plan's items are for this experiment and the ones after it.

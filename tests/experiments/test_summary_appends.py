@@ -1,0 +1,133 @@
+"""summary.md appends: no lost rows under concurrent writers, users' tables kept as written."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from kernelopt._errors import FormatError, InputError
+from kernelopt.experiments import (
+    ResultRecord,
+    ResultRow,
+    append_lesson,
+    append_summary,
+    read_log,
+    write_result,
+)
+
+
+def _record(experiment: int, **changes: object) -> ResultRecord:
+    base: dict[str, object] = dict(
+        experiment=experiment,
+        title=f"try {experiment}",
+        status="KEPT",
+        correctness="PASS",
+        date="2026-11-17",
+        tags=("split-kv-flash-decoding",),
+        rows=(ResultRow(point="b=32 s=1", impl="k", median=50.0 + experiment, unit="us"),),
+    )
+    base.update(changes)
+    return ResultRecord(**base)  # type: ignore[arg-type]
+
+
+def _append_many(root: str, start: int, count: int) -> None:
+    for experiment in range(start, start + count):
+        append_summary(root, _record(experiment))
+
+
+def test_concurrent_appends_lose_no_row(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(target=_append_many, args=(str(tmp_path), 1 + 10 * i, 10)) for i in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    lines = (tmp_path / "summary.md").read_text().splitlines()
+    rows = [line for line in lines[4:] if line]
+    assert sorted(int(row.split(" | ")[0].strip("| ")) for row in rows) == list(range(1, 41))
+    assert all(
+        row.startswith("| ") and row.endswith(" |") and row.count(" | ") == 8 for row in rows
+    )
+    log = read_log(tmp_path, catalog=[])
+    assert [e.number for e in log.experiments] == list(range(1, 41))
+
+
+_HAND = (
+    "# My experiments\r\n"
+    "\r\n"
+    "| Status | Exp | Description | Latency | Unit | Speedup | Correct | Date | Tags | Who |\r\n"
+    "|:--|--:|---|---|---|---|---|---|---|---|\r\n"
+    "| KEPT | 1 | baseline  (eager) | 90.0 | us |  | PASS | 2026-11-01 |  | ana |\r\n"
+    "| REVERTED | 2 | BLOCK_N=32 | 95.5 | us |  | PASS | 2026-11-02 |  | bo |\r\n"
+    "\r\n"
+    "Numbers are medians of 100 calls."
+)
+
+
+def test_hand_written_table_gets_a_row_in_its_own_columns(tmp_path: Path) -> None:
+    path = tmp_path / "summary.md"
+    path.write_bytes(_HAND.encode())
+    append_summary(tmp_path, _record(3))
+    text = path.read_bytes().decode()
+    # The user's lines are kept byte for byte; the row goes at the end of the table.
+    row = "| KEPT | 3 | try 3 | 53.0 | us |  | PASS | 2026-11-17 | split-kv-flash-decoding |  |\r\n"
+    head, tail = _HAND.split("\r\n\r\nNumbers")
+    assert text == head + "\r\n" + row + "\r\nNumbers" + tail
+    log = read_log(tmp_path, catalog=[])
+    assert [(e.number, e.latency) for e in log.experiments] == [(1, 90.0), (2, 95.5), (3, 53.0)]
+    assert log.experiment(3).tags == ("split-kv-flash-decoding",)  # type: ignore[union-attr]
+
+
+def test_table_at_the_end_without_final_newline(tmp_path: Path) -> None:
+    path = tmp_path / "summary.md"
+    hand = _HAND.split("\r\n\r\nNumbers")[0]
+    path.write_bytes(hand.encode())
+    append_summary(tmp_path, _record(3))
+    text = path.read_bytes().decode()
+    assert text.startswith(hand + "\r\n| KEPT | 3 | try 3 |")
+    assert text.endswith(" |\r\n") and "\n" not in text.replace("\r\n", "")
+    assert [e.number for e in read_log(tmp_path, catalog=[]).experiments] == [1, 2, 3]
+
+
+def test_canonical_rows_are_read_after_append(tmp_path: Path) -> None:
+    write_result(tmp_path, _record(1))
+    append_summary(tmp_path, _record(1))
+    append_summary(tmp_path, _record(2))
+    log = read_log(tmp_path, catalog=[])
+    assert [(e.number, e.latency) for e in log.experiments] == [(1, 51.0), (2, 52.0)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "| id | change |\r\n|---|---|\r\n| 1 | x |",
+        "| Exp | Date | Description |\n|---|---|---|\n| 1 | d | x |\n",
+    ],
+)
+def test_refused_row_leaves_the_file_byte_identical(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "summary.md"
+    path.write_bytes(text.encode())
+    with pytest.raises(FormatError, match="Expected a table with columns"):
+        append_summary(tmp_path, _record(3))
+    with pytest.raises(InputError):
+        append_summary(tmp_path, "not a record")  # type: ignore[arg-type]
+    assert path.read_bytes() == text.encode()
+
+
+def test_lessons_keep_the_files_line_endings(tmp_path: Path) -> None:
+    path = tmp_path / "LESSONS.md"
+    path.write_bytes(b"# Lessons\r\n\r\n- [exp 1] first")
+    append_lesson(tmp_path, "second", experiment=2)
+    assert path.read_bytes() == b"# Lessons\r\n\r\n- [exp 1] first\r\n- [exp 2] second\r\n"
+
+
+@pytest.mark.parametrize("text", ["two\rlines", "two\u2028lines", "nul\x00"])
+def test_lessons_on_two_lines_are_refused(tmp_path: Path, text: str) -> None:
+    with pytest.raises(InputError, match="Expected a one-line lesson"):
+        append_lesson(tmp_path, text)
+    assert not (tmp_path / "LESSONS.md").exists()
