@@ -135,7 +135,18 @@ def _environment(directory: str) -> Environment:
 
 
 def environment(directory: str | os.PathLike[str] | None = None) -> Environment:
-    """Versions and git commit, read once per directory (never imports torch or triton)."""
+    """Versions and git commit, read once per directory (never imports torch or triton).
+
+    Parameters
+    ----------
+    directory : path-like, optional
+        The folder whose git commit is read; the current working directory if ``None``.
+
+    Returns
+    -------
+    Environment
+        The Python, torch, triton and kernelopt versions and the commit.
+    """
     return _environment(str(Path(directory or Path.cwd()).resolve()))
 
 
@@ -407,10 +418,22 @@ def _all_finite(value: object) -> bool:
 def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
     """Read every :class:`BenchRow` of a JSONL file written by :func:`append_rows`.
 
+    Parameters
+    ----------
+    path : path-like
+        The JSONL file, one row per line; blank lines are skipped.
+
+    Returns
+    -------
+    list of BenchRow
+        The rows, in file order.
+
     Raises
     ------
     FormatError
-        Naming the line that is not JSON or not a BenchRow.
+        Naming the line that is not JSON or not a BenchRow, or a file that is not UTF-8.
+    InputError
+        If the file cannot be read.
     """
     target = Path(path)
     try:
@@ -560,7 +583,7 @@ def write_experiment(
     date : str, optional
         ISO date; default now (UTC).
     overwrite : bool
-        Replace an existing result.md.
+        Replace an existing result.md (and, with ``summary``, its summary.md row).
     summary : bool
         Also append the row to ``summary.md``.
 
@@ -600,5 +623,6 @@ def write_experiment(
     )
     write_result(Path(root), record, overwrite=overwrite)
     if summary:
-        append_summary(Path(root), record)
+        # Written again, the experiment keeps one summary row: the new one.
+        append_summary(Path(root), record, replace=overwrite)
     return record

@@ -460,12 +460,13 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
-def _with_row(text: str, record: ResultRecord, path: Path) -> str:
+def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = False) -> str:
     """``text`` (a summary.md) with ``record``'s row added at the end of its table.
 
     The table is the last one whose header names every canonical column, in any order
     and case, beside columns of the user's own (left empty in the new row). Every other
-    line is kept byte for byte, its line endings (CRLF or LF) included.
+    line is kept byte for byte, its line endings (CRLF or LF) included. With ``replace``,
+    the row takes the place of the table's rows of the same experiment, if it has any.
     """
     ending = "\r\n" if "\r\n" in text else "\n"
     lines = text.split("\n")  # a CRLF line keeps its "\r"
@@ -496,7 +497,18 @@ def _with_row(text: str, record: ResultRecord, path: Path) -> str:
     )
     row = "| " + " | ".join(values.get(name, "") for name in names) + " |"
     row += ending[:-1]  # the "\r" of a CRLF file; "\n" comes from the join
-    if end == len(lines):  # the table ends the file, without a final newline
+    column = names.index(SUMMARY_COLUMNS[0].lower())
+    same = [
+        index
+        for index in range(start + 2, end)
+        if replace and _experiment_cell(_cells(lines[index]), column) == record.experiment
+    ]
+    if same:
+        # A result written again (overwrite=True): its row, not a second one beside it.
+        lines[same[0]] = row
+        for index in reversed(same[1:]):
+            del lines[index]
+    elif end == len(lines):  # the table ends the file, without a final newline
         lines[-1] += ending[:-1]
         lines += [row, ""]
     else:
@@ -504,12 +516,36 @@ def _with_row(text: str, record: ResultRecord, path: Path) -> str:
     return "\n".join(lines)
 
 
-def append_summary(root: str | Path, record: ResultRecord) -> Path:
+def _experiment_cell(cells: list[str], column: int) -> int | None:
+    """The experiment number a summary row's Exp cell holds (``7``, ``exp_7``), or None."""
+    if column >= len(cells):
+        return None
+    digits = cells[column].strip("*` ").lower().removeprefix("exp").lstrip("_ ")
+    return int(digits) if digits.isdigit() else None
+
+
+def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = False) -> Path:
     """Add ``record``'s row to ``root/summary.md``, creating it with the canonical header.
 
     A summary.md written by hand keeps every line as written: the row goes at the end of
     its table, in the table's own column order (columns of the user's own left empty),
     with the file's line endings.
+
+    Parameters
+    ----------
+    root : path-like
+        The ``experiments/`` directory.
+    record : ResultRecord
+        The experiment whose row is written.
+    replace : bool
+        Put the row in place of the table's rows of the same experiment, if any (for a
+        result written again with ``overwrite=True``); otherwise, and when there are none,
+        add it at the end.
+
+    Returns
+    -------
+    Path
+        The summary.md written.
 
     Raises
     ------
@@ -522,7 +558,7 @@ def append_summary(root: str | Path, record: ResultRecord) -> Path:
     path = Path(root) / "summary.md"
     with locked(path):
         text = read_text(path, what="summary.md") if path.exists() else _SUMMARY_HEADER
-        atomic_write_text(path, _with_row(text, record, path))
+        atomic_write_text(path, _with_row(text, record, path, replace=replace))
     return path
 
 

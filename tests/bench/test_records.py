@@ -343,3 +343,20 @@ def test_throttle_reasons_are_a_tuple_of_names(reasons) -> None:
     # A str would be written as one reason a character.
     with pytest.raises(InputError, match=r"throttle_reasons: Expected a tuple of str"):
         BenchRow(op="x", impl="y", throttle_reasons=reasons)
+
+
+def test_an_experiment_written_again_keeps_one_summary_row(tmp_path: Path) -> None:
+    rows = [ResultRow(point="b=32 s=1 t=4096", impl="k", median=50.0, unit="us")]
+    common = dict(rows=rows, correctness="PASS", date="2026-12-05")
+    write_experiment(tmp_path, experiment=3, title="first try", status="KEPT", **common)
+    write_experiment(tmp_path, experiment=4, title="next", status="KEPT", **common)
+    write_experiment(
+        tmp_path, experiment=3, title="first try, rerun", status="REVERTED", overwrite=True,
+        **common,
+    )  # fmt: skip
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.count("| 3 |") == 1 and "first try, rerun" in summary
+    assert summary.index("| 3 |") < summary.index("| 4 |")
+    assert parse_result((tmp_path / "exp_3" / "result.md").read_text()).title == (
+        "first try, rerun"
+    )

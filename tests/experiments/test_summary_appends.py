@@ -131,3 +131,21 @@ def test_lessons_on_two_lines_are_refused(tmp_path: Path, text: str) -> None:
     with pytest.raises(InputError, match="Expected a one-line lesson"):
         append_lesson(tmp_path, text)
     assert not (tmp_path / "LESSONS.md").exists()
+
+
+def test_replace_puts_the_row_in_place_of_the_experiments_rows(tmp_path: Path) -> None:
+    for experiment in (1, 2, 3):
+        append_summary(tmp_path, _record(experiment))
+    append_summary(tmp_path, _record(2, title="try 2 again", status="REVERTED"), replace=True)
+    lines = [line for line in (tmp_path / "summary.md").read_text().splitlines() if line]
+    rows = lines[3:]
+    assert [row.split(" | ")[0] for row in rows] == ["| 1", "| 2", "| 3"]
+    assert "try 2 again" in rows[1] and "REVERTED" in rows[1]
+    # An experiment the table does not hold yet is added at the end, as without replace.
+    append_summary(tmp_path, _record(4), replace=True)
+    log = read_log(tmp_path, catalog=[])
+    assert [e.number for e in log.experiments] == [1, 2, 3, 4]
+    # Without replace, a second row is added beside the first, as before.
+    append_summary(tmp_path, _record(4))
+    text = (tmp_path / "summary.md").read_text()
+    assert text.count("| 4 |") == 2
