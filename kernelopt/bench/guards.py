@@ -88,9 +88,27 @@ def poison(outputs: Any) -> None:
 
 
 def unwritten_count(outputs: Any) -> int:
-    """Count the elements of ``outputs`` that still hold their poison value.
+    """Count the elements of the outputs that still hold their poison value.
 
     Synchronizes with the device (reads one integer per tensor back).
+
+    Parameters
+    ----------
+    outputs : Tensor, or sequence or mapping of them
+        The outputs poisoned by :func:`poison`: tensors of any shape and of a floating
+        or integer dtype, possibly nested in lists, tuples and mappings.
+
+    Returns
+    -------
+    int
+        Elements still NaN (floating dtypes) or equal to the dtype's poison value
+        (integer dtypes), over all tensors.
+
+    Raises
+    ------
+    InputError
+        If ``outputs`` holds something other than tensors, or a tensor of a dtype
+        without a poison value (bool, complex).
     """
     total = 0
     for tensor in _as_tensors(outputs):

@@ -185,7 +185,23 @@ class Measurement:
         return self.median * UNIT_SECONDS[self.unit]
 
     def to_unit(self, unit: str) -> Measurement:
-        """Return the same measurement with samples (and overhead) expressed in ``unit``."""
+        """The same measurement with samples (and overhead) expressed in another unit.
+
+        Parameters
+        ----------
+        unit : {"ns", "us", "ms", "s"}
+            The new unit.
+
+        Returns
+        -------
+        Measurement
+            A copy with rescaled samples and overhead and the new unit.
+
+        Raises
+        ------
+        InputError
+            For any other unit.
+        """
         if unit not in UNIT_SECONDS:
             raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
         scale = UNIT_SECONDS[self.unit] / UNIT_SECONDS[unit]

@@ -115,8 +115,24 @@ class Cost:
     def of(cls, spec: Cost | Mapping[str, Any] | Callable[[], Any]) -> Cost:
         """Build a Cost from a Cost, a mapping with ``flops`` and ``bytes``, or a function.
 
-        A function is called with no arguments and must return one of the other two:
-        the caller's own cost model (``lambda: mla_decode_cost(b=32, s_q=1, ...)``).
+        Parameters
+        ----------
+        spec : Cost, mapping or callable
+            A Cost, returned as is; a mapping with ``flops`` and ``bytes`` (and optionally
+            ``name``); or a function called with no arguments that returns one of the
+            other two: the caller's own cost model
+            (``lambda: mla_decode_cost(b=32, s_q=1, ...)``).
+
+        Returns
+        -------
+        Cost
+            The cost.
+
+        Raises
+        ------
+        InputError
+            For a mapping without ``flops`` or ``bytes``, a function that returns a
+            callable, or anything else.
         """
         if isinstance(spec, Cost):
             return spec
@@ -165,7 +181,18 @@ def matmul_cost(
 
 
 def copy_cost(nbytes: int) -> Cost:
-    """Cost of copying ``nbytes``: no FLOPs, ``2·nbytes`` moved (read plus write)."""
+    """Cost of a memory copy: no FLOPs, every byte read once and written once.
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes copied.
+
+    Returns
+    -------
+    Cost
+        ``flops=0``, ``bytes=2·nbytes``, named ``"copy <nbytes> B"``.
+    """
     return Cost(flops=0.0, bytes=2.0 * nbytes, name=f"copy {nbytes} B")
 
 
@@ -323,7 +350,23 @@ class Roofline:
         return self.ceilings.ridge
 
     def floor(self, unit: str = "us") -> float:
-        """The floor in ``unit`` (``"ns"``, ``"us"``, ``"ms"``, ``"s"``)."""
+        """The time floor in a given unit.
+
+        Parameters
+        ----------
+        unit : {"ns", "us", "ms", "s"}
+            The unit to express the floor in.
+
+        Returns
+        -------
+        float
+            The floor in ``unit``.
+
+        Raises
+        ------
+        InputError
+            For any other unit.
+        """
         if unit not in UNIT_SECONDS:
             raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
         return self.floor_s / UNIT_SECONDS[unit]

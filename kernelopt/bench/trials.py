@@ -91,7 +91,18 @@ class TrialPoint:
         return {"b": self.b, "s": self.s, "t": self.t, **self.extra}
 
     def with_b(self, b: int) -> TrialPoint:
-        """The same point with batch ``b``."""
+        """The same point with another batch size.
+
+        Parameters
+        ----------
+        b : int
+            The new batch size.
+
+        Returns
+        -------
+        TrialPoint
+            A copy with ``b`` replaced; the point's checks apply.
+        """
         return attrs.evolve(self, b=b)
 
 
@@ -215,7 +226,27 @@ class TrialResult:
     def result_row(
         self, *, floor: Roofline | float | None = None, speedup: float | None = None
     ) -> ResultRow:
-        """The canonical ResultRow; the point text carries the batch reduction."""
+        """The canonical ResultRow; the point text carries the batch reduction.
+
+        Parameters
+        ----------
+        floor : float or Roofline, optional
+            Roofline floor in the measurement's unit, or the Roofline itself (its floor
+            is read in that unit).
+        speedup : float, optional
+            Baseline time over this trial's time.
+
+        Returns
+        -------
+        ResultRow
+            The row; its point is the point that ran, followed by the :attr:`note` in
+            parentheses when the batch was halved.
+
+        Raises
+        ------
+        InputError
+            If the trial failed (it has no measurement).
+        """
         if self.measurement is None:
             raise InputError(expected("a measured trial", f"a failed one ({self.error})"))
         point = str(self.point) + (f" ({self.note})" if self.reduced else "")
@@ -230,7 +261,29 @@ class TrialResult:
         floor: float | None = None,
         metrics: Mapping[str, float] | None = None,
     ) -> BenchRow:
-        """The JSONL row; ``config`` is the point that ran, ``note`` the reduction."""
+        """The JSONL row; ``config`` is the point that ran, ``note`` the reduction.
+
+        Parameters
+        ----------
+        op : str
+            The op that was timed.
+        floor : float, optional
+            Roofline floor in the measurement's unit.
+        metrics : Mapping[str, float], optional
+            Roofline metrics (``RooflinePoint.metrics()``); an infinite
+            ``arith_intensity`` (a call that moves no bytes) is left out.
+
+        Returns
+        -------
+        BenchRow
+            The row with the current environment; when the batch was halved its config
+            also holds ``b_requested``, the batch asked for.
+
+        Raises
+        ------
+        InputError
+            If the trial failed (it has no measurement).
+        """
         if self.measurement is None:
             raise InputError(expected("a measured trial", f"a failed one ({self.error})"))
         config: dict[str, int | float | str | bool] = dict(self.point.as_dict())

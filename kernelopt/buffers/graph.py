@@ -29,7 +29,21 @@ class CapturedGraph(Generic[R]):
     """A captured launcher: call it with new inputs to copy them in and replay.
 
     Replays write into the same output tensors every time (``static_outputs``): clone
-    what must outlive the next replay.
+    what must outlive the next replay. Made by :func:`capture_graph`.
+
+    Parameters
+    ----------
+    graph : torch.cuda.CUDAGraph
+        The captured graph.
+    static_inputs : tuple of object
+        The arguments captured: tensors that later inputs are copied into, and other
+        values baked into the graph.
+    static_outputs : R
+        What the captured call returned; every replay rewrites these tensors.
+    keep_alive : tuple of object
+        Objects held for as long as the graph lives (the scope that owns its buffers,
+        the buffers of a pool or scope): the graph replays raw addresses, so their
+        memory must not be freed and reused.
     """
 
     def __init__(

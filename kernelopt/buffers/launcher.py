@@ -70,6 +70,20 @@ class PersistentLauncher(Generic[P, R]):
 
         :func:`~kernelopt.buffers.capture_graph` uses this to give a graph buffers of
         its own, which eager calls can neither evict nor overwrite.
+
+        Parameters
+        ----------
+        scope : BufferScope
+            The scope the launcher takes its buffers from for this call, in place of
+            :attr:`scope`.
+        *args, **kwargs
+            The launcher's own arguments, as for a plain call.
+
+        Returns
+        -------
+        R
+            What the launcher returns, as is: ``on_return`` does not apply (no check
+            and no copy).
         """
         return self._fn(scope, *args, **kwargs)
 

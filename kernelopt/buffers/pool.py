@@ -296,7 +296,18 @@ class BufferPool:
                 self._evict_to(cap)
 
     def discard(self, key: BufferKey | tuple[Any, ...]) -> bool:
-        """Drop the buffer held for ``key``; return whether there was one."""
+        """Drop the buffer held for a key.
+
+        Parameters
+        ----------
+        key : BufferKey or tuple
+            The buffer's key, or a plain tuple of its five items.
+
+        Returns
+        -------
+        bool
+            Whether a buffer was held for the key.
+        """
         with self._lock:
             entry = self._entries.pop(tuple(key), None)
             if entry is None:
@@ -374,7 +385,18 @@ class BufferPool:
     # -- scopes -----------------------------------------------------------------------
 
     def scope(self, name: str) -> BufferScope:
-        """A new :class:`~kernelopt.buffers.BufferScope` named ``name`` over this pool."""
+        """A new scope of buffers over this pool.
+
+        Parameters
+        ----------
+        name : str
+            The scope's name; its buffers are tagged ``"<name>/<buffer>"`` in the pool.
+
+        Returns
+        -------
+        BufferScope
+            The scope.
+        """
         from kernelopt.buffers.scope import BufferScope
 
         return BufferScope(name, pool=self)

@@ -112,7 +112,24 @@ class BufferScope:
         return self._pool
 
     def tag(self, name: str) -> str:
-        """The pool tag of buffer ``name``: ``"<scope>/<name>"``."""
+        """The pool tag of one of the scope's buffers.
+
+        Parameters
+        ----------
+        name : str
+            The buffer's name within the scope, non-empty.
+
+        Returns
+        -------
+        str
+            ``"<scope>/<name>"``.
+
+        Raises
+        ------
+        InputError
+            If ``name`` is empty or not a str, or (for a name not tagged before) the
+            scope was closed.
+        """
         tag = self._tags.get(name)
         if tag is None:
             if self._closed:

@@ -170,6 +170,16 @@ class Catalog:
     def get(self, entry_id: str) -> Entry:
         """The entry with ``entry_id``.
 
+        Parameters
+        ----------
+        entry_id : str
+            The entry's kebab-case id (``"split-kv-flash-decoding"``).
+
+        Returns
+        -------
+        Entry
+            The entry.
+
         Raises
         ------
         CatalogError
@@ -183,7 +193,18 @@ class Catalog:
             ) from None
 
     def source(self, entry_id: str) -> Path | None:
-        """The file ``entry_id`` was read from, if it came from a file."""
+        """The file an entry was read from, if it came from a file.
+
+        Parameters
+        ----------
+        entry_id : str
+            The entry's id.
+
+        Returns
+        -------
+        Path or None
+            The markdown file; ``None`` for an entry built in memory or an unknown id.
+        """
         return self._sources.get(entry_id)
 
     @property
@@ -296,11 +317,46 @@ class Catalog:
         return matches if limit is None else matches[:limit]
 
     def match_metrics(self, metrics: Mapping[str, float]) -> list[Match]:
-        """Entries whose metric triggers hold for ``metrics``, ranked."""
+        """Entries whose metric triggers hold for the measured metrics, ranked.
+
+        Parameters
+        ----------
+        metrics : Mapping[str, float]
+            Measured metrics by name (``{"dram_pct": 85, "tc_pct": 10}``).
+
+        Returns
+        -------
+        list of Match
+            The triggered entries, by descending score, then id.
+
+        Raises
+        ------
+        InputError
+            If ``metrics`` is not a mapping of names (str) to numbers.
+        """
         return self.query(metrics=metrics)
 
     def search(self, text: str, *, limit: int | None = None) -> list[Match]:
-        """Free-text search over ids, names, keywords and entry text."""
+        """Free-text search over ids, names, keywords and entry text.
+
+        Parameters
+        ----------
+        text : str
+            The words to look for; an entry named in it by id, name or keyword scores
+            highest, one sharing words with it lower (``query(keyword=text)``).
+        limit : int, optional
+            Return at most this many matches; all of them if ``None``.
+
+        Returns
+        -------
+        list of Match
+            The entries that match, by descending score, then id.
+
+        Raises
+        ------
+        InputError
+            If ``text`` is not a str or ``limit`` is not an int >= 0.
+        """
         return self.query(keyword=text, limit=limit)
 
     def tag(self, text: str, *, family: str | None = None) -> list[Match]:
@@ -308,6 +364,24 @@ class Catalog:
 
         This is how an experiment description such as ``"split-K with num_splits=16"`` is
         tagged with the techniques it tried.
+
+        Parameters
+        ----------
+        text : str
+            The description to tag.
+        family : str, optional
+            Keep only entries for this kernel family or one of its ancestors, as in
+            :meth:`query`; every family if ``None``.
+
+        Returns
+        -------
+        list of Match
+            The entries named, by descending score, then id; empty if none is named.
+
+        Raises
+        ------
+        InputError
+            If ``text`` is not a str or ``family`` is not one of :meth:`families`.
         """
         if not isinstance(text, str):
             raise InputError(expected("a description (str)", repr(text), where="text"))
@@ -315,10 +389,18 @@ class Catalog:
         return rank(self._items(), family=known, keyword=text, strong_only=True)
 
     def fundamentals(self, family: str) -> list[Entry]:
-        """Entries that are a standard technique for ``family`` or one of its ancestors.
+        """Entries that are a standard technique for a family or one of its ancestors.
 
-        Most specific first: for ``mla-decode``, entries fundamental for mla-decode, then
-        decode-attention, then attention, then ``any``; id order within each.
+        Parameters
+        ----------
+        family : str
+            The kernel family (``"mla-decode"``), spelled as :meth:`query` accepts it.
+
+        Returns
+        -------
+        list of Entry
+            Most specific first: for ``mla-decode``, entries fundamental for mla-decode,
+            then decode-attention, then attention, then ``any``; id order within each.
 
         Raises
         ------

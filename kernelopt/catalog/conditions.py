@@ -44,7 +44,18 @@ class Op(TextEnum):
     NE = "!="
 
     def apply(self, left: float, right: float) -> bool:
-        """Compare ``left`` with ``right``."""
+        """Compare ``left`` with ``right``.
+
+        Parameters
+        ----------
+        left, right : float
+            The two sides, ``left <op> right``.
+
+        Returns
+        -------
+        bool
+            Whether the comparison holds.
+        """
         if self is Op.LT:
             return left < right
         if self is Op.LE:
@@ -131,7 +142,18 @@ class Comparison:
         return (self.name,) if self.other is None else (self.name, self.other)
 
     def evaluate(self, facts: Mapping[str, float]) -> bool | None:
-        """Return whether the comparison holds, or ``None`` if a name is missing or NaN."""
+        """Whether the comparison holds for the given facts.
+
+        Parameters
+        ----------
+        facts : Mapping[str, float]
+            Values by name: measured metrics or workload shape facts.
+
+        Returns
+        -------
+        bool or None
+            Whether it holds; ``None`` if a name it reads is missing from ``facts`` or NaN.
+        """
         left = facts.get(self.name)
         right = self.value if self.other is None else facts.get(self.other)
         if left is None or right is None or math.isnan(left) or math.isnan(right):
@@ -139,7 +161,19 @@ class Comparison:
         return self.op.apply(float(left), float(right))
 
     def describe(self, facts: Mapping[str, float]) -> str:
-        """The comparison with the values it was tested on: ``dram_pct > 60 (dram_pct=85)``."""
+        """The comparison with the values it was tested on.
+
+        Parameters
+        ----------
+        facts : Mapping[str, float]
+            Values by name; those of the names the comparison reads are shown.
+
+        Returns
+        -------
+        str
+            ``dram_pct > 60 (dram_pct=85)``; the comparison alone if ``facts`` holds
+            none of its names.
+        """
         shown = ", ".join(f"{n}={format_number(float(facts[n]))}" for n in self.names if n in facts)
         return f"{self} ({shown})" if shown else str(self)
 
@@ -207,7 +241,19 @@ class Condition:
         return tuple(dict.fromkeys(n for c in self.comparisons for n in c.names))
 
     def evaluate(self, facts: Mapping[str, float]) -> bool | None:
-        """True if every comparison holds, False if one fails, None if undecidable."""
+        """Whether every comparison of the condition holds for the given facts.
+
+        Parameters
+        ----------
+        facts : Mapping[str, float]
+            Values by name: measured metrics or workload shape facts.
+
+        Returns
+        -------
+        bool or None
+            True if every comparison holds, False if one fails, ``None`` if none fails
+            but one is undecidable (a name missing from ``facts`` or NaN).
+        """
         results = [c.evaluate(facts) for c in self.comparisons]
         if any(r is False for r in results):
             return False
@@ -216,7 +262,18 @@ class Condition:
         return True
 
     def describe(self, facts: Mapping[str, float]) -> str:
-        """The condition with the values it was tested on."""
+        """The condition with the values it was tested on.
+
+        Parameters
+        ----------
+        facts : Mapping[str, float]
+            Values by name; those of the names the comparisons read are shown.
+
+        Returns
+        -------
+        str
+            Each comparison as :meth:`Comparison.describe` writes it, joined by ``and``.
+        """
         return " and ".join(c.describe(facts) for c in self.comparisons)
 
     def __str__(self) -> str:

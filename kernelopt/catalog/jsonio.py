@@ -46,13 +46,34 @@ def _converter() -> cattrs.Converter:
 
 
 def entry_to_dict(entry: Entry) -> dict[str, Any]:
-    """Unstructure ``entry`` into plain JSON-ready data (enums as their values)."""
+    """Unstructure an entry into plain JSON-ready data (enums as their values).
+
+    Parameters
+    ----------
+    entry : Entry
+        The entry.
+
+    Returns
+    -------
+    dict
+        Field names to plain values (str, numbers, lists, dicts).
+    """
     data: dict[str, Any] = _converter().unstructure(entry)
     return data
 
 
 def entry_from_dict(data: Mapping[str, object]) -> Entry:
     """Build an :class:`Entry` from data written by :func:`entry_to_dict`.
+
+    Parameters
+    ----------
+    data : Mapping[str, object]
+        Field names to values, enums as their values.
+
+    Returns
+    -------
+    Entry
+        The entry.
 
     Raises
     ------
@@ -91,12 +112,34 @@ def _flatten(error: BaseException, where: str = "") -> list[str]:
 
 
 def entry_to_json(entry: Entry) -> str:
-    """Serialize ``entry`` to indented JSON text."""
+    """Serialize an entry to indented JSON text.
+
+    Parameters
+    ----------
+    entry : Entry
+        The entry.
+
+    Returns
+    -------
+    str
+        The JSON of :func:`entry_to_dict`, indented by 2, non-ASCII kept, ending in a
+        newline.
+    """
     return json.dumps(entry_to_dict(entry), indent=2, ensure_ascii=False) + "\n"
 
 
 def entry_from_json(text: str) -> Entry:
     """Read an entry from JSON text; see :func:`entry_from_dict`.
+
+    Parameters
+    ----------
+    text : str
+        The JSON text, as :func:`entry_to_json` writes it.
+
+    Returns
+    -------
+    Entry
+        The entry.
 
     Raises
     ------

@@ -97,6 +97,17 @@ def relative_path(entry_id: str, kind: Kind, scope: str) -> str:
 def slugify(name: str) -> str:
     """Make a kebab-case id (``"Split-KV Decoding"`` → ``split-kv-decoding``).
 
+    Parameters
+    ----------
+    name : str
+        A display name; its runs of lower-cased ASCII letters and digits become the
+        id's words, everything else is dropped.
+
+    Returns
+    -------
+    str
+        The id; empty when ``name`` holds no ASCII letter or digit.
+
     Raises
     ------
     InputError
@@ -585,7 +596,25 @@ class Entry:
 
     @classmethod
     def from_json(cls, text: str) -> Entry:
-        """Read an entry from JSON written by :meth:`to_json`; extra keys are rejected."""
+        """Read an entry from JSON written by :meth:`to_json`; extra keys are rejected.
+
+        Parameters
+        ----------
+        text : str
+            The JSON text.
+
+        Returns
+        -------
+        Entry
+            The entry.
+
+        Raises
+        ------
+        FormatError
+            If the text is not JSON.
+        InputError
+            If the JSON does not describe a valid entry.
+        """
         from kernelopt.catalog.jsonio import entry_from_json
 
         return entry_from_json(text)

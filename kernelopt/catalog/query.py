@@ -49,7 +49,18 @@ _W_LANGUAGE = 0.5
 
 
 def normalize_text(text: str) -> str:
-    """Lower-case ``text`` and fold runs of spaces, ``_`` and ``-`` into one space."""
+    """Lower-case text and fold runs of spaces, ``_`` and ``-`` into one space.
+
+    Parameters
+    ----------
+    text : str
+        The text to normalize.
+
+    Returns
+    -------
+    str
+        The normalized text, without leading or trailing spaces.
+    """
     return _SEPARATORS.sub(" ", text.lower()).strip()
 
 

@@ -98,16 +98,37 @@ class KnowledgeTree:
     # --- reading ------------------------------------------------------------------------
 
     def catalog(self, *, strict: bool = True) -> Catalog:
-        """The tree merged over the built-ins (if ``with_builtin``) as a :class:`Catalog`."""
+        """The tree merged over the built-ins (if ``with_builtin``) as a :class:`Catalog`.
+
+        Parameters
+        ----------
+        strict : bool
+            Raise on the first problem; otherwise keep going and list problems in the
+            catalog's ``problems`` (see :meth:`Catalog.load`).
+
+        Returns
+        -------
+        Catalog
+            The merged catalog; the built-ins alone (or an empty catalog) while the
+            tree's folder does not exist.
+        """
         if not self.root.is_dir():
             return Catalog.builtin() if self.with_builtin else Catalog()
         return Catalog.load(self.root, with_builtin=self.with_builtin, strict=strict)
 
     def path_of(self, entry: Entry) -> Path:
-        """Where ``entry`` lives (or would live) in this tree.
+        """Where an entry lives (or would live) in this tree.
 
-        The canonical path, except in a tree whose folder for the entry's language has
-        another spelling (``languages/cutile-dsl/``): there, that folder.
+        Parameters
+        ----------
+        entry : Entry
+            The entry; its id, kind and scope name the file.
+
+        Returns
+        -------
+        Path
+            The canonical path, except in a tree whose folder for the entry's language
+            has another spelling (``languages/cutile-dsl/``): there, that folder.
         """
         return entry_path(self.root, entry.id, entry.kind, entry.scope)
 
@@ -207,6 +228,16 @@ class KnowledgeTree:
     def add(self, entry: Entry) -> Path:
         """Add a new entry (optimization or anti-pattern) in the folder its kind and scope name.
 
+        Parameters
+        ----------
+        entry : Entry
+            The entry, with an id not yet used.
+
+        Returns
+        -------
+        Path
+            The file written.
+
         Raises
         ------
         CatalogError
@@ -236,7 +267,25 @@ class KnowledgeTree:
             return self._write(entry)
 
     def add_optimization(self, entry: Entry) -> Path:
-        """Add a new optimization (protocol: "New Optimization Validated")."""
+        """Add a new optimization (protocol: "New Optimization Validated").
+
+        Parameters
+        ----------
+        entry : Entry
+            The entry, of kind optimization, with an id not yet used.
+
+        Returns
+        -------
+        Path
+            The file written.
+
+        Raises
+        ------
+        InputError
+            If the entry is of another kind.
+        CatalogError
+            As :meth:`add`.
+        """
         if entry.kind is not Kind.OPTIMIZATION:
             raise InputError(
                 expected("an entry of kind optimization", entry.kind.value, where="entry.kind")
@@ -244,7 +293,25 @@ class KnowledgeTree:
         return self.add(entry)
 
     def add_anti_pattern(self, entry: Entry) -> Path:
-        """Add a new anti-pattern (protocol: "Optimization Caused Clear Regression")."""
+        """Add a new anti-pattern (protocol: "Optimization Caused Clear Regression").
+
+        Parameters
+        ----------
+        entry : Entry
+            The entry, of kind anti-pattern, with an id not yet used.
+
+        Returns
+        -------
+        Path
+            The file written.
+
+        Raises
+        ------
+        InputError
+            If the entry is of another kind.
+        CatalogError
+            As :meth:`add`.
+        """
         if entry.kind is not Kind.ANTI_PATTERN:
             raise InputError(
                 expected("an entry of kind anti-pattern", entry.kind.value, where="entry.kind")
@@ -278,8 +345,42 @@ class KnowledgeTree:
     ) -> Entry:
         """Replace where an entry applies: contexts, triggers, shapes, families, keywords.
 
-        Each argument left ``None`` keeps its current value; a given one replaces it
-        (conditions may be strings such as ``"dram_pct > 60"``). Returns the new entry.
+        Each argument left ``None`` keeps the entry's current value; a given one replaces
+        it whole (nothing is appended). The entry's own checks apply to the new values.
+
+        Parameters
+        ----------
+        entry_id : str
+            The entry to change, in this tree or (with ``with_builtin``) a built-in one,
+            which is then written into this tree.
+        contexts : iterable of str, optional
+            When to Apply: the kernel contexts, one line each.
+        triggers : iterable of Condition or str, optional
+            Conditions over measured metrics; a str is parsed (``"dram_pct > 60"``).
+        shape_conditions : iterable of Condition or str, optional
+            Conditions over workload shape facts; a str is parsed (``"s_q == 1"``).
+        families : iterable of str, optional
+            Kernel families the entry applies to (``"decode-attention"``, ``"any"``).
+        fundamental_for : iterable of str, optional
+            Families for which the entry is a standard technique a kernel should not lack.
+        keywords : iterable of str, optional
+            Phrases people use for the entry in experiment logs (``"split-kv"``).
+        pitfalls : iterable of str, optional
+            The entry's pitfalls, one line each.
+
+        Returns
+        -------
+        Entry
+            The entry as written.
+
+        Raises
+        ------
+        InputError
+            If every argument is ``None``, a condition list is a single str, or a new
+            value fails the entry's checks.
+        CatalogError
+            If ``entry_id`` is unknown, or the tree's ``index.md`` was not written by a
+            knowledge tree.
         """
         change: dict[str, Any] = {}
         if contexts is not None:
@@ -312,13 +413,37 @@ class KnowledgeTree:
         """Append a ``Config | Before | After | Change`` row to an entry's evidence.
 
         The row joins the last evidence block with the same source type and source, or
-        starts a new block (with ``notes`` under its table). Returns the new entry.
+        starts a new block.
+
+        Parameters
+        ----------
+        entry_id : str
+            The entry to change, in this tree or (with ``with_builtin``) a built-in one,
+            which is then written into this tree.
+        row : EvidenceRow
+            The measured row; cells are text with their units (``"74 us"``, ``"+12 %"``).
+        source_type : SourceType or str
+            ``"local experiment"`` or ``"external report"``.
+        source : str
+            Where the numbers come from: an experiment path or measurement file, a URL, or
+            ``owner/repo path``.
+        notes : str
+            Text under the block's table. A new block gets it as is; an existing block
+            gets it appended after a blank line, unless its notes already contain it.
+
+        Returns
+        -------
+        Entry
+            The entry as written.
 
         Raises
         ------
         InputError
             If ``row`` is not an :class:`EvidenceRow`, the source type is neither, or
             ``source`` is empty: evidence recorded from now on names where it comes from.
+        CatalogError
+            If ``entry_id`` is unknown, or the tree's ``index.md`` was not written by a
+            knowledge tree.
         """
         _require(row, EvidenceRow, "row")
         kind = to_enum(SourceType, source_type, "source_type")
@@ -351,7 +476,30 @@ class KnowledgeTree:
             return updated
 
     def record_interaction(self, entry_id: str, interaction: Interaction) -> Entry:
-        """Add (or replace, for the same linked id) an interaction of an entry."""
+        """Add (or replace, for the same linked id) an interaction of an entry.
+
+        Parameters
+        ----------
+        entry_id : str
+            The entry to change, in this tree or (with ``with_builtin``) a built-in one,
+            which is then written into this tree.
+        interaction : Interaction
+            The link to add; one the entry has to the same target id is replaced.
+
+        Returns
+        -------
+        Entry
+            The entry as written.
+
+        Raises
+        ------
+        InputError
+            If ``interaction`` is not an :class:`Interaction`.
+        CatalogError
+            If ``entry_id`` is unknown, the interaction's target is neither in the tree,
+            a built-in (with ``with_builtin``) nor the entry itself, or the tree's
+            ``index.md`` was not written by a knowledge tree.
+        """
         _require(interaction, Interaction, "interaction")
         self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
@@ -366,19 +514,36 @@ class KnowledgeTree:
     def flip(self, entry_id: str, *, reason: str, to: Kind | str | None = None) -> Entry:
         """Turn an optimization into an anti-pattern, or back, moving its file.
 
-        ``reason`` (what confuted the entry) is appended to its Generalization. The file
-        moves between ``optimizations/`` and ``anti-patterns/`` of the same scope: the new
-        file is written first, then the old one removed, under the lock.
+        The file moves between ``optimizations/`` and ``anti-patterns/`` of the same
+        scope: the new file is written first, then the old one removed, under the lock.
 
-        ``to`` names the kind the entry is to become. Give it when several writers may
-        flip one entry: a flip toggles, so two writers that both saw an optimization
-        regress would otherwise turn it into an anti-pattern and straight back.
+        Parameters
+        ----------
+        entry_id : str
+            The entry to flip, in this tree or (with ``with_builtin``) a built-in one,
+            which is then written into this tree.
+        reason : str
+            What confuted the entry; appended to its Generalization after a
+            ``Reclassified from <kind> to <kind>:`` prefix.
+        to : Kind or str, optional
+            The kind the entry is to become (``"optimization"`` or ``"anti-pattern"``).
+            Give it when several writers may flip one entry: a flip toggles, so two
+            writers that both saw an optimization regress would otherwise turn it into an
+            anti-pattern and straight back. ``None`` toggles.
+
+        Returns
+        -------
+        Entry
+            The flipped entry as written.
 
         Raises
         ------
+        InputError
+            If ``reason`` is empty or ``to`` is not a kind.
         CatalogError
-            If the entry already is of kind ``to`` (another writer flipped it first);
-            nothing is written.
+            If the entry already is of kind ``to`` (another writer flipped it first), a
+            file already exists where the flipped entry would go, or ``entry_id`` is
+            unknown; nothing is written.
         """
         if not isinstance(reason, str) or not reason.strip():
             raise InputError(expected("a reason for the flip", repr(reason), where="reason"))

@@ -67,8 +67,20 @@ def _check_catalog(catalog: object) -> None:
 def load_catalog(
     catalog: Catalog | CatalogLike | str | os.PathLike[str] | None,
 ) -> tuple[CatalogLike | None, str | None]:
-    """The catalog to use: a Catalog as given, a knowledge directory loaded over the
-    built-in entries, or the built-in catalog; with a reason when none could be loaded.
+    """The catalog to use, with a reason when none could be loaded.
+
+    Parameters
+    ----------
+    catalog : Catalog, CatalogLike, path-like or None
+        A catalog, used as given; a knowledge directory (``docs/knowledge/``), loaded
+        over the built-in entries with entries that fail to read left out; or ``None``
+        for the built-in catalog.
+
+    Returns
+    -------
+    tuple of (CatalogLike or None, str or None)
+        The catalog and ``None``; or ``None`` and why the catalog could not be loaded
+        (the error's class and message), so a diagnosis can go on without it.
 
     Raises
     ------

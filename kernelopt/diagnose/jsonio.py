@@ -46,6 +46,16 @@ def _check(diagnosis: object) -> None:
 def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
     """Plain, JSON-ready data: enums as their values, tuples as lists.
 
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+        The diagnosis to convert.
+
+    Returns
+    -------
+    dict
+        Field names to plain values; :func:`diagnosis_from_dict` reads it back.
+
     Raises
     ------
     InputError
@@ -59,6 +69,16 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
 def diagnosis_to_json(diagnosis: Diagnosis) -> str:
     """Indented JSON text (UTF-8 characters kept).
 
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+        The diagnosis to write.
+
+    Returns
+    -------
+    str
+        The JSON of :func:`diagnosis_to_dict`, indented by 2.
+
     Raises
     ------
     InputError
@@ -69,6 +89,16 @@ def diagnosis_to_json(diagnosis: Diagnosis) -> str:
 
 def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
     """Read back what :func:`diagnosis_to_dict` wrote.
+
+    Parameters
+    ----------
+    data : dict
+        The plain data, every key :func:`diagnosis_to_dict` writes present.
+
+    Returns
+    -------
+    Diagnosis
+        The diagnosis.
 
     Raises
     ------
@@ -103,6 +133,16 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
 
 def diagnosis_from_json(text: str) -> Diagnosis:
     """Read back what :func:`diagnosis_to_json` wrote.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The JSON text.
+
+    Returns
+    -------
+    Diagnosis
+        The diagnosis.
 
     Raises
     ------

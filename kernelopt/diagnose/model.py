@@ -344,7 +344,23 @@ class Diagnosis:
     warnings: tuple[str, ...] = attrs.field(default=(), converter=_strs)
 
     def finding(self, pathology: Pathology | str) -> Finding | None:
-        """The finding of ``pathology``, or None when it was not found."""
+        """The finding of one pathology.
+
+        Parameters
+        ----------
+        pathology : Pathology or str
+            The pathology, or its value.
+
+        Returns
+        -------
+        Finding or None
+            Its finding; ``None`` when it was not found.
+
+        Raises
+        ------
+        InputError
+            If ``pathology`` is not one of :class:`Pathology`'s values.
+        """
         wanted = Pathology(pathology)
         return next((f for f in self.findings if f.pathology is wanted), None)
 

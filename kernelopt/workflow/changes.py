@@ -185,12 +185,30 @@ class Change:
         rationale: str = "",
         base: str = KNOWLEDGE_BASE,
     ) -> Change:
-        """A change applying catalog ``entry`` (its name is the default description).
+        """A change applying catalog ``entry``, linked to its knowledge file.
+
+        Parameters
+        ----------
+        entry : CatalogEntry
+            The catalog entry applied (:class:`kernelopt.catalog.Entry`), not its id.
+        what : str, optional
+            The specific change, one line; the entry's name if ``None`` or empty.
+        rationale : str
+            Why, one line; may be empty.
+        base : str
+            The knowledge tree's path as the link should show it; the link is
+            ``base/<entry's relative path>``.
+
+        Returns
+        -------
+        Change
+            The change, with ``entry_id`` and ``link`` set.
 
         Raises
         ------
         InputError
-            When ``entry`` is not a catalog entry (pass ``catalog.get(id)``, not the id).
+            When ``entry`` is not a catalog entry (pass ``catalog.get(id)``, not the id),
+            or ``what`` or ``rationale`` is not one line.
 
         Examples
         --------
@@ -215,7 +233,20 @@ class Change:
         return f"{text}{_RATIONALE}{self.rationale}" if self.rationale else text
 
     def problems(self, catalog: EntryLookup) -> list[str]:
-        """What is wrong with the link against ``catalog``: unknown id or stale path."""
+        """What is wrong with the change's catalog link: unknown id or stale path.
+
+        Parameters
+        ----------
+        catalog : EntryLookup
+            The catalog to check against (a :class:`~kernelopt.catalog.Catalog`).
+
+        Returns
+        -------
+        list of str
+            One message when the entry id is not in ``catalog``, or when the link does
+            not end in the entry's knowledge file path (its kind or scope changed); empty
+            when the link resolves or the change links no entry.
+        """
         if self.entry_id is None or self.link is None:
             return []
         if self.entry_id not in catalog:
@@ -231,6 +262,18 @@ class Change:
 
 def parse_change(text: str) -> Change:
     """Read one item written by :meth:`Change.render` (or by hand: ``[id](path): text``).
+
+    Parameters
+    ----------
+    text : str
+        The item's text, without its ``1.`` or ``-`` marker. After a leading
+        ``[id](path)`` link, a separator (``--``, ``:``, ``-``) is dropped; text after
+        ``-- rationale:`` is the rationale. A link alone describes the change by its id.
+
+    Returns
+    -------
+    Change
+        The change.
 
     Raises
     ------

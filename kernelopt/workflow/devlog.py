@@ -655,7 +655,17 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
 
 
 def read_performance(path: str | os.PathLike[str]) -> list[PerfRow]:
-    """:func:`parse_performance` of the devlog at ``path``.
+    """:func:`parse_performance` of a devlog file.
+
+    Parameters
+    ----------
+    path : path-like
+        The devlog's markdown file.
+
+    Returns
+    -------
+    list of PerfRow
+        The rows of its Performance section's tables, in order; empty without one.
 
     Raises
     ------

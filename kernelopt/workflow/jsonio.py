@@ -47,6 +47,16 @@ def _value(member: enum.Enum) -> Any:
 def to_dict(record: attrs.AttrsInstance) -> dict[str, Any]:
     """A hand-off record (ProfileReport, OptimizationTask, NewVersion...) as a JSON-ready dict.
 
+    Parameters
+    ----------
+    record : attrs record
+        The record to convert.
+
+    Returns
+    -------
+    dict
+        Field names to plain values; :func:`from_dict` reads it back.
+
     Raises
     ------
     InputError
@@ -70,7 +80,19 @@ def to_dict(record: attrs.AttrsInstance) -> dict[str, Any]:
 
 
 def from_dict(data: Any, cls: type[T]) -> T:
-    """Build a ``cls`` record from :func:`to_dict`'s output.
+    """Build a record from :func:`to_dict`'s output.
+
+    Parameters
+    ----------
+    data : Any
+        The plain data, a dict of the record's fields.
+    cls : type
+        The record class to build (``OptimizationTask``, ``NewVersion``...).
+
+    Returns
+    -------
+    cls
+        The record.
 
     Raises
     ------

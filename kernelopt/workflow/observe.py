@@ -123,11 +123,21 @@ class Observation:
         return (self.after / self.before - 1.0) * 100.0
 
     def metric_changes(self, *, min_change: float = 0.01) -> list[tuple[str, float, float]]:
-        """(name, before, after) of the metrics measured on both sides that moved.
+        """The metrics measured on both sides that moved.
 
-        A metric moved when it changed by more than ``min_change`` of its larger value;
-        the ones that did not (the ridge, the arithmetic intensity of the same work)
-        say nothing about what the change did.
+        The ones that did not move (the ridge, the arithmetic intensity of the same
+        work) say nothing about what the change did.
+
+        Parameters
+        ----------
+        min_change : float
+            A metric moved when it changed by more than this fraction of the larger of
+            its two absolute values (0.01: by more than 1 %).
+
+        Returns
+        -------
+        list of (str, float, float)
+            ``(name, before, after)`` of each metric that moved, by name.
         """
         moved = []
         for name in sorted(set(self.metrics_before) & set(self.metrics_after)):

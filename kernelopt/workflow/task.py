@@ -247,12 +247,31 @@ class OptimizationTask:
     ) -> OptimizationTask:
         """A task continuing a profile hand-off (:class:`~kernelopt.bench.ProfileReport`).
 
-        The bottleneck line is the profile's verdict and root cause.
+        The kernel and the current version are the profile's; the bottleneck line is its
+        verdict and root cause (``"memory-bound -- ..."``), joined into one line.
+
+        Parameters
+        ----------
+        report : ProfileReport
+            The profile hand-off (``parse_profile``, ``profile_from_rows``).
+        new_version : str
+            The version to create (no spaces).
+        optimizations : sequence of Change
+            What to apply, in order, each with its rationale and catalog link; at least
+            one.
+        constraints : Constraints, optional
+            Register budget, target occupancy, control level, language; none if ``None``.
+
+        Returns
+        -------
+        OptimizationTask
+            The task.
 
         Raises
         ------
         InputError
-            For anything but a ProfileReport.
+            For a ``report`` that is not a ProfileReport, no optimizations, or a
+            ``new_version`` that is not one word.
         """
         from kernelopt.bench.report import ProfileReport  # here: parse_task needs no bench
 
@@ -284,11 +303,27 @@ class OptimizationTask:
         return "\n".join(lines) + "\n"
 
     def problems(self, catalog: EntryLookup) -> list[str]:
-        """Unknown or stale catalog links, as messages (empty when all resolve)."""
+        """Unknown or stale catalog links of the optimizations, as messages.
+
+        Parameters
+        ----------
+        catalog : EntryLookup
+            The catalog to check against (a :class:`~kernelopt.catalog.Catalog`).
+
+        Returns
+        -------
+        list of str
+            One message per unknown id or stale link; empty when all resolve.
+        """
         return check_links(self.optimizations, catalog)
 
     def validate(self, catalog: EntryLookup) -> None:
-        """Check that every linked entry id exists in ``catalog`` (and its link is current).
+        """Check that every linked entry id exists in the catalog (and its link is current).
+
+        Parameters
+        ----------
+        catalog : EntryLookup
+            The catalog to check against (a :class:`~kernelopt.catalog.Catalog`).
 
         Raises
         ------

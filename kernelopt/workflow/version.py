@@ -217,6 +217,21 @@ class NewVersion:
 
         Unknown or stale catalog links; correctness not PASS; no trial configuration;
         and, with ``root``, files and the devlog that do not exist below it.
+
+        Parameters
+        ----------
+        catalog : EntryLookup
+            The catalog the changes' links are checked against (a
+            :class:`~kernelopt.catalog.Catalog`): each linked id must be in it and its
+            link must end in the entry's knowledge file path.
+        root : path-like, optional
+            The folder the created and modified paths and the devlog path are relative
+            to; ``None`` skips the file checks (and the check that a devlog was named).
+
+        Returns
+        -------
+        list of str
+            One message per problem, in the order above.
         """
         found = check_links(self.changes, catalog)
         if self.correctness is not Correctness.PASS:
@@ -236,7 +251,12 @@ class NewVersion:
         return found
 
     def validate(self, catalog: EntryLookup) -> None:
-        """Check that every linked entry id exists in ``catalog`` (and its link is current).
+        """Check that every linked entry id exists in the catalog (and its link is current).
+
+        Parameters
+        ----------
+        catalog : EntryLookup
+            The catalog to check against (a :class:`~kernelopt.catalog.Catalog`).
 
         Raises
         ------

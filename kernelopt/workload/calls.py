@@ -304,7 +304,18 @@ class Call:
             parse_duration(self.duration_us, where=f"{self.op}.duration_us")
 
     def arg(self, name: str) -> Arg | None:
-        """Return the argument called ``name``, or None."""
+        """One argument of the call, by name.
+
+        Parameters
+        ----------
+        name : str
+            The argument's name (``"q"``, ``"cache_seqlens"``).
+
+        Returns
+        -------
+        Arg or None
+            The argument; ``None`` when the call has none of that name.
+        """
         for item in self.args:
             if item.name == name:
                 return item

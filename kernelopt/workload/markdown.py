@@ -567,6 +567,16 @@ def _parse_op(lines: _Lines, name: str) -> OpProfile:
 def parse_profile_md(text: str) -> WorkloadProfile:
     """Parse markdown written by :func:`render_profile_md`, exactly.
 
+    Parameters
+    ----------
+    text : str
+        The markdown.
+
+    Returns
+    -------
+    WorkloadProfile
+        The profile.
+
     Raises
     ------
     FormatError

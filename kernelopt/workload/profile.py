@@ -177,7 +177,18 @@ class AxisStat:
     )
 
     def share_of(self, value: float) -> ValueShare | None:
-        """The :class:`ValueShare` of ``value``, or None when it is not listed."""
+        """The share of calls (and time) of one value of the axis.
+
+        Parameters
+        ----------
+        value : float
+            The axis value, compared exactly (``1`` for size-1 calls).
+
+        Returns
+        -------
+        ValueShare or None
+            Its share; ``None`` when the value is not listed.
+        """
         for item in self.values:
             if item.value == value:
                 return item
@@ -256,7 +267,18 @@ class ShapeStat:
     time_share: float | None = attrs.field(default=None, validator=unit(optional=True))
 
     def axis(self, name: str) -> float | None:
-        """The value of axis ``name`` in this shape, or None."""
+        """The value of one axis in this shape.
+
+        Parameters
+        ----------
+        name : str
+            The axis name.
+
+        Returns
+        -------
+        float or None
+            Its value; ``None`` when the shape has no such axis.
+        """
         for key, value in self.axes:
             if key == name:
                 return value
@@ -425,14 +447,36 @@ class OpProfile:
         return self.time_us is not None and self.time_us > 0
 
     def axis(self, name: str) -> AxisStat | None:
-        """The statistics of axis ``name``, or None."""
+        """The statistics of one axis of the op.
+
+        Parameters
+        ----------
+        name : str
+            The axis name (``"b"``, ``"s_q"``).
+
+        Returns
+        -------
+        AxisStat or None
+            Its statistics; ``None`` when the op has no such axis.
+        """
         for item in self.axes:
             if item.name == name:
                 return item
         return None
 
     def hint(self, axis: str) -> str | None:
-        """What a size-1 ``axis`` means for this op, when the signature says."""
+        """What a size-1 value of an axis means for this op, when the signature says.
+
+        Parameters
+        ----------
+        axis : str
+            The axis name.
+
+        Returns
+        -------
+        str or None
+            The hint in words; ``None`` when the signature gives none for the axis.
+        """
         for key, text in self.hints:
             if key == axis:
                 return text
@@ -471,7 +515,26 @@ class OpProfile:
         return tuple(sorted(found, key=lambda s: -s.call_share))
 
     def top_shapes(self, k: int | None = None, *, by: str = "calls") -> tuple[ShapeStat, ...]:
-        """The ``k`` most common shapes by ``"calls"`` or by ``"time"`` (all when k is None)."""
+        """The ``k`` most common shapes, by share of calls or of time.
+
+        Parameters
+        ----------
+        k : int, optional
+            How many shapes to return (an int >= 1); all of them if ``None``.
+        by : {"calls", "time"}
+            Rank by share of the op's calls, or by share of its timed total (shapes
+            without a time share rank last).
+
+        Returns
+        -------
+        tuple of ShapeStat
+            The shapes, largest share first.
+
+        Raises
+        ------
+        InputError
+            If ``k`` is not an int >= 1 or ``by`` is neither.
+        """
         if k is not None:
             positive_int(k, where="k")
         if by not in ("calls", "time"):
@@ -483,7 +546,25 @@ class OpProfile:
         return tuple(ranked if k is None else ranked[:k])
 
     def skew(self, k: int = 1) -> Skew:
-        """Shares of calls and of time covered by the ``k`` most common shapes."""
+        """Shares of calls and of time covered by the most common shapes.
+
+        Parameters
+        ----------
+        k : int
+            How many shapes to cover (an int >= 1).
+
+        Returns
+        -------
+        Skew
+            The share of calls covered by the ``k`` most common shapes by calls, and the
+            share of time covered by the ``k`` largest by time (``None`` when the op was
+            not timed); each at most 1.
+
+        Raises
+        ------
+        InputError
+            If ``k`` is not an int >= 1.
+        """
         positive_int(k, where="k")
         calls = sum(s.call_share for s in self.top_shapes(k, by="calls"))
         time = None
@@ -539,14 +620,24 @@ class WorkloadProfile:
         return sum(op.distinct_shapes or len(op.shapes) for op in self.ops)
 
     def op(self, name: str | None = None) -> OpProfile:
-        """The profile of op ``name`` (the most called op when None).
+        """The profile of one op.
 
-        ``name`` matches exactly, else without case and ``namespace::`` prefix.
+        Parameters
+        ----------
+        name : str, optional
+            The op name; it matches exactly, else without case and ``namespace::``
+            prefix (``"mla_decode"`` finds ``"kernelopt::mla_decode"``). The most called
+            op if ``None``.
+
+        Returns
+        -------
+        OpProfile
+            The op's profile (the first match).
 
         Raises
         ------
         InputError
-            When no op matches.
+            When ``name`` is not a str, no op matches, or the profile holds no op.
         """
         if name is not None:
             require(name, str, "an op name (str) or None", where="name")

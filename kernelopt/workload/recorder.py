@@ -253,7 +253,31 @@ class Recorder:
         return self.wrap(fn, op=op)
 
     def wrap(self, fn: F, *, op: str | None = None) -> F:
-        """Return ``fn`` wrapped so that each call is recorded as op ``op`` (default: its name)."""
+        """Return ``fn`` wrapped so that each call is recorded.
+
+        The wrapper keeps ``fn``'s name, docstring and signature (``functools.wraps``) and
+        returns what ``fn`` returns. Calls made while the recorder is paused are passed
+        through unrecorded.
+
+        Parameters
+        ----------
+        fn : callable
+            The function to record, typically the one that launches a kernel. Positional
+            arguments are recorded under the names of its signature.
+        op : str, optional
+            The op name each call is recorded under; ``fn``'s qualified name if ``None``.
+
+        Returns
+        -------
+        callable
+            The recording wrapper.
+
+        Raises
+        ------
+        InputError
+            If ``fn`` is not callable, or ``op`` is empty, too long or holds control
+            characters.
+        """
         if not callable(fn):
             raise InputError(expected("a function to record", type(fn).__name__, where="fn"))
         _check_op(op)
@@ -303,7 +327,28 @@ class Recorder:
     ) -> Iterator[Callable[..., Any]]:
         """Replace ``owner.name`` by a recorded version for the length of the block.
 
-        Yields the wrapped function; the original is restored on exit, even on errors.
+        The original is restored on exit, even on errors, and the recorder is flushed.
+
+        Parameters
+        ----------
+        owner : object
+            The module, class or object holding the function.
+        name : str
+            The attribute of ``owner`` to wrap.
+        op : str, optional
+            The op name each call is recorded under; ``name`` if ``None``.
+
+        Yields
+        ------
+        callable
+            The wrapped function, also set as ``owner.name`` inside the block.
+
+        Raises
+        ------
+        AttributeError
+            If ``owner`` has no attribute ``name``.
+        InputError
+            If that attribute is not callable, or ``op`` is not a valid op name.
         """
         original = getattr(owner, name)
         wrapped = self.wrap(original, op=op or name)

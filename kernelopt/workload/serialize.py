@@ -53,7 +53,23 @@ def _structure_error(error: Exception) -> str:
 
 
 def profile_to_dict(profile: WorkloadProfile) -> dict[str, Any]:
-    """``profile`` as plain JSON-ready data."""
+    """A profile as plain JSON-ready data.
+
+    Parameters
+    ----------
+    profile : WorkloadProfile
+        The profile to convert.
+
+    Returns
+    -------
+    dict
+        Field names to plain values; :func:`profile_from_dict` reads it back.
+
+    Raises
+    ------
+    InputError
+        If ``profile`` is not a WorkloadProfile.
+    """
     require(profile, WorkloadProfile, "a WorkloadProfile", where="profile")
     data: dict[str, Any] = _converter().unstructure(profile)
     return data
@@ -61,6 +77,16 @@ def profile_to_dict(profile: WorkloadProfile) -> dict[str, Any]:
 
 def profile_from_dict(data: object) -> WorkloadProfile:
     """Rebuild a profile from :func:`profile_to_dict` data.
+
+    Parameters
+    ----------
+    data : object
+        The plain data, a dict of the profile's fields.
+
+    Returns
+    -------
+    WorkloadProfile
+        The profile.
 
     Raises
     ------
@@ -77,14 +103,46 @@ def profile_from_dict(data: object) -> WorkloadProfile:
 
 
 def shortcut_to_dict(shortcut: Shortcut) -> dict[str, Any]:
-    """A finding as plain JSON-ready data."""
+    """A finding as plain JSON-ready data.
+
+    Parameters
+    ----------
+    shortcut : Shortcut
+        The finding to convert.
+
+    Returns
+    -------
+    dict
+        Field names to plain values; :func:`shortcut_from_dict` reads it back.
+
+    Raises
+    ------
+    InputError
+        If ``shortcut`` is not a Shortcut.
+    """
     require(shortcut, Shortcut, "a Shortcut", where="shortcut")
     data: dict[str, Any] = _converter().unstructure(shortcut)
     return data
 
 
 def shortcut_from_dict(data: object) -> Shortcut:
-    """Rebuild a finding from :func:`shortcut_to_dict` data."""
+    """Rebuild a finding from :func:`shortcut_to_dict` data.
+
+    Parameters
+    ----------
+    data : object
+        The plain data, a dict of the finding's fields.
+
+    Returns
+    -------
+    Shortcut
+        The finding.
+
+    Raises
+    ------
+    FormatError
+        When fields are missing, extra, or of the wrong type.
+    """
     try:
         shortcut: Shortcut = _converter().structure(data, Shortcut)
     except _structure_errors() as error:
@@ -123,6 +181,16 @@ def profile_to_json(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | No
 
 def profile_from_json(text: str | bytes) -> WorkloadProfile:
     """Parse :func:`profile_to_json` output (a listed ``shortcuts`` array is ignored).
+
+    Parameters
+    ----------
+    text : str or bytes
+        The JSON text: an object with the schema id and the profile.
+
+    Returns
+    -------
+    WorkloadProfile
+        The profile.
 
     Raises
     ------

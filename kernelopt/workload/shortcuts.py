@@ -652,7 +652,18 @@ def register_rule(rule: ShortcutRule, *, replace: bool = False) -> None:
 
 
 def unregister_rule(rule_id: str) -> None:
-    """Remove the user rule ``rule_id`` (a built-in it replaced comes back)."""
+    """Remove a user rule (a built-in it replaced comes back).
+
+    Parameters
+    ----------
+    rule_id : str
+        The rule's id; no user rule of that id is not an error.
+
+    Raises
+    ------
+    InputError
+        If ``rule_id`` is not a str.
+    """
     require(rule_id, str, "a rule id (str)", where="rule_id")
     for old in [r for r in _USER if r.id == rule_id]:
         _USER.remove(old)

@@ -274,7 +274,21 @@ class OpSignature:
             raise InputError(expected("at least one op name", self.ops, where=self.name))
 
     def matches(self, op: str) -> bool:
-        """Whether this signature applies to op name ``op``."""
+        """Whether this signature applies to an op.
+
+        Parameters
+        ----------
+        op : str
+            The op name as recorded: ``"aten::softmax"``, or the qualified name of a
+            recorded Python function (``"Attention.mla_decode"``). It is compared without
+            case, in full, without its ``namespace::`` prefix and, for a qualified name,
+            by its last part, against each of :attr:`ops` (wildcards allowed there).
+
+        Returns
+        -------
+        bool
+            Whether one of the signature's op patterns matches.
+        """
         full = op.strip().lower()
         short = full.rsplit("::", 1)[-1]
         # A recorded Python function is named by its qualname (``Attention.mla_decode``,
@@ -290,7 +304,19 @@ class OpSignature:
         return False
 
     def names_of(self, arg: str) -> tuple[str, ...]:
-        """The canonical name of ``arg`` followed by its aliases."""
+        """The names an argument goes by.
+
+        Parameters
+        ----------
+        arg : str
+            The argument's canonical name (``"q"``).
+
+        Returns
+        -------
+        tuple of str
+            ``arg`` followed by its aliases (``("q", "query")``); ``(arg,)`` when it has
+            none.
+        """
         for key, names in self.aliases:
             if key == arg:
                 return (arg, *names)
@@ -792,7 +818,18 @@ def register_signature(signature: OpSignature, *, replace: bool = False) -> None
 
 
 def unregister_signature(name: str) -> None:
-    """Remove the user signature ``name`` (built-ins come back if it shadowed one)."""
+    """Remove a user signature (built-ins come back if it shadowed one).
+
+    Parameters
+    ----------
+    name : str
+        The signature's name; no user signature of that name is not an error.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not a str.
+    """
     require(name, str, "a signature name (str)", where="name")
     for old in [s for s in _USER if s.name == name]:
         _USER.remove(old)

@@ -65,7 +65,18 @@ _SNIFF_LINES = 5
 
 
 def detect_format(path: str | Path) -> str:
-    """Return the format of the trace at ``path`` (one of :data:`FORMATS`).
+    """The format of a trace file.
+
+    Parameters
+    ----------
+    path : path-like
+        The trace file.
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`: ``"jsonl"``, ``"torch-profiler"`` or
+        ``"flashinfer-bench"``.
 
     Raises
     ------

@@ -89,8 +89,21 @@ class KernelResources:
     def programs_per_sm(self, *, smem_per_sm: int = 233472, regs_per_sm: int = 65536) -> int:
         """Programs that fit on one multiprocessor by shared memory and registers.
 
-        Defaults are Hopper's: 228 KB of shared memory (1 KB of it reserved per program)
-        and 64 K registers.
+        Each program takes its shared memory plus 1 KB the hardware reserves for it, and
+        ``registers * num_warps * 32`` registers. Defaults are Hopper's.
+
+        Parameters
+        ----------
+        smem_per_sm : int
+            Shared memory of one multiprocessor, in bytes (228 KB).
+        regs_per_sm : int
+            32-bit registers of one multiprocessor (64 K).
+
+        Returns
+        -------
+        int
+            The smaller of the two limits, at least 0; a program without shared memory
+            counts 32 by shared memory.
         """
         by_smem = smem_per_sm // (self.shared_bytes + 1024) if self.shared_bytes else 32
         by_regs = regs_per_sm // max(1, self.registers * self.num_warps * 32)

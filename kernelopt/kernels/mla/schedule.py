@@ -125,7 +125,19 @@ class Schedule:
         return any(n > 1 for n in self.splits)
 
     def slot(self, unit: WorkUnit) -> int:
-        """Partial-output slot of ``unit``, or -1 when its sequence is a single piece."""
+        """The partial-output slot a piece writes.
+
+        Parameters
+        ----------
+        unit : WorkUnit
+            A piece of this schedule.
+
+        Returns
+        -------
+        int
+            ``split_offsets[unit.batch] + unit.split``, or -1 when the piece's sequence
+            is a single piece (it writes the output directly).
+        """
         if self.splits[unit.batch] == 1:
             return -1
         return self.split_offsets[unit.batch] + unit.split
