@@ -572,8 +572,8 @@ def write_experiment(
         Device name, or a measurement to take it from.
     kernel, baseline : str, optional
         Kernel path or name, and what it is compared with.
-    tags : sequence of str
-        Catalog ids of the ideas tried.
+    tags : sequence of str, or str
+        Catalog ids of the ideas tried (a lone str is one id).
     knobs : mapping, optional
         Tuning knobs (values written with ``str``).
     verdict : Comparison or str, optional
@@ -592,6 +592,9 @@ def write_experiment(
     ResultRecord
         What was written.
     """
+    if isinstance(rows, (str, ResultRow)) or not isinstance(rows, Sequence):
+        # A lone row would fail below with "'ResultRow' object is not iterable".
+        raise InputError(expected("a sequence of ResultRow", type(rows).__name__, where="rows"))
     if not rows:
         raise InputError(expected("at least one ResultRow", "none", where="rows"))
     if isinstance(experiment, bool) or not isinstance(experiment, int) or experiment < 0:
@@ -615,7 +618,8 @@ def write_experiment(
         baseline=baseline,
         gpu=gpu,
         versions=environment().versions(),
-        tags=tuple(tags),
+        # The record reads a lone str as one tag; tuple("a-b") would split it into letters.
+        tags=tags,
         knobs={key: str(value) for key, value in (knobs or {}).items()},
         rows=tuple(rows),
         verdict=None if verdict is None else str(verdict),

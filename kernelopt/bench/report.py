@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -397,6 +397,7 @@ def profile_report(
     extra_metrics: Mapping[str, float] | None = None,
     catalog: MetricMatcher | None = None,
     latency_below_pct: float = 20.0,
+    family: str | None = None,
 ) -> ProfileReport:
     """Build the profile hand-off of one kernel version from its timing and roofline.
 
@@ -423,11 +424,18 @@ def profile_report(
         Default ``kernelopt.catalog.Catalog.builtin()``.
     latency_below_pct : float
         See :func:`classify`.
+    family : str, optional
+        The kernel's family (``"softmax"``, ``"mla-decode"``): opportunities are then only
+        entries for it or its ancestors (``Catalog.query(family=...)``). Without it the
+        metric triggers alone decide, and entries of other families (an MLA tile load
+        for a softmax) can be listed.
 
     Raises
     ------
     KernelOptError
         When no catalog is given and the built-in catalog cannot be loaded.
+    InputError
+        For a family the catalog does not know, or a catalog without ``query``.
     """
     overhead = None if graph is None else launch_overhead_pct(measurement, graph)
     placed = roofline.place(measurement, launch_overhead_pct=overhead)
@@ -435,6 +443,8 @@ def profile_report(
     bottleneck = classify(placed, latency_below_pct=latency_below_pct)
     if catalog is None:
         catalog = _builtin_catalog()
+    if family is not None:
+        catalog = for_family(catalog, family)
     opportunities = []
     for match in catalog.match_metrics(metrics):
         entry = match.entry
@@ -521,6 +531,38 @@ HOST_CLOCK_WARNING = (
     "Timed with the host clock (CPU), not CUDA events: the shares of the roofline below say "
     "nothing about a GPU. "
 )
+
+
+class _FamilyMatcher:
+    """A catalog's metric matches restricted to one kernel family (and its ancestors)."""
+
+    def __init__(self, catalog: Any, family: str) -> None:
+        self.catalog = catalog
+        self.family = family
+
+    def match_metrics(self, metrics: Mapping[str, float]) -> Sequence[Any]:
+        return self.catalog.query(metrics=metrics, family=self.family)  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[Any]:
+        # profile_from_rows reads the entries of an iterable catalog by id.
+        return iter(self.catalog) if isinstance(self.catalog, Iterable) else iter(())
+
+
+def for_family(catalog: MetricMatcher, family: str) -> MetricMatcher:
+    """``catalog`` whose ``match_metrics`` keeps the entries of ``family`` and its ancestors.
+
+    Raises
+    ------
+    InputError
+        When ``catalog`` has no ``query`` (``Catalog.query``), or does not know ``family``.
+    """
+    if not callable(getattr(catalog, "query", None)):
+        raise InputError(
+            expected("a catalog with query(family=...)", type(catalog).__name__, where="catalog")
+        )
+    matcher = _FamilyMatcher(catalog, family)
+    matcher.match_metrics({})  # an unknown family is refused now, naming the argument
+    return matcher
 
 
 def _builtin_catalog() -> MetricMatcher:

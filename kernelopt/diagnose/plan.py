@@ -32,6 +32,9 @@ def _value(value: float, unit: str, kind: str) -> str:
 
 def _header(summary: LogSummary) -> list[str]:
     name = summary.root.rstrip("/").rsplit("/", 1)[-1] or summary.root
+    if name in {".", ".."}:
+        # `kernelopt diagnose .` inside the log: title the plan with the directory's name.
+        name = Path(summary.root).resolve().name or name
     lines = [f"# Plan: {name} — clean-context diagnosis", ""]
     if summary.experiments == 0:
         lines.append(

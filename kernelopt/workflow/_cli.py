@@ -114,6 +114,9 @@ def register(subparsers: Any) -> None:
     profile.add_argument("--baseline-impl", metavar="IMPL", help="implementation in --baseline")
     profile.add_argument("--point", help="keep rows of this point (key=value terms or a name)")
     profile.add_argument("--devlog", metavar="PATH", help="also write the rows into this devlog")
+    profile.add_argument(
+        "--family", help="the kernel's family: suggest only its catalog entries (with --rows)"
+    )
     _add_check(profile)
     add_json_flag(profile)
     profile.set_defaults(handler=_profile)
@@ -256,6 +259,7 @@ def _profile(args: argparse.Namespace) -> int:
         point=args.point,
         ceilings=ceilings,
         catalog=_catalog(args.knowledge) if args.knowledge else None,
+        family=args.family,
     )
     if args.devlog:
         impl = args.impl or _impl_of(rows, args.kernel_version)

@@ -40,6 +40,7 @@ from kernelopt.bench.report import (
     Opportunity,
     ProfileReport,
     Stage,
+    for_family,
     profile_report,
 )
 from kernelopt.bench.roofline import Ceilings, Cost, Roofline
@@ -413,6 +414,7 @@ def profile_from_rows(
     latency_below_pct: float = 20.0,
     kernel_source: str | Sequence[str] | None = None,
     present: Collection[str] = (),
+    family: str | None = None,
 ) -> list[ProfileReport]:
     """The profile hand-off of ``version`` at each trial point its rows hold.
 
@@ -445,6 +447,9 @@ def profile_from_rows(
         :func:`kernelopt.diagnose.presence.present_in`) are not suggested.
     present : collection of str
         Catalog entry ids the kernel already has; not suggested either.
+    family : str, optional
+        The kernel's family: only entries for it or its ancestors are suggested (see
+        :func:`kernelopt.bench.profile_report`).
 
     Returns
     -------
@@ -475,6 +480,8 @@ def profile_from_rows(
         from kernelopt.catalog import Catalog
 
         catalog = Catalog.builtin()
+    if family is not None:
+        catalog = for_family(catalog, family)
     reports = []
     for key, row in _by_point(mine).items():
         trial = _trial_point(row)

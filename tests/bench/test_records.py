@@ -138,6 +138,30 @@ def test_write_experiment_is_the_canonical_result(tmp_path: Path) -> None:
         )
 
 
+def test_write_experiment_keeps_a_lone_tag_whole_and_refuses_a_lone_row(tmp_path: Path) -> None:
+    row = to_result_row(M, point="rows=64 n=1", impl="v7")
+    record = write_experiment(
+        tmp_path,
+        experiment=1,
+        title="n == 1 shortcut",
+        rows=[row],
+        status="KEPT",
+        correctness="PASS",
+        tags="size-1-axis-shortcut",  # one id, not its characters
+    )
+    assert record.tags == ("size-1-axis-shortcut",)
+    assert "| size-1-axis-shortcut |" in (tmp_path / "summary.md").read_text()
+    with pytest.raises(InputError, match=r"rows: Expected a sequence of ResultRow, got ResultRow"):
+        write_experiment(
+            tmp_path,
+            experiment=2,
+            title="t",
+            rows=row,  # type: ignore[arg-type]
+            status="KEPT",
+            correctness="PASS",
+        )
+
+
 def test_environment_reads_versions_without_importing() -> None:
     env = environment()
     versions = env.versions()

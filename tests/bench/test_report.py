@@ -355,3 +355,25 @@ def test_a_rendered_profile_reads_back_to_the_same_text(data: st.DataObject) -> 
     )
     text = report.render()
     assert parse_profile(text).render() == text
+
+
+def test_family_keeps_opportunities_to_the_kernels_family() -> None:
+    # A row softmax far below the memory roofline: without a family the metric triggers
+    # alone also fire MLA- and decode-only entries, which no softmax can apply.
+    from kernelopt.bench import Cost, TrialPoint
+    from kernelopt.catalog import Catalog
+
+    catalog = Catalog.builtin()
+    line = Roofline(ceilings=H200, cost=Cost(flops=5 * 8192, bytes=4 * 8192))
+    args: dict[str, Any] = dict(
+        kernel="softmax", version="v1", point=TrialPoint(b=32, s=1, t=256),
+        measurement=timed(20.0), roofline=line,
+    )  # fmt: skip
+    unfiltered = {o.entry_id for o in profile_report(**args).opportunities}
+    assert "kv-tile-shared-load" in unfiltered  # what a softmax user saw before
+    report = profile_report(**args, family="softmax")
+    ids = {o.entry_id for o in report.opportunities}
+    assert ids and all({"softmax", "any"} & set(catalog.get(i).families) for i in ids)
+    assert not ids & {"kv-tile-shared-load", "split-kv-flash-decoding"}
+    with pytest.raises(InputError, match="family"):
+        profile_report(**args, family="softmx")

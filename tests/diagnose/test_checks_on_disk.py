@@ -238,3 +238,47 @@ def test_a_trace_of_calls_is_named_as_calls(tmp_path: Path) -> None:
     _workload(root)
     (line,) = [s for s in diagnose(root).summary.other_series if "trace" in s]
     assert line == "runs/trace.jsonl [trace]: 10 calls"
+
+
+def _bench_log(root: Path, backend: str) -> None:
+    """A log written with kernelopt.bench only: six experiments, no profile.md."""
+    from kernelopt.bench import Measurement, to_result_row, write_experiment
+
+    root.mkdir()
+    (root / "CLAUDE.md").write_text("# Row softmax kernel (Triton)\n", encoding="utf-8")
+    for number, median in enumerate((100.0, 99.5, 99.8, 99.0, 99.9, 99.2), start=1):
+        m = Measurement(samples=[median] * 5, gpu="NVIDIA H200", backend=backend)
+        write_experiment(
+            root / "experiments",
+            experiment=number,
+            title="first kernel" if number == 1 else f"num_warps={2**number}",
+            rows=[to_result_row(m, point="rows=32 n=256", impl=f"v{number}")],
+            status="BASELINE" if number == 1 else "REVERTED",
+            correctness="PASS",
+            date="2026-12-05",
+        )
+
+
+def test_rows_kernelopt_timed_on_the_device_count_as_per_kernel_timing(tmp_path: Path) -> None:
+    # kernelopt.bench's timer is the CUDA-event instrumentation the catalog recommends: a
+    # log it wrote is not "chosen blind", nor missing cuda-event-instrumentation.
+    _bench_log(tmp_path / "gpu", "cuda-events")
+    diagnosis = diagnose(tmp_path / "gpu", family="softmax")
+    missing = diagnosis.finding(P.MISSING_FUNDAMENTAL)
+    assert missing is None or "cuda-event-instrumentation" not in missing.summary
+    assert diagnosis.finding(P.WRONG_BOTTLENECK) is None
+    assert diagnosis.finding(P.LOCAL_MINIMUM) is not None
+    # Host-clock rows (the interpreter on a CPU) time no kernel: still flagged.
+    _bench_log(tmp_path / "cpu", "cpu-perf-counter")
+    diagnosis = diagnose(tmp_path / "cpu", family="softmax")
+    wrong = diagnosis.finding(P.WRONG_BOTTLENECK)
+    assert wrong is not None and "No profiling data" in wrong.summary
+
+
+def test_the_plan_title_names_the_directory_when_diagnosed_as_dot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _bench_log(tmp_path / "row-softmax", "cuda-events")
+    monkeypatch.chdir(tmp_path / "row-softmax")
+    plan = diagnose(".").render_plan()
+    assert plan.startswith("# Plan: row-softmax — clean-context diagnosis\n")

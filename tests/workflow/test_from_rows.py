@@ -306,3 +306,21 @@ def test_a_row_of_a_call_that_moves_no_bytes_is_compute_bound() -> None:
     (report,) = profile_from_rows([row], kernel="k", version="v1", catalog=FixedCatalog())
     assert report.bottleneck is Bottleneck.COMPUTE
     assert "Arithmetic intensity inf FLOP/B is above the ridge" in report.root_cause
+
+
+def test_family_keeps_suggestions_to_the_kernels_family() -> None:
+    # A softmax's rows under the memory roofline: the MLA tile load and split-KV fire on
+    # the metrics alone, and are no opportunity for it.
+    from kernelopt.catalog import Catalog
+
+    row = bench_row("v1", 20.0, config={"b": 32, "s": 1, "t": 256}, op="softmax",
+                    metrics={"dram_pct": 30.0, "tc_pct": 0.5, "floor_pct": 30.0,
+                             "arith_intensity": 1.25, "ridge": 163.2})  # fmt: skip
+    [mixed] = profile_from_rows([row], kernel="softmax", version="v1")
+    assert "kv-tile-shared-load" in {o.entry_id for o in mixed.opportunities}
+    [report] = profile_from_rows([row], kernel="softmax", version="v1", family="softmax")
+    catalog = Catalog.builtin()
+    ids = [o.entry_id for o in report.opportunities]
+    assert ids and all({"softmax", "any"} & set(catalog.get(i).families) for i in ids)
+    with pytest.raises(InputError, match="family"):
+        profile_from_rows([row], kernel="softmax", version="v1", family="softmx")

@@ -16,7 +16,7 @@ import re
 from kernelopt._errors import FormatError, KernelOptError
 from kernelopt.experiments.canonical import parse_result
 from kernelopt.experiments.diffs import parse_diff
-from kernelopt.experiments.log import KernelSource, MetricKind, Point, SourceRef
+from kernelopt.experiments.log import Fact, KernelSource, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, TextFile, suffix_of
 from kernelopt.experiments.readers._kinds import is_plan_output
@@ -118,6 +118,17 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
                 source=row_ref,
             )
         )
+        # A row kernelopt.bench timed on the device (mode cold, hot or graph: CUDA events
+        # around each call) is per-kernel timing; a "cpu" row is the host clock around
+        # an interpreter, which times no kernel.
+        if row.mode != "cpu" and len(draft.profiling) < 8:
+            draft.profiling.append(
+                Fact(
+                    text=f"{row.point} {row.impl}: {row.median:g} {row.unit} "
+                    f"(kernelopt.bench, {row.mode})",
+                    source=row_ref,
+                )
+            )
     for tag in record.tags:
         if tag not in draft.tags:
             draft.tags.append(tag)
