@@ -126,9 +126,9 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     if not candidates:
         return not_found(
             _PATHOLOGY,
-            f"The {len(stall)} attempts since the last {params.min_gain:.0%} gain each try a "
-            f"different idea "
-            "(no shared catalog tag, knob or term).",
+            f"The {len(stall)} attempts since the last {params.min_gain:.0%} gain try "
+            f"different ideas (no catalog tag, knob or term shared by {params.min_experiments} "
+            "or more of them).",
         )
     # The biggest group wins; ties go to tags, then knobs, then terms.
     order = {"tag": 0, "knob": 1, "term": 2}
