@@ -26,6 +26,7 @@ SUBPACKAGES = (
     "kernelopt.buffers",
     "kernelopt.workflow",
     "kernelopt.kernels.mla",
+    "kernelopt.experiments",
 )
 
 # Thin wrappers whose parameters are documented where they are forwarded, each
@@ -216,3 +217,4 @@ def test_the_checks_see_the_whole_api() -> None:
     assert len(names) > 250
     assert "kernelopt.kernels.mla.mla_decode_split_kv" in names
     assert "kernelopt.catalog.Catalog.query" in names
+    assert "kernelopt.experiments.write_plan" in names

@@ -82,7 +82,34 @@ _FIELD_ORDER = (
 
 
 def experiment_dir(root: str | Path, experiment: int) -> Path:
-    """Return ``root/exp_<experiment>``, the folder of one experiment."""
+    """Return ``root/exp_<experiment>``, the folder of one experiment.
+
+    Only builds the path: nothing is created, and the folder need not exist.
+
+    Parameters
+    ----------
+    root : str or path-like
+        The ``experiments/`` directory.
+    experiment : int
+        The experiment number, 0 to 99999 (the largest the readers find as ``exp_N/``);
+        written without leading zeros.
+
+    Returns
+    -------
+    Path
+        ``Path(root) / f"exp_{experiment}"``.
+
+    Raises
+    ------
+    InputError
+        When ``root`` is not a str or ``os.PathLike``, or ``experiment`` is not an int
+        (a bool is refused) in 0..99999.
+
+    Examples
+    --------
+    >>> experiment_dir("experiments", 7).as_posix()
+    'experiments/exp_7'
+    """
     check_path(root, "root")
     if (
         isinstance(experiment, bool)
@@ -117,7 +144,27 @@ def render_result(record: ResultRecord) -> str:
     Returns
     -------
     str
-        Markdown ending in one newline.
+        Markdown ending in one newline: the ``# Experiment N: title`` heading, one
+        ``- Field: value`` line per non-empty field (Status, Correctness, Date, Kernel,
+        Baseline, GPU, Versions, Tags, Knobs, in that order), then the ``## Measurements``
+        table, ``## Verdict`` and ``## Notes`` sections when the record has them. Numbers
+        are written as ``repr(float)``, so they read back exactly.
+
+    Raises
+    ------
+    InputError
+        When ``record`` is not a :class:`ResultRecord`.
+
+    Examples
+    --------
+    >>> record = ResultRecord(experiment=3, title="BLOCK_N=64", status="KEPT", correctness="PASS")
+    >>> print(render_result(record), end="")
+    # Experiment 3: BLOCK_N=64
+    <BLANKLINE>
+    - Status: KEPT
+    - Correctness: PASS
+    >>> parse_result(render_result(record)) == record
+    True
     """
     _check_record(record)
     lines = [f"# Experiment {record.experiment}: {record.title}", ""]
@@ -196,13 +243,26 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     ----------
     text : str
         Text written by :func:`render_result` (possibly edited by hand, same layout).
-    path : path-like, optional
-        Where the text came from, named in error messages.
+    path : str or path-like, optional
+        Where the text came from, named in error messages; nothing is read from it.
+        Keyword-only; None (the default) names no file.
+
+    Returns
+    -------
+    ResultRecord
+        The record the text describes; equal to ``r`` when the text is
+        ``render_result(r)``.
 
     Raises
     ------
+    InputError
+        When ``text`` is not a str, or a value read is one a :class:`ResultRecord`
+        refuses (an experiment number past 99999, a title holding ``"|"``, ...).
     FormatError
-        When the text is not in the canonical layout; names the line and section.
+        When the text is not in the canonical layout: no ``# Experiment N: title`` first
+        line, an unknown field or section, a missing or unknown Status or Correctness, a
+        malformed ``key=value`` list, or a Measurements row whose cell count or numbers are
+        wrong. The message names the line and the section.
     """
     check_instance(text, str, "result.md text as a string", "text")
     where = None if path is None else str(path)
@@ -377,9 +437,27 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
         The ``experiments/`` directory.
     record : ResultRecord
         The outcome; ``record.experiment`` names the folder.
-    overwrite : bool
+    overwrite : bool, default False
         Replace an existing result.md. Off by default: a logged result is evidence and
-        is never overwritten by accident.
+        is never overwritten by accident. Keyword-only.
+
+    Returns
+    -------
+    Path
+        The result.md written (``root/exp_N/result.md``); the folder is created if missing.
+
+    Raises
+    ------
+    InputError
+        When ``record`` is not a :class:`ResultRecord` or ``root`` not a path; when
+        another folder of ``root`` that the readers take as the same experiment
+        (``exp_007/`` beside ``exp_7/``) already holds a result.md or results.md; when
+        result.md exists and ``overwrite`` is False; or when the folder cannot be created
+        or written.
+
+    Notes
+    -----
+    The summary row is not written here: see :func:`append_summary`.
     """
     _check_record(record)
     path = experiment_dir(root, record.experiment) / "result.md"
@@ -417,7 +495,32 @@ def _other_folder(root: Path, experiment: int, name: str) -> Path | None:
 
 
 def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool = False) -> Path:
-    """Write free-text ``text`` to ``root/exp_N/plan.md`` atomically and return the path."""
+    """Write free-text ``text`` to ``root/exp_N/plan.md`` atomically and return the path.
+
+    Parameters
+    ----------
+    root : str or path-like
+        The ``experiments/`` directory.
+    experiment : int
+        The experiment number N, 0 to 99999.
+    text : str
+        The plan, any markdown; written as given, with a final newline added when it
+        has none.
+    overwrite : bool, default False
+        Replace an existing plan.md. Keyword-only.
+
+    Returns
+    -------
+    Path
+        The plan.md written; the experiment's folder is created if missing.
+
+    Raises
+    ------
+    InputError
+        When ``text`` is not a str, ``root`` not a path, ``experiment`` not an int in
+        0..99999, plan.md exists and ``overwrite`` is False, or the folder cannot be
+        created or written.
+    """
     check_instance(text, str, "plan text as a string", "text")
     path = experiment_dir(root, experiment) / "plan.md"
     if path.exists() and not overwrite:
@@ -429,7 +532,32 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
 
 
 def render_summary_row(record: ResultRecord) -> str:
-    """Render the canonical ``summary.md`` table row of ``record``."""
+    """Render the canonical ``summary.md`` table row of ``record``.
+
+    Parameters
+    ----------
+    record : ResultRecord
+        The experiment whose row is rendered.
+
+    Returns
+    -------
+    str
+        One table row without a newline, its cells in the order of ``SUMMARY_COLUMNS``:
+        number, date, title, the headline row's median latency and unit, its speedup,
+        correctness, status and the tags joined by ``", "``. Cells the record lacks (no
+        timed row, no speedup) are empty.
+
+    Raises
+    ------
+    InputError
+        When ``record`` is not a :class:`ResultRecord`.
+
+    Examples
+    --------
+    >>> record = ResultRecord(experiment=3, title="BLOCK_N=64", status="KEPT", correctness="PASS")
+    >>> render_summary_row(record)
+    '| 3 |  | BLOCK_N=64 |  |  |  | PASS | KEPT |  |'
+    """
     _check_record(record)
     head = record.headline
     description = record.title.replace("|", "/")
@@ -533,14 +661,14 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
 
     Parameters
     ----------
-    root : path-like
-        The ``experiments/`` directory.
+    root : str or path-like
+        The ``experiments/`` directory; created if missing.
     record : ResultRecord
         The experiment whose row is written.
-    replace : bool
+    replace : bool, default False
         Put the row in place of the table's rows of the same experiment, if any (for a
         result written again with ``overwrite=True``); otherwise, and when there are none,
-        add it at the end.
+        add it at the end. Keyword-only.
 
     Returns
     -------
@@ -549,9 +677,18 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
 
     Raises
     ------
+    InputError
+        When ``root`` is not a path, ``record`` is not a :class:`ResultRecord`, or the
+        file cannot be written.
     FormatError
-        When an existing summary.md has no table with every canonical column: a row of
-        other columns would corrupt the user's table. The file is left as it was.
+        When an existing summary.md has no table with every canonical column (a row of
+        other columns would corrupt the user's table), or is not UTF-8. The file is left
+        as it was.
+
+    Notes
+    -----
+    The file is read and rewritten under an exclusive lock on ``summary.md.lock``, so
+    concurrent writers add their rows one after the other.
     """
     check_path(root, "root")
     _check_record(record)
@@ -565,14 +702,33 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
 def append_lesson(root: str | Path, text: str, *, experiment: int | None = None) -> Path:
     """Append one lesson bullet to ``root/LESSONS.md`` (created if missing).
 
+    A new file starts with a ``# Lessons`` heading; an existing one keeps its text and
+    line endings (CRLF or LF), and is read and rewritten under an exclusive lock on
+    ``LESSONS.md.lock``.
+
     Parameters
     ----------
-    root : path-like
-        The ``experiments/`` directory.
+    root : str or path-like
+        The ``experiments/`` directory; created if missing.
     text : str
-        The lesson, one line.
+        The lesson, one line; surrounding spaces are stripped. Written as ``- text``.
     experiment : int, optional
-        The experiment it was learned from, written as ``[exp N]``.
+        The experiment it was learned from (0 to 99999), written before the lesson as
+        ``[exp N]``. Keyword-only; None (the default) writes no prefix.
+
+    Returns
+    -------
+    Path
+        The LESSONS.md written.
+
+    Raises
+    ------
+    InputError
+        When ``root`` is not a path; ``text`` is not a str, is blank, or holds a line
+        break, a NUL or a lone surrogate; ``experiment`` is not an int in 0..99999; or
+        the file cannot be written.
+    FormatError
+        When an existing LESSONS.md is not UTF-8.
     """
     check_path(root, "root")
     if (

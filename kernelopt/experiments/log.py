@@ -96,7 +96,17 @@ class SourceRef:
 
 @attrs.frozen(kw_only=True)
 class Fact:
-    """One line of text read from the log (a rule, a lesson, a profile remark) and its source."""
+    """One line of text read from the log (a rule, a lesson, a profile remark) and its source.
+
+    Parameters
+    ----------
+    text : str
+        The text read, trimmed: most often with inline markdown (bold, code ticks,
+        links) removed and a list item without its bullet; for
+        :attr:`ExperimentLog.kernel_path` and ``baseline_path``, the path alone.
+    source : SourceRef
+        The file and line it was read from.
+    """
 
     text: str
     source: SourceRef
@@ -277,7 +287,20 @@ class Experiment:
         return self.sources[0] if self.sources else None
 
     def ref(self, field: str) -> SourceRef | None:
-        """Where ``field`` was read, falling back to the experiment's first source."""
+        """Where ``field`` was read, falling back to the experiment's first source.
+
+        Parameters
+        ----------
+        field : str
+            A field name as the readers record it in ``refs`` (``"latency"``,
+            ``"status"``, ...).
+
+        Returns
+        -------
+        SourceRef or None
+            ``refs[field]`` when the field's place was recorded, else :attr:`source`;
+            None when the experiment has no source at all.
+        """
         return self.refs.get(field, self.source)
 
     @property
@@ -296,6 +319,20 @@ class Series:
     primary series, the others stay here for reference. ``kind`` is the layout read
     (``"jsonl"``, ``"devlog"``, ...), or ``"trace"`` for the calls of a workload trace,
     which are no attempts and never the primary series.
+
+    Parameters
+    ----------
+    name : str
+        Where the series was read: ``"numbered experiments"`` for the experiments the log
+        numbers itself (``exp_N/`` folders, numbered steps), otherwise the file (a devlog,
+        a JSONL or JSON history) or folder (tables, notes) it came from, relative to the
+        log root.
+    kind : str
+        The layout most of its experiments were read from: ``"summary"``,
+        ``"experiment-folders"``, ``"devlog"``, ``"step-log"``, ``"notes"``, ``"jsonl"``,
+        ``"tsv"``, ``"archive-json"``, or ``"trace"``.
+    experiments : tuple of Experiment
+        Its experiments, in order (numbers increasing).
     """
 
     name: str
@@ -431,7 +468,25 @@ class ExperimentLog:
     )
 
     def experiment(self, number: int) -> Experiment | None:
-        """The experiment numbered ``number`` in the primary series, or None."""
+        """The experiment numbered ``number`` in the primary series, or None.
+
+        Only :attr:`experiments` (the primary series) is searched, not the other
+        :attr:`series`; when the log was read with ``until``, experiments numbered
+        ``until`` or above are not in it. The look-up table is built on the first call,
+        so each later call takes constant time.
+
+        Parameters
+        ----------
+        number : int
+            The experiment number, as in :attr:`Experiment.number` (the log's own
+            numbering, or the 1-based position when the log numbers nothing).
+
+        Returns
+        -------
+        Experiment or None
+            The first experiment of the primary series with that number (a log that
+            repeats a number keeps its first), or None when there is none.
+        """
         if not self._by_number and self.experiments:
             for item in self.experiments:
                 self._by_number.setdefault(item.number, item)  # the first of a number wins

@@ -70,10 +70,31 @@ def _check_entry(entry: object) -> None:
 class Tagger:
     """Find catalog entry ids in text through their keywords.
 
+    Each entry is found through its keywords, its id and its name, compared in lower case
+    with ``-``, ``_`` and runs of spaces alike; phrases shorter than three characters
+    (``"tc"``, ``"l2"``) are left out, as they would tag almost every line.
+
     Parameters
     ----------
     entries : iterable of EntryLike
-        Catalog entries (``id``, ``name``, ``keywords``).
+        Catalog entries (a :class:`kernelopt.catalog.Catalog`, or any objects with a str
+        ``id``, a str ``name`` and a tuple of str ``keywords``); read once.
+
+    Raises
+    ------
+    InputError
+        When ``entries`` is a str or bytes or not iterable, or an entry lacks a string
+        ``id``, ``name`` or string ``keywords``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> entry = SimpleNamespace(id="split_kv", name="Split KV", keywords=("flash decoding",))
+    >>> tagger = Tagger([entry])
+    >>> tagger.tags("exp 7: split-KV with 4 splits")
+    ('split_kv',)
+    >>> tagger.tags("kept the kernel without split kv")
+    ()
     """
 
     def __init__(self, entries: Iterable[EntryLike]) -> None:
@@ -110,7 +131,29 @@ class Tagger:
         return {phrase: tuple(ids) for phrase, ids in self._ids_of.items()}
 
     def matches(self, text: str) -> list[tuple[str, str, int]]:
-        """(entry id, matched text, offset) for every keyword occurrence in ``text``."""
+        """(entry id, matched text, offset) for every keyword occurrence in ``text``.
+
+        An occurrence right after a negation (``no``, ``not``, ``without``, ``never``,
+        ``instead of``, ``lack``, ``lacks``), or one word after it (``no fused split-KV``),
+        is skipped.
+
+        Parameters
+        ----------
+        text : str
+            The text to scan (an experiment's title, description, notes).
+
+        Returns
+        -------
+        list of (str, str, int)
+            One tuple per occurrence and entry it names, in order of position: the entry
+            id, the text matched as written, and its character offset in ``text``. Empty
+            when nothing matches or the tagger has no phrases.
+
+        Raises
+        ------
+        InputError
+            When ``text`` is not a str.
+        """
         if not isinstance(text, str):
             raise InputError(expected("text as a string", type(text).__name__, where="text"))
         if self._regex is None or not text:
@@ -124,7 +167,23 @@ class Tagger:
         return found
 
     def tags(self, text: str) -> tuple[str, ...]:
-        """Entry ids named in ``text``, in order of first appearance."""
+        """Entry ids named in ``text``, in order of first appearance.
+
+        Parameters
+        ----------
+        text : str
+            The text to scan; occurrences are found as :meth:`matches` finds them.
+
+        Returns
+        -------
+        tuple of str
+            Each entry id once; empty when none is named.
+
+        Raises
+        ------
+        InputError
+            When ``text`` is not a str.
+        """
         seen: dict[str, None] = {}
         for entry_id, _text, _offset in self.matches(text):
             seen.setdefault(entry_id, None)

@@ -101,12 +101,20 @@ class ReadLimits:
 
     Parameters
     ----------
-    max_file_bytes : int
-        Bytes read per file; a longer file is read up to the limit and reported.
-    max_files : int
-        Directory entries visited in the walk; the walk stops there and reports it.
-    max_depth : int
-        Folder depth below the root that is walked; deeper folders are reported.
+    max_file_bytes : int, default 2097152
+        Bytes read per file (2 MiB by default), at least 1; a longer file is read up to
+        the limit and reported in :attr:`ExperimentLog.unread`.
+    max_files : int, default 20000
+        Directory entries visited in the walk, at least 1; the walk stops there and
+        reports it.
+    max_depth : int, default 8
+        Folder depth below the root that is walked, at least 0 (0 reads the root's own
+        files only); deeper folders are reported (the first 20).
+
+    Raises
+    ------
+    InputError
+        When a bound is not an int (a bool is refused) or is below its minimum.
     """
 
     max_file_bytes: int = attrs.field(default=2 * 1024 * 1024, validator=integer(minimum=1))

@@ -339,18 +339,21 @@ def read_log(
 
     Parameters
     ----------
-    path : path-like
+    path : str or path-like
         The log directory.
     until : int, optional
         Read the directory as it stood before experiment ``until``: only experiments
         numbered below it are kept (folders ``exp_N`` with N >= until are not read). An
         ``until`` past every experiment cuts nothing: the log reads as without it (its
-        ``until`` is then None).
+        ``until`` is then None). Keyword-only, like the parameters below.
     catalog : Catalog, optional
         The catalog whose keywords tag experiments (any iterable of entries with ``id``,
-        ``name`` and ``keywords``); the built-in one when None.
+        ``name`` and ``keywords``); the built-in one when None. When the built-in one
+        cannot be loaded, experiments keep only the tags their records name and the
+        reason is in ``warnings``.
     limits : ReadLimits, optional
-        Bounds on bytes per file, entries walked and depth.
+        Bounds on bytes per file, entries walked and depth; ``ReadLimits()`` (2 MiB per
+        file, 20000 entries, depth 8) when None.
 
     Returns
     -------
