@@ -238,3 +238,119 @@ def test_builtin_files_live_in_the_package() -> None:
         "online-softmax.md",
     )
     assert isinstance(source, Path)
+
+
+# A local block's Source names the lines of a JSONL file it read: "lines 5-6, 13-20",
+# "rows 1-21", "lines 1-15, 16-30 and 31-45", or "lines 4 and 12 of each" after two files.
+_LINE_SPEC = re.compile(r"(?:lines|rows) (\d+(?:-\d+)?(?:(?:, | and )\d+(?:-\d+)?)*)( of each)?")
+# A time in a Before or After cell; a bare number is a count, a rate or a percentage.
+_TIME = re.compile(r"(\d+(?:\.\d+)?(?:e-?\d+)?) ?(µs|ms)\b")
+
+
+def _line_numbers(spec: str) -> set[int]:
+    numbers: set[int] = set()
+    for part in re.split(r", | and ", spec):
+        first, _, last = part.partition("-")
+        numbers.update(range(int(first), int(last or first) + 1))
+    return numbers
+
+
+def _cited_lines(source: str) -> dict[str, set[int]]:
+    """Each JSONL file a Source names, with the line numbers it names for that file."""
+    files = [m for m in CITED_FILE.finditer(source) if m.group(1).endswith(".jsonl")]
+    cited: dict[str, set[int]] = {}
+    shared: set[int] = set()
+    for spec in _LINE_SPEC.finditer(source):
+        if spec.group(2):
+            shared |= _line_numbers(spec.group(1))
+    for found in files:
+        own = _LINE_SPEC.match(source, found.end() + 1)
+        between = source[found.end() : own.start()] if own else ""
+        if own and between.strip(" ,") == "" and not own.group(2):
+            cited[found.group(1)] = _line_numbers(own.group(1))
+        else:
+            cited[found.group(1)] = set(shared)
+    return cited
+
+
+def _values(value: object) -> list[float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in _values(item)]
+    if isinstance(value, list):
+        return [v for item in value for v in _values(item)]
+    return []
+
+
+def _times(cell: str) -> list[tuple[str, float]]:
+    """The times a cell states, in µs, each with its text (for the rounding tolerance)."""
+    return [(n, float(n) * (1000.0 if unit == "ms" else 1.0)) for n, unit in _TIME.findall(cell)]
+
+
+def test_local_times_are_in_the_cited_lines() -> None:
+    """A time taken from a JSONL file is in the lines the Source names for it (within the
+    rounding of its last digit), and a block citing an experiment log holds only times that
+    log (or another file it names) states: evidence can't drift from its source silently."""
+    require_shared(ANCHORS, "the H200 anchor measurements")
+    checked = 0
+    for entry in CATALOG:
+        for block in entry.evidence:
+            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
+                continue
+            names = CITED_FILE.findall(block.source)
+            if not any(n.endswith(".jsonl") or re.search(r"exp_\d+/result\.md$", n) for n in names):
+                continue
+            values: list[float] = []
+            for name, lines in _cited_lines(block.source).items():
+                text = (REPO / name).read_text(encoding="utf-8").splitlines()
+                assert lines, f"{entry.id}: name the lines of {name} the numbers come from"
+                assert max(lines) <= len(text), (entry.id, name, max(lines), len(text))
+                for number in sorted(lines):
+                    values += _values(json.loads(text[number - 1]))
+            for path in _cited_files(block.source):
+                if path.suffix != ".jsonl":
+                    values += _numbers_in(path)
+            for row in block.rows:
+                for cell in (row.before, row.after):
+                    for text, value in _times(cell):
+                        tol = _half_last_digit(text) * (value / float(text)) + 1e-9
+                        assert any(abs(v - value) <= tol for v in values), (
+                            f"{entry.id}: {text} in {cell!r} is not in {block.source}"
+                        )
+                        checked += 1
+    assert checked >= 200
+
+
+_SIGNED_PERCENT = re.compile(r"^([+-])(\d+(?:\.\d+)?) ?%")
+_TIMES_FASTER = re.compile(r"^(\d+(?:\.\d+)?)× (?:faster|slower|lower)")
+
+
+@pytest.mark.parametrize("entry", list(CATALOG), ids=lambda e: e.id)
+def test_changes_follow_from_before_and_after(entry: Entry) -> None:
+    """A signed percentage or an N× in Change is what Before and After give (within the
+    rounding of the stated figure and of the two times). A change that is another statistic
+    (the median of per-round ratios under a moving clock) says so in its row."""
+    for block in entry.evidence:
+        for row in block.rows:
+            before, after = _times(row.before), _times(row.after)
+            if not (before and after) or any(c in row.before + row.after for c in "–/"):
+                continue  # not a single time on each side
+            if "per-round" in row.change + row.config:
+                continue
+            b, a = before[0][1], after[0][1]
+            percent = _SIGNED_PERCENT.match(row.change)
+            times = _TIMES_FASTER.match(row.change)
+            if percent:
+                stated = float(percent.group(2)) * (-1.0 if percent.group(1) == "-" else 1.0)
+                got, tol = (a / b - 1.0) * 100.0, _half_last_digit(percent.group(2)) + 0.05
+            elif times:
+                stated, got = float(times.group(1)), max(a, b) / min(a, b)
+                tol = _half_last_digit(times.group(1)) + 0.01
+            else:
+                continue
+            assert abs(got - stated) <= tol, (
+                f"{entry.id}: {row.before} → {row.after} is {got:+.2f}, the row says {row.change!r}"
+            )
