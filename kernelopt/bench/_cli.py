@@ -122,11 +122,7 @@ def _heads(text: str) -> tuple[int, ...]:
 
 def _mla(args: argparse.Namespace) -> int:
     if not args.trial_matrix and not args.extra_point:
-        print(
-            "kernelopt bench mla: error: give --trial-matrix (and/or --extra-point)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        raise InputError(expected("--trial-matrix and/or --extra-point", "neither"))
     heads = _heads(args.heads)
     extra = [_parse_point(text) for text in args.extra_point]
     from kernelopt.bench.mla import mla_trial_matrix

@@ -295,6 +295,9 @@ def _index(args: argparse.Namespace) -> int:
 
 def _new(args: argparse.Namespace) -> int:
     root = _tree_dir(args.dir, args.knowledge)
+    if root.exists() and not root.is_dir():
+        # The tree is created when missing; a file there would fail later, as an OS error.
+        raise InputError(expected("a knowledge folder", f"{root} (not a folder)"))
     path = new_entry_file(root, args.name, kind=args.kind, language=args.language)
     message = (
         f"fill in every <FILL: ...> placeholder in {path}, then run `kernelopt catalog lint {root}`"

@@ -176,6 +176,7 @@ def _learn(args: argparse.Namespace) -> int:
     from kernelopt.workflow.learn import learn
     from kernelopt.workflow.observe import observe_files
 
+    _check_tree_place(args.knowledge)
     observation = observe_files(
         args.before,
         args.after,
@@ -204,7 +205,27 @@ def _learn(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if outcome.verdict is Verdict.UNCLEAR else EXIT_OK
 
 
-def _problems(title: str, problems: list[str]) -> int:
+def _check_tree_place(knowledge: str) -> None:
+    """Refuse a ``--knowledge`` that is, or lies under, a file.
+
+    The tree is created on its first update, so a missing folder is fine; but a file there
+    would let ``--dry-run`` report an update the real run cannot write, and the real run
+    fail with an operating-system message about the entry file instead of the tree.
+    """
+    place = Path(knowledge)
+    for here in (place, *place.parents):
+        if here.exists():
+            if not here.is_dir():
+                raise InputError(
+                    expected("a knowledge tree folder", f"{here} (a file)", where="--knowledge")
+                )
+            return
+
+
+def _problems(title: str, problems: list[str], as_json: bool = False) -> int:
+    if as_json:  # --check --json: the verdict as data, the exit code as in text mode
+        print_json({"path": title, "ok": not problems, "problems": list(problems)})
+        return EXIT_FINDINGS if problems else EXIT_OK
     if problems:
         print(f"{title}: {len(problems)} problem(s)", file=sys.stderr)
         for problem in problems:
@@ -224,16 +245,22 @@ def _parse_or_report(parse: Any, path: str) -> tuple[Any, int | None]:
 
 def _profile(args: argparse.Namespace) -> int:
     if args.file and args.rows:
-        print("kernelopt report profile: error: give FILE.md or --rows, not both", file=sys.stderr)
-        return EXIT_USAGE
+        raise InputError(expected("FILE.md or --rows, not both", "both"))
     if args.file:
         return _profile_file(args)
     if not (args.rows and args.kernel and args.kernel_version):
-        print(
-            "kernelopt report profile: error: give FILE.md, or --rows with --kernel and --version",
-            file=sys.stderr,
+        flags = (
+            ("--rows", args.rows),
+            ("--kernel", args.kernel),
+            ("--version", args.kernel_version),
         )
-        return EXIT_USAGE
+        given = [flag for flag, value in flags if value]
+        raise InputError(
+            expected(
+                "FILE.md, or --rows with --kernel and --version",
+                " and ".join(given) if given else "none of them",
+            )
+        )
     from kernelopt.bench.records import read_rows
     from kernelopt.bench.roofline import load_ceilings
     from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
@@ -303,7 +330,7 @@ def _profile_file(args: argparse.Namespace) -> int:
             for item in report.opportunities
             if item.entry_id and item.entry_id not in catalog
         ]
-        return _problems(args.file, unknown)
+        return _problems(args.file, unknown, args.json)
     if args.json:
         print_json(to_dict(report))
     else:
@@ -319,7 +346,7 @@ def _task(args: argparse.Namespace) -> int:
     if failed is not None:
         return failed
     if args.check:
-        return _problems(args.file, task.problems(_catalog(args.knowledge)))
+        return _problems(args.file, task.problems(_catalog(args.knowledge)), args.json)
     if args.json:
         print_json(to_dict(task))
     else:
@@ -335,7 +362,8 @@ def _version(args: argparse.Namespace) -> int:
     if failed is not None:
         return failed
     if args.check:
-        return _problems(args.file, version.problems(_catalog(args.knowledge), root=args.root))
+        problems = version.problems(_catalog(args.knowledge), root=args.root)
+        return _problems(args.file, problems, args.json)
     if args.json:
         print_json(to_dict(version))
     else:
