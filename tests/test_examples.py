@@ -234,8 +234,11 @@ def test_step8_reads_the_fp8_cache_at_its_own_trial_point(
     errors = [float(e) for e in re.findall(r"FP8 out (\S+) lse", text)]
     assert len(errors) == 2 and all(e <= 2e-3 for e in errors)
     assert "1152 → 656 bytes a token" in text
-    impls = {r.impl for r in read_rows(log / "runs" / "bench.jsonl")}
-    assert {"triton_split_kv_fp8", "triton_split_kv"} <= impls
+    rows = read_rows(log / "runs" / "bench.jsonl")
+    assert {"triton_split_kv_fp8", "triton_split_kv"} <= {r.impl for r in rows}
+    # The cache format is part of the rows' point, as the benchmark writes it.
+    assert {r.config.get("kv") for r in rows if r.impl == "triton_split_kv_fp8"} == {"fp8"}
+    assert all("kv" not in r.config for r in rows if r.impl != "triton_split_kv_fp8")
     # Diagnose compares the FP8 headline only with its own A/B row, never with 16-bit ones.
     steps = {s.experiment.number: s for s in analyze(read_log(log).experiments).steps}
     fp8 = steps[6]

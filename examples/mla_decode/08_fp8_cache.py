@@ -112,7 +112,9 @@ for index, point in enumerate(S.points()):
     )  # fmt: skip
     bench += [
         _common.bench_row(S, dense, result.baseline, impl="triton_split_kv"),
-        _common.bench_row(S, fp8, result.candidate, impl="triton_split_kv_fp8"),
+        _common.bench_row(
+            S, fp8, result.candidate, impl="triton_split_kv_fp8", config={"kv": "fp8"}
+        ),
     ]
 
 append_rows(S.bench_rows, bench)

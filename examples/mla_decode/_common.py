@@ -592,9 +592,18 @@ def check_plan(
 
 
 def bench_row(
-    setup: Setup, checked: Checked, measurement: Measurement | None = None, *, impl: str = ""
+    setup: Setup,
+    checked: Checked,
+    measurement: Measurement | None = None,
+    *,
+    impl: str = "",
+    config: dict[str, str] | None = None,
 ) -> BenchRow:
-    """The JSONL row of a checked version: its own measurement, or one ``compare`` made."""
+    """The JSONL row of a checked version: its own measurement, or one ``compare`` made.
+
+    ``config`` adds what the point's sizes do not say, such as the cache format
+    (``{"kv": "fp8"}``, as ``benchmarks/mla_decode.py`` writes it).
+    """
 
     m = measurement or checked.measurement
     if m is None:
@@ -610,6 +619,7 @@ def bench_row(
         line=line,
         metrics=metrics,
         note=note,
+        config=config,
     )
 
 
@@ -622,6 +632,7 @@ def timing_row(
     line: Roofline | None,
     metrics: dict[str, float] | None = None,
     note: str = "",
+    config: dict[str, str] | None = None,
 ) -> BenchRow:
     """A ``BenchRow`` of one timing (raw samples kept, so a later A/B can judge them).
 
@@ -639,7 +650,8 @@ def timing_row(
         m,
         op="mla_decode",
         impl=impl,
-        config=point.as_dict(),
+        # A format is part of the point: rows of two cache formats must not read as one.
+        config={**point.as_dict(), **(config or {})},
         floor=None if line is None else line.floor(m.unit),
         metrics=metrics,
         note=note,
