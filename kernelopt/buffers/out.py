@@ -15,6 +15,7 @@ from kernelopt._errors import InputError, expected
 from kernelopt.buffers._tensors import (
     DeviceLike,
     ShapeLike,
+    nbytes_of,
     normalize_device,
     normalize_shape,
     same_device,
@@ -130,8 +131,6 @@ def resolve_out(
         return check_out(out, shape, dtype, device, name)
     if scope is not None:
         return scope.empty(name, shape, dtype, device)
-    return torch.empty(
-        validate_shape(normalize_shape(shape)),
-        dtype=validate_dtype(dtype),
-        device=normalize_device(device),
-    )
+    sizes, kind = validate_shape(normalize_shape(shape)), validate_dtype(dtype)
+    nbytes_of(sizes, kind)  # more than torch can address: an InputError, not torch's overflow
+    return torch.empty(sizes, dtype=kind, device=normalize_device(device))

@@ -60,3 +60,8 @@ def test_without_out_or_scope_each_call_gets_its_own_tensor() -> None:
     assert a.shape == (2, 3) and a.dtype == BF16 and a.data_ptr() != b.data_ptr()
     with pytest.raises(InputError, match="Expected a shape of non-negative ints"):
         resolve_out(None, (2, -3), BF16, "cpu")
+
+
+def test_a_fresh_buffer_larger_than_torch_can_address_is_an_input_error() -> None:
+    with pytest.raises(InputError, match=r"shape: Expected a shape of at most 2\*\*63 - 1 bytes"):
+        resolve_out(None, (1 << 40, 1 << 40), torch.float32, "cpu")
