@@ -21,6 +21,10 @@ import sys
 import time
 from pathlib import Path
 
+import numpy
+
+from kernelopt._cli_util import count_at_least_one
+
 _CHILD = (
     "import time, kernelopt.catalog as c; t = time.perf_counter(); cat = c.Catalog.builtin(); "
     "print((time.perf_counter() - t) * 1e3, len(cat))"
@@ -52,14 +56,6 @@ def parse_only_ms(repeat: int) -> list[float]:
     return samples
 
 
-def _quantile(ordered: list[float], q: float) -> float:
-    """The ``q`` quantile of sorted samples, interpolated between the two nearest."""
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def _row(series: str, samples: list[float], entries: int) -> dict[str, object]:
     ordered = sorted(samples)
     return {
@@ -67,9 +63,9 @@ def _row(series: str, samples: list[float], entries: int) -> dict[str, object]:
         "series": series,
         "unit": "ms",
         "median": statistics.median(ordered),
-        # Interpolated, as kernelopt.bench reports its own p20/p80.
-        "p20": _quantile(ordered, 0.2),
-        "p80": _quantile(ordered, 0.8),
+        # Interpolated (numpy's linear method), as kernelopt.bench reports its own.
+        "p20": float(numpy.quantile(ordered, 0.2)),
+        "p80": float(numpy.quantile(ordered, 0.8)),
         "samples": len(ordered),
         "entries": entries,
         "target_ms": 100.0,
@@ -79,17 +75,9 @@ def _row(series: str, samples: list[float], entries: int) -> dict[str, object]:
     }
 
 
-def _at_least_one(text: str) -> int:
-    """An argparse type: a count of at least 1 (none would leave nothing to time)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"Expected an int >= 1, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=_at_least_one, default=15)
+    parser.add_argument("--repeat", type=count_at_least_one, default=15)
     parser.add_argument("--out", type=Path, help="append JSONL rows to this file")
     args = parser.parse_args(argv)
     cold, entries = cold_load_ms(args.repeat)

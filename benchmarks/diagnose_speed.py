@@ -25,6 +25,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy
+
+from kernelopt._cli_util import count_at_least_one
 from kernelopt.experiments import ResultRecord, ResultRow, render_result, render_summary_row
 from kernelopt.experiments.canonical import SUMMARY_COLUMNS
 
@@ -134,14 +137,6 @@ def _has_taskset() -> bool:
     )
 
 
-def _quantile(ordered: list[float], q: float) -> float:
-    """The ``q`` quantile of sorted samples, interpolated between the two nearest."""
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def _row(
     series: str, samples: list[float], experiments: int, files: int, findings: int
 ) -> dict[str, object]:
@@ -151,9 +146,9 @@ def _row(
         "series": series,
         "unit": "s",
         "median": statistics.median(ordered),
-        # Interpolated, as kernelopt.bench reports its own p20/p80.
-        "p20": _quantile(ordered, 0.2),
-        "p80": _quantile(ordered, 0.8),
+        # Interpolated (numpy's linear method), as kernelopt.bench reports its own.
+        "p20": float(numpy.quantile(ordered, 0.2)),
+        "p80": float(numpy.quantile(ordered, 0.8)),
         "samples": len(ordered),
         "experiments": experiments,
         "files": files,
@@ -166,18 +161,10 @@ def _row(
     }
 
 
-def _at_least_one(text: str) -> int:
-    """An argparse type: a count of at least 1 (none would leave nothing to time)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"Expected an int >= 1, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--experiments", type=_at_least_one, default=1000)
-    parser.add_argument("--repeat", type=_at_least_one, default=5)
+    parser.add_argument("--experiments", type=count_at_least_one, default=1000)
+    parser.add_argument("--repeat", type=count_at_least_one, default=5)
     parser.add_argument("--out", type=Path, help="append JSONL rows to this file")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kernelopt._cli_util import count_at_least_one
 from kernelopt.workload import Recorder, profile_calls, read_trace
 
 _LINE = (
@@ -133,19 +134,11 @@ def recorder_overhead(calls: int, directory: Path) -> dict[str, float]:
     return out
 
 
-def _at_least_one(text: str) -> int:
-    """An argparse type: a count of at least 1 (none would leave nothing to time)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"Expected an int >= 1, got {value}")
-    return value
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=_at_least_one, default=1_000_000)
-    parser.add_argument("--shapes", type=_at_least_one, default=8)
-    parser.add_argument("--recorder-calls", type=_at_least_one, default=50_000)
+    parser.add_argument("--calls", type=count_at_least_one, default=1_000_000)
+    parser.add_argument("--shapes", type=count_at_least_one, default=8)
+    parser.add_argument("--recorder-calls", type=count_at_least_one, default=50_000)
     parser.add_argument("--out", type=Path, help="append a JSONL row of the figures here")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):

@@ -9,7 +9,7 @@ from typing import Any
 
 from kernelopt._errors import InputError, expected
 
-__all__ = ["finite"]
+__all__ = ["breaks_lines", "finite"]
 
 
 def finite(
@@ -39,3 +39,10 @@ def finite(
             raise InputError(expected(what, repr(value), where=attribute.name))
 
     return check
+
+
+def breaks_lines(text: str) -> bool:
+    """Whether ``text`` holds a line break of any kind ``str.splitlines`` knows (LF, CR,
+    form feed, U+2028...): such text, written on one line of a markdown file, is read back
+    as several lines by one reader or another."""
+    return text.splitlines() not in ([], [text])

@@ -318,7 +318,7 @@ def _prepare_log(setup: Setup) -> None:
             run_step(earlier, setup)
     # A step that started on this log and did not finish (interrupted, or it failed) may
     # have written part of its work (benchmark rows, LEARN's evidence): running it again
-    # would write that part twice.
+    # would write that part twice. Read again: the earlier steps just run added theirs.
     found = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() else wanted
     started = [int(n) for n in found.get("started", [])]
     if setup.step in started:

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from kernelopt._checks import finite
+from kernelopt._checks import breaks_lines, finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement
@@ -76,7 +76,7 @@ def _cell(text: str) -> str:
 def _one_line_text(value: object) -> bool:
     """Whether ``value`` is a str that reads back as itself at a line's end: no line break
     of any kind, no surrounding whitespace (the reader strips it)."""
-    return isinstance(value, str) and value.splitlines() in ([], [value]) and value == value.strip()
+    return isinstance(value, str) and not breaks_lines(value) and value == value.strip()
 
 
 def _shown(value: float) -> float:

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from kernelopt._checks import finite
+from kernelopt._checks import breaks_lines, finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.experiments._validators import integer, mapping_of_text, one_of
@@ -42,12 +42,6 @@ class Correctness(TextEnum):
     UNKNOWN = "UNKNOWN"
 
 
-# Every character str.splitlines() ends a line at. The readers end lines at "\n" and "\r"
-# (as Path.read_text() does), editors and viewers at the others: none can sit in a field
-# written on one line and read back the same.
-_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-
-
 def _text_problem(
     value: str, *, one_line: bool = True, trimmed: bool = False, banned: tuple[str, ...] = ()
 ) -> str | None:
@@ -64,7 +58,9 @@ def _text_problem(
         return "text that UTF-8 can encode (no lone surrogates)"
     if "\x00" in value:  # a NUL makes the readers skip the whole file as binary
         return "text without NUL characters"
-    if one_line and any(char in _LINE_BREAKS for char in value):
+    # The readers end lines at "\n" and "\r" (as Path.read_text() does), editors and
+    # viewers at the other breaks str.splitlines() knows: none can sit in a one-line field.
+    if one_line and breaks_lines(value):
         return "one line (no \\n, \\r, form feed, U+2028 or other line break)"
     if not one_line and "\r" in value:
         return "'\\n' line breaks only (a '\\r' reads back as '\\n')"

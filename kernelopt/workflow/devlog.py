@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from kernelopt._checks import breaks_lines
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked, read_text
 from kernelopt.bench.measurement import UNIT_SECONDS
@@ -64,12 +65,7 @@ _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
 
 def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     # The file is read as str.splitlines splits it: CR, form feed, U+2028... end a line too.
-    if (
-        not isinstance(value, str)
-        or "|" in value
-        or value.splitlines() not in ([], [value])
-        or value != value.strip()
-    ):
+    if not isinstance(value, str) or "|" in value or breaks_lines(value) or value != value.strip():
         raise InputError(
             expected(
                 "a table cell: one line without '|' or surrounding spaces",

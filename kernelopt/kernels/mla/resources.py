@@ -407,28 +407,35 @@ def _compile_seesaw_report(
         "counters": "*i32",
         "part_desc": f"tensordesc<fp32[64, 32],{layout_f32}>",
     }
+    constants = dict(tuned)
+    if "PAIR_MERGE" in fn.arg_names:
+        constants["PAIR_MERGE"] = pair_merge
+    return _gluon_report(
+        fn, typed, s_q=s_q, h_q=h_q, page_size=page_size, causal=causal, **constants
+    )
+
+
+def _gluon_report(
+    fn: Any, typed: dict[str, str], *, s_q: int, h_q: int, page_size: int, causal: bool,
+    **constants: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """Compile a Gluon kernel for sm_90a with four warps in its default partition.
+
+    ``typed`` gives the types of the pointer, descriptor and scalar arguments; strides are
+    ``i32`` and every other argument a compile-time constant: the point's shape and flags
+    (the query always through TMA), then ``constants``.
+    """
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
     signature = {
         name: typed.get(name, "i32" if name.startswith("stride") else "constexpr")
         for name in fn.arg_names
     }
     constants = {
-        "S_Q": s_q,
-        "H_Q": h_q,
-        "PAGE": page_size,
-        "CAUSAL": causal,
-        "Q_TMA": True,
-        **tuned,
-    }
-    if "PAIR_MERGE" in fn.arg_names:
-        constants["PAIR_MERGE"] = pair_merge
-    return _gluon_report(fn, signature, constants)
-
-
-def _gluon_report(fn: Any, signature: dict[str, str], constants: dict[str, Any]) -> dict[str, Any]:
-    # Compile a Gluon kernel for sm_90a with four warps in its default partition.
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
+        "S_Q": s_q, "H_Q": h_q, "PAGE": page_size, "CAUSAL": causal, "Q_TMA": True, **constants,
+    }  # fmt: skip
 
     try:
         compiled = triton.compile(
@@ -475,23 +482,11 @@ def _compile_ring_fp8_report(*, s_q: int, h_q: int, page_size: int, causal: bool
         "lse_part": "*fp32",
         "qk_scale": "fp32",
     }
-    signature = {
-        name: typed.get(name, "i32" if name.startswith("stride") else "constexpr")
-        for name in fn.arg_names
-    }
-    constants = {
-        "S_Q": s_q,
-        "H_Q": h_q,
-        "PAGE": page_size,
-        "CAUSAL": causal,
-        "Q_TMA": True,
-        "SLOTS": ring_fp8.SLOTS,
-        "SCALE_SLOTS": ring_fp8.SCALE_SLOTS,
-        "REGS": ring_fp8.CONSUMER_REGS,
-        "DEQUANT_REGS": ring_fp8.DEQUANT_REGS,
-        "LOAD_REGS": ring_fp8.LOADER_REGS,
-    }
-    return _gluon_report(fn, signature, constants)
+    return _gluon_report(
+        fn, typed, s_q=s_q, h_q=h_q, page_size=page_size, causal=causal,
+        SLOTS=ring_fp8.SLOTS, SCALE_SLOTS=ring_fp8.SCALE_SLOTS, REGS=ring_fp8.CONSUMER_REGS,
+        DEQUANT_REGS=ring_fp8.DEQUANT_REGS, LOAD_REGS=ring_fp8.LOADER_REGS,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
