@@ -128,6 +128,15 @@ class Context:
             return f"{experiment.throughput:g} {experiment.throughput_unit or ''}".strip()
         return ""
 
+    def value_at(self, experiment: Experiment) -> str:
+        """:meth:`value_text` with the trial point it was measured at (``"47.46 us at b=32
+        s=1 t=4096 h=16"``) when the log compares its headlines point by point: numbers of
+        two points side by side are different quantities, not a gain or a loss."""
+        value = self.value_text(experiment)
+        if value and self.progress.points and experiment.headline_point:
+            return f"{value} at {experiment.headline_point}"
+        return value
+
 
 def attempts_text(count: int) -> str:
     """``"No attempt"``, ``"1 attempt"``, ``"4 attempts"``."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from kernelopt._errors import InputError, expected
-from kernelopt.diagnose.context import CatalogLike, Context, build_context
+from kernelopt.diagnose.context import CatalogLike, Context, build_context, experiments_text
 from kernelopt.diagnose.detectors import DETECTORS, Outcome
 from kernelopt.diagnose.detectors._base import not_found
 from kernelopt.diagnose.detectors.repetition_loop import NEXT_IDEA
@@ -212,6 +212,30 @@ def _headline(experiment: Experiment, kind: str | None) -> tuple[float | None, s
     return None, ""
 
 
+def _unplaced_warnings(ctx: Context) -> list[str]:
+    """A warning for each headline that names no trial point in a log whose headlines are
+    compared point by point: its number meets only the others that name none (often
+    nothing), so a large gain there moves no verdict, and the plan should say why."""
+    progress = ctx.progress
+    shown = ", ".join(progress.points[:4]) + (", …" if len(progress.points) > 4 else "")
+    warnings = []
+    for experiment in progress.unplaced:
+        others = [e.number for e in progress.unplaced if e is not experiment]
+        compared = (
+            f"it was compared only with {experiments_text(others)}, which name none either"
+            if others
+            else "it was compared with nothing (no gain, no new best)"
+        )
+        value = ctx.value_text(experiment)
+        warnings.append(
+            f"{experiment.label}: its headline"
+            + (f" ({value})" if value else "")
+            + f" names no trial point, while the log compares headlines point by point "
+            f"({shown}); {compared}"
+        )
+    return warnings
+
+
 def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
     log = ctx.log
     progress = ctx.progress
@@ -354,7 +378,7 @@ def diagnose_log(
         summary=_summary(ctx, params),
         root_causes=_root_causes(findings),
         unread=log.unread,
-        warnings=log.warnings,
+        warnings=(*log.warnings, *_unplaced_warnings(ctx)),
     )
 
 

@@ -23,6 +23,9 @@ from kernelopt.experiments._validators import check_instance, check_path
 
 __all__ = ["entry_links", "render_plan"]
 
+# How many of the new bests the header lists (the latest ones).
+_NEW_BESTS_SHOWN = 6
+
 
 def _value(value: float, unit: str, kind: str) -> str:
     if kind == "speedup":
@@ -66,14 +69,18 @@ def _header(summary: LogSummary) -> list[str]:
         else:
             lines.append(f"Best so far: {_value(best.value, best.unit, best.kind)} ({best.label}).")
     if summary.trajectory:
+        shown = summary.trajectory[-_NEW_BESTS_SHOWN:]
         steps = ", ".join(
             f"exp {p.experiment}"
             + (f" {p.gain:+.1%}" if p.gain is not None else "")
             + (" (in its own run)" if p.same_run else "")
-            for p in summary.trajectory[-6:]
+            for p in shown
         )
+        # Cut without a word, the first one shown reads as the effort's first gain.
+        left_out = len(summary.trajectory) - len(shown)
+        which = f" (the latest {len(shown)} of {len(summary.trajectory)})" if left_out else ""
         lines.append(
-            f"New bests: {steps}; {summary.since_best} attempt(s) since the best last moved "
+            f"New bests{which}: {steps}; {summary.since_best} attempt(s) since the best last moved "
             f"by {summary.stall_gain * 100:g}% or more."
         )
     if summary.family:

@@ -166,6 +166,12 @@ class Progress:
 
     steps: tuple[Step, ...]
     kind: MetricKind | None
+    points: tuple[str, ...] = ()
+    """The trial points headlines are compared at, in log order (empty when the log
+    compares its headlines as one quantity)."""
+    unplaced: tuple[Experiment, ...] = ()
+    """Experiments whose headline names no trial point while the log compares headlines
+    point by point: their headline is compared only with others that name none."""
 
     def stall(self, min_gain: float) -> tuple[Step, ...]:
         """The longest trailing run of steps over which the best improved by less than
@@ -321,4 +327,10 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                 same_run=same_run,
             )
         )
-    return Progress(steps=tuple(steps), kind=kind)
+    points = tuple(dict.fromkeys(e.headline_point for e in experiments if e.headline_point))
+    unplaced = tuple(
+        e for e, found in zip(experiments, raw, strict=True) if by_point and HEADLINE in found
+    )
+    return Progress(
+        steps=tuple(steps), kind=kind, points=points if by_point else (), unplaced=unplaced
+    )

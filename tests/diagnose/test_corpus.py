@@ -64,6 +64,12 @@ def test_gdn_prefill_after_the_breakthrough(corpus: Path) -> None:
     assert ignored is not None and "chunked kernel" in ignored.summary
     assert after.summary.best.value == 0.186  # type: ignore[union-attr]
     assert [p.experiment for p in after.summary.trajectory][-3:] == [26, 27, 28]
+    # More new bests than the header lists: it says it shows the latest.
+    # The NCU entry of 04-21 states the bound: "Diagnosis: Kernel is latency-bound".
+    bound = _sentence(after, P.WRONG_BOTTLENECK)
+    assert bound.startswith("The kernel is latency-bound (logs/prefill/optimization_log.md:178)")
+    count = len(after.summary.trajectory)
+    assert count > 6 and f"New bests (the latest 6 of {count}): " in after.render_plan()
 
 
 def test_gemm_flipfloppers_is_healthy(corpus: Path) -> None:
@@ -86,6 +92,10 @@ def test_triton_lora_optimus_ignores_its_own_recommendation(corpus: Path) -> Non
     assert any(
         e.source.startswith("experiments/triton-counter-inplace-v3.md:") for e in ignored.evidence
     )
+    # No note reports a number the others report, so there is no best to count from.
+    loop = _sentence(diagnosis, P.REPETITION_LOOP)
+    assert "No experiment reports a comparable number" in loop
+    assert "since the best last moved" not in loop
 
 
 def test_gdn_decode_experiments_has_no_wall(corpus: Path) -> None:

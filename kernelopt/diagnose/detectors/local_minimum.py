@@ -63,7 +63,7 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         evidence.append(
             ctx.evidence(
                 best_before,
-                f"best before the plateau: {best_before.mention} {ctx.value_text(best_before)}",
+                f"best before the plateau: {best_before.mention} {ctx.value_at(best_before)}",
                 "latency",
             )
         )
@@ -74,7 +74,7 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         status = e.status.value if e.status is not None else "?"
         evidence.append(
             ctx.evidence(
-                e, f"{e.label}: {ctx.value_text(e) or 'no number'} {status}{gain}", "latency"
+                e, f"{e.label}: {ctx.value_at(e) or 'no number'} {status}{gain}", "latency"
             )
         )
     actions = [

@@ -217,11 +217,20 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
         else:
             handled.append((shortcut, where))
     if not overlooked:
-        first = handled[0]
+        # Each one, not the first: one named alone reads as the workload's only shortcut.
+        paths = ", ".join(
+            f"{getattr(shortcut, 'guard', '') or shortcut.rule} ({where[1]})"
+            for shortcut, where in handled[:4]
+        ) + (", …" if len(handled) > 4 else "")
+        which = (
+            f"each of the {len(handled)} shortcuts covering {params.min_call_share:.0%} of "
+            f"calls or of time: "
+            if len(handled) > 1
+            else ""
+        )
         return not_found(
             _PATHOLOGY,
-            f"The kernel already has a path for {getattr(first[0], 'guard', '') or first[0].rule} "
-            f"({first[1][1]})." + stale_note,
+            f"The kernel already has a path for {which}{paths}." + stale_note,
             [*missing, *stale_missing],
         )
     lead = overlooked[0]

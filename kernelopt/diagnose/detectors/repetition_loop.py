@@ -96,6 +96,18 @@ def _axis_words(kind: str, name: str, ctx: Context, members: list[Experiment]) -
     return f"'{_spelling(name, members)}'"
 
 
+def _since_text(count: int, measured: bool, min_gain: float) -> str:
+    """The attempts a loop is looked for in, in words: those since the best last moved, or,
+    in a log without a comparable number (no best to move), those whose outcome is known."""
+    if measured:
+        return f"{attempts_text(count)} since the best last moved by {min_gain:.0%} or more"
+    return (
+        "No experiment reports a comparable number (latency, speedup or throughput), so no "
+        f"best can be tracked; {attempts_text(count).lower()} with a known outcome (reverted, "
+        "neutral or failed)"
+    )
+
+
 def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     """Find the largest group of stalled attempts that share an axis."""
     progress = ctx.progress
@@ -104,12 +116,12 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
             _PATHOLOGY, "No experiments were read, so no repetition can be seen.", ["experiments"]
         )
     stall = progress.counted(progress.stall(params.min_gain))
+    measured = any(s.values for s in progress.steps)
     if len(stall) < params.min_experiments:
         return not_found(
             _PATHOLOGY,
-            f"{attempts_text(len(stall))} since the best last moved by {params.min_gain:.0%} or "
-            f"more: "
-            f"too few to repeat an idea (needs {params.min_experiments}).",
+            _since_text(len(stall), measured, params.min_gain)
+            + f": too few to repeat an idea (needs {params.min_experiments}).",
         )
     groups: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
     changed = changed_knobs(ctx.experiments)
@@ -126,9 +138,13 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     if not candidates:
         return not_found(
             _PATHOLOGY,
-            f"The {len(stall)} attempts since the last {params.min_gain:.0%} gain try "
-            f"different ideas (no catalog tag, knob or term shared by {params.min_experiments} "
-            "or more of them).",
+            (
+                f"The {len(stall)} attempts since the last {params.min_gain:.0%} gain"
+                if measured
+                else _since_text(len(stall), measured, params.min_gain)
+            )
+            + f" try different ideas (no catalog tag, knob or term shared by "
+            f"{params.min_experiments} or more of them).",
         )
     # The biggest group wins; ties go to tags, then knobs, then terms.
     order = {"tag": 0, "knob": 1, "term": 2}
@@ -151,7 +167,7 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
         f"{words}"
         + (f" (also {also})" if also else "")
         + f" and none moved the best by {params.min_gain:.0%}"
-        + (f" ({', '.join(values[:6])})." if values else ".")
+        + (f" ({', '.join(values[:6])}{', …' if len(values) > 6 else ''})." if values else ".")
     )
     confidence = min(
         0.95, _WEIGHT[kind] * (0.75 + 0.25 * min(1.0, len(members) / (2 * params.min_experiments)))

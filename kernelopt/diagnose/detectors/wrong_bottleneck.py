@@ -2,7 +2,10 @@
 optimizing with no profile at all.
 
 The kernel's bound comes from profile.md (``Bottleneck: Memory-bound``) or from metrics in
-the profile and results (``dram_pct``, ``tc_pct``, ``arith_intensity`` against ``ridge``).
+the profile and results (``dram_pct``, ``tc_pct``, ``arith_intensity`` against ``ridge``),
+or else from the profiler notes of the results when they name one bound in words (a devlog's
+"Diagnosis: Kernel is latency-bound"; a bound ruled out, "not memory-bound", names none),
+except under ``until``: the notes come from whole files and cannot be placed before the cut.
 Recent attempts are classified by their catalog tags (worth two words each) and words:
 
 - compute: MMA tiles, head grouping, dot precision, exp2 with the scale folded in, warp
@@ -27,14 +30,14 @@ With no profiling data anywhere, the advice is the seed's: instrument with CUDA 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import present_in
-from kernelopt.experiments.log import Experiment
+from kernelopt.experiments.log import Experiment, Fact
 from kernelopt.experiments.points import points_differ
 
 __all__ = ["SIDES", "aim_of", "bound_of", "detect"]
@@ -129,7 +132,31 @@ def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence
         return bound, Evidence(
             quote=f"arith_intensity={intensity:g} vs ridge={ridge:g}", source=where
         )
-    return None
+    # Profiler notes are gathered from whole files (a devlog's later entries too): cut at
+    # ``until``, none of them can be placed before the cut, so none states the bound then.
+    return _stated_bound(ctx.log.profiling) if ctx.log.until is None else None
+
+
+# "Kernel is latency-bound", "memory bound": a bound the profiler notes of a result state.
+_STATED = re.compile(r"\b(memory|compute|latency)[- ]bound\b", re.IGNORECASE)
+# "not memory-bound", "no longer compute-bound", "neither ... nor": a bound ruled out.
+_RULED_OUT = re.compile(r"\b(?:not|no longer|never|neither|nor|isn't|wasn't)\s+(?:\w+\s+)?$")
+
+
+def _stated_bound(facts: Sequence[Fact]) -> tuple[str, Evidence] | None:
+    """The bound the log's profiling notes state in words (a devlog with no profile.md:
+    "Diagnosis: Kernel is latency-bound"), when they name one bound; None when they name
+    none, or several (notes on different stages or points do not make one verdict)."""
+    found: dict[str, Fact] = {}
+    for fact in facts:
+        for match in _STATED.finditer(fact.text):
+            if _RULED_OUT.search(fact.text[max(0, match.start() - 24) : match.start()].lower()):
+                continue
+            found.setdefault(match.group(1).lower(), fact)
+    if len(found) != 1:
+        return None
+    ((bound, fact),) = found.items()
+    return bound, Evidence(quote=quote(fact.text, 100), source=str(fact.source))
 
 
 def _at_other_points(ctx: Context, experiments: list[Experiment]) -> list[Experiment]:
@@ -302,9 +329,10 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     classified = [e for e in judged if aims[e.number] in ("compute", "memory")]
     opposite = {"memory": "compute", "compute": "memory"}.get(kind)
     if opposite is None:
+        where = f" ({stated.source})" if stated.source else ""
         return not_found(
             _PATHOLOGY,
-            f"The kernel is {kind}-bound; recent work is not judged against compute/memory.",
+            f"The kernel is {kind}-bound{where}; recent work is not judged against compute/memory.",
         )
     if len(gainers) == 1:
         step = gainers[0]

@@ -1,0 +1,200 @@
+"""What the plan says about a log must be what the log holds: counts, gains and the
+experiments a comparison could not use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from kernelopt.diagnose import Pathology, diagnose, diagnose_log
+from kernelopt.experiments import Experiment, Fact, SourceRef
+from kernelopt.experiments.records import Correctness, Status
+
+from .conftest import FakeCatalog, exp, log_of
+
+
+def _sentence(diagnosis: object, pathology: Pathology) -> str:
+    return next(c for c in diagnosis.checks if c.pathology is pathology).sentence  # type: ignore[attr-defined]
+
+
+def test_a_log_without_numbers_has_no_best_to_count_attempts_from(
+    fake_catalog: FakeCatalog,
+) -> None:
+    # Notes with no comparable number, one of which failed: there is no best, so "1 attempt
+    # since the best last moved" would count from a best the log never had.
+    notes = [
+        exp(n, None, status=None, correctness=Correctness.UNKNOWN, description=f"note {n}")
+        for n in range(1, 7)
+    ]
+    notes[1] = exp(2, None, status=Status.FAILED, correctness=Correctness.FAIL)
+    diagnosis = diagnose_log(log_of(notes), catalog=fake_catalog)
+    sentence = _sentence(diagnosis, Pathology.REPETITION_LOOP)
+    assert not _checked(diagnosis, Pathology.REPETITION_LOOP)
+    assert "since the best last moved" not in sentence
+    assert "No experiment reports a comparable number" in sentence
+    assert "1 attempt with a known outcome" in sentence
+
+
+def _checked(diagnosis: object, pathology: Pathology) -> bool:
+    return next(c for c in diagnosis.checks if c.pathology is pathology).checked  # type: ignore[attr-defined]
+
+
+def test_the_new_bests_line_says_it_shows_only_the_latest(fake_catalog: FakeCatalog) -> None:
+    # Eight new bests, each 10% faster: the header shows six of them and must say so, or
+    # exp 3 reads as the first gain of the effort.
+    steps = [exp(1, 100.0, status=Status.BASELINE)]
+    steps += [exp(n, 100.0 * 0.9 ** (n - 1)) for n in range(2, 10)]
+    plan = diagnose_log(log_of(steps), catalog=fake_catalog).render_plan()
+    line = next(text for text in plan.splitlines() if text.startswith("New bests"))
+    assert line.startswith("New bests (the latest 6 of 8): exp 4 +10.0%, exp 5 +10.0%")
+    few = diagnose_log(log_of(steps[:4]), catalog=fake_catalog).render_plan()
+    assert "New bests: exp 2 +10.0%, exp 3 +10.0%, exp 4 +10.0%;" in few
+
+
+def _at(experiment: Experiment, point: str) -> Experiment:
+    return attrs.evolve(experiment, headline_point=point)
+
+
+def test_a_headline_without_its_trial_point_is_named_not_dropped_silently(
+    fake_catalog: FakeCatalog,
+) -> None:
+    # Headlines compared point by point; the latest names no point (its record lost it),
+    # so it is compared with nothing: a 2x faster kernel would leave the verdicts unmoved.
+    steps = [
+        _at(exp(1, 100.0, status=Status.BASELINE), "h=128"),
+        _at(exp(2, 80.0), "h=128"),
+        _at(exp(3, 60.0), "h=16"),
+        _at(exp(4, 59.0, status=Status.REVERTED), "h=16"),
+        exp(5, 30.0),
+    ]
+    diagnosis = diagnose_log(log_of(steps), catalog=fake_catalog)
+    assert diagnosis.warnings == (
+        "exp 5: its headline (30 us) names no trial point, while the log compares headlines "
+        "point by point (h=128, h=16); it was compared with nothing (no gain, no new best)",
+    )
+    assert "## Warnings" in diagnosis.render_plan()
+    # Where every headline names its point (or none does), there is nothing to warn about.
+    named = diagnose_log(log_of([*steps[:4], _at(exp(5, 30.0), "h=16")]), catalog=fake_catalog)
+    assert named.warnings == ()
+    assert diagnose_log(log_of(PLAIN), catalog=fake_catalog).warnings == ()
+
+
+PLAIN = [exp(1, 100.0, status=Status.BASELINE), exp(2, 90.0), exp(3, 85.0)]
+
+
+def test_a_loop_says_when_it_lists_only_some_of_its_numbers(fake_catalog: FakeCatalog) -> None:
+    steps = [exp(1, 100.0, status=Status.BASELINE), exp(2, 50.0)]
+    steps += [
+        exp(n, 50.0 + n / 10, status=Status.REVERTED, description=f"BLOCK_N={2**n}")
+        for n in range(3, 11)
+    ]
+    loop = diagnose_log(log_of(steps), catalog=fake_catalog).finding(Pathology.REPETITION_LOOP)
+    assert loop is not None and len(loop.experiments) == 8
+    assert loop.summary.endswith("(50.3 us, 50.4 us, 50.5 us, 50.6 us, 50.7 us, 50.8 us, …).")
+
+
+def test_a_bound_stated_in_a_result_is_the_kernels_bound(fake_catalog: FakeCatalog) -> None:
+    # No profile.md, but a result's profiler notes say what bounds the kernel: "states no
+    # bound" would misread the log.
+    profiling = (
+        Fact(text="Achieved Occupancy | 6.21%", source=SourceRef(path="log.md", line=170)),
+        Fact(
+            text="Diagnosis: Kernel is latency-bound with low achieved occupancy (6.2%).",
+            source=SourceRef(path="log.md", line=178),
+        ),
+        Fact(text="Memory throughput is not memory-bound at 1%.", source=_REF),
+    )
+    log = log_of(PLAIN, profiling=profiling)
+    sentence = _sentence(diagnose_log(log, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK)
+    assert sentence == (
+        "The kernel is latency-bound (log.md:178); recent work is not judged against "
+        "compute/memory."
+    )
+    # Diagnosed as it stood before an experiment, a note cannot be placed before or after
+    # the cut (a devlog's whole text is scanned for them): a later entry's bound is not used.
+    cut = log_of(PLAIN[:2], profiling=profiling, until=3)
+    assert "states no bound" in _sentence(
+        diagnose_log(cut, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK
+    )
+    # Notes that disagree on the bound state none.
+    memory = Fact(text="The kernel is memory-bound.", source=_REF)
+    torn = log_of(PLAIN, profiling=(*profiling, memory))
+    assert "states no bound" in _sentence(
+        diagnose_log(torn, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK
+    )
+
+
+_REF = SourceRef(path="log.md", line=9)
+
+
+SUMMARY = """# Experiments Summary
+
+| Exp | Description | Latency | Unit | Correct | Status |
+|---|---|---|---|---|---|
+| 1 | eager baseline | 100.0 | us | PASS | BASELINE |
+| 2 | first fused version | 60.0 | us | PASS | KEPT |
+"""
+TWO_SHORTCUTS = """# Workload profile
+
+## Op: rowscale
+
+- Calls: 100
+
+### Size-1 axes
+
+- n = 1 in 60% of calls
+- m = 1 in 55% of calls
+"""
+GUARDED = """import torch
+
+
+def launch(x, out):
+    if n == 1:
+        return out
+    if m == 1:
+        return out
+    op_kernel[(x.shape[0],)](x, out)
+    return out
+"""
+
+
+def test_every_handled_shortcut_is_named(tmp_path: Path) -> None:
+    # Two common shortcuts, both with a path in the kernel: naming only the first reads
+    # as if the workload had one.
+    files = {
+        "CLAUDE.md": "# Rules\n\nKernel: kernels/op.py\n",
+        "kernels/op.py": GUARDED,
+        "experiments/summary.md": SUMMARY,
+        "experiments/workload_profile.md": TWO_SHORTCUTS,
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    sentence = _sentence(diagnose(tmp_path), Pathology.OVERLOOKED_SHORTCUT)
+    assert sentence == (
+        "The kernel already has a path for each of the 2 shortcuts covering 50% of calls or "
+        "of time: n == 1 (kernels/op.py:5), m == 1 (kernels/op.py:7)."
+    )
+
+
+def test_plateau_evidence_names_the_point_of_each_number(fake_catalog: FakeCatalog) -> None:
+    # Headlines at two points: 47 us at h=16 "before the plateau" and 74 us at h=128 in it
+    # are different quantities, and the evidence must not read as 74 failing to beat 47.
+    steps = [
+        _at(exp(1, 100.0, status=Status.BASELINE), "h=128"),
+        _at(exp(2, 75.0), "h=128"),
+        _at(exp(3, 60.0, status=Status.BASELINE), "h=16"),
+        _at(exp(4, 47.0), "h=16"),
+    ]
+    steps += [_at(exp(n, 74.0 + n / 10, status=Status.REVERTED), "h=128") for n in range(5, 10)]
+    plateau = diagnose_log(log_of(steps), catalog=fake_catalog).finding(Pathology.LOCAL_MINIMUM)
+    assert plateau is not None and plateau.experiments == (5, 6, 7, 8, 9)
+    quotes = [e.quote for e in plateau.evidence]
+    assert quotes[0] == "best before the plateau: exp 4 47 us at h=16"
+    assert quotes[1] == "exp 5: 74.5 us at h=128 REVERTED (+0.0%)"
+    # A log of one quantity names no point.
+    plain = [exp(1, 100.0, status=Status.BASELINE), exp(2, 75.0)]
+    plain += [exp(n, 74.0 + n / 10, status=Status.REVERTED) for n in range(3, 8)]
+    flat = diagnose_log(log_of(plain), catalog=fake_catalog).finding(Pathology.LOCAL_MINIMUM)
+    assert flat is not None and flat.evidence[1].quote == "exp 3: 74.3 us REVERTED (+0.0%)"
