@@ -209,8 +209,9 @@ def _load_fp8_tile(
     A row is 512 e4m3 values, four float32 scales (one per 128 values) and 64 bfloat16 RoPE
     values (:mod:`kernelopt.kernels.mla.fp8`); both parts come back in ``dtype`` (q's), so
     the products run as with a 16-bit cache. Masked rows read as zeros. The scaling runs in
-    float32: in bfloat16 it was 20 % slower on the H200 (2026-12-03, b=32 s=1 h=16: 124.9
-    against 103.8 µs), and float16 could underflow a small scale.
+    float32: a build scaling in bfloat16 was slower on the H200 (2026-12-03, b=32 s=1 h=16:
+    124.9 µs with the 4 warps then default, against 103.8 µs for float32 scaling in an
+    earlier run, so warps and run differ too), and float16 could underflow a small scale.
     """
     GROUPS: tl.constexpr = D_NOPE // 128
     p_row = kv + o_row
