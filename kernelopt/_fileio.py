@@ -112,10 +112,24 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     The lock file is left in place: removing it would let a second writer lock a fresh
     inode while a first still holds the old one. The path is resolved first, so writers
     that reach one tree through a symlink or ``..`` take the same lock.
+
+    Raises
+    ------
+    InputError
+        When the lock file cannot be created or opened (a folder of that name, no
+        permission); nothing has been written then.
     """
     lock_path = Path(f"{Path(path).resolve()}.lock")
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+b") as handle:
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock_path, "a+b")  # noqa: SIM115 - closed by the with below
+    except OSError as error:
+        # A folder, or a file this user may not open, where the lock belongs: nothing has
+        # been read or written yet, so refusing here loses nothing.
+        raise InputError(
+            expected("a lock file kernelopt may open", f"{lock_path}: {error.strerror}")
+        ) from None
+    with handle:
         if fcntl is not None:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:

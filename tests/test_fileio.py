@@ -54,3 +54,12 @@ def test_a_number_field_refuses_an_integer_beyond_the_float_range() -> None:
 
     with pytest.raises(InputError, match="median: Expected a finite number >= 0"):
         Row(median=10**400)
+
+
+def test_a_lock_that_cannot_be_opened_is_an_input_error(tmp_path: Path) -> None:
+    from kernelopt._fileio import locked
+
+    (tmp_path / "tree.lock").mkdir()
+    refused = r"Expected a lock file kernelopt may open, got .*tree\.lock"
+    with pytest.raises(InputError, match=refused), locked(tmp_path / "tree"):
+        pass
