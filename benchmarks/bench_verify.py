@@ -42,6 +42,7 @@ prints a short table last, and exits 1 when a check fails. Runs in about a minut
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tempfile
@@ -56,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import attrs
 import torch
 
+from kernelopt._cli_util import count_at_least_one
 from kernelopt._errors import KernelOptError
 from kernelopt.bench import (
     BenchRow,
@@ -418,18 +420,34 @@ def check_plot(
     report.check("plot", path.stat().st_size > 0, f"{path.name}: {drawn}{skipped}")
 
 
+def non_negative_time(text: str) -> float:
+    """An argparse ``type``: a duration, a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"Expected a finite number >= 0, got {text!r}")
+    return value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("bench_verify.jsonl"))
-    parser.add_argument("--rounds", type=int, default=5, help="rounds per comparison (5)")
     parser.add_argument(
-        "--heat-ms", type=float, default=2000.0, help="kernel run before each comparison (2000)"
+        "--rounds", type=count_at_least_one, default=5, help="rounds per comparison (5)"
     )
     parser.add_argument(
-        "--rest-s", type=float, default=5.0, help="idle time before settle-matmul (5)"
+        "--heat-ms",
+        type=non_negative_time,
+        default=2000.0,
+        help="kernel run before each comparison (2000)",
+    )
+    parser.add_argument(
+        "--rest-s", type=non_negative_time, default=5.0, help="idle time before settle-matmul (5)"
     )
     args = parser.parse_args()
-    settings = Settings(rounds=max(1, args.rounds), heat_ms=args.heat_ms, rest_s=args.rest_s)
+    settings = Settings(rounds=args.rounds, heat_ms=args.heat_ms, rest_s=args.rest_s)
     if not torch.cuda.is_available():
         print("bench_verify: needs a CUDA device", file=sys.stderr)
         return 2

@@ -18,7 +18,8 @@ Usage: ``python benchmarks/buffers_overhead.py [--out FILE] [--device all|cuda|c
 (default ``benchmarks/results/buffers_overhead.jsonl``, ``all``). Prints a table last and
 writes one JSON row per measurement, replacing ``--out``. Runs in well under a minute.
 Without a CUDA device, ``all`` and ``cuda`` refuse (exit 2); ``--device cpu`` times the CPU
-alone.
+alone. A run on one device writes its rows only to an ``--out`` given on the command line:
+the default file holds the rows of both devices, and half of them must not replace it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 import attrs
 import torch
 
+from kernelopt._cli_util import count_at_least_one
 from kernelopt._fileio import atomic_write_text
 from kernelopt.buffers import BufferPool, BufferScope, persistent_buffers
 
@@ -217,13 +219,33 @@ def table(rows: list[OverheadRow]) -> str:
     return "\n".join(lines)
 
 
+DEFAULT_OUT = Path("benchmarks/results/buffers_overhead.jsonl")
+
+
+def count_at_least_two(text: str) -> int:
+    """An argparse ``type``: the repeats of a timing, two at least (p20 and p80 need two)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"Expected an int >= 2, got {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"Expected an int >= 2, got {value}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--out", type=Path, default=Path("benchmarks/results/buffers_overhead.jsonl")
+        "--out",
+        type=Path,
+        default=None,
+        help=f"JSONL file the rows replace (default {DEFAULT_OUT} with --device all; with "
+        "--device cuda or cpu, rows are written only where --out says)",
     )
-    parser.add_argument("--calls", type=int, default=2000, help="calls per timed repeat")
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--calls", type=count_at_least_one, default=2000, help="calls per timed repeat"
+    )
+    parser.add_argument("--repeats", type=count_at_least_two, default=7)
     parser.add_argument(
         "--device",
         choices=("all", "cuda", "cpu"),
@@ -245,8 +267,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.device in ("all", "cpu"):
         devices.append(torch.device("cpu"))
     rows = run(args.calls, args.repeats, devices)
-    atomic_write_text(args.out, "".join(json.dumps(attrs.asdict(r)) + "\n" for r in rows))
-    print(f"wrote {len(rows)} rows to {args.out}")
+    out = args.out
+    if out is None and args.device == "all":
+        out = DEFAULT_OUT
+    if out is None:
+        print(f"{len(rows)} rows not written (--device {args.device} without --out)")
+    else:
+        atomic_write_text(out, "".join(json.dumps(attrs.asdict(r)) + "\n" for r in rows))
+        print(f"wrote {len(rows)} rows to {out}")
     print(table(rows))
     return 0
 

@@ -70,6 +70,7 @@ from kernelopt.bench import (
     measure_ceilings,
     row_from_measurement,
 )
+from kernelopt.bench.measurement import MODES
 from kernelopt.kernels.mla import (
     FP8_KV_BYTES,
     STRATEGIES,
@@ -450,6 +451,17 @@ def run_point(point, x, makers, modes, max_time_ms, roofline, dtype, rows_out, n
     return results, flops, nbytes
 
 
+def positive_time(text: str) -> float:
+    """An argparse ``type``: a time cap, a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"Expected a finite number > 0, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -473,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default="cold,graph", help="timer modes (cold, hot, graph)")
     parser.add_argument(
         "--max-time-ms",
-        type=float,
+        type=positive_time,
         default=None,
         help="sampling time cap per timing (default 600, --quick 250)",
     )
@@ -512,6 +524,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in peers:
         if name not in PEERS:
             parser.error(f"Expected peers among {list(PEERS)}, got {name!r}")
+    asked_modes = [m for m in args.modes.split(",") if m]
+    if not asked_modes:
+        parser.error(f"Expected modes among {list(MODES)}, got none")
+    for name in asked_modes:
+        if name not in MODES:
+            parser.error(f"Expected modes among {list(MODES)}, got {name!r}")
     if args.quick and args.peers == ",".join(PEERS):
         peers = ["eager"]
     if args.kv == "fp8":
@@ -532,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
     if not cuda and "seesaw" in strategies:
         # A Gluon kernel for Hopper: no CPU interpreter path.
         strategies = [s for s in strategies if s != "seesaw"]
-    modes = [m for m in args.modes.split(",") if m] if cuda else ["hot"]
+    modes = asked_modes if cuda else ["hot"]
     max_time_ms = args.max_time_ms or (250.0 if args.quick or args.smoke else 600.0)
 
     started = time.perf_counter()

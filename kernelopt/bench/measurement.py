@@ -12,7 +12,16 @@ from kernelopt._errors import InputError, expected
 from kernelopt.bench._stats import median_ci, quantile
 from kernelopt.bench.device import DeviceState
 
-__all__ = ["BACKENDS", "CACHE_STATES", "MODES", "UNIT_SECONDS", "Measurement", "at_least", "one_of"]
+__all__ = [
+    "BACKENDS",
+    "CACHE_STATES",
+    "MODES",
+    "UNIT_SECONDS",
+    "Measurement",
+    "as_samples",
+    "at_least",
+    "one_of",
+]
 
 MODES = ("cold", "hot", "graph")
 CACHE_STATES = ("flush", "rotate", "none")
@@ -20,7 +29,9 @@ BACKENDS = ("cuda-events", "cpu-perf-counter")
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def _samples(value: Iterable[float]) -> tuple[float, ...]:
+def as_samples(value: Iterable[float]) -> tuple[float, ...]:
+    """An attrs converter: numbers (no bool, no str) to a tuple of floats (InputError
+    naming ``samples`` otherwise)."""
     # float("123") would read a string as digits, and float("a") raise a bare ValueError.
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise InputError(expected("samples as a sequence of numbers", repr(value), where="samples"))
@@ -115,7 +126,7 @@ class Measurement:
         Warnings about this measurement (clocks moved, caches not flushed, ...).
     """
 
-    samples: tuple[float, ...] = attrs.field(converter=_samples, validator=_check_samples)
+    samples: tuple[float, ...] = attrs.field(converter=as_samples, validator=_check_samples)
     unit: str = attrs.field(default="us", validator=one_of(*UNIT_SECONDS))
     mode: str = attrs.field(default="cold", validator=one_of(*MODES))
     cache: str = attrs.field(default="flush", validator=one_of(*CACHE_STATES))

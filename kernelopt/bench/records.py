@@ -31,7 +31,13 @@ from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import locked
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
-from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, at_least, one_of
+from kernelopt.bench.measurement import (
+    UNIT_SECONDS,
+    Measurement,
+    as_samples,
+    at_least,
+    one_of,
+)
 from kernelopt.bench.roofline import Roofline
 from kernelopt.experiments.canonical import append_summary, write_result
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
@@ -189,6 +195,14 @@ def _metric_values(_instance: object, _attribute: object, value: object) -> None
             )
 
 
+def _timings(_instance: object, _attribute: object, value: tuple[float, ...]) -> None:
+    # json.loads reads NaN and Infinity: a line holding them is no timing, and append_rows
+    # could not write the row again.
+    bad = [v for v in value if not math.isfinite(v) or v < 0]
+    if bad:
+        raise InputError(expected("finite samples >= 0", bad[0], where="samples"))
+
+
 def _names(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: object) -> None:
     # A str is a sequence of str too: "gpu_idle" would be written as eight reasons.
     if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
@@ -262,7 +276,7 @@ class BenchRow:
     floor: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
     metrics: dict[str, float] = attrs.field(factory=dict, validator=_metric_values)
     note: str = ""
-    samples: tuple[float, ...] = ()
+    samples: tuple[float, ...] = attrs.field(default=(), converter=as_samples, validator=_timings)
 
     @property
     def host_clock(self) -> bool:
@@ -508,6 +522,14 @@ def to_result_row(
     11.0
     """
     if isinstance(speedup, Measurement):
+        if measurement.seconds <= 0:
+            raise InputError(
+                expected(
+                    "a measurement with a median > 0 to compare the baseline with",
+                    measurement.median,
+                    where="speedup",
+                )
+            )
         speedup = speedup.seconds / measurement.seconds
     elif isinstance(speedup, Comparison):
         speedup = speedup.speedup

@@ -414,7 +414,8 @@ def profile_report(
     graph : Measurement, optional
         The same call timed in graph mode: gives ``launch_overhead_pct``.
     baseline : Measurement, optional
-        The previous version at the same point: fills the vs-Baseline table.
+        The previous version at the same point, timed in the same mode (cold, hot or
+        graph) as ``measurement``: fills the vs-Baseline table.
     stages : sequence of Stage, optional
         The Stages table; default one row for the whole kernel.
     extra_metrics : mapping, optional
@@ -435,7 +436,8 @@ def profile_report(
     KernelOptError
         When no catalog is given and the built-in catalog cannot be loaded.
     InputError
-        For a family the catalog does not know, or a catalog without ``query``.
+        For a family the catalog does not know, a catalog without ``query``, or a
+        baseline timed in another mode than ``measurement``.
     """
     overhead = None if graph is None else launch_overhead_pct(measurement, graph)
     placed = roofline.place(measurement, launch_overhead_pct=overhead)
@@ -485,6 +487,14 @@ def profile_report(
         ]
     rows: list[BaselineMetric] = []
     if baseline is not None:
+        if baseline.mode != measurement.mode:
+            raise InputError(
+                expected(
+                    f"a baseline timed in mode {measurement.mode!r}, as the measurement",
+                    repr(baseline.mode),
+                    where="baseline",
+                )
+            )
         before = roofline.place(baseline)
         now = measurement.to_unit(baseline.unit)
         rows = [

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.bench import guards
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.records import BenchRow, row_from_measurement, to_result_row
 from kernelopt.bench.roofline import Roofline
@@ -167,10 +168,17 @@ class TrialCall:
     outputs : Tensor or sequence of Tensor, optional
         Buffers ``fn`` overwrites; poisoned before every timed call and checked after
         every batch (see :mod:`kernelopt.bench.guards`).
+    check : callable, optional
+        ``check(result)``, with ``result`` what one call of ``fn`` returned (into
+        poisoned ``outputs``), before any timing. A point whose check raises or returns
+        a false value (None passes, as ``torch.testing.assert_close`` returns) is
+        recorded as ``incorrect: ...`` and not timed; a check that runs out of device
+        memory halves ``b`` as the call does.
     """
 
     fn: Callable[[], object]
     outputs: Any = None
+    check: Callable[[Any], object] | None = None
 
 
 def is_out_of_memory(error: BaseException) -> bool:
@@ -178,6 +186,28 @@ def is_out_of_memory(error: BaseException) -> bool:
     if type(error).__name__ == "OutOfMemoryError":
         return True
     return isinstance(error, RuntimeError) and "out of memory" in str(error).lower()
+
+
+def _incorrect(call: TrialCall) -> str | None:
+    """Why one call is wrong by its check, or None when it is right (or has no check)."""
+    if call.check is None:
+        return None
+    if call.outputs is not None:
+        guards.poison(call.outputs)
+    result = call.fn()
+    try:
+        verdict = call.check(result)
+    except Exception as error:
+        if is_out_of_memory(error):
+            raise
+        return "incorrect: " + _first_line(error)
+    if verdict is not None and not verdict:
+        return f"incorrect: check returned {verdict!r}"
+    return None
+
+
+def _first_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".splitlines()[0]
 
 
 def _release_memory() -> None:
@@ -327,7 +357,8 @@ def run_trials(
     Returns
     -------
     list of TrialResult
-        One per point, in order. A point that fails for another reason than memory is
+        One per point, in order. A point that fails for another reason than memory, or
+        whose :attr:`TrialCall.check` finds the result wrong (checked before timing), is
         recorded with its error and the others still run.
     """
     timer = timer or Timer()
@@ -344,15 +375,24 @@ def run_trials(
             try:
                 made = make(point)
                 call = made if isinstance(made, TrialCall) else TrialCall(fn=made)
-                measured = timer.measure(
-                    call.fn, outputs=call.outputs, label=f"{impl} {point}".strip()
-                )
+                wrong = _incorrect(call)
+                measured = None
+                if wrong is None:
+                    measured = timer.measure(
+                        call.fn, outputs=call.outputs, label=f"{impl} {point}".strip()
+                    )
             except Exception as error:
                 out_of_memory = is_out_of_memory(error)
-                reason = f"{type(error).__name__}: {error}".splitlines()[0]
+                reason = _first_line(error)
             else:
                 results.append(
-                    TrialResult(requested=requested, point=point, impl=impl, measurement=measured)
+                    TrialResult(
+                        requested=requested,
+                        point=point,
+                        impl=impl,
+                        measurement=measured,
+                        error=wrong,
+                    )
                 )
                 break
             # Outside the except block the traceback, and the tensors its frames hold,

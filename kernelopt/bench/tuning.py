@@ -114,7 +114,7 @@ def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool:
 
 @attrs.frozen(kw_only=True)
 class TuningTrial:
-    """One config tried: its median time (µs) or why it failed."""
+    """One config tried: its median time (µs), or why it failed or was incorrect."""
 
     config: dict[str, Any]
     median: float | None = None
@@ -128,13 +128,13 @@ class TuningResult:
     Parameters
     ----------
     best_config : dict, optional
-        The fastest config; None when every config failed.
+        The fastest correct config; None when no config was timed.
     best : Measurement, optional
         Its measurement.
     start : Measurement, optional
         The measurement of the first config tried (the manual start point).
     trials : tuple of TuningTrial
-        Every config timed, in order.
+        Every config tried (timed, failed or incorrect), in order.
     space_size : int
         Configs in the full product.
     pruned : int
@@ -165,14 +165,35 @@ class TuningResult:
     @property
     def gain_over_start(self) -> float:
         """Start time over best time, minus 1 (0.25 = the best is 25 % faster); 0 when the
-        start config (or every config) failed."""
+        start config (or every config) failed; ``inf`` when only the best timed 0 (a call
+        under the host clock's resolution)."""
         if self.best is None or self.start is None:
             return 0.0
+        if self.best.seconds <= 0:
+            return math.inf if self.start.seconds > 0 else 0.0
         return self.start.seconds / self.best.seconds - 1.0
 
     def metrics(self) -> dict[str, float]:
         """Catalog trigger metrics: ``autotune_configs``."""
         return {"autotune_configs": float(self.evaluated)}
+
+
+def _first_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
+def _incorrect(
+    config: Config, call: Callable[[], object], check: Callable[[Config, Any], object]
+) -> str | None:
+    """Why one call of ``config`` is wrong by ``check``, or None when it is right."""
+    result = call()
+    try:
+        verdict = check(config, result)
+    except Exception as error:  # an assertion of closeness, typically
+        return f"incorrect: {_first_line(error)}"
+    if verdict is not None and not verdict:
+        return f"incorrect: check returned {verdict!r}"
+    return None
 
 
 def _warn(message: str, collected: list[str]) -> None:
@@ -193,8 +214,9 @@ def tune(
     order: str = "given",
     seed: int = 0,
     timer: Timer | None = None,
+    check: Callable[[Config, Any], object] | None = None,
 ) -> TuningResult:
-    """Search ``space`` for the fastest config within a budget.
+    """Search ``space`` for the fastest correct config within a budget.
 
     Parameters
     ----------
@@ -210,7 +232,8 @@ def tune(
         ``rule(config) -> bool``; a config runs only when every rule returns True
         (domain pruning: ``lambda c: c["BLOCK_N"] * c["num_stages"] <= 256``).
     budget_s : float
-        Wall-clock budget of the search, s.
+        Wall-clock budget of the search, s: no config starts once it is spent (one
+        started before runs to its end, so the search may exceed it by one timing).
     patience : int
         Stop after this many configs in a row without a gain of ``min_gain``.
     min_gain : float
@@ -225,10 +248,16 @@ def tune(
     timer : Timer, optional
         Timing settings; default a short cold Timer (200 ms of samples per config, after
         its warm-up and, on a GPU, the clock settling).
+    check : callable, optional
+        ``check(config, result)``, with ``result`` what one untimed call of the built
+        function returned, before the config is timed. A config whose check raises or
+        returns a false value (None passes, as ``torch.testing.assert_close`` returns) is
+        recorded as ``incorrect: ...`` and never timed, so it is never the best.
 
     Returns
     -------
     TuningResult
+        The search; ``best_config`` is None when no config was timed.
     """
     _check_space(space)
     if start is not None and set(start) != set(space):
@@ -298,11 +327,13 @@ def tune(
             stop = "budget"
             break
         try:
-            measured = timer.measure(build(config), label=str(config))
+            call = build(config)
+            wrong = None if check is None else _incorrect(config, call, check)
+            measured = None if wrong else timer.measure(call, label=str(config))
         except Exception as error:
-            trials.append(
-                TuningTrial(config=config, error=f"{type(error).__name__}: {error}".splitlines()[0])
-            )
+            wrong, measured = _first_line(error), None
+        if measured is None:  # failed to build or run, or incorrect: never the best
+            trials.append(TuningTrial(config=config, error=wrong))
             since_gain += 1
         else:
             trials.append(TuningTrial(config=config, median=measured.median))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kernelopt import cli
@@ -100,3 +102,132 @@ def test_device_error_without_cuda() -> None:
     else:
         with pytest.raises(DeviceError, match="CUDA device"):
             mla_trial_matrix(points=[TINY], ceilings=CEILINGS)
+
+
+class _FakeMLA:
+    """A stand-in for kernelopt.kernels.mla: strategy ``good`` writes the reference,
+    ``off`` half as much again, ``holes`` leaves one row unwritten."""
+
+    STRATEGIES = ("good", "off", "holes")
+
+    @staticmethod
+    def mla_decode_ref(q, cache, table, seqlens, *, softmax_scale, causal):  # type: ignore[no-untyped-def]
+        import torch
+
+        out = (q[..., :512] * softmax_scale).double()
+        return out, torch.zeros(q.shape[0], q.shape[2], q.shape[1], dtype=torch.float64)
+
+    class MLADecodePlan:
+        def __init__(self, seqlens, *, strategy, softmax_scale, **_):  # type: ignore[no-untyped-def]
+            self.strategy, self.scale = strategy, softmax_scale
+
+        def run(self, q, cache, table, *, out, lse):  # type: ignore[no-untyped-def]
+            value = q[..., :512] * self.scale * (1.5 if self.strategy == "off" else 1.0)
+            rows = slice(1, None) if self.strategy == "holes" else slice(None)
+            out[rows] = value[rows]
+            lse.zero_()
+            return out, lse
+
+
+class _CountingTimer:
+    def __init__(self) -> None:
+        self.timed: list[str] = []
+
+    def measure(self, fn: object, *, outputs: object = None, label: str = "") -> object:
+        from kernelopt.bench import Measurement
+
+        self.timed.append(label)
+        return Measurement(samples=[10.0], backend="cpu-perf-counter")
+
+
+def test_a_strategy_off_the_reference_is_recorded_and_not_timed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("kernelopt.bench.mla.load_mla", lambda: _FakeMLA)
+    timer = _CountingTimer()
+    results = mla_trial_matrix(
+        points=[TINY],
+        device="cpu",
+        dtype="float32",
+        ceilings=CEILINGS,
+        timer=timer,  # type: ignore[arg-type]
+    )
+    by_impl = {r.trial.impl: r for r in results}
+    assert timer.timed == ["kernelopt_good b=2 s=2 t=64 h=16"]
+    good, off, holes = (by_impl[f"kernelopt_{s}"] for s in _FakeMLA.STRATEGIES)
+    assert good.trial.measurement is not None and good.rel_err == 0.0
+    assert off.trial.measurement is None and off.rel_err == pytest.approx(0.5)
+    assert off.trial.error == (
+        "incorrect: InputError: Expected a relative error <= 0.02 against the float64 "
+        "reference, got 0.5"
+    )
+    # The unwritten row holds the poison (NaN), not what an earlier call left there.
+    assert holes.trial.measurement is None and holes.rel_err == float("inf")
+    assert off.as_dict()["error"] == off.trial.error and off.as_dict()["median_us"] is None
+
+
+def test_the_tolerance_is_the_callers_and_a_run_without_check_times_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("kernelopt.bench.mla.load_mla", lambda: _FakeMLA)
+    loose = mla_trial_matrix(
+        points=[TINY], strategies=["off"], device="cpu", dtype="float32", ceilings=CEILINGS,
+        timer=_CountingTimer(), tolerance=0.6,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert loose[0].trial.measurement is not None and loose[0].rel_err == pytest.approx(0.5)
+    unchecked = mla_trial_matrix(
+        points=[TINY], strategies=["off"], device="cpu", dtype="float32", ceilings=CEILINGS,
+        timer=_CountingTimer(), check=False,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert unchecked[0].trial.measurement is not None and unchecked[0].rel_err is None
+    for bad in (0.0, -1.0, float("nan"), True):
+        with pytest.raises(InputError, match="tolerance: Expected a finite number > 0"):
+            mla_trial_matrix(
+                points=[TINY], device="cpu", dtype="float32", ceilings=CEILINGS, tolerance=bad
+            )
+
+
+def test_cost_by_hand_for_the_trial_matrix_and_the_fp8_row() -> None:
+    # Per key and query row: q·k over 576 columns and p·v over 512, a multiply-add each.
+    rows, keys = 32 * 1 * 128, 32 * 4096
+    cost = mla_decode_cost(b=32, s_q=1, h_q=128, seqlens=4096)
+    assert cost.flops == 2 * (576 + 512) * (rows // 32) * 4096 * 32 == 36_507_222_016
+    kv, q, out = keys * 576 * 2, rows * 576 * 2, rows * 512 * 2  # one latent head, bf16
+    assert cost.bytes == kv + q + out == 159_907_840
+    # FP8 layout: 512 e4m3 bytes, 4 float32 scales, 64 bf16 rotary values a token.
+    assert 512 + 4 * 4 + 64 * 2 == 656
+    fp8 = mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=4096, kv_row_bytes=656)
+    assert fp8.bytes == keys * 656 + 32 * 16 * (576 + 512) * 2 == 87_097_344
+    assert fp8.flops == mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=4096).flops
+    # The page table and page size move no counted bytes: lengths alone decide.
+    assert mla_decode_cost(b=2, s_q=4, h_q=16, seqlens=[1, 4097]).bytes == (
+        4098 * 576 * 2 + 2 * 4 * 16 * 1088 * 2
+    )
+
+
+def test_the_trial_heads_fall_on_either_side_of_the_h200_ridge() -> None:
+    from kernelopt.bench import Roofline
+
+    h200 = Ceilings(gpu="NVIDIA H200", copy_bytes_per_s=4.2497501e12, matmul_flop_per_s=693.66e12)
+    bounds = {
+        h: Roofline(ceilings=h200, cost=mla_decode_cost(b=32, s_q=1, h_q=h, seqlens=4096)).bound
+        for h in (128, 16)
+    }
+    assert bounds == {128: "compute", 16: "memory"}
+    floor = Roofline(ceilings=h200, cost=mla_decode_cost(b=32, s_q=1, h_q=128, seqlens=4096))
+    assert floor.floor("us") == pytest.approx(36_507_222_016 / 693.66e12 * 1e6)  # 52.63 us
+
+
+@pytest.mark.parametrize("length", [4096, np.int64(4096), np.int32(4096), np.array(4096)])
+def test_one_length_may_be_any_integer(length: object) -> None:
+    assert mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=length) == mla_decode_cost(  # type: ignore[arg-type]
+        b=32, s_q=1, h_q=16, seqlens=[4096] * 32
+    )
+
+
+@pytest.mark.parametrize("length", [True, -5, 4096.0, "4096"])
+def test_one_length_that_is_not_a_count_is_named_as_given(length: object) -> None:
+    # -5 was reported as "-160" (b times it), 4096.0 raised a bare TypeError and True
+    # counted as one key per sequence.
+    with pytest.raises(InputError, match=rf"seqlens: Expected .*, got {re.escape(repr(length))}$"):
+        mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=length)  # type: ignore[arg-type]

@@ -280,8 +280,8 @@ def test_an_append_to_a_file_without_a_final_newline_starts_a_new_line(tmp_path:
         ({"op": 1}, "BenchRow.op: Expected a value of type str, got 1"),
         ({"sm_clock_mhz": 1.5}, "BenchRow.sm_clock_mhz: Expected a value of type int | None"),
         ({"note": None}, "BenchRow.note: Expected a value of type str, got None"),
-        ({"samples": ("a",)}, "BenchRow.samples[]: Expected a value of type float, got 'a'"),
-        ({"samples": (float("nan"),)}, "Expected finite numbers (JSON has no NaN or inf)"),
+        ({"gpu": 3}, "BenchRow.gpu: Expected a value of type str, got 3"),
+        ({"mem_clock_mhz": float("nan")}, "Expected finite numbers (JSON has no NaN or inf)"),
     ],
 )
 def test_append_refuses_a_row_read_rows_would_refuse_and_keeps_the_file(
@@ -384,3 +384,74 @@ def test_an_experiment_written_again_keeps_one_summary_row(tmp_path: Path) -> No
     assert parse_result((tmp_path / "exp_3" / "result.md").read_text()).title == (
         "first try, rerun"
     )
+
+
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+# buffers_overhead.jsonl holds that script's own rows, not BenchRows (its README says so).
+BENCH_ROW_FILES = sorted(p for p in RESULTS.glob("*.jsonl") if p.name != "buffers_overhead.jsonl")
+
+
+@pytest.mark.parametrize("path", BENCH_ROW_FILES, ids=lambda p: p.name)
+def test_the_measured_rows_read_and_write_back_unchanged(path: Path, tmp_path: Path) -> None:
+    rows = read_rows(path)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    assert len(rows) == len(lines) > 0
+    copy = tmp_path / path.name
+    append_rows(copy, rows)
+    assert read_rows(copy) == rows
+    # Written again, every row is the same JSON object as the one measured.
+    assert [json.loads(line) for line in copy.read_text(encoding="utf-8").splitlines()] == lines
+
+
+def test_the_buffer_overhead_rows_are_named_as_another_format() -> None:
+    with pytest.raises(
+        FormatError, match=r"buffers_overhead.jsonl:1: .*only the fields of BenchRow"
+    ):
+        read_rows(RESULTS / "buffers_overhead.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("samples", "shown"),
+    [("[NaN]", "nan"), ("[Infinity]", "inf"), ("[-1.5]", "-1.5"), ('["66.5"]', "'66.5'")],
+)
+def test_a_sample_no_timing_can_give_is_a_format_error(
+    samples: str, shown: str, tmp_path: Path
+) -> None:
+    # json reads NaN and Infinity; a hand-edited or foreign line must not pass as a timing
+    # that append_rows would then refuse to write again.
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"op": "copy", "impl": "torch", "samples": ' + samples + "}\n")
+    with pytest.raises(FormatError, match=rf"rows.jsonl:1: .*samples.*{re.escape(shown)}"):
+        read_rows(path)
+
+
+def test_a_rows_samples_are_finite_non_negative_numbers() -> None:
+    with pytest.raises(InputError, match=r"samples: Expected finite samples >= 0, got nan"):
+        BenchRow(op="copy", impl="torch", samples=(1.0, float("nan")))
+    with pytest.raises(InputError, match=r"samples: Expected numeric samples, got True"):
+        BenchRow(op="copy", impl="torch", samples=(True,))  # type: ignore[arg-type]
+    # A list is kept as the tuple read_rows gives back, so the two compare equal.
+    assert BenchRow(op="copy", impl="torch", samples=[2, 1.5]).samples == (2.0, 1.5)  # type: ignore[arg-type]
+
+
+def test_a_row_with_a_missing_or_unknown_field_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"impl": "torch"}\n')
+    with pytest.raises(
+        FormatError, match=r"rows.jsonl:1: .*required fields of BenchRow, got no \['op'\]"
+    ):
+        read_rows(path)
+    path.write_text('{"op": "copy", "impl": "torch", "median_us": 3.0}\n')
+    with pytest.raises(
+        FormatError, match=r"rows.jsonl:1: .*only the fields of BenchRow, got \['median_us'\]"
+    ):
+        read_rows(path)
+
+
+def test_a_speedup_against_a_time_of_zero_is_an_input_error() -> None:
+    # It divided by zero; the host clock reads 0 us for a call under its resolution.
+    zero = Measurement(samples=[0.0, 0.0, 0.0], backend="cpu-perf-counter")
+    with pytest.raises(InputError, match=r"speedup: Expected a measurement with a median > 0"):
+        to_result_row(zero, point="b=1 s=1 t=1", impl="v", speedup=M)
+    with pytest.raises(InputError, match=r"speedup: Expected a number > 0, got 0.0"):
+        to_result_row(M, point="b=1 s=1 t=1", impl="v", speedup=zero)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -29,6 +31,8 @@ from kernelopt.bench import (
 )
 from kernelopt.bench.report import NO_COUNTERS, classify
 from kernelopt.workflow import parse_profile
+
+from ..conftest import require_shared
 
 # The ceilings measured in /work/shared/anchors/h200-2026-12-02.json.
 H200 = Ceilings(
@@ -377,3 +381,50 @@ def test_family_keeps_opportunities_to_the_kernels_family() -> None:
     assert not ids & {"kv-tile-shared-load", "split-kv-flash-decoding"}
     with pytest.raises(InputError, match="family"):
         profile_report(**args, family="softmx")
+
+
+def test_a_baseline_timed_another_way_is_refused() -> None:
+    # A graph replay against a cold call read as a -43 % change where the kernel itself
+    # changed little: the table compares like with like or not at all.
+    with pytest.raises(
+        InputError,
+        match=r"baseline: Expected a baseline timed in mode 'cold', .*, got 'graph'",
+    ):
+        profile_report(
+            kernel="k", version="v2", point=POINT, measurement=timed(116.4),
+            baseline=timed(66.0, mode="graph"), roofline=LINE, catalog=FakeCatalog([]),
+        )  # fmt: skip
+    same = profile_report(
+        kernel="k", version="v2", point=POINT, measurement=timed(66.0, mode="graph"),
+        baseline=timed(70.0, mode="graph"), roofline=LINE, catalog=FakeCatalog([]),
+    )  # fmt: skip
+    assert same.baseline[0].change == "-5.7%"
+
+
+SEED = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+
+
+def test_a_built_report_follows_the_seeds_profiler_contract() -> None:
+    # The contract as the workflow seed writes it, its placeholders in brackets.
+    text = require_shared(SEED / "001_90bb0d321877a669.txt", "the workflow seed").read_text()
+    block = text.split("Profiler -> Orchestrator (compact output)", 1)[1]
+    block = block.split("Orchestrator -> Designer", 1)[0].strip().splitlines()
+    template = [line for line in block if line.strip() and not line.startswith("|---")]
+    report = profile_report(
+        kernel="mla_decode", version="v2", point=POINT, measurement=timed(74.18),
+        graph=timed(66.53, mode="graph"), baseline=timed(116.4), roofline=LINE,
+        catalog=FakeCatalog(
+            [match("split-kv-flash-decoding", "Split-KV", 1.0, "metric dram_pct < 70")]
+        ),
+    )  # fmt: skip
+    rendered = [line for line in report.render().splitlines() if line.strip()]
+    rendered = [line for line in rendered if not line.startswith("|---")]
+    # Each template line's fixed text, in order; "(if applicable)" says when, not what.
+    at = 0
+    for line in template:
+        fixed = re.split(r"\[[^\]]*\]|X", line.replace(" (if applicable)", ""))
+        pattern = ".*".join(re.escape(part) for part in fixed)
+        while not re.fullmatch(pattern, rendered[at]):
+            at += 1  # table rows sit between template lines; past the end, an IndexError
+        at += 1
+    assert rendered[0].startswith("## Profile: mla_decode v2 | b=32, s=1, t=4096")

@@ -6,7 +6,15 @@ import pytest
 import torch
 
 from kernelopt._errors import InputError
-from kernelopt.bench import DEFAULT_POINTS, Timer, TrialPoint, run_trials, trial_matrix
+from kernelopt.bench import (
+    DEFAULT_POINTS,
+    Measurement,
+    Timer,
+    TrialCall,
+    TrialPoint,
+    run_trials,
+    trial_matrix,
+)
 from kernelopt.bench.trials import DECODE, SPECULATIVE, is_out_of_memory
 
 CPU = Timer(backend="cpu-perf-counter", warmup_ms=1.0, max_time_ms=5.0)
@@ -105,3 +113,61 @@ def test_an_empty_point_list_or_min_b_below_1_is_refused() -> None:
         run_trials(lambda point: lambda: None, impl="v", points=[])
     with pytest.raises(InputError, match="min_b: Expected min_b as an int >= 1, got 0"):
         run_trials(lambda point: lambda: None, impl="v", min_b=0)
+
+
+class FakeTimer:
+    """Times nothing: records what it was asked to time and gives one sample of 1 us."""
+
+    def __init__(self) -> None:
+        self.timed: list[str] = []
+
+    def measure(self, fn: object, *, outputs: object = None, label: str = "") -> Measurement:
+        self.timed.append(label)
+        return Measurement(samples=[1.0], backend="cpu-perf-counter")
+
+
+def test_every_point_runs_and_an_incorrect_one_is_recorded_untimed() -> None:
+    timer = FakeTimer()
+    points = [DECODE, SPECULATIVE, TrialPoint(b=4, s=2, t=64)]
+
+    def make(point: TrialPoint) -> TrialCall:
+        return TrialCall(fn=lambda: point.s, check=lambda result: result != 16)
+
+    results = run_trials(make, points=points, impl="v1", timer=timer)  # type: ignore[arg-type]
+    assert [r.requested for r in results] == points
+    assert results[1].measurement is None
+    assert results[1].error == "incorrect: check returned False"
+    assert results[0].measurement is not None and results[2].measurement is not None
+    assert timer.timed == ["v1 b=32 s=1 t=4096", "v1 b=4 s=2 t=64"]
+
+
+def test_the_check_sees_outputs_the_call_wrote_after_they_were_poisoned() -> None:
+    out = torch.zeros(4)
+
+    def make(point: TrialPoint) -> TrialCall:
+        def write_half() -> None:
+            out[: 2 if point.s == 1 else 4] = 1.0
+
+        def check(_: object) -> None:
+            torch.testing.assert_close(out, torch.ones(4))
+
+        return TrialCall(fn=write_half, outputs=out, check=check)
+
+    results = run_trials(make, timer=FakeTimer())  # type: ignore[arg-type]
+    # A zeroed buffer would have hidden the two elements the decode call never wrote.
+    assert results[0].error is not None
+    assert results[0].error.startswith("incorrect: AssertionError: Tensor-likes are not close!")
+    assert results[1].error is None and results[1].measurement is not None
+
+
+def test_a_check_out_of_memory_halves_b_like_the_call() -> None:
+    def make(point: TrialPoint) -> TrialCall:
+        def check(_: object) -> bool:
+            if point.b > 8:  # the float64 reference does not fit
+                raise torch.OutOfMemoryError("CUDA out of memory")
+            return True
+
+        return TrialCall(fn=lambda: None, check=check)
+
+    results = run_trials(make, timer=FakeTimer())  # type: ignore[arg-type]
+    assert [r.point.b for r in results] == [8, 8] and all(r.measurement for r in results)

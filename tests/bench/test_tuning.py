@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import warnings
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from kernelopt._errors import InputError
-from kernelopt.bench import AutotuneExplosionWarning, Timer, tune
+from kernelopt.bench import AutotuneExplosionWarning, Measurement, Timer, tune
 from kernelopt.bench.tuning import iter_space, space_size
 
 CPU = Timer(backend="cpu-perf-counter", warmup_ms=0.5, max_time_ms=3.0, min_samples=3)
@@ -192,3 +193,120 @@ def test_a_space_may_hold_ranges_and_arrays() -> None:
 def test_search_thresholds_out_of_range_are_refused(kwargs, message) -> None:
     with pytest.raises(InputError, match=message):
         tune(lambda config: lambda: None, {"BLOCK": [1]}, **kwargs)
+
+
+class FakeTimer:
+    """Times nothing: the median is the one the built call carries, and each timing
+    advances a fake clock (``cost_s``) that ``tune`` can read as its wall clock."""
+
+    def __init__(self, cost_s: float = 0.0) -> None:
+        self.cost_s = cost_s
+        self.now = 0.0
+        self.timed: list[str] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def measure(self, fn: Callable[[], object], *, label: str = "", **_: Any) -> Measurement:
+        fn()
+        self.now += self.cost_s
+        self.timed.append(label)
+        return Measurement(samples=[fn.median], backend="cpu-perf-counter")  # type: ignore[attr-defined]
+
+
+def fake_build(
+    medians: Mapping[tuple[Any, ...], float],
+) -> Callable[[Config], Callable[[], object]]:
+    def build(config: Config) -> Callable[[], object]:
+        def call() -> tuple[Any, ...]:
+            return tuple(config.values())
+
+        call.median = medians[tuple(config.values())]  # type: ignore[attr-defined]
+        return call
+
+    return build
+
+
+Config = dict[str, Any]
+GRID = {"BLOCK": [16, 32, 64], "num_warps": [4, 8]}
+TIMES = {(16, 4): 90.0, (16, 8): 80.0, (32, 4): 50.0, (32, 8): 70.0, (64, 4): 50.0, (64, 8): 60.0}
+
+
+def test_an_incorrect_config_is_never_the_best() -> None:
+    timer = FakeTimer()
+    # (32, 4) and (64, 4) are the fastest, and wrong; (64, 8) is the fastest right one.
+    wrong = {(32, 4), (64, 4)}
+
+    def check(config: Config, result: object) -> bool:
+        assert result == tuple(config.values())  # the check sees what one call returned
+        return result not in wrong
+
+    result = tune(fake_build(TIMES), GRID, check=check, timer=timer, patience=100)  # type: ignore[arg-type]
+    assert result.best_config == {"BLOCK": 64, "num_warps": 8}
+    incorrect = [t for t in result.trials if t.error]
+    assert [tuple(t.config.values()) for t in incorrect] == [(32, 4), (64, 4)]
+    assert all(t.median is None and t.error == "incorrect: check returned False" for t in incorrect)
+    assert len(timer.timed) == 4  # an incorrect config is never timed
+
+
+def test_a_check_that_raises_marks_the_config_incorrect() -> None:
+    def check(config: Config, result: object) -> None:  # torch.testing.assert_close style
+        if config["BLOCK"] == 32:
+            raise AssertionError("Tensor-likes are not close!\nMismatched elements: 3 / 8")
+
+    result = tune(fake_build(TIMES), GRID, check=check, timer=FakeTimer(), patience=100)  # type: ignore[arg-type]
+    assert result.best_config == {"BLOCK": 64, "num_warps": 4}
+    errors = {tuple(t.config.values()): t.error for t in result.trials if t.error}
+    assert errors == {
+        (32, 4): "incorrect: AssertionError: Tensor-likes are not close!",
+        (32, 8): "incorrect: AssertionError: Tensor-likes are not close!",
+    }
+
+
+def test_an_incorrect_start_config_has_no_stand_in() -> None:
+    result = tune(
+        fake_build(TIMES),
+        GRID,
+        start={"BLOCK": 32, "num_warps": 4},
+        check=lambda config, _: config["BLOCK"] != 32 or config["num_warps"] != 4,
+        timer=FakeTimer(),  # type: ignore[arg-type]
+        patience=100,
+    )
+    assert result.trials[0].error == "incorrect: check returned False"
+    assert result.start is None and result.best_config == {"BLOCK": 64, "num_warps": 4}
+
+
+def test_ties_go_to_the_config_visited_first() -> None:
+    # (32, 4) and (64, 4) tie at 50 us: the first one visited wins, in either order.
+    given = tune(fake_build(TIMES), GRID, timer=FakeTimer(), patience=100)  # type: ignore[arg-type]
+    assert given.best_config == {"BLOCK": 32, "num_warps": 4}
+    backwards = {"BLOCK": [64, 32, 16], "num_warps": [4, 8]}
+    flipped = tune(fake_build(TIMES), backwards, timer=FakeTimer(), patience=100)  # type: ignore[arg-type]
+    assert flipped.best_config == {"BLOCK": 64, "num_warps": 4}
+    for seed in range(5):
+        runs = [
+            tune(fake_build(TIMES), GRID, order="random", seed=seed, timer=FakeTimer())  # type: ignore[arg-type]
+            for _ in range(2)
+        ]
+        assert runs[0].best_config == runs[1].best_config
+        assert [t.config for t in runs[0].trials] == [t.config for t in runs[1].trials]
+
+
+def test_no_config_starts_once_the_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
+    timer = FakeTimer(cost_s=0.3)
+    monkeypatch.setattr("kernelopt.bench.tuning.time.perf_counter", timer.clock)
+    result = tune(fake_build(TIMES), GRID, budget_s=1.0, timer=timer, patience=100)  # type: ignore[arg-type]
+    # Configs start at 0.0, 0.3, 0.6 and 0.9 s; the fifth would start at 1.2 s.
+    assert result.stop_reason == "budget" and result.evaluated == 4 and len(timer.timed) == 4
+    assert result.elapsed_s == pytest.approx(1.2)
+
+
+def test_a_best_time_of_zero_is_an_infinite_gain_not_a_crash() -> None:
+    # The host clock reads 0 us for a call shorter than its resolution.
+    zero_times = {key: 0.0 if key == (64, 8) else value for key, value in TIMES.items()}
+    result = tune(fake_build(zero_times), GRID, timer=FakeTimer(), patience=100)  # type: ignore[arg-type]
+    assert result.best_config == {"BLOCK": 64, "num_warps": 8}
+    assert result.gain_over_start == math.inf
+    all_zero = dict.fromkeys(TIMES, 0.0)
+    result = tune(fake_build(all_zero), GRID, timer=FakeTimer(), patience=100)  # type: ignore[arg-type]
+    assert result.gain_over_start == 0.0 and result.best_config == {"BLOCK": 16, "num_warps": 4}
