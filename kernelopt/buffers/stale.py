@@ -2,11 +2,12 @@
 
 Persisting a buffer is right only while every call rewrites every element it reads, so
 its result cannot depend on what the buffers held before the call. The checker runs
-each call on the same inputs from two states of every persisted buffer: zero-filled,
-and poisoned (NaN for floating types, the largest value for integer types, True for
-bool). A launcher that reads last call's workspace, accumulates into a buffer it never
-resets, or leaves part of a persistent output unwritten gives different results; the
-checker then poisons one buffer at a time to name the culprits.
+each call on the same inputs from three states of every persisted buffer: zero-filled,
+poisoned (NaN for floating types, the largest value for integer types, True for bool),
+and striped (the type's largest and lowest values in turn). A launcher that reads last
+call's workspace, accumulates into a buffer it never resets, or leaves part of a
+persistent output unwritten gives different results; the checker then poisons one
+buffer at a time to name the culprits.
 """
 
 from __future__ import annotations
@@ -56,6 +57,31 @@ def poison_(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.dtype == torch.bool:
         return tensor.fill_(True)
     return tensor.fill_(torch.iinfo(tensor.dtype).max)
+
+
+def _stripe_(tensor: torch.Tensor) -> torch.Tensor:
+    """Fill ``tensor`` with its type's largest and lowest values in turn (True and False for
+    bool): the state that tells a read through a sign test (``flags > 0``, ``< 0``) or
+    ``nan_to_num`` from zeros, which NaN and the largest integer answer as 0 does."""
+    dtype = tensor.dtype
+    high: bool | float
+    low: bool | float
+    if dtype == torch.bool:
+        high, low = True, False
+    elif dtype.is_floating_point or dtype.is_complex:
+        info = torch.finfo(dtype)
+        high, low = info.max, info.min
+    else:
+        limits = torch.iinfo(dtype)
+        high, low = limits.max, limits.min
+    pair = torch.tensor([high, low], dtype=dtype, device=tensor.device)
+    stripes = pair.repeat((tensor.numel() + 1) // 2)[: tensor.numel()]
+    return tensor.copy_(stripes.view(tensor.shape))
+
+
+# The non-zero states every buffer is set to, each compared with the zeroed run: NaN
+# survives arithmetic, the stripes survive comparisons and nan_to_num.
+_FILLS: tuple[Callable[[torch.Tensor], torch.Tensor], ...] = (poison_, _stripe_)
 
 
 @attrs.frozen(kw_only=True)
@@ -192,11 +218,17 @@ def _differs(a: Any, b: tuple[Any, str | None], rtol: float, atol: float) -> boo
     return error is not None or bool(_diff(a, value, "result", rtol, atol))
 
 
-def _fill(held: list[HeldBuffer], poison: HeldBuffer | None, *, poison_all: bool) -> None:
-    """Set every buffer to zero, then poison ``poison`` (or all of them)."""
+def _fill(
+    held: list[HeldBuffer],
+    poison: HeldBuffer | None,
+    *,
+    poison_all: bool,
+    fill: Callable[[torch.Tensor], torch.Tensor] = poison_,
+) -> None:
+    """Set every buffer to zero, then ``fill`` ``poison`` (or all of them)."""
     for buffer in held:
         if poison_all or buffer is poison:
-            poison_(buffer.tensor)
+            fill(buffer.tensor)
         else:
             buffer.tensor.zero_()
 
@@ -215,10 +247,36 @@ def _culprits(
         reference, error = _run(launcher, args)
         if error is not None:
             continue  # fails even from zeroed buffers: no single buffer to blame
-        _fill(held, suspect, poison_all=False)
-        if _differs(reference, _run(launcher, args), rtol, atol):
-            blamed.append(_label(suspect))
+        for fill in _FILLS:
+            _fill(held, suspect, poison_all=False, fill=fill)
+            if _differs(reference, _run(launcher, args), rtol, atol):
+                blamed.append(_label(suspect))
+                break
     return tuple(blamed)
+
+
+def _stale_outputs(
+    launcher: Callable[..., object],
+    args: Sequence[object],
+    held: list[HeldBuffer],
+    rtol: float,
+    atol: float,
+) -> tuple[list[tuple[str, int, int]], str | None]:
+    """The outputs (path, mismatched, total) that change when every buffer goes from zeros
+    to one of the filled states, and the error a run raised instead, if one did."""
+    _fill(held, None, poison_all=False)
+    zeroed, error = _run(launcher, args)
+    if error is not None:
+        return [("result", 0, 0)], error
+    for fill in _FILLS:
+        _fill(held, None, poison_all=True, fill=fill)
+        value, error = _run(launcher, args)
+        if error is not None:
+            return [("result", 0, 0)], error
+        found = _diff(zeroed, value, "result", rtol, atol)
+        if found:
+            return found, None
+    return [], None
 
 
 def check_no_stale_reads(
@@ -235,8 +293,10 @@ def check_no_stale_reads(
 
     For each ``i < calls``: draw ``args = make_inputs(i)``; run ``launcher(*args)`` once
     (this allocates the call's buffers); zero every buffer held in the launcher's scope
-    and run; poison them all (see :func:`poison_`) and run again; compare the two
-    results. Each run gets a fresh copy of ``args``, so launchers that write their
+    and run; poison them all (see :func:`poison_`) and run again; then fill them with
+    the type's largest and lowest values in turn and run again (a read through a sign
+    test or ``nan_to_num`` answers NaN as it answers 0); compare each result with the
+    zeroed one. Each run gets a fresh copy of ``args``, so launchers that write their
     inputs in place are compared fairly.
 
     Parameters
@@ -347,13 +407,7 @@ def check_no_stale_reads(
         # agree on NaN and hide the stale read.
         held = source.buffers()
         poisoned_labels.update((_label(h), None) for h in held)
-        _fill(held, None, poison_all=False)
-        zeroed, error = _run(launcher, args)
-        value = None
-        if error is None:
-            _fill(held, None, poison_all=True)
-            value, error = _run(launcher, args)
-        found = [("result", 0, 0)] if error else _diff(zeroed, value, "result", rtol, atol)
+        found, error = _stale_outputs(launcher, args, held, rtol, atol)
         if not found:
             continue
         culprits = _culprits(launcher, args, held, rtol, atol)

@@ -215,11 +215,21 @@ def _holds(flag: AxisStat | None) -> tuple[float, float | None]:
 
 # What each reduction gives over an axis of size 1, so the advice says what to write
 # instead (torch semantics; a user-registered reduction gets the generic sentence).
+# Sums start from +0.0, so a -0.0 input comes out as +0.0; integer sums widen to int64.
+_POSITIVE_ZERO = "-0.0 comes out as +0.0"
+_INT64 = "int64 for integer and bool inputs"
 _SIZE1_RESULT = {
-    **dict.fromkeys(("sum", "mean", "amax", "amin", "prod", "logsumexp"), "a copy of the input"),
+    "sum": f"a copy of the input ({_INT64}; {_POSITIVE_ZERO})",
+    "mean": f"a copy of the input ({_POSITIVE_ZERO})",
+    "prod": f"a copy of the input ({_INT64})",
+    **dict.fromkeys(("amax", "amin"), "a copy of the input"),
+    "logsumexp": (
+        "a copy of the input (in the default float dtype for integer and bool inputs; "
+        f"{_POSITIVE_ZERO})"
+    ),
     # torch.max/min with a dim return (values, indices).
     **dict.fromkeys(("max", "min"), "a copy of the input (with a dim, the indices are all zeros)"),
-    "nansum": "a copy of the input with NaN replaced by 0",
+    "nansum": f"a copy of the input with NaN replaced by 0 ({_INT64}; {_POSITIVE_ZERO})",
     "argmax": "all zeros",
     "argmin": "all zeros",
     **dict.fromkeys(
@@ -232,8 +242,8 @@ _SIZE1_RESULT = {
         "NaN with the default correction=1, whatever the input (with correction=0: 0, NaN "
         "where the input is ±inf or NaN)",
     ),
-    "all": "the input tested != 0",
-    "any": "the input tested != 0",
+    # torch keeps uint8 for a uint8 input, the only dtype all/any do not turn into bool.
+    **dict.fromkeys(("all", "any"), "the input tested != 0 (as uint8 for a uint8 input)"),
 }
 
 
@@ -278,10 +288,23 @@ def _single_key_attention(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             f"{_coverage(axis.size1_share, axis.size1_time_share)}: softmax over one key "
             "is 1.0, so the output is that key's value row; skip QK^T, the softmax and "
             "the KV loop (the LSE is the single scaled logit, plus any additive mask). "
+            "This holds with dropout_p = 0; with dropout the single weight is dropped or "
+            "scaled, so each row is 0 or V / (1 - dropout_p). "
             "Where a mask removes the key, or a sequence has none, the output is 0 "
-            "(PyTorch's SDPA), not V"
+            "(PyTorch's SDPA), not V. A causal mask aligned to the bottom right "
+            "(flash_attn's causal=True, torch's causal_lower_right) lets only the last query "
+            "row see the key when there are several: the rows before it are 0 (SDPA's "
+            "is_causal aligns to the top left, so every row sees it)"
         )
         yield _size1("single-key-attention", op, name, axis, what)
+
+
+# torch.topk's tie order is its own: torch.argmax and torch.sort pick other indices among
+# equal values (torch documents neither order).
+_TIED_INDICES = (
+    "Among equal values the indices may come in another order than torch.topk gives, so "
+    "compare indices by the values they pick"
+)
 
 
 def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
@@ -298,15 +321,18 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         if gather:
             what = (
                 f"gather with {k_name} >= {n_name} in {covered}: every row can be picked; "
-                "when the indices are arange(n) the op is a plain copy (check the index "
-                "values, e.g. with a values summary)"
+                "when the indices are arange(n) the op is a plain copy of the input, "
+                "narrowed to the output's shape where the index is smaller along another "
+                "axis (expanded where take_along_dim broadcasts the input); check the "
+                "index values, e.g. with a values summary"
             )
             guard = f"{_ref(k_axis)} == {_ref(n_axis)} and index == arange({n_name})"
         else:
             what = (
                 f"top-k with {k_name} >= {n_name} in {covered}: every element is "
-                "selected; the result is the input sorted along the axis, or a copy "
-                "when the order does not matter"
+                "selected; the values are the input sorted along the axis (descending; "
+                "ascending with largest=False; NaN ranks above +inf), or a copy when the "
+                f"order does not matter. {_TIED_INDICES}"
             )
             guard = f"{_ref(k_axis)} >= {_ref(n_axis)}"
         yield Shortcut(
@@ -323,7 +349,9 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         what = (
             f"top-k with {k_name} = 1 in "
             f"{_coverage(k_axis.size1_share, k_axis.size1_time_share)}: it is a max/argmax, "
-            "one reduction pass with no selection buffer (a min/argmin with largest=False)"
+            "one reduction pass with no selection buffer. With largest=False it is a "
+            "min/argmin that skips NaN: top-k ranks NaN above +inf, so it returns NaN only "
+            f"for a row of NaN, where torch.min returns NaN for any NaN. {_TIED_INDICES}"
         )
         yield _size1("select-one", op, k_name, k_axis, what)
 
@@ -350,7 +378,9 @@ def _gather_index_select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     same = (
         f"index_select({source}, dim, v) with v the index's first slice along the other "
         f"axes gives the same result ({source} narrowed first where the index is smaller "
-        f"there): one index vector of {k_name} entries instead of rows x {k_name}, and "
+        "there, and the result expanded to the output's shape where take_along_dim "
+        f"broadcasts a smaller {source}): one index vector of {k_name} entries instead of "
+        f"rows x {k_name}, and "
         "every row copies the same positions"
     )
     shared = op.axis("shared_index")

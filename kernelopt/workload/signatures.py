@@ -103,6 +103,10 @@ class DimAxis:
         The dim when ``dim_arg`` is absent or None; None means every dimension.
     rows : str, optional
         Name of a derived axis holding ``numel / size`` (how many independent rows).
+    implicit_for : str, optional
+        A tensor argument name under which an absent or None dim means the dim
+        ``torch.nn.functional.softmax`` picks (0 for 0-, 1- and 3-d inputs, else 1)
+        rather than ``default_dim``: ``"input"``, the name that function records.
     """
 
     name: str = attrs.field(validator=text(nonempty=True))
@@ -110,6 +114,30 @@ class DimAxis:
     dim_arg: str = attrs.field(default="dim", validator=text(nonempty=True))
     default_dim: int | None = attrs.field(default=-1, validator=_optional_int)
     rows: str | None = attrs.field(default=None, validator=text(optional=True, nonempty=True))
+    implicit_for: str | None = attrs.field(
+        default=None, validator=text(optional=True, nonempty=True)
+    )
+
+    def default_for(self, tensor: str, rank: int) -> int | None:
+        """The dim taken when the call gives none.
+
+        Parameters
+        ----------
+        tensor : str
+            The name the tensor argument was recorded under (``"input"``, ``"x"``).
+        rank : int
+            Its number of dimensions.
+
+        Returns
+        -------
+        int or None
+            :attr:`default_dim`, or torch's implicit softmax dim for a tensor recorded
+            under :attr:`implicit_for`; None means every dimension.
+        """
+        if self.implicit_for is not None and tensor == self.implicit_for:
+            # torch.nn.functional._get_softmax_dim, kept for old callers of F.softmax(x).
+            return 0 if rank in (0, 1, 3) else 1
+        return self.default_dim
 
 
 # The converters below turn what a user writes (dicts, lists) into tuples and hand anything
@@ -474,16 +502,17 @@ def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], 
             return _raw_axes(call, set()), (
                 f"signature {sig.name}: Expected {spec.dim_arg} to be an int or list, got a tensor"
             )
-        chosen = _dims_of(dim_item, spec.default_dim, len(item.shape))
+        default = spec.default_for(item.name, len(item.shape))
+        chosen = _dims_of(dim_item, default, len(item.shape))
         if isinstance(chosen, str):
             return _raw_axes(call, set()), f"signature {sig.name}: {spec.dim_arg}: {chosen}"
         size = math.prod(item.shape[d] for d in chosen) if item.shape else 1
         if dim_item is not None and dim_item.value is not None:
             source = f"{item.name}.shape[{dim_item.name}]"
-        elif spec.default_dim is None:
+        elif default is None:
             source = f"{item.name}.numel()"
         else:
-            source = f"{item.name}.shape[{spec.default_dim}]"
+            source = f"{item.name}.shape[{default}]"
         add(spec.name, size, source, "shape")
         if spec.rows is not None:
             numel = math.prod(item.shape)
@@ -536,6 +565,18 @@ def _gather_args(call: Call) -> tuple[TensorArg, TensorArg, ScalarArg | None]:
     return source, index, dim_item if isinstance(dim_item, ScalarArg) else None
 
 
+def _wide_axes(op: str, source: TensorArg, index: TensorArg, d: int) -> list[tuple[int, int]]:
+    """(axis, index size) of the axes but ``d`` along which a gather's output has more than
+    one row (take_along_dim broadcasts the input and the index against each other)."""
+    broadcasts = op == "take_along_dim"
+    wide = []
+    for axis, size in enumerate(index.shape):
+        out = max(size, source.shape[axis]) if broadcasts else size
+        if axis != d and out > 1:
+            wide.append((axis, size))
+    return wide
+
+
 def _shared_index(
     op: str, source: TensorArg, index: TensorArg, d: int, k: int, n: int
 ) -> float | None:
@@ -544,12 +585,7 @@ def _shared_index(
     (an expanded index) or an index size of 1 that take_along_dim broadcasts. 0.0 when the
     record shows otherwise; None when it cannot tell (no strides recorded)."""
     broadcasts = op == "take_along_dim"
-    # (axis, index size) of the other axes along which the output has more than one row.
-    wide = []
-    for axis, size in enumerate(index.shape):
-        out = max(size, source.shape[axis]) if broadcasts else size
-        if axis != d and out > 1:
-            wide.append((axis, size))
+    wide = _wide_axes(op, source, index, d)
     decided = [broadcasts and size == 1 for _, size in wide]
     if index.stride is None and not (wide and all(decided)):
         return None
@@ -612,9 +648,10 @@ def _gather_axes(call: Call) -> list[AxisValue]:
             kind="derived",
         ),
     ]
-    if same_rank and op != "index_select":
+    if same_rank and op != "index_select" and _wide_axes(op, source, index, d):
         # Per-call conditions of the gather-index-select shortcut: k <= n, and whether the
-        # record shows one index slice shared by every row (recorded strides of 0).
+        # record shows one index slice shared by every row (recorded strides of 0). An
+        # output of one row (gather(x, 1, index[1, k])) already reads one index vector.
         axes.append(
             AxisValue(
                 name="k_le_n", value=float(k <= n), source=f"{k_source} <= {n_source}", kind="flag"
@@ -730,7 +767,12 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         ops=("softmax", "_softmax", "log_softmax", "_log_softmax", "softmax_fwd"),
         family="softmax",
         aliases=_DIM_ARG1,
-        dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=-1, rows="rows"),),
+        dim_axes=(
+            # F.softmax(x) without a dim: torch picks it by rank, not the last axis.
+            DimAxis(
+                name="n", arg="x", dim_arg="dim", default_dim=-1, rows="rows", implicit_for="input"
+            ),
+        ),
         values={"lengths": "len"},
         reduced=("n",),
         lengths="len",

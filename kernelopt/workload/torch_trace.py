@@ -41,6 +41,7 @@ from kernelopt.workload.signatures import base_op_name
 
 __all__ = [
     "ATEN_ARG_NAMES",
+    "ATEN_ARG_NAMES_BY_COUNT",
     "MAX_DECOMPRESSED_BYTES",
     "load_json",
     "read_torch_trace",
@@ -129,6 +130,13 @@ ATEN_ARG_NAMES: dict[str, tuple[str, ...]] = {
     "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps", "cudnn_enable"),
     "rms_norm": ("input", "normalized_shape", "weight", "eps"),
     "cat": ("tensors", "dim"),
+}
+
+# Overloads told apart by how many inputs the profiler recorded: sum, mean and prod over
+# every dim (``aten::sum(self, *, dtype)``) record the dtype second, where the overloads
+# with a dim record the dim; read as a dim, ``dtype=torch.int8`` (ScalarType 1) is dim 1.
+ATEN_ARG_NAMES_BY_COUNT: dict[tuple[str, int], tuple[str, ...]] = {
+    (op, 2): ("self", "dtype") for op in ("sum", "mean", "prod")
 }
 
 _OP_CATEGORIES = ("cpu_op", "operator")
@@ -227,7 +235,8 @@ def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
 
 
 def _arg_names(op: str, count: int) -> list[str]:
-    known = ATEN_ARG_NAMES.get(op.rsplit("::", 1)[-1], ())
+    short = op.rsplit("::", 1)[-1]
+    known = ATEN_ARG_NAMES_BY_COUNT.get((short, count)) or ATEN_ARG_NAMES.get(short, ())
     return [known[i] if i < len(known) else f"arg{i}" for i in range(count)]
 
 
@@ -291,6 +300,28 @@ def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg
             out.append(TensorArg(name=name, shape=tuple(dim), dtype=canonical or kind, stride=kept))
         # An empty type is an omitted optional input (None): nothing to record.
     return out
+
+
+_INPUT_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "Input Strides")
+
+
+def _spelling(name: object, args: Mapping[str, Any]) -> str | None:
+    """The raw text of what an op event's call is made of: equal texts give equal calls.
+    None where it cannot be spelled (nesting too deep for repr)."""
+    try:
+        return repr((name, *(args.get(key) for key in _INPUT_KEYS)))
+    except RecursionError:
+        return None
+
+
+def _event_call(name: object, args: Mapping[str, Any], unknown: set[str]) -> Call | KernelOptError:
+    """The call an op event records, or the error that makes it unreadable."""
+    try:
+        if not isinstance(name, str):
+            raise InputError(expected("an op name", name))
+        return Call(op=name, args=tuple(_event_args(name, args, unknown)))
+    except KernelOptError as error:
+        return error
 
 
 def _event_times(event: Mapping[str, Any]) -> tuple[float, float]:
@@ -444,16 +475,22 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
         ops = [i for i in ops if i not in inner]
     unknown: set[str] = set()
     merged: dict[Call, list[Any]] = {}
+    # A step repeats a few signatures thousands of times; building and checking a Call
+    # costs far more than spelling its raw inputs, so each distinct spelling is parsed once.
+    decoded: dict[str, Call | KernelOptError] = {}
     for index in ops:
         event = events[index]
         name = event.get("name")
-        try:
-            if not isinstance(name, str):
-                raise InputError(expected("an op name", name))
-            call = Call(op=name, args=tuple(_event_args(name, event["args"], unknown)))
-        except KernelOptError as error:
-            reject(index, name, error)
+        spelling = _spelling(name, event["args"])
+        call_or_error = decoded.get(spelling) if spelling is not None else None
+        if call_or_error is None:
+            call_or_error = _event_call(name, event["args"], unknown)
+            if spelling is not None:
+                decoded[spelling] = call_or_error
+        if isinstance(call_or_error, KernelOptError):
+            reject(index, name, call_or_error)
             continue
+        call = call_or_error
         dur = device[index] if device is not None else times[index][1]
         acc = merged.setdefault(call, [0, 0, 0.0])
         acc[0] += 1

@@ -220,3 +220,27 @@ def test_a_launcher_failing_on_its_own_is_not_blamed_on_poison() -> None:
 def test_poison_values(dtype: torch.dtype, check: object) -> None:
     t = poison_(torch.zeros(5, dtype=dtype))
     assert check(t)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "read"),
+    [
+        # NaN and 0 answer these alike: both are "not > 0", "not < 0", 0 after nan_to_num.
+        (torch.float32, lambda flags: flags > 0),
+        (torch.float32, lambda flags: flags < 0),
+        (torch.float16, lambda flags: torch.nan_to_num(flags) != 0),
+        # The largest int and 0 are both "not < 0".
+        (torch.int32, lambda flags: flags < 0),
+    ],
+)
+def test_a_stale_read_that_nan_and_zero_answer_alike_is_caught(
+    dtype: torch.dtype, read: object
+) -> None:
+    @persistent_buffers(pool=BufferPool())
+    def masked(buffers: BufferScope, x: torch.Tensor) -> torch.Tensor:
+        flags = buffers.empty("flags", x.shape, dtype, x.device)  # bug: never written
+        return torch.where(read(flags), x, -x)  # type: ignore[operator]
+
+    report = check_no_stale_reads(masked, inputs, calls=1, strict=False)
+    assert not report.ok
+    assert report.stale[0].culprits == (f"flags (4, 6) {dtype}",)

@@ -441,7 +441,7 @@ def test_select_claims_match_torch() -> None:
     # k = 1: a max/argmax (min/argmin for largest=False).
     top1 = Call(op="topk", args=(_t("x", 4, 16), ScalarArg(name="k", value=1)))
     (hit,) = _by_rule(find_shortcuts(profile_calls([top1])))["select-one"]
-    assert "min/argmin with largest=False" in hit.message
+    assert "With largest=False it is a min/argmin that skips NaN" in hit.message
     top, low = torch.topk(x, 1, dim=1), torch.topk(x, 1, dim=1, largest=False)
     torch.testing.assert_close(top.values, x.amax(dim=1, keepdim=True))
     torch.testing.assert_close(top.indices, x.argmax(dim=1, keepdim=True))

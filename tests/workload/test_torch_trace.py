@@ -198,3 +198,71 @@ def test_cuda_trace_gets_kernel_time(tmp_path: Path) -> None:
     assert op.calls == 4 and op.time_us is not None and op.time_us > 0
     n = op.axis("n")
     assert n is not None and n.size1_share == 1.0
+
+
+def _softmax_event(ts: int, n: int, dims: object = None) -> dict[str, object]:
+    return {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": "aten::softmax",
+        "ts": ts,
+        "dur": 1,
+        "args": {
+            "Input Dims": [[4, n], [], []] if dims is None else dims,
+            "Input type": ["float", "Scalar", ""],
+            "Concrete Inputs": ["", "-1", ""],
+        },
+    }
+
+
+def test_repeated_events_are_decoded_once_per_distinct_signature(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A model step repeats a few signatures thousands of times: the arguments of each
+    # distinct one are parsed once, so time follows the distinct shapes.
+    from kernelopt.workload import torch_trace
+
+    parsed = []
+    original = torch_trace._event_args
+
+    def counting(*args: object) -> object:
+        parsed.append(args[0])
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(torch_trace, "_event_args", counting)
+    events = [_softmax_event(10 * i, 1 + i % 3) for i in range(3000)]
+    events += [_softmax_event(40000 + 10 * i, 0, dims=[[4, -1], [], []]) for i in range(50)]
+    trace = trace_from_events({"traceEvents": events}, source="step")
+    assert len(parsed) == 4  # three shapes and one malformed signature
+    assert sorted(g.calls for g in trace.groups) == [1000, 1000, 1000]
+    assert trace.records == 3050 and trace.skipped == 50
+    assert sum(g.time_us for g in trace.groups) == 3000.0
+    assert trace.notes[0].startswith("event 3000 (aten::softmax): self.shape: Expected dims")
+    assert trace.notes[-1] == "... and 30 more malformed op events"
+
+
+def test_a_reduction_over_every_dim_with_a_dtype_is_not_read_as_a_dim(tmp_path: Path) -> None:
+    # aten::sum(self, *, dtype) records two inputs, the second the dtype's ScalarType
+    # number (int8: 1), which a reader of sum.dim_IntList(self, dim, ...) takes for dim=1.
+    torch = pytest.importorskip("torch")
+    from torch.profiler import ProfilerActivity, profile
+
+    from kernelopt.workload import find_shortcuts
+
+    mask = torch.arange(8).view(8, 1) % 3 == 0
+    scores = torch.randn(8, 1, dtype=torch.float64)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        total = mask.sum(dtype=torch.int8)  # every element: 3 of 8
+        product = torch.prod(scores, dtype=torch.float16)
+        mean = torch.mean(scores, dtype=torch.float32)
+    path = tmp_path / "sums.json"
+    prof.export_chrome_trace(str(path))
+    assert total.item() == 3 and product.dtype == torch.float16 and mean.dtype == torch.float32
+    trace = read_torch_trace(path)
+    for op in ("aten::sum", "aten::prod", "aten::mean"):
+        call = next(g.call for g in trace.groups if g.call.op == op)
+        assert call.arg("dim") is None and call.arg("dtype") is not None, call
+        reduced = profile_calls(trace, op=op).op().axis("n")
+        assert reduced is not None and reduced.max == 8, (op, reduced)
+    found = {s.op for s in find_shortcuts(profile_calls(trace)) if s.rule == "size1-reduction"}
+    assert not found, found
