@@ -204,17 +204,21 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
-    out = {}
+    out: dict[str, float] = {}
     for item in items:
-        name, sep, value = item.partition("=")
+        text, sep, value = item.partition("=")
+        name = text.strip()
         try:
-            out[name.strip()] = float(value)
+            number = float(value)
         except ValueError:
-            sep = ""
-        if sep and math.isnan(out[name.strip()]):
-            sep = ""  # compares false with everything: the query would answer "nothing"
-        if not sep or not name.strip():
+            number = math.nan
+        # NaN compares false with everything (the query would answer "nothing"), and no
+        # measurement is infinite.
+        if not sep or not name or not math.isfinite(number):
             raise InputError(expected(f"{flag} NAME=NUMBER", repr(item), where=flag))
+        if name in out:
+            raise InputError(expected("each name once", f"{name!r} twice", where=flag))
+        out[name] = number
     return out
 
 

@@ -30,7 +30,8 @@ _COMPARISON_RE = re.compile(
     rf"^\s*(?P<name>{_NAME})\s*(?P<op><=|>=|==|!=|<|>)\s*(?:(?P<value>{_NUMBER})|(?P<other>{_NAME}))\s*$"
 )
 _NAME_RE = re.compile(rf"^{_NAME}$")
-_AND_RE = re.compile(r"\s+and\s+")
+_JOIN = "and"
+_AND_RE = re.compile(rf"\s+{_JOIN}\s+")
 
 
 class Op(TextEnum):
@@ -80,6 +81,11 @@ def _check_name(_instance: object, attribute: attrs.Attribute[Any], value: str) 
     if not isinstance(value, str) or not _NAME_RE.match(value):
         raise InputError(
             expected("an identifier such as dram_pct", repr(value), where=attribute.name)
+        )
+    if value == _JOIN:
+        # The text form joins comparisons with it: "x > and and y < 1" reads back as "x >".
+        raise InputError(
+            expected(f"an identifier other than '{_JOIN}'", repr(value), where=attribute.name)
         )
 
 

@@ -34,7 +34,8 @@ The file a person reads is the file code reads. Its layout::
 The sections are the template's, in its order. :func:`render_entry` writes the canonical
 form and :func:`parse_entry` reads it back exactly (``render_entry(parse_entry(t)) == t`` for
 canonical text). The reader tolerates small departures (wrapped bullets, blank lines
-between bullets, ``-`` instead of ``—``) and reports anything else as a
+between bullets, ``-`` instead of ``—``, blanks after the last character of a section's
+text) and reports anything else as a
 :class:`~kernelopt.FormatError` naming the file, the line and the section.
 
 It also reads a file written to the bare knowledge-base template, which has no metadata
@@ -371,8 +372,14 @@ def _parse_when(
     return tuple(contexts), tuple(triggers), tuple(shapes)
 
 
+def _joined(lines: _Lines) -> str:
+    """The lines of a free-text body, without the blanks an editor leaves after its last
+    character (invisible there, and no part of the text the template holds)."""
+    return "\n".join(t for _, t in _strip_blank(lines)).rstrip()
+
+
 def _text(reader: _Reader, lines: _Lines, section: str, line: int) -> str:
-    text = "\n".join(t for _, t in _strip_blank(lines))
+    text = _joined(lines)
     if not text:
         raise reader.error(expected("text in the section", "an empty section"), line, section)
     return text
@@ -448,7 +455,7 @@ def _parse_evidence_block(reader: _Reader, lines: _Lines, section: str) -> Evide
             rows.append(reader.guard(make_row, row_line, section))
             index += 1
         rest = _strip_blank(rest[index:])
-    notes = "\n".join(t for _, t in rest)
+    notes = _joined(rest)
     make = partial(
         Evidence, source_type=SourceType(source_type), source=source, rows=tuple(rows), notes=notes
     )

@@ -6,7 +6,8 @@ flip an optimization into an anti-pattern (or back) when it is confuted. Each op
 here is one locked read-modify-write: it holds the tree's lock (``<root>.lock``), reads
 the entry's file, writes the new text atomically (temp file + rename) and regenerates
 ``index.md``. Several processes updating one tree at once therefore serialize and lose
-nothing.
+nothing; one killed mid-write leaves the tree readable, and the next operation removes its
+temp file and regenerates the index.
 
 An operation on an id that exists only in the built-in catalog starts from the built-in
 entry and writes the result into the user's tree, where it then overrides the built-in.
@@ -15,6 +16,7 @@ entry and writes the result into the user's tree, where it then overrides the bu
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,9 @@ from kernelopt.catalog.model import (
 )
 
 __all__ = ["KnowledgeTree"]
+
+# The temp file `atomic_write_text` writes beside an entry or the index before its rename.
+_TEMP_NAME = re.compile(r"^\.(?P<name>[^/]+\.md)\.\w{8}\.tmp$")
 
 
 def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
@@ -210,7 +215,26 @@ class KnowledgeTree:
                 )
             )
 
+    def _remove_dead_temp_files(self) -> None:
+        """Remove the temp files of writers killed between writing and renaming them.
+
+        Called with the lock held: every writer of the tree holds it while its temp file
+        exists, so one found now belongs to a writer that is gone.
+        """
+        for path in self.root.rglob(".*.tmp"):
+            found = _TEMP_NAME.match(path.name)
+            if found is None or not path.is_file():
+                continue
+            # Only beside the files the tree writes: another writer's temp file elsewhere
+            # under the root (a devlog kept there) is not under this lock.
+            target = path.with_name(found.group("name"))
+            if target == self.root / INDEX_NAME or isinstance(
+                classify(self.root, target), Placement
+            ):
+                path.unlink(missing_ok=True)
+
     def _refresh_index(self) -> Path:
+        self._remove_dead_temp_files()
         tree = load_tree(self.root, lock=False)
         path = self.root / INDEX_NAME
         text = render_index(tree.entries, links=tree.links())

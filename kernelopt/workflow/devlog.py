@@ -64,7 +64,8 @@ _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
 
 
 def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    # The file is read as str.splitlines splits it: CR, form feed, U+2028... end a line too.
+    # Written by kernelopt: no break of any kind str.splitlines knows (form feed, U+2028...),
+    # which other readers of the file may take for a line end.
     if not isinstance(value, str) or "|" in value or breaks_lines(value) or value != value.strip():
         raise InputError(
             expected(
@@ -379,6 +380,15 @@ class _Heading:
     title: str
 
 
+def _lines(text: str) -> list[str]:
+    """``text``'s lines with their ends, split where markdown ends a line: CR LF, LF or CR.
+
+    ``str.splitlines`` also ends a line at a form feed, U+2028 and the like, which an
+    editor shows inside the line: a row inserted there would land in the middle of it.
+    """
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+
+
 def _scan(lines: list[str], path: str | None) -> tuple[list[_Heading], list[bool]]:
     """Headings outside code fences, and which lines are inside a fence."""
     headings: list[_Heading] = []
@@ -562,7 +572,7 @@ def update_devlog(
         else:
             text = read_text(target, what="a devlog file")
         eol = "\r\n" if "\r\n" in text else "\n"
-        lines = text.splitlines(keepends=True)
+        lines = _lines(text)
         for row in wanted:
             (replaced if _upsert(lines, row, eol, where) else added).append(row)
         new = "".join(lines)
@@ -602,7 +612,7 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
     """
     require_text(text)
     where = None if path is None else os.fspath(path)
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     headings, fenced = _scan(lines, where)
     found = _section(headings, len(lines))
     if found is None:

@@ -64,7 +64,10 @@ class Action(TextEnum):
 
 
 def _time(value: float, unit: str) -> str:
-    return f"{value:.4g} {'µs' if unit == 'us' else unit}"
+    # Four significant digits, but a long time keeps all its integer digits: "12346 µs",
+    # not "1.235e+04 µs".
+    text = f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    return f"{text} {'µs' if unit == 'us' else unit}"
 
 
 def _cell(text: str) -> str:

@@ -58,7 +58,9 @@ _OPPORTUNITY_NO_ID = re.compile(
 # A unit starts with a letter and is not an exponent ("1e+04" is a number)
 _UNIT = r"(?![eE][-+]?\d)[^\W\d_]\S*"
 # The unit starts with a letter: with any character allowed, "66.5" read as 66 with unit "5".
-_DURATION = re.compile(rf"^(?P<value>{_NUMBER})\s*(?P<unit>{_UNIT})$")
+# After a space the unit is any token a Stage takes ("41.25 (cycles)"); written against
+# the number it must start with a letter (see _UNIT).
+_DURATION = re.compile(rf"^(?P<value>{_NUMBER})(?:\s+(?P<token>\S+)|(?P<unit>{_UNIT}))$")
 _VALUE_UNIT = re.compile(rf"^(?P<value>{_NUMBER})\s*(?P<unit>%|{_UNIT})$")
 _UNIT_SUFFIX = re.compile(r"\((?P<unit>[^()]+)\)\s*$")
 _NOT_AVAILABLE = {NO_COUNTERS.lower(), "n/a", "na", "-", "—", ""}
@@ -167,7 +169,7 @@ def _stages(record: Record) -> tuple[Stage, ...]:
             Stage(
                 name=name,
                 duration=float(match.group("value")),
-                unit=match.group("unit"),
+                unit=match.group("token") or match.group("unit"),
                 tc_pct=_percent(record, tc, line, "TC%"),
                 dram_pct=_percent(record, dram, line, "DRAM%"),
                 occupancy_pct=_percent(record, occ, line, "Occ%"),

@@ -356,8 +356,25 @@ def _seconds(row: BenchRow) -> float | None:
     return row.median * UNIT_SECONDS[row.unit] if row.median > 0 else None
 
 
+def _no_baseline(baseline: str | None, row: BenchRow, others: Sequence[BenchRow]) -> str:
+    """Why a point has no baseline time: no row, or rows timed only another way."""
+    if not others:
+        return f"no {baseline} row"
+    caches = {r.cache for r in others} | {row.cache}
+
+    def way(r: BenchRow) -> str:
+        return r.mode if len(caches) == 1 else f"{r.mode}/{r.cache}"
+
+    found = ", ".join(dict.fromkeys(way(r) for r in others))
+    return f"no {baseline} row timed {way(row)} (only {found})"
+
+
 def _checks(
-    target: Target, row: BenchRow | None, base: BenchRow | None, impl: str
+    target: Target,
+    row: BenchRow | None,
+    base: BenchRow | None,
+    impl: str,
+    others: Sequence[BenchRow] = (),
 ) -> tuple[Check, ...]:
     checks = []
     for criterion, bound, unit in target.bounds():
@@ -376,7 +393,11 @@ def _checks(
             seconds = _seconds(row)
             before = None if base is None else _seconds(base)
             if before is None or seconds is None:
-                note = f"no {target.baseline} row" if base is None else "no time to compare"
+                note = (
+                    _no_baseline(target.baseline, row, others)
+                    if base is None
+                    else "no time to compare"
+                )
             else:
                 value = before / seconds
         checks.append(Check(criterion=criterion, bound=bound, value=value, unit=unit, note=note))
@@ -431,8 +452,8 @@ def evaluate(
     ------
     InputError
         For anything but a Target and BenchRow rows, no rows (of ``impl``, the baseline or
-        ``mode``), rows timed several ways, or host-clock rows without
-        ``allow_host_clock``.
+        ``mode``), a kernel that is the target's baseline itself, rows timed several ways,
+        or host-clock rows without ``allow_host_clock``.
 
     Examples
     --------
@@ -453,11 +474,22 @@ def evaluate(
             raise InputError(expected(f"rows timed in mode {mode!r}", modes, where="rows"))
     if not found:
         raise InputError(expected("at least one benchmark row", "none", where="rows"))
-    candidates = [row for row in found if row.impl != target.baseline] or found
+    candidates = [row for row in found if row.impl != target.baseline]
+    if target.baseline is not None and (impl == target.baseline or not candidates):
+        # Its speedup over itself is 1.0, which would meet any bound up to 1.
+        raise InputError(
+            expected(
+                f"rows of an implementation besides the baseline {target.baseline!r} "
+                "to judge (impl=)",
+                f"impl={impl!r}" if impl == target.baseline else f"only {target.baseline!r}",
+                where="rows",
+            )
+        )
     chosen = one_impl(candidates, impl, None, "rows")
     mine = [row for row in found if row.impl == chosen]
     _timed_one_way(mine, chosen)
     base: dict[str, BenchRow] = {}
+    elsewhere: dict[str, list[BenchRow]] = {}  # the baseline's rows timed another way
     used = list(mine)
     if target.baseline is not None:
         one_impl(found, target.baseline, None, "rows")  # refuses a baseline the rows lack
@@ -466,6 +498,9 @@ def evaluate(
         theirs = [r for r in found if r.impl == target.baseline and (r.mode, r.cache) == way]
         base = by_point(theirs)
         used += theirs
+        for r in found:
+            if r.impl == target.baseline and (r.mode, r.cache) != way:
+                elsewhere.setdefault(point_words(r.config), []).append(r)
     clocked = [row for row in used if row.host_clock]
     if clocked and not allow_host_clock:
         raise InputError(
@@ -494,13 +529,16 @@ def evaluate(
                     results.append(
                         PointResult(
                             point=point_of(row.config),
-                            checks=_checks(target, row, base.get(key), chosen),
+                            checks=_checks(
+                                target, row, base.get(key), chosen, elsewhere.get(key, [])
+                            ),
                         )
                     )
     else:
         results = [
             PointResult(
-                point=point_of(row.config), checks=_checks(target, row, base.get(key), chosen)
+                point=point_of(row.config),
+                checks=_checks(target, row, base.get(key), chosen, elsewhere.get(key, [])),
             )
             for key, row in keyed.items()
         ]

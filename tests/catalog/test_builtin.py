@@ -354,3 +354,109 @@ def test_changes_follow_from_before_and_after(entry: Entry) -> None:
             assert abs(got - stated) <= tol, (
                 f"{entry.id}: {row.before} → {row.after} is {got:+.2f}, the row says {row.change!r}"
             )
+
+
+# A ridge point stated in a block's rows or notes: "ridge 163", "ridge of 160 FLOP/byte",
+# "ridge about 160-163 FLOP/byte".
+_RIDGE = re.compile(r"ridge (?:about |of )?(\d+)(?:-(\d+))?")
+
+
+def test_stated_ridges_are_those_of_the_cited_anchor_runs() -> None:
+    """A ridge (matmul rate / copy bandwidth) in an evidence block is the ratio of the
+    ceilings of an anchor run the block cites, rounded: a ridge taken from another run
+    than the one cited can't be checked against the source."""
+    require_shared(ANCHORS, "the H200 anchor measurements")
+    checked = 0
+    for entry in CATALOG:
+        for block in entry.evidence:
+            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
+                continue
+            anchors = [p for p in _cited_files(block.source) if p.parent == ANCHORS]
+            texts = [block.notes, *(c for r in block.rows for c in (r.config, r.change))]
+            stated = [
+                int(n) for text in texts for found in _RIDGE.findall(text) for n in found if n
+            ]
+            if not stated:
+                continue
+            ridges = set()
+            for path in anchors:
+                run = json.loads(path.read_text(encoding="utf-8"))
+                ridges.add(round(run["matmul_tflops"] / run["copy_tbps"]))
+            for value in stated:
+                assert value in ridges, f"{entry.id}: ridge {value}, cited runs give {ridges}"
+                checked += 1
+    assert checked >= 3
+
+
+# A figure in scientific notation (an error or a bound: "1e-2", "1.8e-3").
+_SCIENTIFIC = re.compile(r"\d+(?:\.\d+)?e-?\d+")
+
+
+def test_scientific_figures_in_local_changes_are_in_the_cited_files() -> None:
+    """An error or a bound a Change cell states is written in a file the block's Source
+    names (a measurement file, a devlog, or the test module that holds the bound)."""
+    require_shared(ANCHORS, "the H200 anchor measurements")
+    checked = 0
+    for entry in CATALOG:
+        for block in entry.evidence:
+            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
+                continue
+            figures = [f for row in block.rows for f in _SCIENTIFIC.findall(row.change)]
+            if not figures:
+                continue
+            texts = [
+                (ANCHORS.parent if name.startswith("anchors/") else REPO).joinpath(name)
+                for name in _REPO_PATH.findall(block.source)
+            ]
+            written = " ".join(p.read_text(encoding="utf-8") for p in texts if p.is_file())
+            for figure in figures:
+                assert re.search(rf"(?<![\d.]){re.escape(figure)}(?!\d)", written), (
+                    f"{entry.id}: {figure} is in none of {block.source}"
+                )
+                checked += 1
+    assert checked >= 1
+
+
+def test_the_fp8_scaling_pitfall_says_its_two_times_are_not_one_comparison() -> None:
+    """exp 17 timed bfloat16 scaling once, with the then-default 4 warps (which spill), and
+    set it against float32 scaling from an earlier run: the pitfall may not credit the
+    difference to the scaling alone."""
+    (pitfall,) = [p for p in CATALOG.get("fp8-kv-cache").pitfalls if "124.86" in p]
+    assert "4 warps" in pitfall and "earlier run" in pitfall
+    assert "conversions" not in pitfall  # an explanation exp 17 does not give
+    source = REPO / "docs/kernels/mla_decode/experiments/exp_17/result.md"
+    stated = source.read_text(encoding="utf-8")
+    assert "124.86 us with the then-default 4 warps, against 103.8 us" in stated
+
+
+def test_links_to_the_last_piece_merge_give_its_measured_range_and_its_win() -> None:
+    """The merge was slower in exps 10 and 15 and faster for two pieces with TMA copies
+    (exp 26): a note quoting one side must give the range those rows hold and the other."""
+    merge = CATALOG.get("last-piece-merge")
+    slower = [
+        float(m.group(1))
+        for block in merge.evidence
+        if re.search(r"exp_1[05]/", block.source)
+        for row in block.rows
+        if (m := re.match(r"\+(\d+(?:\.\d+)?) %", row.change))
+    ]
+    assert len(slower) == 7
+    (note,) = [i.note for i in CATALOG.get("kernel-fusion").interactions if i.target == merge.id]
+    found = re.search(r"(\d+(?:\.\d+)?)[–-](\d+(?:\.\d+)?) % slower", note)
+    assert found and (float(found.group(1)), float(found.group(2))) == (min(slower), max(slower))
+    assert "exp 26" in note
+    for entry_id in ("kernel-fusion", "clusters-of-sm-filling-programs"):
+        (link,) = [i.note for i in CATALOG.get(entry_id).interactions if i.target == merge.id]
+        assert "exp 26" in link, f"{entry_id}: {link}"
+
+
+def test_a_change_its_source_calls_unsure_says_so() -> None:
+    """exp 24: at b=128 h=128 'the clock moved between 1410 and 1965 MHz there, so only the
+    sign is firm'; the row quoting that change may not read as a firm -1.7 %."""
+    source = REPO / "docs/kernels/mla_decode/experiments/exp_24/result.md"
+    assert "1410 and 1965 MHz there, so only the sign is firm" in source.read_text("utf-8")
+    (block,) = [
+        b for b in CATALOG.get("tma-store-epilogue").evidence if "exp_24/result.md" in b.source
+    ]
+    (row,) = [r for r in block.rows if r.config.startswith("b=128 s=1 h=128")]
+    assert "1410-1965 MHz" in row.change and "only the sign is firm" in row.change

@@ -67,6 +67,14 @@ def test_search_and_match(capsys: pytest.CaptureFixture[str]) -> None:
             ["--metric", "dram_pct=nan"],
             "--metric: Expected --metric NAME=NUMBER, got 'dram_pct=nan'",
         ),
+        # No measurement is infinite; 1e400 reads as inf.
+        (["--shape", "s_q=inf"], "--shape: Expected --shape NAME=NUMBER, got 's_q=inf'"),
+        (["--metric", "dram_pct=1e400"], "got 'dram_pct=1e400'"),
+        # Which of two values would the query use? Neither silently.
+        (
+            ["--metric", "dram_pct=85", "--metric", "dram_pct=90"],
+            "--metric: Expected each name once, got 'dram_pct' twice",
+        ),
     ],
 )
 def test_match_refuses_names_no_entry_reads_and_nan(

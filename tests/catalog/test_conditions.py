@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -87,3 +88,33 @@ def test_a_comparison_holds_any_real_number_as_a_float() -> None:
 def test_numbers_round_trip_through_text(value: float) -> None:
     cond = parse_condition(f"x > {format_number(value)}")
     assert cond.comparisons[0].value == value
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Comparison(name="and", op=">", value=1),
+        lambda: Comparison(name="x", op=">", other="and"),
+    ],
+)
+def test_the_joining_word_is_not_a_name(make: Callable[[], Comparison]) -> None:
+    # "x > and and y < 1" would split at the first " and ": the text reads back as "x >".
+    with pytest.raises(InputError, match=r"Expected an identifier other than 'and'"):
+        make()
+
+
+@given(
+    st.lists(
+        st.builds(
+            Comparison,
+            name=st.sampled_from(["x", "and_x", "x_and", "andx", "AND"]),
+            op=st.sampled_from(list(Op)),
+            other=st.sampled_from(["y", "andy", "AND"]),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_names_near_the_joining_word_round_trip(comparisons: list[Comparison]) -> None:
+    condition = Condition(comparisons=tuple(comparisons))
+    assert parse_condition(str(condition)) == condition

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -239,3 +240,20 @@ def test_find_placeholders_lists_every_one_with_line_and_section() -> None:
 
 def test_byte_order_mark_is_ignored(entry: Entry) -> None:
     assert parse_entry("\ufeff" + render_entry(entry)) == entry
+
+
+@pytest.mark.parametrize("blank", ["  ", "\t", " \t "])
+def test_trailing_blanks_after_a_section_text_are_not_part_of_it(blank: str) -> None:
+    # An editor shows nothing at the end of a paragraph's last line; a file saved with
+    # blanks there still reads, as the entry without them.
+    noted = make_entry(evidence=(attrs.evolve(make_entry().evidence[0], notes="Measured twice."),))
+    text = render_entry(noted)
+    loose = (
+        text.replace("because of reasons.\n", f"because of reasons.{blank}\n")
+        .replace("x = 1\n```\n", f"x = 1\n```{blank}\n")
+        .replace("Measured twice.\n", f"Measured twice.{blank}\n")
+        .replace("when it applies.\n", f"when it applies.{blank}\n")
+    )
+    assert loose.count(blank) >= 4
+    assert parse_entry(loose) == noted
+    assert render_entry(parse_entry(loose)) == text

@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
+from unittest import mock
 
 import attrs
 import pytest
@@ -425,3 +426,141 @@ def test_two_different_copies_of_an_id_are_still_a_repeat(tmp_path: Path) -> Non
     with pytest.raises(CatalogError, match="a unique id"):
         load_tree(tree.root, strict=True)
     assert old.is_file() and new.is_file()
+
+
+# A writer that records `count` rows, then dies (os._exit, no cleanup) in the middle of
+# the next write while it holds the tree's lock: after its temp file is written, before
+# the rename (`at=entry`), or after the entry's rename, before the index (`at=index`).
+_KILLED_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    from unittest import mock
+    import kernelopt._fileio as fileio
+    from kernelopt.catalog import EvidenceRow, KnowledgeTree
+    root, tag, count, at = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    tree = KnowledgeTree(root)
+
+    def row(i):
+        return EvidenceRow(config=f"{tag}-{i}", before="1 us", after="1 us", change="0 %")
+
+    for i in range(count):
+        tree.record_evidence("split-kv-lse-combine", row(i), source_type="local experiment",
+                             source="race")
+    real = os.replace
+
+    def dying(src, dst):
+        if at == "entry" or str(dst).endswith("index.md"):
+            os._exit(3)
+        real(src, dst)
+
+    with mock.patch.object(fileio.os, "replace", dying):
+        if at == "entry":
+            tree.record_evidence("split-kv-lse-combine", row("killed"),
+                                 source_type="local experiment", source="race")
+        else:  # a new first context changes the entry's index row
+            mark = "Killed mid-write."
+            current = tree.catalog().get("split-kv-lse-combine").contexts
+            tree.refine_applicability("split-kv-lse-combine",
+                                      contexts=(mark, *(c for c in current if c != mark)))
+    """
+)
+
+
+def _lock_is_free(root: Path) -> bool:
+    """Whether another process can take the tree's lock within a few seconds."""
+    code = "import sys; from kernelopt._fileio import locked\nwith locked(sys.argv[1]): pass"
+    try:
+        subprocess.run([sys.executable, "-c", code, str(root)], cwd=REPO, timeout=20, check=True)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("at", ["entry", "index"])
+def test_writers_killed_mid_write_cost_no_other_write(tmp_path: Path, at: str) -> None:
+    root = tmp_path / "knowledge"
+    count = 40
+    # One writer killed before its index write: a second one's context change would
+    # leave the index as the first left it, and nothing to kill it in.
+    killers = ("k1", "k2") if at == "entry" else ("k1",)
+    commands = [
+        [sys.executable, "-c", _WRITER, str(root), "w1", str(count)],
+        [sys.executable, "-c", _WRITER, str(root), "w2", str(count)],
+        *(
+            [sys.executable, "-c", _KILLED_WRITER, str(root), k, str(count // 2), at]
+            for k in killers
+        ),
+    ]
+    procs = [
+        subprocess.Popen(c, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for c in commands
+    ]
+    codes = []
+    for proc in procs:
+        _out, err = proc.communicate(timeout=120)
+        codes.append((proc.returncode, err))
+    assert [c for c, _ in codes] == [0, 0, *(3 for _ in killers)], codes
+    assert _lock_is_free(root)
+    entry = KnowledgeTree(root).catalog().get("split-kv-lse-combine")
+    (race,) = [b for b in entry.evidence if b.source == "race"]
+    configs = [r.config for r in race.rows]
+    done = {f"{t}-{i}" for t in ("w1", "w2") for i in range(count)}
+    done |= {f"{t}-{i}" for t in killers for i in range(count // 2)}
+    assert set(configs) == done and len(configs) == len(done)
+    # A writer killed after its entry's rename has written the entry, not yet the index;
+    # the next update writes the index again.
+    assert ("Killed mid-write." in entry.contexts) == (at == "index")
+    assert not [p for p in load_tree(root).problems if p.is_error]
+    KnowledgeTree(root).record_evidence(
+        "split-kv-lse-combine", _row("after"), source_type="local experiment", source="race"
+    )
+    assert _index_is_fresh(root)
+
+
+def test_a_write_that_raises_releases_the_lock_and_keeps_the_tree(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    before = (tree.root / "optimizations" / "demo-trick.md").read_text(encoding="utf-8")
+
+    def failing(path: object, text: str) -> None:
+        raise OSError("disk full")
+
+    with (
+        mock.patch("kernelopt.catalog.store.atomic_write_text", failing),
+        pytest.raises(OSError, match="disk full"),
+    ):
+        tree.record_evidence("demo-trick", _row("lost"), source_type="local experiment", source="x")
+    assert _lock_is_free(tree.root)
+    assert (tree.root / "optimizations" / "demo-trick.md").read_text(encoding="utf-8") == before
+    entry = tree.record_evidence(
+        "demo-trick", _row("kept"), source_type="local experiment", source="x"
+    )
+    assert [r.config for b in entry.evidence for r in b.rows][-1] == "kept"
+    assert _index_is_fresh(tree.root)
+
+
+def test_the_next_update_removes_what_a_killed_writer_left(tmp_path: Path) -> None:
+    root = tmp_path / "knowledge"
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, str(root), "k1", "1", "entry"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 3, proc.stderr
+    (left,) = root.rglob(".*.tmp")  # the temp file its rename never took
+    assert left.name.startswith(".split-kv-lse-combine.md.")
+    # Not a file of the tree's, so readers skip it. A user's own hidden file stays, and so
+    # does a temp file beside a file the tree does not write (a devlog kept under the root,
+    # whose writer holds another lock).
+    own = root / "optimizations" / ".notes.tmp"
+    own.write_text("mine", encoding="utf-8")
+    other = root / "kernels" / ".mla_decode.md.abcd1234.tmp"
+    other.parent.mkdir()
+    other.write_text("a devlog being written", encoding="utf-8")
+    assert not [p for p in load_tree(root).problems if p.is_error]
+    KnowledgeTree(root).record_evidence(
+        "split-kv-lse-combine", _row("next"), source_type="local experiment", source="race"
+    )
+    assert sorted(root.rglob(".*.tmp")) == sorted([own, other])

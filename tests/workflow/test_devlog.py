@@ -107,6 +107,21 @@ def test_a_new_point_is_appended_to_its_version_table(tmp_path: Path) -> None:
     assert after.index(row.render()) > after.index("| v1 | b=32 s=16 t=4096 h=16 |")
 
 
+@pytest.mark.parametrize("mark", ["\u2028", "\x0c", "\x85", "\x1e"])
+def test_only_newlines_end_a_devlog_line(tmp_path: Path, mark: str) -> None:
+    # Markdown and editors end a line at CR or LF alone; a form feed or U+2028 pasted into
+    # a hand-written row or prose is part of its line, so nothing is inserted inside it.
+    last = "| v1 | b=32 s=16 t=4096 h=16 | 616 us | - | - | - | NVIDIA H200 | 2026-12-01 |"
+    marked = last.replace("NVIDIA H200", f"NVIDIA{mark}H200")
+    text = DEVLOG.replace(last, marked).replace("Numbers below", f"Numbers{mark}below")
+    path = tmp_path / "mla_decode.md"
+    path.write_bytes(text.encode())
+    row = PerfRow(version="v1", point="b=32 s=1 t=4096 h=128", time=402.8, gpu="NVIDIA H200")
+    update_devlog(path, [row])
+    after = path.read_bytes().decode()
+    assert after == text.replace(marked + "\n", marked + "\n" + row.render() + "\n")
+
+
 def test_a_new_version_gets_its_table_at_the_end_of_the_section(tmp_path: Path) -> None:
     path = tmp_path / "mla_decode.md"
     path.write_bytes(DEVLOG.encode())

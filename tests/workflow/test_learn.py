@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kernelopt import CatalogError, InputError
@@ -246,6 +247,27 @@ def test_rows_and_entries_are_built_from_the_observation() -> None:
     assert entry.evidence[0].source == "x.jsonl"
 
 
+def test_long_times_are_written_out_not_in_exponent_form() -> None:
+    # A 12 ms call measured in us: "1.235e+04 µs" is no way to write a table cell.
+    seen = Observation(
+        comparison=Comparison(
+            verdict="FAST",
+            ratio=0.829,
+            ratio_low=0.829,
+            ratio_high=0.829,
+            noise=0.0,
+            threshold=0.01,
+        ),
+        before=12345.6,
+        after=10234.2,
+        point="b=1 s=1 t=1",
+        source="x.jsonl",
+    )
+    row = evidence_row(seen)
+    assert (row.before, row.after, row.change) == ("12346 µs", "10234 µs", "-17.1 % (FAST)")
+    assert evidence_row(attrs.evolve(seen, before=74.183, after=0.00012)).after == "0.00012 µs"
+
+
 def test_host_clock_timings_are_not_recorded_unless_asked(knowledge: Path) -> None:
     # Two rows timed on the CPU (the interpreter): 50 us against 80 us says nothing about a
     # GPU, and evidence in the knowledge base reads as GPU measurements.
@@ -314,3 +336,75 @@ def test_the_seeds_language_name_is_the_catalogs(knowledge: Path) -> None:
         dry_run=True,
     )
     assert outcome.row is not None and outcome.row.config.startswith("mla_decode (cutile) ")
+
+
+_HAND_WRITTEN = """\
+# Split Into Pieces
+
+## When to Apply
+- Decode with long caches
+  and few sequences.
+
+## Mechanism
+Each piece streams part of the cache.<hard break>
+A second paragraph, with `code` and a trailing tab.\t
+
+## Affected Metrics
+- SM occupancy
+
+## Implementation
+```python
+# keep this comment
+pieces = 4
+```
+
+## Performance Evidence
+Source type: local experiment
+Source: runs/old.jsonl
+
+| Config | Before | After | Change |
+|--------|--------|-------|--------|
+| b=8 | 90 us | 60 us | -33 % |
+
+Measured by hand; the clock was locked.
+
+## Generalization
+Split until the grid fills the GPU once.
+
+## Pitfalls
+- Too many pieces cost a merge.
+
+## Interactions
+Works with CUDA graphs.
+"""
+
+
+def test_learning_into_a_hand_written_entry_keeps_its_text(knowledge: Path) -> None:
+    file = knowledge / "optimizations" / "split-into-pieces.md"
+    # Two spaces: a markdown line break, kept; a tab after the last character, dropped.
+    text = _HAND_WRITTEN.replace("<hard break>", "  ").replace("\n", "\r\n")
+    file.write_text(text, encoding="utf-8")
+    outcome = learn(
+        observed("splits16", "splits8", samples=60),
+        entry_id="split-into-pieces",
+        knowledge=knowledge,
+        kernel="mla_decode",
+    )
+    assert outcome.action is Action.EVIDENCE and outcome.path == file
+    written = file.read_text(encoding="utf-8")
+    for kept in (
+        "- Decode with long caches and few sequences.",
+        "Each piece streams part of the cache.  \nA second paragraph, with `code` and a "
+        "trailing tab.\n",
+        "```python\n# keep this comment\npieces = 4\n```",
+        "| b=8 | 90 us | 60 us | -33 % |\n\nMeasured by hand; the clock was locked.",
+        "Split until the grid fills the GPU once.",
+        "- Too many pieces cost a merge.",
+        "- Works with CUDA graphs.",
+    ):
+        assert kept in written
+    entry = parse_entry(written)
+    assert [b.source for b in entry.evidence] == [
+        "runs/old.jsonl",
+        "runs/splits16.jsonl vs runs/splits8.jsonl",
+    ]

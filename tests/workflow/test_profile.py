@@ -171,6 +171,20 @@ def test_a_duration_needs_its_unit() -> None:
         parse_profile(REPORT.render().replace("| 41.25 us | 12.0 |", "| 41.25 us | inf |"))
 
 
+@pytest.mark.parametrize("unit", ["#x", "(cycles)", "1/s", "`us`", "~s", "[s]", "\u200bus"])
+def test_every_unit_a_stage_takes_reads_back(unit: str) -> None:
+    # The renderer writes "<duration> <unit>"; after the space the unit is any token.
+    report = ProfileReport(
+        kernel=REPORT.kernel,
+        version=REPORT.version,
+        point=REPORT.point,
+        stages=[Stage(name="main", duration=41.25, unit=unit)],
+        bottleneck=REPORT.bottleneck,
+        root_cause=REPORT.root_cause,
+    )
+    assert parse_profile(report.render()) == report
+
+
 @pytest.mark.parametrize(
     ("cut", "section"),
     [

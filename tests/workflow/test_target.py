@@ -203,3 +203,28 @@ def test_met_exactly_when_every_point_reaches_the_bound(bound: float, shares: li
     assert result.met == all(share >= bound for share in shares)
     for point, share in zip(result.points, shares, strict=True):
         assert point.checks[0].shortfall == max(0.0, bound - share)
+
+
+def test_the_baseline_is_never_judged_against_itself() -> None:
+    # Rows of the baseline alone: a speedup of 1.0 over itself would meet any bound <= 1.
+    only_base = [
+        bench_row("torch_eager", 50.0),
+        bench_row("torch_eager", 70.0, config={"b": 32, "s": 16}),
+    ]
+    with pytest.raises(InputError, match=r"Expected rows of an implementation besides the"):
+        evaluate(Target(speedup=0.9, baseline="torch_eager"), only_base)
+    mixed = [*only_base, bench_row("v3", 40.0)]
+    with pytest.raises(InputError, match=r"besides the baseline 'torch_eager'.*impl="):
+        evaluate(Target(speedup=0.9, baseline="torch_eager"), mixed, impl="torch_eager")
+    # Without a speedup the baseline's rows are a kernel's like any other.
+    assert evaluate(Target(median=60), only_base, impl="torch_eager").points[0].checks[0].value
+
+
+def test_a_baseline_timed_only_another_way_is_named_as_such() -> None:
+    # v2 was timed at this point, but cold: "no v2 row" would send the user looking for
+    # a measurement that is there.
+    rows = [bench_row("v3", 50.0, mode="graph"), bench_row("v2", 90.0, mode="cold")]
+    result = evaluate(Target(speedup=1.2, baseline="v2"), rows)
+    (check,) = result.points[0].checks
+    assert check.status is Status.MISSING
+    assert check.note == "no v2 row timed graph (only cold)"
