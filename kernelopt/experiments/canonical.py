@@ -15,7 +15,10 @@ read by the tolerant readers of :mod:`kernelopt.experiments`, which try this par
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import secrets
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
@@ -118,6 +121,13 @@ def experiment_dir(root: str | Path, experiment: int) -> Path:
     ):
         raise InputError(expected(f"an experiment number in 0..{MAX_EXPERIMENT}", repr(experiment)))
     return Path(root) / f"exp_{experiment}"
+
+
+def _not_a_folder(path: Path) -> None:
+    # A folder where the file goes (``summary.md/``) would otherwise read as "no file" or
+    # as "an existing file", and neither says what to fix.
+    if path.is_dir():
+        raise InputError(expected("a file", f"a folder at {path}"))
 
 
 def _check_record(record: object) -> None:
@@ -242,7 +252,8 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     Parameters
     ----------
     text : str
-        Text written by :func:`render_result` (possibly edited by hand, same layout).
+        Text written by :func:`render_result` (possibly edited by hand, same layout); CRLF
+        or CR line endings and a leading byte-order mark read as the text without them.
     path : str or path-like, optional
         Where the text came from, named in error messages; nothing is read from it.
         Keyword-only; None (the default) names no file.
@@ -266,6 +277,9 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     """
     check_instance(text, str, "result.md text as a string", "text")
     where = None if path is None else str(path)
+    # As another editor may save it: no field holds a "\r" or starts the file with a
+    # byte-order mark, so neither changes what the text says.
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     title = _TITLE.match(lines[0]) if lines else None
     if title is None:
@@ -452,8 +466,8 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
         When ``record`` is not a :class:`ResultRecord` or ``root`` not a path; when
         another folder of ``root`` that the readers take as the same experiment
         (``exp_007/`` beside ``exp_7/``) already holds a result.md or results.md; when
-        result.md exists and ``overwrite`` is False; or when the folder cannot be created
-        or written.
+        result.md exists and ``overwrite`` is False or is a folder; or when the folder
+        cannot be created or written.
 
     Notes
     -----
@@ -472,11 +486,7 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
                 where="record.experiment",
             )
         )
-    if path.exists() and not overwrite:
-        raise InputError(
-            expected(f"no existing {path} (pass overwrite=True to replace it)", "an existing file")
-        )
-    atomic_write_text(path, render_result(record))
+    _write_new(path, render_result(record), overwrite=overwrite)
     return path
 
 
@@ -518,17 +528,48 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
     ------
     InputError
         When ``text`` is not a str, ``root`` not a path, ``experiment`` not an int in
-        0..99999, plan.md exists and ``overwrite`` is False, or the folder cannot be
-        created or written.
+        0..99999, plan.md exists and ``overwrite`` is False, plan.md is a folder, or the
+        folder cannot be created or written.
     """
     check_instance(text, str, "plan text as a string", "text")
     path = experiment_dir(root, experiment) / "plan.md"
-    if path.exists() and not overwrite:
-        raise InputError(
-            expected(f"no existing {path} (pass overwrite=True to replace it)", "an existing file")
-        )
-    atomic_write_text(path, text if text.endswith("\n") else text + "\n")
+    _write_new(path, text if text.endswith("\n") else text + "\n", overwrite=overwrite)
     return path
+
+
+def _write_new(path: Path, text: str, *, overwrite: bool) -> None:
+    """Write ``text`` to ``path`` atomically; unless ``overwrite``, only when no file is
+    there, so that of two first writes started together one is written and the other
+    refused, never one replacing the other."""
+    _not_a_folder(path)
+    if overwrite:
+        atomic_write_text(path, text)
+        return
+    if path.exists():
+        raise _exists(path)
+    # Written whole under a hidden name (which the readers skip), then linked to its
+    # name: a link is refused where a file already is, an atomic rename is not.
+    target = Path(os.path.realpath(path))
+    staged = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.new")
+    atomic_write_text(staged, text)
+    try:
+        os.link(staged, target)
+    except FileExistsError:
+        raise _exists(path) from None
+    except OSError:
+        # A file system without hard links: checked again, then renamed into place.
+        if target.exists():
+            raise _exists(path) from None
+        os.replace(staged, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staged)
+
+
+def _exists(path: Path) -> InputError:
+    return InputError(
+        expected(f"no existing {path} (pass overwrite=True to replace it)", "an existing file")
+    )
 
 
 def render_summary_row(record: ResultRecord) -> str:
@@ -593,11 +634,15 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
 
     The table is the last one whose header names every canonical column, in any order
     and case, beside columns of the user's own (left empty in the new row). Every other
-    line is kept byte for byte, its line endings (CRLF or LF) included. With ``replace``,
+    line is kept byte for byte, its line endings (CRLF, CR or LF) included. With ``replace``,
     the row takes the place of the table's rows of the same experiment, if it has any.
     """
-    ending = "\r\n" if "\r\n" in text else "\n"
-    lines = text.split("\n")  # a CRLF line keeps its "\r"
+    # A byte-order mark is no part of the first line's first cell: it is put back as is.
+    mark = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text[len(mark) :]
+    ending = _line_ending(text)
+    # Split at the ending's last character: a CRLF line keeps its "\r".
+    lines = text.split(ending[-1])
     wanted = {name.lower() for name in SUMMARY_COLUMNS}
     header = None
     for index, line in enumerate(lines[:-1]):
@@ -624,7 +669,7 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
         )
     )
     row = "| " + " | ".join(values.get(name, "") for name in names) + " |"
-    row += ending[:-1]  # the "\r" of a CRLF file; "\n" comes from the join
+    row += ending[:-1]  # the "\r" of a CRLF file; the last character comes from the join
     column = names.index(SUMMARY_COLUMNS[0].lower())
     same = [
         index
@@ -641,7 +686,15 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
         lines += [row, ""]
     else:
         lines.insert(end, row)
-    return "\n".join(lines)
+    return mark + ending[-1].join(lines)
+
+
+def _line_ending(text: str) -> str:
+    """The line ending ``text`` is written with: CRLF, a lone CR (as old Mac editors
+    write) or LF, the one a new file gets."""
+    if "\r\n" in text:
+        return "\r\n"
+    return "\r" if "\r" in text and "\n" not in text else "\n"
 
 
 def _experiment_cell(cells: list[str], column: int) -> int | None:
@@ -678,8 +731,8 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     Raises
     ------
     InputError
-        When ``root`` is not a path, ``record`` is not a :class:`ResultRecord`, or the
-        file cannot be written.
+        When ``root`` is not a path, ``record`` is not a :class:`ResultRecord`, summary.md
+        is a folder, or the file cannot be written.
     FormatError
         When an existing summary.md has no table with every canonical column (a row of
         other columns would corrupt the user's table), or is not UTF-8. The file is left
@@ -693,6 +746,7 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     check_path(root, "root")
     _check_record(record)
     path = Path(root) / "summary.md"
+    _not_a_folder(path)
     with locked(path):
         text = read_text(path, what="summary.md") if path.exists() else _SUMMARY_HEADER
         atomic_write_text(path, _with_row(text, record, path, replace=replace))
@@ -703,7 +757,7 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
     """Append one lesson bullet to ``root/LESSONS.md`` (created if missing).
 
     A new file starts with a ``# Lessons`` heading; an existing one keeps its text and
-    line endings (CRLF or LF), and is read and rewritten under an exclusive lock on
+    line endings (CRLF, CR or LF), and is read and rewritten under an exclusive lock on
     ``LESSONS.md.lock``.
 
     Parameters
@@ -725,8 +779,8 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
     ------
     InputError
         When ``root`` is not a path; ``text`` is not a str, is blank, or holds a line
-        break, a NUL or a lone surrogate; ``experiment`` is not an int in 0..99999; or
-        the file cannot be written.
+        break, a NUL or a lone surrogate; ``experiment`` is not an int in 0..99999;
+        LESSONS.md is a folder; or the file cannot be written.
     FormatError
         When an existing LESSONS.md is not UTF-8.
     """
@@ -740,12 +794,13 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
     if experiment is not None:
         check_int(experiment, "experiment", minimum=0, maximum=MAX_EXPERIMENT)
     path = Path(root) / "LESSONS.md"
+    _not_a_folder(path)
     prefix = "" if experiment is None else f"[exp {experiment}] "
     with locked(path):
         # Read and written with the file's own line endings, so a CRLF file stays one.
         current = read_text(path, what="LESSONS.md") if path.exists() else "# Lessons\n\n"
-        ending = "\r\n" if "\r\n" in current else "\n"
-        if not current.endswith("\n"):
+        ending = _line_ending(current)
+        if not current.endswith(ending[-1]):
             current += ending
         atomic_write_text(path, current + f"- {prefix}{text.strip()}{ending}")
     return path

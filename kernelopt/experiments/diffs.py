@@ -309,7 +309,10 @@ def _place(
         return expected_at
     if exact or not block:
         return None
-    for distance in range(1, max(expected_at - floor, last - expected_at) + 1):
+    # Only distances that reach a line of ``lines``: a header naming line 10**20 would
+    # otherwise be searched from there, one line at a time.
+    nearest = max(1, expected_at - last, floor - expected_at)
+    for distance in range(nearest, max(expected_at - floor, last - expected_at) + 1):
         for at in (expected_at - distance, expected_at + distance):
             if floor <= at <= last and _matches(lines, at, block):
                 return at

@@ -9,11 +9,15 @@ could not be read is listed in :attr:`ExperimentLog.unread` with the reason.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
 from kernelopt._enum import TextEnum
+from kernelopt._errors import InputError, expected
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
@@ -29,6 +33,17 @@ __all__ = [
     "SourceRef",
     "Unread",
 ]
+
+
+def _measured(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # min() over latencies holding a NaN answers by position, and a time at or below
+    # zero beats every real one: neither may pass for the best of a log.
+    if value is None:
+        return
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    ok = real and math.isfinite(value) and float(value) > 0
+    if not ok:
+        raise InputError(expected("None or a finite number > 0", repr(value), where=attribute.name))
 
 
 def _str_dict(value: Mapping[str, str]) -> dict[str, str]:
@@ -208,11 +223,12 @@ class Experiment:
     description : str
         One line saying what was tried.
     latency, unit : float or None, str or None
-        The headline time per call and its unit (``"us"``, ``"ms"``).
+        The headline time per call (finite, above zero) and its unit (``"us"``, ``"ms"``).
     speedup : float or None
-        The headline speedup over the log's baseline (> 1 is faster).
+        The headline speedup over the log's baseline (finite, above zero; > 1 is faster).
     throughput, throughput_unit : float or None, str or None
-        The headline rate when the log measures work per second instead of time.
+        The headline rate (finite, above zero) when the log measures work per second
+        instead of time.
     headline_point : str
         The trial point the headline number was measured at when the log names it (the
         first row of a canonical ``result.md``: ``"b=32 s=1 t=4096 h=16"``); empty when
@@ -252,15 +268,21 @@ class Experiment:
         Where each field was read (``refs["latency"]``, ``refs["status"]``, ...).
     sources : tuple of SourceRef
         Every place the experiment is described.
+
+    Raises
+    ------
+    InputError
+        When ``latency``, ``speedup`` or ``throughput`` is neither None nor a finite
+        number above zero.
     """
 
     number: int
     label: str
     description: str = ""
-    latency: float | None = None
+    latency: float | None = attrs.field(default=None, validator=_measured)
     unit: str | None = None
-    speedup: float | None = None
-    throughput: float | None = None
+    speedup: float | None = attrs.field(default=None, validator=_measured)
+    throughput: float | None = attrs.field(default=None, validator=_measured)
     throughput_unit: str | None = None
     headline_point: str = ""
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)

@@ -200,6 +200,13 @@ def _pairs_text(
         _check_text(text, attribute.name, trimmed=True)
 
 
+def _above_zero(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # The readers take no time or speedup at or below zero as measured (it would be the
+    # best of every log), so a record holding one would not read back.
+    if value is not None and not value > 0:
+        raise InputError(expected("a number > 0", repr(value), where=attribute.name))
+
+
 @attrs.frozen(kw_only=True)
 class ResultRow:
     """One timed point of one implementation.
@@ -211,35 +218,35 @@ class ResultRow:
     impl : str
         Which implementation was timed (``"split_kv"``, ``"torch_eager"``).
     median : float
-        Median per-call time, in ``unit``.
+        Median per-call time, in ``unit``; above zero.
     p20, p80 : float, optional
-        20th and 80th percentiles of the per-call time; None when the source recorded
-        only a median (never filled in with a guess).
+        20th and 80th percentiles of the per-call time, at least zero; None when the
+        source recorded only a median (never filled in with a guess).
     unit : str
         ``"us"``, ``"ms"`` or ``"s"``.
     floor : float, optional
-        The roofline floor of this point, in ``unit``.
+        The roofline floor of this point, in ``unit``, at least zero.
     speedup : float, optional
-        Baseline time over this time (> 1 is faster than the baseline).
+        Baseline time over this time, above zero (> 1 is faster than the baseline).
     mode : str
         How it was timed: ``"cold"``, ``"hot"``, ``"graph"`` or ``"cpu"``.
     """
 
     point: str = attrs.field(validator=_cell)
     impl: str = attrs.field(validator=_cell)
-    median: float = attrs.field(converter=_number, validator=finite())
+    median: float = attrs.field(converter=_number, validator=[finite(), _above_zero])
     p20: float | None = attrs.field(
-        default=None, converter=_number, validator=finite(optional=True)
+        default=None, converter=_number, validator=finite(minimum=0, optional=True)
     )
     p80: float | None = attrs.field(
-        default=None, converter=_number, validator=finite(optional=True)
+        default=None, converter=_number, validator=finite(minimum=0, optional=True)
     )
     unit: str = attrs.field(validator=one_of(("ns", "us", "ms", "s")))
     floor: float | None = attrs.field(
-        default=None, converter=_number, validator=finite(optional=True)
+        default=None, converter=_number, validator=finite(minimum=0, optional=True)
     )
     speedup: float | None = attrs.field(
-        default=None, converter=_number, validator=finite(optional=True)
+        default=None, converter=_number, validator=[finite(optional=True), _above_zero]
     )
     mode: str = attrs.field(default="cold", validator=_cell)
 

@@ -164,3 +164,22 @@ def test_any_text_parses_or_raises_a_format_error(lines: list[str]) -> None:
     except FormatError:
         return
     assert all(file.hunks for file in files)
+
+
+@pytest.mark.parametrize("start", ["99999999999999999999", "1000000000"])
+def test_a_hunk_placed_far_past_the_base_is_refused_at_once(start: str) -> None:
+    # Searched outwards one line at a time, a hunk said to start at line 10**20 kept
+    # ``diagnose`` busy for ever; the search only visits lines the base has.
+    import subprocess
+    import sys
+
+    code = (
+        "from kernelopt.experiments.diffs import apply_diff, parse_diff\n"
+        f"text = '--- a/k.py\\n+++ b/k.py\\n@@ -{start},2 +{start},2 @@\\n x\\n-y\\n+z\\n'\n"
+        "(file,) = parse_diff(text)\n"
+        "print(apply_diff('a\\nx\\ny\\nb\\n', file), apply_diff('a\\nb\\n', file))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split("\n")[:-1] == ["a", "x", "z", "b", " None"]

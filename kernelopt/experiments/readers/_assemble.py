@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from kernelopt.experiments.log import Experiment, Recommendation, Series
-from kernelopt.experiments.readers._draft import Draft
+from kernelopt.experiments.readers._draft import Draft, measurable
 from kernelopt.experiments.readers._values import knobs_of
 from kernelopt.experiments.records import Correctness, Status
 from kernelopt.experiments.tagging import Tagger
@@ -90,7 +90,7 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
         tags=tuple(tags),
         knobs=knobs,
         date=draft.date,
-        points=tuple(draft.points),
+        points=tuple(p for p in draft.points if measurable(p.value)),
         metrics=draft.metrics,
         recommendations=(),
         kernel_files=tuple(draft.kernel_files),

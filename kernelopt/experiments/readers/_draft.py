@@ -9,15 +9,17 @@ them into :class:`~kernelopt.experiments.log.Experiment` records.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
 
+from kernelopt._errors import expected
 from kernelopt.experiments.log import Fact, Point, SourceRef
 from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["Draft", "DraftRecommendation"]
+__all__ = ["Draft", "DraftRecommendation", "measurable"]
 
 # Most list items one experiment keeps from the sources merged into it.
 _CAP = 50
@@ -39,6 +41,9 @@ SCALARS = (
     "date",
     "kernel",
 )
+# Measured quantities: a time, a speedup or a rate at or below zero (a delta written as
+# "-3 us", a "0.00" that rounding emptied) would count as the best of every log.
+_POSITIVE = frozenset({"latency", "speedup", "throughput"})
 
 
 @attrs.define(kw_only=True)
@@ -90,6 +95,7 @@ class Draft:
     refs: dict[str, SourceRef] = attrs.field(factory=dict)
     sources: list[SourceRef] = attrs.field(factory=list)
     table_row: bool = False  # read from one row of an experiment table
+    refused: set[str] = attrs.field(factory=set)  # fields whose value was not read
     # What the user should know about how this draft was read (values refused, sources
     # that disagree); read_log lists them in the log's warnings.
     warnings: list[str] = attrs.field(factory=list)
@@ -98,11 +104,21 @@ class Draft:
         """Set ``field`` to ``value`` unless it already holds one (first reader wins)."""
         if value is None or value == "":
             return
+        if field in _POSITIVE and not measurable(value):
+            self._refuse(field, value, ref)
+            return
+        if field == "unit" and "latency" in self.refused and self.latency is None:
+            return  # the unit of a time that was not read
         current = getattr(self, field)
         if current is None or current == "":
             setattr(self, field, value)
             if ref is not None:
                 self.refs.setdefault(field, ref)
+
+    def _refuse(self, field: str, value: Any, ref: SourceRef | None) -> None:
+        self.refused.add(field)
+        where = str(ref) if ref is not None else self.label or self.key
+        self.warnings.append(f"{where}: {expected(f'a {field} > 0', repr(value))}; not read")
 
     def absorb(self, other: Draft) -> None:
         """Fill this draft's empty fields from ``other`` and append its lists; a latency
@@ -173,6 +189,11 @@ class Draft:
             f"{_quantity(other.latency, other.unit)} in {other_ref or 'another'}; "
             f"{kept} ({kept_ref or 'the first'}) was used"
         )
+
+
+def measurable(value: Any) -> bool:
+    """Whether ``value`` can be a measured time, speedup or rate: finite and above zero."""
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
 
 
 def _microseconds(value: float, unit: str | None) -> float | None:

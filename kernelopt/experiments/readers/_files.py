@@ -8,7 +8,9 @@ instead of raising. Nothing here imports or runs what it reads.
 
 from __future__ import annotations
 
+import codecs
 import errno
+import itertools
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -103,10 +105,11 @@ class ReadLimits:
     ----------
     max_file_bytes : int, default 2097152
         Bytes read per file (2 MiB by default), at least 1; a longer file is read up to
-        the limit and reported in :attr:`ExperimentLog.unread`.
+        the last whole line within the limit (all of it when it has one line) and
+        reported in :attr:`ExperimentLog.unread`.
     max_files : int, default 20000
         Directory entries visited in the walk, at least 1; the walk stops there and
-        reports it.
+        reports it (a folder holding more is not listed past the limit).
     max_depth : int, default 8
         Folder depth below the root that is walked, at least 0 (0 reads the root's own
         files only); deeper folders are reported (the first 20).
@@ -140,6 +143,52 @@ class TextFile:
     def stem(self) -> str:
         """The file name without its last suffix."""
         return self.name.rsplit(".", 1)[0] if "." in self.name else self.name
+
+
+# Byte-order marks of the encodings other than UTF-8 that editors write (UTF-32's first,
+# as its little-endian mark starts with UTF-16's), with their code unit in bytes.
+_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32", 4),
+    (codecs.BOM_UTF32_BE, "utf-32", 4),
+    (codecs.BOM_UTF16_LE, "utf-16", 2),
+    (codecs.BOM_UTF16_BE, "utf-16", 2),
+)
+
+
+def _encoding_of(data: bytes) -> tuple[str, int]:
+    """The encoding ``data``'s byte-order mark names (the codec drops the mark), and the
+    size of its code unit; UTF-8 (its mark stripped after decoding) without one."""
+    for mark, encoding, unit in _MARKS:
+        if data.startswith(mark):
+            return encoding, unit
+    return "utf-8", 1
+
+
+def _looks_utf16(data: bytes) -> bool:
+    """Whether ``data`` reads like UTF-16 text without a mark: one byte of every two NUL."""
+    head = data[:512]
+    half = len(head) // 2
+    return half > 0 and max(head[0::2].count(0), head[1::2].count(0)) >= 0.9 * half
+
+
+_NOT_REGULAR = expected("a regular file", "a pipe, socket or device") + "; not read"
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+
+
+def _utf8_name(name: str) -> bool:
+    # Names that are not UTF-8 arrive with their bytes as lone surrogates.
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _readable(path: str) -> str:
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _mib(size: int) -> str:
@@ -178,7 +227,10 @@ class LogFiles:
             absolute = os.path.join(self.root, rel_dir) if rel_dir else str(self.root)
             try:
                 with os.scandir(absolute) as scan:
-                    entries = sorted(scan, key=lambda e: e.name)
+                    # No more than the walk may still visit (and one to see it stop): a
+                    # folder of millions of files is not listed whole first.
+                    room = self.limits.max_files - visited + 1
+                    entries = sorted(itertools.islice(scan, room), key=lambda e: e.name)
             except OSError as error:
                 self.unread.append(
                     Unread(path=rel_dir or ".", reason=f"cannot list: {error.strerror or error}")
@@ -199,6 +251,16 @@ class LogFiles:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
                     continue
+                if not _utf8_name(entry.name):
+                    # Such a name cannot be printed or written to a report: name it as
+                    # readably as it goes.
+                    self.unread.append(
+                        Unread(
+                            path=_readable(rel),
+                            reason=expected("a UTF-8 name", "bytes that are not") + "; not read",
+                        )
+                    )
+                    continue
                 if entry.is_symlink():
                     self._symlink(entry, rel)
                     continue
@@ -216,6 +278,10 @@ class LogFiles:
                     subdirs.append(rel)
                 elif stat.S_ISREG(mode) and self._wanted(entry.name):
                     self.paths.append(rel)
+                elif self._wanted(entry.name):
+                    # A pipe or a device named as a log file: reading one could block or
+                    # never end.
+                    self.unread.append(Unread(path=rel, reason=_NOT_REGULAR))
             for sub in reversed(subdirs):
                 if depth + 1 > self.limits.max_depth:
                     if deep_reported < 20:
@@ -279,21 +345,31 @@ class LogFiles:
         path = os.path.join(self.root, rel)
         limit = self.limits.max_file_bytes
         try:
-            size = os.path.getsize(path)
-            with open(path, "rb") as handle:
+            # Not blocking, and checked once open: a file swapped for a pipe after the
+            # walk would otherwise wait for a writer forever.
+            with open(path, "rb", opener=_nonblocking) as handle:
+                status = os.fstat(handle.fileno())
+                if not stat.S_ISREG(status.st_mode):
+                    self.unread.append(Unread(path=rel, reason=_NOT_REGULAR))
+                    return None
+                size = status.st_size
                 data = handle.read(limit + 1)
         except OSError as error:
             self.unread.append(Unread(path=rel, reason=f"cannot read: {error.strerror or error}"))
             return None
+        encoding, unit = _encoding_of(data)
         if not data.strip():
             self.unread.append(Unread(path=rel, reason="empty file"))
             return None
-        if b"\x00" in data[:8192]:
-            self.unread.append(Unread(path=rel, reason="binary file (NUL bytes); not text"))
+        if encoding == "utf-8" and b"\x00" in data[:8192]:
+            guess = "; UTF-16 without a byte-order mark?" if _looks_utf16(data) else ""
+            self.unread.append(Unread(path=rel, reason=f"binary file (NUL bytes{guess}); not text"))
             return None
         truncated = len(data) > limit
         if truncated:
-            data = data[:limit]
+            # Whole code units only: a UTF-16 file cut inside one would shift every
+            # character after it.
+            data = data[: limit - limit % unit]
             self.unread.append(
                 Unread(
                     path=rel,
@@ -301,23 +377,31 @@ class LogFiles:
                 )
             )
         try:
-            text = data.decode("utf-8")
+            text = data.decode(encoding)
         except UnicodeDecodeError as error:
             # A cut at the byte limit can split one multi-byte character: drop that tail.
             if truncated and error.start >= len(data) - 4:
-                text = data[: error.start].decode("utf-8", errors="strict")
+                text = data[: error.start].decode(encoding, errors="replace")
             else:
                 # One byte in another encoding (a latin-1 name in a table cell) must not
                 # cost the whole file: the bad bytes become U+FFFD and the rest is read.
-                text = data.decode("utf-8", errors="replace")
+                text = data.decode(encoding, errors="replace")
+                name = encoding.upper()
                 self.unread.append(
                     Unread(
                         path=rel,
-                        reason=f"not all UTF-8 (byte 0x{data[error.start]:02x} at offset "
+                        reason=f"not all {name} (byte 0x{data[error.start]:02x} at offset "
                         f"{error.start}); undecodable bytes read as U+FFFD, the rest as written",
                     )
                 )
         text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        if truncated and "\n" in text:
+            # The line the limit cut through is not all there: "123.5 us" cut after
+            # "12" would read as 12.
+            text = text[: text.rindex("\n") + 1]
+        if not text.strip():  # a byte-order mark and spaces, in whatever encoding
+            self.unread.append(Unread(path=rel, reason="empty file"))
+            return None
         return TextFile(path=rel, text=text, lines=tuple(text.split("\n")), truncated=truncated)
 
     def under(self, folder: str) -> list[str]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from kernelopt._errors import expected
 from kernelopt.experiments.log import SourceRef
-from kernelopt.experiments.readers._draft import Draft
+from kernelopt.experiments.readers._draft import Draft, measurable
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import Row, Table
 from kernelopt.experiments.readers._values import correctness_of, date_of, number_at, status_of
@@ -125,16 +125,17 @@ def _record_draft(
     found = _latency_key(record)
     if found is not None:
         value = _float(record[found[0]], found[0])
-        if value is not None and value >= 0:
+        if value is not None:
             draft.put("latency", value, ref)
             draft.put("unit", found[1] or None, ref)
     for name, value in record.items():
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
         preferred = name.lower() in {"speedup", "mean_speedup", "geomean_speedup", "geomean"}
         if "speedup" in name.lower() and numeric and (preferred or draft.speedup is None):
-            draft.speedup = _float(value, name)
-            if draft.speedup is not None:
-                draft.refs.setdefault("speedup", ref)
+            speedup = _float(value, name)
+            if preferred and speedup is not None and measurable(speedup):
+                draft.speedup = None  # the preferred key's value replaces another key's
+            draft.put("speedup", speedup, ref)
     tag = " ".join(str(record.get(k, "")) for k in ("git_hash", "commit", "tag", "label"))
     words = tag.replace("-", " ").replace("+", " ").replace("_", " ")
     draft.put("status", status_of(words, allow_baseline=False), ref)

@@ -49,7 +49,12 @@ from kernelopt.experiments.readers.documents import recommendations_in
 from kernelopt.experiments.readers.history import read_json, read_jsonl, read_table_file
 from kernelopt.experiments.readers.kernels import named_paths, source
 from kernelopt.experiments.readers.notes import is_single_note, read_note, read_table_note
-from kernelopt.experiments.readers.seed import experiment_folders, folder_clashes, read_folder
+from kernelopt.experiments.readers.seed import (
+    experiment_folders,
+    folder_clashes,
+    misnamed_folders,
+    read_folder,
+)
 from kernelopt.experiments.readers.steplog import read_steps, step_headings
 from kernelopt.experiments.tagging import EntryLike, Tagger, default_tagger
 
@@ -195,6 +200,7 @@ class _Reading:
     def run(self, until: int | None) -> None:
         folders = experiment_folders(self.files)
         self.warnings += folder_clashes(folders, until)
+        self.problems += misnamed_folders(self.files)
         in_folder = {p for folder in folders for p in self.files.under(folder)}
         loose = [p for p in self.files.paths if p not in in_folder]
         loose.sort(
@@ -297,11 +303,16 @@ def _before(draft: Draft, until: int) -> bool:
     return draft.number is None or draft.number < until
 
 
+_REPEATS_NAMED = 20
+
+
 def _repeated_rows(drafts: list[Draft]) -> list[tuple[str, str]]:
     """Rows of one file that give the same experiment twice: only the first row's values
     are read (later rows fill only what it left empty), which the user should know."""
     first: dict[tuple[str, str, str], int] = {}
     found = []
+    # A file of thousands of repeated rows is named with its first few, not row by row.
+    per_file: dict[str, int] = {}
     for draft in drafts:
         if not draft.table_row or not draft.sources:
             continue
@@ -312,11 +323,23 @@ def _repeated_rows(drafts: list[Draft]) -> list[tuple[str, str]]:
         if key not in first:
             first[key] = ref.line
         elif first[key] != ref.line:
+            per_file[ref.path] = per_file.get(ref.path, 0) + 1
+            if per_file[ref.path] > _REPEATS_NAMED:
+                continue
             found.append(
                 (
                     ref.path,
                     f"line {ref.line} repeats {draft.label} of line {first[key]}: only the "
                     "first row's values were read",
+                )
+            )
+    for path, count in per_file.items():
+        if count > _REPEATS_NAMED:
+            found.append(
+                (
+                    path,
+                    f"{count - _REPEATS_NAMED} more rows repeat an experiment of an earlier "
+                    "row: only the first row's values were read",
                 )
             )
     return found

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from kernelopt._errors import FormatError, KernelOptError
+from kernelopt._errors import FormatError, KernelOptError, expected
 from kernelopt.experiments.canonical import parse_result
 from kernelopt.experiments.diffs import parse_diff
 from kernelopt.experiments.log import Fact, KernelSource, MetricKind, Point, SourceRef
@@ -27,12 +27,24 @@ from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.kernels import language_of
 from kernelopt.experiments.records import ResultRecord
 
-__all__ = ["experiment_folders", "folder_clashes", "folder_number", "read_folder"]
+__all__ = [
+    "experiment_folders",
+    "folder_clashes",
+    "folder_number",
+    "misnamed_folders",
+    "read_folder",
+]
 
 _EXP_DIR = re.compile(
     r"^(?:exp|experiment|step|iter|iteration|run|trial)[-_ ]?(\d{1,5})(?:[-_ ].*)?$", re.IGNORECASE
 )
 _NUM_DIR = re.compile(r"^(\d{1,5})[-_][A-Za-z].*$")
+# A name that starts like an experiment folder's but gives no number the readers take
+# (``exp_1a``, ``exp_-1``, ``exp_9.bak``, ``exp_``); six digits and more are dates.
+_ALMOST_EXP_DIR = re.compile(
+    r"^(?:exp|experiment|step|iter|iteration|run|trial)(?:[-_ ]?[-+]?\d(?!\d{5})|[-_ ]+$)",
+    re.IGNORECASE,
+)
 _FILE_ORDER = ("result", "results", "hypothesis", "plan", "verifier", "verify", "notes")
 
 
@@ -55,6 +67,36 @@ def experiment_folders(files: LogFiles) -> dict[str, int]:
                 folders.setdefault("/".join(parts[: depth + 1]), int(match.group(1)))
                 break
     return folders
+
+
+def misnamed_folders(files: LogFiles) -> list[tuple[str, str]]:
+    """Folders holding log files whose names start like an experiment folder's but give
+    no experiment number (``exp_1a/``), each with what it should be named.
+
+    Their files are still read, as loose notes; what they record is not read as the
+    experiment their name seems to give, which the user should know.
+
+    Parameters
+    ----------
+    files : LogFiles
+        The files walked.
+
+    Returns
+    -------
+    list of (str, str)
+        Each such folder (relative path) and the reason, in path order.
+    """
+    found: dict[str, str] = {}
+    for path in files.paths:
+        parts = path.split("/")[:-1]
+        for depth, name in enumerate(parts):
+            if _ALMOST_EXP_DIR.match(name) and folder_number(name) is None:
+                found.setdefault(
+                    "/".join(parts[: depth + 1]),
+                    expected("a folder named exp_N (N a number of up to five digits)", name)
+                    + "; not read as an experiment",
+                )
+    return sorted(found.items())
 
 
 def folder_clashes(folders: dict[str, int], until: int | None = None) -> list[str]:
