@@ -7,11 +7,12 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kernelopt.catalog import Catalog, Entry, Kind, SourceType
+from kernelopt.catalog import Catalog, Entry, Evidence, Kind, SourceType
 
 from ..conftest import CORPUS, REPO, require_shared
 
@@ -102,6 +103,15 @@ def _cited_files(source: str) -> list[Path]:
     return files
 
 
+def _local_blocks() -> Iterator[tuple[Entry, Evidence]]:
+    """Every evidence block of the shipped entries that cites this repository's own
+    measurements, with its entry."""
+    for entry in CATALOG:
+        for block in entry.evidence:
+            if block.source_type is SourceType.LOCAL_EXPERIMENT:
+                yield entry, block
+
+
 # Any repository path a source names (a kernel file as well as a measurement file).
 _REPO_PATH = re.compile(r"(?<![\w/.:-])((?:[\w.-]+/)+[\w.-]+\.\w+)")
 
@@ -169,26 +179,23 @@ def _half_last_digit(text: str) -> float:
 def test_local_numbers_are_in_the_cited_measurement_files() -> None:
     require_shared(ANCHORS, "the H200 anchor measurements")
     checked = 0
-    for entry in CATALOG:
-        for block in entry.evidence:
-            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
-                continue
-            values = [v for path in _cited_files(block.source) for v in _numbers_in(path)]
-            for row in block.rows:
-                for cell in (row.before, row.after):
-                    for number, unit in re.findall(r"(\d+(?:\.\d+)?(?:e-?\d+)?) ?(µs|ms)?", cell):
-                        if unit == "" and "e" not in number:
-                            continue  # a count, a rate or a percentage: not a time
-                        value = float(number)
-                        tol = _half_last_digit(number)
-                        # A time may be given in ms where the file holds µs.
-                        wanted = [value, value * 1000.0] if unit == "ms" else [value]
-                        assert any(
-                            abs(v - w) <= tol * (w / value if value else 1.0) + 1e-12
-                            for v in values
-                            for w in wanted
-                        ), (entry.id, block.source, cell)
-                        checked += 1
+    for entry, block in _local_blocks():
+        values = [v for path in _cited_files(block.source) for v in _numbers_in(path)]
+        for row in block.rows:
+            for cell in (row.before, row.after):
+                for number, unit in re.findall(r"(\d+(?:\.\d+)?(?:e-?\d+)?) ?(µs|ms)?", cell):
+                    if unit == "" and "e" not in number:
+                        continue  # a count, a rate or a percentage: not a time
+                    value = float(number)
+                    tol = _half_last_digit(number)
+                    # A time may be given in ms where the file holds µs.
+                    wanted = [value, value * 1000.0] if unit == "ms" else [value]
+                    assert any(
+                        abs(v - w) <= tol * (w / value if value else 1.0) + 1e-12
+                        for v in values
+                        for w in wanted
+                    ), (entry.id, block.source, cell)
+                    checked += 1
     assert checked >= 40
 
 
@@ -296,31 +303,28 @@ def test_local_times_are_in_the_cited_lines() -> None:
     log (or another file it names) states: evidence can't drift from its source silently."""
     require_shared(ANCHORS, "the H200 anchor measurements")
     checked = 0
-    for entry in CATALOG:
-        for block in entry.evidence:
-            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
-                continue
-            names = CITED_FILE.findall(block.source)
-            if not any(n.endswith(".jsonl") or re.search(r"exp_\d+/result\.md$", n) for n in names):
-                continue
-            values: list[float] = []
-            for name, lines in _cited_lines(block.source).items():
-                text = (REPO / name).read_text(encoding="utf-8").splitlines()
-                assert lines, f"{entry.id}: name the lines of {name} the numbers come from"
-                assert max(lines) <= len(text), (entry.id, name, max(lines), len(text))
-                for number in sorted(lines):
-                    values += _values(json.loads(text[number - 1]))
-            for path in _cited_files(block.source):
-                if path.suffix != ".jsonl":
-                    values += _numbers_in(path)
-            for row in block.rows:
-                for cell in (row.before, row.after):
-                    for text, value in _times(cell):
-                        tol = _half_last_digit(text) * (value / float(text)) + 1e-9
-                        assert any(abs(v - value) <= tol for v in values), (
-                            f"{entry.id}: {text} in {cell!r} is not in {block.source}"
-                        )
-                        checked += 1
+    for entry, block in _local_blocks():
+        names = CITED_FILE.findall(block.source)
+        if not any(n.endswith(".jsonl") or re.search(r"exp_\d+/result\.md$", n) for n in names):
+            continue
+        values: list[float] = []
+        for name, lines in _cited_lines(block.source).items():
+            text = (REPO / name).read_text(encoding="utf-8").splitlines()
+            assert lines, f"{entry.id}: name the lines of {name} the numbers come from"
+            assert max(lines) <= len(text), (entry.id, name, max(lines), len(text))
+            for number in sorted(lines):
+                values += _values(json.loads(text[number - 1]))
+        for path in _cited_files(block.source):
+            if path.suffix != ".jsonl":
+                values += _numbers_in(path)
+        for row in block.rows:
+            for cell in (row.before, row.after):
+                for text, value in _times(cell):
+                    tol = _half_last_digit(text) * (value / float(text)) + 1e-9
+                    assert any(abs(v - value) <= tol for v in values), (
+                        f"{entry.id}: {text} in {cell!r} is not in {block.source}"
+                    )
+                    checked += 1
     assert checked >= 200
 
 
@@ -367,24 +371,19 @@ def test_stated_ridges_are_those_of_the_cited_anchor_runs() -> None:
     than the one cited can't be checked against the source."""
     require_shared(ANCHORS, "the H200 anchor measurements")
     checked = 0
-    for entry in CATALOG:
-        for block in entry.evidence:
-            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
-                continue
-            anchors = [p for p in _cited_files(block.source) if p.parent == ANCHORS]
-            texts = [block.notes, *(c for r in block.rows for c in (r.config, r.change))]
-            stated = [
-                int(n) for text in texts for found in _RIDGE.findall(text) for n in found if n
-            ]
-            if not stated:
-                continue
-            ridges = set()
-            for path in anchors:
-                run = json.loads(path.read_text(encoding="utf-8"))
-                ridges.add(round(run["matmul_tflops"] / run["copy_tbps"]))
-            for value in stated:
-                assert value in ridges, f"{entry.id}: ridge {value}, cited runs give {ridges}"
-                checked += 1
+    for entry, block in _local_blocks():
+        anchors = [p for p in _cited_files(block.source) if p.parent == ANCHORS]
+        texts = [block.notes, *(c for r in block.rows for c in (r.config, r.change))]
+        stated = [int(n) for text in texts for found in _RIDGE.findall(text) for n in found if n]
+        if not stated:
+            continue
+        ridges = set()
+        for path in anchors:
+            run = json.loads(path.read_text(encoding="utf-8"))
+            ridges.add(round(run["matmul_tflops"] / run["copy_tbps"]))
+        for value in stated:
+            assert value in ridges, f"{entry.id}: ridge {value}, cited runs give {ridges}"
+            checked += 1
     assert checked >= 3
 
 
@@ -397,23 +396,20 @@ def test_scientific_figures_in_local_changes_are_in_the_cited_files() -> None:
     names (a measurement file, a devlog, or the test module that holds the bound)."""
     require_shared(ANCHORS, "the H200 anchor measurements")
     checked = 0
-    for entry in CATALOG:
-        for block in entry.evidence:
-            if block.source_type is not SourceType.LOCAL_EXPERIMENT:
-                continue
-            figures = [f for row in block.rows for f in _SCIENTIFIC.findall(row.change)]
-            if not figures:
-                continue
-            texts = [
-                (ANCHORS.parent if name.startswith("anchors/") else REPO).joinpath(name)
-                for name in _REPO_PATH.findall(block.source)
-            ]
-            written = " ".join(p.read_text(encoding="utf-8") for p in texts if p.is_file())
-            for figure in figures:
-                assert re.search(rf"(?<![\d.]){re.escape(figure)}(?!\d)", written), (
-                    f"{entry.id}: {figure} is in none of {block.source}"
-                )
-                checked += 1
+    for entry, block in _local_blocks():
+        figures = [f for row in block.rows for f in _SCIENTIFIC.findall(row.change)]
+        if not figures:
+            continue
+        texts = [
+            (ANCHORS.parent if name.startswith("anchors/") else REPO).joinpath(name)
+            for name in _REPO_PATH.findall(block.source)
+        ]
+        written = " ".join(p.read_text(encoding="utf-8") for p in texts if p.is_file())
+        for figure in figures:
+            assert re.search(rf"(?<![\d.]){re.escape(figure)}(?!\d)", written), (
+                f"{entry.id}: {figure} is in none of {block.source}"
+            )
+            checked += 1
     assert checked >= 1
 
 
