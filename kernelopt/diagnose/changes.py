@@ -27,7 +27,6 @@ from kernelopt.diagnose.source import Complexity, LineCounts, complexity, line_c
 from kernelopt.experiments.diffs import FileDiff, apply_diff, blob_id, parse_diff
 from kernelopt.experiments.log import Experiment, ExperimentLog, KernelSource
 from kernelopt.experiments.readers import is_source, language_of
-from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["NEW_FILE", "SnapshotChange", "file_name", "kept", "snapshot_changes"]
 
@@ -35,8 +34,6 @@ NEW_FILE = "/dev/null"
 """The ``base`` of a change that creates its file: nothing before it."""
 
 _EMPTY = Complexity(lines=0, branches=0, constexprs=0, autotune_configs=None)
-# Fates after which a change is not in the kernel the next experiment starts from.
-_DROPPED = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
 
 
 @attrs.frozen(kw_only=True)
@@ -132,11 +129,7 @@ class _Base:
 
 
 def _kept(experiment: Experiment | None) -> bool:
-    return (
-        experiment is not None
-        and experiment.status not in _DROPPED
-        and experiment.correctness is not Correctness.FAIL
-    )
+    return experiment is not None and experiment.kept
 
 
 def kept(log: ExperimentLog, number: int) -> bool:

@@ -35,6 +35,10 @@ __all__ = [
 ]
 
 
+# Fates after which a change is not in the kernel the next experiment starts from.
+_DROPPED = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
+
+
 def _measured(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
     # min() over latencies holding a NaN answers by position, and a time at or below
     # zero beats every real one: neither may pass for the best of a log.
@@ -326,6 +330,17 @@ class Experiment:
         return self.refs.get(field, self.source)
 
     @property
+    def kept(self) -> bool:
+        """Whether its change stayed in the kernel the next experiment starts from.
+
+        Not REVERTED, NEUTRAL or FAILED, and not failing correctness: a prototype measured
+        and dropped is not the kernel. An experiment whose fate the log does not state
+        counts as kept (the log gives no reason to think it was undone); a BASELINE is the
+        kernel everything starts from.
+        """
+        return self.status not in _DROPPED and self.correctness is not Correctness.FAIL
+
+    @property
     def mention(self) -> str:
         """How a sentence names it: its label, or ``exp N`` when the label is a bare number
         (histories that number their rows)."""
@@ -455,6 +470,8 @@ class ExperimentLog:
         Every recommendation found in plans and research notes, in experiment order.
     profiling : tuple of Fact
         Lines anywhere in the log that report profiling data (profile.md, results, notes).
+        Under ``until``, only profile.md's and those in an experiment (or on a lesson
+        citing one) before the cut: a note that cannot be placed does not count.
     unread : tuple of Unread
         What could not be read, and why.
     warnings : tuple of str
@@ -519,16 +536,24 @@ class ExperimentLog:
         """The kernel sources that describe the kernel as it stands.
 
         The kernel CLAUDE.md names when it was found (and no ``until`` cut applies),
-        otherwise the full-source snapshots of the latest experiment that has any (a diff
-        holds only the lines it changes, so it does not describe a kernel on its own).
+        otherwise the full-source snapshots of the latest kept experiment that has any
+        (:attr:`Experiment.kept`: a snapshot of a change that was reverted, neutral or
+        failed is a prototype, not the kernel; a diff holds only the lines it changes, so
+        it does not describe a kernel on its own). A snapshot of an experiment the primary
+        series does not hold has no stated fate and counts. With no such snapshot, the
+        named kernel (empty when there is none).
         """
         named = tuple(k for k in self.kernels if k.role == "kernel")
         if named and self.until is None:
             return named
+        landed = {e.number for e in self.experiments if e.kept}
         snapshots = [
             k
             for k in self.kernels
-            if k.role == "snapshot" and k.experiment is not None and not k.is_diff
+            if k.role == "snapshot"
+            and k.experiment is not None
+            and not k.is_diff
+            and (k.experiment in landed or self.experiment(k.experiment) is None)
         ]
         if not snapshots:
             return named

@@ -57,6 +57,14 @@ def test_gdn_prefill_plateau_is_detected_before_the_breakthrough(corpus: Path) -
     assert before.finding(P.CORRECTNESS_WALL) is None  # one correctness failure (exp 15)
 
 
+def test_gdn_prefill_before_its_first_profile(corpus: Path) -> None:
+    # Every profiler note of the devlog is in an entry dated 04-21 or later; exp 7 is 04-19.
+    early = _diagnose(corpus, "gdn-prefill-devlog", until=8)
+    blind = early.finding(P.WRONG_BOTTLENECK)
+    assert blind is not None and blind.summary.startswith("No profiling data")
+    assert "cuda-event-instrumentation" in {a.catalog_id for a in blind.actions}
+
+
 def test_gdn_prefill_after_the_breakthrough(corpus: Path) -> None:
     after = _diagnose(corpus, "gdn-prefill-devlog")
     assert after.finding(P.LOCAL_MINIMUM) is None and after.finding(P.REPETITION_LOOP) is None
@@ -75,6 +83,8 @@ def test_gdn_prefill_after_the_breakthrough(corpus: Path) -> None:
 def test_gemm_flipfloppers_is_healthy(corpus: Path) -> None:
     diagnosis = _diagnose(corpus, "gemm-flipfloppers")
     assert diagnosis.findings == ()
+    # G0.2 and G0.3 (steps 7, 8) state their new bests in prose: "tiny 1.307→1.378x".
+    assert {7, 8} <= {p.experiment for p in diagnosis.summary.trajectory}
     assert "exps 14, 17" in _sentence(diagnosis, P.CORRECTNESS_WALL)
 
 

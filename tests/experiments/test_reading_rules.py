@@ -99,10 +99,12 @@ def test_files_about_the_log_are_not_profiling_data(tmp_path: Path) -> None:
     entry.write_text("# Slow\n\n- id: slow\n- kind: anti-pattern\n\nncu: 2.4e+05 us per call\n")
     for until in (None, 2, 3, 99):
         assert read_log(root, until=until).profiling == (), until
-    # A result that measures is read, with or without a cut.
+    # A note that measures is read; under a cut only when it can be placed before it, and a
+    # loose note names no experiment (an until past them all is no cut).
     (root / "experiments" / "notes.md").write_text("Profiled with ncu: DRAM 81%, 412 us\n")
     assert [f.source.path for f in read_log(root).profiling] == ["experiments/notes.md"]
-    assert [f.source.path for f in read_log(root, until=2).profiling] == ["experiments/notes.md"]
+    assert [f.source.path for f in read_log(root, until=99).profiling] == ["experiments/notes.md"]
+    assert read_log(root, until=2).profiling == ()
 
 
 def test_until_past_the_last_experiment_is_no_cut(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """3. Correctness wall: the latest attempts keep failing correctness.
 
 Counts trailing consecutive correctness failures (attempts whose correctness is unknown are
-skipped; a pass ends the run), then checks the kernel text for the seed's numeric suspects:
+skipped; a pass ends the run), then checks the kernel text (the kernel CLAUDE.md names, else
+the latest failing attempt's snapshot) for the seed's numeric suspects:
 a ``tl.dot`` at tf32 (set so, or float32 operands at the default), an LSE base mismatch
 (exp2 vs ln), -inf masking without a fully-masked-row guard, and bf16/fp16 accumulation.
 For the dot the seed's ladder is tf32x3 → tf32 → ieee; a dot found at tf32 skips the
@@ -14,12 +15,14 @@ when no kernel text could be read: a text that was read and shows none has answe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import CorrectnessWallParams
 from kernelopt.diagnose.source import precision_suspects
-from kernelopt.experiments.log import Experiment
+from kernelopt.experiments.log import Experiment, KernelSource
 from kernelopt.experiments.records import Correctness
 
 __all__ = ["detect", "trailing_failures"]
@@ -57,6 +60,21 @@ def trailing_failures(experiments: tuple[Experiment, ...]) -> list[Experiment]:
     return failures
 
 
+def _wall_kernels(ctx: Context, failures: Sequence[Experiment]) -> tuple[KernelSource, ...]:
+    """The kernel text to look for the numeric suspects in: the kernel CLAUDE.md names when
+    it stands, else the full snapshots of the latest failing attempt that left any (the
+    numbers went wrong there; the kept kernel before the wall never failed), else the kernel
+    as it stands."""
+    standing = ctx.kernels
+    if any(k.role == "kernel" for k in standing):
+        return standing
+    for experiment in reversed(failures):
+        found = ctx.snapshots.get(experiment.number)
+        if found:
+            return found
+    return standing
+
+
 def _last_pass(experiments: tuple[Experiment, ...], first_failure: Experiment) -> Experiment | None:
     """The latest attempt before ``first_failure`` that passed correctness."""
     before = experiments[: experiments.index(first_failure)]
@@ -92,7 +110,7 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
             f"in a row).",
         )
     numbers = [e.number for e in failures]
-    kernels = ctx.kernels
+    kernels = _wall_kernels(ctx, failures)
     missing: list[str] = []
     suspects = precision_suspects(kernels) if kernels else []
     if not kernels:

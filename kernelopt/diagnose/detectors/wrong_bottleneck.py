@@ -4,8 +4,8 @@ optimizing with no profile at all.
 The kernel's bound comes from profile.md (``Bottleneck: Memory-bound``) or from metrics in
 the profile and results (``dram_pct``, ``tc_pct``, ``arith_intensity`` against ``ridge``),
 or else from the profiler notes of the results when they name one bound in words (a devlog's
-"Diagnosis: Kernel is latency-bound"; a bound ruled out, "not memory-bound", names none),
-except under ``until``: the notes come from whole files and cannot be placed before the cut.
+"Diagnosis: Kernel is latency-bound"; a bound ruled out, "not memory-bound", names none);
+under ``until``, only the notes that stood before the cut (see ``read_log``).
 Recent attempts are classified by their catalog tags (worth two words each) and words:
 
 - compute: MMA tiles, head grouping, dot precision, exp2 with the scale folded in, warp
@@ -132,9 +132,9 @@ def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence
         return bound, Evidence(
             quote=f"arith_intensity={intensity:g} vs ridge={ridge:g}", source=where
         )
-    # Profiler notes are gathered from whole files (a devlog's later entries too): cut at
-    # ``until``, none of them can be placed before the cut, so none states the bound then.
-    return _stated_bound(ctx.log.profiling) if ctx.log.until is None else None
+    # Under ``until`` the log's profiler notes are those that stood before the cut (a note
+    # in a later entry, or in no entry at all, is not among them).
+    return _stated_bound(ctx.log.profiling)
 
 
 # "Kernel is latency-bound", "memory bound": a bound the profiler notes of a result state.

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from kernelopt.experiments.log import Experiment, Recommendation, Series
+from kernelopt.experiments.log import Experiment, MetricKind, Recommendation, Series
 from kernelopt.experiments.readers._draft import Draft, measurable
 from kernelopt.experiments.readers._values import knobs_of
 from kernelopt.experiments.records import Correctness, Status
@@ -126,6 +126,7 @@ def assemble(drafts: Iterable[Draft], tagger: Tagger) -> list[Series]:
             members.sort(key=lambda d: (d.number, _sortable(d.order)))
         else:
             members.sort(key=lambda d: _sortable(d.order))
+        _adopt_prose_speedups(members)
         experiments = []
         for position, draft in enumerate(members, start=1):
             number = draft.number if numbered and draft.number is not None else position
@@ -138,6 +139,19 @@ def assemble(drafts: Iterable[Draft], tagger: Tagger) -> list[Series]:
         kind = max(set(kinds), key=kinds.count)
         series.append(Series(name=_series_name(scope), kind=kind, experiments=tuple(experiments)))
     return series
+
+
+def _adopt_prose_speedups(members: list[Draft]) -> None:
+    """Give an experiment without measured points the speedups its prose states for trial
+    points that the series' other experiments measure as speedups (``"tiny 1.307→1.378x"``
+    beside steps whose tables give ``tiny``'s speedup). A name no other experiment measures,
+    or a log that measures times, leaves the prose unread: the arrow may be anything."""
+    names = {p.name for d in members for p in d.points if p.kind is MetricKind.SPEEDUP}
+    if not names:
+        return
+    for draft in members:
+        if not draft.points:
+            draft.points.extend(p for p in draft.prose_points if p.name in names)
 
 
 def _evolve(experiment: Experiment, **changes: Any) -> Experiment:

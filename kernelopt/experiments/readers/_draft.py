@@ -87,6 +87,9 @@ class Draft:
     tags: list[str] = attrs.field(factory=list)
     knobs: dict[str, str] = attrs.field(factory=dict)
     points: list[Point] = attrs.field(factory=list)
+    # Speedups stated in prose ("tiny 1.307→1.378x"), read into ``points`` only when the
+    # series' other experiments measure the same names as speedups.
+    prose_points: list[Point] = attrs.field(factory=list)
     metrics: dict[str, float] = attrs.field(factory=dict)
     recommendations: list[DraftRecommendation] = attrs.field(factory=list)
     kernel_files: list[str] = attrs.field(factory=list)
@@ -94,6 +97,9 @@ class Draft:
     text_parts: list[str] = attrs.field(factory=list)
     refs: dict[str, SourceRef] = attrs.field(factory=dict)
     sources: list[SourceRef] = attrs.field(factory=list)
+    # The line ranges (path, first, last; 1-based, inclusive) the draft was read from: a
+    # note found anywhere in them belongs to this experiment (read_log cuts it at until).
+    spans: list[tuple[str, int, int]] = attrs.field(factory=list)
     table_row: bool = False  # read from one row of an experiment table
     refused: set[str] = attrs.field(factory=set)  # fields whose value was not read
     # What the user should know about how this draft was read (values refused, sources
@@ -139,6 +145,8 @@ class Draft:
         # source's set unless it had none.
         if not self.points:
             self.points.extend(other.points)
+        if not self.prose_points:
+            self.prose_points.extend(other.prose_points)
         for key, value in other.metrics.items():
             self.metrics.setdefault(key, value)
         # Caps keep a log that repeats one experiment thousands of times linear.
@@ -150,6 +158,7 @@ class Draft:
         self.text_parts.extend(other.text_parts[: max(_CAP - len(self.text_parts), 0)])
         for key, ref in other.refs.items():
             self.refs.setdefault(key, ref)
+        self.spans.extend(other.spans[: max(_CAP - len(self.spans), 0)])
         if len(self.sources) < _CAP:
             known = set(self.sources)
             self.sources.extend(s for s in other.sources if s not in known)

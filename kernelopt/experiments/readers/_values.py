@@ -30,7 +30,9 @@ __all__ = [
     "number",
     "number_at",
     "speedup_tokens",
+    "states_accuracy_failure",
     "status_of",
+    "tally_only",
     "throughput_tokens",
     "unclear_number",
     "unit_of_header",
@@ -360,6 +362,37 @@ def correctness_of(text: str) -> Correctness | None:
     if _PASS_WORDS.search(clean):
         return Correctness.PASS
     return None
+
+
+# A failure of the numbers themselves stated in prose ("still fails strict parity",
+# "wrong results"), as opposed to the bare word "fail" (a job, a build, a probe that failed).
+_ACCURACY_FAIL = re.compile(
+    r"\b(?:failed|fails|failing) (?:the )?(?:(?:strict|exact|numeric(?:al)?|bitwise|full) )?"
+    r"(?:accuracy|correctness|tolerance|atol|rtol|parity|all \d+ trials)\b"
+    r"|\b(?:accuracy|correctness|parity) (?:check )?(?:failed|fails|failure)\b|\btrue[- ]failing\b"
+    r"|\bwrong (?:results?|outputs?|values?)\b|\bproduces? nans?\b|\bnans? in the output\b"
+    r"|\bmismatch(?:es)? (?:vs|against|with) (?:the )?(?:reference|baseline)|\bexceeds? (?:the "
+    r")?(?:atol|rtol|tolerance)\b",
+    re.IGNORECASE,
+)
+# A pytest tally: "26 passed", "31 passed in 2.97s".
+_TALLY = re.compile(r"\b\d+ passed(?: in \d+(?:\.\d+)?\s*s)?\b", re.IGNORECASE)
+
+
+def states_accuracy_failure(text: str) -> bool:
+    """Whether ``text`` says the kernel's numbers are wrong (``"still fails strict parity"``,
+    ``"accuracy check failed"``, ``"wrong results"``), not merely that something failed."""
+    return _ACCURACY_FAIL.search(text) is not None
+
+
+def tally_only(text: str) -> bool:
+    """Whether the verdict of ``text`` rests on a pytest tally alone (```26 passed`; probes``):
+    without its ``N passed`` counts, nothing in it reads as a pass or a failure.
+
+    A tally says a test suite passed, not that the experiment's outputs match: a failure
+    the same record states outright outweighs it.
+    """
+    return _TALLY.search(text) is not None and correctness_of(_TALLY.sub(" ", text)) is None
 
 
 # --- outcome -----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ result tables per trial point; profiling metrics. It never raises.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import weakref
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ from kernelopt.experiments.readers._values import (
     number,
     number_at,
     speedup_tokens,
+    states_accuracy_failure,
     status_of,
     unit_of_header,
 )
@@ -131,15 +133,6 @@ _AFTER = re.compile(
 )
 _BEFORE = re.compile(
     r"\b(?:before|baseline|base|old|prev(?:ious)?|reference|ref|original)\b", re.IGNORECASE
-)
-_ACCURACY_FAIL = re.compile(
-    r"\b(?:failed|fails|failing) (?:the )?(?:accuracy|correctness|tolerance|atol|rtol|parity|all "
-    r"\d+ trials)\b"
-    r"|\b(?:accuracy|correctness|parity) (?:check )?(?:failed|fails|failure)\b|\btrue[- ]failing\b"
-    r"|\bwrong (?:results?|outputs?|values?)\b|\bproduces? nans?\b|\bnans? in the output\b"
-    r"|\bmismatch(?:es)? (?:vs|against|with) (?:the )?(?:reference|baseline)|\bexceeds? (?:the "
-    r")?(?:atol|rtol|tolerance)\b",
-    re.IGNORECASE,
 )
 # A count is at most a few comma groups long: from each digit of a long "1,1,1,…" run, an
 # unbounded ``[\d,]*`` scanned the run to its end.
@@ -352,6 +345,45 @@ def _points(
     return points
 
 
+# "tiny 1.307→1.378x", "default 1.397x -> 1.392x", "large_batch flat (1.253→1.255x)": a
+# regime's speedup before and after the step, in prose. The name starts a word (the
+# look-behind keeps a long word from being retried at each of its letters), at most one
+# word ("flat") and a colon or parenthesis sit between it and the numbers.
+_PROSE_SPEEDUP = re.compile(
+    r"(?<![\w.-])(?P<name>[A-Za-z][\w-]*)(?:[ \t]+[a-z]+)?\s*(?:[:(]\s*)?"
+    r"\d+(?:\.\d+)?(?:\s*x)?\s*(?:→|->)\s*(?P<after>\d+(?:\.\d+)?)\s*x\b"
+)
+
+
+def _prose_speedups(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> list[Point]:
+    """The ``name A→Bx`` changes in lines ``start``..``end`` outside code, as speedup
+    points ``name`` = B, in the order written (a name's first change wins).
+
+    Candidates only: whether ``name`` is a trial point of this log, measured as a speedup,
+    is for :func:`kernelopt.experiments.readers._assemble.assemble` to say, which sees the
+    other experiments of the series.
+    """
+    kept = [i for i in range(start - 1, end) if not mask[i]]
+    text = "\n".join(file.lines[i] for i in kept)
+    if "→" not in text and "->" not in text:
+        return []
+    starts = list(itertools.accumulate((len(file.lines[i]) + 1 for i in kept), initial=0))
+    found: dict[str, Point] = {}
+    for match in _PROSE_SPEEDUP.finditer(text):
+        name = match.group("name")
+        if name in found:
+            continue
+        at = kept[bisect.bisect_right(starts, match.start("after")) - 1]
+        found[name] = Point(
+            name=name,
+            value=float(match.group("after")),
+            unit="x",
+            kind=MetricKind.SPEEDUP,
+            source=SourceRef(path=file.path, line=at + 1),
+        )
+    return list(found.values())
+
+
 _EXPERIMENT_WORDS = re.compile(
     r"\b(?:exp(?:eriment)?\s*\d+|step\s*\d+|v\d+|[A-Z]\d+(?:\.\d+)*[a-z]?|after|new|candidate|ours|current|"
     r"optimi[sz]ed|this|speedup|latency|time|ms|us|µs|x)\b",
@@ -396,7 +428,7 @@ def correctness_in(text: str) -> Correctness | None:
     """Correctness stated in prose: an "all PASS" verification beats a failure phrase."""
     if _ALL_PASS.search(text):
         return Correctness.PASS
-    if _ACCURACY_FAIL.search(text):
+    if states_accuracy_failure(text):
         return Correctness.FAIL
     return None
 
@@ -441,6 +473,7 @@ def describe(
     """
     lines = file.lines
     last = len(lines) if end is None else min(end, len(lines))
+    draft.spans.append((file.path, start, last))
     mask, every_head = _structure(file)
     heads = every_head[
         bisect.bisect_left(every_head, start, key=_line) : bisect.bisect_right(
@@ -529,13 +562,15 @@ def describe(
                 (
                     i
                     for i in range(start, last + 1)
-                    if _ALL_PASS.search(lines[i - 1]) or _ACCURACY_FAIL.search(lines[i - 1])
+                    if _ALL_PASS.search(lines[i - 1]) or states_accuracy_failure(lines[i - 1])
                 ),
                 start,
             )
             draft.put("correctness", stated, ref(line))
     if not draft.points:
         draft.points.extend(_points(file, start, last, mask, draft.warnings))
+    if not draft.points and not draft.prose_points:
+        draft.prose_points.extend(_prose_speedups(file, start, last, mask))
     table_metrics = _table_metrics(file, start, last, mask, draft.warnings)
     for name, number_ in {**table_metrics, **metrics_of(body)}.items():
         draft.metrics.setdefault(name, number_)

@@ -215,8 +215,8 @@ class _Reading:
                 continue
             if suffix in _MARKDOWN:
                 self.markdown(file, position)
-                # The same files with or without ``until``: a loose note cannot be dated
-                # against the experiments, and profile.md is read either way.
+                # Every file is scanned; read_log keeps, under ``until``, only the notes
+                # that sit in an experiment still standing.
                 if self._measures(file):
                     self._profiling_lines(file)
             else:
@@ -298,6 +298,40 @@ def _cut(series: Series, until: int | None, cutoff_date: str | None, primary: bo
     return Series(name=series.name, kind=series.kind, experiments=kept)
 
 
+def _standing(
+    facts: list[Fact], drafts: list[Draft], series: list[Series], lessons: list[Fact], until: int
+) -> list[Fact]:
+    """The ``facts`` that stood before experiment ``until``: those in the lines of an
+    experiment still in ``series`` (already cut), and those on a lesson that cites an
+    experiment before ``until`` (``- [exp 5] ...``). A note in a later entry is cut with it;
+    a note in no entry (a loose file, the text around a devlog's entries, a lesson citing no
+    experiment) cannot be dated against the experiments and does not count."""
+    standing = {ref for item in series for e in item.experiments for ref in e.sources}
+    spans: dict[str, list[tuple[int, int, SourceRef]]] = {}
+    for draft in drafts:
+        if draft.sources:
+            for path, first, last in draft.spans:
+                spans.setdefault(path, []).append((first, last, draft.sources[0]))
+    cited = {lesson.source: lesson_experiment(lesson) for lesson in lessons}
+    kept = []
+    for fact in facts:
+        line = fact.source.line
+        holders = [
+            (last - first, entry)
+            for first, last, entry in spans.get(fact.source.path, ())
+            if first <= line <= last
+        ]
+        if holders:
+            # The narrowest range is the fact's own entry (a row inside a table note's section).
+            if min(holders, key=lambda h: h[0])[1] in standing:
+                kept.append(fact)
+            continue
+        number = cited.get(fact.source)
+        if number is not None and number < until:
+            kept.append(fact)
+    return kept
+
+
 def _before(draft: Draft, until: int) -> bool:
     """Whether ``draft`` may be an experiment before ``until`` (an unnumbered one may)."""
     return draft.number is None or draft.number < until
@@ -366,7 +400,9 @@ def read_log(
         The log directory.
     until : int, optional
         Read the directory as it stood before experiment ``until``: only experiments
-        numbered below it are kept (folders ``exp_N`` with N >= until are not read). An
+        numbered below it are kept (folders ``exp_N`` with N >= until are not read), and
+        the profiling notes of the experiments kept (or of lessons citing them); a note
+        that sits in no experiment cannot be dated and is left out. An
         ``until`` past every experiment cuts nothing: the log reads as without it (its
         ``until`` is then None). Keyword-only, like the parameters below.
     catalog : Catalog, optional
@@ -426,7 +462,12 @@ def read_log(
     lessons = [f for f in reading.lessons if until is None or (lesson_experiment(f) or 0) < until]
     profiling = list(reading.profile.facts) if reading.profile is not None else []
     profiling += [f for e in experiments for f in e.profiling]
-    profiling += [f for f in reading.profiling if f not in profiling]
+    notes = (
+        reading.profiling
+        if until is None
+        else _standing(reading.profiling, reading.drafts, series, reading.lessons, until)
+    )
+    profiling += [f for f in notes if f not in profiling]
     unread = list(reading.files.unread) + [Unread(path=p, reason=r) for p, r in reading.problems]
     layouts = sorted(reading.layouts)
     warnings = [warning] if warning else []

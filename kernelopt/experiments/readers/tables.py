@@ -27,10 +27,12 @@ from kernelopt.experiments.readers._values import (
     number,
     number_at,
     speedup_tokens,
+    states_accuracy_failure,
     status_of,
+    tally_only,
     unit_of_header,
 )
-from kernelopt.experiments.records import Status
+from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["Roles", "experiment_number", "read_table", "roles_of"]
 
@@ -231,6 +233,7 @@ def read_table(
         draft.number = number_
         draft.table_row = True
         draft.sources.append(ref)
+        draft.spans.append((file.path, row.line, row.line))
         draft.put("description", description or raw_id, ref)
         _row_values(draft, table, roles, headline, cells, ref)
         drafts.append(draft)
@@ -296,7 +299,8 @@ def _row_values(
         draft.put("throughput", number_at(text, ref, draft.warnings), ref)
         draft.put("throughput_unit", _rate_unit(table.header[roles.throughput]), ref)
     if roles.correctness is not None:
-        draft.put("correctness", correctness_of(cells[roles.correctness]), ref)
+        outcome = [cells[column] for column in _outcome_columns(roles)]
+        draft.put("correctness", _row_correctness(cells[roles.correctness], outcome), ref)
     measured = draft.latency is not None or draft.speedup is not None
     if roles.status is not None:
         draft.put("status", status_of(cells[roles.status], failed_means_slower=measured), ref)
@@ -308,6 +312,17 @@ def _row_values(
         draft.text_parts.append(strip_md(cells[column]))
     if not_attempted(" ".join(cells)):
         draft.put("attempted", False, ref)
+
+
+def _row_correctness(cell: str, outcome: list[str]) -> Correctness | None:
+    """The row's correctness ``cell``, unless it rests on a pytest tally alone and one of
+    the row's ``outcome`` cells states that the numbers are wrong (``"`26 passed`"`` beside
+    ``"still fails strict parity"``): the suite passing does not make the outputs match."""
+    verdict = correctness_of(cell)
+    stated = any(states_accuracy_failure(strip_md(text)) for text in outcome)
+    if verdict is Correctness.PASS and stated and tally_only(strip_md(cell)):
+        return Correctness.FAIL
+    return verdict
 
 
 def _rate_unit(header: str) -> str:
