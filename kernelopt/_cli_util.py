@@ -4,19 +4,193 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
 import sys
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
+
+from kernelopt._errors import expected
 
 # Exit codes shared by every subcommand.
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 
+# Where a parse keeps the single-valued options it has seen (argparse copies a
+# subcommand's namespace into its parent's, so the record follows the options).
+_GIVEN = "_options_given"
+# The subcommand whose parser found arguments it does not know.
+_STRAY_IN = "_stray_arguments_in"
+
+
+class _StoreOnce(argparse._StoreAction):
+    """``store`` that refuses its option a second time instead of keeping the last value."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string is not None:
+            given: set[str] = namespace.__dict__.setdefault(_GIVEN, set())
+            if self.dest in given:
+                first = getattr(namespace, self.dest)
+                raise argparse.ArgumentError(
+                    self,
+                    expected(f"{option_string} once", f"it twice ({first!r}, then {values!r})"),
+                )
+            given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Reflow prose paragraphs, but keep indented lines (examples) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        blocks: list[str] = []
+        for paragraph in text.split("\n\n"):
+            prose: list[str] = []
+            lines: list[str] = []
+            for line in paragraph.splitlines():
+                if line.startswith("  "):
+                    if prose:
+                        lines.append(super()._fill_text(" ".join(prose), width, indent))
+                        prose = []
+                    lines.append(indent + line)
+                else:
+                    prose.append(line)
+            if prose:
+                lines.append(super()._fill_text(" ".join(prose), width, indent))
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+
+class Parser(argparse.ArgumentParser):
+    """The argument parser of every ``kernelopt`` command and subcommand.
+
+    A single-valued option given twice is a usage error, and examples in descriptions and
+    epilogs keep their lines. Subcommand parsers inherit both (argparse builds them with
+    the parent's class).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        # The innermost subcommand sees stray arguments first: name it, not the tool, in
+        # the error its parents raise.
+        if extras and not hasattr(parsed, _STRAY_IN):
+            setattr(parsed, _STRAY_IN, self.prog)
+        return parsed, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            where = getattr(parsed, _STRAY_IN, self.prog)
+            message = expected(f"only options that `{where} --help` lists", " ".join(extras))
+            self.exit(EXIT_USAGE, f"{where}: error: {message}\n")
+        return parsed
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        if action.choices is not None and value not in action.choices:
+            names = ", ".join(map(str, action.choices))
+            raise argparse.ArgumentError(action, expected(f"one of {names}", repr(value)))
+
+    def error(self, message: str) -> NoReturn:
+        """Exit 2 with one ``prog: error: ...`` line, in ``Expected X, got Y`` words."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_in_expected_words(message)}\n")
+
+
+# argparse's own messages, and the same said as every other kernelopt error.
+_ARGPARSE_MESSAGES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (
+        re.compile(r"the following arguments are required: (?P<names>.+)"),
+        lambda m: expected(f"the required {m['names']}", "none of them"),
+    ),
+    (
+        re.compile(r"argument (?P<arg>\S+): expected one argument"),
+        lambda m: f"argument {m['arg']}: " + expected("a value after it", "none"),
+    ),
+    (
+        re.compile(r"argument (?P<arg>\S+): expected at least one argument"),
+        lambda m: f"argument {m['arg']}: " + expected("one value or more after it", "none"),
+    ),
+)
+
+
+def _in_expected_words(message: str) -> str:
+    for pattern, reword in _ARGPARSE_MESSAGES:
+        found = pattern.fullmatch(message)
+        if found:
+            return reword(found)
+    return message
+
+
+def missing_command(parser: argparse.ArgumentParser) -> int:
+    """Print ``parser``'s help and the error of a command line that names no subcommand.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        A parser whose subcommands were all left out.
+
+    Returns
+    -------
+    int
+        ``EXIT_USAGE``, the exit code of a usage error.
+    """
+    parser.print_help(sys.stderr)
+    names = [
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+    got = expected(f"a command among {', '.join(names)}", "none")
+    print(f"{parser.prog}: error: {got}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def exit_codes(ok: str = "ok", findings: str | None = None, usage: str = "") -> str:
+    """The ``Exit codes:`` sentence of a command's help, in the words every command uses.
+
+    Parameters
+    ----------
+    ok : str
+        What exit 0 means for this command.
+    findings : str, optional
+        What exit 1 means; ``None`` for a command that never exits 1.
+    usage : str
+        Examples of input errors for this command, shown after exit 2's meaning.
+
+    Returns
+    -------
+    str
+        One sentence, e.g. ``Exit codes: 0 ok; 1 lint errors; 2 usage or input error.``
+    """
+    one = "" if findings is None else f"; 1 {findings}"
+    two = f" ({usage})" if usage else ""
+    return f"Exit codes: 0 {ok}{one}; 2 usage or input error{two}."
+
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     """Add the ``--json`` flag every reporting subcommand takes."""
     parser.add_argument(
-        "--json", action="store_true", help="print machine-readable JSON instead of text"
+        "--json",
+        action="store_true",
+        help="print machine-readable JSON on stdout instead of text (warnings go to stderr)",
     )
 
 
@@ -24,6 +198,38 @@ def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON with a trailing newline."""
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str, ensure_ascii=False)
     sys.stdout.write("\n")
+
+
+def _int_at_least(text: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(expected(f"an int >= {minimum}", repr(text))) from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(expected(f"an int >= {minimum}", value))
+    return value
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an int of at least ``minimum``.
+
+    Parameters
+    ----------
+    minimum : int
+        The smallest value accepted.
+
+    Returns
+    -------
+    Callable[[str], int]
+        The converter; for other text it raises ``argparse.ArgumentTypeError``, which
+        argparse reports as a usage error (exit 2).
+    """
+
+    def convert(text: str) -> int:
+        return _int_at_least(text, minimum)
+
+    convert.__name__ = f"int >= {minimum}"
+    return convert
 
 
 def count_at_least_one(text: str) -> int:
@@ -44,10 +250,81 @@ def count_at_least_one(text: str) -> int:
     argparse.ArgumentTypeError
         For text that is not an int >= 1 (argparse turns it into a usage error, exit 2).
     """
+    return _int_at_least(text, 1)
+
+
+def finite_at_least_zero(text: str) -> float:
+    """An argparse ``type``: a finite float >= 0 (NaN would compare false with everything).
+
+    Parameters
+    ----------
+    text : str
+        The argument as given on the command line.
+
+    Returns
+    -------
+    float
+        The number.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        For text that is not a finite number >= 0 (a usage error, exit 2).
+    """
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"Expected an int >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"Expected an int >= 1, got {value}")
+        raise argparse.ArgumentTypeError(expected("a finite number >= 0", repr(text))) from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(expected("a finite number >= 0", value))
     return value
+
+
+class ClosedPipeGuard:
+    """Stands in for ``sys.stdout`` while a command runs, so a reader that goes away
+    (``kernelopt ... | head -1``) ends neither in a traceback nor in the interpreter's
+    "Exception ignored" note at exit, and the command still returns its own exit code.
+
+    Parameters
+    ----------
+    stream : TextIO
+        The real standard output.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.reader_gone = False
+
+    def write(self, text: str) -> int:
+        """Write ``text``, or drop it once the reader has gone."""
+        if not self.reader_gone:
+            try:
+                return self.stream.write(text)
+            except BrokenPipeError:
+                self._reader_went()
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the real stream, noting a reader that has gone."""
+        if not self.reader_gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._reader_went()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+    def _reader_went(self) -> None:
+        self.reader_gone = True
+        # What is still buffered would fail again when the interpreter flushes at exit:
+        # point the descriptor at the null device so that last flush succeeds.
+        try:
+            fd = self.stream.fileno()
+        except (AttributeError, OSError, ValueError):  # a captured or in-memory stream
+            return
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)

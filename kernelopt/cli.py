@@ -1,7 +1,8 @@
 """The ``kernelopt`` command-line tool.
 
 Each subcommand lives beside the primitive it drives (``kernelopt/<module>/_cli.py``) and
-registers itself here. Exit codes: 0 ok, 1 findings or lint errors, 2 usage or input errors.
+registers itself here. Exit codes, the same in every subcommand: 0 ok, 1 findings (the
+subcommand's help says which), 2 usage or input errors.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from kernelopt import __version__
-from kernelopt._cli_util import EXIT_USAGE
+from kernelopt._cli_util import EXIT_USAGE, ClosedPipeGuard, Parser, missing_command
 from kernelopt._errors import KernelOptError, expected
 
 # Modules whose `register(subparsers)` adds their subcommands (catalog; diagnose; inspect;
@@ -27,14 +28,28 @@ _REGISTRARS = (
 )
 
 
+_EPILOG = """\
+Exit codes: 0 ok; 1 findings (diagnose: pathologies; inspect: shortcuts; catalog lint:
+errors; report --check: problems, or a hand-off that does not parse; learn: UNCLEAR; bench
+mla: a point that failed); 2 usage or input error, said on stderr as "Expected X, got Y".
+Every command gives them these meanings; `kernelopt COMMAND --help` says which apply.
+
+Examples, run in a kernelopt checkout:
+  kernelopt catalog search split kv decode
+  kernelopt catalog match --shape s_q=1 --family mla-decode
+  kernelopt diagnose examples/logs/mla-decode-plateau --until 5
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="kernelopt",
         description=(
             "Primitives for optimizing GPU kernels: a knowledge catalog, plateau diagnosis "
             "of experiment logs, workload inspection and trustworthy benchmarks."
         ),
+        epilog=_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"kernelopt {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -44,20 +59,39 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the tool and return its exit code."""
+    """Run the tool and return its exit code.
+
+    Parameters
+    ----------
+    argv : Sequence[str], optional
+        The arguments after the program name; ``None`` reads ``sys.argv``.
+
+    Returns
+    -------
+    int
+        0 ok, 1 findings, 2 usage or input error. argparse's own usage errors (and
+        ``--help``) raise ``SystemExit`` with 2 (0) instead.
+    """
+    guard = ClosedPipeGuard(sys.stdout)
+    sys.stdout = guard  # type: ignore[assignment]
+    try:
+        return _run(argv)
+    finally:
+        guard.flush()
+        sys.stdout = guard.stream
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
+        return missing_command(parser)
     try:
         return int(handler(args))
     except KernelOptError as error:
         print(f"kernelopt {args.command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
-    except BrokenPipeError:  # `kernelopt ... | head` closed the pipe: not an error
-        return 0
     except (OSError, UnicodeDecodeError, RecursionError, OverflowError) as error:
         # What a file on disk can do to any reader or writer: said as the user's problem
         # to fix, not a traceback, when no reader named it more precisely.

@@ -268,6 +268,17 @@ def test_inspect_json_rereads_written_profile(
     profile_from_dict(again["profile"])
 
 
+def test_inspect_writes_the_documented_json_file(
+    capsys: pytest.CaptureFixture[str], trace: Path, tmp_path: Path
+) -> None:
+    written = tmp_path / "workload_profile.json"
+    data, _ = run_json(capsys, "inspect", str(trace), "--write", str(written), "--json", code=1)
+    stored = json.loads(written.read_text("utf-8"), parse_constant=_no_constant)
+    assert list(stored) == ["schema", "profile", "shortcuts"]
+    assert stored["schema"] == "kernelopt-workload-profile/1"
+    assert stored["profile"] == data["profile"] and stored["shortcuts"] == data["shortcuts"]
+
+
 # --- learn and report -------------------------------------------------------------------
 
 
@@ -337,6 +348,58 @@ def test_report_check_json_prints_json(
     assert isinstance(data["problems"], list) and bool(data["problems"]) is (code == 1)
 
 
+# --- bench (the device patched away: the layout, not the numbers) --------------------
+
+
+def test_bench_ceilings_json_contract(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import kernelopt.bench.roofline as roofline
+
+    monkeypatch.setenv("KERNELOPT_CACHE_DIR", str(tmp_path))
+    found = roofline.Ceilings(
+        gpu="NVIDIA H200",
+        copy_bytes_per_s=4.1e12,
+        matmul_flop_per_s=7.2e14,
+        measured_at="2026-12-02T10:00:00+00:00",
+        torch="2.11.0",
+    )
+    monkeypatch.setattr(roofline, "measure_ceilings", lambda refresh=False: found)
+    data, err = run_json(capsys, "bench", "ceilings", "--json")
+    assert err == "" and data == {
+        "gpu": "NVIDIA H200",
+        "copy_bytes_per_s": 4.1e12,
+        "matmul_flop_per_s": 7.2e14,
+        "ridge_flop_per_byte": 7.2e14 / 4.1e12,
+        "measured_at": "2026-12-02T10:00:00+00:00",
+        "torch": "2.11.0",
+        "cache": str(tmp_path / "ceilings.json"),
+    }
+
+
+def test_bench_mla_json_contract_of_a_failed_point(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import kernelopt.bench.mla as mla
+    from kernelopt.bench.roofline import Cost
+    from kernelopt.bench.trials import TrialPoint, TrialResult
+
+    point = TrialPoint(b=8, s=1, t=64, name="extra", extra={"h": 16})
+    failed = TrialResult(requested=point, point=point, impl="seesaw", error="boom")
+    trial = mla.MLATrial(trial=failed, cost=Cost(flops=1.0, bytes=1.0))
+    monkeypatch.setattr(mla, "mla_trial_matrix", lambda points: [trial])
+    out = tmp_path / "rows.jsonl"
+    argv = ["bench", "mla", "--extra-point", "b=8,s=1,t=64,h=16", "--out", str(out), "--json"]
+    data, err = run_json(capsys, *argv, code=1)  # a point failed: a finding
+    assert err == "" and isinstance(data, list) and len(data) == 1
+    assert list(data[0]) == [
+        "point", "requested", "impl", "median_us", "p20_us", "p80_us",
+        "floor_us", "floor_pct", "rel_err", "note", "error",
+    ]  # fmt: skip
+    assert data[0]["error"] == "boom" and data[0]["median_us"] is None
+    assert out.read_text("utf-8") == ""  # a failed point writes no row
+
+
 # --- errors: exit 2, nothing on stdout, "Expected X, got Y" -----------------------------
 
 
@@ -345,7 +408,6 @@ def test_report_check_json_prints_json(
     [
         ("diagnose", "{missing}", "--json"),
         ("diagnose", "{file}", "--json"),
-        ("diagnose", str(PLATEAU), "--until", "-1", "--json"),
         ("diagnose", str(PLATEAU), "--knowledge", "{file}", "--json"),
         ("catalog", "list", "--knowledge", "{missing}", "--json"),
         ("catalog", "show", "no-such-entry", "--json"),
@@ -404,6 +466,11 @@ def test_learn_refuses_a_file_as_knowledge_tree(
     "argv",
     [
         ("diagnose", str(PLATEAU), "--json", "--bogus"),
+        ("diagnose", str(PLATEAU), "--until", "-1", "--json"),
+        ("diagnose", str(PLATEAU), "--until", "4", "--until", "5", "--json"),
+        ("inspect", "t.jsonl", "--top", "nan", "--json"),
+        ("catalog", "search", "kv", "--limit", "-1", "--json"),
+        ("learn", "--before", "a", "--after", "b", "--entry", "x", "--min-effect", "inf"),
         ("catalog", "list", "--json", "--kind", "nope"),
         ("inspect", "--json"),
         ("learn", "--json"),

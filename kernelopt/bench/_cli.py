@@ -12,19 +12,32 @@ This module imports nothing heavy: torch loads when a subcommand runs.
 from __future__ import annotations
 
 import argparse
-import sys
+from pathlib import Path
 from typing import Any
 
-from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_flag, print_json
+from kernelopt._cli_util import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_json_flag,
+    exit_codes,
+    missing_command,
+    print_json,
+)
 from kernelopt._errors import InputError, expected
 
 _DESCRIPTION = "time kernels, measure device ceilings and place results on the roofline"
+_NO_CUDA = "no CUDA device"
 
 
 def register(subparsers: Any) -> None:
     """Register the `bench` subcommand and its own subcommands."""
-    parser = subparsers.add_parser("bench", help=_DESCRIPTION, description=_DESCRIPTION)
-    parser.set_defaults(handler=lambda _args: _usage(parser))
+    parser = subparsers.add_parser(
+        "bench",
+        help=_DESCRIPTION,
+        description=_DESCRIPTION,
+        epilog=exit_codes(findings="a trial point failed (`bench mla`)", usage=_NO_CUDA),
+    )
+    parser.set_defaults(handler=lambda _args: missing_command(parser))
     commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
 
     ceilings = commands.add_parser(
@@ -35,6 +48,7 @@ def register(subparsers: Any) -> None:
             "bf16 8192^3 matmul rate on random data, cached per GPU in "
             "$KERNELOPT_CACHE_DIR or ~/.cache/kernelopt/ceilings.json. Needs CUDA."
         ),
+        epilog=exit_codes(usage=_NO_CUDA) + "\n\nExamples:\n  kernelopt bench ceilings --json",
     )
     add_json_flag(ceilings)
     ceilings.add_argument(
@@ -50,8 +64,20 @@ def register(subparsers: Any) -> None:
             "(b=32 s=16 t=4096) points for each head count, with roofline floors and the "
             "error against the float64 reference; b is halved on CUDA OOM. Needs CUDA."
         ),
+        epilog=exit_codes(
+            "every point ran and was correct",
+            "a point failed or was incorrect",
+            "neither --trial-matrix nor --extra-point, a bad point or --out; " + _NO_CUDA,
+        )
+        + "\n\nExamples:\n"
+        "  kernelopt bench mla --trial-matrix --heads 16 --out mla_decode.jsonl\n"
+        "  kernelopt bench mla --extra-point b=64,s=1,t=8192,h=16 --json",
     )
-    mla.add_argument("--trial-matrix", action="store_true", help="run the default trial matrix")
+    mla.add_argument(
+        "--trial-matrix",
+        action="store_true",
+        help="run the default trial matrix (needed unless --extra-point is given)",
+    )
     mla.add_argument(
         "--heads", default="128,16", help="query head counts, comma-separated (default 128,16)"
     )
@@ -60,16 +86,15 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="b=B,s=S,t=T[,h=H]",
-        help="an extra trial point (repeatable)",
+        help="an extra trial point, at every --heads count unless it names h (repeatable)",
     )
     add_json_flag(mla)
-    mla.add_argument("--out", metavar="FILE", help="append one JSONL row per point to FILE")
+    mla.add_argument(
+        "--out",
+        metavar="FILE",
+        help="append one JSONL row per timed point to FILE (default: write no file)",
+    )
     mla.set_defaults(handler=_mla)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
 
 
 def _ceilings(args: argparse.Namespace) -> int:
@@ -105,6 +130,8 @@ def _parse_point(text: str) -> Any:
         key, sep, value = item.partition("=")
         if not sep or not value.strip().isdigit():
             raise InputError(expected("a point like b=32,s=1,t=4096,h=16", repr(text)))
+        if key.strip() in values:  # the last one winning would time another point
+            raise InputError(expected("a point naming each of b, s, t, h once", repr(text)))
         values[key.strip()] = int(value)
     missing = {"b", "s", "t"} - set(values)
     if missing:
@@ -120,11 +147,31 @@ def _heads(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in parts)
 
 
+def _check_out(out: str) -> None:
+    """Refuse an ``--out`` that rows cannot be appended to, before the (long) run."""
+    place = Path(out)
+    if place.is_dir():
+        raise InputError(expected("a JSONL file to append to", f"{out}, a folder", where="--out"))
+    for parent in place.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError(
+                    expected(
+                        "a JSONL file to append to",
+                        f"{out}, under the file {parent}",
+                        where="--out",
+                    )
+                )
+            return
+
+
 def _mla(args: argparse.Namespace) -> int:
     if not args.trial_matrix and not args.extra_point:
         raise InputError(expected("--trial-matrix and/or --extra-point", "neither"))
     heads = _heads(args.heads)
     extra = [_parse_point(text) for text in args.extra_point]
+    if args.out:
+        _check_out(args.out)
     from kernelopt.bench.mla import mla_trial_matrix
     from kernelopt.bench.records import append_rows
     from kernelopt.bench.trials import trial_matrix

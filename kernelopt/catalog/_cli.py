@@ -1,8 +1,8 @@
 """`kernelopt catalog`: read, query, lint and update the optimization / anti-pattern catalog.
 
 Every subcommand takes ``--knowledge DIR`` (a user's tree merged over the built-ins, user
-entries winning by id) and ``--json``. Exit codes: 0 ok, 1 lint errors, 2 usage or input
-errors.
+entries winning by id) and ``--json``. Exit codes: 0 ok, 1 lint errors (``lint``), 2 usage
+or input errors.
 """
 
 from __future__ import annotations
@@ -13,7 +13,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
+from kernelopt._cli_util import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Parser,
+    add_json_flag,
+    exit_codes,
+    int_at_least,
+    missing_command,
+    print_json,
+)
 from kernelopt._errors import InputError, expected
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.jsonio import entry_to_dict
@@ -28,6 +37,7 @@ from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES, 
 _DEFAULT_TREE = Path("docs") / "knowledge"
 # Other spellings are accepted too ("cutile-dsl" is cutile).
 _LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
+_USAGE = "a missing or malformed --knowledge tree"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,17 +49,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Read, query, lint and update the catalog of optimizations and anti-patterns. "
             "--knowledge DIR merges a user's docs/knowledge tree over the built-in entries."
         ),
+        epilog=exit_codes(findings="errors found by `catalog lint`", usage=_USAGE)
+        + "\n\nExamples:\n"
+        "  kernelopt catalog list --family mla-decode\n"
+        "  kernelopt catalog show split-kv-flash-decoding\n"
+        "  kernelopt catalog search split kv decode --limit 3\n"
+        "  kernelopt catalog match --metric dram_pct=85 --shape s_q=1\n"
+        "  kernelopt catalog lint",
     )
-    parser.set_defaults(handler=lambda _args: _help(parser))
-    common = argparse.ArgumentParser(add_help=False)
+    parser.set_defaults(handler=lambda _args: missing_command(parser))
+    common = Parser(add_help=False)
     common.add_argument(
-        "--knowledge", metavar="DIR", help="a knowledge tree merged over the built-in entries"
+        "--knowledge",
+        metavar="DIR",
+        help="a knowledge tree merged over the built-in entries (default: the built-ins only)",
     )
     add_json_flag(common)
     commands = parser.add_subparsers(dest="catalog_command", metavar="COMMAND")
 
-    listing = commands.add_parser("list", parents=[common], help="list entries")
-    listing.add_argument("--kind", choices=[k.value for k in Kind])
+    listing = commands.add_parser(
+        "list", parents=[common], help="list entries", epilog=exit_codes(usage=_USAGE)
+    )
+    listing.add_argument(
+        "--kind", choices=[k.value for k in Kind], help="only entries of this kind"
+    )
     listing.add_argument(
         "--language", choices=_LANGUAGE_CHOICES, help="shared entries and those of this language"
     )
@@ -58,17 +81,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     listing.set_defaults(handler=_list)
 
-    show = commands.add_parser("show", parents=[common], help="print one entry")
-    show.add_argument("entry_id", metavar="ID")
+    show = commands.add_parser(
+        "show",
+        parents=[common],
+        help="print one entry",
+        epilog=exit_codes(usage="an unknown ID; " + _USAGE),
+    )
+    show.add_argument("entry_id", metavar="ID", help="the entry's id (see `catalog list`)")
     show.set_defaults(handler=_show)
 
-    search = commands.add_parser("search", parents=[common], help="free-text search, ranked")
-    search.add_argument("text", nargs="+", metavar="TEXT")
-    search.add_argument("--limit", type=int, default=10)
+    search = commands.add_parser(
+        "search",
+        parents=[common],
+        help="free-text search, ranked",
+        epilog=exit_codes(usage=_USAGE),
+    )
+    search.add_argument("text", nargs="+", metavar="TEXT", help="words to look for")
+    search.add_argument(
+        "--limit", type=int_at_least(0), default=10, help="entries shown at most (default 10)"
+    )
     search.set_defaults(handler=_search)
 
     match = commands.add_parser(
-        "match", parents=[common], help="entries whose triggers fire for metrics / shapes"
+        "match",
+        parents=[common],
+        help="entries whose triggers fire for metrics / shapes",
+        epilog=exit_codes(usage="no --metric or --shape, an unknown name, NaN; " + _USAGE),
     )
     match.add_argument(
         "--metric",
@@ -80,13 +118,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     match.add_argument(
         "--shape", action="append", default=[], metavar="NAME=VALUE", help="e.g. s_q=1 (repeat)"
     )
-    match.add_argument("--family")
-    match.add_argument("--language", choices=_LANGUAGE_CHOICES)
-    match.add_argument("--kind", choices=[k.value for k in Kind])
+    match.add_argument("--family", help="only entries applying to this family or its ancestors")
+    match.add_argument(
+        "--language", choices=_LANGUAGE_CHOICES, help="shared entries and those of this language"
+    )
+    match.add_argument("--kind", choices=[k.value for k in Kind], help="only entries of this kind")
     match.set_defaults(handler=_match)
 
     lint = commands.add_parser(
-        "lint", parents=[common], help="check a knowledge tree; exit 1 on errors"
+        "lint",
+        parents=[common],
+        help="check a knowledge tree; exit 1 on errors",
+        epilog=exit_codes("no errors (warnings allowed)", "errors", _USAGE),
     )
     lint.add_argument(
         "dir", nargs="?", metavar="DIR", help="the tree (default: --knowledge, else the built-ins)"
@@ -94,7 +137,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     lint.set_defaults(handler=_lint)
 
     index = commands.add_parser(
-        "index", parents=[common], help="rewrite index.md of a knowledge tree"
+        "index",
+        parents=[common],
+        help="rewrite index.md of a knowledge tree",
+        epilog=exit_codes(usage=_USAGE),
     )
     index.add_argument(
         "dir",
@@ -105,20 +151,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     index.set_defaults(handler=_index)
 
     new = commands.add_parser(
-        "new", parents=[common], help="scaffold a new entry file from the template"
+        "new",
+        parents=[common],
+        help="scaffold a new entry file from the template",
+        epilog=exit_codes(usage="an id already in use; " + _USAGE),
     )
     new.add_argument("name", metavar="NAME", help='display name, e.g. "Warp Specialization"')
-    new.add_argument("--kind", required=True, choices=[k.value for k in Kind])
+    new.add_argument(
+        "--kind", required=True, choices=[k.value for k in Kind], help="the entry's kind"
+    )
     new.add_argument("--language", choices=_LANGUAGE_CHOICES, help="make it language-specific")
     new.add_argument(
         "--dir", metavar="DIR", help=f"the tree (default: --knowledge, else {_DEFAULT_TREE})"
     )
     new.set_defaults(handler=_new)
-
-
-def _help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _count(errors: int, warnings: int) -> str:
@@ -216,6 +262,10 @@ def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
         # measurement is infinite.
         if not sep or not name or not math.isfinite(number):
             raise InputError(expected(f"{flag} NAME=NUMBER", repr(item), where=flag))
+        # Every shape fact is a size, count or share: a negative one is a typing slip that
+        # would otherwise answer "no matching entries".
+        if flag == "--shape" and number < 0:
+            raise InputError(expected(f"{flag} NAME=NUMBER >= 0", repr(item), where=flag))
         if name in out:
             raise InputError(expected("each name once", f"{name!r} twice", where=flag))
         out[name] = number
@@ -261,7 +311,7 @@ def _match(args: argparse.Namespace) -> int:
 
 
 def _lint(args: argparse.Namespace) -> int:
-    root = args.dir or args.knowledge
+    root = _one_tree(args.dir, args.knowledge)
     problems = lint_tree(root)
     errors = [p for p in problems if p.is_error]
     if args.json:
@@ -280,8 +330,16 @@ def _lint(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if errors else EXIT_OK
 
 
-def _tree_dir(*candidates: str | None) -> Path:
-    return Path(next((c for c in candidates if c), _DEFAULT_TREE))
+def _one_tree(named: str | None, knowledge: str | None) -> str | None:
+    """The tree a subcommand works on, named as DIR (or ``--dir``) or as ``--knowledge``."""
+    if named and knowledge and Path(named).resolve() != Path(knowledge).resolve():
+        # Taking either would drop the other without a word.
+        raise InputError(expected("one knowledge tree", f"{named} and --knowledge {knowledge}"))
+    return named or knowledge
+
+
+def _tree_dir(named: str | None, knowledge: str | None) -> Path:
+    return Path(_one_tree(named, knowledge) or _DEFAULT_TREE)
 
 
 def _index(args: argparse.Namespace) -> int:

@@ -10,7 +10,14 @@ import argparse
 import sys
 from typing import Any
 
-from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
+from kernelopt._cli_util import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_json_flag,
+    exit_codes,
+    int_at_least,
+    print_json,
+)
 
 __all__ = ["register"]
 
@@ -23,8 +30,16 @@ def register(subparsers: Any) -> None:
         description=(
             "Read an optimization log (CLAUDE.md, experiments/summary.md, exp_N/ folders, devlogs, "
             "step logs, JSONL/TSV histories), check the nine plateau pathologies and print a plan. "
-            "Exit 0: no findings; 1: findings; 2: usage or input error, or no attempt found."
+            "The log is only read: none of its code is imported or run."
         ),
+        epilog=exit_codes(
+            "no pathology found",
+            "pathologies found",
+            "a missing directory, a bad --until, no attempt read",
+        )
+        + "\n\nExamples, run in a kernelopt checkout:\n"
+        "  kernelopt diagnose examples/logs/mla-decode-plateau --until 5\n"
+        "  kernelopt diagnose examples/logs/healthy-run --json",
     )
     parser.add_argument(
         "directory",
@@ -33,18 +48,22 @@ def register(subparsers: Any) -> None:
     )
     add_json_flag(parser)
     parser.add_argument(
-        "--write-plan", metavar="PATH", help="also write the plan (markdown) to PATH, atomically"
+        "--write-plan",
+        metavar="PATH",
+        help="also write the plan (markdown) to PATH, atomically; not on an error",
     )
     parser.add_argument(
         "--until",
         metavar="N",
-        type=int,
-        help="diagnose the log as it stood before experiment N (only experiments < N)",
+        type=int_at_least(0),
+        help="diagnose the log as it stood before experiment N (only experiments < N; "
+        "default: all)",
     )
     parser.add_argument(
         "--family",
         metavar="F",
-        help="kernel family (mla-decode, decode-attention, softmax, gemm, ...)",
+        help="kernel family (mla-decode, decode-attention, softmax, gemm, ...); default: "
+        "inferred from the log",
     )
     parser.add_argument(
         "--knowledge",
@@ -59,13 +78,15 @@ def _run(args: argparse.Namespace) -> int:
     from kernelopt._fileio import atomic_write_text
     from kernelopt.diagnose.engine import diagnose
 
-    if args.until is not None and args.until < 0:
-        raise InputError(expected("--until as an experiment number >= 0", args.until))
     diagnosis = diagnose(
         args.directory, until=args.until, family=args.family, catalog=args.knowledge
     )
-    plan = diagnosis.render_plan()
-    if args.write_plan:
+    summary = diagnosis.summary
+    # Nothing was judged: a mistyped or empty directory, or one holding only rows that
+    # attempt nothing (benchmark timings, a trace of calls), must not read as healthy, nor
+    # replace a plan written from a real log.
+    judged = summary.attempted > 0
+    if args.write_plan and judged:
         from kernelopt.diagnose.plan import entry_links, render_plan
 
         # The written file's links resolve from where it is written.
@@ -74,11 +95,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(diagnosis.to_dict())
     else:
-        sys.stdout.write(plan)
-    summary = diagnosis.summary
-    if summary.attempted == 0:
-        # Nothing was judged: a mistyped or empty directory, or one holding only rows that
-        # attempt nothing (benchmark timings, a trace of calls), must not read as healthy.
+        sys.stdout.write(diagnosis.render_plan())
+    if not judged:
         got = (
             "no experiments"
             if summary.experiments == 0

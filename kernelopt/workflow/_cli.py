@@ -6,9 +6,9 @@ Commands::
                     [--point NAME] [--dry-run] [--json] ...
     kernelopt report profile --rows FILE.jsonl --kernel K --version V [--baseline FILE]
                     [--devlog PATH] [--json]
-    kernelopt report profile FILE.md [--check]
-    kernelopt report task FILE.md [--check] [--json]
-    kernelopt report version FILE.md [--check] [--root DIR] [--json]
+    kernelopt report profile FILE.md [--check [--knowledge DIR]] [--json]
+    kernelopt report task FILE.md [--check [--knowledge DIR]] [--json]
+    kernelopt report version FILE.md [--check [--root DIR] [--knowledge DIR]] [--json]
 
 Exit codes: 0 ok; 1 a check found problems, or LEARN could not judge the result
 (UNCLEAR); 2 usage or input errors. This module imports nothing heavy.
@@ -21,7 +21,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_json_flag, print_json
+from kernelopt._cli_util import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_json_flag,
+    exit_codes,
+    finite_at_least_zero,
+    missing_command,
+    print_json,
+)
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import read_text
 
@@ -39,6 +47,15 @@ def register(subparsers: Any) -> None:
             "knowledge tree by the protocol: FAST adds a local-experiment evidence row to the "
             "applied entry, SLOW records an anti-pattern, SAME/UNCLEAR record nothing."
         ),
+        epilog=exit_codes(
+            "judged (FAST, SLOW or SAME)",
+            "UNCLEAR: the rows could not decide",
+            "a missing or malformed rows file, an unknown --entry, host-clock rows",
+        )
+        + "\n\nExamples, run in a kernelopt checkout:\n"
+        "  kernelopt learn --before docs/kernels/mla_decode/experiments/exp_12/seesaw_before.jsonl"
+        " --after docs/kernels/mla_decode/experiments/exp_12/seesaw_after.jsonl"
+        " --point b=32,s=1,h=16 --entry split-kv-flash-decoding --dry-run",
     )
     learn.add_argument("--before", required=True, metavar="A.jsonl", help="rows without the change")
     learn.add_argument("--after", required=True, metavar="B.jsonl", help="rows with the change")
@@ -54,10 +71,19 @@ def register(subparsers: Any) -> None:
     learn.add_argument(
         "--point",
         metavar="NAME",
-        help="trial point: key=value terms (s=1,h=16) or a trial name (decode, speculative)",
+        help="trial point: key=value terms (s=1,h=16) or a trial name (decode, speculative); "
+        "needed when the files hold several",
     )
-    learn.add_argument("--before-impl", metavar="IMPL", help="implementation in --before")
-    learn.add_argument("--after-impl", metavar="IMPL", help="implementation in --after")
+    learn.add_argument(
+        "--before-impl",
+        metavar="IMPL",
+        help="implementation in --before (needed when the point has several)",
+    )
+    learn.add_argument(
+        "--after-impl",
+        metavar="IMPL",
+        help="implementation in --after (needed when the point has several)",
+    )
     learn.add_argument(
         "--knob",
         action="append",
@@ -66,13 +92,21 @@ def register(subparsers: Any) -> None:
         help="config key that may differ between the two rows (repeatable)",
     )
     learn.add_argument("--family", help="kernel family of the context (default the entry's)")
-    learn.add_argument("--language", help="implementation language of the context")
-    learn.add_argument("--kernel", default="", help="kernel name, for the evidence row")
+    learn.add_argument("--language", help="implementation language of the context (default: none)")
+    learn.add_argument(
+        "--kernel",
+        default="",
+        help="kernel name, for the evidence row (default: none, left out of it)",
+    )
     learn.add_argument(
         "--anti-pattern", metavar="ID", help="anti-pattern to extend or create on a regression"
     )
     learn.add_argument(
-        "--min-effect", type=float, default=0.01, help="smallest change that counts (0.01)"
+        "--min-effect",
+        type=finite_at_least_zero,
+        default=0.01,
+        metavar="X",
+        help="smallest relative change that counts (default 0.01: 1 %%)",
     )
     learn.add_argument(
         "--dry-run",
@@ -92,8 +126,10 @@ def register(subparsers: Any) -> None:
     add_json_flag(learn)
     learn.set_defaults(handler=_learn)
 
-    report = subparsers.add_parser("report", help=_REPORT, description=_REPORT)
-    report.set_defaults(handler=lambda _args: _usage(report))
+    report = subparsers.add_parser(
+        "report", help=_REPORT, description=_REPORT, epilog=_report_exit_codes()
+    )
+    report.set_defaults(handler=lambda _args: missing_command(report))
     kinds = report.add_subparsers(dest="report_kind", metavar="KIND")
 
     profile = kinds.add_parser(
@@ -104,20 +140,44 @@ def register(subparsers: Any) -> None:
             "of the rows (and update a devlog with --devlog). With FILE.md: parse it "
             "(--check also checks its catalog ids)."
         ),
+        epilog=_report_exit_codes() + "\n\nExamples, run in a kernelopt checkout:\n"
+        "  kernelopt report profile examples/logs/mla-decode-plateau/experiments/profile.md"
+        " --check\n"
+        "  kernelopt report profile --rows docs/kernels/mla_decode/experiments/exp_12/"
+        "seesaw_after.jsonl --kernel mla_decode --version kernelopt_seesaw",
     )
     profile.add_argument("file", nargs="?", metavar="FILE.md", help="a profile hand-off to read")
     profile.add_argument("--rows", metavar="FILE.jsonl", help="benchmark rows of the version")
-    profile.add_argument("--kernel", help="kernel name (with --rows)")
-    profile.add_argument("--version", dest="kernel_version", metavar="V", help="version name")
+    profile.add_argument("--kernel", help="kernel name (needed with --rows)")
+    profile.add_argument(
+        "--version",
+        dest="kernel_version",
+        metavar="V",
+        help="version name (needed with --rows)",
+    )
     profile.add_argument("--impl", help="implementation in --rows (default the one named V)")
-    profile.add_argument("--baseline", metavar="FILE.jsonl", help="rows of the previous version")
-    profile.add_argument("--baseline-impl", metavar="IMPL", help="implementation in --baseline")
-    profile.add_argument("--point", help="keep rows of this point (key=value terms or a name)")
-    profile.add_argument("--devlog", metavar="PATH", help="also write the rows into this devlog")
+    profile.add_argument(
+        "--baseline",
+        metavar="FILE.jsonl",
+        help="rows of the previous version (default: no comparison)",
+    )
+    profile.add_argument(
+        "--baseline-impl",
+        metavar="IMPL",
+        help="implementation in --baseline (needed when it holds several)",
+    )
+    profile.add_argument(
+        "--point", help="keep rows of this point (key=value terms or a name; default: all)"
+    )
+    profile.add_argument(
+        "--devlog", metavar="PATH", help="also write the rows into this devlog (default: none)"
+    )
     profile.add_argument(
         "--family", help="the kernel's family: suggest only its catalog entries (with --rows)"
     )
-    _add_check(profile)
+    _add_check(
+        profile, also="; with --rows, the tree to suggest entries from (default: the built-ins)"
+    )
     add_json_flag(profile)
     profile.set_defaults(handler=_profile)
 
@@ -125,35 +185,38 @@ def register(subparsers: Any) -> None:
         ("task", "read an '## Optimization Task:' hand-off (--check: its catalog links)"),
         ("version", "read a '## New Version:' hand-off (--check: links, correctness, files)"),
     ):
-        parser = kinds.add_parser(name, help=helptext, description=helptext)
+        parser = kinds.add_parser(
+            name, help=helptext, description=helptext, epilog=_report_exit_codes()
+        )
         parser.add_argument("file", metavar="FILE.md", help="the hand-off")
         _add_check(parser)
         if name == "version":
             parser.add_argument(
                 "--root",
-                default=".",
                 metavar="DIR",
-                help="where the named files and devlog must exist (default .)",
+                help="where the named files and devlog must exist, with --check (default .)",
             )
         add_json_flag(parser)
         parser.set_defaults(handler=_task if name == "task" else _version)
 
 
-def _add_check(parser: argparse.ArgumentParser) -> None:
+def _add_check(parser: argparse.ArgumentParser, *, also: str = "") -> None:
     parser.add_argument(
         "--check", action="store_true", help="validate; exit 1 and list problems if any"
     )
     parser.add_argument(
         "--knowledge",
         metavar="DIR",
-        help="knowledge tree to check ids against (default docs/knowledge if present, "
-        "else the built-in catalog)",
+        help="knowledge tree to check ids against, with --check (default docs/knowledge if "
+        f"present, else the built-in catalog){also}",
     )
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return EXIT_USAGE
+def _report_exit_codes() -> str:
+    return exit_codes(
+        findings="--check found problems, or the hand-off does not parse",
+        usage="a missing file, --rows without --kernel and --version",
+    )
 
 
 def _catalog(knowledge: str | None) -> Any:
@@ -235,6 +298,17 @@ def _problems(title: str, problems: list[str], as_json: bool = False) -> int:
     return EXIT_OK
 
 
+def _refuse_without_check(args: argparse.Namespace) -> None:
+    """Refuse the options only ``--check`` reads: without it they would be dropped."""
+    if args.check:
+        return
+    options = (("--knowledge", args.knowledge), ("--root", getattr(args, "root", None)))
+    given = [flag for flag, value in options if value is not None]
+    if given:
+        them = "it" if len(given) == 1 else "them"
+        raise InputError(expected(f"{', '.join(given)} only with --check", f"{them} without"))
+
+
 def _parse_or_report(parse: Any, path: str) -> tuple[Any, int | None]:
     try:
         return parse(_read(path), path=path), None
@@ -243,11 +317,35 @@ def _parse_or_report(parse: Any, path: str) -> tuple[Any, int | None]:
         return None, EXIT_FINDINGS
 
 
+# The options each form of `report profile` reads; the other form's would be dropped.
+_ROWS_ONLY = (
+    ("--kernel", "kernel"),
+    ("--version", "kernel_version"),
+    ("--impl", "impl"),
+    ("--baseline", "baseline"),
+    ("--baseline-impl", "baseline_impl"),
+    ("--point", "point"),
+    ("--devlog", "devlog"),
+    ("--family", "family"),
+)
+_FILE_ONLY = (("--check", "check"),)
+
+
+def _refuse_other_form(args: argparse.Namespace, form: str, options: tuple[Any, ...]) -> None:
+    given = [flag for flag, dest in options if getattr(args, dest)]
+    if given:
+        them = "it" if len(given) == 1 else "them"
+        other = "--rows" if form == "FILE.md" else "FILE.md"
+        raise InputError(expected(f"{', '.join(given)} only with {other}", f"{them} with {form}"))
+
+
 def _profile(args: argparse.Namespace) -> int:
     if args.file and args.rows:
         raise InputError(expected("FILE.md or --rows, not both", "both"))
     if args.file:
+        _refuse_other_form(args, "FILE.md", _ROWS_ONLY)
         return _profile_file(args)
+    _refuse_other_form(args, "--rows", _FILE_ONLY)
     if not (args.rows and args.kernel and args.kernel_version):
         flags = (
             ("--rows", args.rows),
@@ -271,6 +369,9 @@ def _profile(args: argparse.Namespace) -> int:
     for path in filter(None, (args.rows, args.baseline)):
         if not Path(path).is_file():
             raise InputError(expected("a BenchRow JSONL file", f"no file at {path}"))
+    if args.devlog and Path(args.devlog).is_dir():
+        # Refused before its lock is taken: a failed run leaves nothing beside the folder.
+        raise InputError(expected("a devlog file", f"{args.devlog}, a folder", where="--devlog"))
     rows = read_rows(args.rows)
     baseline = read_rows(args.baseline) if args.baseline else []
     gpus = {row.gpu for row in rows if row.gpu}
@@ -320,6 +421,7 @@ def _profile_file(args: argparse.Namespace) -> int:
     from kernelopt.workflow.jsonio import to_dict
     from kernelopt.workflow.profile import parse_profile
 
+    _refuse_without_check(args)
     report, failed = _parse_or_report(parse_profile, args.file)
     if failed is not None:
         return failed
@@ -342,6 +444,7 @@ def _task(args: argparse.Namespace) -> int:
     from kernelopt.workflow.jsonio import to_dict
     from kernelopt.workflow.task import parse_task
 
+    _refuse_without_check(args)
     task, failed = _parse_or_report(parse_task, args.file)
     if failed is not None:
         return failed
@@ -358,11 +461,17 @@ def _version(args: argparse.Namespace) -> int:
     from kernelopt.workflow.jsonio import to_dict
     from kernelopt.workflow.version import parse_version
 
+    _refuse_without_check(args)
     version, failed = _parse_or_report(parse_version, args.file)
     if failed is not None:
         return failed
     if args.check:
-        problems = version.problems(_catalog(args.knowledge), root=args.root)
+        root = Path(args.root or ".")
+        if not root.is_dir():
+            # Every named file would then be "missing": findings that are not there.
+            got = f"{root}, a file" if root.exists() else f"{root} (missing)"
+            raise InputError(expected("a folder holding the named files", got, where="--root"))
+        problems = version.problems(_catalog(args.knowledge), root=args.root or ".")
         return _problems(args.file, problems, args.json)
     if args.json:
         print_json(to_dict(version))

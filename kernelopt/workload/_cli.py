@@ -8,7 +8,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kernelopt._cli_util import EXIT_FINDINGS, EXIT_OK, add_json_flag, print_json
+from kernelopt._cli_util import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    add_json_flag,
+    exit_codes,
+    int_at_least,
+    print_json,
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,11 +27,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Profile the shapes a kernel really sees in a call trace (JSONL calls, PyTorch "
             "profiler trace, FlashInfer-Bench workloads) or re-read a workload_profile.md, "
             "and list shortcuts (size-1 axes, k >= n, a gather that is an index select, equal "
-            "lengths, dominant shape, padding). Exit code 1 when shortcuts are found."
+            "lengths, dominant shape, padding)."
         ),
+        epilog=exit_codes(
+            "no shortcut found",
+            "shortcuts found",
+            "a missing, empty or unreadable trace, one without calls, an unknown --op",
+        )
+        + "\n\nExamples, run in a kernelopt checkout:\n"
+        "  kernelopt inspect tests/workload/data/mla_decode_calls.jsonl --top 3\n"
+        "  kernelopt inspect tests/workload/data/handwritten_profile.md --json",
     )
     parser.add_argument("trace", help="trace file, or a workload_profile.md to re-read")
-    parser.add_argument("--op", help="profile only this op (e.g. mla_decode, aten::softmax)")
+    parser.add_argument(
+        "--op", help="profile only this op (e.g. mla_decode, aten::softmax; default: every op)"
+    )
     add_json_flag(parser)
     parser.add_argument(
         "--write",
@@ -33,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--top",
-        type=int,
+        type=int_at_least(1),
         default=5,
         metavar="K",
         help="shapes listed per op and k of the top-k skew (default 5)",
@@ -44,17 +61,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="trace format (default: detected)",
     )
     parser.add_argument(
-        "--definition", metavar="PATH", help="FlashInfer-Bench definition JSON for a workload file"
+        "--definition",
+        metavar="PATH",
+        help="FlashInfer-Bench definition JSON for a workload file (default: none)",
     )
     parser.add_argument(
         "--time",
         choices=("auto", "host", "device"),
         default="auto",
-        help="profiler traces: host op time or GPU kernel time",
+        help="profiler traces: host op time or GPU kernel time (default auto: the GPU's "
+        "when the trace has it)",
     )
     parser.add_argument(
         "--max-shapes",
-        type=int,
+        type=int_at_least(1),
         default=32,
         metavar="N",
         help="shapes kept per op in the profile (default 32)",
@@ -72,9 +92,13 @@ def _run(args: argparse.Namespace) -> int:
     from kernelopt.workload.shortcuts import find_shortcuts
     from kernelopt.workload.traces import read_trace
 
-    if args.top < 1:
-        raise InputError(expected("--top >= 1", args.top))
     path = Path(args.trace)
+    if args.definition is not None and not Path(args.definition).is_file():
+        raise InputError(
+            expected(
+                "a definition JSON file", f"no file at {args.definition}", where="--definition"
+            )
+        )
     if path.suffix.lower() == ".md":
         profile = read_profile_md(path)
         if not profile.ops:

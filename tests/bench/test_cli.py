@@ -65,3 +65,30 @@ def test_help_runs_without_importing_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def _no_run(**_kwargs: object) -> list[object]:
+    raise AssertionError("the trial matrix ran although its arguments were refused")
+
+
+@pytest.mark.parametrize("where", ["dir", "under_file"])
+def test_mla_refuses_an_out_file_it_cannot_append_to_before_running(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str
+) -> None:
+    # Found out after the run, the error would throw away minutes of GPU time.
+    import kernelopt.bench.mla
+
+    monkeypatch.setattr(kernelopt.bench.mla, "mla_trial_matrix", _no_run)
+    afile = tmp_path / "rows.md"
+    afile.write_text("x\n", encoding="utf-8")
+    out = tmp_path if where == "dir" else afile / "rows.jsonl"
+    assert cli.main(["bench", "mla", "--trial-matrix", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out: Expected a JSONL file to append to, got {out}" in err, err
+    assert afile.read_text("utf-8") == "x\n"
+
+
+def test_mla_refuses_a_point_naming_an_axis_twice(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["bench", "mla", "--extra-point", "b=1,s=1,t=64,b=2"]) == 2
+    err = capsys.readouterr().err
+    assert "Expected a point naming each of b, s, t, h once, got 'b=1,s=1,t=64,b=2'" in err

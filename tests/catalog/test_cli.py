@@ -70,6 +70,8 @@ def test_search_and_match(capsys: pytest.CaptureFixture[str]) -> None:
         # No measurement is infinite; 1e400 reads as inf.
         (["--shape", "s_q=inf"], "--shape: Expected --shape NAME=NUMBER, got 's_q=inf'"),
         (["--metric", "dram_pct=1e400"], "got 'dram_pct=1e400'"),
+        # No shape has a negative size or share: a sign typed by mistake, not "nothing applies".
+        (["--shape", "s_q=-1"], "--shape: Expected --shape NAME=NUMBER >= 0, got 's_q=-1'"),
         # Which of two values would the query use? Neither silently.
         (
             ["--metric", "dram_pct=85", "--metric", "dram_pct=90"],
@@ -262,3 +264,24 @@ def test_cutile_dsl_is_read_as_cutile(tmp_path: Path, capsys: pytest.CaptureFixt
         extra = ["--metric", "dram_pct=85"] if command == "match" else []
         code, _, err = run(capsys, command, "--language", "cutile-dsl", *extra)
         assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lint", "{a}", "--knowledge", "{b}"],
+        ["index", "{a}", "--knowledge", "{b}"],
+        ["new", "X Y", "--kind", "optimization", "--dir", "{a}", "--knowledge", "{b}"],
+    ],
+)
+def test_two_different_trees_are_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str]
+) -> None:
+    # One of the two would be dropped without a word: lint would pass the wrong tree.
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    code, out, err = run(capsys, *(arg.format(a=a, b=b) for arg in args))
+    assert (code, out) == (2, "")
+    assert f"Expected one knowledge tree, got {a} and --knowledge {b}" in err, err
+    assert list(a.iterdir()) == [] and list(b.iterdir()) == []

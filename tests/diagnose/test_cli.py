@@ -26,7 +26,10 @@ def test_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert cli.main(["diagnose", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert "Expected an existing log directory" in err and "Traceback" not in err
-    assert cli.main(["diagnose", MLA, "--until", "-1"]) == 2
+    with pytest.raises(SystemExit) as negative:
+        cli.main(["diagnose", MLA, "--until", "-1"])
+    assert negative.value.code == 2
+    assert "argument --until: Expected an int >= 0, got -1" in capsys.readouterr().err
     # An empty directory (or a mistyped one holding other files) is not a healthy effort.
     assert cli.main(["diagnose", str(tmp_path)]) == 2
     captured = capsys.readouterr()
@@ -136,4 +139,59 @@ def test_python_m_inside_a_log_does_not_import_its_files(tmp_path: Path) -> None
     )
     assert done.returncode == 1, done.stderr
     assert "- [x] 1. Repetition loop" in done.stdout
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_failed_run_keeps_the_plan_already_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.md"
+    plan.write_text("# the plan of the last real diagnosis\n", encoding="utf-8")
+    for log in (EXAMPLES / "measurements", tmp_path / "empty"):  # rows, but no attempt
+        log.mkdir(exist_ok=True)
+        assert cli.main(["diagnose", str(log), "--write-plan", str(plan)]) == 2
+        assert "with at least one attempt" in capsys.readouterr().err
+        assert plan.read_text("utf-8") == "# the plan of the last real diagnosis\n"
+
+
+# Files Python itself would run if the log's folder were on sys.path or a site directory.
+_HOOKS = ("conftest", "__init__", "sitecustomize", "usercustomize", "attr", "numpy")
+
+
+@pytest.mark.parametrize("entry", ["python-m", "script", "in-process"])
+def test_diagnosing_a_log_never_runs_its_code(
+    tmp_path: Path, entry: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import shutil
+
+    log = tmp_path / "log"
+    shutil.copytree(MLA, log)
+    marker = tmp_path / "EXECUTED"
+    hook = f"open({str(marker)!r}, 'a').write(__name__ + ' ')\n"
+    for folder in (log, log / "experiments", log / "experiments" / "exp_1"):
+        folder.mkdir(exist_ok=True)
+        for name in _HOOKS:
+            (folder / f"{name}.py").write_text(hook, encoding="utf-8")
+        (folder / "hook.pth").write_text(f"import os; {hook}", encoding="utf-8")
+    if entry == "in-process":
+        assert cli.main(["diagnose", str(log)]) == 1
+        assert "- [x] 1. Repetition loop" in capsys.readouterr().out
+    else:
+        script = Path(sys.executable).with_name("kernelopt")
+        if entry == "script" and not script.exists():
+            pytest.skip(f"no console script at {script}")
+        argv = [str(script)] if entry == "script" else [sys.executable, "-m", "kernelopt"]
+        env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+        for cwd, where in ((log, "."), (tmp_path, str(log))):
+            done = subprocess.run(
+                [*argv, "diagnose", where],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 1, done.stderr
+            assert "- [x] 1. Repetition loop" in done.stdout
     assert not marker.exists(), marker.read_text()

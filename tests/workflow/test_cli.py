@@ -345,3 +345,92 @@ def test_cached_ceilings_fill_in_the_rates(
     )
     # With raw samples and the ceilings, the report is profile_report's: absolute rates.
     assert "GB/s" in parse_profile(out).root_cause
+
+
+def test_report_profile_refuses_a_folder_as_devlog_before_touching_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    exp_12 = Path(__file__).resolve().parents[2] / "docs/kernels/mla_decode/experiments/exp_12"
+    folder = tmp_path / "devlog"
+    folder.mkdir()
+    argv = [
+        "report", "profile", "--rows", str(exp_12 / "seesaw_after.jsonl"),
+        "--kernel", "mla_decode", "--version", "kernelopt_seesaw", "--devlog", str(folder),
+    ]  # fmt: skip
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"--devlog: Expected a devlog file, got {folder}, a folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["devlog"]  # no lock file beside it
+
+
+@pytest.mark.parametrize("root", ["missing", "v3.md"])
+def test_report_version_check_refuses_a_root_that_is_no_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, root: str
+) -> None:
+    # A mistyped --root would list every file as missing: findings that are not there.
+    version = NewVersion(
+        kernel="mla_decode",
+        version="v3",
+        changes=[Change(what="split KV")],
+        created=["kernels/v3.py"],
+        correctness="PASS",
+        trials=[TrialCheck(point={"b": 32, "s": 1, "t": 4096}, why="decode")],
+    )
+    path = tmp_path / "v3.md"
+    path.write_text(version.render(), encoding="utf-8")
+    place = tmp_path / root
+    code, out, err = run(capsys, "report", "version", str(path), "--check", "--root", str(place))
+    assert (code, out) == (2, "")
+    assert f"--root: Expected a folder holding the named files, got {place}" in err
+
+
+_EXP_12 = Path(__file__).resolve().parents[2] / "docs/kernels/mla_decode/experiments/exp_12"
+_PROFILE_MD = (
+    Path(__file__).resolve().parents[2] / "examples/logs/mla-decode-plateau/experiments/profile.md"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # Options of the other form would be dropped without a word: a devlog left as it was.
+        ([str(_PROFILE_MD), "--devlog", "devlog.md"],
+         "Expected --devlog only with --rows, got it with FILE.md"),
+        ([str(_PROFILE_MD), "--baseline", "rows.jsonl", "--family", "mla-decode"],
+         "Expected --baseline, --family only with --rows, got them with FILE.md"),
+        (["--rows", str(_EXP_12 / "seesaw_after.jsonl"), "--kernel", "mla_decode",
+          "--version", "kernelopt_seesaw", "--check"],
+         "Expected --check only with FILE.md, got it with --rows"),
+    ],
+)  # fmt: skip
+def test_report_profile_refuses_options_of_the_other_form(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "report", "profile", *argv)
+    assert (code, out) == (2, "") and message in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "message"),
+    [
+        ("task", ["--knowledge", "k"], "Expected --knowledge only with --check, got it without"),
+        ("version", ["--root", "r"], "Expected --root only with --check, got it without"),
+        ("profile", ["--knowledge", "k"], "Expected --knowledge only with --check, got it without"),
+    ],
+)
+def test_report_refuses_check_options_without_check(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, extra: list[str], message: str
+) -> None:
+    # Read without --check, they would be dropped: the file printed, nothing checked.
+    path = _PROFILE_MD
+    if kind != "profile":
+        path = tmp_path / f"{kind}.md"
+        path.write_text("## anything\n", encoding="utf-8")
+    code, out, err = run(capsys, "report", kind, str(path), *extra)
+    assert (code, out) == (2, "") and message in err, err

@@ -115,7 +115,10 @@ def test_missing_file_unknown_op_and_bad_top(
     assert "Expected an existing trace file" in capsys.readouterr().err
     assert cli.main(["inspect", str(data / "mla_decode_calls.jsonl"), "--op", "gemm"]) == 2
     assert "Expected an op of the trace (mla_decode), got gemm" in capsys.readouterr().err
-    assert cli.main(["inspect", str(data / "mla_decode_calls.jsonl"), "--top", "0"]) == 2
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["inspect", str(data / "mla_decode_calls.jsonl"), "--top", "0"])
+    assert usage.value.code == 2
+    assert "argument --top: Expected an int >= 1, got 0" in capsys.readouterr().err
     readme = tmp_path / "README.md"
     readme.write_text("# A project\n\nInstall it with pip.\n")
     assert cli.main(["inspect", str(readme)]) == 2  # markdown without a shape table
@@ -138,3 +141,14 @@ def test_console_script_entry(data: Path) -> None:
     )
     assert out.returncode == 1, out.stderr
     assert "[single-key-attention]" in out.stdout
+
+
+def test_a_missing_definition_file_is_refused(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ignored for a JSONL trace, a mistyped path would go unnoticed.
+    missing = tmp_path / "definition.json"
+    trace = str(data / "mla_decode_calls.jsonl")
+    assert cli.main(["inspect", trace, "--definition", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"--definition: Expected a definition JSON file, got no file at {missing}" in err

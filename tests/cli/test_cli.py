@@ -1,0 +1,278 @@
+"""What every ``kernelopt`` subcommand shares: help, exit codes, options, pipes, entry points.
+
+The parser tree is walked, so a subcommand added later is held to the same rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kernelopt import cli
+
+REPO = Path(__file__).resolve().parents[2]
+PLATEAU = REPO / "examples" / "logs" / "mla-decode-plateau"
+SCRIPT = Path(sys.executable).with_name("kernelopt")
+
+
+def _parsers(
+    parser: argparse.ArgumentParser,
+) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _parsers(sub)
+
+
+PARSERS = {p.prog: p for p in _parsers(cli.build_parser())}
+# Flags argparse adds itself, described by argparse.
+_OWN_HELP = (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)
+
+
+def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if not isinstance(a, _OWN_HELP)]
+
+
+@pytest.mark.parametrize("prog", sorted(PARSERS))
+def test_every_option_is_described_with_its_default(prog: str) -> None:
+    for action in _options(PARSERS[prog]):
+        name = "/".join(action.option_strings) or action.dest
+        assert action.help and action.help.strip(), f"{prog} {name}: no help"
+        stated = action.default not in (None, False, "", [], argparse.SUPPRESS)
+        if stated:
+            assert "default" in action.help, f"{prog} {name}: default {action.default!r} unstated"
+
+
+@pytest.mark.parametrize("prog", sorted(PARSERS))
+def test_every_help_states_the_exit_codes(prog: str) -> None:
+    text = " ".join(PARSERS[prog].format_help().split())
+    assert "Exit codes: 0 " in text and "2 usage or input error" in text, text
+
+
+def _examples() -> list[tuple[str, str]]:
+    found = []
+    for prog, parser in PARSERS.items():
+        for line in parser.format_help().splitlines():
+            if line.startswith("  kernelopt "):
+                found.append((prog, line.strip()))
+    return found
+
+
+def test_the_help_shows_examples() -> None:
+    assert {prog for prog, _ in _examples()} >= {"kernelopt", "kernelopt catalog"}
+
+
+@pytest.mark.parametrize(("prog", "example"), _examples())
+def test_every_help_example_runs(
+    prog: str, example: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = shlex.split(example)[1:]
+    if argv[0] == "bench":  # needs a GPU and minutes: checked to parse only
+        assert callable(cli.build_parser().parse_args(argv).handler)
+        return
+    monkeypatch.chdir(REPO)
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 1), f"{prog}: {example}\n{err}"
+    assert (out or err) and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["diagnose", str(PLATEAU), "--until", "3", "--until", "4"], "--until"),
+        (["diagnose", str(PLATEAU), "--family", "mla-decode", "--family", "gemm"], "--family"),
+        (["inspect", "t.jsonl", "--top", "5", "--top", "7"], "--top"),
+        (["catalog", "search", "kv", "--limit", "3", "--limit", "4"], "--limit"),
+        (["catalog", "list", "--knowledge", "a", "--knowledge", "b"], "--knowledge"),
+        (["learn", "--before", "a", "--after", "b", "--entry", "x", "--entry", "y"], "--entry"),
+        (["report", "profile", "--rows", "a", "--rows", "b"], "--rows"),
+        (["bench", "mla", "--heads", "16", "--heads", "128"], "--heads"),
+    ],
+)
+def test_an_option_given_twice_is_refused(
+    argv: list[str], flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The last one silently winning would run something else than the user read back.
+    with pytest.raises(SystemExit) as raised:
+        cli.main(argv)
+    out, err = capsys.readouterr()
+    assert raised.value.code == 2 and out == ""
+    assert f"argument {flag}: Expected {flag} once, got it twice" in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["diagnose", ".", "--until", "nan"], "Expected an int >= 0, got 'nan'"),
+        (["inspect", "t.jsonl", "--top", "x"], "Expected an int >= 1, got 'x'"),
+        (["inspect", "t.jsonl", "--max-shapes", "inf"], "Expected an int >= 1, got 'inf'"),
+        (["catalog", "search", "kv", "--limit", "1.5"], "Expected an int >= 0, got '1.5'"),
+        (["learn", "--before", "a", "--after", "b", "--entry", "x", "--min-effect", "abc"],
+         "Expected a finite number >= 0, got 'abc'"),
+        (["learn", "--before", "a", "--after", "b", "--entry", "x", "--min-effect", "nan"],
+         "Expected a finite number >= 0, got nan"),
+    ],
+)  # fmt: skip
+def test_bad_numbers_are_usage_errors_that_say_what_was_expected(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(argv)
+    out, err = capsys.readouterr()
+    assert raised.value.code == 2 and out == "" and message in err, err
+
+
+def _closed_pipe(argv: list[str], *, unbuffered: bool) -> tuple[int, str]:
+    """Run ``argv`` with stdout a pipe whose reader is gone (``kernelopt ... | head -0``)."""
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            argv, stdout=write, stderr=subprocess.PIPE, text=True, env=env, timeout=120
+        )
+    finally:
+        os.close(write)
+    return done.returncode, done.stderr
+
+
+ENTRY_POINTS = [
+    pytest.param([sys.executable, "-m", "kernelopt"], id="python-m"),
+    pytest.param([str(SCRIPT)], id="script"),
+]
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["diagnose", str(PLATEAU)], 1),
+        (["catalog", "lint", "--json"], 0),
+        (["--help"], 0),
+    ],
+)
+def test_a_closed_pipe_is_quiet_and_keeps_the_exit_code(
+    entry: list[str], unbuffered: bool, args: list[str], code: int
+) -> None:
+    if not Path(entry[0]).exists():
+        pytest.skip(f"no console script at {entry[0]}")
+    got, err = _closed_pipe([*entry, *args], unbuffered=unbuffered)
+    assert (got, err) == (code, ""), err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["--version"],
+        ["diagnose", "--help"],
+        ["diagnose", str(PLATEAU), "--json"],
+        ["diagnose", "no-such-dir"],
+        ["catalog", "show", "no-such-entry", "--json"],
+        ["inspect", "--top", "x", "t.jsonl"],
+        [],
+    ],
+)
+def test_python_m_and_the_console_script_behave_alike(args: list[str]) -> None:
+    if not SCRIPT.exists():
+        pytest.skip(f"no console script at {SCRIPT}")
+    runs = [
+        subprocess.run(entry, capture_output=True, text=True, timeout=120, cwd=REPO)
+        for entry in ([sys.executable, "-m", "kernelopt", *args], [str(SCRIPT), *args])
+    ]
+    module, script = ((r.returncode, r.stdout, r.stderr) for r in runs)
+    assert module == script
+    assert "Traceback" not in module[2]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["catalog", "list", "--kind", "nope"],
+         "kernelopt catalog list: error: argument --kind: Expected one of optimization, "
+         "anti-pattern, got 'nope'"),
+        (["no-such-command"], "Expected one of catalog, diagnose, inspect, bench, learn, report"),
+        (["learn", "--entry", "x"],
+         "kernelopt learn: error: Expected the required --before, --after, got none of them"),
+        (["diagnose", ".", "--bogus"],
+         "kernelopt diagnose: error: Expected only options that `kernelopt diagnose --help` "
+         "lists, got --bogus"),
+        (["learn", "--knob"], "argument --knob: Expected a value after it, got none"),
+    ],
+)  # fmt: skip
+def test_usage_errors_are_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        cli.main(argv)
+    out, err = capsys.readouterr()
+    assert raised.value.code == 2 and out == ""
+    assert len(err.splitlines()) == 1 and message in err, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        ([], "catalog, diagnose, inspect, bench, learn, report"),
+        (["catalog"], "list, show, search, match, lint, index, new"),
+        (["bench"], "ceilings, mla"),
+        (["report"], "profile, task, version"),
+    ],
+)
+def test_a_missing_subcommand_ends_the_help_with_the_error(
+    argv: list[str], names: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    prog = " ".join(["kernelopt", *argv])
+    assert out == "" and err.startswith(f"usage: {prog}")
+    assert err.splitlines()[-1] == f"{prog}: error: Expected a command among {names}, got none"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["inspect", "{file}"],
+        ["report", "task", "{file}"],
+        ["learn", "--before", "{file}", "--after", "{file}", "--entry", "x", "--dry-run"],
+        ["report", "profile", "--rows", "{file}", "--kernel", "k", "--version", "v"],
+    ],
+)
+def test_an_unreadable_file_is_an_input_error(
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # chmod 000 does not stop root, so the refusal the OS gives is simulated.
+    import builtins
+    import io
+
+    unreadable = tmp_path / "unreadable.jsonl"
+    unreadable.write_text('{"op": "x"}\n', encoding="utf-8")
+    real_open = io.open
+
+    def refuse(file: object, *args: object, **kwargs: object) -> object:
+        if str(file) == str(unreadable):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(io, "open", refuse)
+    monkeypatch.setattr(builtins, "open", refuse)
+    code = cli.main([arg.format(file=unreadable) for arg in argv])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    assert "Expected" in err and "Permission denied" in err and len(err.splitlines()) == 1
