@@ -36,7 +36,7 @@ from pathlib import Path
 import attrs
 import torch
 
-from kernelopt._cli_util import count_at_least_one
+from kernelopt._cli_util import count_at_least_one, int_at_least
 from kernelopt._fileio import atomic_write_text
 from kernelopt.buffers import BufferPool, BufferScope, persistent_buffers
 
@@ -222,17 +222,6 @@ def table(rows: list[OverheadRow]) -> str:
 DEFAULT_OUT = Path("benchmarks/results/buffers_overhead.jsonl")
 
 
-def count_at_least_two(text: str) -> int:
-    """An argparse ``type``: the repeats of a timing, two at least (p20 and p80 need two)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"Expected an int >= 2, got {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"Expected an int >= 2, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -245,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--calls", type=count_at_least_one, default=2000, help="calls per timed repeat"
     )
-    parser.add_argument("--repeats", type=count_at_least_two, default=7)
+    # Two repeats at least: p20 and p80 need two.
+    parser.add_argument("--repeats", type=int_at_least(2), default=7)
     parser.add_argument(
         "--device",
         choices=("all", "cuda", "cpu"),
