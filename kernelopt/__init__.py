@@ -8,7 +8,6 @@ first access (``kernelopt.bench``) or by ``from kernelopt import bench``.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from kernelopt._errors import (
     CatalogError,
@@ -18,7 +17,15 @@ from kernelopt._errors import (
     KernelOptError,
 )
 
+# Not ``from typing import TYPE_CHECKING``: ``python -m kernelopt`` imports this package
+# before ``__main__`` drops the working directory from sys.path, so a ``typing.py`` in a
+# log directory the tool runs in would be imported (and run) in place of the library's.
+# Type checkers treat this name as True.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
+    from typing import Any
+
     from kernelopt import (
         bench,
         buffers,

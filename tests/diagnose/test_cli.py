@@ -154,8 +154,9 @@ def test_a_failed_run_keeps_the_plan_already_written(
         assert plan.read_text("utf-8") == "# the plan of the last real diagnosis\n"
 
 
-# Files Python itself would run if the log's folder were on sys.path or a site directory.
-_HOOKS = ("conftest", "__init__", "sitecustomize", "usercustomize", "attr", "numpy")
+# Files Python itself would run if the log's folder were on sys.path or a site directory,
+# and standard-library names the package imports before ``__main__`` cleans sys.path.
+_HOOKS = ("conftest", "__init__", "sitecustomize", "usercustomize", "attr", "numpy", "typing")
 
 
 @pytest.mark.parametrize("entry", ["python-m", "script", "in-process"])
