@@ -123,6 +123,18 @@ def _entry_id(_instance: object, attribute: attrs.Attribute[str], value: str) ->
         )
 
 
+def _opportunity_label(item: Opportunity) -> str:
+    """``name (`entry-id`)``, or the contract's bare ``name`` for an item without an entry.
+
+    An empty name, or one holding a backtick or `` -- ``, keeps the empty marker
+    ``(``)``: without it a reader would find no name, or take part of it for an id or
+    for the gain.
+    """
+    if item.entry_id or not item.name or "`" in item.name or " -- " in item.name:
+        return f"{item.name} (`{item.entry_id}`)"
+    return item.name
+
+
 def _pct(value: float | None) -> str:
     return NO_COUNTERS if value is None else f"{value:.1f}"
 
@@ -306,7 +318,7 @@ class ProfileReport:
             lines.append("(none: no catalog trigger fired on these metrics)")
         for rank, item in enumerate(self.opportunities[:3], start=1):
             lines.append(
-                f"{rank}. {item.name} (`{item.entry_id}`) -- est. {item.gain_pct:.0f}% gain "
+                f"{rank}. {_opportunity_label(item)} -- est. {item.gain_pct:.0f}% gain "
                 f"-- trigger: {item.trigger}"
             )
         if self.baseline:

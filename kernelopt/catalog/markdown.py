@@ -339,6 +339,24 @@ def _bullets(reader: _Reader, lines: _Lines, section: str) -> _Lines:
     return items
 
 
+def _warn_untagged_condition(reader: _Reader, text: str, number: int, section: str) -> None:
+    """Warn when a context bullet is a bare condition (``dram_pct > 60``): the template's
+    metric-condition bullet, which code evaluates only when tagged ``Metric:``/``Shape:``."""
+    try:
+        parse_condition(text.strip().strip("`").strip())
+    except (InputError, FormatError):
+        return
+    reader.warn(
+        expected(
+            "'Metric: `name op value` — note' or 'Shape: `...` — note' for a condition "
+            "code evaluates",
+            f"a plain bullet {text!r} (kept as a context)",
+        ),
+        number,
+        section,
+    )
+
+
 def _parse_when(
     reader: _Reader, lines: _Lines, section: str
 ) -> tuple[tuple[str, ...], tuple[Condition, ...], tuple[Condition, ...]]:
@@ -357,6 +375,7 @@ def _parse_when(
                     section,
                 )
             contexts.append(text)
+            _warn_untagged_condition(reader, text, number, section)
             continue
         note = (tagged.group("note") or "").strip()
         condition = reader.guard(

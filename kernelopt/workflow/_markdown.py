@@ -42,6 +42,23 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def unbracket(text: str) -> str:
+    """``text`` without one ``[...]`` pair that encloses all of it.
+
+    The contracts write an inline list as a placeholder, ``[list]``; filled in place it
+    keeps its brackets (``[a; b]``). A bracket closed before the end (``[a] b; c [d]``,
+    a markdown link ``[id](path)``) is part of the text and stays.
+    """
+    if not (text.startswith("[") and text.endswith("]")):
+        return text
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if depth == 0 and index < len(text) - 1:
+            return text
+    return text[1:-1].strip() if depth == 0 else text
+
+
 @attrs.frozen(kw_only=True)
 class Section:
     """One ``### Title`` section: its heading text and the lines under it.

@@ -33,6 +33,14 @@ KNOWLEDGE_BASE = "docs/knowledge"
 _ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _LINK = re.compile(r"^\[(?P<id>[^\]]*)\]\((?P<link>[^()\s]*)\)(?P<rest>.*)$")
 _RATIONALE = " -- rationale: "
+# The task contract lists "optimization + rationale + link to the knowledge file" in that
+# order, so a hand-written item may end in the link: "[text](path.md)" or the bare path.
+_TRAILING_LINK = re.compile(
+    r"(?:\[(?P<text>[^\]]*)\]\((?P<link>[^()\s]+\.md)\)|(?<![^\s(])(?P<bare>[^\s()\[\]]+\.md))"
+    r"\)?\.?\s*$"
+)
+_TRAILING_SEPARATORS = re.compile(r"(?:\s*(?:--|—|–|-|:|;|,|\+|\(|\bsee\b))*\s*$", re.IGNORECASE)
+_KNOWLEDGE_FOLDER = "knowledge/"
 
 
 class EntryLookup(Protocol):
@@ -132,6 +140,40 @@ def _what(instance: Change, attribute: attrs.Attribute[str], value: str) -> None
         )
 
 
+def _linked_id(text: str, link: str) -> str | None:
+    """The entry a knowledge link names: its text when that is an id, else the file's stem."""
+    if _KNOWLEDGE_FOLDER not in link or not link.endswith(".md"):
+        return None
+    if _ID.match(text):
+        return text
+    stem = link.rsplit("/", 1)[-1][: -len(".md")]
+    return stem if _ID.match(stem) else None
+
+
+def _trailing_link(body: str) -> tuple[str, str, str] | None:
+    """``(text before, entry id, link)`` when ``body`` ends in a knowledge-file link."""
+    match = _TRAILING_LINK.search(body)
+    if match is None:
+        return None
+    link = match.group("link") or match.group("bare")
+    entry_id = _linked_id(match.group("text") or "", link)
+    if entry_id is None:
+        return None
+    return _TRAILING_SEPARATORS.sub("", body[: match.start()]), entry_id, link
+
+
+def _unlinked_text(instance: Change, attribute: attrs.Attribute[str], value: str) -> None:
+    # Rendered without a leading link, such text would read back as linked.
+    if instance.entry_id is None and _trailing_link(value) is not None:
+        raise InputError(
+            expected(
+                "text that does not end in a knowledge-file link (give it as entry_id and link)",
+                repr(value),
+                where=f"Change.{attribute.name}",
+            )
+        )
+
+
 def _entry_id(instance: Change, attribute: attrs.Attribute[str | None], value: str | None) -> None:
     if value is not None and not _ID.match(value):
         raise InputError(
@@ -175,6 +217,12 @@ class Change:
     entry_id: str | None = attrs.field(default=None, validator=_entry_id)
     link: str | None = attrs.field(default=None, validator=_link)
     rationale: str = attrs.field(default="", validator=_line)
+
+    def __attrs_post_init__(self) -> None:
+        # After every field is set: whether the text may end in a link depends on entry_id.
+        fields = attrs.fields(Change)
+        _unlinked_text(self, fields.what, self.what)
+        _unlinked_text(self, fields.rationale, self.rationale)
 
     @classmethod
     def of(
@@ -269,6 +317,10 @@ def parse_change(text: str) -> Change:
         The item's text, without its ``1.`` or ``-`` marker. After a leading
         ``[id](path)`` link, a separator (``--``, ``:``, ``-``) is dropped; text after
         ``-- rationale:`` is the rationale. A link alone describes the change by its id.
+        Without a leading link, a link to a knowledge file (a path holding
+        ``knowledge/``, ``[text](path.md)`` or bare) ending the item is the entry's, as
+        the task contract orders it: optimization, rationale, link. The id is the link's
+        text when that is an id, else the file's name without ``.md``.
 
     Returns
     -------
@@ -284,10 +336,14 @@ def parse_change(text: str) -> Change:
     body = text.strip()
     entry_id = link = None
     match = _LINK.match(body)
+    trailing = None if match else _trailing_link(body)
     if match:
         entry_id, link = match.group("id").strip(), match.group("link").strip()
+        entry_id = _linked_id(entry_id, link) or entry_id
         body = match.group("rest").strip()
         body = re.sub(r"^(?:--|—|–|:|-)\s*", "", body)
+    elif trailing is not None:
+        body, entry_id, link = trailing
     what, _, rationale = body.partition(_RATIONALE.strip())
     what = what.strip()
     if not what and entry_id:

@@ -37,6 +37,7 @@ from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_
 from kernelopt.workflow._fields import check_line as _line
 from kernelopt.workflow._fields import require_instance, require_text
 from kernelopt.workflow._fields import where as _where
+from kernelopt.workflow._markdown import unbracket
 from kernelopt.workflow.changes import Change, parse_change
 from kernelopt.workflow.profile import parse_point
 from kernelopt.workflow.task import OptimizationTask
@@ -351,7 +352,8 @@ def parse_profiler_prompt(
 def _items(lines: _Lines, inline: str, apply_line: int) -> list[tuple[int, str]]:
     # The template writes the list on the Apply line ("[specific list with rationale].");
     # the renderer writes one numbered item a line, up to the Return line.
-    found = [(apply_line, item.strip()) for item in _sentence(inline).split(";") if item.strip()]
+    listed = unbracket(_sentence(inline.strip()))
+    found = [(apply_line, item.strip()) for item in listed.split(";") if item.strip()]
     end = lines.fixed(_RETURN_DESIGN)
     for index in range(apply_line, end - 1):
         match = _ITEM.match(lines.lines[index])

@@ -60,7 +60,20 @@ _LABELS = {
     "register_budget": "Register budget",
     "target_occupancy_pct": "Target occupancy",
 }
+# A budget is a maximum and a target occupancy a minimum, so a hand-written bound before
+# the number ("<= 128", "at least 25%") says no more than the number alone.
+_BUDGET_BOUND = re.compile(r"^(?:<=|≤|at most|max(?:imum)?:?|up to)\s*", re.IGNORECASE)
+_OCCUPANCY_BOUND = re.compile(r"^(?:>=|≥|at least|min(?:imum)?:?)\s*", re.IGNORECASE)
+# The contract's own wording of a typed constraint, read into the same field.
+_LABEL_ALIASES = {"required control level": "control_level"}
 _NONE = "none"
+
+
+def _typed_key(label: str) -> str | None:
+    """The Constraints field a bullet's label names, or None for a free constraint."""
+    label = label.strip().lower()
+    found = next((key for key, shown in _LABELS.items() if shown.lower() == label), None)
+    return found or _LABEL_ALIASES.get(label)
 
 
 def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -98,12 +111,12 @@ def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
 def _other(instance: Constraints, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
     for item in value:
         _line(instance, attribute, item)
-        label = item.split(":", 1)[0].strip().lower()
-        if item.lower() == _NONE or label in {v.lower() for v in _LABELS.values()}:
+        label, sep, _ = item.partition(":")
+        if item.lower() == _NONE or (sep and _typed_key(label) is not None):
             raise InputError(
                 expected(
                     "free constraints other than 'none' and not starting with a typed label "
-                    f"({', '.join(_LABELS.values())}: use the field)",
+                    f"({', '.join([*_LABELS.values(), *_LABEL_ALIASES])}: use the field)",
                     repr(item),
                     where="Constraints.other",
                 )
@@ -176,14 +189,14 @@ class Constraints:
 
 def _constraint(record: Record, line: int, text: str, values: dict[str, Any]) -> None:
     label, sep, rest = text.partition(":")
-    key = next((k for k, v in _LABELS.items() if sep and v.lower() == label.strip().lower()), None)
+    key = _typed_key(label) if sep else None
     rest = rest.strip()
     if key is None:
         if text.lower() != _NONE:
             values["other"].append(text)
         return
     if key == "register_budget":
-        match = re.match(r"^(\d+)\b", rest)
+        match = re.match(r"^(\d+)\b", _BUDGET_BOUND.sub("", rest))
         if match is None:
             raise fail(
                 record,
@@ -195,7 +208,7 @@ def _constraint(record: Record, line: int, text: str, values: dict[str, Any]) ->
         values[key] = int(match.group(1))
     elif key == "target_occupancy_pct":
         try:
-            values[key] = float(rest.rstrip("%").strip())
+            values[key] = float(_OCCUPANCY_BOUND.sub("", rest).rstrip("%").strip())
         except ValueError:
             raise fail(
                 record, "'Target occupancy: <N>%'", repr(text), line=line, section="Constraints"

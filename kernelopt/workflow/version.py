@@ -37,7 +37,14 @@ from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import check_heading_end as _heading_end
 from kernelopt.workflow._fields import check_line as _line
 from kernelopt.workflow._fields import where as _where
-from kernelopt.workflow._markdown import Record, bullet_items, fail, find_record, numbered_items
+from kernelopt.workflow._markdown import (
+    Record,
+    bullet_items,
+    fail,
+    find_record,
+    numbered_items,
+    unbracket,
+)
 from kernelopt.workflow.changes import (
     Change,
     EntryLookup,
@@ -269,7 +276,7 @@ class NewVersion:
 def _items(record: Record, label: str) -> list[tuple[int, str]]:
     section = record.require(label)
     found = bullet_items(section)
-    inline = section.rest(label)
+    inline = unbracket(section.rest(label))
     if inline:  # "### Changes Applied: a; b" written on the heading line
         found = [(section.line, item.strip()) for item in inline.split(";") if item.strip()] + found
     return found

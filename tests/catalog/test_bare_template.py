@@ -228,3 +228,23 @@ def test_evidence_without_a_source_renders_without_a_source_line() -> None:
     text = render_entry(bare)
     assert "Source type: local experiment\n\n| Config" in text and "Source:" not in text
     assert parse_entry(text) == bare
+
+
+@pytest.mark.parametrize("bullet", ["dram_pct > 60", "`arith_intensity < ridge`"])
+def test_a_plain_bullet_holding_a_condition_warns_that_it_is_no_trigger(
+    tmp_path: Path, bullet: str
+) -> None:
+    # The template's "[Metric condition 1]" written as a bare comparison: code reads it as
+    # a context, so a lint warning says how to make it a trigger.
+    text = BARE.replace("- Occupancy limited to one CTA per SM by shared memory", f"- {bullet}")
+    entry, warnings = parse_entry_with_warnings(text, path=tmp_path / "knowledge" / BARE_PATH)
+    assert entry.triggers == () and bullet in entry.contexts
+    found = [w for w in warnings if w.section == "When to Apply"]
+    assert len(found) == 1 and found[0].line == text.split("\n").index(f"- {bullet}") + 1
+    assert found[0].message.startswith("Expected 'Metric: `")
+    assert "kept as a context" in found[0].message
+
+
+def test_prose_metric_conditions_do_not_warn(tmp_path: Path) -> None:
+    _, warnings = parse_entry_with_warnings(BARE, path=tmp_path / "knowledge" / BARE_PATH)
+    assert [w for w in warnings if w.section == "When to Apply"] == []

@@ -494,6 +494,24 @@ def test_profile_heading_names_its_trial_point(tmp_path: Path) -> None:
         assert found is not None and found.point == ""
 
 
+def test_the_profilers_compact_report_reads_with_each_line_cited_once(tmp_path: Path) -> None:
+    # The seed's profiler contract, saved as experiments/profile.md.
+    profile = (
+        "## Profile: mla_decode v2 | b=32, s=1, t=4096\n"
+        "### Stages\n"
+        "| Stage | Duration | TC% | DRAM% | Occ% | Bottleneck | Key Issue |\n"
+        "|-------|----------|-----|-------|------|------------|-----------|\n"
+        "| decode | 66.5 us | 9.9 | 53.8 | 25 | Memory-bound | half the bandwidth |\n"
+        "### Bottleneck: Memory-bound\n"
+        "Root cause: Bytes set the floor. The grid is small.\n"
+    )
+    read = read_log(_write(tmp_path, {"experiments/profile.md": profile})).profile
+    assert read is not None and read.bottleneck == "memory"
+    assert read.metrics == {"tc_pct": 9.9, "dram_pct": 53.8, "occupancy_pct": 25.0}
+    lines = [fact.source.line for fact in read.facts]
+    assert sorted(lines) == sorted(set(lines)) and 5 in lines and 6 in lines
+
+
 def test_decimal_commas_thousands_and_repeated_rows(tmp_path: Path) -> None:
     summary = tmp_path / "experiments" / "summary.md"
     summary.parent.mkdir()

@@ -180,7 +180,14 @@ def changes(draw: Any) -> Change:
     return Change(what=what, rationale=rationale)
 
 
-_LABELS = ("language", "control level", "register budget", "target occupancy", "none")
+_LABELS = (
+    "language",
+    "control level",
+    "required control level",
+    "register budget",
+    "target occupancy",
+    "none",
+)
 
 constraints = st.builds(
     Constraints,

@@ -141,6 +141,39 @@ It waits on nothing else.
     assert report.baseline[0].unit == "ms"
 
 
+def test_an_opportunity_without_an_entry_id_renders_in_the_contract_form() -> None:
+    # The contract writes "1. [name] -- est. X% gain -- trigger: [metric=value]": no id
+    # means no id marker, not an empty "(``)".
+    report = ProfileReport(
+        kernel="gemm",
+        version="v1",
+        point={"b": 1, "s": 1, "t": 1},
+        stages=[Stage(name="main", duration=12.0)],
+        bottleneck=Bottleneck.COMPUTE,
+        root_cause="The MMA pipe is saturated.",
+        opportunities=[
+            Opportunity(name="Warp specialization", entry_id="", gain_pct=10, trigger="tc_pct=80"),
+        ],
+    )
+    text = report.render()
+    assert "1. Warp specialization -- est. 10% gain -- trigger: tc_pct=80\n" in text
+    assert parse_profile(text) == report
+
+
+@pytest.mark.parametrize("name", ["Tiles (`a-b`)", "Split -- est. 5% gain -- trigger: x"])
+def test_a_name_that_would_read_otherwise_keeps_the_empty_id_marker(name: str) -> None:
+    report = ProfileReport(
+        kernel="gemm",
+        version="v1",
+        point={"b": 1, "s": 1, "t": 1},
+        stages=[Stage(name="main", duration=12.0)],
+        bottleneck=Bottleneck.COMPUTE,
+        root_cause="Saturated.",
+        opportunities=[Opportunity(name=name, entry_id="", gain_pct=10, trigger="tc_pct=80")],
+    )
+    assert parse_profile(report.render()) == report
+
+
 def test_hand_written_cells_carry_their_units() -> None:
     base = REPORT.render().split("### vs Baseline")[0]
     text = (

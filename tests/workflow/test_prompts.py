@@ -140,6 +140,26 @@ def test_the_templates_inline_list_reads() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("inline", "whats"),
+    [
+        # The template's placeholder "[specific list with rationale]" filled in place.
+        (
+            "[exp2 with the scale folded in; persistent buffers]",
+            ["exp2 with the scale folded in", "persistent buffers"],
+        ),
+        ("[persistent buffers]", ["persistent buffers"]),
+        # Brackets that do not enclose the whole list stay.
+        ("[a] b; c [d]", ["[a] b", "c [d]"]),
+    ],
+)
+def test_the_templates_bracketed_inline_list_reads(inline: str, whats: list[str]) -> None:
+    text = DESIGNER_TEXT.split("Apply optimizations:")[0] + (
+        f"Apply optimizations: {inline}.\nReturn implementation summary per the output contract.\n"
+    )
+    assert [c.what for c in parse_designer_prompt(text).optimizations] == whats
+
+
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(profiler_prompts)
 def test_profiler_round_trip_property(prompt: ProfilerPrompt) -> None:
@@ -176,7 +196,13 @@ def test_profiler_prompt_errors_name_the_line(text: str, line: int | None, match
         ("Language: triton.", "Language: fortran.", 2, "fortran"),
         ("/design-triton-kernel", "/design-cuda-kernel", 3, "skill of the language"),
         ("Load /design", "Read /design", 2, "Load /design-<language>-kernel"),
-        ("1. [split", "1. [Split Kv", 5, "an optimization item"),
+        # Neither the link's text nor its path (no knowledge file) names an id.
+        (
+            "1. [split-kv-flash-decoding](docs/knowledge/",
+            "1. [Split Kv](docs/",
+            5,
+            "an optimization item",
+        ),
         ("Return implementation", "Send implementation", 4, "Return implementation summary"),
         ("Create mla_decode v3 from v2.", "Create v3 from v2.", 1, "Create <kernel>"),
     ],

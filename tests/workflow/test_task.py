@@ -106,6 +106,79 @@ def test_hand_written_links_and_arrows_read() -> None:
     assert task.constraints == Constraints()
 
 
+SPLIT_KV = "docs/knowledge/optimizations/split-kv-flash-decoding.md"
+
+
+@pytest.mark.parametrize(
+    ("item", "what", "rationale"),
+    [
+        # The contract's order: optimization + rationale + link to the knowledge file.
+        (
+            f"split the KV axis -- fills the SMs -- {SPLIT_KV}",
+            "split the KV axis -- fills the SMs",
+            "",
+        ),
+        (f"split the KV axis (see {SPLIT_KV})", "split the KV axis", ""),
+        (
+            f"split the KV axis -- rationale: fills the SMs; {SPLIT_KV}.",
+            "split the KV axis",
+            "fills the SMs",
+        ),
+        (
+            f"split the KV axis + fills the SMs + [Split-KV]({SPLIT_KV})",
+            "split the KV axis + fills the SMs",
+            "",
+        ),
+        (f"[Split-KV Flash Decoding]({SPLIT_KV}) -- split the KV axis", "split the KV axis", ""),
+    ],
+)
+def test_a_knowledge_link_anywhere_in_a_hand_written_item_names_the_entry(
+    item: str, what: str, rationale: str
+) -> None:
+    change = parse_change(item)
+    assert change == Change(
+        what=what, entry_id="split-kv-flash-decoding", link=SPLIT_KV, rationale=rationale
+    )
+    assert parse_change(change.render()) == change
+    assert change.problems(CATALOG) == []
+
+
+def test_a_path_that_is_no_knowledge_file_stays_text() -> None:
+    assert parse_change("edit kernels/notes.md").entry_id is None
+    # No file name to read an id from: the link's text must be one.
+    with pytest.raises(InputError, match="kebab-case"):
+        parse_change("[Cuda Graphs](docs/knowledge/optimizations/cuda-graphs) -- replay")
+
+
+def test_an_unlinked_change_ending_in_a_knowledge_link_is_refused() -> None:
+    # It would read back as linked: the entry belongs in entry_id and link.
+    with pytest.raises(InputError, match="entry_id"):
+        Change(what=f"split the KV axis -- {SPLIT_KV}")
+    with pytest.raises(InputError, match="entry_id"):
+        Change(what="split the KV axis", rationale=f"see [x]({SPLIT_KV})")
+
+
+def test_the_contracts_required_control_level_reads_as_the_control_level() -> None:
+    # The contract lists "required control level" among the constraints.
+    text = TASK.render().replace(
+        "- Control level: tile-level (Triton)", "- Required control level: warp-level MMA"
+    )
+    assert parse_task(text).constraints.control_level == "warp-level MMA"
+    with pytest.raises(InputError, match="typed label"):
+        Constraints(other=("Required control level: warp-level MMA",))
+
+
+@pytest.mark.parametrize(
+    ("budget", "occupancy"),
+    [("<= 128", ">= 25%"), ("≤ 128 regs/thread", "≥ 25 %"), ("at most 128", "at least 25%")],
+)
+def test_a_bound_written_before_a_typed_value_reads(budget: str, occupancy: str) -> None:
+    # A budget is a maximum and a target occupancy a minimum: "<= 128" says what "128" says.
+    text = TASK.render().replace("128 registers per thread", budget).replace("37.5%", occupancy)
+    constraints = parse_task(text).constraints
+    assert (constraints.register_budget, constraints.target_occupancy_pct) == (128, 25.0)
+
+
 def test_validate_lists_unknown_ids_and_stale_links() -> None:
     TASK.validate(CATALOG)
     stale = Change(

@@ -101,6 +101,18 @@ def test_the_contracts_own_shapes_read() -> None:
     assert version.devlog == "docs/kernels/mla_decode.md"
 
 
+def test_the_contracts_bracketed_list_reads() -> None:
+    # "### Changes Applied: [list]", the placeholder filled in place.
+    text = TEXT.split("### Changes Applied:")[0] + (
+        "### Changes Applied: [exp2 with the scale folded in; persistent buffers]\n### Files:"
+        + TEXT.split("### Files:", 1)[1]
+    )
+    assert [c.what for c in parse_version(text).changes] == [
+        "exp2 with the scale folded in",
+        "persistent buffers",
+    ]
+
+
 @pytest.mark.parametrize(
     ("files", "created", "modified"),
     [

@@ -103,12 +103,14 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
                 value = number_at(strip_md(row.cells[index]).rstrip("%"), where, warnings)
                 if value is not None:
                     metrics[name] = value
-                    facts.append(
-                        Fact(
-                            text=" | ".join(row.cells),
-                            source=SourceRef(path=file.path, line=row.line),
+                    # One row gives several metrics (TC%, DRAM%, Occ%): cite it once.
+                    if all(fact.source.line != row.line for fact in facts):
+                        facts.append(
+                            Fact(
+                                text=" | ".join(row.cells),
+                                source=SourceRef(path=file.path, line=row.line),
+                            )
                         )
-                    )
                     break
     prose = "\n".join("" if mask[i] else line for i, line in enumerate(file.lines))
     for name, value in metrics_of(prose).items():
