@@ -186,7 +186,8 @@ print(
 )
 for shape in op.top_shapes(2, by="time"):
     share = "?" if shape.time_share is None else f"{shape.time_share:.0%}"
-    print(f"     {share:>4} of time, {shape.call_share:.0%} of calls: {shape.args[:90]}")
+    args = _common.clip(shape.args, 90)
+    print(f"     {share:>4} of time, {shape.call_share:.0%} of calls: {args}")
 if S.gpu:
     print("   (time shares are CUDA-event times of the eager baseline)")
 else:

@@ -16,7 +16,9 @@ profiling data nor advice the next experiments could ignore (an action still ope
 found again by the check that made it).
 
 Run: ``python examples/mla_decode/03_diagnose.py [--log DIR] [--gpu|--cpu]``.
-Same diagnosis from the shell: ``kernelopt diagnose LOG --write-plan LOG/experiments/diagnosis.md``.
+The same diagnosis from the shell, right after this step (``--until 3`` leaves out the
+plan of experiment 3 that this step writes):
+``kernelopt diagnose LOG --until 3 --write-plan LOG/experiments/diagnosis.md``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ POINTS = S.points()
 # %% ------------------------------------------------------------------------------------
 # Diagnose the log as it stood before experiment 3 (until=3 reads nothing numbered 3 or
 # later: on this first pass it cuts nothing, and a diagnosis of a longer log with the same
-# cut judges these two experiments alone). The family (mla-decode) comes from CLAUDE.md;
+# cut judges these two experiments alone, though against kernels/mla_decode.py as it
+# stands then, which a kept version replaces). The family (mla-decode) comes from CLAUDE.md;
 # the kernel is the file the log names, kernels/mla_decode.py; experiments are tagged with
 # the catalog entries their titles and tags name.
 _common.banner("The nine checks")
@@ -50,7 +53,8 @@ if summary.best is not None:
     best = summary.best
     print(f"   best so far: {best.value:g} {best.unit} (exp {best.experiment})")
 for check in diagnosis.checks:
-    print(f"   [{'x' if check.checked else ' '}] {check.pathology.value}: {check.sentence[:150]}")
+    mark = "x" if check.checked else " "
+    print(f"   [{mark}] {check.pathology.value}: {_common.clip(check.sentence, 150)}")
 
 # %% ------------------------------------------------------------------------------------
 # The missing fundamental, with its evidence and the catalog entries it links. A finding
@@ -66,7 +70,7 @@ print(f"   {finding.summary}")
 print(f"   severity {finding.severity.value}, confidence {finding.confidence:.2f}")
 for evidence in finding.evidence:
     print(
-        f"   evidence: {evidence.quote[:100]}"
+        f"   evidence: {_common.clip(evidence.quote, 100)}"
         + (f"  ({evidence.source})" if evidence.source else "")
     )
 named = [action.catalog_id for action in finding.actions]
@@ -87,7 +91,7 @@ for context in entry.contexts:
     print(f"     - {context}")
 for condition in (*entry.triggers, *entry.shape_conditions):
     print(f"     - when `{condition}`")
-print("   Mechanism:", entry.mechanism.split("\n\n")[0][:400], "…")
+print("   Mechanism:", _common.clip(entry.mechanism.split("\n\n")[0], 400))
 print("   Implementation:")
 for line in entry.implementation.strip().splitlines()[:14]:
     print(f"     {line}")
@@ -110,7 +114,8 @@ diagnosis_path.write_text(diagnosis.render_plan(), encoding="utf-8")
 _common.banner(f"Diagnosis written to {diagnosis_path.relative_to(S.log)}; its actions:")
 for found in diagnosis.findings:  # ranked: severity, then cause before symptom
     for action in found.actions:
-        print(f"   - [{found.pathology.value}] {action.text[:110]}… ({action.catalog_id})")
+        text = _common.clip(action.text, 110)
+        print(f"   - [{found.pathology.value}] {text} ({action.catalog_id})")
 
 task = OptimizationTask(
     kernel="mla_decode",

@@ -122,7 +122,8 @@ print(
 try:
     attend(plan, x["q"], x["kv_cache"], x["block_table"])
 except KernelOptError as error:
-    print(f"   kept the previous result and called again → refused: {str(error)[:100]}…")
+    refusal = _common.clip(str(error), 100)
+    print(f"   kept the previous result and called again → refused: {refusal}")
 else:
     raise SystemExit("Expected the launcher to refuse while its last result is still held")
 del out, lse
@@ -158,7 +159,7 @@ def allocation_ab(point: TrialPoint, seed: int) -> Comparison:
         **S.compare_limits(),
     )
     assert result.baseline is not None and result.candidate is not None
-    print(f"   {result}")
+    print(f"   {_common.verdict_words(result, candidate='buffers', baseline='allocating')}")
     _common.cpu_note(S)
     rows.append(
         to_result_row(
@@ -219,7 +220,10 @@ def graph_ab(point: TrialPoint, seed: int) -> tuple[Comparison, float]:
     assert result.baseline is not None and result.candidate is not None
     overhead = launch_overhead_pct(result.baseline, result.candidate)
     floor = "" if line is None else f" (roofline floor {line.floor('us'):.2f} us)"
-    print(f"   replay rel err {err:.1e}; {result}")
+    print(
+        f"   replay rel err {err:.1e}; "
+        f"{_common.verdict_words(result, candidate='graph', baseline='launches')}"
+    )
     print(
         f"   events {result.baseline.median:.2f} us vs graph {result.candidate.median:.2f} us: "
         f"launch_overhead_pct = {overhead:.1f}%{floor}"

@@ -86,7 +86,7 @@ for index, point in enumerate(points):
     verdicts.append(result.verdict)
     speedups.append(result.speedup)
     compared.append(point)
-    print(f"   {result}")
+    print(f"   {_common.verdict_words(result, candidate='hopper', baseline='split-KV')}")
     if hopper.roofline is not None:
         placed = hopper.roofline.place(result.candidate)
         print(
@@ -149,5 +149,5 @@ _common.snapshot_kernel(
     + ([S.log / "kernels" / "mla_decode.py"] if status == "KEPT" else []),
     experiment=_common.EXP_HOPPER,
 )
-print(f"   verdicts: {verdict_text}; geometric mean {gain:.3g}x → {status}")
+print(f"   verdicts: {verdict_text}; geometric-mean speedup {gain:.3g}x → {status}")
 print(f"   wrote experiments/exp_{_common.EXP_HOPPER}/result.md")

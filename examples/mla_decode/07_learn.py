@@ -125,11 +125,11 @@ for entry_id in sorted(touched | {"split-kv-flash-decoding"}):
         for row in block.rows:
             print(f"     | {row.config} | {row.before} | {row.after} | {row.change} |")
         if block.notes:
-            print(f"     {block.notes.splitlines()[0][:160]}")
+            print(f"     {_common.clip(block.notes.splitlines()[0], 160)}")
 
 print("\n   index.md (regenerated):")
 for line in (S.knowledge / "index.md").read_text(encoding="utf-8").splitlines():
-    print(f"     {line[:160]}")
+    print(f"     {_common.clip(line, 160)}")
 
 # %% ------------------------------------------------------------------------------------
 # PROFILE hand-off (Profiler → Orchestrator) for the fastest Triton version at the first
@@ -225,4 +225,5 @@ for where, (time, version) in sorted(best_by_point.items()):
 _common.banner("Diagnosis of the log now")
 diagnosis = diagnose(S.log, catalog=S.knowledge)
 for check in diagnosis.checks:
-    print(f"   [{'x' if check.checked else ' '}] {check.pathology.value}: {check.sentence[:140]}")
+    mark = "x" if check.checked else " "
+    print(f"   [{mark}] {check.pathology.value}: {_common.clip(check.sentence, 140)}")

@@ -94,7 +94,7 @@ for index, point in enumerate(S.points()):
         **S.compare_limits(),
     )
     assert result.baseline is not None and result.candidate is not None
-    print(f"   {result}")
+    print(f"   {_common.verdict_words(result, candidate='FP8', baseline='16-bit')}")
     speedups.append(result.speedup)
     verdicts.append(f"{point.name} h={point.extra['h']}: {result.verdict.value}")
     if fp8.roofline is not None:
@@ -148,7 +148,7 @@ write_experiment(
         "unchanged." + ("" if S.gpu else " CPU path: interpreter speeds, float16 queries.")
     ),
 )
-print(f"   geometric mean {gain:.3g}x; wrote experiments/exp_{_common.EXP_FP8}/result.md")
+print(f"   geometric-mean speedup {gain:.3g}x; wrote experiments/exp_{_common.EXP_FP8}/result.md")
 
 # %% ------------------------------------------------------------------------------------
 # What diagnose makes of it. Exp 6's headline is at the kv=fp8 point, so it is never

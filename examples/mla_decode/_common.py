@@ -31,6 +31,7 @@ import ast
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,7 +43,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import torch
 
-    from kernelopt.bench import BenchRow, Ceilings, Measurement, Roofline, Timer, TrialPoint
+    from kernelopt.bench import (
+        BenchRow,
+        Ceilings,
+        Comparison,
+        Measurement,
+        Roofline,
+        Timer,
+        TrialPoint,
+    )
     from kernelopt.kernels.mla import MLADecodePlan
 
 HERE = Path(__file__).resolve().parent
@@ -208,6 +217,25 @@ def banner(text: str) -> None:
     print(f"\n== {text}")
 
 
+def verdict_words(result: Comparison, *, candidate: str, baseline: str) -> str:
+    """A verdict of ``kernelopt.bench.compare`` with its ratio named: the ratio it prints is
+    the candidate's time over the baseline's, the inverse of the speedup.
+
+    Parameters
+    ----------
+    result : Comparison
+        The A/B verdict.
+    candidate, baseline : str
+        What the two timed versions are called.
+    """
+    return f"{result} ({candidate} time / {baseline} time; speedup {result.speedup:.3g}x)"
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters, ending in ``…`` where it was cut."""
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
 def cpu_note(setup: Setup) -> None:
     """Say, once per step, what CPU timings are worth."""
     if not setup.gpu:
@@ -275,8 +303,24 @@ def setup(step: int, description: str, argv: Sequence[str] | None = None) -> Set
         "GPU path: bf16, trial matrix" if gpu else "CPU path: Triton interpreter, fp16, tiny shapes"
     )
     print(f"   log: {result.log}\n   device: {result.device} ({path})")
+    _stop_cleanly_on_interrupt(result)
     _prepare_log(result)
     return result
+
+
+def _stop_cleanly_on_interrupt(setup: Setup) -> None:
+    """Make Ctrl-C end the step with what it means for the log, not a traceback."""
+
+    def stop(signum: int, frame: object) -> None:
+        print(
+            f"Expected step {setup.step} to run to its end, got an interrupt: it may have "
+            f"written part of its work into {setup.log}, so it will not run on that log again; "
+            "start over with step 1, or pass another --log",
+            file=sys.stderr,
+        )
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGINT, stop)
 
 
 def _prepare_log(setup: Setup) -> None:
