@@ -490,6 +490,17 @@ def _floor_in(unit: str, floor: Roofline | float | None) -> float | None:
     return float(floor)
 
 
+# Digits a result.md shows: a timing's run-to-run noise is far above a part in 10^5, and a
+# speedup is read to a part in 10^3; the JSONL rows keep every sample as measured.
+_TIME_DIGITS = 6
+_SPEEDUP_DIGITS = 4
+
+
+def _shown(value: float | None, digits: int) -> float | None:
+    """``value`` to ``digits`` significant digits (None stays None)."""
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
 def to_result_row(
     measurement: Measurement,
     *,
@@ -514,6 +525,12 @@ def to_result_row(
         Baseline time over this time; a baseline Measurement or a Comparison (its
         ``speedup``) is converted.
 
+    Returns
+    -------
+    ResultRow
+        The row result.md shows: times to 6 significant digits, the speedup to 4 (the
+        measurement's samples keep full precision in the benchmark rows).
+
     Examples
     --------
     >>> from kernelopt.bench import Measurement, to_result_row
@@ -537,12 +554,12 @@ def to_result_row(
     return ResultRow(
         point=point_text(point),
         impl=impl,
-        median=measurement.median,
-        p20=measurement.p20,
-        p80=measurement.p80,
+        median=_shown(measurement.median, _TIME_DIGITS),
+        p20=_shown(measurement.p20, _TIME_DIGITS),
+        p80=_shown(measurement.p80, _TIME_DIGITS),
         unit=measurement.unit,
-        floor=_floor_in(measurement.unit, floor),
-        speedup=None if speedup is None else float(speedup),
+        floor=_shown(_floor_in(measurement.unit, floor), _TIME_DIGITS),
+        speedup=_shown(None if speedup is None else float(speedup), _SPEEDUP_DIGITS),
         mode=mode,
     )
 

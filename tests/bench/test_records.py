@@ -455,3 +455,26 @@ def test_a_speedup_against_a_time_of_zero_is_an_input_error() -> None:
         to_result_row(zero, point="b=1 s=1 t=1", impl="v", speedup=M)
     with pytest.raises(InputError, match=r"speedup: Expected a number > 0, got 0.0"):
         to_result_row(M, point="b=1 s=1 t=1", impl="v", speedup=zero)
+
+
+def test_a_result_row_shows_the_digits_a_timing_carries() -> None:
+    # A host timing's median and a ratio of two of them come with every float digit; the
+    # row result.md shows keeps six significant digits of a time and four of a speedup.
+    measured = Measurement(
+        samples=[192002.15720000002, 192002.15720000002, 200000.0], backend="cpu-perf-counter"
+    )
+    baseline = Measurement(samples=[28183.0, 28183.0, 28183.0], backend="cpu-perf-counter")
+    row = to_result_row(
+        measured, point="b=1 s=1 t=17", impl="v", floor=1234.56789, speedup=baseline
+    )
+    assert (row.median, row.floor, row.speedup) == (192002.0, 1234.57, 0.1468)
+    assert "192002.15720000002" not in render_result_row_text(row)
+
+
+def render_result_row_text(row: ResultRow) -> str:
+    from kernelopt.experiments import ResultRecord, render_result
+
+    record = ResultRecord(
+        experiment=1, title="t", status="KEPT", correctness="PASS", date="2026-12-05", rows=(row,)
+    )
+    return render_result(record)
