@@ -17,6 +17,8 @@ from kernelopt._errors import expected
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+# What a shell reports for a program stopped by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
 
 # Where a parse keeps the single-valued options it has seen (argparse copies a
 # subcommand's namespace into its parent's, so the record follows the options).

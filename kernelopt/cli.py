@@ -2,7 +2,7 @@
 
 Each subcommand lives beside the primitive it drives (``kernelopt/<module>/_cli.py``) and
 registers itself here. Exit codes, the same in every subcommand: 0 ok, 1 findings (the
-subcommand's help says which), 2 usage or input errors.
+subcommand's help says which), 2 usage or input errors, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,7 +13,13 @@ import sys
 from collections.abc import Sequence
 
 from kernelopt import __version__
-from kernelopt._cli_util import EXIT_USAGE, ClosedPipeGuard, Parser, missing_command
+from kernelopt._cli_util import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ClosedPipeGuard,
+    Parser,
+    missing_command,
+)
 from kernelopt._errors import KernelOptError, expected
 
 # Modules whose `register(subparsers)` adds their subcommands (catalog; diagnose; inspect;
@@ -31,7 +37,8 @@ _REGISTRARS = (
 _EPILOG = """\
 Exit codes: 0 ok; 1 findings (diagnose: pathologies; inspect: shortcuts; catalog lint:
 errors; report --check: problems, or a hand-off that does not parse; learn: UNCLEAR; bench
-mla: a point that failed); 2 usage or input error, said on stderr as "Expected X, got Y".
+mla: a point that failed); 2 usage or input error, said on stderr as "Expected X, got Y";
+130 interrupted (Ctrl-C), said in one line.
 Every command gives them these meanings; `kernelopt COMMAND --help` says which apply.
 
 Examples, run in a kernelopt checkout:
@@ -69,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 ok, 1 findings, 2 usage or input error. argparse's own usage errors (and
+        0 ok, 1 findings, 2 usage or input error, 130 interrupted (Ctrl-C). argparse's
+        own usage errors (and
         ``--help``) raise ``SystemExit`` with 2 (0) instead.
     """
     guard = ClosedPipeGuard(sys.stdout)
@@ -89,6 +97,10 @@ def _run(argv: Sequence[str] | None) -> int:
         return missing_command(parser)
     try:
         return int(handler(args))
+    except KeyboardInterrupt:
+        # Ctrl-C is the user's own act: one line says where it landed, not a traceback.
+        print(f"kernelopt {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KernelOptError as error:
         print(f"kernelopt {args.command}: error: {error}", file=sys.stderr)
         return EXIT_USAGE

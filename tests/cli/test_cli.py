@@ -276,3 +276,17 @@ def test_an_unreadable_file_is_an_input_error(
     out, err = capsys.readouterr()
     assert (code, out) == (2, ""), err
     assert "Expected" in err and "Permission denied" in err and len(err.splitlines()) == 1
+
+
+def test_an_interrupt_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kernelopt.diagnose import engine
+
+    def interrupted(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "diagnose", interrupted)
+    assert cli.main(["diagnose", str(PLATEAU)]) == 130
+    err = capsys.readouterr().err
+    assert err == "kernelopt diagnose: interrupted\n"
