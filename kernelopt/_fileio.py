@@ -9,14 +9,16 @@ agents updating one knowledge tree) serialize instead of losing each other's upd
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
 
-__all__ = ["atomic_write_text", "locked", "read_text"]
+__all__ = ["atomic_write_text", "locked", "read_text", "temp_file_target"]
 
 try:  # POSIX advisory locks; Windows falls back to msvcrt below.
     import fcntl
@@ -24,7 +26,12 @@ except ImportError:  # pragma: no cover - exercised only on Windows
     fcntl = None  # type: ignore[assignment]
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+# What `atomic_write_text` names its temp file beside ``name``: ``.name.<8 chars>.tmp``.
+_TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
+_TEMP_NAME = re.compile(r"^\.(?P<name>[^/]+)\.\w{8}\.tmp$")
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, exclusive: bool = False) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically, creating parent directories.
 
     Parameters
@@ -32,11 +39,17 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     path : path-like
         The file to write; replaced in one rename. A symlink is followed: the file it
         points to is replaced and the link stays (as :func:`locked` locks that file).
+    exclusive : bool, default False
+        Write only where no file is: of two exclusive writes started together, one
+        writes and the other raises ``FileExistsError``, never one replacing the other.
+        Keyword-only.
 
     Raises
     ------
     InputError
         When ``path`` is a directory, or its folder cannot be created or written.
+    FileExistsError
+        With ``exclusive``, when a file is already there.
     """
     # Renaming over a link would replace the link, not the file the user keeps, and a
     # writer holding the lock of the real file would then lose this update.
@@ -53,7 +66,9 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     # or the one a plain open() would have given it, so shared trees stay readable.
     mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(
+            dir=target.parent, prefix=f"{_TEMP_PREFIX}{target.name}.", suffix=_TEMP_SUFFIX
+        )
     except OSError as error:
         raise InputError(
             expected("a folder kernelopt may write in", f"{target.parent}: {error.strerror}")
@@ -64,11 +79,47 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        if exclusive:
+            _link_new(tmp, target)
+        else:
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _link_new(tmp: str, target: Path) -> None:
+    """Give the written ``tmp`` the name ``target`` only where no file is, then drop
+    ``tmp``: a hard link is refused where a file already is, an atomic rename is not."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise
+    except OSError:
+        # A file system without hard links: checked again, then renamed into place.
+        if target.exists():
+            raise FileExistsError(errno.EEXIST, "File exists", str(target)) from None
+        os.replace(tmp, target)
+    else:
+        os.unlink(tmp)
+
+
+def temp_file_target(path: str | os.PathLike[str]) -> Path | None:
+    """The file a temp file of :func:`atomic_write_text` was written for, or None.
+
+    Parameters
+    ----------
+    path : path-like
+        Any file; a leftover temp file is one a writer killed before its rename left.
+
+    Returns
+    -------
+    Path or None
+        The target beside it, or None when ``path`` is not named as such a temp file.
+    """
+    found = _TEMP_NAME.match(Path(path).name)
+    return None if found is None else Path(path).with_name(found.group("name"))
 
 
 def read_text(path: str | os.PathLike[str], *, what: str = "a text file") -> str:

@@ -16,7 +16,6 @@ entry and writes the result into the user's tree, where it then overrides the bu
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import CatalogError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked
+from kernelopt._fileio import atomic_write_text, locked, temp_file_target
 from kernelopt.catalog._fields import as_path, to_enum
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.conditions import Condition, parse_condition
@@ -51,9 +50,6 @@ from kernelopt.catalog.model import (
 )
 
 __all__ = ["KnowledgeTree"]
-
-# The temp file `atomic_write_text` writes beside an entry or the index before its rename.
-_TEMP_NAME = re.compile(r"^\.(?P<name>[^/]+\.md)\.\w{8}\.tmp$")
 
 
 def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
@@ -222,12 +218,11 @@ class KnowledgeTree:
         exists, so one found now belongs to a writer that is gone.
         """
         for path in self.root.rglob(".*.tmp"):
-            found = _TEMP_NAME.match(path.name)
-            if found is None or not path.is_file():
+            target = temp_file_target(path)
+            if target is None or target.suffix != ".md" or not path.is_file():
                 continue
             # Only beside the files the tree writes: another writer's temp file elsewhere
             # under the root (a devlog kept there) is not under this lock.
-            target = path.with_name(found.group("name"))
             if target == self.root / INDEX_NAME or isinstance(
                 classify(self.root, target), Placement
             ):

@@ -15,10 +15,7 @@ read by the tolerant readers of :mod:`kernelopt.experiments`, which try this par
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import secrets
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
@@ -547,23 +544,10 @@ def _write_new(path: Path, text: str, *, overwrite: bool) -> None:
         return
     if path.exists():
         raise _exists(path)
-    # Written whole under a hidden name (which the readers skip), then linked to its
-    # name: a link is refused where a file already is, an atomic rename is not.
-    target = Path(os.path.realpath(path))
-    staged = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.new")
-    atomic_write_text(staged, text)
     try:
-        os.link(staged, target)
+        atomic_write_text(path, text, exclusive=True)
     except FileExistsError:
         raise _exists(path) from None
-    except OSError:
-        # A file system without hard links: checked again, then renamed into place.
-        if target.exists():
-            raise _exists(path) from None
-        os.replace(staged, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staged)
 
 
 def _exists(path: Path) -> InputError:

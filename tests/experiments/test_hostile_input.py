@@ -525,11 +525,11 @@ def test_two_first_writes_of_one_file_keep_one_and_refuse_the_other(
     real_write = canonical.atomic_write_text
     entered, go = threading.Event(), threading.Event()
 
-    def slow_first(path: Any, text: str) -> None:
+    def slow_first(path: Any, text: str, **options: Any) -> None:
         if not entered.is_set():
             entered.set()
             go.wait(10)
-        real_write(path, text)
+        real_write(path, text, **options)
 
     monkeypatch.setattr(canonical, "atomic_write_text", slow_first)
     root = tmp_path / "experiments"

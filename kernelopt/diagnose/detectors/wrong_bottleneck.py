@@ -39,6 +39,7 @@ from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import Experiment, Fact
 from kernelopt.experiments.points import points_differ
+from kernelopt.experiments.readers import bottleneck_of
 
 __all__ = ["SIDES", "aim_of", "bound_of", "detect"]
 
@@ -137,22 +138,16 @@ def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence
     return _stated_bound(ctx.log.profiling)
 
 
-# "Kernel is latency-bound", "memory bound": a bound the profiler notes of a result state.
-_STATED = re.compile(r"\b(memory|compute|latency)[- ]bound\b", re.IGNORECASE)
-# "not memory-bound", "no longer compute-bound", "neither ... nor": a bound ruled out.
-_RULED_OUT = re.compile(r"\b(?:not|no longer|never|neither|nor|isn't|wasn't)\s+(?:\w+\s+)?$")
-
-
 def _stated_bound(facts: Sequence[Fact]) -> tuple[str, Evidence] | None:
     """The bound the log's profiling notes state in words (a devlog with no profile.md:
-    "Diagnosis: Kernel is latency-bound"), when they name one bound; None when they name
-    none, or several (notes on different stages or points do not make one verdict)."""
+    "Diagnosis: Kernel is latency-bound"), read as the log readers read a bottleneck, when
+    the notes name one bound; None when they name none, or several (notes on different
+    stages or points do not make one verdict)."""
     found: dict[str, Fact] = {}
     for fact in facts:
-        for match in _STATED.finditer(fact.text):
-            if _RULED_OUT.search(fact.text[max(0, match.start() - 24) : match.start()].lower()):
-                continue
-            found.setdefault(match.group(1).lower(), fact)
+        stated = bottleneck_of(fact.text)
+        if stated is not None:
+            found.setdefault(stated[0], fact)
     if len(found) != 1:
         return None
     ((bound, fact),) = found.items()
