@@ -73,14 +73,22 @@ def normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
         ) from None
 
 
+# torch stores each size as a signed 64-bit int.
+_MAX_DIM = 2**63 - 1
+
+
 def validate_shape(shape: tuple[object, ...], *, where: str = "shape") -> tuple[int, ...]:
-    """Check that every entry of ``shape`` is a non-negative integer; return it as ints."""
+    """Check that every entry of ``shape`` is an integer in [0, 2**63 - 1]; return it as ints."""
     try:
         dims = tuple(operator.index(d) for d in shape)  # type: ignore[arg-type]
     except TypeError:
         dims = (-1,)  # reported below
     if any(d < 0 for d in dims):
         raise InputError(expected("a shape of non-negative ints", repr(shape), where=where))
+    if any(d > _MAX_DIM for d in dims):
+        # A zero-size shape passes the byte limit whatever its other dims; torch cannot
+        # hold such a dim, and its own error is a TypeError with C++ frames.
+        raise InputError(expected("dims of at most 2**63 - 1", repr(shape), where=where))
     return dims
 
 
@@ -112,6 +120,9 @@ def normalize_device(device: DeviceLike) -> torch.device:
         raise InputError(
             expected("a torch device such as 'cpu' or 'cuda:0'", repr(device), where="device")
         )
+    if parsed.type == "cpu" and parsed.index is not None:
+        # torch places a tensor made on "cpu:0" on "cpu": key and check it the same way.
+        parsed = torch.device("cpu")
     if parsed.type == "cuda":
         # The stream query on the hot path skips torch.cuda's lazy initialization, so
         # do it here, where each CUDA spelling passes before it is cached.

@@ -10,6 +10,7 @@ overwrite its outputs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Generic, TypeVar, cast
 
@@ -95,31 +96,73 @@ class CapturedGraph(Generic[R]):
         ------
         InputError
             A wrong number of inputs, a tensor of another shape or dtype, or a
-            non-tensor argument that differs from the captured value.
+            non-tensor argument that differs from the captured value. Every input is
+            checked before any is copied: a refused call leaves the static inputs as
+            they were.
         """
         if len(inputs) != len(self._static_inputs):
             raise InputError(
                 expected(f"{len(self._static_inputs)} inputs, as captured", len(inputs))
             )
+        copies: list[tuple[torch.Tensor, torch.Tensor]] = []
         for i, (new, static) in enumerate(zip(inputs, self._static_inputs, strict=True)):
             if isinstance(static, torch.Tensor):
-                if new is static:
-                    continue
-                if not isinstance(new, torch.Tensor):
-                    raise InputError(expected(f"input {i} to be a tensor", type(new).__name__))
-                if new.shape != static.shape:
-                    raise InputError(
-                        expected(f"input {i} of shape {tuple(static.shape)}", str(tuple(new.shape)))
-                    )
-                if new.dtype != static.dtype:
-                    raise InputError(expected(f"input {i} of dtype {static.dtype}", str(new.dtype)))
-                static.copy_(new)
-            elif new is not static and new != static:
+                if new is not static:
+                    copies.append((static, _checked_input(i, new, static)))
+            elif not _same_value(new, static):
                 raise InputError(
                     expected(f"input {i} equal to the captured value {static!r}", repr(new))
                 )
+        for static, new in copies:
+            static.copy_(new)
         self._graph.replay()
         return self._static_outputs
+
+
+def _same_value(new: object, static: object) -> bool:
+    """Whether ``new`` equals the captured non-tensor ``static`` (a value baked in)."""
+    if new is static:
+        return True
+    try:
+        return bool(new == static)
+    except Exception:  # a tensor, or a list of them, has no single truth value
+        return False
+
+
+def _checked_input(i: int, new: object, static: torch.Tensor) -> torch.Tensor:
+    """``new`` if it can be copied into the captured input ``i`` (same shape and dtype)."""
+    if not isinstance(new, torch.Tensor):
+        raise InputError(expected(f"input {i} to be a tensor", type(new).__name__))
+    if new.shape != static.shape:
+        raise InputError(
+            expected(f"input {i} of shape {tuple(static.shape)}", str(tuple(new.shape)))
+        )
+    if new.dtype != static.dtype:
+        raise InputError(expected(f"input {i} of dtype {static.dtype}", str(new.dtype)))
+    return new
+
+
+def _graph_runner(launcher: Callable[..., R]) -> tuple[Callable[..., R], tuple[object, ...]]:
+    """The callable to capture for ``launcher``, and what the graph must keep alive.
+
+    A :class:`~kernelopt.buffers.PersistentLauncher`, bare or inside a
+    ``functools.partial`` (how keyword arguments are bound), runs on a scope and pool of
+    its own; any other callable runs as it is.
+    """
+    target: object = launcher
+    bound_args: tuple[object, ...] = ()
+    bound_kwargs: dict[str, object] = {}
+    if isinstance(launcher, functools.partial) and isinstance(launcher.func, PersistentLauncher):
+        target, bound_args, bound_kwargs = launcher.func, launcher.args, launcher.keywords
+    if not isinstance(target, PersistentLauncher):
+        return launcher, ()
+    persistent = target
+    graph_scope = BufferScope(f"{persistent.scope.name}.graph", pool=BufferPool())
+
+    def run(*args: object) -> R:
+        return cast(R, persistent.call_with_scope(graph_scope, *bound_args, *args, **bound_kwargs))
+
+    return run, (graph_scope,)
 
 
 def capture_graph(
@@ -135,7 +178,7 @@ def capture_graph(
     launcher : callable
         A :class:`~kernelopt.buffers.PersistentLauncher` (its captured copy gets a scope
         and pool of its own) or any callable running CUDA work. Bind keyword arguments
-        with ``functools.partial``.
+        with ``functools.partial``; a launcher bound so still gets its own scope.
     *static_inputs
         The arguments captured: CUDA tensors that later inputs are copied into, and
         other values baked into the graph.
@@ -175,19 +218,7 @@ def capture_graph(
         raise InputError(expected("warmup as an int >= 1", repr(warmup), where="warmup"))
     device = next(iter(devices)) if devices else torch.device("cuda", torch.cuda.current_device())
 
-    keep_alive: tuple[object, ...]
-    run: Callable[..., R]
-    if isinstance(launcher, PersistentLauncher):
-        graph_scope = BufferScope(f"{launcher.scope.name}.graph", pool=BufferPool())
-
-        def run(*args: object) -> R:
-            return cast(R, launcher.call_with_scope(graph_scope, *args))
-
-        keep_alive = (graph_scope,)
-    else:
-        run = launcher
-        keep_alive = ()
-
+    run, keep_alive = _graph_runner(launcher)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.device(device):
         # Warm-up and capture share one side stream: persistent buffers are keyed by

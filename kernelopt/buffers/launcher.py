@@ -9,6 +9,7 @@ requests can overwrite them.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Concatenate, Generic, Literal, ParamSpec, TypeVar, overload
 
@@ -27,6 +28,9 @@ _ON_RETURN: tuple[str, ...] = ("check", "copy", "unchecked")
 
 class PersistentLauncher(Generic[P, R]):
     """A launcher with persistent buffers; call it like the function without its scope.
+
+    Its signature (``inspect.signature``) is ``fn``'s without the scope parameter, and a
+    launcher whose scope is closed refuses every call.
 
     Parameters
     ----------
@@ -58,8 +62,18 @@ class PersistentLauncher(Generic[P, R]):
         self._copy = on_return == "copy"
         self._track = on_return != "unchecked"
         functools.update_wrapper(self, fn)
+        signature = _signature_without_scope(fn)
+        if signature is not None:
+            # Without it, inspect.signature follows __wrapped__ to fn and lists the scope
+            # as the first argument: tools that bind or record arguments by name would
+            # shift every name by one.
+            self.__signature__ = signature
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self._scope._closed:
+            # A call given out= may take nothing from the scope, and would otherwise
+            # run on a launcher that close() or a redefinition retired.
+            self._scope._refuse_closed()
         result = self._fn(self._scope, *args, **kwargs)
         if self._track:
             return self._scope._settle(result, copy=self._copy)
@@ -113,6 +127,19 @@ class PersistentLauncher(Generic[P, R]):
 
     def __repr__(self) -> str:
         return f"<persistent launcher {self._scope.name} on_return={self._on_return!r}>"
+
+
+def _signature_without_scope(fn: Callable[..., object]) -> inspect.Signature | None:
+    """``fn``'s signature less its first (scope) parameter; None if it has none to read."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or an extension without one
+        return None
+    params = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if params and params[0].kind in positional:
+        params = params[1:]
+    return signature.replace(parameters=params)
 
 
 @overload

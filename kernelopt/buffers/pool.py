@@ -62,6 +62,17 @@ class _Entry:
         self.baseline = storage_refs_or_none(tensor)
 
 
+def _new_buffer(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A normal (not inference) tensor, whatever mode the first request came in.
+
+    A buffer first asked for under ``torch.inference_mode()`` would otherwise be an
+    inference tensor, which refuses in-place writes outside that mode: every later
+    call outside it (a check, a benchmark, a graph warm-up) would fail.
+    """
+    with torch.inference_mode(False):
+        return torch.empty(shape, dtype=dtype, device=device)
+
+
 def _check_cap(max_bytes: int | None) -> int | None:
     if max_bytes is None:
         return None
@@ -90,7 +101,9 @@ class BufferPool:
     Two buffers alive at once with the same shape, dtype, device and stream need distinct
     tags; :class:`~kernelopt.buffers.BufferScope` builds tags from a scope and buffer name.
     An evicted tensor that a caller still references stays valid (torch frees memory only
-    when the last reference goes); it is just no longer handed out.
+    when the last reference goes); it is just no longer handed out. Buffers are normal
+    tensors even when first requested under ``torch.inference_mode()``, so calls outside
+    that mode can write them too.
 
     Examples
     --------
@@ -161,6 +174,9 @@ class BufferPool:
             A bad shape, dtype, device or tag.
         KernelOptError
             A new buffer is requested while a CUDA graph is being captured on its stream.
+        RuntimeError
+            torch could not allocate a new buffer (``torch.OutOfMemoryError`` on CUDA).
+            The request is not counted; buffers evicted to make room for it stay evicted.
         """
         dev, sid = device_and_stream(device, stream)
         key = (shape if type(shape) is tuple else normalize_shape(shape), dtype, dev, sid, tag)
@@ -256,15 +272,19 @@ class BufferPool:
                 )
             )
         nbytes = nbytes_of(shape, dtype)
-        self._misses += 1
+        # Counters move only once torch.empty succeeded: an out-of-memory error leaves
+        # the request uncounted.
         if self._max_bytes is not None and nbytes > self._max_bytes:
+            fresh = _new_buffer(shape, dtype, device)
+            self._misses += 1
             self._uncached += 1
-            fresh = torch.empty(shape, dtype=dtype, device=device)
             return _Entry(key, name, fresh, nbytes, held=False)
         if self._max_bytes is not None:
-            # Evict before allocating so the allocator can reuse the freed blocks.
+            # Evict before allocating so the allocator can reuse the freed blocks (if the
+            # allocation still fails, those buffers stay evicted).
             self._evict_to(self._max_bytes - nbytes)
-        tensor = torch.empty(shape, dtype=dtype, device=device)
+        tensor = _new_buffer(shape, dtype, device)
+        self._misses += 1
         entry = _Entry(key, name, tensor, nbytes, held=True)
         self._entries[key] = entry
         self._bytes += nbytes
@@ -318,7 +338,7 @@ class BufferPool:
     def _discard_tags(self, tags: Iterable[str]) -> None:
         wanted = set(tags)
         with self._lock:
-            for key in [k for k in self._entries if k[4] in wanted]:
+            for key in [k for k in self._keys() if k[4] in wanted]:
                 self._bytes -= self._entries.pop(key).nbytes
 
     def clear(self) -> None:
@@ -358,18 +378,37 @@ class BufferPool:
         return self._bytes
 
     def buffers(self) -> list[HeldBuffer]:
-        """The buffers held now, least recently used first; ``name`` is the tag."""
+        """The buffers held now, least recently used first.
+
+        ``name`` is the tag for a buffer requested from the pool, and the buffer's name
+        in its scope for a scope's buffer (``key.tag`` is ``"<scope>/<name>"``).
+        """
         with self._lock:
             self._drain_released()
             return [
                 HeldBuffer(name=entry.name, key=BufferKey._make(key), tensor=entry.tensor)
-                for key, entry in self._entries.items()
+                for key, entry in self._items()
             ]
 
     def _entries_with_tags(self, tags: Iterable[str]) -> list[_Entry]:
         wanted = set(tags)
         with self._lock:
-            return [entry for key, entry in self._entries.items() if key[4] in wanted]
+            return [entry for key, entry in self._items() if key[4] in wanted]
+
+    def _keys(self) -> list[_Key]:
+        return [key for key, _entry in self._items()]
+
+    def _items(self) -> list[tuple[_Key, _Entry]]:
+        """A copy of the held entries in LRU order; call with the lock held."""
+        # Hits reorder the OrderedDict without taking the lock, and a walk that another
+        # thread's hit interrupts raises "mutated during iteration" (even list() can be
+        # interrupted, by a garbage collection that runs finalizers). Under the lock only
+        # hits can run, and they reorder without adding or removing: copy again.
+        while True:
+            try:
+                return list(self._entries.items())
+            except RuntimeError:
+                continue
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -455,7 +494,7 @@ class BufferPool:
             self._scope_names.discard(name)
             self._holders.pop(name, None)
             prefix = f"{name}/"
-            for key in [k for k in self._entries if k[4].startswith(prefix)]:
+            for key in [k for k in self._keys() if k[4].startswith(prefix)]:
                 self._bytes -= self._entries.pop(key).nbytes
 
 

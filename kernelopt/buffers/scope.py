@@ -10,8 +10,9 @@ result the caller still holds.
 
 from __future__ import annotations
 
+import copy as copy_module
 import weakref
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import torch
 
@@ -34,6 +35,49 @@ __all__ = ["BufferScope"]
 _Key = tuple[Any, ...]
 T = TypeVar("T")
 
+# Records a scope keeps before it first prunes those of evicted buffers.
+_PRUNE_MIN = 256
+
+
+def _rebuilt_sequence(value: tuple[Any, ...] | list[Any], items: list[Any]) -> Any:
+    """``value``'s type holding ``items`` where it can be rebuilt without guessing its
+    constructor: a named tuple, a ``torch.return_types`` result (what ``topk`` or
+    ``max(dim)`` return), a list or dict subclass. Other tuples come back as tuples."""
+    if isinstance(value, list):
+        if type(value) is list:
+            return items
+        rebuilt = _shallow_copy(value)
+        if rebuilt is None:
+            return items
+        rebuilt[:] = items
+        return rebuilt
+    kind = type(value)
+    if hasattr(value, "_fields"):  # a NamedTuple
+        return kind(*items)
+    if hasattr(value, "n_sequence_fields"):  # a struct sequence: torch.return_types
+        return kind(items)
+    return tuple(items)
+
+
+def _rebuilt_mapping(value: dict[Any, Any], settled: dict[Any, Any]) -> dict[Any, Any]:
+    """``value``'s type (an OrderedDict, a defaultdict...) holding the ``settled`` values."""
+    if type(value) is dict:
+        return settled
+    rebuilt = _shallow_copy(value)
+    if rebuilt is None:
+        return settled
+    rebuilt.update(settled)
+    return rebuilt
+
+
+def _shallow_copy(value: T) -> T | None:
+    """A shallow copy, which keeps a subclass's type and state without calling its
+    constructor (a defaultdict's factory); None for an object that cannot be copied."""
+    try:
+        return copy_module.copy(value)
+    except TypeError:
+        return None
+
 
 class BufferScope:
     """The persistent buffers of one call site, by name.
@@ -48,7 +92,8 @@ class BufferScope:
     Raises
     ------
     InputError
-        An empty name, a name with ``"/"``, or a name another scope of this pool uses.
+        An empty name, a name with ``"/"``, a name another scope of this pool uses, or a
+        ``pool`` that is no :class:`~kernelopt.buffers.BufferPool`.
 
     Examples
     --------
@@ -85,6 +130,8 @@ class BufferScope:
     ) -> None:
         if not isinstance(name, str) or not name or "/" in name:
             raise InputError(expected("a non-empty scope name without '/'", repr(name)))
+        if pool is not None and not isinstance(pool, BufferPool):
+            raise InputError(expected("a BufferPool or None", repr(pool), where="pool"))
         self._pool = default_pool() if pool is None else pool
         if owner is not None:
             self._pool._take_over(name, owner)
@@ -100,6 +147,7 @@ class BufferScope:
         self._seen: dict[_Key, int] = {}  # key -> serial of the entry last handed out
         self._by_ptr: dict[int, tuple[_Key, int]] = {}  # storage address -> (key, serial)
         self._loans: dict[_Key, int] = {}  # key -> serial, returned by the last call
+        self._prune_at = _PRUNE_MIN  # len(self._seen) that triggers _forget_evicted
 
     @property
     def name(self) -> str:
@@ -133,9 +181,7 @@ class BufferScope:
         tag = self._tags.get(name)
         if tag is None:
             if self._closed:
-                raise InputError(
-                    expected(f"an open scope {self._name!r}", "a scope closed by close()")
-                )
+                self._refuse_closed()
             if not isinstance(name, str) or not name:
                 raise InputError(expected("a non-empty buffer name", repr(name), where="name"))
             tag = self._tags[name] = f"{self._name}/{name}"
@@ -261,6 +307,34 @@ class BufferScope:
         self._seen[key] = entry.serial
         if entry.ptr:
             self._by_ptr[entry.ptr] = (entry.key, entry.serial)
+        if len(self._seen) > self._prune_at:
+            self._forget_evicted()
+
+    def _forget_evicted(self) -> None:
+        """Drop the records of buffers the pool no longer holds.
+
+        Every distinct key adds a record here, and with many shapes a capped pool evicts
+        the buffers but would keep their records forever. Pruning when the records
+        double keeps the cost amortized constant per request.
+        """
+        held = self._pool._held
+
+        def gone(key: _Key, serial: int) -> bool:
+            entry = held(key)
+            return entry is None or entry.serial != serial
+
+        # Walk copies (dict.copy is one C call) and pop from the live dicts: a thread
+        # using this scope on another stream may add records meanwhile.
+        for key, serial in self._seen.copy().items():
+            if gone(key, serial):
+                self._seen.pop(key, None)
+        for ptr, (key, serial) in self._by_ptr.copy().items():
+            if gone(key, serial):
+                self._by_ptr.pop(ptr, None)
+        for key, serial in self._loans.copy().items():
+            if gone(key, serial):  # a lent buffer since evicted belongs to its holder
+                self._loans.pop(key, None)
+        self._prune_at = max(_PRUNE_MIN, 2 * len(self._seen))
 
     def _check_loan(self, entry: _Entry) -> None:
         serial = self._loans.get(entry.key)
@@ -286,8 +360,10 @@ class BufferScope:
     def _settle(self, result: T, *, copy: bool) -> T:
         """Track (or copy) the scope's buffers in a launcher's return value.
 
-        Walks tensors, tuples (named tuples too), lists and dict values; other objects
-        are returned as they are and their contents are not tracked.
+        Walks tensors, tuples (named tuples and ``torch.return_types`` too), lists and
+        dict values; a container is rebuilt, in its own type, only when it holds a
+        buffer to track or copy. Other objects are returned as they are and their
+        contents are not tracked.
         """
         if not self._by_ptr:
             return result
@@ -298,15 +374,16 @@ class BufferScope:
     def _settle_value(self, value: Any, copy: bool) -> Any:
         if isinstance(value, torch.Tensor):
             return self._settle_tensor(value, copy)
-        if isinstance(value, tuple):
+        if isinstance(value, (tuple, list)):
             items = [self._settle_value(v, copy) for v in value]
-            if hasattr(value, "_fields"):  # a NamedTuple
-                return type(value)(*items)
-            return tuple(items)
-        if isinstance(value, list):
-            return [self._settle_value(v, copy) for v in value]
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value  # no scope buffer inside: the caller's object, untouched
+            return _rebuilt_sequence(value, items)
         if isinstance(value, dict):
-            return {k: self._settle_value(v, copy) for k, v in value.items()}
+            settled = {k: self._settle_value(v, copy) for k, v in value.items()}
+            if all(settled[k] is v for k, v in value.items()):
+                return value
+            return _rebuilt_mapping(value, settled)
         return value
 
     def _settle_tensor(self, tensor: torch.Tensor, copy: bool) -> torch.Tensor:
@@ -365,6 +442,9 @@ class BufferScope:
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
         return self._closed
+
+    def _refuse_closed(self) -> NoReturn:
+        raise InputError(expected(f"an open scope {self._name!r}", "a scope closed by close()"))
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"buffers={len(self.buffers())}"

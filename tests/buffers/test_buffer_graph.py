@@ -11,6 +11,7 @@ from kernelopt._errors import DeviceError, InputError, KernelOptError
 from kernelopt.buffers import (
     BufferPool,
     BufferScope,
+    CapturedGraph,
     PersistentLauncher,
     capture_graph,
     check_no_stale_reads,
@@ -141,3 +142,68 @@ def test_stale_read_checker_on_cuda() -> None:
 
     report = check_no_stale_reads(leaky, make, strict=False)
     assert report.stale[0].culprits == ("acc (8,) torch.float32",)
+
+
+class _CountingGraph:
+    """Stands in for a torch.cuda.CUDAGraph: input handling runs without a device."""
+
+    def __init__(self) -> None:
+        self.replays = 0
+
+    def replay(self) -> None:
+        self.replays += 1
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        (torch.ones(3), r"Expected input 1 of shape \(2, 2\), got \(3,\)"),
+        (torch.ones(2, 2, dtype=torch.float16), r"Expected input 1 of dtype torch\.float32"),
+        ("w", "Expected input 1 to be a tensor, got str"),
+    ],
+)
+def test_a_refused_input_leaves_every_static_input_as_it_was(bad: object, message: str) -> None:
+    x, w = torch.zeros(2, 2), torch.zeros(2, 2)
+    stub = _CountingGraph()
+    graph = CapturedGraph(
+        graph=stub,  # type: ignore[arg-type]
+        static_inputs=(x, w, 3),
+        static_outputs=x,
+        keep_alive=(),
+    )
+    with pytest.raises(InputError, match=message):
+        graph(torch.ones(2, 2), bad, 3)
+    with pytest.raises(InputError, match="Expected input 2 equal to the captured value 3"):
+        graph(torch.ones(2, 2), torch.ones(2, 2), 4)
+    # A tensor where a number was captured: not torch's "ambiguous truth value" error.
+    with pytest.raises(InputError, match=r"Expected input 2 equal to the captured value 3, got t"):
+        graph(torch.ones(2, 2), torch.ones(2, 2), torch.tensor([3, 3]))
+    assert torch.equal(x, torch.zeros(2, 2)) and torch.equal(w, torch.zeros(2, 2))
+    assert stub.replays == 0
+    graph(torch.ones(2, 2), torch.full((2, 2), 2.0), 3)
+    assert torch.equal(x, torch.ones(2, 2)) and torch.equal(w, torch.full((2, 2), 2.0))
+    assert stub.replays == 1
+
+
+def test_a_launcher_bound_with_partial_is_captured_on_buffers_of_its_own() -> None:
+    # capture_graph's docstring binds keyword arguments with functools.partial: the
+    # launcher inside must still get a private scope, or eager calls (clear(), eviction)
+    # could free memory the graph replays. Checked here on the callable that is captured.
+    from kernelopt.buffers.graph import _graph_runner
+
+    pool = BufferPool()
+
+    @persistent_buffers(pool=pool)
+    def scale(buffers: BufferScope, x: torch.Tensor, factor: float) -> torch.Tensor:
+        out = buffers.resolve_out(None, x.shape, x.dtype, x.device)
+        return torch.mul(x, factor, out=out)
+
+    bound = functools.partial(scale, factor=3.0)
+    for launcher, inputs in ((scale, (torch.ones(2), 3.0)), (bound, (torch.ones(2),))):
+        run, keep_alive = _graph_runner(launcher)
+        assert run(*inputs).tolist() == [3.0, 3.0]
+        (graph_scope,) = keep_alive
+        assert isinstance(graph_scope, BufferScope) and graph_scope.pool is not pool
+        assert len(graph_scope.buffers()) == 1 and scale.scope.buffers() == []
+    plain = functools.partial(torch.mul, other=2.0)
+    assert _graph_runner(plain) == (plain, ())

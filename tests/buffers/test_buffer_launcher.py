@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import inspect
+from collections import OrderedDict
 from typing import NamedTuple
 
 import pytest
@@ -219,3 +221,93 @@ def test_close_frees_the_buffers_and_the_name() -> None:
     assert "closed" in repr(launcher.scope)
     launcher.close()  # twice is fine
     assert make_double(pool).scope.name == f"{__name__}.make_double.<locals>.double"
+
+
+def test_returned_structures_keep_their_types() -> None:
+    # torch.return_types (what topk, max and sort return), dict and list subclasses: a
+    # launcher returns the same type whether or not its result holds a scope buffer.
+    @persistent_buffers(pool=BufferPool())
+    def top2(buffers: BufferScope, x: torch.Tensor) -> torch.return_types.topk_out:
+        values = buffers.empty("values", (2,), x.dtype, x.device)
+        indices = buffers.empty("indices", (2,), torch.int64, x.device)
+        return torch.topk(x, 2, out=(values, indices))
+
+    best = top2(torch.arange(5.0))
+    assert type(best) is torch.return_types.topk_out
+    assert best.values.tolist() == [4.0, 3.0] and best.indices.tolist() == [4, 3]
+    del best
+    with pytest.raises(KernelOptError, match="'values'"):
+        kept = top2(torch.arange(5.0)).values  # the structure is gone, its field is held
+        top2(torch.arange(5.0))
+    del kept
+
+    class Outputs(OrderedDict):  # type: ignore[type-arg]
+        pass
+
+    @persistent_buffers(pool=BufferPool())
+    def named(buffers: BufferScope, x: torch.Tensor) -> Outputs:
+        out = buffers.resolve_out(None, x.shape, x.dtype, x.device)
+        return Outputs(out=out.copy_(x), scale=2.0)
+
+    outputs = named(torch.ones(2))
+    assert type(outputs) is Outputs and list(outputs) == ["out", "scale"]
+    del outputs
+
+    class Batch(list):  # type: ignore[type-arg]
+        pass
+
+    @persistent_buffers(pool=BufferPool())
+    def batched(buffers: BufferScope, x: torch.Tensor) -> Batch:
+        out = buffers.resolve_out(None, x.shape, x.dtype, x.device)
+        return Batch([out.copy_(x)])
+
+    assert type(batched(torch.ones(2))) is Batch
+
+
+def test_structures_without_a_scope_buffer_are_returned_as_they_are() -> None:
+    @persistent_buffers(pool=BufferPool())
+    def passthrough(buffers: BufferScope, x: torch.Tensor) -> dict[str, object]:
+        buffers.empty("ws", x.shape, x.dtype, x.device)  # the scope holds a buffer
+        return result
+
+    result: dict[str, object] = {"x": torch.ones(2), "items": [torch.zeros(1)]}
+    assert passthrough(torch.ones(2)) is result
+
+
+def test_a_closed_launcher_refuses_every_call_even_with_out() -> None:
+    double = make_double(BufferPool())
+    double.close()
+    mine = torch.empty(3)
+    with pytest.raises(InputError, match=r"^Expected an open scope '.*double', got a scope closed"):
+        double(torch.ones(3), out=mine)  # would not touch the scope, yet the launcher is closed
+    with pytest.raises(InputError, match="Expected an open scope"):
+        double(torch.ones(3))
+
+
+def test_the_signature_is_what_callers_pass() -> None:
+    # Tools that bind or record arguments by name (kernelopt.workload's Recorder among
+    # them) read the signature: the scope the launcher receives is not an argument.
+    double = make_double(BufferPool())
+    signature = inspect.signature(double)
+    assert list(signature.parameters) == ["x", "out"]
+    assert signature.bind(torch.ones(2)).arguments.keys() == {"x"}
+
+    @persistent_buffers(pool=BufferPool())
+    def no_args(buffers: BufferScope) -> int:
+        return 1
+
+    assert list(inspect.signature(no_args).parameters) == []
+
+
+def test_a_structure_that_cannot_be_rebuilt_in_its_type_is_still_returned() -> None:
+    class Args(tuple):  # type: ignore[type-arg]
+        def __new__(cls, *items: object) -> Args:
+            return super().__new__(cls, items)
+
+    @persistent_buffers(pool=BufferPool())
+    def pair(buffers: BufferScope, x: torch.Tensor) -> Args:
+        out = buffers.resolve_out(None, x.shape, x.dtype, x.device)
+        return Args(out.copy_(x), 1)
+
+    result = pair(torch.ones(2))
+    assert isinstance(result, tuple) and result[0].tolist() == [1.0, 1.0] and result[1] == 1

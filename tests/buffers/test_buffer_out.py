@@ -65,3 +65,5 @@ def test_without_out_or_scope_each_call_gets_its_own_tensor() -> None:
 def test_a_fresh_buffer_larger_than_torch_can_address_is_an_input_error() -> None:
     with pytest.raises(InputError, match=r"shape: Expected a shape of at most 2\*\*63 - 1 bytes"):
         resolve_out(None, (1 << 40, 1 << 40), torch.float32, "cpu")
+    with pytest.raises(InputError, match=r"^shape: Expected dims of at most 2\*\*63 - 1, got"):
+        resolve_out(None, (0, 1 << 63), torch.float32, "cpu")

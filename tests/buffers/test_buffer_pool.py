@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections import OrderedDict
 
 import pytest
@@ -10,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernelopt._errors import DeviceError, InputError
-from kernelopt.buffers import BufferKey, BufferPool, PoolStats, default_pool
+from kernelopt.buffers import BufferKey, BufferPool, PoolStats, check_out, default_pool
 
 F32 = torch.float32
 
@@ -67,6 +69,16 @@ def test_shape_and_device_spellings_share_one_buffer() -> None:
     assert pool.get(5, F32, "cpu") is pool.get((5,), F32, "cpu")
 
 
+@pytest.mark.parametrize("spelling", ["cpu:0", torch.device("cpu", 0)])
+def test_an_indexed_cpu_spelling_is_the_cpu(spelling: object) -> None:
+    # torch puts a tensor made on "cpu:0" on "cpu": the key, and out= checks, agree.
+    pool = BufferPool()
+    a = pool.get((2,), F32, "cpu")
+    assert pool.get((2,), F32, spelling) is a  # type: ignore[arg-type]
+    assert pool.buffers()[0].key.device == torch.device("cpu") and len(pool) == 1
+    assert check_out(a, (2,), F32, spelling) is a  # type: ignore[arg-type]
+
+
 def test_empty_mirrors_torch_empty_defaults() -> None:
     pool = BufferPool()
     t = pool.empty((3,), tag="x")
@@ -101,6 +113,8 @@ def test_key_of_a_held_buffer_is_a_buffer_key() -> None:
         (((2,), F32, ["cpu"]), "device: Expected a torch device such as 'cpu' or 'cuda:0'"),
         # More elements than an index can address: refused before torch.empty overflows.
         (((1 << 40, 1 << 40), F32, "cpu"), "shape: Expected a shape of at most 2**63 - 1 bytes"),
+        # No bytes at all, but a size torch cannot hold: not torch's unpacking TypeError.
+        (((0, 1 << 64), F32, "cpu"), "shape: Expected dims of at most 2**63 - 1, got (0, 1844"),
     ],
 )
 def test_bad_requests_say_what_was_expected(args: tuple[object, ...], message: str) -> None:
@@ -248,3 +262,77 @@ def test_pool_matches_an_lru_model(cap: int, requests: list[tuple[str, int]]) ->
     )
     assert [(h.name, h.key.shape[0]) for h in pool.buffers()] == list(model)
     assert stats.bytes_held == sum(model.values())
+
+
+def test_inspecting_and_clearing_while_other_threads_hit_never_fails() -> None:
+    # Hits take no lock and move their key to the end of the LRU order; a walk over the
+    # held buffers that a thread switch interrupts must not see that as a mutation.
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    pool = BufferPool()
+    hot = pool.scope("hot")
+    for i in range(500):
+        hot.empty(f"b{i}", (1,), F32, "cpu")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def hit_forever() -> None:
+        i = 0
+        while not stop.is_set():
+            hot.empty(f"b{i % 500}", (1,), F32, "cpu")
+            i += 1
+
+    hitter = threading.Thread(target=hit_forever)
+    hitter.start()
+    try:
+        for round_ in range(40):
+            try:
+                pool.buffers()
+                hot.buffers()
+                assert hot.bytes_held == 2000
+                cold = pool.scope(f"cold{round_}")
+                cold.empty("ws", (2,), F32, "cpu")
+                cold.clear()
+                cold.close()  # releases a name: walks the held buffers for its prefix
+            except RuntimeError as error:
+                errors.append(error)
+    finally:
+        stop.set()
+        hitter.join()
+        sys.setswitchinterval(previous)
+    assert errors == []
+
+
+def test_a_buffer_first_asked_for_under_inference_mode_serves_later_calls_outside_it() -> None:
+    # A server calls its launchers under torch.inference_mode(); a check, a benchmark or
+    # a CUDA-graph warm-up calls them outside it. An inference tensor refuses in-place
+    # writes there, so the pool's buffers must be normal tensors.
+    pool = BufferPool()
+    with torch.inference_mode():
+        inside = pool.get((3,), F32, "cpu", tag="out")
+        torch.mul(torch.ones(3), 2.0, out=inside)
+    outside = pool.get((3,), F32, "cpu", tag="out")
+    assert outside is inside and not outside.is_inference()
+    torch.mul(torch.ones(3), 3.0, out=outside)
+    outside.zero_()
+    with torch.inference_mode():
+        torch.add(torch.ones(3), 1.0, out=pool.get((3,), F32, "cpu", tag="out"))
+    assert outside.tolist() == [2.0] * 3
+
+
+def test_a_failed_allocation_is_not_counted_or_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = BufferPool(max_bytes=1 << 10)
+    pool.get((4,), F32, "cpu", tag="kept")
+
+    def out_of_memory(*args: object, **kwargs: object) -> torch.Tensor:
+        raise torch.OutOfMemoryError("out of memory")
+
+    monkeypatch.setattr(torch, "empty", out_of_memory)
+    for cap_exceeded in (False, True):
+        with pytest.raises(torch.OutOfMemoryError):
+            pool.get((2048 if cap_exceeded else 8,), F32, "cpu", tag="new")
+    monkeypatch.undo()
+    stats = pool.stats
+    assert (stats.misses, stats.uncached, stats.buffers_held, stats.bytes_held) == (1, 0, 1, 16)
+    assert pool.get((8,), F32, "cpu", tag="new").shape == (8,)
+    assert pool.stats.misses == 2

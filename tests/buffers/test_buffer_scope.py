@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 import torch
 
 from kernelopt._errors import InputError
-from kernelopt.buffers import BufferPool, BufferScope
+from kernelopt.buffers import BufferPool, BufferScope, persistent_buffers
 
 F32 = torch.float32
 
@@ -76,3 +78,38 @@ def test_oversize_buffers_are_fresh_each_call() -> None:
     a = scope.empty("big", (64,), F32, "cpu")
     b = scope.empty("big", (64,), F32, "cpu")
     assert a is not b and scope.buffers() == []
+
+
+def test_a_pool_that_is_no_buffer_pool_is_refused() -> None:
+    with pytest.raises(InputError, match=r"^pool: Expected a BufferPool or None, got 'workspace'$"):
+        BufferScope("s", pool="workspace")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^pool: Expected a BufferPool or None, got BufferScope"):
+        persistent_buffers(pool=BufferScope("t", pool=BufferPool()))(lambda buffers: None)  # type: ignore[arg-type]
+
+
+def test_a_capped_pool_bounds_the_memory_of_many_distinct_shapes() -> None:
+    # The guide's answer to many distinct shapes is max_bytes. The scope's own record of
+    # what it handed out and returned must not keep growing once the pool evicts.
+    pool = BufferPool(max_bytes=1 << 12)
+    scope = BufferScope("varlen", pool=pool)
+
+    @persistent_buffers(pool=pool)
+    def head(buffers: BufferScope, n: int) -> torch.Tensor:
+        buffers.empty("ws", (n,), torch.uint8, "cpu")
+        return buffers.resolve_out(None, (n,), torch.uint8, "cpu").fill_(1)
+
+    def serve(first: int, last: int) -> None:
+        for n in range(first, last):
+            scope.empty("ws", (n,), torch.uint8, "cpu")
+            head(n).sum()  # check mode: each call returns its buffer
+
+    serve(1, 500)  # warm: the bookkeeping reaches its steady size
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        serve(500, 4500)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # About 3.7 MB without pruning; with it, at most a few hundred records per scope.
+    assert len(pool) <= 8 and grown < 500_000

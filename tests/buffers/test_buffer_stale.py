@@ -244,3 +244,34 @@ def test_a_stale_read_that_nan_and_zero_answer_alike_is_caught(
     report = check_no_stale_reads(masked, inputs, calls=1, strict=False)
     assert not report.ok
     assert report.stale[0].culprits == (f"flags (4, 6) {dtype}",)
+
+
+def test_a_stale_size_that_makes_a_buffer_request_fail_is_a_stale_read() -> None:
+    # The pool refuses the size a poisoned count gives (an InputError, a KernelOptError):
+    # that is the poison showing, reported like any other error it causes.
+    filled: set[int] = set()
+
+    @persistent_buffers(pool=BufferPool())
+    def compact(buffers: BufferScope, x: torch.Tensor) -> torch.Tensor:
+        count = buffers.empty("count", (1,), torch.int64, x.device)
+        if not filled:  # bug: the count is set once, then trusted
+            filled.add(1)
+            count.zero_()
+        kept = buffers.empty("kept", (int(count[0]) + x.shape[0],), x.dtype, x.device)
+        kept[: x.shape[0]] = x[:, 0]
+        return kept[: x.shape[0]].clone()
+
+    report = check_no_stale_reads(compact, inputs, calls=1, strict=False)
+    (stale,) = report.stale
+    assert stale.error is not None and stale.error.startswith("InputError: shape: Expected")
+    assert stale.culprits == ("count (1,) torch.int64",)
+
+
+def test_the_checker_runs_on_a_launcher_first_called_under_inference_mode() -> None:
+    @persistent_buffers(pool=BufferPool())
+    def softmax(buffers: BufferScope, x: torch.Tensor) -> torch.Tensor:
+        return row_softmax.call_with_scope(buffers, x).clone()
+
+    with torch.inference_mode():
+        softmax(inputs(0)[0])
+    assert check_no_stale_reads(softmax, inputs).ok
