@@ -3,9 +3,9 @@
 Commands::
 
     kernelopt learn --before A.jsonl --after B.jsonl --entry ID [--knowledge DIR]
-                    [--point NAME] [--dry-run] [--json] ...
+                    [--point NAME] [--mode M] [--dry-run] [--json] ...
     kernelopt report profile --rows FILE.jsonl --kernel K --version V [--baseline FILE]
-                    [--devlog PATH] [--json]
+                    [--mode M] [--devlog PATH] [--json]
     kernelopt report profile FILE.md [--check [--knowledge DIR]] [--json]
     kernelopt report task FILE.md [--check [--knowledge DIR]] [--json]
     kernelopt report version FILE.md [--check [--root DIR] [--knowledge DIR]] [--json]
@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
         + "\n\nExamples, run in a kernelopt checkout:\n"
         "  kernelopt learn --before docs/kernels/mla_decode/experiments/exp_12/seesaw_before.jsonl"
         " --after docs/kernels/mla_decode/experiments/exp_12/seesaw_after.jsonl"
-        " --point b=32,s=1,h=16 --entry split-kv-flash-decoding --dry-run",
+        " --point b=32,s=1,h=16 --mode graph --entry split-kv-flash-decoding --dry-run",
     )
     learn.add_argument("--before", required=True, metavar="A.jsonl", help="rows without the change")
     learn.add_argument("--after", required=True, metavar="B.jsonl", help="rows with the change")
@@ -84,6 +84,7 @@ def register(subparsers: Any) -> None:
         metavar="IMPL",
         help="implementation in --after (needed when the point has several)",
     )
+    _add_mode(learn, "of both rows")
     learn.add_argument(
         "--knob",
         action="append",
@@ -144,7 +145,7 @@ def register(subparsers: Any) -> None:
         "  kernelopt report profile examples/logs/mla-decode-plateau/experiments/profile.md"
         " --check\n"
         "  kernelopt report profile --rows docs/kernels/mla_decode/experiments/exp_12/"
-        "seesaw_after.jsonl --kernel mla_decode --version kernelopt_seesaw",
+        "seesaw_after.jsonl --kernel mla_decode --version kernelopt_seesaw --mode cold",
     )
     profile.add_argument("file", nargs="?", metavar="FILE.md", help="a profile hand-off to read")
     profile.add_argument("--rows", metavar="FILE.jsonl", help="benchmark rows of the version")
@@ -169,6 +170,7 @@ def register(subparsers: Any) -> None:
     profile.add_argument(
         "--point", help="keep rows of this point (key=value terms or a name; default: all)"
     )
+    _add_mode(profile, "of the rows (and of the devlog's)")
     profile.add_argument(
         "--devlog", metavar="PATH", help="also write the rows into this devlog (default: none)"
     )
@@ -198,6 +200,17 @@ def register(subparsers: Any) -> None:
             )
         add_json_flag(parser)
         parser.set_defaults(handler=_task if name == "task" else _version)
+
+
+def _add_mode(parser: argparse.ArgumentParser, what: str) -> None:
+    from kernelopt.bench.measurement import MODES
+
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        help=f"timing mode {what}, for files timing each point several ways "
+        "(default: the row of a point written last)",
+    )
 
 
 def _add_check(parser: argparse.ArgumentParser, *, also: str = "") -> None:
@@ -246,6 +259,7 @@ def _learn(args: argparse.Namespace) -> int:
         point=args.point,
         before_impl=args.before_impl,
         after_impl=args.after_impl,
+        mode=args.mode,
         knobs=args.knob,
         min_effect=args.min_effect,
     )
@@ -325,6 +339,7 @@ _ROWS_ONLY = (
     ("--baseline", "baseline"),
     ("--baseline-impl", "baseline_impl"),
     ("--point", "point"),
+    ("--mode", "mode"),
     ("--devlog", "devlog"),
     ("--family", "family"),
 )
@@ -361,6 +376,7 @@ def _profile(args: argparse.Namespace) -> int:
         )
     from kernelopt.bench.records import read_rows
     from kernelopt.bench.roofline import load_ceilings
+    from kernelopt.workflow._rows import by_point
     from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
     from kernelopt.workflow.from_rows import profile_from_rows
     from kernelopt.workflow.jsonio import to_dict
@@ -385,6 +401,7 @@ def _profile(args: argparse.Namespace) -> int:
         baseline=baseline,
         baseline_impl=args.baseline_impl,
         point=args.point,
+        mode=args.mode,
         ceilings=ceilings,
         catalog=_catalog(args.knowledge) if args.knowledge else None,
         family=args.family,
@@ -392,7 +409,15 @@ def _profile(args: argparse.Namespace) -> int:
     if args.devlog:
         impl = args.impl or _impl_of(rows, args.kernel_version)
         terms = {} if args.point is None else _point_terms(args.point)
-        chosen = [r for r in rows if r.impl == impl and config_matches(r.config, terms)]
+        matching = [
+            r
+            for r in rows
+            if r.impl == impl
+            and (args.mode is None or r.mode == args.mode)
+            and config_matches(r.config, terms)
+        ]
+        # The row of each point the reports show: the last, where a point was timed two ways.
+        chosen = list(by_point(matching).values())
         # Ceilings from another measurement than the rows' shares would give wrong rates.
         same = ceilings is not None and all(
             abs(ceilings.ridge / r.metrics["ridge"] - 1.0) <= 0.01

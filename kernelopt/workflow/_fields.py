@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import attrs
@@ -44,6 +45,14 @@ def check_heading_end(instance: object, attribute: attrs.Attribute[Any], value: 
                 where=where(instance, attribute),
             )
         )
+
+
+def real_to_float(value: Any) -> Any:
+    """A real number (not a bool) as a float; anything else unchanged, for the field's
+    validator to refuse by name (``float("50")`` would take text for a number)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def require_text(text: object, *, what: str = "markdown text (a str)", where: str = "text") -> None:

@@ -20,11 +20,13 @@ from kernelopt._errors import FormatError, expected
 from kernelopt.workflow._fields import require_text
 
 __all__ = [
+    "BOM",
     "Record",
     "Section",
     "bullet_items",
     "fail",
     "find_record",
+    "list_items",
     "numbered_items",
     "one_line",
     "split_row",
@@ -35,6 +37,9 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
 _SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
+# Editors on Windows start a UTF-8 file with a byte-order mark; it is no text of the file,
+# and left in place it hides a heading on the first line.
+BOM = "\ufeff"
 
 
 def one_line(text: str) -> str:
@@ -146,6 +151,7 @@ def fail(
 
 def _lines(text: str) -> list[str]:
     # Hand-offs travel through chats and editors: accept CRLF and stray trailing spaces.
+    text = text.removeprefix(BOM)
     return [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
 
 
@@ -284,6 +290,22 @@ def numbered_items(section: Section) -> list[tuple[int, str]]:
         if match:
             found.append((number, match.group(2).strip()))
     return found
+
+
+def list_items(section: Section) -> list[tuple[int, str]]:
+    """The items of the list a contract numbers (``1. text``), or, written as bullets
+    instead, the outermost ``- text`` items; bullets under a numbered item are its details.
+    """
+    numbered = numbered_items(section)
+    if numbered:
+        return numbered
+    bullets = [
+        (number, len(line) - len(line.lstrip()), found.group(1).strip())
+        for number, line in section.body
+        if (found := _BULLET.match(line))
+    ]
+    outer = min((indent for _, indent, _ in bullets), default=0)
+    return [(number, text) for number, indent, text in bullets if indent == outer]
 
 
 def bullet_items(section: Section, *, numbered_too: bool = True) -> list[tuple[int, str]]:

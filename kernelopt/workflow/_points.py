@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kernelopt._errors import InputError, expected
+from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments.points import split_terms
 
-__all__ = ["point_of", "point_words"]
+__all__ = ["point_of", "point_words", "trial_point"]
 
 _LEADING = ("b", "s", "t")
 
@@ -27,6 +29,26 @@ def point_words(point: Mapping[str, object] | str) -> str:
         values = point
     keys = [k for k in _LEADING if k in values] + sorted(k for k in values if k not in _LEADING)
     return " ".join(f"{key}={values[key]}" for key in keys)
+
+
+def trial_point(value: TrialPoint | Mapping[str, int], *, where: str) -> TrialPoint:
+    """``value`` as a TrialPoint: itself, or a mapping of b, s, t and other axes (each
+    checked by TrialPoint); anything else is an InputError naming ``where``."""
+    if isinstance(value, TrialPoint):
+        return value
+    if not isinstance(value, Mapping):
+        raise InputError(
+            expected("a TrialPoint or a mapping of axes", type(value).__name__, where=where)
+        )
+    missing = [axis for axis in _LEADING if axis not in value]
+    if missing:
+        raise InputError(
+            expected(
+                "a point with b, s and t", f"{dict(value)!r} (no {', '.join(missing)})", where=where
+            )
+        )
+    extra = {key: axis for key, axis in value.items() if key not in _LEADING}
+    return TrialPoint(b=value["b"], s=value["s"], t=value["t"], extra=extra)
 
 
 def point_of(config: Mapping[str, object]) -> str:

@@ -6,13 +6,14 @@ target check (:mod:`~kernelopt.workflow.target`), so both read a JSONL file the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.records import BenchRow
 from kernelopt.workflow._points import point_words
 
-__all__ = ["by_point", "check_rows", "floor_pct", "one_impl"]
+__all__ = ["by_point", "check_rows", "floor_pct", "measured_on", "one_impl"]
 
 
 def check_rows(rows: Iterable[object], where: str) -> list[BenchRow]:
@@ -49,6 +50,12 @@ def by_point(rows: Sequence[BenchRow]) -> dict[str, BenchRow]:
     for row in rows:
         out[point_words(row.config)] = row  # a later row of a point replaces an earlier one
     return out
+
+
+def measured_on(row: BenchRow) -> str:
+    """The ISO date of the row's timestamp; empty when it has none (never today's date,
+    which would be a guess)."""
+    return row.timestamp[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", row.timestamp) else ""
 
 
 def floor_pct(row: BenchRow) -> float | None:

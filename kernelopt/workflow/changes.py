@@ -18,12 +18,14 @@ import attrs
 
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt.workflow._fields import require_text
+from kernelopt.workflow._markdown import unbracket
 
 __all__ = [
     "KNOWLEDGE_BASE",
     "CatalogEntry",
     "Change",
     "EntryLookup",
+    "change_items",
     "check_links",
     "knowledge_link",
     "parse_change",
@@ -223,6 +225,16 @@ class Change:
         fields = attrs.fields(Change)
         _unlinked_text(self, fields.what, self.what)
         _unlinked_text(self, fields.rationale, self.rationale)
+        text = self.render()
+        if unbracket(text) != text:
+            # The reader drops the template's brackets around a whole item ("[list]").
+            raise InputError(
+                expected(
+                    "a change whose text is not all in one pair of brackets",
+                    repr(text),
+                    where="Change",
+                )
+            )
 
     @classmethod
     def of(
@@ -320,7 +332,9 @@ def parse_change(text: str) -> Change:
         Without a leading link, a link to a knowledge file (a path holding
         ``knowledge/``, ``[text](path.md)`` or bare) ending the item is the entry's, as
         the task contract orders it: optimization, rationale, link. The id is the link's
-        text when that is an id, else the file's name without ``.md``.
+        text when that is an id, else the file's name without ``.md``. An item in one pair
+        of brackets, the template's ``[specific optimization + rationale + link]`` filled
+        in place, reads without them.
 
     Returns
     -------
@@ -333,7 +347,8 @@ def parse_change(text: str) -> Change:
         When ``text`` is not a str, or the item holds no description or an invalid id.
     """
     require_text(text, what="an item's text (a str)")
-    body = text.strip()
+    # The task template's item, "[specific optimization + rationale + link]", filled in place.
+    body = unbracket(text.strip())
     entry_id = link = None
     match = _LINK.match(body)
     trailing = None if match else _trailing_link(body)
@@ -349,6 +364,20 @@ def parse_change(text: str) -> Change:
     if not what and entry_id:
         what = entry_id  # "[id](path)" alone names the entry and nothing more
     return Change(what=what, entry_id=entry_id, link=link, rationale=rationale.strip())
+
+
+def change_items(value: Iterable[Change], *, where: str) -> tuple[Change, ...]:
+    """``value`` as a tuple of :class:`Change`, or an InputError naming ``where`` (a str,
+    a lone Change or an item of another kind would fail only when rendered)."""
+    if isinstance(value, (str, Change)) or not isinstance(value, Iterable):
+        raise InputError(expected("a sequence of Change", type(value).__name__, where=where))
+    found = tuple(value)
+    wrong = [item for item in found if not isinstance(item, Change)]
+    if wrong:
+        raise InputError(
+            expected("Change items (Change.of(entry, ...))", type(wrong[0]).__name__, where=where)
+        )
+    return found
 
 
 def check_links(changes: Iterable[Change], catalog: EntryLookup) -> list[str]:

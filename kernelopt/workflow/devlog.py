@@ -38,10 +38,11 @@ from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
 from kernelopt.bench.roofline import Ceilings
-from kernelopt.workflow._fields import require_instance, require_text
-from kernelopt.workflow._markdown import split_row
+from kernelopt.experiments.readers._values import LATENCY_UNITS
+from kernelopt.workflow._fields import real_to_float, require_instance, require_text
+from kernelopt.workflow._markdown import BOM, split_row
 from kernelopt.workflow._points import point_of, point_words
-from kernelopt.workflow._rows import check_rows
+from kernelopt.workflow._rows import check_rows, measured_on
 
 __all__ = [
     "COLUMNS",
@@ -102,14 +103,16 @@ def _text_cell(instance: object, attribute: attrs.Attribute[str], value: str) ->
 
 
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise InputError(expected("a finite time > 0", value, where=f"PerfRow.{attribute.name}"))
+    if not (isinstance(value, float) and math.isfinite(value) and value > 0):
+        raise InputError(
+            expected("a finite time > 0", repr(value), where=f"PerfRow.{attribute.name}")
+        )
 
 
 def _optional(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
-    if value is not None and not (math.isfinite(value) and value >= 0):
+    if value is not None and not (isinstance(value, float) and math.isfinite(value) and value >= 0):
         raise InputError(
-            expected("a finite number >= 0 or None", value, where=f"PerfRow.{attribute.name}")
+            expected("a finite number >= 0 or None", repr(value), where=f"PerfRow.{attribute.name}")
         )
 
 
@@ -118,10 +121,6 @@ def _unit(instance: object, attribute: attrs.Attribute[str], value: str) -> None
         raise InputError(
             expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(value), where="PerfRow.unit")
         )
-
-
-def _float_or_none(value: float | None) -> float | None:
-    return None if value is None else float(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -146,17 +145,17 @@ class PerfRow:
     gpu : str
         Device name.
     date : str
-        ISO date of the measurement.
+        ISO date of the measurement; empty (``-``) when not known.
     """
 
     version: str = attrs.field(validator=_key_cell)
     point: str = attrs.field(converter=point_words, validator=_key_cell)
-    time: float = attrs.field(converter=float, validator=_positive)
+    time: float = attrs.field(converter=real_to_float, validator=_positive)
     unit: str = attrs.field(default="us", validator=_unit)
-    tflop_s: float | None = attrs.field(default=None, converter=_float_or_none, validator=_optional)
-    gb_s: float | None = attrs.field(default=None, converter=_float_or_none, validator=_optional)
+    tflop_s: float | None = attrs.field(default=None, converter=real_to_float, validator=_optional)
+    gb_s: float | None = attrs.field(default=None, converter=real_to_float, validator=_optional)
     floor_pct: float | None = attrs.field(
-        default=None, converter=_float_or_none, validator=_optional
+        default=None, converter=real_to_float, validator=_optional
     )
     gpu: str = attrs.field(default="", validator=_text_cell)
     date: str = attrs.field(default="", validator=_text_cell)
@@ -287,9 +286,7 @@ def perf_rows_from_bench(
                 gb_s=None if moved is None else moved / 1e9,
                 floor_pct=floor_pct,
                 gpu=row.gpu.replace("|", "/"),
-                date=row.timestamp[:10]
-                if re.match(r"^\d{4}-\d{2}-\d{2}", row.timestamp)
-                else _today(),
+                date=measured_on(row),
             )
         )
     return out
@@ -305,11 +302,11 @@ def perf_row_from_profile(
 ) -> PerfRow:
     """The devlog row of a profile hand-off (:class:`~kernelopt.bench.ProfileReport`).
 
-    Time is the sum of the stage durations (in the first stage's unit). TFLOP/s and GB/s
-    need ``ceilings`` (the stages carry TC% and DRAM% of them). The profile does not
-    carry the floor share as a number: pass ``floor_pct``, or it is read from the key
-    issue ``N% of roofline floor`` that :func:`~kernelopt.bench.profile_report` writes
-    for a single stage.
+    Time is the sum of the stage durations (in the first stage's unit; ``µs`` is ``us``,
+    ``sec`` is ``s``). TFLOP/s and GB/s need ``ceilings`` (the stages carry TC% and DRAM%
+    of them). The profile does not carry the floor share as a number: pass ``floor_pct``,
+    or it is read from the key issue ``N% of roofline floor`` that
+    :func:`~kernelopt.bench.profile_report` writes for a single stage.
 
     Parameters
     ----------
@@ -332,7 +329,8 @@ def perf_row_from_profile(
     Raises
     ------
     InputError
-        For anything but a ProfileReport, or a report without stages.
+        For anything but a ProfileReport, a report without stages, or a stage whose
+        duration is not in a unit of time (``41 cycles``).
     """
     require_instance(
         report, ProfileReport, "a ProfileReport (parse_profile, profile_from_rows)", where="report"
@@ -340,8 +338,19 @@ def perf_row_from_profile(
     stages = tuple(report.stages)
     if not stages:
         raise InputError(expected("a profile with at least one stage", "none", where="report"))
-    unit = stages[0].unit if stages[0].unit in UNIT_SECONDS else "us"
-    seconds = [s.duration * UNIT_SECONDS.get(s.unit, UNIT_SECONDS["us"]) for s in stages]
+    units = [LATENCY_UNITS.get(stage.unit) for stage in stages]
+    untimed = [stage for stage, unit in zip(stages, units, strict=True) if unit is None]
+    if untimed:
+        # Summed as microseconds, a duration in cycles would make up the row's time.
+        raise InputError(
+            expected(
+                f"stage durations in a unit of time ({', '.join(UNIT_SECONDS)})",
+                f"{untimed[0].name!r} in {untimed[0].unit!r}",
+                where="report",
+            )
+        )
+    unit = str(units[0])
+    seconds = [s.duration * UNIT_SECONDS[str(u)] for s, u in zip(stages, units, strict=True)]
     total = sum(seconds)
     flops = moved = None
     if ceilings is not None and total > 0:
@@ -396,7 +405,8 @@ def _scan(lines: list[str], path: str | None) -> tuple[list[_Heading], list[bool
     fence: str | None = None
     opened = 0
     for index, raw in enumerate(lines):
-        line = raw.rstrip("\r\n")
+        # The file's byte-order mark stays in its first line, but is no text of it.
+        line = raw.rstrip("\r\n").removeprefix(BOM if index == 0 else "")
         match = _FENCE.match(line)
         if fence is not None:
             fenced.append(True)
@@ -642,7 +652,7 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
                         version=cells[0],
                         point=cells[1],
                         time=float(time.group("value")),
-                        unit=time.group("unit"),
+                        unit=LATENCY_UNITS.get(time.group("unit"), time.group("unit")),
                         tflop_s=_number(cells[3]),
                         gb_s=_number(cells[4]),
                         floor_pct=_number(cells[5]),

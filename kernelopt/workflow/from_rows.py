@@ -409,6 +409,7 @@ def profile_from_rows(
     baseline: Sequence[BenchRow] = (),
     baseline_impl: str | None = None,
     point: str | None = None,
+    mode: str | None = None,
     ceilings: Ceilings | None = None,
     catalog: MetricMatcher | None = None,
     latency_below_pct: float = 20.0,
@@ -434,6 +435,10 @@ def profile_from_rows(
         Which implementation of ``baseline``, when it holds several.
     point : str, optional
         Keep only rows whose config holds these ``key=value`` terms (or a trial name).
+    mode : str, optional
+        Keep only rows timed in this mode (``"cold"``, ``"graph"``); a benchmark that times
+        each point several ways writes a row per way, and without ``mode`` the last row
+        of a point counts.
     ceilings : Ceilings, optional
         The device's ceilings; with raw samples in the rows, the report is
         :func:`kernelopt.bench.profile_report`'s.
@@ -471,6 +476,13 @@ def profile_from_rows(
     mine = [row for row in rows if row.impl == chosen and config_matches(row.config, terms)]
     if not mine:
         raise InputError(expected(f"rows of {chosen!r} at point {point!r}", "none"))
+    if mode is not None:
+        modes = sorted({row.mode for row in mine})
+        mine = [row for row in mine if row.mode == mode]
+        if not mine:
+            raise InputError(
+                expected(f"rows of {chosen!r} timed in mode {mode!r}", f"only {modes}")
+            )
     previous_rows: list[BenchRow] = []
     if baseline:
         which = _one_impl(baseline, baseline_impl, None, "baseline")

@@ -9,6 +9,7 @@ from typing import Union
 from kernelopt._errors import FormatError, expected
 from kernelopt.bench.report import ProfileReport
 from kernelopt.workflow._fields import require_text
+from kernelopt.workflow._markdown import BOM
 from kernelopt.workflow.profile import parse_profile
 from kernelopt.workflow.task import OptimizationTask, parse_task
 from kernelopt.workflow.version import NewVersion, parse_version
@@ -55,7 +56,7 @@ def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> H
     """
     require_text(text)
     # The parsers take a lone CR for a line end too; so must the search for the heading.
-    found = _FIRST.search(text.replace("\r\n", "\n").replace("\r", "\n"))
+    found = _FIRST.search(text.removeprefix(BOM).replace("\r\n", "\n").replace("\r", "\n"))
     if found is None:
         raise FormatError(
             expected(

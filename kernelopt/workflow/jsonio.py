@@ -2,7 +2,8 @@
 
 Tools that exchange hand-offs as data rather than markdown use these: a record becomes a
 dict of JSON types (enums as their values, tuples as lists) and a dict becomes the record
-again, unknown keys refused.
+again, unknown keys refused and values never coerced: a path given as a string is not a
+list of one-letter paths, 128.7 is no register budget of 128, ``"80"`` is no number.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import typing
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -37,7 +39,45 @@ def _converter() -> Any:
 
     for kind in (Bottleneck, Correctness, Criterion, NextStep, Status):
         converter.register_unstructure_hook(kind, _value)
+    # cattrs would call str(), int() or float() on any value, and iterate a string.
+    converter.register_structure_hook(str, _exactly(str, "a string"))
+    converter.register_structure_hook(int, _exactly(int, "an integer"))
+    converter.register_structure_hook(float, _exactly((int, float), "a number", convert=float))
+    converter.register_structure_hook(bool, _exactly(bool, "true or false"))
+    converter.register_structure_hook_func(
+        _is_tuple, lambda value, kind: _tuple(converter, value, kind)
+    )
     return converter
+
+
+def _exactly(
+    kind: type | tuple[type, ...], what: str, *, convert: Callable[[Any], Any] | None = None
+) -> Callable[[Any, Any], Any]:
+    """A structure hook taking only values of ``kind`` (a bool is no number)."""
+
+    def hook(value: Any, _kind: Any) -> Any:
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            raise InputError(expected(what, repr(value)))
+        return value if convert is None else convert(value)
+
+    return hook
+
+
+def _is_tuple(kind: Any) -> bool:
+    origin: Any = typing.get_origin(kind)
+    return origin is tuple
+
+
+def _tuple(converter: Any, value: Any, kind: Any) -> tuple[Any, ...]:
+    """A JSON list as the tuple ``kind`` names, each item structured as its type."""
+    if not isinstance(value, (list, tuple)):
+        raise InputError(expected("a list", repr(value)))
+    args = typing.get_args(kind)
+    if len(args) == 2 and args[1] is Ellipsis:
+        return tuple(converter.structure(item, args[0]) for item in value)
+    if len(args) != len(value):
+        raise InputError(expected(f"a list of {len(args)} items", repr(value)))
+    return tuple(converter.structure(item, arg) for item, arg in zip(value, args, strict=True))
 
 
 def _value(member: enum.Enum) -> Any:
@@ -105,8 +145,12 @@ def from_dict(data: Any, cls: type[T]) -> T:
         raise
     except Exception as error:  # cattrs groups its errors; say the first in one line
         inner: BaseException = error
+        fields = []  # cattrs notes each level "Structuring class X @ attribute name"
         while getattr(inner, "exceptions", None):
             inner = inner.exceptions[0]  # type: ignore[attr-defined]
+            notes = getattr(inner, "__notes__", ())
+            fields += [n.rsplit("@ attribute ", 1)[1] for n in notes if "@ attribute " in n]
+        where = f"{'.'.join(fields)}: " if fields else ""
         raise InputError(
-            expected(f"a {cls.__name__} record", f"{type(inner).__name__}: {inner}")
+            expected(f"a {cls.__name__} record", f"{where}{type(inner).__name__}: {inner}")
         ) from None

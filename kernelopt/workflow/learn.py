@@ -274,6 +274,9 @@ class LearnOutcome:
         Anti-patterns the applied entry links to, worth reading on a regression.
     created : Entry, optional
         The new anti-pattern, for NEW_ANTI_PATTERN.
+    recorded_before : bool
+        The entry already held this row from the same source (LEARN run again on the
+        same measurement): nothing was written, so one measurement counts once.
     """
 
     action: Action
@@ -286,6 +289,7 @@ class LearnOutcome:
     contradicts: bool = False
     related: tuple[str, ...] = ()
     created: Entry | None = None
+    recorded_before: bool = False
 
     @property
     def verdict(self) -> Verdict:
@@ -321,6 +325,11 @@ class LearnOutcome:
                 f"{'Would create' if self.dry_run else 'Created'} anti-pattern "
                 f"`{self.entry_id}` at {self.path} from the context of `{self.applied}`, with "
                 f"this measurement as local evidence (source: {o.source})."
+            )
+        elif self.recorded_before:
+            tail = (
+                f"This row is already recorded in `{self.entry_id}` at {self.path} from the "
+                f"same source ({o.source}): nothing written again."
             )
         else:
             tail = (
@@ -370,6 +379,16 @@ class LearnOutcome:
         }
 
 
+def _holds(entry: Entry, row: EvidenceRow, source: str) -> bool:
+    """Whether ``entry`` already has ``row`` in a local-experiment block of ``source``."""
+    return any(
+        block.source_type is SourceType.LOCAL_EXPERIMENT
+        and block.source == source
+        and row in block.rows
+        for block in entry.evidence
+    )
+
+
 def _is_builtin(root: Path) -> bool:
     resolved, builtin = root.resolve(), BUILTIN_ROOT.resolve()
     return resolved == builtin or builtin in resolved.parents
@@ -389,6 +408,9 @@ def learn(
     allow_host_clock: bool = False,
 ) -> LearnOutcome:
     """Decide and perform the knowledge-base update an observation calls for.
+
+    A row the entry already holds from the same source is not written again (the
+    outcome's ``recorded_before``): a LEARN step run twice counts its measurement once.
 
     Parameters
     ----------
@@ -522,7 +544,8 @@ def learn(
         if target.kind is not Kind.ANTI_PATTERN:
             raise InputError(expected("an anti-pattern id to record the regression in", target_id))
         contradicts = False
-    if not dry_run:
+    recorded_before = _holds(target, row, observation.source)
+    if not dry_run and not recorded_before:
         target = tree.record_evidence(
             target.id,
             row,
@@ -539,4 +562,5 @@ def learn(
         dry_run=dry_run,
         contradicts=contradicts,
         related=related,
+        recorded_before=recorded_before,
     )

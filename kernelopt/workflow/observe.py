@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,8 +31,8 @@ from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
 from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
 from kernelopt.workflow._fields import require_instance
-from kernelopt.workflow._points import point_words
-from kernelopt.workflow._rows import check_rows
+from kernelopt.workflow._points import point_of, point_words
+from kernelopt.workflow._rows import check_rows, measured_on
 
 __all__ = [
     "Observation",
@@ -79,11 +78,12 @@ class Observation:
     gpu : str
         Device name.
     date : str
-        ISO date of the later measurement.
+        ISO date of the later measurement; empty when its row has no timestamp.
     source : str
         Where the measurements are kept (the JSONL files), cited in evidence.
     before_label, after_label : str
-        The two versions (implementation names).
+        The two versions: implementation names, with ``@<commit>`` after each when one
+        implementation was timed at two commits.
     metrics_before, metrics_after : dict of str to float
         Roofline metrics of each side (``dram_pct``, ``floor_pct``...), when measured.
     method : str
@@ -149,10 +149,6 @@ class Observation:
 
 def _today() -> str:
     return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-
-
-def _date(timestamp: str) -> str:
-    return timestamp[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", timestamp) else _today()
 
 
 def _spread(row: BenchRow) -> float:
@@ -234,6 +230,21 @@ def _check_rows(before: BenchRow, after: BenchRow, knobs: Sequence[str]) -> None
         )
 
 
+def _labels(before: BenchRow, after: BenchRow) -> tuple[str, str]:
+    """The two versions' names: their implementations, told apart by their commits when
+    one implementation was timed at two commits (``seesaw@a4f12d6 -> seesaw@5cf3dc7``)."""
+    if before.impl != after.impl or not (before.commit and after.commit):
+        return before.impl, after.impl
+    if before.commit == after.commit:
+        return before.impl, after.impl
+
+    def short(commit: str) -> str:
+        sha, dirty, _ = commit.partition("-dirty")
+        return sha[:7] + dirty
+
+    return f"{before.impl}@{short(before.commit)}", f"{after.impl}@{short(after.commit)}"
+
+
 def observe_rows(
     before: BenchRow,
     after: BenchRow,
@@ -274,17 +285,19 @@ def observe_rows(
     _check_rows(before, after, knobs)
     comparison, method = _judge_rows(before, after, min_effect=min_effect, max_noise=max_noise)
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
+    labels = _labels(before, after)
     return Observation(
         comparison=comparison,
         before=before.median,
         after=after.median * scale,
         unit=before.unit,
-        point=point_words(_without(before.config, knobs)),
+        # The name a benchmark gave the point, else its config's terms (as the devlog).
+        point=point_of(_without(before.config, knobs)),
         gpu=after.gpu or before.gpu,
-        date=_date(after.timestamp),
+        date=measured_on(after),
         source=source,
-        before_label=before.impl,
-        after_label=after.impl,
+        before_label=labels[0],
+        after_label=labels[1],
         metrics_before=before.metrics,
         metrics_after=after.metrics,
         method=method,
@@ -356,6 +369,7 @@ def select_row(
     *,
     point: str | None = None,
     impl: str | None = None,
+    mode: str | None = None,
     where: str = "rows",
 ) -> BenchRow:
     """The row of one trial point (and implementation) among ``rows``; the last one if repeated.
@@ -369,6 +383,10 @@ def select_row(
         (``"decode"``, ``"speculative"``); needed when the rows hold several points.
     impl : str, optional
         The implementation; needed when the rows hold several at the point.
+    mode : str, optional
+        Keep the rows timed in this mode (``"cold"``, ``"graph"``): a benchmark that
+        times each point several ways writes a row per way, and without ``mode`` the last
+        one counts.
     where : str
         Name of the rows in messages.
 
@@ -382,10 +400,16 @@ def select_row(
     found = [
         row
         for row in check_rows(rows, where)
-        if (impl is None or row.impl == impl) and config_matches(row.config, terms)
+        if (impl is None or row.impl == impl)
+        and (mode is None or row.mode == mode)
+        and config_matches(row.config, terms)
     ]
     if not found:
-        wanted = [f"point {point!r}" if point else "", f"impl {impl!r}" if impl else ""]
+        wanted = [
+            f"point {point!r}" if point else "",
+            f"impl {impl!r}" if impl else "",
+            f"mode {mode!r}" if mode else "",
+        ]
         shown = ", ".join(w for w in wanted if w)
         raise InputError(
             expected(
@@ -394,8 +418,12 @@ def select_row(
         )
     points = sorted({point_text(row.config) for row in found})
     if len(points) > 1:
+        # The names a benchmark gave its points are what --point takes, when they tell
+        # the rows apart; else the configs do.
+        names = sorted({point_of(row.config) for row in found})
+        listed = names if len(names) == len(points) else points
         raise InputError(
-            expected("rows of one trial point (choose one with --point)", points, where=where)
+            expected("rows of one trial point (choose one with --point)", listed, where=where)
         )
     impls = sorted({row.impl for row in found})
     if len(impls) > 1:
@@ -412,6 +440,7 @@ def observe_files(
     point: str | None = None,
     before_impl: str | None = None,
     after_impl: str | None = None,
+    mode: str | None = None,
     knobs: Sequence[str] = (),
     min_effect: float = 0.01,
     max_noise: float = 0.05,
@@ -429,6 +458,9 @@ def observe_files(
         several.
     before_impl, after_impl : str, optional
         The implementation to take from each file, as for :func:`select_row`.
+    mode : str, optional
+        The timing mode of both rows (``"cold"``, ``"graph"``), as for
+        :func:`select_row`; needed to judge a way other than the one written last.
     knobs, min_effect, max_noise
         As for :func:`observe_rows`.
 
@@ -448,8 +480,10 @@ def observe_files(
     for path in paths:
         if not path.is_file():
             raise InputError(expected("a BenchRow JSONL file", f"no file at {path}"))
-    first = select_row(read_rows(paths[0]), point=point, impl=before_impl, where=str(paths[0]))
-    second = select_row(read_rows(paths[1]), point=point, impl=after_impl, where=str(paths[1]))
+    first, second = (
+        select_row(read_rows(path), point=point, impl=impl, mode=mode, where=str(path))
+        for path, impl in zip(paths, (before_impl, after_impl), strict=True)
+    )
     same = paths[0].resolve() == paths[1].resolve()
     source = str(paths[0]) if same else f"{paths[0]} vs {paths[1]}"
     return observe_rows(

@@ -31,6 +31,7 @@ from kernelopt.bench.report import (
     Stage,
 )
 from kernelopt.bench.trials import TrialPoint
+from kernelopt.experiments.readers._values import LATENCY_UNITS
 from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import (
     Record,
@@ -252,6 +253,20 @@ def _baseline_unit(metric: str, change: str) -> str:
     return ""
 
 
+def _cell_unit(metric: str, unit: str) -> str:
+    """The unit of a baseline row whose cells carry ``unit`` (``74 µs``).
+
+    The table shows a time unit only as the metric's ``(us)`` suffix, and only for the
+    spellings ``UNIT_SECONDS`` knows: ``µs`` is read as ``us`` so that it is shown, unless
+    the metric's own suffix already names a time unit.
+    """
+    canonical = LATENCY_UNITS.get(unit)
+    suffix = _UNIT_SUFFIX.search(metric)
+    if canonical is None or (suffix and suffix.group("unit").strip() in LATENCY_UNITS):
+        return unit
+    return canonical
+
+
 def _baseline(record: Record) -> tuple[BaselineMetric, ...]:
     section = record.find("vs Baseline")
     if section is None:
@@ -278,7 +293,7 @@ def _baseline(record: Record) -> tuple[BaselineMetric, ...]:
                 metric=metric,
                 previous=before,
                 current=after,
-                unit=before_unit or _baseline_unit(metric, change),
+                unit=_cell_unit(metric, before_unit) or _baseline_unit(metric, change),
             )
         )
     return tuple(rows)

@@ -37,8 +37,9 @@ from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_
 from kernelopt.workflow._fields import check_line as _line
 from kernelopt.workflow._fields import require_instance, require_text
 from kernelopt.workflow._fields import where as _where
-from kernelopt.workflow._markdown import unbracket
-from kernelopt.workflow.changes import Change, parse_change
+from kernelopt.workflow._markdown import BOM, unbracket
+from kernelopt.workflow._points import trial_point
+from kernelopt.workflow.changes import Change, change_items, parse_change
 from kernelopt.workflow.profile import parse_point
 from kernelopt.workflow.task import OptimizationTask
 
@@ -78,20 +79,9 @@ def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None
 
 def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
     # The prompt writes the axes only: a point's name would not come back, so none is kept.
-    if isinstance(value, TrialPoint):
-        point = attrs.evolve(value, name="") if value.name else value
-    elif isinstance(value, Mapping):
-        missing = [axis for axis in ("b", "s", "t") if axis not in value]
-        if missing:
-            raise InputError(
-                expected("a point with b, s and t", f"{dict(value)!r} (no {', '.join(missing)})")
-            )
-        extra = {k: v for k, v in value.items() if k not in ("b", "s", "t")}
-        point = TrialPoint(b=value["b"], s=value["s"], t=value["t"], extra=extra)
-    else:
-        raise InputError(
-            expected("a TrialPoint or a mapping of axes", type(value).__name__, where="point")
-        )
+    point = trial_point(value, where="point")
+    if point.name:
+        point = attrs.evolve(point, name="")
     bad = [key for key in point.extra if not _AXIS.match(key)]
     if bad:
         raise InputError(
@@ -118,21 +108,7 @@ def _language(value: str) -> str:
 
 
 def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
-    if isinstance(value, (str, Change)):
-        raise InputError(
-            expected("a sequence of Change", type(value).__name__, where="optimizations")
-        )
-    found = tuple(value)
-    wrong = [item for item in found if not isinstance(item, Change)]
-    if wrong:
-        raise InputError(
-            expected(
-                "Change items (Change.of(entry, ...))",
-                type(wrong[0]).__name__,
-                where="optimizations",
-            )
-        )
-    return found
+    return change_items(value, where="optimizations")
 
 
 def _sentence(text: str) -> str:
@@ -280,6 +256,7 @@ class _Lines:
         require_text(text)
         self.path = None if path is None else os.fspath(path)
         self.section = section
+        text = text.removeprefix(BOM)
         self.lines = [
             line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         ]

@@ -14,7 +14,6 @@ the language and control level again for the points short of the target).
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
-from kernelopt.workflow._fields import require_instance
+from kernelopt.workflow._fields import real_to_float, require_instance
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import by_point, check_rows, floor_pct, one_impl
 from kernelopt.workflow.observe import _point_terms, config_matches
@@ -88,13 +87,6 @@ def _unit(instance: object, attribute: attrs.Attribute[str], value: str) -> None
         )
 
 
-def _as_float(value: float | None) -> float | None:
-    # 80 and 80.0 are one target; anything but a real number is left to the validator.
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        return float(value)
-    return value
-
-
 def _points(value: Iterable[str]) -> tuple[str, ...]:
     if isinstance(value, str):
         raise InputError(
@@ -147,10 +139,11 @@ class Target:
         not read.
     """
 
-    floor_pct: float | None = attrs.field(default=None, converter=_as_float, validator=_percent)
-    median: float | None = attrs.field(default=None, converter=_as_float, validator=_positive)
+    # 80 and 80.0 are one target.
+    floor_pct: float | None = attrs.field(default=None, converter=real_to_float, validator=_percent)
+    median: float | None = attrs.field(default=None, converter=real_to_float, validator=_positive)
     unit: str = attrs.field(default="us", validator=_unit)
-    speedup: float | None = attrs.field(default=None, converter=_as_float, validator=_positive)
+    speedup: float | None = attrs.field(default=None, converter=real_to_float, validator=_positive)
     baseline: str | None = None
     points: tuple[str, ...] = attrs.field(default=(), converter=_points)
 
@@ -469,8 +462,9 @@ def evaluate(
     found = check_rows(rows, "rows")
     if mode is not None:
         modes = sorted({row.mode for row in found})
-        found = [row for row in found if row.mode == mode]
-        if not found:
+        # The baseline's rows of other modes stay: they say why a speedup is missing.
+        found = [row for row in found if row.mode == mode or row.impl == target.baseline]
+        if not any(row.mode == mode for row in found):
             raise InputError(expected(f"rows timed in mode {mode!r}", modes, where="rows"))
     if not found:
         raise InputError(expected("at least one benchmark row", "none", where="rows"))

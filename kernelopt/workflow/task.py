@@ -31,19 +31,20 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt.workflow._fields import check_heading_end as _heading_end
 from kernelopt.workflow._fields import check_line as _line
-from kernelopt.workflow._fields import require_instance
+from kernelopt.workflow._fields import real_to_float, require_instance
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
     Record,
     bullet_items,
     fail,
     find_record,
-    numbered_items,
+    list_items,
     one_line,
 )
 from kernelopt.workflow.changes import (
     Change,
     EntryLookup,
+    change_items,
     check_links,
     parse_change,
     raise_unknown,
@@ -67,6 +68,23 @@ _OCCUPANCY_BOUND = re.compile(r"^(?:>=|≥|at least|min(?:imum)?:?)\s*", re.IGNO
 # The contract's own wording of a typed constraint, read into the same field.
 _LABEL_ALIASES = {"required control level": "control_level"}
 _NONE = "none"
+# The contract writes the constraints as one list ("register budget, target occupancy,
+# required control level, and language-specific constraints"): filled in place, one bullet
+# holds several labelled values, each starting after a comma or semicolon.
+_NEXT_LABEL = re.compile(
+    r"\s*[,;]\s*(?=(?:"
+    + "|".join(
+        re.escape(label)
+        for label in sorted([*_LABELS.values(), *_LABEL_ALIASES], key=len, reverse=True)
+    )
+    + r")\s*:)",
+    re.IGNORECASE,
+)
+
+
+def _labelled_parts(text: str) -> list[str]:
+    """``text`` split before every typed label that follows a comma or semicolon."""
+    return [part.strip() for part in _NEXT_LABEL.split(text)]
 
 
 def _typed_key(label: str) -> str | None:
@@ -96,6 +114,20 @@ def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None
 def _optional_line(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None:
         _line(instance, attribute, value)
+        _one_constraint(instance, attribute, value)
+
+
+def _one_constraint(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    # Rendered, a typed label after a separator would read back as a constraint of its own.
+    if len(_labelled_parts(value)) > 1:
+        raise InputError(
+            expected(
+                "text without a typed label after a comma or semicolon "
+                f"({', '.join([*_LABELS.values(), *_LABEL_ALIASES])})",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
 
 
 def _strs(value: Iterable[str]) -> tuple[str, ...]:
@@ -105,12 +137,17 @@ def _strs(value: Iterable[str]) -> tuple[str, ...]:
 
 
 def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
-    return tuple(value)
+    return change_items(value, where="optimizations")
+
+
+def _constraints(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    require_instance(value, Constraints, "a Constraints", where=_where(instance, attribute))
 
 
 def _other(instance: Constraints, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
     for item in value:
         _line(instance, attribute, item)
+        _one_constraint(instance, attribute, item)
         label, sep, _ = item.partition(":")
         if item.lower() == _NONE or (sep and _typed_key(label) is not None):
             raise InputError(
@@ -131,14 +168,12 @@ def _budget(instance: object, attribute: attrs.Attribute[Any], value: int | None
 
 
 def _occupancy(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
-    if value is not None and not (isinstance(value, (int, float)) and 0.0 <= value <= 100.0):
+    if value is not None and not (isinstance(value, float) and 0.0 <= value <= 100.0):
         raise InputError(
-            expected("a percentage in [0, 100] or None", value, where=_where(instance, attribute))
+            expected(
+                "a percentage in [0, 100] or None", repr(value), where=_where(instance, attribute)
+            )
         )
-
-
-def _float_or_none(value: float | None) -> float | None:
-    return None if value is None else float(value)
 
 
 def _number(value: float) -> str:
@@ -168,7 +203,7 @@ class Constraints:
     control_level: str | None = attrs.field(default=None, validator=_optional_line)
     register_budget: int | None = attrs.field(default=None, validator=_budget)
     target_occupancy_pct: float | None = attrs.field(
-        default=None, converter=_float_or_none, validator=_occupancy
+        default=None, converter=real_to_float, validator=_occupancy
     )
     other: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_other)
 
@@ -240,7 +275,7 @@ class OptimizationTask:
     new_version: str = attrs.field(validator=[_word, _heading_end])
     bottleneck: str = attrs.field(converter=one_line, validator=[_line, _heading_end])
     optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
-    constraints: Constraints = attrs.field(factory=Constraints)
+    constraints: Constraints = attrs.field(factory=Constraints, validator=_constraints)
 
     @optimizations.validator
     def _check_optimizations(self, _attribute: Any, value: tuple[Change, ...]) -> None:
@@ -375,7 +410,7 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
     bottleneck = record.require("Current Bottleneck:").rest("Current Bottleneck:")
     section = record.require("Optimizations to Apply")
     optimizations = []
-    for line, item in numbered_items(section):
+    for line, item in list_items(section):
         try:
             optimizations.append(parse_change(item))
         except InputError as error:
@@ -398,7 +433,8 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
     constraints = record.find("Constraints")
     if constraints is not None:
         for line, item in bullet_items(constraints):
-            _constraint(record, line, item, values)
+            for part in _labelled_parts(item):
+                _constraint(record, line, part, values)
     try:
         return OptimizationTask(
             kernel=head[: -len(names[-1])].strip(),

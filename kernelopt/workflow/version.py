@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +42,14 @@ from kernelopt.workflow._markdown import (
     bullet_items,
     fail,
     find_record,
-    numbered_items,
+    list_items,
     unbracket,
 )
+from kernelopt.workflow._points import trial_point
 from kernelopt.workflow.changes import (
     Change,
     EntryLookup,
+    change_items,
     check_links,
     parse_change,
     raise_unknown,
@@ -69,11 +71,20 @@ def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None
 
 def _path(instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
     _line(instance, attribute, value)
-    # "### Files:" items split on ',' and ';' ("Created: a.py, b.py; Modified: c.py").
-    if "," in value or ";" in value or "`" in value or value.lower() == _NO_DEVLOG:
+    # "### Files:" items split on ',' and ';' ("Created: a.py, b.py; Modified: c.py"), and
+    # the template's brackets around a path or a list of them ("[a.py, b.py]") are dropped.
+    if (
+        "," in value
+        or ";" in value
+        or "`" in value
+        or value.lower() == _NO_DEVLOG
+        or value.startswith("[")
+        or value.endswith("]")
+    ):
         raise InputError(
             expected(
-                "a path without commas, semicolons or backticks, other than 'none'",
+                "a path without commas, semicolons or backticks, not in the template's "
+                "brackets ('[path]'), other than 'none'",
                 repr(value),
                 where=_where(instance, attribute),
             )
@@ -92,18 +103,22 @@ def _strs(value: Iterable[str]) -> tuple[str, ...]:
 
 
 def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
-    return tuple(value)
+    return change_items(value, where="changes")
 
 
 def _trials(value: Iterable[TrialCheck]) -> tuple[TrialCheck, ...]:
-    return tuple(value)
+    # Checked here: an item of another kind would fail only when rendered.
+    if isinstance(value, (str, TrialCheck)) or not isinstance(value, Iterable):
+        raise InputError(expected("a sequence of TrialCheck", type(value).__name__, where="trials"))
+    found = tuple(value)
+    wrong = [item for item in found if not isinstance(item, TrialCheck)]
+    if wrong:
+        raise InputError(expected("TrialCheck items", type(wrong[0]).__name__, where="trials"))
+    return found
 
 
-def _point(value: TrialPoint | dict[str, int]) -> TrialPoint:
-    if isinstance(value, TrialPoint):
-        return value
-    extra = {k: int(v) for k, v in value.items() if k not in ("b", "s", "t")}
-    return TrialPoint(b=int(value["b"]), s=int(value["s"]), t=int(value["t"]), extra=extra)
+def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
+    return trial_point(value, where="TrialCheck.point")
 
 
 def _trial_point(instance: TrialCheck, attribute: attrs.Attribute[Any], value: TrialPoint) -> None:
@@ -295,6 +310,7 @@ def _files(record: Record) -> tuple[list[str], list[str]]:
     # placeholder "Created/Modified a" (a file that is new or changed: modified). A path
     # without a label belongs to the last label before it, on this line or a bullet above.
     target: list[str] | None = None
+    listed = False  # inside a bracketed list of paths: "Created/Modified [a.py, b.py]"
     for line, item in _items(record, "Files:"):
         if item.lower() == _NO_DEVLOG:
             continue
@@ -304,7 +320,7 @@ def _files(record: Record) -> tuple[list[str], list[str]]:
                 label = match.group("label").lower()
                 target = created if label in ("created", "new") else modified
                 part = match.group("rest")
-            path = part.strip().strip("`").strip()
+            path, listed = _bracketed_path(part.strip().strip("`").strip(), listed)
             if not path:
                 continue
             if target is None:
@@ -319,10 +335,31 @@ def _files(record: Record) -> tuple[list[str], list[str]]:
     return created, modified
 
 
+def _bracketed_path(path: str, listed: bool) -> tuple[str, bool]:
+    """``path`` without the template's brackets (``[a.py]``, or ``[a.py`` and ``b.py]``
+    around a list), and whether a bracketed list is still open after it."""
+    if path.startswith("["):
+        whole = unbracket(path)
+        if whole != path:
+            return whole, listed
+        if "]" not in path:
+            path, listed = path[1:].strip(), True
+    if listed and path.endswith("]") and "[" not in path:
+        return path[:-1].strip(), False
+    return path, listed
+
+
+# "PASS", "**FAIL** (why)", "[PASS] -- why"; the template's unfilled "PASS/FAIL" is neither.
+_CORRECTNESS = re.compile(
+    r"^[*\[]*\s*(PASS|FAIL|UNKNOWN)\b(?!\s*/\s*(?:PASS|FAIL)\b)[*\]]*\s*(?:--|—|–|:|-)?\s*(.*)$",
+    re.IGNORECASE,
+)
+
+
 def _correctness(record: Record) -> tuple[Correctness, str]:
     section = record.require("Correctness:", shown="Correctness: PASS/FAIL")
     text = section.rest("Correctness:")
-    match = re.match(r"^\**\s*(PASS|FAIL|UNKNOWN)\b\**\s*(?:--|—|–|:|-)?\s*(.*)$", text, re.I)
+    match = _CORRECTNESS.match(unbracket(text))
     if match is None:
         raise fail(
             record,
@@ -419,9 +456,10 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
     correctness, detail = _correctness(record)
     trials = [
         _trial(record, line, item)
-        for line, item in numbered_items(record.require("Trial Configurations Checked"))
+        for line, item in list_items(record.require("Trial Configurations Checked"))
     ]
-    devlog = record.require("Devlog Entry Written:").rest("Devlog Entry Written:").strip("`")
+    devlog = unbracket(record.require("Devlog Entry Written:").rest("Devlog Entry Written:"))
+    devlog = devlog.strip("`")
     try:
         return NewVersion(
             kernel=record.heading[: -len(names[-1])].strip(),

@@ -9,7 +9,14 @@ import pytest
 
 from kernelopt.catalog import Catalog, parse_entry
 from kernelopt.cli import main
-from kernelopt.workflow import Change, NewVersion, OptimizationTask, TrialCheck, parse_profile
+from kernelopt.workflow import (
+    Change,
+    NewVersion,
+    OptimizationTask,
+    TrialCheck,
+    parse_profile,
+    read_performance,
+)
 
 from .conftest import anchor_row, bench_row, snapshot, write_rows
 
@@ -434,3 +441,64 @@ def test_report_refuses_check_options_without_check(
         path.write_text("## anything\n", encoding="utf-8")
     code, out, err = run(capsys, "report", kind, str(path), *extra)
     assert (code, out) == (2, "") and message in err, err
+
+
+@pytest.fixture
+def two_ways(tmp_path: Path) -> Path:
+    """Rows of each version timed cold, then replayed in a CUDA graph, as
+    benchmarks/mla_decode.py writes them."""
+    for name, cold, graph in (("before", 168.3, 48.98), ("after", 119.38, 47.08)):
+        write_rows(
+            tmp_path / f"{name}.jsonl",
+            bench_row("seesaw", cold, mode="cold"),
+            bench_row("seesaw", graph, mode="graph"),
+        )
+    return tmp_path
+
+
+def test_mode_chooses_the_rows_timed_that_way(
+    capsys: pytest.CaptureFixture[str], two_ways: Path, knowledge: Path
+) -> None:
+    # Without a way to choose, the last row of the point (the graph one) was always used.
+    devlog = two_ways / "devlog.md"
+    rows = ("--rows", str(two_ways / "after.jsonl"), "--kernel", "k", "--version", "seesaw")
+    code, out, err = run(
+        capsys, "report", "profile", *rows, "--mode", "cold", "--devlog", str(devlog)
+    )
+    assert code == 0, err
+    assert parse_profile(out).stages[0].duration == 119.4
+    assert "0 replaced, 1 added" in err and "| 119.4 us |" in devlog.read_text("utf-8")
+    code, out, err = run(
+        capsys,
+        "learn",
+        "--before",
+        str(two_ways / "before.jsonl"),
+        "--after",
+        str(two_ways / "after.jsonl"),
+        "--mode",
+        "cold",
+        "--entry",
+        "split-kv-flash-decoding",
+        "--knowledge",
+        str(knowledge),
+        "--dry-run",
+        "--json",
+    )
+    assert code == 0, err
+    assert (json.loads(out)["before"], json.loads(out)["after"]) == (168.3, 119.38)
+    code, out, err = run(capsys, "report", "profile", *rows, "--mode", "hot")
+    assert (code, out) == (2, "") and "mode 'hot'" in err
+
+
+def test_the_devlog_gets_the_rows_the_profile_shows(
+    capsys: pytest.CaptureFixture[str], two_ways: Path
+) -> None:
+    # Both ways of a point were written, the second replacing the first: a new devlog
+    # was reported as "1 replaced, 1 added".
+    devlog = two_ways / "devlog.md"
+    rows = ("--rows", str(two_ways / "after.jsonl"), "--kernel", "k", "--version", "seesaw")
+    code, out, err = run(capsys, "report", "profile", *rows, "--devlog", str(devlog))
+    assert code == 0, err
+    assert "0 replaced, 1 added" in err
+    [row] = read_performance(devlog)
+    assert row.time == parse_profile(out).stages[0].duration == 47.08

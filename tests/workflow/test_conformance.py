@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kernelopt import InputError
-from kernelopt.bench import TrialPoint
+from kernelopt.bench import Bottleneck, ProfileReport, Stage, TrialPoint
 from kernelopt.catalog import parse_entry
 from kernelopt.experiments import Correctness
 from kernelopt.workflow import (
@@ -32,6 +32,7 @@ from kernelopt.workflow import (
     parse_designer_prompt,
     parse_handoff,
     parse_performance,
+    parse_profile,
     parse_profiler_prompt,
     parse_task,
     parse_version,
@@ -216,6 +217,57 @@ def test_parse_handoff_finds_a_hand_off_after_prose_with_cr_line_ends() -> None:
     text = "notes\r\r" + version.render().replace("\n", "\r")
     assert parse_version(text) == version
     assert parse_handoff(text) == version
+
+
+BOM = "\ufeff"  # what editors on Windows put before the first heading of a UTF-8 file
+
+
+@pytest.mark.parametrize(
+    ("parse", "record"),
+    [
+        (parse_version, NewVersion(kernel="k", version="v2", changes=[Change(what="fuse")])),
+        (
+            parse_task,
+            OptimizationTask(
+                kernel="k", current="v1", new_version="v2", bottleneck="b",
+                optimizations=[Change(what="fuse")],
+            ),
+        ),
+        (
+            parse_profile,
+            ProfileReport(
+                kernel="k", version="v2", point={"b": 1, "s": 1, "t": 1},
+                stages=[Stage(name="all", duration=2.0)], bottleneck=Bottleneck.MEMORY,
+                root_cause="Bytes set the floor.",
+            ),
+        ),
+        (
+            parse_profiler_prompt,
+            ProfilerPrompt(kernel="k", version="v2", point={"b": 1, "s": 1, "t": 1}),
+        ),
+        (
+            parse_designer_prompt,
+            DesignerPrompt(
+                kernel="k", current="v1", new_version="v2", language="triton",
+                optimizations=[Change(what="fuse")],
+            ),
+        ),
+    ],
+)  # fmt: skip
+def test_a_byte_order_mark_before_the_hand_off_is_not_text(parse: Any, record: Any) -> None:
+    assert parse(BOM + record.render()) == record
+    if parse in (parse_version, parse_task, parse_profile):
+        assert parse_handoff(BOM + record.render()) == record
+
+
+def test_a_devlog_with_a_byte_order_mark_keeps_it_and_its_section(tmp_path: Path) -> None:
+    devlog = tmp_path / "k.md"
+    row = PerfRow(version="v2", point="b=1 s=1 t=1", time=2.0)
+    devlog.write_text(f"{BOM}## Performance\n\n### v2\n", encoding="utf-8")
+    update_devlog(devlog, [row])
+    text = devlog.read_text(encoding="utf-8")
+    assert text.startswith(f"{BOM}## Performance\n") and text.count("## Performance") == 1
+    assert parse_performance(text) == [row]
 
 
 def test_concurrent_regressions_each_leave_their_evidence(

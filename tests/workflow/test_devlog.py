@@ -6,6 +6,7 @@ import difflib
 import threading
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings
 
@@ -306,3 +307,47 @@ def test_rows_from_bench_rows_take_the_point_their_benchmark_named() -> None:
     assert row.point == "b=128 s=1 t=~4096 h=16"  # the devlog's spelling, b s t first
     [plain] = perf_rows_from_bench([bench_row("seesaw", 155.0, config=config)])
     assert plain.point == "b=128 h_q=16 page=64 s_q=1 t_max=5094 t_mean=4096.375"
+
+
+@pytest.mark.parametrize("time", ["66.53 µs", "66.53 μs", "66.53us", "66.53 usec"])
+def test_a_time_in_microseconds_reads_however_it_is_spelled(time: str) -> None:
+    # The devlog is written by people too, and kernelopt's own evidence rows write "µs".
+    text = DEVLOG.replace("99.3 us", time)
+    first = parse_performance(text)[0]
+    assert (first.time, first.unit) == (66.53, "us")
+
+
+@pytest.mark.parametrize(("unit", "seconds"), [("µs", 66.53e-6), ("sec", 66.53), ("ns", 66.53e-9)])
+def test_a_profile_stage_in_any_time_unit_gives_its_row(unit: str, seconds: float) -> None:
+    report = ProfileReport(
+        kernel="k",
+        version="v",
+        point={"b": 1, "s": 1, "t": 1},
+        stages=[Stage(name="all", duration=66.53, unit=unit)],
+        bottleneck=Bottleneck.MEMORY,
+        root_cause="r",
+    )
+    row = perf_row_from_profile(report, date="2026-12-02")
+    assert row.time * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[row.unit] == pytest.approx(
+        seconds
+    )
+
+
+def test_a_profile_stage_not_timed_in_seconds_is_refused() -> None:
+    # 41 cycles summed as 41 us would be a row of made-up time.
+    report = ProfileReport(
+        kernel="k",
+        version="v",
+        point={"b": 1, "s": 1, "t": 1},
+        stages=[Stage(name="a", duration=1.0), Stage(name="b", duration=41.0, unit="cycles")],
+        bottleneck=Bottleneck.LATENCY,
+        root_cause="r",
+    )
+    with pytest.raises(InputError, match="cycles"):
+        perf_row_from_profile(report)
+
+
+def test_a_row_without_a_timestamp_has_no_date() -> None:
+    # The Date column is the measurement's; today's date would be a guess.
+    row = attrs.evolve(bench_row("v2", 66.53), timestamp="")
+    assert perf_rows_from_bench([row])[0].date == ""

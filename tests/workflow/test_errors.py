@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +14,14 @@ from kernelopt import FormatError, InputError, KernelOptError
 from kernelopt.bench import Comparison
 from kernelopt.workflow import (
     Change,
+    Constraints,
     DesignerPrompt,
+    NewVersion,
     OptimizationTask,
+    PerfRow,
+    Target,
+    TrialCheck,
+    from_dict,
     knowledge_link,
     learn,
     observe_comparison,
@@ -120,6 +127,43 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ),
     ("from_task", lambda: DesignerPrompt.from_task(None), "task: Expected an OptimizationTask"),
     ("update_devlog", lambda: update_devlog("d.md", [ROW]), "rows: Expected PerfRow rows"),
+    # Records given the wrong kind of value: refused when made, not at render time.
+    ("TrialCheck no t", lambda: TrialCheck(point={"b": 1, "s": 1}, why="w"), "no t"),
+    ("TrialCheck str axis", lambda: TrialCheck(point={"b": "x", "s": 1, "t": 1}, why="w"), "'x'"),
+    ("TrialCheck None", lambda: TrialCheck(point=None, why="w"), "got NoneType"),
+    (
+        "NewVersion str changes",
+        lambda: NewVersion(kernel="k", version="v", changes=["fuse"]),
+        "changes: Expected Change items",
+    ),
+    (
+        "OptimizationTask str changes",
+        lambda: OptimizationTask(
+            kernel="k", current="a", new_version="b", bottleneck="x", optimizations=["fuse"]
+        ),
+        "optimizations: Expected Change items",
+    ),
+    (
+        "OptimizationTask dict constraints",
+        lambda: OptimizationTask(
+            kernel="k",
+            current="a",
+            new_version="b",
+            bottleneck="x",
+            optimizations=[Change(what="x")],
+            constraints={"language": "triton"},
+        ),
+        "constraints: Expected a Constraints",
+    ),
+    (
+        "NewVersion str trials",
+        lambda: NewVersion(kernel="k", version="v", changes=[Change(what="x")], trials=["decode"]),
+        "trials: Expected TrialCheck items",
+    ),
+    ("Constraints str", lambda: Constraints(target_occupancy_pct="50"), "got '50'"),
+    ("PerfRow str time", lambda: PerfRow(version="v", point="p", time="fast"), "got 'fast'"),
+    ("PerfRow None time", lambda: PerfRow(version="v", point="p", time=None), "got None"),
+    ("PerfRow str rate", lambda: PerfRow(version="v", point="p", time=1, gb_s="2"), "got '2'"),
 ]
 
 
@@ -128,6 +172,42 @@ def test_bad_input_raises_an_input_error(call: Callable[[], Any], match: str) ->
     with pytest.raises(InputError, match=match) as caught:
         call()
     assert "Expected " in str(caught.value)
+
+
+VERSION = {"kernel": "k", "version": "v", "changes": [{"what": "fuse"}]}
+TASK = {
+    "kernel": "k", "current": "a", "new_version": "b", "bottleneck": "x",
+    "optimizations": [{"what": "fuse"}],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("data", "cls", "got"),
+    [
+        # A string is no list of paths: it read as ('a', '.', 'p', 'y').
+        ({**VERSION, "created": "a.py"}, NewVersion, "'a.py'"),
+        ({**VERSION, "devlog": ["docs/k.md"]}, NewVersion, "['docs/k.md']"),
+        ({**VERSION, "changes": [{"what": 5}]}, NewVersion, "5"),
+        ({**TASK, "constraints": {"register_budget": 128.7}}, OptimizationTask, "128.7"),
+        ({**TASK, "constraints": {"register_budget": "128"}}, OptimizationTask, "'128'"),
+        ({**TASK, "constraints": {"target_occupancy_pct": True}}, OptimizationTask, "True"),
+        ({"floor_pct": "80"}, Target, "'80'"),
+    ],
+)
+def test_json_values_are_not_coerced(data: dict[str, Any], cls: type, got: str) -> None:
+    with pytest.raises(InputError, match=f"got {re.escape(got)}"):
+        from_dict(data, cls)
+
+
+def test_a_json_value_refused_is_named_by_its_field() -> None:
+    with pytest.raises(InputError, match=r"got optimizations\.what: InputError: Expected a string"):
+        from_dict({**TASK, "optimizations": [{"what": 5}]}, OptimizationTask)
+
+
+def test_json_numbers_read_as_their_fields_type() -> None:
+    task = from_dict({**TASK, "constraints": {"target_occupancy_pct": 25}}, OptimizationTask)
+    assert task.constraints.target_occupancy_pct == 25.0
+    assert from_dict(to_dict(task), OptimizationTask) == task
 
 
 def test_a_missing_devlog_is_named(tmp_path: Path) -> None:

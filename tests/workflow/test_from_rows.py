@@ -324,3 +324,15 @@ def test_family_keeps_suggestions_to_the_kernels_family() -> None:
     assert ids and all({"softmax", "any"} & set(catalog.get(i).families) for i in ids)
     with pytest.raises(InputError, match="family"):
         profile_from_rows([row], kernel="softmax", version="v1", family="softmx")
+
+
+def test_mode_chooses_the_rows_timed_that_way() -> None:
+    rows = [
+        bench_row("splits8", 120.0, mode="cold", metrics={**anchor_row("splits8").metrics}),
+        anchor_row("splits8", mode="graph"),
+    ]
+    [graph] = profile_from_rows(rows, kernel="k", version="splits8")
+    [cold] = profile_from_rows(rows, kernel="k", version="splits8", mode="cold")
+    assert (graph.stages[0].duration, cold.stages[0].duration) == (66.53, 120.0)
+    with pytest.raises(InputError, match="mode 'hot'"):
+        profile_from_rows(rows, kernel="k", version="splits8", mode="hot")

@@ -408,3 +408,25 @@ def test_learning_into_a_hand_written_entry_keeps_its_text(knowledge: Path) -> N
         "runs/old.jsonl",
         "runs/splits16.jsonl vs runs/splits8.jsonl",
     ]
+
+
+@pytest.mark.parametrize(("before", "after"), [("splits16", "splits8"), ("splits8", "splits32")])
+def test_learning_the_same_measurement_twice_records_it_once(
+    knowledge: Path, before: str, after: str
+) -> None:
+    # A re-run LEARN step (a script run again) once wrote the same row a second time: one
+    # measurement then read as two.
+    seen = observed(before, after)
+    first = learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge)
+    assert first.path is not None
+    written = first.path.read_bytes()
+    again = learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge)
+    assert first.path.read_bytes() == written
+    assert (again.action, again.entry_id, again.path) == (
+        Action.EVIDENCE,
+        first.entry_id,
+        first.path,
+    )
+    assert "already recorded" in again.summary()
+    dry = learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, dry_run=True)
+    assert "already recorded" in dry.summary()

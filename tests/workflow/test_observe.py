@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kernelopt import InputError
-from kernelopt.bench import Measurement, Verdict, judge
+from kernelopt.bench import BenchRow, Measurement, Verdict, judge
 from kernelopt.bench.compare import Comparison
-from kernelopt.workflow import observe_comparison, observe_files, observe_rows, select_row
+from kernelopt.workflow import (
+    evidence_row,
+    observe_comparison,
+    observe_files,
+    observe_rows,
+    select_row,
+)
 
 from .conftest import anchor_row, bench_row, write_rows
 
@@ -182,3 +189,67 @@ def test_a_threshold_that_is_not_a_number_is_refused_without_samples_too(
     before, after = bench_row("v1", 100.0), bench_row("v2", 90.0)
     with pytest.raises(InputError, match=f"{name}: Expected .*{got}"):
         observe_rows(before, after, source="a vs b", **{name: value})
+
+
+def test_a_point_the_benchmark_names_is_the_observations_point() -> None:
+    # benchmarks/mla_decode.py names each row's point beside its sizes and display keys;
+    # the evidence row cites that name, not every config entry (the name among them).
+    config = {
+        "b": 32, "dtype": "bfloat16", "h_q": 16, "page": 64, "point": "b=32 s=1 h=16 t=4096",
+        "s_q": 1, "t_max": 4096, "t_mean": 4096.0, "varlen": False,
+    }  # fmt: skip
+    before = bench_row("seesaw", 48.98, config={**config, "num_splits": 16})
+    after = bench_row("seesaw", 47.08, config={**config, "num_splits": 8})
+    seen = observe_rows(before, after, source="a vs b", knobs=["num_splits"])
+    assert seen.point == "b=32 s=1 t=4096 h=16"
+    assert seen.knob_changes == ("num_splits 16 -> 8",)
+    assert evidence_row(seen, kernel="mla_decode").config.startswith(
+        "mla_decode b=32 s=1 t=4096 h=16, seesaw -> seesaw, num_splits 16 -> 8, "
+    )
+
+
+def test_one_implementation_at_two_commits_is_told_apart_by_the_commits() -> None:
+    # exp_12 timed kernelopt_seesaw before and after a change: "seesaw -> seesaw" in an
+    # evidence row would not say which two versions were compared.
+    before = bench_row("seesaw", 48.98, commit="a4f12d600dc0b70be03a4431189a27915db12601")
+    after = bench_row("seesaw", 47.08, commit="5cf3dc74ba633012d65d208ef59c5212b33d2014")
+    seen = observe_rows(before, after, source="a vs b")
+    assert (seen.before_label, seen.after_label) == ("seesaw@a4f12d6", "seesaw@5cf3dc7")
+    other = observe_rows(before, bench_row("ring", 47.08, commit=after.commit), source="x")
+    assert (other.before_label, other.after_label) == ("seesaw", "ring")
+    same = observe_rows(before, bench_row("seesaw", 47.08, commit=before.commit), source="x")
+    assert (same.before_label, same.after_label) == ("seesaw", "seesaw")
+
+
+def test_select_row_takes_the_rows_timed_the_way_asked() -> None:
+    cold, graph = bench_row("a", 120.0, mode="cold"), bench_row("a", 47.0, mode="graph")
+    assert select_row([cold, graph]) is graph  # the last, as documented
+    assert select_row([cold, graph], mode="cold") is cold
+    with pytest.raises(InputError, match="mode 'hot'"):
+        select_row([cold, graph], mode="hot")
+
+
+def test_several_points_are_listed_by_the_names_their_benchmark_gave() -> None:
+    # The message listed every config entry ("b=32 dtype=bfloat16 h_q=16 page=64 point=...")
+    # where --point needs the point.
+    def row(s: int) -> BenchRow:
+        config = {"b": 32, "dtype": "bfloat16", "h_q": 16, "point": f"b=32 s={s} h=16 t=4096"}
+        return bench_row("a", 1.0, config={**config, "s_q": s, "t_max": 4096})
+
+    with pytest.raises(InputError) as caught:
+        select_row([row(1), row(16)])
+    assert "['b=32 s=1 t=4096 h=16', 'b=32 s=16 t=4096 h=16']" in str(caught.value)
+    # Rows that differ beyond their named point (a knob) are listed by their configs.
+    knob = bench_row("a", 1.0, config={**row(1).config, "num_splits": 8})
+    with pytest.raises(InputError, match="num_splits=8"):
+        select_row([row(1), knob])
+
+
+def test_rows_without_a_timestamp_give_no_date() -> None:
+    # An evidence row cites the date of the measurement, never the day LEARN ran.
+    before, after = (
+        attrs.evolve(bench_row(i, t), timestamp="") for i, t in (("a", 100), ("b", 90))
+    )
+    seen = observe_rows(before, after, source="x")
+    assert seen.date == ""
+    assert evidence_row(seen).config == "b=32 s=1 t=4096 h=16, a -> b, NVIDIA H200"

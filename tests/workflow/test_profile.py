@@ -261,3 +261,16 @@ def test_points() -> None:
         parse_point("b=1, s=1")
     with pytest.raises(FormatError, match="trial point"):
         parse_point("b=one, s=1, t=1")
+
+
+def test_a_baseline_time_in_microseconds_keeps_its_unit_in_the_canonical_text() -> None:
+    # "74 µs" was read with the unit "µs", which the table cannot show: the canonical
+    # text then printed "| Latency | 74 | 66.5 |", a time without its unit.
+    base = REPORT.render().split("### vs Baseline")[0]
+    text = base + (
+        "### vs Baseline\n| Metric | Previous | Current | Change |\n|---|---|---|---|\n"
+        "| Latency | 74 µs | 66.5 µs | -10% |\n"
+    )
+    [latency] = parse_profile(text).baseline
+    assert (latency.previous, latency.current, latency.unit) == (74.0, 66.5, "us")
+    assert "| Latency (us) | 74 | 66.5 | -10.1% |" in parse_profile(text).render()

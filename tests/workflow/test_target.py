@@ -228,3 +228,18 @@ def test_a_baseline_timed_only_another_way_is_named_as_such() -> None:
     (check,) = result.points[0].checks
     assert check.status is Status.MISSING
     assert check.note == "no v2 row timed graph (only cold)"
+
+
+def test_mode_keeps_the_note_on_a_baseline_timed_only_another_way() -> None:
+    # With mode= (needed once the kernel is timed two ways) the baseline's cold rows were
+    # dropped before they were looked at: "Expected rows of impl 'v2', got ['v3']".
+    rows = [
+        bench_row("v3", 50.0, mode="graph"),
+        bench_row("v3", 120.0, mode="cold"),
+        bench_row("v2", 90.0, mode="cold"),
+    ]
+    result = evaluate(Target(speedup=1.2, baseline="v2"), rows, mode="graph")
+    (check,) = result.points[0].checks
+    assert (check.status, check.note) == (Status.MISSING, "no v2 row timed graph (only cold)")
+    with pytest.raises(InputError, match="mode 'hot'"):
+        evaluate(Target(speedup=1.2, baseline="v2"), rows, mode="hot")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -257,3 +259,75 @@ def test_invalid_values_are_refused() -> None:
         Change(what="x", entry_id="cuda-graphs")
     with pytest.raises(InputError, match="description"):
         Change(what="x -- rationale: y")
+
+
+def test_the_contracts_one_line_constraints_fill_every_field() -> None:
+    # The contract lists "register budget, target occupancy, required control level, and
+    # language-specific constraints" in one bullet; filled in place, no value may be lost.
+    one_line = (
+        "- register budget: 96, target occupancy: 50%, required control level: warp-level; "
+        "language: cuda"
+    )
+    text = TASK.render().split("### Constraints")[0] + "### Constraints\n" + one_line + "\n"
+    assert parse_task(text).constraints == Constraints(
+        language="cuda",
+        control_level="warp-level",
+        register_budget=96,
+        target_occupancy_pct=50,
+    )
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"other": ("keep the public signature, language: cuda",)},
+        {"language": "triton; register budget: 64"},
+        {"control_level": "tile-level, Target occupancy: 25%"},
+    ],
+)
+def test_a_typed_label_inside_another_constraint_is_refused(fields: dict[str, Any]) -> None:
+    # Rendered, it would read back as a second constraint.
+    with pytest.raises(InputError, match="typed label"):
+        Constraints(**fields)
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        f"[split the KV axis -- rationale: fills the grid -- {SPLIT_KV}]",
+        f"[split the KV axis -- rationale: fills the grid (see {SPLIT_KV})]",
+    ],
+)
+def test_the_contracts_item_placeholder_filled_in_place_reads(item: str) -> None:
+    # "1. [specific optimization + rationale + link to the ... knowledge file]": the link
+    # inside the brackets was missed, and the change read as "[split the KV axis".
+    assert parse_change(item) == Change(
+        what="split the KV axis",
+        entry_id="split-kv-flash-decoding",
+        link=SPLIT_KV,
+        rationale="fills the grid",
+    )
+    assert parse_change("[fuse the combine]") == Change(what="fuse the combine")
+
+
+@pytest.mark.parametrize(("what", "rationale"), [("[fuse the combine]", ""), ("[fuse", "x]")])
+def test_a_change_in_the_templates_brackets_is_refused(what: str, rationale: str) -> None:
+    # It would read back without them.
+    with pytest.raises(InputError, match="brackets"):
+        Change(what=what, rationale=rationale)
+
+
+def test_optimizations_written_as_bullets_read() -> None:
+    text = (
+        TEXT.replace("\n1. [", "\n- [").replace("\n2. [", "\n- [").replace("\n3. fuse", "\n* fuse")
+    )
+    assert text != TEXT
+    assert parse_task(text) == TASK
+
+
+def test_details_nested_under_a_numbered_optimization_are_prose() -> None:
+    text = TEXT.replace("chunks -- rationale", "chunks -- rationale").replace(
+        "\n2. [", "\n   - 8 splits of 512 tokens\n2. ["
+    )
+    assert text != TEXT
+    assert parse_task(text) == TASK

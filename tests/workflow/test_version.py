@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kernelopt import CatalogError, FormatError
+from kernelopt import CatalogError, FormatError, InputError
 from kernelopt.bench import TrialPoint
 from kernelopt.catalog import Catalog
+from kernelopt.experiments import Correctness
 from kernelopt.workflow import (
     Change,
     NewVersion,
@@ -121,6 +123,10 @@ def test_the_contracts_bracketed_list_reads() -> None:
         ("Created a.py, Modified b.py", ("a.py",), ("b.py",)),
         ("Created: a, Modified: b; c", ("a",), ("b", "c")),
         ("Created: a.py, b.py", ("a.py", "b.py"), ()),
+        # "Created/Modified [paths]", the placeholder filled in place: no path keeps a bracket.
+        ("Created/Modified [k/v3.py, k/__init__.py]", (), ("k/v3.py", "k/__init__.py")),
+        ("Created [a.py]; Modified [b.py, c.py]", ("a.py",), ("b.py", "c.py")),
+        ("Created: app/[id]/page.py", ("app/[id]/page.py",), ()),
     ],
 )
 def test_every_label_on_a_files_line_counts(files: str, created, modified) -> None:
@@ -208,3 +214,44 @@ def test_heading_text_ending_in_a_hash_is_refused() -> None:
     change = Change(what="tiles of 64")
     with pytest.raises(InputError, match="correctness_detail: Expected text not ending in '#'"):
         NewVersion(kernel="k", version="v2", changes=[change], correctness_detail="see issue #")
+
+
+def test_the_contracts_placeholders_filled_in_place_read() -> None:
+    # "### Correctness: [PASS/FAIL]" and "### Devlog Entry Written: [path]", filled in place.
+    text = TEXT.replace("### Correctness: PASS", "### Correctness: [PASS]").replace(
+        "### Devlog Entry Written: docs/kernels/mla_decode.md",
+        "### Devlog Entry Written: [docs/kernels/mla_decode.md]",
+    )
+    assert parse_version(text) == parse_version(TEXT)
+    verdict = re.compile(r"^### Correctness: .*$", re.M)
+    failed = parse_version(verdict.sub("### Correctness: [FAIL] -- NaN at s=16", text))
+    assert (failed.correctness, failed.correctness_detail) == (Correctness.FAIL, "NaN at s=16")
+    for unfilled in ("[PASS/FAIL]", "PASS/FAIL", "PASS / FAIL -- 3 of 4 points"):
+        with pytest.raises(FormatError, match="Correctness"):
+            parse_version(verdict.sub(f"### Correctness: {unfilled}", text))
+
+
+@pytest.mark.parametrize("field", ["created", "modified", "devlog"])
+@pytest.mark.parametrize("path", ["[a.py]", "[a.py", "a.py]"])
+def test_a_path_in_the_templates_brackets_is_refused(field: str, path: str) -> None:
+    # It would read back without them.
+    value = path if field == "devlog" else [path]
+    with pytest.raises(InputError, match="bracket"):
+        NewVersion(kernel="k", version="v", changes=[Change(what="x")], **{field: value})
+
+
+def test_trial_configurations_written_as_bullets_read() -> None:
+    # "- [32, 1, 4096] -- why" was skipped as prose: the version read as checking no point.
+    text = TEXT.replace("1. decode [", "- decode [").replace("2. [b=32, s=16", "* [b=32, s=16")
+    assert text != TEXT
+    assert parse_version(text).trials == parse_version(TEXT).trials
+    with pytest.raises(FormatError, match="Trial Configurations Checked"):
+        parse_version(text.replace("- decode [b=32, s=1, t=4096, h=16]", "- decode [b=32, s=1]"))
+
+
+def test_details_nested_under_a_numbered_trial_are_prose() -> None:
+    text = TEXT.replace(
+        "memory-bound\n", "memory-bound\n   - 47.08 us against 48.98 us\n   - graph replay\n"
+    )
+    assert text != TEXT
+    assert parse_version(text).trials == parse_version(TEXT).trials
