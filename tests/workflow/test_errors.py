@@ -223,7 +223,7 @@ def test_a_missing_devlog_is_named(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_mypy_catches_wrong_arguments(request: pytest.FixtureRequest) -> None:
+def test_mypy_catches_wrong_arguments(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     api = pytest.importorskip("mypy.api")
     code = """
 from kernelopt.bench import Comparison
@@ -242,7 +242,9 @@ OptimizationTask.from_profile("x", new_version="v3", optimizations=[])
 def judged(c: Comparison) -> None:
     observe_comparison(c, point=1.5, source="x")
 """
-    cache = request.config.cache.mkdir("mypy") if request.config.cache else Path(".mypy_cache")
+    # pytest's cache keeps mypy's between runs; without the cache plugin, a fresh folder.
+    store = getattr(request.config, "cache", None)
+    cache = store.mkdir("mypy") if store is not None else tmp_path
     config = cache / "strict.ini"
     config.write_text("[mypy]\nstrict = True\n")
     # mypy raises the process's recursion limit (to 2**14) and leaves it there: other
