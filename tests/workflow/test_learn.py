@@ -16,6 +16,7 @@ from kernelopt.workflow import (
     derive_anti_pattern,
     evidence_row,
     learn,
+    observe_files,
     observe_rows,
 )
 
@@ -430,3 +431,17 @@ def test_learning_the_same_measurement_twice_records_it_once(
     assert "already recorded" in again.summary()
     dry = learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, dry_run=True)
     assert "already recorded" in dry.summary()
+
+
+EXP_12 = Path(__file__).resolve().parents[2] / "docs/kernels/mla_decode/experiments/exp_12"
+
+
+@pytest.mark.parametrize("point", ["b=32 s=1 t=4096 h=16", "b=128 s=1 t=~4096 h=16"])
+def test_the_shipped_evidence_of_exp_12_is_the_row_learn_writes(point: str) -> None:
+    observation = observe_files(
+        EXP_12 / "seesaw_before.jsonl", EXP_12 / "seesaw_after.jsonl", point=point, mode="graph"
+    )
+    row = evidence_row(observation, kernel="mla_decode", language="triton")
+    entry = Catalog.builtin().get("head-grouping-mma-tile")
+    shipped = [r for block in entry.evidence for r in block.rows]
+    assert row in shipped, (row, [r.config for r in shipped])
