@@ -12,6 +12,7 @@ This module imports nothing heavy: torch loads when a subcommand runs.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,9 @@ def _ceilings(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_AXES = ("b", "s", "t", "h")
+
+
 def _parse_point(text: str) -> Any:
     from kernelopt.bench.trials import TrialPoint
 
@@ -136,6 +140,12 @@ def _parse_point(text: str) -> Any:
     missing = {"b", "s", "t"} - set(values)
     if missing:
         raise InputError(expected("a point with b, s and t", f"{text!r} (no {sorted(missing)})"))
+    # The MLA inputs read h alone: another axis would label the point and change nothing.
+    unknown = sorted(set(values) - set(_AXES))
+    if unknown:
+        raise InputError(expected(f"axes among {', '.join(_AXES)}", repr(unknown[0])))
+    if values.get("h", 1) < 1:
+        raise InputError(expected("an integer >= 1", values["h"], where="h"))
     extra = {k: v for k, v in values.items() if k not in ("b", "s", "t")}
     return TrialPoint(b=values["b"], s=values["s"], t=values["t"], name="extra", extra=extra)
 
@@ -145,6 +155,15 @@ def _heads(text: str) -> tuple[int, ...]:
     if not parts or not all(part.isdigit() and int(part) > 0 for part in parts):
         raise InputError(expected("head counts like 128,16", repr(text), where="--heads"))
     return tuple(int(part) for part in parts)
+
+
+def _finite_or_null(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with NaN and infinities as None: JSON has neither (``Infinity`` is refused
+    by strict readers), and the error of a non-finite output is no number."""
+    return {
+        key: None if isinstance(value, float) and not math.isfinite(value) else value
+        for key, value in row.items()
+    }
 
 
 def _check_out(out: str) -> None:
@@ -187,7 +206,7 @@ def _mla(args: argparse.Namespace) -> int:
         append_rows(args.out, [r.bench_row() for r in results if r.trial.measurement is not None])
     rows = [r.as_dict() for r in results]
     if args.json:
-        print_json(rows)
+        print_json([_finite_or_null(row) for row in rows])
     else:
         header = f"{'point':<24} {'impl':<20} {'median us':>10} {'floor us':>9} {'of floor':>8}"
         print(f"{header} {'rel err':>9}  note")

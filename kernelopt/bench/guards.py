@@ -158,6 +158,36 @@ def _same(first: list[Any], second: list[Any]) -> bool:
     )
 
 
+def _argument_leaves(value: Any) -> list[Any]:
+    """The tensors and other values of one argument set, walked through lists, tuples
+    and mappings: a scale or a flag passed beside the tensors is an argument too."""
+    if isinstance(value, Mapping):
+        return [leaf for item in value.values() for leaf in _argument_leaves(item)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _argument_leaves(item)]
+    return [value]
+
+
+def _same_argument(first: Any, second: Any) -> bool:
+    torch = _torch()
+    if isinstance(first, torch.Tensor) or isinstance(second, torch.Tensor):
+        return (
+            isinstance(first, torch.Tensor)
+            and isinstance(second, torch.Tensor)
+            and first.shape == second.shape
+            and torch.equal(first, second)
+        )
+    try:
+        return bool(first == second)
+    except (TypeError, ValueError, RuntimeError):  # an array compares element by element
+        return first is second
+
+
+def _same_arguments(first: Sequence[Any], second: Sequence[Any]) -> bool:
+    a, b = _argument_leaves(first), _argument_leaves(second)
+    return len(a) == len(b) and all(_same_argument(x, y) for x, y in zip(a, b, strict=True))
+
+
 def check_responds_to_inputs(
     fn: Callable[..., object],
     input_sets: Sequence[Sequence[Any]],
@@ -171,7 +201,8 @@ def check_responds_to_inputs(
     fn : callable
         Called as ``fn(*args)`` for each argument tuple of ``input_sets``.
     input_sets : sequence of sequences
-        At least two argument tuples whose tensors differ (draw fresh random inputs).
+        At least two argument tuples whose tensors differ (draw fresh random inputs);
+        other arguments (a scale, a flag) may ride along and compare with ``==``.
     outputs : Tensor or sequence of Tensor, optional
         Buffers ``fn`` writes into; when None, ``fn``'s return value is the output.
 
@@ -189,8 +220,7 @@ def check_responds_to_inputs(
         returned = fn(*args)
         results.append(_snapshot(returned if outputs is None else outputs))
     for i in range(1, len(input_sets)):
-        inputs_equal = _same(_snapshot(list(input_sets[0])), _snapshot(list(input_sets[i])))
-        if inputs_equal:
+        if _same_arguments(input_sets[0], input_sets[i]):
             raise InputError(
                 expected("input sets that differ", f"input set {i} equal to input set 0")
             )

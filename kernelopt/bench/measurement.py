@@ -67,8 +67,13 @@ def at_least(minimum: int) -> Callable[[object, attrs.Attribute[int], int], None
     return check
 
 
-def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
+def _notes(value: Iterable[str] | str) -> tuple[str, ...]:
+    # A str is a sequence of str too: a lone note would become its letters.
+    notes = (value,) if isinstance(value, str) else tuple(value)
+    wrong = [note for note in notes if not isinstance(note, str)]
+    if wrong:
+        raise InputError(expected("notes as str", repr(wrong[0]), where="notes"))
+    return notes
 
 
 def _check_samples(_instance: object, _attribute: object, value: tuple[float, ...]) -> None:
@@ -123,7 +128,8 @@ class Measurement:
     label : str
         A name for the timed function, used in NVTX ranges and reports.
     notes : tuple of str
-        Warnings about this measurement (clocks moved, caches not flushed, ...).
+        Warnings about this measurement (clocks moved, caches not flushed, ...); a lone
+        str is one note.
     """
 
     samples: tuple[float, ...] = attrs.field(converter=as_samples, validator=_check_samples)
@@ -142,7 +148,7 @@ class Measurement:
     stop_reason: str = ""
     overhead: float | None = None
     label: str = ""
-    notes: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_notes)
 
     @property
     def n(self) -> int:

@@ -130,18 +130,18 @@ def _commit(directory: Path) -> str | None:
 
 
 @functools.cache
-def _environment(directory: str) -> Environment:
+def _versions() -> Environment:
     return Environment(
         python=sys.version.split()[0],
         torch=_version("torch"),
         triton=_version("triton"),
         kernelopt=_version("kernelopt"),
-        commit=_commit(Path(directory)),
     )
 
 
 def environment(directory: str | os.PathLike[str] | None = None) -> Environment:
-    """Versions and git commit, read once per directory (never imports torch or triton).
+    """Versions, read once, and the git commit, read at each call (never imports torch
+    or triton): a source edited since the last row makes the next one ``-dirty``.
 
     Parameters
     ----------
@@ -153,7 +153,8 @@ def environment(directory: str | os.PathLike[str] | None = None) -> Environment:
     Environment
         The Python, torch, triton and kernelopt versions and the commit.
     """
-    return _environment(str(Path(directory or Path.cwd()).resolve()))
+    folder = Path(directory or Path.cwd()).resolve()
+    return attrs.evolve(_versions(), commit=_commit(folder))
 
 
 def _utc_now() -> str:
@@ -377,10 +378,13 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     Raises
     ------
     InputError
-        For an item that is not a BenchRow, or a row whose fields read_rows would refuse
+        For a lone BenchRow in place of a list of them, an item that is not a BenchRow,
+        or a row whose fields read_rows would refuse
         (a str field holding a number, a NaN sample), naming the row and the field.
     """
     target = Path(path)
+    if isinstance(rows, BenchRow | str | bytes) or not isinstance(rows, Iterable):
+        raise InputError(expected("a list of BenchRow", type(rows).__name__, where="rows"))
     lines = "".join(_line(index, row) for index, row in enumerate(rows))
     target.parent.mkdir(parents=True, exist_ok=True)
     with locked(target), open(target, "a+b") as handle:
@@ -451,7 +455,8 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
     """
     target = Path(path)
     try:
-        text = target.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark an editor saved before the first row is no JSON.
+        text = target.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise FormatError(
             expected("a UTF-8 JSONL file of benchmark rows", f"byte {error.start} not UTF-8"),

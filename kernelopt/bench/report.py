@@ -28,6 +28,7 @@ removed in a measurement. They are ranked by that gain.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -239,8 +240,21 @@ def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
     missing = {"b", "s", "t"} - set(value)
     if missing:
         raise InputError(expected("a point with b, s and t", f"no {sorted(missing)}"))
-    extra = {k: int(v) for k, v in value.items() if k not in ("b", "s", "t")}
-    return TrialPoint(b=int(value["b"]), s=int(value["s"]), t=int(value["t"]), extra=extra)
+    extra = {k: _axis_value(v) for k, v in value.items() if k not in ("b", "s", "t")}
+    return TrialPoint(
+        b=_axis_value(value["b"]),
+        s=_axis_value(value["s"]),
+        t=_axis_value(value["t"]),
+        extra=extra,
+    )
+
+
+def _axis_value(value: object) -> Any:
+    """A numpy or other integer as an int; anything else as given, for TrialPoint to refuse
+    by name (``int()`` would read 32.7 as 32 and a flag as 1)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return value
 
 
 def _stages(value: Iterable[Stage]) -> tuple[Stage, ...]:
@@ -432,7 +446,8 @@ def profile_report(
         The Stages table; default one row for the whole kernel.
     extra_metrics : mapping, optional
         More trigger metrics the caller measured (``occupancy_pct``, ``kv_splits``,
-        ``waves``, ``regs_per_thread``...).
+        ``waves``, ``regs_per_thread``...). A ``launch_overhead_pct`` given here sets the
+        gains as a ``graph`` timing would (it takes the place of one).
     catalog : object with ``match_metrics``, optional
         Default ``kernelopt.catalog.Catalog.builtin()``.
     latency_below_pct : float
@@ -448,10 +463,11 @@ def profile_report(
     KernelOptError
         When no catalog is given and the built-in catalog cannot be loaded.
     InputError
-        For a family the catalog does not know, a catalog without ``query``, or a
-        baseline timed in another mode than ``measurement``.
+        For a family the catalog does not know, a catalog without ``query``, a
+        baseline timed in another mode than ``measurement``, or a ``graph`` timing not
+        in graph mode.
     """
-    overhead = None if graph is None else launch_overhead_pct(measurement, graph)
+    overhead = _launch_overhead(measurement, graph, extra_metrics or {})
     placed = roofline.place(measurement, launch_overhead_pct=overhead)
     metrics = {**placed.metrics(), **dict(extra_metrics or {})}
     bottleneck = classify(placed, latency_below_pct=latency_below_pct)
@@ -545,6 +561,24 @@ def profile_report(
         opportunities=[item for _, _, item in opportunities],
         baseline=rows,
     )
+
+
+def _launch_overhead(
+    measurement: Measurement, graph: Measurement | None, extra_metrics: Mapping[str, float]
+) -> float | None:
+    """The share of the time CUDA graphs remove, %: the caller's ``launch_overhead_pct``
+    metric where given (the triggers read that one), else from the graph timing."""
+    if graph is not None and graph.mode != "graph":
+        # Cold or hot against the events timing measures the L2, not the launches.
+        raise InputError(expected("a timing in mode 'graph'", repr(graph.mode), where="graph"))
+    given = extra_metrics.get("launch_overhead_pct")
+    if given is None:
+        return None if graph is None else launch_overhead_pct(measurement, graph)
+    if isinstance(given, bool) or not isinstance(given, int | float) or not math.isfinite(given):
+        raise InputError(
+            expected("a finite number", repr(given), where="extra_metrics['launch_overhead_pct']")
+        )
+    return float(given)
 
 
 # Opens the root cause of a hand-off timed on the CPU: read later, it must not pass an

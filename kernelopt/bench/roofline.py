@@ -499,7 +499,17 @@ def _read_cache(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise FormatError(
+            expected("a UTF-8 JSON ceilings cache", f"byte {error.start} not UTF-8"), path=path
+        ) from None
+    except OSError as error:
+        raise InputError(
+            expected("a readable ceilings cache file", f"{path}: {error.strerror}")
+        ) from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as error:
         raise FormatError(
             expected("JSON", f"{error.msg} at line {error.lineno}"), path=path, line=error.lineno
@@ -585,7 +595,8 @@ def measure_ceilings(
     Parameters
     ----------
     refresh : bool
-        Measure again even when the cache holds this GPU.
+        Measure again even when the cache holds this GPU. Ceilings cached at other
+        ``copy_bytes`` or ``matmul_n`` are measured again too (and replace them).
     device : int, optional
         CUDA device index; None for the current one.
     copy_bytes : int
@@ -624,7 +635,7 @@ def measure_ceilings(
     gpu = str(torch.cuda.get_device_name(index))
     if not refresh:
         cached = load_ceilings(gpu, path=path)
-        if cached is not None:
+        if cached is not None and _same_sizes(cached, copy_bytes, matmul_n):
             return cached
     timer = Timer(
         mode="hot",
@@ -653,6 +664,13 @@ def measure_ceilings(
     )
     save_ceilings(ceilings, path=path)
     return ceilings
+
+
+def _same_sizes(cached: Ceilings, copy_bytes: int, matmul_n: int) -> bool:
+    """Whether ``cached`` was measured at the sizes asked for (0: not recorded, as in
+    ceilings saved by hand). A 256³ matmul reads far below the 8192³ rate: a quick check
+    at small sizes must not answer every later call for the full-size ceilings."""
+    return cached.copy_bytes in (0, copy_bytes) and cached.matmul_n in (0, matmul_n)
 
 
 def _time_copy(timer: Any, torch: Any, index: int, nbytes: int) -> Measurement:

@@ -330,6 +330,25 @@ class TrialResult:
         )
 
 
+def _attempt(
+    make: Callable[[TrialPoint], Callable[[], object] | TrialCall],
+    point: TrialPoint,
+    impl: str,
+    timer: Timer,
+) -> tuple[Measurement | None, str | None]:
+    """Build, check and time one point: the measurement, or why the result is wrong.
+
+    The call and the inputs it holds live in this frame only, so that once it returns
+    or raises they can be freed before a halved point allocates its own.
+    """
+    made = make(point)
+    call = made if isinstance(made, TrialCall) else TrialCall(fn=made)
+    wrong = _incorrect(call)
+    if wrong is not None:
+        return None, wrong
+    return timer.measure(call.fn, outputs=call.outputs, label=f"{impl} {point}".strip()), None
+
+
 def run_trials(
     make: Callable[[TrialPoint], Callable[[], object] | TrialCall],
     *,
@@ -373,14 +392,7 @@ def run_trials(
             out_of_memory = False
             reason = ""
             try:
-                made = make(point)
-                call = made if isinstance(made, TrialCall) else TrialCall(fn=made)
-                wrong = _incorrect(call)
-                measured = None
-                if wrong is None:
-                    measured = timer.measure(
-                        call.fn, outputs=call.outputs, label=f"{impl} {point}".strip()
-                    )
+                measured, wrong = _attempt(make, point, impl, timer)
             except Exception as error:
                 out_of_memory = is_out_of_memory(error)
                 reason = _first_line(error)

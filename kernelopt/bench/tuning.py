@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -98,14 +99,38 @@ def iter_space(
             for index in rng.sample(range(total), total):
                 yield _config_at(space, index)
             return
-        drawn: set[int] = set()  # a huge space: draw lazily, the budget ends the search
-        while len(drawn) < total:
-            index = rng.randrange(total)
-            if index not in drawn:
-                drawn.add(index)
-                yield _config_at(space, index)
+        # A huge space: a seeded affine permutation of the config numbers visits each
+        # once with nothing stored (a set of those drawn grew without bound while the
+        # budget ran).
+        step = rng.randrange(1, total)
+        while math.gcd(step, total) != 1:
+            step = rng.randrange(1, total)
+        start = rng.randrange(total)
+        for position in range(total):
+            yield _config_at(space, (start + step * position) % total)
     else:
         raise InputError(expected("order 'given' or 'random'", repr(order)))
+
+
+def _config_key(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """What tells two configs apart: knob names and value reprs, a numpy scalar read as
+    the Python value it holds (``np.int64(32)`` from a numpy space is the start's ``32``)."""
+    return tuple(sorted((knob, repr(_plain_value(value))) for knob, value in config.items()))
+
+
+def _plain_value(value: Any) -> Any:
+    numpy = sys.modules.get("numpy")  # a numpy scalar exists only where numpy is imported
+    if numpy is not None and isinstance(value, numpy.generic):
+        return value.item()
+    return value
+
+
+def _unique_values(values: Sequence[Any]) -> list[Any]:
+    """``values`` in order, each first occurrence only (as :func:`_config_key` tells)."""
+    kept: dict[str, Any] = {}
+    for value in values:
+        kept.setdefault(repr(_plain_value(value)), value)
+    return list(kept.values())
 
 
 def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool:
@@ -281,6 +306,9 @@ def tune(
     if isinstance(sane_size, bool) or not isinstance(sane_size, int) or sane_size < 1:
         raise InputError(expected("sane_size as an int >= 1", repr(sane_size)))
     timer = timer or Timer(max_time_ms=200.0, rel_precision=0.01)
+    # A value listed twice would make one config twice; once each, no config is met again
+    # (but the start) and none needs remembering.
+    space = {knob: _unique_values(values) for knob, values in space.items()}
     collected: list[str] = []
     # The budget counts from here: pruning a huge space is part of what the search costs.
     began = time.perf_counter()
@@ -308,24 +336,24 @@ def tune(
     pruned = 0
     since_gain = 0
     stop = "exhausted"
-    seen: set[tuple[tuple[str, str], ...]] = set()
-    start_key = (
-        None if start is None else tuple(sorted((k, repr(v)) for k, v in dict(start).items()))
-    )
+    start_key = None if start is None else _config_key(start)
+    start_config = None if start is None else dict(start)
     candidates = itertools.chain(
-        [dict(start)] if start is not None else [], iter_space(space, order=order, seed=seed)
+        [start_config] if start_config is not None else [],
+        iter_space(space, order=order, seed=seed),
     )
     for config in candidates:
-        key = tuple(sorted((k, repr(v)) for k, v in config.items()))
-        if key in seen:
-            continue
-        seen.add(key)
-        if not _allowed(config, rules):
-            pruned += 1
-            continue
+        # Checked before the rules too: a space the rules prune almost entirely would
+        # otherwise be walked to its end, however long that takes.
         if time.perf_counter() - began >= budget_s:
             stop = "budget"
             break
+        key = _config_key(config)
+        if key == start_key and config is not start_config:
+            continue  # the start, met again in the space
+        if not _allowed(config, rules):
+            pruned += 1
+            continue
         try:
             call = build(config)
             wrong = None if check is None else _incorrect(config, call, check)

@@ -92,3 +92,54 @@ def test_mla_refuses_a_point_naming_an_axis_twice(capsys: pytest.CaptureFixture[
     assert cli.main(["bench", "mla", "--extra-point", "b=1,s=1,t=64,b=2"]) == 2
     err = capsys.readouterr().err
     assert "Expected a point naming each of b, s, t, h once, got 'b=1,s=1,t=64,b=2'" in err
+
+
+@pytest.mark.parametrize(
+    ("point", "why"),
+    [
+        # h=0 ran every other point first, then failed building the roofline of this one
+        # and lost the whole run; an unknown axis was carried in the label and ignored.
+        ("b=1,s=1,t=64,h=0", "h: Expected an integer >= 1, got 0"),
+        ("b=1,s=1,t=64,hq=16", "Expected axes among b, s, t, h, got 'hq'"),
+    ],
+)
+def test_mla_refuses_a_point_it_cannot_time_before_running(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], point: str, why: str
+) -> None:
+    import kernelopt.bench.mla
+
+    monkeypatch.setattr(kernelopt.bench.mla, "mla_trial_matrix", _no_run)
+    assert cli.main(["bench", "mla", "--trial-matrix", "--extra-point", point]) == 2
+    assert why in capsys.readouterr().err
+
+
+def test_mla_json_is_strict_json_when_a_strategy_wrote_non_finite_values(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A strategy whose output held NaN has an infinite error: printed as `Infinity`,
+    # which jq and every strict JSON reader refuse.
+    from types import SimpleNamespace
+
+    import kernelopt.bench.mla
+
+    row = {
+        "point": "b=1 s=1 t=64 h=16",
+        "requested": "b=1 s=1 t=64 h=16",
+        "impl": "kernelopt_split_kv",
+        "median_us": None,
+        "p20_us": None,
+        "p80_us": None,
+        "floor_us": 1.5,
+        "floor_pct": None,
+        "rel_err": float("inf"),
+        "note": "",
+        "error": "incorrect: InputError: Expected a relative error <= 0.02, got inf",
+    }
+    result = SimpleNamespace(
+        as_dict=lambda: dict(row), trial=SimpleNamespace(measurement=None, error=row["error"])
+    )
+    monkeypatch.setattr(kernelopt.bench.mla, "mla_trial_matrix", lambda **_: [result])
+    assert cli.main(["bench", "mla", "--extra-point", "b=1,s=1,t=64,h=16", "--json"]) == 1
+    out = capsys.readouterr().out
+    printed = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in {out}"))
+    assert printed[0]["rel_err"] is None and printed[0]["floor_us"] == 1.5

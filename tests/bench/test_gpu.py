@@ -127,7 +127,8 @@ def test_ceilings_are_measured_and_cached(tmp_path: Path) -> None:
         path=path, copy_bytes=1 << 28, matmul_n=4096, max_time_ms=200, settle_ms=1000
     )
     assert found.copy_bytes_per_s > 1e11 and found.matmul_flop_per_s > 1e13
-    assert measure_ceilings(path=path) == found  # second call reads the cache
+    # A second call at the same sizes reads the cache.
+    assert measure_ceilings(path=path, copy_bytes=1 << 28, matmul_n=4096) == found
 
 
 def test_real_out_of_memory_halves_b() -> None:
@@ -142,3 +143,22 @@ def test_real_out_of_memory_halves_b() -> None:
     assert results[0].measurement is not None
     assert results[0].point.b <= 8 and results[0].reduced
     assert "after CUDA OOM" in results[0].note
+
+
+def test_a_retry_after_out_of_memory_has_the_device_memory_of_the_failed_try() -> None:
+    # b=32 allocates its inputs (0.8 of the device), then its call runs out of memory.
+    # Kept alive through the retries, those inputs left room only for a tiny b; freed,
+    # b=16 (0.4 + 0.4 during the call) fits.
+    per_b = torch.cuda.get_device_properties(0).total_memory // 40
+
+    def make(point: TrialPoint) -> object:
+        block = torch.empty(point.b * per_b, dtype=torch.uint8, device="cuda")
+
+        def call() -> None:
+            torch.empty(point.b * per_b, dtype=torch.uint8, device="cuda")
+            block[:1].zero_()
+
+        return call
+
+    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=1)], timer=Timer(**SHORT))  # type: ignore[arg-type]
+    assert results[0].measurement is not None and results[0].point.b == 16

@@ -105,6 +105,17 @@ def test_equal_input_sets_prove_nothing() -> None:
         check_responds_to_inputs(lambda v: v, [(x,)])
 
 
+def test_input_sets_may_hold_scalar_arguments() -> None:
+    # A kernel takes a scale or a flag beside its tensors: the sets still compare.
+    x = torch.randn(16)
+    check_responds_to_inputs(lambda v, scale: v * scale, [(x, 0.5), (torch.randn(16), 0.5)])
+    check_responds_to_inputs(lambda v, scale: v * scale, [(x, 0.5), (x.clone(), 2.0)])
+    with pytest.raises(InputError, match="input set 1 equal to input set 0"):
+        check_responds_to_inputs(lambda v, scale: v * scale, [(x, 0.5), (x.clone(), 0.5)])
+    with pytest.raises(InputError, match="a cached result"):
+        check_responds_to_inputs(lambda v, causal: v.sum() * 0, [(x, True), (x + 1, True)])
+
+
 def test_stream_check_needs_cuda() -> None:
     if cuda_available():
         check_timed_stream(lambda: torch.ones(1024, device="cuda").sum())

@@ -60,3 +60,13 @@ def test_enumerated_fields_are_checked(field: str) -> None:
 def test_summary_names_mode_count_and_backend() -> None:
     text = Measurement(samples=[1.0, 2.0, 3.0], backend="cpu-perf-counter", mode="hot").summary()
     assert text == "2 [1.4, 2.6] us (hot, n=3, cpu-perf-counter)"
+
+
+def test_a_lone_note_is_one_note_not_its_letters() -> None:
+    # A str is a sequence of str: "hot" became the notes ("h", "o", "t"), and a row made
+    # of the measurement read "h; o; t".
+    m = Measurement(samples=[1.0], notes="inputs fit in L2")
+    assert m.notes == ("inputs fit in L2",)
+    assert Measurement(samples=[1.0], notes=["a", "b"]).notes == ("a", "b")
+    with pytest.raises(InputError, match=r"notes: Expected notes as str, got 3"):
+        Measurement(samples=[1.0], notes=["a", 3])  # type: ignore[list-item]

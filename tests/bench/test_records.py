@@ -274,6 +274,18 @@ def test_an_append_to_a_file_without_a_final_newline_starts_a_new_line(tmp_path:
     assert (tmp_path / "empty.jsonl").read_text().count("\n") == 1
 
 
+def test_a_rows_file_saved_with_a_byte_order_mark_reads_and_appends(tmp_path: Path) -> None:
+    # Editors on Windows save UTF-8 with a BOM: the first line then read as no JSON.
+    path = tmp_path / "rows.jsonl"
+    first = BenchRow(op="o", impl="a", median=1.0)
+    append_rows(path, [first])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert read_rows(path) == [first]
+    second = BenchRow(op="o", impl="b", median=2.0)
+    append_rows(path, [second])
+    assert read_rows(path) == [first, second]
+
+
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
@@ -478,3 +490,35 @@ def render_result_row_text(row: ResultRow) -> str:
         experiment=1, title="t", status="KEPT", correctness="PASS", date="2026-12-05", rows=(row,)
     )
     return render_result(record)
+
+
+def test_a_row_made_after_an_edit_says_dirty_in_the_same_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A notebook times a kernel, edits its source, times it again: the second row must
+    # not claim the clean commit that the first one read.
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "k.py").write_text("x = 1\n")
+    git("add", "k.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "k")
+    monkeypatch.chdir(tmp_path)
+    m = Measurement(samples=[1.0, 2.0], backend="cpu-perf-counter")
+    before = row_from_measurement(m, op="k", impl="v1")
+    (tmp_path / "k.py").write_text("x = 2\n")
+    after = row_from_measurement(m, op="k", impl="v2")
+    assert before.commit is not None and not before.commit.endswith("-dirty")
+    assert after.commit == before.commit + "-dirty"
+    assert environment(tmp_path).commit == after.commit
+
+
+def test_append_rows_given_one_row_says_it_wants_a_list(tmp_path: Path) -> None:
+    # A lone row failed with "'BenchRow' object is not iterable".
+    row = BenchRow(op="o", impl="a", median=1.0)
+    with pytest.raises(InputError, match=r"rows: Expected a list of BenchRow, got BenchRow"):
+        append_rows(tmp_path / "rows.jsonl", row)  # type: ignore[arg-type]
+    assert not (tmp_path / "rows.jsonl").exists()

@@ -428,3 +428,73 @@ def test_a_built_report_follows_the_seeds_profiler_contract() -> None:
             at += 1  # table rows sit between template lines; past the end, an IndexError
         at += 1
     assert rendered[0].startswith("## Profile: mla_decode v2 | b=32, s=1, t=4096")
+
+
+@pytest.mark.parametrize(
+    ("point", "why"),
+    [
+        # int() read 32.7 as 32 and a text axis raised a bare ValueError.
+        ({"b": 32.7, "s": 1, "t": 4096}, "b: Expected an integer >= 1, got 32.7"),
+        ({"b": 32, "s": 1, "t": 4096, "dtype": "bf16"}, "extra['dtype']: Expected an int"),
+        ({"b": True, "s": 1, "t": 4096}, "b: Expected an integer >= 1, got True"),
+    ],
+)
+def test_a_point_mapping_that_is_no_trial_point_is_refused(
+    point: dict[str, object], why: str
+) -> None:
+    with pytest.raises(InputError, match=re.escape(why)):
+        profile_report(
+            kernel="k",
+            version="v",
+            point=point,  # type: ignore[arg-type]
+            measurement=timed(74.0),
+            roofline=LINE,
+            catalog=FakeCatalog([]),
+        )
+
+
+def test_a_point_mapping_may_hold_numpy_integers() -> None:
+    np = pytest.importorskip("numpy")
+    report = ProfileReport(
+        kernel="k",
+        version="v",
+        point={"b": np.int64(8), "s": 1, "t": 64, "h": np.int32(16)},
+        stages=[],
+        bottleneck="Memory-bound",
+        root_cause="r",
+    )
+    assert report.point == TrialPoint(b=8, s=1, t=64, extra={"h": 16})
+    assert type(report.point.b) is int and type(report.point.extra["h"]) is int
+
+
+def test_a_launch_overhead_passed_as_a_metric_sets_the_gains_as_a_graph_timing_does() -> None:
+    catalog = FakeCatalog(
+        [
+            match("split-kv", "Split KV", 2.0, "metric dram_pct < 70"),
+            match("cuda-graphs", "CUDA graphs", 5.0, "metric launch_overhead_pct > 5"),
+        ]
+    )
+    report = profile_report(
+        kernel="mla_decode",
+        version="peer",
+        point=POINT,
+        measurement=timed(74.176),
+        roofline=LINE,
+        catalog=catalog,
+        extra_metrics={"launch_overhead_pct": 10.0},
+    )
+    gap = 100 * (74.176 - LINE.floor("us")) / 74.176
+    gains = {o.entry_id: o.gain_pct for o in report.opportunities}
+    # Graphs save the launch overhead measured, not the whole 51.8 % above the floor.
+    assert gains["cuda-graphs"] == pytest.approx(10.0)
+    assert gains["split-kv"] == pytest.approx(gap - 10.0)
+
+
+def test_a_graph_timing_that_is_no_graph_replay_is_refused() -> None:
+    # A hot timing passed as graph= read its L2 gain as launch overhead: 25 % of the
+    # time said to be removable by CUDA graphs.
+    with pytest.raises(InputError, match=r"graph: Expected a timing in mode 'graph', got 'hot'"):
+        profile_report(
+            kernel="k", version="v2", point=POINT, measurement=timed(400.0),
+            graph=timed(300.0, mode="hot"), roofline=LINE, catalog=FakeCatalog([]),
+        )  # fmt: skip

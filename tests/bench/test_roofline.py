@@ -194,6 +194,22 @@ def test_a_foreign_or_broken_cache_is_never_overwritten(tmp_path: Path) -> None:
         load_ceilings("g", path=path)
 
 
+def test_an_unreadable_cache_is_a_clear_error(tmp_path: Path) -> None:
+    # A bare UnicodeDecodeError or IsADirectoryError reached `kernelopt bench ceilings`
+    # as a traceback.
+    path = tmp_path / "ceilings.json"
+    path.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(FormatError, match="UTF-8"):
+        load_ceilings("g", path=path)
+    with pytest.raises(FormatError):
+        save_ceilings(H200, path=path)
+    assert path.read_bytes() == b"\xff\xfe{}"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(InputError, match="readable ceilings cache"):
+        load_ceilings("g", path=folder)
+
+
 def test_measure_ceilings_needs_cuda(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     if cuda_available():  # small sizes: the real ceilings are checked by bench_verify.py

@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 from kernelopt._errors import InputError
-from kernelopt.bench import DeviceState, Timer, measure, measure_ceilings
+from kernelopt.bench import Ceilings, DeviceState, Timer, measure, measure_ceilings
 from kernelopt.bench._settle import (
     Window,
     approaching_power_cap,
     settle_verdict,
     windows_agree,
 )
+from kernelopt.bench.roofline import save_ceilings
 
 # The fake_gpu fixture (conftest.py) builds and installs a FakeGPU.
 FakeGPUFactory = Callable[..., Any]
@@ -146,6 +147,24 @@ def test_ceilings_are_sustained_rates(fake_gpu: FakeGPUFactory, tmp_path: Path) 
     # 2·n³ over the capped 116 us, not over the 100 us of a cool GPU
     assert found.matmul_flop_per_s == pytest.approx(2 * 256**3 / 116e-6, rel=0.03)
     assert gpu.capped
+
+
+def test_cached_ceilings_of_other_sizes_are_measured_again(
+    fake_gpu: FakeGPUFactory, tmp_path: Path
+) -> None:
+    # A quick check at small sizes must not stand in, from then on, for the full-size
+    # ceilings every later call asks for.
+    fake_gpu()
+    path = tmp_path / "c.json"
+    small = measure_ceilings(path=path, copy_bytes=1 << 20, matmul_n=256, settle_ms=0)
+    again = measure_ceilings(path=path, copy_bytes=1 << 21, matmul_n=256, settle_ms=0)
+    assert (again.copy_bytes, again.matmul_n) == (1 << 21, 256)
+    assert again.measured_at >= small.measured_at and again != small
+    assert measure_ceilings(path=path, copy_bytes=1 << 21, matmul_n=256) == again
+    # Ceilings saved by hand, sizes unknown (0), are read as they are.
+    typed = Ceilings(gpu="Fake H200", copy_bytes_per_s=4.25e12, matmul_flop_per_s=694e12)
+    save_ceilings(typed, path=path)
+    assert measure_ceilings(path=path) == typed
 
 
 def test_settle_settings_are_checked() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import pytest
 import torch
 
@@ -171,3 +173,30 @@ def test_a_check_out_of_memory_halves_b_like_the_call() -> None:
 
     results = run_trials(make, timer=FakeTimer())  # type: ignore[arg-type]
     assert [r.point.b for r in results] == [8, 8] and all(r.measurement for r in results)
+
+
+def test_the_inputs_of_a_point_that_ran_out_of_memory_are_freed_before_the_retry() -> None:
+    # The call was built (its inputs allocated) and ran out of memory while timed: those
+    # inputs must be gone before the halved point allocates its own, or they still fill
+    # the device when the smaller batch tries to fit.
+    class Inputs:
+        def __init__(self, b: int) -> None:
+            self.b = b
+
+    alive_at_retry: list[list[int]] = []
+    refs: list[weakref.ref[Inputs]] = []
+
+    def make(point: TrialPoint) -> TrialCall:
+        alive_at_retry.append([ref().b for ref in refs if ref() is not None])  # type: ignore[union-attr]
+        inputs = Inputs(point.b)
+        refs.append(weakref.ref(inputs))
+
+        def call() -> None:
+            if inputs.b > 8:
+                raise torch.OutOfMemoryError("CUDA out of memory")
+
+        return TrialCall(fn=call)
+
+    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=64)], timer=CPU)
+    assert results[0].point.b == 8 and results[0].measurement is not None
+    assert alive_at_retry == [[], [], []]

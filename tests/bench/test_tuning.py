@@ -310,3 +310,88 @@ def test_a_best_time_of_zero_is_an_infinite_gain_not_a_crash() -> None:
     all_zero = dict.fromkeys(TIMES, 0.0)
     result = tune(fake_build(all_zero), GRID, timer=FakeTimer(), patience=100)  # type: ignore[arg-type]
     assert result.gain_over_start == 0.0 and result.best_config == {"BLOCK": 16, "num_warps": 4}
+
+
+def test_the_budget_ends_a_search_whose_rules_prune_everything(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 10^10 configs, none allowed: each rule call advances the clock, so only a budget
+    # checked for pruned configs too ends the search (before, it walked all 10^10).
+    clock = [0.0]
+
+    def rule(_config: Mapping[str, Any]) -> bool:
+        clock[0] += 0.01
+        return False
+
+    monkeypatch.setattr("kernelopt.bench.tuning.time.perf_counter", lambda: clock[0])
+    space = {f"k{i}": list(range(10)) for i in range(10)}
+    # sane_size above the space: no million-config counting pass before the search.
+    result = tune(kernel, space, rules=[rule], budget_s=1.0, sane_size=10**11, timer=CPU)
+    assert result.stop_reason == "budget" and result.evaluated == 0
+    assert result.pruned == 100 and result.elapsed_s == pytest.approx(1.0)
+
+
+def test_a_start_config_is_not_timed_again_when_the_space_holds_numpy_values() -> None:
+    np = pytest.importorskip("numpy")
+    timer = FakeTimer()
+    grid = {"BLOCK": np.array([16, 32, 64]), "num_warps": np.array([4, 8])}
+    result = tune(
+        fake_build(TIMES),
+        grid,
+        start={"BLOCK": 32, "num_warps": 4},
+        timer=timer,  # type: ignore[arg-type]
+        patience=100,
+    )
+    assert result.evaluated == 6 and len(timer.timed) == 6
+    assert [t.config for t in result.trials].count({"BLOCK": 32, "num_warps": 4}) == 1
+
+
+@pytest.mark.parametrize("order", ["given", "random"])
+def test_a_long_walk_through_pruned_configs_holds_no_memory_per_config(
+    monkeypatch: pytest.MonkeyPatch, order: str
+) -> None:
+    # A set of every config visited grew by ~1.4 kB a config: 800 k pruned configs took
+    # 1.1 GB in 5 s, so a 600 s budget ran the machine out of memory.
+    import tracemalloc
+
+    clock = [0.0]
+
+    def rule(_config: Mapping[str, Any]) -> bool:
+        clock[0] += 1e-5
+        return False
+
+    monkeypatch.setattr("kernelopt.bench.tuning.time.perf_counter", lambda: clock[0])
+    space = {f"k{i}": list(range(10)) for i in range(10)}
+    tracemalloc.start()
+    try:
+        result = tune(
+            kernel, space, rules=[rule], budget_s=0.5, sane_size=10**11, order=order, timer=CPU
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.stop_reason == "budget" and result.pruned >= 49_000
+    assert peak < 5_000_000, peak
+
+
+def test_random_order_of_a_huge_space_visits_every_config_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("kernelopt.bench.tuning._COUNT_LIMIT", 10)  # 60 counts as huge
+    space = {"a": [1, 2, 3, 4], "b": [5, 6, 7], "c": [8, 9, 10, 11, 12]}
+    visited = [tuple(c.values()) for c in iter_space(space, order="random", seed=3)]
+    given = [tuple(c.values()) for c in iter_space(space)]
+    assert sorted(visited) == sorted(given) and visited != given
+    assert visited == [tuple(c.values()) for c in iter_space(space, order="random", seed=3)]
+
+
+def test_a_value_listed_twice_is_tried_once() -> None:
+    timer = FakeTimer()
+    grid = {"BLOCK": [16, 32, 16], "num_warps": [4, 8]}
+    result = tune(fake_build(TIMES), grid, timer=timer, patience=100)  # type: ignore[arg-type]
+    assert [tuple(t.config.values()) for t in result.trials] == [
+        (16, 4),
+        (16, 8),
+        (32, 4),
+        (32, 8),
+    ]
