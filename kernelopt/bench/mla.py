@@ -23,7 +23,7 @@ import attrs
 
 from kernelopt._errors import DeviceError, InputError, KernelOptError, expected
 from kernelopt.bench.records import BenchRow
-from kernelopt.bench.roofline import Ceilings, Cost, Roofline, load_ceilings, measure_ceilings
+from kernelopt.bench.roofline import Ceilings, Cost, Roofline, measure_ceilings
 from kernelopt.bench.timer import Timer, cuda_available
 from kernelopt.bench.trials import TrialCall, TrialPoint, TrialResult, run_trials, trial_matrix
 
@@ -216,6 +216,17 @@ def _inputs(point: TrialPoint, torch: Any, seed: int, device: str, dtype: Any) -
     }
 
 
+def _point_cost(point: TrialPoint, elt_bytes: int) -> Cost:
+    """The work and traffic of one trial point's decode call."""
+    return mla_decode_cost(
+        b=point.b,
+        s_q=point.s,
+        h_q=point.extra.get("h", HEADS[0]),
+        seqlens=point.t,
+        elt_bytes=elt_bytes,
+    )
+
+
 def mla_trial_matrix(
     *,
     points: Sequence[TrialPoint] | None = None,
@@ -295,11 +306,15 @@ def mla_trial_matrix(
     else:
         hopper = device.startswith("cuda") and torch.cuda.get_device_capability(device)[0] == 9
         names = [s for s in mla.STRATEGIES if s != "seesaw" or hopper]
+    for point in chosen:
+        # Costed now as well as after the timings: a point the roofline cannot place
+        # would otherwise fail only once every other point had been timed.
+        _point_cost(point, elt.itemsize)
     if ceilings is None:
         if not device.startswith("cuda"):
             raise InputError(expected(f"ceilings= for device {device!r}", "none"))
-        gpu = str(torch.cuda.get_device_name())
-        ceilings = load_ceilings(gpu) or measure_ceilings()
+        # The cached ceilings when they were measured at the full sizes, else a new run.
+        ceilings = measure_ceilings()
     timer = timer or Timer()
     errors: dict[tuple[str, str], float] = {}
     references: dict[str, Any] = {}
@@ -368,13 +383,7 @@ def mla_trial_matrix(
     results = []
     for trial in trials:
         p = trial.point
-        cost = mla_decode_cost(
-            b=p.b,
-            s_q=p.s,
-            h_q=p.extra.get("h", HEADS[0]),
-            seqlens=p.t,
-            elt_bytes=elt.itemsize,
-        )
+        cost = _point_cost(p, elt.itemsize)
         line = Roofline(ceilings=ceilings, cost=cost)
         metrics: dict[str, float] = {}
         if trial.measurement is not None:

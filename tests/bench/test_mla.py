@@ -231,3 +231,22 @@ def test_one_length_that_is_not_a_count_is_named_as_given(length: object) -> Non
     # counted as one key per sequence.
     with pytest.raises(InputError, match=rf"seqlens: Expected .*, got {re.escape(repr(length))}$"):
         mla_decode_cost(b=32, s_q=1, h_q=16, seqlens=length)  # type: ignore[arg-type]
+
+
+def test_a_point_that_cannot_be_costed_is_refused_before_anything_is_timed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The roofline is placed after the timings: a point costed only then lost the run.
+    import kernelopt.bench.mla as bench_mla
+
+    timed: list[str] = []
+
+    def run_trials(*_args: object, impl: str, **_kwargs: object) -> list[object]:
+        timed.append(impl)
+        return []
+
+    monkeypatch.setattr(bench_mla, "run_trials", run_trials)
+    no_heads = TrialPoint(b=2, s=1, t=64, extra={"h": 0})
+    with pytest.raises(InputError, match="h_q"):
+        mla_trial_matrix(points=[TINY, no_heads], device="cpu", dtype="float32", ceilings=CEILINGS)
+    assert timed == []
