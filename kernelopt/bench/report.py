@@ -194,19 +194,28 @@ class Opportunity:
     trigger: str = attrs.field(validator=_one_line)
 
 
+# The micro sign and the Greek mu both spell microseconds; the table writes "us".
+_MICRO = {"\u00b5s": "us", "\u03bcs": "us"}
+
+
+def _time_unit(unit: str) -> str:
+    return _MICRO.get(unit, unit)
+
+
 @attrs.frozen(kw_only=True)
 class BaselineMetric:
     """One row of the vs-Baseline table.
 
     ``unit`` ``"%"`` marks a percentage: its change is in percentage points; other
     metrics change by a relative percentage. A time unit (``"us"``, ``"ms"``...) is
-    printed after the metric's name (``Median (us)``) unless the name already ends so.
+    printed after the metric's name (``Median (us)``) unless the name already ends so;
+    ``µs`` is stored as ``us``.
     """
 
     metric: str
     previous: float = attrs.field(validator=finite())
     current: float = attrs.field(validator=finite())
-    unit: str = ""
+    unit: str = attrs.field(default="", converter=_time_unit)
 
     @property
     def change(self) -> str:

@@ -498,3 +498,9 @@ def test_a_graph_timing_that_is_no_graph_replay_is_refused() -> None:
             kernel="k", version="v2", point=POINT, measurement=timed(400.0),
             graph=timed(300.0, mode="hot"), roofline=LINE, catalog=FakeCatalog([]),
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("unit", ["\u00b5s", "\u03bcs"])
+def test_a_baseline_time_in_microseconds_shows_its_unit_however_it_is_spelled(unit: str) -> None:
+    metric = BaselineMetric(metric="Median", previous=74.0, current=66.5, unit=unit)
+    assert metric.unit == "us" and metric.label == "Median (us)"
