@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=int_at_least(1),
         default=32,
         metavar="N",
-        help="shapes kept per op in the profile (default 32)",
+        help="shapes kept per op in the profile, by calls and again by time (default 32)",
     )
     parser.set_defaults(handler=_run)
 
@@ -85,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _run(args: argparse.Namespace) -> int:
     # Imported here so that `kernelopt --help` does not load the readers.
     from kernelopt._errors import InputError, expected
+    from kernelopt.workload._validators import is_file
     from kernelopt.workload.markdown import read_profile_md, write_profile_md
     from kernelopt.workload.profile import profile_calls
     from kernelopt.workload.report import render_report
@@ -93,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
     from kernelopt.workload.traces import read_trace
 
     path = Path(args.trace)
-    if args.definition is not None and not Path(args.definition).is_file():
+    if args.definition is not None and not is_file(Path(args.definition)):
         raise InputError(
             expected(
                 "a definition JSON file", f"no file at {args.definition}", where="--definition"

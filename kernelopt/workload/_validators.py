@@ -27,6 +27,7 @@ __all__ = [
     "finite_float",
     "instance_of",
     "is_callable",
+    "is_file",
     "items_of",
     "one_of",
     "positive_int",
@@ -211,6 +212,15 @@ def as_path(value: object, *, where: str = "path") -> Path:
     if not isinstance(value, (str, os.PathLike)):
         raise InputError(expected("a file path (str or Path)", _shown(value), where=where))
     return Path(value)
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is an existing file: False, not ``OSError``, for a name the system
+    refuses (longer than its limit)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def positive_int(value: object, *, where: str) -> int:

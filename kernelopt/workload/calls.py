@@ -68,11 +68,29 @@ ScalarValue = int | float | bool | str | None | tuple[int | float, ...]
 
 def _check_name(what: str, value: str, where: str) -> None:
     if not isinstance(value, str) or not value.strip() or len(value) > _MAX_NAME:
+        # A name of megabytes would be copied whole into the note that refuses it.
+        shown = (
+            f"{value[:40]!r}... ({len(value)} chars)"
+            if isinstance(value, str) and len(value) > _MAX_NAME
+            else value
+        )
         raise InputError(
-            expected(f"a non-empty {what} of at most {_MAX_NAME} chars", value, where=where)
+            expected(f"a non-empty {what} of at most {_MAX_NAME} chars", shown, where=where)
         )
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise InputError(expected(f"a {what} without control characters", repr(value), where=where))
+    _check_encodable(what, value, where)
+
+
+def _check_encodable(what: str, value: str, where: str) -> None:
+    # JSON's `\ud800` escape decodes to a lone surrogate, which no UTF-8 file can hold:
+    # accepted here, it would fail the profile's write, not the trace's read.
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        raise InputError(
+            expected(
+                f"a {what} without lone surrogates (\\ud800-\\udfff)", repr(value), where=where
+            )
+        )
 
 
 def _validate_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -233,7 +251,10 @@ Arg = TensorArg | ScalarArg
 
 
 def _check_scalar(value: object, where: str) -> None:
-    if value is None or isinstance(value, (bool, str)):
+    if isinstance(value, str):
+        _check_encodable("string", value, where)
+        return
+    if value is None or isinstance(value, bool):
         return
     if isinstance(value, (int, float)):
         # Profiles hold axis values as floats: an integer beyond the float range is refused

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.workload._validators import as_path, finite_float
+from kernelopt.workload._validators import as_path, finite_float, is_file
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
     Arg,
@@ -32,6 +32,7 @@ from kernelopt.workload.calls import (
     ScalarArg,
     TensorArg,
     Trace,
+    _check_name,
 )
 from kernelopt.workload.dtypes import canonical_dtype
 from kernelopt.workload.signatures import OpSignature
@@ -197,15 +198,25 @@ def _find_definition(path: Path, name: str) -> Path | None:
     # Dataset layout: <root>/workloads/<op_type>/<name>.jsonl and
     # <root>/definitions/<op_type>/<name>.json; also accept the definition beside the file.
     beside = path.parent / f"{name}.json"
-    if beside.is_file() and beside != path:
+    if is_file(beside) and beside != path:
         return beside
     for parent in list(path.parents)[:4]:
         root = parent / "definitions"
         if root.is_dir():
             for candidate in (root / f"{name}.json", *sorted(root.glob(f"*/{name}.json"))):
-                if candidate.is_file():
+                if is_file(candidate):
                     return candidate
     return None
+
+
+def _check_definition_name(name: str) -> None:
+    """Refuse a record's definition name that is not a plain file stem: the layout lookup
+    would read it as a path or a glob pattern and bind the workloads to another file."""
+    _check_name("definition name", name, "definition")
+    if name in (".", "..") or any(ch in name for ch in "/\\*?["):
+        raise InputError(
+            expected("a definition name without path separators or * ? [", name, where="definition")
+        )
 
 
 def _untimed_workload(
@@ -262,6 +273,8 @@ def trace_from_records(
             if not isinstance(record, dict):
                 raise InputError(expected("a JSON object", type(record).__name__))
             name, workload, duration = _untimed_workload(record)
+            if name is not None:
+                _check_definition_name(name)
             if name is None and definition is not None:
                 name = definition.name
             found = definitions.get(name) if name is not None else None
@@ -329,7 +342,7 @@ def read_flashinfer(
         layout (``definitions/<op_type>/<name>.json`` under a parent directory).
     """
     target = as_path(path)
-    if not target.is_file():
+    if not is_file(target):
         raise InputError(expected("an existing workload file", str(target)))
     given = load_definition(definition) if definition is not None else None
     # Gzip is read too: format detection looks inside compressed files.

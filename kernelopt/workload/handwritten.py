@@ -9,7 +9,8 @@ reader extracts:
 - shape tables: a column of counts and/or percentages and/or times, plus either one column
   per axis (``| b | s_q | seqlen | Count | % |``) or a shape column (``(32, 1, 128)``,
   ``[32,1,128]``, ``32x1x128``, ``b=32 s_q=1``; axis names may come from the header:
-  ``Shape (b, s_q, h_q)``);
+  ``Shape (b, s_q, h_q)``); a row labelled ``other`` or ``rest`` becomes the profile's
+  ``other`` row, so the listed shapes' shares count the calls it holds;
 - statements ``<axis> = <value> in <p>% of calls`` (optionally ``(<q>% of time)``),
   ``<axis> is always <value>``, ``<axis> = <value> in all calls``;
 - a call count from prose (``48,213 calls``).
@@ -227,6 +228,12 @@ def _signature_for(name: str) -> Any:
     return None if best is None else best[1]
 
 
+# Labels of a table row that stands for the shapes not listed, normalized to lower case.
+_OTHER_LABELS = frozenset(
+    ("other", "others", "other shapes", "rest", "the rest", "remaining", "remainder")
+)
+
+
 class _OpDraft:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -245,8 +252,10 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
     body = [row for row in body if not _is_separator(row)]
     columns = [_Column(h) for h in header]
     counts = [c for c in columns if c.kind == "count"]
-    if len(counts) > 1:
-        # "n" is a count or an axis (softmax length); with another count column, an axis.
+    shaped = any(c.kind in ("axis", "shape") for c in columns)
+    if len(counts) > 1 or not shaped:
+        # "n" is a count or an axis (softmax length); with another count column, or no
+        # other column for the shape (`| n | % |`), an axis.
         for column in counts:
             if column.header.strip("`* ").lower() == "n":
                 column.kind, column.names = "axis", [column.header.strip("`* ")]
@@ -269,8 +278,19 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
     for offset, cells in enumerate(body):
         row: dict[str, Any] = {"axes": {}, "label": []}
         bad = []
+        # A row of the remaining shapes ("| other | - | 1000 |") holds calls the shares
+        # are taken of; its shape cells name it instead of giving sizes.
+        other = any(
+            column.kind in ("axis", "shape", "index")
+            and cell.strip("`*_ ").lower() in _OTHER_LABELS
+            for column, cell in zip(columns, cells, strict=False)
+        )
+        if other:
+            row["other"] = True
         for column, cell in zip(columns, cells, strict=False):  # rows may be short
             if column.kind in ("index", "unknown") or cell in ("", "-", "—"):
+                continue
+            if other and column.kind in ("axis", "shape"):
                 continue
             if column.kind == "axis":
                 value = _number(cell)
@@ -307,11 +327,48 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                     row["per_call"] = column.per_call
         if bad:
             notes.append(f"line {start + 2 + offset}: not read: cells under {', '.join(bad)}")
-        if row["axes"] and ("calls" in row or "pct" in row or "time" in row or "tpct" in row):
+        if (row["axes"] or other) and (
+            "calls" in row or "pct" in row or "time" in row or "tpct" in row
+        ):
             draft.rows.append(row)
         elif not bad:
             notes.append(f"line {start + 2 + offset}: not read: row without shape or count")
     return end
+
+
+def _total(rows: list[dict[str, Any]], key: str) -> float | None:
+    """The sum of ``key`` over ``rows``; None unless every row gives it."""
+    values: list[float] = [r[key] for r in rows if r.get(key) is not None]
+    return sum(values) if len(values) == len(rows) else None
+
+
+def _other_shape(
+    rows: list[dict[str, Any]], calls_total: float | None, time_total: float | None
+) -> ShapeStat | None:
+    """The rows of the shapes not listed (``| other | ... |``) as one ``other`` row, when
+    their share of calls is known."""
+    if not rows:
+        return None
+    calls = _total(rows, "calls")
+    call_share = _total(rows, "pct")
+    if call_share is None and calls is not None:
+        call_share = share(calls, calls_total)
+    if call_share is None or not 0 <= call_share <= 1.0 + 1e-9:
+        return None
+    time = _total(rows, "time")
+    time_share = _total(rows, "tpct")
+    if time_share is None:
+        time_share = share(time, time_total)
+    try:
+        return ShapeStat(
+            args="other",
+            calls=None if calls is None else int(calls),
+            call_share=min(call_share, 1.0),
+            time_us=None if time is None else round(time, 3),
+            time_share=None if time_share is None else min(time_share, 1.0),
+        )
+    except KernelOptError:
+        return None
 
 
 def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
@@ -325,7 +382,10 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
     times = [r.get("time") for r in rows]
     time_total = sum(times) if rows and all(t is not None for t in times) else None  # type: ignore[arg-type]
     shapes = []
+    other = _other_shape([row for row in rows if row.get("other")], calls_total, time_total)
     for row in rows:
+        if row.get("other"):
+            continue
         n = row.get("calls")
         call_share = row.get("pct")
         if call_share is None:
@@ -402,6 +462,7 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
         time_us=None if time_total is None else round(time_total, 3),
         distinct_shapes=len(shapes) if shapes else None,
         shapes=tuple(sorted(shapes, key=lambda s: -s.call_share)),
+        other=other,
         axes=tuple(axes),
         reduced=() if sig is None else sig.reduced,
         fixed=() if sig is None else sig.fixed,

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text
-from kernelopt.workload._validators import as_path, require
+from kernelopt.workload._validators import as_path, is_file, require
 from kernelopt.workload.profile import (
     AxisStat,
     OpProfile,
@@ -640,7 +640,8 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
     Parameters
     ----------
     path_or_text : str or Path
-        A path to the file, or its text (a string containing a newline is taken as text).
+        A path to the file, or its text (a string containing a line break, newline or
+        carriage return, is taken as text).
 
     Returns
     -------
@@ -658,9 +659,10 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
 
     if not isinstance(path_or_text, str):
         path_or_text = as_path(path_or_text, where="path_or_text")
-    if isinstance(path_or_text, Path) or "\n" not in path_or_text:
+    # A line break of any kind makes text: "\r" alone too, a name no path holds.
+    if isinstance(path_or_text, Path) or not any(ch in path_or_text for ch in "\n\r"):
         target = Path(path_or_text)
-        if not target.is_file():
+        if not is_file(target):
             raise InputError(expected("an existing workload_profile.md", str(target)))
         text = target.read_text(encoding="utf-8", errors="replace")
         source = str(target)

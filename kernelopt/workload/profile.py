@@ -491,6 +491,8 @@ class OpProfile:
             Minimum share of calls, in ``(0, 1]``; 1.0 keeps only the always-1 axes.
         """
         require(threshold, (int, float), "a threshold number in (0, 1]", where="threshold")
+        if not 0 < threshold <= 1:  # NaN too
+            raise InputError(expected("a threshold number in (0, 1]", threshold, where="threshold"))
         found = []
         for axis in self.axes:
             if axis.kind in ("flag", "ratio"):
@@ -832,8 +834,13 @@ def _op_profile(
             time_share=share(time, op_time),
         )
 
-    shapes = tuple(stat(a) for a in ranked[:max_shapes])
-    rest = ranked[max_shapes:]
+    # The top shapes by time are listed too: a rare shape that takes most of the time (a
+    # long prefill among decodes) folded into `other` would hide from skew(k) by time and
+    # from the dominant-shape rule.
+    by_time = sorted(ranked, key=lambda a: -a.time)[:max_shapes] if timed else []
+    listed = {id(a) for a in ranked[:max_shapes]} | {id(a) for a in by_time if a.time > 0}
+    shapes = tuple(stat(a) for a in ranked if id(a) in listed)
+    rest = [a for a in ranked if id(a) not in listed]
     other = None
     if rest:
         rest_calls = sum(a.calls for a in rest)
@@ -929,8 +936,9 @@ def profile_calls(
     signatures : sequence of OpSignature
         Signatures tried before the registry (a trace's own come first in any case).
     max_shapes : int
-        Shapes kept per op; the rest fold into ``OpProfile.other``. Axis statistics always
-        cover every call.
+        Shapes kept per op: the ``max_shapes`` with the most calls and, of timed calls, the
+        ``max_shapes`` with the most time (at most twice as many in all); the rest fold
+        into ``OpProfile.other``. Axis statistics always cover every call.
     max_values : int
         Values listed per axis (the value 1 is always listed when it occurs).
 

@@ -88,6 +88,17 @@ def _strides(value: Any) -> tuple[int, ...] | None:
     return None
 
 
+def _is_numpy_scalar(value: Any) -> bool:
+    """Whether ``value`` is a numpy scalar (``np.int64(3)``), not a 0-d array or tensor."""
+    numpy = sys.modules.get("numpy")  # a numpy scalar means numpy is imported already
+    return numpy is not None and isinstance(value, numpy.generic)
+
+
+def _has_no_order(value: Any) -> bool:
+    """Whether ``value`` is empty or complex: no min, max or mean to summarize."""
+    return 0 in tuple(value.shape) or "complex" in str(value.dtype)
+
+
 def _stats(value: Any) -> tuple[float, float, float, float] | None:
     """(min, max, mean, population std) of a tensor or array, or None if it has none.
 
@@ -96,6 +107,10 @@ def _stats(value: Any) -> tuple[float, float, float, float] | None:
     """
     torch = sys.modules.get("torch")  # a torch tensor means torch is imported already
     try:
+        if _has_no_order(value):
+            # Reducing these warns (no degrees of freedom, a dropped imaginary part), and a
+            # warning raised under `-W error` would fail the recorded call itself.
+            return None
         if torch is not None and isinstance(value, torch.Tensor):
             flat = value.detach().reshape(-1).double()
             std, mean = torch.std_mean(flat, correction=0)
@@ -107,6 +122,22 @@ def _stats(value: Any) -> tuple[float, float, float, float] | None:
     except (RuntimeError, ValueError, TypeError, AttributeError, IndexError):
         return None
     return low, high, mean, std
+
+
+def _ends_mid_line(path: Path) -> bool:
+    """Whether the file at ``path`` ends inside a line: a writer killed while flushing left
+    it so, and a line appended to it would be read as part of the cut one."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.seek(0, os.SEEK_END) == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) != b"\n"
+    except OSError:  # no file yet: nothing to continue
+        return False
+
+
+_NOT_OWN = object()  # patch(): the attribute is not in the owner's own __dict__
 
 
 def _check_op(op: object, *, optional: bool = True) -> None:
@@ -350,13 +381,27 @@ class Recorder:
         InputError
             If that attribute is not callable, or ``op`` is not a valid op name.
         """
-        original = getattr(owner, name)
-        wrapped = self.wrap(original, op=op or name)
-        setattr(owner, name, wrapped)
+        # What the owner holds itself, restored as it was: an attribute found through the
+        # class (a method, an inherited function) is deleted again, not copied onto owner.
+        own = (
+            vars(owner).get(name, _NOT_OWN) if hasattr(owner, "__dict__") else getattr(owner, name)
+        )
+        raw = inspect.getattr_static(owner, name) if isinstance(owner, type) else None
+        replacement: Any
+        if isinstance(raw, (staticmethod, classmethod)):
+            # Kept a descriptor of the same kind, or the call would bind the instance or
+            # class as its first argument (torch.autograd.Function.forward is static).
+            replacement = type(raw)(self.wrap(raw.__func__, op=op or name))
+        else:
+            replacement = self.wrap(getattr(owner, name), op=op or name)
+        setattr(owner, name, replacement)
         try:
-            yield wrapped
+            yield getattr(owner, name)
         finally:
-            setattr(owner, name, original)
+            if own is _NOT_OWN:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, own)
             self.flush()
 
     @contextlib.contextmanager
@@ -448,6 +493,10 @@ class Recorder:
             return f"{key}:{json.dumps(value)}"
         shape = getattr(value, "shape", None)
         if shape is not None and hasattr(value, "dtype"):
+            if not shape and _is_numpy_scalar(value):
+                # np.int64(16) has a shape and a dtype too, but it is the number a kernel
+                # reads as k or a scale, not a tensor.
+                return self._encode(key, value.item())
             return f"{key}:{self._tensor(key, value, shape)}"
         if isinstance(value, (int, float, str)):  # subclasses (numpy scalars, enums)
             return self._encode(key, _plain(value))
@@ -542,6 +591,8 @@ class Recorder:
             text = "".join(self._buffer[:n])
             del self._buffer[:n]
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self._mode == "a" and _ends_mid_line(self.path):
+                text = "\n" + text  # the cut line stays malformed; the first new one is kept
             with open(self.path, self._mode, encoding="utf-8") as handle:
                 handle.write(text)
             self._mode = "a"

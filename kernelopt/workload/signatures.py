@@ -740,7 +740,9 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
             "k": ("b", "h_kv", "s_kv", "d_qk"),
             "v": ("b", "h_kv", "s_kv", "d_v"),
         },
-        aliases={"q": ("query",), "k": ("key",), "v": ("value",)},
+        # arg0-arg2: torch.nn.functional.scaled_dot_product_attention wrapped by the
+        # Recorder, a builtin without an inspectable signature.
+        aliases={"q": ("query", "arg0"), "k": ("key", "arg1"), "v": ("value", "arg2")},
         values={"kv_lens": "kv_len"},
         reduced=("s_kv",),
         lengths="kv_len",

@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.workload._validators import as_path, finite_float, positive_int, require
+from kernelopt.workload._validators import (
+    as_path,
+    finite_float,
+    is_file,
+    positive_int,
+    require,
+)
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
     Arg,
@@ -221,7 +227,7 @@ def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
         a gzip file that is broken or decompresses to more than ``max_bytes``.
     """
     target = as_path(path)
-    if not target.is_file():
+    if not is_file(target):
         raise InputError(expected("an existing trace file", str(target)))
     raw = read_json_bytes(target, max_bytes=max_bytes)
     try:
@@ -259,13 +265,29 @@ def _concrete(text: str) -> Any:
     return text
 
 
+def _input_list(args: Mapping[str, Any], key: str) -> list[Any]:
+    """The per-input list ``args[key]`` (empty when absent); indexing a string or an
+    object instead would read its characters or raise KeyError."""
+    value = args.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(expected(f"'{key}' as a list", type(value).__name__))
+    return value
+
+
+def _hashable(value: Any) -> Any:
+    """``value`` as a dict key: a JSON list or object (unhashable) by its text."""
+    return value if isinstance(value, (str, int, float)) or value is None else repr(value)
+
+
 def _event_args(op: str, args: Mapping[str, Any], unknown: set[str]) -> list[Arg]:
     dims = args.get("Input Dims")
     if not isinstance(dims, list):
         raise InputError(expected("'Input Dims' as a list", type(dims).__name__))
-    types = args.get("Input type") or []
-    concrete = args.get("Concrete Inputs") or []
-    strides = args.get("Input Strides") or []
+    types = _input_list(args, "Input type")
+    concrete = _input_list(args, "Concrete Inputs")
+    strides = _input_list(args, "Input Strides")
     names = _arg_names(op, len(dims))
     out: list[Arg] = []
     for i, (name, dim) in enumerate(zip(names, dims, strict=True)):
@@ -347,7 +369,8 @@ def _parents(
     threads: dict[Any, list[int]] = {}
     for index in ops:
         event = events[index]
-        threads.setdefault((event.get("pid"), event.get("tid")), []).append(index)
+        thread = (_hashable(event.get("pid")), _hashable(event.get("tid")))
+        threads.setdefault(thread, []).append(index)
     parent: dict[int, int] = {}
     for members in threads.values():
         members.sort(key=lambda i: (times[i][0], -times[i][1]))
@@ -373,7 +396,7 @@ def _device_times(
     for event in events:
         if isinstance(event, dict) and str(event.get("cat", "")).lower() in _KERNEL_CATEGORIES:
             args = event.get("args") or {}
-            ext = args.get("External id") if isinstance(args, dict) else None
+            ext = _hashable(args.get("External id")) if isinstance(args, dict) else None
             dur = event.get("dur")
             if ext is None or isinstance(dur, bool) or not isinstance(dur, (int, float)):
                 continue
@@ -388,7 +411,7 @@ def _device_times(
     total: dict[int, float] = {}
     for index in ops:
         args = events[index].get("args") or {}
-        total[index] = by_external.get(args.get("External id"), 0.0)
+        total[index] = by_external.get(_hashable(args.get("External id")), 0.0)
     # _parents lists each child after its parent (in start order per thread), so adding
     # from the last child back sums whole subtrees.
     for index in reversed(parent):

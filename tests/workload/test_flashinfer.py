@@ -90,3 +90,28 @@ def test_bad_definition_is_an_input_error(tmp_path: Path, data: Path) -> None:
     definition.write_text(json.dumps({"name": "x", "axes": {"a": {"type": "both"}}, "inputs": {}}))
     with pytest.raises(InputError, match="axis type 'const' or 'var'"):
         read_trace(_workloads(data), definition=definition)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["*", f"*/{NAME}", f"../mla_paged/{NAME}", "[m]*", "a" * 5000],
+    ids=["star", "star-slash", "dot-dot", "bracket", "long"],
+)
+def test_a_definition_name_is_no_path_or_pattern(data: Path, tmp_path: Path, name: str) -> None:
+    # The name is looked up as a file stem in the dataset layout: as a glob pattern or a
+    # path it would bind the workloads to another definition; too long, the lookup raised
+    # OSError.
+    root = tmp_path / "dataset"
+    (root / "definitions" / "mla_paged").mkdir(parents=True)
+    definition = data / "flashinfer" / "definitions" / "mla_paged" / f"{NAME}.json"
+    (root / "definitions" / "mla_paged" / definition.name).write_text(definition.read_text())
+    workloads = root / "workloads" / "mla_paged" / "w.jsonl"
+    workloads.parent.mkdir(parents=True)
+    lines = _workloads(data).read_text().splitlines()
+    hostile = json.loads(lines[0])
+    hostile["definition"] = name
+    workloads.write_text(json.dumps(hostile) + "\n" + lines[1] + "\n")
+    trace = read_trace(workloads, format="flashinfer-bench")
+    assert [g.call.op for g in trace.groups] == [NAME]
+    assert trace.skipped == 1
+    assert any("definition: Expected a " in note for note in trace.notes), trace.notes

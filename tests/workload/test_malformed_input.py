@@ -22,6 +22,7 @@ from kernelopt.workload import (
     read_trace,
     render_profile_md,
     torch_trace,
+    write_profile_md,
 )
 from kernelopt.workload.handwritten import read_handwritten_md
 from kernelopt.workload.torch_trace import load_json, trace_from_events
@@ -201,6 +202,37 @@ def test_a_kernel_event_with_an_infinite_duration_is_skipped_and_counted() -> No
     )
 
 
+@pytest.mark.parametrize("key", ["Input type", "Concrete Inputs", "Input Strides"])
+@pytest.mark.parametrize("bad", [{"0": "float"}, "float", 7], ids=["object", "text", "number"])
+def test_input_lists_of_another_type_skip_the_event(key: str, bad: object) -> None:
+    events = [_op("aten::mm", 0, 5), _op("aten::mm", 10, 5)]
+    events[1]["args"][key] = bad
+    trace = trace_from_events(events, source="x")
+    assert [(g.call.op, g.calls) for g in trace.groups] == [("aten::mm", 1)]
+    assert trace.skipped == 1
+    assert trace.notes[0].startswith(f"event 1 (aten::mm): Expected '{key}' as a list, got ")
+
+
+@pytest.mark.parametrize(
+    ("where", "bad"),
+    [("pid", [1]), ("tid", {"a": 1}), ("External id", [1]), ("kernel External id", {"a": 1})],
+)
+def test_unhashable_thread_and_correlation_ids_are_read(where: str, bad: object) -> None:
+    # JSON lists and objects cannot key a dict; a trace holding one is still read.
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 3.0}
+    kernel["args"] = {"External id": 1}
+    events = [_op("aten::mm", 0, 50, ext=1), kernel, _op("aten::mm", 100, 50, ext=2)]
+    if where in ("pid", "tid"):
+        events[0][where] = bad
+    elif where == "External id":
+        events[0]["args"]["External id"] = bad
+    else:
+        kernel["args"]["External id"] = bad
+    trace = trace_from_events(events, source="x")
+    assert sum(g.calls for g in trace.groups) == 2
+    assert trace.skipped == 0
+
+
 def test_unhashable_concrete_inputs_are_kept_as_text() -> None:
     event = _op("aten::topk", 0, 5)
     event["args"]["Input Dims"] = [[4, 8], []]
@@ -306,3 +338,55 @@ def test_bytes_that_are_not_utf8(tmp_path: Path) -> None:
     lines = tmp_path / "t.jsonl"
     lines.write_bytes(b'{"op": "f\xff", "args": {}}\n{"op": "g", "args": {}}\n')
     assert read_trace(lines).skipped == 1
+
+
+# --------------------------------------------------------------------------------------
+# Lone surrogates: JSON's `\ud800` escape decodes to a str that no UTF-8 file can hold.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"op": "a\\ud800", "args": {}}',
+        '{"op": "a", "args": {"x\\udfff": 1}}',
+        '{"op": "a", "args": {"x": {"shape": [2], "dtype": "f\\ud800"}}}',
+        '{"op": "a", "args": {"mode": "\\ud83d"}}',
+    ],
+    ids=["op", "argument name", "dtype", "string scalar"],
+)
+def test_a_lone_surrogate_is_a_malformed_line_not_a_crash_when_writing(
+    tmp_path: Path, line: str
+) -> None:
+    trace_path = tmp_path / "calls.jsonl"
+    trace_path.write_text(line + '\n{"op": "a", "args": {"x": 1}}\n', encoding="ascii")
+    trace = read_trace(trace_path)
+    assert trace.skipped == 1
+    assert any("surrogate" in note for note in trace.notes), trace.notes
+    out = tmp_path / "workload_profile.md"
+    write_profile_md(profile_calls(trace), out)
+    assert read_profile_md(out) == profile_calls(trace)
+
+
+def test_a_note_on_an_overlong_name_quotes_only_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "calls.jsonl"
+    path.write_text(json.dumps({"op": "x" * 100_000, "args": {}}) + '\n{"op": "a", "args": {}}\n')
+    trace = read_trace(path)
+    assert trace.skipped == 1
+    (note, *_) = trace.notes
+    assert note.startswith("line 1: op: Expected a non-empty op name of at most 200 chars, got ")
+    assert len(note) < 400
+
+
+@pytest.mark.parametrize(
+    "read", [read_trace, read_profile_md, profile_trace, load_json], ids=lambda f: f.__name__
+)
+def test_a_path_too_long_for_the_system_is_an_input_error(read: object) -> None:
+    # Path.is_file raises OSError (ENAMETOOLONG) instead of answering False.
+    with pytest.raises(InputError, match="Expected an existing"):
+        read("x" * 5000)  # type: ignore[operator]
+
+
+def test_profile_text_with_carriage_returns_only_is_read_as_text() -> None:
+    text = "# Workload profile: softmax\r\r| n | calls |\r|---|---|\r| 1 | 9 |\r| 8 | 1 |\r" * 30
+    op = read_profile_md(text).op()
+    assert op.op == "softmax" and op.axis("n").size1_share == 0.9  # type: ignore[union-attr]

@@ -198,6 +198,45 @@ def test_table_forms(table: str) -> None:
     assert names in ({"b", "s_q"}, {"q[0]", "q[1]", "q[2]"})
 
 
+@pytest.mark.parametrize("share_column", ["%", "% of calls", "share", "calls (%)"])
+def test_n_beside_only_a_share_column_is_the_axis(share_column: str) -> None:
+    # "n" names a count or a softmax length; with no other column for the shape it is the
+    # length, or the table said nothing.
+    text = (
+        f"# Workload profile: softmax\n\n| n | {share_column} |\n|---|---|\n"
+        "| 1 | 90% |\n| 512 | 10% |\n"
+    )
+    op = read_profile_md(text).op()
+    n = op.axis("n")
+    assert n is not None and n.size1_share == pytest.approx(0.9)
+    assert [s.rule for s in find_shortcuts(op)] == ["size1-reduction", "dominant-shape"]
+
+
+@pytest.mark.parametrize("label", ["other", "**Other**", "rest", "others"])
+def test_an_other_row_counts_in_the_shares(label: str) -> None:
+    # Dropped, its 1000 calls made s_q = 1 look like 90% of the calls instead of 45%.
+    text = (
+        "# Workload profile: mla_decode\n\n| b | s_q | Count |\n|---|---|---|\n"
+        f"| 32 | 1 | 900 |\n| 32 | 4 | 100 |\n| {label} | - | 1000 |\n| **Total** | | 2000 |\n"
+    )
+    op = read_profile_md(text).op()
+    assert op.calls == 2000
+    assert [s.call_share for s in op.shapes] == [0.45, 0.05]
+    assert op.other is not None and (op.other.calls, op.other.call_share) == (1000, 0.5)
+    assert "size1-axis" not in {s.rule for s in find_shortcuts(op)}
+
+
+def test_an_other_row_of_a_share_table_is_kept_as_other() -> None:
+    text = (
+        "# Workload profile: softmax\n\n| n | % of calls |\n|---|---|\n"
+        "| 1 | 40% |\n| 512 | 20% |\n| other | 40% |\n"
+    )
+    op = read_profile_md(text).op()
+    assert [s.call_share for s in op.shapes] == [0.4, 0.2]
+    assert op.other is not None and op.other.call_share == 0.4
+    assert find_shortcuts(op) == []
+
+
 def test_nothing_readable_is_said_so() -> None:
     profile = read_profile_md("# Notes\n\nThe kernel is slow.\n")
     assert profile.ops == ()
@@ -388,3 +427,13 @@ print(len(find_shortcuts(profile)))
 def test_a_shape_names_each_axis_once() -> None:
     with pytest.raises(InputError, match="axes: Expected each axis named once"):
         ShapeStat(args="x", axes=(("b", 1.0), ("b", 2.0)))
+
+
+def test_the_other_row_of_kernelopts_layout_is_read_tolerantly_too(data: Path) -> None:
+    # The fallback for a damaged kernelopt file: its `| other |` row (under `#`) holds the
+    # calls of the shapes past max_shapes.
+    profile = profile_trace(data / "mla_decode_calls.jsonl", max_shapes=1)
+    text = render_profile_md(profile).replace("<!-- kernelopt workload-profile v1 -->\n", "")
+    op = read_profile_md(text).op()
+    assert op.calls == 10
+    assert op.other is not None and (op.other.calls, op.other.call_share) == (2, 0.2)

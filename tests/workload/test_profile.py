@@ -14,6 +14,7 @@ from kernelopt.workload import (
     ScalarArg,
     TensorArg,
     WorkloadProfile,
+    find_shortcuts,
     profile_calls,
     profile_trace,
 )
@@ -71,6 +72,13 @@ def test_size1_axes_always_and_often(mla: OpProfile) -> None:
     assert {"seqlen", "seqlen_min", "seqlen_mean", "max_blocks"} <= rare  # the single-key call
 
 
+@pytest.mark.parametrize("threshold", [0, -0.5, 1.5, 90, float("nan"), float("inf")])
+def test_size1_axes_refuse_a_threshold_outside_0_1(mla: OpProfile, threshold: float) -> None:
+    # 90 (a percent) found nothing and NaN found every axis that is ever 1, silently.
+    with pytest.raises(InputError, match=r"threshold: Expected a threshold number in \(0, 1\]"):
+        mla.size1_axes(threshold=threshold)
+
+
 def test_skew_and_weighted_views(mla: OpProfile) -> None:
     assert mla.skew(1).call_share == 0.6
     assert mla.skew(1).time_share == 320 / 585  # the top shape by time is a different one
@@ -90,6 +98,24 @@ def test_rare_shapes_fold_into_other_but_axes_cover_every_call(data: Path) -> No
     assert (op.other.calls, op.other.time_us, op.other.args) == (2, 25.0, "2 more shapes")
     b = op.axis("b")
     assert b is not None and b.min == 4 and b.share_of(4) is not None
+
+
+def test_a_rare_shape_that_takes_most_of_the_time_is_listed_not_folded() -> None:
+    # 50 calls of 1 us, 30 of 10 us, 20 of 100 us: the rarest shape takes 85% of the time.
+    def call(n: int, us: float) -> Call:
+        return Call(
+            op="f", args=(TensorArg(name="x", shape=(n,), dtype="float32"),), duration_us=us
+        )
+
+    calls = [call(1, 1.0)] * 50 + [call(2, 10.0)] * 30 + [call(3, 100.0)] * 20
+    full = profile_calls(calls).op()
+    op = profile_calls(calls, max_shapes=1).op()
+    assert op.skew(1) == full.skew(1)
+    assert (op.skew(1).call_share, op.skew(1).time_share) == (0.5, 2000 / 2350)
+    assert [s.args for s in op.shapes] == ["x=[1]:float32", "x=[3]:float32"]
+    assert op.other is not None and (op.other.calls, op.other.time_us) == (30, 300.0)
+    (dominant,) = [s for s in find_shortcuts(op) if s.rule == "dominant-shape"]
+    assert dominant.guard == "x.shape[0] == 3"
 
 
 def test_values_list_is_capped_but_keeps_one() -> None:

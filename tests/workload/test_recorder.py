@@ -6,8 +6,10 @@ import json
 import subprocess
 import sys
 import types
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -382,3 +384,143 @@ def test_a_call_recorded_while_another_thread_flushes_is_kept(tmp_path: Path) ->
     recorder.close()
     lines = (tmp_path / "calls.jsonl").read_text().splitlines()
     assert [json.loads(line)["args"]["n"] for line in lines] == [0, 1] and recorder.calls == 2
+
+
+@pytest.mark.parametrize(
+    "lens",
+    [
+        torch.empty(0, dtype=torch.int32),
+        torch.empty(0, 3),
+        torch.tensor([1 + 1j, 2]),
+        np.array([1 + 1j, 2]),
+    ],
+    ids=["empty", "empty 2-d", "complex tensor", "complex array"],
+)
+def test_values_of_an_empty_or_complex_tensor_are_left_out_without_a_warning(
+    tmp_path: Path, lens: object
+) -> None:
+    # Under `-W error` a warning raised inside the recorder would fail the user's own call.
+    recorder = Recorder(tmp_path / "calls.jsonl", values=("lens",))
+
+    @recorder
+    def kernel(lens):  # type: ignore[no-untyped-def]
+        return 7
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with recorder:
+            assert kernel(lens) == 7
+    (line,) = (tmp_path / "calls.jsonl").read_text().splitlines()
+    assert "values" not in json.loads(line)["args"]["lens"]
+
+
+class _Kernels:
+    @staticmethod
+    def forward(x):  # type: ignore[no-untyped-def]
+        return ("static", tuple(x.shape))
+
+    @classmethod
+    def build(cls, x):  # type: ignore[no-untyped-def]
+        return (cls.__name__, tuple(x.shape))
+
+    def launch(self, x):  # type: ignore[no-untyped-def]
+        return ("method", tuple(x.shape))
+
+
+class _Derived(_Kernels):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("name", "expected_result"),
+    [("forward", ("static", (2, 1))), ("build", ("_Derived", (2, 1)))],
+)
+def test_patch_keeps_static_and_class_methods_what_they_are(
+    tmp_path: Path, name: str, expected_result: tuple[object, ...]
+) -> None:
+    # torch.autograd.Function subclasses keep forward as a staticmethod: patched as a plain
+    # function, the call bound the instance or class as x.
+    recorder = Recorder(tmp_path / "calls.jsonl")
+    x = torch.zeros(2, 1)
+    with recorder.patch(_Derived, name):
+        assert getattr(_Derived, name)(x) == expected_result
+        assert getattr(_Derived(), name)(x) == expected_result
+    lines = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [line["args"]["x"]["shape"] for line in lines] == [[2, 1], [2, 1]]
+    assert [line["op"] for line in lines] == [name, name]
+
+
+@pytest.mark.parametrize("name", ["forward", "build", "launch"])
+def test_patch_of_an_inherited_attribute_leaves_the_class_as_it_was(
+    tmp_path: Path, name: str
+) -> None:
+    recorder = Recorder(tmp_path / "calls.jsonl")
+    before = dict(vars(_Derived))
+    with recorder.patch(_Derived, name):
+        pass
+    assert dict(vars(_Derived)) == before
+    assert _Derived().launch(torch.zeros(3)) == ("method", (3,))
+    assert _Derived.forward(torch.zeros(3)) == ("static", (3,))
+    assert _Derived.build(torch.zeros(3)) == ("_Derived", (3,))
+
+
+def test_patch_of_a_method_on_an_instance_restores_the_class_lookup(tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "calls.jsonl")
+    kernels = _Kernels()
+    with recorder.patch(kernels, "launch"):
+        assert kernels.launch(torch.zeros(2)) == ("method", (2,))
+    assert "launch" not in vars(kernels)
+    assert recorder.calls == 1
+
+
+def test_appending_after_a_cut_last_line_keeps_the_new_calls(tmp_path: Path) -> None:
+    # A process killed while flushing leaves half a line without its newline; the next
+    # run's first call was glued to it and lost with it.
+    path = tmp_path / "calls.jsonl"
+    path.write_text('{"op": "a", "args": {}}\n{"op": "a", "ar')
+    recorder = Recorder(path)
+    with recorder:
+        recorder.record("b", {"n": 1})
+    with recorder:
+        recorder.record("b", {"n": 1})
+    trace = read_trace(path)
+    assert sorted((g.call.op, g.calls) for g in trace.groups) == [("a", 1), ("b", 2)]
+    assert trace.skipped == 1 and trace.notes[0].startswith("line 2: ")
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [(np.int64(16), 16), (np.float32(0.5), 0.5), (np.bool_(True), True), (np.str_("max"), "max")],
+    ids=["int64", "float32", "bool", "str"],
+)
+def test_a_numpy_scalar_is_recorded_as_the_scalar_it_holds(
+    tmp_path: Path, value: object, written: object
+) -> None:
+    # k = np.int64(16) was written as a 0-d tensor: the topk signature found no k, so
+    # select-all (k >= n) could not fire.
+    recorder = Recorder(tmp_path / "calls.jsonl")
+
+    @recorder
+    def topk(x, k):  # type: ignore[no-untyped-def]
+        return x
+
+    with recorder:
+        topk(torch.zeros(4, 16), value)
+    (line,) = (tmp_path / "calls.jsonl").read_text().splitlines()
+    assert json.loads(line)["args"]["k"] == written
+    # A 0-d tensor or array stays a tensor: it has a device, and its value is not read.
+    with recorder:
+        topk(torch.zeros(4, 16), np.array(16))
+    assert json.loads((tmp_path / "calls.jsonl").read_text().splitlines()[-1])["args"]["k"] == {
+        "shape": [],
+        "dtype": "int64",
+    }
+
+
+def test_a_recorded_numpy_k_makes_top_k_select_all(tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "calls.jsonl")
+    topk = recorder(lambda x, k: x, op="topk")
+    with recorder:
+        topk(torch.zeros(4, 16), np.int64(16))
+    found = {s.rule for s in find_shortcuts(profile_trace(tmp_path / "calls.jsonl"))}
+    assert "select-all" in found

@@ -243,3 +243,18 @@ def test_a_gather_of_one_index_row_is_no_index_select_finding(tmp_path: Path) ->
     assert got.shape == (1, 8) and torch.equal(got, torch.index_select(x[:1], 1, index[0]))
     found = _rules(find_shortcuts(profile_trace(path, op="aten::gather")))
     assert "gather-index-select" not in found, found
+
+
+def test_recorded_sdpa_builtin_with_one_key_is_single_key_attention(tmp_path: Path) -> None:
+    # The Recorder names a builtin's positional arguments arg0, arg1, ...: the attention
+    # signature reads them as q, k, v, as it reads query, key, value.
+    recorder = Recorder(tmp_path / "calls.jsonl", append=False)
+    sdpa = recorder(torch.nn.functional.scaled_dot_product_attention)
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(2, 3, n, 8, generator=gen) for n in (4, 1, 1))
+    with recorder:
+        out = sdpa(q, k, v)
+    found = _rules(find_shortcuts(profile_trace(tmp_path / "calls.jsonl")))
+    (hit,) = found["single-key-attention"]
+    assert (hit.axis, hit.guard) == ("s_kv", "arg1.shape[2] == 1")
+    torch.testing.assert_close(out, v.expand(-1, -1, 4, -1))
