@@ -8,6 +8,7 @@ Every check reads only host-side tensor metadata (shape, dtype, device, strides)
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -335,19 +336,25 @@ def _check_no_overlap(tensor: torch.Tensor, where: str) -> None:
 
 
 def check_positive_int(value: object, where: str) -> int:
-    """An int >= 1 (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    """An integer >= 1 of any kind (a NumPy ``int64`` too, not a bool), as a Python int."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise InputError(expected("a positive integer", repr(value), where=where))
-    return value
+    return int(value)
 
 
 def check_softmax_scale(value: object) -> float:
-    """A softmax scale as a float: finite and positive (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    """A softmax scale as a float: finite and positive (not a bool).
+
+    Any real number is taken (a NumPy ``float32`` too), and returned as a Python float.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(expected("a finite float", value, where="softmax_scale"))
-    if value <= 0:
-        raise InputError(expected("a positive scale", value, where="softmax_scale"))
-    return float(value)
+    scale = float(value)
+    if not math.isfinite(scale):
+        raise InputError(expected("a finite float", scale, where="softmax_scale"))
+    if scale <= 0:
+        raise InputError(expected("a positive scale", scale, where="softmax_scale"))
+    return scale
 
 
 def check_flag(value: object, where: str) -> bool:

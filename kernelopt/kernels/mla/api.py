@@ -118,8 +118,9 @@ class MLADecodePlan:
     softmax_scale : float
         Scale of ``q · k`` before the softmax (DeepSeek-V3: ``1 / sqrt(192)`` times any
         YaRN factor).
-    dtype : torch.dtype
-        Query/cache dtype the runs will use (bfloat16, float16; float32 for CPU tests).
+    dtype : torch.dtype, optional
+        Query/cache dtype the runs will use (bfloat16, float16; float32 for CPU tests);
+        bfloat16 when omitted, which the CPU refuses (pass float16 or float32 there).
     device : torch.device or str, optional
         Device of the runs; defaults to ``cache_seqlens``'s device for a tensor, else CUDA
         when present, else the CPU (Triton interpreter).
@@ -213,6 +214,8 @@ class MLADecodePlan:
                 )
         self._kv_fp8 = kv_fp8
         check_config(config)
+        if num_sms is not None:
+            num_sms = check_positive_int(num_sms, "num_sms")
 
         if device is None:
             if isinstance(cache_seqlens, torch.Tensor):
@@ -224,6 +227,9 @@ class MLADecodePlan:
             raise DeviceError(expected("a CUDA device for device='cuda'", "none available"))
         if self._device.type == "cuda" and self._device.index is None:
             self._device = torch.device("cuda", torch.cuda.current_device())
+        if self._device.type == "cpu":
+            # Tensors made on "cpu:0" report "cpu", which does not compare equal to it.
+            self._device = torch.device("cpu")
         if strategy == "seesaw":
             seesaw.check_seesaw_target(self._device, dtype)
         else:
@@ -253,7 +259,7 @@ class MLADecodePlan:
             raise InputError(
                 expected(
                     f"a page size that is a multiple of {config.block_n} for strategy "
-                    "'hopper' (strategy 'split_kv' takes any page size)",
+                    f"'{self._kernel}' (strategy 'split_kv' takes any page size)",
                     self._page_size,
                     where="page_size",
                 )
@@ -288,7 +294,7 @@ class MLADecodePlan:
                 self._seqlens,
                 block_n=config.block_n,
                 m_tiles=m_tiles,
-                num_slots=check_positive_int(sms, "num_sms") * config.ctas_per_sm,
+                num_slots=sms * config.ctas_per_sm,
                 overhead_tiles=config.overhead_tiles,
             )
         else:
@@ -579,7 +585,7 @@ def get_mla_metadata(
     Parameters
     ----------
     cache_seqlens : torch.Tensor
-        ``[b]`` int32 cache lengths (read once on the host).
+        ``[b]`` int32 cache lengths, each at least 1 (read once on the host).
     num_q_tokens_per_head_k : int
         ``s_q · h_q // h_k``: query rows per latent KV head.
     num_heads_k : int
@@ -619,6 +625,11 @@ def get_mla_metadata(
     rows = check_positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")
     config = default_config(rows, kv_fp8=is_fp8_kvcache)
     seqlens = _host_seqlens(cache_seqlens)
+    for i, n in enumerate(seqlens):
+        if n < 1:
+            raise InputError(
+                expected("a cache length of at least 1", n, where=f"cache_seqlens[{i}]")
+            )
     schedule = plan_schedule(
         seqlens,
         block_n=config.block_n,
@@ -636,7 +647,7 @@ def get_mla_metadata(
     setattr(
         meta,
         _SCHEDULED,
-        _Scheduled(rows, config.block_n, shortest, seqlens[shortest], max(seqlens)),
+        _Scheduled(len(seqlens), rows, config.block_n, shortest, seqlens[shortest], max(seqlens)),
     )
     return meta, splits
 
@@ -647,6 +658,8 @@ _SCHEDULED = "_kernelopt_scheduled"
 class _Scheduled(NamedTuple):
     """What :func:`get_mla_metadata` scheduled a metadata tensor for."""
 
+    batch: int
+    """Sequences; the pieces name them by index."""
     rows: int
     """Query rows per sequence (``s_q · h_q``)."""
     block_n: int
@@ -696,8 +709,9 @@ def mla_decode_with_kvcache(
         Must be 512.
     tile_scheduler_metadata, num_splits : torch.Tensor
         ``[num_pieces, 4]`` and ``[b + 1]`` int32, from :func:`get_mla_metadata` for these
-        lengths; the lengths it was made for must each be at least ``s_q`` and fit the
-        block table (checked without a host read).
+        lengths; it must be made for ``b`` sequences, and the lengths it was made for
+        must each be at least ``s_q`` and fit the block table (checked without a host
+        read).
     softmax_scale : float, optional
         Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
     causal : bool
@@ -714,6 +728,7 @@ def mla_decode_with_kvcache(
     """
     import torch
 
+    is_fp8_kvcache = check_flag(is_fp8_kvcache, "is_fp8_kvcache")
     batch, s_q, h_q, page = check_inputs(
         q, k_cache, block_table, head_dim_v=head_dim_v, allow_fp8=is_fp8_kvcache
     )
@@ -769,6 +784,16 @@ def mla_decode_with_kvcache(
     config = default_config(rows, q.dtype, kv_fp8=is_fp8_kvcache)
     scheduled: _Scheduled | None = getattr(meta, _SCHEDULED, None)
     if scheduled is not None:
+        # A piece of a sequence past the batch reads and writes past q and out; a sequence
+        # with no piece is never written.
+        if scheduled.batch != batch:
+            raise InputError(
+                expected(
+                    f"metadata from get_mla_metadata for {batch} sequences (q's batch)",
+                    f"metadata for {scheduled.batch}",
+                    where="tile_scheduler_metadata",
+                )
+            )
         if scheduled.rows != rows:
             raise InputError(
                 expected(

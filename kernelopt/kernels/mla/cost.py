@@ -9,6 +9,7 @@ a measured copy bandwidth to get the two times whose larger one is the roofline 
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -108,10 +109,11 @@ def mla_decode_bytes(
     )
     elt_bytes = check_positive_int(elt_bytes, "elt_bytes")
     row = D_QK * elt_bytes if kv_row_bytes is None else kv_row_bytes
-    if isinstance(row, bool) or not isinstance(row, int) or row <= 0:
+    if isinstance(row, bool) or not isinstance(row, numbers.Integral) or row <= 0:
         raise InputError(
             expected("a positive cache row size in bytes", repr(row), where="kv_row_bytes")
         )
+    row = int(row)
     return _total(seqlens, batch=batch) * row + batch * s_q * h_q * (D_QK + D_V) * elt_bytes
 
 
@@ -148,12 +150,16 @@ def mla_decode_floor_us(
         For a ceiling that is not a finite positive number, or sizes
         :func:`mla_decode_bytes` refuses.
     """
+    ceilings = []
     for value, name in ((matmul_tflops, "matmul_tflops"), (copy_tbps, "copy_tbps")):
-        number = isinstance(value, int | float) and not isinstance(value, bool)
+        # Any real number (a NumPy float32 read from a results file too), not a bool.
+        number = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if not number or not math.isfinite(value) or value <= 0:
             raise InputError(expected("a finite positive ceiling", repr(value), where=name))
+        ceilings.append(float(value))
+    tflops, tbps = ceilings
     flops = mla_decode_flops(seqlens, s_q=s_q, h_q=h_q)
     nbytes = mla_decode_bytes(
         seqlens, batch=batch, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes, kv_row_bytes=kv_row_bytes
     )
-    return max(flops / (matmul_tflops * 1e6), nbytes / (copy_tbps * 1e6))
+    return max(flops / (tflops * 1e6), nbytes / (tbps * 1e6))

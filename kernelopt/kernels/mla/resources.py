@@ -27,8 +27,8 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import DeviceError, InputError, expected
-from kernelopt.kernels.mla._validate import D_NOPE, D_PE
-from kernelopt.kernels.mla.split_kv import SplitKVConfig, default_config
+from kernelopt.kernels.mla._validate import D_NOPE, D_PE, check_flag, check_positive_int
+from kernelopt.kernels.mla.split_kv import SplitKVConfig, check_config, default_config
 
 __all__ = ["KernelResources", "split_kv_resources"]
 
@@ -203,7 +203,8 @@ def split_kv_resources(
     Raises
     ------
     InputError
-        On an unknown dtype or strategy, or options the strategy does not take.
+        On a size that is not a positive integer, a flag that is not a bool, an unknown
+        dtype or strategy, or options the strategy does not take.
     DeviceError
         When Triton's NVIDIA backend or its ptxas is missing, or compilation fails.
 
@@ -214,6 +215,17 @@ def split_kv_resources(
     """
     import torch
 
+    s_q, h_q, page_size, capability = _check_request(
+        s_q=s_q,
+        h_q=h_q,
+        page_size=page_size,
+        config=config,
+        causal=causal,
+        tile_in_page=tile_in_page,
+        capability=capability,
+        kv_fp8=kv_fp8,
+        pair_merge=pair_merge,
+    )
     if dtype not in _TRITON_DTYPES:
         raise InputError(expected(f"one of {sorted(_TRITON_DTYPES)}", dtype, where="dtype"))
     if strategy not in ("split_kv", "hopper", "seesaw"):
@@ -274,6 +286,33 @@ def split_kv_resources(
     else:
         report = _report_from_request(request)
     return KernelResources(**report)
+
+
+def _check_request(
+    *,
+    s_q: object,
+    h_q: object,
+    page_size: object,
+    config: object,
+    causal: object,
+    tile_in_page: object,
+    capability: object,
+    kv_fp8: object,
+    pair_merge: object,
+) -> tuple[int, int, int, int]:
+    """Refuse sizes and flags no kernel takes before compiling (or spawning a compiler).
+
+    Returns ``(s_q, h_q, page_size, capability)`` as Python ints (the compiler's request
+    is JSON).
+    """
+    sizes = (s_q, "s_q"), (h_q, "h_q"), (page_size, "page_size"), (capability, "capability")
+    ints = [check_positive_int(value, name) for value, name in sizes]
+    check_config(config)
+    for flag, name in ((causal, "causal"), (kv_fp8, "kv_fp8"), (pair_merge, "pair_merge")):
+        check_flag(flag, name)
+    if tile_in_page is not None and not isinstance(tile_in_page, bool):
+        raise InputError(expected("a bool or None", repr(tile_in_page), where="tile_in_page"))
+    return ints[0], ints[1], ints[2], ints[3]
 
 
 def _report_from_request(request: dict[str, Any]) -> dict[str, Any]:

@@ -144,7 +144,17 @@ class Schedule:
 
     def table(self) -> list[list[int]]:
         """Rows ``[batch, key_start, key_end, slot]`` in dispatch order (the kernel's table)."""
-        return [[u.batch, u.key_start, u.key_end, self.slot(u)] for u in self.units]
+        # The prefix sums once, not once a piece: this runs at every plan, for every piece.
+        offsets = self.split_offsets
+        return [
+            [
+                u.batch,
+                u.key_start,
+                u.key_end,
+                -1 if self.splits[u.batch] == 1 else offsets[u.batch] + u.split,
+            ]
+            for u in self.units
+        ]
 
 
 def split_ranges(seqlen: int, pieces: int, block_n: int) -> list[tuple[int, int]]:
@@ -278,13 +288,13 @@ def build_schedule(
     else:
         raise InputError(expected("an int or a list of ints", repr(splits), where="num_splits"))
     if len(counts) != len(values):
-        raise InputError(expected(f"{len(values)} split counts", len(counts), where="splits"))
+        raise InputError(expected(f"{len(values)} split counts", len(counts), where="num_splits"))
     pieces: list[tuple[int, int]] = []
     units: list[WorkUnit] = []
     final: list[int] = []
     for b, (seqlen, n) in enumerate(zip(values, counts, strict=True)):
         if n < 1:
-            raise InputError(expected("at least one piece", n, where=f"splits[{b}]"))
+            raise InputError(expected("at least one piece", n, where=f"num_splits[{b}]"))
         n = min(n, -(-seqlen // block_n))
         final.append(n)
         for j, (start, end) in enumerate(split_ranges(seqlen, n, block_n)):

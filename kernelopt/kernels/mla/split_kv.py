@@ -30,7 +30,7 @@ back when sequences are split.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -98,6 +98,17 @@ def _power_of_two(low: int, high: int) -> _Validator:
     return check
 
 
+def _int_at_least(low: int) -> _Validator:
+    # Stage and program counts: Triton and the scheduler take whole numbers only.
+    def check(instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
+        if not _is_int(value) or value < low:
+            raise InputError(
+                expected(f"an integer of at least {low}", repr(value), where=attribute.name)
+            )
+
+    return check
+
+
 def _at_least(low: float) -> _Validator:
     def check(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
         number = _is_int(value) or (isinstance(value, float) and math.isfinite(value))
@@ -133,11 +144,11 @@ class SplitKVConfig:
     block_m: int = attrs.field(default=64, validator=_power_of_two(16, 128))
     block_n: int = attrs.field(default=32, validator=_power_of_two(16, 256))
     num_warps: int = attrs.field(default=8, validator=_power_of_two(1, 16))
-    num_stages: int = attrs.field(default=2, validator=_at_least(1))
+    num_stages: int = attrs.field(default=2, validator=_int_at_least(1))
     combine_block_r: int = attrs.field(default=8, validator=_power_of_two(1, 128))
     combine_block_d: int = attrs.field(default=128, validator=_power_of_two(16, D_V))
     combine_num_warps: int = attrs.field(default=4, validator=_power_of_two(1, 16))
-    ctas_per_sm: int = attrs.field(default=1, validator=_at_least(1))
+    ctas_per_sm: int = attrs.field(default=1, validator=_int_at_least(1))
     overhead_tiles: float = attrs.field(default=DEFAULT_OVERHEAD_TILES, validator=_at_least(0))
 
 
@@ -573,7 +584,7 @@ def mla_decode_split_kv(
     causal: bool = True,
     config: SplitKVConfig | None = None,
     num_sms: int | None = None,
-    num_splits: int | None = None,
+    num_splits: int | Sequence[int] | None = None,
     out: torch.Tensor | None = None,
     lse: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -603,8 +614,9 @@ def mla_decode_split_kv(
         Launch knobs; :func:`default_config` when omitted.
     num_sms : int, optional
         Multiprocessors the scheduler balances over (the device's count by default).
-    num_splits : int, optional
-        Force this many pieces per sequence instead of the scheduler's choice.
+    num_splits : int or sequence of int, optional
+        Force the pieces per sequence instead of the scheduler's choice: one count for
+        every sequence, or ``b`` counts (each capped at the sequence's key tiles).
     out, lse : torch.Tensor, optional
         Caller-owned outputs ``[b, s_q, h_q, 512]`` (q's dtype) and ``[b, h_q, s_q]`` float32.
 
@@ -632,7 +644,7 @@ def mla_decode_split_kv(
     config = config or default_config(rows, q.dtype, kv_fp8=kv_cache.dtype == torch.uint8)
     m_tiles = triton.cdiv(rows, config.block_m)
     if num_sms is not None:
-        check_positive_int(num_sms, "num_sms")
+        num_sms = check_positive_int(num_sms, "num_sms")
     if num_splits is None:
         slots = (num_sms or device_num_sms(q.device)) * config.ctas_per_sm
         schedule = plan_schedule(

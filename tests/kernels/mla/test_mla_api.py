@@ -286,6 +286,111 @@ def test_flashmla_pair_rejects_what_it_does_not_support(request) -> None:
         mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits[:3])
 
 
+def test_flashmla_pair_refuses_metadata_made_for_another_batch(request) -> None:
+    # The pieces name their sequences: metadata for fewer sequences than q left the rest
+    # of `out` unwritten, and metadata for more read and wrote past q and out (a crash in
+    # the interpreter), whenever num_splits came from another call.
+    q, kv, bt, sl = _inputs(request)
+    fewer, _ = get_mla_metadata(sl[:2], 6, 1)
+    assert fewer.shape[0] >= 3  # not caught by the row count
+    _, splits_for_three = get_mla_metadata(sl, 6, 1)
+    message = "tile_scheduler_metadata: Expected metadata from get_mla_metadata for {} seq"
+    with pytest.raises(InputError, match=message.format(3)):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, fewer, splits_for_three)
+    more, _ = get_mla_metadata(sl, 6, 1)
+    _, splits_for_two = get_mla_metadata(sl[:2], 6, 1)
+    with pytest.raises(InputError, match=message.format(2)):
+        mla_decode_with_kvcache(q[:2], kv, bt[:2], sl[:2], 512, more, splits_for_two)
+
+
+def test_flashmla_call_checks_its_fp8_flag(request) -> None:
+    # A truthy non-bool was taken for True and blamed the cache's dtype.
+    q, kv, bt, sl = _inputs(request)
+    meta, num_splits = get_mla_metadata(sl, 6, 1)
+    with pytest.raises(InputError, match="is_fp8_kvcache: Expected a bool, got 'no'"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, num_splits, is_fp8_kvcache="no")  # type: ignore[arg-type]
+
+
+def test_flashmla_metadata_names_cache_seqlens_for_an_empty_sequence() -> None:
+    empty = torch.tensor([9, 0], dtype=torch.int32, device=DEVICE)
+    with pytest.raises(InputError, match=r"cache_seqlens\[1\]: Expected a cache length of at"):
+        get_mla_metadata(empty, 6, 1)
+
+
+def test_split_counts_are_named_as_the_caller_passed_them(request) -> None:
+    from kernelopt.kernels.mla import mla_decode_split_kv
+
+    with pytest.raises(InputError, match="num_splits: Expected 2 split counts, got 1"):
+        _plan([9, 5], device=DEVICE, num_splits=[1])
+    with pytest.raises(InputError, match=r"num_splits\[1\]: Expected at least one piece, got 0"):
+        _plan([9, 5], device=DEVICE, num_splits=[1, 0])
+    # num_sms is checked even where forced splits leave it unused.
+    with pytest.raises(InputError, match="num_sms: Expected a positive integer, got 'x'"):
+        _plan([9, 5], device=DEVICE, num_splits=2, num_sms="x")
+    q, kv, bt, sl = _inputs(request)
+    with pytest.raises(InputError, match="num_splits: Expected 3 split counts, got 2"):
+        mla_decode_split_kv(q, kv, bt, sl, softmax_scale=SCALE, num_splits=[1, 2])
+    # One count per sequence, as the plan takes them.
+    out, lse = mla_decode_split_kv(q, kv, bt, sl, softmax_scale=SCALE, num_splits=[3, 1, 2])
+    assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.float32)
+
+
+def test_scales_of_any_real_kind_are_taken() -> None:
+    # np.float32(0.07) was refused as "Expected a finite float".
+    plan = _plan([9, 5], device=DEVICE, softmax_scale=np.float32(0.25))
+    assert plan.softmax_scale == 0.25 and type(plan.softmax_scale) is float
+    with pytest.raises(InputError, match="softmax_scale: Expected a finite float, got nan"):
+        _plan([9, 5], device=DEVICE, softmax_scale=np.float32("nan"))
+    floor = mla_decode_floor_us(
+        4096, batch=1, s_q=1, h_q=16, elt_bytes=2, matmul_tflops=np.float32(700.0),
+        copy_tbps=np.float32(4.0),
+    )  # fmt: skip
+    assert floor == mla_decode_floor_us(
+        4096, batch=1, s_q=1, h_q=16, elt_bytes=2, matmul_tflops=700.0, copy_tbps=4.0
+    )
+
+
+def test_seesaw_page_size_error_names_seesaw(request, monkeypatch) -> None:
+    # The check is shared with the Hopper kernel; its message named 'hopper' for both.
+    from kernelopt.kernels.mla import seesaw
+
+    monkeypatch.setattr(seesaw, "check_seesaw_target", lambda device, dtype: None)
+    with pytest.raises(InputError, match="multiple of 64 for strategy 'seesaw'"):
+        _plan([9, 5], device=DEVICE, h_q=64, dtype=torch.float16, strategy="seesaw")
+
+
+def test_a_cpu_device_with_an_index_plans_for_cpu_tensors(request) -> None:
+    # torch reports device "cpu" for tensors made on "cpu:0", and the two do not compare
+    # equal: a plan for "cpu:0" refused every run ("Expected device cpu:0, got cpu").
+    if DEVICE != "cpu":
+        pytest.skip("CPU tensors run only in the interpreter")
+    q, kv, bt, sl = _inputs(request)
+    plan = _plan(sl, device="cpu:0", num_splits=2)
+    assert plan.device == torch.device("cpu")
+    need = torch.empty(plan.workspace_bytes // 4, device="cpu:0")
+    out, lse = plan.run(q, kv, bt)
+    assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.float32)
+    _plan(sl, device="cpu:0", num_splits=2, workspace=need)
+
+
+def test_sizes_of_any_integer_kind_are_taken(request) -> None:
+    # np.int64(2) was refused as "Expected a positive integer, got np.int64(2)".
+    q, kv, bt, sl = _inputs(request)
+    plan = _plan(sl, s_q=np.int64(2), h_q=np.int32(3), page_size=np.int64(16), num_sms=np.int64(4))
+    assert (plan.s_q, plan.h_q, plan.page_size) == (2, 3, 16)
+    assert all(type(v) is int for v in (plan.s_q, plan.h_q, plan.page_size))
+    assert_matches(*plan.run(q, kv, bt), *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE),
+                   torch.float32)  # fmt: skip
+    meta, _ = get_mla_metadata(sl, np.int64(6), 1)
+    assert torch.equal(meta, get_mla_metadata(sl, 6, 1)[0])
+    sizes = {"batch": np.int64(2), "s_q": np.int64(1), "h_q": np.int64(16)}
+    want = mla_decode_bytes([100, 28], batch=2, s_q=1, h_q=16, elt_bytes=2, kv_row_bytes=656)
+    got = mla_decode_bytes([100, 28], **sizes, elt_bytes=np.int64(2), kv_row_bytes=np.int64(656))
+    assert got == want and type(got) is int
+    with pytest.raises(InputError, match=r"h_q: Expected a positive integer, got np\.int64\(0\)"):
+        _plan(sl, h_q=np.int64(0))
+
+
 # ---------------------------------------------------------------------------- surface
 
 

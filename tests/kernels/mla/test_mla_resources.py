@@ -46,3 +46,23 @@ def test_options_the_kernels_do_not_take_are_input_errors(options, message) -> N
     # A wrong argument is the caller's to fix, not a missing compiler or a failed build.
     with pytest.raises(InputError, match=message):
         split_kv_resources(s_q=1, h_q=16, **options)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # A zero size compiled a kernel of no rows (or one dividing by a page of 0 rows)
+        # and reported its resources; a dict or a fraction raised a bare Python error.
+        ({"s_q": 0}, "s_q: Expected a positive integer, got 0"),
+        ({"h_q": 1.5}, "h_q: Expected a positive integer, got 1.5"),
+        ({"page_size": 0}, "page_size: Expected a positive integer, got 0"),
+        ({"config": {"block_m": 64}}, "config: Expected a SplitKVConfig or None, got dict"),
+        ({"causal": "no"}, "causal: Expected a bool, got 'no'"),
+        ({"kv_fp8": 1}, "kv_fp8: Expected a bool, got 1"),
+        ({"tile_in_page": "yes"}, "tile_in_page: Expected a bool or None, got 'yes'"),
+        ({"capability": "90"}, "capability: Expected a positive integer, got '90'"),
+    ],
+)
+def test_sizes_and_flags_are_checked_before_compiling(options, message) -> None:
+    with pytest.raises(InputError, match=message):
+        split_kv_resources(**({"s_q": 1, "h_q": 16} | options))

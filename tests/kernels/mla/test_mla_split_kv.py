@@ -147,7 +147,12 @@ def test_default_config_heuristics() -> None:
     [
         ({"block_m": 48}, "block_m: Expected a power of two in \\[16, 128\\], got 48"),
         ({"block_n": 8}, "block_n: Expected a power of two in \\[16, 256\\], got 8"),
-        ({"num_stages": 0}, "num_stages: Expected a value of at least 1, got 0"),
+        ({"num_stages": 0}, "num_stages: Expected an integer of at least 1, got 0"),
+        # Fractions were taken: Triton was handed 2.5 stages, the scheduler 1.5 programs
+        # a multiprocessor (refused there as "num_slots", a name no caller passed).
+        ({"num_stages": 2.5}, "num_stages: Expected an integer of at least 1, got 2.5"),
+        ({"ctas_per_sm": 1.5}, "ctas_per_sm: Expected an integer of at least 1, got 1.5"),
+        ({"ctas_per_sm": True}, "ctas_per_sm: Expected an integer of at least 1, got True"),
         ({"combine_block_d": 1024}, "combine_block_d: Expected a power of two"),
     ],
 )
