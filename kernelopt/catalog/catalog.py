@@ -9,6 +9,7 @@ say why each entry matched.
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -287,7 +288,7 @@ class Catalog:
             Free text (an experiment description, a search): scores entries named in it by
             id, name or keyword, else by shared words.
         limit : int, optional
-            Return at most this many matches.
+            Return at most this many matches (a numpy integer too).
 
         Returns
         -------
@@ -301,8 +302,9 @@ class Catalog:
             For an unknown family or language, a kind that is neither, non-numeric metric
             or shape values, or a bad ``limit``.
         """
+        # Integral, not int: a count computed with numpy (np.int64) is an int all the same.
         if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+            isinstance(limit, bool) or not isinstance(limit, numbers.Integral) or limit < 0
         ):
             raise InputError(expected("a limit that is an int >= 0", repr(limit), where="limit"))
         matches = rank(
@@ -314,7 +316,7 @@ class Catalog:
             shape=shape,
             keyword=keyword,
         )
-        return matches if limit is None else matches[:limit]
+        return matches if limit is None else matches[: int(limit)]
 
     def match_metrics(self, metrics: Mapping[str, float]) -> list[Match]:
         """Entries whose metric triggers hold for the measured metrics, ranked.

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kernelopt._enum import TextEnum
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt.catalog.model import Entry
 
@@ -35,12 +37,28 @@ def _structure_strs(value: object, _type: object) -> tuple[str, ...]:
     return tuple(_structure_str(item, str) for item in value)
 
 
+def _structure_number(value: object, _type: object) -> float:
+    # cattrs would call float() on anything: "60" and true would become 60.0 and 1.0.
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(expected("a number", repr(value)))
+    return float(value)
+
+
+def _enum_value(member: TextEnum) -> str:
+    return str(member.value)
+
+
 @functools.cache
 def _converter() -> cattrs.Converter:
     import cattrs
 
     converter = cattrs.Converter(forbid_extra_keys=True)
     converter.register_structure_hook(str, _structure_str)
+    converter.register_structure_hook(float, _structure_number)
+    # cattrs passes a str-valued enum through as the str it also is (its hook for str wins
+    # over any for enums): register one for the enum class itself, so the data holds the
+    # plain value and nothing but JSON's own types.
+    converter.register_unstructure_hook(TextEnum, _enum_value)
     converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_strs)
     return converter
 
@@ -97,6 +115,8 @@ def _flatten(error: BaseException, where: str = "") -> list[str]:
     import cattrs
     from cattrs.errors import AttributeValidationNote, IterableValidationNote
 
+    if isinstance(error, KeyError) and where:
+        return [f"{where}: missing"]  # a required key absent: str(KeyError) is its quoted name
     if not isinstance(error, cattrs.BaseValidationError):
         return [f"{where}: {error}" if where else str(error)]
     out = []

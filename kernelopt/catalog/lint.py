@@ -19,8 +19,8 @@ from kernelopt.catalog._fields import as_path
 from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, link_problems
 from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import INDEX_NAME
-from kernelopt.catalog.loader import LoadedTree, load_tree
-from kernelopt.catalog.markdown import find_placeholders, render_entry
+from kernelopt.catalog.loader import LoadedTree, load_tree, read_exact
+from kernelopt.catalog.markdown import find_placeholders, render_entry, split_lines
 from kernelopt.catalog.model import Entry
 from kernelopt.catalog.problems import Problem, Severity
 from kernelopt.catalog.vocabulary import FAMILIES, FILL_MARK, METRICS, SHAPE_FACTS, family_ancestors
@@ -74,23 +74,33 @@ def _entry_warnings(entry: Entry, path: Path, text: str) -> list[Problem]:
             )
     canonical = render_entry(entry)
     if canonical != text:
-        ours, theirs = canonical.split("\n"), text.replace("\r\n", "\n").split("\n")
-        line = next(
-            (i for i, (a, b) in enumerate(zip(ours, theirs, strict=False), 1) if a != b),
-            min(len(ours), len(theirs)),
-        )
+        line, difference = _first_difference(canonical, text)
         out.append(
             _warn(
                 path,
                 expected(
                     "the canonical form kernelopt writes (update operations will rewrite it)",
-                    f"a difference at line {line}",
+                    difference,
                 ),
                 line=line,
                 section=None,
             )
         )
     return out
+
+
+def _first_difference(canonical: str, text: str) -> tuple[int, str]:
+    """The first line where ``text`` departs from ``canonical``, and how, in words."""
+    ours, theirs = canonical.split("\n"), split_lines(text)
+    shorter = min(len(ours), len(theirs))
+    line = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False), 1) if a != b), None)
+    if line is None and len(ours) == len(theirs):
+        # Equal once read line by line: the file differs only in how its lines end.
+        ending = "CRLF" if "\r\n" in text else "CR"
+        first = len(split_lines(text[: text.index("\r")]))
+        return first, f"{ending} line endings (kernelopt writes LF)"
+    line = shorter if line is None else line
+    return line, f"a difference at line {line}"
 
 
 def _placeholder_problems(tree: LoadedTree) -> tuple[set[str], list[Problem]]:
@@ -167,6 +177,6 @@ def lint_tree(
 def _index_text(index: Path) -> str | None:
     """The index's text; None when it is not UTF-8 (then it is stale, as any other)."""
     try:
-        return index.read_text(encoding="utf-8")
+        return read_exact(index)
     except UnicodeDecodeError:
         return None

@@ -23,7 +23,21 @@ from kernelopt.catalog.markdown import parse_entry_with_warnings
 from kernelopt.catalog.model import Entry, interrupted_flip
 from kernelopt.catalog.problems import Problem, Severity
 
-__all__ = ["LoadedTree", "load_tree", "problem_from_format_error", "reading_lock"]
+__all__ = ["LoadedTree", "load_tree", "problem_from_format_error", "read_exact", "reading_lock"]
+
+
+def read_exact(path: Path) -> str:
+    """A UTF-8 file's text with its line endings as written.
+
+    ``Path.read_text`` turns CRLF and CR into LF, which would hide from lint (and from
+    the index's freshness check) a file that is not byte for byte what kernelopt writes.
+
+    Raises
+    ------
+    OSError, UnicodeDecodeError
+        If the file cannot be read, or is not UTF-8.
+    """
+    return path.read_bytes().decode("utf-8")
 
 
 @attrs.frozen(kw_only=True)
@@ -189,7 +203,7 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
             )
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_exact(path)
         except (OSError, UnicodeDecodeError) as error:
             problems.append(
                 Problem(

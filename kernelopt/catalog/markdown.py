@@ -576,6 +576,12 @@ def _parse_interactions(
     return tuple(links), tuple(notes)
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, ended by LF, CRLF or a lone CR (the three endings an editor
+    may write; Python's own file reading turns each into LF)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def _section_of_line(lines: list[str]) -> list[str]:
     """The section each line belongs to (title, metadata or a ``##`` section)."""
     current, fenced, out = _TITLE, False, []
@@ -598,7 +604,7 @@ def find_placeholders(text: str) -> list[tuple[int, str, str]]:
     list of (line, section, placeholder text)
         1-based line numbers.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = split_lines(text)
     sections = _section_of_line(lines)
     found = []
     for index, line in enumerate(lines):
@@ -732,7 +738,7 @@ def _parse(reader: _Reader, text: str, path: str | Path | None) -> Entry:
     if placeholders:
         line, section, mark = placeholders[0]
         raise reader.error(expected("the placeholder filled in", repr(mark)), line, section)
-    lines = list(enumerate(text.replace("\r\n", "\n").split("\n"), start=1))
+    lines = list(enumerate(split_lines(text), start=1))
     (title_line, title), meta_lines, sections = _split_sections(reader, lines)
     if any(line_text.strip() for _, line_text in meta_lines):
         meta = _parse_meta(reader, meta_lines, title_line)

@@ -11,6 +11,7 @@ markdown form could not hold, so every valid entry renders and parses back to it
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
@@ -38,6 +39,8 @@ __all__ = [
 
 _T = TypeVar("_T")
 
+# "µs" is how people write microseconds: keep the unit readable in an id ("us").
+_MICRO_AS_U = str.maketrans({"\u00b5": "u", "\u03bc": "u"})
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
 # Free text that says an entry has no interactions ("None", "None yet.").
@@ -101,7 +104,8 @@ def slugify(name: str) -> str:
     ----------
     name : str
         A display name; its runs of lower-cased ASCII letters and digits become the
-        id's words, everything else is dropped.
+        id's words, everything else is dropped. Accented letters lose their accent
+        (``Naïve`` → ``naive``) and the micro sign reads as ``u`` (``µs`` → ``us``).
 
     Returns
     -------
@@ -114,7 +118,10 @@ def slugify(name: str) -> str:
         If ``name`` is not a string.
     """
     require_str(name, "name", "a name (str)")
-    return "-".join(re.findall(r"[a-z0-9]+", name.lower()))
+    # NFKD splits an accented letter into the letter and its accent, which is dropped.
+    split = unicodedata.normalize("NFKD", name.translate(_MICRO_AS_U))
+    plain = "".join(c for c in split if not unicodedata.combining(c))
+    return "-".join(re.findall(r"[a-z0-9]+", plain.lower()))
 
 
 # --- validators -------------------------------------------------------------------------

@@ -255,6 +255,13 @@ def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:
         # a metric, np.int64 of a shape), numbers all the same.
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise InputError(expected("a number", repr(value), where=f"{where}[{name!r}]"))
+        try:
+            float(value)  # conditions compare floats; an int past 1.8e308 has none
+        except OverflowError:
+            shown = f"{str(value)[:12]}... ({len(str(abs(value)))} digits)"
+            raise InputError(
+                expected("a number a float can hold", shown, where=f"{where}[{name!r}]")
+            ) from None
 
 
 def _kind(value: Kind | str) -> Kind:

@@ -61,7 +61,7 @@ def scaffold_entry(name: str, *, kind: Kind | str, language: str | None = None) 
     scope = "shared" if language is None else canonical_language(language)
     require_str(name, "name", "a one-line name (str)")
     entry_id = slugify(name)
-    if not entry_id or "\n" in name:
+    if not entry_id or "\n" in name or "\r" in name:
         raise InputError(
             expected("a one-line name with letters or digits", repr(name), where="name")
         )

@@ -22,9 +22,9 @@ from typing import Any
 
 import attrs
 
-from kernelopt._errors import CatalogError, InputError, expected
+from kernelopt._errors import CatalogError, FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked, temp_file_target
-from kernelopt.catalog._fields import as_path, to_enum
+from kernelopt.catalog._fields import as_path, require_str, to_enum
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.index import INDEX_HEADER, render_index
@@ -36,7 +36,7 @@ from kernelopt.catalog.layout import (
     entry_path,
     iter_markdown,
 )
-from kernelopt.catalog.loader import load_tree
+from kernelopt.catalog.loader import load_tree, read_exact
 from kernelopt.catalog.markdown import parse_entry, render_entry
 from kernelopt.catalog.model import (
     Entry,
@@ -56,6 +56,25 @@ def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
     if isinstance(items, str):  # one condition, not a sequence of its characters
         raise InputError(expected("a sequence of conditions", repr(items)))
     return tuple(parse_condition(c) if isinstance(c, str) else c for c in items)
+
+
+def _entry_text(path: Path) -> str:
+    """An entry file's text; one saved in another encoding is a located FormatError."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise FormatError(
+            expected(
+                "a UTF-8 file", f"byte {error.object[error.start]:#04x} at offset {error.start}"
+            ),
+            path=path,
+        ) from None
+
+
+def _has_paragraphs(text: str, notes: str) -> bool:
+    """Whether ``notes`` is empty or already in ``text`` as whole paragraphs: a phrase
+    that only appears inside a paragraph is a note of its own, to be kept."""
+    return not notes or f"\n\n{notes}\n\n" in f"\n\n{text}\n\n"
 
 
 def _require(value: object, kind: type, where: str) -> None:
@@ -151,7 +170,7 @@ class KnowledgeTree:
 
     def _find(self, entry_id: str) -> tuple[Path | None, Entry]:
         found = [
-            (path, parse_entry(path.read_text(encoding="utf-8"), path=path))
+            (path, parse_entry(_entry_text(path), path=path))
             for path in candidate_paths(self.root, entry_id)
             if path.is_file()
         ]
@@ -197,6 +216,7 @@ class KnowledgeTree:
         page at ``docs/knowledge/index.md``): every operation ends by rewriting it."""
         path = self.root / INDEX_NAME
         if not path.is_file():
+            self._check_holds_a_tree()
             return
         try:
             head = path.read_text(encoding="utf-8")[: len(INDEX_HEADER)]
@@ -210,6 +230,22 @@ class KnowledgeTree:
                     f"another file at {path}, which would be replaced; pick another tree",
                 )
             )
+
+    def _check_holds_a_tree(self) -> None:
+        """Refuse to write a first ``index.md`` into a folder holding markdown outside the
+        entry folders: a project's ``docs/`` named for its ``docs/knowledge/``, where the
+        index would land among (or over) the site's own pages."""
+        if not self.root.is_dir():
+            return
+        for path in iter_markdown(self.root):
+            if isinstance(classify(self.root, path), str):
+                shown = path.relative_to(self.root).as_posix()
+                raise CatalogError(
+                    expected(
+                        f"a knowledge tree at {self.root} (markdown only in its entry folders)",
+                        f"{shown}, outside them; pick the tree's own folder or move the file",
+                    )
+                )
 
     def _remove_dead_temp_files(self) -> None:
         """Remove the temp files of writers killed between writing and renaming them.
@@ -233,12 +269,19 @@ class KnowledgeTree:
         tree = load_tree(self.root, lock=False)
         path = self.root / INDEX_NAME
         text = render_index(tree.entries, links=tree.links())
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        if not path.is_file() or read_exact(path) != text:
             atomic_write_text(path, text)
         return path
 
     def write_index(self) -> Path:
-        """Regenerate ``index.md`` from the tree's entries; returns its path."""
+        """Regenerate ``index.md`` from the tree's entries; returns its path.
+
+        Raises
+        ------
+        CatalogError
+            If the folder's ``index.md`` was not written by a knowledge tree, or it has
+            none and holds markdown outside the entry folders (not a knowledge tree).
+        """
         self._check_index_is_ours()
         self.root.mkdir(parents=True, exist_ok=True)
         with locked(self.root):
@@ -448,7 +491,8 @@ class KnowledgeTree:
             ``owner/repo path``.
         notes : str
             Text under the block's table. A new block gets it as is; an existing block
-            gets it appended after a blank line, unless its notes already contain it.
+            gets it appended after a blank line, unless its notes already hold it as
+            whole paragraphs (the same note given with each row is written once).
 
         Returns
         -------
@@ -458,14 +502,16 @@ class KnowledgeTree:
         Raises
         ------
         InputError
-            If ``row`` is not an :class:`EvidenceRow`, the source type is neither, or
-            ``source`` is empty: evidence recorded from now on names where it comes from.
+            If ``row`` is not an :class:`EvidenceRow`, the source type is neither,
+            ``notes`` is not a str, or ``source`` is empty: evidence recorded from now on
+            names where it comes from.
         CatalogError
             If ``entry_id`` is unknown, or the tree's ``index.md`` was not written by a
             knowledge tree.
         """
         _require(row, EvidenceRow, "row")
         kind = to_enum(SourceType, source_type, "source_type")
+        require_str(notes, "notes", "notes (str), empty for none")
         if not isinstance(source, str) or not source.strip():
             raise InputError(
                 expected(
@@ -484,7 +530,7 @@ class KnowledgeTree:
                 block = blocks[same[-1]]
                 merged_notes = (
                     block.notes
-                    if not notes or notes in block.notes
+                    if _has_paragraphs(block.notes, notes)
                     else "\n\n".join(filter(None, (block.notes, notes)))
                 )
                 blocks[same[-1]] = attrs.evolve(block, rows=(*block.rows, row), notes=merged_notes)

@@ -31,6 +31,23 @@ def test_list_text_and_json_with_filters(capsys: pytest.CaptureFixture[str]) -> 
     assert "kv-tile-shared-load" in [d["id"] for d in json.loads(out)]
 
 
+def test_index_refuses_a_folder_that_holds_other_markdown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `kernelopt catalog index docs` for docs/knowledge: docs/index.md may be the home page
+    # of the project's site, and docs/ holds pages that are no entries.
+    docs = tmp_path / "docs"
+    write_entry(docs / "knowledge", make_entry(interactions=()))
+    (docs / "guide").mkdir()
+    (docs / "guide" / "install.md").write_text("# Install\n", encoding="utf-8")
+    code, out, err = run(capsys, "index", str(docs))
+    assert code == 2 and out == ""
+    assert err.startswith("kernelopt catalog: error: Expected a knowledge tree") and "guide" in err
+    assert len(err.strip().split("\n")) == 1
+    assert not (docs / "index.md").exists()
+    assert run(capsys, "index", str(docs / "knowledge"))[0] == 0
+
+
 def test_show_prints_the_file_or_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "show", "online-softmax")
     assert code == 0 and out == render_entry(Catalog.builtin().get("online-softmax"))

@@ -257,3 +257,9 @@ def test_trailing_blanks_after_a_section_text_are_not_part_of_it(blank: str) -> 
     assert loose.count(blank) >= 4
     assert parse_entry(loose) == noted
     assert render_entry(parse_entry(loose)) == text
+
+
+def test_old_mac_line_endings_read_like_newlines(entry: Entry) -> None:
+    text = render_entry(entry)
+    assert parse_entry(text.replace("\n", "\r")) == entry
+    assert parse_entry(text.replace("\n", "\r\n")) == entry

@@ -109,6 +109,21 @@ def test_slugify() -> None:
     assert slugify("  exp2 / log2(e) ") == "exp2-log2-e"
 
 
+@pytest.mark.parametrize(
+    ("name", "entry_id"),
+    [
+        ("Naïve Softmax", "naive-softmax"),
+        ("Über-Fusion", "uber-fusion"),
+        ("Señor GEMM", "senor-gemm"),
+        ("Sub-µs Launches", "sub-us-launches"),
+        ("Ångström Tiles", "angstrom-tiles"),
+    ],
+)
+def test_slugify_keeps_the_letters_of_accented_names(name: str, entry_id: str) -> None:
+    # An accent is dropped, not the letter under it ("na-ve-softmax" for "Naïve").
+    assert slugify(name) == entry_id
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(entries())
 def test_json_round_trip(generated: Entry) -> None:
@@ -162,6 +177,7 @@ def test_public_names_resolve() -> None:
         (lambda: parse_entry(5), "text: Expected the file's text (str)"),
         (lambda: scaffold_entry(5, kind="optimization"), "name: Expected a one-line name"),
         (lambda: scaffold_entry("X", kind="trick"), "kind: Expected one of 'optimization'"),
+        (lambda: scaffold_entry("Split\rKV", kind="optimization"), "name: Expected a one-line"),
         (lambda: load_tree(5), "root: Expected a path"),
         (lambda: KnowledgeTree(5), "root: Expected a path"),
         (lambda: family_ancestors(5), "family: Expected a kernel family name (str)"),
@@ -201,6 +217,48 @@ def test_a_bad_kind_in_a_file_still_points_at_its_metadata_line(entry: Entry) ->
     with pytest.raises(FormatError) as raised:
         parse_entry(text, path="k/optimizations/demo-trick.md")
     assert raised.value.line == 4 and raised.value.section == "metadata"
+
+
+def _leaf_types(data: object) -> set[type]:
+    if isinstance(data, dict):
+        return {t for value in data.values() for t in _leaf_types(value)}
+    if isinstance(data, list):
+        return {t for value in data for t in _leaf_types(value)}
+    return {type(data)}
+
+
+def test_entry_to_dict_holds_plain_values_not_enums(entry: Entry) -> None:
+    data = entry_to_dict(entry)
+    # Plain str, not a str-valued enum: data handed to YAML, msgpack or a log stays plain.
+    assert _leaf_types(data) <= {str, float, type(None)}
+    assert type(data["kind"]) is str and data["kind"] == "optimization"
+    assert type(data["triggers"][0]["comparisons"][0]["op"]) is str
+    assert type(data["evidence"][0]["source_type"]) is str
+    assert type(data["interactions"][0]["relation"]) is str
+    assert entry_from_dict(data) == entry
+
+
+def test_json_missing_keys_are_named_as_missing(entry: Entry) -> None:
+    data = entry_to_dict(entry)
+    del data["name"]
+    del data["evidence"][0]["source_type"]
+    with pytest.raises(InputError) as raised:
+        entry_from_dict(data)
+    message = str(raised.value)
+    assert "name: missing" in message and "evidence[0].source_type: missing" in message
+
+
+@pytest.mark.parametrize("value", ["60", True, "1e3", [60]])
+def test_json_condition_values_are_not_coerced(entry: Entry, value: object) -> None:
+    # The validator refuses a string or a bool; the JSON reader must not turn them into
+    # numbers first ("60" into 60.0, true into 1.0).
+    data = entry_to_dict(entry)
+    data["triggers"][0]["comparisons"][0]["value"] = value
+    with pytest.raises(InputError) as raised:
+        entry_from_dict(data)
+    assert f"triggers[0].comparisons[0].value: Expected a number, got {value!r}" in str(
+        raised.value
+    )
 
 
 @pytest.mark.parametrize(

@@ -119,6 +119,10 @@ def test_metric_and_shape_values_may_be_any_real_number() -> None:
         ({"dram_pct": True}, "metrics['dram_pct']: Expected a number, got True"),
         ({"dram_pct": None}, "metrics['dram_pct']: Expected a number, got None"),
         ({5: 85.0}, "metrics: Expected a name (str), got 5"),
+        (
+            {"dram_pct": 10**400},
+            "metrics['dram_pct']: Expected a number a float can hold, got 1000",
+        ),
         ([("dram_pct", 85.0)], "metrics: Expected a mapping of names to numbers"),
     ],
 )
@@ -126,6 +130,11 @@ def test_bad_metric_values_say_what_was_expected(facts: object, message: str) ->
     with pytest.raises(InputError) as raised:
         CATALOG.query(metrics=facts)  # type: ignore[arg-type]
     assert message in str(raised.value)
+
+
+def test_a_shape_too_large_for_a_float_says_what_was_expected() -> None:
+    with pytest.raises(InputError, match=r"shape\['seqlen_k'\]: Expected a number a float can"):
+        CATALOG.query(shape={"seqlen_k": -(10**400)})
 
 
 def test_shape_query() -> None:
@@ -237,3 +246,19 @@ def test_a_family_only_user_entries_name_is_known(tmp_path: Path) -> None:
     mine = Catalog.load(root)
     assert "conv" in mine.families()
     assert "demo-trick" in ids(mine.query(family="conv"))
+
+
+def test_limit_takes_any_integer_including_numpy_ones() -> None:
+    np = pytest.importorskip("numpy")
+    everything = CATALOG.query()
+    assert CATALOG.query(limit=0) == []
+    assert CATALOG.query(limit=2) == everything[:2]
+    assert CATALOG.query(limit=np.int64(2)) == everything[:2]  # type: ignore[arg-type]
+    assert CATALOG.search("split kv", limit=np.uint8(1)) == CATALOG.search("split kv")[:1]  # type: ignore[arg-type]
+    assert CATALOG.query(limit=len(everything) + 5) == everything
+
+
+@pytest.mark.parametrize("limit", [-1, True, 2.0, "2"])
+def test_a_bad_limit_says_what_was_expected(limit: object) -> None:
+    with pytest.raises(InputError, match=r"limit: Expected a limit that is an int >= 0"):
+        CATALOG.query(limit=limit)  # type: ignore[arg-type]

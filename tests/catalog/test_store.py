@@ -13,7 +13,7 @@ from unittest import mock
 import attrs
 import pytest
 
-from kernelopt import CatalogError, InputError
+from kernelopt import CatalogError, FormatError, InputError
 from kernelopt._fileio import locked
 from kernelopt.catalog import (
     Catalog,
@@ -144,6 +144,62 @@ def test_record_evidence_groups_rows_by_source(tmp_path: Path) -> None:
     assert [len(b.rows) for b in entry.evidence] == [2, 1]
     assert entry.evidence[1].notes == "Why."
     assert [r.config for _, r in entry.evidence_rows] == ["b=32 s=1", "a", "b"]
+
+
+def test_record_evidence_keeps_a_note_that_is_only_part_of_an_earlier_one(
+    tmp_path: Path,
+) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+
+    def record(tag: str, notes: str) -> str:
+        entry = tree.record_evidence(
+            "demo-trick", _row(tag), source_type="local experiment", source="exp_7", notes=notes
+        )
+        return entry.evidence[-1].notes
+
+    assert record("a", "Warm L2. Cold L2 is 30 % slower.") == "Warm L2. Cold L2 is 30 % slower."
+    # A note of its own, though its words appear in the earlier note.
+    assert record("b", "Warm L2.") == "Warm L2. Cold L2 is 30 % slower.\n\nWarm L2."
+    # The same note again, with a row of its own, is not written twice.
+    assert record("c", "Warm L2.") == "Warm L2. Cold L2 is 30 % slower.\n\nWarm L2."
+    assert record("d", "Warm L2. Cold L2 is 30 % slower.\n\nWarm L2.") == (
+        "Warm L2. Cold L2 is 30 % slower.\n\nWarm L2."
+    )
+
+
+@pytest.mark.parametrize("notes", [5, None, ["Warm L2."]])
+def test_record_evidence_refuses_notes_that_are_not_text(tmp_path: Path, notes: object) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    path = tmp_path / "knowledge" / "optimizations" / "demo-trick.md"
+    before = path.read_bytes()
+    # Joining an existing block (same source) as well as starting a new one.
+    for source in ("experiments/exp_1/result.md", "exp_9"):
+        with pytest.raises(InputError, match=r"notes: Expected notes \(str\)"):
+            tree.record_evidence(
+                "demo-trick",
+                _row("z"),
+                source_type="local experiment",
+                source=source,
+                notes=notes,  # type: ignore[arg-type]
+            )
+    assert path.read_bytes() == before
+
+
+def test_an_update_of_a_file_that_is_not_utf8_says_so_and_writes_nothing(tmp_path: Path) -> None:
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    path = tree.add(make_entry())
+    # An editor that saved the file as Latin-1: "Naïve" is not UTF-8.
+    path.write_bytes(path.read_bytes().replace(b"Demo Trick", "Naïve Trick".encode("latin-1")))
+    before = path.read_bytes()
+    with pytest.raises(FormatError) as raised:
+        tree.record_evidence(
+            "demo-trick", _row("z"), source_type="local experiment", source="exp_9"
+        )
+    assert "Expected a UTF-8 file" in str(raised.value)
+    assert raised.value.path == str(path)
+    assert path.read_bytes() == before
 
 
 def test_operations_on_builtin_ids_copy_the_entry_into_the_tree(tmp_path: Path) -> None:

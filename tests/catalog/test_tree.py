@@ -234,3 +234,30 @@ def test_a_named_pipe_in_the_tree_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(root / "optimizations" / "pipe.md")
     # Opening the pipe to read it would block until a writer came: never, here.
     assert list(iter_markdown(root)) == []
+
+
+@pytest.mark.parametrize(("ending", "name"), [("\r\n", "CRLF"), ("\r", "CR")])
+def test_lint_warns_about_line_endings_the_canonical_form_does_not_use(
+    tmp_path: Path, ending: str, name: str
+) -> None:
+    root = tmp_path / "k"
+    path = write_entry(root, make_entry(interactions=()))
+    path.write_bytes(path.read_bytes().replace(b"\n", ending.encode()))
+    problems = lint_tree(root)
+    assert not [p for p in problems if p.is_error]
+    canonical = [p for p in problems if "canonical form" in p.message]
+    assert len(canonical) == 1 and canonical[0].path == str(path)
+    assert name in canonical[0].message and canonical[0].line == 1
+
+
+def test_an_index_with_crlf_line_endings_is_stale_and_rewritten(tmp_path: Path) -> None:
+    from kernelopt.catalog import KnowledgeTree
+
+    root = tmp_path / "k"
+    write_entry(root, make_entry(interactions=()))
+    index = KnowledgeTree(root).write_index()
+    canonical = index.read_bytes()
+    index.write_bytes(canonical.replace(b"\n", b"\r\n"))
+    assert any("stale index.md" in p.message for p in lint_tree(root))
+    KnowledgeTree(root).write_index()
+    assert index.read_bytes() == canonical
