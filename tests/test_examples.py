@@ -167,6 +167,24 @@ def test_step3_names_split_kv_as_the_missing_fundamental(
     ]
 
 
+def _unresolved_links(markdown: Path) -> list[str]:
+    """Relative link targets of ``markdown`` that name no file beside it."""
+    targets = re.findall(r"\]\(([^)\s]+\.md)\)", markdown.read_text("utf-8"))
+    return [t for t in targets if "://" not in t and not (markdown.parent / t).is_file()]
+
+
+@pytest.mark.slow
+def test_step3_diagnosis_links_entries_from_where_it_is_written(
+    walkthrough: tuple[Path, dict[str, str]],
+) -> None:
+    # As `kernelopt diagnose --write-plan` writes it: a reader of the log follows each
+    # action's link to its catalog entry.
+    log, _ = walkthrough
+    diagnosis = log / "experiments" / "diagnosis.md"
+    assert "](" in diagnosis.read_text("utf-8")
+    assert _unresolved_links(diagnosis) == []
+
+
 @pytest.mark.slow
 def test_learn_writes_a_valid_tree_inside_the_log(
     walkthrough: tuple[Path, dict[str, str]],
@@ -397,6 +415,65 @@ def test_an_interrupted_step_says_so_without_a_traceback(tmp_path: Path) -> None
     assert "start over with step 1" in err
 
 
+def _run_failing_to_write(script: str, log: Path, name: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` as :func:`_run` does, failing its first write of a file called ``name``
+    the way a full disk (or a Ctrl-C in the middle) would."""
+    hooks = log.parent / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "sitecustomize.py").write_text(
+        "import pathlib\n"
+        "write_text = pathlib.Path.write_text\n"
+        "def failing(self, *args, **kwargs):\n"
+        f"    if self.name == {name!r}:\n"
+        "        raise OSError('No space left on device')\n"
+        "    return write_text(self, *args, **kwargs)\n"
+        "pathlib.Path.write_text = failing\n",
+        encoding="utf-8",
+    )
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join((str(hooks), env["PYTHONPATH"]))
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--cpu", "--log", str(log)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_a_step1_that_failed_is_run_again_by_the_next_step(tmp_path: Path) -> None:
+    # Step 1 fails while writing CLAUDE.md: the next step must not take its log for a
+    # finished one and build on a log without CLAUDE.md.
+    log = tmp_path / "log"
+    failed = _run_failing_to_write(STEPS[0], log, "CLAUDE.md")
+    assert failed.returncode != 0 and "No space left on device" in failed.stderr
+    done = _run(STEPS[1], log)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "running 01_reference_and_workload.py first" in done.stdout
+    assert (log / "CLAUDE.md").is_file()
+
+
+@pytest.mark.slow
+def test_a_step_that_failed_after_its_result_stops_the_next_one(tmp_path: Path) -> None:
+    # Step 2 writes exp_2/result.md, then fails to snapshot the kernel it timed: the log
+    # has no kernels/mla_decode.py. Step 3 must not diagnose it as if step 2 had finished.
+    log = tmp_path / "log"
+    assert _run(STEPS[0], log).returncode == 0
+    failed = _run_failing_to_write(STEPS[1], log, "mla_decode.py")
+    assert failed.returncode != 0 and "No space left on device" in failed.stderr
+    assert (log / "experiments" / "exp_2" / "result.md").is_file()
+    later = _run(STEPS[2], log)
+    assert later.returncode != 0
+    assert "step 2 has not started yet" in later.stderr
+    assert not (log / "experiments" / "exp_3").exists()
+    again = _run(STEPS[1], log)
+    assert again.returncode != 0
+    assert "step 2 has not started yet" in again.stderr
+
+
 def test_step1_refuses_to_clear_a_directory_it_did_not_write(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
     done = _run(STEPS[0], tmp_path)
@@ -515,6 +592,8 @@ def test_guide_python_blocks_run_in_order(tmp_path: Path) -> None:
         (cuda_only if block.startswith("# needs CUDA") else runnable).append(block)
     assert len(runnable) >= 9
     script = tmp_path / "guide_session.py"
+    # Where the DIAGNOSE snippet wrote its plan, for the link check below.
+    runnable.append('print("guide plan:", work / "plan.md")')
     script.write_text("\n\n".join(runnable), encoding="utf-8")
     done = subprocess.run(
         [sys.executable, str(script)],
@@ -527,6 +606,9 @@ def test_guide_python_blocks_run_in_order(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "missing_fundamental" in done.stdout
+    plan = Path(re.findall(r"^guide plan: (.+)$", done.stdout, re.M)[-1])
+    assert "](" in plan.read_text("utf-8")
+    assert _unresolved_links(plan) == []
     for block in cuda_only:
         _assert_imports_exist(block)
 

@@ -203,9 +203,6 @@ print(
     ", ".join(f"{k}={facts[k]:g}" for k in ("s_q", "h_q", "h_kv", "seqlen_k")),
 )
 
-path = write_profile_md(profile, S.experiments / "workload_profile.md")
-print(f"   wrote {path.relative_to(S.log)}")
-
 # %% ------------------------------------------------------------------------------------
 # CLAUDE.md is the log's source of truth for later readers (people, agents, and
 # `kernelopt diagnose`): which kernel, which baseline, which points, which rules.
@@ -233,3 +230,10 @@ examples/mla_decode/ of kernelopt on {S.where}.
     encoding="utf-8",
 )
 print("   wrote CLAUDE.md")
+
+# The workload profile is the file that tells later steps this one finished (a step that
+# finds it missing runs step 1 first): it is written last.
+path = write_profile_md(profile, S.experiments / "workload_profile.md")
+print(f"   wrote {path.relative_to(S.log)}")
+
+_common.finish(S)  # last: later steps build on this log from here on

@@ -233,3 +233,5 @@ if ceilings is not None:
     print((S.experiments / "profile.md").read_text(encoding="utf-8"))
 else:
     print("   [CPU] No experiments/profile.md: a profile needs ceilings, and there are none here.")
+
+_common.finish(S)  # last: later steps build on this log from here on

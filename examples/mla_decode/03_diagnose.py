@@ -28,7 +28,8 @@ import _common
 S = _common.setup(3, __doc__ or "")
 
 from kernelopt.catalog import Catalog
-from kernelopt.diagnose import Pathology, diagnose
+from kernelopt.diagnose import Pathology, diagnose, render_plan
+from kernelopt.diagnose.plan import entry_links
 from kernelopt.experiments import write_plan
 from kernelopt.workflow import Change, Constraints, OptimizationTask
 
@@ -109,8 +110,11 @@ print("   Interactions:", ", ".join(f"{i.target} ({i.relation.value})" for i in 
 # change, as the orchestrator's task for the designer: a reader of the log (and the next
 # diagnosis) sees exactly what experiment 3 set out to try, and that the rest of the
 # diagnosis's actions are still open.
+# Its links to the entries resolve from where the file lies, as `kernelopt diagnose
+# --write-plan` writes them.
 diagnosis_path = S.experiments / "diagnosis.md"
-diagnosis_path.write_text(diagnosis.render_plan(), encoding="utf-8")
+links = entry_links(diagnosis, diagnosis_path)
+diagnosis_path.write_text(render_plan(diagnosis, links=links), encoding="utf-8")
 _common.banner(f"Diagnosis written to {diagnosis_path.relative_to(S.log)}; its actions:")
 for found in diagnosis.findings:  # ranked: severity, then cause before symptom
     for action in found.actions:
@@ -143,3 +147,5 @@ _common.banner(
     f"The task of experiment {_common.EXP_SPLIT_KV}, written to {path.relative_to(S.log)}"
 )
 print(task.render().rstrip())
+
+_common.finish(S)  # last: later steps build on this log from here on

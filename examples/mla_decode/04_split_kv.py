@@ -200,3 +200,5 @@ if any(o.path for o in learned):
             "   [CPU] What LEARN wrote is about interpreter speed and says so in its Config "
             "column: keep this tree in the scratch log, never in your docs/knowledge."
         )
+
+_common.finish(S)  # last: later steps build on this log from here on

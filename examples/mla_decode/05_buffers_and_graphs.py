@@ -309,3 +309,5 @@ write_experiment(
 print(
     f"   verdicts {verdict_text} → {status}; wrote experiments/exp_{_common.EXP_GRAPHS}/result.md"
 )
+
+_common.finish(S)  # last: later steps build on this log from here on

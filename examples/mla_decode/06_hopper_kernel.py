@@ -151,3 +151,5 @@ _common.snapshot_kernel(
 )
 print(f"   verdicts: {verdict_text}; geometric-mean speedup {gain:.3g}x → {status}")
 print(f"   wrote experiments/exp_{_common.EXP_HOPPER}/result.md")
+
+_common.finish(S)  # last: later steps build on this log from here on

@@ -227,3 +227,5 @@ diagnosis = diagnose(S.log, catalog=S.knowledge)
 for check in diagnosis.checks:
     mark = "x" if check.checked else " "
     print(f"   [{mark}] {check.pathology.value}: {_common.clip(check.sentence, 140)}")
+
+_common.finish(S)  # last: later steps build on this log from here on

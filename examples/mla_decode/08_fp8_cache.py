@@ -174,3 +174,5 @@ else:
         "not an attempt in the stall"
     )
 print(f"   attempts in the trailing stall: {list(summary.stall) or 'none'}")
+
+_common.finish(S)  # last: later steps build on this log from here on

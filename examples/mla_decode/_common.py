@@ -340,7 +340,7 @@ def _prepare_log(setup: Setup) -> None:
                 print("   emptied the log these steps wrote there: step 1 starts it over")
             shutil.rmtree(setup.log)
         setup.log.mkdir(parents=True)
-        marker.write_text(json.dumps(wanted) + "\n", encoding="utf-8")
+        marker.write_text(json.dumps({**wanted, "finished": []}) + "\n", encoding="utf-8")
         return
     if marker.is_file():
         found = json.loads(marker.read_text(encoding="utf-8"))
@@ -351,14 +351,19 @@ def _prepare_log(setup: Setup) -> None:
                 f"another --log"
             )
     done = setup.log / PRODUCTS[setup.step]
-    if done.exists():
+    if done.exists() and _finished(setup.log, setup.step):
         raise SystemExit(
             f"Expected a log where step {setup.step} has not run yet, got {done} (a log never "
             "rewrites a result): start over with step 1, or pass another --log"
         )
     for earlier in range(1, setup.step):
+        # A step writes its product before its last files (snapshots, CLAUDE.md, the
+        # devlog's rows): one that stopped after it has not finished, and is run again
+        # (step 1) or refuses to (any other), rather than leaving a later step a half log.
         product = PRODUCTS.get(earlier)
-        if product is not None and not (setup.log / product).is_file():
+        if product is not None and not (
+            (setup.log / product).is_file() and _finished(setup.log, earlier)
+        ):
             run_step(earlier, setup)
     # A step that started on this log and did not finish (interrupted, or it failed) may
     # have written part of its work (benchmark rows, LEARN's evidence): running it again
@@ -374,6 +379,36 @@ def _prepare_log(setup: Setup) -> None:
         )
     marker.write_text(
         json.dumps({**found, "started": [*started, setup.step]}) + "\n", encoding="utf-8"
+    )
+
+
+def _marker(log: Path) -> dict[str, Any]:
+    path = log / MARKER
+    if not path.is_file():
+        return {}
+    found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+def _finished(log: Path, step: int) -> bool:
+    """Whether ``step`` ran to its end on ``log`` (it called :func:`finish`).
+
+    A log started before the steps recorded their ends has no ``finished`` list: there a
+    step counts as finished once its product exists, as it did then.
+    """
+    found = _marker(log)
+    return "finished" not in found or step in [int(n) for n in found["finished"]]
+
+
+def finish(setup: Setup) -> None:
+    """Record in the log that this step ran to its end: call it last, after every write.
+
+    Later steps take an earlier step's work as done only once it is recorded here.
+    """
+    found = _marker(setup.log)
+    finished = [int(n) for n in found.get("finished", [])]
+    (setup.log / MARKER).write_text(
+        json.dumps({**found, "finished": [*finished, setup.step]}) + "\n", encoding="utf-8"
     )
 
 
