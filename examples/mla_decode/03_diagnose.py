@@ -28,8 +28,7 @@ import _common
 S = _common.setup(3, __doc__ or "")
 
 from kernelopt.catalog import Catalog
-from kernelopt.diagnose import Pathology, diagnose, render_plan
-from kernelopt.diagnose.plan import entry_links
+from kernelopt.diagnose import Pathology, diagnose, entry_links, render_plan
 from kernelopt.experiments import write_plan
 from kernelopt.workflow import Change, Constraints, OptimizationTask
 

@@ -47,7 +47,7 @@ from kernelopt.diagnose.params import (
     RepetitionLoopParams,
     WrongBottleneckParams,
 )
-from kernelopt.diagnose.plan import render_plan
+from kernelopt.diagnose.plan import entry_links, render_plan
 from kernelopt.experiments.log import ExperimentLog
 from kernelopt.experiments.readers import ReadLimits, read_log
 
@@ -80,6 +80,7 @@ __all__ = [
     "diagnosis_from_json",
     "diagnosis_to_dict",
     "diagnosis_to_json",
+    "entry_links",
     "load_catalog",
     "read_log",
     "render_plan",

@@ -200,6 +200,23 @@ def entry_links(
 
     An entry of the user's ``knowledge`` tree links there, any other the built-in file
     shipped with kernelopt; ids whose file is not found keep the tree-relative path.
+    Pass the result as :func:`render_plan`'s ``links`` when the plan goes to a file:
+    without it, links are relative to a knowledge tree's root and lead nowhere from
+    anywhere else.
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+        The diagnosis whose actions name catalog entries.
+    plan_path : path-like
+        Where the plan will be written (its folder is what links are relative to).
+    knowledge : str, optional
+        The user's knowledge tree, searched before the built-in entries.
+
+    Returns
+    -------
+    dict of str to str
+        Catalog id to a link relative to ``plan_path``'s folder.
     """
     check_instance(diagnosis, Diagnosis, "a Diagnosis (diagnose's result)", "diagnosis")
     check_path(plan_path, "plan_path")
