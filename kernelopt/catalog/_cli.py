@@ -37,7 +37,7 @@ from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES, 
 _DEFAULT_TREE = Path("docs") / "knowledge"
 # Other spellings are accepted too ("cutile-dsl" is cutile).
 _LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
-_USAGE = "a missing or malformed --knowledge tree"
+_USAGE = "a --knowledge path that is missing or not a folder"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -345,7 +345,8 @@ def _tree_dir(named: str | None, knowledge: str | None) -> Path:
 def _index(args: argparse.Namespace) -> int:
     root = _tree_dir(args.dir, args.knowledge)
     if not root.is_dir():
-        raise InputError(expected("a knowledge folder", f"{root} (not a folder)"))
+        why = "not a folder" if root.exists() else "no such folder"
+        raise InputError(expected("a knowledge folder", f"{root} ({why})"))
     tree = KnowledgeTree(root)
     path = tree.write_index()
     if args.json:

@@ -172,7 +172,8 @@ def load_tree(
     """
     base = as_path(root, "root")
     if not base.is_dir():
-        raise CatalogError(expected("a knowledge folder", f"{base} (not a folder)"))
+        why = "not a folder" if base.exists() else "no such folder"
+        raise CatalogError(expected("a knowledge folder", f"{base} ({why})"))
     with reading_lock(base) if lock else contextlib.nullcontext():
         return _load(base, strict=strict)
 

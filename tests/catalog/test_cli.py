@@ -302,3 +302,14 @@ def test_two_different_trees_are_refused(
     assert (code, out) == (2, "")
     assert f"Expected one knowledge tree, got {a} and --knowledge {b}" in err, err
     assert list(a.iterdir()) == [] and list(b.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "online-softmax"], ["search", "softmax"]])
+def test_a_knowledge_tree_that_is_not_there_is_a_usage_error(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A misspelt --knowledge would otherwise answer from the built-ins alone, exit 0.
+    missing = tmp_path / "knowlege"
+    code, out, err = run(capsys, *command, "--knowledge", str(missing))
+    assert code == 2 and out == ""
+    assert f"Expected a knowledge folder, got {missing} (no such folder)" in err

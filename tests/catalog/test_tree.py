@@ -108,8 +108,11 @@ def test_strict_load_raises(tmp_path: Path) -> None:
     (root / "optimizations" / "bad-one.md").unlink()
     with pytest.raises(CatalogError, match="unique id"):
         Catalog.load(root)
-    with pytest.raises(CatalogError, match="not a folder"):
+    with pytest.raises(CatalogError, match="missing \\(no such folder\\)"):
         Catalog.load(tmp_path / "missing")
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    with pytest.raises(CatalogError, match="a-file \\(not a folder\\)"):
+        Catalog.load(tmp_path / "a-file")
 
 
 def test_user_entries_override_builtins_by_id(tmp_path: Path) -> None:
