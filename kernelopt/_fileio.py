@@ -8,6 +8,7 @@ agents updating one knowledge tree) serialize instead of losing each other's upd
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import os
@@ -125,22 +126,30 @@ def temp_file_target(path: str | os.PathLike[str]) -> Path | None:
 def read_text(path: str | os.PathLike[str], *, what: str = "a text file") -> str:
     """The UTF-8 text of ``path``, line endings as written.
 
+    A file that starts with a UTF-16 byte-order mark (PowerShell's ``>`` writes one) is
+    read as UTF-16, without the mark; a UTF-8 mark is kept for the readers to skip.
+
     Raises
     ------
     InputError
         When there is no file at ``path`` (``what`` names what was expected).
     FormatError
-        When the bytes are not UTF-8, naming the file and the offset.
+        When the bytes are not UTF-8 (or UTF-16 after its mark), naming the file and the
+        offset.
     """
     target = Path(path)
     if not target.is_file():
         raise InputError(expected(what, f"no file at {os.fspath(path)}"))
+    data = target.read_bytes()
+    encoding = "utf-16" if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8"
     try:
-        with open(target, encoding="utf-8", newline="") as handle:
-            return handle.read()
+        return data.decode(encoding)
     except UnicodeDecodeError as error:
         raise FormatError(
-            expected("UTF-8 text", f"a byte that is not ({error.reason} at byte {error.start})"),
+            expected(
+                "UTF-8 text" if encoding == "utf-8" else "UTF-16 text after its byte-order mark",
+                f"a byte that is not ({error.reason} at byte {error.start})",
+            ),
             path=target,
         ) from None
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelopt import InputError
-from kernelopt._fileio import atomic_write_text, locked
+from kernelopt import FormatError, InputError
+from kernelopt._fileio import atomic_write_text, locked, read_text
 
 
 def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
@@ -63,3 +63,19 @@ def test_a_lock_that_cannot_be_opened_is_an_input_error(tmp_path: Path) -> None:
     refused = r"Expected a lock file kernelopt may open, got .*tree\.lock"
     with pytest.raises(InputError, match=refused), locked(tmp_path / "tree"):
         pass
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_text_saved_as_utf16_with_its_mark_reads(tmp_path: Path, encoding: str) -> None:
+    # PowerShell's `>` and some Windows editors save UTF-16 with a byte-order mark.
+    path = tmp_path / "handoff.md"
+    text = "# Optimization Task — v3\r\n\r\n- Latency: 74 µs\r\n"
+    path.write_bytes("\ufeff".encode(encoding) + text.encode(encoding))
+    assert read_text(path) == text
+
+
+def test_a_utf16_file_cut_inside_a_character_is_a_format_error(tmp_path: Path) -> None:
+    path = tmp_path / "handoff.md"
+    path.write_bytes("\ufeff# Task\n".encode("utf-16-le") + b"\x3d\xd8")  # half a pair
+    with pytest.raises(FormatError, match="Expected UTF-16 text after its byte-order mark"):
+        read_text(path)

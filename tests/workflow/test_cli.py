@@ -246,6 +246,24 @@ def made_up_ids(runs: Path) -> str:
     return report.render().replace("(`", "(`made-up-")
 
 
+def test_report_reads_a_hand_off_saved_as_utf16(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PowerShell's `>` saves UTF-16 with a byte-order mark; the hand-off is the same text.
+    monkeypatch.chdir(tmp_path)
+    task = OptimizationTask(
+        kernel="mla_decode",
+        current="v2",
+        new_version="v3",
+        bottleneck="Memory-bound",
+        optimizations=[Change.of(Catalog.builtin().get("split-kv-flash-decoding"), "split in 8")],
+    )
+    path = tmp_path / "task.md"
+    path.write_bytes(task.render().replace("\n", "\r\n").encode("utf-16"))
+    code, out, err = run(capsys, "report", "task", str(path), "--check")
+    assert code == 0 and out.strip() == f"{path}: OK", err
+
+
 def test_report_task_check(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
