@@ -59,9 +59,10 @@ def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
 
 
 def _entry_text(path: Path) -> str:
-    """An entry file's text; one saved in another encoding is a located FormatError."""
+    """An entry file's text (:func:`read_exact`); one saved in another encoding is a
+    located FormatError."""
     try:
-        return path.read_text(encoding="utf-8")
+        return read_exact(path)
     except UnicodeDecodeError as error:
         raise FormatError(
             expected(
