@@ -121,3 +121,55 @@ def test_readme_counts_match_the_code() -> None:
     assert f"({entries} entries on" in catalog_doc
     words = {9: "nine"}
     assert f"the {words[len(Pathology)]} plateau detectors" in readme
+
+
+def pip_installs(text: str) -> list[str]:
+    """Every ``pip install`` command of a markdown text, in code blocks or inline code,
+    with its line breaks folded and anything after ``&&`` or ``#`` cut."""
+    code = re.findall(r"^```[^\n]*\n(.*?)^```", text, re.S | re.M)
+    lines = [line for block in code for line in block.splitlines()]
+    lines += re.findall(r"`([^`]*pip install[^`]*)`", FENCE.sub("", text))
+    commands = [" ".join(line.split("&&")[0].split("#")[0].split()) for line in lines]
+    return [c for c in commands if "pip install" in c]
+
+
+def test_pip_installs_finds_inline_and_fenced_commands() -> None:
+    text = (
+        '```bash\n$ pip install "torch==2.13.0" -e . && kernelopt x  # why\n```\n'
+        "Or `python -m pip install torch==2.11.0\n  --extra-index-url U` first.\n"
+    )
+    assert pip_installs(text) == [
+        '$ pip install "torch==2.13.0" -e .',
+        "python -m pip install torch==2.11.0 --extra-index-url U",
+    ]
+
+
+def test_every_install_command_gets_a_torch_that_fits_the_pinned_triton() -> None:
+    # PyPI's torch wheels for Linux are CUDA builds, and each series requires its own
+    # Triton: only the series the README names for GPUs ships the Triton the dev extra
+    # pins. A command pinning any other series resolves only with the CPU build's index.
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    gpu = re.search(r"CUDA build of PyTorch (\d+\.\d+) first \(it ships Triton ([\d.]+)", readme)
+    assert gpu is not None, "the README no longer says which torch to install on a GPU"
+    assert f'"triton=={gpu[2]};' in pyproject
+    unresolvable = [
+        f"{page}: {command}"
+        for page in ("README.md", "docs/guide.md")
+        for command in pip_installs((REPO / page).read_text(encoding="utf-8"))
+        for version in re.findall(r"torch==(\d+\.\d+)", command)
+        if version != gpu[1] and "download.pytorch.org/whl/cpu" not in command
+    ]
+    assert unresolvable == []
+
+
+def test_readme_names_every_command_of_the_tool() -> None:
+    import argparse
+
+    from kernelopt.cli import build_parser
+
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    listed = re.search(r"The command-line tool: `kernelopt ([a-z|]+)`", readme)
+    assert listed is not None, "the README no longer lists the commands"
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert listed[1].split("|") == list(commands.choices)

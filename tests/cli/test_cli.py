@@ -19,6 +19,7 @@ from kernelopt import cli
 
 REPO = Path(__file__).resolve().parents[2]
 PLATEAU = REPO / "examples" / "logs" / "mla-decode-plateau"
+CALLS = REPO / "tests" / "workload" / "data" / "mla_decode_calls.jsonl"
 SCRIPT = Path(sys.executable).with_name("kernelopt")
 
 
@@ -290,3 +291,43 @@ def test_an_interrupt_is_one_line_and_exit_130(
     assert cli.main(["diagnose", str(PLATEAU)]) == 130
     err = capsys.readouterr().err
     assert err == "kernelopt diagnose: interrupted\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["diagnose", "{missing}"],
+        ["diagnose", "{file}"],
+        ["diagnose", str(PLATEAU), "--write-plan", "{folder}"],
+        ["diagnose", str(PLATEAU), "--knowledge", "{missing}"],
+        ["inspect", "{missing}"],
+        ["inspect", "{folder}"],
+        ["inspect", "{file}"],
+        ["inspect", str(CALLS), "--write", "{folder}"],
+        ["catalog", "list", "--knowledge", "{missing}"],
+        ["catalog", "list", "--knowledge", "{file}"],
+        ["catalog", "lint", "{file}"],
+        ["catalog", "index", "{missing}"],
+        ["catalog", "new", "--kind", "optimization", "--dir", "{file}", "A Name"],
+        ["learn", "--before", "{missing}", "--after", "{missing}", "--entry", "x"],
+        ["learn", "--before", "{folder}", "--after", "{folder}", "--entry", "x"],
+        ["report", "task", "{missing}"],
+        ["report", "version", "{folder}"],
+        ["report", "profile", "{folder}"],
+        ["report", "profile", "--rows", "{missing}", "--kernel", "k", "--version", "v"],
+        ["bench", "mla", "--extra-point", "b=1,s=1,t=64", "--out", "{folder}"],
+    ],
+)  # fmt: skip
+def test_a_path_that_is_missing_or_of_the_wrong_kind_is_one_expected_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    file = tmp_path / "file.txt"
+    file.write_text("not what any command reads\n", encoding="utf-8")
+    paths = {"missing": tmp_path / "missing", "folder": folder, "file": file}
+    code = cli.main([arg.format(**paths) for arg in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    [line] = err.splitlines()
+    assert line.startswith(f"kernelopt {argv[0]}: error: ") and "Expected " in line, line
