@@ -70,6 +70,17 @@ class Context:
                 found.setdefault(source.experiment, []).append(source)
         return {number: tuple(items) for number, items in sorted(found.items())}
 
+    @property
+    def profiled(self) -> bool:
+        """Whether the log holds profiling data: a profile, profiler lines, or metrics a
+        result recorded. Every item that asks reads it here, so none calls a kernel
+        unmeasured that another places on the roofline."""
+        return (
+            bool(self.log.profiling)
+            or self.log.profile is not None
+            or any(e.metrics for e in self.experiments)
+        )
+
     @functools.cached_property
     def kernel_texts(self) -> dict[str, str]:
         """The text of each full kernel source of the log (not diffs), by path."""

@@ -23,7 +23,7 @@ from kernelopt.diagnose.model import (
     TrajectoryPoint,
 )
 from kernelopt.diagnose.params import DiagnoseParams
-from kernelopt.diagnose.progress import HEADLINE, headline_key
+from kernelopt.diagnose.progress import HEADLINE, headline_key, point_key
 from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import Experiment, ExperimentLog, Series, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
@@ -250,7 +250,12 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
             value, unit = _headline(experiment, kind)
             name = experiment.headline_point if heads[0] != HEADLINE else ""
         else:
-            point = experiment.points[0] if experiment.points else None
+            # The point the best was chosen on (its first point when it names none).
+            key = progress.best_key()
+            point = next(
+                (p for p in experiment.points if point_key(p) == key),
+                experiment.points[0] if experiment.points else None,
+            )
             kind, value, unit = (
                 (point.kind.value, point.value, point.unit) if point else ("", None, "")
             )

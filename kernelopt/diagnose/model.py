@@ -8,6 +8,7 @@ diagnosis can be compared, stored and read back.
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Iterable
 
 import attrs
@@ -85,12 +86,25 @@ def _confidence(_instance: object, _attribute: object, value: float) -> None:
         raise InputError(expected("a confidence between 0 and 1", repr(value), where="confidence"))
 
 
+def _sequence(value: object, what: str) -> tuple[object, ...]:
+    # A string is iterable too, but "abc" is no list of three one-letter items.
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InputError(expected(what, repr(value)))
+    return tuple(value)
+
+
 def _ints(value: Iterable[int]) -> tuple[int, ...]:
-    return tuple(int(v) for v in value)
+    """Experiment numbers as a tuple: integers, not 3.5, "3" or True."""
+    items = _sequence(value, "a sequence of experiment numbers")
+    for item in items:
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise InputError(expected("experiment numbers (integers)", repr(item)))
+    return typing.cast("tuple[int, ...]", items)
 
 
 def _strs(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
+    """Texts as a tuple (a string itself is refused)."""
+    return typing.cast("tuple[str, ...]", _sequence(value, "a sequence of strings"))
 
 
 def _evidence(value: Iterable[Evidence]) -> tuple[Evidence, ...]:

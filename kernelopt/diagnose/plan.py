@@ -14,6 +14,7 @@ Layout::
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,6 +32,17 @@ def _value(value: float, unit: str, kind: str) -> str:
     if kind == "speedup":
         return f"{value:.3g}x"
     return f"{value:.4g} {unit}".strip()
+
+
+def _best_name(experiment: int, label: str) -> str:
+    """How the header names the best: as the new bests do (``exp 5``), with the log's own
+    label when it is more than a number (``step 5``, or ``exp 28: <devlog title>`` when
+    the label is not a word and the number)."""
+    if label.isdigit() or label == f"exp {experiment}":
+        return f"exp {experiment}"
+    if re.fullmatch(rf"[A-Za-z]+[ _#-]*0*{experiment}", label):
+        return label
+    return f"exp {experiment}: {label}"
 
 
 def _header(summary: LogSummary) -> list[str]:
@@ -64,10 +76,13 @@ def _header(summary: LogSummary) -> list[str]:
             # its own (a kept experiment opening a new point gains nothing over anything).
             lines.append(
                 f"Best so far at {best.point}: {_value(best.value, best.unit, best.kind)} "
-                f"({best.label})."
+                f"({_best_name(best.experiment, best.label)})."
             )
         else:
-            lines.append(f"Best so far: {_value(best.value, best.unit, best.kind)} ({best.label}).")
+            lines.append(
+                f"Best so far: {_value(best.value, best.unit, best.kind)} "
+                f"({_best_name(best.experiment, best.label)})."
+            )
     if summary.trajectory:
         shown = summary.trajectory[-_NEW_BESTS_SHOWN:]
         steps = ", ".join(

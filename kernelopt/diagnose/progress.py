@@ -23,10 +23,18 @@ from collections import Counter
 
 import attrs
 
-from kernelopt.experiments.log import Experiment, MetricKind
+from kernelopt.experiments.log import Experiment, MetricKind, Point
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["HEADLINE", "SAME_KERNEL_TOLERANCE", "Progress", "Step", "analyze", "headline_key"]
+__all__ = [
+    "HEADLINE",
+    "SAME_KERNEL_TOLERANCE",
+    "Progress",
+    "Step",
+    "analyze",
+    "headline_key",
+    "point_key",
+]
 
 HEADLINE = "headline"
 
@@ -98,11 +106,17 @@ def _values(
     for point in experiment.points:
         if point.value <= 0:
             continue
-        if point.kind is MetricKind.LATENCY:
-            found[f"{point.name}|latency"] = -point.value * _TO_US.get(point.unit, 1.0)
-        else:
-            found[f"{point.name}|{point.kind.value}|{point.unit}"] = point.value
+        sign = -_TO_US.get(point.unit, 1.0) if point.kind is MetricKind.LATENCY else 1.0
+        found[point_key(point)] = sign * point.value
     return found
+
+
+def point_key(point: Point) -> str:
+    """The key of a named point's number among a step's values (``"tiny|speedup|x"``,
+    ``"causal|latency"``: latencies of any unit are one quantity)."""
+    if point.kind is MetricKind.LATENCY:
+        return f"{point.name}|latency"
+    return f"{point.name}|{point.kind.value}|{point.unit}"
 
 
 def _relative(new: float, old: float) -> float:
@@ -214,19 +228,32 @@ class Progress:
             if s.gain is not None and s.gain > min_gain and s.eligible
         ]
 
+    def best_key(self) -> str:
+        """The number :meth:`best` is the best on: the headline at the point the latest
+        attempt measured (kept or not) that a kept experiment also measured, else, in a
+        log of named points, the first point of the latest kept measurement."""
+        held = {k for s in self.steps if s.eligible for k in s.values if headline_key(k)}
+        # The point the latest attempt measured, kept or not, if anything kept was measured
+        # there: a reverted try at the 16-head point means the effort works on that point.
+        latest = [k for s in self.steps for k in s.values if k in held]
+        if latest:
+            return latest[-1]
+        # Named points (regimes): each is its own quantity, and the best on one is the
+        # latest step that gained on it, not whatever the latest step measured there.
+        measured = [s for s in self.steps if s.eligible and s.values]
+        if measured and not any(headline_key(k) for k in measured[-1].values):
+            return next(iter(measured[-1].values))
+        return HEADLINE
+
     def best(self) -> Step | None:
-        """The step holding the best headline (or best on most points): the latest that
-        gained on it.
+        """The step holding the best on :meth:`best_key` (the headline, or one named
+        point): the latest that gained on it.
 
         With headlines at several trial points, the best at the point of the latest
         measured headline (kept or not) that a kept experiment also measured: where the
         effort stands now.
         """
-        held = {k for s in self.steps if s.eligible for k in s.values if headline_key(k)}
-        # The point the latest attempt measured, kept or not, if anything kept was measured
-        # there: a reverted try at the 16-head point means the effort works on that point.
-        latest = [k for s in self.steps for k in s.values if k in held]
-        key = latest[-1] if latest else HEADLINE
+        key = self.best_key()
         best: Step | None = None
         for step in self.steps:
             if not step.eligible or key not in step.values:

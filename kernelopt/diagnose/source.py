@@ -343,6 +343,25 @@ def _assigned_to_cache(parent: ast.AST | None) -> bool:
     return False
 
 
+def _launches_kernel(function: ast.AST) -> bool:
+    """Whether ``function`` launches a kernel itself (``kernel[grid](...)``)."""
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+        for node in ast.walk(function)
+    )
+
+
+def _kept_across_calls(
+    assignment: ast.AST | None, function: ast.AST | None, conditional: bool
+) -> bool:
+    """Whether an allocation assigned by ``assignment`` is kept for later calls: stored on
+    an object or in a container, unless the function that launches the kernel stores it
+    unconditionally (``conditional``: under an ``if``), which replaces it every call."""
+    if not _assigned_to_cache(assignment):
+        return False
+    return conditional or function is None or not _launches_kernel(function)
+
+
 def _call_name(node: ast.Call) -> str:
     func = node.func
     if isinstance(func, ast.Attribute):
@@ -390,7 +409,12 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
     per_call: list[Allocation] = []
     per_launch: list[Allocation] = []
 
-    def record(node: ast.Call, ancestors: list[ast.AST], function: str, launch: bool) -> None:
+    def record(
+        node: ast.Call,
+        ancestors: list[ast.AST],
+        function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+        launch: bool,
+    ) -> None:
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in _ALLOC_NAMES:
             return
@@ -398,8 +422,10 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
         is_torch = isinstance(owner, ast.Name) and owner.id == "torch"
         if not (is_torch or func.attr.startswith("new_") or func.attr.endswith("_like")):
             return
-        if _guarded_by_none_check(ancestors) or _assigned_to_cache(
-            ancestors[-1] if ancestors else None
+        inside = ancestors[ancestors.index(function) + 1 :] if function in ancestors else []
+        conditional = any(isinstance(a, ast.If) for a in inside)
+        if _guarded_by_none_check(ancestors) or _kept_across_calls(
+            ancestors[-1] if ancestors else None, function, conditional
         ):
             return
         line = getattr(node, "lineno", 0)
@@ -408,7 +434,7 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
                 path=source.path,
                 line=line,
                 call=f"{'torch.' if is_torch else '.'}{func.attr}",
-                function=function,
+                function=function.name if not isinstance(function, ast.Lambda) else "<lambda>",
                 text=lines[line - 1].strip() if 0 < line <= len(lines) else "",
                 per_launch=launch,
             )
@@ -433,8 +459,7 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
         elif isinstance(node, ast.Lambda) and any(node is a for a in allocator_lambdas):
             function, launch = node, True
         if isinstance(node, ast.Call) and function is not None:
-            name = function.name if not isinstance(function, ast.Lambda) else "<lambda>"
-            record(node, ancestors, name, launch)
+            record(node, ancestors, function, launch)
         for child in ast.iter_child_nodes(node):
             visit(child, [*ancestors, node], function, launch)
 
@@ -508,6 +533,13 @@ def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, 
         if launches and taken is not None:
             # The caller can pass persistent buffers in.
             return getattr(node, "lineno", 0), f"{node.name}() takes {taken}="
+        # What runs only under an ``if`` (a shape check) may keep its buffer for later calls.
+        conditional = {
+            below
+            for branch in ast.walk(node)
+            if isinstance(branch, ast.If)
+            for below in ast.walk(branch)
+        }
         for inner in ast.walk(node):
             if isinstance(inner, ast.If) and re.search(
                 r"\bis None\b|\bnot in\b|== None", ast.unparse(inner.test)
@@ -515,7 +547,9 @@ def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, 
                 allocated = next((n for n in ast.walk(inner) if _is_allocation(n)), None)
                 if allocated is not None:
                     return at(allocated)  # allocated once, on the first call
-            if _assigned_to_cache(inner) and any(_is_allocation(n) for n in ast.walk(inner)):
+            if _kept_across_calls(inner, node, inner in conditional) and any(
+                _is_allocation(n) for n in ast.walk(inner)
+            ):
                 return at(inner)  # kept on an object or in a dict across calls
     return None
 
@@ -858,7 +892,35 @@ _ALIASES = {
     "h_q": ("h_q", "num_heads", "H_Q", "nheads", "num_q_heads"),
     "h_kv": ("h_kv", "num_kv_heads", "H_KV", "nheads_kv"),
 }
+# Comparison operators, the two-character ones first so that ``>=`` is not read as ``>``.
+_ANY_OP = "==|!=|<=|>=|<|>"
 _GUARD = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(==|<=|>=|<|>|!=)\s*([-\w.]+)\s*$")
+
+
+def _spaced(text: str) -> str:
+    """A pattern for ``text`` as written, spaces free."""
+    return r"\s*".join(re.escape(part) for part in text.split())
+
+
+def _expression_pattern(guard: str) -> re.Pattern[str] | None:
+    """An expression guard (``q.shape[1] == 1``) as the kernel may test it: as written,
+    mirrored (``1 == q.shape[1]``) or negated (``!=``; ``> 1`` for ``== 1``), spaces free,
+    and not inside a longer expression (``q.shape[1] == 16``, ``kq.shape[1]``)."""
+    if not guard.split():
+        return None
+    sides = [side.strip() for side in guard.split("==")]
+    if len(sides) == 2 and all(sides):
+        left, right = (_spaced(side) for side in sides)
+        number = _NUMBER.fullmatch(sides[1]) is not None
+        forward = "==|!=" + ("|<=|>" if number else "")
+        mirrored = "==|!=" + ("|>=|<" if number else "")
+        body = rf"{left}\s*(?:{forward})\s*{right}|{right}\s*(?:{mirrored})\s*{left}"
+    else:
+        body = _spaced(guard)
+    return re.compile(rf"(?<![\w.])(?:{body})(?![\w.])")
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def guard_present(
@@ -868,19 +930,21 @@ def guard_present(
     and the negated test (``if s_q > 1:`` is a special path too); None when absent."""
     match = _GUARD.match(guard)
     if match is None:
-        # An expression guard (``q.shape[1] == 1``): look for it as written, spaces free.
-        parts = [re.escape(part) for part in re.split(r"\s+", guard.strip()) if part]
-        if not parts:
-            return None
-        return find_pattern(sources, re.compile(r"\s*".join(parts)))
-    name, _op, value = match.groups()
+        pattern = _expression_pattern(guard)
+        return find_pattern(sources, pattern) if pattern is not None else None
+    name, op, value = match.groups()
     base = name.rsplit(".", 1)[-1]
     spellings = _ALIASES.get(base, (base,))
     if base not in spellings:
         spellings = (base, *spellings)
     names = "|".join(re.escape(s) for s in spellings)
     number = re.escape(value)
+    # An equality guard shows as itself, its negation, or the one-sided test that singles
+    # the value out (``s_q <= 1``, ``s_q > 1``); ``s_q >= 1`` and ``s_q < 1`` ask whether
+    # there is any query at all, which every call answers the same way.
+    forward, mirrored = ("==|!=|<=|>", "==|!=|>=|<") if op == "==" else (_ANY_OP, _ANY_OP)
     pattern = re.compile(
-        rf"(?:\b(?:{names})\b\s*(?:==|!=|<=|>|<|>=)\s*{number}\b)|(?:\b{number}\s*(?:==|!=|<|>=)\s*\b(?:{names})\b)"
+        rf"(?:\b(?:{names})\b\s*(?:{forward})\s*{number}\b)"
+        rf"|(?:\b{number}\s*(?:{mirrored})\s*\b(?:{names})\b)"
     )
     return find_pattern(sources, pattern)

@@ -113,6 +113,34 @@ def test_a_note_of_unknown_date_is_not_said_to_precede_the_attempts(tmp_path: Pa
     assert "where the note stands among them is not recorded" in finding.summary
 
 
+def test_a_plans_own_experiment_acts_on_it(tmp_path: Path) -> None:
+    # exp_N/plan.md is written before experiment N runs: N is the first that can act on
+    # it, so the idea N carried out was not ignored, and nothing was "made after" N.
+    root = _seed_log(tmp_path / "log")
+    rows = [
+        "| 3 | warp specialized producer consumer pipeline | 1100 | us | PASS | KEPT |",
+        *(f"| {n} | variant {n} | {1100 - n} | us | PASS | REVERTED |" for n in range(4, 7)),
+    ]
+    with (root / "experiments" / "summary.md").open("a", encoding="utf-8") as summary:
+        summary.write("\n".join(rows) + "\n")
+    plan = root / "experiments" / "exp_3" / "plan.md"
+    plan.parent.mkdir()
+    plan.write_text(
+        "# Plan for experiment 3\n\n## Next steps\n\n"
+        "- Warp specialized producer consumer pipeline with a dedicated loader warp\n",
+        encoding="utf-8",
+    )
+    assert diagnose(root).finding(P.IGNORED_PRIOR_RESEARCH) is None
+    plan.write_text(
+        "# Plan for experiment 3\n\n## Next steps\n\n"
+        "- Persistent grid scheduling over the output tiles\n",
+        encoding="utf-8",
+    )
+    finding = diagnose(root).finding(P.IGNORED_PRIOR_RESEARCH)
+    assert finding is not None
+    assert "the 3+ attempts that followed (made in exp 3's plan)" in finding.summary
+
+
 def test_missing_fundamental_agrees_with_buffer_persistence_on_out(tmp_path: Path) -> None:
     root = _seed_log(tmp_path / "log")
     diagnosis = diagnose(root)
@@ -224,6 +252,26 @@ def test_the_header_names_the_best_at_its_point_without_calling_it_new() -> None
     plan = render_plan(attrs.evolve(diagnosis, summary=summary))
     assert "Best so far at b=2 s=1 kv=fp8: 273.2 us (exp 5)." in plan
     assert "Latest new best" not in plan
+
+
+def test_the_header_names_the_best_by_the_number_the_new_bests_use() -> None:
+    # The new bests are listed as "exp N": the best must read so too, whether its label is
+    # a bare row number or a devlog entry's title.
+    diagnosis = diagnose(EXAMPLES / "mla-decode-plateau")
+    import attrs
+
+    for label, shown in (
+        ("5", "(exp 5)."),
+        ("2026-12-02 BLOCK_N=64", "(exp 5: 2026-12-02 BLOCK_N=64)."),
+        ("step 5", "(step 5)."),
+        # A date holding the number is not the number.
+        ("2026-04-05 BLOCK_N=64", "(exp 5: 2026-04-05 BLOCK_N=64)."),
+    ):
+        best = attrs.evolve(diagnosis.summary.best, label=label)  # type: ignore[misc]
+        plan = render_plan(
+            attrs.evolve(diagnosis, summary=attrs.evolve(diagnosis.summary, best=best))
+        )
+        assert f"Best so far: 273.2 us {shown}" in plan
 
 
 def test_a_log_of_no_attempt_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -204,6 +204,26 @@ def attend(Q, K, V, O):
 """
 
 
+def test_a_wall_with_an_unknown_verdict_inside_says_so(catalog: Catalog) -> None:
+    # exp 6 records no verdict: exps 5, 7, 8 are the latest with one, not "the last 3".
+    experiments = [
+        exp(1, 10.0, status=Status.BASELINE),
+        exp(2, 8.0),
+        *(exp(n, 9.0, status=Status.FAILED, correctness=Correctness.FAIL) for n in (5, 7, 8)),
+    ]
+    experiments.insert(3, exp(6, 9.0, status=Status.REVERTED, correctness=Correctness.UNKNOWN))
+    wall = diagnose_log(log_of(experiments), catalog=catalog).finding(Pathology.CORRECTNESS_WALL)
+    assert wall is not None and wall.experiments == (5, 7, 8)
+    assert wall.summary.startswith(
+        "The latest 3 attempts with a verdict (exps 5, 7, 8) all fail correctness "
+        "(exp 6 records none)."
+    )
+    # One after the run is among the latest attempts too.
+    experiments.append(exp(9, 9.0, status=Status.REVERTED, correctness=Correctness.UNKNOWN))
+    wall = diagnose_log(log_of(experiments), catalog=catalog).finding(Pathology.CORRECTNESS_WALL)
+    assert wall is not None and "(exps 6, 9 record none)" in wall.summary
+
+
 def test_correctness_wall_on_bf16_dots_is_worded_neutrally(catalog: Catalog) -> None:
     failing = [
         exp(1, 10.0, status=Status.BASELINE),
@@ -259,6 +279,42 @@ def test_wrong_bottleneck_and_no_profile(catalog: Catalog) -> None:
         diagnose_log(log_of(metrics_only), catalog=catalog).finding(Pathology.WRONG_BOTTLENECK)
         is not None
     )
+
+
+def test_a_bound_from_a_results_metrics_cites_that_result(catalog: Catalog) -> None:
+    # profile.md measured 30 % DRAM; the latest result's 85 % is what places the kernel,
+    # so the evidence must point at that result, not at the profile.
+    experiments = [
+        exp(1, 50.0, status=Status.BASELINE),
+        exp(2, 40.0, description="Triton kernel"),
+        exp(3, 40.1, status=Status.NEUTRAL, description="unroll the loop for more ILP"),
+        exp(4, 40.2, status=Status.NEUTRAL, description="tensor core MMA tile"),
+        exp(
+            5,
+            40.0,
+            status=Status.NEUTRAL,
+            description="fewer instructions per element",
+            metrics={"dram_pct": 85.0, "tc_pct": 4.0},
+        ),
+    ]
+    profile = ProfileFacts(
+        bottleneck=None,
+        metrics={"dram_pct": 30.0, "tc_pct": 10.0},
+        source=SourceRef(path="experiments/profile.md"),
+    )
+    wrong = diagnose_log(log_of(experiments, profile=profile), catalog=catalog).finding(
+        Pathology.WRONG_BOTTLENECK
+    )
+    assert wrong is not None
+    assert wrong.evidence[0].quote == "dram_pct=85, tc_pct=4"
+    assert wrong.evidence[0].source == "experiments/summary.md:7"
+    # Metrics the profile alone holds are cited there.
+    alone = [*experiments[:4], exp(5, 40.0, status=Status.NEUTRAL, description="fewer FMAs")]
+    hot = attrs.evolve(profile, metrics={"dram_pct": 85.0, "tc_pct": 4.0})
+    wrong = diagnose_log(log_of(alone, profile=hot), catalog=catalog).finding(
+        Pathology.WRONG_BOTTLENECK
+    )
+    assert wrong is not None and wrong.evidence[0].source == "experiments/profile.md"
 
 
 COMPUTE_BOUND = ProfileFacts(
@@ -454,6 +510,24 @@ def test_missing_fundamental(catalog: Catalog, fake_catalog: FakeCatalog) -> Non
     assert any("family" in m for c in unknown.checks for m in c.missing)
 
 
+def test_profiling_metrics_in_results_count_as_instrumentation(
+    fake_catalog: FakeCatalog,
+) -> None:
+    # Item 4 places the kernel by the metrics a result recorded; item 5 must not then call
+    # the measurement that produced them missing.
+    experiments = [
+        exp(1, 10.0, status=Status.BASELINE),
+        exp(2, 8.0, description="decode kernel", metrics={"dram_pct": 82.0, "tc_pct": 5.0}),
+    ]
+    split = kernel("NUM_SPLITS: tl.constexpr\nm_i = 0\nl_i = 0\n")
+    diagnosis = diagnose_log(
+        log_of(experiments, kernels=(split,)), catalog=fake_catalog, family="decode-attention"
+    )
+    assert "memory-bound" in _sentence(diagnosis, Pathology.WRONG_BOTTLENECK)
+    assert diagnosis.finding(Pathology.MISSING_FUNDAMENTAL) is None
+    assert "cuda-event-instrumentation" in _sentence(diagnosis, Pathology.MISSING_FUNDAMENTAL)
+
+
 def _snapshot(lines: int, configs: str, number: int):  # type: ignore[no-untyped-def]
     body = "\n".join(f"x{i} = {i}" for i in range(lines))
     text = (
@@ -598,6 +672,39 @@ def test_buffer_persistence(catalog: Catalog) -> None:
     assert any("kernel source" in m for c in none.checks for m in c.missing)
 
 
+def test_a_buffer_stored_on_self_at_every_launch_is_allocated_per_call(
+    catalog: Catalog,
+) -> None:
+    # Storing the new tensor on the object does not keep it: the launch that makes it runs
+    # on every call, and replaces it each time.
+    per_call = (
+        "import torch, triton\n"
+        "class Op:\n"
+        "    def __call__(self, x):\n"
+        "        self.out = torch.empty_like(x)\n"
+        "        k[(1,)](x, self.out)\n"
+        "        return self.out\n"
+    )
+    diagnosis = diagnose_log(log_of([exp(1, 5.0)], kernels=(kernel(per_call),)), catalog=catalog)
+    found = diagnosis.finding(Pathology.BUFFER_PERSISTENCE)
+    assert found is not None and found.evidence[0].source == "kernels/k.py:4"
+    # Made once in __init__, or again only when the shape changes: kept across calls.
+    for kept in (
+        per_call.replace(
+            "    def __call__(self, x):\n        self.out = torch.empty_like(x)\n",
+            "    def __init__(self, x):\n        self.out = torch.empty_like(x)\n"
+            "    def __call__(self, x):\n",
+        ),
+        per_call.replace(
+            "        self.out = torch.empty_like(x)\n",
+            "        if x.shape != self.shape:\n            self.out = torch.empty_like(x)\n",
+        ),
+    ):
+        kept_log = log_of([exp(1, 5.0)], kernels=(kernel(kept),))
+        diagnosis = diagnose_log(kept_log, catalog=catalog)
+        assert diagnosis.finding(Pathology.BUFFER_PERSISTENCE) is None, kept
+
+
 def test_overlooked_shortcut(tmp_path: Path, catalog: Catalog) -> None:
     profile = REPO / "examples/logs/mla-decode-plateau/experiments/workload_profile.md"
     (tmp_path / "experiments").mkdir()
@@ -625,6 +732,34 @@ def test_overlooked_shortcut(tmp_path: Path, catalog: Catalog) -> None:
     missing = diagnose_log(log_of([exp(1, 5.0)]), catalog=catalog)
     assert "workload_profile.md" in _sentence(missing, Pathology.OVERLOOKED_SHORTCUT)
     assert not _checked(missing, Pathology.OVERLOOKED_SHORTCUT)
+
+
+def test_a_shortcut_tried_and_reverted_is_not_said_to_be_in_the_kernel(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    profile = REPO / "examples/logs/mla-decode-plateau/experiments/workload_profile.md"
+    (tmp_path / "experiments").mkdir()
+    shutil.copy(profile, tmp_path / "experiments" / "workload_profile.md")
+    decode = kernel("def mla(q, kv):\n    b, s_q, h, d = q.shape\n")
+    tried = exp(
+        2,
+        5.2,
+        status=Status.REVERTED,
+        description="one-token path",
+        tags=("size-1-axis-shortcut",),
+    )
+    log = log_of(
+        [exp(1, 5.0), tried],
+        root=str(tmp_path),
+        workload_profile="experiments/workload_profile.md",
+        kernels=(decode,),
+    )
+    diagnosis = diagnose_log(log, catalog=catalog)
+    # Tried, so not overlooked; but the kernel has no such path, and the item must not say so.
+    assert diagnosis.finding(Pathology.OVERLOOKED_SHORTCUT) is None
+    sentence = _sentence(diagnosis, Pathology.OVERLOOKED_SHORTCUT)
+    assert "already has a path" not in sentence
+    assert "exp 2 (REVERTED)" in sentence and "experiments/summary.md:4" in sentence
 
 
 def test_headlines_at_different_trial_points_are_not_compared(

@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 
 from kernelopt.diagnose import Pathology, diagnose, diagnose_log
-from kernelopt.experiments import Experiment, Fact, SourceRef
+from kernelopt.experiments import Experiment, Fact, Point, SourceRef
 from kernelopt.experiments.records import Correctness, Status
 
 from .conftest import FakeCatalog, exp, log_of
@@ -176,6 +176,47 @@ def test_every_handled_shortcut_is_named(tmp_path: Path) -> None:
         "The kernel already has a path for each of the 2 shortcuts covering 50% of calls or "
         "of time: n == 1 (kernels/op.py:5), m == 1 (kernels/op.py:7)."
     )
+
+
+def test_a_loops_numbers_name_their_points(fake_catalog: FakeCatalog) -> None:
+    # 47 us at h=16 beside 74 us at h=128 in "none moved the best" would read as a 36 %
+    # gain the sentence denies: each number names the point it was timed at.
+    steps = [
+        _at(exp(1, 100.0, status=Status.BASELINE), "h=128"),
+        _at(exp(2, 75.0), "h=128"),
+        _at(exp(3, 60.0, status=Status.BASELINE), "h=16"),
+        _at(exp(4, 47.0), "h=16"),
+    ]
+    steps += [
+        _at(exp(5, 74.5, status=Status.REVERTED, description="BLOCK_N=32"), "h=128"),
+        _at(exp(6, 47.5, status=Status.REVERTED, description="BLOCK_N=128"), "h=16"),
+        _at(exp(7, 74.9, status=Status.REVERTED, description="BLOCK_N=16"), "h=128"),
+    ]
+    loop = diagnose_log(log_of(steps), catalog=fake_catalog).finding(Pathology.REPETITION_LOOP)
+    assert loop is not None and loop.experiments == (5, 6, 7)
+    assert "(74.5 us at h=128, 47.5 us at h=16, 74.9 us at h=128)" in loop.summary
+
+
+def _regimes(experiment: Experiment, **speedups: float) -> Experiment:
+    """``experiment`` reporting a speedup per named regime (no headline)."""
+    points = tuple(
+        Point(name=name, value=value, unit="x", kind="speedup", source=SourceRef(path="p.md"))
+        for name, value in speedups.items()
+    )
+    return attrs.evolve(experiment, latency=None, unit=None, points=points)
+
+
+def test_the_best_of_a_regime_log_is_the_best_at_its_regime(fake_catalog: FakeCatalog) -> None:
+    # Step 3 is flat on tiny (2.58x after 2.64x) and edges default up: the best at tiny is
+    # still step 2's 2.64x, whatever regime the latest step lists first.
+    steps = [
+        _regimes(exp(1, 1.0), tiny=1.5, default=1.2),
+        _regimes(exp(2, 1.0), tiny=2.64, default=1.397),
+        _regimes(exp(3, 1.0), tiny=2.585, default=1.398),
+    ]
+    best = diagnose_log(log_of(steps), catalog=fake_catalog).summary.best
+    assert best is not None
+    assert (best.experiment, best.point, best.value) == (2, "tiny", 2.64)
 
 
 def test_plateau_evidence_names_the_point_of_each_number(fake_catalog: FakeCatalog) -> None:

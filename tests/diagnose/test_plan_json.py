@@ -50,6 +50,43 @@ def test_json_round_trips(diagnosis: Diagnosis) -> None:
         diagnosis_from_json("[1, 2]")
 
 
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        # A string is no list of one-letter root causes.
+        (lambda d: d.__setitem__("root_causes", "abc"), "root_causes"),
+        (lambda d: d["findings"][0].__setitem__("missing", "abc"), "missing"),
+        (lambda d: d["findings"][0].__setitem__("summary", 3), "a number as the summary"),
+        (lambda d: d["findings"][0].__setitem__("experiments", [True]), "true as exp 1"),
+        (lambda d: d["findings"][0].__setitem__("experiments", ["3"]), "'3' as exp 3"),
+        (lambda d: d["findings"][0].__setitem__("experiments", [3.5]), "3.5 as exp 3"),
+        (lambda d: d["summary"].__setitem__("experiments", "6"), "'6' experiments"),
+        (lambda d: d["checks"][0].__setitem__("checked", 1), "1 as true"),
+    ],
+)
+def test_json_values_are_not_coerced(diagnosis: Diagnosis, change: object, why: str) -> None:
+    data = json.loads(diagnosis.to_json())
+    change(data)  # type: ignore[operator]
+    with pytest.raises(FormatError, match="Expected a diagnosis"):
+        diagnosis_from_dict(data)
+
+
+def test_json_numbers_keep_their_meaning(diagnosis: Diagnosis) -> None:
+    # An integer where a float is stored (273 for 273.0) is the same number.
+    data = json.loads(diagnosis.to_json())
+    data["findings"][0]["confidence"] = 1
+    assert diagnosis_from_dict(data).findings[0].confidence == 1.0
+
+
+def test_records_refuse_a_string_for_a_list_and_a_non_integer_experiment() -> None:
+    with pytest.raises(InputError, match="Expected a sequence of strings, got 'abc'"):
+        Finding(pathology="local_minimum", summary="x", missing="abc")  # type: ignore[arg-type]
+    for number in (3.5, "3", True):
+        with pytest.raises(InputError, match="Expected experiment numbers"):
+            Finding(pathology="local_minimum", summary="x", experiments=(number,))  # type: ignore[arg-type]
+    assert Finding(pathology="local_minimum", summary="x", experiments=[3]).experiments == (3,)
+
+
 def test_records_validate() -> None:
     with pytest.raises(InputError, match="confidence"):
         Finding(pathology="local_minimum", summary="x", confidence=1.5)

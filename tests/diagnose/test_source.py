@@ -154,6 +154,35 @@ def test_guards_under_their_usual_spellings() -> None:
     assert guard_present("s_q == 1", [kernel("for i in range(s_q): pass\n")]) is None
 
 
+def test_a_size_check_that_holds_for_every_call_is_no_size_1_path() -> None:
+    # s_q >= 1 and s_q < 1 test whether there is any query at all: true (or false) for
+    # every call, so they single out no one-token path.
+    for text in ("assert s_q >= 1\n", "if s_q < 1:\n    return out\n", "if 1 <= s_q: pass\n"):
+        assert guard_present("s_q == 1", [kernel(text)]) is None, text
+    for text in ("if s_q <= 1: pass\n", "if 1 < s_q: pass\n", "if 1 == s_q: pass\n"):
+        assert guard_present("s_q == 1", [kernel(text)]) is not None, text
+    # A guard between two axes is found by any comparison of them.
+    assert guard_present("k >= n", [kernel("if k < n:\n    return topk(x)\n")]) is not None
+
+
+def test_an_expression_guard_is_found_mirrored_and_negated_but_not_in_a_longer_one() -> None:
+    uniform = "cache_seqlens.min() == cache_seqlens.max()"
+    for text in (
+        "if cache_seqlens.max() == cache_seqlens.min(): pass\n",
+        "if cache_seqlens.min() != cache_seqlens.max(): pass\n",
+    ):
+        assert guard_present(uniform, [kernel(text)]) is not None, text
+    for text in (
+        "if q.shape[1] != 1: pass\n",
+        "if 1 == q.shape[1]: pass\n",
+        "if q.shape[1] > 1:\n",
+    ):
+        assert guard_present("q.shape[1] == 1", [kernel(text)]) is not None, text
+    # Sixteen query tokens, or another tensor's axis, single out no one-token path.
+    for text in ("if q.shape[1] == 16: pass\n", "if kq.shape[1] == 1: pass\n"):
+        assert guard_present("q.shape[1] == 1", [kernel(text)]) is None, text
+
+
 def _dot_found(text: str) -> tuple[bool, int]:
     dot = precision_suspects([kernel(text)])[0]
     assert dot.name == "dot input precision"

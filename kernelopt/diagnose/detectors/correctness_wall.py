@@ -146,10 +146,21 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
         )
     else:
         cause = "The kernel text could not be checked for numeric suspects."
+    # Attempts without a verdict neither join nor break the run, but "the last N attempts"
+    # must not hide them.
+    silent = [
+        e.number
+        for e in experiments
+        if e.attempted and e.correctness is Correctness.UNKNOWN and e.number > numbers[0]
+    ]
     summary = (
-        f"The last {len(failures)} attempts ({experiments_text(numbers)}) all fail correctness. "
-        + cause
-    )
+        f"The latest {len(failures)} attempts with a verdict ({experiments_text(numbers)}) "
+        f"all fail correctness ({experiments_text(silent)} "
+        f"record{'s' if len(silent) == 1 else ''} none). "
+        if silent
+        else f"The last {len(failures)} attempts ({experiments_text(numbers)}) all fail "
+        "correctness. "
+    ) + cause
     finding = Finding(
         pathology=_PATHOLOGY,
         summary=summary,

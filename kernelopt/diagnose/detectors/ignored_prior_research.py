@@ -124,6 +124,32 @@ def group_repeats(ignored: list[_Ignored], terms_of: dict[str, set[str]]) -> lis
     return groups
 
 
+def _origins_text(recommendations: list[Recommendation]) -> str:
+    """Where the recommendations were made, in words: `` (made after exps 3, 4)`` for a
+    result's advice, `` (made in exp 5's plan)`` for a plan's, or ``""`` when none is
+    placed."""
+    plans = sorted(
+        {
+            r.experiment
+            for r in recommendations
+            if r.experiment is not None and r.after <= r.experiment
+        }
+    )
+    results = sorted(
+        {
+            r.experiment
+            for r in recommendations
+            if r.experiment is not None and r.after > r.experiment
+        }
+    )
+    parts = [f"made after {experiments_text(results)}"] if results else []
+    if len(plans) == 1:
+        parts.append(f"made in exp {plans[0]}'s plan")
+    elif plans:
+        parts.append(f"made in the plans of {experiments_text(plans)}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     """Report recommendations that later attempts never acted on."""
     advice = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
@@ -166,12 +192,12 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
         terms = terms_of.setdefault(recommendation.text, _terms(recommendation.text))
         if not terms and not recommendation.catalog_ids:
             continue
-        later = [
-            e
-            for e in experiments
-            if e.number >= recommendation.after and e.number != recommendation.experiment
-        ]
-        attempts = [e for e in later if e.attempted]
+        # ``after`` is the first experiment that could act on it: a plan's own experiment
+        # (exp_N/plan.md is written before N runs), the next one for a result's advice.
+        # The plan's own experiment may carry out its items, but one that did not is no
+        # sign they were ignored: a plan's next steps may be meant for after it.
+        later = [e for e in experiments if e.number >= recommendation.after]
+        attempts = [e for e in later if e.attempted and e.number != recommendation.experiment]
         if len(attempts) < params.min_later_experiments:
             continue
         checked += 1
@@ -196,7 +222,6 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     lead_rec, lead_attempts = groups[0][0]
     repeated = len(groups[0])
     numbers = sorted({e.number for _r, attempts in ignored for e in attempts})
-    origins = sorted({r.experiment for r, _a in ignored if r.experiment is not None})
     # A note outside any experiment (after == 0) may have been written at any point of the
     # effort: the attempts are the log's, not "the ones that followed".
     placed = lead_rec.experiment is not None or lead_rec.after > 0
@@ -209,7 +234,7 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     summary = (
         f"{len(ignored)} recommendation(s) from earlier plans/results were never acted on in "
         + span
-        + (f" (made after {experiments_text(origins)})" if origins else "")
+        + _origins_text([r for r, _a in ignored])
         + f"; e.g. \u201c{quote(lead_rec.text, 120)}\u201d"
         + (f" (recommended {repeated} times)" if repeated > 1 else "")
         + "."

@@ -85,15 +85,9 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
             "roofline-analysis",
         )
     ]
-    # Profiling data as the wrong-bottleneck item counts it: a profile, profiler lines, or
-    # metrics in the results (a plan must not call a kernel it placed on the roofline
-    # unprofiled).
-    profiled = (
-        bool(ctx.log.profiling)
-        or ctx.log.profile is not None
-        or any(e.metrics for e in ctx.experiments)
-    )
-    if not profiled:
+    # Profiling data as every item counts it: a plan must not call a kernel it placed on
+    # the roofline unprofiled.
+    if not ctx.profiled:
         actions.append(
             ctx.action(
                 "Instrument with CUDA events first: no profile was found.",

@@ -70,7 +70,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     )
     tried_ids = {tag for e in ctx.experiments for tag in e.tags}
     # Measurement techniques show as profiles in the log rather than in kernel code.
-    profiled = ctx.log.profile is not None or bool(ctx.log.profiling)
+    profiled = ctx.profiled
     absent: list[Any] = []
     present: list[str] = []
     for entry in fundamentals:

@@ -140,12 +140,18 @@ def _age(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
-def _present(ctx: Context, shortcut: Any) -> tuple[str, str] | None:
-    """Where the kernel (or an experiment) already handles ``shortcut``."""
+def _present(ctx: Context, shortcut: Any) -> tuple[str, str, str] | None:
+    """Where ``shortcut`` was handled: (what, where, who), ``who`` naming the experiment
+    that tried it (``"exp 4 (REVERTED)"``), or ``""`` when the kernel has the path."""
     ids = set(getattr(shortcut, "catalog_ids", ()))
     for experiment in ctx.experiments:
         if ids & set(experiment.tags) and experiment.attempted:
-            return f"{experiment.label}: {experiment.description}", str(experiment.source or "")
+            fate = f" ({experiment.status.value})" if experiment.status is not None else ""
+            return (
+                f"{experiment.label}: {experiment.description}",
+                str(experiment.source or ""),
+                experiment.label + fate,
+            )
     kernels = ctx.kernels
     guards = [getattr(shortcut, "guard", "") or ""]
     axis = getattr(shortcut, "axis", None)
@@ -155,14 +161,14 @@ def _present(ctx: Context, shortcut: Any) -> tuple[str, str] | None:
         if guard:
             hit = guard_present(guard, kernels)
             if hit is not None:
-                return hit[2], f"{hit[0].path}:{hit[1]}"
+                return hit[2], f"{hit[0].path}:{hit[1]}", ""
     if not axis:
         for entry_id in ids:
             entry = ctx.entry(entry_id)
             if entry is not None:
                 hit = present_in(entry, kernels)
                 if hit is not None:
-                    return hit[2], f"{hit[0].path}:{hit[1]}"
+                    return hit[2], f"{hit[0].path}:{hit[1]}", ""
     return None
 
 
@@ -181,6 +187,35 @@ def _coverage(shortcut: Any) -> str:
     if time is None or f"{time:.0%}" == f"{shortcut.call_share:.0%}" or time < shortcut.call_share:
         return calls
     return f"{calls}, {time:.0%} of time"
+
+
+def _handled_text(handled: list[tuple[Any, tuple[str, str, str]]], min_share: float) -> str:
+    """The sentence for shortcuts none of which is overlooked: each one, not the first (one
+    named alone reads as the workload's only shortcut), and whether the kernel has its
+    path or an experiment tried it (a reverted try left no path in the kernel)."""
+    shown = handled[:4]
+    more = ", …" if len(handled) > 4 else ""
+
+    def guard(shortcut: Any) -> str:
+        return getattr(shortcut, "guard", "") or shortcut.rule
+
+    if all(not who for _s, (_w, _at, who) in shown):
+        paths = ", ".join(f"{guard(s)} ({at})" for s, (_w, at, _who) in shown) + more
+        which = (
+            f"each of the {len(handled)} shortcuts covering {min_share:.0%} of calls or of time: "
+            if len(handled) > 1
+            else ""
+        )
+        return f"The kernel already has a path for {which}{paths}."
+    items = ", ".join(
+        f"{guard(s)} was tried in {who} ({at})"
+        if who
+        else f"the kernel has a path for {guard(s)} ({at})"
+        for s, (_w, at, who) in shown
+    )
+    return (
+        f"No shortcut covering {min_share:.0%} of calls or of time was overlooked: {items}{more}."
+    )
 
 
 def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
@@ -217,20 +252,9 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
         else:
             handled.append((shortcut, where))
     if not overlooked:
-        # Each one, not the first: one named alone reads as the workload's only shortcut.
-        paths = ", ".join(
-            f"{getattr(shortcut, 'guard', '') or shortcut.rule} ({where[1]})"
-            for shortcut, where in handled[:4]
-        ) + (", …" if len(handled) > 4 else "")
-        which = (
-            f"each of the {len(handled)} shortcuts covering {params.min_call_share:.0%} of "
-            f"calls or of time: "
-            if len(handled) > 1
-            else ""
-        )
         return not_found(
             _PATHOLOGY,
-            f"The kernel already has a path for {which}{paths}." + stale_note,
+            _handled_text(handled, params.min_call_share) + stale_note,
             [*missing, *stale_missing],
         )
     lead = overlooked[0]

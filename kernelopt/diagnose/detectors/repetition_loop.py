@@ -161,7 +161,8 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
         if n != name and text not in also_words:
             also_words.append(text)
     also = ", ".join(also_words[:2])
-    values = [ctx.value_text(e) for e in members if ctx.value_text(e)]
+    # Each number with its trial point: numbers of two points side by side are not a gain.
+    values = [value for value in (ctx.value_at(e) for e in members) if value]
     summary = (
         f"{len(members)} of the last {len(stall)} attempts ({experiments_text(numbers)}) vary "
         f"{words}"

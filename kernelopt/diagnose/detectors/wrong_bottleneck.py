@@ -108,30 +108,32 @@ def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence
             quote=quote(fact.text if fact else profile.bottleneck), source=source
         )
     metrics: dict[str, float] = dict(profile.metrics) if profile is not None else {}
+    # Where each metric was read: the latest result's numbers override the profile's, and
+    # the evidence cites the file that holds the number it quotes.
+    sources = dict.fromkeys(metrics, str(profile.source) if profile is not None else "")
     latest = next((e for e in reversed(ctx.experiments) if e.metrics), None)
     if latest is not None:
         metrics = {**metrics, **latest.metrics}
-    where = (
-        str(profile.source)
-        if profile is not None and profile.metrics
-        else (str(latest.ref("metrics") or latest.source or "") if latest is not None else "")
-    )
+        sources.update(
+            dict.fromkeys(latest.metrics, str(latest.ref("metrics") or latest.source or ""))
+        )
     dram, tc = metrics.get("dram_pct"), metrics.get("tc_pct")
     intensity, ridge = metrics.get("arith_intensity"), metrics.get("ridge")
     if dram is not None and dram >= params.memory_bound_dram_pct and (tc is None or tc < dram / 2):
         return "memory", Evidence(
             quote=f"dram_pct={dram:g}" + (f", tc_pct={tc:g}" if tc is not None else ""),
-            source=where,
+            source=sources["dram_pct"],
         )
     if tc is not None and tc >= params.compute_bound_tc_pct and (dram is None or dram < tc):
         return "compute", Evidence(
             quote=f"tc_pct={tc:g}" + (f", dram_pct={dram:g}" if dram is not None else ""),
-            source=where,
+            source=sources["tc_pct"],
         )
     if intensity is not None and ridge is not None and ridge > 0:
         bound = "memory" if intensity < ridge else "compute"
         return bound, Evidence(
-            quote=f"arith_intensity={intensity:g} vs ridge={ridge:g}", source=where
+            quote=f"arith_intensity={intensity:g} vs ridge={ridge:g}",
+            source=sources["arith_intensity"],
         )
     # Under ``until`` the log's profiler notes are those that stood before the cut (a note
     # in a later entry, or in no entry at all, is not among them).
@@ -261,9 +263,7 @@ def _catalog_actions(
 def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     """Report work aimed at the wrong resource, or the absence of any profile."""
     log = ctx.log
-    profiled = (
-        bool(log.profiling) or log.profile is not None or any(e.metrics for e in ctx.experiments)
-    )
+    profiled = ctx.profiled
     if not ctx.experiments:
         return not_found(_PATHOLOGY, "No experiments were read.", ["experiments"])
     if not profiled:
