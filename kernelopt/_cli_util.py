@@ -203,10 +203,11 @@ def print_json(data: Any) -> None:
 
 
 def _int_at_least(text: str, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(expected(f"an int >= {minimum}", repr(text))) from None
+    # int() also reads other scripts' digits ("５" is 5): a count must be what was typed.
+    digits = text.strip().removeprefix("-").removeprefix("+")
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(expected(f"an int >= {minimum}", repr(text)))
+    value = int(text)
     if value < minimum:
         raise argparse.ArgumentTypeError(expected(f"an int >= {minimum}", value))
     return value

@@ -117,6 +117,9 @@ def test_an_option_given_twice_is_refused(
         (["inspect", "t.jsonl", "--top", "x"], "Expected an int >= 1, got 'x'"),
         (["inspect", "t.jsonl", "--max-shapes", "inf"], "Expected an int >= 1, got 'inf'"),
         (["catalog", "search", "kv", "--limit", "1.5"], "Expected an int >= 0, got '1.5'"),
+        # int() reads any script's digits; a count the user cannot see typed is refused.
+        (["diagnose", ".", "--until", "\uff15"], "Expected an int >= 0, got '\uff15'"),
+        (["inspect", "t.jsonl", "--top", "\u0665"], "Expected an int >= 1, got '\u0665'"),
         (["learn", "--before", "a", "--after", "b", "--entry", "x", "--min-effect", "abc"],
          "Expected a finite number >= 0, got 'abc'"),
         (["learn", "--before", "a", "--after", "b", "--entry", "x", "--min-effect", "nan"],
