@@ -26,7 +26,8 @@ from kernelopt._cli_util import (
 )
 from kernelopt._errors import InputError, expected
 
-_DESCRIPTION = "time kernels, measure device ceilings and place results on the roofline"
+_HELP = "time kernels, measure device ceilings and place results on the roofline"
+_DESCRIPTION = "Time kernels, measure device ceilings and place results on the roofline."
 _NO_CUDA = "no CUDA device"
 
 
@@ -34,12 +35,12 @@ def register(subparsers: Any) -> None:
     """Register the `bench` subcommand and its own subcommands."""
     parser = subparsers.add_parser(
         "bench",
-        help=_DESCRIPTION,
+        help=_HELP,
         description=_DESCRIPTION,
         epilog=exit_codes(findings="a trial point failed (`bench mla`)", usage=_NO_CUDA),
     )
     parser.set_defaults(handler=lambda _args: missing_command(parser))
-    commands = parser.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
+    commands = parser.add_subparsers(dest="bench_command", metavar="COMMAND")
 
     ceilings = commands.add_parser(
         "ceilings",

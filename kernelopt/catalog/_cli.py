@@ -37,7 +37,7 @@ from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES, 
 _DEFAULT_TREE = Path("docs") / "knowledge"
 # Other spellings are accepted too ("cutile-dsl" is cutile).
 _LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
-_USAGE = "a --knowledge path that is missing or not a folder"
+_USAGE = "a --knowledge path that is missing, not a folder or not readable"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -68,7 +68,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     commands = parser.add_subparsers(dest="catalog_command", metavar="COMMAND")
 
     listing = commands.add_parser(
-        "list", parents=[common], help="list entries", epilog=exit_codes(usage=_USAGE)
+        "list",
+        parents=[common],
+        help="list entries",
+        description=(
+            "List the entries, one line each (id, kind, scope, families), sorted by id; "
+            "--kind, --language and --family keep those that apply."
+        ),
+        epilog=exit_codes(usage=_USAGE),
     )
     listing.add_argument(
         "--kind", choices=[k.value for k in Kind], help="only entries of this kind"
@@ -85,6 +92,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "show",
         parents=[common],
         help="print one entry",
+        description=(
+            "Print one entry in the catalog's entry format (--json: as data, with the file "
+            "it was read from)."
+        ),
         epilog=exit_codes(usage="an unknown ID; " + _USAGE),
     )
     show.add_argument("entry_id", metavar="ID", help="the entry's id (see `catalog list`)")
@@ -94,6 +105,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "search",
         parents=[common],
         help="free-text search, ranked",
+        description="Search entry ids, names, keywords and text for the words given, best first.",
         epilog=exit_codes(usage=_USAGE),
     )
     search.add_argument("text", nargs="+", metavar="TEXT", help="words to look for")
@@ -106,6 +118,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "match",
         parents=[common],
         help="entries whose triggers fire for metrics / shapes",
+        description=(
+            "List the entries whose metric triggers or shape conditions hold for the "
+            "--metric and --shape values given, best first, with the conditions that held."
+        ),
         epilog=exit_codes(usage="no --metric or --shape, an unknown name, NaN; " + _USAGE),
     )
     match.add_argument(
@@ -129,6 +145,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "lint",
         parents=[common],
         help="check a knowledge tree; exit 1 on errors",
+        description=(
+            "Check a knowledge tree (the built-in one by default) and list each problem as "
+            "file:line, errors apart from warnings."
+        ),
         epilog=exit_codes("no errors (warnings allowed)", "errors", _USAGE),
     )
     lint.add_argument(
@@ -140,6 +160,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "index",
         parents=[common],
         help="rewrite index.md of a knowledge tree",
+        description="Rewrite the index.md of a knowledge tree from the entries it holds.",
         epilog=exit_codes(usage=_USAGE),
     )
     index.add_argument(
@@ -154,6 +175,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "new",
         parents=[common],
         help="scaffold a new entry file from the template",
+        description=(
+            "Write a new entry file from the template into a knowledge tree, with "
+            "<FILL: ...> where you must write; fill each in, then run `catalog lint`."
+        ),
         epilog=exit_codes(usage="an id already in use; " + _USAGE),
     )
     new.add_argument("name", metavar="NAME", help='display name, e.g. "Warp Specialization"')
@@ -174,17 +199,22 @@ def _count(errors: int, warnings: int) -> str:
     return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
 
 
-def _catalog(args: argparse.Namespace) -> Catalog:
-    if not args.knowledge:
-        return Catalog.builtin()
-    catalog = Catalog.load(args.knowledge, strict=False)
+def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
+    """One line on stderr when the tree read with problems: what was left out is said."""
     if catalog.problems:
         errors = sum(p.is_error for p in catalog.problems)
         print(
             f"kernelopt catalog: {_count(errors, len(catalog.problems) - errors)} in "
-            f"{args.knowledge}; run `kernelopt catalog lint {args.knowledge}`",
+            f"{tree}; run `kernelopt catalog lint {tree}`",
             file=sys.stderr,
         )
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
+    if not args.knowledge:
+        return Catalog.builtin()
+    catalog = Catalog.load(args.knowledge, strict=False)
+    _warn_problems(args.knowledge, catalog)
     return catalog
 
 
@@ -349,6 +379,8 @@ def _index(args: argparse.Namespace) -> int:
         raise InputError(expected("a knowledge folder", f"{root} ({why})"))
     tree = KnowledgeTree(root)
     path = tree.write_index()
+    # The index lists what could be read; entries that could not are missing from it.
+    _warn_problems(root, tree.catalog(strict=False))
     if args.json:
         print_json({"path": str(path)})
     else:

@@ -135,8 +135,9 @@ class Catalog:
         FormatError
             In strict mode, for a file that does not parse (names file, line, section).
         CatalogError
-            For a path that is not a folder; in strict mode for repeated ids, entries in
-            the wrong folder and interactions linking unknown ids.
+            For a path that is not a folder or cannot be listed; in strict mode for
+            repeated ids, entries in the wrong folder, interactions linking unknown ids and
+            files or folders that cannot be read.
         """
         tree = load_tree(path, strict=strict)
         base = cls.builtin() if with_builtin else cls()

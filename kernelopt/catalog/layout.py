@@ -16,6 +16,7 @@ into the folder the tree already has.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,12 +29,14 @@ from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, SCOPES
 __all__ = [
     "INDEX_NAME",
     "Placement",
+    "TreeFiles",
     "candidate_paths",
     "classify",
     "entry_path",
     "iter_markdown",
     "iter_misnamed",
     "relative_path",
+    "scan_tree",
 ]
 
 INDEX_NAME = "index.md"
@@ -75,26 +78,80 @@ def entry_path(root: Path, entry_id: str, kind: Kind, scope: str) -> Path:
     return root / relative_path(entry_id, kind, scope)
 
 
+@attrs.frozen(kw_only=True)
+class TreeFiles:
+    """What a walk of a knowledge tree found.
+
+    Parameters
+    ----------
+    markdown : tuple of Path
+        The ``.md`` regular files, sorted, hidden files and folders left out.
+    misnamed : tuple of Path
+        The other files in entry folders (an entry saved as ``.MD`` or ``.txt``), sorted.
+    unreadable : tuple of (Path, str)
+        Each folder that could not be listed, with the reason (``"Permission denied"``):
+        its entries are missing from the other two.
+    """
+
+    markdown: tuple[Path, ...]
+    misnamed: tuple[Path, ...]
+    unreadable: tuple[tuple[Path, str], ...]
+
+
+def scan_tree(root: Path) -> TreeFiles:
+    """Walk the tree at ``root`` once, keeping each folder it could not list.
+
+    ``Path.rglob`` passes over a folder it may not list as if it were empty, which would
+    drop its entries without a word.
+    """
+    markdown: list[Path] = []
+    misnamed: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
+
+    def note(error: OSError) -> None:
+        unreadable.append((Path(error.filename), error.strerror or str(error)))
+
+    for folder, dirs, files in os.walk(root, onerror=note):
+        # Hidden folders hold temp files of atomic writes and tools' own state.
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        here = Path(folder)
+        for name in files:
+            path = here / name
+            if name.startswith(".") or not _is_regular(path):
+                continue
+            if path.suffix == ".md":
+                markdown.append(path)
+            elif len(path.relative_to(root).parts) >= 2 and here.name in _FOLDERS:
+                misnamed.append(path)
+    return TreeFiles(
+        markdown=tuple(sorted(markdown)),
+        misnamed=tuple(sorted(misnamed)),
+        unreadable=tuple(sorted(unreadable)),
+    )
+
+
+def _is_regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file (reading a named pipe would wait forever).
+
+    A file that cannot even be looked at counts as one: reading it then fails, and the
+    reader reports that.
+    """
+    try:
+        return path.is_file()
+    except OSError:
+        return True
+
+
 def iter_markdown(root: Path) -> Iterator[Path]:
     """The ``.md`` files below ``root`` in a stable order, skipping hidden files and folders
-    and anything that is not a regular file (reading a named pipe would wait forever)."""
-    for path in sorted(root.rglob("*.md")):
-        parts = path.relative_to(root).parts
-        if any(part.startswith(".") for part in parts):
-            continue  # temp files of atomic writes, editor swap files
-        if path.is_file():
-            yield path
+    and anything that is not a regular file (see :func:`scan_tree`)."""
+    return iter(scan_tree(root).markdown)
 
 
 def iter_misnamed(root: Path) -> Iterator[Path]:
     """Files in entry folders that are not ``.md``: an entry saved as ``.MD``, ``.markdown``
     or ``.txt`` would otherwise be skipped without a word."""
-    for path in sorted(root.rglob("*")):
-        parts = path.relative_to(root).parts
-        if path.suffix == ".md" or not path.is_file() or any(p.startswith(".") for p in parts):
-            continue
-        if len(parts) >= 2 and parts[-2] in _FOLDERS:
-            yield path
+    return iter(scan_tree(root).misnamed)
 
 
 def classify(root: Path, path: Path) -> Placement | str | None:

@@ -1,12 +1,13 @@
 """Check a knowledge tree: every problem as ``file:line``, errors and warnings apart.
 
 Errors (lint fails): files that do not parse or still hold ``<FILL: ...>`` placeholders,
-entries in the wrong folder or named after another id, repeated ids, interactions linking
-unknown ids. Warnings (advice): unknown family, metric or shape names, a ``fundamental_for``
-family the entry does not apply to, an entry without keywords, a file not in the canonical
-form kernelopt writes, a missing or stale ``index.md``, and what a file in the bare
-knowledge-base template leaves out (metadata read from its path, evidence without a
-``Source:`` line, free-text interactions kept as notes).
+files or folders that cannot be read, entries in the wrong folder or named after another
+id, repeated ids, interactions linking unknown ids. Warnings (advice): unknown family,
+metric or shape names, a ``fundamental_for`` family the entry does not apply to, an entry
+without keywords, a file not in the canonical form kernelopt writes, a missing or stale
+``index.md``, and what a file in the bare knowledge-base template leaves out (metadata
+read from its path, evidence without a ``Source:`` line, free-text interactions kept as
+notes).
 """
 
 from __future__ import annotations
@@ -136,6 +137,11 @@ def lint_tree(
     -------
     list of Problem
         In file order; ``problem.is_error`` tells errors from warnings.
+
+    Raises
+    ------
+    CatalogError
+        If ``root`` is not a folder or cannot be listed.
     """
     base = BUILTIN_ROOT if root is None else as_path(root, "root")
     tree = load_tree(base)

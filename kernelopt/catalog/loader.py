@@ -15,10 +15,10 @@ from pathlib import Path
 
 import attrs
 
-from kernelopt._errors import CatalogError, FormatError, expected
+from kernelopt._errors import CatalogError, FormatError, InputError, expected
 from kernelopt._fileio import locked
 from kernelopt.catalog._fields import as_path
-from kernelopt.catalog.layout import Placement, classify, iter_markdown, iter_misnamed
+from kernelopt.catalog.layout import Placement, TreeFiles, classify, scan_tree
 from kernelopt.catalog.markdown import parse_entry_with_warnings
 from kernelopt.catalog.model import Entry, interrupted_flip
 from kernelopt.catalog.problems import Problem, Severity
@@ -102,7 +102,8 @@ def reading_lock(root: Path) -> Iterator[None]:
     manager = locked(root)
     try:
         manager.__enter__()
-    except OSError:
+    except (OSError, InputError):
+        # `locked` says a lock file it may not open (another user's tree) as an InputError.
         yield
         return
     try:
@@ -166,7 +167,8 @@ def load_tree(
     Raises
     ------
     CatalogError
-        If ``root`` is not a folder, or in strict mode for problems between files.
+        If ``root`` is not a folder or cannot be listed, or in strict mode for problems
+        between files (a folder below the root that cannot be listed is one).
     FormatError
         In strict mode, for the first file that does not parse.
     """
@@ -178,12 +180,34 @@ def load_tree(
         return _load(base, strict=strict)
 
 
+def _scan(base: Path) -> tuple[TreeFiles, list[Problem]]:
+    """The tree's files, and a problem for each folder below the root it could not list.
+
+    A root that cannot be listed is refused as a missing one is: read as empty, the tree
+    would leave the built-in entries answering alone.
+    """
+    files = scan_tree(base)
+    problems = []
+    for folder, reason in files.unreadable:
+        if folder == base:
+            raise CatalogError(expected("a knowledge folder", f"{base} (not readable: {reason})"))
+        problems.append(
+            Problem(
+                path=str(folder),
+                line=None,
+                severity=Severity.ERROR,
+                message=expected("a folder kernelopt can read", reason),
+            )
+        )
+    return files, problems
+
+
 def _load(base: Path, *, strict: bool) -> LoadedTree:
-    problems: list[Problem] = []
     kept: dict[str, Entry] = {}
     paths: dict[str, Path] = {}
     texts: dict[Path, str] = {}
-    for path in iter_misnamed(base):
+    files, problems = _scan(base)
+    for path in files.misnamed:
         problems.append(
             Problem(
                 path=str(path),
@@ -194,7 +218,7 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
                 ),
             )
         )
-    for path in iter_markdown(base):
+    for path in files.markdown:
         placement = classify(base, path)
         if placement is None:
             continue

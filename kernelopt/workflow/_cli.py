@@ -4,8 +4,9 @@ Commands::
 
     kernelopt learn --before A.jsonl --after B.jsonl --entry ID [--knowledge DIR]
                     [--point NAME] [--mode M] [--dry-run] [--json] ...
-    kernelopt report profile --rows FILE.jsonl --kernel K --version V [--baseline FILE]
-                    [--mode M] [--devlog PATH] [--json]
+    kernelopt report profile --rows FILE.jsonl --kernel K --version V [--impl I]
+                    [--baseline FILE.jsonl] [--baseline-impl I] [--point P] [--mode M]
+                    [--devlog PATH] [--family F] [--knowledge DIR] [--json]
     kernelopt report profile FILE.md [--check [--knowledge DIR]] [--json]
     kernelopt report task FILE.md [--check [--knowledge DIR]] [--json]
     kernelopt report version FILE.md [--check [--root DIR] [--knowledge DIR]] [--json]
@@ -35,6 +36,13 @@ from kernelopt._fileio import read_text
 
 _LEARN = "record what a before/after comparison taught into the knowledge base"
 _REPORT = "print or check a workflow hand-off (profile, optimization task, new version)"
+_REPORT_DESCRIPTION = (
+    "Print or check a workflow hand-off: a profile, an optimization task or a new version."
+)
+# What exit 2 means, per form: each names only options that form takes.
+_PROFILE_USAGE = "a missing file, --rows without --kernel and --version"
+_TASK_USAGE = "a missing file, --knowledge without --check"
+_VERSION_USAGE = "a missing file, --knowledge or --root without --check, a --root not a folder"
 
 
 def register(subparsers: Any) -> None:
@@ -128,10 +136,13 @@ def register(subparsers: Any) -> None:
     learn.set_defaults(handler=_learn)
 
     report = subparsers.add_parser(
-        "report", help=_REPORT, description=_REPORT, epilog=_report_exit_codes()
+        "report",
+        help=_REPORT,
+        description=_REPORT_DESCRIPTION,
+        epilog=_report_exit_codes(_PROFILE_USAGE),
     )
     report.set_defaults(handler=lambda _args: missing_command(report))
-    kinds = report.add_subparsers(dest="report_kind", metavar="KIND")
+    kinds = report.add_subparsers(dest="report_kind", metavar="COMMAND")
 
     profile = kinds.add_parser(
         "profile",
@@ -141,7 +152,7 @@ def register(subparsers: Any) -> None:
             "of the rows (and update a devlog with --devlog). With FILE.md: parse it "
             "(--check also checks its catalog ids)."
         ),
-        epilog=_report_exit_codes() + "\n\nExamples, run in a kernelopt checkout:\n"
+        epilog=_report_exit_codes(_PROFILE_USAGE) + "\n\nExamples, run in a kernelopt checkout:\n"
         "  kernelopt report profile examples/logs/mla-decode-plateau/experiments/profile.md"
         " --check\n"
         "  kernelopt report profile --rows docs/kernels/mla_decode/experiments/exp_12/"
@@ -183,12 +194,25 @@ def register(subparsers: Any) -> None:
     add_json_flag(profile)
     profile.set_defaults(handler=_profile)
 
-    for name, helptext in (
-        ("task", "read an '## Optimization Task:' hand-off (--check: its catalog links)"),
-        ("version", "read a '## New Version:' hand-off (--check: links, correctness, files)"),
+    for name, helptext, description, usage in (
+        (
+            "task",
+            "read an '## Optimization Task:' hand-off (--check: its catalog links)",
+            "Read an '## Optimization Task:' hand-off and print it in canonical form. With "
+            "--check: check its catalog links instead.",
+            _TASK_USAGE,
+        ),
+        (
+            "version",
+            "read a '## New Version:' hand-off (--check: links, correctness, files)",
+            "Read a '## New Version:' hand-off and print it in canonical form. With --check: "
+            "check its catalog links, correctness, trial points and the files it names "
+            "instead.",
+            _VERSION_USAGE,
+        ),
     ):
         parser = kinds.add_parser(
-            name, help=helptext, description=helptext, epilog=_report_exit_codes()
+            name, help=helptext, description=description, epilog=_report_exit_codes(usage)
         )
         parser.add_argument("file", metavar="FILE.md", help="the hand-off")
         _add_check(parser)
@@ -225,10 +249,9 @@ def _add_check(parser: argparse.ArgumentParser, *, also: str = "") -> None:
     )
 
 
-def _report_exit_codes() -> str:
+def _report_exit_codes(usage: str) -> str:
     return exit_codes(
-        findings="--check found problems, or the hand-off does not parse",
-        usage="a missing file, --rows without --kernel and --version",
+        findings="--check found problems, or the hand-off does not parse", usage=usage
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,23 @@ def write_entry(root: Path, entry: Entry) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_entry(entry), encoding="utf-8")
     return path
+
+
+def deny_listing(monkeypatch: pytest.MonkeyPatch, *folders: Path) -> None:
+    """Make listing ``folders`` fail as it does for a folder of mode 000 for its non-owner.
+
+    The tests may run as root, whom folder modes do not stop, so the refusal is made where
+    every listing of a folder starts.
+    """
+    denied = {os.fspath(folder) for folder in folders}
+    listing = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if os.fspath(path) in denied:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+        return listing(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
 
 
 @pytest.fixture

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kernelopt import cli
 from kernelopt.catalog import Catalog, lint_tree, parse_condition, render_entry
 
-from .conftest import make_entry, write_entry
+from .conftest import deny_listing, make_entry, write_entry
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -313,3 +316,105 @@ def test_a_knowledge_tree_that_is_not_there_is_a_usage_error(
     code, out, err = run(capsys, *command, "--knowledge", str(missing))
     assert code == 2 and out == ""
     assert f"Expected a knowledge folder, got {missing} (no such folder)" in err
+
+
+COMMANDS = [
+    ["list"],
+    ["show", "online-softmax"],
+    ["search", "softmax"],
+    ["match", "--metric", "dram_pct=85"],
+    ["lint"],
+    ["index"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_knowledge_tree_that_cannot_be_listed_is_a_usage_error(
+    command: list[str],
+    tree: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Read as empty, `list` printed the built-ins alone and exited 0 without a word.
+    before = sorted(tree.rglob("*"))
+    deny_listing(monkeypatch, tree)
+    code, out, err = run(capsys, *command, "--knowledge", str(tree))
+    assert (code, out) == (2, "")
+    assert err == (
+        "kernelopt catalog: error: Expected a knowledge folder, got "
+        f"{tree} (not readable: Permission denied)\n"
+    )
+    monkeypatch.undo()
+    assert sorted(tree.rglob("*")) == before
+
+
+def test_a_folder_of_the_tree_that_cannot_be_listed_is_reported(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deny_listing(monkeypatch, tree / "languages")
+    code, out, err = run(capsys, "list", "--knowledge", str(tree))
+    assert code == 0 and "demo-trick" in out and "demo-trap" not in out
+    assert err == (
+        f"kernelopt catalog: 1 error, 0 warnings in {tree}; run `kernelopt catalog lint {tree}`\n"
+    )
+    code, out, _ = run(capsys, "lint", str(tree))
+    assert code == 1
+    folder = tree / "languages"
+    assert f"{folder}: Expected a folder kernelopt can read, got Permission denied" in out
+
+
+@pytest.mark.parametrize("command", [c[0] for c in COMMANDS])
+def test_the_help_says_an_unreadable_knowledge_tree_exits_2(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["catalog", command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "2 usage or input error (" in help_text
+    assert "a --knowledge path that is missing, not a folder or not readable)" in help_text
+
+
+def test_index_warns_about_entries_it_could_not_read(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The index is written from what could be read; a row missing without a word would
+    # read as an entry that is gone.
+    deny_listing(monkeypatch, tree / "languages")
+    code, out, err = run(capsys, "index", str(tree))
+    assert (code, out) == (0, f"{tree / 'index.md'}\n")
+    assert "demo-trap" not in (tree / "index.md").read_text(encoding="utf-8")
+    assert err == (
+        f"kernelopt catalog: 1 error, 0 warnings in {tree}; run `kernelopt catalog lint {tree}`\n"
+    )
+    monkeypatch.undo()
+    assert run(capsys, "index", str(tree))[2] == ""
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse._SubParsersAction[Any]]:
+    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+
+
+def _catalog_parsers() -> list[argparse.ArgumentParser]:
+    catalog = _subparsers(cli.build_parser())[0].choices["catalog"]
+    return [catalog, *dict.fromkeys(_subparsers(catalog)[0].choices.values())]
+
+
+def test_every_catalog_help_opens_with_a_sentence_saying_what_it_does() -> None:
+    # `catalog list --help` went from the usage line straight to the options.
+    for parser in _catalog_parsers():
+        text = parser.description or ""
+        assert text[:1].isupper() and text.endswith("."), f"{parser.prog}: {text!r}"
+        assert [s.metavar for s in _subparsers(parser)] in ([], ["COMMAND"]), parser.prog
+
+
+def test_the_catalog_help_names_only_options_the_command_takes() -> None:
+    parsers = _catalog_parsers()
+    every = {o for p in parsers for a in p._actions for o in a.option_strings}
+    for parser in parsers:
+        own = {o for a in parser._actions for o in a.option_strings}
+        takes = every if parser is parsers[0] else own
+        texts = [parser.description or "", parser.epilog or ""]
+        texts += [a.help or "" for a in parser._actions]
+        texts += [c.help or "" for s in _subparsers(parser) for c in s._choices_actions]
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", " ".join(texts)))
+        assert named <= takes, f"{parser.prog}: {sorted(named - takes)}"

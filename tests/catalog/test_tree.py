@@ -20,7 +20,7 @@ from kernelopt.catalog import (
 )
 from kernelopt.catalog.layout import iter_markdown
 
-from .conftest import make_entry, write_entry
+from .conftest import deny_listing, make_entry, write_entry
 
 
 def test_load_tree_reads_the_layout(tree: Path) -> None:
@@ -113,6 +113,48 @@ def test_strict_load_raises(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     with pytest.raises(CatalogError, match="a-file \\(not a folder\\)"):
         Catalog.load(tmp_path / "a-file")
+
+
+def test_a_tree_that_cannot_be_listed_is_refused(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read as an empty tree, it would answer from the built-ins alone, as a missing one did.
+    deny_listing(monkeypatch, tree)
+    message = f"Expected a knowledge folder, got {tree} (not readable: Permission denied)"
+    for load in (
+        lambda: load_tree(tree),
+        lambda: Catalog.load(tree, strict=False),
+        lambda: lint_tree(tree),
+    ):
+        with pytest.raises(CatalogError) as raised:
+            load()
+        assert str(raised.value) == message
+
+
+def test_a_folder_in_the_tree_that_cannot_be_listed_is_an_error(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As for an entry file that cannot be read: its entries are missing, and that is said.
+    folder = tree / "languages"
+    deny_listing(monkeypatch, folder)
+    loaded = load_tree(tree)
+    assert [e.id for e in loaded.entries] == ["demo-trick"]
+    assert [str(p) for p in loaded.errors] == [
+        f"{folder}: Expected a folder kernelopt can read, got Permission denied"
+    ]
+    assert Catalog.load(tree, strict=False).problems == loaded.problems
+    with pytest.raises(CatalogError, match="Expected a folder kernelopt can read"):
+        Catalog.load(tree)
+    assert [p for p in lint_tree(tree) if p.is_error] == list(loaded.errors)
+
+
+def test_a_tree_whose_lock_cannot_be_opened_is_read_without_it(tree: Path) -> None:
+    # As for a tree kept by another user, whose lock file this one may not open for
+    # writing: a reader changes nothing, so it reads without the lock rather than refuse.
+    (tree.parent / "knowledge.lock").mkdir()
+    assert [e.id for e in load_tree(tree).entries] == ["demo-trap", "demo-trick"]
+    assert "demo-trap" in Catalog.load(tree)
+    assert [p for p in lint_tree(tree) if p.is_error] == []
 
 
 def test_user_entries_override_builtins_by_id(tmp_path: Path) -> None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import kernelopt.workflow._cli as workflow_cli
 from kernelopt.catalog import Catalog, parse_entry
-from kernelopt.cli import main
+from kernelopt.cli import build_parser, main
 from kernelopt.workflow import (
     Change,
     NewVersion,
@@ -520,3 +525,89 @@ def test_the_devlog_gets_the_rows_the_profile_shows(
     assert "0 replaced, 1 added" in err
     [row] = read_performance(devlog)
     assert row.time == parse_profile(out).stages[0].duration == 47.08
+
+
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse._SubParsersAction[Any]]:
+    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+
+
+def _commands(name: str) -> Iterator[argparse.ArgumentParser]:
+    """The parser of ``kernelopt NAME`` and those of its subcommands, depth first."""
+    stack = [_subparsers(build_parser())[0].choices[name]]
+    while stack:
+        parser = stack.pop()
+        yield parser
+        for action in _subparsers(parser):
+            stack.extend(dict.fromkeys(action.choices.values()))
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    """The options of ``parser`` and of every subcommand below it."""
+    found = {o for a in parser._actions for o in a.option_strings}
+    for action in _subparsers(parser):
+        for sub in action.choices.values():
+            found |= _options(sub)
+    return found
+
+
+def _own_text(parser: argparse.ArgumentParser) -> str:
+    texts = [parser.description or "", parser.epilog or ""]
+    texts += [a.help or "" for a in parser._actions]
+    texts += [c.help or "" for s in _subparsers(parser) for c in s._choices_actions]
+    return " ".join(texts)
+
+
+@pytest.mark.parametrize("name", ["learn", "report"])
+def test_the_help_names_only_options_the_command_takes(name: str) -> None:
+    # `report task --help` told of "--rows without --kernel and --version".
+    for parser in _commands(name):
+        named = set(OPTION.findall(_own_text(parser)))
+        assert named <= _options(parser), f"{parser.prog}: {sorted(named - _options(parser))}"
+
+
+@pytest.mark.parametrize("name", ["learn", "report"])
+def test_the_help_follows_the_tools_conventions(name: str) -> None:
+    # Descriptions are sentences, as `kernelopt --help`'s; commands are called COMMAND.
+    for parser in _commands(name):
+        text = parser.description or ""
+        assert text[:1].isupper() and text.endswith("."), f"{parser.prog}: {text!r}"
+        assert [s.metavar for s in _subparsers(parser)] in ([], ["COMMAND"]), parser.prog
+
+
+def _module_synopses() -> dict[str, set[str]]:
+    """The options each ``kernelopt report`` form of the module docstring shows."""
+    doc = workflow_cli.__doc__ or ""
+    forms: list[str] = []
+    for line in doc.splitlines():
+        if line.strip().startswith("kernelopt "):
+            forms.append(line.strip())
+        elif line.startswith("        ") and forms:
+            forms[-1] += " " + line.strip()
+    return {
+        " ".join(form.split()[:4]): set(OPTION.findall(form))
+        for form in forms
+        if form.startswith("kernelopt report")
+    }
+
+
+def test_the_module_synopsis_of_each_report_form_shows_its_options() -> None:
+    # The `report profile --rows` form left out --knowledge, which suggests from a tree.
+    parsers = {p.prog: p for p in _commands("report")}
+    rows_only = {"--rows", *(flag for flag, _ in workflow_cli._ROWS_ONLY)}
+    expected_forms = {
+        "kernelopt report profile --rows": (
+            "kernelopt report profile",
+            {"--check"},
+        ),
+        "kernelopt report profile FILE.md": ("kernelopt report profile", rows_only),
+        "kernelopt report task FILE.md": ("kernelopt report task", set()),
+        "kernelopt report version FILE.md": ("kernelopt report version", set()),
+    }
+    synopses = _module_synopses()
+    assert set(synopses) == set(expected_forms)
+    for form, (prog, refused) in expected_forms.items():
+        takes = {o for o in _options(parsers[prog]) if o.startswith("--")} - {"--help"}
+        assert synopses[form] == takes - refused, form
