@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -40,6 +41,37 @@ _OWN_HELP = (argparse._HelpAction, argparse._VersionAction, argparse._SubParsers
 
 def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in parser._actions if not isinstance(a, _OWN_HELP)]
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[argparse._SubParsersAction]:  # type: ignore[type-arg]
+    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+
+
+def _options_below(parser: argparse.ArgumentParser) -> set[str]:
+    """The options ``parser`` and its sub-commands take."""
+    found = {option for action in parser._actions for option in action.option_strings}
+    for action in _subcommands(parser):
+        for sub in action.choices.values():
+            found |= _options_below(sub)
+    return found
+
+
+@pytest.mark.parametrize("prog", sorted(PARSERS))
+def test_every_help_opens_with_a_sentence_and_names_commands_alike(prog: str) -> None:
+    parser = PARSERS[prog]
+    text = parser.description or ""
+    assert text[:1].isupper() and text.endswith("."), f"{prog}: {text!r}"
+    assert [a.metavar for a in _subcommands(parser)] in ([], ["COMMAND"]), prog
+
+
+@pytest.mark.parametrize("prog", sorted(PARSERS))
+def test_every_help_names_only_options_the_command_takes(prog: str) -> None:
+    parser = PARSERS[prog]
+    texts = [parser.description or "", parser.epilog or ""]
+    texts += [a.help or "" for a in parser._actions]
+    texts += [c.help or "" for a in _subcommands(parser) for c in a._choices_actions]
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", " ".join(texts)))
+    assert named <= _options_below(parser), f"{prog}: {sorted(named - _options_below(parser))}"
 
 
 @pytest.mark.parametrize("prog", sorted(PARSERS))
