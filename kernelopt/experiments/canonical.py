@@ -36,6 +36,7 @@ __all__ = [
     "append_lesson",
     "append_summary",
     "experiment_dir",
+    "measurement_rows",
     "parse_result",
     "render_result",
     "render_summary_row",
@@ -380,6 +381,45 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     )
 
 
+def measurement_rows(text: str, *, path: str | Path | None = None) -> tuple[ResultRow, ...]:
+    """The rows of the canonical ``## Measurements`` table in ``text``, read exactly.
+
+    For a ``result.md`` kernelopt wrote and a person then edited out of the canonical
+    layout (a section of their own, a field in bold): :func:`parse_result` refuses the
+    whole file, but its measurements still read as written.
+
+    Parameters
+    ----------
+    text : str
+        ``result.md`` text; CRLF or CR line endings and a leading byte-order mark read as
+        the text without them.
+    path : str or path-like, optional
+        Where the text came from, named in error messages. Keyword-only.
+
+    Returns
+    -------
+    tuple of ResultRow
+        The table's rows in order; empty when the text has no ``## Measurements`` section
+        whose table has the columns of ``MEASUREMENT_COLUMNS``.
+
+    Raises
+    ------
+    FormatError
+        When such a table has a row whose cell count or numbers are wrong.
+    """
+    check_instance(text, str, "result.md text as a string", "text")
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == "## Measurements"), None)
+    if start is None:
+        return ()
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    body = lines[start + 1 : end]
+    header = next((line for line in body if line.strip()), "")
+    if tuple(_cells(header)) != MEASUREMENT_COLUMNS:
+        return ()
+    return _parse_rows((body, start + 1), None if path is None else str(path))
+
+
 def _notes_text(lines: list[str]) -> str:
     # The notes are the last section, written verbatim and followed by the file's final
     # newline: only that one newline is not theirs (a file edited without it keeps all).
@@ -627,23 +667,30 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     ending = _line_ending(text)
     # Split at the ending's last character: a CRLF line keeps its "\r".
     lines = text.split(ending[-1])
+    # The readers' rules of what is a table: a row written where they see none (in a code
+    # block, under a header line without its |---| row) would be on disk and never read.
+    from kernelopt.experiments.readers._markdown import code_mask, is_separator
+
+    mask = code_mask(lines)
     wanted = {name.lower() for name in SUMMARY_COLUMNS}
     header = None
     for index, line in enumerate(lines[:-1]):
         names = [name.strip("*` ").lower() for name in _cells(line)]
-        if wanted <= set(names) and set(lines[index + 1].strip()) <= set("|-: "):
+        table = not mask[index] and not mask[index + 1] and is_separator(lines[index + 1])
+        if table and wanted <= set(names):
             header = (index, names)
     if header is None:
         raise FormatError(
             expected(
-                f"a table with columns {' | '.join(SUMMARY_COLUMNS)} (any order)", "other columns"
+                f"a table with columns {' | '.join(SUMMARY_COLUMNS)} (any order)",
+                "other columns" if any("|" in line for line in lines) else "no table",
             ),
             path=path,
             section="summary",
         )
     start, names = header
     end = start + 2
-    while end < len(lines) and lines[end].strip() and "|" in lines[end]:
+    while end < len(lines) and lines[end].strip() and "|" in lines[end] and not mask[end]:
         end += 1
     values = dict(
         zip(
@@ -690,7 +737,8 @@ def _experiment_cell(cells: list[str], column: int) -> int | None:
 
 
 def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = False) -> Path:
-    """Add ``record``'s row to ``root/summary.md``, creating it with the canonical header.
+    """Add ``record``'s row to ``root/summary.md``, creating it with the canonical header
+    (a blank summary.md, as ``touch`` leaves one, gets it too).
 
     A summary.md written by hand keeps every line as written: the row goes at the end of
     its table, in the table's own column order (columns of the user's own left empty),
@@ -732,7 +780,10 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     path = Path(root) / "summary.md"
     _not_a_folder(path)
     with locked(path):
-        text = read_text(path, what="summary.md") if path.exists() else _SUMMARY_HEADER
+        text = read_text(path, what="summary.md") if path.exists() else ""
+        if not text.lstrip("\ufeff").strip():
+            # A file created empty (``touch``) holds nothing a new table could hurt.
+            text = ("\ufeff" if text.startswith("\ufeff") else "") + _SUMMARY_HEADER
         atomic_write_text(path, _with_row(text, record, path, replace=replace))
     return path
 

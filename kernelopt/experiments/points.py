@@ -23,8 +23,21 @@ def canonical_axis(key: str) -> str:
 
 def split_terms(text: str) -> list[tuple[str, str, str]]:
     """The words of a trial point as ``(key, "=", value)`` (``("decode", "", "")`` for a word
-    without ``=``), split at commas and spaces; ``t~4096`` reads as ``t=~4096``."""
-    words = filter(None, re.split(r"[,\s]+", text.strip()))
+    without ``=``), split at commas, semicolons and spaces; ``t~4096`` reads as ``t=~4096``,
+    ``t=4,096`` as ``t=4096`` and ``b = 32`` as ``b=32``, and brackets around the point
+    (``(b=32, s=1)``) are no part of its terms."""
+    # A comma before three digits (and no fourth) groups them: "4,096" is one number.
+    grouped = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
+    words: list[str] = []
+    for word in re.split(r"[,;\s]+", grouped):
+        word = word.strip("()[]{}")
+        if not word:
+            continue
+        # "b = 32" and "b =32": the parts of one term, split at the spaces around "=".
+        if words and (words[-1].endswith("=") or word.startswith("=")):
+            words[-1] += word
+        else:
+            words.append(word)
     return [re.sub(r"^(\w+)~", r"\1=~", word).partition("=") for word in words]
 
 

@@ -83,7 +83,24 @@ def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
         return (value,)
     if not isinstance(value, Iterable):
         raise InputError(expected("an iterable of strings", repr(value), where="tags"))
-    return tuple(value)
+    items = tuple(value)
+    # The readers keep each tag of an experiment once, so a repeat would not read back.
+    return tuple(dict.fromkeys(items)) if all(isinstance(i, str) for i in items) else items
+
+
+def _check_cell_text(value: str, name: str) -> None:
+    """Refuse ``value`` unless a summary.md cell holding it reads back as ``value``: the
+    readers drop inline markdown (code ticks, ``**``, ``__``, links) and squeeze spaces."""
+    from kernelopt.experiments.readers._markdown import strip_md  # imports the records
+
+    if strip_md(value) != value:
+        raise InputError(
+            expected(
+                "text without inline markdown (`, **, __, [text](link)) or runs of spaces",
+                repr(value)[:80],
+                where=name,
+            )
+        )
 
 
 def _tags(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: Any) -> None:
@@ -94,6 +111,7 @@ def _tags(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value:
         if not item:
             raise InputError(expected("non-empty tags", repr(value)[:80], where=attribute.name))
         _check_text(item, attribute.name, trimmed=True, banned=(",", "|"))
+        _check_cell_text(item, attribute.name)
 
 
 def _row_tuple(value: Iterable[ResultRow]) -> tuple[ResultRow, ...]:
@@ -123,9 +141,10 @@ def _cell(_instance: object, attribute: attrs.Attribute[str], value: str) -> Non
 def _line(_instance: object, attribute: attrs.Attribute[str], value: Any) -> None:
     # "- Date: ..." and "- Correctness: PASS (...)" lines; the date is a summary.md cell too.
     _text(nonempty=False)(_instance, attribute, value)
+    _check_text(value, attribute.name)
     if attribute.name == "date":
         _check_text(value, attribute.name, trimmed=True, banned=("|",))
-    _check_text(value, attribute.name)
+        _check_cell_text(value, attribute.name)
 
 
 def _optional_text(_instance: object, attribute: attrs.Attribute[str | None], value: Any) -> None:
@@ -281,7 +300,8 @@ class ResultRecord:
     versions : dict of str to str
         Software versions (``{"torch": "2.11.0", "triton": "3.6.0"}``).
     tags : tuple of str
-        Catalog entry ids of the ideas the experiment tried.
+        Catalog entry ids of the ideas the experiment tried, each kept once; no inline
+        markdown (they are a summary.md cell too).
     knobs : dict of str to str
         Tuning knobs as written (``{"BLOCK_N": "64", "num_warps": "8"}``).
     rows : tuple of ResultRow

@@ -252,3 +252,23 @@ def _public_names(module: types.ModuleType) -> set[str]:
 def test_all_is_complete() -> None:
     assert _public_names(experiments_pkg) == set(experiments_pkg.__all__)
     assert all(getattr(experiments_pkg, name) is not None for name in experiments_pkg.__all__)
+
+
+@pytest.mark.parametrize("named", ["./kernels/mla_decode.py", "`./kernels/mla_decode.py`"])
+def test_a_kernel_named_from_the_current_folder_is_read(tmp_path: Path, named: str) -> None:
+    root = _log(tmp_path)
+    (root / "kernels").mkdir()
+    (root / "kernels" / "mla_decode.py").write_text("import triton\n", encoding="utf-8")
+    (root / "CLAUDE.md").write_text(f"# Rules\n\nKernel: {named}\n", encoding="utf-8")
+
+    log = read_log(root)
+
+    assert log.kernel_path is not None and log.kernel_path.text == "kernels/mla_decode.py"
+    assert [k.path for k in log.current_kernels] == ["kernels/mla_decode.py"]
+
+
+def test_a_kernel_named_above_the_folder_is_still_not_followed(tmp_path: Path) -> None:
+    root = _log(tmp_path)
+    (root / "CLAUDE.md").write_text("# Rules\n\nKernel: ../kernels/k.py\n", encoding="utf-8")
+
+    assert read_log(root).kernel_path is None

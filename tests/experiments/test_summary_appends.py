@@ -149,3 +149,61 @@ def test_replace_puts_the_row_in_place_of_the_experiments_rows(tmp_path: Path) -
     append_summary(tmp_path, _record(4))
     text = (tmp_path / "summary.md").read_text()
     assert text.count("| 4 |") == 2
+
+
+_HEADER = (
+    "| Exp | Date | Description | Latency | Unit | Speedup | Correct | Status | Tags |\n"
+    "|---|---|---|---|---|---|---|---|---|\n"
+)
+_FIRST = "| 1 | 2026-11-16 | baseline | 90.0 | us |  | PASS | BASELINE |  |\n"
+
+
+@pytest.mark.parametrize("fence", ["```", "~~~", "```markdown"])
+def test_a_table_shown_in_a_code_block_gets_no_row(tmp_path: Path, fence: str) -> None:
+    # The readers skip code blocks: a row written into an example of the format would be
+    # on disk and never read.
+    example = f"{fence}\n{_HEADER}| 9 |  | example | 1.0 | us |  | PASS | KEPT |  |\n{fence[:3]}\n"
+    text = f"# Summary\n\n{_HEADER}{_FIRST}\n## Format\n\n{example}"
+    (tmp_path / "summary.md").write_text(text, encoding="utf-8")
+
+    append_summary(tmp_path, _record(3))
+
+    written = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    row = "| 3 | 2026-11-17 | try 3 | 53.0 | us |  | PASS | KEPT | split-kv-flash-decoding |\n"
+    assert written == f"# Summary\n\n{_HEADER}{_FIRST}{row}\n## Format\n\n{example}"
+    log = read_log(tmp_path)
+    assert [(e.number, e.latency) for e in log.experiments] == [(1, 90.0), (3, 53.0)]
+
+
+@pytest.mark.parametrize("fence", ["```", "~~~"])
+def test_a_file_whose_only_table_is_in_a_code_block_is_refused(tmp_path: Path, fence: str) -> None:
+    text = f"# Summary\n\n{fence}\n{_HEADER}{fence}\n"
+    (tmp_path / "summary.md").write_text(text, encoding="utf-8")
+
+    with pytest.raises(FormatError, match="Expected a table with columns"):
+        append_summary(tmp_path, _record(3))
+    assert (tmp_path / "summary.md").read_text(encoding="utf-8") == text
+
+
+def test_a_header_line_without_its_separator_row_is_no_table(tmp_path: Path) -> None:
+    # Under a header line, a blank line ends what never became a table: a row written
+    # below it would stand alone, read by no one.
+    text = f"# Summary\n\n{_HEADER.splitlines()[0]}\n\nsome text\n"
+    (tmp_path / "summary.md").write_text(text, encoding="utf-8")
+
+    with pytest.raises(FormatError, match="Expected a table with columns"):
+        append_summary(tmp_path, _record(3))
+    assert (tmp_path / "summary.md").read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("text", ["", "\n", "\ufeff", "  \r\n"])
+def test_an_empty_summary_takes_the_canonical_table(tmp_path: Path, text: str) -> None:
+    # A summary.md created empty (``touch``) holds no row that a new table could hurt.
+    (tmp_path / "summary.md").write_text(text, encoding="utf-8", newline="")
+
+    append_summary(tmp_path, _record(3))
+
+    log = read_log(tmp_path)
+    assert [(e.number, e.latency) for e in log.experiments] == [(3, 53.0)]
+    written = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert written.lstrip("\ufeff").startswith("# Experiments Summary\n\n| Exp | Date |")

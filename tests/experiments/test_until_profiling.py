@@ -88,3 +88,25 @@ def test_a_lesson_counts_when_the_experiment_it_cites_stood(tmp_path: Path) -> N
     assert {"logs/LESSONS.md:3", "logs/LESSONS.md:4", "logs/LESSONS.md:5"} <= set(
         _profiled(root, None)
     )
+
+
+def test_until_cuts_lessons_citing_later_experiments_however_the_citation_is_written(
+    tmp_path: Path,
+) -> None:
+    rows = "".join(f"| {n} | try {n} | {10 - n / 10} us | KEPT |\n" for n in range(1, 8))
+    lessons = (
+        "# Lessons\n\n- [exp 3] kept\n- (exp 6) split-KV needs 8 splits\n"
+        "- (Experiment 7): later\n- [exp_6] also later\n- exp 4: kept too\n"
+    )
+    root = _log(
+        tmp_path,
+        {
+            "experiments/summary.md": "| Exp | Description | Latency | Status |\n"
+            "|---|---|---|---|\n" + rows,
+            "experiments/LESSONS.md": lessons,
+        },
+    )
+
+    log = read_log(root, until=5)
+
+    assert [lesson.text for lesson in log.lessons] == ["[exp 3] kept", "exp 4: kept too"]

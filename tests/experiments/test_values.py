@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from kernelopt.experiments import read_log
 from kernelopt.experiments.readers._values import (
     correctness_of,
     date_of,
@@ -149,3 +152,104 @@ def test_a_result_lines_own_before_and_after_is_its_speedup() -> None:
     # The arrow's new time must be the headline the line reports.
     assert arrow_speedup("Min latency 0.039 → 0.062ms; **0.2471ms**", headline_latency(
         "Min latency 0.039 → 0.062ms; **0.2471ms**")) is None  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        ("NOT KEPT", Status.REVERTED),
+        ("not accepted", Status.REVERTED),
+        ("wasn't kept: slower at s=16", Status.REVERTED),
+        ("not yet merged", Status.REVERTED),
+        ("never landed", Status.REVERTED),
+        ("no regression, kept", Status.KEPT),
+        ("not reverted: kept", Status.KEPT),
+        ("no crash; neutral", Status.NEUTRAL),
+        ("never failed, kept", Status.KEPT),
+        ("kept, not reverted", Status.KEPT),
+    ],
+)
+def test_a_negated_outcome_word_does_not_state_that_outcome(
+    text: str, status: Status | None
+) -> None:
+    assert status_of(text) is status
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("did not pass", Correctness.FAIL),
+        ("doesn't match the reference", Correctness.FAIL),
+        ("not correct", Correctness.FAIL),
+        ("not verified", None),
+        ("not bit-exact", None),
+        ("no NaN", None),
+        ("no NaN, passes", Correctness.PASS),
+        ("no mismatches vs float64", None),
+        ("zero failures; all pass", Correctness.PASS),
+        ("no fail", None),
+        ("FAIL -> PASS", Correctness.PASS),
+        ("PASS → FAIL", Correctness.FAIL),
+        # An arrow inside the detail, not between two verdicts.
+        ("PASS (rel err 1e-3 -> 2e-3)", Correctness.PASS),
+        ("✗ (tol 1e-2 → 1e-3)", Correctness.FAIL),
+    ],
+)
+def test_a_negated_verdict_word_does_not_state_that_verdict(
+    text: str, verdict: Correctness | None
+) -> None:
+    assert correctness_of(text) is verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("8.2±0.3 us", 8.2, "us"),
+        ("57.9 ± 0.4 µs", 57.9, "us"),
+        ("57.9 us ± 0.4 us", 57.9, "us"),
+        ("0.21 +/- 0.01 ms", 0.21, "ms"),
+        ("57.9 us ±1.1%", 57.9, "us"),
+    ],
+)
+def test_a_spread_after_a_time_is_not_the_time(text: str, value: float, unit: str) -> None:
+    assert [(q.value, q.unit) for q in latency_tokens(text)] == [(value, unit)]
+    pick = headline_latency(f"avg {text}")
+    assert pick is not None and (pick.value, pick.unit) == (value, unit)
+
+
+def test_a_spread_after_a_speedup_is_not_the_speedup() -> None:
+    assert [q.value for q in speedup_tokens("1.25 ± 0.02x")] == [1.25]
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("Apr 21, 2026", "2026-04-21"),
+        ("April 21 2026 - split KV", "2026-04-21"),
+        ("21 Apr 2026", "2026-04-21"),
+        ("3rd Sept. 2026", "2026-09-03"),
+        ("Sep 3, 2026 14:05", "2026-09-03T14:05:00"),
+        ("Apr 31, 2026", None),  # no such day
+        ("May be faster in 2026", None),
+    ],
+)
+def test_dates_with_a_month_name(text: str, date: str | None) -> None:
+    assert date_of(text) == date
+
+
+def test_a_devlog_dated_with_month_names_is_read(tmp_path: Path) -> None:
+    entries = "".join(
+        f"## Apr {20 + n}, 2026 - Idea {n} ({'ACCEPTED' if n % 2 else 'REVERTED'})\n"
+        f"Result: {100 - n} us\n\n"
+        for n in range(1, 4)
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "devlog.md").write_text("# Devlog\n\n" + entries, encoding="utf-8")
+
+    log = read_log(tmp_path)
+
+    assert [(e.date, e.description, e.latency, e.status) for e in log.experiments] == [
+        ("2026-04-21", "Idea 1", 99.0, Status.KEPT),
+        ("2026-04-22", "Idea 2", 98.0, Status.REVERTED),
+        ("2026-04-23", "Idea 3", 97.0, Status.KEPT),
+    ]

@@ -25,7 +25,9 @@ from kernelopt.experiments import (
     Correctness,
     ResultRecord,
     ResultRow,
+    SourceRef,
     Status,
+    append_summary,
     parse_result,
     read_log,
     render_result,
@@ -175,6 +177,14 @@ def _record(**changes: object) -> ResultRecord:
         ("tags", ("",)),
         ("tags", (" padded",)),
         ("tags", ("a|b",)),
+        # A summary.md cell is read without inline markdown and with spaces squeezed.
+        ("tags", ("`split-kv`",)),
+        ("tags", ("**split-kv**",)),
+        ("tags", ("split__kv",)),
+        ("tags", ("[split-kv](x.md)",)),
+        ("tags", ("split  kv",)),
+        ("date", "`2026-11-17`"),
+        ("date", "2026-11-17  10:00"),
         ("knobs", {"BLOCK_N": "64 "}),
         ("knobs", {" BLOCK_N": "64"}),
         ("versions", {"torch": "2.11\u2028"}),
@@ -227,3 +237,71 @@ def test_notes_keep_their_leading_and_trailing_newlines() -> None:
 def test_notes_read_from_an_edited_file_without_final_newline() -> None:
     text = render_result(_record(notes="kept"))
     assert parse_result(text.rstrip("\n")).notes == "kept"
+
+
+@settings(max_examples=150, suppress_health_check=list(HealthCheck), deadline=None)
+@given(record=_records())
+def test_read_log_reads_the_written_facts_beside_the_summary_row(record: ResultRecord) -> None:
+    # Both files name the experiment's facts: the summary row's rendering of them may not
+    # add to, or stand in for, what result.md states exactly.
+    folder = Path(tempfile.mkdtemp())
+    try:
+        write_result(folder / "experiments", record)
+        append_summary(folder / "experiments", record)
+        log = read_log(folder, catalog=[])
+        (experiment,) = log.experiments
+        assert experiment.tags == record.tags
+        assert experiment.correctness is record.correctness
+        if record.rows:
+            head = record.rows[0]
+            assert (experiment.latency, experiment.unit) == (head.median, head.unit)
+            assert experiment.speedup == head.speedup
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_tag_given_twice_is_kept_once() -> None:
+    # The readers keep an experiment's tags once each: a record holding one twice would
+    # not read back equal.
+    record = _record(tags=("split-kv", "fp8-kv-cache", "split-kv"))
+    assert record.tags == ("split-kv", "fp8-kv-cache")
+    assert parse_result(render_result(record)) == record
+
+
+_EDITS = {
+    "a section of the user's own": lambda text: text + "\n## Remarks\nRe-run after a reboot.\n",
+    "a field in bold": lambda text: text.replace("- Status: KEPT", "- **Status**: KEPT"),
+    "a status in lower case": lambda text: text.replace("- Status: KEPT", "- Status: kept"),
+}
+
+
+@pytest.mark.parametrize("edit", list(_EDITS))
+def test_a_result_edited_out_of_the_canonical_layout_keeps_its_measurements(
+    tmp_path: Path, edit: str
+) -> None:
+    # The Measurements table is still kernelopt's: its median and unit are the headline,
+    # not lost to a column that a hand-written table would be read by.
+    rows = (
+        _row(point="b=32 s=1", median=57.9, p20=57.4, p80=58.3, floor=40.0, speedup=1.2),
+        _row(point="b=32 s=16", median=0.9, unit="ms", speedup=1.1),
+    )
+    text = render_result(_record(experiment=3, rows=rows))
+    result = tmp_path / "experiments" / "exp_3" / "result.md"
+    result.parent.mkdir(parents=True)
+    result.write_text(_EDITS[edit](text), encoding="utf-8")
+
+    log = read_log(tmp_path, catalog=[])
+
+    (experiment,) = log.experiments
+    assert (experiment.latency, experiment.unit, experiment.speedup) == (57.9, "us", 1.2)
+    assert experiment.headline_point == "b=32 s=1"
+    assert [(p.name, p.value, p.unit) for p in experiment.points] == [
+        ("b=32 s=1 split_kv", 57.9, "us"),
+        ("b=32 s=16 split_kv", 0.9, "ms"),
+    ]
+    assert experiment.refs["latency"] == SourceRef(path="experiments/exp_3/result.md", line=9)
+    assert experiment.status is Status.KEPT
+    assert any(
+        w.startswith("experiments/exp_3/result.md: not in the canonical layout")
+        for w in log.warnings
+    ), log.warnings

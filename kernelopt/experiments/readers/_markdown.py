@@ -22,10 +22,12 @@ __all__ = [
     "code_mask",
     "fields",
     "headings",
+    "is_separator",
     "section_ends",
     "sections",
     "strip_md",
     "tables",
+    "tables_without_separator",
 ]
 
 # The title is cut of its closing hashes in code: a lazy title before ``\s*#*\s*$`` tries
@@ -34,7 +36,9 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Each run of spaces is followed by something that is not a space (``\s*\|?\s*`` would try
 # every split of a long run of spaces between the two, quadratic on a line of them).
-_SEPARATOR = re.compile(r"^\s*(?:\|\s*)?:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*(?:\|\s*)?$")
+# One dash per cell is enough (``|-|-|``), as GitHub renders it; a line of one cell and
+# no pipe needs two, so that a lone ``-`` (an empty list item) starts no table.
+_SEPARATOR = re.compile(r"^\s*(?:\|\s*)?:?-+:?\s*(?:\|\s*:?-+:?\s*)*(?:\|\s*)?$")
 _FIELD = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z0-9 "
     r"_/%()-]{0,40}?)(?::(?:\*\*|__)|(?:\*\*|__)?:)\s*(.*)$"
@@ -65,10 +69,12 @@ class Section:
 
 @attrs.frozen(kw_only=True)
 class Row:
-    """One table row: stripped cells, and its 1-based line."""
+    """One table row: stripped cells (as many as the header's), its 1-based line, and the
+    cells past the header's width that a bare ``|`` split off (``spilled``)."""
 
     cells: tuple[str, ...]
     line: int
+    spilled: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -222,6 +228,19 @@ def _split_row(line: str, width: int | None = None) -> list[str]:
     return cells
 
 
+def _row(line: str, width: int, number: int) -> Row:
+    """Row ``number`` (1-based), padded with empty cells or cut to the header's ``width``."""
+    cells = _split_row(line, width)
+    return Row(
+        cells=tuple((cells + [""] * width)[:width]), line=number, spilled=tuple(cells[width:])
+    )
+
+
+def is_separator(line: str) -> bool:
+    """Whether ``line`` is the ``|---|`` row that makes the line above it a table header."""
+    return bool(_SEPARATOR.match(line)) and ("|" in line or "--" in line)
+
+
 def tables(
     lines: Sequence[str], start: int = 1, end: int | None = None, mask: Sequence[bool] | None = None
 ) -> list[Table]:
@@ -236,21 +255,55 @@ def tables(
     index = max(start, 1) - 1
     while index < last - 1:
         line = lines[index]
-        if mask[index] or "|" not in line or not _SEPARATOR.match(lines[index + 1]):
+        if mask[index] or "|" not in line or not is_separator(lines[index + 1]):
             index += 1
             continue
         header = _split_row(line)
         rows = []
         cursor = index + 2
         while cursor < last and "|" in lines[cursor] and lines[cursor].strip() and not mask[cursor]:
-            if not _SEPARATOR.match(lines[cursor]):
-                cells = _split_row(lines[cursor], len(header))
-                cells = (cells + [""] * len(header))[: len(header)]
-                rows.append(Row(cells=tuple(cells), line=cursor + 1))
+            if not is_separator(lines[cursor]):
+                rows.append(_row(lines[cursor], len(header), cursor + 1))
             cursor += 1
         found.append(Table(header=tuple(header), rows=tuple(rows), line=index + 1))
         index = cursor
     return found
+
+
+def tables_without_separator(
+    lines: Sequence[str], found: Sequence[Table], mask: Sequence[bool] | None = None
+) -> list[Table]:
+    """Runs of two or more ``|``-led lines that :func:`tables` did not take (``found``)
+    because no ``|---|`` row follows their first line: what a writer meant as a table.
+
+    Every line of a run starts with ``|`` and splits into as many cells as the first, at
+    least two, so that prose holding a pipe starts none; the first line is the header.
+    """
+    mask = code_mask(lines) if mask is None else mask
+    taken = set()
+    for table in found:
+        taken.add(table.line - 1)
+        taken.update(range(table.line, max((r.line for r in table.rows), default=table.line)))
+
+    def cells(index: int) -> list[str] | None:
+        line = lines[index]
+        if index in taken or mask[index] or not line.lstrip().startswith("|"):
+            return None
+        return None if is_separator(line) else _split_row(line)
+
+    result = []
+    index = 0
+    while index < len(lines):
+        header = cells(index)
+        end = index + 1
+        if header is not None and len(header) >= 2:
+            while end < len(lines) and len(cells(end) or ()) == len(header):
+                end += 1
+        if end - index >= 2 and header is not None:
+            rows = tuple(_row(lines[i], len(header), i + 1) for i in range(index + 1, end))
+            result.append(Table(header=tuple(header), rows=rows, line=index + 1))
+        index = end
+    return result
 
 
 def fields(

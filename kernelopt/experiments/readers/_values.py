@@ -9,6 +9,7 @@ returns None (or an empty result) when the text says nothing, never raises.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 
@@ -220,11 +221,16 @@ def _token_value(token: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+_SPREAD = re.compile(r"(?:±|\+/-|\+-)\s*(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?(?:\s*%)?")
+
+
 def _quantities(
     pattern: re.Pattern[str], text: str, units: dict[str, str] | None
 ) -> list[Quantity]:
     spans = _bold_spans(text)
-    clean = text.replace("`", " ")
+    # "57.9 ± 0.4 us": the spread is blanked out (positions kept), so that the unit after
+    # it is read as the measurement's and the spread is no quantity of its own.
+    clean = _SPREAD.sub(lambda m: " " * len(m.group(0)), text.replace("`", " "))
     found = []
     for match in pattern.finditer(clean):
         value = _token_value(match.group(1))
@@ -336,16 +342,47 @@ _PASS_WORDS = re.compile(
     r"|\bmatch(?:es|ed)?\b|\bverified\b|\byes\b",
     re.IGNORECASE,
 )
-_NEGATED_FAIL = re.compile(r"\b(?:no|zero|0(?:/\d+)?)\s+(?:true\s+)?fail", re.IGNORECASE)
+# A negation right before an outcome or verdict word turns it around ("NOT KEPT", "did
+# not pass", "no NaN"); at most an adverb stands between ("not yet merged"). Searched in
+# the few characters before the word only, so a long line is not scanned once per word.
+_NEGATION = re.compile(
+    r"(?:\b(?:not|no|never|without|zero)|n't|(?<![\d.])\b0(?:/\d+)?)\s+"
+    r"(?:(?:yet|fully|all|really|been|be|quite|entirely|true)\s+)?$",
+    re.IGNORECASE,
+)
+_NEGATION_REACH = 40
+# Pass words whose negation is a failure ("not correct"); the others, negated, only leave
+# the verdict open ("not verified", "not bit-exact" may still be within tolerance).
+_STRONG_PASS = re.compile(r"pass|correct|match|ok|yes", re.IGNORECASE)
+
+
+def _negated(text: str, start: int) -> bool:
+    """Whether the word of ``text`` at ``start`` is negated by the words just before it."""
+    return _NEGATION.search(text[max(0, start - _NEGATION_REACH) : start]) is not None
+
+
+def _first_stated(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of ``pattern`` in ``text`` that no negation turns around."""
+    return next((m for m in pattern.finditer(text) if not _negated(text, m.start())), None)
 
 
 def correctness_of(text: str) -> Correctness | None:
     """PASS/FAIL from a correctness cell or field (``"PASS"``, ``"12/12"``, ``"✓"``).
 
-    Fractions decide first (``"98/100 pass"`` is a failure); then a failure word wins
-    over a pass word, because one failing check fails the experiment.
+    Of ``"A -> B"``, the new verdict B counts. Fractions decide first (``"98/100 pass"``
+    is a failure); then a failure word wins over a pass word, because one failing check
+    fails the experiment. A negated word states the opposite, or nothing: ``"did not
+    pass"`` fails, ``"no NaN"`` and ``"not verified"`` state no verdict.
     """
     clean = re.sub(r"(?<=\d),(?=\d{3})", "", text.replace("`", "").replace("*", ""))
+    new = after_arrow(clean)
+    # "FAIL -> PASS": the verdict after the arrow; "PASS (err 1e-3 -> 2e-3)": none there,
+    # the arrow is inside the detail.
+    return (_verdict(new) if new != clean else None) or _verdict(clean)
+
+
+def _verdict(clean: str) -> Correctness | None:
+    """The verdict of ``clean`` (no code ticks, bold or thousands commas), or None."""
     if not clean.strip():
         return None
     for match in _FRACTION.finditer(clean):
@@ -357,9 +394,12 @@ def correctness_of(text: str) -> Correctness | None:
             and ("pass" in window or "ok" in window or len(clean) < 16)
         ):
             return Correctness.PASS if passed == total else Correctness.FAIL
-    if _FAIL_WORDS.search(clean) and not _NEGATED_FAIL.search(clean):
+    if _first_stated(_FAIL_WORDS, clean) is not None:
         return Correctness.FAIL
-    if _PASS_WORDS.search(clean):
+    passes = list(_PASS_WORDS.finditer(clean))
+    if any(_STRONG_PASS.search(m.group(0)) and _negated(clean, m.start()) for m in passes):
+        return Correctness.FAIL
+    if any(not _negated(clean, m.start()) for m in passes):
         return Correctness.PASS
     return None
 
@@ -436,6 +476,9 @@ _STATUS_WORDS: tuple[tuple[Status, re.Pattern[str]], ...] = (
 )
 
 
+_BARE_FAIL = re.compile(r"\bfail(?:ed|s)?\b")
+
+
 def status_of(
     text: str,
     *,
@@ -469,10 +512,17 @@ def status_of(
     for status, pattern in _STATUS_WORDS:
         if status is Status.BASELINE and not allow_baseline:
             continue
-        match = pattern.search(clean)
+        if status is Status.KEPT:
+            # "NOT KEPT" is as clear an outcome as "REVERTED".
+            kept = pattern.search(clean)
+            if kept:
+                turned = _negated(clean, kept.start())
+                positions.append((kept.start(), Status.REVERTED if turned else Status.KEPT))
+            continue
+        match = _first_stated(pattern, clean)
         if match:
             positions.append((match.start(), status))
-    failed = re.search(r"\bfail(?:ed|s)?\b", clean) if bare_fail else None
+    failed = _first_stated(_BARE_FAIL, clean) if bare_fail else None
     if failed:
         positions.append(
             (failed.start(), Status.REVERTED if failed_means_slower else Status.FAILED)
@@ -501,13 +551,50 @@ _DATE = re.compile(r"(?<!\d)(20\d{2})([-/.]?)(0[1-9]|1[0-2])\2(0[1-9]|[12]\d|3[0
 _TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?")
 
 
-def date_of(text: str) -> str | None:
-    """The first date in ``text`` as ISO ``YYYY-MM-DD`` (``THH:MM[:SS]`` when a time follows)."""
-    match = _DATE.search(text)
-    if not match:
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+# "Apr 21, 2026" and "21 April 2026", as people date devlog entries.
+_MONTH_DATE = re.compile(
+    rf"(?<![\w.])(?:{_MONTH}\s+{_DAY},?|{_DAY}\s+{_MONTH},?)\s+(20\d{{2}})(?!\d)",
+    re.IGNORECASE,
+)
+
+
+def _iso_date(year: int, month: int, day: int) -> str | None:
+    try:
+        return datetime.date(year, month, day).isoformat()
+    except ValueError:  # "Apr 31": no such day
         return None
-    date = f"{match.group(1)}-{match.group(3)}-{match.group(4)}"
-    rest = text[match.end() : match.end() + 12]
+
+
+def _first_date(text: str) -> tuple[str, int] | None:
+    """The first date of ``text`` written in digits (``2026-04-21``) or, failing that, with
+    a month name, as ISO ``YYYY-MM-DD``, and where it ends."""
+    match = _DATE.search(text)
+    if match:
+        return f"{match.group(1)}-{match.group(3)}-{match.group(4)}", match.end()
+    for named in _MONTH_DATE.finditer(text):
+        month = named.group(1) or named.group(4)
+        day = named.group(2) or named.group(3)
+        date = _iso_date(int(named.group(5)), _MONTHS.index(month[:3].lower()) + 1, int(day))
+        if date is not None:
+            return date, named.end()
+    return None
+
+
+def date_of(text: str) -> str | None:
+    """The first date in ``text`` as ISO ``YYYY-MM-DD`` (``THH:MM[:SS]`` when a time follows):
+    ``2026-04-21``, ``2026/04/21``, ``20260421``, or with a month name (``Apr 21, 2026``,
+    ``21 April 2026``) when no date in digits is there."""
+    found = _first_date(text)
+    if found is None:
+        return None
+    date, end = found
+    rest = text[end : end + 12]
     time = _TIME.match(rest.lstrip(" T"))
     if time:
         seconds = time.group(3) or "00"

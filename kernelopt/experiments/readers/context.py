@@ -27,7 +27,8 @@ __all__ = ["lesson_experiment", "read_lessons", "read_profile", "read_rules"]
 _RULE_HEADING = re.compile(
     r"rule|constraint|must|never|convention|policy|non-negotiable", re.IGNORECASE
 )
-_EXP_TAG = re.compile(r"^\[?exp(?:eriment)?[\s_#-]*(\d+)\]?", re.IGNORECASE)
+# "[exp 7]", "(exp 7)", "exp_7:", "Experiment 7 —" opening a lesson.
+_EXP_TAG = re.compile(r"^[\[(]?exp(?:eriment)?[\s_#-]*(\d+)[\])]?", re.IGNORECASE)
 
 
 def read_rules(file: TextFile, *, limit: int = 200) -> list[Fact]:
@@ -57,7 +58,7 @@ def read_rules(file: TextFile, *, limit: int = 200) -> list[Fact]:
 
 
 def lesson_experiment(fact: Fact) -> int | None:
-    """The experiment a lesson cites first (``[exp 7] ...``), or None."""
+    """The experiment a lesson cites first (``[exp 7] ...``, ``(exp 7) ...``), or None."""
     match = _EXP_TAG.match(fact.text)
     return int(match.group(1)) if match else None
 

@@ -36,8 +36,14 @@ from kernelopt.experiments.records import Correctness
 
 __all__ = ["dated_headings", "read_devlog"]
 
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _DATE_PREFIX = re.compile(
-    r"^\s*(?:\d{4}[-/.]\d{2}[-/.]\d{2})(?:[ "
+    r"^\s*(?:\d{4}[-/.]\d{2}[-/.]\d{2}"
+    rf"|{_MONTH}\s+{_DAY},?\s+20\d{{2}}|{_DAY}\s+{_MONTH},?\s+20\d{{2}})(?:[ "
     r"T]\d{1,2}:\d{2}(?::\d{2})?)?(?:\s*[+-]\d{2}:?\d{2}|\s*utc|\s*z)?"
     r"\s*(?:\([^)]*\))?\s*[-—–:|]*\s*",
     re.IGNORECASE,

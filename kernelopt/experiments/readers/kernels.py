@@ -68,6 +68,8 @@ def named_paths(file: TextFile) -> tuple[Fact | None, Fact | None]:
         words: tuple[bool, bool] | None = None
         for match in _PATH.finditer(line):
             path = match.group(1)
+            while path.startswith("./"):  # the folder CLAUDE.md is in: no climb
+                path = path[2:]
             if "." + path.rsplit(".", 1)[-1].lower() not in SOURCE_SUFFIXES or path.startswith("."):
                 continue
             if words is None:

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import re
 
+from kernelopt._errors import expected
 from kernelopt.experiments.log import SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
+    Table,
     code_mask,
     fields,
     headings,
     sections,
     strip_md,
     tables,
+    tables_without_separator,
 )
 from kernelopt.experiments.readers.documents import describe
 from kernelopt.experiments.readers.tables import read_table, roles_of
@@ -55,13 +58,24 @@ def read_table_note(
     titled like a row add their details to it unless ``attach_sections`` is False."""
     mask = code_mask(file.lines)
     drafts: list[Draft] = []
-    for index, table in enumerate(tables(file.lines, mask=mask)):
+    found = tables(file.lines, mask=mask)
+    for index, table in enumerate(found):
         roles = roles_of(table)
         if roles is None:
             continue
         drafts += read_table(
             file, table, roles, kind=kind, slug_scope=slug_scope, position=position * 100 + index
         )
+    for index, table in enumerate(tables_without_separator(file.lines, found, mask), len(found)):
+        roles = roles_of(table)
+        if roles is None:
+            continue
+        read = read_table(
+            file, table, roles, kind=kind, slug_scope=slug_scope, position=position * 100 + index
+        )
+        if read:
+            read[0].warnings.append(_no_separator(file, table))
+        drafts += read
     if not drafts or not attach_sections:
         return drafts
     heads = headings(file.lines, mask)
@@ -84,6 +98,15 @@ def read_table_note(
                 title_line=section.heading.line,
             )
     return drafts
+
+
+def _no_separator(file: TextFile, table: Table) -> str:
+    below = file.lines[table.line]
+    where = f"{file.path}:{table.line}"
+    return (
+        f"{expected('a |---| row under the header', repr(below[:60]), where=where)}; "
+        "read as a table"
+    )
 
 
 def is_single_note(file: TextFile) -> bool:

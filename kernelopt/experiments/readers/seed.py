@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from kernelopt._errors import FormatError, KernelOptError, expected
-from kernelopt.experiments.canonical import parse_result
+from kernelopt.experiments.canonical import measurement_rows, parse_result
 from kernelopt.experiments.diffs import parse_diff
 from kernelopt.experiments.log import Fact, KernelSource, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._draft import Draft
@@ -25,7 +25,7 @@ from kernelopt.experiments.readers._metrics import metrics_of
 from kernelopt.experiments.readers._values import status_of
 from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.kernels import language_of
-from kernelopt.experiments.records import ResultRecord
+from kernelopt.experiments.records import ResultRecord, ResultRow
 
 __all__ = [
     "experiment_folders",
@@ -142,15 +142,37 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
     draft.put("correctness", record.correctness, ref)
     draft.put("date", record.date, ref)
     draft.put("kernel", record.kernel, ref)
-    head = record.headline
-    if head is not None:
-        row_ref = SourceRef(path=file.path, line=_line_of(file, "## Measurements") + 3)
+    _from_rows(draft, record.rows, file)
+    for tag in record.tags:
+        if tag not in draft.tags:
+            draft.tags.append(tag)
+    for key, value in record.knobs.items():
+        draft.knobs.setdefault(key, value)
+    draft.text_parts.append(record.title)
+    for name, measured in metrics_of(record.notes).items():
+        draft.metrics.setdefault(name, measured)
+    # A "Next steps:" list in the notes is advice for the experiments after this one.
+    notes_line = _line_of(file, "## Notes")
+    if notes_line > 1:
+        mask = code_mask(file.lines)
+        draft.recommendations.extend(
+            recommendations_in(
+                file, notes_line, len(file.lines), headings(file.lines, mask), mask, offset=1
+            )
+        )
+
+
+def _from_rows(draft: Draft, rows: tuple[ResultRow, ...], file: TextFile) -> None:
+    """The headline (first row) and points of a canonical Measurements table."""
+    first = _line_of(file, "## Measurements") + 3
+    if rows:
+        head, row_ref = rows[0], SourceRef(path=file.path, line=first)
         draft.put("latency", head.median, row_ref)
         draft.put("unit", head.unit, row_ref)
         draft.put("speedup", head.speedup, row_ref)
         draft.put("headline_point", head.point, row_ref)
-    for offset, row in enumerate(record.rows):
-        row_ref = SourceRef(path=file.path, line=_line_of(file, "## Measurements") + 3 + offset)
+    for offset, row in enumerate(rows):
+        row_ref = SourceRef(path=file.path, line=first + offset)
         draft.points.append(
             Point(
                 name=f"{row.point} {row.impl}",
@@ -171,23 +193,27 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
                     source=row_ref,
                 )
             )
-    for tag in record.tags:
-        if tag not in draft.tags:
-            draft.tags.append(tag)
-    for key, value in record.knobs.items():
-        draft.knobs.setdefault(key, value)
-    draft.text_parts.append(record.title)
-    for name, measured in metrics_of(record.notes).items():
-        draft.metrics.setdefault(name, measured)
-    # A "Next steps:" list in the notes is advice for the experiments after this one.
-    notes_line = _line_of(file, "## Notes")
-    if notes_line > 1:
-        mask = code_mask(file.lines)
-        draft.recommendations.extend(
-            recommendations_in(
-                file, notes_line, len(file.lines), headings(file.lines, mask), mask, offset=1
-            )
-        )
+
+
+def _from_measurements(draft: Draft, file: TextFile, error: KernelOptError) -> None:
+    """Read the canonical Measurements table of a result.md that ``error`` says is no
+    longer canonical as a whole (a section or a field edited by hand): its times would
+    otherwise be lost to a hand-written table's reading, which takes one column per
+    table."""
+    try:
+        rows = measurement_rows(file.text, path=file.path)
+    except KernelOptError:
+        return
+    if not rows:
+        return
+    reason = getattr(error, "message", str(error))
+    line = getattr(error, "line", None)
+    at = f"line {line}: " if line else ""
+    draft.warnings.append(
+        f"{file.path}: not in the canonical layout ({at}{reason}); its Measurements table "
+        "was read as written, the rest as a hand-written result"
+    )
+    _from_rows(draft, rows, file)
 
 
 def _line_of(file: TextFile, text: str) -> int:
@@ -261,8 +287,8 @@ def read_folder(
         if stem in {"result", "results"}:
             try:
                 record = parse_result(file.text, path=path)
-            except KernelOptError:
-                pass  # hand-written: read tolerantly below
+            except KernelOptError as error:
+                _from_measurements(draft, file, error)  # then read tolerantly below
             else:
                 if record.experiment != number:
                     # A result copied or moved from another experiment's folder: the folder

@@ -11,14 +11,17 @@ numbered rows with measurements; catalogues and per-shape tables do not qualify.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import attrs
 
+from kernelopt._errors import expected
 from kernelopt.experiments.log import MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import TextFile
-from kernelopt.experiments.readers._markdown import Table, strip_md
+from kernelopt.experiments.readers._markdown import Row, Table, strip_md
 from kernelopt.experiments.readers._values import (
+    LATENCY_UNITS,
     after_arrow,
     correctness_of,
     date_of,
@@ -36,6 +39,20 @@ from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["Roles", "experiment_number", "read_table", "roles_of"]
 
+# The Unit column's words for a time, as the canonical unit they name.
+_UNIT_WORDS = {
+    **LATENCY_UNITS,
+    "nanoseconds": "ns",
+    "microseconds": "us",
+    "milliseconds": "ms",
+}
+
+# Rows split by a bare "|" named one by one in the warnings, per table; the rest counted.
+_SPILLS_NAMED = 20
+# "×1.25": the sign before the ratio.
+_TIMES_FIRST = re.compile(r"^\s*[x×]\s*(?=[\d.])")
+# "+25%", "~12.5 %": a change in percent, not a ratio.
+_PERCENT = re.compile(r"^\s*(?:~\s*)?[-+]?[\d.,]+\s*%")
 _ID = re.compile(
     r"^(?:exp|experiment|id|#|no\.?|n|step|iteration|iter|run|trial|version|num|exp_id|experiment_id)$"
 )
@@ -47,7 +64,8 @@ _DESCRIPTION = re.compile(
     r"summary|attempt|variant|technique|experiment|kernel|approach|mechanism|goal)$"
 )
 _LATENCY = re.compile(
-    r"latency|time|_ms\b|\bms\b|_us\b|\bus\b|µs|duration|runtime|median|\bmean\b|\bp50\b|\bavg\b"
+    r"latency|time|_ms\b|\bms\b|_us\b|\bus\b|µs|μs|\bns\b|duration|runtime|median|\bmean\b"
+    r"|\bp50\b|\bavg\b"
 )
 _NOT_LATENCY = re.compile(r"speedup|ratio|delta|Δ|%|gain|change|vs\b|diff|err|error|count|launch")
 _SPEEDUP = re.compile(r"speedup|ratio|geomean|\bx\b|vs bar|vs baseline|vs base")
@@ -59,7 +77,17 @@ _STATUS = re.compile(r"^(?:status|outcome|verdict|decision|kept|accepted|disposi
 _RESULT = re.compile(r"^(?:(?:mini |final |main )?results?|finding|findings)$")
 _NOTES = re.compile(r"^(?:notes?|comments?|remarks?|why|reason|lessons?|evidence)$")
 _TAGS = re.compile(r"^(?:tags|techniques?|catalog)$")
-_ID_VALUE = re.compile(r"^(?:exp(?:eriment)?[\s_#-]*|step\s*|#|v)?(\d{1,6})$", re.IGNORECASE)
+# "7", "exp_7", "E7"; a mark or remark may follow ("7 (rerun)", "11*", "exp 12 ✓"), but
+# no letter or digit that would make it another id ("3a", "8.1").
+_ID_VALUE = re.compile(
+    r"^(?:exp(?:eriment)?[\s_#-]*|step\s*|#|v|e)?(\d{1,6})"
+    r"(?:\s*\*+|\s*\(.*\)|\s+[^\w\s.,/:-].*)?$",
+    re.IGNORECASE,
+)
+# Id cells of rows that list no experiment (a reference timing): no number, said plainly.
+_NO_ID = frozenset({"", "—", "-", "–", "n/a", "ref", "reference"})
+# Rows whose id is no experiment number named one by one in the warnings, per table.
+_BAD_IDS_NAMED = 20
 _SLUG_VALUE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,80}$")
 _PRIORITY = ("latency", "median", "mean", "total", "time", "kernel")
 
@@ -209,9 +237,12 @@ def read_table(
     """
     headline = _best_latency_column(table, roles)
     drafts = []
+    spilled = 0
+    bad_ids = 0
+    unnumbered: list[str] = []
     for row_index, row in enumerate(table.rows):
-        cells = row.cells
         ref = SourceRef(path=file.path, line=row.line)
+        cells, spill = _fitted(table, roles, row, ref)
         raw_id = strip_md(cells[roles.id]) if roles.id is not None else ""
         description = strip_md(cells[roles.description]) if roles.description is not None else ""
         if not raw_id and not description:
@@ -223,6 +254,13 @@ def read_table(
                 if raw_id in {"—", "-", "–", ""} and row_index == 0:
                     number_ = 0  # an unnumbered first row is the starting point
                 else:
+                    bad_ids += raw_id.lower() not in _NO_ID
+                    if raw_id.lower() not in _NO_ID and bad_ids <= _BAD_IDS_NAMED:
+                        what = "an experiment number such as 7 or exp_7"
+                        unnumbered.append(
+                            f"{expected(what, repr(raw_id[:40]), where=str(ref))}; "
+                            "the row was not read"
+                        )
                     continue
             scope, key, label = "numbered", str(number_), f"{kind_label(kind)} {number_}"
         elif roles.id is not None and raw_id:
@@ -236,8 +274,66 @@ def read_table(
         draft.spans.append((file.path, row.line, row.line))
         draft.put("description", description or raw_id, ref)
         _row_values(draft, table, roles, headline, cells, ref)
+        if spill:
+            spilled += 1
+            if spilled <= _SPILLS_NAMED:
+                draft.warnings.append(spill)
         drafts.append(draft)
+    if drafts:
+        drafts[0].warnings.extend(unnumbered)
+    if spilled > _SPILLS_NAMED and drafts:
+        drafts[0].warnings.append(
+            f"{file.path}:{table.line}: {spilled - _SPILLS_NAMED} more rows hold more cells "
+            f"than the header (the first {_SPILLS_NAMED} are named)"
+        )
     return drafts
+
+
+def _fitted(table: Table, roles: Roles, row: Row, ref: SourceRef) -> tuple[tuple[str, ...], str]:
+    """``row``'s cells, one per header column, and a warning when a bare ``|`` split it
+    into more (else ``""``).
+
+    Cut at the header's width, every value after the split would move a column left
+    (a latency read from the unit's cell): the extra cells are joined back into the
+    free-text column (description, notes) where that makes the most typed columns read,
+    and dropped when no joining reads more than the cut row.
+    """
+    if not row.spilled:
+        return row.cells, ""
+    full = row.cells + row.spilled
+    extra = len(row.spilled)
+    where = expected(f"{len(row.cells)} cells as in the header", str(len(full)), where=str(ref))
+    best, best_score, joined = row.cells, _typed_cells(roles, row.cells), None
+    texts = [roles.description, *roles.notes, *roles.extra_text]
+    for column in (c for c in texts if c is not None):
+        end = column + extra + 1
+        merged = (*full[:column], " | ".join(full[column:end]), *full[end:])
+        score = _typed_cells(roles, merged)
+        if score > best_score:
+            best, best_score, joined = merged, score, column
+    if joined is None:
+        return best, f"{where}; the cells past the header's were not read"
+    name = strip_md(table.header[joined])
+    return best, f"{where}; the bare '|' was read as part of the {name} cell"
+
+
+def _typed_cells(roles: Roles, cells: tuple[str, ...]) -> int:
+    """How many of ``cells``' typed columns (times, speedup, unit, verdict, outcome) read."""
+
+    def reads(index: int | None, reader: Callable[[str], object]) -> int:
+        return 0 if index is None else int(bool(reader(strip_md(cells[index]))))
+
+    def time(text: str) -> object:
+        return number(after_arrow(text)) or latency_tokens(text)
+
+    def ratio(text: str) -> object:
+        return number(after_arrow(text)) or speedup_tokens(text)
+
+    count = sum(reads(column, time) for column in roles.latency)
+    count += reads(roles.speedup, ratio)
+    count += reads(roles.unit, lambda text: text.lower() in _UNIT_WORDS)
+    count += reads(roles.correctness, correctness_of)
+    return count + reads(roles.status, status_of)
 
 
 def kind_label(kind: str) -> str:
@@ -267,7 +363,7 @@ def _row_values(
             continue
         unit = tokens[-1].unit if tokens else unit_of_header(table.header[column])
         if unit is None and roles.unit is not None:
-            unit = strip_md(cells[roles.unit]) or None
+            unit = _unit_cell(cells[roles.unit], ref, draft.warnings)
         if column == headline:
             draft.put("latency", value, ref)
             draft.put("unit", unit, ref)
@@ -290,10 +386,7 @@ def _row_values(
                 break
     if roles.speedup is not None:
         text = after_arrow(strip_md(cells[roles.speedup]))
-        tokens = speedup_tokens(text)
-        draft.put(
-            "speedup", tokens[0].value if tokens else number_at(text, ref, draft.warnings), ref
-        )
+        draft.put("speedup", _speedup_cell(text, ref, draft.warnings), ref)
     if roles.throughput is not None:
         text = after_arrow(strip_md(cells[roles.throughput]))
         draft.put("throughput", number_at(text, ref, draft.warnings), ref)
@@ -312,6 +405,39 @@ def _row_values(
         draft.text_parts.append(strip_md(cells[column]))
     if not_attempted(" ".join(cells)):
         draft.put("attempted", False, ref)
+
+
+def _speedup_cell(text: str, ref: SourceRef, warnings: list[str]) -> float | None:
+    """The ratio a Speedup column's cell ``text`` states: ``1.25x``, ``×1.25`` or a bare
+    ``1.25``. A percentage (``+25%``) is none, and ``warnings`` names it: it may be a rate
+    25% higher (1.25x) or a time 25% shorter (1.33x), and read as 25 it would be a best."""
+    tokens = speedup_tokens(text)
+    if tokens:
+        return tokens[0].value
+    times_first = _TIMES_FIRST.match(text)
+    if times_first is not None:
+        text = text[times_first.end() :]
+    elif _PERCENT.match(text):
+        what = "a speedup ratio such as 1.25x"
+        warnings.append(f"{expected(what, repr(text[:40]), where=str(ref))}; not read")
+        return None
+    return number_at(text, ref, warnings)
+
+
+def _unit_cell(cell: str, ref: SourceRef, warnings: list[str]) -> str | None:
+    """The canonical time unit (``"ms"`` for ``msec``, ``"us"`` for ``µs``) of a Unit
+    column's ``cell``; None for an empty cell, and for a word naming no time (``cycles``),
+    which ``warnings`` then names: compared as microseconds, it would mislead."""
+    written = strip_md(cell)
+    if not written:
+        return None
+    unit = _UNIT_WORDS.get(written.lower())
+    if unit is None:
+        what = "a time unit (ns, us, ms, s)"
+        warnings.append(
+            f"{expected(what, repr(written), where=str(ref))}; the latency is read without a unit"
+        )
+    return unit
 
 
 def _row_correctness(cell: str, outcome: list[str]) -> Correctness | None:
