@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kernelopt import cli
+from kernelopt._errors import InputError
 from kernelopt.bench._cli import _heads, _parse_point
 from kernelopt.bench.timer import cuda_available
 
@@ -104,6 +105,9 @@ def test_mla_refuses_a_point_naming_an_axis_twice(capsys: pytest.CaptureFixture[
         # and lost the whole run; an unknown axis was carried in the label and ignored.
         ("b=1,s=1,t=64,h=0", "h: Expected an integer >= 1, got 0"),
         ("b=1,s=1,t=64,hq=16", "Expected axes among b, s, t, h, got 'hq'"),
+        # str.isdigit() passes a superscript (int() then fails) and other scripts' digits.
+        ("b=1,s=1,t=6\u00b2", "Expected a point like b=32,s=1,t=4096,h=16"),
+        ("b=1,s=1,t=\uff16\uff14", "Expected a point like b=32,s=1,t=4096,h=16"),
     ],
 )
 def test_mla_refuses_a_point_it_cannot_time_before_running(
@@ -114,6 +118,12 @@ def test_mla_refuses_a_point_it_cannot_time_before_running(
     monkeypatch.setattr(kernelopt.bench.mla, "mla_trial_matrix", _no_run)
     assert cli.main(["bench", "mla", "--trial-matrix", "--extra-point", point]) == 2
     assert why in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("heads", ["1\u00b2", "\uff11\uff16"])
+def test_heads_are_ascii_digits(heads: str) -> None:
+    with pytest.raises(InputError, match="Expected head counts like 128,16"):
+        _heads(heads)
 
 
 def test_mla_json_is_strict_json_when_a_strategy_wrote_non_finite_values(
