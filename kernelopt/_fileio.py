@@ -4,6 +4,9 @@ Writes go to a temporary file in the same directory and are renamed over the tar
 a reader sees the old or the new content, never half of one. Read-modify-write cycles hold
 an exclusive advisory lock on a sibling ``.lock`` file, so concurrent writers (several
 agents updating one knowledge tree) serialize instead of losing each other's updates.
+A file read with :func:`read_text_and_encoding` and written back with the encoding it
+names keeps its encoding and byte-order mark (a UTF-16 file saved by PowerShell's ``>``
+stays UTF-16); new files are UTF-8.
 """
 
 from __future__ import annotations
@@ -19,7 +22,13 @@ from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
 
-__all__ = ["atomic_write_text", "locked", "read_text", "temp_file_target"]
+__all__ = [
+    "atomic_write_text",
+    "locked",
+    "read_text",
+    "read_text_and_encoding",
+    "temp_file_target",
+]
 
 try:  # POSIX advisory locks; Windows falls back to msvcrt below.
     import fcntl
@@ -31,9 +40,21 @@ except ImportError:  # pragma: no cover - exercised only on Windows
 _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
 _TEMP_NAME = re.compile(r"^\.(?P<name>[^/]+)\.\w{8}\.tmp$")
 
+# The byte-order marks read_text decodes by, with the codec of the text after each. The
+# UTF-32 marks come first: UTF-32-LE's starts with UTF-16-LE's.
+_MARKS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_MARK_OF = {encoding: mark for mark, encoding in _MARKS}
 
-def atomic_write_text(path: str | os.PathLike[str], text: str, *, exclusive: bool = False) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically, creating parent directories.
+
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, *, exclusive: bool = False, encoding: str = "utf-8"
+) -> None:
+    """Write ``text`` to ``path`` atomically, creating parent directories.
 
     Parameters
     ----------
@@ -44,16 +65,23 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, exclusive: boo
         Write only where no file is: of two exclusive writes started together, one
         writes and the other raises ``FileExistsError``, never one replacing the other.
         Keyword-only.
+    encoding : str, default "utf-8"
+        How the bytes are written: ``"utf-8"``, or one of the encodings after a byte-order
+        mark that :func:`read_text_and_encoding` names (``"utf-16-le"``, ``"utf-16-be"``,
+        ``"utf-32-le"``, ``"utf-32-be"``), written after that mark, so that a file read
+        and rewritten keeps its encoding. Keyword-only.
 
     Raises
     ------
     InputError
-        When ``path`` is a directory, or its folder cannot be created or written.
+        When ``path`` is a directory, its folder cannot be created or written, or
+        ``encoding`` is none of those above (nothing is written then).
     FileExistsError
         With ``exclusive``, when a file is already there.
     """
     # Renaming over a link would replace the link, not the file the user keeps, and a
     # writer holding the lock of the real file would then lose this update.
+    data = _encoded(text, encoding)
     target = Path(os.path.realpath(path))
     if target.is_dir():
         raise InputError(expected("a file path to write", f"{path}, a directory"))
@@ -75,8 +103,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, exclusive: boo
             expected("a folder kernelopt may write in", f"{target.parent}: {error.strerror}")
         ) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
@@ -88,6 +116,20 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, exclusive: boo
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _encoded(text: str, encoding: str) -> bytes:
+    """``text`` as ``encoding`` writes it: after its byte-order mark, unless UTF-8 (whose
+    mark, where a file has one, is part of the text read from it)."""
+    if encoding != "utf-8" and encoding not in _MARK_OF:
+        raise InputError(
+            expected(
+                "an encoding read_text_and_encoding names (utf-8, " + ", ".join(_MARK_OF) + ")",
+                repr(encoding),
+                where="encoding",
+            )
+        )
+    return _MARK_OF.get(encoding, b"") + text.encode(encoding)
 
 
 def _link_new(tmp: str, target: Path) -> None:
@@ -124,31 +166,57 @@ def temp_file_target(path: str | os.PathLike[str]) -> Path | None:
 
 
 def read_text(path: str | os.PathLike[str], *, what: str = "a text file") -> str:
-    """The UTF-8 text of ``path``, line endings as written.
+    """The text of ``path``, line endings as written.
 
-    A file that starts with a UTF-16 byte-order mark (PowerShell's ``>`` writes one) is
-    read as UTF-16, without the mark; a UTF-8 mark is kept for the readers to skip.
+    As :func:`read_text_and_encoding`, without the encoding.
+    """
+    return read_text_and_encoding(path, what=what)[0]
+
+
+def read_text_and_encoding(
+    path: str | os.PathLike[str], *, what: str = "a text file"
+) -> tuple[str, str]:
+    """The text of ``path``, line endings as written, and the encoding it was read in.
+
+    A file that starts with a UTF-16 or UTF-32 byte-order mark (PowerShell's ``>`` writes
+    a UTF-16 one) is read in that encoding, without the mark; any other file as UTF-8,
+    whose mark, if any, is kept in the text for the readers to skip.
+
+    Parameters
+    ----------
+    path : path-like
+        The file to read.
+    what : str, default "a text file"
+        What was expected at ``path``, named when no file is there. Keyword-only.
+
+    Returns
+    -------
+    tuple of (str, str)
+        The text, and its encoding as :func:`atomic_write_text` takes it back:
+        ``"utf-8"``, ``"utf-16-le"``, ``"utf-16-be"``, ``"utf-32-le"`` or ``"utf-32-be"``.
 
     Raises
     ------
     InputError
-        When there is no file at ``path`` (``what`` names what was expected).
+        When there is no file at ``path``.
     FormatError
-        When the bytes are not UTF-8 (or UTF-16 after its mark), naming the file and the
-        offset.
+        When the bytes are not UTF-8 (or the encoding of the mark they start with), naming
+        the file and the offset.
     """
     target = Path(path)
     if not target.is_file():
         raise InputError(expected(what, f"no file at {os.fspath(path)}"))
     data = target.read_bytes()
-    encoding = "utf-16" if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else "utf-8"
+    mark, encoding = next(((m, e) for m, e in _MARKS if data.startswith(m)), (b"", "utf-8"))
     try:
-        return data.decode(encoding)
+        return data[len(mark) :].decode(encoding), encoding
     except UnicodeDecodeError as error:
         raise FormatError(
             expected(
-                "UTF-8 text" if encoding == "utf-8" else "UTF-16 text after its byte-order mark",
-                f"a byte that is not ({error.reason} at byte {error.start})",
+                "UTF-8 text"
+                if encoding == "utf-8"
+                else f"{encoding[:6].upper()} text after its byte-order mark",
+                f"a byte that is not ({error.reason} at byte {error.start + len(mark)})",
             ),
             path=target,
         ) from None

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernelopt import FormatError, InputError
-from kernelopt._fileio import atomic_write_text, locked, read_text
+from kernelopt._fileio import atomic_write_text, locked, read_text, read_text_and_encoding
 
 
 def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
@@ -79,3 +79,47 @@ def test_a_utf16_file_cut_inside_a_character_is_a_format_error(tmp_path: Path) -
     path.write_bytes("\ufeff# Task\n".encode("utf-16-le") + b"\x3d\xd8")  # half a pair
     with pytest.raises(FormatError, match="Expected UTF-16 text after its byte-order mark"):
         read_text(path)
+
+
+_MARKS = {
+    "utf-16-le": b"\xff\xfe",
+    "utf-16-be": b"\xfe\xff",
+    "utf-32-le": b"\xff\xfe\x00\x00",
+    "utf-32-be": b"\x00\x00\xfe\xff",
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(_MARKS))
+def test_a_file_rewritten_keeps_the_encoding_and_mark_it_was_read_with(
+    tmp_path: Path, encoding: str
+) -> None:
+    path = tmp_path / "summary.md"
+    path.write_bytes(_MARKS[encoding] + "| Exp |\r\n| 1 µs |\r\n".encode(encoding))
+    text, found = read_text_and_encoding(path)
+    assert (text, found) == ("| Exp |\r\n| 1 µs |\r\n", encoding)
+    atomic_write_text(path, text + "| 2 µs |\r\n", encoding=found)
+    expected_bytes = _MARKS[encoding] + "| Exp |\r\n| 1 µs |\r\n| 2 µs |\r\n".encode(encoding)
+    assert path.read_bytes() == expected_bytes
+
+
+def test_utf8_is_read_as_utf8_and_new_files_are_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "notes.md"
+    path.write_bytes("\ufeff1 µs\n".encode())
+    # A UTF-8 mark stays in the text, so writing the text back keeps it.
+    assert read_text_and_encoding(path) == ("\ufeff1 µs\n", "utf-8")
+    atomic_write_text(tmp_path / "new.md", "1 µs\n")
+    assert (tmp_path / "new.md").read_bytes() == "1 µs\n".encode()
+
+
+def test_an_encoding_the_writer_does_not_know_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="Expected an encoding read_text_and_encoding names"):
+        atomic_write_text(tmp_path / "x.md", "x", encoding="latin-1")
+    assert not (tmp_path / "x.md").exists()
+
+
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+def test_text_saved_as_utf32_with_its_mark_reads(tmp_path: Path, encoding: str) -> None:
+    # UTF-32-LE's mark starts with UTF-16-LE's: read as UTF-16, every character had a NUL.
+    path = tmp_path / "handoff.md"
+    path.write_bytes("\ufeff- Latency: 74 µs\n".encode(encoding))
+    assert read_text(path) == "- Latency: 74 µs\n"

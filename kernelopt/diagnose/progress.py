@@ -5,7 +5,8 @@ log mostly reports (latency, speedup or throughput), or — for logs that report
 regimes per experiment (``tiny``, ``default``, ``causal``) — each named point with itself;
 an experiment's gain is then its best gain over any point. Headlines measured at different
 trial points (``Experiment.headline_point``: an effort that moved from the 128-head point
-to the 16-head one) are different quantities too, and are compared point by point. Only
+to the 16-head one) are different quantities too, and are compared point by point. A
+latency whose unit names no time (``cycles``) is compared with nothing. Only
 experiments that were kept (or whose fate the log does not say) and did not fail
 correctness can set a new best: a reverted change, however fast, is not the kernel the next
 experiment starts from.
@@ -24,6 +25,7 @@ from collections import Counter
 import attrs
 
 from kernelopt.experiments.log import Experiment, MetricKind, Point
+from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
@@ -38,7 +40,6 @@ __all__ = [
 
 HEADLINE = "headline"
 
-_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 _NOT_BEST = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
 
 SAME_KERNEL_TOLERANCE = 0.05
@@ -68,6 +69,16 @@ class Step:
     same_run: bool = False
 
 
+def _us_per(unit: str | None) -> float | None:
+    """Microseconds in one ``unit`` of time; 1.0 for no unit (a log that states none
+    compares its bare numbers with each other), None for a word that names no time
+    (``cycles``), whose number is no latency to compare."""
+    if not unit:
+        return 1.0
+    canonical = LATENCY_UNITS.get(unit.strip().lower())
+    return TO_US[canonical] if canonical else None
+
+
 def headline_key(key: str) -> bool:
     """Whether a value key names a headline number (at one trial point or without one)."""
     return key == HEADLINE or key.startswith(HEADLINE + " @ ")
@@ -85,13 +96,14 @@ def _values(
     if by_point and experiment.headline_point:
         head = f"{HEADLINE} @ {experiment.headline_point}"
     unknown_unit = units_stated and not experiment.unit
+    scale = _us_per(experiment.unit)
     if (
         kind is MetricKind.LATENCY
         and experiment.latency is not None
         and experiment.latency > 0
         and not unknown_unit
+        and scale is not None
     ):
-        scale = _TO_US.get(experiment.unit or "", 1.0)
         found[head] = -experiment.latency * scale
     elif kind is MetricKind.SPEEDUP and experiment.speedup is not None and experiment.speedup > 0:
         found[head] = experiment.speedup
@@ -106,8 +118,12 @@ def _values(
     for point in experiment.points:
         if point.value <= 0:
             continue
-        sign = -_TO_US.get(point.unit, 1.0) if point.kind is MetricKind.LATENCY else 1.0
-        found[point_key(point)] = sign * point.value
+        if point.kind is not MetricKind.LATENCY:
+            found[point_key(point)] = point.value
+            continue
+        per_us = _us_per(point.unit)
+        if per_us is not None:  # a "latency" in cycles is no time to compare with the others
+            found[point_key(point)] = -per_us * point.value
     return found
 
 
@@ -131,9 +147,17 @@ def _same_run_gain(experiment: Experiment, best_us: float) -> float | None:
     speedup is an A/B against that kernel (the implied baseline time is the best so far,
     ``best_us``, within :data:`SAME_KERNEL_TOLERANCE`); None otherwise."""
     latency, speedup = experiment.latency, experiment.speedup
-    if latency is None or latency <= 0 or speedup is None or speedup <= 0 or best_us <= 0:
+    per_us = _us_per(experiment.unit)
+    if (
+        latency is None
+        or latency <= 0
+        or speedup is None
+        or speedup <= 0
+        or best_us <= 0
+        or per_us is None
+    ):
         return None
-    latency_us = latency * _TO_US.get(experiment.unit or "", 1.0)
+    latency_us = latency * per_us
     baseline_us = latency_us * speedup
     drift = abs(baseline_us - best_us)
     # A speedup that is the best's time over this headline, rounded as the log writes it

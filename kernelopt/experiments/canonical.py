@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked, read_text
+from kernelopt._fileio import atomic_write_text, locked, read_text_and_encoding
 from kernelopt.experiments._validators import check_instance, check_int, check_path
 from kernelopt.experiments.records import (
     MAX_EXPERIMENT,
@@ -767,33 +767,37 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
         is a folder, or the file cannot be written.
     FormatError
         When an existing summary.md has no table with every canonical column (a row of
-        other columns would corrupt the user's table), or is not UTF-8. The file is left
-        as it was.
+        other columns would corrupt the user's table), or is not UTF-8 (nor UTF-16 or
+        UTF-32 after a byte-order mark). The file is left as it was.
 
     Notes
     -----
     The file is read and rewritten under an exclusive lock on ``summary.md.lock``, so
-    concurrent writers add their rows one after the other.
+    concurrent writers add their rows one after the other, and in the encoding it was
+    read in (a UTF-16 file with its byte-order mark stays one); a new file is UTF-8.
     """
     check_path(root, "root")
     _check_record(record)
     path = Path(root) / "summary.md"
     _not_a_folder(path)
     with locked(path):
-        text = read_text(path, what="summary.md") if path.exists() else ""
+        # Rewritten in the encoding it was read in: a UTF-16 file stays one.
+        text, encoding = (
+            read_text_and_encoding(path, what="summary.md") if path.exists() else ("", "utf-8")
+        )
         if not text.lstrip("\ufeff").strip():
             # A file created empty (``touch``) holds nothing a new table could hurt.
             text = ("\ufeff" if text.startswith("\ufeff") else "") + _SUMMARY_HEADER
-        atomic_write_text(path, _with_row(text, record, path, replace=replace))
+        atomic_write_text(path, _with_row(text, record, path, replace=replace), encoding=encoding)
     return path
 
 
 def append_lesson(root: str | Path, text: str, *, experiment: int | None = None) -> Path:
     """Append one lesson bullet to ``root/LESSONS.md`` (created if missing).
 
-    A new file starts with a ``# Lessons`` heading; an existing one keeps its text and
-    line endings (CRLF, CR or LF), and is read and rewritten under an exclusive lock on
-    ``LESSONS.md.lock``.
+    A new file starts with a ``# Lessons`` heading and is UTF-8; an existing one keeps its
+    text, line endings (CRLF, CR or LF) and encoding (UTF-16 or UTF-32 after a byte-order
+    mark), and is read and rewritten under an exclusive lock on ``LESSONS.md.lock``.
 
     Parameters
     ----------
@@ -817,7 +821,8 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
         break, a NUL or a lone surrogate; ``experiment`` is not an int in 0..99999;
         LESSONS.md is a folder; or the file cannot be written.
     FormatError
-        When an existing LESSONS.md is not UTF-8.
+        When an existing LESSONS.md is not UTF-8 (nor UTF-16 or UTF-32 after a byte-order
+        mark).
     """
     check_path(root, "root")
     if (
@@ -832,10 +837,15 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
     _not_a_folder(path)
     prefix = "" if experiment is None else f"[exp {experiment}] "
     with locked(path):
-        # Read and written with the file's own line endings, so a CRLF file stays one.
-        current = read_text(path, what="LESSONS.md") if path.exists() else "# Lessons\n\n"
+        # Read and written with the file's own line endings and encoding, so a CRLF or a
+        # UTF-16 file stays one.
+        current, encoding = (
+            read_text_and_encoding(path, what="LESSONS.md")
+            if path.exists()
+            else ("# Lessons\n\n", "utf-8")
+        )
         ending = _line_ending(current)
         if not current.endswith(ending[-1]):
             current += ending
-        atomic_write_text(path, current + f"- {prefix}{text.strip()}{ending}")
+        atomic_write_text(path, current + f"- {prefix}{text.strip()}{ending}", encoding=encoding)
     return path

@@ -239,3 +239,38 @@ def test_plateau_evidence_names_the_point_of_each_number(fake_catalog: FakeCatal
     plain += [exp(n, 74.0 + n / 10, status=Status.REVERTED) for n in range(3, 8)]
     flat = diagnose_log(log_of(plain), catalog=fake_catalog).finding(Pathology.LOCAL_MINIMUM)
     assert flat is not None and flat.evidence[1].quote == "exp 3: 74.3 us REVERTED (+0.0%)"
+
+
+def test_a_latency_in_a_unit_progress_does_not_know_is_not_compared() -> None:
+    from kernelopt.diagnose.progress import analyze
+
+    # 5 "cycles" is no time in us: read as 5 us it would be the best of the log by far.
+    experiments = (
+        exp(1, 100.0, status=Status.BASELINE),
+        exp(2, 80.0),
+        attrs.evolve(exp(3, 5.0), unit="cycles"),
+        exp(4, 79.0, status=Status.REVERTED),
+    )
+    progress = analyze(experiments)
+    best = progress.best()
+    assert best is not None and best.experiment.number == 2
+    assert progress.steps[2].values == {} and progress.steps[2].gain is None
+
+
+def test_a_point_in_a_unit_progress_does_not_know_is_not_compared() -> None:
+    from kernelopt.diagnose.progress import analyze
+    from kernelopt.experiments import MetricKind
+
+    def timed(number: int, value: float, unit: str) -> Experiment:
+        ref = SourceRef(path="experiments/summary.md", line=2 + number)
+        point = Point(name="tiny", value=value, unit=unit, kind=MetricKind.LATENCY, source=ref)
+        return attrs.evolve(exp(number, None), points=(point,))
+
+    progress = analyze((timed(1, 100.0, "us"), timed(2, 0.08, "ms"), timed(3, 5.0, "cycles")))
+    assert [s.values for s in progress.steps] == [
+        {"tiny|latency": -100.0},
+        {"tiny|latency": -80.0},
+        {},
+    ]
+    best = progress.best()
+    assert best is not None and best.experiment.number == 2

@@ -327,7 +327,7 @@ def test_a_failed_write_leaves_the_old_files_whole(
 
         class Broken:
             def __init__(self, fd: int, *args: Any, **kwargs: Any) -> None:
-                self.handle = real_fdopen(fd, "w", encoding="utf-8", newline="")
+                self.handle = real_fdopen(fd, *args, **kwargs)
 
             def __enter__(self) -> Broken:
                 return self
@@ -335,8 +335,8 @@ def test_a_failed_write_leaves_the_old_files_whole(
             def __exit__(self, *exc: object) -> None:
                 self.handle.close()
 
-            def write(self, text: str) -> None:
-                self.handle.write(text[: len(text) // 2])
+            def write(self, data: bytes) -> None:
+                self.handle.write(data[: len(data) // 2])
                 self.handle.flush()
                 fail()
 

@@ -72,7 +72,10 @@ def test_two_folders_of_one_experiment_are_a_warning(tmp_path: Path) -> None:
     assert log.warnings == (
         "exp 2: the folders experiments/exp_002/ and experiments/exp_2/ both hold experiment "
         "2; they were read as one experiment, experiments/exp_002/ first (its values win "
-        "where two give one)",
+        "where two give one, unless the other says the change was dropped or failed)",
+        "exp 2: the status is REVERTED in experiments/exp_002/result.md:3 but KEPT in "
+        "experiments/exp_2/result.md:3; REVERTED (experiments/exp_002/result.md:3) was used: "
+        "a change either source says was dropped is not kept",
     )
     # A cut before the experiment does not read either folder: nothing to say.
     assert read_log(root, catalog=(), until=2).warnings == ()

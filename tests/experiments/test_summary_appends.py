@@ -207,3 +207,25 @@ def test_an_empty_summary_takes_the_canonical_table(tmp_path: Path, text: str) -
     assert [(e.number, e.latency) for e in log.experiments] == [(3, 53.0)]
     written = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert written.lstrip("\ufeff").startswith("# Experiments Summary\n\n| Exp | Date |")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_summary_and_lessons_file_stay_utf16(tmp_path: Path, encoding: str) -> None:
+    # PowerShell's `>` saves UTF-16 with a byte-order mark; a rewrite keeps both.
+    mark = "\ufeff".encode(encoding)
+    append_summary(tmp_path, _record(1))
+    summary = tmp_path / "summary.md"
+    first = summary.read_text(encoding="utf-8")
+    summary.write_bytes(mark + first.encode(encoding))
+    lessons = tmp_path / "LESSONS.md"
+    lessons.write_bytes(mark + "# Lessons\r\n\r\n- [exp 1] 1 µs\r\n".encode(encoding))
+
+    append_summary(tmp_path, _record(2))
+    append_lesson(tmp_path, "BLOCK_N=128 spills", experiment=2)
+
+    row = summary.read_bytes()[len(mark) :].decode(encoding).splitlines()[-1]
+    assert summary.read_bytes().startswith(mark) and row.startswith("| 2 | 2026-11-17 |")
+    assert lessons.read_bytes() == mark + (
+        "# Lessons\r\n\r\n- [exp 1] 1 µs\r\n- [exp 2] BLOCK_N=128 spills\r\n".encode(encoding)
+    )
+    assert [e.number for e in read_log(tmp_path).experiments] == [1, 2]

@@ -44,6 +44,11 @@ SCALARS = (
 # Measured quantities: a time, a speedup or a rate at or below zero (a delta written as
 # "-3 us", a "0.00" that rounding emptied) would count as the best of every log.
 _POSITIVE = frozenset({"latency", "speedup", "throughput"})
+# Outcomes that say the change is not in the kernel the next experiment starts from.
+_DROPS_CHANGE = frozenset({Status.REVERTED, Status.NEUTRAL, Status.FAILED})
+_FAILS = frozenset({Correctness.FAIL})
+# A correctness of UNKNOWN (a canonical result.md's word for none) disagrees with no verdict.
+_UNSAID = (None, Correctness.UNKNOWN)
 
 
 @attrs.define(kw_only=True)
@@ -132,6 +137,12 @@ class Draft:
         disagreement = self._latency_disagreement(other)
         if disagreement:
             self.warnings.append(disagreement)
+        self._settle_verdict(
+            other, "status", _DROPS_CHANGE, "a change either source says was dropped is not kept"
+        )
+        self._settle_verdict(
+            other, "correctness", _FAILS, "a check either source says failed is not a pass"
+        )
         for field in SCALARS:
             self.put(field, getattr(other, field), other.refs.get(field))
         if not self.order and other.order:
@@ -163,6 +174,38 @@ class Draft:
             known = set(self.sources)
             self.sources.extend(s for s in other.sources if s not in known)
             del self.sources[_CAP:]
+
+    def _settle_verdict(
+        self, other: Draft, field: str, pessimistic: frozenset[Any], reason: str
+    ) -> None:
+        """Where this draft and ``other`` state different values of ``field`` (a status,
+        a correctness verdict) and exactly one is ``pessimistic``, keep that one and name
+        both sources in :attr:`warnings`.
+
+        The two sources (a summary row and ``result.md``) are written from one record, so
+        a disagreement means one was edited by hand, and which one is later cannot be told.
+        Counting a dropped or failing change as kept would make it the best the next plan
+        builds on; the reverse costs only a best that the warning points back to.
+        """
+        mine, theirs = getattr(self, field), getattr(other, field)
+        if mine in _UNSAID or theirs in _UNSAID or mine == theirs:
+            return
+        if (mine in pessimistic) == (theirs in pessimistic):
+            return  # one fate in other words (REVERTED, NEUTRAL), or both kept: first wins
+        kept_ref, other_ref = self.refs.get(field), other.refs.get(field)
+        used, used_ref = (mine, kept_ref) if mine in pessimistic else (theirs, other_ref)
+        name = f"exp {self.number}" if self.number is not None else self.label or self.key
+        self.warnings.append(
+            f"{name}: the {field} is {mine.value} in {kept_ref or 'one source'} but "
+            f"{theirs.value} in {other_ref or 'another'}; {used.value} "
+            f"({used_ref or 'the other'}) was used: {reason}"
+        )
+        if used is theirs:
+            setattr(self, field, theirs)
+            if other_ref is not None:
+                self.refs[field] = other_ref
+            else:
+                self.refs.pop(field, None)
 
     def _latency_disagreement(self, other: Draft) -> str:
         """What to tell the user when ``other`` gives this experiment another latency than

@@ -221,14 +221,20 @@ class _Reading:
                     self._profiling_lines(file)
             else:
                 self.other(file, position)
+        profiles: list[ProfileFacts] = []
         for folder, number in sorted(folders.items(), key=lambda item: (item[1], item[0])):
             if until is not None and number >= until:
                 self.cut_folders += 1
                 continue
-            draft, snapshots = read_folder(self.files, folder, number, unread=self.problems)
+            draft, snapshots = read_folder(
+                self.files, folder, number, unread=self.problems, profiles=profiles
+            )
             self.drafts.append(draft)
             self.kernels += snapshots
             self.layouts.add("experiment-folders")
+        if self.profile is None and profiles:
+            # No experiments/profile.md: the latest experiment's profile stands in for it.
+            self.profile = profiles[-1]
         self._named_kernels()
 
     @staticmethod
@@ -461,7 +467,8 @@ def read_log(
         recommendations += reading.notes
     lessons = [f for f in reading.lessons if until is None or (lesson_experiment(f) or 0) < until]
     profiling = list(reading.profile.facts) if reading.profile is not None else []
-    profiling += [f for e in experiments for f in e.profiling]
+    # An experiment's own profile.md may be the log's profile too: each line cited once.
+    profiling = list(dict.fromkeys([*profiling, *(f for e in experiments for f in e.profiling)]))
     notes = (
         reading.profiling
         if until is None

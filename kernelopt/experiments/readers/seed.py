@@ -16,13 +16,14 @@ import re
 from kernelopt._errors import FormatError, KernelOptError, expected
 from kernelopt.experiments.canonical import measurement_rows, parse_result
 from kernelopt.experiments.diffs import parse_diff
-from kernelopt.experiments.log import Fact, KernelSource, MetricKind, Point, SourceRef
+from kernelopt.experiments.log import Fact, KernelSource, MetricKind, Point, ProfileFacts, SourceRef
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, TextFile, suffix_of
 from kernelopt.experiments.readers._kinds import is_plan_output
 from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
 from kernelopt.experiments.readers._metrics import metrics_of
 from kernelopt.experiments.readers._values import status_of
+from kernelopt.experiments.readers.context import read_profile
 from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.kernels import language_of
 from kernelopt.experiments.records import ResultRecord, ResultRow
@@ -130,7 +131,7 @@ def folder_clashes(folders: dict[str, int], until: int | None = None) -> list[st
             warnings.append(
                 f"exp {number}: the folders {listed} {every} hold experiment {number}; they "
                 f"were read as one experiment, {names[0]}/ first (its values win where two "
-                "give one)"
+                "give one, unless the other says the change was dropped or failed)"
             )
     return warnings
 
@@ -257,9 +258,12 @@ def read_folder(
     *,
     unread: list[tuple[str, str]],
     kind: str = "experiment-folders",
+    profiles: list[ProfileFacts] | None = None,
 ) -> tuple[Draft, list[KernelSource]]:
     """Read one experiment folder into a numbered draft and its kernel snapshots (full
-    sources and diffs); malformed diffs are left out and reported in ``unread``."""
+    sources and diffs); malformed diffs are left out and reported in ``unread``. A
+    ``profile.md`` in it is the profile of the experiment's kernel: its lines and metrics
+    are the experiment's profiling data, and it is appended to ``profiles`` when given."""
     name = folder.rsplit("/", 1)[-1]
     draft = Draft(
         scope="numbered", key=str(number), kind=kind, number=number, label=name, order=("", number)
@@ -308,11 +312,22 @@ def read_folder(
                 recommendation_offset=0 if stem == "plan" else 1,
                 prose_outcome=stem == "notes",
             )
+        elif stem == "profile":
+            profile = read_profile(file, draft.warnings)
+            draft.profiling.extend(f for f in profile.facts[:8] if f not in draft.profiling)
+            for name, value in profile.metrics.items():
+                draft.metrics.setdefault(name, value)
+            if profiles is not None:
+                profiles.append(profile)
         elif stem in {"verifier", "verify", "verification"}:
             first = next((line for line in file.lines if line.strip()), "")
-            draft.put(
+            # A second source of the experiment's fate: merged as one, so that a verdict
+            # that drops what result.md keeps (REFUTED) is used and named in the warnings.
+            verdict = Draft(scope=draft.scope, key=draft.key, kind=kind, number=number)
+            verdict.put(
                 "status",
                 status_of(strip_md(first), allow_baseline=False),
                 SourceRef(path=path, line=1),
             )
+            draft.absorb(verdict)
     return draft, kernels
