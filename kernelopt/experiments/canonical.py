@@ -733,7 +733,8 @@ def _experiment_cell(cells: list[str], column: int) -> int | None:
     if column >= len(cells):
         return None
     digits = cells[column].strip("*` ").lower().removeprefix("exp").lstrip("_ ")
-    return int(digits) if digits.isdigit() else None
+    # ASCII only: "2²" passes isdigit() and int() refuses it; int() reads "２" as 2.
+    return int(digits) if digits.isascii() and digits.isdigit() else None
 
 
 def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = False) -> Path:

@@ -229,3 +229,14 @@ def test_a_utf16_summary_and_lessons_file_stay_utf16(tmp_path: Path, encoding: s
         "# Lessons\r\n\r\n- [exp 1] 1 µs\r\n- [exp 2] BLOCK_N=128 spills\r\n".encode(encoding)
     )
     assert [e.number for e in read_log(tmp_path).experiments] == [1, 2]
+
+
+@pytest.mark.parametrize("cell", ["2\u00b2", "\uff12"])
+def test_an_exp_cell_of_other_digits_is_no_experiment_number(tmp_path: Path, cell: str) -> None:
+    # "2²" passes str.isdigit() and int() refuses it; "２" int() reads as 2, which would let
+    # replace=True put the row in place of a row the user never numbered 2.
+    row = _FIRST.replace("| 1 |", f"| {cell} |", 1)
+    (tmp_path / "summary.md").write_text(_HEADER + row, encoding="utf-8")
+    append_summary(tmp_path, _record(2), replace=True)
+    text = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert row in text and "| 2 | 2026-11-17 | try 2 |" in text
