@@ -100,7 +100,9 @@ def register(subparsers: Any) -> None:
         metavar="NAME",
         help="config key that may differ between the two rows (repeatable)",
     )
-    learn.add_argument("--family", help="kernel family of the context (default the entry's)")
+    learn.add_argument(
+        "--family", help="kernel family of the context (default: every family of the entry)"
+    )
     learn.add_argument("--language", help="implementation language of the context (default: none)")
     learn.add_argument(
         "--kernel",

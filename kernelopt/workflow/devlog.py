@@ -166,15 +166,15 @@ class PerfRow:
         return self.version, self.point
 
     def cells(self) -> tuple[str, ...]:
-        """The row's cells as the table shows them (numbers to 4 significant digits)."""
+        """The row's cells as the table shows them (4 significant digits, all integer digits)."""
 
         def num(value: float | None) -> str:
-            return _MISSING if value is None else f"{value:.4g}"
+            return _MISSING if value is None else _sig4(value)
 
         return (
             self.version,
             self.point,
-            f"{self.time:.4g} {self.unit}",
+            f"{_sig4(self.time)} {self.unit}",
             num(self.tflop_s),
             num(self.gb_s),
             _MISSING if self.floor_pct is None else f"{self.floor_pct:.1f}%",
@@ -589,6 +589,12 @@ def update_devlog(
         if created or new != text:
             atomic_write_text(target, new)
     return DevlogUpdate(path=target, replaced=tuple(replaced), added=tuple(added), created=created)
+
+
+def _sig4(value: float) -> str:
+    # Four significant digits, but a long number keeps all its integer digits: "69933",
+    # not "6.993e+04", in a table people read.
+    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
 def _number(cell: str) -> float | None:

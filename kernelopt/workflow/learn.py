@@ -149,6 +149,14 @@ def _notes(observation: Observation) -> str:
     return f"{_verdict_sentence(observation)} {_metrics_sentence(observation)}"
 
 
+def _kernel_of(families: tuple[str, ...]) -> str:
+    """``"an attention or softmax kernel"``; ``"a kernel"`` for an entry of any family."""
+    if not families or "any" in families:
+        return "a kernel"
+    kinds = " or ".join(families)
+    return f"{'an' if kinds[0] in 'aeiou' else 'a'} {kinds} kernel"
+
+
 def derive_anti_pattern(
     applied: Entry,
     observation: Observation,
@@ -175,12 +183,13 @@ def derive_anti_pattern(
     entry_id : str, optional
         Id of the new entry; default ``<applied id>-regression``.
     family, language : str, optional
-        The kernel family and implementation language of the context.
+        The kernel family and implementation language of the context; without a family
+        the new entry keeps every family of ``applied``.
     kernel : str
         The kernel's name, for the evidence row.
     """
-    family = family or applied.families[0]
-    where = f"a {family} kernel" + (f" written in {language}" if language else "")
+    families = (family,) if family else applied.families
+    where = _kernel_of(families) + (f" written in {language}" if language else "")
     on = f" on {observation.gpu}" if observation.gpu else ""
     change = f"{observation.change_pct:+.1f} %"
     before = _time(observation.before, observation.unit)
@@ -211,7 +220,7 @@ def derive_anti_pattern(
         name=f"Regression from {applied.name}",
         kind=Kind.ANTI_PATTERN,
         scope=applied.scope,
-        families=(family,),
+        families=families,
         keywords=(f"{applied.id} regression",),
         contexts=(
             f"{applied.name} (`{applied.id}`) applied to {where}: slower at "
@@ -422,7 +431,7 @@ def learn(
         The knowledge tree to update (default ``docs/knowledge``); created on the first
         write. Its entries are merged over the built-in ones.
     family : str, optional
-        Kernel family of the context; default the entry's first family.
+        Kernel family of the context; default every family of the applied entry.
     language : str, optional
         Implementation language of the context (``"triton"``...).
     kernel : str
@@ -484,7 +493,6 @@ def learn(
     tree = KnowledgeTree(root)
     catalog = tree.catalog()
     applied = catalog.get(entry_id)
-    family = family or applied.families[0]
     base = LearnOutcome(action=Action.NONE, applied=applied.id, observation=observation)
     verdict = observation.verdict
     if verdict not in (Verdict.FAST, Verdict.SLOW):

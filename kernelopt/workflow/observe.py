@@ -396,6 +396,19 @@ def select_row(
         When ``rows`` are not BenchRow, or no row, or rows of several points or
         implementations, match.
     """
+    return _select_row(rows, point=point, impl=impl, mode=mode, where=where, choose="impl=")
+
+
+def _select_row(
+    rows: Sequence[BenchRow],
+    *,
+    point: str | None,
+    impl: str | None,
+    mode: str | None,
+    where: str,
+    choose: str,
+) -> BenchRow:
+    """:func:`select_row`, whose message on several implementations names ``choose``."""
     terms = {} if point is None else _point_terms(point)
     found = [
         row
@@ -428,7 +441,7 @@ def select_row(
     impls = sorted({row.impl for row in found})
     if len(impls) > 1:
         raise InputError(
-            expected("rows of one implementation (choose one with --*-impl)", impls, where=where)
+            expected(f"rows of one implementation (choose one with {choose})", impls, where=where)
         )
     return found[-1]
 
@@ -481,8 +494,17 @@ def observe_files(
         if not path.is_file():
             raise InputError(expected("a BenchRow JSONL file", f"no file at {path}"))
     first, second = (
-        select_row(read_rows(path), point=point, impl=impl, mode=mode, where=str(path))
-        for path, impl in zip(paths, (before_impl, after_impl), strict=True)
+        _select_row(
+            read_rows(path),
+            point=point,
+            impl=impl,
+            mode=mode,
+            where=str(path),
+            choose=f"--{side}-impl ({side}_impl=)",
+        )
+        for path, impl, side in zip(
+            paths, (before_impl, after_impl), ("before", "after"), strict=True
+        )
     )
     same = paths[0].resolve() == paths[1].resolve()
     source = str(paths[0]) if same else f"{paths[0]} vs {paths[1]}"

@@ -309,7 +309,10 @@ def parse_profiler_prompt(
     try:
         point = parse_point(found.group("point"))
     except FormatError as error:
-        raise lines.fail("a trial point", error.message, number) from None
+        # The point's message already reads "Expected ..., got ...": locate it, do not wrap it.
+        raise FormatError(
+            error.message, path=lines.path, line=number, section=lines.section
+        ) from None
     lines.fixed(_RETURN_PROFILE)
     number, devlog = lines.find(
         re.compile(rf"^{re.escape(_DEVLOG)}\s+(?P<path>\S.*)$", re.IGNORECASE),

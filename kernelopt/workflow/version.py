@@ -396,12 +396,9 @@ def _trial(record: Record, line: int, text: str) -> TrialCheck:
     try:
         point = parse_point(terms)
     except FormatError as error:
-        raise fail(
-            record,
-            "a trial point",
-            error.message,
-            line=line,
-            section="Trial Configurations Checked",
+        # The point's message already reads "Expected ..., got ...": locate it, do not wrap it.
+        raise FormatError(
+            error.message, path=record.path, line=line, section="Trial Configurations Checked"
         ) from None
     why = match.group("why").strip()
     if not why:

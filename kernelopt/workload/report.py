@@ -30,12 +30,30 @@ def _time(us: float) -> str:
     return f"{us:.3g} us"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _skew(op: OpProfile, k: int) -> str:
+    """``top-k`` shares of calls and of time, naming the time's shapes when they differ."""
+    skew = op.skew(k)
+    calls = f"top-{k} {pct(skew.call_share)} of calls"
+    if skew.time_share is None:
+        return calls
+    time = f"{pct(skew.time_share)} of time"
+    by_calls = {s.args for s in op.top_shapes(k, by="calls")}
+    if by_calls == {s.args for s in op.top_shapes(k, by="time")}:
+        return f"{calls} / {time}"
+    # Another set of shapes holds the most time: "/" would give both shares to one set.
+    return f"{calls}, top-{k} by time {time}"
+
+
 def _op_lines(op: OpProfile, top: int) -> list[str]:
     head = f"op {op.op}"
     if op.signature is not None:
         head += f" [{op.signature}, {op.family}]"
-    calls = "?" if op.calls is None else str(op.calls)
-    head += f": {calls} calls, {op.distinct_shapes or len(op.shapes)} distinct shapes"
+    calls = "? calls" if op.calls is None else _count(op.calls, "call")
+    head += f": {calls}, {_count(op.distinct_shapes or len(op.shapes), 'distinct shape')}"
     if op.timed and op.time_us is not None:
         head += f", {_time(op.time_us)} in {op.timed_calls} timed calls"
     out = [head]
@@ -68,11 +86,7 @@ def _op_lines(op: OpProfile, top: int) -> list[str]:
     else:
         out.append("  size-1 axes: none")
     if op.shapes:
-        skews = []
-        for k in sorted({1, min(top, len(op.shapes))}):
-            skew = op.skew(k)
-            time = "" if skew.time_share is None else f" / {pct(skew.time_share)} of time"
-            skews.append(f"top-{k} {pct(skew.call_share)} of calls{time}")
+        skews = [_skew(op, k) for k in sorted({1, min(top, len(op.shapes))})]
         out.append("  skew: " + "; ".join(skews))
         by = "time" if op.timed else "calls"
         out.append(f"  top shapes by {by}:")
@@ -98,12 +112,12 @@ def render_report(profile: WorkloadProfile, shortcuts: Sequence[Shortcut], *, to
         require(item, Shortcut, "a sequence of Shortcut", where="shortcuts")
     positive_int(top, where="top")
     head = (
-        f"{profile.source} ({profile.format}): {profile.calls} calls, "
-        f"{len(profile.ops)} op{'s' if len(profile.ops) != 1 else ''}, "
-        f"{profile.distinct_shapes} distinct shapes"
+        f"{profile.source} ({profile.format}): {_count(profile.calls, 'call')}, "
+        f"{_count(len(profile.ops), 'op')}, "
+        f"{_count(profile.distinct_shapes, 'distinct shape')}"
     )
     if profile.records is not None:
-        head += f"; {profile.skipped} of {profile.records} records skipped"
+        head += f"; {profile.skipped} of {_count(profile.records, 'record')} skipped"
     out = [head]
     for note in profile.notes[:_MAX_NOTES]:
         out.append(f"  note: {note}")

@@ -34,6 +34,7 @@ from kernelopt.workload.profile import (
     WorkloadProfile,
     profile_calls,
 )
+from kernelopt.workload.serialize import SCHEMA
 from kernelopt.workload.signatures import OpSignature
 from kernelopt.workload.torch_trace import _GzipError, load_json, trace_from_events
 
@@ -135,10 +136,20 @@ def _detect(target: Path) -> tuple[str, Any]:
         raise InputError(
             expected(
                 "a JSONL call trace, a PyTorch profiler trace or FlashInfer-Bench workloads",
-                f"{target} (unrecognized content)",
+                f"{target} ({_unrecognized(document)})",
             )
         )
     return kind, document
+
+
+def _unrecognized(document: Any) -> str:
+    if isinstance(document, dict) and document.get("schema") == SCHEMA:
+        # `inspect --write x.json` writes this; only the markdown form reads back as a trace.
+        return (
+            "a workload profile written as JSON, not a trace: read it with "
+            "profile_from_json, or write a workload_profile.md to give to inspect"
+        )
+    return "unrecognized content"
 
 
 def read_trace(

@@ -351,3 +351,12 @@ def test_a_row_without_a_timestamp_has_no_date() -> None:
     # The Date column is the measurement's; today's date would be a guess.
     row = attrs.evolve(bench_row("v2", 66.53), timestamp="")
     assert perf_rows_from_bench([row])[0].date == ""
+
+
+def test_a_long_time_is_written_out_not_in_exponent_form() -> None:
+    # A 69.9 ms interpreter call in us was written "6.993e+04 us", as LEARN no longer does.
+    row = PerfRow(version="v2", point="b=4 n=4096", time=69932.79, unit="us", gpu="cpu")
+    assert row.cells()[2] == "69933 us"
+    assert PerfRow(version="v1", point="b=4", time=6498.89, unit="us").cells()[2] == "6499 us"
+    text = "## Performance\n\n### v2\n\n" + HEADER + "\n|---|\n" + row.render() + "\n"
+    assert parse_performance(text)[0].time == 69933.0

@@ -445,3 +445,27 @@ def test_the_shipped_evidence_of_exp_12_is_the_row_learn_writes(point: str) -> N
     entry = Catalog.builtin().get("head-grouping-mma-tile")
     shipped = [r for block in entry.evidence for r in block.rows]
     assert row in shipped, (row, [r.config for r in shipped])
+
+
+def test_a_derived_anti_pattern_keeps_the_applied_entrys_families() -> None:
+    # A row softmax slowed by online-softmax (families: attention, softmax) was filed under
+    # attention alone, "applied to a attention kernel", out of reach of a softmax query.
+    seen = Observation(
+        comparison=Comparison(
+            verdict="SLOW", ratio=1.2, ratio_low=1.2, ratio_high=1.2, noise=0.0, threshold=0.01
+        ),
+        before=10.0,
+        after=12.0,
+        unit="ms",
+        point="b=4 n=4096",
+        source="x.jsonl",
+    )
+    applied = Catalog.builtin().get("online-softmax")
+    assert applied.families == ("attention", "softmax")
+    entry = derive_anti_pattern(applied, seen)
+    assert entry.families == ("attention", "softmax")
+    assert "applied to an attention or softmax kernel: slower" in entry.contexts[0]
+    one = derive_anti_pattern(applied, seen, family="softmax")
+    assert one.families == ("softmax",) and "applied to a softmax kernel" in one.contexts[0]
+    general = derive_anti_pattern(Catalog.builtin().get("cuda-graphs"), seen)
+    assert "applied to a kernel: slower" in general.contexts[0]

@@ -253,3 +253,25 @@ def test_rows_without_a_timestamp_give_no_date() -> None:
     seen = observe_rows(before, after, source="x")
     assert seen.date == ""
     assert evidence_row(seen).config == "b=32 s=1 t=4096 h=16, a -> b, NVIDIA H200"
+
+
+def test_several_implementations_name_the_option_of_their_side(tmp_path: Path) -> None:
+    # "choose one with --*-impl" left the reader to guess which option, on which file.
+    from kernelopt.bench import read_rows
+
+    decode = {"b": 4, "n": 4096}
+    both = write_rows(
+        tmp_path / "both.jsonl",
+        bench_row("v1", 80.0, config=decode),
+        bench_row("v3", 70.0, config=decode),
+    )
+    with pytest.raises(InputError) as caught:
+        observe_files(both, both)
+    assert "choose one with --before-impl (before_impl=)" in str(caught.value)
+    assert "got ['v1', 'v3']" in str(caught.value)
+    with pytest.raises(InputError) as caught:
+        observe_files(both, both, before_impl="v1")
+    assert "choose one with --after-impl (after_impl=)" in str(caught.value)
+    with pytest.raises(InputError) as caught:
+        select_row(read_rows(both))
+    assert "choose one with impl=" in str(caught.value)

@@ -245,3 +245,11 @@ def test_records_refuse_what_they_could_not_write_back() -> None:
         )
     with pytest.raises(InputError, match="Expected markdown text"):
         parse_designer_prompt(None)  # type: ignore[arg-type]
+
+
+def test_an_unreadable_prompt_point_says_expected_once() -> None:
+    # The point's own message was nested: "Expected a trial point, got Expected a ...".
+    with pytest.raises(FormatError) as caught:
+        parse_profiler_prompt(PROFILER_TEXT.replace("t=4096", "n=4096"), path="prompt.txt")
+    assert str(caught.value).count("Expected") == 1
+    assert "(no t)" in str(caught.value) and caught.value.line == 1

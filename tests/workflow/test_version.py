@@ -255,3 +255,13 @@ def test_details_nested_under_a_numbered_trial_are_prose() -> None:
     )
     assert text != TEXT
     assert parse_version(text).trials == parse_version(TEXT).trials
+
+
+def test_an_unreadable_trial_point_says_expected_once() -> None:
+    # The point's own message was nested: "Expected a trial point, got Expected a ...".
+    text = TEXT.replace("[b=32, s=16, t=4096]", "[b=4, n=4096]")
+    with pytest.raises(FormatError) as caught:
+        parse_version(text)
+    assert str(caught.value).count("Expected") == 1
+    assert "got 'b=4, n=4096' (no s, t)" in str(caught.value)
+    assert caught.value.line == 13 and caught.value.section == "Trial Configurations Checked"

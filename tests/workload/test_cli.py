@@ -23,7 +23,8 @@ def test_text_report(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
         line.split() for line in out.splitlines()
     ]
     assert "size-1 axes: h_kv = 1 in 100% of calls (100% of time); s_q = 1 in 80.0% of calls" in out
-    assert "skew: top-1 60.0% of calls / 54.7% of time; top-2 80.0% of calls" in out
+    # The top shape by calls (s_q = 1) is not the top by time (s_q = 16).
+    assert "skew: top-1 60.0% of calls, top-1 by time 54.7% of time; top-2 80.0% of calls" in out
     assert "top shapes by time:" in out and "    3." not in out  # --top 2
     assert "[uniform-lengths] mla_decode:" in out
     assert "guard: cache_seqlens.min() == cache_seqlens.max()" in out
@@ -152,3 +153,49 @@ def test_a_missing_definition_file_is_refused(
     assert cli.main(["inspect", trace, "--definition", str(missing)]) == 2
     err = capsys.readouterr().err
     assert f"--definition: Expected a definition JSON file, got no file at {missing}" in err
+
+
+def test_skew_names_the_top_by_time_when_it_is_another_shape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 4 rows: 80% of calls, 46% of time; 16 rows: 20% of calls, 54% of time. The line read
+    # "top-1 80.0% of calls / 54.2% of time", as if one shape held both shares.
+    def call(rows: int, us: float) -> str:
+        return json.dumps(
+            {
+                "op": "softmax",
+                "args": {"x": {"shape": [rows, 4096], "dtype": "float32"}},
+                "duration_us": us,
+            }
+        )
+
+    trace = tmp_path / "calls.jsonl"
+    lines = [call(4, 7.0)] * 16 + [call(16, 33.0)] * 4
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    cli.main(["inspect", str(trace)])
+    out = capsys.readouterr().out
+    assert "skew: top-1 80.0% of calls, top-1 by time 54.1% of time;" in out
+    assert "top-2 100% of calls / 100% of time" in out
+
+
+def test_counts_of_one_are_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "one.jsonl"
+    call = {"op": "softmax", "args": {"x": {"shape": [4, 4096], "dtype": "float32"}}}
+    trace.write_text(json.dumps(call) + "\n", encoding="utf-8")
+    cli.main(["inspect", str(trace)])
+    out = capsys.readouterr().out
+    assert "1 call, 1 op, 1 distinct shape; 0 of 1 record skipped" in out
+    assert "]: 1 call, 1 distinct shape" in out
+
+
+def test_a_profile_written_as_json_is_named_when_given_back(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "(unrecognized content)" did not say that the file is inspect's own JSON profile.
+    written = tmp_path / "p.json"
+    cli.main(["inspect", str(data / "mla_decode_calls.jsonl"), "--write", str(written)])
+    capsys.readouterr()
+    assert cli.main(["inspect", str(written)]) == 2
+    err = capsys.readouterr().err
+    assert "a workload profile written as JSON, not a trace" in err
+    assert "profile_from_json" in err and "workload_profile.md" in err
