@@ -52,6 +52,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _common import refuse_unwritable_out, with_scripts_commit
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import attrs
@@ -447,6 +449,8 @@ def main() -> int:
         "--rest-s", type=non_negative_time, default=5.0, help="idle time before settle-matmul (5)"
     )
     args = parser.parse_args()
+    refuse_unwritable_out(parser, args.out)
+    refuse_unwritable_out(parser, args.out.with_suffix(".png"))
     settings = Settings(rounds=args.rounds, heat_ms=args.heat_ms, rest_s=args.rest_s)
     if not torch.cuda.is_available():
         print("bench_verify: needs a CUDA device", file=sys.stderr)
@@ -466,7 +470,7 @@ def main() -> int:
     report.guarded("nvml", lambda: check_nvml(report, nvml))
     report.guarded("plot", lambda: check_plot(report, nvml, found, args.out.with_suffix(".png")))
     try:
-        append_rows(args.out, report.rows)
+        append_rows(args.out, with_scripts_commit(report.rows))
         print(f"wrote {len(report.rows)} rows to {args.out}")
     except Exception as error:
         report.check("write-rows", False, f"{type(error).__name__}: {error}")

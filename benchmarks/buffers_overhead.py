@@ -35,6 +35,7 @@ from pathlib import Path
 
 import attrs
 import torch
+from _common import refuse_unwritable_out, scripts_commit
 
 from kernelopt._cli_util import count_at_least_one, int_at_least
 from kernelopt._fileio import atomic_write_text
@@ -71,6 +72,7 @@ class OverheadRow:
     p80_us: float
     gpu: str | None
     torch: str
+    commit: str | None
     timestamp: str
 
 
@@ -137,6 +139,7 @@ def _row(
     work: str,
     calls: int,
     gpu: str | None,
+    commit: str | None,
 ) -> OverheadRow:
     shape, dtype = SHAPES[shape_name]
     q = statistics.quantiles(samples, n=5)
@@ -157,12 +160,14 @@ def _row(
         p80_us=q[3],
         gpu=gpu,
         torch=torch.__version__,
+        commit=commit,
         timestamp=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
 
 
 def run(calls: int, repeats: int, devices: list[torch.device]) -> list[OverheadRow]:
     rows = []
+    commit = scripts_commit()
     for device in devices:
         cuda = device.type == "cuda"
         gpu = torch.cuda.get_device_name(device) if cuda else None
@@ -183,6 +188,7 @@ def run(calls: int, repeats: int, devices: list[torch.device]) -> list[OverheadR
                         work="request",
                         calls=calls,
                         gpu=gpu,
+                        commit=commit,
                     )
                 )
                 if cuda:
@@ -202,6 +208,7 @@ def run(calls: int, repeats: int, devices: list[torch.device]) -> list[OverheadR
                             work="request+fill",
                             calls=n,
                             gpu=gpu,
+                            commit=commit,
                         )
                     )
     return rows
@@ -243,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         help="all (CUDA and CPU; needs a CUDA device), cuda, or cpu (the CPU alone)",
     )
     args = parser.parse_args(argv)
+    out = args.out
+    if out is None and args.device == "all":
+        out = DEFAULT_OUT
+    if out is not None:
+        refuse_unwritable_out(parser, out)
     if args.device in ("all", "cuda") and not torch.cuda.is_available():
         # Without a GPU, --device all would write CPU rows alone over a file of both.
         print(
@@ -257,9 +269,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.device in ("all", "cpu"):
         devices.append(torch.device("cpu"))
     rows = run(args.calls, args.repeats, devices)
-    out = args.out
-    if out is None and args.device == "all":
-        out = DEFAULT_OUT
     if out is None:
         print(f"{len(rows)} rows not written (--device {args.device} without --out)")
     else:

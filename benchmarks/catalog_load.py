@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy
+from _common import refuse_unwritable_out, scripts_commit
 
 from kernelopt._cli_util import count_at_least_one
 
@@ -70,6 +71,7 @@ def _row(series: str, samples: list[float], entries: int) -> dict[str, object]:
         "entries": entries,
         "target_ms": 100.0,
         "python": platform.python_version(),
+        "commit": scripts_commit(),
         "machine": platform.machine(),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -80,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=count_at_least_one, default=15)
     parser.add_argument("--out", type=Path, help="append JSONL rows to this file")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        refuse_unwritable_out(parser, args.out)
     cold, entries = cold_load_ms(args.repeat)
     warm = parse_only_ms(args.repeat)
     rows = [_row("cold_process", cold, entries), _row("parse_only", warm, entries)]

@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 import numpy
+from _common import refuse_unwritable_out, scripts_commit
 
 from kernelopt._cli_util import count_at_least_one
 from kernelopt.experiments import ResultRecord, ResultRow, render_result, render_summary_row
@@ -156,6 +157,7 @@ def _row(
         "target_s": 1.0,
         "cpus": 1,
         "python": platform.python_version(),
+        "commit": scripts_commit(),
         "machine": platform.machine(),
         "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -167,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=count_at_least_one, default=5)
     parser.add_argument("--out", type=Path, help="append JSONL rows to this file")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        refuse_unwritable_out(parser, args.out)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "log"
         files = generate(root, args.experiments)
@@ -182,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             f"target < {row['target_s']:.0f} s on one core)"
         )
     if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         with open(args.out, "a", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row) + "\n")

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from _common import refuse_unwritable_out, with_scripts_commit
 
 from kernelopt.bench import BenchRow, append_rows, measure, row_from_measurement
 from kernelopt.bench.roofline import measure_ceilings
@@ -72,6 +73,7 @@ def main() -> int:
         "--out", type=Path, default=Path("benchmarks/results/gather_index_select.jsonl")
     )
     args = parser.parse_args()
+    refuse_unwritable_out(parser, args.out)
     if not torch.cuda.is_available():
         print("gather_index_select: needs a CUDA device", file=sys.stderr)
         return 2
@@ -106,7 +108,7 @@ def main() -> int:
         for name, t in mid.items():
             case = f"{'x'.join(map(str, shape))} dim={dim} k={k}"
             table.append((case, name, t, floor_us / t, t / mid["index_select"]))
-    append_rows(args.out, rows)
+    append_rows(args.out, with_scripts_commit(rows))
     print(f"{len(rows)} rows appended to {args.out} (copy {bandwidth / 1e12:.3f} TB/s)")
     print("| case | impl | median us | of floor | over index_select |")
     print("|---|---|---|---|---|")

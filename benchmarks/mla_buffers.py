@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 
 import torch
+from _common import refuse_unwritable_out, with_scripts_commit
 
-from kernelopt.bench import append_rows, measure, row_from_measurement
+from kernelopt.bench import BenchRow, append_rows, measure, row_from_measurement
 from kernelopt.buffers import BufferPool
 from kernelopt.kernels.mla import MLADecodePlan, mla_decode_ref
 
@@ -38,7 +39,7 @@ def inputs(b: int, *, t: int = 4096, h_q: int = 16, page: int = 64) -> dict[str,
     return {"q": q, "kv": kv, "bt": order.view(b, blocks), "seqlens": seqlens}
 
 
-def time_batch(b: int, table: list[tuple[object, ...]], rows: list[object]) -> None:
+def time_batch(b: int, table: list[tuple[object, ...]], rows: list[BenchRow]) -> None:
     """Check and time both variants at batch ``b``; append to ``table`` and ``rows``."""
     x = inputs(b)
     plan = MLADecodePlan(
@@ -85,14 +86,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_buffers.jsonl"))
     args = parser.parse_args()
+    refuse_unwritable_out(parser, args.out)
     if not torch.cuda.is_available():
         print("mla_buffers: needs a CUDA device", file=sys.stderr)
         return 2
     table: list[tuple[object, ...]] = []
-    rows: list[object] = []
+    rows: list[BenchRow] = []
     for b in (32, 1):
         time_batch(b, table, rows)
-    append_rows(args.out, rows)
+    append_rows(args.out, with_scripts_commit(rows))
     print(f"{len(rows)} rows appended to {args.out}")
     print("| b | outputs | mode | median us | p20 | p80 |")
     print("|---|---|---|---|---|---|")

@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _common import refuse_unwritable_out, with_scripts_commit
+
 if "--smoke" in sys.argv:
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
 
@@ -512,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.workload is not None:
+        refuse_unwritable_out(parser, args.workload, "--workload")
         points = trial_points(args.quick, args.smoke, args.kv)
         print(f"wrote {write_workload(points, args.workload)} ({len(points)} calls)")
         return 0
@@ -539,6 +542,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--kv fp8: skipping {', '.join(skipped)} (they read 16-bit caches only)")
         strategies = [s for s in strategies if s in FP8_STRATEGIES]
         peers = [p for p in peers if p in FP8_PEERS]
+    # Smoke timings check the script: they never go into the results file unasked.
+    out = args.out if args.out is not None or args.smoke else DEFAULT_OUT
+    if out is not None:
+        refuse_unwritable_out(parser, out)
     cuda = torch.cuda.is_available()
     if not cuda and not args.smoke:
         print("Expected a CUDA device, got none (use --smoke to check the script)", file=sys.stderr)
@@ -583,10 +590,8 @@ def main(argv: list[str] | None = None) -> int:
         if cuda:
             torch.cuda.empty_cache()
 
-    # Smoke timings check the script: they never go into the results file unasked.
-    out = args.out if args.out is not None or args.smoke else DEFAULT_OUT
     if rows and out is not None:
-        append_rows(out, rows)
+        append_rows(out, with_scripts_commit(rows))
     for line in notes:
         print("note:", line)
     where = f"appended to {out}" if out is not None else "not written (--smoke without --out)"

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import attrs
 import torch
+from _common import refuse_unwritable_out, with_scripts_commit
 
 # The trial points and their inputs are the decode benchmark's (run as a script, this
 # file's folder is on sys.path).
@@ -151,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_host_cost.jsonl"))
     args = parser.parse_args(argv)
+    refuse_unwritable_out(parser, args.out)
     if not torch.cuda.is_available():
         print("mla_host_cost: needs a CUDA GPU (it times kernel launches)", file=sys.stderr)
         return 2
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     table: list[tuple[object, ...]] = []
     for point in trial_points(quick=True, smoke=False):  # b=32, s_q=1, h_q in {128, 16}
         time_point(point, rows, table)
-    append_rows(args.out, rows)
+    append_rows(args.out, with_scripts_commit(rows))
     print(f"{len(rows)} rows appended to {args.out}")
     print("| point | impl | timing | median µs | p20 | p80 |")
     print("|---|---|---|---|---|---|")

@@ -32,6 +32,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from _common import refuse_unwritable_out, scripts_commit
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernelopt._cli_util import count_at_least_one
@@ -141,6 +143,8 @@ def main() -> int:
     parser.add_argument("--recorder-calls", type=count_at_least_one, default=50_000)
     parser.add_argument("--out", type=Path, help="append a JSONL row of the figures here")
     args = parser.parse_args()
+    if args.out is not None:
+        refuse_unwritable_out(parser, args.out)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,6 +171,7 @@ def main() -> int:
         "peak_mib_full": round(peak_big, 2),
         **recorder,
         "python": platform.python_version(),
+        "commit": scripts_commit(),
         "machine": platform.machine(),
         "cpu": platform.processor() or platform.machine(),
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

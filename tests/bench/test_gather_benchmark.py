@@ -4,6 +4,7 @@ here; the timings come from a GPU)."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,6 +17,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gather_index_sele
 def _script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("gather_index_select", SCRIPT)
     assert spec is not None and spec.loader is not None
+    if str(SCRIPT.parent) not in sys.path:  # run as a file, the script finds _common beside it
+        sys.path.append(str(SCRIPT.parent))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

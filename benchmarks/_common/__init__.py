@@ -1,0 +1,106 @@
+"""What the scripts in ``benchmarks/`` share: a check of ``--out`` before any timing, and
+the commit their rows carry.
+
+A script run as ``python benchmarks/<script>.py`` finds this package beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import attrs
+
+from kernelopt._errors import expected
+from kernelopt.bench import BenchRow, environment
+
+# The checkout the scripts are in: their rows name its commit wherever they are run from.
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def why_unwritable(path: Path) -> str | None:
+    """Why rows could not be written to ``path``, or None where they could.
+
+    Nothing is created: a folder yet to be made is checked at its nearest existing
+    ancestor, where the write would make it.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The rows file, existing or not.
+
+    Returns
+    -------
+    str or None
+        The reason, naming the path that stands in the way.
+    """
+    if path.is_dir():
+        return f"{path} is a folder"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else f"{path} is not writable"
+    folder = path.absolute().parent
+    while not folder.exists() and not folder.is_symlink():
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not writable"
+    return None
+
+
+def refuse_unwritable_out(
+    parser: argparse.ArgumentParser, path: Path, option: str = "--out"
+) -> None:
+    """Exit 2 with a usage error when rows could not be written to ``path``.
+
+    Called before the timings: a run that found out at the write lost all of them.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The script's parser, which reports the error.
+    path : pathlib.Path
+        Where the rows go.
+    option : str, optional
+        The option that named ``path`` (or whose default it is).
+    """
+    reason = why_unwritable(path)
+    if reason is not None:
+        parser.error(
+            f"argument {option}: "
+            + expected("a file that rows can be written to", f"{path} ({reason})")
+        )
+
+
+def scripts_commit() -> str | None:
+    """The commit of the checkout holding these scripts.
+
+    Returns
+    -------
+    str or None
+        ``git rev-parse HEAD``, with ``-dirty`` where tracked files were edited since;
+        None outside a git checkout.
+    """
+    return environment(REPOSITORY).commit
+
+
+def with_scripts_commit(rows: Iterable[BenchRow]) -> list[BenchRow]:
+    """``rows`` naming the commit of the scripts' checkout.
+
+    ``row_from_measurement`` reads the commit of the folder the script runs in: run from
+    anywhere else, a row would name another checkout's commit, or none.
+
+    Parameters
+    ----------
+    rows : iterable of BenchRow
+        The rows made by the run.
+
+    Returns
+    -------
+    list of BenchRow
+        The same rows, in order, with ``commit`` set.
+    """
+    commit = scripts_commit()
+    return [attrs.evolve(row, commit=commit) for row in rows]
