@@ -33,7 +33,7 @@ import attrs
 
 from kernelopt._checks import breaks_lines
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked, read_text
+from kernelopt._fileio import atomic_write_text, locked, read_text, read_text_and_encoding
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
@@ -577,17 +577,19 @@ def update_devlog(
     added: list[PerfRow] = []
     with locked(target):
         created = not target.exists()
+        encoding = "utf-8"
         if created:
             text = f"# {title or target.stem}\n\n## {SECTION}\n"
         else:
-            text = read_text(target, what="a devlog file")
+            # Written back in the encoding it was read in (a UTF-16 devlog stays UTF-16).
+            text, encoding = read_text_and_encoding(target, what="a devlog file")
         eol = "\r\n" if "\r\n" in text else "\n"
         lines = _lines(text)
         for row in wanted:
             (replaced if _upsert(lines, row, eol, where) else added).append(row)
         new = "".join(lines)
         if created or new != text:
-            atomic_write_text(target, new)
+            atomic_write_text(target, new, encoding=encoding)
     return DevlogUpdate(path=target, replaced=tuple(replaced), added=tuple(added), created=created)
 
 

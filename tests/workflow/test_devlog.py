@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import threading
 from pathlib import Path
@@ -360,3 +361,19 @@ def test_a_long_time_is_written_out_not_in_exponent_form() -> None:
     assert PerfRow(version="v1", point="b=4", time=6498.89, unit="us").cells()[2] == "6499 us"
     text = "## Performance\n\n### v2\n\n" + HEADER + "\n|---|\n" + row.render() + "\n"
     assert parse_performance(text)[0].time == 69933.0
+
+
+@pytest.mark.parametrize(
+    ("mark", "codec"),
+    [(codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")],
+)
+def test_a_utf16_devlog_stays_utf16(tmp_path: Path, mark: bytes, codec: str) -> None:
+    # PowerShell's `>` saves UTF-16 with a byte-order mark; rewriting it as UTF-8 would
+    # change every byte of a file the user keeps, not just the row.
+    path = tmp_path / "mla_decode.md"
+    path.write_bytes(mark + DEVLOG.encode(codec))
+    update_devlog(path, [ROW])
+    data = path.read_bytes()
+    assert data.startswith(mark)
+    after = data[len(mark) :].decode(codec)
+    assert changed_lines(DEVLOG, after)[0][2] == [ROW.render() + "\n"]
