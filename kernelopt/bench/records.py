@@ -28,7 +28,7 @@ import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import locked
+from kernelopt._fileio import locked, read_text_and_encoding
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
 from kernelopt.bench.measurement import (
@@ -39,7 +39,7 @@ from kernelopt.bench.measurement import (
     one_of,
 )
 from kernelopt.bench.roofline import Roofline
-from kernelopt.experiments.canonical import append_summary, write_result
+from kernelopt.experiments.canonical import SUMMARY_COLUMNS, append_summary, write_result
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -152,8 +152,17 @@ def environment(directory: str | os.PathLike[str] | None = None) -> Environment:
     -------
     Environment
         The Python, torch, triton and kernelopt versions and the commit.
+
+    Raises
+    ------
+    InputError
+        If ``directory`` is not a folder: a mistyped path would give a row with no commit.
     """
     folder = Path(directory or Path.cwd()).resolve()
+    if not folder.is_dir():
+        raise InputError(
+            expected("a folder to read the git commit of", str(folder), where="directory")
+        )
     return attrs.evolve(_versions(), commit=_commit(folder))
 
 
@@ -295,6 +304,7 @@ def row_from_measurement(
     metrics: Mapping[str, float] | None = None,
     note: str = "",
     keep_samples: bool = False,
+    directory: str | os.PathLike[str] | None = None,
 ) -> BenchRow:
     """Make a :class:`BenchRow` of ``measurement`` with the current environment.
 
@@ -315,8 +325,11 @@ def row_from_measurement(
         Free text; the measurement's own notes are appended.
     keep_samples : bool
         Store the raw samples too.
+    directory : path-like, optional
+        A folder of the checkout whose commit the row carries (a script run from
+        elsewhere names the kernel's checkout); the current working directory if ``None``.
     """
-    env = environment()
+    env = environment(directory)
     state = measurement.device
     notes = [text for text in (note, *measurement.notes) if text]
     # A call that moves no bytes has an infinite arithmetic intensity, which JSON cannot
@@ -569,6 +582,35 @@ def to_result_row(
     )
 
 
+def _cells(line: str) -> list[str]:
+    return [cell.strip().strip("*` ").lower() for cell in line.strip().strip("|").split("|")]
+
+
+def _summary_has(root: Path, experiment: int) -> bool:
+    """Whether ``root/summary.md`` has a table row of ``experiment`` (``7``, ``exp_7``) in a
+    table with the canonical columns, the tables :func:`append_summary` writes to."""
+    path = root / "summary.md"
+    if not path.is_file():
+        return False
+    text, _ = read_text_and_encoding(path, what="summary.md")
+    lines = text.lstrip("\ufeff").splitlines()
+    wanted = {name.lower() for name in SUMMARY_COLUMNS}
+    column = None
+    for line in lines:
+        if "|" not in line:
+            column = None
+            continue
+        cells = _cells(line)
+        if wanted <= set(cells):
+            column = cells.index(SUMMARY_COLUMNS[0].lower())
+        elif column is not None and column < len(cells):
+            digits = cells[column].removeprefix("exp").lstrip("_ ")
+            # ASCII digits only, as the summary writer reads an Exp cell.
+            if digits.isascii() and digits.isdigit() and int(digits) == experiment:
+                return True
+    return False
+
+
 def write_experiment(
     root: str | os.PathLike[str],
     *,
@@ -588,6 +630,7 @@ def write_experiment(
     date: str | None = None,
     overwrite: bool = False,
     summary: bool = True,
+    directory: str | os.PathLike[str] | None = None,
 ) -> ResultRecord:
     """Write ``root/exp_N/result.md`` (and its ``summary.md`` row) in the canonical form.
 
@@ -604,7 +647,9 @@ def write_experiment(
     title : str
         One line saying what was tried.
     rows : sequence of ResultRow
-        Timed points (:func:`to_result_row`); the first is the headline.
+        Timed points (:func:`to_result_row`); the first is the headline. Empty only for
+        a version that failed correctness (``correctness="FAIL"``) or did not run
+        (``status="FAILED"``): the log keeps the attempt, with no latency.
     status : Status or str
         BASELINE, KEPT, NEUTRAL, REVERTED or FAILED.
     correctness : Correctness or str
@@ -627,20 +672,29 @@ def write_experiment(
     date : str, optional
         ISO date; default now (UTC).
     overwrite : bool
-        Replace an existing result.md (and, with ``summary``, its summary.md row).
+        Replace an existing result.md and, with ``summary``, the experiment's summary.md
+        row. Without it, either one already there is refused and nothing is written.
     summary : bool
         Also append the row to ``summary.md``.
+    directory : path-like, optional
+        A folder of the checkout whose commit the record carries; the current working
+        directory if ``None``.
 
     Returns
     -------
     ResultRecord
         What was written.
+
+    Raises
+    ------
+    InputError
+        For rows that are not ResultRows, no rows for a version that ran and passed, or,
+        without ``overwrite``, an existing ``exp_N/result.md`` or ``summary.md`` row of
+        experiment N (its folder removed by hand leaves the row).
     """
     if isinstance(rows, (str, ResultRow)) or not isinstance(rows, Sequence):
         # A lone row would fail below with "'ResultRow' object is not iterable".
         raise InputError(expected("a sequence of ResultRow", type(rows).__name__, where="rows"))
-    if not rows:
-        raise InputError(expected("at least one ResultRow", "none", where="rows"))
     if isinstance(experiment, bool) or not isinstance(experiment, int) or experiment < 0:
         raise InputError(
             expected("an experiment number >= 0", repr(experiment), where="experiment")
@@ -649,19 +703,39 @@ def write_experiment(
     if wrong:
         # A Measurement goes in through to_result_row(measurement, point=..., impl=...).
         raise InputError(expected("ResultRow rows", type(wrong[0]).__name__, where="rows"))
+    status, correctness = Status(status), Correctness(correctness)
+    # A wrong kernel or one that never ran has no timing to give, and the log still
+    # needs the attempt (diagnose reads failed attempts).
+    if not rows and correctness is not Correctness.FAIL and status is not Status.FAILED:
+        raise InputError(
+            expected(
+                "at least one ResultRow (none only with correctness FAIL or status FAILED)",
+                "none",
+                where="rows",
+            )
+        )
     if isinstance(gpu, Measurement):
         gpu = gpu.gpu or None
+    if summary and not overwrite and _summary_has(Path(root), experiment):
+        raise InputError(
+            expected(
+                f"no summary.md row for experiment {experiment} "
+                "(pass overwrite=True to replace it)",
+                "an existing row",
+                where=str(Path(root) / "summary.md"),
+            )
+        )
     record = ResultRecord(
         experiment=experiment,
         title=title,
-        status=Status(status),
-        correctness=Correctness(correctness),
+        status=status,
+        correctness=correctness,
         correctness_detail=correctness_detail,
         date=date or _utc_now(),
         kernel=kernel,
         baseline=baseline,
         gpu=gpu,
-        versions=environment().versions(),
+        versions=environment(directory).versions(),
         # The record reads a lone str as one tag; tuple("a-b") would split it into letters.
         tags=tags,
         knobs={key: str(value) for key, value in (knobs or {}).items()},

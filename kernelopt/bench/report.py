@@ -80,9 +80,15 @@ def _one_line_text(value: object) -> bool:
     return isinstance(value, str) and not breaks_lines(value) and value == value.strip()
 
 
+def _digits(value: float) -> str:
+    """``value`` to 4 significant digits, but with all its integer digits (``69933``, not
+    ``6.993e+04``), as the devlog's tables write numbers."""
+    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+
+
 def _shown(value: float) -> float:
-    """A baseline value as the table prints it (4 significant digits)."""
-    return float(f"{value:.4g}")
+    """A baseline value as the table prints it (see :func:`_digits`)."""
+    return float(_digits(value))
 
 
 _UNIT_SUFFIX = re.compile(r"\(([^()]+)\)\s*$")
@@ -324,7 +330,7 @@ class ProfileReport:
         for stage in self.stages:
             cells = (
                 _cell(stage.name),
-                f"{stage.duration:.4g} {stage.unit}",
+                f"{_digits(stage.duration)} {stage.unit}",
                 _pct(stage.tc_pct),
                 _pct(stage.dram_pct),
                 _pct(stage.occupancy_pct),
@@ -352,9 +358,8 @@ class ProfileReport:
                 "|--------|----------|---------|--------|",
             ]
             for row in self.baseline:
-                lines.append(
-                    f"| {row.label} | {row.previous:.4g} | {row.current:.4g} | {row.change} |"
-                )
+                shown = (row.label, _digits(row.previous), _digits(row.current), row.change)
+                lines.append("| " + " | ".join(shown) + " |")
         return "\n".join(lines) + "\n"
 
 
@@ -379,11 +384,11 @@ def _root_cause(point: RooflinePoint, bottleneck: Bottleneck) -> str:
     floor_us = line.floor_s * 1e6
     side = (
         f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is below the ridge "
-        f"{line.ridge:.3g} FLOP/B, so bytes set the floor ({floor_us:.4g} us at "
+        f"{line.ridge:.3g} FLOP/B, so bytes set the floor ({_digits(floor_us)} us at "
         f"{ceilings.copy_tb_s:.2f} TB/s)"
         if line.bound == "memory"
         else f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is above the ridge "
-        f"{line.ridge:.3g} FLOP/B, so FLOPs set the floor ({floor_us:.4g} us at "
+        f"{line.ridge:.3g} FLOP/B, so FLOPs set the floor ({_digits(floor_us)} us at "
         f"{ceilings.matmul_tflop_s:.0f} TFLOP/s)"
     )
     first = f"{side}, {point.floor_pct:.0f}% of the measured time."

@@ -11,6 +11,7 @@ until it does, and the row says so.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -290,6 +291,7 @@ class TrialResult:
         op: str,
         floor: float | None = None,
         metrics: Mapping[str, float] | None = None,
+        directory: str | os.PathLike[str] | None = None,
     ) -> BenchRow:
         """The JSONL row; ``config`` is the point that ran, ``note`` the reduction.
 
@@ -302,6 +304,9 @@ class TrialResult:
         metrics : Mapping[str, float], optional
             Roofline metrics (``RooflinePoint.metrics()``); an infinite
             ``arith_intensity`` (a call that moves no bytes) is left out.
+        directory : path-like, optional
+            A folder of the checkout whose commit the row carries; the current working
+            directory if ``None``.
 
         Returns
         -------
@@ -327,6 +332,7 @@ class TrialResult:
             floor=floor,
             metrics=metrics,
             note=self.note,
+            directory=directory,
         )
 
 

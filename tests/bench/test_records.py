@@ -522,3 +522,141 @@ def test_append_rows_given_one_row_says_it_wants_a_list(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"rows: Expected a list of BenchRow, got BenchRow"):
         append_rows(tmp_path / "rows.jsonl", row)  # type: ignore[arg-type]
     assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_a_version_that_fails_correctness_is_logged_without_timings(tmp_path: Path) -> None:
+    from kernelopt.experiments import read_log
+
+    record = write_experiment(
+        tmp_path, experiment=2, title="bad", rows=[], status="REVERTED", correctness="FAIL",
+        date="2026-12-05",
+    )  # fmt: skip
+    assert record.rows == ()
+    written = parse_result((tmp_path / "exp_2" / "result.md").read_text())
+    assert written.rows == () and written.correctness.value == "FAIL"
+    row = next(
+        line for line in (tmp_path / "summary.md").read_text().splitlines() if "| 2 |" in line
+    )
+    assert [cell.strip() for cell in row.strip("|").split("|")][3:7] == ["", "", "", "FAIL"]
+    (experiment,) = read_log(tmp_path).experiments
+    assert experiment.number == 2 and experiment.latency is None
+    assert experiment.correctness is not None and experiment.correctness.value == "FAIL"
+
+
+def test_an_experiment_that_did_not_run_is_logged_without_timings(tmp_path: Path) -> None:
+    write_experiment(
+        tmp_path, experiment=5, title="did not compile", rows=[], status="FAILED",
+        correctness="UNKNOWN", date="2026-12-05",
+    )  # fmt: skip
+    assert parse_result((tmp_path / "exp_5" / "result.md").read_text()).rows == ()
+
+
+def test_a_passing_experiment_still_needs_a_timing(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="at least one ResultRow"):
+        write_experiment(
+            tmp_path, experiment=2, title="t", rows=[], status="KEPT", correctness="PASS"
+        )
+    assert not (tmp_path / "exp_2").exists()
+
+
+def test_an_experiment_written_again_after_its_folder_went_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    rows = [ResultRow(point="b=32 s=1 t=4096", impl="k", median=50.0, unit="us")]
+    common = dict(rows=rows, correctness="PASS", date="2026-12-05", status="KEPT")
+    write_experiment(tmp_path, experiment=3, title="first try", **common)
+    shutil.rmtree(tmp_path / "exp_3")
+    before = (tmp_path / "summary.md").read_text()
+    with pytest.raises(InputError, match=r"summary\.md row for experiment 3.*overwrite=True"):
+        write_experiment(tmp_path, experiment=3, title="second try", **common)
+    assert (tmp_path / "summary.md").read_text() == before
+    assert not (tmp_path / "exp_3").exists()
+    write_experiment(tmp_path, experiment=3, title="second try", overwrite=True, **common)
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.count("| 3 |") == 1 and "second try" in summary
+
+
+def test_an_experiment_row_not_in_the_summary_leaves_the_summary_unread(tmp_path: Path) -> None:
+    rows = [ResultRow(point="b=32 s=1 t=4096", impl="k", median=50.0, unit="us")]
+    common = dict(rows=rows, correctness="PASS", date="2026-12-05", status="KEPT")
+    # A summary holding exp 13 and a hand-written exp_1 row: neither is experiment 3.
+    write_experiment(tmp_path, experiment=13, title="thirteen", **common)
+    write_experiment(tmp_path, experiment=3, title="three", summary=False, **common)
+    write_experiment(tmp_path, experiment=4, title="four", **common)
+    assert "four" in (tmp_path / "summary.md").read_text()
+
+
+def test_a_row_carries_the_commit_of_the_folder_it_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "k.py").write_text("x = 1\n")
+    git("add", "k.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "k")
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    elsewhere = tmp_path.parent
+    monkeypatch.chdir(elsewhere)
+    assert row_from_measurement(M, op="o", impl="i", directory=tmp_path).commit == head
+    assert row_from_measurement(M, op="o", impl="i").commit == environment(elsewhere).commit
+    record = write_experiment(
+        tmp_path / "log", experiment=1, title="t", rows=[to_result_row(M, point="p", impl="i")],
+        status="KEPT", correctness="PASS", directory=tmp_path,
+    )  # fmt: skip
+    assert record.versions["commit"] == head[:12]
+
+
+def test_failed_versions_logged_without_timings_make_a_correctness_wall(tmp_path: Path) -> None:
+    from kernelopt.diagnose import Pathology, diagnose
+
+    timed = [ResultRow(point="b=32 s=1 t=4096", impl="k", median=60.0, unit="us")]
+    write_experiment(
+        tmp_path, experiment=1, title="baseline", rows=timed, status="BASELINE",
+        correctness="PASS", date="2026-12-05",
+    )  # fmt: skip
+    for number, idea in enumerate(["swizzle the tiles", "fuse the merge", "pack fp8"], start=2):
+        write_experiment(
+            tmp_path, experiment=number, title=idea, rows=[], status="REVERTED",
+            correctness="FAIL", correctness_detail="max abs err 0.4", date="2026-12-05",
+        )  # fmt: skip
+    wall = diagnose(tmp_path).finding(Pathology.CORRECTNESS_WALL)
+    assert wall is not None and wall.experiments == (2, 3, 4)
+
+
+def test_a_host_clock_timing_is_cpu_in_result_md_and_keeps_its_mode_in_the_jsonl(
+    tmp_path: Path,
+) -> None:
+    from kernelopt.experiments import read_log
+
+    host = Measurement(samples=[5.0, 6.0, 7.0], mode="graph", backend="cpu-perf-counter")
+    bench = row_from_measurement(host, op="o", impl="k", keep_samples=True)
+    assert (bench.mode, bench.backend, bench.host_clock) == ("graph", "cpu-perf-counter", True)
+    # The row rebuilds the Measurement it was made of: Measurement has no "cpu" mode.
+    assert Measurement(samples=bench.samples, mode=bench.mode, backend=bench.backend) == host
+    result = to_result_row(host, point="b=1 s=1 t=64", impl="k")
+    assert result.mode == "cpu"
+    write_experiment(
+        tmp_path, experiment=1, title="t", rows=[result], status="KEPT", correctness="PASS",
+        date="2026-12-05",
+    )  # fmt: skip
+    assert "| cpu |" in (tmp_path / "exp_1" / "result.md").read_text()
+    (experiment,) = read_log(tmp_path).experiments
+    assert experiment.latency == 6.0
+    assert not read_log(tmp_path).profiling  # the host clock times no kernel
+
+
+def test_a_commit_asked_of_a_folder_that_is_not_there_is_an_input_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-checkout"
+    with pytest.raises(InputError, match="no-such-checkout"):
+        environment(missing)
+    with pytest.raises(InputError, match="no-such-checkout"):
+        row_from_measurement(M, op="o", impl="i", directory=missing)
+    (tmp_path / "file.txt").write_text("x\n")
+    with pytest.raises(InputError, match=r"file\.txt"):
+        environment(tmp_path / "file.txt")

@@ -504,3 +504,22 @@ def test_a_graph_timing_that_is_no_graph_replay_is_refused() -> None:
 def test_a_baseline_time_in_microseconds_shows_its_unit_however_it_is_spelled(unit: str) -> None:
     metric = BaselineMetric(metric="Median", previous=74.0, current=66.5, unit=unit)
     assert metric.unit == "us" and metric.label == "Median (us)"
+
+
+def test_long_times_keep_their_integer_digits_and_read_back() -> None:
+    report = ProfileReport(
+        kernel="k",
+        version="v1",
+        point=POINT,
+        stages=[Stage(name="main", duration=69933.0), Stage(name="tail", duration=3.25)],
+        bottleneck="Memory-bound",
+        root_cause="r",
+        baseline=[BaselineMetric(metric="Median (us)", previous=123456.0, current=69933.0)],
+    )
+    text = report.render()
+    assert "| main | 69933 us |" in text and "| tail | 3.25 us |" in text
+    assert "| Median (us) | 123456 | 69933 |" in text
+    assert "e+" not in text
+    read = parse_profile(text)
+    assert [stage.duration for stage in read.stages] == [69933.0, 3.25]
+    assert (read.baseline[0].previous, read.baseline[0].current) == (123456.0, 69933.0)

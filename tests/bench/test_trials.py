@@ -200,3 +200,29 @@ def test_the_inputs_of_a_point_that_ran_out_of_memory_are_freed_before_the_retry
     results = run_trials(make, points=[TrialPoint(b=32, s=1, t=64)], timer=CPU)
     assert results[0].point.b == 8 and results[0].measurement is not None
     assert alive_at_retry == [[], [], []]
+
+
+def test_a_trials_bench_row_carries_the_commit_of_the_folder_it_is_asked_for(
+    tmp_path, monkeypatch
+) -> None:
+    import subprocess
+
+    from kernelopt.bench import Measurement, TrialPoint
+    from kernelopt.bench.trials import TrialResult
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=tmp_path, check=True, capture_output=True, text=True
+        )
+        return done.stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "k.py").write_text("x = 1\n")
+    git("add", "k.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "k")
+    monkeypatch.chdir(tmp_path.parent)
+    point = TrialPoint(b=32, s=1, t=4096)
+    trial = TrialResult(
+        requested=point, point=point, impl="k", measurement=Measurement(samples=[1.0, 2.0])
+    )
+    assert trial.bench_row(op="o", directory=tmp_path).commit == git("rev-parse", "HEAD")
