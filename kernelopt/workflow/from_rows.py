@@ -118,12 +118,15 @@ def _rates(row: BenchRow, ceilings: Ceilings | None) -> tuple[float, float] | No
 
 
 def _measurement(row: BenchRow) -> Measurement:
+    # A row may say "cpu" for a host-clock timing (the log format's mode); a Measurement
+    # keeps the timer's mode and says the host clock by its backend.
+    host = row.mode == "cpu"
     return Measurement(
         samples=row.samples,
         unit=row.unit,
-        mode=row.mode,
+        mode="cold" if host else row.mode,
         cache=row.cache,
-        backend=row.backend,
+        backend="cpu-perf-counter" if host else row.backend,
         gpu=row.gpu,
         label=row.impl,
     )

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import pytest
 
 from kernelopt import InputError
@@ -287,6 +288,18 @@ def test_share_only_rows_timed_on_the_cpu_say_so() -> None:
         row = bench_row("v", 74.7, config=decode, metrics=metrics, **fields)
         [report] = profile_from_rows([row], kernel="k", version="v", catalog=FixedCatalog())
         assert report.root_cause.startswith("Timed with the host clock (CPU)") is warned
+
+
+def test_a_host_clock_row_written_as_mode_cpu_gives_its_report() -> None:
+    # BenchRow takes mode "cpu" (the log format's host-clock mode); rebuilt as a
+    # Measurement, whose modes are the timer's, it raised "Expected one of cold, hot, graph".
+    row = anchor_row("splits8", samples=30)
+    for fields in ({"mode": "cpu"}, {"mode": "cpu", "backend": "cpu-perf-counter"}):
+        cpu = attrs.evolve(row, **fields)
+        [report] = profile_from_rows(
+            [cpu], kernel="mla_decode", version="splits8", ceilings=H200, catalog=FixedCatalog()
+        )
+        assert report.root_cause.startswith("Timed with the host clock (CPU)")
 
 
 def test_a_row_of_a_call_that_moves_no_bytes_is_compute_bound() -> None:
