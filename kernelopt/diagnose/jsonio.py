@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import functools
 import json
-import typing
-from collections.abc import Callable
 from typing import Any
 
 from kernelopt._errors import FormatError, expected
+from kernelopt._strict_json import strict_converter
 from kernelopt.diagnose.model import Diagnosis
 from kernelopt.experiments._validators import check_instance
 
@@ -31,45 +30,7 @@ __all__ = ["diagnosis_from_dict", "diagnosis_from_json", "diagnosis_to_dict", "d
 
 @functools.cache
 def _converter() -> Any:
-    import cattrs
-
-    converter = cattrs.Converter(forbid_extra_keys=True)
-    # cattrs would call str(), int() or float() on any value, and iterate a string: "abc"
-    # would read as three one-letter root causes, true as exp 1, 3.5 as exp 3.
-    converter.register_structure_hook(str, _exactly(str, "a string"))
-    converter.register_structure_hook(int, _exactly(int, "an integer"))
-    converter.register_structure_hook(float, _exactly((int, float), "a number", float))
-    converter.register_structure_hook(bool, _exactly(bool, "true or false"))
-    converter.register_structure_hook_func(
-        _is_tuple, lambda value, kind: _tuple(converter, value, kind)
-    )
-    return converter
-
-
-def _exactly(
-    kind: type | tuple[type, ...], what: str, convert: Callable[[Any], Any] | None = None
-) -> Callable[[Any, Any], Any]:
-    """A structure hook taking only values of ``kind`` (a bool is no number)."""
-
-    def hook(value: Any, _kind: Any) -> Any:
-        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-            raise FormatError(expected(what, repr(value)))
-        return value if convert is None else convert(value)
-
-    return hook
-
-
-def _is_tuple(kind: Any) -> bool:
-    origin: Any = typing.get_origin(kind)
-    return origin is tuple
-
-
-def _tuple(converter: Any, value: Any, kind: Any) -> tuple[Any, ...]:
-    """A JSON list as the ``tuple[X, ...]`` ``kind`` names, each item structured as X."""
-    if not isinstance(value, (list, tuple)):
-        raise FormatError(expected("a list", repr(value)))
-    (item_kind, _ellipsis) = typing.get_args(kind)
-    return tuple(converter.structure(item, item_kind) for item in value)
+    return strict_converter(FormatError)
 
 
 # Every key diagnosis_to_dict writes: data missing one was not written by it ("{}" would

@@ -11,12 +11,12 @@ from __future__ import annotations
 import enum
 import functools
 import typing
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import attrs
 
 from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt._strict_json import strict_converter
 
 __all__ = ["from_dict", "to_dict"]
 
@@ -25,13 +25,7 @@ T = TypeVar("T")
 
 @functools.cache
 def _converter() -> Any:
-    try:
-        import cattrs
-    except ImportError as error:  # some GPU images ship attrs alone
-        raise KernelOptError(
-            expected("cattrs installed (pip install cattrs)", str(error))
-        ) from None
-    converter = cattrs.Converter(forbid_extra_keys=True)
+    converter = strict_converter(InputError)
     # str-valued enums dispatch as str first and would pass through as enum objects.
     from kernelopt.bench.report import Bottleneck
     from kernelopt.experiments.records import Correctness
@@ -39,45 +33,7 @@ def _converter() -> Any:
 
     for kind in (Bottleneck, Correctness, Criterion, NextStep, Status):
         converter.register_unstructure_hook(kind, _value)
-    # cattrs would call str(), int() or float() on any value, and iterate a string.
-    converter.register_structure_hook(str, _exactly(str, "a string"))
-    converter.register_structure_hook(int, _exactly(int, "an integer"))
-    converter.register_structure_hook(float, _exactly((int, float), "a number", convert=float))
-    converter.register_structure_hook(bool, _exactly(bool, "true or false"))
-    converter.register_structure_hook_func(
-        _is_tuple, lambda value, kind: _tuple(converter, value, kind)
-    )
     return converter
-
-
-def _exactly(
-    kind: type | tuple[type, ...], what: str, *, convert: Callable[[Any], Any] | None = None
-) -> Callable[[Any, Any], Any]:
-    """A structure hook taking only values of ``kind`` (a bool is no number)."""
-
-    def hook(value: Any, _kind: Any) -> Any:
-        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-            raise InputError(expected(what, repr(value)))
-        return value if convert is None else convert(value)
-
-    return hook
-
-
-def _is_tuple(kind: Any) -> bool:
-    origin: Any = typing.get_origin(kind)
-    return origin is tuple
-
-
-def _tuple(converter: Any, value: Any, kind: Any) -> tuple[Any, ...]:
-    """A JSON list as the tuple ``kind`` names, each item structured as its type."""
-    if not isinstance(value, (list, tuple)):
-        raise InputError(expected("a list", repr(value)))
-    args = typing.get_args(kind)
-    if len(args) == 2 and args[1] is Ellipsis:
-        return tuple(converter.structure(item, args[0]) for item in value)
-    if len(args) != len(value):
-        raise InputError(expected(f"a list of {len(args)} items", repr(value)))
-    return tuple(converter.structure(item, arg) for item, arg in zip(value, args, strict=True))
 
 
 def _value(member: enum.Enum) -> Any:

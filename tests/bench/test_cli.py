@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -156,33 +153,3 @@ def test_mla_json_is_strict_json_when_a_strategy_wrote_non_finite_values(
     out = capsys.readouterr().out
     printed = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in {out}"))
     assert printed[0]["rel_err"] is None and printed[0]["floor_us"] == 1.5
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> list[argparse._SubParsersAction[Any]]:
-    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-
-
-def _bench_parsers() -> list[argparse.ArgumentParser]:
-    bench = _subparsers(cli.build_parser())[0].choices["bench"]
-    return [bench, *dict.fromkeys(_subparsers(bench)[0].choices.values())]
-
-
-def test_the_help_follows_the_tools_conventions() -> None:
-    # `bench --help` opened in lowercase and called its commands SUBCOMMAND, where
-    # `kernelopt --help` and `catalog --help` write sentences and say COMMAND.
-    for parser in _bench_parsers():
-        text = parser.description or ""
-        assert text[:1].isupper() and text.endswith("."), f"{parser.prog}: {text!r}"
-        assert [s.metavar for s in _subparsers(parser)] in ([], ["COMMAND"]), parser.prog
-
-
-def test_the_help_names_only_options_the_command_takes() -> None:
-    parsers = _bench_parsers()
-    every = {o for p in parsers for a in p._actions for o in a.option_strings}
-    for parser in parsers:
-        own = {o for a in parser._actions for o in a.option_strings}
-        takes = every if parser is parsers[0] else own
-        texts = [parser.description or "", parser.epilog or ""]
-        texts += [a.help or "" for a in parser._actions]
-        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", " ".join(texts)))
-        assert named <= takes, f"{parser.prog}: {sorted(named - takes)}"

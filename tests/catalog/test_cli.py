@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -388,33 +385,3 @@ def test_index_warns_about_entries_it_could_not_read(
     )
     monkeypatch.undo()
     assert run(capsys, "index", str(tree))[2] == ""
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> list[argparse._SubParsersAction[Any]]:
-    return [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-
-
-def _catalog_parsers() -> list[argparse.ArgumentParser]:
-    catalog = _subparsers(cli.build_parser())[0].choices["catalog"]
-    return [catalog, *dict.fromkeys(_subparsers(catalog)[0].choices.values())]
-
-
-def test_every_catalog_help_opens_with_a_sentence_saying_what_it_does() -> None:
-    # `catalog list --help` went from the usage line straight to the options.
-    for parser in _catalog_parsers():
-        text = parser.description or ""
-        assert text[:1].isupper() and text.endswith("."), f"{parser.prog}: {text!r}"
-        assert [s.metavar for s in _subparsers(parser)] in ([], ["COMMAND"]), parser.prog
-
-
-def test_the_catalog_help_names_only_options_the_command_takes() -> None:
-    parsers = _catalog_parsers()
-    every = {o for p in parsers for a in p._actions for o in a.option_strings}
-    for parser in parsers:
-        own = {o for a in parser._actions for o in a.option_strings}
-        takes = every if parser is parsers[0] else own
-        texts = [parser.description or "", parser.epilog or ""]
-        texts += [a.help or "" for a in parser._actions]
-        texts += [c.help or "" for s in _subparsers(parser) for c in s._choices_actions]
-        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", " ".join(texts)))
-        assert named <= takes, f"{parser.prog}: {sorted(named - takes)}"

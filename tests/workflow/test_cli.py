@@ -553,30 +553,6 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
     return found
 
 
-def _own_text(parser: argparse.ArgumentParser) -> str:
-    texts = [parser.description or "", parser.epilog or ""]
-    texts += [a.help or "" for a in parser._actions]
-    texts += [c.help or "" for s in _subparsers(parser) for c in s._choices_actions]
-    return " ".join(texts)
-
-
-@pytest.mark.parametrize("name", ["learn", "report"])
-def test_the_help_names_only_options_the_command_takes(name: str) -> None:
-    # `report task --help` told of "--rows without --kernel and --version".
-    for parser in _commands(name):
-        named = set(OPTION.findall(_own_text(parser)))
-        assert named <= _options(parser), f"{parser.prog}: {sorted(named - _options(parser))}"
-
-
-@pytest.mark.parametrize("name", ["learn", "report"])
-def test_the_help_follows_the_tools_conventions(name: str) -> None:
-    # Descriptions are sentences, as `kernelopt --help`'s; commands are called COMMAND.
-    for parser in _commands(name):
-        text = parser.description or ""
-        assert text[:1].isupper() and text.endswith("."), f"{parser.prog}: {text!r}"
-        assert [s.metavar for s in _subparsers(parser)] in ([], ["COMMAND"]), parser.prog
-
-
 def _module_synopses() -> dict[str, set[str]]:
     """The options each ``kernelopt report`` form of the module docstring shows."""
     doc = workflow_cli.__doc__ or ""
