@@ -3,7 +3,10 @@
 An experiment snapshotted as a unified diff (``exp_14/tile_rows_32.diff``) shows only the
 lines it changed. For each kernel file a diff touches, :func:`snapshot_changes` counts code
 lines, branches and compile-time knobs in the added and the removed lines: the change in
-complexity the experiment made, whatever the file looked like.
+complexity the experiment made, whatever the file looked like. A knob is a name, so the
+knobs a change adds are the knob names of the file after it that the file before it did
+not hold (without that file, those of its added lines that neither its removed nor its
+context lines hold).
 
 When the text the diff was made against is in the log too, the diff is replayed on it and
 the file before and after is measured like any full source. Candidates are full snapshots
@@ -52,6 +55,8 @@ class SnapshotChange:
         The file the diff changes, as the diff names it (``kernelopt/kernels/mla/ring.py``).
     added, removed : LineCounts
         Code lines, branches and compile-time knobs in the added and the removed lines.
+    context : LineCounts or None
+        The same in the hunks' context lines, which the file holds before and after.
     base : str or None
         What the diff was replayed on: a full source in the log, or the earlier diff whose
         result it was made against; ``NEW_FILE`` when the diff creates the file, None when
@@ -66,6 +71,7 @@ class SnapshotChange:
     target: str
     added: LineCounts
     removed: LineCounts
+    context: LineCounts | None = None
     base: str | None = None
     before: Complexity | None = None
     after: Complexity | None = None
@@ -87,8 +93,16 @@ class SnapshotChange:
 
     @property
     def net_constexprs(self) -> int:
-        """Compile-time knobs added minus knobs removed."""
-        return self.added.constexprs - self.removed.constexprs
+        """Compile-time knobs added minus knobs removed.
+
+        A knob is a name (:class:`~kernelopt.diagnose.source.Complexity`): with the file
+        before and after known, the knob names it gained minus those it lost; otherwise
+        the same read from the added, removed and context lines. Either way a helper that
+        takes the kernel's own knobs or constants as parameters adds none.
+        """
+        if self.before is not None and self.after is not None:
+            return self.after.knob_growth(self.before)
+        return self.added.knob_growth(self.removed, self.context)
 
 
 def file_name(path: str) -> str:
@@ -221,6 +235,7 @@ def _change(
         target=file.path,
         added=line_counts(file.added, language),
         removed=line_counts(file.removed, language),
+        context=line_counts(_context_lines(file), language),
     )
     resolved = _resolve(bases, landed, number, file)
     if resolved is None:
@@ -246,6 +261,11 @@ def _change(
         known=after,
     )
     return changed, result
+
+
+def _context_lines(file: FileDiff) -> list[str]:
+    """The lines ``file``'s hunks show unchanged, without their marker."""
+    return [line[1:] for hunk in file.hunks for line in hunk.lines if line[:1] == " "]
 
 
 def _diff_files(diff: KernelSource) -> Sequence[FileDiff]:

@@ -63,10 +63,10 @@ _CPP_BRANCH = re.compile(r"\bif\s*\(|\bfor\s*\(|\bwhile\s*\(|\bswitch\s*\(|\?[^:
 _PY_LINE_COMMENT = re.compile(r"^\s*(?:#|$)")
 _C_LINE_COMMENT = re.compile(r"^\s*(?://|/\*|\*|$)")
 # Triton's ``tl`` and Gluon's ``gl`` spell compile-time parameters and selects alike.
-_PY_CONSTEXPR = re.compile(r":\s*(?:tl|gl)\.constexpr\b")
+_PY_CONSTEXPR = re.compile(r"([A-Za-z_]\w*)\s*:\s*(?:tl|gl)\.constexpr\b")
 # ``NAME: gl.constexpr = value`` as a statement names a constant (a layout, a derived size),
 # not a knob; a parameter with a default, on its own signature line, ends with a comma.
-_PY_CONSTEXPR_CONSTANT = re.compile(r"^\s*[A-Za-z_]\w*\s*:\s*(?:tl|gl)\.constexpr\s*=(?!=)")
+_PY_CONSTEXPR_CONSTANT = re.compile(r"^\s*([A-Za-z_]\w*)\s*:\s*(?:tl|gl)\.constexpr\s*=(?!=)")
 _WHERE = re.compile(r"\b(?:tl|gl)\.where\(")
 # A statement header ends its line with ``:`` (or opens a condition continued below),
 # which keeps prose lines of docstrings that start with "for" or "if" out.
@@ -90,12 +90,50 @@ def parse_python(text: str) -> ast.Module | None:
 @attrs.frozen(kw_only=True)
 class Complexity:
     """How complex a kernel source is: code lines, branches, compile-time knobs, autotune
-    configurations (None when the space could not be sized statically)."""
+    configurations (None when the space could not be sized statically).
+
+    In Python a knob is a distinct name of a ``tl.constexpr``/``gl.constexpr`` parameter,
+    however many functions take it: ``knobs`` are those names and ``constexpr_names`` every
+    name annotated so, constants (``blk: gl.constexpr = gl.BlockedLayout(...)``) included.
+    In other languages each ``constexpr`` is a knob, and both are None.
+    """
 
     lines: int
     branches: int
     constexprs: int
     autotune_configs: int | None
+    knobs: frozenset[str] | None = None
+    constexpr_names: frozenset[str] | None = None
+
+    def knob_growth(self, before: Complexity) -> int:
+        """The knobs this source has and ``before`` lacked, minus those it dropped.
+
+        By name in Python: a knob is new when ``before`` held no compile-time name like
+        it, so a helper that takes the kernel's knobs or constants as parameters adds none;
+        one is dropped when no compile-time name like it is left. Otherwise the change in
+        :attr:`constexprs`.
+        """
+        return _name_growth(
+            (before.knobs, before.constexpr_names, before.constexprs),
+            (self.knobs, self.constexpr_names, self.constexprs),
+        )
+
+
+# A side of a change, for :func:`_name_growth`: its knob names, every compile-time name, and
+# its knob count (the names are None where knobs are counted as words).
+_Side = tuple[frozenset[str] | None, frozenset[str] | None, int]
+
+
+def _name_growth(before: _Side, after: _Side, held: frozenset[str] = frozenset()) -> int:
+    """New knob names of ``after`` minus knob names dropped from ``before``; compile-time
+    names in ``held`` are on both sides. Counts when either side has no names."""
+    old_knobs, old_names, old_count = before
+    new_knobs, new_names, new_count = after
+    if old_knobs is None or new_knobs is None:
+        return new_count - old_count
+    added = new_knobs - (old_names or old_knobs) - held
+    dropped = old_knobs - (new_names or new_knobs) - held
+    return len(added) - len(dropped)
 
 
 def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -229,12 +267,14 @@ def complexity(source: KernelSource) -> Complexity:
     module = parse_python(text) if source.language == "python" else None
     comment = _PY_LINE_COMMENT if source.language == "python" else _C_LINE_COMMENT
     lines = sum(1 for line in text.split("\n") if not comment.match(line))
+    # Python names its knobs line by line, whether it parses or not.
+    knobs, names = _knob_names(text.split("\n")) if source.language == "python" else (None, None)
+    constexprs = len(knobs) if knobs is not None else len(re.findall(r"\bconstexpr\b", text))
     if module is not None:
         branches = sum(
             isinstance(n, (ast.If, ast.IfExp, ast.While, ast.For)) for n in ast.walk(module)
         )
         branches += len(_WHERE.findall(text))
-        constexprs = sum(_python_knobs(line) for line in text.split("\n"))
         # Without the word there is no autotune call to size: skip two walks of the tree.
         configs = _autotune_configs(module) if "autotune" in text else None
         if configs is None and "autotune" in text:
@@ -242,22 +282,62 @@ def complexity(source: KernelSource) -> Complexity:
             configs = counted or None
     else:
         branches = len(_CPP_BRANCH.findall(text))
-        constexprs = len(re.findall(r"\bconstexpr\b|:\s*tl\.constexpr\b", text))
         counted = len(re.findall(r"\bConfig\(", text))
         configs = counted or None
     return Complexity(
-        lines=lines, branches=branches, constexprs=constexprs, autotune_configs=configs
+        lines=lines,
+        branches=branches,
+        constexprs=constexprs,
+        autotune_configs=configs,
+        knobs=knobs,
+        constexpr_names=names,
     )
 
 
 @attrs.frozen(kw_only=True)
 class LineCounts:
     """Code lines, branches and compile-time knobs in a run of lines, such as the lines a
-    diff adds or removes."""
+    diff adds or removes.
+
+    In Python, ``knobs`` are the knobs' names (``constexprs`` is how many) and
+    ``constexpr_names`` every name annotated ``tl.constexpr``/``gl.constexpr``, constants
+    included; both are None in other languages, where each ``constexpr`` counts.
+    """
 
     lines: int
     branches: int
     constexprs: int
+    knobs: frozenset[str] | None = None
+    constexpr_names: frozenset[str] | None = None
+
+    def knob_growth(self, removed: LineCounts, context: LineCounts | None = None) -> int:
+        """The knobs these added lines bring, against the ``removed`` lines of the same
+        change and the ``context`` lines it leaves as they were.
+
+        By name in Python: an added knob is new when neither the removed nor the context
+        lines name it (as a knob or a constant), and a removed one is dropped when neither
+        the added nor the context lines do. Otherwise :attr:`constexprs` added minus
+        removed.
+
+        Parameters
+        ----------
+        removed : LineCounts
+            The lines the same change removes.
+        context : LineCounts or None
+            The lines it shows unchanged (a diff's context lines), which the file holds
+            before and after; None when there are none to go by.
+
+        Returns
+        -------
+        int
+            New knobs minus dropped ones.
+        """
+        held = (context.constexpr_names if context is not None else None) or frozenset()
+        return _name_growth(
+            (removed.knobs, removed.constexpr_names, removed.constexprs),
+            (self.knobs, self.constexpr_names, self.constexprs),
+            held,
+        )
 
 
 def _python_branches(line: str) -> int:
@@ -271,11 +351,26 @@ def _python_branches(line: str) -> int:
     )
 
 
-def _python_knobs(line: str) -> int:
+def _constexprs(line: str) -> tuple[list[str], list[str]]:
+    """The names ``line`` annotates ``tl.constexpr``/``gl.constexpr``: (parameters,
+    constants)."""
     code = line.split("#", 1)[0].rstrip()
-    if _PY_CONSTEXPR_CONSTANT.match(code) and not code.endswith(","):
-        return 0
-    return len(_PY_CONSTEXPR.findall(code))
+    constant = _PY_CONSTEXPR_CONSTANT.match(code)
+    if constant is not None and not code.endswith(","):
+        return [], [constant.group(1)]
+    return _PY_CONSTEXPR.findall(code), []
+
+
+def _knob_names(lines: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The knobs of Python ``lines`` (distinct parameter names: helpers that take the
+    kernel's knobs add none) and every name they annotate as compile-time."""
+    parameters: set[str] = set()
+    constants: set[str] = set()
+    for line in lines:
+        named, defined = _constexprs(line)
+        parameters.update(named)
+        constants.update(defined)
+    return frozenset(parameters), frozenset(parameters | constants)
 
 
 def line_counts(lines: Iterable[str], language: str) -> LineCounts:
@@ -285,21 +380,28 @@ def line_counts(lines: Iterable[str], language: str) -> LineCounts:
     diff. Counted as :func:`complexity` counts a whole file: code lines are those that are
     neither blank nor comments; in Python (``language == "python"``), ``if``/``elif``/
     ``for``/``while`` statements, conditional expressions and ``tl.where``/``gl.where``
-    are branches and ``: tl.constexpr``/``: gl.constexpr`` parameters are knobs (a
-    statement ``NAME: gl.constexpr = value`` names a constant, not a knob); in other
-    languages, C-style conditions, loops and ternaries are branches and ``constexpr`` is
-    a knob. So added minus removed is the change a diff makes, up to statements split
-    over several lines.
+    are branches and the distinct names of ``: tl.constexpr``/``: gl.constexpr``
+    parameters are knobs (a statement ``NAME: gl.constexpr = value`` names a constant, not
+    a knob); in other languages, C-style conditions, loops and ternaries are branches and
+    ``constexpr`` is a knob. So added minus removed lines and branches is the change a diff
+    makes, up to statements split over several lines; knobs, being names, change by the
+    names one side holds and the other does not (:meth:`LineCounts.knob_growth`).
     """
     python = language == "python"
     comment = _PY_LINE_COMMENT if python else _C_LINE_COMMENT
     code = [line for line in lines if not comment.match(line)]
     if python:
         branches = sum(_python_branches(line) for line in code)
-        constexprs = sum(_python_knobs(line) for line in code)
-    else:
-        branches = sum(len(_CPP_BRANCH.findall(line)) for line in code)
-        constexprs = sum(len(re.findall(r"\bconstexpr\b", line)) for line in code)
+        knobs, names = _knob_names(code)
+        return LineCounts(
+            lines=len(code),
+            branches=branches,
+            constexprs=len(knobs),
+            knobs=knobs,
+            constexpr_names=names,
+        )
+    branches = sum(len(_CPP_BRANCH.findall(line)) for line in code)
+    constexprs = sum(len(re.findall(r"\bconstexpr\b", line)) for line in code)
     return LineCounts(lines=len(code), branches=branches, constexprs=constexprs)
 
 

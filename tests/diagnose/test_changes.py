@@ -62,8 +62,16 @@ SUMMARY = """\
 """
 
 
-def _diff(before: str, after: str, *, index: bool = False, path: str = "kernels/kernel.py") -> str:
-    """A unified diff of ``before`` to ``after`` as git writes it (``index`` line optional)."""
+def _diff(
+    before: str,
+    after: str,
+    *,
+    index: bool = False,
+    path: str = "kernels/kernel.py",
+    context: int = 3,
+) -> str:
+    """A unified diff of ``before`` to ``after`` as git writes it (``index`` line optional),
+    with ``context`` lines of context."""
     head = f"diff --git a/{path} b/{path}\n"
     if index:
         head += f"index {blob_id(before)[:7]}..{blob_id(after)[:7]} 100644\n"
@@ -72,6 +80,7 @@ def _diff(before: str, after: str, *, index: bool = False, path: str = "kernels/
         after.splitlines(keepends=True),
         fromfile=f"a/{path}",
         tofile=f"b/{path}",
+        n=context,
     )
     return head + "".join(body)
 
@@ -243,6 +252,60 @@ def test_a_malformed_diff_is_reported_not_read(tmp_path: Path) -> None:
         "not a unified diff (line 4: Expected a hunk header"
     )
     assert _context(root).changes == {}
+
+
+# A helper that takes the kernel's own knob, written just above the kernel; a second one that
+# also takes a knob the file lacked.
+HELPER = "@triton.jit\ndef _twice(x, BLOCK: tl.constexpr):\n    return x * 2 + BLOCK * 0\n\n\n"
+THREADED = BASE.replace("@triton.jit\n", HELPER + "@triton.jit\n", 1)
+WIDENED = THREADED.replace(
+    "def _twice(x, BLOCK: tl.constexpr):", "def _twice(x, BLOCK: tl.constexpr, PAD: tl.constexpr):"
+)
+
+
+def test_a_helper_that_threads_an_existing_knob_adds_none(tmp_path: Path) -> None:
+    for name, after, knobs in (("threaded", THREADED, 0), ("widened", WIDENED, 1)):
+        files = {
+            "experiments/exp_2/kernel.py": BASE,
+            # Four lines of context reach the kernel's signature (``diff -U4``).
+            "experiments/exp_3/helper.diff": _diff(BASE, after, context=4),
+        }
+        (change,) = _context(_log(tmp_path / name, files)).changes[3]
+        assert change.added.knobs is not None and "BLOCK" in change.added.knobs, name
+        assert change.after is not None and change.net_constexprs == knobs, name
+        # Without the base, the kernel's signature in the hunk's context holds BLOCK.
+        del files["experiments/exp_2/kernel.py"]
+        (change,) = _context(_log(tmp_path / f"{name}-alone", files)).changes[3]
+        assert change.after is None and change.net_constexprs == knobs, name
+
+
+def test_knob_names_the_removed_lines_hold_are_no_new_knobs(tmp_path: Path) -> None:
+    # The diff rewrites the kernel's signature (USE_A is new) and appends a helper that takes
+    # BLOCK, far from any context line: the removed signature holds BLOCK already.
+    widened = BASE.replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, USE_A: tl.constexpr):")
+    widened += "\n\n@triton.jit\ndef _pad(x, BLOCK: tl.constexpr):\n    return x + BLOCK\n"
+    files = {"experiments/exp_3/widen.diff": _diff(BASE, widened)}
+    (change,) = _context(_log(tmp_path, files)).changes[3]
+    assert change.after is None and (change.added.constexprs, change.removed.constexprs) == (2, 1)
+    assert change.net_constexprs == 1
+    # Undone, the same lines take the one knob away again.
+    files = {"experiments/exp_3/widen.diff": _diff(widened, BASE)}
+    (change,) = _context(_log(tmp_path / "undone", files)).changes[3]
+    assert change.net_constexprs == -1
+
+
+def test_the_mla_decode_helpers_thread_existing_knobs() -> None:
+    # Exp 39 splits _read_group/_stage_group out of the ring kernel; of their compile-time
+    # parameters only one name is new to ring_fp8.py.
+    root = REPO / "docs" / "kernels" / "mla_decode"
+    ctx = _context(root)
+    (change,) = ctx.changes[39]
+    assert change.base == "experiments/exp_38/ring_fp8.py"
+    assert change.before is not None and change.after is not None
+    assert (change.before.constexprs, change.after.constexprs, change.net_constexprs) == (13, 16, 1)
+    diagnosis = diagnose(root, catalog=Catalog.builtin())
+    found = diagnosis.finding(Pathology.OVER_ENGINEERING)
+    assert found is None or "constexpr knobs" not in found.summary
 
 
 def test_the_mla_decode_log_diffs_are_read() -> None:

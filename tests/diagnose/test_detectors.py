@@ -21,6 +21,7 @@ from kernelopt.diagnose.progress import analyze
 from kernelopt.experiments import (
     Experiment,
     Fact,
+    KernelSource,
     ProfileFacts,
     Recommendation,
     SourceRef,
@@ -997,3 +998,61 @@ def test_prior_research_acted_on_in_change_text_after_a_colon(tmp_path: Path) ->
     assert diagnosis.finding(Pathology.IGNORED_PRIOR_RESEARCH) is None, [
         c.sentence for c in diagnosis.checks
     ]
+
+
+_KNOBBED = """\
+@gluon.jit
+def k(x, ROWS: gl.constexpr, SLOTS: gl.constexpr):
+    blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+    f8: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2)
+    for g in gl.static_range(4):
+        x = x + g * ROWS * SLOTS
+    return x
+"""
+# The loop body moved into helpers that take the kernel's knobs and layouts as parameters.
+_SPLIT = """\
+@gluon.jit
+def _read(x, ROWS: gl.constexpr, SLOTS: gl.constexpr, blk: gl.constexpr, f8: gl.constexpr):
+    return x
+
+
+@gluon.jit
+def _stage(x, g, ROWS: gl.constexpr, SLOTS: gl.constexpr, blk: gl.constexpr):
+    return x + g * ROWS * SLOTS
+
+
+@gluon.jit
+def k(x, ROWS: gl.constexpr, SLOTS: gl.constexpr):
+    blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+    f8: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2)
+    for g in gl.static_range(4):
+        x = _stage(_read(x, ROWS, SLOTS, blk, f8), g, ROWS, SLOTS, blk)
+    return x
+"""
+
+
+def test_over_engineering_counts_knobs_by_name(catalog: Catalog) -> None:
+    experiments = [
+        exp(n, 50.0 - (5 if n == 2 else 0) - 0.1 * n, status=Status.KEPT) for n in range(1, 7)
+    ]
+
+    def snapshots(later: str) -> tuple[KernelSource, ...]:
+        # Both kernels share the rest of the file, so their code lines grow by a fifth.
+        rest = "".join(f"SIZE_{i} = {i}\n" for i in range(30))
+        return tuple(
+            kernel(rest + text, path=f"experiments/exp_{n}/k.py", role="snapshot", experiment=n)
+            for n, text in ((2, _KNOBBED), (5, later))
+        )
+
+    # Helpers that take the names the kernel had: no new knob, nothing found.
+    log = log_of(experiments, kernels=snapshots(_SPLIT))
+    assert diagnose_log(log, catalog=catalog).finding(Pathology.OVER_ENGINEERING) is None
+    # Three names the kernel never had are three knobs more.
+    grown = _SPLIT.replace(
+        "SLOTS: gl.constexpr):\n    blk",
+        "SLOTS: gl.constexpr, A: gl.constexpr, B: gl.constexpr, C: gl.constexpr):\n    blk",
+    )
+    found = diagnose_log(log_of(experiments, kernels=snapshots(grown)), catalog=catalog).finding(
+        Pathology.OVER_ENGINEERING
+    )
+    assert found is not None and "constexpr knobs 2 → 7 (3 new names)" in found.summary

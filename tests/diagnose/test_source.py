@@ -72,10 +72,54 @@ def test_gluon_knobs_and_selects_count_and_lines_count_like_files() -> None:
     # Line by line (a diff's added lines), the same code counts the same; the docstring's
     # "for each stage" is prose, not a loop.
     assert line_counts(GLUON.split("\n"), "python") == LineCounts(
-        lines=size.lines, branches=4, constexprs=2
+        lines=size.lines,
+        branches=4,
+        constexprs=2,
+        knobs=frozenset({"ROWS", "STAGES"}),
+        constexpr_names=frozenset({"ROWS", "STAGES", "TILE"}),
     )
     cuda = ["// a comment", "if (x > 0) {", "  constexpr int n = 4;", "", "}"]
     assert line_counts(cuda, "cuda") == LineCounts(lines=3, branches=1, constexprs=1)
+
+
+KERNEL = """
+@gluon.jit
+def k(x, g: gl.constexpr, SLOTS: gl.constexpr, ROWS: gl.constexpr):
+    blk: gl.constexpr = gl.BlockedLayout([1, 16], [8, 4], [4, 1], [1, 0])
+    return (x.load(blk) + g * SLOTS) * ROWS
+"""
+HELPER = """
+@gluon.jit
+def _stage(x, g: gl.constexpr, SLOTS: gl.constexpr, blk: gl.constexpr):
+    return x.load(blk) + g * SLOTS
+"""
+# The kernel's body moved into a helper that takes its knobs and its layout constant.
+THREADED = HELPER + KERNEL.replace("(x.load(blk) + g * SLOTS)", "_stage(x, g, SLOTS, blk)")
+
+
+def test_a_knob_is_a_distinct_name_however_many_functions_take_it() -> None:
+    before, after = complexity(kernel(KERNEL)), complexity(kernel(THREADED))
+    assert (before.knobs, before.constexprs) == (frozenset({"g", "SLOTS", "ROWS"}), 3)
+    # g and SLOTS count once; blk is a parameter now, but a name the kernel held already.
+    assert (after.constexprs, after.constexpr_names) == (
+        4,
+        frozenset({"g", "SLOTS", "ROWS", "blk"}),
+    )
+    assert after.knob_growth(before) == 0
+    # A name the file did not hold is a knob more; taking it away again drops one.
+    widened = complexity(
+        kernel(THREADED.replace("blk: gl.constexpr):", "blk: gl.constexpr, PAD: gl.constexpr):"))
+    )
+    assert (widened.knob_growth(after), after.knob_growth(widened)) == (1, -1)
+    # Python that does not parse is read line by line, the same way.
+    assert complexity(kernel(THREADED + "def broken(:\n")).constexprs == 4
+    # Line by line, as a diff adds the helper: it names no knob the kernel's lines lack.
+    added = line_counts(HELPER.split("\n"), "python")
+    removed = line_counts([], "python")
+    assert (added.constexprs, added.knob_growth(removed)) == (3, 3)
+    assert added.knob_growth(removed, line_counts(KERNEL.split("\n"), "python")) == 0
+    cuda = line_counts(["constexpr int a = 1;", "constexpr int b = 2;"], "cuda")
+    assert cuda.knob_growth(line_counts(["constexpr int a = 1;"], "cuda")) == 1
 
 
 LAUNCHER = """

@@ -1,12 +1,13 @@
 """6. Over-engineering: the kernel keeps growing while its gains shrink.
 
 Measured on the kernel files snapshotted in ``exp_N/`` folders: code lines, branches,
-compile-time knobs (``tl.constexpr``, ``gl.constexpr``), and autotune configurations (sized
-statically from ``triton.autotune(configs=...)``, list comprehensions and
-``itertools.product``). Growth across the trailing stall (in lines, knobs, branches or
-configurations, each against its own threshold), or an autotune space of
-``max_autotune_configs`` or more (the seed's example: 10 000 configurations for no gain),
-is the finding.
+compile-time knobs (the distinct names of ``tl.constexpr``/``gl.constexpr`` parameters), and
+autotune configurations (sized statically from ``triton.autotune(configs=...)``, list
+comprehensions and ``itertools.product``). Knobs grow by name: a helper that takes the
+kernel's knobs or compile-time constants as parameters adds none. Growth across the
+trailing stall (in lines, knobs, branches or configurations, each against its own
+threshold), or an autotune space of ``max_autotune_configs`` or more (the seed's example:
+10 000 configurations for no gain), is the finding.
 
 A snapshot written as a diff (``exp_N/*.diff``, ``*.patch``) counts in two ways. When the
 file it was made against is in the log, the diff is replayed on it and the result is
@@ -70,7 +71,22 @@ def _total(parts: _Parts, files: Collection[str] | None = None) -> Complexity:
         branches=sum(p.branches for p in sizes),
         constexprs=sum(p.constexprs for p in sizes),
         autotune_configs=sum(configs) if configs else None,
+        knobs=_names([p.knobs for p in sizes]),
+        constexpr_names=_names([p.constexpr_names for p in sizes]),
     )
+
+
+def _names(sets: Sequence[frozenset[str] | None]) -> frozenset[str] | None:
+    """The names of every file, or None when a file counts its knobs as words."""
+    if any(names is None for names in sets):
+        return None
+    return frozenset().union(*(names for names in sets if names is not None))
+
+
+def _knob_growth(start: _Parts, end: _Parts, files: Collection[str]) -> int:
+    """The knobs ``files`` gained from ``start`` to ``end``, by name and file by file: a
+    name one file held already is no new knob of it, whatever the other files hold."""
+    return sum(_total(end, {name}).knob_growth(_total(start, {name})) for name in files)
 
 
 def total_complexity(ctx: Context, number: int, files: Collection[str] | None = None) -> Complexity:
@@ -100,6 +116,9 @@ def _counts_text(change: SnapshotChange) -> str:
         f"+{added.branches}/−{removed.branches} branches, "
         f"+{added.constexprs}/−{removed.constexprs} constexpr knobs"
     )
+    # The lines a change adds may name knobs the file had already: say what is new.
+    if change.net_constexprs != added.constexprs - removed.constexprs:
+        text += f" ({change.net_constexprs:+d} by name)"
     if change.before is not None and change.after is not None:
         text += f" ({change.before.lines} → {change.after.lines} lines)"
     return text
@@ -128,7 +147,7 @@ def _snapshot_growth(
         return None
     first, last = _total(parts[start], common), _total(parts[end], common)
     growth = (last.lines - first.lines) / first.lines if first.lines else 0.0
-    knobs = last.constexprs - first.constexprs
+    knobs = _knob_growth(parts[start], parts[end], common)
     branches = last.branches - first.branches
     configs_growth = (
         (last.autotune_configs or 1) / (first.autotune_configs or 1)
@@ -139,7 +158,11 @@ def _snapshot_growth(
     if growth >= params.min_line_growth:
         grew.append(f"code lines {first.lines} → {last.lines} ({growth:+.0%})")
     if knobs >= params.min_new_constexprs:
-        grew.append(f"constexpr knobs {first.constexprs} → {last.constexprs}")
+        renamed = knobs != last.constexprs - first.constexprs
+        grew.append(
+            f"constexpr knobs {first.constexprs} → {last.constexprs}"
+            + (f" ({knobs} new names)" if renamed else "")
+        )
     if branches >= params.min_new_branches:
         grew.append(f"branches {first.branches} → {last.branches}")
     if configs_growth >= params.min_config_growth:
