@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kernelopt._errors import DeviceError, InputError, expected
@@ -282,8 +282,13 @@ def check_outputs(
     h_q: int,
     dtype: torch.dtype,
     device: torch.device,
+    reads: Mapping[str, torch.Tensor] | None = None,
 ) -> None:
-    """Check caller-owned ``out [b, s_q, h_q, 512]`` (``dtype``) and ``lse [b, h_q, s_q]`` fp32."""
+    """Check caller-owned ``out [b, s_q, h_q, 512]`` (``dtype``) and ``lse [b, h_q, s_q]`` fp32.
+
+    ``out`` and ``lse`` must not share memory with each other, nor with any tensor of
+    ``reads`` (name to tensor: the inputs the kernels read while they write).
+    """
     import torch
 
     if out is not None:
@@ -310,6 +315,47 @@ def check_outputs(
         if lse.device != device:
             raise InputError(expected(f"device {device}", str(lse.device), where="lse"))
         _check_no_overlap(lse, "lse")
+    _check_disjoint(out, lse, reads or {})
+
+
+def _byte_span(tensor: torch.Tensor) -> tuple[int, int]:
+    """Addresses ``[first, last + 1)`` of the bytes ``tensor``'s elements occupy."""
+    low = high = 0
+    for stride, size in zip(tensor.stride(), tensor.shape, strict=True):
+        reach = stride * (size - 1)
+        low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+    start = tensor.data_ptr()
+    return start + low * tensor.element_size(), start + (high + 1) * tensor.element_size()
+
+
+def _spans_meet(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.numel() == 0 or b.numel() == 0:
+        return False
+    (a_low, a_high), (b_low, b_high) = _byte_span(a), _byte_span(b)
+    return a_low < b_high and b_low < a_high
+
+
+def _check_disjoint(
+    out: torch.Tensor | None, lse: torch.Tensor | None, reads: Mapping[str, torch.Tensor]
+) -> None:
+    """Refuse outputs whose memory spans meet each other's or an input's: the kernels
+    would overwrite values other programs still read, or one output's stores the other's.
+
+    Spans, not elements, are compared (one comparison per pair, no stride walk), so two
+    views interleaved in one buffer are refused even where their elements never meet.
+    """
+    outputs = [(name, t) for name, t in (("out", out), ("lse", lse)) if t is not None]
+    for i, (name, tensor) in enumerate(outputs):
+        others = [*outputs[:i], *reads.items()]
+        for other_name, other in others:
+            if _spans_meet(tensor, other):
+                raise InputError(
+                    expected(
+                        f"an output that shares no memory with {other_name}",
+                        f"a view whose bytes meet {other_name}'s",
+                        where=name,
+                    )
+                )
 
 
 def _check_no_overlap(tensor: torch.Tensor, where: str) -> None:

@@ -80,7 +80,8 @@ def _host_seqlens(cache_seqlens: torch.Tensor | Sequence[int]) -> list[int]:
             raise InputError(
                 expected("a 1-D tensor", list(cache_seqlens.shape), where="cache_seqlens")
             )
-        if cache_seqlens.dtype not in (torch.int32, torch.int64):
+        dtype = cache_seqlens.dtype
+        if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
             raise InputError(
                 expected("an integer tensor", str(cache_seqlens.dtype), where="cache_seqlens")
             )
@@ -271,9 +272,15 @@ class MLADecodePlan:
         self._o_part: torch.Tensor | None = None
         self._lse_part: torch.Tensor | None = None
         self._counters: torch.Tensor | None = None
+        # A caller-owned workspace the runs' outputs must stay clear of.
+        self._caller_workspace: dict[str, torch.Tensor] = {}
         # Keyword arguments only the seesaw launcher takes, fixed at plan time.
         self._seesaw_merge: dict[str, Any] = {}
         self._workspace_numel = 0
+        if workspace is not None:
+            # Checked whether or not this step's lengths need it, so a bad buffer is not
+            # refused only on the steps that split.
+            self._check_workspace_kind(workspace)
         if strategy in ("split_kv", "hopper", "seesaw"):
             self._plan_split_kv(rows, num_sms, num_splits, workspace)
 
@@ -311,6 +318,7 @@ class MLADecodePlan:
             buffer = torch.empty(self._workspace_numel, dtype=torch.float32, device=self._device)
         else:
             buffer = self._adopt_workspace(workspace)
+            self._caller_workspace = {"workspace": buffer}
         self._o_part, self._lse_part = split_workspace(buffer, slots, rows)
         if self._kernel == "seesaw":
             # The seesaw kernel merges two-piece sequences itself; its counters start at
@@ -322,7 +330,8 @@ class MLADecodePlan:
                 "pairs_only": max(schedule.splits) <= 2,
             }
 
-    def _adopt_workspace(self, workspace: torch.Tensor) -> torch.Tensor:
+    def _check_workspace_kind(self, workspace: torch.Tensor) -> None:
+        """A 1-D contiguous float32 or uint8 tensor on the plan's device."""
         import torch
 
         if not isinstance(workspace, torch.Tensor):
@@ -341,6 +350,10 @@ class MLADecodePlan:
             raise InputError(
                 expected(f"device {self._device}", str(workspace.device), where="workspace")
             )
+
+    def _adopt_workspace(self, workspace: torch.Tensor) -> torch.Tensor:
+        import torch
+
         nbytes = workspace.numel() * workspace.element_size()
         if nbytes < self.workspace_bytes:
             raise InputError(
@@ -455,7 +468,8 @@ class MLADecodePlan:
             ``[b, max_blocks]`` int32, wide enough for the longest planned sequence.
         out, lse : torch.Tensor, optional
             Caller-owned outputs ``[b, s_q, h_q, 512]`` (q's dtype) and ``[b, h_q, s_q]``
-            float32; allocated when omitted.
+            float32; allocated when omitted. Their byte spans must not meet each other's,
+            nor those of ``q``, the cache, the block table or a caller-owned workspace.
 
         Returns
         -------
@@ -497,7 +511,17 @@ class MLADecodePlan:
         # The lengths were checked against s_q at plan time; only the table width is new.
         longest = (self._max_seqlen,)
         check_seqlen_values(longest, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
-        check_outputs(out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device)
+        check_outputs(
+            out,
+            lse,
+            batch=batch,
+            s_q=s_q,
+            h_q=h_q,
+            dtype=q.dtype,
+            device=q.device,
+            reads={"q": q, "kv_cache": kv_cache, "block_table": block_table}
+            | self._caller_workspace,
+        )
         if out is None:
             out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
         if lse is None:
@@ -644,11 +668,19 @@ def get_mla_metadata(
     # reading anything back. A copy of the tensor loses it: the tile is then the safe one
     # below, and the lengths go unchecked.
     shortest = min(range(len(seqlens)), key=seqlens.__getitem__)
-    setattr(
-        meta,
-        _SCHEDULED,
-        _Scheduled(len(seqlens), rows, config.block_n, shortest, seqlens[shortest], max(seqlens)),
+    scheduled = _Scheduled(
+        len(seqlens),
+        rows,
+        config.block_n,
+        shortest,
+        seqlens[shortest],
+        max(seqlens),
+        tuple(seqlens),
+        schedule.splits,
     )
+    # Both halves carry it, so a call can tell a pair that belongs together.
+    setattr(meta, _SCHEDULED, scheduled)
+    setattr(splits, _SCHEDULED, scheduled)
     return meta, splits
 
 
@@ -670,6 +702,10 @@ class _Scheduled(NamedTuple):
     """Its length."""
     longest: int
     """Length of the longest sequence."""
+    seqlens: tuple[int, ...]
+    """Every sequence's length."""
+    splits: tuple[int, ...]
+    """Pieces per sequence: with the lengths, the tile and the rows, the whole schedule."""
 
 
 # The key tile every schedule's tile is a multiple of, for metadata made elsewhere.
@@ -817,6 +853,17 @@ def mla_decode_with_kvcache(
         )
     # The metadata's own tile, whatever flag or rows this call passes; unknown metadata
     # (a copy, another library's) gets the tile every schedule is a multiple of.
+    split_counts_of: _Scheduled | None = getattr(num_splits, _SCHEDULED, None)
+    if scheduled is not None and split_counts_of is not None and split_counts_of != scheduled:
+        # The counts place each piece's partial in a workspace slot: another schedule's
+        # send the merge to slots this one never wrote, or past the workspace.
+        raise InputError(
+            expected(
+                "the num_splits get_mla_metadata returned with tile_scheduler_metadata",
+                "the num_splits of another get_mla_metadata call (other lengths or pieces)",
+                where="num_splits",
+            )
+        )
     schedule_block_n = _SAFE_TILE if scheduled is None else scheduled.block_n
     num_pieces = meta.shape[0]
     # Every sequence has at least one piece: more rows than sequences means some split.

@@ -278,6 +278,8 @@ def build_schedule(
     _check_sizes(block_n=block_n, m_tiles=m_tiles, num_slots=num_slots)
     _check_slack(overhead_tiles=overhead_tiles)
     if isinstance(splits, numbers.Integral) and not isinstance(splits, bool):
+        if splits < 1:
+            raise InputError(expected("at least one piece", int(splits), where="num_splits"))
         counts = [int(splits)] * len(values)
     elif (
         isinstance(splits, Sequence)

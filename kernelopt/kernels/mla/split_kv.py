@@ -631,7 +631,15 @@ def mla_decode_split_kv(
 
     batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=True)
     check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
-    check_outputs(out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device)
+    reads = {
+        "q": q,
+        "kv_cache": kv_cache,
+        "block_table": block_table,
+        "cache_seqlens": cache_seqlens,
+    }
+    check_outputs(
+        out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device, reads=reads
+    )
     check_runnable_device(q.device)
     check_interpreter_dtype(q.device, q.dtype)
     softmax_scale = check_softmax_scale(softmax_scale)

@@ -623,3 +623,128 @@ def test_cost_formulas_take_one_length_of_any_integer_kind_and_check_the_batch()
     with pytest.raises(InputError, match=r"seqlens: Expected 1 lengths \(one per sequence"):
         mla_decode_floor_us([], batch=1, s_q=1, h_q=1, elt_bytes=2, matmul_tflops=1.0,
                             copy_tbps=1.0)  # fmt: skip
+
+
+def test_outputs_sharing_memory_with_each_other_are_refused(request) -> None:
+    from kernelopt.kernels.mla import mla_decode_naive, mla_decode_split_kv
+
+    q, kv, bt, sl = _inputs(request)
+    # float32 outputs: lse can be carved out of out's own buffer. It ran, and the LSE
+    # stores overwrote rows of out (relative error 0.2).
+    out = torch.full((3, 2, 3, 512), 7.0, device=q.device)
+    lse = out.view(-1)[: 3 * 3 * 2].view(3, 3, 2)
+    before = out.clone()
+    message = "lse: Expected an output that shares no memory with out"
+    with pytest.raises(InputError, match=message):
+        _plan(sl, num_sms=4).run(q, kv, bt, out=out, lse=lse)
+    for call in (mla_decode_split_kv, mla_decode_naive):
+        with pytest.raises(InputError, match=message):
+            call(q, kv, bt, sl, softmax_scale=SCALE, out=out, lse=lse)
+    assert torch.equal(out, before)
+
+
+@pytest.mark.parametrize("victim", ["q", "kv"])
+def test_run_refuses_outputs_that_share_memory_with_its_inputs(request, victim) -> None:
+    q, kv, bt, sl = _inputs(request)
+    plan = _plan(sl, num_sms=4)
+    # out over q's latent columns, or over the cache's first rows: the kernels would
+    # overwrite what other programs still read. Both ran.
+    out = q[..., :512] if victim == "q" else kv.view(-1)[: 3 * 2 * 3 * 512].view(3, 2, 3, 512)
+    q_before, kv_before = q.clone(), kv.clone()
+    name = "q" if victim == "q" else "kv_cache"
+    with pytest.raises(
+        InputError, match=f"out: Expected an output that shares no memory with {name}"
+    ):
+        plan.run(q, kv, bt, out=out)
+    assert torch.equal(q, q_before)
+    assert torch.allclose(kv, kv_before, equal_nan=True)
+    # lse over the block table's bytes (30 int32 pages) is refused as well.
+    lse_on_table = bt.view(torch.float32).view(-1)[: 3 * 3 * 2].view(3, 3, 2)
+    with pytest.raises(InputError, match="lse: Expected an output that shares no memory with"):
+        plan.run(q, kv, bt, lse=lse_on_table)
+
+
+@pytest.mark.parametrize("victim", ["q", "kv"])
+def test_the_kernel_entry_points_refuse_outputs_over_their_inputs(request, victim) -> None:
+    # mla_decode_split_kv and mla_decode_naive took out over q or the cache and overwrote
+    # keys other programs still read, as plan.run did.
+    from kernelopt.kernels.mla import mla_decode_naive, mla_decode_split_kv
+
+    q, kv, bt, sl = _inputs(request)
+    out = q[..., :512] if victim == "q" else kv.view(-1)[: 3 * 2 * 3 * 512].view(3, 2, 3, 512)
+    name = "q" if victim == "q" else "kv_cache"
+    q_before, kv_before = q.clone(), kv.clone()
+    for call in (mla_decode_split_kv, mla_decode_naive):
+        with pytest.raises(
+            InputError, match=f"out: Expected an output that shares no memory with {name}"
+        ):
+            call(q, kv, bt, sl, softmax_scale=SCALE, out=out)
+    assert torch.equal(q, q_before)
+    assert torch.allclose(kv, kv_before, equal_nan=True)
+
+
+def test_outputs_in_disjoint_parts_of_one_buffer_are_taken(request) -> None:
+    q, kv, bt, sl = _inputs(request)
+    buffer = torch.full((3 * 2 * 3 * 512 + 3 * 3 * 2,), float("nan"), device=q.device)
+    out = buffer[: 3 * 2 * 3 * 512].view(3, 2, 3, 512)
+    lse = buffer[3 * 2 * 3 * 512 :].view(3, 3, 2)
+    _plan(sl, num_sms=4).run(q, kv, bt, out=out, lse=lse)
+    assert_matches(out, lse, *mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE), torch.float32)
+
+
+def test_run_refuses_outputs_inside_the_plans_workspace(request) -> None:
+    q, kv, bt, sl = _inputs(request)
+    need = _plan(sl, num_splits=2).workspace_bytes
+    workspace = torch.zeros(need // 4, device=DEVICE)
+    plan = _plan(sl, num_splits=2, workspace=workspace)
+    # The partial outputs would be merged from memory the merge itself overwrites.
+    out = workspace[: 3 * 2 * 3 * 512].view(3, 2, 3, 512)
+    with pytest.raises(InputError, match="out: Expected an output that shares no memory with"):
+        plan.run(q, kv, bt, out=out)
+    assert not workspace.any()
+
+
+def test_flashmla_pair_refuses_split_counts_from_another_schedule(request) -> None:
+    # num_splits of another get_mla_metadata call places the partials in slots the
+    # metadata never wrote (or past the workspace): the output was inf or NaN.
+    q, kv, bt, sl = _inputs(request, seqlens=(300, 17), s_q=1, h_q=2)
+    meta, num_splits = get_mla_metadata(sl, 2, 1)
+    swapped = torch.tensor([17, 300], dtype=torch.int32, device=DEVICE)
+    other_meta, other_splits = get_mla_metadata(swapped, 2, 1)
+    message = "num_splits: Expected the num_splits get_mla_metadata returned with"
+    for m, n in ((meta, other_splits), (other_meta, num_splits)):
+        with pytest.raises(InputError, match=message):
+            mla_decode_with_kvcache(q, kv, bt, sl, 512, m, n, softmax_scale=SCALE)
+    # A second call for the same lengths makes the same schedule: its halves mix.
+    _, again_splits = get_mla_metadata(sl.clone(), 2, 1)
+    out, lse = mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, again_splits, softmax_scale=SCALE)
+    ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE, causal=False)
+    assert_matches(out, lse, *ref, torch.float32)
+
+
+def test_lengths_of_any_integer_dtype_are_taken(request) -> None:
+    # An int16 tensor was refused as "Expected an integer tensor, got torch.int16".
+    sl = _inputs(request)[3]
+    for dtype in (torch.int16, torch.uint8, torch.int64):
+        plan = _plan(sl.to(dtype), num_sms=4)
+        assert plan.seqlens == tuple(sl.tolist())
+    with pytest.raises(
+        InputError, match=r"cache_seqlens: Expected an integer tensor, got torch\.bool"
+    ):
+        _plan(torch.tensor([True, True]), device=DEVICE)
+
+
+@pytest.mark.parametrize("strategy", ["split_kv", "naive"])
+def test_a_workspace_of_the_wrong_kind_is_refused_even_when_unused(strategy) -> None:
+    # One short sequence is never split, so the workspace went unread and unchecked:
+    # whether a bad buffer was refused depended on the lengths of the step.
+    for workspace, message in (
+        ("junk", "workspace: Expected a torch.Tensor, got str"),
+        (torch.zeros(64, dtype=torch.float16), "workspace: Expected dtype float32 or uint8"),
+        (torch.zeros(8, 8), r"workspace: Expected a 1-D contiguous tensor, got \[8, 8\]"),
+    ):
+        with pytest.raises(InputError, match=message):
+            _plan([5], device=DEVICE, strategy=strategy, workspace=workspace)
+    assert (
+        _plan([5], device=DEVICE, strategy=strategy, workspace=torch.zeros(0)).workspace_bytes == 0
+    )

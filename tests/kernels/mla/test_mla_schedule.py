@@ -203,3 +203,11 @@ def test_build_schedule_rejects_what_plan_schedule_rejects() -> None:
         build_schedule([7.9], 1, block_n=16)
     with pytest.raises(InputError, match="overhead_tiles: Expected a finite value >= 0"):
         build_schedule([10], 1, block_n=16, overhead_tiles=float("nan"))
+
+
+def test_one_count_for_every_sequence_is_named_as_passed() -> None:
+    # num_splits=0 was reported at num_splits[0], an index the caller never wrote.
+    with pytest.raises(InputError, match=r"^num_splits: Expected at least one piece, got 0$"):
+        build_schedule([9, 5], 0, block_n=16)
+    with pytest.raises(InputError, match=r"^num_splits\[1\]: Expected at least one piece"):
+        build_schedule([9, 5], [1, -2], block_n=16)
