@@ -11,7 +11,7 @@ import math
 import numbers
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kernelopt._errors import DeviceError, InputError, expected
 
@@ -450,3 +450,54 @@ def check_runnable_device(device: torch.device) -> None:
     raise DeviceError(
         expected("a CUDA tensor (or a CPU tensor with TRITON_INTERPRET=1)", str(device))
     )
+
+
+class DirectCall(NamedTuple):
+    """What :func:`check_direct_call` read from a direct kernel call's arguments."""
+
+    batch: int
+    s_q: int
+    h_q: int
+    page: int
+    seqlens: list[int]
+    softmax_scale: float
+    causal: bool
+
+
+def check_direct_call(
+    q: torch.Tensor,
+    kv_cache: torch.Tensor,
+    block_table: torch.Tensor,
+    cache_seqlens: torch.Tensor,
+    *,
+    softmax_scale: object,
+    causal: object,
+    out: torch.Tensor | None,
+    lse: torch.Tensor | None,
+    allow_fp8: bool = False,
+) -> DirectCall:
+    """Every check of a call straight into a kernel (``mla_decode_naive``,
+    ``mla_decode_split_kv``), before anything is allocated or launched.
+
+    The outputs must share no memory with what the kernel reads, and the lengths are read
+    to the host once: a length of zero or below ``s_q`` leaves rows with no key (NaN), and
+    one past the table reads pages that are not there.
+    """
+    batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=allow_fp8)
+    check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
+    reads = {
+        "q": q,
+        "kv_cache": kv_cache,
+        "block_table": block_table,
+        "cache_seqlens": cache_seqlens,
+    }
+    check_outputs(
+        out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device, reads=reads
+    )
+    check_runnable_device(q.device)
+    check_interpreter_dtype(q.device, q.dtype)
+    scale = check_softmax_scale(softmax_scale)
+    is_causal = check_flag(causal, "causal")
+    seqlens = [int(n) for n in cache_seqlens.tolist()]
+    check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
+    return DirectCall(batch, s_q, h_q, page, seqlens, scale, is_causal)

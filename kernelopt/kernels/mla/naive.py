@@ -19,19 +19,7 @@ from typing import TYPE_CHECKING
 import triton
 import triton.language as tl
 
-from kernelopt.kernels.mla._validate import (
-    D_NOPE,
-    D_PE,
-    D_V,
-    check_cache_seqlens,
-    check_flag,
-    check_inputs,
-    check_interpreter_dtype,
-    check_outputs,
-    check_runnable_device,
-    check_seqlen_values,
-    check_softmax_scale,
-)
+from kernelopt.kernels.mla._validate import D_NOPE, D_PE, D_V, check_direct_call
 
 if TYPE_CHECKING:
     import torch
@@ -227,25 +215,12 @@ def mla_decode_naive(
     """
     import torch
 
-    batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table)
-    check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
-    reads = {
-        "q": q,
-        "kv_cache": kv_cache,
-        "block_table": block_table,
-        "cache_seqlens": cache_seqlens,
-    }
-    check_outputs(
-        out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device, reads=reads
-    )
-    check_runnable_device(q.device)
-    check_interpreter_dtype(q.device, q.dtype)
-    softmax_scale = check_softmax_scale(softmax_scale)
-    causal = check_flag(causal, "causal")
-    # The kernel walks keys [0, seqlen) through the table: a length of zero or below s_q
-    # leaves rows with no key (NaN), and one past the table reads pages that are not there.
-    seqlens = [int(n) for n in cache_seqlens.tolist()]
-    check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
+    call = check_direct_call(
+        q, kv_cache, block_table, cache_seqlens, softmax_scale=softmax_scale, causal=causal,
+        out=out, lse=lse,
+    )  # fmt: skip
+    batch, s_q, h_q = call.batch, call.s_q, call.h_q
+    softmax_scale, causal = call.softmax_scale, call.causal
     if out is None:
         out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
     if lse is None:

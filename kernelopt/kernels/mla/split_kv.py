@@ -42,15 +42,8 @@ from kernelopt.kernels.mla._validate import (
     D_NOPE,
     D_PE,
     D_V,
-    check_cache_seqlens,
-    check_flag,
-    check_inputs,
-    check_interpreter_dtype,
-    check_outputs,
+    check_direct_call,
     check_positive_int,
-    check_runnable_device,
-    check_seqlen_values,
-    check_softmax_scale,
 )
 from kernelopt.kernels.mla.schedule import (
     DEFAULT_OVERHEAD_TILES,
@@ -629,23 +622,10 @@ def mla_decode_split_kv(
     """
     import torch
 
-    batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=True)
-    check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
-    reads = {
-        "q": q,
-        "kv_cache": kv_cache,
-        "block_table": block_table,
-        "cache_seqlens": cache_seqlens,
-    }
-    check_outputs(
-        out, lse, batch=batch, s_q=s_q, h_q=h_q, dtype=q.dtype, device=q.device, reads=reads
-    )
-    check_runnable_device(q.device)
-    check_interpreter_dtype(q.device, q.dtype)
-    softmax_scale = check_softmax_scale(softmax_scale)
-    causal = check_flag(causal, "causal")
-    seqlens = [int(n) for n in cache_seqlens.tolist()]
-    check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
+    batch, s_q, h_q, page, seqlens, softmax_scale, causal = check_direct_call(
+        q, kv_cache, block_table, cache_seqlens, softmax_scale=softmax_scale, causal=causal,
+        out=out, lse=lse, allow_fp8=True,
+    )  # fmt: skip
 
     rows = s_q * h_q
     check_config(config)
