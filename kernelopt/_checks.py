@@ -9,7 +9,7 @@ from typing import Any
 
 from kernelopt._errors import InputError, expected
 
-__all__ = ["breaks_lines", "finite"]
+__all__ = ["ascii_digits", "breaks_lines", "finite"]
 
 
 def finite(
@@ -46,3 +46,9 @@ def breaks_lines(text: str) -> bool:
     form feed, U+2028...): such text, written on one line of a markdown file, is read back
     as several lines by one reader or another."""
     return text.splitlines() not in ([], [text])
+
+
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is one or more ASCII digits: ``str.isdigit`` also passes ``"²"``
+    (which ``int`` refuses) and other scripts' digits (``"５"``, which ``int`` reads as 5)."""
+    return text.isascii() and text.isdigit()

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
+from kernelopt._checks import ascii_digits
 from kernelopt._errors import expected
 
 # Exit codes shared by every subcommand.
@@ -204,8 +205,7 @@ def print_json(data: Any) -> None:
 
 def _int_at_least(text: str, minimum: int) -> int:
     # int() also reads other scripts' digits ("５" is 5): a count must be what was typed.
-    digits = text.strip().removeprefix("-").removeprefix("+")
-    if not (digits.isascii() and digits.isdigit()):
+    if not ascii_digits(text.strip().removeprefix("-").removeprefix("+")):
         raise argparse.ArgumentTypeError(expected(f"an int >= {minimum}", repr(text)))
     value = int(text)
     if value < minimum:

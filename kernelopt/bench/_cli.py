@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from kernelopt._checks import ascii_digits
 from kernelopt._cli_util import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -127,18 +128,13 @@ def _ceilings(args: argparse.Namespace) -> int:
 _AXES = ("b", "s", "t", "h")
 
 
-def _ascii_digits(text: str) -> bool:
-    # str.isdigit() passes "²" (which int() refuses) and other scripts' digits ("６").
-    return text.isascii() and text.isdigit()
-
-
 def _parse_point(text: str) -> Any:
     from kernelopt.bench.trials import TrialPoint
 
     values: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = item.partition("=")
-        if not sep or not _ascii_digits(value.strip()):
+        if not sep or not ascii_digits(value.strip()):
             raise InputError(expected("a point like b=32,s=1,t=4096,h=16", repr(text)))
         if key.strip() in values:  # the last one winning would time another point
             raise InputError(expected("a point naming each of b, s, t, h once", repr(text)))
@@ -158,7 +154,7 @@ def _parse_point(text: str) -> Any:
 
 def _heads(text: str) -> tuple[int, ...]:
     parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not parts or not all(_ascii_digits(part) and int(part) > 0 for part in parts):
+    if not parts or not all(ascii_digits(part) and int(part) > 0 for part in parts):
         raise InputError(expected("head counts like 128,16", repr(text), where="--heads"))
     return tuple(int(part) for part in parts)
 

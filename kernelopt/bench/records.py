@@ -28,7 +28,7 @@ import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import locked, read_text_and_encoding
+from kernelopt._fileio import locked
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
 from kernelopt.bench.measurement import (
@@ -39,7 +39,11 @@ from kernelopt.bench.measurement import (
     one_of,
 )
 from kernelopt.bench.roofline import Roofline
-from kernelopt.experiments.canonical import SUMMARY_COLUMNS, append_summary, write_result
+from kernelopt.experiments.canonical import (
+    append_summary,
+    summary_has_row,
+    write_result,
+)
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -582,35 +586,6 @@ def to_result_row(
     )
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip().strip("*` ").lower() for cell in line.strip().strip("|").split("|")]
-
-
-def _summary_has(root: Path, experiment: int) -> bool:
-    """Whether ``root/summary.md`` has a table row of ``experiment`` (``7``, ``exp_7``) in a
-    table with the canonical columns, the tables :func:`append_summary` writes to."""
-    path = root / "summary.md"
-    if not path.is_file():
-        return False
-    text, _ = read_text_and_encoding(path, what="summary.md")
-    lines = text.lstrip("\ufeff").splitlines()
-    wanted = {name.lower() for name in SUMMARY_COLUMNS}
-    column = None
-    for line in lines:
-        if "|" not in line:
-            column = None
-            continue
-        cells = _cells(line)
-        if wanted <= set(cells):
-            column = cells.index(SUMMARY_COLUMNS[0].lower())
-        elif column is not None and column < len(cells):
-            digits = cells[column].removeprefix("exp").lstrip("_ ")
-            # ASCII digits only, as the summary writer reads an Exp cell.
-            if digits.isascii() and digits.isdigit() and int(digits) == experiment:
-                return True
-    return False
-
-
 def write_experiment(
     root: str | os.PathLike[str],
     *,
@@ -716,7 +691,7 @@ def write_experiment(
         )
     if isinstance(gpu, Measurement):
         gpu = gpu.gpu or None
-    if summary and not overwrite and _summary_has(Path(root), experiment):
+    if summary and not overwrite and summary_has_row(Path(root), experiment):
         raise InputError(
             expected(
                 f"no summary.md row for experiment {experiment} "

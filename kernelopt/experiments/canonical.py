@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from kernelopt._checks import ascii_digits
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked, read_text_and_encoding
 from kernelopt.experiments._validators import check_instance, check_int, check_path
@@ -667,19 +668,8 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     ending = _line_ending(text)
     # Split at the ending's last character: a CRLF line keeps its "\r".
     lines = text.split(ending[-1])
-    # The readers' rules of what is a table: a row written where they see none (in a code
-    # block, under a header line without its |---| row) would be on disk and never read.
-    from kernelopt.experiments.readers._markdown import code_mask, is_separator
-
-    mask = code_mask(lines)
-    wanted = {name.lower() for name in SUMMARY_COLUMNS}
-    header = None
-    for index, line in enumerate(lines[:-1]):
-        names = [name.strip("*` ").lower() for name in _cells(line)]
-        table = not mask[index] and not mask[index + 1] and is_separator(lines[index + 1])
-        if table and wanted <= set(names):
-            header = (index, names)
-    if header is None:
+    found = _summary_table(lines)
+    if found is None:
         raise FormatError(
             expected(
                 f"a table with columns {' | '.join(SUMMARY_COLUMNS)} (any order)",
@@ -688,10 +678,7 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
             path=path,
             section="summary",
         )
-    start, names = header
-    end = start + 2
-    while end < len(lines) and lines[end].strip() and "|" in lines[end] and not mask[end]:
-        end += 1
+    start, end, names = found
     values = dict(
         zip(
             (name.lower() for name in SUMMARY_COLUMNS),
@@ -701,12 +688,7 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     )
     row = "| " + " | ".join(values.get(name, "") for name in names) + " |"
     row += ending[:-1]  # the "\r" of a CRLF file; the last character comes from the join
-    column = names.index(SUMMARY_COLUMNS[0].lower())
-    same = [
-        index
-        for index in range(start + 2, end)
-        if replace and _experiment_cell(_cells(lines[index]), column) == record.experiment
-    ]
+    same = _rows_of(lines, start, end, names, record.experiment) if replace else []
     if same:
         # A result written again (overwrite=True): its row, not a second one beside it.
         lines[same[0]] = row
@@ -718,6 +700,71 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     else:
         lines.insert(end, row)
     return mark + ending[-1].join(lines)
+
+
+def _summary_table(lines: list[str]) -> tuple[int, int, list[str]] | None:
+    """The summary table of ``lines``: its header line, the line after its last row and
+    its column names (lowercase), or None.
+
+    The last table whose header names every canonical column, by the readers' rules of
+    what is a table: a row written where they see none (in a code block, under a header
+    line without its |---| row) would be on disk and never read.
+    """
+    from kernelopt.experiments.readers._markdown import code_mask, is_separator
+
+    mask = code_mask(lines)
+    wanted = {name.lower() for name in SUMMARY_COLUMNS}
+    header = None
+    for index, line in enumerate(lines[:-1]):
+        names = [name.strip("*` ").lower() for name in _cells(line)]
+        table = not mask[index] and not mask[index + 1] and is_separator(lines[index + 1])
+        if table and wanted <= set(names):
+            header = (index, names)
+    if header is None:
+        return None
+    start, names = header
+    end = start + 2
+    while end < len(lines) and lines[end].strip() and "|" in lines[end] and not mask[end]:
+        end += 1
+    return start, end, names
+
+
+def _rows_of(
+    lines: list[str], start: int, end: int, names: list[str], experiment: int
+) -> list[int]:
+    """Indices of the summary table's rows of ``experiment``."""
+    column = names.index(SUMMARY_COLUMNS[0].lower())
+    return [
+        index
+        for index in range(start + 2, end)
+        if _experiment_cell(_cells(lines[index]), column) == experiment
+    ]
+
+
+def summary_has_row(root: str | Path, experiment: int) -> bool:
+    """Whether ``root/summary.md``'s summary table, the one :func:`append_summary` writes
+    to, holds a row of ``experiment`` (an Exp cell ``7`` or ``exp_7``).
+
+    Parameters
+    ----------
+    root : str or Path
+        The experiments folder.
+    experiment : int
+        The experiment number.
+
+    Returns
+    -------
+    bool
+        False where there is no summary.md or no such table.
+    """
+    path = Path(root) / "summary.md"
+    if not path.is_file():
+        return False
+    text, _ = read_text_and_encoding(path, what="summary.md")
+    text = text.removeprefix("\ufeff")
+    lines = text.split(_line_ending(text)[-1])
+    found = _summary_table(lines)
+    return found is not None and bool(_rows_of(lines, *found, experiment))
 
 
 def _line_ending(text: str) -> str:
@@ -733,8 +780,7 @@ def _experiment_cell(cells: list[str], column: int) -> int | None:
     if column >= len(cells):
         return None
     digits = cells[column].strip("*` ").lower().removeprefix("exp").lstrip("_ ")
-    # ASCII only: "2²" passes isdigit() and int() refuses it; int() reads "２" as 2.
-    return int(digits) if digits.isascii() and digits.isdigit() else None
+    return int(digits) if ascii_digits(digits) else None
 
 
 def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = False) -> Path:

@@ -318,21 +318,20 @@ def check_outputs(
     _check_disjoint(out, lse, reads or {})
 
 
-def _byte_span(tensor: torch.Tensor) -> tuple[int, int]:
-    """Addresses ``[first, last + 1)`` of the bytes ``tensor``'s elements occupy."""
-    low = high = 0
-    for stride, size in zip(tensor.stride(), tensor.shape, strict=True):
-        reach = stride * (size - 1)
-        low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+def _byte_span(tensor: torch.Tensor) -> tuple[int, int] | None:
+    """Addresses ``[first, last + 1)`` of the bytes ``tensor``'s elements occupy; None
+    for an empty tensor, which occupies none."""
+    if tensor.numel() == 0:
+        return None
+    size = tensor.element_size()
     start = tensor.data_ptr()
-    return start + low * tensor.element_size(), start + (high + 1) * tensor.element_size()
-
-
-def _spans_meet(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.numel() == 0 or b.numel() == 0:
-        return False
-    (a_low, a_high), (b_low, b_high) = _byte_span(a), _byte_span(b)
-    return a_low < b_high and b_low < a_high
+    if tensor.is_contiguous():  # the common case on every run(): no stride walk
+        return start, start + tensor.numel() * size
+    low = high = 0
+    for stride, extent in zip(tensor.stride(), tensor.shape, strict=True):
+        reach = stride * (extent - 1)
+        low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+    return start + low * size, start + (high + 1) * size
 
 
 def _check_disjoint(
@@ -343,12 +342,17 @@ def _check_disjoint(
 
     Spans, not elements, are compared (one comparison per pair, no stride walk), so two
     views interleaved in one buffer are refused even where their elements never meet.
+    Each span is computed once: this runs on every call.
     """
-    outputs = [(name, t) for name, t in (("out", out), ("lse", lse)) if t is not None]
-    for i, (name, tensor) in enumerate(outputs):
-        others = [*outputs[:i], *reads.items()]
-        for other_name, other in others:
-            if _spans_meet(tensor, other):
+    outputs = [(name, _byte_span(t)) for name, t in (("out", out), ("lse", lse)) if t is not None]
+    if not outputs:
+        return
+    inputs = [(name, _byte_span(t)) for name, t in reads.items()]
+    for i, (name, span) in enumerate(outputs):
+        if span is None:
+            continue
+        for other_name, other in [*outputs[:i], *inputs]:
+            if other is not None and span[0] < other[1] and other[0] < span[1]:
                 raise InputError(
                     expected(
                         f"an output that shares no memory with {other_name}",

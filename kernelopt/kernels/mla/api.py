@@ -854,7 +854,13 @@ def mla_decode_with_kvcache(
     # The metadata's own tile, whatever flag or rows this call passes; unknown metadata
     # (a copy, another library's) gets the tile every schedule is a multiple of.
     split_counts_of: _Scheduled | None = getattr(num_splits, _SCHEDULED, None)
-    if scheduled is not None and split_counts_of is not None and split_counts_of != scheduled:
+    # The pair from one call shares one record: identity settles it without a comparison.
+    if (
+        scheduled is not None
+        and split_counts_of is not None
+        and split_counts_of is not scheduled
+        and split_counts_of != scheduled
+    ):
         # The counts place each piece's partial in a workspace slot: another schedule's
         # send the merge to slots this one never wrote, or past the workspace.
         raise InputError(
