@@ -7,7 +7,7 @@ now, each takes a small fraction of a second, and 2 s leaves room for a slow mac
 
 from __future__ import annotations
 
-import time
+import time  # process_time: this test's CPU time, which other work on the machine does not inflate
 from collections.abc import Callable
 
 import pytest
@@ -81,13 +81,13 @@ CASES: dict[str, tuple[Callable[[int], object], int]] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_long_line_is_read_in_linear_time(name: str) -> None:
     read, size = CASES[name]
-    start = time.perf_counter()
+    start = time.process_time()
     read(size)
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_numbers_grouped_by_commas_are_found_in_linear_time() -> None:
     # Found from the start of a run of digits and commas only, not from each of its groups.
-    start = time.perf_counter()
+    start = time.process_time()
     assert latency_tokens("1,," * 700_000) == []
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0

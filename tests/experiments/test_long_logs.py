@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+import time  # process_time: this test's CPU time, which other work on the machine does not inflate
 from pathlib import Path
 
 import pytest
@@ -49,9 +49,9 @@ def test_a_log_of_thousands_of_entries_reads_in_linear_time(tmp_path: Path, writ
     # 2,500 entries took over 15 s when each entry looked for its end among all headings
     # and described itself from the whole file's headings.
     (tmp_path / "log.md").write_text(write(2500), encoding="utf-8")  # type: ignore[operator]
-    start = time.perf_counter()
+    start = time.process_time()
     assert len(read_log(tmp_path, catalog=()).experiments) == 2500
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
 
 
 def test_a_json_archive_of_thousands_of_records_reads_in_linear_time(tmp_path: Path) -> None:
@@ -59,8 +59,8 @@ def test_a_json_archive_of_thousands_of_records_reads_in_linear_time(tmp_path: P
     # pretty-printed took over 5 s.
     records = [{"id": n, "speedup": 1.0 + n * 1e-4, "applied": ["tile"]} for n in range(4000)]
     (tmp_path / "history.json").write_text(json.dumps({"log": records}, indent=2))
-    start = time.perf_counter()
+    start = time.process_time()
     log = read_log(tmp_path, catalog=())
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     assert len(log.experiments) == 4000
     assert log.experiments[1].refs["speedup"].line == 10  # the "{" its record opens with

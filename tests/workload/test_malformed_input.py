@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
+import time  # process_time: this test's CPU time, which other work on the machine does not inflate
 from pathlib import Path
 
 import pytest
@@ -63,9 +63,9 @@ LONG_LINES = {
 
 @pytest.mark.parametrize("text", LONG_LINES.values(), ids=list(LONG_LINES))
 def test_long_lines_are_read_in_linear_time(text: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()
     profile = read_handwritten_md(text)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     # The table after the long line is still read.
     assert [op.calls for op in profile.ops] == [5]
 
@@ -82,11 +82,11 @@ def test_an_exact_share_cell_full_of_markers_is_read_in_linear_time(data: Path) 
     cells = lines[row].split(" | ")
     cells[2] = "(p=" * 30_000
     lines[row] = " | ".join(cells)
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(FormatError):
         parse_profile_md("\n".join(lines) + "(p=0.5)")
     parse_profile_md("\n".join(lines))
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 # --------------------------------------------------------------------------------------
