@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -37,6 +38,11 @@ __all__ = [
 
 # Fates after which a change is not in the kernel the next experiment starts from.
 _DROPPED = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
+# Where a kernel is defined: a decorator ending in ``jit`` on its own line (``@triton.jit``,
+# ``@gluon.jit``, ``@cuda.jit``), ``__global__`` (CUDA) or ``kernel void`` (OpenCL, Metal).
+_KERNEL_DEFINITION = re.compile(
+    r"^[ \t]*@[\w.]*jit\b|\b__global__\b|\b(?:__)?kernel[ \t]+void\b", re.MULTILINE
+)
 
 
 def _measured(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -409,6 +415,13 @@ class KernelSource:
         """True for a snapshot written as a unified diff rather than a full source."""
         return self.language == "diff"
 
+    @property
+    def defines_kernel(self) -> bool:
+        """Whether the text defines a GPU kernel: a ``@…jit`` function (Triton, Gluon,
+        Numba), a CUDA ``__global__`` function or an OpenCL/Metal ``kernel void``. A script
+        that only sets up, checks or times a kernel defines none."""
+        return not self.is_diff and _KERNEL_DEFINITION.search(self.text) is not None
+
 
 @attrs.frozen(kw_only=True)
 class ProfileFacts:
@@ -540,13 +553,17 @@ class ExperimentLog:
         (:attr:`Experiment.kept`: a snapshot of a change that was reverted, neutral or
         failed is a prototype, not the kernel; a diff holds only the lines it changes, so
         it does not describe a kernel on its own). A snapshot of an experiment the primary
-        series does not hold has no stated fate and counts. With no such snapshot, the
+        series does not hold has no stated fate and counts; one of an experiment only
+        planned (:attr:`Experiment.attempted` is false) does not. Where any snapshot
+        defines a kernel (:attr:`KernelSource.defines_kernel`), only such snapshots count:
+        the scripts beside them check or time the kernel. With no such snapshot, the
         named kernel (empty when there is none).
         """
         named = tuple(k for k in self.kernels if k.role == "kernel")
         if named and self.until is None:
             return named
-        landed = {e.number for e in self.experiments if e.kept}
+        # A planned experiment (nothing measured, no verdict) has not changed the kernel yet.
+        landed = {e.number for e in self.experiments if e.kept and e.attempted}
         snapshots = [
             k
             for k in self.kernels
@@ -555,6 +572,11 @@ class ExperimentLog:
             and not k.is_diff
             and (k.experiment in landed or self.experiment(k.experiment) is None)
         ]
+        # A folder's scripts that check or time the kernel are not the kernel: where any
+        # snapshot defines one, the latest folder that holds such a definition is read.
+        defining = [k for k in snapshots if k.defines_kernel]
+        if defining:
+            snapshots = defining
         if not snapshots:
             return named
         latest = max(k.experiment for k in snapshots if k.experiment is not None)

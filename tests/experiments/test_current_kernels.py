@@ -74,3 +74,53 @@ def test_the_mla_log_before_exp_12_runs_the_kept_v2_kernel(until: int) -> None:
     # the package and snapshot none, and exps 13-19 snapshot diffs.
     log = read_log(MLA_LOG, until=until)
     assert [k.path for k in log.current_kernels] == ["experiments/exp_2/v2.py"]
+
+
+_TRITON_KERNEL = "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n"
+_HARNESS = "import torch\n\n\ndef check():\n    out = torch.empty(4)\n    return out\n"
+
+
+def test_a_planned_experiment_has_not_changed_the_kernel(tmp_path: Path) -> None:
+    # A folder with a plan and the variant it will try, but no row, result or verdict yet.
+    root = _log(tmp_path, [(1, "PASS", "KEPT")])
+    _write(root, {"experiments/exp_2/plan.md": "# Experiment 2 plan\n\nTry a ring.\n",
+                  "experiments/exp_2/kernel_2.py": "BLOCK_N = 32\n"})  # fmt: skip
+    log = read_log(root, catalog=())
+    assert log.experiment(2) is not None and not log.experiment(2).attempted  # type: ignore[union-attr]
+    assert [k.path for k in log.current_kernels] == ["experiments/exp_1/kernel_1.py"]
+
+
+def test_the_scripts_beside_a_kernel_are_not_the_kernel(tmp_path: Path) -> None:
+    root = _log(tmp_path, [(1, "PASS", "KEPT")])
+    _write(root, {"experiments/exp_1/kernel_1.py": _TRITON_KERNEL,
+                  "experiments/exp_1/check_and_time.py": _HARNESS})  # fmt: skip
+    log = read_log(root, catalog=())
+    assert [k.path for k in log.current_kernels] == ["experiments/exp_1/kernel_1.py"]
+
+
+def test_a_later_folder_of_scripts_alone_leaves_the_last_kernel_defined(tmp_path: Path) -> None:
+    # Exp 2 kept a change whose folder holds only the script that timed it.
+    root = _log(tmp_path, [(1, "PASS", "KEPT"), (2, "PASS", "KEPT")])
+    _write(root, {"experiments/exp_1/kernel_1.py": _TRITON_KERNEL,
+                  "experiments/exp_2/kernel_2.py": _HARNESS})  # fmt: skip
+    log = read_log(root, catalog=())
+    assert [k.path for k in log.current_kernels] == ["experiments/exp_1/kernel_1.py"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "defines"),
+    [
+        ("k.py", _TRITON_KERNEL, True),
+        ("k.py", "from triton.experimental import gluon\n\n@gluon.jit\ndef k():\n    pass\n", True),
+        ("k.cu", "__global__ void k(float* x) {}\n", True),
+        ("k.cl", "__kernel void k(__global float* x) {}\n", True),
+        ("k.py", _HARNESS, False),
+        ("k.py", "# wraps a kernel written elsewhere; the jit is applied there\nx = 1\n", False),
+    ],
+)
+def test_which_sources_define_a_kernel(name: str, text: str, defines: bool) -> None:
+    from kernelopt.experiments import KernelSource
+    from kernelopt.experiments.readers.kernels import language_of
+
+    source = KernelSource(path=name, text=text, language=language_of(name), experiment=1)
+    assert source.defines_kernel is defines
