@@ -52,7 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import refuse_unwritable_out, with_scripts_commit
+from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -452,8 +452,7 @@ def main() -> int:
     refuse_unwritable_out(parser, args.out)
     refuse_unwritable_out(parser, args.out.with_suffix(".png"))
     settings = Settings(rounds=args.rounds, heat_ms=args.heat_ms, rest_s=args.rest_s)
-    if not torch.cuda.is_available():
-        print("bench_verify: needs a CUDA device", file=sys.stderr)
+    if no_cuda("bench_verify"):
         return 2
     print(f"{torch.cuda.get_device_name()} | torch {torch.__version__}", flush=True)
     began = time.perf_counter()

@@ -28,14 +28,13 @@ import argparse
 import datetime
 import json
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 import torch
-from _common import refuse_unwritable_out, scripts_commit
+from _common import no_cuda, refuse_unwritable_out, scripts_commit
 
 from kernelopt._cli_util import count_at_least_one, int_at_least
 from kernelopt._fileio import atomic_write_text
@@ -255,13 +254,12 @@ def main(argv: list[str] | None = None) -> int:
         out = DEFAULT_OUT
     if out is not None:
         refuse_unwritable_out(parser, out)
-    if args.device in ("all", "cuda") and not torch.cuda.is_available():
-        # Without a GPU, --device all would write CPU rows alone over a file of both.
-        print(
-            f"buffers_overhead: --device {args.device} needs a CUDA device, and none is present "
-            "(--device cpu times the CPU alone)",
-            file=sys.stderr,
-        )
+    # Without a GPU, --device all would write CPU rows alone over a file of both.
+    if args.device in ("all", "cuda") and no_cuda(
+        "buffers_overhead",
+        what=f"a CUDA device for --device {args.device}",
+        instead="--device cpu times the CPU alone",
+    ):
         return 2
     devices = []
     if args.device in ("all", "cuda"):

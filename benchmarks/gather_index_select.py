@@ -20,12 +20,11 @@ One table is printed last: median µs, fraction of the floor, and time over inde
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from _common import refuse_unwritable_out, with_scripts_commit
+from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
 from kernelopt.bench import BenchRow, append_rows, measure, row_from_measurement
 from kernelopt.bench.roofline import measure_ceilings
@@ -74,8 +73,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     refuse_unwritable_out(parser, args.out)
-    if not torch.cuda.is_available():
-        print("gather_index_select: needs a CUDA device", file=sys.stderr)
+    if no_cuda("gather_index_select"):
         return 2
     bandwidth = measure_ceilings(refresh=True).copy_bytes_per_s
     gen = torch.Generator(device="cuda").manual_seed(0)

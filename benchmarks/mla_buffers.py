@@ -16,11 +16,10 @@ becoming part of the graph). One table is printed last.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import torch
-from _common import refuse_unwritable_out, with_scripts_commit
+from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
 from kernelopt.bench import BenchRow, append_rows, measure, row_from_measurement
 from kernelopt.buffers import BufferPool
@@ -87,8 +86,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_buffers.jsonl"))
     args = parser.parse_args()
     refuse_unwritable_out(parser, args.out)
-    if not torch.cuda.is_available():
-        print("mla_buffers: needs a CUDA device", file=sys.stderr)
+    if no_cuda("mla_buffers"):
         return 2
     table: list[tuple[object, ...]] = []
     rows: list[BenchRow] = []

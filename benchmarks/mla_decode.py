@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from _common import refuse_unwritable_out, with_scripts_commit
+from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
 if "--smoke" in sys.argv:
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
@@ -546,10 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out if args.out is not None or args.smoke else DEFAULT_OUT
     if out is not None:
         refuse_unwritable_out(parser, out)
-    cuda = torch.cuda.is_available()
-    if not cuda and not args.smoke:
-        print("Expected a CUDA device, got none (use --smoke to check the script)", file=sys.stderr)
+    if not args.smoke and no_cuda("mla_decode", instead="--smoke checks the script on the CPU"):
         return 2
+    cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     dtype = torch.bfloat16 if cuda else torch.float32
     if args.smoke:

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 import torch
-from _common import refuse_unwritable_out, with_scripts_commit
+from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
 # The trial points and their inputs are the decode benchmark's (run as a script, this
 # file's folder is on sys.path).
@@ -153,8 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_host_cost.jsonl"))
     args = parser.parse_args(argv)
     refuse_unwritable_out(parser, args.out)
-    if not torch.cuda.is_available():
-        print("mla_host_cost: needs a CUDA GPU (it times kernel launches)", file=sys.stderr)
+    if no_cuda("mla_host_cost", what="a CUDA device to time kernel launches on"):
         return 2
     rows: list[BenchRow] = []
     table: list[tuple[object, ...]] = []

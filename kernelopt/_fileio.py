@@ -6,7 +6,8 @@ an exclusive advisory lock on a sibling ``.lock`` file, so concurrent writers (s
 agents updating one knowledge tree) serialize instead of losing each other's updates.
 A file read with :func:`read_text_and_encoding` and written back with the encoding it
 names keeps its encoding and byte-order mark (a UTF-16 file saved by PowerShell's ``>``
-stays UTF-16); new files are UTF-8.
+stays UTF-16), as does a file replaced whole in the encoding :func:`encoding_of` names;
+new files are UTF-8.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from pathlib import Path
 from kernelopt._errors import FormatError, InputError, expected
 
 __all__ = [
+    "atomic_write_bytes",
     "atomic_write_text",
+    "encoding_of",
     "locked",
     "read_text",
     "read_text_and_encoding",
@@ -74,14 +77,40 @@ def atomic_write_text(
     Raises
     ------
     InputError
-        When ``path`` is a directory, its folder cannot be created or written, or
-        ``encoding`` is none of those above (nothing is written then).
+        When ``path`` is a directory, its folder cannot be created or written,
+        ``encoding`` is none of those above, or ``text`` holds a character it cannot
+        encode (a lone surrogate); nothing is written then.
     FileExistsError
         With ``exclusive``, when a file is already there.
     """
+    _atomic_write(path, _encoded(text, encoding), exclusive=exclusive)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, as :func:`atomic_write_text` writes text.
+
+    For bytes read from a file earlier and put back as they were (a write undone), whatever
+    their encoding.
+
+    Parameters
+    ----------
+    path : path-like
+        The file to write; replaced in one rename, a symlink followed.
+    data : bytes
+        The file's whole content.
+
+    Raises
+    ------
+    InputError
+        When ``path`` is a directory, or its folder cannot be created or written.
+    """
+    _atomic_write(path, data, exclusive=False)
+
+
+def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool) -> None:
+    """Write ``data`` to a temp file beside ``path`` and rename it over ``path``."""
     # Renaming over a link would replace the link, not the file the user keeps, and a
     # writer holding the lock of the real file would then lose this update.
-    data = _encoded(text, encoding)
     target = Path(os.path.realpath(path))
     if target.is_dir():
         raise InputError(expected("a file path to write", f"{path}, a directory"))
@@ -129,7 +158,14 @@ def _encoded(text: str, encoding: str) -> bytes:
                 where="encoding",
             )
         )
-    return _MARK_OF.get(encoding, b"") + text.encode(encoding)
+    try:
+        return _MARK_OF.get(encoding, b"") + text.encode(encoding)
+    except UnicodeEncodeError as error:
+        # Only a lone surrogate (a file name read with surrogateescape) has no encoding.
+        bad = error.object[error.start : error.end]
+        raise InputError(
+            expected(f"text {encoding} can encode", f"{bad!r} at character {error.start}")
+        ) from None
 
 
 def _link_new(tmp: str, target: Path) -> None:
@@ -207,7 +243,7 @@ def read_text_and_encoding(
     if not target.is_file():
         raise InputError(expected(what, f"no file at {os.fspath(path)}"))
     data = target.read_bytes()
-    mark, encoding = next(((m, e) for m, e in _MARKS if data.startswith(m)), (b"", "utf-8"))
+    mark, encoding = _mark_of(data)
     try:
         return data[len(mark) :].decode(encoding), encoding
     except UnicodeDecodeError as error:
@@ -220,6 +256,50 @@ def read_text_and_encoding(
             ),
             path=target,
         ) from None
+
+
+def _mark_of(data: bytes) -> tuple[bytes, str]:
+    """The byte-order mark ``data`` starts with and the encoding of the text after it;
+    ``(b"", "utf-8")`` without a UTF-16 or UTF-32 mark."""
+    return next(((m, e) for m, e in _MARKS if data.startswith(m)), (b"", "utf-8"))
+
+
+def encoding_of(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """How a file written anew over ``path`` keeps the encoding of the file there.
+
+    Read from the byte-order mark alone, as :func:`read_text_and_encoding` reads it: a file
+    replaced whole needs its encoding, not its text, which may not even decode.
+
+    Parameters
+    ----------
+    path : path-like
+        The file about to be replaced; it need not exist.
+
+    Returns
+    -------
+    tuple of (str, str)
+        The encoding to pass to :func:`atomic_write_text`, and the text to start the new
+        content with: U+FEFF where the file is UTF-8 after a UTF-8 mark (that mark is
+        part of the text, as :func:`read_text_and_encoding` reads it), else ``""``.
+        ``("utf-8", "")`` where no file is there.
+
+    Raises
+    ------
+    InputError
+        When ``path`` is a folder or cannot be read.
+    """
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(codecs.BOM_UTF32_LE))
+    except FileNotFoundError:
+        return "utf-8", ""
+    except OSError as error:
+        raise InputError(
+            expected("a file kernelopt may read", f"{os.fspath(path)}: {error.strerror}")
+        ) from None
+    _, encoding = _mark_of(head)
+    utf8_mark = encoding == "utf-8" and head.startswith(codecs.BOM_UTF8)
+    return encoding, "\ufeff" if utf8_mark else ""
 
 
 def _umask() -> int:

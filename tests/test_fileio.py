@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from kernelopt import FormatError, InputError
-from kernelopt._fileio import atomic_write_text, locked, read_text, read_text_and_encoding
+from kernelopt._fileio import (
+    atomic_write_bytes,
+    atomic_write_text,
+    encoding_of,
+    locked,
+    read_text,
+    read_text_and_encoding,
+)
 
 
 def test_a_symlink_is_followed_and_kept(tmp_path: Path) -> None:
@@ -123,3 +130,43 @@ def test_text_saved_as_utf32_with_its_mark_reads(tmp_path: Path, encoding: str) 
     path = tmp_path / "handoff.md"
     path.write_bytes("\ufeff- Latency: 74 µs\n".encode(encoding))
     assert read_text(path) == "- Latency: 74 µs\n"
+
+
+@pytest.mark.parametrize("encoding", sorted(_MARKS))
+def test_a_file_replaced_whole_keeps_the_encoding_of_its_mark(
+    tmp_path: Path, encoding: str
+) -> None:
+    # Only the mark is read: text after it that does not decode is replaced all the same.
+    path = tmp_path / "result.md"
+    path.write_bytes(_MARKS[encoding] + "# Experiment 1: x\n".encode(encoding) + b"\xff")
+    assert encoding_of(path) == (encoding, "")
+    atomic_write_text(path, "# Experiment 1: y\n", encoding=encoding_of(path)[0])
+    assert read_text_and_encoding(path) == ("# Experiment 1: y\n", encoding)
+
+
+def test_a_utf8_file_replaced_whole_keeps_its_mark(tmp_path: Path) -> None:
+    path = tmp_path / "result.md"
+    path.write_bytes(b"\xef\xbb\xbf# x\n")
+    assert encoding_of(path) == ("utf-8", "\ufeff")
+    path.write_bytes(b"# x \xe9\n")  # Latin-1, no mark: replaced as UTF-8
+    assert encoding_of(path) == ("utf-8", "")
+    assert encoding_of(tmp_path / "new.md") == ("utf-8", "")
+    with pytest.raises(InputError, match="Expected a file kernelopt may read"):
+        encoding_of(tmp_path)
+
+
+def test_bytes_put_back_are_written_as_they_were(tmp_path: Path) -> None:
+    path = tmp_path / "result.md"
+    data = _MARKS["utf-16-be"] + "1 µs\r\n".encode("utf-16-be")
+    atomic_write_bytes(path, data)
+    assert path.read_bytes() == data
+    with pytest.raises(InputError, match="Expected a file path to write"):
+        atomic_write_bytes(tmp_path, data)
+
+
+def test_text_that_cannot_be_encoded_is_an_input_error(tmp_path: Path) -> None:
+    # A lone surrogate (from a file name read with surrogateescape) ended in a bare
+    # UnicodeEncodeError; nothing was written, and the message named no input.
+    with pytest.raises(InputError, match=r"Expected text utf-8 can encode, got '\\ud800' at"):
+        atomic_write_text(tmp_path / "plan.md", "# Plan \ud800\n")
+    assert list(tmp_path.iterdir()) == []

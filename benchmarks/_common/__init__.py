@@ -1,5 +1,6 @@
-"""What the scripts in ``benchmarks/`` share: a check of ``--out`` before any timing, and
-the commit their rows carry.
+"""What the scripts in ``benchmarks/`` share: a check of ``--out`` before any timing, the
+message of a script run without the CUDA device it times on, and the commit their rows
+carry.
 
 A script run as ``python benchmarks/<script>.py`` finds this package beside it.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -72,6 +74,35 @@ def refuse_unwritable_out(
             f"argument {option}: "
             + expected("a file that rows can be written to", f"{path} ({reason})")
         )
+
+
+def no_cuda(script: str, *, what: str = "a CUDA device", instead: str | None = None) -> bool:
+    """Whether torch finds no CUDA device; where it finds none, say so on stderr.
+
+    The message reads ``<script>: Expected <what>, got none (torch.cuda.is_available() is
+    False[; <instead>])``; the script then exits 2 without timing anything.
+
+    Parameters
+    ----------
+    script : str
+        The script's name, first in the message.
+    what : str, optional
+        What the script expected, in words.
+    instead : str, optional
+        What the user can run instead without a GPU, if anything.
+
+    Returns
+    -------
+    bool
+        True where there is no CUDA device (and the message was printed).
+    """
+    import torch  # here, not at the top: the scripts that time no GPU need no torch
+
+    if torch.cuda.is_available():
+        return False
+    reason = "torch.cuda.is_available() is False" + (f"; {instead}" if instead else "")
+    print(f"{script}: " + expected(what, f"none ({reason})"), file=sys.stderr)
+    return True
 
 
 def scripts_commit() -> str | None:

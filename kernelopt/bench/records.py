@@ -39,11 +39,7 @@ from kernelopt.bench.measurement import (
     one_of,
 )
 from kernelopt.bench.roofline import Roofline
-from kernelopt.experiments.canonical import (
-    append_summary,
-    summary_has_row,
-    write_result,
-)
+from kernelopt.experiments.canonical import log_result, write_result
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -378,7 +374,8 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     """Append ``rows`` to the JSONL file ``path`` (one JSON object a line), under a lock.
 
     Every row is checked to read back through :func:`read_rows` before anything is
-    written, so a refused batch leaves the file as it was.
+    written, so a refused batch leaves the file as it was; so does a write that fails
+    part-way (a full disk), which is cut back to the rows the file held.
 
     Parameters
     ----------
@@ -404,17 +401,26 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
         raise InputError(expected("a list of BenchRow", type(rows).__name__, where="rows"))
     lines = "".join(_line(index, row) for index, row in enumerate(rows))
     target.parent.mkdir(parents=True, exist_ok=True)
-    with locked(target), open(target, "a+b") as handle:
-        handle.seek(0, os.SEEK_END)
-        if lines and handle.tell() > 0:
+    # Unbuffered: what reached the file is known when a write fails, and nothing is left
+    # in a buffer to be written after the file was cut back.
+    with locked(target), open(target, "a+b", buffering=0) as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if lines and size > 0:
             handle.seek(-1, os.SEEK_END)
             # A file whose last line has no newline (saved by an editor) would glue the
             # first new row to it, and neither line would read back.
             if handle.read(1) != b"\n":
                 lines = "\n" + lines
-        handle.write(lines.encode("utf-8"))
-        handle.flush()
-        os.fsync(handle.fileno())
+        try:
+            data = memoryview(lines.encode("utf-8"))
+            while data:
+                data = data[handle.write(data) :]
+            os.fsync(handle.fileno())
+        except BaseException:
+            # A write cut short (a full disk) leaves part of a row, and read_rows refuses
+            # the whole file for it: the file goes back to the rows it held.
+            os.ftruncate(handle.fileno(), size)
+            raise
     return target
 
 
@@ -611,7 +617,8 @@ def write_experiment(
 
     Versions (torch, triton, kernelopt, commit) and the date are filled in from the
     current environment; the record goes through
-    :func:`kernelopt.experiments.canonical.write_result` and ``append_summary``.
+    :func:`kernelopt.experiments.canonical.log_result` (``write_result`` alone without
+    ``summary``): the result and its row are written both, or neither.
 
     Parameters
     ----------
@@ -647,8 +654,9 @@ def write_experiment(
     date : str, optional
         ISO date; default now (UTC).
     overwrite : bool
-        Replace an existing result.md and, with ``summary``, the experiment's summary.md
-        row. Without it, either one already there is refused and nothing is written.
+        Replace an existing result.md (in its encoding: a UTF-16 file stays UTF-16) and,
+        with ``summary``, the experiment's summary.md row. Without it, either one already
+        there is refused and nothing is written.
     summary : bool
         Also append the row to ``summary.md``.
     directory : path-like, optional
@@ -665,7 +673,11 @@ def write_experiment(
     InputError
         For rows that are not ResultRows, no rows for a version that ran and passed, or,
         without ``overwrite``, an existing ``exp_N/result.md`` or ``summary.md`` row of
-        experiment N (its folder removed by hand leaves the row).
+        experiment N (its folder removed by hand leaves the row). Nothing is written then.
+    FormatError
+        With ``summary``, for a summary.md that cannot take the row: one with no table of
+        the canonical columns (a blank one gets the table), or not text. Nothing is
+        written then; an existing result.md stays as it was.
     """
     if isinstance(rows, (str, ResultRow)) or not isinstance(rows, Sequence):
         # A lone row would fail below with "'ResultRow' object is not iterable".
@@ -691,15 +703,6 @@ def write_experiment(
         )
     if isinstance(gpu, Measurement):
         gpu = gpu.gpu or None
-    if summary and not overwrite and summary_has_row(Path(root), experiment):
-        raise InputError(
-            expected(
-                f"no summary.md row for experiment {experiment} "
-                "(pass overwrite=True to replace it)",
-                "an existing row",
-                where=str(Path(root) / "summary.md"),
-            )
-        )
     record = ResultRecord(
         experiment=experiment,
         title=title,
@@ -718,8 +721,11 @@ def write_experiment(
         verdict=None if verdict is None else str(verdict),
         notes=notes,
     )
-    write_result(Path(root), record, overwrite=overwrite)
     if summary:
-        # Written again, the experiment keeps one summary row: the new one.
-        append_summary(Path(root), record, replace=overwrite)
+        # Both or neither: a summary that refuses the row (no table of its columns, not
+        # text) refuses the result before it is written. Written again, the experiment
+        # keeps one summary row: the new one.
+        log_result(Path(root), record, overwrite=overwrite)
+    else:
+        write_result(Path(root), record, overwrite=overwrite)
     return record

@@ -620,6 +620,9 @@ def measure_ceilings(
     ------
     DeviceError
         Without a CUDA device.
+    FormatError
+        When the cache file is not a ceilings cache, before anything is measured (it is
+        never replaced).
     """
     from kernelopt.bench.timer import Timer, cuda_available
 
@@ -637,6 +640,10 @@ def measure_ceilings(
         cached = load_ceilings(gpu, path=path)
         if cached is not None and _same_sizes(cached, copy_bytes, matmul_n):
             return cached
+    else:
+        # The result is saved into the cache: one that save_ceilings refuses is refused
+        # now, not after the seconds of measurement, which would be lost with the error.
+        _read_cache(ceilings_path() if path is None else Path(path))
     timer = Timer(
         mode="hot",
         device=index,

@@ -15,12 +15,19 @@ read by the tolerant readers of :mod:`kernelopt.experiments`, which try this par
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 from kernelopt._checks import ascii_digits
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked, read_text_and_encoding
+from kernelopt._fileio import (
+    atomic_write_bytes,
+    atomic_write_text,
+    encoding_of,
+    locked,
+    read_text_and_encoding,
+)
 from kernelopt.experiments._validators import check_instance, check_int, check_path
 from kernelopt.experiments.records import (
     MAX_EXPERIMENT,
@@ -37,6 +44,7 @@ __all__ = [
     "append_lesson",
     "append_summary",
     "experiment_dir",
+    "log_result",
     "measurement_rows",
     "parse_result",
     "render_result",
@@ -490,8 +498,9 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     record : ResultRecord
         The outcome; ``record.experiment`` names the folder.
     overwrite : bool, default False
-        Replace an existing result.md. Off by default: a logged result is evidence and
-        is never overwritten by accident. Keyword-only.
+        Replace an existing result.md, in its encoding (a UTF-16 or UTF-32 file after its
+        byte-order mark, or UTF-8 after one, stays so). Off by default: a logged result is
+        evidence and is never overwritten by accident. Keyword-only.
 
     Returns
     -------
@@ -509,7 +518,8 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
 
     Notes
     -----
-    The summary row is not written here: see :func:`append_summary`.
+    The summary row is not written here: see :func:`append_summary`, or
+    :func:`log_result` for both.
     """
     _check_record(record)
     path = experiment_dir(root, record.experiment) / "result.md"
@@ -555,7 +565,8 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
         The plan, any markdown; written as given, with a final newline added when it
         has none.
     overwrite : bool, default False
-        Replace an existing plan.md. Keyword-only.
+        Replace an existing plan.md, in its encoding (as :func:`write_result` does).
+        Keyword-only.
 
     Returns
     -------
@@ -581,7 +592,10 @@ def _write_new(path: Path, text: str, *, overwrite: bool) -> None:
     refused, never one replacing the other."""
     _not_a_folder(path)
     if overwrite:
-        atomic_write_text(path, text)
+        # Written in the encoding of the file it replaces, byte-order mark included, as
+        # the appends keep theirs: a UTF-16 result.md saved by PowerShell stays UTF-16.
+        encoding, start = encoding_of(path)
+        atomic_write_text(path, start + text, encoding=encoding)
         return
     if path.exists():
         raise _exists(path)
@@ -741,26 +755,8 @@ def _rows_of(
     ]
 
 
-def summary_has_row(root: str | Path, experiment: int) -> bool:
-    """Whether ``root/summary.md``'s summary table, the one :func:`append_summary` writes
-    to, holds a row of ``experiment`` (an Exp cell ``7`` or ``exp_7``).
-
-    Parameters
-    ----------
-    root : str or Path
-        The experiments folder.
-    experiment : int
-        The experiment number.
-
-    Returns
-    -------
-    bool
-        False where there is no summary.md or no such table.
-    """
-    path = Path(root) / "summary.md"
-    if not path.is_file():
-        return False
-    text, _ = read_text_and_encoding(path, what="summary.md")
+def _has_row(text: str, experiment: int) -> bool:
+    """Whether the summary table of ``text`` (a summary.md) holds a row of ``experiment``."""
     text = text.removeprefix("\ufeff")
     lines = text.split(_line_ending(text)[-1])
     found = _summary_table(lines)
@@ -828,15 +824,105 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     path = Path(root) / "summary.md"
     _not_a_folder(path)
     with locked(path):
-        # Rewritten in the encoding it was read in: a UTF-16 file stays one.
-        text, encoding = (
-            read_text_and_encoding(path, what="summary.md") if path.exists() else ("", "utf-8")
-        )
-        if not text.lstrip("\ufeff").strip():
-            # A file created empty (``touch``) holds nothing a new table could hurt.
-            text = ("\ufeff" if text.startswith("\ufeff") else "") + _SUMMARY_HEADER
+        text, encoding = _summary_text(path)
         atomic_write_text(path, _with_row(text, record, path, replace=replace), encoding=encoding)
     return path
+
+
+def _summary_text(path: Path) -> tuple[str, str]:
+    """The text of summary.md at ``path`` that a row is added to, and the encoding to
+    write it back in (the one it was read in: a UTF-16 file stays one)."""
+    text, encoding = (
+        read_text_and_encoding(path, what="summary.md") if path.exists() else ("", "utf-8")
+    )
+    if not text.lstrip("\ufeff").strip():
+        # A file created empty (``touch``) holds nothing a new table could hurt.
+        text = ("\ufeff" if text.startswith("\ufeff") else "") + _SUMMARY_HEADER
+    return text, encoding
+
+
+def log_result(root: str | Path, record: ResultRecord, *, overwrite: bool = False) -> Path:
+    """Write ``record`` to ``root/exp_N/result.md`` and its row to ``root/summary.md``:
+    both, or neither.
+
+    :func:`write_result` then :func:`append_summary`, with everything that could refuse
+    the row settled before the result is written: an experiment is never left with a
+    result that no summary row lists, nor a result written again over its old one and
+    then refused its row.
+
+    Parameters
+    ----------
+    root : str or path-like
+        The ``experiments/`` directory; created if missing.
+    record : ResultRecord
+        The outcome; ``record.experiment`` names the folder and the row.
+    overwrite : bool, default False
+        Replace an existing result.md (in its encoding) and put the row in place of the
+        summary table's rows of the experiment. Without it, a result.md or a summary row
+        of the experiment already there is refused. Keyword-only.
+
+    Returns
+    -------
+    Path
+        The result.md written.
+
+    Raises
+    ------
+    InputError
+        As :func:`write_result` and :func:`append_summary` do, and, without
+        ``overwrite``, when the summary table already holds a row of the experiment (its
+        folder removed by hand leaves the row). Nothing has been written then.
+    FormatError
+        When an existing summary.md has no table with every canonical column, or is not
+        text :func:`append_summary` reads. Nothing has been written then.
+
+    Notes
+    -----
+    The whole write holds the lock :func:`append_summary` takes, so no other writer of
+    the summary changes it between the check and the row. Should the summary write itself
+    fail (a full disk), the result is taken back: a new result.md is removed (with the
+    experiment's folder, where this call made it and nothing else is in it), and one
+    written again gets its old bytes back.
+    """
+    check_path(root, "root")
+    _check_record(record)
+    summary = Path(root) / "summary.md"
+    result = experiment_dir(root, record.experiment) / "result.md"
+    _not_a_folder(summary)
+    with locked(summary):
+        current, encoding = _summary_text(summary)
+        if not overwrite and _has_row(current, record.experiment):
+            raise InputError(
+                expected(
+                    f"no summary.md row for experiment {record.experiment} "
+                    "(pass overwrite=True to replace it)",
+                    "an existing row",
+                    where=str(summary),
+                )
+            )
+        # Refused here (no table, another table's columns), the row refuses the result.
+        text = _with_row(current, record, summary, replace=overwrite)
+        folder_made = not result.parent.exists()
+        before = result.read_bytes() if overwrite and result.is_file() else None
+        write_result(root, record, overwrite=overwrite)
+        try:
+            atomic_write_text(summary, text, encoding=encoding)
+        except BaseException:
+            _take_back(result, before, folder_made=folder_made)
+            raise
+    return result
+
+
+def _take_back(result: Path, before: bytes | None, *, folder_made: bool) -> None:
+    """Undo a write of ``result``: put back its ``before`` bytes, or remove the file (and
+    its folder, where ``folder_made`` and nothing else was put in it since)."""
+    if before is not None:
+        atomic_write_bytes(result, before)
+        return
+    result.unlink(missing_ok=True)
+    if folder_made:
+        with contextlib.suppress(OSError):  # not empty: another file went in meanwhile
+            result.parent.rmdir()
 
 
 def append_lesson(root: str | Path, text: str, *, experiment: int | None = None) -> Path:

@@ -178,6 +178,41 @@ def test_an_out_in_a_folder_yet_to_be_made_is_taken_and_made_only_to_write(
         assert code == 0 and out.read_text(encoding="utf-8").count("\n") >= 1
 
 
+_NO_CUDA = "got none (torch.cuda.is_available() is False"
+# What each script that times on a GPU says without one, after the arguments it needs.
+_WITHOUT_CUDA = {
+    "bench_verify": ([], f"bench_verify: Expected a CUDA device, {_NO_CUDA})"),
+    "gather_index_select": ([], f"gather_index_select: Expected a CUDA device, {_NO_CUDA})"),
+    "mla_buffers": ([], f"mla_buffers: Expected a CUDA device, {_NO_CUDA})"),
+    "mla_host_cost": (
+        [],
+        f"mla_host_cost: Expected a CUDA device to time kernel launches on, {_NO_CUDA})",
+    ),
+    "buffers_overhead": (
+        [],
+        f"buffers_overhead: Expected a CUDA device for --device all, {_NO_CUDA}; "
+        "--device cpu times the CPU alone)",
+    ),
+    "mla_decode": (
+        ["--strategies", "naive", "--peers", ""],
+        f"mla_decode: Expected a CUDA device, {_NO_CUDA}; --smoke checks the script on the CPU)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WITHOUT_CUDA))
+def test_a_gpu_benchmark_without_cuda_says_what_it_expected(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # They printed "<script>: needs a CUDA device", unlike every other error of the project.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    args, message = _WITHOUT_CUDA[name]
+    out = tmp_path / "rows.jsonl"
+    code = _run_script(name, [*args, "--out", str(out)], monkeypatch)()  # type: ignore[operator]
+    assert (code, capsys.readouterr().err) == (2, message + "\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_mla_decode_refuses_a_workload_path_it_cannot_write(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

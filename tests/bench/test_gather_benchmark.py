@@ -44,4 +44,4 @@ def test_without_a_gpu_it_says_so(
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr("sys.argv", ["gather_index_select.py"])
     assert _script().main() == 2
-    assert "needs a CUDA device" in capsys.readouterr().err
+    assert "gather_index_select: Expected a CUDA device, got none" in capsys.readouterr().err

@@ -660,3 +660,72 @@ def test_a_commit_asked_of_a_folder_that_is_not_there_is_an_input_error(tmp_path
     (tmp_path / "file.txt").write_text("x\n")
     with pytest.raises(InputError, match=r"file\.txt"):
         environment(tmp_path / "file.txt")
+
+
+@pytest.mark.parametrize(
+    "summary",
+    ["# Experiments\n\nno table yet\n", "| id | change |\r\n|---|---|\r\n| 1 | x |\r\n"],
+)
+def test_an_experiment_the_summary_cannot_list_is_not_written(tmp_path: Path, summary: str) -> None:
+    # result.md was written, then the row refused: an experiment no summary lists.
+    rows = [ResultRow(point="b=32 s=1 t=4096", impl="k", median=50.0, unit="us")]
+    common = dict(rows=rows, correctness="PASS", date="2026-12-05", status="KEPT")
+    (tmp_path / "summary.md").write_bytes(summary.encode())
+    with pytest.raises(FormatError, match=r"summary\.md \[summary\]: Expected a table with"):
+        write_experiment(tmp_path, experiment=3, title="first try", **common)
+    assert (tmp_path / "summary.md").read_bytes() == summary.encode()
+    assert not (tmp_path / "exp_3").exists()
+    # Written again over a logged experiment whose summary lost its table: the old
+    # result stays as it was.
+    (tmp_path / "summary.md").unlink()
+    write_experiment(tmp_path, experiment=3, title="first try", **common)
+    result = (tmp_path / "exp_3" / "result.md").read_bytes()
+    (tmp_path / "summary.md").write_bytes(summary.encode())
+    with pytest.raises(FormatError, match="Expected a table with columns"):
+        write_experiment(tmp_path, experiment=3, title="second try", overwrite=True, **common)
+    assert (tmp_path / "exp_3" / "result.md").read_bytes() == result
+    assert (tmp_path / "summary.md").read_bytes() == summary.encode()
+    # A summary that is not text: the same.
+    (tmp_path / "summary.md").write_bytes(b"| Exp |\xff\n")
+    with pytest.raises(FormatError, match="Expected UTF-8 text"):
+        write_experiment(tmp_path, experiment=3, title="second try", overwrite=True, **common)
+    assert (tmp_path / "exp_3" / "result.md").read_bytes() == result
+    # Without the summary row, the result alone is written as asked.
+    write_experiment(tmp_path, experiment=4, title="no row", summary=False, **common)
+    assert (tmp_path / "exp_4" / "result.md").is_file()
+
+
+def test_rows_cut_short_by_a_full_disk_leave_the_rows_file_as_it_was(tmp_path: Path) -> None:
+    # The write stopped inside a row (here at the file size limit, as on a full disk): the
+    # half row left at the end made read_rows refuse every row of the file.
+    import subprocess
+    import sys
+
+    path = tmp_path / "rows.jsonl"
+    append_rows(path, [BenchRow(op="copy", impl="torch", median=1.0)])
+    before = path.read_bytes()
+    code = f"""
+import resource
+from kernelopt.bench import BenchRow, append_rows
+_, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before) + 100}, hard))
+try:
+    append_rows({str(path)!r}, [BenchRow(op="copy", impl="torch", note="x" * 400)])
+except OSError as error:
+    print(error.errno)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "27", done.stderr  # EFBIG: the write was cut short
+    assert path.read_bytes() == before
+    assert [row.op for row in read_rows(path)] == ["copy"]
+
+
+def test_an_experiment_whose_summary_cannot_be_locked_is_not_written(tmp_path: Path) -> None:
+    # The lock was taken only for the row, after result.md had been written.
+    rows = [ResultRow(point="b=32 s=1 t=4096", impl="k", median=50.0, unit="us")]
+    (tmp_path / "summary.md.lock").mkdir()
+    with pytest.raises(InputError, match="Expected a lock file kernelopt may open"):
+        write_experiment(
+            tmp_path, experiment=3, title="t", rows=rows, status="KEPT", correctness="PASS"
+        )
+    assert not (tmp_path / "exp_3").exists()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kernelopt._errors import InputError
+from kernelopt._errors import FormatError, InputError
 from kernelopt.bench import Ceilings, DeviceState, Timer, measure, measure_ceilings
 from kernelopt.bench._settle import (
     Window,
@@ -175,3 +175,17 @@ def test_settle_settings_are_checked() -> None:
         Timer(settle_tolerance=0.0)
     with pytest.raises(InputError, match="settle_window_ms"):
         Timer(settle_window_ms=float("inf"))
+
+
+def test_a_broken_cache_is_refused_before_the_ceilings_are_measured(
+    fake_gpu: FakeGPUFactory, tmp_path: Path
+) -> None:
+    # With refresh=True the cache was first read to save the result: the seconds of
+    # measurement ended in this error and were lost.
+    gpu = fake_gpu()
+    path = tmp_path / "ceilings.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"ceilings\.json:1"):
+        measure_ceilings(refresh=True, path=path, copy_bytes=1 << 20, matmul_n=256, settle_ms=0)
+    assert gpu.clock_us == 0.0  # nothing ran on the device
+    assert path.read_text(encoding="utf-8") == "{not json"
