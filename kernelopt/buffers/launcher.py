@@ -139,6 +139,17 @@ def _signature_without_scope(fn: Callable[..., object]) -> inspect.Signature | N
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     if params and params[0].kind in positional:
         params = params[1:]
+    elif not params or params[0].kind is not inspect.Parameter.VAR_POSITIONAL:
+        # Every call passes the scope first: such a launcher failed on its first call with
+        # "takes 0 positional arguments but 1 was given", though the caller passed none.
+        name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        raise InputError(
+            expected(
+                "a launcher taking its BufferScope as the first positional parameter",
+                f"{name}{signature}",
+                where="fn",
+            )
+        )
     return signature.replace(parameters=params)
 
 
@@ -196,6 +207,13 @@ def persistent_buffers(
     PersistentLauncher
         Callable as ``launcher(*args, **kwargs)``; exposes ``scope``, ``pool``, ``clear()``.
 
+    Raises
+    ------
+    InputError
+        If ``fn`` is not callable or takes no positional first parameter for its scope,
+        ``on_return`` is none of the three, ``pool`` is not a :class:`BufferPool`, or
+        ``name`` is empty, holds ``/`` or is held by another function's launcher.
+
     Examples
     --------
     >>> import torch
@@ -217,6 +235,7 @@ def persistent_buffers(
     def wrap(f: Callable[Concatenate[BufferScope, P], R]) -> PersistentLauncher[P, R]:
         if not callable(f):
             raise InputError(expected("a callable launcher", type(f).__name__))
+        _signature_without_scope(f)  # refuse a launcher without a scope parameter first
         default = f"{getattr(f, '__module__', None) or 'launcher'}."
         default += getattr(f, "__qualname__", None) or type(f).__name__
         if name is None:

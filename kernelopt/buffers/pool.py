@@ -321,15 +321,43 @@ class BufferPool:
         Parameters
         ----------
         key : BufferKey or tuple
-            The buffer's key, or a plain tuple of its five items.
+            The buffer's key, or a plain tuple of its five items (shape, dtype, device,
+            stream, tag); the shape and device may be spelled as :meth:`get` takes them
+            (``[32, 16]``, ``"cpu"``).
 
         Returns
         -------
         bool
             Whether a buffer was held for the key.
+
+        Raises
+        ------
+        InputError
+            If ``key`` is not a tuple of five items (a tag alone names no buffer), or its
+            shape or device is not one :meth:`get` takes.
         """
+        items = tuple(key) if isinstance(key, (tuple, list)) else ()
+        if len(items) != 5:
+            # tuple("lse") is five letters' worth of nothing: it matched no key, and
+            # discard answered False as if the buffer had gone.
+            raise InputError(
+                expected(
+                    "a BufferKey or a tuple (shape, dtype, device, stream, tag)",
+                    repr(key)[:80],
+                    where="key",
+                )
+            )
+        shape, dtype, device, stream, tag = items
+        # The key the pool holds spells the shape as a tuple and the device as a
+        # torch.device: ((32, 16), float32, "cpu", 0, "lse") would match nothing.
+        normalized = (
+            validate_shape(normalize_shape(shape)),
+            dtype,
+            *device_and_stream(device, stream),
+            tag,
+        )
         with self._lock:
-            entry = self._entries.pop(tuple(key), None)
+            entry = self._entries.pop(normalized, None)
             if entry is None:
                 return False
             self._bytes -= entry.nbytes

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import attrs
 
-from kernelopt._errors import expected
+from kernelopt._errors import CatalogError, expected
 from kernelopt.catalog.model import Kind, relative_path
 from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, SCOPES
 
@@ -35,6 +35,8 @@ __all__ = [
     "entry_path",
     "iter_markdown",
     "iter_misnamed",
+    "make_root",
+    "not_a_folder",
     "relative_path",
     "scan_tree",
 ]
@@ -134,10 +136,11 @@ def _is_regular(path: Path) -> bool:
     """Whether ``path`` is a regular file (reading a named pipe would wait forever).
 
     A file that cannot even be looked at counts as one: reading it then fails, and the
-    reader reports that.
+    reader reports that. So does a link to nothing (its target moved or deleted, or a loop
+    of links): ``is_file`` says False for it, which would drop its entry without a word.
     """
     try:
-        return path.is_file()
+        return path.is_file() or (path.is_symlink() and not path.exists())
     except OSError:
         return True
 
@@ -184,3 +187,30 @@ def classify(root: Path, path: Path) -> Placement | str | None:
         "languages/<language>/{optimizations,anti-patterns}/",
         "/".join(parts),
     )
+
+
+def not_a_folder(root: Path) -> bool:
+    """Whether ``root`` names something other than a folder: a file, or a link to nothing
+    (every check of a path through it answers False)."""
+    return (root.exists() or root.is_symlink()) and not root.is_dir()
+
+
+def make_root(root: Path) -> None:
+    """Create a tree's folder, or say in the catalog's words why it cannot be one (a root
+    that is a file raised the ``FileExistsError`` of ``mkdir``).
+
+    Raises
+    ------
+    CatalogError
+        If ``root`` is a file or a link to nothing, or cannot be created.
+    """
+    if not_a_folder(root):
+        raise CatalogError(expected("a knowledge folder", f"{root} (not a folder)"))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CatalogError(
+            expected(
+                "a knowledge folder that can be created", f"{root} ({error.strerror or error})"
+            )
+        ) from None

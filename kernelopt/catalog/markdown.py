@@ -60,7 +60,7 @@ from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.model import (
     FENCE_RE,
     ID_RE,
-    LINK_RE,
+    TAG_RE,
     Entry,
     Evidence,
     EvidenceRow,
@@ -68,6 +68,7 @@ from kernelopt.catalog.model import (
     Kind,
     Relation,
     SourceType,
+    read_link,
     says_none,
 )
 from kernelopt.catalog.problems import Problem, Severity
@@ -102,8 +103,9 @@ _METADATA = "metadata"
 _TITLE = "title"
 
 _META_RE = re.compile(r"^- (?P<key>[A-Za-z_ ]+?)\s*:\s*(?P<value>.*)$")
+# The tag in any case, as TAG_RE reads it: "- metric: `...`" was a context no query matches.
 _TAGGED_RE = re.compile(
-    r"^(?P<tag>Metric|Shape):\s*`(?P<cond>[^`]+)`\s*(?:(?:—|--|-|:)\s*(?P<note>.*))?$"
+    r"^(?P<tag>(?i:metric|shape))\s*:\s*`(?P<cond>[^`]+)`\s*(?:(?:—|--|-|:)\s*(?P<note>.*))?$"
 )
 # The folders of a knowledge tree that name an entry's kind.
 _KIND_FOLDERS = {kind.folder: kind for kind in Kind}
@@ -366,7 +368,7 @@ def _parse_when(
     for number, text in _bullets(reader, lines, section):
         tagged = _TAGGED_RE.match(text)
         if tagged is None:
-            if text.startswith(("Metric:", "Shape:")):
+            if TAG_RE.match(text):
                 raise reader.error(
                     expected(
                         "'Metric: `name op value` — note' or 'Shape: `...` — note'", repr(text)
@@ -381,7 +383,7 @@ def _parse_when(
         condition = reader.guard(
             partial(parse_condition, tagged.group("cond"), note=note), number, section
         )
-        (triggers if tagged.group("tag") == "Metric" else shapes).append(condition)
+        (triggers if tagged.group("tag").lower() == "metric" else shapes).append(condition)
     if not contexts:
         raise reader.error(
             expected("at least one context bullet before the metric conditions", "none"),
@@ -547,8 +549,8 @@ def _parse_interactions(
     links: list[Interaction] = []
     notes: list[str] = []
     for number, text in items:
-        found = LINK_RE.match(text)
-        if found is None or not ID_RE.match(found.group("target").strip()):
+        link = read_link(text)
+        if link is None:
             reader.warn(
                 expected(
                     "'- `other-id` (relation): note' linking another entry",
@@ -559,19 +561,14 @@ def _parse_interactions(
             )
             notes.append(text)
             continue
-        relation = found.group("relation") or Relation.RELATED.value
+        target, relation, note = link
         if relation not in {r.value for r in Relation}:
             raise reader.error(
                 expected(f"a relation in {', '.join(r.value for r in Relation)}", repr(relation)),
                 number,
                 section,
             )
-        make = partial(
-            Interaction,
-            target=found.group("target").strip(),
-            relation=Relation(relation),
-            note=found.group("note").strip(),
-        )
+        make = partial(Interaction, target=target, relation=Relation(relation), note=note)
         links.append(reader.guard(make, number, section))
     return tuple(links), tuple(notes)
 

@@ -33,6 +33,7 @@ __all__ = [
     "SourceType",
     "flip_note_prefix",
     "interrupted_flip",
+    "read_link",
     "relative_path",
     "slugify",
 ]
@@ -43,11 +44,14 @@ _T = TypeVar("_T")
 _MICRO_AS_U = str.maketrans({"\u00b5": "u", "\u03bc": "u"})
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 FENCE_RE = re.compile(r"^\s*(```|~~~)")
+# The start of a When-to-Apply condition bullet, read in any case ("metric :" too).
+TAG_RE = re.compile(r"^(?i:metric|shape)\s*:")
 # Free text that says an entry has no interactions ("None", "None yet.").
 _NONE_WORDS = frozenset({"none", "none recorded", "none yet", "none known", "n/a"})
-# An Interactions bullet that links another entry: `other-id` (relation): note.
+# An Interactions bullet that links another entry: `other-id` (relation): note (see
+# read_link for the spellings of the relation it takes).
 LINK_RE = re.compile(
-    r"^`(?P<target>[^`]+)`\s*(?:\((?P<relation>[a-z-]+)\))?\s*(?::|—|--|-)\s*(?P<note>.+)$"
+    r"^`(?P<target>[^`]+)`\s*(?:\(\s*(?P<relation>[A-Za-z-]+)\s*\))?\s*(?::|—|--|-)\s*(?P<note>.+)$"
 )
 
 
@@ -84,6 +88,30 @@ class Relation(TextEnum):
     CONFLICTS = "conflicts"  # applying both loses part of one's gain, or breaks something
     ALTERNATIVE = "alternative"  # another route to the same gain
     RELATED = "related"  # worth reading together
+
+
+def read_link(text: str) -> tuple[str, str, str] | None:
+    """The target, relation and note of an Interactions bullet that links another entry
+    (``"`other-id` (relation): note"``, without the ``- ``), or None for free text.
+
+    A known relation is read in any case and with blanks inside its parentheses
+    (``(Requires)``, ``( requires )``): a hand edit that capitalized one had turned the
+    link into a note. Another word keeps the bullet free text, unless it is written as
+    the template writes relations (lower-case, tight): that one is returned, for the
+    reader to refuse as an unknown relation.
+    """
+    found = LINK_RE.match(text)
+    if found is None or not ID_RE.match(found.group("target").strip()):
+        return None
+    target, note = found.group("target").strip(), found.group("note").strip()
+    raw = found.group("relation")
+    if raw is None:
+        return target, Relation.RELATED.value, note
+    relation = raw.lower()
+    tight = text[found.start("relation") - 1] == "(" and text[found.end("relation")] == ")"
+    if relation in {r.value for r in Relation} or (tight and raw == relation):
+        return target, relation, note
+    return None
 
 
 def says_none(text: str) -> bool:
@@ -238,7 +266,18 @@ def _keywords(
 def _prose(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     """Free markdown: non-empty, stripped, balanced code fences, no headings outside them."""
     where = _where(instance, attribute)
-    if not isinstance(value, str) or not value.strip() or value != value.strip() or "\r" in value:
+    if isinstance(value, str) and "\r" in value:
+        # Text pasted from a Windows editor: name the carriage return, not the text's start
+        # (for a flip's reason, that start is the Generalization the reason is added to).
+        at = value.index("\r")
+        raise InputError(
+            expected(
+                "line breaks written as '\\n'",
+                f"a carriage return in {value[max(0, at - 30) : at + 10]!r}",
+                where=where,
+            )
+        )
+    if not isinstance(value, str) or not value.strip() or value != value.strip():
         shown = repr(value[:60]) if isinstance(value, str) else repr(value)
         raise InputError(
             expected("non-empty text without leading or trailing blank space", shown, where=where)
@@ -312,9 +351,8 @@ def _interaction_notes(
                     where=_where(instance, attribute),
                 )
             )
-        found = LINK_RE.match(item)
         # Such a note would be read back as a link to another entry.
-        if found is not None and ID_RE.match(found.group("target").strip()):
+        if read_link(item) is not None:
             raise InputError(
                 expected(
                     "free text that is not a link '`other-id` (relation): note'",
@@ -552,8 +590,8 @@ class Entry:
 
     def __attrs_post_init__(self) -> None:
         for context in self.contexts:
-            # A context reading "Metric: ..." would parse back as a trigger.
-            if context.startswith(("Metric:", "Shape:")):
+            # A context reading "Metric: ..." (in any case) would parse back as a trigger.
+            if TAG_RE.match(context):
                 raise InputError(
                     expected(
                         "a context not starting 'Metric:' or 'Shape:'",

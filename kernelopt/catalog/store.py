@@ -35,6 +35,8 @@ from kernelopt.catalog.layout import (
     classify,
     entry_path,
     iter_markdown,
+    make_root,
+    not_a_folder,
 )
 from kernelopt.catalog.loader import load_tree, read_exact
 from kernelopt.catalog.markdown import parse_entry, render_entry
@@ -132,7 +134,15 @@ class KnowledgeTree:
         Catalog
             The merged catalog; the built-ins alone (or an empty catalog) while the
             tree's folder does not exist.
+
+        Raises
+        ------
+        CatalogError
+            If the root is a file or a link to nothing, not a folder (as
+            :meth:`Catalog.load` says), or in strict mode for problems in the tree.
         """
+        if not_a_folder(self.root):
+            raise CatalogError(expected("a knowledge folder", f"{self.root} (not a folder)"))
         if not self.root.is_dir():
             return Catalog.builtin() if self.with_builtin else Catalog()
         return Catalog.load(self.root, with_builtin=self.with_builtin, strict=strict)
@@ -284,7 +294,7 @@ class KnowledgeTree:
             none and holds markdown outside the entry folders (not a knowledge tree).
         """
         self._check_index_is_ours()
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_root(self.root)
         with locked(self.root):
             return self._refresh_index()
 
@@ -311,7 +321,7 @@ class KnowledgeTree:
         """
         _require(entry, Entry, "entry")
         self._check_index_is_ours()
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_root(self.root)
         with locked(self.root):
             existing = self._tree_ids().get(entry.id)
             if existing is not None:
@@ -383,7 +393,7 @@ class KnowledgeTree:
 
     def _update(self, entry_id: str, change: dict[str, Any]) -> Entry:
         self._check_index_is_ours()
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_root(self.root)
         with locked(self.root):
             path, current = self._find(entry_id)
             try:
@@ -522,7 +532,7 @@ class KnowledgeTree:
                 )
             )
         self._check_index_is_ours()
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_root(self.root)
         with locked(self.root):
             path, current = self._find(entry_id)
             blocks = list(current.evidence)
@@ -568,7 +578,7 @@ class KnowledgeTree:
         """
         _require(interaction, Interaction, "interaction")
         self._check_index_is_ours()
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_root(self.root)
         with locked(self.root):
             path, current = self._find(entry_id)
             kept = tuple(i for i in current.interactions if i.target != interaction.target)
@@ -615,7 +625,7 @@ class KnowledgeTree:
             raise InputError(expected("a reason for the flip", repr(reason), where="reason"))
         wanted = None if to is None else to_enum(Kind, to, "to")
         self._check_index_is_ours()
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_root(self.root)
         with locked(self.root):
             path, current = self._find(entry_id)
             if wanted is not None and current.kind is wanted:

@@ -195,7 +195,8 @@ def _shown(value: object) -> str:
         return repr(value)
     if isinstance(value, str):
         return repr(value) if len(value) <= 80 else repr(value[:77] + "...")
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def require(value: object, kind: type | tuple[type, ...], what: str, *, where: str) -> None:
@@ -224,7 +225,8 @@ def is_file(path: Path) -> bool:
 
 
 def positive_int(value: object, *, where: str) -> int:
-    """``value`` when it is an int >= 1 (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    """``value`` as an int when it is an integer >= 1: a Python or numpy int, not a bool."""
+    # numpy ints are no int subclass, but a k or a limit computed with numpy is one.
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
         raise InputError(expected("an integer >= 1", _shown(value), where=where))
-    return value
+    return int(value)

@@ -66,6 +66,11 @@ _MAX_NAME = 200
 ScalarValue = int | float | bool | str | None | tuple[int | float, ...]
 
 
+def _a(noun: str) -> str:
+    """The article of ``noun`` ("an op name", "a dtype")."""
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
 def _check_name(what: str, value: str, where: str) -> None:
     if not isinstance(value, str) or not value.strip() or len(value) > _MAX_NAME:
         # A name of megabytes would be copied whole into the note that refuses it.
@@ -78,7 +83,9 @@ def _check_name(what: str, value: str, where: str) -> None:
             expected(f"a non-empty {what} of at most {_MAX_NAME} chars", shown, where=where)
         )
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise InputError(expected(f"a {what} without control characters", repr(value), where=where))
+        raise InputError(
+            expected(f"{_a(what)} {what} without control characters", repr(value), where=where)
+        )
     _check_encodable(what, value, where)
 
 
@@ -88,7 +95,9 @@ def _check_encodable(what: str, value: str, where: str) -> None:
     if any("\ud800" <= ch <= "\udfff" for ch in value):
         raise InputError(
             expected(
-                f"a {what} without lone surrogates (\\ud800-\\udfff)", repr(value), where=where
+                f"{_a(what)} {what} without lone surrogates (\\ud800-\\udfff)",
+                repr(value),
+                where=where,
             )
         )
 

@@ -285,6 +285,26 @@ def render_profile_md(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | 
     return "\n".join(out) + "\n"
 
 
+def _refuse_own_source(profile: WorkloadProfile, target: Path) -> None:
+    """Refuse to write over the file ``profile`` was read from: a trace, or a profile
+    written by hand, would be replaced by the profile, and its calls or text lost."""
+    if profile.format == "calls":  # built from Call objects: the source names no file
+        return
+    source = Path(profile.source)
+    try:
+        same = is_file(target) and is_file(source) and source.samefile(target)
+    except OSError:
+        return
+    if same:
+        raise InputError(
+            expected(
+                "a path other than the file the profile was read from",
+                f"{target}, the {profile.format} source (writing would replace it)",
+                where="path",
+            )
+        )
+
+
 def write_profile_md(
     profile: WorkloadProfile, path: str | Path, shortcuts: Sequence[Shortcut] | None = None
 ) -> Path:
@@ -307,11 +327,14 @@ def write_profile_md(
     Raises
     ------
     InputError
-        When an argument is of the wrong type.
+        When an argument is of the wrong type, or ``path`` is the trace or hand-written
+        profile that ``profile`` was read from (writing would replace it).
     """
     target = as_path(path)
     found = _findings(profile, shortcuts)
-    if target.suffix == ".json":
+    _refuse_own_source(profile, target)
+    # The suffix in any case, as `kernelopt inspect` reads one: "x.JSON" is JSON too.
+    if target.suffix.lower() == ".json":
         from kernelopt.workload.serialize import profile_to_json
 
         atomic_write_text(target, profile_to_json(profile, found))
@@ -585,7 +608,7 @@ def parse_profile_md(text: str) -> WorkloadProfile:
         When ``text`` is not a string.
     """
     require(text, str, "markdown text (str)", where="text")
-    lines = _Lines(text)
+    lines = _Lines(text.removeprefix("\ufeff"))  # a byte-order mark is no deviation
     try:
         lines.take(MARKER)
         lines.take("# Workload profile")
@@ -668,6 +691,9 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
         source = str(target)
     else:
         text, source = path_or_text, "<text>"
+    # The byte-order mark a Windows editor saves: before the marker, it sent kernelopt's
+    # own file to the tolerant reader; before a '# Workload profile: op' title, it hid the op.
+    text = text.removeprefix("\ufeff")
     if text.lstrip().startswith(MARKER):
         try:
             return parse_profile_md(text)

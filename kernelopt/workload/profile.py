@@ -538,7 +538,7 @@ class OpProfile:
             If ``k`` is not an int >= 1 or ``by`` is neither.
         """
         if k is not None:
-            positive_int(k, where="k")
+            k = positive_int(k, where="k")
         if by not in ("calls", "time"):
             raise InputError(expected("by='calls' or by='time'", by))
         if by == "calls":
@@ -567,7 +567,7 @@ class OpProfile:
         InputError
             If ``k`` is not an int >= 1.
         """
-        positive_int(k, where="k")
+        k = positive_int(k, where="k")
         calls = sum(s.call_share for s in self.top_shapes(k, by="calls"))
         time = None
         if self.timed:
@@ -952,8 +952,8 @@ def profile_calls(
     InputError
         When ``op`` is not in the calls, or the limits are below 1.
     """
-    positive_int(max_shapes, where="max_shapes")
-    positive_int(max_values, where="max_values")
+    max_shapes = positive_int(max_shapes, where="max_shapes")
+    max_values = positive_int(max_values, where="max_values")
     for name, value in (("op", op), ("source", source)):
         if value is not None:
             require(value, str, "a string or None", where=name)

@@ -44,7 +44,8 @@ from types import TracebackType
 from typing import Any, TypeVar, overload
 
 from kernelopt._errors import DeviceError, InputError, expected
-from kernelopt.workload.calls import _check_name
+from kernelopt.workload._validators import finite_float
+from kernelopt.workload.calls import MAX_DURATION_US, _check_name
 from kernelopt.workload.dtypes import canonical_dtype
 
 __all__ = ["TIMINGS", "Recorder"]
@@ -54,6 +55,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 _SCALARS: dict[Any, str] = {True: "true", False: "false", None: "null"}
+# Every int of smaller magnitude is a finite float. A larger one may be an int no float
+# holds (the trace reader refuses the line, and the call with it) or one str() refuses
+# to write (over 4300 digits: the recorded call itself would raise).
+_FLOAT_SAFE_INT = 2**1023
 
 
 def _dims(shape: Iterable[Any]) -> str:
@@ -72,6 +77,15 @@ def _plain(value: Any) -> Any:
         return str(value)
     item = getattr(value, "item", None)
     return item() if callable(item) else value
+
+
+def _huge_int(value: int) -> float:
+    """An int beyond :data:`_FLOAT_SAFE_INT` as the float it is, or as the infinity of
+    its sign where no float holds it (recorded as a non-finite float is: ``"inf"``)."""
+    number = finite_float(value)
+    if number is not None:
+        return number
+    return math.inf if value > 0 else -math.inf
 
 
 def _strides(value: Any) -> tuple[int, ...] | None:
@@ -437,7 +451,14 @@ class Recorder:
         args : mapping of str to object
             Argument name → value, encoded as a wrapped function's arguments are.
         duration_us : float, optional
-            The call's duration in microseconds.
+            The call's duration in microseconds, a real number in ``[0, 1e12]`` (the
+            bounds the trace reader accepts).
+
+        Raises
+        ------
+        InputError
+            If ``op`` is not a valid op name, ``args`` is not a mapping of str names, or
+            ``duration_us`` is not a number in ``[0, 1e12]``.
         """
         _check_op(op, optional=False)
         if not isinstance(args, Mapping):
@@ -447,16 +468,16 @@ class Recorder:
         parts = self._encode_args([], (), args)
         line = f'{{"op":{json.dumps(op)},"args":{{{parts}}}'
         if duration_us is not None:
-            if (
-                isinstance(duration_us, bool)
-                or not isinstance(duration_us, (int, float))
-                or not math.isfinite(duration_us)
-                or duration_us < 0
-            ):
-                raise InputError(
-                    expected("a duration >= 0 in us", duration_us, where="duration_us")
-                )
-            line += f',"duration_us":{duration_us:.3f}'
+            # The trace reader's own bounds: a call recorded outside them would be written
+            # and then skipped as malformed when read. Any real number (numpy's too).
+            number = finite_float(duration_us)
+            if number is None or not 0 <= number <= MAX_DURATION_US:
+                got: object = duration_us
+                if isinstance(duration_us, int) and abs(duration_us) >= _FLOAT_SAFE_INT:
+                    # repr() of an int over 4300 digits raises instead of showing it.
+                    got = f"an int of {duration_us.bit_length()} bits"
+                raise InputError(expected("a duration in [0, 1e12] us", got, where="duration_us"))
+            line += f',"duration_us":{number:.3f}'
         self._emit(line + "}\n")
 
     # -- encoding ------------------------------------------------------------------------
@@ -484,7 +505,9 @@ class Recorder:
         # for strings, and tensor text cached per (shape, dtype).
         kind = type(value)
         if kind is int:
-            return f"{key}:{value}"
+            if -_FLOAT_SAFE_INT < value < _FLOAT_SAFE_INT:
+                return f"{key}:{value}"
+            return self._encode(key, _huge_int(value))
         if kind is bool or value is None:
             return f"{key}:{_SCALARS[value]}"
         if kind is float:
@@ -501,8 +524,12 @@ class Recorder:
         if isinstance(value, (int, float, str)):  # subclasses (numpy scalars, enums)
             return self._encode(key, _plain(value))
         if isinstance(value, (list, tuple)) and value:
+            if any(_is_numpy_scalar(v) for v in value):
+                # dim=[np.int64(1)] holds the number 1, as k=np.int64(16) holds 16: not a
+                # list of 0-d tensors, nor an argument to leave out.
+                value = [v.item() if _is_numpy_scalar(v) else v for v in value]
             if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-                if all(isinstance(v, int) or math.isfinite(v) for v in value):
+                if all(finite_float(v) is not None for v in value):
                     return f"{key}:[{','.join(json.dumps(_plain(v)) for v in value)}]"
             elif all(getattr(v, "shape", None) is not None and hasattr(v, "dtype") for v in value):
                 inner = ",".join(self._tensor(key, v, v.shape) for v in value)

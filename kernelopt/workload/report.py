@@ -110,7 +110,7 @@ def render_report(profile: WorkloadProfile, shortcuts: Sequence[Shortcut], *, to
     require(shortcuts, (tuple, list), "a sequence of Shortcut", where="shortcuts")
     for item in shortcuts:
         require(item, Shortcut, "a sequence of Shortcut", where="shortcuts")
-    positive_int(top, where="top")
+    top = positive_int(top, where="top")
     head = (
         f"{profile.source} ({profile.format}): {_count(profile.calls, 'call')}, "
         f"{_count(len(profile.ops), 'op')}, "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -202,7 +203,9 @@ def profile_from_json(text: str | bytes) -> WorkloadProfile:
     if not isinstance(text, (str, bytes, bytearray)):
         raise InputError(expected("JSON text (str or bytes)", type(text).__name__, where="text"))
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_once_each)
+    except FormatError:
+        raise
     except (ValueError, RecursionError) as error:
         raise FormatError(expected("JSON text", str(error))) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or "profile" not in data:
@@ -213,3 +216,14 @@ def profile_from_json(text: str | bytes) -> WorkloadProfile:
     if extra:
         raise FormatError(expected("keys schema, profile, shortcuts", sorted(extra)))
     return profile_from_dict(data["profile"])
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice: ``json`` keeps the last value
+    and drops the other without a word, and a hand-edited profile may hold both."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        counts = Counter(key for key, _ in pairs)
+        twice = next(key for key, count in counts.items() if count > 1)
+        raise FormatError(expected("a JSON object with each key once", f"{twice!r} twice"))
+    return data

@@ -299,6 +299,29 @@ def test_the_signature_is_what_callers_pass() -> None:
     assert list(inspect.signature(no_args).parameters) == []
 
 
+def test_a_launcher_without_a_scope_parameter_is_refused_when_decorated() -> None:
+    # It failed on its first call with "takes 0 positional arguments but 1 was given",
+    # though the caller had passed none.
+    def no_params() -> int:
+        return 1
+
+    def keywords_only(*, x: int) -> int:
+        return x
+
+    pool = BufferPool()
+    for fn in (no_params, keywords_only):
+        with pytest.raises(InputError, match="fn: Expected a launcher taking its BufferScope"):
+            persistent_buffers(pool=pool)(fn)
+        with pytest.raises(InputError, match="first positional parameter"):
+            persistent_buffers(fn)
+
+    @persistent_buffers(pool=pool)
+    def star(*args: object) -> int:  # the scope arrives as args[0]
+        return len(args)
+
+    assert star(1, 2) == 3
+
+
 def test_a_structure_that_cannot_be_rebuilt_in_its_type_is_still_returned() -> None:
     class Args(tuple):  # type: ignore[type-arg]
         def __new__(cls, *items: object) -> Args:

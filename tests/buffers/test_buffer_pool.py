@@ -197,6 +197,21 @@ def test_discard_clear_and_reset_stats() -> None:
     )
 
 
+def test_discard_takes_a_key_spelled_as_get_takes_it_and_refuses_a_tag() -> None:
+    # A plain tuple with "cpu" and a list shape matched nothing, and discard("a") read the
+    # tag's letters as a key: both answered False while the buffer stayed held.
+    pool = BufferPool()
+    pool.get((4, 2), F32, "cpu", tag="a")
+    for wrong in ("a", None, ((4, 2), F32, "cpu", "a"), 5):
+        with pytest.raises(InputError, match="key: Expected a BufferKey or a tuple"):
+            pool.discard(wrong)  # type: ignore[arg-type]
+    assert len(pool) == 1
+    assert pool.discard(([4, 2], F32, "cpu", 0, "a")) is True
+    assert len(pool) == 0 and pool.bytes_held == 0
+    with pytest.raises(InputError, match="shape"):
+        pool.discard(((-1,), F32, "cpu", 0, "a"))
+
+
 def test_pool_stats_validate_and_derive() -> None:
     stats = PoolStats(
         hits=3, misses=1, evictions=0, uncached=0, buffers_held=1, bytes_held=8, max_bytes=None

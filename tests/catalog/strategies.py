@@ -18,7 +18,7 @@ from kernelopt.catalog import (
     Relation,
     SourceType,
 )
-from kernelopt.catalog.model import says_none
+from kernelopt.catalog.model import TAG_RE, says_none
 
 # No '#', '|' or '`': those are structure in the template; the validators reject them
 # where they would break it, and the tests for malformed input cover them separately.
@@ -35,7 +35,7 @@ lines = (
     .map(_one_line)
     .filter(lambda t: bool(t) and "<FILL" not in t)
 )
-contexts = lines.filter(lambda t: not t.startswith(("Metric:", "Shape:")))
+contexts = lines.filter(lambda t: not TAG_RE.match(t))  # "metric: ..." would read as a trigger
 ids = st.lists(_WORD, min_size=1, max_size=3).map("-".join)
 keywords = (
     st.lists(_WORD, min_size=1, max_size=3)

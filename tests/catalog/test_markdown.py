@@ -8,8 +8,15 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from kernelopt import FormatError
-from kernelopt.catalog import BUILTIN_ROOT, SECTIONS, Entry, parse_entry, render_entry
+from kernelopt import FormatError, InputError
+from kernelopt.catalog import (
+    BUILTIN_ROOT,
+    SECTIONS,
+    Entry,
+    parse_entry,
+    parse_entry_with_warnings,
+    render_entry,
+)
 from kernelopt.catalog.layout import iter_markdown
 from kernelopt.catalog.markdown import find_placeholders
 
@@ -73,6 +80,35 @@ def test_reader_tolerates_hand_written_variations(entry: Entry) -> None:
         .replace("\n", "\r\n")
     )
     assert parse_entry(loose) == entry
+
+
+@pytest.mark.parametrize("spelling", ["(Complements)", "(COMPLEMENTS)", "( complements )"])
+def test_a_known_relation_is_read_in_any_case_and_spacing(entry: Entry, spelling: str) -> None:
+    # A hand edit that capitalized the relation turned the link into a free-text note: the
+    # entry no longer linked cuda-graphs, and the note moved below the links when written.
+    text = render_entry(entry).replace("(complements)", spelling)
+    entry_read, warnings = parse_entry_with_warnings(text)
+    assert entry_read == entry and warnings == ()
+    # An unknown word stays free text in any spelling but the template's, refused as before.
+    note = render_entry(entry).replace("(complements)", "(Optional)")
+    assert parse_entry(note).interaction_notes == ("`cuda-graphs` (Optional): Both help.",)
+    with pytest.raises(FormatError, match="Expected a relation in requires"):
+        parse_entry(render_entry(entry).replace("(complements)", "(optional)"))
+    # So a note that would be read back as a link is refused as a note.
+    with pytest.raises(InputError, match="free text that is not a link"):
+        make_entry(interaction_notes=(f"`cuda-graphs` {spelling}: Both help.",))
+
+
+@pytest.mark.parametrize(("metric", "shape"), [("metric:", "shape:"), ("METRIC :", "Shape :")])
+def test_a_condition_tag_is_read_in_any_case(entry: Entry, metric: str, shape: str) -> None:
+    # "- metric: `dram_pct > 60`" was kept as a context: no query matched it, and being
+    # canonical text already, lint said nothing.
+    text = render_entry(entry).replace("- Metric:", f"- {metric}").replace("- Shape:", f"- {shape}")
+    assert parse_entry(text) == entry
+    with pytest.raises(FormatError, match="Expected 'Metric: `name op value` — note'"):
+        parse_entry(render_entry(entry).replace("- Metric: `", "- metric: no backticks `"))
+    with pytest.raises(InputError, match="a context not starting 'Metric:' or 'Shape:'"):
+        make_entry(contexts=(f"{metric} `dram_pct > 60`",))
 
 
 def test_no_interactions_is_written_and_read_as_none_recorded(entry: Entry) -> None:

@@ -151,6 +151,18 @@ def test_json_keeps_enums_as_values_and_rejects_extra_keys(entry: Entry) -> None
         entry_from_json("{not json")
 
 
+def test_json_with_a_key_given_twice_is_refused(entry: Entry) -> None:
+    # json keeps the last of two values for one key: the other was dropped without a word.
+    text = json.dumps(entry_to_dict(entry))
+    twice = text.replace('"id": ', '"id": "shadowed-id", "id": ', 1)
+    with pytest.raises(FormatError, match="Expected a JSON object with each key once, got 'id'"):
+        entry_from_json(twice)
+    nested = text.replace('"op": ', '"op": "<", "op": ', 1)
+    with pytest.raises(FormatError, match="got 'op' twice"):
+        entry_from_json(nested)
+    assert entry_from_json(text) == entry
+
+
 def test_public_names_resolve() -> None:
     import kernelopt.catalog as catalog
 

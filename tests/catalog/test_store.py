@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -23,6 +24,7 @@ from kernelopt.catalog import (
     KnowledgeTree,
     SourceType,
     load_tree,
+    new_entry_file,
     parse_entry,
     render_entry,
     render_index,
@@ -243,6 +245,56 @@ def test_flip_moves_the_file_both_ways_and_keeps_the_reason(tmp_path: Path) -> N
     # A built-in entry flipped in a user tree shadows the built-in with the other kind.
     user = tree.flip("hot-l2-timing", reason="Our production path really is L2-resident.")
     assert tree.catalog().get("hot-l2-timing").kind is Kind.OPTIMIZATION == user.kind
+
+
+def test_text_with_windows_line_breaks_is_refused_naming_the_carriage_return(
+    tmp_path: Path,
+) -> None:
+    # The error read "Expected non-empty text without leading or trailing blank space" and
+    # showed the start of the entry's Generalization, which has neither.
+    tree = KnowledgeTree(tmp_path / "knowledge")
+    tree.add(make_entry())
+    before = (tree.root / "optimizations" / "demo-trick.md").read_bytes()
+    carriage = re.escape("Expected line breaks written as '\\n', got a carriage return in ")
+    with pytest.raises(InputError, match="Entry.generalization: " + carriage) as raised:
+        tree.flip("demo-trick", reason="Slower on H200 (exp_9).\r\nAt every batch size.")
+    assert "(exp_9).\\r\\nAt" in str(raised.value)
+    with pytest.raises(InputError, match="Evidence.notes: " + carriage):
+        tree.record_evidence(
+            "demo-trick", _row("b=1"), source_type="local experiment", source="x", notes="a\r\nb"
+        )
+    assert (tree.root / "optimizations" / "demo-trick.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("what", ["file", "link to nothing", "path below a file"])
+def test_a_root_that_is_no_folder_is_a_catalog_error(tmp_path: Path, what: str) -> None:
+    # Writes raised mkdir's FileExistsError or NotADirectoryError, and catalog() on a file
+    # answered with the built-ins alone, as for a tree not made yet.
+    (tmp_path / "a-file").write_text("not a tree\n", encoding="utf-8")
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+    root = {
+        "file": tmp_path / "a-file",
+        "link to nothing": tmp_path / "gone",
+        "path below a file": tmp_path / "a-file" / "knowledge",
+    }[what]
+    tree = KnowledgeTree(root)
+    message = "Expected a knowledge folder"
+    operations = [
+        lambda: tree.record_evidence(
+            "online-softmax", _row("x"), source_type="local experiment", source="x"
+        ),
+        tree.write_index,
+        lambda: tree.add(make_entry()),
+        lambda: tree.flip("online-softmax", reason="r"),
+        lambda: new_entry_file(root, "My Trick", kind="optimization"),
+    ]
+    if what != "path below a file":  # that one does not exist: the built-ins answer alone
+        operations.append(tree.catalog)
+    for operation in operations:
+        with pytest.raises(CatalogError, match=message):
+            operation()
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "not a tree\n"
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_flip_to_a_kind_refuses_an_entry_another_writer_already_flipped(tmp_path: Path) -> None:

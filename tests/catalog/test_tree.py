@@ -281,6 +281,26 @@ def test_a_named_pipe_in_the_tree_is_not_read(tmp_path: Path) -> None:
     assert list(iter_markdown(root)) == []
 
 
+def test_an_entry_linked_to_a_file_that_is_gone_is_an_error(tmp_path: Path) -> None:
+    # A link whose target was moved or deleted (or a loop of links) was skipped without a
+    # word, though the entry it stood for is missing from the catalog.
+    root = tmp_path / "kb"
+    folder = root / "optimizations"
+    folder.mkdir(parents=True)
+    (folder / "moved-away.md").symlink_to(tmp_path / "elsewhere" / "moved-away.md")
+    (folder / "loop-one.md").symlink_to(folder / "loop-two.md")
+    (folder / "loop-two.md").symlink_to(folder / "loop-one.md")
+    problems = [p for p in lint_tree(root) if p.is_error]
+    assert sorted(Path(p.path).name for p in problems) == [
+        "loop-one.md",
+        "loop-two.md",
+        "moved-away.md",
+    ]
+    assert all(p.message.startswith("Expected a readable UTF-8 file, got ") for p in problems)
+    with pytest.raises(CatalogError, match=r"moved-away\.md"):
+        Catalog.load(root)
+
+
 @pytest.mark.parametrize(("ending", "name"), [("\r\n", "CRLF"), ("\r", "CR")])
 def test_lint_warns_about_line_endings_the_canonical_form_does_not_use(
     tmp_path: Path, ending: str, name: str

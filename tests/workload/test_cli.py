@@ -199,3 +199,16 @@ def test_a_profile_written_as_json_is_named_when_given_back(
     err = capsys.readouterr().err
     assert "a workload profile written as JSON, not a trace" in err
     assert "profile_from_json" in err and "workload_profile.md" in err
+
+
+def test_write_refuses_the_trace_itself(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--write` naming the trace replaced the calls with the profile's markdown.
+    trace = tmp_path / "calls.jsonl"
+    trace.write_bytes((data / "mla_decode_calls.jsonl").read_bytes())
+    before = trace.read_bytes()
+    assert cli.main(["inspect", str(trace), "--write", str(trace)]) == 2
+    err = capsys.readouterr().err
+    assert "Expected a path other than the file the profile was read from" in err
+    assert trace.read_bytes() == before

@@ -120,6 +120,16 @@ def test_json_rejects_extra_keys_and_other_documents(data: Path) -> None:
         profile_from_json("{")
 
 
+def test_json_with_a_key_given_twice_is_refused(data: Path) -> None:
+    # json keeps the last of two values for one key: the other was dropped without a word.
+    profile = profile_trace(data / "mla_decode_calls.jsonl")
+    text = json.dumps(json.loads(profile_to_json(profile)))
+    twice = text.replace('"calls": ', '"calls": 999999, "calls": ', 1)
+    with pytest.raises(FormatError, match="Expected a JSON object with each key once, got 'calls'"):
+        profile_from_json(twice)
+    assert profile_from_json(text) == profile
+
+
 def test_a_broken_kernelopt_file_is_read_tolerantly(data: Path) -> None:
     text = render_profile_md(profile_trace(data / "mla_decode_calls.jsonl"))
     broken = text.replace("- Family: mla-decode\n", "")
@@ -437,3 +447,55 @@ def test_the_other_row_of_kernelopts_layout_is_read_tolerantly_too(data: Path) -
     op = read_profile_md(text).op()
     assert op.calls == 10
     assert op.other is not None and (op.other.calls, op.other.call_share) == (2, 0.2)
+
+
+def test_a_path_ending_in_upper_case_json_is_written_as_json(tmp_path: Path, data: Path) -> None:
+    # `kernelopt inspect` reads "X.MD" as markdown; "X.JSON" was written as markdown.
+    profile = profile_trace(data / "mla_decode_calls.jsonl")
+    written = write_profile_md(profile, tmp_path / "PROFILE.JSON")
+    assert profile_from_json(written.read_text()) == profile
+
+
+def test_the_trace_a_profile_was_read_from_is_not_written_over(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writing the profile to its own trace replaced the calls with the profile's text.
+    trace = tmp_path / "calls.jsonl"
+    trace.write_bytes((data / "mla_decode_calls.jsonl").read_bytes())
+    before = trace.read_bytes()
+    profile = profile_trace(trace)
+    for target in (trace, tmp_path / "." / "calls.jsonl"):
+        with pytest.raises(InputError, match="path: Expected a path other than the file"):
+            write_profile_md(profile, target)
+    assert trace.read_bytes() == before
+    # A hand-written profile would lose its prose in the same way.
+    mine = tmp_path / "workload_profile.md"
+    mine.write_text((data / "handwritten_profile.md").read_text())
+    with pytest.raises(InputError, match="the markdown source"):
+        write_profile_md(read_profile_md(mine), mine)
+    # A profile kernelopt wrote may be written again where it is: nothing is lost there.
+    exact = write_profile_md(profile, tmp_path / "exact.md")
+    write_profile_md(read_profile_md(exact), exact)
+    assert read_profile_md(exact) == profile
+    # Profiles made from calls in memory name no file, though their source reads "calls".
+    monkeypatch.chdir(tmp_path)
+    Path("calls").write_text("not a trace\n")
+    calls = [Call(op="f", args=(TensorArg(name="x", shape=(2, 1), dtype="float32"),))]
+    write_profile_md(profile_calls(calls), "calls")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path: Path, data: Path) -> None:
+    # A file saved with a BOM (Windows editors) was read tolerantly when kernelopt wrote it,
+    # and a hand-written one lost its op ('unknown', no signature: size1-axis instead of
+    # size1-reduction).
+    profile = profile_trace(data / "mla_decode_calls.jsonl")
+    path = tmp_path / "workload_profile.md"
+    path.write_text("\ufeff" + render_profile_md(profile), encoding="utf-8")
+    assert read_profile_md(path) == profile
+    assert parse_profile_md("\ufeff" + render_profile_md(profile)) == profile
+    text = "# Workload profile: softmax\n\n| n | Count |\n|---|---|\n| 1 | 900 |\n| 512 | 100 |\n"
+    path.write_text("\ufeff" + text, encoding="utf-8")
+    for source in (path, "\ufeff" + text):
+        read = read_profile_md(source)
+        assert read.op().op == "softmax" and read.op().signature == "softmax"
+        assert "size1-reduction" in {s.rule for s in find_shortcuts(read)}

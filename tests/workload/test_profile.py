@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,23 @@ def test_share_validation() -> None:
 
     with pytest.raises(InputError, match=r"call_share: Expected a number in \[0, 1\]"):
         ShapeStat(args="x", call_share=1.5)
+
+
+def test_counts_computed_with_numpy_are_taken(data: Path, mla: OpProfile) -> None:
+    # np.int64(1) was refused ("Expected an integer >= 1, got a int64"), though a k or a
+    # limit computed with numpy is an integer like any other.
+    import numpy as np
+
+    assert mla.skew(np.int64(1)) == mla.skew(1)
+    assert type(mla.skew(np.int32(2)).k) is int
+    assert mla.top_shapes(np.int64(1), by="time") == mla.top_shapes(1, by="time")
+    trace = data / "mla_decode_calls.jsonl"
+    assert profile_trace(trace, max_shapes=np.int64(2)) == profile_trace(trace, max_shapes=2)
+    wrongs = ((np.int64(0), "an int64"), (np.float64(1.0), "np.float64(1.0)"), (True, "True"))
+    for wrong, shown in wrongs:
+        with pytest.raises(
+            InputError, match=re.escape(f"k: Expected an integer >= 1, got {shown}")
+        ):
+            mla.skew(wrong)
+    with pytest.raises(InputError, match="k: Expected an integer >= 1, got a list"):
+        mla.skew([1])  # type: ignore[arg-type]

@@ -143,7 +143,7 @@ def test_manual_record_append_and_overwrite(tmp_path: Path) -> None:
     fresh.record("g", {})
     fresh.close()
     assert path.read_text() == '{"op":"g","args":{}}\n'
-    with pytest.raises(InputError, match="a duration >= 0"):
+    with pytest.raises(InputError, match=r"a duration in \[0, 1e12\] us"):
         fresh.record("g", {}, duration_us=-1.0)
     with pytest.raises(InputError, match="time in"):
         Recorder(path, time="wall")
@@ -340,6 +340,7 @@ reveal_type(recorder.wrap(g))
     # Without pytest's cache plugin (-p no:cacheprovider) the config has no cache at all.
     store = getattr(request.config, "cache", None)
     cache = store.mkdir("mypy") if store is not None else Path(".mypy_cache")
+    cache.mkdir(parents=True, exist_ok=True)  # a checkout where mypy never ran has none
     config = cache / "empty.ini"
     config.write_text("[mypy]\n")
     out, err, _status = api.run(
@@ -524,3 +525,57 @@ def test_a_recorded_numpy_k_makes_top_k_select_all(tmp_path: Path) -> None:
         topk(torch.zeros(4, 16), np.int64(16))
     found = {s.rule for s in find_shortcuts(profile_trace(tmp_path / "calls.jsonl"))}
     assert "select-all" in found
+
+
+def test_numpy_scalars_in_a_list_are_recorded_as_the_numbers_they_hold(tmp_path: Path) -> None:
+    # dim=[np.int64(1)] was written as a list of 0-d tensors, so the sum signature found
+    # no dim; a tuple mixing np.float32 with ints was left out.
+    path = tmp_path / "calls.jsonl"
+    with Recorder(path) as recorder:
+        recorder.record("sum", {"self": torch.zeros(4, 1), "dim": [np.int64(1)]})
+        recorder.record("f", {"t": (np.float32(1.5), 2)})
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["args"]["dim"] == [1]
+    assert lines[1]["args"]["t"] == [1.5, 2]
+    found = {s.rule for s in find_shortcuts(profile_trace(path, op="sum"))}
+    assert "size1-reduction" in found
+
+
+def test_an_int_no_float_holds_neither_breaks_the_call_nor_loses_it(tmp_path: Path) -> None:
+    # 10**5000 made the recorded function raise (str() of an int over 4300 digits), and
+    # 10**400 was written as an integer the reader refuses, dropping the whole call.
+    path = tmp_path / "calls.jsonl"
+    recorder = Recorder(path)
+
+    @recorder
+    def seeded(x, seed):  # type: ignore[no-untyped-def]
+        return seed != 0
+
+    with recorder:
+        assert seeded(torch.zeros(2, 3), 10**5000)
+        assert seeded(torch.zeros(2, 3), -(10**400))
+        assert seeded(torch.zeros(2, 3), 2**1023 + 1)
+        recorder.record("f", {"big": [1, 10**400]})
+    trace = read_trace(path)
+    assert (trace.records, trace.skipped) == (4, 0)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["args"]["seed"] for line in lines[:3]] == ["inf", "-inf", float(2**1023 + 1)]
+    assert "big" not in lines[3]["args"]  # a list no float holds is left out, as with NaN
+
+
+@pytest.mark.parametrize(
+    "duration",
+    [1e13, 10**400, 10**5000, float("inf"), -1.0, "5", True],
+    ids=["1e13", "400-digits", "5000-digits", "inf", "negative", "str", "bool"],
+)
+def test_a_duration_the_reader_would_refuse_is_refused_when_recorded(
+    tmp_path: Path, duration: object
+) -> None:
+    # 1e13 us was written and then skipped as malformed on reading; 10**400 raised
+    # OverflowError.
+    recorder = Recorder(tmp_path / "calls.jsonl")
+    with pytest.raises(InputError, match=r"duration_us: Expected a duration in \[0, 1e12\] us"):
+        recorder.record("f", {}, duration_us=duration)  # type: ignore[arg-type]
+    recorder.record("f", {}, duration_us=np.float32(2.5))  # any real number, numpy's too
+    recorder.close()
+    assert json.loads((tmp_path / "calls.jsonl").read_text())["duration_us"] == 2.5
