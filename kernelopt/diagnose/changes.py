@@ -143,13 +143,15 @@ class _Base:
 
 
 def _kept(experiment: Experiment | None) -> bool:
-    return experiment is not None and experiment.kept
+    # A planned experiment (a plan and its prototype, not run yet) has no fate to state:
+    # its snapshot is not in the kernel either.
+    return experiment is not None and experiment.attempted and experiment.kept
 
 
 def kept(log: ExperimentLog, number: int) -> bool:
-    """Whether experiment ``number``'s change stayed in the kernel: kept, or its fate not
-    stated, and not failing correctness (a reverted change is not the kernel the next
-    experiment starts from)."""
+    """Whether experiment ``number``'s change stayed in the kernel: attempted, kept or its
+    fate not stated, and not failing correctness (a reverted change is not the kernel the
+    next experiment starts from, and a planned one that has not run is not in it yet)."""
     return _kept(log.experiment(number))
 
 

@@ -20,7 +20,14 @@ from kernelopt.diagnose.model import Action, Evidence
 from kernelopt.diagnose.progress import Progress, analyze
 from kernelopt.experiments.log import Experiment, ExperimentLog, KernelSource, SourceRef
 
-__all__ = ["CatalogLike", "Context", "build_context", "quote"]
+__all__ = ["HOST_LAUNCHER", "MEASUREMENT", "CatalogLike", "Context", "build_context", "quote"]
+
+HOST_LAUNCHER = "the host launcher (the code that allocates the outputs and launches the kernel)"
+"""The data items that read host code miss when the log keeps its kernels alone."""
+
+MEASUREMENT = frozenset({"cuda-event-instrumentation", "roofline-analysis"})
+"""Catalog techniques of measuring a kernel rather than changing it: an experiment tagged
+with one profiled (per-stage times, a roofline); its profile shows in the log, not in code."""
 
 
 class CatalogLike(Protocol):

@@ -25,6 +25,7 @@ __all__ = [
     "Suspect",
     "allocations",
     "complexity",
+    "device_only",
     "find_pattern",
     "guard_present",
     "line_counts",
@@ -604,6 +605,52 @@ def allocations(sources: Iterable[KernelSource]) -> list[Allocation]:
                     )
                 )
     return found
+
+
+def _host_statement(node: ast.stmt) -> bool:
+    """Whether a module-level statement is host code: a function that is not a kernel, a
+    class, or anything that runs other than imports, a docstring and constants."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return not _is_device(node)
+    if isinstance(node, (ast.Import, ast.ImportFrom, ast.Pass)):
+        return False
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return False  # a docstring
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        # ``LOG2E = 1.44``, ``BLOCK: tl.constexpr = 64``: a constant, not a launch.
+        return node.value is not None and any(
+            isinstance(inner, ast.Call) for inner in ast.walk(node.value)
+        )
+    return True
+
+
+def device_only(sources: Iterable[KernelSource]) -> bool:
+    """Whether every one of ``sources`` is Python holding kernels alone (``@triton.jit``
+    functions, imports, constants): no launcher, no host function, nothing run at import.
+
+    Host code that allocates per call cannot be in such sources; a source in another
+    language, or Python that does not parse, may hold host code (False)."""
+    found = False
+    for source in sources:
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is None or any(_host_statement(node) for node in module.body):
+            return False
+        # A launch inside a decorated function is host code too (CuTe DSL's ``@cute.jit``
+        # launcher calls ``kernel(...).launch(grid=...)``; Triton's ``k[grid](...)``).
+        if any(_launch_call(node) for node in ast.walk(module)):
+            return False
+        found = True
+    return found
+
+
+def _launch_call(node: ast.AST) -> bool:
+    """Whether ``node`` launches a kernel: ``k[grid](...)`` or ``....launch(...)``."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return isinstance(func, ast.Subscript) or (
+        isinstance(func, ast.Attribute) and func.attr == "launch"
+    )
 
 
 def _is_allocation(node: ast.AST) -> bool:

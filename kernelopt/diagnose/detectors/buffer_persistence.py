@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 
-from kernelopt.diagnose.context import Context, quote
+from kernelopt.diagnose.context import HOST_LAUNCHER, Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import BufferPersistenceParams
-from kernelopt.diagnose.source import allocations, persistent_buffers
+from kernelopt.diagnose.source import allocations, device_only, persistent_buffers
 
 __all__ = ["detect"]
 
@@ -47,6 +47,14 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
                 _PATHOLOGY,
                 f"The launcher in {paths} allocates no buffer per call: it keeps or takes "
                 f"its buffers ({source.path}:{line}: {quote(text, 80)}).",
+            )
+        if device_only(kernels):
+            # Kernels alone say nothing of what their caller allocates on every call.
+            return not_found(
+                _PATHOLOGY,
+                f"The kernel source read ({paths}) holds kernels only, no host code that "
+                "launches them, so its per-call allocations could not be checked.",
+                [HOST_LAUNCHER],
             )
         return not_found(_PATHOLOGY, f"No per-call allocation shows in the host code of {paths}.")
     per_call = [a for a in found_allocations if not a.per_launch]

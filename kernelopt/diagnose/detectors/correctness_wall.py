@@ -11,11 +11,21 @@ the failures numerical only when one of those shows in the text; otherwise it sa
 points at the failing changes themselves (an attempt that drops needed work fails for
 reasons no precision setting fixes). The generic checks of the suspects are listed only
 when no kernel text could be read: a text that was read and shows none has answered them.
+
+A failure the log states was made on purpose is no failed attempt: a diagnostic that times
+copies of the kernel with a stage removed says its outputs are "wrong by construction"
+or its variants "timing only" (``Correctness: FAIL (the variants are wrong by
+construction; timing only)``). Such a verdict, in the experiment's own result file or its
+devlog entry, neither joins a wall nor breaks one, as an unknown verdict does; a verdict
+that also names a failure of another kind (a clause without those words) still counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import codecs
+import os
+import re
+from collections.abc import Iterator, Sequence
 
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
@@ -25,7 +35,7 @@ from kernelopt.diagnose.source import precision_suspects
 from kernelopt.experiments.log import Experiment, KernelSource
 from kernelopt.experiments.records import Correctness
 
-__all__ = ["detect", "trailing_failures"]
+__all__ = ["deliberate_failure", "detect", "fails_on_purpose", "trailing_failures"]
 
 _PATHOLOGY = Pathology.CORRECTNESS_WALL
 _GENERIC = (
@@ -45,6 +55,125 @@ _GENERIC = (
     ),
     ("bf16-accumulation", "Check accumulators: keep them fp32 and cast once at the store."),
 )
+
+
+# A correctness field: "- Correctness: FAIL (...)", "- **Correctness**: FAIL — ...".
+_VERDICT_FIELD = re.compile(r"^[\s>*_|-]*correct(?:ness)?[\s*_]*:\s*(?P<text>\S.*)$", re.I)
+# The verdict word a field opens with, before its note.
+_LEADING_FAIL = re.compile(r"^[\s*_`]*(?:fail(?:ed|s)?\b|✗|❌|✘)[\s*_`]*[(:—–,-]?\s*", re.I)
+# Words that make a failure deliberate: outputs run only for their timing, or wrong by
+# design in copies made to measure ("the removal variants are wrong by construction").
+# "Wrong by construction" alone may be a design's own flaw ("the merge is wrong by
+# construction: it drops a piece"), so it needs the measuring next to it.
+_TIMING_ONLY = re.compile(r"\btiming[- ]only\b|\bonly for (?:the )?timing\b", re.IGNORECASE)
+_BY_DESIGN = re.compile(
+    r"\bby construction\b|\b(?:deliberately|intentionally)\s+(?:wrong|broken|incorrect)\b"
+    r"|\bwrong on purpose\b",
+    re.IGNORECASE,
+)
+_MEASURING = re.compile(
+    r"\btim(?:ing|ed)\b|\bmeasur\w*|\bdiagnostic\w*|\bablation\w*|\bremov(?:al|ed)\b"
+    r"|\bvariants?\b|\bcop(?:y|ies)\b",
+    re.IGNORECASE,
+)
+_FAILED = re.compile(
+    r"\bfail\w*|\bwrong\b|\bincorrect\b|\bnan\b|\bmismatch\w*|\bbroken\b|\bgarbage\b",
+    re.IGNORECASE,
+)
+# Bytes of an experiment's own result file read for its correctness field.
+_READ_LIMIT = 256 * 1024
+
+
+def fails_on_purpose(statement: str) -> bool:
+    """Whether a FAIL verdict's text says its outputs were wrong on purpose: some clause
+    says so (``timing only``, or ``wrong by construction`` in a verdict about copies,
+    variants or timing), and every clause that names a failure says so (``bf16 partials
+    right; the removal variants are wrong by construction`` is deliberate, ``wrong on the
+    GPU for the tail tile`` is not)."""
+    body = _LEADING_FAIL.sub("", statement.strip(), count=1)
+    clauses = [c for c in body.split(";") if c.strip()]
+    measuring = _MEASURING.search(body) is not None
+
+    def on_purpose(clause: str) -> bool:
+        return bool(_TIMING_ONLY.search(clause) or (measuring and _BY_DESIGN.search(clause)))
+
+    return any(on_purpose(c) for c in clauses) and all(
+        on_purpose(c) or not _FAILED.search(c) for c in clauses
+    )
+
+
+def _read_text(path: str) -> list[str]:
+    """The lines of the text file at ``path`` (its first :data:`_READ_LIMIT` bytes, decoded
+    by its byte-order mark, else as UTF-8), or none when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_READ_LIMIT)
+    except OSError:
+        return []
+    for mark, encoding in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if data.startswith(mark):
+            return data.decode(encoding, "replace").splitlines()
+    return data.decode("utf-8", "replace").lstrip("\ufeff").splitlines()
+
+
+def _readers(experiments: Sequence[Experiment]) -> dict[str, int]:
+    """How many of ``experiments`` were read from each file."""
+    count: dict[str, int] = {}
+    for experiment in experiments:
+        for path in {s.path for s in experiment.sources}:
+            count[path] = count.get(path, 0) + 1
+    return count
+
+
+def _own_files(ctx: Context, experiment: Experiment, shared: dict[str, int]) -> list[str]:
+    """The text files only ``experiment`` was read from (its ``exp_N/result.md``), not the
+    summary or devlog every experiment shares, inside the log; ``shared`` counts the
+    experiments read from each file."""
+    root = os.path.realpath(ctx.log.root)
+    own = []
+    for path in dict.fromkeys(s.path for s in experiment.sources):
+        if shared.get(path, 0) != 1 or not path.lower().endswith((".md", ".txt")):
+            continue
+        full = os.path.realpath(os.path.join(root, path))
+        if full.startswith(root + os.sep):
+            own.append(path)
+    return own
+
+
+def _verdicts(
+    ctx: Context, experiment: Experiment, shared: dict[str, int]
+) -> Iterator[tuple[str, str]]:
+    """The correctness fields stated for ``experiment`` (text, where): in its devlog entry's
+    text, and in the files only it was read from."""
+    for line in experiment.text.splitlines():
+        match = _VERDICT_FIELD.match(line)
+        if match:
+            yield match.group("text"), str(experiment.ref("correctness") or "")
+    for path in _own_files(ctx, experiment, shared):
+        for number, line in enumerate(_read_text(os.path.join(ctx.log.root, path)), start=1):
+            match = _VERDICT_FIELD.match(line)
+            if match:
+                yield match.group("text"), f"{path}:{number}"
+
+
+def deliberate_failure(
+    ctx: Context, experiment: Experiment, shared: dict[str, int] | None = None
+) -> Evidence | None:
+    """Where the log says ``experiment``'s failing outputs were wrong on purpose (a stage
+    removed to time it), or None (see :func:`fails_on_purpose`). ``shared``: how many
+    experiments were read from each file, when already counted."""
+    if experiment.correctness is not Correctness.FAIL:
+        return None
+    readers = shared if shared is not None else _readers(ctx.experiments)
+    for text, where in _verdicts(ctx, experiment, readers):
+        if _FAILED.search(text) and fails_on_purpose(text):
+            return Evidence(quote=quote(text), source=where, experiments=(experiment.number,))
+    return None
 
 
 def trailing_failures(experiments: tuple[Experiment, ...]) -> list[Experiment]:
@@ -94,8 +223,19 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
             "in or out.",
             ["correctness per experiment (PASS/FAIL in summary.md or result.md)"],
         )
-    failures = trailing_failures(experiments)
-    all_failures = [e for e in experiments if e.correctness is Correctness.FAIL]
+    # Diagnostics whose outputs are wrong on purpose are no attempt at a correct kernel:
+    # they neither join nor break a wall.
+    shared = _readers(experiments)
+    on_purpose = [e.number for e in experiments if deliberate_failure(ctx, e, shared) is not None]
+    judged = tuple(e for e in experiments if e.number not in on_purpose)
+    failures = trailing_failures(judged)
+    all_failures = [e for e in judged if e.correctness is Correctness.FAIL]
+    timing_only = (
+        f"; {experiments_text(on_purpose)} fail{'s' if len(on_purpose) == 1 else ''} by "
+        "construction (timing variants), not counted"
+        if on_purpose
+        else ""
+    )
     if len(failures) < params.min_failures:
         detail = (
             f"{len(all_failures)} failure(s) in the log "
@@ -107,7 +247,7 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
             _PATHOLOGY,
             detail
             + f"{len(failures)} among the latest attempts: no wall (needs {params.min_failures} "
-            f"in a row).",
+            f"in a row){timing_only}.",
         )
     numbers = [e.number for e in failures]
     kernels = _wall_kernels(ctx, failures)
@@ -153,11 +293,18 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
         for e in experiments
         if e.attempted and e.correctness is Correctness.UNKNOWN and e.number > numbers[0]
     ]
+    # Nor may it hide the timing variants among them.
+    variants = [n for n in on_purpose if n > numbers[0]]
+    aside = [f"{experiments_text(silent)} record{'s' if len(silent) == 1 else ''} none"] * bool(
+        silent
+    ) + [
+        f"{experiments_text(variants)} fail{'s' if len(variants) == 1 else ''} by construction, "
+        "not counted"
+    ] * bool(variants)
     summary = (
         f"The latest {len(failures)} attempts with a verdict ({experiments_text(numbers)}) "
-        f"all fail correctness ({experiments_text(silent)} "
-        f"record{'s' if len(silent) == 1 else ''} none). "
-        if silent
+        f"all fail correctness ({'; '.join(aside)}). "
+        if aside
         else f"The last {len(failures)} attempts ({experiments_text(numbers)}) all fail "
         "correctness. "
     ) + cause

@@ -7,27 +7,25 @@ pattern (``num_splits``, ``m_i``/``l_i`` running max and sum, ``block_table``, .
 :func:`kernelopt.diagnose.presence.present_in` checks it. Buffer persistence also
 shows the way the buffer-persistence item reads the launcher: a buffer pool, ``out``/
 ``workspace`` parameters, an allocation behind ``is None`` or kept in a cache
-(:func:`kernelopt.diagnose.source.persistent_buffers`), so the two items agree.
+(:func:`kernelopt.diagnose.source.persistent_buffers`), so the two items agree; sources
+that hold kernels alone (:func:`kernelopt.diagnose.source.device_only`) show neither it
+nor its absence, so it is left unchecked and the launcher is named as missing data.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kernelopt.diagnose.context import Context, quote
+from kernelopt.diagnose.context import HOST_LAUNCHER, MEASUREMENT, Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import MissingFundamentalParams
 from kernelopt.diagnose.presence import CODE_PATTERNS, present_in
-from kernelopt.diagnose.source import persistent_buffers
+from kernelopt.diagnose.source import device_only, persistent_buffers
 
 __all__ = ["CODE_PATTERNS", "detect", "present_in"]
 
 _PATHOLOGY = Pathology.MISSING_FUNDAMENTAL
-
-# Techniques of measuring rather than of the kernel: found in profiling lines, not in code.
-_MEASUREMENT = frozenset({"cuda-event-instrumentation", "roofline-analysis"})
-
 
 _BUFFERS = "buffer-persistence"
 
@@ -68,6 +66,13 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
             "has"
         ]
     )
+    # Kernels alone (no launcher) cannot show what the host code does with its buffers.
+    unseen = (
+        {_BUFFERS}
+        if kernels and not persistent_buffers(kernels) and device_only(kernels)
+        else set()
+    )
+    unchecked: list[str] = []
     tried_ids = {tag for e in ctx.experiments for tag in e.tags}
     # Measurement techniques show as profiles in the log rather than in kernel code.
     profiled = ctx.profiled
@@ -86,14 +91,28 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         ):
             present.append(entry_id)
             continue
-        if entry_id in _MEASUREMENT and profiled:
+        if entry_id in MEASUREMENT and profiled:
             present.append(entry_id)
             continue
+        if entry_id in unseen:
+            unchecked.append(entry_id)
+            continue
         absent.append(entry)
+    if unchecked:
+        missing_data.append(HOST_LAUNCHER)
+    unchecked_text = (
+        f" {', '.join(unchecked)} could not be checked: the kernel source read holds kernels "
+        "only, no host code."
+        if unchecked
+        else ""
+    )
     if not absent:
         return not_found(
             _PATHOLOGY,
-            f"Every fundamental of '{family}' is tried or in the kernel ({', '.join(present)}).",
+            f"Every fundamental of '{family}'"
+            + (f" but {', '.join(unchecked)}" if unchecked else "")
+            + f" is tried or in the kernel ({', '.join(present)})."
+            + unchecked_text,
             missing_data,
         )
     names = ", ".join(f"{getattr(e, 'name', e.id)} ({e.id})" for e in absent)
@@ -104,6 +123,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         f"For the {family} family, {names} {'is' if len(absent) == 1 else 'are'} standard, but no "
         f"experiment "
         f"tried {'it' if len(absent) == 1 else 'them'} and the kernel {where} shows no trace."
+        + unchecked_text
     )
     evidence = list(ctx.family_evidence[:2])
     evidence.append(

@@ -4,7 +4,8 @@ Looks at the trailing stall (the recent attempts over which the best improved by
 ``min_gain``) and groups its attempts by axis: a catalog tag they share, a tuning knob they
 all change (``BLOCK_N``), or a distinctive term of their titles (``max_s_q``) other than the
 kernel's own name (``seesaw`` for ``seesaw.py``). An axis with ``min_experiments`` attempts
-is a loop.
+is a loop. The catalog's measuring techniques (CUDA-event instrumentation, the roofline)
+are no axis: profiling again is no variant of an idea.
 
 A knob counts as changed by an attempt when its title names it, or when its value differs
 from the kernel the attempt started from (the knobs of the kept experiments before it): a
@@ -17,7 +18,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from kernelopt.diagnose.context import Context, attempts_text, experiments_text, salient_terms
+from kernelopt.diagnose.context import (
+    MEASUREMENT,
+    Context,
+    attempts_text,
+    experiments_text,
+    salient_terms,
+)
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import RepetitionLoopParams
@@ -67,7 +74,9 @@ def _kernel_names(ctx: Context) -> set[str]:
 
 
 def _axes(experiment: Experiment, knobs: set[str], exclude: set[str]) -> set[tuple[str, str]]:
-    axes = {("tag", tag) for tag in experiment.tags}
+    # Profiling a kernel again (per-stage times, a roofline) is no variant of an idea: it
+    # is what a stalled effort should do before its next change.
+    axes = {("tag", tag) for tag in experiment.tags if tag not in MEASUREMENT}
     axes |= {("knob", name) for name in knobs}
     axes |= {("term", term) for term in salient_terms(experiment.description) - exclude}
     return axes
