@@ -120,7 +120,10 @@ class Parser(argparse.ArgumentParser):
 _ARGPARSE_MESSAGES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (
         re.compile(r"the following arguments are required: (?P<names>.+)"),
-        lambda m: expected(f"the required {m['names']}", "none of them"),
+        # "none of them" of one argument would read as if several were missing.
+        lambda m: expected(
+            f"the required {m['names']}", "none of them" if ", " in m["names"] else "none"
+        ),
     ),
     (
         re.compile(r"argument (?P<arg>\S+): expected one argument"),

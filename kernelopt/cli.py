@@ -90,8 +90,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        # Building the parser imports every subcommand's module, a few hundred ms on a cold
+        # start: a Ctrl-C that lands there is as much the user's act as one in the work.
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("kernelopt: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     handler = getattr(args, "handler", None)
     if handler is None:
         return missing_command(parser)

@@ -204,6 +204,9 @@ def test_learn_writes_a_valid_tree_inside_the_log(
         "CPU (Triton interpreter)" in p.read_text("utf-8") for p in BUILTIN_ROOT.rglob("*.md")
     )
     assert "LEARN" in outputs[STEPS[3]] and "index.md (regenerated)" in outputs[STEPS[6]]
+    # The count of entries step 7 reports is the tree's, in words that agree with it.
+    noun = "entry" if len(written) == 1 else "entries"
+    assert f"   {len(written)} {noun} written here;" in outputs[STEPS[6]]
 
 
 @pytest.mark.slow
@@ -764,6 +767,20 @@ def test_docs_name_every_strategy_that_reads_the_fp8_cache() -> None:
     text = " ".join(MLA_DOC.read_text(encoding="utf-8").split())
     denied = re.findall(r"`(\w+)` kernel[^.]*?which does not read FP8", text)
     assert not set(denied) & readers, denied
+
+
+def test_mla_doc_names_the_strategies_the_benchmark_runs_on_the_fp8_cache() -> None:
+    tree = ast.parse((BENCHMARKS / "mla_decode.py").read_text(encoding="utf-8"))
+    [strategies] = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "FP8_STRATEGIES" for t in node.targets)
+    ]
+    text = " ".join(MLA_DOC.read_text(encoding="utf-8").split())
+    sentence = text[text.index("`--kv fp8` runs the same points") :].split(". ")[0]
+    named = set(re.findall(r"`(\w+)`", sentence[sentence.index("and only") :]))
+    assert set(strategies) <= named, sentence
 
 
 # ---------------------------------------------------------------------------- docs/knowledge

@@ -105,7 +105,8 @@ mine = sorted(
     p.relative_to(S.knowledge).as_posix() for p in S.knowledge.rglob("*.md") if p.name != "index.md"
 )
 builtin = len(Catalog.builtin())
-print(f"   {len(mine)} entries written here; {len(merged)} merged with the {builtin} built-in ones")
+written = f"{len(mine)} entr{'y' if len(mine) == 1 else 'ies'} written here"
+print(f"   {written}; {len(merged)} merged with the {builtin} built-in ones")
 for name in mine:
     print(f"     {name}")
 errors = [p for p in lint_tree(S.knowledge) if p.is_error]

@@ -262,7 +262,8 @@ def _catalog(knowledge: str | None) -> Any:
 
     if knowledge is not None:
         if not Path(knowledge).is_dir():
-            raise InputError(expected("a knowledge tree folder", knowledge, where="--knowledge"))
+            got = f"{knowledge} (a file)" if Path(knowledge).exists() else f"{knowledge} (missing)"
+            raise InputError(expected("a knowledge tree folder", got, where="--knowledge"))
         return Catalog.load(knowledge)
     default = Path("docs/knowledge")
     return Catalog.load(default) if default.is_dir() else Catalog.builtin()

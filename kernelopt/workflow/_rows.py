@@ -30,8 +30,16 @@ def check_rows(rows: Iterable[object], where: str) -> list[BenchRow]:
     return found
 
 
-def one_impl(rows: Sequence[BenchRow], wanted: str | None, prefer: str | None, where: str) -> str:
-    """The implementation to read: ``wanted``, else ``prefer`` if present, else the only one."""
+def one_impl(
+    rows: Sequence[BenchRow],
+    wanted: str | None,
+    prefer: str | None,
+    where: str,
+    *,
+    choose: str = "impl=",
+) -> str:
+    """The implementation to read: ``wanted``, else ``prefer`` if present, else the only one;
+    an error on several names ``choose``, the argument that picks one."""
     impls = list(dict.fromkeys(row.impl for row in rows))
     if wanted is not None:
         if wanted not in impls:
@@ -40,7 +48,9 @@ def one_impl(rows: Sequence[BenchRow], wanted: str | None, prefer: str | None, w
     if prefer is not None and prefer in impls:
         return prefer
     if len(impls) != 1:
-        raise InputError(expected("rows of one implementation (choose one)", impls, where=where))
+        raise InputError(
+            expected(f"rows of one implementation (choose one with {choose})", impls, where=where)
+        )
     return impls[0]
 
 

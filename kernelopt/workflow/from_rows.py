@@ -474,7 +474,7 @@ def profile_from_rows(
     baseline = check_rows(baseline, "baseline")
     if not rows:
         raise InputError(expected("at least one benchmark row", "none", where="rows"))
-    chosen = _one_impl(rows, impl, version, "rows")
+    chosen = _one_impl(rows, impl, version, "rows", choose="--impl (impl=)")
     terms = {} if point is None else _point_terms(point)
     mine = [row for row in rows if row.impl == chosen and config_matches(row.config, terms)]
     if not mine:
@@ -488,7 +488,9 @@ def profile_from_rows(
             )
     previous_rows: list[BenchRow] = []
     if baseline:
-        which = _one_impl(baseline, baseline_impl, None, "baseline")
+        which = _one_impl(
+            baseline, baseline_impl, None, "baseline", choose="--baseline-impl (baseline_impl=)"
+        )
         previous_rows = [row for row in baseline if row.impl == which]
     has = _present(kernel_source, present)
     if catalog is None:

@@ -481,7 +481,8 @@ def learn(
     if _is_builtin(root) and not allow_builtin:
         raise InputError(
             expected(
-                "a user's knowledge tree (the built-in one needs allow_builtin=True)",
+                "a user's knowledge tree (the built-in one needs allow_builtin=True, "
+                "--allow-builtin)",
                 str(root),
                 where="knowledge",
             )

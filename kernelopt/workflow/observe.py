@@ -352,7 +352,9 @@ def _point_terms(point: str) -> dict[str, str]:
         return {k: str(v) for k, v in named[point.strip()].as_dict().items()}
     terms: dict[str, str] = {}
     for key, sep, value in split_terms(point):
-        if not sep or not key:
+        # "s=" has no value, and "s=,h=16" reads as s = "h=16": either would match no row
+        # and be reported as a point the rows lack rather than one mistyped.
+        if not sep or not key or not value or "=" in value:
             raise InputError(
                 expected(
                     f"a point like 'b=32,s=1,t=4096' or a trial name ({', '.join(sorted(named))})",

@@ -243,6 +243,8 @@ def test_python_m_and_the_console_script_behave_alike(args: list[str]) -> None:
         (["no-such-command"], "Expected one of catalog, diagnose, inspect, bench, learn, report"),
         (["learn", "--entry", "x"],
          "kernelopt learn: error: Expected the required --before, --after, got none of them"),
+        (["report", "task"],
+         "kernelopt report task: error: Expected the required FILE.md, got none\n"),
         (["diagnose", ".", "--bogus"],
          "kernelopt diagnose: error: Expected only options that `kernelopt diagnose --help` "
          "lists, got --bogus"),
@@ -326,6 +328,25 @@ def test_an_interrupt_is_one_line_and_exit_130(
     assert cli.main(["diagnose", str(PLATEAU)]) == 130
     err = capsys.readouterr().err
     assert err == "kernelopt diagnose: interrupted\n"
+
+
+def test_an_interrupt_while_the_commands_load_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Loading the subcommands takes a few hundred ms: Ctrl-C lands there as often as later.
+    def interrupted(subparsers: object) -> None:
+        raise KeyboardInterrupt
+
+    from kernelopt.diagnose import _cli as diagnose_cli
+
+    monkeypatch.setattr(diagnose_cli, "register", interrupted)
+    try:
+        code = cli.main(["diagnose", str(PLATEAU)])
+    except KeyboardInterrupt:  # an escaped one would end the test run, not fail this test
+        pytest.fail("Expected exit 130 and one line, got the KeyboardInterrupt's traceback")
+    assert code == 130
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", "kernelopt: interrupted\n")
 
 
 @pytest.mark.parametrize(

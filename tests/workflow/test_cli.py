@@ -143,6 +143,19 @@ def test_learn_exit_codes(capsys: pytest.CaptureFixture[str], runs: Path, knowle
     assert code == 2 and "no file" in err
 
 
+def test_learn_names_the_option_that_allows_the_built_in_tree(
+    capsys: pytest.CaptureFixture[str], runs: Path
+) -> None:
+    from kernelopt.catalog import BUILTIN_ROOT
+
+    shipped = snapshot(BUILTIN_ROOT)
+    argv = ["learn", "--before", str(runs / "v1.jsonl"), "--after", str(runs / "v2.jsonl")]
+    argv += ["--entry", "cuda-graphs", "--knowledge", str(BUILTIN_ROOT), "--dry-run"]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "") and "--allow-builtin" in err, err
+    assert snapshot(BUILTIN_ROOT) == shipped
+
+
 def test_learn_dry_run_predicts_the_real_run_on_host_clock_rows(
     capsys: pytest.CaptureFixture[str], runs: Path, knowledge: Path
 ) -> None:
@@ -222,6 +235,45 @@ def test_report_profile_from_rows_and_devlog(
     assert code == 0 and json.loads(out)[0]["bottleneck"] == "Memory-bound"
     code, _, err = run(capsys, "report", "profile", "--rows", str(runs / "v2.jsonl"))
     assert code == 2 and "--kernel" in err
+
+
+def test_report_profile_names_the_option_that_picks_an_implementation(
+    capsys: pytest.CaptureFixture[str], runs: Path
+) -> None:
+    both = write_rows(runs / "both.jsonl", anchor_row("splits8"), anchor_row("splits16"))
+    code, out, err = run(
+        capsys, "report", "profile", "--rows", str(both), "--kernel", "k", "--version", "v9"
+    )
+    assert (code, out) == (2, "") and "(choose one with --impl (impl=))" in err, err
+    code, out, err = run(
+        capsys,
+        "report",
+        "profile",
+        "--rows",
+        str(runs / "v2.jsonl"),
+        "--kernel",
+        "k",
+        "--version",
+        "splits8",
+        "--baseline",
+        str(both),
+    )
+    assert (code, out) == (2, "")
+    assert "(choose one with --baseline-impl (baseline_impl=))" in err, err
+
+
+@pytest.mark.parametrize(("place", "said"), [("missing", "(missing)"), ("v2.jsonl", "(a file)")])
+def test_report_check_says_what_stands_where_the_knowledge_tree_should(
+    capsys: pytest.CaptureFixture[str], runs: Path, place: str, said: str
+) -> None:
+    task = OptimizationTask(
+        kernel="k", current="v1", new_version="v2", bottleneck="b", optimizations=[Change(what="x")]
+    )
+    (runs / "task.md").write_text(task.render(), encoding="utf-8")
+    argv = ["report", "task", str(runs / "task.md"), "--check", "--knowledge", str(runs / place)]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert f"Expected a knowledge tree folder, got {runs / place} {said}" in err, err
 
 
 def test_report_profile_file_check(

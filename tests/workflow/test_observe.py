@@ -111,6 +111,13 @@ def test_files_select_one_point_and_impl(tmp_path: Path) -> None:
         observe_files(a, b, point="warm")
 
 
+@pytest.mark.parametrize("point", ["s=", "s=,h=16", "b=32 s= t=4096"])
+def test_a_term_without_its_value_is_a_malformed_point(point: str) -> None:
+    rows = [bench_row("v", 80.0, config={"b": 32, "s": 1, "t": 4096, "h": 16})]
+    with pytest.raises(InputError, match="Expected a point like"):
+        select_row(rows, point=point)
+
+
 def test_a_cache_format_left_unstated_is_the_dense_one(tmp_path: Path) -> None:
     # The MLA benchmark writes kv=fp8 for FlashMLA's FP8 cache and nothing for bf16.
     decode = {"b": 32, "s": 1, "t": 4096}
