@@ -1,18 +1,25 @@
-"""Exp 41: the ring kernel merging two-piece sequences itself (exp_41/ring_pair.py, the shipped
-ring.py with PAIR_MERGE) against the shipped kernels with the merge kernel.
+"""Exp 41: the ring kernel merging split sequences itself against the shipped kernels with the
+merge kernel. Variant "pair" (exp_41/ring_pair.py, the shipped ring.py with PAIR_MERGE): two
+pieces a sequence, the second merges. Variant "last" (exp_41/ring_last.py): any piece count,
+the last piece to arrive merges.
 
 On a GPU: correctness first (30 calls on NaN-poisoned outputs and 200 CUDA-graph replays per
 case, against the float64 reference), then six alternating rounds of CUDA-graph medians at
 b=32 s=1 h=16 and on the b=128 h=16 batch. Run from the repository root:
 PYTHONPATH=. python docs/kernels/mla_decode/experiments/exp_41/check_and_time.py
-With --compile-only (no GPU needed): ptxas's report for sm_90a with and without PAIR_MERGE."""
-import importlib.util, json, os, sys
+With --compile-only (no GPU needed): ptxas's report for sm_90a in each mode. --part check or
+--part time runs one half (each compiles a dozen kernel variants: a call of its own keeps
+within a 10-minute limit); the JSONL goes to $OUT/exp41_<part>.jsonl."""
+import functools, importlib.util, json, os, sys
 sys.path.insert(0, "."); sys.path.insert(0, "benchmarks")
 import triton
 from kernelopt.kernels.mla import ring, seesaw as S
 HERE = os.path.dirname(os.path.abspath(__file__))
-sp = importlib.util.spec_from_file_location("ring_pair", os.path.join(HERE, "ring_pair.py"))
-PAIR = importlib.util.module_from_spec(sp); sp.loader.exec_module(PAIR)
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, name + ".py"))
+    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
+    return module
+PAIR, LAST = load("ring_pair"), load("ring_last")
 TUNED = {"SLOTS": ring.SLOTS, "REGS": ring.CONSUMER_REGS, "LOAD_REGS": ring.LOADER_REGS}
 if "--compile-only" in sys.argv:
     from kernelopt.kernels.mla.resources import _gluon_report
@@ -21,13 +28,15 @@ if "--compile-only" in sys.argv:
              "kv_desc": f"tensordesc<bf16[64, 64],{nv}>", "block_table": "*i32", "seqlens": "*i32",
              "units": "*i32", "lse": "*fp32", "o_part": "*fp32", "lse_part": "*fp32", "qk_scale": "fp32",
              "split_offsets": "*i32", "counters": "*i32"}
-    for pm in (False, True):
+    for name, module, pm in (("pair, PAIR_MERGE off", PAIR, False), ("pair", PAIR, True), ("last", LAST, False)):
         for s_q, h_q, causal in ((1, 16, False), (2, 8, True)):
-            r = _gluon_report(PAIR.mla_ring_kernel, typed, s_q=s_q, h_q=h_q, page_size=64, causal=causal,
+            r = _gluon_report(module.mla_ring_kernel, typed, s_q=s_q, h_q=h_q, page_size=64, causal=causal,
                               PAIR_MERGE=pm, **TUNED)
-            print(json.dumps({"PAIR_MERGE": pm, "s_q": s_q, "h_q": h_q, "causal": causal, **r}))
+            print(json.dumps({"variant": name, "s_q": s_q, "h_q": h_q, "causal": causal, **r}), flush=True)
     sys.exit(0)
 import torch
+if not torch.cuda.is_available():
+    sys.exit("check_and_time: Expected a CUDA device, got none (--compile-only runs without one)")
 import mla_decode as B
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from kernelopt.bench import measure
@@ -36,10 +45,11 @@ from kernelopt.kernels.mla.ref import mla_decode_ref
 SHIPPED = S.launch_seesaw
 
 
-def launch_ring_pair(q, kv_cache, block_table, seqlens, units, split_offsets, out, lse, *, o_part,
-                     lse_part, softmax_scale, causal, num_units, has_splits, config, scratch,
-                     counters=None, pairs_only=False):
-    """launch_seesaw's ring path with the variant kernel; two-piece splits merge in the kernel."""
+def launch_variant(mode, q, kv_cache, block_table, seqlens, units, split_offsets, out, lse, *, o_part,
+                   lse_part, softmax_scale, causal, num_units, has_splits, config, scratch,
+                   counters=None, pairs_only=False):
+    """launch_seesaw's ring path with the variant kernel. mode "pair": two-piece splits merge in the
+    kernel (others run the merge kernel); "last": every split merges in the kernel."""
     _, s_q, h_q, _ = q.shape
     assert s_q * h_q <= ring.MAX_ROWS and kv_cache.dtype in (torch.bfloat16, torch.float16)
     page = kv_cache.shape[1]
@@ -50,21 +60,23 @@ def launch_ring_pair(q, kv_cache, block_table, seqlens, units, split_offsets, ou
     kv_desc = TensorDescriptor(flat, [rows_kv, 576], [576, 1], [64, 64], S._LAYOUT)
     q_tma = S.Q_BY_TMA and q.is_contiguous() and q.data_ptr() % 16 == 0
     q_desc = TensorDescriptor(q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [16, 64], S._LAYOUT) if q_tma else kv_desc
-    pair = bool(has_splits and pairs_only and counters is not None)
+    pair = bool(mode == "pair" and has_splits and pairs_only and counters is not None)
+    last = bool(mode == "last" and has_splits and counters is not None)
+    kernel = (LAST if last else PAIR).mla_ring_kernel
     grid = (triton.cdiv(s_q * h_q, 16), num_units)
     with S._scratch(scratch):
-        PAIR.mla_ring_kernel[grid](
+        kernel[grid](
             q, q_desc, kv_cache, kv_desc, block_table, seqlens, units, out, lse, o_arg, lse_arg,
             q.stride(0), q.stride(1), q.stride(2), block_table.stride(0), out.stride(0), out.stride(1),
             out.stride(2), lse.stride(0), lse.stride(1), lse.stride(2), softmax_scale * S.LOG2E,
             split_offsets, counters if counters is not None else units,
             S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma, PAIR_MERGE=pair, num_warps=4, **TUNED)
-    if has_splits and not pair:
+    if has_splits and not (pair or last):
         S.launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
 
 
 def use(variant):
-    S.launch_seesaw = launch_ring_pair if variant == "pair" else SHIPPED
+    S.launch_seesaw = SHIPPED if variant == "shipped" else functools.partial(launch_variant, variant)
 
 
 rows = []
@@ -86,7 +98,7 @@ def check(name, seqlens, s_q, h_q, num_splits, dtype=torch.bfloat16, causal=True
     out = torch.empty(p.b, s_q, h_q, 512, dtype=dtype, device="cuda")
     lse = torch.empty(p.b, h_q, s_q, dtype=torch.float32, device="cuda")
     splits = list(plan.schedule.splits) if plan.schedule is not None else None
-    for variant in ("shipped", "pair"):
+    for variant in ("shipped", "pair", "last"):
         use(variant)
         errs, lerrs, nonfinite = [], [], 0
 
@@ -118,19 +130,29 @@ def check(name, seqlens, s_q, h_q, num_splits, dtype=torch.bfloat16, causal=True
     use("shipped")
 
 
-check("b=32 s=1 h=16 t=4096, 2 pieces", [4096] * 32, 1, 16, 2)
-check("b=32 s=1 h=16 t=4096, scheduler (4 pieces: merge kernel)", [4096] * 32, 1, 16, None)
+PART = sys.argv[sys.argv.index("--part") + 1] if "--part" in sys.argv else "all"
+assert PART in ("check", "time", "all"), PART
 BATCH = {q.name: q for q in B.trial_points(False, False)}["b=128 s=1 h=16 t~4096"].seqlens
-check("b=128 s=1 h=16 t~4096, scheduler", BATCH, 1, 16, None)
-check("mixed lengths 1/17/64/65/4097, 1-2 pieces", [1, 17, 64, 65, 4097, 3000, 129, 4096], 1, 16, [1, 2, 1, 2, 2, 2, 2, 1])
-check("s=2 h=8 causal, 2 pieces", [4097, 17, 4096, 1000], 2, 8, 2)
-check("s=1 h=1, 2 pieces", [4097, 4096, 65], 1, 1, 2)
-check("s=1 h=16 float16, 2 pieces", [4096] * 8, 1, 16, 2, dtype=torch.float16)
+if PART != "time":
+    check("b=32 s=1 h=16 t=4096, 2 pieces", [4096] * 32, 1, 16, 2)
+    check("b=32 s=1 h=16 t=4096, scheduler (4 pieces)", [4096] * 32, 1, 16, None)
+    check("b=4 s=1 h=16 t=4096, 8 pieces", [4096] * 4, 1, 16, 8)
+    check("b=128 s=1 h=16 t~4096, scheduler", BATCH, 1, 16, None)
+    check("mixed lengths 1/17/64/65/4097, 1-2 pieces", [1, 17, 64, 65, 4097, 3000, 129, 4096], 1, 16,
+          [1, 2, 1, 2, 2, 2, 2, 1])
+    check("mixed lengths, 1-5 pieces", [1, 17, 4097, 3000, 129, 4096], 1, 16, [1, 2, 5, 3, 2, 4])
+    check("s=2 h=8 causal, 2 pieces", [4097, 17, 4096, 1000], 2, 8, 2)
+    check("s=1 h=1, 2 pieces", [4097, 4096, 65], 1, 1, 2)
+    check("s=1 h=16 float16, 2 pieces", [4096] * 8, 1, 16, 2, dtype=torch.float16)
 
-for base, counts in {"b=32 s=1 h=16 t=4096": [("scheduler", None, "shipped"), ("2 pieces", 2, "shipped"),
-                                              ("2 pieces merged in kernel", 2, "pair")],
-                     "b=128 s=1 h=16 t~4096": [("scheduler", None, "shipped"), ("scheduler merged in kernel", None, "pair"),
-                                               ("1 piece", 1, "shipped")]}.items():
+TIMED = {
+    "b=32 s=1 h=16 t=4096": [("scheduler", None, "shipped"), ("2 pieces", 2, "shipped"),
+                             ("2 pieces, second merges", 2, "pair"), ("scheduler, last merges", None, "last"),
+                             ("2 pieces, last merges", 2, "last")],
+    "b=128 s=1 h=16 t~4096": [("scheduler", None, "shipped"), ("scheduler, second merges", None, "pair"),
+                              ("scheduler, last merges", None, "last"), ("1 piece", 1, "shipped")],
+}
+for base, counts in ({} if PART == "check" else TIMED).items():
     p = {q.name: q for q in B.trial_points(False, False)}[base]
     x = B.make_inputs(p, "cuda", torch.bfloat16, 5)
     out = torch.empty(p.b, 1, p.h_q, 512, dtype=torch.bfloat16, device="cuda")
@@ -138,6 +160,13 @@ for base, counts in {"b=32 s=1 h=16 t=4096": [("scheduler", None, "shipped"), ("
     plans = {label: (MLADecodePlan(x["seqlens"], s_q=1, h_q=p.h_q, page_size=p.page, softmax_scale=B.SCALE,
                                    dtype=torch.bfloat16, device="cuda", strategy="seesaw", num_splits=n), v)
              for label, n, v in counts}
+    r_o, _ = mla_decode_ref(x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=B.SCALE)
+    for k, (pl, v) in plans.items():
+        # Checked again on the timed inputs, so a timed variant is never a wrong one.
+        use(v); out.fill_(float("nan")); lse.fill_(float("nan"))
+        pl.run(x["q"], x["kv"], x["block_table"], out=out, lse=lse); torch.cuda.synchronize()
+        err = float(torch.nan_to_num((out.double() - r_o).norm() / r_o.norm(), nan=1e9))
+        emit({"point": base, "plan": k, "rel_err": err, "finite": bool(torch.isfinite(out).all())})
     t = {k: [] for k in plans}
     for r in range(6):
         for k in (list(plans) if r % 2 == 0 else list(plans)[::-1]):
@@ -149,5 +178,5 @@ for base, counts in {"b=32 s=1 h=16 t=4096": [("scheduler", None, "shipped"), ("
     first = list(plans)[0]
     emit({"point": base, "graph_medians_us": t,
           "speedup_vs_scheduler": {k: [round(a / b, 4) for a, b in zip(t[first], v)] for k, v in t.items()}})
-with open(os.path.join(os.environ.get("OUT", "/tmp"), "exp41.jsonl"), "w") as f:
+with open(os.path.join(os.environ.get("OUT", "/tmp"), f"exp41_{PART}.jsonl"), "w") as f:
     for r in rows: f.write(json.dumps(r) + "\n")
