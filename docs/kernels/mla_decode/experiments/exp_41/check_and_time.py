@@ -1,7 +1,6 @@
-"""Exp 41: the ring kernel merging split sequences itself against the shipped kernels with the
-merge kernel. Variant "pair" (exp_41/ring_pair.py, the shipped ring.py with PAIR_MERGE): two
-pieces a sequence, the second merges. Variant "last" (exp_41/ring_last.py): any piece count,
-the last piece to arrive merges.
+"""Exp 41: the ring kernel merging two-piece sequences itself (exp_41/ring_pair.py, the shipped
+ring.py with PAIR_MERGE: the second piece merges) against the shipped kernels with the merge
+kernel.
 
 On a GPU: correctness first (30 calls on NaN-poisoned outputs and 200 CUDA-graph replays per
 case, against the float64 reference), then six alternating rounds of CUDA-graph medians at
@@ -19,7 +18,7 @@ def load(name):
     spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, name + ".py"))
     module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
     return module
-PAIR, LAST = load("ring_pair"), load("ring_last")
+PAIR = load("ring_pair")
 TUNED = {"SLOTS": ring.SLOTS, "REGS": ring.CONSUMER_REGS, "LOAD_REGS": ring.LOADER_REGS}
 if "--compile-only" in sys.argv:
     from kernelopt.kernels.mla.resources import _gluon_report
@@ -28,7 +27,7 @@ if "--compile-only" in sys.argv:
              "kv_desc": f"tensordesc<bf16[64, 64],{nv}>", "block_table": "*i32", "seqlens": "*i32",
              "units": "*i32", "lse": "*fp32", "o_part": "*fp32", "lse_part": "*fp32", "qk_scale": "fp32",
              "split_offsets": "*i32", "counters": "*i32"}
-    for name, module, pm in (("pair, PAIR_MERGE off", PAIR, False), ("pair", PAIR, True), ("last", LAST, False)):
+    for name, module, pm in (("pair, PAIR_MERGE off", PAIR, False), ("pair", PAIR, True)):
         for s_q, h_q, causal in ((1, 16, False), (2, 8, True)):
             r = _gluon_report(module.mla_ring_kernel, typed, s_q=s_q, h_q=h_q, page_size=64, causal=causal,
                               PAIR_MERGE=pm, **TUNED)
@@ -48,8 +47,8 @@ SHIPPED = S.launch_seesaw
 def launch_variant(mode, q, kv_cache, block_table, seqlens, units, split_offsets, out, lse, *, o_part,
                    lse_part, softmax_scale, causal, num_units, has_splits, config, scratch,
                    counters=None, pairs_only=False):
-    """launch_seesaw's ring path with the variant kernel. mode "pair": two-piece splits merge in the
-    kernel (others run the merge kernel); "last": every split merges in the kernel."""
+    """launch_seesaw's ring path with the variant kernel: two-piece splits merge in the kernel,
+    others run the merge kernel."""
     _, s_q, h_q, _ = q.shape
     assert s_q * h_q <= ring.MAX_ROWS and kv_cache.dtype in (torch.bfloat16, torch.float16)
     page = kv_cache.shape[1]
@@ -61,8 +60,7 @@ def launch_variant(mode, q, kv_cache, block_table, seqlens, units, split_offsets
     q_tma = S.Q_BY_TMA and q.is_contiguous() and q.data_ptr() % 16 == 0
     q_desc = TensorDescriptor(q.view(-1, 576), [q.numel() // 576, 576], [576, 1], [16, 64], S._LAYOUT) if q_tma else kv_desc
     pair = bool(mode == "pair" and has_splits and pairs_only and counters is not None)
-    last = bool(mode == "last" and has_splits and counters is not None)
-    kernel = (LAST if last else PAIR).mla_ring_kernel
+    kernel = PAIR.mla_ring_kernel
     grid = (triton.cdiv(s_q * h_q, 16), num_units)
     with S._scratch(scratch):
         kernel[grid](
@@ -71,7 +69,7 @@ def launch_variant(mode, q, kv_cache, block_table, seqlens, units, split_offsets
             out.stride(2), lse.stride(0), lse.stride(1), lse.stride(2), softmax_scale * S.LOG2E,
             split_offsets, counters if counters is not None else units,
             S_Q=s_q, H_Q=h_q, PAGE=page, CAUSAL=causal, Q_TMA=q_tma, PAIR_MERGE=pair, num_warps=4, **TUNED)
-    if has_splits and not (pair or last):
+    if has_splits and not pair:
         S.launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
 
 
@@ -98,7 +96,7 @@ def check(name, seqlens, s_q, h_q, num_splits, dtype=torch.bfloat16, causal=True
     out = torch.empty(p.b, s_q, h_q, 512, dtype=dtype, device="cuda")
     lse = torch.empty(p.b, h_q, s_q, dtype=torch.float32, device="cuda")
     splits = list(plan.schedule.splits) if plan.schedule is not None else None
-    for variant in ("shipped", "pair", "last"):
+    for variant in ("shipped", "pair"):
         use(variant)
         errs, lerrs, nonfinite = [], [], 0
 
@@ -140,17 +138,16 @@ if PART != "time":
     check("b=128 s=1 h=16 t~4096, scheduler", BATCH, 1, 16, None)
     check("mixed lengths 1/17/64/65/4097, 1-2 pieces", [1, 17, 64, 65, 4097, 3000, 129, 4096], 1, 16,
           [1, 2, 1, 2, 2, 2, 2, 1])
-    check("mixed lengths, 1-5 pieces", [1, 17, 4097, 3000, 129, 4096], 1, 16, [1, 2, 5, 3, 2, 4])
+    check("mixed lengths, 1-5 pieces (merge kernel)", [1, 17, 4097, 3000, 129, 4096], 1, 16, [1, 2, 5, 3, 2, 4])
     check("s=2 h=8 causal, 2 pieces", [4097, 17, 4096, 1000], 2, 8, 2)
     check("s=1 h=1, 2 pieces", [4097, 4096, 65], 1, 1, 2)
     check("s=1 h=16 float16, 2 pieces", [4096] * 8, 1, 16, 2, dtype=torch.float16)
 
 TIMED = {
     "b=32 s=1 h=16 t=4096": [("scheduler", None, "shipped"), ("2 pieces", 2, "shipped"),
-                             ("2 pieces, second merges", 2, "pair"), ("scheduler, last merges", None, "last"),
-                             ("2 pieces, last merges", 2, "last")],
+                             ("2 pieces, second merges", 2, "pair")],
     "b=128 s=1 h=16 t~4096": [("scheduler", None, "shipped"), ("scheduler, second merges", None, "pair"),
-                              ("scheduler, last merges", None, "last"), ("1 piece", 1, "shipped")],
+                              ("1 piece", 1, "shipped")],
 }
 for base, counts in ({} if PART == "check" else TIMED).items():
     p = {q.name: q for q in B.trial_points(False, False)}[base]
