@@ -19,7 +19,12 @@ Importing this package imports torch; ``import kernelopt`` does not import it.
 from __future__ import annotations
 
 from kernelopt.buffers.graph import CapturedGraph, capture_graph
-from kernelopt.buffers.launcher import OnReturn, PersistentLauncher, persistent_buffers
+from kernelopt.buffers.launcher import (
+    BoundLauncher,
+    OnReturn,
+    PersistentLauncher,
+    persistent_buffers,
+)
 from kernelopt.buffers.out import check_out, resolve_out
 from kernelopt.buffers.pool import BufferPool, default_pool
 from kernelopt.buffers.records import BufferKey, HeldBuffer, PoolStats
@@ -27,6 +32,7 @@ from kernelopt.buffers.scope import BufferScope
 from kernelopt.buffers.stale import StaleRead, StaleReadReport, check_no_stale_reads, poison_
 
 __all__ = [
+    "BoundLauncher",
     "BufferKey",
     "BufferPool",
     "BufferScope",

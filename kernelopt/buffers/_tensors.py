@@ -8,6 +8,7 @@ and leave full validation to the miss path, which runs once per buffer.
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from collections.abc import Callable, Sequence
 from typing import Protocol, TypeAlias
@@ -63,8 +64,10 @@ def normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
     """Return ``shape`` as a plain tuple (no validation; see :func:`validate_shape`)."""
     if type(shape) is tuple:
         return shape
-    if isinstance(shape, int):
+    if isinstance(shape, int):  # a bool too: validate_shape refuses it
         return (shape,)
+    if isinstance(shape, numbers.Integral):  # np.int64(3)
+        return (int(shape),)
     try:
         return tuple(shape)
     except TypeError:  # 2.0, None: no sequence of sizes at all
@@ -78,9 +81,17 @@ _MAX_DIM = 2**63 - 1
 
 
 def validate_shape(shape: tuple[object, ...], *, where: str = "shape") -> tuple[int, ...]:
-    """Check that every entry of ``shape`` is an integer in [0, 2**63 - 1]; return it as ints."""
+    """Check that every entry of ``shape`` is an integer in [0, 2**63 - 1]; return it as ints.
+
+    Any integer type with ``__index__`` passes (``np.int64`` included); a bool does not,
+    though Python reads ``True`` as 1.
+    """
     try:
-        dims = tuple(operator.index(d) for d in shape)  # type: ignore[arg-type]
+        dims = tuple(
+            # True is 1 to Python, not a size: the -1 is reported below.
+            -1 if isinstance(d, bool) else operator.index(d)  # type: ignore[arg-type]
+            for d in shape
+        )
     except TypeError:
         dims = (-1,)  # reported below
     if any(d < 0 for d in dims):

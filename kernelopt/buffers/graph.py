@@ -11,13 +11,14 @@ overwrite its outputs.
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable
 from typing import Generic, TypeVar, cast
 
 import torch
 
 from kernelopt._errors import DeviceError, InputError, expected
-from kernelopt.buffers.launcher import PersistentLauncher
+from kernelopt.buffers.launcher import BoundLauncher, PersistentLauncher
 from kernelopt.buffers.pool import BufferPool
 from kernelopt.buffers.scope import BufferScope
 
@@ -145,16 +146,18 @@ def _checked_input(i: int, new: object, static: torch.Tensor) -> torch.Tensor:
 def _graph_runner(launcher: Callable[..., R]) -> tuple[Callable[..., R], tuple[object, ...]]:
     """The callable to capture for ``launcher``, and what the graph must keep alive.
 
-    A :class:`~kernelopt.buffers.PersistentLauncher`, bare or inside a
-    ``functools.partial`` (how keyword arguments are bound), runs on a scope and pool of
-    its own; any other callable runs as it is.
+    A :class:`~kernelopt.buffers.PersistentLauncher` or a method bound from one
+    (:class:`~kernelopt.buffers.BoundLauncher`), bare or inside a ``functools.partial``
+    (how keyword arguments are bound), runs on a scope and pool of its own; any other
+    callable runs as it is.
     """
     target: object = launcher
     bound_args: tuple[object, ...] = ()
     bound_kwargs: dict[str, object] = {}
-    if isinstance(launcher, functools.partial) and isinstance(launcher.func, PersistentLauncher):
+    persistent_types = (PersistentLauncher, BoundLauncher)
+    if isinstance(launcher, functools.partial) and isinstance(launcher.func, persistent_types):
         target, bound_args, bound_kwargs = launcher.func, launcher.args, launcher.keywords
-    if not isinstance(target, PersistentLauncher):
+    if not isinstance(target, persistent_types):
         return launcher, ()
     persistent = target
     graph_scope = BufferScope(f"{persistent.scope.name}.graph", pool=BufferPool())
@@ -176,8 +179,9 @@ def capture_graph(
     Parameters
     ----------
     launcher : callable
-        A :class:`~kernelopt.buffers.PersistentLauncher` (its captured copy gets a scope
-        and pool of its own) or any callable running CUDA work. Bind keyword arguments
+        A :class:`~kernelopt.buffers.PersistentLauncher` or ``obj.method`` bound from
+        one (its captured copy gets a scope and pool of its own) or any callable running
+        CUDA work. Bind keyword arguments
         with ``functools.partial``; a launcher bound so still gets its own scope.
     *static_inputs
         The arguments captured: CUDA tensors that later inputs are copied into, and
@@ -214,7 +218,7 @@ def capture_graph(
         )
     if len(devices) > 1:
         raise DeviceError(expected("static inputs on one CUDA device", sorted(map(str, devices))))
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 1:
         raise InputError(expected("warmup as an int >= 1", repr(warmup), where="warmup"))
     device = next(iter(devices)) if devices else torch.device("cuda", torch.cuda.current_device())
 

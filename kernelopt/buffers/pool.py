@@ -10,6 +10,7 @@ buffer (see :func:`kernelopt.buffers.check_no_stale_reads`).
 from __future__ import annotations
 
 import itertools
+import numbers
 import threading
 import weakref
 from collections import OrderedDict
@@ -76,9 +77,10 @@ def _new_buffer(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device
 def _check_cap(max_bytes: int | None) -> int | None:
     if max_bytes is None:
         return None
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+    # Integral, not int: a cap computed with numpy (np.int64) is an int all the same.
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral) or max_bytes < 0:
         raise InputError(expected("max_bytes as a non-negative int or None", repr(max_bytes)))
-    return max_bytes
+    return int(max_bytes)
 
 
 class BufferPool:
@@ -179,7 +181,16 @@ class BufferPool:
             The request is not counted; buffers evicted to make room for it stay evicted.
         """
         dev, sid = device_and_stream(device, stream)
-        key = (shape if type(shape) is tuple else normalize_shape(shape), dtype, dev, sid, tag)
+        if type(shape) is not tuple:
+            shape = normalize_shape(shape)
+        # (2.0, 3) and (True, 3) hash and compare equal to (2, 3) and (1, 3): checked
+        # before the lookup, which would hand them that shape's buffer. A loop over
+        # the dims allocates nothing, unlike all() over a generator.
+        for dim in shape:
+            if type(dim) is not int:  # np.int64 becomes int; 2.0 and True are refused
+                shape = validate_shape(shape)
+                break
+        key = (shape, dtype, dev, sid, tag)
         # The hit path, inlined: a lookup and an LRU touch. Single OrderedDict operations
         # are atomic, so hits take no lock; a buffer evicted by another thread between
         # the two steps is still a valid tensor, just no longer persistent.

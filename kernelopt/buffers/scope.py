@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy as copy_module
 import weakref
+from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar, cast
 
 import torch
@@ -25,6 +26,7 @@ from kernelopt.buffers._tensors import (
     normalize_shape,
     storage_ptr,
     storage_refs,
+    validate_shape,
 )
 from kernelopt.buffers.out import resolve_out
 from kernelopt.buffers.pool import BufferPool, _Entry, default_pool
@@ -148,6 +150,8 @@ class BufferScope:
         self._by_ptr: dict[int, tuple[_Key, int]] = {}  # storage address -> (key, serial)
         self._loans: dict[_Key, int] = {}  # key -> serial, returned by the last call
         self._prune_at = _PRUNE_MIN  # len(self._seen) that triggers _forget_evicted
+        # Run by close(): a method's launcher closes its instances' scopes with its own.
+        self._on_close: Callable[[], None] | None = None
 
     @property
     def name(self) -> str:
@@ -227,7 +231,14 @@ class BufferScope:
         if tag is None:
             tag = self.tag(name)
         dev, sid = device_and_stream(device, stream)
-        key = (shape if type(shape) is tuple else normalize_shape(shape), dtype, dev, sid, tag)
+        if type(shape) is not tuple:
+            shape = normalize_shape(shape)
+        # As in BufferPool.get: (2.0, 3) and (True, 3) would hit (2, 3) and (1, 3).
+        for dim in shape:
+            if type(dim) is not int:  # np.int64 becomes int; 2.0 and True are refused
+                shape = validate_shape(shape)
+                break
+        key = (shape, dtype, dev, sid, tag)
         entry = self._pool._acquire(key, name)
         if self._seen.get(key) != entry.serial:
             self._remember(key, entry)
@@ -437,6 +448,8 @@ class BufferScope:
         self._closed = True
         if self._finalizer.detach() is not None:
             self._pool._release_scope(self._name)
+        if self._on_close is not None:
+            self._on_close()
 
     @property
     def closed(self) -> bool:

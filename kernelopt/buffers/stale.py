@@ -13,6 +13,7 @@ buffer at a time to name the culprits.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ import attrs
 import torch
 
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.buffers.launcher import PersistentLauncher
+from kernelopt.buffers.launcher import BoundLauncher, PersistentLauncher
 from kernelopt.buffers.pool import BufferPool
 from kernelopt.buffers.records import HeldBuffer
 from kernelopt.buffers.scope import BufferScope
@@ -306,8 +307,9 @@ def check_no_stale_reads(
     Parameters
     ----------
     launcher : callable
-        A :class:`~kernelopt.buffers.PersistentLauncher`, or any callable together with
-        ``buffers``.
+        A :class:`~kernelopt.buffers.PersistentLauncher`, a method bound from one
+        (``obj.method``, whose instance's scope is poisoned), or any callable together
+        with ``buffers``.
     make_inputs : callable
         ``make_inputs(i)`` returns the positional arguments (tuple or list) of call
         ``i``. Vary shapes across ``i`` if the launcher has shape-dependent paths.
@@ -358,8 +360,10 @@ def check_no_stale_reads(
     >>> report.ok, report.stale[0].culprits
     (False, ('acc (4,) torch.float32',))
     """
-    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
+    # Integral, not int: a count computed with numpy (np.int64) is an int all the same.
+    if isinstance(calls, bool) or not isinstance(calls, numbers.Integral) or calls < 1:
         raise InputError(expected("calls as an int >= 1", repr(calls), where="calls"))
+    calls = int(calls)
     # Checked before the first call: torch.isclose would refuse a bad tolerance only after
     # the launcher ran, and with its own wording.
     for label, tol in (("rtol", rtol), ("atol", atol)):
@@ -378,8 +382,8 @@ def check_no_stale_reads(
     source: BufferPool | BufferScope
     if buffers is not None:
         source = buffers
-    elif isinstance(launcher, PersistentLauncher):
-        source = launcher.scope
+    elif isinstance(launcher, (PersistentLauncher, BoundLauncher)):
+        source = launcher.scope  # a bound method's: the scope of its instance
     else:
         raise InputError(
             expected(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -279,6 +280,12 @@ def _search(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# A number as typed on a command line: ASCII digits, an optional sign, point and exponent.
+# float() also reads other scripts' digits ("８５" is 85) and "1_000" (Python's digit
+# grouping), neither of which a user means as a measurement to compare.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for item in items:
@@ -288,6 +295,10 @@ def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
             number = float(value)
         except ValueError:
             number = math.nan
+        if math.isfinite(number) and not _NUMBER.fullmatch(value.strip()):
+            raise InputError(
+                expected(f"{flag} NAME=NUMBER in ASCII digits, without '_'", repr(item), where=flag)
+            )
         # NaN compares false with everything (the query would answer "nothing"), and no
         # measurement is infinite.
         if not sep or not name or not math.isfinite(number):

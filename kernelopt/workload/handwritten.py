@@ -15,7 +15,9 @@ reader extracts:
   ``<axis> is always <value>``, ``<axis> = <value> in all calls``;
 - a call count from prose (``48,213 calls``).
 
-Everything else is listed in ``notes`` ("not read: ..."); nothing raises.
+Axis values are shape sizes: one that reads as a number but is negative or fractional
+(``b = -3``, ``(32, 1.5)``) is not read, and its note says why. Everything else is listed
+in ``notes`` ("not read: ..."); nothing raises.
 """
 
 from __future__ import annotations
@@ -87,6 +89,15 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+# Why an axis value that reads as a number is not read: every axis is a shape size.
+_NOT_A_SIZE = "a shape size is a non-negative integer"
+
+
+def _is_size(value: float) -> bool:
+    """Whether ``value`` (finite, from :func:`_number`) is a shape size: 0, 1, 2..."""
+    return value >= 0 and value.is_integer()
+
+
 def _split_row(line: str) -> list[str]:
     text = line.strip()
     if text.startswith("|"):
@@ -156,26 +167,39 @@ class _Column:
             self.kind = "unknown"
 
 
-def _shape_cell(text: str, names: list[str]) -> dict[str, float] | None:
+def _shape_cell(text: str, names: list[str], not_sizes: list[str]) -> dict[str, float] | None:
+    """The axes a shape cell spells, or None when a dim is not a number. A dim that is a
+    number but no size (``-1``, ``2.5``) is listed in ``not_sizes`` (``"dim1 = -1"``)."""
+    found = _shape_dims(text, names)
+    if found is None:
+        return None
+    for name, (value, spelled) in found.items():
+        if not _is_size(value):
+            not_sizes.append(f"{name} = {spelled}")
+    return {name: value for name, (value, _spelled) in found.items()}
+
+
+def _shape_dims(text: str, names: list[str]) -> dict[str, tuple[float, str]] | None:
+    """Each axis of a shape cell with its value and its spelling; None for a non-number."""
     cell = text.strip().strip("`")
     pairs = re.findall(rf"{_AXIS_START}({_AXIS})\s*=\s*({_NUM})(?![\d\[])", cell)
     # Dims hold no bracket: each match reads to the next bracket, not to the cell's end.
     tensors = re.findall(rf"{_AXIS_START}({_AXIS})\s*=\s*[\[(]([^\[\]()]*)[\])]", cell)
-    out: dict[str, float] = {}
+    out: dict[str, tuple[float, str]] = {}
     if tensors:
         for name, dims in tensors:
             for i, dim in enumerate(d for d in re.split(r"[,\s]+", dims) if d):
                 value = _number(dim)
                 if value is None:
                     return None
-                out[f"{name}[{i}]"] = value
+                out[f"{name}[{i}]"] = (value, dim)
         return out
     if pairs:
-        for name, value in pairs:
-            number = _number(value)
+        for name, spelled in pairs:
+            number = _number(spelled)
             if number is None:
                 return None
-            out[name] = number
+            out[name] = (number, spelled)
         return out
     inner = re.sub(r"^[\[(]|[\])]$", "", cell)
     parts = [p for p in re.split(r"\s*[,x×]\s*|\s+", inner) if p]
@@ -183,7 +207,11 @@ def _shape_cell(text: str, names: list[str]) -> dict[str, float] | None:
     if not values or any(v is None for v in values):
         return None
     labels = names if len(names) == len(values) else [f"dim{i}" for i in range(len(values))]
-    return {label: v for label, v in zip(labels, values, strict=True) if v is not None}
+    return {
+        label: (v, part)
+        for label, v, part in zip(labels, values, parts, strict=True)
+        if v is not None
+    }
 
 
 class _ValueAcc:
@@ -248,8 +276,10 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
     while end < len(lines) and lines[end].strip().startswith("|"):
         end += 1
     header = _split_row(lines[start])
-    body = [_split_row(line) for line in lines[start + 1 : end]]
-    body = [row for row in body if not _is_separator(row)]
+    # Each row with its line number: the separator row is dropped from the body, so the
+    # position in the body is no line number.
+    body = [(index + 1, _split_row(lines[index])) for index in range(start + 1, end)]
+    body = [(number, row) for number, row in body if not _is_separator(row)]
     columns = [_Column(h) for h in header]
     counts = [c for c in columns if c.kind == "count"]
     shaped = any(c.kind in ("axis", "shape") for c in columns)
@@ -275,9 +305,11 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
             "(no shape and count/percent columns recognized)"
         )
         return end
-    for offset, cells in enumerate(body):
+    for number, cells in body:
         row: dict[str, Any] = {"axes": {}, "label": []}
         bad = []
+        # Numbers that are no shape size ("-3", "1.5"): not read, as malformed cells are.
+        not_sizes: list[str] = []
         # A row of the remaining shapes ("| other | - | 1000 |") holds calls the shares
         # are taken of; its shape cells name it instead of giving sizes.
         other = any(
@@ -297,12 +329,19 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                 if value is None:
                     bad.append(column.header)
                     continue
+                if not _is_size(value):
+                    not_sizes.append(f"{column.names[0]} = {cell.strip('`*_ ')}")
+                    continue
                 row["axes"][column.names[0]] = value
                 row["label"].append(f"{column.names[0]}={cell.strip('` ')}")
             elif column.kind == "shape":
-                parsed = _shape_cell(cell, column.names)
+                wrong: list[str] = []
+                parsed = _shape_cell(cell, column.names, wrong)
                 if parsed is None:
                     bad.append(column.header)
+                    continue
+                if wrong:
+                    not_sizes += wrong
                     continue
                 row["axes"].update(parsed)
                 row["label"].append(cell.strip("` "))
@@ -326,13 +365,15 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                     row["time"] = value * scale
                     row["per_call"] = column.per_call
         if bad:
-            notes.append(f"line {start + 2 + offset}: not read: cells under {', '.join(bad)}")
+            notes.append(f"line {number}: not read: cells under {', '.join(bad)}")
+        if not_sizes:
+            notes.append(f"line {number}: not read: {', '.join(not_sizes)} ({_NOT_A_SIZE})")
         if (row["axes"] or other) and (
             "calls" in row or "pct" in row or "time" in row or "tpct" in row
         ):
             draft.rows.append(row)
-        elif not bad:
-            notes.append(f"line {start + 2 + offset}: not read: row without shape or count")
+        elif not bad and not not_sizes:
+            notes.append(f"line {number}: not read: row without shape or count")
     return end
 
 
@@ -473,12 +514,17 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
     )
 
 
-def _statement(line: str, draft: _OpDraft) -> bool:
+def _statement(line: str, draft: _OpDraft, not_sizes: list[str]) -> bool:
+    """Read the axis statements of ``line`` into ``draft``; whether any was read. A value
+    that is a number but no shape size is listed in ``not_sizes`` (``"s_q = -1"``)."""
     found = False
     for match in _STATEMENT.finditer(line):
         value, p = _number(match.group("value")), _number(match.group("pct"))
         tp = _number(match.group("tpct")) if match.group("tpct") else None
         if value is None or p is None or not 0 <= p <= 100:
+            continue
+        if not _is_size(value):
+            not_sizes.append(f"{match.group('axis')} = {match.group('value')}")
             continue
         draft.statements.append(
             (match.group("axis"), value, p / 100, None if tp is None else tp / 100)
@@ -488,7 +534,9 @@ def _statement(line: str, draft: _OpDraft) -> bool:
         axis = match.group("axis1") or match.group("axis2") or match.group("axis3")
         raw = match.group("value1") or match.group("value2") or match.group("value3")
         value = _number(raw)
-        if value is not None:
+        if value is not None and not _is_size(value):
+            not_sizes.append(f"{axis} = {raw}")
+        elif value is not None:
             draft.statements.append((axis, value, 1.0, None))
             found = True
     return found
@@ -533,7 +581,10 @@ def _read(text: str, source: str) -> WorkloadProfile:
             i += 1
             continue
         plain = re.sub(r"[`*]", "", line)
-        read = _statement(plain, current)
+        not_sizes: list[str] = []
+        read = _statement(plain, current, not_sizes)
+        if not_sizes:
+            notes.append(f"line {i + 1}: not read: {', '.join(not_sizes)} ({_NOT_A_SIZE})")
         total = _TOTAL.search(plain)
         if total and current.total_calls is None:
             n = _number(total.group("n"))
@@ -545,7 +596,7 @@ def _read(text: str, source: str) -> WorkloadProfile:
                 read = True
         # A claim is a digit and a "%", "=" or "calls" on one line (in either order).
         claim = ("%" in plain or "=" in plain or "calls" in plain) and _DIGIT.search(plain)
-        if not read and claim:
+        if not read and claim and not not_sizes:
             notes.append(f"line {i + 1}: not read: {line[:100]}")
         i += 1
     ops = []

@@ -8,6 +8,11 @@ as text) and, in recent versions, ``"Input Strides"`` (kept as ``TensorArg.strid
 Inputs are named from the op's ATen schema for the ops kernelopt knows (``aten::topk`` →
 ``self, k, dim, largest, sorted``), else ``arg0``, ``arg1``...
 
+Other tools write an op as a pair of ``"ph": "B"`` (begin) and ``"ph": "E"`` (end) events
+instead; each pair is read as one complete event, an ``E`` closing the latest open ``B`` of
+its thread (``pid``, ``tid``), and the notes count the ``E`` events that close nothing and
+the ``B`` events never closed.
+
 Durations: the host time of the op event, or, when the trace holds GPU kernel events
 (``cat: "kernel"``), the summed time of the kernels each op launched, itself or through the
 ops nested inside it (matched by ``"External id"``). Reading is plain JSON: torch is not
@@ -360,6 +365,71 @@ def _event_times(event: Mapping[str, Any]) -> tuple[float, float]:
     return ts, parse_duration(event.get("dur"), where="dur")
 
 
+def _span(begin: Mapping[str, Any], end: Mapping[str, Any]) -> object:
+    """The duration from a ``B`` event to its ``E`` event: a number when both carry a finite
+    ``ts``, else what :func:`_event_times` reports (the ``B``'s own ``ts`` is checked there)."""
+    start, stop = finite_float(begin.get("ts")), finite_float(end.get("ts"))
+    if start is None:
+        return 0.0  # _event_times refuses the B event's ts
+    if stop is None:
+        return f"the end event's ts {end.get('ts')!r}"
+    return stop - start  # an end before the begin is refused as a negative duration
+
+
+def _complete(begin: Mapping[str, Any], end: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``B``/``E`` pair as one ``X`` event: the begin's fields, the duration between the
+    two, and the end's ``args`` merged over the begin's (the Chrome trace format's rule)."""
+    event = dict(begin)
+    event["ph"] = "X"
+    event["dur"] = _span(begin, end)
+    for key in ("name", "cat"):  # optional on the begin when the end gives them
+        if key not in event and key in end:
+            event[key] = end[key]
+    begin_args, end_args = begin.get("args"), end.get("args")
+    if isinstance(end_args, dict):
+        event["args"] = {**begin_args, **end_args} if isinstance(begin_args, dict) else end_args
+    return event
+
+
+def _pair_begin_end(events: list[Any]) -> tuple[list[Any], int, int]:
+    """``events`` with each ``B``/``E`` pair replaced by one ``X`` event at the ``B``'s
+    index (the ``E`` is left, and skipped as other phases are), and the number of ``E``
+    events that closed no ``B`` and of ``B`` events of read categories never closed.
+
+    On one thread (``pid``, ``tid``), an ``E`` closes the latest ``B`` still open, so
+    nested pairs close inside out. The list is copied only when a pair is found.
+    """
+    paired: list[Any] | None = None
+    open_begins: dict[tuple[Any, Any], list[int]] = {}
+    stray_ends = 0
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            continue
+        phase = event.get("ph")
+        if phase != "B" and phase != "E":
+            continue
+        thread = (_hashable(event.get("pid")), _hashable(event.get("tid")))
+        if phase == "B":
+            open_begins.setdefault(thread, []).append(index)
+            continue
+        stack = open_begins.get(thread)
+        if not stack:
+            stray_ends += 1
+            continue
+        begin = stack.pop()
+        if paired is None:
+            paired = list(events)
+        paired[begin] = _complete(events[begin], event)
+    read = _OP_CATEGORIES + _KERNEL_CATEGORIES
+    unended = sum(
+        1
+        for stack in open_begins.values()
+        for index in stack
+        if str(events[index].get("cat", "")).lower() in read
+    )
+    return (events if paired is None else paired), stray_ends, unended
+
+
 def _parents(
     events: Sequence[Mapping[str, Any]], ops: list[int], times: Mapping[int, tuple[float, float]]
 ) -> dict[int, int]:
@@ -419,6 +489,11 @@ def _device_times(
     return total, bad
 
 
+def _events(count: int, phase: str) -> str:
+    """``"1 'E' event"``, ``"2 'E' events"``."""
+    return f"{count} {phase!r} event{'' if count == 1 else 's'}"
+
+
 def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace:
     """Build a :class:`~kernelopt.workload.calls.Trace` from a decoded Chrome trace.
 
@@ -445,6 +520,15 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
     unshaped = 0
     problems = 0
     notes: list[str] = []
+    # Begin/end pairs become complete events, so ops and kernels traced either way count.
+    events, stray_ends, unended = _pair_begin_end(events)
+    if stray_ends:
+        notes.append(
+            f"skipped {_events(stray_ends, 'E')} without an open 'B' event on the same thread"
+        )
+    if unended:
+        what = "an op or kernel" if unended == 1 else "ops or kernels"
+        notes.append(f"skipped {_events(unended, 'B')} ({what}) without an 'E' event to end")
 
     def reject(index: int, name: object, error: KernelOptError) -> None:
         nonlocal problems
@@ -469,7 +553,7 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
             reject(index, event.get("name"), error)
             continue
         ops.append(index)
-    read = len(ops) + problems
+    read = len(ops) + problems + unended
     parent = _parents(events, ops, times)
     device, bad_kernels = _device_times(events, ops, parent) if time != "host" else (None, 0)
     if time == "device" and device is None:
@@ -538,7 +622,7 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
         format="torch-profiler",
         groups=groups,
         records=read + unshaped,
-        skipped=problems + (unshaped if ops else 0),
+        skipped=problems + unended + (unshaped if ops else 0),
         notes=notes,
     )
 

@@ -207,3 +207,27 @@ def test_a_launcher_bound_with_partial_is_captured_on_buffers_of_its_own() -> No
         assert len(graph_scope.buffers()) == 1 and scale.scope.buffers() == []
     plain = functools.partial(torch.mul, other=2.0)
     assert _graph_runner(plain) == (plain, ())
+
+
+def test_a_method_bound_to_its_instance_is_captured_on_buffers_of_its_own() -> None:
+    from kernelopt.buffers.graph import _graph_runner
+
+    pool = BufferPool()
+
+    class Scaler:
+        def __init__(self, factor: float) -> None:
+            self.factor = factor
+
+        @persistent_buffers(pool=pool)
+        def run(buffers: BufferScope, self: Scaler, x: torch.Tensor) -> torch.Tensor:  # noqa: N805
+            out = buffers.resolve_out(None, x.shape, x.dtype, x.device)
+            return torch.mul(x, self.factor, out=out)
+
+    scaler = Scaler(3.0)
+    for launcher in (scaler.run, functools.partial(scaler.run)):
+        run, keep_alive = _graph_runner(launcher)
+        assert run(torch.ones(2)).tolist() == [3.0, 3.0]
+        (graph_scope,) = keep_alive
+        assert isinstance(graph_scope, BufferScope) and graph_scope.pool is not pool
+        assert graph_scope.name == f"{scaler.run.scope.name}.graph"
+        assert len(graph_scope.buffers()) == 1 and scaler.run.scope.buffers() == []

@@ -334,3 +334,156 @@ def test_a_structure_that_cannot_be_rebuilt_in_its_type_is_still_returned() -> N
 
     result = pair(torch.ones(2))
     assert isinstance(result, tuple) and result[0].tolist() == [1.0, 1.0] and result[1] == 1
+
+
+# -- methods: one scope per instance ---------------------------------------------------
+
+
+def make_layer_class(pool: BufferPool, name: str | None = None) -> type:
+    class Layer:
+        """A layer whose output size is fixed per instance."""
+
+        def __init__(self, width: int) -> None:
+            self.width = width
+
+        # The scope comes first, the instance second: not the "self" first that N805 wants.
+        @persistent_buffers(pool=pool, name=name)
+        def forward(
+            buffers: BufferScope,  # noqa: N805
+            self: Layer,
+            x: torch.Tensor,
+            *,
+            scale: float = 1.0,
+        ) -> torch.Tensor:
+            out = buffers.empty("out", (self.width,), x.dtype, x.device)
+            return torch.mul(x[: self.width], scale, out=out)
+
+    return Layer
+
+
+def test_a_method_gets_its_instance_after_the_scope() -> None:
+    layer = make_layer_class(BufferPool())(3)
+    assert layer.forward(torch.arange(8.0), scale=2.0).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_each_instance_has_a_scope_of_its_own_across_repeated_calls() -> None:
+    pool = BufferPool()
+    layer_class = make_layer_class(pool)
+    narrow, wide = layer_class(3), layer_class(5)
+    first = [narrow.forward(torch.ones(8)).data_ptr(), wide.forward(torch.ones(8)).data_ptr()]
+    for _ in range(3):  # alternating instances: no eviction, no new allocation
+        assert narrow.forward(torch.ones(8)).data_ptr() == first[0]
+        assert wide.forward(torch.ones(8)).data_ptr() == first[1]
+    assert first[0] != first[1] and pool.stats.misses == 2 and pool.stats.hits == 6
+    base = layer_class.forward.scope.name
+    assert narrow.forward.scope.name == f"{base}[0]" and wide.forward.scope.name == f"{base}[1]"
+    assert narrow.forward.scope is narrow.forward.scope is not wide.forward.scope
+
+
+def test_two_instances_never_share_a_buffer_both_write_in_one_step() -> None:
+    layer_class = make_layer_class(BufferPool())
+    a, b = layer_class(4), layer_class(4)  # same shape: one shared scope would alias
+    ya = a.forward(torch.ones(4))
+    yb = b.forward(torch.full((4,), 2.0))
+    assert ya.tolist() == [1.0] * 4 and yb.tolist() == [2.0] * 4
+    assert ya.data_ptr() != yb.data_ptr()
+
+
+def test_holding_a_result_of_one_instance_is_checked_per_instance() -> None:
+    layer_class = make_layer_class(BufferPool())
+    a, b = layer_class(2), layer_class(2)
+    kept = a.forward(torch.ones(2))
+    b.forward(torch.ones(2))  # another instance: its own buffer, no conflict
+    with pytest.raises(KernelOptError, match="released before this call overwrites it"):
+        a.forward(torch.ones(2))
+    assert kept.tolist() == [1.0, 1.0]
+
+
+def test_calling_through_the_class_uses_the_instance_scope() -> None:
+    pool = BufferPool()
+    layer_class = make_layer_class(pool)
+    layer = layer_class(2)
+    via_class = layer_class.forward(layer, torch.ones(4)).data_ptr()
+    assert layer.forward(torch.ones(4)).data_ptr() == via_class
+    assert layer_class.forward.scope.buffers() == [] and len(layer.forward.scope.buffers()) == 1
+
+
+def test_a_collected_instance_gives_its_scope_and_buffers_back() -> None:
+    pool = BufferPool()
+    layer_class = make_layer_class(pool)
+    kept, dropped = layer_class(2), layer_class(1024)
+    kept.forward(torch.ones(2))
+    dropped.forward(torch.ones(1024))
+    assert pool.bytes_held == 4 * (2 + 1024)
+    dropped_name = dropped.forward.scope.name
+    del dropped
+    gc.collect()
+    assert pool.bytes_held == 8
+    assert [h.key.tag for h in pool.buffers()] == [f"{kept.forward.scope.name}/out"]
+    assert dropped_name not in [h.key.tag.split("/")[0] for h in pool.buffers()]
+    assert len(layer_class.forward._instances) == 1  # no record of the dropped instance
+
+
+def test_the_bound_method_signature_leaves_out_the_scope_and_the_instance() -> None:
+    layer_class = make_layer_class(BufferPool())
+    layer = layer_class(2)
+    signature = inspect.signature(layer.forward)
+    assert list(signature.parameters) == ["x", "scale"]
+    assert list(inspect.signature(layer_class.forward).parameters) == ["self", "x", "scale"]
+    bound = layer.forward
+    assert bound.__self__ is layer and bound.__func__ is layer_class.forward
+    assert bound.__name__ == "forward" and bound == layer.forward
+    assert hash(bound) == hash(layer.forward)
+
+
+def test_clear_and_close_on_the_class_act_on_every_instance() -> None:
+    pool = BufferPool()
+    layer_class = make_layer_class(pool, name="layer")
+    a, b = layer_class(2), layer_class(3)
+    a.forward(torch.ones(4))
+    b.forward(torch.ones(4))
+    a.forward.clear()  # one instance
+    assert pool.bytes_held == 12
+    a.forward(torch.ones(4))
+    layer_class.forward.clear()  # every instance
+    assert pool.bytes_held == 0
+    a.forward(torch.ones(4))
+    layer_class.forward.close()
+    assert pool.bytes_held == 0 and pool.stats.buffers_held == 0
+    with pytest.raises(InputError, match="Expected an open scope 'layer'"):
+        a.forward(torch.ones(4))
+    with pytest.raises(InputError, match="Expected an open scope 'layer'"):
+        layer_class(1).forward(torch.ones(4))
+    pool.scope("layer[0]")  # the instances' names were given back too
+
+
+def test_a_class_defined_again_closes_the_old_instances_scopes() -> None:
+    pool = BufferPool()
+    old = make_layer_class(pool, name="block")(4)
+    old.forward(torch.ones(4))
+    new = make_layer_class(pool, name="block")(2)  # the same definition, run again
+    assert pool.bytes_held == 0
+    assert new.forward(torch.ones(4)).tolist() == [1.0, 1.0]
+    with pytest.raises(InputError, match="Expected an open scope 'block'"):
+        old.forward(torch.ones(4))
+
+
+def test_an_instance_without_weak_references_is_refused_by_name() -> None:
+    class Slotted:
+        __slots__ = ("width",)
+
+        @persistent_buffers(pool=BufferPool(), name="slotted")
+        def forward(buffers: BufferScope, self: Slotted, x: torch.Tensor) -> torch.Tensor:  # noqa: N805
+            return x
+
+    with pytest.raises(InputError, match=r"^slotted: Expected an instance that takes weak ref"):
+        Slotted().forward(torch.ones(1))
+    assert Slotted.forward._instances == {}
+
+
+def test_a_bound_method_is_checked_for_stale_reads_on_its_instance_scope() -> None:
+    from kernelopt.buffers import check_no_stale_reads
+
+    layer = make_layer_class(BufferPool())(2)
+    report = check_no_stale_reads(layer.forward, lambda i: (torch.ones(4),))
+    assert report.ok and report.buffers == ("out (2,) torch.float32",)

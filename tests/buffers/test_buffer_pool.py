@@ -6,6 +6,7 @@ import sys
 import threading
 from collections import OrderedDict
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -145,6 +146,48 @@ def test_bad_tag_and_cap_are_rejected() -> None:
         BufferPool(max_bytes=-1)
     with pytest.raises(InputError):
         BufferPool(max_bytes=1.5)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="Expected max_bytes as a non-negative int or None"):
+        BufferPool(max_bytes=True)
+
+
+def test_a_numpy_cap_is_an_int() -> None:
+    # As kernelopt.catalog and kernelopt.workload take counts: any Integral but a bool.
+    pool = BufferPool(max_bytes=np.int64(64))
+    assert pool.max_bytes == 64 and type(pool.max_bytes) is int
+    pool.get((16,), F32, "cpu", tag="a")
+    pool.max_bytes = np.int32(32)  # type: ignore[assignment]
+    assert pool.max_bytes == 32 and len(pool) == 0 and pool.stats.max_bytes == 32
+    with pytest.raises(InputError, match="Expected max_bytes as a non-negative int or None"):
+        BufferPool(max_bytes=np.int64(-1))
+
+
+@pytest.mark.parametrize("shape", [(2.0, 3), (True, 3), [2.0, 3], (2, 3.0), (1, False)])
+def test_a_shape_that_only_compares_equal_to_a_held_one_is_refused(shape: object) -> None:
+    # (2.0, 3) and (True, 3) hash and compare equal to (2, 3) and (1, 3): a lookup alone
+    # would hand them that buffer, though a first request with them is refused.
+    pool = BufferPool()
+    for held in ((2, 3), (1, 3), (2, 3), (1, 0)):
+        pool.get(held, F32, "cpu")
+    scope = pool.scope("s")
+    scope.empty("ws", (2, 3), F32, "cpu")
+    scope.empty("ws", (1, 3), F32, "cpu")
+    with pytest.raises(InputError, match=r"^shape: Expected a shape of non-negative ints, got"):
+        pool.get(shape, F32, "cpu")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^shape: Expected a shape of non-negative ints, got"):
+        scope.empty("ws", shape, F32, "cpu")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^shape: Expected a shape of non-negative ints, got"):
+        BufferPool().get(shape, F32, "cpu")  # type: ignore[arg-type]  # the first request
+
+
+def test_numpy_sizes_key_the_same_buffer_as_ints() -> None:
+    pool = BufferPool()
+    held = pool.get((2, 3), F32, "cpu")
+    assert pool.get((np.int64(2), np.int32(3)), F32, "cpu") is held
+    assert pool.get([np.int64(2), 3], F32, "cpu") is held
+    assert pool.get(np.int64(6), F32, "cpu").shape == (6,)
+    assert all(type(d) is int for h in pool.buffers() for d in h.key.shape)
+    with pytest.raises(InputError, match=r"^shape: Expected a shape of non-negative ints"):
+        pool.get(True, F32, "cpu")  # type: ignore[arg-type]
 
 
 def test_cap_evicts_least_recently_used_first() -> None:

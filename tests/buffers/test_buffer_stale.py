@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -162,6 +163,14 @@ def test_bad_arguments() -> None:
         check_no_stale_reads(row_softmax, lambda i: inputs(i)[0])  # type: ignore[arg-type,return-value]
     with pytest.raises(InputError, match="calls: Expected calls as an int >= 1, got 0"):
         check_no_stale_reads(row_softmax, inputs, calls=0)
+    with pytest.raises(InputError, match="calls: Expected calls as an int >= 1, got True"):
+        check_no_stale_reads(row_softmax, inputs, calls=True)
+
+
+def test_a_numpy_count_of_calls_is_an_int() -> None:
+    # As kernelopt.catalog and kernelopt.workload take counts: any Integral but a bool.
+    report = check_no_stale_reads(row_softmax, inputs, calls=np.int64(2))
+    assert report.ok and report.calls == 2 and type(report.calls) is int
 
 
 @pytest.mark.parametrize(

@@ -87,6 +87,16 @@ def test_search_and_match(capsys: pytest.CaptureFixture[str]) -> None:
         # No measurement is infinite; 1e400 reads as inf.
         (["--shape", "s_q=inf"], "--shape: Expected --shape NAME=NUMBER, got 's_q=inf'"),
         (["--metric", "dram_pct=1e400"], "got 'dram_pct=1e400'"),
+        # float() reads other scripts' digits and Python's digit grouping; a user types
+        # numbers in ASCII digits, as every other count and point of the CLI is read.
+        (
+            ["--metric", "dram_pct=\uff18\uff15"],
+            "--metric: Expected --metric NAME=NUMBER in ASCII digits, without '_', got "
+            "'dram_pct=\uff18\uff15'",
+        ),
+        (["--metric", "dram_pct=8\u0665"], "in ASCII digits, without '_', got 'dram_pct=8"),
+        (["--shape", "seqlen_k=1_000"], "--shape: Expected --shape NAME=NUMBER in ASCII"),
+        (["--metric", "dram_pct=1e\uff12"], "in ASCII digits, without '_', got 'dram_pct=1e"),
         # No shape has a negative size or share: a sign typed by mistake, not "nothing applies".
         (["--shape", "s_q=-1"], "--shape: Expected --shape NAME=NUMBER >= 0, got 's_q=-1'"),
         # Which of two values would the query use? Neither silently.
@@ -102,6 +112,15 @@ def test_match_refuses_names_no_entry_reads_and_nan(
     code, out, err = run(capsys, "match", *args)
     assert code == 2 and out == "" and message in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["85", "85.0", " 85 ", "+85", "8.5e1", ".85e2", "85."])
+def test_match_reads_numbers_in_ascii_spellings(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    code, out, _ = run(capsys, "match", "--metric", f"dram_pct={value}", "--json")
+    expected_out = run(capsys, "match", "--metric", "dram_pct=85", "--json")[1]
+    assert code == 0 and out == expected_out
 
 
 def test_match_accepts_a_metric_of_the_users_own_tree(

@@ -499,3 +499,59 @@ def test_a_byte_order_mark_is_not_part_of_the_file(tmp_path: Path, data: Path) -
         read = read_profile_md(source)
         assert read.op().op == "softmax" and read.op().signature == "softmax"
         assert "size1-reduction" in {s.rule for s in find_shortcuts(read)}
+
+
+NOT_A_SIZE = "(a shape size is a non-negative integer)"
+
+
+def test_axis_columns_refuse_negative_and_fractional_sizes() -> None:
+    text = (
+        "# Workload profile: op\n\n| b | s_q | Count |\n|---|---|---|\n"
+        "| -3 | 1 | 5 |\n| 32 | 1.5 | 5 |\n| 32 | 2 | 5 |\n| 1.5k | 1e1 | 5 |\n"
+    )
+    profile = read_profile_md(text)
+    op = profile.op()
+    values = {axis.name: sorted(v.value for v in axis.values) for axis in op.axes}
+    assert values == {"b": [32.0, 1500.0], "s_q": [1.0, 2.0, 10.0]}
+    assert f"line 5: not read: b = -3 {NOT_A_SIZE}" in profile.notes
+    assert f"line 6: not read: s_q = 1.5 {NOT_A_SIZE}" in profile.notes
+    # As for any cell it cannot read, the rest of the row still counts.
+    assert op.calls == 20
+
+
+@pytest.mark.parametrize(
+    ("cell", "wrong"),
+    [
+        ("(32, -1, 128)", "dim1 = -1"),
+        ("32x0.5", "dim1 = 0.5"),
+        ("b=32 s_q=-2", "s_q = -2"),
+        ("q=[32,1.25,128]", "q[1] = 1.25"),
+    ],
+)
+def test_shape_cells_refuse_negative_and_fractional_sizes(cell: str, wrong: str) -> None:
+    text = (
+        "# Workload profile: op\n\n| Shape | Count |\n|---|---|\n"
+        f"| {cell} | 5 |\n| (32, 1, 128) | 15 |\n"
+    )
+    profile = read_profile_md(text)
+    assert [s.args for s in profile.op().shapes] == ["(32, 1, 128)"]
+    assert f"line 5: not read: {wrong} {NOT_A_SIZE}" in profile.notes
+
+
+def test_statements_refuse_negative_and_fractional_sizes() -> None:
+    text = (
+        "# Op: softmax\n\n- n = -1 in 50% of calls, k = 4 in 100% of calls\n"
+        "- h is always 2.5\n- m = 0 in all calls\n"
+    )
+    profile = read_profile_md(text)
+    assert {axis.name for axis in profile.op().axes} == {"k", "m"}
+    assert f"line 3: not read: n = -1 {NOT_A_SIZE}" in profile.notes
+    assert f"line 4: not read: h = 2.5 {NOT_A_SIZE}" in profile.notes
+    assert not any(note.startswith("line 4: not read: - h") for note in profile.notes)
+
+
+def test_a_note_on_a_table_row_names_that_rows_line() -> None:
+    # Counted in the table's body, without its separator row, the note named the line
+    # above the row.
+    text = "# op: x\n\n| b | calls |\n|---|---|\n| 2 | 4 |\n| abc | 5 |\n"
+    assert "line 6: not read: cells under b" in read_profile_md(text).notes

@@ -266,3 +266,67 @@ def test_a_reduction_over_every_dim_with_a_dtype_is_not_read_as_a_dim(tmp_path: 
         assert reduced is not None and reduced.max == 8, (op, reduced)
     found = {s.op for s in find_shortcuts(profile_calls(trace)) if s.rule == "size1-reduction"}
     assert not found, found
+
+
+def _begin_end(event: dict, *, end_args: dict | None = None) -> tuple[dict, dict]:
+    """An X event written as a B/E pair, the end with its own args (or none)."""
+    begin = {k: v for k, v in event.items() if k != "dur"}
+    begin["ph"] = "B"
+    end = {"ph": "E", "pid": event["pid"], "tid": event["tid"], "ts": event["ts"] + event["dur"]}
+    if end_args is not None:
+        end["args"] = end_args
+    return begin, end
+
+
+def test_begin_end_pairs_are_read_as_complete_events_per_thread() -> None:
+    outer_b, outer_e = _begin_end(_op("aten::linear", 0, 100, 1, [[4, 8]], ["float"]))
+    inner_b, inner_e = _begin_end(_op("aten::addmm", 10, 80, 2, [[4, 8]], ["float"]))
+    # Another thread, interleaved: its E must not close the first thread's B.
+    other_b, other_e = _begin_end(_op("aten::addmm", 20, 30, 3, [[2, 8]], ["float"], tid=2))
+    events = [outer_b, inner_b, other_b, other_e, inner_e, outer_e]
+    trace = trace_from_events({"traceEvents": events}, source="x", time="host")
+    times = sorted((g.call.op, g.calls, g.time_us) for g in trace.groups)
+    assert times == [("aten::addmm", 1, 30.0), ("aten::addmm", 1, 80.0), ("aten::linear", 1, 100.0)]
+    assert trace.records == 3 and trace.skipped == 0
+    assert not any("'B'" in n or "'E'" in n for n in trace.notes)
+    # The same calls written as complete events read the same.
+    complete = [
+        _op("aten::linear", 0, 100, 1, [[4, 8]], ["float"]),
+        _op("aten::addmm", 10, 80, 2, [[4, 8]], ["float"]),
+        _op("aten::addmm", 20, 30, 3, [[2, 8]], ["float"], tid=2),
+    ]
+    assert trace_from_events(complete, source="x", time="host").groups == trace.groups
+
+
+def test_a_nested_pair_of_the_same_op_counts_once_and_gets_kernel_time() -> None:
+    outer_b, outer_e = _begin_end(_op("aten::softmax", 0, 100, 1, [[4, 1]], ["float"]))
+    inner_b, inner_e = _begin_end(_op("aten::_softmax", 10, 80, 2, [[4, 1]], ["float"]))
+    kernel_b, kernel_e = _begin_end(_kernel(500, 3.5, 2))
+    events = [outer_b, inner_b, inner_e, outer_e, kernel_b, kernel_e]
+    trace = trace_from_events(events, source="x")
+    assert {g.call.op: (g.calls, g.time_us) for g in trace.groups} == {"aten::softmax": (1, 3.5)}
+
+
+def test_the_end_events_args_are_merged_over_the_begins() -> None:
+    begin, end = _begin_end(
+        _op("aten::mm", 0, 5, 1, [[2, 3], [3, 4]], ["float", "float"]),
+        end_args={"Input Dims": [[2, 6], [6, 4]]},
+    )
+    trace = trace_from_events([begin, end], source="x")
+    (group,) = trace.groups
+    assert [a.shape for a in group.call.args if isinstance(a, TensorArg)] == [(2, 6), (6, 4)]
+
+
+def test_unmatched_begin_and_end_events_are_skipped_with_a_note() -> None:
+    ok_b, ok_e = _begin_end(_op("aten::mm", 10, 5, 1, [[2, 3], [3, 4]], ["float", "float"]))
+    open_b, _ = _begin_end(_op("aten::mm", 20, 5, 2, [[2, 3], [3, 4]], ["float", "float"]))
+    stray_e = {"ph": "E", "pid": 1, "tid": 1, "ts": 5}  # before any B on its thread
+    late_b, late_e = _begin_end(_op("aten::bmm", 40, 5, 3, [[1, 2, 3]], ["float"]))
+    late_e["ts"] = 30  # ends before it begins
+    events = [stray_e, ok_b, ok_e, open_b, late_b, late_e]
+    trace = trace_from_events(events, source="x", time="host")
+    assert [(g.call.op, g.time_us) for g in trace.groups] == [("aten::mm", 5.0)]
+    assert "skipped 1 'E' event without an open 'B' event on the same thread" in trace.notes
+    assert "skipped 1 'B' event (an op or kernel) without an 'E' event to end" in trace.notes
+    assert any(n.startswith("event 4 (aten::bmm): dur: Expected a duration") for n in trace.notes)
+    assert trace.records == 3 and trace.skipped == 2
