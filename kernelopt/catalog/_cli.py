@@ -201,12 +201,18 @@ def _count(errors: int, warnings: int) -> str:
 
 
 def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
-    """One line on stderr when the tree read with problems: what was left out is said."""
+    """One line on stderr when the tree read with problems: what was left out is said.
+
+    The loader stops at a file's first error and leaves the file out, so it counts files,
+    not errors: lint, which reads on, lists every problem of each."""
     if catalog.problems:
-        errors = sum(p.is_error for p in catalog.problems)
+        left_out = len({p.path for p in catalog.problems if p.is_error})
+        warnings = sum(not p.is_error for p in catalog.problems)
+        paths = "1 path" if left_out == 1 else f"{left_out} paths"
+        warned = "1 warning" if warnings == 1 else f"{warnings} warnings"
         print(
-            f"kernelopt catalog: {_count(errors, len(catalog.problems) - errors)} in "
-            f"{tree}; run `kernelopt catalog lint {tree}`",
+            f"kernelopt catalog: {paths} left out for errors, {warned} in {tree}; "
+            f"run `kernelopt catalog lint {tree}` for every problem",
             file=sys.stderr,
         )
 

@@ -371,7 +371,8 @@ def test_a_folder_of_the_tree_that_cannot_be_listed_is_reported(
     code, out, err = run(capsys, "list", "--knowledge", str(tree))
     assert code == 0 and "demo-trick" in out and "demo-trap" not in out
     assert err == (
-        f"kernelopt catalog: 1 error, 0 warnings in {tree}; run `kernelopt catalog lint {tree}`\n"
+        f"kernelopt catalog: 1 path left out for errors, 0 warnings in {tree}; "
+        f"run `kernelopt catalog lint {tree}` for every problem\n"
     )
     code, out, _ = run(capsys, "lint", str(tree))
     assert code == 1
@@ -400,7 +401,25 @@ def test_index_warns_about_entries_it_could_not_read(
     assert (code, out) == (0, f"{tree / 'index.md'}\n")
     assert "demo-trap" not in (tree / "index.md").read_text(encoding="utf-8")
     assert err == (
-        f"kernelopt catalog: 1 error, 0 warnings in {tree}; run `kernelopt catalog lint {tree}`\n"
+        f"kernelopt catalog: 1 path left out for errors, 0 warnings in {tree}; "
+        f"run `kernelopt catalog lint {tree}` for every problem\n"
     )
     monkeypatch.undo()
     assert run(capsys, "index", str(tree))[2] == ""
+
+
+def test_the_warning_counts_entries_left_out_where_lint_counts_their_problems(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A new entry not yet filled in is one entry left out, with a fault at every <FILL: …>:
+    # "1 error" beside lint's list of them read as a count that disagreed with lint's.
+    code, _, _ = run(capsys, "new", "Half Written", "--kind", "optimization", "--dir", str(tree))
+    assert code == 0
+    code, lint_out, _ = run(capsys, "lint", str(tree))
+    assert code == 1 and lint_out.count("half-written") > 1
+    code, out, err = run(capsys, "list", "--knowledge", str(tree))
+    assert code == 0 and "demo-trick" in out
+    assert err == (
+        f"kernelopt catalog: 1 path left out for errors, 0 warnings in {tree}; "
+        f"run `kernelopt catalog lint {tree}` for every problem\n"
+    )
