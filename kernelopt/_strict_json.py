@@ -1,4 +1,5 @@
-"""A cattrs converter that takes JSON values as they are, for the modules that read records.
+"""A cattrs converter that takes JSON values as they are, for the modules that read records,
+and a ``json`` hook that refuses a key given twice.
 
 cattrs would call ``str()``, ``int()`` or ``float()`` on any value and iterate a string: a
 path given as a string would read as a list of one-letter paths, ``true`` as 1, ``3.5`` as
@@ -10,12 +11,31 @@ is made, so importing a module that uses this stays light.
 from __future__ import annotations
 
 import typing
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from kernelopt._errors import KernelOptError, expected
+from kernelopt._errors import FormatError, KernelOptError, expected
 
-__all__ = ["strict_converter"]
+__all__ = ["once_each", "strict_converter"]
+
+
+def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (``json.loads``'s
+    ``object_pairs_hook``): ``json`` keeps the last value and drops the other without a
+    word, and a hand-edited file may hold both.
+
+    Raises
+    ------
+    FormatError
+        Naming the first key given twice.
+    """
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        counts = Counter(key for key, _ in pairs)
+        twice = next(key for key, count in counts.items() if count > 1)
+        raise FormatError(expected("a JSON object with each key once", f"{twice!r} twice"))
+    return data
 
 
 def strict_converter(error: type[KernelOptError]) -> Any:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import json
 import numbers
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._strict_json import once_each
 from kernelopt.catalog.model import Entry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -170,18 +170,7 @@ def entry_from_json(text: str) -> Entry:
         If the JSON does not describe a valid entry.
     """
     try:
-        data = json.loads(text, object_pairs_hook=_once_each)
+        data = json.loads(text, object_pairs_hook=once_each)
     except json.JSONDecodeError as error:
         raise FormatError(expected("JSON text", error.msg), line=error.lineno) from None
     return entry_from_dict(data)
-
-
-def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object as a dict, refusing a key given twice: ``json`` keeps the last value
-    and drops the other without a word, and a hand-edited entry may hold both."""
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        counts = Counter(key for key, _ in pairs)
-        twice = next(key for key, count in counts.items() if count > 1)
-        raise FormatError(expected("a JSON object with each key once", f"{twice!r} twice"))
-    return data

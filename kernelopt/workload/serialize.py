@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import json
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._strict_json import once_each
 from kernelopt.workload._validators import require
 from kernelopt.workload.profile import WorkloadProfile
 from kernelopt.workload.shortcuts import Shortcut
@@ -203,7 +203,7 @@ def profile_from_json(text: str | bytes) -> WorkloadProfile:
     if not isinstance(text, (str, bytes, bytearray)):
         raise InputError(expected("JSON text (str or bytes)", type(text).__name__, where="text"))
     try:
-        data = json.loads(text, object_pairs_hook=_once_each)
+        data = json.loads(text, object_pairs_hook=once_each)
     except FormatError:
         raise
     except (ValueError, RecursionError) as error:
@@ -216,14 +216,3 @@ def profile_from_json(text: str | bytes) -> WorkloadProfile:
     if extra:
         raise FormatError(expected("keys schema, profile, shortcuts", sorted(extra)))
     return profile_from_dict(data["profile"])
-
-
-def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object as a dict, refusing a key given twice: ``json`` keeps the last value
-    and drops the other without a word, and a hand-edited profile may hold both."""
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        counts = Counter(key for key, _ in pairs)
-        twice = next(key for key, count in counts.items() if count > 1)
-        raise FormatError(expected("a JSON object with each key once", f"{twice!r} twice"))
-    return data
