@@ -40,6 +40,7 @@ from kernelopt.bench.measurement import (
 )
 from kernelopt.bench.roofline import Roofline
 from kernelopt.experiments.canonical import log_result, write_result
+from kernelopt.experiments.points import point_words
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -171,12 +172,31 @@ def _utc_now() -> str:
 
 
 def point_text(point: object) -> str:
-    """A trial point as ``key=value`` words: a string as is, a mapping joined, else ``str()``."""
-    if isinstance(point, str):
-        return point
+    """A trial point in its one spelling, the one the devlog and ``evaluate`` write.
+
+    Parameters
+    ----------
+    point : str, mapping or object
+        The point: ``key=value`` words in any order, a mapping of axes, or anything whose
+        ``str()`` is such words (a :class:`~kernelopt.bench.TrialPoint`).
+
+    Returns
+    -------
+    str
+        ``key=value`` words with b, s and t first and the other axes sorted
+        (``"b=32 s=1 t=4096 h=16"``); text that is not all terms (a named point, a note)
+        is kept as written, its spaces collapsed.
+
+    Examples
+    --------
+    >>> point_text({"rows": 4, "t": 8, "cols": 4096, "b": 2, "s": 1})
+    'b=2 s=1 t=8 cols=4096 rows=4'
+    >>> point_text("rows=4 cols=4096")
+    'cols=4096 rows=4'
+    """
     if isinstance(point, Mapping):
-        return " ".join(f"{key}={value}" for key, value in point.items())
-    return str(point)
+        return point_words(point)
+    return point_words(point if isinstance(point, str) else str(point))
 
 
 def _config_values(_instance: object, _attribute: object, value: object) -> None:

@@ -317,10 +317,9 @@ class ProfileReport:
 
     def render(self) -> str:
         """The report as markdown text in the contract's exact form (ends in a newline)."""
-        p = self.point
-        where = ", ".join(
-            [f"b={p.b}", f"s={p.s}", f"t={p.t}", *(f"{k}={v}" for k, v in p.extra.items())]
-        )
+        # The point's one spelling (b, s, t, then the other axes sorted), comma-separated
+        # as the contract writes it.
+        where = ", ".join(str(self.point).split())
         lines = [
             f"## Profile: {self.kernel} {self.version} | {where}",
             "### Stages",

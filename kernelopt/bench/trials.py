@@ -21,7 +21,7 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt.bench import guards
 from kernelopt.bench.measurement import Measurement
-from kernelopt.bench.records import BenchRow, row_from_measurement, to_result_row
+from kernelopt.bench.records import BenchRow, point_text, row_from_measurement, to_result_row
 from kernelopt.bench.roofline import Roofline
 from kernelopt.bench.timer import Timer
 from kernelopt.experiments.records import ResultRow
@@ -86,7 +86,8 @@ class TrialPoint:
     extra: dict[str, int] = attrs.field(factory=dict, converter=_int_dict)
 
     def __str__(self) -> str:
-        return " ".join(f"{key}={value}" for key, value in self.as_dict().items())
+        """``b=32 s=1 t=4096 h=16``: the point's one spelling (:func:`point_text`)."""
+        return point_text(self.as_dict())
 
     def as_dict(self) -> dict[str, int]:
         """``{"b": …, "s": …, "t": …, **extra}``."""

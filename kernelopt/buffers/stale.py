@@ -119,8 +119,10 @@ class StaleRead:
             if self.error is not None
             else f"differs at {self.mismatched}/{self.total} elements"
         )
-        blamed = ", ".join(self.culprits) if self.culprits else "no single buffer"
-        return f"call {self.call}: {self.output} {what}; stale buffer(s): {blamed}"
+        if not self.culprits:
+            return f"call {self.call}: {self.output} {what}; stale buffer: no single buffer"
+        stale = "stale buffer" if len(self.culprits) == 1 else "stale buffers"
+        return f"call {self.call}: {self.output} {what}; {stale}: {', '.join(self.culprits)}"
 
 
 @attrs.frozen(kw_only=True)

@@ -25,6 +25,7 @@ from kernelopt._cli_util import (
     print_json,
 )
 from kernelopt._errors import InputError, expected
+from kernelopt._words import count_text
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.jsonio import entry_to_dict
 from kernelopt.catalog.lint import lint_tree
@@ -194,10 +195,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _count(errors: int, warnings: int) -> str:
-    def plural(n: int, word: str) -> str:
-        return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-    return f"{plural(errors, 'error')}, {plural(warnings, 'warning')}"
+    return f"{count_text(errors, 'error')}, {count_text(warnings, 'warning')}"
 
 
 def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
@@ -208,10 +206,9 @@ def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
     if catalog.problems:
         left_out = len({p.path for p in catalog.problems if p.is_error})
         warnings = sum(not p.is_error for p in catalog.problems)
-        paths = "1 path" if left_out == 1 else f"{left_out} paths"
-        warned = "1 warning" if warnings == 1 else f"{warnings} warnings"
         print(
-            f"kernelopt catalog: {paths} left out for errors, {warned} in {tree}; "
+            f"kernelopt catalog: {count_text(left_out, 'path')} left out for errors, "
+            f"{count_text(warnings, 'warning')} in {tree}; "
             f"run `kernelopt catalog lint {tree}` for every problem",
             file=sys.stderr,
         )

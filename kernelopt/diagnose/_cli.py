@@ -18,6 +18,7 @@ from kernelopt._cli_util import (
     int_at_least,
     print_json,
 )
+from kernelopt._words import count_text
 
 __all__ = ["register"]
 
@@ -100,7 +101,8 @@ def _run(args: argparse.Namespace) -> int:
         got = (
             "no experiments"
             if summary.experiments == 0
-            else f"{summary.experiments} experiments read, none of them an attempt"
+            else f"{count_text(summary.experiments, 'experiment')} read, "
+            + ("not an attempt" if summary.experiments == 1 else "none of them an attempt")
         )
         raise InputError(
             expected(

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
 from kernelopt.diagnose.model import Action, Evidence
@@ -158,7 +159,7 @@ class Context:
 
 def attempts_text(count: int) -> str:
     """``"No attempt"``, ``"1 attempt"``, ``"4 attempts"``."""
-    return "No attempt" if count == 0 else f"{count} attempt" + ("" if count == 1 else "s")
+    return "No attempt" if count == 0 else count_text(count, "attempt")
 
 
 def experiments_text(numbers: Sequence[int], limit: int = 12) -> str:

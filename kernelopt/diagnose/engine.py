@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import CatalogLike, Context, build_context, experiments_text
 from kernelopt.diagnose.detectors import DETECTORS, Outcome
 from kernelopt.diagnose.detectors._base import not_found
@@ -318,8 +319,7 @@ _ENTRIES = {"trace": ("call", "calls")}
 def _count(series: Series) -> str:
     """``"24 calls"``, ``"1 experiment"``: the series' length, named for what it holds."""
     one, many = _ENTRIES.get(series.kind, ("experiment", "experiments"))
-    count = len(series.experiments)
-    return f"{count} {one if count == 1 else many}"
+    return count_text(len(series.experiments), one, many)
 
 
 def _first_source(experiments: tuple[Experiment, ...]) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kernelopt._errors import InputError, expected
+from kernelopt._words import count_text
 from kernelopt.diagnose.model import Action, Diagnosis, LogSummary
 from kernelopt.experiments._validators import check_instance, check_path
 
@@ -64,7 +65,8 @@ def _header(summary: LogSummary) -> list[str]:
     )
     cut = f", as it stood before exp {summary.until}" if summary.until is not None else ""
     lines.append(
-        f"Read {summary.experiments} experiments ({scope}{cut}; {summary.attempted} attempted) "
+        f"Read {count_text(summary.experiments, 'experiment')} "
+        f"({scope}{cut}; {summary.attempted} attempted) "
         f"from {summary.root} [{', '.join(summary.layouts)}]."
     )
     if summary.other_series:
@@ -95,8 +97,8 @@ def _header(summary: LogSummary) -> list[str]:
         left_out = len(summary.trajectory) - len(shown)
         which = f" (the latest {len(shown)} of {len(summary.trajectory)})" if left_out else ""
         lines.append(
-            f"New bests{which}: {steps}; {summary.since_best} attempt(s) since the best last moved "
-            f"by {summary.stall_gain * 100:g}% or more."
+            f"New bests{which}: {steps}; {count_text(summary.since_best, 'attempt')} since the "
+            f"best last moved by {summary.stall_gain * 100:g}% or more."
         )
     if summary.family:
         lines.append(f"Kernel family: {summary.family} (from {summary.family_source}).")

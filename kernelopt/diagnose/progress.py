@@ -25,6 +25,7 @@ from collections import Counter
 import attrs
 
 from kernelopt.experiments.log import Experiment, MetricKind, Point
+from kernelopt.experiments.points import canonical_axis, split_terms
 from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
@@ -84,17 +85,36 @@ def headline_key(key: str) -> bool:
     return key == HEADLINE or key.startswith(HEADLINE + " @ ")
 
 
+def _same_point(text: str) -> str:
+    """``text`` with its ``key=value`` terms sorted (axes by canonical name) before its other
+    words: one key for a point however its axes are ordered (``rows=4 cols=4096`` and
+    ``cols=4096 rows=4``). A key to compare by, not a spelling to show."""
+    terms: list[str] = []
+    words: list[str] = []
+    for key, sep, value in split_terms(text):
+        if sep:
+            terms.append(f"{canonical_axis(key)}={value}")
+        else:
+            words.append(key)
+    return " ".join(sorted(terms) + words)
+
+
 def _values(
-    experiment: Experiment, kind: MetricKind | None, by_point: bool, units_stated: bool = False
+    experiment: Experiment,
+    kind: MetricKind | None,
+    by_point: bool,
+    units_stated: bool = False,
+    at: str = "",
 ) -> dict[str, float]:
     """Higher-is-better numbers keyed by what they measure (comparable across experiments).
 
     With ``units_stated`` (other latencies of the log name their unit), a latency without a
-    unit is not comparable with them: 40 next to 90 us and 0.05 ms could be either."""
+    unit is not comparable with them: 40 next to 90 us and 0.05 ms could be either. ``at``
+    is the headline's trial point as the log first spelled it."""
     found: dict[str, float] = {}
     head = HEADLINE
-    if by_point and experiment.headline_point:
-        head = f"{HEADLINE} @ {experiment.headline_point}"
+    if by_point and at:
+        head = f"{HEADLINE} @ {at}"
     unknown_unit = units_stated and not experiment.unit
     scale = _us_per(experiment.unit)
     if (
@@ -130,9 +150,11 @@ def _values(
 def point_key(point: Point) -> str:
     """The key of a named point's number among a step's values (``"tiny|speedup|x"``,
     ``"causal|latency"``: latencies of any unit are one quantity)."""
+    # Rows of one point written with their axes in another order are one number.
+    name = _same_point(point.name)
     if point.kind is MetricKind.LATENCY:
-        return f"{point.name}|latency"
-    return f"{point.name}|{point.kind.value}|{point.unit}"
+        return f"{name}|latency"
+    return f"{name}|{point.kind.value}|{point.unit}"
 
 
 def _relative(new: float, old: float) -> float:
@@ -299,10 +321,20 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     reported by at least two experiments: a one-off ablation table measures something else.
     """
     kind = headline_kind(experiments)
+    # A point is named as the log first spelled it: result tables written with its axes in
+    # another order hold the same point.
+    spellings: dict[str, str] = {}
+    for e in experiments:
+        if e.headline_point:
+            spellings.setdefault(_same_point(e.headline_point), e.headline_point)
+    at = [spellings[_same_point(e.headline_point)] if e.headline_point else "" for e in experiments]
     # One trial point for every headline that names one (or none named): one quantity.
-    by_point = len({e.headline_point for e in experiments if e.headline_point}) > 1
+    by_point = len(spellings) > 1
     units_stated = any(e.unit for e in experiments if e.latency is not None)
-    raw = [_values(e, kind, by_point, units_stated) for e in experiments]
+    raw = [
+        _values(e, kind, by_point, units_stated, point)
+        for e, point in zip(experiments, at, strict=True)
+    ]
     occurrences = Counter(key for values in raw for key in values)
     best: dict[str, float] = {}
     seen: set[str] = set()
@@ -378,7 +410,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                 same_run=same_run,
             )
         )
-    points = tuple(dict.fromkeys(e.headline_point for e in experiments if e.headline_point))
+    points = tuple(dict.fromkeys(point for point in at if point))
     unplaced = tuple(
         e for e, found in zip(experiments, raw, strict=True) if by_point and HEADLINE in found
     )

@@ -7,8 +7,16 @@ Profiles, result rows and benchmark configs spell the same axes differently (``h
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-__all__ = ["AXIS_ALIASES", "canonical_axis", "point_terms", "points_differ", "split_terms"]
+__all__ = [
+    "AXIS_ALIASES",
+    "canonical_axis",
+    "point_terms",
+    "point_words",
+    "points_differ",
+    "split_terms",
+]
 
 AXIS_ALIASES: dict[str, tuple[str, ...]] = {"s": ("s_q",), "t": ("t_max",), "h": ("h_q",)}
 """Other names of a trial point's axes, by canonical name."""
@@ -68,3 +76,21 @@ def points_differ(a: str, b: str) -> bool:
     """
     left, right = point_terms(a), point_terms(b)
     return any(left[key] != right[key] for key in left.keys() & right.keys())
+
+
+_LEADING = ("b", "s", "t")
+
+
+def point_words(point: Mapping[str, object] | str) -> str:
+    """``key=value`` words in the canonical order, b, s and t first and the other axes
+    sorted (``b=32 s=1 t=4096 h=16``); text that is not all terms is kept as is, its spaces
+    collapsed. The one spelling of a trial point that bench, the devlog and evaluate write."""
+    if isinstance(point, str):
+        pairs = split_terms(point)
+        if not pairs or any(not sep or not key for key, sep, _ in pairs):
+            return " ".join(point.split())
+        values: Mapping[str, object] = {key: value for key, _, value in pairs}
+    else:
+        values = point
+    keys = [k for k in _LEADING if k in values] + sorted(k for k in values if k not in _LEADING)
+    return " ".join(f"{key}={values[key]}" for key in keys)

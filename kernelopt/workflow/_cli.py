@@ -33,6 +33,7 @@ from kernelopt._cli_util import (
 )
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import read_text
+from kernelopt._words import count_text
 
 _LEARN = "record what a before/after comparison taught into the knowledge base"
 _REPORT = "print or check a workflow hand-off (profile, optimization task, new version)"
@@ -330,7 +331,7 @@ def _problems(title: str, problems: list[str], as_json: bool = False) -> int:
         print_json({"path": title, "ok": not problems, "problems": list(problems)})
         return EXIT_FINDINGS if problems else EXIT_OK
     if problems:
-        print(f"{title}: {len(problems)} problem(s)", file=sys.stderr)
+        print(f"{title}: {count_text(len(problems), 'problem')}", file=sys.stderr)
         for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
         return EXIT_FINDINGS

@@ -11,24 +11,11 @@ from collections.abc import Mapping
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.trials import TrialPoint
-from kernelopt.experiments.points import split_terms
+from kernelopt.experiments.points import point_words
 
 __all__ = ["point_of", "point_words", "trial_point"]
 
-_LEADING = ("b", "s", "t")
-
-
-def point_words(point: Mapping[str, object] | str) -> str:
-    """``key=value`` words in the canonical order; text that is not all terms is kept as is."""
-    if isinstance(point, str):
-        pairs = split_terms(point)
-        if not pairs or any(not sep or not key for key, sep, _ in pairs):
-            return " ".join(point.split())
-        values: Mapping[str, object] = {key: value for key, _, value in pairs}
-    else:
-        values = point
-    keys = [k for k in _LEADING if k in values] + sorted(k for k in values if k not in _LEADING)
-    return " ".join(f"{key}={values[key]}" for key in keys)
+_LEADING = ("b", "s", "t")  # the axes every trial point has, first in its spelling
 
 
 def trial_point(value: TrialPoint | Mapping[str, int], *, where: str) -> TrialPoint:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kernelopt._words import count_text
 from kernelopt.workload._validators import positive_int, require
 from kernelopt.workload.markdown import pct
 from kernelopt.workload.profile import OpProfile, WorkloadProfile
@@ -30,10 +31,6 @@ def _time(us: float) -> str:
     return f"{us:.3g} us"
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _skew(op: OpProfile, k: int) -> str:
     """``top-k`` shares of calls and of time, naming the time's shapes when they differ."""
     skew = op.skew(k)
@@ -52,8 +49,8 @@ def _op_lines(op: OpProfile, top: int) -> list[str]:
     head = f"op {op.op}"
     if op.signature is not None:
         head += f" [{op.signature}, {op.family}]"
-    calls = "? calls" if op.calls is None else _count(op.calls, "call")
-    head += f": {calls}, {_count(op.distinct_shapes or len(op.shapes), 'distinct shape')}"
+    calls = "? calls" if op.calls is None else count_text(op.calls, "call")
+    head += f": {calls}, {count_text(op.distinct_shapes or len(op.shapes), 'distinct shape')}"
     if op.timed and op.time_us is not None:
         head += f", {_time(op.time_us)} in {op.timed_calls} timed calls"
     out = [head]
@@ -112,12 +109,12 @@ def render_report(profile: WorkloadProfile, shortcuts: Sequence[Shortcut], *, to
         require(item, Shortcut, "a sequence of Shortcut", where="shortcuts")
     top = positive_int(top, where="top")
     head = (
-        f"{profile.source} ({profile.format}): {_count(profile.calls, 'call')}, "
-        f"{_count(len(profile.ops), 'op')}, "
-        f"{_count(profile.distinct_shapes, 'distinct shape')}"
+        f"{profile.source} ({profile.format}): {count_text(profile.calls, 'call')}, "
+        f"{count_text(len(profile.ops), 'op')}, "
+        f"{count_text(profile.distinct_shapes, 'distinct shape')}"
     )
     if profile.records is not None:
-        head += f"; {profile.skipped} of {_count(profile.records, 'record')} skipped"
+        head += f"; {profile.skipped} of {count_text(profile.records, 'record')} skipped"
     out = [head]
     for note in profile.notes[:_MAX_NOTES]:
         out.append(f"  note: {note}")

@@ -64,10 +64,10 @@ def test_an_unreset_accumulator_is_caught_and_named() -> None:
     assert message.startswith(
         "Expected results unchanged when the persistent buffers hold poison between calls, got"
     )
-    assert "call 0: result differs at 4/4 elements; stale buffer(s): acc (4,) torch.float32" in (
+    assert "call 0: result differs at 4/4 elements; stale buffer: acc (4,) torch.float32" in (
         message
     )
-    assert "row_max" not in message.split("stale buffer(s):")[1]
+    assert "row_max" not in message.split("stale buffer:")[1]
 
 
 def test_the_report_without_strict() -> None:

@@ -645,7 +645,7 @@ def test_plans_without_recommendations_are_named(catalog: Catalog) -> None:
     ]
     ignored = Pathology.IGNORED_PRIOR_RESEARCH
     sentence = _sentence(diagnose_log(log_of(planned), catalog=catalog), ignored)
-    assert sentence.startswith("3 plan(s) read") and "recommends" in sentence
+    assert sentence.startswith("3 plans read") and "recommends" in sentence
     bare = diagnose_log(log_of([exp(1, 80.0)]), catalog=catalog)
     assert _sentence(bare, ignored).startswith("No plan or research note")
 
@@ -949,7 +949,7 @@ def test_benchmark_and_test_runs_are_not_research(catalog: Catalog) -> None:
     diagnosis = diagnose_log(log_of(experiments, recommendations=only_chores), catalog=catalog)
     assert diagnosis.finding(Pathology.IGNORED_PRIOR_RESEARCH) is None
     sentence = _sentence(diagnosis, Pathology.IGNORED_PRIOR_RESEARCH)
-    assert sentence.startswith("The 2 recommendation(s) found ask for benchmark or test runs")
+    assert sentence.startswith("2 recommendations found ask for benchmark or test runs")
     idea = Recommendation(text=ideas[0], source=source, experiment=2, after=3)
     found = diagnose_log(
         log_of(experiments, recommendations=(*only_chores, idea)), catalog=catalog

@@ -189,7 +189,7 @@ def test_json_nested_too_deep_is_unread_not_a_traceback(tmp_path: Path) -> None:
     assert reasons["experiments/history.json"].startswith(
         "not valid JSON (ValueError: Expected JSON nested less deeply"
     )
-    assert reasons["runs/history.jsonl"] == "1 line(s) are not JSON; skipped"
+    assert reasons["runs/history.jsonl"] == "1 line is not JSON; skipped"
     assert [e.latency for e in log.experiments] == [5.0]
     with pytest.raises(FormatError, match="Expected JSON nested less deeply"):
         diagnosis_from_json(deep)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import HOST_LAUNCHER, Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -63,7 +64,7 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
     if per_call:
         functions = sorted({a.function for a in per_call if a.function})
         parts.append(
-            f"the host launcher allocates {len(per_call)} buffer(s) on every call "
+            f"the host launcher allocates {count_text(len(per_call), 'buffer')} on every call "
             f"({', '.join(sorted({a.call for a in per_call}))}"
             + (f" in {', '.join(functions[:3])}" if functions else "")
             + ")"

@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -238,7 +239,7 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
     )
     if len(failures) < params.min_failures:
         detail = (
-            f"{len(all_failures)} failure(s) in the log "
+            f"{count_text(len(all_failures), 'failure')} in the log "
             f"({experiments_text([e.number for e in all_failures])}), "
             if all_failures
             else "No correctness failures in the log; "
@@ -302,11 +303,12 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
         "not counted"
     ] * bool(variants)
     summary = (
-        f"The latest {len(failures)} attempts with a verdict ({experiments_text(numbers)}) "
-        f"all fail correctness ({'; '.join(aside)}). "
+        f"The latest {count_text(len(failures), 'attempt')} with a verdict "
+        f"({experiments_text(numbers)}) {'fails' if len(failures) == 1 else 'all fail'} "
+        f"correctness ({'; '.join(aside)}). "
         if aside
-        else f"The last {len(failures)} attempts ({experiments_text(numbers)}) all fail "
-        "correctness. "
+        else f"The last {count_text(len(failures), 'attempt')} ({experiments_text(numbers)}) "
+        f"{'fails' if len(failures) == 1 else 'all fail'} correctness. "
     ) + cause
     finding = Finding(
         pathology=_PATHOLOGY,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote, salient_terms
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -159,7 +160,8 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
         if chores:
             return not_found(
                 _PATHOLOGY,
-                f"The {chores} recommendation(s) found ask for benchmark or test runs, not "
+                f"{count_text(chores, 'recommendation')} found "
+                f"{'asks' if chores == 1 else 'ask'} for benchmark or test runs, not "
                 "changes to try, so nothing could be ignored.",
             )
         plans = sorted(
@@ -169,8 +171,8 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             # The plans are there; they say what each experiment does, not what to try later.
             return not_found(
                 _PATHOLOGY,
-                f"{len(plans)} plan(s) read (exp_N/plan.md); none recommends anything for "
-                "later experiments, so nothing could be ignored.",
+                f"{count_text(len(plans), 'plan')} read (exp_N/plan.md); none recommends "
+                "anything for later experiments, so nothing could be ignored.",
                 [
                     "recommendations for later experiments (a 'Next steps' list in a plan or "
                     "a result's notes)"
@@ -210,12 +212,18 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
         return not_found(
             _PATHOLOGY,
             (
-                f"Each of the {checked} recommendation(s) followed by "
+                f"{'The' if checked == 1 else 'Each of the'} "
+                f"{count_text(checked, 'recommendation')} followed by "
                 f"{params.min_later_experiments}+ attempts was acted on."
                 if checked
                 else "No recommendation has enough later attempts yet to judge."
             )
-            + (f" {chores} more ask for benchmark or test runs, not judged." if chores else ""),
+            + (
+                f" {chores} more {'asks' if chores == 1 else 'ask'} for benchmark or test "
+                "runs, not judged."
+                if chores
+                else ""
+            ),
         )
     groups = group_repeats(ignored, terms_of)
     groups.sort(key=lambda g: (-len(g), g[0][0].after))
@@ -228,11 +236,13 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     span = (
         f"the {len(lead_attempts)}+ attempts that followed"
         if placed
-        else f"any of the {len(lead_attempts)} attempts of the log (where the note stands "
+        else f"{'the' if len(lead_attempts) == 1 else 'any of the'} "
+        f"{count_text(len(lead_attempts), 'attempt')} of the log (where the note stands "
         "among them is not recorded)"
     )
     summary = (
-        f"{len(ignored)} recommendation(s) from earlier plans/results were never acted on in "
+        f"{count_text(len(ignored), 'recommendation')} from earlier plans/results "
+        f"{'was' if len(ignored) == 1 else 'were'} never acted on in "
         + span
         + _origins_text([r for r, _a in ignored])
         + f"; e.g. \u201c{quote(lead_rec.text, 120)}\u201d"

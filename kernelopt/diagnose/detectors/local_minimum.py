@@ -7,6 +7,7 @@ is how "same design" is recognized from numbers alone).
 
 from __future__ import annotations
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, attempts_text, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
@@ -48,7 +49,8 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
     largest = max(gains, default=0.0)
     kept = [s.experiment for s in attempts if s.eligible and (s.gain or 0) > 0]
     summary = (
-        f"{len(attempts)} consecutive attempts ({experiments_text(numbers)}) improved the best by "
+        f"{count_text(len(attempts), 'consecutive attempt')} ({experiments_text(numbers)}) "
+        "improved the best by "
         f"less than "
         f"{params.min_gain:.0%} in total (largest single gain {largest:.1%})"
         + (

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import HOST_LAUNCHER, MEASUREMENT, Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -128,14 +129,16 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     evidence = list(ctx.family_evidence[:2])
     evidence.append(
         Evidence(
-            quote=f"{len(ctx.experiments)} experiments read; none tagged "
+            quote=f"{count_text(len(ctx.experiments), 'experiment')} read; none tagged "
             f"{', '.join(e.id for e in absent)}"
         )
     )
     for source in kernels[:1]:
         evidence.append(
             Evidence(
-                quote=quote(f"{source.path}: {len(source.text.splitlines())} lines, no match"),
+                quote=quote(
+                    f"{source.path}: {count_text(len(source.text.splitlines()), 'line')}, no match"
+                ),
                 source=source.path,
             )
         )

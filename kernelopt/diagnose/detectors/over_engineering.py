@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from kernelopt._words import count_text, noun
 from kernelopt.diagnose.changes import SnapshotChange, file_name, kept
 from kernelopt.diagnose.context import Context, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
@@ -174,8 +175,9 @@ def _snapshot_growth(
     reason = f"from exp {start} to exp {end} {', '.join(grew)}"
     evidence = [
         Evidence(
-            quote=f"exp {number}: {size.lines} lines, {size.branches} branches, "
-            f"{size.constexprs} constexpr, {size.autotune_configs or 0} configs",
+            quote=f"exp {number}: {count_text(size.lines, 'line')}, "
+            f"{count_text(size.branches, 'branch', 'branches')}, {size.constexprs} constexpr, "
+            f"{count_text(size.autotune_configs or 0, 'config')}",
             source=_where(ctx, number),
             experiments=(number,),
         )
@@ -229,8 +231,10 @@ def _landed_growth(
     numbers = sorted({c.experiment for c in landed})
     of_base = f" ({line_growth:+.0%} of {base_lines})" if base_lines else ""
     reason = (
-        f"the changes kept in {experiments_text(numbers)} add {lines:+d} code lines{of_base}, "
-        f"{knobs:+d} constexpr knobs and {branches:+d} branches"
+        f"the changes kept in {experiments_text(numbers)} add "
+        f"{count_text(lines, 'code line', sign=True)}{of_base}, "
+        f"{count_text(knobs, 'constexpr knob', sign=True)} and "
+        f"{count_text(branches, 'branch', 'branches', sign=True)}"
     )
     # The six changes that grew the kernel most, in experiment order.
     largest = sorted(landed, key=lambda c: (-c.net_constexprs, -c.net_lines))[:6]
@@ -253,10 +257,12 @@ def _detail(ctx: Context, measured: dict[int, Complexity], stall: Sequence[int])
         standing = [n for n in measured if kept(ctx.log, n)]
         latest = max(standing or measured)
         fate = "" if standing else ", not kept"
+        size = measured[latest]
         parts.append(
-            f"latest snapshot (exp {latest}{fate}): {measured[latest].lines} lines, "
-            f"{measured[latest].branches} branches, {measured[latest].constexprs} constexpr knobs, "
-            f"{measured[latest].autotune_configs or 0} autotune configs"
+            f"latest snapshot (exp {latest}{fate}): {count_text(size.lines, 'line')}, "
+            f"{count_text(size.branches, 'branch', 'branches')}, "
+            f"{count_text(size.constexprs, 'constexpr knob')}, "
+            f"{count_text(size.autotune_configs or 0, 'autotune config')}"
         )
     if ctx.changes:
         latest = max(ctx.changes)
@@ -305,14 +311,16 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
             and gains.get(number, 0.0) < params.min_gain
         ):
             where = _where(ctx, number) or str(ctx.experiments[0].source or "")
+            count = int(value)
+            configs = f"{count:,} {noun(count, 'autotune configuration')}"
             evidence.append(
                 Evidence(
-                    quote=f"exp {number}: {int(value):,} autotune configurations",
+                    quote=f"exp {number}: {configs}",
                     source=where,
                     experiments=(number,),
                 )
             )
-            reasons.append(f"exp {number} searches {int(value):,} autotune configurations")
+            reasons.append(f"exp {number} searches {configs}")
             involved.append(number)
             break
     growth = _snapshot_growth(ctx, params, parts, stall_numbers)
@@ -328,7 +336,8 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
         detail = _detail(ctx, measured, stall_numbers)
         return not_found(_PATHOLOGY, f"Complexity did not grow while gains stalled ({detail}).")
     gain_text = (
-        f"while the last {len(stall_numbers)} attempts ({experiments_text(stall_numbers)}) gained "
+        f"while the last {count_text(len(stall_numbers), 'attempt')} "
+        f"({experiments_text(stall_numbers)}) gained "
         f"less than {params.min_gain:.0%}"
         if stall_numbers
         else "with no gain to show for it"

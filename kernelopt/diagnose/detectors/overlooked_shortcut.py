@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
@@ -126,7 +127,9 @@ def stale_profile(root: str, profile_path: str, profile: Any) -> tuple[str, str]
     if getattr(profile, "format", "") == "jsonl" and recorded is not None:
         now = _records(trace_file)
         if now is not None and now != recorded:
-            reasons.append(f"{trace} holds {now} records, the profile read {recorded}")
+            reasons.append(
+                f"{trace} holds {count_text(now, 'record')}, the profile read {recorded}"
+            )
     if newer > STALE_AFTER_S:
         reasons.append(f"{trace} was written {_age(newer)} after the profile")
     return (trace, "; ".join(reasons)) if reasons else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import (
     MEASUREMENT,
     Context,
@@ -148,12 +149,12 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
         return not_found(
             _PATHOLOGY,
             (
-                f"The {len(stall)} attempts since the last {params.min_gain:.0%} gain"
+                f"The {count_text(len(stall), 'attempt')} since the last {params.min_gain:.0%} gain"
                 if measured
                 else _since_text(len(stall), measured, params.min_gain)
             )
-            + f" try different ideas (no catalog tag, knob or term shared by "
-            f"{params.min_experiments} or more of them).",
+            + f" {'tries' if len(stall) == 1 else 'try'} different ideas (no catalog tag, knob or "
+            f"term shared by {params.min_experiments} or more of them).",
         )
     # The biggest group wins; ties go to tags, then knobs, then terms.
     order = {"tag": 0, "knob": 1, "term": 2}
@@ -173,7 +174,8 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     # Each number with its trial point: numbers of two points side by side are not a gain.
     values = [value for value in (ctx.value_at(e) for e in members) if value]
     summary = (
-        f"{len(members)} of the last {len(stall)} attempts ({experiments_text(numbers)}) vary "
+        f"{len(members)} of the last {count_text(len(stall), 'attempt')} "
+        f"({experiments_text(numbers)}) {'varies' if len(members) == 1 else 'vary'} "
         f"{words}"
         + (f" (also {also})" if also else "")
         + f" and none moved the best by {params.min_gain:.0%}"
@@ -195,8 +197,8 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     else:
         actions.append(
             ctx.action(
-                f"Stop iterating on {words}: {len(members)} variants gained less than "
-                f"{params.min_gain:.0%} together."
+                f"Stop iterating on {words}: {count_text(len(members), 'variant')} gained less "
+                f"than {params.min_gain:.0%}{' together' if len(members) > 1 else ''}."
             )
         )
     # Kept only when the plan has such items (the engine checks once every detector ran).

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
@@ -273,7 +274,8 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         finding = Finding(
             pathology=_PATHOLOGY,
             summary=(
-                f"No profiling data in any result or profile.md across {len(attempts)} attempts: "
+                f"No profiling data in any result or profile.md across "
+                f"{count_text(len(attempts), 'attempt')}: "
                 f"every change so far "
                 "was chosen blind. Instrument with CUDA events (time per stage) and a roofline "
                 "before optimizing further."
@@ -283,8 +285,8 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             confidence=0.75,
             evidence=[
                 Evidence(
-                    quote=f"{len(log.experiments)} experiments read; no profiler output, metric "
-                    f"or profile.md found"
+                    quote=f"{count_text(len(log.experiments), 'experiment')} read; no profiler "
+                    "output, metric or profile.md found"
                 )
             ],
             actions=[

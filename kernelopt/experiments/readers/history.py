@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernelopt._errors import expected
+from kernelopt._words import count_text
 from kernelopt.experiments.log import SourceRef
 from kernelopt.experiments.readers._draft import Draft, measurable
 from kernelopt.experiments.readers._files import TextFile
@@ -190,7 +191,12 @@ def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:
         records.append(record)
         drafts.append(draft)
     if bad:
-        unread.append((file.path, f"{bad} line(s) are not JSON; skipped"))
+        unread.append(
+            (
+                file.path,
+                f"{count_text(bad, 'line')} {'is' if bad == 1 else 'are'} not JSON; skipped",
+            )
+        )
     if refused:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         unread.append((file.path, f"{refused[0]}{more}; skipped"))
