@@ -71,10 +71,21 @@ class Context:
 
     @functools.cached_property
     def snapshots(self) -> dict[int, tuple[KernelSource, ...]]:
-        """Full-source kernel snapshots by experiment number (diffs are in :attr:`changes`)."""
+        """Full-source kernel snapshots by experiment number (diffs are in :attr:`changes`).
+
+        Where any snapshot of the log defines a kernel (:attr:`KernelSource.defines_kernel`),
+        only those count, as for :attr:`kernels`: the scripts that check or time a kernel
+        beside it are not the kernel, and their growth is not the kernel's."""
+        full = [
+            source
+            for source in self.log.kernels
+            if source.role == "snapshot" and source.experiment is not None and not source.is_diff
+        ]
+        if any(source.defines_kernel for source in full):
+            full = [source for source in full if source.defines_kernel]
         found: dict[int, list[KernelSource]] = {}
-        for source in self.log.kernels:
-            if source.role == "snapshot" and source.experiment is not None and not source.is_diff:
+        for source in full:
+            if source.experiment is not None:
                 found.setdefault(source.experiment, []).append(source)
         return {number: tuple(items) for number, items in sorted(found.items())}
 

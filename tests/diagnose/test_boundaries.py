@@ -258,6 +258,20 @@ def test_over_engineering_at_half_again_the_code(tmp_path: Path) -> None:
             assert found.experiments == (2, 3, 4, 5)
 
 
+def test_a_script_beside_the_kernel_growing_is_not_over_engineering(tmp_path: Path) -> None:
+    # The check-and-time script beside the kernel grew fourfold; the kernel did not.
+    rows = [*START, *_attempts(OTHER[:3], [59.8, 59.6, 59.5])]
+    script = "import torch\n" + "\n".join(f"y{i} = torch.zeros({i})" for i in range(100))
+    grown = "import torch\n" + "\n".join(f"y{i} = torch.zeros({i})" for i in range(400))
+    files = {
+        "experiments/exp_2/k.py": _snapshot(100 - _FRAME),
+        "experiments/exp_2/check.py": script,
+        "experiments/exp_5/k.py": _snapshot(100 - _FRAME),
+        "experiments/exp_5/check.py": grown,
+    }
+    assert P.OVER_ENGINEERING not in _fired(diagnose(_log(tmp_path / "log", rows, files=files)))
+
+
 def test_over_engineering_at_a_thousand_autotune_configurations(tmp_path: Path) -> None:
     rows = [*START, *_attempts(OTHER[:2], [59.8, 59.6])]
     for name, configs, fires in (("over", 1000, True), ("under", 999, False)):
