@@ -24,6 +24,7 @@ __all__ = [
     "arrow_speedup",
     "correctness_of",
     "date_of",
+    "first_stated",
     "headline_latency",
     "knobs_of",
     "latency_tokens",
@@ -286,6 +287,8 @@ def arrow_speedup(text: str, headline: Quantity | None = None) -> float | None:
 
     The two times were measured for the same entry, so their ratio is its A/B, not a
     difference between runs. A bare number before the arrow takes the unit after it.
+    Without an arrow, ``"**0.1969ms (-3.1% vs 0.2031)**"`` right after the ``headline``
+    states the same A/B.
     """
     for clause in re.split(r";|\.\s|\(|,\s(?=[A-Za-z])", text.replace("*", "")):
         parts = _ARROW.split(clause)
@@ -307,7 +310,34 @@ def arrow_speedup(text: str, headline: Quantity | None = None) -> float | None:
             return None
         if old > 0 and new > 0:
             return old / new
-    return None
+    return None if headline is None else _versus_speedup(text, headline)
+
+
+# The change a result states right after its time, against the time it started from:
+# "**0.1969ms (-3.1% vs 0.2031)**". A bare reference takes the headline's unit.
+_VERSUS = re.compile(
+    r"[\d.]+\s*[a-zµμ]*\s*\**\s*\(\s*([+\-−]?\d+(?:\.\d+)?)\s*%\s*vs\.?\s+"
+    r"(\d+(?:\.\d+)?)(?![\d.%=])\s*([a-zµμ]+)?",
+    re.IGNORECASE,
+)
+
+
+def _versus_speedup(text: str, headline: Quantity) -> float | None:
+    """The speedup of ``"B (-3.1% vs A)"`` right after the headline B: A / B, when the
+    stated change agrees with the two times (so A is what B was measured against)."""
+    match = _VERSUS.match(text, headline.start)
+    if match is None:
+        return None
+    unit = LATENCY_UNITS.get((match.group(3) or "").lower(), headline.unit)
+    old = float(match.group(2)) * TO_US.get(unit, 1.0)
+    new = headline.microseconds
+    if old <= 0 or new <= 0:
+        return None
+    stated = float(match.group(1).replace("−", "-"))
+    # Rounding in the log ("-1.0%" for -1.12 %) is tolerated; another reference is not.
+    if abs(stated - (new / old - 1.0) * 100.0) > max(0.5, 0.25 * abs(stated)):
+        return None
+    return old / new
 
 
 def after_arrow(text: str) -> str:
@@ -361,7 +391,7 @@ def _negated(text: str, start: int) -> bool:
     return _NEGATION.search(text[max(0, start - _NEGATION_REACH) : start]) is not None
 
 
-def _first_stated(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+def first_stated(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     """The first match of ``pattern`` in ``text`` that no negation turns around."""
     return next((m for m in pattern.finditer(text) if not _negated(text, m.start())), None)
 
@@ -394,7 +424,7 @@ def _verdict(clean: str) -> Correctness | None:
             and ("pass" in window or "ok" in window or len(clean) < 16)
         ):
             return Correctness.PASS if passed == total else Correctness.FAIL
-    if _first_stated(_FAIL_WORDS, clean) is not None:
+    if first_stated(_FAIL_WORDS, clean) is not None:
         return Correctness.FAIL
     passes = list(_PASS_WORDS.finditer(clean))
     if any(_STRONG_PASS.search(m.group(0)) and _negated(clean, m.start()) for m in passes):
@@ -519,10 +549,10 @@ def status_of(
                 turned = _negated(clean, kept.start())
                 positions.append((kept.start(), Status.REVERTED if turned else Status.KEPT))
             continue
-        match = _first_stated(pattern, clean)
+        match = first_stated(pattern, clean)
         if match:
             positions.append((match.start(), status))
-    failed = _first_stated(_BARE_FAIL, clean) if bare_fail else None
+    failed = first_stated(_BARE_FAIL, clean) if bare_fail else None
     if failed:
         positions.append(
             (failed.start(), Status.REVERTED if failed_means_slower else Status.FAILED)

@@ -134,11 +134,15 @@ _AFTER = re.compile(
 _BEFORE = re.compile(
     r"\b(?:before|baseline|base|old|prev(?:ious)?|reference|ref|original)\b", re.IGNORECASE
 )
+# "All 100 workloads passed" and "passed all 3 sampled workloads" say so too, as long as
+# no "not" turns them into a partial pass; "all unit tests passed" is a test suite's
+# verdict, not the outputs'.
 # A count is at most a few comma groups long: from each digit of a long "1,1,1,…" run, an
 # unbounded ``[\d,]*`` scanned the run to its end.
 _ALL_PASS = re.compile(
-    r"\ball (?:\d+ )?(?:pass|passed)\b|\b(\d[\d,]{0,24})\s*/\s*\1\s+(?:pass|passed)\b"
-    r"|\bcorrectness: pass\b",
+    r"(?<!\bnot )\ball (?:\d+ )?(?:(?!(?:unit|tests?)\b)[a-z-]+ ){0,2}(?:pass|passed)\b"
+    r"|\b(\d[\d,]{0,24})\s*/\s*\1\s+(?:pass|passed)\b"
+    r"|\bcorrectness: pass\b|(?<!\bnot )\bpassed all \d+\b",
     re.IGNORECASE,
 )
 

@@ -24,7 +24,13 @@ from kernelopt.experiments.log import SourceRef
 from kernelopt.experiments.readers._draft import Draft, measurable
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import Row, Table
-from kernelopt.experiments.readers._values import correctness_of, date_of, number_at, status_of
+from kernelopt.experiments.readers._values import (
+    correctness_of,
+    date_of,
+    first_stated,
+    number_at,
+    status_of,
+)
 from kernelopt.experiments.readers.tables import read_table, roles_of
 from kernelopt.experiments.records import Correctness, Status
 
@@ -151,7 +157,8 @@ def _record_draft(
     for name in ("passed", "correct", "ok"):
         if isinstance(record.get(name), bool):
             draft.put("correctness", Correctness.PASS if record[name] else Correctness.FAIL, ref)
-    if _STRONG_FAIL.search(text):
+    # Negated, a failure word reports its absence ("100/100 pass, no RUNTIME_ERRORs").
+    if first_stated(_STRONG_FAIL, text) is not None:
         draft.correctness = Correctness.FAIL
         draft.refs["correctness"] = ref
     if draft.latency is None and draft.speedup is None and draft.status is None:

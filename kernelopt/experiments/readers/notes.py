@@ -25,6 +25,7 @@ from kernelopt.experiments.readers._markdown import (
     tables,
     tables_without_separator,
 )
+from kernelopt.experiments.readers._values import date_of
 from kernelopt.experiments.readers.documents import describe
 from kernelopt.experiments.readers.tables import read_table, roles_of
 
@@ -76,9 +77,17 @@ def read_table_note(
         if read:
             read[0].warnings.append(_no_separator(file, table))
         drafts += read
-    if not drafts or not attach_sections:
+    if not drafts:
         return drafts
     heads = headings(file.lines, mask)
+    # "# Kernel7 Experiment Notes (2026-03-25)": the note's date is its rows' date when
+    # they state none of their own.
+    dated = date_of(strip_md(heads[0].title)) if heads and heads[0].level == 1 else None
+    if dated is not None:
+        for row in drafts:
+            row.put("date", dated, SourceRef(path=file.path, line=heads[0].line))
+    if not attach_sections:
+        return drafts
     by_title = {_norm(d.description): d for d in drafts if d.description}
     for section in sections(file.lines, heads):
         key = _norm(section.heading.title)

@@ -23,6 +23,7 @@ from kernelopt.experiments.readers._markdown import Row, Table, strip_md
 from kernelopt.experiments.readers._values import (
     LATENCY_UNITS,
     after_arrow,
+    arrow_speedup,
     correctness_of,
     date_of,
     latency_tokens,
@@ -376,17 +377,21 @@ def _row_values(
                 source=ref,
             )
         )
+    own_speedup = None
     if headline is None:
-        # "3.699 us -> 3.789 us" in a result column: the new time is the experiment's.
+        # "3.699 us -> 3.789 us" in a result column: the new time is the experiment's, and
+        # the two times are its own A/B.
         for column in _outcome_columns(roles):
             tokens = latency_tokens(after_arrow(strip_md(cells[column])))
             if tokens:
                 draft.put("latency", tokens[0].value, ref)
                 draft.put("unit", tokens[0].unit, ref)
+                own_speedup = arrow_speedup(strip_md(cells[column]))
                 break
     if roles.speedup is not None:
         text = after_arrow(strip_md(cells[roles.speedup]))
         draft.put("speedup", _speedup_cell(text, ref, draft.warnings), ref)
+    draft.put("speedup", own_speedup, ref)  # a Speedup column, where there is one, wins
     if roles.throughput is not None:
         text = after_arrow(strip_md(cells[roles.throughput]))
         draft.put("throughput", number_at(text, ref, draft.warnings), ref)
