@@ -13,7 +13,7 @@ from kernelopt._errors import InputError, expected
 from kernelopt.bench.records import BenchRow
 from kernelopt.workflow._points import point_words
 
-__all__ = ["by_point", "check_rows", "floor_pct", "measured_on", "one_impl"]
+__all__ = ["by_point", "check_rows", "floor_pct", "measured_on", "one_gpu", "one_impl", "same_gpu"]
 
 
 def check_rows(rows: Iterable[object], where: str) -> list[BenchRow]:
@@ -52,6 +52,23 @@ def one_impl(
             expected(f"rows of one implementation (choose one with {choose})", impls, where=where)
         )
     return impls[0]
+
+
+def one_gpu(rows: Sequence[BenchRow], impl: str, where: str) -> str:
+    """The GPU ``impl``'s rows were timed on (empty when none names one); an error when
+    they name several, since one row per point would keep whichever came last."""
+    gpus = list(dict.fromkeys(row.gpu for row in rows if row.gpu))
+    if len(gpus) > 1:
+        raise InputError(
+            expected(f"rows of {impl} from one GPU (keep one GPU's rows)", gpus, where=where)
+        )
+    return gpus[0] if gpus else ""
+
+
+def same_gpu(row: BenchRow, gpu: str) -> bool:
+    """Whether ``row`` may be compared with rows timed on ``gpu``: the same device, or one
+    side names none."""
+    return not gpu or not row.gpu or row.gpu == gpu
 
 
 def by_point(rows: Sequence[BenchRow]) -> dict[str, BenchRow]:

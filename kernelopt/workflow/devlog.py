@@ -12,7 +12,7 @@ code. Its ``## Performance`` section holds one table per version, one row per tr
     | v2 | b=32 s=1 t=4096 h=16 | 66.53 us | 68.6 | 2286 | 53.8% | NVIDIA H200 | 2026-12-02 |
 
 :func:`update_devlog` writes :class:`PerfRow` records into it: a row with the same
-(version, point) is replaced, any other is appended to its version's table (a new
+(version, point, GPU) is replaced, any other is appended to its version's table (a new
 ``### <version>`` table is added at the end of the section, and the section at the end of
 the file, when missing). Every other byte of the file (other sections, code blocks
 holding ``## `` lines, trailing spaces, CRLF line ends) is left exactly as it was. The
@@ -161,9 +161,10 @@ class PerfRow:
     date: str = attrs.field(default="", validator=_text_cell)
 
     @property
-    def key(self) -> tuple[str, str]:
-        """(version, point): what a newer row of the same measurement replaces."""
-        return self.version, self.point
+    def key(self) -> tuple[str, str, str]:
+        """(version, point, gpu): what a newer row of the same measurement replaces (a
+        row of another GPU is another measurement, kept beside it)."""
+        return self.version, self.point, self.gpu
 
     def cells(self) -> tuple[str, ...]:
         """The row's cells as the table shows them (4 significant digits, all integer digits)."""
@@ -196,7 +197,7 @@ class DevlogUpdate:
     path : Path
         The devlog.
     replaced, added : tuple of PerfRow
-        Rows that replaced a row of the same (version, point), and rows appended.
+        Rows that replaced a row of the same (version, point, GPU), and rows appended.
     created : bool
         True when the file did not exist.
     """
@@ -259,7 +260,7 @@ def perf_rows_from_bench(
     Raises
     ------
     InputError
-        For rows that are not BenchRow.
+        For rows that are not BenchRow, or a row without a time (median 0).
 
     Examples
     --------
@@ -272,6 +273,16 @@ def perf_rows_from_bench(
     """
     out = []
     for row in check_rows(rows, "rows"):
+        if not row.median > 0:
+            # A row without a time (an attempt that was not timed) has no devlog row; named
+            # here, since "PerfRow.time" would not say which row of a file it was.
+            raise InputError(
+                expected(
+                    "rows with a median time > 0",
+                    f"{row.median!r} for {row.impl} at {point_of(row.config)}",
+                    where="rows",
+                )
+            )
         flops, moved = _rates(row.metrics, ceilings)
         floor_pct = row.metrics.get("floor_pct")
         if floor_pct is None and row.floor and row.median > 0:
@@ -522,12 +533,23 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
             lines[sub.index + 1 : sub.index + 1] = block
             return False
         first, last = table
-        for index in range(first + 1, last + 1):
-            cells = split_row(lines[index])
-            if len(cells) >= 2 and cells[0] == row.version and point_words(cells[1]) == row.point:
-                ending = lines[index][len(lines[index].rstrip("\r\n")) :]
-                lines[index] = row.render() + (ending or "")
-                return True
+        same = [i for i in range(first + 1, last + 1) if _row_key(split_row(lines[i])) == row.key]
+        if len(same) > 1:
+            # Replacing one would leave the other, older or newer, to be read as current.
+            raise FormatError(
+                expected(
+                    f"one row of {row.version} at {row.point} on {row.gpu or '-'} in its table",
+                    f"rows at lines {', '.join(str(i + 1) for i in same)}",
+                ),
+                path=path,
+                line=same[1] + 1,
+                section=SECTION,
+            )
+        if same:
+            index = same[0]
+            ending = lines[index][len(lines[index].rstrip("\r\n")) :]
+            lines[index] = row.render() + (ending or "")
+            return True
         _terminate(lines, last, eol)
         lines.insert(last + 1, row.render() + eol)
         return False
@@ -543,6 +565,28 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
     return False
 
 
+def _row_key(cells: list[str]) -> tuple[str, str, str] | None:
+    """The (version, point, gpu) of a table row's cells; None for a row too short to
+    have them (a separator, a stray line)."""
+    if len(cells) < len(COLUMNS):
+        return None
+    return cells[0], point_words(cells[1]), "" if cells[6] == _MISSING else cells[6]
+
+
+def _refuse_read_only(target: Path) -> None:
+    """Refuse to replace a devlog its owner made read-only: the rename that writes it
+    atomically would succeed anyway (it needs only the folder), where an editor refuses."""
+    mode = target.stat().st_mode
+    if not os.access(target, os.W_OK) or not mode & 0o222:
+        raise InputError(
+            expected(
+                "a devlog file that may be written",
+                f"{target}, read-only (mode {mode & 0o777:o})",
+                where="path",
+            )
+        )
+
+
 def update_devlog(
     path: str | os.PathLike[str], rows: Iterable[PerfRow], *, title: str | None = None
 ) -> DevlogUpdate:
@@ -553,7 +597,9 @@ def update_devlog(
     path : path-like
         The devlog (``docs/kernels/<kernel>.md``); created when missing.
     rows : iterable of PerfRow
-        Rows to write; a row replaces the row of the same (version, point).
+        Rows to write; a row replaces the row of the same version and point measured on
+        the same GPU (the GPU cell as written; ``-`` for none), and is appended beside
+        the rows of other GPUs.
     title : str, optional
         The ``#`` title of a new file; default the file name without ``.md``.
 
@@ -563,9 +609,13 @@ def update_devlog(
 
     Raises
     ------
+    InputError
+        For rows that are not PerfRow, or a devlog that is read-only (no write bit set,
+        or none this user holds), which is left as it was.
     FormatError
-        When a version's table has another header, or a code fence is left open (the
-        file is left untouched).
+        When a version's table has another header, holds two rows of a row's version,
+        point and GPU (which one is current is the user's call), or a code fence is left
+        open (the file is left untouched).
     """
     target = Path(path)
     where = str(target)
@@ -583,12 +633,17 @@ def update_devlog(
         else:
             # Written back in the encoding it was read in (a UTF-16 devlog stays UTF-16).
             text, encoding = read_text_and_encoding(target, what="a devlog file")
-        eol = "\r\n" if "\r\n" in text else "\n"
+        # The file's usual line end: one pasted CRLF line does not make an LF file's new
+        # rows CRLF (nor one LF line a CRLF file's LF).
+        crlf = text.count("\r\n")
+        eol = "\r\n" if crlf > text.count("\n") - crlf else "\n"
         lines = _lines(text)
         for row in wanted:
             (replaced if _upsert(lines, row, eol, where) else added).append(row)
         new = "".join(lines)
         if created or new != text:
+            if not created:
+                _refuse_read_only(target)
             atomic_write_text(target, new, encoding=encoding)
     return DevlogUpdate(path=target, replaced=tuple(replaced), added=tuple(added), created=created)
 
@@ -599,11 +654,50 @@ def _sig4(value: float) -> str:
     return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
-def _number(cell: str) -> float | None:
+def _number(cell: str, field: str) -> float | None:
     text = cell.strip().rstrip("%").strip()
     if text in (_MISSING, "", "—", "n/a"):
         return None
-    return float(text)
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(expected("a number or '-'", repr(cell), where=field)) from None
+
+
+# The column of the table each PerfRow field is read from.
+_COLUMN_OF = {
+    "version": "Version",
+    "point": "Point",
+    "time": "Time",
+    "unit": "Time",
+    "tflop_s": "TFLOP/s",
+    "gb_s": "GB/s",
+    "floor_pct": "Of floor",
+    "gpu": "GPU",
+    "date": "Date",
+}
+
+
+def _parsed_row(cells: list[str]) -> PerfRow:
+    """The PerfRow of a table row's cells; InputError naming the field that does not read."""
+    if len(cells) != len(COLUMNS):
+        raise InputError(
+            expected(f"a row of {len(COLUMNS)} cells ({', '.join(COLUMNS)})", f"{len(cells)} cells")
+        )
+    time = _TIME.match(cells[2])
+    if time is None:
+        raise InputError(expected("a number and a unit (66.53 us)", repr(cells[2]), where="time"))
+    return PerfRow(
+        version=cells[0],
+        point=cells[1],
+        time=float(time.group("value")),
+        unit=LATENCY_UNITS.get(time.group("unit"), time.group("unit")),
+        tflop_s=_number(cells[3], "tflop_s"),
+        gb_s=_number(cells[4], "gb_s"),
+        floor_pct=_number(cells[5], "floor_pct"),
+        gpu="" if cells[6] == _MISSING else cells[6],
+        date="" if cells[7] == _MISSING else cells[7],
+    )
 
 
 def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) -> list[PerfRow]:
@@ -650,27 +744,14 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
             if all(re.match(r"^:?-+:?$", c) for c in cells):
                 continue
             try:
-                if len(cells) != len(COLUMNS):
-                    raise ValueError(f"{len(cells)} cells")
-                time = _TIME.match(cells[2])
-                if time is None:
-                    raise ValueError(f"time {cells[2]!r}")
-                rows.append(
-                    PerfRow(
-                        version=cells[0],
-                        point=cells[1],
-                        time=float(time.group("value")),
-                        unit=LATENCY_UNITS.get(time.group("unit"), time.group("unit")),
-                        tflop_s=_number(cells[3]),
-                        gb_s=_number(cells[4]),
-                        floor_pct=_number(cells[5]),
-                        gpu="" if cells[6] == _MISSING else cells[6],
-                        date="" if cells[7] == _MISSING else cells[7],
-                    )
-                )
-            except ValueError as error:
+                rows.append(_parsed_row(cells))
+            except InputError as error:
+                # One "Expected X, got Y", naming the column a user edits, not the field.
+                text = str(error)
+                field, sep, message = text.partition(": ")
+                column = _COLUMN_OF.get(field.removeprefix("PerfRow.")) if sep else None
                 raise FormatError(
-                    expected(f"a row of {len(COLUMNS)} cells ({', '.join(COLUMNS)})", str(error)),
+                    f"{column}: {message}" if column else text,
                     path=where,
                     line=index + 1,
                     section=SECTION,

@@ -48,7 +48,7 @@ from kernelopt.bench.trials import TrialPoint
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import KernelSource
 from kernelopt.workflow._rows import by_point as _by_point
-from kernelopt.workflow._rows import check_rows
+from kernelopt.workflow._rows import check_rows, one_gpu, same_gpu
 from kernelopt.workflow._rows import floor_pct as _floor_pct
 from kernelopt.workflow._rows import one_impl as _one_impl
 from kernelopt.workflow.observe import _point_terms, config_key, config_matches
@@ -468,7 +468,8 @@ def profile_from_rows(
     ------
     InputError
         For rows that are not BenchRow, rows without b/s/t or without roofline metrics,
-        or an ambiguous choice of implementation.
+        an ambiguous choice of implementation, or the version's rows from several GPUs
+        (the baseline's rows of another GPU are left out of the vs-Baseline table).
     """
     rows = check_rows(rows, "rows")
     baseline = check_rows(baseline, "baseline")
@@ -486,12 +487,14 @@ def profile_from_rows(
             raise InputError(
                 expected(f"rows of {chosen!r} timed in mode {mode!r}", f"only {modes}")
             )
+    gpu = one_gpu(mine, chosen, "rows")
     previous_rows: list[BenchRow] = []
     if baseline:
         which = _one_impl(
             baseline, baseline_impl, None, "baseline", choose="--baseline-impl (baseline_impl=)"
         )
-        previous_rows = [row for row in baseline if row.impl == which]
+        # Another device's time would show the devices' difference as the version's.
+        previous_rows = [row for row in baseline if row.impl == which and same_gpu(row, gpu)]
     has = _present(kernel_source, present)
     if catalog is None:
         from kernelopt.catalog import Catalog

@@ -321,8 +321,11 @@ UNSTATED_DEFAULTS: dict[str, tuple[str, ...]] = {"kv": ("dense", "bf16", "bfloat
 
 
 def config_key(config: Mapping[str, object], key: str) -> str | None:
-    """The key of ``config`` that holds ``key``: itself, else an axis alias; None if absent."""
-    return next((name for name in (key, *AXIS_ALIASES.get(key, ())) if name in config), None)
+    """The key of ``config`` that holds ``key``: itself, else another name of its axis
+    (``h`` for ``h_q`` and ``h_q`` for ``h``); None if absent."""
+    axis = canonical_axis(key)
+    names = (key, axis, *AXIS_ALIASES.get(axis, ()))
+    return next((name for name in names if name in config), None)
 
 
 def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bool:

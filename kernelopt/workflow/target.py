@@ -26,7 +26,7 @@ from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.workflow._fields import real_to_float, require_instance
 from kernelopt.workflow._points import point_of, point_words
-from kernelopt.workflow._rows import by_point, check_rows, floor_pct, one_impl
+from kernelopt.workflow._rows import by_point, check_rows, floor_pct, one_gpu, one_impl, same_gpu
 from kernelopt.workflow.observe import _point_terms, config_matches
 
 __all__ = [
@@ -106,6 +106,16 @@ def _points(value: Iterable[str]) -> tuple[str, ...]:
 
 def _number(value: float) -> str:
     return f"{value:.4g}"
+
+
+def _value(value: float, bound: float) -> str:
+    """``value`` to 4 significant digits, or as many more as tell it from ``bound``: a
+    speedup of 1.19999 shown as the bound's "1.2" would read as met beside "short"."""
+    for digits in range(4, 18):
+        shown = f"{value:.{digits}g}"
+        if value == bound or shown != f"{bound:.{digits}g}":
+            return shown
+    return repr(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -315,7 +325,8 @@ class Evaluation:
         for point in self.points:
             for check in point.checks:
                 sign = "<=" if check.criterion is Criterion.MEDIAN else ">="
-                value = "-" if check.value is None else f"{_number(check.value)} {check.unit}"
+                shown = None if check.value is None else _value(check.value, check.bound)
+                value = "-" if shown is None else f"{shown} {check.unit}"
                 # A floor share falls short by percentage points, not by a percentage of itself.
                 gap_unit = "pp" if check.unit == "%" else check.unit
                 gap = "-" if check.shortfall is None else f"{_number(check.shortfall)} {gap_unit}"
@@ -353,6 +364,9 @@ def _no_baseline(baseline: str | None, row: BenchRow, others: Sequence[BenchRow]
     """Why a point has no baseline time: no row, or rows timed only another way."""
     if not others:
         return f"no {baseline} row"
+    gpus = list(dict.fromkeys(r.gpu for r in others if r.gpu))
+    if row.gpu and gpus and row.gpu not in gpus:
+        return f"no {baseline} row on {row.gpu} (only {', '.join(gpus)})"
     caches = {r.cache for r in others} | {row.cache}
 
     def way(r: BenchRow) -> str:
@@ -445,8 +459,10 @@ def evaluate(
     ------
     InputError
         For anything but a Target and BenchRow rows, no rows (of ``impl``, the baseline or
-        ``mode``), a kernel that is the target's baseline itself, rows timed several ways,
-        or host-clock rows without ``allow_host_clock``.
+        ``mode``), a kernel that is the target's baseline itself, rows timed several ways
+        or on several GPUs, or host-clock rows without ``allow_host_clock``. A speedup
+        takes the baseline's rows of the kernel's GPU only (a row that names no GPU
+        counts as any).
 
     Examples
     --------
@@ -482,18 +498,24 @@ def evaluate(
     chosen = one_impl(candidates, impl, None, "rows")
     mine = [row for row in found if row.impl == chosen]
     _timed_one_way(mine, chosen)
+    gpu = one_gpu(mine, chosen, "rows")
     base: dict[str, BenchRow] = {}
     elsewhere: dict[str, list[BenchRow]] = {}  # the baseline's rows timed another way
     used = list(mine)
     if target.baseline is not None:
         one_impl(found, target.baseline, None, "rows")  # refuses a baseline the rows lack
-        # A speedup compares like with like: the baseline timed the way the kernel was.
+        # A speedup compares like with like: the baseline timed the way the kernel was,
+        # on its GPU (another device's time would show the devices' difference).
         way = (mine[0].mode, mine[0].cache)
-        theirs = [r for r in found if r.impl == target.baseline and (r.mode, r.cache) == way]
+
+        def alike(r: BenchRow) -> bool:
+            return (r.mode, r.cache) == way and same_gpu(r, gpu)
+
+        theirs = [r for r in found if r.impl == target.baseline and alike(r)]
         base = by_point(theirs)
         used += theirs
         for r in found:
-            if r.impl == target.baseline and (r.mode, r.cache) != way:
+            if r.impl == target.baseline and not alike(r):
                 elsewhere.setdefault(point_words(r.config), []).append(r)
     clocked = [row for row in used if row.host_clock]
     if clocked and not allow_host_clock:

@@ -157,6 +157,17 @@ def test_crlf_files_stay_crlf_and_byte_identical_elsewhere(tmp_path: Path) -> No
     assert [r.version for r in read_performance(path)] == ["v1", "v1", "v9"]
 
 
+def test_one_pasted_crlf_line_does_not_make_new_rows_crlf(tmp_path: Path) -> None:
+    # Any CRLF in the file had made every row written after it CRLF in an LF file.
+    path = tmp_path / "k.md"
+    original = DEVLOG.replace("Design notes with trailing spaces.  \t\n", "Pasted.\r\n")
+    path.write_bytes(original.encode())
+    update_devlog(path, [ROW, PerfRow(version="v9", point="b=1 s=1 t=1", time=1.0)])
+    after = path.read_bytes()
+    assert after.count(b"\r\n") == 1
+    assert [r.version for r in read_performance(path)] == ["v1", "v1", "v9"]
+
+
 def test_a_devlog_without_the_section_gets_one_at_the_end(tmp_path: Path) -> None:
     path = tmp_path / "k.md"
     path.write_text("# k\n\nNotes.", encoding="utf-8")
@@ -377,3 +388,91 @@ def test_a_utf16_devlog_stays_utf16(tmp_path: Path, mark: bytes, codec: str) -> 
     assert data.startswith(mark)
     after = data[len(mark) :].decode(codec)
     assert changed_lines(DEVLOG, after)[0][2] == [ROW.render() + "\n"]
+
+
+def test_a_row_of_another_gpu_is_kept_beside_the_new_one(tmp_path: Path) -> None:
+    # The H100 row of v1 at the point had been replaced by the H200 one: a measurement
+    # the user kept in the table was gone without a word.
+    path = tmp_path / "mla_decode.md"
+    path.write_bytes(DEVLOG.replace("NVIDIA H200", "NVIDIA H100").encode())
+    update = update_devlog(path, [ROW])
+    assert update.added == (ROW,) and not update.replaced
+    rows = read_performance(path)
+    assert [(r.point, r.gpu) for r in rows if r.version == "v1"] == [
+        ("b=32 s=1 t=4096 h=16", "NVIDIA H100"),
+        ("b=32 s=16 t=4096 h=16", "NVIDIA H100"),
+        ("b=32 s=1 t=4096 h=16", "NVIDIA H200"),
+    ]
+    again = attrs.evolve(ROW, time=40.0)
+    assert update_devlog(path, [again]).replaced == (again,)
+    assert [r.time for r in read_performance(path) if r.gpu == "NVIDIA H200"] == [40.0]
+
+
+def test_a_read_only_devlog_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    # The atomic rename needs only the folder: a devlog its owner made read-only was
+    # replaced all the same.
+    path = tmp_path / "mla_decode.md"
+    path.write_bytes(DEVLOG.encode())
+    path.chmod(0o444)
+    wanted = r"^path: Expected a devlog file that may be written, got .*read-only \(mode 444\)$"
+    with pytest.raises(InputError, match=wanted):
+        update_devlog(path, [ROW])
+    assert path.read_bytes() == DEVLOG.encode()
+    # Nothing to change is no write: reading a read-only devlog through an update is fine.
+    [same] = [r for r in read_performance(path) if r.point == "b=32 s=16 t=4096 h=16"]
+    assert update_devlog(path, [same]).replaced == (same,)
+
+
+def test_a_bench_row_without_a_time_is_named() -> None:
+    # "PerfRow.time: Expected a finite time > 0, got 0.0" did not say which row of the file.
+    untimed = attrs.evolve(bench_row("v2", 1.0), median=0.0, p20=0.0, p80=0.0, n=0)
+    with pytest.raises(
+        InputError,
+        match=r"^rows: Expected rows with a median time > 0, got 0.0 for v2 at b=32 s=1 t=4096 ",
+    ):
+        perf_rows_from_bench([bench_row("v2", 50.0), untimed])
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        (
+            "| | a note | 1 us | - | - | - | - | - |",
+            "Version: Expected a non-empty cell other than '-', not ending in '#', got ''",
+        ),
+        ("| v2 | b=1 | 0 us | - | - | - | - | - |", "Time: Expected a finite time > 0, got 0.0"),
+        ("| v2 | b=1 | fast | - | - | - | - | - |", "Time: Expected a number and a unit"),
+        (
+            "| v2 | b=1 | 1 us | abc | - | - | - | - |",
+            "TFLOP/s: Expected a number or '-', got 'abc'",
+        ),
+        ("| v2 | b=1 | 1 us | - | - | - | - | - | x |", "Expected a row of 8 cells"),
+    ],
+)
+def test_a_hand_edited_row_that_does_not_read_names_its_column(cells: str, message: str) -> None:
+    # The message had read "Expected a row of 8 cells (...), got PerfRow.version: Expected
+    # a non-empty cell ...": two "Expected"s, a field name for a column, and for a word
+    # in a number column Python's "could not convert string to float".
+    text = f"## Performance\n### v2\n{HEADER}\n|---|---|---|---|---|---|---|---|\n{cells}\n"
+    with pytest.raises(FormatError) as caught:
+        parse_performance(text, path="k.md")
+    shown = str(caught.value)
+    assert shown.startswith(f"k.md:5 [Performance]: {message}")
+    assert shown.count("Expected") == 1
+
+
+def test_two_rows_of_one_point_are_refused_untouched(tmp_path: Path) -> None:
+    # A merge that kept both sides' rows: the first was replaced and the second, older,
+    # stayed after it, read back as the point's latest.
+    path = tmp_path / "mla_decode.md"
+    old = "| v1 | b=32 s=1 t=4096 h=16 | 99.3 us | - | - | - | NVIDIA H200 | 2026-12-01 |\n"
+    text = DEVLOG.replace(old, old + old.replace("99.3", "98.1"))
+    path.write_bytes(text.encode())
+    with pytest.raises(FormatError) as caught:
+        update_devlog(path, [ROW])
+    assert str(caught.value).endswith(
+        "Expected one row of v1 at b=32 s=1 t=4096 h=16 on NVIDIA H200 in its table, "
+        "got rows at lines 18, 19"
+    )
+    assert caught.value.line == 19
+    assert path.read_bytes() == text.encode()

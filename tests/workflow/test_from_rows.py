@@ -349,3 +349,32 @@ def test_mode_chooses_the_rows_timed_that_way() -> None:
     assert (graph.stages[0].duration, cold.stages[0].duration) == (66.53, 120.0)
     with pytest.raises(InputError, match="mode 'hot'"):
         profile_from_rows(rows, kernel="k", version="splits8", mode="hot")
+
+
+def test_the_baseline_table_compares_rows_of_the_versions_gpu() -> None:
+    # The H100 row of the baseline came last and was compared with the H200 version:
+    # the vs-Baseline table showed the devices' difference as the version's gain.
+    h100 = bench_row("splits16", 120.0, gpu="NVIDIA H100")
+    [report] = profile_from_rows(
+        [anchor_row("splits8")],
+        kernel="mla_decode",
+        version="splits8",
+        baseline=[anchor_row("splits16"), h100],
+        catalog=FixedCatalog(),
+    )
+    table = {row.metric: row.previous for row in report.baseline}
+    assert table["Median (us)"] == 74.08
+    [alone] = profile_from_rows(
+        [anchor_row("splits8")],
+        kernel="mla_decode",
+        version="splits8",
+        baseline=[h100],
+        catalog=FixedCatalog(),
+    )
+    assert alone.baseline == ()
+
+
+def test_rows_of_the_version_on_two_gpus_are_refused() -> None:
+    rows = [anchor_row("splits8"), bench_row("splits8", 80.0, gpu="NVIDIA H100")]
+    with pytest.raises(InputError, match=r"^rows: Expected rows of splits8 from one GPU"):
+        profile_from_rows(rows, kernel="mla_decode", version="splits8", catalog=FixedCatalog())

@@ -282,3 +282,14 @@ def test_several_implementations_name_the_option_of_their_side(tmp_path: Path) -
     with pytest.raises(InputError) as caught:
         select_row(read_rows(both))
     assert "choose one with impl=" in str(caught.value)
+
+
+def test_a_point_names_an_axis_by_either_of_its_names() -> None:
+    # "h" found "h_q" in a config, but "h_q" (as the decode profile's heading spells it)
+    # found no "h": the rows were "none".
+    rows = [
+        bench_row("v", 46.0, config={"b": 32, "s": 1, "t": 4096, "h": 16}),
+        bench_row("v", 72.0, config={"b": 32, "s": 1, "t": 4096, "h": 128}),
+    ]
+    assert select_row(rows, point="h_q=16, s_q=1, t_max=4096").median == 46.0
+    assert select_row(rows, point="h=128").median == 72.0

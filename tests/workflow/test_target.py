@@ -243,3 +243,35 @@ def test_mode_keeps_the_note_on_a_baseline_timed_only_another_way() -> None:
     assert (check.status, check.note) == (Status.MISSING, "no v2 row timed graph (only cold)")
     with pytest.raises(InputError, match="mode 'hot'"):
         evaluate(Target(speedup=1.2, baseline="v2"), rows, mode="hot")
+
+
+def test_a_speedup_takes_the_baseline_of_the_kernels_gpu() -> None:
+    # The baseline's H100 row came last at the point: it had been the one compared, so the
+    # H200 kernel read 1.2x (short) instead of its 2x over the H200 baseline.
+    rows = [
+        bench_row("v3", 50.0),
+        bench_row("v2", 100.0),
+        bench_row("v2", 60.0, gpu="NVIDIA H100"),
+    ]
+    (check,) = evaluate(Target(speedup=1.5, baseline="v2"), rows).points[0].checks
+    assert (check.status, check.value) == (Status.MET, 2.0)
+    (check,) = evaluate(Target(speedup=1.5, baseline="v2"), [rows[0], rows[2]]).points[0].checks
+    assert (check.status, check.value) == (Status.MISSING, None)
+    assert check.note == "no v2 row on NVIDIA H200 (only NVIDIA H100)"
+
+
+def test_rows_of_the_kernel_on_two_gpus_are_refused() -> None:
+    # One row per point was kept, the last: the H100's 80 us stood for the kernel.
+    rows = [bench_row("v3", 50.0), bench_row("v3", 80.0, gpu="NVIDIA H100")]
+    with pytest.raises(InputError, match=r"^rows: Expected rows of v3 from one GPU .*H100"):
+        evaluate(Target(median=60.0), rows)
+
+
+def test_a_value_a_hair_short_of_the_bound_is_shown_short_of_it() -> None:
+    # 4 significant digits showed "1.2 x | >= 1.2 x | ... | short": met by the table's
+    # own numbers, short by its verdict.
+    rows = [bench_row("v3", 50.0), bench_row("v2", 59.9999)]
+    text = evaluate(Target(speedup=1.2, baseline="v2"), rows).render()
+    assert "| speedup | 1.199998 x | >= 1.2 x | 2e-06 x | short |" in text
+    met = evaluate(Target(speedup=1.2, baseline="v2"), [rows[0], bench_row("v2", 60.0)])
+    assert "| speedup | 1.2 x | >= 1.2 x | 0 x | met |" in met.render()
