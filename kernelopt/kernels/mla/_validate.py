@@ -29,6 +29,7 @@ __all__ = [
     "check_inputs",
     "check_interpreter_dtype",
     "check_outputs",
+    "check_page_indices",
     "check_positive_int",
     "check_runnable_device",
     "check_seqlen_values",
@@ -43,6 +44,10 @@ D_QK = D_NOPE + D_PE
 D_V = D_NOPE
 FP8_ROW_BYTES = D_NOPE + 16 + 2 * D_PE
 """Bytes of one row of an FP8 cache (:mod:`kernelopt.kernels.mla.fp8`): 656."""
+_FLOAT32_MAX = 3.4028234663852886e38
+MAX_SOFTMAX_SCALE = _FLOAT32_MAX / math.log2(math.e)
+"""Largest softmax scale whose product with ``log2(e)`` (the kernels' float32 argument)
+stays finite."""
 FP8_READERS = (
     "MLADecodePlan(kv_fp8=True), mla_decode_split_kv, "
     "mla_decode_with_kvcache(is_fp8_kvcache=True) and mla_decode_ref"
@@ -101,7 +106,9 @@ def check_inputs(
     _require_tensor(q, "q")
     _require_tensor(kv_cache, "kv_cache")
     _require_tensor(block_table, "block_table")
-    if head_dim_v != D_V:
+    # 512.0 or True is not a head dim, though it compares equal to one.
+    integral = isinstance(head_dim_v, numbers.Integral) and not isinstance(head_dim_v, bool)
+    if not integral or head_dim_v != D_V:
         raise InputError(expected(f"head dim {D_V}", head_dim_v, where="head_dim_v"))
     if q.dim() != 4:
         raise InputError(expected("q of shape [b, s_q, h_q, 576]", list(q.shape), where="q"))
@@ -257,20 +264,34 @@ def check_page_indices(
 ) -> None:
     """Check the pages each sequence reads lie in the cache (reads the table on the host).
 
-    Only the reference calls it: a kernel takes the table as it is, since reading it back
-    would sync the device on every call.
+    Only the entries a sequence's keys lie on are checked: columns past its last page may
+    hold anything (serving stacks pad with -1), since no kernel reads them. The table must
+    be at least as wide as the longest sequence needs (:func:`check_seqlen_values`).
+
+    The reference and the direct kernel calls (which read the lengths on the host anyway)
+    call it, and every entry point on the CPU, where the read costs no synchronization: a
+    page outside the cache is read as an address past it, a wrong answer or a crash. On a
+    GPU the plans and the FlashMLA pair take the table as it is, since reading it back would
+    sync the device on every call.
     """
-    for i, n in enumerate(seqlens):
-        used = block_table[i, : -(-n // page_size)]
-        if used.numel() and (int(used.min()) < 0 or int(used.max()) >= num_blocks):
-            bad = next(int(p) for p in used.tolist() if not 0 <= p < num_blocks)
-            raise InputError(
-                expected(
-                    f"page indices in [0, {num_blocks}) for the {n} keys of sequence {i}",
-                    bad,
-                    where=f"block_table[{i}]",
-                )
+    import torch
+
+    if not seqlens:
+        return
+    needed = torch.tensor([-(-n // page_size) for n in seqlens])
+    width = int(needed.max())
+    pages = block_table[: len(seqlens), :width].cpu()  # one read for a device table
+    used = torch.arange(width)[None, :] < needed[:, None]
+    outside = used & ((pages < 0) | (pages >= num_blocks))
+    if bool(outside.any()):
+        i, col = (int(v) for v in outside.nonzero()[0])
+        raise InputError(
+            expected(
+                f"page indices in [0, {num_blocks}) for the {seqlens[i]} keys of sequence {i}",
+                int(pages[i, col]),
+                where=f"block_table[{i}]",
             )
+        )
 
 
 def check_outputs(
@@ -393,7 +414,8 @@ def check_positive_int(value: object, where: str) -> int:
 
 
 def check_softmax_scale(value: object) -> float:
-    """A softmax scale as a float: finite and positive (not a bool).
+    """A softmax scale as a float: positive, finite, at most :data:`MAX_SOFTMAX_SCALE`
+    (not a bool).
 
     Any real number is taken (a NumPy ``float32`` too), and returned as a Python float.
     """
@@ -404,6 +426,14 @@ def check_softmax_scale(value: object) -> float:
         raise InputError(expected("a finite float", scale, where="softmax_scale"))
     if scale <= 0:
         raise InputError(expected("a positive scale", scale, where="softmax_scale"))
+    if scale > MAX_SOFTMAX_SCALE:
+        # The kernels take ``scale · log2(e)`` as a float32 argument: past this it is inf,
+        # and every score inf - inf = NaN.
+        raise InputError(
+            expected(
+                f"a scale below {MAX_SOFTMAX_SCALE:.6g} (float32)", scale, where="softmax_scale"
+            )
+        )
     return scale
 
 
@@ -483,9 +513,10 @@ def check_direct_call(
     """Every check of a call straight into a kernel (``mla_decode_naive``,
     ``mla_decode_split_kv``), before anything is allocated or launched.
 
-    The outputs must share no memory with what the kernel reads, and the lengths are read
-    to the host once: a length of zero or below ``s_q`` leaves rows with no key (NaN), and
-    one past the table reads pages that are not there.
+    The outputs must share no memory with what the kernel reads, and the lengths and the
+    block table are read to the host once: a length of zero or below ``s_q`` leaves rows
+    with no key (NaN), one past the table reads pages that are not there, and so does a
+    page index outside the cache.
     """
     batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=allow_fp8)
     check_cache_seqlens(cache_seqlens, batch=batch, device=q.device)
@@ -504,4 +535,5 @@ def check_direct_call(
     is_causal = check_flag(causal, "causal")
     seqlens = [int(n) for n in cache_seqlens.tolist()]
     check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
+    check_page_indices(block_table, seqlens, page_size=page, num_blocks=kv_cache.shape[0])
     return DirectCall(batch, s_q, h_q, page, seqlens, scale, is_causal)

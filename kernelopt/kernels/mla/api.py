@@ -17,6 +17,7 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
+import numpy as np
 import triton
 
 from kernelopt._errors import DeviceError, InputError, expected
@@ -29,6 +30,7 @@ from kernelopt.kernels.mla._validate import (
     check_inputs,
     check_interpreter_dtype,
     check_outputs,
+    check_page_indices,
     check_positive_int,
     check_runnable_device,
     check_seqlen_values,
@@ -72,7 +74,9 @@ def _masks_draft_tokens(causal: bool, s_q: int) -> bool:
     return causal and s_q > 1
 
 
-def _host_seqlens(cache_seqlens: torch.Tensor | Sequence[int]) -> list[int]:
+def _host_seqlens(
+    cache_seqlens: torch.Tensor | np.ndarray[Any, Any] | Sequence[int],
+) -> list[int]:
     import torch
 
     if isinstance(cache_seqlens, torch.Tensor):
@@ -80,15 +84,36 @@ def _host_seqlens(cache_seqlens: torch.Tensor | Sequence[int]) -> list[int]:
             raise InputError(
                 expected("a 1-D tensor", list(cache_seqlens.shape), where="cache_seqlens")
             )
+        if cache_seqlens.is_meta:
+            raise InputError(
+                expected(
+                    "lengths with values (a CPU or CUDA tensor)", "meta", where="cache_seqlens"
+                )
+            )
         dtype = cache_seqlens.dtype
         if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
             raise InputError(
                 expected("an integer tensor", str(cache_seqlens.dtype), where="cache_seqlens")
             )
         values = [int(n) for n in cache_seqlens.tolist()]  # the plan's one host sync
+    elif isinstance(cache_seqlens, np.ndarray):
+        # A serving stack's host-side batch; an array is no Sequence, but its items are.
+        if cache_seqlens.ndim != 1:
+            raise InputError(
+                expected("a 1-D array", list(cache_seqlens.shape), where="cache_seqlens")
+            )
+        if cache_seqlens.dtype.kind not in "iu":
+            raise InputError(
+                expected("an integer array", str(cache_seqlens.dtype), where="cache_seqlens")
+            )
+        values = [int(n) for n in cache_seqlens.tolist()]
     elif isinstance(cache_seqlens, str | bytes) or not isinstance(cache_seqlens, Sequence):
         raise InputError(
-            expected("a [b] tensor or a list of ints", repr(cache_seqlens), where="cache_seqlens")
+            expected(
+                "a [b] tensor, NumPy array or list of ints",
+                repr(cache_seqlens),
+                where="cache_seqlens",
+            )
         )
     else:
         values = list(cache_seqlens)
@@ -106,8 +131,8 @@ class MLADecodePlan:
 
     Parameters
     ----------
-    cache_seqlens : torch.Tensor or sequence of int
-        ``[b]`` cache lengths of this step, each at least ``s_q``. Read once on the host
+    cache_seqlens : torch.Tensor, numpy.ndarray or sequence of int
+        ``[b]`` integer cache lengths of this step, each at least ``s_q``. Read once on the host
         (a device tensor costs one synchronization here, none later); the plan keeps its
         own device copy, so later in-place changes to the caller's tensor do not leak in.
     s_q : int
@@ -140,7 +165,8 @@ class MLADecodePlan:
     num_sms : int, optional
         Multiprocessors the scheduler balances over (the device's count by default).
     num_splits : int or sequence of int, optional
-        Force the pieces per sequence instead of the scheduler's choice (tuning, tests).
+        Force the pieces per sequence instead of the scheduler's choice (tuning, tests):
+        one for all, or one per sequence (a list, a 1-D NumPy array or a tensor).
     workspace : torch.Tensor, optional
         Caller-owned 1-D contiguous float32 or uint8 buffer on ``device`` for the partial
         outputs, at least :attr:`workspace_bytes` long; allocated here when omitted.
@@ -161,7 +187,7 @@ class MLADecodePlan:
 
     def __init__(
         self,
-        cache_seqlens: torch.Tensor | Sequence[int],
+        cache_seqlens: torch.Tensor | np.ndarray[Any, Any] | Sequence[int],
         *,
         s_q: int,
         h_q: int,
@@ -511,6 +537,12 @@ class MLADecodePlan:
         # The lengths were checked against s_q at plan time; only the table width is new.
         longest = (self._max_seqlen,)
         check_seqlen_values(longest, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
+        if self._device.type == "cpu":
+            # A host table costs no sync to read, and the interpreter would read a page
+            # outside the cache at an address past it (a wrong answer, or a crash).
+            check_page_indices(
+                block_table, self._seqlens, page_size=page, num_blocks=kv_cache.shape[0]
+            )
         check_outputs(
             out,
             lse,
@@ -640,7 +672,7 @@ def get_mla_metadata(
         )
         raise InputError(expected("a [b] int32 tensor", got, where="cache_seqlens"))
     check_cache_seqlens(cache_seqlens, batch=cache_seqlens.shape[0])
-    if num_heads_k != 1:
+    if check_positive_int(num_heads_k, "num_heads_k") != 1:
         raise InputError(expected("one latent KV head", num_heads_k, where="num_heads_k"))
     if not isinstance(is_fp8_kvcache, bool):
         raise InputError(expected("a bool", is_fp8_kvcache, where="is_fp8_kvcache"))
@@ -708,6 +740,28 @@ class _Scheduled(NamedTuple):
     """Pieces per sequence: with the lengths, the tile and the rows, the whole schedule."""
 
 
+def _keys_read(meta: torch.Tensor, batch: int) -> list[int]:
+    """Keys each sequence's pieces read (the end of its last piece), from host metadata.
+
+    A row naming a sequence outside the batch, or an empty or negative key range, is
+    refused: its program would read and write outside ``q`` and ``out``.
+    """
+    reach = [0] * batch
+    for row in meta.tolist():
+        b, start, end, _slot = row
+        if not (0 <= b < batch and 0 <= start < end):
+            raise InputError(
+                expected(
+                    f"pieces [batch, key_start, key_end, slot] with batch in [0, {batch}) "
+                    "and 0 <= key_start < key_end",
+                    row,
+                    where="tile_scheduler_metadata",
+                )
+            )
+        reach[b] = max(reach[b], end)
+    return reach
+
+
 # The key tile every schedule's tile is a multiple of, for metadata made elsewhere.
 _SAFE_TILE = 16
 
@@ -747,7 +801,8 @@ def mla_decode_with_kvcache(
         ``[num_pieces, 4]`` and ``[b + 1]`` int32, from :func:`get_mla_metadata` for these
         lengths; it must be made for ``b`` sequences, and the lengths it was made for
         must each be at least ``s_q`` and fit the block table (checked without a host
-        read).
+        read). On the CPU the pieces themselves are read, and their pages checked against
+        the block table and the cache.
     softmax_scale : float, optional
         Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
     causal : bool
@@ -871,6 +926,14 @@ def mla_decode_with_kvcache(
             )
         )
     schedule_block_n = _SAFE_TILE if scheduled is None else scheduled.block_n
+    if q.device.type == "cpu":
+        # As in MLADecodePlan.run: host tensors cost no sync to read. The pieces read the
+        # key ranges the metadata holds, whether or not it carries its lengths.
+        reach = _keys_read(meta, batch)
+        if scheduled is None:  # else its lengths were checked above
+            check_seqlen_values([int(n) for n in cache_seqlens.tolist()], s_q=s_q)
+        check_seqlen_values((max(reach),), s_q=1, page_size=page, max_blocks=block_table.shape[1])
+        check_page_indices(block_table, reach, page_size=page, num_blocks=k_cache.shape[0])
     num_pieces = meta.shape[0]
     # Every sequence has at least one piece: more rows than sequences means some split.
     has_splits = num_pieces > batch

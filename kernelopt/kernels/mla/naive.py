@@ -194,11 +194,12 @@ def mla_decode_naive(
     kv_cache : torch.Tensor
         ``[num_blocks, page_size, 1, 576]``, same dtype; values are columns ``[:512]``.
     block_table : torch.Tensor
-        ``[b, max_blocks]`` int32.
+        ``[b, max_blocks]`` int32; the pages the keys lie on must be in the cache.
     cache_seqlens : torch.Tensor
         ``[b]`` int32 on q's device, each at least ``s_q`` and covered by the block table.
-        Read on the host to check that (one synchronization for a CUDA tensor); plan with
-        ``MLADecodePlan(strategy="naive")`` for runs that never synchronize.
+        Read on the host with the block table to check both (a synchronization each for
+        CUDA tensors); plan with ``MLADecodePlan(strategy="naive")`` for runs that never
+        synchronize.
     softmax_scale : float
         Scale of ``q · k`` before the softmax.
     causal : bool

@@ -269,7 +269,8 @@ def build_schedule(
     num_slots: int = 1,
     overhead_tiles: float = DEFAULT_OVERHEAD_TILES,
 ) -> Schedule:
-    """A schedule with the given pieces per sequence (an int applies to every sequence).
+    """A schedule with the given pieces per sequence (an int applies to every sequence; one
+    per sequence as a list, a 1-D NumPy array or a tensor).
 
     A count larger than a sequence's key tiles is reduced to its tile count, so
     ``splits=1_000_000`` means "one piece per tile". Used for tuning sweeps and tests.
@@ -277,6 +278,10 @@ def build_schedule(
     values = _check_seqlens(seqlens)
     _check_sizes(block_n=block_n, m_tiles=m_tiles, num_slots=num_slots)
     _check_slack(overhead_tiles=overhead_tiles)
+    if getattr(splits, "ndim", None) == 1 and hasattr(splits, "tolist"):
+        # A 1-D NumPy array or tensor of counts, read as the list it holds (no import of
+        # either here: the scheduler is pure Python).
+        splits = splits.tolist()
     if isinstance(splits, numbers.Integral) and not isinstance(splits, bool):
         if splits < 1:
             raise InputError(expected("at least one piece", int(splits), where="num_splits"))

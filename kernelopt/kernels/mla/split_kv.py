@@ -581,7 +581,8 @@ def mla_decode_split_kv(
     out: torch.Tensor | None = None,
     lse: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Split-KV MLA decode in one call: plan (reads ``cache_seqlens`` on the host), then run.
+    """Split-KV MLA decode in one call: plan (reads ``cache_seqlens`` and checks the pages of
+    ``block_table`` on the host), then run.
 
     For repeated calls with the same lengths (every layer of a decode step), plan once with
     :class:`kernelopt.kernels.mla.MLADecodePlan` instead: its ``run`` neither synchronizes

@@ -748,3 +748,136 @@ def test_a_workspace_of_the_wrong_kind_is_refused_even_when_unused(strategy) -> 
     assert (
         _plan([5], device=DEVICE, strategy=strategy, workspace=torch.zeros(0)).workspace_bytes == 0
     )
+
+
+def test_lengths_as_a_numpy_array_are_taken(request) -> None:
+    # A NumPy array of lengths (a serving stack's host-side batch) was refused as "Expected
+    # a [b] tensor or a list of ints".
+    q, kv, bt, sl = _inputs(request, seqlens=(1, 17, 5), s_q=1, h_q=1)
+    for lengths in (np.array([1, 17, 5]), np.array([1, 17, 5], dtype=np.uint16)):
+        plan = _plan(lengths, s_q=1, h_q=1, device=DEVICE)
+        assert plan.seqlens == (1, 17, 5)
+        out, lse = poisoned_outputs(q)
+        plan.run(q, kv, bt, out=out, lse=lse)
+        ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+        assert_matches(out, lse, ref_out, ref_lse, torch.float32)
+    with pytest.raises(InputError, match=r"cache_seqlens: Expected an integer array, got float64"):
+        _plan(np.array([1.0, 17.0]), s_q=1, h_q=1, device=DEVICE)
+    with pytest.raises(InputError, match=r"cache_seqlens: Expected a 1-D array, got \[1, 2\]"):
+        _plan(np.array([[1, 17]]), s_q=1, h_q=1, device=DEVICE)
+
+
+def test_a_scale_past_float32_is_refused_not_computed_as_nan(request) -> None:
+    # The kernels take the scale as float32: 1e39 became inf there and every output NaN,
+    # while the float64 reference gave an answer.
+    q, kv, bt, sl = _inputs(request, seqlens=(3, 9), s_q=1, h_q=1)
+    message = r"softmax_scale: Expected a scale below 2\.35\d*e\+38 \(float32\), got 1e\+39"
+    with pytest.raises(InputError, match=message):
+        _plan([3, 9], s_q=1, h_q=1, device=DEVICE, softmax_scale=1e39)
+    with pytest.raises(InputError, match=message):
+        mla.mla_decode_naive(q, kv, bt, sl, softmax_scale=1e39)
+    meta, splits = get_mla_metadata(sl, 1, 1)
+    with pytest.raises(InputError, match=message):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, meta, splits, softmax_scale=1e39)
+    # The largest scale taken still runs: one key dominates each softmax.
+    plan = _plan([3, 9], s_q=1, h_q=1, device=DEVICE, softmax_scale=1e30)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=1e30)
+    assert_matches(out, lse, ref_out, ref_lse, torch.float32)
+
+
+def _bad_page(bt: torch.Tensor, value: int) -> torch.Tensor:
+    bad = bt.clone()
+    bad[1, 1] = value  # sequence 1 (17 keys, pages of 16) reads its second page
+    return bad
+
+
+@pytest.mark.parametrize("page_id", [-1, "num_blocks"])
+def test_pages_outside_the_cache_are_refused_where_the_table_is_read(request, page_id) -> None:
+    # A page index past the cache, or negative, was read as given: a silent wrong answer,
+    # or a crash of the whole process under the interpreter (an illegal address on a GPU).
+    # The direct kernel calls read the lengths on the host anyway; on the CPU, reading the
+    # table costs no synchronization, so every entry point checks it there.
+    q, kv, bt, sl = _inputs(request, seqlens=(3, 17, 5), s_q=1, h_q=1)
+    value = kv.shape[0] if page_id == "num_blocks" else page_id
+    bad = _bad_page(bt, value)
+    message = rf"block_table\[1\]: Expected page indices in \[0, {kv.shape[0]}\) .*got {value}"
+    with pytest.raises(InputError, match=message):
+        mla.mla_decode_naive(q, kv, bad, sl, softmax_scale=SCALE)
+    with pytest.raises(InputError, match=message):
+        mla.mla_decode_split_kv(q, kv, bad, sl, softmax_scale=SCALE)
+    if DEVICE == "cpu":
+        for strategy in ("split_kv", "naive"):
+            plan = _plan(sl, s_q=1, h_q=1, device=DEVICE, strategy=strategy)
+            with pytest.raises(InputError, match=message):
+                plan.run(q, kv, bad)
+        meta, splits = get_mla_metadata(sl, 1, 1)
+        with pytest.raises(InputError, match=message):
+            mla_decode_with_kvcache(q, kv, bad, sl, 512, meta, splits)
+
+
+def test_unused_trailing_block_table_entries_may_hold_anything(request) -> None:
+    # Serving stacks pad block tables with -1 (or stale ids): only the pages a sequence's
+    # keys lie on are checked and read.
+    q, kv, bt, sl = _inputs(request, seqlens=(3, 17, 5), s_q=1, h_q=1)
+    padded = torch.cat([bt, torch.full_like(bt, -1)], dim=1)
+    padded[0, 1:] = 10**6
+    padded[2, 1:] = -(10**6)
+    ref_out, ref_lse = mla_decode_ref(q, kv, padded, sl, softmax_scale=SCALE)
+    out, lse = poisoned_outputs(q)
+    mla.mla_decode_split_kv(q, kv, padded, sl, softmax_scale=SCALE, out=out, lse=lse)
+    assert_matches(out, lse, ref_out, ref_lse, torch.float32)
+    plan = _plan(sl, s_q=1, h_q=1, device=DEVICE)
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, padded, out=out, lse=lse)
+    assert_matches(out, lse, ref_out, ref_lse, torch.float32)
+
+
+def test_lengths_without_values_are_refused_by_name() -> None:
+    # Meta-device lengths raised torch's "Cannot copy out of meta tensor; no data!".
+    lengths = torch.tensor([3, 4], dtype=torch.int32, device="meta")
+    message = r"cache_seqlens: Expected lengths with values \(a CPU or CUDA tensor\), got meta"
+    with pytest.raises(InputError, match=message):
+        _plan(lengths, s_q=1, h_q=1, device=DEVICE)
+    with pytest.raises(InputError, match=message):
+        get_mla_metadata(lengths, 1, 1)
+
+
+def test_flashmla_head_counts_and_dims_of_the_wrong_kind_are_named(request) -> None:
+    # num_heads_k=True and head_dim_v=512.0 passed as 1 and 512.
+    q, kv, bt, sl = _inputs(request, seqlens=(3, 9), s_q=1, h_q=1)
+    with pytest.raises(InputError, match="num_heads_k: Expected a positive integer, got True"):
+        get_mla_metadata(sl, 1, True)
+    with pytest.raises(InputError, match=r"num_heads_k: Expected a positive integer, got 1\.0"):
+        get_mla_metadata(sl, 1, 1.0)
+    meta, splits = get_mla_metadata(sl, 1, 1)
+    with pytest.raises(InputError, match=r"head_dim_v: Expected head dim 512, got 512\.0"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512.0, meta, splits)
+    # An integer of another kind is still a head dim.
+    out, _ = mla_decode_with_kvcache(q, kv, bt, sl, np.int64(512), meta, splits)
+    assert out.shape == (2, 1, 1, 512)
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="the pieces are read back on the CPU only")
+def test_copied_metadata_is_checked_where_its_pieces_can_be_read(request) -> None:
+    # A copy of the metadata carries no lengths: its pieces went unchecked, so a piece past
+    # the block table, or naming a sequence past the batch, read memory outside the inputs.
+    q, kv, bt, sl = _inputs(request, seqlens=(3, 17), s_q=1, h_q=1)
+    meta, splits = get_mla_metadata(sl, 1, 1)
+    copy = meta.clone()
+    out, lse = mla_decode_with_kvcache(q, kv, bt, sl, 512, copy, splits)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=576**-0.5)
+    assert_matches(out, lse, ref_out, ref_lse, torch.float32)
+    far = copy.clone()
+    far[far[:, 0] == 1, 2] = 16 * bt.shape[1] + 1  # sequence 1 reads past its table
+    with pytest.raises(InputError, match=r"block_table: Expected a block table of at least"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, far, splits)
+    stray = copy.clone()
+    stray[0, 0] = 2
+    with pytest.raises(InputError, match=r"tile_scheduler_metadata: Expected pieces .* got \[2,"):
+        mla_decode_with_kvcache(q, kv, bt, sl, 512, stray, splits)
+    short = torch.tensor([3, 1], dtype=torch.int32)  # draft token 0 of sequence 1 sees no key
+    q2 = torch.cat([q, q], dim=1)
+    with pytest.raises(InputError, match=r"cache_seqlens\[1\]: Expected cache_seqlens >= s_q = 2"):
+        mla_decode_with_kvcache(q2, kv, bt, short, 512, copy, splits, causal=True)

@@ -95,6 +95,24 @@ def test_zero_and_nan_groups() -> None:
     assert torch.isnan(back[2, :128]).all() and torch.isfinite(back[2, 128:]).all()
 
 
+def test_extreme_magnitudes_keep_the_round_trip_bound() -> None:
+    # "Nothing overflows": a group near float32's largest value comes back within e4m3's
+    # rounding, and one far below the amax floor (1e-4) within half a subnormal step.
+    kv = torch.zeros(2, 576)
+    kv[0, :512] = torch.linspace(-1.0, 1.0, 512) * 3.0e38
+    kv[1, :512] = torch.linspace(1.0, 2.0, 512) * 1e-9
+    packed = quantize_kv_fp8(kv)
+    back = dequantize_kv_fp8(packed, torch.float64)
+    assert torch.isfinite(back).all()
+    x = kv[:, :512].double()
+    step = torch.repeat_interleave(packed[:, 512:528].contiguous().view(torch.float32), 128, 1)
+    err = (back[:, :512] - x).abs()
+    normal = x.abs() >= step.double() * 2.0**-6
+    assert normal[0].sum() > 500 and not normal[1].any()
+    assert (err[normal] <= x.abs()[normal] * 2.0**-4).all()
+    assert (err[~normal] <= step.double()[~normal] * 2.0**-10).all()
+
+
 def test_bad_inputs_are_named() -> None:
     with pytest.raises(InputError, match="Expected rows of 576 values"):
         quantize_kv_fp8(torch.zeros(4, 512))

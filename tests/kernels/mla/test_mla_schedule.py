@@ -211,3 +211,18 @@ def test_one_count_for_every_sequence_is_named_as_passed() -> None:
         build_schedule([9, 5], 0, block_n=16)
     with pytest.raises(InputError, match=r"^num_splits\[1\]: Expected at least one piece"):
         build_schedule([9, 5], [1, -2], block_n=16)
+
+
+def test_split_counts_as_an_array_are_taken() -> None:
+    # A NumPy array (or a tensor) of counts was refused as "Expected an int or a list of
+    # ints", though the plan takes lengths in either form.
+    import numpy as np
+    import torch
+
+    for counts in (np.array([1, 3]), np.array([1, 3], dtype=np.int32), torch.tensor([1, 3])):
+        schedule = build_schedule([40, 200], counts, block_n=16)
+        assert schedule.splits == (1, 3)
+    with pytest.raises(InputError, match=r"num_splits: Expected an int or a list of ints"):
+        build_schedule([40, 200], np.array([1.0, 3.0]), block_n=16)
+    with pytest.raises(InputError, match=r"num_splits: Expected an int or a list of ints"):
+        build_schedule([40, 200], np.array([[1, 3]]), block_n=16)
