@@ -71,10 +71,17 @@ from kernelopt.bench.trials import (
     TrialCall,
     TrialPoint,
     TrialResult,
+    TrialsInterrupted,
     run_trials,
     trial_matrix,
 )
-from kernelopt.bench.tuning import AutotuneExplosionWarning, TuningResult, TuningTrial, tune
+from kernelopt.bench.tuning import (
+    AutotuneExplosionWarning,
+    TuningInterrupted,
+    TuningResult,
+    TuningTrial,
+    tune,
+)
 
 __all__ = [
     "DEFAULT_POINTS",
@@ -98,6 +105,8 @@ __all__ = [
     "TrialCall",
     "TrialPoint",
     "TrialResult",
+    "TrialsInterrupted",
+    "TuningInterrupted",
     "TuningResult",
     "TuningTrial",
     "Verdict",

@@ -21,6 +21,7 @@ import attrs
 
 from kernelopt.bench._stats import quantile
 from kernelopt.bench.device import DeviceState
+from kernelopt.bench.measurement import number_text
 
 __all__ = [
     "RESOLUTION_US",
@@ -156,11 +157,13 @@ def settle_verdict(
     agree = windows_agree(a, b, tolerance=tolerance)
     engaged = any(w.state is not None and w.state.throttled for w in windows)
     pending = None if engaged else approaching_power_cap(last.state, margin=power_margin)
+    # Every integer digit: a 12 ms call's windows would read "1.235e+04" otherwise.
+    shown = f"the last two window medians {number_text(a)} and {number_text(b)} us"
     if not agree:
         change = (b - a) / a if a > 0 else float("inf")
-        reason = f"the last two window medians {a:.4g} and {b:.4g} us differ by {change:+.1%}"
+        reason = f"{shown} differ by {change:+.1%}"
     elif pending is not None:
         reason = pending
     else:
-        reason = f"the last two window medians {a:.4g} and {b:.4g} us agree"
+        reason = f"{shown} agree"
     return SettleVerdict(settled=agree and pending is None, agree=agree, reason=reason)

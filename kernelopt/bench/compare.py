@@ -19,6 +19,7 @@ they see the same ones. The verdict (:func:`judge`, a pure function of the sampl
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -101,10 +102,13 @@ def _check(values: Sequence[float], name: str) -> None:
         )
     if len(values) < 2:
         raise InputError(expected("at least 2 samples", len(values), where=name))
-    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in values):
-        raise InputError(expected("numeric samples", "another type", where=name))
-    if any(not math.isfinite(v) or v <= 0 for v in values):
-        raise InputError(expected("finite positive samples", "a zero, negative or NaN", where=name))
+    # numbers.Real, as Measurement takes them: a float32 array's items are samples too.
+    wrong = [v for v in values if isinstance(v, bool) or not isinstance(v, numbers.Real)]
+    if wrong:
+        raise InputError(expected("numeric samples", repr(wrong[0]), where=name))
+    bad = [v for v in values if not math.isfinite(v) or v <= 0]
+    if bad:
+        raise InputError(expected("finite positive samples", repr(float(bad[0])), where=name))
 
 
 def _check_fraction(value: float, name: str) -> None:
@@ -306,8 +310,17 @@ def compare(
     'FAST'
     """
     timer = timer or Timer()
-    if min_pairs < 2 or max_pairs < min_pairs:
-        raise InputError(expected("2 <= min_pairs <= max_pairs", (min_pairs, max_pairs)))
+    # Checked before anything runs: a bound of another type would fail mid-run, or (a
+    # NaN time cap) never stop the rounds.
+    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
+        raise InputError(expected("an int >= 2", repr(min_pairs), where="min_pairs"))
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < min_pairs:
+        raise InputError(
+            expected(f"an int >= min_pairs ({min_pairs})", repr(max_pairs), where="max_pairs")
+        )
+    number = isinstance(max_time_ms, int | float) and not isinstance(max_time_ms, bool)
+    if not (number and math.isfinite(max_time_ms) and max_time_ms > 0):
+        raise InputError(expected("a finite number > 0", repr(max_time_ms), where="max_time_ms"))
     notes_a: list[str] = []
     notes_b: list[str] = []
     run_a = timer._runner(baseline, inputs, outputs, notes_a)

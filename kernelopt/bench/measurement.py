@@ -20,6 +20,7 @@ __all__ = [
     "Measurement",
     "as_samples",
     "at_least",
+    "number_text",
     "one_of",
 ]
 
@@ -27,6 +28,12 @@ MODES = ("cold", "hot", "graph")
 CACHE_STATES = ("flush", "rotate", "none")
 BACKENDS = ("cuda-events", "cpu-perf-counter")
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def number_text(value: float) -> str:
+    """``value`` to 4 significant digits, but with all its integer digits (``12346``, not
+    ``1.235e+04``), as the devlog's tables write numbers."""
+    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
 def as_samples(value: Iterable[float]) -> tuple[float, ...]:
@@ -228,8 +235,7 @@ class Measurement:
         )
 
     def summary(self) -> str:
-        """One line: ``median [p20, p80] unit (mode, n=…, backend)``."""
-        return (
-            f"{self.median:.4g} [{self.p20:.4g}, {self.p80:.4g}] {self.unit} "
-            f"({self.mode}, n={self.n}, {self.backend})"
-        )
+        """One line: ``median [p20, p80] unit (mode, n=…, backend)``, times to 4
+        significant digits and every integer digit (``12346``, never ``1.235e+04``)."""
+        median, p20, p80 = (number_text(v) for v in (self.median, self.p20, self.p80))
+        return f"{median} [{p20}, {p80}] {self.unit} ({self.mode}, n={self.n}, {self.backend})"

@@ -38,7 +38,7 @@ import attrs
 from kernelopt._checks import breaks_lines, finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.bench.measurement import UNIT_SECONDS, Measurement
+from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
 from kernelopt.bench.roofline import Roofline, RooflinePoint, launch_overhead_pct
 from kernelopt.bench.trials import TrialPoint
 
@@ -83,7 +83,7 @@ def _one_line_text(value: object) -> bool:
 def _digits(value: float) -> str:
     """``value`` to 4 significant digits, but with all its integer digits (``69933``, not
     ``6.993e+04``), as the devlog's tables write numbers."""
-    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    return number_text(value)
 
 
 def _shown(value: float) -> float:

@@ -29,10 +29,11 @@ from typing import Any
 
 import attrs
 
+from kernelopt._checks import finite
 from kernelopt._errors import DeviceError, FormatError, InputError, KernelOptError, expected
 from kernelopt._fileio import atomic_write_text, locked
 from kernelopt.bench import _serde
-from kernelopt.bench.measurement import UNIT_SECONDS, Measurement
+from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
 
 __all__ = [
     "CACHE_ENV",
@@ -296,6 +297,15 @@ def launch_overhead_pct(events: Measurement, graph: Measurement) -> float:
     return max(0.0, 100.0 * (events.seconds - graph.seconds) / events.seconds)
 
 
+def _of_kind(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Refuse a field of another type when the Roofline is made, not at its first read."""
+    kind = Ceilings if attribute.name == "ceilings" else Cost
+    if not isinstance(value, kind):
+        # A mapping or a cost function is what Cost.of turns into a Cost.
+        what = "a Cost (Cost.of reads a mapping)" if kind is Cost else "Ceilings"
+        raise InputError(expected(what, type(value).__name__, where=attribute.name))
+
+
 @attrs.frozen(kw_only=True)
 class Roofline:
     """One call's cost against one device's ceilings.
@@ -316,8 +326,8 @@ class Roofline:
     (1.882, 'memory')
     """
 
-    ceilings: Ceilings
-    cost: Cost
+    ceilings: Ceilings = attrs.field(validator=_of_kind)
+    cost: Cost = attrs.field(validator=_of_kind)
 
     @property
     def compute_s(self) -> float:
@@ -391,13 +401,23 @@ class Roofline:
             the metrics.
         """
         if isinstance(measured, Measurement):
-            seconds = measured.seconds
+            value, unit = measured.median, measured.unit
         else:
             if unit not in UNIT_SECONDS:
                 raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
-            seconds = float(measured) * UNIT_SECONDS[unit]
+            # Text and flags are no times (float("5") would read digits as 5 us).
+            number = _as_number(measured)
+            if not isinstance(number, float):
+                raise InputError(
+                    expected("a Measurement or a number", repr(measured), where="measured")
+                )
+            value = number
+        seconds = value * UNIT_SECONDS[unit]
         if not (math.isfinite(seconds) and seconds > 0):
-            raise InputError(expected("a positive time", seconds, where="measured"))
+            # Named as given: a time in seconds would read as another number.
+            raise InputError(
+                expected("a positive time", f"{number_text(value)} {unit}", where="measured")
+            )
         return RooflinePoint(roofline=self, time_s=seconds, launch_overhead_pct=launch_overhead_pct)
 
 
@@ -417,7 +437,9 @@ class RooflinePoint:
 
     roofline: Roofline
     time_s: float
-    launch_overhead_pct: float | None = None
+    launch_overhead_pct: float | None = attrs.field(
+        default=None, validator=finite(minimum=0, optional=True)
+    )
 
     @property
     def flop_per_s(self) -> float:

@@ -76,7 +76,17 @@ def cuda_available() -> bool:
 
 
 def device_l2_bytes(device: int | None = None) -> int:
-    """L2 cache size of a CUDA device in bytes (``DEFAULT_L2_BYTES`` if not reported)."""
+    """L2 cache size of a CUDA device in bytes (``DEFAULT_L2_BYTES`` if not reported).
+
+    Raises
+    ------
+    DeviceError
+        Without a CUDA device (torch's own error there is a bare AssertionError).
+    """
+    if not cuda_available():
+        raise DeviceError(
+            expected("a CUDA device to read the L2 size of", "none (no torch CUDA device)")
+        )
     import torch
 
     index = torch.cuda.current_device() if device is None else device
@@ -434,7 +444,9 @@ class _CudaRunner(_Runner):
 
 def _positive(name: str) -> Callable[[object, object, float], None]:
     def check(_instance: object, _attribute: object, value: float) -> None:
-        if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+        # bool is an int to Python, but True is no duration.
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (number and value > 0 and math.isfinite(value)):
             raise InputError(expected("a positive number", value, where=name))
 
     return check
@@ -442,7 +454,8 @@ def _positive(name: str) -> Callable[[object, object, float], None]:
 
 def _non_negative(name: str) -> Callable[[object, object, float], None]:
     def check(_instance: object, _attribute: object, value: float) -> None:
-        if not (isinstance(value, (int, float)) and value >= 0 and math.isfinite(value)):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not (number and value >= 0 and math.isfinite(value)):
             raise InputError(expected("a number >= 0", value, where=name))
 
     return check

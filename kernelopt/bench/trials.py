@@ -33,6 +33,7 @@ __all__ = [
     "TrialCall",
     "TrialPoint",
     "TrialResult",
+    "TrialsInterrupted",
     "is_out_of_memory",
     "run_trials",
     "trial_matrix",
@@ -337,6 +338,24 @@ class TrialResult:
         )
 
 
+class TrialsInterrupted(KeyboardInterrupt):
+    """A keyboard interrupt during :func:`run_trials`, carrying the points done before it.
+
+    A ``KeyboardInterrupt``: uncaught, it stops the program as Ctrl-C does; caught, its
+    ``results`` hold the points finished (timed, failed or incorrect) before the
+    interrupt, in order; the point that was running is not among them.
+
+    Parameters
+    ----------
+    results : list of TrialResult
+        One per point finished.
+    """
+
+    def __init__(self, results: list[TrialResult]) -> None:
+        super().__init__(f"trial matrix interrupted after {len(results)} points")
+        self.results = results
+
+
 def _attempt(
     make: Callable[[TrialPoint], Callable[[], object] | TrialCall],
     point: TrialPoint,
@@ -386,42 +405,66 @@ def run_trials(
         One per point, in order. A point that fails for another reason than memory, or
         whose :attr:`TrialCall.check` finds the result wrong (checked before timing), is
         recorded with its error and the others still run.
+
+    Raises
+    ------
+    TrialsInterrupted
+        On a keyboard interrupt (it is one), with the points finished before it.
     """
     timer = timer or Timer()
     results = []
-    if points is not None and len(points) == 0:
-        raise InputError(expected("at least one trial point (None for the defaults)", "[]"))
+    if points is not None:
+        if isinstance(points, TrialPoint | str | bytes) or not isinstance(points, Sequence):
+            raise InputError(
+                expected("a list of TrialPoint", type(points).__name__, where="points")
+            )
+        if len(points) == 0:
+            raise InputError(expected("at least one trial point (None for the defaults)", "[]"))
+        # Checked before any point runs: a mapping has no batch to halve, and its label
+        # would not be the point's one spelling.
+        for index, item in enumerate(points):
+            if not isinstance(item, TrialPoint):
+                raise InputError(
+                    expected("a TrialPoint", type(item).__name__, where=f"points[{index}]")
+                )
     if isinstance(min_b, bool) or not isinstance(min_b, int) or min_b < 1:
         raise InputError(expected("min_b as an int >= 1", repr(min_b), where="min_b"))
-    for requested in DEFAULT_POINTS if points is None else points:
-        point = requested
-        while True:
-            out_of_memory = False
-            reason = ""
-            try:
-                measured, wrong = _attempt(make, point, impl, timer)
-            except Exception as error:
-                out_of_memory = is_out_of_memory(error)
-                reason = _first_line(error)
-            else:
-                results.append(
-                    TrialResult(
-                        requested=requested,
-                        point=point,
-                        impl=impl,
-                        measurement=measured,
-                        error=wrong,
+    try:
+        for requested in DEFAULT_POINTS if points is None else points:
+            point = requested
+            while True:
+                out_of_memory = False
+                reason = ""
+                try:
+                    measured, wrong = _attempt(make, point, impl, timer)
+                except Exception as error:
+                    out_of_memory = is_out_of_memory(error)
+                    reason = _first_line(error)
+                else:
+                    results.append(
+                        TrialResult(
+                            requested=requested,
+                            point=point,
+                            impl=impl,
+                            measurement=measured,
+                            error=wrong,
+                        )
                     )
+                    break
+                # Outside the except block the traceback, and the tensors its frames hold,
+                # are gone, so the cache can really be returned before the retry.
+                _release_memory()
+                if out_of_memory and point.b // 2 >= min_b:
+                    point = point.with_b(point.b // 2)
+                    continue
+                if out_of_memory:
+                    reason = f"CUDA out of memory down to b={point.b} (min_b {min_b})"
+                results.append(
+                    TrialResult(requested=requested, point=point, impl=impl, error=reason)
                 )
                 break
-            # Outside the except block the traceback, and the tensors its frames hold,
-            # are gone, so the cache can really be returned before the retry.
-            _release_memory()
-            if out_of_memory and point.b // 2 >= min_b:
-                point = point.with_b(point.b // 2)
-                continue
-            if out_of_memory:
-                reason = f"CUDA out of memory down to b={point.b} (min_b {min_b})"
-            results.append(TrialResult(requested=requested, point=point, impl=impl, error=reason))
-            break
+    except KeyboardInterrupt as error:
+        # Ctrl-C on a long matrix must not lose the points already timed: the interrupt
+        # goes on, carrying them.
+        raise TrialsInterrupted(results) from error
     return results

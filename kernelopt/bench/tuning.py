@@ -27,6 +27,7 @@ from kernelopt.bench.timer import Timer
 
 __all__ = [
     "AutotuneExplosionWarning",
+    "TuningInterrupted",
     "TuningResult",
     "TuningTrial",
     "iter_space",
@@ -165,7 +166,8 @@ class TuningResult:
     pruned : int
         Configs skipped by the rules during the search.
     stop_reason : str
-        ``"exhausted"``, ``"budget"`` or ``"patience"`` (no gain for ``patience`` configs).
+        ``"exhausted"``, ``"budget"``, ``"patience"`` (no gain for ``patience`` configs)
+        or ``"interrupted"`` (a keyboard interrupt; see :class:`TuningInterrupted`).
     elapsed_s : float
         Wall-clock time of the search.
     warnings : tuple of str
@@ -201,6 +203,23 @@ class TuningResult:
     def metrics(self) -> dict[str, float]:
         """Catalog trigger metrics: ``autotune_configs``."""
         return {"autotune_configs": float(self.evaluated)}
+
+
+class TuningInterrupted(KeyboardInterrupt):
+    """A keyboard interrupt during :func:`tune`, carrying the configs timed before it.
+
+    A ``KeyboardInterrupt``: uncaught, it stops the program as Ctrl-C does; caught, its
+    ``result`` (``stop_reason`` ``"interrupted"``) holds the search so far.
+
+    Parameters
+    ----------
+    result : TuningResult
+        Every config tried before the interrupt, and the best of them.
+    """
+
+    def __init__(self, result: TuningResult) -> None:
+        super().__init__(f"tuning interrupted after {result.evaluated} configs")
+        self.result = result
 
 
 def _first_line(error: BaseException) -> str:
@@ -283,22 +302,24 @@ def tune(
     -------
     TuningResult
         The search; ``best_config`` is None when no config was timed.
+
+    Raises
+    ------
+    TuningInterrupted
+        On a keyboard interrupt (it is one), with the search so far.
     """
     _check_space(space)
     if start is not None and set(start) != set(space):
         raise InputError(expected(f"a start config with knobs {sorted(space)}", sorted(start)))
+    if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
+        raise InputError(expected("an int >= 1", repr(patience), where="patience"))
     if (
-        isinstance(patience, bool)
-        or not isinstance(patience, int)
-        or patience < 1
-        or isinstance(budget_s, bool)
+        isinstance(budget_s, bool)
         or not isinstance(budget_s, int | float)
         or not math.isfinite(budget_s)
         or budget_s <= 0
     ):
-        raise InputError(
-            expected("patience as an int >= 1 and a finite budget_s > 0", (patience, budget_s))
-        )
+        raise InputError(expected("a finite budget_s > 0", repr(budget_s), where="budget_s"))
     if isinstance(min_gain, bool) or not isinstance(min_gain, int | float):
         raise InputError(expected("min_gain as a number in [0, 1)", repr(min_gain)))
     if not 0 <= min_gain < 1:
@@ -342,54 +363,64 @@ def tune(
         [start_config] if start_config is not None else [],
         iter_space(space, order=order, seed=seed),
     )
-    for config in candidates:
-        # Checked before the rules too: a space the rules prune almost entirely would
-        # otherwise be walked to its end, however long that takes.
-        if time.perf_counter() - began >= budget_s:
-            stop = "budget"
-            break
-        key = _config_key(config)
-        if key == start_key and config is not start_config:
-            continue  # the start, met again in the space
-        if not _allowed(config, rules):
-            pruned += 1
-            continue
-        try:
-            call = build(config)
-            wrong = None if check is None else _incorrect(config, call, check)
-            measured = None if wrong else timer.measure(call, label=str(config))
-        except Exception as error:
-            wrong, measured = _first_line(error), None
-        if measured is None:  # failed to build or run, or incorrect: never the best
-            trials.append(TuningTrial(config=config, error=wrong))
-            since_gain += 1
-        else:
-            trials.append(TuningTrial(config=config, median=measured.median))
-            # The start is the manual config; if it failed to build, no other config
-            # stands in for it (the gain over start is then unknown, not 0 against another).
-            if first is None and (start_key is None or key == start_key):
-                first = measured
-            if best is None or measured.seconds < best.seconds:
-                best, best_config = measured, config
-            if measured.seconds < reference_s * (1.0 - min_gain):
-                reference_s, since_gain = measured.seconds, 0
-            else:
-                since_gain += 1
-        if since_gain >= patience:
-            stop = "patience"
-            break
 
-    result = TuningResult(
-        best_config=best_config,
-        best=best,
-        start=first,
-        trials=tuple(trials),
-        space_size=total,
-        pruned=pruned,
-        stop_reason=stop,
-        elapsed_s=time.perf_counter() - began,
-        warnings=tuple(collected),
-    )
+    def outcome(reason: str) -> TuningResult:
+        return TuningResult(
+            best_config=best_config,
+            best=best,
+            start=first,
+            trials=tuple(trials),
+            space_size=total,
+            pruned=pruned,
+            stop_reason=reason,
+            elapsed_s=time.perf_counter() - began,
+            warnings=tuple(collected),
+        )
+
+    try:
+        for config in candidates:
+            # Checked before the rules too: a space the rules prune almost entirely would
+            # otherwise be walked to its end, however long that takes.
+            if time.perf_counter() - began >= budget_s:
+                stop = "budget"
+                break
+            key = _config_key(config)
+            if key == start_key and config is not start_config:
+                continue  # the start, met again in the space
+            if not _allowed(config, rules):
+                pruned += 1
+                continue
+            try:
+                call = build(config)
+                wrong = None if check is None else _incorrect(config, call, check)
+                measured = None if wrong else timer.measure(call, label=str(config))
+            except Exception as error:
+                wrong, measured = _first_line(error), None
+            if measured is None:  # failed to build or run, or incorrect: never the best
+                trials.append(TuningTrial(config=config, error=wrong))
+                since_gain += 1
+            else:
+                trials.append(TuningTrial(config=config, median=measured.median))
+                # The start is the manual config; if it failed to build, no other config
+                # stands in for it (the gain over start is then unknown, not 0 against
+                # another).
+                if first is None and (start_key is None or key == start_key):
+                    first = measured
+                if best is None or measured.seconds < best.seconds:
+                    best, best_config = measured, config
+                if measured.seconds < reference_s * (1.0 - min_gain):
+                    reference_s, since_gain = measured.seconds, 0
+                else:
+                    since_gain += 1
+            if since_gain >= patience:
+                stop = "patience"
+                break
+    except KeyboardInterrupt as error:
+        # Ctrl-C in a long search must not lose what was timed: the interrupt goes on,
+        # carrying the search so far.
+        raise TuningInterrupted(outcome("interrupted")) from error
+
+    result = outcome(stop)
     if result.evaluated > sane_size and result.gain_over_start < min_gain:
         _warn(
             f"{EXPLOSION_ID}: {result.evaluated} configs tried for "

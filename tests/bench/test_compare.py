@@ -202,3 +202,33 @@ def test_the_bootstrap_gives_the_intervals_it_always_gave() -> None:
         0.9718121263876369,
         0.003943895701132738,
     )
+
+
+def test_numpy_scalars_are_samples_and_a_bad_one_is_named() -> None:
+    # float32 samples (a list of a float32 array) were refused as "got another type".
+    base = [np.float32(v) for v in [100, 101, 99, 100, 102, 98] * 5]
+    cand = [np.float32(v) for v in [80, 81, 79, 80, 82, 78] * 5]
+    assert judge(base, cand).verdict is Verdict.FAST
+    with pytest.raises(InputError, match=r"^candidate: Expected numeric samples, got '3'$"):
+        judge([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, "3", 4.0])  # type: ignore[list-item]
+    with pytest.raises(InputError, match=r"^baseline: Expected finite positive samples, got 0.0$"):
+        judge([1.0, 0.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        # "5" raised "TypeError: '<' not supported between instances of 'str' and 'int'";
+        # 20.5 pairs and a NaN time cap were taken.
+        ({"min_pairs": "5"}, r"^min_pairs: Expected an int >= 2, got '5'$"),
+        ({"max_pairs": 20.5}, r"^max_pairs: Expected an int >= min_pairs \(20\), got 20.5$"),
+        ({"max_time_ms": float("nan")}, r"^max_time_ms: Expected a finite number > 0, got nan$"),
+    ],
+)
+def test_compare_refuses_pair_bounds_and_caps_of_another_kind(
+    kwargs: dict[str, object], message: str
+) -> None:
+    calls: list[int] = []
+    with pytest.raises(InputError, match=message):
+        compare(lambda: calls.append(1), lambda: calls.append(2), timer=CPU, **kwargs)  # type: ignore[arg-type]
+    assert calls == []

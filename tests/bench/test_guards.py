@@ -122,3 +122,15 @@ def test_stream_check_needs_cuda() -> None:
     else:
         with pytest.raises(DeviceError, match="CUDA device"):
             check_timed_stream(lambda: None)
+
+
+def test_an_output_left_poisoned_is_caught_as_unchanged() -> None:
+    # NaN != NaN: a buffer never written, still NaN from its poisoning, read as an output
+    # that changed with every input set.
+    out = torch.full((4,), float("nan"))
+    sets = [(torch.randn(4),), (torch.randn(4),)]
+    with pytest.raises(InputError, match="identical outputs for input sets 0 and 1"):
+        check_responds_to_inputs(lambda x: None, sets, outputs=out)
+    # Values, NaN equal to NaN: one NaN moved is a different output.
+    values = iter([torch.tensor([float("nan"), 1.0]), torch.tensor([1.0, float("nan")])])
+    check_responds_to_inputs(lambda x: next(values), sets)

@@ -70,3 +70,11 @@ def test_a_lone_note_is_one_note_not_its_letters() -> None:
     assert Measurement(samples=[1.0], notes=["a", "b"]).notes == ("a", "b")
     with pytest.raises(InputError, match=r"notes: Expected notes as str, got 3"):
         Measurement(samples=[1.0], notes=["a", 3])  # type: ignore[list-item]
+
+
+def test_summary_keeps_every_integer_digit_of_a_long_time() -> None:
+    # A 12 ms kernel in µs read "1.235e+04 [1.235e+04, 1.238e+04] us": exponents, and the
+    # digits that tell two versions apart, lost.
+    text = Measurement(samples=[12345.6, 12345.7, 12399.0]).summary()
+    assert text == "12346 [12346, 12378] us (cold, n=3, cuda-events)"
+    assert Measurement(samples=[66.53]).summary().startswith("66.53 [66.53, 66.53] us")

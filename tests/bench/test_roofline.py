@@ -276,3 +276,35 @@ def test_the_ceilings_cache_takes_a_path_as_text(tmp_path: Path) -> None:
 def test_a_ceiling_rate_must_be_a_positive_number(rate) -> None:
     with pytest.raises(InputError, match=r"copy_bytes_per_s: Expected a finite number > 0"):
         Ceilings(gpu="g", copy_bytes_per_s=rate, matmul_flop_per_s=1e14)
+
+
+def test_a_bad_time_is_named_as_given_and_text_is_no_time() -> None:
+    # -5 us was reported in seconds ("got -4.9999999999999996e-06"), and "5" was read as
+    # 5 us where every count of a Cost refuses text.
+    line = Roofline(ceilings=H200, cost=Cost(flops=1e9, bytes=1e6))
+    with pytest.raises(InputError, match=r"^measured: Expected a positive time, got -5 us$"):
+        line.place(-5)
+    with pytest.raises(InputError, match=r"^measured: Expected a positive time, got nan ms$"):
+        line.place(float("nan"), unit="ms")
+    for value in ("5", True, None):
+        with pytest.raises(InputError, match=r"^measured: Expected a Measurement or a number"):
+            line.place(value)  # type: ignore[arg-type]
+
+
+def test_a_roofline_of_something_else_is_refused_when_made() -> None:
+    # A mapping in place of a Cost was taken, and the first floor read raised
+    # "AttributeError: 'dict' object has no attribute 'flops'".
+    with pytest.raises(InputError, match=r"^cost: Expected a Cost \(Cost\.of reads a mapping\)"):
+        Roofline(ceilings=H200, cost={"flops": 1e9, "bytes": 1e6})  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^ceilings: Expected Ceilings, got str"):
+        Roofline(ceilings="NVIDIA H200", cost=Cost(flops=1, bytes=1))  # type: ignore[arg-type]
+
+
+def test_a_launch_overhead_that_is_no_percentage_is_refused() -> None:
+    # A NaN share was carried into the metrics, and the row made of them refused later,
+    # after the timing, far from the call that passed it.
+    line = Roofline(ceilings=H200, cost=Cost(flops=1e9, bytes=1e6))
+    for value in (float("nan"), -1.0, "5"):
+        with pytest.raises(InputError, match=r"^launch_overhead_pct: Expected a finite number"):
+            line.place(10.0, launch_overhead_pct=value)  # type: ignore[arg-type]
+    assert line.place(10.0, launch_overhead_pct=0).metrics()["launch_overhead_pct"] == 0.0

@@ -189,3 +189,9 @@ def test_a_broken_cache_is_refused_before_the_ceilings_are_measured(
         measure_ceilings(refresh=True, path=path, copy_bytes=1 << 20, matmul_n=256, settle_ms=0)
     assert gpu.clock_us == 0.0  # nothing ran on the device
     assert path.read_text(encoding="utf-8") == "{not json"
+
+
+def test_the_settle_reason_keeps_every_integer_digit_of_long_windows() -> None:
+    # A 12 ms call's windows read "1.235e+04 and 1.3e+04 us" in the measurement's notes.
+    moving = settle_verdict([window(12345.0), window(13000.0)], tolerance=0.01, power_margin=0.9)
+    assert moving.reason == "the last two window medians 12345 and 13000 us differ by +5.3%"

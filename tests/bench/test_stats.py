@@ -78,3 +78,14 @@ def test_the_median_interval_covers_at_least_95_percent(n: int) -> None:
     low, high = median_ci([float(r) for r in ranks])
     coverage = sum(math.comb(n, i) for i in range(int(low) + 1, int(high) + 1)) / 2**n
     assert coverage >= 0.95
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_too_few_samples_for_a_95_percent_interval_claim_no_precision(n: int) -> None:
+    # Even [min, max] holds the median of n samples with probability 1 - 2 / 2**n only:
+    # under 6 samples no interval reaches 95 %, and one slow sample of a quiet kernel
+    # used to stop a run with min_samples=1 as "precision".
+    assert math.isinf(relative_halfwidth([5.0] * n))
+    rule = StopRule(min_samples=1, max_samples=100, max_time_ms=1e9, rel_precision=0.01)
+    assert stop_reason([5.0] * n, 0.0, rule) is None
+    assert stop_reason([5.0] * 6, 0.0, rule) == "precision"

@@ -213,3 +213,23 @@ def test_timing_something_that_is_not_callable_says_so() -> None:
     with pytest.raises(InputError, match=r"fn: Expected a callable to time, got NoneType"):
         Timer(**FAST).measure(None, inputs=[(1,)])  # type: ignore[arg-type]
     assert calls == [1]
+
+
+def test_the_l2_size_without_cuda_says_a_device_was_expected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without CUDA, torch raised "AssertionError: Torch not compiled with CUDA enabled".
+    from kernelopt.bench import timer
+
+    monkeypatch.setattr(timer, "cuda_available", lambda: False)
+    with pytest.raises(DeviceError, match=r"^Expected a CUDA device to read the L2 size of, got"):
+        timer.device_l2_bytes()
+
+
+@pytest.mark.parametrize("field", ["warmup_ms", "max_time_ms", "settle_ms"])
+def test_a_flag_is_no_duration(field: str) -> None:
+    # True is an int to Python: warmup_ms=True was taken as 1 ms.
+    with pytest.raises(
+        InputError, match=rf"^{field}: Expected a (positive number|number >= 0), got True"
+    ):
+        Timer(**{field: True})  # type: ignore[arg-type]

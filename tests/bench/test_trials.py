@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -17,7 +18,7 @@ from kernelopt.bench import (
     run_trials,
     trial_matrix,
 )
-from kernelopt.bench.trials import DECODE, SPECULATIVE, is_out_of_memory
+from kernelopt.bench.trials import DECODE, SPECULATIVE, TrialsInterrupted, is_out_of_memory
 
 CPU = Timer(backend="cpu-perf-counter", warmup_ms=1.0, max_time_ms=5.0)
 
@@ -226,3 +227,36 @@ def test_a_trials_bench_row_carries_the_commit_of_the_folder_it_is_asked_for(
         requested=point, point=point, impl="k", measurement=Measurement(samples=[1.0, 2.0])
     )
     assert trial.bench_row(op="o", directory=tmp_path).commit == git("rev-parse", "HEAD")
+
+
+def test_a_lone_point_or_a_point_of_another_kind_is_refused() -> None:
+    # A lone TrialPoint raised "TypeError: object of type 'TrialPoint' has no len()", and a
+    # dict was timed as a point whose batch could never be halved.
+    made: list[object] = []
+    with pytest.raises(
+        InputError, match=r"^points: Expected a list of TrialPoint, got TrialPoint$"
+    ):
+        run_trials(lambda point: made.append(point) or (lambda: None), points=DECODE)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^points\[1\]: Expected a TrialPoint, got dict$"):
+        run_trials(
+            lambda point: made.append(point) or (lambda: None),
+            points=[DECODE, {"b": 1}],  # type: ignore[list-item]
+        )
+    assert made == []
+
+
+def test_an_interrupt_keeps_the_points_timed_before_it() -> None:
+    # Ctrl-C on the third point lost the two already timed.
+    stress = TrialPoint(b=64, s=4, t=32768, name="stress")
+
+    def make(point: TrialPoint) -> Callable[[], None]:
+        if point == stress:
+            raise KeyboardInterrupt
+        return lambda: None
+
+    with pytest.raises(TrialsInterrupted) as caught:
+        run_trials(make, points=[DECODE, SPECULATIVE, stress, DECODE], impl="v", timer=FakeTimer())  # type: ignore[arg-type]
+    assert isinstance(caught.value, KeyboardInterrupt)
+    results = caught.value.results
+    assert [result.point for result in results] == [DECODE, SPECULATIVE]
+    assert all(result.measurement is not None for result in results)

@@ -13,7 +13,7 @@ import pytest
 
 from kernelopt._errors import InputError
 from kernelopt.bench import AutotuneExplosionWarning, Measurement, Timer, tune
-from kernelopt.bench.tuning import iter_space, space_size
+from kernelopt.bench.tuning import TuningInterrupted, iter_space, space_size
 
 CPU = Timer(backend="cpu-perf-counter", warmup_ms=0.5, max_time_ms=3.0, min_samples=3)
 
@@ -145,8 +145,16 @@ def test_a_start_config_that_fails_has_no_stand_in() -> None:
     assert result.start is None and result.gain_over_start == 0.0
     assert result.best_config == {"BLOCK": 64, "num_warps": 4}
     for budget in (float("nan"), 0.0, "1"):
-        with pytest.raises(InputError, match="finite budget_s > 0"):
+        with pytest.raises(
+            InputError, match=rf"^budget_s: Expected a finite budget_s > 0, got {budget!r}$"
+        ):
             tune(kernel, SPACE, timer=CPU, budget_s=budget)  # type: ignore[arg-type]
+    # Both were named together before: "got (20, 0)" did not say which was wrong.
+    for patience in (0, 2.5, True):
+        with pytest.raises(
+            InputError, match=rf"^patience: Expected an int >= 1, got {patience!r}$"
+        ):
+            tune(kernel, SPACE, timer=CPU, patience=patience)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -395,3 +403,23 @@ def test_a_value_listed_twice_is_tried_once() -> None:
         (32, 4),
         (32, 8),
     ]
+
+
+def test_an_interrupt_keeps_the_configs_timed_before_it() -> None:
+    # Ctrl-C in a long search lost every timing made, the best config with them.
+    medians = {(16,): 50.0, (32,): 40.0, (64,): 45.0, (128,): 60.0}
+    build = fake_build(medians)
+
+    def stopping_build(config: Config) -> Callable[[], object]:
+        if config["BLOCK"] == 64:
+            raise KeyboardInterrupt
+        return build(config)
+
+    timer = FakeTimer()
+    with pytest.raises(TuningInterrupted) as caught:
+        tune(stopping_build, {"BLOCK": [16, 32, 64, 128]}, timer=timer, patience=100)  # type: ignore[arg-type]
+    assert isinstance(caught.value, KeyboardInterrupt)  # still stops a script
+    result = caught.value.result
+    assert result.stop_reason == "interrupted"
+    assert [trial.config for trial in result.trials] == [{"BLOCK": 16}, {"BLOCK": 32}]
+    assert result.best_config == {"BLOCK": 32} and result.start is not None
