@@ -14,9 +14,14 @@ code. Its ``## Performance`` section holds one table per version, one row per tr
 :func:`update_devlog` writes :class:`PerfRow` records into it: a row with the same
 (version, point, GPU) is replaced, any other is appended to its version's table (a new
 ``### <version>`` table is added at the end of the section, and the section at the end of
-the file, when missing). Every other byte of the file (other sections, code blocks
-holding ``## `` lines, trailing spaces, CRLF line ends) is left exactly as it was. The
-write is atomic and holds a lock on the file, so concurrent profilers do not lose rows.
+the file, when missing). A heading a user annotated is still the section or the table:
+``## Performance (H200)``, ``## Performance — H200``, ``### v2: split-KV`` (the note in
+parentheses, or after a spaced dash or a colon, is kept as written); ``## Performance
+notes`` or ``### v2-fp8`` is another section or version, and two headings that both
+name the section (or a row's version table) are refused, never merged. Every other byte
+of the file (other sections, code blocks holding ``## `` lines, trailing spaces, CRLF
+line ends) is left exactly as it was. The write is atomic and holds a lock on the file,
+so concurrent profilers do not lose rows.
 """
 
 from __future__ import annotations
@@ -59,6 +64,10 @@ COLUMNS = ("Version", "Point", "Time", "TFLOP/s", "GB/s", "Of floor", "GPU", "Da
 SECTION = "Performance"
 _MISSING = "-"
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+# What may follow a section's name or a version in its heading and leave it that section
+# or table: a note in parentheses, or after a dash with spaces around it or a colon.
+# Anything else ("Performance notes", "v2-fp8", "v2.1") names something else.
+_NOTE = re.compile(r"(?:\s+\(.*\)|\s+[-\u2013\u2014]\s+\S.*|:(?:\s.*)?)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TIME = re.compile(r"^(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>\S+)$")
 _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
@@ -452,11 +461,46 @@ def _end(headings: list[_Heading], after: int, level: int, limit: int) -> int:
     return limit
 
 
-def _section(headings: list[_Heading], total: int) -> tuple[int, int] | None:
-    for heading in headings:
-        if heading.level == 2 and heading.title.strip().lower() == SECTION.lower():
-            return heading.index, _end(headings, heading.index, 2, total)
-    return None
+def _names(title: str, name: str, *, fold: bool) -> bool:
+    """Whether a heading's ``title`` is ``name``, bare or with a note (:data:`_NOTE`)."""
+    title = title.strip()
+    lead = title[: len(name)]
+    if (lead.lower() == name.lower()) if fold else (lead == name):
+        return title == lead or _NOTE.fullmatch(title[len(name) :]) is not None
+    return False
+
+
+def _shown(lines: list[str], index: int) -> str:
+    """Line ``index`` as a user sees it in the file (no line end, no byte-order mark)."""
+    return lines[index].rstrip("\r\n").removeprefix(BOM if index == 0 else "")
+
+
+def _one(lines: list[str], found: list[_Heading], what: str, path: str | None) -> _Heading | None:
+    """The one heading of ``found``; two are refused, since which of them holds the
+    current numbers (or whether both should be one) is the user's call."""
+    if len(found) > 1:
+        first, second = found[0].index, found[1].index
+        raise FormatError(
+            expected(
+                f"one {what}",
+                f"two: line {first + 1} {_shown(lines, first)!r} "
+                f"and line {second + 1} {_shown(lines, second)!r}",
+            ),
+            path=path,
+            line=second + 1,
+            section=SECTION,
+        )
+    return found[0] if found else None
+
+
+def _section(
+    lines: list[str], headings: list[_Heading], path: str | None
+) -> tuple[int, int] | None:
+    found = [h for h in headings if h.level == 2 and _names(h.title, SECTION, fold=True)]
+    heading = _one(lines, found, f"'## {SECTION}' section", path)
+    if heading is None:
+        return None
+    return heading.index, _end(headings, heading.index, 2, len(lines))
 
 
 def _header_ok(line: str) -> bool:
@@ -503,7 +547,7 @@ def _terminate(lines: list[str], index: int, eol: str) -> None:
 def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
     """Put ``row`` into ``lines``; True when it replaced a row."""
     headings, fenced = _scan(lines, path)
-    found = _section(headings, len(lines))
+    found = _section(lines, headings, path)
     if found is None:
         if lines:
             _terminate(lines, len(lines) - 1, eol)
@@ -511,16 +555,19 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
                 lines.append(eol)
         lines.append(f"## {SECTION}{eol}")
         headings, fenced = _scan(lines, path)
-        found = _section(headings, len(lines))
+        found = _section(lines, headings, path)
         assert found is not None
     start, end = found
-    sub = next(
-        (
+    # A version is matched as written: v2 and V2 are two versions, as in the rows' keys.
+    sub = _one(
+        lines,
+        [
             h
             for h in headings
-            if start < h.index < end and h.level == 3 and h.title.strip() == row.version
-        ),
-        None,
+            if start < h.index < end and h.level == 3 and _names(h.title, row.version, fold=False)
+        ],
+        f"'### {row.version}' table in the section",
+        path,
     )
     if sub is not None:
         sub_end = _end(headings, sub.index, 3, end)
@@ -614,8 +661,10 @@ def update_devlog(
         or none this user holds), which is left as it was.
     FormatError
         When a version's table has another header, holds two rows of a row's version,
-        point and GPU (which one is current is the user's call), or a code fence is left
-        open (the file is left untouched).
+        point and GPU (which one is current is the user's call), the file has two
+        Performance section headings or the section two headings of a row's version
+        (``## Performance (H200)`` and ``## Performance``: both lines are named), or a
+        code fence is left open (the file is left untouched).
     """
     target = Path(path)
     where = str(target)
@@ -703,6 +752,9 @@ def _parsed_row(cells: list[str]) -> PerfRow:
 def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) -> list[PerfRow]:
     """The rows of every version table in the ``## Performance`` section of ``text``.
 
+    The section's heading may carry a note: ``## Performance (H200)``,
+    ``## Performance — H200``, ``## Performance: H200``.
+
     Parameters
     ----------
     text : str
@@ -720,13 +772,14 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
     InputError
         When ``text`` is not a str.
     FormatError
-        For a table with another header or a cell that does not read.
+        For a table with another header, a cell that does not read, or two Performance
+        section headings (an annotated one such as ``## Performance (H200)`` counts).
     """
     require_text(text)
     where = None if path is None else os.fspath(path)
     lines = _lines(text)
     headings, fenced = _scan(lines, where)
-    found = _section(headings, len(lines))
+    found = _section(lines, headings, where)
     if found is None:
         return []
     start, end = found
