@@ -492,7 +492,9 @@ def test_bench_ceilings_without_cuda_exits_2(
     import kernelopt.bench.timer
 
     monkeypatch.setattr(kernelopt.bench.timer, "cuda_available", lambda: False)
-    run_error(capsys, "bench", "ceilings", "--json")
+    err = run_error(capsys, "bench", "ceilings", "--json")
+    # The refusal names the missing device, not some other argument.
+    assert "Expected a CUDA device to measure ceilings, got none" in err, err
 
 
 def test_catalog_new_refuses_a_file_as_tree(

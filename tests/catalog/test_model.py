@@ -86,7 +86,11 @@ def test_cells_and_notes_reject_what_the_table_cannot_hold() -> None:
         EvidenceRow(config="a|b", before="1", after="2", change="3")
     with pytest.raises(InputError, match="Source type:"):
         Evidence(source_type="external report", source="x", notes="Source type: local experiment")
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        InputError,
+        match=r"Evidence\.source_type: Expected one of 'local experiment', 'external report', "
+        "got 'hearsay'",
+    ):
         Evidence(source_type="hearsay", source="x")
 
 

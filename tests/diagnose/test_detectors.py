@@ -11,6 +11,7 @@ import pytest
 from kernelopt.catalog import Catalog
 from kernelopt.diagnose import (
     DiagnoseParams,
+    Diagnosis,
     LocalMinimumParams,
     Pathology,
     RepetitionLoopParams,
@@ -976,27 +977,41 @@ def test_a_named_idea_is_matched_by_its_name_not_its_commentary(catalog: Catalog
     assert ignored.finding(Pathology.IGNORED_PRIOR_RESEARCH) is not None
 
 
-def test_prior_research_acted_on_in_change_text_after_a_colon(tmp_path: Path) -> None:
-    # The change text of an experiment counts whole: "…for the K tile: bank conflicts
-    # gone." acts on "remove bank conflicts" though its title ("layout tweak") does not.
-    root = tmp_path / "experiments"
+def _advised_log(root: Path, change: str) -> Diagnosis:
+    """A log whose exp 1 advises a swizzle and whose exp 2 made ``change``."""
     files = {
         "exp_1/result.md": "# Experiment 1: baseline\n\n- Status: BASELINE\n- Latency: 100 us\n\n"
         "## Next steps\n\n- Swizzle the shared-memory layout of the K tile to remove bank "
         "conflicts\n",
         "exp_2/result.md": "# Experiment 2: layout tweak\n\n- Status: KEPT\n- Latency: 90 us\n\n"
-        "## Change\n\nXOR-swizzled shared-memory layout for the K tile: bank conflicts gone.\n",
+        f"## Change\n\n{change}\n",
     }
     for n in (3, 4, 5):
         files[f"exp_{n}/result.md"] = (
             f"# Experiment {n}: num_warps={n}\n\n- Status: REVERTED\n- Latency: 95 us\n"
         )
     for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    diagnosis = diagnose_log(read_log(tmp_path))
+        (root / "experiments" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "experiments" / name).write_text(text, encoding="utf-8")
+    return diagnose_log(read_log(root))
+
+
+def test_prior_research_acted_on_in_change_text_after_a_colon(tmp_path: Path) -> None:
+    # The change text of an experiment counts whole: "…for the K tile: bank conflicts
+    # gone." acts on "remove bank conflicts" though its title ("layout tweak") does not.
+    diagnosis = _advised_log(
+        tmp_path / "acted", "XOR-swizzled shared-memory layout for the K tile: bank conflicts gone."
+    )
     assert diagnosis.finding(Pathology.IGNORED_PRIOR_RESEARCH) is None, [
         c.sentence for c in diagnosis.checks
+    ]
+    # The same log with an unrelated change: the advice is read and found ignored, so the
+    # absence above comes from the change text, not from advice never read.
+    ignored = _advised_log(tmp_path / "ignored", "Larger tiles for the K loop.").finding(
+        Pathology.IGNORED_PRIOR_RESEARCH
+    )
+    assert ignored is not None and [e.quote for e in ignored.evidence] == [
+        "Swizzle the shared-memory layout of the K tile to remove bank conflicts"
     ]
 
 

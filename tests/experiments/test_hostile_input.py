@@ -251,7 +251,8 @@ def test_nothing_in_the_log_is_imported(tmp_path: Path) -> None:
 # --- writes -----------------------------------------------------------------------------------
 
 
-def _lessons_and_results(root: str, start: int, count: int) -> None:
+def _lessons_and_results(root: str, start: int, count: int, go: Any) -> None:
+    go.wait(60)
     for experiment in range(start, start + count):
         append_lesson(root, f"lesson {experiment}", experiment=experiment)
         write_result(root, _record(experiment))
@@ -261,10 +262,14 @@ def _lessons_and_results(root: str, start: int, count: int) -> None:
 def test_two_processes_writing_one_log_lose_nothing(tmp_path: Path) -> None:
     import multiprocessing
 
+    # A common start: spawned writers take most of a second to import, and one that ran
+    # before the other was done let a log written without locks pass now and then.
     context = multiprocessing.get_context("spawn")
+    go = context.Barrier(2)
     root = str(tmp_path / "experiments")
     writers = [
-        context.Process(target=_lessons_and_results, args=(root, 1 + 15 * i, 15)) for i in range(2)
+        context.Process(target=_lessons_and_results, args=(root, 1 + 15 * i, 15, go))
+        for i in range(2)
     ]
     for writer in writers:
         writer.start()

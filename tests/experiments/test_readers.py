@@ -316,7 +316,7 @@ def test_until_reads_the_directory_as_it_stood(tmp_path: Path) -> None:
     assert [e.number for e in log.experiments] == [1, 2, 3]
     assert {k.experiment for k in log.kernels} == {1, 2, 3}
     assert [k.path for k in log.current_kernels] == ["experiments/exp_3/kernel.py"]
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="Expected until as an experiment number >= 0, got -1"):
         read_log(tmp_path, until=-1)
 
 

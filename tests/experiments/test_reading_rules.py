@@ -234,7 +234,7 @@ def test_entry_points_refuse_wrong_types(tmp_path: Path) -> None:
         append_lesson(root, None)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="entries: Expected catalog entries"):
         Tagger(42)  # type: ignore[arg-type]
-    with pytest.raises(FormatError):
+    with pytest.raises(FormatError, match="Expected '# Experiment N: title', got '# Experiment 1'"):
         parse_result("# Experiment 1\n")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,29 +33,35 @@ def _record(experiment: int, **changes: object) -> ResultRecord:
     return ResultRecord(**base)  # type: ignore[arg-type]
 
 
-def _append_many(root: str, start: int, count: int) -> None:
+def _append_many(root: str, start: int, count: int, go: Any) -> None:
+    go.wait(60)
     for experiment in range(start, start + count):
         append_summary(root, _record(experiment))
 
 
 def test_concurrent_appends_lose_no_row(tmp_path: Path) -> None:
+    # Spawned writers take most of a second to import; without a common start they ran
+    # one after another and a summary written with no lock at all passed. The barrier lets
+    # the writers go once all are ready, so their read-modify-write cycles overlap.
     context = multiprocessing.get_context("spawn")
+    go = context.Barrier(4)
     workers = [
-        context.Process(target=_append_many, args=(str(tmp_path), 1 + 10 * i, 10)) for i in range(4)
+        context.Process(target=_append_many, args=(str(tmp_path), 1 + 25 * i, 25, go))
+        for i in range(4)
     ]
     for worker in workers:
         worker.start()
     for worker in workers:
-        worker.join(60)
+        worker.join(120)
         assert worker.exitcode == 0
     lines = (tmp_path / "summary.md").read_text().splitlines()
     rows = [line for line in lines[4:] if line]
-    assert sorted(int(row.split(" | ")[0].strip("| ")) for row in rows) == list(range(1, 41))
+    assert sorted(int(row.split(" | ")[0].strip("| ")) for row in rows) == list(range(1, 101))
     assert all(
         row.startswith("| ") and row.endswith(" |") and row.count(" | ") == 8 for row in rows
     )
     log = read_log(tmp_path, catalog=[])
-    assert [e.number for e in log.experiments] == list(range(1, 41))
+    assert [e.number for e in log.experiments] == list(range(1, 101))
 
 
 _HAND = (
@@ -114,7 +121,7 @@ def test_refused_row_leaves_the_file_byte_identical(tmp_path: Path, text: str) -
     path.write_bytes(text.encode())
     with pytest.raises(FormatError, match="Expected a table with columns"):
         append_summary(tmp_path, _record(3))
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="record: Expected a ResultRecord, got str"):
         append_summary(tmp_path, "not a record")  # type: ignore[arg-type]
     assert path.read_bytes() == text.encode()
 
