@@ -31,6 +31,7 @@ __all__ = [
     "read_text",
     "read_text_and_encoding",
     "temp_file_target",
+    "text_of_bytes",
 ]
 
 try:  # POSIX advisory locks; Windows falls back to msvcrt below.
@@ -262,6 +263,17 @@ def _mark_of(data: bytes) -> tuple[bytes, str]:
     """The byte-order mark ``data`` starts with and the encoding of the text after it;
     ``(b"", "utf-8")`` without a UTF-16 or UTF-32 mark."""
     return next(((m, e) for m, e in _MARKS if data.startswith(m)), (b"", "utf-8"))
+
+
+def text_of_bytes(data: bytes) -> str:
+    """``data`` decoded by its byte-order mark as :func:`read_text_and_encoding` decodes it,
+    but tolerantly: bytes that do not decode read as U+FFFD, and a UTF-8 mark is dropped.
+
+    For text read only to be searched (a verdict line), where one bad byte must not cost
+    the rest of the file.
+    """
+    mark, encoding = _mark_of(data)
+    return data[len(mark) :].decode(encoding, "replace").lstrip("\ufeff")
 
 
 def encoding_of(path: str | os.PathLike[str]) -> tuple[str, str]:

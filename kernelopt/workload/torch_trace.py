@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt._words import count_text
 from kernelopt.workload._validators import (
     as_path,
     finite_float,
@@ -491,7 +492,7 @@ def _device_times(
 
 def _events(count: int, phase: str) -> str:
     """``"1 'E' event"``, ``"2 'E' events"``."""
-    return f"{count} {phase!r} event{'' if count == 1 else 's'}"
+    return count_text(count, f"{phase!r} event")
 
 
 def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace:

@@ -22,11 +22,11 @@ that also names a failure of another kind (a clause without those words) still c
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
 from collections.abc import Iterator, Sequence
 
+from kernelopt._fileio import text_of_bytes
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
@@ -111,15 +111,7 @@ def _read_text(path: str) -> list[str]:
             data = handle.read(_READ_LIMIT)
     except OSError:
         return []
-    for mark, encoding in (
-        (codecs.BOM_UTF32_LE, "utf-32"),
-        (codecs.BOM_UTF32_BE, "utf-32"),
-        (codecs.BOM_UTF16_LE, "utf-16"),
-        (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
-        if data.startswith(mark):
-            return data.decode(encoding, "replace").splitlines()
-    return data.decode("utf-8", "replace").lstrip("\ufeff").splitlines()
+    return text_of_bytes(data).splitlines()
 
 
 def _readers(experiments: Sequence[Experiment]) -> dict[str, int]:
