@@ -246,6 +246,16 @@ class Experiment:
         different quantities.
     correctness : Correctness
         PASS, FAIL or UNKNOWN.
+    correctness_note : str
+        The words the log states with that verdict, on one line and cut to 500 characters:
+        what a correctness field or cell says after its PASS/FAIL word, without the
+        parentheses around it (``Correctness: FAIL (variants are wrong by construction;
+        timing only)`` gives ``"variants are wrong by construction; timing only"``), or
+        the whole line when the verdict is read from its words (a devlog heading ``Cache
+        keyed by shape (REVERTED — correctness failure)``, a sentence ``still fails strict
+        parity``). Empty when the verdict stands alone (``PASS``, ``✓``) or is UNKNOWN for
+        want of one. Where two sources state a verdict, the words are those of the verdict
+        used; ``refs["correctness_note"]`` is where they were read.
     status : Status or None
         KEPT, REVERTED, NEUTRAL, FAILED or BASELINE; None when the log does not say.
     attempted : bool
@@ -296,6 +306,7 @@ class Experiment:
     throughput_unit: str | None = None
     headline_point: str = ""
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
+    correctness_note: str = ""
     status: Status | None = None
     attempted: bool = True
     tags: tuple[str, ...] = attrs.field(default=(), converter=_strs)

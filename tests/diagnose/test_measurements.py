@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kernelopt.catalog import Catalog
 from kernelopt.diagnose import Pathology, diagnose, diagnose_log
-from kernelopt.diagnose.detectors.correctness_wall import fails_on_purpose
+from kernelopt.diagnose.detectors.correctness_wall import deliberate_failure, fails_on_purpose
+from kernelopt.experiments import Experiment, SourceRef
 from kernelopt.experiments.records import Correctness, Status
 
 from .conftest import exp, log_of
@@ -113,6 +115,37 @@ def test_a_wall_names_the_timing_variants_inside_it(catalog: Catalog) -> None:
         "The latest 3 attempts with a verdict (exps 3, 5, 6) all fail correctness (exp 4 "
         "fails by construction, not counted)."
     )
+
+
+def test_a_deliberate_failure_is_read_from_the_record(catalog: Catalog) -> None:
+    # The verdict's words live in the record alone (no file on disk states them), as a
+    # reader of any layout leaves them.
+    def variant(number: int, note: str) -> Experiment:
+        where = SourceRef(path=f"experiments/exp_{number}/result.md", line=4)
+        base = exp(number, 8.0, status=Status.NEUTRAL, correctness=Correctness.FAIL)
+        refs = {**base.refs, "correctness": where, "correctness_note": where}
+        return attrs.evolve(base, correctness_note=note, refs=refs)
+
+    copies = "the stage-removal copies are wrong by construction; timing only"
+    experiments = [
+        exp(1, 10.0, status=Status.BASELINE),
+        exp(2, 9.0),
+        *(variant(n, copies) for n in (3, 4, 5)),
+    ]
+    log = log_of(experiments, root="/nonexistent/log")
+    diagnosis = diagnose_log(log, catalog=catalog)
+    assert diagnosis.finding(P.CORRECTNESS_WALL) is None
+    wall = next(c for c in diagnosis.checks if c.pathology is P.CORRECTNESS_WALL)
+    assert "exps 3, 4, 5 fail by construction (timing variants), not counted" in wall.sentence
+    evidence = deliberate_failure(log.experiments[2])
+    assert evidence is not None
+    assert evidence.source == "experiments/exp_3/result.md:4"
+    assert evidence.quote == copies and evidence.experiments == (3,)
+    # The same record failing for a reason of its own is a wall.
+    real = [*experiments[:2], *(variant(n, "rel err 0.6 for the tail tile") for n in (3, 4, 5))]
+    walled = diagnose_log(log_of(real, root="/nonexistent/log"), catalog=catalog)
+    found = walled.finding(P.CORRECTNESS_WALL)
+    assert found is not None and found.experiments == (3, 4, 5)
 
 
 @pytest.mark.parametrize(

@@ -15,18 +15,18 @@ when no kernel text could be read: a text that was read and shows none has answe
 A failure the log states was made on purpose is no failed attempt: a diagnostic that times
 copies of the kernel with a stage removed says its outputs are "wrong by construction"
 or its variants "timing only" (``Correctness: FAIL (the variants are wrong by
-construction; timing only)``). Such a verdict, in the experiment's own result file or its
-devlog entry, neither joins a wall nor breaks one, as an unknown verdict does; a verdict
-that also names a failure of another kind (a clause without those words) still counts.
+construction; timing only)``). Such a verdict, in the words the log gave with it (the
+record's ``correctness_note``, read from a result file's field, a summary cell or a devlog
+entry) or in a correctness field of the experiment's own text, neither joins a wall nor
+breaks one, as an unknown verdict does; a verdict that also names a failure of another
+kind (a clause without those words) still counts.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Sequence
 
-from kernelopt._fileio import text_of_bytes
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
@@ -81,8 +81,6 @@ _FAILED = re.compile(
     r"\bfail\w*|\bwrong\b|\bincorrect\b|\bnan\b|\bmismatch\w*|\bbroken\b|\bgarbage\b",
     re.IGNORECASE,
 )
-# Bytes of an experiment's own result file read for its correctness field.
-_READ_LIMIT = 256 * 1024
 
 
 def fails_on_purpose(statement: str) -> bool:
@@ -103,68 +101,30 @@ def fails_on_purpose(statement: str) -> bool:
     )
 
 
-def _read_text(path: str) -> list[str]:
-    """The lines of the text file at ``path`` (its first :data:`_READ_LIMIT` bytes, decoded
-    by its byte-order mark, else as UTF-8), or none when it cannot be read."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_READ_LIMIT)
-    except OSError:
-        return []
-    return text_of_bytes(data).splitlines()
-
-
-def _readers(experiments: Sequence[Experiment]) -> dict[str, int]:
-    """How many of ``experiments`` were read from each file."""
-    count: dict[str, int] = {}
-    for experiment in experiments:
-        for path in {s.path for s in experiment.sources}:
-            count[path] = count.get(path, 0) + 1
-    return count
-
-
-def _own_files(ctx: Context, experiment: Experiment, shared: dict[str, int]) -> list[str]:
-    """The text files only ``experiment`` was read from (its ``exp_N/result.md``), not the
-    summary or devlog every experiment shares, inside the log; ``shared`` counts the
-    experiments read from each file."""
-    root = os.path.realpath(ctx.log.root)
-    own = []
-    for path in dict.fromkeys(s.path for s in experiment.sources):
-        if shared.get(path, 0) != 1 or not path.lower().endswith((".md", ".txt")):
-            continue
-        full = os.path.realpath(os.path.join(root, path))
-        if full.startswith(root + os.sep):
-            own.append(path)
-    return own
-
-
-def _verdicts(
-    ctx: Context, experiment: Experiment, shared: dict[str, int]
-) -> Iterator[tuple[str, str]]:
-    """The correctness fields stated for ``experiment`` (text, where): in its devlog entry's
-    text, and in the files only it was read from."""
+def _verdicts(experiment: Experiment) -> Iterator[tuple[str, str]]:
+    """The correctness statements of ``experiment`` (text, where): the words the log gave
+    with its verdict, where the readers found them (its ``result.md`` field, its summary
+    cell, its devlog entry), and the correctness fields of its own text."""
+    if experiment.correctness_note:
+        where = experiment.refs.get("correctness_note") or experiment.ref("correctness")
+        yield experiment.correctness_note, str(where or "")
     for line in experiment.text.splitlines():
         match = _VERDICT_FIELD.match(line)
-        if match:
+        if match and _FAILED.search(match.group("text")):
             yield match.group("text"), str(experiment.ref("correctness") or "")
-    for path in _own_files(ctx, experiment, shared):
-        for number, line in enumerate(_read_text(os.path.join(ctx.log.root, path)), start=1):
-            match = _VERDICT_FIELD.match(line)
-            if match:
-                yield match.group("text"), f"{path}:{number}"
 
 
-def deliberate_failure(
-    ctx: Context, experiment: Experiment, shared: dict[str, int] | None = None
-) -> Evidence | None:
+def deliberate_failure(experiment: Experiment) -> Evidence | None:
     """Where the log says ``experiment``'s failing outputs were wrong on purpose (a stage
-    removed to time it), or None (see :func:`fails_on_purpose`). ``shared``: how many
-    experiments were read from each file, when already counted."""
+    removed to time it), or None (see :func:`fails_on_purpose`).
+
+    The record holds what the log said (:attr:`Experiment.correctness_note` and
+    :attr:`Experiment.text`), so no file is read again.
+    """
     if experiment.correctness is not Correctness.FAIL:
         return None
-    readers = shared if shared is not None else _readers(ctx.experiments)
-    for text, where in _verdicts(ctx, experiment, readers):
-        if _FAILED.search(text) and fails_on_purpose(text):
+    for text, where in _verdicts(experiment):
+        if fails_on_purpose(text):
             return Evidence(quote=quote(text), source=where, experiments=(experiment.number,))
     return None
 
@@ -218,8 +178,7 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
         )
     # Diagnostics whose outputs are wrong on purpose are no attempt at a correct kernel:
     # they neither join nor break a wall.
-    shared = _readers(experiments)
-    on_purpose = [e.number for e in experiments if deliberate_failure(ctx, e, shared) is not None]
+    on_purpose = [e.number for e in experiments if deliberate_failure(e) is not None]
     judged = tuple(e for e in experiments if e.number not in on_purpose)
     failures = trailing_failures(judged)
     all_failures = [e for e in judged if e.correctness is Correctness.FAIL]

@@ -24,6 +24,9 @@ _BASELINE_WORDS = re.compile(
     r"\b(?:baseline|initial|original|reference|unmodified)\b", re.IGNORECASE
 )
 _TEXT_CAP = 4000
+# Characters of a correctness verdict's words kept: the longest such line of the logs read
+# so far is under 350.
+_NOTE_CAP = 500
 
 
 def _sortable(order: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
@@ -54,6 +57,9 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
     for key, value in knobs_of(description).items():
         knobs.setdefault(key, value)
     correctness = draft.correctness or Correctness.UNKNOWN
+    note = " ".join(draft.correctness_note.split()) if draft.correctness is not None else ""
+    if len(note) > _NOTE_CAP:
+        note = note[: _NOTE_CAP - 1].rsplit(" ", 1)[0] + "…"
     status = draft.status
     if correctness is Correctness.FAIL and status in (None, Status.REVERTED, Status.NEUTRAL):
         status = Status.FAILED
@@ -85,6 +91,7 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
         throughput_unit=draft.throughput_unit,
         headline_point=draft.headline_point,
         correctness=correctness,
+        correctness_note=note,
         status=status,
         attempted=attempted,
         tags=tuple(tags),

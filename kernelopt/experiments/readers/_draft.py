@@ -85,6 +85,9 @@ class Draft:
     throughput_unit: str | None = None
     headline_point: str = ""
     correctness: Correctness | None = None
+    # The words the log states with ``correctness`` (see Experiment.correctness_note): set
+    # only by :meth:`put_correctness`, so that they always belong to the verdict held.
+    correctness_note: str = ""
     status: Status | None = None
     attempted: bool | None = None
     date: str = ""
@@ -126,6 +129,33 @@ class Draft:
             if ref is not None:
                 self.refs.setdefault(field, ref)
 
+    def put_correctness(
+        self, verdict: Correctness | None, words: str, ref: SourceRef | None
+    ) -> None:
+        """Set the correctness ``verdict`` as :meth:`put` does, and ``words`` (what the log
+        states with it) unless the verdict held is another or already has its words."""
+        self.put("correctness", verdict, ref)
+        if verdict is not None and verdict is self.correctness:
+            self._note(words, ref)
+
+    def overrule_correctness(self, verdict: Correctness, words: str, ref: SourceRef) -> None:
+        """Set the correctness ``verdict`` over any held, with ``words``; the words of a
+        verdict it replaces go with it."""
+        if self.correctness is not verdict:
+            self._note("", None, replace=True)
+        self.correctness = verdict
+        self.refs["correctness"] = ref
+        self._note(words, ref)
+
+    def _note(self, words: str, ref: SourceRef | None, *, replace: bool = False) -> None:
+        if self.correctness_note and not replace:
+            return
+        self.correctness_note = words
+        if words and ref is not None:
+            self.refs["correctness_note"] = ref
+        else:
+            self.refs.pop("correctness_note", None)
+
     def _refuse(self, field: str, value: Any, ref: SourceRef | None) -> None:
         self.refused.add(field)
         where = str(ref) if ref is not None else self.label or self.key
@@ -140,11 +170,17 @@ class Draft:
         self._settle_verdict(
             other, "status", _DROPS_CHANGE, "a change either source says was dropped is not kept"
         )
+        verdict = self.correctness
         self._settle_verdict(
             other, "correctness", _FAILS, "a check either source says failed is not a pass"
         )
+        if self.correctness is not verdict:  # ``other``'s verdict is used, with its words
+            self._note(other.correctness_note, other.refs.get("correctness_note"), replace=True)
         for field in SCALARS:
             self.put(field, getattr(other, field), other.refs.get(field))
+        # Words stated with the same verdict describe it, wherever they were read.
+        if other.correctness is not None and other.correctness is self.correctness:
+            self._note(other.correctness_note, other.refs.get("correctness_note"))
         if not self.order and other.order:
             self.order = other.order
         for tag in other.tags:
@@ -168,7 +204,8 @@ class Draft:
             self.profiling.extend(f for f in other.profiling[:8] if f not in self.profiling)
         self.text_parts.extend(other.text_parts[: max(_CAP - len(self.text_parts), 0)])
         for key, ref in other.refs.items():
-            self.refs.setdefault(key, ref)
+            if key != "correctness_note":  # set above, only with the words themselves
+                self.refs.setdefault(key, ref)
         self.spans.extend(other.spans[: max(_CAP - len(self.spans), 0)])
         if len(self.sources) < _CAP:
             known = set(self.sources)

@@ -14,6 +14,7 @@ import math
 import re
 
 from kernelopt._errors import expected
+from kernelopt.experiments.readers._markdown import strip_md
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Quantity",
     "after_arrow",
     "arrow_speedup",
+    "correctness_note",
     "correctness_of",
     "date_of",
     "first_stated",
@@ -432,6 +434,43 @@ def _verdict(clean: str) -> Correctness | None:
     if any(not _negated(clean, m.start()) for m in passes):
         return Correctness.PASS
     return None
+
+
+# The verdict word (or mark) that opens a correctness field or cell, and the dash, colon or
+# comma that parts it from its words ("FAIL — rel err 0.6", "✗ NaN", "PASS: 12/12").
+_LEADING_VERDICT = re.compile(
+    r"^(?:(?:pass(?:es|ed)?|fail(?:s|ed|ure)?|unknown|ok)\b|[✓✔✅✗❌✘])\s*[:—–,-]?\s*",
+    re.IGNORECASE,
+)
+
+
+def correctness_note(text: str) -> str:
+    """The words a correctness field or cell ``text`` states with its verdict, on one line.
+
+    Inline markdown goes, then the verdict word that opens the text, then the parentheses
+    around what is left: ``"**FAIL** (variants are wrong by construction; timing only)"``
+    gives ``"variants are wrong by construction; timing only"``, ``"✓"`` gives ``""``. Of
+    ``"A -> B"`` whose B states a verdict (:func:`correctness_of` reads B), only B's words
+    count; a text that opens with no verdict word is its own words (``"12/12 pass"``).
+    """
+    clean = strip_md(text)
+    new = after_arrow(clean).strip()
+    if new != clean and _verdict(new) is not None:
+        clean = new
+    words = _LEADING_VERDICT.sub("", clean, count=1).strip()
+    if words.startswith("(") and _closes_at_end(words):
+        words = words[1:-1].strip()
+    return words
+
+
+def _closes_at_end(text: str) -> bool:
+    """Whether the parenthesis opening ``text`` is closed by its last character."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return index == len(text) - 1
+    return False
 
 
 # A failure of the numbers themselves stated in prose ("still fails strict parity",

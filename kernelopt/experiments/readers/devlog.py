@@ -141,7 +141,8 @@ def read_devlog(file: TextFile, *, kind: str = "devlog") -> list[Draft]:
             re.search(r"correctness|accuracy|wrong result|nan\b", title, re.IGNORECASE)
             and correctness_of(title) is Correctness.FAIL
         ):
-            draft.put("correctness", Correctness.FAIL, ref)
+            # The heading states the verdict in its own words.
+            draft.put_correctness(Correctness.FAIL, title, ref)
         if not_attempted(title) or _profiling_only(title):
             draft.put("attempted", False, ref)
         if title:

@@ -35,6 +35,7 @@ from kernelopt.experiments.readers._metrics import is_profiling_line, metric_of_
 from kernelopt.experiments.readers._values import (
     after_arrow,
     arrow_speedup,
+    correctness_note,
     correctness_of,
     date_of,
     headline_latency,
@@ -96,6 +97,8 @@ _VERDICT_HEAD = re.compile(
 _STATUS_KEYS = ("status", "outcome", "verdict", "decision", "disposition")
 # ``- Knobs: BLOCK_N=64, num_stages=2`` (the canonical result.md field, also by hand).
 _KNOB_KEYS = ("knobs", "knob", "tuning knobs")
+# The list or quote mark that opens a line ("- ", "> ", "3. "): no words of a sentence.
+_LIST_MARK = re.compile(r"^(?:[-*+>]|\d{1,3}[.)])\s+")
 # ``Pass: 12/12`` is a pass marker as logs write it: the field name is the verdict's own word.
 _CORRECT_KEYS = (
     "correctness",
@@ -538,7 +541,7 @@ def describe(
     for key in _CORRECT_KEYS:
         if key in found:
             value, line = found[key]
-            draft.put("correctness", correctness_of(value), ref(line))
+            draft.put_correctness(correctness_of(value), correctness_note(value), ref(line))
     for key in ("result", "results"):
         # "Result: 31 passed in 2.97s" is a test verdict; "Result: capture failed" is not.
         if key in found:
@@ -546,9 +549,9 @@ def describe(
             clean = value.replace("`", "")
             if _PYTEST.search(clean):
                 verdict = Correctness.FAIL if _PYTEST_FAILED.search(clean) else Correctness.PASS
-                draft.put("correctness", verdict, ref(line))
+                draft.put_correctness(verdict, correctness_note(clean), ref(line))
             elif _VERDICT_WORD.search(clean):
-                draft.put("correctness", correctness_of(clean), ref(line))
+                draft.put_correctness(correctness_of(clean), correctness_note(clean), ref(line))
     for key in _RESULT_KEYS:
         if key in found and draft.latency is None:
             value, line = found[key]
@@ -570,7 +573,9 @@ def describe(
                 ),
                 start,
             )
-            draft.put("correctness", stated, ref(line))
+            # The verdict was read from the sentence: it is its own words.
+            words = _LIST_MARK.sub("", strip_md(lines[line - 1]), count=1)
+            draft.put_correctness(stated, words, ref(line))
     if not draft.points:
         draft.points.extend(_points(file, start, last, mask, draft.warnings))
     if not draft.points and not draft.prose_points:

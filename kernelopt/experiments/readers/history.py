@@ -25,6 +25,7 @@ from kernelopt.experiments.readers._draft import Draft, measurable
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import Row, Table
 from kernelopt.experiments.readers._values import (
+    correctness_note,
     correctness_of,
     date_of,
     first_stated,
@@ -46,6 +47,8 @@ _STRONG_FAIL = re.compile(
     r"runtime_error|correctness fail|mismatch|\bnan\b|wrong result|illegal", re.IGNORECASE
 )
 _OF = re.compile(r"(\d+)of(\d+)", re.IGNORECASE)
+# Where a sentence of a record's text ends: ". ", "! ", "? " or a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
 
 
 def _latency_key(record: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -152,18 +155,28 @@ def _record_draft(
         lowered = raw_status.lower()
         if lowered in {"profiling", "profile", "skipped", "not run"}:
             draft.put("attempted", False, ref)
-        draft.put("correctness", correctness_of(raw_status), ref)
+        draft.put_correctness(correctness_of(raw_status), correctness_note(raw_status), ref)
         draft.put("status", status_of(raw_status, allow_baseline=False), ref)
     for name in ("passed", "correct", "ok"):
         if isinstance(record.get(name), bool):
             draft.put("correctness", Correctness.PASS if record[name] else Correctness.FAIL, ref)
     # Negated, a failure word reports its absence ("100/100 pass, no RUNTIME_ERRORs").
-    if first_stated(_STRONG_FAIL, text) is not None:
-        draft.correctness = Correctness.FAIL
-        draft.refs["correctness"] = ref
+    stated = first_stated(_STRONG_FAIL, text)
+    if stated is not None:
+        draft.overrule_correctness(Correctness.FAIL, _sentence_at(text, stated.start()), ref)
     if draft.latency is None and draft.speedup is None and draft.status is None:
         draft.put("attempted", False, ref)
     return draft
+
+
+def _sentence_at(text: str, at: int) -> str:
+    """The sentence (or line) of ``text`` that holds the character at ``at``."""
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        if match.start() >= at:
+            return text[start : match.start()].strip()
+        start = match.end()
+    return text[start:].strip()
 
 
 def read_jsonl(file: TextFile, *, unread: list[tuple[str, str]]) -> list[Draft]:

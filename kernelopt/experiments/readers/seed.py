@@ -140,7 +140,11 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
     ref = SourceRef(path=file.path, line=1)
     draft.put("description", record.title, ref)
     draft.put("status", record.status, ref)
-    draft.put("correctness", record.correctness, ref)
+    draft.put_correctness(
+        record.correctness,
+        record.correctness_detail,
+        SourceRef(path=file.path, line=_line_of(file, "- Correctness:")),
+    )
     draft.put("date", record.date, ref)
     draft.put("kernel", record.kernel, ref)
     _from_rows(draft, record.rows, file)

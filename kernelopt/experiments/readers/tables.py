@@ -24,6 +24,7 @@ from kernelopt.experiments.readers._values import (
     LATENCY_UNITS,
     after_arrow,
     arrow_speedup,
+    correctness_note,
     correctness_of,
     date_of,
     latency_tokens,
@@ -398,7 +399,7 @@ def _row_values(
         draft.put("throughput_unit", _rate_unit(table.header[roles.throughput]), ref)
     if roles.correctness is not None:
         outcome = [cells[column] for column in _outcome_columns(roles)]
-        draft.put("correctness", _row_correctness(cells[roles.correctness], outcome), ref)
+        draft.put_correctness(*_row_correctness(cells[roles.correctness], outcome), ref)
     measured = draft.latency is not None or draft.speedup is not None
     if roles.status is not None:
         draft.put("status", status_of(cells[roles.status], failed_means_slower=measured), ref)
@@ -445,15 +446,17 @@ def _unit_cell(cell: str, ref: SourceRef, warnings: list[str]) -> str | None:
     return unit
 
 
-def _row_correctness(cell: str, outcome: list[str]) -> Correctness | None:
-    """The row's correctness ``cell``, unless it rests on a pytest tally alone and one of
-    the row's ``outcome`` cells states that the numbers are wrong (``"`26 passed`"`` beside
-    ``"still fails strict parity"``): the suite passing does not make the outputs match."""
+def _row_correctness(cell: str, outcome: list[str]) -> tuple[Correctness | None, str]:
+    """The row's correctness ``cell`` and the words it states with its verdict, unless it
+    rests on a pytest tally alone and one of the row's ``outcome`` cells states that the
+    numbers are wrong (``"`26 passed`"`` beside ``"still fails strict parity"``): the suite
+    passing does not make the outputs match, and that cell's words are the failure's."""
     verdict = correctness_of(cell)
-    stated = any(states_accuracy_failure(strip_md(text)) for text in outcome)
-    if verdict is Correctness.PASS and stated and tally_only(strip_md(cell)):
-        return Correctness.FAIL
-    return verdict
+    if verdict is Correctness.PASS and tally_only(strip_md(cell)):
+        failing = next((strip_md(t) for t in outcome if states_accuracy_failure(strip_md(t))), None)
+        if failing is not None:
+            return Correctness.FAIL, failing
+    return verdict, correctness_note(cell)
 
 
 def _rate_unit(header: str) -> str:
