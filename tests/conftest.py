@@ -49,6 +49,16 @@ def require_shared(path: Path, what: str) -> Path:
     pytest.skip(f"{message} (shared/ beside the checkout; CI requires it)")
 
 
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Write each ``{relative path: text}`` of ``files`` under ``root`` as UTF-8, making the
+    folders; return ``root`` (a log directory built for one test)."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
 @pytest.fixture
 def corpus() -> Path:
     """The directory of real public optimization logs (../shared/corpus)."""

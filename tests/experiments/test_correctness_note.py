@@ -15,15 +15,9 @@ import pytest
 
 from kernelopt.experiments import Correctness, Experiment, read_log
 
+from ..conftest import write_files
+
 _HEADER = "| Exp | Description | Latency | Unit | Correct | Status |\n|---|---|---|---|---|---|\n"
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 def _result(number: int, verdict: str) -> str:
@@ -38,7 +32,7 @@ def _by_number(root: Path) -> dict[int, Experiment]:
 
 
 def test_a_result_field_gives_the_words_after_its_verdict(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             # Canonical (kernelopt's own layout) and written by hand.
@@ -72,7 +66,7 @@ def test_a_result_field_gives_the_words_after_its_verdict(tmp_path: Path) -> Non
 
 
 def test_a_summary_cell_gives_the_words_beside_its_verdict(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "experiments/summary.md": "# Experiments\n\n"
@@ -90,7 +84,7 @@ def test_a_summary_cell_gives_the_words_beside_its_verdict(tmp_path: Path) -> No
 
 
 def test_a_devlog_entry_gives_the_words_of_its_verdict(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "logs/optimization_log.md": (
@@ -124,7 +118,7 @@ def test_a_history_status_gives_the_words_after_its_verdict(tmp_path: Path) -> N
             "status": "PASS (12/12)",
         },
     ]
-    _write(
+    write_files(
         tmp_path,
         {"bench_history.jsonl": "".join(json.dumps(r) + "\n" for r in records)},
     )
@@ -157,7 +151,7 @@ def test_a_history_status_gives_the_words_after_its_verdict(tmp_path: Path) -> N
 def test_the_words_follow_the_verdict_used(
     tmp_path: Path, cell: str, field: str, verdict: Correctness, note: str, where: str | None
 ) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "experiments/summary.md": "# Experiments\n\n"
@@ -176,7 +170,7 @@ def test_the_words_follow_the_verdict_used(
 
 def test_a_long_note_is_one_line_and_bounded(tmp_path: Path) -> None:
     words = "rel err 0.6 " * 100
-    _write(tmp_path, {"experiments/exp_1/result.md": _result(1, f"FAIL ({words.strip()})")})
+    write_files(tmp_path, {"experiments/exp_1/result.md": _result(1, f"FAIL ({words.strip()})")})
     note = _by_number(tmp_path)[1].correctness_note
     assert "\n" not in note and note.startswith("rel err 0.6 rel err")
     assert len(note) <= 500 and note.endswith("…")

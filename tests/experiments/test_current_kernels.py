@@ -8,18 +8,12 @@ import pytest
 
 from kernelopt.experiments import read_log
 
+from ..conftest import write_files
+
 REPO = Path(__file__).resolve().parents[2]
 MLA_LOG = REPO / "docs" / "kernels" / "mla_decode"
 
 _HEADER = "| Exp | Description | Latency | Unit | Correct | Status |\n|---|---|---|---|---|---|\n"
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 def _log(root: Path, rows: list[tuple[int, str, str]]) -> Path:
@@ -31,7 +25,7 @@ def _log(root: Path, rows: list[tuple[int, str, str]]) -> Path:
     files = {"experiments/summary.md": table}
     for n, _, _ in rows:
         files[f"experiments/exp_{n}/kernel_{n}.py"] = f"BLOCK_N = {16 * n}\n"
-    return _write(root, files)
+    return write_files(root, files)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +56,7 @@ def test_a_snapshot_whose_fate_is_not_stated_still_counts(tmp_path: Path) -> Non
 
 def test_without_a_kept_snapshot_the_named_kernel_stands(tmp_path: Path) -> None:
     root = _log(tmp_path, [(1, "PASS", "REVERTED"), (2, "PASS", "NEUTRAL"), (3, "PASS", "KEPT")])
-    _write(root, {"CLAUDE.md": "# k\n\n- Kernel: `src/k.py`\n", "src/k.py": "x = 1\n"})
+    write_files(root, {"CLAUDE.md": "# k\n\n- Kernel: `src/k.py`\n", "src/k.py": "x = 1\n"})
     log = read_log(root, until=3, catalog=())
     assert [k.path for k in log.current_kernels] == ["src/k.py"]
 
@@ -83,7 +77,7 @@ _HARNESS = "import torch\n\n\ndef check():\n    out = torch.empty(4)\n    return
 def test_a_planned_experiment_has_not_changed_the_kernel(tmp_path: Path) -> None:
     # A folder with a plan and the variant it will try, but no row, result or verdict yet.
     root = _log(tmp_path, [(1, "PASS", "KEPT")])
-    _write(root, {"experiments/exp_2/plan.md": "# Experiment 2 plan\n\nTry a ring.\n",
+    write_files(root, {"experiments/exp_2/plan.md": "# Experiment 2 plan\n\nTry a ring.\n",
                   "experiments/exp_2/kernel_2.py": "BLOCK_N = 32\n"})  # fmt: skip
     log = read_log(root, catalog=())
     assert log.experiment(2) is not None and not log.experiment(2).attempted  # type: ignore[union-attr]
@@ -92,7 +86,7 @@ def test_a_planned_experiment_has_not_changed_the_kernel(tmp_path: Path) -> None
 
 def test_the_scripts_beside_a_kernel_are_not_the_kernel(tmp_path: Path) -> None:
     root = _log(tmp_path, [(1, "PASS", "KEPT")])
-    _write(root, {"experiments/exp_1/kernel_1.py": _TRITON_KERNEL,
+    write_files(root, {"experiments/exp_1/kernel_1.py": _TRITON_KERNEL,
                   "experiments/exp_1/check_and_time.py": _HARNESS})  # fmt: skip
     log = read_log(root, catalog=())
     assert [k.path for k in log.current_kernels] == ["experiments/exp_1/kernel_1.py"]
@@ -101,7 +95,7 @@ def test_the_scripts_beside_a_kernel_are_not_the_kernel(tmp_path: Path) -> None:
 def test_a_later_folder_of_scripts_alone_leaves_the_last_kernel_defined(tmp_path: Path) -> None:
     # Exp 2 kept a change whose folder holds only the script that timed it.
     root = _log(tmp_path, [(1, "PASS", "KEPT"), (2, "PASS", "KEPT")])
-    _write(root, {"experiments/exp_1/kernel_1.py": _TRITON_KERNEL,
+    write_files(root, {"experiments/exp_1/kernel_1.py": _TRITON_KERNEL,
                   "experiments/exp_2/kernel_2.py": _HARNESS})  # fmt: skip
     log = read_log(root, catalog=())
     assert [k.path for k in log.current_kernels] == ["experiments/exp_1/kernel_1.py"]

@@ -8,6 +8,8 @@ from pathlib import Path
 from kernelopt.diagnose import Pathology, diagnose
 from kernelopt.experiments import read_log
 
+from ..conftest import write_files
+
 _SUMMARY = (
     "| Exp | Description | Latency | Unit | Status |\n|---|---|---|---|---|\n"
     "| 1 | baseline | 100 | us | BASELINE |\n"
@@ -27,16 +29,8 @@ def _profile(version: str, bound: str, dram: str) -> str:
     )
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 def test_a_profile_in_an_experiment_folder_is_read(tmp_path: Path) -> None:
-    root = _write(
+    root = write_files(
         tmp_path,
         {
             "experiments/summary.md": _SUMMARY,
@@ -60,7 +54,7 @@ def test_a_profile_in_an_experiment_folder_is_read(tmp_path: Path) -> None:
 
 
 def test_a_loose_profile_stays_the_logs_profile(tmp_path: Path) -> None:
-    root = _write(
+    root = write_files(
         tmp_path,
         {
             "experiments/summary.md": _SUMMARY,
@@ -74,7 +68,7 @@ def test_a_loose_profile_stays_the_logs_profile(tmp_path: Path) -> None:
 
 
 def test_the_lines_of_a_folder_profile_are_cited_once(tmp_path: Path) -> None:
-    root = _write(
+    root = write_files(
         tmp_path,
         {
             "experiments/summary.md": _SUMMARY,

@@ -18,6 +18,8 @@ from kernelopt.diagnose.jsonio import diagnosis_from_dict, diagnosis_from_json
 from kernelopt.experiments import read_log
 from kernelopt.experiments.readers._values import latency_tokens, number, unclear_number
 
+from ..conftest import write_files
+
 _SUMMARY = (
     "| Exp | Description | Latency | Unit | Status |\n|---|---|---|---|---|\n"
     "| 1 | baseline | 500 | us | BASELINE |\n"
@@ -25,20 +27,12 @@ _SUMMARY = (
 )
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 def _result(number: int, latency: str, status: str = "KEPT") -> str:
     return f"# Experiment {number}: change\n\nStatus: {status}\n\n- Latency: {latency}\n"
 
 
 def test_a_latency_two_sources_disagree_on_is_a_warning(tmp_path: Path) -> None:
-    root = _write(
+    root = write_files(
         tmp_path,
         {
             "experiments/summary.md": _SUMMARY.format(second="400"),
@@ -59,7 +53,7 @@ def test_a_latency_two_sources_disagree_on_is_a_warning(tmp_path: Path) -> None:
 
 
 def test_two_folders_of_one_experiment_are_a_warning(tmp_path: Path) -> None:
-    root = _write(
+    root = write_files(
         tmp_path,
         {
             "experiments/exp_1/result.md": _result(1, "100.0 us", "BASELINE"),
@@ -119,7 +113,7 @@ def test_numbers_in_prose_read_their_commas_as_a_whole() -> None:
 
 
 def test_a_refused_number_is_a_warning_with_its_line(tmp_path: Path) -> None:
-    root = _write(
+    root = write_files(
         tmp_path,
         {
             "experiments/summary.md": _SUMMARY.format(second="1.234,5")
@@ -137,7 +131,7 @@ def test_a_refused_number_is_a_warning_with_its_line(tmp_path: Path) -> None:
 
 
 def test_the_plan_and_its_json_carry_the_warnings(tmp_path: Path) -> None:
-    root = _write(
+    root = write_files(
         tmp_path,
         {
             "experiments/summary.md": _SUMMARY.format(second="1_000")
@@ -165,7 +159,7 @@ def test_json_no_float_can_hold_is_unread_not_a_traceback(tmp_path: Path) -> Non
         '{"exp": 5, "latency_us": 450, "speedup": ' + huge + "}",
         '{"exp": 6, "latency_us": 440}',
     ]
-    _write(tmp_path, {"history.jsonl": "\n".join(lines) + "\n"})
+    write_files(tmp_path, {"history.jsonl": "\n".join(lines) + "\n"})
     log = read_log(tmp_path, catalog=())
     assert [e.latency for e in log.experiments] == [500.0, None, 440.0]
     (unread,) = log.unread
@@ -177,7 +171,7 @@ def test_json_no_float_can_hold_is_unread_not_a_traceback(tmp_path: Path) -> Non
 
 def test_json_nested_too_deep_is_unread_not_a_traceback(tmp_path: Path) -> None:
     deep = "[" * 10_000 + "]" * 10_000
-    _write(
+    write_files(
         tmp_path,
         {
             "experiments/history.json": deep,

@@ -22,13 +22,7 @@ from kernelopt.experiments import (
     write_result,
 )
 
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
+from ..conftest import write_files
 
 
 def _record(n: int, median: float, status: str = "KEPT", correctness: str = "PASS") -> ResultRecord:
@@ -99,7 +93,7 @@ def test_next_steps_in_a_results_notes_are_recommendations(tmp_path: Path) -> No
 
 
 def test_hand_written_results_and_summary_variants(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "CLAUDE.md": "# Project\n\n## Rules\n- One change per experiment\n\n"
@@ -140,7 +134,7 @@ def test_hand_written_results_and_summary_variants(tmp_path: Path) -> None:
 
 def test_named_kernel_from_the_repository_root(tmp_path: Path) -> None:
     claude = "# k\n\n- Kernel under optimization: `src/kernels/k.py`\n- Baseline: `bench/base.py`\n"
-    repo = _write(
+    repo = write_files(
         tmp_path / "repo",
         {
             "pyproject.toml": "[project]\nname = 'x'\n",
@@ -153,7 +147,7 @@ def test_named_kernel_from_the_repository_root(tmp_path: Path) -> None:
         },
     )
     # Above the repository's root: never looked at.
-    _write(tmp_path, {"bench/base.py": "print('outside')\n"})
+    write_files(tmp_path, {"bench/base.py": "print('outside')\n"})
     log = read_log(repo / "docs" / "log", catalog=())
     named = [k for k in log.kernels if k.role == "kernel"]
     assert [k.path for k in named] == ["../../src/kernels/k.py"]
@@ -178,7 +172,7 @@ def test_named_kernel_from_the_repository_root(tmp_path: Path) -> None:
 
 
 def test_declared_tags_are_not_extended_from_the_title(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "experiments/summary.md": (
@@ -196,7 +190,7 @@ def test_declared_tags_are_not_extended_from_the_title(tmp_path: Path) -> None:
 
 
 def test_devlog_newest_first(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "logs/optimization_log.md": (
@@ -231,7 +225,7 @@ def test_devlog_newest_first(tmp_path: Path) -> None:
 
 
 def test_step_log_and_step_table_merge(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "OPTIMIZATION_LOG.md": (
@@ -273,7 +267,7 @@ def test_machine_histories(tmp_path: Path) -> None:
         },
     ]
     header = "uuid\ttotal_seq_len\tlatency_us\n"
-    _write(
+    write_files(
         tmp_path,
         {
             "bench_history.jsonl": "\n".join(json.dumps(r) for r in records) + "\nnot json\n",
@@ -323,7 +317,7 @@ def test_until_reads_the_directory_as_it_stood(tmp_path: Path) -> None:
 @pytest.mark.parametrize("below", ["", "docs", "logs/prefill"])
 def test_layout_found_below_the_root(tmp_path: Path, below: str) -> None:
     folder = tmp_path / below if below else tmp_path
-    _write(
+    write_files(
         folder,
         {
             "experiments/summary.md": "| Exp | Description | Latency | Status "
@@ -337,7 +331,7 @@ def test_layout_found_below_the_root(tmp_path: Path, below: str) -> None:
 def test_reading_never_imports_or_runs_code(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     payload = f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(3)\n"
-    _write(
+    write_files(
         tmp_path,
         {
             "CLAUDE.md": "Kernel: `kernel.py`\n",
@@ -404,7 +398,7 @@ def test_large_file_is_capped(tmp_path: Path) -> None:
 
 def test_symlinks_out_of_the_tree_and_deep_trees(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
-    _write(
+    write_files(
         outside, {"summary.md": "| Exp | Latency | Status |\n|---|---|---|\n| 1 | 1 us | KEPT |\n"}
     )
     root = tmp_path / "log"
@@ -413,7 +407,9 @@ def test_symlinks_out_of_the_tree_and_deep_trees(tmp_path: Path) -> None:
     (root / "linkdir").symlink_to(outside, target_is_directory=True)
     (root / "loop").symlink_to(root, target_is_directory=True)
     deep = root.joinpath(*[f"d{i}" for i in range(12)])
-    _write(deep, {"summary.md": "| Exp | Latency | Status |\n|---|---|---|\n| 2 | 2 us | KEPT |\n"})
+    write_files(
+        deep, {"summary.md": "| Exp | Latency | Status |\n|---|---|---|\n| 2 | 2 us | KEPT |\n"}
+    )
     log = read_log(root, catalog=(), limits=ReadLimits(max_depth=4))
     assert log.experiments == ()
     reasons = " ".join(f"{u.path}: {u.reason}" for u in log.unread)
@@ -422,7 +418,7 @@ def test_symlinks_out_of_the_tree_and_deep_trees(tmp_path: Path) -> None:
 
 
 def test_hand_written_knobs_lines(tmp_path: Path) -> None:
-    _write(
+    write_files(
         tmp_path,
         {
             "experiments/exp_1/result.md": (
@@ -444,7 +440,7 @@ def test_hand_written_knobs_lines(tmp_path: Path) -> None:
 
 def test_diff_snapshots_are_read_and_malformed_ones_reported(tmp_path: Path) -> None:
     good = "--- a/k.py\n+++ b/k.py\n@@ -1 +1,2 @@\n x = 1\n+BLOCK: tl.constexpr = 64\n"
-    _write(
+    write_files(
         tmp_path,
         {
             "experiments/exp_1/result.md": "# Experiment 1: base\n\nStatus: KEPT\n",
@@ -478,7 +474,7 @@ def test_profile_heading_names_its_trial_point(tmp_path: Path) -> None:
         "## Profile: mla_decode exp 5 (seesaw) | b=32, s=1, t=4096, h_q=128\n"
         "### Bottleneck: Compute-bound\n"
     )
-    root = _write(tmp_path, {"experiments/profile.md": profile})
+    root = write_files(tmp_path, {"experiments/profile.md": profile})
     read = read_log(root).profile
     assert read is not None and read.bottleneck == "compute"
     assert read.point == "b=32, s=1, t=4096, h_q=128"
@@ -505,7 +501,7 @@ def test_the_profilers_compact_report_reads_with_each_line_cited_once(tmp_path: 
         "### Bottleneck: Memory-bound\n"
         "Root cause: Bytes set the floor. The grid is small.\n"
     )
-    read = read_log(_write(tmp_path, {"experiments/profile.md": profile})).profile
+    read = read_log(write_files(tmp_path, {"experiments/profile.md": profile})).profile
     assert read is not None and read.bottleneck == "memory"
     assert read.metrics == {"tc_pct": 9.9, "dram_pct": 53.8, "occupancy_pct": 25.0}
     lines = [fact.source.line for fact in read.facts]
@@ -549,7 +545,7 @@ def test_benchmark_rows_are_not_an_experiment_history(tmp_path: Path) -> None:
 def test_csv_quoted_cells_and_line_numbers(tmp_path: Path) -> None:
     # A CSV cell holding the delimiter is quoted (as csv.writer and spreadsheets write it);
     # blank lines still count when facts cite their line.
-    _write(
+    write_files(
         tmp_path,
         {
             "experiments/summary.csv": (
@@ -580,7 +576,7 @@ def test_csv_quoted_cells_and_line_numbers(tmp_path: Path) -> None:
     assert (fourth.latency, fifth.latency, fifth.status) == (7.0, 6.0, Status.REVERTED)
     # A cell longer than the csv module's field limit is still read, not an error.
     long_cell = "x" * 200_000
-    _write(
+    write_files(
         tmp_path,
         {"experiments/summary.csv": f"Exp,Description,Latency,Status\n1,{long_cell},7 us,KEPT\n"},
     )
@@ -591,7 +587,7 @@ def test_csv_quoted_cells_and_line_numbers(tmp_path: Path) -> None:
 def test_folders_named_as_files_and_dead_links_are_reported(tmp_path: Path) -> None:
     # A folder where the layout expects a file, and a link that resolves to nothing (a
     # loop, a dangling target), are skipped and said so rather than passed over silently.
-    root = _write(
+    root = write_files(
         tmp_path,
         {"experiments/exp_1/result.md": "# Experiment 1: base\n\n- Status: KEPT\n"},
     )
