@@ -6,15 +6,30 @@ profile hand-off built from benchmark rows. A technique is present when the sour
 its code pattern (``num_splits``, ``m_i``/``l_i``, ``make_tensor_descriptor``, a grid-stride
 loop over tiles, ...) or names it with one of its catalog keywords (four letters or more).
 Nothing is imported or run.
+
+A match inside a comment or docstring does not count where the words around it say the
+kernel does not do the technique or only plans it ("# TODO: split-KV", "no split-KV here",
+"# could use persistent buffers", "split-KV would help"): the search goes on to the next
+match. The words are few and listed beside the code: those of a plan or a guess ("try",
+"could", "would", "later", ...) govern their clause (up to a comma, colon, semicolon,
+parenthesis, "but", or the end of a ``#`` / ``//`` comment line); ``TODO``, ``FIXME``,
+``XXX`` and labels such as "next:" their sentence; "no", "not", "without" and the like what
+follows them in the clause, and "is not" also the name just before it. Comments and
+docstrings are told from code by :func:`kernelopt.diagnose.source.prose_spans`. Code, and
+prose that states what the kernel does, still count.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kernelopt.diagnose.source import find_pattern
+import attrs
+
+from kernelopt.diagnose.source import prose_spans
 from kernelopt.experiments.log import KernelSource
 
 __all__ = ["CODE_PATTERNS", "present_ids", "present_in"]
@@ -77,6 +92,154 @@ def _keyword_pattern(keywords: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(parts) + r")(?![A-Za-z0-9])", re.IGNORECASE)
 
 
+# Where a comment or docstring divides into sentences: at ". ", "! ", "? ", and at a line
+# break before a capital, a bullet or a blank line (after any "#", "//" or "*" marker); into
+# clauses also at punctuation, a dash, "but"/"however"/..., and "instead of"/"rather than",
+# which negate the clause they open. A line break inside a run of "#" or "//" comments ends
+# a clause too: such lines are remarks of their own more often than one sentence wrapped.
+# The whitespace before the optional marker is one unambiguous run, so a long indent costs
+# one pass.
+_BOUNDARY = re.compile(
+    r"(?P<sentence>[.!?](?=\s|\Z)"
+    r"|\n(?=[ \t]*(?:(?:#+|//+|\*(?!/))[ \t]*)?(?:\n|\Z|[A-Z]|[-*+\u2022][ \t]|\d+[.)][ \t])))"
+    r"|(?P<instead>(?i:\binstead\s+of\b|\brather\s+than\b))"
+    r"|(?P<clause>[,;:()\[\]{}\u2013\u2014]|\s--?\s"
+    r"|(?i:\b(?:but|however|whereas|although|though|while)\b))"
+    r"|(?P<line>\n)"
+)
+# The words that make a mention in prose say "not done" or "not yet", kept few so that a
+# comment describing the code is not read as one that denies it:
+# - todo: TODO, FIXME, XXX, TBD govern their sentence, wherever they stand in it;
+# - label: "next:", "later:", "ideas:", "future:", "maybe:", "planned:" govern the rest of
+#   their sentence;
+# - plan: the words of a plan or a guess (try, could, would, should, might, maybe, perhaps,
+#   planned, consider, "next step", "for later", "later" closing its clause) govern their
+#   whole clause;
+# - denial: "is not", "isn't", "was never", ... govern what follows them in their clause and
+#   the name just before them ("split-KV is not used"), not the whole clause ("TMA tiles and
+#   a QK^T that is not replicated" still states TMA);
+# - after: "no", "not", "never", "neither", "nor", "without", "cannot", "don't", ... govern
+#   what follows them in their clause: "split-KV, so no second pass" still states split-KV.
+_NEGATOR = re.compile(
+    r"(?P<todo>\b(?:TODO|FIXME|XXX|TBD)\b)"
+    r"|(?P<label>\b(?:next(?:\s+steps?)?|later|future|ideas?|maybe|planned|plans?)\s*:)"
+    r"|(?P<denial>\b(?:is|are|was|were|be|been)\s+(?:not|never)\b"
+    r"|\b(?:is|are|was|were)n['\u2019]t\b)"
+    r"|(?P<plan>\b(?:try|trying|could|would|should|might|maybe|perhaps|planned|planning|consider)\b"
+    r"|\bnext\s+steps?\b|\bfor\s+later\b"
+    r"|\blater\b(?=[ \t]*(?:[.!?,;:)]|\n|\*/|\"\"\"|'''|\Z)))"
+    r"|(?P<after>\b(?:no|not|never|neither|nor|without|cannot)\b(?!-op\b)|\b\w+n['\u2019]t\b)",
+    re.IGNORECASE,
+)
+_FAR = 1 << 62  # an offset past any text: "no such word"
+# What may stand between a name and the "is not" that denies it: a word or two ("split-KV
+# path is not used"), no punctuation.
+_SUBJECT_GAP = re.compile(r"[ \t]*(?:[\w\-]+[ \t]+){0,2}")
+
+
+@attrs.define
+class _Remarks:
+    """Which clauses of one source's comments and docstrings deny or defer what they name.
+
+    Clauses are kept in text order (``starts``/``ends``); per clause, where its first
+    "no"-like word stands (``after``) and the first start and last end of the words that
+    govern all of it (``spread``); per sentence (``sentence`` maps a clause to one), the
+    first label and the spread of its TODO-like markers; where each "is not" stands
+    (``denials``). A negating word inside the match itself ("no padding", "without
+    flushing" are catalog keywords) does not deny it.
+    """
+
+    starts: list[int] = attrs.Factory(list)
+    ends: list[int] = attrs.Factory(list)
+    after: list[int] = attrs.Factory(list)
+    spread: list[tuple[int, int]] = attrs.Factory(list)
+    sentence: list[int] = attrs.Factory(list)
+    label: list[int] = attrs.Factory(list)
+    todo: list[tuple[int, int]] = attrs.Factory(list)
+    denials: list[int] = attrs.Factory(list)
+
+    def open(self, at: int, *, sentence: bool, after: int = _FAR) -> None:
+        """Start a clause at ``at`` (and a sentence when ``sentence``)."""
+        if self.ends and self.ends[-1] > at:
+            self.ends[-1] = at
+        if sentence:
+            self.label.append(_FAR)
+            self.todo.append((_FAR, -1))
+        self.starts.append(at)
+        self.ends.append(_FAR)
+        self.after.append(after)
+        self.spread.append((_FAR, -1))
+        self.sentence.append(len(self.label) - 1)
+
+    def denies(self, text: str, start: int, end: int) -> bool:
+        """Whether a match at ``start:end`` of ``text`` lies in prose that denies or defers
+        it."""
+        i = bisect_right(self.starts, start) - 1
+        if i < 0 or start >= self.ends[i]:
+            return False  # code
+        first, last = self.spread[i]
+        if self.after[i] < start or first < start or last > end:
+            return True
+        j = bisect_right(self.denials, end - 1)
+        if j < len(self.denials) and self.denials[j] < self.ends[i]:
+            gap = _SUBJECT_GAP.match(text, end, self.denials[j])
+            if gap is not None and gap.end() == self.denials[j]:
+                return True
+        s = self.sentence[i]
+        first, last = self.todo[s]
+        return self.label[s] < start or first < start or last > end
+
+
+@functools.lru_cache(maxsize=32)
+def _remarks(text: str, language: str) -> _Remarks:
+    remarks = _Remarks()
+    for span_start, span_end, lines in prose_spans(
+        KernelSource(path="", text=text, language=language)
+    ):
+        first = len(remarks.starts)
+        remarks.open(span_start, sentence=True)
+        for cut in _BOUNDARY.finditer(text, span_start, span_end):
+            kind = cut.lastgroup
+            if kind == "line" and not lines:
+                continue  # a docstring's or block comment's lines wrap its sentences
+            after = cut.start() if kind == "instead" else _FAR
+            remarks.open(cut.end(), sentence=kind == "sentence", after=after)
+        remarks.ends[-1] = span_end
+        for word in _NEGATOR.finditer(text, span_start, span_end):
+            i = bisect_right(remarks.starts, word.start(), first) - 1
+            s = remarks.sentence[i]
+            if word.lastgroup in ("after", "denial"):
+                remarks.after[i] = min(remarks.after[i], word.start())
+                if word.lastgroup == "denial":
+                    remarks.denials.append(word.start())
+            elif word.lastgroup == "plan":
+                remarks.spread[i] = (min(remarks.spread[i][0], word.start()), word.end())
+            elif word.lastgroup == "label":
+                remarks.label[s] = min(remarks.label[s], word.start())
+            else:
+                remarks.todo[s] = (min(remarks.todo[s][0], word.start()), word.end())
+    return remarks
+
+
+def _find(
+    sources: Sequence[KernelSource], pattern: re.Pattern[str]
+) -> tuple[KernelSource, int, str] | None:
+    """The first match of ``pattern`` that no comment or docstring denies or defers.
+
+    After a denied match the search resumes one character further on, so a match that
+    overlaps it is still found, and each position is still tried once: linear time.
+    """
+    for source in sources:
+        text = source.text
+        match = pattern.search(text)
+        while match is not None:
+            if not _remarks(text, source.language).denies(text, match.start(), match.end()):
+                line = text.count("\n", 0, match.start()) + 1
+                return source, line, text.split("\n")[line - 1].strip()
+            match = pattern.search(text, match.start() + 1)
+    return None
+
+
 def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str] | None:
     """Where ``entry``'s technique shows in ``sources``, or None.
 
@@ -91,17 +254,19 @@ def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSourc
     -------
     (KernelSource, int, str) or None
         The source, the 1-based line and that line's text of the first match: a code
-        pattern of :data:`CODE_PATTERNS`, else one of the entry's keywords.
+        pattern of :data:`CODE_PATTERNS`, else one of the entry's keywords. A match in a
+        comment or docstring that says the kernel does not do the technique, or plans it
+        ("# TODO: split-KV", "no split-KV here"), is passed over.
     """
     entry_id = getattr(entry, "id", "")
     pattern = _COMPILED.get(entry_id)
     if pattern is not None:
-        hit = find_pattern(sources, pattern)
+        hit = _find(sources, pattern)
         if hit is not None:
             return hit
     keywords = (*getattr(entry, "keywords", ()), entry_id.replace("-", " "))
     compiled = _keyword_pattern(keywords)
-    return find_pattern(sources, compiled) if compiled is not None else None
+    return _find(sources, compiled) if compiled is not None else None
 
 
 def present_ids(entries: Iterable[Any], sources: Sequence[KernelSource]) -> set[str]:

@@ -32,6 +32,7 @@ __all__ = [
     "parse_python",
     "persistent_buffers",
     "precision_suspects",
+    "prose_spans",
 ]
 
 _ALLOC_NAMES = frozenset(
@@ -754,6 +755,58 @@ def find_pattern(
             line = source.text.count("\n", 0, match.start()) + 1
             return source, line, source.text.split("\n")[line - 1].strip()
     return None
+
+
+# Comments and docstrings: what a kernel's author says about it, not what it runs. String
+# literals are matched too, only so that a "#" or "//" inside one opens no comment. Every
+# alternative runs to its closing delimiter or to the end of the text and repeats single
+# characters (no nested repeats), so the scan is linear and never backtracks far. A
+# triple-quoted string counts as a docstring only where it opens its line (a docstring or a
+# bare string statement): one assigned or passed, such as inline CUDA source, is code.
+_PY_TRIPLE = (
+    r'"""(?:[^"\\]|\\[\s\S]?|"(?!""))*(?:"""|\Z)'
+    r"|'''(?:[^'\\]|\\[\s\S]?|'(?!''))*(?:'''|\Z)"
+)
+_QUOTED = r'"(?:[^"\\\n]|\\[\s\S]?)*"?' r"|'(?:[^'\\\n]|\\[\s\S]?)*'?"
+_PY_PROSE = re.compile(
+    rf"(?P<doc>^[ \t]*[rRuU]?(?:{_PY_TRIPLE}))"
+    r"|(?P<line>#[^\n]*(?:\n[ \t]*#[^\n]*)*)"
+    rf"|{_PY_TRIPLE}|{_QUOTED}",
+    re.MULTILINE,
+)
+_C_PROSE = re.compile(
+    r"(?P<line>//[^\n]*(?:\n[ \t]*//[^\n]*)*)"
+    r"|(?P<block>/\*(?:[^*]|\*(?!/))*(?:\*/|\Z))"
+    rf"|{_QUOTED}"
+)
+_C_LANGUAGES = frozenset({"cuda", "opencl", "cpp"})
+
+
+def prose_spans(source: KernelSource) -> list[tuple[int, int, bool]]:
+    """The comments and docstrings of ``source``, in order, as character offsets.
+
+    CUDA, OpenCL and C++ sources have ``//`` and ``/* */`` comments; every other language
+    is read as Python (``#`` comments, and docstrings: triple-quoted strings that open
+    their line). Consecutive lines of line comments make one span.
+
+    Parameters
+    ----------
+    source : KernelSource
+        The source to read (text only).
+
+    Returns
+    -------
+    list of (int, int, bool)
+        Start and end offsets into ``source.text`` (delimiters included), and whether the
+        span is made of line comments (each line a remark of its own) rather than one
+        block of prose (a docstring or a ``/* */`` comment).
+    """
+    pattern = _C_PROSE if source.language in _C_LANGUAGES else _PY_PROSE
+    return [
+        (match.start(), match.end(), match.lastgroup == "line")
+        for match in pattern.finditer(source.text)
+        if match.lastgroup is not None
+    ]
 
 
 # Dot precision settings written out: only these, or float32 operands, put tf32 in play.
