@@ -15,8 +15,10 @@ match. The words are few and listed beside the code: those of a plan or a guess 
 parenthesis, "but", or the end of a ``#`` / ``//`` comment line); ``TODO``, ``FIXME``,
 ``XXX`` and labels such as "next:" their sentence; "no", "not", "without" and the like what
 follows them in the clause, and "is not" also the name just before it. Comments and
-docstrings are told from code by :func:`kernelopt.diagnose.source.prose_spans`. Code, and
-prose that states what the kernel does, still count.
+docstrings are told from code by :func:`kernelopt.diagnose.source.prose_spans`. A line
+comment that is itself a statement (``# m_i = tl.maximum(m_i, s)``) is code taken out of
+the kernel and does not count either. Code, and prose that states what the kernel does,
+still count.
 """
 
 from __future__ import annotations
@@ -132,9 +134,22 @@ _NEGATOR = re.compile(
     re.IGNORECASE,
 )
 _FAR = 1 << 62  # an offset past any text: "no such word"
+_COMMENT_LINE = re.compile(r"[^\n]+")
 # What may stand between a name and the "is not" that denies it: a word or two ("split-KV
 # path is not used"), no punctuation.
 _SUBJECT_GAP = re.compile(r"[ \t]*(?:[\w\-]+[ \t]+){0,2}")
+# A line comment whose text is a statement: code taken out of the kernel, not said of it
+# ("# m_i = tl.maximum(m_i, s)", "// tl.store(out, acc);", "# for k in range(0, n, BLOCK):").
+# An assignment (``=`` not ``==``, after a name, an attribute or a subscript), a call that
+# is the whole line, or a loop header. Prose rarely opens with a bare name and ``=``.
+_COMMENTED_CODE = re.compile(
+    r"[ \t]*(?:#+|//+)[ \t]*(?:"
+    r"[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*"
+    r"[ \t]*(?:[-+*/%&|^]|<<|>>|//|\*\*)?=(?!=)[ \t]*\S"
+    r"|[A-Za-z_][\w.]*\([^\n]*\)[ \t]*;?[ \t]*$"
+    r"|for[ \t]+\w+[ \t]+in[ \t][^\n]*:[ \t]*$|for[ \t]*\([^\n]*;"
+    r")"
+)
 
 
 @attrs.define
@@ -145,8 +160,9 @@ class _Remarks:
     "no"-like word stands (``after``) and the first start and last end of the words that
     govern all of it (``spread``); per sentence (``sentence`` maps a clause to one), the
     first label and the spread of its TODO-like markers; where each "is not" stands
-    (``denials``). A negating word inside the match itself ("no padding", "without
-    flushing" are catalog keywords) does not deny it.
+    (``denials``); the lines of line comments that hold code taken out (``dead``, start and
+    end). A negating word inside the match itself ("no padding", "without flushing" are
+    catalog keywords) does not deny it.
     """
 
     starts: list[int] = attrs.Factory(list)
@@ -157,6 +173,7 @@ class _Remarks:
     label: list[int] = attrs.Factory(list)
     todo: list[tuple[int, int]] = attrs.Factory(list)
     denials: list[int] = attrs.Factory(list)
+    dead: list[tuple[int, int]] = attrs.Factory(list)
 
     def open(self, at: int, *, sentence: bool, after: int = _FAR) -> None:
         """Start a clause at ``at`` (and a sentence when ``sentence``)."""
@@ -174,6 +191,9 @@ class _Remarks:
     def denies(self, text: str, start: int, end: int) -> bool:
         """Whether a match at ``start:end`` of ``text`` lies in prose that denies or defers
         it."""
+        k = bisect_right(self.dead, (start, _FAR)) - 1
+        if k >= 0 and start < self.dead[k][1]:
+            return True  # code commented out is not in the kernel
         i = bisect_right(self.starts, start) - 1
         if i < 0 or start >= self.ends[i]:
             return False  # code
@@ -197,6 +217,10 @@ def _remarks(text: str, language: str) -> _Remarks:
         KernelSource(path="", text=text, language=language)
     ):
         first = len(remarks.starts)
+        if lines:
+            for line in _COMMENT_LINE.finditer(text, span_start, span_end):
+                if _COMMENTED_CODE.match(line.group()):
+                    remarks.dead.append((line.start(), line.end()))
         remarks.open(span_start, sentence=True)
         for cut in _BOUNDARY.finditer(text, span_start, span_end):
             kind = cut.lastgroup
