@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from kernelopt.diagnose.source import prose_spans
+from kernelopt.diagnose.source import find_pattern, prose_spans
 from kernelopt.experiments.log import KernelSource
 
 __all__ = ["CODE_PATTERNS", "present_ids", "present_in"]
@@ -245,23 +245,10 @@ def _remarks(text: str, language: str) -> _Remarks:
     return remarks
 
 
-def _find(
-    sources: Sequence[KernelSource], pattern: re.Pattern[str]
-) -> tuple[KernelSource, int, str] | None:
-    """The first match of ``pattern`` that no comment or docstring denies or defers.
-
-    After a denied match the search resumes one character further on, so a match that
-    overlaps it is still found, and each position is still tried once: linear time.
-    """
-    for source in sources:
-        text = source.text
-        match = pattern.search(text)
-        while match is not None:
-            if not _remarks(text, source.language).denies(text, match.start(), match.end()):
-                line = text.count("\n", 0, match.start()) + 1
-                return source, line, text.split("\n")[line - 1].strip()
-            match = pattern.search(text, match.start() + 1)
-    return None
+def _denied(source: KernelSource, start: int, end: int) -> bool:
+    """Whether a comment or docstring of ``source`` denies or defers its match at
+    ``start:end``."""
+    return _remarks(source.text, source.language).denies(source.text, start, end)
 
 
 def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str] | None:
@@ -285,12 +272,12 @@ def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSourc
     entry_id = getattr(entry, "id", "")
     pattern = _COMPILED.get(entry_id)
     if pattern is not None:
-        hit = _find(sources, pattern)
+        hit = find_pattern(sources, pattern, _denied)
         if hit is not None:
             return hit
     keywords = (*getattr(entry, "keywords", ()), entry_id.replace("-", " "))
     compiled = _keyword_pattern(keywords)
-    return _find(sources, compiled) if compiled is not None else None
+    return find_pattern(sources, compiled, _denied) if compiled is not None else None
 
 
 def present_ids(entries: Iterable[Any], sources: Sequence[KernelSource]) -> set[str]:

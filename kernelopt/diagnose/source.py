@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -746,14 +746,24 @@ class Suspect:
 
 
 def find_pattern(
-    sources: Iterable[KernelSource], pattern: re.Pattern[str]
+    sources: Iterable[KernelSource],
+    pattern: re.Pattern[str],
+    skip: Callable[[KernelSource, int, int], bool] | None = None,
 ) -> tuple[KernelSource, int, str] | None:
-    """The first (source, line, line text) where ``pattern`` matches, or None."""
+    """The first (source, line, line text) where ``pattern`` matches, or None.
+
+    ``skip(source, start, end)``, when given, passes over the matches it returns True for.
+    The search then resumes one character further on, so a match that overlaps a skipped
+    one is still found, and each position is still tried once: linear time.
+    """
     for source in sources:
-        match = pattern.search(source.text)
+        text = source.text
+        match = pattern.search(text)
+        while match is not None and skip is not None and skip(source, *match.span()):
+            match = pattern.search(text, match.start() + 1)
         if match:
-            line = source.text.count("\n", 0, match.start()) + 1
-            return source, line, source.text.split("\n")[line - 1].strip()
+            line = text.count("\n", 0, match.start()) + 1
+            return source, line, text.split("\n")[line - 1].strip()
     return None
 
 

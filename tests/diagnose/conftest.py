@@ -13,6 +13,17 @@ from kernelopt.catalog.vocabulary import family_ancestors
 from kernelopt.experiments import Experiment, ExperimentLog, KernelSource, SourceRef
 from kernelopt.experiments.records import Correctness, Status
 
+# Attempt titles that share no catalog tag, knob or distinctive term, and aim at no
+# resource: attempts no detector can tie together.
+UNRELATED_TITLES = [
+    "hoist reciprocal",
+    "reorder argument checks",
+    "narrower masks",
+    "rename helper variables",
+    "swap loop nest",
+    "inline helper",
+]
+
 
 @attrs.frozen
 class FakeEntry:

@@ -27,7 +27,7 @@ from kernelopt.diagnose import (
 )
 from kernelopt.experiments.records import Status
 
-from .conftest import exp, log_of
+from .conftest import UNRELATED_TITLES, exp, log_of
 
 P = Pathology
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "logs"
@@ -46,15 +46,6 @@ Root cause: the kernel streams its inputs once at 80% of the copy bandwidth.
 START = [
     (1, "eager baseline", 100.0, "PASS", "BASELINE"),
     (2, "first fused version", 60.0, "PASS", "KEPT"),
-]
-# Titles that share no catalog tag, knob or distinctive term, and aim at no resource.
-OTHER = [
-    "hoist reciprocal",
-    "reorder argument checks",
-    "narrower masks",
-    "rename helper variables",
-    "swap loop nest",
-    "inline helper",
 ]
 
 Row = tuple[int, str, float, str, str]
@@ -103,7 +94,7 @@ def _attempts(titles: Sequence[str], latencies: Sequence[float], *, ok: str = "P
 
 def test_a_log_with_nothing_to_find_fires_nothing(tmp_path: Path) -> None:
     # The ground every other log here stands on.
-    root = _log(tmp_path / "log", [*START, *_attempts(OTHER[:2], [59.5, 59.0])])
+    root = _log(tmp_path / "log", [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])])
     assert diagnose(root).findings == ()
 
 
@@ -113,36 +104,36 @@ def test_repetition_loop_at_three_variants_of_one_knob(tmp_path: Path) -> None:
     assert _fired(over) == {P.REPETITION_LOOP}
     loop = over.finding(P.REPETITION_LOOP)
     assert loop is not None and loop.experiments == (3, 4, 5) and "BLOCK_N" in loop.summary
-    under_titles = ["BLOCK_N=32", "BLOCK_N=64", OTHER[0]]
+    under_titles = ["BLOCK_N=32", "BLOCK_N=64", UNRELATED_TITLES[0]]
     under = _log(tmp_path / "under", [*START, *_attempts(under_titles, [59.8, 59.6, 59.9])])
     assert diagnose(under).findings == ()
 
 
 def test_local_minimum_at_five_attempts(tmp_path: Path) -> None:
     five = [59.5, 59.0, 58.5, 58.0, 57.5]  # each under 1 %, 4.2 % together
-    over = diagnose(_log(tmp_path / "over", [*START, *_attempts(OTHER[:5], five)]))
+    over = diagnose(_log(tmp_path / "over", [*START, *_attempts(UNRELATED_TITLES[:5], five)]))
     assert _fired(over) == {P.LOCAL_MINIMUM}
     found = over.finding(P.LOCAL_MINIMUM)
     assert found is not None and found.experiments == (3, 4, 5, 6, 7)
-    under = _log(tmp_path / "under", [*START, *_attempts(OTHER[:4], five[:4])])
+    under = _log(tmp_path / "under", [*START, *_attempts(UNRELATED_TITLES[:4], five[:4])])
     assert diagnose(under).findings == ()
 
 
 def test_local_minimum_counts_only_gains_under_five_percent(tmp_path: Path) -> None:
     # The first attempt gains 4.9 % (under the seed's 5 %): five attempts on one design.
     rest = [57.5, 58.0, 57.3, 57.2]
-    over = _log(tmp_path / "over", [*START, *_attempts(OTHER[:5], [57.06, *rest])])
+    over = _log(tmp_path / "over", [*START, *_attempts(UNRELATED_TITLES[:5], [57.06, *rest])])
     found = diagnose(over).finding(P.LOCAL_MINIMUM)
     assert found is not None and found.experiments == (3, 4, 5, 6, 7)
     assert _fired(diagnose(over)) == {P.LOCAL_MINIMUM}
     # Exactly 5 % is not "under 5 %": that attempt moved the best, four followed.
-    under = _log(tmp_path / "under", [*START, *_attempts(OTHER[:5], [57.0, *rest])])
+    under = _log(tmp_path / "under", [*START, *_attempts(UNRELATED_TITLES[:5], [57.0, *rest])])
     assert diagnose(under).findings == ()
 
 
 def test_correctness_wall_at_three_failures_in_a_row(tmp_path: Path) -> None:
-    passed = _attempts(OTHER[:1], [59.5])
-    failing = [(4 + i, OTHER[1 + i], 58.0, "FAIL", "REVERTED") for i in range(3)]
+    passed = _attempts(UNRELATED_TITLES[:1], [59.5])
+    failing = [(4 + i, UNRELATED_TITLES[1 + i], 58.0, "FAIL", "REVERTED") for i in range(3)]
     over = diagnose(_log(tmp_path / "over", [*START, *passed, *failing]))
     assert _fired(over) == {P.CORRECTNESS_WALL}
     wall = over.finding(P.CORRECTNESS_WALL)
@@ -161,10 +152,10 @@ def test_wrong_bottleneck_at_half_the_judged_attempts(tmp_path: Path) -> None:
     # plateau items nor a loop can fire on what follows.
     over_rows = [
         (3, compute[0], 59.9, "PASS", "KEPT"),
-        (4, OTHER[0], 59.8, "PASS", "KEPT"),
-        (5, OTHER[1], 53.8, "PASS", "KEPT"),
+        (4, UNRELATED_TITLES[0], 59.8, "PASS", "KEPT"),
+        (5, UNRELATED_TITLES[1], 53.8, "PASS", "KEPT"),
         (6, compute[1], 53.7, "PASS", "KEPT"),
-        (7, OTHER[2], 53.6, "PASS", "KEPT"),
+        (7, UNRELATED_TITLES[2], 53.6, "PASS", "KEPT"),
     ]
     over = diagnose(_log(tmp_path / "over", [*START, *over_rows], profile=MEMORY_BOUND))
     assert _fired(over) == {P.WRONG_BOTTLENECK}
@@ -172,14 +163,14 @@ def test_wrong_bottleneck_at_half_the_judged_attempts(tmp_path: Path) -> None:
     assert wrong is not None and wrong.experiments == (3, 6)
     assert "2 of the 4 recent attempts judged" in wrong.summary
     # One more attempt judged: two of five is a side trip, not the effort's direction.
-    under_rows = [*over_rows[:2], (8, OTHER[3], 59.7, "PASS", "KEPT"), *over_rows[2:]]
+    under_rows = [*over_rows[:2], (8, UNRELATED_TITLES[3], 59.7, "PASS", "KEPT"), *over_rows[2:]]
     under_rows = [(3 + i, *row[1:]) for i, row in enumerate(under_rows)]
     under = diagnose(_log(tmp_path / "under", [*START, *under_rows], profile=MEMORY_BOUND))
     assert under.findings == ()
 
 
 def test_no_profiling_data_asks_for_cuda_events_first(tmp_path: Path) -> None:
-    rows = [*START, *_attempts(OTHER[:2], [59.5, 59.0])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])]
     blind = diagnose(_log(tmp_path / "blind", rows, profile=None))
     assert _fired(blind) == {P.WRONG_BOTTLENECK}
     found = blind.finding(P.WRONG_BOTTLENECK)
@@ -215,7 +206,7 @@ ONLINE = TWO_PASS.replace(
 
 def test_missing_fundamental_for_the_family(tmp_path: Path) -> None:
     claude = "# Softmax kernel (Triton)\n\nKernel: kernels/softmax.py\n"
-    rows = [*START, *_attempts(OTHER[:2], [59.5, 59.0])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])]
     files = {"CLAUDE.md": claude, "kernels/softmax.py": TWO_PASS}
     over = diagnose(_log(tmp_path / "over", rows, files=files))
     assert over.summary.family == "softmax"
@@ -243,7 +234,7 @@ _FRAME = 6
 
 
 def test_over_engineering_at_half_again_the_code(tmp_path: Path) -> None:
-    rows = [*START, *_attempts(OTHER[:3], [59.8, 59.6, 59.5])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:3], [59.8, 59.6, 59.5])]
     start = 100 - _FRAME  # 100 code lines before the stall
     for name, grown, fires in (("over", 150, True), ("under", 149, False)):
         files = {
@@ -260,7 +251,7 @@ def test_over_engineering_at_half_again_the_code(tmp_path: Path) -> None:
 
 def test_a_script_beside_the_kernel_growing_is_not_over_engineering(tmp_path: Path) -> None:
     # The check-and-time script beside the kernel grew fourfold; the kernel did not.
-    rows = [*START, *_attempts(OTHER[:3], [59.8, 59.6, 59.5])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:3], [59.8, 59.6, 59.5])]
     script = "import torch\n" + "\n".join(f"y{i} = torch.zeros({i})" for i in range(100))
     grown = "import torch\n" + "\n".join(f"y{i} = torch.zeros({i})" for i in range(400))
     files = {
@@ -273,7 +264,7 @@ def test_a_script_beside_the_kernel_growing_is_not_over_engineering(tmp_path: Pa
 
 
 def test_over_engineering_at_a_thousand_autotune_configurations(tmp_path: Path) -> None:
-    rows = [*START, *_attempts(OTHER[:2], [59.8, 59.6])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.8, 59.6])]
     for name, configs, fires in (("over", 1000, True), ("under", 999, False)):
         files = {
             "experiments/exp_2/k.py": _snapshot(20, configs),
@@ -317,7 +308,7 @@ Fuse the scale into the load.
 
 def test_ignored_prior_research_after_three_attempts(tmp_path: Path) -> None:
     files = {"experiments/exp_2/plan.md": PLAN}
-    three = [*START, *_attempts(OTHER[:3], [59.5, 59.0, 58.5])]
+    three = [*START, *_attempts(UNRELATED_TITLES[:3], [59.5, 59.0, 58.5])]
     over = diagnose(_log(tmp_path / "over", three, files=files))
     assert _fired(over) == {P.IGNORED_PRIOR_RESEARCH}
     found = over.finding(P.IGNORED_PRIOR_RESEARCH)
@@ -345,7 +336,7 @@ KEPT_OUT = LAUNCHER.replace("def launch(x):", "def launch(x, out=None):").replac
 
 
 def test_buffer_persistence_at_one_allocation_per_call(tmp_path: Path) -> None:
-    rows = [*START, *_attempts(OTHER[:2], [59.5, 59.0])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])]
     claude = "# Rules\n\nKernel: kernels/op.py\n"
     over = diagnose(
         _log(tmp_path / "over", rows, files={"CLAUDE.md": claude, "kernels/op.py": LAUNCHER})
@@ -361,7 +352,7 @@ def test_buffer_persistence_at_one_allocation_per_call(tmp_path: Path) -> None:
 def test_persisting_a_filled_buffer_keeps_its_fill(tmp_path: Path) -> None:
     # The seed persists buffers only while every call recalculates their contents: an
     # accumulator made by torch.zeros must be zeroed again each call once it is reused.
-    rows = [*START, *_attempts(OTHER[:2], [59.5, 59.0])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])]
     claude = "# Rules\n\nKernel: kernels/op.py\n"
     zeros = LAUNCHER.replace("torch.empty_like(x)", "torch.zeros_like(x)")
     found = diagnose(
@@ -391,7 +382,7 @@ def _workload(share: str) -> str:
 
 
 def test_overlooked_shortcut_at_half_the_calls(tmp_path: Path) -> None:
-    rows = [*START, *_attempts(OTHER[:2], [59.5, 59.0])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])]
     claude = "# Rules\n\nKernel: kernels/op.py\n"
     launcher = KEPT_OUT  # no per-call allocation
     for name, share, fires in (("over", "50%", True), ("under", "49%", False)):
@@ -417,7 +408,7 @@ def test_overlooked_shortcut_at_half_the_calls(tmp_path: Path) -> None:
 def test_a_lower_shortcut_share_reaches_rarer_shortcuts(tmp_path: Path) -> None:
     # min_call_share is the item's threshold: lowered to 30 %, a size-1 axis in 35 % of
     # the calls is a shortcut (the inspector's own rules stop at half by default).
-    rows = [*START, *_attempts(OTHER[:2], [59.5, 59.0])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])]
     files = {
         "CLAUDE.md": "# Rules\n\nKernel: kernels/op.py\n",
         "kernels/op.py": KEPT_OUT,
@@ -435,7 +426,7 @@ def test_a_lower_shortcut_share_reaches_rarer_shortcuts(tmp_path: Path) -> None:
 def test_the_plan_header_states_the_stall_threshold_in_use(tmp_path: Path) -> None:
     from kernelopt.diagnose import LocalMinimumParams
 
-    rows = [*START, *_attempts(OTHER[:2], [59.5, 59.0])]
+    rows = [*START, *_attempts(UNRELATED_TITLES[:2], [59.5, 59.0])]
     root = _log(tmp_path / "log", rows)
     assert "since the best last moved by 5% or more" in render_plan(diagnose(root))
     params = DiagnoseParams(local_minimum=LocalMinimumParams(min_gain=0.03))
@@ -467,7 +458,7 @@ def test_metrics_in_results_are_a_profile_for_the_plateau_item_too(catalog: Cata
         exp(2, 60.0),
         *(
             exp(3 + i, 59.9 - 0.1 * i, description=title, metrics=metrics)
-            for i, title in enumerate(OTHER[:5])
+            for i, title in enumerate(UNRELATED_TITLES[:5])
         ),
     ]
     diagnosis = diagnose_log(log_of(experiments), catalog=catalog)
