@@ -5,7 +5,8 @@ The variant (exp_44/ring_no_tables.py) is the shipped ring.py whose programs com
 sequence, keys, slot, length and first page from the program index: right only for PIECES
 equal pieces of SEQ keys a sequence over an identity block table, which is what is timed here.
 Both kernels are checked against the float64 reference on the timed inputs (NaN-poisoned
-outputs), then timed in six alternating rounds of CUDA-graph medians at b=32 s=1 h=16 with
+outputs), with a third kernel between them that computes the unit but still reads the
+first page (what a uniform-plan fast path could do), then timed in six alternating rounds of CUDA-graph medians at b=32 s=1 h=16 with
 4096 and 1024 keys a sequence, four pieces each. Run from the repository root:
 PYTHONPATH=. python docs/kernels/mla_decode/experiments/exp_44/bound_start.py
 The JSONL goes to $OUT/exp44.jsonl."""
@@ -34,18 +35,19 @@ class _Bound:
     """The variant kernel as launch_seesaw calls it, ``kernel[grid](...)``, with its plan's
     shape added as compile-time constants."""
 
-    def __init__(self, fn, seq):
-        self.fn, self.seq = fn, seq
+    def __init__(self, fn, seq, page_read):
+        self.fn, self.seq, self.page_read = fn, seq, page_read
 
     def __getitem__(self, grid):
-        return functools.partial(self.fn[grid], PIECES=PIECES, SEQ=self.seq)
+        return functools.partial(self.fn[grid], PIECES=PIECES, SEQ=self.seq, PAGE_READ=self.page_read)
 
 
 for seq in (4096, 1024):
     p = B.Point(f"b=32 s=1 h=16 t={seq}", 1, 16, [seq] * 32)
     x = B.make_inputs(p, "cuda", torch.bfloat16, 5)
     x["block_table"] = torch.arange(32 * seq // 64, dtype=torch.int32, device="cuda").view(32, seq // 64)
-    variants = {"shipped": SHIPPED, "no table reads before the first copy": None}
+    variants = {"shipped": SHIPPED, "no table reads before the first copy": None,
+                "unit computed, first page read": None}
     out = torch.empty(p.b, 1, 16, 512, dtype=torch.bfloat16, device="cuda")
     lse = torch.empty(p.b, 16, 1, dtype=torch.float32, device="cuda")
     plan = MLADecodePlan(x["seqlens"], s_q=1, h_q=16, page_size=64, softmax_scale=B.SCALE,
@@ -54,12 +56,12 @@ for seq in (4096, 1024):
     table = plan.schedule.table()
     assert all(u[:4] == [i // PIECES, (i % PIECES) * seq // PIECES, (i % PIECES + 1) * seq // PIECES, i]
                for i, u in enumerate(table)), table[:6]
-    variants["no table reads before the first copy"] = NT.mla_ring_kernel
+    variants["no table reads before the first copy"] = _Bound(NT.mla_ring_kernel, seq, False)
+    variants["unit computed, first page read"] = _Bound(NT.mla_ring_kernel, seq, True)
     r_o, _ = mla_decode_ref(x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=B.SCALE)
 
     def use(k):
-        fn = variants[k]
-        ring.mla_ring_kernel = fn if k == "shipped" else _Bound(fn, seq)
+        ring.mla_ring_kernel = variants[k]
     for k in variants:
         use(k)
         errs = []

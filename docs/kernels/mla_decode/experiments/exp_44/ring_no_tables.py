@@ -410,7 +410,8 @@ def _second(
 
 @gluon.jit
 def _piece(units, seqlens, block_table, stride_btb, i_m, S_Q: gl.constexpr, H_Q: gl.constexpr,
-           PAGE: gl.constexpr, CAUSAL: gl.constexpr, PIECES: gl.constexpr, SEQ: gl.constexpr):  # fmt: skip
+           PAGE: gl.constexpr, CAUSAL: gl.constexpr, PIECES: gl.constexpr, SEQ: gl.constexpr,
+           PAGE_READ: gl.constexpr):  # fmt: skip
     """The piece of a sequence this program works on (grid axis 1 over ``schedule.table()``).
 
     Returns the sequence, its keys ``[key_start, key_end)`` (``key_end`` cut at the limit of
@@ -427,7 +428,11 @@ def _piece(units, seqlens, block_table, stride_btb, i_m, S_Q: gl.constexpr, H_Q:
     key_end = key_start + SEQ // PIECES
     i_slot = i_u
     seqlen = i_u * 0 + SEQ
-    row_first = (i_b * (SEQ // PAGE) + key_start // PAGE).to(gl.int32) * PAGE
+    if PAGE_READ:
+        # The realistic form: the unit computed, the first tile's page still read.
+        row_first = gl.load(block_table + i_b * stride_btb + key_start // PAGE) * PAGE
+    else:
+        row_first = (i_b * (SEQ // PAGE) + key_start // PAGE).to(gl.int32) * PAGE
     if CAUSAL:
         # No program reads a key past the limit of its last draft token.
         last_tok = (gl.minimum(i_m * 16 + 16, ROWS) - 1) // H_Q
@@ -456,7 +461,7 @@ def mla_ring_kernel(
     stride_lb, stride_lh, stride_ls, qk_scale,
     S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
     Q_TMA: gl.constexpr, SLOTS: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
-    PIECES: gl.constexpr = 4, SEQ: gl.constexpr = 4096,
+    PIECES: gl.constexpr = 4, SEQ: gl.constexpr = 4096, PAGE_READ: gl.constexpr = False,
 ):  # fmt: skip
     ROWS: gl.constexpr = S_Q * H_Q
     # Each consumer's half of the ring holds at least one whole tile (Sᵀ reads all nine
@@ -464,7 +469,7 @@ def mla_ring_kernel(
     gl.static_assert(SLOTS % 2 == 0 and SLOTS // 2 >= 9, "each half needs a tile of chunks")
     i_m = gl.program_id(0)
     i_b, key_start, key_end, i_slot, seqlen, row_first = _piece(
-        units, seqlens, block_table, stride_btb, i_m, S_Q, H_Q, PAGE, CAUSAL, PIECES, SEQ
+        units, seqlens, block_table, stride_btb, i_m, S_Q, H_Q, PAGE, CAUSAL, PIECES, SEQ, PAGE_READ
     )
 
     layout: gl.constexpr = kv_desc.layout
