@@ -14,7 +14,8 @@ match. The words are few and listed beside the code: those of a plan or a guess 
 "could", "would", "later", ...) govern their clause (up to a comma, colon, semicolon,
 parenthesis, "but", or the end of a ``#`` / ``//`` comment line); ``TODO``, ``FIXME``,
 ``XXX`` and labels such as "next:" their sentence; "no", "not", "without" and the like what
-follows them in the clause, and "is not" also the name just before it. Comments and
+follows them in the clause, and "is not" also the name just before it; a "no" reaches the
+later items of a list that ends in "or" ("no split-KV, TMA or persistent buffers"). Comments and
 docstrings are told from code by :func:`kernelopt.diagnose.source.prose_spans`. A line
 comment that is itself a statement (``# m_i = tl.maximum(m_i, s)``) is code taken out of
 the kernel and does not count either. Code, and prose that states what the kernel does,
@@ -134,6 +135,16 @@ _NEGATOR = re.compile(
     re.IGNORECASE,
 )
 _FAR = 1 << 62  # an offset past any text: "no such word"
+# A negated list ("no split-KV, TMA or persistent buffers") is cut into clauses at its
+# commas; the negation reaches its later items when each is a short phrase of the same
+# sentence, none opens with a conjunction ("no padding, so TMA ..." states TMA), and the
+# last joins with "or"/"nor" ("no padding, TMA tiles and a fused merge" lists what the
+# kernel does, so "and" does not extend it).
+_LIST_ITEM_WORDS = 6
+_LIST_TAIL = re.compile(r"\b(?:or|nor)\b", re.IGNORECASE)
+_NOT_AN_ITEM = re.compile(
+    r"\s*(?:so|then|and|which|that|because|since|as|if|when|where|thus|hence)\b", re.IGNORECASE
+)
 _COMMENT_LINE = re.compile(r"[^\n]+")
 # What may stand between a name and the "is not" that denies it: a word or two ("split-KV
 # path is not used"), no punctuation.
@@ -242,7 +253,38 @@ def _remarks(text: str, language: str) -> _Remarks:
                 remarks.label[s] = min(remarks.label[s], word.start())
             else:
                 remarks.todo[s] = (min(remarks.todo[s][0], word.start()), word.end())
+        _extend_negated_lists(remarks, text, first)
     return remarks
+
+
+def _extend_negated_lists(remarks: _Remarks, text: str, first: int) -> None:
+    """Carry a clause's "no"/"without" over the later items of its list (clauses from
+    ``first`` on, one comment or docstring)."""
+    count = len(remarks.starts)
+
+    def joined(j: int) -> bool:  # clause j ends at a comma that opens clause j + 1
+        return j + 1 < count and text[remarks.starts[j + 1] - 1] == ","
+
+    # tail[j]: the last item of the "or"-list that clause j begins, or -1. From the right,
+    # so each clause is read once however long the list (and clauses joined by a comma
+    # share a sentence: a comma does not end one).
+    tail = [-1] * (count + 1)
+    for j in range(count - 1, first, -1):
+        item = text[remarks.starts[j] : remarks.ends[j]]
+        if len(item.split()) > _LIST_ITEM_WORDS or _NOT_AN_ITEM.match(item):
+            continue
+        if _LIST_TAIL.search(item):
+            tail[j] = j
+        elif joined(j):
+            tail[j] = tail[j + 1]
+    done = first
+    for i in range(first, count - 1):
+        if remarks.after[i] == _FAR or not joined(i) or tail[i + 1] < 0:
+            continue
+        for k in range(max(i + 1, done + 1), tail[i + 1] + 1):
+            # Before the item's first character: every match in it is governed.
+            remarks.after[k] = min(remarks.after[k], remarks.starts[k] - 1)
+        done = max(done, tail[i + 1])
 
 
 def _denied(source: KernelSource, start: int, end: int) -> bool:

@@ -48,6 +48,10 @@ LANGUAGES = pytest.mark.parametrize("language", ["python", "cuda"])
         ("split-kv-flash-decoding", "# one pass instead of split-KV\nx = 1\n"),
         ("split-kv-flash-decoding", "# split-KV is not needed at b=64\nx = 1\n"),
         ("split-kv-flash-decoding", "# the split-KV path isn't used at b=64\nx = 1\n"),
+        # A negated list of short items ending in "or"/"nor": the negation runs to its end.
+        ("block-pointers-tma", "# no split-KV, TMA or persistent buffers here\nx = 1\n"),
+        ("buffer-persistence", "# no split-KV, TMA or persistent buffers here\nx = 1\n"),
+        ("buffer-persistence", "# without split-KV, TMA, persistent buffers or graphs\nx = 1\n"),
         # A guess: the words of a plan govern their whole clause.
         ("buffer-persistence", "# could use persistent buffers\nx = 1\n"),
         ("split-kv-flash-decoding", "# split-KV would help at b=1\nx = 1\n"),
@@ -80,6 +84,12 @@ def test_a_denied_or_planned_mention_is_not_present(
         ("split-kv-flash-decoding", '"""Split-KV decode: each program takes one piece."""\n', 1),
         # A negating word of another clause or sentence does not reach the mention.
         ("online-softmax", "# online softmax, so no second pass over K\n", 1),
+        # After a negated clause, a list joined by "and", a clause that opens with a
+        # conjunction, or a long clause states what the kernel does.
+        ("block-pointers-tma", "# no padding, TMA tiles and a fused merge\n", 1),
+        ("block-pointers-tma", "# no padding, so TMA or pointer loads\n", 1),
+        ("block-pointers-tma", "# no masks, TMA tiles stream the whole sequence or its tail\n", 1),
+        ("block-pointers-tma", "# no masks.\n# TMA or pointer loads\n", 2),
         # Prose about a name is not code taken out.
         ("online-softmax", "# m_i is the running max of the row\n", 1),
         ("split-kv-flash-decoding", "# Note: num_splits picks the pieces\n", 1),
@@ -144,4 +154,7 @@ def test_a_long_file_of_comments_reads_in_linear_time(language: str) -> None:
     assert _hit("split-kv-flash-decoding", text, language) == (20_002, "num_splits = 4")
     # One long comment sentence with a match every few characters.
     assert _hit("split-kv-flash-decoding", "# TODO" + " split-kv" * 20_000 + "\n", language) is None
+    # One negated list of 20,000 items, each negated again: each clause is read once.
+    negated_list = '"""' + "no split-kv, " * 20_000 + 'split-kv or TMA."""\n'
+    assert _hit("split-kv-flash-decoding", negated_list, language) is None
     assert time.process_time() - start < 2.0
