@@ -324,6 +324,33 @@ def test_recommendations_acted_on_in_number(count: int, words: str, catalog: Cat
 @pytest.mark.parametrize(
     ("count", "words"),
     [
+        (1, "The 1 recommendation followed by 3+ attempts was acted on, in a plan not yet run"),
+        (
+            2,
+            "Each of the 2 recommendations followed by 3+ attempts was acted on; 2 of them "
+            "only in a plan not yet run",
+        ),
+    ],
+)
+def test_recommendations_only_planned_in_number(count: int, words: str, catalog: Catalog) -> None:
+    # Only exp 7, planned and not run, takes up the ideas: not ignored, and said so.
+    planned = attrs.evolve(
+        exp(7, 79.0, tags=("split-kv-flash-decoding", "buffer-persistence")), attempted=False
+    )
+    diagnosis = diagnose_log(
+        log_of([*_SIX, planned], recommendations=_ideas(count)), catalog=catalog
+    )
+    assert diagnosis.finding(P.IGNORED_PRIOR_RESEARCH) is None
+    assert _sentence(diagnosis, P.IGNORED_PRIOR_RESEARCH) == f"{words} (exp 7)."
+    # Once an attempted experiment acts on them, the plan is not mentioned.
+    tried = attrs.evolve(planned, attempted=True)
+    diagnosis = diagnose_log(log_of([*_SIX, tried], recommendations=_ideas(count)), catalog=catalog)
+    assert "not yet run" not in _sentence(diagnosis, P.IGNORED_PRIOR_RESEARCH)
+
+
+@pytest.mark.parametrize(
+    ("count", "words"),
+    [
         (1, "1 recommendation from earlier plans/results was never acted on"),
         (2, "2 recommendations from earlier plans/results were never acted on"),
     ],

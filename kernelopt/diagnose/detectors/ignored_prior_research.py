@@ -151,6 +151,17 @@ def _origins_text(recommendations: list[Recommendation]) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def _pending_text(pending: list[int], checked: int) -> str:
+    """How many of the ``checked`` recommendations only a plan not yet run acts on."""
+    if not pending:
+        return ""
+    numbers = ", ".join(str(n) for n in sorted(set(pending)))
+    where = f"{'exp' if len(set(pending)) == 1 else 'exps'} {numbers}"
+    if checked == 1:
+        return f", in a plan not yet run ({where})"
+    return f"; {len(pending)} of them only in a plan not yet run ({where})"
+
+
 def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     """Report recommendations that later attempts never acted on."""
     advice = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
@@ -190,6 +201,9 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     # pair of recommendations (quadratic in the terms' parsing).
     terms_of: dict[str, set[str]] = {}
     checked = 0
+    # Acted on only by an experiment planned and not yet run: not ignored (the plan is the
+    # answer), but the check says so, since nothing has been tried yet.
+    pending: list[int] = []
     for recommendation in recommendations:
         terms = terms_of.setdefault(recommendation.text, _terms(recommendation.text))
         if not terms and not recommendation.catalog_ids:
@@ -204,8 +218,22 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             continue
         checked += 1
         if any(
-            acted_on(recommendation, e, terms, params.min_overlap, words[e.number]) for e in later
+            acted_on(recommendation, e, terms, params.min_overlap, words[e.number])
+            for e in later
+            if e.attempted
         ):
+            continue
+        planned = next(
+            (
+                e.number
+                for e in later
+                if not e.attempted
+                and acted_on(recommendation, e, terms, params.min_overlap, words[e.number])
+            ),
+            None,
+        )
+        if planned is not None:
+            pending.append(planned)
             continue
         ignored.append((recommendation, attempts))
     if not ignored:
@@ -214,7 +242,9 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             (
                 f"{'The' if checked == 1 else 'Each of the'} "
                 f"{count_text(checked, 'recommendation')} followed by "
-                f"{params.min_later_experiments}+ attempts was acted on."
+                f"{params.min_later_experiments}+ attempts was acted on"
+                + _pending_text(pending, checked)
+                + "."
                 if checked
                 else "No recommendation has enough later attempts yet to judge."
             )
