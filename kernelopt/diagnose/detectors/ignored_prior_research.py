@@ -155,8 +155,8 @@ def _pending_text(pending: list[int], checked: int) -> str:
     """How many of the ``checked`` recommendations only a plan not yet run acts on."""
     if not pending:
         return ""
-    numbers = ", ".join(str(n) for n in sorted(set(pending)))
-    where = f"{'exp' if len(set(pending)) == 1 else 'exps'} {numbers}"
+    plans = sorted(set(pending))
+    where = f"{'exp' if len(plans) == 1 else 'exps'} {', '.join(map(str, plans))}"
     if checked == 1:
         return f", in a plan not yet run ({where})"
     return f"; {len(pending)} of them only in a plan not yet run ({where})"
