@@ -160,12 +160,18 @@ def _peer_arrive(off, peer, go):
 
 
 @gluon.jit
-def _cluster_sync(x):
-    """Every thread of every program of the cluster: barriers initialized before any copy."""
-    gl.inline_asm_elementwise(
-        "barrier.cluster.arrive.release; barrier.cluster.wait.acquire; mov.u32 $0, 0;",
-        "=r,r", [x], dtype=gl.int32, is_pure=False, pack=1,
-    )
+def _cluster_handshake(ctr):
+    """Wait until both programs of the cluster have initialized their barriers.
+
+    Each adds one to the cluster's counter in global memory, which is even before every
+    launch, and waits for the pair's second add; the counter is never reset. (A cluster
+    barrier would need every thread, and Triton pads the loader's warp to a warpgroup whose
+    idle warps never reach one.)"""
+    old = gl.atomic_add(ctr, 1, sem="acq_rel", scope="gpu")
+    target = (old | 1) + 1
+    cur = gl.atomic_add(ctr, 0, sem="acquire", scope="gpu")
+    while cur - target < 0:
+        cur = gl.atomic_add(ctr, 0, sem="acquire", scope="gpu")
 
 
 @gluon.jit
@@ -199,7 +205,7 @@ def _load_tile_group(
 def _producer(
     kv_desc, kv, k_smem, kp_smem, k_full, k_free, block_table, stride_btb, i_b, key_start, key_end,
     seqlen, q_desc, q_smem, bars, i_m, ROWS: gl.constexpr, Q_TMA: gl.constexpr, PAGE: gl.constexpr,
-    MCAST: gl.constexpr, rank, tmap, off_k, off_kp, off_full,
+    MCAST: gl.constexpr, rank, tmap, off_k, off_kp, off_full, ctr,
 ):  # fmt: skip
     """One warp: the query tile first, then key tiles 2i and 2i+1 into buffers 0 and 1."""
     if Q_TMA:
@@ -211,7 +217,7 @@ def _producer(
     n_tiles = gl.cdiv(key_end - key_start, 64)
     p_bt = block_table + i_b * stride_btb
     if MCAST > 1:
-        _cluster_sync(rank)
+        _cluster_handshake(ctr)
     for it in range(gl.cdiv(n_tiles, 2)):
         j0 = 2 * it
         j1 = j0 + 1
@@ -418,8 +424,6 @@ def _consumer(
     m = gl.full([64], -1.0e30, gl.float32, layout=row_l)
     l_own = gl.zeros([64], gl.float32, layout=row_l)
     n_tiles = gl.cdiv(key_end - key_start, 64)
-    if MCAST > 1:
-        _cluster_sync(peer)
     if PAIR_MERGE:  # noqa: SIM102 (a compile-time branch around a run-time one)
         if i_slot >= 0:
             # This warpgroup's ticket for its sequence's row tile, taken while the query
@@ -689,7 +693,7 @@ def mla_seesaw_kernel(
     q, q_desc, kv, kv_desc, block_table, seqlens, units, out, lse, o_part, lse_part,
     stride_qb, stride_qs, stride_qh, stride_btb, stride_ob, stride_os, stride_oh,
     stride_lb, stride_lh, stride_ls, qk_scale, out_desc, o_tma, split_offsets, counters,
-    part_desc, tmap, off_k, off_kp, off_full, off_free, MCAST: gl.constexpr,
+    part_desc, tmap, off_k, off_kp, off_full, off_free, cluster_counters, MCAST: gl.constexpr,
     PAIR_MERGE: gl.constexpr,
     S_Q: gl.constexpr, H_Q: gl.constexpr, PAGE: gl.constexpr, CAUSAL: gl.constexpr,
     Q_TMA: gl.constexpr, REGS: gl.constexpr, LOAD_REGS: gl.constexpr,
@@ -737,6 +741,7 @@ def mla_seesaw_kernel(
     # The cluster's programs are the row tiles of one piece: rank i_m % MCAST.
     rank = (i_m % MCAST).to(gl.int32)
     peer = rank ^ 1
+    ctr = cluster_counters + i_u * (gl.num_programs(0) // MCAST) + i_m // MCAST
     if MCAST > 1:
         gl.inline_asm_elementwise(
             "fence.mbarrier_init.release.cluster; mov.u32 $0, 0;", "=r,r", [rank],
@@ -792,6 +797,7 @@ def mla_seesaw_kernel(
                     off_k,
                     off_kp,
                     off_full,
+                    ctr,
                 ),
             ),
         ],
@@ -1131,6 +1137,7 @@ MULTICAST = True
 """Whether the two row tiles of a piece run as a cluster of two sharing key tiles."""
 _TMAPS: dict = {}
 _OFFS: dict = {}
+_CTRS: dict = {}
 
 
 def _tensor_map(flat):
@@ -1194,7 +1201,11 @@ def _launch_cluster(kernel, grid, mcast, flat, args, kw):
     import torch
 
     tmap = _tensor_map(flat)
-    kw = dict(kw, tmap=tmap.data_ptr(), off_k=0, off_kp=0, off_full=0, off_free=0, MCAST=mcast)
+    if tmap.device not in _CTRS:
+        # Per cluster, even before each launch: the kernel adds two and never resets it.
+        _CTRS[tmap.device] = torch.zeros(1 << 16, dtype=torch.int32, device=tmap.device)
+    kw = dict(kw, tmap=tmap.data_ptr(), off_k=0, off_kp=0, off_full=0, off_free=0,
+              cluster_counters=_CTRS[tmap.device], MCAST=mcast)
     if mcast == 1:
         kernel[grid](*args, **kw)
         return
