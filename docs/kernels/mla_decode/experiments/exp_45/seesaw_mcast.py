@@ -91,7 +91,7 @@ def _load_q_chunk(
 @gluon.jit
 def _issue_group(
     kv_desc, kv, k_smem, kp_smem, bar, row0, k0, seqlen, buf, G: gl.constexpr,
-    MCAST: gl.constexpr, rank, tmap, off_k, off_kp, off_bar,
+    MCAST: gl.constexpr, rank, tmap, off_k, off_kp, off_bar, MC_COPY: gl.constexpr = True,
 ):  # fmt: skip
     """Copy group ``G`` (0: columns 0-255, 1: 256-511, 2: the rope columns) of one key tile.
 
@@ -100,7 +100,7 @@ def _issue_group(
     each member's barrier expects the whole group, whoever copies it."""
     nbytes: gl.constexpr = 64 * 64 * 2 if G == 2 else 4 * 64 * 64 * 2
     mbarrier.expect(bar, nbytes)
-    if MCAST > 1 and k0 + 64 <= seqlen:
+    if MCAST > 1 and MC_COPY and k0 + 64 <= seqlen:
         if G == 2:
             _mcast_chunk(off_kp + buf * 8192, off_bar, tmap, row0 * 0 + D_NOPE, row0,
                          (rank == buf % MCAST).to(gl.int32))
