@@ -25,6 +25,7 @@ from kernelopt._cli_util import (
     print_json,
 )
 from kernelopt._errors import InputError, expected
+from kernelopt._fileio import read_text
 from kernelopt._words import count_text
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.jsonio import entry_to_dict
@@ -107,10 +108,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "search",
         parents=[common],
         help="free-text search, ranked",
-        description="Search entry ids, names, keywords and text for the words given, best first.",
-        epilog=exit_codes(usage=_USAGE),
+        description=(
+            "Search entry ids, names, keywords and text for the words given, best first. "
+            "--file reads the words from a file as well: an experiment's plan.md, searched "
+            "with --kind anti-pattern before the experiment is built, lists the recorded "
+            "pitfalls it walks into."
+        ),
+        epilog=exit_codes(usage="no words to look for, a --file that cannot be read; " + _USAGE),
     )
-    search.add_argument("text", nargs="+", metavar="TEXT", help="words to look for")
+    search.add_argument("text", nargs="*", metavar="TEXT", help="words to look for")
+    search.add_argument(
+        "--file", metavar="PATH", help="also look for the words of this text file (a plan.md)"
+    )
+    search.add_argument("--kind", choices=[k.value for k in Kind], help="only entries of this kind")
     search.add_argument(
         "--limit", type=int_at_least(0), default=10, help="entries shown at most (default 10)"
     )
@@ -278,8 +288,15 @@ def _print_matches(matches: Sequence[Match], as_json: bool) -> None:
 
 
 def _search(args: argparse.Namespace) -> int:
-    matches = _catalog(args).search(" ".join(args.text), limit=args.limit)
-    _print_matches(matches, args.json)
+    words = " ".join(args.text)
+    if args.file is not None:
+        words += "\n" + read_text(args.file, what="a text file to search with (--file)")
+    if not words.strip():
+        raise InputError(expected("words to look for (TEXT or --file)", "none"))
+    matches = _catalog(args).search(words)
+    if args.kind is not None:
+        matches = [m for m in matches if m.entry.kind.value == args.kind]
+    _print_matches(matches[: args.limit], args.json)
     return EXIT_OK
 
 

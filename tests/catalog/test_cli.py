@@ -58,6 +58,67 @@ def test_show_prints_the_file_or_json(capsys: pytest.CaptureFixture[str]) -> Non
     assert "Expected a known entry id" in capsys.readouterr().err
 
 
+def test_search_checks_a_plan_against_the_anti_patterns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An experiment's plan, searched before it is built: the recorded pitfalls it walks into.
+    plan = tmp_path / "plan.md"
+    plan.write_text(
+        "# Plan\n\nRun the two row tiles as a cluster of two. Each loader copies half of a\n"
+        "tile into both programs by TMA multicast; a consumer gives a slot back to the\n"
+        "other program with mapa and a remote mbarrier arrive.\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, "search", "--kind", "anti-pattern", "--file", str(plan), "--json")
+    data = json.loads(out)
+    assert code == 0 and data[0]["id"] == "clusters-of-sm-filling-programs"
+    assert {d["kind"] for d in data} == {"anti-pattern"}
+    code, out, _ = run(capsys, "search", "--file", str(plan), "--json")
+    assert code == 0 and {d["kind"] for d in json.loads(out)} == {"anti-pattern", "optimization"}
+    # --limit counts what --kind keeps; words on the line are searched with the file's.
+    code, out, _ = run(
+        capsys, "search", "--kind", "anti-pattern", "--file", str(plan), "--limit", "1"
+    )
+    assert code == 0 and out.split()[1] == "clusters-of-sm-filling-programs"
+    assert len([line for line in out.splitlines() if not line.lstrip().startswith("- ")]) == 1
+    code, out, _ = run(
+        capsys,
+        "search",
+        "online",
+        "softmax",
+        "--file",
+        str(plan),
+        "--kind",
+        "optimization",
+        "--json",
+    )
+    assert code == 0 and "online-softmax" in [d["id"] for d in json.loads(out)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "Expected words to look for (TEXT or --file), got none"),
+        (("  ",), "Expected words to look for (TEXT or --file), got none"),
+        (
+            ("--file", "{tmp}/missing.md"),
+            "Expected a text file to search with (--file), got no file at",
+        ),
+        (("--file", "{tmp}"), "Expected a text file to search with (--file), got no file at"),
+        (("--file", "{tmp}/latin1.md"), "Expected UTF-8 text, got a byte that is not"),
+        (("--file", "{tmp}/blank.md"), "Expected words to look for (TEXT or --file), got none"),
+    ],
+)
+def test_search_refuses_nothing_to_look_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
+    (tmp_path / "latin1.md").write_bytes("plan for the caf\u00e9 kernel".encode("latin-1"))
+    (tmp_path / "blank.md").write_text("\n  \n", encoding="utf-8")
+    code, out, err = run(capsys, "search", *(a.format(tmp=tmp_path) for a in args))
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().split("\n")) == 1
+
+
 def test_search_and_match(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "search", "flash", "decoding", "--json")
     assert code == 0 and json.loads(out)[0]["id"] == "split-kv-flash-decoding"
