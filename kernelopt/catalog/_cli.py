@@ -293,10 +293,9 @@ def _search(args: argparse.Namespace) -> int:
         words += "\n" + read_text(args.file, what="a text file to search with (--file)")
     if not words.strip():
         raise InputError(expected("words to look for (TEXT or --file)", "none"))
-    matches = _catalog(args).search(words)
-    if args.kind is not None:
-        matches = [m for m in matches if m.entry.kind.value == args.kind]
-    _print_matches(matches[: args.limit], args.json)
+    # search() is query(keyword=...); the query also keeps one kind before it counts.
+    matches = _catalog(args).query(keyword=words, kind=args.kind, limit=args.limit)
+    _print_matches(matches, args.json)
     return EXIT_OK
 
 
