@@ -592,6 +592,7 @@ class MLADecodePlan:
                 has_splits=schedule.has_splits,
                 config=self._config,
                 scratch=self._scratch,
+                uniform_pieces=schedule.uniform_pieces,
                 **self._seesaw_merge,
             )
             return out, lse
@@ -612,6 +613,7 @@ class MLADecodePlan:
             has_splits=schedule.has_splits,
             tile_in_page=tile_in_page(page, schedule.block_n, self._config.block_n),
             config=self._config,
+            uniform_pieces=schedule.uniform_pieces,
         )
         return out, lse
 

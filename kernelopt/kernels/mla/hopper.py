@@ -348,11 +348,13 @@ def launch_hopper(
     has_splits: bool,
     config: SplitKVConfig,
     scratch: ScratchAllocator,
+    uniform_pieces: int = 0,
 ) -> None:
     """Launch the Hopper kernel over ``(row tiles, num_units)`` and, if needed, the merge.
 
     Arguments are those of :func:`kernelopt.kernels.mla.split_kv.launch_split_kv`, plus the
     plan's descriptor ``scratch``; the layout must pass :func:`check_hopper_layout`.
+    ``uniform_pieces`` goes to :func:`~kernelopt.kernels.mla.split_kv.launch_merge`.
     Nothing is allocated once ``scratch`` has grown to its size, and nothing is read back.
     """
     import torch
@@ -407,4 +409,6 @@ def launch_hopper(
             **kwargs,
         )
     if has_splits:
-        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
+        launch_merge(
+            o_arg, lse_arg, split_offsets, out, lse, config=config, uniform_pieces=uniform_pieces
+        )

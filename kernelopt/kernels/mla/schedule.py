@@ -120,6 +120,16 @@ class Schedule:
         return tuple(offsets)
 
     @property
+    def uniform_pieces(self) -> int:
+        """Pieces a sequence when every sequence has the same number, at least 2; else 0.
+
+        The merge then computes each sequence's slots (``b · n + j``) instead of reading
+        :attr:`split_offsets` from the device.
+        """
+        first = self.splits[0] if self.splits else 0
+        return first if first > 1 and all(n == first for n in self.splits) else 0
+
+    @property
     def has_splits(self) -> bool:
         """Whether any sequence is cut in more than one piece (so a merge is needed)."""
         return any(n > 1 for n in self.splits)

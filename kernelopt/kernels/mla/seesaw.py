@@ -822,6 +822,7 @@ def launch_seesaw(
     scratch: ScratchAllocator,
     counters: torch.Tensor | None = None,
     pairs_only: bool = False,
+    uniform_pieces: int = 0,
 ) -> None:
     """Launch the seesaw kernel over ``(row tiles, num_units)`` and, if needed, the merge.
 
@@ -846,7 +847,7 @@ def launch_seesaw(
         _launch_ring_fp8(
             q, kv_cache, block_table, seqlens, units, split_offsets, out, lse, o_part=o_part,
             lse_part=lse_part, softmax_scale=softmax_scale, causal=causal, num_units=num_units,
-            has_splits=has_splits, config=config, scratch=scratch,
+            has_splits=has_splits, config=config, scratch=scratch, uniform_pieces=uniform_pieces,
         )  # fmt: skip
         return
     if q.dtype not in (torch.bfloat16, torch.float16):
@@ -919,7 +920,9 @@ def launch_seesaw(
             **extra, num_warps=4,
         )  # fmt: skip
     if has_splits and not extra.get("PAIR_MERGE"):
-        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
+        launch_merge(
+            o_arg, lse_arg, split_offsets, out, lse, config=config, uniform_pieces=uniform_pieces
+        )
 
 
 _LAYOUT_F8 = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=8, rank=2)
@@ -986,6 +989,7 @@ def _launch_ring_fp8(
     has_splits: bool,
     config: SplitKVConfig,
     scratch: ScratchAllocator,
+    uniform_pieces: int = 0,
 ) -> None:
     """The FP8 ring kernel (:mod:`kernelopt.kernels.mla.ring_fp8`) and, if split, the merge.
 
@@ -1033,4 +1037,6 @@ def _launch_ring_fp8(
             DEQUANT_REGS=ring_fp8.DEQUANT_REGS, LOAD_REGS=ring_fp8.LOADER_REGS, num_warps=4,
         )  # fmt: skip
     if has_splits:
-        launch_merge(o_arg, lse_arg, split_offsets, out, lse, config=config)
+        launch_merge(
+            o_arg, lse_arg, split_offsets, out, lse, config=config, uniform_pieces=uniform_pieces
+        )

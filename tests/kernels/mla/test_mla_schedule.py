@@ -148,6 +148,20 @@ def test_split_ranges_balance_and_alignment() -> None:
         split_ranges(40, 4, 16)
 
 
+def test_uniform_pieces_only_when_every_sequence_has_the_same_count() -> None:
+    # The merge computes slots b · n + j only when every sequence has the same n >= 2.
+    assert build_schedule([4096] * 3, 4, block_n=64).uniform_pieces == 4
+    assert build_schedule([130], 9, block_n=16).uniform_pieces == 9
+    assert build_schedule([17, 100], 1000, block_n=16).uniform_pieces == 0  # 2 and 7
+    assert build_schedule([300, 300], 1, block_n=16).uniform_pieces == 0  # nothing to merge
+    h16 = plan_schedule([4096] * 32, block_n=64, m_tiles=1, num_slots=264)
+    assert h16.uniform_pieces == h16.splits[0] > 1
+    assert plan_schedule([8000] + [40] * 7, block_n=32, m_tiles=1, num_slots=64).uniform_pieces == 0
+    for s in (build_schedule([4096] * 3, 4, block_n=64), h16):
+        n = s.uniform_pieces
+        assert s.split_offsets == tuple(range(0, n * s.batch_size + 1, n))
+
+
 def test_build_schedule_caps_pieces_at_tiles() -> None:
     s = build_schedule([17, 100], 1000, block_n=16)
     assert s.splits == (2, 7)

@@ -201,3 +201,47 @@ def test_split_kv_bf16_varlen_gpu(request, page, s_q, h_q) -> None:
         mla_decode_split_kv(qc, kvc, bt, sl, softmax_scale=SCALE, out=out, lse=lse)
         ref_out, ref_lse = mla_decode_ref(qc, kvc, bt, sl, softmax_scale=SCALE)
         assert_matches(out, lse, ref_out, ref_lse, dtype_case)
+
+
+def test_merge_computes_uniform_slots_as_it_reads_them() -> None:
+    # Three sequences of four pieces: the merge with slots b · 4 + j computed gives the
+    # outputs of the merge that reads split_offsets, bit for bit, NaN rows included.
+    from kernelopt.kernels.mla.split_kv import launch_merge, split_workspace, workspace_numel
+
+    gen = torch.Generator().manual_seed(11)
+    batch, h_q, pieces = 3, 17, 4
+    o_part, lse_part = split_workspace(
+        torch.empty(workspace_numel(batch * pieces, h_q)), batch * pieces, h_q
+    )
+    o_part.copy_(torch.randn(o_part.shape, generator=gen))
+    lse_part.copy_(torch.randn(lse_part.shape, generator=gen) * 4)
+    lse_part[5, 3] = float("-inf")  # a row that saw no key of one piece
+    lse_part[8:12, 0] = float("-inf")  # a row that saw no key at all: NaN, as before
+    offsets = torch.arange(0, batch * pieces + 1, pieces, dtype=torch.int32)
+    results = []
+    for uniform in (0, pieces):
+        out = torch.full((batch, 1, h_q, 512), float("nan"))
+        lse = torch.full((batch, h_q, 1), float("nan"))
+        launch_merge(
+            o_part, lse_part, offsets, out, lse, config=SplitKVConfig(), uniform_pieces=uniform
+        )
+        results.append((out, lse))
+    (out_read, lse_read), (out_uniform, lse_uniform) = results
+    assert torch.isfinite(out_read[:2]).all() and torch.isnan(out_read[2, 0, 0]).all()
+    assert torch.equal(out_read.nan_to_num(7.0), out_uniform.nan_to_num(7.0))
+    assert torch.equal(lse_read.nan_to_num(7.0), lse_uniform.nan_to_num(7.0))
+
+
+@pytest.mark.parametrize(("uniform", "slots"), [(1, 3), (-2, 6), (4, 11)])
+def test_merge_refuses_uniform_pieces_its_workspace_cannot_hold(uniform, slots) -> None:
+    from kernelopt.kernels.mla.split_kv import launch_merge, split_workspace, workspace_numel
+
+    o_part, lse_part = split_workspace(torch.zeros(workspace_numel(slots, 16)), slots, 16)
+    out = torch.zeros(3, 1, 16, 512)
+    lse = torch.zeros(3, 16, 1)
+    offsets = torch.zeros(4, dtype=torch.int32)
+    with pytest.raises(InputError, match=r"Expected 0, or n >= 2 pieces a sequence .* got"):
+        launch_merge(
+            o_part, lse_part, offsets, out, lse, config=SplitKVConfig(), uniform_pieces=uniform
+        )
+    assert torch.equal(out, torch.zeros_like(out))
