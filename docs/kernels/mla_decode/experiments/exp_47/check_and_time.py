@@ -1,0 +1,108 @@
+"""Exp 47: the merge kernel for plans whose sequences all have the same number of pieces
+(slots computed, not read; pieces unrolled), and the merge's grid doing nothing, against the
+merge kernel as shipped.
+
+Every variant is checked against the float64 reference on NaN-poisoned outputs, then six
+alternating rounds of CUDA-graph medians of MLADecodePlan.run (strategy seesaw: the ring
+kernel and the merge kernel at 16 rows), the SM clock read after each; then the merge kernel
+alone, replayed on the plan's partials. Run from the repository root on a GPU:
+PYTHONPATH=. python docs/kernels/mla_decode/experiments/exp_47/check_and_time.py"""
+import json, os, sys
+sys.path.insert(0, "."); sys.path.insert(0, "benchmarks")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pynvml, torch, triton
+import mla_decode as B
+import uniform_merge
+from kernelopt.bench import measure
+from kernelopt.kernels.mla import seesaw as S, split_kv as SK
+from kernelopt.kernels.mla.ref import mla_decode_ref
+
+pynvml.nvmlInit(); NV = pynvml.nvmlDeviceGetHandleByIndex(0)
+rows = []
+def emit(r):
+    rows.append(r); print(json.dumps(r), flush=True)
+emit({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+      "driver": pynvml.nvmlSystemGetDriverVersion()})
+
+def merge_launcher(kernel, block_r=8, block_d=128, warps=4):
+    def launch(o_part, lse_part, split_offsets, out, lse, *, config):
+        batch, s_q, h_q, _ = out.shape
+        grid = (triton.cdiv(s_q * h_q, block_r), 512 // block_d, batch)
+        extra = {} if kernel is None else {"PIECES": PIECES[0]}
+        k = SK._mla_combine_kernel if kernel is None else kernel
+        k[grid](o_part, lse_part, split_offsets, out, lse, out.stride(0), out.stride(1),
+                out.stride(2), lse.stride(0), lse.stride(1), lse.stride(2), S_Q=s_q, H_Q=h_q,
+                D_V=512, BLOCK_R=block_r, BLOCK_D=block_d, num_warps=warps, **extra)
+    return launch
+
+
+PIECES = [0]  # the point's pieces a sequence, set before its runs
+
+
+def no_merge(*a, **k):  # the bound: wrong by construction, timed only
+    return None
+
+
+MERGES = {
+    "shipped merge": merge_launcher(None),
+    "uniform (8x128, 4 warps)": merge_launcher(uniform_merge._uniform_combine_kernel),
+    "uniform (16x128, 8 warps)": merge_launcher(uniform_merge._uniform_combine_kernel, 16, 128, 8),
+    "uniform (4x128, 2 warps)": merge_launcher(uniform_merge._uniform_combine_kernel, 4, 128, 2),
+}
+WRONG = {"merge grid, empty kernel (wrong)": merge_launcher(uniform_merge._empty_kernel)}
+
+
+def run_point(name, kv="dense"):
+    p = {q.name: q for q in B.trial_points(False, False, kv)}[name]
+    x = B.make_inputs(p, "cuda", torch.bfloat16, 47)
+    out = torch.empty(p.b, 1, p.h_q, 512, dtype=torch.bfloat16, device="cuda")
+    lse = torch.empty(p.b, p.h_q, 1, dtype=torch.float32, device="cuda")
+    r_o, r_l = mla_decode_ref(x["q"], x["kv"], x["block_table"], x["seqlens"], softmax_scale=B.SCALE)
+    plan = B.make_plan(p, x, "seesaw")
+    offs = plan.schedule.split_offsets
+    counts = {offs[i + 1] - offs[i] for i in range(len(offs) - 1)}
+    emit({"point": name, "pieces_a_sequence": sorted(counts)})
+    if len(counts) != 1:
+        return
+    PIECES[0] = counts.pop()
+    assert list(offs) == [i * PIECES[0] for i in range(len(offs))], "slots not sequence-major"
+    kv_cache = x["kv"]
+    run = lambda: plan.run(x["q"], kv_cache, x["block_table"], out=out, lse=lse)
+    for k, m in MERGES.items():
+        S.launch_merge = m
+        for _ in range(3):
+            out.fill_(float("nan")); lse.fill_(float("nan"))
+            run(); torch.cuda.synchronize()
+            err = float((out.double() - r_o).norm() / r_o.norm())
+            lerr = float((lse.double() - r_l).abs().max())
+        emit({"point": name, "merge": k, "rel_err": err, "lse_max_err": lerr,
+              "finite": bool(torch.isfinite(out).all()), "pieces": plan.schedule.num_units})
+        assert torch.isfinite(out).all() and err < 1e-2 and lerr < 1e-3, k
+    variants = dict(MERGES, **WRONG, **{"no merge (wrong)": no_merge})
+    t = {k: [] for k in variants}; mhz = {k: [] for k in variants}
+    for r in range(6):
+        for k in (list(variants) if r % 2 == 0 else list(variants)[::-1]):
+            S.launch_merge = variants[k]
+            t[k].append(round(measure(run, mode="graph", max_time_ms=120).median, 3))
+            mhz[k].append(pynvml.nvmlDeviceGetClockInfo(NV, pynvml.NVML_CLOCK_SM))
+    base = t["shipped merge"]
+    emit({"point": name, "graph_medians_us": t, "sm_mhz_after": mhz,
+          "speedup_vs_shipped": {k: [round(a / b, 4) for a, b in zip(base, v)] for k, v in t.items()}})
+    # The merge alone, replayed on the partials the last run left.
+    S.launch_merge = MERGES["shipped merge"]; run(); torch.cuda.synchronize()
+    o_part, lse_part, offs = plan._o_part, plan._lse_part, plan._offsets
+    kinds = dict(MERGES, **WRONG)
+    alone = {k: [] for k in kinds}
+    for r in range(4):
+        for k in (list(kinds) if r % 2 == 0 else list(kinds)[::-1]):
+            f = lambda m=kinds[k]: m(o_part, lse_part, offs, out, lse, config=None)
+            alone[k].append(round(measure(f, mode="graph", max_time_ms=60).median, 3))
+    emit({"point": name, "merge_alone_graph_medians_us": alone})
+    S.launch_merge = SK.launch_merge
+
+
+run_point("b=32 s=1 h=16 t=4096")
+run_point("b=128 s=1 h=16 t~4096")
+run_point("b=32 s=1 h=16 t=4096 kv=fp8", "fp8")
+with open(os.path.join(os.environ.get("OUT", "/tmp"), "exp47.jsonl"), "w") as f:
+    for r in rows: f.write(json.dumps(r) + "\n")
