@@ -977,8 +977,9 @@ def test_a_named_idea_is_matched_by_its_name_not_its_commentary(catalog: Catalog
     assert ignored.finding(Pathology.IGNORED_PRIOR_RESEARCH) is not None
 
 
-def _advised_log(root: Path, change: str) -> Diagnosis:
-    """A log whose exp 1 advises a swizzle and whose exp 2 made ``change``."""
+def _advised_log(root: Path, change: str, extra: dict[str, str] | None = None) -> Diagnosis:
+    """A log whose exp 1 advises a swizzle and whose exp 2 made ``change``; ``extra`` adds
+    text to the end of files under ``experiments/``."""
     files = {
         "exp_1/result.md": "# Experiment 1: baseline\n\n- Status: BASELINE\n- Latency: 100 us\n\n"
         "## Next steps\n\n- Swizzle the shared-memory layout of the K tile to remove bank "
@@ -990,10 +991,34 @@ def _advised_log(root: Path, change: str) -> Diagnosis:
         files[f"exp_{n}/result.md"] = (
             f"# Experiment {n}: num_warps={n}\n\n- Status: REVERTED\n- Latency: 95 us\n"
         )
+    for name, text in (extra or {}).items():
+        files[name] = files.get(name, "") + text
     for name, text in files.items():
         (root / "experiments" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "experiments" / name).write_text(text, encoding="utf-8")
     return diagnose_log(read_log(root))
+
+
+def test_prior_research_answered_by_a_later_quote(tmp_path: Path) -> None:
+    # "Try it, or record why not": a later result that quotes the advice and says why it
+    # was not taken answers it. The advice's own file, and a file every experiment
+    # shares, quote it too, and answer nothing.
+    advice = "Swizzle the shared-memory layout of the K tile to remove bank conflicts"
+    declined = (
+        "\n## Notes\n\nNot tried: \u201cswizzle the shared-memory layout of the K tile to "
+        "remove bank conflicts\u201d. The profile shows none.\n"
+    )
+    unrelated = "Larger tiles for the K loop."
+    answered = _advised_log(tmp_path / "answered", unrelated, extra={"exp_4/result.md": declined})
+    assert answered.finding(Pathology.IGNORED_PRIOR_RESEARCH) is None, [
+        c.sentence for c in answered.checks
+    ]
+    shared = _advised_log(
+        tmp_path / "shared", unrelated, extra={"LESSONS.md": f"- [exp 4] {advice}\n"}
+    )
+    found = shared.finding(Pathology.IGNORED_PRIOR_RESEARCH)
+    assert found is not None and [e.quote for e in found.evidence] == [advice]
+    assert found.actions[0].text.startswith("Try it, or record why not (a later plan or result")
 
 
 def test_prior_research_acted_on_in_change_text_after_a_colon(tmp_path: Path) -> None:

@@ -6,15 +6,20 @@ not read for them (its actions come from these checks, which run again on the lo
 is now). A note outside any experiment folder cannot be placed among the attempts: all of
 the log's attempts count as later, and the finding says so rather than "N+ that followed".
 A later experiment acts on a recommendation when it names the same catalog entry or
-shares ``min_overlap`` of its distinctive terms. A recommendation followed by
+shares ``min_overlap`` of its distinctive terms. A later experiment's plan or result that
+quotes the recommendation's words answers it too: that is how a log records why an idea
+was not taken up ("Try it, or record why not"). A recommendation followed by
 ``min_later_experiments`` attempts, none acting on it, was ignored; one repeated in
 several places weighs more.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
+from kernelopt._errors import FormatError, InputError
+from kernelopt._fileio import read_text
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote, salient_terms
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
@@ -22,7 +27,7 @@ from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.experiments.log import Experiment, Recommendation
 
-__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore"]
+__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore", "normalized"]
 
 _PATHOLOGY = Pathology.IGNORED_PRIOR_RESEARCH
 # Statements about the work rather than recommendations ("Both are multi-session efforts").
@@ -98,6 +103,56 @@ def acted_on(
 
 
 _Ignored = tuple[Recommendation, list[Experiment]]
+
+# A quote must be long enough to name an idea rather than match by chance.
+_MIN_QUOTE = 24
+# The plans and results a quote is looked for in are short notes: a larger file is not one.
+_MAX_NOTE_BYTES = 2 * 1024 * 1024
+_CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def normalized(text: str) -> str:
+    """``text`` as quotes are compared: straight quotes, no markdown emphasis or code
+    ticks, one space between words, lower case."""
+    return re.sub(r"\s+", " ", re.sub(r"[*_`]", "", text.translate(_CURLY))).strip().lower()
+
+
+class _Notes:
+    """The normalized text of the experiments' own plans and results, read once each.
+
+    Only files of an experiment's folder (``exp_N/…``) that end in ``.md`` are read:
+    reading a log never runs it, and a shared file (summary, lessons) quotes everything.
+    """
+
+    def __init__(self, root: str) -> None:
+        self._root = root
+        self._texts: dict[str, str] = {}
+
+    def text(self, path: str) -> str:
+        if path not in self._texts:
+            full = os.path.join(self._root, path)
+            try:
+                small = os.path.getsize(full) <= _MAX_NOTE_BYTES
+                self._texts[path] = normalized(read_text(full)) if small else ""
+            except (OSError, InputError, FormatError):
+                self._texts[path] = ""
+        return self._texts[path]
+
+    def quoted(self, recommendation: Recommendation, experiments: list[Experiment]) -> bool:
+        """Whether a plan or result of ``experiments`` other than the recommendation's own
+        file quotes its words."""
+        words = normalized(recommendation.text)
+        if len(words) < _MIN_QUOTE or not self._root:
+            return False
+        own = recommendation.source.path
+        return any(
+            words in self.text(source.path)
+            for experiment in experiments
+            for source in experiment.sources
+            if source.path != own
+            and source.path.endswith(".md")
+            and re.search(r"(?:^|/)exp_\d+/", source.path)
+        )
 
 
 def group_repeats(ignored: list[_Ignored], terms_of: dict[str, set[str]]) -> list[list[_Ignored]]:
@@ -204,6 +259,7 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     # Acted on only by an experiment planned and not yet run: not ignored (the plan is the
     # answer), but the check says so, since nothing has been tried yet.
     pending: list[int] = []
+    notes = _Notes(ctx.log.root)
     for recommendation in recommendations:
         terms = terms_of.setdefault(recommendation.text, _terms(recommendation.text))
         if not terms and not recommendation.catalog_ids:
@@ -221,7 +277,7 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             acted_on(recommendation, e, terms, params.min_overlap, words[e.number])
             for e in later
             if e.attempted
-        ):
+        ) or notes.quoted(recommendation, later):
             continue
         planned = next(
             (
@@ -297,7 +353,11 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
         recommendation = group[0][0]
         catalog_id = recommendation.catalog_ids[0] if recommendation.catalog_ids else None
         actions.append(
-            ctx.action(f"Try it, or record why not: {quote(recommendation.text, 140)}", catalog_id)
+            ctx.action(
+                "Try it, or record why not (a later plan or result that quotes it answers it): "
+                + quote(recommendation.text, 140),
+                catalog_id,
+            )
         )
     finding = Finding(
         pathology=_PATHOLOGY,
