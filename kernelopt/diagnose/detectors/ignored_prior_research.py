@@ -27,7 +27,7 @@ from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.experiments.log import Experiment, Recommendation
 
-__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore", "normalized"]
+__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore"]
 
 _PATHOLOGY = Pathology.IGNORED_PRIOR_RESEARCH
 # Statements about the work rather than recommendations ("Both are multi-session efforts").
@@ -111,7 +111,7 @@ _MAX_NOTE_BYTES = 2 * 1024 * 1024
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
-def normalized(text: str) -> str:
+def _normalized(text: str) -> str:
     """``text`` as quotes are compared: straight quotes, no markdown emphasis or code
     ticks, one space between words, lower case."""
     return re.sub(r"\s+", " ", re.sub(r"[*_`]", "", text.translate(_CURLY))).strip().lower()
@@ -129,11 +129,13 @@ class _Notes:
         self._texts: dict[str, str] = {}
 
     def text(self, path: str) -> str:
+        """The normalized text of ``path`` (relative to the root); empty when unreadable."""
         if path not in self._texts:
             full = os.path.join(self._root, path)
             try:
-                small = os.path.getsize(full) <= _MAX_NOTE_BYTES
-                self._texts[path] = normalized(read_text(full)) if small else ""
+                # A regular file only: a pipe put in a file's place would block the read.
+                small = os.path.isfile(full) and os.path.getsize(full) <= _MAX_NOTE_BYTES
+                self._texts[path] = _normalized(read_text(full)) if small else ""
             except (OSError, InputError, FormatError):
                 self._texts[path] = ""
         return self._texts[path]
@@ -141,7 +143,7 @@ class _Notes:
     def quoted(self, recommendation: Recommendation, experiments: list[Experiment]) -> bool:
         """Whether a plan or result of ``experiments`` other than the recommendation's own
         file quotes its words."""
-        words = normalized(recommendation.text)
+        words = _normalized(recommendation.text)
         if len(words) < _MIN_QUOTE or not self._root:
             return False
         own = recommendation.source.path
