@@ -108,6 +108,8 @@ _Ignored = tuple[Recommendation, list[Experiment]]
 _MIN_QUOTE = 24
 # The plans and results a quote is looked for in are short notes: a larger file is not one.
 _MAX_NOTE_BYTES = 2 * 1024 * 1024
+# A file of an experiment's own folder: a shared one (summary, lessons) quotes everything.
+_EXPERIMENT_FILE = re.compile(r"(?:^|/)exp_\d+/.*\.md$")
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
@@ -151,9 +153,7 @@ class _Notes:
             words in self.text(source.path)
             for experiment in experiments
             for source in experiment.sources
-            if source.path != own
-            and source.path.endswith(".md")
-            and re.search(r"(?:^|/)exp_\d+/", source.path)
+            if source.path != own and _EXPERIMENT_FILE.search(source.path)
         )
 
 

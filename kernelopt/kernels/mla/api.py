@@ -302,6 +302,8 @@ class MLADecodePlan:
         self._caller_workspace: dict[str, torch.Tensor] = {}
         # Keyword arguments only the seesaw launcher takes, fixed at plan time.
         self._seesaw_merge: dict[str, Any] = {}
+        # Schedule.uniform_pieces walks every sequence: read once here, not at every run.
+        self._uniform_pieces = 0
         self._workspace_numel = 0
         if workspace is not None:
             # Checked whether or not this step's lengths need it, so a bad buffer is not
@@ -335,6 +337,7 @@ class MLADecodePlan:
                 self._seqlens, num_splits, block_n=config.block_n, m_tiles=m_tiles
             )
         self._schedule = schedule
+        self._uniform_pieces = schedule.uniform_pieces
         self._units, self._offsets = schedule_tensors(schedule, self._device)
         if not schedule.has_splits:
             return
@@ -592,7 +595,7 @@ class MLADecodePlan:
                 has_splits=schedule.has_splits,
                 config=self._config,
                 scratch=self._scratch,
-                uniform_pieces=schedule.uniform_pieces,
+                uniform_pieces=self._uniform_pieces,
                 **self._seesaw_merge,
             )
             return out, lse
@@ -613,7 +616,7 @@ class MLADecodePlan:
             has_splits=schedule.has_splits,
             tile_in_page=tile_in_page(page, schedule.block_n, self._config.block_n),
             config=self._config,
-            uniform_pieces=schedule.uniform_pieces,
+            uniform_pieces=self._uniform_pieces,
         )
         return out, lse
 
