@@ -47,7 +47,12 @@ import triton.language as tl
 
 from kernelopt._errors import InputError, expected
 from kernelopt.kernels.mla._validate import D_NOPE, D_PE
-from kernelopt.kernels.mla.split_kv import LOG2E, SplitKVConfig, launch_merge
+from kernelopt.kernels.mla.split_kv import (
+    LOG2E,
+    SplitKVConfig,
+    check_partial_dtype,
+    launch_merge,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -365,6 +370,8 @@ def launch_hopper(
     check_hopper_layout(kv_cache, page_size=page, block_n=config.block_n)
     if has_splits and (o_part is None or lse_part is None):
         raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
+    if o_part is not None:
+        check_partial_dtype(o_part, out, sixteen_bit=False)
     # Without splits no partial slot is ever written; any float32 tensor fills the slot.
     o_arg = o_part if o_part is not None else lse
     lse_arg = lse_part if lse_part is not None else lse

@@ -287,10 +287,13 @@ def _finish(
         w_b = (w_x / l_safe)[None, :]
         o_slot = i_slot.to(gl.int64) * ROWS + o_r
         p_pc = o_part + o_slot[None, :] * D_NOPE + o_c[:, None]
-        gl.store(p_pc, b0 * w_a + x0 * w_b, mask=m_cr)
-        gl.store(p_pc + 64, b1 * w_a + x1 * w_b, mask=m_cr)
-        gl.store(p_pc + 128, b2 * w_a + x2 * w_b, mask=m_cr)
-        gl.store(p_pc + 192, b3 * w_a + x3 * w_b, mask=m_cr)
+        # In the workspace's type: 16-bit partials halve the bytes these stores and the
+        # merge move (1.4 % at b=32 s=1 h=16, exp 50).
+        pty = o_part.dtype.element_ty
+        gl.store(p_pc, (b0 * w_a + x0 * w_b).to(pty), mask=m_cr)
+        gl.store(p_pc + 64, (b1 * w_a + x1 * w_b).to(pty), mask=m_cr)
+        gl.store(p_pc + 128, (b2 * w_a + x2 * w_b).to(pty), mask=m_cr)
+        gl.store(p_pc + 192, (b3 * w_a + x3 * w_b).to(pty), mask=m_cr)
         if G == 0:
             gl.store(
                 lse_part + o_slot,

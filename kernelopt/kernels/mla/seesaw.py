@@ -65,7 +65,12 @@ from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt.kernels.mla import ring, ring_fp8
 from kernelopt.kernels.mla._validate import FP8_ROW_BYTES
 from kernelopt.kernels.mla.hopper import ScratchAllocator, _scratch, check_hopper_layout
-from kernelopt.kernels.mla.split_kv import LOG2E, SplitKVConfig, launch_merge
+from kernelopt.kernels.mla.split_kv import (
+    LOG2E,
+    SplitKVConfig,
+    check_partial_dtype,
+    launch_merge,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -857,10 +862,14 @@ def launch_seesaw(
     check_hopper_layout(kv_cache, page_size=page, block_n=64)
     if has_splits and (o_part is None or lse_part is None):
         raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
-    o_arg = o_part if o_part is not None else lse
-    lse_arg = lse_part if lse_part is not None else lse
     # At most RING_ROWS query rows run the ring kernel, with 16-row query tiles.
     kernel, q_rows, tuned = kernel_for_rows(s_q * h_q)
+    if o_part is not None:
+        # The ring kernel stores its partials with pointers, in the workspace's type; the
+        # 64-row kernel's pair merge reads them back by float32 TMA.
+        check_partial_dtype(o_part, out, sixteen_bit=q_rows == ring.MAX_ROWS)
+    o_arg = o_part if o_part is not None else lse
+    lse_arg = lse_part if lse_part is not None else lse
     rows_kv = kv_cache.shape[0] * page
     flat = kv_cache.view(rows_kv, 576)
     kv_desc = TensorDescriptor(flat, [rows_kv, 576], [576, 1], [64, 64], _LAYOUT)
@@ -1009,6 +1018,9 @@ def _launch_ring_fp8(
     check_hopper_layout(kv_cache, page_size=page, block_n=64)
     if has_splits and (o_part is None or lse_part is None):
         raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
+    if o_part is not None:
+        # 16-bit partials measured no faster behind the dequantizing kernel (exp 50).
+        check_partial_dtype(o_part, out, sixteen_bit=False)
     o_arg = o_part if o_part is not None else lse
     lse_arg = lse_part if lse_part is not None else lse
     rows_kv = kv_cache.shape[0] * page

@@ -19,8 +19,9 @@ float32. The key loads are software-pipelined (``num_stages``) into shared memor
 query tile also stays for the whole loop.
 
 A sequence cut in one piece writes its final output and natural-log LSE directly; otherwise
-each piece writes a float32 partial output (already divided by its own softmax sum) and its
-base-2 LSE into a slot of the plan's workspace, and :func:`_mla_combine_kernel` merges them.
+each piece writes a partial output (already divided by its own softmax sum; float32, or the
+output's 16-bit type where the plan asks for it) and its base-2 LSE into a slot of the plan's
+workspace, and :func:`_mla_combine_kernel` merges them in float32.
 
 Memory traffic per call: every cache row once (plus L2 re-reads across row tiles), the
 queries once per piece, float32 partials ``pieces · rows · 512 · 4`` bytes written and read
@@ -354,7 +355,9 @@ def _mla_split_kv_kernel(
         b_o = b_acc / b_l_safe[:, None]
         b_lse2 = tl.where(m_empty, float("-inf"), b_m + tl.log2(b_l_safe))
         o_slot = i_slot.to(tl.int64) * ROWS + o_r
-        tl.store(o_part + o_slot[:, None] * D_NOPE + o_dn[None, :], b_o, mask=m_r[:, None])
+        # The partial goes out in the workspace's type (float32, or the output's 16 bits).
+        p_part = o_part + o_slot[:, None] * D_NOPE + o_dn[None, :]
+        tl.store(p_part, b_o.to(o_part.dtype.element_ty), mask=m_r[:, None])
         tl.store(lse_part + o_slot, b_lse2, mask=m_r)
 
 
@@ -406,7 +409,8 @@ def _add_slot(
     """Fold one piece's partial rows into the running max, sum and weighted output."""
     o_slot = slot.to(tl.int64) * ROWS + o_r
     b_lse = tl.load(lse_part + o_slot, mask=m_r, other=float("-inf"))
-    b_o = tl.load(o_part + o_slot[:, None] * D_V + o_d[None, :], mask=m_r[:, None], other=0.0)
+    p_o = o_part + o_slot[:, None] * D_V + o_d[None, :]
+    b_o = tl.load(p_o, mask=m_r[:, None], other=0.0).to(tl.float32)  # 16-bit partials widen
     # Weights 2^(lse_j - max): partials are already normalized by their own sums.
     b_m_new = tl.maximum(b_m, b_lse)
     b_alpha = tl.exp2(b_m - b_m_new)
@@ -469,19 +473,76 @@ def schedule_tensors(schedule: Schedule, device: torch.device) -> tuple[torch.Te
     return units, offsets
 
 
-def workspace_numel(num_slots: int, rows: int) -> int:
-    """float32 elements of the partial outputs and LSEs of ``num_slots`` pieces."""
-    return num_slots * rows * (D_V + 1)
+def workspace_numel(num_slots: int, rows: int, partial_dtype: torch.dtype | None = None) -> int:
+    """float32 elements of the partial outputs and LSEs of ``num_slots`` pieces.
+
+    The partial outputs are float32 by default; a 16-bit ``partial_dtype`` halves them
+    (:func:`split_workspace`).
+    """
+    return num_slots * rows * (_partial_words(partial_dtype) + 1)
+
+
+def _partial_words(partial_dtype: torch.dtype | None) -> int:
+    """float32 words one partial output row of 512 values takes in ``partial_dtype``."""
+    import torch
+
+    if partial_dtype in (None, torch.float32):
+        return D_V
+    if partial_dtype in (torch.bfloat16, torch.float16):
+        return D_V // 2
+    raise InputError(
+        expected("float32, bfloat16 or float16", str(partial_dtype), where="partial_dtype")
+    )
 
 
 def split_workspace(
-    workspace: torch.Tensor, num_slots: int, rows: int
+    workspace: torch.Tensor,
+    num_slots: int,
+    rows: int,
+    partial_dtype: torch.dtype | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Views ``o_part [num_slots, rows, 512]`` and ``lse_part [num_slots, rows]`` (float32)."""
-    n_o = num_slots * rows * D_V
-    o_part = workspace[:n_o].view(num_slots, rows, D_V)
-    lse_part = workspace[n_o : n_o + num_slots * rows].view(num_slots, rows)
+    """Views ``o_part [num_slots, rows, 512]`` and ``lse_part [num_slots, rows]`` of a buffer.
+
+    Parameters
+    ----------
+    workspace : torch.Tensor
+        1-D contiguous float32, at least :func:`workspace_numel` elements.
+    num_slots, rows : int
+        Pieces and query rows a piece (``s_q · h_q``).
+    partial_dtype : torch.dtype, optional
+        Type of the partial outputs: float32 (default), or bfloat16 / float16, which the
+        kernels that store them with pointers round to and the merge widens back.
+
+    Returns
+    -------
+    tuple of torch.Tensor
+        ``o_part`` in ``partial_dtype`` at the start of the buffer, then ``lse_part``
+        float32 (base-2 LSEs), both contiguous.
+    """
+    words = num_slots * rows * _partial_words(partial_dtype)
+    o_part = workspace[:words]
+    if partial_dtype is not None:
+        o_part = o_part.view(partial_dtype)
+    o_part = o_part.view(num_slots, rows, D_V)
+    lse_part = workspace[words : words + num_slots * rows].view(num_slots, rows)
     return o_part, lse_part
+
+
+def check_partial_dtype(o_part: torch.Tensor, out: torch.Tensor, *, sixteen_bit: bool) -> None:
+    """Raise unless ``o_part`` is float32, or ``out``'s 16-bit type where ``sixteen_bit``.
+
+    Kernels that store partials with pointers convert them to the workspace's type; a
+    16-bit workspace must be the output's own type so its rounding never exceeds what the
+    output is rounded to anyway.
+    """
+    import torch
+
+    allowed = [torch.float32]
+    if sixteen_bit and out.dtype in (torch.bfloat16, torch.float16):
+        allowed.append(out.dtype)
+    if o_part.dtype not in allowed:
+        names = " or ".join(str(t) for t in allowed)
+        raise InputError(expected(f"partial outputs in {names}", str(o_part.dtype), where="o_part"))
 
 
 def launch_split_kv(
@@ -519,6 +580,8 @@ def launch_split_kv(
     rows = s_q * h_q
     if has_splits and (o_part is None or lse_part is None):
         raise InputError(expected("a workspace for partial outputs", None, where="o_part"))
+    if o_part is not None:
+        check_partial_dtype(o_part, out, sixteen_bit=kv_cache.dtype != torch.uint8)
     # Without splits no partial slot is ever written; any float32 tensor fills the slot.
     o_arg = o_part if o_part is not None else lse
     lse_arg = lse_part if lse_part is not None else lse
@@ -578,15 +641,17 @@ def launch_merge(
 ) -> None:
     """Merge the pieces' partial outputs by their LSEs into ``out`` and ``lse``.
 
-    ``o_part [slots, rows, 512]`` / ``lse_part [slots, rows]`` float32 (base-2 LSE) hold the
-    pieces of the split sequences, ``split_offsets [b + 1]`` their first slots; a sequence
-    in one piece was already written by the split kernel and is skipped.
+    ``o_part [slots, rows, 512]`` (float32, or ``out``'s 16-bit type: widened to float32 as
+    it is read) and ``lse_part [slots, rows]`` float32 (base-2 LSE) hold the pieces of the
+    split sequences, ``split_offsets [b + 1]`` their first slots; a sequence in one piece
+    was already written by the split kernel and is skipped.
     ``uniform_pieces`` (:attr:`~kernelopt.kernels.mla.schedule.Schedule.uniform_pieces`):
     when every sequence is in that many pieces, the merge computes the slots instead of
     reading ``split_offsets``; 0 reads them.
     """
     batch, s_q, h_q, _ = out.shape
     rows = s_q * h_q
+    check_partial_dtype(o_part, out, sixteen_bit=True)
     if uniform_pieces and (uniform_pieces < 2 or o_part.shape[0] < batch * uniform_pieces):
         raise InputError(
             expected(

@@ -881,3 +881,106 @@ def test_copied_metadata_is_checked_where_its_pieces_can_be_read(request) -> Non
     q2 = torch.cat([q, q], dim=1)
     with pytest.raises(InputError, match=r"cache_seqlens\[1\]: Expected cache_seqlens >= s_q = 2"):
         mla_decode_with_kvcache(q2, kv, bt, short, 512, copy, splits, causal=True)
+
+
+# ------------------------------------------------------------------ partial outputs' type
+
+
+def test_sixteen_bit_partials_match_reference_in_half_the_workspace(request) -> None:
+    # Awkward lengths (1, 17, 4097 keys) and five heads in forced pieces: every split
+    # piece's partial goes through the float16 workspace and the merge.
+    q, kv, bt, sl = _inputs(request, seqlens=(1, 17, 4097), s_q=1, h_q=5, dtype=torch.float16)
+    ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    shape = {"s_q": 1, "h_q": 5, "dtype": torch.float16, "num_splits": [1, 2, 5]}
+    full = _plan(sl, **shape)
+    half = _plan(sl, **shape, partial_dtype=torch.float16)
+    assert full.partial_dtype == torch.float32 and half.partial_dtype == torch.float16
+    slots, rows = 7, 5  # slots for the split sequences only
+    assert full.workspace_bytes == slots * rows * (512 + 1) * 4
+    assert half.workspace_bytes == slots * rows * (256 + 1) * 4
+    results = []
+    for plan in (full, half):
+        out, lse = poisoned_outputs(q)
+        plan.run(q, kv, bt, out=out, lse=lse)
+        assert_matches(out, lse, *ref, torch.float16)
+        results.append(out)
+    assert half._o_part is not None and half._o_part.dtype == torch.float16
+    # One more rounding to float16 moves the output by about float16's precision, no more.
+    assert float((results[0] - results[1]).double().norm() / ref[0].norm()) < 2e-3
+
+
+def test_sixteen_bit_partials_fit_a_caller_workspace_sized_by_the_plan(request) -> None:
+    q, kv, bt, sl = _inputs(request, dtype=torch.float16)
+    need = _plan(sl, dtype=torch.float16, num_splits=2, partial_dtype=torch.float16)
+    workspace = torch.zeros(need.workspace_bytes, dtype=torch.uint8, device=DEVICE)
+    plan = _plan(
+        sl, dtype=torch.float16, num_splits=2, partial_dtype=torch.float16, workspace=workspace
+    )
+    out, lse = poisoned_outputs(q)
+    plan.run(q, kv, bt, out=out, lse=lse)
+    assert workspace.any(), "the partial outputs went somewhere else"
+    ref = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    assert_matches(out, lse, *ref, torch.float16)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "rows", "dtype", "kv_fp8", "default", "sixteen_bit_ok"),
+    [
+        # The ring kernel on a dense cache: 16-bit by default (exp 50).
+        ("seesaw", 16, torch.bfloat16, False, torch.bfloat16, True),
+        ("seesaw", 1, torch.float16, False, torch.float16, True),
+        # The 64-row seesaw kernel's pair merge reads float32 partials by TMA.
+        ("seesaw", 17, torch.bfloat16, False, torch.float32, False),
+        # The FP8 ring kernel: 16-bit partials measured no faster there.
+        ("seesaw", 16, torch.bfloat16, True, torch.float32, False),
+        ("split_kv", 16, torch.bfloat16, False, torch.float32, True),
+        ("split_kv", 128, torch.float16, False, torch.float32, True),
+        ("split_kv", 16, torch.bfloat16, True, torch.float32, False),
+        ("split_kv", 16, torch.float32, False, torch.float32, False),
+        ("hopper", 128, torch.bfloat16, False, torch.float32, False),
+        ("naive", 16, torch.bfloat16, False, torch.float32, False),
+    ],
+)
+def test_partial_dtype_defaults_and_choices(
+    kernel, rows, dtype, kv_fp8, default, sixteen_bit_ok
+) -> None:
+    from kernelopt.kernels.mla.api import resolve_partial_dtype
+
+    def resolve(requested):
+        return resolve_partial_dtype(
+            requested, kernel=kernel, rows=rows, dtype=dtype, kv_fp8=kv_fp8
+        )
+
+    assert resolve(None) == default
+    assert resolve(torch.float32) == torch.float32
+    if sixteen_bit_ok:
+        assert resolve(dtype) == dtype
+    else:
+        with pytest.raises(InputError, match=r"partial_dtype: Expected torch.float32 for the"):
+            resolve(dtype if dtype != torch.float32 else torch.bfloat16)
+
+
+@pytest.mark.parametrize("bad", [torch.float64, torch.bfloat16, "float16", torch.int8])
+def test_plan_refuses_a_partial_type_it_cannot_store(bad) -> None:
+    with pytest.raises(
+        InputError,
+        match=r"partial_dtype: Expected torch.float32 or torch.float16 for the partial outputs "
+        r"of this plan \(kernel 'split_kv', 6 query rows, dtype torch.float16\), got",
+    ):
+        _plan([130, 17], dtype=torch.float16, partial_dtype=bad)
+
+
+def test_workspace_views_of_sixteen_bit_partials() -> None:
+    from kernelopt.kernels.mla.split_kv import split_workspace, workspace_numel
+
+    slots, rows = 5, 3
+    buffer = torch.zeros(workspace_numel(slots, rows, torch.bfloat16))
+    assert buffer.numel() == slots * rows * 257
+    o_part, lse_part = split_workspace(buffer, slots, rows, torch.bfloat16)
+    assert o_part.shape == (slots, rows, 512) and o_part.dtype == torch.bfloat16
+    assert o_part.is_contiguous() and lse_part.is_contiguous()
+    o_part.fill_(1.0)
+    assert not lse_part.any(), "the partials overlap the LSEs"
+    assert lse_part.data_ptr() - o_part.data_ptr() == slots * rows * 512 * 2
+    with pytest.raises(InputError, match=r"partial_dtype: Expected float32, bfloat16 or float16"):
+        workspace_numel(slots, rows, torch.float64)

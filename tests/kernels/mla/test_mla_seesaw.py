@@ -239,3 +239,29 @@ def test_seesaw_keeps_the_merge_kernel_for_three_pieces(request) -> None:
     assert any("combine" in n for n in names), names
     ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
     assert_matches(out, lse, ref_out, ref_lse, torch.bfloat16)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_ring_plans_keep_sixteen_bit_partials_by_default(request, dtype) -> None:
+    # At most 16 rows the ring kernel stores its partials in the output's type (exp 50);
+    # float32 stays available, and the 64-row kernel refuses anything else.
+    seqlens = [1, 17, 4097, 64]
+    q, kv, bt, sl = make_inputs(
+        seqlens, s_q=1, h_q=16, page=64, dtype=dtype, seed=seed_of(request), device="cuda"
+    )
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=SCALE)
+    splits = [1, 2, 4, 2]
+    default = _plan(sl, s_q=1, h_q=16, dtype=dtype, num_splits=splits)
+    full = _plan(sl, s_q=1, h_q=16, dtype=dtype, num_splits=splits, partial_dtype=torch.float32)
+    assert default.partial_dtype == dtype and full.partial_dtype == torch.float32
+    assert default.workspace_bytes < full.workspace_bytes
+    outs = []
+    for plan in (default, full):
+        out, lse = poisoned_outputs(q)
+        plan.run(q, kv, bt, out=out, lse=lse)
+        assert_matches(out, lse, ref_out, ref_lse, dtype)
+        outs.append(out)
+    assert float((outs[0] - outs[1]).double().norm() / ref_out.norm()) < 4e-3
+    with pytest.raises(InputError, match=r"partial_dtype: Expected torch.float32 for the"):
+        _plan(sl, s_q=1, h_q=64, dtype=dtype, partial_dtype=dtype)

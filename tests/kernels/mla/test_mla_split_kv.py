@@ -245,3 +245,46 @@ def test_merge_refuses_uniform_pieces_its_workspace_cannot_hold(uniform, slots) 
             o_part, lse_part, offsets, out, lse, config=SplitKVConfig(), uniform_pieces=uniform
         )
     assert torch.equal(out, torch.zeros_like(out))
+
+
+@pytest.mark.parametrize("partial_dtype", [torch.bfloat16, torch.float16])
+def test_merge_widens_sixteen_bit_partials(partial_dtype) -> None:
+    # The same partials held in 16 bits and, rounded the same way, in float32 merge to the
+    # same outputs: the merge combines in float32 whatever the workspace holds.
+    from kernelopt.kernels.mla.split_kv import launch_merge, split_workspace, workspace_numel
+
+    gen = torch.Generator().manual_seed(50)
+    batch, h_q, pieces = 2, 5, 3
+    slots = batch * pieces
+    offsets = torch.arange(0, slots + 1, pieces, dtype=torch.int32)
+    values = torch.randn(slots, h_q, 512, generator=gen).to(partial_dtype)
+    lses = torch.randn(slots, h_q, generator=gen) * 4
+    results = []
+    for ty in (partial_dtype, torch.float32):
+        o_part, lse_part = split_workspace(
+            torch.empty(workspace_numel(slots, h_q, ty)), slots, h_q, ty
+        )
+        o_part.copy_(values)
+        lse_part.copy_(lses)
+        out = torch.full((batch, 1, h_q, 512), float("nan"), dtype=partial_dtype)
+        lse = torch.full((batch, h_q, 1), float("nan"))
+        launch_merge(o_part, lse_part, offsets, out, lse, config=SplitKVConfig())
+        results.append((out, lse))
+    (out_16, lse_16), (out_32, lse_32) = results
+    assert torch.isfinite(out_16).all() and torch.isfinite(lse_16).all()
+    assert torch.equal(out_16, out_32) and torch.equal(lse_16, lse_32)
+
+
+def test_merge_refuses_partials_of_another_type() -> None:
+    from kernelopt.kernels.mla.split_kv import launch_merge
+
+    out = torch.zeros(1, 1, 4, 512, dtype=torch.float16)
+    lse = torch.zeros(1, 4, 1)
+    offsets = torch.tensor([0, 2], dtype=torch.int32)
+    for bad in (torch.bfloat16, torch.float64):
+        o_part = torch.zeros(2, 4, 512, dtype=bad)
+        with pytest.raises(
+            InputError, match=r"o_part: Expected partial outputs in torch.float32 or torch.float16"
+        ):
+            launch_merge(o_part, torch.zeros(2, 4), offsets, out, lse, config=SplitKVConfig())
+    assert not out.any()
