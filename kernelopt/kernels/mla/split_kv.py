@@ -24,8 +24,8 @@ output's 16-bit type where the plan asks for it) and its base-2 LSE into a slot 
 workspace, and :func:`_mla_combine_kernel` merges them in float32.
 
 Memory traffic per call: every cache row once (plus L2 re-reads across row tiles), the
-queries once per piece, float32 partials ``pieces · rows · 512 · 4`` bytes written and read
-back when sequences are split.
+queries once per piece, partials of ``pieces · rows · 512`` values (4 bytes each, or 2 in
+the output's type) written and read back when sequences are split.
 """
 
 from __future__ import annotations
