@@ -83,6 +83,16 @@ def test_seesaw_config_is_fixed_tiles() -> None:
     assert (config.block_m, config.block_n) == (64, 64)
 
 
+def test_ring_plans_merge_sixteen_rows_a_program() -> None:
+    # Exp 52: 16 x 128 programs of 8 warps for the ring kernel's merge; 64-row plans keep
+    # the split-KV default shape.
+    ring_config = default_config(16, torch.bfloat16)
+    assert (ring_config.combine_block_r, ring_config.combine_block_d) == (16, 128)
+    assert ring_config.combine_num_warps == 8
+    wide = default_config(17, torch.bfloat16)
+    assert (wide.combine_block_r, wide.combine_block_d, wide.combine_num_warps) == (8, 128, 4)
+
+
 def test_resources_refuse_seesaw_for_float32() -> None:
     with pytest.raises(InputError, match="Expected a 16-bit dtype and capability 90"):
         split_kv_resources(s_q=1, h_q=16, strategy="seesaw", dtype="float32")
