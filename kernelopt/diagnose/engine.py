@@ -262,6 +262,8 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
             )
             name = point.name if point is not None else ""
         if value is not None:
+            # Named where the log's times come from more than one GPU.
+            gpus = {e.gpu for e in experiments if e.gpu}
             best = BestResult(
                 experiment=experiment.number,
                 label=experiment.label,
@@ -269,6 +271,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
                 unit=unit,
                 kind=kind,
                 point=name,
+                gpu=(experiment.gpu or "") if len(gpus) > 1 else "",
             )
     min_gain = params.local_minimum.min_gain
     trajectory = []

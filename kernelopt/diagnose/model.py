@@ -245,8 +245,9 @@ class Check:
 
 @attrs.frozen(kw_only=True)
 class BestResult:
-    """The best result so far: which experiment, its number in its unit, and the trial point
-    when the log compares named points (regimes) rather than one headline number."""
+    """The best result so far: which experiment, its number in its unit, the trial point
+    when the log compares named points (regimes) rather than one headline number, and the
+    GPU it was timed on when the log's times come from more than one."""
 
     experiment: int
     label: str
@@ -254,6 +255,7 @@ class BestResult:
     unit: str
     kind: str
     point: str = ""
+    gpu: str = ""
 
 
 @attrs.frozen(kw_only=True)

@@ -73,16 +73,17 @@ def _header(summary: LogSummary) -> list[str]:
         lines.append(f"Also read, not judged: {'; '.join(summary.other_series)}.")
     if summary.best is not None:
         best = summary.best
+        on = f" on {best.gpu}" if best.gpu else ""
         if best.point:
             # The best at the point the latest attempt measured: not always a new best of
             # its own (a kept experiment opening a new point gains nothing over anything).
             lines.append(
-                f"Best so far at {best.point}: {_value(best.value, best.unit, best.kind)} "
+                f"Best so far at {best.point}: {_value(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
         else:
             lines.append(
-                f"Best so far: {_value(best.value, best.unit, best.kind)} "
+                f"Best so far: {_value(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
     if summary.trajectory:

@@ -16,6 +16,9 @@ where an experiment timed the kernel it started from in its own run, that A/B is
 a headline latency with a speedup whose implied baseline time (latency × speedup) is the
 best so far within ``SAME_KERNEL_TOLERANCE`` is read as a same-run comparison with that
 kernel, and the gain is the time it saves there, not the difference between two runs.
+Where the experiment names its GPU (``Experiment.gpu``) and the best was timed on another,
+the implied baseline is compared with the best kept time on the experiment's own GPU
+instead: a log that moved from one GPU to another keeps counting its A/Bs.
 """
 
 from __future__ import annotations
@@ -337,6 +340,11 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     ]
     occurrences = Counter(key for values in raw for key in values)
     best: dict[str, float] = {}
+    # The GPU each best was timed on, and the best each GPU has seen: an A/B's implied
+    # baseline is a time on the experiment's own GPU, so where a log moved between GPUs it
+    # is compared with the kernels timed there.
+    best_gpu: dict[str, str | None] = {}
+    best_on: dict[tuple[str, str], float] = {}
     seen: set[str] = set()
     steps = []
     for experiment, found in zip(experiments, raw, strict=True):
@@ -354,6 +362,15 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         if eligible and kind is MetricKind.LATENCY:
             head = next((k for k in key_gains if headline_key(k)), None)
             ab = _same_run_gain(experiment, -best[head]) if head is not None else None
+            gpu = experiment.gpu
+            on = best_on.get((head, gpu)) if head is not None and gpu else None
+            other_gpu = head is not None and best_gpu.get(head) not in (None, gpu)
+            if head is not None and ab is None and on is not None and other_gpu:
+                # Timed on another GPU than the best: its A/B, or else its headline, is
+                # compared with the best kept time on its own GPU.
+                ab = _same_run_gain(experiment, -on)
+                if ab is None:
+                    key_gains[head] = max(0.0, _relative(values[head], on))
             if head is not None and ab is not None:
                 key_gains[head], same_run = ab, True
         gain: float | None
@@ -399,6 +416,10 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
             for key, value in values.items():
                 if key not in best or value > best[key]:
                     best[key] = value
+                    best_gpu[key] = experiment.gpu
+                if experiment.gpu:
+                    slot = (key, experiment.gpu)
+                    best_on[slot] = max(best_on.get(slot, value), value)
         steps.append(
             Step(
                 experiment=experiment,

@@ -279,6 +279,11 @@ class Experiment:
         The kernel the experiment's result names as what it ran (a canonical
         ``result.md``'s ``Kernel:`` field, as written: ``exp_24/tma_store.diff``); None when
         it names none. Other snapshots in the folder are then variants or instruments.
+    gpu : str or None
+        The GPU the experiment's result says it ran on (a canonical ``result.md``'s
+        ``GPU:`` field: ``NVIDIA H100 80GB HBM3``); None when it names none. Times from
+        different GPUs are different quantities: progress compares an A/B's baseline only
+        with kernels timed on the same GPU.
     profiling : tuple of Fact
         Lines of the experiment's record that report profiling data (a profiler named, or
         a metric with its value).
@@ -319,6 +324,7 @@ class Experiment:
     )
     kernel_files: tuple[str, ...] = attrs.field(default=(), converter=_strs)
     kernel: str | None = None
+    gpu: str | None = None
     profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
     text: str = ""
     refs: dict[str, SourceRef] = attrs.field(factory=dict)

@@ -890,6 +890,54 @@ def test_a_same_run_ab_is_the_gain_not_the_drift_between_runs() -> None:
     assert not eager.steps[1].same_run and eager.steps[1].gain == pytest.approx(0.04)
 
 
+def test_an_ab_on_another_gpu_is_compared_with_that_gpus_kernels() -> None:
+    # The log's best was timed on an H200; later changes were A/B'd on an H100, whose
+    # times are 30 % longer. Each A/B counts against the kernel kept before it on the H100.
+    def on(gpu: str, number: int, latency: float, speedup: float | None = None) -> Experiment:
+        return attrs.evolve(exp(number, latency), speedup=speedup, gpu=gpu)  # type: ignore[arg-type]
+
+    h200, h100 = "NVIDIA H200", "NVIDIA H100 80GB HBM3"
+    log = (on(h200, 1, 50.0), on(h200, 2, 46.0, 1.087), on(h100, 3, 60.0, 1.006),
+           on(h100, 4, 59.1, 1.03), on(h100, 5, 58.0))  # fmt: skip
+    progress = analyze(log)
+    # The first kept change on the H100 has no kernel there to be compared with.
+    assert progress.steps[2].gain == 0.0 and not progress.steps[2].same_run
+    # exp 4: its A/B's baseline (59.1 x 1.03 = 60.9 us) is exp 3's kernel on its GPU.
+    assert progress.steps[3].same_run and progress.steps[3].gain == pytest.approx(1 - 1 / 1.03)
+    # exp 5 states no A/B: its headline against the H100's best so far (59.1 us).
+    assert progress.steps[4].gain == pytest.approx(1.1 / 59.1)
+    assert progress.best() is not None and progress.best().experiment.number == 5  # type: ignore[union-attr]
+    # Without the GPUs the H100's times are set against the H200's best and gain nothing.
+    unnamed = analyze(tuple(attrs.evolve(e, gpu=None) for e in log))
+    assert [s.gain for s in unnamed.steps[2:]] == [0.0, 0.0, 0.0]
+
+
+def test_the_best_names_its_gpu_when_the_log_spans_two(tmp_path) -> None:
+    from kernelopt.diagnose import diagnose
+    from kernelopt.experiments import ResultRecord, ResultRow, log_result, read_log
+
+    def record(n: int, gpu: str, median: float, speedup: float) -> ResultRecord:
+        row = ResultRow(point="b=1", impl="k", median=median, unit="us", speedup=speedup)
+        return ResultRecord(
+            experiment=n, title=f"change {n}", status="KEPT", correctness="PASS",
+            date="2026-12-06", gpu=gpu, rows=(row,),
+        )  # fmt: skip
+
+    root = tmp_path / "experiments"
+    log_result(root, record(1, "NVIDIA H200", 50.0, 1.0))
+    log_result(root, record(2, "NVIDIA H100 80GB HBM3", 60.0, 1.0))
+    log_result(root, record(3, "NVIDIA H100 80GB HBM3", 58.0, 1.05))
+    h100 = "NVIDIA H100 80GB HBM3"
+    assert [e.gpu for e in read_log(tmp_path).experiments] == ["NVIDIA H200", h100, h100]
+    text = diagnose(tmp_path).render_plan()
+    assert "Best so far: 58 us on NVIDIA H100 80GB HBM3 (exp 3)." in text
+    # One GPU named throughout: the line is as before.
+    one = tmp_path / "one" / "experiments"
+    log_result(one, record(1, "NVIDIA H200", 50.0, 1.0))
+    log_result(one, record(2, "NVIDIA H200", 48.0, 1.05))
+    assert "Best so far: 48 us (exp 2)." in diagnose(tmp_path / "one").render_plan()
+
+
 def test_wrong_bottleneck_judges_only_attempts_at_the_profiles_trial_point(
     catalog: Catalog,
 ) -> None:

@@ -102,6 +102,7 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
         recommendations=(),
         kernel_files=tuple(draft.kernel_files),
         kernel=draft.kernel or None,
+        gpu=draft.gpu or None,
         profiling=tuple(draft.profiling),
         text=text,
         refs=dict(draft.refs),

@@ -40,6 +40,7 @@ SCALARS = (
     "attempted",
     "date",
     "kernel",
+    "gpu",
 )
 # Measured quantities: a time, a speedup or a rate at or below zero (a delta written as
 # "-3 us", a "0.00" that rounding emptied) would count as the best of every log.
@@ -92,6 +93,7 @@ class Draft:
     attempted: bool | None = None
     date: str = ""
     kernel: str = ""
+    gpu: str = ""
     tags: list[str] = attrs.field(factory=list)
     knobs: dict[str, str] = attrs.field(factory=dict)
     points: list[Point] = attrs.field(factory=list)

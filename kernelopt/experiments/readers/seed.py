@@ -147,6 +147,7 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
     )
     draft.put("date", record.date, ref)
     draft.put("kernel", record.kernel, ref)
+    draft.put("gpu", record.gpu, ref)
     _from_rows(draft, record.rows, file)
     for tag in record.tags:
         if tag not in draft.tags:
