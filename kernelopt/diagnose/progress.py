@@ -363,14 +363,14 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
             head = next((k for k in key_gains if headline_key(k)), None)
             ab = _same_run_gain(experiment, -best[head]) if head is not None else None
             gpu = experiment.gpu
-            on = best_on.get((head, gpu)) if head is not None and gpu else None
-            other_gpu = head is not None and best_gpu.get(head) not in (None, gpu)
-            if head is not None and ab is None and on is not None and other_gpu:
-                # Timed on another GPU than the best: its A/B, or else its headline, is
-                # compared with the best kept time on its own GPU.
-                ab = _same_run_gain(experiment, -on)
-                if ab is None:
-                    key_gains[head] = max(0.0, _relative(values[head], on))
+            if head is not None and ab is None and gpu:
+                on = best_on.get((head, gpu))
+                if on is not None and best_gpu.get(head) not in (None, gpu):
+                    # Timed on another GPU than the best: its A/B, or else its headline,
+                    # is compared with the best kept time on its own GPU.
+                    ab = _same_run_gain(experiment, -on)
+                    if ab is None:
+                        key_gains[head] = max(0.0, _relative(values[head], on))
             if head is not None and ab is not None:
                 key_gains[head], same_run = ab, True
         gain: float | None
