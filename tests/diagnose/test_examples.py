@@ -157,3 +157,26 @@ def test_the_workload_profile_is_recorded_by_its_script(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     shipped = EXAMPLES / "mla-decode-plateau" / "experiments" / "workload_profile.md"
     assert out.read_text() == shipped.read_text()
+
+
+def test_readme_counts_the_snapshots_as_diagnose_does() -> None:
+    """The over-engineering paragraph quotes the detector's own counts of each snapshot."""
+    from kernelopt.diagnose.context import build_context
+    from kernelopt.diagnose.detectors.over_engineering import total_complexity
+
+    def counts(name: str, number: int) -> tuple[int, int, int]:
+        ctx = build_context(read_log(EXAMPLES / name), None, family=None)
+        c = total_complexity(ctx, number)
+        return c.lines, c.branches, c.constexprs
+
+    v1, v2, switch = (
+        counts("healthy-run", 5),
+        counts("correctness-wall", 2),
+        counts("correctness-wall", 3),
+    )
+    text = " ".join((EXAMPLES / "README.md").read_text().split())
+    assert (
+        f"grow from {v1[0]} to {v2[0]} code lines, from {v1[1]} to {v2[1]} branches and from "
+        f"{v1[2]} to {v2[2]} constexpr knobs" in text
+    )
+    assert f"({switch[0]} lines, {switch[1]} branches, {switch[2]} knobs)" in text
