@@ -286,6 +286,32 @@ def finite_at_least_zero(text: str) -> float:
     return value
 
 
+def output_path(text: str) -> str:
+    """An argparse ``type``: the path of a file to write.
+
+    An empty path names no file: left unchecked, it reads as the option not given and
+    the command writes nothing without a word.
+
+    Parameters
+    ----------
+    text : str
+        The argument as given on the command line.
+
+    Returns
+    -------
+    str
+        The path, as given.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        For an empty path (a usage error, exit 2).
+    """
+    if not text:
+        raise argparse.ArgumentTypeError(expected("a file path to write", "an empty path"))
+    return text
+
+
 class ClosedPipeGuard:
     """Stands in for ``sys.stdout`` while a command runs, so a reader that goes away
     (``kernelopt ... | head -1``) ends neither in a traceback nor in the interpreter's

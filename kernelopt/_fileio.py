@@ -27,6 +27,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "encoding_of",
+    "file_in_the_way",
     "locked",
     "read_text",
     "read_text_and_encoding",
@@ -118,9 +119,7 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise InputError(
-            expected("a folder that can be created", f"{target.parent}: {error.strerror}")
-        ) from None
+        raise _unmade_folder(target, error) from None
     # mkstemp creates the file 0600; the result keeps the mode of the file it replaces,
     # or the one a plain open() would have given it, so shared trees stay readable.
     mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
@@ -146,6 +145,19 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _unmade_folder(target: Path, error: OSError) -> InputError:
+    """The error of a folder for ``target`` that could not be created: where a file stands
+    on the way, that file is named ("File exists" names neither it nor the folder)."""
+    blocker = file_in_the_way(target)
+    if blocker is None:
+        got = f"{target.parent}: {error.strerror}"
+    elif blocker == target.parent:
+        got = f"{target.parent}, a file"
+    else:
+        got = f"{target.parent}, under the file {blocker}"
+    return InputError(expected("a folder that can be created", got))
 
 
 def _encoded(text: str, encoding: str) -> bytes:
@@ -183,6 +195,34 @@ def _link_new(tmp: str, target: Path) -> None:
         os.replace(tmp, target)
     else:
         os.unlink(tmp)
+
+
+def file_in_the_way(path: str | os.PathLike[str]) -> Path | None:
+    """The file that stands where a folder above ``path`` should be, or None.
+
+    ``notes.txt/plan.md`` cannot be written while ``notes.txt`` is a file: the folders a
+    write would create fail with "File exists" or "Not a directory", which names neither
+    the file nor the folder wanted there.
+
+    Parameters
+    ----------
+    path : path-like
+        A file about to be written.
+
+    Returns
+    -------
+    Path or None
+        The nearest existing ancestor of ``path`` when it is not a folder (a file, or a
+        link to one); None when that ancestor is a folder or cannot be looked at.
+    """
+    for parent in Path(path).parents:
+        try:
+            # An ancestor under a file reads as missing (ENOTDIR): go on up to the file.
+            if parent.exists():
+                return None if parent.is_dir() else parent
+        except (OSError, ValueError):  # a name the system refuses: nothing to tell
+            return None
+    return None
 
 
 def temp_file_target(path: str | os.PathLike[str]) -> Path | None:
@@ -235,14 +275,20 @@ def read_text_and_encoding(
     Raises
     ------
     InputError
-        When there is no file at ``path``.
+        When there is no file at ``path`` (``got a directory at …`` for a folder, ``got an
+        empty path`` for ``""``).
     FormatError
         When the bytes are not UTF-8 (or the encoding of the mark they start with), naming
         the file and the offset.
     """
     target = Path(path)
     if not target.is_file():
-        raise InputError(expected(what, f"no file at {os.fspath(path)}"))
+        # A folder is there, not nothing: "no file" would send the user looking for it.
+        # An empty path names none (Path("") is the working directory).
+        if not os.fspath(path):
+            raise InputError(expected(what, "an empty path"))
+        found = "a directory" if target.is_dir() else "no file"
+        raise InputError(expected(what, f"{found} at {os.fspath(path)}"))
     data = target.read_bytes()
     mark, encoding = _mark_of(data)
     try:
@@ -336,12 +382,15 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     Raises
     ------
     InputError
-        When the lock file cannot be created or opened (a folder of that name, no
-        permission); nothing has been written then.
+        When the lock file or its folder cannot be created or opened (a folder of that
+        name, a file where its folder goes, no permission); nothing has been written then.
     """
     lock_path = Path(f"{Path(path).resolve()}.lock")
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _unmade_folder(lock_path, error) from None
+    try:
         handle = open(lock_path, "a+b")  # noqa: SIM115 - closed by the with below
     except OSError as error:
         # A folder, or a file this user may not open, where the lock belongs: nothing has

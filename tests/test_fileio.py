@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from kernelopt._fileio import (
     atomic_write_bytes,
     atomic_write_text,
     encoding_of,
+    file_in_the_way,
     locked,
     read_text,
     read_text_and_encoding,
@@ -48,6 +50,36 @@ def test_a_path_that_cannot_be_written_is_an_input_error(tmp_path: Path) -> None
     with pytest.raises(InputError, match="Expected a file path to write"):
         atomic_write_text(tmp_path, "x")
     assert blocker.read_text(encoding="utf-8") == "a file, not a folder\n"
+
+
+def test_a_file_where_a_folder_goes_is_named(tmp_path: Path) -> None:
+    # "File exists" named neither the file in the way nor why a folder was wanted there.
+    blocker = tmp_path / "notes.md"
+    blocker.write_text("a file, not a folder\n", encoding="utf-8")
+    at = re.escape(str(blocker))
+    with pytest.raises(InputError, match=rf"created, got {at}, a file$"):
+        atomic_write_text(blocker / "plan.md", "x")
+    with pytest.raises(InputError, match=rf"got {at}/deep/er, under the file {at}$"):
+        atomic_write_bytes(blocker / "deep" / "er" / "plan.md", b"x")
+    with pytest.raises(InputError, match=rf"created, got {at}, a file$"), locked(blocker / "s.md"):
+        pass
+    assert file_in_the_way(blocker / "deep" / "plan.md") == blocker
+    assert file_in_the_way(tmp_path / "new" / "plan.md") is None
+    assert blocker.read_text(encoding="utf-8") == "a file, not a folder\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.md"]
+
+
+def test_a_folder_read_as_a_file_is_called_a_directory(tmp_path: Path) -> None:
+    at = re.escape(str(tmp_path))
+    with pytest.raises(InputError, match=rf"^Expected a plan, got a directory at {at}$"):
+        read_text(tmp_path, what="a plan")
+    missing = tmp_path / "missing.md"
+    at = re.escape(str(missing))
+    with pytest.raises(InputError, match=rf"^Expected a plan, got no file at {at}$"):
+        read_text(missing, what="a plan")
+    # Path("") is the working directory, which the user did not name.
+    with pytest.raises(InputError, match=r"^Expected a plan, got an empty path$"):
+        read_text("", what="a plan")
 
 
 def test_a_number_field_refuses_an_integer_beyond_the_float_range() -> None:

@@ -23,6 +23,7 @@ from kernelopt._cli_util import (
     add_json_flag,
     exit_codes,
     missing_command,
+    output_path,
     print_json,
 )
 from kernelopt._errors import InputError, expected
@@ -95,6 +96,7 @@ def register(subparsers: Any) -> None:
     mla.add_argument(
         "--out",
         metavar="FILE",
+        type=output_path,
         help="append one JSONL row per timed point to FILE (default: write no file)",
     )
     mla.set_defaults(handler=_mla)

@@ -16,6 +16,7 @@ from kernelopt._cli_util import (
     add_json_flag,
     exit_codes,
     int_at_least,
+    output_path,
     print_json,
 )
 from kernelopt._words import count_text
@@ -51,6 +52,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--write-plan",
         metavar="PATH",
+        type=output_path,
         help="also write the plan (markdown) to PATH, atomically; not on an error",
     )
     parser.add_argument(

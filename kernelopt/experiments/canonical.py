@@ -512,9 +512,9 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     InputError
         When ``record`` is not a :class:`ResultRecord` or ``root`` not a path; when
         another folder of ``root`` that the readers take as the same experiment
-        (``exp_007/`` beside ``exp_7/``) already holds a result.md or results.md; when
-        result.md exists and ``overwrite`` is False or is a folder; or when the folder
-        cannot be created or written.
+        (``exp_007/`` for 7) already exists, whatever it holds; when result.md exists and
+        ``overwrite`` is False or is a folder; or when the folder cannot be created or
+        written. Nothing is written then.
 
     Notes
     -----
@@ -523,31 +523,44 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     """
     _check_record(record)
     path = experiment_dir(root, record.experiment) / "result.md"
-    other = _other_folder(Path(root), record.experiment, path.parent.name)
-    if other is not None:
-        # exp_7/ beside exp_007/ is read as one experiment, one folder's values hiding
-        # the other's: overwrite=True replaces exp_7/result.md, never another folder's.
-        raise InputError(
-            expected(
-                f"no other folder holding experiment {record.experiment}",
-                f"{other} (rename it, or write that folder's result.md by hand)",
-                where="record.experiment",
-            )
-        )
+    _refuse_other_folder(path, record.experiment, where="record.experiment")
     _write_new(path, render_result(record), overwrite=overwrite)
     return path
 
 
-def _other_folder(root: Path, experiment: int, name: str) -> Path | None:
-    """Another folder of ``root`` the readers take as experiment ``experiment`` and that
-    holds a result (``exp_007/`` for 7), or None."""
+def _refuse_other_folder(path: Path, experiment: int, *, where: str) -> None:
+    """Refuse to write ``path`` (in ``exp_N/``) while another folder of its root is the
+    readers' experiment ``experiment`` (``exp_007/`` for 7), whatever that folder holds.
+
+    exp_7/ beside exp_007/ is read as one experiment, one folder's values hiding the
+    other's: a plan in exp_007/ and a result in a new exp_7/ would split one experiment in
+    two, and overwrite=True replaces exp_7/'s file, never another folder's.
+    """
+    other = _other_folder(path.parent, experiment)
+    if other is not None:
+        raise InputError(
+            expected(
+                f"no other folder holding experiment {experiment}",
+                f"{other} (rename it, or write that folder's {path.name} by hand)",
+                where=where,
+            )
+        )
+
+
+def _other_folder(folder: Path, experiment: int) -> Path | None:
+    """Another folder beside ``folder`` that the readers take as experiment ``experiment``
+    (``exp_007/`` beside ``exp_7/``), or None."""
     from kernelopt.experiments.readers.seed import folder_number  # the readers' rule
 
+    root = folder.parent
     if not root.is_dir():
         return None
     for child in sorted(root.iterdir()):
-        same = child.name != name and child.is_dir() and folder_number(child.name) == experiment
-        if same and any((child / f"{stem}.md").is_file() for stem in ("result", "results")):
+        if folder_number(child.name) != experiment or not child.is_dir():
+            continue
+        # A file system that ignores case lists exp_7/ as EXP_7/ when so created.
+        same = child.name == folder.name or (folder.exists() and child.samefile(folder))
+        if not same:
             return child
     return None
 
@@ -577,11 +590,14 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
     ------
     InputError
         When ``text`` is not a str, ``root`` not a path, ``experiment`` not an int in
-        0..99999, plan.md exists and ``overwrite`` is False, plan.md is a folder, or the
-        folder cannot be created or written.
+        0..99999, another folder of ``root`` that the readers take as the same
+        experiment (``exp_007/`` for 7) already exists, plan.md exists and ``overwrite``
+        is False, plan.md is a folder, or the folder cannot be created or written.
+        Nothing is written then.
     """
     check_instance(text, str, "plan text as a string", "text")
     path = experiment_dir(root, experiment) / "plan.md"
+    _refuse_other_folder(path, experiment, where="experiment")
     _write_new(path, text if text.endswith("\n") else text + "\n", overwrite=overwrite)
     return path
 
@@ -889,6 +905,8 @@ def log_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fals
     summary = Path(root) / "summary.md"
     result = experiment_dir(root, record.experiment) / "result.md"
     _not_a_folder(summary)
+    # Settled before the summary is locked: this refusal creates nothing, not even the lock.
+    _refuse_other_folder(result, record.experiment, where="record.experiment")
     with locked(summary):
         current, encoding = _summary_text(summary)
         if not overwrite and _has_row(current, record.experiment):

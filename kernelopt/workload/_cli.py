@@ -14,6 +14,7 @@ from kernelopt._cli_util import (
     add_json_flag,
     exit_codes,
     int_at_least,
+    output_path,
     print_json,
 )
 
@@ -46,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--write",
         metavar="PATH",
+        type=output_path,
         help="write the profile to PATH (markdown; JSON if PATH ends in .json)",
     )
     parser.add_argument(
@@ -85,7 +87,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _run(args: argparse.Namespace) -> int:
     # Imported here so that `kernelopt --help` does not load the readers.
     from kernelopt._errors import InputError, expected
-    from kernelopt.workload._validators import is_file
+    from kernelopt.workload._validators import is_file, no_file
     from kernelopt.workload.markdown import read_profile_md, write_profile_md
     from kernelopt.workload.profile import profile_calls
     from kernelopt.workload.report import render_report
@@ -93,12 +95,12 @@ def _run(args: argparse.Namespace) -> int:
     from kernelopt.workload.shortcuts import find_shortcuts
     from kernelopt.workload.traces import read_trace
 
+    if not args.trace:  # Path("") is the working directory, which no message should name
+        raise InputError(expected("a trace file or a workload_profile.md", "an empty path"))
     path = Path(args.trace)
     if args.definition is not None and not is_file(Path(args.definition)):
         raise InputError(
-            expected(
-                "a definition JSON file", f"no file at {args.definition}", where="--definition"
-            )
+            expected("a definition JSON file", no_file(args.definition), where="--definition")
         )
     if path.suffix.lower() == ".md":
         profile = read_profile_md(path)

@@ -29,6 +29,7 @@ __all__ = [
     "is_callable",
     "is_file",
     "items_of",
+    "no_file",
     "one_of",
     "positive_int",
     "require",
@@ -209,9 +210,12 @@ def require(value: object, kind: type | tuple[type, ...], what: str, *, where: s
 
 
 def as_path(value: object, *, where: str = "path") -> Path:
-    """``value`` as a Path, when it is a str or path-like object."""
+    """``value`` as a Path, when it is a str or path-like object naming a file: an empty
+    string names none (``Path("")`` is the working directory)."""
     if not isinstance(value, (str, os.PathLike)):
         raise InputError(expected("a file path (str or Path)", _shown(value), where=where))
+    if not os.fspath(value):
+        raise InputError(expected("a file path", "an empty path", where=where))
     return Path(value)
 
 
@@ -222,6 +226,19 @@ def is_file(path: Path) -> bool:
         return path.is_file()
     except (OSError, ValueError):
         return False
+
+
+def no_file(path: str | os.PathLike[str]) -> str:
+    """What stands at ``path`` where a file was expected and is not, for the ``got`` of an
+    error: ``a directory at <path>`` for a folder (it exists: "missing" would mislead),
+    else ``no file at <path>``; ``an empty path`` for ``""``."""
+    if not os.fspath(path):
+        return "an empty path"
+    try:
+        folder = Path(path).is_dir()
+    except (OSError, ValueError):  # a name the system refuses
+        folder = False
+    return f"{'a directory' if folder else 'no file'} at {os.fspath(path)}"
 
 
 def positive_int(value: object, *, where: str) -> int:

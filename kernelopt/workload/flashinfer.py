@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt.workload._validators import as_path, finite_float, is_file
+from kernelopt.workload._validators import as_path, finite_float, is_file, no_file
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
     Arg,
@@ -343,7 +343,7 @@ def read_flashinfer(
     """
     target = as_path(path)
     if not is_file(target):
-        raise InputError(expected("an existing workload file", str(target)))
+        raise InputError(expected("an existing workload file", no_file(target)))
     given = load_definition(definition) if definition is not None else None
     # Gzip is read too: format detection looks inside compressed files.
     text = bytes(read_json_bytes(target))

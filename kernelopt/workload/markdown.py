@@ -41,7 +41,7 @@ from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text
-from kernelopt.workload._validators import as_path, is_file, require
+from kernelopt.workload._validators import as_path, is_file, no_file, require
 from kernelopt.workload.profile import (
     AxisStat,
     OpProfile,
@@ -686,7 +686,7 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
     if isinstance(path_or_text, Path) or not any(ch in path_or_text for ch in "\n\r"):
         target = Path(path_or_text)
         if not is_file(target):
-            raise InputError(expected("an existing workload_profile.md", str(target)))
+            raise InputError(expected("an existing workload_profile.md", no_file(path_or_text)))
         text = target.read_text(encoding="utf-8", errors="replace")
         source = str(target)
     else:

@@ -44,6 +44,7 @@ from types import TracebackType
 from typing import Any, TypeVar, overload
 
 from kernelopt._errors import DeviceError, InputError, expected
+from kernelopt._fileio import file_in_the_way
 from kernelopt.workload._validators import finite_float
 from kernelopt.workload.calls import MAX_DURATION_US, _check_name
 from kernelopt.workload.dtypes import canonical_dtype
@@ -185,6 +186,8 @@ def _writable(path: str | Path) -> Path:
     """
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(expected("a file path (str or Path)", type(path).__name__, where="path"))
+    if not os.fspath(path):  # Path("") is the working directory: no file is named
+        raise InputError(expected("a file path", "an empty path", where="path"))
     target = Path(path)
     if target.is_dir():
         raise InputError(expected("a file path", f"{target} (a directory)", where="path"))
@@ -192,7 +195,13 @@ def _writable(path: str | Path) -> Path:
     try:
         parent.mkdir(parents=True, exist_ok=True)  # created now, as the first flush would
     except OSError as error:
-        reason = error.strerror or type(error).__name__
+        # "File exists" names neither the file in the way nor why a folder was wanted.
+        blocker = file_in_the_way(target)
+        reason = (
+            f"{blocker} is a file"
+            if blocker is not None
+            else error.strerror or type(error).__name__
+        )
         raise InputError(
             expected("a path whose directory can be created", f"{target} ({reason})", where="path")
         ) from None

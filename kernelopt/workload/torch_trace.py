@@ -35,6 +35,7 @@ from kernelopt.workload._validators import (
     as_path,
     finite_float,
     is_file,
+    no_file,
     positive_int,
     require,
 )
@@ -234,7 +235,7 @@ def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
     """
     target = as_path(path)
     if not is_file(target):
-        raise InputError(expected("an existing trace file", str(target)))
+        raise InputError(expected("an existing trace file", no_file(target)))
     raw = read_json_bytes(target, max_bytes=max_bytes)
     try:
         # Decoded to text first so that the bytes are freed before the (larger) objects

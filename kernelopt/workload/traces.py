@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from kernelopt._errors import InputError, expected
-from kernelopt.workload._validators import as_path, is_file
+from kernelopt.workload._validators import as_path, is_file, no_file
 from kernelopt.workload.calls import Trace
 from kernelopt.workload.flashinfer import read_flashinfer
 from kernelopt.workload.jsonl import read_jsonl
@@ -91,7 +91,7 @@ def detect_format(path: str | Path) -> str:
 
 def _require_file(target: Path) -> None:
     if not is_file(target):
-        raise InputError(expected("an existing trace file", str(target)))
+        raise InputError(expected("an existing trace file", no_file(target)))
 
 
 def _detect(target: Path) -> tuple[str, Any]:

@@ -89,6 +89,24 @@ def test_mla_refuses_an_out_file_it_cannot_append_to_before_running(
     assert afile.read_text("utf-8") == "x\n"
 
 
+def test_mla_refuses_an_empty_out_path_before_running(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # An empty --out read as none: the rows of a run of minutes went to no file.
+    import kernelopt.bench.mla
+
+    monkeypatch.setattr(kernelopt.bench.mla, "mla_trial_matrix", lambda **_kwargs: [])
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["bench", "mla", "--trial-matrix", "--out", ""])
+    assert usage.value.code == 2
+    assert capsys.readouterr().err == (
+        "kernelopt bench mla: error: argument --out: "
+        "Expected a file path to write, got an empty path\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_mla_refuses_a_point_naming_an_axis_twice(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["bench", "mla", "--extra-point", "b=1,s=1,t=64,b=2"]) == 2
     err = capsys.readouterr().err

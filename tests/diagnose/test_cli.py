@@ -108,6 +108,34 @@ def test_write_plan_until_family_knowledge(
     assert "Expected a file path to write" in capsys.readouterr().err
 
 
+def test_an_empty_plan_path_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An empty --write-plan read as none: exit 0 and no plan, without a word.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["diagnose", HEALTHY, "--write-plan", ""])
+    assert usage.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "kernelopt diagnose: error: argument --write-plan: "
+        "Expected a file path to write, got an empty path\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_where_the_plan_folder_goes_is_named(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("x")
+    assert cli.main(["diagnose", HEALTHY, "--write-plan", str(blocker / "plan.md")]) == 2
+    err = capsys.readouterr().err
+    assert f"Expected a folder that can be created, got {blocker}, a file\n" in err
+    assert "File exists" not in err and blocker.read_text() == "x"
+
+
 def test_console_script_runs_without_torch_import() -> None:
     code = (
         f"import sys; from kernelopt import cli; rc = cli.main(['diagnose', {MLA!r}, '--json']);"

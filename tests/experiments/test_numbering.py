@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from kernelopt.experiments import (
     ResultRecord,
     append_lesson,
     experiment_dir,
+    log_result,
     read_log,
     render_result,
     write_plan,
@@ -41,6 +43,39 @@ def test_an_experiment_in_another_folder_spelling_is_not_written_beside(tmp_path
             write_result(tmp_path, _record(7, "new"), overwrite=overwrite)
     assert not (tmp_path / "exp_7").exists()
     write_result(tmp_path, _record(8))  # another number is fine
+
+
+@pytest.mark.parametrize("name", ["exp_007", "EXP_7", "exp_7-old", "7-slug"])
+@pytest.mark.parametrize("held", [("plan.md",), ("result.md",), ()])
+def test_no_writer_writes_a_number_another_folder_holds(
+    tmp_path: Path, name: str, held: tuple[str, ...]
+) -> None:
+    # The readers take exp_7/ and the other folder as one experiment: a plan alone (or an
+    # empty folder) there is that experiment already, not room for a second folder.
+    other = tmp_path / name
+    other.mkdir()
+    for file in held:
+        (other / file).write_text("by hand\n")
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    where = re.escape(str(other))
+    with pytest.raises(InputError, match=rf"record\.experiment: .*{where} .*result\.md by hand"):
+        write_result(tmp_path, _record(7))
+    with pytest.raises(InputError, match=rf"record\.experiment: .*{where}"):
+        log_result(tmp_path, _record(7))
+    for overwrite in (False, True):
+        with pytest.raises(InputError, match=rf"^experiment: Expected no other folder .*{where}"):
+            write_plan(tmp_path, 7, "# Plan\n", overwrite=overwrite)
+    # Nothing written, not even the summary's lock file.
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+    assert read_log(tmp_path, catalog=[]).warnings == ()
+
+
+def test_the_folder_of_the_number_itself_is_written_again(tmp_path: Path) -> None:
+    write_plan(tmp_path, 7, "# Plan\n")
+    write_result(tmp_path, _record(7))
+    write_plan(tmp_path, 7, "# Plan, again\n", overwrite=True)
+    assert sorted(p.name for p in (tmp_path / "exp_7").iterdir()) == ["plan.md", "result.md"]
+    assert [e.number for e in read_log(tmp_path, catalog=[]).experiments] == [7]
 
 
 def test_a_result_whose_heading_names_another_number_is_reported(tmp_path: Path) -> None:

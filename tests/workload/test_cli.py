@@ -155,6 +155,61 @@ def test_a_missing_definition_file_is_refused(
     assert f"--definition: Expected a definition JSON file, got no file at {missing}" in err
 
 
+def test_a_folder_given_for_a_file_is_called_a_directory(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It exists: "got d" (as for a missing file) sent the user looking for it.
+    trace = str(data / "mla_decode_calls.jsonl")
+    for name, what in (("d", "trace file"), ("d.md", "workload_profile.md")):
+        folder = tmp_path / name
+        folder.mkdir()
+        assert cli.main(["inspect", str(folder)]) == 2
+        assert f"Expected an existing {what}, got a directory at {folder}\n" in (
+            capsys.readouterr().err
+        )
+    assert cli.main(["inspect", trace, "--definition", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"--definition: Expected a definition JSON file, got a directory at {tmp_path}\n" in err
+    assert cli.main(["inspect", str(tmp_path / "none.jsonl")]) == 2
+    assert "got no file at" in capsys.readouterr().err
+    # Path("") is the working directory: "got a directory at ." named no path given.
+    assert cli.main(["inspect", ""]) == 2
+    assert "Expected a trace file or a workload_profile.md, got an empty path\n" in (
+        capsys.readouterr().err
+    )
+    assert cli.main(["inspect", trace, "--definition", ""]) == 2
+    assert "--definition: Expected a definition JSON file, got an empty path\n" in (
+        capsys.readouterr().err
+    )
+
+
+def test_an_empty_write_path_is_refused(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An empty --write read as no --write: exit 0 and no profile, without a word.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["inspect", str(data / "mla_decode_calls.jsonl"), "--write", ""])
+    assert usage.value.code == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "kernelopt inspect: error: argument --write: "
+        "Expected a file path to write, got an empty path\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_where_the_written_profile_folder_goes_is_named(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("x")
+    trace = str(data / "mla_decode_calls.jsonl")
+    assert cli.main(["inspect", trace, "--write", str(blocker / "workload_profile.md")]) == 2
+    err = capsys.readouterr().err
+    assert f"Expected a folder that can be created, got {blocker}, a file\n" in err
+
+
 def test_skew_names_the_top_by_time_when_it_is_another_shape(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import time  # process_time: this test's CPU time, which other work on the machine does not inflate
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,11 @@ from kernelopt._errors import FormatError, InputError
 from kernelopt.workload import (
     AxisStat,
     ValueShare,
+    detect_format,
     parse_profile_md,
     profile_calls,
     profile_trace,
+    read_flashinfer,
     read_profile_md,
     read_trace,
     render_profile_md,
@@ -390,3 +393,31 @@ def test_profile_text_with_carriage_returns_only_is_read_as_text() -> None:
     text = "# Workload profile: softmax\r\r| n | calls |\r|---|---|\r| 1 | 9 |\r| 8 | 1 |\r" * 30
     op = read_profile_md(text).op()
     assert op.op == "softmax" and op.axis("n").size1_share == 0.9  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------------------
+# A folder where a file is expected exists: it is named as a directory, not as missing;
+# an empty path is named as such, not as the working directory it resolves to.
+
+
+@pytest.mark.parametrize(
+    ("read", "what"),
+    [
+        (read_trace, "trace file"),
+        (detect_format, "trace file"),
+        (load_json, "trace file"),
+        (read_flashinfer, "workload file"),
+        (read_profile_md, "workload_profile.md"),
+    ],
+)
+def test_a_folder_read_as_a_file_is_called_a_directory(
+    tmp_path: Path, read: Callable[[str | Path], object], what: str
+) -> None:
+    with pytest.raises(InputError, match=rf"^Expected an existing {what}, got a directory at "):
+        read(tmp_path)
+    with pytest.raises(InputError, match=rf"^Expected an existing {what}, got no file at "):
+        read(tmp_path / "missing.json")
+    # Path("") is the working directory, a folder the user did not name.
+    empty = r"Expected (an existing \S+|a file path), got an empty path$"
+    with pytest.raises(InputError, match=empty):
+        read("")

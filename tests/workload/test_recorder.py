@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import types
@@ -284,6 +285,18 @@ def test_a_path_that_cannot_be_written_is_refused_at_construction(tmp_path: Path
     nested = tmp_path / "a" / "b" / "calls.jsonl"
     Recorder(nested)
     assert nested.parent.is_dir()  # created now, as the first flush would
+
+
+def test_a_file_where_the_folder_goes_is_named(tmp_path: Path) -> None:
+    # "(File exists)" named neither the file in the way nor why a folder was wanted.
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    for path in (blocker / "calls.jsonl", blocker / "deep" / "calls.jsonl"):
+        with pytest.raises(InputError, match=re.escape(f"got {path} ({blocker} is a file)")):
+            Recorder(path)
+    assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+    with pytest.raises(InputError, match=r"^path: Expected a file path, got an empty path$"):
+        Recorder("")  # "" is the working directory, which no message should name
 
 
 def test_an_unwritable_directory_is_refused(
