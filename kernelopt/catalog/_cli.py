@@ -191,7 +191,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Write a new entry file from the template into a knowledge tree, with "
             "<FILL: ...> where you must write; fill each in, then run `catalog lint`."
         ),
-        epilog=exit_codes(usage="an id already in use; " + _USAGE),
+        epilog=exit_codes(
+            usage="an id already in use, a folder that is not a knowledge tree; " + _USAGE
+        ),
     )
     new.add_argument("name", metavar="NAME", help='display name, e.g. "Warp Specialization"')
     new.add_argument(

@@ -282,7 +282,8 @@ class Catalog:
             Keep only optimizations or only anti-patterns.
         metrics : Mapping[str, float], optional
             Measured metrics (``{"dram_pct": 85, "tc_pct": 10}``); scores entries whose
-            metric triggers hold.
+            metric triggers hold. Each value is finite, but ``arith_intensity`` may be
+            +inf (a call that moves no bytes).
         shape : Mapping[str, float], optional
             Workload shape facts (``{"s_q": 1}``); scores entries whose shape conditions hold.
         keyword : str, optional
@@ -300,8 +301,10 @@ class Catalog:
         Raises
         ------
         InputError
-            For an unknown family or language, a kind that is neither, non-numeric metric
-            or shape values, or a bad ``limit``.
+            For an unknown family or language, a kind that is neither, metric or shape
+            values that are not numbers or not finite (NaN, infinities; an
+            ``arith_intensity`` of +inf, a call that moves no bytes, is kept), or a bad
+            ``limit``.
         """
         # Integral, not int: a count computed with numpy (np.int64) is an int all the same.
         if limit is not None and (
@@ -335,7 +338,8 @@ class Catalog:
         Raises
         ------
         InputError
-            If ``metrics`` is not a mapping of names (str) to numbers.
+            If ``metrics`` is not a mapping of names (str) to finite numbers (as
+            :meth:`query` says).
         """
         return self.query(metrics=metrics)
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import attrs
 
 from kernelopt._errors import CatalogError, expected
+from kernelopt.catalog.index import INDEX_HEADER
 from kernelopt.catalog.model import Kind, relative_path
 from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, SCOPES
 
@@ -31,6 +32,7 @@ __all__ = [
     "Placement",
     "TreeFiles",
     "candidate_paths",
+    "check_tree_folder",
     "classify",
     "entry_path",
     "iter_markdown",
@@ -214,3 +216,56 @@ def make_root(root: Path) -> None:
                 "a knowledge folder that can be created", f"{root} ({error.strerror or error})"
             )
         ) from None
+
+
+def check_tree_folder(root: Path) -> None:
+    """Refuse to write into a folder that is not a knowledge tree.
+
+    Writers call it before they create or write anything. A folder is refused when its
+    ``index.md`` was not written by ``kernelopt catalog index`` (a project's own docs page
+    at ``docs/knowledge/index.md``, which the next index would replace) or, without an
+    ``index.md``, when it holds markdown outside the entry folders (a project's ``docs/``
+    named for its ``docs/knowledge/``, where the index would land among the site's pages).
+    A folder that does not exist yet is fine: it is created as a tree.
+
+    Parameters
+    ----------
+    root : Path
+        The tree's root folder.
+
+    Raises
+    ------
+    CatalogError
+        If the folder is not a knowledge tree, as said above.
+    """
+    path = root / INDEX_NAME
+    if not path.is_file():
+        _check_holds_a_tree(root)
+        return
+    try:
+        head = path.read_text(encoding="utf-8")[: len(INDEX_HEADER)]
+    except (OSError, UnicodeDecodeError):
+        head = ""
+    if head != INDEX_HEADER:
+        raise CatalogError(
+            expected(
+                f"a knowledge tree at {root} (its index.md written by "
+                "`kernelopt catalog index`, or none)",
+                f"another file at {path}, which would be replaced; pick another tree",
+            )
+        )
+
+
+def _check_holds_a_tree(root: Path) -> None:
+    """Refuse a folder without ``index.md`` that holds markdown outside the entry folders."""
+    if not root.is_dir():
+        return
+    for path in iter_markdown(root):
+        if isinstance(classify(root, path), str):
+            shown = path.relative_to(root).as_posix()
+            raise CatalogError(
+                expected(
+                    f"a knowledge tree at {root} (markdown only in its entry folders)",
+                    f"{shown}, outside them; pick the tree's own folder or move the file",
+                )
+            )

@@ -3,7 +3,9 @@
 In non-strict mode nothing is dropped silently: a file that cannot be read or parsed, an
 entry in the wrong folder, or a repeated id each becomes a :class:`Problem` naming the
 file and line. Strict mode raises the first parse error (:class:`~kernelopt.FormatError`)
-or, for problems between files, one :class:`~kernelopt.CatalogError` listing them all.
+or, for problems between files, one :class:`~kernelopt.CatalogError` listing them all (a
+line each; several markdown files outside the entry folders, which make a folder no
+knowledge tree, are one line).
 """
 
 from __future__ import annotations
@@ -202,11 +204,31 @@ def _scan(base: Path) -> tuple[TreeFiles, list[Problem]]:
     return files, problems
 
 
+def _strict_lines(base: Path, errors: list[Problem], outside: list[Problem]) -> list[str]:
+    """The lines of a strict load's error: one per error, except for markdown outside the
+    entry folders, which several files make one line.
+
+    A folder that is not a knowledge tree (``--knowledge examples``, a project's ``docs/``)
+    holds many such files; a line each would bury what is wrong, which is the folder. The
+    problems stay listed one by one in a non-strict load and in ``kernelopt catalog lint``.
+    """
+    if len(outside) < 2:
+        return [str(p) for p in errors]
+    first = Path(outside[0].path).relative_to(base).as_posix()
+    summary = expected(
+        f"a knowledge tree at {base} (markdown only in its entry folders)",
+        f"{len(outside)} markdown files outside them (the first: {first}); pick the tree's "
+        f"own folder, or see each with `kernelopt catalog lint {base}`",
+    )
+    return [summary, *(str(p) for p in errors if p not in outside)]
+
+
 def _load(base: Path, *, strict: bool) -> LoadedTree:
     kept: dict[str, Entry] = {}
     paths: dict[str, Path] = {}
     texts: dict[Path, str] = {}
     files, problems = _scan(base)
+    outside: list[Problem] = []  # markdown outside the entry folders
     for path in files.misnamed:
         problems.append(
             Problem(
@@ -223,9 +245,9 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
         if placement is None:
             continue
         if isinstance(placement, str):
-            problems.append(
-                Problem(path=str(path), line=None, severity=Severity.ERROR, message=placement)
-            )
+            problem = Problem(path=str(path), line=None, severity=Severity.ERROR, message=placement)
+            problems.append(problem)
+            outside.append(problem)
             continue
         try:
             text = read_exact(path)
@@ -288,7 +310,7 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
         paths[entry.id] = path
     errors = [p for p in problems if p.is_error]
     if strict and errors:
-        raise CatalogError("\n".join(str(p) for p in errors))
+        raise CatalogError("\n".join(_strict_lines(base, errors, outside)))
     return LoadedTree(
         root=base,
         entries=tuple(kept[k] for k in sorted(kept)),

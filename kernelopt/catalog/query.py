@@ -12,6 +12,7 @@ read the same, and a keyword matches only at word boundaries (``exp2`` matches
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 from collections.abc import Iterable, Mapping
@@ -46,6 +47,8 @@ _W_WORDS = 1.0
 _W_FUNDAMENTAL = 1.0
 _W_FUNDAMENTAL_TIE = 0.25
 _W_LANGUAGE = 0.5
+# Metrics that may be +inf: the arithmetic intensity of a call that moves no bytes.
+_MAY_BE_INFINITE = frozenset({"arith_intensity"})
 
 
 def normalize_text(text: str) -> str:
@@ -256,12 +259,20 @@ def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise InputError(expected("a number", repr(value), where=f"{where}[{name!r}]"))
         try:
-            float(value)  # conditions compare floats; an int past 1.8e308 has none
+            number = float(value)  # conditions compare floats; an int past 1.8e308 has none
         except OverflowError:
             shown = f"{str(value)[:12]}... ({len(str(abs(value)))} digits)"
             raise InputError(
                 expected("a number a float can hold", shown, where=f"{where}[{name!r}]")
             ) from None
+        # NaN compares false with everything, so the query would answer "nothing applies",
+        # and no measurement or shape is infinite: an infinite dram_pct would fire every
+        # "greater than" trigger. The one exception is a call that moves no bytes, whose
+        # arithmetic intensity is +inf (Cost.arith_intensity): it lies above any ridge.
+        if not math.isfinite(number) and not (
+            where == "metrics" and name in _MAY_BE_INFINITE and number == math.inf
+        ):
+            raise InputError(expected("a finite number", repr(value), where=f"{where}[{name!r}]"))
 
 
 def _kind(value: Kind | str) -> Kind:

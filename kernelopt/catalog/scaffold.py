@@ -14,7 +14,7 @@ from pathlib import Path
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
 from kernelopt.catalog._fields import as_path, enum_field, require_str
-from kernelopt.catalog.layout import candidate_paths, entry_path, make_root
+from kernelopt.catalog.layout import candidate_paths, check_tree_folder, entry_path, make_root
 from kernelopt.catalog.markdown import EVIDENCE_HEADER, NO_INTERACTIONS
 from kernelopt.catalog.model import Kind, relative_path, slugify
 from kernelopt.catalog.vocabulary import FAMILIES, canonical_language
@@ -142,7 +142,10 @@ def new_entry_file(
     ------
     CatalogError
         If the id is already used in the tree (under either kind and any scope) or, with
-        ``with_builtin``, by a built-in entry, or ``root`` is a file or cannot be created.
+        ``with_builtin``, by a built-in entry, ``root`` is a file or cannot be created, or
+        it is a folder the tree's other writers refuse: its ``index.md`` was not written by
+        ``kernelopt catalog index``, or it has none and holds markdown outside the entry
+        folders. Nothing is written then.
     """
     rel, text = scaffold_entry(name, kind=kind, language=language)
     base = as_path(root, "root")
@@ -159,6 +162,9 @@ def new_entry_file(
                     "record_evidence or flip)",
                 )
             )
+    # As every update of the tree: a folder the next `catalog index` would refuse (a docs
+    # page at its index.md, or other markdown beside the entry folders) gets no entry.
+    check_tree_folder(base)
     make_root(base)
     with locked(base):
         for other in candidate_paths(base, entry_id):

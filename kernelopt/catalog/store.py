@@ -27,11 +27,12 @@ from kernelopt._fileio import atomic_write_text, locked, temp_file_target
 from kernelopt.catalog._fields import as_path, require_str, to_enum
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.conditions import Condition, parse_condition
-from kernelopt.catalog.index import INDEX_HEADER, render_index
+from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import (
     INDEX_NAME,
     Placement,
     candidate_paths,
+    check_tree_folder,
     classify,
     entry_path,
     iter_markdown,
@@ -223,40 +224,9 @@ class KnowledgeTree:
         return path
 
     def _check_index_is_ours(self) -> None:
-        """Refuse a folder whose ``index.md`` this tree did not write (a project's own docs
-        page at ``docs/knowledge/index.md``): every operation ends by rewriting it."""
-        path = self.root / INDEX_NAME
-        if not path.is_file():
-            self._check_holds_a_tree()
-            return
-        try:
-            head = path.read_text(encoding="utf-8")[: len(INDEX_HEADER)]
-        except (OSError, UnicodeDecodeError):
-            head = ""
-        if head != INDEX_HEADER:
-            raise CatalogError(
-                expected(
-                    f"a knowledge tree at {self.root} (its index.md written by "
-                    "`kernelopt catalog index`, or none)",
-                    f"another file at {path}, which would be replaced; pick another tree",
-                )
-            )
-
-    def _check_holds_a_tree(self) -> None:
-        """Refuse to write a first ``index.md`` into a folder holding markdown outside the
-        entry folders: a project's ``docs/`` named for its ``docs/knowledge/``, where the
-        index would land among (or over) the site's own pages."""
-        if not self.root.is_dir():
-            return
-        for path in iter_markdown(self.root):
-            if isinstance(classify(self.root, path), str):
-                shown = path.relative_to(self.root).as_posix()
-                raise CatalogError(
-                    expected(
-                        f"a knowledge tree at {self.root} (markdown only in its entry folders)",
-                        f"{shown}, outside them; pick the tree's own folder or move the file",
-                    )
-                )
+        """Refuse a folder that is not a knowledge tree (:func:`check_tree_folder`): every
+        operation ends by rewriting its ``index.md``."""
+        check_tree_folder(self.root)
 
     def _remove_dead_temp_files(self) -> None:
         """Remove the temp files of writers killed between writing and renaming them.

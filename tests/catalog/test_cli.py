@@ -48,6 +48,32 @@ def test_index_refuses_a_folder_that_holds_other_markdown(
     assert run(capsys, "index", str(docs / "knowledge"))[0] == 0
 
 
+def test_new_refuses_a_folder_that_index_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A project's docs/knowledge/index.md of its own, or docs/ named for docs/knowledge/:
+    # `catalog index` refuses both, so `catalog new` must not leave an entry there first.
+    docs = tmp_path / "docs"
+    (docs / "knowledge").mkdir(parents=True)
+    page = docs / "knowledge" / "index.md"
+    page.write_text("# Our knowledge base\n", encoding="utf-8")
+    (docs / "guide.md").write_text("# Guide\n", encoding="utf-8")
+    for tree, got in ((docs / "knowledge", "another file at"), (docs, "knowledge/index.md")):
+        code, out, err = run(
+            capsys, "new", "--kind", "optimization", "My Thing", "--dir", str(tree)
+        )
+        assert (code, out) == (2, "")
+        assert err.startswith(f"kernelopt catalog: error: Expected a knowledge tree at {tree}")
+        assert got in err and len(err.strip().split("\n")) == 1
+        assert run(capsys, "index", str(tree))[0] == 2  # what `new` refused, `index` refuses
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "docs",
+        "docs/guide.md",
+        "docs/knowledge",
+        "docs/knowledge/index.md",
+    ]
+
+
 def test_show_prints_the_file_or_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "show", "online-softmax")
     assert code == 0 and out == render_entry(Catalog.builtin().get("online-softmax"))
@@ -104,7 +130,10 @@ def test_search_checks_a_plan_against_the_anti_patterns(
             ("--file", "{tmp}/missing.md"),
             "Expected a text file to search with (--file), got no file at",
         ),
-        (("--file", "{tmp}"), "Expected a text file to search with (--file), got no file at"),
+        (
+            ("--file", "{tmp}"),
+            "Expected a text file to search with (--file), got a directory at",
+        ),
         (("--file", "{tmp}/latin1.md"), "Expected UTF-8 text, got a byte that is not"),
         (("--file", "{tmp}/blank.md"), "Expected words to look for (TEXT or --file), got none"),
     ],

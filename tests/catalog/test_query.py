@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -130,6 +131,35 @@ def test_bad_metric_values_say_what_was_expected(facts: object, message: str) ->
     with pytest.raises(InputError) as raised:
         CATALOG.query(metrics=facts)  # type: ignore[arg-type]
     assert message in str(raised.value)
+
+
+@pytest.mark.parametrize("where", ["metrics", "shape"])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_values_that_are_not_finite_are_refused(where: str, value: float) -> None:
+    # As `catalog match --metric dram_pct=nan` is: NaN compares false with everything (the
+    # answer would read "nothing applies"), and an infinite share fires every "greater than".
+    name = "dram_pct" if where == "metrics" else "s_q"
+    message = rf"{where}\['{name}'\]: Expected a finite number, got {value!r}"
+    with pytest.raises(InputError, match=message):
+        CATALOG.query(**{where: {name: value}})  # type: ignore[arg-type]
+    np = pytest.importorskip("numpy")
+    with pytest.raises(InputError, match=rf"{where}\['{name}'\]: Expected a finite number"):
+        CATALOG.query(**{where: {name: np.float32(value)}})  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="Expected a finite number"):
+        CATALOG.match_metrics({"dram_pct": 85.0, "tc_pct": value})
+
+
+def test_the_infinite_intensity_of_a_call_moving_no_bytes_is_above_the_ridge() -> None:
+    # Cost.arith_intensity is +inf for a call that moves no bytes, and profile reports
+    # match such a call's metrics: it is compute-bound, not refused.
+    metrics = {"arith_intensity": math.inf, "ridge": 200.0, "tc_pct": 20.0}
+    found = ids(CATALOG.match_metrics(metrics))
+    assert "head-grouping-mma-tile" in found and "kv-tile-shared-load" not in found
+    for value in (-math.inf, math.nan):
+        with pytest.raises(InputError, match="Expected a finite number"):
+            CATALOG.match_metrics({**metrics, "arith_intensity": value})
+    with pytest.raises(InputError, match="Expected a finite number"):
+        CATALOG.query(shape={"arith_intensity": math.inf})
 
 
 def test_a_shape_too_large_for_a_float_says_what_was_expected() -> None:

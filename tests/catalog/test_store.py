@@ -433,11 +433,14 @@ def test_a_folder_whose_index_md_is_someone_elses_is_not_written(tmp_path: Path)
         lambda: tree.record_evidence(
             "cuda-graphs", _row("a"), source_type="local experiment", source="x"
         ),
+        # A scaffold there would be an entry the next `catalog index` refuses to list.
+        lambda: new_entry_file(root, "My Trick", kind="optimization"),
     ):
         with pytest.raises(CatalogError, match=r"Expected a knowledge tree at .*, got another"):
             operation()
     assert (root / "index.md").read_text(encoding="utf-8") == page
     assert sorted(p.name for p in root.iterdir()) == ["index.md"]
+    assert sorted(p.name for p in root.parent.iterdir()) == ["knowledge"]  # no lock file
 
 
 def test_operations_refuse_wrong_types_before_writing(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from kernelopt.catalog import (
     Catalog,
     Interaction,
     Kind,
+    KnowledgeTree,
     lint_tree,
     load_tree,
     parse_condition,
@@ -113,6 +114,39 @@ def test_strict_load_raises(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     with pytest.raises(CatalogError, match="a-file \\(not a folder\\)"):
         Catalog.load(tmp_path / "a-file")
+
+
+def test_a_folder_that_is_no_tree_is_refused_in_one_line(tmp_path: Path) -> None:
+    # `learn --knowledge examples`: a folder of logs and notes. A line per markdown file
+    # would bury what is wrong, the folder; lint and a non-strict load still list each.
+    root = tmp_path / "examples"
+    write_entry(root, make_entry(interactions=()))
+    stray = ["logs/README.md", "logs/a/exp_1/result.md", "notes.d/plan.md"]
+    for name in stray:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("# Notes\n", encoding="utf-8")
+    dup = root / "languages" / "cuda" / "optimizations" / "demo-trick.md"
+    dup.parent.mkdir(parents=True)
+    dup.write_text(render_entry(make_entry(scope="cuda", interactions=())), encoding="utf-8")
+    summary = (
+        f"Expected a knowledge tree at {root} (markdown only in its entry folders), got 3 "
+        "markdown files outside them (the first: logs/README.md); pick the tree's own "
+        f"folder, or see each with `kernelopt catalog lint {root}`"
+    )
+    for load in (lambda: load_tree(root, strict=True), lambda: KnowledgeTree(root).catalog()):
+        with pytest.raises(CatalogError) as raised:
+            load()
+        first, *rest = str(raised.value).split("\n")
+        assert first == summary
+        # Other errors are still said, a line each.
+        assert len(rest) == 1 and "Expected a unique id ('demo-trick'" in rest[0]
+    dup.unlink()
+    with pytest.raises(CatalogError) as raised:
+        Catalog.load(root)
+    assert str(raised.value) == summary
+    outside = [p.path for p in Catalog.load(root, strict=False).problems]
+    assert outside == [str(root / name) for name in stray]
+    assert [p.path for p in lint_tree(root) if p.is_error] == outside
 
 
 def test_a_tree_that_cannot_be_listed_is_refused(
