@@ -59,12 +59,15 @@ def register(subparsers: Any) -> None:
         epilog=exit_codes(
             "judged (FAST, SLOW or SAME)",
             "UNCLEAR: the rows could not decide",
-            "a missing or malformed rows file, an unknown --entry, host-clock rows",
+            "a missing or malformed rows file, an unknown --entry, host-clock rows, a "
+            "--knowledge that is not a knowledge tree",
         )
-        + "\n\nExamples, run in a kernelopt checkout:\n"
+        + "\n\nExamples, run in a kernelopt checkout (whose docs/knowledge is its docs, not "
+        "a tree to write):\n"
         "  kernelopt learn --before docs/kernels/mla_decode/experiments/exp_12/seesaw_before.jsonl"
         " --after docs/kernels/mla_decode/experiments/exp_12/seesaw_after.jsonl"
-        " --point b=32,s=1,h=16 --mode graph --entry split-kv-flash-decoding --dry-run",
+        " --point b=32,s=1,h=16 --mode graph --entry split-kv-flash-decoding"
+        " --knowledge my-knowledge --dry-run",
     )
     learn.add_argument("--before", required=True, metavar="A.jsonl", help="rows without the change")
     learn.add_argument("--after", required=True, metavar="B.jsonl", help="rows with the change")
@@ -170,7 +173,11 @@ def register(subparsers: Any) -> None:
         metavar="V",
         help="version name (needed with --rows)",
     )
-    profile.add_argument("--impl", help="implementation in --rows (default the one named V)")
+    profile.add_argument(
+        "--impl",
+        help="implementation in --rows (default the one named V, else the only one there: "
+        "rows a benchmark wrote under its own name report as V)",
+    )
     profile.add_argument(
         "--baseline",
         metavar="FILE.jsonl",
@@ -403,6 +410,7 @@ def _profile(args: argparse.Namespace) -> int:
         )
     from kernelopt.bench.records import read_rows
     from kernelopt.bench.roofline import load_ceilings
+    from kernelopt.workflow._fields import require_file
     from kernelopt.workflow._rows import by_point
     from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
     from kernelopt.workflow.from_rows import profile_from_rows
@@ -410,8 +418,7 @@ def _profile(args: argparse.Namespace) -> int:
     from kernelopt.workflow.observe import _point_terms, config_matches
 
     for path in filter(None, (args.rows, args.baseline)):
-        if not Path(path).is_file():
-            raise InputError(expected("a BenchRow JSONL file", f"no file at {path}"))
+        require_file(path, "a BenchRow JSONL file")
     if args.devlog and Path(args.devlog).is_dir():
         # Refused before its lock is taken: a failed run leaves nothing beside the folder.
         raise InputError(expected("a devlog file", f"{args.devlog}, a folder", where="--devlog"))

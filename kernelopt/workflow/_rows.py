@@ -48,9 +48,11 @@ def one_impl(
     if prefer is not None and prefer in impls:
         return prefer
     if len(impls) != 1:
-        raise InputError(
-            expected(f"rows of one implementation (choose one with {choose})", impls, where=where)
-        )
+        # Say that the preferred name matched nothing, or the reader hunts for it in the list.
+        what = "rows of one implementation"
+        if prefer is not None:
+            what = f"rows of impl {prefer!r}, or of one implementation"
+        raise InputError(expected(f"{what} (choose one with {choose})", impls, where=where))
     return impls[0]
 
 

@@ -44,7 +44,12 @@ from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
 from kernelopt.bench.roofline import Ceilings
 from kernelopt.experiments.readers._values import LATENCY_UNITS
-from kernelopt.workflow._fields import real_to_float, require_instance, require_text
+from kernelopt.workflow._fields import (
+    real_to_float,
+    require_file,
+    require_instance,
+    require_text,
+)
 from kernelopt.workflow._markdown import BOM, split_row
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
@@ -828,11 +833,10 @@ def read_performance(path: str | os.PathLike[str]) -> list[PerfRow]:
     Raises
     ------
     InputError
-        When there is no file at ``path`` (a devlog with no performance section reads as
-        no rows).
+        When there is no file at ``path``, a folder included (a devlog with no performance
+        section reads as no rows).
     FormatError
         As :func:`parse_performance`, naming ``path``.
     """
-    if not Path(path).is_file():
-        raise InputError(expected("a devlog file", f"no file at {os.fspath(path)}", where="path"))
+    require_file(path, "a devlog file", where="path")
     return parse_performance(read_text(path, what="a devlog file"), path=path)

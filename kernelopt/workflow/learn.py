@@ -47,6 +47,7 @@ from kernelopt.catalog import (
     SourceType,
     canonical_language,
 )
+from kernelopt.catalog.layout import check_tree_folder
 from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow.observe import Observation
 
@@ -403,6 +404,16 @@ def _is_builtin(root: Path) -> bool:
     return resolved == builtin or builtin in resolved.parents
 
 
+def _check_writable(tree: KnowledgeTree) -> None:
+    """Refuse, on a dry run, the tree the real run's write would refuse.
+
+    Every write of the tree first checks that its folder is a knowledge tree (its
+    ``index.md`` written by the tree, or no other markdown outside the entry folders); a
+    dry run that skipped the check would report an update the real run cannot make.
+    """
+    check_tree_folder(tree.root)  # the check the tree's writes run, not a copy of it
+
+
 def learn(
     observation: Observation,
     *,
@@ -456,7 +467,9 @@ def learn(
     Raises
     ------
     CatalogError
-        For an unknown entry id.
+        For an unknown entry id, or a folder that is not a knowledge tree (an
+        ``index.md`` the tree did not write, markdown outside its entry folders) where a
+        write is due; a dry run refuses the same.
     InputError
         For anything but an Observation, the built-in tree without ``allow_builtin``,
         host-clock timings without ``allow_host_clock``, an unknown family or language,
@@ -530,6 +543,8 @@ def learn(
                 language=language,
                 kernel=kernel,
             )
+            if dry_run:
+                _check_writable(tree)
             try:
                 path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
             except CatalogError:
@@ -554,14 +569,17 @@ def learn(
             raise InputError(expected("an anti-pattern id to record the regression in", target_id))
         contradicts = False
     recorded_before = _holds(target, row, observation.source)
-    if not dry_run and not recorded_before:
-        target = tree.record_evidence(
-            target.id,
-            row,
-            source_type=SourceType.LOCAL_EXPERIMENT,
-            source=observation.source,
-            notes=_notes(observation),
-        )
+    if not recorded_before:
+        if dry_run:
+            _check_writable(tree)
+        else:
+            target = tree.record_evidence(
+                target.id,
+                row,
+                source_type=SourceType.LOCAL_EXPERIMENT,
+                source=observation.source,
+                notes=_notes(observation),
+            )
     return attrs.evolve(
         base,
         action=Action.EVIDENCE,

@@ -30,7 +30,7 @@ from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
 from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
-from kernelopt.workflow._fields import require_instance
+from kernelopt.workflow._fields import require_file, require_instance
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
 
@@ -76,7 +76,8 @@ class Observation:
     point : str
         The trial point in ``key=value`` words.
     gpu : str
-        Device name.
+        Device name; ``"cpu"`` for host-clock timings (as :func:`observe_rows` names
+        rows that name no device).
     date : str
         ISO date of the later measurement; empty when its row has no timestamp.
     source : str
@@ -256,6 +257,10 @@ def observe_rows(
 ) -> Observation:
     """Judge ``after`` against ``before``, two rows of the same operation, point and GPU.
 
+    The observation's device is the one the rows name; host-clock rows that name none
+    (``mode: "cpu"`` written by hand) are recorded as timed on ``"cpu"``, as
+    ``kernelopt.bench`` names the CPU.
+
     Parameters
     ----------
     before, after : BenchRow
@@ -286,6 +291,10 @@ def observe_rows(
     comparison, method = _judge_rows(before, after, min_effect=min_effect, max_noise=max_noise)
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
     labels = _labels(before, after)
+    host_clock = before.host_clock or after.host_clock
+    # Host-clock rows written by hand may name no device: name it "cpu", as kernelopt.bench
+    # does, so the evidence row says where it was timed instead of leaving it out.
+    gpu = after.gpu or before.gpu or ("cpu" if host_clock else "")
     return Observation(
         comparison=comparison,
         before=before.median,
@@ -293,7 +302,7 @@ def observe_rows(
         unit=before.unit,
         # The name a benchmark gave the point, else its config's terms (as the devlog).
         point=point_of(_without(before.config, knobs)),
-        gpu=after.gpu or before.gpu,
+        gpu=gpu,
         date=measured_on(after),
         source=source,
         before_label=labels[0],
@@ -306,7 +315,7 @@ def observe_rows(
             for key in knobs
             if before.config.get(key) != after.config.get(key)
         ),
-        host_clock=before.host_clock or after.host_clock,
+        host_clock=host_clock,
     )
 
 
@@ -490,14 +499,14 @@ def observe_files(
     Raises
     ------
     InputError
-        For a missing file or rows that do not select one point (see :func:`select_row`).
+        For a missing file (or a folder in its place) or rows that do not select one point
+        (see :func:`select_row`).
     FormatError
         For a file that is not BenchRow JSONL.
     """
     paths = (Path(before), Path(after))
     for path in paths:
-        if not path.is_file():
-            raise InputError(expected("a BenchRow JSONL file", f"no file at {path}"))
+        require_file(path, "a BenchRow JSONL file")
     first, second = (
         _select_row(
             read_rows(path),

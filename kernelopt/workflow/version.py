@@ -238,7 +238,8 @@ class NewVersion:
         """What a reviewer would reject, as messages (empty when none).
 
         Unknown or stale catalog links; correctness not PASS; no trial configuration;
-        and, with ``root``, files and the devlog that do not exist below it.
+        and, with ``root``, files and the devlog that do not exist below it (a devlog path
+        naming a folder is said to be one).
 
         Parameters
         ----------
@@ -269,7 +270,9 @@ class NewVersion:
             if self.devlog is None:
                 found.append("no devlog entry written")
             elif not (base / self.devlog).is_file():
-                found.append(f"devlog {self.devlog} does not exist")
+                # A folder there is not missing: saying so would send the user looking for it.
+                why = "is a directory" if (base / self.devlog).is_dir() else "does not exist"
+                found.append(f"devlog {self.devlog} {why}")
         return found
 
     def validate(self, catalog: EntryLookup) -> None:

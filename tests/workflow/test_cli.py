@@ -639,3 +639,80 @@ def test_the_module_synopsis_of_each_report_form_shows_its_options() -> None:
     for form, (prog, refused) in expected_forms.items():
         takes = {o for o in _options(parsers[prog]) if o.startswith("--")} - {"--help"}
         assert synopses[form] == takes - refused, form
+
+
+def test_learn_dry_run_refuses_a_hand_written_knowledge_index(
+    capsys: pytest.CaptureFixture[str], runs: Path, knowledge: Path
+) -> None:
+    # A project's docs/knowledge/index.md page: the real run exits 2 rather than replace
+    # it, and the dry run must say so too, not "Would record".
+    (knowledge / "index.md").write_text("# Knowledge\n\nOur pages.\n", encoding="utf-8")
+    files = snapshot(knowledge)
+    argv = ["learn", "--before", str(runs / "v1.jsonl"), "--after", str(runs / "v2.jsonl")]
+    argv += ["--entry", "split-kv-flash-decoding", "--knowledge", str(knowledge)]
+    for extra in ([], ["--dry-run"]):
+        code, out, err = run(capsys, *argv, *extra)
+        assert (code, out) == (2, ""), out
+        assert f"Expected a knowledge tree at {knowledge}" in err and "index.md" in err
+    assert snapshot(knowledge) == files
+
+
+def test_report_profile_says_which_impl_the_version_names(
+    capsys: pytest.CaptureFixture[str], runs: Path
+) -> None:
+    # Several impls and none named --version: the refusal says that V matched none.
+    both = write_rows(runs / "both.jsonl", anchor_row("splits8"), anchor_row("splits16"))
+    argv = ["report", "profile", "--rows", str(both), "--kernel", "k", "--version", "v9"]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert "Expected rows of impl 'v9', or of one implementation (choose one with --impl" in err
+    # One impl under another name is that version's, as profile_from_rows documents; the
+    # help says so rather than promise rows named V only.
+    argv[3] = str(runs / "v2.jsonl")
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and out.startswith("## Profile: k v9 | ")
+    with pytest.raises(SystemExit):
+        main(["report", "profile", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--impl IMPL implementation in --rows (default the one named V, else the only" in text
+
+
+def test_a_folder_given_for_a_file_is_named_as_one(
+    capsys: pytest.CaptureFixture[str], runs: Path, knowledge: Path
+) -> None:
+    folder = runs / "rows"
+    folder.mkdir()
+    argv = ["learn", "--before", str(folder), "--after", str(runs / "v2.jsonl")]
+    code, _, err = run(capsys, *argv, "--entry", "cuda-graphs", "--knowledge", str(knowledge))
+    assert code == 2 and f"Expected a BenchRow JSONL file, got a directory at {folder}" in err
+    profile = ["report", "profile", "--kernel", "k", "--version", "v"]
+    for files in (
+        ["--rows", str(folder)],
+        ["--rows", str(runs / "v2.jsonl"), "--baseline", str(folder)],
+    ):
+        code, _, err = run(capsys, *profile, *files)
+        assert code == 2 and f"Expected a BenchRow JSONL file, got a directory at {folder}" in err
+    code, _, err = run(capsys, *profile, "--rows", str(runs / "none.jsonl"))
+    assert code == 2 and f"got no file at {runs / 'none.jsonl'}" in err
+
+
+def test_report_version_check_names_a_folder_given_as_devlog(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    version = NewVersion(
+        kernel="mla_decode",
+        version="v3",
+        changes=[Change(what="split KV")],
+        correctness="PASS",
+        trials=[TrialCheck(point={"b": 32, "s": 1, "t": 4096}, why="decode")],
+        devlog="docs/kernels",
+    )
+    path = tmp_path / "v3.md"
+    path.write_text(version.render(), encoding="utf-8")
+    argv = ["report", "version", str(path), "--check", "--root", str(tmp_path)]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and "devlog docs/kernels does not exist" in err
+    (tmp_path / "docs" / "kernels").mkdir(parents=True)
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and "devlog docs/kernels is a directory" in err
+    assert "does not exist" not in err

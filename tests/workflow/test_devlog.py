@@ -476,3 +476,11 @@ def test_two_rows_of_one_point_are_refused_untouched(tmp_path: Path) -> None:
     )
     assert caught.value.line == 19
     assert path.read_bytes() == text.encode()
+
+
+def test_reading_a_folder_as_a_devlog_says_it_is_one(tmp_path: Path) -> None:
+    # "no file at" would send the user looking for a path that is there.
+    with pytest.raises(InputError, match=r"Expected a devlog file, got a directory at "):
+        read_performance(tmp_path)
+    with pytest.raises(InputError, match=r"Expected a devlog file, got no file at "):
+        read_performance(tmp_path / "mla_decode.md")

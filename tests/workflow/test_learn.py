@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import attrs
@@ -20,7 +21,7 @@ from kernelopt.workflow import (
     observe_rows,
 )
 
-from .conftest import anchor_row, bench_row, snapshot
+from .conftest import anchor_row, bench_row, snapshot, write_rows
 
 
 def observed(before: str, after: str, *, samples: int = 0) -> Observation:
@@ -469,3 +470,60 @@ def test_a_derived_anti_pattern_keeps_the_applied_entrys_families() -> None:
     assert one.families == ("softmax",) and "applied to a softmax kernel" in one.contexts[0]
     general = derive_anti_pattern(Catalog.builtin().get("cuda-graphs"), seen)
     assert "applied to a kernel: slower" in general.contexts[0]
+
+
+@pytest.mark.parametrize(("before", "after"), [("splits16", "splits8"), ("splits8", "splits32")])
+def test_a_dry_run_refuses_a_folder_that_is_not_a_knowledge_tree(
+    knowledge: Path, before: str, after: str
+) -> None:
+    # A project's own docs/knowledge/index.md page: the real run refuses to write there
+    # (the tree's next index would replace it), and a dry run once said "Would record".
+    (knowledge / "index.md").write_text("# Our knowledge pages\n", encoding="utf-8")
+    files = snapshot(knowledge)
+    seen = observed(before, after)
+    for dry_run in (False, True):
+        with pytest.raises(CatalogError, match="Expected a knowledge tree at"):
+            learn(seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, dry_run=dry_run)
+    assert snapshot(knowledge) == files
+    # Where the real run writes nothing (within noise), the dry run refuses nothing either.
+    same = observe_rows(anchor_row("splits8"), bench_row("v2b", 66.6), source="runs/same.jsonl")
+    for dry_run in (False, True):
+        outcome = learn(
+            same, entry_id="split-kv-flash-decoding", knowledge=knowledge, dry_run=dry_run
+        )
+        assert outcome.action is Action.NONE
+    assert snapshot(knowledge) == files
+
+
+def test_host_clock_rows_that_name_no_device_are_recorded_as_cpu(knowledge: Path) -> None:
+    # Rows written by hand for an interpreter run: mode "cpu", no gpu field.
+    seen = observe_rows(
+        bench_row("splits16", 80.0, mode="cpu", gpu=""),
+        bench_row("splits8", 50.0, mode="cpu", gpu=""),
+        source="runs/cpu.jsonl",
+    )
+    assert seen.host_clock and seen.gpu == "cpu"
+    outcome = learn(
+        seen, entry_id="split-kv-flash-decoding", knowledge=knowledge, allow_host_clock=True
+    )
+    assert outcome.row is not None and outcome.row.config.endswith(", cpu, 2026-12-02")
+    assert outcome.to_dict()["gpu"] == "cpu" and " on cpu: " in outcome.summary()
+    # A row that names its device keeps it; GPU rows naming none stay unnamed.
+    named = observe_rows(
+        bench_row("splits16", 80.0, mode="cpu", gpu="Intel Xeon"),
+        bench_row("splits8", 50.0, mode="cpu", gpu=""),
+        source="runs/cpu.jsonl",
+    )
+    assert named.gpu == "Intel Xeon"
+    unnamed = observe_rows(
+        anchor_row("splits16", gpu=""), anchor_row("splits8", gpu=""), source="x"
+    )
+    assert not unnamed.host_clock and unnamed.gpu == ""
+
+
+def test_a_folder_given_for_a_rows_file_is_named_as_one(tmp_path: Path) -> None:
+    rows = write_rows(tmp_path / "v1.jsonl", anchor_row("splits16"))
+    with pytest.raises(InputError, match=f"got a directory at {re.escape(str(tmp_path))}$"):
+        observe_files(tmp_path, rows)
+    with pytest.raises(InputError, match=r"got no file at .*missing\.jsonl$"):
+        observe_files(rows, tmp_path / "missing.jsonl")
