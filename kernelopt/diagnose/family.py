@@ -2,8 +2,11 @@
 
 The family decides which catalog entries are fundamental (split-KV for decode attention,
 online softmax for attention, ...). It is inferred from words: CLAUDE.md and kernel paths
-weigh most, experiment titles less. A family is only named when the words say so clearly;
-``diagnose(family=...)`` overrides it.
+weigh most, experiment titles less. A kernel path is read as the words of its components
+(``kernels/mla_decode.py`` reads "kernels mla decode py"). Where two families score alike,
+the one named by the stronger source wins: a heading of CLAUDE.md (what the effort is
+about), then its other lines and the kernel paths, then experiment titles. A family is only
+named when the words say so clearly; ``diagnose(family=...)`` overrides it.
 """
 
 from __future__ import annotations
@@ -55,31 +58,52 @@ class FamilyGuess:
     facts: tuple[Fact, ...] = ()
 
 
-def _weighted_facts(log: ExperimentLog) -> Iterable[tuple[Fact, float]]:
+# How strong a source is, for ties: a heading of CLAUDE.md names what the effort is about;
+# its other lines and the kernel paths describe it; an experiment title names one attempt
+# (a softmax rescale fused into an MLA decode kernel is not a softmax kernel).
+_HEADING, _DESCRIPTION, _TITLE = 3, 2, 1
+# Path components join words with these (``mla_decode.py``): ``\b`` does not split on ``_``.
+_PATH_JOINER = re.compile(r"[/\\_.\-]+")
+
+
+def _path_words(path: str) -> str:
+    """``path`` as the words of its components: ``kernels/mla_decode.py`` reads
+    ``kernels mla decode py``."""
+    return _PATH_JOINER.sub(" ", path)
+
+
+def _weighted_facts(log: ExperimentLog) -> Iterable[tuple[Fact, str, float, int]]:
+    """Each fact, the text its families are matched in, its weight, and its strength."""
     for fact in log.project[:200]:
-        yield fact, 3.0
+        strength = _HEADING if fact.text.lstrip().startswith("#") else _DESCRIPTION
+        yield fact, fact.text, 3.0, strength
     for source in log.kernels:
-        yield Fact(text=source.path, source=SourceRef(path=source.path)), 3.0
+        fact = Fact(text=source.path, source=SourceRef(path=source.path))
+        yield fact, _path_words(source.path), 3.0, _DESCRIPTION
     if log.kernel_path is not None:
-        yield log.kernel_path, 3.0
+        yield log.kernel_path, _path_words(log.kernel_path.text), 3.0, _DESCRIPTION
     for experiment in log.experiments[-200:]:
         ref = experiment.source or SourceRef(path="")
-        yield Fact(text=experiment.description, source=ref), 1.0
+        yield Fact(text=experiment.description, source=ref), experiment.description, 1.0, _TITLE
 
 
 def infer_family(log: ExperimentLog) -> FamilyGuess:
     """Guess the kernel family of ``log``; ``family`` is None when no family is clear."""
     scores: dict[str, float] = {}
+    strengths: dict[str, int] = {}
     facts: dict[str, list[Fact]] = {}
-    for fact, weight in _weighted_facts(log):
+    for fact, text, weight, strength in _weighted_facts(log):
         for family, pattern in _PATTERNS:
-            if pattern.search(fact.text):
+            if pattern.search(text):
                 scores[family] = scores.get(family, 0.0) + weight
+                strengths[family] = max(strengths.get(family, 0), strength)
                 facts.setdefault(family, []).append(fact)
     if not scores:
         return FamilyGuess(family=None, score=0.0)
+    # A tie goes to the family the stronger source names; the name only keeps the choice
+    # the same from run to run.
+    best = max(scores, key=lambda f: (scores[f], strengths[f], f))
     # decode-attention evidence also counts for MLA decode when MLA is named.
-    best = max(scores, key=lambda f: (scores[f], f))
     for specific, parent in _SPECIFIC.items():
         if specific in scores and best in (parent, "attention") and scores[specific] >= 3.0:
             best = specific

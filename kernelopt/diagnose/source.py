@@ -431,13 +431,55 @@ def _is_device(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return bool(names & {"jit", "autotune", "heuristics", "kernel", "njit", "cuda"})
 
 
+_NONE_TEST = re.compile(r"\bis None\b|\bnot in\b|\bis not None\b|== None")
+
+
+def _none_check(node: ast.AST) -> bool:
+    """Whether ``node`` branches on a None check (``if out is None:``, ``a if out is None
+    else b``) or on a key missing from a cache (``if key not in cache:``)."""
+    return isinstance(node, (ast.If, ast.IfExp)) and bool(_NONE_TEST.search(ast.unparse(node.test)))
+
+
 def _guarded_by_none_check(ancestors: Sequence[ast.AST]) -> bool:
-    for node in ancestors:
-        if isinstance(node, ast.If):
-            text = ast.unparse(node.test) if hasattr(ast, "unparse") else ""
-            if re.search(r"\bis None\b|\bnot in\b|\bis not None\b|== None", text):
-                return True
-    return False
+    return any(_none_check(node) for node in ancestors)
+
+
+def _allocates_unguarded(node: ast.AST) -> bool:
+    """Whether ``node`` allocates outside a None check within it (``torch.empty_like(x) if
+    out is None else out`` does not)."""
+    if _is_allocation(node):
+        return True
+    return not _none_check(node) and any(
+        _allocates_unguarded(child) for child in ast.iter_child_nodes(node)
+    )
+
+
+def _takes_buffer(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether ``function`` uses its parameter ``name`` as a buffer from the caller: reads
+    it, and never replaces it with a fresh allocation outside a None check. A parameter
+    left unused, or overwritten by ``torch.empty`` on every call, keeps nothing."""
+    read = False
+
+    def visit(node: ast.AST, guarded: bool) -> bool:
+        nonlocal read
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            read = True
+        if (
+            not guarded
+            and isinstance(node, (ast.Assign, ast.AnnAssign))
+            and any(
+                isinstance(t, ast.Name) and t.id == name
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+            and node.value is not None
+            and _allocates_unguarded(node.value)
+        ):
+            return False
+        guarded = guarded or _none_check(node)
+        return all(visit(child, guarded) for child in ast.iter_child_nodes(node))
+
+    kept = all(visit(statement, False) for statement in function.body)
+    return kept and read
 
 
 def _assigned_to_cache(parent: ast.AST | None) -> bool:
@@ -556,9 +598,8 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
             else:
                 if _is_device(node) or _decorator_names(node) & _CACHE_DECORATORS:
                     return
-                params = [a.arg for a in node.args.args + node.args.kwonlyargs]
-                if any(_OUT_PARAMS.match(p) for p in params):
-                    return  # the caller can pass persistent buffers in
+                # A function that takes out=/workspace= is read like any other: what it
+                # allocates outside a None check on them is still allocated every call.
                 function, launch = node, False
         elif isinstance(node, ast.Lambda) and any(node is a for a in allocator_lambdas):
             function, launch = node, True
@@ -579,8 +620,10 @@ def allocations(sources: Iterable[KernelSource]) -> list[Allocation]:
     Counted: allocations in launcher functions of files that launch a kernel, and
     allocations inside an allocator given to ``triton.set_allocator`` (a lambda or a
     function, anywhere in the file; ``per_launch`` marks them). Not counted: allocations
-    behind an ``is None`` check, stored into a cache, or in functions that take
-    ``out``/``workspace`` parameters, and any in a file that uses a buffer pool.
+    behind an ``is None`` check (an ``if`` or a conditional expression: the fallback of a
+    launcher taking ``out=None``), stored into a cache, and any in a file that uses a
+    buffer pool. A launcher that takes ``out``/``workspace`` parameters still counts what
+    it allocates outside such a check (an unused ``out=``, scratch beside a real one).
     """
     found: list[Allocation] = []
     for source in sources:
@@ -679,7 +722,7 @@ def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, 
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _is_device(node):
             continue
         params = [a.arg for a in node.args.args + node.args.kwonlyargs]
-        taken = next((p for p in params if _OUT_PARAMS.match(p)), None)
+        taken = next((p for p in params if _OUT_PARAMS.match(p) and _takes_buffer(node, p)), None)
         if launches and taken is not None:
             # The caller can pass persistent buffers in.
             return getattr(node, "lineno", 0), f"{node.name}() takes {taken}="
@@ -706,7 +749,8 @@ def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, 
 
 def persistent_buffers(sources: Iterable[KernelSource]) -> tuple[KernelSource, int, str] | None:
     """Where the host code of ``sources`` keeps its buffers across calls or takes them from
-    the caller: a buffer pool, a launcher taking ``out``/``workspace`` parameters, an
+    the caller: a buffer pool, a launcher taking ``out``/``workspace`` parameters that it
+    uses (reads, and never replaces with a fresh allocation outside a None check), an
     allocation behind an ``is None`` check or stored into a cache — the code
     :func:`allocations` does not count as allocating per call.
 
@@ -843,8 +887,11 @@ _INF_GUARD = re.compile(
     r"tl\.maximum\(\s*m\w*\s*,\s*-?\d|where\(\s*\w*(?:l|sum)\w*\s*==\s*0|where\(\s*m\w*\s*==",
     re.IGNORECASE,
 )
+# The shape may be a tuple (``tl.zeros((BLOCK_M, BLOCK_N), dtype=...)``): the arguments
+# allow one level of parentheses inside. The two alternatives start on different characters,
+# so the scan stays linear.
 _BF16_ACC = re.compile(
-    r"(?:acc\w*|sum\w*|accum\w*)\s*=\s*(?:tl|torch)\.zeros\([^)]*dtype\s*=\s*(?:tl|torch)\.(?:bfloat16|float16)"
+    r"(?:acc\w*|sum\w*|accum\w*)\s*=\s*(?:tl|torch)\.zeros\((?:[^()]|\([^()]*\))*?dtype\s*=\s*(?:tl|torch)\.(?:bfloat16|float16)"
     r"|out_dtype\s*=\s*tl\.(?:bfloat16|float16)|__nv_bfloat16\s+acc|half\s+acc|__half\s+acc"
     r"|acc\w*\s*=\s*acc\w*\.to\(\s*tl\.(?:bfloat16|float16)\s*\)",
 )

@@ -2,12 +2,14 @@
 
 The host launcher of the current kernel is parsed (``ast`` for Python, regex for C++/CUDA)
 for ``torch.empty``/``zeros``/``ones``/``full``/``*_like``/``new_*`` calls that run on every
-call: not behind an ``is None`` check, not stored into a cache, not in a function that takes
-``out``/``workspace`` arguments, in a file with no persistent-buffer pool. An allocator handed
-to ``triton.set_allocator`` (a lambda or a function, at module level or anywhere) counts
-too: Triton calls it at every launch of a kernel that needs global scratch, so a
-``torch.empty`` in it allocates per launch. For the fixed shapes a decode loop repeats,
-those buffers can be allocated once and reused.
+call: not behind an ``is None`` check, not stored into a cache, in a file with no
+persistent-buffer pool. A launcher that takes ``out``/``workspace`` arguments is read the
+same way: an unused ``out=None``, or scratch allocated beside a real ``out``, still
+allocates every call (the ``if out is None: out = torch.empty(...)`` fallback does not).
+An allocator handed to ``triton.set_allocator`` (a lambda or a function, at module level
+or anywhere) counts too: Triton calls it at every launch of a kernel that needs global
+scratch, so a ``torch.empty`` in it allocates per launch. For the fixed shapes a decode
+loop repeats, those buffers can be allocated once and reused.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
                 [HOST_LAUNCHER],
             )
         return not_found(_PATHOLOGY, f"No per-call allocation shows in the host code of {paths}.")
+    # Buffers kept or taken beside the per-call ones (a real out= and fresh scratch):
+    # the summary says so rather than "no out= plumbing".
+    kept = persistent_buffers(kernels)
     per_call = [a for a in found_allocations if not a.per_launch]
     per_launch = [a for a in found_allocations if a.per_launch]
     parts = []
@@ -80,7 +85,16 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
     summary = (
         text[0].upper()
         + text[1:]
-        + (", with no persistent buffers or out= plumbing" if per_call else "")
+        + (
+            (
+                f", beside the buffers it keeps or takes ({kept[0].path}:{kept[1]}: "
+                f"{quote(kept[2], 80)})"
+                if kept is not None
+                else ", with no persistent buffers or out= plumbing"
+            )
+            if per_call
+            else ""
+        )
         + (
             f"; experiments {', '.join(str(e.number) for e in tried)} mention it but the kernel "
             f"still does it"

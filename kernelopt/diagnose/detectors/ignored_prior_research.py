@@ -8,7 +8,9 @@ the log's attempts count as later, and the finding says so rather than "N+ that 
 A later experiment acts on a recommendation when it names the same catalog entry or
 shares ``min_overlap`` of its distinctive terms. A later experiment's plan or result that
 quotes the recommendation's words answers it too: that is how a log records why an idea
-was not taken up ("Try it, or record why not"). A recommendation followed by
+was not taken up ("Try it, or record why not"). A quote is 24 characters of it in a row or
+more (a phrase naming the idea, or the whole text), compared in lower case with one space
+between words and no markdown emphasis. A recommendation followed by
 ``min_later_experiments`` attempts, none acting on it, was ignored; one repeated in
 several places weighs more.
 """
@@ -27,7 +29,7 @@ from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.experiments.log import Experiment, Recommendation
 
-__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore"]
+__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore", "shares_quote"]
 
 _PATHOLOGY = Pathology.IGNORED_PRIOR_RESEARCH
 # Statements about the work rather than recommendations ("Both are multi-session efforts").
@@ -113,6 +115,58 @@ _EXPERIMENT_FILE = re.compile(r"(?:^|/)exp_\d+/.*\.md$")
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
+def shares_quote(words: str, text: str, size: int = _MIN_QUOTE) -> bool:
+    """Whether ``text`` holds ``size`` or more characters of ``words`` in a row.
+
+    Both are compared as given (normalize them first). Any run of ``size`` characters of
+    ``words`` holds one of its chunks of ``size // 2`` characters taken from the start on,
+    so only the places in ``text`` where such a chunk occurs are extended to both sides: a
+    few scans of ``text`` per recommendation, however long the notes.
+
+    Parameters
+    ----------
+    words : str
+        The text quoted from (a recommendation).
+    text : str
+        The text that may quote it (later plans and results).
+    size : int, optional
+        The shortest run of characters that counts as a quote.
+
+    Returns
+    -------
+    bool
+        True when a run of at least ``size`` characters of ``words`` appears in ``text``.
+    """
+    if size <= 0 or len(words) < size:
+        return False
+    step = max(1, size // 2)
+    for start in range(0, len(words) - step + 1, step):
+        chunk = words[start : start + step]
+        rest = len(words) - start - step
+        at = text.find(chunk)
+        while at != -1:
+            end = at + step
+            after = _common_length(words[start + step :], text[end : end + rest])
+            reach = size - step - after  # characters still needed before the chunk
+            if reach <= 0:
+                return True
+            before = _common_length(
+                words[max(0, start - reach) : start][::-1], text[max(0, at - reach) : at][::-1]
+            )
+            if before >= reach:
+                return True
+            at = text.find(chunk, at + 1)
+    return False
+
+
+def _common_length(first: str, second: str) -> int:
+    """How many leading characters ``first`` and ``second`` share."""
+    for index, (one, other) in enumerate(zip(first, second, strict=False)):
+        if one != other:
+            return index
+    return min(len(first), len(second))
+
+
 def _normalized(text: str) -> str:
     """``text`` as quotes are compared: straight quotes, no markdown emphasis or code
     ticks, one space between words, lower case."""
@@ -144,17 +198,21 @@ class _Notes:
 
     def quoted(self, recommendation: Recommendation, experiments: list[Experiment]) -> bool:
         """Whether a plan or result of ``experiments`` other than the recommendation's own
-        file quotes its words."""
+        file quotes its words: ``_MIN_QUOTE`` characters of it in a row or more (a phrase
+        naming the idea answers it as well as the whole text)."""
         words = _normalized(recommendation.text)
         if len(words) < _MIN_QUOTE or not self._root:
             return False
         own = recommendation.source.path
-        return any(
-            words in self.text(source.path)
+        # One text for all the notes, searched once: a search per note cost more than the
+        # search itself. Normalized text holds no line break, so no quote spans two notes.
+        notes = "\n".join(
+            self.text(source.path)
             for experiment in experiments
             for source in experiment.sources
             if source.path != own and _EXPERIMENT_FILE.search(source.path)
         )
+        return shares_quote(words, notes)
 
 
 def group_repeats(ignored: list[_Ignored], terms_of: dict[str, set[str]]) -> list[list[_Ignored]]:

@@ -19,7 +19,9 @@ that add ``min_new_constexprs`` knobs, ``min_new_branches`` branches, or
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import itertools
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from kernelopt._words import count_text, noun
 from kernelopt.diagnose.changes import SnapshotChange, file_name, kept
@@ -28,17 +30,53 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import OverEngineeringParams
 from kernelopt.diagnose.source import Complexity, complexity
+from kernelopt.experiments.log import KernelSource
+from kernelopt.experiments.readers.seed import folder_number
 
 __all__ = ["detect", "total_complexity"]
 
 _PATHOLOGY = Pathology.OVER_ENGINEERING
+_Item = TypeVar("_Item", KernelSource, SnapshotChange)
 
 
-def _replayed(ctx: Context, number: int) -> tuple[SnapshotChange, ...]:
+def _folder(path: str, number: int) -> str | None:
+    """The experiment folder of ``number`` that holds ``path`` (``experiments/exp_5``), or
+    None when no folder on the path gives that number."""
+    parts = path.split("/")[:-1]
+    for depth in range(len(parts) - 1, -1, -1):
+        if folder_number(parts[depth]) == number:
+            return "/".join(parts[: depth + 1])
+    return None
+
+
+def _one_folder(
+    items: Sequence[_Item], number: int, path: Callable[[_Item], str]
+) -> Sequence[_Item]:
+    """``items`` of experiment ``number`` from one folder: where two folders hold the
+    experiment (``exp_5/`` and a copy in ``exp_005/``), the reader keeps the folder whose
+    path sorts first, and so does the kernel's size: summing both copies doubles it."""
+    folders = {_folder(path(item), number) for item in items}
+    named = sorted(f for f in folders if f is not None)
+    if len(named) < 2:
+        return items
+    return [item for item in items if _folder(path(item), number) in (named[0], None)]
+
+
+def _snapshots(ctx: Context, number: int) -> Sequence[KernelSource]:
+    """Experiment ``number``'s full kernel snapshots, from one folder."""
+    return _one_folder(ctx.snapshots.get(number, ()), number, lambda s: s.path)
+
+
+def _changes(ctx: Context, number: int) -> Sequence[SnapshotChange]:
+    """Experiment ``number``'s diff changes, from one folder."""
+    return _one_folder(ctx.changes.get(number, ()), number, lambda c: c.path)
+
+
+def _replayed(ctx: Context, number: int) -> Sequence[SnapshotChange]:
     """Experiment ``number``'s diff changes when every one was replayed on its base, else
     none: the files of a partly replayed diff (only the helper file it creates, say) are
     not the kernel, and a total over them would read as the kernel shrinking."""
-    changes = ctx.changes.get(number, ())
+    changes = _changes(ctx, number)
     return changes if all(c.after is not None for c in changes) else ()
 
 
@@ -46,10 +84,10 @@ def _replayed(ctx: Context, number: int) -> tuple[SnapshotChange, ...]:
 _Parts = list[tuple[str, Complexity]]
 
 
-def _parts(ctx: Context, number: int) -> _Parts:
-    """The complexity of each kernel file experiment ``number`` left, by file name: its full
-    snapshots, and the files its diffs were replayed into."""
-    full = ctx.snapshots.get(number, ())
+def _files(ctx: Context, number: int) -> tuple[list[KernelSource], list[SnapshotChange]]:
+    """The kernel files experiment ``number`` left: its full snapshots, and the replayed
+    changes of the files it holds no snapshot of."""
+    full = _snapshots(ctx, number)
     replayed = _replayed(ctx, number)
     # A full snapshot that reads as its own diff's base is its state before the change.
     # (The texts are mapped once per diagnosis: once per experiment was quadratic.)
@@ -58,9 +96,75 @@ def _parts(ctx: Context, number: int) -> _Parts:
     own = [s for s in full if s.text not in before]
     # The experiment's own copy of a changed file is what it ran: it wins over a replay.
     names = {file_name(s.path) for s in own}
-    return [(file_name(s.path), complexity(s)) for s in own] + [
-        (c.name, c.after) for c in replayed if c.after is not None and c.name not in names
+    return own, [c for c in replayed if c.after is not None and c.name not in names]
+
+
+def _parts(
+    ctx: Context, number: int, measure: Callable[[KernelSource], Complexity] = complexity
+) -> _Parts:
+    """The complexity of each kernel file experiment ``number`` left, by file name: its full
+    snapshots (measured by ``measure``), and the files its diffs were replayed into."""
+    own, replays = _files(ctx, number)
+    return [(file_name(s.path), measure(s)) for s in own] + [
+        (c.name, c.after) for c in replays if c.after is not None
     ]
+
+
+class _Measured(Mapping[int, _Parts]):
+    """Each measurable experiment's kernel files (:func:`_parts`), measured when first asked
+    for.
+
+    The detector reads a few kernels in full (either side of the stall, the latest) and
+    only the autotune space of the rest: parsing every snapshot of a long log took most
+    of a diagnosis. Snapshots with the same text (an experiment that left the kernel as
+    it was) are measured once.
+    """
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._numbers = _measurable(ctx)
+        self._known = set(self._numbers)
+        self._parts: dict[int, _Parts] = {}
+        self._sizes: dict[tuple[str, str], Complexity] = {}
+
+    def __getitem__(self, number: int) -> _Parts:
+        if number not in self._known:
+            raise KeyError(number)
+        if number not in self._parts:
+            self._parts[number] = _parts(self._ctx, number, self._measure)
+        return self._parts[number]
+
+    def __contains__(self, number: object) -> bool:
+        # Mapping's own test would look the item up, measuring it.
+        return number in self._known
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._numbers)
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def _measure(self, source: KernelSource) -> Complexity:
+        key = (source.language, source.text)
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = complexity(source)
+        return size
+
+    def autotune_configs(self, number: int) -> int | None:
+        """Experiment ``number``'s autotune configurations, as :func:`_total` sums them:
+        a file that names neither ``autotune`` nor ``Config(`` has none to size, so it is
+        not parsed."""
+        if number in self._parts:
+            return _total(self._parts[number]).autotune_configs
+        own, replays = _files(self._ctx, number)
+        sizes = [
+            self._measure(s).autotune_configs
+            for s in own
+            if "autotune" in s.text or "Config(" in s.text
+        ] + [c.after.autotune_configs for c in replays if c.after is not None]
+        counted = [size for size in sizes if size is not None]
+        return sum(counted) if counted else None
 
 
 def _total(parts: _Parts, files: Collection[str] | None = None) -> Complexity:
@@ -103,10 +207,10 @@ def _measurable(ctx: Context) -> list[int]:
 
 def _where(ctx: Context, number: int) -> str:
     """The file to cite for experiment ``number``'s kernel: a snapshot, or a diff."""
-    full = ctx.snapshots.get(number, ())
+    full = _snapshots(ctx, number)
     if full:
         return full[0].path
-    change = next(iter(ctx.changes.get(number, ())), None)
+    change = next(iter(_changes(ctx, number)), None)
     return f"{change.path}:{change.line}" if change is not None else ""
 
 
@@ -128,7 +232,7 @@ def _counts_text(change: SnapshotChange) -> str:
 def _snapshot_growth(
     ctx: Context,
     params: OverEngineeringParams,
-    parts: dict[int, _Parts],
+    parts: Mapping[int, _Parts],
     stall: Sequence[int],
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """Growth from the last measured kernel before the stall to the last one inside it:
@@ -187,7 +291,7 @@ def _snapshot_growth(
 
 
 def _base_lines(
-    parts: dict[int, _Parts], landed: Sequence[SnapshotChange], before: Sequence[int]
+    parts: Mapping[int, _Parts], landed: Sequence[SnapshotChange], before: Sequence[int]
 ) -> int | None:
     """Code lines of the files the ``landed`` changes touch, as the stall found them: from
     the latest kept kernel before the stall that holds any of them, else from the changes'
@@ -208,12 +312,12 @@ def _landed_growth(
     ctx: Context,
     params: OverEngineeringParams,
     stall: Sequence[int],
-    parts: dict[int, _Parts],
+    parts: Mapping[int, _Parts],
     before: Sequence[int],
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """The growth the diffs kept during the stall add up to, when it crosses a threshold:
     (reason, evidence, experiments). ``before``: the kept, measured kernels before it."""
-    landed = [c for n in stall if kept(ctx.log, n) for c in ctx.changes.get(n, ())]
+    landed = [c for n in stall if kept(ctx.log, n) for c in _changes(ctx, n)]
     if not landed:
         return None
     base_lines = _base_lines(parts, landed, before)
@@ -250,14 +354,14 @@ def _landed_growth(
     return reason, evidence, numbers
 
 
-def _detail(ctx: Context, measured: dict[int, Complexity], stall: Sequence[int]) -> str:
+def _detail(ctx: Context, measured: Mapping[int, _Parts], stall: Sequence[int]) -> str:
     """What the detector saw, for the sentence of an unchecked item."""
     parts = []
     if measured:
         standing = [n for n in measured if kept(ctx.log, n)]
         latest = max(standing or measured)
         fate = "" if standing else ", not kept"
-        size = measured[latest]
+        size = _total(measured[latest])
         parts.append(
             f"latest snapshot (exp {latest}{fate}): {count_text(size.lines, 'line')}, "
             f"{count_text(size.branches, 'branch', 'branches')}, "
@@ -266,7 +370,7 @@ def _detail(ctx: Context, measured: dict[int, Complexity], stall: Sequence[int])
         )
     if ctx.changes:
         latest = max(ctx.changes)
-        changes = "; ".join(_counts_text(c) for c in ctx.changes[latest])
+        changes = "; ".join(_counts_text(c) for c in _changes(ctx, latest))
         parts.append(f"latest diff (exp {latest}): {changes}")
     dropped = [n for n in stall if n in ctx.changes and not kept(ctx.log, n)]
     if dropped:
@@ -291,25 +395,27 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
         )
     stall = ctx.progress.stall(params.min_gain)
     stall_numbers = [s.experiment.number for s in ctx.progress.counted(stall)]
-    # Each measurable kernel's files are measured once (complexity parses the source).
-    parts = {n: _parts(ctx, n) for n in _measurable(ctx)}
-    measured = {n: _total(p) for n, p in parts.items()}
+    # Each kernel's files are measured when a check first needs them, once (complexity
+    # parses the source).
+    parts = _Measured(ctx)
     evidence: list[Evidence] = []
     reasons: list[str] = []
     involved: list[int] = []
     # The seed's example is a search that brought no significant improvement: an
     # experiment whose own step gained min_gain or more was paid for by that gain.
     gains = {s.experiment.number: s.gain or 0.0 for s in ctx.progress.steps}
+
     # An autotune space that big is a finding on its own when it bought nothing.
-    for number, value in [(n, c.autotune_configs) for n, c in measured.items()] + [
-        (e.number, v) for e, v in stated
-    ]:
-        if (
-            value is not None
-            and value >= params.max_autotune_configs
-            and (not stall_numbers or number >= stall_numbers[0])
-            and gains.get(number, 0.0) < params.min_gain
-        ):
+    def judged(number: int) -> bool:
+        return (not stall_numbers or number >= stall_numbers[0]) and gains.get(
+            number, 0.0
+        ) < params.min_gain
+
+    # Sized lazily, and only for the experiments judged: the loop stops at the first.
+    sized = ((n, parts.autotune_configs(n)) for n in parts if judged(n))
+    given = ((e.number, v) for e, v in stated if judged(e.number))
+    for number, value in itertools.chain(sized, given):
+        if value is not None and value >= params.max_autotune_configs:
             where = _where(ctx, number) or str(ctx.experiments[0].source or "")
             count = int(value)
             configs = f"{count:,} {noun(count, 'autotune configuration')}"
@@ -325,7 +431,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
             break
     growth = _snapshot_growth(ctx, params, parts, stall_numbers)
     if growth is None and len(stall_numbers) >= 2:
-        before = [n for n in measured if n < stall_numbers[0] and kept(ctx.log, n)]
+        before = [n for n in parts if n < stall_numbers[0] and kept(ctx.log, n)]
         growth = _landed_growth(ctx, params, stall_numbers, parts, before)
     if growth is not None:
         reason, growth_evidence, numbers = growth
@@ -333,7 +439,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
         evidence += growth_evidence
         involved += numbers
     if not reasons:
-        detail = _detail(ctx, measured, stall_numbers)
+        detail = _detail(ctx, parts, stall_numbers)
         return not_found(_PATHOLOGY, f"Complexity did not grow while gains stalled ({detail}).")
     gain_text = (
         f"while the last {count_text(len(stall_numbers), 'attempt')} "

@@ -5,7 +5,10 @@ Looks at the trailing stall (the recent attempts over which the best improved by
 all change (``BLOCK_N``), or a distinctive term of their titles (``max_s_q``) other than the
 kernel's own name (``seesaw`` for ``seesaw.py``). An axis with ``min_experiments`` attempts
 is a loop. The catalog's measuring techniques (CUDA-event instrumentation, the roofline)
-are no axis: profiling again is no variant of an idea.
+are no axis: profiling again is no variant of an idea. Nor is an attempt that only measured
+the kernel: its title says it profiled or timed it ("roofline analysis of the kernel",
+"time each stage with CUDA events"), it changed no knob, and it names no technique other
+than a measuring one; the words of such titles ('analysis', 'stage') are no axis either.
 
 A knob counts as changed by an attempt when its title names it, or when its value differs
 from the kernel the attempt started from (the knobs of the kept experiments before it): a
@@ -74,9 +77,34 @@ def _kernel_names(ctx: Context) -> set[str]:
     return names
 
 
+# Words of a title that measures the kernel rather than changes it: profiling, a
+# roofline, timings, diagnostics, the profilers and timers themselves.
+_MEASURING = re.compile(
+    r"\b(?:profil\w*|roofline\w*|diagnos\w*|instrument\w*|timings?|timelines?"
+    r"|breakdowns?|ncu|nsight|nsys|do_bench|elapsed_time|cuda[\s_-]*events?"
+    r"|time (?:each|every) \w+)\b",
+    re.IGNORECASE,
+)
+
+
+def _measures_only(experiment: Experiment, knobs: set[str]) -> bool:
+    """Whether an attempt measured the kernel rather than changed it: its title says it
+    profiled or timed (``roofline analysis per stage``, ``time each stage with CUDA
+    events``), it changed none of ``knobs``, and its only catalog tags are measuring
+    techniques. A title that also names another technique or sets a knob is a change."""
+    return (
+        not knobs
+        and all(tag in MEASUREMENT for tag in experiment.tags)
+        and _MEASURING.search(experiment.description) is not None
+    )
+
+
 def _axes(experiment: Experiment, knobs: set[str], exclude: set[str]) -> set[tuple[str, str]]:
     # Profiling a kernel again (per-stage times, a roofline) is no variant of an idea: it
-    # is what a stalled effort should do before its next change.
+    # is what a stalled effort should do before its next change. Its title's words
+    # ('analysis', 'stage') name what was measured, not an idea tried.
+    if _measures_only(experiment, knobs):
+        return set()
     axes = {("tag", tag) for tag in experiment.tags if tag not in MEASUREMENT}
     axes |= {("knob", name) for name in knobs}
     axes |= {("term", term) for term in salient_terms(experiment.description) - exclude}
@@ -136,8 +164,11 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     groups: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
     changed = changed_knobs(ctx.experiments)
     kernel_names = _kernel_names(ctx)
+    measuring: list[int] = []
     for step in stall:
         knobs = changed.get(step.experiment.number, set())
+        if _measures_only(step.experiment, knobs):
+            measuring.append(step.experiment.number)
         for axis in _axes(step.experiment, knobs, kernel_names):
             groups[axis].append(step.experiment)
     candidates = [
@@ -146,15 +177,27 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
         if len(members) >= params.min_experiments
     ]
     if not candidates:
+        since = (
+            f"The {count_text(len(stall), 'attempt')} since the last {params.min_gain:.0%} gain"
+            if measured
+            else _since_text(len(stall), measured, params.min_gain)
+        )
+        if len(measuring) == len(stall):
+            return not_found(
+                _PATHOLOGY,
+                since + " measured the kernel (profiling, timing) rather than changed it "
+                f"({experiments_text(measuring)}): no idea to repeat.",
+            )
         return not_found(
             _PATHOLOGY,
-            (
-                f"The {count_text(len(stall), 'attempt')} since the last {params.min_gain:.0%} gain"
-                if measured
-                else _since_text(len(stall), measured, params.min_gain)
-            )
+            since
             + f" {'tries' if len(stall) == 1 else 'try'} different ideas (no catalog tag, knob or "
-            f"term shared by {params.min_experiments} or more of them).",
+            f"term shared by {params.min_experiments} or more of them)"
+            + (
+                f"; {experiments_text(measuring)} measured the kernel rather than changed it."
+                if measuring
+                else "."
+            ),
         )
     # The biggest group wins; ties go to tags, then knobs, then terms.
     order = {"tag": 0, "knob": 1, "term": 2}

@@ -25,6 +25,8 @@ The actions are the catalog entries whose metric triggers fire on the profile, w
 those on the wrong side and those the kernel source already shows (the presence check
 missing-fundamental uses).
 With no profiling data anywhere, the advice is the seed's: instrument with CUDA events first.
+A log with no change in it yet (a baseline alone, or plans not run) chose nothing blind: the
+item is not found, and names the profile as missing data.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import Experiment, Fact
 from kernelopt.experiments.points import points_differ
 from kernelopt.experiments.readers import bottleneck_of
+from kernelopt.experiments.records import Status
 
 __all__ = ["SIDES", "aim_of", "bound_of", "detect"]
 
@@ -261,6 +264,9 @@ def _catalog_actions(
     return actions
 
 
+_NO_PROFILE = "experiments/profile.md or profiling metrics in result.md"
+
+
 def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     """Report work aimed at the wrong resource, or the absence of any profile."""
     log = ctx.log
@@ -268,9 +274,22 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     if not ctx.experiments:
         return not_found(_PATHOLOGY, "No experiments were read.", ["experiments"])
     if not profiled:
+        # The changes made: a baseline measures the kernel as it was and chooses nothing.
         attempts = [s.experiment for s in ctx.progress.counted()] or [
-            e for e in ctx.experiments if e.attempted
+            e for e in ctx.experiments if e.attempted and e.status is not Status.BASELINE
         ]
+        if not attempts:
+            why = (
+                "only a baseline was run"
+                if any(e.attempted for e in ctx.experiments)
+                else "nothing was attempted yet"
+            )
+            return not_found(
+                _PATHOLOGY,
+                f"No profiling data in any result or profile.md, but no change was made "
+                f"({why}), so none was chosen blind: profile the kernel before the first change.",
+                [_NO_PROFILE],
+            )
         finding = Finding(
             pathology=_PATHOLOGY,
             summary=(
@@ -301,7 +320,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
                     "roofline-analysis",
                 ),
             ],
-            missing=["experiments/profile.md or profiling metrics in result.md"],
+            missing=[_NO_PROFILE],
         )
         return found(finding)
     bound = bound_of(ctx, params)

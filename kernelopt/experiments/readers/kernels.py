@@ -33,6 +33,7 @@ _PATH = re.compile(
     r"`?(?<![\w.-])(?<![\w.-]/)"
     r"((?:[\w.-]{1,255}/){0,64}[\w.-]{1,255}\.(?:py|cu|cuh|cl|cpp|cc|cxx|c|h|hpp|triton|mojo))`?"
 )
+_BACKSLASH = re.compile(r"\\(?=[^\W_])")
 _KERNEL_WORDS = re.compile(
     r"\b(?:kernel|edits? only|current|optimi[sz]ed|candidate|implementation|solution)\b",
     re.IGNORECASE,
@@ -66,7 +67,9 @@ def named_paths(file: TextFile) -> tuple[Fact | None, Fact | None]:
         # The line's words are looked up once, not once per path: a long line naming
         # thousands of paths would otherwise be searched thousands of times.
         words: tuple[bool, bool] | None = None
-        for match in _PATH.finditer(line):
+        # A Windows path (``kernels\scale.py``) names the same file as ``kernels/scale.py``;
+        # a backslash before punctuation (``\_``) is Markdown's escape, not a separator.
+        for match in _PATH.finditer(_BACKSLASH.sub("/", line)):
             path = match.group(1)
             while path.startswith("./"):  # the folder CLAUDE.md is in: no climb
                 path = path[2:]

@@ -235,7 +235,7 @@ class _Reading:
         if self.profile is None and profiles:
             # No experiments/profile.md: the latest experiment's profile stands in for it.
             self.profile = profiles[-1]
-        self._named_kernels()
+        self._named_kernels(in_folder)
 
     @staticmethod
     def _measures(file: TextFile) -> bool:
@@ -262,7 +262,9 @@ class _Reading:
                     )
                 )
 
-    def _named_kernels(self) -> None:
+    def _named_kernels(self, in_folder: set[str]) -> None:
+        """Read the kernel and baseline CLAUDE.md names; ``in_folder``: the files of the
+        experiment folders, whose sources are snapshots."""
         for fact, role in ((self.kernel_path, "kernel"), (self.baseline_path, "baseline")):
             if fact is None:
                 continue
@@ -270,11 +272,21 @@ class _Reading:
             candidates = [fact.text, f"{base}/{fact.text}" if base else fact.text]
             found = next((c for c in candidates if c in self.files.paths), None)
             if found is None:
-                # Also accept a path given from the repository root one level up.
-                found = next(
-                    (p for p in self.files.paths if p.endswith("/" + fact.text) or p == fact.text),
-                    None,
-                )
+                # A bare file name, or a path given from a folder above the log: the working
+                # file outside the experiment folders. A copy in an exp_N/ folder is a
+                # snapshot of one experiment (a reverted prototype, maybe), not the kernel.
+                ending = [p for p in self.files.paths if p.endswith("/" + fact.text)]
+                found = next((p for p in ending if p not in in_folder), None)
+                if found is None and ending:
+                    self.problems.append(
+                        (
+                            fact.text,
+                            f"named as the {role} in {fact.source}, but only experiment "
+                            f"snapshots hold a file of that name ({', '.join(ending[:3])}"
+                            f"{', …' if len(ending) > 3 else ''}); none is read as the {role}",
+                        )
+                    )
+                    continue
             if found is None:
                 # A path from the repository's root, the log living further down in it.
                 found = repository_path(self.root, fact.text)
