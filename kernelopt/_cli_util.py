@@ -312,6 +312,36 @@ def output_path(text: str) -> str:
     return text
 
 
+def nonempty_path(what: str) -> Callable[[str], str]:
+    """An argparse ``type``: the path of ``what``, a file or folder to read or to write in.
+
+    An empty path names nothing: left unchecked it reads as the option not given (an
+    ``if args.path:`` skips it, an ``or`` puts a default in its place) or as ``Path("")``,
+    the working directory, which the user did not name. :func:`output_path` is the same
+    check for a file to write.
+
+    Parameters
+    ----------
+    what : str
+        What the path names, in the error's words (``"a log directory"``).
+
+    Returns
+    -------
+    Callable[[str], str]
+        The converter: it returns the path as given, and for an empty one raises
+        ``argparse.ArgumentTypeError`` (``Expected <what>, got an empty path``), which
+        argparse reports as a usage error (exit 2).
+    """
+
+    def convert(text: str) -> str:
+        if not text:
+            raise argparse.ArgumentTypeError(expected(what, "an empty path"))
+        return text
+
+    convert.__name__ = what
+    return convert
+
+
 class ClosedPipeGuard:
     """Stands in for ``sys.stdout`` while a command runs, so a reader that goes away
     (``kernelopt ... | head -1``) ends neither in a traceback nor in the interpreter's

@@ -17,8 +17,9 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
@@ -79,7 +80,8 @@ def atomic_write_text(
     Raises
     ------
     InputError
-        When ``path`` is a directory, its folder cannot be created or written,
+        When ``path`` is a directory, a FIFO, a device or a socket (a rename would replace
+        the node itself), its folder cannot be created or written,
         ``encoding`` is none of those above, or ``text`` holds a character it cannot
         encode (a lone surrogate); nothing is written then.
     FileExistsError
@@ -104,7 +106,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     Raises
     ------
     InputError
-        When ``path`` is a directory, or its folder cannot be created or written.
+        When ``path`` is a directory, a FIFO, a device or a socket, or its folder cannot
+        be created or written.
     """
     _atomic_write(path, data, exclusive=False)
 
@@ -116,6 +119,11 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
     target = Path(os.path.realpath(path))
     if target.is_dir():
         raise InputError(expected("a file path to write", f"{path}, a directory"))
+    # A rename over a FIFO or a device replaces the node itself: as root, a plan written
+    # to /dev/null would leave a plain file where every program expects the device.
+    other = _special_kind(target)
+    if other is not None:
+        raise InputError(expected("a regular file to write", f"{other} at {path}"))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -145,6 +153,25 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+# What each file type that is neither a regular file nor a folder is called in errors.
+_SPECIAL_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _special_kind(path: str | os.PathLike[str]) -> str | None:
+    """What stands at ``path`` when it is neither a regular file nor a folder (``"a FIFO"``,
+    ``"a character device"``, ...), links followed; None otherwise, or where nothing is."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # nothing there, or a name the system refuses
+        return None
+    return next((name for test, name in _SPECIAL_KINDS if test(mode)), None)
 
 
 def _unmade_folder(target: Path, error: OSError) -> InputError:
@@ -275,8 +302,8 @@ def read_text_and_encoding(
     Raises
     ------
     InputError
-        When there is no file at ``path`` (``got a directory at …`` for a folder, ``got an
-        empty path`` for ``""``).
+        When there is no file at ``path`` (``got a directory at …`` for a folder, ``got a
+        FIFO at …`` for a FIFO, ``got an empty path`` for ``""``).
     FormatError
         When the bytes are not UTF-8 (or the encoding of the mark they start with), naming
         the file and the offset.
@@ -287,7 +314,7 @@ def read_text_and_encoding(
         # An empty path names none (Path("") is the working directory).
         if not os.fspath(path):
             raise InputError(expected(what, "an empty path"))
-        found = "a directory" if target.is_dir() else "no file"
+        found = "a directory" if target.is_dir() else _special_kind(target) or "no file"
         raise InputError(expected(what, f"{found} at {os.fspath(path)}"))
     data = target.read_bytes()
     mark, encoding = _mark_of(data)
@@ -344,8 +371,13 @@ def encoding_of(path: str | os.PathLike[str]) -> tuple[str, str]:
     Raises
     ------
     InputError
-        When ``path`` is a folder or cannot be read.
+        When ``path`` is a folder, a FIFO or a device (which no write may replace), or
+        cannot be read.
     """
+    # Opening a FIFO waits for a writer that may never come.
+    other = _special_kind(path)
+    if other is not None:
+        raise InputError(expected("a regular file to write", f"{other} at {os.fspath(path)}"))
     try:
         with open(path, "rb") as handle:
             head = handle.read(len(codecs.BOM_UTF32_LE))

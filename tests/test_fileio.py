@@ -202,3 +202,72 @@ def test_text_that_cannot_be_encoded_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"Expected text utf-8 can encode, got '\\ud800' at"):
         atomic_write_text(tmp_path / "plan.md", "# Plan \ud800\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_is_refused_not_replaced_by_a_file(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    fifo = tmp_path / "plan.fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "plan.md"
+    link.symlink_to(fifo.name)
+    at = re.escape(str(fifo))
+    with pytest.raises(
+        InputError, match=rf"^Expected a regular file to write, got a FIFO at {at}$"
+    ):
+        atomic_write_text(fifo, "x")
+    with pytest.raises(InputError, match=r"^Expected a regular file to write, got a FIFO at "):
+        atomic_write_bytes(link, b"x")
+    with pytest.raises(InputError, match=rf"^Expected a plan, got a FIFO at {at}$"):
+        read_text(fifo, what="a plan")
+    # The rename replaced the FIFO itself, and left no temp file either way.
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.fifo", "plan.md"]
+
+
+def test_the_encoding_of_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "result.md"
+    os.mkfifo(fifo)
+    outcome: list[BaseException | tuple[str, str]] = []
+
+    def look() -> None:
+        try:
+            outcome.append(encoding_of(fifo))
+        except BaseException as error:  # handed to the test below
+            outcome.append(error)
+
+    reader = threading.Thread(target=look, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():
+        # Opening the FIFO blocked: a writer end lets the reader go before failing.
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=10)
+        pytest.fail("encoding_of waited on a FIFO")
+    (error,) = outcome
+    assert isinstance(error, InputError)
+    assert str(error) == f"Expected a regular file to write, got a FIFO at {fifo}"
+
+
+def test_a_character_device_is_refused_before_anything_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import tempfile
+
+    def no_write(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"a write was started: {args}")
+
+    # Every step that could put a file where the device is fails the test instead.
+    for module, name in [(tempfile, "mkstemp"), (os, "replace"), (os, "rename"), (os, "link")]:
+        monkeypatch.setattr(module, name, no_write)
+    with pytest.raises(
+        InputError, match=r"^Expected a regular file to write, got a character device at /dev/null$"
+    ):
+        atomic_write_text(os.devnull, "plan\n")
+    with pytest.raises(InputError, match=r"got a character device at /dev/null$"):
+        encoding_of(os.devnull)

@@ -22,6 +22,7 @@ from kernelopt._cli_util import (
     exit_codes,
     int_at_least,
     missing_command,
+    nonempty_path,
     print_json,
 )
 from kernelopt._errors import InputError, expected
@@ -41,6 +42,8 @@ _DEFAULT_TREE = Path("docs") / "knowledge"
 # Other spellings are accepted too ("cutile-dsl" is cutile).
 _LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
 _USAGE = "a --knowledge path that is missing, not a folder or not readable"
+# An empty tree path would read as none given: the default tree taken without a word.
+_TREE = nonempty_path("a knowledge tree folder")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     common.add_argument(
         "--knowledge",
         metavar="DIR",
+        type=_TREE,
         help="a knowledge tree merged over the built-in entries (default: the built-ins only)",
     )
     add_json_flag(common)
@@ -118,7 +122,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     search.add_argument("text", nargs="*", metavar="TEXT", help="words to look for")
     search.add_argument(
-        "--file", metavar="PATH", help="also look for the words of this text file (a plan.md)"
+        "--file",
+        metavar="PATH",
+        type=nonempty_path("a text file to search with"),
+        help="also look for the words of this text file (a plan.md)",
     )
     search.add_argument("--kind", choices=[k.value for k in Kind], help="only entries of this kind")
     search.add_argument(
@@ -164,7 +171,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=exit_codes("no errors (warnings allowed)", "errors", _USAGE),
     )
     lint.add_argument(
-        "dir", nargs="?", metavar="DIR", help="the tree (default: --knowledge, else the built-ins)"
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        type=_TREE,
+        help="the tree (default: --knowledge, else the built-ins)",
     )
     lint.set_defaults(handler=_lint)
 
@@ -179,6 +190,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "dir",
         nargs="?",
         metavar="DIR",
+        type=_TREE,
         help=f"the tree (default: --knowledge, else {_DEFAULT_TREE})",
     )
     index.set_defaults(handler=_index)
@@ -201,7 +213,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     new.add_argument("--language", choices=_LANGUAGE_CHOICES, help="make it language-specific")
     new.add_argument(
-        "--dir", metavar="DIR", help=f"the tree (default: --knowledge, else {_DEFAULT_TREE})"
+        "--dir",
+        metavar="DIR",
+        type=_TREE,
+        help=f"the tree (default: --knowledge, else {_DEFAULT_TREE})",
     )
     new.set_defaults(handler=_new)
 

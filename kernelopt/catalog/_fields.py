@@ -64,7 +64,10 @@ def require_str(value: object, where: str, what: str = "a str") -> str:
 
 
 def as_path(value: object, where: str) -> Path:
-    """``value`` as a :class:`Path`; anything but a str or path-like is an :class:`InputError`."""
+    """``value`` as a :class:`Path`; anything but a str or path-like is an :class:`InputError`,
+    and so is an empty path, which names no folder (``Path("")`` is the working directory)."""
     if not isinstance(value, str | os.PathLike):
         raise InputError(expected("a path (str or path-like)", repr(value), where=where))
+    if not os.fspath(value):
+        raise InputError(expected("a path", "an empty path", where=where))
     return Path(value)

@@ -16,6 +16,7 @@ from kernelopt._cli_util import (
     add_json_flag,
     exit_codes,
     int_at_least,
+    nonempty_path,
     output_path,
     print_json,
 )
@@ -46,6 +47,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "directory",
         metavar="DIR",
+        type=nonempty_path("a log directory"),
         help="the log directory (repository root, experiments/, docs/ or logs/)",
     )
     add_json_flag(parser)
@@ -71,6 +73,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--knowledge",
         metavar="DIR",
+        type=nonempty_path("a knowledge tree folder"),
         help="a knowledge tree (docs/knowledge/) merged over the built-in catalog",
     )
     parser.set_defaults(handler=_run)

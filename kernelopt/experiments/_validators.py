@@ -49,9 +49,12 @@ def check_int(
 
 
 def check_path(value: object, name: str) -> None:
-    """Raise InputError unless ``value`` is a path (a str or an ``os.PathLike``)."""
+    """Raise InputError unless ``value`` is a path (a str or an ``os.PathLike``), and not an
+    empty one: ``Path("")`` is the working directory, which no caller meant by it."""
     if not isinstance(value, (str, os.PathLike)):
         raise InputError(expected("a path (str or os.PathLike)", type(value).__name__, where=name))
+    if not os.fspath(value):
+        raise InputError(expected("a path", "an empty path", where=name))
 
 
 def check_instance(value: object, kind: type | tuple[type, ...], what: str, name: str) -> None:

@@ -29,6 +29,7 @@ from kernelopt._cli_util import (
     exit_codes,
     finite_at_least_zero,
     missing_command,
+    nonempty_path,
     print_json,
 )
 from kernelopt._errors import FormatError, InputError, expected
@@ -44,6 +45,10 @@ _REPORT_DESCRIPTION = (
 _PROFILE_USAGE = "a missing file, --rows without --kernel and --version"
 _TASK_USAGE = "a missing file, --knowledge without --check"
 _VERSION_USAGE = "a missing file, --knowledge or --root without --check, a --root not a folder"
+# The path options' types: an empty path names no file or folder, and is refused as such.
+_ROWS_FILE = nonempty_path("a BenchRow JSONL file")
+_HAND_OFF = nonempty_path("a markdown file")
+_TREE = nonempty_path("a knowledge tree folder")
 
 
 def register(subparsers: Any) -> None:
@@ -69,8 +74,16 @@ def register(subparsers: Any) -> None:
         " --point b=32,s=1,h=16 --mode graph --entry split-kv-flash-decoding"
         " --knowledge my-knowledge --dry-run",
     )
-    learn.add_argument("--before", required=True, metavar="A.jsonl", help="rows without the change")
-    learn.add_argument("--after", required=True, metavar="B.jsonl", help="rows with the change")
+    learn.add_argument(
+        "--before",
+        required=True,
+        metavar="A.jsonl",
+        type=_ROWS_FILE,
+        help="rows without the change",
+    )
+    learn.add_argument(
+        "--after", required=True, metavar="B.jsonl", type=_ROWS_FILE, help="rows with the change"
+    )
     learn.add_argument(
         "--entry", required=True, metavar="ID", help="catalog id of what was applied"
     )
@@ -78,6 +91,7 @@ def register(subparsers: Any) -> None:
         "--knowledge",
         default="docs/knowledge",
         metavar="DIR",
+        type=_TREE,
         help="knowledge tree to update (default docs/knowledge)",
     )
     learn.add_argument(
@@ -164,8 +178,12 @@ def register(subparsers: Any) -> None:
         "  kernelopt report profile --rows docs/kernels/mla_decode/experiments/exp_12/"
         "seesaw_after.jsonl --kernel mla_decode --version kernelopt_seesaw --mode cold",
     )
-    profile.add_argument("file", nargs="?", metavar="FILE.md", help="a profile hand-off to read")
-    profile.add_argument("--rows", metavar="FILE.jsonl", help="benchmark rows of the version")
+    profile.add_argument(
+        "file", nargs="?", metavar="FILE.md", type=_HAND_OFF, help="a profile hand-off to read"
+    )
+    profile.add_argument(
+        "--rows", metavar="FILE.jsonl", type=_ROWS_FILE, help="benchmark rows of the version"
+    )
     profile.add_argument("--kernel", help="kernel name (needed with --rows)")
     profile.add_argument(
         "--version",
@@ -181,6 +199,7 @@ def register(subparsers: Any) -> None:
     profile.add_argument(
         "--baseline",
         metavar="FILE.jsonl",
+        type=_ROWS_FILE,
         help="rows of the previous version (default: no comparison)",
     )
     profile.add_argument(
@@ -193,7 +212,10 @@ def register(subparsers: Any) -> None:
     )
     _add_mode(profile, "of the rows (and of the devlog's)")
     profile.add_argument(
-        "--devlog", metavar="PATH", help="also write the rows into this devlog (default: none)"
+        "--devlog",
+        metavar="PATH",
+        type=nonempty_path("a devlog file"),
+        help="also write the rows into this devlog (default: none)",
     )
     profile.add_argument(
         "--family", help="the kernel's family: suggest only its catalog entries (with --rows)"
@@ -224,12 +246,13 @@ def register(subparsers: Any) -> None:
         parser = kinds.add_parser(
             name, help=helptext, description=description, epilog=_report_exit_codes(usage)
         )
-        parser.add_argument("file", metavar="FILE.md", help="the hand-off")
+        parser.add_argument("file", metavar="FILE.md", type=_HAND_OFF, help="the hand-off")
         _add_check(parser)
         if name == "version":
             parser.add_argument(
                 "--root",
                 metavar="DIR",
+                type=nonempty_path("a folder holding the named files"),
                 help="where the named files and devlog must exist, with --check (default .)",
             )
         add_json_flag(parser)
@@ -254,6 +277,7 @@ def _add_check(parser: argparse.ArgumentParser, *, also: str = "") -> None:
     parser.add_argument(
         "--knowledge",
         metavar="DIR",
+        type=_TREE,
         help="knowledge tree to check ids against, with --check (default docs/knowledge if "
         f"present, else the built-in catalog){also}",
     )

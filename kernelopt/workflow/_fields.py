@@ -74,7 +74,10 @@ def require_instance(value: object, kind: type, what: str, *, where: str) -> Non
 def require_file(path: str | os.PathLike[str], what: str, *, where: str | None = None) -> None:
     """Raise ``InputError`` (``Expected <what>, got no file at <path>``) unless a file is at
     ``path``; a folder there is named as one (``got a directory at``), since "no file" would
-    send the user looking for a path that is there."""
+    send the user looking for a path that is there; an empty path (``got an empty path``)
+    names no file, though ``Path("")`` is the working directory, a folder."""
+    if not os.fspath(path):
+        raise InputError(expected(what, "an empty path", where=where))
     if not Path(path).is_file():
         found = "a directory" if Path(path).is_dir() else "no file"
         raise InputError(expected(what, f"{found} at {os.fspath(path)}", where=where))

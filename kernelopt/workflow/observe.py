@@ -504,9 +504,10 @@ def observe_files(
     FormatError
         For a file that is not BenchRow JSONL.
     """
+    # Checked as given: Path("") is the working directory, and an empty path names no file.
+    for given in (before, after):
+        require_file(given, "a BenchRow JSONL file")
     paths = (Path(before), Path(after))
-    for path in paths:
-        require_file(path, "a BenchRow JSONL file")
     first, second = (
         _select_row(
             read_rows(path),

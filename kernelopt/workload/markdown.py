@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text
+from kernelopt._fileio import atomic_write_text, text_of_bytes
 from kernelopt.workload._validators import as_path, is_file, no_file, require
 from kernelopt.workload.profile import (
     AxisStat,
@@ -671,7 +671,8 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
     WorkloadProfile
         For hand-written files, whatever could be extracted (shape tables with counts or
         percentages, lines like ``s_q = 1 in 100% of calls``); ``notes`` lists what could
-        not be read. Never raises on content.
+        not be read. Never raises on content: a file is read as UTF-8, or as UTF-16/32
+        after a byte-order mark, and bytes that do not decode read as U+FFFD.
 
     Raises
     ------
@@ -687,7 +688,9 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
         target = Path(path_or_text)
         if not is_file(target):
             raise InputError(expected("an existing workload_profile.md", no_file(path_or_text)))
-        text = target.read_text(encoding="utf-8", errors="replace")
+        # By its byte-order mark, as every reader of the logs: a UTF-16 file (PowerShell's
+        # `>`) read as UTF-8 was all NULs, its shortcuts lost without a note.
+        text = text_of_bytes(target.read_bytes())
         source = str(target)
     else:
         text, source = path_or_text, "<text>"
