@@ -287,7 +287,11 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     # As another editor may save it: no field holds a "\r" or starts the file with a
     # byte-order mark, so neither changes what the text says.
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
+    # Blanks at the end of a line (a markdown hard break, an editor's leftovers) change
+    # nothing the file says: no one-line field ends in one (the records refuse them), so
+    # only the notes, kept verbatim, keep theirs.
+    raw_lines = text.split("\n")
+    lines = [line.rstrip(" \t") for line in raw_lines]
     title = _TITLE.match(lines[0]) if lines else None
     if title is None:
         raise FormatError(
@@ -305,7 +309,7 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
             sections[current] = ([], number)
             continue
         if current is not None:
-            sections[current][0].append(line)
+            sections[current][0].append(raw_lines[number - 1] if current == "Notes" else line)
             continue
         match = _FIELD.match(line)
         if match:

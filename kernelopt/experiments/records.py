@@ -43,14 +43,21 @@ class Correctness(TextEnum):
 
 
 def _text_problem(
-    value: str, *, one_line: bool = True, trimmed: bool = False, banned: tuple[str, ...] = ()
+    value: str,
+    *,
+    one_line: bool = True,
+    trimmed: bool = False,
+    line_ends: bool = False,
+    banned: tuple[str, ...] = (),
 ) -> str | None:
     """What ``value`` must be instead to be written and read back the same, or None.
 
     ``one_line``: the field is written on one line; otherwise only ``"\\r"`` is refused (a
     reader, and ``Path.read_text()``, turns it into ``"\\n"``). ``trimmed``: the field is read
-    from a table cell or a list item, whose surrounding spaces are not kept. ``banned``:
-    substrings that separate fields where it is written.
+    from a table cell or a list item, whose surrounding spaces are not kept. ``line_ends``:
+    the field ends a line of the file, whose trailing spaces and tabs (a markdown hard
+    break) the parser drops. ``banned``: substrings that separate fields where it is
+    written.
     """
     try:
         value.encode("utf-8")
@@ -66,6 +73,8 @@ def _text_problem(
         return "'\\n' line breaks only (a '\\r' reads back as '\\n')"
     if trimmed and value != value.strip():
         return "no leading or trailing spaces"
+    if line_ends and any(line != line.rstrip(" \t") for line in value.split("\n")):
+        return "no space or tab at the end of a line"
     if any(item in value for item in banned):
         return "no " + " or ".join(repr(item) for item in banned)
     return None
@@ -132,6 +141,12 @@ def _nonempty(_instance: object, attribute: attrs.Attribute[str], value: str) ->
     _check_text(value, attribute.name, banned=("|",))
 
 
+def _title(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    # The "# Experiment N: title" line: its trailing blanks are read as none.
+    _nonempty(_instance, attribute, value)
+    _check_text(value, attribute.name, line_ends=True)
+
+
 def _cell(_instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     # A Measurements table cell: read back stripped of its surrounding spaces.
     _nonempty(_instance, attribute, value)
@@ -154,7 +169,8 @@ def _optional_text(_instance: object, attribute: attrs.Attribute[str | None], va
         # An empty field is not written, so it would read back as None.
         if not value:
             raise InputError(expected("a non-empty string or None", "''", where=attribute.name))
-        _check_text(value, attribute.name)
+        # A "- Kernel: ..." line: its trailing blanks are read as none.
+        _check_text(value, attribute.name, line_ends=True)
 
 
 def _verdict(_instance: object, attribute: attrs.Attribute[str | None], value: Any) -> None:
@@ -171,7 +187,8 @@ def _verdict(_instance: object, attribute: attrs.Attribute[str | None], value: A
                 where=attribute.name,
             )
         )
-    _check_text(value, attribute.name, one_line=False)
+    # Its lines' trailing blanks are read as none.
+    _check_text(value, attribute.name, one_line=False, line_ends=True)
     if any(line.startswith("## ") for line in value.split("\n")):
         raise InputError(
             expected(
@@ -314,7 +331,7 @@ class ResultRecord:
 
     # The readers take exp_N folders of up to five digits (longer numbers are dates).
     experiment: int = attrs.field(validator=integer(minimum=0, maximum=MAX_EXPERIMENT))
-    title: str = attrs.field(validator=_nonempty)
+    title: str = attrs.field(validator=_title)
     status: Status = attrs.field(converter=Status)
     correctness: Correctness = attrs.field(converter=Correctness)
     correctness_detail: str = attrs.field(default="", validator=_line)

@@ -192,7 +192,13 @@ def _readable(path: str) -> str:
 
 
 def _mib(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MiB"
+    """``size`` bytes as people read it: MiB from 0.1 MiB, else KiB, else bytes (a small
+    limit would read "the first 0.0 MiB of 0.0 MiB")."""
+    if size >= 0.1 * 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MiB"
+    if size >= 1024:
+        return f"{size / 1024:.1f} KiB"
+    return "1 byte" if size == 1 else f"{size} bytes"
 
 
 class LogFiles:

@@ -3,22 +3,58 @@
 The names match the metric vocabulary of :mod:`kernelopt.catalog` and :mod:`kernelopt.bench`
 (``dram_pct``, ``tc_pct``, ``occupancy_pct``, ``arith_intensity``, ``ridge``, ``floor_pct``,
 ``l2_hit_pct``, ``regs_per_thread``, ``spill_bytes``, ``autotune_configs``, ``waves``) plus
-two raw rates people write (``bandwidth_gbps``, ``tflops``).
+two raw rates people write (``bandwidth_gbps``, ``tflops``). Each is read under its own name
+(``dram_pct=85``, ``- tc_pct: 10``, ``| dram_pct | 85 |``) and in the words people use
+(``DRAM: 85%``, ``DRAM%: 85``, ``TC%: 10``); ncu's ``DRAM Throughput`` share is ``dram_pct``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["bottleneck_of", "is_profiling_line", "metric_of_header", "metrics_of"]
+__all__ = [
+    "bottleneck_of",
+    "is_profiling_line",
+    "metric_of_header",
+    "metrics_of",
+    "tool_metrics",
+]
 
 _N = r"(\d+(?:\.\d+)?)"
 # A value that opens a pattern starts a number, not the tail of a name ("FP16 TFLOPS" is no
 # 16 TFLOP/s).
 _V = rf"(?<![\w.]){_N}"
+# The names this module reads, written as such with their value: "dram_pct=85",
+# "- tc_pct: 10", "| occupancy_pct | 41 |" (a percentage's "%" may follow).
+_OWN_NAMES = (
+    "dram_pct",
+    "tc_pct",
+    "occupancy_pct",
+    "l2_hit_pct",
+    "floor_pct",
+    "arith_intensity",
+    "ridge",
+    "regs_per_thread",
+    "spill_bytes",
+    "autotune_configs",
+    "waves",
+)
+# ncu's DRAM share of peak, as its Speed-of-Light section prints it ("DRAM Throughput  %
+# 85.21") or by its metric name. ncu's "Memory Throughput" (the busiest memory unit) and
+# "Compute (SM) Throughput" (the busiest SM pipe) are other metrics, not read: neither is
+# the DRAM share or the tensor-core share.
+_NCU_DRAM = (
+    r"(?:^[ \t]*DRAM Throughput[ \t]+%[ \t]+"
+    r"|\b(?:gpu__dram_throughput|dram__throughput)\.avg\.pct_of_peak_sustained_(?:elapsed|active)"
+    rf"`?[ \t]*(?:[:=|][ \t]*)?(?:%[ \t]*)?){_N}(?![\d.])"
+)
 _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE))
+    (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
     for name, pattern in (
+        *((name, rf"(?<![\w.]){name}`?\s*(?:[:=|]\s*|\s+){_N}(?![\d.])") for name in _OWN_NAMES),
+        ("dram_pct", rf"\bdram\s*%\s*(?:[:=|]\s*)?{_N}(?![\d.])"),
+        ("tc_pct", rf"\btc\s*%\s*(?:[:=|]\s*)?{_N}(?![\d.])"),
+        ("dram_pct", _NCU_DRAM),
         (
             "dram_pct",
             rf"\bdram\s*(?:(?:%|throughput|util\w*|bandwidth|bw)\s*)?(?:[:=|]\s*)?(?:(?:about|~|≈)\s*)?"
@@ -44,6 +80,12 @@ _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("tflops", rf"{_V}\s*TFLOP(?:S|/s)\b"),
     )
 )
+_OWN_NAME_PATTERNS = frozenset(pattern for _, pattern in _METRICS[: len(_OWN_NAMES)])
+# A value wanted, not measured: "target: dram_pct=90", "if tc_pct: 60".
+_WANTED = re.compile(
+    r"\b(?:target|goal|aim|expect\w*|want\w*|should|if|when|unless|trigger)\b", re.IGNORECASE
+)
+_NCU_PATTERN = re.compile(_NCU_DRAM, re.IGNORECASE | re.MULTILINE)
 # A count is at most a few groups of digits long: an unbounded ``[\d,'’ ]*`` scanned a long
 # run of "1 1 1 …" to its end from each of its digits.
 _AUTOTUNE = re.compile(
@@ -91,6 +133,23 @@ _LIMIT = re.compile(
 )
 _RATES = frozenset({"bandwidth_gbps", "tflops"})
 _CLAUSE = re.compile(r"[;,()\n]|\.\s")
+_SENTENCE = re.compile(r"[;\n]|\.\s")
+
+
+def _measured(name: str, pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first value ``pattern`` finds for metric ``name`` in ``text`` that states a
+    measurement: not a device's limit for a rate, not a value wanted under its own name."""
+    for match in pattern.finditer(text):
+        # The words before the value in its own clause ("peak 989; we reach 412").
+        before = text[max(0, match.start() - 60) : match.start()]
+        clause = _CLAUSE.split(before)[-1]
+        if name in _RATES and _LIMIT.search(clause):
+            continue
+        # "target: dram_pct=90, tc_pct=60": the wish governs its whole sentence.
+        if pattern in _OWN_NAME_PATTERNS and _WANTED.search(_SENTENCE.split(before)[-1]):
+            continue
+        return match
+    return None
 
 
 def metrics_of(text: str) -> dict[str, float]:
@@ -100,20 +159,22 @@ def metrics_of(text: str) -> dict[str, float]:
     for name, pattern in _METRICS:
         if name in found:
             continue
-        for match in pattern.finditer(text):
-            # The words before the value in its own clause ("peak 989; we reach 412").
-            before = text[max(0, match.start() - 60) : match.start()]
-            clause = _CLAUSE.split(before)[-1]
-            if name in _RATES and _LIMIT.search(clause):
-                continue
+        match = _measured(name, pattern, text)
+        if match is not None:
             found[name] = float(match.group(1))
-            break
     for line in text.split("\n"):
         if "autotun" in line.lower() and "autotune_configs" not in found:
             configs = _AUTOTUNE.search(line)
             if configs:
                 found["autotune_configs"] = _value(configs.group(1))
     return found
+
+
+def tool_metrics(text: str) -> dict[str, float]:
+    """The metrics ``text`` states in a profiler's own output (ncu's ``DRAM Throughput  %
+    85.21``), which is read inside code blocks too: that is where such output is pasted."""
+    match = _NCU_PATTERN.search(text)
+    return {"dram_pct": float(match.group(1))} if match else {}
 
 
 def metric_of_header(header: str) -> str | None:
@@ -162,6 +223,8 @@ def is_profiling_line(line: str) -> bool:
         return True
     return any(
         pattern.search(line)
+        if pattern not in _OWN_NAME_PATTERNS
+        else _measured(name, pattern, line) is not None
         for name, pattern in _METRICS
         if name not in {"bandwidth_gbps", "tflops"}
     )

@@ -28,6 +28,7 @@ __all__ = [
     "date_of",
     "first_stated",
     "headline_latency",
+    "is_range",
     "knobs_of",
     "latency_tokens",
     "not_attempted",
@@ -130,6 +131,8 @@ def _without_commas(text: str) -> str:
 # ``1.2.3``), a digit separator (``1_000``, ``1'000``), or a group of three digits after a
 # space (``1 234,5``, ``10 000``: thousands, or two numbers).
 _CONTINUED = re.compile(r"[.,_'’]\d| \d{3}(?!\d)")
+# ``270-276``, ``270 – 276``: a range, no one value (a date's ``2026-12-01`` is none).
+_RANGE = re.compile(r"\s?[-–—]\s?(?:\d+(?:\.\d+)?|\.\d+)(?![\d.,]|\s?[-–—/:]\s?\d)")
 # ``0x10``, ``0b101``, ``0o17``: a number in another base.
 _BASE_PREFIX = re.compile(r"[xX][0-9a-fA-F]|[bB][01]|[oO][0-7]")
 
@@ -164,6 +167,7 @@ def unclear_number(text: str) -> str | None:
     continued = _CONTINUED.match(rest) is not None
     if continued and rest[0] == " " and (not digits.isdigit() or len(digits) > 3):
         continued = False  # "0.5 100": a space-grouped number opens with 1-3 digits only
+    continued = continued or _RANGE.match(rest) is not None
     if not continued and not (digits == "0" and _BASE_PREFIX.match(rest)):
         return None
     written = text.replace("*", "").replace("`", "").strip()
@@ -207,8 +211,17 @@ def number_at(text: str, where: object, warnings: list[str]) -> float | None:
         written = unclear_number(text)
         if written is not None:
             what = "a number such as 1234.5, 1,234.5 or 0,075"
+            if is_range(text):
+                what = "one number, not a range"
             warnings.append(expected(what, repr(written), where=str(where)) + "; not read")
     return value
+
+
+def is_range(text: str) -> bool:
+    """Whether ``text`` opens with a range of numbers (``"270-276"``, ``"1.2 – 1.3 ms"``),
+    which states no one value."""
+    match, clean = _leading(text)
+    return match is not None and _RANGE.match(clean, match.end()) is not None
 
 
 def _bold_spans(text: str) -> list[tuple[int, int]]:
@@ -426,6 +439,9 @@ def _verdict(clean: str) -> Correctness | None:
             and ("pass" in window or "ok" in window or len(clean) < 16)
         ):
             return Correctness.PASS if passed == total else Correctness.FAIL
+    opening = _opening_verdict(clean)
+    if opening is not None:
+        return opening
     if first_stated(_FAIL_WORDS, clean) is not None:
         return Correctness.FAIL
     passes = list(_PASS_WORDS.finditer(clean))
@@ -434,6 +450,52 @@ def _verdict(clean: str) -> Correctness | None:
     if any(not _negated(clean, m.start()) for m in passes):
         return Correctness.PASS
     return None
+
+
+# A verdict that opens a field or cell ("PASS (NaN-free)", "✓ — rel err 2e-3", "FAIL: NaN"):
+# the words after it are its note.
+_OPENING_PASS = re.compile(r"^\s*(?:(?:pass(?:es|ed)?|ok)\b|[✓✔✅])", re.IGNORECASE)
+_OPENING_FAIL = re.compile(r"^\s*(?:fail(?:s|ed|ure)?\b|[✗❌✘])", re.IGNORECASE)
+# A second verdict in a note: FAIL in capitals or a cross mark anywhere ("PASS (fp32) / FAIL
+# (bf16)"), or a failure verb opening a clause outside parentheses ("PASS at fp32; fails at
+# bf16"). Words that tell of a failure ("after fixing a failing mask", "the previous run
+# failed", "NaN-free") are the note's story, not a verdict on this run.
+_NOTE_VERDICT = re.compile(r"\bFAIL(?:S|ED)?\b|[✗❌✘]")
+_CLAUSE_FAIL = re.compile(
+    r"(?:^|[;,/.]|\bbut\b|\band\b|\bexcept\b)[\s—–:-]*(?:fail(?:s|ed)?)\b", re.IGNORECASE
+)
+
+
+def _opening_verdict(clean: str) -> Correctness | None:
+    """The verdict that opens ``clean`` when it decides the text, else None.
+
+    An opening FAIL decides. An opening PASS decides unless its note states a second
+    verdict of its own (a mixed text, where the failure wins as in :func:`_verdict`).
+    """
+    if _OPENING_FAIL.match(clean):
+        return Correctness.FAIL
+    opening = _OPENING_PASS.match(clean)
+    if opening is None:
+        return None
+    note = clean[opening.end() :]
+    if first_stated(_NOTE_VERDICT, note) is not None:
+        return None
+    if first_stated(_CLAUSE_FAIL, _outside_parentheses(note)) is not None:
+        return None
+    return Correctness.PASS
+
+
+def _outside_parentheses(text: str) -> str:
+    """``text`` with what parentheses enclose blanked out (an unclosed one runs to the end)."""
+    depth = 0
+    kept = []
+    for char in text:
+        if char == "(":
+            depth += 1
+        kept.append(" " if depth else char)
+        if char == ")" and depth:
+            depth -= 1
+    return "".join(kept)
 
 
 # The verdict word (or mark) that opens a correctness field or cell, and the dash, colon or

@@ -19,6 +19,7 @@ from kernelopt.experiments.readers._metrics import (
     is_profiling_line,
     metric_of_header,
     metrics_of,
+    tool_metrics,
 )
 from kernelopt.experiments.readers._values import number_at
 
@@ -116,6 +117,17 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
     prose = "\n".join("" if mask[i] else line for i, line in enumerate(file.lines))
     for name, value in metrics_of(prose).items():
         metrics.setdefault(name, value)
+    # A profiler's own output is pasted in a code block: its lines are read there too.
+    for name, value in tool_metrics(file.text).items():
+        if name not in metrics:
+            metrics[name] = value
+            at = next((i for i, line in enumerate(file.lines) if tool_metrics(line)), None)
+            if at is not None and mask[at]:
+                facts.append(
+                    Fact(
+                        text=strip_md(file.lines[at]), source=SourceRef(path=file.path, line=at + 1)
+                    )
+                )
     for index, line in enumerate(file.lines):
         if not mask[index] and is_profiling_line(line) and len(facts) < 40:
             facts.append(

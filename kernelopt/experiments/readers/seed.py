@@ -222,6 +222,34 @@ def _from_measurements(draft: Draft, file: TextFile, error: KernelOptError) -> N
     _from_rows(draft, rows, file)
 
 
+def _check_heading(draft: Draft, path: str, heading: int, number: int) -> None:
+    """Warn when a result's heading numbers another experiment than its folder does."""
+    if heading != number:
+        # A result copied or moved from another experiment's folder: the folder numbers
+        # it, and the user should know the two disagree.
+        draft.warnings.append(
+            f"{path}: its heading says 'Experiment {heading}', its folder says {number}; "
+            f"read as experiment {number}"
+        )
+
+
+# The heading that opens a hand-written result: "# Experiment 55: ...", "## Exp 7 — ...",
+# "# Step 3". A number followed by more of a word ("# Exp 5b") numbers no experiment.
+_HEADING_NUMBER = re.compile(
+    r"^(?:experiment|exp|step|iteration|iter|run|trial)[\s_#-]*(\d{1,5})(?![\w.])",
+    re.IGNORECASE,
+)
+
+
+def _heading_number(file: TextFile) -> int | None:
+    """The experiment number the first heading of a hand-written result names, or None."""
+    heads = headings(file.lines, code_mask(file.lines))
+    if not heads:
+        return None
+    match = _HEADING_NUMBER.match(strip_md(heads[0].title))
+    return int(match.group(1)) if match else None
+
+
 def _line_of(file: TextFile, text: str) -> int:
     for index, line in enumerate(file.lines):
         if line.startswith(text):
@@ -299,15 +327,12 @@ def read_folder(
             except KernelOptError as error:
                 _from_measurements(draft, file, error)  # then read tolerantly below
             else:
-                if record.experiment != number:
-                    # A result copied or moved from another experiment's folder: the folder
-                    # numbers it, and the user should know the two disagree.
-                    draft.warnings.append(
-                        f"{path}: its heading says 'Experiment {record.experiment}', its "
-                        f"folder says {number}; read as experiment {number}"
-                    )
+                _check_heading(draft, path, record.experiment, number)
                 _from_record(draft, record, file)
                 continue
+            heading = _heading_number(file)
+            if heading is not None:
+                _check_heading(draft, path, heading, number)
             describe(file, draft, recommendation_offset=1)
         elif stem in {"plan", "hypothesis", "notes"}:
             # A plan's items are for this experiment and the ones after it.

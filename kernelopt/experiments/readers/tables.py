@@ -27,6 +27,7 @@ from kernelopt.experiments.readers._values import (
     correctness_note,
     correctness_of,
     date_of,
+    is_range,
     latency_tokens,
     not_attempted,
     number,
@@ -69,9 +70,22 @@ _LATENCY = re.compile(
     r"latency|time|_ms\b|\bms\b|_us\b|\bus\b|µs|μs|\bns\b|duration|runtime|median|\bmean\b"
     r"|\bp50\b|\bavg\b"
 )
-_NOT_LATENCY = re.compile(r"speedup|ratio|delta|Δ|%|gain|change|vs\b|diff|err|error|count|launch")
-_SPEEDUP = re.compile(r"speedup|ratio|geomean|\bx\b|vs bar|vs baseline|vs base")
-_THROUGHPUT = re.compile(r"/s\b|/sec\b|throughput|per sec")
+# Header words are matched as words: "du-ratio-n" and "gene-ratio-n" name no ratio.
+_NOT_LATENCY = re.compile(
+    r"\bspeed-?ups?\b|\bratios?\b|\bdeltas?\b|Δ|%|\bgains?\b|\bchanges?\b|\bvs\b"
+    r"|\bdiff(?:erence)?s?\b|\berr(?:or)?s?\b|\bcounts?\b"
+)
+# "Latency after change (us)" is a time measured after a change, "Time change (us)" a change.
+_AFTER_CHANGE = re.compile(r"\b(?:after|with|post)[- ](?:(?:the|this|each|a) )?changes?\b")
+# A launch's time ("Time per launch (us)", "Launch latency (us)") is often its overhead
+# beside the kernel's own time: the latency only where the table gives no other time.
+_LAUNCH = re.compile(r"\blaunch(?:es)?\b")
+_SPEEDUP = re.compile(r"\bspeed-?ups?\b|\bratios?\b|\bgeomean\b|\bx\b|\bvs (?:bar|baseline|base)\b")
+# A rate: per second ("GB/s", "tok/s") or floating-point operations per second ("TFLOPS").
+_THROUGHPUT = re.compile(r"/s\b|/sec\b|throughput|per sec|\b[kmgtp]?flops\b")
+# A share of a rate ("% of peak GB/s", "TFLOPS util") is no rate.
+_NOT_THROUGHPUT = re.compile(r"%|\bpct\b|\bof peak\b|\butil")
+_FLOPS = re.compile(r"\b[kmgtp]?flops\b", re.IGNORECASE)
 _CORRECT = re.compile(
     r"^(?:pass|passed|correct|correctness|accuracy|valid|validation|check|checks|verified|tests?|parity|ok)$"
 )
@@ -122,11 +136,15 @@ class Roles:
     extra_text: list[int] = attrs.field(factory=list)
     tags: int | None = None
     unit: int | None = None
+    # Columns whose header names a time but also a difference, ratio or count (``Time
+    # change (us)``): not read; named in a warning when the table gives no latency.
+    unread_times: list[int] = attrs.field(factory=list)
 
 
 def roles_of(table: Table) -> Roles | None:
     """Classify ``table``'s columns; None when it is not an experiment table."""
     roles = Roles()
+    launches: list[int] = []
     values = [[strip_md(row.cells[i]) for row in table.rows] for i in range(len(table.header))]
     for index, raw in enumerate(table.header):
         header = _norm(raw)
@@ -167,12 +185,24 @@ def roles_of(table: Table) -> Roles | None:
             roles.result.append(index)
         elif _NOTES.match(header):
             roles.notes.append(index)
-        elif roles.throughput is None and _THROUGHPUT.search(header):
+        elif (
+            roles.throughput is None
+            and _THROUGHPUT.search(header)
+            and not _NOT_THROUGHPUT.search(header)
+        ):
             roles.throughput = index
         elif roles.speedup is None and _SPEEDUP.search(header):
             roles.speedup = index
-        elif _LATENCY.search(header) and not _NOT_LATENCY.search(header):
-            roles.latency.append(index)
+        elif _LATENCY.search(header):
+            plain = _AFTER_CHANGE.sub(" ", header)
+            if _NOT_LATENCY.search(plain):
+                roles.unread_times.append(index)
+            elif _LAUNCH.search(plain):
+                launches.append(index)
+            else:
+                roles.latency.append(index)
+    if not roles.latency:
+        roles.latency = launches
     has_outcome = (
         roles.status is not None
         or roles.correctness is not None
@@ -283,12 +313,29 @@ def read_table(
         drafts.append(draft)
     if drafts:
         drafts[0].warnings.extend(unnumbered)
+        if headline is None:
+            drafts[0].warnings.extend(_unread_times(file, table, roles))
     if spilled > _SPILLS_NAMED and drafts:
         drafts[0].warnings.append(
             f"{file.path}:{table.line}: {spilled - _SPILLS_NAMED} more rows hold more cells "
             f"than the header (the first {_SPILLS_NAMED} are named)"
         )
     return drafts
+
+
+def _unread_times(file: TextFile, table: Table, roles: Roles) -> list[str]:
+    """A warning for each column of a table without a latency column whose header names a
+    time that was not read as one (``Time change (us)``), saying which word kept it out."""
+    found = []
+    for column in roles.unread_times:
+        name = strip_md(table.header[column])
+        word = _NOT_LATENCY.search(_AFTER_CHANGE.sub(" ", _norm(table.header[column])))
+        why = f"'{word.group(0)}' names no time measured" if word else "it names no latency"
+        found.append(
+            f"{file.path}:{table.line}: the column {name!r} was not read as a latency ({why});"
+            " the table gives no latency"
+        )
+    return found
 
 
 def _fitted(table: Table, roles: Roles, row: Row, ref: SourceRef) -> tuple[tuple[str, ...], str]:
@@ -359,7 +406,8 @@ def _row_values(
         draft.put("date", date_of(cells[roles.date]) or strip_md(cells[roles.date]), ref)
     for column in roles.latency:
         text = after_arrow(strip_md(cells[column]))
-        tokens = latency_tokens(text)
+        # "270-276 us" states no one time: not its last number either.
+        tokens = [] if is_range(text) else latency_tokens(text)
         value = tokens[-1].value if tokens else number_at(text, ref, draft.warnings)
         if value is None:
             continue
@@ -417,7 +465,7 @@ def _speedup_cell(text: str, ref: SourceRef, warnings: list[str]) -> float | Non
     """The ratio a Speedup column's cell ``text`` states: ``1.25x``, ``×1.25`` or a bare
     ``1.25``. A percentage (``+25%``) is none, and ``warnings`` names it: it may be a rate
     25% higher (1.25x) or a time 25% shorter (1.33x), and read as 25 it would be a best."""
-    tokens = speedup_tokens(text)
+    tokens = [] if is_range(text) else speedup_tokens(text)
     if tokens:
         return tokens[0].value
     times_first = _TIMES_FIRST.match(text)
@@ -462,5 +510,5 @@ def _row_correctness(cell: str, outcome: list[str]) -> tuple[Correctness | None,
 def _rate_unit(header: str) -> str:
     # From where a run of name characters starts: from each of them, a long run was
     # scanned to its end.
-    match = re.search(r"(?<![\w.])[\w.]+/s(?:ec)?\b", header)
+    match = re.search(r"(?<![\w.])[\w.]+/s(?:ec)?\b", header) or _FLOPS.search(header)
     return match.group(0) if match else "/s"
