@@ -307,9 +307,7 @@ def output_path(text: str) -> str:
     argparse.ArgumentTypeError
         For an empty path (a usage error, exit 2).
     """
-    if not text:
-        raise argparse.ArgumentTypeError(expected("a file path to write", "an empty path"))
-    return text
+    return _FILE_TO_WRITE(text)
 
 
 def nonempty_path(what: str) -> Callable[[str], str]:
@@ -317,7 +315,7 @@ def nonempty_path(what: str) -> Callable[[str], str]:
 
     An empty path names nothing: left unchecked it reads as the option not given (an
     ``if args.path:`` skips it, an ``or`` puts a default in its place) or as ``Path("")``,
-    the working directory, which the user did not name. :func:`output_path` is the same
+    the working directory, which the user did not name. :func:`output_path` is this
     check for a file to write.
 
     Parameters
@@ -340,6 +338,9 @@ def nonempty_path(what: str) -> Callable[[str], str]:
 
     convert.__name__ = what
     return convert
+
+
+_FILE_TO_WRITE = nonempty_path("a file path to write")
 
 
 class ClosedPipeGuard:
