@@ -5,8 +5,8 @@ markdown form; here each is a typed record that renders to exactly that form and
 back from it (prose around it tolerated), so tools and agents exchange data, not prose:
 
 - Profiler → Orchestrator: :class:`~kernelopt.bench.ProfileReport` (rendered by its own
-  ``render()``), read by :func:`parse_profile`; built from benchmark rows by
-  :func:`profile_from_rows`.
+  ``render()``), read by :func:`parse_profile` (every one of a text: :func:`parse_profiles`);
+  built from benchmark rows by :func:`profile_from_rows`.
 - Orchestrator → Designer: :class:`OptimizationTask` / :func:`parse_task`, whose
   :class:`Change` items link catalog entries by id (``validate(catalog)``).
 - Designer → Orchestrator: :class:`NewVersion` / :func:`parse_version`.
@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
         observe_rows,
         select_row,
     )
-    from kernelopt.workflow.profile import parse_point, parse_profile
+    from kernelopt.workflow.profile import parse_point, parse_profile, parse_profiles
     from kernelopt.workflow.prompts import (
         DESIGN_LANGUAGES,
         DesignerPrompt,
@@ -133,6 +133,7 @@ _HOMES: dict[str, str] = {
         "kernelopt.workflow.profile": (
             "parse_point",
             "parse_profile",
+            "parse_profiles",
         ),
         "kernelopt.workflow.prompts": (
             "DESIGN_LANGUAGES",
@@ -206,6 +207,7 @@ __all__ = [
     "parse_point",
     "parse_profile",
     "parse_profiler_prompt",
+    "parse_profiles",
     "parse_task",
     "parse_version",
     "perf_row_from_profile",

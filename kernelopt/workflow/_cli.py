@@ -27,7 +27,6 @@ from kernelopt._cli_util import (
     EXIT_OK,
     add_json_flag,
     exit_codes,
-    finite_at_least_zero,
     missing_command,
     nonempty_path,
     print_json,
@@ -132,10 +131,10 @@ def register(subparsers: Any) -> None:
     )
     learn.add_argument(
         "--min-effect",
-        type=finite_at_least_zero,
+        type=_fraction,
         default=0.01,
         metavar="X",
-        help="smallest relative change that counts (default 0.01: 1 %%)",
+        help="smallest relative change that counts, in [0, 1) (default 0.01: 1 %%)",
     )
     learn.add_argument(
         "--dry-run",
@@ -257,6 +256,27 @@ def register(subparsers: Any) -> None:
             )
         add_json_flag(parser)
         parser.set_defaults(handler=_task if name == "task" else _version)
+
+
+def _fraction(text: str) -> float:
+    """An argparse ``type``: a relative change in [0, 1).
+
+    A change of 1 (100 %) or more makes a speedup impossible to call FAST (no time falls
+    below zero) and calls any smaller one noise; NaN compares false with everything.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        For text that is not a number in [0, 1) (a usage error, exit 2).
+    """
+    what = "a fraction in [0, 1)"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(expected(what, repr(text))) from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(expected(what, value))
+    return value
 
 
 def _add_mode(parser: argparse.ArgumentParser, what: str) -> None:
@@ -381,12 +401,37 @@ def _refuse_without_check(args: argparse.Namespace) -> None:
         raise InputError(expected(f"{', '.join(given)} only with --check", f"{them} without"))
 
 
-def _parse_or_report(parse: Any, path: str) -> tuple[Any, int | None]:
+def _parse_or_report(
+    parse: Any, path: str, *, one: tuple[str, str] | None = None
+) -> tuple[Any, int | None]:
+    """``parse`` the file's text, or print why not; ``one``: (label, kind) of a hand-off
+    the file must hold only once, since a second would be dropped without a word."""
     try:
-        return parse(_read(path), path=path), None
+        text = _read(path)
+        if one is not None:
+            _refuse_several(text, path, *one)
+        return parse(text, path=path), None
     except FormatError as error:
         print(error if error.path else f"{path}: {error}", file=sys.stderr)
         return None, EXIT_FINDINGS
+
+
+def _refuse_several(text: str, path: str, label: str, kind: str) -> None:
+    from kernelopt.workflow._markdown import find_records
+
+    lines = [record.line for record in find_records(text, label, kind=kind, path=path)]
+    if len(lines) > 1:
+        raise FormatError(
+            expected(f"one {kind} hand-off", f"{len(lines)} ({_shown_lines(lines)})"), path=path
+        )
+
+
+def _shown_lines(lines: list[int]) -> str:
+    from kernelopt.workflow._fields import SHOWN  # the cap every workflow message uses
+
+    if len(lines) > SHOWN:
+        return f"lines {', '.join(map(str, lines[:SHOWN]))} and {len(lines) - SHOWN} more"
+    return f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
 
 
 # The options each form of `report profile` reads; the other form's would be dropped.
@@ -502,25 +547,41 @@ def _impl_of(rows: list[Any], version: str) -> str:
 
 def _profile_file(args: argparse.Namespace) -> int:
     from kernelopt.workflow.jsonio import to_dict
-    from kernelopt.workflow.profile import parse_profile
+    from kernelopt.workflow.profile import parse_profiles
 
     _refuse_without_check(args)
-    report, failed = _parse_or_report(parse_profile, args.file)
+    # Every hand-off of the file: `report profile --rows` prints one per trial point.
+    reports, failed = _parse_or_report(parse_profiles, args.file)
     if failed is not None:
         return failed
     if args.check:
         catalog = _catalog(args.knowledge)
         unknown = [
-            f"unknown entry id '{item.entry_id}'"
+            # Several hand-offs: say whose opportunity names the id.
+            f"{_profile_name(report)}: unknown entry id '{item.entry_id}'"
+            if len(reports) > 1
+            else f"unknown entry id '{item.entry_id}'"
+            for report in reports
             for item in report.opportunities
             if item.entry_id and item.entry_id not in catalog
         ]
         return _problems(args.file, unknown, args.json)
     if args.json:
-        print_json(to_dict(report))
+        # One hand-off prints its dict; several print a list, as `--rows --json` does.
+        if len(reports) == 1:
+            print_json(to_dict(reports[0]))
+        else:
+            print_json([to_dict(report) for report in reports])
     else:
-        print(report.render(), end="")
+        # Joined as `--rows` joins them, so that its output reads back unchanged.
+        print("\n".join(report.render() for report in reports), end="")
     return EXIT_OK
+
+
+def _profile_name(report: Any) -> str:
+    """The hand-off's heading after ``## Profile:`` (kernel, version and point)."""
+    first: str = report.render().partition("\n")[0]
+    return first.removeprefix("## Profile:").strip()
 
 
 def _task(args: argparse.Namespace) -> int:
@@ -528,7 +589,9 @@ def _task(args: argparse.Namespace) -> int:
     from kernelopt.workflow.task import parse_task
 
     _refuse_without_check(args)
-    task, failed = _parse_or_report(parse_task, args.file)
+    task, failed = _parse_or_report(
+        parse_task, args.file, one=("Optimization Task:", "optimization task")
+    )
     if failed is not None:
         return failed
     if args.check:
@@ -545,7 +608,9 @@ def _version(args: argparse.Namespace) -> int:
     from kernelopt.workflow.version import parse_version
 
     _refuse_without_check(args)
-    version, failed = _parse_or_report(parse_version, args.file)
+    version, failed = _parse_or_report(
+        parse_version, args.file, one=("New Version:", "new version")
+    )
     if failed is not None:
         return failed
     if args.check:

@@ -5,12 +5,32 @@ from __future__ import annotations
 
 import numbers
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from kernelopt._errors import InputError, expected
+
+# A list in a message shows this many items, then counts the rest: a rows file of 100k
+# points would otherwise make one refusal of megabytes.
+SHOWN = 5
+
+
+def listed(values: Sequence[str], *, limit: int = SHOWN) -> str:
+    """``values`` for a message: their repr, or the first ``limit`` and a count of the rest.
+
+    Examples
+    --------
+    >>> listed(["a", "b"])
+    "['a', 'b']"
+    >>> listed([str(n) for n in range(8)], limit=2)
+    "['0', '1'] and 6 more (8 in all)"
+    """
+    if len(values) <= limit:
+        return repr(list(values))
+    return f"{list(values[:limit])!r} and {len(values) - limit} more ({len(values)} in all)"
 
 
 def where(instance: object, attribute: attrs.Attribute[Any]) -> str:

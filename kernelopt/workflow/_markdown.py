@@ -26,6 +26,7 @@ __all__ = [
     "bullet_items",
     "fail",
     "find_record",
+    "find_records",
     "list_items",
     "numbered_items",
     "one_line",
@@ -182,23 +183,49 @@ def find_record(
     FormatError
         When no ``## <label>`` heading is present.
     """
+    return find_records(text, label, kind=kind, path=path)[0]
+
+
+def find_records(
+    text: str,
+    label: str,
+    *,
+    kind: str,
+    path: str | os.PathLike[str] | None = None,
+) -> list[Record]:
+    """Every ``## <label>`` record in ``text``, in order (parameters as :func:`find_record`).
+
+    A file may hold several hand-offs of one kind (``kernelopt report profile --rows``
+    prints one per trial point); each record runs to the next level-1 or level-2 heading.
+
+    Raises
+    ------
+    InputError
+        When ``text`` is not a str.
+    FormatError
+        When no ``## <label>`` heading is present.
+    """
     require_text(text)
     where = None if path is None else os.fspath(path)
     lines = _lines(text)
     wanted = label.lower()
-    start = None
-    heading = ""
+    records = []
     for index, line in enumerate(lines):
         match = _HEADING.match(line)
         if match and len(match.group(1)) == 2 and match.group(2).lower().startswith(wanted):
-            start, heading = index, match.group(2)[len(label) :].strip()
-            break
-    if start is None:
+            heading = match.group(2)[len(label) :].strip()
+            records.append(_record(lines, index, heading, kind=kind, path=where))
+    if not records:
         raise FormatError(
             expected(f"a '## {label} ...' heading starting the {kind} hand-off", "none"),
             path=where,
             section=label.rstrip(":"),
         )
+    return records
+
+
+def _record(lines: list[str], start: int, heading: str, *, kind: str, path: str | None) -> Record:
+    """The record whose ``##`` heading is ``lines[start]``, split into its sections."""
     sections: list[Section] = []
     title: str | None = None
     title_line = 0
@@ -222,7 +249,7 @@ def find_record(
         if title is not None:
             body.append((index + 1, line))
     close()
-    return Record(kind=kind, heading=heading, line=start + 1, sections=tuple(sections), path=where)
+    return Record(kind=kind, heading=heading, line=start + 1, sections=tuple(sections), path=path)
 
 
 def split_row(line: str) -> list[str]:

@@ -538,6 +538,17 @@ def _table(
     return first, last
 
 
+def _usual_line_end(text: str) -> str:
+    """The line end most of ``text``'s lines take: LF, CRLF or a lone CR (LF on a tie).
+
+    One pasted CRLF line does not make an LF file's new rows CRLF (nor one LF line a CRLF
+    file's LF), and a file of lone CRs (as old Mac editors save) gets lone CRs.
+    """
+    crlf = text.count("\r\n")
+    counts = {"\n": text.count("\n") - crlf, "\r\n": crlf, "\r": text.count("\r") - crlf}
+    return max(counts, key=counts.__getitem__)  # the first of equals: LF, then CRLF
+
+
 def _new_table(row: PerfRow, eol: str) -> list[str]:
     separator = "|" + "|".join("-" * (len(c) + 2) for c in COLUMNS) + "|"
     header = "| " + " | ".join(COLUMNS) + " |"
@@ -687,10 +698,7 @@ def update_devlog(
         else:
             # Written back in the encoding it was read in (a UTF-16 devlog stays UTF-16).
             text, encoding = read_text_and_encoding(target, what="a devlog file")
-        # The file's usual line end: one pasted CRLF line does not make an LF file's new
-        # rows CRLF (nor one LF line a CRLF file's LF).
-        crlf = text.count("\r\n")
-        eol = "\r\n" if crlf > text.count("\n") - crlf else "\n"
+        eol = _usual_line_end(text)
         lines = _lines(text)
         for row in wanted:
             (replaced if _upsert(lines, row, eol, where) else added).append(row)

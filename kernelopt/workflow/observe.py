@@ -30,7 +30,7 @@ from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
 from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
-from kernelopt.workflow._fields import require_file, require_instance
+from kernelopt.workflow._fields import listed, require_file, require_instance
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
 
@@ -271,21 +271,24 @@ def observe_rows(
         Config keys that are tuning knobs, allowed to differ (``["num_splits"]``); every
         other config key must be equal on both sides.
     min_effect, max_noise : float
-        As for :func:`kernelopt.bench.judge`: the smallest change that counts (0.01) and
-        the largest spread under which SAME may be declared (0.05).
+        As for :func:`kernelopt.bench.judge`: the smallest change that counts (0.01;
+        below 1) and the largest spread under which SAME may be declared (0.05).
 
     Raises
     ------
     InputError
         For anything but two BenchRow, rows of different operations, GPUs or points, or
         without a median time; for a ``min_effect`` or ``max_noise`` that is not a
-        finite number >= 0.
+        finite number >= 0, or a ``min_effect`` of 1 or more.
     """
     if isinstance(knobs, str):
         raise InputError(expected("knobs as a list of config keys", repr(knobs), where="knobs"))
     # Checked here, not only by judge(): without raw samples max(spread, nan) would drop
     # a NaN threshold silently.
     _check_fraction(min_effect, "min_effect")
+    if min_effect >= 1.0:
+        # No time falls 100 % or more: FAST would be impossible and any speedup "noise".
+        raise InputError(expected("a fraction in [0, 1)", min_effect, where="min_effect"))
     _check_fraction(max_noise, "max_noise")
     _check_rows(before, after, knobs)
     comparison, method = _judge_rows(before, after, min_effect=min_effect, max_noise=max_noise)
@@ -448,14 +451,20 @@ def _select_row(
         # The names a benchmark gave its points are what --point takes, when they tell
         # the rows apart; else the configs do.
         names = sorted({point_of(row.config) for row in found})
-        listed = names if len(names) == len(points) else points
+        choices = names if len(names) == len(points) else points
         raise InputError(
-            expected("rows of one trial point (choose one with --point)", listed, where=where)
+            expected(
+                "rows of one trial point (choose one with --point)", listed(choices), where=where
+            )
         )
     impls = sorted({row.impl for row in found})
     if len(impls) > 1:
         raise InputError(
-            expected(f"rows of one implementation (choose one with {choose})", impls, where=where)
+            expected(
+                f"rows of one implementation (choose one with {choose})",
+                listed(impls),
+                where=where,
+            )
         )
     return found[-1]
 

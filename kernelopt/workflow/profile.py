@@ -37,12 +37,19 @@ from kernelopt.workflow._markdown import (
     Record,
     fail,
     find_record,
+    find_records,
     numbered_items,
     one_line,
     table_rows,
 )
 
-__all__ = ["BASELINE_COLUMNS", "STAGE_COLUMNS", "parse_point", "parse_profile"]
+__all__ = [
+    "BASELINE_COLUMNS",
+    "STAGE_COLUMNS",
+    "parse_point",
+    "parse_profile",
+    "parse_profiles",
+]
 
 STAGE_COLUMNS = ("Stage", "Duration", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue")
 BASELINE_COLUMNS = ("Metric", "Previous", "Current", "Change")
@@ -346,7 +353,51 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
     >>> parse_profile("Here it is:\\n\\n" + report.render()) == report
     True
     """
-    record = find_record(text, "Profile:", kind="profile", path=path)
+    return _report(find_record(text, "Profile:", kind="profile", path=path))
+
+
+def parse_profiles(text: str, *, path: str | os.PathLike[str] | None = None) -> list[ProfileReport]:
+    """Read every ``## Profile:`` hand-off in ``text``, in order.
+
+    ``kernelopt report profile --rows`` prints one hand-off per trial point; this reads
+    all of them back, where :func:`parse_profile` reads the first.
+
+    Parameters
+    ----------
+    text : str
+        Markdown holding one or more hand-offs, read as :func:`parse_profile` reads one.
+    path : path-like, optional
+        Where ``text`` came from, named in errors.
+
+    Returns
+    -------
+    list of ProfileReport
+        One per ``## Profile:`` heading.
+
+    Raises
+    ------
+    FormatError
+        When there is none, or one is malformed (naming its section and line).
+
+    Examples
+    --------
+    >>> from kernelopt.bench import Bottleneck, ProfileReport, Stage
+    >>> from kernelopt.workflow import parse_profiles
+    >>> reports = [
+    ...     ProfileReport(
+    ...         kernel="mla_decode", version="v2", point={"b": b, "s": 1, "t": 4096},
+    ...         stages=[Stage(name="decode", duration=66.53, dram_pct=53.8)],
+    ...         bottleneck=Bottleneck.MEMORY, root_cause="Bytes set the floor.",
+    ...     )
+    ...     for b in (32, 64)
+    ... ]
+    >>> parse_profiles("\\n".join(report.render() for report in reports)) == reports
+    True
+    """
+    return [_report(record) for record in find_records(text, "Profile:", kind="profile", path=path)]
+
+
+def _report(record: Record) -> ProfileReport:
     kernel, version, point = _head(record)
     bottleneck, cause = _bottleneck(record)
     return ProfileReport(
