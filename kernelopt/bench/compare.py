@@ -118,6 +118,14 @@ def _check_fraction(value: float, name: str) -> None:
         raise InputError(expected(f"{name} >= 0", value, where=name))
 
 
+def _check_min_effect(value: float) -> None:
+    _check_fraction(value, "min_effect")
+    # A change of 100 % or more is no speedup a time can show (a candidate would have to
+    # take no time): FAST could never be reached, and a real speedup read as noise.
+    if value >= 1:
+        raise InputError(expected("min_effect in [0, 1)", value, where="min_effect"))
+
+
 _BOOTSTRAP_BLOCK = 1 << 20  # resampled values held at once, per array
 
 
@@ -175,7 +183,8 @@ def judge(
         same-version spread is estimated by splitting ``baseline`` into its even- and
         odd-indexed samples.
     min_effect : float
-        Smallest relative change that counts even with perfect measurements (0.01).
+        Smallest relative change that counts even with perfect measurements (0.01), in
+        [0, 1): a change of 100 % or more no speedup can show.
     max_noise : float
         Largest same-version spread under which SAME may be declared (0.05).
     confidence : float
@@ -195,7 +204,7 @@ def judge(
     _check(candidate, "candidate")
     if not 0.5 <= confidence < 1.0:
         raise InputError(expected("a confidence in [0.5, 1)", confidence))
-    _check_fraction(min_effect, "min_effect")
+    _check_min_effect(min_effect)
     _check_fraction(max_noise, "max_noise")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InputError(expected("resamples as an int >= 1", repr(resamples), where="resamples"))
@@ -321,6 +330,8 @@ def compare(
     number = isinstance(max_time_ms, int | float) and not isinstance(max_time_ms, bool)
     if not (number and math.isfinite(max_time_ms) and max_time_ms > 0):
         raise InputError(expected("a finite number > 0", repr(max_time_ms), where="max_time_ms"))
+    _check_min_effect(min_effect)
+    _check_fraction(max_noise, "max_noise")
     notes_a: list[str] = []
     notes_b: list[str] = []
     run_a = timer._runner(baseline, inputs, outputs, notes_a)

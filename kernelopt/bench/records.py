@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import io
 import json
 import math
 import os
@@ -28,7 +29,7 @@ import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import locked
+from kernelopt._fileio import encoding_of, file_in_the_way, locked
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
 from kernelopt.bench.measurement import (
@@ -308,6 +309,20 @@ class BenchRow:
     note: str = ""
     samples: tuple[float, ...] = attrs.field(default=(), converter=as_samples, validator=_timings)
 
+    def __attrs_post_init__(self) -> None:
+        # An inverted band reads as a negative spread, which the verdicts took as their
+        # smallest noise: a result UNCLEAR with the band in order was called FAST.
+        if self.p20 > self.p80:
+            raise InputError(
+                expected("p20 <= p80", f"p20={self.p20!r} > p80={self.p80!r}", where="p20")
+            )
+        # The minimum sample is at or below every quantile; checked only where the band
+        # was recorded (a row written with its median alone leaves p20 and p80 at 0).
+        if self.p80 > 0 and self.min > self.p20:
+            raise InputError(
+                expected("min <= p20", f"min={self.min!r} > p20={self.p20!r}", where="min")
+            )
+
     @property
     def host_clock(self) -> bool:
         """Whether the row was timed with the host clock (CPU), not CUDA events."""
@@ -414,34 +429,80 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     InputError
         For a lone BenchRow in place of a list of them, an item that is not a BenchRow,
         or a row whose fields read_rows would refuse
-        (a str field holding a number, a NaN sample), naming the row and the field.
+        (a str field holding a number, a NaN sample), naming the row and the field; for
+        a folder at ``path``, or a file where its folder should be.
+    FormatError
+        For an existing file that is not UTF-8 (a UTF-16 or UTF-32 byte-order mark):
+        it is refused, not appended to in its encoding, as read_rows reads UTF-8 alone.
     """
     target = Path(path)
     if isinstance(rows, BenchRow | str | bytes) or not isinstance(rows, Iterable):
         raise InputError(expected("a list of BenchRow", type(rows).__name__, where="rows"))
     lines = "".join(_line(index, row) for index, row in enumerate(rows))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _check_rows_path(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(
+            expected("a folder for the rows file", f"{target.parent}: {error.strerror}")
+        ) from None
     # Unbuffered: what reached the file is known when a write fails, and nothing is left
     # in a buffer to be written after the file was cut back.
-    with locked(target), open(target, "a+b", buffering=0) as handle:
-        size = handle.seek(0, os.SEEK_END)
-        if lines and size > 0:
-            handle.seek(-1, os.SEEK_END)
-            # A file whose last line has no newline (saved by an editor) would glue the
-            # first new row to it, and neither line would read back.
-            if handle.read(1) != b"\n":
-                lines = "\n" + lines
-        try:
-            data = memoryview(lines.encode("utf-8"))
-            while data:
-                data = data[handle.write(data) :]
-            os.fsync(handle.fileno())
-        except BaseException:
-            # A write cut short (a full disk) leaves part of a row, and read_rows refuses
-            # the whole file for it: the file goes back to the rows it held.
-            os.ftruncate(handle.fileno(), size)
-            raise
+    with locked(target):
+        # Under the lock: another writer may have created the file since.
+        _check_utf8(target)
+        with open(target, "a+b", buffering=0) as handle:
+            _append(handle, lines)
     return target
+
+
+def _check_rows_path(target: Path) -> None:
+    """Refuse a rows path no file can be appended at, naming what stands there."""
+    if target.is_dir():
+        raise InputError(expected("a JSONL rows file", f"a directory at {target}"))
+    blocker = file_in_the_way(target)
+    if blocker is not None:
+        got = (
+            f"{target.parent}, a file"
+            if blocker == target.parent
+            else f"{target.parent}, under the file {blocker}"
+        )
+        raise InputError(expected("a folder for the rows file", got))
+
+
+def _check_utf8(target: Path) -> None:
+    """Refuse a rows file in another encoding than UTF-8: rows appended as UTF-8 to a
+    UTF-16 file (as PowerShell's ``>`` saves one) mix two encodings no reader can read."""
+    encoding, _ = encoding_of(target)
+    if encoding != "utf-8":
+        raise FormatError(
+            expected(
+                "a UTF-8 JSONL file of benchmark rows",
+                f"a {encoding.upper()} file (its byte-order mark); save it as UTF-8",
+            ),
+            path=target,
+        )
+
+
+def _append(handle: io.FileIO, lines: str) -> None:
+    """Append ``lines`` to the open file, or leave it as it was when the write fails."""
+    size = handle.seek(0, os.SEEK_END)
+    if lines and size > 0:
+        handle.seek(-1, os.SEEK_END)
+        # A file whose last line has no newline (saved by an editor) would glue the
+        # first new row to it, and neither line would read back.
+        if handle.read(1) != b"\n":
+            lines = "\n" + lines
+    try:
+        data = memoryview(lines.encode("utf-8"))
+        while data:
+            data = data[handle.write(data) :]
+        os.fsync(handle.fileno())
+    except BaseException:
+        # A write cut short (a full disk) leaves part of a row, and read_rows refuses
+        # the whole file for it: the file goes back to the rows it held.
+        os.ftruncate(handle.fileno(), size)
+        raise
 
 
 def _line(index: int, row: object) -> str:

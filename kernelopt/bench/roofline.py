@@ -104,11 +104,18 @@ class Cost:
 
     @property
     def arith_intensity(self) -> float:
-        """FLOP per byte (``inf`` for a call that moves no bytes)."""
+        """FLOP per byte: 0 for a call with no FLOPs (a copy, or no work at all), ``inf``
+        for one with FLOPs that moves no bytes."""
+        if self.flops == 0:
+            return 0.0
         return self.flops / self.bytes if self.bytes > 0 else math.inf
 
-    def __add__(self, other: Cost) -> Cost:
+    def __add__(self, other: object) -> Cost:
         """The cost of running both calls (stages of one kernel, say)."""
+        if not isinstance(other, Cost):
+            # Python then raises its TypeError naming both types (a number added to a
+            # Cost has no FLOPs or bytes to add).
+            return NotImplemented
         name = " + ".join(n for n in (self.name, other.name) if n)
         return Cost(flops=self.flops + other.flops, bytes=self.bytes + other.bytes, name=name)
 
@@ -304,6 +311,12 @@ def _of_kind(_instance: object, attribute: attrs.Attribute[Any], value: object) 
         # A mapping or a cost function is what Cost.of turns into a Cost.
         what = "a Cost (Cost.of reads a mapping)" if kind is Cost else "Ceilings"
         raise InputError(expected(what, type(value).__name__, where=attribute.name))
+    # A call with no FLOPs and no bytes has a floor of 0: every time is "0 % of the
+    # floor" and its bound is neither memory nor compute.
+    if isinstance(value, Cost) and value.flops == 0 and value.bytes == 0:
+        raise InputError(
+            expected("a cost with FLOPs or bytes > 0", "0 FLOPs and 0 bytes", where="cost")
+        )
 
 
 @attrs.frozen(kw_only=True)

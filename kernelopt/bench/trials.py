@@ -422,11 +422,24 @@ def run_trials(
             raise InputError(expected("at least one trial point (None for the defaults)", "[]"))
         # Checked before any point runs: a mapping has no batch to halve, and its label
         # would not be the point's one spelling.
+        seen: dict[str, int] = {}
         for index, item in enumerate(points):
             if not isinstance(item, TrialPoint):
                 raise InputError(
                     expected("a TrialPoint", type(item).__name__, where=f"points[{index}]")
                 )
+            # The same point twice would be timed twice and give two rows of one point,
+            # which the readers of the rows refuse or take one of.
+            spelling = str(item)
+            if spelling in seen:
+                raise InputError(
+                    expected(
+                        "each point once",
+                        f"{spelling} again (as points[{seen[spelling]}])",
+                        where=f"points[{index}]",
+                    )
+                )
+            seen[spelling] = index
     if isinstance(min_b, bool) or not isinstance(min_b, int) or min_b < 1:
         raise InputError(expected("min_b as an int >= 1", repr(min_b), where="min_b"))
     try:

@@ -37,6 +37,10 @@ __all__ = [
 
 EXPLOSION_ID = "autotune-explosion"
 _COUNT_LIMIT = 1_000_000  # configs visited at most to count a pruned space
+# Once more than sane_size configs survive, the warning is decided: counting goes on only
+# this far, so the count is exact for a small space and cheap for a huge one.
+_COUNT_ENOUGH = 10_000
+_COUNT_SHARE = 0.1  # of the budget, at most, spent counting survivors for the warning
 
 Config = dict[str, Any]
 Rule = Callable[[Mapping[str, Any]], bool]
@@ -97,7 +101,16 @@ def iter_space(
         total = space_size(space)
         rng = random.Random(seed)
         if total <= _COUNT_LIMIT:
-            for index in rng.sample(range(total), total):
+            # A Fisher-Yates shuffle drawn one config at a time: the first config comes
+            # at once (sampling a million numbers up front took a second of the budget),
+            # and only the swaps made so far are stored.
+            swapped: dict[int, int] = {}
+            for position in range(total):
+                other = rng.randrange(position, total)
+                here = swapped.pop(position, position)
+                index = swapped.get(other, other) if other != position else here
+                if other != position:
+                    swapped[other] = here  # the number displaced by the draw
                 yield _config_at(space, index)
             return
         # A huge space: a seeded affine permutation of the config numbers visits each
@@ -245,6 +258,27 @@ def _warn(message: str, collected: list[str]) -> None:
     warnings.warn(message, AutotuneExplosionWarning, stacklevel=3)
 
 
+def _count_allowed(
+    space: Mapping[str, Sequence[Any]], rules: Sequence[Rule], sane_size: int, until: float
+) -> tuple[int, bool]:
+    """Configs of ``space`` the rules allow, and whether that count is of the whole space.
+
+    A space of at most ``_COUNT_ENOUGH`` configs is counted in full. A larger one stops
+    early (the count is then a lower bound) once the warning is decided and
+    ``_COUNT_ENOUGH`` configs were visited, after ``_COUNT_LIMIT`` configs, or at the
+    ``until`` clock: a count of a huge space must not spend the budget the search needs.
+    """
+    small = space_size(space) <= _COUNT_ENOUGH
+    allowed = 0
+    for visited, config in enumerate(iter_space(space)):
+        if not small and (visited >= _COUNT_LIMIT or time.perf_counter() >= until):
+            return allowed, False
+        if allowed > sane_size and visited >= _COUNT_ENOUGH:
+            return allowed, False
+        allowed += _allowed(config, rules)
+    return allowed, True
+
+
 def tune(
     build: Callable[[Config], Callable[[], object]],
     space: Mapping[str, Sequence[Any]],
@@ -326,6 +360,21 @@ def tune(
         raise InputError(expected("min_gain as a number in [0, 1)", repr(min_gain)))
     if isinstance(sane_size, bool) or not isinstance(sane_size, int) or sane_size < 1:
         raise InputError(expected("sane_size as an int >= 1", repr(sane_size)))
+    # Checked here, not when first used: an order met only after the start config was built
+    # and timed wasted that build.
+    if order not in ("given", "random"):
+        raise InputError(expected("order 'given' or 'random'", repr(order), where="order"))
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError(expected("seed as an int", repr(seed), where="seed"))
+    if not callable(build):
+        raise InputError(expected("build as a callable", type(build).__name__, where="build"))
+    if isinstance(rules, str | bytes) or not isinstance(rules, Sequence):
+        raise InputError(expected("rules as a sequence of callables", repr(rules)))
+    for rule in rules:
+        if not callable(rule):
+            raise InputError(expected("each rule a callable", repr(rule), where="rules"))
+    if check is not None and not callable(check):
+        raise InputError(expected("check as a callable or None", repr(check), where="check"))
     timer = timer or Timer(max_time_ms=200.0, rel_precision=0.01)
     # A value listed twice would make one config twice; once each, no config is met again
     # (but the start) and none needs remembering.
@@ -335,13 +384,9 @@ def tune(
     began = time.perf_counter()
     total = space_size(space)
     if total > sane_size:
-        allowed = sum(
-            1
-            for config in itertools.islice(iter_space(space), _COUNT_LIMIT)
-            if _allowed(config, rules)
-        )
+        allowed, complete = _count_allowed(space, rules, sane_size, began + budget_s * _COUNT_SHARE)
         if allowed > sane_size:
-            bound = "at least " if total > _COUNT_LIMIT else ""
+            bound = "" if complete else "at least "
             _warn(
                 f"{EXPLOSION_ID}: {bound}{allowed} configs survive pruning (sane size "
                 f"{sane_size}); prune with domain rules or a smaller space: kernel design "

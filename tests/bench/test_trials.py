@@ -255,7 +255,8 @@ def test_an_interrupt_keeps_the_points_timed_before_it() -> None:
         return lambda: None
 
     with pytest.raises(TrialsInterrupted) as caught:
-        run_trials(make, points=[DECODE, SPECULATIVE, stress, DECODE], impl="v", timer=FakeTimer())  # type: ignore[arg-type]
+        points = [DECODE, SPECULATIVE, stress, TrialPoint(b=8, s=1, t=1024)]
+        run_trials(make, points=points, impl="v", timer=FakeTimer())  # type: ignore[arg-type]
     assert isinstance(caught.value, KeyboardInterrupt)
     results = caught.value.results
     assert [result.point for result in results] == [DECODE, SPECULATIVE]
