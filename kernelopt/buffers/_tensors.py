@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeAlias
 
 import torch
@@ -60,17 +61,41 @@ _CUDA_CURRENT_STREAM: Callable[[int], tuple[int, int, int]] | None = getattr(
 _STORAGE_USE_COUNT: Callable[[int], int] | None = getattr(torch._C, "_storage_Use_Count", None)
 
 
+# Collections with a length and indexing that are still no shape. Sequences without
+# collections.abc registration (numpy arrays, 1-d tensors) pass by length and indexing.
+_NOT_SHAPES = (Mapping, str, bytes, bytearray)
+
+
 def normalize_shape(shape: ShapeLike) -> tuple[int, ...]:
-    """Return ``shape`` as a plain tuple (no validation; see :func:`validate_shape`)."""
+    """Return ``shape`` as a plain tuple (no validation; see :func:`validate_shape`).
+
+    Raises
+    ------
+    InputError
+        If ``shape`` is neither an int nor a sequence: a dict, a set, an iterator or a
+        str is refused, though ``tuple()`` would read one ({2: 3} as (2,)).
+    """
     if type(shape) is tuple:
         return shape
+    if isinstance(shape, (tuple, list)):  # torch.Size, the common spellings
+        return tuple(shape)
     if isinstance(shape, int):  # a bool too: validate_shape refuses it
         return (shape,)
     if isinstance(shape, numbers.Integral):  # np.int64(3)
         return (int(shape),)
+    if isinstance(shape, _NOT_SHAPES) or not (
+        hasattr(shape, "__len__") and hasattr(shape, "__getitem__")
+    ):
+        if not hasattr(shape, "__iter__"):  # 2.0, None: not even a collection
+            raise InputError(expected("a shape of non-negative ints", repr(shape), where="shape"))
+        # Unordered (a set, a dict's keys), a one-shot iterator, or text: tuple() would
+        # make a shape of it that the caller never wrote.
+        raise InputError(
+            expected("a shape (a sequence of ints)", type(shape).__name__, where="shape")
+        )
     try:
         return tuple(shape)
-    except TypeError:  # 2.0, None: no sequence of sizes at all
+    except TypeError:  # a 0-d array or tensor: no sequence of sizes
         raise InputError(
             expected("a shape of non-negative ints", repr(shape), where="shape")
         ) from None
@@ -248,14 +273,26 @@ def storage_refs_or_none(tensor: torch.Tensor) -> int | None:
     """:func:`storage_refs`, or None where this torch build cannot count references."""
     if _STORAGE_USE_COUNT is None or tensor.device.type == "meta":
         return None
-    return _STORAGE_USE_COUNT(tensor.untyped_storage()._cdata)
+    return _count_storage_refs(tensor, _STORAGE_USE_COUNT)
+
+
+def _count_storage_refs(tensor: torch.Tensor, use_count: Callable[[int], int]) -> int:
+    storage = tensor.untyped_storage()
+    # torch's count covers tensors (views, .data, numpy arrays, DLPack capsules), but a
+    # storage object kept on its own adds nothing to it: torch keeps one Python object
+    # per storage alive while any tensor uses it, and that object holds a single
+    # reference whoever else holds the object. Python's count of that object does rise
+    # (UntypedStorage, and a TypedStorage through its UntypedStorage).
+    return use_count(storage._cdata) + sys.getrefcount(storage)
 
 
 def storage_refs(tensor: torch.Tensor) -> int:
-    """How many tensors (views included) reference the storage under ``tensor``.
+    """How many references the storage under ``tensor`` has.
 
-    Only differences matter: callers compare with a count taken by this same function
-    right after allocation, so the constant the measurement itself adds cancels out.
+    Counts the tensors (views included) that use it, plus the references to its Python
+    storage object (``untyped_storage()``, ``storage()``). Only differences matter:
+    callers compare with a count taken by this same function right after allocation,
+    so the constant the measurement itself adds cancels out.
     """
     if _STORAGE_USE_COUNT is None:
         raise KernelOptError(
@@ -264,4 +301,4 @@ def storage_refs(tensor: torch.Tensor) -> int:
                 f"torch {torch.__version__} without it; use on_return='copy' or 'unchecked'",
             )
         )
-    return _STORAGE_USE_COUNT(tensor.untyped_storage()._cdata)
+    return _count_storage_refs(tensor, _STORAGE_USE_COUNT)

@@ -43,6 +43,11 @@ __all__ = ["BufferPool", "default_pool"]
 _Key = tuple[Any, ...]
 _SERIALS = itertools.count(1)
 
+# Zero-size buffers a capped pool keeps at most. They weigh nothing against max_bytes, yet
+# each held one costs host memory (the tensor, its key): without a count, a stream of
+# empty shapes grows the pool without limit.
+_MAX_EMPTY = 256
+
 
 class _Entry:
     """One allocation the pool made; ``serial`` tells a re-allocation from the original."""
@@ -59,7 +64,7 @@ class _Entry:
         # Zero-byte tensors share address 0; they cannot alias anything worth tracking.
         self.ptr = storage_ptr(tensor) if nbytes else 0
         # Storage references with only the pool holding the tensor; a larger count later
-        # means someone else holds the tensor or a view of it.
+        # means someone else holds the tensor, a view of it or its storage object.
         self.baseline = storage_refs_or_none(tensor)
 
 
@@ -107,6 +112,11 @@ class BufferPool:
     tensors even when first requested under ``torch.inference_mode()``, so calls outside
     that mode can write them too.
 
+    Zero-size buffers (a 0 among the dims) hold no bytes, so ``max_bytes`` alone would
+    let a pool keep one per shape without limit (each costs host memory): a capped pool
+    keeps at most 256 of them, evicting the least recently used one beyond that
+    (counted in ``stats.evictions``). A pool without a cap bounds nothing.
+
     Examples
     --------
     >>> import torch
@@ -125,6 +135,7 @@ class BufferPool:
         self._lock = threading.Lock()
         self._max_bytes = _check_cap(max_bytes)
         self._bytes = 0
+        self._empties = 0  # zero-size buffers held
         self._hits = 0
         self._misses = 0
         self._evictions = 0
@@ -294,18 +305,41 @@ class BufferPool:
             # Evict before allocating so the allocator can reuse the freed blocks (if the
             # allocation still fails, those buffers stay evicted).
             self._evict_to(self._max_bytes - nbytes)
+            if not nbytes:
+                self._evict_empties_to(_MAX_EMPTY - 1)
         tensor = _new_buffer(shape, dtype, device)
         self._misses += 1
         entry = _Entry(key, name, tensor, nbytes, held=True)
         self._entries[key] = entry
         self._bytes += nbytes
+        if not nbytes:
+            self._empties += 1
         return entry
 
     def _evict_to(self, budget: int) -> None:
         while self._bytes > budget and self._entries:
             _key, old = self._entries.popitem(last=False)
-            self._bytes -= old.nbytes
+            self._dropped(old)
             self._evictions += 1
+
+    def _evict_empties_to(self, limit: int) -> None:
+        """Evict the least recently used zero-size buffers until ``limit`` are left."""
+        while self._empties > limit:
+            try:
+                key = next((k for k, e in self._entries.items() if not e.nbytes), None)
+            except RuntimeError:  # a lock-free hit reordered the dict mid-walk: walk again
+                continue
+            if key is None:  # pragma: no cover - the count says there is one
+                self._empties = 0
+                return
+            self._dropped(self._entries.pop(key))
+            self._evictions += 1
+
+    def _dropped(self, entry: _Entry) -> None:
+        """Account for an entry just removed from ``_entries``; call with the lock held."""
+        self._bytes -= entry.nbytes
+        if not entry.nbytes:
+            self._empties -= 1
 
     def _held(self, key: _Key) -> _Entry | None:
         """The entry held for ``key`` now, without touching LRU order or counters."""
@@ -325,6 +359,7 @@ class BufferPool:
             self._max_bytes = cap
             if cap is not None:
                 self._evict_to(cap)
+                self._evict_empties_to(_MAX_EMPTY)
 
     def discard(self, key: BufferKey | tuple[Any, ...]) -> bool:
         """Drop the buffer held for a key.
@@ -371,20 +406,20 @@ class BufferPool:
             entry = self._entries.pop(normalized, None)
             if entry is None:
                 return False
-            self._bytes -= entry.nbytes
+            self._dropped(entry)
             return True
 
     def _discard_tags(self, tags: Iterable[str]) -> None:
         wanted = set(tags)
         with self._lock:
             for key in [k for k in self._keys() if k[4] in wanted]:
-                self._bytes -= self._entries.pop(key).nbytes
+                self._dropped(self._entries.pop(key))
 
     def clear(self) -> None:
         """Drop every buffer (counters are kept; see :meth:`reset_stats`)."""
         with self._lock:
             self._entries.clear()
-            self._bytes = 0
+            self._bytes = self._empties = 0
 
     def reset_stats(self) -> None:
         """Zero the hit, miss, eviction and uncached counters."""
@@ -534,7 +569,7 @@ class BufferPool:
             self._holders.pop(name, None)
             prefix = f"{name}/"
             for key in [k for k in self._keys() if k[4].startswith(prefix)]:
-                self._bytes -= self._entries.pop(key).nbytes
+                self._dropped(self._entries.pop(key))
 
 
 _DEFAULT_POOL: BufferPool | None = None

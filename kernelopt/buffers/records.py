@@ -70,7 +70,8 @@ class PoolStats:
     misses : int
         Requests that allocated (``uncached`` included).
     evictions : int
-        Buffers dropped to stay under ``max_bytes`` (least recently used first).
+        Buffers dropped to stay under ``max_bytes``, or under the number of zero-size
+        buffers a capped pool keeps (least recently used first).
     uncached : int
         Requests larger than ``max_bytes`` on their own: answered with a fresh tensor
         that the pool does not keep.
