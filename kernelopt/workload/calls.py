@@ -17,6 +17,9 @@ the :class:`~kernelopt.workload.Recorder`::
 from __future__ import annotations
 
 import json
+import math
+import re
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +65,9 @@ MAX_DIM = 2**40
 # Eleven days per call: anything larger is a unit mistake or corruption.
 MAX_DURATION_US = 1e12
 _MAX_NAME = 200
+# The most dims a tensor has (NumPy's limit; PyTorch's kernels stay below it): a "shape" of
+# millions of dims is a corrupted record, refused before its dims are walked or rendered.
+_MAX_RANK = 64
 
 ScalarValue = int | float | bool | str | None | tuple[int | float, ...]
 
@@ -71,7 +77,19 @@ def _a(noun: str) -> str:
     return "an" if noun[:1] in "aeiou" else "a"
 
 
+# Names repeat on every line of a trace: one found valid is not scanned again. Bounded, so
+# a trace of ever new names costs scans, not memory.
+_VALID_NAMES: set[str] = set()
+_VALID_NAMES_LIMIT = 4096
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# One regex search instead of a per-character loop: a string argument of 50 MB is
+# scanned in C (milliseconds), not in 50 million Python steps.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def _check_name(what: str, value: str, where: str) -> None:
+    if value.__class__ is str and value in _VALID_NAMES:
+        return
     if not isinstance(value, str) or not value.strip() or len(value) > _MAX_NAME:
         # A name of megabytes would be copied whole into the note that refuses it.
         shown = (
@@ -82,17 +100,20 @@ def _check_name(what: str, value: str, where: str) -> None:
         raise InputError(
             expected(f"a non-empty {what} of at most {_MAX_NAME} chars", shown, where=where)
         )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if _CONTROL.search(value):
         raise InputError(
             expected(f"{_a(what)} {what} without control characters", repr(value), where=where)
         )
     _check_encodable(what, value, where)
+    if value.__class__ is str and len(_VALID_NAMES) < _VALID_NAMES_LIMIT:
+        # Only exact str: a str subclass could hash or compare unlike the text it holds.
+        _VALID_NAMES.add(value)
 
 
 def _check_encodable(what: str, value: str, where: str) -> None:
     # JSON's `\ud800` escape decodes to a lone surrogate, which no UTF-8 file can hold:
     # accepted here, it would fail the profile's write, not the trace's read.
-    if any("\ud800" <= ch <= "\udfff" for ch in value):
+    if _SURROGATE.search(value):
         raise InputError(
             expected(
                 f"{_a(what)} {what} without lone surrogates (\\ud800-\\udfff)",
@@ -127,6 +148,8 @@ class ValuesSummary:
     def __attrs_post_init__(self) -> None:
         for name in ("min", "max", "mean", "std"):
             value = getattr(self, name)
+            if value.__class__ is float and math.isfinite(value):
+                continue  # the common case (what trace readers build), without the calls below
             if value is None and name == "std":
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -207,6 +230,15 @@ class TensorArg:
     stride: tuple[int, ...] | None = attrs.field(default=None, converter=_opt_int_tuple)
 
     def __attrs_post_init__(self) -> None:
+        for what, dims in (("dims", self.shape), ("strides", self.stride)):
+            if isinstance(dims, tuple) and len(dims) > _MAX_RANK:  # _check_dims names others
+                raise InputError(
+                    expected(
+                        f"at most {_MAX_RANK} {what}",
+                        f"{len(dims)}",
+                        where=f"{self.name}.{'shape' if what == 'dims' else 'stride'}",
+                    )
+                )
         _check_dims("dims", self.shape, f"{self.name}.shape", minimum=0)
         if self.stride is not None:
             # Negative strides exist (numpy views reversed along an axis).
@@ -222,7 +254,7 @@ class TensorArg:
 
     def render(self) -> str:
         """Return ``name=[d0,d1]:dtype`` plus the values summary when present."""
-        dims = ",".join(str(d) for d in self.shape)
+        dims = ",".join(map(str, self.shape))
         text = f"{self.name}=[{dims}]:{self.dtype}"
         return text + self.values.render() if self.values is not None else text
 
@@ -272,7 +304,9 @@ def _check_scalar(value: object, where: str) -> None:
             raise InputError(expected("a finite number", value, where=where))
         return
     if isinstance(value, tuple):
-        for item in value:
+        if _finite_numbers(value):
+            return
+        for item in value:  # find the item to name, with the message it gets
             if isinstance(item, bool) or not isinstance(item, (int, float)):
                 raise InputError(expected("a list of numbers", list(value), where=where))
             if finite_float(item) is None:
@@ -283,8 +317,22 @@ def _check_scalar(value: object, where: str) -> None:
     )
 
 
+def _finite_numbers(items: tuple[Any, ...]) -> bool:
+    """Whether every item is an int or a finite float (not a bool), checked in C: a list
+    argument of millions of numbers is read in a second, not in minutes."""
+    if not set(map(type, items)) <= {int, float}:
+        return False
+    try:
+        # math.isfinite raises OverflowError on an int beyond the float range.
+        return all(map(math.isfinite, items))
+    except OverflowError:
+        return False
+
+
 def _render_scalar(value: ScalarValue) -> str:
     if isinstance(value, tuple):
+        if set(map(type, value)) == {int}:
+            return "[" + ",".join(map(str, value)) + "]"  # what _fmt gives an int
         return "[" + ",".join(_fmt(v) for v in value) + "]"
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
@@ -442,6 +490,30 @@ def _mean_bin(mean: float) -> float:
 
 
 _STATS = ("max", "min", "mean", "uniform", "cv")
+# The histogram bins of a summary, by its numbers: the same summary recurs on many calls,
+# and formatting its mean and cv bins costs more than the lookup. Bounded like the names.
+_BIN_CACHE: dict[tuple[float, float, float, float | None], tuple[float | None, ...]] = {}
+_BIN_CACHE_LIMIT = 65536
+
+
+def _bins_of(summary: ValuesSummary) -> tuple[float | None, ...]:
+    """The bin of ``summary`` in each of the ``_STATS`` histograms (None: no cv bin)."""
+    key = (summary.min, summary.max, summary.mean, summary.std)
+    # -0.0 equals 0.0 as a key but formats as -0: such a summary gets its own bins.
+    signed = 0 in key and any(v is not None and math.copysign(1.0, v) < 0 for v in key)
+    bins = None if signed else _BIN_CACHE.get(key)
+    if bins is None:
+        cv = summary.cv
+        bins = (
+            float(summary.max),
+            float(summary.min),
+            _mean_bin(summary.mean),
+            1.0 if summary.min == summary.max else 0.0,
+            None if cv is None else float(f"{cv:.3g}"),
+        )
+        if not signed and len(_BIN_CACHE) < _BIN_CACHE_LIMIT:
+            _BIN_CACHE[key] = bins
+    return bins
 
 
 class GroupTally:
@@ -466,17 +538,12 @@ class GroupTally:
             stats = self.hists.get(name)
             if stats is None:
                 stats = self.hists[name] = {s: {} for s in _STATS}
-            cv = summary.cv
-            for stat, value in (
-                ("max", float(summary.max)),
-                ("min", float(summary.min)),
-                ("mean", _mean_bin(summary.mean)),
-                ("uniform", 1.0 if summary.min == summary.max else 0.0),
-                *((("cv", float(f"{cv:.3g}")),) if cv is not None else ()),
-            ):
-                slot = stats[stat].get(value)
+            for bins, value in zip(stats.values(), _bins_of(summary), strict=True):
+                if value is None:
+                    continue
+                slot = bins.get(value)
                 if slot is None:
-                    slot = stats[stat][value] = [0, 0, 0.0]
+                    slot = bins[value] = [0, 0, 0.0]
                 slot[0] += calls
                 slot[1] += timed
                 slot[2] += time
@@ -657,6 +724,11 @@ def parse_duration(value: object, *, where: str = "duration_us") -> float:
     return number
 
 
+def _shared(text: str) -> str:
+    """``text`` interned (sys.intern refuses a str subclass: that one is kept as it is)."""
+    return sys.intern(text) if text.__class__ is str else text
+
+
 def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> TensorArg:
     extra = set(spec) - {"shape", "dtype", "values", "stride", "device"}
     if extra:
@@ -670,6 +742,13 @@ def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> Tens
     shape = spec.get("shape")
     if not isinstance(shape, list):
         raise InputError(expected("a shape list", shape, where=f"args.{name}.shape"))
+    stride = spec.get("stride")
+    for key, dims in (("shape", shape), ("stride", stride)):
+        if isinstance(dims, list) and len(dims) > _MAX_RANK:
+            # The count, not the list: a note holding millions of dims would be as large.
+            raise InputError(
+                expected(f"at most {_MAX_RANK} dims", f"{len(dims)}", where=f"args.{name}.{key}")
+            )
     for dim in shape:
         if isinstance(dim, bool) or not isinstance(dim, int):
             raise InputError(expected("integer dims", shape, where=f"args.{name}.shape"))
@@ -695,13 +774,14 @@ def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> Tens
         summary = ValuesSummary(
             min=values["min"], max=values["max"], mean=values["mean"], std=values.get("std")
         )
-    stride = spec.get("stride")
     if stride is not None and not isinstance(stride, list):
         raise InputError(expected("a stride list", stride, where=f"args.{name}.stride"))
     return TensorArg(
         name=name,
         shape=tuple(shape),
-        dtype=canonical or dtype,
+        # One string per dtype, not one per line: a trace of a million distinct shapes
+        # keeps a million tensors.
+        dtype=_shared(canonical or dtype),
         values=summary,
         stride=None if stride is None else tuple(stride),
     )
@@ -735,12 +815,16 @@ def parse_call_record(
     if not isinstance(op, str):
         raise InputError(expected("an op name string", op, where="op"))
     _check_name("op name", op, "op")
+    # Names repeat on every line but JSON decodes a new string each time: shared, a group
+    # of its own per distinct shape costs less memory, and equal names compare by identity.
+    op = _shared(op)
     raw_args = record.get("args", {})
     if not isinstance(raw_args, dict):
         raise InputError(expected("args as a JSON object", type(raw_args).__name__, where="args"))
     args: list[Arg] = []
     for name, value in raw_args.items():
         _check_name("argument name", name, "args")
+        name = _shared(name)
         if isinstance(value, dict):
             args.append(_parse_tensor(name, value, unknown))
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):

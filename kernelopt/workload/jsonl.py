@@ -13,14 +13,17 @@ Malformed lines are skipped and reported with their line numbers.
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt._strict_json import once_each
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
     Call,
@@ -107,6 +110,74 @@ def _summaries_of(
         return None
 
 
+# Without a byte-order mark, UTF-16 and UTF-32 JSONL are told by their first character, an
+# object's "{", beside its zero bytes. json.detect_encoding also takes any zero byte among
+# the first four for one: a first line of NULs (a block a crash left zero-filled) would then
+# make the whole file read as UTF-16.
+_BOMLESS = (
+    (b"{\x00\x00\x00", "utf-32-le"),
+    (b"\x00\x00\x00{", "utf-32-be"),
+    (b"{\x00", "utf-16-le"),
+    (b"\x00{", "utf-16-be"),
+)
+
+
+def _encoding_of(head: bytes) -> str:
+    """The encoding of a JSONL file starting with ``head``: by its byte-order mark, else
+    UTF-16 or UTF-32 only where the first character is ``{`` in one of them, else UTF-8."""
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return next((e for mark, e in _BOMLESS if head.startswith(mark)), "utf-8")
+
+
+def utf8_head(data: bytes) -> bytes:
+    """The start of a trace file as UTF-8 without a byte-order mark, for telling its
+    format: UTF-16 and UTF-32 text is recognized as :func:`read_jsonl` recognizes it, and
+    what does not decode (a character cut at the end of ``data``) reads as U+FFFD."""
+    encoding = _encoding_of(data)
+    if encoding.startswith(("utf-16", "utf-32")):
+        return data.decode(encoding, "replace").lstrip("\ufeff").encode("utf-8")
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def _recoded(first: bytes, handle: IO[bytes], encoding: str) -> Iterator[bytes]:
+    """The lines of a UTF-16 or UTF-32 file (PowerShell 5's ``>`` writes UTF-16) as UTF-8.
+
+    ``first`` is what was read of the file already. A newline is one byte of a two- or
+    four-byte character there, so the file is decoded before it is cut into lines. A lone
+    surrogate stays one (and is refused with its line as bad UTF-8); bytes cut off at the
+    end make the last line malformed, not the whole file unreadable.
+    """
+    if encoding in ("utf-16", "utf-32"):
+        # The mark gives the byte order; decoding with it named keeps that order even where
+        # the decoder starts over after a code unit that is no character.
+        width = 4 if encoding == "utf-32" else 2
+        encoding += "-le" if first[:width] in (codecs.BOM_UTF32_LE, codecs.BOM_UTF16_LE) else "-be"
+        first = first[width:]
+    decoder = codecs.getincrementaldecoder(encoding)("surrogatepass")
+    pending = ""
+    chunk = first
+    while chunk:
+        try:
+            pending += decoder.decode(chunk)
+        except UnicodeDecodeError:
+            # A code unit that is no character: the line it is in is skipped as malformed.
+            pending += "\ufffd"
+            decoder.reset()
+        *done, pending = pending.split("\n")
+        for line in done:
+            yield (line + "\n").encode("utf-8", "surrogatepass")
+        chunk = handle.read(1 << 16)
+    try:
+        pending += decoder.decode(b"", final=True)
+    except UnicodeDecodeError:  # the file ends inside a character
+        pending += "\ufffd"
+    if pending:
+        yield pending.encode("utf-8", "surrogatepass")
+
+
 class _Reader:
     """The state of one pass over a JSONL file."""
 
@@ -125,7 +196,11 @@ class _Reader:
     def decode(self, line: bytes) -> tuple[Call, float | None] | str:
         """Decode and validate one line; return (call, duration) or the error message."""
         try:
-            record = json.loads(line)
+            # A key given twice ({"op": "softmax", "op": "sum"}) would be read as its last
+            # value without a word: the line is skipped instead, as profile_from_json does.
+            record = json.loads(line, object_pairs_hook=once_each)
+        except KernelOptError as error:
+            return str(error)
         except RecursionError:
             return "Expected a JSON object, got JSON nested too deeply"
         except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
@@ -148,9 +223,14 @@ class _Reader:
         max_duration = MAX_DURATION_US
         records = 0
         first = handle.readline()
-        if first.startswith(b"\xef\xbb\xbf"):
-            first = first[3:]
-        lines = itertools.chain((first,), handle) if first else iter(())
+        encoding = _encoding_of(first)
+        lines: Iterable[bytes]
+        if encoding.startswith(("utf-16", "utf-32")):
+            lines = _recoded(first, handle, encoding)
+        else:
+            if first.startswith(codecs.BOM_UTF8):
+                first = first[len(codecs.BOM_UTF8) :]
+            lines = itertools.chain((first,), handle) if first else iter(())
         for lineno, line in enumerate(lines, 1):
             at = line.rfind(key_at)
             match = None

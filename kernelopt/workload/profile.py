@@ -766,6 +766,18 @@ def _group_axes(group: CallGroup, sig: OpSignature | None, axes: list[AxisValue]
             timed,
             time,
         )
+        if "gather" in sig.name:
+            # A gather is a copy only with k == n (index == arange(n)): an index longer
+            # than the axis repeats rows, so k > n never meets that guard.
+            add(
+                f"{k.name}_eq_{size.name}",
+                f"{k.source} == {size.source}",
+                "flag",
+                1.0 if k.value == size.value else 0.0,
+                n,
+                timed,
+                time,
+            )
     for padded, length in sig.padded:
         if padded not in single or length not in means or single[padded].value <= 0:
             continue
@@ -804,8 +816,9 @@ def _op_profile(
         acc.add(value, n, timed, time)
 
     # Most calls first, so that axes appear in the order of the commonest shape.
-    for group in sorted(groups, key=lambda g: (-g.calls, g.call.label)):
-        label = group.call.label
+    # Each label rendered once: with one shape per call, rendering is a large part of the cost.
+    labelled = sorted(((g.call.label, g) for g in groups), key=lambda lg: (-lg[1].calls, lg[0]))
+    for label, group in labelled:
         shape = by_label.get(label)
         axes, problem = extract_axes(group.call, sig)
         if problem is not None:

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import functools
 import inspect
 import json
 import math
+import operator
 import os
 import sys
 import threading
@@ -46,7 +48,13 @@ from typing import Any, TypeVar, overload
 from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt._fileio import file_in_the_way
 from kernelopt.workload._validators import finite_float
-from kernelopt.workload.calls import MAX_DURATION_US, _check_name
+from kernelopt.workload.calls import (
+    _SURROGATE,
+    MAX_DIM,
+    MAX_DURATION_US,
+    _check_encodable,
+    _check_name,
+)
 from kernelopt.workload.dtypes import canonical_dtype
 
 __all__ = ["TIMINGS", "Recorder"]
@@ -62,8 +70,30 @@ _SCALARS: dict[Any, str] = {True: "true", False: "false", None: "null"}
 _FLOAT_SAFE_INT = 2**1023
 
 
-def _dims(shape: Iterable[Any]) -> str:
-    return ",".join(str(int(d)) for d in shape)
+def _dims(shape: Iterable[Any], name: str) -> str:
+    """``shape`` as the JSON list's inside, once it holds what the trace reader accepts.
+
+    A duck-typed array can report any shape: a fractional size was cut to an int and a
+    negative one written, the first changing the call without a word, the second losing
+    it when read. Either is refused here, at the call, as the reader would refuse it.
+    """
+    where = f"args.{name}.shape"
+    try:
+        dims = list(shape)
+    except TypeError:
+        raise InputError(expected("a shape (a sequence of sizes)", shape, where=where)) from None
+    sizes = []
+    for dim in dims:
+        try:
+            if isinstance(dim, bool):
+                raise TypeError
+            size = operator.index(dim)  # ints, numpy ints; not 2.7, not "2"
+        except TypeError:
+            raise InputError(expected("integer dims", dims, where=where)) from None
+        if not 0 <= size <= MAX_DIM:
+            raise InputError(expected("dims in [0, 2**40]", dims, where=where))
+        sizes.append(str(size))
+    return ",".join(sizes)
 
 
 def _plain(value: Any) -> Any:
@@ -91,6 +121,11 @@ def _huge_int(value: int) -> float:
 
 def _strides(value: Any) -> tuple[int, ...] | None:
     """Element strides of a tensor or array (numpy counts bytes), or None if it has none."""
+    layout = getattr(value, "layout", None)
+    if layout is not None and str(layout) != "torch.strided":
+        # A sparse COO tensor reports strides of 0: read as an expanded index, they would
+        # make a sparse gather index an index select.
+        return None
     try:
         stride = getattr(value, "stride", None)
         if callable(stride):  # torch
@@ -195,15 +230,12 @@ def _writable(path: str | Path) -> Path:
     try:
         parent.mkdir(parents=True, exist_ok=True)  # created now, as the first flush would
     except OSError as error:
-        # "File exists" names neither the file in the way nor why a folder was wanted.
-        blocker = file_in_the_way(target)
-        reason = (
-            f"{blocker} is a file"
-            if blocker is not None
-            else error.strerror or type(error).__name__
-        )
         raise InputError(
-            expected("a path whose directory can be created", f"{target} ({reason})", where="path")
+            expected(
+                "a path whose directory can be created",
+                f"{target} ({_reason(target, error)})",
+                where="path",
+            )
         ) from None
     if target.exists() and not os.access(target, os.W_OK):
         raise InputError(expected("a writable file", f"{target} (not writable)", where="path"))
@@ -211,7 +243,44 @@ def _writable(path: str | Path) -> Path:
         raise InputError(
             expected("a path in a writable directory", f"{target} (not writable)", where="path")
         )
+    _try_open(target)
     return target
+
+
+def _try_open(target: Path) -> None:
+    """Open ``target`` for appending and close it again, writing nothing.
+
+    Permission bits do not tell everything: root passes ``os.access`` for ``/proc`` and
+    ``/sys``, where no file can be created. A file created by the attempt is removed again,
+    so that a recorder that never records leaves nothing behind.
+    """
+    existed = os.path.lexists(target)  # a dangling link is kept, not removed below
+    try:
+        # O_NONBLOCK: opening a FIFO for writing would otherwise wait for a reader.
+        handle = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+    except OSError as error:
+        if error.errno == errno.ENXIO:  # a FIFO without a reader yet: one may come
+            return
+        raise InputError(
+            expected(
+                "a path where a file can be written",
+                f"{target} ({_reason(target, error)})",
+                where="path",
+            )
+        ) from None
+    os.close(handle)
+    if not existed:
+        with contextlib.suppress(OSError):
+            target.unlink()
+
+
+def _reason(target: Path, error: OSError) -> str:
+    """Why ``error`` happened at ``target``, in words: the file in the way of its folder,
+    if any ("File exists" names neither it nor why a folder was wanted), else the OS's."""
+    blocker = file_in_the_way(target)
+    if blocker is not None:
+        return f"{blocker} is a file"
+    return error.strerror or type(error).__name__
 
 
 class Recorder:
@@ -399,11 +468,13 @@ class Recorder:
 
         Raises
         ------
-        AttributeError
-            If ``owner`` has no attribute ``name``.
         InputError
-            If that attribute is not callable, or ``op`` is not a valid op name.
+            If ``name`` is not a string naming an attribute of ``owner``, that attribute is
+            not callable, or ``op`` is not a valid op name.
         """
+        if not isinstance(name, str) or not hasattr(owner, name):
+            # A raw AttributeError from deep inside would not say what was being patched.
+            raise InputError(expected(f"an attribute of {owner!r} to patch", repr(name)))
         # What the owner holds itself, restored as it was: an attribute found through the
         # class (a method, an inherited function) is deleted again, not copied onto owner.
         own = (
@@ -503,6 +574,7 @@ class Recorder:
         for name, value in kwargs.items():
             key = self._keys.get(name)
             if key is None:
+                _check_name("argument name", name, "args")  # once per name: as the reader
                 key = self._keys[name] = json.dumps(name)
             text = encode(key, value)
             if text is not None:
@@ -522,6 +594,10 @@ class Recorder:
         if kind is float:
             return f"{key}:{value!r}" if math.isfinite(value) else f"{key}:{json.dumps(str(value))}"
         if kind is str:
+            if _SURROGATE.search(value):
+                # Written as a \\ud800 escape, read back as a string no UTF-8 file holds:
+                # the reader skips the call.
+                _check_encodable("string", value, f"args.{key[1:-1]}")
             return f"{key}:{json.dumps(value)}"
         shape = getattr(value, "shape", None)
         if shape is not None and hasattr(value, "dtype"):
@@ -554,8 +630,11 @@ class Recorder:
             cache_key, text = None, None
         if text is None:
             written = str(dtype)
-            name = canonical_dtype(written) or written
-            text = f'{{"shape":[{_dims(shape)}],"dtype":{json.dumps(name)}'
+            name = canonical_dtype(written)
+            if name is None:  # an unknown dtype is kept as written, where the reader can
+                name = written
+                _check_name("dtype", written, f"args.{key[1:-1]}.dtype")
+            text = f'{{"shape":[{_dims(shape, key[1:-1])}],"dtype":{json.dumps(name)}'
             if cache_key is not None and len(self._tensors) < 4096:
                 self._tensors[cache_key] = text
         if key[1:-1] in self.strides:
@@ -625,13 +704,41 @@ class Recorder:
             # flush (recording takes no lock): remove only the n lines written here.
             n = len(self._buffer)
             text = "".join(self._buffer[:n])
+            try:
+                self._write(text)
+            except OSError as error:
+                # The lines stay buffered, so that a flush once the cause is gone (a full
+                # disk, a folder moved away) still writes them.
+                raise InputError(
+                    expected(
+                        "a file the recorded calls can be written to",
+                        f"{self.path} ({_reason(self.path, error)}); "
+                        f"{n} call{'s' * (n != 1)} kept for the next flush",
+                        where="path",
+                    )
+                ) from None
             del self._buffer[:n]
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self._mode == "a" and _ends_mid_line(self.path):
+            self._mode = "a"
+
+    def _write(self, text: str) -> None:
+        """Write ``text`` to the file; on a failed write, leave the file as it was."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        size = None
+        if self._mode == "a":
+            if _ends_mid_line(self.path):
                 text = "\n" + text  # the cut line stays malformed; the first new one is kept
+            with contextlib.suppress(OSError):
+                size = self.path.stat().st_size if self.path.is_file() else None
+        try:
             with open(self.path, self._mode, encoding="utf-8") as handle:
                 handle.write(text)
-            self._mode = "a"
+        except OSError:
+            # Part of the text may have reached the file: cut it off again, or the retry
+            # would write those calls a second time.
+            if size is not None:
+                with contextlib.suppress(OSError):
+                    os.truncate(self.path, size)
+            raise
 
     def close(self) -> None:
         """Flush; the recorder can still be used afterwards (it appends)."""

@@ -314,13 +314,16 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     k_axis, n_axis = op.axis(k_name), op.axis(n_name)
     if k_axis is None or n_axis is None:
         return
-    calls, time = _holds(op.axis(f"{k_name}_ge_{n_name}"))
     gather = "gather" in (op.signature or "") or "index" in op.op.lower()
+    # A gather's guard (index == arange(n)) needs k == n: with k > n the index repeats
+    # rows, so only the calls with k == n count. A top-k selects everything from k >= n.
+    condition = f"{k_name}_eq_{n_name}" if gather else f"{k_name}_ge_{n_name}"
+    calls, time = _holds(op.axis(condition))
     if calls > 0 and calls >= t.often:
         covered = _coverage(calls, time)
         if gather:
             what = (
-                f"gather with {k_name} >= {n_name} in {covered}: every row can be picked; "
+                f"gather with {k_name} == {n_name} in {covered}: every row can be picked; "
                 "when the indices are arange(n) the op is a plain copy of the input, "
                 "narrowed to the output's shape where the index is smaller along another "
                 "axis (expanded where take_along_dim broadcasts the input); check the "

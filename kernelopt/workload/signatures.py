@@ -58,6 +58,20 @@ __all__ = [
 AXIS_KINDS = ("shape", "values", "scalar", "derived", "flag", "ratio")
 
 
+_FINITE = finite()
+
+
+def _axis_value(instance: object, attribute: Any, value: Any) -> None:
+    # Each call of each distinct shape builds its axes: a plain int or float, the common
+    # case, is checked here without the general test (an ABC check per axis).
+    if value.__class__ is int:
+        if -(2**53) <= value <= 2**53:
+            return
+    elif value.__class__ is float and math.isfinite(value):
+        return
+    _FINITE(instance, attribute, value)
+
+
 @attrs.frozen(kw_only=True)
 class AxisValue:
     """One named axis value of one call.
@@ -77,7 +91,7 @@ class AxisValue:
     """
 
     name: str = attrs.field(validator=text(nonempty=True))
-    value: float = attrs.field(validator=finite())
+    value: float = attrs.field(validator=_axis_value)
     source: str = attrs.field(validator=text())
     kind: str = attrs.field(validator=one_of(AXIS_KINDS))
 

@@ -216,6 +216,17 @@ def read_json_bytes(target: Path, *, max_bytes: int | None = None) -> bytes | by
     return data
 
 
+_SHAPES_WANTED = "op args with 'Input Dims' (record_shapes=True)"
+
+
+def _json_name(value: object) -> str:
+    """The JSON type of ``value`` in words: ``null``, ``a list``, ``a string``..."""
+    if value is None:
+        return "null"
+    kinds = ((bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "a list"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
+
+
 def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
     """Load a JSON file, gzip-compressed or not (``.json.gz`` profiler traces).
 
@@ -520,6 +531,7 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
     ops: list[int] = []
     times: dict[int, tuple[float, float]] = {}
     unshaped = 0
+    shapeless: list[int] = []  # indices of the op events without shapes
     problems = 0
     notes: list[str] = []
     # Begin/end pairs become complete events, so ops and kernels traced either way count.
@@ -546,6 +558,7 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
         args = event.get("args")
         if not isinstance(args, dict) or "Input Dims" not in args:
             unshaped += 1
+            shapeless.append(index)
             continue
         # Checked per event: one NaN start would scramble the nesting of its neighbours,
         # one infinite duration would make the whole trace's time infinite.
@@ -555,7 +568,15 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
             reject(index, event.get("name"), error)
             continue
         ops.append(index)
-    read = len(ops) + problems + unended
+    read = len(ops) + problems + unended + unshaped
+    if ops:
+        # Beside ops with shapes, an op event without them (`"args": null`) is a malformed
+        # record, skipped and listed as the others are. In a trace none of whose ops has
+        # shapes, one note below says how to record them instead.
+        for index in shapeless:
+            args = events[index].get("args")
+            got = "no 'Input Dims' in its args" if isinstance(args, dict) else _json_name(args)
+            reject(index, events[index].get("name"), InputError(expected(_SHAPES_WANTED, got)))
     parent = _parents(events, ops, times)
     device, bad_kernels = _device_times(events, ops, parent) if time != "host" else (None, 0)
     if time == "device" and device is None:
@@ -623,8 +644,8 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
         source=source,
         format="torch-profiler",
         groups=groups,
-        records=read + unshaped,
-        skipped=problems + unended + (unshaped if ops else 0),
+        records=read,
+        skipped=problems + unended,
         notes=notes,
     )
 

@@ -27,7 +27,7 @@ from kernelopt._errors import InputError, expected
 from kernelopt.workload._validators import as_path, is_file, no_file
 from kernelopt.workload.calls import Trace
 from kernelopt.workload.flashinfer import read_flashinfer
-from kernelopt.workload.jsonl import read_jsonl
+from kernelopt.workload.jsonl import read_jsonl, utf8_head
 from kernelopt.workload.profile import (
     DEFAULT_MAX_SHAPES,
     DEFAULT_MAX_VALUES,
@@ -106,6 +106,9 @@ def _detect(target: Path) -> tuple[str, Any]:
                 head = handle.read(_SNIFF_BYTES)
         except (OSError, EOFError, zlib.error) as error:
             raise InputError(expected("a readable gzip file", f"{target}: {error}")) from None
+    # Told apart on UTF-8 text without its mark: a file holding the mark alone is as empty
+    # as one holding nothing, and a UTF-16 trace (PowerShell's `>`) is a trace.
+    head = utf8_head(head)
     if not head.strip():
         raise InputError(expected("a non-empty trace file", f"{target} (empty)"))
     # The first lines that decode decide: one malformed line at the top of a JSONL trace

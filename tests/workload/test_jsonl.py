@@ -87,11 +87,13 @@ def test_argument_named_duration_us_is_not_taken_for_the_duration(tmp_path: Path
     }
 
 
-def test_duplicate_duration_keys_follow_json_semantics(tmp_path: Path) -> None:
+def test_a_line_repeating_a_key_is_skipped_with_a_note(tmp_path: Path) -> None:
+    # Two durations for one call: keeping either would be a guess (json keeps the last).
     path = tmp_path / "t.jsonl"
-    path.write_text('{"op": "f", "duration_us": 1, "duration_us": 2}\n' * 2)
-    (group,) = read_jsonl(path).groups
-    assert group.time_us == 4.0  # JSON keeps the last key; the reader agrees
+    path.write_text('{"op": "f", "duration_us": 1, "duration_us": 2}\n{"op": "f"}\n')
+    trace = read_jsonl(path)
+    assert (trace.records, trace.skipped, trace.calls) == (2, 1, 1)
+    assert any("line 1" in note and "duration_us" in note for note in trace.notes)
 
 
 def test_bom_blank_lines_and_empty_file(tmp_path: Path) -> None:
