@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeAlias
 
@@ -273,26 +272,18 @@ def storage_refs_or_none(tensor: torch.Tensor) -> int | None:
     """:func:`storage_refs`, or None where this torch build cannot count references."""
     if _STORAGE_USE_COUNT is None or tensor.device.type == "meta":
         return None
-    return _count_storage_refs(tensor, _STORAGE_USE_COUNT)
-
-
-def _count_storage_refs(tensor: torch.Tensor, use_count: Callable[[int], int]) -> int:
-    storage = tensor.untyped_storage()
-    # torch's count covers tensors (views, .data, numpy arrays, DLPack capsules), but a
-    # storage object kept on its own adds nothing to it: torch keeps one Python object
-    # per storage alive while any tensor uses it, and that object holds a single
-    # reference whoever else holds the object. Python's count of that object does rise
-    # (UntypedStorage, and a TypedStorage through its UntypedStorage).
-    return use_count(storage._cdata) + sys.getrefcount(storage)
+    return _STORAGE_USE_COUNT(tensor.untyped_storage()._cdata)
 
 
 def storage_refs(tensor: torch.Tensor) -> int:
-    """How many references the storage under ``tensor`` has.
+    """How many tensors (views included) reference the storage under ``tensor``.
 
-    Counts the tensors (views included) that use it, plus the references to its Python
-    storage object (``untyped_storage()``, ``storage()``). Only differences matter:
-    callers compare with a count taken by this same function right after allocation,
-    so the constant the measurement itself adds cancels out.
+    Only differences matter: callers compare with a count taken by this same function
+    right after allocation, so the constant the measurement itself adds cancels out. A
+    storage object kept on its own (``untyped_storage()``) is no tensor and is not
+    counted: torch keeps one Python object per storage, holding one reference however
+    many names hold it, and Python's own count of that object moves with torch's
+    internal caching, so it cannot tell a caller's reference apart.
     """
     if _STORAGE_USE_COUNT is None:
         raise KernelOptError(
@@ -301,4 +292,4 @@ def storage_refs(tensor: torch.Tensor) -> int:
                 f"torch {torch.__version__} without it; use on_return='copy' or 'unchecked'",
             )
         )
-    return _count_storage_refs(tensor, _STORAGE_USE_COUNT)
+    return _STORAGE_USE_COUNT(tensor.untyped_storage()._cdata)

@@ -4,8 +4,8 @@ A scope turns buffer names into pool tags (``"<scope>/<name>"``), so the call si
 for ``"workspace"`` and ``"out"`` without choosing tags, and clearing the scope frees
 exactly its buffers. The scope also remembers which of its buffers the last call
 returned to the caller: if the next call would hand such a buffer out again while the
-caller still references it (or a view of it, or its storage), it raises instead of
-overwriting a result the caller still holds.
+caller still references it (or any view of it), it raises instead of overwriting a
+result the caller still holds.
 """
 
 from __future__ import annotations
@@ -223,8 +223,7 @@ class BufferScope:
         ------
         KernelOptError
             The previous call returned this buffer and the caller still references it
-            (or a view of it, or its storage object): handing it out again would
-            overwrite the caller's result.
+            (or a view of it): handing it out again would overwrite the caller's result.
         InputError
             A bad name, shape, dtype or device.
         """
@@ -361,8 +360,8 @@ class BufferScope:
                 expected(
                     f"buffer {entry.name!r} (returned by the previous call of scope "
                     f"{self._name!r}) to be released before this call overwrites it",
-                    "a live reference to it, to a view of it or to its storage; drop it "
-                    "(del), copy it (.clone()), pass out=, or use on_return='copy'",
+                    "a live reference to it or to a view of it; drop it (del), copy it "
+                    "(.clone()), pass out=, or use on_return='copy'",
                 )
             )
         del self._loans[entry.key]
