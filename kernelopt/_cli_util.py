@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -257,33 +256,6 @@ def count_at_least_one(text: str) -> int:
         For text that is not an int >= 1 (argparse turns it into a usage error, exit 2).
     """
     return _int_at_least(text, 1)
-
-
-def finite_at_least_zero(text: str) -> float:
-    """An argparse ``type``: a finite float >= 0 (NaN would compare false with everything).
-
-    Parameters
-    ----------
-    text : str
-        The argument as given on the command line.
-
-    Returns
-    -------
-    float
-        The number.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        For text that is not a finite number >= 0 (a usage error, exit 2).
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(expected("a finite number >= 0", repr(text))) from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(expected("a finite number >= 0", value))
-    return value
 
 
 def output_path(text: str) -> str:

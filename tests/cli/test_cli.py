@@ -153,9 +153,9 @@ def test_an_option_given_twice_is_refused(
         (["diagnose", ".", "--until", "\uff15"], "Expected an int >= 0, got '\uff15'"),
         (["inspect", "t.jsonl", "--top", "\u0665"], "Expected an int >= 1, got '\u0665'"),
         (["learn", "--before", "a", "--after", "b", "--entry", "x", "--min-effect", "abc"],
-         "Expected a finite number >= 0, got 'abc'"),
+         "Expected a fraction in [0, 1), got 'abc'"),
         (["learn", "--before", "a", "--after", "b", "--entry", "x", "--min-effect", "nan"],
-         "Expected a finite number >= 0, got nan"),
+         "Expected a fraction in [0, 1), got nan"),
     ],
 )  # fmt: skip
 def test_bad_numbers_are_usage_errors_that_say_what_was_expected(
