@@ -32,6 +32,7 @@ __all__ = [
     "locked",
     "read_text",
     "read_text_and_encoding",
+    "require_file",
     "temp_file_target",
     "text_of_bytes",
 ]
@@ -308,14 +309,8 @@ def read_text_and_encoding(
         When the bytes are not UTF-8 (or the encoding of the mark they start with), naming
         the file and the offset.
     """
+    require_file(path, what)
     target = Path(path)
-    if not target.is_file():
-        # A folder is there, not nothing: "no file" would send the user looking for it.
-        # An empty path names none (Path("") is the working directory).
-        if not os.fspath(path):
-            raise InputError(expected(what, "an empty path"))
-        found = "a directory" if target.is_dir() else _special_kind(target) or "no file"
-        raise InputError(expected(what, f"{found} at {os.fspath(path)}"))
     data = target.read_bytes()
     mark, encoding = _mark_of(data)
     try:
@@ -330,6 +325,31 @@ def read_text_and_encoding(
             ),
             path=target,
         ) from None
+
+
+def require_file(path: str | os.PathLike[str], what: str, *, where: str | None = None) -> None:
+    """Raise ``InputError`` (``Expected <what>, got no file at <path>``) unless a regular
+    file is at ``path``.
+
+    What stands there instead is named: a folder (``got a directory at``), since "no file"
+    would send the user looking for a path that is there, a FIFO or device, or nothing at
+    all for an empty path (``Path("")`` is the working directory, which no caller meant).
+
+    Parameters
+    ----------
+    path : path-like
+        The file expected.
+    what : str
+        What was expected there, in the message's words.
+    where : str, optional
+        The argument or field named before the message. Keyword-only.
+    """
+    if not os.fspath(path):
+        raise InputError(expected(what, "an empty path", where=where))
+    target = Path(path)
+    if not target.is_file():
+        found = "a directory" if target.is_dir() else _special_kind(target) or "no file"
+        raise InputError(expected(what, f"{found} at {os.fspath(path)}", where=where))
 
 
 def _mark_of(data: bytes) -> tuple[bytes, str]:

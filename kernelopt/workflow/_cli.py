@@ -477,9 +477,9 @@ def _profile(args: argparse.Namespace) -> int:
                 " and ".join(given) if given else "none of them",
             )
         )
+    from kernelopt._fileio import require_file
     from kernelopt.bench.records import read_rows
     from kernelopt.bench.roofline import load_ceilings
-    from kernelopt.workflow._fields import require_file
     from kernelopt.workflow._rows import by_point
     from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
     from kernelopt.workflow.from_rows import profile_from_rows

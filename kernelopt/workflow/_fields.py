@@ -1,12 +1,9 @@
-"""Validators shared by the hand-off records (messages name the record and field), and
-the check of the files the workflow reads."""
+"""Validators shared by the hand-off records (messages name the record and field)."""
 
 from __future__ import annotations
 
 import numbers
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -89,15 +86,3 @@ def require_instance(value: object, kind: type, what: str, *, where: str) -> Non
     is a ``kind``: the one check every public function makes of the record it is given."""
     if not isinstance(value, kind):
         raise InputError(expected(what, type(value).__name__, where=where))
-
-
-def require_file(path: str | os.PathLike[str], what: str, *, where: str | None = None) -> None:
-    """Raise ``InputError`` (``Expected <what>, got no file at <path>``) unless a file is at
-    ``path``; a folder there is named as one (``got a directory at``), since "no file" would
-    send the user looking for a path that is there; an empty path (``got an empty path``)
-    names no file, though ``Path("")`` is the working directory, a folder."""
-    if not os.fspath(path):
-        raise InputError(expected(what, "an empty path", where=where))
-    if not Path(path).is_file():
-        found = "a directory" if Path(path).is_dir() else "no file"
-        raise InputError(expected(what, f"{found} at {os.fspath(path)}", where=where))

@@ -38,7 +38,13 @@ import attrs
 
 from kernelopt._checks import breaks_lines
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked, read_text, read_text_and_encoding
+from kernelopt._fileio import (
+    atomic_write_text,
+    locked,
+    read_text,
+    read_text_and_encoding,
+    require_file,
+)
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
@@ -46,7 +52,6 @@ from kernelopt.bench.roofline import Ceilings
 from kernelopt.experiments.readers._values import LATENCY_UNITS
 from kernelopt.workflow._fields import (
     real_to_float,
-    require_file,
     require_instance,
     require_text,
 )

@@ -25,12 +25,13 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt._fileio import require_file
 from kernelopt.bench.compare import Comparison, Verdict, _check_fraction
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
 from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
-from kernelopt.workflow._fields import listed, require_file, require_instance
+from kernelopt.workflow._fields import listed, require_instance
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
 
