@@ -35,6 +35,7 @@ __all__ = [
     "require_file",
     "temp_file_target",
     "text_of_bytes",
+    "unmade_folder",
 ]
 
 try:  # POSIX advisory locks; Windows falls back to msvcrt below.
@@ -128,7 +129,7 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise _unmade_folder(target, error) from None
+        raise unmade_folder(target, error) from None
     # mkstemp creates the file 0600; the result keeps the mode of the file it replaces,
     # or the one a plain open() would have given it, so shared trees stay readable.
     mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
@@ -175,9 +176,12 @@ def _special_kind(path: str | os.PathLike[str]) -> str | None:
     return next((name for test, name in _SPECIAL_KINDS if test(mode)), None)
 
 
-def _unmade_folder(target: Path, error: OSError) -> InputError:
-    """The error of a folder for ``target`` that could not be created: where a file stands
-    on the way, that file is named ("File exists" names neither it nor the folder)."""
+def unmade_folder(
+    target: Path, error: OSError, *, what: str = "a folder that can be created"
+) -> InputError:
+    """The error of a folder for ``target`` that could not be created (``what`` was
+    expected): where a file stands on the way, that file is named ("File exists" names
+    neither it nor the folder)."""
     blocker = file_in_the_way(target)
     if blocker is None:
         got = f"{target.parent}: {error.strerror}"
@@ -185,7 +189,7 @@ def _unmade_folder(target: Path, error: OSError) -> InputError:
         got = f"{target.parent}, a file"
     else:
         got = f"{target.parent}, under the file {blocker}"
-    return InputError(expected("a folder that can be created", got))
+    return InputError(expected(what, got))
 
 
 def _encoded(text: str, encoding: str) -> bytes:
@@ -441,7 +445,7 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise _unmade_folder(lock_path, error) from None
+        raise unmade_folder(lock_path, error) from None
     try:
         handle = open(lock_path, "a+b")  # noqa: SIM115 - closed by the with below
     except OSError as error:

@@ -29,7 +29,7 @@ import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import encoding_of, file_in_the_way, locked
+from kernelopt._fileio import encoding_of, locked, unmade_folder
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
 from kernelopt.bench.measurement import (
@@ -439,13 +439,12 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     if isinstance(rows, BenchRow | str | bytes) or not isinstance(rows, Iterable):
         raise InputError(expected("a list of BenchRow", type(rows).__name__, where="rows"))
     lines = "".join(_line(index, row) for index, row in enumerate(rows))
-    _check_rows_path(target)
+    if target.is_dir():
+        raise InputError(expected("a JSONL rows file", f"a directory at {target}"))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise InputError(
-            expected("a folder for the rows file", f"{target.parent}: {error.strerror}")
-        ) from None
+        raise unmade_folder(target, error, what="a folder for the rows file") from None
     # Unbuffered: what reached the file is known when a write fails, and nothing is left
     # in a buffer to be written after the file was cut back.
     with locked(target):
@@ -454,20 +453,6 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
         with open(target, "a+b", buffering=0) as handle:
             _append(handle, lines)
     return target
-
-
-def _check_rows_path(target: Path) -> None:
-    """Refuse a rows path no file can be appended at, naming what stands there."""
-    if target.is_dir():
-        raise InputError(expected("a JSONL rows file", f"a directory at {target}"))
-    blocker = file_in_the_way(target)
-    if blocker is not None:
-        got = (
-            f"{target.parent}, a file"
-            if blocker == target.parent
-            else f"{target.parent}, under the file {blocker}"
-        )
-        raise InputError(expected("a folder for the rows file", got))
 
 
 def _check_utf8(target: Path) -> None:

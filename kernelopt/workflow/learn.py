@@ -404,16 +404,6 @@ def _is_builtin(root: Path) -> bool:
     return resolved == builtin or builtin in resolved.parents
 
 
-def _check_writable(tree: KnowledgeTree) -> None:
-    """Refuse, on a dry run, the tree the real run's write would refuse.
-
-    Every write of the tree first checks that its folder is a knowledge tree (its
-    ``index.md`` written by the tree, or no other markdown outside the entry folders); a
-    dry run that skipped the check would report an update the real run cannot make.
-    """
-    check_tree_folder(tree.root)  # the check the tree's writes run, not a copy of it
-
-
 def learn(
     observation: Observation,
     *,
@@ -544,7 +534,7 @@ def learn(
                 kernel=kernel,
             )
             if dry_run:
-                _check_writable(tree)
+                check_tree_folder(tree.root)  # what the write would refuse
             try:
                 path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
             except CatalogError:
@@ -571,7 +561,7 @@ def learn(
     recorded_before = _holds(target, row, observation.source)
     if not recorded_before:
         if dry_run:
-            _check_writable(tree)
+            check_tree_folder(tree.root)  # what the write would refuse
         else:
             target = tree.record_evidence(
                 target.id,

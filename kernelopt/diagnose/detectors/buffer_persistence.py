@@ -60,10 +60,10 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
                 [HOST_LAUNCHER],
             )
         return not_found(_PATHOLOGY, f"No per-call allocation shows in the host code of {paths}.")
-    # Buffers kept or taken beside the per-call ones (a real out= and fresh scratch):
-    # the summary says so rather than "no out= plumbing".
-    kept = persistent_buffers(kernels)
     per_call = [a for a in found_allocations if not a.per_launch]
+    # Buffers kept or taken beside the per-call ones (a real out= and fresh scratch):
+    # the summary says so rather than "no out= plumbing". Only per-call ones need it.
+    kept = persistent_buffers(kernels) if per_call else None
     per_launch = [a for a in found_allocations if a.per_launch]
     parts = []
     if per_call:

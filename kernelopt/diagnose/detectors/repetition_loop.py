@@ -100,11 +100,6 @@ def _measures_only(experiment: Experiment, knobs: set[str]) -> bool:
 
 
 def _axes(experiment: Experiment, knobs: set[str], exclude: set[str]) -> set[tuple[str, str]]:
-    # Profiling a kernel again (per-stage times, a roofline) is no variant of an idea: it
-    # is what a stalled effort should do before its next change. Its title's words
-    # ('analysis', 'stage') name what was measured, not an idea tried.
-    if _measures_only(experiment, knobs):
-        return set()
     axes = {("tag", tag) for tag in experiment.tags if tag not in MEASUREMENT}
     axes |= {("knob", name) for name in knobs}
     axes |= {("term", term) for term in salient_terms(experiment.description) - exclude}
@@ -168,7 +163,11 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     for step in stall:
         knobs = changed.get(step.experiment.number, set())
         if _measures_only(step.experiment, knobs):
+            # Profiling a kernel again (per-stage times, a roofline) is no variant of an
+            # idea: it is what a stalled effort should do before its next change. Its
+            # title's words ('analysis', 'stage') name what was measured, not an idea tried.
             measuring.append(step.experiment.number)
+            continue
         for axis in _axes(step.experiment, knobs, kernel_names):
             groups[axis].append(step.experiment)
     candidates = [
