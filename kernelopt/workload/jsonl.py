@@ -161,14 +161,18 @@ def _recoded(first: bytes, handle: IO[bytes], encoding: str) -> Iterator[bytes]:
     chunk = first
     while chunk:
         try:
-            pending += decoder.decode(chunk)
+            piece = decoder.decode(chunk)
         except UnicodeDecodeError:
             # A code unit that is no character: the line it is in is skipped as malformed.
-            pending += "\ufffd"
+            piece = "\ufffd"
             decoder.reset()
-        *done, pending = pending.split("\n")
-        for line in done:
-            yield (line + "\n").encode("utf-8", "surrogatepass")
+        # Split only where a line ends: a long line is scanned once, not once a chunk.
+        if "\n" in piece:
+            *done, pending = (pending + piece).split("\n")
+            for line in done:
+                yield (line + "\n").encode("utf-8", "surrogatepass")
+        else:
+            pending += piece
         chunk = handle.read(1 << 16)
     try:
         pending += decoder.decode(b"", final=True)
