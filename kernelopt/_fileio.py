@@ -57,6 +57,8 @@ _MARKS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _MARK_OF = {encoding: mark for mark, encoding in _MARKS}
+# The encodings :func:`_mark_of` tells without a mark, by a known first character.
+_UNMARKED = ("utf-32-le", "utf-32-be", "utf-16-le", "utf-16-be")
 
 
 def atomic_write_text(
@@ -356,10 +358,25 @@ def require_file(path: str | os.PathLike[str], what: str, *, where: str | None =
         raise InputError(expected(what, f"{found} at {os.fspath(path)}", where=where))
 
 
-def _mark_of(data: bytes) -> tuple[bytes, str]:
+def _mark_of(data: bytes, *, first: str | None = None) -> tuple[bytes, str]:
     """The byte-order mark ``data`` starts with and the encoding of the text after it;
-    ``(b"", "utf-8")`` without a UTF-16 or UTF-32 mark."""
-    return next(((m, e) for m, e in _MARKS if data.startswith(m)), (b"", "utf-8"))
+    ``(b"", "utf-8")`` without a UTF-16 or UTF-32 mark.
+
+    ``first`` is an ASCII character the text is known to start with (a JSONL trace's
+    ``{``): without a mark, ``data`` is then UTF-32 or UTF-16 (``(b"", "utf-16-le")``)
+    where it starts with that character in one of them, its zero bytes beside it. Zero
+    bytes alone decide nothing: a first line of NULs (a block a crash left zero-filled)
+    keeps the file UTF-8.
+    """
+    found = next(((m, e) for m, e in _MARKS if data.startswith(m)), None)
+    if found is not None:
+        return found
+    if first is not None:
+        # UTF-32 first: "{" in UTF-16-LE is a prefix of "{" in UTF-32-LE.
+        for encoding in _UNMARKED:
+            if data.startswith(first.encode(encoding)):
+                return b"", encoding
+    return b"", "utf-8"
 
 
 def text_of_bytes(data: bytes) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt._fileio import _mark_of
 from kernelopt._strict_json import once_each
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
@@ -110,52 +111,37 @@ def _summaries_of(
         return None
 
 
-# Without a byte-order mark, UTF-16 and UTF-32 JSONL are told by their first character, an
-# object's "{", beside its zero bytes. json.detect_encoding also takes any zero byte among
-# the first four for one: a first line of NULs (a block a crash left zero-filled) would then
-# make the whole file read as UTF-16.
-_BOMLESS = (
-    (b"{\x00\x00\x00", "utf-32-le"),
-    (b"\x00\x00\x00{", "utf-32-be"),
-    (b"{\x00", "utf-16-le"),
-    (b"\x00{", "utf-16-be"),
-)
+def _encoding_of(head: bytes) -> tuple[bytes, str]:
+    """The byte-order mark a JSONL file starting with ``head`` has, and its encoding.
 
-
-def _encoding_of(head: bytes) -> str:
-    """The encoding of a JSONL file starting with ``head``: by its byte-order mark, else
-    UTF-16 or UTF-32 only where the first character is ``{`` in one of them, else UTF-8."""
-    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        return "utf-32"
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    return next((e for mark, e in _BOMLESS if head.startswith(mark)), "utf-8")
+    Without a mark, UTF-16 and UTF-32 JSONL are told by their first character, an object's
+    ``{``, beside its zero bytes. json.detect_encoding also takes any zero byte among the
+    first four for one: a first line of NULs (a block a crash left zero-filled) would then
+    make the whole file read as UTF-16. A UTF-8 mark is no part of the returned mark.
+    """
+    return _mark_of(head, first="{")
 
 
 def utf8_head(data: bytes) -> bytes:
     """The start of a trace file as UTF-8 without a byte-order mark, for telling its
     format: UTF-16 and UTF-32 text is recognized as :func:`read_jsonl` recognizes it, and
     what does not decode (a character cut at the end of ``data``) reads as U+FFFD."""
-    encoding = _encoding_of(data)
-    if encoding.startswith(("utf-16", "utf-32")):
-        return data.decode(encoding, "replace").lstrip("\ufeff").encode("utf-8")
+    mark, encoding = _encoding_of(data)
+    if encoding != "utf-8":
+        return data[len(mark) :].decode(encoding, "replace").lstrip("\ufeff").encode("utf-8")
     return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
 
 
 def _recoded(first: bytes, handle: IO[bytes], encoding: str) -> Iterator[bytes]:
     """The lines of a UTF-16 or UTF-32 file (PowerShell 5's ``>`` writes UTF-16) as UTF-8.
 
-    ``first`` is what was read of the file already. A newline is one byte of a two- or
+    ``first`` is what was read of the file already, after its byte-order mark; ``encoding``
+    names the byte order (``"utf-16-le"``), so that it is kept even where the decoder starts
+    over after a code unit that is no character. A newline is one byte of a two- or
     four-byte character there, so the file is decoded before it is cut into lines. A lone
     surrogate stays one (and is refused with its line as bad UTF-8); bytes cut off at the
     end make the last line malformed, not the whole file unreadable.
     """
-    if encoding in ("utf-16", "utf-32"):
-        # The mark gives the byte order; decoding with it named keeps that order even where
-        # the decoder starts over after a code unit that is no character.
-        width = 4 if encoding == "utf-32" else 2
-        encoding += "-le" if first[:width] in (codecs.BOM_UTF32_LE, codecs.BOM_UTF16_LE) else "-be"
-        first = first[width:]
     decoder = codecs.getincrementaldecoder(encoding)("surrogatepass")
     pending = ""
     chunk = first
@@ -227,10 +213,10 @@ class _Reader:
         max_duration = MAX_DURATION_US
         records = 0
         first = handle.readline()
-        encoding = _encoding_of(first)
+        mark, encoding = _encoding_of(first)
         lines: Iterable[bytes]
-        if encoding.startswith(("utf-16", "utf-32")):
-            lines = _recoded(first, handle, encoding)
+        if encoding != "utf-8":
+            lines = _recoded(first[len(mark) :], handle, encoding)
         else:
             if first.startswith(codecs.BOM_UTF8):
                 first = first[len(codecs.BOM_UTF8) :]

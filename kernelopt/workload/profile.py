@@ -39,6 +39,7 @@ from kernelopt.workload.signatures import (
     OpSignature,
     extract_axes,
     find_signature,
+    is_gather,
     values_axis_names,
 )
 
@@ -733,8 +734,11 @@ def _collect(calls: Trace | Iterable[Call | CallGroup]) -> tuple[list[CallGroup]
     return aggregator.groups(), None
 
 
-def _group_axes(group: CallGroup, sig: OpSignature | None, axes: list[AxisValue], add: Any) -> None:
-    """Feed the histograms of one group: its shape axes, values summaries and conditions."""
+def _group_axes(
+    op: str, group: CallGroup, sig: OpSignature | None, axes: list[AxisValue], add: Any
+) -> None:
+    """Feed the histograms of one group of ``op``: its shape axes, values summaries and
+    conditions."""
     n, timed, time = group.calls, group.timed_calls, group.time_us
     single = {a.name: a for a in axes}
     for axis in axes:
@@ -766,7 +770,7 @@ def _group_axes(group: CallGroup, sig: OpSignature | None, axes: list[AxisValue]
             timed,
             time,
         )
-        if "gather" in sig.name:
+        if is_gather(sig.name, op):
             # A gather is a copy only with k == n (index == arange(n)): an index longer
             # than the axis repeats rows, so k > n never meets that guard.
             add(
@@ -830,7 +834,7 @@ def _op_profile(
         shape.calls += group.calls
         shape.timed += group.timed_calls
         shape.time += group.time_us
-        _group_axes(group, sig, axes, add)
+        _group_axes(op, group, sig, axes, add)
     calls = sum(a.calls for a in by_label.values())
     timed = sum(a.timed for a in by_label.values())
     op_time = _round_time(sum(a.time for a in by_label.values())) if timed else None

@@ -35,7 +35,7 @@ from kernelopt.workload._validators import as_tuple, is_callable, items_of, requ
 from kernelopt.workload._validators import share as unit
 from kernelopt.workload._validators import text as string
 from kernelopt.workload.profile import AxisStat, OpProfile, WorkloadProfile
-from kernelopt.workload.signatures import _semantic_op_name
+from kernelopt.workload.signatures import _semantic_op_name, is_gather
 
 __all__ = [
     "BUCKET_PADDING_WASTE",
@@ -314,7 +314,8 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     k_axis, n_axis = op.axis(k_name), op.axis(n_name)
     if k_axis is None or n_axis is None:
         return
-    gather = "gather" in (op.signature or "") or "index" in op.op.lower()
+    # The profile made the k == n axis by the same test, so a gather finds it.
+    gather = is_gather(op.signature, op.op)
     # A gather's guard (index == arange(n)) needs k == n: with k > n the index repeats
     # rows, so only the calls with k == n count. A top-k selects everything from k >= n.
     condition = f"{k_name}_eq_{n_name}" if gather else f"{k_name}_ge_{n_name}"

@@ -46,6 +46,7 @@ __all__ = [
     "base_op_name",
     "extract_axes",
     "find_signature",
+    "is_gather",
     "register_signature",
     "registered_signatures",
     "unregister_signature",
@@ -684,6 +685,10 @@ def _gather_axes(call: Call) -> list[AxisValue]:
     return axes
 
 
+# The ops whose selection is a gather (an index that may repeat rows), not a top-k; see
+# is_gather.
+_GATHER_OPS = ("gather", "index_select", "take_along_dim")
+
 # "arg0"/"arg1": positional arguments of functions without an inspectable signature
 # (torch builtins wrapped by the Recorder).
 _X_ALIASES = {"x": ("self", "input", "logits", "scores", "a", "arg0")}
@@ -837,7 +842,7 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
     ),
     OpSignature(
         name="gather",
-        ops=("gather", "index_select", "take_along_dim"),
+        ops=_GATHER_OPS,
         family="any",
         select=("k", "n"),
         extract=_gather_axes,
@@ -915,6 +920,45 @@ def _semantic_op_name(name: object) -> str:
     if "::" not in text:
         text = text.rsplit(".", 1)[-1]
     return base_op_name(text)
+
+
+def is_gather(signature: str | None, op: str) -> bool:
+    """Whether an op that selects ``k`` of ``n`` is a gather rather than a top-k.
+
+    A gather's index picks rows and may repeat them, so it copies its input only with
+    ``k == n`` (and an index of ``arange(n)``); a top-k selects everything from ``k >= n``.
+    The profile adds the ``k_eq_n`` flag axis beside ``k_ge_n`` by this test, and the
+    ``select-all`` rule reads one or the other by it. It reads only what a profile keeps of
+    the op (its name and its signature's name), so a profile read back from JSON or
+    markdown answers the same.
+
+    Parameters
+    ----------
+    signature : str or None
+        Name of the signature that named the op's axes (``"gather"``, ``"topk"``).
+    op : str
+        The op name as recorded (``"aten::index_select"``, ``"Model.take_along_dim"``).
+
+    Returns
+    -------
+    bool
+        True when the signature's name or the op's name (read as
+        :meth:`OpSignature.matches` reads it: without namespace, overload or class name)
+        contains ``gather``, ``index_select`` or ``take_along_dim``, the ops of the built-in
+        ``gather`` signature. An op merely containing ``index`` is no gather:
+        ``topk_indexer`` is a top-k.
+
+    Raises
+    ------
+    InputError
+        When ``signature`` is no str or None, or ``op`` no str.
+    """
+    require(signature, (str, type(None)), "a signature name (str or None)", where="signature")
+    require(op, str, "an op name (str)", where="op")
+    names = [_semantic_op_name(op)]
+    if signature is not None:
+        names.append(signature.lower())
+    return any(word in name for name in names for word in _GATHER_OPS)
 
 
 def find_signature(op: str, extra: Sequence[OpSignature] = ()) -> OpSignature | None:
