@@ -3,8 +3,9 @@
 cattrs writes; a minimal fallback for the flat records of this package (primitives,
 optionals, tuples, string-keyed dicts, nested attrs classes) takes over where cattrs is
 not installed (some GPU images ship attrs alone), so timings can still be written and
-cached there; both produce identical dicts (tested). Reading always takes the strict walk,
-which refuses unknown keys and wrong types instead of converting them.
+cached there; both produce identical dicts (tested). Reading takes one strict reader a
+type, built once (:func:`_reader`), which refuses unknown keys and wrong types instead of
+converting them and names the field in its error.
 """
 
 from __future__ import annotations
@@ -56,20 +57,32 @@ def _plain(value: Any) -> Any:
 def structure(data: Any, cls: type[T]) -> T:
     """Build a ``cls`` record from a dict; unknown keys and wrong types raise InputError.
 
-    Always the strict walk below, never cattrs: cattrs converts what it can
-    (``"clocks_moved": "no"`` to True, ``1.9`` MHz to 1, ``"66.5"`` to a float), and a
-    hand-edited results file must be refused, not silently read as something else.
+    Never cattrs: cattrs converts what it can (``"clocks_moved": "no"`` to True, ``1.9``
+    MHz to 1, ``"66.5"`` to a float), and a hand-edited results file must be refused, not
+    silently read as something else. The error names the field (``BenchRow.samples[]``).
     """
+    return typing.cast(T, _read(data, cls, cls.__name__))
+
+
+def _read(data: Any, kind: Any, where: str) -> Any:
     try:
-        return typing.cast(T, _reader(typing.cast(Any, cls))(data))
-    except _MismatchError:
-        # The fast reader only says that something is wrong; the walk says what and where.
-        return typing.cast(T, _structure(data, cls, cls.__name__))
+        return _reader(kind)(data)
+    except _RefusedError as refusal:
+        # The path was collected innermost first, as the refusal left each reader.
+        inner = "".join(reversed(refusal.path))
+        raise InputError(expected(refusal.what, refusal.got, where=where + inner)) from None
 
 
-class _MismatchError(Exception):
-    """Data a fast reader of :func:`_reader` does not take; :func:`_structure` then tells
-    why (or reads it, should the two ever disagree: the walk is the reference)."""
+class _RefusedError(Exception):
+    """Data a reader of :func:`_reader` does not take: what it expected, what came, and
+    where, as the suffixes (``.samples``, ``[]``) each enclosing reader adds on the way
+    out; only a refused value pays for its path."""
+
+    def __init__(self, what: str, got: str) -> None:
+        super().__init__(what, got)
+        self.what = what
+        self.got = got
+        self.path: list[str] = []
 
 
 Reader = typing.Callable[[Any], Any]
@@ -77,11 +90,12 @@ Reader = typing.Callable[[Any], Any]
 
 @functools.cache
 def _reader(kind: Any) -> Reader:
-    """A function reading data of ``kind`` as :func:`_structure` does, with every type
-    resolved once: the walk looked each one up again at every field of every row (80 µs
-    a row, 8 s for a file of 100 000 rows). It raises :class:`_MismatchError`, with no
-    message, where the walk raises InputError for a type; a validator's own InputError
-    (from building a record) goes on as the walk's would.
+    """The one function reading data of ``kind``, with every type resolved once.
+
+    Looking each type up again at every field of every row cost 80 µs a row (8 s for a
+    file of 100 000 rows). A wrong type raises :class:`_RefusedError`, which
+    :func:`structure` turns into the InputError naming the field; a validator's own
+    InputError (from building a record) goes on as it is.
     """
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
@@ -98,7 +112,7 @@ def _reader(kind: Any) -> Reader:
             for option, read in options:
                 if _matches(data, option):
                     return read(data)
-            raise _MismatchError
+            raise _RefusedError(f"a value of type {kind}", repr(data))
 
         return read_union
     if origin is tuple:
@@ -106,8 +120,12 @@ def _reader(kind: Any) -> Reader:
 
         def read_tuple(data: Any) -> Any:
             if not isinstance(data, (list, tuple)):
-                raise _MismatchError
-            return tuple(read_item(item) for item in data)
+                raise _RefusedError("a list", repr(data))
+            try:
+                return tuple(map(read_item, data))
+            except _RefusedError as refusal:
+                refusal.path.append("[]")
+                raise
 
         return read_tuple
     if origin is dict:
@@ -115,8 +133,15 @@ def _reader(kind: Any) -> Reader:
 
         def read_dict(data: Any) -> Any:
             if not isinstance(data, dict):
-                raise _MismatchError
-            return {str(k): read_value(v) for k, v in data.items()}
+                raise _RefusedError("an object", repr(data))
+            values = {}
+            try:
+                for key, value in data.items():
+                    values[str(key)] = read_value(value)
+            except _RefusedError as refusal:
+                refusal.path.append(f".{key}")
+                raise
+            return values
 
         return read_dict
     if isinstance(kind, type) and attrs.has(kind):
@@ -125,43 +150,57 @@ def _reader(kind: Any) -> Reader:
 
         def read_float(data: Any) -> float:
             if isinstance(data, bool) or not isinstance(data, (int, float)):
-                raise _MismatchError
+                raise _RefusedError("a value of type float", repr(data))
             try:
                 return float(data)
-            except OverflowError:
-                raise _MismatchError from None
+            except OverflowError:  # a JSON integer of hundreds of digits
+                raise _RefusedError(
+                    "a number within the float range", f"{len(str(data))} digits"
+                ) from None
 
         return read_float
+    name = getattr(kind, "__name__", kind)
     if kind in _PRIMITIVES:
 
         def read_primitive(data: Any) -> Any:
             if not _matches(data, kind):
-                raise _MismatchError
+                raise _RefusedError(f"a value of type {name}", repr(data))
             return data
 
         return read_primitive
 
     def read_nothing(data: Any) -> Any:
-        raise _MismatchError
+        raise _RefusedError(f"a value of type {name}", repr(data))
 
     return read_nothing
 
 
 def _record_reader(kind: type) -> Reader:
-    names = frozenset(field.name for field in attrs.fields(kind))
-    required = [field.name for field in attrs.fields(kind) if field.default is attrs.NOTHING]
+    fields = attrs.fields(kind)
+    names = frozenset(field.name for field in fields)
+    required = [field.name for field in fields if field.default is attrs.NOTHING]
     # Filled after this reader is cached, so a record holding its own kind reads too.
     readers: dict[str, Reader] = {}
 
     def read_record(data: Any) -> Any:
         if not readers:
             readers.update((name, _reader(hint)) for name, hint in _hints(kind).items())
-        if not isinstance(data, dict) or not names.issuperset(data):
-            raise _MismatchError
-        for name in required:
-            if name not in data:
-                raise _MismatchError
-        return kind(**{name: readers[name](value) for name, value in data.items()})
+        if not isinstance(data, dict):
+            raise _RefusedError("an object", repr(data))
+        if not names.issuperset(data):
+            extra = sorted(set(data) - names)
+            raise _RefusedError(f"only the fields of {kind.__name__}", repr(extra))
+        missing = [name for name in required if name not in data]
+        if missing:
+            raise _RefusedError(f"the required fields of {kind.__name__}", f"no {sorted(missing)}")
+        values = {}
+        try:
+            for name, value in data.items():
+                values[name] = readers[name](value)
+        except _RefusedError as refusal:
+            refusal.path.append(f".{name}")
+            raise
+        return kind(**values)
 
     return read_record
 
@@ -170,59 +209,6 @@ def _record_reader(kind: type) -> Reader:
 def _hints(kind: type) -> dict[str, Any]:
     # Resolving the annotations costs more than reading a row: once a class.
     return typing.get_type_hints(kind)
-
-
-def _structure(data: Any, kind: Any, where: str) -> Any:
-    origin = typing.get_origin(kind)
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(kind)
-        if data is None and type(None) in options:
-            return None
-        for option in options:
-            if option is not type(None) and _matches(data, option):
-                return _structure(data, option, where)
-        raise InputError(expected(f"a value of type {kind}", repr(data), where=where))
-    if origin is tuple:
-        if not isinstance(data, (list, tuple)):
-            raise InputError(expected("a list", repr(data), where=where))
-        (item_kind, _ellipsis) = typing.get_args(kind)
-        return tuple(_structure(item, item_kind, f"{where}[]") for item in data)
-    if origin is dict:
-        if not isinstance(data, dict):
-            raise InputError(expected("an object", repr(data), where=where))
-        _key, item_kind = typing.get_args(kind)
-        return {str(k): _structure(v, item_kind, f"{where}.{k}") for k, v in data.items()}
-    if isinstance(kind, type) and attrs.has(kind):
-        if not isinstance(data, dict):
-            raise InputError(expected("an object", repr(data), where=where))
-        hints = _hints(kind)
-        names = {field.name for field in attrs.fields(kind)}
-        extra = sorted(set(data) - names)
-        if extra:
-            raise InputError(expected(f"only the fields of {kind.__name__}", extra, where=where))
-        missing = sorted(
-            field.name
-            for field in attrs.fields(kind)
-            if field.default is attrs.NOTHING and field.name not in data
-        )
-        if missing:
-            raise InputError(
-                expected(f"the required fields of {kind.__name__}", f"no {missing}", where=where)
-            )
-        values = {name: _structure(data[name], hints[name], f"{where}.{name}") for name in data}
-        return kind(**values)
-    if kind is float and isinstance(data, (int, float)) and not isinstance(data, bool):
-        try:
-            return float(data)
-        except OverflowError:  # a JSON integer of hundreds of digits
-            raise InputError(
-                expected("a number within the float range", f"{len(str(data))} digits", where=where)
-            ) from None
-    if kind in _PRIMITIVES and _matches(data, kind):
-        return data
-    raise InputError(
-        expected(f"a value of type {getattr(kind, '__name__', kind)}", repr(data), where=where)
-    )
 
 
 def _matches(data: Any, kind: Any) -> bool:

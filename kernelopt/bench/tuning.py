@@ -10,6 +10,7 @@ autotuning. :func:`tune` warns by that name.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import random
@@ -22,6 +23,8 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.bench import timer as timer_module
+from kernelopt.bench.device import read_device_state
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import Timer
 
@@ -182,7 +185,8 @@ class TuningResult:
         ``"exhausted"``, ``"budget"``, ``"patience"`` (no gain for ``patience`` configs)
         or ``"interrupted"`` (a keyboard interrupt; see :class:`TuningInterrupted`).
     elapsed_s : float
-        Wall-clock time of the search.
+        Wall-clock time of the search, as ``budget_s`` counts it (without the timer's
+        one-time setup).
     warnings : tuple of str
         Warnings raised (each names ``autotune-explosion``).
     """
@@ -279,6 +283,30 @@ def _count_allowed(
     return allowed, True
 
 
+def _set_up(timer: Timer) -> None:
+    """Do the one-time setup that the first timing of a process would do, and no config
+    repeats: import torch to look for a CUDA device, query the device (its first query
+    starts CUDA there) and start NVML. Run before the budget's clock starts, so a small
+    budget is not spent on it by the first search of a process (importing torch alone
+    takes a second or more). An object standing in for a Timer (anything with its
+    ``measure``) is left to set itself up.
+    """
+    if not isinstance(timer, Timer) or timer.backend == "cpu-perf-counter":
+        return
+    # A device that fails here fails each config's timing too, where it is recorded.
+    with contextlib.suppress(Exception):
+        # The function Timer.measure asks, looked up on its module as measure does.
+        if not timer_module.cuda_available():
+            return
+        import torch
+
+        device = torch.cuda.current_device() if timer.device is None else timer.device
+        if timer.l2_bytes is None:
+            timer_module.device_l2_bytes(device)
+        if timer.read_clocks:
+            read_device_state(device)
+
+
 def tune(
     build: Callable[[Config], Callable[[], object]],
     space: Mapping[str, Sequence[Any]],
@@ -311,7 +339,11 @@ def tune(
         (domain pruning: ``lambda c: c["BLOCK_N"] * c["num_stages"] <= 256``).
     budget_s : float
         Wall-clock budget of the search, s: no config starts once it is spent (one
-        started before runs to its end, so the search may exceed it by one timing).
+        started before runs to its end, so the search may exceed it by one timing). It
+        counts the search's own work: counting the pruned space, and building, checking
+        and timing each config (its warm-up and clock settling included). The timer's
+        one-time setup of the process (importing torch, the first query of the CUDA
+        device and of NVML) is done before the budget's clock starts, and is not counted.
     patience : int
         Stop after this many configs in a row without a gain of ``min_gain``.
     min_gain : float
@@ -380,6 +412,7 @@ def tune(
     # (but the start) and none needs remembering.
     space = {knob: _unique_values(values) for knob, values in space.items()}
     collected: list[str] = []
+    _set_up(timer)
     # The budget counts from here: pruning a huge space is part of what the search costs.
     began = time.perf_counter()
     total = space_size(space)
