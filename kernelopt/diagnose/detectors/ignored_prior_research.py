@@ -10,15 +10,20 @@ shares ``min_overlap`` of its distinctive terms. A later experiment's plan or re
 quotes the recommendation's words answers it too: that is how a log records why an idea
 was not taken up ("Try it, or record why not"). A quote is 24 characters of it in a row or
 more (a phrase naming the idea, or the whole text), compared in lower case with one space
-between words and no markdown emphasis. A recommendation followed by
-``min_later_experiments`` attempts, none acting on it, was ignored; one repeated in
-several places weighs more.
+between words and no markdown emphasis. The recommendations a note makes are cut out of
+it first: a later note that repeats the recommendation (or makes a longer one holding its
+words) advises it again and does not answer it; its other prose ("We did not try '…'
+because …") still does. A recommendation followed by ``min_later_experiments`` attempts,
+none acting on it, was ignored; one repeated in several places weighs more: its copies are
+reported once, as one idea recommended that many times.
 """
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
+from collections.abc import Iterable
 
 from kernelopt._errors import FormatError, InputError
 from kernelopt._fileio import read_text
@@ -173,25 +178,127 @@ def _normalized(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[*_`]", "", text.translate(_CURLY))).strip().lower()
 
 
+# A markdown link, as the log's reader drops it from a recommendation's text (its words stay).
+_LINK = re.compile(r"\[([^\[\]]*)\]\([^)\[]*\)")
+
+
+def _normalized_lines(text: str) -> tuple[str, list[int]]:
+    """``_normalized(text)`` and where each of its lines (split at ``\\n``, as the log's
+    reader numbers them) starts there."""
+    parts: list[str] = []
+    starts: list[int] = []
+    size = 0
+    for line in text.split("\n"):
+        # Spaces collapse across a line end as within a line: normalizing line by line
+        # and joining with one space gives the text ``_normalized`` gives.
+        starts.append(size + (1 if parts else 0))
+        part = _normalized(line)
+        if part:
+            size += len(part) + (1 if parts else 0)
+            parts.append(part)
+    return " ".join(parts), starts
+
+
+def _without_links(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with its markdown links reduced to their words, and the pieces it is made
+    of: where each starts there (sorted) and where it starts in ``text``."""
+    pieces: list[str] = []
+    plain_starts: list[int] = []
+    text_starts: list[int] = []
+    size = 0
+    last = 0
+    for link in _LINK.finditer(text):
+        for piece, at in ((text[last : link.start()], last), (link.group(1), link.start(1))):
+            plain_starts.append(size)
+            text_starts.append(at)
+            pieces.append(piece)
+            size += len(piece)
+        last = link.end()
+    plain_starts.append(size)
+    text_starts.append(last)
+    pieces.append(text[last:])
+    return "".join(pieces), plain_starts, text_starts
+
+
+def _moved(at: int, starts: list[int], onto: list[int]) -> int:
+    """Offset ``at`` of a text made of pieces starting at ``starts``, in the text whose
+    same pieces start at ``onto``."""
+    piece = bisect.bisect_right(starts, at) - 1
+    moved = onto[piece] + at - starts[piece]
+    # An offset inside a link's target, which has no piece, stays at the end of its text.
+    return min(moved, onto[piece + 1]) if piece + 1 < len(onto) else moved
+
+
+def _cut_recommendations(text: str, made: list[Recommendation]) -> str:
+    """The normalized ``text`` of a note with the recommendations ``made`` in it cut out.
+
+    A recommendation repeated in a later note, or one that holds it, is that note's advice,
+    not an answer to it: only the rest of the note can quote it. Each is looked for from
+    the start of its line on (a sentence of a paragraph is placed at the paragraph's first
+    line), in the text with links reduced to their words as the recommendation's is; the
+    cuts hold a line break, so no quote spans one.
+    """
+    normal, line_starts = _normalized_lines(text)
+    if not made:
+        return normal
+    plain, plain_starts, normal_starts = _without_links(normal)
+    cuts: list[tuple[int, int]] = []
+    previous, cursor = -1, 0
+    for recommendation in sorted(made, key=lambda r: r.source.line):
+        words = _normalized(recommendation.text)
+        line = recommendation.source.line
+        if not words or not 1 <= line <= len(line_starts):
+            continue
+        start = _moved(line_starts[line - 1], normal_starts, plain_starts)
+        # The sentences of one paragraph share its first line and come in order: each is
+        # looked for after the one before, so a long paragraph is scanned once.
+        at = plain.find(words, cursor) if line == previous and cursor > start else -1
+        if at == -1:
+            at = plain.find(words, start)
+        if at == -1:
+            continue
+        previous, cursor = line, at + len(words)
+        cuts.append(
+            (
+                _moved(at, plain_starts, normal_starts),
+                _moved(cursor - 1, plain_starts, normal_starts) + 1,
+            )
+        )
+    kept: list[str] = []
+    last = 0
+    for begin, end in sorted(cuts):
+        kept.append(normal[last:begin])
+        last = max(last, end)
+    kept.append(normal[last:])
+    return "\n".join(kept)
+
+
 class _Notes:
-    """The normalized text of the experiments' own plans and results, read once each.
+    """The normalized text of the experiments' own plans and results, read once each, with
+    the log's recommendations made in them cut out.
 
     Only files of an experiment's folder (``exp_N/…``) that end in ``.md`` are read:
     reading a log never runs it, and a shared file (summary, lessons) quotes everything.
     """
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, recommendations: Iterable[Recommendation] = ()) -> None:
         self._root = root
         self._texts: dict[str, str] = {}
+        self._made: dict[str, list[Recommendation]] = {}
+        for recommendation in recommendations:
+            self._made.setdefault(recommendation.source.path, []).append(recommendation)
 
     def text(self, path: str) -> str:
-        """The normalized text of ``path`` (relative to the root); empty when unreadable."""
+        """The normalized text of ``path`` (relative to the root), less the recommendations
+        made in it; empty when unreadable."""
         if path not in self._texts:
             full = os.path.join(self._root, path)
             try:
                 # A regular file only: a pipe put in a file's place would block the read.
                 small = os.path.isfile(full) and os.path.getsize(full) <= _MAX_NOTE_BYTES
-                self._texts[path] = _normalized(read_text(full)) if small else ""
+                self._texts[path] = (
+                    _cut_recommendations(read_text(full), self._made.get(path, [])) if small else ""
+                )
             except (OSError, InputError, FormatError):
                 self._texts[path] = ""
         return self._texts[path]
@@ -199,7 +306,8 @@ class _Notes:
     def quoted(self, recommendation: Recommendation, experiments: list[Experiment]) -> bool:
         """Whether a plan or result of ``experiments`` other than the recommendation's own
         file quotes its words: ``_MIN_QUOTE`` characters of it in a row or more (a phrase
-        naming the idea answers it as well as the whole text)."""
+        naming the idea answers it as well as the whole text), outside the recommendations
+        those notes make (a repeat of it is advice again, not an answer)."""
         words = _normalized(recommendation.text)
         if len(words) < _MIN_QUOTE or not self._root:
             return False
@@ -319,7 +427,7 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     # Acted on only by an experiment planned and not yet run: not ignored (the plan is the
     # answer), but the check says so, since nothing has been tried yet.
     pending: list[int] = []
-    notes = _Notes(ctx.log.root)
+    notes = _Notes(ctx.log.root, ctx.log.recommendations)
     for recommendation in recommendations:
         terms = terms_of.setdefault(recommendation.text, _terms(recommendation.text))
         if not terms and not recommendation.catalog_ids:
