@@ -27,6 +27,7 @@ from kernelopt._errors import FormatError, InputError, expected
 __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
+    "encoding_name",
     "encoding_of",
     "file_in_the_way",
     "locked",
@@ -326,7 +327,7 @@ def read_text_and_encoding(
             expected(
                 "UTF-8 text"
                 if encoding == "utf-8"
-                else f"{encoding[:6].upper()} text after its byte-order mark",
+                else f"{encoding_name(encoding)} text after its byte-order mark",
                 f"a byte that is not ({error.reason} at byte {error.start + len(mark)})",
             ),
             path=target,
@@ -377,6 +378,12 @@ def _mark_of(data: bytes, *, first: str | None = None) -> tuple[bytes, str]:
             if data.startswith(first.encode(encoding)):
                 return b"", encoding
     return b"", "utf-8"
+
+
+def encoding_name(encoding: str) -> str:
+    """The name messages give ``encoding``, one :func:`_mark_of` tells: ``"UTF-8"``,
+    ``"UTF-16"`` or ``"UTF-32"``, as editors name them, without the byte order."""
+    return encoding[:6].upper()
 
 
 def text_of_bytes(data: bytes) -> str:

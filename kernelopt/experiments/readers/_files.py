@@ -8,7 +8,6 @@ instead of raising. Nothing here imports or runs what it reads.
 
 from __future__ import annotations
 
-import codecs
 import errno
 import itertools
 import os
@@ -18,6 +17,7 @@ from pathlib import Path, PurePosixPath
 import attrs
 
 from kernelopt._errors import expected
+from kernelopt._fileio import _mark_of, encoding_name
 from kernelopt.experiments._validators import integer
 from kernelopt.experiments.log import Unread
 
@@ -143,25 +143,6 @@ class TextFile:
     def stem(self) -> str:
         """The file name without its last suffix."""
         return self.name.rsplit(".", 1)[0] if "." in self.name else self.name
-
-
-# Byte-order marks of the encodings other than UTF-8 that editors write (UTF-32's first,
-# as its little-endian mark starts with UTF-16's), with their code unit in bytes.
-_MARKS = (
-    (codecs.BOM_UTF32_LE, "utf-32", 4),
-    (codecs.BOM_UTF32_BE, "utf-32", 4),
-    (codecs.BOM_UTF16_LE, "utf-16", 2),
-    (codecs.BOM_UTF16_BE, "utf-16", 2),
-)
-
-
-def _encoding_of(data: bytes) -> tuple[str, int]:
-    """The encoding ``data``'s byte-order mark names (the codec drops the mark), and the
-    size of its code unit; UTF-8 (its mark stripped after decoding) without one."""
-    for mark, encoding, unit in _MARKS:
-        if data.startswith(mark):
-            return encoding, unit
-    return "utf-8", 1
 
 
 def _looks_utf16(data: bytes) -> bool:
@@ -363,7 +344,9 @@ class LogFiles:
         except OSError as error:
             self.unread.append(Unread(path=rel, reason=f"cannot read: {error.strerror or error}"))
             return None
-        encoding, unit = _encoding_of(data)
+        # Told by the byte-order mark as every kernelopt reader and writer tells it, so
+        # that a file append_lesson keeps UTF-16 is read as UTF-16 here too.
+        mark, encoding = _mark_of(data)
         if not data.strip():
             self.unread.append(Unread(path=rel, reason="empty file"))
             return None
@@ -373,8 +356,9 @@ class LogFiles:
             return None
         truncated = len(data) > limit
         if truncated:
-            # Whole code units only: a UTF-16 file cut inside one would shift every
-            # character after it.
+            # Whole code units only (a mark is one unit of its encoding): a UTF-16 file cut
+            # inside one would shift every character after it.
+            unit = len(mark) or 1
             data = data[: limit - limit % unit]
             self.unread.append(
                 Unread(
@@ -382,22 +366,23 @@ class LogFiles:
                     reason=f"read the first {_mib(limit)} of {_mib(size)}; the rest was not read",
                 )
             )
+        body = data[len(mark) :]
         try:
-            text = data.decode(encoding)
+            text = body.decode(encoding)
         except UnicodeDecodeError as error:
             # A cut at the byte limit can split one multi-byte character: drop that tail.
-            if truncated and error.start >= len(data) - 4:
-                text = data[: error.start].decode(encoding, errors="replace")
+            if truncated and error.start >= len(body) - 4:
+                text = body[: error.start].decode(encoding, errors="replace")
             else:
                 # One byte in another encoding (a latin-1 name in a table cell) must not
                 # cost the whole file: the bad bytes become U+FFFD and the rest is read.
-                text = data.decode(encoding, errors="replace")
-                name = encoding.upper()
+                text = body.decode(encoding, errors="replace")
+                at = error.start + len(mark)  # an offset in the file, its mark counted
                 self.unread.append(
                     Unread(
                         path=rel,
-                        reason=f"not all {name} (byte 0x{data[error.start]:02x} at offset "
-                        f"{error.start}); undecodable bytes read as U+FFFD, the rest as written",
+                        reason=f"not all {encoding_name(encoding)} (byte 0x{data[at]:02x} at "
+                        f"offset {at}); undecodable bytes read as U+FFFD, the rest as written",
                     )
                 )
         text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
