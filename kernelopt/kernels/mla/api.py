@@ -584,6 +584,10 @@ class MLADecodePlan:
         """
         import torch
 
+        # q against the plan first: check_inputs holds the cache to q's dtype, and a q of
+        # another dtype than planned would be reported as a cache of the wrong one.
+        if isinstance(q, torch.Tensor) and q.dtype != self._dtype:
+            raise InputError(expected(f"dtype {self._dtype} (as planned)", str(q.dtype), where="q"))
         batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=self._kv_fp8)
         if self._kv_fp8 and kv_cache.dtype != torch.uint8:
             raise InputError(
@@ -602,8 +606,6 @@ class MLADecodePlan:
                     where="q",
                 )
             )
-        if q.dtype != self._dtype:
-            raise InputError(expected(f"dtype {self._dtype} (as planned)", str(q.dtype), where="q"))
         if q.device != self._device:
             raise InputError(
                 expected(f"device {self._device} (as planned)", str(q.device), where="q")

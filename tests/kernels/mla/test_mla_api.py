@@ -179,6 +179,10 @@ def _bad(request, what):
         ),
         (lambda a: a.update(kv=a["kv"].half()), "kv_cache: Expected dtype torch.float32"),
         (
+            lambda a: a.update(q=a["q"].half()),
+            "q: Expected dtype torch.float32 \\(as planned\\), got torch.float16",
+        ),
+        (
             lambda a: a.update(kv=a["kv"].expand(-1, -1, 2, -1)),
             "Expected one latent KV head, got 2",
         ),
