@@ -883,8 +883,10 @@ def mla_decode_with_kvcache(
         ``[num_pieces, 4]`` and ``[b + 1]`` int32, from :func:`get_mla_metadata` for these
         lengths; it must be made for ``b`` sequences, and the lengths it was made for
         must each be at least ``s_q`` and fit the block table (checked without a host
-        read). On the CPU the pieces themselves are read, and their pages checked against
-        the block table and the cache.
+        read). On the CPU the pieces themselves are read, their pages checked against the
+        block table and the cache, and ``cache_seqlens`` must hold the lengths the metadata
+        was made for; on a GPU keeping them so is the caller's part (reading them back
+        would sync the device), as with FlashMLA.
     softmax_scale : float, optional
         Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
     causal : bool
@@ -1012,8 +1014,21 @@ def mla_decode_with_kvcache(
         # As in MLADecodePlan.run: host tensors cost no sync to read. The pieces read the
         # key ranges the metadata holds, whether or not it carries its lengths.
         reach = _keys_read(meta, batch)
+        lengths = [int(n) for n in cache_seqlens.tolist()]
         if scheduled is None:  # else its lengths were checked above
-            check_seqlen_values([int(n) for n in cache_seqlens.tolist()], s_q=s_q)
+            check_seqlen_values(lengths, s_q=s_q)
+        elif tuple(lengths) != scheduled.seqlens:
+            # The pieces cover the lengths the metadata was made for and the kernels mask by
+            # these: a longer sequence would lose its last keys, a wrong answer with no error.
+            changed = next(i for i, n in enumerate(lengths) if n != scheduled.seqlens[i])
+            raise InputError(
+                expected(
+                    f"the length get_mla_metadata was given ({scheduled.seqlens[changed]}); "
+                    "make the metadata again for new lengths",
+                    lengths[changed],
+                    where=f"cache_seqlens[{changed}]",
+                )
+            )
         check_seqlen_values((max(reach),), s_q=1, page_size=page, max_blocks=block_table.shape[1])
         check_page_indices(block_table, reach, page_size=page, num_blocks=k_cache.shape[0])
     num_pieces = meta.shape[0]

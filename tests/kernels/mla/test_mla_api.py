@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -519,6 +520,28 @@ def test_flashmla_pair_checks_the_lengths_its_metadata_was_made_for(request) -> 
             InputError, match=r"cache_seqlens\[1\]: Expected cache_seqlens >= s_q = 2, got 1"
         ):
             mla_decode_with_kvcache(q, kv, bt, short, 512, meta, num_splits, causal=causal)
+
+
+def test_flashmla_pair_refuses_lengths_its_metadata_was_not_made_for(request) -> None:
+    # Metadata made for (30, 17) covers 30 keys of sequence 0: called with a longer
+    # sequence 0, its last keys were never read, a wrong answer with no error. On a GPU
+    # the lengths are not read back (a sync), so this is checked on the CPU only.
+    if DEVICE != "cpu":
+        pytest.skip("the lengths are compared where reading them costs no sync")
+    q, kv, bt, sl = _inputs(request, seqlens=(30, 17), s_q=2, h_q=3)
+    meta, num_splits = get_mla_metadata(sl, 6, 1)
+    longer = torch.tensor([32, 17], dtype=torch.int32)
+    with pytest.raises(
+        InputError,
+        match=re.escape(
+            "cache_seqlens[0]: Expected the length get_mla_metadata was given (30); make the "
+            "metadata again for new lengths, got 32"
+        ),
+    ):
+        mla_decode_with_kvcache(q, kv, bt, longer, 512, meta, num_splits, causal=True)
+    out, lse = mla_decode_with_kvcache(q, kv, bt, sl.clone(), 512, meta, num_splits, causal=True)
+    ref_out, ref_lse = mla_decode_ref(q, kv, bt, sl, softmax_scale=576**-0.5, causal=True)
+    assert_matches(out, lse, ref_out, ref_lse, q.dtype)
 
 
 def test_strided_lengths_are_refused_not_misread(request) -> None:
