@@ -9,6 +9,8 @@ called done.
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+@pytest.fixture(autouse=True)
+def _recursion_limit_kept() -> Iterator[None]:
+    """Give each test the recursion limit it started with. mypy's API, which some tests
+    run in-process, raises it to 2**14 and leaves it there, and the readers' tests of
+    deeply nested JSON depend on how deep Python follows it."""
+    limit = sys.getrecursionlimit()
+    yield
+    sys.setrecursionlimit(limit)
 
 
 def require_shared(path: Path, what: str) -> Path:
