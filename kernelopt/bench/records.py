@@ -30,6 +30,7 @@ import attrs
 from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import encoding_of, locked, unmade_folder
+from kernelopt._strict_json import TooDeepError, loads
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
 from kernelopt.bench.measurement import (
@@ -558,17 +559,19 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = loads(line)
         except json.JSONDecodeError as error:
             raise FormatError(
                 expected("a JSON object", error.msg), path=target, line=number
             ) from None
-        except RecursionError:
+        except TooDeepError:
             raise FormatError(
                 expected("a JSON object", "structures nested too deep to read"),
                 path=target,
                 line=number,
             ) from None
+        except FormatError as error:  # an integer longer than Python converts
+            raise FormatError(error.message, path=target, line=number) from None
         try:
             rows.append(_serde.structure(data, BenchRow))
         except InputError as error:

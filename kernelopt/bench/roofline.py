@@ -32,6 +32,7 @@ import attrs
 from kernelopt._checks import finite
 from kernelopt._errors import DeviceError, FormatError, InputError, KernelOptError, expected
 from kernelopt._fileio import atomic_write_text, locked
+from kernelopt._strict_json import loads
 from kernelopt.bench import _serde
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
 
@@ -544,11 +545,13 @@ def _read_cache(path: Path) -> dict[str, Any]:
             expected("a readable ceilings cache file", f"{path}: {error.strerror}")
         ) from None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as error:
         raise FormatError(
             expected("JSON", f"{error.msg} at line {error.lineno}"), path=path, line=error.lineno
         ) from None
+    except FormatError as error:  # too deep, or an integer longer than Python converts
+        raise FormatError(error.message, path=path) from None
     if not isinstance(data, dict) or data.get("format") != _CACHE_FORMAT:
         raise FormatError(
             expected(f"a kernelopt ceilings cache (format {_CACHE_FORMAT})", "other JSON"),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._strict_json import once_each
+from kernelopt._strict_json import loads, once_each
 from kernelopt.catalog.model import Entry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -165,12 +165,13 @@ def entry_from_json(text: str) -> Entry:
     Raises
     ------
     FormatError
-        If the text is not JSON.
+        If the text is not JSON, gives a key twice, is nested too deeply to read or holds
+        an integer longer than Python converts.
     InputError
         If the JSON does not describe a valid entry.
     """
     try:
-        data = json.loads(text, object_pairs_hook=once_each)
+        data = loads(text, object_pairs_hook=once_each)
     except json.JSONDecodeError as error:
         raise FormatError(expected("JSON text", error.msg), line=error.lineno) from None
     return entry_from_dict(data)

@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from kernelopt._errors import FormatError, expected
-from kernelopt._strict_json import strict_converter
+from kernelopt._strict_json import loads, strict_converter, structure_error_text
 from kernelopt.diagnose.model import Diagnosis
 from kernelopt.experiments._validators import check_instance
 
@@ -122,10 +122,7 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
         result: Diagnosis = _converter().structure(data, Diagnosis)
     except Exception as error:  # cattrs raises several error types; all mean "wrong layout"
         raise FormatError(
-            expected(
-                "a diagnosis as written by diagnosis_to_dict",
-                f"{error.__class__.__name__}: {error}",
-            )
+            expected("a diagnosis as written by diagnosis_to_dict", structure_error_text(error))
         ) from None
     return result
 
@@ -152,13 +149,11 @@ def diagnosis_from_json(text: str) -> Diagnosis:
     """
     check_instance(text, (str, bytes), "JSON text", "text")
     try:
-        data = json.loads(text)
-    except ValueError as error:
+        data = loads(text)
+    except FormatError:  # too deep, or an integer longer than Python converts
+        raise
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise FormatError(expected("JSON text", str(error))) from None
-    except RecursionError:
-        raise FormatError(
-            expected("JSON nested less deeply", "structures too deep to read")
-        ) from None
     if not isinstance(data, dict):
         raise FormatError(expected("a JSON object", type(data).__name__))
     return diagnosis_from_dict(data)

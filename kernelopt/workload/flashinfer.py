@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt._errors import FormatError, InputError, KernelOptError, expected
+from kernelopt._strict_json import loads
 from kernelopt.workload._validators import as_path, finite_float, is_file, no_file
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
@@ -67,6 +68,23 @@ class _BadJSON:
 
     def __init__(self, message: str) -> None:
         self.message = message
+
+
+# What `whole` holds when the file is not one JSON document (None is JSON's null).
+_UNREAD: Any = object()
+
+
+def _spans_lines(text: bytes) -> bool:
+    """Whether the first JSON value of ``text`` runs past its first non-blank line: a
+    document, not JSONL (a line of JSONL decodes alone, or fails for its own content)."""
+    first = next((line for line in text.splitlines() if line.strip()), b"")
+    try:
+        loads(first)
+    except json.JSONDecodeError:
+        return True
+    except ValueError:
+        return False
+    return False
 
 
 class Definition:
@@ -349,17 +367,24 @@ def read_flashinfer(
     text = bytes(read_json_bytes(target))
     records: list[tuple[int, Any]] = []
     unit = "line"
+    whole: Any = _UNREAD
     try:
-        whole = json.loads(text)
-    except (ValueError, RecursionError):
-        whole = None
+        whole = loads(text)
+    except ValueError as error:  # loads' FormatError (too deep, too many digits) is one too
+        if isinstance(error, FormatError) and _spans_lines(text):
+            # One document over many lines (a bundle as written by json.dump(indent=...)),
+            # valid JSON Python cannot hold: read line by line, each line of it would be
+            # reported as broken JSON, and not what is wrong with it.
+            raise InputError(
+                expected("a FlashInfer-Bench workload file", f"{target}: {error}")
+            ) from None
         for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                records.append((lineno, json.loads(line)))
-            except (ValueError, RecursionError) as error:
-                records.append((lineno, _BadJSON(str(error))))
+                records.append((lineno, loads(line)))
+            except ValueError as line_error:
+                records.append((lineno, _BadJSON(str(line_error))))
     if isinstance(whole, dict) and "workloads" in whole:
         if given is None and "definition" in whole:
             given = load_definition(whole["definition"])
@@ -373,6 +398,10 @@ def read_flashinfer(
         records, unit = list(enumerate(whole)), "workload"
     elif isinstance(whole, dict):
         records, unit = [(1, whole)], "workload"
+    elif whole is not _UNREAD:
+        # A number or string alone (NaN, 1e999): a record like any other line, refused
+        # with a note, not a file read as holding nothing.
+        records = [(1, whole)]
     return trace_from_records(
         records, source=str(target), definition=given, lookup=target, unit=unit
     )

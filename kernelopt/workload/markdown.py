@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, text_of_bytes
+from kernelopt._strict_json import TooDeepError, loads
 from kernelopt.workload._validators import as_path, is_file, no_file, require
 from kernelopt.workload.profile import (
     AxisStat,
@@ -379,19 +380,19 @@ class _Lines:
         self.i += 1
         return line[len(prefix) :] if line.startswith(prefix) else ""
 
-    def table(self, columns: Sequence[str]) -> list[list[str]]:
+    def table(self, columns: Sequence[str]) -> Iterator[list[str]]:
+        # Rows are handed out one at a time, the position still at the row: a cell the
+        # caller refuses is reported at its own line, not at the end of the table.
         header = self.peek()
         if header is None or _split_row(header) != list(columns):
             raise self.fail(f"a table with columns {' | '.join(columns)}")
         self.i += 2  # header and alignment row
-        rows = []
         while self.i < len(self.lines) and self.lines[self.i].startswith("|"):
             cells = _split_row(self.lines[self.i])
             if len(cells) != len(columns):
                 raise self.fail(f"{len(columns)} cells")
-            rows.append(cells)
+            yield cells
             self.i += 1
-        return rows
 
     def skip_section(self) -> None:
         self.i += 1
@@ -429,7 +430,7 @@ def _parse_num(text: str) -> float:
         return int(text)
     value = float(text)
     if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"not finite: {text}")
+        raise ValueError(expected("a finite number", text))
     return value
 
 
@@ -445,7 +446,7 @@ def _parse_names(text: str) -> tuple[str, ...]:
     if text == "-":
         return ()
     if text.startswith("["):
-        return tuple(json.loads(text))
+        return tuple(loads(text))
     return tuple(text.split(", "))
 
 
@@ -466,7 +467,7 @@ def _parse_axes_cell(text: str) -> tuple[tuple[str, float], ...]:
     if not text:
         return ()
     if text.startswith("{"):
-        return tuple((k, _parse_num(str(v))) for k, v in json.loads(text).items())
+        return tuple((k, _parse_num(str(v))) for k, v in loads(text).items())
     out = []
     for part in text.split(" "):
         name, _, value = part.rpartition("=")
@@ -566,7 +567,7 @@ def _parse_op(lines: _Lines, name: str) -> OpProfile:
         )
     while (line := lines.peek()) is not None and line[4:] in _DERIVED and line.startswith("### "):
         lines.skip_section()
-    select = None if select_text == "-" else tuple(json.loads(select_text))
+    select = None if select_text == "-" else tuple(loads(select_text))
     return OpProfile(
         op=name,
         signature=None if signature == "-" else signature,
@@ -582,7 +583,7 @@ def _parse_op(lines: _Lines, name: str) -> OpProfile:
         fixed=fixed,
         select=select,  # type: ignore[arg-type]
         lengths=None if lengths == "-" else lengths,
-        padded=tuple(tuple(p) for p in json.loads(padded_text)) if padded_text != "-" else (),
+        padded=tuple(tuple(p) for p in loads(padded_text)) if padded_text != "-" else (),
         hints=tuple(hints),
     )
 
@@ -641,19 +642,22 @@ def parse_profile_md(text: str) -> WorkloadProfile:
             skipped=skipped,
             notes=tuple(notes),
         )
-    except FormatError:
-        raise
+    except (RecursionError, TooDeepError):
+        # A JSON cell (Select, Padded, Axes) nested thousands deep.
+        raise FormatError(
+            expected("JSON cells of a few levels", "one nested too deeply"), line=lines.i + 1
+        ) from None
+    except FormatError as error:
+        if error.line is not None:
+            raise
+        # A JSON cell's own refusal (an integer longer than Python converts): at its line.
+        raise FormatError(error.message, line=lines.i + 1) from None
     except (ValueError, KeyError, IndexError, TypeError, InputError) as error:
         raise FormatError(str(error), line=lines.i + 1) from None
     except OverflowError:
         # A number beyond the float range (a share of a 400-digit count).
         raise FormatError(
             expected("numbers within the float range", "a larger one"), line=lines.i + 1
-        ) from None
-    except RecursionError:
-        # A JSON cell (Select, Padded, Axes) nested thousands deep.
-        raise FormatError(
-            expected("JSON cells of a few levels", "one nested too deeply"), line=lines.i + 1
         ) from None
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._strict_json import once_each
+from kernelopt._strict_json import loads, once_each, structure_error_text
 from kernelopt.workload._validators import require
 from kernelopt.workload.profile import WorkloadProfile
 from kernelopt.workload.shortcuts import Shortcut
@@ -49,7 +49,9 @@ def _structure_error(error: Exception) -> str:
     import cattrs
 
     if isinstance(error, cattrs.BaseValidationError):
-        return "; ".join(cattrs.transform_error(error))
+        # A field's own refusal as it reads: cattrs words every ValueError "invalid
+        # value", which hid that time_us was Infinity.
+        return structure_error_text(error)
     return str(error)
 
 
@@ -203,10 +205,10 @@ def profile_from_json(text: str | bytes) -> WorkloadProfile:
     if not isinstance(text, (str, bytes, bytearray)):
         raise InputError(expected("JSON text (str or bytes)", type(text).__name__, where="text"))
     try:
-        data = json.loads(text, object_pairs_hook=once_each)
+        data = loads(text, object_pairs_hook=once_each)
     except FormatError:
         raise
-    except (ValueError, RecursionError) as error:
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise FormatError(expected("JSON text", str(error))) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or "profile" not in data:
         raise FormatError(

@@ -29,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt._errors import FormatError, InputError, KernelOptError, expected
+from kernelopt._strict_json import loads
 from kernelopt._words import count_text
 from kernelopt.workload._validators import (
     as_path,
@@ -167,6 +168,11 @@ class _GzipError(InputError):
     malformed content, which format detection takes for "not this format"."""
 
 
+class _UnheldJSONError(InputError):
+    """A JSON document nested too deeply, or holding an integer too long, for Python to
+    hold: kept apart from malformed content too, so that format detection names it."""
+
+
 def read_json_bytes(target: Path, *, max_bytes: int | None = None) -> bytes | bytearray:
     """The bytes of ``target``, decompressed when it is gzip, at most ``max_bytes`` of them.
 
@@ -241,8 +247,9 @@ def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
     Raises
     ------
     InputError
-        When the file is missing, not JSON (or not UTF-8/16/32 text), nested too deeply, or
-        a gzip file that is broken or decompresses to more than ``max_bytes``.
+        When the file is missing, not JSON (or not UTF-8/16/32 text), nested too deeply,
+        holds an integer longer than Python converts, or is a gzip file that is broken or
+        decompresses to more than ``max_bytes``.
     """
     target = as_path(path)
     if not is_file(target):
@@ -253,8 +260,10 @@ def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
         # are built; the encoding is the one json.loads would detect on the bytes.
         text = raw.decode(json.detect_encoding(raw), "surrogatepass")
         del raw
-        return json.loads(text)
-    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+        return loads(text)
+    except FormatError as error:  # too deep, or an integer longer than Python converts
+        raise _UnheldJSONError(expected("a JSON document", f"{target}: {error}")) from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise InputError(expected("a JSON document", f"{target}: {error}")) from None
 
 

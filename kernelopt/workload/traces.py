@@ -16,7 +16,6 @@ Formats, detected from the content (or forced with ``format=``):
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import zlib
 from collections.abc import Mapping, Sequence
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from kernelopt._errors import InputError, expected
+from kernelopt._strict_json import loads
 from kernelopt.workload._validators import as_path, is_file, no_file
 from kernelopt.workload.calls import Trace
 from kernelopt.workload.flashinfer import read_flashinfer
@@ -36,7 +36,12 @@ from kernelopt.workload.profile import (
 )
 from kernelopt.workload.serialize import SCHEMA
 from kernelopt.workload.signatures import OpSignature
-from kernelopt.workload.torch_trace import _GzipError, load_json, trace_from_events
+from kernelopt.workload.torch_trace import (
+    _GzipError,
+    _UnheldJSONError,
+    load_json,
+    trace_from_events,
+)
 
 __all__ = ["FORMATS", "detect_format", "profile_trace", "read_trace"]
 
@@ -117,8 +122,8 @@ def _detect(target: Path) -> tuple[str, Any]:
     lines = [line for line in head.lstrip().split(b"\n")[:-1] if line.strip()][:_SNIFF_LINES]
     for line in lines or [head.strip()]:
         try:
-            kind = _kind_of_record(json.loads(line))
-        except (ValueError, RecursionError):
+            kind = _kind_of_record(loads(line))
+        except ValueError:  # loads' FormatError (too deep, too many digits) is one too
             continue
         break
     if kind is not None:
@@ -131,7 +136,7 @@ def _detect(target: Path) -> tuple[str, Any]:
     try:
         document = load_json(target)
         kind = _kind_of_record(document)
-    except _GzipError:
+    except (_GzipError, _UnheldJSONError):
         raise
     except InputError:
         kind = None

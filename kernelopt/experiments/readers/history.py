@@ -18,7 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kernelopt._errors import expected
+from kernelopt._errors import FormatError, expected
+from kernelopt._strict_json import loads
 from kernelopt._words import count_text
 from kernelopt.experiments.log import SourceRef
 from kernelopt.experiments.readers._draft import Draft, measurable
@@ -96,14 +97,13 @@ def _float(value: float, key: str) -> float | None:
 
 
 def _loads(text: str) -> Any:
-    """``json.loads``, with JSON nested deeper than Python can follow refused like any other
-    malformed JSON (as a ValueError)."""
+    """``json.loads``, with JSON nested deeper than Python can follow, or an integer longer
+    than it converts, refused like any other malformed JSON (as a plain ValueError, the
+    class the unread reason names)."""
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise ValueError(
-            expected("JSON nested less deeply", "structures too deep to read")
-        ) from None
+        return loads(text)
+    except FormatError as error:
+        raise ValueError(error.message) from None
 
 
 def _record_draft(
