@@ -106,11 +106,8 @@ def test_topk_indexer_is_a_top_k(round_trip: Callable[[WorkloadProfile], Workloa
     assert ">=" in (found["select-all"].guard or "")
 
 
-@ROUND_TRIPS
-def test_index_select_of_a_user_signature_is_a_gather(
-    round_trip: Callable[[WorkloadProfile], WorkloadProfile],
-) -> None:
-    # A signature whose name has no "gather" for an op named as an index select.
+def _register_row_pick() -> None:
+    """A signature whose name has no "gather", for an op named as an index select."""
     register_signature(
         OpSignature(
             name="row_pick",
@@ -120,16 +117,25 @@ def test_index_select_of_a_user_signature_is_a_gather(
         )
     )
 
-    def pick(k: int, n: int) -> Call:
-        return Call(
-            op="my_index_select",
-            args=(
-                TensorArg(name="x", shape=(n, 8), dtype="float16"),
-                TensorArg(name="index", shape=(k,), dtype="int64"),
-            ),
-        )
 
-    profile = round_trip(profile_calls([pick(32, 32)] * 3 + [pick(1, 32)]))
+def _pick(k: int, n: int) -> Call:
+    """A call of the index select picking ``k`` of ``n`` rows."""
+    return Call(
+        op="my_index_select",
+        args=(
+            TensorArg(name="x", shape=(n, 8), dtype="float16"),
+            TensorArg(name="index", shape=(k,), dtype="int64"),
+        ),
+    )
+
+
+@ROUND_TRIPS
+def test_index_select_of_a_user_signature_is_a_gather(
+    round_trip: Callable[[WorkloadProfile], WorkloadProfile],
+) -> None:
+    _register_row_pick()
+
+    profile = round_trip(profile_calls([_pick(32, 32)] * 3 + [_pick(1, 32)]))
     op = profile.op("my_index_select")
     assert op is not None and op.signature == "row_pick"
     assert op.axis("k_eq_n") is not None
@@ -145,21 +151,5 @@ def test_longer_index_of_a_gather_selects_nothing(
     round_trip: Callable[[WorkloadProfile], WorkloadProfile],
 ) -> None:
     # k > n repeats rows: a top-k reading (k >= n) would call it a copy of the input.
-    register_signature(
-        OpSignature(
-            name="row_pick",
-            ops=("my_index_select",),
-            tensors={"x": ("n", "d"), "index": ("k",)},
-            select=("k", "n"),
-        )
-    )
-    calls = [
-        Call(
-            op="my_index_select",
-            args=(
-                TensorArg(name="x", shape=(4, 8), dtype="float16"),
-                TensorArg(name="index", shape=(9,), dtype="int64"),
-            ),
-        )
-    ]
-    assert _select(round_trip(profile_calls(calls))) == []
+    _register_row_pick()
+    assert _select(round_trip(profile_calls([_pick(9, 4)]))) == []
