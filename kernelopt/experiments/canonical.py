@@ -78,6 +78,7 @@ SUMMARY_COLUMNS = (
 )
 _TITLE = re.compile(r"^# Experiment (\d+): (.+)$")
 _FIELD = re.compile(r"^- ([A-Za-z]+): (.*)$")
+_DIGITS = re.compile(r"\d+")
 _FIELD_ORDER = (
     "Status",
     "Correctness",
@@ -139,6 +140,12 @@ def _not_a_folder(path: Path) -> None:
 
 def _check_record(record: object) -> None:
     check_instance(record, ResultRecord, "a ResultRecord", "record")
+
+
+def _check_flag(value: object, name: str) -> None:
+    # A truthy non-bool (overwrite="no", read from a config file) would replace evidence.
+    if not isinstance(value, bool):
+        raise InputError(expected("a bool", repr(value), where=name))
 
 
 def _num(value: float | None) -> str:
@@ -514,11 +521,11 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     Raises
     ------
     InputError
-        When ``record`` is not a :class:`ResultRecord` or ``root`` not a path; when
-        another folder of ``root`` that the readers take as the same experiment
-        (``exp_007/`` for 7) already exists, whatever it holds; when result.md exists and
-        ``overwrite`` is False or is a folder; or when the folder cannot be created or
-        written. Nothing is written then.
+        When ``record`` is not a :class:`ResultRecord`, ``root`` not a path or
+        ``overwrite`` not a bool; when another folder of ``root`` that the readers take as
+        the same experiment (``exp_007/`` for 7) already exists, whatever it holds; when
+        result.md exists and ``overwrite`` is False or is a folder; or when the folder
+        cannot be created or written. Nothing is written then.
 
     Notes
     -----
@@ -526,6 +533,7 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     :func:`log_result` for both.
     """
     _check_record(record)
+    _check_flag(overwrite, "overwrite")
     path = experiment_dir(root, record.experiment) / "result.md"
     _refuse_other_folder(path, record.experiment, where="record.experiment")
     _write_new(path, render_result(record), overwrite=overwrite)
@@ -593,13 +601,24 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
     Raises
     ------
     InputError
-        When ``text`` is not a str, ``root`` not a path, ``experiment`` not an int in
-        0..99999, another folder of ``root`` that the readers take as the same
-        experiment (``exp_007/`` for 7) already exists, plan.md exists and ``overwrite``
-        is False, plan.md is a folder, or the folder cannot be created or written.
-        Nothing is written then.
+        When ``text`` is not a str or holds a NUL (the readers would skip the whole file
+        as binary), ``root`` is not a path, ``experiment`` not an int in 0..99999,
+        ``overwrite`` not a bool, another folder of ``root`` that the readers take as the
+        same experiment (``exp_007/`` for 7) already exists, plan.md exists and
+        ``overwrite`` is False, plan.md is a folder, or the folder cannot be created or
+        written. Nothing is written then.
     """
     check_instance(text, str, "plan text as a string", "text")
+    _check_flag(overwrite, "overwrite")
+    # A NUL makes the readers skip the whole plan as a binary file.
+    if "\x00" in text:
+        raise InputError(
+            expected(
+                "text without NUL characters",
+                f"one at character {text.index(chr(0))}",
+                where="text",
+            )
+        )
     path = experiment_dir(root, experiment) / "plan.md"
     _refuse_other_folder(path, experiment, where="experiment")
     _write_new(path, text if text.endswith("\n") else text + "\n", overwrite=overwrite)
@@ -694,7 +713,8 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     The table is the last one whose header names every canonical column, in any order
     and case, beside columns of the user's own (left empty in the new row). Every other
     line is kept byte for byte, its line endings (CRLF, CR or LF) included. With ``replace``,
-    the row takes the place of the table's rows of the same experiment, if it has any.
+    the row takes the place of the rows of the same experiment in any such table, if there
+    are any, keeping the first one's cells in the user's own columns.
     """
     # A byte-order mark is no part of the first line's first cell: it is put back as is.
     mark = "\ufeff" if text.startswith("\ufeff") else ""
@@ -702,8 +722,8 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     ending = _line_ending(text)
     # Split at the ending's last character: a CRLF line keeps its "\r".
     lines = text.split(ending[-1])
-    found = _summary_table(lines)
-    if found is None:
+    found = _summary_tables(lines)
+    if not found:
         raise FormatError(
             expected(
                 f"a table with columns {' | '.join(SUMMARY_COLUMNS)} (any order)",
@@ -712,7 +732,7 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
             path=path,
             section="summary",
         )
-    start, end, names = found
+    _, end, names = found[-1]
     values = dict(
         zip(
             (name.lower() for name in SUMMARY_COLUMNS),
@@ -720,58 +740,87 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
             strict=True,
         )
     )
-    row = "| " + " | ".join(values.get(name, "") for name in names) + " |"
+    # Rows of the experiment in any such table (one per phase, say): the readers take the
+    # first they meet, so one left in an earlier table would hide the row written again.
+    held = [
+        (index, table[2])
+        for table in (found if replace else [])
+        for index in _rows_of(lines, *table, record.experiment)
+    ]
+    same = [index for index, _ in held]
+    kept = [""] * len(names)
+    if held:
+        names = held[0][1]  # written in the columns of the table that holds it
+        # A row written again keeps what the user wrote in columns of their own: only
+        # kernelopt's cells are its to replace. A pipe in a kept cell stays escaped.
+        from kernelopt.experiments.readers._markdown import _split_row
+
+        old = _split_row(lines[same[0]], len(names))
+        kept = [cell.replace("|", "\\|") for cell in old[: len(names)]]
+        kept += [""] * (len(names) - len(kept))
+    cells = (values.get(name, own) for name, own in zip(names, kept, strict=True))
+    row = "| " + " | ".join(cells) + " |"
     row += ending[:-1]  # the "\r" of a CRLF file; the last character comes from the join
-    same = _rows_of(lines, start, end, names, record.experiment) if replace else []
     if same:
         # A result written again (overwrite=True): its row, not a second one beside it.
         lines[same[0]] = row
         for index in reversed(same[1:]):
             del lines[index]
+        if same[0] == len(lines) - 1:
+            # It was the file's last line, without a final newline: the row's "\r" alone
+            # there would take the next row's "\r\n" to a blank line that ends the table.
+            lines.append("")
     elif end == len(lines):  # the table ends the file, without a final newline
-        lines[-1] += ending[:-1]
+        if not lines[-1].endswith(ending[:-1]):
+            lines[-1] += ending[:-1]
         lines += [row, ""]
     else:
         lines.insert(end, row)
     return mark + ending[-1].join(lines)
 
 
-def _summary_table(lines: list[str]) -> tuple[int, int, list[str]] | None:
-    """The summary table of ``lines``: its header line, the line after its last row and
-    its column names (lowercase), or None.
+def _summary_tables(lines: list[str]) -> list[tuple[int, int, list[str]]]:
+    """The summary tables of ``lines``, in file order: each one's header line, the line
+    after its last row and its column names (lowercase). A new row goes in the last.
 
-    The last table whose header names every canonical column, by the readers' rules of
-    what is a table: a row written where they see none (in a code block, under a header
-    line without its |---| row) would be on disk and never read.
+    Tables whose header names every canonical column, by the readers' rules of what is a
+    table: a row written where they see none (in a code block, under a header line
+    without its |---| row) would be on disk and never read.
     """
-    from kernelopt.experiments.readers._markdown import code_mask, is_separator
+    from kernelopt.experiments.readers._markdown import _split_row, code_mask, is_separator
 
     mask = code_mask(lines)
     wanted = {name.lower() for name in SUMMARY_COLUMNS}
-    header = None
-    for index, line in enumerate(lines[:-1]):
-        names = [name.strip("*` ").lower() for name in _cells(line)]
+    found = []
+    index = 0
+    while index < len(lines) - 1:
+        # Split as the readers split it, so that column N of a row is theirs too.
+        names = [name.strip("*` ").lower() for name in _split_row(lines[index])]
         table = not mask[index] and not mask[index + 1] and is_separator(lines[index + 1])
-        if table and wanted <= set(names):
-            header = (index, names)
-    if header is None:
-        return None
-    start, names = header
-    end = start + 2
-    while end < len(lines) and lines[end].strip() and "|" in lines[end] and not mask[end]:
-        end += 1
-    return start, end, names
+        if not (table and wanted <= set(names)):
+            index += 1
+            continue
+        end = index + 2
+        while end < len(lines) and lines[end].strip() and "|" in lines[end] and not mask[end]:
+            end += 1
+        found.append((index, end, names))
+        index = end
+    return found
 
 
 def _rows_of(
     lines: list[str], start: int, end: int, names: list[str], experiment: int
 ) -> list[int]:
-    """Indices of the summary table's rows of ``experiment``."""
+    """Indices of the summary table's rows of ``experiment``, found as the readers find
+    them: a row they read as the experiment's and the writer missed would stay, read
+    before a row written again, or beside one a second time."""
+    from kernelopt.experiments.readers._markdown import _split_row
+
     column = names.index(SUMMARY_COLUMNS[0].lower())
     return [
         index
         for index in range(start + 2, end)
-        if _experiment_cell(_cells(lines[index]), column) == experiment
+        if _experiment_cell(_split_row(lines[index], len(names)), column) == experiment
     ]
 
 
@@ -779,8 +828,7 @@ def _has_row(text: str, experiment: int) -> bool:
     """Whether the summary table of ``text`` (a summary.md) holds a row of ``experiment``."""
     text = text.removeprefix("\ufeff")
     lines = text.split(_line_ending(text)[-1])
-    found = _summary_table(lines)
-    return found is not None and bool(_rows_of(lines, *found, experiment))
+    return any(_rows_of(lines, *table, experiment) for table in _summary_tables(lines))
 
 
 def _line_ending(text: str) -> str:
@@ -792,11 +840,16 @@ def _line_ending(text: str) -> str:
 
 
 def _experiment_cell(cells: list[str], column: int) -> int | None:
-    """The experiment number a summary row's Exp cell holds (``7``, ``exp_7``), or None."""
+    """The experiment number a summary row's Exp cell holds, by the readers' rule (``7``,
+    ``exp_7``, ``7 (rerun)``, ``exp 7 ✓``), or None."""
+    from kernelopt.experiments.readers.tables import experiment_number
+
     if column >= len(cells):
         return None
-    digits = cells[column].strip("*` ").lower().removeprefix("exp").lstrip("_ ")
-    return int(digits) if ascii_digits(digits) else None
+    number = experiment_number(cells[column])
+    # Only ASCII digits number an experiment here: "２" (a full-width 2) is no row of 2.
+    digits = _DIGITS.search(cells[column])
+    return number if digits is not None and ascii_digits(digits.group()) else None
 
 
 def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = False) -> Path:
@@ -814,9 +867,13 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     record : ResultRecord
         The experiment whose row is written.
     replace : bool, default False
-        Put the row in place of the table's rows of the same experiment, if any (for a
-        result written again with ``overwrite=True``); otherwise, and when there are none,
-        add it at the end. Keyword-only.
+        Put the row in place of the rows of the same experiment, if any, in every table
+        of the canonical columns (for a result written again with ``overwrite=True``),
+        where the first one stood, keeping its cells in columns of the user's own;
+        otherwise, and when there are none, add it at the end of the last such table.
+        A row is the experiment's when the readers take it so (``7``, ``exp_7``,
+        ``7 (rerun)``, ``exp 7 ✓``; cells split at ``|`` as they split them, ``\\|`` and
+        code spans kept in their cell). Keyword-only.
 
     Returns
     -------
@@ -826,8 +883,8 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     Raises
     ------
     InputError
-        When ``root`` is not a path, ``record`` is not a :class:`ResultRecord`, summary.md
-        is a folder, or the file cannot be written.
+        When ``root`` is not a path, ``record`` is not a :class:`ResultRecord`,
+        ``replace`` is not a bool, summary.md is a folder, or the file cannot be written.
     FormatError
         When an existing summary.md has no table with every canonical column (a row of
         other columns would corrupt the user's table), or is not UTF-8 (nor UTF-16 or
@@ -841,6 +898,7 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     """
     check_path(root, "root")
     _check_record(record)
+    _check_flag(replace, "replace")
     path = Path(root) / "summary.md"
     _not_a_folder(path)
     with locked(path):
@@ -906,6 +964,7 @@ def log_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fals
     """
     check_path(root, "root")
     _check_record(record)
+    _check_flag(overwrite, "overwrite")
     summary = Path(root) / "summary.md"
     result = experiment_dir(root, record.experiment) / "result.md"
     _not_a_folder(summary)
@@ -977,7 +1036,8 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
         LESSONS.md is a folder; or the file cannot be written.
     FormatError
         When an existing LESSONS.md is not UTF-8 (nor UTF-16 or UTF-32 after a byte-order
-        mark).
+        mark), or ends inside a code block (a ```` ``` ```` fence never closed), where the
+        readers would take the bullet as code. The file is left as it was.
     """
     check_path(root, "root")
     if (
@@ -1002,5 +1062,25 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
         ending = _line_ending(current)
         if not current.endswith(ending[-1]):
             current += ending
+        _refuse_open_code_block(current, ending, path)
         atomic_write_text(path, current + f"- {prefix}{text.strip()}{ending}", encoding=encoding)
     return path
+
+
+def _refuse_open_code_block(text: str, ending: str, path: Path) -> None:
+    """Refuse to add a line after ``text`` while a code block it opens is still open: the
+    readers take a line there as code, never as a lesson, so it would be written and lost.
+    """
+    from kernelopt.experiments.readers._markdown import _FENCE, code_mask
+
+    # ``text`` ends with a line ending: its last line, empty, is where the bullet goes.
+    lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split(ending[-1])]
+    if code_mask(lines)[-1]:
+        opened = max(i for i, line in enumerate(lines) if _FENCE.match(line))
+        raise FormatError(
+            expected(
+                "a file whose code blocks are closed (add the closing fence)",
+                f"a code block opened at line {opened + 1} and never closed",
+            ),
+            path=path,
+        )
