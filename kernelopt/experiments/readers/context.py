@@ -64,8 +64,14 @@ def lesson_experiment(fact: Fact) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def read_lessons(file: TextFile, *, limit: int = 500) -> list[Fact]:
-    """Lessons: top-level list items, and sub-headings (a heading often *is* the lesson)."""
+def read_lessons(
+    file: TextFile, *, limit: int = 5000, warnings: list[str] | None = None
+) -> list[Fact]:
+    """Lessons: top-level list items, and sub-headings (a heading often *is* the lesson).
+
+    Past ``limit`` the latest are kept (a file grows at its end, by the newest lessons),
+    and ``warnings``, when given, says how many earlier ones were left out.
+    """
     mask = code_mask(file.lines)
     found = [
         Fact(text=strip_md(h.title), source=SourceRef(path=file.path, line=h.line))
@@ -78,7 +84,12 @@ def read_lessons(file: TextFile, *, limit: int = 500) -> list[Fact]:
         if b.indent < 2
     ]
     found.sort(key=lambda fact: fact.source.line)
-    return found[:limit]
+    if len(found) > limit and warnings is not None:
+        warnings.append(
+            f"{file.path}: {len(found)} lessons; the latest {limit} were read, the first "
+            f"{len(found) - limit} (to line {found[-limit - 1].source.line}) left out"
+        )
+    return found[len(found) - limit :] if len(found) > limit else found
 
 
 _PROFILE_POINT = re.compile(r"^#{1,6}\s*Profile:[^|]*\|\s*(.*?)\s*$", re.IGNORECASE)

@@ -123,7 +123,7 @@ class _Reading:
                 self.layouts.add("seed")
             return
         if name.startswith("lessons"):
-            self.lessons += read_lessons(file)
+            self.lessons += read_lessons(file, warnings=self.warnings)
             return
         if is_workload_profile(name):
             self.workload = self.workload or file.path
