@@ -31,7 +31,8 @@ _COMPARISON_RE = re.compile(
 )
 _NAME_RE = re.compile(rf"^{_NAME}$")
 _JOIN = "and"
-_AND_RE = re.compile(rf"\s+{_JOIN}\s+")
+# Only from the start of a run of blanks: split() tries every position of a long one.
+_AND_RE = re.compile(rf"(?<!\s)\s+{_JOIN}\s+")
 
 
 class Op(TextEnum):
@@ -310,7 +311,8 @@ def parse_condition(text: str, *, note: str = "") -> Condition:
         if found is None:
             raise InputError(
                 expected(
-                    "a comparison like 'dram_pct > 60' or 'arith_intensity < ridge'", repr(part)
+                    "a comparison like 'dram_pct > 60' or 'arith_intensity < ridge'",
+                    repr(part[:60]),
                 )
             )
         value = found.group("value")

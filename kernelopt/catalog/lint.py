@@ -5,9 +5,9 @@ files or folders that cannot be read, entries in the wrong folder or named after
 id, repeated ids, interactions linking unknown ids. Warnings (advice): unknown family,
 metric or shape names, a ``fundamental_for`` family the entry does not apply to, an entry
 without keywords, a file not in the canonical form kernelopt writes, a missing or stale
-``index.md``, and what a file in the bare knowledge-base template leaves out (metadata
-read from its path, evidence without a ``Source:`` line, free-text interactions kept as
-notes).
+``index.md`` (or, for a page of the user's own there, why the writers refuse it), and what a
+file in the bare knowledge-base template leaves out (metadata read from its path, evidence
+without a ``Source:`` line, free-text interactions kept as notes).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kernelopt._errors import expected
+from kernelopt._errors import CatalogError, expected
 from kernelopt.catalog._fields import as_path
 from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, link_problems
 from kernelopt.catalog.index import render_index
-from kernelopt.catalog.layout import INDEX_NAME
+from kernelopt.catalog.layout import INDEX_NAME, check_tree_folder
 from kernelopt.catalog.loader import LoadedTree, load_tree, read_exact
 from kernelopt.catalog.markdown import find_placeholders, render_entry, split_lines
 from kernelopt.catalog.model import Entry
@@ -158,7 +158,12 @@ def lint_tree(
         path = tree.paths[entry.id]
         problems += _entry_warnings(entry, path, tree.texts[path])
     index = base / INDEX_NAME
-    if not index.is_file():
+    refused = _refused_index(base) if index.is_file() else None
+    if refused is not None:
+        # `kernelopt catalog index` would refuse the folder too: advising it would send the
+        # user to a command that fails.
+        problems.append(_warn(index, refused, section=None))
+    elif not index.is_file():
         problems.append(
             _warn(
                 index,
@@ -178,6 +183,16 @@ def lint_tree(
             )
         )
     return sorted(problems, key=lambda p: (p.path, p.line or 0, not p.is_error))
+
+
+def _refused_index(base: Path) -> str | None:
+    """Why the tree's writers refuse the ``index.md`` of ``base`` (a page of the user's
+    own, which the next index would replace), or None."""
+    try:
+        check_tree_folder(base)
+    except CatalogError as error:
+        return str(error)
+    return None
 
 
 def _index_text(index: Path) -> str | None:

@@ -33,10 +33,11 @@ The file a person reads is the file code reads. Its layout::
 
 The sections are the template's, in its order. :func:`render_entry` writes the canonical
 form and :func:`parse_entry` reads it back exactly (``render_entry(parse_entry(t)) == t`` for
-canonical text). The reader tolerates small departures (wrapped bullets, blank lines
-between bullets, ``-`` instead of ``—``, blanks after the last character of a section's
-text) and reports anything else as a
-:class:`~kernelopt.FormatError` naming the file, the line and the section.
+canonical text). The reader tolerates small departures (bullets wrapped onto a line
+indented by spaces or a tab, a tab after a bullet's ``-``, blank lines between bullets,
+``-`` instead of ``—``, blanks after the last character of a section's text) and reports
+anything else as a :class:`~kernelopt.FormatError` naming the file, the line and the
+section.
 
 It also reads a file written to the bare knowledge-base template, which has no metadata
 block, no ``Source:`` line and free-text Interactions: id, kind and scope then come from
@@ -102,7 +103,9 @@ NO_INTERACTIONS = "None recorded."
 _METADATA = "metadata"
 _TITLE = "title"
 
-_META_RE = re.compile(r"^- (?P<key>[A-Za-z_ ]+?)\s*:\s*(?P<value>.*)$")
+# A tab after the dash is a bullet too (see _is_bullet). The key's words cannot end in a
+# blank, so a long run of blanks is read once, not once per way to split it.
+_META_RE = re.compile(r"^-[ \t]+(?P<key>[A-Za-z_]+(?: +[A-Za-z_]+)*)\s*:\s*(?P<value>.*)$")
 # The tag in any case, as TAG_RE reads it: "- metric: `...`" was a context no query matches.
 _TAGGED_RE = re.compile(
     r"^(?P<tag>(?i:metric|shape))\s*:\s*`(?P<cond>[^`]+)`\s*(?:(?:—|--|-|:)\s*(?P<note>.*))?$"
@@ -274,13 +277,15 @@ def _split_sections(
         if FENCE_RE.match(text):
             fenced = not fenced
         if not fenced and text.startswith("#"):
-            heading = re.match(r"^##\s+(.+?)\s*$", text)
-            if heading is None or text.startswith("###"):
+            # Split by hand: a pattern with blanks on both sides of the name takes time
+            # quadratic in a long run of blanks inside it.
+            name = text[2:].strip() if text[2:3].isspace() else ""
+            if not name or text.startswith("###"):
                 where = sections[-1][0] if sections else _METADATA
                 raise reader.error(
-                    expected("a section heading '## <Section>'", repr(text)), number, where
+                    expected("a section heading '## <Section>'", repr(text[:60])), number, where
                 )
-            sections.append((heading.group(1), number, []))
+            sections.append((name, number, []))
             continue
         (sections[-1][2] if sections else meta).append((number, text))
     return title, meta, sections
@@ -294,7 +299,7 @@ def _parse_meta(reader: _Reader, lines: _Lines, title_line: int) -> dict[str, st
         found = _META_RE.match(text)
         if found is None:
             raise reader.error(
-                expected("a metadata line '- key: value'", repr(text)), number, _METADATA
+                expected("a metadata line '- key: value'", repr(text[:60])), number, _METADATA
             )
         key = found.group("key").strip().replace(" ", "_")
         if key not in META_KEYS:
@@ -320,15 +325,21 @@ def _split_list(value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(","))
 
 
+def _is_bullet(text: str) -> bool:
+    """Whether a line starts a bullet: ``-`` and a blank, a space or the tab an editor's
+    Tab key puts there (markdown reads both as a list item)."""
+    return text.startswith(("- ", "-\t"))
+
+
 def _bullets(reader: _Reader, lines: _Lines, section: str) -> _Lines:
-    """Bullets of a section; indented lines continue the bullet above."""
+    """Bullets of a section; indented lines (spaces or a tab) continue the bullet above."""
     items: _Lines = []
     for number, text in lines:
         if not text.strip():
             continue
-        if text.startswith("- "):
+        if _is_bullet(text):
             items.append((number, text[2:].strip()))
-        elif text.startswith("  ") and items:
+        elif text[0].isspace() and items:
             items[-1] = (items[-1][0], f"{items[-1][1]} {text.strip()}")
         else:
             raise reader.error(expected("a bullet '- ...'", repr(text[:60])), number, section)
@@ -371,7 +382,7 @@ def _parse_when(
             if TAG_RE.match(text):
                 raise reader.error(
                     expected(
-                        "'Metric: `name op value` — note' or 'Shape: `...` — note'", repr(text)
+                        "'Metric: `name op value` — note' or 'Shape: `...` — note'", repr(text[:60])
                     ),
                     number,
                     section,
@@ -413,6 +424,16 @@ def _table_row(reader: _Reader, number: int, text: str, section: str) -> list[st
             expected("a table row '| a | b | c | d |'", repr(text[:60])), number, section
         )
     cells = [c.strip() for c in stripped[1:-1].split("|")]
+    if len(cells) != 4 and "\\|" in stripped:
+        # Markdown's escaped pipe: "got 5 cells" would send the user counting columns.
+        raise reader.error(
+            expected(
+                "table cells without '|' (an evidence cell cannot hold one, escaped or not)",
+                repr(text[:60]),
+            ),
+            number,
+            section,
+        )
     if len(cells) != 4:
         raise reader.error(
             expected("4 cells: Config | Before | After | Change", f"{len(cells)} cells"),
@@ -429,7 +450,8 @@ def _parse_evidence_block(reader: _Reader, lines: _Lines, section: str) -> Evide
     if source_type not in {s.value for s in SourceType}:
         raise reader.error(
             expected(
-                "'Source type: local experiment' or 'Source type: external report'", repr(first)
+                "'Source type: local experiment' or 'Source type: external report'",
+                repr(first[:60]),
             ),
             number,
             section,
@@ -455,7 +477,7 @@ def _parse_evidence_block(reader: _Reader, lines: _Lines, section: str) -> Evide
         header = _table_row(reader, rest[0][0], rest[0][1], section)
         if [h.lower() for h in header] != ["config", "before", "after", "change"]:
             raise reader.error(
-                expected("the header | Config | Before | After | Change |", repr(rest[0][1])),
+                expected("the header | Config | Before | After | Change |", repr(rest[0][1][:60])),
                 rest[0][0],
                 section,
             )
@@ -520,9 +542,9 @@ def _loose_items(lines: _Lines) -> _Lines:
         if not text.strip():
             joinable = False
             continue
-        if text.startswith("- "):
+        if _is_bullet(text):
             items.append((number, text[2:].strip()))
-        elif items and (joinable or text.startswith("  ")):
+        elif items and (joinable or text[0].isspace()):
             items[-1] = (items[-1][0], f"{items[-1][1]} {text.strip()}")
         else:
             items.append((number, text.strip()))
@@ -745,7 +767,7 @@ def _parse(reader: _Reader, text: str, path: str | Path | None) -> Entry:
     for name, number, body in sections:
         if name not in SECTIONS:
             raise reader.error(
-                expected(f"a section in: {', '.join(SECTIONS)}", repr(name)), number, name
+                expected(f"a section in: {', '.join(SECTIONS)}", repr(name[:60])), number, name[:60]
             )
         if name in by_name:
             raise reader.error(expected(f"one '## {name}' section", "a repeat"), number, name)

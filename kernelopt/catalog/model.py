@@ -50,8 +50,10 @@ TAG_RE = re.compile(r"^(?i:metric|shape)\s*:")
 _NONE_WORDS = frozenset({"none", "none recorded", "none yet", "none known", "n/a"})
 # An Interactions bullet that links another entry: `other-id` (relation): note (see
 # read_link for the spellings of the relation it takes).
+# The blanks after the relation belong to its group: two blank runs side by side would be
+# tried at every split of a long run of blanks.
 LINK_RE = re.compile(
-    r"^`(?P<target>[^`]+)`\s*(?:\(\s*(?P<relation>[A-Za-z-]+)\s*\))?\s*(?::|—|--|-)\s*(?P<note>.+)$"
+    r"^`(?P<target>[^`]+)`\s*(?:\(\s*(?P<relation>[A-Za-z-]+)\s*\)\s*)?(?::|—|--|-)\s*(?P<note>.+)$"
 )
 
 

@@ -7,7 +7,9 @@ here is one locked read-modify-write: it holds the tree's lock (``<root>.lock``)
 the entry's file, writes the new text atomically (temp file + rename) and regenerates
 ``index.md``. Several processes updating one tree at once therefore serialize and lose
 nothing; one killed mid-write leaves the tree readable, and the next operation removes its
-temp file and regenerates the index.
+temp file and regenerates the index. An update that would replace another file is refused
+before anything is written: one of a file whose id line names another entry (a copy whose
+id is not yet edited), or of a misplaced file whose entry already has a copy where it goes.
 
 An operation on an id that exists only in the built-in catalog starts from the built-in
 entry and writes the result into the user's tree, where it then overrides the built-in.
@@ -186,6 +188,17 @@ class KnowledgeTree:
             for path in candidate_paths(self.root, entry_id)
             if path.is_file()
         ]
+        for path, entry in found:
+            if entry.id != entry_id:
+                # A file copied to start a new entry, its id line not yet changed: saved
+                # under its id, the update would replace that entry's own file.
+                raise CatalogError(
+                    expected(
+                        f"'- id: {entry_id}' in {path}, the id its file name gives",
+                        f"'{entry.id}'; change the id line or rename the file (nothing was "
+                        "written)",
+                    )
+                )
         if len(found) == 2:
             (path_a, a), (path_b, b) = found
             flipped = interrupted_flip(a, b)
@@ -216,11 +229,21 @@ class KnowledgeTree:
 
     def _write(self, entry: Entry, old_path: Path | None = None) -> Path:
         path = self.path_of(entry)
+        if old_path is not None and old_path != path and (path.exists() or path.is_symlink()):
+            # The file is in a folder its kind or scope does not name, and another copy is
+            # already where it goes: replacing that copy could drop what only it holds.
+            raise CatalogError(
+                expected(
+                    f"one file for '{entry.id}'",
+                    f"{old_path} and {path}; keep one of them and remove the other (nothing "
+                    "was written)",
+                )
+            )
         atomic_write_text(path, render_entry(entry))
         if old_path is not None and old_path != path:
             # The entry was in a folder its kind or scope does not name; keep one copy.
             old_path.unlink()
-        self._refresh_index()
+        self._index_after(path)
         return path
 
     def _check_index_is_ours(self) -> None:
@@ -253,6 +276,24 @@ class KnowledgeTree:
         if not path.is_file() or read_exact(path) != text:
             atomic_write_text(path, text)
         return path
+
+    def _index_after(self, written: Path) -> None:
+        """Regenerate the index once an update is saved in ``written``.
+
+        An index that cannot be written (a root folder this user may not write in, a full
+        disk) fails after the entry file was replaced: the error says the update is
+        saved, since repeating a ``record_evidence`` would record its row twice.
+        """
+        try:
+            self._refresh_index()
+        except (InputError, OSError) as error:
+            raise InputError(
+                expected(
+                    f"{self.root / INDEX_NAME} rewritten after the update",
+                    f"{error}; the update is saved in {written}, so do not repeat it: run "
+                    f"`kernelopt catalog index {self.root}` once the folder can be written",
+                )
+            ) from None
 
     def write_index(self) -> Path:
         """Regenerate ``index.md`` from the tree's entries; returns its path.
@@ -616,5 +657,5 @@ class KnowledgeTree:
             atomic_write_text(target, render_entry(updated))
             if path is not None:
                 path.unlink()
-            self._refresh_index()
+            self._index_after(target)
             return updated
