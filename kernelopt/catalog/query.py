@@ -273,6 +273,10 @@ def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:
             where == "metrics" and name in _MAY_BE_INFINITE and number == math.inf
         ):
             raise InputError(expected("a finite number", repr(value), where=f"{where}[{name!r}]"))
+        # Every shape fact is a size, a count or a share: a negative one is a slip that
+        # would fail every condition and answer "nothing applies", as the CLI refuses it.
+        if where == "shape" and number < 0:
+            raise InputError(expected("a number >= 0", repr(value), where=f"{where}[{name!r}]"))
 
 
 def _kind(value: Kind | str) -> Kind:

@@ -149,6 +149,15 @@ def test_values_that_are_not_finite_are_refused(where: str, value: float) -> Non
         CATALOG.match_metrics({"dram_pct": 85.0, "tc_pct": value})
 
 
+def test_negative_shape_values_are_refused_as_the_cli_refuses_them() -> None:
+    # A negative size, count or share fails every condition: the answer "nothing applies"
+    # would hide the slip.
+    with pytest.raises(InputError, match=r"shape\['seqlen_k'\]: Expected a number >= 0, got -5"):
+        CATALOG.query(shape={"seqlen_k": -5})
+    assert CATALOG.query(shape={"seqlen_k": 0}) is not None
+    assert ids(CATALOG.query(shape={"s_q": 1}))
+
+
 def test_the_infinite_intensity_of_a_call_moving_no_bytes_is_above_the_ridge() -> None:
     # Cost.arith_intensity is +inf for a call that moves no bytes, and profile reports
     # match such a call's metrics: it is compute-bound, not refused.
