@@ -28,6 +28,7 @@ Without CUDA the same API times with :func:`time.perf_counter_ns` and says so
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
@@ -569,6 +570,29 @@ class Timer:
             or self.l2_bytes < 1
         ):
             raise InputError(expected("l2_bytes as a positive int or None", self.l2_bytes))
+
+    def set_up(self) -> None:
+        """Do ahead of time the one-time work of a process's first timing, which no later
+        timing repeats: import torch to look for a CUDA device, query the device (its
+        first query starts CUDA) and start NVML.
+
+        Callers that hold a clock of their own (:func:`~kernelopt.bench.tune`'s budget)
+        call it before starting that clock: importing torch alone takes a second or more.
+        It raises nothing: a device that fails here fails :meth:`measure` too, where the
+        caller records it.
+        """
+        if self.backend == "cpu-perf-counter":
+            return
+        with contextlib.suppress(Exception):
+            if not cuda_available():
+                return
+            import torch
+
+            device = torch.cuda.current_device() if self.device is None else self.device
+            if self.l2_bytes is None:
+                device_l2_bytes(device)
+            if self.read_clocks:
+                read_device_state(device)
 
     def _backend(self) -> str:
         if self.backend == "cpu-perf-counter":

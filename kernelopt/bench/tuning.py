@@ -10,7 +10,6 @@ autotuning. :func:`tune` warns by that name.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import random
@@ -23,8 +22,6 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
-from kernelopt.bench import timer as timer_module
-from kernelopt.bench.device import read_device_state
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import Timer
 
@@ -283,30 +280,6 @@ def _count_allowed(
     return allowed, True
 
 
-def _set_up(timer: Timer) -> None:
-    """Do the one-time setup that the first timing of a process would do, and no config
-    repeats: import torch to look for a CUDA device, query the device (its first query
-    starts CUDA there) and start NVML. Run before the budget's clock starts, so a small
-    budget is not spent on it by the first search of a process (importing torch alone
-    takes a second or more). An object standing in for a Timer (anything with its
-    ``measure``) is left to set itself up.
-    """
-    if not isinstance(timer, Timer) or timer.backend == "cpu-perf-counter":
-        return
-    # A device that fails here fails each config's timing too, where it is recorded.
-    with contextlib.suppress(Exception):
-        # The function Timer.measure asks, looked up on its module as measure does.
-        if not timer_module.cuda_available():
-            return
-        import torch
-
-        device = torch.cuda.current_device() if timer.device is None else timer.device
-        if timer.l2_bytes is None:
-            timer_module.device_l2_bytes(device)
-        if timer.read_clocks:
-            read_device_state(device)
-
-
 def tune(
     build: Callable[[Config], Callable[[], object]],
     space: Mapping[str, Sequence[Any]],
@@ -412,7 +385,8 @@ def tune(
     # (but the start) and none needs remembering.
     space = {knob: _unique_values(values) for knob, values in space.items()}
     collected: list[str] = []
-    _set_up(timer)
+    if isinstance(timer, Timer):  # an object standing in for one sets itself up
+        timer.set_up()
     # The budget counts from here: pruning a huge space is part of what the search costs.
     began = time.perf_counter()
     total = space_size(space)
