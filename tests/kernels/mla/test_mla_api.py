@@ -527,7 +527,7 @@ def test_flashmla_pair_refuses_lengths_its_metadata_was_not_made_for(request) ->
     # sequence 0, its last keys were never read, a wrong answer with no error. On a GPU
     # the lengths are not read back (a sync), so this is checked on the CPU only.
     if DEVICE != "cpu":
-        pytest.skip("the lengths are compared where reading them costs no sync")
+        pytest.skip("checked on the CPU only: on a GPU, reading the lengths back would sync")
     q, kv, bt, sl = _inputs(request, seqlens=(30, 17), s_q=2, h_q=3)
     meta, num_splits = get_mla_metadata(sl, 6, 1)
     longer = torch.tensor([32, 17], dtype=torch.int32)
