@@ -11,8 +11,9 @@ import argparse
 import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from kernelopt._cli_util import (
     EXIT_FINDINGS,
@@ -39,11 +40,30 @@ from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES, METRICS, SHAPE_FACTS
 
 _DEFAULT_TREE = Path("docs") / "knowledge"
-# Other spellings are accepted too ("cutile-dsl" is cutile).
-_LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
 _USAGE = "a --knowledge path that is missing, not a folder or not readable"
 # An empty tree path would read as none given: the default tree taken without a word.
 _TREE = nonempty_path("a knowledge tree folder")
+
+
+def _any_case(choices: Sequence[str]) -> Callable[[str], str]:
+    """An argparse type reading a choice in any case (``Triton`` is ``triton``), as the
+    library does; another value is passed on as typed, for the choices check to refuse."""
+    by_key = {choice.lower(): choice for choice in choices}
+
+    def choice(value: str) -> str:
+        return by_key.get(value.lower(), value)
+
+    return choice
+
+
+# Other spellings are accepted too ("cutile-dsl" is cutile).
+_LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
+_KIND_CHOICES = tuple(k.value for k in Kind)
+_LANGUAGE_OPTION: dict[str, Any] = {
+    "choices": _LANGUAGE_CHOICES,
+    "type": _any_case(_LANGUAGE_CHOICES),
+}
+_KIND_OPTION: dict[str, Any] = {"choices": _KIND_CHOICES, "type": _any_case(_KIND_CHOICES)}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -84,11 +104,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
         epilog=exit_codes(usage=_USAGE),
     )
+    listing.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     listing.add_argument(
-        "--kind", choices=[k.value for k in Kind], help="only entries of this kind"
-    )
-    listing.add_argument(
-        "--language", choices=_LANGUAGE_CHOICES, help="shared entries and those of this language"
+        "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
     )
     listing.add_argument(
         "--family", help=f"entries applying to this family or its ancestors ({', '.join(FAMILIES)})"
@@ -127,7 +145,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=nonempty_path("a text file to search with"),
         help="also look for the words of this text file (a plan.md)",
     )
-    search.add_argument("--kind", choices=[k.value for k in Kind], help="only entries of this kind")
+    search.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     search.add_argument(
         "--limit", type=int_at_least(0), default=10, help="entries shown at most (default 10)"
     )
@@ -155,9 +173,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     match.add_argument("--family", help="only entries applying to this family or its ancestors")
     match.add_argument(
-        "--language", choices=_LANGUAGE_CHOICES, help="shared entries and those of this language"
+        "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
     )
-    match.add_argument("--kind", choices=[k.value for k in Kind], help="only entries of this kind")
+    match.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     match.set_defaults(handler=_match)
 
     lint = commands.add_parser(
@@ -208,10 +226,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     new.add_argument("name", metavar="NAME", help='display name, e.g. "Warp Specialization"')
-    new.add_argument(
-        "--kind", required=True, choices=[k.value for k in Kind], help="the entry's kind"
-    )
-    new.add_argument("--language", choices=_LANGUAGE_CHOICES, help="make it language-specific")
+    new.add_argument("--kind", required=True, **_KIND_OPTION, help="the entry's kind")
+    new.add_argument("--language", **_LANGUAGE_OPTION, help="make it language-specific")
     new.add_argument(
         "--dir",
         metavar="DIR",
@@ -229,7 +245,9 @@ def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
     """One line on stderr when the tree read with problems: what was left out is said.
 
     The loader stops at a file's first error and leaves the file out, so it counts files,
-    not errors: lint, which reads on, lists every problem of each."""
+    not errors: lint, which reads on, lists every problem of each. A file left out whose
+    built-in entry answers in its place also gets a line of its own: the answer printed
+    is then not the user's entry, though it reads as if it were."""
     if catalog.problems:
         left_out = len({p.path for p in catalog.problems if p.is_error})
         warnings = sum(not p.is_error for p in catalog.problems)
@@ -239,6 +257,8 @@ def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
             f"run `kernelopt catalog lint {tree}` for every problem",
             file=sys.stderr,
         )
+        for problem in catalog.fallbacks:
+            print(f"kernelopt catalog: {problem}", file=sys.stderr)
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:

@@ -22,14 +22,18 @@ _E = TypeVar("_E", bound=TextEnum)
 def to_enum(enum: type[_E], value: object, where: str) -> _E:
     """``value`` as a member of ``enum``; an :class:`InputError` naming ``where`` if none.
 
-    attrs record classes call it from a named converter per field (``_to_kind``), the
-    form type checkers follow.
+    A str is also read in lower case (``"Anti-Pattern"`` is ``Kind.ANTI_PATTERN``), as
+    the entry reader reads a relation or a source type: the catalog's values are lower
+    case, so case never tells two apart. attrs record classes call it from a named
+    converter per field (``_to_kind``), the form type checkers follow.
     """
-    try:
-        return enum(value)
-    except (ValueError, TypeError):  # TypeError: an unhashable value such as a list
-        allowed = ", ".join(repr(member.value) for member in enum)
-        raise InputError(expected(f"one of {allowed}", repr(value), where=where)) from None
+    for candidate in (value, value.lower()) if isinstance(value, str) else (value,):
+        try:
+            return enum(candidate)
+        except (ValueError, TypeError):  # TypeError: an unhashable value such as a list
+            continue
+    allowed = ", ".join(repr(member.value) for member in enum)
+    raise InputError(expected(f"one of {allowed}", repr(value), where=where))
 
 
 def enum_field(enum: type[_E], where: str) -> Callable[[object], _E]:

@@ -11,19 +11,24 @@ from __future__ import annotations
 import functools
 import numbers
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kernelopt._errors import CatalogError, InputError, expected
+from kernelopt.catalog.layout import Placement, classify
 from kernelopt.catalog.loader import LoadedTree, load_tree
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.problems import Problem, Severity
 from kernelopt.catalog.query import Match, _Searchable, rank
 from kernelopt.catalog.vocabulary import FAMILIES, family_ancestors, normalize_family
 
-__all__ = ["BUILTIN_ROOT", "Catalog", "link_problems"]
+__all__ = ["BUILTIN_ROOT", "Catalog", "builtin_fallbacks", "link_problems"]
 
 BUILTIN_ROOT = Path(__file__).resolve().parent / "knowledge"
+
+# The id line of an entry file's metadata, read from a file that did not parse.
+_ID_LINE = re.compile(r"^-[ \t]+id[ \t]*:[ \t]*(?P<id>\S+)\s*$", re.MULTILINE)
 
 
 def link_problems(tree: LoadedTree, known: Iterable[str]) -> list[Problem]:
@@ -51,6 +56,59 @@ def link_problems(tree: LoadedTree, known: Iterable[str]) -> list[Problem]:
                 )
             )
     return problems
+
+
+def builtin_fallbacks(tree: LoadedTree, builtin_ids: Iterable[str]) -> list[Problem]:
+    """A warning for each entry file of ``tree`` left out for errors whose entry is built in.
+
+    The built-in entry then answers in the file's place. Without this warning, a user
+    whose own ``online-softmax.md`` has a typo would read the built-in entry as if it were
+    theirs: the error names the file, but not what is used instead.
+
+    Parameters
+    ----------
+    tree : LoadedTree
+        A non-strict load of a user's tree.
+    builtin_ids : iterable of str
+        The ids of the entries the tree is merged over.
+
+    Returns
+    -------
+    list of Problem
+        One warning per such file, at the line of its first error where that has one;
+        the id is the file's name, or its ``- id:`` line when it has one.
+    """
+    builtin = set(builtin_ids)
+    kept_paths = {str(p) for p in tree.paths.values()}
+    kept_ids = {e.id for e in tree.entries}
+    first_error: dict[str, Problem] = {}
+    for problem in tree.problems:
+        if problem.is_error and problem.path not in kept_paths:
+            first_error.setdefault(problem.path, problem)
+    out = []
+    for where, error in first_error.items():
+        path = Path(where)
+        if not path.is_relative_to(tree.root) or not isinstance(
+            classify(tree.root, path), Placement
+        ):
+            continue  # a folder or a file outside the entry folders: it names no entry
+        found = _ID_LINE.search(tree.texts.get(path, ""))
+        names = dict.fromkeys((path.stem, *([found.group("id")] if found else ())))
+        for name in names:
+            if name in builtin and name not in kept_ids:
+                out.append(
+                    Problem(
+                        path=where,
+                        line=error.line,
+                        severity=Severity.WARNING,
+                        message=expected(
+                            f"this file's '{name}' in place of the built-in entry",
+                            f"the built-in '{name}' used instead, as this file is left out "
+                            "for its error",
+                        ),
+                    )
+                )
+    return out
 
 
 @functools.cache
@@ -85,7 +143,14 @@ class Catalog:
     ['head-grouping-mma-tile']
     """
 
-    __slots__ = ("_entries", "_families", "_problems", "_searchables", "_sources")
+    __slots__ = (
+        "_entries",
+        "_fallbacks",
+        "_families",
+        "_problems",
+        "_searchables",
+        "_sources",
+    )
 
     def __init__(
         self,
@@ -104,6 +169,7 @@ class Catalog:
         self._entries = {k: by_id[k] for k in sorted(by_id)}
         self._sources = {k: Path(v) for k, v in (sources or {}).items() if k in by_id}
         self._problems = tuple(problems)
+        self._fallbacks: tuple[Problem, ...] = ()
         self._searchables: tuple[_Searchable, ...] | None = None
         self._families: tuple[str, ...] | None = None
 
@@ -128,7 +194,9 @@ class Catalog:
             Merge over the built-in catalog (user entries win by id).
         strict : bool
             Raise on the first problem; otherwise keep going and list problems in
-            :attr:`problems` (files that failed are left out and reported there).
+            :attr:`problems` (files that failed are left out and reported there; one whose
+            id a built-in entry has also gets a warning that the built-in is used instead,
+            see :attr:`fallbacks`).
 
         Raises
         ------
@@ -145,11 +213,14 @@ class Catalog:
         sources = {e.id: p for e in base if (p := base.source(e.id)) is not None}
         entries.update({e.id: e for e in tree.entries})
         sources.update(tree.paths)
-        problems = [*tree.problems, *link_problems(tree, entries)]
+        fallbacks = builtin_fallbacks(tree, base.ids()) if with_builtin else []
+        problems = [*tree.problems, *fallbacks, *link_problems(tree, entries)]
         errors = [p for p in problems if p.is_error]
         if strict and errors:
             raise CatalogError("\n".join(str(p) for p in errors))
-        return cls(entries.values(), sources=sources, problems=problems)
+        catalog = cls(entries.values(), sources=sources, problems=problems)
+        catalog._fallbacks = tuple(fallbacks)
+        return catalog
 
     # --- container ----------------------------------------------------------------------
 
@@ -214,6 +285,12 @@ class Catalog:
         """Problems met while loading (empty after a strict load)."""
         return self._problems
 
+    @property
+    def fallbacks(self) -> tuple[Problem, ...]:
+        """The warnings of :attr:`problems` that say a built-in entry answers in place of
+        a user's file left out for errors (see :func:`builtin_fallbacks`)."""
+        return self._fallbacks
+
     # --- queries ------------------------------------------------------------------------
 
     @staticmethod
@@ -276,10 +353,10 @@ class Catalog:
             any case, with ``_`` or spaces for ``-`` (``"mla_decode"``); it must be one of
             :meth:`families`.
         language : str, optional
-            Keep shared entries and those specific to this language (``"cutile-dsl"`` is
-            ``"cutile"``).
+            Keep shared entries and those specific to this language, read in any case
+            (``"Triton"`` is ``"triton"``, ``"cutile-dsl"`` is ``"cutile"``).
         kind : Kind or str, optional
-            Keep only optimizations or only anti-patterns.
+            Keep only optimizations or only anti-patterns (in any case).
         metrics : Mapping[str, float], optional
             Measured metrics (``{"dram_pct": 85, "tc_pct": 10}``); scores entries whose
             metric triggers hold. Each value is finite, but ``arith_intensity`` may be

@@ -17,6 +17,7 @@ into the folder the tree already has.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,12 +30,14 @@ from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, SCOPES
 
 __all__ = [
     "INDEX_NAME",
+    "LINK_TO_NOTHING",
     "Placement",
     "TreeFiles",
     "candidate_paths",
     "check_tree_folder",
     "classify",
     "entry_path",
+    "file_type",
     "iter_markdown",
     "iter_misnamed",
     "make_root",
@@ -95,11 +98,15 @@ class TreeFiles:
     unreadable : tuple of (Path, str)
         Each folder that could not be listed, with the reason (``"Permission denied"``):
         its entries are missing from the other two.
+    irregular : tuple of (Path, str)
+        Each ``.md`` name that is not a regular file (a named pipe, a socket, a device),
+        with what it is (``"a FIFO"``), sorted; left out of ``markdown``, never opened.
     """
 
     markdown: tuple[Path, ...]
     misnamed: tuple[Path, ...]
     unreadable: tuple[tuple[Path, str], ...]
+    irregular: tuple[tuple[Path, str], ...] = ()
 
 
 def scan_tree(root: Path) -> TreeFiles:
@@ -111,6 +118,7 @@ def scan_tree(root: Path) -> TreeFiles:
     markdown: list[Path] = []
     misnamed: list[Path] = []
     unreadable: list[tuple[Path, str]] = []
+    irregular: list[tuple[Path, str]] = []
 
     def note(error: OSError) -> None:
         unreadable.append((Path(error.filename), error.strerror or str(error)))
@@ -121,7 +129,14 @@ def scan_tree(root: Path) -> TreeFiles:
         here = Path(folder)
         for name in files:
             path = here / name
-            if name.startswith(".") or not _is_regular(path):
+            if name.startswith("."):
+                continue
+            what = file_type(path)
+            if what is not None and what != LINK_TO_NOTHING:
+                # Kept apart, so the loader can say what it is instead of dropping it
+                # without a word.
+                if path.suffix == ".md":
+                    irregular.append((path, what))
                 continue
             if path.suffix == ".md":
                 markdown.append(path)
@@ -131,20 +146,44 @@ def scan_tree(root: Path) -> TreeFiles:
         markdown=tuple(sorted(markdown)),
         misnamed=tuple(sorted(misnamed)),
         unreadable=tuple(sorted(unreadable)),
+        irregular=tuple(sorted(irregular)),
     )
 
 
-def _is_regular(path: Path) -> bool:
-    """Whether ``path`` is a regular file (reading a named pipe would wait forever).
+# What :func:`file_type` says of a link whose target is gone (or a loop of links).
+LINK_TO_NOTHING = "a link to nothing"
 
-    A file that cannot even be looked at counts as one: reading it then fails, and the
-    reader reports that. So does a link to nothing (its target moved or deleted, or a loop
-    of links): ``is_file`` says False for it, which would drop its entry without a word.
+_FILE_TYPES = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def file_type(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file (``"a FIFO"``), else None.
+
+    It is looked at, never opened: opening a named pipe waits for a writer that may never
+    come. A file that cannot even be looked at counts as regular (None): reading it then
+    fails, and the reader reports that. A link to nothing (its target moved or deleted, or
+    a loop of links) is :data:`LINK_TO_NOTHING`; a link to a FIFO is ``"a link to a FIFO"``.
     """
     try:
-        return path.is_file() or (path.is_symlink() and not path.exists())
+        mode = path.stat().st_mode
     except OSError:
-        return True
+        try:
+            return LINK_TO_NOTHING if path.is_symlink() else None
+        except OSError:
+            return None
+    if stat.S_ISREG(mode):
+        return None
+    what = next(
+        (name for test, name in _FILE_TYPES if test(mode)),
+        f"not a regular file (mode {stat.S_IFMT(mode):#o})",
+    )
+    return f"a link to {what}" if path.is_symlink() else what
 
 
 def iter_markdown(root: Path) -> Iterator[Path]:

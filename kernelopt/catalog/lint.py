@@ -2,7 +2,8 @@
 
 Errors (lint fails): files that do not parse or still hold ``<FILL: ...>`` placeholders,
 files or folders that cannot be read, entries in the wrong folder or named after another
-id, repeated ids, interactions linking unknown ids. Warnings (advice): unknown family,
+id, repeated ids, interactions linking unknown ids. Warnings (advice): an entry file left
+out for errors whose id a built-in entry has (the built-in is used instead), unknown family,
 metric or shape names, a ``fundamental_for`` family the entry does not apply to, an entry
 without keywords, a file not in the canonical form kernelopt writes, a missing or stale
 ``index.md`` (or, for a page of the user's own there, why the writers refuse it), and what a
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from kernelopt._errors import CatalogError, expected
 from kernelopt.catalog._fields import as_path
-from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, link_problems
+from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, builtin_fallbacks, link_problems
 from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import INDEX_NAME, check_tree_folder
 from kernelopt.catalog.loader import LoadedTree, load_tree, read_exact
@@ -153,6 +154,7 @@ def lint_tree(
     known = {e.id for e in tree.entries}
     if with_builtin and base.resolve() != BUILTIN_ROOT:
         known |= set(Catalog.builtin().ids())
+        problems += builtin_fallbacks(tree, Catalog.builtin().ids())
     problems += link_problems(tree, known)
     for entry in tree.entries:
         path = tree.paths[entry.id]

@@ -20,7 +20,14 @@ import attrs
 from kernelopt._errors import CatalogError, FormatError, InputError, expected
 from kernelopt._fileio import locked
 from kernelopt.catalog._fields import as_path
-from kernelopt.catalog.layout import Placement, TreeFiles, classify, scan_tree
+from kernelopt.catalog.layout import (
+    LINK_TO_NOTHING,
+    Placement,
+    TreeFiles,
+    classify,
+    file_type,
+    scan_tree,
+)
 from kernelopt.catalog.markdown import parse_entry_with_warnings
 from kernelopt.catalog.model import Entry, interrupted_flip
 from kernelopt.catalog.problems import Problem, Severity
@@ -223,6 +230,32 @@ def _strict_lines(base: Path, errors: list[Problem], outside: list[Problem]) -> 
     return [summary, *(str(p) for p in errors if p not in outside)]
 
 
+def _irregular_problem(base: Path, path: Path, what: str) -> Problem:
+    """The problem of a ``.md`` name that is not a regular file: ``Expected a regular file,
+    got a FIFO``. An error where a regular file would be read (an entry left out), a
+    warning at the root, where markdown holds no entry."""
+    severity = Severity.WARNING if classify(base, path) is None else Severity.ERROR
+    return Problem(
+        path=str(path), line=None, severity=severity, message=expected("a regular file", what)
+    )
+
+
+def _unreadable_problem(path: Path, error: OSError | UnicodeDecodeError) -> Problem:
+    """The problem of an entry file that could not be read; a link to nothing says so, and
+    where it points, rather than the bare "No such file or directory" of its target."""
+    got = str(error)
+    if isinstance(error, OSError) and file_type(path) == LINK_TO_NOTHING:
+        got = LINK_TO_NOTHING
+        with contextlib.suppress(OSError):
+            got += f" ({os.readlink(path)})"
+    return Problem(
+        path=str(path),
+        line=None,
+        severity=Severity.ERROR,
+        message=expected("a readable UTF-8 file", got),
+    )
+
+
 def _load(base: Path, *, strict: bool) -> LoadedTree:
     kept: dict[str, Entry] = {}
     paths: dict[str, Path] = {}
@@ -240,7 +273,11 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
                 ),
             )
         )
-    for path in files.markdown:
+    irregular = dict(files.irregular)
+    for path in sorted((*files.markdown, *irregular)):
+        if path in irregular:
+            problems.append(_irregular_problem(base, path, irregular[path]))
+            continue
         placement = classify(base, path)
         if placement is None:
             continue
@@ -252,14 +289,7 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
         try:
             text = read_exact(path)
         except (OSError, UnicodeDecodeError) as error:
-            problems.append(
-                Problem(
-                    path=str(path),
-                    line=None,
-                    severity=Severity.ERROR,
-                    message=expected("a readable UTF-8 file", str(error)),
-                )
-            )
+            problems.append(_unreadable_problem(path, error))
             continue
         texts[path] = text
         try:

@@ -820,7 +820,8 @@ def _parse(reader: _Reader, text: str, path: str | Path | None) -> Entry:
     fields["interactions"], fields["interaction_notes"] = _parse_interactions(
         reader, section_body("Interactions"), "Interactions", by_name["Interactions"][0]
     )
-    if meta["kind"] not in {k.value for k in Kind}:
+    # In any case, as a scope, a relation or a source type is (lint warns about it).
+    if meta["kind"].lower() not in {k.value for k in Kind}:
         raise reader.error(
             expected("kind 'optimization' or 'anti-pattern'", repr(meta["kind"])),
             _meta_line(meta_lines, "kind"),

@@ -365,8 +365,12 @@ def _interaction_notes(
 
 
 def _to_scope(value: object) -> object:
-    # Another spelling of a language ("cutile-dsl") is stored as the canonical one.
-    return LANGUAGE_ALIASES.get(value, value) if isinstance(value, str) else value
+    # Another spelling of a language ("cutile-dsl", "Triton") is stored as the canonical
+    # one; the validator refuses what is none.
+    if not isinstance(value, str):
+        return value
+    key = value.lower()
+    return key if key in SCOPES else LANGUAGE_ALIASES.get(key, value)
 
 
 def _scope(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -525,7 +529,8 @@ class Entry:
         Optimization or anti-pattern.
     scope : str
         ``"shared"`` or a language: ``"triton"``, ``"cuda"``, ``"cute-dsl"``, ``"cutile"``
-        (``"cutile-dsl"`` is read as ``"cutile"``).
+        (``"cutile-dsl"`` is read as ``"cutile"``), in any case (``"Triton"`` is stored
+        as ``"triton"``).
     families : tuple of str
         Kernel families the entry applies to (``"decode-attention"``, ``"any"``).
     fundamental_for : tuple of str

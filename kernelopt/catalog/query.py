@@ -21,6 +21,7 @@ from functools import cached_property
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt.catalog._fields import to_enum
 from kernelopt.catalog.conditions import Condition
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.vocabulary import canonical_language, family_ancestors
@@ -281,8 +282,8 @@ def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:
 
 def _kind(value: Kind | str) -> Kind:
     try:
-        return Kind(value)
-    except (ValueError, TypeError):  # TypeError: an unhashable value such as a list
+        return to_enum(Kind, value, "kind")  # in any case, as a language is
+    except InputError:
         raise InputError(
             expected("kind 'optimization' or 'anti-pattern'", repr(value), where="kind")
         ) from None

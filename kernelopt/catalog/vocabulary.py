@@ -47,7 +47,10 @@ LANGUAGES: tuple[str, ...] = ("triton", "cuda", "cute-dsl", "cutile")
 
 # Other spellings of a language, read as the canonical name wherever a language is read
 # (a scope, a query, a ``languages/<language>/`` folder): users also write cuTile's Python
-# DSL as ``cutile-dsl``, next to ``cute-dsl``.
+# DSL as ``cutile-dsl``, next to ``cute-dsl``. Names and aliases are read in any case
+# (see `canonical_language`), except a folder's name, which the layout matches exactly:
+# writers look a folder up by its name, and ``languages/Triton/`` beside the
+# ``languages/triton/`` they create would split one language over two folders.
 LANGUAGE_ALIASES: dict[str, str] = {"cutile-dsl": "cutile"}
 
 # "shared" entries hold algorithmic or hardware knowledge that holds in every language.
@@ -96,7 +99,8 @@ def canonical_language(name: object, *, where: str = "language") -> str:
     Parameters
     ----------
     name : str
-        A name in :data:`LANGUAGES` or :data:`LANGUAGE_ALIASES`.
+        A name in :data:`LANGUAGES` or :data:`LANGUAGE_ALIASES`, in any case
+        (``"Triton"`` is ``"triton"``, ``"cuTile-DSL"`` is ``"cutile"``).
     where : str
         What the value is, named in the error message.
 
@@ -106,10 +110,13 @@ def canonical_language(name: object, *, where: str = "language") -> str:
         For any other value.
     """
     if isinstance(name, str):
-        if name in LANGUAGES:
-            return name
-        if name in LANGUAGE_ALIASES:
-            return LANGUAGE_ALIASES[name]
+        # People write languages as their projects do ("Triton", "CUDA", "cuTile"); the
+        # canonical names are all lower case, so case never tells two languages apart.
+        key = name.lower()
+        if key in LANGUAGES:
+            return key
+        if key in LANGUAGE_ALIASES:
+            return LANGUAGE_ALIASES[key]
     aliases = ", ".join(f"{a} for {c}" for a, c in LANGUAGE_ALIASES.items())
     raise InputError(
         expected(f"a language in {', '.join(LANGUAGES)} (or {aliases})", repr(name), where=where)
