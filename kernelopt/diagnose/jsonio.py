@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import Any
 
 from kernelopt._errors import FormatError, expected
@@ -103,7 +104,7 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
     ------
     FormatError
         When ``data`` does not have the diagnosis layout (every key written, the summary's
-        ``root`` included).
+        ``root`` included), or a new best's ``gain`` is not a finite number or null.
     """
     if not isinstance(data, dict):
         raise FormatError(expected("a diagnosis as a dict", type(data).__name__))
@@ -124,6 +125,18 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
         raise FormatError(
             expected("a diagnosis as written by diagnosis_to_dict", structure_error_text(error))
         ) from None
+    # Python's json reads NaN and Infinity (and 1e999 as Infinity) as floats; a gain is a
+    # share of the best before it, always finite, so data holding another one was not
+    # written from a diagnosis and would be passed on as a number that compares with none.
+    for index, point in enumerate(result.summary.trajectory):
+        if point.gain is not None and not math.isfinite(point.gain):
+            raise FormatError(
+                expected(
+                    "a diagnosis as written by diagnosis_to_dict",
+                    expected("a finite gain or null", repr(point.gain))
+                    + f" @ $.summary.trajectory[{index}].gain",
+                )
+            )
     return result
 
 

@@ -260,7 +260,9 @@ def _float(text: str, path: str | None, line: int, column: str) -> float | None:
         ) from None
 
 
-def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
+def parse_result(
+    text: str, *, path: str | Path | None = None, refused: list[FormatError] | None = None
+) -> ResultRecord:
     """Parse canonical ``result.md`` text back into a :class:`ResultRecord`.
 
     Parameters
@@ -271,6 +273,11 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     path : str or path-like, optional
         Where the text came from, named in error messages; nothing is read from it.
         Keyword-only; None (the default) names no file.
+    refused : list of FormatError, optional
+        Given, a Measurements row whose values a :class:`ResultRow` refuses (a number that
+        does not parse, a median at or below zero, ``p20 <= median <= p80`` broken) is
+        left out of the record and its error appended here, naming its line; the rest of
+        the file is still read. None (the default) raises it. Keyword-only.
 
     Returns
     -------
@@ -287,7 +294,8 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
         When the text is not in the canonical layout: no ``# Experiment N: title`` first
         line, an unknown field or section, a missing or unknown Status or Correctness, a
         malformed ``key=value`` list, or a Measurements row whose cell count or numbers are
-        wrong. The message names the line and the section.
+        wrong (its numbers only without ``refused``). The message names the line and the
+        section.
     """
     check_instance(text, str, "result.md text as a string", "text")
     where = None if path is None else str(path)
@@ -376,7 +384,7 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
             line=correctness_line,
             section="Correctness",
         )
-    rows = _parse_rows(sections.get("Measurements"), where)
+    rows = _parse_rows(sections.get("Measurements"), where, refused)
     verdict_lines = sections.get("Verdict", ([], 0))[0]
     notes_lines = sections.get("Notes", ([], 0))[0]
     versions_text, versions_line = field("Versions")
@@ -401,7 +409,9 @@ def parse_result(text: str, *, path: str | Path | None = None) -> ResultRecord:
     )
 
 
-def measurement_rows(text: str, *, path: str | Path | None = None) -> tuple[ResultRow, ...]:
+def measurement_rows(
+    text: str, *, path: str | Path | None = None, refused: list[FormatError] | None = None
+) -> tuple[ResultRow, ...]:
     """The rows of the canonical ``## Measurements`` table in ``text``, read exactly.
 
     For a ``result.md`` kernelopt wrote and a person then edited out of the canonical
@@ -415,6 +425,9 @@ def measurement_rows(text: str, *, path: str | Path | None = None) -> tuple[Resu
         the text without them.
     path : str or path-like, optional
         Where the text came from, named in error messages. Keyword-only.
+    refused : list of FormatError, optional
+        As :func:`parse_result` takes it: a row whose values are refused is left out and
+        its error appended here. Keyword-only.
 
     Returns
     -------
@@ -425,7 +438,8 @@ def measurement_rows(text: str, *, path: str | Path | None = None) -> tuple[Resu
     Raises
     ------
     FormatError
-        When such a table has a row whose cell count or numbers are wrong.
+        When such a table has a row whose cell count is wrong, or (without ``refused``)
+        whose numbers are.
     """
     check_instance(text, str, "result.md text as a string", "text")
     lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -437,7 +451,7 @@ def measurement_rows(text: str, *, path: str | Path | None = None) -> tuple[Resu
     header = next((line for line in body if line.strip()), "")
     if tuple(_cells(header)) != MEASUREMENT_COLUMNS:
         return ()
-    return _parse_rows((body, start + 1), None if path is None else str(path))
+    return _parse_rows((body, start + 1), None if path is None else str(path), refused)
 
 
 def _notes_text(lines: list[str]) -> str:
@@ -447,7 +461,14 @@ def _notes_text(lines: list[str]) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-def _parse_rows(section: tuple[list[str], int] | None, where: str | None) -> tuple[ResultRow, ...]:
+def _parse_rows(
+    section: tuple[list[str], int] | None,
+    where: str | None,
+    refused: list[FormatError] | None = None,
+) -> tuple[ResultRow, ...]:
+    """The rows of a Measurements ``section`` (its lines and its heading's line number);
+    with ``refused``, a row of bad values is left out and its error put there. A wrong
+    cell count is raised either way: the table is then no longer the canonical one."""
     if section is None:
         return ()
     body, start = section
@@ -471,32 +492,42 @@ def _parse_rows(section: tuple[list[str], int] | None, where: str | None) -> tup
                 line=number,
                 section="Measurements",
             )
-        point, impl, median, p20, p80, unit, floor, _fraction, speedup, mode = cells
-        median_value = _float(median, where, number, "Median")
-        if median_value is None:
-            raise FormatError(
-                expected("a number in column Median", "an empty cell"),
-                path=where,
-                line=number,
-                section="Measurements",
-            )
         try:
-            rows.append(
-                ResultRow(
-                    point=point,
-                    impl=impl,
-                    median=median_value,
-                    p20=_float(p20, where, number, "P20"),
-                    p80=_float(p80, where, number, "P80"),
-                    unit=unit,
-                    floor=_float(floor, where, number, "Floor"),
-                    speedup=_float(speedup, where, number, "Speedup"),
-                    mode=mode,
-                )
-            )
-        except (InputError, ValueError, TypeError) as error:
-            raise FormatError(str(error), path=where, line=number, section="Measurements") from None
+            rows.append(_row(cells, where, number))
+        except FormatError as error:
+            if refused is None:
+                raise
+            refused.append(error)
     return tuple(rows)
+
+
+def _row(cells: list[str], where: str | None, number: int) -> ResultRow:
+    """The :class:`ResultRow` of one Measurements row's ``cells``, at line ``number``."""
+    point, impl, median, p20, p80, unit, floor, _fraction, speedup, mode = cells
+    median_value = _float(median, where, number, "Median")
+    if median_value is None:
+        raise FormatError(
+            expected("a number in column Median", "an empty cell"),
+            path=where,
+            line=number,
+            section="Measurements",
+        )
+    try:
+        return ResultRow(
+            point=point,
+            impl=impl,
+            median=median_value,
+            p20=_float(p20, where, number, "P20"),
+            p80=_float(p80, where, number, "P80"),
+            unit=unit,
+            floor=_float(floor, where, number, "Floor"),
+            speedup=_float(speedup, where, number, "Speedup"),
+            mode=mode,
+        )
+    except (InputError, ValueError, TypeError) as error:
+        if isinstance(error, FormatError):  # _float's, already naming the line
+            raise
+        raise FormatError(str(error), path=where, line=number, section="Measurements") from None
 
 
 def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = False) -> Path:
@@ -985,6 +1016,10 @@ def log_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fals
         text = _with_row(current, record, summary, replace=overwrite)
         folder_made = not result.parent.exists()
         before = result.read_bytes() if overwrite and result.is_file() else None
+        # The result goes first. A process killed between the two writes runs no take-back;
+        # it leaves a result.md without its row, which the readers still read as the
+        # experiment, every row and note of it. Row first, a kill would leave the row
+        # alone: one headline, the other measurements and the notes never written.
         write_result(root, record, overwrite=overwrite)
         try:
             atomic_write_text(summary, text, encoding=encoding)

@@ -256,8 +256,9 @@ class ResultRow:
     median : float
         Median per-call time, in ``unit``; above zero.
     p20, p80 : float, optional
-        20th and 80th percentiles of the per-call time, at least zero; None when the
-        source recorded only a median (never filled in with a guess).
+        20th and 80th percentiles of the per-call time, at least zero, with
+        ``p20 <= median <= p80``; None when the source recorded only a median (never
+        filled in with a guess).
     unit : str
         ``"us"``, ``"ms"`` or ``"s"``.
     floor : float, optional
@@ -285,6 +286,26 @@ class ResultRow:
         default=None, converter=_number, validator=[finite(optional=True), _above_zero]
     )
     mode: str = attrs.field(default="cold", validator=_cell)
+
+    def __attrs_post_init__(self) -> None:
+        # The three are quantiles of one set of samples, so they come in this order; out
+        # of it, one of them was typed or copied wrong, and no one can tell which.
+        if self.p20 is not None and self.p80 is not None and self.p20 > self.p80:
+            raise InputError(
+                expected("p20 <= p80", f"p20={self.p20!r} > p80={self.p80!r}", where="p20")
+            )
+        if self.p20 is not None and self.median < self.p20:
+            raise InputError(
+                expected(
+                    "p20 <= median", f"median={self.median!r} < p20={self.p20!r}", where="median"
+                )
+            )
+        if self.p80 is not None and self.median > self.p80:
+            raise InputError(
+                expected(
+                    "median <= p80", f"median={self.median!r} > p80={self.p80!r}", where="median"
+                )
+            )
 
     @property
     def fraction_of_floor(self) -> float | None:

@@ -136,7 +136,9 @@ def folder_clashes(folders: dict[str, int], until: int | None = None) -> list[st
     return warnings
 
 
-def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
+def _from_record(
+    draft: Draft, record: ResultRecord, file: TextFile, refused: list[FormatError]
+) -> None:
     ref = SourceRef(path=file.path, line=1)
     draft.put("description", record.title, ref)
     draft.put("status", record.status, ref)
@@ -148,7 +150,7 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
     draft.put("date", record.date, ref)
     draft.put("kernel", record.kernel, ref)
     draft.put("gpu", record.gpu, ref)
-    _from_rows(draft, record.rows, file)
+    _from_rows(draft, record.rows, file, refused)
     for tag in record.tags:
         if tag not in draft.tags:
             draft.tags.append(tag)
@@ -168,17 +170,34 @@ def _from_record(draft: Draft, record: ResultRecord, file: TextFile) -> None:
         )
 
 
-def _from_rows(draft: Draft, rows: tuple[ResultRow, ...], file: TextFile) -> None:
-    """The headline (first row) and points of a canonical Measurements table."""
+def _from_rows(
+    draft: Draft, rows: tuple[ResultRow, ...], file: TextFile, refused: list[FormatError]
+) -> None:
+    """The headline (first row) and points of a canonical Measurements table, whose
+    ``refused`` rows were left out: each is named in the warnings, and the rows read keep
+    their own lines."""
     first = _line_of(file, "## Measurements") + 3
-    if rows:
+    skipped: set[int | None] = set()
+    for error in refused:
+        skipped.add(error.line)
+        draft.warnings.append(f"{error}; the row was not read")
+    lines = []
+    line = first
+    for _ in rows:
+        while line in skipped:
+            line += 1
+        lines.append(line)
+        line += 1
+    # The headline is the first row as written: refused, it is not replaced by the next
+    # row's time, which is another point's or another implementation's.
+    if rows and first not in skipped:
         head, row_ref = rows[0], SourceRef(path=file.path, line=first)
         draft.put("latency", head.median, row_ref)
         draft.put("unit", head.unit, row_ref)
         draft.put("speedup", head.speedup, row_ref)
         draft.put("headline_point", head.point, row_ref)
-    for offset, row in enumerate(rows):
-        row_ref = SourceRef(path=file.path, line=first + offset)
+    for row, number in zip(rows, lines, strict=True):
+        row_ref = SourceRef(path=file.path, line=number)
         draft.points.append(
             Point(
                 name=f"{row.point} {row.impl}",
@@ -206,11 +225,12 @@ def _from_measurements(draft: Draft, file: TextFile, error: KernelOptError) -> N
     longer canonical as a whole (a section or a field edited by hand): its times would
     otherwise be lost to a hand-written table's reading, which takes one column per
     table."""
+    refused: list[FormatError] = []
     try:
-        rows = measurement_rows(file.text, path=file.path)
+        rows = measurement_rows(file.text, path=file.path, refused=refused)
     except KernelOptError:
         return
-    if not rows:
+    if not rows and not refused:
         return
     reason = getattr(error, "message", str(error))
     line = getattr(error, "line", None)
@@ -219,7 +239,7 @@ def _from_measurements(draft: Draft, file: TextFile, error: KernelOptError) -> N
         f"{file.path}: not in the canonical layout ({at}{reason}); its Measurements table "
         "was read as written, the rest as a hand-written result"
     )
-    _from_rows(draft, rows, file)
+    _from_rows(draft, rows, file, refused)
 
 
 def _check_heading(draft: Draft, path: str, heading: int, number: int) -> None:
@@ -322,13 +342,17 @@ def read_folder(
             # remedy it found for the log: none is what this experiment changed.
             continue
         if stem in {"result", "results"}:
+            # A row of bad values (p20 above p80, a median at zero) is left out and named,
+            # as the readers do with any value they cannot take: the rest of the file,
+            # its other rows included, is still the record kernelopt wrote.
+            refused: list[FormatError] = []
             try:
-                record = parse_result(file.text, path=path)
+                record = parse_result(file.text, path=path, refused=refused)
             except KernelOptError as error:
                 _from_measurements(draft, file, error)  # then read tolerantly below
             else:
                 _check_heading(draft, path, record.experiment, number)
-                _from_record(draft, record, file)
+                _from_record(draft, record, file, refused)
                 continue
             heading = _heading_number(file)
             if heading is not None:
