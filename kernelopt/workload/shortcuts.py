@@ -34,7 +34,7 @@ from kernelopt._errors import InputError, expected
 from kernelopt.workload._validators import as_tuple, is_callable, items_of, require
 from kernelopt.workload._validators import share as unit
 from kernelopt.workload._validators import text as string
-from kernelopt.workload.profile import AxisStat, OpProfile, WorkloadProfile
+from kernelopt.workload.profile import AxisStat, OpProfile, ShapeStat, WorkloadProfile
 from kernelopt.workload.signatures import _semantic_op_name, is_gather
 
 __all__ = [
@@ -139,6 +139,9 @@ class Thresholds:
 
 
 RuleCheck = Callable[[OpProfile, Thresholds], Iterable[Shortcut]]
+
+# One term of a dominant-shape guard: an axis name and the value the shape has.
+AxisTerm = tuple[str, float]
 
 
 @attrs.frozen(kw_only=True)
@@ -465,6 +468,42 @@ def _uniform_lengths(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     )
 
 
+def _derived_ref(op: OpProfile, axis: AxisStat) -> str | None:
+    """A test a user can paste for a derived axis, or None when there is none.
+
+    The signatures write ``rows`` as ``x.numel() / n``, naming the axis it divides by;
+    with that axis's own source and floor division it reads ``x.numel() // x.shape[dim]``,
+    as cheap to test as a size.
+    """
+    head, sep, name = axis.source.rpartition(" / ")
+    divisor = op.axis(name.strip()) if sep and head.strip() else None
+    if divisor is None or not divisor.source:
+        return None
+    return f"{head.strip()} // {divisor.source}"
+
+
+def _admits_every_call(op: OpProfile, terms: Sequence[AxisTerm]) -> bool:
+    """Whether every call of ``op`` passes the guard ``terms`` (each axis == its value).
+
+    Axis statistics cover every call, so an axis whose min and max both equal the value
+    has it in every call. No term at all is no test: every call passes.
+    """
+    for name, value in terms:
+        axis = op.axis(name)
+        if axis is None or not axis.min == axis.max == value:
+            return False
+    return True
+
+
+def _also_admitted(op: OpProfile, top: ShapeStat, terms: Sequence[AxisTerm]) -> list[ShapeStat]:
+    """The listed shapes other than ``top`` whose axes pass the guard ``terms``."""
+    return [
+        shape
+        for shape in op.shapes
+        if shape is not top and all(shape.axis(name) == value for name, value in terms)
+    ]
+
+
 def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if not op.shapes:
         return
@@ -473,28 +512,59 @@ def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     weight = top.time_share if by == "time" else top.call_share
     if weight is None or weight < t.dominant:
         return
-    # A guard tests sizes a kernel sees cheaply: no derived axes, and of a values summary
-    # only the max (the min and mean follow from the lengths themselves).
-    stats = {
-        a.name: a
-        for a in op.axes
-        if a.kind in ("shape", "scalar")
-        or (a.kind == "values" and not a.name.endswith(("_min", "_mean")))
-    }
-    varying = [(n, v) for n, v in top.axes if n in stats and (stats[n].distinct or 0) > 1]
-    if not varying:
-        varying = [(n, v) for n, v in top.axes if n in stats and stats[n].kind == "shape"]
-    if not varying:
+    # A guard tests sizes a kernel sees cheaply: a derived axis only where it reads as a
+    # test (rows as x.numel() // x.shape[dim]), and of a values summary only the max (the
+    # min and mean follow from the lengths themselves).
+    refs: dict[str, str] = {}
+    for a in op.axes:
+        if a.kind in ("shape", "scalar") or (
+            a.kind == "values" and not a.name.endswith(("_min", "_mean"))
+        ):
+            refs[a.name] = _ref(a)
+        elif a.kind == "derived":
+            derived = _derived_ref(op, a)
+            if derived is not None:
+                refs[a.name] = derived
+    axes = {a.name: a for a in op.axes}
+    if not any(n in refs for n, _ in top.axes):
         return  # no axis to specialize on (ops taking only sizes as lists, flags)
-    guard = " and ".join(f"{_ref(stats[n])} == {_num(v)}" for n, v in varying)
-    shape_text = ", ".join(f"{n}={_num(v)}" for n, v in varying)
+    varying = [(n, v) for n, v in top.axes if n in refs and (axes[n].distinct or 0) > 1]
+    # Derived axes repeat what the sizes say, so they join the guard only where the sizes
+    # alone do not tell the shape apart (a row softmax whose calls differ in rows alone).
+    terms = [(n, v) for n, v in varying if axes[n].kind != "derived"]
+    if len(terms) < len(varying) and (not terms or _also_admitted(op, top, terms)):
+        terms = varying
     only = op.distinct_shapes == 1
+    if only and not terms:
+        terms = [(n, v) for n, v in top.axes if n in refs and axes[n].kind == "shape"]
+        if not terms:
+            return  # sizes of a scalar or derived kind only: nothing a size guard reads
     lead = "the only shape" if only else f"one shape covers {_pct(weight)} of {by}"
-    what = (
-        f"{lead} ({shape_text}): a kernel specialized for it (sizes as compile-time "
-        "constants, tiles tuned for it) takes those calls"
-        + ("" if only else ", the general kernel keeps the rest")
-    )
+    if not only and _admits_every_call(op, terms):
+        # A guard every call passes would send the whole workload down the specialized
+        # path: say what is missing instead of offering one.
+        what = (
+            f"{lead} ({top.args}), but no cheap test of its sizes tells it apart from the "
+            "other shapes: they differ in dtypes, or in arguments or sizes no such test "
+            "reads. A kernel specialized for it needs a guard on what sets it apart"
+        )
+        guard = ""
+    else:
+        guard = " and ".join(f"{refs[n]} == {_num(v)}" for n, v in terms)
+        shape_text = ", ".join(f"{n}={_num(v)}" for n, v in terms)
+        what = (
+            f"{lead} ({shape_text}): a kernel specialized for it (sizes as compile-time "
+            "constants, tiles tuned for it) takes those calls"
+            + ("" if only else ", the general kernel keeps the rest")
+        )
+        others = [] if only else _also_admitted(op, top, terms)
+        if others:
+            share = min(sum(s.call_share for s in others), 1.0)
+            which = "other shape that differs" if len(others) == 1 else "other shapes that differ"
+            what += (
+                f"; its guard also admits {len(others)} {which} from it only in what the "
+                f"guard does not test ({_pct(share)} of calls)"
+            )
     yield Shortcut(
         rule="dominant-shape",
         op=op.op,
