@@ -129,7 +129,8 @@ def render_report(profile: WorkloadProfile, shortcuts: Sequence[Shortcut], *, to
         for item in shortcuts:
             ids = ", ".join(item.catalog_ids) or "-"
             out.append(f"  - [{item.rule}] {item.op}: {item.message}")
-            out.append(f"    guard: {item.guard}   catalog: {ids}")
+            # No guard (no size tells the shape apart) is a dash, as no catalog id is.
+            out.append(f"    guard: {item.guard or '-'}   catalog: {ids}")
     else:
         out.append("shortcuts: none found")
     return "\n".join(out) + "\n"

@@ -27,6 +27,7 @@ from kernelopt.workload import (
     read_profile_md,
     write_profile_md,
 )
+from kernelopt.workload.report import render_report
 
 NO_GUARD = "no cheap test of its sizes tells it apart"
 
@@ -138,6 +139,9 @@ def test_shapes_that_differ_in_no_size_get_no_guard() -> None:
     assert found.guard == ""
     assert NO_GUARD in found.message and "x=[4,4096]:float32" in found.message
     assert found.call_share == 0.8
+    # The report shows the missing guard as a dash, never as an empty field.
+    report = render_report(profile_calls(calls), [found])
+    assert "    guard: -   catalog: " in report and "guard:    " not in report
 
 
 def test_a_guard_that_also_admits_other_shapes_says_how_many() -> None:
