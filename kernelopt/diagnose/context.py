@@ -167,6 +167,19 @@ class Context:
             return f"{value} at {experiment.headline_point}"
         return value
 
+    def lone_number(self) -> str:
+        """Where every number of the log comes from one experiment and no other reports
+        the same quantity (so no gain can be computed yet): that experiment and what it
+        reports, in words (``"exp 1 reports a latency (66.3 us)"``); ``""`` otherwise,
+        also when several experiments each report a number of their own."""
+        lone = self.progress.lone
+        if not lone or any(e is not lone[0][0] for e, _ in lone):
+            return ""
+        experiment = lone[0][0]
+        kinds = " and ".join(f"a {kind.value}" for _, kind in lone)
+        value = self.value_text(experiment)
+        return f"{experiment.mention} reports {kinds}" + (f" ({value})" if value else "")
+
 
 def attempts_text(count: int) -> str:
     """``"No attempt"``, ``"1 attempt"``, ``"4 attempts"``."""

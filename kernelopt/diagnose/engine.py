@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -237,6 +238,23 @@ def _unplaced_warnings(ctx: Context) -> list[str]:
     return warnings
 
 
+def _gain_warnings(ctx: Context) -> list[str]:
+    """A warning for each new best whose gain over the best before it is more than a float
+    holds (a rate from 5e-324 to 1e300): the summary lists it without a gain."""
+    warnings = []
+    for step, gain in ctx.progress.trajectory():
+        if math.isfinite(gain):
+            continue
+        value = ctx.value_text(step.experiment)
+        warnings.append(
+            f"{step.experiment.label}: a new best"
+            + (f" ({value})" if value else "")
+            + " whose gain over the best before it is more than a number can hold; it is "
+            "listed without a gain"
+        )
+    return warnings
+
+
 def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
     log = ctx.log
     progress = ctx.progress
@@ -284,7 +302,9 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
                     experiment=experiment.number,
                     value=value,
                     unit=unit,
-                    gain=gain,
+                    # JSON holds no infinity: a gain beyond a float is left out, and a
+                    # warning (_gain_warnings) says why.
+                    gain=gain if math.isfinite(gain) else None,
                     same_run=step.same_run,
                 )
             )
@@ -386,7 +406,7 @@ def diagnose_log(
         summary=_summary(ctx, params),
         root_causes=_root_causes(findings),
         unread=log.unread,
-        warnings=(*log.warnings, *_unplaced_warnings(ctx)),
+        warnings=(*log.warnings, *_unplaced_warnings(ctx), *_gain_warnings(ctx)),
     )
 
 

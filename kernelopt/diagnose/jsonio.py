@@ -19,7 +19,10 @@ from __future__ import annotations
 import functools
 import json
 import math
+import typing
 from typing import Any
+
+import attrs
 
 from kernelopt._errors import FormatError, expected
 from kernelopt._strict_json import loads, strict_converter, structure_error_text
@@ -87,6 +90,45 @@ def diagnosis_to_json(diagnosis: Diagnosis) -> str:
     return json.dumps(diagnosis_to_dict(diagnosis), indent=2, ensure_ascii=False)
 
 
+def _nullable(cls: type) -> frozenset[str]:
+    """The fields of attrs class ``cls`` that may hold None (their type names it): asked
+    only for a message, so not cached."""
+    hints = typing.get_type_hints(cls)
+    return frozenset(name for name, hint in hints.items() if type(None) in typing.get_args(hint))
+
+
+def _check_finite(value: object, path: str) -> None:
+    """Refuse a float that is NaN or infinite anywhere in ``value`` (attrs records and
+    tuples of them), naming its place as ``path`` does (``$.summary.best.value``).
+
+    Python's json reads NaN and Infinity (and 1e999 as Infinity) as floats; the writer
+    writes none (a value, a gain, a threshold is always finite), so data holding one was
+    not written from a diagnosis and would be passed on as a number that compares with
+    none.
+    """
+    if isinstance(value, tuple):
+        for index, item in enumerate(value):
+            _check_finite(item, f"{path}[{index}]")
+        return
+    cls = type(value)
+    if not attrs.has(cls):
+        return
+    for field in attrs.fields(cls):
+        item = getattr(value, field.name)
+        where = f"{path}.{field.name}"
+        if isinstance(item, float) and not math.isfinite(item):
+            what = f"a finite {field.name}"
+            if field.name in _nullable(cls):
+                what += " or null"
+            raise FormatError(
+                expected(
+                    "a diagnosis as written by diagnosis_to_dict",
+                    expected(what, repr(item)) + f" @ {where}",
+                )
+            )
+        _check_finite(item, where)
+
+
 def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
     """Read back what :func:`diagnosis_to_dict` wrote.
 
@@ -104,7 +146,8 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
     ------
     FormatError
         When ``data`` does not have the diagnosis layout (every key written, the summary's
-        ``root`` included), or a new best's ``gain`` is not a finite number or null.
+        ``root`` included), or a number in it is NaN or infinite (a new best's ``gain``,
+        its ``value``, the best's ``value``, ``stall_gain``): the writer writes none.
     """
     if not isinstance(data, dict):
         raise FormatError(expected("a diagnosis as a dict", type(data).__name__))
@@ -125,18 +168,7 @@ def diagnosis_from_dict(data: dict[str, Any]) -> Diagnosis:
         raise FormatError(
             expected("a diagnosis as written by diagnosis_to_dict", structure_error_text(error))
         ) from None
-    # Python's json reads NaN and Infinity (and 1e999 as Infinity) as floats; a gain is a
-    # share of the best before it, always finite, so data holding another one was not
-    # written from a diagnosis and would be passed on as a number that compares with none.
-    for index, point in enumerate(result.summary.trajectory):
-        if point.gain is not None and not math.isfinite(point.gain):
-            raise FormatError(
-                expected(
-                    "a diagnosis as written by diagnosis_to_dict",
-                    expected("a finite gain or null", repr(point.gain))
-                    + f" @ $.summary.trajectory[{index}].gain",
-                )
-            )
+    _check_finite(result, "$")
     return result
 
 

@@ -23,6 +23,7 @@ instead: a log that moved from one GPU to another keeps counting its A/Bs.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import attrs
@@ -58,7 +59,8 @@ class Step:
     ``counted``: an attempt that could have moved the best and whose outcome is known
     (measured, or reverted/neutral/failed). ``gain``: relative improvement over the best
     before it (0 when it did not improve, None when unknown): for latencies the share of
-    time saved, for rates the share gained. ``values``: its comparable numbers,
+    time saved, for rates the share gained, infinite when that share is more than a float
+    holds (a rate from 5e-324 to 1e300). ``values``: its comparable numbers,
     higher-is-better (latencies negated, in microseconds). ``gains``: the gain on each of
     those numbers that had a best before it. ``same_run``: the headline's gain is the
     experiment's own A/B against the best kernel, timed in its run.
@@ -160,6 +162,20 @@ def point_key(point: Point) -> str:
     return f"{name}|{point.kind.value}|{point.unit}"
 
 
+def _key_kind(experiment: Experiment, key: str, headline: MetricKind | None) -> MetricKind:
+    """What ``experiment``'s number under value key ``key`` measures: the log's
+    ``headline`` kind for its headline, else the kind of the named point it came from."""
+    if headline_key(key) and headline is not None:
+        return headline
+    return next(p.kind for p in experiment.points if point_key(p) == key)
+
+
+def _rate_gain(kept: float) -> float:
+    """The gain on a rate that keeps ``kept`` of its new value as the old one: infinite when
+    ``kept`` is 0 (a gain too large for a float, or factors whose product underflowed)."""
+    return 1.0 / kept - 1.0 if kept > 0.0 else math.inf
+
+
 def _relative(new: float, old: float) -> float:
     """Relative improvement of higher-is-better ``new`` over ``old`` (latencies are negative)."""
     if old == 0:
@@ -235,6 +251,10 @@ class Progress:
     unplaced: tuple[Experiment, ...] = ()
     """Experiments whose headline names no trial point while the log compares headlines
     point by point: their headline is compared only with others that name none."""
+    lone: tuple[tuple[Experiment, MetricKind], ...] = ()
+    """Numbers left out because no other experiment reports the same quantity: each
+    experiment with the kind of such a number, in log order. A log whose numbers all come
+    from one experiment has no gain to show yet, though it measured something."""
 
     def stall(self, min_gain: float) -> tuple[Step, ...]:
         """The longest trailing run of steps over which the best improved by less than
@@ -251,7 +271,7 @@ class Progress:
                 factor = 1.0 - gain if self._is_time(key) else 1.0 / (1.0 + gain)
                 kept[key] = kept.get(key, 1.0) * factor
             total = max(
-                (1.0 - f if self._is_time(k) else 1.0 / f - 1.0 for k, f in kept.items()),
+                (1.0 - f if self._is_time(k) else _rate_gain(f) for k, f in kept.items()),
                 default=0.0,
             )
             if total >= min_gain or (step.gain or 0.0) >= min_gain:
@@ -339,6 +359,13 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         for e, point in zip(experiments, at, strict=True)
     ]
     occurrences = Counter(key for values in raw for key in values)
+    lone: list[tuple[Experiment, MetricKind]] = []
+    for e, found in zip(experiments, raw, strict=True):
+        for key in found:
+            if occurrences[key] < 2 and not key.startswith(HEADLINE + " @ "):
+                pair = (e, _key_kind(e, key, kind))
+                if not any(e is other and pair[1] is k for other, k in lone):
+                    lone.append(pair)
     best: dict[str, float] = {}
     # The GPU each best was timed on, and the best each GPU has seen: an A/B's implied
     # baseline is a time on the experiment's own GPU, so where a log moved between GPUs it
@@ -436,5 +463,9 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         e for e, found in zip(experiments, raw, strict=True) if by_point and HEADLINE in found
     )
     return Progress(
-        steps=tuple(steps), kind=kind, points=points if by_point else (), unplaced=unplaced
+        steps=tuple(steps),
+        kind=kind,
+        points=points if by_point else (),
+        unplaced=unplaced,
+        lone=tuple(lone),
     )

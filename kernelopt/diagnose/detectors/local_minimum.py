@@ -22,6 +22,15 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
     """Report a trailing stall of at least ``min_experiments`` attempts."""
     progress = ctx.progress
     measured = [s for s in progress.steps if s.values]
+    lone = ctx.lone_number()
+    if not measured and lone:
+        # A number is there, but a gain compares two: the column is not missing.
+        return not_found(
+            _PATHOLOGY,
+            f"Only {lone}: a gain needs the same number from two experiments, so none can "
+            "be tracked yet.",
+            ["a second experiment measuring the same number (a gain compares two)"],
+        )
     if not measured:
         return not_found(
             _PATHOLOGY,

@@ -31,6 +31,7 @@ item is not found, and names the profile as missing data.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 
@@ -352,7 +353,10 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         )
     if len(gainers) == 1:
         step = gainers[0]
-        not_counted = f" ({step.experiment.label}, a new best by {step.gain:.1%}, not counted)"
+        gain = step.gain or 0.0
+        # A gain beyond a float (a rate from 5e-324 to 1e300) has no percentage to show.
+        by = f"by {gain:.1%}" if math.isfinite(gain) else "by more than a number can hold"
+        not_counted = f" ({step.experiment.label}, a new best {by}, not counted)"
     elif gainers:
         shown = experiments_text([s.experiment.number for s in gainers])
         not_counted = f" ({shown}, new bests by {params.min_gain:.0%} or more, not counted)"
