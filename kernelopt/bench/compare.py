@@ -126,6 +126,14 @@ def _check_min_effect(value: float) -> None:
         raise InputError(expected("min_effect in [0, 1)", value, where="min_effect"))
 
 
+def _check_confidence(value: float) -> None:
+    # A str or None failed the comparison with a TypeError naming neither the argument
+    # nor what it takes.
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (number and 0.5 <= value < 1.0):
+        raise InputError(expected("a confidence in [0.5, 1)", repr(value), where="confidence"))
+
+
 _BOOTSTRAP_BLOCK = 1 << 20  # resampled values held at once, per array
 
 
@@ -202,8 +210,9 @@ def judge(
 
     _check(baseline, "baseline")
     _check(candidate, "candidate")
-    if not 0.5 <= confidence < 1.0:
-        raise InputError(expected("a confidence in [0.5, 1)", confidence))
+    _check_confidence(confidence)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError(expected("seed as an int", repr(seed), where="seed"))
     _check_min_effect(min_effect)
     _check_fraction(max_noise, "max_noise")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
@@ -332,6 +341,8 @@ def compare(
         raise InputError(expected("a finite number > 0", repr(max_time_ms), where="max_time_ms"))
     _check_min_effect(min_effect)
     _check_fraction(max_noise, "max_noise")
+    # Checked before the rounds: judge would refuse it only after the first of them ran.
+    _check_confidence(confidence)
     notes_a: list[str] = []
     notes_b: list[str] = []
     run_a = timer._runner(baseline, inputs, outputs, notes_a)

@@ -27,6 +27,7 @@ __all__ = [
     "check_timed_stream",
     "check_written",
     "poison",
+    "poison_hint",
     "poison_value",
     "unwritten_count",
 ]
@@ -143,8 +144,34 @@ def check_written(fn: Callable[[], object], outputs: Any) -> None:
     if missing:
         size = sum(int(t.numel()) for t in tensors)
         raise InputError(
-            expected("every output element written", f"{missing} of {size} still poisoned")
+            expected(
+                "every output element written",
+                f"{missing} of {size} still poisoned{poison_hint(tensors)}",
+            )
         )
+
+
+def poison_hint(outputs: Any) -> str:
+    """What a count of poisoned elements may also mean: `` (NaN: ...)`` when an output
+    is floating, else ``""``.
+
+    The poison of a float is NaN, so a kernel that writes NaN (an overflow, a division
+    by zero) leaves the same count as one that skips the elements; the message must not
+    send its user looking for a missing write alone.
+
+    Parameters
+    ----------
+    outputs : Tensor, or sequence or mapping of them
+        The outputs that were poisoned.
+
+    Returns
+    -------
+    str
+        The words to append to the count, with a leading space, or ``""``.
+    """
+    if any(tensor.dtype.is_floating_point for tensor in _as_tensors(outputs)):
+        return " (NaN: never written, or written as NaN by the kernel)"
+    return ""
 
 
 def _snapshot(result: Any) -> list[Any]:

@@ -18,6 +18,7 @@ import functools
 import io
 import json
 import math
+import numbers
 import os
 import subprocess
 import sys
@@ -579,12 +580,20 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
     return rows
 
 
+def _number(value: object, name: str) -> float:
+    """``value`` as a float when it is a number: ``float("35.79")`` would read text as a
+    time and ``float(True)`` a flag as 1, and the row shows them as measured numbers."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(expected("a number", repr(value), where=name))
+    return float(value)
+
+
 def _floor_in(unit: str, floor: Roofline | float | None) -> float | None:
     if floor is None:
         return None
     if isinstance(floor, Roofline):
         return floor.floor(unit)
-    return float(floor)
+    return _number(floor, "floor")
 
 
 # Digits a result.md shows: a timing's run-to-run noise is far above a part in 10^5, and a
@@ -635,6 +644,12 @@ def to_result_row(
     >>> to_result_row(m, point="b=32 s=1 t=4096", impl="eager").median
     11.0
     """
+    if not isinstance(measurement, Measurement):
+        # A list of samples or a BenchRow failed with "'list' object has no attribute".
+        raise InputError(expected("a Measurement", type(measurement).__name__, where="measurement"))
+    if point is None:
+        # str(None) would be written as the point "None".
+        raise InputError(expected("a trial point", "None", where="point"))
     if isinstance(speedup, Measurement):
         if measurement.seconds <= 0:
             raise InputError(
@@ -656,7 +671,7 @@ def to_result_row(
         p80=_shown(measurement.p80, _TIME_DIGITS),
         unit=measurement.unit,
         floor=_shown(_floor_in(measurement.unit, floor), _TIME_DIGITS),
-        speedup=_shown(None if speedup is None else float(speedup), _SPEEDUP_DIGITS),
+        speedup=_shown(None if speedup is None else _number(speedup, "speedup"), _SPEEDUP_DIGITS),
         mode=mode,
     )
 

@@ -435,6 +435,22 @@ class Roofline:
         return RooflinePoint(roofline=self, time_s=seconds, launch_overhead_pct=launch_overhead_pct)
 
 
+def _a_roofline(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, Roofline):
+        raise InputError(expected("a Roofline", type(value).__name__, where=attribute.name))
+
+
+def _a_time(_instance: object, attribute: attrs.Attribute[float], value: object) -> None:
+    # Every rate and share divides by the time: 0 raised ZeroDivisionError at the first
+    # read, and NaN gave NaN metrics that no JSONL row can hold.
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and value > 0)
+    ):
+        raise InputError(expected("a positive time, s", repr(value), where=attribute.name))
+
+
 @attrs.frozen(kw_only=True)
 class RooflinePoint:
     """A timing of a call, placed against its roofline.
@@ -449,8 +465,8 @@ class RooflinePoint:
         Share of the time CUDA graphs remove, %.
     """
 
-    roofline: Roofline
-    time_s: float
+    roofline: Roofline = attrs.field(validator=_a_roofline)
+    time_s: float = attrs.field(validator=_a_time)
     launch_overhead_pct: float | None = attrs.field(
         default=None, validator=finite(minimum=0, optional=True)
     )

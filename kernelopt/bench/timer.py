@@ -308,7 +308,10 @@ class _Runner:
         missing = guards.unwritten_count(self.outputs)
         if missing:
             raise InputError(
-                expected("every output element written by each timed call", f"{missing} unwritten")
+                expected(
+                    "every output element written by each timed call",
+                    f"{missing} unwritten{guards.poison_hint(self.outputs)}",
+                )
             )
 
     def device_state(self) -> DeviceState | None:
@@ -448,7 +451,8 @@ def _positive(name: str) -> Callable[[object, object, float], None]:
         # bool is an int to Python, but True is no duration.
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not (number and value > 0 and math.isfinite(value)):
-            raise InputError(expected("a positive number", value, where=name))
+            # repr: a "5" given for 5 must show its quotes, or the message reads as nonsense.
+            raise InputError(expected("a positive number", repr(value), where=name))
 
     return check
 
@@ -457,7 +461,7 @@ def _non_negative(name: str) -> Callable[[object, object, float], None]:
     def check(_instance: object, _attribute: object, value: float) -> None:
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not (number and value >= 0 and math.isfinite(value)):
-            raise InputError(expected("a number >= 0", value, where=name))
+            raise InputError(expected("a number >= 0", repr(value), where=name))
 
     return check
 

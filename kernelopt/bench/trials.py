@@ -58,7 +58,12 @@ def _int_dict(value: Mapping[str, int]) -> dict[str, int]:
             )
         if isinstance(item, bool) or not isinstance(item, int):
             raise InputError(expected("an int", repr(item), where=f"extra[{key!r}]"))
-        out[str(key)] = item
+        name = str(key)
+        if not name or "=" in name or any(char.isspace() for char in name):
+            # The point is spelled "b=32 s=1 t=4096 h=16": a name with a space or "="
+            # gives a label that reads back as other axes.
+            raise InputError(expected("axis names without spaces or '='", repr(key), where="extra"))
+        out[name] = item
     return out
 
 
@@ -132,6 +137,12 @@ def trial_matrix(
     include_defaults : bool
         Start from :data:`DEFAULT_POINTS`.
 
+    Raises
+    ------
+    InputError
+        For extra points that are not a list of TrialPoints, axes that are not a mapping
+        of names to non-empty sequences of ints, or no point at all.
+
     Examples
     --------
     >>> for point in trial_matrix(axes={"h": (128, 16)}):
@@ -141,6 +152,19 @@ def trial_matrix(
     b=32 s=16 t=4096 h=128
     b=32 s=16 t=4096 h=16
     """
+    # Checked here: a mapping among the points was returned as one, and refused only
+    # once run_trials got it; a lone point failed with "Value after * must be an iterable".
+    if isinstance(extra_points, TrialPoint | str | bytes) or not isinstance(extra_points, Sequence):
+        raise InputError(
+            expected("a list of TrialPoint", type(extra_points).__name__, where="extra_points")
+        )
+    for index, item in enumerate(extra_points):
+        if not isinstance(item, TrialPoint):
+            raise InputError(
+                expected("a TrialPoint", type(item).__name__, where=f"extra_points[{index}]")
+            )
+    if axes is not None and not isinstance(axes, Mapping):
+        raise InputError(expected("axes as {name: values}", type(axes).__name__, where="axes"))
     points = [*(DEFAULT_POINTS if include_defaults else ()), *extra_points]
     for axis, values in (axes or {}).items():
         if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
@@ -408,9 +432,20 @@ def run_trials(
 
     Raises
     ------
+    InputError
+        Before any point runs: for a ``make`` that is not callable, a ``timer`` without
+        ``measure``, points that are not a list of distinct TrialPoints, or a bad
+        ``min_b``.
     TrialsInterrupted
         On a keyboard interrupt (it is one), with the points finished before it.
     """
+    # Checked before any point runs: each point would be recorded as failed instead.
+    if not callable(make):
+        raise InputError(expected("make as a callable", type(make).__name__, where="make"))
+    if timer is not None and not callable(getattr(timer, "measure", None)):
+        raise InputError(
+            expected("a Timer (or an object with .measure)", type(timer).__name__, where="timer")
+        )
     timer = timer or Timer()
     results = []
     if points is not None:

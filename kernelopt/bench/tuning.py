@@ -306,7 +306,7 @@ def tune(
         The knobs and the values to try.
     start : mapping, optional
         The manual config expected to be good, timed first; gains are reported against
-        it. Default: the first allowed config of the space.
+        it, so every rule must allow it. Default: the first allowed config of the space.
     rules : sequence of callables
         ``rule(config) -> bool``; a config runs only when every rule returns True
         (domain pruning: ``lambda c: c["BLOCK_N"] * c["num_stages"] <= 256``).
@@ -344,10 +344,19 @@ def tune(
 
     Raises
     ------
+    InputError
+        Before anything is built: for a space, start, threshold, order, seed, rule,
+        check or timer of the wrong kind, or a start config a rule refuses.
     TuningInterrupted
-        On a keyboard interrupt (it is one), with the search so far.
+        On a keyboard interrupt (it is one), with the search so far, also while the
+        pruned space is being counted.
     """
     _check_space(space)
+    if start is not None and not isinstance(start, Mapping):
+        # A list of knob names, or a str, has names but no values to start from.
+        raise InputError(
+            expected("a start config {knob: value}", type(start).__name__, where="start")
+        )
     if start is not None and set(start) != set(space):
         raise InputError(expected(f"a start config with knobs {sorted(space)}", sorted(start)))
     if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
@@ -380,6 +389,23 @@ def tune(
             raise InputError(expected("each rule a callable", repr(rule), where="rules"))
     if check is not None and not callable(check):
         raise InputError(expected("check as a callable or None", repr(check), where="check"))
+    if timer is not None and not callable(getattr(timer, "measure", None)):
+        # Otherwise every config would be built, then recorded as failed to time.
+        raise InputError(
+            expected("a Timer (or an object with .measure)", type(timer).__name__, where="timer")
+        )
+    if start is not None:
+        # The manual start is the search's reference: a start the rules refuse was
+        # skipped like any pruned config, and the gain was then reported over nothing.
+        refused = [index for index, rule in enumerate(rules) if not rule(start)]
+        if refused:
+            raise InputError(
+                expected(
+                    "a start config the rules allow",
+                    f"{dict(start)!r}, refused by rules{refused}",
+                    where="start",
+                )
+            )
     timer = timer or Timer(max_time_ms=200.0, rel_precision=0.01)
     # A value listed twice would make one config twice; once each, no config is met again
     # (but the start) and none needs remembering.
@@ -390,17 +416,6 @@ def tune(
     # The budget counts from here: pruning a huge space is part of what the search costs.
     began = time.perf_counter()
     total = space_size(space)
-    if total > sane_size:
-        allowed, complete = _count_allowed(space, rules, sane_size, began + budget_s * _COUNT_SHARE)
-        if allowed > sane_size:
-            bound = "" if complete else "at least "
-            _warn(
-                f"{EXPLOSION_ID}: {bound}{allowed} configs survive pruning (sane size "
-                f"{sane_size}); prune with domain rules or a smaller space: kernel design "
-                "gains more than autotuning",
-                collected,
-            )
-
     trials: list[TuningTrial] = []
     best: Measurement | None = None
     best_config: Config | None = None
@@ -430,6 +445,19 @@ def tune(
         )
 
     try:
+        # Counted inside the try: Ctrl-C while a huge space is counted (up to a tenth of
+        # the budget) is the same interrupt as one while configs are timed.
+        if total > sane_size:
+            count_until = began + budget_s * _COUNT_SHARE
+            allowed, complete = _count_allowed(space, rules, sane_size, count_until)
+            if allowed > sane_size:
+                bound = "" if complete else "at least "
+                _warn(
+                    f"{EXPLOSION_ID}: {bound}{allowed} configs survive pruning (sane size "
+                    f"{sane_size}); prune with domain rules or a smaller space: kernel "
+                    "design gains more than autotuning",
+                    collected,
+                )
         for config in candidates:
             # Checked before the rules too: a space the rules prune almost entirely would
             # otherwise be walked to its end, however long that takes.
