@@ -491,6 +491,16 @@ def _profile(args: argparse.Namespace) -> int:
     if args.devlog and Path(args.devlog).is_dir():
         # Refused before its lock is taken: a failed run leaves nothing beside the folder.
         raise InputError(expected("a devlog file", f"{args.devlog}, a folder", where="--devlog"))
+    for flag, rows_file in (("--rows", args.rows), ("--baseline", args.baseline)):
+        # The devlog's table would be appended to the rows file, which would then not read.
+        if args.devlog and rows_file and Path(args.devlog).resolve() == Path(rows_file).resolve():
+            raise InputError(
+                expected(
+                    "a devlog file other than the rows files",
+                    f"{args.devlog}, the {flag} file",
+                    where="--devlog",
+                )
+            )
     rows = read_rows(args.rows)
     baseline = read_rows(args.baseline) if args.baseline else []
     gpus = {row.gpu for row in rows if row.gpu}

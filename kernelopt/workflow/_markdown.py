@@ -27,6 +27,7 @@ __all__ = [
     "fail",
     "find_record",
     "find_records",
+    "heading_of",
     "list_items",
     "numbered_items",
     "one_line",
@@ -34,13 +35,31 @@ __all__ = [
     "table_rows",
 ]
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+_HEADING_START = re.compile(r" {0,3}(#{1,6})\s+")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
 _SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
 # Editors on Windows start a UTF-8 file with a byte-order mark; it is no text of the file,
 # and left in place it hides a heading on the first line.
 BOM = "\ufeff"
+
+
+def heading_of(line: str) -> tuple[int, str] | None:
+    """The level and title of an ATX heading line (``### Title ###``), or None.
+
+    The title is stripped, and a closing run of ``#`` after white space is no part of it.
+    Found without a regular expression over the title: one whose lazy title is followed
+    by optional white space takes time quadratic in a long run of spaces in the line, and
+    a hand-off with one (a pasted line, a column padded by hand) would stall its reader.
+    """
+    start = _HEADING_START.match(line)
+    if start is None:
+        return None
+    title = line[start.end() :].rstrip()
+    bare = title.rstrip("#")
+    if bare != title and bare[-1:].isspace():
+        title = bare.rstrip()
+    return len(start.group(1)), title
 
 
 def one_line(text: str) -> str:
@@ -211,10 +230,10 @@ def find_records(
     wanted = label.lower()
     records = []
     for index, line in enumerate(lines):
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) == 2 and match.group(2).lower().startswith(wanted):
-            heading = match.group(2)[len(label) :].strip()
-            records.append(_record(lines, index, heading, kind=kind, path=where))
+        found = heading_of(line)
+        if found and found[0] == 2 and found[1].lower().startswith(wanted):
+            rest = found[1][len(label) :].strip()
+            records.append(_record(lines, index, rest, kind=kind, path=where))
     if not records:
         raise FormatError(
             expected(f"a '## {label} ...' heading starting the {kind} hand-off", "none"),
@@ -239,12 +258,12 @@ def _record(lines: list[str], start: int, heading: str, *, kind: str, path: str 
 
     for index in range(start + 1, len(lines)):
         line = lines[index]
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) <= 2:
+        found = heading_of(line)
+        if found and found[0] <= 2:
             break
-        if match and len(match.group(1)) == 3:
+        if found and found[0] == 3:
             close()
-            title, title_line, body = match.group(2), index + 1, []
+            title, title_line, body = found[1], index + 1, []
             continue
         if title is not None:
             body.append((index + 1, line))

@@ -154,6 +154,10 @@ def _linked_id(text: str, link: str) -> str | None:
 
 def _trailing_link(body: str) -> tuple[str, str, str] | None:
     """``(text before, entry id, link)`` when ``body`` ends in a knowledge-file link."""
+    # What every such link ends in, checked first: the search tries each '[' in turn and
+    # reads on from it, which in a long run of them takes quadratic time.
+    if not body.rstrip().removesuffix(".").rstrip(")").endswith(".md"):
+        return None
     match = _TRAILING_LINK.search(body)
     if match is None:
         return None

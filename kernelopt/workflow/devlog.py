@@ -55,7 +55,7 @@ from kernelopt.workflow._fields import (
     require_instance,
     require_text,
 )
-from kernelopt.workflow._markdown import BOM, split_row
+from kernelopt.workflow._markdown import BOM, heading_of, split_row
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
 
@@ -73,13 +73,17 @@ __all__ = [
 COLUMNS = ("Version", "Point", "Time", "TFLOP/s", "GB/s", "Of floor", "GPU", "Date")
 SECTION = "Performance"
 _MISSING = "-"
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
 # What may follow a section's name or a version in its heading and leave it that section
 # or table: a note in parentheses, or after a dash with spaces around it or a colon.
 # Anything else ("Performance notes", "v2-fp8", "v2.1") names something else.
 _NOTE = re.compile(r"(?:\s+\(.*\)|\s+[-\u2013\u2014]\s+\S.*|:(?:\s.*)?)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_TIME = re.compile(r"^(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>\S+)$")
+# The number as profile.py reads it, a run of digits split one way only, and a unit that
+# starts with a letter (every unit does): a unit that could start with a digit could also
+# take any tail of the number, and a cell that does not read would take quadratic time.
+_TIME = re.compile(
+    r"^(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[^\W\d_]\S*)$"
+)
 _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
 
 
@@ -449,11 +453,9 @@ def _scan(lines: list[str], path: str | None) -> tuple[list[_Heading], list[bool
             fenced.append(True)
             continue
         fenced.append(False)
-        heading = _HEADING.match(line)
-        if heading:
-            headings.append(
-                _Heading(index=index, level=len(heading.group(1)), title=heading.group(2))
-            )
+        found = heading_of(line)
+        if found:
+            headings.append(_Heading(index=index, level=found[0], title=found[1]))
     if fence is not None:
         # Appending after an unclosed fence would put the table inside the code block.
         raise FormatError(
@@ -601,6 +603,7 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
             lines[sub.index + 1 : sub.index + 1] = block
             return False
         first, last = table
+        _check_cells(lines, first, last, path)
         same = [i for i in range(first + 1, last + 1) if _row_key(split_row(lines[i])) == row.key]
         if len(same) > 1:
             # Replacing one would leave the other, older or newer, to be read as current.
@@ -631,6 +634,27 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
         block.append(eol)  # keep a blank line before the next heading
     lines[at:at] = block
     return False
+
+
+def _check_cells(lines: list[str], first: int, last: int, path: str | None) -> None:
+    """Refuse a row of the table at lines ``first`` (its header) to ``last`` that has not
+    one cell per column, as :func:`parse_performance` does.
+
+    A row cut short (its Date cell lost in an edit) would not be found as the row to
+    replace, and the new one would join it: two rows of one point, and a devlog that no
+    longer reads. A row with a cell too many would be replaced without it.
+    """
+    for index in range(first + 1, last + 1):
+        cells = split_row(lines[index])
+        if len(cells) != len(COLUMNS) and not all(re.match(r"^:?-+:?$", c) for c in cells):
+            raise FormatError(
+                expected(
+                    f"a row of {len(COLUMNS)} cells ({', '.join(COLUMNS)})", f"{len(cells)} cells"
+                ),
+                path=path,
+                line=index + 1,
+                section=SECTION,
+            )
 
 
 def _row_key(cells: list[str]) -> tuple[str, str, str] | None:

@@ -32,6 +32,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import CatalogError, InputError, expected
+from kernelopt._fileio import locked
 from kernelopt.bench.compare import Verdict
 from kernelopt.catalog import (
     BUILTIN_ROOT,
@@ -399,6 +400,31 @@ def _holds(entry: Entry, row: EvidenceRow, source: str) -> bool:
     )
 
 
+def _record(
+    tree: KnowledgeTree, entry_id: str, row: EvidenceRow, observation: Observation
+) -> tuple[Entry, bool]:
+    """Record ``row`` in entry ``entry_id`` unless it holds it by now; the entry as it is
+    after, and whether it held the row already.
+
+    Two LEARN runs on one measurement at once would both have found the row missing and
+    both have written it: the entry is read again and the row written under LEARN's own
+    lock (``<tree>.learn.lock``), since each write takes the tree's lock, which is not
+    reentrant.
+    """
+    with locked(Path(f"{tree.root.resolve()}.learn")):
+        current = tree.catalog().get(entry_id)
+        if _holds(current, row, observation.source):
+            return current, True
+        written = tree.record_evidence(
+            entry_id,
+            row,
+            source_type=SourceType.LOCAL_EXPERIMENT,
+            source=observation.source,
+            notes=_notes(observation),
+        )
+        return written, False
+
+
 def _is_builtin(root: Path) -> bool:
     resolved, builtin = root.resolve(), BUILTIN_ROOT.resolve()
     return resolved == builtin or builtin in resolved.parents
@@ -560,16 +586,9 @@ def learn(
         contradicts = False
     recorded_before = _holds(target, row, observation.source)
     if not recorded_before:
-        if dry_run:
-            check_tree_folder(tree.root)  # what the write would refuse
-        else:
-            target = tree.record_evidence(
-                target.id,
-                row,
-                source_type=SourceType.LOCAL_EXPERIMENT,
-                source=observation.source,
-                notes=_notes(observation),
-            )
+        check_tree_folder(tree.root)  # what the write would refuse; before the lock is made
+        if not dry_run:
+            target, recorded_before = _record(tree, target.id, row, observation)
     return attrs.evolve(
         base,
         action=Action.EVIDENCE,

@@ -54,14 +54,18 @@ __all__ = [
 STAGE_COLUMNS = ("Stage", "Duration", "TC%", "DRAM%", "Occ%", "Bottleneck", "Key Issue")
 BASELINE_COLUMNS = ("Metric", "Previous", "Current", "Change")
 
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan"
+# A run of digits splits one way only (`\d+\.?\d*` splits it as many ways as it is long,
+# and a long cell that does not read then takes time quadratic in its length).
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan"
+# The name is stripped, and ends where white space does, not with a `\s*` or `\s+` of its
+# own: after a lazy name, one takes time quadratic in a long run of spaces.
 _OPPORTUNITY = re.compile(
-    rf"^(?P<name>.*?)\s*\(`(?P<id>[^`]*)`\)\s+--\s+est\.\s+(?P<gain>{_NUMBER})\s*%\s+gain"
+    rf"^(?P<name>.*?)\(`(?P<id>[^`]*)`\)\s+--\s+est\.\s+(?P<gain>{_NUMBER})\s*%\s+gain"
     r"\s+--\s+trigger:\s*(?P<trigger>.*)$"
 )
 # The contract's own example writes no entry id: "name -- est. X% gain -- trigger: ...".
 _OPPORTUNITY_NO_ID = re.compile(
-    rf"^(?P<name>.*?)\s+--\s+est\.\s+(?P<gain>{_NUMBER})\s*%\s+gain\s+--\s+trigger:\s*(?P<trigger>.*)$"
+    rf"^(?P<name>.*?)(?<=\s)--\s+est\.\s+(?P<gain>{_NUMBER})\s*%\s+gain\s+--\s+trigger:\s*(?P<trigger>.*)$"
 )
 # A unit starts with a letter and is not an exponent ("1e+04" is a number)
 _UNIT = r"(?![eE][-+]?\d)[^\W\d_]\S*"

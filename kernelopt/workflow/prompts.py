@@ -62,8 +62,9 @@ _DEVLOG = "Update the devlog performance section in"
 _RETURN_DESIGN = "Return implementation summary per the output contract."
 _REFERENCE = "and the matching reference skill if one exists."
 _AXIS = re.compile(r"^[A-Za-z_]\w*$")
-_PROFILE_LINE = re.compile(r"^Profile\s+(?P<head>.+)\s+at\s+(?P<point>\S.*?)\.?$")
-_CREATE_LINE = re.compile(r"^Create\s+(?P<head>.+)\s+from\s+(?P<current>\S+)$")
+# A head ends in a non-space (`.+\s+at` would take time quadratic in a run of spaces).
+_PROFILE_LINE = re.compile(r"^Profile\s+(?P<head>.*\S)\s+at\s+(?P<point>\S.*?)\.?$")
+_CREATE_LINE = re.compile(r"^Create\s+(?P<head>.*\S)\s+from\s+(?P<current>\S+)$")
 _LANGUAGE_LINE = re.compile(r"^Language:\s*(?P<language>\S.*)$")
 _LOAD_LINE = re.compile(r"^Load\s+(?P<skill>/\S+)")
 _APPLY_LINE = re.compile(r"^Apply optimizations:\s*(?P<inline>.*)$")

@@ -71,8 +71,10 @@ _NONE = "none"
 # The contract writes the constraints as one list ("register budget, target occupancy,
 # required control level, and language-specific constraints"): filled in place, one bullet
 # holds several labelled values, each starting after a comma or semicolon.
+# No white space before the separator: the parts are stripped, and a pattern that starts
+# with `\s*` takes time quadratic in a long run of spaces it does not match in.
 _NEXT_LABEL = re.compile(
-    r"\s*[,;]\s*(?=(?:"
+    r"[,;]\s*(?=(?:"
     + "|".join(
         re.escape(label)
         for label in sorted([*_LABELS.values(), *_LABEL_ALIASES], key=len, reverse=True)
@@ -397,7 +399,9 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
         Naming the missing or unreadable section and its line.
     """
     record = find_record(text, "Optimization Task:", kind="optimization task", path=path)
-    match = re.match(r"^(?P<head>.*)\s*(?:->|→)\s*(?P<new>\S+)$", record.heading)
+    # No `\s*` before the arrow (the head is stripped): it would make a long run of spaces
+    # in a heading without an arrow take quadratic time.
+    match = re.match(r"^(?P<head>.*)(?:->|→)\s*(?P<new>\S+)$", record.heading)
     names = [] if match is None else match.group("head").split()
     if match is None or len(names) < 2:
         raise fail(

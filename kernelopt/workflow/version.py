@@ -59,7 +59,8 @@ from kernelopt.workflow.profile import parse_point
 __all__ = ["NewVersion", "TrialCheck", "parse_version"]
 
 _NO_DEVLOG = "none"
-_TRIAL = re.compile(r"^(?P<name>[^\[]*?)\s*\[(?P<point>[^\]]*)\]\s*(?:--|—|–|:)?\s*(?P<why>.*)$")
+# The name is stripped: a `\s*` after a lazy name takes quadratic time in a run of spaces.
+_TRIAL = re.compile(r"^(?P<name>[^\[]*)\[(?P<point>[^\]]*)\]\s*(?:--|—|–|:)?\s*(?P<why>.*)$")
 
 
 def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
