@@ -21,7 +21,14 @@ from typing import Any
 
 from kernelopt._errors import FormatError, KernelOptError, expected
 
-__all__ = ["TooDeepError", "loads", "once_each", "strict_converter", "structure_error_text"]
+__all__ = [
+    "TooDeepError",
+    "loads",
+    "once_each",
+    "strict_converter",
+    "structure_error_text",
+    "syntax_error_text",
+]
 
 
 class TooDeepError(FormatError):
@@ -100,6 +107,17 @@ def _too_many_digits(text: str | bytes | bytearray) -> str | None:
     )
     got = "a longer one" if found is None else f"one of {len(found.group())} digits"
     return expected(f"integers of at most {limit} digits", got)
+
+
+def syntax_error_text(error: json.JSONDecodeError) -> str:
+    """What ``json`` found wrong, and where: ``"Expecting ',' delimiter (column 301)"``.
+
+    ``error.msg`` alone drops the place, and a line cut short (a run killed mid-write)
+    reads then like a line of bad syntax anywhere in it.
+    """
+    if error.lineno == 1:
+        return f"{error.msg} (column {error.colno})"
+    return f"{error.msg} (line {error.lineno}, column {error.colno})"
 
 
 def once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

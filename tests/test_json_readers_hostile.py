@@ -420,3 +420,32 @@ def test_the_integer_limit_is_named_for_bytes_too() -> None:
     text = profile_text(HOSTILE["5000-digit integer"]).encode()
     with pytest.raises(FormatError, match=DIGITS):
         profile_from_json(text)
+
+
+def test_a_row_cut_short_names_where_its_json_stops(tmp_path: Path) -> None:
+    # A run killed mid-write leaves its last row cut: the message says where it stops.
+    row = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "mla_decode.jsonl"
+    first = row.read_text(encoding="utf-8").splitlines()[0]
+    cut = tmp_path / "rows.jsonl"
+    cut.write_text(first[:300] + "\n", encoding="utf-8")
+    with pytest.raises(FormatError) as error:
+        read_rows(cut)
+    assert str(error.value).startswith(f"{cut}:1: Expected a JSON object, got ")
+    assert str(error.value).endswith("(column 301)")
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text('{"op": "softmax", "args": {"x": {"shape": [4\n', encoding="utf-8")
+    note = _note(read_jsonl(calls).notes, "line 1: ")
+    assert "invalid JSON (" in note and "(column 45)" in note
+
+
+def test_a_rows_file_refuses_a_key_given_twice(tmp_path: Path) -> None:
+    # json keeps the last value of a key given twice; a hand-edited row may hold both.
+    row = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "mla_decode.jsonl"
+    first = row.read_text(encoding="utf-8").splitlines()[0]
+    twice = tmp_path / "rows.jsonl"
+    twice.write_text(first[:-1] + ', "median": 1.0}\n', encoding="utf-8")
+    with pytest.raises(FormatError) as error:
+        read_rows(twice)
+    assert str(error.value) == (
+        f"{twice}:1: Expected a JSON object with each key once, got 'median' twice"
+    )

@@ -31,7 +31,7 @@ import attrs
 from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import encoding_of, locked, unmade_folder
-from kernelopt._strict_json import TooDeepError, loads
+from kernelopt._strict_json import TooDeepError, loads, once_each, syntax_error_text
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
 from kernelopt.bench.measurement import (
@@ -560,10 +560,11 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
         if not line.strip():
             continue
         try:
-            data = loads(line)
+            # A key twice in a hand-edited row would keep its last value without a word.
+            data = loads(line, object_pairs_hook=once_each)
         except json.JSONDecodeError as error:
             raise FormatError(
-                expected("a JSON object", error.msg), path=target, line=number
+                expected("a JSON object", syntax_error_text(error)), path=target, line=number
             ) from None
         except TooDeepError:
             raise FormatError(

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt._fileio import _mark_of
-from kernelopt._strict_json import TooDeepError, loads, once_each
+from kernelopt._strict_json import TooDeepError, loads, once_each, syntax_error_text
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
     Call,
@@ -188,13 +188,16 @@ class _Reader:
         try:
             # A key given twice ({"op": "softmax", "op": "sum"}) would be read as its last
             # value without a word: the line is skipped instead, as profile_from_json does.
-            record = loads(line, object_pairs_hook=once_each)
+            # Without its line end, json's place in the line is a column of this line.
+            record = loads(line.rstrip(b"\r\n"), object_pairs_hook=once_each)
         except TooDeepError:
             return "Expected a JSON object, got JSON nested too deeply"
         except KernelOptError as error:  # a key twice, an integer longer than Python converts
             return str(error)
         except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
-            detail = error.msg if isinstance(error, json.JSONDecodeError) else "bad UTF-8"
+            detail = (
+                syntax_error_text(error) if isinstance(error, json.JSONDecodeError) else "bad UTF-8"
+            )
             return f"Expected a JSON object, got invalid JSON ({detail})"
         try:
             return parse_call_record(record, unknown_dtypes=self.unknown_dtypes)
