@@ -756,7 +756,8 @@ def write_experiment(
     Raises
     ------
     InputError
-        For rows that are not ResultRows, no rows for a version that ran and passed, or,
+        For rows that are not ResultRows, two rows of one (point, impl, mode), no rows
+        for a version that ran and passed, or,
         without ``overwrite``, an existing ``exp_N/result.md`` or ``summary.md`` row of
         experiment N (its folder removed by hand leaves the row). Nothing is written then.
     FormatError
@@ -775,6 +776,16 @@ def write_experiment(
     if wrong:
         # A Measurement goes in through to_result_row(measurement, point=..., impl=...).
         raise InputError(expected("ResultRow rows", type(wrong[0]).__name__, where="rows"))
+    seen: set[tuple[str, str, str]] = set()
+    for row in rows:
+        key = (row.point, row.impl, row.mode)
+        if key in seen:
+            # Two times of one kernel at one point: a reader keeps one, and no one can
+            # tell which the experiment meant.
+            raise InputError(
+                expected("one row per (point, impl, mode)", f"{key!r} twice", where="rows")
+            )
+        seen.add(key)
     status, correctness = Status(status), Correctness(correctness)
     # A wrong kernel or one that never ran has no timing to give, and the log still
     # needs the attempt (diagnose reads failed attempts).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from kernelopt.bench import (
     to_result_row,
     trial_matrix,
     tune,
+    write_experiment,
 )
 
 
@@ -280,3 +282,20 @@ def test_to_result_row_still_takes_numpy_numbers() -> None:
         speedup=np.float64(1.5),
     )
     assert (row.floor, row.speedup) == (35.5, 1.5)
+
+
+def test_write_experiment_refuses_two_rows_of_one_point_and_kernel(tmp_path: Path) -> None:
+    # A reader keeps one of two times of one kernel at one point; which was meant is lost.
+    row = to_result_row(Measurement(samples=[66.1, 66.5, 66.3]), point="b=32 s=1", impl="seesaw")
+    with pytest.raises(InputError) as error:
+        write_experiment(
+            tmp_path, experiment=1, title="x", rows=[row, row], status="KEPT", correctness="PASS"
+        )
+    assert str(error.value) == (
+        "rows: Expected one row per (point, impl, mode), got ('b=32 s=1', 'seesaw', 'cold') twice"
+    )
+    assert list(tmp_path.iterdir()) == []
+    other = to_result_row(Measurement(samples=[70.0]), point="b=32 s=1", impl="eager")
+    write_experiment(
+        tmp_path, experiment=1, title="x", rows=[row, other], status="KEPT", correctness="PASS"
+    )
