@@ -147,8 +147,19 @@ def _unique_values(values: Sequence[Any]) -> list[Any]:
     return list(kept.values())
 
 
-def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool:
-    return all(rule(config) for rule in rules)
+def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool | str:
+    """Whether every rule allows ``config``, or why one of them could not say.
+
+    A rule that raises (a knob it divides by is 0) names itself and its error instead of
+    ending the search: the configs timed so far would be lost with it.
+    """
+    for index, rule in enumerate(rules):
+        try:
+            if not rule(config):
+                return False
+        except Exception as error:
+            return f"rules[{index}] raised {_first_line(error)}"
+    return True
 
 
 @attrs.frozen(kw_only=True)
@@ -276,7 +287,7 @@ def _count_allowed(
             return allowed, False
         if allowed > sane_size and visited >= _COUNT_ENOUGH:
             return allowed, False
-        allowed += _allowed(config, rules)
+        allowed += _allowed(config, rules) is True
     return allowed, True
 
 
@@ -309,7 +320,9 @@ def tune(
         it, so every rule must allow it. Default: the first allowed config of the space.
     rules : sequence of callables
         ``rule(config) -> bool``; a config runs only when every rule returns True
-        (domain pruning: ``lambda c: c["BLOCK_N"] * c["num_stages"] <= 256``).
+        (domain pruning: ``lambda c: c["BLOCK_N"] * c["num_stages"] <= 256``). A config
+        whose rule raises is a failed trial naming the rule and its error (a
+        ``RuntimeWarning`` the first time each error is met); the search goes on.
     budget_s : float
         Wall-clock budget of the search, s: no config starts once it is spent (one
         started before runs to its end, so the search may exceed it by one timing). It
@@ -417,6 +430,7 @@ def tune(
     began = time.perf_counter()
     total = space_size(space)
     trials: list[TuningTrial] = []
+    raised: set[str] = set()  # errors of rules, each warned of once
     best: Measurement | None = None
     best_config: Config | None = None
     first: Measurement | None = None
@@ -467,15 +481,28 @@ def tune(
             key = _config_key(config)
             if key == start_key and config is not start_config:
                 continue  # the start, met again in the space
-            if not _allowed(config, rules):
+            verdict = _allowed(config, rules)
+            wrong: str | None
+            measured: Measurement | None
+            if verdict is False:
                 pruned += 1
                 continue
-            try:
-                call = build(config)
-                wrong = None if check is None else _incorrect(config, call, check)
-                measured = None if wrong else timer.measure(call, label=str(config))
-            except Exception as error:
-                wrong, measured = _first_line(error), None
+            if isinstance(verdict, str):
+                # Never built: the config is a failed trial, and the first such error a
+                # warning, since a rule that raises is a rule to mend.
+                wrong, measured = verdict, None
+                if verdict not in raised:
+                    raised.add(verdict)
+                    message = f"{verdict} for {config}: recorded as failed, not pruned"
+                    collected.append(message)
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+            else:
+                try:
+                    call = build(config)
+                    wrong = None if check is None else _incorrect(config, call, check)
+                    measured = None if wrong else timer.measure(call, label=str(config))
+                except Exception as error:
+                    wrong, measured = _first_line(error), None
             if measured is None:  # failed to build or run, or incorrect: never the best
                 trials.append(TuningTrial(config=config, error=wrong))
                 since_gain += 1

@@ -299,3 +299,26 @@ def test_write_experiment_refuses_two_rows_of_one_point_and_kernel(tmp_path: Pat
     write_experiment(
         tmp_path, experiment=1, title="x", rows=[row, other], status="KEPT", correctness="PASS"
     )
+
+
+def test_a_rule_that_raises_fails_its_config_and_keeps_the_search() -> None:
+    # A rule dividing by a knob that can be 0 used to end the search, and every config
+    # timed before it was lost with the error.
+    built: list[dict[str, Any]] = []
+    space = {"BLOCK": [16, 32, 64], "SPLIT": [1, 0, 2]}
+    with pytest.warns(RuntimeWarning, match=r"rules\[0\] raised ZeroDivisionError") as caught:
+        result = tune(
+            _built(built),
+            space,
+            rules=[lambda c: c["BLOCK"] // c["SPLIT"] >= 8],
+            timer=CountingTimer(),  # type: ignore[arg-type]
+            patience=100,
+        )
+    failed = [t for t in result.trials if t.error is not None]
+    assert [t.config["SPLIT"] for t in failed] == [0, 0, 0]
+    assert {t.error for t in failed} == {
+        "rules[0] raised ZeroDivisionError: integer division or modulo by zero"
+    }
+    assert len(caught) == 1 and len(result.warnings) == 1
+    assert built == [c for c in ({"BLOCK": b, "SPLIT": s} for b in (16, 32, 64) for s in (1, 2))]
+    assert result.best_config is not None and result.best_config["SPLIT"] != 0
