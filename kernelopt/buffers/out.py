@@ -57,7 +57,8 @@ def check_out(
     InputError
         ``Expected out of dtype torch.bfloat16, got torch.float16`` and the like, for a
         wrong type, shape, dtype, device or a non-contiguous layout (kernels write
-        contiguous rows; a strided ``out`` would be silently scrambled).
+        contiguous rows; a strided ``out`` would be silently scrambled), or a lazily
+        conjugated or negated view (``x.conj()``), which would read back transformed.
     """
     if not isinstance(out, torch.Tensor):
         raise InputError(expected(f"{name} to be a torch.Tensor or None", type(out).__name__))
@@ -72,6 +73,13 @@ def check_out(
         raise InputError(expected(f"{name} on device {want_device}", str(out.device)))
     if not out.is_contiguous():
         raise InputError(expected(f"{name} to be contiguous", f"strides {tuple(out.stride())}"))
+    if out.is_conj() or out.is_neg():
+        # A lazy view (x.conj(), or a negative view) reads its memory back conjugated or
+        # negated: what a kernel writes there, the caller would read transformed.
+        lazy = "conjugated" if out.is_conj() else "negated"
+        raise InputError(
+            expected(f"{name} that is no lazy conjugate or negative view", f"a {lazy} view")
+        )
     return out
 
 

@@ -380,7 +380,7 @@ class BufferPool:
         ------
         InputError
             If ``key`` is not a tuple of five items (a tag alone names no buffer), or its
-            shape or device is not one :meth:`get` takes.
+            shape, dtype, device, stream or tag is not one :meth:`get` takes.
         """
         items = tuple(key) if isinstance(key, (tuple, list)) else ()
         if len(items) != 5:
@@ -398,10 +398,14 @@ class BufferPool:
         # torch.device: ((32, 16), float32, "cpu", 0, "lse") would match nothing.
         normalized = (
             validate_shape(normalize_shape(shape)),
-            dtype,
+            # As get refuses them: a dtype spelled "float32" or a tag that is no str
+            # matched no key, and discard answered False as if the buffer had gone.
+            validate_dtype(dtype),
             *device_and_stream(device, stream),
             tag,
         )
+        if not isinstance(tag, str):
+            raise InputError(expected("tag as a str", repr(tag), where="tag"))
         with self._lock:
             entry = self._entries.pop(normalized, None)
             if entry is None:

@@ -182,7 +182,10 @@ class BufferScope:
             If ``name`` is empty or not a str, or (for a name not tagged before) the
             scope was closed.
         """
-        tag = self._tags.get(name)
+        try:
+            tag = self._tags.get(name)
+        except TypeError:  # an unhashable name (a list): refused below
+            tag = None
         if tag is None:
             if self._closed:
                 self._refuse_closed()
@@ -227,7 +230,10 @@ class BufferScope:
         InputError
             A bad name, shape, dtype or device.
         """
-        tag = self._tags.get(name)
+        try:
+            tag = self._tags.get(name)
+        except TypeError:  # an unhashable name: tag() refuses it as an InputError
+            tag = None
         if tag is None:
             tag = self.tag(name)
         dev, sid = device_and_stream(device, stream)
@@ -364,7 +370,27 @@ class BufferScope:
                     "(.clone()), pass out=, or use on_return='copy'",
                 )
             )
-        del self._loans[entry.key]
+        # pop, not del: another thread's pruning (_forget_evicted) may have dropped it
+        # since the lookup above, when its buffer was evicted meanwhile.
+        self._loans.pop(entry.key, None)
+
+    def _still_held(self) -> set[_Key]:
+        """Keys of buffers a call returned that the caller still references.
+
+        What :meth:`_check_loan` would refuse to hand out again: writing into one of
+        them (a check that fills buffers) would change a result the caller holds.
+        """
+        kept = set()
+        for key, serial in self._loans.copy().items():
+            entry = self._pool._held(key)
+            if (
+                entry is not None
+                and entry.serial == serial
+                and entry.baseline is not None
+                and storage_refs(entry.tensor) > entry.baseline
+            ):
+                kept.add(key)
+        return kept
 
     # -- returned values ---------------------------------------------------------------
 

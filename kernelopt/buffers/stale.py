@@ -344,6 +344,9 @@ def check_no_stale_reads(
 
     Notes
     -----
+    A buffer that an earlier call returned and the caller still references (see
+    ``on_return="check"``) is neither zeroed nor poisoned: it holds the caller's result.
+    Only a scope tracks what it returned; with ``buffers`` a pool, every buffer is filled.
     On CUDA, a launcher that reads a poisoned integer buffer as an index may fault the
     device rather than return; run the checker in a process you can lose.
 
@@ -416,6 +419,12 @@ def check_no_stale_reads(
         # run left: a buffer still holding poison from before would make both runs
         # agree on NaN and hide the stale read.
         held = source.buffers()
+        if isinstance(source, BufferScope):
+            # A result an earlier call returned and the caller still holds is not this
+            # call's buffer (asking for it would have raised): filling it would
+            # overwrite the caller's result.
+            kept = source._still_held()
+            held = [h for h in held if h.key not in kept]
         poisoned_labels.update((_label(h), None) for h in held)
         found, error = _stale_outputs(launcher, args, held, rtol, atol)
         if not found:
