@@ -446,6 +446,22 @@ class _CudaRunner(_Runner):
         return str(self.props.name)
 
 
+def require_timer(timer: object) -> None:
+    """Refuse a ``timer`` that is neither None nor has a ``measure`` method, before a run
+    builds anything: every config or point would otherwise be built, then recorded as
+    failed to time.
+
+    Raises
+    ------
+    InputError
+        ``timer: Expected a Timer (or an object with .measure), got str``.
+    """
+    if timer is not None and not callable(getattr(timer, "measure", None)):
+        raise InputError(
+            expected("a Timer (or an object with .measure)", type(timer).__name__, where="timer")
+        )
+
+
 def _positive(name: str) -> Callable[[object, object, float], None]:
     def check(_instance: object, _attribute: object, value: float) -> None:
         # bool is an int to Python, but True is no duration.

@@ -23,7 +23,7 @@ from kernelopt.bench import guards
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.records import BenchRow, point_text, row_from_measurement, to_result_row
 from kernelopt.bench.roofline import Roofline
-from kernelopt.bench.timer import Timer
+from kernelopt.bench.timer import Timer, require_timer
 from kernelopt.experiments.records import ResultRow
 
 __all__ = [
@@ -442,10 +442,7 @@ def run_trials(
     # Checked before any point runs: each point would be recorded as failed instead.
     if not callable(make):
         raise InputError(expected("make as a callable", type(make).__name__, where="make"))
-    if timer is not None and not callable(getattr(timer, "measure", None)):
-        raise InputError(
-            expected("a Timer (or an object with .measure)", type(timer).__name__, where="timer")
-        )
+    require_timer(timer)
     timer = timer or Timer()
     results = []
     if points is not None:

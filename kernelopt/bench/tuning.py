@@ -23,7 +23,7 @@ import attrs
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import Measurement
-from kernelopt.bench.timer import Timer
+from kernelopt.bench.timer import Timer, require_timer
 
 __all__ = [
     "AutotuneExplosionWarning",
@@ -402,11 +402,7 @@ def tune(
             raise InputError(expected("each rule a callable", repr(rule), where="rules"))
     if check is not None and not callable(check):
         raise InputError(expected("check as a callable or None", repr(check), where="check"))
-    if timer is not None and not callable(getattr(timer, "measure", None)):
-        # Otherwise every config would be built, then recorded as failed to time.
-        raise InputError(
-            expected("a Timer (or an object with .measure)", type(timer).__name__, where="timer")
-        )
+    require_timer(timer)
     if start is not None:
         # The manual start is the search's reference: a start the rules refuse was
         # skipped like any pruned config, and the gain was then reported over nothing.

@@ -81,6 +81,16 @@ def _shallow_copy(value: T) -> T | None:
         return None
 
 
+def _still_referenced(entry: _Entry, serial: int) -> bool:
+    """Whether the buffer a call returned as loan ``serial`` is still referenced by the
+    caller: the same allocation, with more references to its storage than the pool's own."""
+    return (
+        serial == entry.serial
+        and entry.baseline is not None
+        and storage_refs(entry.tensor) > entry.baseline
+    )
+
+
 class BufferScope:
     """The persistent buffers of one call site, by name.
 
@@ -357,11 +367,7 @@ class BufferScope:
         serial = self._loans.get(entry.key)
         if serial is None:
             return
-        if (
-            serial == entry.serial
-            and entry.baseline is not None
-            and storage_refs(entry.tensor) > entry.baseline
-        ):
+        if _still_referenced(entry, serial):
             raise KernelOptError(
                 expected(
                     f"buffer {entry.name!r} (returned by the previous call of scope "
@@ -383,12 +389,7 @@ class BufferScope:
         kept = set()
         for key, serial in self._loans.copy().items():
             entry = self._pool._held(key)
-            if (
-                entry is not None
-                and entry.serial == serial
-                and entry.baseline is not None
-                and storage_refs(entry.tensor) > entry.baseline
-            ):
+            if entry is not None and _still_referenced(entry, serial):
                 kept.add(key)
         return kept
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import functools
 import numbers
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt.catalog.layout import Placement, classify
 from kernelopt.catalog.loader import LoadedTree, load_tree
+from kernelopt.catalog.markdown import declared_id
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.problems import Problem, Severity
 from kernelopt.catalog.query import Match, _Searchable, rank
@@ -26,9 +26,6 @@ from kernelopt.catalog.vocabulary import FAMILIES, family_ancestors, normalize_f
 __all__ = ["BUILTIN_ROOT", "Catalog", "builtin_fallbacks", "link_problems"]
 
 BUILTIN_ROOT = Path(__file__).resolve().parent / "knowledge"
-
-# The id line of an entry file's metadata, read from a file that did not parse.
-_ID_LINE = re.compile(r"^-[ \t]+id[ \t]*:[ \t]*(?P<id>\S+)\s*$", re.MULTILINE)
 
 
 def link_problems(tree: LoadedTree, known: Iterable[str]) -> list[Problem]:
@@ -92,8 +89,8 @@ def builtin_fallbacks(tree: LoadedTree, builtin_ids: Iterable[str]) -> list[Prob
             classify(tree.root, path), Placement
         ):
             continue  # a folder or a file outside the entry folders: it names no entry
-        found = _ID_LINE.search(tree.texts.get(path, ""))
-        names = dict.fromkeys((path.stem, *([found.group("id")] if found else ())))
+        declared = declared_id(tree.texts.get(path, ""))
+        names = dict.fromkeys((path.stem, *([declared] if declared else ())))
         for name in names:
             if name in builtin and name not in kept_ids:
                 out.append(

@@ -153,8 +153,9 @@ def lint_tree(
         problems.append(problem)
     known = {e.id for e in tree.entries}
     if with_builtin and base.resolve() != BUILTIN_ROOT:
-        known |= set(Catalog.builtin().ids())
-        problems += builtin_fallbacks(tree, Catalog.builtin().ids())
+        builtin_ids = Catalog.builtin().ids()
+        known |= set(builtin_ids)
+        problems += builtin_fallbacks(tree, builtin_ids)
     problems += link_problems(tree, known)
     for entry in tree.entries:
         path = tree.paths[entry.id]

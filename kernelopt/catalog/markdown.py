@@ -80,6 +80,7 @@ __all__ = [
     "META_KEYS",
     "NO_INTERACTIONS",
     "SECTIONS",
+    "declared_id",
     "find_placeholders",
     "parse_entry",
     "parse_entry_with_warnings",
@@ -839,6 +840,23 @@ def _parse(reader: _Reader, text: str, path: str | Path | None) -> Entry:
         else:
             line = by_name[section][0]
         raise reader.error(str(error), line, section) from None
+
+
+def declared_id(text: str) -> str | None:
+    """The id an entry file's ``- id:`` metadata line gives, read from text that may not
+    parse as a whole; None without one (or with one of several words).
+
+    Parameters
+    ----------
+    text : str
+        An entry file's text.
+    """
+    for line in text.splitlines():
+        found = _META_RE.match(line)
+        if found and found.group("key").strip() == "id":
+            value = found.group("value").strip()
+            return value if value and len(value.split()) == 1 else None
+    return None
 
 
 def _meta_line(lines: _Lines, key: str) -> int | None:

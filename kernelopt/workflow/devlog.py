@@ -84,6 +84,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _TIME = re.compile(
     r"^(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>[^\W\d_]\S*)$"
 )
+_SEPARATOR_CELL = re.compile(r"^:?-+:?$")
 _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
 
 
@@ -636,6 +637,11 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
     return False
 
 
+def _is_separator(cells: list[str]) -> bool:
+    """Whether a table row's ``cells`` are its ``---`` separator."""
+    return all(_SEPARATOR_CELL.match(cell) for cell in cells)
+
+
 def _check_cells(lines: list[str], first: int, last: int, path: str | None) -> None:
     """Refuse a row of the table at lines ``first`` (its header) to ``last`` that has not
     one cell per column, as :func:`parse_performance` does.
@@ -646,7 +652,7 @@ def _check_cells(lines: list[str], first: int, last: int, path: str | None) -> N
     """
     for index in range(first + 1, last + 1):
         cells = split_row(lines[index])
-        if len(cells) != len(COLUMNS) and not all(re.match(r"^:?-+:?$", c) for c in cells):
+        if len(cells) != len(COLUMNS) and not _is_separator(cells):
             raise FormatError(
                 expected(
                     f"a row of {len(COLUMNS)} cells ({', '.join(COLUMNS)})", f"{len(cells)} cells"
@@ -836,7 +842,7 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
             continue
         for index in range(table[0] + 1, table[1] + 1):
             cells = split_row(lines[index])
-            if all(re.match(r"^:?-+:?$", c) for c in cells):
+            if _is_separator(cells):
                 continue
             try:
                 rows.append(_parsed_row(cells))
