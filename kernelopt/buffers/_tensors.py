@@ -183,7 +183,8 @@ def device_and_stream(device: DeviceLike, stream: StreamLike) -> tuple[torch.dev
     device : torch.device, str or int
         As for :func:`normalize_device`.
     stream : int, torch.cuda.Stream or None
-        A stream id or object; None means the current stream of ``device`` (0 off CUDA).
+        A stream id or object (a bool is neither: ``InputError``); None means the
+        current stream of ``device`` (0 off CUDA).
     """
     try:
         cuda_index = _CUDA_INDEX.get(device)
@@ -197,14 +198,20 @@ def device_and_stream(device: DeviceLike, stream: StreamLike) -> tuple[torch.dev
     else:
         dev = _DEVICES[device]
     if stream is not None:
-        return dev, stream if isinstance(stream, int) else _stream_object_id(stream)
+        if isinstance(stream, int) and not isinstance(stream, bool):
+            return dev, stream
+        return dev, _stream_object_id(stream)
     if cuda_index < 0:
         return dev, 0
     return dev, _current_cuda_stream(cuda_index)
 
 
 def _stream_object_id(stream: object) -> int:
-    """The id of a stream object (anything with ``stream_id``, as torch.cuda.Stream)."""
+    """The id of a stream object (anything with ``stream_id``, as torch.cuda.Stream).
+
+    A bool comes here too, though Python reads ``True`` as 1: it has no ``stream_id``,
+    so it is refused rather than keyed as stream 1.
+    """
     try:
         return int(stream.stream_id)  # type: ignore[attr-defined]
     except (AttributeError, TypeError, ValueError):
@@ -233,7 +240,9 @@ def same_device(actual: torch.device, wanted: torch.device) -> bool:
 def stream_id(device: torch.device, stream: StreamLike) -> int:
     """The id of ``stream`` (or of the current stream of ``device``); 0 off CUDA."""
     if stream is not None:
-        return stream if isinstance(stream, int) else _stream_object_id(stream)
+        if isinstance(stream, int) and not isinstance(stream, bool):
+            return stream
+        return _stream_object_id(stream)
     if device.type != "cuda":
         return 0
     return _current_cuda_stream(device.index if device.index is not None else -1)

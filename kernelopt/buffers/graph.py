@@ -143,6 +143,44 @@ def _checked_input(i: int, new: object, static: torch.Tensor) -> torch.Tensor:
     return new
 
 
+_PERSISTENT_TYPES = (PersistentLauncher, BoundLauncher)
+
+
+def _unwrapped(launcher: object) -> tuple[object, tuple[object, ...], dict[str, object]]:
+    """The launcher inside a ``functools.partial`` of a persistent one, with the arguments
+    the partial binds; any other callable as it is, binding none."""
+    if isinstance(launcher, functools.partial) and isinstance(launcher.func, _PERSISTENT_TYPES):
+        return launcher.func, launcher.args, launcher.keywords
+    return launcher, (), {}
+
+
+def _refuse_closed(launcher: object) -> None:
+    """Refuse a closed :class:`~kernelopt.buffers.PersistentLauncher`, also bound to an
+    instance or inside a ``functools.partial``.
+
+    Its plain calls are refused, but the graph runs it through ``call_with_scope`` on
+    a scope of its own, which would not be: the warm-up and the capture would run a
+    launcher that ``close()`` (or its definition again under the same name) retired.
+
+    Raises
+    ------
+    InputError
+        ``launcher: Expected an open launcher to capture, got '<scope>', closed by
+        close()``.
+    """
+    target = _unwrapped(launcher)[0]
+    if isinstance(target, BoundLauncher):
+        target = target.__func__  # closing the launcher closes every instance's scope
+    if isinstance(target, PersistentLauncher) and target.scope.closed:
+        raise InputError(
+            expected(
+                "an open launcher to capture",
+                f"{target.scope.name!r}, closed by close()",
+                where="launcher",
+            )
+        )
+
+
 def _graph_runner(launcher: Callable[..., R]) -> tuple[Callable[..., R], tuple[object, ...]]:
     """The callable to capture for ``launcher``, and what the graph must keep alive.
 
@@ -151,13 +189,8 @@ def _graph_runner(launcher: Callable[..., R]) -> tuple[Callable[..., R], tuple[o
     (how keyword arguments are bound), runs on a scope and pool of its own; any other
     callable runs as it is.
     """
-    target: object = launcher
-    bound_args: tuple[object, ...] = ()
-    bound_kwargs: dict[str, object] = {}
-    persistent_types = (PersistentLauncher, BoundLauncher)
-    if isinstance(launcher, functools.partial) and isinstance(launcher.func, persistent_types):
-        target, bound_args, bound_kwargs = launcher.func, launcher.args, launcher.keywords
-    if not isinstance(target, persistent_types):
+    target, bound_args, bound_kwargs = _unwrapped(launcher)
+    if not isinstance(target, _PERSISTENT_TYPES):
         return launcher, ()
     persistent = target
     graph_scope = BufferScope(f"{persistent.scope.name}.graph", pool=BufferPool())
@@ -204,10 +237,14 @@ def capture_graph(
     DeviceError
         A tensor input is not on a CUDA device, or no CUDA device is present.
     InputError
-        ``warmup < 1``.
+        ``warmup < 1``, or a closed :class:`~kernelopt.buffers.PersistentLauncher`
+        (bound or in a ``functools.partial`` too), refused before anything runs.
     KernelOptError
         The launcher asked for a new persistent buffer during capture.
     """
+    # First, and on any machine: a closed launcher is refused whatever the inputs, before
+    # any warm-up call could run it.
+    _refuse_closed(launcher)
     devices = {x.device for x in static_inputs if isinstance(x, torch.Tensor)}
     for i, x in enumerate(static_inputs):
         if isinstance(x, torch.Tensor) and x.device.type != "cuda":

@@ -7,6 +7,7 @@ the launcher takes a buffer from its scope (or a fresh tensor when it has none).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -35,6 +36,8 @@ def check_out(
     dtype: torch.dtype,
     device: DeviceLike,
     name: str = "out",
+    *,
+    inputs: Mapping[str, object] | Sequence[object] | torch.Tensor = (),
 ) -> torch.Tensor:
     """Check that a caller-given ``out`` is a contiguous tensor of this shape, dtype, device.
 
@@ -46,6 +49,10 @@ def check_out(
         What the launcher will write: shape, element type and device.
     name : str
         The argument's name, used in error messages (``"out"``, ``"lse"``).
+    inputs : mapping of str to object, sequence of object, or torch.Tensor
+        What the kernel reads while it writes ``out``: name to value, or values (named
+        ``input 0``, ``input 1``... in errors), or the one input tensor. Its tensors must share no memory with
+        ``out``; other values are skipped.
 
     Returns
     -------
@@ -58,7 +65,10 @@ def check_out(
         ``Expected out of dtype torch.bfloat16, got torch.float16`` and the like, for a
         wrong type, shape, dtype, device or a non-contiguous layout (kernels write
         contiguous rows; a strided ``out`` would be silently scrambled), or a lazily
-        conjugated or negated view (``x.conj()``), which would read back transformed.
+        conjugated or negated view (``x.conj()``), which would read back transformed, or
+        a tensor whose bytes overlap an input's (``out=x`` for an input ``x``, or a view
+        of it): the kernel would overwrite values it has still to read. A slice of the
+        same storage that is disjoint from every input passes.
     """
     if not isinstance(out, torch.Tensor):
         raise InputError(expected(f"{name} to be a torch.Tensor or None", type(out).__name__))
@@ -80,7 +90,61 @@ def check_out(
         raise InputError(
             expected(f"{name} that is no lazy conjugate or negative view", f"a {lazy} view")
         )
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)  # one input tensor: its truth value would be ambiguous
+    if inputs:
+        _check_no_overlap(out, name, inputs)
     return out
+
+
+def _byte_span(tensor: torch.Tensor) -> tuple[int, int] | None:
+    """Addresses ``[first, last + 1)`` of the bytes ``tensor``'s elements occupy; None
+    for a tensor that occupies none (empty, or on the meta device)."""
+    if tensor.numel() == 0 or tensor.device.type == "meta":
+        return None
+    size = tensor.element_size()
+    start = tensor.data_ptr()
+    if tensor.is_contiguous():
+        return start, start + tensor.numel() * size
+    high = 0  # torch strides are never negative: the first element is the lowest
+    for stride, extent in zip(tensor.stride(), tensor.shape, strict=True):
+        high += stride * (extent - 1)
+    return start, start + (high + 1) * size
+
+
+def _check_no_overlap(
+    out: torch.Tensor, name: str, inputs: Mapping[str, object] | Sequence[object]
+) -> None:
+    """Refuse an ``out`` whose bytes meet an input tensor's (see :func:`check_out`).
+
+    Byte spans are compared, not storages or ``data_ptr``: a view of an input starts
+    elsewhere and still overlaps it, while a disjoint slice of the same storage does
+    not. Whole spans are compared, not elements (one comparison per input), so an input
+    strided across ``out``'s bytes is refused even where no element meets one of ``out``'s.
+    """
+    span = _byte_span(out)
+    if span is None:
+        return
+    named = (
+        [(f"input {key!r}", value) for key, value in inputs.items()]
+        if isinstance(inputs, Mapping)
+        else [(f"input {i}", value) for i, value in enumerate(inputs)]
+    )
+    for label, value in named:
+        # Sparse and other non-strided layouts keep their memory in member tensors
+        # (indices, values), which have no single span here.
+        if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+            continue
+        if value.device != out.device:  # another address space: no bytes in common
+            continue
+        other = _byte_span(value)
+        if other is not None and span[0] < other[1] and other[0] < span[1]:
+            raise InputError(
+                expected(
+                    f"{name} that shares no memory with the kernel's inputs",
+                    f"a tensor overlapping {label}",
+                )
+            )
 
 
 def resolve_out(
@@ -91,6 +155,7 @@ def resolve_out(
     name: str = "out",
     *,
     scope: BufferScope | None = None,
+    inputs: Mapping[str, object] | Sequence[object] | torch.Tensor = (),
 ) -> torch.Tensor:
     """Return the caller's ``out`` after checking it, or a buffer to write the output into.
 
@@ -110,6 +175,9 @@ def resolve_out(
     scope : BufferScope, optional
         Where a missing ``out`` comes from: the scope's persistent buffer ``name``. Without
         a scope, a fresh ``torch.empty`` (the caller then owns it outright).
+    inputs : mapping of str to object, sequence of object, or torch.Tensor
+        What the kernel reads while it writes the output; a given ``out`` must share no
+        memory with its tensors (see :func:`check_out`).
 
     Returns
     -------
@@ -120,8 +188,8 @@ def resolve_out(
     Raises
     ------
     InputError
-        A given ``out`` of the wrong type, shape, dtype, device or layout; see
-        :func:`check_out`.
+        A given ``out`` of the wrong type, shape, dtype, device or layout, or one that
+        overlaps an input; see :func:`check_out`.
 
     Examples
     --------
@@ -136,7 +204,7 @@ def resolve_out(
     kernelopt._errors.InputError: Expected out of dtype torch.bfloat16, got torch.float16
     """
     if out is not None:
-        return check_out(out, shape, dtype, device, name)
+        return check_out(out, shape, dtype, device, name, inputs=inputs)
     if scope is not None:
         return scope.empty(name, shape, dtype, device)
     sizes, kind = validate_shape(normalize_shape(shape)), validate_dtype(dtype)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy as copy_module
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
 import torch
@@ -296,6 +296,8 @@ class BufferScope:
         dtype: torch.dtype,
         device: DeviceLike,
         name: str = "out",
+        *,
+        inputs: Mapping[str, object] | Sequence[object] | torch.Tensor = (),
     ) -> torch.Tensor:
         """The caller's ``out`` after checking it, or this scope's buffer ``name``.
 
@@ -314,6 +316,9 @@ class BufferScope:
             The output's device.
         name : str
             The argument name in errors, and the buffer's name in this scope.
+        inputs : mapping of str to object, sequence of object, or torch.Tensor
+            What the kernel reads while it writes the output; a given ``out`` must share
+            no memory with its tensors (see :func:`kernelopt.buffers.check_out`).
 
         Returns
         -------
@@ -324,9 +329,10 @@ class BufferScope:
         Raises
         ------
         InputError
-            A given ``out`` of the wrong type, shape, dtype, device or layout.
+            A given ``out`` of the wrong type, shape, dtype, device or layout, or one
+            that overlaps an input.
         """
-        return resolve_out(out, shape, dtype, device, name, scope=self)
+        return resolve_out(out, shape, dtype, device, name, scope=self, inputs=inputs)
 
     def _remember(self, key: _Key, entry: _Entry) -> None:
         if not entry.held:
