@@ -19,7 +19,13 @@ from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
 from kernelopt.diagnose.model import Action, Evidence
 from kernelopt.diagnose.progress import Progress, analyze
-from kernelopt.experiments.log import Experiment, ExperimentLog, KernelSource, SourceRef
+from kernelopt.experiments.log import (
+    Experiment,
+    ExperimentLog,
+    KernelSource,
+    MetricKind,
+    SourceRef,
+)
 
 __all__ = ["HOST_LAUNCHER", "MEASUREMENT", "CatalogLike", "Context", "build_context", "quote"]
 
@@ -179,6 +185,60 @@ class Context:
         kinds = " and ".join(f"a {kind.value}" for _, kind in lone)
         value = self.value_text(experiment)
         return f"{experiment.mention} reports {kinds}" + (f" ({value})" if value else "")
+
+    def unshared_numbers(self, experiments: int = 3, points: int = 3) -> str:
+        """Where several experiments report numbers but no two report the same metric at
+        the same point (so no gain can be computed, though numbers are there): the first
+        ``experiments`` of them with what they report, at most ``points`` trial points a
+        kind (``"exp 1: a speedup at tiny; exp 2: latencies at 64 and 256"``); ``""``
+        otherwise, also when the numbers all come from one experiment
+        (:meth:`lone_number` says that case)."""
+        found: dict[int, tuple[Experiment, dict[MetricKind, list[str]]]] = {}
+        for experiment, kind, point in self.progress.unshared:
+            _, kinds = found.setdefault(id(experiment), (experiment, {}))
+            # A headline is an experiment's one number: it is said with its value.
+            kinds.setdefault(kind, []).append("" if point is None else point.name)
+        if len(found) < 2:
+            return ""
+        parts = []
+        for experiment, kinds in list(found.values())[:experiments]:
+            said = []
+            for kind, names in kinds.items():
+                if names == [""]:
+                    at = experiment.headline_point
+                    value = self.value_text(experiment)
+                    said.append(
+                        f"a {kind.value}"
+                        + (f" of {value}" if value else "")
+                        + (f" at {at}" if at else "")
+                    )
+                    continue
+                unique = list(dict.fromkeys(names))
+                shown = _listed(unique[:points], cut=len(unique) > points)
+                what = f"a {kind.value}" if len(names) == 1 else _PLURAL[kind]
+                said.append(f"{what} at {shown}")
+            parts.append(f"{experiment.mention}: {' and '.join(said)}")
+        left = len(found) - experiments
+        if left > 0:
+            parts.append(count_text(left, "more experiment"))
+        return "; ".join(parts)
+
+
+_PLURAL = {
+    MetricKind.LATENCY: "latencies",
+    MetricKind.SPEEDUP: "speedups",
+    MetricKind.THROUGHPUT: "throughputs",
+}
+
+
+def _listed(words: Sequence[str], *, cut: bool = False) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``; ``"a, b, c, …"`` when ``cut`` (more were
+    left out)."""
+    if cut:
+        return ", ".join([*words, "…"])
+    if len(words) < 2:
+        return "".join(words)
+    return ", ".join(words[:-1]) + f" and {words[-1]}"
 
 
 def attempts_text(count: int) -> str:

@@ -255,6 +255,34 @@ def _gain_warnings(ctx: Context) -> list[str]:
     return warnings
 
 
+def _only_best(ctx: Context) -> BestResult | None:
+    """The log's one measurement as its best (``only``), where a single experiment measured
+    anything: a gain needs two numbers, but the user still reads where the kernel stands.
+    None where :meth:`Progress.only` finds no such number."""
+    only = ctx.progress.only()
+    if only is None:
+        return None
+    experiment, kind, point = only
+    if point is None:
+        value, unit = _headline(experiment, kind.value)
+        name = experiment.headline_point or ""
+    else:
+        value, unit, name = point.value, point.unit, point.name
+    if value is None:
+        return None
+    gpus = {e.gpu for e in ctx.experiments if e.gpu}
+    return BestResult(
+        experiment=experiment.number,
+        label=experiment.label,
+        value=value,
+        unit=unit,
+        kind=kind.value,
+        point=name,
+        gpu=(experiment.gpu or "") if len(gpus) > 1 else "",
+        only=True,
+    )
+
+
 def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
     log = ctx.log
     progress = ctx.progress
@@ -291,6 +319,8 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
                 point=name,
                 gpu=(experiment.gpu or "") if len(gpus) > 1 else "",
             )
+    if best is None:
+        best = _only_best(ctx)
     min_gain = params.local_minimum.min_gain
     trajectory = []
     for step, gain in progress.trajectory():

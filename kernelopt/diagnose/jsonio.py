@@ -66,6 +66,11 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
     """
     _check(diagnosis)
     data: dict[str, Any] = _converter().unstructure(diagnosis)
+    best = data["summary"]["best"]
+    if best is not None and not best["only"]:
+        # Written only where true: the best of a log with two or more measurements keeps
+        # the keys it always had, and reads back with the default.
+        del best["only"]
     return data
 
 

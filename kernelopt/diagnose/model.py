@@ -247,7 +247,12 @@ class Check:
 class BestResult:
     """The best result so far: which experiment, its number in its unit, the trial point
     when the log compares named points (regimes) rather than one headline number, and the
-    GPU it was timed on when the log's times come from more than one."""
+    GPU it was timed on when the log's times come from more than one.
+
+    ``only``: the log holds this one measurement and nothing to compare it with (one
+    experiment measured anything): the best by default, not by comparison, with the trial
+    point it was measured at. JSON holds the key only where it is true.
+    """
 
     experiment: int
     label: str
@@ -256,6 +261,7 @@ class BestResult:
     kind: str
     point: str = ""
     gpu: str = ""
+    only: bool = False
 
 
 @attrs.frozen(kw_only=True)

@@ -74,16 +74,18 @@ def _header(summary: LogSummary) -> list[str]:
     if summary.best is not None:
         best = summary.best
         on = f" on {best.gpu}" if best.gpu else ""
+        # One measurement is the best of nothing: the line says it is the only one.
+        lead = "Only measurement so far" if best.only else "Best so far"
         if best.point:
             # The best at the point the latest attempt measured: not always a new best of
             # its own (a kept experiment opening a new point gains nothing over anything).
             lines.append(
-                f"Best so far at {best.point}: {_value(best.value, best.unit, best.kind)}{on} "
+                f"{lead} at {best.point}: {_value(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
         else:
             lines.append(
-                f"Best so far: {_value(best.value, best.unit, best.kind)}{on} "
+                f"{lead}: {_value(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
     if summary.trajectory:

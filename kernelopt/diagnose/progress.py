@@ -170,6 +170,22 @@ def _key_kind(experiment: Experiment, key: str, headline: MetricKind | None) -> 
     return next(p.kind for p in experiment.points if point_key(p) == key)
 
 
+def _can_be_best(experiment: Experiment) -> bool:
+    """Whether ``experiment`` can hold the best: measured or changed something (or is the
+    baseline), was not reverted, neutral or failed, and did not fail correctness."""
+    return (
+        (experiment.attempted or experiment.status is Status.BASELINE)
+        and experiment.status not in _NOT_BEST
+        and experiment.correctness is not Correctness.FAIL
+    )
+
+
+def _key_point(experiment: Experiment, key: str) -> Point:
+    """The named point of ``experiment`` whose number is stored under value key ``key``
+    (the first, where the log wrote the point twice)."""
+    return next(p for p in experiment.points if point_key(p) == key)
+
+
 def _rate_gain(kept: float) -> float:
     """The gain on a rate that keeps ``kept`` of its new value as the old one: infinite when
     ``kept`` is 0 (a gain too large for a float, or factors whose product underflowed)."""
@@ -255,6 +271,10 @@ class Progress:
     """Numbers left out because no other experiment reports the same quantity: each
     experiment with the kind of such a number, in log order. A log whose numbers all come
     from one experiment has no gain to show yet, though it measured something."""
+    unshared: tuple[tuple[Experiment, MetricKind, Point | None], ...] = ()
+    """The numbers :attr:`lone` counts by kind, one by one: each with its experiment, its
+    kind and its named point (None for a headline), in log order. Where they come from
+    several experiments, the log measured things, just never the same one twice."""
 
     def stall(self, min_gain: float) -> tuple[Step, ...]:
         """The longest trailing run of steps over which the best improved by less than
@@ -336,6 +356,19 @@ class Progress:
             return scored[-1] if scored else None
         return best
 
+    def only(self) -> tuple[Experiment, MetricKind, Point | None] | None:
+        """The first number of the one experiment that measured anything, where no other
+        reports a comparable number at all (so :meth:`best` has nothing to compare and is
+        None) and that experiment can hold the best (kept, or its fate unknown; correctness
+        not failed): its experiment, kind and named point (None for its headline). None
+        otherwise."""
+        if not self.unshared or any(s.values for s in self.steps):
+            return None
+        first = self.unshared[0]
+        if any(e is not first[0] for e, _, _ in self.unshared) or not _can_be_best(first[0]):
+            return None
+        return first
+
 
 def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     """Compute every experiment's gain over the best before it.
@@ -360,10 +393,13 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     ]
     occurrences = Counter(key for values in raw for key in values)
     lone: list[tuple[Experiment, MetricKind]] = []
+    unshared: list[tuple[Experiment, MetricKind, Point | None]] = []
     for e, found in zip(experiments, raw, strict=True):
         for key in found:
             if occurrences[key] < 2 and not key.startswith(HEADLINE + " @ "):
                 pair = (e, _key_kind(e, key, kind))
+                point = None if headline_key(key) else _key_point(e, key)
+                unshared.append((*pair, point))
                 if not any(e is other and pair[1] is k for other, k in lone):
                     lone.append(pair)
     best: dict[str, float] = {}
@@ -379,11 +415,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         values = {
             k: v for k, v in found.items() if occurrences[k] >= 2 or k.startswith(HEADLINE + " @ ")
         }
-        eligible = (
-            (experiment.attempted or experiment.status is Status.BASELINE)
-            and experiment.status not in _NOT_BEST
-            and experiment.correctness is not Correctness.FAIL
-        )
+        eligible = _can_be_best(experiment)
         key_gains = {k: max(0.0, _relative(v, best[k])) for k, v in values.items() if k in best}
         same_run = False
         if eligible and kind is MetricKind.LATENCY:
@@ -468,4 +500,5 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         points=points if by_point else (),
         unplaced=unplaced,
         lone=tuple(lone),
+        unshared=tuple(unshared),
     )

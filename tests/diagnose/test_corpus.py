@@ -104,7 +104,7 @@ def test_triton_lora_optimus_ignores_its_own_recommendation(corpus: Path) -> Non
     )
     # No note reports a number the others report, so there is no best to count from.
     loop = _sentence(diagnosis, P.REPETITION_LOOP)
-    assert "No experiment reports a comparable number" in loop
+    assert "No two experiments report the same metric at the same point" in loop
     assert "since the best last moved" not in loop
 
 

@@ -104,8 +104,13 @@ def test_experiments_each_with_a_number_of_its_own_keep_their_words(
     ]
     diagnosis = diagnose_log(log_of(experiments), catalog=fake_catalog)
     sentence, missing = _check(diagnosis, Pathology.LOCAL_MINIMUM)
-    assert sentence.startswith(NO_NUMBER)
-    assert missing == (LATENCY_COLUMN,)
+    assert sentence.startswith(
+        "No two experiments report the same metric at the same point (exp 1: a speedup at "
+        "tiny; exp 2: a speedup at causal): a gain needs"
+    )
+    assert missing == (
+        "two experiments measuring the same metric at the same point (a gain compares two)",
+    )
 
 
 def test_two_measured_experiments_keep_their_words(fake_catalog: FakeCatalog) -> None:

@@ -17,6 +17,8 @@ __all__ = ["detect"]
 
 _PATHOLOGY = Pathology.LOCAL_MINIMUM
 
+SAME_TWICE = "two experiments measuring the same metric at the same point (a gain compares two)"
+
 
 def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
     """Report a trailing stall of at least ``min_experiments`` attempts."""
@@ -30,6 +32,15 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
             f"Only {lone}: a gain needs the same number from two experiments, so none can "
             "be tracked yet.",
             ["a second experiment measuring the same number (a gain compares two)"],
+        )
+    unshared = ctx.unshared_numbers()
+    if not measured and unshared:
+        # Numbers are there, from several experiments, but never the same one twice.
+        return not_found(
+            _PATHOLOGY,
+            f"No two experiments report the same metric at the same point ({unshared}): a "
+            "gain needs the same number from two experiments, so none can be tracked yet.",
+            [SAME_TWICE],
         )
     if not measured:
         return not_found(

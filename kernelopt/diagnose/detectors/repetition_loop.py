@@ -129,20 +129,30 @@ def _axis_words(kind: str, name: str, ctx: Context, members: list[Experiment]) -
     return f"'{_spelling(name, members)}'"
 
 
-def _since_text(count: int, measured: bool, min_gain: float, lone: str = "") -> str:
+def _since_text(ctx: Context, count: int, measured: bool, min_gain: float) -> str:
     """The attempts a loop is looked for in, in words: those since the best last moved, or,
     in a log without a comparable number (no best to move), those whose outcome is known.
-    ``lone``: the one experiment whose numbers no other reports (:meth:`Context.lone_number`),
-    which is why there is no best to move."""
+    Why there is no best to move: one experiment reports numbers no other reports
+    (:meth:`Context.lone_number`), several do but never the same one twice
+    (:meth:`Context.unshared_numbers`), or none reports one."""
     if measured:
         return f"{attempts_text(count)} since the best last moved by {min_gain:.0%} or more"
-    why = (
-        f"Only {lone}, and a gain needs the same number from two experiments, so none can be "
-        "tracked yet"
-        if lone
-        else "No experiment reports a comparable number (latency, speedup or throughput), so "
-        "no best can be tracked"
-    )
+    lone, unshared = ctx.lone_number(), ctx.unshared_numbers()
+    if lone:
+        why = (
+            f"Only {lone}, and a gain needs the same number from two experiments, so none can "
+            "be tracked yet"
+        )
+    elif unshared:
+        why = (
+            f"No two experiments report the same metric at the same point ({unshared}), so no "
+            "best can be tracked yet"
+        )
+    else:
+        why = (
+            "No experiment reports a comparable number (latency, speedup or throughput), so "
+            "no best can be tracked"
+        )
     return (
         f"{why}; {attempts_text(count).lower()} with a known outcome (reverted, neutral or failed)"
     )
@@ -160,7 +170,7 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
     if len(stall) < params.min_experiments:
         return not_found(
             _PATHOLOGY,
-            _since_text(len(stall), measured, params.min_gain, ctx.lone_number())
+            _since_text(ctx, len(stall), measured, params.min_gain)
             + f": too few to repeat an idea (needs {params.min_experiments}).",
         )
     groups: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
@@ -186,7 +196,7 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
         since = (
             f"The {count_text(len(stall), 'attempt')} since the last {params.min_gain:.0%} gain"
             if measured
-            else _since_text(len(stall), measured, params.min_gain, ctx.lone_number())
+            else _since_text(ctx, len(stall), measured, params.min_gain)
         )
         if len(measuring) == len(stall):
             return not_found(
