@@ -9,7 +9,10 @@ the entry's file, writes the new text atomically (temp file + rename) and regene
 nothing; one killed mid-write leaves the tree readable, and the next operation removes its
 temp file and regenerates the index. An update that would replace another file is refused
 before anything is written: one of a file whose id line names another entry (a copy whose
-id is not yet edited), or of a misplaced file whose entry already has a copy where it goes.
+id is not yet edited), of a misplaced file whose entry already has a copy where it goes,
+or where a FIFO, socket, device or folder stands at one of the entry's paths or at
+``index.md`` (``Expected a regular file at <path>, got a FIFO``): the reader leaves those
+out, and a write would replace the node or save the entry beside it.
 
 An operation on an id that exists only in the built-in catalog starts from the built-in
 entry and writes the result into the user's tree, where it then overrides the built-in.
@@ -32,11 +35,13 @@ from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import (
     INDEX_NAME,
+    LINK_TO_NOTHING,
     Placement,
     candidate_paths,
     check_tree_folder,
     classify,
     entry_path,
+    file_type,
     iter_markdown,
     make_root,
     not_a_folder,
@@ -75,6 +80,29 @@ def _entry_text(path: Path) -> str:
             ),
             path=path,
         ) from None
+
+
+def _refuse_special_files(paths: Iterable[Path]) -> None:
+    """Refuse an update where a named pipe, socket, device or folder stands at one of
+    ``paths``.
+
+    The reader leaves such a name out (:func:`~kernelopt.catalog.layout.file_type`), so
+    an update would otherwise start from the built-in entry and write beside it (a flip),
+    or fail only after the entry was saved (an ``index.md`` that is a FIFO). The node is
+    looked at, never opened: opening a FIFO waits for a writer that may never come.
+
+    Raises
+    ------
+    CatalogError
+        ``Expected a regular file at <path>, got a FIFO (nothing was written)``.
+    """
+    for path in paths:
+        what = file_type(path)
+        # A link to nothing is left to the write, which creates the file it names.
+        if what is not None and what != LINK_TO_NOTHING:
+            raise CatalogError(
+                expected(f"a regular file at {path}", f"{what} (nothing was written)")
+            )
 
 
 def _has_paragraphs(text: str, notes: str) -> bool:
@@ -183,6 +211,7 @@ class KnowledgeTree:
         return ids
 
     def _find(self, entry_id: str) -> tuple[Path | None, Entry]:
+        _refuse_special_files(candidate_paths(self.root, entry_id))
         found = [
             (path, parse_entry(_entry_text(path), path=path))
             for path in candidate_paths(self.root, entry_id)
@@ -248,8 +277,10 @@ class KnowledgeTree:
 
     def _check_index_is_ours(self) -> None:
         """Refuse a folder that is not a knowledge tree (:func:`check_tree_folder`): every
-        operation ends by rewriting its ``index.md``."""
+        operation ends by rewriting its ``index.md``, so one that is not a regular file is
+        refused too, before the entry is written."""
         check_tree_folder(self.root)
+        _refuse_special_files([self.root / INDEX_NAME])
 
     def _remove_dead_temp_files(self) -> None:
         """Remove the temp files of writers killed between writing and renaming them.
@@ -301,8 +332,9 @@ class KnowledgeTree:
         Raises
         ------
         CatalogError
-            If the folder's ``index.md`` was not written by a knowledge tree, or it has
-            none and holds markdown outside the entry folders (not a knowledge tree).
+            If the folder's ``index.md`` was not written by a knowledge tree or is not a
+            regular file (a FIFO), or it has none and holds markdown outside the entry
+            folders (not a knowledge tree).
         """
         self._check_index_is_ours()
         make_root(self.root)
@@ -326,7 +358,9 @@ class KnowledgeTree:
         ------
         CatalogError
             If the id is already used in the tree or by a built-in entry (use the other
-            operations to change an existing entry), or an interaction links an unknown id.
+            operations to change an existing entry), an interaction links an unknown id,
+            or a FIFO, socket, device or folder stands where the entry's file or
+            ``index.md`` would go.
         InputError
             If ``entry`` is not an :class:`Entry`.
         """
@@ -334,6 +368,7 @@ class KnowledgeTree:
         self._check_index_is_ours()
         make_root(self.root)
         with locked(self.root):
+            _refuse_special_files(candidate_paths(self.root, entry.id))
             existing = self._tree_ids().get(entry.id)
             if existing is not None:
                 raise CatalogError(
@@ -463,8 +498,9 @@ class KnowledgeTree:
             If every argument is ``None``, a condition list is a single str, or a new
             value fails the entry's checks.
         CatalogError
-            If ``entry_id`` is unknown, or the tree's ``index.md`` was not written by a
-            knowledge tree.
+            If ``entry_id`` is unknown, the tree's ``index.md`` was not written by a
+            knowledge tree, or a FIFO, socket, device or folder stands at one of the
+            entry's paths or at ``index.md``.
         """
         change: dict[str, Any] = {}
         if contexts is not None:
@@ -528,8 +564,9 @@ class KnowledgeTree:
             ``notes`` is not a str, or ``source`` is empty: evidence recorded from now on
             names where it comes from.
         CatalogError
-            If ``entry_id`` is unknown, or the tree's ``index.md`` was not written by a
-            knowledge tree.
+            If ``entry_id`` is unknown, the tree's ``index.md`` was not written by a
+            knowledge tree, or a FIFO, socket, device or folder stands at one of the
+            entry's paths or at ``index.md``.
         """
         _require(row, EvidenceRow, "row")
         kind = to_enum(SourceType, source_type, "source_type")
@@ -584,8 +621,9 @@ class KnowledgeTree:
             If ``interaction`` is not an :class:`Interaction`.
         CatalogError
             If ``entry_id`` is unknown, the interaction's target is neither in the tree,
-            a built-in (with ``with_builtin``) nor the entry itself, or the tree's
-            ``index.md`` was not written by a knowledge tree.
+            a built-in (with ``with_builtin``) nor the entry itself, the tree's
+            ``index.md`` was not written by a knowledge tree, or a FIFO, socket, device
+            or folder stands at one of the entry's paths or at ``index.md``.
         """
         _require(interaction, Interaction, "interaction")
         self._check_index_is_ours()
@@ -629,8 +667,9 @@ class KnowledgeTree:
             If ``reason`` is empty or ``to`` is not a kind.
         CatalogError
             If the entry already is of kind ``to`` (another writer flipped it first), a
-            file already exists where the flipped entry would go, or ``entry_id`` is
-            unknown; nothing is written.
+            file already exists where the flipped entry would go, a FIFO, socket, device
+            or folder stands at one of the entry's paths or at ``index.md``, or
+            ``entry_id`` is unknown; nothing is written.
         """
         if not isinstance(reason, str) or not reason.strip():
             raise InputError(expected("a reason for the flip", repr(reason), where="reason"))

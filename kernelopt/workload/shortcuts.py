@@ -26,6 +26,7 @@ Add a rule::
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 import attrs
@@ -504,6 +505,77 @@ def _also_admitted(op: OpProfile, top: ShapeStat, terms: Sequence[AxisTerm]) -> 
     ]
 
 
+# One argument of a shape's text (``Call.label``): ``name=value``, the value a quoted JSON
+# string (which may hold spaces) or a run without spaces.
+_ARG_TEXT = re.compile(r'(?P<name>[^\s="]+)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)(?: |$)')
+# A tensor argument's value: ``[d0,d1]:dtype`` and its values summary, if any.
+_TENSOR_TEXT = re.compile(r"\[(?P<dims>[^\]]*)\]:(?P<dtype>[^{]+)(?:\{.*\})?")
+
+
+def _arguments(args: str) -> dict[str, str] | None:
+    """The arguments of a shape's text by name, in order; None where the text does not
+    split into ``name=value`` arguments (a hand-written profile's free text)."""
+    found: dict[str, str] = {}
+    at = 0
+    while at < len(args):
+        match = _ARG_TEXT.match(args, at)
+        if match is None or match["name"] in found:
+            return None
+        found[match["name"]] = match["value"]
+        at = match.end()
+    return found
+
+
+def _what_differs(name: str, mine: str | None, theirs: str | None) -> list[str]:
+    """What of argument ``name`` differs between two shapes, written as the report writes
+    a source (``x.shape``, ``x.dtype``, ``k``); the name alone where one shape lacks it, it
+    is not a tensor in both, or only its values differ."""
+    if mine == theirs:
+        return []
+    a = None if mine is None else _TENSOR_TEXT.fullmatch(mine)
+    b = None if theirs is None else _TENSOR_TEXT.fullmatch(theirs)
+    if a is None or b is None:
+        return [name]
+    parts = []
+    if a["dims"] != b["dims"]:
+        parts.append(f"{name}.shape")
+    if a["dtype"] != b["dtype"]:
+        parts.append(f"{name}.dtype")
+    # Same sizes and dtype: the values summary differs, which no one source names.
+    return parts or [name]
+
+
+def _differences(op: OpProfile, top: ShapeStat) -> list[str]:
+    """What the op's other listed shapes differ from ``top`` in (:func:`_what_differs`),
+    in the order of the arguments; empty where a shape's text does not split into
+    arguments or no other shape is listed."""
+    mine = _arguments(top.args)
+    if mine is None:
+        return []
+    others: list[dict[str, str]] = []
+    for shape in op.shapes:
+        if shape is top:
+            continue
+        theirs = _arguments(shape.args)
+        if theirs is None:
+            return []
+        others.append(theirs)
+    names = list(mine)
+    for theirs in others:
+        names += [name for name in theirs if name not in names]
+    found: list[str] = []
+    for name in names:
+        for theirs in others:
+            for part in _what_differs(name, mine.get(name), theirs.get(name)):
+                if part not in found:
+                    found.append(part)
+    return found
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if not op.shapes:
         return
@@ -545,9 +617,27 @@ def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         # path: say what is missing instead of offering one.
         what = (
             f"{lead} ({top.args}), but no cheap test of its sizes tells it apart from the "
-            "other shapes: they differ in dtypes, or in arguments or sizes no such test "
-            "reads. A kernel specialized for it needs a guard on what sets it apart"
+            "other shapes: "
         )
+        differs = _differences(op, top)
+        if not differs:
+            what += (
+                "they differ in dtypes, or in arguments or sizes no such test reads. A "
+                "kernel specialized for it needs a guard on what sets it apart"
+            )
+        elif op.other is None:
+            # Every shape is listed: what they differ in is all a guard has to test.
+            what += (
+                f"they differ from it only in {_and(differs)}. A kernel specialized for it "
+                f"needs a guard on {_and(differs)}"
+            )
+        else:
+            # The shapes folded into one row may differ in more than the listed ones.
+            what += (
+                f"the listed ones differ from it only in {_and(differs)} ({op.other.args} "
+                "are not listed: they may differ in more). A kernel specialized for it needs "
+                "a guard on what sets it apart"
+            )
         guard = ""
     else:
         guard = " and ".join(f"{refs[n]} == {_num(v)}" for n, v in terms)
