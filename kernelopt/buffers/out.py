@@ -51,8 +51,8 @@ def check_out(
         The argument's name, used in error messages (``"out"``, ``"lse"``).
     inputs : mapping of str to object, sequence of object, or torch.Tensor
         What the kernel reads while it writes ``out``: name to value, or values (named
-        ``input 0``, ``input 1``... in errors), or the one input tensor. Its tensors must share no memory with
-        ``out``; other values are skipped.
+        ``input 0``, ``input 1``... in errors), or the one input tensor. Its tensors must
+        share no memory with ``out``; other values are skipped.
 
     Returns
     -------
