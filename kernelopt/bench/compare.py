@@ -62,7 +62,7 @@ class Comparison:
     confidence : float
         Level of the interval (0.95).
     pairs : int
-        Paired samples used.
+        Paired samples judged: the length of each sample list.
     baseline, candidate : Measurement, optional
         The measurements, when :func:`compare` timed them.
     """
@@ -185,11 +185,13 @@ def judge(
     Parameters
     ----------
     baseline, candidate : sequence of float
-        Per-call times, paired by index (sample i of each taken in the same round).
+        Per-call times, paired by index (sample i of each taken in the same round), so
+        of equal length: the bootstrap resamples whole pairs, and a sample without its
+        pair has nothing to be judged against.
     baseline_again : sequence of float, optional
-        A second timing of the baseline in the same rounds (A vs A). Without it the
-        same-version spread is estimated by splitting ``baseline`` into its even- and
-        odd-indexed samples.
+        A second timing of the baseline in the same rounds (A vs A), as long as
+        ``baseline``. Without it the same-version spread is estimated by splitting
+        ``baseline`` into its even- and odd-indexed samples.
     min_effect : float
         Smallest relative change that counts even with perfect measurements (0.01), in
         [0, 1): a change of 100 % or more no speedup can show.
@@ -205,6 +207,15 @@ def judge(
     Returns
     -------
     Comparison
+        With ``pairs`` the number of pairs judged, the length of each sample list.
+
+    Raises
+    ------
+    InputError
+        If a sample list is not a sequence of at least 2 finite positive numbers, the
+        lists differ in length (``Expected two sample lists of equal length, got 12 and
+        9``), fewer than 4 pairs are given without ``baseline_again``, or an option is
+        out of its range.
     """
     import numpy as np
 
@@ -217,18 +228,25 @@ def judge(
     _check_fraction(max_noise, "max_noise")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InputError(expected("resamples as an int >= 1", repr(resamples), where="resamples"))
+    lists = [baseline, candidate]
     if baseline_again is not None:
         _check(baseline_again, "baseline_again")
-        n = min(len(baseline), len(candidate), len(baseline_again))
-        a = np.asarray(baseline[:n], dtype=float)
-        a2 = np.asarray(baseline_again[:n], dtype=float)
+        lists.append(baseline_again)
+    lengths = [len(values) for values in lists]
+    if len(set(lengths)) > 1:
+        # The statistics are paired: judging the first n of each would drop samples
+        # without a word, and pair samples of different rounds once one list lost some.
+        count = "two" if len(lists) == 2 else "three"
+        got = f"{', '.join(map(str, lengths[:-1]))} and {lengths[-1]}"
+        raise InputError(expected(f"{count} sample lists of equal length", got))
+    n = lengths[0]
+    base = np.asarray(baseline, dtype=float)
+    b = np.asarray(candidate, dtype=float)
+    if baseline_again is not None:
+        a, a2 = base, np.asarray(baseline_again, dtype=float)
     else:
-        n = min(len(baseline), len(candidate))
-        whole = np.asarray(baseline[:n], dtype=float)
-        half = len(whole) // 2
-        a, a2 = whole[0 : 2 * half : 2], whole[1 : 2 * half : 2]
-    b = np.asarray(candidate[:n], dtype=float)
-    base = np.asarray(baseline[:n], dtype=float)
+        half = n // 2
+        a, a2 = base[0 : 2 * half : 2], base[1 : 2 * half : 2]
     rng = np.random.default_rng(seed)
     tail = (1.0 - confidence) / 2.0
 

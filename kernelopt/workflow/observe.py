@@ -167,13 +167,21 @@ def _judge_rows(
     if min(len(before.samples), len(after.samples)) >= _MIN_BASELINE_SAMPLES:
         from kernelopt.bench.compare import judge
 
+        # judge pairs sample i of each list; two rows timed apart may hold different
+        # counts, so the first n of each are paired and the method says what was left out.
+        n = min(len(before.samples), len(after.samples))
         result = judge(
-            before.samples,
-            [s * scale for s in after.samples],
+            before.samples[:n],
+            [s * scale for s in after.samples[:n]],
             min_effect=min_effect,
             max_noise=max_noise,
         )
-        return result, f"kernelopt.bench.judge on {result.pairs} paired samples"
+        method = f"kernelopt.bench.judge on {n} paired samples"
+        if len(before.samples) != len(after.samples):
+            method += (
+                f" (the first {n} of {len(before.samples)} before and {len(after.samples)} after)"
+            )
+        return result, method
     ratio = after.median * scale / before.median
     noise = max(_spread(before), _spread(after))
     threshold = max(noise, min_effect)
@@ -470,6 +478,39 @@ def _select_row(
     return found[-1]
 
 
+def _cited_path(path: str | os.PathLike[str]) -> str:
+    """How a measurement file is cited: relative to the working directory when it lies
+    under it, else absolute, with ``.`` and ``..`` steps and doubled slashes taken out.
+
+    ``./runs/a.jsonl``, ``runs//a.jsonl`` and ``/home/me/project/runs/a.jsonl`` (run in
+    ``/home/me/project``) are all cited ``runs/a.jsonl``.
+
+    Parameters
+    ----------
+    path : path-like
+        The file, as given.
+
+    Returns
+    -------
+    str
+        The citation.
+    """
+    try:
+        here = Path.cwd()
+    except OSError:  # a working directory removed under the process: nothing to be under
+        return str(Path(path))
+    given = Path(os.path.normpath(here / path))
+    real = Path(os.path.realpath(here / path))
+    if Path(os.path.realpath(given)) != real:
+        given = real  # `link/..` is not the folder holding the link: take the file itself
+    # The working directory is its physical path: a file reached through a link to it is
+    # under it only once resolved.
+    for candidate in (given, real):
+        if candidate.is_relative_to(here):
+            return str(candidate.relative_to(here))
+    return str(given)
+
+
 def observe_files(
     before: str | os.PathLike[str],
     after: str | os.PathLike[str],
@@ -484,7 +525,9 @@ def observe_files(
 ) -> Observation:
     """:func:`observe_rows` of the matching rows of two JSONL files.
 
-    The citation is ``"<before> vs <after>"`` (one path when both are the same file).
+    The citation is ``"<before> vs <after>"`` (one path when both are the same file), each
+    path relative to the working directory when the file lies under it, else absolute:
+    ``./runs/a.jsonl``, ``runs/../runs/a.jsonl`` and its absolute path are one citation.
 
     Parameters
     ----------
@@ -532,7 +575,10 @@ def observe_files(
         )
     )
     same = paths[0].resolve() == paths[1].resolve()
-    source = str(paths[0]) if same else f"{paths[0]} vs {paths[1]}"
+    # Cited in one spelling, so that LEARN run again with ./a.jsonl for a.jsonl, or with
+    # an absolute path, finds the row it wrote from the same files.
+    cited = [_cited_path(path) for path in paths]
+    source = cited[0] if same else f"{cited[0]} vs {cited[1]}"
     return observe_rows(
         first, second, source=source, knobs=knobs, min_effect=min_effect, max_noise=max_noise
     )
