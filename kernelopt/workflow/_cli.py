@@ -604,12 +604,24 @@ def _task(args: argparse.Namespace) -> int:
     )
     if failed is not None:
         return failed
+    unstated = (
+        []
+        if task.constraints_stated
+        else [
+            # A text cut off before the section would otherwise pass for one saying `- none`.
+            "no '### Constraints' section (the hand-off may be cut off): its constraints "
+            "are unknown, not none; write '- none' for a task without any"
+        ]
+    )
     if args.check:
-        return _problems(args.file, task.problems(_catalog(args.knowledge)), args.json)
+        problems = task.problems(_catalog(args.knowledge)) + unstated
+        return _problems(args.file, problems, args.json)
     if args.json:
         print_json(to_dict(task))
     else:
         print(task.render(), end="")
+        for note in unstated:
+            print(f"{args.file}: {note}", file=sys.stderr)
     return EXIT_OK
 
 

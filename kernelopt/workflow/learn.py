@@ -24,6 +24,7 @@ tree shipped with kernelopt is never written unless ``allow_builtin=True``.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import CatalogError, InputError, expected
-from kernelopt._fileio import locked
+from kernelopt._fileio import file_in_the_way, locked
 from kernelopt.bench.compare import Verdict
 from kernelopt.catalog import (
     BUILTIN_ROOT,
@@ -48,7 +49,7 @@ from kernelopt.catalog import (
     SourceType,
     canonical_language,
 )
-from kernelopt.catalog.layout import check_tree_folder
+from kernelopt.catalog.layout import INDEX_NAME, check_tree_folder
 from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow.observe import Observation
 
@@ -390,11 +391,30 @@ class LearnOutcome:
         }
 
 
+def _same_file(one: str, other: str) -> bool:
+    # Resolved against the working directory: ./a.jsonl, a.jsonl, its absolute path and a
+    # link to it name one file. A citation that is no path (a URL) resolves to a name no
+    # other spelling shares, so it still compares as its text.
+    return one == other or os.path.normcase(os.path.realpath(one)) == os.path.normcase(
+        os.path.realpath(other)
+    )
+
+
+def _same_source(recorded: str, source: str) -> bool:
+    """Whether two citations (``"<before> vs <after>"``, or one path) name the same files,
+    however each path was spelled."""
+    ours, theirs = recorded.split(" vs "), source.split(" vs ")
+    return len(ours) == len(theirs) and all(
+        _same_file(a.strip(), b.strip()) for a, b in zip(ours, theirs, strict=True)
+    )
+
+
 def _holds(entry: Entry, row: EvidenceRow, source: str) -> bool:
-    """Whether ``entry`` already has ``row`` in a local-experiment block of ``source``."""
+    """Whether ``entry`` already has ``row`` in a local-experiment block of ``source``
+    (cited in any spelling of the same files)."""
     return any(
         block.source_type is SourceType.LOCAL_EXPERIMENT
-        and block.source == source
+        and _same_source(block.source, source)
         and row in block.rows
         for block in entry.evidence
     )
@@ -423,6 +443,64 @@ def _record(
             notes=_notes(observation),
         )
         return written, False
+
+
+def _may(path: Path, mode: int) -> bool:
+    return os.access(path, mode, effective_ids=os.access in os.supports_effective_ids)
+
+
+def _write_refusal(target: Path, *, lock: bool = False) -> InputError | None:
+    """The error writing ``target`` would raise, found without writing; None where the
+    write can go ahead.
+
+    ``target`` is a file written atomically (a temp file in its folder, renamed over it)
+    or, with ``lock``, a lock file opened for reading and writing; folders missing on the
+    way are created by the write. The words are the write's own.
+    """
+    folder = target.parent
+    blocker = file_in_the_way(target)
+    if blocker is not None:
+        got = f"{folder}, a file" if blocker == folder else f"{folder}, under the file {blocker}"
+        return InputError(expected("a folder that can be created", got))
+    denied = os.strerror(errno.EACCES)  # what the write would say, in its words
+    existing = next((place for place in (folder, *folder.parents) if place.is_dir()), folder)
+    if existing != folder:  # the write makes the folder first
+        if _may(existing, os.W_OK | os.X_OK):
+            return None
+        return InputError(expected("a folder that can be created", f"{folder}: {denied}"))
+    if lock and target.exists():
+        if _may(target, os.R_OK | os.W_OK):
+            return None
+        return InputError(expected("a lock file kernelopt may open", f"{target}: {denied}"))
+    if _may(folder, os.W_OK | os.X_OK):
+        return None
+    if lock:
+        return InputError(expected("a lock file kernelopt may open", f"{target}: {denied}"))
+    return InputError(expected("a folder kernelopt may write in", f"{folder}: {denied}"))
+
+
+def _check_writable(tree: KnowledgeTree, path: Path, *, learn_lock: bool) -> None:
+    """Raise what the real run would raise where it could not write the entry at ``path``
+    (a read-only tree, one under a file): a dry run must not say "Would record" there.
+
+    Checked in the real run's order: LEARN's lock (``learn_lock``, taken for an evidence
+    row), the tree's folder, the tree's lock, then the entry file's folder.
+    """
+    root = tree.root.resolve()
+    if learn_lock:
+        refusal = _write_refusal(Path(f"{root}.learn.lock"), lock=True)
+        if refusal is not None:
+            raise refusal
+    # A tree not made yet: make_root creates it, as a file in it would need.
+    if not root.is_dir() and _write_refusal(root / INDEX_NAME) is not None:
+        reason = os.strerror(errno.ENOTDIR if file_in_the_way(root) else errno.EACCES)
+        raise CatalogError(
+            expected("a knowledge folder that can be created", f"{tree.root} ({reason})")
+        )
+    for target, lock in ((Path(f"{root}.lock"), True), (Path(os.path.realpath(path)), False)):
+        refusal = _write_refusal(target, lock=lock)
+        if refusal is not None:
+            raise refusal
 
 
 def _is_builtin(root: Path) -> bool:
@@ -561,6 +639,7 @@ def learn(
             )
             if dry_run:
                 check_tree_folder(tree.root)  # what the write would refuse
+                _check_writable(tree, tree.path_of(created), learn_lock=False)
             try:
                 path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
             except CatalogError:
@@ -587,7 +666,9 @@ def learn(
     recorded_before = _holds(target, row, observation.source)
     if not recorded_before:
         check_tree_folder(tree.root)  # what the write would refuse; before the lock is made
-        if not dry_run:
+        if dry_run:
+            _check_writable(tree, tree.path_of(target), learn_lock=True)
+        else:
             target, recorded_before = _record(tree, target.id, row, observation)
     return attrs.evolve(
         base,

@@ -270,6 +270,11 @@ class OptimizationTask:
         What to apply, in order, each with its rationale and catalog link.
     constraints : Constraints
         Register budget, target occupancy, control level, language.
+    constraints_stated : bool
+        Whether the hand-off states its constraints (has a ``### Constraints`` section,
+        ``- none`` included). False for a text read without the section, one cut off
+        before it perhaps: its constraints are then unknown, not none, and :meth:`render`
+        writes no section for them.
     """
 
     kernel: str = attrs.field(validator=_line)
@@ -278,6 +283,21 @@ class OptimizationTask:
     bottleneck: str = attrs.field(converter=one_line, validator=[_line, _heading_end])
     optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
     constraints: Constraints = attrs.field(factory=Constraints, validator=_constraints)
+    constraints_stated: bool = attrs.field(default=True)
+
+    @constraints_stated.validator
+    def _check_stated(self, attribute: attrs.Attribute[bool], value: bool) -> None:
+        if not isinstance(value, bool):
+            raise InputError(expected("True or False", repr(value), where=_where(self, attribute)))
+        if not value and self.constraints != Constraints():
+            # Constraints given are stated ones: the record would contradict itself.
+            raise InputError(
+                expected(
+                    "no constraints where constraints_stated is False",
+                    "; ".join(self.constraints.lines()),
+                    where="OptimizationTask.constraints",
+                )
+            )
 
     @optimizations.validator
     def _check_optimizations(self, _attribute: Any, value: tuple[Change, ...]) -> None:
@@ -341,15 +361,19 @@ class OptimizationTask:
         )
 
     def render(self) -> str:
-        """The hand-off in the contract's exact markdown (ends in a newline)."""
+        """The hand-off in the contract's exact markdown (ends in a newline); without the
+        ``### Constraints`` section when ``constraints_stated`` is False."""
         lines = [
             f"## Optimization Task: {self.kernel} {self.current} -> {self.new_version}",
             f"### Current Bottleneck: {self.bottleneck}",
             "### Optimizations to Apply:",
         ]
         lines += [f"{n}. {change.render()}" for n, change in enumerate(self.optimizations, 1)]
-        lines += ["", "### Constraints"]
-        lines += [f"- {text}" for text in self.constraints.lines()]
+        if self.constraints_stated:
+            # Without the section, the text says as little as the one read: `- none` would
+            # claim that there are no constraints.
+            lines += ["", "### Constraints"]
+            lines += [f"- {text}" for text in self.constraints.lines()]
         return "\n".join(lines) + "\n"
 
     def problems(self, catalog: EntryLookup) -> list[str]:
@@ -392,6 +416,13 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
         Markdown holding the hand-off (prose around it is ignored).
     path : path-like, optional
         Where ``text`` came from, named in errors.
+
+    Returns
+    -------
+    OptimizationTask
+        The task; ``constraints_stated`` is False when the text has no ``### Constraints``
+        section (cut off before it, perhaps), so that its missing constraints do not read
+        as ``- none``.
 
     Raises
     ------
@@ -447,6 +478,7 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
             bottleneck=one_line(bottleneck),
             optimizations=optimizations,
             constraints=Constraints(**values),
+            constraints_stated=constraints is not None,
         )
     except InputError as error:
         raise fail(record, "a valid optimization task", str(error)) from None
