@@ -49,7 +49,7 @@ def check_out(
         What the launcher will write: shape, element type and device.
     name : str
         The argument's name, used in error messages (``"out"``, ``"lse"``).
-    inputs : mapping of str to object, sequence of object, or torch.Tensor
+    inputs : mapping of str to object, sequence of object, or torch.Tensor of any shape
         What the kernel reads while it writes ``out``: name to value, or values (named
         ``input 0``, ``input 1``... in errors), or the one input tensor. Its tensors must
         share no memory with ``out``; other values are skipped.
@@ -175,7 +175,7 @@ def resolve_out(
     scope : BufferScope, optional
         Where a missing ``out`` comes from: the scope's persistent buffer ``name``. Without
         a scope, a fresh ``torch.empty`` (the caller then owns it outright).
-    inputs : mapping of str to object, sequence of object, or torch.Tensor
+    inputs : mapping of str to object, sequence of object, or torch.Tensor of any shape
         What the kernel reads while it writes the output; a given ``out`` must share no
         memory with its tensors (see :func:`check_out`).
 

@@ -316,7 +316,7 @@ class BufferScope:
             The output's device.
         name : str
             The argument name in errors, and the buffer's name in this scope.
-        inputs : mapping of str to object, sequence of object, or torch.Tensor
+        inputs : mapping of str to object, sequence of object, or torch.Tensor of any shape
             What the kernel reads while it writes the output; a given ``out`` must share
             no memory with its tensors (see :func:`kernelopt.buffers.check_out`).
 
