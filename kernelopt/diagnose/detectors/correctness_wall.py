@@ -1,8 +1,8 @@
 """3. Correctness wall: the latest attempts keep failing correctness.
 
 Counts trailing consecutive correctness failures (attempts whose correctness is unknown are
-skipped; a pass ends the run), then checks the kernel text (the kernel CLAUDE.md names, else
-the latest failing attempt's snapshot) for the seed's numeric suspects:
+skipped; a pass ends the run), then checks the kernel text (the latest failing attempt's
+snapshot, else the kernel as it stands) for the seed's numeric suspects:
 a ``tl.dot`` at tf32 (set so, or float32 operands at the default), an LSE base mismatch
 (exp2 vs ln), -inf masking without a fully-masked-row guard, and bf16/fp16 accumulation.
 For the dot the seed's ladder is tf32x3 → tf32 → ieee; a dot found at tf32 skips the
@@ -143,18 +143,14 @@ def trailing_failures(experiments: tuple[Experiment, ...]) -> list[Experiment]:
 
 
 def _wall_kernels(ctx: Context, failures: Sequence[Experiment]) -> tuple[KernelSource, ...]:
-    """The kernel text to look for the numeric suspects in: the kernel CLAUDE.md names when
-    it stands, else the full snapshots of the latest failing attempt that left any (the
-    numbers went wrong there; the kept kernel before the wall never failed), else the kernel
-    as it stands."""
-    standing = ctx.kernels
-    if any(k.role == "kernel" for k in standing):
-        return standing
+    """The kernel text to look for the numeric suspects in: the full snapshots of the latest
+    failing attempt that left any (the numbers went wrong there; the kernel CLAUDE.md names
+    may be the passing one the failures were reverted to), else the kernel as it stands."""
     for experiment in reversed(failures):
         found = ctx.snapshots.get(experiment.number)
         if found:
             return found
-    return standing
+    return ctx.kernels
 
 
 def _last_pass(experiments: tuple[Experiment, ...], first_failure: Experiment) -> Experiment | None:

@@ -271,7 +271,9 @@ def _snapshot_growth(
     if branches >= params.min_new_branches:
         grew.append(f"branches {first.branches} → {last.branches}")
     if configs_growth >= params.min_config_growth:
-        grew.append(f"autotune configs {first.autotune_configs or 1} → {last.autotune_configs}")
+        # A kernel without autotune counts as one config in the ratio, but is shown as the
+        # evidence shows it: 0 configs searched.
+        grew.append(f"autotune configs {first.autotune_configs or 0} → {last.autotune_configs}")
     if not grew:
         return None
     if branches < params.min_new_branches:

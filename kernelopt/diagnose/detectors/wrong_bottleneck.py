@@ -194,8 +194,15 @@ def _catalog_actions(
     wrong_side: str,
 ) -> list[Action]:
     """Up to three catalog remedies for ``metrics``: not on ``wrong_side``, not anti-patterns,
-    not already in the kernel source; the ones the log tried say so."""
+    not for another kernel family than the log's, not already in the kernel source; the
+    ones the log tried say so."""
+    from kernelopt.catalog.vocabulary import family_ancestors
+
     kernels = ctx.kernels
+    # A metric trigger describes a profile, not a kernel: online softmax's (DRAM busy,
+    # tensor cores idle) also holds for a memory-bound RMSNorm, which has no scores to keep
+    # on chip. An entry applies to the log's family, an ancestor (``any``) or a descendant.
+    chain = family_ancestors(ctx.family) if ctx.family else ()
     tried: dict[str, list[Experiment]] = {}
     for experiment in ctx.experiments:
         for tag in experiment.tags:
@@ -211,6 +218,13 @@ def _catalog_actions(
         ):
             return False  # a bf16/fp16 kernel's dots already run at the full tensor-core rate
         entry = ctx.entry(entry_id)
+        families = tuple(getattr(entry, "families", ()) or ())
+        if (
+            chain
+            and families
+            and not any(f in chain or chain[0] in family_ancestors(f) for f in families)
+        ):
+            return False
         return not (kernels and entry is not None and present_in(entry, kernels) is not None)
 
     def tried_note(entry_id: str) -> str:

@@ -69,12 +69,14 @@ class Section:
 
 @attrs.frozen(kw_only=True)
 class Row:
-    """One table row: stripped cells (as many as the header's), its 1-based line, and the
-    cells past the header's width that a bare ``|`` split off (``spilled``)."""
+    """One table row: stripped cells (as many as the header's), its 1-based line, the
+    cells past the header's width that a bare ``|`` split off (``spilled``), and how many
+    cells the line lacked, padded with empty ones at the end (``missing``)."""
 
     cells: tuple[str, ...]
     line: int
     spilled: tuple[str, ...] = ()
+    missing: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -232,7 +234,10 @@ def _row(line: str, width: int, number: int) -> Row:
     """Row ``number`` (1-based), padded with empty cells or cut to the header's ``width``."""
     cells = _split_row(line, width)
     return Row(
-        cells=tuple((cells + [""] * width)[:width]), line=number, spilled=tuple(cells[width:])
+        cells=tuple((cells + [""] * width)[:width]),
+        line=number,
+        spilled=tuple(cells[width:]),
+        missing=max(width - len(cells), 0),
     )
 
 

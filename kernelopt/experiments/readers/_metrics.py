@@ -98,8 +98,11 @@ _HEADER_METRICS = (
     ("l2_hit_pct", re.compile(r"^l2[_ ]hit", re.IGNORECASE)),
     ("arith_intensity", re.compile(r"^(?:ai|arith(?:metic)?[_ ]intensity)$", re.IGNORECASE)),
 )
+# Triton's ``do_bench`` and torch's ``Event.elapsed_time`` time with CUDA events: a number
+# they measured is as much a timing as one next to "CUDA events".
 _TOOLS = re.compile(
     r"\bncu\b|\bnsight\b|\bnsys\b|\bprofil(?:e|er|ed|ing)\b|\broofline\b|\bcuda[- ]?events?\b"
+    r"|\bdo_bench\b|\belapsed_time\b"
     r"|\bcudaEvent|\btorch\.cuda\.Event\b|\bclGetEventProfilingInfo\b|\bscoreboard\b|\bstall\b"
     r"|\bSpeedOfLight\b|\bsm__|\bl1tex__|\bdram__",
     re.IGNORECASE,

@@ -54,10 +54,11 @@ from kernelopt.experiments.records import Correctness, Status
 __all__ = ["Described", "describe", "fill", "recommendations_in"]
 
 # Each optional part carries the spaces after it: spans of spaces side by side
-# (``\s*#?\s*\d*\s*``) split a long run of spaces every way before failing.
+# (``\s*#?\s*\d*\s*``) split a long run of spaces every way before failing. Two ASCII
+# hyphens ("Exp 4 -- BLOCK_N=64") are one dash typed without a dash key.
 _TITLE_PREFIX = re.compile(
     r"^(?:(?:experiment|exp|step|iteration|iter)\s*(?:#\s*)?(?:\d+\s*)?"
-    r"(?:(?:result|results|plan|hypothesis)\s*)?[:.—–-]\s*)",
+    r"(?:(?:result|results|plan|hypothesis)\s*)?(?:--|[:.—–-])\s*)",
     re.IGNORECASE,
 )
 _CHANGE_SECTIONS = re.compile(

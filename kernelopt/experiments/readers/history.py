@@ -370,6 +370,7 @@ def read_table_file(file: TextFile, *, position: int) -> list[Draft]:
             Row(
                 cells=tuple(([c.strip() for c in cells] + [""] * len(header))[: len(header)]),
                 line=number,
+                missing=max(len(header) - len(cells), 0),
             )
             for number, cells in numbered[1:]
         ),

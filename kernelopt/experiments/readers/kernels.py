@@ -57,30 +57,55 @@ def named_paths(file: TextFile) -> tuple[Fact | None, Fact | None]:
     """The kernel and baseline paths a CLAUDE.md names, as facts (path text, source line).
 
     A line mentioning "baseline"/"reference" names the baseline; one mentioning "kernel"/
-    "edits only"/"current" names the kernel; the first of each wins.
+    "edits only"/"current" names the kernel; the first of each wins. A path that only
+    kernel words lead to (between it and the path before it on the line) is the kernel,
+    whatever the rest of the line says: "Kernel: k.py.  Baseline: torch" names no baseline
+    file.
     """
     kernel: Fact | None = None
     baseline: Fact | None = None
     for number, line in enumerate(file.lines, start=1):
         if kernel is not None and baseline is not None:
             break
-        # The line's words are looked up once, not once per path: a long line naming
-        # thousands of paths would otherwise be searched thousands of times.
-        words: tuple[bool, bool] | None = None
         # A Windows path (``kernels\scale.py``) names the same file as ``kernels/scale.py``;
         # a backslash before punctuation (``\_``) is Markdown's escape, not a separator.
-        for match in _PATH.finditer(_BACKSLASH.sub("/", line)):
+        text = _BACKSLASH.sub("/", line)
+        # The line's words are looked up once, not once per path: a long line naming
+        # thousands of paths would otherwise be searched thousands of times. The words
+        # leading to each path are then taken from the sorted list, walked once.
+        labels: list[tuple[int, bool]] | None = None
+        line_words = (False, False)
+        next_label = 0
+        after_previous = 0
+        for match in _PATH.finditer(text):
             path = match.group(1)
+            segment_start, after_previous = after_previous, match.end()
             while path.startswith("./"):  # the folder CLAUDE.md is in: no climb
                 path = path[2:]
             if "." + path.rsplit(".", 1)[-1].lower() not in SOURCE_SUFFIXES or path.startswith("."):
                 continue
-            if words is None:
-                words = (bool(_BASELINE_WORDS.search(line)), bool(_KERNEL_WORDS.search(line)))
+            if labels is None:
+                labels = sorted(
+                    [(m.start(), True) for m in _BASELINE_WORDS.finditer(text)]
+                    + [(m.start(), False) for m in _KERNEL_WORDS.finditer(text)]
+                )
+                line_words = (
+                    any(is_baseline for _, is_baseline in labels),
+                    any(not is_baseline for _, is_baseline in labels),
+                )
+            says_baseline = says_kernel = False
+            while next_label < len(labels) and labels[next_label][0] < match.start():
+                position, is_baseline = labels[next_label]
+                next_label += 1
+                if position >= segment_start:
+                    says_baseline |= is_baseline
+                    says_kernel |= not is_baseline
             fact = Fact(text=path, source=SourceRef(path=file.path, line=number))
-            if baseline is None and words[0]:
+            if says_kernel and not says_baseline:
+                kernel = fact if kernel is None else kernel
+            elif baseline is None and line_words[0]:
                 baseline = fact
-            elif kernel is None and words[1]:
+            elif kernel is None and line_words[1]:
                 kernel = fact
     return kernel, baseline
 

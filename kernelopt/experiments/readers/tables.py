@@ -63,7 +63,8 @@ _DATE = re.compile(
     r"^(?:date|day|when|timestamp|ts|time stamp|completed(?: utc)?|started(?: utc)?)$"
 )
 _DESCRIPTION = re.compile(
-    r"^(?:description|desc|change|changes|what|idea|hypothesis|direction|optimi[sz]ations?|name|title|claim|"
+    r"^(?:description|desc|change|changes|what|what (?:i|we) (?:tried|changed|did)|idea|"
+    r"hypothesis|direction|optimi[sz]ations?|name|title|claim|"
     r"summary|attempt|variant|technique|experiment|kernel|approach|mechanism|goal)$"
 )
 _LATENCY = re.compile(
@@ -80,7 +81,11 @@ _AFTER_CHANGE = re.compile(r"\b(?:after|with|post)[- ](?:(?:the|this|each|a) )?c
 # A launch's time ("Time per launch (us)", "Launch latency (us)") is often its overhead
 # beside the kernel's own time: the latency only where the table gives no other time.
 _LAUNCH = re.compile(r"\blaunch(?:es)?\b")
-_SPEEDUP = re.compile(r"\bspeed-?ups?\b|\bratios?\b|\bgeomean\b|\bx\b|\bvs (?:bar|baseline|base)\b")
+# A header that is only "vs <what>" ("vs torch", "vs. cuBLAS") compares with a reference:
+# a ratio. One that also names a time ("Time vs torch (us)") is a difference, not read.
+_SPEEDUP = re.compile(
+    r"\bspeed-?ups?\b|\bratios?\b|\bgeomean\b|\bx\b|\bvs (?:bar|baseline|base)\b|^vs\.? [\w.-]+$"
+)
 # A rate: per second ("GB/s", "tok/s") or floating-point operations per second ("TFLOPS").
 _THROUGHPUT = re.compile(r"/s\b|/sec\b|throughput|per sec|\b[kmgtp]?flops\b")
 # A share of a rate ("% of peak GB/s", "TFLOPS util") is no rate.
@@ -109,7 +114,9 @@ _PRIORITY = ("latency", "median", "mean", "total", "time", "kernel")
 
 
 def _norm(header: str) -> str:
-    return " ".join(strip_md(header).lower().replace("_", " ").split())
+    # "Correct?" and "Kept?" ask what "Correct" and "Kept" state: the mark names no
+    # other column.
+    return " ".join(strip_md(header).lower().replace("_", " ").split()).rstrip("?").rstrip()
 
 
 def experiment_number(value: str) -> int | None:
@@ -270,6 +277,7 @@ def read_table(
     headline = _best_latency_column(table, roles)
     drafts = []
     spilled = 0
+    short = 0
     bad_ids = 0
     unnumbered: list[str] = []
     for row_index, row in enumerate(table.rows):
@@ -310,6 +318,19 @@ def read_table(
             spilled += 1
             if spilled <= _SPILLS_NAMED:
                 draft.warnings.append(spill)
+        short_columns = _short_columns(table, roles, row)
+        if short_columns:
+            short += 1
+            if short <= _SPILLS_NAMED:
+                draft.warnings.append(
+                    expected(
+                        f"{len(table.header)} cells as in the header",
+                        str(len(table.header) - row.missing),
+                        where=str(ref),
+                    )
+                    + f"; read left to right, so {short_columns} stayed empty (a cell left "
+                    "out in between moves the ones after it a column left)"
+                )
         drafts.append(draft)
     if drafts:
         drafts[0].warnings.extend(unnumbered)
@@ -320,7 +341,33 @@ def read_table(
             f"{file.path}:{table.line}: {spilled - _SPILLS_NAMED} more rows hold more cells "
             f"than the header (the first {_SPILLS_NAMED} are named)"
         )
+    if short > _SPILLS_NAMED and drafts:
+        drafts[0].warnings.append(
+            f"{file.path}:{table.line}: {short - _SPILLS_NAMED} more rows hold fewer cells "
+            f"than the header (the first {_SPILLS_NAMED} are named)"
+        )
     return drafts
+
+
+def _short_columns(table: Table, roles: Roles, row: Row) -> str:
+    """The measured or verdict columns a row too short for its header left empty, named
+    (``"'Status'"``), or ``""``. Free text (notes, tags) left off the end is no loss; a
+    time, speedup, unit, verdict or outcome is, and which cell is missing cannot be told."""
+    if not row.missing:
+        return ""
+    typed = {
+        *roles.latency,
+        *(
+            c
+            for c in (roles.speedup, roles.throughput, roles.unit, roles.correctness, roles.status)
+            if c is not None
+        ),
+    }
+    padded = range(len(table.header) - row.missing, len(table.header))
+    names = [repr(strip_md(table.header[c])) for c in padded if c in typed]
+    if not names:
+        return ""
+    return f"the {', '.join(names)} column{'s' if len(names) > 1 else ''}"
 
 
 def _unread_times(file: TextFile, table: Table, roles: Roles) -> list[str]:
@@ -494,12 +541,19 @@ def _unit_cell(cell: str, ref: SourceRef, warnings: list[str]) -> str | None:
     return unit
 
 
+_NO_CELL = re.compile(r"^\s*no\s*[.!]?\s*$", re.IGNORECASE)
+
+
 def _row_correctness(cell: str, outcome: list[str]) -> tuple[Correctness | None, str]:
     """The row's correctness ``cell`` and the words it states with its verdict, unless it
     rests on a pytest tally alone and one of the row's ``outcome`` cells states that the
     numbers are wrong (``"`26 passed`"`` beside ``"still fails strict parity"``): the suite
     passing does not make the outputs match, and that cell's words are the failure's."""
     verdict = correctness_of(cell)
+    # In free text "no" states nothing ("no NaN"); alone in the column that asks whether
+    # the outputs are correct, it answers the question as "yes" does.
+    if verdict is None and _NO_CELL.match(strip_md(cell)):
+        verdict = Correctness.FAIL
     if verdict is Correctness.PASS and tally_only(strip_md(cell)):
         failing = next((strip_md(t) for t in outcome if states_accuracy_failure(strip_md(t))), None)
         if failing is not None:
