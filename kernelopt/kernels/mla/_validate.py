@@ -26,6 +26,7 @@ __all__ = [
     "FP8_ROW_BYTES",
     "check_cache_seqlens",
     "check_flag",
+    "check_has_values",
     "check_inputs",
     "check_interpreter_dtype",
     "check_outputs",
@@ -34,6 +35,7 @@ __all__ = [
     "check_runnable_device",
     "check_seqlen_values",
     "check_softmax_scale",
+    "check_workspace_disjoint",
 ]
 
 D_NOPE = 512
@@ -109,7 +111,8 @@ def check_inputs(
     # 512.0 or True is not a head dim, though it compares equal to one.
     integral = isinstance(head_dim_v, numbers.Integral) and not isinstance(head_dim_v, bool)
     if not integral or head_dim_v != D_V:
-        raise InputError(expected(f"head dim {D_V}", head_dim_v, where="head_dim_v"))
+        # repr: the string "512" is not the int 512, and must not read like it.
+        raise InputError(expected(f"head dim {D_V}", repr(head_dim_v), where="head_dim_v"))
     if q.dim() != 4:
         raise InputError(expected("q of shape [b, s_q, h_q, 576]", list(q.shape), where="q"))
     if q.shape[-1] != D_QK:
@@ -133,10 +136,22 @@ def check_inputs(
     if kv_cache.shape[2] != 1:
         raise InputError(expected("one latent KV head", kv_cache.shape[2], where="kv_cache"))
     fp8 = kv_cache.dtype == torch.uint8
-    if fp8 and not allow_fp8:
+    # FlashMLA's own quantizer types the 656-byte rows as float8_e4m3fn: the layout is
+    # there, only the dtype is not the uint8 the kernels read, so say that, not "head dim".
+    packed_bytes = kv_cache.element_size() == 1 and kv_cache.shape[3] == FP8_ROW_BYTES
+    if (fp8 or packed_bytes) and not allow_fp8:
         raise InputError(
             expected(
                 f"dtype {q.dtype} (as q; an FP8 cache is read by {FP8_READERS})",
+                f"{kv_cache.dtype} {list(kv_cache.shape)}",
+                where="kv_cache",
+            )
+        )
+    if packed_bytes and not fp8:
+        raise InputError(
+            expected(
+                f"the {FP8_ROW_BYTES}-byte FP8 layout as torch.uint8 (a free view: "
+                "kv_cache.view(torch.uint8))",
                 f"{kv_cache.dtype} {list(kv_cache.shape)}",
                 where="kv_cache",
             )
@@ -383,6 +398,38 @@ def _check_disjoint(
                 )
 
 
+def check_workspace_disjoint(workspace: torch.Tensor, reads: Mapping[str, torch.Tensor]) -> None:
+    """Refuse a caller-owned workspace whose bytes meet an input's (name to tensor).
+
+    The split pieces store their partial outputs there while other programs still read
+    ``q``, the cache and the block table: a workspace carved from the same arena as one of
+    them overwrites values not yet read, a wrong answer with no error. As for the outputs,
+    byte spans are compared, one comparison per input.
+    """
+    span = _byte_span(workspace)
+    if span is None:
+        return
+    for name, tensor in reads.items():
+        other = _byte_span(tensor)
+        if other is not None and span[0] < other[1] and other[0] < span[1]:
+            raise InputError(
+                expected(
+                    f"a workspace that shares no memory with {name}",
+                    f"a buffer whose bytes meet {name}'s",
+                    where="workspace",
+                )
+            )
+
+
+def check_has_values(tensor: torch.Tensor, where: str) -> None:
+    """Refuse a meta tensor where its values are read on the host: it has shape and dtype
+    but no data, and torch's own error ("Cannot copy out of meta tensor") names no argument."""
+    if tensor.is_meta:
+        raise InputError(
+            expected("a tensor with values (on the CPU or a CUDA device)", "meta", where=where)
+        )
+
+
 def _check_no_overlap(tensor: torch.Tensor, where: str) -> None:
     """Refuse an output whose elements share memory (an ``expand``-ed or stride-0 view):
     two rows of the result would land on one address, and one would be lost."""
@@ -420,7 +467,8 @@ def check_softmax_scale(value: object) -> float:
     Any real number is taken (a NumPy ``float32`` too), and returned as a Python float.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputError(expected("a finite float", value, where="softmax_scale"))
+        # repr: a string "0.1" shown as written would read as the float it is not.
+        raise InputError(expected("a finite float", repr(value), where="softmax_scale"))
     scale = float(value)
     if not math.isfinite(scale):
         raise InputError(expected("a finite float", scale, where="softmax_scale"))

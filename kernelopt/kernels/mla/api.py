@@ -35,6 +35,7 @@ from kernelopt.kernels.mla._validate import (
     check_runnable_device,
     check_seqlen_values,
     check_softmax_scale,
+    check_workspace_disjoint,
 )
 from kernelopt.kernels.mla.naive import launch_naive
 from kernelopt.kernels.mla.schedule import Schedule, build_schedule, plan_schedule
@@ -226,7 +227,9 @@ class MLADecodePlan:
         one for all, or one per sequence (a list, a 1-D NumPy array or a tensor).
     workspace : torch.Tensor, optional
         Caller-owned 1-D contiguous float32 or uint8 buffer on ``device`` for the partial
-        outputs, at least :attr:`workspace_bytes` long; allocated here when omitted.
+        outputs, at least :attr:`workspace_bytes` long; allocated here when omitted. Its
+        bytes must not meet those of a run's ``q``, cache or block table (``run`` refuses
+        such inputs: the partials would overwrite what other programs still read).
     partial_dtype : torch.dtype, optional
         Type of the split pieces' partial outputs in the workspace (the merge combines them
         in float32 either way). By default ``dtype`` where the seesaw strategy runs its ring
@@ -279,15 +282,18 @@ class MLADecodePlan:
         dtype_given = dtype is not None
         dtype = torch.bfloat16 if dtype is None else dtype
         if dtype not in (torch.bfloat16, torch.float16, torch.float32):
-            raise InputError(expected("bfloat16, float16 or float32", str(dtype), where="dtype"))
+            # repr, here and below: dtype="float32" must not read "got float32".
+            raise InputError(expected("bfloat16, float16 or float32", repr(dtype), where="dtype"))
         self._dtype = dtype
         if strategy not in STRATEGIES:
-            raise InputError(expected(f"one of {list(STRATEGIES)}", strategy, where="strategy"))
+            raise InputError(
+                expected(f"one of {list(STRATEGIES)}", repr(strategy), where="strategy")
+            )
         self._strategy: Strategy = strategy
         self._causal = check_flag(causal, "causal")
         self._mask_draft = _masks_draft_tokens(self._causal, self._s_q)
         if not isinstance(kv_fp8, bool):
-            raise InputError(expected("a bool", kv_fp8, where="kv_fp8"))
+            raise InputError(expected("a bool", repr(kv_fp8), where="kv_fp8"))
         if kv_fp8 and strategy not in ("split_kv", "seesaw"):
             raise InputError(
                 expected(
@@ -574,6 +580,8 @@ class MLADecodePlan:
             Caller-owned outputs ``[b, s_q, h_q, 512]`` (q's dtype) and ``[b, h_q, s_q]``
             float32; allocated when omitted. Their byte spans must not meet each other's,
             nor those of ``q``, the cache, the block table or a caller-owned workspace.
+            A caller-owned workspace must not meet ``q``, the cache or the block table
+            either.
 
         Returns
         -------
@@ -634,6 +642,12 @@ class MLADecodePlan:
             reads={"q": q, "kv_cache": kv_cache, "block_table": block_table}
             | self._caller_workspace,
         )
+        if self._caller_workspace:
+            # The pieces write their partials there while other programs read the inputs.
+            check_workspace_disjoint(
+                self._caller_workspace["workspace"],
+                {"q": q, "kv_cache": kv_cache, "block_table": block_table},
+            )
         if out is None:
             out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
         if lse is None:
@@ -754,12 +768,15 @@ def get_mla_metadata(
         )
         raise InputError(expected("a [b] int32 tensor", got, where="cache_seqlens"))
     check_cache_seqlens(cache_seqlens, batch=cache_seqlens.shape[0])
+    if cache_seqlens.shape[0] == 0:
+        # Else the scheduler refuses it under its own argument name, "seqlens".
+        raise InputError(expected("at least one sequence", "[]", where="cache_seqlens"))
     if check_positive_int(num_heads_k, "num_heads_k") != 1:
         raise InputError(expected("one latent KV head", num_heads_k, where="num_heads_k"))
     if not isinstance(is_fp8_kvcache, bool):
         raise InputError(expected("a bool", is_fp8_kvcache, where="is_fp8_kvcache"))
     if topk is not None:
-        raise InputError(expected("dense attention (topk=None)", topk, where="topk"))
+        raise InputError(expected("dense attention (topk=None)", repr(topk), where="topk"))
     rows = check_positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")
     config = default_config(rows, kv_fp8=is_fp8_kvcache)
     seqlens = _host_seqlens(cache_seqlens)

@@ -15,6 +15,7 @@ from kernelopt.kernels.mla._validate import (
     D_NOPE,
     check_cache_seqlens,
     check_flag,
+    check_has_values,
     check_inputs,
     check_page_indices,
     check_seqlen_values,
@@ -88,6 +89,9 @@ def mla_decode_ref(
     causal = check_flag(causal, "causal")
     fp8 = kv_cache.dtype == torch.uint8
     check_cache_seqlens(cache_seqlens, batch=batch)
+    # The cache and the block table share q's device (check_inputs): two reads cover all.
+    check_has_values(q, "q")
+    check_has_values(cache_seqlens, "cache_seqlens")
     seqlens = [int(n) for n in cache_seqlens.tolist()]
     check_seqlen_values(seqlens, s_q=s_q, page_size=page, max_blocks=block_table.shape[1])
     check_page_indices(block_table, seqlens, page_size=page, num_blocks=kv_cache.shape[0])

@@ -22,13 +22,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt.kernels.mla._validate import D_NOPE, D_PE, check_flag, check_positive_int
 from kernelopt.kernels.mla.split_kv import SplitKVConfig, check_config, default_config
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["KernelResources", "split_kv_resources"]
 
@@ -155,7 +158,7 @@ def split_kv_resources(
     h_q: int,
     page_size: int = 64,
     config: SplitKVConfig | None = None,
-    dtype: str = "bfloat16",
+    dtype: str | torch.dtype = "bfloat16",
     causal: bool = True,
     tile_in_page: bool | None = None,
     capability: int = 90,
@@ -173,8 +176,8 @@ def split_kv_resources(
         Cache page size (a compile-time constant).
     config : SplitKVConfig, optional
         Launch knobs; ``default_config(s_q · h_q, dtype)`` when omitted.
-    dtype : {"bfloat16", "float16", "float32"}
-        Input dtype.
+    dtype : {"bfloat16", "float16", "float32"} or torch.dtype
+        Input dtype, by name or as the ``torch.dtype`` a plan takes.
     causal : bool
         Causal mask among the draft tokens.
     tile_in_page : bool, optional
@@ -226,8 +229,17 @@ def split_kv_resources(
         kv_fp8=kv_fp8,
         pair_merge=pair_merge,
     )
-    if dtype not in _TRITON_DTYPES:
-        raise InputError(expected(f"one of {sorted(_TRITON_DTYPES)}", dtype, where="dtype"))
+    given = dtype
+    if isinstance(dtype, torch.dtype):
+        # MLADecodePlan and the kernels take torch dtypes; the compiler's request names them.
+        dtype = str(dtype).removeprefix("torch.")
+    if not isinstance(dtype, str) or dtype not in _TRITON_DTYPES:
+        # A list was an unhashable-type TypeError; torch.float16 was refused by its name.
+        raise InputError(
+            expected(
+                f"one of {sorted(_TRITON_DTYPES)} or its torch.dtype", repr(given), where="dtype"
+            )
+        )
     if strategy not in ("split_kv", "hopper", "seesaw"):
         raise InputError(
             expected("strategy 'split_kv', 'hopper' or 'seesaw'", strategy, where="strategy")

@@ -370,7 +370,9 @@ def plan_schedule(
     _check_sizes(block_n=block_n, m_tiles=m_tiles, num_slots=num_slots)
     _check_slack(overhead_tiles=overhead_tiles, tolerance=tolerance)
     if max_splits is not None and (not _is_count(max_splits) or max_splits < 1):
-        raise InputError(expected("a positive integer or None", max_splits, where="max_splits"))
+        raise InputError(
+            expected("a positive integer or None", repr(max_splits), where="max_splits")
+        )
     tiles_hist = Counter(-(-n // block_n) for n in values)
     longest = max(tiles_hist)
     max_pieces = min(longest, num_slots, max_splits or longest)

@@ -31,6 +31,7 @@ the output's type) written and read back when sequences are split.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,22 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _whole(value: int) -> int:
+    """A NumPy integer knob as the Python int it holds (sweeps read their grids from
+    arrays); anything else unchanged, for the validator to judge (a bool stays refused)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool | int):
+        return int(value)
+    return value
+
+
+def _real(value: float) -> float:
+    """A NumPy float (a ``float32`` read from a results file) as a Python float; anything
+    else unchanged, for the validator to judge."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool | int | float):
+        return float(value)
+    return value
+
+
 def _power_of_two(low: int, high: int) -> _Validator:
     def check(instance: object, attribute: attrs.Attribute[Any], value: int) -> None:
         if not _is_int(value) or not (low <= value <= high and value & (value - 1) == 0):
@@ -118,6 +135,9 @@ def _at_least(low: float) -> _Validator:
 class SplitKVConfig:
     """Launch knobs of the split-KV kernel and its merge (what a tuning sweep varies).
 
+    Integer knobs take NumPy integers too, and ``overhead_tiles`` NumPy floats; both are
+    kept as the Python numbers they hold.
+
     Attributes
     ----------
     block_m : int
@@ -135,15 +155,21 @@ class SplitKVConfig:
         The scheduler's fixed cost of a program, in key-tile times.
     """
 
-    block_m: int = attrs.field(default=64, validator=_power_of_two(16, 128))
-    block_n: int = attrs.field(default=32, validator=_power_of_two(16, 256))
-    num_warps: int = attrs.field(default=8, validator=_power_of_two(1, 16))
-    num_stages: int = attrs.field(default=2, validator=_int_at_least(1))
-    combine_block_r: int = attrs.field(default=8, validator=_power_of_two(1, 128))
-    combine_block_d: int = attrs.field(default=128, validator=_power_of_two(16, D_V))
-    combine_num_warps: int = attrs.field(default=4, validator=_power_of_two(1, 16))
-    ctas_per_sm: int = attrs.field(default=1, validator=_int_at_least(1))
-    overhead_tiles: float = attrs.field(default=DEFAULT_OVERHEAD_TILES, validator=_at_least(0))
+    block_m: int = attrs.field(default=64, converter=_whole, validator=_power_of_two(16, 128))
+    block_n: int = attrs.field(default=32, converter=_whole, validator=_power_of_two(16, 256))
+    num_warps: int = attrs.field(default=8, converter=_whole, validator=_power_of_two(1, 16))
+    num_stages: int = attrs.field(default=2, converter=_whole, validator=_int_at_least(1))
+    combine_block_r: int = attrs.field(default=8, converter=_whole, validator=_power_of_two(1, 128))
+    combine_block_d: int = attrs.field(
+        default=128, converter=_whole, validator=_power_of_two(16, D_V)
+    )
+    combine_num_warps: int = attrs.field(
+        default=4, converter=_whole, validator=_power_of_two(1, 16)
+    )
+    ctas_per_sm: int = attrs.field(default=1, converter=_whole, validator=_int_at_least(1))
+    overhead_tiles: float = attrs.field(
+        default=DEFAULT_OVERHEAD_TILES, converter=_real, validator=_at_least(0)
+    )
 
 
 def check_config(config: object) -> None:
