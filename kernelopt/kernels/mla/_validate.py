@@ -80,6 +80,7 @@ def check_inputs(
     *,
     head_dim_v: int = D_V,
     allow_fp8: bool = False,
+    cache_name: str = "kv_cache",
 ) -> tuple[int, int, int, int]:
     """Check the query, paged cache and block table; return ``(batch, s_q, h_q, page_size)``.
 
@@ -97,6 +98,8 @@ def check_inputs(
         Must be 512 (values are the first 512 columns of the cache rows).
     allow_fp8 : bool
         Whether the caller reads the FP8 cache layout.
+    cache_name : str
+        The cache's argument name in errors (``k_cache`` in FlashMLA's call).
 
     Raises
     ------
@@ -106,7 +109,7 @@ def check_inputs(
     import torch
 
     _require_tensor(q, "q")
-    _require_tensor(kv_cache, "kv_cache")
+    _require_tensor(kv_cache, cache_name)
     _require_tensor(block_table, "block_table")
     # 512.0 or True is not a head dim, though it compares equal to one.
     integral = isinstance(head_dim_v, numbers.Integral) and not isinstance(head_dim_v, bool)
@@ -128,13 +131,13 @@ def check_inputs(
     if kv_cache.dim() != 4:
         raise InputError(
             expected(
-                "kv_cache of shape [num_blocks, page_size, 1, 576]",
+                f"{cache_name} of shape [num_blocks, page_size, 1, 576]",
                 list(kv_cache.shape),
-                where="kv_cache",
+                where=cache_name,
             )
         )
     if kv_cache.shape[2] != 1:
-        raise InputError(expected("one latent KV head", kv_cache.shape[2], where="kv_cache"))
+        raise InputError(expected("one latent KV head", kv_cache.shape[2], where=cache_name))
     fp8 = kv_cache.dtype == torch.uint8
     # FlashMLA's own quantizer types the 656-byte rows as float8_e4m3fn: the layout is
     # there, only the dtype is not the uint8 the kernels read, so say that, not "head dim".
@@ -144,16 +147,16 @@ def check_inputs(
             expected(
                 f"dtype {q.dtype} (as q; an FP8 cache is read by {FP8_READERS})",
                 f"{kv_cache.dtype} {list(kv_cache.shape)}",
-                where="kv_cache",
+                where=cache_name,
             )
         )
     if packed_bytes and not fp8:
         raise InputError(
             expected(
                 f"the {FP8_ROW_BYTES}-byte FP8 layout as torch.uint8 (a free view: "
-                "kv_cache.view(torch.uint8))",
+                f"{cache_name}.view(torch.uint8))",
                 f"{kv_cache.dtype} {list(kv_cache.shape)}",
-                where="kv_cache",
+                where=cache_name,
             )
         )
     if fp8 and kv_cache.shape[3] != FP8_ROW_BYTES:
@@ -161,26 +164,26 @@ def check_inputs(
             expected(
                 f"rows of {FP8_ROW_BYTES} bytes for a uint8 (FP8) cache",
                 kv_cache.shape[3],
-                where="kv_cache",
+                where=cache_name,
             )
         )
     if not fp8 and kv_cache.shape[3] != D_QK:
-        raise InputError(expected(f"head dim {D_QK}", kv_cache.shape[3], where="kv_cache"))
+        raise InputError(expected(f"head dim {D_QK}", kv_cache.shape[3], where=cache_name))
     if kv_cache.shape[1] < 1 or kv_cache.shape[0] < 1:
         raise InputError(
             expected(
-                "at least one page of at least one row", list(kv_cache.shape), where="kv_cache"
+                "at least one page of at least one row", list(kv_cache.shape), where=cache_name
             )
         )
     if not fp8 and kv_cache.dtype != q.dtype:
-        raise InputError(expected(f"dtype {q.dtype} (as q)", str(kv_cache.dtype), where="kv_cache"))
+        raise InputError(expected(f"dtype {q.dtype} (as q)", str(kv_cache.dtype), where=cache_name))
     if kv_cache.device != q.device:
         raise InputError(
-            expected(f"device {q.device} (as q)", str(kv_cache.device), where="kv_cache")
+            expected(f"device {q.device} (as q)", str(kv_cache.device), where=cache_name)
         )
     if kv_cache.stride(-1) != 1:
         raise InputError(
-            expected("a contiguous last dim (stride 1)", kv_cache.stride(-1), where="kv_cache")
+            expected("a contiguous last dim (stride 1)", kv_cache.stride(-1), where=cache_name)
         )
     if fp8:
         # The kernels read a row's scales as float32 and its RoPE part as bfloat16 straight
@@ -192,7 +195,7 @@ def check_inputs(
                     "FP8 rows starting on 4-byte boundaries (address, page and row strides "
                     "multiples of 4 bytes)",
                     f"address offset {kv_cache.data_ptr() % 4}, strides {list(kv_cache.stride())}",
-                    where="kv_cache",
+                    where=cache_name,
                 )
             )
 

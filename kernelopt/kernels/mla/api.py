@@ -922,7 +922,12 @@ def mla_decode_with_kvcache(
 
     is_fp8_kvcache = check_flag(is_fp8_kvcache, "is_fp8_kvcache")
     batch, s_q, h_q, page = check_inputs(
-        q, k_cache, block_table, head_dim_v=head_dim_v, allow_fp8=is_fp8_kvcache
+        q,
+        k_cache,
+        block_table,
+        head_dim_v=head_dim_v,
+        allow_fp8=is_fp8_kvcache,
+        cache_name="k_cache",
     )
     if is_fp8_kvcache and k_cache.dtype != torch.uint8:
         raise InputError(
