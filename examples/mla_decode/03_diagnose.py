@@ -52,6 +52,12 @@ print(
 if summary.best is not None:
     best = summary.best
     print(f"   best so far: {best.value:g} {best.unit} (exp {best.experiment})")
+    if not S.gpu:
+        print(
+            "   [CPU] The log's times are host timings (torch eager on the CPU, the Triton "
+            "interpreter on tiny shapes): they say nothing about a GPU, and the checks below "
+            "do not count them as profiling data."
+        )
 for check in diagnosis.checks:
     mark = "x" if check.checked else " "
     print(f"   [{mark}] {check.pathology.value}: {_common.clip(check.sentence, 150)}")

@@ -328,18 +328,27 @@ def _prepare_log(setup: Setup) -> None:
     wanted = {"device": setup.device, "dtype": setup.dtype_name}
     if setup.log.exists() and not setup.log.is_dir():
         raise SystemExit(f"Expected a directory for --log, got the file {setup.log}")
+    if setup.log.exists() and any(setup.log.iterdir()) and not marker.is_file():
+        # Step 1 writes the marker before anything else, so files without it are not a log
+        # these steps began (another effort's log, say): step 1 would clear them, and a
+        # later step would take their results for the earlier steps' and write into them.
+        raise SystemExit(
+            f"Expected an empty directory or a log these examples wrote at {setup.log}, "
+            f"got other files: choose another --log"
+        )
     if setup.step == 1:
-        # Step 1 starts the log over; refuse to clear a directory these steps did not make.
-        if setup.log.exists() and any(setup.log.iterdir()) and not marker.is_file():
-            raise SystemExit(
-                f"Expected an empty directory or a log these examples wrote at {setup.log}, "
-                f"got other files: choose another --log"
-            )
+        # Step 1 starts the log over.
         if setup.log.exists():
             if any(setup.log.iterdir()):
                 print("   emptied the log these steps wrote there: step 1 starts it over")
             shutil.rmtree(setup.log)
-        setup.log.mkdir(parents=True)
+        try:
+            setup.log.mkdir(parents=True)
+        except OSError as error:  # a path under a file, a folder this user may not write
+            raise SystemExit(
+                f"Expected a directory that can be made for --log, got {setup.log} "
+                f"({error.strerror}): choose another --log"
+            ) from None
         marker.write_text(json.dumps({**wanted, "finished": []}) + "\n", encoding="utf-8")
         return
     if marker.is_file():
