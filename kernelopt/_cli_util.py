@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
@@ -102,7 +103,7 @@ class Parser(argparse.ArgumentParser):
         if extras:
             where = getattr(parsed, _STRAY_IN, self.prog)
             message = expected(f"only options that `{where} --help` lists", " ".join(extras))
-            self.exit(EXIT_USAGE, f"{where}: error: {message}\n")
+            self.exit(EXIT_USAGE, f"{where}: error: {one_line(message)}\n")
         return parsed
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
@@ -112,7 +113,7 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Exit 2 with one ``prog: error: ...`` line, in ``Expected X, got Y`` words."""
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {_in_expected_words(message)}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(_in_expected_words(message))}\n")
 
 
 # argparse's own messages, and the same said as every other kernelopt error.
@@ -143,6 +144,35 @@ def _in_expected_words(message: str) -> str:
     return message
 
 
+# Characters that end a line where stderr is read (a terminal, a log split by lines) or
+# that a terminal acts on instead of showing (ESC starts a control sequence).
+_BREAKING = frozenset({"Cc", "Zl", "Zp"})
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: each control character, line or paragraph separator escaped.
+
+    A path or a value in an error comes from the user or from a file: a file name with a
+    newline in it would split the error in two, and an escape sequence read from a binary
+    file would recolour or clear the terminal. Tabs are kept: they break no line.
+
+    Parameters
+    ----------
+    message : str
+        The error's text.
+
+    Returns
+    -------
+    str
+        The text, each such character written as Python writes it in a string literal
+        (``\\n``, ``\\x1b``, ``\\u2028``).
+    """
+    return "".join(
+        char if char == "\t" or unicodedata.category(char) not in _BREAKING else repr(char)[1:-1]
+        for char in message
+    )
+
+
 def missing_command(parser: argparse.ArgumentParser) -> int:
     """Print ``parser``'s help and the error of a command line that names no subcommand.
 
@@ -166,6 +196,25 @@ def missing_command(parser: argparse.ArgumentParser) -> int:
     got = expected(f"a command among {', '.join(names)}", "none")
     print(f"{parser.prog}: error: {got}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def options_given(args: argparse.Namespace) -> set[str]:
+    """The ``dest`` of each single-valued option given on the command line.
+
+    A default and the same value typed out read alike in the namespace; a command that
+    refuses an option where it would be dropped must tell them apart.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        What a :class:`Parser` parsed.
+
+    Returns
+    -------
+    set of str
+        The destinations of the options given (``"max_shapes"`` for ``--max-shapes``).
+    """
+    return set(getattr(args, _GIVEN, ()))
 
 
 def exit_codes(ok: str = "ok", findings: str | None = None, usage: str = "") -> str:
@@ -200,9 +249,19 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def print_json(data: Any) -> None:
-    """Print ``data`` as indented JSON with a trailing newline."""
-    json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str, ensure_ascii=False)
-    sys.stdout.write("\n")
+    """Print ``data`` as indented JSON with a trailing newline.
+
+    Text is written as it reads where standard output can encode it. Where it cannot (a
+    file name that is not UTF-8, kept by Python as lone surrogates; an ASCII-only
+    terminal), every character outside ASCII is written as a JSON escape instead, so the
+    document stays valid and each name reads back as it was.
+    """
+    text = json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=False)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=True)
+    sys.stdout.write(text + "\n")
 
 
 def _int_at_least(text: str, minimum: int) -> int:
@@ -315,15 +374,45 @@ def nonempty_path(what: str) -> Callable[[str], str]:
 _FILE_TO_WRITE = nonempty_path("a file path to write")
 
 
+def nonempty_text(what: str) -> Callable[[str], str]:
+    """An argparse ``type``: a value that holds more than blanks, such as a filter.
+
+    An option given as ``''`` (a shell variable left unset) reads as the option not given
+    where the command tests ``if args.point:``: rows of every point would be kept, or the
+    only one taken, as if the user had asked for none.
+
+    Parameters
+    ----------
+    what : str
+        What the option names, in the error's words (``"a trial point"``).
+
+    Returns
+    -------
+    Callable[[str], str]
+        The converter: it returns the text as given, and for an empty or blank one raises
+        ``argparse.ArgumentTypeError`` (``Expected <what>, got an empty value``), which
+        argparse reports as a usage error (exit 2).
+    """
+
+    def convert(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(expected(what, f"an empty value ({text!r})"))
+        return text
+
+    convert.__name__ = what
+    return convert
+
+
 class ClosedPipeGuard:
-    """Stands in for ``sys.stdout`` while a command runs, so a reader that goes away
-    (``kernelopt ... | head -1``) ends neither in a traceback nor in the interpreter's
-    "Exception ignored" note at exit, and the command still returns its own exit code.
+    """Stands in for ``sys.stdout`` (or ``sys.stderr``) while a command runs, so a reader
+    that goes away (``kernelopt ... | head -1``, or ``2>&1 | head -1``) ends neither in a
+    traceback nor in the interpreter's "Exception ignored" note at exit, and the command
+    still returns its own exit code.
 
     Parameters
     ----------
     stream : TextIO
-        The real standard output.
+        The real standard output (or standard error).
     """
 
     def __init__(self, stream: TextIO) -> None:
@@ -331,12 +420,22 @@ class ClosedPipeGuard:
         self.reader_gone = False
 
     def write(self, text: str) -> int:
-        """Write ``text``, or drop it once the reader has gone."""
+        """Write ``text``, or drop it once the reader has gone.
+
+        A character the stream cannot encode (a file name that is not UTF-8, shown as a
+        lone surrogate; anything outside ASCII on an ASCII-only terminal) is written as
+        its escape (``\\udcff``), as Python writes it on stderr, not a traceback.
+        """
         if not self.reader_gone:
             try:
                 return self.stream.write(text)
             except BrokenPipeError:
                 self._reader_went()
+            except UnicodeEncodeError:
+                # The text stream encodes the whole text before writing any of it.
+                encoding = getattr(self.stream, "encoding", None) or "utf-8"
+                shown = text.encode(encoding, "backslashreplace").decode(encoding)
+                return self.write(shown)
         return len(text)
 
     def flush(self) -> None:

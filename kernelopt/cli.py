@@ -19,6 +19,7 @@ from kernelopt._cli_util import (
     ClosedPipeGuard,
     Parser,
     missing_command,
+    one_line,
 )
 from kernelopt._errors import KernelOptError, expected
 
@@ -81,12 +82,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         ``--help``) raise ``SystemExit`` with 2 (0) instead.
     """
     guard = ClosedPipeGuard(sys.stdout)
+    # stderr too: with `2>&1 | head -1` the notes and errors go down the same pipe, and a
+    # note written after the reader left would turn a run that did its work into exit 1.
+    errors = ClosedPipeGuard(sys.stderr)
     sys.stdout = guard  # type: ignore[assignment]
+    sys.stderr = errors  # type: ignore[assignment]
     try:
         return _run(argv)
     finally:
         guard.flush()
+        errors.flush()
         sys.stdout = guard.stream
+        sys.stderr = errors.stream
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -108,12 +115,13 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"kernelopt {args.command}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except KernelOptError as error:
-        print(f"kernelopt {args.command}: error: {error}", file=sys.stderr)
+        # The message names paths and values as given: one line all the same.
+        print(f"kernelopt {args.command}: error: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except (OSError, UnicodeDecodeError, RecursionError, OverflowError) as error:
         # What a file on disk can do to any reader or writer: said as the user's problem
         # to fix, not a traceback, when no reader named it more precisely.
-        print(f"kernelopt {args.command}: error: {_file_problem(error)}", file=sys.stderr)
+        print(f"kernelopt {args.command}: error: {one_line(_file_problem(error))}", file=sys.stderr)
         return EXIT_USAGE
 
 

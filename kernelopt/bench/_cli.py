@@ -158,7 +158,13 @@ def _heads(text: str) -> tuple[int, ...]:
     parts = [part.strip() for part in text.split(",") if part.strip()]
     if not parts or not all(ascii_digits(part) and int(part) > 0 for part in parts):
         raise InputError(expected("head counts like 128,16", repr(text), where="--heads"))
-    return tuple(int(part) for part in parts)
+    heads = tuple(int(part) for part in parts)
+    twice = next((h for i, h in enumerate(heads) if h in heads[:i]), None)
+    if twice is not None:
+        # Each point would be timed again at that count, and its rows appended twice.
+        got = f"{text!r} ({twice} twice)"
+        raise InputError(expected("each head count once", got, where="--heads"))
+    return heads
 
 
 def _finite_or_null(row: dict[str, Any]) -> dict[str, Any]:

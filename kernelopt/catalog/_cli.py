@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -84,14 +85,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "  kernelopt catalog lint",
     )
     parser.set_defaults(handler=lambda _args: missing_command(parser))
-    common = Parser(add_help=False)
-    common.add_argument(
-        "--knowledge",
-        metavar="DIR",
-        type=_TREE,
-        help="a knowledge tree merged over the built-in entries (default: the built-ins only)",
+    common = _common(
+        "a knowledge tree merged over the built-in entries (default: the built-ins only)"
     )
-    add_json_flag(common)
     commands = parser.add_subparsers(dest="catalog_command", metavar="COMMAND")
 
     listing = commands.add_parser(
@@ -180,7 +176,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     lint = commands.add_parser(
         "lint",
-        parents=[common],
+        parents=[_common("the tree to check, as DIR names it (default: the built-ins)")],
         help="check a knowledge tree; exit 1 on errors",
         description=(
             "Check a knowledge tree (the built-in one by default) and list each problem as "
@@ -199,7 +195,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     index = commands.add_parser(
         "index",
-        parents=[common],
+        parents=[
+            _common(
+                f"the tree whose index.md to rewrite, as DIR names it (default: {_DEFAULT_TREE})"
+            )
+        ],
         help="rewrite index.md of a knowledge tree",
         description="Rewrite the index.md of a knowledge tree from the entries it holds.",
         epilog=exit_codes(usage=_USAGE),
@@ -215,7 +215,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     new = commands.add_parser(
         "new",
-        parents=[common],
+        parents=[
+            _common(f"the tree to write the entry in, as --dir names it (default: {_DEFAULT_TREE})")
+        ],
         help="scaffold a new entry file from the template",
         description=(
             "Write a new entry file from the template into a knowledge tree, with "
@@ -237,6 +239,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     new.set_defaults(handler=_new)
 
 
+def _common(knowledge: str) -> Parser:
+    """The options every catalog subcommand takes, ``--knowledge`` described by ``knowledge``.
+
+    Each subcommand gets its own copy: ``lint``, ``index`` and ``new`` work on the tree
+    named, which no merge over the built-ins is, and ``index`` and ``new`` default to
+    another tree than the built-ins. argparse shares a parent's option objects with every
+    child, so one help text could not say both.
+    """
+    common = Parser(add_help=False)
+    common.add_argument("--knowledge", metavar="DIR", type=_TREE, help=knowledge)
+    add_json_flag(common)
+    return common
+
+
 def _count(errors: int, warnings: int) -> str:
     return f"{count_text(errors, 'error')}, {count_text(warnings, 'warning')}"
 
@@ -254,7 +270,8 @@ def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
         print(
             f"kernelopt catalog: {count_text(left_out, 'path')} left out for errors, "
             f"{count_text(warnings, 'warning')} in {tree}; "
-            f"run `kernelopt catalog lint {tree}` for every problem",
+            # Quoted as a shell reads it: a tree named with a space must paste as one path.
+            f"run `kernelopt catalog lint {shlex.quote(str(tree))}` for every problem",
             file=sys.stderr,
         )
         for problem in catalog.fallbacks:
@@ -461,9 +478,9 @@ def _new(args: argparse.Namespace) -> int:
         # The tree is created when missing; a file there would fail later, as an OS error.
         raise InputError(expected("a knowledge folder", f"{root} (not a folder)"))
     path = new_entry_file(root, args.name, kind=args.kind, language=args.language)
-    message = (
-        f"fill in every <FILL: ...> placeholder in {path}, then run `kernelopt catalog lint {root}`"
-    )
+    # The tree quoted as a shell reads it, so that the command pastes as it is shown.
+    lint = f"kernelopt catalog lint {shlex.quote(str(root))}"
+    message = f"fill in every <FILL: ...> placeholder in {path}, then run `{lint}`"
     if args.json:
         print_json({"path": str(path), "next": message})
     else:

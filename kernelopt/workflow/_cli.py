@@ -29,6 +29,7 @@ from kernelopt._cli_util import (
     exit_codes,
     missing_command,
     nonempty_path,
+    nonempty_text,
     print_json,
 )
 from kernelopt._errors import FormatError, InputError, expected
@@ -48,6 +49,9 @@ _VERSION_USAGE = "a missing file, --knowledge or --root without --check, a --roo
 _ROWS_FILE = nonempty_path("a BenchRow JSONL file")
 _HAND_OFF = nonempty_path("a markdown file")
 _TREE = nonempty_path("a knowledge tree folder")
+# The filters' types: an empty filter would read as none given (every point's rows kept).
+_POINT = nonempty_text("a trial point (key=value terms or a trial name)")
+_IMPL = nonempty_text("an implementation name")
 
 
 def register(subparsers: Any) -> None:
@@ -96,17 +100,20 @@ def register(subparsers: Any) -> None:
     learn.add_argument(
         "--point",
         metavar="NAME",
+        type=_POINT,
         help="trial point: key=value terms (s=1,h=16) or a trial name (decode, speculative); "
         "needed when the files hold several",
     )
     learn.add_argument(
         "--before-impl",
         metavar="IMPL",
+        type=_IMPL,
         help="implementation in --before (needed when the point has several)",
     )
     learn.add_argument(
         "--after-impl",
         metavar="IMPL",
+        type=_IMPL,
         help="implementation in --after (needed when the point has several)",
     )
     _add_mode(learn, "of both rows")
@@ -115,6 +122,7 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="NAME",
+        type=nonempty_text("a config key"),
         help="config key that may differ between the two rows (repeatable)",
     )
     learn.add_argument(
@@ -127,7 +135,10 @@ def register(subparsers: Any) -> None:
         help="kernel name, for the evidence row (default: none, left out of it)",
     )
     learn.add_argument(
-        "--anti-pattern", metavar="ID", help="anti-pattern to extend or create on a regression"
+        "--anti-pattern",
+        metavar="ID",
+        type=nonempty_text("an anti-pattern id"),
+        help="anti-pattern to extend or create on a regression",
     )
     learn.add_argument(
         "--min-effect",
@@ -192,6 +203,7 @@ def register(subparsers: Any) -> None:
     )
     profile.add_argument(
         "--impl",
+        type=_IMPL,
         help="implementation in --rows (default the one named V, else the only one there: "
         "rows a benchmark wrote under its own name report as V)",
     )
@@ -204,10 +216,13 @@ def register(subparsers: Any) -> None:
     profile.add_argument(
         "--baseline-impl",
         metavar="IMPL",
+        type=_IMPL,
         help="implementation in --baseline (needed when it holds several)",
     )
     profile.add_argument(
-        "--point", help="keep rows of this point (key=value terms or a name; default: all)"
+        "--point",
+        type=_POINT,
+        help="keep rows of this point (key=value terms or a name; default: all)",
     )
     _add_mode(profile, "of the rows (and of the devlog's)")
     profile.add_argument(

@@ -14,8 +14,18 @@ from kernelopt._cli_util import (
     add_json_flag,
     exit_codes,
     int_at_least,
+    options_given,
     output_path,
     print_json,
+)
+
+# What only a trace is read with: a workload_profile.md is read back as written, so these
+# would be dropped without a word.
+_TRACE_ONLY = (
+    ("--format", "format"),
+    ("--definition", "definition"),
+    ("--time", "time"),
+    ("--max-shapes", "max_shapes"),
 )
 
 
@@ -103,6 +113,15 @@ def _run(args: argparse.Namespace) -> int:
             expected("a definition JSON file", no_file(args.definition), where="--definition")
         )
     if path.suffix.lower() == ".md":
+        given = [flag for flag, dest in _TRACE_ONLY if dest in options_given(args)]
+        if given:
+            them = "it" if len(given) == 1 else "them"
+            raise InputError(
+                expected(
+                    f"{', '.join(given)} only with a trace",
+                    f"{them} with the workload profile {path}",
+                )
+            )
         profile = read_profile_md(path)
         if not profile.ops:
             # A markdown file with no shape table (a README) is not a workload profile.
@@ -123,6 +142,7 @@ def _run(args: argparse.Namespace) -> int:
             )
     else:
         trace = read_trace(path, format=args.format, definition=args.definition, time=args.time)
+        _refuse_unread(args, trace.format, path)
         if not trace.groups:
             detail = f"{trace.skipped} of {trace.records} records skipped"
             if trace.notes:
@@ -145,3 +165,22 @@ def _run(args: argparse.Namespace) -> int:
         if args.write:
             print(f"wrote {args.write}")
     return EXIT_FINDINGS if shortcuts else EXIT_OK
+
+
+# The options only one trace format reads, and what that format is called in errors.
+_FORMAT_ONLY = (
+    ("--definition", "definition", "flashinfer-bench", "FlashInfer-Bench workloads"),
+    ("--time", "time", "torch-profiler", "a PyTorch profiler trace"),
+)
+
+
+def _refuse_unread(args: argparse.Namespace, format: str, path: Path) -> None:
+    """Refuse an option the trace's format does not read: a JSONL trace has one duration
+    per call and its own shapes, so ``--time`` or ``--definition`` would be dropped."""
+    from kernelopt._errors import InputError, expected
+
+    for flag, dest, reader, name in _FORMAT_ONLY:
+        if dest in options_given(args) and format != reader:
+            raise InputError(
+                expected(f"{flag} only with {name}", f"it with the {format} trace {path}")
+            )
