@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -225,7 +226,7 @@ def _strict_lines(base: Path, errors: list[Problem], outside: list[Problem]) -> 
     summary = expected(
         f"a knowledge tree at {base} (markdown only in its entry folders)",
         f"{len(outside)} markdown files outside them (the first: {first}); pick the tree's "
-        f"own folder, or see each with `kernelopt catalog lint {base}`",
+        f"own folder, or see each with `kernelopt catalog lint {shlex.quote(str(base))}`",
     )
     return [summary, *(str(p) for p in errors if p not in outside)]
 

@@ -21,6 +21,7 @@ entry and writes the result into the user's tree, where it then overrides the bu
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -322,7 +323,8 @@ class KnowledgeTree:
                 expected(
                     f"{self.root / INDEX_NAME} rewritten after the update",
                     f"{error}; the update is saved in {written}, so do not repeat it: run "
-                    f"`kernelopt catalog index {self.root}` once the folder can be written",
+                    f"`kernelopt catalog index {shlex.quote(str(self.root))}` once the folder "
+                    "can be written",
                 )
             ) from None
 

@@ -15,6 +15,7 @@ says so and the plan's first action for it is to re-run the inspector.
 from __future__ import annotations
 
 import os
+import shlex
 from typing import Any
 
 from kernelopt._words import count_text
@@ -275,10 +276,14 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     if stale:
         trace, reason = stale
         evidence.append(Evidence(quote=quote(f"stale workload profile: {reason}"), source=trace))
+        # Quoted: the command is meant to be pasted, and log paths may hold spaces.
+        command = f"kernelopt inspect {shlex.quote(str(trace))} --write " + shlex.quote(
+            str(profile_path)
+        )
         actions.append(
             ctx.action(
                 f"Re-run the workload inspector on the current trace before acting on its "
-                f"shortcuts (`kernelopt inspect {trace} --write {profile_path}`): {reason}."
+                f"shortcuts (`{command}`): {reason}."
             )
         )
     for shortcut in overlooked[:3]:
