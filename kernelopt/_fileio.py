@@ -34,6 +34,7 @@ __all__ = [
     "read_text",
     "read_text_and_encoding",
     "require_file",
+    "special_kind",
     "temp_file_target",
     "text_of_bytes",
     "unmade_folder",
@@ -126,7 +127,7 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
         raise InputError(expected("a file path to write", f"{path}, a directory"))
     # A rename over a FIFO or a device replaces the node itself: as root, a plan written
     # to /dev/null would leave a plain file where every program expects the device.
-    other = _special_kind(target)
+    other = special_kind(target)
     if other is not None:
         raise InputError(expected("a regular file to write", f"{other} at {path}"))
     try:
@@ -169,7 +170,7 @@ _SPECIAL_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
 )
 
 
-def _special_kind(path: str | os.PathLike[str]) -> str | None:
+def special_kind(path: str | os.PathLike[str]) -> str | None:
     """What stands at ``path`` when it is neither a regular file nor a folder (``"a FIFO"``,
     ``"a character device"``, ...), links followed; None otherwise, or where nothing is."""
     try:
@@ -355,7 +356,7 @@ def require_file(path: str | os.PathLike[str], what: str, *, where: str | None =
         raise InputError(expected(what, "an empty path", where=where))
     target = Path(path)
     if not target.is_file():
-        found = "a directory" if target.is_dir() else _special_kind(target) or "no file"
+        found = "a directory" if target.is_dir() else special_kind(target) or "no file"
         raise InputError(expected(what, f"{found} at {os.fspath(path)}", where=where))
 
 
@@ -423,7 +424,7 @@ def encoding_of(path: str | os.PathLike[str]) -> tuple[str, str]:
         cannot be read.
     """
     # Opening a FIFO waits for a writer that may never come.
-    other = _special_kind(path)
+    other = special_kind(path)
     if other is not None:
         raise InputError(expected("a regular file to write", f"{other} at {os.fspath(path)}"))
     try:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kernelopt._checks import finite as _finite
 from kernelopt._errors import InputError, expected
+from kernelopt._fileio import special_kind
 
 __all__ = [
     "Validator",
@@ -230,15 +231,17 @@ def is_file(path: Path) -> bool:
 
 def no_file(path: str | os.PathLike[str]) -> str:
     """What stands at ``path`` where a file was expected and is not, for the ``got`` of an
-    error: ``a directory at <path>`` for a folder (it exists: "missing" would mislead),
-    else ``no file at <path>``; ``an empty path`` for ``""``."""
+    error: ``a directory at <path>`` for a folder and ``a FIFO at <path>`` (a socket, a
+    device) for what is no regular file (they exist: "missing" would mislead), else
+    ``no file at <path>``; ``an empty path`` for ``""``."""
     if not os.fspath(path):
         return "an empty path"
     try:
         folder = Path(path).is_dir()
     except (OSError, ValueError):  # a name the system refuses
         folder = False
-    return f"{'a directory' if folder else 'no file'} at {os.fspath(path)}"
+    kind = "a directory" if folder else (special_kind(path) or "no file")
+    return f"{kind} at {os.fspath(path)}"
 
 
 def positive_int(value: object, *, where: str) -> int:
