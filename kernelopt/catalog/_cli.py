@@ -143,7 +143,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     search.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     search.add_argument(
-        "--limit", type=int_at_least(0), default=10, help="entries shown at most (default 10)"
+        "--limit", type=int_at_least(1), default=10, help="entries shown at most (default 10)"
     )
     search.set_defaults(handler=_search)
 

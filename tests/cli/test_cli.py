@@ -148,7 +148,8 @@ def test_an_option_given_twice_is_refused(
         (["diagnose", ".", "--until", "nan"], "Expected an int >= 0, got 'nan'"),
         (["inspect", "t.jsonl", "--top", "x"], "Expected an int >= 1, got 'x'"),
         (["inspect", "t.jsonl", "--max-shapes", "inf"], "Expected an int >= 1, got 'inf'"),
-        (["catalog", "search", "kv", "--limit", "1.5"], "Expected an int >= 0, got '1.5'"),
+        (["catalog", "search", "kv", "--limit", "1.5"], "Expected an int >= 1, got '1.5'"),
+        (["catalog", "search", "kv", "--limit", "0"], "Expected an int >= 1, got 0"),
         # int() reads any script's digits; a count the user cannot see typed is refused.
         (["diagnose", ".", "--until", "\uff15"], "Expected an int >= 0, got '\uff15'"),
         (["inspect", "t.jsonl", "--top", "\u0665"], "Expected an int >= 1, got '\u0665'"),
