@@ -167,6 +167,39 @@ def _heads(text: str) -> tuple[int, ...]:
     return heads
 
 
+def _points(matrix: bool, heads: tuple[int, ...], texts: list[str]) -> list[Any]:
+    """The trial points to time: the matrix's if asked, then each ``--extra-point``.
+
+    A point without ``h`` runs at every head count. A point reached twice is refused: it
+    would be timed twice and its rows appended twice, which the readers of the rows refuse.
+    """
+    from kernelopt.bench.trials import trial_matrix
+
+    points = list(trial_matrix(axes={"h": heads})) if matrix else []
+    # Where each point came from: the matrix point's name, or the --extra-point text.
+    origins: dict[str, tuple[str, str]] = {str(p): ("matrix", p.name) for p in points}
+    for text in texts:
+        point = _parse_point(text)
+        if "h" in point.extra:
+            made = [point]
+        else:
+            made = list(
+                trial_matrix(extra_points=[point], axes={"h": heads}, include_defaults=False)
+            )
+        for each in made:
+            kind, name = origins.get(str(each), ("", ""))
+            if kind == "matrix":
+                got = f"{text!r}, the matrix's {name} point {each}"
+                what = "extra points the trial matrix does not time already"
+                raise InputError(expected(what, got, where="--extra-point"))
+            if kind:
+                got = f"{text!r} twice" if name == text else f"{name!r} and {text!r}, both {each}"
+                raise InputError(expected("each point once", got, where="--extra-point"))
+            origins[str(each)] = ("extra", text)
+        points += made
+    return points
+
+
 def _finite_or_null(row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with NaN and infinities as None: JSON has neither (``Infinity`` is refused
     by strict readers), and the error of a non-finite output is no number."""
@@ -198,19 +231,12 @@ def _mla(args: argparse.Namespace) -> int:
     if not args.trial_matrix and not args.extra_point:
         raise InputError(expected("--trial-matrix and/or --extra-point", "neither"))
     heads = _heads(args.heads)
-    extra = [_parse_point(text) for text in args.extra_point]
+    points = _points(args.trial_matrix, heads, args.extra_point)
     if args.out:
         _check_out(args.out)
     from kernelopt.bench.mla import mla_trial_matrix
     from kernelopt.bench.records import append_rows
-    from kernelopt.bench.trials import trial_matrix
 
-    points = list(trial_matrix(axes={"h": heads})) if args.trial_matrix else []
-    for point in extra:  # a point without h runs at every head count
-        if "h" in point.extra:
-            points.append(point)
-        else:
-            points += trial_matrix(extra_points=[point], axes={"h": heads}, include_defaults=False)
     results = mla_trial_matrix(points=points)
     if args.out:
         append_rows(args.out, [r.bench_row() for r in results if r.trial.measurement is not None])

@@ -25,7 +25,14 @@ from kernelopt._errors import DeviceError, InputError, KernelOptError, expected
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.roofline import Ceilings, Cost, Roofline, measure_ceilings
 from kernelopt.bench.timer import Timer, cuda_available
-from kernelopt.bench.trials import TrialCall, TrialPoint, TrialResult, run_trials, trial_matrix
+from kernelopt.bench.trials import (
+    TrialCall,
+    TrialPoint,
+    TrialResult,
+    _first_repeat,
+    run_trials,
+    trial_matrix,
+)
 
 __all__ = ["HEADS", "MLATrial", "load_mla", "mla_decode_cost", "mla_trial_matrix"]
 
@@ -286,12 +293,27 @@ def mla_trial_matrix(
     DeviceError
         Without CUDA.
     InputError
-        For a ``tolerance`` that is not a finite number > 0, a ``dtype`` torch does not
-        know, or a non-CUDA ``device`` without ``ceilings``.
+        For a ``tolerance`` that is not a finite number > 0, a point listed twice (by its
+        spelling, before the kernels or the device are looked for), a head count listed
+        twice, a ``dtype`` torch does not know, or a non-CUDA ``device`` without
+        ``ceilings``.
     """
     numeric = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
     if not (numeric and math.isfinite(tolerance) and tolerance > 0):
         raise InputError(expected("a finite number > 0", repr(tolerance), where="tolerance"))
+    # The points are checked before the kernels and the device are looked for: each point
+    # runs alone through run_trials, which therefore never sees a point listed twice.
+    chosen = list(points) if points is not None else list(trial_matrix(axes={"h": tuple(heads)}))
+    repeat = _first_repeat(chosen)
+    if repeat is not None:
+        first, again = repeat
+        raise InputError(
+            expected(
+                "each point once",
+                f"{chosen[again]} again (as points[{first}])",
+                where=f"points[{again}]",
+            )
+        )
     mla = load_mla()
     if device.startswith("cuda") and not cuda_available():
         raise DeviceError(expected("a CUDA device for the MLA trial matrix", "none"))
@@ -300,7 +322,6 @@ def mla_trial_matrix(
     elt = getattr(torch, dtype, None)
     if not isinstance(elt, torch.dtype):
         raise InputError(expected("a torch dtype name such as 'bfloat16'", repr(dtype)))
-    chosen = list(points) if points is not None else list(trial_matrix(axes={"h": tuple(heads)}))
     if strategies is not None:
         names = list(strategies)
     else:

@@ -141,7 +141,9 @@ def trial_matrix(
     ------
     InputError
         For extra points that are not a list of TrialPoints, axes that are not a mapping
-        of names to non-empty sequences of ints, or no point at all.
+        of names to non-empty sequences of ints, or no point at all; and, as each point
+        would be timed twice, for an axis listing a value twice, an extra point listed
+        twice or equal to a default one, or axes that make two points one.
 
     Examples
     --------
@@ -165,7 +167,32 @@ def trial_matrix(
             )
     if axes is not None and not isinstance(axes, Mapping):
         raise InputError(expected("axes as {name: values}", type(axes).__name__, where="axes"))
-    points = [*(DEFAULT_POINTS if include_defaults else ()), *extra_points]
+    # A point in the matrix twice is timed twice and gives two rows of one point, which
+    # the readers of the rows refuse: refused here, before anything is timed.
+    repeat = _first_repeat(extra_points)
+    if repeat is not None:
+        first, again = repeat
+        raise InputError(
+            expected(
+                "each point once",
+                f"{extra_points[again]} again (as extra_points[{first}])",
+                where=f"extra_points[{again}]",
+            )
+        )
+    defaults = DEFAULT_POINTS if include_defaults else ()
+    repeat = _first_repeat([*defaults, *extra_points])
+    if repeat is not None:
+        first, again = repeat
+        raise InputError(
+            expected(
+                "extra points other than the default ones (include_defaults=False to list "
+                "every point yourself)",
+                f"{extra_points[again - len(defaults)]}, the {defaults[first].name} point",
+                where=f"extra_points[{again - len(defaults)}]",
+            )
+        )
+    points = [*defaults, *extra_points]
+    sources = list(points)  # the point each one of the matrix was made from
     for axis, values in (axes or {}).items():
         if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
             raise InputError(
@@ -173,15 +200,51 @@ def trial_matrix(
             )
         if axis in ("b", "s", "t"):
             points = [attrs.evolve(point, **{axis: value}) for point in points for value in values]
-            continue
-        points = [
-            attrs.evolve(point, extra={**point.extra, axis: value})
-            for point in points
-            for value in values
-        ]
+        else:
+            points = [
+                attrs.evolve(point, extra={**point.extra, axis: value})
+                for point in points
+                for value in values
+            ]
+        sources = [source for source in sources for _ in values]
+        # Checked once the points have taken the values, so that these are ints (the points
+        # refuse anything else) and a bool is never taken for the 1 it equals.
+        twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+        if twice is not None:
+            raise InputError(
+                expected(
+                    f"each value of axis {axis!r} once", f"{values!r} ({twice} twice)", where="axes"
+                )
+            )
     if not points:
         raise InputError(expected("at least one trial point", "none"))
+    repeat = _first_repeat(points)
+    if repeat is not None:
+        # Two points differing only in an axis that axes= then set to one value.
+        first, again = repeat
+        raise InputError(
+            expected(
+                "axes that keep the points apart",
+                f"{points[again]} twice (made from {sources[first]} and {sources[again]})",
+                where="axes",
+            )
+        )
     return tuple(points)
+
+
+def _first_repeat(points: Sequence[TrialPoint]) -> tuple[int, int] | None:
+    """``(earlier, again)``: the first point spelled as an earlier one, or None if none is.
+
+    Points are told apart by their spelling (``b=32 s=1 t=4096 h=16``), as the rows
+    that record them are: two points of different names are still one point.
+    """
+    seen: dict[str, int] = {}
+    for index, point in enumerate(points):
+        spelling = str(point)
+        if spelling in seen:
+            return seen[spelling], index
+        seen[spelling] = index
+    return None
 
 
 @attrs.frozen(kw_only=True)
