@@ -20,10 +20,15 @@ docstrings are told from code by :func:`kernelopt.diagnose.source.prose_spans`. 
 comment that is itself a statement (``# m_i = tl.maximum(m_i, s)``) is code taken out of
 the kernel and does not count either. Code, and prose that states what the kernel does,
 still count.
+
+:func:`one_tile_row` tells where online softmax has nothing to do: a Triton softmax kernel
+that reads its whole row in one tile, with no loop that carries a value from one tile to the
+next.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from bisect import bisect_right
@@ -32,10 +37,10 @@ from typing import Any
 
 import attrs
 
-from kernelopt.diagnose.source import find_pattern, prose_spans
+from kernelopt.diagnose.source import find_pattern, parse_python, prose_spans
 from kernelopt.experiments.log import KernelSource
 
-__all__ = ["CODE_PATTERNS", "present_ids", "present_in"]
+__all__ = ["CODE_PATTERNS", "one_tile_row", "present_ids", "present_in"]
 
 # One argument of a call on one line, with at most one level of nested parentheses.
 _ARG = r"[^,()\n]*(?:\([^()\n]*\)[^,()\n]*)*"
@@ -340,3 +345,104 @@ def present_ids(entries: Iterable[Any], sources: Sequence[KernelSource]) -> set[
     if not sources:
         return set()
     return {str(getattr(e, "id", "")) for e in entries if present_in(e, sources) is not None}
+
+
+# What makes a Triton function a softmax over what it loads: a load, the row's max and sum,
+# and an exponential (``tl.exp``, ``tl.exp2``, ``tl.math.exp``, ``libdevice.exp``, ...).
+_SOFTMAX_CALLS = frozenset({"tl.load", "tl.max", "tl.sum"})
+_EXP = frozenset({"exp", "exp2"})
+
+
+def _calls(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """Every call in ``function``, nested calls and those of inner loops included."""
+    return [node for node in ast.walk(function) if isinstance(node, ast.Call)]
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """The names an assignment, augmented assignment or loop header binds."""
+    if isinstance(node, ast.Assign):
+        targets: list[ast.expr] = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        targets = [node.target]
+    else:
+        return set()
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _carries(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a loop of ``function`` rebinds a name bound before it (a parameter or an
+    earlier assignment): a value that flows from one iteration to the next, as a running
+    max, a sum or an accumulator over the tiles of a row does. A loop over whole rows
+    binds its names afresh each time."""
+    arguments = function.args
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    loops = [n for n in ast.walk(function) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    for loop in loops:
+        before = set(parameters)
+        for node in ast.walk(function):
+            if getattr(node, "lineno", loop.lineno) < loop.lineno:
+                before |= _bound_names(node)
+        for node in ast.walk(loop):
+            if node is loop:
+                continue
+            if _bound_names(node) & before:
+                return True
+    return False
+
+
+def one_tile_row(sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str] | None:
+    """Where a softmax kernel of ``sources`` reads its whole row in one tile, or None.
+
+    Online softmax saves a second pass over a row too long for one tile; a kernel that
+    loads the row once (``BLOCK_SIZE = triton.next_power_of_2(n_cols)``, one ``tl.load``,
+    ``tl.max`` and ``tl.sum`` over it) has no second pass to save. Read from Python
+    sources: a softmax kernel is a function that calls ``tl.load``, ``tl.max``, ``tl.sum``
+    and an exponential. The row is in one tile when no function that calls ``tl`` has a
+    loop carrying a value across iterations (a loop over rows does not; a loop over the
+    tiles of a row, or over the keys of attention, does). Sources that define a kernel
+    but cannot be read so (another language, Python that does not parse) leave the answer
+    None.
+
+    Parameters
+    ----------
+    sources : sequence of KernelSource
+        The kernel sources (text only; nothing is imported or run).
+
+    Returns
+    -------
+    (KernelSource, int, str) or None
+        The source, the 1-based line and that line's text of the first softmax kernel's
+        first ``tl.load``; None when no softmax kernel shows, or any kernel loops over
+        tiles.
+    """
+    first: tuple[KernelSource, int, str] | None = None
+    for source in sources:
+        if source.is_diff:
+            continue
+        if source.language != "python":
+            if source.defines_kernel:
+                return None  # a CUDA or OpenCL kernel's loops are not read here
+            continue
+        module = parse_python(source.text)
+        if module is None:
+            if source.defines_kernel:
+                return None  # a kernel that does not parse may loop over tiles
+            continue
+        lines = source.text.split("\n")
+        for function in ast.walk(module):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            calls = _calls(function)
+            names = [ast.unparse(call.func) for call in calls]
+            if not any(name.startswith("tl.") for name in names):
+                continue  # host code: its loops time or check the kernel
+            if _carries(function):
+                return None
+            if (
+                first is None
+                and set(names) >= _SOFTMAX_CALLS
+                and any(name.rsplit(".", 1)[-1] in _EXP for name in names)
+            ):
+                load = min(c.lineno for c, n in zip(calls, names, strict=True) if n == "tl.load")
+                first = (source, load, lines[load - 1].strip())
+    return first

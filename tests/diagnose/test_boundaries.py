@@ -179,7 +179,8 @@ def test_no_profiling_data_asks_for_cuda_events_first(tmp_path: Path) -> None:
     assert diagnose(_log(tmp_path / "profiled", rows)).findings == ()
 
 
-# A softmax kernel in two passes (max, then sum): no running max and sum.
+# A softmax kernel in two passes over the tiles of a row (max, then sum): no running max
+# and sum. A row read whole in one tile would need neither (test_one_tile_softmax.py).
 TWO_PASS = """import triton
 import triton.language as tl
 
@@ -188,20 +189,50 @@ import triton.language as tl
 def row_kernel(X, Y, n, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
-    x = tl.load(X + row * n + offs, mask=offs < n, other=-1e30)
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    tl.store(Y + row * n + offs, e / tl.sum(e, axis=0), mask=offs < n)
+    m = -1e30
+    for start in range(0, n, BLOCK):
+        x = tl.load(X + row * n + start + offs, mask=start + offs < n, other=-1e30)
+        m = tl.maximum(m, tl.max(x, axis=0))
+    s = 0.0
+    for start in range(0, n, BLOCK):
+        x = tl.load(X + row * n + start + offs, mask=start + offs < n, other=-1e30)
+        s += tl.sum(tl.exp(x - m), axis=0)
+    for start in range(0, n, BLOCK):
+        x = tl.load(X + row * n + start + offs, mask=start + offs < n, other=-1e30)
+        tl.store(Y + row * n + start + offs, tl.exp(x - m) / s, mask=start + offs < n)
 
 
 def launch(x, y):
     row_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=1024)
     return y
 """
-ONLINE = TWO_PASS.replace(
-    "    x = x - tl.max(x, axis=0)\n",
-    "    m_i = tl.max(x, axis=0)\n    l_i = tl.sum(tl.exp(x - m_i), axis=0)\n    x = x - m_i\n",
-)
+# The same kernel with an online softmax: one pass keeps the running max and sum.
+ONLINE = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_kernel(X, Y, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m_i = -1e30
+    l_i = 0.0
+    for start in range(0, n, BLOCK):
+        x = tl.load(X + row * n + start + offs, mask=start + offs < n, other=-1e30)
+        m_new = tl.maximum(m_i, tl.max(x, axis=0))
+        l_i = l_i * tl.exp(m_i - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+        m_i = m_new
+    m = m_i
+    s = l_i
+    for start in range(0, n, BLOCK):
+        x = tl.load(X + row * n + start + offs, mask=start + offs < n, other=-1e30)
+        tl.store(Y + row * n + start + offs, tl.exp(x - m) / s, mask=start + offs < n)
+
+
+def launch(x, y):
+    row_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK=1024)
+    return y
+"""
 
 
 def test_missing_fundamental_for_the_family(tmp_path: Path) -> None:

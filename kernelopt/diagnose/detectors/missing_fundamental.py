@@ -10,6 +10,9 @@ shows the way the buffer-persistence item reads the launcher: a buffer pool, ``o
 (:func:`kernelopt.diagnose.source.persistent_buffers`), so the two items agree; sources
 that hold kernels alone (:func:`kernelopt.diagnose.source.device_only`) show neither it
 nor its absence, so it is left unchecked and the launcher is named as missing data.
+Online softmax is not needed where the kernel reads each row whole in one tile, with no loop
+over the reduced axis (:func:`kernelopt.diagnose.presence.one_tile_row`): it only saves a
+second pass over a row that takes several tiles, so such a kernel is not told to add it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from kernelopt.diagnose.context import HOST_LAUNCHER, MEASUREMENT, Context, quot
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import MissingFundamentalParams
-from kernelopt.diagnose.presence import CODE_PATTERNS, present_in
+from kernelopt.diagnose.presence import CODE_PATTERNS, one_tile_row, present_in
 from kernelopt.diagnose.source import device_only, persistent_buffers
 
 __all__ = ["CODE_PATTERNS", "detect", "present_in"]
@@ -29,6 +32,7 @@ __all__ = ["CODE_PATTERNS", "detect", "present_in"]
 _PATHOLOGY = Pathology.MISSING_FUNDAMENTAL
 
 _BUFFERS = "buffer-persistence"
+_ONLINE_SOFTMAX = "online-softmax"
 
 
 def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
@@ -79,6 +83,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     profiled = ctx.profiled
     absent: list[Any] = []
     present: list[str] = []
+    needless: dict[str, str] = {}  # entry id: why it is not needed
     for entry in fundamentals:
         entry_id = getattr(entry, "id", "")
         if entry_id in tried_ids:
@@ -98,6 +103,14 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         if entry_id in unseen:
             unchecked.append(entry_id)
             continue
+        # A row read in one tile has no second pass for online softmax to fold away.
+        row = one_tile_row(kernels) if entry_id == _ONLINE_SOFTMAX and kernels else None
+        if row is not None:
+            needless[entry_id] = (
+                f"{entry_id}: not needed, the kernel reads each row in one tile "
+                f"({row[0].path}:{row[1]})."
+            )
+            continue
         absent.append(entry)
     if unchecked:
         missing_data.append(HOST_LAUNCHER)
@@ -107,15 +120,17 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         if unchecked
         else ""
     )
+    needless_text = "".join(f" {text}" for text in needless.values())
     if not absent:
-        return not_found(
-            _PATHOLOGY,
+        excepted = [*unchecked, *needless]
+        tried = (
             f"Every fundamental of '{family}'"
-            + (f" but {', '.join(unchecked)}" if unchecked else "")
+            + (f" but {', '.join(excepted)}" if excepted else "")
             + f" is tried or in the kernel ({', '.join(present)})."
-            + unchecked_text,
-            missing_data,
+            if present or not needless
+            else ""
         )
+        return not_found(_PATHOLOGY, (tried + needless_text + unchecked_text).strip(), missing_data)
     names = ", ".join(f"{getattr(e, 'name', e.id)} ({e.id})" for e in absent)
     where = (
         f"in {', '.join(k.path for k in kernels[:2])}" if kernels else "(kernel source not found)"
@@ -124,6 +139,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         f"For the {family} family, {names} {'is' if len(absent) == 1 else 'are'} standard, but no "
         f"experiment "
         f"tried {'it' if len(absent) == 1 else 'them'} and the kernel {where} shows no trace."
+        + needless_text
         + unchecked_text
     )
     evidence = list(ctx.family_evidence[:2])
