@@ -35,6 +35,7 @@ from kernelopt.bench import (
 from kernelopt.catalog import Catalog, KnowledgeTree, SourceType, lint_tree
 from kernelopt.diagnose import diagnose
 from kernelopt.workflow import (
+    PerfRow,
     learn,
     observe_rows,
     perf_rows_from_bench,
@@ -203,9 +204,23 @@ versions = (
     "triton_hopper",
     "triton_split_kv_graph",
 )
-update = update_devlog(
-    S.devlog, perf_rows_from_bench([r for r in rows if r.impl in versions], ceilings=ceilings)
-)
+
+
+def devlog_rows(
+    bench: list[BenchRow], versions: tuple[str, ...], ceilings: Ceilings | None
+) -> list[PerfRow]:
+    """The devlog rows of ``versions``: the last of each version, point and GPU.
+
+    Steps 2 and 4 both timed some versions at the same points, and a later row replaces an
+    earlier one of the same version, point and GPU: written all at once, a new devlog would
+    report rows "replaced" that were never in it. The dict keeps each key where it first
+    came and the row it last got: the rows, in the order, that the devlog would end with.
+    """
+    made = perf_rows_from_bench([r for r in bench if r.impl in versions], ceilings=ceilings)
+    return list({perf.key: perf for perf in made}.values())
+
+
+update = update_devlog(S.devlog, devlog_rows(rows, versions, ceilings))
 print(f"   {len(update.added)} rows added, {len(update.replaced)} replaced")
 text = S.devlog.read_text(encoding="utf-8")
 print(text[text.index("## Performance") :])

@@ -62,7 +62,8 @@ def mla_decode_cost(
     h_q : int
         Query heads (one latent KV head).
     seqlens : int or sequence of int
-        Cached tokens per sequence: one length for all ``b``, or one per sequence.
+        Cached tokens per sequence: one length for all ``b``, or one per sequence (a list,
+        tuple, range, 1-D array or tensor; not a set or a dict).
     elt_bytes : int
         Bytes per element of q, cache and output (2 for bf16).
     kv_row_bytes : int, optional
@@ -73,7 +74,8 @@ def mla_decode_cost(
     ------
     InputError
         For one length that is not an integer >= 0 (a bool, a float, text), a list of
-        lengths not ``b`` long, or sizes the cost model refuses.
+        lengths not ``b`` long, lengths given as a set or a dict, or sizes the cost model
+        refuses.
 
     Examples
     --------
@@ -85,7 +87,11 @@ def mla_decode_cost(
     20.49
     """
     try:
-        from kernelopt.kernels.mla.cost import mla_decode_bytes, mla_decode_flops
+        from kernelopt.kernels.mla.cost import (
+            _refuse_unordered,
+            mla_decode_bytes,
+            mla_decode_flops,
+        )
     except ImportError as error:
         raise KernelOptError(
             expected("the MLA cost model in kernelopt.kernels.mla.cost", f"{error}")
@@ -97,6 +103,7 @@ def mla_decode_cost(
         # value is still the one given (-5, not -160).
         lengths = b * _one_length(seqlens)
     else:
+        _refuse_unordered(seqlens)  # before list(): a dict's keys would pass as lengths
         lengths = list(seqlens)
         if len(lengths) != b:
             raise InputError(expected(f"{b} sequence lengths (b)", len(lengths), where="seqlens"))
@@ -293,10 +300,10 @@ def mla_trial_matrix(
     DeviceError
         Without CUDA.
     InputError
-        For a ``tolerance`` that is not a finite number > 0, a point listed twice (by its
-        spelling, before the kernels or the device are looked for), a head count listed
-        twice, a ``dtype`` torch does not know, or a non-CUDA ``device`` without
-        ``ceilings``.
+        For a ``tolerance`` that is not a finite number > 0, an empty ``points`` or a
+        point listed twice (by its spelling; both before the kernels or the device are
+        looked for), a head count listed twice, a ``dtype`` torch does not know, or a
+        non-CUDA ``device`` without ``ceilings``.
     """
     numeric = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
     if not (numeric and math.isfinite(tolerance) and tolerance > 0):
@@ -304,6 +311,12 @@ def mla_trial_matrix(
     # The points are checked before the kernels and the device are looked for: each point
     # runs alone through run_trials, which therefore never sees a point listed twice.
     chosen = list(points) if points is not None else list(trial_matrix(axes={"h": tuple(heads)}))
+    if points is not None and not chosen:
+        # run_trials refuses no points, but it gets them one at a time: none would time
+        # nothing and return [] without a word.
+        raise InputError(
+            expected("at least one trial point (None for the defaults)", "[]", where="points")
+        )
     repeat = _first_repeat(chosen)
     if repeat is not None:
         first, again = repeat

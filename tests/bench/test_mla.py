@@ -98,7 +98,9 @@ def test_gpu_trial_point_is_correct_and_placed() -> None:
 
 def test_device_error_without_cuda() -> None:
     if cuda_available():
-        assert mla_trial_matrix(points=[], ceilings=CEILINGS) == []
+        # With CUDA there is no DeviceError to see; no points are refused before the device.
+        with pytest.raises(InputError, match="points: Expected at least one trial point"):
+            mla_trial_matrix(points=[], ceilings=CEILINGS)
     else:
         with pytest.raises(DeviceError, match="CUDA device"):
             mla_trial_matrix(points=[TINY], ceilings=CEILINGS)

@@ -326,12 +326,14 @@ def check_outputs(
     """Check caller-owned ``out [b, s_q, h_q, 512]`` (``dtype``) and ``lse [b, h_q, s_q]`` fp32.
 
     ``out`` and ``lse`` must not share memory with each other, nor with any tensor of
-    ``reads`` (name to tensor: the inputs the kernels read while they write).
+    ``reads`` (name to tensor: the inputs the kernels read while they write), and must not
+    require grad.
     """
     import torch
 
     if out is not None:
         _require_tensor(out, "out")
+        _refuse_requires_grad(out, "out")
         want = (batch, s_q, h_q, D_V)
         if tuple(out.shape) != want:
             raise InputError(expected(f"shape {list(want)}", list(out.shape), where="out"))
@@ -346,6 +348,7 @@ def check_outputs(
         _check_no_overlap(out, "out")
     if lse is not None:
         _require_tensor(lse, "lse")
+        _refuse_requires_grad(lse, "lse")
         want_lse = (batch, h_q, s_q)
         if tuple(lse.shape) != want_lse:
             raise InputError(expected(f"shape {list(want_lse)}", list(lse.shape), where="lse"))
@@ -355,6 +358,24 @@ def check_outputs(
             raise InputError(expected(f"device {device}", str(lse.device), where="lse"))
         _check_no_overlap(lse, "lse")
     _check_disjoint(out, lse, reads or {})
+
+
+def _refuse_requires_grad(tensor: torch.Tensor, where: str) -> None:
+    """Refuse an output that requires grad, as torch's own ``out=`` does.
+
+    The kernels have no backward, and their stores bypass autograd (the tensor's version
+    counter is not bumped): a graph that saved the tensor would silently backpropagate
+    through the overwritten values. Refused in ``no_grad`` too, where torch would let its
+    own in-place writes through, since those at least bump the version.
+    """
+    if tensor.requires_grad:
+        raise InputError(
+            expected(
+                f"an {where} tensor that does not require grad (the kernels have no backward)",
+                "a tensor that requires grad",
+                where=where,
+            )
+        )
 
 
 def _byte_span(tensor: torch.Tensor) -> tuple[int, int] | None:

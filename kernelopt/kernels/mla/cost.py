@@ -11,13 +11,26 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from kernelopt._errors import InputError, expected
 from kernelopt.kernels.mla._validate import D_QK, D_V, check_positive_int
 
 __all__ = ["mla_decode_bytes", "mla_decode_floor_us", "mla_decode_flops"]
+
+
+_LENGTHS = "an int or a sequence of ints (a list, tuple, range, 1-D array or tensor)"
+
+
+def _refuse_unordered(seqlens: object) -> None:
+    """Refuse a set or a mapping given as the lengths, one per sequence.
+
+    Both are iterable, so they would be counted without a word: a set keeps one of each
+    repeated length and has no order, and a dict iterates its keys, not its values.
+    """
+    if isinstance(seqlens, Set | Mapping):
+        raise InputError(expected(_LENGTHS, f"a {type(seqlens).__name__}", where="seqlens"))
 
 
 def _total(seqlens: int | Sequence[int], *, batch: int | None = None) -> int:
@@ -29,6 +42,7 @@ def _total(seqlens: int | Sequence[int], *, batch: int | None = None) -> int:
     elif isinstance(seqlens, str | bytes) or not isinstance(seqlens, Iterable):
         raise InputError(expected("an int or a sequence of ints", repr(seqlens), where="seqlens"))
     else:
+        _refuse_unordered(seqlens)
         items = list(seqlens)
         if batch is not None and len(items) != batch:
             raise InputError(
@@ -57,9 +71,21 @@ def mla_decode_flops(seqlens: int | Sequence[int], *, s_q: int, h_q: int) -> int
     Parameters
     ----------
     seqlens : int or sequence of int
-        The cache length of every sequence in the batch, or their sum.
+        The cache length of every sequence in the batch (a list, tuple, range, 1-D array
+        or tensor; not a set or a dict), or their sum.
     s_q, h_q : int
         Draft tokens per sequence and query heads.
+
+    Returns
+    -------
+    int
+        FLOPs.
+
+    Raises
+    ------
+    InputError
+        For a size that is not a positive integer, a negative length, or lengths given as
+        a set or a dict.
     """
     s_q, h_q = check_positive_int(s_q, "s_q"), check_positive_int(h_q, "h_q")
     return 2 * s_q * h_q * _total(seqlens) * (D_QK + D_V)
@@ -85,7 +111,7 @@ def mla_decode_bytes(
     ----------
     seqlens : int or sequence of int
         The sum of the cache lengths (one integer) or one length per sequence, ``batch``
-        of them.
+        of them (a list, tuple, range, 1-D array or tensor; not a set or a dict).
     batch, s_q, h_q : int
         Sequences, draft tokens per sequence and query heads.
     elt_bytes : int
@@ -101,8 +127,8 @@ def mla_decode_bytes(
     Raises
     ------
     InputError
-        For a size that is not a positive integer, a negative length, or a list of
-        lengths that is not ``batch`` long.
+        For a size that is not a positive integer, a negative length, a list of
+        lengths that is not ``batch`` long, or lengths given as a set or a dict.
     """
     batch, s_q, h_q = (
         check_positive_int(v, n) for v, n in ((batch, "batch"), (s_q, "s_q"), (h_q, "h_q"))
