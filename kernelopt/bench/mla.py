@@ -29,7 +29,7 @@ from kernelopt.bench.trials import (
     TrialCall,
     TrialPoint,
     TrialResult,
-    _first_repeat,
+    refuse_repeated_points,
     run_trials,
     trial_matrix,
 )
@@ -317,16 +317,7 @@ def mla_trial_matrix(
         raise InputError(
             expected("at least one trial point (None for the defaults)", "[]", where="points")
         )
-    repeat = _first_repeat(chosen)
-    if repeat is not None:
-        first, again = repeat
-        raise InputError(
-            expected(
-                "each point once",
-                f"{chosen[again]} again (as points[{first}])",
-                where=f"points[{again}]",
-            )
-        )
+    refuse_repeated_points(chosen, "points")
     mla = load_mla()
     if device.startswith("cuda") and not cuda_available():
         raise DeviceError(expected("a CUDA device for the MLA trial matrix", "none"))

@@ -169,16 +169,7 @@ def trial_matrix(
         raise InputError(expected("axes as {name: values}", type(axes).__name__, where="axes"))
     # A point in the matrix twice is timed twice and gives two rows of one point, which
     # the readers of the rows refuse: refused here, before anything is timed.
-    repeat = _first_repeat(extra_points)
-    if repeat is not None:
-        first, again = repeat
-        raise InputError(
-            expected(
-                "each point once",
-                f"{extra_points[again]} again (as extra_points[{first}])",
-                where=f"extra_points[{again}]",
-            )
-        )
+    refuse_repeated_points(extra_points, "extra_points")
     defaults = DEFAULT_POINTS if include_defaults else ()
     repeat = _first_repeat([*defaults, *extra_points])
     if repeat is not None:
@@ -230,6 +221,29 @@ def trial_matrix(
             )
         )
     return tuple(points)
+
+
+def refuse_repeated_points(points: Sequence[TrialPoint], name: str) -> None:
+    """Refuse a point spelled as an earlier one of ``points`` (the argument ``name``).
+
+    The same point twice would be timed twice and give two rows of one point, which the
+    readers of the rows refuse or take one of: refused before anything is timed.
+
+    Raises
+    ------
+    InputError
+        ``points[2]: Expected each point once, got b=32 s=1 t=4096 again (as points[0])``.
+    """
+    repeat = _first_repeat(points)
+    if repeat is not None:
+        first, again = repeat
+        raise InputError(
+            expected(
+                "each point once",
+                f"{points[again]} again (as {name}[{first}])",
+                where=f"{name}[{again}]",
+            )
+        )
 
 
 def _first_repeat(points: Sequence[TrialPoint]) -> tuple[int, int] | None:
@@ -517,24 +531,12 @@ def run_trials(
             raise InputError(expected("at least one trial point (None for the defaults)", "[]"))
         # Checked before any point runs: a mapping has no batch to halve, and its label
         # would not be the point's one spelling.
-        seen: dict[str, int] = {}
         for index, item in enumerate(points):
             if not isinstance(item, TrialPoint):
                 raise InputError(
                     expected("a TrialPoint", type(item).__name__, where=f"points[{index}]")
                 )
-            # The same point twice would be timed twice and give two rows of one point,
-            # which the readers of the rows refuse or take one of.
-            spelling = str(item)
-            if spelling in seen:
-                raise InputError(
-                    expected(
-                        "each point once",
-                        f"{spelling} again (as points[{seen[spelling]}])",
-                        where=f"points[{index}]",
-                    )
-                )
-            seen[spelling] = index
+        refuse_repeated_points(points, "points")
     if isinstance(min_b, bool) or not isinstance(min_b, int) or min_b < 1:
         raise InputError(expected("min_b as an int >= 1", repr(min_b), where="min_b"))
     try:

@@ -21,11 +21,13 @@ __all__ = [
     "DeviceLike",
     "ShapeLike",
     "StreamLike",
+    "byte_span",
     "device_and_stream",
     "nbytes_of",
     "normalize_device",
     "normalize_shape",
     "same_device",
+    "spans_meet",
     "storage_ptr",
     "storage_refs",
     "storage_refs_or_none",
@@ -302,3 +304,30 @@ def storage_refs(tensor: torch.Tensor) -> int:
             )
         )
     return _STORAGE_USE_COUNT(tensor.untyped_storage()._cdata)
+
+
+def byte_span(tensor: torch.Tensor) -> tuple[int, int] | None:
+    """Addresses ``[first, last + 1)`` of the bytes ``tensor``'s elements occupy; None for
+    a tensor that occupies none (empty, or on the meta device).
+
+    Whole spans, not elements: two tensors whose spans meet are taken to share memory
+    (a view of one starts elsewhere and still overlaps it; a tensor strided across the
+    other's bytes meets them even where no element does), while a disjoint slice of the
+    same storage does not.
+    """
+    if tensor.numel() == 0 or tensor.device.type == "meta":
+        return None
+    size = tensor.element_size()
+    start = tensor.data_ptr()
+    if tensor.is_contiguous():  # the common case on every launch: no stride walk
+        return start, start + tensor.numel() * size
+    low = high = 0
+    for stride, extent in zip(tensor.stride(), tensor.shape, strict=True):
+        reach = stride * (extent - 1)
+        low, high = (low + reach, high) if reach < 0 else (low, high + reach)
+    return start + low * size, start + (high + 1) * size
+
+
+def spans_meet(one: tuple[int, int] | None, other: tuple[int, int] | None) -> bool:
+    """Whether two :func:`byte_span` results share a byte (None shares none)."""
+    return one is not None and other is not None and one[0] < other[1] and other[0] < one[1]

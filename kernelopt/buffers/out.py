@@ -16,10 +16,12 @@ from kernelopt._errors import InputError, expected
 from kernelopt.buffers._tensors import (
     DeviceLike,
     ShapeLike,
+    byte_span,
     nbytes_of,
     normalize_device,
     normalize_shape,
     same_device,
+    spans_meet,
     validate_dtype,
     validate_shape,
 )
@@ -97,21 +99,6 @@ def check_out(
     return out
 
 
-def _byte_span(tensor: torch.Tensor) -> tuple[int, int] | None:
-    """Addresses ``[first, last + 1)`` of the bytes ``tensor``'s elements occupy; None
-    for a tensor that occupies none (empty, or on the meta device)."""
-    if tensor.numel() == 0 or tensor.device.type == "meta":
-        return None
-    size = tensor.element_size()
-    start = tensor.data_ptr()
-    if tensor.is_contiguous():
-        return start, start + tensor.numel() * size
-    high = 0  # torch strides are never negative: the first element is the lowest
-    for stride, extent in zip(tensor.stride(), tensor.shape, strict=True):
-        high += stride * (extent - 1)
-    return start, start + (high + 1) * size
-
-
 def _check_no_overlap(
     out: torch.Tensor, name: str, inputs: Mapping[str, object] | Sequence[object]
 ) -> None:
@@ -122,7 +109,7 @@ def _check_no_overlap(
     not. Whole spans are compared, not elements (one comparison per input), so an input
     strided across ``out``'s bytes is refused even where no element meets one of ``out``'s.
     """
-    span = _byte_span(out)
+    span = byte_span(out)
     if span is None:
         return
     named = (
@@ -137,8 +124,7 @@ def _check_no_overlap(
             continue
         if value.device != out.device:  # another address space: no bytes in common
             continue
-        other = _byte_span(value)
-        if other is not None and span[0] < other[1] and other[0] < span[1]:
+        if spans_meet(span, byte_span(value)):
             raise InputError(
                 expected(
                     f"{name} that shares no memory with the kernel's inputs",

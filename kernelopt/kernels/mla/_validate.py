@@ -378,22 +378,6 @@ def _refuse_requires_grad(tensor: torch.Tensor, where: str) -> None:
         )
 
 
-def _byte_span(tensor: torch.Tensor) -> tuple[int, int] | None:
-    """Addresses ``[first, last + 1)`` of the bytes ``tensor``'s elements occupy; None
-    for an empty tensor, which occupies none."""
-    if tensor.numel() == 0:
-        return None
-    size = tensor.element_size()
-    start = tensor.data_ptr()
-    if tensor.is_contiguous():  # the common case on every run(): no stride walk
-        return start, start + tensor.numel() * size
-    low = high = 0
-    for stride, extent in zip(tensor.stride(), tensor.shape, strict=True):
-        reach = stride * (extent - 1)
-        low, high = (low + reach, high) if reach < 0 else (low, high + reach)
-    return start + low * size, start + (high + 1) * size
-
-
 def _check_disjoint(
     out: torch.Tensor | None, lse: torch.Tensor | None, reads: Mapping[str, torch.Tensor]
 ) -> None:
@@ -404,15 +388,17 @@ def _check_disjoint(
     views interleaved in one buffer are refused even where their elements never meet.
     Each span is computed once: this runs on every call.
     """
-    outputs = [(name, _byte_span(t)) for name, t in (("out", out), ("lse", lse)) if t is not None]
+    from kernelopt.buffers._tensors import byte_span, spans_meet
+
+    outputs = [(name, byte_span(t)) for name, t in (("out", out), ("lse", lse)) if t is not None]
     if not outputs:
         return
-    inputs = [(name, _byte_span(t)) for name, t in reads.items()]
+    inputs = [(name, byte_span(t)) for name, t in reads.items()]
     for i, (name, span) in enumerate(outputs):
         if span is None:
             continue
         for other_name, other in [*outputs[:i], *inputs]:
-            if other is not None and span[0] < other[1] and other[0] < span[1]:
+            if spans_meet(span, other):
                 raise InputError(
                     expected(
                         f"an output that shares no memory with {other_name}",
@@ -430,12 +416,14 @@ def check_workspace_disjoint(workspace: torch.Tensor, reads: Mapping[str, torch.
     them overwrites values not yet read, a wrong answer with no error. As for the outputs,
     byte spans are compared, one comparison per input.
     """
-    span = _byte_span(workspace)
+    from kernelopt.buffers._tensors import byte_span, spans_meet
+
+    span = byte_span(workspace)
     if span is None:
         return
     for name, tensor in reads.items():
-        other = _byte_span(tensor)
-        if other is not None and span[0] < other[1] and other[0] < span[1]:
+        other = byte_span(tensor)
+        if spans_meet(span, other):
             raise InputError(
                 expected(
                     f"a workspace that shares no memory with {name}",
