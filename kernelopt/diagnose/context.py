@@ -164,6 +164,17 @@ class Context:
             return f"{experiment.throughput:g} {experiment.throughput_unit or ''}".strip()
         return ""
 
+    def kind_text(self, experiment: Experiment, kind: MetricKind) -> str:
+        """The experiment's headline number of ``kind`` in words (``"1.3x"`` for its speedup
+        where it also reports a latency), or ``""`` where it reports none of that kind."""
+        if kind is MetricKind.LATENCY and experiment.latency is not None:
+            return f"{experiment.latency:g} {experiment.unit or ''}".strip()
+        if kind is MetricKind.SPEEDUP and experiment.speedup is not None:
+            return f"{experiment.speedup:g}x"
+        if kind is MetricKind.THROUGHPUT and experiment.throughput is not None:
+            return f"{experiment.throughput:g} {experiment.throughput_unit or ''}".strip()
+        return ""
+
     def value_at(self, experiment: Experiment) -> str:
         """:meth:`value_text` with the trial point it was measured at (``"47.46 us at b=32
         s=1 t=4096 h=16"``) when the log compares its headlines point by point: numbers of
@@ -181,9 +192,10 @@ class Context:
         lone = self.progress.lone
         if not lone or any(e is not lone[0][0] for e, _ in lone):
             return ""
-        experiment = lone[0][0]
+        experiment, first = lone[0]
         kinds = " and ".join(f"a {kind.value}" for _, kind in lone)
-        value = self.value_text(experiment)
+        # The number of the kind said first: a latency in cycles is no latency it reports.
+        value = self.kind_text(experiment, first)
         return f"{experiment.mention} reports {kinds}" + (f" ({value})" if value else "")
 
     def unshared_numbers(self, experiments: int = 3, points: int = 3) -> str:
@@ -206,7 +218,7 @@ class Context:
             for kind, names in kinds.items():
                 if names == [""]:
                     at = experiment.headline_point
-                    value = self.value_text(experiment)
+                    value = self.kind_text(experiment, kind)
                     said.append(
                         f"a {kind.value}"
                         + (f" of {value}" if value else "")

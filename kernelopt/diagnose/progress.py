@@ -152,6 +152,23 @@ def _values(
     return found
 
 
+def _other_kinds(experiment: Experiment, kind: MetricKind | None) -> tuple[MetricKind, ...]:
+    """The headline numbers ``experiment`` reports of kinds other than the log's headline
+    ``kind`` (a speedup in a log of latencies), by kind: numbers :func:`_values` does not
+    compare, since the log's headlines are of another kind. A latency whose unit names no
+    time (``cycles``) is none."""
+    reported = (
+        (MetricKind.LATENCY, experiment.latency, _us_per(experiment.unit) is not None),
+        (MetricKind.SPEEDUP, experiment.speedup, True),
+        (MetricKind.THROUGHPUT, experiment.throughput, True),
+    )
+    return tuple(
+        metric
+        for metric, value, timed in reported
+        if metric is not kind and value is not None and value > 0 and timed
+    )
+
+
 def point_key(point: Point) -> str:
     """The key of a named point's number among a step's values (``"tiny|speedup|x"``,
     ``"causal|latency"``: latencies of any unit are one quantity)."""
@@ -269,8 +286,10 @@ class Progress:
     point by point: their headline is compared only with others that name none."""
     lone: tuple[tuple[Experiment, MetricKind], ...] = ()
     """Numbers left out because no other experiment reports the same quantity: each
-    experiment with the kind of such a number, in log order. A log whose numbers all come
-    from one experiment has no gain to show yet, though it measured something."""
+    experiment with the kind of such a number, in log order. An experiment that reports no
+    number of the log's headline kind counts its headline of another kind here (a speedup
+    in a log of latencies). A log whose numbers all come from one experiment has no gain to
+    show yet, though it measured something."""
     unshared: tuple[tuple[Experiment, MetricKind, Point | None], ...] = ()
     """The numbers :attr:`lone` counts by kind, one by one: each with its experiment, its
     kind and its named point (None for a headline), in log order. Where they come from
@@ -392,16 +411,28 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         for e, point in zip(experiments, at, strict=True)
     ]
     occurrences = Counter(key for values in raw for key in values)
+    # An experiment with no number of the headline's kind (a speedup where the others time
+    # the kernel) still measured something: its own headline is a number no other shares,
+    # not silence.
+    other = [
+        () if found else _other_kinds(e, kind) for e, found in zip(experiments, raw, strict=True)
+    ]
+    others = Counter(k for kinds in other for k in kinds)
     lone: list[tuple[Experiment, MetricKind]] = []
     unshared: list[tuple[Experiment, MetricKind, Point | None]] = []
-    for e, found in zip(experiments, raw, strict=True):
-        for key in found:
-            if occurrences[key] < 2 and not key.startswith(HEADLINE + " @ "):
-                pair = (e, _key_kind(e, key, kind))
-                point = None if headline_key(key) else _key_point(e, key)
-                unshared.append((*pair, point))
-                if not any(e is other and pair[1] is k for other, k in lone):
-                    lone.append(pair)
+    for e, found, kinds in zip(experiments, raw, other, strict=True):
+        numbers = [
+            (_key_kind(e, key, kind), None if headline_key(key) else _key_point(e, key))
+            for key in found
+            if occurrences[key] < 2 and not key.startswith(HEADLINE + " @ ")
+        ]
+        # Two of another kind are one quantity reported twice, though not the log's: no
+        # lone number, and no gain either (only the headline kind is compared).
+        numbers += [(k, None) for k in kinds if others[k] < 2]
+        for metric, point in numbers:
+            unshared.append((e, metric, point))
+            if not any(e is seen and metric is k for seen, k in lone):
+                lone.append((e, metric))
     best: dict[str, float] = {}
     # The GPU each best was timed on, and the best each GPU has seen: an A/B's implied
     # baseline is a time on the experiment's own GPU, so where a log moved between GPUs it

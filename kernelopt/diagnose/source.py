@@ -778,6 +778,8 @@ class Suspect:
     """A numeric-precision suspect found in (or absent from) a kernel source.
 
     ``found`` is True when the source shows the risky pattern; ``line``/``text`` quote it.
+    ``dtype`` is the low-precision type a found accumulator holds (``"bf16"``, ``"fp16"``):
+    the name is the catalog's, which says bf16 for both.
     """
 
     name: str
@@ -787,6 +789,7 @@ class Suspect:
     line: int = 0
     text: str = ""
     advice: str = ""
+    dtype: str = ""
 
 
 def find_pattern(
@@ -1116,6 +1119,9 @@ def precision_suspects(sources: Sequence[KernelSource]) -> list[Suspect]:
     bf16 = find_pattern(sources, _BF16_ACC)
     if bf16 is not None:
         source, line, text = bf16
+        # The match, not its line: a tl.zeros call may put its dtype on a later line.
+        match = _BF16_ACC.search(source.text)
+        held = match.group(0).lower() if match is not None else text.lower()
         suspects.append(
             Suspect(
                 name="bf16 accumulation",
@@ -1125,6 +1131,7 @@ def precision_suspects(sources: Sequence[KernelSource]) -> list[Suspect]:
                 line=line,
                 text=text,
                 advice="accumulate in fp32 and cast once at the store",
+                dtype="bf16" if "bfloat16" in held else "fp16",
             )
         )
     else:

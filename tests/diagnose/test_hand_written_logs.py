@@ -280,7 +280,8 @@ def test_a_wall_is_checked_in_the_failing_snapshots(tmp_path: Path) -> None:
     finding = diagnosis.finding(Pathology.CORRECTNESS_WALL)
     assert finding is not None
     assert finding.experiments == (3, 4, 5)
-    assert "LSE base" in finding.summary and "bf16 accumulation" in finding.summary
+    assert "LSE base" in finding.summary
+    assert "an fp16 accumulator (experiments/exp_5/attn_fwd.py:17)" in finding.summary
     quoted = {e.source.rsplit(":", 1)[0] for e in finding.evidence if ".py:" in e.source}
     assert quoted == {"experiments/exp_5/attn_fwd.py"}
 

@@ -32,7 +32,7 @@ from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import CorrectnessWallParams
-from kernelopt.diagnose.source import precision_suspects
+from kernelopt.diagnose.source import Suspect, precision_suspects
 from kernelopt.experiments.log import Experiment, KernelSource
 from kernelopt.experiments.records import Correctness
 
@@ -153,6 +153,16 @@ def _wall_kernels(ctx: Context, failures: Sequence[Experiment]) -> tuple[KernelS
     return ctx.kernels
 
 
+def _suspect_words(suspect: Suspect) -> str:
+    """A found suspect as the finding names it: its name, or for a low-precision accumulator
+    the type the kernel holds it in and where (``"an fp16 accumulator (kernels/x.py:12)"``),
+    since the catalog's name says bf16 for fp16 too."""
+    if not suspect.dtype:
+        return suspect.name
+    article = "an" if suspect.dtype.startswith("f") else "a"  # an fp16, a bf16
+    return f"{article} {suspect.dtype} accumulator ({suspect.path}:{suspect.line})"
+
+
 def _last_pass(experiments: tuple[Experiment, ...], first_failure: Experiment) -> Experiment | None:
     """The latest attempt before ``first_failure`` that passed correctness."""
     before = experiments[: experiments.index(first_failure)]
@@ -210,7 +220,7 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
         ctx.evidence(e, f"{e.label}: {e.description} — FAIL", "correctness") for e in failures[:6]
     ]
     evidence += [Evidence(quote=quote(s.text), source=f"{s.path}:{s.line}") for s in hits]
-    actions = [ctx.action(f"{s.name}: {s.advice}.", s.catalog_id) for s in hits]
+    actions = [ctx.action(f"{_suspect_words(s)}: {s.advice}.", s.catalog_id) for s in hits]
     last_pass = _last_pass(experiments, failures[0])
     reference = f"{last_pass.label}, the last that passed" if last_pass else "the reference"
     actions.append(
@@ -225,7 +235,8 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
     for catalog_id, text in () if kernels else _GENERIC:
         actions.append(ctx.action(text, catalog_id))
     if hits:
-        cause = "Numeric suspects in the kernel text: " + ", ".join(s.name for s in hits) + "."
+        named = ", ".join(_suspect_words(s) for s in hits)
+        cause = f"Numeric suspects in the kernel text: {named}."
     elif kernels:
         cause = (
             "No numeric suspect (a tf32 dot on float32 operands, a mismatched log base, "
