@@ -114,7 +114,7 @@ class PersistentLauncher(Generic[P, R]):
         return bound
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        if self._scope._closed:
+        if self._scope.closed:
             # A call given out= may take nothing from the scope, and would otherwise
             # run on a launcher that close() or a redefinition retired.
             self._scope._refuse_closed()
@@ -145,7 +145,7 @@ class PersistentLauncher(Generic[P, R]):
             scope = self._instances.get(id(instance))
             if scope is not None:
                 return scope
-            if self._scope._closed:
+            if self._scope.closed:
                 self._scope._refuse_closed()
             try:
                 # Drops the entry when the instance goes: the scope, unreferenced then,
@@ -190,7 +190,16 @@ class PersistentLauncher(Generic[P, R]):
         R
             What the launcher returns, as is: ``on_return`` does not apply (no check
             and no copy).
+
+        Raises
+        ------
+        InputError
+            The launcher is closed, as for a plain call (nothing runs).
         """
+        if self._scope.closed:
+            # Another scope's buffers do not reopen a launcher that close() or a
+            # redefinition retired: refuse as a plain call does.
+            self._scope._refuse_closed()
         return self._fn(scope, *args, **kwargs)
 
     @property
@@ -277,7 +286,16 @@ class BoundLauncher(Generic[R]):
         -------
         R
             What the method returns, as is: ``on_return`` does not apply.
+
+        Raises
+        ------
+        InputError
+            The launcher is closed, as for a plain call (nothing runs).
         """
+        launcher_scope = self.__func__._scope
+        if launcher_scope.closed:
+            # As for a plain call: closing the launcher retires every instance's method.
+            launcher_scope._refuse_closed()
         fn = cast(Callable[..., R], self.__func__._fn)
         return fn(scope, self.__self__, *args, **kwargs)
 

@@ -473,7 +473,17 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    root = _tree_dir(args.dir, args.knowledge)
+    named = _one_tree(args.dir, args.knowledge)
+    root = Path(named or _DEFAULT_TREE)
+    if named is None and not root.exists():
+        # As `index` does: a tree named by no one is not made up in whatever folder
+        # this runs in; one named with --dir or --knowledge is created when missing.
+        raise InputError(
+            expected(
+                "a knowledge folder",
+                f"{root} (no such folder here: pass --dir DIR, or create {root} first)",
+            )
+        )
     if root.exists() and not root.is_dir():
         # The tree is created when missing; a file there would fail later, as an OS error.
         raise InputError(expected("a knowledge folder", f"{root} (not a folder)"))

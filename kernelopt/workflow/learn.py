@@ -49,7 +49,9 @@ from kernelopt.catalog import (
     SourceType,
     canonical_language,
 )
+from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import INDEX_NAME, check_tree_folder
+from kernelopt.catalog.loader import load_tree, read_exact
 from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow.observe import Observation
 
@@ -479,28 +481,69 @@ def _write_refusal(target: Path, *, lock: bool = False) -> InputError | None:
     return InputError(expected("a folder kernelopt may write in", f"{folder}: {denied}"))
 
 
-def _check_writable(tree: KnowledgeTree, path: Path, *, learn_lock: bool) -> None:
-    """Raise what the real run would raise where it could not write the entry at ``path``
-    (a read-only tree, one under a file): a dry run must not say "Would record" there.
+def _index_changes(tree: KnowledgeTree, entry: Entry) -> bool:
+    """Whether saving ``entry`` makes the real run rewrite the tree's ``index.md``.
+
+    The write regenerates the index from the tree and rewrites it where the text differs:
+    for a new entry (an anti-pattern, a built-in entry's first copy), an entry moved to
+    its canonical file, or an index missing or stale already. Evidence alone changes no
+    row.
+    """
+    index = tree.root / INDEX_NAME
+    if not tree.root.is_dir():
+        return True  # a tree made by this write gets its first index
+    loaded = load_tree(tree.root, lock=False)  # a dry run creates no lock file
+    entries = {e.id: e for e in loaded.entries}
+    entries[entry.id] = entry
+    links = loaded.links()
+    links[entry.id] = tree.path_of(entry).relative_to(tree.root).as_posix()
+    text = render_index(entries.values(), links=links)
+    try:
+        return not index.is_file() or read_exact(index) != text
+    except (OSError, UnicodeDecodeError):
+        return True  # the real run does not read it either: it writes it
+
+
+def _check_writable(tree: KnowledgeTree, entry: Entry, *, learn_lock: bool) -> None:
+    """Raise what the real run would raise where it could not write ``entry`` (a
+    read-only tree, one under a file) or then the index: a dry run must not say "Would
+    record" there.
 
     Checked in the real run's order: LEARN's lock (``learn_lock``, taken for an evidence
-    row), the tree's folder, the tree's lock, then the entry file's folder.
+    row), what stands at ``index.md``, the tree's folder, the tree's lock, the entry
+    file's folder, then ``index.md``'s where the write would change it.
     """
     root = tree.root.resolve()
     if learn_lock:
         refusal = _write_refusal(Path(f"{root}.learn.lock"), lock=True)
         if refusal is not None:
             raise refusal
+    # Every update refuses a folder (or FIFO) at index.md before it writes anything.
+    tree._check_index_is_ours()
     # A tree not made yet: make_root creates it, as a file in it would need.
     if not root.is_dir() and _write_refusal(root / INDEX_NAME) is not None:
         reason = os.strerror(errno.ENOTDIR if file_in_the_way(root) else errno.EACCES)
         raise CatalogError(
             expected("a knowledge folder that can be created", f"{tree.root} ({reason})")
         )
+    path = tree.path_of(entry)
     for target, lock in ((Path(f"{root}.lock"), True), (Path(os.path.realpath(path)), False)):
         refusal = _write_refusal(target, lock=lock)
         if refusal is not None:
             raise refusal
+    if not _index_changes(tree, entry):
+        return  # an index left as it is is not written: a read-only one does not matter
+    # The index is written as atomic_write_text writes it: through a link, to its target.
+    refusal = _write_refusal(Path(os.path.realpath(tree.root / INDEX_NAME)))
+    if refusal is not None:
+        # The real run saves the entry first and then fails here, in these words.
+        raise InputError(
+            expected(
+                f"{tree.root / INDEX_NAME} rewritten after the update",
+                f"{refusal}; nothing was written (the real run would save the update in "
+                f"{path}, then stop here)",
+            )
+        )
 
 
 def _is_builtin(root: Path) -> bool:
@@ -639,7 +682,7 @@ def learn(
             )
             if dry_run:
                 check_tree_folder(tree.root)  # what the write would refuse
-                _check_writable(tree, tree.path_of(created), learn_lock=False)
+                _check_writable(tree, created, learn_lock=False)
             try:
                 path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
             except CatalogError:
@@ -667,7 +710,7 @@ def learn(
     if not recorded_before:
         check_tree_folder(tree.root)  # what the write would refuse; before the lock is made
         if dry_run:
-            _check_writable(tree, tree.path_of(target), learn_lock=True)
+            _check_writable(tree, target, learn_lock=True)
         else:
             target, recorded_before = _record(tree, target.id, row, observation)
     return attrs.evolve(

@@ -773,8 +773,8 @@ def get_mla_metadata(
         raise InputError(expected("at least one sequence", "[]", where="cache_seqlens"))
     if check_positive_int(num_heads_k, "num_heads_k") != 1:
         raise InputError(expected("one latent KV head", num_heads_k, where="num_heads_k"))
-    if not isinstance(is_fp8_kvcache, bool):
-        raise InputError(expected("a bool", is_fp8_kvcache, where="is_fp8_kvcache"))
+    # As every other flag: a string shows quoted ("got 'True'"), not as a bool would read.
+    check_flag(is_fp8_kvcache, "is_fp8_kvcache")
     if topk is not None:
         raise InputError(expected("dense attention (topk=None)", repr(topk), where="topk"))
     rows = check_positive_int(num_q_tokens_per_head_k, "num_q_tokens_per_head_k")

@@ -276,7 +276,7 @@ def test_flashmla_pair_rejects_what_it_does_not_support(request) -> None:
     q, kv, bt, sl = _inputs(request)
     with pytest.raises(InputError, match="num_heads_k: Expected one latent KV head, got 2"):
         get_mla_metadata(sl, 6, 2)
-    with pytest.raises(InputError, match="is_fp8_kvcache: Expected a bool, got yes"):
+    with pytest.raises(InputError, match="is_fp8_kvcache: Expected a bool, got 'yes'"):
         get_mla_metadata(sl, 6, 1, is_fp8_kvcache="yes")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="topk: Expected dense attention"):
         get_mla_metadata(sl, 6, 1, topk=64)
