@@ -377,8 +377,9 @@ class Catalog:
         InputError
             For an unknown family or language, a kind that is neither, metric or shape
             values that are not numbers or not finite (NaN, infinities; an
-            ``arith_intensity`` of +inf, a call that moves no bytes, is kept), or a bad
-            ``limit``.
+            ``arith_intensity`` of +inf, a call that moves no bytes, is kept), a
+            ``keyword`` with nothing to look for (blank, punctuation or only stop words,
+            naming no entry), or a bad ``limit``.
         """
         # Integral, not int: a count computed with numpy (np.int64) is an int all the same.
         if limit is not None and (

@@ -34,7 +34,9 @@ _STOPWORDS = frozenset(
     re.findall(
         r"\w+",
         "a an and are as at be by for from has have in into is it its not of on or per than that "
-        "the this to use used uses via was were when where which with without",
+        "the this to use used uses via was were when where which with without "
+        # Two-letter words count (l2, kv, tc, sm name kernel things), so these do not.
+        "do if no so up us vs we",
     )
 )
 # Score weights: a fired trigger or shape condition and a named technique count more than
@@ -73,7 +75,13 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(normalize_text(text)) if len(w) > 2 and w not in _STOPWORDS}
+    return {w for w in _WORD.findall(normalize_text(text)) if _counts(w) and w not in _STOPWORDS}
+
+
+def _counts(word: str) -> bool:
+    # A two-letter word such as l2 or kv names a kernel thing; a two-digit number such as
+    # the 16 of "num_splits=16" would match every entry quoting a size, so it does not.
+    return len(word) > 2 or (len(word) == 2 and not word.isdigit())
 
 
 @attrs.frozen(kw_only=True)
@@ -203,13 +211,35 @@ def rank(
     want_kind = None if kind is None else _kind(kind)
     text = None if keyword is None else normalize_text(keyword)
     query_words = set() if keyword is None else _words(keyword)
+    items = tuple(searchables)
+    if (
+        keyword is not None
+        and text is not None
+        and not strong_only
+        and not query_words
+        and not any(item.strong(text) for item in items)
+    ):
+        # Blank text, punctuation or only stop words match nothing (save a name such as
+        # "s_q=1"): an empty answer would read as "no entry is about this".
+        raise InputError(
+            expected(
+                "a keyword with a word to look for or an entry's id, name or keyword "
+                "(not only stop words, single letters, numbers under 100 or punctuation)",
+                repr(keyword[:60]),
+                where="keyword",
+            )
+        )
     scored = metrics is not None or shape is not None or keyword is not None
     out = []
-    for item in searchables:
+    for item in items:
         entry = item.entry
         if want_kind is not None and entry.kind is not want_kind:
             continue
         score, reasons = 0.0, []
+        if want_kind is not None:
+            # A filter keeps an entry for a reason too: a browse by kind or language alone
+            # would otherwise return entries that say nothing of why they are there.
+            reasons.append(f"kind {want_kind.value}")
         if family is not None:
             found = _family(entry, family, scored=scored)
             if found is None:
@@ -222,6 +252,8 @@ def rank(
             if entry.scope == language:
                 score += _W_LANGUAGE
                 reasons.append(f"specific to {language}")
+            else:
+                reasons.append(f"shared by every language, {language} included")
         hit = 0.0
         if metrics is not None:
             s, r = _conditions("metric", entry.triggers, metrics)
