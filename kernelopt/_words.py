@@ -1,8 +1,11 @@
-"""Counted nouns in what kernelopt writes for people: ``1 attempt``, ``2 attempts``."""
+"""Counted nouns and lists in what kernelopt writes for people: ``1 attempt``, ``2 attempts``,
+``a, b and c``."""
 
 from __future__ import annotations
 
-__all__ = ["count_text", "noun"]
+from collections.abc import Sequence
+
+__all__ = ["and_list", "count_text", "noun"]
 
 
 def noun(count: int, one: str, many: str | None = None) -> str:
@@ -50,3 +53,21 @@ def count_text(count: int, one: str, many: str | None = None, *, sign: bool = Fa
     ('1 attempt', '0 attempts', '2 branches')
     """
     return (f"{count:+d}" if sign else f"{count}") + " " + noun(count, one, many)
+
+
+def and_list(items: Sequence[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``; ``""`` for none.
+
+    Parameters
+    ----------
+    items : sequence of str
+        The words, in the order written.
+
+    Returns
+    -------
+    str
+        The words joined by commas, the last by "and".
+    """
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"

@@ -28,6 +28,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt._words import and_list
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import ArgSet, Timer
 
@@ -237,7 +238,7 @@ def judge(
         # The statistics are paired: judging the first n of each would drop samples
         # without a word, and pair samples of different rounds once one list lost some.
         count = "two" if len(lists) == 2 else "three"
-        got = f"{', '.join(map(str, lengths[:-1]))} and {lengths[-1]}"
+        got = and_list([str(n) for n in lengths])
         raise InputError(expected(f"{count} sample lists of equal length", got))
     n = lengths[0]
     base = np.asarray(baseline, dtype=float)

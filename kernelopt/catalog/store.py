@@ -212,11 +212,10 @@ class KnowledgeTree:
         return ids
 
     def _find(self, entry_id: str) -> tuple[Path | None, Entry]:
-        _refuse_special_files(candidate_paths(self.root, entry_id))
+        paths = tuple(candidate_paths(self.root, entry_id))  # an iterator: read twice here
+        _refuse_special_files(paths)
         found = [
-            (path, parse_entry(_entry_text(path), path=path))
-            for path in candidate_paths(self.root, entry_id)
-            if path.is_file()
+            (path, parse_entry(_entry_text(path), path=path)) for path in paths if path.is_file()
         ]
         for path, entry in found:
             if entry.id != entry_id:

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from kernelopt._words import count_text
+from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
 from kernelopt.diagnose.model import Action, Evidence
@@ -246,11 +246,7 @@ _PLURAL = {
 def _listed(words: Sequence[str], *, cut: bool = False) -> str:
     """``"a"``, ``"a and b"``, ``"a, b and c"``; ``"a, b, c, …"`` when ``cut`` (more were
     left out)."""
-    if cut:
-        return ", ".join([*words, "…"])
-    if len(words) < 2:
-        return "".join(words)
-    return ", ".join(words[:-1]) + f" and {words[-1]}"
+    return ", ".join([*words, "…"]) if cut else and_list(words)
 
 
 def attempts_text(count: int) -> str:

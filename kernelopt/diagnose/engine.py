@@ -270,16 +270,31 @@ def _only_best(ctx: Context) -> BestResult | None:
         value, unit, name = point.value, point.unit, point.name
     if value is None:
         return None
+    return _best_result(ctx, experiment, value, unit, kind.value, name, only=True)
+
+
+def _best_result(
+    ctx: Context,
+    experiment: Experiment,
+    value: float,
+    unit: str,
+    kind: str,
+    point: str,
+    *,
+    only: bool = False,
+) -> BestResult:
+    """The best as the summary states it; its GPU named where the log's times come from
+    more than one."""
     gpus = {e.gpu for e in ctx.experiments if e.gpu}
     return BestResult(
         experiment=experiment.number,
         label=experiment.label,
         value=value,
         unit=unit,
-        kind=kind.value,
-        point=name,
+        kind=kind,
+        point=point,
         gpu=(experiment.gpu or "") if len(gpus) > 1 else "",
-        only=True,
+        only=only,
     )
 
 
@@ -308,17 +323,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
             )
             name = point.name if point is not None else ""
         if value is not None:
-            # Named where the log's times come from more than one GPU.
-            gpus = {e.gpu for e in experiments if e.gpu}
-            best = BestResult(
-                experiment=experiment.number,
-                label=experiment.label,
-                value=value,
-                unit=unit,
-                kind=kind,
-                point=name,
-                gpu=(experiment.gpu or "") if len(gpus) > 1 else "",
-            )
+            best = _best_result(ctx, experiment, value, unit, kind, name)
     if best is None:
         best = _only_best(ctx)
     min_gain = params.local_minimum.min_gain

@@ -34,7 +34,7 @@ from kernelopt._cli_util import (
 )
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import read_text
-from kernelopt._words import count_text
+from kernelopt._words import and_list, count_text
 
 _LEARN = "record what a before/after comparison taught into the knowledge base"
 _REPORT = "print or check a workflow hand-off (profile, optimization task, new version)"
@@ -446,7 +446,7 @@ def _shown_lines(lines: list[int]) -> str:
 
     if len(lines) > SHOWN:
         return f"lines {', '.join(map(str, lines[:SHOWN]))} and {len(lines) - SHOWN} more"
-    return f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+    return f"lines {and_list([str(n) for n in lines])}"
 
 
 # The options each form of `report profile` reads; the other form's would be dropped.

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt._words import and_list
 from kernelopt.workload._validators import as_tuple, is_callable, items_of, require
 from kernelopt.workload._validators import share as unit
 from kernelopt.workload._validators import text as string
@@ -572,10 +573,6 @@ def _differences(op: OpProfile, top: ShapeStat) -> list[str]:
     return found
 
 
-def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
 def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if not op.shapes:
         return
@@ -628,13 +625,13 @@ def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         elif op.other is None:
             # Every shape is listed: what they differ in is all a guard has to test.
             what += (
-                f"they differ from it only in {_and(differs)}. A kernel specialized for it "
-                f"needs a guard on {_and(differs)}"
+                f"they differ from it only in {and_list(differs)}. A kernel specialized for it "
+                f"needs a guard on {and_list(differs)}"
             )
         else:
             # The shapes folded into one row may differ in more than the listed ones.
             what += (
-                f"the listed ones differ from it only in {_and(differs)} ({op.other.args} "
+                f"the listed ones differ from it only in {and_list(differs)} ({op.other.args} "
                 "are not listed: they may differ in more). A kernel specialized for it needs "
                 "a guard on what sets it apart"
             )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from kernelopt._errors import FormatError, KernelOptError, expected
+from kernelopt._words import and_list
 from kernelopt.experiments.canonical import measurement_rows, parse_result
 from kernelopt.experiments.diffs import parse_diff
 from kernelopt.experiments.log import Fact, KernelSource, MetricKind, Point, ProfileFacts, SourceRef
@@ -126,7 +127,7 @@ def folder_clashes(folders: dict[str, int], until: int | None = None) -> list[st
     for number, names in sorted(by_number.items()):
         if len(names) > 1:
             names.sort()
-            listed = ", ".join(f"{name}/" for name in names[:-1]) + f" and {names[-1]}/"
+            listed = and_list([f"{name}/" for name in names])
             every = "both" if len(names) == 2 else "all"
             warnings.append(
                 f"exp {number}: the folders {listed} {every} hold experiment {number}; they "

@@ -631,6 +631,7 @@ class MLADecodePlan:
             check_page_indices(
                 block_table, self._seqlens, page_size=page, num_blocks=kv_cache.shape[0]
             )
+        inputs = {"q": q, "kv_cache": kv_cache, "block_table": block_table}
         check_outputs(
             out,
             lse,
@@ -639,15 +640,11 @@ class MLADecodePlan:
             h_q=h_q,
             dtype=q.dtype,
             device=q.device,
-            reads={"q": q, "kv_cache": kv_cache, "block_table": block_table}
-            | self._caller_workspace,
+            reads=inputs | self._caller_workspace,
         )
         if self._caller_workspace:
             # The pieces write their partials there while other programs read the inputs.
-            check_workspace_disjoint(
-                self._caller_workspace["workspace"],
-                {"q": q, "kv_cache": kv_cache, "block_table": block_table},
-            )
+            check_workspace_disjoint(self._caller_workspace["workspace"], inputs)
         if out is None:
             out = torch.empty(batch, s_q, h_q, D_V, dtype=q.dtype, device=q.device)
         if lse is None:
