@@ -8,11 +8,12 @@ or input errors.
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from kernelopt.catalog.jsonio import entry_to_dict
 from kernelopt.catalog.lint import lint_tree
 from kernelopt.catalog.markdown import render_entry
 from kernelopt.catalog.model import Entry, Kind
-from kernelopt.catalog.query import Match
+from kernelopt.catalog.query import Match, metrics_read, shape_facts_read
 from kernelopt.catalog.scaffold import new_entry_file
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES, METRICS, SHAPE_FACTS
@@ -127,7 +128,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         parents=[common],
         help="free-text search, ranked",
         description=(
-            "Search entry ids, names, keywords and text for the words given, best first. "
+            "Search entry ids, names, keywords and text for the words given, best first: "
+            "entries named by id, name or keyword, then those sharing more of the words; "
+            "among those, a word in the name or keywords before one in When to Apply or "
+            "only in the text, and more mentions before fewer. "
             "--file reads the words from a file as well: an experiment's plan.md, searched "
             "with --kind anti-pattern before the experiment is built, lists the recorded "
             "pitfalls it walks into."
@@ -387,23 +391,49 @@ def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
 
 
 def _check_names(catalog: Catalog, metrics: dict[str, float], shape: dict[str, float]) -> None:
-    """Refuse a name that neither the vocabulary nor any entry's conditions use.
+    """Refuse a name that neither the vocabulary nor any entry's conditions use, and say
+    on stderr which names no entry's conditions use.
 
-    No condition could read it, so a misspelt ``--metric dram_pc=85`` would print "no
-    matching entries" as if nothing applied. Queries from code keep taking whole metric
-    records, extra names included.
+    No condition could read a name of neither, so a misspelt ``--metric dram_pc=85``
+    would print "no matching entries" as if nothing applied. A vocabulary name that no
+    entry conditions on (``occupancy_pct``) is no mistake, but it can match nothing
+    either: a line on stderr says so, so that the answer does not read as "none of the
+    entries applies at this value". Both list the names closest to the one given first.
+    Queries from code keep taking whole metric records, extra names included; they learn
+    the names read from :func:`metrics_read` and :func:`shape_facts_read`.
     """
-    read_metrics = {n for e in catalog for c in e.triggers for n in c.names}
-    read_shapes = {n for e in catalog for c in e.shape_conditions for n in c.names}
-    for given, flag, what, known in (
-        (metrics, "--metric", "metric", read_metrics | set(METRICS)),
-        (shape, "--shape", "shape fact", read_shapes | set(SHAPE_FACTS)),
-    ):
+    checks = (
+        (metrics, "--metric", "metric", metrics_read(catalog), METRICS),
+        (shape, "--shape", "shape fact", shape_facts_read(catalog), SHAPE_FACTS),
+    )
+    # Every refusal before any note: a refused command says one thing, its error.
+    for given, flag, what, read, vocabulary in checks:
+        known = {*read, *vocabulary}
         for name in given:
             if name not in known:
+                names = ", ".join(_closest_first(name, known))
                 raise InputError(
-                    expected(f"a {what} name in {', '.join(sorted(known))}", repr(name), where=flag)
+                    expected(f"a {what} name in {names} (closest first)", repr(name), where=flag)
                 )
+    for given, _flag, what, read, _vocabulary in checks:
+        for name in given:
+            if name not in read:
+                print(f"kernelopt catalog: {_unread_note(name, what, read)}", file=sys.stderr)
+
+
+def _unread_note(name: str, what: str, read: Sequence[str]) -> str:
+    """Say that no entry conditions on ``name``, and which names entries condition on."""
+    note = f"no entry has a condition on {what} {name!r}, so it matches nothing"
+    if not read:
+        return f"{note}; no entry has a condition on any {what}"
+    return f"{note}; entries condition on these {what}s, closest first: " + ", ".join(
+        _closest_first(name, read)
+    )
+
+
+def _closest_first(name: str, known: Iterable[str]) -> list[str]:
+    """``known``, the names most like ``name`` first (difflib's ratio), then by name."""
+    return sorted(known, key=lambda k: (-difflib.SequenceMatcher(None, name, k).ratio(), k))
 
 
 def _match(args: argparse.Namespace) -> int:

@@ -15,18 +15,20 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt._words import count_text
 from kernelopt.catalog._fields import to_enum
 from kernelopt.catalog.conditions import Condition
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.vocabulary import canonical_language, family_ancestors
 
-__all__ = ["Match", "normalize_text", "rank"]
+__all__ = ["Match", "metrics_read", "normalize_text", "rank", "shape_facts_read"]
 
 _SEPARATORS = re.compile(r"[\s_\-]+")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -47,6 +49,12 @@ _W_SHAPE = 2.0
 _W_KEYWORD = 3.0
 _W_EXTRA_KEYWORD = 0.25
 _W_WORDS = 1.0
+# Where a shared word stands and how often: ranks entries that share as many of the query's
+# words. Below _W_WORDS, so one more word shared always counts for more.
+_W_PLACEMENT = 0.9
+# On an entry named by the text, shared words break ties among entries named as often:
+# at most 0.1 * (_W_WORDS + _W_PLACEMENT), below _W_EXTRA_KEYWORD.
+_W_NAMED_WORDS = 0.1
 _W_FUNDAMENTAL = 1.0
 _W_FUNDAMENTAL_TIE = 0.25
 _W_LANGUAGE = 0.5
@@ -70,12 +78,79 @@ def normalize_text(text: str) -> str:
     return _SEPARATORS.sub(" ", text.lower()).strip()
 
 
+def metrics_read(entries: Iterable[Entry]) -> tuple[str, ...]:
+    """Every metric name a metric trigger of ``entries`` reads, sorted.
+
+    A query's metric of another name matches no entry: a misspelt name
+    (``dram_throughput_pct`` for ``dram_pct``) or a measurement of your own that no entry
+    conditions on. :meth:`Catalog.query <kernelopt.catalog.Catalog.query>` takes such names
+    (a profile's whole record may be passed) and answers only from the names it reads, so
+    this is how to tell "no entry matched" from "no entry knows this metric".
+
+    Parameters
+    ----------
+    entries : Iterable[Entry]
+        The entries, e.g. a :class:`~kernelopt.catalog.Catalog`.
+
+    Returns
+    -------
+    tuple of str
+        The names, each once, both sides of a comparison (``arith_intensity < ridge``
+        reads ``arith_intensity`` and ``ridge``).
+
+    Examples
+    --------
+    >>> from kernelopt.catalog import Catalog
+    >>> sorted({"dram_pct", "dram_throughput_pct"} - set(metrics_read(Catalog.builtin())))
+    ['dram_throughput_pct']
+    """
+    return _names_read(entries, lambda entry: entry.triggers)
+
+
+def shape_facts_read(entries: Iterable[Entry]) -> tuple[str, ...]:
+    """Every shape fact name a shape condition of ``entries`` reads, sorted.
+
+    The shape counterpart of :func:`metrics_read`: a query's shape fact of another name
+    matches no entry.
+
+    Parameters
+    ----------
+    entries : Iterable[Entry]
+        The entries, e.g. a :class:`~kernelopt.catalog.Catalog`.
+
+    Returns
+    -------
+    tuple of str
+        The names, each once.
+    """
+    return _names_read(entries, lambda entry: entry.shape_conditions)
+
+
+def _names_read(
+    entries: Iterable[Entry], conditions_of: Callable[[Entry], tuple[Condition, ...]]
+) -> tuple[str, ...]:
+    if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
+        raise InputError(expected("an iterable of Entry (a Catalog)", repr(entries)[:80]))
+    names: set[str] = set()
+    for entry in entries:
+        if not isinstance(entry, Entry):
+            item = f"an item {entry!r}"[:80]
+            raise InputError(expected("an iterable of Entry (a Catalog)", item))
+        names.update(n for condition in conditions_of(entry) for n in condition.names)
+    return tuple(sorted(names))
+
+
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![a-z0-9]){re.escape(normalize_text(phrase))}(?![a-z0-9])")
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(normalize_text(text)) if _counts(w) and w not in _STOPWORDS}
+    return set(_word_list(text))
+
+
+def _word_list(text: str) -> list[str]:
+    """The words of ``text`` a search looks for, in order and with repeats."""
+    return [w for w in _WORD.findall(normalize_text(text)) if _counts(w) and w not in _STOPWORDS]
 
 
 def _counts(word: str) -> bool:
@@ -119,6 +194,11 @@ class Match:
         }
 
 
+# Where a word of an entry stands, from the strongest place: the higher the place, the
+# more the entry is about the word.
+_PLACES = ("in its text only", "in When to Apply", "in its name or keywords")
+
+
 class _Searchable:
     """Precomputed text forms of one entry (built once per catalog, on first text query)."""
 
@@ -134,7 +214,8 @@ class _Searchable:
         return tuple((n, _phrase_pattern(n)) for form, n in by_form.items() if form)
 
     @cached_property
-    def words(self) -> set[str]:
+    def mentions(self) -> Counter[str]:
+        """How often each word stands in the searched text (names, When to Apply, prose)."""
         e = self.entry
         parts = [
             e.name,
@@ -147,11 +228,60 @@ class _Searchable:
             *e.pitfalls,
             *e.interaction_notes,
         ]
-        return _words(" ".join(parts))
+        return Counter(_word_list(" ".join(parts)))
+
+    @cached_property
+    def words(self) -> set[str]:
+        return set(self.mentions)
+
+    @cached_property
+    def title_words(self) -> set[str]:
+        return _words(" ".join((self.entry.id, self.entry.name, *self.entry.keywords)))
+
+    @cached_property
+    def when_words(self) -> set[str]:
+        return _words(" ".join(self.entry.contexts))
+
+    def place(self, word: str) -> int:
+        """The index in :data:`_PLACES` of the strongest place ``word`` stands in."""
+        if word in self.title_words:
+            return 2
+        return 1 if word in self.when_words else 0
 
     def strong(self, text: str) -> list[str]:
         """The id, name and keywords found in ``text`` (already normalized)."""
         return [name for name, pattern in self.phrases if pattern.search(text)]
+
+
+def _shared_words(item: _Searchable, query_words: set[str]) -> tuple[float, str] | None:
+    """Score an entry by the query's words it shares, and say where they stand.
+
+    The share of the query's words found decides first, so a multi-word query still puts
+    the entries sharing most of its words first. Among entries sharing as many, a word in
+    the name or keywords outranks one in When to Apply, which outranks one only in the
+    prose, and then more mentions outrank fewer: a one-word query ranks the entries about
+    the word before those that mention it in passing, and not by id.
+
+    Returns
+    -------
+    tuple of (float, str) or None
+        The score, below ``_W_WORDS + _W_PLACEMENT``, and the reason
+        (``"mentions softmax (in its name or keywords; 12 times in all)"``); ``None`` when no
+        word is shared.
+    """
+    common = sorted(query_words & item.words)
+    if not common:
+        return None
+    placements = []
+    shown = []
+    for word in common:
+        place, count = item.place(word), item.mentions[word]
+        # In [0, 1): the place decides, the count (saturating) orders within one place.
+        placements.append((place + count / (count + 1)) / len(_PLACES))
+        shown.append(f"{word} ({_PLACES[place]}; {count_text(count, 'time')} in all)")
+    placement = sum(placements) / len(placements)
+    score = (_W_WORDS * len(common) + _W_PLACEMENT * placement) / len(query_words)
+    return score, "mentions " + ", ".join(shown)
 
 
 def _conditions(
@@ -263,14 +393,16 @@ def rank(
             hit, reasons = hit + s, reasons + r
         if text is not None:
             names = item.strong(text)
+            shared = None if strong_only else _shared_words(item, query_words)
             if names:
                 hit += _W_KEYWORD + _W_EXTRA_KEYWORD * (len(names) - 1)
                 reasons.append("names " + ", ".join(repr(n) for n in names))
-            elif not strong_only and query_words:
-                common = sorted(query_words & item.words)
-                if common:
-                    hit += _W_WORDS * len(common) / len(query_words)
-                    reasons.append("mentions " + ", ".join(common))
+                if shared is not None:
+                    hit += _W_NAMED_WORDS * shared[0]
+                    reasons.append(shared[1])
+            elif shared is not None:
+                hit += shared[0]
+                reasons.append(shared[1])
         if scored and hit == 0.0:
             continue
         out.append(Match(entry=entry, score=score + hit, reasons=tuple(reasons)))
