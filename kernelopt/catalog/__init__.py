@@ -42,7 +42,7 @@ from kernelopt.catalog.model import (
     slugify,
 )
 from kernelopt.catalog.problems import Problem, Severity
-from kernelopt.catalog.query import Match, normalize_text
+from kernelopt.catalog.query import Match, metrics_read, normalize_text, shape_facts_read
 from kernelopt.catalog.scaffold import new_entry_file, scaffold_entry
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import (
@@ -89,6 +89,7 @@ __all__ = [
     "family_ancestors",
     "lint_tree",
     "load_tree",
+    "metrics_read",
     "new_entry_file",
     "normalize_text",
     "parse_condition",
@@ -97,5 +98,6 @@ __all__ = [
     "render_entry",
     "render_index",
     "scaffold_entry",
+    "shape_facts_read",
     "slugify",
 ]
