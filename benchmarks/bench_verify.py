@@ -50,7 +50,6 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
@@ -76,6 +75,7 @@ from kernelopt.bench import (
     roofline_layout,
     row_from_measurement,
 )
+from kernelopt.bench.records import ConfigValue
 
 COPY_BYTES = 1 << 30
 MATMUL_N = 8192
@@ -114,7 +114,7 @@ class Report:
         *,
         op: str,
         impl: str,
-        config: dict[str, Any] | None = None,
+        config: dict[str, ConfigValue] | None = None,
         metrics: dict[str, float] | None = None,
     ) -> None:
         self.rows.append(

@@ -22,6 +22,7 @@ import torch
 from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
 from kernelopt.bench import BenchRow, append_rows, measure, row_from_measurement
+from kernelopt.bench.records import ConfigValue
 from kernelopt.buffers import BufferPool
 from kernelopt.kernels.mla import MLADecodePlan, mla_decode_ref
 
@@ -38,7 +39,11 @@ def inputs(b: int, *, t: int = 4096, h_q: int = 16, page: int = 64) -> dict[str,
     return {"q": q, "kv": kv, "bt": order.view(b, blocks), "seqlens": seqlens}
 
 
-def time_batch(b: int, table: list[tuple[object, ...]], rows: list[BenchRow]) -> None:
+# One timing: (batch, outputs variant, timer mode, median, p20, p80 in µs).
+TableRow = tuple[int, str, str, float, float, float]
+
+
+def time_batch(b: int, table: list[TableRow], rows: list[BenchRow]) -> None:
     """Check and time both variants at batch ``b``; append to ``table`` and ``rows``."""
     x = inputs(b)
     plan = MLADecodePlan(
@@ -55,20 +60,27 @@ def time_batch(b: int, table: list[tuple[object, ...]], rows: list[BenchRow]) ->
     lse = pool.get((b, 16, 1), torch.float32, "cuda", tag="lse")
     ref_out, _ = mla_decode_ref(x["q"], x["kv"], x["bt"], x["seqlens"], softmax_scale=SCALE)
 
-    def allocating() -> object:
+    def allocating() -> tuple[torch.Tensor, torch.Tensor]:
         return plan.run(x["q"], x["kv"], x["bt"])
 
-    def persistent() -> object:
+    def persistent() -> tuple[torch.Tensor, torch.Tensor]:
         return plan.run(x["q"], x["kv"], x["bt"], out=out, lse=lse)
 
     for name, fn in (("allocating", allocating), ("persistent", persistent)):
-        got, _ = fn()  # type: ignore[misc]
+        got, _ = fn()
         err = float((got.double() - ref_out).norm() / ref_out.norm())
         assert err < 1e-2 and torch.isfinite(got).all(), f"{name}: rel err {err}"
         modes = ("hot", "graph") if name == "persistent" else ("hot",)
         for mode in modes:
             m = measure(fn, mode=mode, label=f"mla-{name}")
-            config = {"b": b, "s_q": 1, "h_q": 16, "t": 4096, "page": 64, "outputs": name}
+            config: dict[str, ConfigValue] = {
+                "b": b,
+                "s_q": 1,
+                "h_q": 16,
+                "t": 4096,
+                "page": 64,
+                "outputs": name,
+            }
             rows.append(
                 row_from_measurement(
                     m,
@@ -88,7 +100,7 @@ def main() -> int:
     refuse_unwritable_out(parser, args.out)
     if no_cuda("mla_buffers"):
         return 2
-    table: list[tuple[object, ...]] = []
+    table: list[TableRow] = []
     rows: list[BenchRow] = []
     for b in (32, 1):
         time_batch(b, table, rows)

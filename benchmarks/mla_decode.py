@@ -55,7 +55,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeGuard
 
 from _common import no_cuda, refuse_unwritable_out, with_scripts_commit
 
@@ -65,6 +65,7 @@ if "--smoke" in sys.argv:
 import torch
 
 from kernelopt.bench import (
+    BenchRow,
     Cost,
     Roofline,
     append_rows,
@@ -73,10 +74,12 @@ from kernelopt.bench import (
     row_from_measurement,
 )
 from kernelopt.bench.measurement import MODES
+from kernelopt.bench.records import ConfigValue
 from kernelopt.kernels.mla import (
     FP8_KV_BYTES,
     STRATEGIES,
     MLADecodePlan,
+    Strategy,
     dequantize_kv_fp8,
     mla_decode_bytes,
     mla_decode_flops,
@@ -115,8 +118,8 @@ class Point:
     def b(self) -> int:
         return len(self.seqlens)
 
-    def config(self) -> dict[str, Any]:
-        return {
+    def config(self) -> dict[str, ConfigValue]:
+        config: dict[str, ConfigValue] = {
             "point": self.name,
             "b": self.b,
             "s_q": self.s_q,
@@ -125,7 +128,10 @@ class Point:
             "t_max": max(self.seqlens),
             "page": self.page,
             "varlen": len(set(self.seqlens)) > 1,
-        } | ({"kv": self.kv} if self.kv != "dense" else {})
+        }
+        if self.kv != "dense":
+            config["kv"] = self.kv
+        return config
 
 
 @dataclass
@@ -137,6 +143,11 @@ class Result:
     err: float | None = None
     us: dict[str, float] = field(default_factory=dict)
     note: str = ""
+
+
+# One implementation at one point: its result, FLOPs, bytes and floor in µs (None without
+# the run's ceilings).
+TableRow = tuple[Result, int, int, float | None]
 
 
 def trial_points(quick: bool, smoke: bool, kv: str = "dense") -> list[Point]:
@@ -199,7 +210,16 @@ def write_workload(points: list[Point], path: Path) -> Path:
     return write_profile_md(profile, path)
 
 
-def make_inputs(point: Point, device: str, dtype: torch.dtype, seed: int) -> dict[str, Any]:
+class Inputs(TypedDict):
+    """One point's inputs, on the run's device."""
+
+    q: torch.Tensor  # [b, s_q, h_q, 576], the run's dtype
+    kv: torch.Tensor  # [b · pages, page, 1, 576] in q's dtype, or [..., 656] uint8 for fp8
+    block_table: torch.Tensor  # [b, pages] int32
+    seqlens: torch.Tensor  # [b] int32
+
+
+def make_inputs(point: Point, device: str, dtype: torch.dtype, seed: int) -> Inputs:
     # Random data (never zeros), pages in a random order as a serving allocator leaves them.
     gen = torch.Generator(device=device).manual_seed(seed)
     blocks = [math.ceil(n / point.page) for n in point.seqlens]
@@ -216,11 +236,23 @@ def make_inputs(point: Point, device: str, dtype: torch.dtype, seed: int) -> dic
 
 
 # ---------------------------------------------------------------------------- implementations
-# Each maker returns (fn, out, lse): fn() runs one call; out/lse are the caller-owned
-# outputs it writes (None where the implementation allocates its own, then fn returns out).
+# Each maker returns (fn, outputs, note): fn() runs one call; outputs are the caller-owned
+# (out, lse) it writes (None where the implementation allocates its own, then fn returns
+# out); note says how the implementation was set up.
+Impl = tuple[
+    Callable[[], torch.Tensor | tuple[torch.Tensor, torch.Tensor]],
+    tuple[torch.Tensor, torch.Tensor] | None,
+    str,
+]
+Maker = Callable[[Point, Inputs], Impl]
 
 
-def make_plan(point: Point, x: dict[str, Any], strategy: str) -> MLADecodePlan:
+def is_strategy(name: str) -> TypeGuard[Strategy]:
+    """True where ``name`` is one of ``MLADecodePlan``'s strategies."""
+    return name in STRATEGIES
+
+
+def make_plan(point: Point, x: Inputs, strategy: Strategy) -> MLADecodePlan:
     """The plan of ``strategy`` for ``point``'s lengths, in the inputs' dtype and device."""
     return MLADecodePlan(
         x["seqlens"],
@@ -235,8 +267,8 @@ def make_plan(point: Point, x: dict[str, Any], strategy: str) -> MLADecodePlan:
     )
 
 
-def kernelopt_impl(strategy: str) -> Callable[[Point, dict[str, Any]], tuple[Any, ...]]:
-    def make(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+def kernelopt_impl(strategy: Strategy) -> Maker:
+    def make(point: Point, x: Inputs) -> Impl:
         q = x["q"]
         rows = point.s_q * point.h_q
         if strategy == "seesaw" and point.kv == "fp8" and rows > FP8_SEESAW_ROWS:
@@ -247,12 +279,12 @@ def kernelopt_impl(strategy: str) -> Callable[[Point, dict[str, Any]], tuple[Any
         note = ""
         if plan.schedule is not None:
             note = f"pieces={plan.schedule.num_units} config={plan.config}"
-        return (lambda: plan.run(q, x["kv"], x["block_table"], out=out, lse=lse)), out, lse, note
+        return (lambda: plan.run(q, x["kv"], x["block_table"], out=out, lse=lse)), (out, lse), note
 
     return make
 
 
-def _dense_kv(point: Point, x: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+def _dense_kv(point: Point, x: Inputs) -> tuple[torch.Tensor, torch.Tensor]:
     # The cache gathered into [b, t_max, 576] (outside the timing) and the mask of keys each
     # query row may see: [b, s_q * h_q, t_max].
     t_max = max(point.seqlens)
@@ -276,28 +308,29 @@ def _eager(q: torch.Tensor, dense: torch.Tensor, visible: torch.Tensor) -> torch
     return torch.bmm(probs, dense[..., :512]).reshape(b, s_q, h_q, 512)
 
 
-def eager_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+def eager_impl(point: Point, x: Inputs) -> Impl:
     dense, visible = _dense_kv(point, x)
-    return (lambda: _eager(x["q"], dense, visible)), None, None, "out only (no lse)"
+    return (lambda: _eager(x["q"], dense, visible)), None, "out only (no lse)"
 
 
-_COMPILED: dict[str, Any] = {}
+_COMPILED: dict[str, Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]] = {}
 
 
-def compile_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
+def compile_impl(point: Point, x: Inputs) -> Impl:
     dense, visible = _dense_kv(point, x)
     fn = _COMPILED.setdefault("eager", torch.compile(_eager, dynamic=False))
-    return (lambda: fn(x["q"], dense, visible)), None, None, "out only (no lse)"
+    return (lambda: fn(x["q"], dense, visible)), None, "out only (no lse)"
 
 
-def flashmla_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
-    import flash_mla  # type: ignore[import-not-found]
+def flashmla_impl(point: Point, x: Inputs) -> Impl:
+    import flash_mla
 
     # Both FlashMLA interfaces: older releases return (metadata, num_splits) tensors, newer
     # ones a scheduler object and None that the first call fills.
     meta, splits = flash_mla.get_mla_metadata(x["seqlens"], point.s_q * point.h_q, 1)
 
     def run() -> torch.Tensor:
+        out: torch.Tensor  # flash_mla ships no types
         out, _ = flash_mla.flash_mla_with_kvcache(
             x["q"],
             x["kv"],
@@ -311,11 +344,11 @@ def flashmla_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
         )
         return out
 
-    return run, None, None, "allocates its outputs per call"
+    return run, None, "allocates its outputs per call"
 
 
-def flashinfer_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
-    import flashinfer  # type: ignore[import-not-found]
+def flashinfer_impl(point: Point, x: Inputs) -> Impl:
+    import flashinfer
 
     q, kv, bt, sl = x["q"], x["kv"], x["block_table"], x["seqlens"]
     device = q.device
@@ -344,15 +377,15 @@ def flashinfer_impl(point: Point, x: dict[str, Any]) -> tuple[Any, ...]:
     ckv, kpe = kv[:, :, 0, :512], kv[:, :, 0, 512:]
 
     def run() -> torch.Tensor:
-        out = wrapper.run(q_nope, q_pe, ckv, kpe, return_lse=False)
+        out: torch.Tensor = wrapper.run(q_nope, q_pe, ckv, kpe, return_lse=False)
         return out.reshape(point.b, point.s_q, point.h_q, 512)
 
-    return run, None, None, "q split into nope/pe outside the timing"
+    return run, None, "q split into nope/pe outside the timing"
 
 
-def implementations(strategies: list[str], peers: list[str]) -> dict[str, Any]:
-    makers: dict[str, Any] = {f"kernelopt_{s}": kernelopt_impl(s) for s in strategies}
-    table = {
+def implementations(strategies: list[Strategy], peers: list[str]) -> dict[str, Maker]:
+    makers: dict[str, Maker] = {f"kernelopt_{s}": kernelopt_impl(s) for s in strategies}
+    table: dict[str, Maker] = {
         "eager": eager_impl,
         "compile": compile_impl,
         "flashmla": flashmla_impl,
@@ -371,7 +404,7 @@ def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:
     return float((out.double() - ref).norm() / ref.norm())
 
 
-def point_bytes(point: Point, x: dict[str, Any]) -> int:
+def point_bytes(point: Point, x: Inputs) -> int:
     """The fewest bytes a call at ``point`` moves (656-byte cache rows for ``kv="fp8"``)."""
     return mla_decode_bytes(
         point.seqlens,
@@ -383,7 +416,17 @@ def point_bytes(point: Point, x: dict[str, Any]) -> int:
     )
 
 
-def run_point(point, x, makers, modes, max_time_ms, roofline, dtype, rows_out, notes):
+def run_point(
+    point: Point,
+    x: Inputs,
+    makers: dict[str, Maker],
+    modes: list[str],
+    max_time_ms: float,
+    roofline: Roofline | None,
+    dtype: torch.dtype,
+    rows_out: list[BenchRow],
+    notes: list[str],
+) -> tuple[list[Result], int, int]:
     # roofline: this point's cost against the run's measured ceilings (None without a GPU).
     results: list[Result] = []
     floor_us = roofline.floor("us") if roofline is not None else None
@@ -394,14 +437,16 @@ def run_point(point, x, makers, modes, max_time_ms, roofline, dtype, rows_out, n
         result = Result(point, impl)
         results.append(result)
         try:
-            fn, out, lse, result.note = maker(point, x)
-            if out is not None:
-                out.fill_(float("nan"))
-                lse.fill_(float("nan"))
+            fn, outputs, result.note = maker(point, x)
+            for output in outputs or ():
+                output.fill_(float("nan"))
             got = fn()
-            got_out = out if out is not None else got[0] if isinstance(got, tuple) else got
+            if outputs is not None:
+                got_out = outputs[0]
+            else:
+                got_out = got[0] if isinstance(got, tuple) else got
             result.err = rel_err(got_out, ref)
-            if lse is not None and not torch.isfinite(lse).all():
+            if outputs is not None and not torch.isfinite(outputs[1]).all():
                 result.err = math.inf
         except ImportError as error:
             result.note = f"not importable: {error}"
@@ -415,7 +460,6 @@ def run_point(point, x, makers, modes, max_time_ms, roofline, dtype, rows_out, n
         if not result.err < CHECK_BOUND:
             result.note = f"wrong result (rel err {result.err:.3g}); not timed"
             continue
-        outputs = None if out is None else (out, lse)
         for mode in modes:
             try:
                 m = measure(
@@ -519,11 +563,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {write_workload(points, args.workload)} ({len(points)} calls)")
         return 0
 
-    strategies = [s for s in args.strategies.split(",") if s]
-    peers = [p for p in args.peers.split(",") if p]
-    for name in strategies:
-        if name not in STRATEGIES:
+    strategies: list[Strategy] = []
+    for name in filter(None, args.strategies.split(",")):
+        if not is_strategy(name):
             parser.error(f"Expected strategies among {list(STRATEGIES)}, got {name!r}")
+        strategies.append(name)
+    peers = [p for p in args.peers.split(",") if p]
     for name in peers:
         if name not in PEERS:
             parser.error(f"Expected peers among {list(PEERS)}, got {name!r}")
@@ -571,9 +616,9 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     makers = implementations(strategies, peers)
-    rows: list[Any] = []
+    rows: list[BenchRow] = []
     notes: list[str] = []
-    table: list[tuple[Result, float, float, float | None]] = []
+    table: list[TableRow] = []
     for i, point in enumerate(trial_points(args.quick, args.smoke, args.kv)):
         x = make_inputs(point, device, dtype, args.seed + i)
         flops = mla_decode_flops(point.seqlens, s_q=point.s_q, h_q=point.h_q)
@@ -591,15 +636,15 @@ def main(argv: list[str] | None = None) -> int:
 
     if rows and out is not None:
         append_rows(out, with_scripts_commit(rows))
-    for line in notes:
-        print("note:", line)
+    for note in notes:
+        print("note:", note)
     where = f"appended to {out}" if out is not None else "not written (--smoke without --out)"
     print(f"\n{len(rows)} rows {where}; {time.perf_counter() - started:.0f} s total")
     print(render_table(table, modes))
     return 0
 
 
-def render_table(table, modes) -> str:
+def render_table(table: list[TableRow], modes: list[str]) -> str:
     head = [
         "point",
         "impl",

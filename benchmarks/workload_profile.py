@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import refuse_unwritable_out, scripts_commit
@@ -83,8 +84,14 @@ def peak_memory_mib(path: Path) -> float:
     return peak / 2**20
 
 
-def recorder_overhead(calls: int, directory: Path) -> dict[str, float]:
-    """Microseconds added per call by the recorder, per configuration."""
+def recorder_overhead(calls: int, directory: Path) -> dict[str, float | str]:
+    """Microseconds added per call by the recorder, per configuration.
+
+    ``recorder_tensor_kind`` says what the calls passed: ``"torch"`` tensors, or ``"duck"``
+    arrays where torch does not import.
+    """
+    # Torch tensors where torch imports, else arrays with only what the recorder reads.
+    tensors: tuple[object, ...]
     try:
         import torch
 
@@ -110,10 +117,17 @@ def recorder_overhead(calls: int, directory: Path) -> dict[str, float]:
         tensors = (Array(32, 1, 128, 576), Array(2048, 64, 1, 576), Array(32, 64), Array(32))
         kind = "duck"
 
-    def bare(q, kv_cache, block_table, cache_seqlens, softmax_scale, causal):  # type: ignore[no-untyped-def]
+    def bare(
+        q: object,
+        kv_cache: object,
+        block_table: object,
+        cache_seqlens: object,
+        softmax_scale: float,
+        causal: bool,
+    ) -> None:
         return None
 
-    def per_call(fn) -> float:  # type: ignore[no-untyped-def]
+    def per_call(fn: Callable[..., object]) -> float:
         best = float("inf")
         for _ in range(3):
             start = time.perf_counter()
@@ -123,13 +137,15 @@ def recorder_overhead(calls: int, directory: Path) -> dict[str, float]:
         return best
 
     base = per_call(bare)
-    out = {"recorder_tensor_kind": kind, "bare_call_us": round(base, 3)}
-    for label, options in (
-        ("none", {}),
-        ("host", {"time": "host"}),
-        ("values", {"values": ("cache_seqlens",)}),
+    out: dict[str, float | str] = {"recorder_tensor_kind": kind, "bare_call_us": round(base, 3)}
+    # (label, the recorder's time option, the arguments whose values it summarizes)
+    for label, timing, values in (
+        ("none", "none", ()),
+        ("host", "host", ()),
+        ("values", "none", ("cache_seqlens",)),
     ):
-        recorder = Recorder(directory / f"rec_{label}.jsonl", append=False, **options)
+        path = directory / f"rec_{label}.jsonl"
+        recorder = Recorder(path, append=False, time=timing, values=values)
         wrapped = recorder(bare, op="mla_decode")
         out[f"recorder_{label}_overhead_us"] = round(per_call(wrapped) - base, 3)
         recorder.close()

@@ -26,9 +26,9 @@ Run: ``python examples/mla_decode/01_reference_and_workload.py [--log DIR] [--gp
 
 from __future__ import annotations
 
-import _common
+import _steps
 
-S = _common.setup(1, __doc__ or "")  # picks the device; sets TRITON_INTERPRET on the CPU path
+S = _steps.setup(1, __doc__ or "")  # picks the device; sets TRITON_INTERPRET on the CPU path
 
 import torch
 
@@ -43,14 +43,14 @@ from kernelopt.workload import (
 )
 
 POINTS = S.points()
-SCALE = _common.SOFTMAX_SCALE
+SCALE = _steps.SOFTMAX_SCALE
 
 # %% ------------------------------------------------------------------------------------
 # The reference, trusted because it is the definition: gather each sequence's cache rows
 # through the block table, upcast everything to float64, softmax(scale · q kᵀ) v. Check
 # it on two answers we know without computing: with one key the output is that key's value
 # row and the LSE is its score; with n identical keys the LSE is score + ln n.
-_common.banner("The float64 reference on answers known in advance")
+_steps.banner("The float64 reference on answers known in advance")
 gen = torch.Generator().manual_seed(1)
 q1 = torch.randn(1, 1, 2, 576, generator=gen)
 kv1 = torch.randn(1, S.page, 1, 576, generator=gen)
@@ -72,7 +72,7 @@ assert torch.allclose(
 print(f"   one key: out = v, lse = score; {n} identical keys: lse = score + ln {n}  (both hold)")
 
 # The log names the reference, as a person keeping a log would: kernels/mla_ref.py.
-_common.snapshot_kernel(
+_steps.snapshot_kernel(
     "kernelopt.kernels.mla.ref", [S.log / "kernels" / "mla_ref.py"], experiment=0
 )
 
@@ -80,16 +80,16 @@ _common.snapshot_kernel(
 # What a user writes first: bmm → float32 softmax → bmm over the cache gathered densely.
 # It becomes experiment 1, the baseline. Check it against the reference at the first
 # trial point before trusting anything it says.
-_common.banner("The torch eager baseline against the reference")
+_steps.banner("The torch eager baseline against the reference")
 point = POINTS[0]
-x = _common.make_inputs(S, point, seed=11)
-dense, visible = _common.dense_kv(x)
-eager_out = _common.eager_decode(x["q"], dense, visible, SCALE)
+x = _steps.make_inputs(S, point, seed=11)
+dense, visible = _steps.dense_kv(x)
+eager_out = _steps.eager_decode(x["q"], dense, visible, SCALE)
 ref_out, ref_lse = mla_decode_ref(
     x["q"], x["kv_cache"], x["block_table"], x["cache_seqlens"], softmax_scale=SCALE
 )
-err = _common.rel_err(eager_out, ref_out)
-bound = _common.ERR_BOUND[S.dtype_name]
+err = _steps.rel_err(eager_out, ref_out)
+bound = _steps.ERR_BOUND[S.dtype_name]
 print(f"   {point}: ‖eager − ref‖ / ‖ref‖ = {err:.2e} (bound {bound:.0e} in {S.dtype_name})")
 assert err <= bound, "the eager baseline disagrees with the float64 reference"
 
@@ -107,7 +107,7 @@ print(
 # launches the kernel and writes one JSONL line per call: argument shapes and dtypes, the
 # min/max/mean of cache_seqlens, and (time="cuda") the call's time from CUDA events, or
 # (time="host") its host time on the CPU.
-_common.banner("Recording the calls of a decode loop")
+_steps.banner("Recording the calls of a decode loop")
 b, h, t = point.b, point.extra["h"], point.t
 draft = POINTS[1].s  # the speculative point's draft length
 steps = 64 if S.gpu else 24
@@ -137,8 +137,8 @@ def eager_launcher(
         "block_table": block_table,
         "cache_seqlens": cache_seqlens,
     }
-    dense, visible = _common.dense_kv(inputs)
-    return _common.eager_decode(q, dense, visible, softmax_scale)
+    dense, visible = _steps.dense_kv(inputs)
+    return _steps.eager_decode(q, dense, visible, softmax_scale)
 
 
 mla_decode = recorder.wrap(eager_launcher, op="mla_decode")  # or @recorder(op=...) on the def
@@ -157,7 +157,7 @@ print(f"   {steps} calls recorded to {trace.relative_to(S.log)}")
 # Profile the trace: per axis its range and how often it is 1, the shape mix by calls and
 # by time, and the shortcut rules (a size-1 axis, uniform lengths, a dominant shape...),
 # each with the guard a kernel would test to take a fast path.
-_common.banner("The workload profile")
+_steps.banner("The workload profile")
 profile = profile_trace(trace)
 op = profile.op("mla_decode")
 print(f"   {op.calls} calls, {op.distinct_shapes} distinct shapes")
@@ -186,7 +186,7 @@ print(
 )
 for shape in op.top_shapes(2, by="time"):
     share = "?" if shape.time_share is None else f"{shape.time_share:.0%}"
-    args = _common.clip(shape.args, 90)
+    args = _steps.clip(shape.args, 90)
     print(f"     {share:>4} of time, {shape.call_share:.0%} of calls: {args}")
 if S.gpu:
     print("   (time shares are CUDA-event times of the eager baseline)")
@@ -236,4 +236,4 @@ print("   wrote CLAUDE.md")
 path = write_profile_md(profile, S.experiments / "workload_profile.md")
 print(f"   wrote {path.relative_to(S.log)}")
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import statistics
 
-import _common
+import _steps
 
-S = _common.setup(2, __doc__ or "")
+S = _steps.setup(2, __doc__ or "")
 
 from kernelopt.bench import (
     BenchRow,
@@ -42,8 +42,8 @@ from kernelopt.experiments import ResultRow
 from kernelopt.kernels.mla import MLADecodePlan, mla_decode_ref
 
 POINTS = S.points()
-SCALE = _common.SOFTMAX_SCALE
-BOUND = _common.ERR_BOUND[S.dtype_name]
+SCALE = _steps.SOFTMAX_SCALE
+BOUND = _steps.ERR_BOUND[S.dtype_name]
 
 # %% ------------------------------------------------------------------------------------
 # Ceilings: what this device can do, measured on it (a 1 GiB device-to-device copy and a
@@ -54,7 +54,7 @@ BOUND = _common.ERR_BOUND[S.dtype_name]
 # and no version doing the same work runs much faster. On the CPU there is no GPU to
 # measure: no ceilings, no fraction of the floor. For scale only, the floors below use this
 # project's H200 ceilings, labelled as such.
-_common.banner("Ceilings")
+_steps.banner("Ceilings")
 ceilings = S.ceilings()
 if ceilings is not None:
     print(
@@ -66,14 +66,14 @@ if ceilings is not None:
 else:
     reference = Ceilings(
         gpu="NVIDIA H200 (reference values)",
-        copy_bytes_per_s=_common.H200_COPY_BYTES_PER_S,
-        matmul_flop_per_s=_common.H200_MATMUL_FLOP_PER_S,
-        source=_common.H200_SOURCE,
+        copy_bytes_per_s=_steps.H200_COPY_BYTES_PER_S,
+        matmul_flop_per_s=_steps.H200_MATMUL_FLOP_PER_S,
+        source=_steps.H200_SOURCE,
     )
     print("   [CPU] No ceilings: there is no GPU here, so no time below is placed on a roofline.")
     print(
         f"   For scale only: an H200 ({reference.copy_tb_s:.2f} TB/s, "
-        f"{reference.matmul_tflop_s:.0f} TFLOP/s; {_common.H200_SOURCE}) would need at least:"
+        f"{reference.matmul_tflop_s:.0f} TFLOP/s; {_steps.H200_SOURCE}) would need at least:"
     )
 for point in POINTS:
     cost = mla_decode_cost(b=point.b, s_q=point.s, h_q=point.extra["h"], seqlens=point.t)
@@ -92,7 +92,7 @@ for point in POINTS:
 # fails, instead of passing on what the previous call happened to leave there.
 def evaluate(point: TrialPoint, seed: int) -> tuple[Measurement, Measurement, Roofline | None]:
     """Check and time torch eager and the naive kernel at ``point``; print what was found."""
-    x = _common.make_inputs(S, point, seed=seed)
+    x = _steps.make_inputs(S, point, seed=seed)
     ref_out, ref_lse = mla_decode_ref(
         x["q"], x["kv_cache"], x["block_table"], x["cache_seqlens"], softmax_scale=SCALE
     )
@@ -103,10 +103,10 @@ def evaluate(point: TrialPoint, seed: int) -> tuple[Measurement, Measurement, Ro
 
     # The baseline: torch eager over the cache gathered densely beforehand (outside the
     # timing, as the anchors' eager peer does: this flatters eager a little).
-    dense, visible = _common.dense_kv(x)
-    eager_err = _common.rel_err(_common.eager_decode(x["q"], dense, visible, SCALE), ref_out)
+    dense, visible = _steps.dense_kv(x)
+    eager_err = _steps.rel_err(_steps.eager_decode(x["q"], dense, visible, SCALE), ref_out)
     eager = S.timer().measure(
-        lambda: _common.eager_decode(x["q"], dense, visible, SCALE), label="torch_eager"
+        lambda: _steps.eager_decode(x["q"], dense, visible, SCALE), label="torch_eager"
     )
 
     # The naive kernel. Plan once (it reads the lengths on the host), run per call.
@@ -120,13 +120,13 @@ def evaluate(point: TrialPoint, seed: int) -> tuple[Measurement, Measurement, Ro
         device=S.device,
         strategy="naive",
     )
-    out, lse = _common.outputs_for(x)
+    out, lse = _steps.outputs_for(x)
 
     def run() -> object:
         return plan.run(x["q"], x["kv_cache"], x["block_table"], out=out, lse=lse)
 
     check_written(run, (out, lse))
-    err_out, err_lse = _common.rel_err(out, ref_out), _common.rel_err(lse, ref_lse)
+    err_out, err_lse = _steps.rel_err(out, ref_out), _steps.rel_err(lse, ref_lse)
     print(
         f"   correctness: naive out {err_out:.1e}, lse {err_lse:.1e}; eager out {eager_err:.1e} "
         f"(‖x − ref‖ / ‖ref‖ vs float64, bound {BOUND:.0e})"
@@ -144,10 +144,10 @@ def evaluate(point: TrialPoint, seed: int) -> tuple[Measurement, Measurement, Ro
             )
         print(text)
     print(f"   naive vs eager: {eager.seconds / naive.seconds:.3g}x")
-    _common.cpu_note(S)
+    _steps.cpu_note(S)
     for impl, m, err in (("torch_eager", eager, eager_err), ("triton_naive", naive, err_out)):
         note = f"rel err {err:.1e} vs float64"
-        bench.append(_common.timing_row(S, m, impl=impl, point=point, line=line, note=note))
+        bench.append(_steps.timing_row(S, m, impl=impl, point=point, line=line, note=note))
     return eager, naive, line
 
 
@@ -156,7 +156,7 @@ naive_rows: list[ResultRow] = []
 bench: list[BenchRow] = []
 speedups: list[float] = []
 for index, point in enumerate(POINTS):
-    _common.banner(f"{point.name} {point}")
+    _steps.banner(f"{point.name} {point}")
     eager, naive, line = evaluate(point, seed=10 + index)
     speedups.append(eager.seconds / naive.seconds)
     eager_rows.append(to_result_row(eager, point=point, impl="torch_eager", floor=line))
@@ -184,13 +184,13 @@ append_rows(S.bench_rows, bench)
 # catalog techniques the naive kernel already uses (a careful log says what was tried):
 # an online softmax, the paged cache walked through the block table, all s_q·h_q rows of
 # a sequence stacked into one MMA tile, and one key tile serving as both K and V.
-_common.banner("Writing the log")
+_steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
 status = "KEPT" if gain > 1.0 else "REVERTED"
 cpu_words = "" if S.gpu else " CPU path: Triton-interpreter timings, meaningless for GPU speed."
 write_experiment(
     S.experiments,
-    experiment=_common.EXP_EAGER,
+    experiment=_steps.EXP_EAGER,
     title="torch eager baseline (bmm, fp32 softmax, bmm)",
     rows=eager_rows,
     status="BASELINE",
@@ -202,7 +202,7 @@ write_experiment(
 )
 write_experiment(
     S.experiments,
-    experiment=_common.EXP_NAIVE,
+    experiment=_steps.EXP_NAIVE,
     title="naive Triton MLA decode: one program per row tile and sequence, online softmax",
     rows=naive_rows,
     status=status,
@@ -216,10 +216,10 @@ write_experiment(
     notes=f"Geometric-mean speedup over torch eager: {gain:.3g}x." + cpu_words,
 )
 # The kernel as it stands, and as experiment 2 ran it: what a reader of the log checks.
-_common.snapshot_kernel(
+_steps.snapshot_kernel(
     "kernelopt.kernels.mla.naive",
     [S.log / "kernels" / "mla_decode.py", S.experiments / "exp_2" / "mla_decode.py"],
-    experiment=_common.EXP_NAIVE,
+    experiment=_steps.EXP_NAIVE,
 )
 print(f"   naive vs eager, geometric mean over {len(POINTS)} points: {gain:.3g}x → {status}")
 if not S.gpu:
@@ -234,4 +234,4 @@ if ceilings is not None:
 else:
     print("   [CPU] No experiments/profile.md: a profile needs ceilings, and there are none here.")
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

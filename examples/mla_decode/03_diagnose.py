@@ -23,9 +23,9 @@ plan of experiment 3 that this step writes):
 
 from __future__ import annotations
 
-import _common
+import _steps
 
-S = _common.setup(3, __doc__ or "")
+S = _steps.setup(3, __doc__ or "")
 
 from kernelopt.catalog import Catalog
 from kernelopt.diagnose import Pathology, diagnose, entry_links, render_plan
@@ -42,8 +42,8 @@ POINTS = S.points()
 # stands then, which a kept version replaces). The family (mla-decode) comes from CLAUDE.md;
 # the kernel is the file the log names, kernels/mla_decode.py; experiments are tagged with
 # the catalog entries their titles and tags name.
-_common.banner("The nine checks")
-diagnosis = diagnose(S.log, until=_common.EXP_SPLIT_KV)
+_steps.banner("The nine checks")
+diagnosis = diagnose(S.log, until=_steps.EXP_SPLIT_KV)
 summary = diagnosis.summary
 print(
     f"   family {summary.family} (from {summary.family_source}); kernel {summary.kernel}; "
@@ -60,12 +60,12 @@ if summary.best is not None:
         )
 for check in diagnosis.checks:
     mark = "x" if check.checked else " "
-    print(f"   [{mark}] {check.pathology.value}: {_common.clip(check.sentence, 150)}")
+    print(f"   [{mark}] {check.pathology.value}: {_steps.clip(check.sentence, 150)}")
 
 # %% ------------------------------------------------------------------------------------
 # The missing fundamental, with its evidence and the catalog entries it links. A finding
 # carries where every claim comes from (file:line), so the plan can be checked by hand.
-_common.banner("Missing fundamental")
+_steps.banner("Missing fundamental")
 finding = diagnosis.finding(Pathology.MISSING_FUNDAMENTAL)
 if finding is None:
     raise SystemExit(
@@ -76,7 +76,7 @@ print(f"   {finding.summary}")
 print(f"   severity {finding.severity.value}, confidence {finding.confidence:.2f}")
 for evidence in finding.evidence:
     print(
-        f"   evidence: {_common.clip(evidence.quote, 100)}"
+        f"   evidence: {_steps.clip(evidence.quote, 100)}"
         + (f"  ({evidence.source})" if evidence.source else "")
     )
 named = [action.catalog_id for action in finding.actions]
@@ -88,7 +88,7 @@ if FUNDAMENTAL not in named:
 # The catalog entry the action links (kernelopt/catalog/knowledge/optimizations/
 # split-kv-flash-decoding.md; `kernelopt catalog show split-kv-flash-decoding`): when it
 # applies, why it works, how to write it, the evidence behind it, how it interacts.
-_common.banner(f"The catalog entry: {FUNDAMENTAL}")
+_steps.banner(f"The catalog entry: {FUNDAMENTAL}")
 catalog = Catalog.builtin()
 entry = catalog.get(FUNDAMENTAL)
 print(f"   # {entry.name}  ({entry.kind.value}, {entry.scope}; file {entry.relative_path})")
@@ -97,7 +97,7 @@ for context in entry.contexts:
     print(f"     - {context}")
 for condition in (*entry.triggers, *entry.shape_conditions):
     print(f"     - when `{condition}`")
-print("   Mechanism:", _common.clip(entry.mechanism.split("\n\n")[0], 400))
+print("   Mechanism:", _steps.clip(entry.mechanism.split("\n\n")[0], 400))
 print("   Implementation:")
 for line in entry.implementation.strip().splitlines()[:14]:
     print(f"     {line}")
@@ -120,10 +120,10 @@ print("   Interactions:", ", ".join(f"{i.target} ({i.relation.value})" for i in 
 diagnosis_path = S.experiments / "diagnosis.md"
 links = entry_links(diagnosis, diagnosis_path)
 diagnosis_path.write_text(render_plan(diagnosis, links=links), encoding="utf-8")
-_common.banner(f"Diagnosis written to {diagnosis_path.relative_to(S.log)}; its actions:")
+_steps.banner(f"Diagnosis written to {diagnosis_path.relative_to(S.log)}; its actions:")
 for found in diagnosis.findings:  # ranked: severity, then cause before symptom
     for action in found.actions:
-        text = _common.clip(action.text, 110)
+        text = _steps.clip(action.text, 110)
         print(f"   - [{found.pathology.value}] {text} ({action.catalog_id})")
 
 task = OptimizationTask(
@@ -147,10 +147,10 @@ task = OptimizationTask(
     constraints=Constraints(language="triton", other=("keep MLADecodePlan's plan/run interface",)),
 )
 task.validate(catalog)  # every linked entry exists, every link matches its file
-path = write_plan(S.experiments, _common.EXP_SPLIT_KV, task.render(), overwrite=True)
-_common.banner(
-    f"The task of experiment {_common.EXP_SPLIT_KV}, written to {path.relative_to(S.log)}"
+path = write_plan(S.experiments, _steps.EXP_SPLIT_KV, task.render(), overwrite=True)
+_steps.banner(
+    f"The task of experiment {_steps.EXP_SPLIT_KV}, written to {path.relative_to(S.log)}"
 )
 print(task.render().rstrip())
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

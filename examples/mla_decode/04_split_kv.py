@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import statistics
 
-import _common
+import _steps
 
-S = _common.setup(4, __doc__ or "")
+S = _steps.setup(4, __doc__ or "")
 
 from kernelopt.bench import Verdict, append_rows, compare, to_result_row, write_experiment
 from kernelopt.kernels.mla import mla_decode_ref
@@ -39,20 +39,20 @@ rows, bench, verdicts, speedups, knobs = [], [], [], [], {}
 learned = []
 
 for index, point in enumerate(POINTS):
-    _common.banner(f"{point.name} {point}")
-    x = _common.make_inputs(S, point, seed=100 + index)
+    _steps.banner(f"{point.name} {point}")
+    x = _steps.make_inputs(S, point, seed=100 + index)
     ref = mla_decode_ref(
         x["q"],
         x["kv_cache"],
         x["block_table"],
         x["cache_seqlens"],
-        softmax_scale=_common.SOFTMAX_SCALE,
+        softmax_scale=_steps.SOFTMAX_SCALE,
     )
     # VERIFY, part 1: both versions correct on the same inputs, before any timing.
-    naive = _common.check_plan(
+    naive = _steps.check_plan(
         S, point, x, ref, strategy="naive", impl="triton_naive", ceilings=ceilings, time=False
     )
-    split = _common.check_plan(
+    split = _steps.check_plan(
         S, point, x, ref, strategy="split_kv", impl="triton_split_kv", ceilings=ceilings, time=False
     )
     schedule = split.plan.schedule
@@ -82,7 +82,7 @@ for index, point in enumerate(POINTS):
     verdicts.append(result.verdict)
     speedups.append(result.speedup)
     # The verdict, the time ratio with its 95 % interval, the A vs A spread; the speedup.
-    print(f"   {_common.verdict_words(result, candidate='split-KV', baseline='naive')}")
+    print(f"   {_steps.verdict_words(result, candidate='split-KV', baseline='naive')}")
     if not S.gpu:
         print(
             "   [CPU] This verdict compares interpreter speeds: the interpreter runs programs one "
@@ -94,7 +94,7 @@ for index, point in enumerate(POINTS):
     if split.roofline is not None:
         placed = split.roofline.place(result.candidate)
         metrics_before = naive.roofline.place(result.baseline).metrics() if naive.roofline else {}
-        metrics_after = {**placed.metrics(), **_common.schedule_metrics(split.plan)}
+        metrics_after = {**placed.metrics(), **_steps.schedule_metrics(split.plan)}
         print(
             f"   split-KV: {placed.flop_per_s / 1e12:.1f} TFLOP/s, "
             f"{placed.bytes_per_s / 1e9:.0f} GB/s, {placed.floor_pct:.1f}% of the floor "
@@ -111,8 +111,8 @@ for index, point in enumerate(POINTS):
         )
     )
     bench += [
-        _common.bench_row(S, naive, result.baseline),
-        _common.bench_row(S, split, result.candidate),
+        _steps.bench_row(S, naive, result.baseline),
+        _steps.bench_row(S, split, result.candidate),
     ]
 
     # LEARN: FAST → an evidence row on split-kv-flash-decoding; SLOW → an anti-pattern
@@ -120,7 +120,7 @@ for index, point in enumerate(POINTS):
     observation = observe_comparison(
         result,
         point=point,
-        source=f"runs/bench.jsonl (exp {_common.EXP_SPLIT_KV}, kernelopt.bench.compare)",
+        source=f"runs/bench.jsonl (exp {_steps.EXP_SPLIT_KV}, kernelopt.bench.compare)",
         gpu=S.where,
         before_label="naive",
         after_label="split_kv",
@@ -149,7 +149,7 @@ append_rows(S.bench_rows, bench)
 # %% ------------------------------------------------------------------------------------
 # EVALUATE and record. Kept when some point is FAST and none is SLOW; when the verdicts
 # disagree, the geometric mean of the speedups decides.
-_common.banner("Writing the log")
+_steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
 if Verdict.SLOW not in verdicts and Verdict.FAST in verdicts:
     status = "KEPT"
@@ -162,12 +162,12 @@ verdict_text = ", ".join(
 )
 write_experiment(
     S.experiments,
-    experiment=_common.EXP_SPLIT_KV,
+    experiment=_steps.EXP_SPLIT_KV,
     title="split-KV flash-decoding with an LSE merge (scheduler picks the pieces)",
     rows=rows,
     status=status,
     correctness="PASS",
-    correctness_detail=_common.correctness_words(S),
+    correctness_detail=_steps.correctness_words(S),
     gpu=S.where,
     kernel="kernels/mla_decode.py",
     baseline="triton_naive (exp 2)",
@@ -181,16 +181,16 @@ write_experiment(
         else " CPU path: the verdicts compare Triton-interpreter speeds, not GPU speeds."
     ),
 )
-_common.snapshot_kernel(
+_steps.snapshot_kernel(
     "kernelopt.kernels.mla.split_kv",
-    [S.experiments / f"exp_{_common.EXP_SPLIT_KV}" / "mla_decode.py"]
+    [S.experiments / f"exp_{_steps.EXP_SPLIT_KV}" / "mla_decode.py"]
     + ([S.log / "kernels" / "mla_decode.py"] if status == "KEPT" else []),
-    experiment=_common.EXP_SPLIT_KV,
+    experiment=_steps.EXP_SPLIT_KV,
 )
 print(f"   verdicts: {verdict_text}; geometric-mean speedup {gain:.3g}x → {status}")
-print(f"   wrote experiments/exp_{_common.EXP_SPLIT_KV}/result.md")
+print(f"   wrote experiments/exp_{_steps.EXP_SPLIT_KV}/result.md")
 for outcome in learned:
-    print(f"   {_common.clip(outcome.summary(), 300)}")
+    print(f"   {_steps.clip(outcome.summary(), 300)}")
 if any(o.path for o in learned):
     print(
         f"   knowledge tree: {S.knowledge.relative_to(S.log)} (index.md regenerated by each write)"
@@ -201,4 +201,4 @@ if any(o.path for o in learned):
             "column: keep this tree in the scratch log, never in your docs/knowledge."
         )
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

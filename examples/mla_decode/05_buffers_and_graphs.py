@@ -22,9 +22,9 @@ Run: ``python examples/mla_decode/05_buffers_and_graphs.py [--log DIR] [--gpu|--
 
 from __future__ import annotations
 
-import _common
+import _steps
 
-S = _common.setup(5, __doc__ or "")
+S = _steps.setup(5, __doc__ or "")
 
 import torch
 
@@ -83,7 +83,7 @@ def make_plan(x: dict[str, torch.Tensor], point: TrialPoint) -> MLADecodePlan:
         s_q=point.s,
         h_q=point.extra["h"],
         page_size=S.page,
-        softmax_scale=_common.SOFTMAX_SCALE,
+        softmax_scale=_steps.SOFTMAX_SCALE,
         dtype=S.dtype,
         device=S.device,
     )
@@ -98,17 +98,17 @@ def roofline_of(point: TrialPoint) -> Roofline | None:
 
 
 point = S.points()[0]
-_common.banner(f"Persistent out/lse at {point.name} {point}")
-x = _common.make_inputs(S, point, seed=500)
+_steps.banner(f"Persistent out/lse at {point.name} {point}")
+x = _steps.make_inputs(S, point, seed=500)
 plan = make_plan(x, point)
 ref_out, ref_lse = mla_decode_ref(
-    x["q"], x["kv_cache"], x["block_table"], x["cache_seqlens"], softmax_scale=_common.SOFTMAX_SCALE
+    x["q"], x["kv_cache"], x["block_table"], x["cache_seqlens"], softmax_scale=_steps.SOFTMAX_SCALE
 )
 out, lse = attend(plan, x["q"], x["kv_cache"], x["block_table"])
 first = out.data_ptr()
-err_out, err_lse = _common.rel_err(out, ref_out), _common.rel_err(lse, ref_lse)
+err_out, err_lse = _steps.rel_err(out, ref_out), _steps.rel_err(lse, ref_lse)
 print(f"   first call: rel err out {err_out:.1e}, lse {err_lse:.1e}")
-assert max(err_out, err_lse) <= _common.ERR_BOUND[S.dtype_name]
+assert max(err_out, err_lse) <= _steps.ERR_BOUND[S.dtype_name]
 del out, lse  # done with this layer's result: the next call may reuse the buffers
 out, lse = attend(plan, x["q"], x["kv_cache"], x["block_table"])
 stats = pool.stats
@@ -122,7 +122,7 @@ print(
 try:
     attend(plan, x["q"], x["kv_cache"], x["block_table"])
 except KernelOptError as error:
-    refusal = _common.clip(str(error), 100)
+    refusal = _steps.clip(str(error), 100)
     print(f"   kept the previous result and called again → refused: {refusal}")
 else:
     raise SystemExit("Expected the launcher to refuse while its last result is still held")
@@ -148,7 +148,7 @@ print(f"   buffers checked: {', '.join(report.buffers)}")
 # every trial point (the first only on the CPU path, to keep the interpreter run short).
 def allocation_ab(point: TrialPoint, seed: int) -> Comparison:
     """compare(per-call allocation, persistent buffers) at ``point``; rows recorded."""
-    x = _common.make_inputs(S, point, seed=seed)
+    x = _steps.make_inputs(S, point, seed=seed)
     plan = make_plan(x, point)
     line = roofline_of(point)
     result = compare(
@@ -159,8 +159,8 @@ def allocation_ab(point: TrialPoint, seed: int) -> Comparison:
         **S.compare_limits(),
     )
     assert result.baseline is not None and result.candidate is not None
-    print(f"   {_common.verdict_words(result, candidate='buffers', baseline='allocating')}")
-    _common.cpu_note(S)
+    print(f"   {_steps.verdict_words(result, candidate='buffers', baseline='allocating')}")
+    _steps.cpu_note(S)
     rows.append(
         to_result_row(
             result.candidate, point=point, impl="split_kv+buffers", floor=line, speedup=result
@@ -168,10 +168,10 @@ def allocation_ab(point: TrialPoint, seed: int) -> Comparison:
     )
     bench.extend(
         [
-            _common.timing_row(
+            _steps.timing_row(
                 S, result.baseline, impl="triton_split_kv_alloc", point=point, line=line
             ),
-            _common.timing_row(
+            _steps.timing_row(
                 S, result.candidate, impl="triton_split_kv_buffers", point=point, line=line
             ),
         ]
@@ -183,7 +183,7 @@ rows: list[ResultRow] = []
 bench: list[BenchRow] = []
 verdicts = []
 for index, point in enumerate(S.points() if S.gpu else S.points()[:1]):
-    _common.banner(f"Allocate per call vs persistent buffers at {point.name} {point}")
+    _steps.banner(f"Allocate per call vs persistent buffers at {point.name} {point}")
     verdicts.append(allocation_ab(point, seed=700 + index).verdict)
 
 
@@ -196,7 +196,7 @@ for index, point in enumerate(S.points() if S.gpu else S.points()[:1]):
 # launch-bound) and the trial matrix's b = 32, h = 16.
 def graph_ab(point: TrialPoint, seed: int) -> tuple[Comparison, float]:
     """compare(eager launches, graph replays) at ``point``; rows recorded."""
-    x = _common.make_inputs(S, point, seed=seed)
+    x = _steps.make_inputs(S, point, seed=seed)
     plan = make_plan(x, point)
     graph = capture_graph(attend, plan, x["q"], x["kv_cache"], x["block_table"])
     new_q = torch.randn_like(x["q"])
@@ -206,10 +206,10 @@ def graph_ab(point: TrialPoint, seed: int) -> tuple[Comparison, float]:
         x["kv_cache"],
         x["block_table"],
         x["cache_seqlens"],
-        softmax_scale=_common.SOFTMAX_SCALE,
+        softmax_scale=_steps.SOFTMAX_SCALE,
     )
-    err = _common.rel_err(g_out, ref_out)
-    assert err <= _common.ERR_BOUND[S.dtype_name], f"graph replay rel err {err:.1e}"
+    err = _steps.rel_err(g_out, ref_out)
+    assert err <= _steps.ERR_BOUND[S.dtype_name], f"graph replay rel err {err:.1e}"
     line = roofline_of(point)
     result = compare(
         lambda: attend(plan, x["q"], x["kv_cache"], x["block_table"]),
@@ -222,7 +222,7 @@ def graph_ab(point: TrialPoint, seed: int) -> tuple[Comparison, float]:
     floor = "" if line is None else f" (roofline floor {line.floor('us'):.2f} us)"
     print(
         f"   replay rel err {err:.1e}; "
-        f"{_common.verdict_words(result, candidate='graph', baseline='launches')}"
+        f"{_steps.verdict_words(result, candidate='graph', baseline='launches')}"
     )
     print(
         f"   events {result.baseline.median:.2f} us vs graph {result.candidate.median:.2f} us: "
@@ -238,10 +238,10 @@ def graph_ab(point: TrialPoint, seed: int) -> tuple[Comparison, float]:
         metrics = {**line.place(result.candidate).metrics(), "launch_overhead_pct": overhead}
     bench.extend(
         [
-            _common.timing_row(
+            _steps.timing_row(
                 S, result.baseline, impl="triton_split_kv_events", point=point, line=line
             ),
-            _common.timing_row(
+            _steps.timing_row(
                 S,
                 result.candidate,
                 impl="triton_split_kv_graph",
@@ -261,7 +261,7 @@ graph_points = [
 tags = ["buffer-persistence"]
 overheads = []
 if not S.gpu:
-    _common.banner("CUDA graphs")
+    _steps.banner("CUDA graphs")
     print(
         "   [CPU] Skipped: a CUDA graph records kernels launched on a CUDA device, and the CPU "
         "path runs them in the Triton interpreter. Run this step on a GPU for this part."
@@ -269,7 +269,7 @@ if not S.gpu:
 else:
     tags.append("cuda-graphs")
     for index, point in enumerate(graph_points):
-        _common.banner(f"CUDA graphs at {point.name} {point}")
+        _steps.banner(f"CUDA graphs at {point.name} {point}")
         result, overhead = graph_ab(point, seed=800 + index)
         verdicts.append(result.verdict)
         overheads.append(overhead)
@@ -277,7 +277,7 @@ else:
 append_rows(S.bench_rows, bench)
 
 # %% ------------------------------------------------------------------------------------
-_common.banner("Writing the log")
+_steps.banner("Writing the log")
 if Verdict.FAST in verdicts and Verdict.SLOW not in verdicts:
     status = "KEPT"
 elif Verdict.SLOW in verdicts and Verdict.FAST not in verdicts:
@@ -287,7 +287,7 @@ else:
 verdict_text = ", ".join(v.value for v in verdicts)
 write_experiment(
     S.experiments,
-    experiment=_common.EXP_GRAPHS,
+    experiment=_steps.EXP_GRAPHS,
     title="persistent out/lse buffers" + (", CUDA-graph replay for small batches" if S.gpu else ""),
     rows=rows,
     status=status,
@@ -307,7 +307,7 @@ write_experiment(
     ),
 )
 print(
-    f"   verdicts {verdict_text} → {status}; wrote experiments/exp_{_common.EXP_GRAPHS}/result.md"
+    f"   verdicts {verdict_text} → {status}; wrote experiments/exp_{_steps.EXP_GRAPHS}/result.md"
 )
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

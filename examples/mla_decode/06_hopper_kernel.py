@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import statistics
 
-import _common
+import _steps
 
-S = _common.setup(6, __doc__ or "")
+S = _steps.setup(6, __doc__ or "")
 
 from kernelopt.bench import (
     TrialPoint,
@@ -45,7 +45,7 @@ else:
 rows, bench, verdicts, speedups, compared = [], [], [], [], []
 
 for index, point in enumerate(points):
-    _common.banner(f"{point.name} {point} (page {page})")
+    _steps.banner(f"{point.name} {point} (page {page})")
     query_rows = point.s * point.extra["h"]
     if query_rows < MIN_ROWS:
         print(
@@ -54,18 +54,18 @@ for index, point in enumerate(points):
             "nothing to compare."
         )
         continue
-    x = _common.make_inputs(S, point, seed=900 + index, page=page)
+    x = _steps.make_inputs(S, point, seed=900 + index, page=page)
     ref = mla_decode_ref(
         x["q"],
         x["kv_cache"],
         x["block_table"],
         x["cache_seqlens"],
-        softmax_scale=_common.SOFTMAX_SCALE,
+        softmax_scale=_steps.SOFTMAX_SCALE,
     )
-    split = _common.check_plan(
+    split = _steps.check_plan(
         S, point, x, ref, strategy="split_kv", impl="triton_split_kv", ceilings=ceilings, time=False
     )
-    hopper = _common.check_plan(
+    hopper = _steps.check_plan(
         S, point, x, ref, strategy="hopper", impl="triton_hopper", ceilings=ceilings, time=False
     )
     print(
@@ -86,7 +86,7 @@ for index, point in enumerate(points):
     verdicts.append(result.verdict)
     speedups.append(result.speedup)
     compared.append(point)
-    print(f"   {_common.verdict_words(result, candidate='hopper', baseline='split-KV')}")
+    print(f"   {_steps.verdict_words(result, candidate='hopper', baseline='split-KV')}")
     if hopper.roofline is not None:
         placed = hopper.roofline.place(result.candidate)
         print(
@@ -94,7 +94,7 @@ for index, point in enumerate(points):
             f"{placed.bytes_per_s / 1e9:.0f} GB/s, {placed.floor_pct:.1f}% of the floor "
             f"({hopper.roofline.floor('us'):.1f} us)"
         )
-    _common.cpu_note(S)
+    _steps.cpu_note(S)
     rows.append(
         to_result_row(
             result.candidate,
@@ -105,13 +105,13 @@ for index, point in enumerate(points):
         )
     )
     bench += [
-        _common.bench_row(S, split, result.baseline, impl="triton_split_kv"),
-        _common.bench_row(S, hopper, result.candidate, impl="triton_hopper"),
+        _steps.bench_row(S, split, result.baseline, impl="triton_split_kv"),
+        _steps.bench_row(S, hopper, result.candidate, impl="triton_hopper"),
     ]
 
 append_rows(S.bench_rows, bench)
 
-_common.banner("Writing the log")
+_steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
 if Verdict.FAST in verdicts and Verdict.SLOW not in verdicts:
     status = "KEPT"
@@ -124,12 +124,12 @@ verdict_text = ", ".join(
 )
 write_experiment(
     S.experiments,
-    experiment=_common.EXP_HOPPER,
+    experiment=_steps.EXP_HOPPER,
     title="Hopper kernel: tensor-descriptor key tiles, QK^T computed once, 64-key tiles",
     rows=rows,
     status=status,
     correctness="PASS",
-    correctness_detail=_common.correctness_words(S),
+    correctness_detail=_steps.correctness_words(S),
     gpu=S.where,
     kernel="kernels/mla_decode.py",
     baseline="triton_split_kv (exp 3)",
@@ -143,13 +143,13 @@ write_experiment(
         else " CPU path: h_q=40 and page 64 so the tensor-descriptor code runs; interpreter speeds."
     ),
 )
-_common.snapshot_kernel(
+_steps.snapshot_kernel(
     "kernelopt.kernels.mla.hopper",
-    [S.experiments / f"exp_{_common.EXP_HOPPER}" / "mla_decode.py"]
+    [S.experiments / f"exp_{_steps.EXP_HOPPER}" / "mla_decode.py"]
     + ([S.log / "kernels" / "mla_decode.py"] if status == "KEPT" else []),
-    experiment=_common.EXP_HOPPER,
+    experiment=_steps.EXP_HOPPER,
 )
 print(f"   verdicts: {verdict_text}; geometric-mean speedup {gain:.3g}x → {status}")
-print(f"   wrote experiments/exp_{_common.EXP_HOPPER}/result.md")
+print(f"   wrote experiments/exp_{_steps.EXP_HOPPER}/result.md")
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

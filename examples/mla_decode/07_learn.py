@@ -18,9 +18,9 @@ Run: ``python examples/mla_decode/07_learn.py [--log DIR] [--gpu|--cpu]``.
 
 from __future__ import annotations
 
-import _common
+import _steps
 
-S = _common.setup(7, __doc__ or "")
+S = _steps.setup(7, __doc__ or "")
 
 from kernelopt.bench import (
     BenchRow,
@@ -53,7 +53,7 @@ print(f"   {len(rows)} benchmark rows in {source}")
 # catalog entry the change applied. observe_rows judges the pair again from the raw samples
 # kept in the rows (kernelopt.bench.judge on the paired samples; compare also had the
 # baseline's second timing, so a borderline verdict can differ), then learn writes.
-_common.banner("LEARN")
+_steps.banner("LEARN")
 changes = [
     ("triton_split_kv_alloc", "triton_split_kv_buffers", "buffer-persistence"),
     ("triton_split_kv_events", "triton_split_kv_graph", "cuda-graphs"),
@@ -72,8 +72,8 @@ for before_impl, after_impl, entry_id in changes:
     # step 6's, written later, are the baseline of its own comparison with Hopper).
     points = {str(point_of(r)): point_of(r) for r in rows if r.impl == after_impl}
     for point in points.values():
-        before = _common.find_row(rows, before_impl, point)
-        after = _common.find_row(rows, after_impl, point)
+        before = _steps.find_row(rows, before_impl, point)
+        after = _steps.find_row(rows, after_impl, point)
         if before is None or after is None:
             continue
         observation = observe_rows(before, after, source=source)
@@ -98,7 +98,7 @@ if not S.gpu:
 # %% ------------------------------------------------------------------------------------
 # The tree after LEARN: the user's entries merged over the built-ins (a user entry with a
 # built-in id overrides it), checked by lint, and its index regenerated from the entries.
-_common.banner(f"The knowledge tree {S.knowledge.relative_to(S.log)}")
+_steps.banner(f"The knowledge tree {S.knowledge.relative_to(S.log)}")
 tree = KnowledgeTree(S.knowledge)
 tree.write_index()
 merged = tree.catalog()
@@ -127,24 +127,24 @@ for entry_id in sorted(touched | {"split-kv-flash-decoding"}):
         for row in block.rows:
             print(f"     | {row.config} | {row.before} | {row.after} | {row.change} |")
         if block.notes:
-            print(f"     {_common.clip(block.notes.splitlines()[0], 160)}")
+            print(f"     {_steps.clip(block.notes.splitlines()[0], 160)}")
 
 print("\n   index.md (regenerated):")
 for line in (S.knowledge / "index.md").read_text(encoding="utf-8").splitlines():
-    print(f"     {_common.clip(line, 160)}")
+    print(f"     {_steps.clip(line, 160)}")
 
 # %% ------------------------------------------------------------------------------------
 # PROFILE hand-off (Profiler → Orchestrator) for the fastest Triton version at the first
 # trial point, against the torch eager baseline: roofline, bottleneck, the catalog's
 # opportunities for its metrics. It is kept as experiments/profile.md, the log's profile.
-_common.banner("Profile hand-off")
+_steps.banner("Profile hand-off")
 point = S.points()[0]
 if ceilings is not None:
     contenders = ("triton_naive", "triton_split_kv", "triton_split_kv_buffers", "triton_hopper")
-    latest = [_common.find_row(rows, impl, point) for impl in contenders]
+    latest = [_steps.find_row(rows, impl, point) for impl in contenders]
     candidates = [r for r in latest if r is not None]
     best = min(candidates, key=lambda r: r.median)
-    eager = _common.find_row(rows, "torch_eager", point)
+    eager = _steps.find_row(rows, "torch_eager", point)
     cost = mla_decode_cost(b=point.b, s_q=point.s, h_q=point.extra["h"], seqlens=point.t)
     report = profile_report(
         kernel="mla_decode",
@@ -165,9 +165,9 @@ else:
     point = TrialPoint(b=32, s=1, t=4096, extra={"h": 16})
     h200 = Ceilings(
         gpu="NVIDIA H200",
-        copy_bytes_per_s=_common.H200_COPY_BYTES_PER_S,
-        matmul_flop_per_s=_common.H200_MATMUL_FLOP_PER_S,
-        source=_common.H200_SOURCE,
+        copy_bytes_per_s=_steps.H200_COPY_BYTES_PER_S,
+        matmul_flop_per_s=_steps.H200_MATMUL_FLOP_PER_S,
+        source=_steps.H200_SOURCE,
     )
     report = profile_report(
         kernel="mla_decode (peer Triton, H200 anchors)",
@@ -189,7 +189,7 @@ if ceilings is not None:
 # The devlog (docs/kernels/mla_decode.md): one table per version, one row per trial point;
 # the profiler updates it after every profile, ANALYZE reads it first. Rows written again
 # for the same version and point replace the old ones; nothing else in the file changes.
-_common.banner(f"Devlog {S.devlog.relative_to(S.log)}")
+_steps.banner(f"Devlog {S.devlog.relative_to(S.log)}")
 if not S.devlog.exists():
     S.devlog.parent.mkdir(parents=True, exist_ok=True)
     S.devlog.write_text(
@@ -221,7 +221,7 @@ def devlog_rows(
 
 
 update = update_devlog(S.devlog, devlog_rows(rows, versions, ceilings))
-print(f"   {len(update.added)} rows added, {len(update.replaced)} replaced")
+print(f"   {_steps.devlog_update_words(update)}")
 text = S.devlog.read_text(encoding="utf-8")
 print(text[text.index("## Performance") :])
 if not S.gpu:
@@ -238,10 +238,10 @@ for where, (time, version) in sorted(best_by_point.items()):
 
 # %% ------------------------------------------------------------------------------------
 # And round again: a clean-context diagnosis of the log as it stands now.
-_common.banner("Diagnosis of the log now")
+_steps.banner("Diagnosis of the log now")
 diagnosis = diagnose(S.log, catalog=S.knowledge)
 for check in diagnosis.checks:
     mark = "x" if check.checked else " "
-    print(f"   [{mark}] {check.pathology.value}: {_common.clip(check.sentence, 140)}")
+    print(f"   [{mark}] {check.pathology.value}: {_steps.clip(check.sentence, 140)}")
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import statistics
 
-import _common
+import _steps
 
-S = _common.setup(8, __doc__ or "")
+S = _steps.setup(8, __doc__ or "")
 
 from kernelopt.bench import append_rows, compare, to_result_row, write_experiment
 from kernelopt.catalog import Catalog
@@ -48,18 +48,18 @@ for context in entry.contexts[:2]:
 
 for index, point in enumerate(S.points()):
     name = f"{point} kv=fp8"
-    _common.banner(f"{point.name} {name} (page {S.page})")
-    x = _common.make_inputs(S, point, seed=1000 + index)
+    _steps.banner(f"{point.name} {name} (page {S.page})")
+    x = _steps.make_inputs(S, point, seed=1000 + index)
     packed = quantize_kv_fp8(x["kv_cache"])  # [pages, page, 1, 656] uint8
     x8 = {**x, "kv_cache": packed}
     ref = mla_decode_ref(
         x["q"], x["kv_cache"], x["block_table"], x["cache_seqlens"],
-        softmax_scale=_common.SOFTMAX_SCALE,
+        softmax_scale=_steps.SOFTMAX_SCALE,
     )  # fmt: skip
     ref8 = mla_decode_ref(
-        x["q"], packed, x["block_table"], x["cache_seqlens"], softmax_scale=_common.SOFTMAX_SCALE
+        x["q"], packed, x["block_table"], x["cache_seqlens"], softmax_scale=_steps.SOFTMAX_SCALE
     )
-    cost = _common.rel_err(ref8[0], ref[0])
+    cost = _steps.rel_err(ref8[0], ref[0])
     costs.append(cost)
     print(
         f"   cache: {x['kv_cache'].element_size() * x['kv_cache'].shape[-1]} → "
@@ -71,11 +71,11 @@ for index, point in enumerate(S.points()):
             f"Expected the FP8 cache within {QUANTIZATION_BOUND:.0%} of the 16-bit cache's "
             f"output at {name}, got {cost:.2%}"
         )
-    dense = _common.check_plan(
+    dense = _steps.check_plan(
         S, point, x, ref, strategy="split_kv", impl="triton_split_kv", ceilings=ceilings,
         time=False,
     )  # fmt: skip
-    fp8 = _common.check_plan(
+    fp8 = _steps.check_plan(
         S, point, x8, ref8, strategy="split_kv", impl="triton_split_kv_fp8", ceilings=ceilings,
         time=False, kv_fp8=True, kv_row_bytes=FP8_KV_BYTES,
     )  # fmt: skip
@@ -94,7 +94,7 @@ for index, point in enumerate(S.points()):
         **S.compare_limits(),
     )
     assert result.baseline is not None and result.candidate is not None
-    print(f"   {_common.verdict_words(result, candidate='FP8', baseline='16-bit')}")
+    print(f"   {_steps.verdict_words(result, candidate='FP8', baseline='16-bit')}")
     speedups.append(result.speedup)
     verdicts.append(f"{point.name} h={point.extra['h']}: {result.verdict.value}")
     if fp8.roofline is not None:
@@ -103,7 +103,7 @@ for index, point in enumerate(S.points()):
             f"   FP8: {placed.bytes_per_s / 1e9:.0f} GB/s, {placed.floor_pct:.1f}% of the FP8 "
             f"floor ({fp8.roofline.floor('us'):.1f} us)"
         )
-    _common.cpu_note(S)
+    _steps.cpu_note(S)
     rows.append(
         to_result_row(
             result.candidate, point=name, impl="triton_split_kv_fp8", floor=fp8.roofline,
@@ -111,8 +111,8 @@ for index, point in enumerate(S.points()):
         )
     )  # fmt: skip
     bench += [
-        _common.bench_row(S, dense, result.baseline, impl="triton_split_kv"),
-        _common.bench_row(
+        _steps.bench_row(S, dense, result.baseline, impl="triton_split_kv"),
+        _steps.bench_row(
             S, fp8, result.candidate, impl="triton_split_kv_fp8", config={"kv": "fp8"}
         ),
     ]
@@ -123,17 +123,17 @@ append_rows(S.bench_rows, bench)
 # The log. The FP8 path is kept as an option (plans with kv_fp8=True read it; the 16-bit
 # kernel in kernels/mla_decode.py does not change), whatever its A/B says: its speed is a
 # fact about this format at these points, and the row's speedup records it.
-_common.banner("Writing the log")
+_steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
 write_experiment(
     S.experiments,
-    experiment=_common.EXP_FP8,
+    experiment=_steps.EXP_FP8,
     title="FP8 cache (656 bytes a token) read by the split-KV kernel",
     rows=rows,
     status="KEPT",
     correctness="PASS",
     correctness_detail=(
-        f"{_common.correctness_words(S)}, against float64 on the same FP8 bytes; quantizing "
+        f"{_steps.correctness_words(S)}, against float64 on the same FP8 bytes; quantizing "
         f"itself moves the output by {min(costs):.2%}-{max(costs):.2%}"
     ),
     gpu=S.where,
@@ -148,7 +148,7 @@ write_experiment(
         "unchanged." + ("" if S.gpu else " CPU path: interpreter speeds, float16 queries.")
     ),
 )
-print(f"   geometric-mean speedup {gain:.3g}x; wrote experiments/exp_{_common.EXP_FP8}/result.md")
+print(f"   geometric-mean speedup {gain:.3g}x; wrote experiments/exp_{_steps.EXP_FP8}/result.md")
 
 # %% ------------------------------------------------------------------------------------
 # What diagnose makes of it. Exp 6's headline is at the kv=fp8 point, so it is never
@@ -157,13 +157,13 @@ print(f"   geometric-mean speedup {gain:.3g}x; wrote experiments/exp_{_common.EX
 # is a gain at the new point; at or below
 # 1 the experiment is a new capability, neither a new best nor an attempt that failed to
 # move one, so it does not lengthen a stall.
-_common.banner("Diagnosis with the FP8 experiment in the log")
+_steps.banner("Diagnosis with the FP8 experiment in the log")
 summary = diagnose(S.log, catalog=S.knowledge).summary
 gains = {t.experiment: t.gain for t in summary.trajectory}
 best = summary.best
 if best is not None:
     print(f"   best so far: exp {best.experiment} {best.value:.4g} {best.unit} at {best.point}")
-exp = _common.EXP_FP8
+exp = _steps.EXP_FP8
 if exp in gains:
     print(f"   exp {exp}: a gain of {gains[exp] or 0.0:+.1%} at its own point (its A/B row)")
 elif exp in summary.stall:
@@ -175,4 +175,4 @@ else:
     )
 print(f"   attempts in the trailing stall: {list(summary.stall) or 'none'}")
 
-_common.finish(S)  # last: later steps build on this log from here on
+_steps.finish(S)  # last: later steps build on this log from here on

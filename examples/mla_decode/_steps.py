@@ -38,7 +38,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
     import torch
@@ -52,7 +52,19 @@ if TYPE_CHECKING:
         Timer,
         TrialPoint,
     )
-    from kernelopt.kernels.mla import MLADecodePlan
+    from kernelopt.kernels.mla import MLADecodePlan, Strategy
+    from kernelopt.workflow import DevlogUpdate
+
+DtypeName = Literal["bfloat16", "float16"]  # the GPU path's dtype, the CPU path's
+
+
+class CompareLimits(TypedDict, total=False):
+    """Keyword arguments of ``kernelopt.bench.compare`` that bound its sampling."""
+
+    min_pairs: int
+    max_pairs: int
+    max_time_ms: float
+
 
 HERE = Path(__file__).resolve().parent
 MARKER = ".mla-decode-example.json"  # says a directory is a log these steps own
@@ -110,7 +122,7 @@ class Setup:
         True on the GPU path (bf16, trial matrix), False on the CPU path (interpreter).
     device : str
         ``"cuda"`` or ``"cpu"``.
-    dtype_name : str
+    dtype_name : {"bfloat16", "float16"}
         ``"bfloat16"`` on the GPU, ``"float16"`` on the CPU.
     page : int
         Rows per KV-cache page.
@@ -122,7 +134,7 @@ class Setup:
     log: Path
     gpu: bool
     device: str
-    dtype_name: str
+    dtype_name: DtypeName
     page: int
     args: argparse.Namespace
 
@@ -131,7 +143,7 @@ class Setup:
         """The query/cache dtype of this run."""
         import torch
 
-        return getattr(torch, self.dtype_name)  # type: ignore[no-any-return]
+        return torch.bfloat16 if self.dtype_name == "bfloat16" else torch.float16
 
     @property
     def experiments(self) -> Path:
@@ -196,7 +208,7 @@ class Setup:
             return Timer()
         return Timer(warmup_ms=1.0, min_samples=3, max_samples=5, max_time_ms=1000.0)
 
-    def compare_limits(self) -> dict[str, Any]:
+    def compare_limits(self) -> CompareLimits:
         """Pairs and time ``kernelopt.bench.compare`` may spend (defaults on the GPU)."""
         if self.gpu:
             return {}
@@ -229,6 +241,19 @@ def verdict_words(result: Comparison, *, candidate: str, baseline: str) -> str:
         What the two timed versions are called.
     """
     return f"{result} ({candidate} time / {baseline} time; speedup {result.speedup:.3g}x)"
+
+
+def devlog_update_words(update: DevlogUpdate) -> str:
+    """What an update of the devlog changed: ``"1 row added, 0 replaced"``.
+
+    Parameters
+    ----------
+    update : DevlogUpdate
+        What ``kernelopt.workflow.update_devlog`` returned.
+    """
+    from kernelopt._words import count_text
+
+    return f"{count_text(len(update.added), 'row')} added, {len(update.replaced)} replaced"
 
 
 def clip(text: str, width: int) -> str:
@@ -487,7 +512,7 @@ def rel_err(value: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 # Bounds against the float64 reference: bf16 keeps 8 mantissa bits, fp16 11.
-ERR_BOUND = {"bfloat16": 1e-2, "float16": 2e-3}
+ERR_BOUND: dict[DtypeName, float] = {"bfloat16": 1e-2, "float16": 2e-3}
 
 
 def correctness_words(setup: Setup) -> str:
@@ -613,12 +638,12 @@ def check_plan(
     inputs: dict[str, torch.Tensor],
     reference: tuple[torch.Tensor, torch.Tensor],
     *,
-    strategy: str,
+    strategy: Strategy,
     impl: str,
     ceilings: Ceilings | None,
     time: bool = True,
     kv_row_bytes: int | None = None,
-    **plan_options: Any,
+    kv_fp8: bool = False,
 ) -> Checked:
     """What step 2 does for the naive kernel, for any ``MLADecodePlan`` strategy.
 
@@ -627,7 +652,8 @@ def check_plan(
     then time the run with the setup's timer (outputs poisoned before each timed call and
     checked after each batch) and place it on the roofline when ceilings exist.
     ``kv_row_bytes``: bytes of one cached token when the cache is not 576 elements of the
-    queries' dtype (656 for the FP8 layout), for the roofline.
+    queries' dtype (656 for the FP8 layout), for the roofline. ``kv_fp8``: plan for the
+    656-byte FP8 cache layout (``MLADecodePlan(kv_fp8=True)``).
     """
     from kernelopt.bench import Roofline, check_written, mla_decode_cost
     from kernelopt.kernels.mla import MLADecodePlan
@@ -640,8 +666,8 @@ def check_plan(
         softmax_scale=SOFTMAX_SCALE,
         dtype=setup.dtype,
         device=setup.device,
-        strategy=strategy,  # type: ignore[arg-type]
-        **plan_options,
+        strategy=strategy,
+        kv_fp8=kv_fp8,
     )
     out, lse = outputs_for(inputs)
 
