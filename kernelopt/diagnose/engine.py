@@ -27,8 +27,9 @@ from kernelopt.diagnose.model import (
 from kernelopt.diagnose.params import DiagnoseParams
 from kernelopt.diagnose.progress import HEADLINE, headline_key, point_key
 from kernelopt.experiments._validators import check_instance, check_path
-from kernelopt.experiments.log import Experiment, ExperimentLog, Series, Unread
+from kernelopt.experiments.log import Experiment, ExperimentLog, MetricKind, Series, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
+from kernelopt.experiments.readers._values import CYCLES
 
 if TYPE_CHECKING:  # the catalog is loaded on first use: importing diagnose stays cheap
     from kernelopt.catalog import Catalog
@@ -178,10 +179,25 @@ def _rank(findings: list[Finding]) -> list[Finding]:
     )
 
 
+def _cause_key(finding: Finding) -> tuple[bool, int, int, float]:
+    """Sort key of a root cause: any cause before any symptom, then the most severe, then
+    the kind order of ``_CAUSE_ORDER``, then the most confident.
+
+    Severity comes before kind: a HIGH shortcut that covers every call explains more of a
+    plateau than a MEDIUM bottleneck guessed without profiling data.
+    """
+    return (
+        finding.pathology in _SYMPTOMS,
+        finding.severity.rank,
+        _CAUSE_ORDER.index(finding.pathology),
+        -finding.confidence,
+    )
+
+
 def _root_causes(findings: list[Finding]) -> tuple[str, ...]:
     if not findings:
         return ()
-    causes = sorted(findings, key=lambda f: (_CAUSE_ORDER.index(f.pathology), f.severity.rank))
+    causes = sorted(findings, key=_cause_key)
     first = causes[0]
     sentences = [f"{first.title}: {first.summary}"]
     second = next((f for f in causes[1:] if f.pathology not in _SYMPTOMS), None)
@@ -234,6 +250,32 @@ def _unplaced_warnings(ctx: Context) -> list[str]:
             + (f" ({value})" if value else "")
             + f" names no trial point, while the log compares headlines point by point "
             f"({shown}); {compared}"
+        )
+    return warnings
+
+
+def _other_latency(experiment: Experiment, cycles: bool) -> str:
+    """``experiment``'s first latency of the other sort than the log's, in words
+    (``"1520 cycles"`` in a log of times, ``"98 us"`` in a log of cycle counts)."""
+    stated = [(experiment.latency, experiment.unit or "")] if experiment.latency else []
+    stated += [(p.value, p.unit) for p in experiment.points if p.kind is MetricKind.LATENCY]
+    value, unit = next(((v, u) for v, u in stated if (u == CYCLES) != cycles and u), stated[0])
+    return f"{value:g} {unit}"
+
+
+def _set_aside_warnings(ctx: Context) -> list[str]:
+    """A warning for each experiment whose latency is a cycle count in a log of times (or a
+    time in a log of cycle counts): it is compared with none of the others, and the plan
+    should say why rather than leave it out unsaid."""
+    cycles = ctx.progress.cycles
+    others = "times" if not cycles else "cycle counts"
+    warnings = []
+    for experiment in ctx.progress.set_aside:
+        sort = "a time" if cycles else "a count of clock cycles, not a time"
+        warnings.append(
+            f"{experiment.label}: its latency, {_other_latency(experiment, cycles)}, is {sort}, "
+            f"while the log's latencies are {others}; no clock converts one into the other "
+            "here, so it is compared with none of them"
         )
     return warnings
 
@@ -441,7 +483,12 @@ def diagnose_log(
         summary=_summary(ctx, params),
         root_causes=_root_causes(findings),
         unread=log.unread,
-        warnings=(*log.warnings, *_unplaced_warnings(ctx), *_gain_warnings(ctx)),
+        warnings=(
+            *log.warnings,
+            *_unplaced_warnings(ctx),
+            *_set_aside_warnings(ctx),
+            *_gain_warnings(ctx),
+        ),
     )
 
 

@@ -6,10 +6,18 @@ regimes per experiment (``tiny``, ``default``, ``causal``) — each named point 
 an experiment's gain is then its best gain over any point. Headlines measured at different
 trial points (``Experiment.headline_point``: an effort that moved from the 128-head point
 to the 16-head one) are different quantities too, and are compared point by point. A
-latency whose unit names no time (``cycles``) is compared with nothing. Only
+count of clock cycles is no time, and no time converts to it without the clock: a log
+that counts most of its latencies in ``cycles`` compares its cycle counts with each other
+and its times with nothing, any other compares its times and no cycle count
+(``Progress.set_aside`` names what was left out). Only
 experiments that were kept (or whose fate the log does not say) and did not fail
 correctness can set a new best: a reverted change, however fast, is not the kernel the next
 experiment starts from.
+
+The baseline (``torch`` eager, a reference implementation) holds the best until the kernel
+beats it, so a kernel still behind its baseline gains nothing over "the best" however much
+its own steps improve it; each step's gain over the best of the kernel's own experiments
+before it (baselines left out) is kept beside it (``Step.own_gain``).
 
 Numbers from different runs drift (clocks under a power cap, another GPU, another day), so
 where an experiment timed the kernel it started from in its own run, that A/B is its gain:
@@ -30,7 +38,7 @@ import attrs
 
 from kernelopt.experiments.log import Experiment, MetricKind, Point
 from kernelopt.experiments.points import canonical_axis, split_terms
-from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
+from kernelopt.experiments.readers._values import CYCLES, LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
@@ -40,6 +48,7 @@ __all__ = [
     "Step",
     "analyze",
     "headline_key",
+    "is_reference",
     "point_key",
 ]
 
@@ -61,9 +70,13 @@ class Step:
     before it (0 when it did not improve, None when unknown): for latencies the share of
     time saved, for rates the share gained, infinite when that share is more than a float
     holds (a rate from 5e-324 to 1e300). ``values``: its comparable numbers,
-    higher-is-better (latencies negated, in microseconds). ``gains``: the gain on each of
+    higher-is-better (latencies negated, in microseconds, or in cycles in a log of cycle
+    counts). ``gains``: the gain on each of
     those numbers that had a best before it. ``same_run``: the headline's gain is the
-    experiment's own A/B against the best kernel, timed in its run.
+    experiment's own A/B against the best kernel, timed in its run. ``own_gain``: like
+    ``gain``, over the best of the kernel's own experiments before it, baselines left out
+    (None for a baseline, or the kernel's first number); it differs from ``gain`` only
+    while a baseline holds the best.
     """
 
     experiment: Experiment
@@ -73,16 +86,39 @@ class Step:
     values: dict[str, float]
     gains: dict[str, float] = attrs.field(factory=dict)
     same_run: bool = False
+    own_gain: float | None = None
 
 
-def _us_per(unit: str | None) -> float | None:
+def is_reference(experiment: Experiment) -> bool:
+    """Whether ``experiment`` measures a reference rather than a change of the kernel: a
+    baseline, or an experiment that attempted nothing."""
+    return not experiment.attempted or experiment.status is Status.BASELINE
+
+
+def _us_per(unit: str | None, cycles: bool = False) -> float | None:
     """Microseconds in one ``unit`` of time; 1.0 for no unit (a log that states none
     compares its bare numbers with each other), None for a word that names no time
-    (``cycles``), whose number is no latency to compare."""
+    (``cycles``), whose number is no latency to compare.
+
+    In a log of ``cycles`` (a log that counts its latencies in clock cycles), the other
+    way round: 1.0 for a cycle count or no unit, None for a time."""
     if not unit:
         return 1.0
+    if cycles:
+        return 1.0 if unit == CYCLES else None
     canonical = LATENCY_UNITS.get(unit.strip().lower())
     return TO_US[canonical] if canonical else None
+
+
+def _counts_cycles(experiments: tuple[Experiment, ...]) -> bool:
+    """Whether the log counts most of its latencies in clock cycles (more stated units
+    are :data:`CYCLES` than times; a tie is read as times)."""
+    units = [e.unit for e in experiments if e.latency is not None and e.unit]
+    units += [
+        p.unit for e in experiments for p in e.points if p.kind is MetricKind.LATENCY and p.unit
+    ]
+    counted = sum(unit == CYCLES for unit in units)
+    return counted > len(units) - counted
 
 
 def headline_key(key: str) -> bool:
@@ -110,6 +146,7 @@ def _values(
     by_point: bool,
     units_stated: bool = False,
     at: str = "",
+    cycles: bool = False,
 ) -> dict[str, float]:
     """Higher-is-better numbers keyed by what they measure (comparable across experiments).
 
@@ -121,7 +158,7 @@ def _values(
     if by_point and at:
         head = f"{HEADLINE} @ {at}"
     unknown_unit = units_stated and not experiment.unit
-    scale = _us_per(experiment.unit)
+    scale = _us_per(experiment.unit, cycles)
     if (
         kind is MetricKind.LATENCY
         and experiment.latency is not None
@@ -146,19 +183,21 @@ def _values(
         if point.kind is not MetricKind.LATENCY:
             found[point_key(point)] = point.value
             continue
-        per_us = _us_per(point.unit)
-        if per_us is not None:  # a "latency" in cycles is no time to compare with the others
+        per_us = _us_per(point.unit, cycles)
+        if per_us is not None:  # a cycle count is no time to compare with times
             found[point_key(point)] = -per_us * point.value
     return found
 
 
-def _other_kinds(experiment: Experiment, kind: MetricKind | None) -> tuple[MetricKind, ...]:
+def _other_kinds(
+    experiment: Experiment, kind: MetricKind | None, cycles: bool = False
+) -> tuple[MetricKind, ...]:
     """The headline numbers ``experiment`` reports of kinds other than the log's headline
     ``kind`` (a speedup in a log of latencies), by kind: numbers :func:`_values` does not
-    compare, since the log's headlines are of another kind. A latency whose unit names no
-    time (``cycles``) is none."""
+    compare, since the log's headlines are of another kind. A latency of the other sort
+    than the log's (a cycle count in a log of times, or the reverse) is none."""
     reported = (
-        (MetricKind.LATENCY, experiment.latency, _us_per(experiment.unit) is not None),
+        (MetricKind.LATENCY, experiment.latency, _us_per(experiment.unit, cycles) is not None),
         (MetricKind.SPEEDUP, experiment.speedup, True),
         (MetricKind.THROUGHPUT, experiment.throughput, True),
     )
@@ -216,12 +255,13 @@ def _relative(new: float, old: float) -> float:
     return (new - old) / abs(old)
 
 
-def _same_run_gain(experiment: Experiment, best_us: float) -> float | None:
+def _same_run_gain(experiment: Experiment, best_us: float, cycles: bool = False) -> float | None:
     """The share of time ``experiment`` saves over the best kernel in its own run, when its
     speedup is an A/B against that kernel (the implied baseline time is the best so far,
-    ``best_us``, within :data:`SAME_KERNEL_TOLERANCE`); None otherwise."""
+    ``best_us``, within :data:`SAME_KERNEL_TOLERANCE`); None otherwise. In a log of
+    ``cycles``, ``best_us`` and the implied baseline are cycle counts."""
     latency, speedup = experiment.latency, experiment.speedup
-    per_us = _us_per(experiment.unit)
+    per_us = _us_per(experiment.unit, cycles)
     if (
         latency is None
         or latency <= 0
@@ -294,6 +334,12 @@ class Progress:
     """The numbers :attr:`lone` counts by kind, one by one: each with its experiment, its
     kind and its named point (None for a headline), in log order. Where they come from
     several experiments, the log measured things, just never the same one twice."""
+    cycles: bool = False
+    """Whether the log counts its latencies in clock cycles (see :func:`analyze`)."""
+    set_aside: tuple[Experiment, ...] = ()
+    """Experiments with a latency of the other sort than the log's: a cycle count in a log
+    of times, or a time in a log of cycle counts. No clock converts one into the other, so
+    those latencies are compared with nothing."""
 
     def stall(self, min_gain: float) -> tuple[Step, ...]:
         """The longest trailing run of steps over which the best improved by less than
@@ -389,6 +435,41 @@ class Progress:
         return first
 
 
+def _own_gain(
+    experiment: Experiment,
+    eligible: bool,
+    opens_point: bool,
+    values: dict[str, float],
+    key_gains: dict[str, float],
+    best: dict[str, float],
+    own_best: dict[str, float],
+) -> float | None:
+    """``experiment``'s gain over the best of the kernel's own experiments before it
+    (``own_best``, baselines left out), as :attr:`Step.own_gain` defines it.
+
+    Where the kernel itself holds the best (``own_best`` equals ``best``) its gain over the
+    best (``key_gains``, a same-run A/B included) is its own gain.
+    """
+    if is_reference(experiment) or opens_point:
+        return None
+    if not eligible:
+        return 0.0  # a reverted or failed change moved nothing
+    gains = {k: max(0.0, _relative(v, own_best[k])) for k, v in values.items() if k in own_best}
+    gains.update({k: g for k, g in key_gains.items() if own_best.get(k) == best.get(k)})
+    return max(gains.values(), default=None)
+
+
+def _set_aside(experiment: Experiment, cycles: bool) -> bool:
+    """Whether ``experiment`` states a latency of the other sort than the log's (a cycle
+    count in a log of times, or a time in a log of cycle counts)."""
+    units = [p.unit for p in experiment.points if p.kind is MetricKind.LATENCY]
+    if experiment.latency is not None:
+        units.append(experiment.unit or "")
+    return any(
+        _us_per(unit, cycles) is None and _us_per(unit, not cycles) is not None for unit in units
+    )
+
+
 def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     """Compute every experiment's gain over the best before it.
 
@@ -406,8 +487,9 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     # One trial point for every headline that names one (or none named): one quantity.
     by_point = len(spellings) > 1
     units_stated = any(e.unit for e in experiments if e.latency is not None)
+    cycles = _counts_cycles(experiments)
     raw = [
-        _values(e, kind, by_point, units_stated, point)
+        _values(e, kind, by_point, units_stated, point, cycles)
         for e, point in zip(experiments, at, strict=True)
     ]
     occurrences = Counter(key for values in raw for key in values)
@@ -415,7 +497,8 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     # the kernel) still measured something: its own headline is a number no other shares,
     # not silence.
     other = [
-        () if found else _other_kinds(e, kind) for e, found in zip(experiments, raw, strict=True)
+        () if found else _other_kinds(e, kind, cycles)
+        for e, found in zip(experiments, raw, strict=True)
     ]
     others = Counter(k for kinds in other for k in kinds)
     lone: list[tuple[Experiment, MetricKind]] = []
@@ -439,6 +522,9 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     # is compared with the kernels timed there.
     best_gpu: dict[str, str | None] = {}
     best_on: dict[tuple[str, str], float] = {}
+    # The best of the kernel's own experiments, baselines left out: a kernel behind its
+    # baseline still gains over its own previous best.
+    own_best: dict[str, float] = {}
     seen: set[str] = set()
     steps = []
     for experiment, found in zip(experiments, raw, strict=True):
@@ -451,20 +537,20 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         same_run = False
         if eligible and kind is MetricKind.LATENCY:
             head = next((k for k in key_gains if headline_key(k)), None)
-            ab = _same_run_gain(experiment, -best[head]) if head is not None else None
+            ab = _same_run_gain(experiment, -best[head], cycles) if head is not None else None
             gpu = experiment.gpu
             if head is not None and ab is None and gpu:
                 on = best_on.get((head, gpu))
                 if on is not None and best_gpu.get(head) not in (None, gpu):
                     # Timed on another GPU than the best: its A/B, or else its headline,
                     # is compared with the best kept time on its own GPU.
-                    ab = _same_run_gain(experiment, -on)
+                    ab = _same_run_gain(experiment, -on, cycles)
                     if ab is None:
                         key_gains[head] = max(0.0, _relative(values[head], on))
             if head is not None and ab is not None:
                 key_gains[head], same_run = ab, True
         gain: float | None
-        if not experiment.attempted or experiment.status is Status.BASELINE:
+        if is_reference(experiment):
             gain = None
         elif not eligible:
             gain = 0.0  # a reverted or failed change moved nothing
@@ -491,6 +577,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         )
         if opens_point:
             gain = None
+        own_gain = _own_gain(experiment, eligible, opens_point, values, key_gains, best, own_best)
         seen.update(values)
         counted = (
             experiment.attempted
@@ -510,6 +597,8 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                 if experiment.gpu:
                     slot = (key, experiment.gpu)
                     best_on[slot] = max(best_on.get(slot, value), value)
+                if not is_reference(experiment):
+                    own_best[key] = max(own_best.get(key, value), value)
         steps.append(
             Step(
                 experiment=experiment,
@@ -519,6 +608,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                 values=values,
                 gains=key_gains if eligible else {},
                 same_run=same_run,
+                own_gain=own_gain,
             )
         )
     points = tuple(dict.fromkeys(point for point in at if point))
@@ -532,4 +622,6 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         unplaced=unplaced,
         lone=tuple(lone),
         unshared=tuple(unshared),
+        cycles=cycles,
+        set_aside=tuple(e for e in experiments if _set_aside(e, cycles)),
     )

@@ -178,8 +178,9 @@ class Point:
     value : float
         The measured number, in ``unit``.
     unit : str
-        ``"ns"``, ``"us"``, ``"ms"``, ``"s"`` for latencies, ``"x"`` for speedups, a rate
-        (``"cand/s"``) for throughputs.
+        ``"ns"``, ``"us"``, ``"ms"``, ``"s"`` for latencies (``"cycles"`` for a count of
+        clock cycles, which is no time), ``"x"`` for speedups, a rate (``"cand/s"``) for
+        throughputs.
     kind : MetricKind
         Latency, speedup or throughput.
     source : SourceRef
@@ -233,7 +234,8 @@ class Experiment:
     description : str
         One line saying what was tried.
     latency, unit : float or None, str or None
-        The headline time per call (finite, above zero) and its unit (``"us"``, ``"ms"``).
+        The headline time per call (finite, above zero) and its unit (``"us"``, ``"ms"``;
+        ``"cycles"`` for a count of clock cycles, which is no time).
     speedup : float or None
         The headline speedup over the log's baseline (finite, above zero; > 1 is faster).
     throughput, throughput_unit : float or None, str or None

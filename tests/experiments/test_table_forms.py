@@ -70,16 +70,25 @@ def test_a_unit_column_reads_in_the_canonical_spelling(
     assert all(p.unit == unit for e in log.experiments for p in e.points)
 
 
-def test_a_unit_column_naming_no_time_leaves_the_unit_unread_and_says_so(tmp_path: Path) -> None:
+def test_a_unit_column_naming_cycles_keeps_the_unit(tmp_path: Path) -> None:
     # "cycles" is no time: read as microseconds, 8.2 cycles would compare with 10.5 us.
     rows = ROWS.replace("| 2 | tile the keys | 8.2 | us |", "| 2 | tile the keys | 8.2 | cycles |")
+    log = _read(tmp_path, f"{HEADER}|---|---|---|---|---|---|---|\n{rows}")
+
+    assert [(e.latency, e.unit) for e in log.experiments] == [(10.5, "us"), (8.2, "cycles")]
+
+
+def test_a_unit_column_naming_neither_time_nor_cycles_leaves_the_unit_unread_and_says_so(
+    tmp_path: Path,
+) -> None:
+    rows = ROWS.replace("| 2 | tile the keys | 8.2 | us |", "| 2 | tile the keys | 8.2 | flops |")
     log = _read(tmp_path, f"{HEADER}|---|---|---|---|---|---|---|\n{rows}")
 
     assert [(e.latency, e.unit) for e in log.experiments] == [(10.5, "us"), (8.2, None)]
     assert any(
         "experiments/summary.md:4" in warning
         and "Expected a time unit" in warning
-        and "'cycles'" in warning
+        and "'flops'" in warning
         for warning in log.warnings
     ), log.warnings
 

@@ -12,12 +12,100 @@ from kernelopt.diagnose.context import Context, attempts_text, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import LocalMinimumParams
+from kernelopt.diagnose.progress import Step, is_reference
+from kernelopt.experiments.log import Experiment
 
 __all__ = ["detect"]
 
 _PATHOLOGY = Pathology.LOCAL_MINIMUM
 
 SAME_TWICE = "two experiments measuring the same metric at the same point (a gain compares two)"
+
+
+def _largest_own_step(attempts: tuple[Step, ...]) -> tuple[float, Experiment] | None:
+    """The largest gain of an attempt over the best of the kernel's own experiments before
+    it (baselines left out), with that attempt; None where no attempt has one."""
+    own = [(s.own_gain, s.experiment) for s in attempts if s.own_gain is not None]
+    if not own:
+        return None
+    # The first of equal gains: the step that got there.
+    return max(own, key=lambda pair: (pair[0], -pair[1].number))
+
+
+def _best_of(steps: list[Step], key: str) -> Step | None:
+    """The step of ``steps`` with the best number under value key ``key``; None where none
+    measured it."""
+    measured = [s for s in steps if s.eligible and key in s.values]
+    return max(measured, key=lambda s: s.values[key]) if measured else None
+
+
+def _baseline(ctx: Context) -> Step | None:
+    """The best baseline step (a reference, not a change of the kernel) on the number the
+    best is kept on; None where no baseline measured it."""
+    steps = [s for s in ctx.progress.steps if is_reference(s.experiment)]
+    return _best_of(steps, ctx.progress.best_key())
+
+
+def _kernel_best(ctx: Context) -> Step | None:
+    """The kernel's own best step (baselines left out) on the number the best is kept on."""
+    steps = [s for s in ctx.progress.steps if not is_reference(s.experiment)]
+    return _best_of(steps, ctx.progress.best_key())
+
+
+def _named(ctx: Context, step: Step) -> str:
+    """A step named with its number: ``"exp 1, 274.1 us"``."""
+    value = ctx.value_at(step.experiment)
+    return f"{step.experiment.mention}, {value}" if value else step.experiment.mention
+
+
+def _over_own(experiment: Experiment) -> str:
+    """Whose gain the largest own step is: ``"exp 5 over the kernel's best before it"``."""
+    return f"{experiment.mention} over the kernel's best before it"
+
+
+def _behind_text(
+    ctx: Context,
+    stalled: str,
+    baseline: Step,
+    own: tuple[float, Experiment] | None,
+    min_gain: float,
+) -> str:
+    """The summary where the baseline still holds the best: the kernel is behind it, which
+    is not the same state as a kernel whose gains stalled, and the sentence says so."""
+    kernel = _kernel_best(ctx)
+    text = f"{stalled} left the best with the baseline ({_named(ctx, baseline)})"
+    text += ": the kernel has not beaten it" + (
+        f" (its best: {_named(ctx, kernel)})" if kernel is not None else ""
+    )
+    if own is None:
+        return text + ", and no step of its own improved on an earlier kernel number yet."
+    if own[0] >= min_gain:
+        return (
+            f"{text}, though its own steps gained up to {own[0]:.1%} ({_over_own(own[1])}): "
+            "it is still behind its baseline and catching up, not at a plateau of its own gains."
+        )
+    return (
+        f"{text}, and its own steps gained at most {own[0]:.1%} ({_over_own(own[1])}): "
+        "the design is at a local minimum below its baseline."
+    )
+
+
+def _caught_up_text(
+    ctx: Context,
+    stalled: str,
+    baseline: Step | None,
+    own: tuple[float, Experiment],
+    min_gain: float,
+) -> str:
+    """The summary where the kernel's own steps gained more than the best moved: a baseline
+    held the best, and the kernel came level with it but not past it by ``min_gain``."""
+    held = f" ({_named(ctx, baseline)})" if baseline is not None else ""
+    return (
+        f"{stalled} improved the best by less than {min_gain:.0%} in total: the baseline{held} "
+        f"held the best before them, and the kernel's own steps (largest single gain "
+        f"{own[0]:.1%}, {_over_own(own[1])}) brought it level with the baseline but not past "
+        f"it by {min_gain:.0%}; against the best so far, the design is at a local minimum."
+    )
 
 
 def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
@@ -68,18 +156,24 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
     gains = [s.gain for s in attempts if s.gain is not None]
     largest = max(gains, default=0.0)
     kept = [s.experiment for s in attempts if s.eligible and (s.gain or 0) > 0]
-    summary = (
-        f"{count_text(len(attempts), 'consecutive attempt')} ({experiments_text(numbers)}) "
-        "improved the best by "
-        f"less than "
-        f"{params.min_gain:.0%} in total (largest single gain {largest:.1%})"
-        + (
-            f"; the best still comes from {best_before.mention}"
-            if best_before is not None and not kept
-            else ""
+    stalled = f"{count_text(len(attempts), 'consecutive attempt')} ({experiments_text(numbers)})"
+    own = _largest_own_step(attempts)
+    best = ctx.progress.best()
+    if best is not None and is_reference(best.experiment):
+        summary = _behind_text(ctx, stalled, best, own, params.min_gain)
+    elif own is not None and own[0] > largest:
+        summary = _caught_up_text(ctx, stalled, _baseline(ctx), own, params.min_gain)
+    else:
+        summary = (
+            f"{stalled} improved the best by less than {params.min_gain:.0%} in total "
+            f"(largest single gain {largest:.1%})"
+            + (
+                f"; the best still comes from {best_before.mention}"
+                if best_before is not None and not kept
+                else ""
+            )
+            + ": the design is at a local minimum."
         )
-        + ": the design is at a local minimum."
-    )
     evidence = []
     if best_before is not None:
         evidence.append(
@@ -92,6 +186,9 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
     for step in attempts[-6:]:
         e = step.experiment
         gain = "" if step.gain is None else f" ({step.gain:+.1%}"
+        if step.gain is not None and step.own_gain is not None and step.own_gain > step.gain:
+            # Behind a baseline that holds the best, the step's own gain is the news.
+            gain += f"; {step.own_gain:+.1%} over the kernel's best before it"
         gain += ", in its own run)" if step.same_run else ")" if gain else ""
         status = e.status.value if e.status is not None else "?"
         evidence.append(

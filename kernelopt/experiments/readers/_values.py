@@ -18,6 +18,8 @@ from kernelopt.experiments.readers._markdown import strip_md
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
+    "CYCLES",
+    "CYCLE_UNITS",
     "LATENCY_UNITS",
     "TO_US",
     "Quantity",
@@ -25,6 +27,7 @@ __all__ = [
     "arrow_speedup",
     "correctness_note",
     "correctness_of",
+    "cycle_tokens",
     "date_of",
     "first_stated",
     "headline_latency",
@@ -59,6 +62,11 @@ LATENCY_UNITS: dict[str, str] = {
 }
 # Microseconds per canonical latency unit.
 TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+CYCLES = "cycles"
+"""The unit of a latency counted in clock cycles: no time, and no time converts to it
+without the clock it ran at."""
+# The spellings of a cycle count, as the canonical unit.
+CYCLE_UNITS: dict[str, str] = {"cycle": CYCLES, "cycles": CYCLES, "clk": CYCLES, "clks": CYCLES}
 
 _NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 # ``(?:~\s*)?`` rather than ``~?\s*``: two spans of spaces side by side split a long run
@@ -76,6 +84,7 @@ _TOKEN = (
 # ``s`` alone is too common in prose ("5 s" vs "5 sequences"): only the explicit spellings.
 _LATENCY = re.compile(rf"{_TOKEN}\s*(ns|us|µs|μs|usec|ms|msec|sec|secs|seconds)(?![\w/])")
 _LATENCY_S = re.compile(rf"{_TOKEN}\s*(s)(?![\w/])")
+_CYCLE_COUNT = re.compile(rf"{_TOKEN}\s*(cycles?|clks?)(?![\w/])", re.IGNORECASE)
 _SPEEDUP = re.compile(rf"{_TOKEN}\s*[x×](?![\w])")
 _THROUGHPUT = re.compile(
     rf"{_TOKEN}\s*((?:cand|tok|token|tokens|sample|samples|img|images|it|req|seq|fps|frames)/s|fps)\b"
@@ -266,6 +275,12 @@ def latency_tokens(text: str, *, allow_seconds: bool = False) -> list[Quantity]:
         found += _quantities(_LATENCY_S, text, LATENCY_UNITS)
         found.sort(key=lambda q: q.start)
     return found
+
+
+def cycle_tokens(text: str) -> list[Quantity]:
+    """Every ``<number> cycles`` in ``text`` (``"1520 cycles"``, ``"1,520 clk"``): counts
+    of clock cycles, in unit :data:`CYCLES`."""
+    return _quantities(_CYCLE_COUNT, text, CYCLE_UNITS)
 
 
 def speedup_tokens(text: str) -> list[Quantity]:

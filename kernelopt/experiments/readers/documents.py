@@ -37,6 +37,7 @@ from kernelopt.experiments.readers._values import (
     arrow_speedup,
     correctness_note,
     correctness_of,
+    cycle_tokens,
     date_of,
     headline_latency,
     knobs_of,
@@ -313,7 +314,8 @@ def _points(
             cell = strip_md(row.cells[index])
             ref = SourceRef(path=file.path, line=row.line)
             label = f"{strip_md(row.cells[0])} {measure}".strip()
-            lat = latency_tokens(after_arrow(cell))
+            # A count of cycles keeps its unit, never the header's time unit.
+            lat = latency_tokens(after_arrow(cell)) or cycle_tokens(after_arrow(cell))
             spd = speedup_tokens(after_arrow(cell))
             if lat:
                 points.append(

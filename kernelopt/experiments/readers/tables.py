@@ -21,11 +21,14 @@ from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import Row, Table, strip_md
 from kernelopt.experiments.readers._values import (
+    CYCLE_UNITS,
+    CYCLES,
     LATENCY_UNITS,
     after_arrow,
     arrow_speedup,
     correctness_note,
     correctness_of,
+    cycle_tokens,
     date_of,
     is_range,
     latency_tokens,
@@ -42,9 +45,10 @@ from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["Roles", "experiment_number", "read_table", "roles_of"]
 
-# The Unit column's words for a time, as the canonical unit they name.
+# The Unit column's words for a time or a cycle count, as the canonical unit they name.
 _UNIT_WORDS = {
     **LATENCY_UNITS,
+    **CYCLE_UNITS,
     "nanoseconds": "ns",
     "microseconds": "us",
     "milliseconds": "ms",
@@ -454,11 +458,13 @@ def _row_values(
     for column in roles.latency:
         text = after_arrow(strip_md(cells[column]))
         # "270-276 us" states no one time: not its last number either.
-        tokens = [] if is_range(text) else latency_tokens(text)
+        tokens = [] if is_range(text) else latency_tokens(text) or cycle_tokens(text)
         value = tokens[-1].value if tokens else number_at(text, ref, draft.warnings)
         if value is None:
             continue
-        unit = tokens[-1].unit if tokens else unit_of_header(table.header[column])
+        # A count of cycles keeps its unit: read in the column's time unit, 1520 cycles
+        # would be 1520 us.
+        unit = tokens[-1].unit if tokens else _header_unit(table.header[column])
         if unit is None and roles.unit is not None:
             unit = _unit_cell(cells[roles.unit], ref, draft.warnings)
         if column == headline:
@@ -525,16 +531,26 @@ def _speedup_cell(text: str, ref: SourceRef, warnings: list[str]) -> float | Non
     return number_at(text, ref, warnings)
 
 
+def _header_unit(header: str) -> str | None:
+    """The unit a latency column's ``header`` names: a time (``"Mean (ms)"``), or
+    :data:`CYCLES` for a count of clock cycles (``"Latency (cycles)"``)."""
+    unit = unit_of_header(header)
+    if unit is None and any(w in CYCLE_UNITS for w in re.findall(r"[a-z]+", header.lower())):
+        return CYCLES
+    return unit
+
+
 def _unit_cell(cell: str, ref: SourceRef, warnings: list[str]) -> str | None:
-    """The canonical time unit (``"ms"`` for ``msec``, ``"us"`` for ``µs``) of a Unit
-    column's ``cell``; None for an empty cell, and for a word naming no time (``cycles``),
-    which ``warnings`` then names: compared as microseconds, it would mislead."""
+    """The canonical unit (``"ms"`` for ``msec``, ``"us"`` for ``µs``, ``"cycles"`` for
+    ``clk``) of a Unit column's ``cell``; None for an empty cell, and for a word naming
+    neither a time nor a cycle count, which ``warnings`` then names: compared as
+    microseconds, it would mislead."""
     written = strip_md(cell)
     if not written:
         return None
     unit = _UNIT_WORDS.get(written.lower())
     if unit is None:
-        what = "a time unit (ns, us, ms, s)"
+        what = "a time unit (ns, us, ms, s) or cycles"
         warnings.append(
             f"{expected(what, repr(written), where=str(ref))}; the latency is read without a unit"
         )
