@@ -174,7 +174,12 @@ class Definition:
             raise InputError(expected("workload 'axes' as an object", type(axes).__name__))
         values: dict[str, int] = dict(self.const)
         for axis in self.var:
-            value = axes.get(axis)
+            if axis not in axes:
+                # "got None" would read as a null the workload gave.
+                raise InputError(
+                    expected(f"an integer for var axis {axis}", "nothing", where="axes")
+                )
+            value = axes[axis]
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InputError(expected(f"an integer for var axis {axis}", value, where="axes"))
             values[axis] = value

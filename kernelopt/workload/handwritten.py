@@ -36,7 +36,7 @@ from kernelopt.workload.profile import (
     share,
     size1_hints,
 )
-from kernelopt.workload.signatures import find_signature, registered_signatures
+from kernelopt.workload.signatures import AXIS_KINDS, find_signature, registered_signatures
 
 __all__ = ["read_handwritten_md"]
 
@@ -149,6 +149,10 @@ class _Column:
             or (h.startswith("calls") and "%" not in h)
         ):
             self.kind = "count"
+        elif h == "axes":
+            # kernelopt's own shape table names each shape's axes here (``n=1 rows=64``),
+            # beside the arguments they were read from.
+            self.kind = "named"
         elif any(w in h for w in ("shape", "args", "dims", "config", "signature", "sizes")):
             self.kind = "shape"
             # The first "(...)" of the header, found without a regex that would rescan the
@@ -268,6 +272,24 @@ class _OpDraft:
         self.rows: list[dict[str, Any]] = []
         self.statements: list[tuple[str, float, float, float | None]] = []
         self.total_calls: float | None = None
+        # Axis name -> (kind, source), from an axis-statistics table that gives them.
+        self.sources: dict[str, tuple[str, str]] = {}
+
+
+def _read_axis_sources(header: list[str], rows: list[list[str]], draft: _OpDraft) -> None:
+    """Keep what an axis-statistics table with ``Kind`` and ``Source`` columns (kernelopt's
+    own) says each axis is read from, so that guards stay code (``x.shape[dim] == 1``, not
+    ``n == 1``) when an edited profile is read tolerantly."""
+    names = [cell.strip("`* ").lower() for cell in header]
+    if "kind" not in names or "source" not in names:
+        return
+    kind_at, source_at = names.index("kind"), names.index("source")
+    for cells in rows:
+        if len(cells) <= max(kind_at, source_at) or not cells[0]:
+            continue
+        kind, source = cells[kind_at].strip("` "), cells[source_at].strip("` ")
+        if kind in AXIS_KINDS and source not in ("", "-"):
+            draft.sources[cells[0].strip("` ")] = (kind, source)
 
 
 def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str]) -> int:
@@ -281,6 +303,12 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
     body = [(index + 1, _split_row(lines[index])) for index in range(start + 1, end)]
     body = [(number, row) for number, row in body if not _is_separator(row)]
     columns = [_Column(h) for h in header]
+    if any(c.kind == "named" for c in columns):
+        # The axes are named already: the arguments they were read from only label the
+        # shape, as kernelopt writes it (their dims would read as x[0], x[1] beside n).
+        for column in columns:
+            if column.kind == "shape":
+                column.kind = "label"
     counts = [c for c in columns if c.kind == "count"]
     shaped = any(c.kind in ("axis", "shape") for c in columns)
     if len(counts) > 1 or not shaped:
@@ -297,9 +325,10 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
         "name",
         "parameter",
     ):
+        _read_axis_sources(header, [row for _number, row in body], draft)
         notes.append(f"line {start + 1}: axis-statistics table read through its shape data only")
         return end
-    if not kinds & {"count", "pct", "time", "time_pct"} or not kinds & {"axis", "shape"}:
+    if not kinds & {"count", "pct", "time", "time_pct"} or not kinds & {"axis", "shape", "named"}:
         notes.append(
             f"line {start + 1}: not read: table with columns {', '.join(header)} "
             "(no shape and count/percent columns recognized)"
@@ -313,7 +342,7 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
         # A row of the remaining shapes ("| other | - | 1000 |") holds calls the shares
         # are taken of; its shape cells name it instead of giving sizes.
         other = any(
-            column.kind in ("axis", "shape", "index")
+            column.kind in ("axis", "shape", "named", "label", "index")
             and cell.strip("`*_ ").lower() in _OTHER_LABELS
             for column, cell in zip(columns, cells, strict=False)
         )
@@ -322,7 +351,10 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
         for column, cell in zip(columns, cells, strict=False):  # rows may be short
             if column.kind in ("index", "unknown") or cell in ("", "-", "—"):
                 continue
-            if other and column.kind in ("axis", "shape"):
+            if other and column.kind in ("axis", "shape", "named", "label"):
+                continue
+            if column.kind == "label":
+                row["args"] = cell.strip("` ")
                 continue
             if column.kind == "axis":
                 value = _number(cell)
@@ -334,7 +366,7 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                     continue
                 row["axes"][column.names[0]] = value
                 row["label"].append(f"{column.names[0]}={cell.strip('` ')}")
-            elif column.kind == "shape":
+            elif column.kind in ("shape", "named"):
                 wrong: list[str] = []
                 parsed = _shape_cell(cell, column.names, wrong)
                 if parsed is None:
@@ -412,6 +444,30 @@ def _other_shape(
         return None
 
 
+def _drop_overfull_shares(
+    rows: list[dict[str, Any]], share_key: str, basis_key: str, what: str, notes: list[str]
+) -> None:
+    """Take the shares of ``what`` (``"calls"``, ``"time"``) from the rows' ``basis_key``
+    (their counts, their times) where the percent column sums to more than 100 %.
+
+    Shares of one set of calls never do: the column was left as it was when a row was
+    added or a count corrected by hand. Where a row lacks its count, the shares stay (a
+    share of more than 100 % is then refused row by row).
+    """
+    given = [row[share_key] for row in rows if row.get(share_key) is not None]
+    if not given or sum(given) <= 1.0 + 1e-6:
+        return
+    if any(row.get(basis_key) is None for row in rows):
+        return
+    for row in rows:
+        row.pop(share_key, None)
+    basis = "counts" if basis_key == "calls" else "times"
+    notes.append(
+        f"the % of {what} column sums to {sum(given) * 100:.1f}%: shares of {what} taken "
+        f"from the {basis} instead"
+    )
+
+
 def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
     rows = draft.rows
     counts = [r.get("calls") for r in rows]
@@ -422,6 +478,8 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
             row["time"] = row["time"] * row["calls"] if row.get("calls") is not None else None
     times = [r.get("time") for r in rows]
     time_total = sum(times) if rows and all(t is not None for t in times) else None  # type: ignore[arg-type]
+    _drop_overfull_shares(rows, "pct", "calls", "calls", notes)
+    _drop_overfull_shares(rows, "tpct", "time", "time", notes)
     shapes = []
     other = _other_shape([row for row in rows if row.get("other")], calls_total, time_total)
     for row in rows:
@@ -439,7 +497,7 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
         try:
             shapes.append(
                 ShapeStat(
-                    args=" ".join(row["label"]),
+                    args=row.get("args") or " ".join(row["label"]),
                     axes=tuple(row["axes"].items()),
                     calls=None if n is None else int(n),
                     call_share=min(call_share, 1.0),
@@ -479,11 +537,12 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
                 if running >= 0.5 - 1e-9:
                     median = key
                     break
+        kind, source = draft.sources.get(name, ("shape", ""))
         axes.append(
             AxisStat(
                 name=name,
-                kind="shape",
-                source="",
+                kind=kind,
+                source=source,
                 min=keys[0] if complete else None,
                 median=median,
                 max=keys[-1] if complete else None,
@@ -542,7 +601,12 @@ def _statement(line: str, draft: _OpDraft, not_sizes: list[str]) -> bool:
     return found
 
 
-def _read(text: str, source: str) -> WorkloadProfile:
+# The sections kernelopt writes for readers of its own layout: findings recomputed from the
+# shape and axis tables, never data of their own.
+_DERIVED_SECTION = re.compile(r"^###\s+(?P<name>Size-1 axes|Skew|Shortcuts)\s*$")
+
+
+def _read(text: str, source: str, *, kernelopt_layout: bool = False) -> WorkloadProfile:
     notes: list[str] = []
     lines = text.splitlines()
     drafts: list[_OpDraft] = []
@@ -553,6 +617,18 @@ def _read(text: str, source: str) -> WorkloadProfile:
         line = raw.strip()
         if not line or line.startswith("<!--"):
             i += 1
+            continue
+        derived = _DERIVED_SECTION.match(line) if kernelopt_layout else None
+        if derived is not None:
+            # Written from the tables before they were edited: read as statements, their
+            # stale shares would stand beside (and override) the edited rows.
+            notes.append(
+                f"line {i + 1}: not read: the section {derived['name']} (recomputed from "
+                "the shape table)"
+            )
+            i += 1
+            while i < len(lines) and not lines[i].lstrip().startswith("#"):
+                i += 1
             continue
         heading = _HEADING_OP.match(line)
         named = None
@@ -616,13 +692,26 @@ def _read(text: str, source: str) -> WorkloadProfile:
     )
 
 
-def read_handwritten_md(text: str, *, source: str = "<text>") -> WorkloadProfile:
+def read_handwritten_md(
+    text: str, *, source: str = "<text>", kernelopt_layout: bool = False
+) -> WorkloadProfile:
     """Extract a :class:`WorkloadProfile` from a hand-written ``workload_profile.md``.
 
     Never raises on content: what cannot be read is listed in ``notes``.
+
+    Parameters
+    ----------
+    text : str
+        The markdown.
+    source : str, optional
+        Name recorded as the profile's source.
+    kernelopt_layout : bool, optional
+        The text is kernelopt's own layout edited by hand (it starts with the marker but
+        does not parse exactly): its Size-1 axes, Skew and Shortcuts sections, written from
+        the tables before the edit, are skipped, not read as statements.
     """
     try:
-        return _read(text, source)
+        return _read(text, source, kernelopt_layout=kernelopt_layout)
     except (
         KernelOptError,
         ValueError,

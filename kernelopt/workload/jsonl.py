@@ -51,19 +51,20 @@ _SLOW = object()  # cache marker: this line shape needs a full JSON decode every
 
 
 _NUM = rb"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
-# A values summary as the Recorder writes it (compact JSON): cut out of the line like the
-# duration, so lines whose lengths change on every call still share one cache entry.
-_VALUES_MARK = b'"values":{"min":'
+# A values summary as the Recorder writes it (compact JSON), or as json.dumps writes it by
+# default (a space after each ',' and ':'): cut out of the line like the duration, so lines
+# whose lengths change on every call still share one cache entry.
+_VALUES_MARK = b'"values"'
 _VALUES = re.compile(
-    rb'"values":\{"min":'
+    rb'"values"\s*:\s*\{\s*"min"\s*:\s*'
     + _NUM
-    + rb',"max":'
+    + rb'\s*,\s*"max"\s*:\s*'
     + _NUM
-    + rb',"mean":'
+    + rb'\s*,\s*"mean"\s*:\s*'
     + _NUM
-    + rb'(?:,"std":'
+    + rb'(?:\s*,\s*"std"\s*:\s*'
     + _NUM
-    + rb")?\}"
+    + rb")?\s*\}"
 )
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, text_of_bytes
 from kernelopt._strict_json import TooDeepError, loads
+from kernelopt._words import count_text
 from kernelopt.workload._validators import as_path, is_file, no_file, require
 from kernelopt.workload.profile import (
     AxisStat,
@@ -506,6 +507,33 @@ def _parse_values(text: str, calls: int | None, time: float | None) -> tuple[Val
     return tuple(out)
 
 
+def _tables_disagree(
+    axis: AxisStat, shapes: Sequence[ShapeStat], other: ShapeStat | None
+) -> str | None:
+    """What the Axes table row of ``axis`` should say, where the Shapes table says
+    otherwise; None where they agree or the Shapes table cannot tell.
+
+    kernelopt writes both tables from the same calls, so they differ only where one was
+    edited by hand: read exactly, the Axes table would then set the size-1 shares and the
+    Shapes table the dominant shape, each finding contradicting the other. The Shapes
+    table tells only where it lists every call (no ``other`` row, every count given) and
+    every shape has the axis (values summaries and per-call conditions are no shape size).
+    """
+    if other is not None or not shapes or any(s.calls is None for s in shapes):
+        return None
+    if any(shape.axis(axis.name) is None for shape in shapes):
+        return None
+    for value in axis.values:
+        listed = sum(s.calls or 0 for s in shapes if s.axis(axis.name) == value.value)
+        if value.calls is not None and value.calls != listed:
+            return expected(
+                f"{axis.name} = {_num(value.value)} in {count_text(listed, 'call')}, as the "
+                "Shapes table lists it",
+                f"{count_text(value.calls, 'call')} in the Axes table",
+            )
+    return None
+
+
 def _parse_op(lines: _Lines, name: str) -> OpProfile:
     signature = lines.field("Signature")
     family = lines.field("Family")
@@ -551,20 +579,22 @@ def _parse_op(lines: _Lines, name: str) -> OpProfile:
     lines.take("### Axes")
     axes = []
     for cells in lines.table(_AXIS_COLUMNS):
-        axes.append(
-            AxisStat(
-                name=cells[0],
-                kind=cells[1],
-                source=cells[2],
-                min=_parse_opt(cells[3]),
-                median=_parse_opt(cells[4]),
-                max=_parse_opt(cells[5]),
-                mean=_parse_opt(cells[6]),
-                time_median=_parse_opt(cells[7]),
-                distinct=_parse_int(cells[8]),
-                values=_parse_values(cells[10], calls, time),
-            )
+        axis = AxisStat(
+            name=cells[0],
+            kind=cells[1],
+            source=cells[2],
+            min=_parse_opt(cells[3]),
+            median=_parse_opt(cells[4]),
+            max=_parse_opt(cells[5]),
+            mean=_parse_opt(cells[6]),
+            time_median=_parse_opt(cells[7]),
+            distinct=_parse_int(cells[8]),
+            values=_parse_values(cells[10], calls, time),
         )
+        disagreement = _tables_disagree(axis, shapes, other)
+        if disagreement is not None:
+            raise FormatError(disagreement, line=lines.i + 1)
+        axes.append(axis)
     while (line := lines.peek()) is not None and line[4:] in _DERIVED and line.startswith("### "):
         lines.skip_section()
     select = None if select_text == "-" else tuple(loads(select_text))
@@ -706,7 +736,7 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
             return parse_profile_md(text)
         except FormatError as error:
             note = f"not in kernelopt's exact layout ({error}); read tolerantly"
-            profile = read_handwritten_md(text, source=source)
+            profile = read_handwritten_md(text, source=source, kernelopt_layout=True)
             return WorkloadProfile(
                 source=profile.source,
                 format=profile.format,

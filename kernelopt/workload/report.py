@@ -52,7 +52,9 @@ def _op_lines(op: OpProfile, top: int) -> list[str]:
     calls = "? calls" if op.calls is None else count_text(op.calls, "call")
     head += f": {calls}, {count_text(op.distinct_shapes or len(op.shapes), 'distinct shape')}"
     if op.timed and op.time_us is not None:
-        head += f", {_time(op.time_us)} in {op.timed_calls} timed calls"
+        # A hand-written profile gives a time without saying how many calls were timed.
+        timed = "" if op.timed_calls is None else f" in {count_text(op.timed_calls, 'timed call')}"
+        head += f", {_time(op.time_us)}{timed}"
     out = [head]
     if op.axes:
         rows = [("axis", "source", "min", "median", "max", "distinct", "size-1")]

@@ -477,11 +477,17 @@ def _derived_ref(op: OpProfile, axis: AxisStat) -> str | None:
     with that axis's own source and floor division it reads ``x.numel() // x.shape[dim]``,
     as cheap to test as a size.
     """
-    head, sep, name = axis.source.rpartition(" / ")
-    divisor = op.axis(name.strip()) if sep and head.strip() else None
+    name = _divisor_name(axis)
+    divisor = None if name is None else op.axis(name)
     if divisor is None or not divisor.source:
         return None
-    return f"{head.strip()} // {divisor.source}"
+    return f"{axis.source.rpartition(' / ')[0].strip()} // {divisor.source}"
+
+
+def _divisor_name(axis: AxisStat) -> str | None:
+    """The axis a derived axis divides by (``n`` of ``x.numel() / n``), or None."""
+    head, sep, name = axis.source.rpartition(" / ")
+    return name.strip() if sep and head.strip() else None
 
 
 def _admits_every_call(op: OpProfile, terms: Sequence[AxisTerm]) -> bool:
@@ -592,7 +598,10 @@ def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             refs[a.name] = _ref(a)
         elif a.kind == "derived":
             derived = _derived_ref(op, a)
-            if derived is not None:
+            # x.numel() // x.shape[dim] divides by zero on the very calls the guard takes
+            # where the shape's reduced axis is empty: no test of its rows, then.
+            divisor = _divisor_name(a)
+            if derived is not None and (divisor is None or top.axis(divisor) != 0):
                 refs[a.name] = derived
     axes = {a.name: a for a in op.axes}
     if not any(n in refs for n, _ in top.axes):

@@ -530,10 +530,11 @@ def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], 
             source = f"{item.name}.shape[{default}]"
         add(spec.name, size, source, "shape")
         if spec.rows is not None:
-            numel = math.prod(item.shape)
+            # The sizes of the dims not reduced: numel / size, and still the row count
+            # where the reduced axis is empty (x of [4, 0] has 4 rows, not 0).
             add(
                 spec.rows,
-                numel // size if size else 0,
+                math.prod(s for d, s in enumerate(item.shape) if d not in chosen),
                 f"{item.name}.numel() / {spec.name}",
                 "derived",
             )
@@ -651,14 +652,14 @@ def _gather_axes(call: Call) -> list[AxisValue]:
         same_rank = True
     else:
         raise InputError(expected(f"an index of rank 1 or {rank}", list(index.shape)))
-    numel = math.prod(source.shape)
     n_source = f"{source.name}.shape[dim]"
     axes = [
         AxisValue(name="k", value=k, source=k_source, kind="shape"),
         AxisValue(name="n", value=n, source=n_source, kind="shape"),
         AxisValue(
             name="rows",
-            value=numel // n if n else 0,
+            # numel / n, and the row count still where the axis is empty.
+            value=math.prod(size for i, size in enumerate(source.shape) if i != d),
             source=f"{source.name}.numel() / n",
             kind="derived",
         ),
