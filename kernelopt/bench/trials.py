@@ -261,6 +261,18 @@ def _first_repeat(points: Sequence[TrialPoint]) -> tuple[int, int] | None:
     return None
 
 
+def _require_call(fn: object, where: str) -> None:
+    """Refuse a call that is not callable when it is made, not when the timer first runs it
+    (``'NoneType' object is not callable``, from deep inside the timer)."""
+    if not callable(fn):
+        raise InputError(expected("a callable", type(fn).__name__, where=where))
+
+
+def _callable(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: :func:`_require_call` naming the field."""
+    _require_call(value, attribute.name)
+
+
 @attrs.frozen(kw_only=True)
 class TrialCall:
     """What a trial factory may return instead of a bare function: the call and its outputs.
@@ -278,11 +290,37 @@ class TrialCall:
         a false value (None passes, as ``torch.testing.assert_close`` returns) is
         recorded as ``incorrect: ...`` and not timed; a check that runs out of device
         memory halves ``b`` as the call does.
+
+    Raises
+    ------
+    InputError
+        When ``fn``, or a ``check`` given, is not callable.
     """
 
-    fn: Callable[[], object]
+    fn: Callable[[], object] = attrs.field(validator=_callable)
     outputs: Any = None
-    check: Callable[[Any], object] | None = None
+    # Checked when made: a check that cannot be called would mark every point incorrect.
+    check: Callable[[Any], object] | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(_callable),
+    )
+
+
+def require_measurement(value: object) -> Measurement:
+    """``value``, the result of a timer's ``measure``, when it is a :class:`Measurement`.
+
+    A stand-in timer returning a bare number (``triton.testing.do_bench``'s milliseconds,
+    say) would otherwise be kept as the measurement and fail far from its cause, or, as a
+    NaN, compare as never faster than anything.
+
+    Raises
+    ------
+    InputError
+        ``timer.measure: Expected a Measurement, got float``.
+    """
+    if not isinstance(value, Measurement):
+        raise InputError(expected("a Measurement", type(value).__name__, where="timer.measure"))
+    return value
 
 
 def is_out_of_memory(error: BaseException) -> bool:
@@ -469,11 +507,14 @@ def _attempt(
     or raises they can be freed before a halved point allocates its own.
     """
     made = make(point)
+    if not isinstance(made, TrialCall):
+        _require_call(made, where="make(point)")
     call = made if isinstance(made, TrialCall) else TrialCall(fn=made)
     wrong = _incorrect(call)
     if wrong is not None:
         return None, wrong
-    return timer.measure(call.fn, outputs=call.outputs, label=f"{impl} {point}".strip()), None
+    measured = timer.measure(call.fn, outputs=call.outputs, label=f"{impl} {point}".strip())
+    return require_measurement(measured), None
 
 
 def run_trials(

@@ -24,6 +24,7 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import Timer, require_timer
+from kernelopt.bench.trials import require_measurement
 
 __all__ = [
     "AutotuneExplosionWarning",
@@ -162,6 +163,23 @@ def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool | str:
     return True
 
 
+def _start_verdicts(start: Mapping[str, Any], rules: Sequence[Rule]) -> tuple[list[int], list[str]]:
+    """The rules refusing ``start`` (their indices), and those raising on it (their errors).
+
+    A rule that raises on the start is refused with the start, as one that returns False
+    is: the search would otherwise end in the rule's own traceback before anything ran.
+    """
+    refused: list[int] = []
+    raised: list[str] = []
+    for index, rule in enumerate(rules):
+        try:
+            if not rule(start):
+                refused.append(index)
+        except Exception as error:
+            raised.append(f"rules[{index}] raised {_first_line(error)}")
+    return refused, raised
+
+
 @attrs.frozen(kw_only=True)
 class TuningTrial:
     """One config tried: its median time (µs), or why it failed or was incorrect."""
@@ -263,6 +281,23 @@ def _incorrect(
     if verdict is not None and not verdict:
         return f"incorrect: check returned {verdict!r}"
     return None
+
+
+def _attempt(
+    build: Callable[[Config], Callable[[], object]],
+    config: Config,
+    timer: Timer,
+    check: Callable[[Config, Any], object] | None,
+) -> tuple[Measurement | None, str | None]:
+    """Build, check and time one config: its measurement, or why its result is wrong."""
+    call = build(config)
+    if not callable(call):
+        # Said here: the timer would say "'NoneType' object is not callable".
+        raise InputError(expected("a callable", type(call).__name__, where="build(config)"))
+    wrong = None if check is None else _incorrect(config, call, check)
+    if wrong is not None:
+        return None, wrong
+    return require_measurement(timer.measure(call, label=str(config))), None
 
 
 def _warn(message: str, collected: list[str]) -> None:
@@ -406,12 +441,13 @@ def tune(
     if start is not None:
         # The manual start is the search's reference: a start the rules refuse was
         # skipped like any pruned config, and the gain was then reported over nothing.
-        refused = [index for index, rule in enumerate(rules) if not rule(start)]
-        if refused:
+        refused, raised_by = _start_verdicts(start, rules)
+        if refused or raised_by:
+            why = [f"refused by rules{refused}"] if refused else []
             raise InputError(
                 expected(
                     "a start config the rules allow",
-                    f"{dict(start)!r}, refused by rules{refused}",
+                    ", ".join([repr(dict(start)), *why, *raised_by]),
                     where="start",
                 )
             )
@@ -494,16 +530,15 @@ def tune(
                     warnings.warn(message, RuntimeWarning, stacklevel=2)
             else:
                 try:
-                    call = build(config)
-                    wrong = None if check is None else _incorrect(config, call, check)
-                    measured = None if wrong else timer.measure(call, label=str(config))
+                    measured, wrong = _attempt(build, config, timer, check)
                 except Exception as error:
                     wrong, measured = _first_line(error), None
             if measured is None:  # failed to build or run, or incorrect: never the best
                 trials.append(TuningTrial(config=config, error=wrong))
                 since_gain += 1
             else:
-                trials.append(TuningTrial(config=config, median=measured.median))
+                # In µs whatever unit the timer answered in (a stand-in timer may give ms).
+                trials.append(TuningTrial(config=config, median=measured.to_unit("us").median))
                 # The start is the manual config; if it failed to build, no other config
                 # stands in for it (the gain over start is then unknown, not 0 against
                 # another).
@@ -525,9 +560,14 @@ def tune(
 
     result = outcome(stop)
     if result.evaluated > sane_size and result.gain_over_start < min_gain:
+        # With the start untimed the gain is unknown, not the 0 gain_over_start reads.
+        gain = (
+            f"{result.gain_over_start:+.1%} over the start config"
+            if result.start is not None
+            else "no gain known: the start config was never timed"
+        )
         _warn(
-            f"{EXPLOSION_ID}: {result.evaluated} configs tried for "
-            f"{result.gain_over_start:+.1%} over the start config (sane size {sane_size})",
+            f"{EXPLOSION_ID}: {result.evaluated} configs tried for {gain} (sane size {sane_size})",
             collected,
         )
         result = attrs.evolve(result, warnings=tuple(collected))

@@ -126,7 +126,10 @@ def register(subparsers: Any) -> None:
         help="config key that may differ between the two rows (repeatable)",
     )
     learn.add_argument(
-        "--family", help="kernel family of the context (default: every family of the entry)"
+        "--family",
+        metavar="F",
+        help="kernel family of the context, as diagnose --family takes it (default: every "
+        "family of the entry)",
     )
     learn.add_argument("--language", help="implementation language of the context (default: none)")
     learn.add_argument(

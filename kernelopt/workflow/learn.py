@@ -37,7 +37,6 @@ from kernelopt._fileio import file_in_the_way, locked
 from kernelopt.bench.compare import Verdict
 from kernelopt.catalog import (
     BUILTIN_ROOT,
-    FAMILIES,
     METRICS,
     Entry,
     Evidence,
@@ -50,7 +49,7 @@ from kernelopt.catalog import (
     canonical_language,
 )
 from kernelopt.catalog.index import render_index
-from kernelopt.catalog.layout import INDEX_NAME, check_tree_folder
+from kernelopt.catalog.layout import INDEX_NAME
 from kernelopt.catalog.loader import load_tree, read_exact
 from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow.observe import Observation
@@ -393,30 +392,60 @@ class LearnOutcome:
         }
 
 
-def _same_file(one: str, other: str) -> bool:
-    # Resolved against the working directory: ./a.jsonl, a.jsonl, its absolute path and a
-    # link to it name one file. A citation that is no path (a URL) resolves to a name no
-    # other spelling shares, so it still compares as its text.
-    return one == other or os.path.normcase(os.path.realpath(one)) == os.path.normcase(
-        os.path.realpath(other)
+def _anchored_part(part: str, anchor: Path) -> str:
+    """One path of a citation as the tree keeps it: read from the tree's folder.
+
+    A path naming a file from the working directory, as the user gave it, is written from
+    ``anchor`` (the tree's physical folder) to the file itself, so that a run from any
+    folder reads it back as the same file; a file sharing no folder but the file-system
+    root with the tree keeps its absolute path. Text naming no file (a URL, a run's name)
+    is kept as it is.
+    """
+    if not part or not os.path.exists(part):
+        return part
+    real = os.path.realpath(part)
+    try:
+        shared = os.path.commonpath([real, anchor])
+    except ValueError:  # another drive: no path leads from the tree to it
+        return real
+    if Path(shared).parent == Path(shared):  # only the root in common: no project to move
+        return real
+    return Path(os.path.relpath(real, anchor)).as_posix()
+
+
+def _anchored(source: str, anchor: Path) -> str:
+    """``source`` (``"<before> vs <after>"``, or one path) as the tree keeps it: each
+    path read from ``anchor``, the tree's physical folder (see :func:`_anchored_part`)."""
+    return " vs ".join(_anchored_part(part.strip(), anchor) for part in source.split(" vs "))
+
+
+def _same_file(one: str, other: str, anchor: Path) -> bool:
+    # Read from the tree's folder, not the working directory: a row written by a run in
+    # another folder names the same file. ./a.jsonl, a.jsonl, its absolute path and a link
+    # to it name one file; a citation that is no path (a URL) resolves to a name no other
+    # spelling shares, so it still compares as its text.
+    if one == other:
+        return True
+    return os.path.normcase(os.path.realpath(anchor / one)) == os.path.normcase(
+        os.path.realpath(anchor / other)
     )
 
 
-def _same_source(recorded: str, source: str) -> bool:
+def _same_source(recorded: str, source: str, anchor: Path) -> bool:
     """Whether two citations (``"<before> vs <after>"``, or one path) name the same files,
-    however each path was spelled."""
+    however each path was spelled, both read from ``anchor``."""
     ours, theirs = recorded.split(" vs "), source.split(" vs ")
     return len(ours) == len(theirs) and all(
-        _same_file(a.strip(), b.strip()) for a, b in zip(ours, theirs, strict=True)
+        _same_file(a.strip(), b.strip(), anchor) for a, b in zip(ours, theirs, strict=True)
     )
 
 
-def _holds(entry: Entry, row: EvidenceRow, source: str) -> bool:
+def _holds(entry: Entry, row: EvidenceRow, source: str, anchor: Path) -> bool:
     """Whether ``entry`` already has ``row`` in a local-experiment block of ``source``
-    (cited in any spelling of the same files)."""
+    (cited in any spelling of the same files, read from ``anchor``)."""
     return any(
         block.source_type is SourceType.LOCAL_EXPERIMENT
-        and _same_source(block.source, source)
+        and _same_source(block.source, source, anchor)
         and row in block.rows
         for block in entry.evidence
     )
@@ -426,16 +455,18 @@ def _record(
     tree: KnowledgeTree, entry_id: str, row: EvidenceRow, observation: Observation
 ) -> tuple[Entry, bool]:
     """Record ``row`` in entry ``entry_id`` unless it holds it by now; the entry as it is
-    after, and whether it held the row already.
+    after, and whether it held the row already. ``observation`` cites its files as the
+    tree keeps them (:func:`_anchored`).
 
     Two LEARN runs on one measurement at once would both have found the row missing and
     both have written it: the entry is read again and the row written under LEARN's own
     lock (``<tree>.learn.lock``), since each write takes the tree's lock, which is not
     reentrant.
     """
-    with locked(Path(f"{tree.root.resolve()}.learn")):
+    anchor = tree.root.resolve()
+    with locked(Path(f"{anchor}.learn")):
         current = tree.catalog().get(entry_id)
-        if _holds(current, row, observation.source):
+        if _holds(current, row, observation.source, anchor):
             return current, True
         written = tree.record_evidence(
             entry_id,
@@ -504,22 +535,36 @@ def _index_changes(tree: KnowledgeTree, entry: Entry) -> bool:
         return True  # the real run does not read it either: it writes it
 
 
+def _refuse_before_writing(tree: KnowledgeTree, entry_id: str | None) -> None:
+    """Raise what the tree's update refuses before it writes anything: an ``index.md`` the
+    tree did not write, or a folder, FIFO or other special file there; with ``entry_id``
+    (an evidence row on an entry that exists), also a special file at one of the entry's
+    paths, or a file there whose id line names another entry.
+
+    It only reads: the real run calls it before it makes LEARN's lock, so a refused run
+    leaves nothing beside the tree, and the dry run raises the same words.
+    """
+    tree._check_index_is_ours()
+    if entry_id is not None:
+        tree._find(entry_id)
+
+
 def _check_writable(tree: KnowledgeTree, entry: Entry, *, learn_lock: bool) -> None:
     """Raise what the real run would raise where it could not write ``entry`` (a
     read-only tree, one under a file) or then the index: a dry run must not say "Would
     record" there.
 
-    Checked in the real run's order: LEARN's lock (``learn_lock``, taken for an evidence
-    row), what stands at ``index.md``, the tree's folder, the tree's lock, the entry
-    file's folder, then ``index.md``'s where the write would change it.
+    Checked in the real run's order: what stands at ``index.md`` (and, for an evidence
+    row, at the entry's paths), LEARN's lock (``learn_lock``, taken for an evidence row),
+    the tree's folder, the tree's lock, the entry file's folder, then ``index.md``'s where
+    the write would change it.
     """
     root = tree.root.resolve()
+    _refuse_before_writing(tree, entry.id if learn_lock else None)
     if learn_lock:
         refusal = _write_refusal(Path(f"{root}.learn.lock"), lock=True)
         if refusal is not None:
             raise refusal
-    # Every update refuses a folder (or FIFO) at index.md before it writes anything.
-    tree._check_index_is_ours()
     # A tree not made yet: make_root creates it, as a file in it would need.
     if not root.is_dir() and _write_refusal(root / INDEX_NAME) is not None:
         reason = os.strerror(errno.ENOTDIR if file_in_the_way(root) else errno.EACCES)
@@ -568,6 +613,11 @@ def learn(
 
     A row the entry already holds from the same source is not written again (the
     outcome's ``recorded_before``): a LEARN step run twice counts its measurement once.
+    The entry cites the observation's files from the tree's folder: a path naming a file
+    (from the working directory, as given) is written relative to the tree, or absolute
+    for a file sharing no folder but the file-system root with it, and the paths of rows
+    already there are read from the tree too. So a run in any folder finds the rows of
+    the same files, and the rows of other files named alike are not taken for them.
 
     Parameters
     ----------
@@ -579,7 +629,10 @@ def learn(
         The knowledge tree to update (default ``docs/knowledge``); created on the first
         write. Its entries are merged over the built-in ones.
     family : str, optional
-        Kernel family of the context; default every family of the applied entry.
+        Kernel family of the context: a family of the catalog's vocabulary or one an
+        entry of the tree names, in any case and with ``_`` for ``-`` (``mla_decode`` is
+        ``mla-decode``), as ``diagnose(family=...)`` takes it; default every family of
+        the applied entry.
     language : str, optional
         Implementation language of the context (``"triton"``...).
     kernel : str
@@ -637,12 +690,14 @@ def learn(
                 where="knowledge",
             )
         )
-    if family is not None and family not in FAMILIES:
-        raise InputError(expected(f"a family in {', '.join(FAMILIES)}", repr(family)))
     if language is not None:
         language = canonical_language(language)  # the seed's "cutile-dsl" is "cutile"
     tree = KnowledgeTree(root)
     catalog = tree.catalog()
+    if family is not None:
+        # The catalog's own check: the names `diagnose --family` and the catalog's queries
+        # take, listed in their order, and `mla_decode` read as `mla-decode`.
+        family = catalog._family(family)
     applied = catalog.get(entry_id)
     base = LearnOutcome(action=Action.NONE, applied=applied.id, observation=observation)
     verdict = observation.verdict
@@ -660,6 +715,9 @@ def learn(
             )
         )
     row = evidence_row(observation, kernel=kernel, language=language)
+    # The files as the tree cites them, read from its folder: the same wherever LEARN runs.
+    anchor = tree.root.resolve()
+    cited = attrs.evolve(observation, source=_anchored(observation.source, anchor))
     related: tuple[str, ...] = ()
     if verdict is Verdict.FAST or applied.kind is Kind.ANTI_PATTERN:
         target = applied
@@ -674,15 +732,14 @@ def learn(
         if target_id not in catalog:
             created = derive_anti_pattern(
                 applied,
-                observation,
+                cited,
                 entry_id=target_id,
                 family=family,
                 language=language,
                 kernel=kernel,
             )
             if dry_run:
-                check_tree_folder(tree.root)  # what the write would refuse
-                _check_writable(tree, created, learn_lock=False)
+                _check_writable(tree, created, learn_lock=False)  # what the write would refuse
             try:
                 path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
             except CatalogError:
@@ -706,13 +763,13 @@ def learn(
         if target.kind is not Kind.ANTI_PATTERN:
             raise InputError(expected("an anti-pattern id to record the regression in", target_id))
         contradicts = False
-    recorded_before = _holds(target, row, observation.source)
+    recorded_before = _holds(target, row, cited.source, anchor)
     if not recorded_before:
-        check_tree_folder(tree.root)  # what the write would refuse; before the lock is made
         if dry_run:
             _check_writable(tree, target, learn_lock=True)
         else:
-            target, recorded_before = _record(tree, target.id, row, observation)
+            _refuse_before_writing(tree, target.id)  # the dry run's first check
+            target, recorded_before = _record(tree, target.id, row, cited)
     return attrs.evolve(
         base,
         action=Action.EVIDENCE,

@@ -38,7 +38,7 @@ from kernelopt.workflow._markdown import (
     fail,
     find_record,
     find_records,
-    numbered_items,
+    list_items,
     one_line,
     table_rows,
 )
@@ -104,27 +104,36 @@ def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
     for term in filter(None, re.split(r"[,\s]+", text.strip())):
         key, sep, value = term.partition("=")
         try:
-            if not sep:
+            if not sep or not key:
                 raise ValueError(term)
-            values[key.strip()] = int(value)
+            number = int(value)
         except ValueError:
-            what = "a trial point like 'b=32, s=1, t=4096'"
-            if record is None:
-                raise FormatError(expected(what, repr(text))) from None
-            raise fail(record, what, repr(text)) from None
+            raise _point_error(
+                record, "a trial point like 'b=32, s=1, t=4096'", repr(text)
+            ) from None
+        if key in values:
+            # The later value silently won: the report then named another point.
+            raise _point_error(record, "each axis of a trial point once", f"{text!r} ({key} twice)")
+        values[key] = number
     missing = [axis for axis in ("b", "s", "t") if axis not in values]
     if missing:
-        what = "a trial point with b, s and t"
-        if record is None:
-            raise FormatError(expected(what, f"{text!r} (no {', '.join(missing)})"))
-        raise fail(record, what, f"{text!r} (no {', '.join(missing)})")
+        raise _point_error(
+            record, "a trial point with b, s and t", f"{text!r} (no {', '.join(missing)})"
+        )
     extra = {key: value for key, value in values.items() if key not in ("b", "s", "t")}
     try:
         return TrialPoint(b=values["b"], s=values["s"], t=values["t"], extra=extra)
     except ValueError as error:  # InputError: an axis below 1
         if record is None:
             raise FormatError(str(error)) from None
-        raise fail(record, "a trial point with axes >= 1", repr(text)) from None
+        raise _point_error(record, "a trial point with axes >= 1", repr(text)) from None
+
+
+def _point_error(record: Record | None, what: str, got: str) -> FormatError:
+    """The error of a point read alone, or of a hand-off's heading (its file and line)."""
+    if record is None:
+        return FormatError(expected(what, got))
+    return fail(record, what, got, section="Profile")
 
 
 def _percent(record: Record, cell: str, line: int, column: str) -> float | None:
@@ -177,10 +186,16 @@ def _stages(record: Record) -> tuple[Stage, ...]:
             raise fail(
                 record, "a duration like '41.25 us'", repr(duration), line=line, section="Stages"
             )
+        value = float(match.group("value"))
+        if not (math.isfinite(value) and value >= 0):
+            # "-5 us", "nan us" and "1e400 us" (inf) read as numbers but are no duration.
+            raise fail(
+                record, "a finite duration >= 0", repr(duration), line=line, section="Stages"
+            )
         stages.append(
             Stage(
                 name=name,
-                duration=float(match.group("value")),
+                duration=value,
                 unit=match.group("token") or match.group("unit"),
                 tc_pct=_percent(record, tc, line, "TC%"),
                 dram_pct=_percent(record, dram, line, "DRAM%"),
@@ -231,7 +246,9 @@ def _bottleneck(record: Record) -> tuple[Bottleneck, str]:
 def _opportunities(record: Record) -> tuple[Opportunity, ...]:
     section = record.require("Top 3 Opportunities", shown="Top 3 Opportunities")
     found = []
-    for line, text in numbered_items(section):
+    # Bullets too, as the other hand-offs read their lists: a Top 3 written as `- ...` items
+    # was read as no opportunity at all, and printed back as "none fired".
+    for line, text in list_items(section):
         match = _OPPORTUNITY.match(text) or _OPPORTUNITY_NO_ID.match(text)
         if match is None:
             raise fail(
@@ -242,11 +259,30 @@ def _opportunities(record: Record) -> tuple[Opportunity, ...]:
                 section="Top 3 Opportunities",
             )
         groups = match.groupdict()
+        gain = float(groups["gain"])
+        if not math.isfinite(gain):  # "nan%", or "1e400%" read as inf
+            raise fail(
+                record,
+                "a finite estimated gain",
+                repr(f"{groups['gain']}%"),
+                line=line,
+                section="Top 3 Opportunities",
+            )
+        entry_id = (groups.get("id") or "").strip()
+        if any(char.isspace() for char in entry_id):
+            # The record refuses it too, but without the line it was read from.
+            raise fail(
+                record,
+                "an entry id without spaces",
+                repr(entry_id),
+                line=line,
+                section="Top 3 Opportunities",
+            )
         found.append(
             Opportunity(
                 name=groups["name"].strip(),
-                entry_id=(groups.get("id") or "").strip(),
-                gain_pct=float(groups["gain"]),
+                entry_id=entry_id,
+                gain_pct=gain,
                 trigger=groups["trigger"].strip(),
             )
         )

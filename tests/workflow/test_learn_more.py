@@ -50,9 +50,9 @@ def test_a_measurement_given_in_another_spelling_is_recorded_once(
     )
     assert first.action is Action.EVIDENCE and not first.recorded_before
     assert first.path is not None
-    # Cited relative to the working directory, as a reader of the entry would write it.
+    # Cited from the tree's folder (docs/knowledge), where a run in any folder reads it.
     assert parse_entry(first.path.read_text("utf-8")).evidence[-1].source == (
-        "runs/v1.jsonl vs runs/v2.jsonl"
+        "../../runs/v1.jsonl vs ../../runs/v2.jsonl"
     )
     written = first.path.read_bytes()
     again = observe_files(before.format(runs=runs), after.format(runs=runs))
