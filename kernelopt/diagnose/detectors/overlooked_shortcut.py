@@ -5,7 +5,11 @@ and its shortcuts through :func:`kernelopt.workload.find_shortcuts` (size-1 axes
 over one key, a dominant shape, uniform lengths). A shortcut covering ``min_call_share`` of
 the calls or of the time is overlooked when no experiment tried it and the kernel source
 never tests its guard (``s_q == 1``, or the negated ``s_q > 1``, under the usual spellings
-of the axis).
+of the axis). A guard indexing a shape (``x.shape[dim] == 1``) also shows with the index
+the profile's shape rows record for it, as recorded or counted from the other end
+(``x.shape[-1] == 1`` and ``x.shape[1] == 1`` where every row records ``dim=-1`` of a
+rank-2 ``x``). Only code counts: a guard in a comment, a docstring or a one-line string
+is no path.
 
 A profile is stale when the trace it names (``- Source:``) is in the log and was written
 after it, or holds another number of records (``- Records:``): the checklist item then
@@ -14,9 +18,15 @@ says so and the plan's first action for it is to re-run the inspector.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
+import re
 import shlex
+from collections.abc import Sequence
 from typing import Any
+
+import attrs
 
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, quote
@@ -24,7 +34,8 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import OverlookedShortcutParams
 from kernelopt.diagnose.presence import present_in
-from kernelopt.diagnose.source import guard_present
+from kernelopt.diagnose.source import guard_present, prose_spans
+from kernelopt.experiments import KernelSource
 
 __all__ = ["STALE_AFTER_S", "detect", "stale_profile"]
 
@@ -144,9 +155,147 @@ def _age(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
-def _present(ctx: Context, shortcut: Any) -> tuple[str, str, str] | None:
+# A size read from a shape in a guard: ``x.shape[dim]`` (indexed by an argument) or
+# ``q.shape[1]`` (the index written out).
+_SHAPE_INDEX = re.compile(
+    r"(?<![\w.])(?P<tensor>[A-Za-z_]\w*)\.shape\[(?P<index>[A-Za-z_]\w*|-?\d+)\]"
+)
+# One argument of a shape row's Args text as the inspector writes it (``Call.label``):
+# ``name=value``, the value a quoted JSON string (which may hold spaces) or a run without
+# spaces; a tensor's value opens with its sizes (``x=[64,1]:float16``).
+_ARG_TEXT = re.compile(r'(?P<name>[^\s="]+)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)(?: |$)')
+_TENSOR_SIZES = re.compile(r"\[(?P<dims>[^\]]*)\]:")
+_INT = re.compile(r"-?\d+")
+# Each shape index of a guard has at most three spellings; a guard that conjoins many
+# sizes is tried under a bounded number of them.
+_MAX_SPELLINGS = 32
+
+
+def _arguments(args: str) -> dict[str, str] | None:
+    """The arguments of a shape row's Args text by name; None where the text does not split
+    into ``name=value`` arguments (a hand-written profile's free text)."""
+    found: dict[str, str] = {}
+    at = 0
+    while at < len(args):
+        match = _ARG_TEXT.match(args, at)
+        if match is None or match["name"] in found:
+            return None
+        found[match["name"]] = match["value"]
+        at = match.end()
+    return found
+
+
+def _row_indices(tensor: str, index: str, args: dict[str, str]) -> set[int] | None:
+    """The indices into ``tensor``'s shape that read the axis ``index`` names in one shape
+    row: the recorded index (``dim=-1``; ``index`` itself where written out) and, where
+    the row records the tensor's sizes, its form counted from the other end. None where
+    the row records no int for ``index``, or one out of the tensor's range."""
+    raw = index if _INT.fullmatch(index) else args.get(index)
+    if raw is None or not _INT.fullmatch(raw):
+        return None  # not recorded, or a list of dims (``dim=[1,2]``): no one index
+    dim = int(raw)
+    sizes = _TENSOR_SIZES.match(args.get(tensor, ""))
+    if sizes is None:
+        return {dim}
+    rank = len(sizes["dims"].split(",")) if sizes["dims"] else 0
+    if not -rank <= dim < rank:
+        return None
+    return {dim, dim % rank, dim % rank - rank}
+
+
+def _recorded_indices(tensor: str, index: str, rows: Sequence[str]) -> set[str]:
+    """The spellings of ``tensor.shape[index]`` that read the same axis in every shape row
+    (each row's Args text); empty where a row does not record the index."""
+    common: set[int] | None = None
+    for text in rows:
+        args = _arguments(text)
+        indices = None if args is None else _row_indices(tensor, index, args)
+        if indices is None:
+            return set()
+        common = indices if common is None else common & indices
+    return {str(i) for i in common or ()}
+
+
+def _recorded_spellings(guard: str, op: str, profile: Any) -> list[str]:
+    """``guard`` with its shape indices spelled as the profile's shape rows of ``op``
+    record them (``x.shape[-1] == 1`` and ``x.shape[1] == 1`` for ``x.shape[dim] == 1``
+    where every row records ``dim=-1`` of a rank-2 ``x``), the guard as written left out.
+
+    Only what the rows record counts: a row that records no int for the index, or rows
+    that read different axes, leave the index as written.
+    """
+    refs = list(dict.fromkeys((m["tensor"], m["index"]) for m in _SHAPE_INDEX.finditer(guard)))
+    rows = [
+        shape.args
+        for entry in getattr(profile, "ops", ())
+        if entry.op == op
+        for shape in entry.shapes
+    ]
+    if not refs or not rows:
+        return []
+    choices = [
+        [index, *sorted(_recorded_indices(tensor, index, rows) - {index})] for tensor, index in refs
+    ]
+    # The first pick keeps every index as written: the guard itself, tried already.
+    picks = itertools.islice(itertools.product(*choices), 1, _MAX_SPELLINGS + 1)
+    return [_respelled(guard, dict(zip(refs, picked, strict=True))) for picked in picks]
+
+
+def _respelled(guard: str, indices: dict[tuple[str, str], str]) -> str:
+    """``guard`` with each ``tensor.shape[index]`` indexed by ``indices[(tensor, index)]``."""
+
+    def spell(match: re.Match[str]) -> str:
+        return f"{match['tensor']}.shape[{indices[(match['tensor'], match['index'])]}]"
+
+    return _SHAPE_INDEX.sub(spell, guard)
+
+
+# A one-line string literal: a message or a format string holds a guard's words without
+# testing them. A triple-quoted string that is not a docstring is matched only to be kept:
+# it is code (inline CUDA source).
+_STRINGS = re.compile(
+    r'(?P<keep>"""(?:[^"\\]|\\[\s\S]|"(?!""))*(?:"""|\Z)'
+    r"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*(?:'''|\Z))"
+    r'|"(?:[^"\\\n]|\\.)*"?'
+    r"|'(?:[^'\\\n]|\\.)*'?"
+)
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    """``text`` with ``start:end`` turned to spaces, its line breaks kept (so offsets and
+    line numbers stay those of the source)."""
+    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+
+
+@functools.lru_cache(maxsize=32)
+def _code_text(text: str, language: str) -> str:
+    """``text`` with its comments, docstrings and one-line strings blanked."""
+    for start, end, _lines in prose_spans(KernelSource(path="", text=text, language=language)):
+        text = _blank(text, start, end)
+    for match in _STRINGS.finditer(text):
+        if match.lastgroup != "keep":
+            text = _blank(text, *match.span())
+    return text
+
+
+def _guard_in_code(
+    guard: str, kernels: Sequence[KernelSource]
+) -> tuple[KernelSource, int, str] | None:
+    """Where a kernel's code (not its comments, docstrings or one-line strings) tests
+    ``guard``: the source, the 1-based line and that line's text, or None."""
+    views = [attrs.evolve(k, text=_code_text(k.text, k.language)) for k in kernels]
+    hit = guard_present(guard, views)
+    if hit is None:
+        return None
+    source = kernels[views.index(hit[0])]
+    return source, hit[1], source.text.split("\n")[hit[1] - 1].strip()
+
+
+def _present(ctx: Context, shortcut: Any, profile: Any = None) -> tuple[str, str, str] | None:
     """Where ``shortcut`` was handled: (what, where, who), ``who`` naming the experiment
-    that tried it (``"exp 4 (REVERTED)"``), or ``""`` when the kernel has the path."""
+    that tried it (``"exp 4 (REVERTED)"``), or ``""`` when the kernel has the path. A
+    guard counts also under the shape indices ``profile``'s rows record
+    (:func:`_recorded_spellings`)."""
     ids = set(getattr(shortcut, "catalog_ids", ()))
     for experiment in ctx.experiments:
         if ids & set(experiment.tags) and experiment.attempted:
@@ -161,9 +310,11 @@ def _present(ctx: Context, shortcut: Any) -> tuple[str, str, str] | None:
     axis = getattr(shortcut, "axis", None)
     if axis and "== 1" in guards[0]:
         guards.append(f"{axis} == 1")
+    if guards[0] and profile is not None:
+        guards += _recorded_spellings(guards[0], getattr(shortcut, "op", ""), profile)
     for guard in guards:
         if guard:
-            hit = guard_present(guard, kernels)
+            hit = _guard_in_code(guard, kernels)
             if hit is not None:
                 return hit[2], f"{hit[0].path}:{hit[1]}", ""
     if not axis:
@@ -196,15 +347,18 @@ def _coverage(shortcut: Any) -> str:
 def _handled_text(handled: list[tuple[Any, tuple[str, str, str]]], min_share: float) -> str:
     """The sentence for shortcuts none of which is overlooked: each one, not the first (one
     named alone reads as the workload's only shortcut), and whether the kernel has its
-    path or an experiment tried it (a reverted try left no path in the kernel)."""
-    shown = handled[:4]
-    more = ", …" if len(handled) > 4 else ""
+    path or an experiment tried it (a reverted try left no path in the kernel). Shortcuts
+    that share a guard and where it was found (a size-1 axis that is also the dominant
+    shape) are named once."""
 
     def guard(shortcut: Any) -> str:
         return getattr(shortcut, "guard", "") or shortcut.rule
 
-    if all(not who for _s, (_w, _at, who) in shown):
-        paths = ", ".join(f"{guard(s)} ({at})" for s, (_w, at, _who) in shown) + more
+    distinct = list(dict.fromkeys((guard(s), at, who) for s, (_w, at, who) in handled))
+    shown = distinct[:4]
+    more = ", …" if len(distinct) > 4 else ""
+    if all(not who for _g, _at, who in shown):
+        paths = ", ".join(f"{g} ({at})" for g, at, _who in shown) + more
         which = (
             f"each of the {len(handled)} shortcuts covering {min_share:.0%} of calls or of time: "
             if len(handled) > 1
@@ -212,10 +366,8 @@ def _handled_text(handled: list[tuple[Any, tuple[str, str, str]]], min_share: fl
         )
         return f"The kernel already has a path for {which}{paths}."
     items = ", ".join(
-        f"{guard(s)} was tried in {who} ({at})"
-        if who
-        else f"the kernel has a path for {guard(s)} ({at})"
-        for s, (_w, at, who) in shown
+        f"{g} was tried in {who} ({at})" if who else f"the kernel has a path for {g} ({at})"
+        for g, at, who in shown
     )
     return (
         f"No shortcut covering {min_share:.0%} of calls or of time was overlooked: {items}{more}."
@@ -250,7 +402,7 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     overlooked = []
     handled = []
     for shortcut in common:
-        where = _present(ctx, shortcut) if kernels or ctx.experiments else None
+        where = _present(ctx, shortcut, profile) if kernels or ctx.experiments else None
         if where is None:
             overlooked.append(shortcut)
         else:
