@@ -27,7 +27,7 @@ from kernelopt._cli_util import (
     print_json,
 )
 from kernelopt._errors import DeviceError, InputError, expected
-from kernelopt._words import and_list, count_text
+from kernelopt._words import and_list
 
 _HELP = "time kernels, measure device ceilings and place results on the roofline"
 _DESCRIPTION = "Time kernels, measure device ceilings and place results on the roofline."
@@ -228,46 +228,27 @@ def _check_out(out: str) -> None:
             return
 
 
-def _torch_without_gpu() -> str:
-    """Why torch sees no CUDA device, and what to do about it, in words."""
-    try:
-        import torch
-    except ImportError:
-        return "none: torch is not installed; install a CUDA build of torch"
-    if torch.version.cuda is None:
-        return (
-            f"none: torch {torch.__version__} is built without CUDA; install a CUDA build of "
-            "torch on a machine with an NVIDIA GPU"
-        )
-    return (
-        f"none: torch {torch.__version__} (CUDA {torch.version.cuda}) sees no GPU "
-        "(torch.cuda.is_available() is False); run it on a machine with an NVIDIA GPU, its "
-        "driver loaded and the GPU visible to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
-    )
-
-
 def _refuse_without_cuda(args: argparse.Namespace, points: list[Any]) -> None:
-    """Refuse, in the command's words, a run on a machine where torch sees no CUDA device.
+    """Refuse a run on a machine where torch sees no CUDA device, naming what was asked.
 
-    The MLA decode kernels time on CUDA only, and ``mla_trial_matrix`` refuses such a run
-    before it times anything, "for the MLA trial matrix": to someone who asked only for an
-    extra point that reads as a complaint about ``--trial-matrix``. This names what was
-    asked (the trial matrix, the ``--extra-point`` texts), why torch sees no device and
-    what to do.
+    ``mla_trial_matrix`` says why torch sees no device and what to do; to someone who
+    asked only for an extra point, "the MLA decode kernels at 1 point" does not say which.
+    The library's refusal is shown with the points named by the options that asked for
+    them (the trial matrix, the ``--extra-point`` texts).
 
     Raises
     ------
     DeviceError
         Where torch sees no CUDA device (exit 2); returns where it sees one.
     """
+    from kernelopt.bench.mla import no_cuda_error
     from kernelopt.bench.timer import cuda_available
 
     if cuda_available():
         return
     asked = ["the trial matrix"] if args.trial_matrix else []
     asked += [f"--extra-point {text!r}" for text in args.extra_point]
-    what = f"a CUDA device to time the MLA decode kernels at {count_text(len(points), 'point')}"
-    raise DeviceError(expected(f"{what} ({and_list(asked)})", _torch_without_gpu()))
+    raise no_cuda_error(len(points), asked=and_list(asked))
 
 
 def _mla(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ Each check raises :class:`~kernelopt.InputError` with ``Expected …, got …`` 
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -226,6 +227,51 @@ def _same_arguments(first: Sequence[Any], second: Sequence[Any]) -> bool:
     return len(a) == len(b) and all(_same_argument(x, y) for x, y in zip(a, b, strict=True))
 
 
+def _input_calls(
+    fn: Callable[..., object], input_sets: Sequence[Sequence[Any]] | Sequence[Mapping[str, Any]]
+) -> list[Callable[[], object]]:
+    """One call of ``fn`` per argument set, as the timer's ``inputs=`` takes them: a tuple
+    or list is passed positionally, a mapping by keyword.
+
+    ``fn(*mapping)`` would pass the mapping's keys (``fn("x")``), and ``fn(*tensor)`` the
+    tensor's rows, each failing inside ``fn`` with an error that names neither.
+    """
+    if isinstance(input_sets, str | bytes | Mapping) or not isinstance(input_sets, Sequence):
+        raise InputError(
+            expected(
+                "input sets as a list of argument tuples or mappings",
+                type(input_sets).__name__,
+                where="input_sets",
+            )
+        )
+    if len(input_sets) < 2:
+        raise InputError(expected("at least 2 input sets", len(input_sets)))
+    calls: list[Callable[[], object]] = []
+    for index, args in enumerate(input_sets):
+        if isinstance(args, Mapping):
+            calls.append(functools.partial(fn, **args))
+        elif isinstance(args, list | tuple):
+            calls.append(functools.partial(fn, *args))
+        else:
+            raise InputError(
+                expected(
+                    "an argument tuple or mapping (a lone tensor x is the set (x,))",
+                    type(args).__name__,
+                    where=f"input_sets[{index}]",
+                )
+            )
+    return calls
+
+
+def _holds_tensors(value: Any) -> bool:
+    """Whether ``value`` is a tensor, or a non-empty nest of lists, tuples and mappings
+    of tensors only."""
+    try:
+        return bool(_as_tensors(value))
+    except InputError:
+        return False
+
+
 def check_responds_to_inputs(
     fn: Callable[..., object],
     input_sets: Sequence[Sequence[Any]],
@@ -238,24 +284,36 @@ def check_responds_to_inputs(
     ----------
     fn : callable
         Called as ``fn(*args)`` for each argument tuple of ``input_sets``.
-    input_sets : sequence of sequences
-        At least two argument tuples whose tensors differ (draw fresh random inputs);
-        other arguments (a scale, a flag) may ride along and compare with ``==``.
+    input_sets : sequence of tuples or mappings
+        At least two argument sets whose tensors differ (draw fresh random inputs), as
+        the timer's ``inputs=`` takes them: a tuple or list is passed positionally
+        (``fn(*args)``), a mapping by keyword (``fn(**kwargs)``). Other arguments (a
+        scale, a flag) may ride along and compare with ``==``.
     outputs : Tensor or sequence of Tensor, optional
-        Buffers ``fn`` writes into; when None, ``fn``'s return value is the output.
+        Buffers ``fn`` writes into; when None, ``fn``'s return value is the output (a
+        tensor, or a list, tuple or mapping of them).
 
     Raises
     ------
     InputError
-        When fewer than two input sets are given, when the input sets are themselves
-        equal (the check would prove nothing), or when two different input sets give
-        the same outputs (NaN equal to NaN: a buffer left poisoned is unchanged).
+        When fewer than two input sets are given, or a set that is neither a tuple, a
+        list nor a mapping (before ``fn`` is called); when ``fn`` returns no tensor and
+        ``outputs`` is None; when the input sets are themselves equal (the check would
+        prove nothing), or when two different input sets give the same outputs (NaN
+        equal to NaN: a buffer left poisoned is unchanged).
     """
-    if len(input_sets) < 2:
-        raise InputError(expected("at least 2 input sets", len(input_sets)))
+    calls = _input_calls(fn, input_sets)
     results: list[list[Any]] = []
-    for args in input_sets:
-        returned = fn(*args)
+    for index, call in enumerate(calls):
+        returned = call()
+        if outputs is None and not _holds_tensors(returned):
+            # The function wrote into buffers and returned nothing to compare.
+            raise InputError(
+                expected(
+                    "fn to return its output tensors, or outputs= naming the buffers it writes",
+                    f"{type(returned).__name__} from input set {index}",
+                )
+            )
         results.append(_snapshot(returned if outputs is None else outputs))
     for i in range(1, len(input_sets)):
         if _same_arguments(input_sets[0], input_sets[i]):

@@ -22,9 +22,10 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import DeviceError, InputError, KernelOptError, expected
+from kernelopt._words import count_text
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.roofline import Ceilings, Cost, Roofline, measure_ceilings
-from kernelopt.bench.timer import Timer, cuda_available
+from kernelopt.bench.timer import Timer, cuda_available, no_cuda_reason
 from kernelopt.bench.trials import (
     TrialCall,
     TrialPoint,
@@ -34,7 +35,14 @@ from kernelopt.bench.trials import (
     trial_matrix,
 )
 
-__all__ = ["HEADS", "MLATrial", "load_mla", "mla_decode_cost", "mla_trial_matrix"]
+__all__ = [
+    "HEADS",
+    "MLATrial",
+    "load_mla",
+    "mla_decode_cost",
+    "mla_trial_matrix",
+    "no_cuda_error",
+]
 
 _D_QK = 576  # 512 latent (also V) + 64 rotary
 HEADS = (128, 16)  # compute-bound and memory-bound heads of the trial matrix
@@ -241,6 +249,32 @@ def _point_cost(point: TrialPoint, elt_bytes: int) -> Cost:
     )
 
 
+def no_cuda_error(points: int, *, asked: str = "") -> DeviceError:
+    """The refusal of a run of the MLA decode kernels where torch sees no CUDA device: what
+    the run needed, why torch sees none and what to do (:func:`mla_trial_matrix` raises it).
+
+    Parameters
+    ----------
+    points : int
+        How many trial points the run would have timed.
+    asked : str
+        The points in the caller's words, shown after their count; the command line names
+        its options there (``"the trial matrix and --extra-point 'b=64,s=1,t=8192'"``).
+        Default: none.
+
+    Returns
+    -------
+    DeviceError
+        ``Expected a CUDA device to time the MLA decode kernels at 3 points, got none:
+        torch 2.11.0+cpu is built without CUDA; install a CUDA build of torch on a machine
+        with an NVIDIA GPU``.
+    """
+    what = f"a CUDA device to time the MLA decode kernels at {count_text(points, 'point')}"
+    return DeviceError(
+        expected(f"{what} ({asked})" if asked else what, f"none: {no_cuda_reason()}")
+    )
+
+
 def mla_trial_matrix(
     *,
     points: Sequence[TrialPoint] | None = None,
@@ -298,7 +332,8 @@ def mla_trial_matrix(
     KernelOptError
         When ``kernelopt.kernels.mla`` is not present.
     DeviceError
-        Without CUDA.
+        Without CUDA, saying why torch sees no device and what to do
+        (:func:`no_cuda_error`).
     InputError
         For a ``tolerance`` that is not a finite number > 0, an empty ``points`` or a
         point listed twice (by its spelling; both before the kernels or the device are
@@ -320,7 +355,7 @@ def mla_trial_matrix(
     refuse_repeated_points(chosen, "points")
     mla = load_mla()
     if device.startswith("cuda") and not cuda_available():
-        raise DeviceError(expected("a CUDA device for the MLA trial matrix", "none"))
+        raise no_cuda_error(len(chosen))
     import torch
 
     elt = getattr(torch, dtype, None)

@@ -202,6 +202,27 @@ def point_text(point: object) -> str:
     return point_words(point if isinstance(point, str) else str(point))
 
 
+def _config_items(value: object) -> object:
+    """An attrs converter: a config's numpy (or other) integers and reals as the Python
+    int and float JSON writes; anything else as given, for the validator to refuse.
+
+    A point swept with ``numpy.arange`` holds ``np.int64`` values, which were refused as
+    "Expected an int, ..., got np.int64(4)"."""
+    if not isinstance(value, Mapping):
+        return value
+    return {key: _plain_number(item) for key, item in value.items()}
+
+
+def _plain_number(item: object) -> object:
+    if isinstance(item, bool | int | float | str):  # JSON's own types already
+        return item
+    if isinstance(item, numbers.Integral):
+        return int(item)
+    if isinstance(item, numbers.Real):
+        return float(item)
+    return item
+
+
 def _config_values(_instance: object, _attribute: object, value: object) -> None:
     """A config holds what a JSONL line reads back as the same value: str keys, and ints,
     finite floats, strs or bools (a shape goes in as text, ``"4x576"``)."""
@@ -253,7 +274,8 @@ class BenchRow:
     impl : str
         The implementation (``"torch_eager"``, ``"split_kv"``).
     config : dict
-        The point and knobs (``{"b": 32, "s": 1, "h": 128, "t": 4096}``).
+        The point and knobs (``{"b": 32, "s": 1, "h": 128, "t": 4096}``); numpy integers
+        and floats are stored as the int and float JSON writes.
     mode, cache, backend : str
         How it was timed (see :class:`Measurement`).
     unit : str
@@ -261,7 +283,9 @@ class BenchRow:
     n : int
         Number of samples.
     median, p20, p80, iqr, min : float
-        Quantiles of the per-call time, in ``unit``.
+        Quantiles of the per-call time, in ``unit``. Where the band was recorded
+        (``p80 > 0``), ``min <= p20 <= median <= p80``; a row written with its median
+        alone leaves the others at 0.
     gpu : str
         Device name.
     sm_clock_mhz, mem_clock_mhz : int, optional
@@ -286,7 +310,9 @@ class BenchRow:
 
     op: str
     impl: str
-    config: dict[str, ConfigValue] = attrs.field(factory=dict, validator=_config_values)
+    config: dict[str, ConfigValue] = attrs.field(
+        factory=dict, converter=_config_items, validator=_config_values
+    )
     mode: str = "cold"
     cache: str = "flush"
     backend: str = "cuda-events"
@@ -323,6 +349,17 @@ class BenchRow:
         if self.p80 > 0 and self.min > self.p20:
             raise InputError(
                 expected("min <= p20", f"min={self.min!r} > p20={self.p20!r}", where="min")
+            )
+        # The median lies inside its own band: a hand-edited median outside it (a digit
+        # typed twice) was read, and a verdict against the band then judged a time no
+        # sample of the row was near.
+        if self.p80 > 0 and not self.p20 <= self.median <= self.p80:
+            raise InputError(
+                expected(
+                    "p20 <= median <= p80",
+                    f"median={self.median!r} outside [{self.p20!r}, {self.p80!r}]",
+                    where="median",
+                )
             )
 
     @property
@@ -366,6 +403,15 @@ def row_from_measurement(
         A folder of the checkout whose commit the row carries (a script run from
         elsewhere names the kernel's checkout); the current working directory if ``None``.
     """
+    if metrics is not None and not isinstance(metrics, Mapping):
+        # A RooflinePoint itself failed with "'RooflinePoint' object has no attribute 'items'".
+        raise InputError(
+            expected(
+                "metrics as a mapping (RooflinePoint.metrics())",
+                type(metrics).__name__,
+                where="metrics",
+            )
+        )
     env = environment(directory)
     state = measurement.device
     notes = [text for text in (note, *measurement.notes) if text]

@@ -252,6 +252,15 @@ class BaselineMetric:
 def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
     if isinstance(value, TrialPoint):
         return value
+    if not isinstance(value, Mapping):
+        # A str failed with "'str' object has no attribute 'items'".
+        raise InputError(
+            expected(
+                "a TrialPoint or a mapping with b, s and t ({'b': 32, 's': 1, 't': 4096})",
+                repr(value),
+                where="point",
+            )
+        )
     missing = {"b", "s", "t"} - set(value)
     if missing:
         raise InputError(expected("a point with b, s and t", f"no {sorted(missing)}"))
@@ -377,19 +386,44 @@ def classify(point: RooflinePoint, *, latency_below_pct: float = 20.0) -> Bottle
     return Bottleneck.MEMORY if point.roofline.bound == "memory" else Bottleneck.COMPUTE
 
 
+def _told_apart(first: float, second: float) -> tuple[str, str]:
+    """``first`` and ``second`` to 3 significant digits, or to as many more (up to 12) as
+    it takes for two different numbers to read differently: "163 is above the ridge 163"
+    says nothing, "163.3 is above the ridge 163.2" does."""
+    for digits in range(3, 13):
+        texts = f"{first:.{digits}g}", f"{second:.{digits}g}"
+        if texts[0] != texts[1]:
+            return texts
+    return texts
+
+
+def _intensity_side(line: Roofline) -> str:
+    """The root cause's first clause: where the intensity sits against the ridge, and
+    which ceiling sets the floor."""
+    ceilings = line.ceilings
+    floor_us = _digits(line.floor_s * 1e6)
+    if line.memory_s == line.compute_s:
+        # Balanced: "100 is below the ridge 100" was written for a call at the ridge.
+        return (
+            f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is at the ridge, so "
+            f"bytes and FLOPs set the same floor ({floor_us} us at {ceilings.copy_tb_s:.2f} "
+            f"TB/s and {ceilings.matmul_tflop_s:.0f} TFLOP/s)"
+        )
+    intensity, ridge = _told_apart(line.arith_intensity, line.ridge)
+    if line.bound == "memory":
+        return (
+            f"Arithmetic intensity {intensity} FLOP/B is below the ridge {ridge} FLOP/B, so "
+            f"bytes set the floor ({floor_us} us at {ceilings.copy_tb_s:.2f} TB/s)"
+        )
+    return (
+        f"Arithmetic intensity {intensity} FLOP/B is above the ridge {ridge} FLOP/B, so "
+        f"FLOPs set the floor ({floor_us} us at {ceilings.matmul_tflop_s:.0f} TFLOP/s)"
+    )
+
+
 def _root_cause(point: RooflinePoint, bottleneck: Bottleneck) -> str:
     line = point.roofline
-    ceilings = line.ceilings
-    floor_us = line.floor_s * 1e6
-    side = (
-        f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is below the ridge "
-        f"{line.ridge:.3g} FLOP/B, so bytes set the floor ({_digits(floor_us)} us at "
-        f"{ceilings.copy_tb_s:.2f} TB/s)"
-        if line.bound == "memory"
-        else f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is above the ridge "
-        f"{line.ridge:.3g} FLOP/B, so FLOPs set the floor ({_digits(floor_us)} us at "
-        f"{ceilings.matmul_tflop_s:.0f} TFLOP/s)"
-    )
+    side = _intensity_side(line)
     first = f"{side}, {point.floor_pct:.0f}% of the measured time."
     achieved = (
         f"{point.bytes_per_s / 1e9:.0f} GB/s ({point.dram_pct:.0f}% of the copy bandwidth) and "
@@ -464,7 +498,7 @@ def profile_report(
     catalog : object with ``match_metrics``, optional
         Default ``kernelopt.catalog.Catalog.builtin()``.
     latency_below_pct : float
-        See :func:`classify`.
+        See :func:`classify`; a percentage in [0, 100].
     family : str, optional
         The kernel's family (``"softmax"``, ``"mla-decode"``): opportunities are then only
         entries for it or its ancestors (``Catalog.query(family=...)``). Without it the
@@ -478,8 +512,13 @@ def profile_report(
     InputError
         For a family the catalog does not know, a catalog without ``query``, a
         baseline timed in another mode than ``measurement``, or a ``graph`` timing not
-        in graph mode.
+        in graph mode; before anything is computed, for a ``measurement``, ``graph`` or
+        ``baseline`` that is no Measurement, a ``roofline`` that is no Roofline, a
+        ``point`` that is neither a TrialPoint nor a mapping, a ``latency_below_pct``
+        outside [0, 100] (NaN included), or an ``extra_metrics["launch_overhead_pct"]``
+        outside [0, 100].
     """
+    _check_arguments(measurement, roofline, graph, baseline, latency_below_pct)
     overhead = _launch_overhead(measurement, graph, extra_metrics or {})
     placed = roofline.place(measurement, launch_overhead_pct=overhead)
     metrics = {**placed.metrics(), **dict(extra_metrics or {})}
@@ -576,6 +615,39 @@ def profile_report(
     )
 
 
+def _check_arguments(
+    measurement: object,
+    roofline: object,
+    graph: object,
+    baseline: object,
+    latency_below_pct: object,
+) -> None:
+    """Refuse, by name, arguments of the wrong kind before anything is computed: a Cost
+    for the roofline failed with "'Cost' object has no attribute 'place'", and a
+    ``latency_below_pct`` of ``"20"`` with a TypeError naming neither."""
+    given = {"measurement": measurement, "graph": graph, "baseline": baseline}
+    for name, value in given.items():
+        if not (isinstance(value, Measurement) or (value is None and name != "measurement")):
+            raise InputError(expected("a Measurement", type(value).__name__, where=name))
+    if not isinstance(roofline, Roofline):
+        raise InputError(
+            expected(
+                "a Roofline (Roofline(ceilings=..., cost=...))",
+                type(roofline).__name__,
+                where="roofline",
+            )
+        )
+    if (
+        isinstance(latency_below_pct, bool)
+        or not isinstance(latency_below_pct, int | float)
+        or not 0 <= latency_below_pct <= 100
+    ):
+        # NaN compared false everywhere: no kernel was ever called latency-bound.
+        raise InputError(
+            expected("a percentage in [0, 100]", repr(latency_below_pct), where="latency_below_pct")
+        )
+
+
 def _launch_overhead(
     measurement: Measurement, graph: Measurement | None, extra_metrics: Mapping[str, float]
 ) -> float | None:
@@ -587,9 +659,14 @@ def _launch_overhead(
     given = extra_metrics.get("launch_overhead_pct")
     if given is None:
         return None if graph is None else launch_overhead_pct(measurement, graph)
-    if isinstance(given, bool) or not isinstance(given, int | float) or not math.isfinite(given):
+    if isinstance(given, bool) or not isinstance(given, int | float) or not 0 <= given <= 100:
+        # A share of the time: over 100 % it was printed as an "est. 150% gain".
         raise InputError(
-            expected("a finite number", repr(given), where="extra_metrics['launch_overhead_pct']")
+            expected(
+                "a share of the time in [0, 100]",
+                repr(given),
+                where="extra_metrics['launch_overhead_pct']",
+            )
         )
     return float(given)
 

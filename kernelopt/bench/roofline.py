@@ -162,6 +162,19 @@ class Cost:
         raise InputError(expected("a Cost, a mapping or a function", type(spec).__name__))
 
 
+def _sizes(**sizes: Any) -> None:
+    """Refuse a size or byte width that is no number >= 0, naming the argument.
+
+    ``matmul_cost("4096", ...)`` failed with "can't multiply sequence by non-int", and a
+    negative size was named as the cost's ``flops``, an argument no caller passed.
+    """
+    for name, value in sizes.items():
+        # As Cost reads its numbers: ints, floats, numpy and torch scalars.
+        number = _as_number(value)
+        if not (isinstance(number, float) and math.isfinite(number) and number >= 0):
+            raise InputError(expected("a finite number >= 0", repr(value), where=name))
+
+
 def matmul_cost(
     m: int, n: int, k: int, *, elt_bytes: int = 2, out_bytes: int | None = None
 ) -> Cost:
@@ -180,8 +193,15 @@ def matmul_cost(
     -------
     Cost
         Named ``matmul MxNxK``.
+
+    Raises
+    ------
+    InputError
+        For a size or byte width that is not a finite number >= 0 (text, a flag, NaN),
+        naming the argument.
     """
     out = elt_bytes if out_bytes is None else out_bytes
+    _sizes(m=m, n=n, k=k, elt_bytes=elt_bytes, out_bytes=out)
     return Cost(
         flops=2.0 * m * n * k,
         bytes=float((m * k + k * n) * elt_bytes + m * n * out),
@@ -201,7 +221,14 @@ def copy_cost(nbytes: int) -> Cost:
     -------
     Cost
         ``flops=0``, ``bytes=2·nbytes``, named ``"copy <nbytes> B"``.
+
+    Raises
+    ------
+    InputError
+        For a size or byte width that is not a finite number >= 0 (text, a flag, NaN),
+        naming the argument.
     """
+    _sizes(nbytes=nbytes)
     return Cost(flops=0.0, bytes=2.0 * nbytes, name=f"copy {nbytes} B")
 
 
@@ -230,7 +257,20 @@ def elementwise_cost(
     -------
     Cost
         Named ``elementwise N``.
+
+    Raises
+    ------
+    InputError
+        For a size or byte width that is not a finite number >= 0 (text, a flag, NaN),
+        naming the argument.
     """
+    _sizes(
+        numel=numel,
+        inputs=inputs,
+        outputs=outputs,
+        elt_bytes=elt_bytes,
+        flops_per_element=flops_per_element,
+    )
     return Cost(
         flops=flops_per_element * numel,
         bytes=float(numel * elt_bytes * (inputs + outputs)),
@@ -263,8 +303,10 @@ class Ceilings:
     """
 
     gpu: str
-    copy_bytes_per_s: float = attrs.field(validator=_positive)
-    matmul_flop_per_s: float = attrs.field(validator=_positive)
+    # A rate worked out with numpy (np.float32, np.int64) is a number too: without the
+    # converter it was refused as "Expected a finite number > 0, got np.float32(4e+12)".
+    copy_bytes_per_s: float = attrs.field(converter=_as_number, validator=_positive)
+    matmul_flop_per_s: float = attrs.field(converter=_as_number, validator=_positive)
     measured_at: str = ""
     torch: str = ""
     copy_bytes: int = 0
@@ -360,7 +402,9 @@ class Roofline:
 
     @property
     def bound(self) -> str:
-        """``"memory"`` when bytes set the floor (intensity below the ridge), else ``"compute"``."""
+        """``"memory"`` when bytes set the floor (intensity below the ridge), else
+        ``"compute"``; a balanced call (bytes and FLOPs take the same time, intensity at
+        the ridge) is ``"memory"``."""
         return "memory" if self.memory_s >= self.compute_s else "compute"
 
     @property
@@ -612,11 +656,39 @@ def load_ceilings(gpu: str, *, path: str | os.PathLike[str] | None = None) -> Ce
 
 
 def save_ceilings(ceilings: Ceilings, *, path: str | os.PathLike[str] | None = None) -> Path:
-    """Store ``ceilings`` in the cache under its GPU name (atomic, locked) and return the path."""
+    """Store ``ceilings`` in the cache under its GPU name (atomic, locked) and return the path.
+
+    Parameters
+    ----------
+    ceilings : Ceilings
+        The device's ceilings.
+    path : path-like, optional
+        The cache file; :func:`ceilings_path` when None.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    InputError
+        For anything but Ceilings, or ceilings :func:`load_ceilings` would not read back
+        (``copy_bytes=1.07e9``, a GPU name that is no str), naming the field; the cache is
+        left as it was.
+    FormatError
+        When the file is not a ceilings cache (it is never replaced).
+    """
+    if not isinstance(ceilings, Ceilings):
+        raise InputError(expected("Ceilings", type(ceilings).__name__, where="ceilings"))
+    entry = _serde.unstructure(ceilings)
+    # Saved, such an entry made every later load_ceilings (and measure_ceilings) of this
+    # GPU fail on the cache: refused now, before the file is touched.
+    _serde.structure(entry, Ceilings)
     target = ceilings_path() if path is None else Path(path)
     with locked(target):
         devices = _read_cache(target)
-        devices[ceilings.gpu] = _serde.unstructure(ceilings)
+        devices[ceilings.gpu] = entry
         text = json.dumps({"format": _CACHE_FORMAT, "devices": devices}, indent=1, sort_keys=True)
         atomic_write_text(target, text + "\n")
     return target

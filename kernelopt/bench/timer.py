@@ -76,6 +76,32 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def no_cuda_reason() -> str:
+    """Why torch sees no CUDA device here, and what to do about it, in words.
+
+    Returns
+    -------
+    str
+        One of: torch is not installed; torch is built without CUDA (``2.11.0+cpu``), so
+        a CUDA build is needed; or a CUDA build sees no GPU, so the process must run where
+        a GPU, its driver and its visibility (``CUDA_VISIBLE_DEVICES``) are there.
+    """
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed; install a CUDA build of torch"
+    if torch.version.cuda is None:
+        return (
+            f"torch {torch.__version__} is built without CUDA; install a CUDA build of torch "
+            "on a machine with an NVIDIA GPU"
+        )
+    return (
+        f"torch {torch.__version__} (CUDA {torch.version.cuda}) sees no GPU "
+        "(torch.cuda.is_available() is False); run it on a machine with an NVIDIA GPU, its "
+        "driver loaded and the GPU visible to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
+    )
+
+
 def device_l2_bytes(device: int | None = None) -> int:
     """L2 cache size of a CUDA device in bytes (``DEFAULT_L2_BYTES`` if not reported).
 
@@ -460,6 +486,23 @@ def require_timer(timer: object) -> None:
         raise InputError(
             expected("a Timer (or an object with .measure)", type(timer).__name__, where="timer")
         )
+
+
+def require_measurement(value: object) -> Measurement:
+    """``value``, the result of a timer's ``measure``, when it is a :class:`Measurement`.
+
+    A stand-in timer returning a bare number (``triton.testing.do_bench``'s milliseconds,
+    say) would otherwise be kept as the measurement and fail far from its cause, or, as a
+    NaN, compare as never faster than anything.
+
+    Raises
+    ------
+    InputError
+        ``timer.measure: Expected a Measurement, got float``.
+    """
+    if not isinstance(value, Measurement):
+        raise InputError(expected("a Measurement", type(value).__name__, where="timer.measure"))
+    return value
 
 
 def _positive(name: str) -> Callable[[object, object, float], None]:

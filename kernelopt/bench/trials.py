@@ -23,7 +23,7 @@ from kernelopt.bench import guards
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.records import BenchRow, point_text, row_from_measurement, to_result_row
 from kernelopt.bench.roofline import Roofline
-from kernelopt.bench.timer import Timer, require_timer
+from kernelopt.bench.timer import Timer, require_measurement, require_timer
 from kernelopt.experiments.records import ResultRow
 
 __all__ = [
@@ -304,23 +304,6 @@ class TrialCall:
         default=None,
         validator=attrs.validators.optional(_callable),
     )
-
-
-def require_measurement(value: object) -> Measurement:
-    """``value``, the result of a timer's ``measure``, when it is a :class:`Measurement`.
-
-    A stand-in timer returning a bare number (``triton.testing.do_bench``'s milliseconds,
-    say) would otherwise be kept as the measurement and fail far from its cause, or, as a
-    NaN, compare as never faster than anything.
-
-    Raises
-    ------
-    InputError
-        ``timer.measure: Expected a Measurement, got float``.
-    """
-    if not isinstance(value, Measurement):
-        raise InputError(expected("a Measurement", type(value).__name__, where="timer.measure"))
-    return value
 
 
 def is_out_of_memory(error: BaseException) -> bool:

@@ -23,8 +23,7 @@ import attrs
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import Measurement
-from kernelopt.bench.timer import Timer, require_timer
-from kernelopt.bench.trials import require_measurement
+from kernelopt.bench.timer import Timer, require_measurement, require_timer
 
 __all__ = [
     "AutotuneExplosionWarning",

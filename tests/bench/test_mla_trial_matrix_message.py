@@ -1,0 +1,73 @@
+"""``mla_trial_matrix`` called from Python where torch sees no CUDA device says why (torch
+built without CUDA, or a CUDA build that sees no GPU) and what to do, as ``kernelopt bench
+mla`` does; it said "Expected a CUDA device for the MLA trial matrix, got none"."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+import kernelopt.bench.mla as bench_mla
+from kernelopt import DeviceError
+from kernelopt.bench import TrialPoint, mla_trial_matrix
+from kernelopt.bench.mla import no_cuda_error
+from kernelopt.bench.timer import no_cuda_reason
+
+POINT = TrialPoint(b=2, s=1, t=256, extra={"h": 16})
+BUILT_WITHOUT = (
+    f"torch {torch.__version__} is built without CUDA; install a CUDA build of torch on a "
+    "machine with an NVIDIA GPU"
+)
+SEES_NO_GPU = (
+    f"torch {torch.__version__} (CUDA 12.8) sees no GPU (torch.cuda.is_available() is "
+    "False); run it on a machine with an NVIDIA GPU, its driver loaded and the GPU visible "
+    "to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
+)
+
+
+@pytest.fixture
+def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine where torch sees no CUDA device, whatever this one has."""
+    monkeypatch.setattr(bench_mla, "cuda_available", lambda: False)
+
+
+@pytest.mark.usefixtures("no_cuda")
+@pytest.mark.parametrize(("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)])
+def test_a_python_caller_is_told_why_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
+) -> None:
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+    with pytest.raises(DeviceError) as caught:
+        mla_trial_matrix(points=[POINT])
+    assert str(caught.value) == (
+        f"Expected a CUDA device to time the MLA decode kernels at 1 point, got none: {why}"
+    )
+
+
+@pytest.mark.usefixtures("no_cuda")
+def test_the_default_matrix_counts_its_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.version, "cuda", None)
+    with pytest.raises(DeviceError) as caught:
+        mla_trial_matrix(heads=(16,))  # the decode and speculative points at h=16
+    assert str(caught.value) == (
+        f"Expected a CUDA device to time the MLA decode kernels at 2 points, got none: "
+        f"{BUILT_WITHOUT}"
+    )
+
+
+def test_without_torch_the_reason_says_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
+    assert no_cuda_reason() == "torch is not installed; install a CUDA build of torch"
+
+
+def test_the_caller_may_name_the_points_in_its_own_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The command line names the options that asked for the points.
+    monkeypatch.setattr(torch.version, "cuda", None)
+    error = no_cuda_error(3, asked="the trial matrix and --extra-point 'b=64,s=1,t=8192'")
+    assert isinstance(error, DeviceError)
+    assert str(error) == (
+        "Expected a CUDA device to time the MLA decode kernels at 3 points (the trial matrix "
+        f"and --extra-point 'b=64,s=1,t=8192'), got none: {BUILT_WITHOUT}"
+    )
