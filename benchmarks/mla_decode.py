@@ -33,9 +33,9 @@ FlashMLA's 656-byte FP8 layout before timing (``kernelopt.kernels.mla.fp8``); th
 reads the same bytes, the floor counts 656-byte rows, and only the strategies and peers that
 read the layout run (``split_kv``, and ``seesaw`` at 16 query rows or fewer; the torch peers
 dequantize inside the timed call).
-``--smoke`` runs tiny shapes on any device
-(CPU through the Triton interpreter) to check the script itself; its numbers mean nothing,
-and its rows are written only to an ``--out`` given on the command line.
+``--smoke`` runs tiny shapes on the CPU through the Triton interpreter, on any machine (a
+GPU's too: the interpreter reads host memory) to check the script itself; its numbers mean
+nothing, and its rows are written only to an ``--out`` given on the command line.
 ``--workload PATH`` writes the trial matrix's shapes as a workload profile (the
 ``workload_profile.md`` that ``kernelopt inspect`` writes and ``kernelopt diagnose`` reads)
 and exits; it needs no GPU::
@@ -465,6 +465,9 @@ def run_point(
                 m = measure(
                     fn,
                     mode=mode,
+                    # Host tensors (--smoke, or no GPU) are timed on the host's clock:
+                    # CUDA events on a GPU machine would time nothing of them.
+                    backend="auto" if x["q"].is_cuda else "cpu-perf-counter",
                     outputs=outputs,
                     max_time_ms=max_time_ms,
                     label=f"{impl} {point.name}",
@@ -593,7 +596,9 @@ def main(argv: list[str] | None = None) -> int:
         refuse_unwritable_out(parser, out)
     if not args.smoke and no_cuda("mla_decode", instead="--smoke checks the script on the CPU"):
         return 2
-    cuda = torch.cuda.is_available()
+    # --smoke has switched the Triton interpreter on (above), which runs kernels on host
+    # tensors only: on a GPU machine too, it checks the script on the CPU.
+    cuda = torch.cuda.is_available() and not args.smoke
     device = "cuda" if cuda else "cpu"
     dtype = torch.bfloat16 if cuda else torch.float32
     if args.smoke:

@@ -245,3 +245,30 @@ def test_a_row_carries_the_commit_of_the_scripts_run_from_anywhere(
     assert len(commits) == 1, commits
     (commit,) = commits
     assert isinstance(commit, str) and commit.removesuffix("-dirty") == _head()
+
+
+def test_smoke_runs_on_the_cpu_on_a_gpu_machine_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # --smoke switches the Triton interpreter on, which reads host tensors only: on a GPU
+    # machine the kernels failed in the interpreter ("only 0-dimensional arrays ...") and
+    # nothing was timed.
+    script = _script("mla_decode")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(sys, "argv", ["mla_decode.py", "--smoke"])
+    made: list[str] = []
+    real = script.make_inputs
+
+    def on_device(point: object, device: str, dtype: torch.dtype, seed: int) -> object:
+        made.append(device)
+        return real(point, device, dtype, seed)
+
+    monkeypatch.setattr(script, "make_inputs", on_device)
+    out_file = tmp_path / "smoke.jsonl"
+    args = ["--smoke", "--strategies", "split_kv", "--peers", "", "--out", str(out_file)]
+    assert script.main(args) == 0
+    out = capsys.readouterr().out
+    assert made and set(made) == {"cpu"}
+    assert "failed" not in out and "ceilings:" not in out
+    rows = [json.loads(line) for line in out_file.read_text(encoding="utf-8").splitlines()]
+    assert rows and {row["backend"] for row in rows} == {"cpu-perf-counter"}
