@@ -7,9 +7,11 @@ Every check reads only host-side tensor metadata (shape, dtype, device, strides)
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -536,14 +538,48 @@ def check_device(device: object) -> torch.device:
 
 
 def check_runnable_device(device: torch.device) -> None:
-    """Triton kernels run on CUDA tensors, or on CPU tensors under ``TRITON_INTERPRET=1``."""
+    """Triton kernels run on CUDA tensors, or on CPU tensors under ``TRITON_INTERPRET=1``
+    with a numpy the interpreter can use."""
     if device.type == "cuda":
         return
     if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
+        refusal = _interpreter_numpy_refusal()
+        if refusal is not None:
+            raise DeviceError(refusal)
         return
     raise DeviceError(
         expected("a CUDA tensor (or a CPU tensor with TRITON_INTERPRET=1)", str(device))
     )
+
+
+@functools.cache
+def _interpreter_numpy_refusal() -> str | None:
+    """Why Triton's interpreter cannot run the kernels with this numpy, or None.
+
+    Triton 3.6's interpreter turns one-element numpy arrays into ints with ``int()``,
+    which numpy 2.4 refuses: every kernel then fails inside the interpreter with "only
+    0-dimensional arrays can be converted to Python scalars", a message that names neither
+    package. Checked once a process, from the two versions.
+    """
+    import numpy
+    import triton
+
+    if _release(triton.__version__) >= (3, 7) or _release(numpy.__version__) < (2, 4):
+        return None
+    return expected(
+        f"numpy < 2.4 for Triton {triton.__version__}'s interpreter (it converts one-element "
+        "arrays to ints, which numpy 2.4 refuses); pip install 'numpy<2.4', or run on a "
+        "CUDA device",
+        f"numpy {numpy.__version__}",
+    )
+
+
+def _release(version: str) -> tuple[int, int]:
+    """The (major, minor) of a version string ("2.4.0rc1" is (2, 4))."""
+    found = re.match(r"(\d+)(?:\.(\d+))?", version)
+    if found is None:
+        return (0, 0)
+    return int(found[1]), int(found[2] or 0)
 
 
 class DirectCall(NamedTuple):
