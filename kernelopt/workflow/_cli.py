@@ -50,8 +50,26 @@ _ROWS_FILE = nonempty_path("a BenchRow JSONL file")
 _HAND_OFF = nonempty_path("a markdown file")
 _TREE = nonempty_path("a knowledge tree folder")
 # The filters' types: an empty filter would read as none given (every point's rows kept).
-_POINT = nonempty_text("a trial point (key=value terms or a trial name)")
+_POINT_TEXT = nonempty_text("a trial point (key=value terms or a trial name)")
 _IMPL = nonempty_text("an implementation name")
+
+
+def _point(text: str) -> str:
+    """The ``--point`` type: the text as given, once its terms read as the rows are matched.
+
+    Read here, the parser names the option in the error (``argument --point: Expected each
+    axis of a trial point once, got 'b=32 b=64' (b twice)``), as it names the others; the
+    Python functions that take ``point=`` name that argument instead.
+    """
+    from kernelopt.workflow.observe import _point_terms
+
+    try:
+        _point_terms(_POINT_TEXT(text), where=None)
+    except InputError as error:
+        # An InputError is a ValueError, which argparse would report as its own "invalid
+        # value" and lose the words.
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def register(subparsers: Any) -> None:
@@ -100,7 +118,7 @@ def register(subparsers: Any) -> None:
     learn.add_argument(
         "--point",
         metavar="NAME",
-        type=_POINT,
+        type=_point,
         help="trial point: key=value terms (s=1,h=16) or a trial name (decode, speculative); "
         "needed when the files hold several",
     )
@@ -224,7 +242,7 @@ def register(subparsers: Any) -> None:
     )
     profile.add_argument(
         "--point",
-        type=_POINT,
+        type=_point,
         help="keep rows of this point (key=value terms or a name; default: all)",
     )
     _add_mode(profile, "of the rows (and of the devlog's)")
@@ -345,10 +363,17 @@ def _read(path: str) -> str:
 
 def _learn(args: argparse.Namespace) -> int:
     from kernelopt.bench.compare import Verdict
+    from kernelopt.catalog.vocabulary import canonical_language
     from kernelopt.workflow.learn import learn
     from kernelopt.workflow.observe import observe_files
 
     _check_tree_place(args.knowledge)
+    # Read before the rows, as the tree's place is: the errors name the options typed,
+    # where learn() names its arguments (family=, language=).
+    family = _family_option(args.knowledge, args.family)
+    language = (
+        None if args.language is None else canonical_language(args.language, where="--language")
+    )
     observation = observe_files(
         args.before,
         args.after,
@@ -363,8 +388,8 @@ def _learn(args: argparse.Namespace) -> int:
         observation,
         entry_id=args.entry,
         knowledge=args.knowledge,
-        family=args.family,
-        language=args.language,
+        family=family,
+        language=language,
         kernel=args.kernel,
         anti_pattern=args.anti_pattern,
         dry_run=args.dry_run,
@@ -376,6 +401,29 @@ def _learn(args: argparse.Namespace) -> int:
     else:
         print(outcome.summary())
     return EXIT_FINDINGS if outcome.verdict is Verdict.UNCLEAR else EXIT_OK
+
+
+def _family_option(knowledge: str, family: str | None) -> str | None:
+    """``--family`` in the spelling of the tree's catalog (``mla_decode`` is ``mla-decode``).
+
+    The names are learn()'s own: the catalog's vocabulary and the families the tree's
+    entries name, as ``diagnose --family`` takes them. The catalog's refusal names the
+    Python argument (``family:``); here it names the option.
+
+    Raises
+    ------
+    InputError
+        ``--family: Expected a kernel family among any, attention, ..., got 'bogus'``.
+    """
+    if family is None:
+        return None
+    from kernelopt.catalog import KnowledgeTree
+
+    catalog = KnowledgeTree(Path(knowledge)).catalog()
+    try:
+        return catalog._family(family)
+    except InputError as error:
+        raise InputError(f"--family: {str(error).removeprefix('family: ')}") from None
 
 
 def _check_tree_place(knowledge: str) -> None:

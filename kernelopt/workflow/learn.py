@@ -49,8 +49,9 @@ from kernelopt.catalog import (
     canonical_language,
 )
 from kernelopt.catalog.index import render_index
-from kernelopt.catalog.layout import INDEX_NAME
+from kernelopt.catalog.layout import INDEX_NAME, candidate_paths
 from kernelopt.catalog.loader import load_tree, read_exact
+from kernelopt.catalog.store import _refuse_special_files
 from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow.observe import Observation
 
@@ -535,33 +536,42 @@ def _index_changes(tree: KnowledgeTree, entry: Entry) -> bool:
         return True  # the real run does not read it either: it writes it
 
 
-def _refuse_before_writing(tree: KnowledgeTree, entry_id: str | None) -> None:
+def _refuse_before_writing(tree: KnowledgeTree, entry_id: str | None, *, new: bool = False) -> None:
     """Raise what the tree's update refuses before it writes anything: an ``index.md`` the
-    tree did not write, or a folder, FIFO or other special file there; with ``entry_id``
-    (an evidence row on an entry that exists), also a special file at one of the entry's
-    paths, or a file there whose id line names another entry.
+    tree did not write, or a folder, FIFO or other special file there; with ``entry_id``,
+    also a special file at one of the entry's paths, and for an entry that exists a file
+    there whose id line names another entry.
 
-    It only reads: the real run calls it before it makes LEARN's lock, so a refused run
-    leaves nothing beside the tree, and the dry run raises the same words.
+    A file whose id line names another entry where a ``new`` entry would go is refused by
+    the catalog's read before any of this (the file name and the id differ), so a new
+    entry is checked for special files only: the reader leaves those out, and the tree's
+    ``add`` refused them only once it had made the tree's lock.
+
+    It only reads: the real run calls it before it makes a lock, so a refused run leaves
+    nothing beside the tree, and the dry run raises the same words.
     """
     tree._check_index_is_ours()
-    if entry_id is not None:
+    if entry_id is None:
+        return
+    if new:
+        _refuse_special_files(candidate_paths(tree.root, entry_id))  # as the tree's add does
+    else:
         tree._find(entry_id)
 
 
-def _check_writable(tree: KnowledgeTree, entry: Entry, *, learn_lock: bool) -> None:
+def _check_writable(tree: KnowledgeTree, entry: Entry, *, new: bool) -> None:
     """Raise what the real run would raise where it could not write ``entry`` (a
     read-only tree, one under a file) or then the index: a dry run must not say "Would
     record" there.
 
-    Checked in the real run's order: what stands at ``index.md`` (and, for an evidence
-    row, at the entry's paths), LEARN's lock (``learn_lock``, taken for an evidence row),
-    the tree's folder, the tree's lock, the entry file's folder, then ``index.md``'s where
-    the write would change it.
+    Checked in the real run's order: what stands at ``index.md`` and at the entry's paths,
+    LEARN's lock (taken for an evidence row, not for a ``new`` entry, which the tree's add
+    writes under the tree's lock alone), the tree's folder, the tree's lock, the entry
+    file's folder, then ``index.md``'s where the write would change it.
     """
     root = tree.root.resolve()
-    _refuse_before_writing(tree, entry.id if learn_lock else None)
-    if learn_lock:
+    _refuse_before_writing(tree, entry.id, new=new)
+    if not new:
         refusal = _write_refusal(Path(f"{root}.learn.lock"), lock=True)
         if refusal is not None:
             raise refusal
@@ -739,7 +749,9 @@ def learn(
                 kernel=kernel,
             )
             if dry_run:
-                _check_writable(tree, created, learn_lock=False)  # what the write would refuse
+                _check_writable(tree, created, new=True)  # what the write would refuse
+            else:
+                _refuse_before_writing(tree, created.id, new=True)  # the dry run's first check
             try:
                 path = tree.path_of(created) if dry_run else tree.add_anti_pattern(created)
             except CatalogError:
@@ -766,7 +778,7 @@ def learn(
     recorded_before = _holds(target, row, cited.source, anchor)
     if not recorded_before:
         if dry_run:
-            _check_writable(tree, target, learn_lock=True)
+            _check_writable(tree, target, new=False)
         else:
             _refuse_before_writing(tree, target.id)  # the dry run's first check
             target, recorded_before = _record(tree, target.id, row, cited)

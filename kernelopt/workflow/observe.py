@@ -370,11 +370,34 @@ def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bo
     return True
 
 
-def _point_terms(point: str) -> dict[str, str]:
+def _point_terms(point: str, *, where: str | None = "point") -> dict[str, str]:
+    """The ``key=value`` terms of a point as :func:`select_row` takes it, or those of a
+    trial's name.
+
+    Parameters
+    ----------
+    point : str
+        ``key=value`` terms (``"s=1,h=16"``, ``"t=~4096"``) or a trial name (``"decode"``).
+    where : str, optional
+        What the point is, named before the error's words; None for none (a command-line
+        converter, whose parser names the option).
+
+    Returns
+    -------
+    dict of str to str
+        Each value by the key as written.
+
+    Raises
+    ------
+    InputError
+        For a term without a value, or an axis written twice (``b=32 b=64``, or ``h`` and
+        its other name ``h_q``).
+    """
     named = {p.name: p for p in DEFAULT_POINTS}
     if "=" not in point and "~" not in point and point.strip() in named:
         return {k: str(v) for k, v in named[point.strip()].as_dict().items()}
     terms: dict[str, str] = {}
+    spelled: dict[str, str] = {}  # canonical axis -> the key that first named it
     for key, sep, value in split_terms(point):
         # "s=" has no value, and "s=,h=16" reads as s = "h=16": either would match no row
         # and be reported as a point the rows lack rather than one mistyped.
@@ -383,9 +406,24 @@ def _point_terms(point: str) -> dict[str, str]:
                 expected(
                     f"a point like 'b=32,s=1,t=4096' or a trial name ({', '.join(sorted(named))})",
                     repr(point),
-                    where="point",
+                    where=where,
                 )
             )
+        axis = canonical_axis(key)
+        if axis in spelled:
+            # The later value replaced the first ("b=32 b=64" looked for b=64 alone), and
+            # both names of one axis had to hold: either read as a point the rows lack.
+            # The words are a profile heading's (parse_point), whose integer-only syntax
+            # is read apart.
+            both = "" if spelled[axis] == key else f", as {spelled[axis]} and {key}"
+            raise InputError(
+                expected(
+                    "each axis of a trial point once",
+                    f"{point!r} ({axis} twice{both})",
+                    where=where,
+                )
+            )
+        spelled[axis] = key
         terms[key] = value
     return terms
 
