@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from kernelopt._errors import FormatError, expected
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._words import and_list
 from kernelopt.workflow._fields import require_text
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Record",
     "Section",
     "bullet_items",
+    "check_unbracketed",
     "fail",
     "find_record",
     "find_records",
@@ -84,6 +86,19 @@ def unbracket(text: str) -> str:
     return text[1:-1].strip() if depth == 0 else text
 
 
+def check_unbracketed(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    """Refuse text all in one ``[...]`` pair: the readers drop such brackets (the template's
+    placeholder filled in place, ``[v3]``), so it would read back without them."""
+    if isinstance(value, str) and unbracket(value) != value:
+        raise InputError(
+            expected(
+                "text not all in one pair of brackets (the template's, dropped when read)",
+                repr(value),
+                where=f"{type(instance).__name__}.{attribute.name}",
+            )
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Section:
     """One ``### Title`` section: its heading text and the lines under it.
@@ -131,17 +146,33 @@ class Record:
     sections: tuple[Section, ...]
     path: str | None = None
 
-    def find(self, label: str) -> Section | None:
-        """The first section whose title starts with ``label`` (case-insensitive)."""
-        wanted = label.lower()
-        for section in self.sections:
-            if section.title.lower().startswith(wanted):
-                return section
-        return None
+    def find(self, label: str, *, unique: bool = False) -> Section | None:
+        """The first section whose title starts with ``label`` (case-insensitive).
 
-    def require(self, label: str, *, shown: str | None = None) -> Section:
+        With ``unique``, a second such section is a :class:`FormatError` naming both
+        lines: reading the first alone would drop what the second says without a word
+        (``### Constraints`` and ``### Constraints (language-specific)``, a second
+        ``### Correctness:``), and which one holds is the writer's call.
+        """
+        wanted = label.lower()
+        found = [section for section in self.sections if section.title.lower().startswith(wanted)]
+        if unique and len(found) > 1:
+            name = label.rstrip(":")
+            raise FormatError(
+                expected(
+                    f"one '### {name}' section in the {self.kind} hand-off that starts "
+                    f"at line {self.line}",
+                    f"{len(found)} (lines {and_list([str(s.line) for s in found])})",
+                ),
+                path=self.path,
+                line=found[1].line,
+                section=name,
+            )
+        return found[0] if found else None
+
+    def require(self, label: str, *, shown: str | None = None, unique: bool = False) -> Section:
         """Like :meth:`find`, but a missing section is a :class:`FormatError`."""
-        found = self.find(label)
+        found = self.find(label, unique=unique)
         if found is None:
             name = label.rstrip(":")
             raise FormatError(
@@ -328,37 +359,65 @@ def table_rows(
     return out
 
 
-def numbered_items(section: Section) -> list[tuple[int, str]]:
-    """``1. text`` items of ``section`` as (line, text); other lines are prose."""
-    found = []
+def _list_lines(section: Section, *, continued: bool) -> list[tuple[int, bool, int, str]]:
+    """Every list item of ``section`` as (line, numbered, indent, text).
+
+    With ``continued``, the lines that continue an item (up to a blank line or the next
+    item, numbered or not, as markdown reads them) are joined to its text with one
+    space: ``- keep the signature`` then ``  of mla_decode`` is one item, where read line
+    by line the second line would be lost. Without it, such lines are prose, skipped.
+    """
+    # Each item's lines are gathered and joined once: joining as they come would copy the
+    # growing text for every line, time quadratic in an item of many lines.
+    found: list[tuple[int, bool, int, list[str]]] = []
+    open_item = False
     for number, line in section.body:
         match = _NUMBERED.match(line)
+        numbered = match is not None
+        match = match or _BULLET.match(line)
         if match:
-            found.append((number, match.group(2).strip()))
-    return found
+            indent = len(line) - len(line.lstrip())
+            found.append((number, numbered, indent, [match.group(match.lastindex or 1).strip()]))
+            open_item = True
+        elif not line.strip():
+            open_item = False
+        elif continued and open_item:
+            found[-1][3].append(line.strip())
+    return [
+        (number, numbered, indent, " ".join(parts)) for number, numbered, indent, parts in found
+    ]
 
 
-def list_items(section: Section) -> list[tuple[int, str]]:
+def numbered_items(section: Section, *, continued: bool = False) -> list[tuple[int, str]]:
+    """``1. text`` items of ``section`` as (line, text); other lines are prose (a line
+    continuing an item is part of it with ``continued``: :func:`_list_lines`)."""
+    return [
+        (number, text)
+        for number, numbered, _, text in _list_lines(section, continued=continued)
+        if numbered
+    ]
+
+
+def list_items(section: Section, *, continued: bool = False) -> list[tuple[int, str]]:
     """The items of the list a contract numbers (``1. text``), or, written as bullets
     instead, the outermost ``- text`` items; bullets under a numbered item are its details.
+    ``continued`` joins the lines that continue an item to it (:func:`_list_lines`).
     """
-    numbered = numbered_items(section)
+    items = _list_lines(section, continued=continued)
+    numbered = [(number, text) for number, is_numbered, _, text in items if is_numbered]
     if numbered:
         return numbered
-    bullets = [
-        (number, len(line) - len(line.lstrip()), found.group(1).strip())
-        for number, line in section.body
-        if (found := _BULLET.match(line))
+    outer = min((indent for _, _, indent, _ in items), default=0)
+    return [(number, text) for number, _, indent, text in items if indent == outer]
+
+
+def bullet_items(
+    section: Section, *, numbered_too: bool = True, continued: bool = False
+) -> list[tuple[int, str]]:
+    """``- text`` items of ``section`` (and ``1. text`` ones) as (line, text);
+    ``continued`` joins the lines that continue an item to it (:func:`_list_lines`)."""
+    return [
+        (number, text)
+        for number, numbered, _, text in _list_lines(section, continued=continued)
+        if numbered_too or not numbered
     ]
-    outer = min((indent for _, indent, _ in bullets), default=0)
-    return [(number, text) for number, indent, text in bullets if indent == outer]
-
-
-def bullet_items(section: Section, *, numbered_too: bool = True) -> list[tuple[int, str]]:
-    """``- text`` items of ``section`` (and ``1. text`` ones) as (line, text)."""
-    found = []
-    for number, line in section.body:
-        match = _BULLET.match(line) or (_NUMBERED.match(line) if numbered_too else None)
-        if match:
-            found.append((number, match.group(match.lastindex or 1).strip()))
-    return found

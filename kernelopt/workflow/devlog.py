@@ -221,7 +221,8 @@ class DevlogUpdate:
     path : Path
         The devlog.
     replaced, added : tuple of PerfRow
-        Rows that replaced a row of the same (version, point, GPU), and rows appended.
+        Rows that replaced a row of the same (version, point, GPU) in the file, and rows
+        appended; each row written once (the last of an update's rows of one key).
     created : bool
         True when the file did not exist.
     """
@@ -685,6 +686,17 @@ def _refuse_read_only(target: Path) -> None:
         )
 
 
+def _check_title(title: object) -> None:
+    """Refuse a title that is not one line of text: a line break in it would write a
+    heading of its own (a second ``## Performance``, say) into the new file."""
+    if title is not None and (
+        not isinstance(title, str) or not title.strip() or breaks_lines(title)
+    ):
+        raise InputError(
+            expected("a title of one non-blank line, or None", repr(title), where="title")
+        )
+
+
 def update_devlog(
     path: str | os.PathLike[str], rows: Iterable[PerfRow], *, title: str | None = None
 ) -> DevlogUpdate:
@@ -697,9 +709,10 @@ def update_devlog(
     rows : iterable of PerfRow
         Rows to write; a row replaces the row of the same version and point measured on
         the same GPU (the GPU cell as written; ``-`` for none), and is appended beside
-        the rows of other GPUs.
+        the rows of other GPUs. Of several rows of one version, point and GPU, the last
+        is written, where the first would stand, and reported once.
     title : str, optional
-        The ``#`` title of a new file; default the file name without ``.md``.
+        The ``#`` title of a new file, one line; default the file name without ``.md``.
 
     Returns
     -------
@@ -708,8 +721,10 @@ def update_devlog(
     Raises
     ------
     InputError
-        For rows that are not PerfRow, or a devlog that is read-only (no write bit set,
-        or none this user holds), which is left as it was.
+        For rows that are not PerfRow, a ``title`` that is not one line of text, a
+        devlog that is read-only (no write bit set, or none this user holds), which is
+        left as it was, or a folder (or FIFO) at ``path``, refused before its lock is
+        taken.
     FormatError
         When a version's table has another header, holds two rows of a row's version,
         point and GPU (which one is current is the user's call), the file has two
@@ -723,6 +738,15 @@ def update_devlog(
     wrong = [row for row in wanted if not isinstance(row, PerfRow)]
     if wrong:
         raise InputError(expected("PerfRow rows", type(wrong[0]).__name__, where="rows"))
+    _check_title(title)
+    # The last of several rows of one (version, point, GPU) is the one the file keeps (a
+    # benchmark's cold row, then its CUDA-graph row): only it is written and reported, at
+    # the place the first held, so the update names each row of the file once, as it is.
+    wanted = list({row.key: row for row in wanted}.values())
+    if target.exists():
+        # Refused before the lock is taken: a folder (or FIFO) there would otherwise get a
+        # `<path>.lock` beside it from a run that writes nothing.
+        require_file(target, "a devlog file", where="path")
     replaced: list[PerfRow] = []
     added: list[PerfRow] = []
     with locked(target):

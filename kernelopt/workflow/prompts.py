@@ -68,6 +68,9 @@ _CREATE_LINE = re.compile(r"^Create\s+(?P<head>.*\S)\s+from\s+(?P<current>\S+)$"
 _LANGUAGE_LINE = re.compile(r"^Language:\s*(?P<language>\S.*)$")
 _LOAD_LINE = re.compile(r"^Load\s+(?P<skill>/\S+)")
 _APPLY_LINE = re.compile(r"^Apply optimizations:\s*(?P<inline>.*)$")
+# The template's devlog, "docs/kernels/<kernel>.md", left unfilled: no devlog a profiler
+# should write (it would make a file called "<kernel>.md").
+_PLACEHOLDER = re.compile(r"<kernel>", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?P<text>.*)$")
 
 
@@ -89,6 +92,19 @@ def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
             expected("axis names of letters, digits and '_'", repr(bad[0]), where="point.extra")
         )
     return point
+
+
+def _filled_devlog(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    # Written, the template's placeholder would not read back (parse_profiler_prompt
+    # refuses it), so it is no devlog here either.
+    if _PLACEHOLDER.search(value):
+        raise InputError(
+            expected(
+                "a devlog path, not the template's 'docs/kernels/<kernel>.md'",
+                repr(value),
+                where=_where(instance, attribute),
+            )
+        )
 
 
 def _terms(point: TrialPoint) -> str:
@@ -131,7 +147,8 @@ class ProfilerPrompt:
         The trial point (``{"b": 32, "s": 1, "t": 4096}``); its name is not kept.
     devlog : str
         The devlog whose performance section the profiler updates; default
-        ``docs/kernels/<kernel>.md``.
+        ``docs/kernels/<kernel>.md`` with the kernel's name (the placeholder itself,
+        unfilled, is refused).
 
     Examples
     --------
@@ -146,7 +163,7 @@ class ProfilerPrompt:
     kernel: str = attrs.field(validator=_line)
     version: str = attrs.field(validator=_word)
     point: TrialPoint = attrs.field(converter=_point)
-    devlog: str = attrs.field(validator=_line)
+    devlog: str = attrs.field(validator=[_line, _filled_devlog])
 
     @devlog.default
     def _devlog_of_kernel(self) -> str:
@@ -319,12 +336,21 @@ def parse_profiler_prompt(
         re.compile(rf"^{re.escape(_DEVLOG)}\s+(?P<path>\S.*)$", re.IGNORECASE),
         f"{_DEVLOG} docs/kernels/<kernel>.md.",
     )
+    kernel = found.group("head")[: -len(names[-1])].strip()
+    path_text = _sentence(devlog.group("path"))
+    if _PLACEHOLDER.search(path_text):
+        # Said here, where the kernel the path should name is known.
+        raise lines.fail(
+            f"the devlog's path (docs/kernels/{kernel}.md, say)",
+            f"the template's placeholder {path_text!r}",
+            number,
+        )
     try:
         return ProfilerPrompt(
-            kernel=found.group("head")[: -len(names[-1])].strip(),
+            kernel=kernel,
             version=names[-1],
             point=point,
-            devlog=_sentence(devlog.group("path")),
+            devlog=path_text,
         )
     except InputError as error:
         raise lines.fail("a valid profiler prompt", str(error), number) from None

@@ -35,11 +35,14 @@ from kernelopt.workflow._fields import real_to_float, require_instance
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
     Record,
+    Section,
     bullet_items,
+    check_unbracketed,
     fail,
     find_record,
     list_items,
     one_line,
+    unbracket,
 )
 from kernelopt.workflow.changes import (
     Change,
@@ -68,24 +71,28 @@ _OCCUPANCY_BOUND = re.compile(r"^(?:>=|≥|at least|min(?:imum)?:?)\s*", re.IGNO
 # The contract's own wording of a typed constraint, read into the same field.
 _LABEL_ALIASES = {"required control level": "control_level"}
 _NONE = "none"
+# The contract's last item, a free constraint (kept as written, label included) that a
+# filled-in list starts with its label like the typed ones.
+_FREE_LABEL = "language-specific constraints"
+# Every label that starts a constraint of its own inside a bullet, as shown in messages.
+_SPLIT_LABELS = (*_LABELS.values(), *_LABEL_ALIASES, _FREE_LABEL)
 # The contract writes the constraints as one list ("register budget, target occupancy,
 # required control level, and language-specific constraints"): filled in place, one bullet
-# holds several labelled values, each starting after a comma or semicolon.
+# holds several labelled values, each starting after a comma or semicolon, or after the
+# list's ", and" before its last item ("..., and language: triton").
 # No white space before the separator: the parts are stripped, and a pattern that starts
 # with `\s*` takes time quadratic in a long run of spaces it does not match in.
 _NEXT_LABEL = re.compile(
-    r"[,;]\s*(?=(?:"
-    + "|".join(
-        re.escape(label)
-        for label in sorted([*_LABELS.values(), *_LABEL_ALIASES], key=len, reverse=True)
-    )
+    r"[,;]\s*(?:and\s+)?(?=(?:"
+    + "|".join(re.escape(label) for label in sorted(_SPLIT_LABELS, key=len, reverse=True))
     + r")\s*:)",
     re.IGNORECASE,
 )
 
 
 def _labelled_parts(text: str) -> list[str]:
-    """``text`` split before every typed label that follows a comma or semicolon."""
+    """``text`` split before every label (:data:`_SPLIT_LABELS`) that follows a comma or
+    semicolon, ``and`` between them or not."""
     return [part.strip() for part in _NEXT_LABEL.split(text)]
 
 
@@ -124,8 +131,8 @@ def _one_constraint(instance: object, attribute: attrs.Attribute[Any], value: st
     if len(_labelled_parts(value)) > 1:
         raise InputError(
             expected(
-                "text without a typed label after a comma or semicolon "
-                f"({', '.join([*_LABELS.values(), *_LABEL_ALIASES])})",
+                "text without a typed label after a comma, a semicolon or ', and' "
+                f"({', '.join(_SPLIT_LABELS)})",
                 repr(value),
                 where=_where(instance, attribute),
             )
@@ -224,6 +231,16 @@ class Constraints:
         return out or [_NONE]
 
 
+def _leading_int(text: str) -> int | None:
+    """The whole number ``text`` starts with, or None: none there, or more digits than
+    ``int()`` converts (4300 by default; it raises ValueError), which is no budget."""
+    match = re.match(r"^(\d+)\b", text)
+    try:
+        return None if match is None else int(match.group(1))
+    except ValueError:
+        return None
+
+
 def _constraint(record: Record, line: int, text: str, values: dict[str, Any]) -> None:
     label, sep, rest = text.partition(":")
     key = _typed_key(label) if sep else None
@@ -233,8 +250,8 @@ def _constraint(record: Record, line: int, text: str, values: dict[str, Any]) ->
             values["other"].append(text)
         return
     if key == "register_budget":
-        match = re.match(r"^(\d+)\b", _BUDGET_BOUND.sub("", rest))
-        if match is None:
+        budget = _leading_int(_BUDGET_BOUND.sub("", rest))
+        if budget is None:
             raise fail(
                 record,
                 "'Register budget: <N> registers per thread'",
@@ -242,7 +259,7 @@ def _constraint(record: Record, line: int, text: str, values: dict[str, Any]) ->
                 line=line,
                 section="Constraints",
             )
-        values[key] = int(match.group(1))
+        values[key] = budget
     elif key == "target_occupancy_pct":
         try:
             values[key] = float(_OCCUPANCY_BOUND.sub("", rest).rstrip("%").strip())
@@ -277,10 +294,12 @@ class OptimizationTask:
         writes no section for them.
     """
 
-    kernel: str = attrs.field(validator=_line)
-    current: str = attrs.field(validator=_word)
-    new_version: str = attrs.field(validator=[_word, _heading_end])
-    bottleneck: str = attrs.field(converter=one_line, validator=[_line, _heading_end])
+    kernel: str = attrs.field(validator=[_line, check_unbracketed])
+    current: str = attrs.field(validator=[_word, check_unbracketed])
+    new_version: str = attrs.field(validator=[_word, _heading_end, check_unbracketed])
+    bottleneck: str = attrs.field(
+        converter=one_line, validator=[_line, _heading_end, check_unbracketed]
+    )
     optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
     constraints: Constraints = attrs.field(factory=Constraints, validator=_constraints)
     constraints_stated: bool = attrs.field(default=True)
@@ -407,6 +426,20 @@ class OptimizationTask:
         raise_unknown(self.problems(catalog), "optimizations")
 
 
+def _refuse_prose_only(record: Record, section: Section) -> None:
+    """Refuse a Constraints section of prose without one ``- `` item: read as no item, it
+    would render ``- none`` and state that a task whose writer named limits has none."""
+    prose = next(((line, text) for line, text in section.body if text.strip()), None)
+    if prose is not None:
+        raise fail(
+            record,
+            "constraints as '- ' items ('- none' for none)",
+            f"prose only: {prose[1].strip()!r}",
+            line=prose[0],
+            section="Constraints",
+        )
+
+
 def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> OptimizationTask:
     """Read an ``## Optimization Task:`` hand-off.
 
@@ -442,10 +475,10 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
             section="Optimization Task",
         )
     head, new_version = match.group("head").strip(), match.group("new")
-    bottleneck = record.require("Current Bottleneck:").rest("Current Bottleneck:")
-    section = record.require("Optimizations to Apply")
+    bottleneck = record.require("Current Bottleneck:", unique=True).rest("Current Bottleneck:")
+    section = record.require("Optimizations to Apply", unique=True)
     optimizations = []
-    for line, item in list_items(section):
+    for line, item in list_items(section, continued=True):
         try:
             optimizations.append(parse_change(item))
         except InputError as error:
@@ -465,17 +498,21 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
             section="Optimizations to Apply",
         )
     values: dict[str, Any] = {"other": []}
-    constraints = record.find("Constraints")
+    constraints = record.find("Constraints", unique=True)
     if constraints is not None:
-        for line, item in bullet_items(constraints):
+        items = bullet_items(constraints, continued=True)
+        if not items:
+            _refuse_prose_only(record, constraints)
+        for line, item in items:
             for part in _labelled_parts(item):
                 _constraint(record, line, part, values)
     try:
         return OptimizationTask(
-            kernel=head[: -len(names[-1])].strip(),
-            current=names[-1],
-            new_version=new_version,
-            bottleneck=one_line(bottleneck),
+            # The heading's placeholders filled in place keep their brackets: "[v3]".
+            kernel=unbracket(head[: -len(names[-1])].strip()),
+            current=unbracket(names[-1]),
+            new_version=unbracket(new_version),
+            bottleneck=unbracket(one_line(bottleneck)),
             optimizations=optimizations,
             constraints=Constraints(**values),
             constraints_stated=constraints is not None,

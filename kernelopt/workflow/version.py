@@ -40,6 +40,7 @@ from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
     Record,
     bullet_items,
+    check_unbracketed,
     fail,
     find_record,
     list_items,
@@ -152,7 +153,7 @@ class TrialCheck:
     """
 
     point: TrialPoint = attrs.field(converter=_point, validator=_trial_point)
-    why: str = attrs.field(validator=_line)
+    why: str = attrs.field(validator=[_line, check_unbracketed])
 
     def render(self) -> str:
         """``decode [b=32, s=1, t=4096] -- why``."""
@@ -189,8 +190,8 @@ class NewVersion:
         Path of the devlog entry written; None when none was.
     """
 
-    kernel: str = attrs.field(validator=_line)
-    version: str = attrs.field(validator=[_word, _heading_end])
+    kernel: str = attrs.field(validator=[_line, check_unbracketed])
+    version: str = attrs.field(validator=[_word, _heading_end, check_unbracketed])
     changes: tuple[Change, ...] = attrs.field(converter=_changes)
     created: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
     modified: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
@@ -293,8 +294,8 @@ class NewVersion:
 
 
 def _items(record: Record, label: str) -> list[tuple[int, str]]:
-    section = record.require(label)
-    found = bullet_items(section)
+    section = record.require(label, unique=True)
+    found = bullet_items(section, continued=True)
     inline = unbracket(section.rest(label))
     if inline:  # "### Changes Applied: a; b" written on the heading line
         found = [(section.line, item.strip()) for item in inline.split(";") if item.strip()] + found
@@ -361,7 +362,7 @@ _CORRECTNESS = re.compile(
 
 
 def _correctness(record: Record) -> tuple[Correctness, str]:
-    section = record.require("Correctness:", shown="Correctness: PASS/FAIL")
+    section = record.require("Correctness:", shown="Correctness: PASS/FAIL", unique=True)
     text = section.rest("Correctness:")
     match = _CORRECTNESS.match(unbracket(text))
     if match is None:
@@ -404,7 +405,8 @@ def _trial(record: Record, line: int, text: str) -> TrialCheck:
         raise FormatError(
             error.message, path=record.path, line=line, section="Trial Configurations Checked"
         ) from None
-    why = match.group("why").strip()
+    # "[why this point matters]" filled in place keeps the template's brackets.
+    why = unbracket(match.group("why").strip())
     if not why:
         raise fail(
             record,
@@ -457,14 +459,18 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
     correctness, detail = _correctness(record)
     trials = [
         _trial(record, line, item)
-        for line, item in list_items(record.require("Trial Configurations Checked"))
+        for line, item in list_items(
+            record.require("Trial Configurations Checked", unique=True), continued=True
+        )
     ]
-    devlog = unbracket(record.require("Devlog Entry Written:").rest("Devlog Entry Written:"))
+    devlog = unbracket(
+        record.require("Devlog Entry Written:", unique=True).rest("Devlog Entry Written:")
+    )
     devlog = devlog.strip("`")
     try:
         return NewVersion(
-            kernel=record.heading[: -len(names[-1])].strip(),
-            version=names[-1],
+            kernel=unbracket(record.heading[: -len(names[-1])].strip()),
+            version=unbracket(names[-1]),
             changes=changes,
             created=created,
             modified=modified,
