@@ -53,6 +53,7 @@ __all__ = [
     "find_shortcuts",
     "register_rule",
     "registered_rules",
+    "shape_arguments",
     "unregister_rule",
 ]
 
@@ -519,9 +520,21 @@ _ARG_TEXT = re.compile(r'(?P<name>[^\s="]+)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)
 _TENSOR_TEXT = re.compile(r"\[(?P<dims>[^\]]*)\]:(?P<dtype>[^{]+)(?:\{.*\})?")
 
 
-def _arguments(args: str) -> dict[str, str] | None:
-    """The arguments of a shape's text by name, in order; None where the text does not
-    split into ``name=value`` arguments (a hand-written profile's free text)."""
+def shape_arguments(args: str) -> dict[str, str] | None:
+    """The arguments of a shape row's Args text by name, in order.
+
+    Parameters
+    ----------
+    args : str
+        A shape row's Args cell, as a profile writes it (``x=[4,512]:float16 dim=-1``).
+
+    Returns
+    -------
+    dict of str to str, or None
+        Each argument's text by name (``{"x": "[4,512]:float16", "dim": "-1"}``); None
+        where the text does not split into ``name=value`` arguments, each named once (a
+        hand-written profile's free text).
+    """
     found: dict[str, str] = {}
     at = 0
     while at < len(args):
@@ -556,14 +569,14 @@ def _differences(op: OpProfile, top: ShapeStat) -> list[str]:
     """What the op's other listed shapes differ from ``top`` in (:func:`_what_differs`),
     in the order of the arguments; empty where a shape's text does not split into
     arguments or no other shape is listed."""
-    mine = _arguments(top.args)
+    mine = shape_arguments(top.args)
     if mine is None:
         return []
     others: list[dict[str, str]] = []
     for shape in op.shapes:
         if shape is top:
             continue
-        theirs = _arguments(shape.args)
+        theirs = shape_arguments(shape.args)
         if theirs is None:
             return []
         others.append(theirs)

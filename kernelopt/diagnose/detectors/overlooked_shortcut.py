@@ -160,29 +160,12 @@ def _age(seconds: float) -> str:
 _SHAPE_INDEX = re.compile(
     r"(?<![\w.])(?P<tensor>[A-Za-z_]\w*)\.shape\[(?P<index>[A-Za-z_]\w*|-?\d+)\]"
 )
-# One argument of a shape row's Args text as the inspector writes it (``Call.label``):
-# ``name=value``, the value a quoted JSON string (which may hold spaces) or a run without
-# spaces; a tensor's value opens with its sizes (``x=[64,1]:float16``).
-_ARG_TEXT = re.compile(r'(?P<name>[^\s="]+)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)(?: |$)')
+# A tensor argument's value opens with its sizes (``x=[64,1]:float16``).
 _TENSOR_SIZES = re.compile(r"\[(?P<dims>[^\]]*)\]:")
 _INT = re.compile(r"-?\d+")
 # Each shape index of a guard has at most three spellings; a guard that conjoins many
 # sizes is tried under a bounded number of them.
 _MAX_SPELLINGS = 32
-
-
-def _arguments(args: str) -> dict[str, str] | None:
-    """The arguments of a shape row's Args text by name; None where the text does not split
-    into ``name=value`` arguments (a hand-written profile's free text)."""
-    found: dict[str, str] = {}
-    at = 0
-    while at < len(args):
-        match = _ARG_TEXT.match(args, at)
-        if match is None or match["name"] in found:
-            return None
-        found[match["name"]] = match["value"]
-        at = match.end()
-    return found
 
 
 def _row_indices(tensor: str, index: str, args: dict[str, str]) -> set[int] | None:
@@ -206,9 +189,11 @@ def _row_indices(tensor: str, index: str, args: dict[str, str]) -> set[int] | No
 def _recorded_indices(tensor: str, index: str, rows: Sequence[str]) -> set[str]:
     """The spellings of ``tensor.shape[index]`` that read the same axis in every shape row
     (each row's Args text); empty where a row does not record the index."""
+    from kernelopt.workload.shortcuts import shape_arguments  # read with the profile
+
     common: set[int] | None = None
     for text in rows:
-        args = _arguments(text)
+        args = shape_arguments(text)
         indices = None if args is None else _row_indices(tensor, index, args)
         if indices is None:
             return set()
