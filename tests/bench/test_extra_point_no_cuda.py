@@ -14,8 +14,10 @@ from kernelopt import cli
 
 @pytest.fixture
 def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine where torch sees no CUDA device, whatever this one has."""
-    monkeypatch.setattr(timer, "cuda_available", lambda: False)
+    """A machine where torch sees no CUDA device, whatever this one has: every module's
+    check asks torch, so torch answers no (on a GPU machine the kernels would run)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert not timer.cuda_available()
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

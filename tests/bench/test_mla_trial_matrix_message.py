@@ -29,7 +29,9 @@ SEES_NO_GPU = (
 
 @pytest.fixture
 def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine where torch sees no CUDA device, whatever this one has."""
+    """A machine where torch sees no CUDA device, whatever this one has (the reason reads
+    torch.cuda.is_available() too, so torch itself answers no)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(bench_mla, "cuda_available", lambda: False)
 
 
