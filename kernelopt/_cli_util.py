@@ -154,7 +154,9 @@ def one_line(message: str) -> str:
 
     A path or a value in an error comes from the user or from a file: a file name with a
     newline in it would split the error in two, and an escape sequence read from a binary
-    file would recolour or clear the terminal. Tabs are kept: they break no line.
+    file would recolour or clear the terminal. Tabs are kept: they break no line. A byte
+    0x80-0x9f of a name that is not UTF-8 is escaped too: written back raw, it is a C1
+    control.
 
     Parameters
     ----------
@@ -167,10 +169,44 @@ def one_line(message: str) -> str:
         The text, each such character written as Python writes it in a string literal
         (``\\n``, ``\\x1b``, ``\\u2028``).
     """
-    return "".join(
-        char if char == "\t" or unicodedata.category(char) not in _BREAKING else repr(char)[1:-1]
-        for char in message
-    )
+    return _escaped(message, kept="\t")
+
+
+def printable(text: str) -> str:
+    """``text`` of several lines, safe to print: as :func:`one_line`, but ``\\n`` is kept.
+
+    What a command prints from a file (a hand-off in canonical form) is laid out in lines,
+    but a field of it may hold an escape sequence or a NUL that a terminal would act on.
+    Each such character is written as its escape (``\\x1b``), as in errors; tabs and the
+    newlines of the layout are kept. A backslash is kept as it is, so text printed once
+    prints the same again: saved and read back, it is a fixed point.
+
+    Parameters
+    ----------
+    text : str
+        The text to print, lines ended by ``\\n``.
+
+    Returns
+    -------
+    str
+        The text, each other control character, line or paragraph separator escaped.
+    """
+    return _escaped(text, kept="\t\n")
+
+
+def _escaped(text: str, *, kept: str) -> str:
+    return "".join(repr(char)[1:-1] if _acts(char, kept) else char for char in text)
+
+
+def _acts(char: str, kept: str) -> bool:
+    """Whether ``char``, printed as itself, breaks the line or acts on a terminal."""
+    if char in kept:
+        return False
+    # A byte 0x80-0x9f that is not UTF-8 (in a name on the command line; a JSON `\udc9b`),
+    # kept by Python as a lone surrogate, goes out as that byte through a stream with the
+    # surrogateescape handler (the C locale's): a C1 control, 0x9b starting a sequence as
+    # ESC [ does. The other bytes of such a name are no controls, and print as they are.
+    return unicodedata.category(char) in _BREAKING or "\udc80" <= char <= "\udc9f"
 
 
 def missing_command(parser: argparse.ArgumentParser) -> int:
@@ -254,14 +290,27 @@ def print_json(data: Any) -> None:
     Text is written as it reads where standard output can encode it. Where it cannot (a
     file name that is not UTF-8, kept by Python as lone surrogates; an ASCII-only
     terminal), every character outside ASCII is written as a JSON escape instead, so the
-    document stays valid and each name reads back as it was.
+    document stays valid and each name reads back as it was. A control character is
+    always written as its escape (``\\u001b``, ``\\u009b``), never as itself: printed
+    on a terminal, one read from a file would act on it.
     """
     text = json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=False)
     try:
         text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
     except (UnicodeEncodeError, LookupError):
         text = json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=True)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(_RAW_IN_JSON.sub(_json_escape, text) + "\n")
+
+
+# The control characters and separators json.dumps writes as they are (it escapes only
+# those below U+0020): DEL, the C1 controls (U+009B starts a control sequence as ESC [
+# does) and U+2028/U+2029. They can stand only inside a string, where their escape is the
+# same text.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _int_at_least(text: str, minimum: int) -> int:

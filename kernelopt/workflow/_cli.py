@@ -30,7 +30,9 @@ from kernelopt._cli_util import (
     missing_command,
     nonempty_path,
     nonempty_text,
+    one_line,
     print_json,
+    printable,
 )
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import read_text
@@ -447,13 +449,26 @@ def _problems(title: str, problems: list[str], as_json: bool = False) -> int:
     if as_json:  # --check --json: the verdict as data, the exit code as in text mode
         print_json({"path": title, "ok": not problems, "problems": list(problems)})
         return EXIT_FINDINGS if problems else EXIT_OK
+    # A problem quotes the hand-off (an entry id, a path it names) and the title is the
+    # path as given: each on one line, a control character in it escaped, as in errors.
     if problems:
-        print(f"{title}: {count_text(len(problems), 'problem')}", file=sys.stderr)
+        print(f"{one_line(title)}: {count_text(len(problems), 'problem')}", file=sys.stderr)
         for problem in problems:
-            print(f"  - {problem}", file=sys.stderr)
+            print(f"  - {one_line(problem)}", file=sys.stderr)
         return EXIT_FINDINGS
-    print(f"{title}: OK")
+    print(f"{one_line(title)}: OK")
     return EXIT_OK
+
+
+def _print_hand_off(text: str) -> None:
+    """Print a hand-off's canonical ``text`` (it ends in a newline).
+
+    Its fields are the file's (or the rows') text: an escape sequence or a NUL in one
+    would reach the terminal and act on it, so each control character but the layout's
+    newlines and tabs is printed as its escape (``\\x1b``). The text printed reads back
+    as itself, so a saved hand-off still prints unchanged.
+    """
+    print(printable(text), end="")
 
 
 def _refuse_without_check(args: argparse.Namespace) -> None:
@@ -478,7 +493,9 @@ def _parse_or_report(
             _refuse_several(text, path, *one)
         return parse(text, path=path), None
     except FormatError as error:
-        print(error if error.path else f"{path}: {error}", file=sys.stderr)
+        # The message names the file's section titles as written: one line all the same.
+        shown = str(error) if error.path else f"{path}: {error}"
+        print(one_line(shown), file=sys.stderr)
         return None, EXIT_FINDINGS
 
 
@@ -608,11 +625,11 @@ def _profile(args: argparse.Namespace) -> int:
         )
         update = update_devlog(args.devlog, made)
         note = f"devlog {update.path}: {len(update.replaced)} replaced, {len(update.added)} added"
-        print(note, file=sys.stderr)
+        print(one_line(note), file=sys.stderr)
     if args.json:
         print_json([to_dict(report) for report in reports])
     else:
-        print("\n".join(report.render() for report in reports), end="")
+        _print_hand_off("\n".join(report.render() for report in reports))
     return EXIT_OK
 
 
@@ -650,7 +667,7 @@ def _profile_file(args: argparse.Namespace) -> int:
             print_json([to_dict(report) for report in reports])
     else:
         # Joined as `--rows` joins them, so that its output reads back unchanged.
-        print("\n".join(report.render() for report in reports), end="")
+        _print_hand_off("\n".join(report.render() for report in reports))
     return EXIT_OK
 
 
@@ -685,9 +702,9 @@ def _task(args: argparse.Namespace) -> int:
     if args.json:
         print_json(to_dict(task))
     else:
-        print(task.render(), end="")
+        _print_hand_off(task.render())
         for note in unstated:
-            print(f"{args.file}: {note}", file=sys.stderr)
+            print(f"{one_line(args.file)}: {note}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -712,5 +729,5 @@ def _version(args: argparse.Namespace) -> int:
     if args.json:
         print_json(to_dict(version))
     else:
-        print(version.render(), end="")
+        _print_hand_off(version.render())
     return EXIT_OK
