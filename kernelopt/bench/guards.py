@@ -351,13 +351,18 @@ def check_timed_stream(
     Raises
     ------
     DeviceError
-        Without CUDA.
+        Without CUDA, saying why torch sees no GPU and what to do.
     InputError
         When the work ran outside the timed stream.
     """
+    # Imported here: the timer imports this module.
+    from kernelopt.bench.timer import cuda_available, no_cuda_reason
+
+    # Asked before importing torch: without torch, the import failed with a bare
+    # ModuleNotFoundError instead of this refusal.
+    if not cuda_available():
+        raise DeviceError(expected("a CUDA device to check streams", f"none: {no_cuda_reason()}"))
     torch = _torch()
-    if not torch.cuda.is_available():
-        raise DeviceError(expected("a CUDA device to check streams", "none"))
     fn()
     torch.cuda.synchronize()
     stream = torch.cuda.current_stream()

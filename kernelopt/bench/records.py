@@ -499,7 +499,7 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
         # Under the lock: another writer may have created the file since.
         _check_utf8(target)
         with open(target, "a+b", buffering=0) as handle:
-            _append(handle, lines)
+            _append(handle, lines, target)
     return target
 
 
@@ -517,10 +517,11 @@ def _check_utf8(target: Path) -> None:
         )
 
 
-def _append(handle: io.FileIO, lines: str) -> None:
+def _append(handle: io.FileIO, lines: str, target: Path) -> None:
     """Append ``lines`` to the open file, or leave it as it was when the write fails."""
     size = handle.seek(0, os.SEEK_END)
     if lines and size > 0:
+        _check_last_line(handle, size, target)
         handle.seek(-1, os.SEEK_END)
         # A file whose last line has no newline (saved by an editor) would glue the
         # first new row to it, and neither line would read back.
@@ -536,6 +537,86 @@ def _append(handle: io.FileIO, lines: str) -> None:
         # the whole file for it: the file goes back to the rows it held.
         os.ftruncate(handle.fileno(), size)
         raise
+
+
+# Bytes read back from the end at a time to find the last line: a row, its samples kept,
+# is a few kB; the rest of a large file is never read.
+_TAIL_BYTES = 64 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+
+def _check_last_line(handle: io.FileIO, size: int, target: Path) -> None:
+    """Refuse to append after a last line that is not a whole row, before writing.
+
+    A run killed while it appended leaves part of a row as the last line; rows appended
+    after it put that line in the middle of the file, where every reader refuses the file
+    and no later append can mend it. A whole row without its final newline (saved by an
+    editor) is a whole row: the append starts a new line for it.
+
+    Raises
+    ------
+    FormatError
+        Naming the file and the line, and saying to remove it.
+    """
+    last = _last_line(handle, size)
+    if last is None:
+        return
+    try:
+        _row_of(last.decode("utf-8"))
+    except UnicodeDecodeError:
+        # A write cut inside a character leaves its first bytes alone.
+        what = "bytes that are not UTF-8 text"
+    except FormatError as error:
+        what = error.message
+    else:
+        return
+    raise FormatError(
+        expected(
+            "a whole row as the last line to append after",
+            f"a line that is not one ({what}); a run stopped while writing rows leaves "
+            "part of one there, and rows appended after it would put it in the middle of "
+            "the file, where read_rows refuses the whole file. Remove that line (the rows "
+            "above it are whole) and append again; nothing was appended",
+        ),
+        path=target,
+        line=_line_number_of_last(handle),
+    )
+
+
+def _last_line(handle: io.FileIO, size: int) -> bytes | None:
+    """The last line of the open file that is not blank, as read_rows splits it, reading
+    back from the end only as far as its start; None for a file of blank lines."""
+    end = size
+    tail = b""
+    while True:
+        # The text after the last newline before the last byte that is not blank holds
+        # read_rows' last line whole; read further back while no such newline is in sight.
+        body = tail.rstrip()
+        newline = body.rfind(b"\n")
+        if body and (newline >= 0 or end == 0):
+            text = body[newline + 1 :].decode("utf-8", errors="surrogateescape")
+            shown = [piece for piece in text.splitlines() if piece.strip()]
+            if shown:
+                return shown[-1].encode("utf-8", errors="surrogateescape")
+            tail = body[: max(newline, 0)]  # blanks only read_rows splits on: look before
+            continue
+        if end == 0:
+            return None
+        start = max(0, end - _TAIL_BYTES)
+        handle.seek(start)
+        tail = handle.read(end - start) + tail
+        end = start
+        if start == 0 and tail.startswith(_BOM):
+            tail = tail[len(_BOM) :]
+
+
+def _line_number_of_last(handle: io.FileIO) -> int:
+    """The number read_rows gives the last line that is not blank (reads the whole file:
+    asked only when that line is refused)."""
+    handle.seek(0)
+    text = handle.read().decode("utf-8-sig", errors="replace")
+    numbered = [n for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    return numbered[-1] if numbered else 1
 
 
 def _line(index: int, row: object) -> str:
@@ -606,25 +687,33 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
         if not line.strip():
             continue
         try:
-            # A key twice in a hand-edited row would keep its last value without a word.
-            data = loads(line, object_pairs_hook=once_each)
-        except json.JSONDecodeError as error:
-            raise FormatError(
-                expected("a JSON object", syntax_error_text(error)), path=target, line=number
-            ) from None
-        except TooDeepError:
-            raise FormatError(
-                expected("a JSON object", "structures nested too deep to read"),
-                path=target,
-                line=number,
-            ) from None
-        except FormatError as error:  # an integer longer than Python converts
+            rows.append(_row_of(line))
+        except FormatError as error:
             raise FormatError(error.message, path=target, line=number) from None
-        try:
-            rows.append(_serde.structure(data, BenchRow))
-        except InputError as error:
-            raise FormatError(str(error), path=target, line=number) from None
     return rows
+
+
+def _row_of(line: str) -> BenchRow:
+    """The :class:`BenchRow` one JSONL line holds.
+
+    Raises
+    ------
+    FormatError
+        Saying what the line holds instead (no file or line number: the caller adds them).
+    """
+    try:
+        # A key twice in a hand-edited row would keep its last value without a word.
+        data = loads(line, object_pairs_hook=once_each)
+    except json.JSONDecodeError as error:
+        raise FormatError(expected("a JSON object", syntax_error_text(error))) from None
+    except TooDeepError:
+        raise FormatError(expected("a JSON object", "structures nested too deep to read")) from None
+    except FormatError as error:  # an integer longer than Python converts, a key twice
+        raise FormatError(error.message) from None
+    try:
+        return _serde.structure(data, BenchRow)
+    except InputError as error:
+        raise FormatError(str(error)) from None
 
 
 def _number(value: object, name: str) -> float:

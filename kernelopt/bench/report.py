@@ -386,39 +386,100 @@ def classify(point: RooflinePoint, *, latency_below_pct: float = 20.0) -> Bottle
     return Bottleneck.MEMORY if point.roofline.bound == "memory" else Bottleneck.COMPUTE
 
 
+# Digits past which two numbers that still read the same are taken as one: the intensity
+# (flops / bytes) and the ridge (peak / bandwidth) of a balanced call differ by rounding.
+_MOST_DIGITS = 12
+
+
 def _told_apart(first: float, second: float) -> tuple[str, str]:
     """``first`` and ``second`` to 3 significant digits, or to as many more (up to 12) as
     it takes for two different numbers to read differently: "163 is above the ridge 163"
     says nothing, "163.3 is above the ridge 163.2" does."""
-    for digits in range(3, 13):
+    for digits in range(3, _MOST_DIGITS + 1):
         texts = f"{first:.{digits}g}", f"{second:.{digits}g}"
         if texts[0] != texts[1]:
             return texts
     return texts
 
 
+def reads_as_ridge(arith_intensity: float, ridge: float) -> bool:
+    """Whether an arithmetic intensity is at the ridge: the two read the same to 12
+    significant digits (a balanced call's two differ by floating-point rounding alone).
+
+    Parameters
+    ----------
+    arith_intensity, ridge : float
+        FLOP per byte of the call, and where the device's ceilings meet.
+
+    Returns
+    -------
+    bool
+        True when no printed digit tells them apart.
+    """
+    first, second = _told_apart(arith_intensity, ridge)
+    return first == second
+
+
+def ridge_clause(arith_intensity: float, ridge: float, *, bound: str) -> str:
+    """Where a call's arithmetic intensity sits against the ridge, and which ceiling sets
+    the floor, as the report's root cause says it (the profile from benchmark rows too).
+
+    Parameters
+    ----------
+    arith_intensity, ridge : float
+        FLOP per byte of the call, and where the device's ceilings meet.
+    bound : {"memory", "compute", "balanced"}
+        The ceiling that sets the floor; ``"balanced"`` for a call at the ridge (see
+        :func:`reads_as_ridge`).
+
+    Returns
+    -------
+    str
+        ``"Arithmetic intensity 100 FLOP/B is at the ridge, so bytes and FLOPs set the same
+        floor"`` for a balanced call; otherwise ``"... is below the ridge ... FLOP/B, so
+        bytes set the floor"`` or ``"... is above ..., so FLOPs set the floor"``, the two
+        numbers to as many digits as it takes them to read differently (``163.3`` and
+        ``163.2``, not ``163`` twice).
+
+    Raises
+    ------
+    InputError
+        For a ``bound`` other than the three.
+    """
+    if bound == "balanced":
+        # "100 is below the ridge 100" was written for a call at the ridge.
+        return (
+            f"Arithmetic intensity {arith_intensity:.3g} FLOP/B is at the ridge, so bytes "
+            "and FLOPs set the same floor"
+        )
+    intensity, shown_ridge = _told_apart(arith_intensity, ridge)
+    if bound == "memory":
+        return (
+            f"Arithmetic intensity {intensity} FLOP/B is below the ridge {shown_ridge} "
+            "FLOP/B, so bytes set the floor"
+        )
+    if bound == "compute":
+        return (
+            f"Arithmetic intensity {intensity} FLOP/B is above the ridge {shown_ridge} "
+            "FLOP/B, so FLOPs set the floor"
+        )
+    raise InputError(expected("'memory', 'compute' or 'balanced'", repr(bound), where="bound"))
+
+
 def _intensity_side(line: Roofline) -> str:
     """The root cause's first clause: where the intensity sits against the ridge, and
-    which ceiling sets the floor."""
+    which ceiling sets the floor, at what time and rate."""
     ceilings = line.ceilings
     floor_us = _digits(line.floor_s * 1e6)
-    if line.memory_s == line.compute_s:
-        # Balanced: "100 is below the ridge 100" was written for a call at the ridge.
-        return (
-            f"Arithmetic intensity {line.arith_intensity:.3g} FLOP/B is at the ridge, so "
-            f"bytes and FLOPs set the same floor ({floor_us} us at {ceilings.copy_tb_s:.2f} "
-            f"TB/s and {ceilings.matmul_tflop_s:.0f} TFLOP/s)"
-        )
-    intensity, ridge = _told_apart(line.arith_intensity, line.ridge)
-    if line.bound == "memory":
-        return (
-            f"Arithmetic intensity {intensity} FLOP/B is below the ridge {ridge} FLOP/B, so "
-            f"bytes set the floor ({floor_us} us at {ceilings.copy_tb_s:.2f} TB/s)"
-        )
-    return (
-        f"Arithmetic intensity {intensity} FLOP/B is above the ridge {ridge} FLOP/B, so "
-        f"FLOPs set the floor ({floor_us} us at {ceilings.matmul_tflop_s:.0f} TFLOP/s)"
-    )
+    balanced = line.memory_s == line.compute_s or reads_as_ridge(line.arith_intensity, line.ridge)
+    bound = "balanced" if balanced else line.bound
+    rates = {
+        "balanced": f"{ceilings.copy_tb_s:.2f} TB/s and {ceilings.matmul_tflop_s:.0f} TFLOP/s",
+        "memory": f"{ceilings.copy_tb_s:.2f} TB/s",
+        "compute": f"{ceilings.matmul_tflop_s:.0f} TFLOP/s",
+    }
+    clause = ridge_clause(line.arith_intensity, line.ridge, bound=bound)
+    return f"{clause} ({floor_us} us at {rates[bound]})"
 
 
 def _root_cause(point: RooflinePoint, bottleneck: Bottleneck) -> str:

@@ -745,18 +745,16 @@ def measure_ceilings(
     Raises
     ------
     DeviceError
-        Without a CUDA device.
+        Without a CUDA device, saying why torch sees none and what to do.
     FormatError
         When the cache file is not a ceilings cache, before anything is measured (it is
         never replaced).
     """
-    from kernelopt.bench.timer import Timer, cuda_available
+    from kernelopt.bench.timer import Timer, cuda_available, no_cuda_reason
 
     if not cuda_available():
         raise DeviceError(
-            expected(
-                "a CUDA device to measure ceilings", "none (torch.cuda.is_available() is False)"
-            )
+            expected("a CUDA device to measure ceilings", f"none: {no_cuda_reason()}")
         )
     import torch
 

@@ -663,7 +663,14 @@ class Timer:
         if cuda_available():
             return "cuda-events"
         if self.backend == "cuda-events":
-            raise DeviceError(expected("a CUDA device for backend='cuda-events'", "none"))
+            # "got none" alone left the user to find out why torch sees no GPU.
+            raise DeviceError(
+                expected(
+                    "a CUDA device for backend='cuda-events'",
+                    f"none: {no_cuda_reason()}; or time on the host clock with "
+                    "backend='cpu-perf-counter'",
+                )
+            )
         return "cpu-perf-counter"
 
     def _cache(

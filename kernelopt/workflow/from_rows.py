@@ -42,6 +42,8 @@ from kernelopt.bench.report import (
     Stage,
     for_family,
     profile_report,
+    reads_as_ridge,
+    ridge_clause,
 )
 from kernelopt.bench.roofline import Ceilings, Cost, Roofline
 from kernelopt.bench.trials import TrialPoint
@@ -186,13 +188,10 @@ def _root_cause(
     m: Mapping[str, float], floor: float | None, bottleneck: Bottleneck, memory: bool
 ) -> str:
     ai, ridge = m["arith_intensity"], m["ridge"]
-    side = (
-        f"Arithmetic intensity {ai:.3g} FLOP/B is below the ridge {ridge:.3g} FLOP/B, so "
-        "bytes set the floor"
-        if memory
-        else f"Arithmetic intensity {ai:.3g} FLOP/B is above the ridge {ridge:.3g} FLOP/B, "
-        "so FLOPs set the floor"
-    )
+    # The report's own words: "100 is below the ridge 100" was written for a call at the
+    # ridge, and "163 is below the ridge 163" for one just under it.
+    bound = "balanced" if reads_as_ridge(ai, ridge) else "memory" if memory else "compute"
+    side = ridge_clause(ai, ridge, bound=bound)
     first = f"{side}, {floor:.0f}% of the measured time." if floor is not None else f"{side}."
     reach = f"{m['dram_pct']:.0f}% of the copy bandwidth and {m['tc_pct']:.0f}% of the matmul rate"
     if bottleneck is Bottleneck.LATENCY:
