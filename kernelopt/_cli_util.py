@@ -145,8 +145,21 @@ def _in_expected_words(message: str) -> str:
 
 
 # Characters that end a line where stderr is read (a terminal, a log split by lines) or
-# that a terminal acts on instead of showing (ESC starts a control sequence).
-_BREAKING = frozenset({"Cc", "Zl", "Zp"})
+# that a terminal acts on instead of showing (ESC starts a control sequence), and the
+# invisible format characters (Cf): a bidirectional override or isolate (U+202E, U+2066)
+# reorders what the terminal shows after it, so a name could read as another name, and a
+# zero-width space (U+200B), a word joiner or a BOM hides in a name that reads the same
+# without it.
+_ACTING = frozenset({"Cc", "Cf", "Zl", "Zp"})
+# The format characters ordinary text needs: ZWNJ and ZWJ shape Persian and Indic words and
+# join emoji (a family, a heart on fire). Kept only between two characters shown as they
+# are, outside ASCII; elsewhere they join nothing and are escaped, as a ZWJ hidden in an
+# ASCII name would read the same as the name without it.
+_JOINERS = frozenset({"\u200c", "\u200d"})
+# What is looked at one character at a time: all but printable ASCII. An emoji tag
+# sequence (the flag of England: U+1F3F4, tag letters, the cancel tag) is kept whole: its
+# tag characters are Cf, escaped anywhere else.
+_LOOKED_AT = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f|[^\x20-\x7e]")
 
 
 def one_line(message: str) -> str:
@@ -156,7 +169,9 @@ def one_line(message: str) -> str:
     newline in it would split the error in two, and an escape sequence read from a binary
     file would recolour or clear the terminal. Tabs are kept: they break no line. A byte
     0x80-0x9f of a name that is not UTF-8 is escaped too: written back raw, it is a C1
-    control.
+    control. So is an invisible format character (a bidirectional override such as U+202E
+    would show the name in another order, a zero-width space hides in it), but a joiner
+    between two letters or emoji outside ASCII, which ordinary text uses, is kept.
 
     Parameters
     ----------
@@ -167,19 +182,20 @@ def one_line(message: str) -> str:
     -------
     str
         The text, each such character written as Python writes it in a string literal
-        (``\\n``, ``\\x1b``, ``\\u2028``).
+        (``\\n``, ``\\x1b``, ``\\u2028``, ``\\u202e``).
     """
-    return _escaped(message, kept="\t")
+    return _escaped(message, kept="\t", escape=_python_escape)
 
 
 def printable(text: str) -> str:
     """``text`` of several lines, safe to print: as :func:`one_line`, but ``\\n`` is kept.
 
     What a command prints from a file (a hand-off in canonical form) is laid out in lines,
-    but a field of it may hold an escape sequence or a NUL that a terminal would act on.
-    Each such character is written as its escape (``\\x1b``), as in errors; tabs and the
-    newlines of the layout are kept. A backslash is kept as it is, so text printed once
-    prints the same again: saved and read back, it is a fixed point.
+    but a field of it may hold an escape sequence or a NUL that a terminal would act on,
+    or a bidirectional override that would reorder what it shows. Each such character is
+    written as its escape (``\\x1b``, ``\\u202e``), as in errors; tabs and the newlines of
+    the layout are kept. A backslash is kept as it is, so text printed once prints the
+    same again: saved and read back, it is a fixed point.
 
     Parameters
     ----------
@@ -189,24 +205,58 @@ def printable(text: str) -> str:
     Returns
     -------
     str
-        The text, each other control character, line or paragraph separator escaped.
+        The text, each other control character, line or paragraph separator and each
+        invisible format character escaped.
     """
-    return _escaped(text, kept="\t\n")
+    return _escaped(text, kept="\t\n", escape=_python_escape)
 
 
-def _escaped(text: str, *, kept: str) -> str:
-    return "".join(repr(char)[1:-1] if _acts(char, kept) else char for char in text)
+def _escaped(text: str, *, kept: str, escape: Callable[[str], str]) -> str:
+    """``text`` with each character :func:`_acts` names written as ``escape`` writes it."""
+
+    def shown(found: re.Match[str]) -> str:
+        piece = found.group()
+        if len(piece) == 1 and _acts(text, found.start(), kept):
+            return escape(piece)
+        return piece
+
+    return _LOOKED_AT.sub(shown, text)
 
 
-def _acts(char: str, kept: str) -> bool:
-    """Whether ``char``, printed as itself, breaks the line or acts on a terminal."""
+def _python_escape(char: str) -> str:
+    return repr(char)[1:-1]
+
+
+def _acts(text: str, at: int, kept: str) -> bool:
+    """Whether ``text[at]``, printed as itself, breaks the line, acts on a terminal or hides.
+
+    Parameters
+    ----------
+    text : str
+        The whole text: whether a joiner joins depends on its neighbours.
+    at : int
+        The index of the character asked about.
+    kept : str
+        The characters the layout keeps (a tab, a newline).
+    """
+    char = text[at]
     if char in kept:
         return False
+    if char in _JOINERS:
+        return not (_shown_outside_ascii(text, at - 1) and _shown_outside_ascii(text, at + 1))
     # A byte 0x80-0x9f that is not UTF-8 (in a name on the command line; a JSON `\udc9b`),
     # kept by Python as a lone surrogate, goes out as that byte through a stream with the
     # surrogateescape handler (the C locale's): a C1 control, 0x9b starting a sequence as
     # ESC [ does. The other bytes of such a name are no controls, and print as they are.
-    return unicodedata.category(char) in _BREAKING or "\udc80" <= char <= "\udc9f"
+    return unicodedata.category(char) in _ACTING or "\udc80" <= char <= "\udc9f"
+
+
+def _shown_outside_ascii(text: str, at: int) -> bool:
+    """Whether ``text[at]`` exists, lies outside ASCII and is a letter, mark or symbol."""
+    if not 0 <= at < len(text) or text[at] <= "\x7f":
+        return False
+    # C: controls, format, surrogates, private use, unassigned; Z: spaces and separators.
+    return unicodedata.category(text[at])[0] not in "CZ"
 
 
 def missing_command(parser: argparse.ArgumentParser) -> int:
@@ -290,27 +340,31 @@ def print_json(data: Any) -> None:
     Text is written as it reads where standard output can encode it. Where it cannot (a
     file name that is not UTF-8, kept by Python as lone surrogates; an ASCII-only
     terminal), every character outside ASCII is written as a JSON escape instead, so the
-    document stays valid and each name reads back as it was. A control character is
-    always written as its escape (``\\u001b``, ``\\u009b``), never as itself: printed
-    on a terminal, one read from a file would act on it.
+    document stays valid and each name reads back as it was. Each character
+    :func:`one_line` escapes (a control character, an invisible format character) is
+    always written as its JSON escape (``\\u001b``, ``\\u009b``, ``\\u202e``), never as
+    itself: printed on a terminal, one read from a file would act on it or reorder what it
+    shows.
     """
     text = json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=False)
     try:
         text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
     except (UnicodeEncodeError, LookupError):
         text = json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=True)
-    sys.stdout.write(_RAW_IN_JSON.sub(_json_escape, text) + "\n")
+    # json.dumps escapes only the controls below U+0020: DEL, the C1 controls (U+009B
+    # starts a control sequence as ESC [ does), U+2028/U+2029 and the format characters go
+    # out as they are. Outside ASCII they can stand only inside a string, where their
+    # escape is the same text; the layout's newlines are kept.
+    sys.stdout.write(_escaped(text, kept="\n", escape=_json_escape) + "\n")
 
 
-# The control characters and separators json.dumps writes as they are (it escapes only
-# those below U+0020): DEL, the C1 controls (U+009B starts a control sequence as ESC [
-# does) and U+2028/U+2029. They can stand only inside a string, where their escape is the
-# same text.
-_RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
-
-
-def _json_escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+def _json_escape(char: str) -> str:
+    """``char`` as a JSON escape: beyond U+FFFF, as its UTF-16 surrogate pair."""
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _int_at_least(text: str, minimum: int) -> int:

@@ -401,7 +401,9 @@ def _learn(args: argparse.Namespace) -> int:
     if args.json:
         print_json(outcome.to_dict())
     else:
-        print(outcome.summary())
+        # The summary names the implementations and the point as the rows file spells
+        # them: a control character in one is printed as its escape, as `report` does.
+        print(printable(outcome.summary()))
     return EXIT_FINDINGS if outcome.verdict is Verdict.UNCLEAR else EXIT_OK
 
 
