@@ -112,7 +112,7 @@ def device_l2_bytes(device: int | None = None) -> int:
     """
     if not cuda_available():
         raise DeviceError(
-            expected("a CUDA device to read the L2 size of", "none (no torch CUDA device)")
+            expected("a CUDA device to read the L2 size of", f"none: {no_cuda_reason()}")
         )
     import torch
 

@@ -164,10 +164,11 @@ def normalize_device(device: DeviceLike) -> torch.device:
         # The stream query on the hot path skips torch.cuda's lazy initialization, so
         # do it here, where each CUDA spelling passes before it is cached.
         if not torch.cuda.is_available():
+            # Imported here: kernelopt.buffers does not load kernelopt.bench at import time.
+            from kernelopt.bench.timer import no_cuda_reason
+
             raise DeviceError(
-                expected(
-                    f"a CUDA device for {device!r}", "none (torch.cuda.is_available() is False)"
-                )
+                expected(f"a CUDA device for {device!r}", f"none: {no_cuda_reason()}")
             )
         torch.cuda.init()  # type: ignore[no-untyped-call]
         if parsed.index is None:

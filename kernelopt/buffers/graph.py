@@ -250,9 +250,10 @@ def capture_graph(
         if isinstance(x, torch.Tensor) and x.device.type != "cuda":
             raise DeviceError(expected(f"static input {i} on a CUDA device", str(x.device)))
     if not torch.cuda.is_available():
-        raise DeviceError(
-            expected("a CUDA device for graph capture", "none (torch.cuda.is_available() is False)")
-        )
+        # Imported here: kernelopt.buffers does not load kernelopt.bench at import time.
+        from kernelopt.bench.timer import no_cuda_reason
+
+        raise DeviceError(expected("a CUDA device for graph capture", f"none: {no_cuda_reason()}"))
     if len(devices) > 1:
         raise DeviceError(expected("static inputs on one CUDA device", sorted(map(str, devices))))
     if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 1:

@@ -332,12 +332,20 @@ class Recorder:
         names = {"values": _arg_names(values, "values"), "strides": _arg_names(strides, "strides")}
         self._torch: Any = None
         if time == "cuda":
-            # Checked here, not on the first recorded call inside the user's hot path.
-            torch = self._cuda()
-            if not torch.cuda.is_available():
+            # Checked here, not on the first recorded call inside the user's hot path, and
+            # through cuda_available(): a bare `import torch` failed with ModuleNotFoundError
+            # where torch is missing. Imported here: kernelopt.workload loads no torch.
+            from kernelopt.bench.timer import cuda_available, no_cuda_reason
+
+            if not cuda_available():
                 raise DeviceError(
-                    expected("a CUDA device for time='cuda'", "none; use time='host'", where="time")
+                    expected(
+                        "a CUDA device for time='cuda'",
+                        f"none: {no_cuda_reason()}; or use time='host'",
+                        where="time",
+                    )
                 )
+            self._cuda()
         self.path = target
         self.time = time
         self.values = names["values"]

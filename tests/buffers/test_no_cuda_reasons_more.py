@@ -1,0 +1,108 @@
+"""Where a buffer, the workload recorder or the timer needs a CUDA device and torch sees
+none, the refusal says why and what to do: graph capture and a pool request for a
+``"cuda"`` device said only "got none (torch.cuda.is_available() is False)", the L2 size
+"got none (no torch CUDA device)", and ``Recorder(time="cuda")`` "got none; use
+time='host'" (and, without torch, failed with a bare ModuleNotFoundError)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelopt import DeviceError
+from kernelopt.bench.timer import device_l2_bytes
+from kernelopt.buffers import BufferPool, capture_graph
+from kernelopt.workload import Recorder
+
+BUILT_WITHOUT = (
+    f"torch {torch.__version__} is built without CUDA; install a CUDA build of torch on a "
+    "machine with an NVIDIA GPU"
+)
+SEES_NO_GPU = (
+    f"torch {torch.__version__} (CUDA 12.8) sees no GPU (torch.cuda.is_available() is "
+    "False); run it on a machine with an NVIDIA GPU, its driver loaded and the GPU visible "
+    "to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
+)
+NOT_INSTALLED = "torch is not installed; install a CUDA build of torch"
+
+# Each case: the CUDA version torch reports (None for a CPU build) and the reason it gives.
+WHY_NO_CUDA = pytest.mark.parametrize(
+    ("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)], ids=["cpu-build", "no-gpu"]
+)
+
+
+@pytest.fixture
+def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine where torch sees no CUDA device, whatever this one has."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
+def refusal(call: Callable[[], object]) -> str:
+    """The message of the DeviceError that ``call`` raises."""
+    with pytest.raises(DeviceError) as caught:
+        call()
+    return str(caught.value)
+
+
+@pytest.mark.usefixtures("no_gpu")
+@WHY_NO_CUDA
+def test_graph_capture_says_why_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
+) -> None:
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+    assert refusal(lambda: capture_graph(lambda: None)) == (
+        f"Expected a CUDA device for graph capture, got none: {why}"
+    )
+
+
+@pytest.mark.usefixtures("no_gpu")
+@WHY_NO_CUDA
+def test_a_pool_request_for_a_cuda_device_says_why_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
+) -> None:
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+    pool = BufferPool()
+    assert refusal(lambda: pool.get((2,), torch.float32, "cuda:1")) == (
+        f"Expected a CUDA device for 'cuda:1', got none: {why}"
+    )
+    assert len(pool) == 0
+
+
+@pytest.mark.usefixtures("no_gpu")
+@WHY_NO_CUDA
+def test_the_l2_size_says_why_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
+) -> None:
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+    assert refusal(device_l2_bytes) == (
+        f"Expected a CUDA device to read the L2 size of, got none: {why}"
+    )
+
+
+@pytest.mark.usefixtures("no_gpu")
+@WHY_NO_CUDA
+def test_cuda_timing_in_the_recorder_says_why_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cuda: str | None, why: str
+) -> None:
+    monkeypatch.setattr(torch.version, "cuda", cuda)
+    path = tmp_path / "calls.jsonl"
+    assert refusal(lambda: Recorder(path, time="cuda")) == (
+        f"time: Expected a CUDA device for time='cuda', got none: {why}; or use time='host'"
+    )
+    assert not path.exists()
+
+
+def test_cuda_timing_in_the_recorder_without_torch_refuses_in_words(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
+    path = tmp_path / "calls.jsonl"
+    assert refusal(lambda: Recorder(path, time="cuda")) == (
+        f"time: Expected a CUDA device for time='cuda', got none: {NOT_INSTALLED}; or use "
+        "time='host'"
+    )
+    assert not path.exists()
