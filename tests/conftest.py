@@ -26,6 +26,11 @@ if not HAS_CUDA:
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 REPO = Path(__file__).resolve().parents[1]
+# The suite runs with --import-mode=importlib, which puts no test folder on sys.path: the
+# helpers beside this file (no_cuda_words.py) are imported from here.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 # The public optimization logs used as reader/detector test input sit beside the project.
 CORPUS = Path(os.environ.get("KERNELOPT_CORPUS", REPO.parent / "shared" / "corpus"))
 
@@ -75,3 +80,13 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
 def corpus() -> Path:
     """The directory of real public optimization logs (../shared/corpus)."""
     return require_shared(CORPUS, "the corpus of real logs")
+
+
+@pytest.fixture
+def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine where torch sees no CUDA device, whatever this one has: every check of the
+    library asks torch, so torch itself answers no (on a GPU machine the code under test
+    would otherwise find the GPU and run)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)

@@ -307,11 +307,28 @@ class Catalog:
             self._families = tuple(sorted(names))
         return self._families
 
-    def _family(self, family: str) -> str:
-        """``family`` in the catalog's spelling; an unknown one is refused.
+    def canonical_family(self, family: str, *, where: str = "family") -> str:
+        """``family`` in the catalog's spelling (``MLA_decode`` is ``mla-decode``).
 
         An unknown family would otherwise match every entry for ``any`` and read as an
-        answer ("these apply to 'no-such'").
+        answer ("these apply to 'no-such'"), so it is refused.
+
+        Parameters
+        ----------
+        family : str
+            A family of :meth:`families`, in any case and with ``_`` for ``-``.
+        where : str
+            What the error names: the argument or option the family came from.
+
+        Returns
+        -------
+        str
+            The family as :meth:`families` lists it.
+
+        Raises
+        ------
+        InputError
+            ``family: Expected a kernel family among any, attention, ..., got 'bogus'``.
         """
         name = normalize_family(family)
         if name not in self.families():
@@ -319,7 +336,7 @@ class Catalog:
                 expected(
                     f"a kernel family among {', '.join(self.families())}",
                     repr(family),
-                    where="family",
+                    where=where,
                 )
             )
         return name
@@ -388,7 +405,7 @@ class Catalog:
             raise InputError(expected("a limit that is an int >= 0", repr(limit), where="limit"))
         matches = rank(
             self._items(),
-            family=None if family is None else self._family(family),
+            family=None if family is None else self.canonical_family(family),
             language=language,
             kind=kind,
             metrics=metrics,
@@ -467,7 +484,7 @@ class Catalog:
         """
         if not isinstance(text, str):
             raise InputError(expected("a description (str)", repr(text), where="text"))
-        known = None if family is None else self._family(family)
+        known = None if family is None else self.canonical_family(family)
         return rank(self._items(), family=known, keyword=text, strong_only=True)
 
     def fundamentals(self, family: str) -> list[Entry]:
@@ -489,7 +506,7 @@ class Catalog:
         InputError
             For a family not among :meth:`families`.
         """
-        chain = family_ancestors(self._family(family))
+        chain = family_ancestors(self.canonical_family(family))
 
         def depth(entry: Entry) -> int:
             return min(chain.index(f) for f in entry.fundamental_for if f in chain)

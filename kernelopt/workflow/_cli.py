@@ -411,8 +411,7 @@ def _family_option(knowledge: str, family: str | None) -> str | None:
     """``--family`` in the spelling of the tree's catalog (``mla_decode`` is ``mla-decode``).
 
     The names are learn()'s own: the catalog's vocabulary and the families the tree's
-    entries name, as ``diagnose --family`` takes them. The catalog's refusal names the
-    Python argument (``family:``); here it names the option.
+    entries name, as ``diagnose --family`` takes them; the refusal names the option.
 
     Raises
     ------
@@ -423,11 +422,7 @@ def _family_option(knowledge: str, family: str | None) -> str | None:
         return None
     from kernelopt.catalog import KnowledgeTree
 
-    catalog = KnowledgeTree(Path(knowledge)).catalog()
-    try:
-        return catalog._family(family)
-    except InputError as error:
-        raise InputError(f"--family: {str(error).removeprefix('family: ')}") from None
+    return KnowledgeTree(Path(knowledge)).catalog().canonical_family(family, where="--family")
 
 
 def _check_tree_place(knowledge: str) -> None:

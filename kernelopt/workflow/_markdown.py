@@ -31,7 +31,6 @@ __all__ = [
     "find_records",
     "heading_of",
     "list_items",
-    "numbered_items",
     "one_line",
     "split_row",
     "table_rows",
@@ -146,17 +145,17 @@ class Record:
     sections: tuple[Section, ...]
     path: str | None = None
 
-    def find(self, label: str, *, unique: bool = False) -> Section | None:
-        """The first section whose title starts with ``label`` (case-insensitive).
+    def find(self, label: str) -> Section | None:
+        """The section whose title starts with ``label`` (case-insensitive).
 
-        With ``unique``, a second such section is a :class:`FormatError` naming both
-        lines: reading the first alone would drop what the second says without a word
-        (``### Constraints`` and ``### Constraints (language-specific)``, a second
-        ``### Correctness:``), and which one holds is the writer's call.
+        A second such section is a :class:`FormatError` naming both lines: reading the
+        first alone would drop what the second says without a word (``### Constraints``
+        and ``### Constraints (language-specific)``, a second ``### Correctness:``), and
+        which one holds is the writer's call.
         """
         wanted = label.lower()
         found = [section for section in self.sections if section.title.lower().startswith(wanted)]
-        if unique and len(found) > 1:
+        if len(found) > 1:
             name = label.rstrip(":")
             raise FormatError(
                 expected(
@@ -170,9 +169,9 @@ class Record:
             )
         return found[0] if found else None
 
-    def require(self, label: str, *, shown: str | None = None, unique: bool = False) -> Section:
+    def require(self, label: str, *, shown: str | None = None) -> Section:
         """Like :meth:`find`, but a missing section is a :class:`FormatError`."""
-        found = self.find(label, unique=unique)
+        found = self.find(label)
         if found is None:
             name = label.rstrip(":")
             raise FormatError(
@@ -359,13 +358,13 @@ def table_rows(
     return out
 
 
-def _list_lines(section: Section, *, continued: bool) -> list[tuple[int, bool, int, str]]:
+def _list_lines(section: Section) -> list[tuple[int, bool, int, str]]:
     """Every list item of ``section`` as (line, numbered, indent, text).
 
-    With ``continued``, the lines that continue an item (up to a blank line or the next
-    item, numbered or not, as markdown reads them) are joined to its text with one
-    space: ``- keep the signature`` then ``  of mla_decode`` is one item, where read line
-    by line the second line would be lost. Without it, such lines are prose, skipped.
+    The lines that continue an item (up to a blank line or the next item, numbered or
+    not, as markdown reads them) are joined to its text with one space: ``- keep the
+    signature`` then ``  of mla_decode`` is one item, where read line by line the second
+    line would be lost. Lines before the first item are prose, skipped.
     """
     # Each item's lines are gathered and joined once: joining as they come would copy the
     # growing text for every line, time quadratic in an item of many lines.
@@ -381,29 +380,19 @@ def _list_lines(section: Section, *, continued: bool) -> list[tuple[int, bool, i
             open_item = True
         elif not line.strip():
             open_item = False
-        elif continued and open_item:
+        elif open_item:
             found[-1][3].append(line.strip())
     return [
         (number, numbered, indent, " ".join(parts)) for number, numbered, indent, parts in found
     ]
 
 
-def numbered_items(section: Section, *, continued: bool = False) -> list[tuple[int, str]]:
-    """``1. text`` items of ``section`` as (line, text); other lines are prose (a line
-    continuing an item is part of it with ``continued``: :func:`_list_lines`)."""
-    return [
-        (number, text)
-        for number, numbered, _, text in _list_lines(section, continued=continued)
-        if numbered
-    ]
-
-
-def list_items(section: Section, *, continued: bool = False) -> list[tuple[int, str]]:
+def list_items(section: Section) -> list[tuple[int, str]]:
     """The items of the list a contract numbers (``1. text``), or, written as bullets
     instead, the outermost ``- text`` items; bullets under a numbered item are its details.
-    ``continued`` joins the lines that continue an item to it (:func:`_list_lines`).
+    The lines that continue an item are part of it (:func:`_list_lines`).
     """
-    items = _list_lines(section, continued=continued)
+    items = _list_lines(section)
     numbered = [(number, text) for number, is_numbered, _, text in items if is_numbered]
     if numbered:
         return numbered
@@ -411,13 +400,11 @@ def list_items(section: Section, *, continued: bool = False) -> list[tuple[int, 
     return [(number, text) for number, _, indent, text in items if indent == outer]
 
 
-def bullet_items(
-    section: Section, *, numbered_too: bool = True, continued: bool = False
-) -> list[tuple[int, str]]:
-    """``- text`` items of ``section`` (and ``1. text`` ones) as (line, text);
-    ``continued`` joins the lines that continue an item to it (:func:`_list_lines`)."""
+def bullet_items(section: Section, *, numbered_too: bool = True) -> list[tuple[int, str]]:
+    """``- text`` items of ``section`` (and ``1. text`` ones) as (line, text); the lines
+    that continue an item are part of it (:func:`_list_lines`)."""
     return [
         (number, text)
-        for number, numbered, _, text in _list_lines(section, continued=continued)
+        for number, numbered, _, text in _list_lines(section)
         if numbered_too or not numbered
     ]

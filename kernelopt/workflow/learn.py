@@ -707,7 +707,7 @@ def learn(
     if family is not None:
         # The catalog's own check: the names `diagnose --family` and the catalog's queries
         # take, listed in their order, and `mla_decode` read as `mla-decode`.
-        family = catalog._family(family)
+        family = catalog.canonical_family(family)
     applied = catalog.get(entry_id)
     base = LearnOutcome(action=Action.NONE, applied=applied.id, observation=observation)
     verdict = observation.verdict

@@ -179,7 +179,7 @@ def _number_and_unit(
 def _stages(record: Record) -> tuple[Stage, ...]:
     # Each section once: the contract writes one of each per hand-off (several trial
     # points are several hand-offs), and a second table read past would drop its stages.
-    section = record.require("Stages", unique=True)
+    section = record.require("Stages")
     stages = []
     for line, cells in table_rows(record, section, STAGE_COLUMNS):
         name, duration, tc, dram, occ, bottleneck, issue = cells
@@ -210,9 +210,7 @@ def _stages(record: Record) -> tuple[Stage, ...]:
 
 
 def _bottleneck(record: Record) -> tuple[Bottleneck, str]:
-    section = record.require(
-        "Bottleneck:", shown="Bottleneck: [Memory/Compute/Latency]-bound", unique=True
-    )
+    section = record.require("Bottleneck:", shown="Bottleneck: [Memory/Compute/Latency]-bound")
     verdict = section.rest("Bottleneck:")
     found = None
     for option in Bottleneck:
@@ -248,13 +246,13 @@ def _bottleneck(record: Record) -> tuple[Bottleneck, str]:
 
 
 def _opportunities(record: Record) -> tuple[Opportunity, ...]:
-    section = record.require("Top 3 Opportunities", shown="Top 3 Opportunities", unique=True)
+    section = record.require("Top 3 Opportunities", shown="Top 3 Opportunities")
     found = []
     # Bullets too, as the other hand-offs read their lists: a Top 3 written as `- ...` items
     # was read as no opportunity at all, and printed back as "none fired". An item wrapped
     # onto the next lines keeps them (up to a blank line or the next item): read line by
     # line, a trigger wrapped after its first line lost the rest without a word.
-    for line, text in list_items(section, continued=True):
+    for line, text in list_items(section):
         match = _OPPORTUNITY.match(text) or _OPPORTUNITY_NO_ID.match(text)
         if match is None:
             raise fail(
@@ -321,7 +319,7 @@ def _cell_unit(metric: str, unit: str) -> str:
 
 
 def _baseline(record: Record) -> tuple[BaselineMetric, ...]:
-    section = record.find("vs Baseline", unique=True)
+    section = record.find("vs Baseline")
     if section is None:
         return ()
     rows = []

@@ -475,10 +475,10 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
             section="Optimization Task",
         )
     head, new_version = match.group("head").strip(), match.group("new")
-    bottleneck = record.require("Current Bottleneck:", unique=True).rest("Current Bottleneck:")
-    section = record.require("Optimizations to Apply", unique=True)
+    bottleneck = record.require("Current Bottleneck:").rest("Current Bottleneck:")
+    section = record.require("Optimizations to Apply")
     optimizations = []
-    for line, item in list_items(section, continued=True):
+    for line, item in list_items(section):
         try:
             optimizations.append(parse_change(item))
         except InputError as error:
@@ -498,9 +498,9 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
             section="Optimizations to Apply",
         )
     values: dict[str, Any] = {"other": []}
-    constraints = record.find("Constraints", unique=True)
+    constraints = record.find("Constraints")
     if constraints is not None:
-        items = bullet_items(constraints, continued=True)
+        items = bullet_items(constraints)
         if not items:
             _refuse_prose_only(record, constraints)
         for line, item in items:

@@ -294,8 +294,8 @@ class NewVersion:
 
 
 def _items(record: Record, label: str) -> list[tuple[int, str]]:
-    section = record.require(label, unique=True)
-    found = bullet_items(section, continued=True)
+    section = record.require(label)
+    found = bullet_items(section)
     inline = unbracket(section.rest(label))
     if inline:  # "### Changes Applied: a; b" written on the heading line
         found = [(section.line, item.strip()) for item in inline.split(";") if item.strip()] + found
@@ -362,7 +362,7 @@ _CORRECTNESS = re.compile(
 
 
 def _correctness(record: Record) -> tuple[Correctness, str]:
-    section = record.require("Correctness:", shown="Correctness: PASS/FAIL", unique=True)
+    section = record.require("Correctness:", shown="Correctness: PASS/FAIL")
     text = section.rest("Correctness:")
     match = _CORRECTNESS.match(unbracket(text))
     if match is None:
@@ -459,13 +459,9 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
     correctness, detail = _correctness(record)
     trials = [
         _trial(record, line, item)
-        for line, item in list_items(
-            record.require("Trial Configurations Checked", unique=True), continued=True
-        )
+        for line, item in list_items(record.require("Trial Configurations Checked"))
     ]
-    devlog = unbracket(
-        record.require("Devlog Entry Written:", unique=True).rest("Devlog Entry Written:")
-    )
+    devlog = unbracket(record.require("Devlog Entry Written:").rest("Devlog Entry Written:"))
     devlog = devlog.strip("`")
     try:
         return NewVersion(

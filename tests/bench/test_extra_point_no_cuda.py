@@ -8,16 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import kernelopt.bench.timer as timer
 from kernelopt import cli
-
-
-@pytest.fixture
-def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine where torch sees no CUDA device, whatever this one has: every module's
-    check asks torch, so torch answers no (on a GPU machine the kernels would run)."""
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert not timer.cuda_available()
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

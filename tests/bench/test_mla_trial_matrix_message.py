@@ -8,35 +8,18 @@ import sys
 
 import pytest
 import torch
+from no_cuda_words import BUILT_WITHOUT, WHY_NO_CUDA
 
-import kernelopt.bench.mla as bench_mla
 from kernelopt import DeviceError
 from kernelopt.bench import TrialPoint, mla_trial_matrix
 from kernelopt.bench.mla import no_cuda_error
 from kernelopt.bench.timer import no_cuda_reason
 
 POINT = TrialPoint(b=2, s=1, t=256, extra={"h": 16})
-BUILT_WITHOUT = (
-    f"torch {torch.__version__} is built without CUDA; install a CUDA build of torch on a "
-    "machine with an NVIDIA GPU"
-)
-SEES_NO_GPU = (
-    f"torch {torch.__version__} (CUDA 12.8) sees no GPU (torch.cuda.is_available() is "
-    "False); run it on a machine with an NVIDIA GPU, its driver loaded and the GPU visible "
-    "to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
-)
-
-
-@pytest.fixture
-def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine where torch sees no CUDA device, whatever this one has (the reason reads
-    torch.cuda.is_available() too, so torch itself answers no)."""
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(bench_mla, "cuda_available", lambda: False)
 
 
 @pytest.mark.usefixtures("no_cuda")
-@pytest.mark.parametrize(("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)])
+@WHY_NO_CUDA
 def test_a_python_caller_is_told_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
 ) -> None:

@@ -10,27 +10,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from no_cuda_words import WHY_NO_CUDA
 
-import kernelopt.bench.timer as bench_timer
 from kernelopt import DeviceError
 from kernelopt.bench import measure, measure_ceilings
 from kernelopt.bench.guards import check_timed_stream
-
-BUILT_WITHOUT = (
-    f"torch {torch.__version__} is built without CUDA; install a CUDA build of torch on a "
-    "machine with an NVIDIA GPU"
-)
-SEES_NO_GPU = (
-    f"torch {torch.__version__} (CUDA 12.8) sees no GPU (torch.cuda.is_available() is "
-    "False); run it on a machine with an NVIDIA GPU, its driver loaded and the GPU visible "
-    "to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
-)
-
-
-@pytest.fixture
-def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine where torch sees no CUDA device, whatever this one has."""
-    monkeypatch.setattr(bench_timer, "cuda_available", lambda: False)
 
 
 def refusal(call: Callable[[], object]) -> str:
@@ -40,7 +24,7 @@ def refusal(call: Callable[[], object]) -> str:
 
 
 @pytest.mark.usefixtures("no_cuda")
-@pytest.mark.parametrize(("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)])
+@WHY_NO_CUDA
 def test_the_cuda_events_backend_says_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
 ) -> None:
@@ -52,7 +36,7 @@ def test_the_cuda_events_backend_says_why_and_what_to_do(
 
 
 @pytest.mark.usefixtures("no_cuda")
-@pytest.mark.parametrize(("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)])
+@WHY_NO_CUDA
 def test_the_stream_check_says_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
 ) -> None:
@@ -63,7 +47,7 @@ def test_the_stream_check_says_why_and_what_to_do(
 
 
 @pytest.mark.usefixtures("no_cuda")
-@pytest.mark.parametrize(("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)])
+@WHY_NO_CUDA
 def test_the_measured_ceilings_say_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cuda: str | None, why: str
 ) -> None:

@@ -12,33 +12,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from no_cuda_words import NOT_INSTALLED, WHY_NO_CUDA
 
 from kernelopt import DeviceError
 from kernelopt.bench.timer import device_l2_bytes
 from kernelopt.buffers import BufferPool, capture_graph
 from kernelopt.workload import Recorder
-
-BUILT_WITHOUT = (
-    f"torch {torch.__version__} is built without CUDA; install a CUDA build of torch on a "
-    "machine with an NVIDIA GPU"
-)
-SEES_NO_GPU = (
-    f"torch {torch.__version__} (CUDA 12.8) sees no GPU (torch.cuda.is_available() is "
-    "False); run it on a machine with an NVIDIA GPU, its driver loaded and the GPU visible "
-    "to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
-)
-NOT_INSTALLED = "torch is not installed; install a CUDA build of torch"
-
-# Each case: the CUDA version torch reports (None for a CPU build) and the reason it gives.
-WHY_NO_CUDA = pytest.mark.parametrize(
-    ("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)], ids=["cpu-build", "no-gpu"]
-)
-
-
-@pytest.fixture
-def no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A machine where torch sees no CUDA device, whatever this one has."""
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
 
 
 def refusal(call: Callable[[], object]) -> str:
@@ -48,7 +27,7 @@ def refusal(call: Callable[[], object]) -> str:
     return str(caught.value)
 
 
-@pytest.mark.usefixtures("no_gpu")
+@pytest.mark.usefixtures("no_cuda")
 @WHY_NO_CUDA
 def test_graph_capture_says_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
@@ -59,7 +38,7 @@ def test_graph_capture_says_why_and_what_to_do(
     )
 
 
-@pytest.mark.usefixtures("no_gpu")
+@pytest.mark.usefixtures("no_cuda")
 @WHY_NO_CUDA
 def test_a_pool_request_for_a_cuda_device_says_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
@@ -72,7 +51,7 @@ def test_a_pool_request_for_a_cuda_device_says_why_and_what_to_do(
     assert len(pool) == 0
 
 
-@pytest.mark.usefixtures("no_gpu")
+@pytest.mark.usefixtures("no_cuda")
 @WHY_NO_CUDA
 def test_the_l2_size_says_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
@@ -83,7 +62,7 @@ def test_the_l2_size_says_why_and_what_to_do(
     )
 
 
-@pytest.mark.usefixtures("no_gpu")
+@pytest.mark.usefixtures("no_cuda")
 @WHY_NO_CUDA
 def test_cuda_timing_in_the_recorder_says_why_and_what_to_do(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cuda: str | None, why: str
