@@ -11,7 +11,9 @@ diff snapshot) are counted line by line (:func:`line_counts`).
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 
 import attrs
@@ -1189,15 +1191,41 @@ def _expression_pattern(guard: str) -> re.Pattern[str] | None:
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
+@functools.lru_cache(maxsize=32)
+def _words_only(text: str, language: str) -> tuple[list[int], list[int]]:
+    """The comments, docstrings and one-line string literals of a kernel's text, as sorted
+    starts and their ends: text where a guard's words stand without testing anything (a
+    remark, a message, a format string). A triple-quoted string that is not a docstring is
+    code (inline CUDA source)."""
+    pattern = _C_PROSE if language in _C_LANGUAGES else _PY_PROSE
+    starts: list[int] = []
+    ends: list[int] = []
+    for match in pattern.finditer(text):
+        if match.lastgroup is None and match.group().startswith(('"""', "'''")):
+            continue
+        starts.append(match.start())
+        ends.append(match.end())
+    return starts, ends
+
+
+def _in_words_only(source: KernelSource, start: int, _end: int) -> bool:
+    starts, ends = _words_only(source.text, source.language)
+    i = bisect_right(starts, start) - 1
+    return i >= 0 and start < ends[i]
+
+
 def guard_present(
     guard: str, sources: Sequence[KernelSource]
 ) -> tuple[KernelSource, int, str] | None:
-    """Where a kernel tests ``guard`` (``"s_q == 1"``), allowing common spellings of the axis
-    and the negated test (``if s_q > 1:`` is a special path too); None when absent."""
+    """Where a kernel's code tests ``guard`` (``"s_q == 1"``), allowing common spellings of
+    the axis and the negated test (``if s_q > 1:`` is a special path too); None when absent.
+    A guard written in a comment, a docstring or a one-line string tests nothing."""
     match = _GUARD.match(guard)
     if match is None:
         pattern = _expression_pattern(guard)
-        return find_pattern(sources, pattern) if pattern is not None else None
+        if pattern is None:
+            return None
+        return find_pattern(sources, pattern, skip=_in_words_only)
     name, op, value = match.groups()
     base = name.rsplit(".", 1)[-1]
     spellings = _ALIASES.get(base, (base,))
@@ -1213,4 +1241,4 @@ def guard_present(
         rf"(?:\b(?:{names})\b\s*(?:{forward})\s*{number}\b)"
         rf"|(?:\b{number}\s*(?:{mirrored})\s*\b(?:{names})\b)"
     )
-    return find_pattern(sources, pattern)
+    return find_pattern(sources, pattern, skip=_in_words_only)

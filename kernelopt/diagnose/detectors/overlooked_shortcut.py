@@ -18,7 +18,6 @@ says so and the plan's first action for it is to re-run the inspector.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import re
@@ -26,16 +25,13 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-import attrs
-
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import OverlookedShortcutParams
 from kernelopt.diagnose.presence import present_in
-from kernelopt.diagnose.source import guard_present, prose_spans
-from kernelopt.experiments import KernelSource
+from kernelopt.diagnose.source import guard_present
 
 __all__ = ["STALE_AFTER_S", "detect", "stale_profile"]
 
@@ -235,47 +231,6 @@ def _respelled(guard: str, indices: dict[tuple[str, str], str]) -> str:
     return _SHAPE_INDEX.sub(spell, guard)
 
 
-# A one-line string literal: a message or a format string holds a guard's words without
-# testing them. A triple-quoted string that is not a docstring is matched only to be kept:
-# it is code (inline CUDA source).
-_STRINGS = re.compile(
-    r'(?P<keep>"""(?:[^"\\]|\\[\s\S]|"(?!""))*(?:"""|\Z)'
-    r"|'''(?:[^'\\]|\\[\s\S]|'(?!''))*(?:'''|\Z))"
-    r'|"(?:[^"\\\n]|\\.)*"?'
-    r"|'(?:[^'\\\n]|\\.)*'?"
-)
-
-
-def _blank(text: str, start: int, end: int) -> str:
-    """``text`` with ``start:end`` turned to spaces, its line breaks kept (so offsets and
-    line numbers stay those of the source)."""
-    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
-
-
-@functools.lru_cache(maxsize=32)
-def _code_text(text: str, language: str) -> str:
-    """``text`` with its comments, docstrings and one-line strings blanked."""
-    for start, end, _lines in prose_spans(KernelSource(path="", text=text, language=language)):
-        text = _blank(text, start, end)
-    for match in _STRINGS.finditer(text):
-        if match.lastgroup != "keep":
-            text = _blank(text, *match.span())
-    return text
-
-
-def _guard_in_code(
-    guard: str, kernels: Sequence[KernelSource]
-) -> tuple[KernelSource, int, str] | None:
-    """Where a kernel's code (not its comments, docstrings or one-line strings) tests
-    ``guard``: the source, the 1-based line and that line's text, or None."""
-    views = [attrs.evolve(k, text=_code_text(k.text, k.language)) for k in kernels]
-    hit = guard_present(guard, views)
-    if hit is None:
-        return None
-    source = kernels[views.index(hit[0])]
-    return source, hit[1], source.text.split("\n")[hit[1] - 1].strip()
-
-
 def _present(ctx: Context, shortcut: Any, profile: Any = None) -> tuple[str, str, str] | None:
     """Where ``shortcut`` was handled: (what, where, who), ``who`` naming the experiment
     that tried it (``"exp 4 (REVERTED)"``), or ``""`` when the kernel has the path. A
@@ -299,7 +254,7 @@ def _present(ctx: Context, shortcut: Any, profile: Any = None) -> tuple[str, str
         guards += _recorded_spellings(guards[0], getattr(shortcut, "op", ""), profile)
     for guard in guards:
         if guard:
-            hit = _guard_in_code(guard, kernels)
+            hit = guard_present(guard, kernels)
             if hit is not None:
                 return hit[2], f"{hit[0].path}:{hit[1]}", ""
     if not axis:
