@@ -90,3 +90,16 @@ def no_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
+@pytest.fixture(params=[None, "12.8"], ids=["cpu-build", "no-gpu"])
+def why_no_cuda(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, no_cuda: None
+) -> str:
+    """Torch sees no CUDA device, as a CPU build (``torch.version.cuda`` None) or as a CUDA
+    build that sees no GPU: the words ``no_cuda_reason`` gives for the case."""
+    import torch
+    from no_cuda_words import BUILT_WITHOUT, SEES_NO_GPU
+
+    monkeypatch.setattr(torch.version, "cuda", request.param)
+    return BUILT_WITHOUT if request.param is None else SEES_NO_GPU

@@ -1,9 +1,9 @@
 """What ``kernelopt.bench.timer.no_cuda_reason`` says where torch sees no CUDA device, for
-the tests of every refusal that ends with it (``got none: <reason>``)."""
+the tests of every refusal that ends with it (``got none: <reason>``); the ``why_no_cuda``
+fixture (tests/conftest.py) sets up each case and gives its words."""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 BUILT_WITHOUT = (
@@ -16,9 +16,3 @@ SEES_NO_GPU = (
     "to the process (nvidia-smi, CUDA_VISIBLE_DEVICES)"
 )
 NOT_INSTALLED = "torch is not installed; install a CUDA build of torch"
-
-# Each case: the CUDA version torch reports (None for a CPU build) and the reason it gives;
-# the test sets ``torch.version.cuda`` to the first.
-WHY_NO_CUDA = pytest.mark.parametrize(
-    ("cuda", "why"), [(None, BUILT_WITHOUT), ("12.8", SEES_NO_GPU)], ids=["cpu-build", "no-gpu"]
-)

@@ -1,4 +1,4 @@
-"""``mla_trial_matrix`` called from Python where torch sees no CUDA device says why (torch
+"""``mla_trial_matrix`` called from Python where torch sees no CUDA device says why_no_cuda (torch
 built without CUDA, or a CUDA build that sees no GPU) and what to do, as ``kernelopt bench
 mla`` does; it said "Expected a CUDA device for the MLA trial matrix, got none"."""
 
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from no_cuda_words import BUILT_WITHOUT, WHY_NO_CUDA
+from no_cuda_words import BUILT_WITHOUT
 
 from kernelopt import DeviceError
 from kernelopt.bench import TrialPoint, mla_trial_matrix
@@ -18,16 +18,11 @@ from kernelopt.bench.timer import no_cuda_reason
 POINT = TrialPoint(b=2, s=1, t=256, extra={"h": 16})
 
 
-@pytest.mark.usefixtures("no_cuda")
-@WHY_NO_CUDA
-def test_a_python_caller_is_told_why_and_what_to_do(
-    monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
-) -> None:
-    monkeypatch.setattr(torch.version, "cuda", cuda)
+def test_a_python_caller_is_told_why_and_what_to_do(why_no_cuda: str) -> None:
     with pytest.raises(DeviceError) as caught:
         mla_trial_matrix(points=[POINT])
     assert str(caught.value) == (
-        f"Expected a CUDA device to time the MLA decode kernels at 1 point, got none: {why}"
+        f"Expected a CUDA device to time the MLA decode kernels at 1 point, got none: {why_no_cuda}"
     )
 
 

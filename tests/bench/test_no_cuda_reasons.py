@@ -1,4 +1,4 @@
-"""What needs CUDA says why torch sees no GPU, and what to do, where it refuses: the
+"""What needs CUDA says why_no_cuda torch sees no GPU, and what to do, where it refuses: the
 timer's ``backend='cuda-events'``, the stream check and the measured ceilings said only
 "Expected a CUDA device ..., got none"."""
 
@@ -9,8 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import torch
-from no_cuda_words import WHY_NO_CUDA
 
 from kernelopt import DeviceError
 from kernelopt.bench import measure, measure_ceilings
@@ -23,38 +21,23 @@ def refusal(call: Callable[[], object]) -> str:
     return str(caught.value)
 
 
-@pytest.mark.usefixtures("no_cuda")
-@WHY_NO_CUDA
-def test_the_cuda_events_backend_says_why_and_what_to_do(
-    monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
-) -> None:
-    monkeypatch.setattr(torch.version, "cuda", cuda)
+def test_the_cuda_events_backend_says_why_and_what_to_do(why_no_cuda: str) -> None:
     assert refusal(lambda: measure(lambda: None, backend="cuda-events")) == (
-        f"Expected a CUDA device for backend='cuda-events', got none: {why}; or time on the "
-        "host clock with backend='cpu-perf-counter'"
+        f"Expected a CUDA device for backend='cuda-events', got none: {why_no_cuda}; or time "
+        "on the host clock with backend='cpu-perf-counter'"
     )
 
 
-@pytest.mark.usefixtures("no_cuda")
-@WHY_NO_CUDA
-def test_the_stream_check_says_why_and_what_to_do(
-    monkeypatch: pytest.MonkeyPatch, cuda: str | None, why: str
-) -> None:
-    monkeypatch.setattr(torch.version, "cuda", cuda)
+def test_the_stream_check_says_why_and_what_to_do(why_no_cuda: str) -> None:
     assert refusal(lambda: check_timed_stream(lambda: None)) == (
-        f"Expected a CUDA device to check streams, got none: {why}"
+        f"Expected a CUDA device to check streams, got none: {why_no_cuda}"
     )
 
 
-@pytest.mark.usefixtures("no_cuda")
-@WHY_NO_CUDA
-def test_the_measured_ceilings_say_why_and_what_to_do(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cuda: str | None, why: str
-) -> None:
-    monkeypatch.setattr(torch.version, "cuda", cuda)
+def test_the_measured_ceilings_say_why_and_what_to_do(tmp_path: Path, why_no_cuda: str) -> None:
     path = tmp_path / "ceilings.json"
     assert refusal(lambda: measure_ceilings(path=path)) == (
-        f"Expected a CUDA device to measure ceilings, got none: {why}"
+        f"Expected a CUDA device to measure ceilings, got none: {why_no_cuda}"
     )
     assert not path.exists()
 
