@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.device in ("all", "cuda") and no_cuda(
         "buffers_overhead",
         what=f"a CUDA device for --device {args.device}",
-        instead="--device cpu times the CPU alone",
+        instead="time the CPU alone with --device cpu",
     ):
         return 2
     devices = []

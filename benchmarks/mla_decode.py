@@ -594,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out if args.out is not None or args.smoke else DEFAULT_OUT
     if out is not None:
         refuse_unwritable_out(parser, out)
-    if not args.smoke and no_cuda("mla_decode", instead="--smoke checks the script on the CPU"):
+    if not args.smoke and no_cuda("mla_decode", instead="check the script on the CPU with --smoke"):
         return 2
     # --smoke has switched the Triton interpreter on (above), which runs kernels on host
     # tensors only: on a GPU machine too, it checks the script on the CPU.

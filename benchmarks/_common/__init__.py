@@ -77,10 +77,12 @@ def refuse_unwritable_out(
 
 
 def no_cuda(script: str, *, what: str = "a CUDA device", instead: str | None = None) -> bool:
-    """Whether torch finds no CUDA device; where it finds none, say so on stderr.
+    """Whether torch finds no CUDA device; where it finds none, say why on stderr.
 
-    The message reads ``<script>: Expected <what>, got none (torch.cuda.is_available() is
-    False[; <instead>])``; the script then exits 2 without timing anything.
+    The message reads ``<script>: Expected <what>, got none: <why>[; or <instead>]``, where
+    ``<why>`` is the library's own reason (:func:`kernelopt.bench.timer.no_cuda_reason`:
+    torch missing, a CPU build of torch, or a CUDA build that sees no GPU, and what to do);
+    the script then exits 2 without timing anything.
 
     Parameters
     ----------
@@ -89,19 +91,21 @@ def no_cuda(script: str, *, what: str = "a CUDA device", instead: str | None = N
     what : str, optional
         What the script expected, in words.
     instead : str, optional
-        What the user can run instead without a GPU, if anything.
+        What the user can run instead without a GPU, if anything, as an imperative
+        (``"check the script on the CPU with --smoke"``).
 
     Returns
     -------
     bool
         True where there is no CUDA device (and the message was printed).
     """
-    import torch  # here, not at the top: the scripts that time no GPU need no torch
+    # Here, not at the top: the scripts that time no GPU need no torch.
+    from kernelopt.bench.timer import cuda_available, no_cuda_reason
 
-    if torch.cuda.is_available():
+    if cuda_available():
         return False
-    reason = "torch.cuda.is_available() is False" + (f"; {instead}" if instead else "")
-    print(f"{script}: " + expected(what, f"none ({reason})"), file=sys.stderr)
+    reason = no_cuda_reason() + (f"; or {instead}" if instead else "")
+    print(f"{script}: " + expected(what, f"none: {reason}"), file=sys.stderr)
     return True
 
 

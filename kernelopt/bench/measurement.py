@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from kernelopt._checks import finite
 from kernelopt._errors import InputError, expected
 from kernelopt.bench._stats import median_ci, quantile
 from kernelopt.bench.device import DeviceState
@@ -72,6 +73,15 @@ def at_least(minimum: int) -> Callable[[object, attrs.Attribute[int], int], None
             )
 
     return check
+
+
+def _bool_or_none(
+    _instance: object, attribute: attrs.Attribute[bool | None], value: object
+) -> None:
+    # 1 or "yes" read as settled by every ``if m.settled``, and a JSON line then holds a
+    # number or text where its readers take true, false or null.
+    if value is not None and not isinstance(value, bool):
+        raise InputError(expected("True, False or None", repr(value), where=attribute.name))
 
 
 def _notes(value: Iterable[str] | str) -> tuple[str, ...]:
@@ -149,11 +159,12 @@ class Measurement:
     device_after: DeviceState | None = None
     clocks_moved: bool = False
     calls_per_sample: int = attrs.field(default=1, validator=at_least(1))
-    warmup_calls: int = 0
+    warmup_calls: int = attrs.field(default=0, validator=at_least(0))
     warmup_time_ms: float = 0.0
-    settled: bool | None = None
+    settled: bool | None = attrs.field(default=None, validator=_bool_or_none)
     stop_reason: str = ""
-    overhead: float | None = None
+    # A time like the samples: finite, never negative (a NaN compared below every floor).
+    overhead: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
     label: str = ""
     notes: tuple[str, ...] = attrs.field(default=(), converter=_notes)
 

@@ -35,6 +35,9 @@ from kernelopt._strict_json import TooDeepError, loads, once_each, syntax_error_
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
 from kernelopt.bench.measurement import (
+    BACKENDS,
+    CACHE_STATES,
+    MODES,
     UNIT_SECONDS,
     Measurement,
     as_samples,
@@ -43,7 +46,7 @@ from kernelopt.bench.measurement import (
 )
 from kernelopt.bench.roofline import Roofline
 from kernelopt.experiments.canonical import log_result, write_result
-from kernelopt.experiments.points import point_words
+from kernelopt.experiments.points import point_words, split_terms
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -59,6 +62,12 @@ __all__ = [
 ]
 
 ConfigValue = int | float | str | bool
+
+# A row's mode: the timer's, "cpu" (a host-clock timing, as the experiment log writes it)
+# or "host" (the host time of a call that launches GPU work, benchmarks/mla_host_cost.py).
+ROW_MODES = (*MODES, "cpu", "host")
+# The timer's backends, and "host-perf-counter", the clock of those "host" rows.
+ROW_BACKENDS = (*BACKENDS, "host-perf-counter")
 
 
 @attrs.frozen(kw_only=True)
@@ -202,6 +211,38 @@ def point_text(point: object) -> str:
     return point_words(point if isinstance(point, str) else str(point))
 
 
+def _row_point(point: object) -> str:
+    """:func:`point_text` of the point of a result row, or InputError where a mapping's
+    terms would read back as other terms.
+
+    A result.md, the devlog and ``evaluate`` split a point at spaces, commas and
+    semicolons and take brackets around it for none of its terms: ``{"kv": "fp8 e4m3"}``,
+    written ``kv=fp8 e4m3``, read back as the axis ``kv=fp8`` and the name ``e4m3``, and
+    was then the same point as ``{"kv": "fp8 e5m2"}``. No spelling of such a value reads
+    back whole there, so it is refused before anything is written.
+    """
+    text = point_text(point)
+    if not isinstance(point, Mapping):
+        return text  # words as the caller wrote them: they read back as written
+    written = [(str(key), str(value)) for key, value in point.items()]
+    for key, value in written:
+        if not key or not value or split_terms(f"{key}={value}") != [(key, "=", value)]:
+            raise InputError(
+                expected(
+                    "point axes and values that read back as written: not empty, without "
+                    "spaces, commas, semicolons or brackets ('fp8_e4m3', not 'fp8 e4m3')",
+                    f"{key!r}: {value!r}",
+                    where="point",
+                )
+            )
+    read = sorted((key, value) for key, _, value in split_terms(text))
+    if read != sorted(written):  # terms that read as one: "a=x=" before "b=1"
+        raise InputError(
+            expected("point terms that read back as written", f"{text!r}", where="point")
+        )
+    return text
+
+
 def _config_items(value: object) -> object:
     """An attrs converter: a config's numpy (or other) integers and reals as the Python
     int and float JSON writes; anything else as given, for the validator to refuse.
@@ -277,11 +318,13 @@ class BenchRow:
         The point and knobs (``{"b": 32, "s": 1, "h": 128, "t": 4096}``); numpy integers
         and floats are stored as the int and float JSON writes.
     mode, cache, backend : str
-        How it was timed (see :class:`Measurement`).
+        How it was timed (see :class:`Measurement`); ``mode`` may also be ``"cpu"`` (a
+        host-clock timing, as the experiment log writes it) or ``"host"`` (the host time
+        of a call that launches GPU work, with ``backend`` ``"host-perf-counter"``).
     unit : str
         Unit of every time in the row.
     n : int
-        Number of samples.
+        Number of samples; where ``samples`` are kept, their number.
     median, p20, p80, iqr, min : float
         Quantiles of the per-call time, in ``unit``. Where the band was recorded
         (``p80 > 0``), ``min <= p20 <= median <= p80``; a row written with its median
@@ -313,9 +356,9 @@ class BenchRow:
     config: dict[str, ConfigValue] = attrs.field(
         factory=dict, converter=_config_items, validator=_config_values
     )
-    mode: str = "cold"
-    cache: str = "flush"
-    backend: str = "cuda-events"
+    mode: str = attrs.field(default="cold", validator=one_of(*ROW_MODES))
+    cache: str = attrs.field(default="flush", validator=one_of(*CACHE_STATES))
+    backend: str = attrs.field(default="cuda-events", validator=one_of(*ROW_BACKENDS))
     unit: str = attrs.field(default="us", validator=one_of(*UNIT_SECONDS))
     n: int = attrs.field(default=0, validator=at_least(0))
     median: float = attrs.field(default=0.0, validator=finite(minimum=0))
@@ -338,6 +381,14 @@ class BenchRow:
     samples: tuple[float, ...] = attrs.field(default=(), converter=as_samples, validator=_timings)
 
     def __attrs_post_init__(self) -> None:
+        # The samples kept are the row's samples: a count that differs from them makes
+        # every statistic over the row's samples disagree with its quantiles.
+        if self.samples and self.n != len(self.samples):
+            raise InputError(
+                expected(
+                    f"n={len(self.samples)}, the number of samples kept", f"n={self.n!r}", where="n"
+                )
+            )
         # An inverted band reads as a negative spread, which the verdicts took as their
         # smallest noise: a result UNCLEAR with the band in order was called FAST.
         if self.p20 > self.p80:
@@ -758,7 +809,9 @@ def to_result_row(
     measurement : Measurement
         The timing.
     point : str, mapping or TrialPoint
-        The trial point (``"b=32 s=1 t=4096"``, ``{"b": 32, ...}``, a TrialPoint).
+        The trial point (``"b=32 s=1 t=4096"``, ``{"b": 32, ...}``, a TrialPoint). A
+        mapping's axes and values must read back as written: a value with a space, comma,
+        semicolon or bracket (``{"kv": "fp8 e4m3"}``) would read back as another point.
     impl : str
         Implementation name.
     floor : float or Roofline, optional
@@ -772,6 +825,13 @@ def to_result_row(
     ResultRow
         The row result.md shows: times to 6 significant digits, the speedup to 4 (the
         measurement's samples keep full precision in the benchmark rows).
+
+    Raises
+    ------
+    InputError
+        For no measurement, no point, a mapping point whose terms would read back as
+        others (``point: Expected point axes and values that read back as written: ...,
+        got 'kv': 'fp8 e4m3'``), or a baseline measurement with no time.
 
     Examples
     --------
@@ -800,7 +860,7 @@ def to_result_row(
         speedup = speedup.speedup
     mode = "cpu" if measurement.backend == "cpu-perf-counter" else measurement.mode
     return ResultRow(
-        point=point_text(point),
+        point=_row_point(point),
         impl=impl,
         median=_shown(measurement.median, _TIME_DIGITS),
         p20=_shown(measurement.p20, _TIME_DIGITS),

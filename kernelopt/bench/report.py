@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -142,6 +142,23 @@ def _opportunity_label(item: Opportunity) -> str:
     return item.name
 
 
+def _share(*, most: float = math.inf) -> Callable[[Any, Any, Any], None]:
+    """An attrs validator: None, or a percentage in [0, ``most``].
+
+    TC% and DRAM% are shares of measured ceilings, which a call may pass (a read-only
+    kernel can beat a copy's bandwidth), so they have no most; no share is below 0.
+    """
+    numbers_only = finite(optional=True)
+    shown = "a percentage >= 0" if math.isinf(most) else f"a percentage in [0, {most:g}]"
+
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        numbers_only(instance, attribute, value)
+        if value is not None and not 0 <= value <= most:
+            raise InputError(expected(shown, repr(value), where=attribute.name))
+
+    return check
+
+
 def _pct(value: float | None) -> str:
     return NO_COUNTERS if value is None else f"{value:.1f}"
 
@@ -159,9 +176,11 @@ class Stage:
     unit : str
         ``"us"`` by default.
     tc_pct, dram_pct : float, optional
-        Achieved FLOP/s and bytes/s over the measured ceilings, %.
+        Achieved FLOP/s and bytes/s over the measured ceilings, % (>= 0; above 100 when
+        the call beats a measured ceiling).
     occupancy_pct : float, optional
-        Achieved occupancy from a profiler, %; None renders ``n/a (no counters)``.
+        Achieved occupancy from a profiler, % in [0, 100]; None renders
+        ``n/a (no counters)``.
     bottleneck : str
         ``Memory-bound``, ``Compute-bound`` or ``Latency-bound``.
     key_issue : str
@@ -171,9 +190,9 @@ class Stage:
     name: str
     duration: float = attrs.field(validator=finite(minimum=0))
     unit: str = attrs.field(default="us", validator=_token)
-    tc_pct: float | None = attrs.field(default=None, validator=finite(optional=True))
-    dram_pct: float | None = attrs.field(default=None, validator=finite(optional=True))
-    occupancy_pct: float | None = attrs.field(default=None, validator=finite(optional=True))
+    tc_pct: float | None = attrs.field(default=None, validator=_share())
+    dram_pct: float | None = attrs.field(default=None, validator=_share())
+    occupancy_pct: float | None = attrs.field(default=None, validator=_share(most=100.0))
     bottleneck: str = ""
     key_issue: str = ""
 

@@ -126,10 +126,33 @@ def iter_space(
         raise InputError(expected("order 'given' or 'random'", repr(order)))
 
 
-def _config_key(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """What tells two configs apart: knob names and value reprs, a numpy scalar read as
-    the Python value it holds (``np.int64(32)`` from a numpy space is the start's ``32``)."""
-    return tuple(sorted((knob, repr(_plain_value(value))) for knob, value in config.items()))
+# What tells two values apart: a type tag and a spelling. Equal numbers share one
+# (1, 1.0 and np.int64(1) are one value: one config, timed once), a bool keeps its own
+# (True is no 1 to a kernel's constexpr), and anything else is told apart by its repr.
+ValueKey = tuple[str, object]
+
+
+def _config_key(config: Mapping[str, Any]) -> tuple[tuple[str, ValueKey], ...]:
+    """What tells two configs apart: knob names and :func:`_value_key` of their values."""
+    keyed = ((knob, _value_key(value)) for knob, value in config.items())
+    return tuple(sorted(keyed, key=lambda item: item[0]))
+
+
+def _value_key(value: Any) -> ValueKey:
+    """One key per value as the kernel sees it: ``1``, ``1.0`` and ``np.int64(1)`` share
+    ``("number", "1")``, ``True`` is ``("bool", "True")``; a tuple or list is keyed by its
+    items (``(64, 32)`` is ``(64.0, 32)``)."""
+    plain = _plain_value(value)
+    if isinstance(plain, bool):
+        return ("bool", repr(plain))
+    if isinstance(plain, float) and plain.is_integer():
+        # Exact: an integral float is the int it equals (2.0**60 is 2**60), and -0.0 is 0.
+        return ("number", repr(int(plain)))
+    if isinstance(plain, int | float):
+        return ("number", repr(plain))
+    if isinstance(plain, tuple | list):
+        return (type(plain).__name__, tuple(_value_key(item) for item in plain))
+    return (type(plain).__name__, repr(plain))
 
 
 def _plain_value(value: Any) -> Any:
@@ -140,10 +163,11 @@ def _plain_value(value: Any) -> Any:
 
 
 def _unique_values(values: Sequence[Any]) -> list[Any]:
-    """``values`` in order, each first occurrence only (as :func:`_config_key` tells)."""
-    kept: dict[str, Any] = {}
+    """``values`` in order, each first occurrence only, as the user spelled it (``[1, 1.0]``
+    is ``[1]``; :func:`_value_key` tells values apart)."""
+    kept: dict[ValueKey, Any] = {}
     for value in values:
-        kept.setdefault(repr(_plain_value(value)), value)
+        kept.setdefault(_value_key(value), value)
     return list(kept.values())
 
 
@@ -348,7 +372,9 @@ def tune(
         ``build(config)`` returns a function running one call with that config (it may
         compile; a config that fails to build or run is recorded and skipped).
     space : mapping of knob to sequence of values
-        The knobs and the values to try.
+        The knobs and the values to try. Values equal as numbers are one value (``1``,
+        ``1.0`` and ``np.int64(1)``: one config, shown as first written); a bool is not
+        the int it equals.
     start : mapping, optional
         The manual config expected to be good, timed first; gains are reported against
         it, so every rule must allow it. Default: the first allowed config of the space.

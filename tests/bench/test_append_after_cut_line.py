@@ -126,7 +126,8 @@ def test_an_append_reads_the_tail_of_a_large_file_only(
 def test_a_last_row_longer_than_one_read_back_is_found_whole(tmp_path: Path) -> None:
     # A row that keeps its samples is longer than one read from the end.
     path = tmp_path / "rows.jsonl"
-    long = BenchRow(op="o", impl="a", median=1.0, samples=tuple(float(i) for i in range(30_000)))
+    samples = tuple(float(i) for i in range(30_000))
+    long = BenchRow(op="o", impl="a", median=1.0, n=len(samples), samples=samples)
     append_rows(path, [FIRST, long])
     assert len(path.read_bytes().splitlines()[-1]) > records._TAIL_BYTES
     append_rows(path, [SECOND])

@@ -14,6 +14,8 @@ from types import ModuleType
 import pytest
 import torch
 
+from kernelopt.bench.timer import no_cuda_reason
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
@@ -178,24 +180,25 @@ def test_an_out_in_a_folder_yet_to_be_made_is_taken_and_made_only_to_write(
         assert code == 0 and out.read_text(encoding="utf-8").count("\n") >= 1
 
 
-_NO_CUDA = "got none (torch.cuda.is_available() is False"
+_NO_CUDA = f"got none: {no_cuda_reason()}"
 # What each script that times on a GPU says without one, after the arguments it needs.
 _WITHOUT_CUDA = {
-    "bench_verify": ([], f"bench_verify: Expected a CUDA device, {_NO_CUDA})"),
-    "gather_index_select": ([], f"gather_index_select: Expected a CUDA device, {_NO_CUDA})"),
-    "mla_buffers": ([], f"mla_buffers: Expected a CUDA device, {_NO_CUDA})"),
+    "bench_verify": ([], f"bench_verify: Expected a CUDA device, {_NO_CUDA}"),
+    "gather_index_select": ([], f"gather_index_select: Expected a CUDA device, {_NO_CUDA}"),
+    "mla_buffers": ([], f"mla_buffers: Expected a CUDA device, {_NO_CUDA}"),
     "mla_host_cost": (
         [],
-        f"mla_host_cost: Expected a CUDA device to time kernel launches on, {_NO_CUDA})",
+        f"mla_host_cost: Expected a CUDA device to time kernel launches on, {_NO_CUDA}",
     ),
     "buffers_overhead": (
         [],
-        f"buffers_overhead: Expected a CUDA device for --device all, {_NO_CUDA}; "
-        "--device cpu times the CPU alone)",
+        f"buffers_overhead: Expected a CUDA device for --device all, {_NO_CUDA}; or time the "
+        "CPU alone with --device cpu",
     ),
     "mla_decode": (
         ["--strategies", "naive", "--peers", ""],
-        f"mla_decode: Expected a CUDA device, {_NO_CUDA}; --smoke checks the script on the CPU)",
+        f"mla_decode: Expected a CUDA device, {_NO_CUDA}; or check the script on the CPU "
+        "with --smoke",
     ),
 }
 

@@ -443,7 +443,7 @@ def test_a_rows_samples_are_finite_non_negative_numbers() -> None:
     with pytest.raises(InputError, match=r"samples: Expected numeric samples, got True"):
         BenchRow(op="copy", impl="torch", samples=(True,))  # type: ignore[arg-type]
     # A list is kept as the tuple read_rows gives back, so the two compare equal.
-    assert BenchRow(op="copy", impl="torch", samples=[2, 1.5]).samples == (2.0, 1.5)  # type: ignore[arg-type]
+    assert BenchRow(op="copy", impl="torch", n=2, samples=[2, 1.5]).samples == (2.0, 1.5)  # type: ignore[arg-type]
 
 
 def test_a_row_with_a_missing_or_unknown_field_names_it(tmp_path: Path) -> None:

@@ -219,7 +219,7 @@ def _random_row(rng: random.Random) -> BenchRow:
         config={f"k{i}": v for i, v in enumerate(rng.sample(config_values, rng.randrange(5)))},
         mode=rng.choice(["cold", "hot", "cpu"]),
         unit=rng.choice(["ns", "us", "ms", "s"]),
-        n=rng.randrange(0, 1000),
+        n=len(samples) or rng.randrange(0, 1000),  # a row keeping samples counts them
         median=rng.uniform(low, high),
         p20=low,
         p80=high,
