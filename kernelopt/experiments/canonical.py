@@ -28,6 +28,7 @@ from kernelopt._fileio import (
     locked,
     read_text_and_encoding,
 )
+from kernelopt._table_cells import escape_cell, split_row
 from kernelopt.experiments._validators import check_instance, check_int, check_path
 from kernelopt.experiments.records import (
     MAX_EXPERIMENT,
@@ -449,7 +450,7 @@ def measurement_rows(
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     body = lines[start + 1 : end]
     header = next((line for line in body if line.strip()), "")
-    if tuple(_cells(header)) != MEASUREMENT_COLUMNS:
+    if tuple(split_row(header)) != MEASUREMENT_COLUMNS:
         return ()
     return _parse_rows((body, start + 1), None if path is None else str(path), refused)
 
@@ -478,7 +479,9 @@ def _parse_rows(
         number = start + 1 + offset
         if not line.strip():
             continue
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        # Split as the tolerant readers split it (``\|`` is a pipe inside its cell), so
+        # that both read the same columns of a row edited by hand.
+        cells = split_row(line, len(MEASUREMENT_COLUMNS))
         # Only the first row is the header: a point named "Point" is a measurement.
         if not header_seen and cells[0] == MEASUREMENT_COLUMNS[0]:
             header_seen = True
@@ -734,10 +737,6 @@ _SUMMARY_HEADER = (
 )
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
 def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = False) -> str:
     """``text`` (a summary.md) with ``record``'s row added at the end of its table.
 
@@ -767,7 +766,7 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     values = dict(
         zip(
             (name.lower() for name in SUMMARY_COLUMNS),
-            _cells(render_summary_row(record)),
+            split_row(render_summary_row(record)),
             strict=True,
         )
     )
@@ -784,10 +783,8 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
         names = held[0][1]  # written in the columns of the table that holds it
         # A row written again keeps what the user wrote in columns of their own: only
         # kernelopt's cells are its to replace. A pipe in a kept cell stays escaped.
-        from kernelopt.experiments.readers._markdown import _split_row
-
-        old = _split_row(lines[same[0]], len(names))
-        kept = [cell.replace("|", "\\|") for cell in old[: len(names)]]
+        old = split_row(lines[same[0]], len(names))
+        kept = [escape_cell(cell) for cell in old[: len(names)]]
         kept += [""] * (len(names) - len(kept))
     cells = (values.get(name, own) for name, own in zip(names, kept, strict=True))
     row = "| " + " | ".join(cells) + " |"
@@ -818,7 +815,7 @@ def _summary_tables(lines: list[str]) -> list[tuple[int, int, list[str]]]:
     table: a row written where they see none (in a code block, under a header line
     without its |---| row) would be on disk and never read.
     """
-    from kernelopt.experiments.readers._markdown import _split_row, code_mask, is_separator
+    from kernelopt.experiments.readers._markdown import code_mask, is_separator
 
     mask = code_mask(lines)
     wanted = {name.lower() for name in SUMMARY_COLUMNS}
@@ -826,7 +823,7 @@ def _summary_tables(lines: list[str]) -> list[tuple[int, int, list[str]]]:
     index = 0
     while index < len(lines) - 1:
         # Split as the readers split it, so that column N of a row is theirs too.
-        names = [name.strip("*` ").lower() for name in _split_row(lines[index])]
+        names = [name.strip("*` ").lower() for name in split_row(lines[index])]
         table = not mask[index] and not mask[index + 1] and is_separator(lines[index + 1])
         if not (table and wanted <= set(names)):
             index += 1
@@ -845,13 +842,11 @@ def _rows_of(
     """Indices of the summary table's rows of ``experiment``, found as the readers find
     them: a row they read as the experiment's and the writer missed would stay, read
     before a row written again, or beside one a second time."""
-    from kernelopt.experiments.readers._markdown import _split_row
-
     column = names.index(SUMMARY_COLUMNS[0].lower())
     return [
         index
         for index in range(start + 2, end)
-        if _experiment_cell(_split_row(lines[index], len(names)), column) == experiment
+        if _experiment_cell(split_row(lines[index], len(names)), column) == experiment
     ]
 
 

@@ -366,7 +366,7 @@ def _read(path: str) -> str:
 def _learn(args: argparse.Namespace) -> int:
     from kernelopt.bench.compare import Verdict
     from kernelopt.catalog.vocabulary import canonical_language
-    from kernelopt.workflow.learn import learn
+    from kernelopt.workflow.learn import _OPTIONS, _learn_as
     from kernelopt.workflow.observe import observe_files
 
     _check_tree_place(args.knowledge)
@@ -386,7 +386,8 @@ def _learn(args: argparse.Namespace) -> int:
         knobs=args.knob,
         min_effect=args.min_effect,
     )
-    outcome = learn(
+    # Its refusals name the options typed (--knowledge, --entry), not learn()'s arguments.
+    outcome = _learn_as(
         observation,
         entry_id=args.entry,
         knowledge=args.knowledge,
@@ -397,6 +398,7 @@ def _learn(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         allow_builtin=args.allow_builtin,
         allow_host_clock=args.allow_host_clock,
+        names=_OPTIONS,
     )
     if args.json:
         print_json(outcome.to_dict())

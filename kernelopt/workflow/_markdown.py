@@ -5,7 +5,8 @@ code fence around it do not matter. The record runs to the next level-1 or level
 heading; inside it, each ``### <Section>`` runs to the next ``###``. Section parsers pick
 the lines they understand (table rows, numbered or bulleted items) and skip other prose,
 but a line that looks like an item and cannot be read is an error naming its line, never
-silently dropped.
+silently dropped. Table rows are split into cells as every kernelopt reader splits them
+(:func:`kernelopt._table_cells.split_row`): a ``\\|`` is a pipe inside its cell.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 import attrs
 
 from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._table_cells import split_row
 from kernelopt._words import and_list
 from kernelopt.workflow._fields import require_text
 
@@ -30,8 +32,10 @@ __all__ = [
     "find_record",
     "find_records",
     "heading_of",
+    "is_placeholder",
     "list_items",
     "one_line",
+    "refuse_placeholder",
     "split_row",
     "table_rows",
 ]
@@ -199,6 +203,39 @@ def fail(
     )
 
 
+def is_placeholder(text: str, placeholder: str) -> bool:
+    """Whether ``text`` is the contract template's ``placeholder`` left as the template
+    writes it (``[kernel]``; case and runs of white space aside), not a value filled in.
+
+    A placeholder filled in place keeps its brackets (``[mla_decode]``) and reads as the
+    value; left unfilled it would read as a value too (a kernel called ``kernel``), so the
+    readers take it for no value at all.
+    """
+    return one_line(text).lower() == one_line(placeholder).lower()
+
+
+def refuse_placeholder(
+    record: Record,
+    text: str,
+    placeholder: str,
+    what: str,
+    *,
+    line: int | None = None,
+    section: str | None = None,
+) -> None:
+    """Raise a :class:`FormatError` when ``text`` is the template's ``placeholder`` left
+    unfilled (:func:`is_placeholder`) where the hand-off needs a value: ``what`` is that
+    value, in the message's words."""
+    if is_placeholder(text, placeholder):
+        raise fail(
+            record,
+            what,
+            f"the template's placeholder {placeholder!r}, not filled in",
+            line=line,
+            section=section,
+        )
+
+
 def _lines(text: str) -> list[str]:
     # Hand-offs travel through chats and editors: accept CRLF and stray trailing spaces.
     text = text.removeprefix(BOM)
@@ -299,16 +336,6 @@ def _record(lines: list[str], start: int, heading: str, *, kind: str, path: str 
             body.append((index + 1, line))
     close()
     return Record(kind=kind, heading=heading, line=start + 1, sections=tuple(sections), path=path)
-
-
-def split_row(line: str) -> list[str]:
-    """The cells of a markdown table row, stripped (outer pipes optional)."""
-    text = line.strip()
-    if text.startswith("|"):
-        text = text[1:]
-    if text.endswith("|"):
-        text = text[:-1]
-    return [cell.strip() for cell in text.split("|")]
 
 
 def _normal_header(cells: Sequence[str]) -> list[str]:

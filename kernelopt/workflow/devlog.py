@@ -18,10 +18,12 @@ the file, when missing). A heading a user annotated is still the section or the 
 ``## Performance (H200)``, ``## Performance — H200``, ``### v2: split-KV`` (the note in
 parentheses, or after a spaced dash or a colon, is kept as written); ``## Performance
 notes`` or ``### v2-fp8`` is another section or version, and two headings that both
-name the section (or a row's version table) are refused, never merged. Every other byte
-of the file (other sections, code blocks holding ``## `` lines, trailing spaces, CRLF
-line ends) is left exactly as it was. The write is atomic and holds a lock on the file,
-so concurrent profilers do not lose rows.
+name the section (or a row's version table) are refused, never merged. The section is
+found as markdown shows it: a setext heading (``Performance`` over ``---``) is one, and a
+heading in a code fence or an HTML comment (``<!-- ... -->``) is none. A ``|`` in a cell
+is written ``\\|``. Every other byte of the file (other sections, code blocks and comments
+holding ``## `` lines, trailing spaces, CRLF line ends) is left exactly as it was. The
+write is atomic and holds a lock on the file, so concurrent profilers do not lose rows.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from kernelopt._fileio import (
     read_text_and_encoding,
     require_file,
 )
+from kernelopt._table_cells import escape_cell
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
@@ -78,6 +81,12 @@ _MISSING = "-"
 # Anything else ("Performance notes", "v2-fp8", "v2.1") names something else.
 _NOTE = re.compile(r"(?:\s+\(.*\)|\s+[-\u2013\u2014]\s+\S.*|:(?:\s.*)?)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_COMMENT = re.compile(r"^ {0,3}<!--")
+# A setext heading's underline, and what ends a paragraph or starts a block whose lines
+# start no paragraph of their own (a thematic break; a list item, block quote or table).
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_BLOCK_START = re.compile(r"^ {0,3}(?:[>|]|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))")
 # The number as profile.py reads it, a run of digits split one way only, and a unit that
 # starts with a letter (every unit does): a unit that could start with a digit could also
 # take any tail of the number, and a cell that does not read would take quadratic time.
@@ -90,11 +99,12 @@ _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
 
 def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     # Written by kernelopt: no break of any kind str.splitlines knows (form feed, U+2028...),
-    # which other readers of the file may take for a line end.
-    if not isinstance(value, str) or "|" in value or breaks_lines(value) or value != value.strip():
+    # which other readers of the file may take for a line end. A '|' is written escaped
+    # ('\|') and read back as itself.
+    if not isinstance(value, str) or breaks_lines(value) or value != value.strip():
         raise InputError(
             expected(
-                "a table cell: one line without '|' or surrounding spaces",
+                "a table cell: one line without surrounding spaces",
                 repr(value),
                 where=f"PerfRow.{attribute.name}",
             )
@@ -111,6 +121,12 @@ def _key_cell(instance: object, attribute: attrs.Attribute[str], value: str) -> 
                 repr(value),
                 where=f"PerfRow.{attribute.name}",
             )
+        )
+    # Version and point name the measurement as the profile hand-off's heading names it
+    # (``## Profile: <kernel> <version> | <point>``), which holds no '|' in either.
+    if "|" in value:
+        raise InputError(
+            expected("a table cell without '|'", repr(value), where=f"PerfRow.{attribute.name}")
         )
 
 
@@ -167,7 +183,8 @@ class PerfRow:
     floor_pct : float, optional
         Roofline floor over measured time, %.
     gpu : str
-        Device name.
+        Device name; a ``|`` in it is written ``\\|`` and read back as ``|`` (the version
+        and point hold none).
     date : str
         ISO date of the measurement; empty (``-``) when not known.
     """
@@ -208,8 +225,8 @@ class PerfRow:
         )
 
     def render(self) -> str:
-        """The markdown table row (no line end)."""
-        return "| " + " | ".join(self.cells()) + " |"
+        """The markdown table row (no line end); a ``|`` in a cell is written ``\\|``."""
+        return "| " + " | ".join(escape_cell(cell) for cell in self.cells()) + " |"
 
 
 @attrs.frozen(kw_only=True)
@@ -321,7 +338,7 @@ def perf_rows_from_bench(
                 tflop_s=None if flops is None else flops / 1e12,
                 gb_s=None if moved is None else moved / 1e9,
                 floor_pct=floor_pct,
-                gpu=row.gpu.replace("|", "/"),
+                gpu=row.gpu,
                 date=measured_on(row),
             )
         )
@@ -410,7 +427,7 @@ def perf_row_from_profile(
         tflop_s=None if flops is None else flops / 1e12,
         gb_s=None if moved is None else moved / 1e9,
         floor_pct=floor_pct,
-        gpu=gpu.replace("|", "/"),
+        gpu=gpu,
         date=date or _today(),
     )
 
@@ -434,38 +451,102 @@ def _lines(text: str) -> list[str]:
     return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
+class _Blocks:
+    """The markdown blocks :func:`_scan` walks: which lines are hidden (in a code fence or
+    an HTML comment, as a renderer shows them: code, or nothing), and the paragraph open
+    at the current line, whose lines a setext underline (``===``, ``---``) makes a heading.
+    """
+
+    def __init__(self) -> None:
+        self.hidden: list[bool] = []
+        self.paragraph: list[int] = []  # the open paragraph's line indices
+        # True inside a list item, block quote or table, up to the next blank line: its
+        # lines continue that block (as markdown reads lazy lines) and start no paragraph.
+        self.in_block = False
+
+    def close(self) -> None:
+        self.paragraph = []
+        self.in_block = False
+
+
+def _setext_level(line: str) -> int | None:
+    """1 for a ``===`` underline, 2 for a ``---`` one; None for any other line."""
+    match = _SETEXT.match(line)
+    if match is None:
+        return None
+    return 1 if match.group(1).startswith("=") else 2
+
+
+def _read_line(blocks: _Blocks, headings: list[_Heading], lines: list[str], index: int) -> None:
+    """Take line ``index`` (outside fences and comments) into ``blocks`` and ``headings``."""
+    line = _shown(lines, index)
+    found = heading_of(line)
+    level = _setext_level(line)
+    if found:
+        headings.append(_Heading(index=index, level=found[0], title=found[1]))
+        blocks.close()
+    elif level is not None and blocks.paragraph:
+        # The heading starts where its paragraph does: its lines are its title.
+        title = " ".join(_shown(lines, i).strip() for i in blocks.paragraph)
+        headings.append(_Heading(index=blocks.paragraph[0], level=level, title=title))
+        blocks.close()
+    elif not line.strip() or _BREAK.match(line):
+        blocks.close()
+    elif _BLOCK_START.match(line):
+        blocks.paragraph, blocks.in_block = [], True
+    elif blocks.paragraph:
+        blocks.paragraph.append(index)
+    elif not blocks.in_block and not line.startswith((" " * 4, "\t")):
+        blocks.paragraph = [index]  # a line indented four spaces is code, not a paragraph
+
+
 def _scan(lines: list[str], path: str | None) -> tuple[list[_Heading], list[bool]]:
-    """Headings outside code fences, and which lines are inside a fence."""
+    """The headings, ATX (``## Title``) and setext (``Title`` over ``---`` or ``===``),
+    outside code fences and HTML comments (``<!-- ... -->``), and which lines are hidden
+    inside one of those: a heading or table there is code or a note to the file's
+    editors, not the file's section."""
     headings: list[_Heading] = []
-    fenced: list[bool] = []
+    blocks = _Blocks()
     fence: str | None = None
+    in_comment = False
     opened = 0
-    for index, raw in enumerate(lines):
-        # The file's byte-order mark stays in its first line, but is no text of it.
-        line = raw.rstrip("\r\n").removeprefix(BOM if index == 0 else "")
-        match = _FENCE.match(line)
+    for index in range(len(lines)):
+        line = _shown(lines, index)
         if fence is not None:
-            fenced.append(True)
+            blocks.hidden.append(True)
             closing = re.match(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}\s*$", line)
             if closing:
                 fence = None
             continue
-        if match:
-            fence, opened = match.group(1), index + 1
-            fenced.append(True)
+        if in_comment:
+            blocks.hidden.append(True)
+            in_comment = "-->" not in line
             continue
-        fenced.append(False)
-        found = heading_of(line)
-        if found:
-            headings.append(_Heading(index=index, level=found[0], title=found[1]))
-    if fence is not None:
-        # Appending after an unclosed fence would put the table inside the code block.
+        match = _FENCE.match(line)
+        if match or _COMMENT.match(line):
+            # Either interrupts a paragraph; a comment ends on the line holding "-->",
+            # which may be the line that opens it.
+            blocks.hidden.append(True)
+            blocks.close()
+            opened = index + 1
+            if match:
+                fence = match.group(1)
+            else:
+                in_comment = "-->" not in line
+            continue
+        blocks.hidden.append(False)
+        _read_line(blocks, headings, lines, index)
+    if fence is not None or in_comment:
+        # Appending after an unclosed fence would put the table inside the code block, and
+        # after an unclosed comment out of sight.
+        what = "code fences" if fence is not None else "HTML comments"
+        opener = "a fence" if fence is not None else "a comment '<!--'"
         raise FormatError(
-            expected("code fences that close", f"a fence opened at line {opened} left open"),
+            expected(f"{what} that close", f"{opener} opened at line {opened} left open"),
             path=path,
             line=opened,
         )
-    return headings, fenced
+    return headings, blocks.hidden
 
 
 def _end(headings: list[_Heading], after: int, level: int, limit: int) -> int:
@@ -523,11 +604,11 @@ def _header_ok(line: str) -> bool:
 
 
 def _table(
-    lines: list[str], fenced: list[bool], start: int, end: int, path: str | None
+    lines: list[str], hidden: list[bool], start: int, end: int, path: str | None
 ) -> tuple[int, int] | None:
     """(first, last) line index of the version's table within [start, end), if any."""
     first = next(
-        (i for i in range(start, end) if not fenced[i] and lines[i].lstrip().startswith("|")), None
+        (i for i in range(start, end) if not hidden[i] and lines[i].lstrip().startswith("|")), None
     )
     if first is None:
         return None
@@ -542,7 +623,7 @@ def _table(
             section=SECTION,
         )
     last = first
-    while last + 1 < end and not fenced[last + 1] and lines[last + 1].lstrip().startswith("|"):
+    while last + 1 < end and not hidden[last + 1] and lines[last + 1].lstrip().startswith("|"):
         last += 1
     return first, last
 
@@ -571,7 +652,7 @@ def _terminate(lines: list[str], index: int, eol: str) -> None:
 
 def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
     """Put ``row`` into ``lines``; True when it replaced a row."""
-    headings, fenced = _scan(lines, path)
+    headings, hidden = _scan(lines, path)
     found = _section(lines, headings, path)
     if found is None:
         if lines:
@@ -579,7 +660,7 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
             if lines[-1].strip():
                 lines.append(eol)
         lines.append(f"## {SECTION}{eol}")
-        headings, fenced = _scan(lines, path)
+        headings, hidden = _scan(lines, path)
         found = _section(lines, headings, path)
         assert found is not None
     start, end = found
@@ -596,7 +677,7 @@ def _upsert(lines: list[str], row: PerfRow, eol: str, path: str | None) -> bool:
     )
     if sub is not None:
         sub_end = _end(headings, sub.index, 3, end)
-        table = _table(lines, fenced, sub.index + 1, sub_end, path)
+        table = _table(lines, hidden, sub.index + 1, sub_end, path)
         if table is None:
             block = [eol, *_new_table(row, eol)]
             if sub.index + 1 < len(lines) and lines[sub.index + 1].strip():
@@ -730,7 +811,7 @@ def update_devlog(
         point and GPU (which one is current is the user's call), the file has two
         Performance section headings or the section two headings of a row's version
         (``## Performance (H200)`` and ``## Performance``: both lines are named), or a
-        code fence is left open (the file is left untouched).
+        code fence or an HTML comment is left open (the file is left untouched).
     """
     target = Path(path)
     where = str(target)
@@ -825,7 +906,9 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
     """The rows of every version table in the ``## Performance`` section of ``text``.
 
     The section's heading may carry a note: ``## Performance (H200)``,
-    ``## Performance — H200``, ``## Performance: H200``.
+    ``## Performance — H200``, ``## Performance: H200``; it may be a setext heading
+    (``Performance`` over a line of ``-``). Headings and tables in code fences and HTML
+    comments are not read.
 
     Parameters
     ----------
@@ -844,13 +927,14 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
     InputError
         When ``text`` is not a str.
     FormatError
-        For a table with another header, a cell that does not read, or two Performance
-        section headings (an annotated one such as ``## Performance (H200)`` counts).
+        For a table with another header, a cell that does not read, two Performance
+        section headings (an annotated one such as ``## Performance (H200)`` counts), or
+        a code fence or HTML comment left open.
     """
     require_text(text)
     where = None if path is None else os.fspath(path)
     lines = _lines(text)
-    headings, fenced = _scan(lines, where)
+    headings, hidden = _scan(lines, where)
     found = _section(lines, headings, where)
     if found is None:
         return []
@@ -860,7 +944,7 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
         if not (start < heading.index < end and heading.level == 3):
             continue
         table = _table(
-            lines, fenced, heading.index + 1, _end(headings, heading.index, 3, end), where
+            lines, hidden, heading.index + 1, _end(headings, heading.index, 3, end), where
         )
         if table is None:
             continue

@@ -51,6 +51,7 @@ from kernelopt.catalog import (
 from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import INDEX_NAME, candidate_paths
 from kernelopt.catalog.loader import load_tree, read_exact
+from kernelopt.catalog.model import ID_RE
 from kernelopt.catalog.store import _refuse_special_files
 from kernelopt.workflow._fields import require_instance
 from kernelopt.workflow.observe import Observation
@@ -601,6 +602,38 @@ def _check_writable(tree: KnowledgeTree, entry: Entry, *, new: bool) -> None:
         )
 
 
+@attrs.frozen(kw_only=True)
+class _Names:
+    """What :func:`learn`'s refusals call the values they refuse: its arguments, or the
+    options of ``kernelopt learn`` (:data:`_OPTIONS`), so that a message names what its
+    reader typed (``--knowledge: Expected ...``, not ``knowledge: Expected ...``)."""
+
+    knowledge: str
+    entry: str
+    anti_pattern: str
+    rows: str
+    allow_builtin: str
+    allow_host_clock: str
+
+
+_ARGUMENTS = _Names(
+    knowledge="knowledge",
+    entry="entry_id",
+    anti_pattern="anti_pattern",
+    rows="observation",
+    allow_builtin="allow_builtin=True",
+    allow_host_clock="allow_host_clock=True",
+)
+_OPTIONS = _Names(
+    knowledge="--knowledge",
+    entry="--entry",
+    anti_pattern="--anti-pattern",
+    rows="--before, --after",
+    allow_builtin="--allow-builtin",
+    allow_host_clock="--allow-host-clock",
+)
+
+
 def _is_builtin(root: Path) -> bool:
     resolved, builtin = root.resolve(), BUILTIN_ROOT.resolve()
     return resolved == builtin or builtin in resolved.parents
@@ -675,6 +708,37 @@ def learn(
         host-clock timings without ``allow_host_clock``, an unknown family or language,
         or an ``anti_pattern`` id naming an optimization; a dry run refuses the same.
     """
+    return _learn_as(
+        observation,
+        entry_id=entry_id,
+        knowledge=knowledge,
+        family=family,
+        language=language,
+        kernel=kernel,
+        anti_pattern=anti_pattern,
+        dry_run=dry_run,
+        allow_builtin=allow_builtin,
+        allow_host_clock=allow_host_clock,
+        names=_ARGUMENTS,
+    )
+
+
+def _learn_as(
+    observation: Observation,
+    *,
+    entry_id: str,
+    knowledge: str | os.PathLike[str],
+    family: str | None,
+    language: str | None,
+    kernel: str,
+    anti_pattern: str | None,
+    dry_run: bool,
+    allow_builtin: bool,
+    allow_host_clock: bool,
+    names: _Names,
+) -> LearnOutcome:
+    """:func:`learn`, its refusals calling what they refuse by ``names``: the function's
+    arguments, or the options of ``kernelopt learn`` (:data:`_OPTIONS`)."""
     require_instance(
         observation,
         Observation,
@@ -684,20 +748,19 @@ def learn(
     if observation.host_clock and not allow_host_clock:
         raise InputError(
             expected(
-                "GPU timings (CUDA events) to record in the knowledge base (allow_host_clock="
-                "True, --allow-host-clock, records host-clock ones)",
+                "GPU timings (CUDA events) to record in the knowledge base "
+                f"({names.allow_host_clock} records host-clock ones)",
                 "rows timed with the host clock (mode 'cpu' or backend 'cpu-perf-counter')",
-                where="observation",
+                where=names.rows,
             )
         )
     root = Path(knowledge)
     if _is_builtin(root) and not allow_builtin:
         raise InputError(
             expected(
-                "a user's knowledge tree (the built-in one needs allow_builtin=True, "
-                "--allow-builtin)",
+                f"a user's knowledge tree (the built-in one needs {names.allow_builtin})",
                 str(root),
-                where="knowledge",
+                where=names.knowledge,
             )
         )
     if language is not None:
@@ -708,6 +771,12 @@ def learn(
         # The catalog's own check: the names `diagnose --family` and the catalog's queries
         # take, listed in their order, and `mla_decode` read as `mla-decode`.
         family = catalog.canonical_family(family)
+    if not isinstance(entry_id, str) or entry_id not in catalog:
+        raise CatalogError(
+            expected(
+                "a known entry id (see `kernelopt catalog list`)", repr(entry_id), where=names.entry
+            )
+        )
     applied = catalog.get(entry_id)
     base = LearnOutcome(action=Action.NONE, applied=applied.id, observation=observation)
     verdict = observation.verdict
@@ -740,6 +809,15 @@ def learn(
         )
         target_id = anti_pattern or f"{applied.id}-regression"
         if target_id not in catalog:
+            if anti_pattern and not (isinstance(anti_pattern, str) and ID_RE.match(anti_pattern)):
+                # Refused here, not by the new entry's own check, which names Entry.id.
+                raise InputError(
+                    expected(
+                        "a kebab-case id such as 'split-kv-flash-decoding'",
+                        repr(anti_pattern),
+                        where=names.anti_pattern,
+                    )
+                )
             created = derive_anti_pattern(
                 applied,
                 cited,
@@ -773,7 +851,13 @@ def learn(
                 )
         target = catalog.get(target_id)
         if target.kind is not Kind.ANTI_PATTERN:
-            raise InputError(expected("an anti-pattern id to record the regression in", target_id))
+            raise InputError(
+                expected(
+                    "an anti-pattern id to record the regression in",
+                    f"{target_id!r}, an optimization",
+                    where=names.anti_pattern if anti_pattern is not None else None,
+                )
+            )
         contradicts = False
     recorded_before = _holds(target, row, cited.source, anchor)
     if not recorded_before:

@@ -12,6 +12,13 @@ and leaves out the trial point's ``name``; table cells are stripped, and the
 vs-Baseline Change is computed from the rounded Previous and Current it prints.
 Otherwise the text is a fixed point whatever the values:
 ``parse_profile(text).render() == text`` for ``text = report.render()``.
+
+A hand-written Top 3 may be a numbered list, bullets or a table with a rank or name
+column. What the reader leaves out it says in a
+:class:`ProfileWarning` naming the file and line: items past the third (not read, so that
+the record holds what its rendering prints), a Top 3 no opportunity could be read from
+(prose). A share no percentage can be (a TC% below 0) is a FormatError at its line, as
+the record refuses it.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 
 from kernelopt._errors import FormatError, expected
 from kernelopt.bench.measurement import UNIT_SECONDS
@@ -35,17 +43,21 @@ from kernelopt.experiments.readers._values import LATENCY_UNITS
 from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import (
     Record,
+    Section,
     fail,
     find_record,
     find_records,
     list_items,
     one_line,
+    split_row,
     table_rows,
 )
 
 __all__ = [
     "BASELINE_COLUMNS",
     "STAGE_COLUMNS",
+    "TOP",
+    "ProfileWarning",
     "parse_point",
     "parse_profile",
     "parse_profiles",
@@ -137,6 +149,8 @@ def _point_error(record: Record | None, what: str, got: str) -> FormatError:
 
 
 def _percent(record: Record, cell: str, line: int, column: str) -> float | None:
+    """The share in ``cell`` (None for ``n/a (no counters)``); one no percentage can be is
+    a FormatError at its line."""
     text = cell.strip().rstrip("%").strip()
     if text.lower() in _NOT_AVAILABLE or cell.strip().lower() in _NOT_AVAILABLE:
         return None
@@ -152,6 +166,13 @@ def _percent(record: Record, cell: str, line: int, column: str) -> float | None:
             line=line,
             section="Stages",
         )
+    # No share is below 0. TC% and DRAM% are shares of measured ceilings, which a call may
+    # pass (a read-only kernel can beat a copy's bandwidth); occupancy stops at 100. The
+    # record refuses them too, but without the line they were read from.
+    most = 100.0 if column == "Occ%" else math.inf
+    if not 0 <= value <= most:
+        shown = "a percentage >= 0" if math.isinf(most) else "a percentage in [0, 100]"
+        raise fail(record, f"{shown} in {column}", repr(cell), line=line, section="Stages")
     return value
 
 
@@ -177,6 +198,7 @@ def _number_and_unit(
 
 
 def _stages(record: Record) -> tuple[Stage, ...]:
+    """The Stages table's rows."""
     # Each section once: the contract writes one of each per hand-off (several trial
     # points are several hand-offs), and a second table read past would drop its stages.
     section = record.require("Stages")
@@ -194,14 +216,17 @@ def _stages(record: Record) -> tuple[Stage, ...]:
             raise fail(
                 record, "a finite duration >= 0", repr(duration), line=line, section="Stages"
             )
+        tc_pct = _percent(record, tc, line, "TC%")
+        dram_pct = _percent(record, dram, line, "DRAM%")
+        occupancy_pct = _percent(record, occ, line, "Occ%")
         stages.append(
             Stage(
                 name=name,
                 duration=value,
                 unit=match.group("token") or match.group("unit"),
-                tc_pct=_percent(record, tc, line, "TC%"),
-                dram_pct=_percent(record, dram, line, "DRAM%"),
-                occupancy_pct=_percent(record, occ, line, "Occ%"),
+                tc_pct=tc_pct,
+                dram_pct=dram_pct,
+                occupancy_pct=occupancy_pct,
                 bottleneck=bottleneck,
                 key_issue=issue,
             )
@@ -245,52 +270,230 @@ def _bottleneck(record: Record) -> tuple[Bottleneck, str]:
     return found, one_line(" ".join(cause))
 
 
-def _opportunities(record: Record) -> tuple[Opportunity, ...]:
-    section = record.require("Top 3 Opportunities", shown="Top 3 Opportunities")
-    found = []
+class ProfileWarning(UserWarning):
+    """Part of a profile hand-off was left out when read: items beyond the third of the
+    Top 3, or a Top 3 no opportunity could be read from (prose)."""
+
+
+TOP = 3  # opportunities a profile hand-off holds: its section is the "Top 3"
+_SECTION = "Top 3 Opportunities"
+_OPPORTUNITY_FORM = "'name (`entry-id`) -- est. 30% gain -- trigger: dram_pct=40'"
+# What says there is no opportunity: the renderer's "(none: no catalog trigger fired ...)",
+# or a writer's "None." or "n/a".
+_NONE_STATED = re.compile(r"^\(?\s*(?:none|no opportunit\w*|n/a)\b", re.IGNORECASE)
+# The columns of a Top 3 written as a table, told by their headers (lower case, "_" read
+# as a space). A rank or a name column makes the table a Top 3; a gain column is needed.
+_RANK_HEADER = re.compile(r"^(?:#|no\.?|rank\w*)$")
+_GAIN_HEADER = re.compile(r"\b(?:gain|impact|saving\w*|speedup)\b")
+_TRIGGER_HEADER = re.compile(r"\b(?:trigger\w*|evidence|why|reason)\b")
+_NAME_HEADER = re.compile(r"\b(?:name|opportunit\w*|optimi[sz]ation\w*|technique|idea|change)\b")
+_ID_HEADER = re.compile(r"^(?:entry|catalog|id)\b|\bid$")
+_SEPARATOR = re.compile(r"^:?-{2,}:?$")
+_TABLE_GAIN = re.compile(
+    rf"^(?:est(?:\.|imated)?\s*|~\s*|≈\s*)?(?P<gain>{_NUMBER})\s*%?(?:\s*gain)?$", re.IGNORECASE
+)
+_NAME_WITH_ID = re.compile(r"^(?P<name>.*?)\s*\(`(?P<id>[^`]*)`\)$")
+
+
+def _opportunities(record: Record, notes: list[str]) -> tuple[Opportunity, ...]:
+    """The Top 3, written as a numbered list, as bullets or as a table.
+
+    Items past the third are left out, each named in ``notes``, so that the record holds
+    what its rendering prints; a section that holds none of the three forms and does not
+    say "none" reads as no opportunity, and ``notes`` says that the Top 3 could not be read.
+    """
+    section = record.require(_SECTION, shown=_SECTION)
     # Bullets too, as the other hand-offs read their lists: a Top 3 written as `- ...` items
     # was read as no opportunity at all, and printed back as "none fired". An item wrapped
     # onto the next lines keeps them (up to a blank line or the next item): read line by
     # line, a trigger wrapped after its first line lost the rest without a word.
-    for line, text in list_items(section):
-        match = _OPPORTUNITY.match(text) or _OPPORTUNITY_NO_ID.match(text)
-        if match is None:
-            raise fail(
-                record,
-                "an opportunity like 'name (`entry-id`) -- est. 30% gain -- trigger: dram_pct=40'",
-                repr(text),
-                line=line,
-                section="Top 3 Opportunities",
-            )
-        groups = match.groupdict()
-        gain = float(groups["gain"])
-        if not math.isfinite(gain):  # "nan%", or "1e400%" read as inf
-            raise fail(
-                record,
-                "a finite estimated gain",
-                repr(f"{groups['gain']}%"),
-                line=line,
-                section="Top 3 Opportunities",
-            )
-        entry_id = (groups.get("id") or "").strip()
-        if any(char.isspace() for char in entry_id):
-            # The record refuses it too, but without the line it was read from.
-            raise fail(
-                record,
-                "an entry id without spaces",
-                repr(entry_id),
-                line=line,
-                section="Top 3 Opportunities",
-            )
-        found.append(
-            Opportunity(
-                name=groups["name"].strip(),
-                entry_id=entry_id,
-                gain_pct=gain,
-                trigger=groups["trigger"].strip(),
-            )
+    items = list_items(section)
+    if items:
+        found = [(line, _listed(record, line, text)) for line, text in items]
+    else:
+        table = _table(record, section)
+        if table is None:
+            notes += _unread(record, section)
+            return ()
+        found = table
+    return _top(record, found, notes)
+
+
+def _listed(record: Record, line: int, text: str) -> Opportunity:
+    """The opportunity of one list item (``name (`id`) -- est. 30% gain -- trigger: ...``)."""
+    match = _OPPORTUNITY.match(text) or _OPPORTUNITY_NO_ID.match(text)
+    if match is None:
+        raise fail(
+            record,
+            f"an opportunity like {_OPPORTUNITY_FORM}",
+            repr(text),
+            line=line,
+            section=_SECTION,
         )
-    return tuple(found)
+    groups = match.groupdict()
+    return _opportunity(
+        record,
+        line,
+        name=groups["name"].strip(),
+        entry_id=(groups.get("id") or "").strip(),
+        gain=groups["gain"],
+        trigger=groups["trigger"].strip(),
+    )
+
+
+def _opportunity(
+    record: Record, line: int, *, name: str, entry_id: str, gain: str, trigger: str
+) -> Opportunity:
+    """One opportunity read at ``line``; a value the record refuses is a FormatError there."""
+    value = float(gain)
+    if not math.isfinite(value):  # "nan%", or "1e400%" read as inf
+        raise fail(record, "a finite estimated gain", repr(f"{gain}%"), line=line, section=_SECTION)
+    # The record refuses these too, but without the line they were read from. A backtick
+    # is met only in a table's Entry cell: the list form's id is written between two.
+    if any(char.isspace() for char in entry_id):
+        raise fail(
+            record, "an entry id without spaces", repr(entry_id), line=line, section=_SECTION
+        )
+    if "`" in entry_id:
+        raise fail(
+            record, "an entry id without backticks", repr(entry_id), line=line, section=_SECTION
+        )
+    return Opportunity(name=name, entry_id=entry_id, gain_pct=value, trigger=trigger)
+
+
+def _header_role(header: str) -> str | None:
+    """What a Top 3 table's column holds, by its header: rank, gain, trigger, name or id."""
+    text = " ".join(header.strip("*` ").replace("_", " ").lower().split())
+    for role, pattern in (
+        ("rank", _RANK_HEADER),
+        ("gain", _GAIN_HEADER),
+        ("trigger", _TRIGGER_HEADER),
+        ("name", _NAME_HEADER),
+        ("id", _ID_HEADER),
+    ):
+        if pattern.search(text):
+            return role
+    return None
+
+
+def _columns(header: list[str]) -> dict[str, int] | None:
+    """The column of each role a Top 3 table's header names, or None for a table that is no
+    Top 3 (neither a rank nor a name column). Without a name column, the first column of no
+    other role holds the names."""
+    columns: dict[str, int] = {}
+    for index, cell in enumerate(header):
+        role = _header_role(cell)
+        if role is not None:
+            columns.setdefault(role, index)
+    if "rank" not in columns and "name" not in columns:
+        return None
+    if "name" not in columns:
+        taken = set(columns.values())
+        rest = [index for index in range(len(header)) if index not in taken]
+        if not rest:
+            return None
+        columns["name"] = rest[0]
+    return columns
+
+
+def _table(record: Record, section: Section) -> list[tuple[int, Opportunity]] | None:
+    """The opportunities of a Top 3 written as a table (``| Rank | Opportunity | Entry |
+    Est. Gain | Trigger |``), in the order written; None when the section holds no table
+    whose header names a rank or a name column, or one without rows."""
+    rows = [(number, line) for number, line in section.body if line.lstrip().startswith("|")]
+    if not rows:
+        return None
+    header_line, header_text = rows[0]
+    header = split_row(header_text)
+    columns = _columns(header)
+    if columns is None:
+        return None
+    if "gain" not in columns:
+        raise fail(
+            record,
+            "a Top 3 table with an estimated gain column (| Rank | Opportunity | Entry | "
+            "Est. Gain | Trigger |)",
+            repr(header_text.strip()),
+            line=header_line,
+            section=_SECTION,
+        )
+    found = []
+    for number, line in rows[1:]:
+        cells = split_row(line)
+        if all(_SEPARATOR.match(cell) for cell in cells):
+            continue
+        if len(cells) != len(header):
+            raise fail(
+                record,
+                f"{len(header)} cells, as the header has",
+                f"{len(cells)} in {line.strip()!r}",
+                line=number,
+                section=_SECTION,
+            )
+        found.append((number, _tabled(record, number, cells, columns)))
+    return found or None
+
+
+def _tabled(record: Record, line: int, cells: list[str], columns: dict[str, int]) -> Opportunity:
+    """The opportunity of one row of a Top 3 table."""
+    name = cells[columns["name"]].strip()
+    entry_id = cells[columns["id"]].strip().strip("`").strip() if "id" in columns else ""
+    with_id = _NAME_WITH_ID.match(name)
+    if with_id is not None and not entry_id:
+        name, entry_id = with_id.group("name").strip(), with_id.group("id").strip()
+    if not name:
+        raise fail(record, "an opportunity's name", "an empty cell", line=line, section=_SECTION)
+    gain_cell = cells[columns["gain"]].strip().strip("*`").strip()
+    gain = _TABLE_GAIN.match(gain_cell)
+    if gain is None:
+        raise fail(
+            record, "an estimated gain like '30%'", repr(gain_cell), line=line, section=_SECTION
+        )
+    trigger = cells[columns["trigger"]].strip() if "trigger" in columns else ""
+    return _opportunity(
+        record, line, name=name, entry_id=entry_id, gain=gain.group("gain"), trigger=trigger
+    )
+
+
+def _unread(record: Record, section: Section) -> list[str]:
+    """That the Top 3 could not be read, unless the section says there is none."""
+    written = [(number, line.strip()) for number, line in section.body if line.strip()]
+    if written and _NONE_STATED.match(written[0][1]):
+        return []
+    line, got = written[0] if written else (section.line, "an empty section")
+    message = fail(
+        record,
+        f"the Top 3 as a numbered list ({_OPPORTUNITY_FORM}) or a table with a Rank or Name column",
+        repr(got) if written else got,
+        line=line,
+        section=_SECTION,
+    )
+    return [f"{message}; the Top 3 could not be read: read as no opportunities"]
+
+
+def _top(
+    record: Record, found: list[tuple[int, Opportunity]], notes: list[str]
+) -> tuple[Opportunity, ...]:
+    """The first :data:`TOP` opportunities; those beyond are named in ``notes``, not kept:
+    a rendering prints the first three, and a record holding a fourth would say more than
+    its text does."""
+    if len(found) > TOP:
+        beyond = "; ".join(f"line {line}: {_named(item)}" for line, item in found[TOP:])
+        message = fail(
+            record,
+            f"at most {TOP} opportunities in the Top 3",
+            f"{len(found)}",
+            line=found[TOP][0],
+            section=_SECTION,
+        )
+        notes.append(f"{message}; beyond the Top 3 and not read: {beyond}")
+    return tuple(item for _, item in found[:TOP])
+
+
+def _named(item: Opportunity) -> str:
+    """An opportunity as a warning names it: its name, its entry id and its gain."""
+    entry = f" (`{item.entry_id}`)" if item.entry_id else ""
+    return f"{item.name}{entry}, est. {item.gain_pct:g}% gain"
 
 
 def _baseline_unit(metric: str, change: str) -> str:
@@ -384,7 +587,14 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
     ------
     FormatError
         Naming the missing, repeated (a second `### Stages`, say) or unreadable section
-        and its line.
+        and its line, or a value the record cannot hold (a TC% below 0, say).
+
+    Warns
+    -----
+    ProfileWarning
+        Naming the file and line, when the Top 3 lists more than three opportunities
+        (those beyond are not read, as a rendering prints three), or when no opportunity
+        could be read from it (prose, an empty section) and it does not say "none".
 
     Examples
     --------
@@ -398,7 +608,10 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
     >>> parse_profile("Here it is:\\n\\n" + report.render()) == report
     True
     """
-    return _report(find_record(text, "Profile:", kind="profile", path=path))
+    notes: list[str] = []
+    report = _report(find_record(text, "Profile:", kind="profile", path=path), notes)
+    _warn(notes)
+    return report
 
 
 def parse_profiles(text: str, *, path: str | os.PathLike[str] | None = None) -> list[ProfileReport]:
@@ -424,6 +637,11 @@ def parse_profiles(text: str, *, path: str | os.PathLike[str] | None = None) -> 
     FormatError
         When there is none, or one is malformed (naming its section and line).
 
+    Warns
+    -----
+    ProfileWarning
+        As :func:`parse_profile`, for each hand-off.
+
     Examples
     --------
     >>> from kernelopt.bench import Bottleneck, ProfileReport, Stage
@@ -439,10 +657,21 @@ def parse_profiles(text: str, *, path: str | os.PathLike[str] | None = None) -> 
     >>> parse_profiles("\\n".join(report.render() for report in reports)) == reports
     True
     """
-    return [_report(record) for record in find_records(text, "Profile:", kind="profile", path=path)]
+    notes: list[str] = []
+    records = find_records(text, "Profile:", kind="profile", path=path)
+    reports = [_report(record, notes) for record in records]
+    _warn(notes)
+    return reports
 
 
-def _report(record: Record) -> ProfileReport:
+def _warn(notes: list[str]) -> None:
+    """Each note as a :class:`ProfileWarning`, at the line that called the reader."""
+    for note in notes:
+        warnings.warn(note, ProfileWarning, stacklevel=3)
+
+
+def _report(record: Record, notes: list[str]) -> ProfileReport:
+    """The report of one hand-off; what was left out of it is added to ``notes``."""
     kernel, version, point = _head(record)
     bottleneck, cause = _bottleneck(record)
     return ProfileReport(
@@ -452,6 +681,6 @@ def _report(record: Record) -> ProfileReport:
         stages=_stages(record),
         bottleneck=bottleneck,
         root_cause=cause,
-        opportunities=_opportunities(record),
+        opportunities=_opportunities(record, notes),
         baseline=_baseline(record),
     )

@@ -37,7 +37,7 @@ from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_
 from kernelopt.workflow._fields import check_line as _line
 from kernelopt.workflow._fields import require_instance, require_text
 from kernelopt.workflow._fields import where as _where
-from kernelopt.workflow._markdown import BOM, unbracket
+from kernelopt.workflow._markdown import BOM, is_placeholder, unbracket
 from kernelopt.workflow._points import trial_point
 from kernelopt.workflow.changes import Change, change_items, parse_change
 from kernelopt.workflow.profile import parse_point
@@ -72,12 +72,33 @@ _APPLY_LINE = re.compile(r"^Apply optimizations:\s*(?P<inline>.*)$")
 # should write (it would make a file called "<kernel>.md").
 _PLACEHOLDER = re.compile(r"<kernel>", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?P<text>.*)$")
+# The templates' placeholders for the names and the list: left unfilled, each would read
+# as a value (a kernel called "<kernel>", an optimization "specific list with rationale").
+_TEMPLATE_NAMES = ("<kernel>", "<version>", "<new_version>", "<current_version>", "<current>")
+_TEMPLATE_LIST = "[specific list with rationale]"
 
 
 def _word(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not isinstance(value, str) or not value or re.search(r"\s", value):
         raise InputError(
             expected("a name without spaces", repr(value), where=_where(instance, attribute))
+        )
+
+
+def _is_template_name(text: str) -> bool:
+    return any(is_placeholder(text, shown) for shown in _TEMPLATE_NAMES)
+
+
+def _filled_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    # Written, a name that is a template's placeholder would read back as unfilled
+    # (the parsers refuse "<kernel>"), so it is no name here either.
+    if isinstance(value, str) and _is_template_name(value):
+        raise InputError(
+            expected(
+                "a name, not a template's placeholder",
+                repr(value),
+                where=_where(instance, attribute),
+            )
         )
 
 
@@ -160,8 +181,8 @@ class ProfilerPrompt:
     Update the devlog performance section in docs/kernels/mla_decode.md.
     """
 
-    kernel: str = attrs.field(validator=_line)
-    version: str = attrs.field(validator=_word)
+    kernel: str = attrs.field(validator=[_line, _filled_name])
+    version: str = attrs.field(validator=[_word, _filled_name])
     point: TrialPoint = attrs.field(converter=_point)
     devlog: str = attrs.field(validator=[_line, _filled_devlog])
 
@@ -194,9 +215,9 @@ class DesignerPrompt:
         What to apply, each with its rationale and catalog link; at least one.
     """
 
-    kernel: str = attrs.field(validator=_line)
-    current: str = attrs.field(validator=_word)
-    new_version: str = attrs.field(validator=_word)
+    kernel: str = attrs.field(validator=[_line, _filled_name])
+    current: str = attrs.field(validator=[_word, _filled_name])
+    new_version: str = attrs.field(validator=[_word, _filled_name])
     language: str = attrs.field(converter=_language)
     optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
 
@@ -298,6 +319,16 @@ class _Lines:
         return FormatError(expected(what, got), path=self.path, line=line, section=self.section)
 
 
+def _refuse_unfilled(lines: _Lines, names: dict[str, str], number: int) -> None:
+    """Refuse a name of ``names`` (its role in words, to its text) that is one of the
+    template's placeholders (:data:`_TEMPLATE_NAMES`) left unfilled."""
+    for role, text in names.items():
+        if _is_template_name(text):
+            raise lines.fail(
+                f"the {role}'s name", f"the template's placeholder {text!r}, not filled in", number
+            )
+
+
 def parse_profiler_prompt(
     text: str, *, path: str | os.PathLike[str] | None = None
 ) -> ProfilerPrompt:
@@ -315,10 +346,12 @@ def parse_profiler_prompt(
     InputError
         When ``text`` is not a str.
     FormatError
-        Naming the missing or unreadable line.
+        Naming the missing or unreadable line; also for the kernel, version or devlog left
+        as the template's placeholder (``<kernel>``, ``<version>``).
     """
     lines = _Lines(text, path, "Profiler prompt")
     number, found = lines.find(_PROFILE_LINE, "Profile <kernel> <version> at b=X, s=X, t=X.")
+    head_line = number
     names = found.group("head").split()
     if len(names) < 2:
         raise lines.fail(
@@ -337,6 +370,7 @@ def parse_profiler_prompt(
         f"{_DEVLOG} docs/kernels/<kernel>.md.",
     )
     kernel = found.group("head")[: -len(names[-1])].strip()
+    _refuse_unfilled(lines, {"kernel": kernel, "version": names[-1]}, head_line)
     path_text = _sentence(devlog.group("path"))
     if _PLACEHOLDER.search(path_text):
         # Said here, where the kernel the path should name is known.
@@ -359,7 +393,9 @@ def parse_profiler_prompt(
 def _items(lines: _Lines, inline: str, apply_line: int) -> list[tuple[int, str]]:
     # The template writes the list on the Apply line ("[specific list with rationale].");
     # the renderer writes one numbered item a line, up to the Return line.
-    listed = unbracket(_sentence(inline.strip()))
+    listed = _sentence(inline.strip())
+    # The template's list left unfilled lists nothing.
+    listed = "" if is_placeholder(listed, _TEMPLATE_LIST) else unbracket(listed)
     found = [(apply_line, item.strip()) for item in listed.split(";") if item.strip()]
     end = lines.fixed(_RETURN_DESIGN)
     for index in range(apply_line, end - 1):
@@ -388,7 +424,8 @@ def parse_designer_prompt(
         When ``text`` is not a str.
     FormatError
         Naming the missing or unreadable line; a Load line naming another language's
-        skill is one.
+        skill is one, and so is a name or the list of optimizations left as the
+        template's placeholder (``<kernel>``, ``[specific list with rationale]``).
     """
     lines = _Lines(text, path, "Designer prompt")
     number, found = lines.find(_CREATE_LINE, "Create <kernel> <new_version> from <current>.")
@@ -397,6 +434,13 @@ def parse_designer_prompt(
         raise lines.fail(
             "'Create <kernel> <new_version> from <current>.'", repr(found.group(0)), number
         )
+    kernel = found.group("head")[: -len(names[-1])].strip()
+    current = _sentence(found.group("current"))
+    _refuse_unfilled(
+        lines,
+        {"kernel": kernel, "new version": names[-1], "current version": current},
+        number,
+    )
     number, stated = lines.find(_LANGUAGE_LINE, "Language: <language>.")
     try:
         language = _language(_sentence(stated.group("language").strip()))
@@ -414,12 +458,16 @@ def parse_designer_prompt(
         except InputError as error:
             raise lines.fail("an optimization item", f"{item!r} ({error})", line) from None
     if not optimizations:
-        raise lines.fail("numbered optimizations ('1. ...')", "none", apply_line)
+        unfilled = is_placeholder(_sentence(apply.group("inline").strip()), _TEMPLATE_LIST)
+        got = (
+            f"the template's placeholder {_TEMPLATE_LIST!r}, not filled in" if unfilled else "none"
+        )
+        raise lines.fail("numbered optimizations ('1. ...')", got, apply_line)
     try:
         return DesignerPrompt(
-            kernel=found.group("head")[: -len(names[-1])].strip(),
+            kernel=kernel,
             new_version=names[-1],
-            current=_sentence(found.group("current")),
+            current=current,
             language=language,
             optimizations=optimizations,
         )

@@ -40,8 +40,10 @@ from kernelopt.workflow._markdown import (
     check_unbracketed,
     fail,
     find_record,
+    is_placeholder,
     list_items,
     one_line,
+    refuse_placeholder,
     unbracket,
 )
 from kernelopt.workflow.changes import (
@@ -87,6 +89,16 @@ _NEXT_LABEL = re.compile(
     + "|".join(re.escape(label) for label in sorted(_SPLIT_LABELS, key=len, reverse=True))
     + r")\s*:)",
     re.IGNORECASE,
+)
+
+
+# The contract template's placeholders, as it writes them: left unfilled, each would read
+# as a value (a kernel called "kernel", a constraint reading "register budget, ...").
+_TEMPLATE_CONSTRAINTS = (
+    "register budget, target occupancy, required control level, and language-specific constraints"
+)
+_TEMPLATE_OPTIMIZATION = (
+    "[specific optimization + rationale + link to the shared or language-specific knowledge file]"
 )
 
 
@@ -158,6 +170,13 @@ def _other(instance: Constraints, attribute: attrs.Attribute[Any], value: tuple[
         _line(instance, attribute, item)
         _one_constraint(instance, attribute, item)
         label, sep, _ = item.partition(":")
+        if is_placeholder(item, _TEMPLATE_CONSTRAINTS):
+            # Written, it would read back as the template's item left unfilled: no constraint.
+            raise InputError(
+                expected(
+                    "a constraint, not the template's item", repr(item), where="Constraints.other"
+                )
+            )
         if item.lower() == _NONE or (sep and _typed_key(label) is not None):
             raise InputError(
                 expected(
@@ -454,13 +473,17 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
     -------
     OptimizationTask
         The task; ``constraints_stated`` is False when the text has no ``### Constraints``
-        section (cut off before it, perhaps), so that its missing constraints do not read
-        as ``- none``.
+        section (cut off before it, perhaps), or one holding only the template's item
+        (``- register budget, target occupancy, ...``) left unfilled, so that its missing
+        constraints do not read as ``- none``.
 
     Raises
     ------
     FormatError
-        Naming the missing or unreadable section and its line.
+        Naming the missing or unreadable section and its line; also for a placeholder of
+        the template left unfilled where a value is needed (``[kernel]``, ``[current]``,
+        ``[new_version]``, ``[from profiler]``, the optimization item), which would
+        otherwise read as a value (a kernel called ``kernel``).
     """
     record = find_record(text, "Optimization Task:", kind="optimization task", path=path)
     # No `\s*` before the arrow (the head is stripped): it would make a long run of spaces
@@ -475,10 +498,36 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
             section="Optimization Task",
         )
     head, new_version = match.group("head").strip(), match.group("new")
-    bottleneck = record.require("Current Bottleneck:").rest("Current Bottleneck:")
+    kernel, current = head[: -len(names[-1])].strip(), names[-1]
+    for name, placeholder, what in (
+        (kernel, "[kernel]", "the kernel's name"),
+        (current, "[current]", "the current version"),
+        (new_version, "[new_version]", "the new version"),
+    ):
+        refuse_placeholder(
+            record, name, placeholder, f"{what} in the heading", section="Optimization Task"
+        )
+    bottleneck_section = record.require("Current Bottleneck:")
+    bottleneck = bottleneck_section.rest("Current Bottleneck:")
+    refuse_placeholder(
+        record,
+        bottleneck,
+        "[from profiler]",
+        "the profile's bottleneck after '### Current Bottleneck:'",
+        line=bottleneck_section.line,
+        section="Current Bottleneck",
+    )
     section = record.require("Optimizations to Apply")
     optimizations = []
     for line, item in list_items(section):
+        refuse_placeholder(
+            record,
+            item,
+            _TEMPLATE_OPTIMIZATION,
+            "an optimization to apply",
+            line=line,
+            section="Optimizations to Apply",
+        )
         try:
             optimizations.append(parse_change(item))
         except InputError as error:
@@ -499,23 +548,30 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
         )
     values: dict[str, Any] = {"other": []}
     constraints = record.find("Constraints")
+    stated = constraints is not None
     if constraints is not None:
         items = bullet_items(constraints)
         if not items:
             _refuse_prose_only(record, constraints)
-        for line, item in items:
+        # The template's own item left in place states no constraint; a section holding
+        # only that one states none, and reads as not stated (never as "- none").
+        filled = [
+            (line, item) for line, item in items if not is_placeholder(item, _TEMPLATE_CONSTRAINTS)
+        ]
+        stated = bool(filled) or not items
+        for line, item in filled:
             for part in _labelled_parts(item):
                 _constraint(record, line, part, values)
     try:
         return OptimizationTask(
             # The heading's placeholders filled in place keep their brackets: "[v3]".
-            kernel=unbracket(head[: -len(names[-1])].strip()),
-            current=unbracket(names[-1]),
+            kernel=unbracket(kernel),
+            current=unbracket(current),
             new_version=unbracket(new_version),
             bottleneck=unbracket(one_line(bottleneck)),
             optimizations=optimizations,
             constraints=Constraints(**values),
-            constraints_stated=constraints is not None,
+            constraints_stated=stated,
         )
     except InputError as error:
         raise fail(record, "a valid optimization task", str(error)) from None

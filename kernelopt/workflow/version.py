@@ -43,7 +43,9 @@ from kernelopt.workflow._markdown import (
     check_unbracketed,
     fail,
     find_record,
+    is_placeholder,
     list_items,
+    refuse_placeholder,
     unbracket,
 )
 from kernelopt.workflow._points import trial_point
@@ -60,6 +62,11 @@ from kernelopt.workflow.profile import parse_point
 __all__ = ["NewVersion", "TrialCheck", "parse_version"]
 
 _NO_DEVLOG = "none"
+# The contract template's placeholders: left unfilled, each would read as a value (a file
+# called "paths", a devlog at "path", a version called "version").
+_TEMPLATE_FILES = "Created/Modified [paths]"
+_TEMPLATE_WHY = "[why this point matters]"
+_TEMPLATE_DEVLOG = "[path]"
 # The name is stripped: a `\s*` after a lazy name takes quadratic time in a run of spaces.
 _TRIAL = re.compile(r"^(?P<name>[^\[]*)\[(?P<point>[^\]]*)\]\s*(?:--|—|–|:)?\s*(?P<why>.*)$")
 
@@ -293,10 +300,13 @@ class NewVersion:
         raise_unknown(check_links(self.changes, catalog), "changes")
 
 
-def _items(record: Record, label: str) -> list[tuple[int, str]]:
+def _items(record: Record, label: str, placeholder: str) -> list[tuple[int, str]]:
+    """The items of section ``label``: on its heading line (``; ``-separated) and as list
+    items, less the template's ``placeholder`` left unfilled, which lists none."""
     section = record.require(label)
-    found = bullet_items(section)
-    inline = unbracket(section.rest(label))
+    found = [item for item in bullet_items(section) if not is_placeholder(item[1], placeholder)]
+    raw = section.rest(label)
+    inline = "" if is_placeholder(raw, placeholder) else unbracket(raw)
     if inline:  # "### Changes Applied: a; b" written on the heading line
         found = [(section.line, item.strip()) for item in inline.split(";") if item.strip()] + found
     return found
@@ -316,7 +326,7 @@ def _files(record: Record) -> tuple[list[str], list[str]]:
     # without a label belongs to the last label before it, on this line or a bullet above.
     target: list[str] | None = None
     listed = False  # inside a bracketed list of paths: "Created/Modified [a.py, b.py]"
-    for line, item in _items(record, "Files:"):
+    for line, item in _items(record, "Files:", _TEMPLATE_FILES):
         if item.lower() == _NO_DEVLOG:
             continue
         for part in re.split(r"[,;]", item):
@@ -405,8 +415,10 @@ def _trial(record: Record, line: int, text: str) -> TrialCheck:
         raise FormatError(
             error.message, path=record.path, line=line, section="Trial Configurations Checked"
         ) from None
-    # "[why this point matters]" filled in place keeps the template's brackets.
-    why = unbracket(match.group("why").strip())
+    # "[why this point matters]" filled in place keeps the template's brackets; left as
+    # it is, it says nothing of the point.
+    why = match.group("why").strip()
+    why = "" if is_placeholder(why, _TEMPLATE_WHY) else unbracket(why)
     if not why:
         raise fail(
             record,
@@ -431,7 +443,11 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
     Raises
     ------
     FormatError
-        Naming the missing or unreadable section and its line.
+        Naming the missing or unreadable section and its line; also for the template's
+        ``[kernel]``, ``[version]``, ``[list]`` of changes or ``[why this point matters]``
+        left unfilled, which would otherwise read as values (a version called
+        ``version``). Its ``Created/Modified [paths]`` and devlog ``[path]`` left unfilled
+        read as no files and no devlog.
     """
     record = find_record(text, "New Version:", kind="new version", path=path)
     names = record.heading.split()
@@ -442,8 +458,15 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
             repr(f"## New Version: {record.heading}"),
             section="New Version",
         )
+    kernel, version = record.heading[: -len(names[-1])].strip(), names[-1]
+    refuse_placeholder(
+        record, kernel, "[kernel]", "the kernel's name in the heading", section="New Version"
+    )
+    refuse_placeholder(
+        record, version, "[version]", "the version in the heading", section="New Version"
+    )
     changes = []
-    for line, item in _items(record, "Changes Applied:"):
+    for line, item in _items(record, "Changes Applied:", "[list]"):
         try:
             changes.append(parse_change(item))
         except InputError as error:
@@ -452,6 +475,14 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
             ) from None
     if not changes:
         section = record.require("Changes Applied:")
+        refuse_placeholder(
+            record,
+            section.rest("Changes Applied:"),
+            "[list]",
+            "changes ('- ...')",
+            line=section.line,
+            section="Changes Applied",
+        )
         raise fail(
             record, "changes ('- ...')", "none", line=section.line, section="Changes Applied"
         )
@@ -461,12 +492,12 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
         _trial(record, line, item)
         for line, item in list_items(record.require("Trial Configurations Checked"))
     ]
-    devlog = unbracket(record.require("Devlog Entry Written:").rest("Devlog Entry Written:"))
-    devlog = devlog.strip("`")
+    devlog = record.require("Devlog Entry Written:").rest("Devlog Entry Written:")
+    devlog = "" if is_placeholder(devlog, _TEMPLATE_DEVLOG) else unbracket(devlog).strip("`")
     try:
         return NewVersion(
-            kernel=unbracket(record.heading[: -len(names[-1])].strip()),
-            version=unbracket(names[-1]),
+            kernel=unbracket(kernel),
+            version=unbracket(version),
             changes=changes,
             created=created,
             modified=modified,

@@ -73,7 +73,8 @@ def points(*, named: bool = False) -> st.SearchStrategy[TrialPoint]:
     )
 
 
-pct = st.one_of(st.none(), dec1(0, 1000))
+pct = st.one_of(st.none(), dec1(0, 1000))  # a share of a measured ceiling may pass 100
+occupancy = st.one_of(st.none(), dec1(0, 100))
 
 stages = st.builds(
     Stage,
@@ -82,7 +83,7 @@ stages = st.builds(
     unit=st.sampled_from(["us", "ms", "ns", "s"]),
     tc_pct=pct,
     dram_pct=pct,
-    occupancy_pct=pct,
+    occupancy_pct=occupancy,
     bottleneck=line(0),
     key_issue=line(0),
 )
@@ -135,9 +136,10 @@ any_profiles = st.builds(
             Stage,
             name=wild_text,
             duration=st.floats(0, 1e9),  # a negative time is refused at construction
-            tc_pct=st.one_of(st.none(), wild_number),
-            dram_pct=st.one_of(st.none(), wild_number),
-            occupancy_pct=st.one_of(st.none(), wild_number),
+            # Any share a Stage holds: none is below 0, and occupancy stops at 100.
+            tc_pct=st.one_of(st.none(), st.floats(0, 1e9)),
+            dram_pct=st.one_of(st.none(), st.floats(0, 1e9)),
+            occupancy_pct=st.one_of(st.none(), st.floats(0, 100)),
             bottleneck=wild_text,
             key_issue=wild_text,
         ),

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from kernelopt._table_cells import split_row
+
 __all__ = [
     "Bullet",
     "Heading",
@@ -159,80 +161,9 @@ def sections(
     ]
 
 
-_TICKS = re.compile(r"`+")
-
-
-def _code_spans(text: str) -> list[tuple[int, int]]:
-    """The ``(start, end)`` of each code span's content: a run of backticks opens one and
-    the next run of exactly as many closes it; a run that nothing closes is literal.
-
-    One pass over the runs: a pattern looking ahead from each run for its closer would
-    scan a long line once per run.
-    """
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
-    closer: list[int | None] = [None] * len(runs)
-    seen: dict[int, int] = {}
-    for index in range(len(runs) - 1, -1, -1):
-        size = runs[index][1] - runs[index][0]
-        closer[index] = seen.get(size)
-        seen[size] = index
-    spans = []
-    index = 0
-    while index < len(runs):
-        close = closer[index]
-        if close is None:
-            index += 1
-            continue
-        spans.append((runs[index][1], runs[close][0]))
-        index = close + 1
-    return spans
-
-
-def _row_body(line: str) -> str:
-    body = line.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    return body
-
-
-def _split_cells(body: str, *, keep_code: bool) -> list[str]:
-    """Cells of a row body split at its pipes; ``\\|`` is a pipe inside a cell, and so,
-    with ``keep_code``, is one inside a code span."""
-    spans = iter(_code_spans(body) if keep_code else [])
-    span = next(spans, None)
-    cells = []
-    start = 0
-    for match in re.finditer(r"(?<!\\)\|", body):
-        at = match.start()
-        while span is not None and span[1] <= at:
-            span = next(spans, None)
-        if span is not None and span[0] <= at:
-            continue
-        cells.append(body[start:at])
-        start = at + 1
-    cells.append(body[start:])
-    return [cell.strip().replace("\\|", "|") for cell in cells]
-
-
-def _split_row(line: str, width: int | None = None) -> list[str]:
-    """The cells of a table row; with ``width`` (the header's), a row that splits into
-    more cells than that keeps the pipes of its code spans (`` `a | b` ``) inside them,
-    when that makes it fit: markdown would split there, but a log's writer meant one cell.
-    """
-    body = _row_body(line)
-    cells = _split_cells(body, keep_code=False)
-    if width is not None and len(cells) > width and "`" in body:
-        kept = _split_cells(body, keep_code=True)
-        if len(kept) <= width:
-            return kept
-    return cells
-
-
 def _row(line: str, width: int, number: int) -> Row:
     """Row ``number`` (1-based), padded with empty cells or cut to the header's ``width``."""
-    cells = _split_row(line, width)
+    cells = split_row(line, width)
     return Row(
         cells=tuple((cells + [""] * width)[:width]),
         line=number,
@@ -263,7 +194,7 @@ def tables(
         if mask[index] or "|" not in line or not is_separator(lines[index + 1]):
             index += 1
             continue
-        header = _split_row(line)
+        header = split_row(line)
         rows = []
         cursor = index + 2
         while cursor < last and "|" in lines[cursor] and lines[cursor].strip() and not mask[cursor]:
@@ -294,7 +225,7 @@ def tables_without_separator(
         line = lines[index]
         if index in taken or mask[index] or not line.lstrip().startswith("|"):
             return None
-        return None if is_separator(line) else _split_row(line)
+        return None if is_separator(line) else split_row(line)
 
     result = []
     index = 0
