@@ -263,13 +263,35 @@ def _other_latency(experiment: Experiment, cycles: bool) -> str:
     return f"{value:g} {unit}"
 
 
+def _unit_tie_warning(ctx: Context) -> list[str]:
+    """A warning where the log states as many latencies in clock cycles as in time units:
+    which sort was compared, and why, since either reading was a choice."""
+    tie = ctx.progress.unit_tie
+    if tie is None:
+        return []
+    chosen = "cycle counts" if ctx.progress.cycles else "times"
+    other = "times" if ctx.progress.cycles else "cycle counts"
+    stated = f"the log states as many latencies in clock cycles as in time units ({tie.each} each)"
+    if tie.by_headline:
+        return [
+            f"{stated}; its headline latencies are mostly {chosen}, so its {chosen} are "
+            f"compared and its {other} set aside"
+        ]
+    return [
+        f"{stated}, its headline latencies too; no clock converts one into the other, so its "
+        f"times are compared and its cycle counts set aside: give the headlines one unit "
+        f"(a Unit column, or a header such as 'Latency (cycles)') to choose"
+    ]
+
+
 def _set_aside_warnings(ctx: Context) -> list[str]:
     """A warning for each experiment whose latency is a cycle count in a log of times (or a
     time in a log of cycle counts): it is compared with none of the others, and the plan
-    should say why rather than leave it out unsaid."""
+    should say why rather than leave it out unsaid. A log with as many of each sort says
+    first which it compared."""
     cycles = ctx.progress.cycles
     others = "times" if not cycles else "cycle counts"
-    warnings = []
+    warnings = _unit_tie_warning(ctx)
     for experiment in ctx.progress.set_aside:
         sort = "a time" if cycles else "a count of clock cycles, not a time"
         warnings.append(

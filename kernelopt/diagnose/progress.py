@@ -9,7 +9,9 @@ to the 16-head one) are different quantities too, and are compared point by poin
 count of clock cycles is no time, and no time converts to it without the clock: a log
 that counts most of its latencies in ``cycles`` compares its cycle counts with each other
 and its times with nothing, any other compares its times and no cycle count
-(``Progress.set_aside`` names what was left out). Only
+(``Progress.set_aside`` names what was left out). A log with as many of each sort goes
+by its headline latencies' sort, or by its times where those tie too, and says so
+(``Progress.unit_tie``). Only
 experiments that were kept (or whose fate the log does not say) and did not fail
 correctness can set a new best: a reverted change, however fast, is not the kernel the next
 experiment starts from.
@@ -46,6 +48,7 @@ __all__ = [
     "SAME_KERNEL_TOLERANCE",
     "Progress",
     "Step",
+    "UnitTie",
     "analyze",
     "headline_key",
     "is_reference",
@@ -110,15 +113,46 @@ def _us_per(unit: str | None, cycles: bool = False) -> float | None:
     return TO_US[canonical] if canonical else None
 
 
-def _counts_cycles(experiments: tuple[Experiment, ...]) -> bool:
-    """Whether the log counts most of its latencies in clock cycles (more stated units
-    are :data:`CYCLES` than times; a tie is read as times)."""
-    units = [e.unit for e in experiments if e.latency is not None and e.unit]
-    units += [
+@attrs.frozen(kw_only=True)
+class UnitTie:
+    """A log that states as many latencies in clock cycles as in time units.
+
+    ``each``: how many of each sort it states (headlines and named points together).
+    ``by_headline``: the headline latencies alone have more of one sort, and that sort is
+    the one compared (False: they tie too, or the log has none, and its times are
+    compared). Either way the reading is a choice the user should be told of.
+    """
+
+    each: int
+    by_headline: bool
+
+
+def _cycle_share(units: list[str]) -> tuple[int, int]:
+    """How many of ``units`` are :data:`CYCLES`, and how many are something else."""
+    counted = sum(unit == CYCLES for unit in units)
+    return counted, len(units) - counted
+
+
+def _counts_cycles(experiments: tuple[Experiment, ...]) -> tuple[bool, UnitTie | None]:
+    """Whether the log counts most of its latencies in clock cycles (more stated units are
+    :data:`CYCLES` than times), and the tie when as many are of each sort.
+
+    A tie is broken by the headline latencies, the numbers the log reports first: their
+    majority sort is compared. Where they tie too, or the log states none, its times are
+    compared; the :class:`UnitTie` returned says which of the two happened."""
+    headlines = [e.unit for e in experiments if e.latency is not None and e.unit]
+    points = [
         p.unit for e in experiments for p in e.points if p.kind is MetricKind.LATENCY and p.unit
     ]
-    counted = sum(unit == CYCLES for unit in units)
-    return counted > len(units) - counted
+    cycles, times = _cycle_share(headlines + points)
+    if cycles != times:
+        return cycles > times, None
+    if not cycles:
+        return False, None
+    head_cycles, head_times = _cycle_share(headlines)
+    if head_cycles != head_times:
+        return head_cycles > head_times, UnitTie(each=cycles, by_headline=True)
+    return False, UnitTie(each=cycles, by_headline=False)
 
 
 def headline_key(key: str) -> bool:
@@ -336,6 +370,9 @@ class Progress:
     several experiments, the log measured things, just never the same one twice."""
     cycles: bool = False
     """Whether the log counts its latencies in clock cycles (see :func:`analyze`)."""
+    unit_tie: UnitTie | None = None
+    """Set where the log states as many latencies in cycles as in time units: how
+    :attr:`cycles` was chosen then (the headlines' sort, or times where they tie too)."""
     set_aside: tuple[Experiment, ...] = ()
     """Experiments with a latency of the other sort than the log's: a cycle count in a log
     of times, or a time in a log of cycle counts. No clock converts one into the other, so
@@ -487,7 +524,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     # One trial point for every headline that names one (or none named): one quantity.
     by_point = len(spellings) > 1
     units_stated = any(e.unit for e in experiments if e.latency is not None)
-    cycles = _counts_cycles(experiments)
+    cycles, unit_tie = _counts_cycles(experiments)
     raw = [
         _values(e, kind, by_point, units_stated, point, cycles)
         for e, point in zip(experiments, at, strict=True)
@@ -623,5 +660,6 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         lone=tuple(lone),
         unshared=tuple(unshared),
         cycles=cycles,
+        unit_tie=unit_tie,
         set_aside=tuple(e for e in experiments if _set_aside(e, cycles)),
     )

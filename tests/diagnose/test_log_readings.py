@@ -174,7 +174,8 @@ def test_every_handled_shortcut_is_named(tmp_path: Path) -> None:
     sentence = _sentence(diagnose(tmp_path), Pathology.OVERLOOKED_SHORTCUT)
     assert sentence == (
         "The kernel already has a path for each of the 2 shortcuts covering 50% of calls or "
-        "of time: n == 1 (kernels/op.py:5), m == 1 (kernels/op.py:7)."
+        "of time: n == 1 in `if n == 1:` (kernels/op.py:5), m == 1 in `if m == 1:` "
+        "(kernels/op.py:7)."
     )
 
 

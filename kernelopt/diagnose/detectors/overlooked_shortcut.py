@@ -284,21 +284,38 @@ def _coverage(shortcut: Any) -> str:
     return f"{calls}, {time:.0%} of time"
 
 
+def _code(text: str) -> str:
+    """``text`` as an inline code span, cut to one line of 80 characters: fenced with one
+    backtick more than its longest run of them, so a backtick in the code ends nothing."""
+    line = quote(text, 80)
+    longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{line}{pad}{fence}"
+
+
+def _kernel_path(guard: str, what: str, at: str) -> str:
+    """A shortcut's guard with the kernel line that tests it, as the kernel spells it, and
+    where: ``x.shape[dim] == 1 in `if x.shape[-1] == 1:` (kernels/softmax.py:5)``. The
+    guard is the profile's words; the line is what the reader will find in the file."""
+    return f"{guard} in {_code(what)} ({at})" if what else f"{guard} ({at})"
+
+
 def _handled_text(handled: list[tuple[Any, tuple[str, str, str]]], min_share: float) -> str:
     """The sentence for shortcuts none of which is overlooked: each one, not the first (one
     named alone reads as the workload's only shortcut), and whether the kernel has its
-    path or an experiment tried it (a reverted try left no path in the kernel). Shortcuts
-    that share a guard and where it was found (a size-1 axis that is also the dominant
-    shape) are named once."""
+    path, quoting the kernel's line that tests it, or an experiment tried it (a reverted
+    try left no path in the kernel). Shortcuts that share a guard and where it was found
+    (a size-1 axis that is also the dominant shape) are named once."""
 
     def guard(shortcut: Any) -> str:
         return getattr(shortcut, "guard", "") or shortcut.rule
 
-    distinct = list(dict.fromkeys((guard(s), at, who) for s, (_w, at, who) in handled))
+    distinct = list(dict.fromkeys((guard(s), what, at, who) for s, (what, at, who) in handled))
     shown = distinct[:4]
     more = ", …" if len(distinct) > 4 else ""
-    if all(not who for _g, _at, who in shown):
-        paths = ", ".join(f"{g} ({at})" for g, at, _who in shown) + more
+    if all(not who for _g, _what, _at, who in shown):
+        paths = ", ".join(_kernel_path(g, what, at) for g, what, at, _who in shown) + more
         which = (
             f"each of the {len(handled)} shortcuts covering {min_share:.0%} of calls or of time: "
             if len(handled) > 1
@@ -306,8 +323,10 @@ def _handled_text(handled: list[tuple[Any, tuple[str, str, str]]], min_share: fl
         )
         return f"The kernel already has a path for {which}{paths}."
     items = ", ".join(
-        f"{g} was tried in {who} ({at})" if who else f"the kernel has a path for {g} ({at})"
-        for g, at, who in shown
+        f"{g} was tried in {who} ({at})"
+        if who
+        else f"the kernel has a path for {_kernel_path(g, what, at)}"
+        for g, what, at, who in shown
     )
     return (
         f"No shortcut covering {min_share:.0%} of calls or of time was overlooked: {items}{more}."

@@ -3,9 +3,15 @@ optimizing with no profile at all.
 
 The kernel's bound comes from profile.md (``Bottleneck: Memory-bound``) or from metrics in
 the profile and results (``dram_pct``, ``tc_pct``, ``arith_intensity`` against ``ridge``),
-or else from the profiler notes of the results when they name one bound in words (a devlog's
+or from the latest result's roofline floor where its row says which ceiling sets it (a
+``Bound`` column: bytes make it memory-bound, FLOPs compute-bound), or else from the
+profiler notes of the results when they name one bound in words (a devlog's
 "Diagnosis: Kernel is latency-bound"; a bound ruled out, "not memory-bound", names none);
-under ``until``, only the notes that stood before the cut (see ``read_log``).
+under ``until``, only the notes that stood before the cut (see ``read_log``). Last, a
+floor whose ceiling no row names still tells one thing: a headline row under
+:data:`LATENCY_BELOW_FLOOR_PCT` % of its floor uses neither ceiling much, so it is
+latency-bound (as ``kernelopt.bench.report.classify`` calls it); above that, its share
+of the floor is quoted as the evidence there is, and no side is judged.
 Recent attempts are classified by their catalog tags (worth two words each) and words:
 
 - compute: MMA tiles, head grouping, dot precision, exp2 with the scale folded in, warp
@@ -35,9 +41,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
+import attrs
+
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
+from kernelopt.diagnose.floors import FloorReading, latest_floors
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import present_in
@@ -46,9 +55,13 @@ from kernelopt.experiments.points import points_differ
 from kernelopt.experiments.readers import bottleneck_of
 from kernelopt.experiments.records import Status
 
-__all__ = ["SIDES", "aim_of", "bound_of", "detect"]
+__all__ = ["LATENCY_BELOW_FLOOR_PCT", "SIDES", "aim_of", "bound_of", "detect"]
 
 _PATHOLOGY = Pathology.WRONG_BOTTLENECK
+LATENCY_BELOW_FLOOR_PCT = 20.0
+"""A row under this share (%) of its roofline floor is latency-bound: the share of the floor
+reached is the share of the binding ceiling used, and ``kernelopt.bench.report.classify``
+calls a kernel that uses its binding ceiling this little latency-bound."""
 # Which resource each catalog technique works on. Split-KV raises parallelism (more CTAs
 # over the same bytes and FLOPs), TMA and warp specialization keep tensor cores fed on
 # compute-bound kernels (their catalog triggers: arith_intensity > ridge, tc_pct low).
@@ -103,15 +116,83 @@ def aim_of(experiment: Experiment) -> str | None:
     return winners[0] if best > 0 and len(winners) == 1 else None
 
 
+@attrs.frozen(kw_only=True)
+class _Bound:
+    """A bound, its evidence, and the trial point it was stated at (``""``: none named),
+    with whose words that point is named (``"the profile's"``). ``shown``: what a sentence
+    that judges no side shows of the evidence (its source where empty)."""
+
+    kind: str
+    evidence: Evidence
+    point: str = ""
+    of: str = ""
+    shown: str = ""
+
+
 def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence] | None:
     """The kernel's bound (``"memory"``, ``"compute"``, ``"latency"``) and where it is stated."""
+    bound = _bound(ctx, params, latest_floors(ctx.log, ctx.experiments))
+    return None if bound is None else (bound.kind, bound.evidence)
+
+
+def _floor_bound(reading: FloorReading, named_only: bool) -> _Bound | None:
+    """The bound a result row's roofline floor states: the ceiling the row names, or
+    latency where the row reaches under :data:`LATENCY_BELOW_FLOOR_PCT` % of its floor;
+    with ``named_only``, only the first."""
+    if named_only and reading.ceiling is None:
+        return None
+    latency = reading.fraction * 100.0 < LATENCY_BELOW_FLOOR_PCT
+    if not latency and reading.ceiling is None:
+        return None
+    said = quote(reading.text())
+    return _Bound(
+        kind="latency" if latency else str(reading.ceiling),
+        evidence=Evidence(
+            quote=said, source=str(reading.source), experiments=(reading.experiment.number,)
+        ),
+        point=reading.point,
+        of="the floor row's",
+        # The share of the floor is the whole reason for a latency bound: it is shown.
+        shown=f"{said}: under {LATENCY_BELOW_FLOOR_PCT:g}% of it; {reading.source}",
+    )
+
+
+def _bound(
+    ctx: Context, params: WrongBottleneckParams, floors: Sequence[FloorReading]
+) -> _Bound | None:
+    """:func:`bound_of`, with the trial point the bound holds at; ``floors`` are the
+    latest result's rows with a roofline floor, its headline first."""
     profile = ctx.log.profile
     if profile is not None and profile.bottleneck is not None:
         fact = profile.facts[0] if profile.facts else None
         source = str(fact.source) if fact is not None else str(profile.source)
-        return profile.bottleneck, Evidence(
-            quote=quote(fact.text if fact else profile.bottleneck), source=source
+        return _Bound(
+            kind=profile.bottleneck,
+            evidence=Evidence(
+                quote=quote(fact.text if fact else profile.bottleneck), source=source
+            ),
+            point=profile.point,
+            of="the profile's",
         )
+    measured = _measured_bound(ctx, params)
+    if measured is not None:
+        return _Bound(kind=measured[0], evidence=measured[1])
+    headline = floors[0] if floors else None
+    named = _floor_bound(headline, named_only=True) if headline is not None else None
+    if named is not None:
+        return named
+    # Under ``until`` the log's profiler notes are those that stood before the cut (a note
+    # in a later entry, or in no entry at all, is not among them).
+    stated = _stated_bound(ctx.log.profiling)
+    if stated is not None:
+        return _Bound(kind=stated[0], evidence=stated[1])
+    return _floor_bound(headline, named_only=False) if headline is not None else None
+
+
+def _measured_bound(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence] | None:
+    """The bound the profile's and the latest result's metrics measure (DRAM%, TC%, the
+    arithmetic intensity against the ridge), or None."""
+    profile = ctx.log.profile
     metrics: dict[str, float] = dict(profile.metrics) if profile is not None else {}
     # Where each metric was read: the latest result's numbers override the profile's, and
     # the evidence cites the file that holds the number it quotes.
@@ -140,9 +221,7 @@ def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence
             quote=f"arith_intensity={intensity:g} vs ridge={ridge:g}",
             source=sources["arith_intensity"],
         )
-    # Under ``until`` the log's profiler notes are those that stood before the cut (a note
-    # in a later entry, or in no entry at all, is not among them).
-    return _stated_bound(ctx.log.profiling)
+    return None
 
 
 def _stated_bound(facts: Sequence[Fact]) -> tuple[str, Evidence] | None:
@@ -161,23 +240,24 @@ def _stated_bound(facts: Sequence[Fact]) -> tuple[str, Evidence] | None:
     return bound, Evidence(quote=quote(fact.text, 100), source=str(fact.source))
 
 
-def _at_other_points(ctx: Context, experiments: list[Experiment]) -> list[Experiment]:
-    """The experiments whose headline was measured at another trial point than the one
-    profile.md names (only when the bound comes from that profile)."""
-    profile = ctx.log.profile
-    if profile is None or profile.bottleneck is None or not profile.point:
+def _at_other_points(point: str, experiments: list[Experiment]) -> list[Experiment]:
+    """The experiments whose headline was measured at another trial point than ``point``,
+    the one the bound was stated at (profile.md's heading, or the floor row's point);
+    none where the bound names no point."""
+    if not point:
         return []
-    return [
-        e
-        for e in experiments
-        if e.headline_point and points_differ(profile.point, e.headline_point)
-    ]
+    return [e for e in experiments if e.headline_point and points_differ(point, e.headline_point)]
 
 
-def _metrics(ctx: Context) -> Mapping[str, float]:
+def _metrics(ctx: Context, floors: Sequence[FloorReading] = ()) -> Mapping[str, float]:
+    """The metrics the catalog's triggers are matched on: the profile's, then the last
+    three results' over them, and the share of the roofline floor the latest result's
+    headline row reached (``floor_pct``) where none of them states one."""
     found: dict[str, float] = dict(ctx.log.profile.metrics) if ctx.log.profile is not None else {}
     for experiment in ctx.experiments[-3:]:
         found.update(experiment.metrics)
+    if floors:
+        found.setdefault("floor_pct", floors[0].fraction * 100.0)
     return found
 
 
@@ -282,6 +362,22 @@ def _catalog_actions(
 _NO_PROFILE = "experiments/profile.md or profiling metrics in result.md"
 
 
+def _unnamed_ceiling(reading: FloorReading) -> Outcome:
+    """The item where the only bound the log states is a result row's roofline floor and
+    no row says which ceiling sets it: the share of the floor reached is the evidence,
+    and no side is judged."""
+    return not_found(
+        _PATHOLOGY,
+        f"The latest result places the kernel on the roofline ({quote(reading.text())}; "
+        f"{reading.source}) but does not say which ceiling sets the floor (bytes or FLOPs), "
+        "so recent work is not judged against compute/memory.",
+        [
+            "which ceiling sets the roofline floor (a Bound column in result.md: memory or "
+            "compute), or a bottleneck statement in profile.md"
+        ],
+    )
+
+
 def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     """Report work aimed at the wrong resource, or the absence of any profile."""
     log = ctx.log
@@ -338,7 +434,10 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             missing=[_NO_PROFILE],
         )
         return found(finding)
-    bound = bound_of(ctx, params)
+    floors = latest_floors(ctx.log, ctx.experiments)
+    bound = _bound(ctx, params, floors)
+    if bound is None and floors:
+        return _unnamed_ceiling(floors[0])
     if bound is None:
         return not_found(
             _PATHOLOGY,
@@ -346,7 +445,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             "derive one.",
             ["a bottleneck statement in profile.md or dram_pct/tc_pct metrics"],
         )
-    kind, stated = bound
+    kind, stated = bound.kind, bound.evidence
     recent = [s for s in ctx.progress.counted()][-params.recent :]
     # A new best by min_gain or more says the change fit the kernel: not evidence of a
     # misdirected effort, whatever resource it names.
@@ -354,13 +453,14 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     judged = [s.experiment for s in recent if s not in gainers]
     # A profile's bound holds at its own trial point: at h_q = 128 decode attention is
     # compute-bound, at h_q = 16 the same kernel is memory-bound.
-    elsewhere = _at_other_points(ctx, judged)
+    elsewhere = _at_other_points(bound.point, judged)
     judged = [e for e in judged if e not in elsewhere]
     aims = {e.number: aim_of(e) for e in judged}
     classified = [e for e in judged if aims[e.number] in ("compute", "memory")]
     opposite = {"memory": "compute", "compute": "memory"}.get(kind)
     if opposite is None:
-        where = f" ({stated.source})" if stated.source else ""
+        shown = bound.shown or stated.source
+        where = f" ({shown})" if shown else ""
         return not_found(
             _PATHOLOGY,
             f"The kernel is {kind}-bound{where}; recent work is not judged against compute/memory.",
@@ -376,10 +476,10 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         not_counted = f" ({shown}, new bests by {params.min_gain:.0%} or more, not counted)"
     else:
         not_counted = ""
-    if elsewhere and ctx.log.profile is not None:
+    if elsewhere:
         not_counted += (
             f"; {experiments_text([e.number for e in elsewhere])} measured at another trial "
-            f"point than the profile's ({ctx.log.profile.point}), not judged"
+            f"point than {bound.of} ({bound.point}), not judged"
         )
     wrong = [e for e in classified if aims[e.number] == opposite]
     # The share is of every attempt judged, not only of those whose aim could be read: two
@@ -419,6 +519,6 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         severity=Severity.HIGH,
         confidence=0.7,
         evidence=[stated, *(ctx.evidence(e) for e in wrong[:5])],
-        actions=_catalog_actions(ctx, _metrics(ctx), fallback, opposite),
+        actions=_catalog_actions(ctx, _metrics(ctx, floors), fallback, opposite),
     )
     return found(finding)

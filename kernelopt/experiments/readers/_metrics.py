@@ -5,12 +5,16 @@ The names match the metric vocabulary of :mod:`kernelopt.catalog` and :mod:`kern
 ``l2_hit_pct``, ``regs_per_thread``, ``spill_bytes``, ``autotune_configs``, ``waves``) plus
 two raw rates people write (``bandwidth_gbps``, ``tflops``). Each is read under its own name
 (``dram_pct=85``, ``- tc_pct: 10``, ``| dram_pct | 85 |``) and in the words people use
-(``DRAM: 85%``, ``DRAM%: 85``, ``TC%: 10``); ncu's ``DRAM Throughput`` share is ``dram_pct``.
+(``DRAM: 85%``, ``DRAM%: 85``, ``TC%: 10``); ncu's ``DRAM Throughput`` share is ``dram_pct``,
+and a result table's ``Of floor`` column (the share of the roofline floor reached, as
+``kernelopt.bench`` writes it) is ``floor_pct``.
 """
 
 from __future__ import annotations
 
 import re
+
+from kernelopt._table_cells import split_row
 
 __all__ = [
     "bottleneck_of",
@@ -97,6 +101,15 @@ _HEADER_METRICS = (
     ("occupancy_pct", re.compile(r"^occ(?:upancy)?\s*%?$|^occupancy[_ ]pct$", re.IGNORECASE)),
     ("l2_hit_pct", re.compile(r"^l2[_ ]hit", re.IGNORECASE)),
     ("arith_intensity", re.compile(r"^(?:ai|arith(?:metic)?[_ ]intensity)$", re.IGNORECASE)),
+    # The share of the roofline floor reached, as kernelopt.bench heads it ("Of floor").
+    (
+        "floor_pct",
+        re.compile(
+            r"^(?:%\s*)?of\s+(?:the\s+)?(?:roofline\s+)?(?:floor|roofline)$"
+            r"|^(?:roofline\s+)?floor\s*%$|^%\s*floor$|^floor[_ ]pct$",
+            re.IGNORECASE,
+        ),
+    ),
 )
 # Triton's ``do_bench`` and torch's ``Event.elapsed_time`` time with CUDA events: a number
 # they measured is as much a timing as one next to "CUDA events".
@@ -214,7 +227,8 @@ def _numeric_cells(line: str) -> int:
     """How many cells of a markdown table row are numbers (``| cuda-events | `2.54` |``)."""
     if not line.lstrip().startswith("|"):
         return 0
-    cells = [c.strip().strip("`*").strip() for c in line.strip().strip("|").split("|")]
+    # Split as the table readers split a row: an escaped pipe (``\|``) stays in its cell.
+    cells = [c.strip("`*").strip() for c in split_row(line)]
     return sum(1 for cell in cells if _NUMBER_CELL.match(cell))
 
 

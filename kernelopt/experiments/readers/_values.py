@@ -293,18 +293,27 @@ def throughput_tokens(text: str) -> list[Quantity]:
     return _quantities(_THROUGHPUT, text, None)
 
 
-def headline_latency(text: str) -> Quantity | None:
-    """The latency a ``Result:`` line reports: the first bold time, else the new time
-    (after the arrow) of its first clause that states a time.
+def _measured_latencies(text: str) -> list[Quantity]:
+    """Every time and every count of clock cycles in ``text``, in order of appearance: a
+    latency written in cycles (``"3550 cycles"``) is as much a headline as one in us."""
+    found = latency_tokens(text) + cycle_tokens(text)
+    found.sort(key=lambda q: q.start)
+    return found
 
-    ``"0.2054 -> **0.2471ms (+20%)**. Min latency 0.039 -> 0.062ms"`` -> 0.2471 ms.
+
+def headline_latency(text: str) -> Quantity | None:
+    """The latency a ``Result:`` line reports: the first bold time or cycle count, else the
+    new one (after the arrow) of its first clause that states one.
+
+    ``"0.2054 -> **0.2471ms (+20%)**. Min latency 0.039 -> 0.062ms"`` -> 0.2471 ms;
+    ``"4100 -> 3550 cycles a key tile"`` -> 3550 cycles (unit :data:`CYCLES`, no time).
     """
-    tokens = latency_tokens(text)
+    tokens = _measured_latencies(text)
     bold = [token for token in tokens if token.bold]
     if bold:
         return bold[0]
     for clause in re.split(r";|\.\s|\(|,\s(?=[A-Za-z])", text):
-        found = latency_tokens(after_arrow(clause))
+        found = _measured_latencies(after_arrow(clause))
         if found:
             return found[0]
     return tokens[0] if tokens else None
@@ -318,16 +327,19 @@ def arrow_speedup(text: str, headline: Quantity | None = None) -> float | None:
     The two times were measured for the same entry, so their ratio is its A/B, not a
     difference between runs. A bare number before the arrow takes the unit after it.
     Without an arrow, ``"**0.1969ms (-3.1% vs 0.2031)**"`` right after the ``headline``
-    states the same A/B.
+    states the same A/B. A ``headline`` counted in clock cycles is compared with cycle
+    counts only (``"4100 -> 3550 cycles"``: 1.155): no time converts to a count.
     """
+    counts = headline is not None and headline.unit == CYCLES
+    tokens = cycle_tokens if counts else latency_tokens
     for clause in re.split(r";|\.\s|\(|,\s(?=[A-Za-z])", text.replace("*", "")):
         parts = _ARROW.split(clause)
         if len(parts) != 2:
             continue
-        after = latency_tokens(parts[1])
+        after = tokens(parts[1])
         if not after:
             continue
-        before = latency_tokens(parts[0])
+        before = tokens(parts[0])
         if before:
             old = before[-1].microseconds
         else:
