@@ -69,8 +69,15 @@ def finite(*, minimum: float | None = None, optional: bool = False) -> Validator
     """A finite real number, not a bool or string (``>= minimum``; None if ``optional``)."""
     # The shared validator, typed so that attrs keeps the field's own annotation.
     shared = _finite(minimum=minimum, optional=optional)
+    floor = -math.inf if minimum is None else minimum
 
     def check(instance: object, attribute: Any, value: object) -> None:
+        # A plain float or int in range, what the trace readers build: passed without the
+        # checks below (an ABC test each), which take most of the time of building a record.
+        if value.__class__ is float and math.isfinite(value) and value >= floor:  # type: ignore[operator]
+            return
+        if value.__class__ is int and -(2**53) <= value <= 2**53 and value >= floor:  # type: ignore[operator]
+            return
         if isinstance(value, int) and not isinstance(value, bool) and finite_float(value) is None:
             # An integer beyond the float range: the shared check would raise OverflowError.
             bound = "" if minimum is None else f" >= {minimum:g}"
@@ -85,6 +92,8 @@ def as_tuple(value: Any) -> Any:
     """A converter: an iterable (not a string) as a tuple; anything else unchanged, for the
     field's validator to refuse with a message naming the field (``tuple(5)`` would raise a
     bare TypeError first)."""
+    if value.__class__ is tuple:  # the common case, without the ABC test below
+        return value
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         return value
     return tuple(value)
@@ -98,6 +107,8 @@ def share(*, optional: bool = False) -> Validator:
     """A fraction in ``[0, 1]`` (a sum of rounded shares may pass 1 by 1e-9)."""
 
     def check(_instance: object, attribute: Any, value: object) -> None:
+        if value.__class__ is float and 0.0 <= value <= 1.0 + 1e-9:  # type: ignore[operator]
+            return  # the common case, without finite_float's ABC test
         if value is None and optional:
             return
         number = finite_float(value)
@@ -112,6 +123,8 @@ def count(*, minimum: int = 0, optional: bool = False) -> Validator:
     """An ``int`` (not a bool) ``>= minimum``: a count of calls, records, shapes."""
 
     def check(_instance: object, attribute: Any, value: object) -> None:
+        if value.__class__ is int and value >= minimum:  # type: ignore[operator]
+            return  # the common case, in one test
         if value is None and optional:
             return
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -165,11 +178,13 @@ def items_of(kind: type | tuple[type, ...] | Callable[[], type], what: str) -> V
     """
 
     def check(_instance: object, attribute: Any, value: object) -> None:
-        wanted = kind() if callable(kind) and not isinstance(kind, type) else kind
+        wanted = kind if isinstance(kind, (type, tuple)) else kind()
         if not isinstance(value, tuple):
             raise _fail(f"a sequence of {what}", value, attribute)
+        if all(item.__class__ is wanted for item in value):
+            return  # the common case: items of the very class, without an ABC test each
         for item in value:
-            if not isinstance(item, wanted):  # type: ignore[arg-type]
+            if not isinstance(item, wanted):
                 raise _fail(f"a sequence of {what}", item, attribute)
 
     return check

@@ -16,11 +16,13 @@ the :class:`~kernelopt.workload.Recorder`::
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -197,6 +199,23 @@ def _check_dims(what: str, dims: object, where: str, *, minimum: int) -> None:
             raise InputError(expected(f"{what} in [{minimum}, 2**40]", list(dims), where=where))
 
 
+# What attrs itself builds a frozen instance with: the few records built in bulk from
+# fields checked already (a tensor resized, a group of a tally) skip their __init__ checks.
+_new = object.__new__
+_set = object.__setattr__
+_INT_ONLY = frozenset((int,))
+
+
+def _plain_dims(dims: object, minimum: int) -> bool:
+    """Whether ``dims`` is a tuple of at most 64 ints in ``[minimum, 2**40]``."""
+    return (
+        dims.__class__ is tuple
+        and len(dims) <= _MAX_RANK  # type: ignore[arg-type]
+        and set(map(type, dims)) <= _INT_ONLY  # type: ignore[call-overload]
+        and (not dims or (min(dims) >= minimum and max(dims) <= MAX_DIM))  # type: ignore[type-var]
+    )
+
+
 @attrs.frozen(kw_only=True)
 class TensorArg:
     """One tensor argument of a call: its name, shape, dtype and optional values summary.
@@ -251,6 +270,44 @@ class TensorArg:
                         where=f"{self.name}.stride",
                     )
                 )
+
+    def with_sizes(self, shape: tuple[int, ...], stride: tuple[int, ...] | None) -> TensorArg:
+        """This tensor with other sizes and strides, checked as they are when a TensorArg
+        is built (its name, dtype and values summary are not checked again).
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The sizes, each in ``[0, 2**40]``.
+        stride : tuple of int, optional
+            The element strides, one per size.
+
+        Returns
+        -------
+        TensorArg
+            The copy.
+
+        Raises
+        ------
+        InputError
+            As ``TensorArg(...)`` does, when a size or stride is out of range.
+        """
+        if not _plain_dims(shape, 0) or not (
+            stride is None or (_plain_dims(stride, -MAX_DIM) and len(stride) == len(shape))
+        ):
+            # Out of range, or not a tuple of ints: refused with __init__'s message.
+            return TensorArg(
+                name=self.name, shape=shape, dtype=self.dtype, values=self.values, stride=stride
+            )
+        # Built without __init__, whose checks of the other fields took most of the time
+        # of reading a trace whose every call has its own shape.
+        copy = _new(TensorArg)
+        _set(copy, "name", self.name)
+        _set(copy, "shape", shape)
+        _set(copy, "dtype", self.dtype)
+        _set(copy, "values", self.values)
+        _set(copy, "stride", stride)
+        return copy
 
     def render(self) -> str:
         """Return ``name=[d0,d1]:dtype`` plus the values summary when present."""
@@ -402,7 +459,43 @@ class Call:
     @property
     def label(self) -> str:
         """The arguments as one line of text; equal labels mean equal call signatures."""
-        return " ".join(a.render() for a in self.args)
+        return " ".join([a.render() for a in self.args])
+
+    def with_tensors(self, tensors: Mapping[int, TensorArg]) -> Call:
+        """This call with the tensor arguments at some positions replaced.
+
+        Parameters
+        ----------
+        tensors : mapping of int to TensorArg
+            Argument position → a tensor of the name the argument there has.
+
+        Returns
+        -------
+        Call
+            The copy (its duration kept).
+
+        Raises
+        ------
+        InputError
+            When a position holds no argument, or a replacement is no TensorArg of the
+            name it replaces.
+        """
+        args = list(self.args)
+        for position, tensor in tensors.items():
+            old = args[position] if 0 <= position < len(args) else None
+            if tensor.__class__ is not TensorArg or old is None or tensor.name != old.name:
+                where = "nothing" if old is None else old.name
+                raise InputError(
+                    expected(f"a TensorArg named {where}", repr(tensor), where=f"args[{position}]")
+                )
+            args[position] = tensor
+        # Built without __init__: the names, op and duration are this call's, checked when
+        # it was built, and each replacement a TensorArg of the same name.
+        copy = _new(Call)
+        _set(copy, "op", self.op)
+        _set(copy, "args", tuple(args))
+        _set(copy, "duration_us", self.duration_us)
+        return copy
 
     def without_duration(self) -> Call:
         """Return this call with ``duration_us`` cleared (its shape signature)."""
@@ -483,6 +576,26 @@ class CallGroup:
             )
 
 
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the length of the block.
+
+    Reading or profiling a trace builds a few objects per distinct call and frees none of
+    them before the end; the collector, started every few hundred new objects, walks all
+    that were built so far each time it reaches its oldest generation: with one shape per
+    call, up to a third of the time of a pass. Pausing it delays only the freeing of reference
+    cycles made meanwhile, and the records make none. A pause inside a pause, or one
+    entered with the collector off, leaves it off.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _mean_bin(mean: float) -> float:
     # 4 significant digits: a length of 12345.6 lands in 12350; bins stay bounded by the
     # range of the lengths, whatever the number of calls.
@@ -559,17 +672,35 @@ class GroupTally:
                     slot[2] += item.time_us
 
     def histograms(self) -> tuple[ValuesHistogram, ...]:
+        # Built without __init__: every bin holds a value of a checked ValuesSummary (or
+        # its rounding), a count and a sum of checked durations, and the name is the
+        # checked argument's; checking them again took a fifth of the time of reading a
+        # trace whose every call has its own lengths.
         out = []
         for name, stats in self.hists.items():
-            fields = {
-                stat: tuple(
-                    ValueCount(value=v, calls=c[0], timed_calls=c[1], time_us=c[2])
-                    for v, c in sorted(bins.items())
-                )
-                for stat, bins in stats.items()
-            }
-            out.append(ValuesHistogram(arg=name, **fields))
+            histogram = _new(ValuesHistogram)
+            _set(histogram, "arg", name)
+            for stat, bins in stats.items():
+                _set(histogram, stat, _counts(bins))
+            out.append(histogram)
         return tuple(out)
+
+
+def _counts(bins: dict[float, list[Any]]) -> tuple[ValueCount, ...]:
+    """A histogram's bins (value -> [calls, timed calls, time]), by value."""
+    return tuple(
+        _count(v, c) for v, c in (bins.items() if len(bins) == 1 else sorted(bins.items()))
+    )
+
+
+def _count(value: float, slot: list[Any]) -> ValueCount:
+    """The ValueCount of one bin of a GroupTally, its fields set as __init__ sets them."""
+    count = _new(ValueCount)
+    _set(count, "value", value)
+    _set(count, "calls", slot[0])
+    _set(count, "timed_calls", slot[1])
+    _set(count, "time_us", slot[2])
+    return count
 
 
 class CallAggregator:
@@ -609,11 +740,19 @@ class CallAggregator:
 
     def group_of(self, call: Call) -> tuple[GroupTally, tuple[tuple[str, ValuesSummary], ...]]:
         """The accumulator of ``call``'s shape and the values summaries ``call`` carries."""
-        shape, summaries = self._shape_of(call)
-        group = self._groups.get(shape)
-        if group is None:
-            group = self._groups[shape] = GroupTally()
+        _shape, group, summaries = self.place(call)
         return group, summaries
+
+    def place(self, call: Call) -> tuple[Call, GroupTally, tuple[tuple[str, ValuesSummary], ...]]:
+        """``call``'s shape (the call without values summaries), its accumulator, and the
+        values summaries ``call`` carries."""
+        shape, summaries = self._shape_of(call)
+        return shape, self.group_of_shape(shape), summaries
+
+    def group_of_shape(self, shape: Call) -> GroupTally:
+        """The accumulator of a call without duration and values summaries."""
+        # One lookup: hashing a call hashes each of its arguments.
+        return self._groups.setdefault(shape, GroupTally())
 
     def add(self, call: Call, duration_us: float | None = None, *, calls: int = 1) -> None:
         """Count ``calls`` calls like ``call`` (``duration_us`` is their summed time)."""
@@ -631,12 +770,27 @@ class CallAggregator:
 
     def groups(self) -> list[CallGroup]:
         """The aggregated groups, in order of first appearance."""
-        return [
-            CallGroup(
-                call=call, calls=g.calls, timed_calls=g.timed, time_us=g.time, values=g.histograms()
-            )
-            for call, g in self._groups.items()
-        ]
+        return [_group(call, tally) for call, tally in self._groups.items()]
+
+
+def _group(call: Call, tally: GroupTally) -> CallGroup:
+    """The CallGroup of one shape's tally."""
+    values = tally.histograms()
+    if not (tally.calls >= 1 and 0 <= tally.timed <= tally.calls and 0.0 <= tally.time < math.inf):
+        # Refused with CallGroup's own message (a group of no calls).
+        return CallGroup(
+            call=call, calls=tally.calls, timed_calls=tally.timed, time_us=tally.time, values=values
+        )
+    # Built without __init__: the call is a key of the aggregator, the counts and time
+    # were just checked, the histograms built from checked summaries; checking them again
+    # took a fifth of the time of reading a trace whose every call has its own shape.
+    group = _new(CallGroup)
+    _set(group, "call", call)
+    _set(group, "calls", tally.calls)
+    _set(group, "timed_calls", tally.timed)
+    _set(group, "time_us", tally.time)
+    _set(group, "values", values)
+    return group
 
 
 def _groups_tuple(value: Iterable[CallGroup]) -> tuple[CallGroup, ...]:

@@ -274,22 +274,115 @@ class _OpDraft:
         self.total_calls: float | None = None
         # Axis name -> (kind, source), from an axis-statistics table that gives them.
         self.sources: dict[str, tuple[str, str]] = {}
+        # Axis name -> its row of such a table with a Values column, read whole: the axes
+        # no shape row lists (lengths from values summaries, per-call conditions, ratios)
+        # are known only from there.
+        self.written: dict[str, AxisStat] = {}
+        # The op's "- Calls:" and "- Time (us):" fields in kernelopt's layout: what the
+        # counts and times of the Values column are shares of.
+        self.written_calls: float | None = None
+        self.written_time: float | None = None
 
 
-def _read_axis_sources(header: list[str], rows: list[list[str]], draft: _OpDraft) -> None:
+def _read_axis_sources(
+    header: list[str], rows: list[tuple[int, list[str]]], draft: _OpDraft, notes: list[str]
+) -> None:
     """Keep what an axis-statistics table with ``Kind`` and ``Source`` columns (kernelopt's
     own) says each axis is read from, so that guards stay code (``x.shape[dim] == 1``, not
-    ``n == 1``) when an edited profile is read tolerantly."""
+    ``n == 1``) when an edited profile is read tolerantly; with a ``Values`` column, keep
+    each row whole too, for the axes no shape row lists."""
     names = [cell.strip("`* ").lower() for cell in header]
     if "kind" not in names or "source" not in names:
         return
     kind_at, source_at = names.index("kind"), names.index("source")
-    for cells in rows:
+    for number, cells in rows:
         if len(cells) <= max(kind_at, source_at) or not cells[0]:
             continue
         kind, source = cells[kind_at].strip("` "), cells[source_at].strip("` ")
         if kind in AXIS_KINDS and source not in ("", "-"):
             draft.sources[cells[0].strip("` ")] = (kind, source)
+        if kind in AXIS_KINDS and "values" in names:
+            _read_axis_row(number, names, cells, draft, notes)
+
+
+# A value of the Values column as kernelopt writes it: ``1000: 10.0% [n=1 t=41.3]``, the
+# bracket optional (``p=``/``tp=`` give exact shares where counts do not).
+_VALUE_ENTRY = re.compile(
+    rf"^\s*(?P<value>{_NUM})\s*:\s*(?P<pct>{_NUM})\s*%\s*(?:\[(?P<fields>[^\[\]]*)\])?\s*$"
+)
+# The statistics columns of kernelopt's Axes table, by header, and the AxisStat field each
+# fills.
+_AXIS_NUMBERS = {
+    "min": "min",
+    "median": "median",
+    "max": "max",
+    "mean": "mean",
+    "time median": "time_median",
+}
+
+
+def _read_axis_row(
+    number: int, names: list[str], cells: list[str], draft: _OpDraft, notes: list[str]
+) -> None:
+    """Read one row of an Axes table with a Values column into ``draft.written``; entries
+    and cells that do not read are noted and left out."""
+    name = cells[0].strip("` ")
+    cell = dict(zip(names, (c.strip("` ") for c in cells), strict=False))
+    fields: dict[str, Any] = {}
+    for header, field in _AXIS_NUMBERS.items():
+        value = _number(cell.get(header, "-")) if cell.get(header, "-") not in ("", "-") else None
+        fields[field] = value
+    distinct = cell.get("distinct", "-")
+    count = _number(distinct) if distinct not in ("", "-") else None
+    fields["distinct"] = int(count) if count is not None and _is_size(count) else None
+    values: list[ValueShare] = []
+    bad: list[str] = []
+    for entry in (e for e in cell.get("values", "-").split(";") if e.strip() not in ("", "-")):
+        share_of = _value_share(entry, draft)
+        if share_of is None:
+            bad.append(entry.strip())
+        else:
+            values.append(share_of)
+    if bad:
+        notes.append(f"line {number}: not read: values {'; '.join(bad)} of axis {name}")
+    kind, source = cell.get("kind", "shape"), cell.get("source", "")
+    try:
+        draft.written[name] = AxisStat(
+            name=name,
+            kind=kind,
+            source="" if source == "-" else source,
+            values=tuple(values),
+            **fields,
+        )
+    except KernelOptError as error:
+        notes.append(f"line {number}: not read: axis {name}: {error}")
+
+
+def _value_share(entry: str, draft: _OpDraft) -> ValueShare | None:
+    """One entry of a Values cell; None when it does not read."""
+    match = _VALUE_ENTRY.match(entry)
+    if match is None:
+        return None
+    value, pct = _number(match["value"]), _number(match["pct"])
+    given = dict(f.split("=", 1) for f in (match["fields"] or "").split() if "=" in f)
+    calls, time = _number(given.get("n", "-")), _number(given.get("t", "-"))
+    exact, time_exact = _number(given.get("p", "-")), _number(given.get("tp", "-"))
+    if value is None or pct is None or (calls is not None and not _is_size(calls)):
+        return None
+    # The exact share where written, else the count over the op's calls as written, else
+    # the percentage shown (rounded to 0.1 %).
+    call_share = exact if exact is not None else share(calls, draft.written_calls)
+    time_share = time_exact if time_exact is not None else share(time, draft.written_time)
+    try:
+        return ValueShare(
+            value=value,
+            calls=None if calls is None else int(calls),
+            call_share=min(pct / 100 if call_share is None else call_share, 1.0),
+            time_us=time,
+            time_share=None if time_share is None else min(time_share, 1.0),
+        )
+    except KernelOptError:
+        return None
 
 
 def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str]) -> int:
@@ -325,8 +418,14 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
         "name",
         "parameter",
     ):
-        _read_axis_sources(header, [row for _number, row in body], draft)
-        notes.append(f"line {start + 1}: axis-statistics table read through its shape data only")
+        written = len(draft.written)
+        _read_axis_sources(header, body, draft, notes)
+        what = (
+            "its shape data only"
+            if len(draft.written) == written
+            else "the kinds and sources of its axes, and the rows of those no shape row lists"
+        )
+        notes.append(f"line {start + 1}: axis-statistics table read for {what}")
         return end
     if not kinds & {"count", "pct", "time", "time_pct"} or not kinds & {"axis", "shape", "named"}:
         notes.append(
@@ -550,6 +649,15 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
                 values=tuple(ordered),
             )
         )
+    # The axes the writer listed that no shape row gives (a length from a values summary,
+    # a per-call condition): as written, their shares of the calls counted then.
+    kept = [axis for name, axis in draft.written.items() if name not in dist and name not in stated]
+    if kept:
+        axes += kept
+        notes.append(
+            f"axes {', '.join(a.name for a in kept)} read from the Axes table as written "
+            "(no shape row lists them)"
+        )
     if not shapes and not axes:
         return None
     sig = _signature_for(draft.name)
@@ -604,6 +712,8 @@ def _statement(line: str, draft: _OpDraft, not_sizes: list[str]) -> bool:
 # The sections kernelopt writes for readers of its own layout: findings recomputed from the
 # shape and axis tables, never data of their own.
 _DERIVED_SECTION = re.compile(r"^###\s+(?P<name>Size-1 axes|Skew|Shortcuts)\s*$")
+# An op's totals in kernelopt's layout, what the counts and times of its Axes table are of.
+_WRITTEN_TOTAL = re.compile(r"^- (?P<field>Calls|Time \(us\)): (?P<value>\S+)$")
 
 
 def _read(text: str, source: str, *, kernelopt_layout: bool = False) -> WorkloadProfile:
@@ -650,6 +760,16 @@ def _read(text: str, source: str, *, kernelopt_layout: bool = False) -> Workload
         if current is None:
             current = _OpDraft("unknown")
             drafts.append(current)
+        total = _WRITTEN_TOTAL.match(line) if kernelopt_layout else None
+        if total is not None:
+            # The profile's own "- Calls:" comes first and each op's replaces it.
+            value = _number(total["value"]) if total["value"] != "-" else None
+            if total["field"] == "Calls":
+                current.written_calls = value
+            else:
+                current.written_time = value
+            i += 1
+            continue
         if line.startswith("|"):
             i = _read_table(lines, i, current, notes)
             continue

@@ -5,8 +5,11 @@ The format is the one :func:`~kernelopt.workload.calls.parse_call_record` valida
 repeating a handful of shapes with a different duration, so the reader avoids decoding JSON
 per line: it cuts the ``"duration_us": <number>`` field out of the raw bytes with one regex
 match, looks the rest of the line up in a cache, and decodes JSON only the first time a
-line shape is seen. Memory grows with the number of distinct line shapes (the cache is
-cleared when it grows past a bound), never with the number of calls.
+line shape is seen. A line whose sizes are new (a trace whose every call has its own
+shape) is cut at its tensors' ``shape`` and ``stride`` lists too: its call is built from the
+first line of the same layout, without a decode, once that line showed that the lists cut
+out are its tensors' sizes. Memory grows with the number of distinct line shapes (the
+caches are cleared when they grow past a bound), never with the number of calls.
 
 Malformed lines are skipped and reported with their line numbers.
 """
@@ -30,9 +33,11 @@ from kernelopt.workload.calls import (
     Call,
     CallAggregator,
     GroupTally,
+    TensorArg,
     Trace,
     ValuesSummary,
     parse_call_record,
+    paused_gc,
 )
 
 __all__ = ["MAX_LISTED_PROBLEMS", "read_jsonl"]
@@ -53,19 +58,166 @@ _SLOW = object()  # cache marker: this line shape needs a full JSON decode every
 _NUM = rb"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
 # A values summary as the Recorder writes it (compact JSON), or as json.dumps writes it by
 # default (a space after each ',' and ':'): cut out of the line like the duration, so lines
-# whose lengths change on every call still share one cache entry.
+# whose lengths change on every call still share one cache entry. Only JSON's own whitespace
+# around the tokens: a regex \s would also take \f and \v, which no JSON decode accepts.
+_WS = rb"[ \t\r\n]*"  # JSON's whitespace
 _VALUES_MARK = b'"values"'
 _VALUES = re.compile(
-    rb'"values"\s*:\s*\{\s*"min"\s*:\s*'
-    + _NUM
-    + rb'\s*,\s*"max"\s*:\s*'
-    + _NUM
-    + rb'\s*,\s*"mean"\s*:\s*'
-    + _NUM
-    + rb'(?:\s*,\s*"std"\s*:\s*'
-    + _NUM
-    + rb")?\s*\}"
+    _WS.join((rb'"values"', b":", rb"\{", b'"min"', b":", _NUM, b",", b'"max"', b":", _NUM))
+    + _WS.join((b"", b",", b'"mean"', b":", _NUM))
+    + b"(?:"
+    + _WS.join((b"", b",", b'"std"', b":", _NUM))
+    + b")?"
+    + _WS.join((b"", rb"\}"))
 )
+
+
+# A tensor's sizes or strides as a JSON list of integers, with JSON's own whitespace (a
+# regex \s would also take \f and \v, which no JSON holds): cut out of a line like the
+# duration, so that a trace whose every call has its own shape decodes JSON once per
+# layout of its lines, not once per line.
+_INT = rb"-?(?:0|[1-9][0-9]*)"
+_SIZES = re.compile(
+    rb'"(shape|stride)"'
+    + _WS
+    + rb":"
+    + _WS
+    + rb"\["
+    + _WS
+    + rb"("
+    + _INT
+    + rb"(?:"
+    + _WS
+    + rb","
+    + _WS
+    + _INT
+    + rb")*)?"
+    + _WS
+    + rb"\]"
+)
+_STRIDE = b"stride"
+# Tensors built from line layouts remembered at once; past this the memory restarts.
+_BUILT_LIMIT = 65536
+
+# A line's layout: the text around its sizes and strides, and which of the two each is.
+_Layout = tuple[tuple[bytes, ...], tuple[bytes, ...]]
+
+
+class _Sized:
+    """A line cut at its duration and at its tensors' sizes and strides."""
+
+    __slots__ = ("layout", "pieces", "seen", "timed")
+
+    def __init__(self, layout: _Layout, pieces: list[bytes | None], seen: float, timed: int):
+        self.layout = layout
+        self.pieces = pieces
+        self.seen = seen
+        self.timed = timed
+
+
+def _sized(key: bytes | tuple[bytes, bytes], seen: float) -> _Sized | None:
+    """A line cut at the sizes and strides of its tensors; None when it holds none.
+
+    ``key`` is the line (its values summaries cut out), or the text before and after its
+    one duration, ``seen``, when that was cut out.
+    """
+    if isinstance(key, tuple):
+        text, timed = key[0] + b'"duration_us":@' + key[1], 1
+    else:
+        text, seen, timed = key, 0.0, 0
+    parts = _SIZES.split(text)
+    if len(parts) == 1:
+        return None
+    return _Sized((tuple(parts[0::3]), tuple(parts[1::3])), parts[2::3], seen, timed)
+
+
+def _dims_of(pieces: list[bytes | None]) -> list[tuple[int, ...]] | None:
+    """The integer lists cut out of a line; None for one of more digits than int reads."""
+    try:
+        return [() if piece is None else tuple(map(int, piece.split(b","))) for piece in pieces]
+    except ValueError:
+        return None
+
+
+class _ShapeTemplate:
+    """Cache entry of a line layout: the call of its first line, without values summaries,
+    and which lists cut out of the line give each tensor's sizes and strides."""
+
+    __slots__ = ("call", "names", "tensors")
+
+    def __init__(
+        self, call: Call, tensors: tuple[tuple[int, int, int], ...], names: tuple[str, ...]
+    ) -> None:
+        self.call = call
+        # (argument position, index of its sizes, index of its strides or -1) per tensor,
+        # indices into the lists cut out of a line.
+        self.tensors = tensors
+        # The arguments whose values summaries were cut out, in the line's order.
+        self.names = names
+
+    @classmethod
+    def of(
+        cls,
+        shape: Call,
+        fields: tuple[bytes, ...],
+        dims: list[tuple[int, ...]],
+        names: tuple[str, ...],
+    ) -> _ShapeTemplate | None:
+        """The template of a decoded line, when the lists cut out of it are, in order, the
+        sizes (and strides) of its tensors and nothing else; None otherwise."""
+        at = 0
+        tensors = []
+        for position, arg in enumerate(shape.args):
+            if not isinstance(arg, TensorArg):
+                continue
+            wanted = {b"shape": arg.shape}
+            if arg.stride is not None:
+                wanted[_STRIDE] = arg.stride
+            found: dict[bytes, int] = {}
+            while len(found) < len(wanted):
+                if at == len(fields) or fields[at] in found or wanted.get(fields[at]) != dims[at]:
+                    return None
+                found[fields[at]] = at
+                at += 1
+            tensors.append((position, found[b"shape"], found.get(_STRIDE, -1)))
+        if at != len(fields):
+            return None
+        return cls(shape, tuple(tensors), names)
+
+    def sized(self, pieces: list[bytes | None], built: dict[Any, TensorArg]) -> Call | None:
+        """The call (without values summaries) of a line of this layout; None when its
+        sizes are not those of a tensor: the full decode then says why.
+
+        ``built`` maps (template, position, sizes text, strides text) to the tensor they
+        give: most tensors of a call recur on other lines beside other tensors (a block
+        table of the batch size, a query of a few lengths), built and checked once.
+        """
+        args = self.call.args
+        tensors: dict[int, TensorArg] = {}
+        for position, shape_at, stride_at in self.tensors:
+            stride = None if stride_at < 0 else pieces[stride_at]
+            key = (self, position, pieces[shape_at], stride)
+            tensor = built.get(key)
+            if tensor is None:
+                tensor = self._tensor(args[position], pieces[shape_at], stride)
+                if tensor is None:
+                    return None
+                if len(built) >= _BUILT_LIMIT:
+                    built.clear()
+                built[key] = tensor
+            tensors[position] = tensor
+        return self.call.with_tensors(tensors)
+
+    @staticmethod
+    def _tensor(arg: Any, shape: bytes | None, stride: bytes | None) -> TensorArg | None:
+        """``arg`` with the sizes and strides of a line; None when they are no tensor's."""
+        dims = _dims_of([shape] if stride is None else [shape, stride])
+        if dims is None:
+            return None
+        try:
+            return arg.with_sizes(dims[0], None if stride is None else dims[1])  # type: ignore[no-any-return]
+        except KernelOptError:
+            return None
 
 
 class _ValuesLine:
@@ -211,6 +363,10 @@ class _Reader:
         # The hot loop: locals only, one rfind/find/match per line, no JSON decode for a
         # line shape seen before. Attribute updates happen once, after the loop.
         cache: dict[Any, Any] = {}
+        # Line layout -> _ShapeTemplate, or _SLOW where its lines need a full decode.
+        templates: dict[_Layout, Any] = {}
+        built: dict[Any, TensorArg] = {}
+        aggregator, shape_type = self.aggregator, _ShapeTemplate
         key_at, match_at, group_type, values_type = _KEY, _DURATION.match, GroupTally, _ValuesLine
         template_type, values_mark = _ValuesTemplate, _VALUES_MARK
         values_split = _VALUES.split
@@ -292,6 +448,17 @@ class _Reader:
             if entry.__class__ is str:
                 self.reject(lineno, entry)
                 continue
+            # A line of a layout seen before, its sizes new (a trace whose every call has
+            # its own shape): its call is built from the layout's, without a JSON decode.
+            sized = _sized(key, seen if match is not None else 0.0)
+            if sized is not None:
+                template = templates.get(sized.layout)
+                if template.__class__ is shape_type and sized.seen <= max_duration:
+                    shape = template.sized(sized.pieces, built)
+                    summaries = _summaries_of(found, template.names) if found else ()
+                    if shape is not None and summaries is not None:
+                        aggregator.group_of_shape(shape).bump(summaries, 1, sized.timed, sized.seen)
+                        continue
             decoded = self.decode(line)
             if len(cache) >= _CACHE_LIMIT:
                 cache.clear()
@@ -304,11 +471,15 @@ class _Reader:
                 self.reject(lineno, decoded)
                 continue
             call, duration = decoded
-            group, summaries = self.aggregator.group_of(call)
+            shape, group, summaries = aggregator.place(call)
             if duration is None:
                 group.bump(summaries, 1, 0, 0.0)
             else:
                 group.bump(summaries, 1, 1, duration)
+            if sized is not None and sized.layout not in templates:
+                if len(templates) >= _CACHE_LIMIT:
+                    templates.clear()
+                templates[sized.layout] = self.template(sized, shape, duration, summaries, found)
             if entry is None:
                 # The cached accumulator is trusted for later lines of this shape only when
                 # the regex found the very duration the JSON decoder found.
@@ -329,6 +500,31 @@ class _Reader:
                 else:
                     cache[key] = group
         self.records += records
+
+    @staticmethod
+    def template(
+        sized: _Sized,
+        shape: Call,
+        duration: float | None,
+        summaries: tuple[tuple[str, ValuesSummary], ...],
+        found: list[tuple[Any, ...]] | None,
+    ) -> _ShapeTemplate | object:
+        """The template of a decoded line's layout, or _SLOW: trusted only where what was
+        cut out of the line (its duration, values summaries, sizes and strides) is what the
+        JSON decoder found there."""
+        if (duration is None) != (sized.timed == 0) or (
+            duration is not None and duration != sized.seen
+        ):
+            return _SLOW
+        names = tuple(name for name, _ in summaries)
+        if found:
+            if len(names) != len(found) or _summaries_of(found, names) != summaries:
+                return _SLOW
+        elif summaries:
+            return _SLOW  # summaries the cut did not find: they would be read as the first's
+        dims = _dims_of(sized.pieces)
+        template = None if dims is None else _ShapeTemplate.of(shape, sized.layout[1], dims, names)
+        return _SLOW if template is None else template
 
     def trace(self, source: str) -> Trace:
         notes = list(self.problems)
@@ -373,11 +569,12 @@ def read_jsonl(path: str | Path | IO[bytes], *, source: str | None = None) -> Tr
             expected("a path or a binary file object", type(path).__name__, where="path")
         )
     reader = _Reader()
-    if isinstance(path, (str, os.PathLike)):
-        with open(path, "rb") as handle:
-            reader.run(handle)
-        name = source or str(path)
-    else:
-        reader.run(path)
-        name = source or str(getattr(path, "name", "<stream>"))
-    return reader.trace(str(name))
+    with paused_gc():
+        if isinstance(path, (str, os.PathLike)):
+            with open(path, "rb") as handle:
+                reader.run(handle)
+            name = source or str(path)
+        else:
+            reader.run(path)
+            name = source or str(getattr(path, "name", "<stream>"))
+        return reader.trace(str(name))

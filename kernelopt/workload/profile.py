@@ -13,7 +13,11 @@ duration, and are fractions of the op's timed total.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from heapq import nlargest
+from itertools import accumulate
+from operator import attrgetter, mul
 from typing import Any
 
 import attrs
@@ -32,12 +36,20 @@ from kernelopt.workload._validators import (
 )
 from kernelopt.workload._validators import share as unit
 from kernelopt.workload._validators import text as string
-from kernelopt.workload.calls import Call, CallAggregator, CallGroup, Trace, ValueCount
+from kernelopt.workload.calls import (
+    Call,
+    CallAggregator,
+    CallGroup,
+    Trace,
+    ValueCount,
+    paused_gc,
+)
 from kernelopt.workload.signatures import (
     AXIS_KINDS,
-    AxisValue,
+    AxisPlan,
+    AxisReader,
+    AxisRow,
     OpSignature,
-    extract_axes,
     find_signature,
     is_gather,
     values_axis_names,
@@ -671,28 +683,47 @@ def _round_time(value: float) -> float:
     return round(value, _TIME_DIGITS)
 
 
-def _weighted_median(items: list[tuple[float, float]]) -> float | None:
-    """Lower weighted median of (value, weight) pairs; None when the weights sum to 0."""
-    total = sum(w for _, w in items)
+def _weighted_median(order: list[float], weights: list[float], total: float) -> float | None:
+    """Lower weighted median of values in ascending ``order`` with their ``weights``;
+    None when the weights sum (``total``) to 0.
+
+    The running sum is taken in value order and compared with ``total`` as given (summed
+    in the histogram's order), so that a float sum meets half of it where it always did.
+    """
     if total <= 0:
         return None
-    running = 0.0
-    for value, weight in sorted(items):
-        running += weight
-        if running >= total / 2:
-            return value
-    return sorted(items)[-1][0]
+    running = list(accumulate(weights, initial=0.0))
+    at = bisect_left(running, total / 2, lo=1)
+    return order[at - 1] if at < len(running) else order[-1]
 
 
 class _ShapeAcc:
-    __slots__ = ("axes", "calls", "label", "time", "timed")
+    """One shape's totals, and what its axes are read from (read only if it is listed)."""
 
-    def __init__(self, label: str, axes: list[AxisValue]) -> None:
+    __slots__ = ("call", "calls", "label", "plan", "rows", "time", "timed")
+
+    def __init__(
+        self, label: str, call: Call, plan: AxisPlan | None, rows: list[AxisRow] | None
+    ) -> None:
         self.label = label
-        self.axes = axes
+        self.call = call
+        self.plan = plan
+        self.rows = rows
         self.calls = 0
         self.timed = 0
         self.time = 0.0
+
+    def axes(self) -> list[AxisRow]:
+        """``(name, value, source, kind)`` per axis of the shape."""
+        return self.rows if self.rows is not None else self.plan.rows(self.call)  # type: ignore[union-attr]
+
+
+def _axis_acc(axes: dict[str, _AxisAcc], name: str, source: str, kind: str) -> _AxisAcc:
+    """The histogram of axis ``name``, started with its source and kind where it is new."""
+    acc = axes.get(name)
+    if acc is None:
+        acc = axes[name] = _AxisAcc(source, kind)
+    return acc
 
 
 class _AxisAcc:
@@ -734,38 +765,109 @@ def _collect(calls: Trace | Iterable[Call | CallGroup]) -> tuple[list[CallGroup]
     return aggregator.groups(), None
 
 
-def _group_axes(
-    op: str, group: CallGroup, sig: OpSignature | None, axes: list[AxisValue], add: Any
+def _means(
+    group: CallGroup, sig: OpSignature | None
+) -> dict[str, tuple[str, tuple[ValueCount, ...]]]:
+    """Mean-length axis name → (source, histogram of the means) of a group's summaries."""
+    return {
+        values_axis_names(sig, hist.arg)[2]: (f"{hist.arg}.mean()", hist.mean)
+        for hist in group.values
+    }
+
+
+# The histograms of a ValuesHistogram, in the order their axes are added.
+_SUMMARY_STATS = ("max", "min", "mean", "uniform", "cv")
+
+
+def _summary_axes(sig: OpSignature | None, arg: str) -> list[tuple[str, str, str]]:
+    """(name, source, kind) of the axis of each of ``_SUMMARY_STATS`` of tensor ``arg``."""
+    top, low, mean, equal = values_axis_names(sig, arg)
+    spread = top[: -len(".max")] + ".cv" if top.endswith(".max") else f"{top}_cv"
+    return [
+        (top, f"{arg}.max()", "values"),
+        (low, f"{arg}.min()", "values"),
+        (mean, f"{arg}.mean()", "values"),
+        (equal, f"{arg}.min() == {arg}.max()", "flag"),
+        (spread, f"{arg}.std() / {arg}.mean()", "values"),
+    ]
+
+
+class _Histograms:
+    """The histograms of an op's axes, each started where its axis is first met.
+
+    Axes are listed in that order, and each bin sums its calls in the order of the
+    groups: what add() does for one value, done per plan and per values summary without a
+    call per value (with one shape per call, these run for every axis of every call).
+    """
+
+    def __init__(self, sig: OpSignature | None) -> None:
+        self.sig = sig
+        self.axes: dict[str, _AxisAcc] = {}
+        # Per shared plan, the bins of each of its axes, looked up once.
+        self._plan_bins: dict[AxisPlan, list[dict[float, list[Any]]]] = {}
+        # Per tensor argument, the (name, source, kind) of each of its summaries' axes.
+        self._summary_axes: dict[str, list[tuple[str, str, str]]] = {}
+
+    def add(
+        self, name: str, source: str, kind: str, value: float, n: int, timed: int, time: float
+    ) -> None:
+        """Count ``n`` calls (``timed`` of them timed, ``time`` in all) at one value."""
+        _axis_acc(self.axes, name, source, kind).add(value, n, timed, time)
+
+    def add_plan(self, plan: AxisPlan, call: Call, n: int, timed: int, time: float) -> None:
+        """Count ``call``'s axes, read through ``plan``, for ``n`` calls."""
+        bins_of = self._plan_bins.get(plan)
+        if bins_of is None:
+            bins_of = self._plan_bins[plan] = [
+                _axis_acc(self.axes, name, source, kind).bins for name, source, kind in plan.names
+            ]
+        for bins, value in zip(bins_of, plan.values(call), strict=True):
+            slot = bins.get(value)
+            if slot is None:
+                slot = bins[value] = [0, 0, 0.0]
+            slot[0] += n
+            slot[1] += timed
+            slot[2] += time
+
+    def add_summaries(self, group: CallGroup) -> None:
+        """Count the lengths a group's values summaries give. An axis starts at its first
+        value: a histogram without a bin (no std recorded) starts none."""
+        for hist in group.values:
+            axes = self._summary_axes.get(hist.arg)
+            if axes is None:
+                axes = self._summary_axes[hist.arg] = _summary_axes(self.sig, hist.arg)
+            for (name, source, kind), stat in zip(axes, _SUMMARY_STATS, strict=True):
+                items = getattr(hist, stat)
+                if not items:
+                    continue
+                bins = _axis_acc(self.axes, name, source, kind).bins
+                for item in items:
+                    slot = bins.get(item.value)
+                    if slot is None:
+                        slot = bins[item.value] = [0, 0, 0.0]
+                    slot[0] += item.calls
+                    slot[1] += item.timed_calls
+                    slot[2] += item.time_us
+
+
+def _conditions(
+    op: str,
+    group: CallGroup,
+    sig: OpSignature,
+    single: dict[str, AxisRow],
+    means: dict[str, tuple[str, tuple[ValueCount, ...]]],
+    add: Any,
 ) -> None:
-    """Feed the histograms of one group of ``op``: its shape axes, values summaries and
-    conditions."""
+    """Feed the per-call conditions (k >= n, k == n) and padding ratios of one group."""
     n, timed, time = group.calls, group.timed_calls, group.time_us
-    single = {a.name: a for a in axes}
-    for axis in axes:
-        add(axis.name, axis.source, axis.kind, axis.value, n, timed, time)
-    means: dict[str, tuple[str, tuple[ValueCount, ...]]] = {}
-    for hist in group.values:
-        top, low, mean, equal = values_axis_names(sig, hist.arg)
-        spread = top[: -len(".max")] + ".cv" if top.endswith(".max") else f"{top}_cv"
-        for name, source, kind, bins in (
-            (top, f"{hist.arg}.max()", "values", hist.max),
-            (low, f"{hist.arg}.min()", "values", hist.min),
-            (mean, f"{hist.arg}.mean()", "values", hist.mean),
-            (equal, f"{hist.arg}.min() == {hist.arg}.max()", "flag", hist.uniform),
-            (spread, f"{hist.arg}.std() / {hist.arg}.mean()", "values", hist.cv),
-        ):
-            for item in bins:
-                add(name, source, kind, item.value, item.calls, item.timed_calls, item.time_us)
-        means[mean] = (f"{hist.arg}.mean()", hist.mean)
-    if sig is None:
-        return
     if sig.select is not None and sig.select[0] in single and sig.select[1] in single:
-        k, size = single[sig.select[0]], single[sig.select[1]]
+        k_name, k_value, k_source, _ = single[sig.select[0]]
+        n_name, n_value, n_source, _ = single[sig.select[1]]
         add(
-            f"{k.name}_ge_{size.name}",
-            f"{k.source} >= {size.source}",
+            f"{k_name}_ge_{n_name}",
+            f"{k_source} >= {n_source}",
             "flag",
-            1.0 if k.value >= size.value else 0.0,
+            1.0 if k_value >= n_value else 0.0,
             n,
             timed,
             time,
@@ -774,30 +876,60 @@ def _group_axes(
             # A gather is a copy only with k == n (index == arange(n)): an index longer
             # than the axis repeats rows, so k > n never meets that guard.
             add(
-                f"{k.name}_eq_{size.name}",
-                f"{k.source} == {size.source}",
+                f"{k_name}_eq_{n_name}",
+                f"{k_source} == {n_source}",
                 "flag",
-                1.0 if k.value == size.value else 0.0,
+                1.0 if k_value == n_value else 0.0,
                 n,
                 timed,
                 time,
             )
     for padded, length in sig.padded:
-        if padded not in single or length not in means or single[padded].value <= 0:
+        if padded not in single or length not in means or single[padded][1] <= 0:
             continue
-        full = single[padded]
+        _, full, full_source, _ = single[padded]
         source, bins = means[length]
         for item in bins:
-            fill = round(min(item.value, full.value) / full.value, 4)
+            fill = round(min(item.value, full) / full, 4)
             add(
                 f"{padded}_fill",
-                f"{source} / {full.source}",
+                f"{source} / {full_source}",
                 "ratio",
                 fill,
                 item.calls,
                 item.timed_calls,
                 item.time_us,
             )
+
+
+def _labels(groups: list[CallGroup]) -> list[str]:
+    """Each group's ``call.label``, each argument object rendered once.
+
+    The calls of a trace read from a file share the arguments they have in common (a
+    block table of one batch size, a scalar), and rendering them took most of the time of
+    labelling a trace whose every call has its own shape. The groups hold every argument
+    for the length of the pass, so no two of them share an ``id``.
+    """
+    rendered: dict[int, str] = {}
+    known = rendered.get
+    labels = []
+    for group in groups:
+        args = group.call.args
+        texts = [known(id(arg)) for arg in args]
+        if None in texts:
+            for at, arg in enumerate(args):
+                if texts[at] is None:
+                    texts[at] = rendered[id(arg)] = arg.render()
+        labels.append(" ".join(texts))  # type: ignore[arg-type]
+    return labels
+
+
+def _most_first(labels: list[str], calls: list[int]) -> list[int]:
+    """Positions of the groups by most calls, then label: two stable sorts on keys read in
+    C, not a tuple built per group."""
+    order = sorted(range(len(labels)), key=labels.__getitem__)
+    order.sort(key=calls.__getitem__, reverse=True)
+    return order
 
 
 def _op_profile(
@@ -809,42 +941,57 @@ def _op_profile(
     max_values: int,
 ) -> OpProfile:
     by_label: dict[str, _ShapeAcc] = {}
-    axes_acc: dict[str, _AxisAcc] = {}
-
-    def add(
-        name: str, source: str, kind: str, value: float, n: int, timed: int, time: float
-    ) -> None:
-        acc = axes_acc.get(name)
-        if acc is None:
-            acc = axes_acc[name] = _AxisAcc(source, kind)
-        acc.add(value, n, timed, time)
-
+    histograms = _Histograms(sig)
+    reader = AxisReader(sig)
+    # A condition (k >= n) needs the axes of each call by name; a padding ratio only for a
+    # call with values summaries (the real lengths).
+    selects, pads = sig is not None and sig.select is not None, sig is not None and sig.padded
     # Most calls first, so that axes appear in the order of the commonest shape.
     # Each label rendered once: with one shape per call, rendering is a large part of the cost.
-    labelled = sorted(((g.call.label, g) for g in groups), key=lambda lg: (-lg[1].calls, lg[0]))
-    for label, group in labelled:
-        shape = by_label.get(label)
-        axes, problem = extract_axes(group.call, sig)
+    labels = _labels(groups)
+    for at in _most_first(labels, [g.calls for g in groups]):
+        label, group = labels[at], groups[at]
+        call, n, timed, time = group.call, group.calls, group.timed_calls, group.time_us
+        plan = reader.plan(call)
+        rows: list[AxisRow] | None = None
+        if plan is not None and plan.shared:
+            problem = plan.problem
+            histograms.add_plan(plan, call, n, timed, time)
+        else:
+            rows, problem = reader.rows(call) if plan is None else (plan.rows(call), plan.problem)
+            for name, value, source, kind in rows:
+                histograms.add(name, source, kind, value, n, timed, time)
         if problem is not None:
-            note = f"{op}: {problem}; its axes keep their argument names"
+            note = f"{op}: {problem}"
             if note not in notes:
                 notes.append(note)
+        shape = by_label.get(label)
         if shape is None:
-            shape = by_label[label] = _ShapeAcc(label, axes)
-        shape.calls += group.calls
-        shape.timed += group.timed_calls
-        shape.time += group.time_us
-        _group_axes(op, group, sig, axes, add)
+            shape = by_label[label] = _ShapeAcc(label, call, plan, rows)
+        shape.calls += n
+        shape.timed += timed
+        shape.time += time
+        if group.values:
+            histograms.add_summaries(group)
+        if selects or (pads and group.values):
+            read = rows if rows is not None else plan.rows(call)  # type: ignore[union-attr]
+            single = {row[0]: row for row in read}
+            _conditions(op, group, sig, single, _means(group, sig), histograms.add)  # type: ignore[arg-type]
     calls = sum(a.calls for a in by_label.values())
     timed = sum(a.timed for a in by_label.values())
     op_time = _round_time(sum(a.time for a in by_label.values())) if timed else None
-    ranked = sorted(by_label.values(), key=lambda a: (-a.calls, -a.time, a.label))
+    # By (-calls, -time, label), one key at a time: stable sorts on keys read in C.
+    ranked = sorted(by_label.values(), key=attrgetter("label"))
+    ranked.sort(key=attrgetter("time"), reverse=True)
+    ranked.sort(key=attrgetter("calls"), reverse=True)
 
     def stat(acc: _ShapeAcc) -> ShapeStat:
         time = _round_time(acc.time) if acc.timed else None
         return ShapeStat(
             args=acc.label,
-            axes=tuple((a.name, a.value) for a in acc.axes if a.kind in _SHAPE_KINDS),
+            axes=tuple(
+                (name, value) for name, value, _, kind in acc.axes() if kind in _SHAPE_KINDS
+            ),
             calls=acc.calls,
             call_share=acc.calls / calls,
             time_us=time,
@@ -854,7 +1001,7 @@ def _op_profile(
     # The top shapes by time are listed too: a rare shape that takes most of the time (a
     # long prefill among decodes) folded into `other` would hide from skew(k) by time and
     # from the dominant-shape rule.
-    by_time = sorted(ranked, key=lambda a: -a.time)[:max_shapes] if timed else []
+    by_time = nlargest(max_shapes, ranked, key=attrgetter("time")) if timed else []
     listed = {id(a) for a in ranked[:max_shapes]} | {id(a) for a in by_time if a.time > 0}
     shapes = tuple(stat(a) for a in ranked if id(a) in listed)
     rest = [a for a in ranked if id(a) not in listed]
@@ -871,7 +1018,7 @@ def _op_profile(
             time_share=share(rest_time, op_time),
         )
     axis_stats = tuple(
-        _axis_stat(name, acc, calls, op_time, max_values) for name, acc in axes_acc.items()
+        _axis_stat(name, acc, calls, op_time, max_values) for name, acc in histograms.axes.items()
     )
     return OpProfile(
         op=op,
@@ -901,9 +1048,16 @@ _SHAPE_KINDS = ("shape", "scalar", "derived")
 def _axis_stat(
     name: str, acc: _AxisAcc, calls: int, op_time: float | None, max_values: int
 ) -> AxisStat:
+    # An axis of a trace whose every call has its own shape has a bin per call: each pass
+    # below runs in C where it can (sorts, sums, accumulate) rather than a lambda per bin.
     values = acc.bins
-    ordered = sorted(values.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    kept = ordered[:max_values]
+    order = sorted(values)
+    slots = [values[v] for v in order]
+    counts = [slot[0] for slot in slots]
+    # The most calls first, the smaller value first among equal counts (nlargest keeps
+    # the order of equal keys).
+    top = nlargest(max_values, range(len(order)), key=counts.__getitem__)
+    kept = [(order[i], slots[i]) for i in top]
     if 1 in values and all(v != 1 for v, _ in kept):
         kept.append((1.0, values[1]))
     shares = []
@@ -915,17 +1069,20 @@ def _axis_stat(
             )
         )
     present = sum(s[0] for s in values.values())
-    mean = sum(v * s[0] for v, s in values.items()) / present if present else None
-    timed_items = [(v, s[2]) for v, s in values.items() if s[1]]
+    mean = sum(map(mul, values, [s[0] for s in values.values()])) / present if present else None
+    timed_total = sum(s[2] for s in values.values() if s[1])
+    timed_order = [v for v, slot in zip(order, slots, strict=True) if slot[1]]
     return AxisStat(
         name=name,
         kind=acc.kind,
         source=acc.source,
-        min=min(values),
-        median=_weighted_median([(v, s[0]) for v, s in values.items()]),
-        max=max(values),
+        min=order[0],
+        median=_weighted_median(order, counts, present),
+        max=order[-1],
         mean=None if mean is None else round(mean, 6),
-        time_median=_weighted_median(timed_items) if timed_items else None,
+        time_median=_weighted_median(timed_order, [s[2] for s in slots if s[1]], timed_total)
+        if timed_order
+        else None,
         distinct=len(values),
         values=tuple(shares),
     )
@@ -977,8 +1134,21 @@ def profile_calls(
     require(signatures, (tuple, list), "a sequence of OpSignature", where="signatures")
     for item in signatures:
         require(item, OpSignature, "a sequence of OpSignature", where="signatures")
+    with paused_gc():
+        return _profile(calls, op, source, tuple(signatures), max_shapes, max_values)
+
+
+def _profile(
+    calls: Trace | Iterable[Call | CallGroup],
+    op: str | None,
+    source: str | None,
+    signatures: tuple[OpSignature, ...],
+    max_shapes: int,
+    max_values: int,
+) -> WorkloadProfile:
+    """:func:`profile_calls` once its arguments are checked."""
     groups, trace = _collect(calls)
-    extra = tuple(signatures) + (trace.signatures if trace is not None else ())
+    extra = signatures + (trace.signatures if trace is not None else ())
     notes = list(trace.notes) if trace is not None else []
     by_op: dict[str, list[CallGroup]] = {}
     for group in groups:

@@ -30,6 +30,7 @@ from kernelopt.workload._validators import (
     Validator,
     as_tuple,
     finite,
+    instance_of,
     is_callable,
     items_of,
     one_of,
@@ -248,8 +249,11 @@ class OpSignature:
         Kernel family (``"mla-decode"``, ``"softmax"``, ``"reduction"``, ``"attention"``,
         ``"gemm"``, ``"normalization"``, ``"any"``).
     tensors : mapping of str to tuple of (str or None)
-        Tensor argument → axis name per dimension (None skips a dimension). A tensor of
-        lower rank is aligned to the right (``[h, s, d]`` against ``(b, h, s, d)``).
+        Tensor argument → axis name per dimension (None skips a dimension). A tensor
+        recorded with fewer dims than declared is named only where ``align_right`` says
+        how; otherwise its dims keep their argument names (``q[0]``, ``q[1]``...) and the
+        profile notes why: a varlen query ``[tokens, h, d]`` beside ``[b, s_q, h, d]``
+        tensors is no ``s_q = tokens``.
     aliases : mapping of str to tuple of str
         Other names an argument goes by (``{"q": ("query",)}``).
     values : mapping of str to str
@@ -272,6 +276,10 @@ class OpSignature:
         the second.
     hints : mapping of str to str
         Axis → what a size-1 value means for this op, in words.
+    align_right : bool
+        The op's API lets leading dims go (torch's SDPA takes ``(N, ..., L, E)``): a tensor
+        of lower rank than declared names its dims from the right (``[h, s, d]`` against
+        ``(b, h, s, d)``). False (the default) makes no such guess.
     extract : callable, optional
         ``extract(call) -> [AxisValue, ...]`` replacing the declarative mapping.
     """
@@ -306,6 +314,7 @@ class OpSignature:
     hints: tuple[tuple[str, str], ...] = attrs.field(
         default=(), converter=_pairs, validator=_pairs_of("a sentence", _is_str)
     )
+    align_right: bool = attrs.field(default=False, validator=instance_of(bool, "True or False"))
     extract: Extractor | None = attrs.field(
         default=None, eq=False, validator=is_callable(optional=True)
     )
@@ -388,42 +397,46 @@ _NOT_SIZES = ("dim", "axis", "dims", "dim0", "dim1", "dtype", "layout", "device"
 _POSITIONAL = re.compile(r"arg\d+$")
 
 
-def _raw_axes(call: Call, consumed: set[str]) -> list[AxisValue]:
-    out: list[AxisValue] = []
-    for item in call.args:
+# How an axis of a plan reads its value from a call of the plan's layout: a dim of a
+# tensor, the product of some of its dims, a statistic of its values summary, an integer
+# scalar, or a constant.
+_DIM, _PRODUCT, _STAT, _SCALAR, _CONSTANT = range(5)
+
+# One axis of a plan: (name, source, kind, how, argument position, what): ``what`` is the
+# dim, the dims, the statistic's name or the constant.
+_Step = tuple[str, str, str, int, int, Any]
+# One axis of one call: (name, value, source, kind), what AxisValue holds, unchecked.
+AxisRow = tuple[str, float, str, str]
+
+
+def _raw_steps(call: Call, consumed: set[str]) -> list[_Step]:
+    """Axes named after their argument (``x[1]``, ``lens.max``, ``k``), but for the
+    ``consumed`` arguments."""
+    out: list[_Step] = []
+    for position, item in enumerate(call.args):
         if item.name in consumed:
             continue
         if isinstance(item, TensorArg):
-            for i, size in enumerate(item.shape):
+            for i in range(len(item.shape)):
                 out.append(
-                    AxisValue(
-                        name=f"{item.name}[{i}]",
-                        value=size,
-                        source=f"{item.name}.shape[{i}]",
-                        kind="shape",
-                    )
+                    (f"{item.name}[{i}]", f"{item.name}.shape[{i}]", "shape", _DIM, position, i)
                 )
             if item.values is not None:
                 for stat in ("max", "min", "mean"):
                     out.append(
-                        AxisValue(
-                            name=f"{item.name}.{stat}",
-                            value=getattr(item.values, stat),
-                            source=f"{item.name}.{stat}()",
-                            kind="values",
+                        (
+                            f"{item.name}.{stat}",
+                            f"{item.name}.{stat}()",
+                            "values",
+                            _STAT,
+                            position,
+                            stat,
                         )
                     )
         elif (
             _is_int(item.value) and item.name not in _NOT_SIZES and not _POSITIONAL.match(item.name)
         ):
-            out.append(
-                AxisValue(
-                    name=item.name,
-                    value=float(item.value),  # type: ignore[arg-type]
-                    source=item.name,
-                    kind="scalar",
-                )
-            )
+            out.append((item.name, item.name, "scalar", _SCALAR, position, None))
     return out
 
 
@@ -458,97 +471,306 @@ def values_axis_names(sig: OpSignature | None, arg: str) -> tuple[str, str, str,
     return f"{arg}.max", f"{arg}.min", f"{arg}.mean", f"{arg}.uniform"
 
 
-def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], str | None]:
-    """Return the axes of ``call`` under ``sig``, and why ``sig`` did not fit (or None).
+class AxisPlan:
+    """How the axes of every call of one layout are read: the same arguments in the same
+    order, tensors of the same ranks, with or without a values summary, the same scalars
+    (an integer the signature does not read as a dim counts by its kind only). The reason
+    the signature did not fit, if any, is the same for all of them unless ``shared`` is
+    False: it names the call's sizes or values, and the plan serves that call only."""
 
-    When the signature does not fit the call (a tensor of higher rank than declared, a
-    ``dim`` out of range), the call falls back to unnamed axes and the reason is returned.
-    """
+    __slots__ = ("names", "problem", "shared", "steps")
+
+    def __init__(self, steps: list[_Step], problem: str | None, *, shared: bool = True) -> None:
+        self.steps = steps
+        self.problem = problem
+        self.shared = shared
+        # (name, source, kind) per axis, in order.
+        self.names = [(name, source, kind) for name, source, kind, *_ in steps]
+
+    def rows(self, call: Call) -> list[AxisRow]:
+        """``(name, value, source, kind)`` per axis of ``call``, a call of this layout."""
+        return _rows(self.steps, call)
+
+    def values(self, call: Call) -> list[Any]:
+        """The value of each axis of ``call``, in the order of :attr:`names`."""
+        return _values(self.steps, call)
+
+
+def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
+    """The plan of ``call``'s layout under a declarative signature (or none)."""
     if sig is None:
-        return _raw_axes(call, set()), None
-    if sig.extract is not None:
-        try:
-            return list(sig.extract(call)), None
-        except (InputError, ValueError, TypeError, KeyError, IndexError) as error:
-            return _raw_axes(call, set()), f"signature {sig.name}: {error}"
-    found: dict[str, AxisValue] = {}
+        return AxisPlan(_raw_steps(call, set()), None)
+    positions = {item.name: i for i, item in enumerate(call.args)}
+    found: dict[str, _Step] = {}
     consumed: set[str] = set()
+    # Tensors of lower rank than declared, named by their own dims, in words.
+    unaligned: list[str] = []
 
-    def add(name: str, value: float, source: str, kind: str) -> None:
+    def add(name: str, source: str, kind: str, how: int, what: Any, item: Any) -> None:
         if name not in found:
-            found[name] = AxisValue(name=name, value=value, source=source, kind=kind)
+            found[name] = (name, source, kind, how, positions[item.name], what)
 
     for arg, dims in sig.tensors:
         item = _find(call, sig, arg)
         if item is None:
             continue
         if not isinstance(item, TensorArg):
-            return _raw_axes(call, set()), (
-                f"signature {sig.name}: Expected {arg} to be a tensor, got {item.render()}"
+            return _fallback(
+                call,
+                f"signature {sig.name}: Expected {arg} to be a tensor, got {item.render()}",
+                shared=False,
             )
         if len(item.shape) > len(dims):
-            return _raw_axes(call, set()), (
+            return _fallback(
+                call,
                 f"signature {sig.name}: Expected {item.name} with at most {len(dims)} dims "
-                f"({', '.join(d or '_' for d in dims)}), got {list(item.shape)}"
+                f"({', '.join(d or '_' for d in dims)}), got {list(item.shape)}",
+                shared=False,
             )
+        if len(item.shape) < len(dims) and not sig.align_right:
+            # Not consumed: _raw_steps names its dims after the tensor. The rank, not the
+            # sizes, in the words: one note per layout, not one per distinct shape.
+            unaligned.append(_unaligned(item, dims))
+            continue
         offset = len(dims) - len(item.shape)
-        for i, size in enumerate(item.shape):
+        for i in range(len(item.shape)):
             name = dims[offset + i]
             if name is not None:
-                add(name, size, f"{item.name}.shape[{i}]", "shape")
+                add(name, f"{item.name}.shape[{i}]", "shape", _DIM, i, item)
         consumed.add(item.name)
     for arg, base in sig.values:
         item = _find(call, sig, arg)
         if isinstance(item, TensorArg):
             consumed.add(item.name)  # a lengths tensor: its values matter, not its shape
             if item.values is not None:
-                add(base, item.values.max, f"{item.name}.max()", "values")
-                add(f"{base}_min", item.values.min, f"{item.name}.min()", "values")
-                add(f"{base}_mean", item.values.mean, f"{item.name}.mean()", "values")
+                add(base, f"{item.name}.max()", "values", _STAT, "max", item)
+                add(f"{base}_min", f"{item.name}.min()", "values", _STAT, "min", item)
+                add(f"{base}_mean", f"{item.name}.mean()", "values", _STAT, "mean", item)
     for spec in sig.dim_axes:
         item = _find(call, sig, spec.arg)
         if not isinstance(item, TensorArg):
-            return _raw_axes(call, set()), (
+            return _fallback(
+                call,
                 f"signature {sig.name}: Expected a tensor argument {spec.arg}, got "
-                f"{'nothing' if item is None else item.render()}"
+                f"{'nothing' if item is None else item.render()}",
+                shared=item is None,
             )
         dim_item = _find(call, sig, spec.dim_arg)
         if dim_item is not None and not isinstance(dim_item, ScalarArg):
-            return _raw_axes(call, set()), (
-                f"signature {sig.name}: Expected {spec.dim_arg} to be an int or list, got a tensor"
+            return _fallback(
+                call,
+                f"signature {sig.name}: Expected {spec.dim_arg} to be an int or list, got a tensor",
             )
-        default = spec.default_for(item.name, len(item.shape))
-        chosen = _dims_of(dim_item, default, len(item.shape))
+        rank = len(item.shape)
+        default = spec.default_for(item.name, rank)
+        chosen = _dims_of(dim_item, default, rank)
         if isinstance(chosen, str):
-            return _raw_axes(call, set()), f"signature {sig.name}: {spec.dim_arg}: {chosen}"
-        size = math.prod(item.shape[d] for d in chosen) if item.shape else 1
+            return _fallback(call, f"signature {sig.name}: {spec.dim_arg}: {chosen}")
         if dim_item is not None and dim_item.value is not None:
             source = f"{item.name}.shape[{dim_item.name}]"
         elif default is None:
             source = f"{item.name}.numel()"
         else:
             source = f"{item.name}.shape[{default}]"
-        add(spec.name, size, source, "shape")
+        # A 0-d tensor is one element: its size along any dim is 1.
+        if rank:
+            add(spec.name, source, "shape", *_product(chosen), item)
+        else:
+            add(spec.name, source, "shape", _CONSTANT, 1, item)
         if spec.rows is not None:
             # The sizes of the dims not reduced: numel / size, and still the row count
             # where the reduced axis is empty (x of [4, 0] has 4 rows, not 0).
-            add(
-                spec.rows,
-                math.prod(s for d, s in enumerate(item.shape) if d not in chosen),
-                f"{item.name}.numel() / {spec.name}",
-                "derived",
-            )
+            others = [d for d in range(rank) if d not in chosen]
+            add(spec.rows, f"{item.name}.numel() / {spec.name}", "derived", *_product(others), item)
         consumed.add(item.name)
         if dim_item is not None:
             consumed.add(dim_item.name)
     for arg, axis in sig.scalars:
         item = _find(call, sig, arg)
         if isinstance(item, ScalarArg) and _is_int(item.value):
-            add(axis, float(item.value), item.name, "scalar")  # type: ignore[arg-type]
+            add(axis, item.name, "scalar", _SCALAR, None, item)
             consumed.add(item.name)
-    named = list(found.values())
     taken = set(found)
-    return named + [a for a in _raw_axes(call, consumed) if a.name not in taken], None
+    raw = [step for step in _raw_steps(call, consumed) if step[0] not in taken]
+    problem = f"signature {sig.name}: " + "; ".join(unaligned) if unaligned else None
+    return AxisPlan([*found.values(), *raw], problem)
+
+
+def _product(dims: list[int]) -> tuple[int, Any]:
+    """How a plan reads the product of a tensor's ``dims``: one dim as that dim."""
+    return (_DIM, dims[0]) if len(dims) == 1 else (_PRODUCT, tuple(dims))
+
+
+def _fallback(call: Call, reason: str, *, shared: bool = True) -> AxisPlan:
+    """Every axis of ``call`` named after its argument, and why the signature was dropped."""
+    return AxisPlan(
+        _raw_steps(call, set()), f"{reason}; its axes keep their argument names", shared=shared
+    )
+
+
+def _unaligned(item: TensorArg, dims: tuple[str | None, ...]) -> str:
+    """Why a tensor of lower rank than its signature declares keeps its own axis names."""
+    rank = len(item.shape)
+    own = ", ".join(f"{item.name}[{i}]" for i in range(rank)) or "none"
+    return (
+        f"Expected {item.name} with {len(dims)} dims ({', '.join(d or '_' for d in dims)}), "
+        f"got {rank}; which of them it lacks is not declared, so its axes keep their "
+        f"argument names ({own}): register a signature naming its {rank} dims"
+    )
+
+
+# The largest value an axis row holds unchecked: any integer up to it is a float exactly.
+_EXACT = 2**53
+
+
+def _values(steps: list[_Step], call: Call) -> list[Any]:
+    """The value of each step in ``call``, a call of the steps' layout."""
+    args = call.args
+    out: list[Any] = []
+    for name, source, kind, how, position, what in steps:
+        if how == _DIM:
+            out.append(args[position].shape[what])  # type: ignore[union-attr]
+        elif how == _PRODUCT:
+            shape = args[position].shape  # type: ignore[union-attr]
+            value = math.prod([shape[d] for d in what])
+            if value > _EXACT:  # refused as AxisValue refuses it, beyond the float range
+                AxisValue(name=name, value=value, source=source, kind=kind)
+            out.append(value)
+        elif how == _STAT:
+            out.append(getattr(args[position].values, what))  # type: ignore[union-attr]
+        elif how == _SCALAR:
+            out.append(float(args[position].value))  # type: ignore[union-attr, arg-type]
+        else:
+            out.append(what)
+    return out
+
+
+def _rows(steps: list[_Step], call: Call) -> list[AxisRow]:
+    """``(name, value, source, kind)`` of each step in ``call``."""
+    return [
+        (name, value, source, kind)
+        for (name, source, kind, *_), value in zip(steps, _values(steps, call), strict=True)
+    ]
+
+
+def _axis_values(steps: list[_Step], call: Call) -> list[AxisValue]:
+    return [
+        AxisValue(name=name, value=value, source=source, kind=kind)
+        for name, value, source, kind in _rows(steps, call)
+    ]
+
+
+def _typed(value: object) -> object:
+    """A scalar's value as a key, told apart by type: ``True == 1 == 1.0`` as values."""
+    if isinstance(value, tuple):
+        return (tuple, tuple(v.__class__ for v in value), value)
+    return (value.__class__, value)
+
+
+def _layout(call: Call, dims: frozenset[str]) -> tuple[object, ...]:
+    """The key of ``call``'s plan: what a plan reads of a call other than its sizes. An
+    integer scalar counts by its kind only (a size, read per call), unless it is named in
+    ``dims``, the arguments a signature reads dims from."""
+    key: list[tuple[object, ...]] = []
+    for a in call.args:
+        if isinstance(a, TensorArg):
+            key.append((a.name, len(a.shape), a.values is not None))
+        else:
+            key.append(
+                (a.name, int if _is_int(a.value) and a.name not in dims else _typed(a.value))
+            )
+    return tuple(key)
+
+
+class AxisReader:
+    """Read the axes of many calls of one op under one signature, one plan per layout.
+
+    A trace whose every call has its own shape holds few layouts (the same arguments of
+    the same ranks): the signature is walked once per layout, not once per call.
+
+    Parameters
+    ----------
+    sig : OpSignature or None
+        The op's signature; None names every axis after its argument.
+    """
+
+    # Layouts remembered; past this the plans start over (a trace of ever new layouts
+    # costs time, not memory).
+    _LIMIT = 4096
+
+    def __init__(self, sig: OpSignature | None) -> None:
+        self.sig = sig
+        self._plans: dict[tuple[object, ...], AxisPlan] = {}
+        self._dims = frozenset(
+            name
+            for spec in (() if sig is None else sig.dim_axes)
+            for name in sig.names_of(spec.dim_arg)  # type: ignore[union-attr]
+        )
+
+    def plan(self, call: Call) -> AxisPlan | None:
+        """The plan that reads ``call``'s axes (shared by the calls of its layout unless
+        its reason names the call's sizes); None under a signature with its own
+        ``extract``, read by :meth:`rows` only.
+
+        Raises
+        ------
+        InputError
+            Where ``extract_axes`` raises (an axis name a signature leaves empty).
+        """
+        sig = self.sig
+        if sig is not None and sig.extract is not None:
+            return None
+        key = _layout(call, self._dims)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = _plan(call, sig)
+            _axis_values(plan.steps, call)  # names, sources and kinds checked once per plan
+            if plan.shared:
+                if len(self._plans) >= self._LIMIT:
+                    self._plans.clear()
+                self._plans[key] = plan
+        return plan
+
+    def rows(self, call: Call) -> tuple[list[AxisRow], str | None]:
+        """The axes of ``call`` as ``extract_axes`` gives them, as plain tuples.
+
+        Returns
+        -------
+        rows : list of (str, float, str, str)
+            ``(name, value, source, kind)`` per axis, in ``extract_axes``'s order.
+        problem : str or None
+            Why the signature did not fit ``call``, as ``extract_axes`` says it.
+
+        Raises
+        ------
+        InputError
+            Where ``extract_axes`` raises (an axis name a signature leaves empty).
+        """
+        plan = self.plan(call)
+        if plan is None:
+            axes, problem = extract_axes(call, self.sig)
+            return [(a.name, a.value, a.source, a.kind) for a in axes], problem
+        return plan.rows(call), plan.problem
+
+
+def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], str | None]:
+    """Return the axes of ``call`` under ``sig``, and why ``sig`` did not fit (or None).
+
+    When the signature does not fit the call (a tensor of higher rank than declared, a
+    ``dim`` out of range), the call falls back to unnamed axes and the reason is returned.
+    A tensor of lower rank than declared keeps unnamed axes of its own (``q[0]``...),
+    unless the signature declares ``align_right``: which declared dims it lacks is not
+    known, and a guess would name a varlen ``[tokens, h, d]`` query's tokens ``s_q``. The
+    other tensors keep their names, and the reason is returned.
+    """
+    if sig is not None and sig.extract is not None:
+        try:
+            return list(sig.extract(call)), None
+        except (InputError, ValueError, TypeError, KeyError, IndexError) as error:
+            fallback = _fallback(call, f"signature {sig.name}: {error}")
+            return _axis_values(fallback.steps, call), fallback.problem
+    plan = _plan(call, sig)
+    return _axis_values(plan.steps, call), plan.problem
 
 
 # --------------------------------------------------------------------------------------
@@ -768,6 +990,9 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         lengths="kv_len",
         padded=(("s_kv", "kv_len_mean"),),
         hints={"s_q": "one query row per head: a matrix-vector product per head (decode)"},
+        # torch documents (N, ..., L, E): leading dims may be left out, the last two are
+        # always the sequence and the head dim.
+        align_right=True,
     ),
     OpSignature(
         name="flash_attn",
