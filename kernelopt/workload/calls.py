@@ -467,7 +467,8 @@ class Call:
         Parameters
         ----------
         tensors : mapping of int to TensorArg
-            Argument position → a tensor of the name the argument there has.
+            Argument position → a recorded tensor (its ``shape`` of any rank) of the name
+            the argument there has.
 
         Returns
         -------
