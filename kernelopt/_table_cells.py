@@ -2,7 +2,7 @@
 
 One splitter for the tolerant log readers, the canonical experiment files and the workflow's
 devlog and hand-offs, so that column N of a row is the same column to each of them. It
-lives here, beside the package's other leaf helpers, because it imports nothing of
+lives here, beside the package's other leaf modules, because it imports nothing of
 kernelopt: the canonical writer and the readers import each other, and either can import
 this without a cycle.
 

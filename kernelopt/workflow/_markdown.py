@@ -210,6 +210,18 @@ def is_placeholder(text: str, placeholder: str) -> bool:
     A placeholder filled in place keeps its brackets (``[mla_decode]``) and reads as the
     value; left unfilled it would read as a value too (a kernel called ``kernel``), so the
     readers take it for no value at all.
+
+    Parameters
+    ----------
+    text : str
+        What the hand-off holds where the template has ``placeholder``.
+    placeholder : str
+        The template's text there, brackets included (``"[kernel]"``, ``"<version>"``).
+
+    Returns
+    -------
+    bool
+        True when ``text`` is the placeholder itself.
     """
     return one_line(text).lower() == one_line(placeholder).lower()
 
@@ -224,8 +236,26 @@ def refuse_placeholder(
     section: str | None = None,
 ) -> None:
     """Raise a :class:`FormatError` when ``text`` is the template's ``placeholder`` left
-    unfilled (:func:`is_placeholder`) where the hand-off needs a value: ``what`` is that
-    value, in the message's words."""
+    unfilled (:func:`is_placeholder`) where the hand-off needs a value.
+
+    Parameters
+    ----------
+    record : Record
+        The hand-off being read, named in the message.
+    text, placeholder : str
+        What the hand-off holds, and the template's text there.
+    what : str
+        The value the hand-off needs there, in the message's words ("the kernel's name").
+    line : int, optional
+        The 1-based line of ``text``, for the message.
+    section : str, optional
+        The section holding it, for the message.
+
+    Raises
+    ------
+    FormatError
+        ``Expected <what>, got the template's placeholder '[kernel]', not filled in``.
+    """
     if is_placeholder(text, placeholder):
         raise fail(
             record,

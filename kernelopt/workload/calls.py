@@ -587,6 +587,11 @@ def paused_gc() -> Iterator[None]:
     call, up to a third of the time of a pass. Pausing it delays only the freeing of reference
     cycles made meanwhile, and the records make none. A pause inside a pause, or one
     entered with the collector off, leaves it off.
+
+    Yields
+    ------
+    None
+        Once, with the collector paused; it is restored when the block ends, raised or not.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -745,13 +750,35 @@ class CallAggregator:
         return group, summaries
 
     def place(self, call: Call) -> tuple[Call, GroupTally, tuple[tuple[str, ValuesSummary], ...]]:
-        """``call``'s shape (the call without values summaries), its accumulator, and the
-        values summaries ``call`` carries."""
+        """Where ``call`` is counted: its shape, that shape's accumulator, its summaries.
+
+        Parameters
+        ----------
+        call : Call
+            One recorded call, values summaries included.
+
+        Returns
+        -------
+        tuple of (Call, GroupTally, tuple of (str, ValuesSummary))
+            The call without values summaries (the group's key), the group's accumulator
+            (made on first use), and the ``(argument, summary)`` pairs ``call`` carries.
+        """
         shape, summaries = self._shape_of(call)
         return shape, self.group_of_shape(shape), summaries
 
     def group_of_shape(self, shape: Call) -> GroupTally:
-        """The accumulator of a call without duration and values summaries."""
+        """The accumulator of a call shape, made on first use.
+
+        Parameters
+        ----------
+        shape : Call
+            A call without duration and values summaries (the first item of :meth:`place`).
+
+        Returns
+        -------
+        GroupTally
+            The group's accumulator, shared by every call of that shape.
+        """
         # One lookup: hashing a call hashes each of its arguments.
         return self._groups.setdefault(shape, GroupTally())
 

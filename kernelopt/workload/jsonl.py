@@ -47,20 +47,25 @@ MAX_LISTED_PROBLEMS = 20
 # so a trace whose lines all differ (a timestamp per line) costs time, not memory.
 _CACHE_LIMIT = 100_000
 _KEY = b'"duration_us"'
-# A JSON number without sign (negative durations take the slow path and are rejected
-# there) that ends where the JSON value ends.
-_DURATION = re.compile(
-    rb'"duration_us"\s*:\s*((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?=\s*[,}])'
-)
 _SLOW = object()  # cache marker: this line shape needs a full JSON decode every time
 
 
+# JSON's own whitespace between tokens, for the regexes that cut fields out of a raw line: a
+# regex \s would also take \f and \v, which no JSON decode accepts, and a line would then
+# be read or refused by whether a line of its layout came before it.
+_WS = rb"[ \t\r\n]*"
+# A JSON number without sign (negative durations take the slow path and are rejected
+# there) that ends where the JSON value ends.
+_DURATION = re.compile(
+    _WS.join((b'"duration_us"', b":", rb"((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"))
+    + b"(?="
+    + _WS
+    + b"[,}])"
+)
 _NUM = rb"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
 # A values summary as the Recorder writes it (compact JSON), or as json.dumps writes it by
 # default (a space after each ',' and ':'): cut out of the line like the duration, so lines
-# whose lengths change on every call still share one cache entry. Only JSON's own whitespace
-# around the tokens: a regex \s would also take \f and \v, which no JSON decode accepts.
-_WS = rb"[ \t\r\n]*"  # JSON's whitespace
+# whose lengths change on every call still share one cache entry.
 _VALUES_MARK = b'"values"'
 _VALUES = re.compile(
     _WS.join((rb'"values"', b":", rb"\{", b'"min"', b":", _NUM, b",", b'"max"', b":", _NUM))

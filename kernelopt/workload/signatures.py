@@ -708,9 +708,19 @@ class AxisReader:
         )
 
     def plan(self, call: Call) -> AxisPlan | None:
-        """The plan that reads ``call``'s axes (shared by the calls of its layout unless
-        its reason names the call's sizes); None under a signature with its own
-        ``extract``, read by :meth:`rows` only.
+        """The plan that reads ``call``'s axes.
+
+        Parameters
+        ----------
+        call : Call
+            A call of this reader's op.
+
+        Returns
+        -------
+        AxisPlan or None
+            The plan, shared by the calls of its layout unless its reason names the call's
+            sizes; None under a signature with its own ``extract``, read by :meth:`rows`
+            only.
 
         Raises
         ------

@@ -321,3 +321,19 @@ def test_a_values_summary_spaced_by_what_no_json_holds_is_refused_as_a_decode_do
     aggregator, records, skipped = _decoded_line_by_line(path)
     assert (records, skipped) == (2, 1)
     assert trace.groups == tuple(aggregator.groups())
+
+
+@pytest.mark.parametrize("space", ["\f", "\v"])
+@pytest.mark.parametrize("size", [4, 7])  # the cached line's own layout, and new sizes
+def test_a_duration_spaced_by_what_no_json_holds_is_refused_as_a_decode_does(
+    tmp_path: Path, space: str, size: int
+) -> None:
+    line = '{"op": "sum", "args": {"x": {"shape": [%d], "dtype": "float32"}}, "duration_us":%s5.0}'
+    path = tmp_path / "calls.jsonl"
+    path.write_text("\n".join([line % (4, " "), line % (size, space)]) + "\n", encoding="utf-8")
+    trace = read_jsonl(path)
+    assert (trace.records, trace.skipped) == (2, 1)
+    assert trace.notes[0].startswith("line 2: ")
+    aggregator, records, skipped = _decoded_line_by_line(path)
+    assert (records, skipped) == (2, 1)
+    assert trace.groups == tuple(aggregator.groups())
