@@ -22,8 +22,6 @@ they see the same ones. The verdict (:func:`judge`, a pure function of the sampl
 from __future__ import annotations
 
 import math
-import numbers
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ import attrs
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt._words import and_list
+from kernelopt.bench._samples import sample_array, sample_floats
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import ArgSet, Timer
 
@@ -108,29 +107,8 @@ class Comparison:
         return self.summary()
 
 
-def _is_number(item: object) -> bool:
-    # numbers.Real, as Measurement takes them: a float32 array's items are samples too.
-    return not isinstance(item, bool) and isinstance(item, numbers.Real)
-
-
-def _torch_tensor(values: object, name: str) -> Any:
-    """``values`` as a numpy array when it is a torch tensor, else ``values`` itself.
-
-    Looked up in ``sys.modules``: a tensor exists only where torch was imported, so
-    ``kernelopt.bench`` imports no torch to recognise one.
-    """
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(values, torch.Tensor):
-        return values
-    if values.device.type != "cpu":
-        # .numpy() of a CUDA tensor fails with torch's own words; judge copies nothing
-        # to the host behind the caller's back (a copy synchronizes the device).
-        raise InputError(
-            expected(
-                "samples on the CPU (tensor.cpu())", f"a tensor on {values.device}", where=name
-            )
-        )
-    return values.detach().numpy()
+# What judge takes: a time of 0 says the clock saw nothing, and a ratio of it means nothing.
+_POSITIVE = "finite positive samples"
 
 
 def _samples(values: object, name: str) -> Any:
@@ -140,7 +118,8 @@ def _samples(values: object, name: str) -> Any:
     ----------
     values : sequence of float, numpy.ndarray or torch.Tensor
         ``[n]`` per-call times: a list or tuple of numbers, a 1-D numpy array of ints or
-        floats (or what numpy reads as one), or a 1-D CPU tensor.
+        floats (or what numpy reads as one), or a 1-D dense tensor on the CPU (any
+        floating dtype, bfloat16 included, read as float64).
     name : str
         The argument, named in errors.
 
@@ -151,71 +130,25 @@ def _samples(values: object, name: str) -> Any:
     """
     import numpy as np
 
-    values = _torch_tensor(values, name)
-    if isinstance(values, np.ndarray):
-        array = _numeric_array(values, name)
-    elif hasattr(values, "__array__") and not isinstance(values, Sequence):
-        # What numpy reads as an array (a pandas Series, a numpy scalar) is read as one.
-        array = _numeric_array(np.asarray(values), name)
-    elif isinstance(values, str | bytes) or not isinstance(values, Sequence):
-        raise InputError(
-            expected(
-                "a sequence of samples (a list, a 1-D array)", type(values).__name__, where=name
+    array = sample_array(values, name, _POSITIVE)
+    if array is None:
+        # A generator would be used up by a first look, and a set holds no order to pair.
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            raise InputError(
+                expected(
+                    "a sequence of samples (a list, a 1-D array)",
+                    type(values).__name__,
+                    where=name,
+                )
             )
-        )
-    else:
-        array = _list_array(values, name)
-    if array.ndim != 1:
-        raise InputError(
-            expected("a 1-D sequence of samples", f"an array of shape {array.shape}", where=name)
-        )
+        array = np.asarray(sample_floats(values, name, _POSITIVE), dtype=float)
     if len(array) < 2:
         raise InputError(expected("at least 2 samples", len(array), where=name))
     bad = ~(np.isfinite(array) & (array > 0))
     if bad.any():
         first = float(array[int(np.argmax(bad))])
-        raise InputError(expected("finite positive samples", repr(first), where=name))
+        raise InputError(expected(_POSITIVE, repr(first), where=name))
     return array
-
-
-def _numeric_array(values: Any, name: str) -> Any:
-    """A numpy array of samples as float64; bools, text and complex numbers refused."""
-    import numpy as np
-
-    if values.dtype == object:
-        return _list_array(values.tolist() if values.ndim == 1 else values, name)
-    if values.dtype.kind not in "iuf":
-        # A bool array would read True as 1.0, as a bool in a list is refused.
-        shown = values.flat[0] if values.size else values.dtype
-        raise InputError(expected("numeric samples", repr(shown), where=name))
-    return np.asarray(values, dtype=float)
-
-
-def _list_array(values: Any, name: str) -> Any:
-    """A sequence of numbers as a float64 array; the first item that is none named."""
-    import numpy as np
-
-    if isinstance(values, np.ndarray):  # an object array of another shape than 1-D
-        raise InputError(
-            expected("a 1-D sequence of samples", f"an array of shape {values.shape}", where=name)
-        )
-    # One type test for each kind of item, not a numbers.Real check for each item (a
-    # tenth of a second for 100 000 samples).
-    kinds = set(map(type, values))
-    if not all(issubclass(kind, numbers.Real) and not issubclass(kind, bool) for kind in kinds):
-        wrong = next(item for item in values if not _is_number(item))
-        nested = isinstance(wrong, Sequence) or getattr(wrong, "ndim", 0) > 0
-        if nested and not isinstance(wrong, str | bytes):
-            raise InputError(
-                expected("a 1-D sequence of samples", f"a nested sequence ({wrong!r})", where=name)
-            )
-        raise InputError(expected("numeric samples", repr(wrong), where=name))
-    try:
-        return np.asarray(values, dtype=float)
-    except OverflowError:  # an int of hundreds of digits: no time a float can hold
-        raise InputError(
-            expected("finite positive samples", "an int beyond the float range", where=name)
-        ) from None
 
 
 def _check_fraction(value: float, name: str) -> None:
@@ -428,7 +361,7 @@ def judge(
     import numpy as np
 
     base = _samples(baseline, "baseline")
-    b = _samples(candidate, "candidate")
+    candidate_times = _samples(candidate, "candidate")
     _check_confidence(confidence)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(expected("seed as an int", repr(seed), where="seed"))
@@ -436,7 +369,7 @@ def judge(
     _check_fraction(max_noise, "max_noise")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InputError(expected("resamples as an int >= 1", repr(resamples), where="resamples"))
-    arrays = [base, b]
+    arrays = [base, candidate_times]
     if baseline_again is not None:
         arrays.append(_samples(baseline_again, "baseline_again"))
     lengths = [len(values) for values in arrays]
@@ -459,7 +392,7 @@ def judge(
     rng = np.random.default_rng(seed)
     tail = (1.0 - confidence) / 2.0
 
-    ratios = _paired_ratios(rng, b, base, resamples)
+    ratios = _paired_ratios(rng, candidate_times, base, resamples)
     low, high = (float(v) for v in np.quantile(ratios, [tail, 1.0 - tail]))
 
     aa = _paired_ratios(rng, a2, a, resamples)
@@ -479,7 +412,7 @@ def judge(
         verdict = Verdict.UNCLEAR
     return Comparison(
         verdict=verdict,
-        ratio=float(np.median(b) / np.median(base)),
+        ratio=float(np.median(candidate_times) / np.median(base)),
         ratio_low=low,
         ratio_high=high,
         noise=noise,

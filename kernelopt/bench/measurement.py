@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Iterable
 
 import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import InputError, expected
+from kernelopt.bench._samples import sample_array, sample_floats
 from kernelopt.bench._stats import median_ci, quantile
 from kernelopt.bench.device import DeviceState
 
@@ -29,6 +29,7 @@ MODES = ("cold", "hot", "graph")
 CACHE_STATES = ("flush", "rotate", "none")
 BACKENDS = ("cuda-events", "cpu-perf-counter")
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+_SAMPLE_VALUES = "finite samples >= 0"  # what _check_samples takes
 
 
 def number_text(value: float) -> str:
@@ -38,16 +39,27 @@ def number_text(value: float) -> str:
 
 
 def as_samples(value: Iterable[float]) -> tuple[float, ...]:
-    """An attrs converter: numbers (no bool, no str) to a tuple of floats (InputError
-    naming ``samples`` otherwise)."""
+    """An attrs converter: samples to a tuple of floats (InputError naming ``samples``
+    otherwise).
+
+    Parameters
+    ----------
+    value : iterable of float, numpy.ndarray or torch.Tensor
+        ``[n]`` times: numbers (no bool, no str) in any iterable, a 1-D numpy array of ints
+        or floats, or a 1-D dense tensor on the CPU (any floating dtype, read as float64).
+
+    Returns
+    -------
+    tuple of float
+        ``[n]`` samples, in the order given.
+    """
+    array = sample_array(value, "samples", _SAMPLE_VALUES)
+    if array is not None:
+        return tuple(array.tolist())
     # float("123") would read a string as digits, and float("a") raise a bare ValueError.
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise InputError(expected("samples as a sequence of numbers", repr(value), where="samples"))
-    items = tuple(value)
-    wrong = [v for v in items if isinstance(v, bool) or not isinstance(v, numbers.Real)]
-    if wrong:
-        raise InputError(expected("numeric samples", repr(wrong[0]), where="samples"))
-    return tuple(float(v) for v in items)
+    return sample_floats(tuple(value), "samples", _SAMPLE_VALUES)
 
 
 def one_of(*allowed: str) -> Callable[[object, attrs.Attribute[str], str], None]:
@@ -98,7 +110,7 @@ def _check_samples(_instance: object, _attribute: object, value: tuple[float, ..
         raise InputError(expected("at least one sample", "none", where="samples"))
     bad = [v for v in value if not math.isfinite(v) or v < 0]
     if bad:
-        raise InputError(expected("finite samples >= 0", bad[0], where="samples"))
+        raise InputError(expected(_SAMPLE_VALUES, bad[0], where="samples"))
 
 
 @attrs.frozen(kw_only=True)

@@ -268,3 +268,34 @@ def test_lists_of_unequal_arrays_are_named_by_their_lengths() -> None:
         InputError, match=r"^Expected two sample lists of equal length, got 5 and 4$"
     ):
         judge(np.ones(5), np.ones(4))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_a_tensor_of_any_floating_dtype_is_judged_as_its_values(dtype: torch.dtype) -> None:
+    # numpy holds no bfloat16: .numpy() of one raised torch's TypeError.
+    a = torch.tensor([100.0, 101.0, 99.0, 100.5, 98.5, 101.5], dtype=dtype)
+    b = torch.tensor([50.0, 50.5, 49.5, 50.25, 49.25, 50.75], dtype=dtype)
+    as_lists = judge([float(v) for v in a], [float(v) for v in b])
+    assert judge(a, b) == as_lists
+    assert as_lists.verdict is Verdict.FAST
+
+
+def test_a_sparse_tensor_is_refused_in_words() -> None:
+    sparse = torch.tensor([1.0, 2.0, 3.0, 4.0]).to_sparse()
+    with pytest.raises(
+        InputError,
+        match=r"^candidate: Expected a dense tensor \(tensor.to_dense\(\)\), "
+        r"got a tensor of layout torch.sparse_coo$",
+    ):
+        judge([1.0, 2.0, 3.0, 4.0], sparse)  # type: ignore[arg-type]
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_a_tensor_numpy_cannot_read_is_refused_in_words() -> None:
+    halves = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.complex32)
+    with pytest.raises(
+        InputError,
+        match=r"^baseline_again: Expected a tensor of real numbers numpy can read, "
+        r"got a tensor of dtype torch.complex32 \(.*ComplexHalf",
+    ):
+        judge([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0], baseline_again=halves)  # type: ignore[arg-type]
