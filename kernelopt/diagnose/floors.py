@@ -37,6 +37,7 @@ from kernelopt.experiments.readers._markdown import Table, code_mask, strip_md, 
 from kernelopt.experiments.readers._metrics import metric_of_header
 from kernelopt.experiments.readers._values import (
     LATENCY_UNITS,
+    first_stated,
     latency_tokens,
     number,
     unit_of_header,
@@ -111,11 +112,24 @@ _COMPUTE_WORDS = re.compile(
 
 
 def ceiling_of(text: str) -> str | None:
-    """The ceiling ``text`` names as the floor's setter: ``"memory"`` for bytes, DRAM or
-    bandwidth, ``"compute"`` for FLOPs, tensor cores or the matmul rate; None where it
-    names neither, or both (``"balanced"``, ``"memory or compute"``)."""
-    memory = _MEMORY_WORDS.search(text) is not None
-    compute = _COMPUTE_WORDS.search(text) is not None
+    """The ceiling ``text`` names as the floor's setter.
+
+    Parameters
+    ----------
+    text : str
+        A cell or header of a result table (``"memory"``, ``"FLOPs"``, ``"Floor (us,
+        bytes)"``, ``"not memory-bound"``).
+
+    Returns
+    -------
+    str or None
+        :data:`MEMORY` where it names bytes, DRAM or bandwidth, :data:`COMPUTE` where it
+        names FLOPs, tensor cores or the matmul rate; None where it names neither, both
+        (``"balanced"``, ``"memory or compute"``), or only rules one out (``"not
+        memory-bound"``, ``"no tensor cores"``): a ceiling ruled out sets no floor.
+    """
+    memory = first_stated(_MEMORY_WORDS, text) is not None
+    compute = first_stated(_COMPUTE_WORDS, text) is not None
     if memory == compute:
         return None
     return MEMORY if memory else COMPUTE
@@ -280,29 +294,63 @@ def _value_and_unit(cell: str, header: str, row_unit: str) -> tuple[float | None
 def _hand_fraction(
     cells: Sequence[str], header: Sequence[str], columns: _Columns
 ) -> tuple[float | None, float | None, str]:
-    """A hand-written row's fraction of its floor, its floor and the floor's unit: the
-    of-floor cell where there is one, else floor over time in one unit (through the shared
-    :class:`ResultRow`, whose ``fraction_of_floor`` the canonical rows give too)."""
+    """A hand-written row's fraction of its floor, its floor and the floor's unit.
+
+    An of-floor cell with a ``%`` (``78.4%``) is a percent. Otherwise a row with a floor
+    and a time in one unit gives floor over time (through the shared :class:`ResultRow`,
+    whose ``fraction_of_floor`` the canonical rows give too): a bare ``0.78`` or ``78`` is
+    read the way the row's own numbers say. Without them, a bare share up to
+    :data:`_LARGEST_FRACTION` is a fraction (``0.78``), above it a percent (``78``).
+    """
     row_unit = ""
     if columns.unit is not None:
         row_unit = LATENCY_UNITS.get(cells[columns.unit].strip().lower(), "")
     floor, floor_unit = (None, "")
     if columns.floor is not None:
         floor, floor_unit = _value_and_unit(cells[columns.floor], header[columns.floor], row_unit)
-    if columns.of_floor is not None:
-        share = number(cells[columns.of_floor].rstrip("% "))
-        if share is not None and share > 0:
-            return share / 100.0, floor, floor_unit
+    cell = cells[columns.of_floor] if columns.of_floor is not None else ""
+    share = number(cell.strip().rstrip("% "))
+    if share is not None and share <= 0:
+        share = None
+    if share is not None and "%" in cell:
+        return share / 100.0, floor, floor_unit
+    measured = _floor_over_time(cells, header, columns, floor, floor_unit, row_unit)
+    if measured is not None:
+        return measured, floor, floor_unit
+    if share is None:
+        return None, floor, floor_unit
+    return (share if share <= _LARGEST_FRACTION else share / 100.0), floor, floor_unit
+
+
+# A bare of-floor share up to this is a fraction (0.78, or 1.2 past a loose floor), above
+# it a percent (78): a kernel runs near its floor or under it, never at 150 % of it.
+_LARGEST_FRACTION = 1.5
+
+
+def _floor_over_time(
+    cells: Sequence[str],
+    header: Sequence[str],
+    columns: _Columns,
+    floor: float | None,
+    floor_unit: str,
+    row_unit: str,
+) -> float | None:
+    """The row's floor over its time, where it states both in one time unit, or both
+    without a unit (the table states none, so none sets them apart); else None."""
     if floor is None or floor <= 0 or columns.time is None:
-        return None, floor, floor_unit
+        return None
     time, time_unit = _value_and_unit(cells[columns.time], header[columns.time], row_unit)
-    if time is None or time <= 0 or time_unit != floor_unit or floor_unit not in LATENCY_UNITS:
-        return None, floor, floor_unit
+    if time is None or time <= 0 or time_unit != floor_unit:
+        return None
+    if not floor_unit:
+        return floor / time
+    if floor_unit not in LATENCY_UNITS:
+        return None
     try:
         row = ResultRow(point="row", impl="row", median=time, unit=floor_unit, floor=floor)
     except KernelOptError:
-        return None, floor, floor_unit
-    return row.fraction_of_floor, floor, floor_unit
+        return None
+    return row.fraction_of_floor
 
 
 def _from_table(experiment: Experiment, path: str, table: Table) -> list[FloorReading]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelopt.diagnose import Diagnosis, diagnose
+from kernelopt.diagnose.floors import COMPUTE, MEMORY, ceiling_of, latest_floors
 from kernelopt.diagnose.model import Pathology
 from kernelopt.experiments import read_log
 from kernelopt.experiments.canonical import log_result
@@ -179,3 +180,74 @@ def test_the_share_of_the_floor_is_a_metric_the_remedies_are_matched_on(tmp_path
     assert finding is not None
     assert [action.catalog_id for action in finding.actions] == ["roofline-analysis"]
     assert "floor_pct=30" in finding.actions[0].text
+
+
+def _table_log(root: Path, table: str) -> Path:
+    """The log of SUMMARY whose exp 5 result is ``table``, written by hand."""
+    (root / "experiments" / "exp_5").mkdir(parents=True)
+    (root / "experiments" / "summary.md").write_text(SUMMARY, encoding="utf-8")
+    text = f"# Experiment 5: tf32 dot precision for the MMA\n\n- Status: REVERTED\n\n{table}"
+    (root / "experiments" / "exp_5" / "result.md").write_text(text, encoding="utf-8")
+    return root
+
+
+def _share(root: Path) -> float:
+    log = read_log(root)
+    (reading,) = latest_floors(log, log.experiments)
+    return round(reading.fraction, 4)
+
+
+UNITLESS = """| Point | Time | Floor | Of floor | Bound |
+|---|---|---|---|---|
+| b=1 | 45.6 | 35.7 | {share} | memory |
+"""
+
+
+def test_a_fraction_in_the_of_floor_column_is_no_percent(tmp_path: Path) -> None:
+    # Read as a percent, 0.78 was 0.78 % of the floor: a kernel 128 times off it.
+    root = _table_log(tmp_path, UNITLESS.format(share="0.78"))
+    assert _share(root) == round(35.7 / 45.6, 4)
+
+    finding = diagnose(root, catalog=None).finding(Pathology.WRONG_BOTTLENECK)
+    assert finding is not None
+    assert finding.summary.startswith(
+        "The kernel is memory-bound (exp 5: b=1 at 78.3% of its roofline floor (35.7, set "
+        "by memory))"
+    )
+
+
+def test_beside_a_floor_and_a_time_the_share_is_floor_over_time(tmp_path: Path) -> None:
+    # 7.8 is neither 7.8 % nor a fraction of 7.8: the row's own numbers say 78 %.
+    root = _table_log(tmp_path, UNITLESS.format(share="7.8"))
+    assert _share(root) == round(35.7 / 45.6, 4)
+
+
+def test_a_share_with_a_percent_sign_is_a_percent(tmp_path: Path) -> None:
+    root = _table_log(tmp_path, UNITLESS.format(share="70%"))
+    assert _share(root) == 0.7
+
+
+SHARE_ONLY = """| Point | Of floor | Bound |
+|---|---|---|
+| b=1 | {share} | memory |
+"""
+
+
+def test_a_bare_share_alone_is_a_fraction_up_to_one_and_a_half(tmp_path: Path) -> None:
+    assert _share(_table_log(tmp_path / "fraction", SHARE_ONLY.format(share="0.78"))) == 0.78
+    assert _share(_table_log(tmp_path / "loose", SHARE_ONLY.format(share="1.2"))) == 1.2
+    assert _share(_table_log(tmp_path / "percent", SHARE_ONLY.format(share="78"))) == 0.78
+
+
+def test_a_bound_ruled_out_names_no_ceiling(tmp_path: Path) -> None:
+    assert ceiling_of("not memory-bound") is None
+    assert ceiling_of("no tensor cores") is None
+    assert ceiling_of("compute, not memory") == COMPUTE
+    assert ceiling_of("memory-bound") == MEMORY
+
+    sentence = _sentence(diagnose(_hand_log(tmp_path, "not memory-bound"), catalog=None))
+    assert sentence.startswith(
+        "The latest result places the kernel on the roofline (exp 5: b=32 h=16 at 70.0% of "
+        "its roofline floor (35.07 us); experiments/exp_5/result.md:7) but does not say "
+        "which ceiling sets the floor"
+    )

@@ -76,18 +76,44 @@ def test_a_log_of_cycle_counts_in_prose_tracks_its_best(tmp_path: Path) -> None:
     assert [step.experiment for step in diagnosis.summary.trajectory] == [2, 3]
 
 
-def test_a_time_on_the_line_comes_first_where_it_is_said_first() -> None:
+def test_a_time_on_the_line_is_its_latency_wherever_the_count_stands() -> None:
     time = headline_latency("1.75 us (3550 cycles at 1970 MHz)")
     assert time is not None and (time.value, time.unit) == (1.75, "us")
-    count = headline_latency("3550 cycles (1.80 us at 1970 MHz)")
-    assert count is not None and (count.value, count.unit) == (3550.0, "cycles")
+    # Stated first, the count is still the aside: the line states a time.
+    time = headline_latency("3550 cycles (1.80 us at 1970 MHz)")
+    assert time is not None and (time.value, time.unit) == (1.8, "us")
+
+
+def test_a_passing_count_of_cycles_is_no_headline() -> None:
+    warmed = headline_latency("Warmed up for 3 cycles, then 0.2054 -> 0.2471 ms")
+    assert warmed is not None and (warmed.value, warmed.unit) == (0.2471, "ms")
+    warmup = "200 cycles of warmup; latency 0.5 ms -> 0.4 ms"
+    latency = headline_latency(warmup)
+    assert latency is not None and (latency.value, latency.unit) == (0.4, "ms")
+    assert arrow_speedup(warmup, latency) == 1.25
+
+
+def test_a_result_line_with_a_warmup_count_reads_its_time(tmp_path: Path) -> None:
+    folder = tmp_path / "experiments" / "exp_1"
+    folder.mkdir(parents=True)
+    (folder / "result.md").write_text(
+        "# Experiment 1: tiles\n\n- Status: KEPT\n"
+        "- Result: 200 cycles of warmup; latency 0.5 ms -> 0.4 ms\n",
+        encoding="utf-8",
+    )
+    (experiment,) = read_log(tmp_path).experiments
+
+    assert (experiment.latency, experiment.unit) == (0.4, "ms")
 
 
 def test_a_cycle_ab_takes_no_time_as_its_other_side() -> None:
     line = "0.9 us -> 3550 cycles"
+    # The line states a time, so its latency is that time; no count is its other side.
     pick = headline_latency(line)
-    assert pick is not None and pick.unit == "cycles"
+    assert pick is not None and (pick.value, pick.unit) == (0.9, "us")
     assert arrow_speedup(line, pick) is None
+    count = headline_latency("3550 cycles")
+    assert count is not None and arrow_speedup(line, count) is None
 
 
 def _experiment(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
+from collections.abc import Callable
 
 from kernelopt._errors import expected
 from kernelopt.experiments.readers._markdown import strip_md
@@ -293,27 +294,30 @@ def throughput_tokens(text: str) -> list[Quantity]:
     return _quantities(_THROUGHPUT, text, None)
 
 
-def _measured_latencies(text: str) -> list[Quantity]:
-    """Every time and every count of clock cycles in ``text``, in order of appearance: a
-    latency written in cycles (``"3550 cycles"``) is as much a headline as one in us."""
-    found = latency_tokens(text) + cycle_tokens(text)
-    found.sort(key=lambda q: q.start)
-    return found
+def _latency_reader(text: str) -> Callable[[str], list[Quantity]]:
+    """The reader of the latencies ``text`` reports: its times where it states any, else its
+    counts of clock cycles. A count beside a time is an aside (``"warmed up for 3 cycles"``,
+    ``"3550 cycles at 1970 MHz"``), wherever it stands on the line; a line of counts only
+    (``"3550 cycles"``) reports a latency in cycles."""
+    return latency_tokens if latency_tokens(text) else cycle_tokens
 
 
 def headline_latency(text: str) -> Quantity | None:
-    """The latency a ``Result:`` line reports: the first bold time or cycle count, else the
-    new one (after the arrow) of its first clause that states one.
+    """The latency a ``Result:`` line reports: the first bold one, else the new one (after
+    the arrow) of its first clause that states one; a time where the line states any, a
+    count of clock cycles only where it states no time.
 
     ``"0.2054 -> **0.2471ms (+20%)**. Min latency 0.039 -> 0.062ms"`` -> 0.2471 ms;
-    ``"4100 -> 3550 cycles a key tile"`` -> 3550 cycles (unit :data:`CYCLES`, no time).
+    ``"4100 -> 3550 cycles a key tile"`` -> 3550 cycles (unit :data:`CYCLES`, no time);
+    ``"Warmed up for 3 cycles, then 0.2054 -> 0.2471 ms"`` -> 0.2471 ms.
     """
-    tokens = _measured_latencies(text)
+    measured = _latency_reader(text)
+    tokens = measured(text)
     bold = [token for token in tokens if token.bold]
     if bold:
         return bold[0]
     for clause in re.split(r";|\.\s|\(|,\s(?=[A-Za-z])", text):
-        found = _measured_latencies(after_arrow(clause))
+        found = measured(after_arrow(clause))
         if found:
             return found[0]
     return tokens[0] if tokens else None
