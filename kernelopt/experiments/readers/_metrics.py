@@ -12,17 +12,82 @@ and a result table's ``Of floor`` column (the share of the roofline floor reache
 
 from __future__ import annotations
 
+import math
 import re
+from typing import TYPE_CHECKING
 
+from kernelopt._errors import expected
 from kernelopt._table_cells import split_row
+from kernelopt.experiments.readers._markdown import strip_md
+from kernelopt.experiments.readers._values import number_at
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from kernelopt.experiments.log import SourceRef
 
 __all__ = [
     "bottleneck_of",
     "is_profiling_line",
     "metric_of_header",
     "metrics_of",
+    "share_expected",
+    "table_metric",
     "tool_metrics",
 ]
+
+# The shares a log states in percent, and the most each can be. TC% and DRAM% are shares of
+# measured ceilings, which a call may pass (a read-only kernel can beat a copy's bandwidth);
+# occupancy and a hit rate cannot pass 100. No share is below 0.
+_SHARE_MOST = {
+    "tc_pct": math.inf,
+    "dram_pct": math.inf,
+    "occupancy_pct": 100.0,
+    "l2_hit_pct": 100.0,
+}
+
+
+def share_expected(name: str, value: float) -> str | None:
+    """What a value of the share ``name`` must be, when ``value`` is not that; else None."""
+    most = _SHARE_MOST.get(name)
+    if most is None or 0 <= value <= most:
+        return None
+    return "a percentage >= 0" if math.isinf(most) else f"a percentage in [0, {most:g}]"
+
+
+def table_metric(
+    name: str, header: str, cell: str, where: SourceRef, warnings: list[str]
+) -> float | None:
+    """The value of metric ``name`` in one table cell, or None where it has none to read.
+
+    Parameters
+    ----------
+    name : str
+        The metric the column holds (:func:`metric_of_header` of ``header``).
+    header, cell : str
+        The column's header and the row's cell, as written.
+    where : SourceRef
+        The row's file and line, for the warnings.
+    warnings : list of str
+        Appended to: a number of no sure reading (``1.234,5``), and a share no percentage
+        can be (a TC%, DRAM%, Occ% or L2 hit rate below 0, an occupancy or hit rate above
+        100), each "not read".
+
+    Returns
+    -------
+    float or None
+        The value; None for an empty cell, one of no sure reading, or an impossible share.
+    """
+    value = number_at(strip_md(cell).rstrip("%"), where, warnings)
+    unfit = None if value is None else share_expected(name, value)
+    if unfit is None:
+        return value
+    # A share below 0 is a typo or a broken counter, not a reading: said and skipped, as a
+    # number of no sure reading is.
+    shown = strip_md(cell)
+    warnings.append(
+        expected(f"{strip_md(header)} as {unfit}", shown, where=str(where)) + "; not read"
+    )
+    return None
+
 
 _N = r"(\d+(?:\.\d+)?)"
 # A value that opens a pattern starts a number, not the tail of a name ("FP16 TFLOPS" is no

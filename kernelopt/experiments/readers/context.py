@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 
 from kernelopt._errors import expected
@@ -21,9 +20,10 @@ from kernelopt.experiments.readers._metrics import (
     is_profiling_line,
     metric_of_header,
     metrics_of,
+    share_expected,
+    table_metric,
     tool_metrics,
 )
-from kernelopt.experiments.readers._values import number_at
 
 __all__ = ["lesson_experiment", "read_lessons", "read_profile", "read_rules"]
 
@@ -94,25 +94,6 @@ def read_lessons(
     return found[len(found) - limit :] if len(found) > limit else found
 
 
-# The shares a profile states in percent, and the most each can be. TC% and DRAM% are
-# shares of measured ceilings, which a call may pass (a read-only kernel can beat a copy's
-# bandwidth); occupancy and a hit rate cannot pass 100. No share is below 0.
-_SHARE_MOST = {
-    "tc_pct": math.inf,
-    "dram_pct": math.inf,
-    "occupancy_pct": 100.0,
-    "l2_hit_pct": 100.0,
-}
-
-
-def _share_expected(name: str, value: float) -> str | None:
-    """What a value of the share ``name`` must be, when ``value`` is not that; else None."""
-    most = _SHARE_MOST.get(name)
-    if most is None or 0 <= value <= most:
-        return None
-    return "a percentage >= 0" if math.isinf(most) else f"a percentage in [0, {most:g}]"
-
-
 _PROFILE_POINT = re.compile(r"^#{1,6}\s*Profile:[^|]*\|\s*(.*?)\s*$", re.IGNORECASE)
 
 
@@ -137,17 +118,7 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
                 continue
             for row in table.rows:
                 where = SourceRef(path=file.path, line=row.line)
-                value = number_at(strip_md(row.cells[index]).rstrip("%"), where, warnings)
-                unfit = None if value is None else _share_expected(name, value)
-                if unfit is not None:
-                    # A share below 0 is a typo or a broken counter, not a reading: said
-                    # and skipped, as a number of no sure reading is.
-                    cell = strip_md(row.cells[index])
-                    warnings.append(
-                        expected(f"{strip_md(header)} as {unfit}", cell, where=str(where))
-                        + "; not read"
-                    )
-                    continue
+                value = table_metric(name, header, row.cells[index], where, warnings)
                 if value is not None:
                     metrics[name] = value
                     # One row gives several metrics (TC%, DRAM%, Occ%): cite it once.
@@ -161,7 +132,7 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
                     break
     prose = "\n".join("" if mask[i] else line for i, line in enumerate(file.lines))
     for name, value in metrics_of(prose).items():
-        unfit = _share_expected(name, value)
+        unfit = share_expected(name, value)
         if unfit is not None and name not in metrics:
             warnings.append(
                 expected(f"{name} as {unfit}", f"{value:g}", where=file.path) + "; not read"

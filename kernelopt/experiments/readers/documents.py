@@ -31,7 +31,12 @@ from kernelopt.experiments.readers._markdown import (
     strip_md,
     tables,
 )
-from kernelopt.experiments.readers._metrics import is_profiling_line, metric_of_header, metrics_of
+from kernelopt.experiments.readers._metrics import (
+    is_profiling_line,
+    metric_of_header,
+    metrics_of,
+    table_metric,
+)
 from kernelopt.experiments.readers._values import (
     after_arrow,
     arrow_speedup,
@@ -427,7 +432,7 @@ def _table_metrics(
                 continue
             for row in table.rows:
                 where = SourceRef(path=file.path, line=row.line)
-                value = number_at(strip_md(row.cells[index]).rstrip("%"), where, warnings)
+                value = table_metric(name, header, row.cells[index], where, warnings)
                 if value is not None:
                     found[name] = value
                     break
