@@ -17,6 +17,7 @@ import attrs
 from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
+from kernelopt.diagnose.floors import FloorReading, latest_floors
 from kernelopt.diagnose.model import Action, Evidence
 from kernelopt.diagnose.progress import Progress, analyze
 from kernelopt.experiments.log import (
@@ -105,6 +106,13 @@ class Context:
             or self.log.profile is not None
             or any(e.metrics for e in self.experiments)
         )
+
+    @functools.cached_property
+    def floors(self) -> tuple[FloorReading, ...]:
+        """The roofline floor rows of the latest result that states any (see
+        :func:`kernelopt.diagnose.floors.latest_floors`): read once per diagnosis, since
+        each read opens the results again."""
+        return tuple(latest_floors(self.log, self.experiments))
 
     @functools.cached_property
     def kernel_texts(self) -> dict[str, str]:

@@ -46,7 +46,7 @@ import attrs
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
-from kernelopt.diagnose.floors import FloorReading, latest_floors
+from kernelopt.diagnose.floors import FloorReading
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import present_in
@@ -131,7 +131,7 @@ class _Bound:
 
 def bound_of(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence] | None:
     """The kernel's bound (``"memory"``, ``"compute"``, ``"latency"``) and where it is stated."""
-    bound = _bound(ctx, params, latest_floors(ctx.log, ctx.experiments))
+    bound = _bound(ctx, params, ctx.floors)
     return None if bound is None else (bound.kind, bound.evidence)
 
 
@@ -434,7 +434,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             missing=[_NO_PROFILE],
         )
         return found(finding)
-    floors = latest_floors(ctx.log, ctx.experiments)
+    floors = ctx.floors
     bound = _bound(ctx, params, floors)
     if bound is None and floors:
         return _unnamed_ceiling(floors[0])
