@@ -110,8 +110,8 @@ class Context:
     @functools.cached_property
     def floors(self) -> tuple[FloorReading, ...]:
         """The roofline floor rows of the latest result that states any (see
-        :func:`kernelopt.diagnose.floors.latest_floors`): read once per diagnosis, since
-        each read opens the results again."""
+        :func:`kernelopt.diagnose.floors.latest_floors`), from the experiments' records:
+        placed once per diagnosis, for every item that asks."""
         return tuple(latest_floors(self.log, self.experiments))
 
     @functools.cached_property

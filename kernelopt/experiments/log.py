@@ -25,6 +25,7 @@ __all__ = [
     "Experiment",
     "ExperimentLog",
     "Fact",
+    "FloorRow",
     "KernelSource",
     "MetricKind",
     "Point",
@@ -69,6 +70,10 @@ def _strs(value: Iterable[str]) -> tuple[str, ...]:
 
 
 def _facts(value: Iterable[Fact]) -> tuple[Fact, ...]:
+    return tuple(value)
+
+
+def _floor_rows(value: Iterable[FloorRow]) -> tuple[FloorRow, ...]:
     return tuple(value)
 
 
@@ -220,6 +225,71 @@ class Recommendation:
     catalog_ids: tuple[str, ...] = attrs.field(default=(), converter=_strs)
 
 
+# The ceilings that set a roofline floor: bytes at the copy bandwidth, FLOPs at the matmul rate.
+_CEILINGS = frozenset({"memory", "compute"})
+
+
+def _share(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not (real and math.isfinite(value) and float(value) > 0):
+        raise InputError(expected("a finite number > 0", repr(value), where=attribute.name))
+
+
+def _floor_value(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if value is not None and not (real and math.isfinite(value)):
+        raise InputError(expected("None or a finite number", repr(value), where=attribute.name))
+
+
+def _ceiling(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and value not in _CEILINGS:
+        raise InputError(expected("None, 'memory' or 'compute'", repr(value), where=attribute.name))
+
+
+@attrs.frozen(kw_only=True)
+class FloorRow:
+    """One timed row of an experiment's result that places the kernel on the roofline.
+
+    The log readers read it from a result file (``result.md``, ``results.md``): a row of
+    ``kernelopt.bench``'s Measurements table with its ``Floor``, or a row of a hand-written
+    table with a floor column (``Floor``, ``Floor (us)``, ``Memory floor``), an of-floor
+    column (``Of floor``, ``% of floor``) or both.
+
+    Parameters
+    ----------
+    point : str
+        The trial point (a canonical row's ``Point``, a hand-written row's first cell).
+    impl : str
+        The implementation timed; empty in a hand-written table.
+    fraction : float
+        The share of the floor reached, floor over the row's time, finite and above zero:
+        1.0 is at the roofline, 0.784 is 78.4 % of it.
+    floor : float or None
+        The floor itself, in ``unit``, where the row gives it.
+    unit : str
+        The floor's unit (``"us"``), or ``""``.
+    ceiling : {"memory", "compute"} or None
+        Which ceiling sets the floor where the row or its header says so (bytes:
+        ``"memory"``, FLOPs: ``"compute"``); None where it does not.
+    source : SourceRef
+        The row's file and line.
+
+    Raises
+    ------
+    InputError
+        When ``fraction`` is not a finite number above zero, ``floor`` neither None nor
+        finite, or ``ceiling`` another word.
+    """
+
+    point: str
+    impl: str = ""
+    fraction: float = attrs.field(validator=_share)
+    floor: float | None = attrs.field(default=None, validator=_floor_value)
+    unit: str = ""
+    ceiling: str | None = attrs.field(default=None, validator=_ceiling)
+    source: SourceRef
+
+
 @attrs.frozen(kw_only=True)
 class Experiment:
     """One experiment (an attempted change) of an optimization effort.
@@ -289,6 +359,11 @@ class Experiment:
     profiling : tuple of Fact
         Lines of the experiment's record that report profiling data (a profiler named, or
         a metric with its value).
+    floors : tuple of FloorRow
+        The rows of the experiment's result files (``result.md``, ``results.md``) that
+        state a roofline floor or the share of it reached, in file order: a canonical
+        result's rows timed on the device with a ``Floor``, else a hand-written table's
+        rows. Empty when no result states one.
     text : str
         The experiment's own words (title, change, hypothesis), used to tag it; capped.
     refs : dict of str to SourceRef
@@ -328,6 +403,7 @@ class Experiment:
     kernel: str | None = None
     gpu: str | None = None
     profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    floors: tuple[FloorRow, ...] = attrs.field(default=(), converter=_floor_rows)
     text: str = ""
     refs: dict[str, SourceRef] = attrs.field(factory=dict)
     sources: tuple[SourceRef, ...] = attrs.field(default=(), converter=_refs)

@@ -104,6 +104,7 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
         kernel=draft.kernel or None,
         gpu=draft.gpu or None,
         profiling=tuple(draft.profiling),
+        floors=tuple(row for rows in draft.result_floors.values() for row in rows),
         text=text,
         refs=dict(draft.refs),
         sources=tuple(draft.sources),

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import expected
-from kernelopt.experiments.log import Fact, Point, SourceRef
+from kernelopt.experiments.log import Fact, FloorRow, Point, SourceRef
 from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
@@ -104,6 +104,9 @@ class Draft:
     recommendations: list[DraftRecommendation] = attrs.field(factory=list)
     kernel_files: list[str] = attrs.field(factory=list)
     profiling: list[Fact] = attrs.field(factory=list)
+    # The rows with a roofline floor of each result file read for the experiment, by path,
+    # in the order read: one file read twice (two sections of one note) is kept once.
+    result_floors: dict[str, tuple[FloorRow, ...]] = attrs.field(factory=dict)
     text_parts: list[str] = attrs.field(factory=list)
     refs: dict[str, SourceRef] = attrs.field(factory=dict)
     sources: list[SourceRef] = attrs.field(factory=list)
@@ -204,6 +207,8 @@ class Draft:
         self.kernel_files.extend(f for f in other.kernel_files if f not in self.kernel_files)
         if len(self.profiling) < 8:
             self.profiling.extend(f for f in other.profiling[:8] if f not in self.profiling)
+        for path, rows in other.result_floors.items():
+            self.result_floors.setdefault(path, rows)
         self.text_parts.extend(other.text_parts[: max(_CAP - len(self.text_parts), 0)])
         for key, ref in other.refs.items():
             if key != "correctness_note":  # set above, only with the words themselves

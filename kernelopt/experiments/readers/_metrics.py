@@ -7,13 +7,16 @@ two raw rates people write (``bandwidth_gbps``, ``tflops``). Each is read under 
 (``dram_pct=85``, ``- tc_pct: 10``, ``| dram_pct | 85 |``) and in the words people use
 (``DRAM: 85%``, ``DRAM%: 85``, ``TC%: 10``); ncu's ``DRAM Throughput`` share is ``dram_pct``,
 and a result table's ``Of floor`` column (the share of the roofline floor reached, as
-``kernelopt.bench`` writes it) is ``floor_pct``.
+``kernelopt.bench`` writes it) is ``floor_pct``, in percent: a bare share up to
+:data:`LARGEST_FLOOR_FRACTION` is a fraction (``0.78`` is 78 %), one with a ``%`` sign or
+above it a percent (:func:`of_floor_is_percent`, the rule the floor readers share).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from kernelopt._errors import expected
@@ -25,21 +28,25 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from kernelopt.experiments.log import SourceRef
 
 __all__ = [
+    "LARGEST_FLOOR_FRACTION",
     "bottleneck_of",
     "is_profiling_line",
     "metric_of_header",
     "metrics_of",
+    "of_floor_is_percent",
     "share_expected",
     "table_metric",
     "tool_metrics",
 ]
 
 # The shares a log states in percent, and the most each can be. TC% and DRAM% are shares of
-# measured ceilings, which a call may pass (a read-only kernel can beat a copy's bandwidth);
-# occupancy and a hit rate cannot pass 100. No share is below 0.
+# measured ceilings, which a call may pass (a read-only kernel can beat a copy's bandwidth),
+# and a kernel may pass a loose roofline floor; occupancy and a hit rate cannot pass 100.
+# No share is below 0.
 _SHARE_MOST = {
     "tc_pct": math.inf,
     "dram_pct": math.inf,
+    "floor_pct": math.inf,
     "occupancy_pct": 100.0,
     "l2_hit_pct": 100.0,
 }
@@ -51,6 +58,34 @@ def share_expected(name: str, value: float) -> str | None:
     if most is None or 0 <= value <= most:
         return None
     return "a percentage >= 0" if math.isinf(most) else f"a percentage in [0, {most:g}]"
+
+
+# A bare of-floor share up to this is a fraction (0.78, or 1.2 past a loose floor), above
+# it a percent (78): a kernel runs near its floor or under it, never at 150 % of it.
+LARGEST_FLOOR_FRACTION = 1.5
+
+
+def of_floor_is_percent(value: float, cell: str) -> bool:
+    """Whether the share of the roofline floor ``cell`` states (an ``Of floor`` cell) is a
+    percent rather than a fraction.
+
+    One rule for every reader of such a cell: with a ``%`` sign (``78.4%``, ``0.5 %``) it is
+    a percent; a bare number above :data:`LARGEST_FLOOR_FRACTION` (``78``) is a percent
+    too; a bare number up to it (``0.78``, ``1.2``) is a fraction of the floor.
+
+    Parameters
+    ----------
+    value : float
+        The number read from ``cell``.
+    cell : str
+        The cell as written.
+
+    Returns
+    -------
+    bool
+        True where ``value`` is in percent, False where it is a fraction.
+    """
+    return "%" in cell or value > LARGEST_FLOOR_FRACTION
 
 
 def table_metric(
@@ -68,15 +103,20 @@ def table_metric(
         The row's file and line, for the warnings.
     warnings : list of str
         Appended to: a number of no sure reading (``1.234,5``), and a share no percentage
-        can be (a TC%, DRAM%, Occ% or L2 hit rate below 0, an occupancy or hit rate above
-        100), each "not read".
+        can be (a TC%, DRAM%, Occ%, L2 hit rate or Of floor below 0, an occupancy or hit
+        rate above 100), each "not read".
 
     Returns
     -------
     float or None
         The value; None for an empty cell, one of no sure reading, or an impossible share.
+        A ``floor_pct`` is in percent, read by :func:`of_floor_is_percent`: a bare ``0.78``
+        is 78.
     """
     value = number_at(strip_md(cell).rstrip("%"), where, warnings)
+    if name == "floor_pct" and value is not None and not of_floor_is_percent(value, cell):
+        # Scaled in decimal, as written: 0.57 * 100.0 is 56.99999999999999.
+        value = float(Decimal(repr(value)).scaleb(2))
     unfit = None if value is None else share_expected(name, value)
     if unfit is None:
         return value

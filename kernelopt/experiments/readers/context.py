@@ -103,9 +103,10 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
 
     A table value whose number has no single sure reading (``1.234,5``) is not read, and is
     named in ``warnings`` when given; so is a share no percentage can be: a TC%, DRAM%,
-    Occ% or L2 hit rate below 0, or an occupancy or hit rate above 100 (TC% and DRAM% are
-    shares of measured ceilings, which a call may pass). The next row's value is read
-    instead, as for a value of no sure reading.
+    Occ%, L2 hit rate or Of floor below 0, or an occupancy or hit rate above 100 (TC% and
+    DRAM% are shares of measured ceilings, which a call may pass). The next row's value is
+    read instead, as for a value of no sure reading. An Of floor is ``floor_pct`` in percent,
+    a bare share up to 1.5 a fraction of the floor (``0.78`` is 78).
     """
     warnings = [] if warnings is None else warnings
     mask = code_mask(file.lines)

@@ -46,6 +46,7 @@ from kernelopt.experiments.readers.context import (
 )
 from kernelopt.experiments.readers.devlog import dated_headings, read_devlog
 from kernelopt.experiments.readers.documents import recommendations_in
+from kernelopt.experiments.readers.floors import is_result_file, result_floors
 from kernelopt.experiments.readers.history import read_json, read_jsonl, read_table_file
 from kernelopt.experiments.readers.kernels import named_paths, source
 from kernelopt.experiments.readers.notes import is_single_note, read_note, read_table_note
@@ -103,6 +104,12 @@ class _Reading:
     # --- one file --------------------------------------------------------------------------
 
     def markdown(self, file: TextFile, position: int) -> None:
+        first = len(self.drafts)
+        self._markdown(file, position)
+        if is_result_file(file.path):
+            _carry_floors(file, self.drafts[first:])
+
+    def _markdown(self, file: TextFile, position: int) -> None:
         name = file.name.lower()
         folder = file.path.rsplit("/", 1)[0] if "/" in file.path else ""
         if is_plan_output(file) or is_knowledge_entry(file):
@@ -302,6 +309,18 @@ class _Reading:
             file = self.files.read(found)
             if file is not None:
                 self.kernels.append(source(found, file.text, role=role))
+
+
+def _carry_floors(file: TextFile, drafts: list[Draft]) -> None:
+    """Give each of ``drafts`` that was read from the loose result ``file`` (a
+    ``results.md`` outside the experiment folders, read as a note, a devlog or a table)
+    the rows of ``file`` that state a roofline floor, as a folder's result gives them."""
+    readers = [d for d in drafts if any(ref.path == file.path for ref in d.sources)]
+    if not readers:
+        return
+    floors = result_floors(file)
+    for draft in readers:
+        draft.result_floors.setdefault(file.path, floors)
 
 
 def _cut(series: Series, until: int | None, cutoff_date: str | None, primary: bool) -> Series:

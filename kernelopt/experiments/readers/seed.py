@@ -5,7 +5,9 @@ numbered draft: ``result.md`` (parsed exactly by
 :func:`kernelopt.experiments.canonical.parse_result` when kernelopt wrote it, tolerantly
 otherwise), ``plan.md``, ``hypothesis.md``, ``verifier.md``, and the kernel sources
 snapshotted there, as full sources or as unified diffs (``.diff``, ``.patch``) against the
-kernel the experiment started from. Summary tables are read by
+kernel the experiment started from. The rows of a result that state a roofline floor are
+read with it (:func:`~kernelopt.experiments.readers.floors.result_floors`) and carried on
+the experiment as :attr:`~kernelopt.experiments.Experiment.floors`. Summary tables are read by
 :mod:`~kernelopt.experiments.readers.tables`.
 """
 
@@ -26,6 +28,7 @@ from kernelopt.experiments.readers._metrics import metrics_of
 from kernelopt.experiments.readers._values import status_of
 from kernelopt.experiments.readers.context import read_profile
 from kernelopt.experiments.readers.documents import describe, recommendations_in
+from kernelopt.experiments.readers.floors import result_floors
 from kernelopt.experiments.readers.kernels import language_of
 from kernelopt.experiments.records import ResultRecord, ResultRow
 
@@ -221,18 +224,20 @@ def _from_rows(
             )
 
 
-def _from_measurements(draft: Draft, file: TextFile, error: KernelOptError) -> None:
+def _from_measurements(
+    draft: Draft, file: TextFile, error: KernelOptError
+) -> tuple[ResultRow, ...]:
     """Read the canonical Measurements table of a result.md that ``error`` says is no
     longer canonical as a whole (a section or a field edited by hand): its times would
     otherwise be lost to a hand-written table's reading, which takes one column per
-    table."""
+    table. The rows read are returned (empty where the file has no such table)."""
     refused: list[FormatError] = []
     try:
         rows = measurement_rows(file.text, path=file.path, refused=refused)
     except KernelOptError:
-        return
+        return ()
     if not rows and not refused:
-        return
+        return ()
     reason = getattr(error, "message", str(error))
     line = getattr(error, "line", None)
     at = f"line {line}: " if line else ""
@@ -241,6 +246,7 @@ def _from_measurements(draft: Draft, file: TextFile, error: KernelOptError) -> N
         "was read as written, the rest as a hand-written result"
     )
     _from_rows(draft, rows, file, refused)
+    return rows
 
 
 def _check_heading(draft: Draft, path: str, heading: int, number: int) -> None:
@@ -350,10 +356,12 @@ def read_folder(
             try:
                 record = parse_result(file.text, path=path, refused=refused)
             except KernelOptError as error:
-                _from_measurements(draft, file, error)  # then read tolerantly below
+                rows = _from_measurements(draft, file, error)  # then read tolerantly below
+                draft.result_floors.setdefault(path, result_floors(file, rows))
             else:
                 _check_heading(draft, path, record.experiment, number)
                 _from_record(draft, record, file, refused)
+                draft.result_floors.setdefault(path, result_floors(file, record.rows))
                 continue
             heading = _heading_number(file)
             if heading is not None:

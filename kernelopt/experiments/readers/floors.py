@@ -1,0 +1,345 @@
+"""Roofline floors stated in a result file: each timed row's floor and the share of it reached.
+
+``kernelopt.bench`` writes them into result.md's Measurements table (``Floor``, ``Of floor``):
+those rows are the :class:`~kernelopt.experiments.ResultRow` that
+:func:`kernelopt.experiments.canonical.parse_result` (or, in a result edited by hand,
+:func:`~kernelopt.experiments.canonical.measurement_rows`) reads, whose ``floor`` and
+``fraction_of_floor`` are the numbers used here: the canonical parser, not a second reading
+of its table. A result table written by hand is read by its headers: a floor column
+(``Floor``, ``Floor (us)``), an of-floor column (``Of floor``, ``% of floor``) or both,
+beside the time.
+
+Which ceiling sets the floor (bytes or FLOPs) is what makes a floor a bound. The canonical
+row does not say it; a hand-written row may, in a column of its own (``Bound``,
+``Bottleneck``, ``Ceiling``, ``Floor set by``: ``memory``, ``bytes``, ``compute``,
+``FLOPs``) or in the floor's header (``Memory floor``, ``Floor (FLOPs)``).
+
+The readers carry the rows on the experiment (:attr:`Experiment.floors
+<kernelopt.experiments.Experiment.floors>`), read once with the file.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from kernelopt._errors import KernelOptError
+from kernelopt._table_cells import split_row
+from kernelopt.experiments.canonical import measurement_rows, parse_result
+from kernelopt.experiments.log import FloorRow, SourceRef
+from kernelopt.experiments.readers._files import TextFile, suffix_of
+from kernelopt.experiments.readers._markdown import Table, code_mask, strip_md, tables
+from kernelopt.experiments.readers._metrics import metric_of_header, of_floor_is_percent
+from kernelopt.experiments.readers._values import (
+    LATENCY_UNITS,
+    first_stated,
+    latency_tokens,
+    number,
+    unit_of_header,
+)
+from kernelopt.experiments.records import ResultRow
+
+__all__ = ["COMPUTE", "MEMORY", "ceiling_of", "is_result_file", "result_floors"]
+
+MEMORY = "memory"
+COMPUTE = "compute"
+
+# The result files of an experiment, as the folder reader names them.
+_RESULT_STEMS = frozenset({"result", "results"})
+_RESULT_SUFFIXES = frozenset({".md", ".markdown"})
+
+
+def is_result_file(path: str) -> bool:
+    """Whether ``path`` names a result file the floors are read from (``result.md``,
+    ``results.md``, ``Result.markdown``)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0].lower() in _RESULT_STEMS and suffix_of(path) in _RESULT_SUFFIXES
+
+
+# The words that name a ceiling: bytes at the copy bandwidth, or FLOPs at the matmul rate.
+_MEMORY_WORDS = re.compile(
+    r"\b(?:memory|mem|bytes?|dram|hbm|bandwidth|copy)\b|\bmemory[- ]bound\b|\bTB/s\b",
+    re.IGNORECASE,
+)
+_COMPUTE_WORDS = re.compile(
+    r"\b(?:compute|flops?|tensor(?:[- ]cores?)?|matmul|mma|math)\b|\bcompute[- ]bound\b"
+    r"|\bT?FLOP/s\b",
+    re.IGNORECASE,
+)
+
+
+def ceiling_of(text: str) -> str | None:
+    """The ceiling ``text`` names as the floor's setter.
+
+    Parameters
+    ----------
+    text : str
+        A cell or header of a result table (``"memory"``, ``"FLOPs"``, ``"Floor (us,
+        bytes)"``, ``"not memory-bound"``).
+
+    Returns
+    -------
+    str or None
+        :data:`MEMORY` where it names bytes, DRAM or bandwidth, :data:`COMPUTE` where it
+        names FLOPs, tensor cores or the matmul rate; None where it names neither, both
+        (``"balanced"``, ``"memory or compute"``), or only rules one out (``"not
+        memory-bound"``, ``"no tensor cores"``): a ceiling ruled out sets no floor.
+    """
+    memory = first_stated(_MEMORY_WORDS, text) is not None
+    compute = first_stated(_COMPUTE_WORDS, text) is not None
+    if memory == compute:
+        return None
+    return MEMORY if memory else COMPUTE
+
+
+def result_floors(file: TextFile, rows: Sequence[ResultRow] | None = None) -> tuple[FloorRow, ...]:
+    """The rows of the result ``file`` that state a roofline floor, in file order.
+
+    Parameters
+    ----------
+    file : TextFile
+        A result file as the readers read it.
+    rows : sequence of ResultRow, optional
+        The rows of its canonical Measurements table as the caller already read them
+        (empty where it has none); None to read them here. A row whose values the parser
+        refused is no row (the readers named it already).
+
+    Returns
+    -------
+    tuple of FloorRow
+        The canonical rows timed on the device that give a floor; where the file has no
+        canonical row, the rows of its hand-written tables that give a floor or the share
+        of one. Empty where none does.
+    """
+    if rows is None:
+        rows = _canonical_rows(file)
+    if rows:
+        return tuple(_from_canonical(file, rows))
+    found: list[FloorRow] = []
+    for table in tables(file.lines, mask=code_mask(file.lines)):
+        found += _from_table(file.path, table)
+    return tuple(found)
+
+
+def _canonical_rows(file: TextFile) -> tuple[ResultRow, ...]:
+    """The rows of a result's canonical Measurements table, as kernelopt wrote them; a row
+    whose values the parser refuses is left out."""
+    try:
+        return parse_result(file.text, path=file.path, refused=[]).rows
+    except KernelOptError:
+        pass
+    try:
+        return measurement_rows(file.text, path=file.path, refused=[])
+    except KernelOptError:
+        return ()
+
+
+def _row_lines(lines: Sequence[str], rows: Sequence[ResultRow]) -> list[int]:
+    """The 1-based line of each of ``rows`` in the Measurements table of ``lines``: the
+    first line not yet taken whose point, implementation and median are the row's (a row
+    the parser refused is no row here, so lines are matched, not counted); 0 where none
+    is."""
+    start = next((i for i, line in enumerate(lines) if line.rstrip() == "## Measurements"), None)
+    if start is None:
+        return [0] * len(rows)
+    candidates: list[tuple[int, list[str]]] = []
+    for index in range(start + 1, len(lines)):
+        if lines[index].startswith("## "):
+            break
+        if lines[index].lstrip().startswith("|"):
+            candidates.append((index + 1, split_row(lines[index])))
+    found = []
+    taken: set[int] = set()
+    for row in rows:
+        line = next(
+            (
+                number
+                for number, cells in candidates
+                if number not in taken
+                and len(cells) > 2
+                and (cells[0], cells[1]) == (row.point, row.impl)
+                and _same_number(cells[2], row.median)
+            ),
+            0,
+        )
+        taken.add(line)
+        found.append(line)
+    return found
+
+
+def _same_number(cell: str, value: float) -> bool:
+    try:
+        return float(cell) == value
+    except ValueError:
+        return False
+
+
+def _from_canonical(file: TextFile, rows: Sequence[ResultRow]) -> list[FloorRow]:
+    found = []
+    for row, line in zip(rows, _row_lines(file.lines, rows), strict=True):
+        fraction = row.fraction_of_floor
+        # A host-clock row times an interpreter around the kernel, not the kernel.
+        if fraction is None or not _placed(fraction) or row.mode == "cpu":
+            continue
+        found.append(
+            FloorRow(
+                point=row.point,
+                impl=row.impl,
+                fraction=fraction,
+                floor=row.floor,
+                unit=row.unit,
+                ceiling=None,
+                source=SourceRef(path=file.path, line=line),
+            )
+        )
+    return found
+
+
+def _placed(fraction: float) -> bool:
+    """Whether ``fraction`` places a row on the roofline: above zero, and finite (a floor
+    of 1e308 over a time of 1e-308 places nothing)."""
+    return math.isfinite(fraction) and fraction > 0
+
+
+_TIME_HEADER = re.compile(r"^(?:median|mean|latency|time|avg|average)\b", re.IGNORECASE)
+_CEILING_HEADER = re.compile(
+    r"^(?:bound|bottleneck|ceiling|binding ceiling|limit(?:ed)? by|(?:floor )?set by)$",
+    re.IGNORECASE,
+)
+_UNIT_HEADER = re.compile(r"^units?$", re.IGNORECASE)
+
+
+@attrs.frozen(kw_only=True)
+class _Columns:
+    """Where a hand-written table keeps what a floor reading needs (None: not there)."""
+
+    floor: int | None
+    of_floor: int | None
+    time: int | None
+    ceiling: int | None
+    unit: int | None
+    floor_ceiling: str | None  # the ceiling the floor's header names
+
+
+def _columns(header: Sequence[str]) -> _Columns | None:
+    names = [strip_md(cell) for cell in header]
+    of_floor = next((i for i, h in enumerate(names) if metric_of_header(h) == "floor_pct"), None)
+    floor = next(
+        (
+            i
+            for i, h in enumerate(names)
+            if i != of_floor and "%" not in h and re.search(r"\bfloor\b", h, re.IGNORECASE)
+        ),
+        None,
+    )
+    if floor is None and of_floor is None:
+        return None
+    return _Columns(
+        floor=floor,
+        of_floor=of_floor,
+        time=next((i for i, h in enumerate(names) if _TIME_HEADER.match(h)), None),
+        ceiling=next((i for i, h in enumerate(names) if _CEILING_HEADER.match(h)), None),
+        unit=next((i for i, h in enumerate(names) if _UNIT_HEADER.match(h)), None),
+        floor_ceiling=None if floor is None else ceiling_of(names[floor]),
+    )
+
+
+def _value_and_unit(cell: str, header: str, row_unit: str) -> tuple[float | None, str]:
+    """A time cell's number and unit: the cell's own unit, else its header's, else the
+    row's Unit column."""
+    tokens = latency_tokens(cell)
+    if tokens:
+        return tokens[0].value, tokens[0].unit
+    return number(cell), unit_of_header(header) or row_unit
+
+
+def _hand_fraction(
+    cells: Sequence[str], header: Sequence[str], columns: _Columns
+) -> tuple[float | None, float | None, str]:
+    """A hand-written row's fraction of its floor, its floor and the floor's unit.
+
+    An of-floor cell with a ``%`` (``78.4%``) is a percent. Otherwise a row with a floor
+    and a time in one unit gives floor over time (through the shared :class:`ResultRow`,
+    whose ``fraction_of_floor`` the canonical rows give too): a bare ``0.78`` or ``78`` is
+    read the way the row's own numbers say. Without them, the share is read by
+    :func:`~kernelopt.experiments.readers._metrics.of_floor_is_percent`, as the metric
+    readers read it: a bare share up to 1.5 is a fraction (``0.78``), above it a percent
+    (``78``).
+    """
+    row_unit = ""
+    if columns.unit is not None:
+        row_unit = LATENCY_UNITS.get(cells[columns.unit].strip().lower(), "")
+    floor, floor_unit = (None, "")
+    if columns.floor is not None:
+        floor, floor_unit = _value_and_unit(cells[columns.floor], header[columns.floor], row_unit)
+    cell = cells[columns.of_floor] if columns.of_floor is not None else ""
+    share = number(cell.strip().rstrip("% "))
+    if share is not None and share <= 0:
+        share = None
+    if share is not None and "%" in cell:
+        return share / 100.0, floor, floor_unit
+    measured = _floor_over_time(cells, header, columns, floor, floor_unit, row_unit)
+    if measured is not None:
+        return measured, floor, floor_unit
+    if share is None:
+        return None, floor, floor_unit
+    return (share / 100.0 if of_floor_is_percent(share, cell) else share), floor, floor_unit
+
+
+def _floor_over_time(
+    cells: Sequence[str],
+    header: Sequence[str],
+    columns: _Columns,
+    floor: float | None,
+    floor_unit: str,
+    row_unit: str,
+) -> float | None:
+    """The row's floor over its time, where it states both in one time unit, or both
+    without a unit (the table states none, so none sets them apart); else None."""
+    if floor is None or floor <= 0 or columns.time is None:
+        return None
+    time, time_unit = _value_and_unit(cells[columns.time], header[columns.time], row_unit)
+    if time is None or time <= 0 or time_unit != floor_unit:
+        return None
+    if not floor_unit:
+        return floor / time
+    if floor_unit not in LATENCY_UNITS:
+        return None
+    try:
+        row = ResultRow(point="row", impl="row", median=time, unit=floor_unit, floor=floor)
+    except KernelOptError:
+        return None
+    return row.fraction_of_floor
+
+
+def _from_table(path: str, table: Table) -> list[FloorRow]:
+    columns = _columns(table.header)
+    if columns is None:
+        return []
+    header = [strip_md(cell) for cell in table.header]
+    found = []
+    for row in table.rows:
+        cells = [strip_md(cell) for cell in row.cells]
+        fraction, floor, unit = _hand_fraction(cells, header, columns)
+        if fraction is None or not _placed(fraction):
+            continue
+        ceiling = columns.floor_ceiling
+        if columns.ceiling is not None:
+            ceiling = ceiling_of(cells[columns.ceiling]) or ceiling
+        if columns.floor is not None:
+            ceiling = ceiling_of(cells[columns.floor]) or ceiling
+        found.append(
+            FloorRow(
+                point=cells[0],
+                impl="",
+                fraction=fraction,
+                floor=floor,
+                unit=unit,
+                ceiling=ceiling,
+                source=SourceRef(path=path, line=row.line),
+            )
+        )
+    return found
