@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kernelopt._errors import InputError, expected
+from kernelopt._table_cells import escape_cell
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.vocabulary import SCOPES
 
@@ -30,9 +31,9 @@ def index_order(entry: Entry) -> tuple[int, int, str]:
 
 
 def _cell(text: str) -> str:
-    # Backslashes first: an escaped pipe (\|) in the text would otherwise come out as an
-    # escaped backslash followed by a column break.
-    return text.replace("\\", "\\\\").replace("|", "\\|")
+    # Markdown's escapes, backslashes doubled too: an escaped pipe (\|) in the text would
+    # otherwise come out as an escaped backslash followed by a column break.
+    return escape_cell(text, backslash_escapes=True)
 
 
 def _link_text(text: str) -> str:

@@ -33,11 +33,13 @@ The file a person reads is the file code reads. Its layout::
 
 The sections are the template's, in its order. :func:`render_entry` writes the canonical
 form and :func:`parse_entry` reads it back exactly (``render_entry(parse_entry(t)) == t`` for
-canonical text). The reader tolerates small departures (bullets wrapped onto a line
-indented by spaces or a tab, a tab after a bullet's ``-``, blank lines between bullets,
-``-`` instead of ``—``, blanks after the last character of a section's text) and reports
-anything else as a :class:`~kernelopt.FormatError` naming the file, the line and the
-section.
+canonical text). A ``|`` inside an evidence cell is written ``\\|``, markdown's escaped pipe,
+and read back as ``|``; a row with a cell too many keeps a pipe inside a code span
+(`` `a | b` ``) in its cell, as its writer meant. The reader tolerates small departures
+(bullets wrapped onto a line indented by spaces or a tab, a tab after a bullet's ``-``,
+blank lines between bullets, ``-`` instead of ``—``, blanks after the last character of a
+section's text) and reports anything else as a :class:`~kernelopt.FormatError` naming the
+file, the line and the section.
 
 It also reads a file written to the bare knowledge-base template, which has no metadata
 block, no ``Source:`` line and free-text Interactions: id, kind and scope then come from
@@ -57,6 +59,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._table_cells import escape_cell, split_row
 from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.model import (
     FENCE_RE,
@@ -154,12 +157,17 @@ def _condition_bullet(tag: str, condition: Condition) -> str:
     return f"{bullet} — {condition.note}" if condition.note else bullet
 
 
+def _cells(row: EvidenceRow) -> str:
+    """A row's cells between its outer pipes, each ``|`` in them written ``\\|``."""
+    return " | ".join(escape_cell(cell) for cell in (row.config, row.before, row.after, row.change))
+
+
 def _render_evidence(block: Evidence) -> str:
     head = f"{_SOURCE_TYPE} {block.source_type.value}"
     if block.source:
         head += f"\n{_SOURCE} {block.source}"
     parts = [head, EVIDENCE_HEADER]
-    rows = "".join(f"\n| {r.config} | {r.before} | {r.after} | {r.change} |" for r in block.rows)
+    rows = "".join(f"\n| {_cells(r)} |" for r in block.rows)
     parts[1] += rows
     if block.notes:
         parts.append(block.notes)
@@ -420,24 +428,20 @@ def _text(reader: _Reader, lines: _Lines, section: str, line: int) -> str:
 
 def _table_row(reader: _Reader, number: int, text: str, section: str) -> list[str]:
     stripped = text.strip()
-    if not (stripped.startswith("|") and stripped.endswith("|")):
+    # A closing "\|" is a pipe inside the last cell, which leaves the row open.
+    if not (stripped.startswith("|") and stripped.endswith("|")) or stripped.endswith("\\|"):
         raise reader.error(
             expected("a table row '| a | b | c | d |'", repr(text[:60])), number, section
         )
-    cells = [c.strip() for c in stripped[1:-1].split("|")]
-    if len(cells) != 4 and "\\|" in stripped:
-        # Markdown's escaped pipe: "got 5 cells" would send the user counting columns.
-        raise reader.error(
-            expected(
-                "table cells without '|' (an evidence cell cannot hold one, escaped or not)",
-                repr(text[:60]),
-            ),
-            number,
-            section,
-        )
+    # As every kernelopt reader splits a row: "\|" is a pipe inside a cell, and so is one
+    # inside a code span (`a | b`) when the row has a cell too many without it.
+    cells = split_row(stripped, width=4)
     if len(cells) != 4:
         raise reader.error(
-            expected("4 cells: Config | Before | After | Change", f"{len(cells)} cells"),
+            expected(
+                "4 cells: Config | Before | After | Change (a '|' inside a cell written '\\|')",
+                f"{len(cells)} cells",
+            ),
             number,
             section,
         )

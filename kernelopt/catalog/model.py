@@ -182,14 +182,6 @@ def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None
         )
 
 
-def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    _line(instance, attribute, value)
-    if "|" in value:
-        raise InputError(
-            expected("a table cell without '|'", repr(value), where=_where(instance, attribute))
-        )
-
-
 def _kebab(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     if not isinstance(value, str) or not ID_RE.match(value):
         raise InputError(
@@ -464,13 +456,15 @@ def _to_interaction_notes(value: object) -> tuple[str, ...]:
 class EvidenceRow:
     """One row of the template's ``Config | Before | After | Change`` table.
 
-    Cells are text as a person writes them, units included (``"74.2 µs"``, ``"+11.6 %"``).
+    Cells are text as a person writes them, units included (``"74.2 µs"``, ``"+11.6 %"``),
+    each one line; a ``|`` in a cell is written ``\\|`` in the entry's file and read back as
+    ``|``.
     """
 
-    config: str = attrs.field(validator=_cell)
-    before: str = attrs.field(validator=_cell)
-    after: str = attrs.field(validator=_cell)
-    change: str = attrs.field(validator=_cell)
+    config: str = attrs.field(validator=_line)
+    before: str = attrs.field(validator=_line)
+    after: str = attrs.field(validator=_line)
+    change: str = attrs.field(validator=_line)
 
 
 @attrs.frozen(kw_only=True)

@@ -15,6 +15,11 @@ reader extracts:
   ``<axis> is always <value>``, ``<axis> = <value> in all calls``;
 - a call count from prose (``48,213 calls``).
 
+Table cells are read with markdown's escapes, as kernelopt writes them
+(:mod:`kernelopt._table_cells`): ``\\|`` is a pipe, ``\\\\`` a backslash, ``\\_`` an
+underscore (a header ``s\\_q`` names the axis ``s_q``); a pipe inside a code span stays in
+its cell when the row would otherwise have more cells than its header.
+
 Axis values are shape sizes: one that reads as a number but is negative or fractional
 (``b = -3``, ``(32, 1.5)``) is not read, and its note says why. Everything else is listed
 in ``notes`` ("not read: ..."); nothing raises.
@@ -27,6 +32,7 @@ import re
 from typing import Any
 
 from kernelopt._errors import KernelOptError
+from kernelopt._table_cells import split_row
 from kernelopt.workload.profile import (
     AxisStat,
     OpProfile,
@@ -98,13 +104,11 @@ def _is_size(value: float) -> bool:
     return value >= 0 and value.is_integer()
 
 
-def _split_row(line: str) -> list[str]:
-    text = line.strip()
-    if text.startswith("|"):
-        text = text[1:]
-    if text.endswith("|"):
-        text = text[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", text)]
+def _split_row(line: str, width: int | None = None) -> list[str]:
+    """The cells of a table row, read with markdown's escapes as kernelopt writes them
+    (``\\|`` a pipe, ``\\\\`` a backslash); given the header's ``width``, a row too wide
+    keeps the pipes of its code spans (`` `a | b` ``) in their cells."""
+    return split_row(line, width, backslash_escapes=True)
 
 
 def _is_separator(cells: list[str]) -> bool:
@@ -267,8 +271,11 @@ _OTHER_LABELS = frozenset(
 
 
 class _OpDraft:
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, verbatim: bool = False) -> None:
         self.name = name
+        # kernelopt's own layout: its cells are the values as they were (read back whole by
+        # the exact reader), backticks included, not text a person put in code marks.
+        self.verbatim = verbatim
         self.rows: list[dict[str, Any]] = []
         self.statements: list[tuple[str, float, float, float | None]] = []
         self.total_calls: float | None = None
@@ -282,6 +289,12 @@ class _OpDraft:
         # counts and times of the Values column are shares of.
         self.written_calls: float | None = None
         self.written_time: float | None = None
+
+
+def _text_cell(cell: str, draft: _OpDraft) -> str:
+    """A cell's text: whole in kernelopt's layout, else without the backticks and blanks
+    around it (`` `x.shape[0]` `` is code marked as such, not a name with backticks)."""
+    return cell if draft.verbatim else cell.strip("` ")
 
 
 def _read_axis_sources(
@@ -298,9 +311,9 @@ def _read_axis_sources(
     for number, cells in rows:
         if len(cells) <= max(kind_at, source_at) or not cells[0]:
             continue
-        kind, source = cells[kind_at].strip("` "), cells[source_at].strip("` ")
+        kind, source = _text_cell(cells[kind_at], draft), _text_cell(cells[source_at], draft)
         if kind in AXIS_KINDS and source not in ("", "-"):
-            draft.sources[cells[0].strip("` ")] = (kind, source)
+            draft.sources[_text_cell(cells[0], draft)] = (kind, source)
         if kind in AXIS_KINDS and "values" in names:
             _read_axis_row(number, names, cells, draft, notes)
 
@@ -326,8 +339,9 @@ def _read_axis_row(
 ) -> None:
     """Read one row of an Axes table with a Values column into ``draft.written``; entries
     and cells that do not read are noted and left out."""
-    name = cells[0].strip("` ")
-    cell = dict(zip(names, (c.strip("` ") for c in cells), strict=False))
+    name = _text_cell(cells[0], draft)
+    raw = dict(zip(names, cells, strict=False))
+    cell = {header: text.strip("` ") for header, text in raw.items()}
     fields: dict[str, Any] = {}
     for header, field in _AXIS_NUMBERS.items():
         value = _number(cell.get(header, "-")) if cell.get(header, "-") not in ("", "-") else None
@@ -345,7 +359,10 @@ def _read_axis_row(
             values.append(share_of)
     if bad:
         notes.append(f"line {number}: not read: values {'; '.join(bad)} of axis {name}")
-    kind, source = cell.get("kind", "shape"), cell.get("source", "")
+    kind, source = (
+        _text_cell(raw.get("kind", "shape"), draft),
+        _text_cell(raw.get("source", ""), draft),
+    )
     try:
         draft.written[name] = AxisStat(
             name=name,
@@ -393,7 +410,7 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
     header = _split_row(lines[start])
     # Each row with its line number: the separator row is dropped from the body, so the
     # position in the body is no line number.
-    body = [(index + 1, _split_row(lines[index])) for index in range(start + 1, end)]
+    body = [(index + 1, _split_row(lines[index], len(header))) for index in range(start + 1, end)]
     body = [(number, row) for number, row in body if not _is_separator(row)]
     columns = [_Column(h) for h in header]
     if any(c.kind == "named" for c in columns):
@@ -453,7 +470,7 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
             if other and column.kind in ("axis", "shape", "named", "label"):
                 continue
             if column.kind == "label":
-                row["args"] = cell.strip("` ")
+                row["args"] = _text_cell(cell, draft)
                 continue
             if column.kind == "axis":
                 value = _number(cell)
@@ -748,17 +765,17 @@ def _read(text: str, source: str, *, kernelopt_layout: bool = False) -> Workload
         if found is not None:
             name = found.group("op").strip("`* ")
             if current is None:
-                current = _OpDraft(name)
+                current = _OpDraft(name, verbatim=kernelopt_layout)
                 drafts.append(current)
             elif current.name == "unknown":
                 current.name = name  # the first op heading names what was read so far
             elif heading is not None:
-                current = _OpDraft(name)
+                current = _OpDraft(name, verbatim=kernelopt_layout)
                 drafts.append(current)
             i += 1
             continue
         if current is None:
-            current = _OpDraft("unknown")
+            current = _OpDraft("unknown", verbatim=kernelopt_layout)
             drafts.append(current)
         total = _WRITTEN_TOTAL.match(line) if kernelopt_layout else None
         if total is not None:

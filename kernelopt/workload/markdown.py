@@ -42,6 +42,7 @@ from pathlib import Path
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, text_of_bytes
 from kernelopt._strict_json import TooDeepError, loads
+from kernelopt._table_cells import escape_cell, split_row
 from kernelopt._words import count_text
 from kernelopt.workload._validators import as_path, is_file, no_file, require
 from kernelopt.workload.profile import (
@@ -97,7 +98,8 @@ def pct(value: float) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")
+    # Markdown's escapes, as GitHub shows them: a backslash doubled, a pipe escaped.
+    return escape_cell(text, backslash_escapes=True)
 
 
 def _names(items: Sequence[str]) -> str:
@@ -402,28 +404,8 @@ class _Lines:
 
 
 def _split_row(line: str) -> list[str]:
-    """Cells of a markdown table row, honouring ``\\|`` and ``\\\\`` escapes."""
-    text = line.strip()
-    if not text.startswith("|"):
-        return []
-    cells: list[str] = []
-    current: list[str] = []
-    i = 1
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            current.append(text[i + 1])
-            i += 2
-            continue
-        if ch == "|":
-            cells.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    if "".join(current).strip():
-        cells.append("".join(current).strip())
-    return cells
+    """Cells of a markdown table row, ``\\|`` a pipe and ``\\\\`` a backslash inside one."""
+    return split_row(line, backslash_escapes=True)
 
 
 def _parse_num(text: str) -> float:

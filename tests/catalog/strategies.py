@@ -20,8 +20,9 @@ from kernelopt.catalog import (
 )
 from kernelopt.catalog.model import TAG_RE, says_none
 
-# No '#', '|' or '`': those are structure in the template; the validators reject them
-# where they would break it, and the tests for malformed input cover them separately.
+# No '#', '|' or '`': those are structure in the template. The validators reject them
+# where they would break it; an evidence cell carries '|' escaped, which
+# test_table_cells.py round-trips, and the tests for malformed input cover the rest.
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:()+-=<>'/µ×—%_"
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
 

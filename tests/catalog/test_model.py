@@ -82,8 +82,8 @@ def test_validators_name_field_expectation_and_value(
 
 
 def test_cells_and_notes_reject_what_the_table_cannot_hold() -> None:
-    with pytest.raises(InputError, match="without '\\|'"):
-        EvidenceRow(config="a|b", before="1", after="2", change="3")
+    with pytest.raises(InputError, match=r"EvidenceRow\.config: Expected one non-empty line"):
+        EvidenceRow(config="a\nb", before="1", after="2", change="3")
     with pytest.raises(InputError, match="Source type:"):
         Evidence(source_type="external report", source="x", notes="Source type: local experiment")
     with pytest.raises(
