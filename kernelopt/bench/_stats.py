@@ -12,12 +12,21 @@ from collections.abc import Sequence
 import attrs
 
 __all__ = [
+    "COMPARE_STOP_REASONS",
+    "STOP_REASONS",
     "StopRule",
     "median_ci",
     "quantile",
     "relative_halfwidth",
     "stop_reason",
 ]
+
+STOP_REASONS = ("precision", "max_samples", "time_cap")
+"""Why sampling stopped, as :func:`stop_reason` says it: the median known to the precision
+asked, the sample cap, or the time cap."""
+COMPARE_STOP_REASONS = ("decided", "cap")
+"""Why :func:`~kernelopt.bench.compare` stopped its interleaved rounds, as the measurements
+it returns say it: a verdict other than UNCLEAR reached, or the pair or time cap."""
 
 # Two-sided 95 % normal quantile: the confidence of the distribution-free median interval.
 _Z95 = 1.959963984540054
@@ -134,8 +143,8 @@ def stop_reason(samples: Sequence[float], elapsed_ms: float, rule: StopRule) -> 
     Returns
     -------
     str or None
-        ``"precision"`` (the median is known to ``rule.rel_precision``),
-        ``"max_samples"``, ``"time_cap"``, or None.
+        One of :data:`STOP_REASONS`: ``"precision"`` (the median is known to
+        ``rule.rel_precision``), ``"max_samples"``, ``"time_cap"``; or None.
     """
     n = len(samples)
     if n >= rule.max_samples:

@@ -10,7 +10,7 @@ import attrs
 from kernelopt._checks import finite
 from kernelopt._errors import InputError, expected
 from kernelopt.bench._samples import sample_array, sample_floats
-from kernelopt.bench._stats import median_ci, quantile
+from kernelopt.bench._stats import COMPARE_STOP_REASONS, STOP_REASONS, median_ci, quantile
 from kernelopt.bench.device import DeviceState
 
 __all__ = [
@@ -96,6 +96,24 @@ def _bool_or_none(
         raise InputError(expected("True, False or None", repr(value), where=attribute.name))
 
 
+def _bool(_instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
+    # 0 or "no" would be written to a JSON line where its readers take true or false, and
+    # "no" reads as true in every ``if m.clocks_moved``.
+    if not isinstance(value, bool):
+        raise InputError(expected("True or False", repr(value), where=attribute.name))
+
+
+def _stop_reason(_instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    # The timer writes one of STOP_REASONS, compare() one of COMPARE_STOP_REASONS; "" is a
+    # measurement made without a stopping rule (samples given by hand). A misspelt reason
+    # would read as none of them.
+    if value not in ("", *STOP_REASONS, *COMPARE_STOP_REASONS):
+        allowed = ", ".join(repr(reason) for reason in (*STOP_REASONS, *COMPARE_STOP_REASONS))
+        raise InputError(
+            expected(f"one of {allowed} or '' (none)", repr(value), where=attribute.name)
+        )
+
+
 def _notes(value: Iterable[str] | str) -> tuple[str, ...]:
     # A str is a sequence of str too: a lone note would become its letters.
     notes = (value,) if isinstance(value, str) else tuple(value)
@@ -138,19 +156,24 @@ class Measurement:
     device, device_after : DeviceState, optional
         NVML readings when sampling started and ended; None without NVML.
     clocks_moved : bool
-        True when a clock moved past tolerance or a slowdown was active (see ``notes``).
+        True when a clock moved past tolerance or a slowdown was active (see ``notes``);
+        a bool, never 0, 1 or text.
     calls_per_sample : int
         Calls per sample (the graph length in graph mode, else 1).
     warmup_calls : int
         Calls made before sampling.
     warmup_time_ms : float
-        Host time warm-up took, settling windows included, ms.
+        Host time warm-up took, settling windows included, ms: a finite number >= 0.
     settled : bool, optional
         True when warm-up ended because two consecutive windows of calls agreed (the
         steady state, power cap included, was reached); False when it stopped at
         ``settle_ms`` first (``notes`` says what still moved); None when settling was off.
     stop_reason : str
-        ``"precision"``, ``"max_samples"`` or ``"time_cap"``.
+        Why sampling stopped, as the timer writes it: ``"precision"`` (the median known
+        to ``rel_precision``), ``"max_samples"`` or ``"time_cap"``; as
+        :func:`~kernelopt.bench.compare` writes it: ``"decided"`` (a verdict reached) or
+        ``"cap"`` (the pair or time cap); ``""`` (the default) for samples given without
+        a stopping rule. Any other value is refused.
     overhead : float, optional
         Median time of an empty timed region with the same backend, in ``unit``: the
         floor under which samples mean nothing. Not subtracted.
@@ -169,12 +192,13 @@ class Measurement:
     gpu: str = ""
     device: DeviceState | None = None
     device_after: DeviceState | None = None
-    clocks_moved: bool = False
+    clocks_moved: bool = attrs.field(default=False, validator=_bool)
     calls_per_sample: int = attrs.field(default=1, validator=at_least(1))
     warmup_calls: int = attrs.field(default=0, validator=at_least(0))
-    warmup_time_ms: float = 0.0
+    # A host time like the samples: finite, never negative.
+    warmup_time_ms: float = attrs.field(default=0.0, validator=finite(minimum=0))
     settled: bool | None = attrs.field(default=None, validator=_bool_or_none)
-    stop_reason: str = ""
+    stop_reason: str = attrs.field(default="", validator=_stop_reason)
     # A time like the samples: finite, never negative (a NaN compared below every floor).
     overhead: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
     label: str = ""

@@ -46,7 +46,7 @@ from kernelopt.bench.measurement import (
 )
 from kernelopt.bench.roofline import Roofline
 from kernelopt.experiments.canonical import log_result, write_result
-from kernelopt.experiments.points import point_words, split_terms
+from kernelopt.experiments.points import plain_number, point_words, split_terms
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -63,11 +63,16 @@ __all__ = [
 
 ConfigValue = int | float | str | bool
 
-# A row's mode: the timer's, "cpu" (a host-clock timing, as the experiment log writes it)
-# or "host" (the host time of a call that launches GPU work, benchmarks/mla_host_cost.py).
-ROW_MODES = (*MODES, "cpu", "host")
-# The timer's backends, and "host-perf-counter", the clock of those "host" rows.
-ROW_BACKENDS = (*BACKENDS, "host-perf-counter")
+HOST_CLOCK_MODES = ("cpu", "host")
+"""Row modes of a host-clock timing: ``"cpu"`` (as the experiment log writes one) and
+``"host"`` (the host time of a call that launches GPU work, benchmarks/mla_host_cost.py)."""
+HOST_CLOCK_BACKENDS = ("cpu-perf-counter", "host-perf-counter")
+"""Row backends of a host-clock timing: the timer's ``"cpu-perf-counter"`` (no CUDA) and
+``"host-perf-counter"`` (``time.perf_counter`` around each call of GPU work, unsynced)."""
+ROW_MODES = (*MODES, *HOST_CLOCK_MODES)
+"""Every mode a row may hold: the timer's and the host-clock ones."""
+ROW_BACKENDS = (*BACKENDS, *(b for b in HOST_CLOCK_BACKENDS if b not in BACKENDS))
+"""Every backend a row may hold: the timer's and the host-clock ones."""
 
 
 @attrs.frozen(kw_only=True)
@@ -190,7 +195,11 @@ def point_text(point: object) -> str:
     ----------
     point : str, mapping or object
         The point: ``key=value`` words in any order, a mapping of axes, or anything whose
-        ``str()`` is such words (a :class:`~kernelopt.bench.TrialPoint`).
+        ``str()`` is such words (a :class:`~kernelopt.bench.TrialPoint`). A mapping's
+        numpy numbers are written as the Python numbers they equal, and a value that
+        would not read back whole as one word between double quotes: a benchmark
+        config's ``{"point": "b=32 s=1 h=128 t=4096", ...}`` is written
+        ``point="b=32 s=1 h=128 t=4096"`` among its other terms.
 
     Returns
     -------
@@ -205,6 +214,8 @@ def point_text(point: object) -> str:
     'b=2 s=1 t=8 cols=4096 rows=4'
     >>> point_text("rows=4 cols=4096")
     'cols=4096 rows=4'
+    >>> point_text({"b": 2, "kv": "fp8 e4m3"})
+    'b=2 kv="fp8 e4m3"'
     """
     if isinstance(point, Mapping):
         return point_words(point)
@@ -216,27 +227,31 @@ def _row_point(point: object) -> str:
     terms would read back as other terms.
 
     A result.md, the devlog and ``evaluate`` split a point at spaces, commas and
-    semicolons and take brackets around it for none of its terms: ``{"kv": "fp8 e4m3"}``,
-    written ``kv=fp8 e4m3``, read back as the axis ``kv=fp8`` and the name ``e4m3``, and
-    was then the same point as ``{"kv": "fp8 e5m2"}``. No spelling of such a value reads
-    back whole there, so it is refused before anything is written.
+    semicolons outside double quotes, and take brackets around it for none of its terms.
+    A mapping's value that would not read back whole as one word is written quoted
+    (``{"kv": "fp8 e4m3"}`` as ``kv="fp8 e4m3"``); an axis name is never quoted, so one
+    with a space, comma, semicolon, bracket, quote or ``=`` (``"head dim"``), and an
+    empty name or value, which no reader keeps as a term, are refused before anything is
+    written.
     """
     text = point_text(point)
     if not isinstance(point, Mapping):
         return text  # words as the caller wrote them: they read back as written
-    written = [(str(key), str(value)) for key, value in point.items()]
+    written = [(str(key), str(plain_number(value))) for key, value in point.items()]
     for key, value in written:
-        if not key or not value or split_terms(f"{key}={value}") != [(key, "=", value)]:
+        if not key or not value or '"' in key or split_terms(f"{key}=1") != [(key, "=", "1")]:
             raise InputError(
                 expected(
                     "point axes and values that read back as written: not empty, without "
-                    "spaces, commas, semicolons or brackets ('fp8_e4m3', not 'fp8 e4m3')",
+                    "spaces, commas, semicolons, brackets, quotes or '=' in an axis name "
+                    "('head_dim', not 'head dim'; a value with them is written quoted: "
+                    'kv="fp8 e4m3")',
                     f"{key!r}: {value!r}",
                     where="point",
                 )
             )
     read = sorted((key, value) for key, _, value in split_terms(text))
-    if read != sorted(written):  # terms that read as one: "a=x=" before "b=1"
+    if read != sorted(written):  # a safety net: every term is written to read back
         raise InputError(
             expected("point terms that read back as written", f"{text!r}", where="point")
         )
@@ -245,23 +260,14 @@ def _row_point(point: object) -> str:
 
 def _config_items(value: object) -> object:
     """An attrs converter: a config's numpy (or other) integers and reals as the Python
-    int and float JSON writes; anything else as given, for the validator to refuse.
+    int and float JSON writes (:func:`~kernelopt.experiments.points.plain_number`);
+    anything else as given, for the validator to refuse.
 
     A point swept with ``numpy.arange`` holds ``np.int64`` values, which were refused as
     "Expected an int, ..., got np.int64(4)"."""
     if not isinstance(value, Mapping):
         return value
-    return {key: _plain_number(item) for key, item in value.items()}
-
-
-def _plain_number(item: object) -> object:
-    if isinstance(item, bool | int | float | str):  # JSON's own types already
-        return item
-    if isinstance(item, numbers.Integral):
-        return int(item)
-    if isinstance(item, numbers.Real):
-        return float(item)
-    return item
+    return {key: plain_number(item) for key, item in value.items()}
 
 
 def _config_values(_instance: object, _attribute: object, value: object) -> None:
@@ -320,7 +326,10 @@ class BenchRow:
     mode, cache, backend : str
         How it was timed (see :class:`Measurement`); ``mode`` may also be ``"cpu"`` (a
         host-clock timing, as the experiment log writes it) or ``"host"`` (the host time
-        of a call that launches GPU work, with ``backend`` ``"host-perf-counter"``).
+        of a call that launches GPU work), and ``backend`` ``"host-perf-counter"`` (the
+        clock of those ``"host"`` rows) besides the timer's ``"cuda-events"`` and
+        ``"cpu-perf-counter"``; any other is refused. A row of a host-clock mode or
+        backend is no device time (:attr:`host_clock`).
     unit : str
         Unit of every time in the row.
     n : int
@@ -415,8 +424,14 @@ class BenchRow:
 
     @property
     def host_clock(self) -> bool:
-        """Whether the row was timed with the host clock (CPU), not CUDA events."""
-        return self.mode == "cpu" or self.backend == "cpu-perf-counter"
+        """Whether the row was timed with the host clock, not CUDA events: a mode of
+        :data:`HOST_CLOCK_MODES` (``"cpu"``, ``"host"``) or a backend of
+        :data:`HOST_CLOCK_BACKENDS` (``"cpu-perf-counter"``, ``"host-perf-counter"``).
+
+        Such a time is no device time: the host time of a call that launches GPU work
+        (``mode="host"``) is what the caller's thread paid, not what the kernels took.
+        """
+        return self.mode in HOST_CLOCK_MODES or self.backend in HOST_CLOCK_BACKENDS
 
 
 def row_from_measurement(
@@ -810,8 +825,9 @@ def to_result_row(
         The timing.
     point : str, mapping or TrialPoint
         The trial point (``"b=32 s=1 t=4096"``, ``{"b": 32, ...}``, a TrialPoint). A
-        mapping's axes and values must read back as written: a value with a space, comma,
-        semicolon or bracket (``{"kv": "fp8 e4m3"}``) would read back as another point.
+        mapping's value with a space, comma, semicolon, bracket or quote is written
+        quoted (``{"kv": "fp8 e4m3"}`` as ``kv="fp8 e4m3"``), numpy numbers as the Python
+        numbers they equal; its axis names are never quoted.
     impl : str
         Implementation name.
     floor : float or Roofline, optional
@@ -829,9 +845,10 @@ def to_result_row(
     Raises
     ------
     InputError
-        For no measurement, no point, a mapping point whose terms would read back as
-        others (``point: Expected point axes and values that read back as written: ...,
-        got 'kv': 'fp8 e4m3'``), or a baseline measurement with no time.
+        For no measurement, no point, a mapping point with an empty value or an axis
+        name that would not read back (``point: Expected point axes and values that read
+        back as written: ..., got 'head dim': '576'``), or a baseline measurement with
+        no time.
 
     Examples
     --------

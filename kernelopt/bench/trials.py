@@ -11,6 +11,7 @@ until it does, and the row says so.
 from __future__ import annotations
 
 import gc
+import numbers
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -40,9 +41,27 @@ __all__ = [
 ]
 
 
+def _plain_int(value: object) -> object:
+    """An attrs converter: an integer of another type (numpy's ``np.int64``, as
+    ``np.arange`` gives) as the Python int it equals, so that a point spells and compares
+    as one made of ints; anything else as given, for the validator to refuse (a bool, a
+    float, a 0-d array: a container whose value may still change, never a number here)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool | int):
+        return int(value)
+    return value
+
+
 def _positive_int(_instance: object, attribute: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise InputError(expected("an integer >= 1", repr(value), where=attribute.name))
+        raise InputError(expected("an integer >= 1", _shown(value), where=attribute.name))
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, with how to pass a 0-d array (``array(32)``) that is refused."""
+    numpy = sys.modules.get("numpy")  # an array exists only where numpy was imported
+    if numpy is not None and isinstance(value, numpy.ndarray) and value.ndim == 0:
+        return f"{value!r} (a 0-d array: pass int(value))"
+    return repr(value)
 
 
 def _int_dict(value: Mapping[str, int]) -> dict[str, int]:
@@ -56,14 +75,15 @@ def _int_dict(value: Mapping[str, int]) -> dict[str, int]:
             raise InputError(
                 expected("extra axes other than b, s and t (set those fields)", key, where="extra")
             )
-        if isinstance(item, bool) or not isinstance(item, int):
-            raise InputError(expected("an int", repr(item), where=f"extra[{key!r}]"))
+        number = _plain_int(item)
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise InputError(expected("an int", _shown(number), where=f"extra[{key!r}]"))
         name = str(key)
         if not name or "=" in name or any(char.isspace() for char in name):
             # The point is spelled "b=32 s=1 t=4096 h=16": a name with a space or "="
             # gives a label that reads back as other axes.
             raise InputError(expected("axis names without spaces or '='", repr(key), where="extra"))
-        out[name] = item
+        out[name] = number
     return out
 
 
@@ -83,11 +103,16 @@ class TrialPoint:
         What the point stands for (``"decode"``, ``"speculative"``).
     extra : dict of str to int
         Other axes, e.g. ``{"h": 128}``.
+
+    Integers of other types (numpy's ``np.int64``) are stored as the Python ints they
+    equal, so ``TrialPoint(b=np.int64(32), ...)`` is ``TrialPoint(b=32, ...)``, spelled
+    and recorded alike; bools, floats and 0-d arrays are refused (``int(value)`` takes
+    the number out of an array).
     """
 
-    b: int = attrs.field(validator=_positive_int)
-    s: int = attrs.field(validator=_positive_int)
-    t: int = attrs.field(validator=_positive_int)
+    b: int = attrs.field(converter=_plain_int, validator=_positive_int)
+    s: int = attrs.field(converter=_plain_int, validator=_positive_int)
+    t: int = attrs.field(converter=_plain_int, validator=_positive_int)
     name: str = ""
     extra: dict[str, int] = attrs.field(factory=dict, converter=_int_dict)
 
@@ -133,7 +158,9 @@ def trial_matrix(
     extra_points : sequence of TrialPoint
         Points to add (a stress configuration, say).
     axes : mapping of str to sequence of int, optional
-        Axes to cross every point with, e.g. ``{"h": (128, 16)}``.
+        Axes to cross every point with, e.g. ``{"h": (128, 16)}``; a 1-D numpy array
+        (``np.array([128, 16])``) and numpy integers are taken as the Python ints they
+        equal.
     include_defaults : bool
         Start from :data:`DEFAULT_POINTS`.
 
@@ -184,11 +211,8 @@ def trial_matrix(
         )
     points = [*defaults, *extra_points]
     sources = list(points)  # the point each one of the matrix was made from
-    for axis, values in (axes or {}).items():
-        if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
-            raise InputError(
-                expected(f"a sequence of ints for axis {axis!r}", repr(values), where="axes")
-            )
+    for axis, given in (axes or {}).items():
+        values = _axis_values(axis, given)
         if axis in ("b", "s", "t"):
             points = [attrs.evolve(point, **{axis: value}) for point in points for value in values]
         else:
@@ -204,7 +228,9 @@ def trial_matrix(
         if twice is not None:
             raise InputError(
                 expected(
-                    f"each value of axis {axis!r} once", f"{values!r} ({twice} twice)", where="axes"
+                    f"each value of axis {axis!r} once",
+                    f"{given if isinstance(given, Sequence) else values!r} ({twice} twice)",
+                    where="axes",
                 )
             )
     if not points:
@@ -221,6 +247,32 @@ def trial_matrix(
             )
         )
     return tuple(points)
+
+
+def _axis_values(axis: str, values: object) -> list[object]:
+    """The values of one axis of ``trial_matrix(axes=...)`` as a list, numpy integers as
+    the Python ints they equal (the points check them).
+
+    Parameters
+    ----------
+    axis : str
+        The axis, named in errors.
+    values : object
+        A non-empty sequence of ints, or a 1-D array of them (``np.arange(1, 5)``).
+
+    Raises
+    ------
+    InputError
+        For text, anything that is not a sequence or a 1-D array, or no value.
+    """
+    if getattr(values, "ndim", None) == 1 and hasattr(values, "tolist"):
+        # A numpy array (or tensor) is no Sequence: its tolist() gives Python numbers.
+        values = values.tolist()
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
+        raise InputError(
+            expected(f"a sequence of ints for axis {axis!r}", repr(values), where="axes")
+        )
+    return [_plain_int(value) for value in values]
 
 
 def refuse_repeated_points(points: Sequence[TrialPoint], name: str) -> None:
