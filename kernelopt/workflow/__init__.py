@@ -6,7 +6,9 @@ back from it (prose around it tolerated), so tools and agents exchange data, not
 
 - Profiler → Orchestrator: :class:`~kernelopt.bench.ProfileReport` (rendered by its own
   ``render()``), read by :func:`parse_profile` (every one of a text: :func:`parse_profiles`);
-  built from benchmark rows by :func:`profile_from_rows`.
+  built from benchmark rows by :func:`profile_from_rows`. What the reader leaves out of
+  a hand-off it says in a :class:`ProfileWarning` (a ``UserWarning``), which filters
+  name as ``kernelopt.workflow.ProfileWarning``.
 - Orchestrator → Designer: :class:`OptimizationTask` / :func:`parse_task`, whose
   :class:`Change` items link catalog entries by id (``validate(catalog)``).
 - Designer → Orchestrator: :class:`NewVersion` / :func:`parse_version`.
@@ -64,7 +66,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names loa
         observe_rows,
         select_row,
     )
-    from kernelopt.workflow.profile import parse_point, parse_profile, parse_profiles
+    from kernelopt.workflow.profile import (
+        ProfileWarning,
+        parse_point,
+        parse_profile,
+        parse_profiles,
+    )
     from kernelopt.workflow.prompts import (
         DESIGN_LANGUAGES,
         DesignerPrompt,
@@ -131,6 +138,7 @@ _HOMES: dict[str, str] = {
             "select_row",
         ),
         "kernelopt.workflow.profile": (
+            "ProfileWarning",
             "parse_point",
             "parse_profile",
             "parse_profiles",
@@ -187,6 +195,7 @@ __all__ = [
     "PerfRow",
     "PointResult",
     "ProfileReport",
+    "ProfileWarning",
     "ProfilerPrompt",
     "Status",
     "Target",

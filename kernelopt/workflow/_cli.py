@@ -12,15 +12,19 @@ Commands::
     kernelopt report version FILE.md [--check [--root DIR] [--knowledge DIR]] [--json]
 
 Exit codes: 0 ok; 1 a check found problems, or LEARN could not judge the result
-(UNCLEAR); 2 usage or input errors. This module imports nothing heavy.
+(UNCLEAR); 2 usage or input errors. A warning raised while a command runs (a
+``ProfileWarning`` naming what a hand-off's reader left out) is printed on stderr as one
+line, ``kernelopt report: warning: ...``, as errors are. This module imports nothing heavy.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from kernelopt._cli_util import (
     EXIT_FINDINGS,
@@ -186,7 +190,7 @@ def register(subparsers: Any) -> None:
         help="record rows timed with the host clock (CPU), not CUDA events",
     )
     add_json_flag(learn)
-    learn.set_defaults(handler=_learn)
+    learn.set_defaults(handler=_warnings_as_lines("learn", _learn))
 
     report = subparsers.add_parser(
         "report",
@@ -261,7 +265,7 @@ def register(subparsers: Any) -> None:
         profile, also="; with --rows, the tree to suggest entries from (default: the built-ins)"
     )
     add_json_flag(profile)
-    profile.set_defaults(handler=_profile)
+    profile.set_defaults(handler=_warnings_as_lines("report", _profile))
 
     for name, helptext, description, usage in (
         (
@@ -293,7 +297,59 @@ def register(subparsers: Any) -> None:
                 help="where the named files and devlog must exist, with --check (default .)",
             )
         add_json_flag(parser)
-        parser.set_defaults(handler=_task if name == "task" else _version)
+        handler = _task if name == "task" else _version
+        parser.set_defaults(handler=_warnings_as_lines("report", handler))
+
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _warnings_as_lines(command: str, handler: Handler) -> Handler:
+    """``handler``, printing each warning it raises as one line on stderr.
+
+    Python's own format spreads a warning over two lines: the file and line of kernelopt
+    code that raised it, the category, then that line of code. Here it reads as the
+    command's errors do, ``kernelopt report: warning: profile.md:12 [Top 3 Opportunities]:
+    Expected ...``; stdout and the exit code are those of the command. The filters in force
+    still apply (``-W ignore::UserWarning`` prints none; with ``-W error`` a hand-off's
+    warning fails its reading, see :func:`_parse_or_report`), and the library keeps
+    raising the warning: only its printing changes.
+
+    Parameters
+    ----------
+    command : str
+        The subcommand named in each line (``"report"``, ``"learn"``).
+    handler : callable
+        The subcommand's handler: parsed arguments in, exit code out.
+
+    Returns
+    -------
+    callable
+        A handler that runs ``handler`` with the warnings printed that way.
+    """
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        text = str(message)
+        # A UserWarning's message is all it says (ProfileWarning is one); another category
+        # (RuntimeWarning, DeprecationWarning) says what kind of trouble it is: keep its name.
+        if not issubclass(category, UserWarning):
+            text = f"{category.__name__}: {text}"
+        # The message quotes the hand-off: a control character in it is shown escaped.
+        print(f"kernelopt {command}: warning: {one_line(text)}", file=sys.stderr)
+
+    def run(args: argparse.Namespace) -> int:
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            return handler(args)
+
+    return run
 
 
 def _fraction(text: str) -> float:
@@ -485,15 +541,21 @@ def _parse_or_report(
     parse: Any, path: str, *, one: tuple[str, str] | None = None
 ) -> tuple[Any, int | None]:
     """``parse`` the file's text, or print why not; ``one``: (label, kind) of a hand-off
-    the file must hold only once, since a second would be dropped without a word."""
+    the file must hold only once, since a second would be dropped without a word.
+
+    A warning the filters make an error (``python -W error``: what the reader would leave
+    out refused) fails the reading as a malformed hand-off does, in one line, not as a
+    traceback; its message names the file and line as the reader's errors do."""
     try:
         text = _read(path)
         if one is not None:
             _refuse_several(text, path, *one)
         return parse(text, path=path), None
-    except FormatError as error:
+    except (FormatError, Warning) as error:
         # The message names the file's section titles as written: one line all the same.
-        shown = str(error) if error.path else f"{path}: {error}"
+        # A reader's warning names the file the reader was given, as its errors do.
+        named = isinstance(error, Warning) or bool(error.path)
+        shown = str(error) if named else f"{path}: {error}"
         print(one_line(shown), file=sys.stderr)
         return None, EXIT_FINDINGS
 

@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
-from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.measurement import MODES, Measurement
 from kernelopt.bench.records import BenchRow, point_text
 from kernelopt.bench.report import (
     HOST_CLOCK_WARNING,
@@ -120,13 +120,14 @@ def _rates(row: BenchRow, ceilings: Ceilings | None) -> tuple[float, float] | No
 
 
 def _measurement(row: BenchRow) -> Measurement:
-    # A row may say "cpu" for a host-clock timing (the log format's mode); a Measurement
-    # keeps the timer's mode and says the host clock by its backend.
-    host = row.mode == "cpu"
+    # A row may say "cpu" or "host" for a host-clock timing (the log format's modes, or a
+    # launch's host time); a Measurement keeps the timer's modes and says the host clock by
+    # its backend.
+    host = row.host_clock
     return Measurement(
         samples=row.samples,
         unit=row.unit,
-        mode="cold" if host else row.mode,
+        mode=row.mode if row.mode in MODES else "cold",
         cache=row.cache,
         backend="cpu-perf-counter" if host else row.backend,
         gpu=row.gpu,

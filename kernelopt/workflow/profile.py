@@ -17,8 +17,11 @@ A hand-written Top 3 may be a numbered list, bullets or a table with a rank or n
 column. What the reader leaves out it says in a
 :class:`ProfileWarning` naming the file and line: items past the third (not read, so that
 the record holds what its rendering prints), a Top 3 no opportunity could be read from
-(prose). A share no percentage can be (a TC% below 0) is a FormatError at its line, as
-the record refuses it.
+(prose), bullets under or beside the list's items and a table beside the list (the record
+has no place for them), and words after the bottleneck verdict (``Memory-bound -- 54% of
+the floor`` reads as Memory-bound). A share no percentage can be (a TC% below 0) is a
+FormatError at its line, as the record refuses it, and so is a verdict that is none of
+the three (``Memoryless``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import re
 import warnings
 
 from kernelopt._errors import FormatError, expected
+from kernelopt._words import count_text
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.report import (
     NO_COUNTERS,
@@ -44,6 +48,7 @@ from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import (
     Record,
     Section,
+    bullet_items,
     fail,
     find_record,
     find_records,
@@ -234,20 +239,39 @@ def _stages(record: Record) -> tuple[Stage, ...]:
     return tuple(stages)
 
 
-def _bottleneck(record: Record) -> tuple[Bottleneck, str]:
+# The verdict of a `### Bottleneck:` heading: the kind as a whole word ("Memoryless" is
+# none), "bound" optional, then what the record has no field for.
+_VERDICT = re.compile(
+    r"^(?P<kind>memory|compute|latency)(?:[\s_-]*bound)?(?![^\W_])(?P<rest>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_VERDICT_FORM = "'Memory-bound', 'Compute-bound' or 'Latency-bound'"
+
+
+def _bottleneck(record: Record, notes: list[str]) -> tuple[Bottleneck, str]:
+    """The verdict and the root cause; words after the verdict are named in ``notes``."""
     section = record.require("Bottleneck:", shown="Bottleneck: [Memory/Compute/Latency]-bound")
     verdict = section.rest("Bottleneck:")
-    found = None
-    for option in Bottleneck:
-        if verdict.lower().startswith(option.value.split("-")[0].lower()):
-            found = option
-    if found is None:
-        raise fail(
+    match = _VERDICT.match(verdict)
+    if match is None:
+        raise fail(record, _VERDICT_FORM, repr(verdict), line=section.line, section="Bottleneck")
+    found = {option.value.split("-")[0].lower(): option for option in Bottleneck}[
+        match.group("kind").lower()
+    ]
+    # "Memory-bound -- 54% of the floor" was read as the verdict alone, and the rest was
+    # gone without a word: the record holds the verdict only, so the rest is named.
+    rest = match.group("rest").strip(" \t.,;:")
+    if rest:
+        message = fail(
             record,
-            "'Memory-bound', 'Compute-bound' or 'Latency-bound'",
+            f"the verdict alone ({_VERDICT_FORM})",
             repr(verdict),
             line=section.line,
             section="Bottleneck",
+        )
+        notes.append(
+            f"{message}; read as {found.value}, and not read: {rest!r} (write it under "
+            "'Root cause:')"
         )
     cause: list[str] = []
     for _, line in section.body:
@@ -272,7 +296,12 @@ def _bottleneck(record: Record) -> tuple[Bottleneck, str]:
 
 class ProfileWarning(UserWarning):
     """Part of a profile hand-off was left out when read: items beyond the third of the
-    Top 3, or a Top 3 no opportunity could be read from (prose)."""
+    Top 3, a Top 3 no opportunity could be read from (prose), bullets or a table beside
+    the Top 3's list, or words after the bottleneck verdict.
+
+    Exported as ``kernelopt.workflow.ProfileWarning``, so that a filter names it:
+    ``warnings.filterwarnings("error", category=ProfileWarning)`` refuses such a hand-off.
+    """
 
 
 TOP = 3  # opportunities a profile hand-off holds: its section is the "Top 3"
@@ -310,6 +339,7 @@ def _opportunities(record: Record, notes: list[str]) -> tuple[Opportunity, ...]:
     items = list_items(section)
     if items:
         found = [(line, _listed(record, line, text)) for line, text in items]
+        notes += _unlisted(record, section, items)
     else:
         table = _table(record, section)
         if table is None:
@@ -317,6 +347,39 @@ def _opportunities(record: Record, notes: list[str]) -> tuple[Opportunity, ...]:
             return ()
         found = table
     return _top(record, found, notes)
+
+
+def _unlisted(record: Record, section: Section, items: list[tuple[int, str]]) -> list[str]:
+    """What a Top 3 read as a list holds besides its items, named as not read.
+
+    The opportunities are the numbered items (else the outermost bullets); a bullet under
+    or beside them (``   - needs a combine kernel``) and a table in the same section were
+    dropped without a word, as the record has no place for them.
+    """
+    read = {line for line, _ in items}
+    others = [(line, text) for line, text in bullet_items(section) if line not in read]
+    rows = [line for line, text in section.body if text.lstrip().startswith("|")]
+    notes = []
+    if others:
+        shown = "; ".join(f"line {line}: {text!r}" for line, text in others)
+        message = fail(
+            record,
+            "the Top 3 as one list of opportunities",
+            f"{count_text(len(others), 'other item')} beside it",
+            line=others[0][0],
+            section=_SECTION,
+        )
+        notes.append(f"{message}; not read: {shown}")
+    if rows:
+        message = fail(
+            record,
+            "the Top 3 as a list or a table, not both",
+            f"a table at line {rows[0]} beside the list at line {items[0][0]}",
+            line=rows[0],
+            section=_SECTION,
+        )
+        notes.append(f"{message}; the list read, the table not read")
+    return notes
 
 
 def _listed(record: Record, line: int, text: str) -> Opportunity:
@@ -587,14 +650,17 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
     ------
     FormatError
         Naming the missing, repeated (a second `### Stages`, say) or unreadable section
-        and its line, or a value the record cannot hold (a TC% below 0, say).
+        and its line, or a value the record cannot hold (a TC% below 0, say, or a verdict
+        other than Memory-, Compute- or Latency-bound).
 
     Warns
     -----
     ProfileWarning
         Naming the file and line, when the Top 3 lists more than three opportunities
-        (those beyond are not read, as a rendering prints three), or when no opportunity
-        could be read from it (prose, an empty section) and it does not say "none".
+        (those beyond are not read, as a rendering prints three), when no opportunity
+        could be read from it (prose, an empty section) and it does not say "none", when
+        it holds bullets or a table besides its list (not read), or when the bottleneck
+        heading says more than the verdict (``Memory-bound (DRAM)``: the rest not read).
 
     Examples
     --------
@@ -673,7 +739,7 @@ def _warn(notes: list[str]) -> None:
 def _report(record: Record, notes: list[str]) -> ProfileReport:
     """The report of one hand-off; what was left out of it is added to ``notes``."""
     kernel, version, point = _head(record)
-    bottleneck, cause = _bottleneck(record)
+    bottleneck, cause = _bottleneck(record, notes)
     return ProfileReport(
         kernel=kernel,
         version=version,
