@@ -98,13 +98,15 @@ class Context:
 
     @property
     def profiled(self) -> bool:
-        """Whether the log holds profiling data: a profile, profiler lines, or metrics a
-        result recorded. Every item that asks reads it here, so none calls a kernel
-        unmeasured that another places on the roofline."""
+        """Whether the log holds profiling data: a profile, profiler lines, metrics a
+        result recorded, or a result's roofline floor rows (a floor beside a measured time,
+        or the share of one reached: :attr:`Experiment.floors
+        <kernelopt.experiments.Experiment.floors>`). Every item that asks reads it here, so
+        none calls a kernel unmeasured that another places on the roofline."""
         return (
             bool(self.log.profiling)
             or self.log.profile is not None
-            or any(e.metrics for e in self.experiments)
+            or any(e.metrics or e.floors for e in self.experiments)
         )
 
     @functools.cached_property

@@ -97,7 +97,7 @@ def test_no_profile_names_its_attempts_in_number(count: int, words: str, catalog
     )
     experiments = words.replace("attempt", "experiment")
     assert found.evidence[0].quote == (
-        f"{experiments} read; no profiler output, metric or profile.md found"
+        f"{experiments} read; no profiler output, metric, roofline floor or profile.md found"
     )
 
 

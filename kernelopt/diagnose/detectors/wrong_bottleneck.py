@@ -416,7 +416,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             evidence=[
                 Evidence(
                     quote=f"{count_text(len(log.experiments), 'experiment')} read; no profiler "
-                    "output, metric or profile.md found"
+                    "output, metric, roofline floor or profile.md found"
                 )
             ],
             actions=[

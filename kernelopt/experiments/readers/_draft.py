@@ -105,7 +105,7 @@ class Draft:
     kernel_files: list[str] = attrs.field(factory=list)
     profiling: list[Fact] = attrs.field(factory=list)
     # The rows with a roofline floor of each result file read for the experiment, by path,
-    # in the order read: one file read twice (two sections of one note) is kept once.
+    # in file order: those of its own lines where the file records several experiments.
     result_floors: dict[str, tuple[FloorRow, ...]] = attrs.field(factory=dict)
     text_parts: list[str] = attrs.field(factory=list)
     refs: dict[str, SourceRef] = attrs.field(factory=dict)
@@ -208,7 +208,7 @@ class Draft:
         if len(self.profiling) < 8:
             self.profiling.extend(f for f in other.profiling[:8] if f not in self.profiling)
         for path, rows in other.result_floors.items():
-            self.result_floors.setdefault(path, rows)
+            self._absorb_floors(path, rows, repeat=self.table_row and other.table_row)
         self.text_parts.extend(other.text_parts[: max(_CAP - len(self.text_parts), 0)])
         for key, ref in other.refs.items():
             if key != "correctness_note":  # set above, only with the words themselves
@@ -218,6 +218,26 @@ class Draft:
             known = set(self.sources)
             self.sources.extend(s for s in other.sources if s not in known)
             del self.sources[_CAP:]
+
+    def _absorb_floors(self, path: str, rows: tuple[FloorRow, ...], *, repeat: bool) -> None:
+        """Take ``rows``, the floor rows another source of this experiment holds of the
+        result ``path``. Rows fill a path this draft holds none of. Where both hold some,
+        two parts of one file that record the experiment (a table row and the section that
+        describes it) each hold the rows of their own lines, and the experiment holds both,
+        in file order; a ``repeat`` (a later table row that gives the experiment again) adds
+        none, as only the first row's values are read."""
+        mine = self.result_floors.get(path, ())
+        if not mine:
+            self.result_floors[path] = rows
+            return
+        if repeat:
+            return
+        lines = {row.source.line for row in mine}
+        extra = [row for row in rows if row.source.line not in lines]
+        if extra:
+            self.result_floors[path] = tuple(
+                sorted((*mine, *extra), key=lambda row: row.source.line)
+            )
 
     def _settle_verdict(
         self, other: Draft, field: str, pessimistic: frozenset[Any], reason: str

@@ -19,6 +19,8 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+import attrs
+
 from kernelopt._errors import expected
 from kernelopt._table_cells import split_row
 from kernelopt.experiments.readers._markdown import strip_md
@@ -29,7 +31,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 
 __all__ = [
     "LARGEST_FLOOR_FRACTION",
+    "FloorShare",
     "bottleneck_of",
+    "floor_share",
     "is_profiling_line",
     "metric_of_header",
     "metrics_of",
@@ -88,8 +92,81 @@ def of_floor_is_percent(value: float, cell: str) -> bool:
     return "%" in cell or value > LARGEST_FLOOR_FRACTION
 
 
+@attrs.frozen
+class FloorShare:
+    """The share of its roofline floor one row reached, as :func:`floor_share` read it.
+
+    Parameters
+    ----------
+    value : float
+        The share as read: a percent where ``in_percent``, else a fraction of the floor.
+    in_percent : bool
+        Whether ``value`` is a percent (``78.4``) rather than a fraction (``0.784``).
+    """
+
+    value: float
+    in_percent: bool
+
+    @property
+    def fraction(self) -> float:
+        """The share as a fraction of the floor (0.784), as ``Experiment.floors`` hold it."""
+        return self.value / 100.0 if self.in_percent else self.value
+
+    @property
+    def percent(self) -> float:
+        """The share in percent (78.4), as ``floor_pct`` holds it."""
+        if self.in_percent:
+            return self.value
+        # Scaled in decimal, as written: 0.57 * 100.0 is 56.99999999999999.
+        return float(Decimal(repr(self.value)).scaleb(2))
+
+
+def floor_share(
+    value: float | None, cell: str, floor_over_time: float | None = None
+) -> FloorShare | None:
+    """The share of its roofline floor a result row reached: the one reading of an
+    ``Of floor`` cell that the floor readers (``Experiment.floors``) and the metric readers
+    (``floor_pct``) both take, so that they never disagree about one row.
+
+    A share above 0 written with a ``%`` sign (``78.4%``) is a percent, as written.
+    Otherwise, where the row states a floor and a time in one unit, the share is floor over
+    time: the row's own numbers say what a bare ``7.8``, ``0.78`` or ``78`` meant. Otherwise
+    the cell is read by :func:`of_floor_is_percent`: a bare share up to
+    :data:`LARGEST_FLOOR_FRACTION` is a fraction, above it a percent.
+
+    Parameters
+    ----------
+    value : float or None
+        The number read from ``cell``; None where it holds none (empty, or no sure reading).
+    cell : str
+        The ``Of floor`` cell as written (empty where the row or table has none).
+    floor_over_time : float, optional
+        The row's floor over its time, where it states both in one unit (see
+        :func:`kernelopt.experiments.readers.floors.row_floor_over_time`).
+
+    Returns
+    -------
+    FloorShare or None
+        The share; None where the cell holds no number and the row no floor over a time. A
+        share at or below 0 is returned as read, for the caller to refuse.
+    """
+    if value is not None and value > 0 and "%" in cell:
+        return FloorShare(value, in_percent=True)
+    if floor_over_time is not None:
+        return FloorShare(floor_over_time, in_percent=False)
+    if value is None:
+        return None
+    return FloorShare(value, in_percent=of_floor_is_percent(value, cell))
+
+
 def table_metric(
-    name: str, header: str, cell: str, where: SourceRef, warnings: list[str]
+    name: str,
+    header: str,
+    cell: str,
+    where: SourceRef,
+    warnings: list[str],
+    *,
+    floor_over_time: float | None = None,
 ) -> float | None:
     """The value of metric ``name`` in one table cell, or None where it has none to read.
 
@@ -105,18 +182,21 @@ def table_metric(
         Appended to: a number of no sure reading (``1.234,5``), and a share no percentage
         can be (a TC%, DRAM%, Occ%, L2 hit rate or Of floor below 0, an occupancy or hit
         rate above 100), each "not read".
+    floor_over_time : float, optional
+        For a ``floor_pct``: the row's floor over its time, where it states both in one
+        unit; the share is then read as the floor readers read it (:func:`floor_share`).
 
     Returns
     -------
     float or None
         The value; None for an empty cell, one of no sure reading, or an impossible share.
-        A ``floor_pct`` is in percent, read by :func:`of_floor_is_percent`: a bare ``0.78``
-        is 78.
+        A ``floor_pct`` is in percent, read by :func:`floor_share`: a bare ``0.78`` is 78,
+        and beside a floor of 35.7 us and a time of 45.6 us a bare ``7.8`` is 78.3.
     """
     value = number_at(strip_md(cell).rstrip("%"), where, warnings)
-    if name == "floor_pct" and value is not None and not of_floor_is_percent(value, cell):
-        # Scaled in decimal, as written: 0.57 * 100.0 is 56.99999999999999.
-        value = float(Decimal(repr(value)).scaleb(2))
+    if name == "floor_pct":
+        share = floor_share(value, cell, floor_over_time)
+        value = None if share is None else share.percent
     unfit = None if value is None else share_expected(name, value)
     if unfit is None:
         return value

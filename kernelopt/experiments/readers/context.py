@@ -24,6 +24,7 @@ from kernelopt.experiments.readers._metrics import (
     table_metric,
     tool_metrics,
 )
+from kernelopt.experiments.readers.floors import row_floor_over_time
 
 __all__ = ["lesson_experiment", "read_lessons", "read_profile", "read_rules"]
 
@@ -119,7 +120,14 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
                 continue
             for row in table.rows:
                 where = SourceRef(path=file.path, line=row.line)
-                value = table_metric(name, header, row.cells[index], where, warnings)
+                # An Of floor cell is read with its row's floor and time, as the floor
+                # readers read it: one share for one row.
+                measured = (
+                    row_floor_over_time(table.header, row.cells) if name == "floor_pct" else None
+                )
+                value = table_metric(
+                    name, header, row.cells[index], where, warnings, floor_over_time=measured
+                )
                 if value is not None:
                     metrics[name] = value
                     # One row gives several metrics (TC%, DRAM%, Occ%): cite it once.

@@ -55,6 +55,7 @@ from kernelopt.experiments.readers._values import (
     status_of,
     unit_of_header,
 )
+from kernelopt.experiments.readers.floors import row_floor_over_time
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["Described", "describe", "fill", "recommendations_in"]
@@ -432,7 +433,14 @@ def _table_metrics(
                 continue
             for row in table.rows:
                 where = SourceRef(path=file.path, line=row.line)
-                value = table_metric(name, header, row.cells[index], where, warnings)
+                # An Of floor cell is read with its row's floor and time, as the floor
+                # readers read it: one share for one row.
+                measured = (
+                    row_floor_over_time(table.header, row.cells) if name == "floor_pct" else None
+                )
+                value = table_metric(
+                    name, header, row.cells[index], where, warnings, floor_over_time=measured
+                )
                 if value is not None:
                     found[name] = value
                     break

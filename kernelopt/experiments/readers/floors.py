@@ -32,7 +32,7 @@ from kernelopt.experiments.canonical import measurement_rows, parse_result
 from kernelopt.experiments.log import FloorRow, SourceRef
 from kernelopt.experiments.readers._files import TextFile, suffix_of
 from kernelopt.experiments.readers._markdown import Table, code_mask, strip_md, tables
-from kernelopt.experiments.readers._metrics import metric_of_header, of_floor_is_percent
+from kernelopt.experiments.readers._metrics import floor_share, metric_of_header
 from kernelopt.experiments.readers._values import (
     LATENCY_UNITS,
     first_stated,
@@ -42,7 +42,14 @@ from kernelopt.experiments.readers._values import (
 )
 from kernelopt.experiments.records import ResultRow
 
-__all__ = ["COMPUTE", "MEMORY", "ceiling_of", "is_result_file", "result_floors"]
+__all__ = [
+    "COMPUTE",
+    "MEMORY",
+    "ceiling_of",
+    "is_result_file",
+    "result_floors",
+    "row_floor_over_time",
+]
 
 MEMORY = "memory"
 COMPUTE = "compute"
@@ -256,37 +263,70 @@ def _value_and_unit(cell: str, header: str, row_unit: str) -> tuple[float | None
     return number(cell), unit_of_header(header) or row_unit
 
 
+def _row_unit(cells: Sequence[str], columns: _Columns) -> str:
+    """The time unit the row's Unit column names (``us``), or ``""``."""
+    if columns.unit is None:
+        return ""
+    return LATENCY_UNITS.get(cells[columns.unit].strip().lower(), "")
+
+
+def _floor_reading(
+    cells: Sequence[str], header: Sequence[str], columns: _Columns
+) -> tuple[float | None, str, float | None]:
+    """The row's floor, the floor's unit, and floor over the row's time where the row
+    states both in one unit (None where the table has no such column or the row no such
+    pair)."""
+    row_unit = _row_unit(cells, columns)
+    floor, floor_unit = (None, "")
+    if columns.floor is not None:
+        floor, floor_unit = _value_and_unit(cells[columns.floor], header[columns.floor], row_unit)
+    measured = _floor_over_time(cells, header, columns, floor, floor_unit, row_unit)
+    return floor, floor_unit, measured
+
+
+def row_floor_over_time(header: Sequence[str], cells: Sequence[str]) -> float | None:
+    """A hand-written result row's floor over its time, where it states both in one unit.
+
+    What the metric readers pass to
+    :func:`~kernelopt.experiments.readers._metrics.table_metric` for an ``Of floor`` cell,
+    so that its ``floor_pct`` is the share the floor readers carry for the same row.
+
+    Parameters
+    ----------
+    header : sequence of str
+        The table's header cells, as written.
+    cells : sequence of str
+        The row's cells, as written, one per header cell.
+
+    Returns
+    -------
+    float or None
+        Floor over time (0.783 for a floor of 35.7 us beside a time of 45.6 us); None where
+        the table has no floor or time column, or the row no floor and time in one unit.
+    """
+    names = [strip_md(cell) for cell in header]
+    columns = _columns(names)
+    if columns is None:
+        return None
+    return _floor_reading([strip_md(cell) for cell in cells], names, columns)[2]
+
+
 def _hand_fraction(
     cells: Sequence[str], header: Sequence[str], columns: _Columns
 ) -> tuple[float | None, float | None, str]:
     """A hand-written row's fraction of its floor, its floor and the floor's unit.
 
-    An of-floor cell with a ``%`` (``78.4%``) is a percent. Otherwise a row with a floor
-    and a time in one unit gives floor over time (through the shared :class:`ResultRow`,
-    whose ``fraction_of_floor`` the canonical rows give too): a bare ``0.78`` or ``78`` is
-    read the way the row's own numbers say. Without them, the share is read by
-    :func:`~kernelopt.experiments.readers._metrics.of_floor_is_percent`, as the metric
-    readers read it: a bare share up to 1.5 is a fraction (``0.78``), above it a percent
-    (``78``).
+    The share is read by :func:`~kernelopt.experiments.readers._metrics.floor_share`, as the
+    metric readers read ``floor_pct``: an of-floor cell with a ``%`` (``78.4%``) is a
+    percent; otherwise a row with a floor and a time in one unit gives floor over time
+    (through the shared :class:`ResultRow`, whose ``fraction_of_floor`` the canonical rows
+    give too), whatever a bare ``7.8``, ``0.78`` or ``78`` beside them says; without them a
+    bare share up to 1.5 is a fraction (``0.78``), above it a percent (``78``).
     """
-    row_unit = ""
-    if columns.unit is not None:
-        row_unit = LATENCY_UNITS.get(cells[columns.unit].strip().lower(), "")
-    floor, floor_unit = (None, "")
-    if columns.floor is not None:
-        floor, floor_unit = _value_and_unit(cells[columns.floor], header[columns.floor], row_unit)
+    floor, floor_unit, measured = _floor_reading(cells, header, columns)
     cell = cells[columns.of_floor] if columns.of_floor is not None else ""
-    share = number(cell.strip().rstrip("% "))
-    if share is not None and share <= 0:
-        share = None
-    if share is not None and "%" in cell:
-        return share / 100.0, floor, floor_unit
-    measured = _floor_over_time(cells, header, columns, floor, floor_unit, row_unit)
-    if measured is not None:
-        return measured, floor, floor_unit
-    if share is None:
-        return None, floor, floor_unit
-    return (share / 100.0 if of_floor_is_percent(share, cell) else share), floor, floor_unit
+    share = floor_share(number(cell.strip().rstrip("% ")), cell, measured)
+    return (None if share is None else share.fraction), floor, floor_unit
 
 
 def _floor_over_time(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Iterable
@@ -13,6 +14,7 @@ from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import (
     ExperimentLog,
     Fact,
+    FloorRow,
     KernelSource,
     ProfileFacts,
     Recommendation,
@@ -314,13 +316,51 @@ class _Reading:
 def _carry_floors(file: TextFile, drafts: list[Draft]) -> None:
     """Give each of ``drafts`` that was read from the loose result ``file`` (a
     ``results.md`` outside the experiment folders, read as a note, a devlog or a table)
-    the rows of ``file`` that state a roofline floor, as a folder's result gives them."""
+    the rows of ``file`` that state a roofline floor, as a folder's result gives them.
+
+    Where one experiment was read from the file, the file is its result and all its rows
+    are its own. Where several were (the entries of a devlog, the rows of a table), a row
+    belongs to the experiment whose lines hold it (:func:`_owners`), so the latest
+    experiment's floor is never an earlier one's row; a row in no experiment's lines (the
+    text around the entries) cannot be told apart and belongs to none.
+    """
     readers = [d for d in drafts if any(ref.path == file.path for ref in d.sources)]
     if not readers:
         return
     floors = result_floors(file)
-    for draft in readers:
-        draft.result_floors.setdefault(file.path, floors)
+    if len(readers) == 1:
+        readers[0].result_floors.setdefault(file.path, floors)
+        return
+    owners = _owners(file.path, [row.source.line for row in floors], readers)
+    owned: list[list[FloorRow]] = [[] for _ in readers]
+    for row in floors:
+        owner = owners.get(row.source.line)
+        if owner is not None:
+            owned[owner].append(row)
+    for draft, rows in zip(readers, owned, strict=True):
+        draft.result_floors.setdefault(file.path, tuple(rows))
+
+
+def _owners(path: str, lines: list[int], drafts: list[Draft]) -> dict[int, int]:
+    """The index in ``drafts`` of the draft whose lines of ``path`` hold each of ``lines``:
+    its own table row, or the narrowest entry or section that holds it (a row of a section
+    attached to a table row is that row's experiment's). A line no draft holds is left out.
+
+    Each span looks only at the lines it holds (found by bisection), so a table of
+    thousands of rows, each an experiment, is not read row by row for every experiment.
+    """
+    ordered = sorted(set(lines))
+    best: dict[int, tuple[int, int]] = {}  # line -> (span width, draft index)
+    for index, draft in enumerate(drafts):
+        for span_path, first, last in draft.spans:
+            if span_path != path:
+                continue
+            held = ordered[bisect.bisect_left(ordered, first) : bisect.bisect_right(ordered, last)]
+            for line in held:
+                candidate = (last - first, index)
+                if line not in best or candidate < best[line]:
+                    best[line] = candidate
+    return {line: index for line, (_, index) in best.items()}
 
 
 def _cut(series: Series, until: int | None, cutoff_date: str | None, primary: bool) -> Series:
