@@ -14,7 +14,9 @@ Commands::
 Exit codes: 0 ok; 1 a check found problems, or LEARN could not judge the result
 (UNCLEAR); 2 usage or input errors. A warning raised while a command runs (a
 ``ProfileWarning`` naming what a hand-off's reader left out) is printed on stderr as one
-line, ``kernelopt report: warning: ...``, as errors are. This module imports nothing heavy.
+line, ``kernelopt report: warning: ...``, as errors are; ``report profile FILE.md
+--check`` lists what the reader left out as problems instead (exit 1). This module
+imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -51,6 +53,13 @@ _REPORT_DESCRIPTION = (
 _PROFILE_USAGE = "a missing file, --rows without --kernel and --version"
 _TASK_USAGE = "a missing file, --knowledge without --check"
 _VERSION_USAGE = "a missing file, --knowledge or --root without --check, a --root not a folder"
+# What exit 1 means for `report`, and for `report profile`, whose check also fails a
+# hand-off its reader could not fully read.
+_FINDINGS = "--check found problems, or the hand-off does not parse"
+_PROFILE_FINDINGS = (
+    "--check found problems (an unknown entry id, or a part of the hand-off the reader "
+    "leaves out), or the hand-off does not parse"
+)
 # The path options' types: an empty path names no file or folder, and is refused as such.
 _ROWS_FILE = nonempty_path("a BenchRow JSONL file")
 _HAND_OFF = nonempty_path("a markdown file")
@@ -206,10 +215,14 @@ def register(subparsers: Any) -> None:
         help="the profiler hand-off, built from bench rows or read from a file",
         description=(
             "With --rows: build the '## Profile:' hand-off of --version at each trial point "
-            "of the rows (and update a devlog with --devlog). With FILE.md: parse it "
-            "(--check also checks its catalog ids)."
+            "of the rows (and update a devlog with --devlog). With FILE.md: parse it and "
+            "print it in canonical form (a part the reader leaves out is a warning line on "
+            "stderr, exit 0). With --check: check it instead; its unknown catalog ids and "
+            "each part the reader leaves out (a Top 3 it cannot read, items beyond the "
+            "third, a second table) are problems, exit 1."
         ),
-        epilog=_report_exit_codes(_PROFILE_USAGE) + "\n\nExamples, run in a kernelopt checkout:\n"
+        epilog=_report_exit_codes(_PROFILE_USAGE, findings=_PROFILE_FINDINGS)
+        + "\n\nExamples, run in a kernelopt checkout:\n"
         "  kernelopt report profile examples/logs/mla-decode-plateau/experiments/profile.md"
         " --check\n"
         "  kernelopt report profile --rows docs/kernels/mla_decode/experiments/exp_12/"
@@ -262,7 +275,10 @@ def register(subparsers: Any) -> None:
         "--family", help="the kernel's family: suggest only its catalog entries (with --rows)"
     )
     _add_check(
-        profile, also="; with --rows, the tree to suggest entries from (default: the built-ins)"
+        profile,
+        also="; with --rows, the tree to suggest entries from (default: the built-ins)",
+        problems="problems (unknown entry ids, and what the reader leaves out, listed instead "
+        "of printed as warnings)",
     )
     add_json_flag(profile)
     profile.set_defaults(handler=_warnings_as_lines("report", _profile))
@@ -384,9 +400,11 @@ def _add_mode(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _add_check(parser: argparse.ArgumentParser, *, also: str = "") -> None:
+def _add_check(
+    parser: argparse.ArgumentParser, *, also: str = "", problems: str = "problems"
+) -> None:
     parser.add_argument(
-        "--check", action="store_true", help="validate; exit 1 and list problems if any"
+        "--check", action="store_true", help=f"validate; exit 1 and list {problems} if any"
     )
     parser.add_argument(
         "--knowledge",
@@ -397,10 +415,8 @@ def _add_check(parser: argparse.ArgumentParser, *, also: str = "") -> None:
     )
 
 
-def _report_exit_codes(usage: str) -> str:
-    return exit_codes(
-        findings="--check found problems, or the hand-off does not parse", usage=usage
-    )
+def _report_exit_codes(usage: str, *, findings: str = _FINDINGS) -> str:
+    return exit_codes(findings=findings, usage=usage)
 
 
 def _catalog(knowledge: str | None) -> Any:
@@ -704,22 +720,12 @@ def _profile_file(args: argparse.Namespace) -> int:
     from kernelopt.workflow.profile import parse_profiles
 
     _refuse_without_check(args)
+    if args.check:
+        return _check_profile_file(args)
     # Every hand-off of the file: `report profile --rows` prints one per trial point.
     reports, failed = _parse_or_report(parse_profiles, args.file)
     if failed is not None:
         return failed
-    if args.check:
-        catalog = _catalog(args.knowledge)
-        unknown = [
-            # Several hand-offs: say whose opportunity names the id.
-            f"{_profile_name(report)}: unknown entry id '{item.entry_id}'"
-            if len(reports) > 1
-            else f"unknown entry id '{item.entry_id}'"
-            for report in reports
-            for item in report.opportunities
-            if item.entry_id and item.entry_id not in catalog
-        ]
-        return _problems(args.file, unknown, args.json)
     if args.json:
         # One hand-off prints its dict; several print a list, as `--rows --json` does.
         if len(reports) == 1:
@@ -730,6 +736,33 @@ def _profile_file(args: argparse.Namespace) -> int:
         # Joined as `--rows` joins them, so that its output reads back unchanged.
         _print_hand_off("\n".join(report.render() for report in reports))
     return EXIT_OK
+
+
+def _check_profile_file(args: argparse.Namespace) -> int:
+    """``report profile FILE.md --check``: what the reader left out, then unknown entry ids.
+
+    What the reader leaves out (a Top 3 it could not read, items beyond the third, a
+    second table) is a problem here, not a warning line: a check that passed a hand-off
+    whose opportunities were dropped would say it is fine when its reader saw less than
+    its writer wrote.
+    """
+    from kernelopt.workflow.profile import _read_profiles
+
+    read, failed = _parse_or_report(_read_profiles, args.file)
+    if failed is not None:
+        return failed
+    reports, left_out = read
+    catalog = _catalog(args.knowledge)
+    unknown = [
+        # Several hand-offs: say whose opportunity names the id.
+        f"{_profile_name(report)}: unknown entry id '{item.entry_id}'"
+        if len(reports) > 1
+        else f"unknown entry id '{item.entry_id}'"
+        for report in reports
+        for item in report.opportunities
+        if item.entry_id and item.entry_id not in catalog
+    ]
+    return _problems(args.file, [*left_out, *unknown], args.json)
 
 
 def _profile_name(report: Any) -> str:

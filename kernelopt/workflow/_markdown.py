@@ -415,13 +415,17 @@ def table_rows(
     return out
 
 
-def _list_lines(section: Section) -> list[tuple[int, bool, int, str]]:
+def _list_lines(
+    section: Section, *, table_ends_item: bool = False
+) -> list[tuple[int, bool, int, str]]:
     """Every list item of ``section`` as (line, numbered, indent, text).
 
     The lines that continue an item (up to a blank line or the next item, numbered or
     not, as markdown reads them) are joined to its text with one space: ``- keep the
     signature`` then ``  of mla_decode`` is one item, where read line by line the second
-    line would be lost. Lines before the first item are prose, skipped.
+    line would be lost. Lines before the first item are prose, skipped. With
+    ``table_ends_item``, a table row (a line starting with ``|``) ends the item instead of
+    continuing it, for a reader that names such rows as not read.
     """
     # Each item's lines are gathered and joined once: joining as they come would copy the
     # growing text for every line, time quadratic in an item of many lines.
@@ -435,7 +439,7 @@ def _list_lines(section: Section) -> list[tuple[int, bool, int, str]]:
             indent = len(line) - len(line.lstrip())
             found.append((number, numbered, indent, [match.group(match.lastindex or 1).strip()]))
             open_item = True
-        elif not line.strip():
+        elif not line.strip() or (table_ends_item and line.lstrip().startswith("|")):
             open_item = False
         elif open_item:
             found[-1][3].append(line.strip())
@@ -444,12 +448,13 @@ def _list_lines(section: Section) -> list[tuple[int, bool, int, str]]:
     ]
 
 
-def list_items(section: Section) -> list[tuple[int, str]]:
+def list_items(section: Section, *, table_ends_item: bool = False) -> list[tuple[int, str]]:
     """The items of the list a contract numbers (``1. text``), or, written as bullets
     instead, the outermost ``- text`` items; bullets under a numbered item are its details.
-    The lines that continue an item are part of it (:func:`_list_lines`).
+    The lines that continue an item are part of it (:func:`_list_lines`, which also says
+    what ``table_ends_item`` does).
     """
-    items = _list_lines(section)
+    items = _list_lines(section, table_ends_item=table_ends_item)
     numbered = [(number, text) for number, is_numbered, _, text in items if is_numbered]
     if numbered:
         return numbered
@@ -457,11 +462,14 @@ def list_items(section: Section) -> list[tuple[int, str]]:
     return [(number, text) for number, _, indent, text in items if indent == outer]
 
 
-def bullet_items(section: Section, *, numbered_too: bool = True) -> list[tuple[int, str]]:
+def bullet_items(
+    section: Section, *, numbered_too: bool = True, table_ends_item: bool = False
+) -> list[tuple[int, str]]:
     """``- text`` items of ``section`` (and ``1. text`` ones) as (line, text); the lines
-    that continue an item are part of it (:func:`_list_lines`)."""
+    that continue an item are part of it (:func:`_list_lines`, which also says what
+    ``table_ends_item`` does)."""
     return [
         (number, text)
-        for number, numbered, _, text in _list_lines(section)
+        for number, numbered, _, text in _list_lines(section, table_ends_item=table_ends_item)
         if numbered_too or not numbered
     ]

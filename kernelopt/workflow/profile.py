@@ -17,22 +17,24 @@ A hand-written Top 3 may be a numbered list, bullets or a table with a rank or n
 column. What the reader leaves out it says in a
 :class:`ProfileWarning` naming the file and line: items past the third (not read, so that
 the record holds what its rendering prints), a Top 3 no opportunity could be read from
-(prose), bullets under or beside the list's items and a table beside the list (the record
-has no place for them), and words after the bottleneck verdict (``Memory-bound -- 54% of
-the floor`` reads as Memory-bound). A share no percentage can be (a TC% below 0) is a
+(prose), bullets under or beside the list's items and a table beside the list, a table row
+written under an item included (the record has no place for them), a Top 3 table after
+the first (the first read), and words after the bottleneck verdict (``Memory-bound -- 54%
+of the floor`` reads as Memory-bound). A share no percentage can be (a TC% below 0) is a
 FormatError at its line, as the record refuses it, and so is a verdict that is none of
 the three (``Memoryless``).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
 import warnings
 
 from kernelopt._errors import FormatError, expected
-from kernelopt._words import count_text
+from kernelopt._words import and_list, count_text, noun
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.report import (
     NO_COUNTERS,
@@ -297,7 +299,8 @@ def _bottleneck(record: Record, notes: list[str]) -> tuple[Bottleneck, str]:
 class ProfileWarning(UserWarning):
     """Part of a profile hand-off was left out when read: items beyond the third of the
     Top 3, a Top 3 no opportunity could be read from (prose), bullets or a table beside
-    the Top 3's list, or words after the bottleneck verdict.
+    the Top 3's list (a row right under an item too), a Top 3 table after the first, or
+    words after the bottleneck verdict.
 
     Exported as ``kernelopt.workflow.ProfileWarning``, so that a filter names it:
     ``warnings.filterwarnings("error", category=ProfileWarning)`` refuses such a hand-off.
@@ -336,12 +339,14 @@ def _opportunities(record: Record, notes: list[str]) -> tuple[Opportunity, ...]:
     # was read as no opportunity at all, and printed back as "none fired". An item wrapped
     # onto the next lines keeps them (up to a blank line or the next item): read line by
     # line, a trigger wrapped after its first line lost the rest without a word.
-    items = list_items(section)
+    # A table row written under an item is no part of its text: it is named as not read,
+    # as a table beside the list is, where joined it made the trigger read on into it.
+    items = list_items(section, table_ends_item=True)
     if items:
         found = [(line, _listed(record, line, text)) for line, text in items]
         notes += _unlisted(record, section, items)
     else:
-        table = _table(record, section)
+        table = _table(record, section, notes)
         if table is None:
             notes += _unread(record, section)
             return ()
@@ -357,7 +362,11 @@ def _unlisted(record: Record, section: Section, items: list[tuple[int, str]]) ->
     dropped without a word, as the record has no place for them.
     """
     read = {line for line, _ in items}
-    others = [(line, text) for line, text in bullet_items(section) if line not in read]
+    others = [
+        (line, text)
+        for line, text in bullet_items(section, table_ends_item=True)
+        if line not in read
+    ]
     rows = [line for line, text in section.body if text.lstrip().startswith("|")]
     notes = []
     if others:
@@ -459,13 +468,17 @@ def _columns(header: list[str]) -> dict[str, int] | None:
     return columns
 
 
-def _table(record: Record, section: Section) -> list[tuple[int, Opportunity]] | None:
+def _table(
+    record: Record, section: Section, notes: list[str]
+) -> list[tuple[int, Opportunity]] | None:
     """The opportunities of a Top 3 written as a table (``| Rank | Opportunity | Entry |
     Est. Gain | Trigger |``), in the order written; None when the section holds no table
-    whose header names a rank or a name column, or one without rows."""
+    whose header names a rank or a name column, or one without rows. A table after the
+    first is not read, and ``notes`` names it."""
     rows = [(number, line) for number, line in section.body if line.lstrip().startswith("|")]
     if not rows:
         return None
+    rows, later = _first_table(rows)
     header_line, header_text = rows[0]
     header = split_row(header_text)
     columns = _columns(header)
@@ -483,7 +496,7 @@ def _table(record: Record, section: Section) -> list[tuple[int, Opportunity]] | 
     found = []
     for number, line in rows[1:]:
         cells = split_row(line)
-        if all(_SEPARATOR.match(cell) for cell in cells):
+        if _is_separator(line):
             continue
         if len(cells) != len(header):
             raise fail(
@@ -494,7 +507,51 @@ def _table(record: Record, section: Section) -> list[tuple[int, Opportunity]] | 
                 section=_SECTION,
             )
         found.append((number, _tabled(record, number, cells, columns)))
+    if later:
+        notes.append(_later_tables(record, header_line, later))
     return found or None
+
+
+def _is_separator(row: str) -> bool:
+    """Whether a table row is a header's ``|---|---|`` separator."""
+    return all(_SEPARATOR.match(cell) for cell in split_row(row))
+
+
+def _first_table(rows: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[int]]:
+    """The rows of the section's first table, and the header line of each table after it.
+
+    A table starts where a row is followed, on the next line, by a separator: the second
+    table's header, read as a row of the first, failed as a gain of 'Est. Gain'.
+    """
+    starts = [
+        line
+        for (line, text), (next_line, next_text) in itertools.pairwise(rows[1:])
+        if next_line == line + 1 and _is_separator(next_text) and not _is_separator(text)
+    ]
+    if not starts:
+        return rows, []
+    return [row for row in rows if row[0] < starts[0]], starts
+
+
+def _later_tables(record: Record, first: int, later: list[int]) -> str:
+    """The note naming the Top 3 tables after the one read (its header at ``first``).
+
+    Not read, as a table beside the list is not: the Top 3 is one ranking, and rows of two
+    tables, each ranked on its own, would not make one.
+    """
+    lines = and_list([str(line) for line in [first, *later]])
+    message = fail(
+        record,
+        "the Top 3 as one table",
+        f"{count_text(len(later) + 1, 'table')} (header rows at lines {lines})",
+        line=later[0],
+        section=_SECTION,
+    )
+    shown = and_list([str(line) for line in later])
+    return (
+        f"{message}; the table at line {first} read, the {noun(len(later), 'table')} at "
+        f"{noun(len(later), 'line')} {shown} not read"
+    )
 
 
 def _tabled(record: Record, line: int, cells: list[str], columns: dict[str, int]) -> Opportunity:
@@ -659,8 +716,10 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
         Naming the file and line, when the Top 3 lists more than three opportunities
         (those beyond are not read, as a rendering prints three), when no opportunity
         could be read from it (prose, an empty section) and it does not say "none", when
-        it holds bullets or a table besides its list (not read), or when the bottleneck
-        heading says more than the verdict (``Memory-bound (DRAM)``: the rest not read).
+        it holds bullets or a table besides its list (not read; a table row right under an
+        item is not read into its text), when it holds a second table (the first read),
+        or when the bottleneck heading says more than the verdict (``Memory-bound
+        (DRAM)``: the rest not read).
 
     Examples
     --------
@@ -723,11 +782,23 @@ def parse_profiles(text: str, *, path: str | os.PathLike[str] | None = None) -> 
     >>> parse_profiles("\\n".join(report.render() for report in reports)) == reports
     True
     """
-    notes: list[str] = []
-    records = find_records(text, "Profile:", kind="profile", path=path)
-    reports = [_report(record, notes) for record in records]
+    reports, notes = _read_profiles(text, path=path)
     _warn(notes)
     return reports
+
+
+def _read_profiles(
+    text: str, *, path: str | os.PathLike[str] | None = None
+) -> tuple[list[ProfileReport], list[str]]:
+    """Every hand-off in ``text``, and what its reading left out, as the
+    :class:`ProfileWarning` messages :func:`parse_profiles` would give.
+
+    ``kernelopt report profile --check`` lists these as problems: whatever Python's
+    warning filters say, a check does not pass a hand-off it could not fully read.
+    """
+    notes: list[str] = []
+    records = find_records(text, "Profile:", kind="profile", path=path)
+    return [_report(record, notes) for record in records], notes
 
 
 def _warn(notes: list[str]) -> None:

@@ -111,14 +111,14 @@ def test_report_profile_json_keeps_stdout_json_and_the_warning_on_stderr(
     assert err == f"kernelopt report: warning: {path}:{FIRST_ITEM_LINE} {PROSE_NOTE}\n"
 
 
-def test_report_profile_check_prints_its_verdict_and_the_warning_apart(
+def test_report_profile_check_lists_the_warning_as_a_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _write(tmp_path, PROSE)
-    assert main(["report", "profile", path, "--check"]) == 0
+    assert main(["report", "profile", path, "--check"]) == 1
     out, err = capsys.readouterr()
-    assert out == f"{path}: OK\n"
-    assert err == f"kernelopt report: warning: {path}:{FIRST_ITEM_LINE} {PROSE_NOTE}\n"
+    assert out == ""
+    assert err == f"{path}: 1 problem\n  - {path}:{FIRST_ITEM_LINE} {PROSE_NOTE}\n"
 
 
 def test_each_warning_of_several_hand_offs_is_a_line_of_its_own(
