@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kernelopt.bench import BenchRow, append_rows
+from kernelopt.bench import BenchRow, Bottleneck, ProfileReport, Stage, append_rows
 from kernelopt.catalog import BUILTIN_ROOT
 
 POINT = {"b": 32, "s": 1, "t": 4096, "h": 16}
@@ -59,6 +59,20 @@ def bench_row(
         metrics=dict(METRICS if metrics is None else metrics),
         samples=kept,
     )
+
+
+def memory_bound_report(**changes: Any) -> ProfileReport:
+    """The profile hand-off of a memory-bound ``mla_decode`` v2 at :data:`POINT`, one stage,
+    no opportunities unless ``changes`` (ProfileReport fields) gives some."""
+    fields: dict[str, Any] = {
+        "kernel": "mla_decode",
+        "version": "v2",
+        "point": dict(POINT),
+        "stages": [Stage(name="mla_decode", duration=74.18, tc_pct=8.9, dram_pct=48.3)],
+        "bottleneck": Bottleneck.MEMORY,
+        "root_cause": "Bytes set the floor.",
+    }
+    return ProfileReport(**{**fields, **changes})
 
 
 def anchor_row(impl: str, **kwargs: Any) -> BenchRow:

@@ -17,9 +17,11 @@ from typing import Literal
 import pytest
 
 from kernelopt import FormatError
-from kernelopt.bench import Bottleneck, Opportunity, ProfileReport, Stage
+from kernelopt.bench import Opportunity, ProfileReport
 from kernelopt.cli import main
 from kernelopt.workflow import ProfileWarning, parse_profile, parse_profiles
+
+from .conftest import memory_bound_report
 
 SPLIT_KV = Opportunity(
     name="Split-KV flash decoding",
@@ -28,14 +30,7 @@ SPLIT_KV = Opportunity(
     trigger="dram_pct=48.3",
 )
 COMBINE = Opportunity(name="Fused combine", entry_id="", gain_pct=5.0, trigger="waves<1")
-REPORT = ProfileReport(
-    kernel="mla_decode",
-    version="v2",
-    point={"b": 32, "s": 1, "t": 4096, "h": 16},
-    stages=[Stage(name="mla_decode", duration=74.18, tc_pct=8.9, dram_pct=48.3)],
-    bottleneck=Bottleneck.MEMORY,
-    root_cause="Bytes set the floor.",
-)
+REPORT = memory_bound_report()
 HEAD = REPORT.render().partition("(none:")[0]  # everything up to the Top 3's items
 FIRST_LINE = HEAD.count("\n") + 1  # the line of the Top 3's first item or table row
 SPLIT_KV_ITEM = (

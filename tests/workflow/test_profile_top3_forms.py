@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from kernelopt import FormatError
-from kernelopt.bench import Bottleneck, Opportunity, ProfileReport, Stage
+from kernelopt.bench import Opportunity, ProfileReport
 from kernelopt.cli import main
 from kernelopt.workflow import parse_profile, parse_profiles
 from kernelopt.workflow.profile import ProfileWarning
+
+from .conftest import memory_bound_report
 
 SPLIT_KV = Opportunity(
     name="Split-KV flash decoding",
@@ -30,14 +32,7 @@ COMBINE = Opportunity(
 GRAPHS = Opportunity(
     name="CUDA graphs", entry_id="cuda-graphs", gain_pct=3.0, trigger="launch_overhead_pct=10"
 )
-REPORT = ProfileReport(
-    kernel="mla_decode",
-    version="v2",
-    point={"b": 32, "s": 1, "t": 4096, "h": 16},
-    stages=[Stage(name="mla_decode", duration=74.18, tc_pct=8.9, dram_pct=48.3)],
-    bottleneck=Bottleneck.MEMORY,
-    root_cause="Bytes set the floor.",
-)
+REPORT = memory_bound_report()
 HEAD = REPORT.render().partition("(none:")[0]  # everything up to the Top 3's items
 FIRST_ITEM_LINE = HEAD.count("\n") + 1
 FOUR = (

@@ -22,19 +22,14 @@ import kernelopt.workflow.profile as profile_module
 import kernelopt.workflow.task as task_module
 import kernelopt.workflow.version as version_module
 from kernelopt import FormatError
-from kernelopt.bench import Bottleneck, Opportunity, ProfileReport, Stage
+from kernelopt.bench import Bottleneck, Opportunity, ProfileReport
 from kernelopt.cli import main
 from kernelopt.workflow import parse_profile, to_dict
 from kernelopt.workflow.profile import ProfileWarning
 
-REPORT = ProfileReport(
-    kernel="mla_decode",
-    version="v2",
-    point={"b": 32, "s": 1, "t": 4096, "h": 16},
-    stages=[Stage(name="mla_decode", duration=74.18, tc_pct=8.9, dram_pct=48.3)],
-    bottleneck=Bottleneck.MEMORY,
-    root_cause="Bytes set the floor.",
-)
+from .conftest import memory_bound_report
+
+REPORT = memory_bound_report()
 TEXT = REPORT.render()
 HEAD = TEXT.partition("(none:")[0]  # everything up to the Top 3's items
 FIRST_ITEM_LINE = HEAD.count("\n") + 1
