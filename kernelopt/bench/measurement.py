@@ -21,6 +21,7 @@ __all__ = [
     "Measurement",
     "as_samples",
     "at_least",
+    "boolean",
     "number_text",
     "one_of",
 ]
@@ -96,7 +97,8 @@ def _bool_or_none(
         raise InputError(expected("True, False or None", repr(value), where=attribute.name))
 
 
-def _bool(_instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
+def boolean(_instance: object, attribute: attrs.Attribute[bool], value: object) -> None:
+    """An attrs validator: True or False, never 0, 1 or text (InputError naming the field)."""
     # 0 or "no" would be written to a JSON line where its readers take true or false, and
     # "no" reads as true in every ``if m.clocks_moved``.
     if not isinstance(value, bool):
@@ -192,7 +194,7 @@ class Measurement:
     gpu: str = ""
     device: DeviceState | None = None
     device_after: DeviceState | None = None
-    clocks_moved: bool = attrs.field(default=False, validator=_bool)
+    clocks_moved: bool = attrs.field(default=False, validator=boolean)
     calls_per_sample: int = attrs.field(default=1, validator=at_least(1))
     warmup_calls: int = attrs.field(default=0, validator=at_least(0))
     # A host time like the samples: finite, never negative.

@@ -42,6 +42,7 @@ from kernelopt.bench.measurement import (
     Measurement,
     as_samples,
     at_least,
+    boolean,
     one_of,
 )
 from kernelopt.bench.roofline import Roofline
@@ -222,6 +223,45 @@ def point_text(point: object) -> str:
     return point_words(point if isinstance(point, str) else str(point))
 
 
+# What an axis name cannot hold, in the words the errors give: a point is written
+# ``b=32 kv=fp8`` and read split at spaces, commas and semicolons, with "=" ending the name,
+# "t~4096" read as t=~4096, a double quote opening a quoted value and brackets around the
+# point taken off; a value is quoted where it needs to be, a name never is.
+AXIS_NAME_CANNOT_HOLD = "spaces, commas, semicolons, brackets, double quotes, '=' or '~'"
+_AXIS_NAME_BREAKERS = frozenset(',;=~"()[]{}')
+
+
+def axis_name_reads_back(name: str) -> bool:
+    """Whether ``name`` is an axis name a written point reads back as itself.
+
+    Not empty and holding none of :data:`AXIS_NAME_CANNOT_HOLD`; and, as the readers
+    decide, ``name=1`` read by :func:`~kernelopt.experiments.points.split_terms` is that
+    one term. The one rule for the axes of a :class:`~kernelopt.bench.TrialPoint` and of a
+    mapping point a result row is given.
+
+    Parameters
+    ----------
+    name : str
+        The axis name as it would be written.
+
+    Returns
+    -------
+    bool
+        False for ``""``, ``"head dim"``, ``"h,q"``, ``"h;q"``, ``"(h)"``, ``'h"q'``,
+        ``"h=q"`` or ``"h~q"``; True for ``"h"``, ``"h_q"``, ``"kv_splits"``.
+
+    Examples
+    --------
+    >>> axis_name_reads_back("kv_splits"), axis_name_reads_back("h,q")
+    (True, False)
+    """
+    if not name or any(char.isspace() or char in _AXIS_NAME_BREAKERS for char in name):
+        return False
+    # The characters above are those the readers treat apart today; the reading itself
+    # has the last word, should it learn another.
+    return split_terms(f"{name}=1") == [(name, "=", "1")]
+
+
 def _row_point(point: object) -> str:
     """:func:`point_text` of the point of a result row, or InputError where a mapping's
     terms would read back as other terms.
@@ -230,22 +270,21 @@ def _row_point(point: object) -> str:
     semicolons outside double quotes, and take brackets around it for none of its terms.
     A mapping's value that would not read back whole as one word is written quoted
     (``{"kv": "fp8 e4m3"}`` as ``kv="fp8 e4m3"``); an axis name is never quoted, so one
-    with a space, comma, semicolon, bracket, quote or ``=`` (``"head dim"``), and an
-    empty name or value, which no reader keeps as a term, are refused before anything is
-    written.
+    that would not read back as itself (:func:`axis_name_reads_back`: ``"head dim"``,
+    ``"h,q"``), and an empty name or value, which no reader keeps as a term, are refused
+    before anything is written.
     """
     text = point_text(point)
     if not isinstance(point, Mapping):
         return text  # words as the caller wrote them: they read back as written
     written = [(str(key), str(plain_number(value))) for key, value in point.items()]
     for key, value in written:
-        if not key or not value or '"' in key or split_terms(f"{key}=1") != [(key, "=", "1")]:
+        if not value or not axis_name_reads_back(key):
             raise InputError(
                 expected(
                     "point axes and values that read back as written: not empty, without "
-                    "spaces, commas, semicolons, brackets, quotes or '=' in an axis name "
-                    "('head_dim', not 'head dim'; a value with them is written quoted: "
-                    'kv="fp8 e4m3")',
+                    f"{AXIS_NAME_CANNOT_HOLD} in an axis name ('head_dim', not 'head dim'; "
+                    'a value with them is written quoted: kv="fp8 e4m3")',
                     f"{key!r}: {value!r}",
                     where="point",
                 )
@@ -283,17 +322,27 @@ def _config_values(_instance: object, _attribute: object, value: object) -> None
             raise InputError(
                 expected("an int, finite float, str or bool", repr(item), where=f"config[{key!r}]")
             )
+        if isinstance(item, int):
+            _writable_int(item, f"config[{key!r}]")
 
 
 def _metric_values(_instance: object, _attribute: object, value: object) -> None:
     if not isinstance(value, dict):
         raise InputError(expected("metrics as a dict", type(value).__name__, where="metrics"))
     for key, item in value.items():
-        ok = isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item)
+        ok = isinstance(item, int | float) and not isinstance(item, bool) and _finite(item)
         if not isinstance(key, str) or not ok:
             raise InputError(
                 expected("str keys to finite numbers", f"{key!r}: {item!r}", where="metrics")
             )
+
+
+def _finite(number: float) -> bool:
+    """``math.isfinite``, False for an int too large for a float (it raises there)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
 
 
 def _timings(_instance: object, _attribute: object, value: tuple[float, ...]) -> None:
@@ -302,6 +351,52 @@ def _timings(_instance: object, _attribute: object, value: tuple[float, ...]) ->
     bad = [v for v in value if not math.isfinite(v) or v < 0]
     if bad:
         raise InputError(expected("finite samples >= 0", bad[0], where="samples"))
+
+
+def _text(_instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    # read_rows takes text alone here: None or a number would be built, then refused by
+    # append_rows, and bytes would fail there as no JSON at all.
+    if not isinstance(value, str):
+        raise InputError(expected("a str", repr(value), where=attribute.name))
+
+
+def _text_or_none(_instance: object, attribute: attrs.Attribute[str | None], value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        raise InputError(expected("a str or None", repr(value), where=attribute.name))
+
+
+def _clock(_instance: object, attribute: attrs.Attribute[int | None], value: object) -> None:
+    # An NVML clock is a whole number of MHz: read_rows refuses 1980.0 and True.
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(expected("an int (MHz) or None", repr(value), where=attribute.name))
+    _writable_int(value, attribute.name)
+
+
+def _count(_instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    """After ``at_least``: an int JSON can write and read back."""
+    _writable_int(value, attribute.name)
+
+
+# Ints of fewer bits have fewer digits (616) than the least limit Python allows (640).
+_ALWAYS_WRITABLE_BITS = 2048
+
+
+def _writable_int(value: int, where: str) -> None:
+    """Refuse an int with more digits than Python turns into text (or reads back from it):
+    ``json.dumps`` fails on it and read_rows could not read the line."""
+    if value.bit_length() < _ALWAYS_WRITABLE_BITS:
+        return
+    try:
+        str(value)
+    except ValueError:
+        # Only a limit makes str() fail, and only Pythons that know one set it.
+        limit: int = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+        digits = math.floor(value.bit_length() * math.log10(2)) + 1
+        raise InputError(
+            expected(f"integers of at most {limit} digits", f"one of about {digits}", where=where)
+        ) from None
 
 
 def _names(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: object) -> None:
@@ -313,6 +408,10 @@ def _names(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value
 @attrs.frozen(kw_only=True)
 class BenchRow:
     """One timed configuration of one implementation: a line of a benchmark JSONL file.
+
+    Each field is checked when the row is made as :func:`read_rows` checks it, so a row
+    made is a row :func:`append_rows` writes (``clocks_moved: Expected True or False, got
+    0``).
 
     Parameters
     ----------
@@ -335,15 +434,17 @@ class BenchRow:
     n : int
         Number of samples; where ``samples`` are kept, their number.
     median, p20, p80, iqr, min : float
-        Quantiles of the per-call time, in ``unit``. Where the band was recorded
+        Quantiles of the per-call time, in ``unit`` (numpy floats are stored as the
+        Python floats they equal). Where the band was recorded
         (``p80 > 0``), ``min <= p20 <= median <= p80``; a row written with its median
         alone leaves the others at 0.
     gpu : str
         Device name.
     sm_clock_mhz, mem_clock_mhz : int, optional
-        Clocks when sampling started (NVML).
+        Clocks when sampling started (NVML), whole MHz.
     clocks_moved : bool
-        A clock moved or a slowdown was active while sampling.
+        A clock moved or a slowdown was active while sampling; True or False, never 0,
+        1 or text.
     throttle_reasons : tuple of str
         Clocks-event reasons at the start.
     torch, triton, commit : str, optional
@@ -360,8 +461,10 @@ class BenchRow:
         The raw samples, when kept.
     """
 
-    op: str
-    impl: str
+    # Every field is checked as read_rows checks it, so that a row built is a row
+    # append_rows writes: nothing is refused only once a file is being written.
+    op: str = attrs.field(validator=_text)
+    impl: str = attrs.field(validator=_text)
     config: dict[str, ConfigValue] = attrs.field(
         factory=dict, converter=_config_items, validator=_config_values
     )
@@ -369,24 +472,27 @@ class BenchRow:
     cache: str = attrs.field(default="flush", validator=one_of(*CACHE_STATES))
     backend: str = attrs.field(default="cuda-events", validator=one_of(*ROW_BACKENDS))
     unit: str = attrs.field(default="us", validator=one_of(*UNIT_SECONDS))
-    n: int = attrs.field(default=0, validator=at_least(0))
-    median: float = attrs.field(default=0.0, validator=finite(minimum=0))
-    p20: float = attrs.field(default=0.0, validator=finite(minimum=0))
-    p80: float = attrs.field(default=0.0, validator=finite(minimum=0))
-    iqr: float = attrs.field(default=0.0, validator=finite(minimum=0))
-    min: float = attrs.field(default=0.0, validator=finite(minimum=0))
-    gpu: str = ""
-    sm_clock_mhz: int | None = None
-    mem_clock_mhz: int | None = None
-    clocks_moved: bool = False
+    n: int = attrs.field(default=0, validator=[at_least(0), _count])
+    # numpy floats (np.float32 is no float) as the Python floats JSON writes.
+    median: float = attrs.field(default=0.0, converter=plain_number, validator=finite(minimum=0))
+    p20: float = attrs.field(default=0.0, converter=plain_number, validator=finite(minimum=0))
+    p80: float = attrs.field(default=0.0, converter=plain_number, validator=finite(minimum=0))
+    iqr: float = attrs.field(default=0.0, converter=plain_number, validator=finite(minimum=0))
+    min: float = attrs.field(default=0.0, converter=plain_number, validator=finite(minimum=0))
+    gpu: str = attrs.field(default="", validator=_text)
+    sm_clock_mhz: int | None = attrs.field(default=None, validator=_clock)
+    mem_clock_mhz: int | None = attrs.field(default=None, validator=_clock)
+    clocks_moved: bool = attrs.field(default=False, validator=boolean)
     throttle_reasons: tuple[str, ...] = attrs.field(default=(), validator=_names)
-    torch: str | None = None
-    triton: str | None = None
-    commit: str | None = None
-    timestamp: str = ""
-    floor: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
+    torch: str | None = attrs.field(default=None, validator=_text_or_none)
+    triton: str | None = attrs.field(default=None, validator=_text_or_none)
+    commit: str | None = attrs.field(default=None, validator=_text_or_none)
+    timestamp: str = attrs.field(default="", validator=_text)
+    floor: float | None = attrs.field(
+        default=None, converter=plain_number, validator=finite(minimum=0, optional=True)
+    )
     metrics: dict[str, float] = attrs.field(factory=dict, validator=_metric_values)
-    note: str = ""
+    note: str = attrs.field(default="", validator=_text)
     samples: tuple[float, ...] = attrs.field(default=(), converter=as_samples, validator=_timings)
 
     def __attrs_post_init__(self) -> None:

@@ -22,9 +22,17 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt.bench import guards
 from kernelopt.bench.measurement import Measurement
-from kernelopt.bench.records import BenchRow, point_text, row_from_measurement, to_result_row
+from kernelopt.bench.records import (
+    AXIS_NAME_CANNOT_HOLD,
+    BenchRow,
+    axis_name_reads_back,
+    point_text,
+    row_from_measurement,
+    to_result_row,
+)
 from kernelopt.bench.roofline import Roofline
 from kernelopt.bench.timer import Timer, require_measurement, require_timer
+from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis
 from kernelopt.experiments.records import ResultRow
 
 __all__ = [
@@ -64,27 +72,63 @@ def _shown(value: object) -> str:
     return repr(value)
 
 
+_OWN_AXES = ("b", "s", "t")
+
+
 def _int_dict(value: Mapping[str, int]) -> dict[str, int]:
+    """An attrs converter: the extra axes of a point, each name checked to read back as
+    itself and each value an int (numpy integers as the Python ints they equal)."""
     if not isinstance(value, Mapping):
         raise InputError(expected("extra axes as a mapping", type(value).__name__, where="extra"))
-    out = {}
+    out: dict[str, int] = {}
     for key, item in value.items():
-        if key in ("b", "s", "t"):
-            # Those are the point's own fields: a second copy in extra would label the point
-            # with one value while the factory reads the other.
+        if canonical_axis(str(key)) in _OWN_AXES:
+            # The point's own fields, or their other names (s_q, t_max), which the devlog
+            # and evaluate read as those fields: a second copy in extra would label the
+            # point with one value while the factory reads the other.
+            others = ", ".join(alias for axis in _OWN_AXES for alias in AXIS_ALIASES.get(axis, ()))
             raise InputError(
-                expected("extra axes other than b, s and t (set those fields)", key, where="extra")
+                expected(
+                    f"extra axes other than b, s and t or their other names {others} "
+                    "(set those fields)",
+                    key,
+                    where="extra",
+                )
             )
         number = _plain_int(item)
         if isinstance(number, bool) or not isinstance(number, int):
             raise InputError(expected("an int", _shown(number), where=f"extra[{key!r}]"))
         name = str(key)
-        if not name or "=" in name or any(char.isspace() for char in name):
-            # The point is spelled "b=32 s=1 t=4096 h=16": a name with a space or "="
-            # gives a label that reads back as other axes.
-            raise InputError(expected("axis names without spaces or '='", repr(key), where="extra"))
+        if not axis_name_reads_back(name):
+            # The point is spelled "b=32 s=1 t=4096 h=16" and read back by split_terms: a
+            # name that does not read back as itself ("h,q" reads as the name h and the
+            # axis q) labels the point with other axes than the ones timed.
+            raise InputError(
+                expected(
+                    f"axis names that read back as written: not empty, without "
+                    f"{AXIS_NAME_CANNOT_HOLD} ('num_heads', not 'num heads')",
+                    repr(key),
+                    where="extra",
+                )
+            )
+        _refuse_second_name(out, name)
         out[name] = number
     return out
+
+
+def _refuse_second_name(names: Mapping[str, int], name: str) -> None:
+    """Refuse ``name`` where ``names`` already holds another name of its axis (``h`` and
+    ``h_q``): the devlog and evaluate read both as the one axis, one value lost."""
+    axis = canonical_axis(name)
+    other = next((known for known in names if canonical_axis(known) == axis), None)
+    if other is not None:
+        raise InputError(
+            expected(
+                "each axis once (h and h_q name one axis)",
+                f"{other!r} and {name!r}",
+                where="extra",
+            )
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -102,7 +146,10 @@ class TrialPoint:
     name : str
         What the point stands for (``"decode"``, ``"speculative"``).
     extra : dict of str to int
-        Other axes, e.g. ``{"h": 128}``.
+        Other axes, e.g. ``{"h": 128}``. A name must read back as itself from the point's
+        spelling: not empty, without spaces, commas, semicolons, brackets, double quotes,
+        ``=`` or ``~``, neither b, s, t nor their other names (``s_q``, ``t_max``), and
+        one name an axis (not ``h`` and ``h_q``).
 
     Integers of other types (numpy's ``np.int64``) are stored as the Python ints they
     equal, so ``TrialPoint(b=np.int64(32), ...)`` is ``TrialPoint(b=32, ...)``, spelled
@@ -213,7 +260,7 @@ def trial_matrix(
     sources = list(points)  # the point each one of the matrix was made from
     for axis, given in (axes or {}).items():
         values = _axis_values(axis, given)
-        if axis in ("b", "s", "t"):
+        if axis in _OWN_AXES:
             points = [attrs.evolve(point, **{axis: value}) for point in points for value in values]
         else:
             points = [

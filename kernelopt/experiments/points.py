@@ -23,6 +23,7 @@ __all__ = [
     "point_terms",
     "point_words",
     "points_differ",
+    "quoted_values",
     "split_terms",
     "term_text",
 ]
@@ -111,6 +112,24 @@ def split_terms(text: str) -> list[tuple[str, str, str]]:
     >>> split_terms('b=32, kv="fp8 e4m3" decode')
     [('b', '=', '32'), ('kv', '=', 'fp8 e4m3'), ('decode', '', '')]
     """
+    return [(key, sep, _unquoted(value)) for key, sep, value in _written_terms(text)]
+
+
+def quoted_values(text: str) -> list[bool]:
+    """For each term :func:`split_terms` reads in ``text``, whether its value was written
+    between double quotes: an ``=`` in a quoted value is part of it, while one in a plain
+    value (``s=,h=16`` reads as s = ``h=16``) is most likely a term run into the one before.
+
+    Examples
+    --------
+    >>> quoted_values('point="b=32 s=1" s=,h=16')
+    [True, False]
+    """
+    return [_QUOTED.fullmatch(value) is not None for _, _, value in _written_terms(text)]
+
+
+def _written_terms(text: str) -> list[tuple[str, str, str]]:
+    """The terms of ``text`` as :func:`split_terms` reads them, values as written."""
     words: list[str] = []
     for raw in _raw_words(text):
         # Brackets around the point, never those inside a quoted value.
@@ -122,11 +141,7 @@ def split_terms(text: str) -> list[tuple[str, str, str]]:
             words[-1] += word
         else:
             words.append(word)
-    terms = []
-    for word in words:
-        key, sep, value = re.sub(r"^(\w+)~", r"\1=~", word).partition("=")
-        terms.append((key, sep, _unquoted(value)))
-    return terms
+    return [re.sub(r"^(\w+)~", r"\1=~", word).partition("=") for word in words]
 
 
 def _strip_outside_quotes(word: str) -> str:
@@ -138,10 +153,11 @@ def _strip_outside_quotes(word: str) -> str:
 
 
 def _needs_quotes(key: str, value: str) -> bool:
-    """Whether ``key=value`` written plain would not read back as that one term: a value
-    with a space, comma, semicolon, bracket or quote, empty, or ending in ``=`` (which
-    joins the next word to it)."""
-    if not value or value.endswith("=") or '"' in value:
+    """Whether ``key=value`` written plain would not read back as that one term, or not
+    be taken back as a point to select by: a value with a space, comma, semicolon, bracket
+    or quote, empty, or holding ``=`` (one at its end joins the next word to it; one
+    inside reads as a term run into the one before, which a selection refuses)."""
+    if not value or "=" in value or '"' in value:
         return True
     return split_terms(f"{key}={value}") != [(key, "=", value)]
 

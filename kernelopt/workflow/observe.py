@@ -30,7 +30,13 @@ from kernelopt.bench.compare import Comparison, Verdict, _check_fraction
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
-from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis, point_terms, split_terms
+from kernelopt.experiments.points import (
+    AXIS_ALIASES,
+    canonical_axis,
+    point_terms,
+    quoted_values,
+    split_terms,
+)
 from kernelopt.workflow._fields import listed, require_instance
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
@@ -378,6 +384,8 @@ def _point_terms(point: str, *, where: str | None = "point") -> dict[str, str]:
     ----------
     point : str
         ``key=value`` terms (``"s=1,h=16"``, ``"t=~4096"``) or a trial name (``"decode"``).
+        A value between double quotes is read whole (``kv="fp8 e4m3"``,
+        ``point="b=32 s=1"``); an ``=`` outside quotes in a value is refused.
     where : str, optional
         What the point is, named before the error's words; None for none (a command-line
         converter, whose parser names the option).
@@ -390,18 +398,22 @@ def _point_terms(point: str, *, where: str | None = "point") -> dict[str, str]:
     Raises
     ------
     InputError
-        For a term without a value, or an axis written twice (``b=32 b=64``, or ``h`` and
-        its other name ``h_q``).
+        For a term without a value, a value holding ``=`` outside quotes (``s=,h=16``
+        reads as s = ``h=16``), or an axis written twice (``b=32 b=64``, or ``h`` and its
+        other name ``h_q``).
     """
     named = {p.name: p for p in DEFAULT_POINTS}
     if "=" not in point and "~" not in point and point.strip() in named:
         return {k: str(v) for k, v in named[point.strip()].as_dict().items()}
     terms: dict[str, str] = {}
     spelled: dict[str, str] = {}  # canonical axis -> the key that first named it
-    for key, sep, value in split_terms(point):
+    for (key, sep, value), quoted in zip(split_terms(point), quoted_values(point), strict=True):
         # "s=" has no value, and "s=,h=16" reads as s = "h=16": either would match no row
-        # and be reported as a point the rows lack rather than one mistyped.
-        if not sep or not key or not value or "=" in value:
+        # and be reported as a point the rows lack rather than one mistyped. A quoted
+        # value is read whole, "=" and all: point="b=32 s=1", as a config's point is
+        # written (term_text), is the one term point = "b=32 s=1". A key holding a quote
+        # ('"a=b"=c') leaves a value that is not all quoted, and is refused with it.
+        if not sep or not key or not value or ("=" in value and not quoted):
             raise InputError(
                 expected(
                     f"a point like 'b=32,s=1,t=4096' or a trial name ({', '.join(sorted(named))})",
