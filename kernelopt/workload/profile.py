@@ -937,6 +937,7 @@ def _op_profile(
     groups: list[CallGroup],
     sig: OpSignature | None,
     notes: list[str],
+    noted: set[str],
     max_shapes: int,
     max_values: int,
 ) -> OpProfile:
@@ -963,7 +964,10 @@ def _op_profile(
                 histograms.add(name, source, kind, value, n, timed, time)
         if problem is not None:
             note = f"{op}: {problem}"
-            if note not in notes:
+            # A set beside the list: a trace whose calls each disagree on an axis has a
+            # note per shape, and a search of the list per call would take quadratic time.
+            if note not in noted:
+                noted.add(note)
                 notes.append(note)
         shape = by_label.get(label)
         if shape is None:
@@ -1159,8 +1163,11 @@ def _profile(
         if not names:
             available = ", ".join(sorted(by_op)) or "no ops"
             raise InputError(expected(f"an op of the trace ({available})", op, where="op"))
+    noted = set(notes)
     profiles = [
-        _op_profile(name, by_op[name], find_signature(name, extra), notes, max_shapes, max_values)
+        _op_profile(
+            name, by_op[name], find_signature(name, extra), notes, noted, max_shapes, max_values
+        )
         for name in names
     ]
     profiles.sort(key=lambda p: (-(p.calls or 0), p.op))

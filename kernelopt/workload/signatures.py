@@ -253,7 +253,11 @@ class OpSignature:
         recorded with fewer dims than declared is named only where ``align_right`` says
         how; otherwise its dims keep their argument names (``q[0]``, ``q[1]``...) and the
         profile notes why: a varlen query ``[tokens, h, d]`` beside ``[b, s_q, h, d]``
-        tensors is no ``s_q = tokens``.
+        tensors is no ``s_q = tokens``. An axis named in several tensors (``b`` of ``q``
+        and of ``block_table``) must have the same size in each: a call where the sizes
+        differ keeps its argument names too, and the profile notes the axis, both tensors
+        and both sizes (``Expected axis b the same in q.shape[0] and
+        block_table.shape[0], got 32 and 16``).
     aliases : mapping of str to tuple of str
         Other names an argument goes by (``{"q": ("query",)}``).
     values : mapping of str to str
@@ -476,16 +480,34 @@ class AxisPlan:
     order, tensors of the same ranks, with or without a values summary, the same scalars
     (an integer the signature does not read as a dim counts by its kind only). The reason
     the signature did not fit, if any, is the same for all of them unless ``shared`` is
-    False: it names the call's sizes or values, and the plan serves that call only."""
+    False: it names the call's sizes or values, and the plan serves that call only.
 
-    __slots__ = ("names", "problem", "shared", "steps")
+    ``agree`` holds the pairs of sizes that name one axis (``b`` of ``q.shape[0]`` and of
+    ``block_table.shape[0]``): the plan reads a call of its layout only where
+    :meth:`agrees` says each pair is equal."""
 
-    def __init__(self, steps: list[_Step], problem: str | None, *, shared: bool = True) -> None:
+    __slots__ = ("_dim_pairs", "_product_steps", "agree", "names", "problem", "shared", "steps")
+
+    def __init__(
+        self,
+        steps: list[_Step],
+        problem: str | None,
+        *,
+        shared: bool = True,
+        agree: tuple[tuple[_Step, _Step], ...] = (),
+    ) -> None:
         self.steps = steps
         self.problem = problem
         self.shared = shared
+        self.agree = agree
         # (name, source, kind) per axis, in order.
         self.names = [(name, source, kind) for name, source, kind, *_ in steps]
+        # Each call of the layout is checked: pairs of plain dims as (position, dim,
+        # position, dim), read without a call of _values; pairs with a product of dims as
+        # their steps, flat, for _values.
+        plain = [(a, b) for a, b in agree if a[3] == _DIM and b[3] == _DIM]
+        self._dim_pairs = tuple((a[4], a[5], b[4], b[5]) for a, b in plain)
+        self._product_steps = [step for pair in agree if pair not in plain for step in pair]
 
     def rows(self, call: Call) -> list[AxisRow]:
         """``(name, value, source, kind)`` per axis of ``call``, a call of this layout."""
@@ -494,6 +516,17 @@ class AxisPlan:
     def values(self, call: Call) -> list[Any]:
         """The value of each axis of ``call``, in the order of :attr:`names`."""
         return _values(self.steps, call)
+
+    def agrees(self, call: Call) -> bool:
+        """Whether each pair of sizes in :attr:`agree` is equal in ``call``."""
+        args = call.args
+        for first, first_dim, other, other_dim in self._dim_pairs:
+            if args[first].shape[first_dim] != args[other].shape[other_dim]:  # type: ignore[union-attr]
+                return False
+        if not self._product_steps:
+            return True
+        sizes = _values(self._product_steps, call)
+        return sizes[0::2] == sizes[1::2]
 
 
 def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
@@ -505,10 +538,17 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     consumed: set[str] = set()
     # Tensors of lower rank than declared, named by their own dims, in words.
     unaligned: list[str] = []
+    # (first size read for an axis, another size read for it): they must be equal.
+    agree: list[tuple[_Step, _Step]] = []
 
     def add(name: str, source: str, kind: str, how: int, what: Any, item: Any) -> None:
-        if name not in found:
-            found[name] = (name, source, kind, how, positions[item.name], what)
+        step = (name, source, kind, how, positions[item.name], what)
+        first = found.get(name)
+        if first is None:
+            found[name] = step
+        elif _is_size(first) and _is_size(step) and first[4:] != step[4:]:
+            # One axis, two sizes: q.shape[0] and block_table.shape[0] are both b.
+            agree.append((first, step))
 
     for arg, dims in sig.tensors:
         item = _find(call, sig, arg)
@@ -590,10 +630,49 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
         if isinstance(item, ScalarArg) and _is_int(item.value):
             add(axis, item.name, "scalar", _SCALAR, None, item)
             consumed.add(item.name)
+    clash = _disagreement(agree, call)
+    if clash is not None:
+        # The sizes, not the layout, are at fault: the plan serves this call only.
+        return _fallback(call, f"signature {sig.name}: {clash}", shared=False)
     taken = set(found)
     raw = [step for step in _raw_steps(call, consumed) if step[0] not in taken]
     problem = f"signature {sig.name}: " + "; ".join(unaligned) if unaligned else None
-    return AxisPlan([*found.values(), *raw], problem)
+    return AxisPlan([*found.values(), *raw], problem, agree=tuple(agree))
+
+
+def _is_size(step: _Step) -> bool:
+    """Whether a plan step reads a size of a tensor (a dim, or a product of dims)."""
+    return step[2] == "shape" and step[3] in (_DIM, _PRODUCT)
+
+
+def _disagreement(agree: list[tuple[_Step, _Step]], call: Call) -> str | None:
+    """Which axes ``call`` gives two sizes, in words; None when every pair is equal.
+
+    Parameters
+    ----------
+    agree : list of (step, step)
+        The first size read for an axis and another size read for the same axis.
+    call : Call
+        A call of the layout the steps were made for.
+
+    Returns
+    -------
+    str or None
+        ``Expected axis b the same in q.shape[0] and block_table.shape[0], got 32 and
+        16`` per pair that differs, joined by ``; ``.
+    """
+    if not agree:
+        return None
+    sizes = _values([step for pair in agree for step in pair], call)
+    clashes = [
+        expected(
+            f"axis {first[0]} the same in {first[1]} and {other[1]}",
+            f"{sizes[2 * at]} and {sizes[2 * at + 1]}",
+        )
+        for at, (first, other) in enumerate(agree)
+        if sizes[2 * at] != sizes[2 * at + 1]
+    ]
+    return "; ".join(clashes) if clashes else None
 
 
 def _product(dims: list[int]) -> tuple[int, Any]:
@@ -732,6 +811,10 @@ class AxisReader:
             return None
         key = _layout(call, self._dims)
         plan = self._plans.get(key)
+        if plan is not None and not plan.agrees(call):
+            # The layout's plan names one axis by two sizes that differ in this call: the
+            # call gets a plan of its own, which says so.
+            plan = None
         if plan is None:
             plan = _plan(call, sig)
             _axis_values(plan.steps, call)  # names, sources and kinds checked once per plan
@@ -771,7 +854,9 @@ def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], 
     A tensor of lower rank than declared keeps unnamed axes of its own (``q[0]``...),
     unless the signature declares ``align_right``: which declared dims it lacks is not
     known, and a guess would name a varlen ``[tokens, h, d]`` query's tokens ``s_q``. The
-    other tensors keep their names, and the reason is returned.
+    other tensors keep their names, and the reason is returned. A call that gives one axis
+    two sizes (``q.shape[0]`` and ``block_table.shape[0]``, both ``b``) falls back to
+    unnamed axes as well: which size is the axis is not known, and either would mislead.
     """
     if sig is not None and sig.extract is not None:
         try:
