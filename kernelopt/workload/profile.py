@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt._words import count_text
 from kernelopt.workload._validators import (
     as_tuple,
     count,
@@ -44,6 +45,7 @@ from kernelopt.workload.calls import (
     ValueCount,
     paused_gc,
 )
+from kernelopt.workload.jsonl import MAX_LISTED_PROBLEMS
 from kernelopt.workload.signatures import (
     AXIS_KINDS,
     AxisPlan,
@@ -612,7 +614,10 @@ class WorkloadProfile:
     skipped : int
         Records skipped as malformed.
     notes : tuple of str
-        What could not be read, and why.
+        What could not be read, and why. Of the calls of an op that its signature did not
+        fit, the first :data:`~kernelopt.workload.jsonl.MAX_LISTED_PROBLEMS` distinct notes
+        are listed and the calls of the rest counted in one note after them (``... and 99980
+        more calls of mla_decode whose signature did not fit``).
     """
 
     source: str = attrs.field(converter=_line, validator=string())
@@ -932,6 +937,50 @@ def _most_first(labels: list[str], calls: list[int]) -> list[int]:
     return order
 
 
+class _Misfits:
+    """The notes of one op's calls that its signature did not fit: the first
+    :data:`~kernelopt.workload.jsonl.MAX_LISTED_PROBLEMS` distinct ones in full, the calls
+    of the rest counted in one closing note, as a JSONL trace lists its malformed lines.
+
+    A trace whose every call has its own shape and disagrees on an axis has a note per
+    shape: listed whole, 100,000 such calls made a profile of 100,000 notes.
+
+    Parameters
+    ----------
+    notes : list of str
+        The profile's notes, appended to.
+    noted : set of str
+        The notes already in ``notes``: a set beside the list, as a search of the list per
+        call would take quadratic time.
+    """
+
+    __slots__ = ("listed", "noted", "notes", "unlisted_calls")
+
+    def __init__(self, notes: list[str], noted: set[str]) -> None:
+        self.notes = notes
+        self.noted = noted
+        self.listed = 0
+        self.unlisted_calls = 0
+
+    def add(self, note: str, calls: int) -> None:
+        """Take the note of a call group of ``calls`` calls (one note per distinct text)."""
+        if note in self.noted:
+            return
+        if self.listed < MAX_LISTED_PROBLEMS:
+            self.noted.add(note)
+            self.notes.append(note)
+            self.listed += 1
+        else:
+            # Not kept, so a later group with the same note counts its calls too.
+            self.unlisted_calls += calls
+
+    def close(self, op: str) -> None:
+        """Append the count of the calls of ``op`` whose notes were not listed, if any."""
+        if self.unlisted_calls:
+            more = count_text(self.unlisted_calls, "more call")
+            self.notes.append(f"... and {more} of {op} whose signature did not fit")
+
+
 def _op_profile(
     op: str,
     groups: list[CallGroup],
@@ -942,6 +991,7 @@ def _op_profile(
     max_values: int,
 ) -> OpProfile:
     by_label: dict[str, _ShapeAcc] = {}
+    misfits = _Misfits(notes, noted)
     histograms = _Histograms(sig)
     reader = AxisReader(sig)
     # A condition (k >= n) needs the axes of each call by name; a padding ratio only for a
@@ -963,12 +1013,7 @@ def _op_profile(
             for name, value, source, kind in rows:
                 histograms.add(name, source, kind, value, n, timed, time)
         if problem is not None:
-            note = f"{op}: {problem}"
-            # A set beside the list: a trace whose calls each disagree on an axis has a
-            # note per shape, and a search of the list per call would take quadratic time.
-            if note not in noted:
-                noted.add(note)
-                notes.append(note)
+            misfits.add(f"{op}: {problem}", n)
         shape = by_label.get(label)
         if shape is None:
             shape = by_label[label] = _ShapeAcc(label, call, plan, rows)
@@ -981,6 +1026,7 @@ def _op_profile(
             read = rows if rows is not None else plan.rows(call)  # type: ignore[union-attr]
             single = {row[0]: row for row in read}
             _conditions(op, group, sig, single, _means(group, sig), histograms.add)  # type: ignore[arg-type]
+    misfits.close(op)
     calls = sum(a.calls for a in by_label.values())
     timed = sum(a.timed for a in by_label.values())
     op_time = _round_time(sum(a.time for a in by_label.values())) if timed else None

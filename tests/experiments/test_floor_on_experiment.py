@@ -152,7 +152,7 @@ def test_an_of_floor_share_below_zero_is_named_and_not_read(tmp_path: Path) -> N
     assert "floor_pct" not in exp_2.metrics
     assert exp_2.floors == ()
     assert (
-        "experiments/exp_2/result.md:7: Expected Of floor as a percentage >= 0, got -0.5; not read"
+        "experiments/exp_2/result.md:7: Expected Of floor as a share above 0, got -0.5; not read"
         in log.warnings
     )
 

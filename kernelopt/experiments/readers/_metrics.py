@@ -38,6 +38,7 @@ __all__ = [
     "metric_of_header",
     "metrics_of",
     "of_floor_is_percent",
+    "read_floor_share",
     "share_expected",
     "table_metric",
     "tool_metrics",
@@ -57,7 +58,16 @@ _SHARE_MOST = {
 
 
 def share_expected(name: str, value: float) -> str | None:
-    """What a value of the share ``name`` must be, when ``value`` is not that; else None."""
+    """What a value of the share ``name`` must be, when ``value`` is not that; else None.
+
+    A share of the roofline floor must be above 0 and finite: a row at 0 % of its floor
+    measured nothing of it, and the floor readers place no row for it (nor for an endless
+    share, a floor of 1e308 over a time of 1e-308).
+    """
+    if name == "floor_pct":
+        if 0 < value < math.inf:
+            return None
+        return "a finite share" if value > 0 or math.isnan(value) else "a share above 0"
     most = _SHARE_MOST.get(name)
     if most is None or 0 <= value <= most:
         return None
@@ -148,7 +158,8 @@ def floor_share(
     -------
     FloorShare or None
         The share; None where the cell holds no number and the row no floor over a time. A
-        share at or below 0 is returned as read, for the caller to refuse.
+        share at or below 0 is returned as read, for the caller to refuse
+        (:func:`read_floor_share` does).
     """
     if value is not None and value > 0 and "%" in cell:
         return FloorShare(value, in_percent=True)
@@ -157,6 +168,54 @@ def floor_share(
     if value is None:
         return None
     return FloorShare(value, in_percent=of_floor_is_percent(value, cell))
+
+
+def read_floor_share(
+    header: str,
+    cell: str,
+    where: SourceRef,
+    warnings: list[str],
+    floor_over_time: float | None = None,
+) -> FloorShare | None:
+    """The share of its roofline floor one result row reached, or None, with the same
+    warnings for the metric readers (``floor_pct``) and the floor readers
+    (``Experiment.floors``): both read a row's ``Of floor`` cell here.
+
+    Parameters
+    ----------
+    header, cell : str
+        The ``Of floor`` column's header and the row's cell, as written (``""`` where the
+        table has no such column).
+    where : SourceRef
+        The row's file and line, for the warnings.
+    warnings : list of str
+        Appended to, each "not read": a number of no sure reading (``1.234,5``), and a
+        share no row can reach (at or below 0: ``Expected Of floor as a share above 0, got
+        0``; or endless).
+    floor_over_time : float, optional
+        The row's floor over its time, where it states both in one unit.
+
+    Returns
+    -------
+    FloorShare or None
+        The share (:func:`floor_share`); None where the row states none, or one refused.
+    """
+    value = number_at(strip_md(cell).rstrip("%"), where, warnings)
+    share = floor_share(value, cell, floor_over_time)
+    if share is None:
+        return None
+    unfit = share_expected("floor_pct", share.percent)
+    if unfit is None:
+        return share
+    # A cell left empty beside a floor and a time: the share is theirs.
+    shown = strip_md(cell) or f"a floor over time of {share.fraction:g}"
+    warnings.append(_not_read(header or "Of floor", unfit, shown, where))
+    return None
+
+
+def _not_read(header: str, unfit: str, shown: str, where: SourceRef) -> str:
+    """The warning for a share a table cell states that no row can reach."""
+    return expected(f"{strip_md(header)} as {unfit}", shown, where=str(where)) + "; not read"
 
 
 def table_metric(
@@ -180,8 +239,8 @@ def table_metric(
         The row's file and line, for the warnings.
     warnings : list of str
         Appended to: a number of no sure reading (``1.234,5``), and a share no percentage
-        can be (a TC%, DRAM%, Occ%, L2 hit rate or Of floor below 0, an occupancy or hit
-        rate above 100), each "not read".
+        can be (a TC%, DRAM%, Occ% or L2 hit rate below 0, an Of floor at or below 0, an
+        occupancy or hit rate above 100), each "not read".
     floor_over_time : float, optional
         For a ``floor_pct``: the row's floor over its time, where it states both in one
         unit; the share is then read as the floor readers read it (:func:`floor_share`).
@@ -190,22 +249,20 @@ def table_metric(
     -------
     float or None
         The value; None for an empty cell, one of no sure reading, or an impossible share.
-        A ``floor_pct`` is in percent, read by :func:`floor_share`: a bare ``0.78`` is 78,
+        A ``floor_pct`` is in percent, read by :func:`read_floor_share` as the floor readers
+        read it: a bare ``0.78`` is 78,
         and beside a floor of 35.7 us and a time of 45.6 us a bare ``7.8`` is 78.3.
     """
-    value = number_at(strip_md(cell).rstrip("%"), where, warnings)
     if name == "floor_pct":
-        share = floor_share(value, cell, floor_over_time)
-        value = None if share is None else share.percent
+        share = read_floor_share(header, cell, where, warnings, floor_over_time)
+        return None if share is None else share.percent
+    value = number_at(strip_md(cell).rstrip("%"), where, warnings)
     unfit = None if value is None else share_expected(name, value)
     if unfit is None:
         return value
     # A share below 0 is a typo or a broken counter, not a reading: said and skipped, as a
     # number of no sure reading is.
-    shown = strip_md(cell)
-    warnings.append(
-        expected(f"{strip_md(header)} as {unfit}", shown, where=str(where)) + "; not read"
-    )
+    warnings.append(_not_read(header, unfit, strip_md(cell), where))
     return None
 
 

@@ -32,7 +32,7 @@ from kernelopt.experiments.canonical import measurement_rows, parse_result
 from kernelopt.experiments.log import FloorRow, SourceRef
 from kernelopt.experiments.readers._files import TextFile, suffix_of
 from kernelopt.experiments.readers._markdown import Table, code_mask, strip_md, tables
-from kernelopt.experiments.readers._metrics import floor_share, metric_of_header
+from kernelopt.experiments.readers._metrics import metric_of_header, read_floor_share
 from kernelopt.experiments.readers._values import (
     LATENCY_UNITS,
     first_stated,
@@ -102,7 +102,11 @@ def ceiling_of(text: str) -> str | None:
     return MEMORY if memory else COMPUTE
 
 
-def result_floors(file: TextFile, rows: Sequence[ResultRow] | None = None) -> tuple[FloorRow, ...]:
+def result_floors(
+    file: TextFile,
+    rows: Sequence[ResultRow] | None = None,
+    warnings: list[str] | None = None,
+) -> tuple[FloorRow, ...]:
     """The rows of the result ``file`` that state a roofline floor, in file order.
 
     Parameters
@@ -113,6 +117,11 @@ def result_floors(file: TextFile, rows: Sequence[ResultRow] | None = None) -> tu
         The rows of its canonical Measurements table as the caller already read them
         (empty where it has none); None to read them here. A row whose values the parser
         refused is no row (the readers named it already).
+    warnings : list of str, optional
+        Appended to, as the metric readers append to theirs for the same cell and in the
+        same words (:func:`~kernelopt.experiments.readers._metrics.read_floor_share`): a
+        hand-written row's of-floor share of no sure reading (``1.234,5``) or at or below 0,
+        each "not read". None: not said.
 
     Returns
     -------
@@ -125,9 +134,10 @@ def result_floors(file: TextFile, rows: Sequence[ResultRow] | None = None) -> tu
         rows = _canonical_rows(file)
     if rows:
         return tuple(_from_canonical(file, rows))
+    said = [] if warnings is None else warnings
     found: list[FloorRow] = []
     for table in tables(file.lines, mask=code_mask(file.lines)):
-        found += _from_table(file.path, table)
+        found += _from_table(file.path, table, said)
     return tuple(found)
 
 
@@ -312,7 +322,11 @@ def row_floor_over_time(header: Sequence[str], cells: Sequence[str]) -> float | 
 
 
 def _hand_fraction(
-    cells: Sequence[str], header: Sequence[str], columns: _Columns
+    cells: Sequence[str],
+    header: Sequence[str],
+    columns: _Columns,
+    where: SourceRef,
+    warnings: list[str],
 ) -> tuple[float | None, float | None, str]:
     """A hand-written row's fraction of its floor, its floor and the floor's unit.
 
@@ -321,11 +335,14 @@ def _hand_fraction(
     percent; otherwise a row with a floor and a time in one unit gives floor over time
     (through the shared :class:`ResultRow`, whose ``fraction_of_floor`` the canonical rows
     give too), whatever a bare ``7.8``, ``0.78`` or ``78`` beside them says; without them a
-    bare share up to 1.5 is a fraction (``0.78``), above it a percent (``78``).
+    bare share up to 1.5 is a fraction (``0.78``), above it a percent (``78``). A share of
+    no sure reading, at or below 0 or endless is none, said in ``warnings`` as the metric
+    readers say it (:func:`~kernelopt.experiments.readers._metrics.read_floor_share`).
     """
     floor, floor_unit, measured = _floor_reading(cells, header, columns)
-    cell = cells[columns.of_floor] if columns.of_floor is not None else ""
-    share = floor_share(number(cell.strip().rstrip("% ")), cell, measured)
+    of_floor = columns.of_floor
+    cell, named = ("", "") if of_floor is None else (cells[of_floor], header[of_floor])
+    share = read_floor_share(named, cell, where, warnings, measured)
     return (None if share is None else share.fraction), floor, floor_unit
 
 
@@ -355,7 +372,7 @@ def _floor_over_time(
     return row.fraction_of_floor
 
 
-def _from_table(path: str, table: Table) -> list[FloorRow]:
+def _from_table(path: str, table: Table, warnings: list[str]) -> list[FloorRow]:
     columns = _columns(table.header)
     if columns is None:
         return []
@@ -363,7 +380,8 @@ def _from_table(path: str, table: Table) -> list[FloorRow]:
     found = []
     for row in table.rows:
         cells = [strip_md(cell) for cell in row.cells]
-        fraction, floor, unit = _hand_fraction(cells, header, columns)
+        where = SourceRef(path=path, line=row.line)
+        fraction, floor, unit = _hand_fraction(cells, header, columns, where, warnings)
         if fraction is None or not _placed(fraction):
             continue
         ceiling = columns.floor_ceiling

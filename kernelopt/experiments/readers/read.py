@@ -109,7 +109,7 @@ class _Reading:
         first = len(self.drafts)
         self._markdown(file, position)
         if is_result_file(file.path):
-            _carry_floors(file, self.drafts[first:])
+            _carry_floors(file, self.drafts[first:], self.warnings)
 
     def _markdown(self, file: TextFile, position: int) -> None:
         name = file.name.lower()
@@ -313,7 +313,7 @@ class _Reading:
                 self.kernels.append(source(found, file.text, role=role))
 
 
-def _carry_floors(file: TextFile, drafts: list[Draft]) -> None:
+def _carry_floors(file: TextFile, drafts: list[Draft], warnings: list[str]) -> None:
     """Give each of ``drafts`` that was read from the loose result ``file`` (a
     ``results.md`` outside the experiment folders, read as a note, a devlog or a table)
     the rows of ``file`` that state a roofline floor, as a folder's result gives them.
@@ -323,14 +323,20 @@ def _carry_floors(file: TextFile, drafts: list[Draft]) -> None:
     belongs to the experiment whose lines hold it (:func:`_owners`), so the latest
     experiment's floor is never an earlier one's row; a row in no experiment's lines (the
     text around the entries) cannot be told apart and belongs to none.
+
+    A share the floor reader cannot read (``1.234,5``, a share of 0) is named in the one
+    experiment's warnings, or, where several share the file, in ``warnings``, the log's.
     """
     readers = [d for d in drafts if any(ref.path == file.path for ref in d.sources)]
     if not readers:
         return
-    floors = result_floors(file)
+    said: list[str] = []
+    floors = result_floors(file, warnings=said)
     if len(readers) == 1:
         readers[0].result_floors.setdefault(file.path, floors)
+        readers[0].warnings.extend(said)
         return
+    warnings.extend(said)
     owners = _owners(file.path, [row.source.line for row in floors], readers)
     owned: list[list[FloorRow]] = [[] for _ in readers]
     for row in floors:

@@ -357,11 +357,15 @@ def read_folder(
                 record = parse_result(file.text, path=path, refused=refused)
             except KernelOptError as error:
                 rows = _from_measurements(draft, file, error)  # then read tolerantly below
-                draft.result_floors.setdefault(path, result_floors(file, rows))
+                draft.result_floors.setdefault(
+                    path, result_floors(file, rows, warnings=draft.warnings)
+                )
             else:
                 _check_heading(draft, path, record.experiment, number)
                 _from_record(draft, record, file, refused)
-                draft.result_floors.setdefault(path, result_floors(file, record.rows))
+                draft.result_floors.setdefault(
+                    path, result_floors(file, record.rows, warnings=draft.warnings)
+                )
                 continue
             heading = _heading_number(file)
             if heading is not None:
