@@ -210,10 +210,11 @@ class Recommendation:
     source : SourceRef
         Where it was written.
     experiment : int or None
-        The experiment whose plan or result made it; None for notes outside any experiment.
+        The experiment whose plan or result made it (for an item of profile.md's Top 3, the
+        experiment the profile followed); None for notes outside any experiment.
     after : int
         The first experiment number that could act on it (the plan's own experiment, or
-        the next one for a recommendation written after a result).
+        the next one for a recommendation written after a result or a profile).
     catalog_ids : tuple of str
         Catalog entries the recommendation names (through their keywords).
     """
@@ -535,6 +536,21 @@ class ProfileFacts:
     point : str
         The trial point the profile's heading names (``## Profile: name | b=32, s=1,
         t=4096``), as written; empty when it names none.
+    experiment : int or None
+        The experiment the profile followed: the number of the ``exp_N`` folder holding
+        it, else the latest experiment its first heading names (``## Profile: mla_decode
+        exp 5 | ...``, ``... (exps 26, 30, 32), profiled in exp 35 | ...``); None when
+        neither says.
+    version : str
+        The kernel version the heading names, its name's last word after the kernel
+        (``v2`` of ``## Profile: mla_decode v2 | ...``, as ``kernelopt report profile
+        --version`` writes it); empty when the name is one word.
+    opportunities : tuple of Recommendation
+        The items of its ``Top 3 Opportunities`` section, in rank order (at most three):
+        each an opportunity's name, the catalog entry ids written in backticks beside it
+        (``Kernel Fusion (`kernel-fusion`) -- est. 40% gain -- ...``), its line,
+        ``experiment`` as above and ``after`` the experiment after it (0 when the profile
+        names none).
     """
 
     bottleneck: str | None
@@ -542,6 +558,9 @@ class ProfileFacts:
     facts: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
     source: SourceRef = attrs.field(factory=lambda: SourceRef(path=""))
     point: str = ""
+    experiment: int | None = None
+    version: str = ""
+    opportunities: tuple[Recommendation, ...] = attrs.field(default=(), converter=_recommendations)
 
 
 @attrs.frozen(kw_only=True)
@@ -575,7 +594,8 @@ class ExperimentLog:
         Kernel sources found: the current kernel and baseline, and snapshots (full sources
         and diffs).
     recommendations : tuple of Recommendation
-        Every recommendation found in plans and research notes, in experiment order.
+        Every recommendation found in plans and research notes, in experiment order
+        (profile.md's Top 3 is ``profile.opportunities``).
     profiling : tuple of Fact
         Lines anywhere in the log that report profiling data (profile.md, results, notes).
         Under ``until``, only profile.md's and those in an experiment (or on a lesson

@@ -69,10 +69,15 @@ def test_healthy_run_has_no_finding() -> None:
 
 def test_repetition_loop() -> None:
     found = _found("repetition-loop")
-    assert set(found) == {P.REPETITION_LOOP, P.LOCAL_MINIMUM}
-    # The plan has no missing-fundamental or prior-research items to take ideas from.
+    assert set(found) == {P.REPETITION_LOOP, P.LOCAL_MINIMUM, P.IGNORED_PRIOR_RESEARCH}
+    # profile.md, written after exp 3, ranks vectorized, coalesced loads first; exps 4-9
+    # only vary num_stages: its Top 3 was ignored, and the plan takes its idea from there.
+    ignored = found[P.IGNORED_PRIOR_RESEARCH]
+    assert [e.source for e in ignored.evidence] == ["experiments/profile.md:9"]  # type: ignore[attr-defined]
+    assert [a.catalog_id for a in ignored.actions] == ["vectorized-coalesced-loads"]  # type: ignore[attr-defined]
+    assert ignored.experiments == (4, 5, 6, 7, 8, 9)  # type: ignore[attr-defined]
     plan = diagnose(EXAMPLES / "repetition-loop").render_plan()
-    assert "Take the next idea" not in plan
+    assert "Take the next idea from the prior-research items of this plan." in plan
     assert "num_stages" in found[P.REPETITION_LOOP].summary  # type: ignore[attr-defined]
     assert found[P.REPETITION_LOOP].experiments == (4, 5, 6, 7, 8, 9)  # type: ignore[attr-defined]
     assert found[P.LOCAL_MINIMUM].experiments == (4, 5, 6, 7, 8, 9)  # type: ignore[attr-defined]
@@ -82,7 +87,12 @@ def test_correctness_wall() -> None:
     found = _found("correctness-wall")
     # The v2 kernel installs a triton.set_allocator lambda that calls torch.empty at every
     # launch needing global scratch (its TMA descriptors): a per-launch allocation.
-    assert set(found) == {P.CORRECTNESS_WALL, P.BUFFER_PERSISTENCE}
+    # profile.md, written after exp 2, ranks warp specialization; exps 3-5 cut stages
+    # instead: its Top 3 was ignored.
+    assert set(found) == {P.CORRECTNESS_WALL, P.BUFFER_PERSISTENCE, P.IGNORED_PRIOR_RESEARCH}
+    ignored = found[P.IGNORED_PRIOR_RESEARCH]
+    assert [a.catalog_id for a in ignored.actions] == ["warp-specialization"]  # type: ignore[attr-defined]
+    assert ignored.experiments == (3, 4, 5)  # type: ignore[attr-defined]
     wall = found[P.CORRECTNESS_WALL]
     assert wall.experiments == (3, 4, 5)  # type: ignore[attr-defined]
     # The kernel converts its LSE with ln 2, guards fully masked rows and accumulates in

@@ -16,6 +16,14 @@ words) advises it again and does not answer it; its other prose ("We did not try
 because …") still does. A recommendation followed by ``min_later_experiments`` attempts,
 none acting on it, was ignored; one repeated in several places weighs more: its copies are
 reported once, as one idea recommended that many times.
+
+profile.md's ``Top 3 Opportunities`` (``ProfileFacts.opportunities``) is judged as one
+ranked list of alternatives: it stands after the experiment the profile followed, and it
+was ignored when ``min_later_experiments`` attempts after it try none of its items by the
+same matching (an attempt tagged with an item's entry id tries it), no later note quotes
+one and the kernel shows none. The finding then names it first, with its lines and entry
+ids, and proposes each item with its catalog entry. A profile that names no experiment, or
+one written after the experiments read under ``until``, is not judged.
 """
 
 from __future__ import annotations
@@ -25,13 +33,16 @@ import os
 import re
 from collections.abc import Iterable
 
+import attrs
+
 from kernelopt._errors import FormatError, InputError
 from kernelopt._fileio import read_text
-from kernelopt._words import count_text
+from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote, salient_terms
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
-from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
+from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
+from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import Experiment, Recommendation
 
 __all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore", "shares_quote"]
@@ -385,40 +396,259 @@ def _pending_text(pending: list[int], checked: int) -> str:
     return f"; {len(pending)} of them only in a plan not yet run ({where})"
 
 
+@attrs.frozen(kw_only=True)
+class _TopVerdict:
+    """How the attempts after the profile took its Top 3 Opportunities.
+
+    ``state`` is ``"undated"`` (the profile names no experiment it followed, nor a version
+    an experiment names), ``"version-cut"`` (only a version dates it, under ``until``),
+    ``"cut"`` (it followed the experiments read under ``until``), ``"early"`` (fewer
+    attempts after it than the check needs), ``"acted"``, ``"planned"`` (only a plan not
+    yet run takes an item up) or ``"ignored"``. ``acting`` pairs each item taken up with
+    the words that say how: the first attempt that tried it, a later note that quotes it,
+    or the kernel's line that already shows it. ``dated_by`` says how a profile dated by
+    its ``version`` was placed; ``version`` is that version.
+    """
+
+    items: tuple[Recommendation, ...]
+    state: str
+    attempts: tuple[Experiment, ...] = ()
+    acting: tuple[tuple[Recommendation, str], ...] = ()
+    planned: int | None = None
+    dated_by: str = ""
+    version: str = ""
+
+    @property
+    def path(self) -> str:
+        """The profile's path, relative to the log's root."""
+        return self.items[0].source.path
+
+    @property
+    def followed(self) -> int:
+        """The experiment the profile followed (0 when it names none)."""
+        return self.items[0].after - 1 if self.items[0].after > 0 else 0
+
+    def lines(self) -> str:
+        """Where the items were read: ``experiments/profile.md:9-11``."""
+        numbers = sorted(item.source.line for item in self.items)
+        span = f"{numbers[0]}-{numbers[-1]}" if numbers[-1] != numbers[0] else f"{numbers[0]}"
+        return f"{self.path}:{span}"
+
+    def names(self) -> str:
+        """The items by their catalog entry ids (by their names where they give none)."""
+        return and_list([_item_label(item) for item in self.items])
+
+
+def _item_label(item: Recommendation) -> str:
+    """``"`kernel-fusion`"``, or the item's quoted name when it names no entry."""
+    if item.catalog_ids:
+        return ", ".join(f"`{entry}`" for entry in item.catalog_ids)
+    return f"\u201c{quote(item.text, 60)}\u201d"
+
+
+def _judge_top(
+    ctx: Context,
+    params: IgnoredPriorResearchParams,
+    notes: _Notes,
+    words: dict[int, set[str]],
+) -> _TopVerdict | None:
+    """How the attempts after profile.md took its Top 3, or None when it has none.
+
+    The Top 3 is one ranked list of alternatives: an attempt that tries any of its items
+    follows it, and it is ignored only when none of the attempts after the profile tries
+    any of them (by the matching of :func:`acted_on`) and no later note quotes one.
+    """
+    profile = ctx.log.profile
+    items = tuple(
+        item
+        for item in (profile.opportunities if profile is not None else ())
+        if item.catalog_ids or _terms(item.text)
+    )
+    if not items:
+        return None
+    dated_by = ""
+    # A version of digits only ("5") is no word titles name it by ("5 splits").
+    version = profile.version if profile is not None else ""
+    version = version if re.search(r"[^\W\d_]", version) else ""
+    if items[0].after <= 0 and version:
+        if ctx.log.until is not None:
+            # The experiments cut may name the version too, later than those kept.
+            return _TopVerdict(items=items, state="version-cut", version=version)
+        named = _latest_naming(ctx.experiments, version)
+        if named is not None:
+            items = tuple(attrs.evolve(i, experiment=named, after=named + 1) for i in items)
+            dated_by = f", the latest experiment naming {version}"
+    after = items[0].after
+    if after <= 0:
+        # A profile that names no experiment may have been written after any of them:
+        # attempts made before it had no Top 3 to follow.
+        return _TopVerdict(items=items, state="undated", version=version)
+    if ctx.log.until is not None and after >= ctx.log.until:
+        return _TopVerdict(items=items, state="cut")
+    later = [e for e in ctx.experiments if e.number >= after]
+    attempts = tuple(e for e in later if e.attempted)
+    if len(attempts) < params.min_later_experiments:
+        return _TopVerdict(items=items, state="early", attempts=attempts, dated_by=dated_by)
+    acting: list[tuple[Recommendation, str]] = []
+    for item in items:
+        how = _taken_up(ctx, item, attempts, later, notes, params.min_overlap, words)
+        if how is not None:
+            acting.append((item, how))
+    if acting:
+        return _TopVerdict(
+            items=items, state="acted", attempts=attempts, acting=tuple(acting), dated_by=dated_by
+        )
+    planned = next(
+        (
+            e.number
+            for e in later
+            if not e.attempted
+            for item in items
+            if acted_on(item, e, _terms(item.text), params.min_overlap, words[e.number])
+        ),
+        None,
+    )
+    state = "planned" if planned is not None else "ignored"
+    return _TopVerdict(
+        items=items, state=state, attempts=attempts, planned=planned, dated_by=dated_by
+    )
+
+
+def _latest_naming(experiments: Iterable[Experiment], version: str) -> int | None:
+    """The latest experiment whose title or label names ``version`` as a word (``v2`` in
+    "v2: tensor-descriptor key tiles"), or None.
+
+    A profile of that version was written after the version was made; the latest
+    experiment naming it is the latest it can be dated by, and dating it later than it was
+    written would count fewer attempts after it, never more.
+    """
+    word = re.compile(rf"(?<![\w.]){re.escape(version)}(?![\w.])", re.IGNORECASE)
+    named = [e.number for e in experiments if word.search(e.description) or word.search(e.label)]
+    return max(named) if named else None
+
+
+def _taken_up(
+    ctx: Context,
+    item: Recommendation,
+    attempts: tuple[Experiment, ...],
+    later: list[Experiment],
+    notes: _Notes,
+    min_overlap: float,
+    words: dict[int, set[str]],
+) -> str | None:
+    """How an item of the Top 3 was taken up, in words, or None when it was not.
+
+    An attempt after the profile that tries it (by :func:`acted_on`) or a later note that
+    quotes it takes it up; so does the kernel when its technique already shows there
+    (:func:`~kernelopt.diagnose.presence.present_in`): a profile's triggers read metrics,
+    not the source, and may rank what the kernel already does.
+    """
+    label = _item_label(item)
+    terms = _terms(item.text)
+    for experiment in attempts:
+        if acted_on(item, experiment, terms, min_overlap, words[experiment.number]):
+            return f"exp {experiment.number} tried {label}"
+    if notes.quoted(item, later):
+        return f"a later note quotes {label}"
+    for entry_id in item.catalog_ids:
+        entry = ctx.entry(entry_id)
+        hit = present_in(entry, ctx.kernels) if entry is not None else None
+        if hit is not None:
+            return f"the kernel already shows {label} ({hit[0].path}:{hit[1]})"
+    return None
+
+
+def _top_sentence(top: _TopVerdict, params: IgnoredPriorResearchParams) -> str:
+    """What the check says of a Top 3 that was not ignored."""
+    named = f"The Top 3 Opportunities list of {top.lines()} ({top.names()}"
+    if top.state == "version-cut":
+        return (
+            f"{named}) is dated only by the version its heading names ({top.version}), which "
+            "the experiments left out under until may name later, so it was not judged."
+        )
+    if top.state == "undated" and top.version:
+        return (
+            f"{named}) is dated only by the version its heading names ({top.version}), and "
+            "no experiment read names it, so it was not judged."
+        )
+    if top.state == "undated":
+        return (
+            f"{named}) names no experiment the profile followed, so when it was written is "
+            "not known and it was not judged."
+        )
+    where = f"{named}; written after exp {top.followed}{top.dated_by})"
+    if top.state == "cut":
+        return f"{where} comes after the experiments read, so it was not judged."
+    if top.state == "early":
+        return (
+            f"{where} has {count_text(len(top.attempts), 'attempt')} after it, fewer than "
+            f"{params.min_later_experiments} to judge."
+        )
+    if top.state == "planned":
+        return f"{where} is taken up only in a plan not yet run (exp {top.planned})."
+    return f"{where} was acted on: {and_list([how for _item, how in top.acting])}."
+
+
+def _nothing_recommended(ctx: Context, chores: int) -> Outcome:
+    """The check when no recommendation (and no Top 3) could be judged."""
+    if chores:
+        return not_found(
+            _PATHOLOGY,
+            f"{count_text(chores, 'recommendation')} found "
+            f"{'asks' if chores == 1 else 'ask'} for benchmark or test runs, not "
+            "changes to try, so nothing could be ignored.",
+        )
+    plans = sorted(
+        {s.path for e in ctx.experiments for s in e.sources if s.path.endswith("plan.md")}
+    )
+    if plans:
+        # The plans are there; they say what each experiment does, not what to try later.
+        return not_found(
+            _PATHOLOGY,
+            f"{count_text(len(plans), 'plan')} read (exp_N/plan.md); none recommends "
+            "anything for later experiments, so nothing could be ignored.",
+            [
+                "recommendations for later experiments (a 'Next steps' list in a plan or "
+                "a result's notes)"
+            ],
+        )
+    return not_found(
+        _PATHOLOGY,
+        "No plan or research note with recommendations was found, so nothing could be ignored.",
+        ["plans (exp_N/plan.md) or result notes with next steps"],
+    )
+
+
+def _chores_text(chores: int) -> str:
+    """The sentence on the recommendations that ask for runs, not changes."""
+    if not chores:
+        return ""
+    return (
+        f" {chores} more {'asks' if chores == 1 else 'ask'} for benchmark or test runs, not judged."
+    )
+
+
+_UNDATED_PROFILE = (
+    "the experiment profile.md followed, in its heading (## Profile: name exp N | point)"
+)
+
+
 def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
-    """Report recommendations that later attempts never acted on."""
+    """Report recommendations, and a Top 3 of profile.md, that later attempts never acted on."""
     advice = [r for r in ctx.log.recommendations if not _NOT_ADVICE.match(r.text)]
     recommendations = [r for r in advice if not is_chore(r.text)]
     chores = len(advice) - len(recommendations)
-    if not recommendations:
-        if chores:
-            return not_found(
-                _PATHOLOGY,
-                f"{count_text(chores, 'recommendation')} found "
-                f"{'asks' if chores == 1 else 'ask'} for benchmark or test runs, not "
-                "changes to try, so nothing could be ignored.",
-            )
-        plans = sorted(
-            {s.path for e in ctx.experiments for s in e.sources if s.path.endswith("plan.md")}
-        )
-        if plans:
-            # The plans are there; they say what each experiment does, not what to try later.
-            return not_found(
-                _PATHOLOGY,
-                f"{count_text(len(plans), 'plan')} read (exp_N/plan.md); none recommends "
-                "anything for later experiments, so nothing could be ignored.",
-                [
-                    "recommendations for later experiments (a 'Next steps' list in a plan or "
-                    "a result's notes)"
-                ],
-            )
-        return not_found(
-            _PATHOLOGY,
-            "No plan or research note with recommendations was found, so nothing could be ignored.",
-            ["plans (exp_N/plan.md) or result notes with next steps"],
-        )
     experiments = ctx.experiments
     words = {e.number: experiment_terms(e) for e in experiments}
+    notes = _Notes(ctx.log.root, ctx.log.recommendations)
+    top = _judge_top(ctx, params, notes, words)
+    top_ignored = top if top is not None and top.state == "ignored" else None
+    undated = top is not None and top.state in {"undated", "version-cut"}
+    missing = [_UNDATED_PROFILE] if undated else []
+    if not recommendations and top_ignored is None:
+        if top is None:
+            return _nothing_recommended(ctx, chores)
+        return not_found(_PATHOLOGY, _top_sentence(top, params) + _chores_text(chores), missing)
     ignored: list[tuple[Recommendation, list[Experiment]]] = []
     # Terms by recommendation text, found once: grouping looked them up again for each
     # pair of recommendations (quadratic in the terms' parsing).
@@ -427,7 +657,6 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     # Acted on only by an experiment planned and not yet run: not ignored (the plan is the
     # answer), but the check says so, since nothing has been tried yet.
     pending: list[int] = []
-    notes = _Notes(ctx.log.root, ctx.log.recommendations)
     for recommendation in recommendations:
         terms = terms_of.setdefault(recommendation.text, _terms(recommendation.text))
         if not terms and not recommendation.catalog_ids:
@@ -460,7 +689,7 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             pending.append(planned)
             continue
         ignored.append((recommendation, attempts))
-    if not ignored:
+    if not ignored and top_ignored is None:
         return not_found(
             _PATHOLOGY,
             (
@@ -472,18 +701,30 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
                 if checked
                 else "No recommendation has enough later attempts yet to judge."
             )
-            + (
-                f" {chores} more {'asks' if chores == 1 else 'ask'} for benchmark or test "
-                "runs, not judged."
-                if chores
-                else ""
-            ),
+            + _chores_text(chores)
+            + (f" {_top_sentence(top, params)}" if top is not None else ""),
+            missing,
         )
-    groups = group_repeats(ignored, terms_of)
-    groups.sort(key=lambda g: (-len(g), g[0][0].after))
+    return found(_finding(ctx, top_ignored, ignored, terms_of))
+
+
+def _top_summary(top: _TopVerdict) -> str:
+    """The finding's words on a Top 3 no attempt after it followed."""
+    numbers = [e.number for e in top.attempts]
+    count = len(top.attempts)
+    return (
+        f"The Top 3 Opportunities list of {top.lines()}, written after exp {top.followed}"
+        f"{top.dated_by}, "
+        f"named {top.names()}; none of the {count} attempts that followed "
+        f"({experiments_text(numbers)}) tried {'it' if len(top.items) == 1 else 'any of them'}"
+    )
+
+
+def _others_summary(ignored: list[_Ignored], groups: list[list[_Ignored]], top: bool) -> str:
+    """The finding's words on the other recommendations never acted on (after the Top 3's
+    when ``top``)."""
     lead_rec, lead_attempts = groups[0][0]
     repeated = len(groups[0])
-    numbers = sorted({e.number for _r, attempts in ignored for e in attempts})
     # A note outside any experiment (after == 0) may have been written at any point of the
     # effort: the attempts are the log's, not "the ones that followed".
     placed = lead_rec.experiment is not None or lead_rec.after > 0
@@ -494,16 +735,63 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
         f"{count_text(len(lead_attempts), 'attempt')} of the log (where the note stands "
         "among them is not recorded)"
     )
-    summary = (
-        f"{count_text(len(ignored), 'recommendation')} from earlier plans/results "
+    what = count_text(len(ignored), "other recommendation" if top else "recommendation")
+    return (
+        f"{what} from earlier plans/results "
         f"{'was' if len(ignored) == 1 else 'were'} never acted on in "
         + span
         + _origins_text([r for r, _a in ignored])
         + f"; e.g. \u201c{quote(lead_rec.text, 120)}\u201d"
         + (f" (recommended {repeated} times)" if repeated > 1 else "")
-        + "."
     )
-    evidence = []
+
+
+def _top_evidence(top: _TopVerdict) -> list[Evidence]:
+    """Each Top 3 item, quoted with its rank and entry ids, at its line."""
+    return [
+        Evidence(
+            quote=quote(f"{rank}. {item.text}")
+            + "".join(f" (`{entry}`)" for entry in item.catalog_ids),
+            source=str(item.source),
+            experiments=(item.experiment,) if item.experiment is not None else (),
+        )
+        for rank, item in enumerate(top.items, start=1)
+    ]
+
+
+def _top_actions(ctx: Context, top: _TopVerdict) -> list[Action]:
+    """One action for each Top 3 item, linking its catalog entry."""
+    return [
+        ctx.action(
+            f"Try {quote(item.text, 100)}"
+            + "".join(f" (`{entry}`)" for entry in item.catalog_ids)
+            + f", ranked {rank} of the profile's Top 3 ({item.source}), or record in a "
+            "later plan or result why not",
+            item.catalog_ids[0] if item.catalog_ids else None,
+        )
+        for rank, item in enumerate(top.items, start=1)
+    ]
+
+
+def _finding(
+    ctx: Context,
+    top: _TopVerdict | None,
+    ignored: list[_Ignored],
+    terms_of: dict[str, set[str]],
+) -> Finding:
+    """The finding for a Top 3 no later attempt followed and the recommendations ignored."""
+    groups = group_repeats(ignored, terms_of)
+    groups.sort(key=lambda g: (-len(g), g[0][0].after))
+    repeated = len(groups[0]) if groups else 1
+    parts = [_top_summary(top)] if top is not None else []
+    if groups:
+        parts.append(_others_summary(ignored, groups, top is not None))
+    numbers = sorted(
+        {e.number for _r, attempts in ignored for e in attempts}
+        | {e.number for e in (top.attempts if top is not None else ())}
+    )
+    evidence = _top_evidence(top) if top is not None else []
+    actions = _top_actions(ctx, top) if top is not None else []
     for group in groups[:5]:
         recommendation = group[0][0]
         extra = f" [x{len(group)}]" if len(group) > 1 else ""
@@ -516,7 +804,6 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
                 else (),
             )
         )
-    actions = []
     for group in groups[:3]:
         recommendation = group[0][0]
         catalog_id = recommendation.catalog_ids[0] if recommendation.catalog_ids else None
@@ -527,13 +814,14 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
                 catalog_id,
             )
         )
-    finding = Finding(
+    # The Top 3 counts as one idea more among those ignored.
+    ideas = len(groups) + (1 if top is not None else 0)
+    return Finding(
         pathology=_PATHOLOGY,
-        summary=summary,
+        summary="; ".join(parts) + ".",
         experiments=numbers[-10:],
         severity=Severity.HIGH if repeated >= 3 else Severity.MEDIUM,
-        confidence=round(min(0.9, 0.5 + 0.1 * repeated + 0.05 * len(groups)), 2),
+        confidence=round(min(0.9, 0.5 + 0.1 * repeated + 0.05 * ideas), 2),
         evidence=evidence,
         actions=actions,
     )
-    return found(finding)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 
 from kernelopt._errors import expected
-from kernelopt.experiments.log import Fact, ProfileFacts, SourceRef
+from kernelopt.experiments.log import Fact, ProfileFacts, Recommendation, SourceRef
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
+    Heading,
+    Row,
+    Table,
     bullets,
     code_mask,
     headings,
@@ -26,7 +29,14 @@ from kernelopt.experiments.readers._metrics import (
 )
 from kernelopt.experiments.readers.floors import row_floor_over_time
 
-__all__ = ["lesson_experiment", "read_lessons", "read_profile", "read_rules"]
+__all__ = [
+    "lesson_experiment",
+    "profile_experiment",
+    "read_lessons",
+    "read_profile",
+    "read_rules",
+    "read_top_opportunities",
+]
 
 _RULE_HEADING = re.compile(
     r"rule|constraint|must|never|convention|policy|non-negotiable", re.IGNORECASE
@@ -96,6 +106,132 @@ def read_lessons(
 
 
 _PROFILE_POINT = re.compile(r"^#{1,6}\s*Profile:[^|]*\|\s*(.*?)\s*$", re.IGNORECASE)
+# The kernel and version the heading names before its point: "## Profile: mla_decode v2 |".
+_PROFILE_NAME = re.compile(r"^#{1,6}\s*Profile:\s*([^|]*?)\s*\|", re.IGNORECASE)
+# The experiments a profile's heading names: "exp 5", "Exp_7", "experiment 12", "exps 26,
+# 30, 32", "exps 3 and 4". A version ("v2") is a kernel's, not an experiment's number.
+_HEADING_EXPERIMENTS = re.compile(
+    r"\bexp(?:eriment)?s?\.?[\s_#-]*(\d{1,5}(?:\s*(?:,|&|and)\s*\d{1,5})*)\b", re.IGNORECASE
+)
+# The profile hand-off's ranked list: "### Top 3 Opportunities (ranked by estimated impact)".
+_TOP_HEADING = re.compile(r"^top\s*(?:3|three)\b|^top\s+opportunit", re.IGNORECASE)
+# The Top 3 holds three items: one written past them is not part of the ranking.
+_TOP_ITEMS = 3
+# An item that says there is none: the renderer's "(none: no catalog trigger fired ...)",
+# a writer's "None." or "n/a".
+_NONE_STATED = re.compile(r"^\(?\s*(?:none|no opportunit\w*|n/a)\b", re.IGNORECASE)
+# A catalog entry id as an item writes it in backticks: "Kernel Fusion (`kernel-fusion`)".
+_ENTRY_ID = re.compile(r"`([A-Za-z0-9][\w.-]*)`")
+# Where an item's name ends: at its entry id, or at "-- est. 40% gain" when it gives none.
+_NAME_END = re.compile(r"\s*(?:\(\s*`|\s--\s|\s[—–]\s|--\s*est\.)")
+# The columns of a Top 3 table, told by their headers.
+_RANK_HEADER = re.compile(r"^(?:#|no\.?|rank\w*)$", re.IGNORECASE)
+_NAME_HEADER = re.compile(
+    r"\b(?:name|opportunit\w*|optimi[sz]ation\w*|technique|idea|change)\b", re.IGNORECASE
+)
+_ID_HEADER = re.compile(r"^(?:entry|catalog|id)\b|\bid$", re.IGNORECASE)
+
+
+def profile_experiment(file: TextFile, heads: list[Heading]) -> int | None:
+    """The experiment a profile followed: its ``exp_N`` folder's number, else the latest
+    experiment its first heading names; None when neither says.
+
+    The seed keeps one ``profile.md``, rewritten with each profile: its heading is where it
+    says which experiment's kernel it profiled (``## Profile: mla_decode exp 5 | ...``).
+    """
+    # The seed reader's own rule for a folder's number; imported here, as that module
+    # imports this one to read an experiment's profile.md.
+    from kernelopt.experiments.readers.seed import folder_number
+
+    parts = file.path.split("/")
+    folder = folder_number(parts[-2]) if len(parts) >= 2 else None
+    if folder is not None:
+        return folder
+    if not heads:
+        return None
+    named = [
+        int(number)
+        for match in _HEADING_EXPERIMENTS.finditer(heads[0].title)
+        for number in re.findall(r"\d+", match.group(1))
+    ]
+    return max(named) if named else None
+
+
+def _item_name(text: str) -> str:
+    """An item's opportunity name: its text up to the entry id or the estimated gain."""
+    end = _NAME_END.search(text)
+    return strip_md(text[: end.start()] if end is not None and end.start() > 0 else text)
+
+
+# One item of a Top 3: its line, the opportunity's name and the entry ids written beside it.
+_Item = tuple[int, str, tuple[str, ...]]
+
+
+def _listed_opportunities(file: TextFile, start: int, end: int, mask: list[bool]) -> list[_Item]:
+    """The Top 3 written as a list: its outermost items (numbered or bullets)."""
+    return [
+        (b.line, _item_name(b.text), tuple(_ENTRY_ID.findall(b.text)))
+        for b in bullets(file.lines, start, end, mask)
+        if b.indent < 2
+    ]
+
+
+def _tabled_opportunities(table: Table) -> list[_Item]:
+    """The Top 3 written as a table (``| Rank | Opportunity | Entry | Est. gain |``); a
+    table with neither a rank nor a name column is none."""
+    header = [strip_md(cell).strip("* ") for cell in table.header]
+    rank = next((i for i, h in enumerate(header) if _RANK_HEADER.match(h)), None)
+    name = next((i for i, h in enumerate(header) if _NAME_HEADER.search(h)), None)
+    entry = next((i for i, h in enumerate(header) if _ID_HEADER.search(h)), None)
+    if name is None:
+        # Without a name column, the first column of no other role holds the names.
+        name = next((i for i in range(len(header)) if i not in {rank, entry}), None)
+    if rank is None and (name is None or not _NAME_HEADER.search(header[name])):
+        return []
+    return [_tabled(row, name, entry) for row in table.rows] if name is not None else []
+
+
+def _tabled(row: Row, name: int, entry: int | None) -> _Item:
+    """One row of a Top 3 table: its entry ids are backticked anywhere in the row, else the
+    entry column's word."""
+    ids = tuple(i for cell in row.cells for i in _ENTRY_ID.findall(cell))
+    if not ids and entry is not None:
+        ids = tuple(_ENTRY_ID.findall(f"`{strip_md(row.cells[entry])}`"))
+    return (row.line, _item_name(row.cells[name]), ids)
+
+
+def read_top_opportunities(
+    file: TextFile, heads: list[Heading], mask: list[bool], experiment: int | None
+) -> tuple[Recommendation, ...]:
+    """The items of a profile's ``Top 3 Opportunities`` section as recommendations.
+
+    The items are the section's outermost list items (numbered or bullets), else the rows
+    of its first table with a rank or a name column; the first three, as the section's name
+    says. Each is the opportunity's name with the catalog entry ids written beside it in
+    backticks (``Kernel Fusion (`kernel-fusion`) -- est. 40% gain -- trigger: ...``), made
+    by ``experiment`` (the one the profile followed) for the experiments after it.
+    """
+    for section in sections(file.lines, heads):
+        if not _TOP_HEADING.match(strip_md(section.heading.title)):
+            continue
+        found = _listed_opportunities(file, section.start, section.end, mask)
+        if not found:
+            for table in tables(file.lines, section.start, section.end, mask=mask):
+                found = _tabled_opportunities(table)
+                if found:
+                    break
+        return tuple(
+            Recommendation(
+                text=name or ids[0],
+                source=SourceRef(path=file.path, line=line),
+                experiment=experiment,
+                after=experiment + 1 if experiment is not None else 0,
+                catalog_ids=tuple(dict.fromkeys(ids)),
+            )
+            for line, name, ids in found[:_TOP_ITEMS]
+            if (name or ids) and not _NONE_STATED.match(name)
+        )
+    return ()
 
 
 def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFacts:
@@ -184,10 +320,24 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
         ),
         "",
     )
+    heads = headings(file.lines, mask)
+    experiment = profile_experiment(file, heads)
+    # The renderer writes "<kernel> <version>": the version is the name's last word.
+    name_words = next(
+        (
+            match.group(1).split()
+            for index, line in enumerate(file.lines)
+            if not mask[index] and (match := _PROFILE_NAME.match(line.strip()))
+        ),
+        [],
+    )
     return ProfileFacts(
         bottleneck=kind,
         metrics=metrics,
         facts=tuple(facts),
         source=SourceRef(path=file.path),
         point=" ".join(heading.split()),
+        experiment=experiment,
+        version=name_words[-1] if len(name_words) >= 2 else "",
+        opportunities=read_top_opportunities(file, heads, mask, experiment),
     )
