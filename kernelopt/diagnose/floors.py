@@ -15,44 +15,27 @@ from collections.abc import Sequence
 
 import attrs
 
-from kernelopt.experiments.log import Experiment, ExperimentLog, SourceRef
+from kernelopt.experiments.log import Experiment, ExperimentLog, FloorRow
 from kernelopt.experiments.readers.floors import COMPUTE, MEMORY, ceiling_of
 
 __all__ = ["COMPUTE", "MEMORY", "FloorReading", "ceiling_of", "floors_of", "latest_floors"]
 
 
 @attrs.frozen(kw_only=True)
-class FloorReading:
-    """One timed row of a result with its roofline floor.
+class FloorReading(FloorRow):
+    """One timed row of a result with its roofline floor, and the experiment it is of.
 
     Parameters
     ----------
     experiment : Experiment
         The experiment whose result holds the row.
-    point, impl : str
-        The trial point and the implementation timed (``impl`` may be empty in a
-        hand-written table).
-    fraction : float
-        Floor over the row's time: 1.0 is at the roofline, 0.784 is 78.4 % of it.
-    floor : float, optional
-        The floor itself, in ``unit``, where the row gives it.
-    unit : str
-        The floor's unit (``"us"``), or ``""``.
-    ceiling : {"memory", "compute"} or None
-        Which ceiling sets the floor, where the row says so (bytes: memory, FLOPs:
-        compute); None where it does not.
-    source : SourceRef
-        The row's file and line.
+    point, impl, fraction, floor, unit, ceiling, source
+        The row as the log readers read it: see
+        :class:`~kernelopt.experiments.FloorRow` (``fraction`` is floor over the row's
+        time, 0.784 being 78.4 % of the roofline).
     """
 
     experiment: Experiment
-    point: str
-    impl: str
-    fraction: float
-    floor: float | None
-    unit: str
-    ceiling: str | None
-    source: SourceRef
 
     def text(self) -> str:
         """The row in words: ``"exp 53: b=32 s=1 h=16 seesaw at 78.4% of its roofline floor
@@ -81,16 +64,7 @@ def floors_of(experiment: Experiment) -> list[FloorReading]:
         Empty where no result of it holds a floor.
     """
     return [
-        FloorReading(
-            experiment=experiment,
-            point=row.point,
-            impl=row.impl,
-            fraction=row.fraction,
-            floor=row.floor,
-            unit=row.unit,
-            ceiling=row.ceiling,
-            source=row.source,
-        )
+        FloorReading(experiment=experiment, **attrs.asdict(row, recurse=False))
         for row in experiment.floors
     ]
 
