@@ -27,6 +27,8 @@ from kernelopt.experiments.readers._markdown import strip_md
 from kernelopt.experiments.readers._values import number_at
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from collections.abc import Collection
+
     from kernelopt.experiments.log import SourceRef
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "metric_of_header",
     "metrics_of",
     "of_floor_is_percent",
+    "prose_metrics",
     "read_floor_share",
     "share_expected",
     "table_metric",
@@ -426,6 +429,43 @@ def metrics_of(text: str) -> dict[str, float]:
             if configs:
                 found["autotune_configs"] = _value(configs.group(1))
     return found
+
+
+def prose_metrics(
+    text: str, where: str, warnings: list[str], known: Collection[str] = ()
+) -> dict[str, float]:
+    """:func:`metrics_of` ``text``, less the shares no percentage can be.
+
+    A share read from prose is held to the rule a table's is (:func:`share_expected`): "0%
+    of the floor" or "occupancy 140%" is no reading of the kernel, and is named in
+    ``warnings`` ("not read") unless a table already gave that metric (``known``), whose
+    value stands.
+
+    Parameters
+    ----------
+    text : str
+        The prose (a result's body or notes, profile.md outside its code blocks).
+    where : str
+        The file, named before each warning.
+    warnings : list of str
+        Appended to: each share left out.
+    known : collection of str
+        The metrics already read from a table.
+
+    Returns
+    -------
+    dict of str to float
+        The metrics the prose states that can be what they say.
+    """
+    kept: dict[str, float] = {}
+    for name, value in metrics_of(text).items():
+        unfit = share_expected(name, value)
+        if unfit is None:
+            kept[name] = value
+        elif name not in known:
+            said = expected(f"{name} as {unfit}", f"{value:g}", where=where)
+            warnings.append(f"{said}; not read")
+    return kept
 
 
 def tool_metrics(text: str) -> dict[str, float]:

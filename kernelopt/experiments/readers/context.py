@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from kernelopt._errors import expected
 from kernelopt.experiments.log import Fact, ProfileFacts, Recommendation, SourceRef
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
@@ -22,8 +21,7 @@ from kernelopt.experiments.readers._metrics import (
     bottleneck_of,
     is_profiling_line,
     metric_of_header,
-    metrics_of,
-    share_expected,
+    prose_metrics,
     table_metric,
     tool_metrics,
 )
@@ -276,13 +274,7 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
                         )
                     break
     prose = "\n".join("" if mask[i] else line for i, line in enumerate(file.lines))
-    for name, value in metrics_of(prose).items():
-        unfit = share_expected(name, value)
-        if unfit is not None and name not in metrics:
-            warnings.append(
-                expected(f"{name} as {unfit}", f"{value:g}", where=file.path) + "; not read"
-            )
-            continue
+    for name, value in prose_metrics(prose, file.path, warnings, known=metrics).items():
         metrics.setdefault(name, value)
     # A profiler's own output is pasted in a code block: its lines are read there too.
     for name, value in tool_metrics(file.text).items():

@@ -34,7 +34,7 @@ from kernelopt.experiments.readers._markdown import (
 from kernelopt.experiments.readers._metrics import (
     is_profiling_line,
     metric_of_header,
-    metrics_of,
+    prose_metrics,
     table_metric,
 )
 from kernelopt.experiments.readers._values import (
@@ -597,7 +597,8 @@ def describe(
     if not draft.points and not draft.prose_points:
         draft.prose_points.extend(_prose_speedups(file, start, last, mask))
     table_metrics = _table_metrics(file, start, last, mask, draft.warnings)
-    for name, number_ in {**table_metrics, **metrics_of(body)}.items():
+    prose = prose_metrics(body, file.path, draft.warnings, known=table_metrics)
+    for name, number_ in {**table_metrics, **prose}.items():
         draft.metrics.setdefault(name, number_)
     for index in range(start - 1, last):
         if len(draft.profiling) >= 8:

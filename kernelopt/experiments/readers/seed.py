@@ -24,7 +24,7 @@ from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, TextFile, suffix_of
 from kernelopt.experiments.readers._kinds import is_plan_output
 from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
-from kernelopt.experiments.readers._metrics import metrics_of
+from kernelopt.experiments.readers._metrics import prose_metrics
 from kernelopt.experiments.readers._values import status_of
 from kernelopt.experiments.readers.context import read_profile
 from kernelopt.experiments.readers.documents import describe, recommendations_in
@@ -161,7 +161,7 @@ def _from_record(
     for key, value in record.knobs.items():
         draft.knobs.setdefault(key, value)
     draft.text_parts.append(record.title)
-    for name, measured in metrics_of(record.notes).items():
+    for name, measured in prose_metrics(record.notes, file.path, draft.warnings).items():
         draft.metrics.setdefault(name, measured)
     # A "Next steps:" list in the notes is advice for the experiments after this one.
     notes_line = _line_of(file, "## Notes")
