@@ -45,6 +45,13 @@ from kernelopt.bench.report import (
     Stage,
 )
 from kernelopt.bench.trials import TrialPoint
+from kernelopt.experiments.readers._top3 import (
+    ID_HEADER,
+    NAME_HEADER,
+    NONE_STATED,
+    RANK_HEADER,
+    TOP,
+)
 from kernelopt.experiments.readers._values import LATENCY_UNITS
 from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import (
@@ -307,19 +314,13 @@ class ProfileWarning(UserWarning):
     """
 
 
-TOP = 3  # opportunities a profile hand-off holds: its section is the "Top 3"
 _SECTION = "Top 3 Opportunities"
 _OPPORTUNITY_FORM = "'name (`entry-id`) -- est. 30% gain -- trigger: dram_pct=40'"
-# What says there is no opportunity: the renderer's "(none: no catalog trigger fired ...)",
-# or a writer's "None." or "n/a".
-_NONE_STATED = re.compile(r"^\(?\s*(?:none|no opportunit\w*|n/a)\b", re.IGNORECASE)
 # The columns of a Top 3 written as a table, told by their headers (lower case, "_" read
-# as a space). A rank or a name column makes the table a Top 3; a gain column is needed.
-_RANK_HEADER = re.compile(r"^(?:#|no\.?|rank\w*)$")
+# as a space): rank, name and id as the log reader tells them (_top3); a gain column is
+# needed.
 _GAIN_HEADER = re.compile(r"\b(?:gain|impact|saving\w*|speedup)\b")
 _TRIGGER_HEADER = re.compile(r"\b(?:trigger\w*|evidence|why|reason)\b")
-_NAME_HEADER = re.compile(r"\b(?:name|opportunit\w*|optimi[sz]ation\w*|technique|idea|change)\b")
-_ID_HEADER = re.compile(r"^(?:entry|catalog|id)\b|\bid$")
 _SEPARATOR = re.compile(r"^:?-{2,}:?$")
 _TABLE_GAIN = re.compile(
     rf"^(?:est(?:\.|imated)?\s*|~\s*|≈\s*)?(?P<gain>{_NUMBER})\s*%?(?:\s*gain)?$", re.IGNORECASE
@@ -437,11 +438,11 @@ def _header_role(header: str) -> str | None:
     """What a Top 3 table's column holds, by its header: rank, gain, trigger, name or id."""
     text = " ".join(header.strip("*` ").replace("_", " ").lower().split())
     for role, pattern in (
-        ("rank", _RANK_HEADER),
+        ("rank", RANK_HEADER),
         ("gain", _GAIN_HEADER),
         ("trigger", _TRIGGER_HEADER),
-        ("name", _NAME_HEADER),
-        ("id", _ID_HEADER),
+        ("name", NAME_HEADER),
+        ("id", ID_HEADER),
     ):
         if pattern.search(text):
             return role
@@ -578,7 +579,7 @@ def _tabled(record: Record, line: int, cells: list[str], columns: dict[str, int]
 def _unread(record: Record, section: Section) -> list[str]:
     """That the Top 3 could not be read, unless the section says there is none."""
     written = [(number, line.strip()) for number, line in section.body if line.strip()]
-    if written and _NONE_STATED.match(written[0][1]):
+    if written and NONE_STATED.match(written[0][1]):
         return []
     line, got = written[0] if written else (section.line, "an empty section")
     message = fail(

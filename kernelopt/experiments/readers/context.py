@@ -25,6 +25,13 @@ from kernelopt.experiments.readers._metrics import (
     table_metric,
     tool_metrics,
 )
+from kernelopt.experiments.readers._top3 import (
+    ID_HEADER,
+    NAME_HEADER,
+    NONE_STATED,
+    RANK_HEADER,
+    TOP,
+)
 from kernelopt.experiments.readers.floors import row_floor_over_time
 
 __all__ = [
@@ -113,21 +120,10 @@ _HEADING_EXPERIMENTS = re.compile(
 )
 # The profile hand-off's ranked list: "### Top 3 Opportunities (ranked by estimated impact)".
 _TOP_HEADING = re.compile(r"^top\s*(?:3|three)\b|^top\s+opportunit", re.IGNORECASE)
-# The Top 3 holds three items: one written past them is not part of the ranking.
-_TOP_ITEMS = 3
-# An item that says there is none: the renderer's "(none: no catalog trigger fired ...)",
-# a writer's "None." or "n/a".
-_NONE_STATED = re.compile(r"^\(?\s*(?:none|no opportunit\w*|n/a)\b", re.IGNORECASE)
 # A catalog entry id as an item writes it in backticks: "Kernel Fusion (`kernel-fusion`)".
 _ENTRY_ID = re.compile(r"`([A-Za-z0-9][\w.-]*)`")
 # Where an item's name ends: at its entry id, or at "-- est. 40% gain" when it gives none.
 _NAME_END = re.compile(r"\s*(?:\(\s*`|\s--\s|\s[—–]\s|--\s*est\.)")
-# The columns of a Top 3 table, told by their headers.
-_RANK_HEADER = re.compile(r"^(?:#|no\.?|rank\w*)$", re.IGNORECASE)
-_NAME_HEADER = re.compile(
-    r"\b(?:name|opportunit\w*|optimi[sz]ation\w*|technique|idea|change)\b", re.IGNORECASE
-)
-_ID_HEADER = re.compile(r"^(?:entry|catalog|id)\b|\bid$", re.IGNORECASE)
 
 
 def profile_experiment(file: TextFile, heads: list[Heading]) -> int | None:
@@ -178,13 +174,13 @@ def _tabled_opportunities(table: Table) -> list[_Item]:
     """The Top 3 written as a table (``| Rank | Opportunity | Entry | Est. gain |``); a
     table with neither a rank nor a name column is none."""
     header = [strip_md(cell).strip("* ") for cell in table.header]
-    rank = next((i for i, h in enumerate(header) if _RANK_HEADER.match(h)), None)
-    name = next((i for i, h in enumerate(header) if _NAME_HEADER.search(h)), None)
-    entry = next((i for i, h in enumerate(header) if _ID_HEADER.search(h)), None)
+    rank = next((i for i, h in enumerate(header) if RANK_HEADER.match(h)), None)
+    name = next((i for i, h in enumerate(header) if NAME_HEADER.search(h)), None)
+    entry = next((i for i, h in enumerate(header) if ID_HEADER.search(h)), None)
     if name is None:
         # Without a name column, the first column of no other role holds the names.
         name = next((i for i in range(len(header)) if i not in {rank, entry}), None)
-    if rank is None and (name is None or not _NAME_HEADER.search(header[name])):
+    if rank is None and (name is None or not NAME_HEADER.search(header[name])):
         return []
     return [_tabled(row, name, entry) for row in table.rows] if name is not None else []
 
@@ -226,8 +222,8 @@ def read_top_opportunities(
                 after=experiment + 1 if experiment is not None else 0,
                 catalog_ids=tuple(dict.fromkeys(ids)),
             )
-            for line, name, ids in found[:_TOP_ITEMS]
-            if (name or ids) and not _NONE_STATED.match(name)
+            for line, name, ids in found[:TOP]
+            if (name or ids) and not NONE_STATED.match(name)
         )
     return ()
 
