@@ -43,6 +43,7 @@ from kernelopt.workload.calls import (
     CallGroup,
     Trace,
     ValueCount,
+    ValuesHistogram,
     paused_gc,
 )
 from kernelopt.workload.jsonl import MAX_LISTED_PROBLEMS
@@ -51,7 +52,9 @@ from kernelopt.workload.signatures import (
     AxisPlan,
     AxisReader,
     AxisRow,
+    LengthBound,
     OpSignature,
+    bound_note,
     find_signature,
     is_gather,
     values_axis_names,
@@ -617,7 +620,9 @@ class WorkloadProfile:
         What could not be read, and why. Of the calls of an op that its signature did not
         fit, the first :data:`~kernelopt.workload.jsonl.MAX_LISTED_PROBLEMS` distinct notes
         are listed and the calls of the rest counted in one note after them (``... and 99980
-        more calls of mla_decode whose signature did not fit``).
+        more calls of mla_decode whose signature did not fit``); so are the notes of calls
+        whose length bound is below the longest length they carry (``max_seqlen`` below
+        ``cache_seqlens.max()``).
     """
 
     source: str = attrs.field(converter=_line, validator=string())
@@ -938,7 +943,8 @@ def _most_first(labels: list[str], calls: list[int]) -> list[int]:
 
 
 class _Misfits:
-    """The notes of one op's calls that its signature did not fit: the first
+    """The notes of one op's calls that its signature did not fit, or whose length bounds
+    their lengths contradict: the first
     :data:`~kernelopt.workload.jsonl.MAX_LISTED_PROBLEMS` distinct ones in full, the calls
     of the rest counted in one closing note, as a JSONL trace lists its malformed lines.
 
@@ -952,13 +958,19 @@ class _Misfits:
     noted : set of str
         The notes already in ``notes``: a set beside the list, as a search of the list per
         call would take quadratic time.
+    what : str
+        What the calls counted in the closing note have in common (``"whose signature did
+        not fit"``).
     """
 
-    __slots__ = ("listed", "noted", "notes", "unlisted_calls")
+    __slots__ = ("listed", "noted", "notes", "unlisted_calls", "what")
 
-    def __init__(self, notes: list[str], noted: set[str]) -> None:
+    def __init__(
+        self, notes: list[str], noted: set[str], what: str = "whose signature did not fit"
+    ) -> None:
         self.notes = notes
         self.noted = noted
+        self.what = what
         self.listed = 0
         self.unlisted_calls = 0
 
@@ -978,7 +990,115 @@ class _Misfits:
         """Append the count of the calls of ``op`` whose notes were not listed, if any."""
         if self.unlisted_calls:
             more = count_text(self.unlisted_calls, "more call")
-            self.notes.append(f"... and {more} of {op} whose signature did not fit")
+            self.notes.append(f"... and {more} of {op} {self.what}")
+
+
+def _measured_bounds(plan: AxisPlan, group: CallGroup) -> list[tuple[LengthBound, ValuesHistogram]]:
+    """The length bounds of ``plan`` whose lengths some of ``group``'s calls carry.
+
+    Parameters
+    ----------
+    plan : AxisPlan
+        The plan of the group's call (a call without values summaries).
+    group : CallGroup
+        The calls of one shape, the histograms of their values summaries included.
+
+    Returns
+    -------
+    list of (LengthBound, ValuesHistogram)
+        Each bound whose lengths tensor has a histogram of per-call maxima in ``group``,
+        beside that histogram.
+    """
+    if not group.values:
+        return []
+    by_arg = {hist.arg: hist for hist in group.values}
+    out = []
+    for bound in plan.bounds:
+        hist = by_arg.get(bound.lengths)
+        if hist is not None and hist.max:
+            out.append((bound, hist))
+    return out
+
+
+def _add_beside_lengths(
+    histograms: _Histograms,
+    plan: AxisPlan,
+    group: CallGroup,
+    measured: list[tuple[LengthBound, ValuesHistogram]],
+) -> list[AxisRow]:
+    """Count the axes of a group whose calls carry the lengths a scalar of theirs bounds.
+
+    The length axis such a scalar gives (``seqlen`` from ``max_seqlen``) is counted only
+    for the calls that carry no summary of the lengths: the others' axis is the max of
+    their lengths, counted from the summaries (``add_summaries``). Counted for every
+    call, the bound was a second value of each call's axis, and the source of the axis.
+
+    Parameters
+    ----------
+    histograms : _Histograms
+        The op's axis histograms, added to.
+    plan : AxisPlan
+        The plan of the group's call.
+    group : CallGroup
+        The calls of one shape.
+    measured : list of (LengthBound, ValuesHistogram)
+        What :func:`_measured_bounds` found for the group (not empty).
+
+    Returns
+    -------
+    list of (str, float, str, str)
+        The group's axes but for those a bound gives: the shape lists no length that only
+        bounds the lengths of its calls, as it lists no length that varies within it.
+    """
+    withheld = {b.axis_step: hist for b, hist in measured if b.axis_step is not None}
+    n, timed, time = group.calls, group.timed_calls, group.time_us
+    listed: list[AxisRow] = []
+    for at, (name, value, source, kind) in enumerate(plan.rows(group.call)):
+        hist = withheld.get(at)
+        if hist is None:
+            histograms.add(name, source, kind, value, n, timed, time)
+            listed.append((name, value, source, kind))
+            continue
+        rest = n - sum(item.calls for item in hist.max)
+        if rest > 0:
+            rest_timed = max(timed - sum(item.timed_calls for item in hist.max), 0)
+            rest_time = (
+                max(time - sum(item.time_us for item in hist.max), 0.0) if rest_timed else 0.0
+            )
+            histograms.add(name, source, kind, value, rest, rest_timed, rest_time)
+    return listed
+
+
+def _note_overruns(
+    op: str,
+    plan: AxisPlan,
+    call: Call,
+    measured: list[tuple[LengthBound, ValuesHistogram]],
+    overruns: _Misfits,
+) -> None:
+    """Note the calls of a group whose length bound is below their longest length.
+
+    Parameters
+    ----------
+    op : str
+        The op's name, the note's prefix.
+    plan : AxisPlan
+        The plan of ``call``.
+    call : Call
+        The group's call (its scalars are those of each of its calls).
+    measured : list of (LengthBound, ValuesHistogram)
+        What :func:`_measured_bounds` found for the group.
+    overruns : _Misfits
+        The capped notes of such calls, added to: one note per bound, naming the longest
+        length above it, for the calls whose maxima exceed it.
+    """
+    for bound, hist in measured:
+        value = call.args[bound.bound_at].value  # type: ignore[union-attr]
+        over = [item for item in hist.max if item.value > value]  # type: ignore[operator]
+        if over:
+            longest = max(item.value for item in over)
+            note = bound_note(plan.sig_name, bound, value, longest)  # type: ignore[arg-type]
+            overruns.add(f"{op}: {note}", sum(item.calls for item in over))
 
 
 def _op_profile(
@@ -992,6 +1112,7 @@ def _op_profile(
 ) -> OpProfile:
     by_label: dict[str, _ShapeAcc] = {}
     misfits = _Misfits(notes, noted)
+    overruns = _Misfits(notes, noted, "whose length bound is below their longest length")
     histograms = _Histograms(sig)
     reader = AxisReader(sig)
     # A condition (k >= n) needs the axes of each call by name; a padding ratio only for a
@@ -1005,13 +1126,23 @@ def _op_profile(
         call, n, timed, time = group.call, group.calls, group.timed_calls, group.time_us
         plan = reader.plan(call)
         rows: list[AxisRow] | None = None
-        if plan is not None and plan.shared:
+        measured = _measured_bounds(plan, group) if plan is not None and plan.bounds else []
+        if measured:
+            problem = plan.problem  # type: ignore[union-attr]
+            rows = _add_beside_lengths(histograms, plan, group, measured)  # type: ignore[arg-type]
+            _note_overruns(op, plan, call, measured, overruns)  # type: ignore[arg-type]
+        elif plan is not None and plan.shared:
             problem = plan.problem
             histograms.add_plan(plan, call, n, timed, time)
         else:
             rows, problem = reader.rows(call) if plan is None else (plan.rows(call), plan.problem)
             for name, value, source, kind in rows:
                 histograms.add(name, source, kind, value, n, timed, time)
+        if plan is not None and plan.bounds:
+            # A call that carries its lengths itself, not in histograms beside it.
+            overrun = plan.contradiction(call)
+            if overrun is not None:
+                overruns.add(f"{op}: {overrun}", n)
         if problem is not None:
             misfits.add(f"{op}: {problem}", n)
         shape = by_label.get(label)
@@ -1027,6 +1158,7 @@ def _op_profile(
             single = {row[0]: row for row in read}
             _conditions(op, group, sig, single, _means(group, sig), histograms.add)  # type: ignore[arg-type]
     misfits.close(op)
+    overruns.close(op)
     calls = sum(a.calls for a in by_label.values())
     timed = sum(a.timed for a in by_label.values())
     op_time = _round_time(sum(a.time for a in by_label.values())) if timed else None

@@ -475,6 +475,87 @@ def values_axis_names(sig: OpSignature | None, arg: str) -> tuple[str, str, str,
     return f"{arg}.max", f"{arg}.min", f"{arg}.mean", f"{arg}.uniform"
 
 
+@attrs.frozen(kw_only=True)
+class LengthBound:
+    """An integer scalar a signature reads for a length axis that a lengths tensor's values
+    give too: ``max_seqlen`` (or ``seqlen``) beside ``cache_seqlens``, both ``seqlen`` of
+    ``mla_decode``.
+
+    The scalar is a bound of the lengths, the tensor's values the lengths themselves: where
+    a call carries a values summary of the tensor, the axis is its max, and a scalar below
+    that max contradicts the call (:func:`bound_note`); a larger one is a bound, as a padded
+    or preallocated length is. Where no summary was recorded, the scalar is the axis.
+
+    Parameters
+    ----------
+    axis : str
+        The length axis (``"seqlen"``).
+    bound : str
+        The scalar argument, as recorded (``"max_seqlen"``).
+    bound_at : int
+        Its position among the call's arguments.
+    lengths : str
+        The lengths tensor, as recorded (``"cache_seqlens"``).
+    lengths_at : int
+        Its position among the call's arguments.
+    axis_step : int or None
+        The position of the axis among the plan's steps where a scalar gives it (the call
+        carries no values summary of the lengths); None where something else gives it.
+    """
+
+    axis: str
+    bound: str
+    bound_at: int
+    lengths: str
+    lengths_at: int
+    axis_step: int | None
+
+
+def _shown(value: float) -> str:
+    """A number as a note writes it: ``400``, not ``400.0``, for a whole one."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT:
+        return str(int(value))
+    return str(value)
+
+
+def bound_note(sig_name: str, bound: LengthBound, bound_value: float, longest: float) -> str | None:
+    """Why a call's length bound contradicts the lengths it carries; None when it does not.
+
+    Parameters
+    ----------
+    sig_name : str
+        The signature's name (``"mla_decode"``).
+    bound : LengthBound
+        The scalar and the lengths tensor compared.
+    bound_value : float
+        The scalar's value in the call (``max_seqlen = 100``).
+    longest : float
+        The largest length the call carries (``cache_seqlens.max() = 400``).
+
+    Returns
+    -------
+    str or None
+        ``signature mla_decode: Expected max_seqlen >= cache_seqlens.max(), got max_seqlen
+        = 100 and cache_seqlens.max() = 400; axis seqlen is read from
+        cache_seqlens.max()`` where ``bound_value < longest``; None otherwise, a bound above
+        the lengths included.
+    """
+    if bound_value >= longest:
+        return None
+    lengths = f"{bound.lengths}.max()"
+    mismatch = expected(
+        f"{bound.bound} >= {lengths}",
+        f"{bound.bound} = {_shown(bound_value)} and {lengths} = {_shown(longest)}",
+    )
+    return f"signature {sig_name}: {mismatch}; axis {bound.axis} is read from {lengths}"
+
+
+def _joined(*problems: str | None) -> str | None:
+    """The problems that are not None, joined by ``; ``; None when there are none."""
+    present = [problem for problem in problems if problem is not None]
+    return "; ".join(present) if present else None
+
+
 class AxisPlan:
     """How the axes of every call of one layout are read: the same arguments in the same
     order, tensors of the same ranks, with or without a values summary, the same scalars
@@ -484,9 +565,21 @@ class AxisPlan:
 
     ``agree`` holds the pairs of sizes that name one axis (``b`` of ``q.shape[0]`` and of
     ``block_table.shape[0]``): the plan reads a call of its layout only where
-    :meth:`agrees` says each pair is equal."""
+    :meth:`agrees` says each pair is equal. ``bounds`` holds the scalars read for a length
+    axis beside the lengths tensor that gives it (:class:`LengthBound`): they are compared
+    per call, by :meth:`contradiction`, as the values differ between calls of a layout."""
 
-    __slots__ = ("_dim_pairs", "_product_steps", "agree", "names", "problem", "shared", "steps")
+    __slots__ = (
+        "_dim_pairs",
+        "_product_steps",
+        "agree",
+        "bounds",
+        "names",
+        "problem",
+        "shared",
+        "sig_name",
+        "steps",
+    )
 
     def __init__(
         self,
@@ -495,11 +588,15 @@ class AxisPlan:
         *,
         shared: bool = True,
         agree: tuple[tuple[_Step, _Step], ...] = (),
+        bounds: tuple[LengthBound, ...] = (),
+        sig_name: str = "",
     ) -> None:
         self.steps = steps
         self.problem = problem
         self.shared = shared
         self.agree = agree
+        self.bounds = bounds
+        self.sig_name = sig_name
         # (name, source, kind) per axis, in order.
         self.names = [(name, source, kind) for name, source, kind, *_ in steps]
         # Each call of the layout is checked: pairs of plain dims as (position, dim,
@@ -528,6 +625,19 @@ class AxisPlan:
         sizes = _values(self._product_steps, call)
         return sizes[0::2] == sizes[1::2]
 
+    def contradiction(self, call: Call) -> str | None:
+        """Where ``call`` carries a values summary of a lengths tensor, which of its length
+        bounds are below the longest length (:func:`bound_note`), joined by ``; ``; None
+        when none is, or the call carries no such summary (a profile compares the bounds
+        of a group of calls with the histograms of their summaries instead)."""
+        notes: list[str | None] = []
+        for bound in self.bounds:
+            summary = call.args[bound.lengths_at].values  # type: ignore[union-attr]
+            if summary is not None:
+                value = call.args[bound.bound_at].value  # type: ignore[union-attr]
+                notes.append(bound_note(self.sig_name, bound, value, summary.max))  # type: ignore[arg-type]
+        return _joined(*notes)
+
 
 def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     """The plan of ``call``'s layout under a declarative signature (or none)."""
@@ -540,6 +650,10 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     unaligned: list[str] = []
     # (first size read for an axis, another size read for it): they must be equal.
     agree: list[tuple[_Step, _Step]] = []
+    # Length axis -> the lengths tensor whose values give it, summary recorded or not.
+    lengths_of: dict[str, TensorArg] = {}
+    # (axis, scalar) per integer scalar read for a length axis beside its lengths tensor.
+    bounded: list[tuple[str, ScalarArg]] = []
 
     def add(name: str, source: str, kind: str, how: int, what: Any, item: Any) -> None:
         step = (name, source, kind, how, positions[item.name], what)
@@ -582,6 +696,7 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
         item = _find(call, sig, arg)
         if isinstance(item, TensorArg):
             consumed.add(item.name)  # a lengths tensor: its values matter, not its shape
+            lengths_of.setdefault(base, item)
             if item.values is not None:
                 add(base, f"{item.name}.max()", "values", _STAT, "max", item)
                 add(f"{base}_min", f"{item.name}.min()", "values", _STAT, "min", item)
@@ -630,6 +745,8 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
         if isinstance(item, ScalarArg) and _is_int(item.value):
             add(axis, item.name, "scalar", _SCALAR, None, item)
             consumed.add(item.name)
+            if axis in lengths_of:
+                bounded.append((axis, item))
     clash = _disagreement(agree, call)
     if clash is not None:
         # The sizes, not the layout, are at fault: the plan serves this call only.
@@ -637,7 +754,54 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     taken = set(found)
     raw = [step for step in _raw_steps(call, consumed) if step[0] not in taken]
     problem = f"signature {sig.name}: " + "; ".join(unaligned) if unaligned else None
-    return AxisPlan([*found.values(), *raw], problem, agree=tuple(agree))
+    bounds = _length_bounds(bounded, lengths_of, found, positions)
+    return AxisPlan(
+        [*found.values(), *raw], problem, agree=tuple(agree), bounds=bounds, sig_name=sig.name
+    )
+
+
+def _length_bounds(
+    bounded: list[tuple[str, ScalarArg]],
+    lengths_of: dict[str, TensorArg],
+    found: dict[str, _Step],
+    positions: dict[str, int],
+) -> tuple[LengthBound, ...]:
+    """The :class:`LengthBound` of each scalar read for a length axis beside its lengths
+    tensor.
+
+    Parameters
+    ----------
+    bounded : list of (str, ScalarArg)
+        The length axis and the scalar read for it.
+    lengths_of : dict of str to TensorArg
+        Length axis -> the lengths tensor of the call whose values give it.
+    found : dict of str to step
+        The plan's named axes, in the order of its steps.
+    positions : dict of str to int
+        Argument name -> position in the call.
+
+    Returns
+    -------
+    tuple of LengthBound
+        One per scalar, in the order of the signature's scalars.
+    """
+    order = {name: at for at, name in enumerate(found)}
+    out = []
+    for axis, scalar in bounded:
+        step = found[axis]
+        lengths = lengths_of[axis]
+        out.append(
+            LengthBound(
+                axis=axis,
+                bound=scalar.name,
+                bound_at=positions[scalar.name],
+                lengths=lengths.name,
+                lengths_at=positions[lengths.name],
+                # A scalar gives the axis where no values summary of the lengths came first.
+                axis_step=order[axis] if step[3] == _SCALAR else None,
+            )
+        )
+    return tuple(out)
 
 
 def _is_size(step: _Step) -> bool:
@@ -832,7 +996,8 @@ class AxisReader:
         rows : list of (str, float, str, str)
             ``(name, value, source, kind)`` per axis, in ``extract_axes``'s order.
         problem : str or None
-            Why the signature did not fit ``call``, as ``extract_axes`` says it.
+            Why the signature did not fit ``call``, or which of its length bounds the
+            lengths it carries contradict, as ``extract_axes`` says it.
 
         Raises
         ------
@@ -843,7 +1008,7 @@ class AxisReader:
         if plan is None:
             axes, problem = extract_axes(call, self.sig)
             return [(a.name, a.value, a.source, a.kind) for a in axes], problem
-        return plan.rows(call), plan.problem
+        return plan.rows(call), _joined(plan.problem, plan.contradiction(call))
 
 
 def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], str | None]:
@@ -857,6 +1022,12 @@ def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], 
     other tensors keep their names, and the reason is returned. A call that gives one axis
     two sizes (``q.shape[0]`` and ``block_table.shape[0]``, both ``b``) falls back to
     unnamed axes as well: which size is the axis is not known, and either would mislead.
+
+    A length axis a lengths tensor's values give is read from them even where an integer
+    scalar is read for it too (``cache_seqlens.max()`` over ``max_seqlen``, both
+    ``seqlen``): the scalar bounds the lengths. A bound below the longest length
+    contradicts the call, and the reason names both (:func:`bound_note`); a larger bound
+    is no reason.
     """
     if sig is not None and sig.extract is not None:
         try:
@@ -865,7 +1036,7 @@ def extract_axes(call: Call, sig: OpSignature | None) -> tuple[list[AxisValue], 
             fallback = _fallback(call, f"signature {sig.name}: {error}")
             return _axis_values(fallback.steps, call), fallback.problem
     plan = _plan(call, sig)
-    return _axis_values(plan.steps, call), plan.problem
+    return _axis_values(plan.steps, call), _joined(plan.problem, plan.contradiction(call))
 
 
 # --------------------------------------------------------------------------------------
