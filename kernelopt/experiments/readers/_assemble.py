@@ -120,7 +120,9 @@ def _recommendations(
             source=item.source,
             experiment=experiment.number,
             after=experiment.number + item.offset,
-            catalog_ids=tagger.tags(item.text),
+            # A Top N table's id column is the author's word on the entry, as a Tags
+            # column is on an experiment's: its words are matched only when it names none.
+            catalog_ids=item.catalog_ids or tagger.tags(item.text),
         )
         for item in draft.recommendations
     )

@@ -55,11 +55,17 @@ _UNSAID = (None, Correctness.UNKNOWN)
 @attrs.define(kw_only=True)
 class DraftRecommendation:
     """A recommendation before numbering: ``offset`` 0 when the same experiment may act on
-    it (a plan), 1 when only later experiments can (a result's "next steps")."""
+    it (a plan), 1 when only later experiments can (a result's "next steps").
+
+    ``catalog_ids`` are the catalog entries its own words name as such: the id column of
+    a ``Top N opportunities`` table's row. Empty when it names none; its catalog entries
+    are then found from its text.
+    """
 
     text: str
     source: SourceRef
     offset: int = 1
+    catalog_ids: tuple[str, ...] = ()
 
 
 @attrs.define(kw_only=True)

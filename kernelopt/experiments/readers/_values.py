@@ -22,6 +22,7 @@ __all__ = [
     "CYCLES",
     "CYCLE_UNITS",
     "LATENCY_UNITS",
+    "NOT_A_YEAR",
     "TO_US",
     "Quantity",
     "after_arrow",
@@ -710,6 +711,12 @@ def not_attempted(text: str) -> bool:
 # --- dates -------------------------------------------------------------------------------
 
 _DATE = re.compile(r"(?<!\d)(20\d{2})([-/.]?)(0[1-9]|1[0-2])\2(0[1-9]|[12]\d|3[01])(?!\d)")
+_MM = r"(?:0[1-9]|1[0-2])"
+_DD = r"(?:0[1-9]|[12]\d|3[01])"
+# Placed right after the digits of an experiment's number ("exp 7"): they are the whole
+# number, and no date's year. In "exp 2026-05-26" the "-05-26" after 2026 makes it a
+# date (also with "/" or "." between its parts, as ``_DATE`` reads them).
+NOT_A_YEAR = rf"(?!\d|(?:-{_MM}-{_DD}|/{_MM}/{_DD}|\.{_MM}\.{_DD})(?!\d))"
 _TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?")
 
 

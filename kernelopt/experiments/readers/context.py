@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from kernelopt.experiments.log import Fact, ProfileFacts, Recommendation, SourceRef
 from kernelopt.experiments.readers._files import TextFile
@@ -32,6 +33,7 @@ from kernelopt.experiments.readers._top3 import (
     RANK_HEADER,
     TOP,
 )
+from kernelopt.experiments.readers._values import NOT_A_YEAR
 from kernelopt.experiments.readers.floors import row_floor_over_time
 
 __all__ = [
@@ -41,13 +43,15 @@ __all__ = [
     "read_profile",
     "read_rules",
     "read_top_opportunities",
+    "top_table_items",
 ]
 
 _RULE_HEADING = re.compile(
     r"rule|constraint|must|never|convention|policy|non-negotiable", re.IGNORECASE
 )
-# "[exp 7]", "(exp 7)", "exp_7:", "Experiment 7 —" opening a lesson.
-_EXP_TAG = re.compile(r"^[\[(]?exp(?:eriment)?[\s_#-]*(\d+)[\])]?", re.IGNORECASE)
+# "[exp 7]", "(exp 7)", "exp_7:", "Experiment 7 —" opening a lesson; "[exp 2026-05-26]"
+# names a date, no experiment.
+_EXP_TAG = re.compile(rf"^[\[(]?exp(?:eriment)?[\s_#-]*(\d+){NOT_A_YEAR}[\])]?", re.IGNORECASE)
 
 
 def read_rules(file: TextFile, *, limit: int = 200) -> list[Fact]:
@@ -114,9 +118,12 @@ _PROFILE_POINT = re.compile(r"^#{1,6}\s*Profile:[^|]*\|\s*(.*?)\s*$", re.IGNOREC
 # The kernel and version the heading names before its point: "## Profile: mla_decode v2 |".
 _PROFILE_NAME = re.compile(r"^#{1,6}\s*Profile:\s*([^|]*?)\s*\|", re.IGNORECASE)
 # The experiments a profile's heading names: "exp 5", "Exp_7", "experiment 12", "exps 26,
-# 30, 32", "exps 3 and 4". A version ("v2") is a kernel's, not an experiment's number.
+# 30, 32", "exps 3 and 4". A version ("v2") is a kernel's, not an experiment's number,
+# and a date ("exp 2026-05-26") is when the profile was written, not an experiment.
 _HEADING_EXPERIMENTS = re.compile(
-    r"\bexp(?:eriment)?s?\.?[\s_#-]*(\d{1,5}(?:\s*(?:,|&|and)\s*\d{1,5})*)\b", re.IGNORECASE
+    rf"\bexp(?:eriment)?s?\.?[\s_#-]*(\d{{1,5}}{NOT_A_YEAR}"
+    rf"(?:\s*(?:,|&|and)\s*\d{{1,5}}{NOT_A_YEAR})*)\b",
+    re.IGNORECASE,
 )
 # The profile hand-off's ranked list: "### Top 3 Opportunities (ranked by estimated impact)".
 _TOP_HEADING = re.compile(r"^top\s*(?:3|three)\b|^top\s+opportunit", re.IGNORECASE)
@@ -158,10 +165,10 @@ def _item_name(text: str) -> str:
 
 
 # One item of a Top 3: its line, the opportunity's name and the entry ids written beside it.
-_Item = tuple[int, str, tuple[str, ...]]
+TopItem = tuple[int, str, tuple[str, ...]]
 
 
-def _listed_opportunities(file: TextFile, start: int, end: int, mask: list[bool]) -> list[_Item]:
+def _listed_opportunities(file: TextFile, start: int, end: int, mask: list[bool]) -> list[TopItem]:
     """The Top 3 written as a list: its outermost items (numbered or bullets)."""
     return [
         (b.line, _item_name(b.text), tuple(_ENTRY_ID.findall(b.text)))
@@ -170,7 +177,7 @@ def _listed_opportunities(file: TextFile, start: int, end: int, mask: list[bool]
     ]
 
 
-def _tabled_opportunities(table: Table) -> list[_Item]:
+def _tabled_opportunities(table: Table) -> list[TopItem]:
     """The Top 3 written as a table (``| Rank | Opportunity | Entry | Est. gain |``); a
     table with neither a rank nor a name column is none."""
     header = [strip_md(cell).strip("* ") for cell in table.header]
@@ -185,13 +192,43 @@ def _tabled_opportunities(table: Table) -> list[_Item]:
     return [_tabled(row, name, entry) for row in table.rows] if name is not None else []
 
 
-def _tabled(row: Row, name: int, entry: int | None) -> _Item:
+def _tabled(row: Row, name: int, entry: int | None) -> TopItem:
     """One row of a Top 3 table: its entry ids are backticked anywhere in the row, else the
     entry column's word."""
     ids = tuple(i for cell in row.cells for i in _ENTRY_ID.findall(cell))
     if not ids and entry is not None:
         ids = tuple(_ENTRY_ID.findall(f"`{strip_md(row.cells[entry])}`"))
     return (row.line, _item_name(row.cells[name]), ids)
+
+
+def top_table_items(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> list[TopItem]:
+    """The rows of the first table between lines ``start`` and ``end`` written as a Top 3
+    is (a rank or a name column).
+
+    The profile's ``Top 3 Opportunities`` and a ``Top N opportunities`` section of a
+    result or a note are read by it alike.
+
+    Parameters
+    ----------
+    file : TextFile
+        The file the table is in.
+    start, end : int
+        The 1-based lines (inclusive) to look in: a section's body.
+    mask : sequence of bool
+        The file's lines inside code blocks (True), whose pipes make no table.
+
+    Returns
+    -------
+    list of (int, str, tuple of str)
+        Each row's line, opportunity name and entry ids: those backticked anywhere in the
+        row, else its id column's word (``Entry``, ``Catalog``, ``id``); none when it has
+        neither. Empty when no table there has that shape.
+    """
+    for table in tables(file.lines, start, end, mask=mask):
+        found = _tabled_opportunities(table)
+        if found:
+            return found
+    return []
 
 
 def read_top_opportunities(
@@ -208,12 +245,9 @@ def read_top_opportunities(
     for section in sections(file.lines, heads):
         if not _TOP_HEADING.match(strip_md(section.heading.title)):
             continue
-        found = _listed_opportunities(file, section.start, section.end, mask)
-        if not found:
-            for table in tables(file.lines, section.start, section.end, mask=mask):
-                found = _tabled_opportunities(table)
-                if found:
-                    break
+        found = _listed_opportunities(file, section.start, section.end, mask) or (
+            top_table_items(file, section.start, section.end, mask)
+        )
         return tuple(
             Recommendation(
                 text=name or ids[0],

@@ -22,6 +22,7 @@ from kernelopt.experiments.readers._draft import Draft, DraftRecommendation
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
     Heading,
+    Section,
     Table,
     bullets,
     code_mask,
@@ -37,7 +38,9 @@ from kernelopt.experiments.readers._metrics import (
     prose_metrics,
     table_metric,
 )
+from kernelopt.experiments.readers._top3 import NONE_STATED, TOP_N_HEADING
 from kernelopt.experiments.readers._values import (
+    NOT_A_YEAR,
     after_arrow,
     arrow_speedup,
     correctness_note,
@@ -55,6 +58,7 @@ from kernelopt.experiments.readers._values import (
     status_of,
     unit_of_header,
 )
+from kernelopt.experiments.readers.context import TopItem, top_table_items
 from kernelopt.experiments.readers.floors import row_floor_over_time
 from kernelopt.experiments.records import Correctness, Status
 
@@ -62,9 +66,10 @@ __all__ = ["Described", "describe", "fill", "recommendations_in"]
 
 # Each optional part carries the spaces after it: spans of spaces side by side
 # (``\s*#?\s*\d*\s*``) split a long run of spaces every way before failing. Two ASCII
-# hyphens ("Exp 4 -- BLOCK_N=64") are one dash typed without a dash key.
+# hyphens ("Exp 4 -- BLOCK_N=64") are one dash typed without a dash key. A date after
+# "Exp" ("Exp 2026-05-26: tiles") is no experiment's number: the title keeps it.
 _TITLE_PREFIX = re.compile(
-    r"^(?:(?:experiment|exp|step|iteration|iter)\s*(?:#\s*)?(?:\d+\s*)?"
+    rf"^(?:(?:experiment|exp|step|iteration|iter)\s*(?:#\s*)?(?:\d+{NOT_A_YEAR}\s*)?"
     r"(?:(?:result|results|plan|hypothesis)\s*)?(?:--|[:.—–-])\s*)",
     re.IGNORECASE,
 )
@@ -210,6 +215,28 @@ def _paragraphs(
     return found
 
 
+def _ranked_rows(
+    file: TextFile, section: Section, stop: int, mask: Sequence[bool], *, listed: bool
+) -> list[TopItem]:
+    """The rows of a ``Top N opportunities`` section's table (lines ``section.start`` to
+    ``stop``), read as the profile's Top 3 table is, the first N when its heading says N;
+    empty for any other section, and for one whose ranked items are a list (``listed``).
+
+    A row that says there is none (``None.``, ``n/a``) is no opportunity, and an id cell
+    that says so (``none``) names no entry.
+    """
+    top = TOP_N_HEADING.match(strip_md(section.heading.title))
+    if top is None or listed:
+        return []
+    rows = top_table_items(file, section.start, stop, mask)
+    if top.group(1) is not None:
+        rows = rows[: 3 if top.group(1).lower() == "three" else int(top.group(1))]
+    named = [
+        (line, name, tuple(i for i in ids if not NONE_STATED.match(i))) for line, name, ids in rows
+    ]
+    return [row for row in named if (row[1] or row[2]) and not NONE_STATED.match(row[1])]
+
+
 def recommendations_in(
     file: TextFile,
     start: int,
@@ -220,16 +247,25 @@ def recommendations_in(
     offset: int,
 ) -> list[DraftRecommendation]:
     """Recommendations between lines ``start`` and ``end``: list items under a "Next
-    steps"/"Future directions"-like heading or lead line, or that heading's first sentence."""
+    steps"/"Future directions"-like heading or lead line, or that heading's first sentence.
+
+    A ``Top N opportunities`` section written as a table (``| Rank | Opportunity | Entry |
+    Est. gain |``, the shape of profile.md's Top 3) gives one recommendation per row: the
+    opportunity's name, with the catalog entry ids of its id column (or backticked in the
+    row) as its ``catalog_ids``.
+    """
     lines = file.lines
     found: list[DraftRecommendation] = []
     seen: set[str] = set()
 
-    def add(text: str, line: int) -> None:
+    def add(text: str, line: int, catalog_ids: tuple[str, ...] = ()) -> None:
         clean = strip_md(text).strip(" .")
         key = clean.lower()
         if (
-            len(clean) < 12
+            # A fragment of prose is no advice; a ranked row naming its entry is, however
+            # short its name ("Split-KV").
+            (len(clean) < 12 and not catalog_ids)
+            or not clean
             or key in seen
             or (re.match(r"^[\w.-]+/[\w./-]+$", clean.split(" ")[0]) and " " not in clean)
         ):
@@ -237,7 +273,10 @@ def recommendations_in(
         seen.add(key)
         found.append(
             DraftRecommendation(
-                text=clean[:300], source=SourceRef(path=file.path, line=line), offset=offset
+                text=clean[:300],
+                source=SourceRef(path=file.path, line=line),
+                offset=offset,
+                catalog_ids=tuple(dict.fromkeys(catalog_ids)),
             )
         )
 
@@ -246,7 +285,11 @@ def recommendations_in(
             continue
         stop = min(section.end, end)
         items = [b for b in bullets(lines, section.start, stop, mask) if b.indent < 4]
-        if items:
+        ranked = _ranked_rows(file, section, stop, mask, listed=bool(items))
+        if ranked:
+            for row_line, name, ids in ranked:
+                add(name or ids[0], row_line, ids)
+        elif items:
             for item in items:
                 add(item.text, item.line)
         else:

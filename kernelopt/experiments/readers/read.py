@@ -178,7 +178,7 @@ class _Reading:
                         source=item.source,
                         experiment=None,
                         after=0,
-                        catalog_ids=self.tagger.tags(item.text),
+                        catalog_ids=item.catalog_ids or self.tagger.tags(item.text),
                     )
                 )
 

@@ -25,7 +25,7 @@ from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, Te
 from kernelopt.experiments.readers._kinds import is_plan_output
 from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
 from kernelopt.experiments.readers._metrics import prose_metrics
-from kernelopt.experiments.readers._values import status_of
+from kernelopt.experiments.readers._values import NOT_A_YEAR, status_of
 from kernelopt.experiments.readers.context import read_profile
 from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.floors import result_floors
@@ -261,9 +261,10 @@ def _check_heading(draft: Draft, path: str, heading: int, number: int) -> None:
 
 
 # The heading that opens a hand-written result: "# Experiment 55: ...", "## Exp 7 — ...",
-# "# Step 3". A number followed by more of a word ("# Exp 5b") numbers no experiment.
+# "# Step 3". A number followed by more of a word ("# Exp 5b") numbers no experiment, nor
+# does a date's year ("# Exp 2026-05-26").
 _HEADING_NUMBER = re.compile(
-    r"^(?:experiment|exp|step|iteration|iter|run|trial)[\s_#-]*(\d{1,5})(?![\w.])",
+    r"^(?:experiment|exp|step|iteration|iter|run|trial)[\s_#-]*(\d{1,5})(?![\w.])" + NOT_A_YEAR,
     re.IGNORECASE,
 )
 

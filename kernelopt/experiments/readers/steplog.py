@@ -21,16 +21,18 @@ from kernelopt.experiments.readers._markdown import (
     section_ends,
     strip_md,
 )
-from kernelopt.experiments.readers._values import status_of
+from kernelopt.experiments.readers._values import NOT_A_YEAR, status_of
 from kernelopt.experiments.readers.documents import describe
 from kernelopt.experiments.records import Status
 
 __all__ = ["read_steps", "step_headings"]
 
 # ``(?:#\s*)?`` rather than ``#?\s*``: two spans of spaces side by side split a long run
-# of spaces every way before failing (quadratic).
+# of spaces every way before failing (quadratic). A date's year ("### Exp 2026-05-26:
+# ...") numbers no step: a log of such headings is a devlog, dated by them.
 _STEP = re.compile(
-    r"^(?:step|iteration|iter|exp(?:eriment)?)\s*(?:#\s*)?(\d{1,4})\b\s*[:.—–-]*\s*(.*)$",
+    rf"^(?:step|iteration|iter|exp(?:eriment)?)\s*(?:#\s*)?(\d{{1,4}})\b{NOT_A_YEAR}"
+    r"\s*[:.—–-]*\s*(.*)$",
     re.IGNORECASE,
 )
 _NUMBERED = re.compile(r"^(\d{1,4})[.)]\s+(.*)$")
