@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -364,7 +364,7 @@ def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bo
     words: dict[str, str] | None = None  # the stated point, read only when needed
     for key, value in terms.items():
         name = config_key(config, key)
-        if name is not None and str(config[name]) == value:
+        if name is not None and _holds(name, config[name], value):
             continue
         if name is None and value in UNSTATED_DEFAULTS.get(key, ()):
             continue  # kv=bf16 matches the rows that name no cache format
@@ -374,6 +374,47 @@ def config_matches(config: Mapping[str, object], terms: Mapping[str, str]) -> bo
         if words.get(canonical_axis(key)) != value:
             return False
     return True
+
+
+# The config key under which a benchmark keeps its whole trial point, as text.
+_WHOLE_POINT = "point"
+
+
+def _holds(name: str, stated: object, asked: str) -> bool:
+    """Whether a config's value ``stated`` (under key ``name``) is the ``asked`` one.
+
+    A whole point (``config["point"]``) is compared as the point grammar reads it
+    (:func:`_point_reading`): ``point="b=32  s=1 h=128 "`` or ``point="b = 32 s=1
+    h_q=128"`` is the point ``b=32 s=1 h=128``, while ``b=320`` is not ``b=32`` and a
+    quoted value inside keeps its spaces. Any other value is compared as written
+    (``kv="fp8  e4m3"`` is not ``kv="fp8 e4m3"``).
+    """
+    written = str(stated)
+    if written == asked:
+        return True
+    if name != _WHOLE_POINT or not isinstance(stated, str):
+        return False
+    reading = _point_reading(asked)
+    return bool(reading) and reading == _point_reading(written)
+
+
+def _point_reading(text: str) -> list[tuple[str, str, str]]:
+    """The terms of a whole trial point as :func:`split_terms` reads them, axes by their
+    canonical names and in one order: what every spelling of that point shares.
+
+    Spaces, commas and semicolons between terms, spaces around ``=``, brackets around the
+    point and the order of its terms fall away; the characters of each value, a quoted
+    one's inner spaces included, stay. A term written twice stays twice, so that
+    ``b=32 b=64`` is not read as either point.
+
+    Examples
+    --------
+    >>> _point_reading("b = 32  s=1 h_q=128 ") == _point_reading("b=32 s=1 h=128")
+    True
+    >>> _point_reading("b=320 s=1") == _point_reading("b=32 s=1")
+    False
+    """
+    return sorted((canonical_axis(key), sep, value) for key, sep, value in split_terms(text))
 
 
 def _point_terms(point: str, *, where: str | None = "point") -> dict[str, str]:
@@ -486,34 +527,19 @@ def _select_row(
 ) -> BenchRow:
     """:func:`select_row`, whose message on several implementations names ``choose``."""
     terms = {} if point is None else _point_terms(point)
-    found = [
+    timed = [
         row
         for row in check_rows(rows, where)
-        if (impl is None or row.impl == impl)
-        and (mode is None or row.mode == mode)
-        and config_matches(row.config, terms)
+        if (impl is None or row.impl == impl) and (mode is None or row.mode == mode)
     ]
+    found = [row for row in timed if config_matches(row.config, terms)]
     if not found:
-        wanted = [
-            f"point {point!r}" if point else "",
-            f"impl {impl!r}" if impl else "",
-            f"mode {mode!r}" if mode else "",
-        ]
-        shown = ", ".join(w for w in wanted if w)
-        raise InputError(
-            expected(
-                f"a row matching {shown}" if shown else "at least one row", "none", where=where
-            )
-        )
-    points = sorted({point_text(row.config) for row in found})
+        _refuse_unmatched(timed, point=point, impl=impl, mode=mode, where=where)
+    points = _known_points(found)
     if len(points) > 1:
-        # The names a benchmark gave its points are what --point takes, when they tell
-        # the rows apart; else the configs do.
-        names = sorted({point_of(row.config) for row in found})
-        choices = names if len(names) == len(points) else points
         raise InputError(
             expected(
-                "rows of one trial point (choose one with --point)", listed(choices), where=where
+                "rows of one trial point (choose one with --point)", listed(points), where=where
             )
         )
     impls = sorted({row.impl for row in found})
@@ -526,6 +552,57 @@ def _select_row(
             )
         )
     return found[-1]
+
+
+def _known_points(rows: Sequence[BenchRow]) -> list[str]:
+    """The trial points of ``rows`` as ``--point`` takes them, sorted: the names their
+    benchmark gave them when these tell the rows apart, else their configs' terms."""
+    points = sorted({point_text(row.config) for row in rows})
+    names = sorted({point_of(row.config) for row in rows})
+    return names if len(names) == len(points) else points
+
+
+def _refuse_unmatched(
+    timed: Sequence[BenchRow],
+    *,
+    point: str | None,
+    impl: str | None,
+    mode: str | None,
+    where: str,
+) -> NoReturn:
+    """Raise the InputError of a selection no row matches.
+
+    Parameters
+    ----------
+    timed : sequence of BenchRow
+        The rows of the implementation and mode asked for (all rows when neither was).
+    point, impl, mode : str, optional
+        What was asked for, as :func:`select_row` takes it.
+    where : str
+        Name of the rows in messages.
+
+    Raises
+    ------
+    InputError
+        ``Expected one of <the points of those rows>, got point <point>`` when rows of
+        that implementation and mode exist but none is at ``point``; else ``Expected a row
+        matching <what was asked>, got none``.
+    """
+    chosen = ", ".join(
+        f"{name} {value!r}" for name, value in (("impl", impl), ("mode", mode)) if value
+    )
+    if point and timed:
+        # The points these rows hold are the ones the selection could have named.
+        among = f" (the points of the rows of {chosen})" if chosen else ""
+        raise InputError(
+            expected(
+                f"one of {listed(_known_points(timed))}{among}", f"point {point!r}", where=where
+            )
+        )
+    shown = ", ".join(part for part in (f"point {point!r}" if point else "", chosen) if part)
+    raise InputError(
+        expected(f"a row matching {shown}" if shown else "at least one row", "none", where=where)
+    )
 
 
 def _cited_path(path: str | os.PathLike[str]) -> str:
