@@ -38,12 +38,14 @@ import attrs
 from kernelopt._checks import breaks_lines, finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, KernelOptError, expected
+from kernelopt._words import count_text
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
 from kernelopt.bench.roofline import Roofline, RooflinePoint, launch_overhead_pct
 from kernelopt.bench.trials import TrialPoint
 
 __all__ = [
     "NO_COUNTERS",
+    "UNREAD_TOP3",
     "BaselineMetric",
     "Bottleneck",
     "MetricMatcher",
@@ -55,6 +57,10 @@ __all__ = [
 ]
 
 NO_COUNTERS = "n/a (no counters)"
+# What a report read from a hand-off whose Top 3 no opportunity could be read from says in
+# its place, "(the Top 3 could not be read: Expected ..., got ...)": "none fired" would
+# say the catalog was asked and found nothing, when the table was only unreadable.
+UNREAD_TOP3 = "the Top 3 could not be read"
 # Catalog entries whose remedy is removing per-launch host work: their gain is the measured
 # launch overhead, not the roofline gap.
 _LAUNCH_REMEDIES = frozenset({"cuda-graphs", "buffer-persistence"})
@@ -312,6 +318,19 @@ def _baseline_rows(value: Iterable[BaselineMetric]) -> tuple[BaselineMetric, ...
     return tuple(value)
 
 
+def _read_or_unread(instance: ProfileReport, attribute: attrs.Attribute[str], value: str) -> None:
+    """A Top 3 that could not be read holds no opportunities: its rendering prints one of
+    the two, and a reader would take the other for all there is."""
+    if value and instance.opportunities:
+        raise InputError(
+            expected(
+                "no opportunities with a Top 3 that could not be read",
+                count_text(len(instance.opportunities), "opportunity", "opportunities"),
+                where=attribute.name,
+            )
+        )
+
+
 @attrs.frozen(kw_only=True)
 class ProfileReport:
     """The profiler's compact summary of one kernel version at one trial point.
@@ -332,6 +351,12 @@ class ProfileReport:
         Ranked, at most three rendered.
     baseline : tuple of BaselineMetric
         The vs-Baseline table; empty when there is no baseline.
+    top3_unread : str
+        Why the Top 3 could not be read (``Expected ..., got ...``), for a report read from
+        a hand-off whose Top 3 no opportunity could be read from; it then holds no
+        opportunities and renders ``(the Top 3 could not be read: <why>)`` where a report
+        without opportunities says that no catalog trigger fired. Empty when the Top 3
+        was read, or said there is none.
     """
 
     kernel: str = attrs.field(validator=_kernel_name)
@@ -342,6 +367,7 @@ class ProfileReport:
     root_cause: str
     opportunities: tuple[Opportunity, ...] = attrs.field(default=(), converter=_opportunities)
     baseline: tuple[BaselineMetric, ...] = attrs.field(default=(), converter=_baseline_rows)
+    top3_unread: str = attrs.field(default="", validator=[_one_line, _read_or_unread])
 
     def render(self) -> str:
         """The report as markdown text in the contract's exact form (ends in a newline)."""
@@ -370,7 +396,9 @@ class ProfileReport:
             f"Root cause: {' '.join(self.root_cause.split())}",
             "### Top 3 Opportunities (ranked by estimated impact)",
         ]
-        if not self.opportunities:
+        if self.top3_unread:
+            lines.append(f"({UNREAD_TOP3}: {self.top3_unread})")
+        elif not self.opportunities:
             lines.append("(none: no catalog trigger fired on these metrics)")
         for rank, item in enumerate(self.opportunities[:3], start=1):
             lines.append(

@@ -14,7 +14,9 @@ Otherwise the text is a fixed point whatever the values:
 ``parse_profile(text).render() == text`` for ``text = report.render()``.
 
 A hand-written Top 3 may be a numbered list, bullets or a table with a rank or name
-column. What the reader leaves out it says in a
+column. A Top 3 no opportunity could be read from is kept as why
+(:attr:`~kernelopt.bench.report.ProfileReport.top3_unread`), which the rendering prints in
+its place and the reader gives back as written. What the reader leaves out it says in a
 :class:`ProfileWarning` naming the file and line: items past the third (not read, so that
 the record holds what its rendering prints), a Top 3 no opportunity could be read from
 (prose), bullets under or beside the list's items and a table beside the list, a table row
@@ -38,6 +40,7 @@ from kernelopt._words import and_list, count_text, noun
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.report import (
     NO_COUNTERS,
+    UNREAD_TOP3,
     BaselineMetric,
     Bottleneck,
     Opportunity,
@@ -326,14 +329,18 @@ _TABLE_GAIN = re.compile(
     rf"^(?:est(?:\.|imated)?\s*|~\s*|≈\s*)?(?P<gain>{_NUMBER})\s*%?(?:\s*gain)?$", re.IGNORECASE
 )
 _NAME_WITH_ID = re.compile(r"^(?P<name>.*?)\s*\(`(?P<id>[^`]*)`\)$")
+# The line a report whose Top 3 could not be read renders in its place (see _unread).
+_UNREAD_RENDERED = re.compile(rf"^\({re.escape(UNREAD_TOP3)}:\s*(?P<reason>.*\S)\s*\)$")
 
 
-def _opportunities(record: Record, notes: list[str]) -> tuple[Opportunity, ...]:
-    """The Top 3, written as a numbered list, as bullets or as a table.
+def _opportunities(record: Record, notes: list[str]) -> tuple[tuple[Opportunity, ...], str]:
+    """The Top 3, written as a numbered list, as bullets or as a table, and why it could not
+    be read (empty when it was).
 
     Items past the third are left out, each named in ``notes``, so that the record holds
     what its rendering prints; a section that holds none of the three forms and does not
-    say "none" reads as no opportunity, and ``notes`` says that the Top 3 could not be read.
+    say "none" reads as no opportunity, with the reason, and ``notes`` says that the Top 3
+    could not be read.
     """
     section = record.require(_SECTION, shown=_SECTION)
     # Bullets too, as the other hand-offs read their lists: a Top 3 written as `- ...` items
@@ -349,10 +356,9 @@ def _opportunities(record: Record, notes: list[str]) -> tuple[Opportunity, ...]:
     else:
         table = _table(record, section, notes)
         if table is None:
-            notes += _unread(record, section)
-            return ()
+            return (), _unread(record, section, notes)
         found = table
-    return _top(record, found, notes)
+    return _top(record, found, notes), ""
 
 
 def _unlisted(record: Record, section: Section, items: list[tuple[int, str]]) -> list[str]:
@@ -475,7 +481,8 @@ def _table(
     """The opportunities of a Top 3 written as a table (``| Rank | Opportunity | Entry |
     Est. Gain | Trigger |``), in the order written; None when the section holds no table
     whose header names a rank or a name column, or one without rows. A table after the
-    first is not read, and ``notes`` names it."""
+    first is not read, and ``notes`` names it; a header row without its separator, where a
+    data row should be, is a FormatError naming it as a header row."""
     rows = [(number, line) for number, line in section.body if line.lstrip().startswith("|")]
     if not rows:
         return None
@@ -499,6 +506,15 @@ def _table(
         cells = split_row(line)
         if _is_separator(line):
             continue
+        if _misplaced_header(cells, len(header), columns):
+            raise fail(
+                record,
+                f"a data row of the Top 3 table whose header is at line {header_line}",
+                f"a header row at line {number}: {line.strip()!r} (a second table starts "
+                "with its header row and a |---| separator line under it)",
+                line=number,
+                section=_SECTION,
+            )
         if len(cells) != len(header):
             raise fail(
                 record,
@@ -513,6 +529,25 @@ def _table(
     return found or None
 
 
+def _misplaced_header(cells: list[str], width: int, columns: dict[str, int]) -> bool:
+    """Whether a row that cannot be read as one of the table's data rows is a Top 3 header.
+
+    A second table's header written without its ``|---|`` separator is no table of its
+    own: it was read as a data row, and failed as a gain of 'Est. Gain'. A row is told as
+    a header only when it would fail anyway (its cells are not as many as the header's, or
+    its gain cell holds no gain), so that no row that reads as data is refused.
+    """
+    own = _columns(cells)
+    if own is None or "gain" not in own:
+        return False
+    return len(cells) != width or _TABLE_GAIN.match(_gain_text(cells, columns)) is None
+
+
+def _gain_text(cells: list[str], columns: dict[str, int]) -> str:
+    """The text of a row's gain cell, without the emphasis or backticks around it."""
+    return cells[columns["gain"]].strip().strip("*`").strip()
+
+
 def _is_separator(row: str) -> bool:
     """Whether a table row is a header's ``|---|---|`` separator."""
     return all(_SEPARATOR.match(cell) for cell in split_row(row))
@@ -522,7 +557,8 @@ def _first_table(rows: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], li
     """The rows of the section's first table, and the header line of each table after it.
 
     A table starts where a row is followed, on the next line, by a separator: the second
-    table's header, read as a row of the first, failed as a gain of 'Est. Gain'.
+    table's header, read as a row of the first, failed as a gain of 'Est. Gain'. A header
+    row without its separator starts no table (see :func:`_misplaced_header`).
     """
     starts = [
         line
@@ -564,7 +600,7 @@ def _tabled(record: Record, line: int, cells: list[str], columns: dict[str, int]
         name, entry_id = with_id.group("name").strip(), with_id.group("id").strip()
     if not name:
         raise fail(record, "an opportunity's name", "an empty cell", line=line, section=_SECTION)
-    gain_cell = cells[columns["gain"]].strip().strip("*`").strip()
+    gain_cell = _gain_text(cells, columns)
     gain = _TABLE_GAIN.match(gain_cell)
     if gain is None:
         raise fail(
@@ -576,20 +612,30 @@ def _tabled(record: Record, line: int, cells: list[str], columns: dict[str, int]
     )
 
 
-def _unread(record: Record, section: Section) -> list[str]:
-    """That the Top 3 could not be read, unless the section says there is none."""
+def _unread(record: Record, section: Section, notes: list[str]) -> str:
+    """Why the Top 3 could not be read (``Expected ..., got ...``), said in ``notes`` at its
+    line; empty when the section says there is none.
+
+    A section a rendering wrote for such a Top 3, ``(the Top 3 could not be read: why)``,
+    gives its ``why`` back as written: read as a Top 3 in prose, the reason would grow by
+    one quotation each time the report was printed and read again.
+    """
     written = [(number, line.strip()) for number, line in section.body if line.strip()]
     if written and NONE_STATED.match(written[0][1]):
-        return []
+        return ""
     line, got = written[0] if written else (section.line, "an empty section")
-    message = fail(
-        record,
-        f"the Top 3 as a numbered list ({_OPPORTUNITY_FORM}) or a table with a Rank or Name column",
-        repr(got) if written else got,
-        line=line,
-        section=_SECTION,
-    )
-    return [f"{message}; the Top 3 could not be read: read as no opportunities"]
+    rendered = _UNREAD_RENDERED.match(got) if written else None
+    if rendered is not None:
+        reason = rendered.group("reason")
+    else:
+        reason = expected(
+            f"the Top 3 as a numbered list ({_OPPORTUNITY_FORM}) or a table with a Rank or "
+            "Name column",
+            repr(got) if written else got,
+        )
+    located = FormatError(reason, path=record.path, line=line, section=_SECTION)
+    notes.append(f"{located}; {UNREAD_TOP3}: read as no opportunities")
+    return reason
 
 
 def _top(
@@ -709,7 +755,8 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
     FormatError
         Naming the missing, repeated (a second `### Stages`, say) or unreadable section
         and its line, or a value the record cannot hold (a TC% below 0, say, or a verdict
-        other than Memory-, Compute- or Latency-bound).
+        other than Memory-, Compute- or Latency-bound), or a Top 3 table's header row
+        written again without its separator, where a data row should be.
 
     Warns
     -----
@@ -812,13 +859,18 @@ def _report(record: Record, notes: list[str]) -> ProfileReport:
     """The report of one hand-off; what was left out of it is added to ``notes``."""
     kernel, version, point = _head(record)
     bottleneck, cause = _bottleneck(record, notes)
+    # The Stages before the Top 3, as the contract writes them: of two malformed sections,
+    # the first written is the one an error names.
+    stages = _stages(record)
+    opportunities, unread = _opportunities(record, notes)
     return ProfileReport(
         kernel=kernel,
         version=version,
         point=point,
-        stages=_stages(record),
+        stages=stages,
         bottleneck=bottleneck,
         root_cause=cause,
-        opportunities=_opportunities(record, notes),
+        opportunities=opportunities,
         baseline=_baseline(record),
+        top3_unread=unread,
     )

@@ -35,11 +35,15 @@ HEAD = TEXT.partition("(none:")[0]  # everything up to the Top 3's items
 FIRST_ITEM_LINE = HEAD.count("\n") + 1
 VERDICT_LINE = TEXT.splitlines().index("### Bottleneck: Memory-bound") + 1
 PROSE = HEAD + "Split-KV would help most.\n"
-PROSE_NOTE = (
-    "[Top 3 Opportunities]: Expected the Top 3 as a numbered list ('name (`entry-id`) -- "
-    "est. 30% gain -- trigger: dram_pct=40') or a table with a Rank or Name column, got "
-    "'Split-KV would help most.'; the Top 3 could not be read: read as no opportunities"
+PROSE_REASON = (
+    "Expected the Top 3 as a numbered list ('name (`entry-id`) -- est. 30% gain -- trigger: "
+    "dram_pct=40') or a table with a Rank or Name column, got 'Split-KV would help most.'"
 )
+PROSE_NOTE = (
+    f"[Top 3 Opportunities]: {PROSE_REASON}; the Top 3 could not be read: read as no opportunities"
+)
+# What the prose Top 3 reads as: no opportunities, and why, printed in the Top 3's place.
+PROSE_READ = memory_bound_report(top3_unread=PROSE_REASON)
 SPLIT_KV = Opportunity(
     name="Split-KV flash decoding", entry_id="split-kv", gain_pct=41.0, trigger="dram_pct=48.3"
 )
@@ -92,7 +96,7 @@ def test_report_profile_prints_the_warning_as_one_plain_line(
     path = _write(tmp_path, PROSE)
     assert main(["report", "profile", path]) == 0
     out, err = capsys.readouterr()
-    assert out == TEXT  # the Top 3 read as none prints as none: stdout unchanged
+    assert out == PROSE_READ.render()  # says the Top 3 could not be read, not that none fired
     assert err == f"kernelopt report: warning: {path}:{FIRST_ITEM_LINE} {PROSE_NOTE}\n"
 
 
@@ -102,7 +106,7 @@ def test_report_profile_json_keeps_stdout_json_and_the_warning_on_stderr(
     path = _write(tmp_path, PROSE)
     assert main(["report", "profile", path, "--json"]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out) == to_dict(REPORT)
+    assert json.loads(out) == to_dict(PROSE_READ)
     assert err == f"kernelopt report: warning: {path}:{FIRST_ITEM_LINE} {PROSE_NOTE}\n"
 
 
@@ -162,7 +166,7 @@ def test_filters_in_force_still_apply_to_the_command(
         warnings.filterwarnings("ignore", category=ProfileWarning)
         assert main(["report", "profile", path]) == 0
     out, err = capsys.readouterr()
-    assert (out, err) == (TEXT, "")
+    assert (out, err) == (PROSE_READ.render(), "")
 
 
 def test_a_warning_made_an_error_fails_the_reading_in_one_line(
