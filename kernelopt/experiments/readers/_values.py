@@ -22,6 +22,7 @@ __all__ = [
     "CYCLES",
     "CYCLE_UNITS",
     "LATENCY_UNITS",
+    "MONTH_DAY",
     "NOT_A_YEAR",
     "TO_US",
     "Quantity",
@@ -713,10 +714,12 @@ def not_attempted(text: str) -> bool:
 _DATE = re.compile(r"(?<!\d)(20\d{2})([-/.]?)(0[1-9]|1[0-2])\2(0[1-9]|[12]\d|3[01])(?!\d)")
 _MM = r"(?:0[1-9]|1[0-2])"
 _DD = r"(?:0[1-9]|[12]\d|3[01])"
+# The month and day that follow a date's year: "-05-26" (also with "/" or "." between its
+# parts, as ``_DATE`` reads them).
+MONTH_DAY = rf"(?:-{_MM}-{_DD}|/{_MM}/{_DD}|\.{_MM}\.{_DD})(?!\d)"
 # Placed right after the digits of an experiment's number ("exp 7"): they are the whole
-# number, and no date's year. In "exp 2026-05-26" the "-05-26" after 2026 makes it a
-# date (also with "/" or "." between its parts, as ``_DATE`` reads them).
-NOT_A_YEAR = rf"(?!\d|(?:-{_MM}-{_DD}|/{_MM}/{_DD}|\.{_MM}\.{_DD})(?!\d))"
+# number, and no date's year. In "exp 2026-05-26" the "-05-26" after 2026 makes it a date.
+NOT_A_YEAR = rf"(?!\d|{MONTH_DAY})"
 _TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?")
 
 

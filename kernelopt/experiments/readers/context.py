@@ -31,7 +31,7 @@ from kernelopt.experiments.readers._top3 import (
     NAME_HEADER,
     NONE_STATED,
     RANK_HEADER,
-    TOP,
+    TOP_N_HEADING,
 )
 from kernelopt.experiments.readers._values import NOT_A_YEAR
 from kernelopt.experiments.readers.floors import row_floor_over_time
@@ -43,6 +43,7 @@ __all__ = [
     "read_profile",
     "read_rules",
     "read_top_opportunities",
+    "top_section_items",
     "top_table_items",
 ]
 
@@ -125,8 +126,6 @@ _HEADING_EXPERIMENTS = re.compile(
     rf"(?:\s*(?:,|&|and)\s*\d{{1,5}}{NOT_A_YEAR})*)\b",
     re.IGNORECASE,
 )
-# The profile hand-off's ranked list: "### Top 3 Opportunities (ranked by estimated impact)".
-_TOP_HEADING = re.compile(r"^top\s*(?:3|three)\b|^top\s+opportunit", re.IGNORECASE)
 # A catalog entry id as an item writes it in backticks: "Kernel Fusion (`kernel-fusion`)".
 _ENTRY_ID = re.compile(r"`([A-Za-z0-9][\w.-]*)`")
 # Where an item's name ends: at its entry id, or at "-- est. 40% gain" when it gives none.
@@ -164,14 +163,22 @@ def _item_name(text: str) -> str:
     return strip_md(text[: end.start()] if end is not None and end.start() > 0 else text)
 
 
+def _entry_ids(text: str) -> tuple[str, ...]:
+    """The catalog entry ids written in backticks in ``text``. One that says there is none
+    (``none``, ``NONE``, as a writer fills an id cell or item with no entry) names none."""
+    return tuple(i for i in _ENTRY_ID.findall(text) if not NONE_STATED.match(i))
+
+
 # One item of a Top 3: its line, the opportunity's name and the entry ids written beside it.
 TopItem = tuple[int, str, tuple[str, ...]]
 
 
-def _listed_opportunities(file: TextFile, start: int, end: int, mask: list[bool]) -> list[TopItem]:
+def _listed_opportunities(
+    file: TextFile, start: int, end: int, mask: Sequence[bool]
+) -> list[TopItem]:
     """The Top 3 written as a list: its outermost items (numbered or bullets)."""
     return [
-        (b.line, _item_name(b.text), tuple(_ENTRY_ID.findall(b.text)))
+        (b.line, _item_name(b.text), _entry_ids(b.text))
         for b in bullets(file.lines, start, end, mask)
         if b.indent < 2
     ]
@@ -195,18 +202,15 @@ def _tabled_opportunities(table: Table) -> list[TopItem]:
 def _tabled(row: Row, name: int, entry: int | None) -> TopItem:
     """One row of a Top 3 table: its entry ids are backticked anywhere in the row, else the
     entry column's word."""
-    ids = tuple(i for cell in row.cells for i in _ENTRY_ID.findall(cell))
+    ids = tuple(i for cell in row.cells for i in _entry_ids(cell))
     if not ids and entry is not None:
-        ids = tuple(_ENTRY_ID.findall(f"`{strip_md(row.cells[entry])}`"))
+        ids = _entry_ids(f"`{strip_md(row.cells[entry])}`")
     return (row.line, _item_name(row.cells[name]), ids)
 
 
 def top_table_items(file: TextFile, start: int, end: int, mask: Sequence[bool]) -> list[TopItem]:
     """The rows of the first table between lines ``start`` and ``end`` written as a Top 3
     is (a rank or a name column).
-
-    The profile's ``Top 3 Opportunities`` and a ``Top N opportunities`` section of a
-    result or a note are read by it alike.
 
     Parameters
     ----------
@@ -222,7 +226,7 @@ def top_table_items(file: TextFile, start: int, end: int, mask: Sequence[bool]) 
     list of (int, str, tuple of str)
         Each row's line, opportunity name and entry ids: those backticked anywhere in the
         row, else its id column's word (``Entry``, ``Catalog``, ``id``); none when it has
-        neither. Empty when no table there has that shape.
+        neither, or when they say ``none``. Empty when no table there has that shape.
     """
     for table in tables(file.lines, start, end, mask=mask):
         found = _tabled_opportunities(table)
@@ -231,23 +235,76 @@ def top_table_items(file: TextFile, start: int, end: int, mask: Sequence[bool]) 
     return []
 
 
+def _ranked_count(heading: re.Match[str]) -> int | None:
+    """How many items a ``Top N opportunities`` heading (matched by ``TOP_N_HEADING``)
+    ranks: N, 3 for "three", None when it gives no number (``Top opportunities``)."""
+    written = heading.group(1)
+    if written is None:
+        return None
+    return 3 if written.lower() == "three" else int(written)
+
+
+def top_section_items(
+    file: TextFile, title: str, start: int, end: int, mask: Sequence[bool]
+) -> list[TopItem] | None:
+    """The ranked items of a ``Top N opportunities`` section, read alike in profile.md and
+    in a result or a note.
+
+    The items are the section's outermost list items (numbered or bullets), else the rows
+    of its first table with a rank or a name column (:func:`top_table_items`); the first N
+    when the heading says N. Each is the opportunity's name and the catalog entry ids
+    written beside it in backticks (``Kernel Fusion (`kernel-fusion`) -- est. 40% gain``)
+    or in a table's id column. An item that says there is none (``None.``, ``n/a``, the
+    renderer's ``(none: ...)``) is no opportunity, and an id that says so (``none``,
+    ``NONE``, backticked or not) names no entry.
+
+    Parameters
+    ----------
+    file : TextFile
+        The file the section is in.
+    title : str
+        The section's heading, as written: ``Top 3 Opportunities (ranked by estimated
+        impact)``, ``Top 5 opportunities``, ``Top opportunities``.
+    start, end : int
+        The 1-based lines (inclusive) of the section's body.
+    mask : sequence of bool
+        The file's lines inside code blocks (True), which hold no items.
+
+    Returns
+    -------
+    list of (int, str, tuple of str) or None
+        Each item's line, opportunity name and entry ids, in the order written (empty when
+        none could be read); None when ``title`` is no ``Top N opportunities`` heading.
+    """
+    heading = TOP_N_HEADING.match(strip_md(title))
+    if heading is None:
+        return None
+    found = _listed_opportunities(file, start, end, mask) or top_table_items(file, start, end, mask)
+    count = _ranked_count(heading)
+    # An item saying "None." still takes its rank: the heading's N counts the items written.
+    ranked = found if count is None else found[:count]
+    return [
+        (line, name, ids)
+        for line, name, ids in ranked
+        if (name or ids) and not NONE_STATED.match(name)
+    ]
+
+
 def read_top_opportunities(
     file: TextFile, heads: list[Heading], mask: list[bool], experiment: int | None
 ) -> tuple[Recommendation, ...]:
     """The items of a profile's ``Top 3 Opportunities`` section as recommendations.
 
-    The items are the section's outermost list items (numbered or bullets), else the rows
-    of its first table with a rank or a name column; the first three, as the section's name
-    says. Each is the opportunity's name with the catalog entry ids written beside it in
-    backticks (``Kernel Fusion (`kernel-fusion`) -- est. 40% gain -- trigger: ...``), made
-    by ``experiment`` (the one the profile followed) for the experiments after it.
+    The section is the first whose heading a result's or a note's ``Top N opportunities``
+    would have (``Top 3 Opportunities``, ``Top 5 opportunities``, ``Top opportunities``),
+    read by :func:`top_section_items`: the first N items when the heading says N. Each is
+    the opportunity's name with its catalog entry ids, made by ``experiment`` (the one the
+    profile followed) for the experiments after it.
     """
     for section in sections(file.lines, heads):
-        if not _TOP_HEADING.match(strip_md(section.heading.title)):
+        found = top_section_items(file, section.heading.title, section.start, section.end, mask)
+        if found is None:
             continue
-        found = _listed_opportunities(file, section.start, section.end, mask) or (
-            top_table_items(file, section.start, section.end, mask)
-        )
         return tuple(
             Recommendation(
                 text=name or ids[0],
@@ -256,8 +313,7 @@ def read_top_opportunities(
                 after=experiment + 1 if experiment is not None else 0,
                 catalog_ids=tuple(dict.fromkeys(ids)),
             )
-            for line, name, ids in found[:TOP]
-            if (name or ids) and not NONE_STATED.match(name)
+            for line, name, ids in found
         )
     return ()
 

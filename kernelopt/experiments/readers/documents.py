@@ -22,7 +22,6 @@ from kernelopt.experiments.readers._draft import Draft, DraftRecommendation
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
     Heading,
-    Section,
     Table,
     bullets,
     code_mask,
@@ -38,7 +37,6 @@ from kernelopt.experiments.readers._metrics import (
     prose_metrics,
     table_metric,
 )
-from kernelopt.experiments.readers._top3 import NONE_STATED, TOP_N_HEADING
 from kernelopt.experiments.readers._values import (
     NOT_A_YEAR,
     after_arrow,
@@ -58,7 +56,7 @@ from kernelopt.experiments.readers._values import (
     status_of,
     unit_of_header,
 )
-from kernelopt.experiments.readers.context import TopItem, top_table_items
+from kernelopt.experiments.readers.context import top_section_items
 from kernelopt.experiments.readers.floors import row_floor_over_time
 from kernelopt.experiments.records import Correctness, Status
 
@@ -215,28 +213,6 @@ def _paragraphs(
     return found
 
 
-def _ranked_rows(
-    file: TextFile, section: Section, stop: int, mask: Sequence[bool], *, listed: bool
-) -> list[TopItem]:
-    """The rows of a ``Top N opportunities`` section's table (lines ``section.start`` to
-    ``stop``), read as the profile's Top 3 table is, the first N when its heading says N;
-    empty for any other section, and for one whose ranked items are a list (``listed``).
-
-    A row that says there is none (``None.``, ``n/a``) is no opportunity, and an id cell
-    that says so (``none``) names no entry.
-    """
-    top = TOP_N_HEADING.match(strip_md(section.heading.title))
-    if top is None or listed:
-        return []
-    rows = top_table_items(file, section.start, stop, mask)
-    if top.group(1) is not None:
-        rows = rows[: 3 if top.group(1).lower() == "three" else int(top.group(1))]
-    named = [
-        (line, name, tuple(i for i in ids if not NONE_STATED.match(i))) for line, name, ids in rows
-    ]
-    return [row for row in named if (row[1] or row[2]) and not NONE_STATED.match(row[1])]
-
-
 def recommendations_in(
     file: TextFile,
     start: int,
@@ -249,22 +225,26 @@ def recommendations_in(
     """Recommendations between lines ``start`` and ``end``: list items under a "Next
     steps"/"Future directions"-like heading or lead line, or that heading's first sentence.
 
-    A ``Top N opportunities`` section written as a table (``| Rank | Opportunity | Entry |
-    Est. gain |``, the shape of profile.md's Top 3) gives one recommendation per row: the
-    opportunity's name, with the catalog entry ids of its id column (or backticked in the
-    row) as its ``catalog_ids``.
+    A ``Top N opportunities`` section is read as profile.md's Top 3 is
+    (:func:`~kernelopt.experiments.readers.context.top_section_items`), whether written as
+    a numbered list (``1. Split-KV (`split-kv-flash-decoding`) -- est. 30% gain``) or a
+    table (``| Rank | Opportunity | Entry | Est. gain |``): one recommendation per item,
+    the first N when the heading says N, each the opportunity's name with the catalog
+    entry ids backticked beside it (or in the table's id column) as its ``catalog_ids``.
     """
     lines = file.lines
     found: list[DraftRecommendation] = []
     seen: set[str] = set()
 
-    def add(text: str, line: int, catalog_ids: tuple[str, ...] = ()) -> None:
+    def add(
+        text: str, line: int, catalog_ids: tuple[str, ...] = (), *, ranked: bool = False
+    ) -> None:
         clean = strip_md(text).strip(" .")
         key = clean.lower()
         if (
-            # A fragment of prose is no advice; a ranked row naming its entry is, however
-            # short its name ("Split-KV").
-            (len(clean) < 12 and not catalog_ids)
+            # A fragment of prose is no advice; a ranked item is, however short its name
+            # ("Split-KV"), when it names its entry or has a word.
+            (len(clean) < 12 and not (ranked and (catalog_ids or re.search(r"[^\W\d_]", clean))))
             or not clean
             or key in seen
             or (re.match(r"^[\w.-]+/[\w./-]+$", clean.split(" ")[0]) and " " not in clean)
@@ -285,10 +265,10 @@ def recommendations_in(
             continue
         stop = min(section.end, end)
         items = [b for b in bullets(lines, section.start, stop, mask) if b.indent < 4]
-        ranked = _ranked_rows(file, section, stop, mask, listed=bool(items))
+        ranked = top_section_items(file, section.heading.title, section.start, stop, mask)
         if ranked:
-            for row_line, name, ids in ranked:
-                add(name or ids[0], row_line, ids)
+            for item_line, name, ids in ranked:
+                add(name or ids[0], item_line, ids, ranked=True)
         elif items:
             for item in items:
                 add(item.text, item.line)

@@ -25,7 +25,7 @@ from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, Te
 from kernelopt.experiments.readers._kinds import is_plan_output
 from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
 from kernelopt.experiments.readers._metrics import prose_metrics
-from kernelopt.experiments.readers._values import NOT_A_YEAR, status_of
+from kernelopt.experiments.readers._values import MONTH_DAY, NOT_A_YEAR, status_of
 from kernelopt.experiments.readers.context import read_profile
 from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.floors import result_floors
@@ -40,12 +40,17 @@ __all__ = [
     "read_folder",
 ]
 
-_EXP_DIR = re.compile(
-    r"^(?:exp|experiment|step|iter|iteration|run|trial)[-_ ]?(\d{1,5})(?:[-_ ].*)?$", re.IGNORECASE
-)
+_EXP_WORD = r"^(?:exp|experiment|step|iter|iteration|run|trial)[-_ ]?"
+# "exp_7", "step-007", "exp_7_tiles". A number followed by a month and a day
+# ("exp_2026-05-26", "exp_2026-05-26-tiles") is a date: it numbers no experiment, as a
+# date after "exp" in a heading numbers none.
+_EXP_DIR = re.compile(rf"{_EXP_WORD}(\d{{1,5}}){NOT_A_YEAR}(?:[-_ ].*)?$", re.IGNORECASE)
+# The name of such a dated folder, told apart from other misnamed ones.
+_DATED_EXP_DIR = re.compile(rf"{_EXP_WORD}\d{{1,5}}{MONTH_DAY}", re.IGNORECASE)
 _NUM_DIR = re.compile(r"^(\d{1,5})[-_][A-Za-z].*$")
 # A name that starts like an experiment folder's but gives no number the readers take
-# (``exp_1a``, ``exp_-1``, ``exp_9.bak``, ``exp_``); six digits and more are dates.
+# (``exp_1a``, ``exp_-1``, ``exp_9.bak``, ``exp_``, ``exp_2026-05-26``); six digits and
+# more in a row are a date written without dashes, and not named.
 _ALMOST_EXP_DIR = re.compile(
     r"^(?:exp|experiment|step|iter|iteration|run|trial)(?:[-_ ]?[-+]?\d(?!\d{5})|[-_ ]+$)",
     re.IGNORECASE,
@@ -55,28 +60,29 @@ _FILE_ORDER = ("result", "results", "hypothesis", "plan", "verifier", "verify", 
 
 def folder_number(name: str) -> int | None:
     """The experiment number a folder name gives (``exp_7``, ``step-007``, ``12-slug``), or
-    None when the name is no experiment folder's."""
+    None when the name is no experiment folder's (``exp_2026-05-26`` is a date's)."""
     match = _EXP_DIR.match(name) or _NUM_DIR.match(name)
     return int(match.group(1)) if match else None
 
 
 def experiment_folders(files: LogFiles) -> dict[str, int]:
-    """Map each experiment folder (relative path) to its number, from the paths walked."""
+    """Map each experiment folder (relative path) to its number, from the paths walked: the
+    innermost folder of each path whose name :func:`folder_number` reads."""
     folders: dict[str, int] = {}
     for path in files.paths:
         parts = path.split("/")[:-1]
         for depth in range(len(parts) - 1, -1, -1):
-            name = parts[depth]
-            match = _EXP_DIR.match(name) or _NUM_DIR.match(name)
-            if match:
-                folders.setdefault("/".join(parts[: depth + 1]), int(match.group(1)))
+            number = folder_number(parts[depth])
+            if number is not None:
+                folders.setdefault("/".join(parts[: depth + 1]), number)
                 break
     return folders
 
 
 def misnamed_folders(files: LogFiles) -> list[tuple[str, str]]:
     """Folders holding log files whose names start like an experiment folder's but give
-    no experiment number (``exp_1a/``), each with what it should be named.
+    no experiment number (``exp_1a/``, or a date: ``exp_2026-05-26/``), each with what it
+    should be named.
 
     Their files are still read, as loose notes; what they record is not read as the
     experiment their name seems to give, which the user should know.
@@ -96,12 +102,17 @@ def misnamed_folders(files: LogFiles) -> list[tuple[str, str]]:
         parts = path.split("/")[:-1]
         for depth, name in enumerate(parts):
             if _ALMOST_EXP_DIR.match(name) and folder_number(name) is None:
-                found.setdefault(
-                    "/".join(parts[: depth + 1]),
-                    expected("a folder named exp_N (N a number of up to five digits)", name)
-                    + "; not read as an experiment",
-                )
+                found.setdefault("/".join(parts[: depth + 1]), _misnamed_reason(name))
     return sorted(found.items())
+
+
+def _misnamed_reason(name: str) -> str:
+    """Why the folder ``name``, named almost like an experiment's, is read as none."""
+    dated = " (a date numbers no experiment)" if _DATED_EXP_DIR.match(name) else ""
+    return (
+        expected("a folder named exp_N (N a number of up to five digits)", name)
+        + f"{dated}; not read as an experiment"
+    )
 
 
 def folder_clashes(folders: dict[str, int], until: int | None = None) -> list[str]:
