@@ -419,6 +419,12 @@ class _TopVerdict:
     version: str = ""
 
     @property
+    def title(self) -> str:
+        """The list's name as the profile's heading gives it: the seed's "Top 3" for up to
+        three items, "Top 5" for a profile that ranked five."""
+        return f"Top {max(3, len(self.items))}"
+
+    @property
     def path(self) -> str:
         """The profile's path, relative to the log's root."""
         return self.items[0].source.path
@@ -560,7 +566,7 @@ def _taken_up(
 
 def _top_sentence(top: _TopVerdict, params: IgnoredPriorResearchParams) -> str:
     """What the check says of a Top 3 that was not ignored."""
-    named = f"The Top 3 Opportunities list of {top.lines()} ({top.names()}"
+    named = f"The {top.title} Opportunities list of {top.lines()} ({top.names()}"
     if top.state == "version-cut":
         return (
             f"{named}) is dated only by the version its heading names ({top.version}), which "
@@ -713,7 +719,7 @@ def _top_summary(top: _TopVerdict) -> str:
     numbers = [e.number for e in top.attempts]
     count = len(top.attempts)
     return (
-        f"The Top 3 Opportunities list of {top.lines()}, written after exp {top.followed}"
+        f"The {top.title} Opportunities list of {top.lines()}, written after exp {top.followed}"
         f"{top.dated_by}, "
         f"named {top.names()}; none of the {count} attempts that followed "
         f"({experiments_text(numbers)}) tried {'it' if len(top.items) == 1 else 'any of them'}"
@@ -765,7 +771,7 @@ def _top_actions(ctx: Context, top: _TopVerdict) -> list[Action]:
         ctx.action(
             f"Try {quote(item.text, 100)}"
             + "".join(f" (`{entry}`)" for entry in item.catalog_ids)
-            + f", ranked {rank} of the profile's Top 3 ({item.source}), or record in a "
+            + f", ranked {rank} of the profile's {top.title} ({item.source}), or record in a "
             "later plan or result why not",
             item.catalog_ids[0] if item.catalog_ids else None,
         )
