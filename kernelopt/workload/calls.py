@@ -203,6 +203,50 @@ def _check_dims(what: str, dims: object, where: str, *, minimum: int) -> None:
 # fields checked already (a tensor resized, a group of a tally) skip their __init__ checks.
 _new = object.__new__
 _set = object.__setattr__
+
+
+def summary_of_numbers(low: float, high: float, mean: float, std: float | None) -> ValuesSummary:
+    """``ValuesSummary(min=low, max=high, mean=mean, std=std)`` for floats read from a trace.
+
+    Numbers that pass the summary's checks (finite, ``min <= mean <= max``, a std in
+    ``[0, (max - min) / 2]``) make it without its ``__init__``: a trace reader builds one
+    per line, and ``__init__``, which checks each field by name, takes three times as
+    long. Anything else goes through ``__init__``, so a summary refused is refused with
+    its own message.
+
+    Parameters
+    ----------
+    low, high, mean : float
+        Smallest, largest and mean value of the call's tensor.
+    std : float or None
+        Their standard deviation, when recorded.
+
+    Returns
+    -------
+    ValuesSummary
+        Equal to the one ``ValuesSummary(...)`` builds.
+
+    Raises
+    ------
+    InputError
+        Where ``ValuesSummary(...)`` raises it.
+    """
+    if (
+        low.__class__ is float
+        and high.__class__ is float
+        and mean.__class__ is float
+        and -math.inf < low <= mean <= high < math.inf
+        and (std is None or (std.__class__ is float and 0 <= std <= (high - low) / 2 * (1 + 1e-9)))
+    ):
+        summary = _new(ValuesSummary)
+        _set(summary, "min", low)
+        _set(summary, "max", high)
+        _set(summary, "mean", mean)
+        _set(summary, "std", std)
+        return summary
+    return ValuesSummary(min=low, max=high, mean=mean, std=std)
+
+
 _INT_ONLY = frozenset((int,))
 
 

@@ -38,6 +38,7 @@ from kernelopt.workload.calls import (
     ValuesSummary,
     parse_call_record,
     paused_gc,
+    summary_of_numbers,
 )
 
 __all__ = ["MAX_LISTED_PROBLEMS", "read_jsonl"]
@@ -148,10 +149,14 @@ class _ShapeTemplate:
     """Cache entry of a line layout: the call of its first line, without values summaries,
     and which lists cut out of the line give each tensor's sizes and strides."""
 
-    __slots__ = ("call", "names", "tensors")
+    __slots__ = ("call", "names", "tensors", "timed")
 
     def __init__(
-        self, call: Call, tensors: tuple[tuple[int, int, int], ...], names: tuple[str, ...]
+        self,
+        call: Call,
+        tensors: tuple[tuple[int, int, int], ...],
+        names: tuple[str, ...],
+        timed: int,
     ) -> None:
         self.call = call
         # (argument position, index of its sizes, index of its strides or -1) per tensor,
@@ -159,6 +164,10 @@ class _ShapeTemplate:
         self.tensors = tensors
         # The arguments whose values summaries were cut out, in the line's order.
         self.names = names
+        # 1 where a duration was cut out of the line, else 0. A line of the same layout
+        # whose text holds the marks of a cut ("duration_us":@ or "values":@) where no
+        # duration or summary was cut is no JSON: it must be decoded, and refused.
+        self.timed = timed
 
     @classmethod
     def of(
@@ -167,6 +176,7 @@ class _ShapeTemplate:
         fields: tuple[bytes, ...],
         dims: list[tuple[int, ...]],
         names: tuple[str, ...],
+        timed: int,
     ) -> _ShapeTemplate | None:
         """The template of a decoded line, when the lists cut out of it are, in order, the
         sizes (and strides) of its tensors and nothing else; None otherwise."""
@@ -187,7 +197,7 @@ class _ShapeTemplate:
             tensors.append((position, found[b"shape"], found.get(_STRIDE, -1)))
         if at != len(fields):
             return None
-        return cls(shape, tuple(tensors), names)
+        return cls(shape, tuple(tensors), names, timed)
 
     def sized(self, pieces: list[bytes | None], built: dict[Any, TensorArg]) -> Call | None:
         """The call (without values summaries) of a line of this layout; None when its
@@ -252,15 +262,14 @@ def _summaries_of(
     """The summaries cut out of one line, named; None when one is invalid (the full decode
     then rejects the line with its message). Each item is (min, max, mean, std or None), as
     bytes from the line."""
+    if len(found) != len(names):
+        return None
     try:
         return tuple(
             (
                 name,
-                ValuesSummary(
-                    min=float(low),
-                    max=float(high),
-                    mean=float(mean),
-                    std=float(std) if std else None,
+                summary_of_numbers(
+                    float(low), float(high), float(mean), float(std) if std else None
                 ),
             )
             for name, (low, high, mean, std) in zip(names, found, strict=True)
@@ -458,11 +467,24 @@ class _Reader:
             sized = _sized(key, seen if match is not None else 0.0)
             if sized is not None:
                 template = templates.get(sized.layout)
-                if template.__class__ is shape_type and sized.seen <= max_duration:
+                if (
+                    template.__class__ is shape_type
+                    and sized.seen <= max_duration
+                    and template.timed == sized.timed
+                    and (found or not template.names)
+                ):
                     shape = template.sized(sized.pieces, built)
                     summaries = _summaries_of(found, template.names) if found else ()
                     if shape is not None and summaries is not None:
-                        aggregator.group_of_shape(shape).bump(summaries, 1, sized.timed, sized.seen)
+                        group = aggregator.group_of_shape(shape)
+                        group.bump(summaries, 1, sized.timed, sized.seen)
+                        if entry is None:
+                            # Later lines of this text (its duration and summaries aside)
+                            # have these sizes too: counted from the cache, as a decoded
+                            # line's are, without cutting, building and hashing a call.
+                            if len(cache) >= _CACHE_LIMIT:
+                                cache.clear()
+                            cache[key] = template_type(group, template.names) if found else group
                         continue
             decoded = self.decode(line)
             if len(cache) >= _CACHE_LIMIT:
@@ -528,7 +550,9 @@ class _Reader:
         elif summaries:
             return _SLOW  # summaries the cut did not find: they would be read as the first's
         dims = _dims_of(sized.pieces)
-        template = None if dims is None else _ShapeTemplate.of(shape, sized.layout[1], dims, names)
+        if dims is None:
+            return _SLOW
+        template = _ShapeTemplate.of(shape, sized.layout[1], dims, names, sized.timed)
         return _SLOW if template is None else template
 
     def trace(self, source: str) -> Trace:
