@@ -115,6 +115,7 @@ _CPU_RUNS = {
     "buffers_overhead": ["--device", "cpu", "--calls", "1", "--repeats", "2"],
     "mla_decode": ["--smoke", "--strategies", "naive", "--peers", ""],
     "judge_host": ["--sizes", "1000", "--repeat", "1"],
+    "workload_host": ["--sizes", "200", "--repeat", "1"],
 }
 _GPU_ONLY = ("bench_verify", "gather_index_select", "mla_buffers", "mla_host_cost")
 
