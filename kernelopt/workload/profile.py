@@ -75,6 +75,11 @@ __all__ = [
 
 DEFAULT_MAX_SHAPES = 32
 DEFAULT_MAX_VALUES = 12
+# Between the sources of an axis that calls read from different arguments (``seqlen`` from
+# ``cache_seqlens.max()`` where the lengths were recorded, from ``max_seqlen`` where not).
+# Not " or ": one source may hold an ``or`` (a gather's test that its index is expanded);
+# no expression holds "; ".
+_SOURCES_JOINER = "; "
 # Time is kept to the nanosecond: finer digits are noise and would make files unreadable.
 _TIME_DIGITS = 3
 
@@ -166,9 +171,13 @@ class AxisStat:
         Axis name (``"s_q"``; ``"x[1]"`` for a dimension of an op without signature).
     kind : str
         ``"shape"``, ``"values"`` (from a values summary), ``"scalar"``, ``"derived"``,
-        ``"flag"`` (1.0 when a per-call condition holds) or ``"ratio"``.
+        ``"flag"`` (1.0 when a per-call condition holds) or ``"ratio"``; that of the
+        source named first where there are several.
     source : str
-        The expression a kernel would test (``"q.shape[1]"``); empty when unknown.
+        The expression a kernel would test (``"q.shape[1]"``); empty when unknown. Where
+        calls read the axis from different arguments, each of them, the one that gave the
+        most calls first, joined by ``"; "`` (``"cache_seqlens.max(); max_seqlen"``):
+        :attr:`sources` splits them.
     min, median, max : float, optional
         Over calls (the median is call-weighted: half the calls are at or below it).
     mean : float, optional
@@ -211,6 +220,18 @@ class AxisStat:
             if item.value == value:
                 return item
         return None
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The expressions :attr:`source` names, the one that gave the most calls first.
+
+        Returns
+        -------
+        tuple of str
+            One where every call read the axis from the same argument, more where calls
+            read it from different ones; empty where the source is unknown.
+        """
+        return tuple(part for part in self.source.split(_SOURCES_JOINER) if part.strip())
 
     @property
     def size1_share(self) -> float:
@@ -737,14 +758,60 @@ def _axis_acc(axes: dict[str, _AxisAcc], name: str, source: str, kind: str) -> _
 
 
 class _AxisAcc:
-    """Histogram of one axis over all calls: value -> [calls, timed calls, time]."""
+    """Histogram of one axis over all calls: value -> [calls, timed calls, time].
 
-    __slots__ = ("bins", "kind", "source")
+    ``source`` and ``kind`` are those the axis was first met with; ``others`` counts the
+    calls of each other source (``max_seqlen``, a scalar, beside ``cache_seqlens.max()``,
+    a values summary) and keeps its kind, so that the axis is labelled by every source
+    that gave some of its calls, not by the first alone.
+    """
+
+    __slots__ = ("bins", "kind", "others", "source")
 
     def __init__(self, source: str, kind: str) -> None:
         self.source = source
         self.kind = kind
         self.bins: dict[float, list[Any]] = {}
+        # Source -> [calls, kind] of each source but the first.
+        self.others: dict[str, list[Any]] = {}
+
+    def count_source(self, source: str, kind: str, calls: int) -> None:
+        """Count ``calls`` read from ``source`` (of ``kind``), where it is not the first."""
+        if source == self.source:
+            return
+        slot = self.others.get(source)
+        if slot is None:
+            slot = self.others[source] = [0, kind]
+        slot[0] += calls
+
+    def label(self, calls: int) -> tuple[str, str]:
+        """The axis's source and kind: each source that gave some of its ``calls``.
+
+        Parameters
+        ----------
+        calls : int
+            The calls the axis counts, of all its sources.
+
+        Returns
+        -------
+        source : str
+            The sources, the one that gave the most calls first, joined by
+            ``_SOURCES_JOINER``; the first source alone where no call read another.
+            Equal counts keep the order the sources were met in.
+        kind : str
+            The kind of the source named first.
+        """
+        if not self.others:
+            return self.source, self.kind
+        first = calls - sum(n for n, _ in self.others.values())
+        counted = [(self.source, first, self.kind)]
+        counted += [(source, n, kind) for source, (n, kind) in self.others.items()]
+        ranked = [item for item in counted if item[1] > 0]
+        if not ranked:
+            return self.source, self.kind
+        ranked.sort(key=lambda item: -item[1])  # stable: the order met among equal counts
+        named = _SOURCES_JOINER.join(source for source, _, _ in ranked if source)
+        return named, ranked[0][2]
 
     def add(self, value: float, calls: int, timed: int, time: float) -> None:
         slot = self.bins.get(value)
@@ -815,6 +882,8 @@ class _Histograms:
         self.axes: dict[str, _AxisAcc] = {}
         # Per shared plan, the bins of each of its axes, looked up once.
         self._plan_bins: dict[AxisPlan, list[dict[float, list[Any]]]] = {}
+        # Per shared plan, its axes whose source is not the one they were first met with.
+        self._plan_strays: dict[AxisPlan, list[tuple[_AxisAcc, str, str]]] = {}
         # Per tensor argument, the (name, source, kind) of each of its summaries' axes.
         self._summary_axes: dict[str, list[tuple[str, str, str]]] = {}
 
@@ -822,15 +891,23 @@ class _Histograms:
         self, name: str, source: str, kind: str, value: float, n: int, timed: int, time: float
     ) -> None:
         """Count ``n`` calls (``timed`` of them timed, ``time`` in all) at one value."""
-        _axis_acc(self.axes, name, source, kind).add(value, n, timed, time)
+        acc = _axis_acc(self.axes, name, source, kind)
+        acc.add(value, n, timed, time)
+        acc.count_source(source, kind, n)
 
     def add_plan(self, plan: AxisPlan, call: Call, n: int, timed: int, time: float) -> None:
         """Count ``call``'s axes, read through ``plan``, for ``n`` calls."""
         bins_of = self._plan_bins.get(plan)
         if bins_of is None:
-            bins_of = self._plan_bins[plan] = [
-                _axis_acc(self.axes, name, source, kind).bins for name, source, kind in plan.names
+            accs = [_axis_acc(self.axes, name, source, kind) for name, source, kind in plan.names]
+            bins_of = self._plan_bins[plan] = [acc.bins for acc in accs]
+            self._plan_strays[plan] = [
+                (acc, source, kind)
+                for acc, (_, source, kind) in zip(accs, plan.names, strict=True)
+                if source != acc.source
             ]
+        for acc, source, kind in self._plan_strays[plan]:
+            acc.count_source(source, kind, n)
         for bins, value in zip(bins_of, plan.values(call), strict=True):
             slot = bins.get(value)
             if slot is None:
@@ -850,7 +927,10 @@ class _Histograms:
                 items = getattr(hist, stat)
                 if not items:
                     continue
-                bins = _axis_acc(self.axes, name, source, kind).bins
+                acc = _axis_acc(self.axes, name, source, kind)
+                if source != acc.source:
+                    acc.count_source(source, kind, sum(item.calls for item in items))
+                bins = acc.bins
                 for item in items:
                     slot = bins.get(item.value)
                     if slot is None:
@@ -1254,10 +1334,11 @@ def _axis_stat(
     mean = sum(map(mul, values, [s[0] for s in values.values()])) / present if present else None
     timed_total = sum(s[2] for s in values.values() if s[1])
     timed_order = [v for v, slot in zip(order, slots, strict=True) if slot[1]]
+    source, kind = acc.label(present)
     return AxisStat(
         name=name,
-        kind=acc.kind,
-        source=acc.source,
+        kind=kind,
+        source=source,
         min=order[0],
         median=_weighted_median(order, counts, present),
         max=order[-1],

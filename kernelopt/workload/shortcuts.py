@@ -188,7 +188,11 @@ def _num(value: float) -> str:
 
 
 def _ref(axis: AxisStat) -> str:
-    return axis.source or axis.name
+    """What a guard tests for ``axis``: its source, the one that gave the most calls where
+    calls read it from several (``cache_seqlens.max()`` of ``cache_seqlens.max();
+    max_seqlen``: a guard is one expression), or its name where the source is unknown."""
+    sources = axis.sources
+    return sources[0] if sources else axis.name
 
 
 def _size1(rule: str, op: OpProfile, name: str, axis: AxisStat, message: str) -> Shortcut:
@@ -480,14 +484,16 @@ def _derived_ref(op: OpProfile, axis: AxisStat) -> str | None:
     """
     name = _divisor_name(axis)
     divisor = None if name is None else op.axis(name)
-    if divisor is None or not divisor.source:
+    if divisor is None or not divisor.sources:
         return None
-    return f"{axis.source.rpartition(' / ')[0].strip()} // {divisor.source}"
+    return f"{axis.sources[0].rpartition(' / ')[0].strip()} // {divisor.sources[0]}"
 
 
 def _divisor_name(axis: AxisStat) -> str | None:
     """The axis a derived axis divides by (``n`` of ``x.numel() / n``), or None."""
-    head, sep, name = axis.source.rpartition(" / ")
+    if not axis.sources:
+        return None
+    head, sep, name = axis.sources[0].rpartition(" / ")
     return name.strip() if sep and head.strip() else None
 
 
