@@ -362,7 +362,7 @@ def test_a_failed_write_leaves_the_old_files_whole(
     assert not [p for p in root.rglob("*.tmp")]
 
 
-@pytest.mark.parametrize("name", ["experiments_old", "run", "steps", "exp_20260412", "exp_v2"])
+@pytest.mark.parametrize("name", ["experiments_old", "run", "steps", "exp_123456", "exp_v2"])
 def test_folders_that_name_no_experiment_are_not_reported(tmp_path: Path, name: str) -> None:
     folder = tmp_path / name
     folder.mkdir()

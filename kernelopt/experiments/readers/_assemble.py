@@ -169,21 +169,33 @@ def _evolve(experiment: Experiment, **changes: Any) -> Experiment:
     return attrs.evolve(experiment, **changes)
 
 
+# The name of the series of the experiments the log numbers itself (exp_N/ folders, a
+# summary table's ids, numbered steps).
+_NUMBERED = "numbered experiments"
+
+
 def _series_name(scope: str) -> str:
     if scope == "numbered":
-        return "numbered experiments"
+        return _NUMBERED
     return scope.split(":", 1)[1] if ":" in scope else scope
 
 
 def choose_primary(series: list[Series]) -> list[Series]:
     """Order series with the primary first: human-written before machine histories, then
-    the one with most attempted experiments, then the longest; traces of calls last."""
+    the one with most attempted experiments, then the longest, then the experiments the log
+    numbers itself; traces of calls last.
 
-    def rank(item: Series) -> tuple[int, int, int, str]:
+    On a tie the numbered experiments come first, whatever the others' names: a loose note
+    that repeats ``exp_1/result.md`` (``notes/x.md``) stays a note, and experiment 1 is
+    the folder's.
+    """
+
+    def rank(item: Series) -> tuple[int, int, int, int, str]:
         attempted = sum(1 for e in item.experiments if e.attempted)
         weak = item.kind in _MACHINE_KINDS or len(item.experiments) < 2
         order = 2 if item.kind in NOT_ATTEMPTS else 1 if weak else 0
-        return (order, -attempted, -len(item.experiments), item.name)
+        unnumbered = 0 if item.name == _NUMBERED else 1
+        return (order, -attempted, -len(item.experiments), unnumbered, item.name)
 
     usable = [s for s in series if s.experiments]
     return sorted(usable, key=rank)

@@ -24,7 +24,9 @@ __all__ = [
     "LATENCY_UNITS",
     "MONTH_DAY",
     "NOT_A_YEAR",
+    "RUN_TOGETHER_DATE",
     "TO_US",
+    "UNDERSCORED_DATE",
     "Quantity",
     "after_arrow",
     "arrow_speedup",
@@ -720,6 +722,12 @@ MONTH_DAY = rf"(?:-{_MM}-{_DD}|/{_MM}/{_DD}|\.{_MM}\.{_DD})(?!\d)"
 # Placed right after the digits of an experiment's number ("exp 7"): they are the whole
 # number, and no date's year. In "exp 2026-05-26" the "-05-26" after 2026 makes it a date.
 NOT_A_YEAR = rf"(?!\d|{MONTH_DAY})"
+# A date in a name that holds no dashes (a folder's, ``exp_2026_05_26``, ``exp_20260526``):
+# a year of four digits, then a month (01-12) and a day (01-31), written with underscores
+# or run together. Without a plausible month and day the digits are no date: "12_tiles"
+# and "7_2" stay numbers with words after them.
+UNDERSCORED_DATE = rf"\d{{4}}_{_MM}_{_DD}(?!\d)"
+RUN_TOGETHER_DATE = rf"\d{{4}}{_MM}{_DD}(?!\d)"
 _TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?")
 
 

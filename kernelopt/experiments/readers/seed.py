@@ -25,7 +25,13 @@ from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, Te
 from kernelopt.experiments.readers._kinds import is_plan_output
 from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
 from kernelopt.experiments.readers._metrics import prose_metrics
-from kernelopt.experiments.readers._values import MONTH_DAY, NOT_A_YEAR, status_of
+from kernelopt.experiments.readers._values import (
+    MONTH_DAY,
+    NOT_A_YEAR,
+    RUN_TOGETHER_DATE,
+    UNDERSCORED_DATE,
+    status_of,
+)
 from kernelopt.experiments.readers.context import read_profile
 from kernelopt.experiments.readers.documents import describe, recommendations_in
 from kernelopt.experiments.readers.floors import result_floors
@@ -40,19 +46,26 @@ __all__ = [
     "read_folder",
 ]
 
-_EXP_WORD = r"^(?:exp|experiment|step|iter|iteration|run|trial)[-_ ]?"
-# "exp_7", "step-007", "exp_7_tiles". A number followed by a month and a day
-# ("exp_2026-05-26", "exp_2026-05-26-tiles") is a date: it numbers no experiment, as a
-# date after "exp" in a heading numbers none.
-_EXP_DIR = re.compile(rf"{_EXP_WORD}(\d{{1,5}}){NOT_A_YEAR}(?:[-_ ].*)?$", re.IGNORECASE)
+_EXP_NAME = r"^(?:exp|experiment|step|iter|iteration|run|trial)"
+_EXP_WORD = rf"{_EXP_NAME}[-_ ]?"
+# A number followed by a month and a day ("exp_2026-05-26", "exp_2026-05-26-tiles"), or a
+# year of four digits with its month and day after underscores ("exp_2026_05_26") or run
+# into it ("exp_20260526"), is a date: it numbers no experiment, as a date after "exp" in
+# a heading numbers none. "exp_7_tiles" and "exp_7_2" are experiment 7.
+_EXP_DIR = re.compile(
+    rf"{_EXP_WORD}(?!{UNDERSCORED_DATE})(\d{{1,5}}){NOT_A_YEAR}(?:[-_ ].*)?$", re.IGNORECASE
+)
 # The name of such a dated folder, told apart from other misnamed ones.
-_DATED_EXP_DIR = re.compile(rf"{_EXP_WORD}\d{{1,5}}{MONTH_DAY}", re.IGNORECASE)
+_DATED_EXP_DIR = re.compile(
+    rf"{_EXP_WORD}(?:\d{{1,5}}{MONTH_DAY}|{UNDERSCORED_DATE}|{RUN_TOGETHER_DATE})", re.IGNORECASE
+)
 _NUM_DIR = re.compile(r"^(\d{1,5})[-_][A-Za-z].*$")
 # A name that starts like an experiment folder's but gives no number the readers take
-# (``exp_1a``, ``exp_-1``, ``exp_9.bak``, ``exp_``, ``exp_2026-05-26``); six digits and
-# more in a row are a date written without dashes, and not named.
+# (``exp_1a``, ``exp_-1``, ``exp_9.bak``, ``exp_``, ``exp_2026-05-26``, ``exp_20260526``).
+# Other runs of six digits and more are not named: they are no number the readers take,
+# and no date either.
 _ALMOST_EXP_DIR = re.compile(
-    r"^(?:exp|experiment|step|iter|iteration|run|trial)(?:[-_ ]?[-+]?\d(?!\d{5})|[-_ ]+$)",
+    rf"{_EXP_NAME}(?:[-_ ]?[-+]?\d(?!\d{{5}})|[-_ ]?{RUN_TOGETHER_DATE}|[-_ ]+$)",
     re.IGNORECASE,
 )
 _FILE_ORDER = ("result", "results", "hypothesis", "plan", "verifier", "verify", "notes")
@@ -60,7 +73,8 @@ _FILE_ORDER = ("result", "results", "hypothesis", "plan", "verifier", "verify", 
 
 def folder_number(name: str) -> int | None:
     """The experiment number a folder name gives (``exp_7``, ``step-007``, ``12-slug``), or
-    None when the name is no experiment folder's (``exp_2026-05-26`` is a date's)."""
+    None when the name is no experiment folder's (``exp_2026-05-26``, ``exp_2026_05_26``
+    and ``exp_20260526`` are a date's)."""
     match = _EXP_DIR.match(name) or _NUM_DIR.match(name)
     return int(match.group(1)) if match else None
 
@@ -81,8 +95,8 @@ def experiment_folders(files: LogFiles) -> dict[str, int]:
 
 def misnamed_folders(files: LogFiles) -> list[tuple[str, str]]:
     """Folders holding log files whose names start like an experiment folder's but give
-    no experiment number (``exp_1a/``, or a date: ``exp_2026-05-26/``), each with what it
-    should be named.
+    no experiment number (``exp_1a/``, or a date: ``exp_2026-05-26/``, ``exp_2026_05_26/``,
+    ``exp_20260526/``), each with what it should be named.
 
     Their files are still read, as loose notes; what they record is not read as the
     experiment their name seems to give, which the user should know.
