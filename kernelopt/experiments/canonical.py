@@ -16,6 +16,7 @@ read by the tolerant readers of :mod:`kernelopt.experiments`, which try this par
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from pathlib import Path
 
@@ -154,6 +155,17 @@ def _num(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+def _share(fraction: float | None) -> str:
+    """The Of floor cell of a row whose floor is ``fraction`` of its median ("" without
+    a floor): a percent to one decimal, or to two significant digits where one decimal
+    would show a share above 0 as ``0.0%`` (a floor 0.02 % of the time), which reads as a
+    floor of zero, the mark of a roofline computed wrong."""
+    if fraction is None:
+        return ""
+    shown = f"{fraction:.1%}"
+    return shown if float(shown[:-1]) > 0 else f"{fraction * 100:.2g}%"
+
+
 def _pairs(mapping: dict[str, str]) -> str:
     return ", ".join(f"{key}={value}" for key, value in mapping.items())
 
@@ -173,7 +185,11 @@ def render_result(record: ResultRecord) -> str:
         ``- Field: value`` line per non-empty field (Status, Correctness, Date, Kernel,
         Baseline, GPU, Versions, Tags, Knobs, in that order), then the ``## Measurements``
         table, ``## Verdict`` and ``## Notes`` sections when the record has them. Numbers
-        are written as ``repr(float)``, so they read back exactly.
+        are written as ``repr(float)``, so they read back exactly; a row's Of floor cell
+        is its floor over its median in percent, to one decimal (``61.2%``), or to two
+        significant digits where one decimal would show ``0.0%`` (``0.021%``), and empty
+        without a floor. A row's floor is above zero with a finite share of its median
+        (the :class:`ResultRow` refuses any other), so no cell reads as a floor of zero.
 
     Raises
     ------
@@ -212,7 +228,6 @@ def render_result(record: ResultRecord) -> str:
         lines += ["", "## Measurements", "| " + " | ".join(MEASUREMENT_COLUMNS) + " |"]
         lines.append("|" + "---|" * len(MEASUREMENT_COLUMNS))
         for row in record.rows:
-            fraction = row.fraction_of_floor
             cells = (
                 row.point,
                 row.impl,
@@ -221,7 +236,7 @@ def render_result(record: ResultRecord) -> str:
                 _num(row.p80),
                 row.unit,
                 _num(row.floor),
-                "" if fraction is None else f"{fraction:.1%}",
+                _share(row.fraction_of_floor),
                 _num(row.speedup),
                 row.mode,
             )
@@ -276,9 +291,12 @@ def parse_result(
         Keyword-only; None (the default) names no file.
     refused : list of FormatError, optional
         Given, a Measurements row whose values a :class:`ResultRow` refuses (a number that
-        does not parse, a median at or below zero, ``p20 <= median <= p80`` broken) is
-        left out of the record and its error appended here, naming its line; the rest of
-        the file is still read. None (the default) raises it. Keyword-only.
+        does not parse, a median at or below zero, ``p20 <= median <= p80`` broken, a
+        floor of 0 or one whose share of the median is not finite), or whose Of floor
+        cell states a share at or below 0, NaN or infinite (``0%``, ``nan%``: the floor or
+        the share was typed wrong), is left out of the record and its error appended
+        here, naming its line, point and implementation; the rest of the file is still
+        read. None (the default) raises it. Keyword-only.
 
     Returns
     -------
@@ -427,8 +445,9 @@ def measurement_rows(
     path : str or path-like, optional
         Where the text came from, named in error messages. Keyword-only.
     refused : list of FormatError, optional
-        As :func:`parse_result` takes it: a row whose values are refused is left out and
-        its error appended here. Keyword-only.
+        As :func:`parse_result` takes it: a row whose values are refused (an Of floor
+        cell at or below 0, NaN or infinite among them) is left out and its error
+        appended here. Keyword-only.
 
     Returns
     -------
@@ -506,7 +525,7 @@ def _parse_rows(
 
 def _row(cells: list[str], where: str | None, number: int) -> ResultRow:
     """The :class:`ResultRow` of one Measurements row's ``cells``, at line ``number``."""
-    point, impl, median, p20, p80, unit, floor, _fraction, speedup, mode = cells
+    point, impl, median, p20, p80, unit, floor, share, speedup, mode = cells
     median_value = _float(median, where, number, "Median")
     if median_value is None:
         raise FormatError(
@@ -516,7 +535,7 @@ def _row(cells: list[str], where: str | None, number: int) -> ResultRow:
             section="Measurements",
         )
     try:
-        return ResultRow(
+        row = ResultRow(
             point=point,
             impl=impl,
             median=median_value,
@@ -531,6 +550,39 @@ def _row(cells: list[str], where: str | None, number: int) -> ResultRow:
         if isinstance(error, FormatError):  # _float's, already naming the line
             raise
         raise FormatError(str(error), path=where, line=number, section="Measurements") from None
+    _check_share(share, row, where, number)
+    return row
+
+
+def _check_share(cell: str, row: ResultRow, where: str | None, number: int) -> None:
+    """Refuse the Of floor ``cell`` of ``row`` (at line ``number``) where it states a
+    share no row reaches: at or below 0, NaN or infinite.
+
+    The record keeps no share (it is the row's floor over its median), so such a cell,
+    edited by hand, would otherwise be dropped without a word, and the floor or the share
+    was typed wrong: no one can tell which, as with a P20 above its P80. A cell that
+    holds no number is left as before. ``0.0%`` beside a floor under 0.05 % of the median
+    is what kernelopt wrote for such a share before it gave it two significant digits:
+    that one reads as written.
+    """
+    try:
+        share = float(cell.removesuffix("%").strip())
+    except ValueError:
+        return
+    fraction = row.fraction_of_floor
+    reachable = math.isfinite(share) and share > 0
+    written_before = fraction is not None and cell == f"{fraction:.1%}"
+    if reachable or written_before:
+        return
+    raise FormatError(
+        expected(
+            "Of floor as a finite share above 0",
+            f"{cell!r} for point {row.point!r}, impl {row.impl!r}",
+        ),
+        path=where,
+        line=number,
+        section="Measurements",
+    )
 
 
 def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = False) -> Path:

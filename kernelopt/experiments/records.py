@@ -7,6 +7,7 @@ the canonical markdown and parses that markdown back exactly.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable
 from typing import Any
@@ -262,7 +263,12 @@ class ResultRow:
     unit : str
         ``"us"``, ``"ms"`` or ``"s"``.
     floor : float, optional
-        The roofline floor of this point, in ``unit``, at least zero.
+        The roofline floor of this point, in ``unit``: above zero, with ``floor / median``
+        (:attr:`fraction_of_floor`) finite and above zero. A floor of 0 is refused, as is
+        one whose share of the median overflows or underflows, naming the row's point and
+        implementation (``floor: Expected a floor above 0 whose share of the median (floor
+        / median) is finite, got floor=0.0 over median=10.0 (0.0) for point 'b=1', impl
+        'triton'``).
     speedup : float, optional
         Baseline time over this time, above zero (> 1 is faster than the baseline).
     mode : str
@@ -306,10 +312,33 @@ class ResultRow:
                     "median <= p80", f"median={self.median!r} > p80={self.p80!r}", where="median"
                 )
             )
+        self._check_floor_share()
+
+    def _check_floor_share(self) -> None:
+        """Refuse a floor whose share of the median places the row nowhere on the roofline.
+
+        A floor of 0 (worked out from bytes or FLOPs that came out 0), or one so far from
+        the median that floor over median overflows to infinity or underflows to 0, is a
+        roofline computed wrong: written, its row read as one with no floor, unsaid.
+        """
+        if self.floor is None:
+            return
+        share = self.floor / self.median
+        if math.isfinite(share) and share > 0:
+            return
+        raise InputError(
+            expected(
+                "a floor above 0 whose share of the median (floor / median) is finite",
+                f"floor={self.floor!r} over median={self.median!r} ({share!r}) "
+                f"for point {self.point!r}, impl {self.impl!r}",
+                where="floor",
+            )
+        )
 
     @property
     def fraction_of_floor(self) -> float | None:
-        """Floor over median time: 1.0 means the kernel runs at the roofline."""
+        """Floor over median time: 1.0 means the kernel runs at the roofline; finite and
+        above 0 (the row refuses any other floor), None for a row without a floor."""
         if self.floor is None or self.median <= 0:
             return None
         return self.floor / self.median
