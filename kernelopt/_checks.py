@@ -13,9 +13,10 @@ __all__ = ["ascii_digits", "breaks_lines", "finite"]
 
 
 def finite(
-    *, minimum: float | None = None, optional: bool = False
+    *, minimum: float | None = None, above: float | None = None, optional: bool = False
 ) -> Callable[[Any, Any, Any], None]:
-    """An attrs validator: a finite real number (``>= minimum`` when given; None if ``optional``).
+    """An attrs validator: a finite real number (``>= minimum`` and ``> above`` when given;
+    None if ``optional``).
 
     A string or bool is refused too: ``"fast"`` stored in a number field is written to a
     file that cannot be read back, and ``True`` reads as 1.
@@ -30,11 +31,13 @@ def finite(
                 and not isinstance(value, bool)
                 and math.isfinite(value)
                 and (minimum is None or float(value) >= minimum)
+                and (above is None or float(value) > above)
             )
         except OverflowError:  # an integer of hundreds of digits
             ok = False
         if not ok:
             bound = "" if minimum is None else f" >= {minimum:g}"
+            bound += "" if above is None else f" > {above:g}"
             what = f"a finite number{bound}" + (" or None" if optional else "")
             raise InputError(expected(what, repr(value), where=attribute.name))
 

@@ -452,7 +452,7 @@ class BenchRow:
     timestamp : str
         ISO-8601 UTC time the row was made.
     floor : float, optional
-        Roofline floor, in ``unit``.
+        Roofline floor, in ``unit``: above 0 (None where the row has none).
     metrics : dict of str to float
         Roofline metrics (``dram_pct``, ``tc_pct``, ``floor_pct``, ...).
     note : str
@@ -488,8 +488,10 @@ class BenchRow:
     triton: str | None = attrs.field(default=None, validator=_text_or_none)
     commit: str | None = attrs.field(default=None, validator=_text_or_none)
     timestamp: str = attrs.field(default="", validator=_text)
+    # A floor of 0 would be a kernel that costs nothing: no roofline gives one, and every
+    # share of it reads as 0 % ("no floor" is None).
     floor: float | None = attrs.field(
-        default=None, converter=plain_number, validator=finite(minimum=0, optional=True)
+        default=None, converter=plain_number, validator=finite(above=0, optional=True)
     )
     metrics: dict[str, float] = attrs.field(factory=dict, validator=_metric_values)
     note: str = attrs.field(default="", validator=_text)

@@ -213,7 +213,7 @@ def test_a_row_that_would_not_read_back_is_refused_before_it_is_written(tmp_path
         ("p80", float("nan"), "p80: Expected a finite number >= 0, got nan"),
         ("min", -1.0, "min: Expected a finite number >= 0, got -1.0"),
         ("n", 2.5, "n: Expected an integer >= 0, got 2.5"),
-        ("floor", float("inf"), "floor: Expected a finite number >= 0 or None, got inf"),
+        ("floor", float("inf"), "floor: Expected a finite number > 0 or None, got inf"),
         ("metrics", {"dram_pct": "high"}, "metrics: Expected str keys to finite numbers"),
     ],
 )
