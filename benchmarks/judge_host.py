@@ -25,14 +25,12 @@ import os
 import time
 from pathlib import Path
 
-import attrs
 import numpy as np
-from _common import refuse_unwritable_out, with_scripts_commit
+from _common import host_time_row, refuse_unwritable_out, with_scripts_commit
 
 from kernelopt._cli_util import count_at_least_one
 from kernelopt._errors import expected
-from kernelopt.bench import BenchRow, append_rows, judge, row_from_measurement
-from kernelopt.bench.measurement import Measurement
+from kernelopt.bench import BenchRow, append_rows, judge
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
 RESAMPLES = 2000  # judge's default
@@ -82,17 +80,14 @@ def allowed_cpus() -> int:
 
 def cpu_row(samples: list[float], n: int) -> BenchRow:
     """A row of host-clock seconds per judge call, labelled as CPU time."""
-    timing = Measurement(samples=samples, unit="s", cache="none", backend="cpu-perf-counter")
     draws = BOOTSTRAPS * RESAMPLES * n
-    row = row_from_measurement(
-        timing,
+    return host_time_row(
+        samples,
         op="judge",
-        impl="kernelopt",
         config={"n": n, "resamples": RESAMPLES, "cpus": allowed_cpus()},
         metrics={"draws_per_s": draws / min(samples)},
         note="baseline_again given; log-normal samples, 1 % spread",
     )
-    return attrs.evolve(row, mode="cpu", gpu="cpu")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,14 +41,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-import attrs
-from _common import refuse_unwritable_out, with_scripts_commit
+from _common import host_time_row, refuse_unwritable_out, with_scripts_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernelopt._cli_util import count_at_least_one
-from kernelopt.bench import BenchRow, append_rows, row_from_measurement
-from kernelopt.bench.measurement import Measurement
+from kernelopt.bench import BenchRow, append_rows
 from kernelopt.workload import profile_calls, read_trace
 from kernelopt.workload.report import render_report
 from kernelopt.workload.shortcuts import find_shortcuts
@@ -162,12 +160,8 @@ def cpu_row(
 ) -> BenchRow:
     """A row of host-clock seconds, labelled as CPU time, with lines per second (of the
     best wall time) and the least CPU seconds of a pass."""
-    timing = Measurement(samples=samples, unit="s", cache="none", backend="cpu-perf-counter")
     rate = {"lines_per_s": config["lines"] / min(samples), "cpu_s": cpu_s}
-    row = row_from_measurement(
-        timing, op=f"workload_{stage}", impl="kernelopt", config=config, metrics=rate
-    )
-    return attrs.evolve(row, mode="cpu", gpu="cpu")
+    return host_time_row(samples, op=f"workload_{stage}", config=config, metrics=rate)
 
 
 def time_size(

@@ -76,6 +76,26 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+# Attempt titles that share no words with the usual opportunities (split-KV, fusion, warp
+# specialization) and name no catalog entry.
+UNRELATED_TITLES = ["hoist reciprocal", "reorder argument checks", "narrower masks"]
+
+
+def summary_table(titles: list[str]) -> str:
+    """An experiments/summary.md table: a torch baseline (exp 1, 100 us), then one kept,
+    correct attempt per title (exps 2, 3, ..., each 1 us faster than the one before)."""
+    rows = ["| 1 | torch eager baseline | 100 | us | PASS | BASELINE |  |\n"]
+    rows += [
+        f"| {n} | {title} | {100 - n} | us | PASS | KEPT |  |\n"
+        for n, title in enumerate(titles, start=2)
+    ]
+    header = (
+        "| Exp | Description | Latency | Unit | Correct | Status | Tags |\n"
+        "|---|---|---|---|---|---|---|\n"
+    )
+    return header + "".join(rows)
+
+
 @pytest.fixture
 def corpus() -> Path:
     """The directory of real public optimization logs (../shared/corpus)."""

@@ -1,6 +1,6 @@
 """What the scripts in ``benchmarks/`` share: a check of ``--out`` before any timing, the
-message of a script run without the CUDA device it times on, and the commit their rows
-carry.
+message of a script run without the CUDA device it times on, the commit their rows carry,
+and the row of a host-side timing.
 
 A script run as ``python benchmarks/<script>.py`` finds this package beside it.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 import attrs
 
 from kernelopt._errors import expected
-from kernelopt.bench import BenchRow, environment
+from kernelopt.bench import BenchRow, environment, row_from_measurement
+from kernelopt.bench.measurement import Measurement
 
 # The checkout the scripts are in: their rows name its commit wherever they are run from.
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -139,3 +140,39 @@ def with_scripts_commit(rows: Iterable[BenchRow]) -> list[BenchRow]:
     """
     commit = scripts_commit()
     return [attrs.evolve(row, commit=commit) for row in rows]
+
+
+def host_time_row(
+    samples: list[float],
+    *,
+    op: str,
+    config: dict[str, int | float],
+    metrics: dict[str, float],
+    note: str = "",
+) -> BenchRow:
+    """A row of host-clock seconds per call, labelled as CPU time (mode and GPU ``"cpu"``),
+    so no reader takes it for device time.
+
+    Parameters
+    ----------
+    samples : list of float
+        Seconds per call, one per timed call.
+    op : str
+        What was timed (``"judge"``, ``"workload_read"``).
+    config : dict
+        The sizes the call ran at.
+    metrics : dict of str to float
+        Rates derived from the samples (``draws_per_s``, ``lines_per_s``).
+    note : str, optional
+        What the inputs were.
+
+    Returns
+    -------
+    BenchRow
+        Impl ``kernelopt``, unit ``s``, backend ``cpu-perf-counter``.
+    """
+    timing = Measurement(samples=samples, unit="s", cache="none", backend="cpu-perf-counter")
+    row = row_from_measurement(
+        timing, op=op, impl="kernelopt", config=config, metrics=metrics, note=note
+    )
+    return attrs.evolve(row, mode="cpu", gpu="cpu")

@@ -177,8 +177,9 @@ class ValuesSummary:
 
     def render(self) -> str:
         """Return the compact text ``{min=1,max=4096,mean=2048.5}`` (``,std=...`` if known)."""
-        std = "" if self.std is None else f",std={_fmt(self.std)}"
-        return f"{{min={_fmt(self.min)},max={_fmt(self.max)},mean={_fmt(self.mean)}{std}}}"
+        std = "" if self.std is None else f",std={exact_number_text(self.std)}"
+        low, high, mean = (exact_number_text(v) for v in (self.min, self.max, self.mean))
+        return f"{{min={low},max={high},mean={mean}{std}}}"
 
 
 def _int_tuple(value: Iterable[int]) -> tuple[int, ...]:
@@ -433,16 +434,16 @@ def _finite_numbers(items: tuple[Any, ...]) -> bool:
 def _render_scalar(value: ScalarValue) -> str:
     if isinstance(value, tuple):
         if set(map(type, value)) == {int}:
-            return "[" + ",".join(map(str, value)) + "]"  # what _fmt gives an int
-        return "[" + ",".join(_fmt(v) for v in value) + "]"
+            return "[" + ",".join(map(str, value)) + "]"  # what exact_number_text gives an int
+        return "[" + ",".join(exact_number_text(v) for v in value) + "]"
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
     if isinstance(value, (int, float)):
-        return _fmt(value)
+        return exact_number_text(value)
     return json.dumps(value, ensure_ascii=False)
 
 
-def _fmt(value: float) -> str:
+def exact_number_text(value: float) -> str:
     """Integral numbers without a decimal point, others with their shortest exact repr."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return str(int(value))

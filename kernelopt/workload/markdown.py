@@ -45,6 +45,7 @@ from kernelopt._strict_json import TooDeepError, loads
 from kernelopt._table_cells import escape_cell, split_row
 from kernelopt._words import count_text
 from kernelopt.workload._validators import as_path, is_file, no_file, require
+from kernelopt.workload.calls import exact_number_text
 from kernelopt.workload.profile import (
     AxisStat,
     OpProfile,
@@ -80,14 +81,8 @@ _SKEW_KS = (1, 3, 5)
 # Rendering
 
 
-def _num(value: float) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
-    return repr(value)
-
-
 def _opt(value: float | None) -> str:
-    return "-" if value is None else _num(value)
+    return "-" if value is None else exact_number_text(value)
 
 
 def pct(value: float) -> str:
@@ -119,7 +114,7 @@ def _share_cell(part: float | None, total: float | None, exact: float | None) ->
 def _axes_cell(axes: Sequence[tuple[str, float]]) -> str:
     if any(" " in n or "=" in n or n.startswith("{") for n, _ in axes):
         return json.dumps({n: v for n, v in axes}, ensure_ascii=False)
-    return " ".join(f"{n}={_num(v)}" for n, v in axes)
+    return " ".join(f"{n}={exact_number_text(v)}" for n, v in axes)
 
 
 def _value_entry(item: ValueShare, op: OpProfile) -> str:
@@ -127,12 +122,12 @@ def _value_entry(item: ValueShare, op: OpProfile) -> str:
     if item.calls is not None:
         fields.append(f"n={item.calls}")
     if item.time_us is not None:
-        fields.append(f"t={_num(item.time_us)}")
+        fields.append(f"t={exact_number_text(item.time_us)}")
     if share(item.calls, op.calls) != item.call_share:
         fields.append(f"p={item.call_share!r}")
     if share(item.time_us, op.time_us) != item.time_share:
         fields.append(f"tp={'-' if item.time_share is None else repr(item.time_share)}")
-    return f"{_num(item.value)}: {pct(item.call_share)} [{' '.join(fields)}]"
+    return f"{exact_number_text(item.value)}: {pct(item.call_share)} [{' '.join(fields)}]"
 
 
 def _shape_row(label: str, shape: ShapeStat, op: OpProfile) -> str:
@@ -509,8 +504,8 @@ def _tables_disagree(
         listed = sum(s.calls or 0 for s in shapes if s.axis(axis.name) == value.value)
         if value.calls is not None and value.calls != listed:
             return expected(
-                f"{axis.name} = {_num(value.value)} in {count_text(listed, 'call')}, as the "
-                "Shapes table lists it",
+                f"{axis.name} = {exact_number_text(value.value)} in "
+                f"{count_text(listed, 'call')}, as the Shapes table lists it",
                 f"{count_text(value.calls, 'call')} in the Axes table",
             )
     return None

@@ -37,7 +37,7 @@ from kernelopt.workload._validators import (
     require,
     text,
 )
-from kernelopt.workload.calls import Call, ScalarArg, TensorArg
+from kernelopt.workload.calls import Call, ScalarArg, TensorArg, exact_number_text
 
 __all__ = [
     "BUILTIN_SIGNATURES",
@@ -511,13 +511,6 @@ class LengthBound:
     axis_step: int | None
 
 
-def _shown(value: float) -> str:
-    """A number as a note writes it: ``400``, not ``400.0``, for a whole one."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= _EXACT:
-        return str(int(value))
-    return str(value)
-
-
 def bound_note(sig_name: str, bound: LengthBound, bound_value: float, longest: float) -> str | None:
     """Why a call's length bound contradicts the lengths it carries; None when it does not.
 
@@ -545,7 +538,8 @@ def bound_note(sig_name: str, bound: LengthBound, bound_value: float, longest: f
     lengths = f"{bound.lengths}.max()"
     mismatch = expected(
         f"{bound.bound} >= {lengths}",
-        f"{bound.bound} = {_shown(bound_value)} and {lengths} = {_shown(longest)}",
+        f"{bound.bound} = {exact_number_text(bound_value)} "
+        f"and {lengths} = {exact_number_text(longest)}",
     )
     return f"signature {sig_name}: {mismatch}; axis {bound.axis} is read from {lengths}"
 

@@ -8,23 +8,10 @@ from pathlib import Path
 import pytest
 
 from kernelopt.diagnose import Pathology, diagnose
-from tests.conftest import write_files
+from tests.conftest import UNRELATED_TITLES, summary_table, write_files
 
-_HEADER = (
-    "| Exp | Description | Latency | Unit | Correct | Status | Tags |\n"
-    "|---|---|---|---|---|---|---|\n"
-)
 # Attempts after the profile that share no words with its opportunities.
-_UNRELATED = ["hoist reciprocal", "reorder argument checks", "narrower masks", "fewer asserts"]
-
-
-def _summary() -> str:
-    rows = ["| 1 | torch eager baseline | 100 | us | PASS | BASELINE |  |\n"]
-    rows += [
-        f"| {n} | {title} | {100 - n} | us | PASS | KEPT |  |\n"
-        for n, title in enumerate(_UNRELATED, start=2)
-    ]
-    return _HEADER + "".join(rows)
+_ATTEMPTS = [*UNRELATED_TITLES, "fewer asserts"]
 
 
 def _profile(ranked: int) -> str:
@@ -42,7 +29,10 @@ def _profile(ranked: int) -> str:
 def test_the_finding_names_the_list_as_the_profile_ranked_it(tmp_path: Path, ranked: int) -> None:
     root = write_files(
         tmp_path,
-        {"experiments/summary.md": _summary(), "experiments/profile.md": _profile(ranked)},
+        {
+            "experiments/summary.md": summary_table(_ATTEMPTS),
+            "experiments/profile.md": _profile(ranked),
+        },
     )
     finding = diagnose(root).finding(Pathology.IGNORED_PRIOR_RESEARCH)
     assert finding is not None

@@ -12,24 +12,9 @@ from kernelopt.diagnose import Pathology, diagnose
 from kernelopt.experiments import ExperimentLog, read_log
 from kernelopt.experiments.readers.seed import folder_number
 
+from ..conftest import UNRELATED_TITLES as _UNRELATED
+from ..conftest import summary_table as _summary
 from ..conftest import write_files
-
-_HEADER = (
-    "| Exp | Description | Latency | Unit | Correct | Status | Tags |\n"
-    "|---|---|---|---|---|---|---|\n"
-)
-# Titles that share no words with the opportunities and name no catalog entry.
-_UNRELATED = ["hoist reciprocal", "reorder argument checks", "narrower masks"]
-
-
-def _summary(titles: list[str]) -> str:
-    """A summary table: a baseline, then one kept attempt per title (exps 2, 3, ...)."""
-    rows = ["| 1 | torch eager baseline | 100 | us | PASS | BASELINE |  |\n"]
-    rows += [
-        f"| {n} | {title} | {100 - n} | us | PASS | KEPT |  |\n"
-        for n, title in enumerate(titles, start=2)
-    ]
-    return _HEADER + "".join(rows)
 
 
 def _log(root: Path, files: dict[str, str]) -> ExperimentLog:
