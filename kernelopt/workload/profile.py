@@ -13,6 +13,7 @@ duration, and are fractions of the op's timed total.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from heapq import nlargest
@@ -77,11 +78,66 @@ DEFAULT_MAX_SHAPES = 32
 DEFAULT_MAX_VALUES = 12
 # Between the sources of an axis that calls read from different arguments (``seqlen`` from
 # ``cache_seqlens.max()`` where the lengths were recorded, from ``max_seqlen`` where not).
-# Not " or ": one source may hold an ``or`` (a gather's test that its index is expanded);
-# no expression holds "; ".
+# Not " or ": one source may hold an ``or`` (a gather's test that its index is expanded).
+# No expression kernelopt writes holds "; ", but an argument name may (a trace's keys are
+# free text): within a source it is written "\; " (:func:`_join_sources`).
 _SOURCES_JOINER = "; "
+# A backslash of a source that would read as the start of an escape: before another
+# backslash, before "; ", or last (the joiner follows it).
+_READ_AS_ESCAPE = re.compile(r"\\(?=\\|; |\Z)")
+# A joined label, token by token: an escaped backslash or "; ", the joiner, a run of plain
+# text, or a lone backslash or ";" (written as it is).
+_LABEL_TOKEN = re.compile(r"\\\\|\\; |; |[^\\;]+|[\\;]")
 # Time is kept to the nanosecond: finer digits are noise and would make files unreadable.
 _TIME_DIGITS = 3
+
+
+def _join_sources(sources: Iterable[str]) -> str:
+    """The label of an axis's sources: each joined by ``"; "``, most calls first.
+
+    Parameters
+    ----------
+    sources : iterable of str
+        The expressions, as a kernel would test them (``"a; b.shape[0]"`` of an argument
+        named ``a; b``).
+
+    Returns
+    -------
+    str
+        The sources joined by ``"; "``, a ``"; "`` within one written ``"\\; "`` and a
+        backslash that would read as an escape (before a backslash or ``"; "``, or last)
+        doubled, so that :func:`_split_sources` gives them back; a source holding neither
+        is written as it is (``"cache_seqlens.max(); max_seqlen"``).
+    """
+    return _SOURCES_JOINER.join(
+        _READ_AS_ESCAPE.sub(r"\\\\", source).replace("; ", "\\; ") for source in sources
+    )
+
+
+def _split_sources(label: str) -> tuple[str, ...]:
+    """The sources a label of :func:`_join_sources` names, in order, blank ones left out.
+
+    Parameters
+    ----------
+    label : str
+        An axis's :attr:`AxisStat.source`; a backslash that starts no escape is read as
+        it is, as a hand-written label has it.
+
+    Returns
+    -------
+    tuple of str
+        Each source, its escapes undone.
+    """
+    sources: list[str] = []
+    current: list[str] = []
+    for token in _LABEL_TOKEN.findall(label):
+        if token == _SOURCES_JOINER:
+            sources.append("".join(current))
+            current = []
+        else:
+            current.append(token[1:] if token in ("\\\\", "\\; ") else token)
+    sources.append("".join(current))
+    return tuple(source for source in sources if source.strip())
 
 
 def share(part: float | None, total: float | None) -> float | None:
@@ -176,8 +232,10 @@ class AxisStat:
     source : str
         The expression a kernel would test (``"q.shape[1]"``); empty when unknown. Where
         calls read the axis from different arguments, each of them, the one that gave the
-        most calls first, joined by ``"; "`` (``"cache_seqlens.max(); max_seqlen"``):
-        :attr:`sources` splits them.
+        most calls first, joined by ``"; "`` (``"cache_seqlens.max(); max_seqlen"``), a
+        ``"; "`` within one written ``"\\; "`` (``"a\\; b.shape[0]"`` of an argument named
+        ``a; b``) and a backslash before it, before another or last doubled:
+        :attr:`sources` splits them and undoes the escapes.
     min, median, max : float, optional
         Over calls (the median is call-weighted: half the calls are at or below it).
     mean : float, optional
@@ -231,7 +289,7 @@ class AxisStat:
             One where every call read the axis from the same argument, more where calls
             read it from different ones; empty where the source is unknown.
         """
-        return tuple(part for part in self.source.split(_SOURCES_JOINER) if part.strip())
+        return _split_sources(self.source)
 
     @property
     def size1_share(self) -> float:
@@ -802,15 +860,15 @@ class _AxisAcc:
             The kind of the source named first.
         """
         if not self.others:
-            return self.source, self.kind
+            return _join_sources([self.source]), self.kind
         first = calls - sum(n for n, _ in self.others.values())
         counted = [(self.source, first, self.kind)]
         counted += [(source, n, kind) for source, (n, kind) in self.others.items()]
         ranked = [item for item in counted if item[1] > 0]
         if not ranked:
-            return self.source, self.kind
+            return _join_sources([self.source]), self.kind
         ranked.sort(key=lambda item: -item[1])  # stable: the order met among equal counts
-        named = _SOURCES_JOINER.join(source for source, _, _ in ranked if source)
+        named = _join_sources(source for source, _, _ in ranked if source)
         return named, ranked[0][2]
 
     def add(self, value: float, calls: int, timed: int, time: float) -> None:

@@ -195,6 +195,82 @@ def _ref(axis: AxisStat) -> str:
     return sources[0] if sources else axis.name
 
 
+# The statistics of a values summary a source reads (``cache_seqlens.max()``).
+_SUMMARY_READS = (".max()", ".min()", ".mean()")
+# The index of a shape a source reads (``dim`` of ``x.shape[dim]``, ``-1`` of ``x.shape[-1]``).
+_SHAPE_INDEX = re.compile(r"\.shape\[(?P<index>[^\]]*)\]")
+_WRITTEN_INDEX = re.compile(r"-?\d+")
+
+
+def _arguments_read(source: str, args: dict[str, str]) -> int:
+    """How many of a shape row's arguments ``source`` reads, or 0 where the row's calls
+    cannot have given it.
+
+    Parameters
+    ----------
+    source : str
+        One source of an axis (``max_seqlen``, ``x.shape[dim]``, ``x.numel() / n``).
+    args : dict of str to str
+        The shape row's arguments by name (:func:`shape_arguments`).
+
+    Returns
+    -------
+    int
+        0 where the source names no argument of the row, names a scalar as a tensor or a
+        tensor as a scalar, reads a values summary the row's tensor does not carry (a row
+        lists no length its calls read from a summary), or indexes a shape by an argument
+        the row does not pass; else 1 for the tensor or scalar, plus 1 for an argument
+        that indexes its shape: a signature reads the dim a call passes, and its default
+        only where the call passes none.
+    """
+    if source in args:
+        return 0 if _TENSOR_TEXT.fullmatch(args[source]) else 1
+    # The longest argument name the source opens with: names may hold dots themselves.
+    heads = [name for name in args if source.startswith(name + ".")]
+    if not heads:
+        return 0
+    tensor = max(heads, key=len)
+    text = args[tensor]
+    if _TENSOR_TEXT.fullmatch(text) is None:
+        return 0
+    rest = source[len(tensor) :]
+    if rest in _SUMMARY_READS and "{" not in text:
+        return 0
+    index = _SHAPE_INDEX.match(rest)
+    if index is None or _WRITTEN_INDEX.fullmatch(index["index"]):
+        return 1
+    passed = args.get(index["index"])
+    return 0 if passed in (None, "null") else 2
+
+
+def _shape_ref(axis: AxisStat, args: dict[str, str] | None) -> str:
+    """What a guard of one shape tests for ``axis``: the source the shape's calls read it
+    from, where calls of other shapes read it from other arguments.
+
+    Parameters
+    ----------
+    axis : AxisStat
+        The axis, its sources most calls first (``cache_seqlens.max(); max_seqlen``).
+    args : dict of str to str, optional
+        The shape row's arguments by name (:func:`shape_arguments`); None where its text
+        does not split into arguments.
+
+    Returns
+    -------
+    str
+        The source that reads the most of the row's arguments (:func:`_arguments_read`),
+        the one of most calls among equals; the axis's first source (:func:`_ref`) where
+        none does. ``seqlen`` names ``cache_seqlens.max()`` first where the lengths gave
+        more calls, though a row that lists ``seqlen`` read it from ``max_seqlen``.
+    """
+    sources = axis.sources
+    if args is None or len(sources) < 2:
+        return _ref(axis)
+    reads = [_arguments_read(source, args) for source in sources]
+    best = max(reads)
+    return sources[reads.index(best)] if best else _ref(axis)
+
+
 def _size1(rule: str, op: OpProfile, name: str, axis: AxisStat, message: str) -> Shortcut:
     """A finding that holds where axis ``name`` is 1, covering that share of calls and time."""
     return Shortcut(
@@ -475,18 +551,20 @@ def _uniform_lengths(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     )
 
 
-def _derived_ref(op: OpProfile, axis: AxisStat) -> str | None:
-    """A test a user can paste for a derived axis, or None when there is none.
+def _derived_ref(op: OpProfile, axis: AxisStat, args: dict[str, str] | None) -> str | None:
+    """A test a user can paste for a derived axis of one shape, or None when there is none.
 
     The signatures write ``rows`` as ``x.numel() / n``, naming the axis it divides by;
     with that axis's own source and floor division it reads ``x.numel() // x.shape[dim]``,
-    as cheap to test as a size.
+    as cheap to test as a size. Each source is the one the shape's calls read
+    (:func:`_shape_ref`, ``args`` the shape row's arguments by name).
     """
     name = _divisor_name(axis)
     divisor = None if name is None else op.axis(name)
     if divisor is None or not divisor.sources:
         return None
-    return f"{axis.sources[0].rpartition(' / ')[0].strip()} // {divisor.sources[0]}"
+    numel = _shape_ref(axis, args).rpartition(" / ")[0].strip()
+    return f"{numel} // {_shape_ref(divisor, args)}"
 
 
 def _divisor_name(axis: AxisStat) -> str | None:
@@ -609,14 +687,17 @@ def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     # A guard tests sizes a kernel sees cheaply: a derived axis only where it reads as a
     # test (rows as x.numel() // x.shape[dim]), and of a values summary only the max (the
     # min and mean follow from the lengths themselves).
+    # Each axis as the shape's own calls read it: where calls of other shapes read an axis
+    # from other arguments, its first source may be one no call of this shape passes.
+    args = shape_arguments(top.args)
     refs: dict[str, str] = {}
     for a in op.axes:
         if a.kind in ("shape", "scalar") or (
             a.kind == "values" and not a.name.endswith(("_min", "_mean"))
         ):
-            refs[a.name] = _ref(a)
+            refs[a.name] = _shape_ref(a, args)
         elif a.kind == "derived":
-            derived = _derived_ref(op, a)
+            derived = _derived_ref(op, a, args)
             # x.numel() // x.shape[dim] divides by zero on the very calls the guard takes
             # where the shape's reduced axis is empty: no test of its rows, then.
             divisor = _divisor_name(a)
