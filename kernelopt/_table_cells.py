@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_cell", "split_row"]
+__all__ = ["escape_cell", "share_cell", "split_row"]
 
 _TICKS = re.compile(r"`+")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
@@ -30,6 +30,25 @@ _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
 _PUNCTUATION = r"[!-/:-@\[-`{-~]"
 _ESCAPE_OR_PIPE = re.compile(rf"\\{_PUNCTUATION}|\|")
 _ESCAPE = re.compile(rf"\\({_PUNCTUATION})")
+
+
+def share_cell(percent: float) -> str:
+    """A share of the roofline floor as a table cell: to one decimal (``61.2%``), or to two
+    significant digits where one decimal would show a share above 0 as ``0.0%``
+    (``0.021%``), which reads as a floor of zero, the mark of a roofline computed wrong.
+
+    Parameters
+    ----------
+    percent : float
+        The share in percent (61.2 for a floor 61.2 % of the time).
+
+    Returns
+    -------
+    str
+        The cell, ending in ``%``.
+    """
+    shown = f"{percent:.1f}%"
+    return shown if float(shown[:-1]) != 0 or percent == 0 else f"{percent:.2g}%"
 
 
 def escape_cell(text: str, *, backslash_escapes: bool = False) -> str:

@@ -29,7 +29,7 @@ from kernelopt._fileio import (
     locked,
     read_text_and_encoding,
 )
-from kernelopt._table_cells import escape_cell, split_row
+from kernelopt._table_cells import escape_cell, share_cell, split_row
 from kernelopt.experiments._validators import check_instance, check_int, check_path
 from kernelopt.experiments.records import (
     MAX_EXPERIMENT,
@@ -160,10 +160,7 @@ def _share(fraction: float | None) -> str:
     a floor): a percent to one decimal, or to two significant digits where one decimal
     would show a share above 0 as ``0.0%`` (a floor 0.02 % of the time), which reads as a
     floor of zero, the mark of a roofline computed wrong."""
-    if fraction is None:
-        return ""
-    shown = f"{fraction:.1%}"
-    return shown if float(shown[:-1]) > 0 else f"{fraction * 100:.2g}%"
+    return "" if fraction is None else share_cell(fraction * 100)
 
 
 def _pairs(mapping: dict[str, str]) -> str:

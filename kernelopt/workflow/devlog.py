@@ -47,7 +47,7 @@ from kernelopt._fileio import (
     read_text_and_encoding,
     require_file,
 )
-from kernelopt._table_cells import escape_cell
+from kernelopt._table_cells import escape_cell, share_cell
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
@@ -219,7 +219,7 @@ class PerfRow:
             f"{_sig4(self.time)} {self.unit}",
             num(self.tflop_s),
             num(self.gb_s),
-            _MISSING if self.floor_pct is None else f"{self.floor_pct:.1f}%",
+            _MISSING if self.floor_pct is None else share_cell(self.floor_pct),
             self.gpu or _MISSING,
             self.date or _MISSING,
         )
