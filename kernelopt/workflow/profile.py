@@ -54,6 +54,7 @@ from kernelopt.experiments.readers._top3 import (
     NONE_STATED,
     RANK_HEADER,
     TOP,
+    top_lead_title,
 )
 from kernelopt.experiments.readers._values import LATENCY_UNITS
 from kernelopt.workflow._fields import require_text
@@ -329,6 +330,8 @@ _TABLE_GAIN = re.compile(
     rf"^(?:est(?:\.|imated)?\s*|~\s*|≈\s*)?(?P<gain>{_NUMBER})\s*%?(?:\s*gain)?$", re.IGNORECASE
 )
 _NAME_WITH_ID = re.compile(r"^(?P<name>.*?)\s*\(`(?P<id>[^`]*)`\)$")
+# The first line of a list item or of a table, as a lead line's next line is.
+_LIST_OR_TABLE = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\|)")
 # The line a report whose Top 3 could not be read renders in its place (see _unread).
 _UNREAD_RENDERED = re.compile(rf"^\({re.escape(UNREAD_TOP3)}:\s*(?P<reason>.*\S)\s*\)$")
 
@@ -342,6 +345,9 @@ def _opportunities(record: Record, notes: list[str]) -> tuple[tuple[Opportunity,
     say "none" reads as no opportunity, with the reason, and ``notes`` says that the Top 3
     could not be read.
     """
+    lead = _lead_line(record) if record.find(_SECTION) is None else None
+    if lead is not None:
+        raise _lead_not_heading(record, *lead)
     section = record.require(_SECTION, shown=_SECTION)
     # Bullets too, as the other hand-offs read their lists: a Top 3 written as `- ...` items
     # was read as no opportunity at all, and printed back as "none fired". An item wrapped
@@ -359,6 +365,37 @@ def _opportunities(record: Record, notes: list[str]) -> tuple[tuple[Opportunity,
             return (), _unread(record, section, notes)
         found = table
     return _top(record, found, notes), ""
+
+
+def _lead_line(record: Record) -> tuple[int, str] | None:
+    """The line and text of a lead line that opens the Top 3 in place of its heading
+    (``**Top 3 Opportunities**`` right over a list or a table), or None.
+
+    The hand-off's sections are its ``###`` headings: such a line is prose of the section
+    above it, so the Top 3 under it is missing, and the error names the line to make a
+    ``### Top 3 Opportunities`` heading of.
+    """
+    for section in record.sections:
+        for index, (number, text) in enumerate(section.body):
+            if top_lead_title(text) is None:
+                continue
+            after = next((line for _, line in section.body[index + 1 :] if line.strip()), "")
+            if _LIST_OR_TABLE.match(after):
+                return number, text.strip()
+    return None
+
+
+def _lead_not_heading(record: Record, line: int, text: str) -> FormatError:
+    """The error of a hand-off whose Top 3 a lead line at ``line`` opens, not a heading."""
+    return FormatError(
+        expected(
+            f"a '### {_SECTION}' section in the profile hand-off that starts at line {record.line}",
+            f"none: line {line}, {text!r}, opens it as a lead line, not as that heading",
+        ),
+        path=record.path,
+        line=line,
+        section=_SECTION,
+    )
 
 
 def _unlisted(record: Record, section: Section, items: list[tuple[int, str]]) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
 import attrs
@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 
 __all__ = [
     "LARGEST_FLOOR_FRACTION",
+    "FloorOverTime",
     "FloorShare",
     "bottleneck_of",
     "floor_share",
@@ -45,6 +46,7 @@ __all__ = [
     "share_expected",
     "table_metric",
     "tool_metrics",
+    "written_half_unit",
 ]
 
 # The shares a log states in percent, and the most each can be. TC% and DRAM% are shares of
@@ -134,18 +136,118 @@ class FloorShare:
         return float(Decimal(repr(self.value)).scaleb(2))
 
 
+# Float noise between a share worked out twice (``100 * floor / time`` against the digits
+# of ``f"{floor / time:.1%}"``): far below any digit a table writes.
+_FLOAT_SLACK = 1e-9
+
+
+@attrs.frozen
+class FloorOverTime:
+    """A result row's floor over its time, as the row's floor and time cells state them.
+
+    Parameters
+    ----------
+    fraction : float
+        Floor over time as read (0.7842 for a floor of 35.76 us beside a time of 45.60 us).
+    low, high : float
+        The least and the most floor over time the two cells' written digits allow, each
+        cell half a unit in its last digit off (0.7840 and 0.7844 for those cells); 0 and
+        endless where a cell's digits are not known.
+    """
+
+    fraction: float
+    low: float
+    high: float
+
+    def allows(self, percent: float, half_unit: float) -> bool:
+        """Whether a share written as ``percent``, rounded to ``half_unit``, can be this
+        floor over time: the two ranges the written digits allow meet.
+
+        Parameters
+        ----------
+        percent : float
+            The share an ``Of floor`` cell writes, in percent (``78.4``).
+        half_unit : float
+            Half a unit in the cell's last digit (0.05 for ``78.4``;
+            :func:`written_half_unit`).
+
+        Returns
+        -------
+        bool
+            False only where no rounding of the three cells explains the difference.
+        """
+        least = 100.0 * self.low * (1.0 - _FLOAT_SLACK)
+        most = 100.0 * self.high * (1.0 + _FLOAT_SLACK)
+        slack = _FLOAT_SLACK * abs(percent)
+        return percent + half_unit + slack >= least and percent - half_unit - slack <= most
+
+    def percent_range(self) -> str:
+        """The shares in percent the row's floor and time allow, to four significant
+        digits: ``78.42%``, ``78.4% to 78.44%``, ``76.34% or more``."""
+        low, high = f"{100.0 * self.low:.4g}%", f"{100.0 * self.high:.4g}%"
+        if not math.isfinite(self.high):
+            return f"{low} or more"
+        return low if low == high else f"{low} to {high}"
+
+
+# A number as a cell writes it (``35.76``, ``1,024``, ``0,075``, ``1.2e-05``), not inside a
+# word or another number; its sign is left out (the unit of its last digit is the same).
+_WRITTEN_NUMBER = re.compile(r"(?<![\w.,])(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _plain_readings(written: str) -> tuple[str, ...]:
+    """The decimal numbers ``written`` may be: its commas group thousands (``1,024``), or
+    one is a decimal comma (``0,075``), as the cell readers take either."""
+    if "," not in written:
+        return (written,)
+    if "." in written:
+        return (written.replace(",", ""),)
+    return (written.replace(",", ""), written.replace(",", "."))
+
+
+def written_half_unit(text: str, value: float) -> float | None:
+    """Half a unit in the last digit with which ``text`` writes ``value``: how far the
+    number measured may be from the one written (``78.4`` stands for 78.35 to 78.45).
+
+    Parameters
+    ----------
+    text : str
+        A table cell as written (``"78.4 %"``, ``"35.76 us"``, ``"0.021%"``, ``"1.2e-05%"``).
+    value : float
+        The number read from it.
+
+    Returns
+    -------
+    float or None
+        0.05 for ``78.4``, 0.5 for ``78``, 5e-07 for ``1.2e-05``; None where ``text`` writes
+        no number that reads as ``value``.
+    """
+    for match in _WRITTEN_NUMBER.finditer(text):
+        for plain in _plain_readings(match.group(0)):
+            try:
+                written = Decimal(plain)
+            except InvalidOperation:
+                continue
+            if written.is_finite() and float(written) == abs(value):
+                return float(Decimal(5).scaleb(int(written.as_tuple().exponent) - 1))
+    return None
+
+
 def floor_share(
-    value: float | None, cell: str, floor_over_time: float | None = None
+    value: float | None, cell: str, floor_over_time: FloorOverTime | None = None
 ) -> FloorShare | None:
     """The share of its roofline floor a result row reached: the one reading of an
     ``Of floor`` cell that the floor readers (``Experiment.floors``) and the metric readers
     (``floor_pct``) both take, so that they never disagree about one row.
 
-    A share above 0 written with a ``%`` sign (``78.4%``) is a percent, as written.
-    Otherwise, where the row states a floor and a time in one unit, the share is floor over
-    time: the row's own numbers say what a bare ``7.8``, ``0.78`` or ``78`` meant. Otherwise
-    the cell is read by :func:`of_floor_is_percent`: a bare share up to
-    :data:`LARGEST_FLOOR_FRACTION` is a fraction, above it a percent.
+    A share above 0 written with a ``%`` sign (``78.4%``) is a percent, as written, even
+    where the row's floor over its time says another (a cell edited by hand, ``90 %``
+    beside a floor of 35.76 us and a time of 45.60 us): the cell is what the row states
+    as its share; :func:`read_floor_share` names the disagreement. Otherwise, where the row
+    states a floor and a time in one unit, the share is floor over time: the row's own
+    numbers say what a bare ``7.8``, ``0.78`` or ``78`` meant. Otherwise the cell is read
+    by :func:`of_floor_is_percent`: a bare share up to :data:`LARGEST_FLOOR_FRACTION` is a
+    fraction, above it a percent.
 
     Parameters
     ----------
@@ -153,7 +255,7 @@ def floor_share(
         The number read from ``cell``; None where it holds none (empty, or no sure reading).
     cell : str
         The ``Of floor`` cell as written (empty where the row or table has none).
-    floor_over_time : float, optional
+    floor_over_time : FloorOverTime, optional
         The row's floor over its time, where it states both in one unit (see
         :func:`kernelopt.experiments.readers.floors.row_floor_over_time`).
 
@@ -167,7 +269,7 @@ def floor_share(
     if value is not None and value > 0 and "%" in cell:
         return FloorShare(value, in_percent=True)
     if floor_over_time is not None:
-        return FloorShare(floor_over_time, in_percent=False)
+        return FloorShare(floor_over_time.fraction, in_percent=False)
     if value is None:
         return None
     return FloorShare(value, in_percent=of_floor_is_percent(value, cell))
@@ -178,7 +280,7 @@ def read_floor_share(
     cell: str,
     where: SourceRef,
     warnings: list[str],
-    floor_over_time: float | None = None,
+    floor_over_time: FloorOverTime | None = None,
 ) -> FloorShare | None:
     """The share of its roofline floor one result row reached, or None, with the same
     warnings for the metric readers (``floor_pct``) and the floor readers
@@ -194,8 +296,13 @@ def read_floor_share(
     warnings : list of str
         Appended to, each "not read": a number of no sure reading (``1.234,5``), and a
         share no row can reach (at or below 0: ``Expected Of floor as a share above 0, got
-        0``; or endless).
-    floor_over_time : float, optional
+        0``; or endless, in the cell, ``1e400 %``, or as the row's floor over its time).
+        Appended to as well, the share still read: a cell with a ``%`` sign that no
+        rounding of its digits, the floor's and the time's explains beside the row's floor
+        over its time (``Expected Of floor near the row's floor over its time, 78.4% to
+        78.44%, got 90 %; read as written``). A cell above 0 is read as written; one at or
+        below 0 is no share, and the row's floor over its time is read instead.
+    floor_over_time : FloorOverTime, optional
         The row's floor over its time, where it states both in one unit.
 
     Returns
@@ -203,17 +310,51 @@ def read_floor_share(
     FloorShare or None
         The share (:func:`floor_share`); None where the row states none, or one refused.
     """
-    value = number_at(strip_md(cell).rstrip("%"), where, warnings)
+    written = strip_md(cell)
+    value = number_at(written.rstrip("%"), where, warnings)
+    if value is None and _endless(written):
+        warnings.append(_not_read(header or "Of floor", "a finite share", written, where))
     share = floor_share(value, cell, floor_over_time)
     if share is None:
         return None
     unfit = share_expected("floor_pct", share.percent)
-    if unfit is None:
-        return share
-    # A cell left empty beside a floor and a time: the share is theirs.
-    shown = strip_md(cell) or f"a floor over time of {share.fraction:g}"
-    warnings.append(_not_read(header or "Of floor", unfit, shown, where))
-    return None
+    if unfit is not None:
+        # A cell left empty beside a floor and a time: the share is theirs.
+        shown = written or f"a floor over time of {share.fraction:g}"
+        warnings.append(_not_read(header or "Of floor", unfit, shown, where))
+        return None
+    if floor_over_time is not None and value is not None and "%" in written:
+        said = _disagreement(header or "Of floor", written, value, floor_over_time, where)
+        if said is not None:
+            warnings.append(said)
+    return share
+
+
+# The number an Of floor cell opens with, in any size: one past the largest float reads as
+# no number, and would otherwise be left out unsaid.
+_LEADING_NUMBER = re.compile(r"^\s*(?:~\s*)?([-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)")
+
+
+def _endless(written: str) -> bool:
+    """Whether the cell ``written`` opens with a number too large for a float (``1e400``)."""
+    match = _LEADING_NUMBER.match(written.replace("`", ""))
+    return match is not None and not math.isfinite(float(match.group(1)))
+
+
+def _disagreement(
+    header: str, written: str, value: float, floor_over_time: FloorOverTime, where: SourceRef
+) -> str | None:
+    """The warning for a ``%`` cell that its row's floor over its time contradicts beyond
+    the rounding of the digits written, or None where they agree."""
+    half_unit = written_half_unit(written, value)
+    if half_unit is None or floor_over_time.allows(value, half_unit):
+        return None
+    # A share at or below 0 is no share (floor_share): the row's floor over its time is.
+    kept = "read as written" if value > 0 else "the floor over time is read instead"
+    stated = f"{strip_md(header)} near the row's floor over its time, "
+    return expected(stated + floor_over_time.percent_range(), written, where=str(where)) + (
+        f"; {kept}"
+    )
 
 
 def _not_read(header: str, unfit: str, shown: str, where: SourceRef) -> str:
@@ -228,7 +369,7 @@ def table_metric(
     where: SourceRef,
     warnings: list[str],
     *,
-    floor_over_time: float | None = None,
+    floor_over_time: FloorOverTime | None = None,
 ) -> float | None:
     """The value of metric ``name`` in one table cell, or None where it has none to read.
 
@@ -244,9 +385,10 @@ def table_metric(
         Appended to: a number of no sure reading (``1.234,5``), and a share no percentage
         can be (a TC%, DRAM%, Occ% or L2 hit rate below 0, an Of floor at or below 0, an
         occupancy or hit rate above 100), each "not read".
-    floor_over_time : float, optional
+    floor_over_time : FloorOverTime, optional
         For a ``floor_pct``: the row's floor over its time, where it states both in one
-        unit; the share is then read as the floor readers read it (:func:`floor_share`).
+        unit; the share is then read as the floor readers read it (:func:`floor_share`),
+        and a ``%`` cell it contradicts is named (:func:`read_floor_share`).
 
     Returns
     -------
@@ -270,6 +412,9 @@ def table_metric(
 
 
 _N = r"(\d+(?:\.\d+)?)"
+# A value under a metric's own name may carry an exponent (``floor_pct: 7.8e1``): read
+# whole, not as its mantissa (``1e400`` is no 1).
+_N_EXPONENT = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 # A value that opens a pattern starts a number, not the tail of a name ("FP16 TFLOPS" is no
 # 16 TFLOP/s).
 _V = rf"(?<![\w.]){_N}"
@@ -300,7 +445,10 @@ _NCU_DRAM = (
 _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
     for name, pattern in (
-        *((name, rf"(?<![\w.]){name}`?\s*(?:[:=|]\s*|\s+){_N}(?![\d.])") for name in _OWN_NAMES),
+        *(
+            (name, rf"(?<![\w.]){name}`?\s*(?:[:=|]\s*|\s+){_N_EXPONENT}(?![\d.])")
+            for name in _OWN_NAMES
+        ),
         ("dram_pct", rf"\bdram\s*%\s*(?:[:=|]\s*)?{_N}(?![\d.])"),
         ("tc_pct", rf"\btc\s*%\s*(?:[:=|]\s*)?{_N}(?![\d.])"),
         ("dram_pct", _NCU_DRAM),
@@ -439,7 +587,8 @@ def prose_metrics(
     A share read from prose is held to the rule a table's is (:func:`share_expected`): "0%
     of the floor" or "occupancy 140%" is no reading of the kernel, and is named in
     ``warnings`` ("not read") unless a table already gave that metric (``known``), whose
-    value stands.
+    value stands. So is any value past the largest float (``floor_pct: 1e400``,
+    ``arith_intensity: 1e400``): no measurement is endless.
 
     Parameters
     ----------
@@ -459,7 +608,7 @@ def prose_metrics(
     """
     kept: dict[str, float] = {}
     for name, value in metrics_of(text).items():
-        unfit = share_expected(name, value)
+        unfit = share_expected(name, value) or (None if math.isfinite(value) else "a finite number")
         if unfit is None:
             kept[name] = value
         elif name not in known:

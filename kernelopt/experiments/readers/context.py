@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import attrs
+
 from kernelopt.experiments.log import Fact, ProfileFacts, Recommendation, SourceRef
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
@@ -14,6 +16,7 @@ from kernelopt.experiments.readers._markdown import (
     bullets,
     code_mask,
     headings,
+    is_separator,
     sections,
     strip_md,
     tables,
@@ -28,21 +31,25 @@ from kernelopt.experiments.readers._metrics import (
 )
 from kernelopt.experiments.readers._top3 import (
     ID_HEADER,
+    LIST_ITEM,
     NAME_HEADER,
     NONE_STATED,
     RANK_HEADER,
     TOP_N_HEADING,
+    top_lead_title,
 )
 from kernelopt.experiments.readers._values import NOT_A_YEAR
 from kernelopt.experiments.readers.floors import row_floor_over_time
 
 __all__ = [
+    "TopLead",
     "lesson_experiment",
     "profile_experiment",
     "read_lessons",
     "read_profile",
     "read_rules",
     "read_top_opportunities",
+    "top_leads",
     "top_section_items",
     "top_table_items",
 ]
@@ -290,6 +297,133 @@ def top_section_items(
     ]
 
 
+@attrs.frozen(kw_only=True)
+class TopLead:
+    """A ``Top N opportunities`` section opened by a lead line instead of a heading.
+
+    Parameters
+    ----------
+    title : str
+        The lead line's words, without its emphasis and its closing colon: ``Top 3
+        opportunities`` of ``**Top 3 opportunities:**``.
+    line : int
+        The 1-based line of the lead line.
+    start, end : int
+        The 1-based lines (inclusive) of its body: from the line after the lead line to
+        the end of the list or table right under it.
+    """
+
+    title: str
+    line: int
+    start: int
+    end: int
+
+
+def _table_end(lines: Sequence[str], first: int, last: int, mask: Sequence[bool]) -> int | None:
+    """The last line of the table whose header is line ``first`` (1-based), its rows as
+    :func:`tables` reads them, or None when no ``|---|`` row makes that line a header."""
+    if "|" not in lines[first - 1] or first >= last or not is_separator(lines[first]):
+        return None
+    end = first + 1
+    while end < last and "|" in lines[end] and lines[end].strip() and not mask[end]:
+        end += 1
+    return end
+
+
+def _list_end(
+    lines: Sequence[str], first: int, last: int, mask: Sequence[bool], heading_lines: set[int]
+) -> int:
+    """The last line of the list whose first item is line ``first`` (1-based).
+
+    The list runs over its items, the lines indented under them, the blank lines between
+    them and a line that carries on an item's text right under it; it ends at a heading,
+    at a table row or a code fence that is not indented, and at prose after a blank line.
+    """
+    end = first
+    for number in range(first + 1, last + 1):
+        line = lines[number - 1]
+        if number in heading_lines:
+            break
+        if not line.strip():
+            continue
+        in_the_list = LIST_ITEM.match(line) or line[0].isspace()
+        # An unindented line right under an item's text carries it on, as markdown reads
+        # it; after a blank line, or as a fence or a table row, it is past the list.
+        past_the_list = mask[number - 1] or line.startswith("|") or not lines[number - 2].strip()
+        if not in_the_list and past_the_list:
+            break
+        end = number
+    return end
+
+
+def _lead_body_end(
+    lines: Sequence[str], first: int, last: int, mask: Sequence[bool], heading_lines: set[int]
+) -> int | None:
+    """The last line of the list or table starting at line ``first`` (1-based), right under
+    a lead line; None when that line opens neither (prose, a heading, a code block)."""
+    if first > last or mask[first - 1] or first in heading_lines:
+        return None
+    table = _table_end(lines, first, last, mask)
+    if table is not None:
+        return table
+    if LIST_ITEM.match(lines[first - 1]):
+        return _list_end(lines, first, last, mask, heading_lines)
+    return None
+
+
+def top_leads(
+    file: TextFile, start: int, end: int, heads: Sequence[Heading], mask: Sequence[bool]
+) -> list[TopLead]:
+    """The ``Top N opportunities`` sections opened by a lead line between lines ``start``
+    and ``end``, each the list or table right under its lead line.
+
+    Parameters
+    ----------
+    file : TextFile
+        The file to look in.
+    start, end : int
+        The 1-based lines (inclusive) to look in.
+    heads : sequence of Heading
+        The file's headings: a list under a lead line ends at the next one.
+    mask : sequence of bool
+        The file's lines inside code blocks (True): a lead line there opens nothing, and
+        a list or table there is none.
+
+    Returns
+    -------
+    list of TopLead
+        In line order. A lead line is alone on its line, in the words a ``Top N
+        opportunities`` heading has (``top_lead_title``), and only blank lines stand
+        between it and the list's first item or the table's header row: prose that
+        mentions a top 3 (``the top 3 kernels take 80 % of the time.``) opens none. Its
+        body ends where the list or the table does.
+    """
+    lines = file.lines
+    last = min(end, len(lines))
+    # Built at the first lead line: most files have none, and a devlog is read one entry
+    # (one range of lines) at a time.
+    heading_lines: set[int] | None = None
+    found: list[TopLead] = []
+    number = max(start, 1)
+    while number <= last:
+        title = None if mask[number - 1] else top_lead_title(lines[number - 1])
+        if title is None:
+            number += 1
+            continue
+        first = number + 1
+        while first <= last and not lines[first - 1].strip():
+            first += 1
+        if heading_lines is None:
+            heading_lines = {head.line for head in heads}
+        body_end = _lead_body_end(lines, first, last, mask, heading_lines)
+        if body_end is None:
+            number += 1
+            continue
+        found.append(TopLead(title=title, line=number, start=number + 1, end=body_end))
+        number = body_end + 1
+    return found
+
+
 def read_top_opportunities(
     file: TextFile, heads: list[Heading], mask: list[bool], experiment: int | None
 ) -> tuple[Recommendation, ...]:
@@ -297,12 +431,21 @@ def read_top_opportunities(
 
     The section is the first whose heading a result's or a note's ``Top N opportunities``
     would have (``Top 3 Opportunities``, ``Top 5 opportunities``, ``Top opportunities``),
-    read by :func:`top_section_items`: the first N items when the heading says N. Each is
-    the opportunity's name with its catalog entry ids, made by ``experiment`` (the one the
-    profile followed) for the experiments after it.
+    or whose lead line has those words over a list or a table (:func:`top_leads`), read by
+    :func:`top_section_items`: the first N items when the heading or the lead line says
+    N. Each is the opportunity's name with its catalog entry ids, made by ``experiment``
+    (the one the profile followed) for the experiments after it.
     """
-    for section in sections(file.lines, heads):
-        found = top_section_items(file, section.heading.title, section.start, section.end, mask)
+    opened = [
+        (section.heading.line, section.heading.title, section.start, section.end)
+        for section in sections(file.lines, heads)
+    ]
+    opened += [
+        (lead.line, lead.title, lead.start, lead.end)
+        for lead in top_leads(file, 1, len(file.lines), heads, mask)
+    ]
+    for _line, title, start, end in sorted(opened):
+        found = top_section_items(file, title, start, end, mask)
         if found is None:
             continue
         return tuple(

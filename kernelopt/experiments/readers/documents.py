@@ -22,6 +22,7 @@ from kernelopt.experiments.readers._draft import Draft, DraftRecommendation
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
     Heading,
+    Section,
     Table,
     bullets,
     code_mask,
@@ -56,8 +57,8 @@ from kernelopt.experiments.readers._values import (
     status_of,
     unit_of_header,
 )
-from kernelopt.experiments.readers.context import top_section_items
-from kernelopt.experiments.readers.floors import row_floor_over_time
+from kernelopt.experiments.readers.context import TopLead, top_leads, top_section_items
+from kernelopt.experiments.readers.floors import refused_measurement_lines, row_floor_over_time
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["Described", "describe", "fill", "recommendations_in"]
@@ -260,11 +261,30 @@ def recommendations_in(
             )
         )
 
-    for section in sections(lines, [h for h in heads if start <= h.line <= end]):
+    # A Top N section opened by a lead line ("**Top 3 opportunities**" over its list or
+    # table): its lines are its own, not items or advice of the section it stands in.
+    leads = top_leads(file, start, end, heads, mask)
+    in_lead = {number for lead in leads for number in range(lead.line, lead.end + 1)}
+    # In line order, as the items of a Top section under a heading come among the rest.
+    opened: list[Section | TopLead] = [
+        *sections(lines, [h for h in heads if start <= h.line <= end]),
+        *leads,
+    ]
+    opened.sort(key=lambda part: part.line if isinstance(part, TopLead) else part.heading.line)
+    for section in opened:
+        if isinstance(section, TopLead):
+            lead = top_section_items(file, section.title, section.start, section.end, mask)
+            for item_line, name, ids in lead or []:
+                add(name or ids[0], item_line, ids, ranked=True)
+            continue
         if not _NEXT_SECTIONS.search(section.heading.title) or section.start > end:
             continue
         stop = min(section.end, end)
-        items = [b for b in bullets(lines, section.start, stop, mask) if b.indent < 4]
+        items = [
+            b
+            for b in bullets(lines, section.start, stop, mask)
+            if b.indent < 4 and b.line not in in_lead
+        ]
         ranked = top_section_items(file, section.heading.title, section.start, stop, mask)
         if ranked:
             for item_line, name, ids in ranked:
@@ -278,6 +298,7 @@ def recommendations_in(
                 if (
                     line.strip()
                     and not mask[index - 1]
+                    and index not in in_lead
                     and not line.lstrip().startswith(("|", "#"))
                 ):
                     add(line.split(". ")[0], index)
@@ -286,13 +307,20 @@ def recommendations_in(
         if not _ADVICE_SECTIONS.match(strip_md(section.heading.title)) or section.start > end:
             continue
         for first_line, paragraph in _paragraphs(lines, section.start, min(section.end, end), mask):
+            if first_line in in_lead:
+                continue
             for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
                 if _ADVICE.search(sentence) and not _NEGATED_ADVICE.search(sentence):
                     add(sentence, first_line)
     # A lead line ("Future directions (not attempted here):") followed by a list.
     for index in range(start, min(end, len(lines)) + 1):
         line = strip_md(lines[index - 1])
-        if mask[index - 1] or not _NEXT_LEAD.search(line) or line.startswith("#"):
+        if (
+            mask[index - 1]
+            or index in in_lead
+            or not _NEXT_LEAD.search(line)
+            or line.startswith("#")
+        ):
             continue
         cursor = index + 1
         while cursor <= min(end, len(lines)) and not lines[cursor - 1].strip():
@@ -300,6 +328,8 @@ def recommendations_in(
         for item in bullets(lines, cursor, min(end, cursor + 30), mask):
             if item.line > cursor + 30:
                 break
+            if item.line in in_lead:
+                continue
             add(item.text, item.line)
             if (
                 item.line + 1 <= len(lines)
@@ -455,6 +485,10 @@ def _table_metrics(
             if name is None or name in found:
                 continue
             for row in table.rows:
+                # A Measurements row the canonical parser refused is named "not read"
+                # there, and the floor readers leave it out: no metric comes from it.
+                if row.line in refused_measurement_lines(file):
+                    continue
                 where = SourceRef(path=file.path, line=row.line)
                 # An Of floor cell is read with its row's floor and time, as the floor
                 # readers read it: one share for one row.

@@ -22,17 +22,23 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+import weakref
+from collections.abc import Collection, Sequence
 
 import attrs
 
-from kernelopt._errors import KernelOptError
+from kernelopt._errors import FormatError, KernelOptError
 from kernelopt._table_cells import split_row
 from kernelopt.experiments.canonical import measurement_rows, parse_result
 from kernelopt.experiments.log import FloorRow, SourceRef
 from kernelopt.experiments.readers._files import TextFile, suffix_of
 from kernelopt.experiments.readers._markdown import Table, code_mask, strip_md, tables
-from kernelopt.experiments.readers._metrics import metric_of_header, read_floor_share
+from kernelopt.experiments.readers._metrics import (
+    FloorOverTime,
+    metric_of_header,
+    read_floor_share,
+    written_half_unit,
+)
 from kernelopt.experiments.readers._values import (
     LATENCY_UNITS,
     first_stated,
@@ -47,6 +53,7 @@ __all__ = [
     "MEMORY",
     "ceiling_of",
     "is_result_file",
+    "refused_measurement_lines",
     "result_floors",
     "row_floor_over_time",
 ]
@@ -128,29 +135,70 @@ def result_floors(
     tuple of FloorRow
         The canonical rows timed on the device that give a floor; where the file has no
         canonical row, the rows of its hand-written tables that give a floor or the share
-        of one. Empty where none does.
+        of one, less the Measurements rows the canonical parser refused (named where it
+        refused them, and not read: a hand edit such as an ``Of floor`` of ``0.0%``). Empty
+        where none does.
     """
     if rows is None:
-        rows = _canonical_rows(file)
+        rows = _canonical_rows(file, [])
     if rows:
         return tuple(_from_canonical(file, rows))
+    not_read = refused_measurement_lines(file)
     said = [] if warnings is None else warnings
     found: list[FloorRow] = []
     for table in tables(file.lines, mask=code_mask(file.lines)):
-        found += _from_table(file.path, table, said)
+        found += _from_table(file.path, table, said, not_read)
     return tuple(found)
 
 
-def _canonical_rows(file: TextFile) -> tuple[ResultRow, ...]:
+# The file :func:`refused_measurement_lines` read last, and its lines: the metric readers
+# ask for each row of a metric column, in each range of lines they describe (a devlog's
+# entries), the floor readers once more. A weak reference keeps no file's text alive.
+_LAST_REFUSED: list[tuple[weakref.ref[TextFile], frozenset[int]]] = []
+
+
+def refused_measurement_lines(file: TextFile) -> frozenset[int]:
+    """The 1-based lines of the Measurements rows of the result ``file`` whose values the
+    canonical parser refuses (a hand-edited ``Of floor`` of ``0.0%``, a P20 above its P80).
+
+    The readers name such a row where they refuse it ("the row was not read"); a reader
+    of the file's tables by their headers leaves it out too, so that no share of the floor
+    is read from a row said not to be.
+
+    Parameters
+    ----------
+    file : TextFile
+        A result file as the readers read it.
+
+    Returns
+    -------
+    frozenset of int
+        The lines; empty where the file has no canonical Measurements table, or none of
+        its rows is refused.
+    """
+    # One look at the cache, kept locally: another thread may replace it meanwhile.
+    cached = _LAST_REFUSED[0] if _LAST_REFUSED else None
+    if cached is not None and cached[0]() is file:
+        return cached[1]
+    refused: list[FormatError] = []
+    if "## Measurements" in file.text:
+        _canonical_rows(file, refused)
+    lines = frozenset(error.line for error in refused if error.line is not None)
+    _LAST_REFUSED[:] = [(weakref.ref(file), lines)]
+    return lines
+
+
+def _canonical_rows(file: TextFile, refused: list[FormatError]) -> tuple[ResultRow, ...]:
     """The rows of a result's canonical Measurements table, as kernelopt wrote them; a row
-    whose values the parser refuses is left out."""
+    whose values the parser refuses is left out, and added to ``refused``."""
     try:
-        return parse_result(file.text, path=file.path, refused=[]).rows
+        return parse_result(file.text, path=file.path, refused=refused).rows
     except KernelOptError:
-        pass
+        refused.clear()
     try:
-        return measurement_rows(file.text, path=file.path, refused=[])
+        return measurement_rows(file.text, path=file.path, refused=refused)
     except KernelOptError:
+        refused.clear()
         return ()
 
 
@@ -273,6 +321,16 @@ def _value_and_unit(cell: str, header: str, row_unit: str) -> tuple[float | None
     return number(cell), unit_of_header(header) or row_unit
 
 
+def _digits_range(cell: str, value: float) -> tuple[float, float]:
+    """The least and the most the floor or time ``cell`` writes as ``value`` can be, half a
+    unit in its last digit either side (``35.76``: 35.755 to 35.765); 0 to endless where
+    the cell writes no number that reads as ``value``."""
+    half_unit = written_half_unit(cell, value)
+    if half_unit is None:
+        return 0.0, math.inf
+    return max(value - half_unit, 0.0), value + half_unit
+
+
 def _row_unit(cells: Sequence[str], columns: _Columns) -> str:
     """The time unit the row's Unit column names (``us``), or ``""``."""
     if columns.unit is None:
@@ -282,19 +340,20 @@ def _row_unit(cells: Sequence[str], columns: _Columns) -> str:
 
 def _floor_reading(
     cells: Sequence[str], header: Sequence[str], columns: _Columns
-) -> tuple[float | None, str, float | None]:
+) -> tuple[float | None, str, FloorOverTime | None]:
     """The row's floor, the floor's unit, and floor over the row's time where the row
     states both in one unit (None where the table has no such column or the row no such
     pair)."""
     row_unit = _row_unit(cells, columns)
     floor, floor_unit = (None, "")
+    floor_cell = "" if columns.floor is None else cells[columns.floor]
     if columns.floor is not None:
-        floor, floor_unit = _value_and_unit(cells[columns.floor], header[columns.floor], row_unit)
-    measured = _floor_over_time(cells, header, columns, floor, floor_unit, row_unit)
+        floor, floor_unit = _value_and_unit(floor_cell, header[columns.floor], row_unit)
+    measured = _floor_over_time(cells, header, columns, floor, floor_cell, floor_unit, row_unit)
     return floor, floor_unit, measured
 
 
-def row_floor_over_time(header: Sequence[str], cells: Sequence[str]) -> float | None:
+def row_floor_over_time(header: Sequence[str], cells: Sequence[str]) -> FloorOverTime | None:
     """A hand-written result row's floor over its time, where it states both in one unit.
 
     What the metric readers pass to
@@ -310,9 +369,12 @@ def row_floor_over_time(header: Sequence[str], cells: Sequence[str]) -> float | 
 
     Returns
     -------
-    float or None
-        Floor over time (0.783 for a floor of 35.7 us beside a time of 45.6 us); None where
-        the table has no floor or time column, or the row no floor and time in one unit.
+    FloorOverTime or None
+        Floor over time (0.783 for a floor of 35.7 us beside a time of 45.6 us), with the
+        least and the most the two cells' digits allow (0.7809 to 0.7849: each half a unit
+        in its last digit off), which an ``Of floor`` cell with a ``%`` is held to; None
+        where the table has no floor or time column, or the row no floor and time in one
+        unit.
     """
     names = [strip_md(cell) for cell in header]
     columns = _columns(names)
@@ -337,7 +399,9 @@ def _hand_fraction(
     give too), whatever a bare ``7.8``, ``0.78`` or ``78`` beside them says; without them a
     bare share up to 1.5 is a fraction (``0.78``), above it a percent (``78``). A share of
     no sure reading, at or below 0 or endless is none, said in ``warnings`` as the metric
-    readers say it (:func:`~kernelopt.experiments.readers._metrics.read_floor_share`).
+    readers say it (:func:`~kernelopt.experiments.readers._metrics.read_floor_share`), and
+    so is a ``%`` cell the row's floor over its time contradicts beyond the rounding of the
+    three cells' digits (the cell is still read, as written).
     """
     floor, floor_unit, measured = _floor_reading(cells, header, columns)
     of_floor = columns.of_floor
@@ -351,34 +415,59 @@ def _floor_over_time(
     header: Sequence[str],
     columns: _Columns,
     floor: float | None,
+    floor_cell: str,
     floor_unit: str,
     row_unit: str,
-) -> float | None:
+) -> FloorOverTime | None:
     """The row's floor over its time, where it states both in one time unit, or both
-    without a unit (the table states none, so none sets them apart); else None."""
+    without a unit (the table states none, so none sets them apart); else None. With it,
+    the least and the most the floor and time cells' written digits allow."""
     if floor is None or floor <= 0 or columns.time is None:
         return None
-    time, time_unit = _value_and_unit(cells[columns.time], header[columns.time], row_unit)
+    time_cell = cells[columns.time]
+    time, time_unit = _value_and_unit(time_cell, header[columns.time], row_unit)
     if time is None or time <= 0 or time_unit != floor_unit:
         return None
-    if not floor_unit:
+    if floor_unit and floor_unit not in LATENCY_UNITS:
+        return None
+    fraction = _fraction_of_floor(floor, time, floor_unit)
+    least_floor, most_floor = _digits_range(floor_cell, floor)
+    least_time, most_time = _digits_range(time_cell, time)
+    return FloorOverTime(
+        fraction=fraction,
+        low=least_floor / most_time,
+        # A time whose digits are not known may have been near 0: no most.
+        high=math.inf if least_time <= 0 else most_floor / least_time,
+    )
+
+
+def _fraction_of_floor(floor: float, time: float, unit: str) -> float:
+    """Floor over time, as the canonical rows give it (through the shared
+    :class:`ResultRow`) where it is a finite share above 0; else the bare quotient (0 or
+    endless), for the share readers to refuse and name."""
+    if not unit:
         return floor / time
-    if floor_unit not in LATENCY_UNITS:
-        return None
     try:
-        row = ResultRow(point="row", impl="row", median=time, unit=floor_unit, floor=floor)
+        row = ResultRow(point="row", impl="row", median=time, unit=unit, floor=floor)
     except KernelOptError:
-        return None
-    return row.fraction_of_floor
+        return floor / time
+    fraction = row.fraction_of_floor
+    return floor / time if fraction is None else fraction
 
 
-def _from_table(path: str, table: Table, warnings: list[str]) -> list[FloorRow]:
+def _from_table(
+    path: str, table: Table, warnings: list[str], not_read: Collection[int] = ()
+) -> list[FloorRow]:
+    """The floor rows of the hand-written ``table``, less those on the lines ``not_read``
+    (the Measurements rows the canonical parser refused, named there)."""
     columns = _columns(table.header)
     if columns is None:
         return []
     header = [strip_md(cell) for cell in table.header]
     found = []
     for row in table.rows:
+        if row.line in not_read:
+            continue
         cells = [strip_md(cell) for cell in row.cells]
         where = SourceRef(path=path, line=row.line)
         fraction, floor, unit = _hand_fraction(cells, header, columns, where, warnings)
