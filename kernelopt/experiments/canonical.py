@@ -274,7 +274,11 @@ def _float(text: str, path: str | None, line: int, column: str) -> float | None:
 
 
 def parse_result(
-    text: str, *, path: str | Path | None = None, refused: list[FormatError] | None = None
+    text: str,
+    *,
+    path: str | Path | None = None,
+    refused: list[FormatError] | None = None,
+    warnings: list[str] | None = None,
 ) -> ResultRecord:
     """Parse canonical ``result.md`` text back into a :class:`ResultRecord`.
 
@@ -294,6 +298,16 @@ def parse_result(
         the share was typed wrong), is left out of the record and its error appended
         here, naming its line, point and implementation; the rest of the file is still
         read. None (the default) raises it. Keyword-only.
+    warnings : list of str, optional
+        Given, appended to once the whole text is read (nothing where it is refused): each
+        row read whose Of floor cell, edited by hand, states a share with a ``%`` sign
+        above 0 that no rounding of its written digits makes the row's floor over its
+        median (``90.0%`` beside a floor of 35.76 and a median of 45.6, 78.42 %). The
+        record keeps no share: the row's floor over its median is read, and the warning
+        says so (``exp_2/result.md:9 [Measurements]: Expected Of floor near the row's
+        floor over its median, 78.42%, got '90.0%' for point 'b=32', impl 'triton'; the
+        floor over median is read``). A row :func:`render_result` wrote is never named.
+        None (the default) says nothing. Keyword-only.
 
     Returns
     -------
@@ -400,13 +414,16 @@ def parse_result(
             line=correctness_line,
             section="Correctness",
         )
-    rows = _parse_rows(sections.get("Measurements"), where, refused)
+    # Said only of a text read whole: one refused after its rows names none of them, and
+    # a caller that then reads its Measurements table alone names each row once.
+    said: list[str] = []
+    rows = _parse_rows(sections.get("Measurements"), where, refused, said)
     verdict_lines = sections.get("Verdict", ([], 0))[0]
     notes_lines = sections.get("Notes", ([], 0))[0]
     versions_text, versions_line = field("Versions")
     knobs_text, knobs_line = field("Knobs")
     tags_text, _ = field("Tags")
-    return ResultRecord(
+    record = ResultRecord(
         experiment=int(title.group(1)),
         title=title.group(2),
         status=status,
@@ -423,10 +440,17 @@ def parse_result(
         verdict="\n".join(verdict_lines).strip("\n") or None,
         notes=_notes_text(notes_lines),
     )
+    if warnings is not None:
+        warnings.extend(said)
+    return record
 
 
 def measurement_rows(
-    text: str, *, path: str | Path | None = None, refused: list[FormatError] | None = None
+    text: str,
+    *,
+    path: str | Path | None = None,
+    refused: list[FormatError] | None = None,
+    warnings: list[str] | None = None,
 ) -> tuple[ResultRow, ...]:
     """The rows of the canonical ``## Measurements`` table in ``text``, read exactly.
 
@@ -445,6 +469,9 @@ def measurement_rows(
         As :func:`parse_result` takes it: a row whose values are refused (an Of floor
         cell at or below 0, NaN or infinite among them) is left out and its error
         appended here. Keyword-only.
+    warnings : list of str, optional
+        As :func:`parse_result` takes it: each row read whose ``%`` Of floor cell its
+        floor over its median contradicts is named, once the table is read. Keyword-only.
 
     Returns
     -------
@@ -468,7 +495,11 @@ def measurement_rows(
     header = next((line for line in body if line.strip()), "")
     if tuple(split_row(header)) != MEASUREMENT_COLUMNS:
         return ()
-    return _parse_rows((body, start + 1), None if path is None else str(path), refused)
+    said: list[str] = []
+    rows = _parse_rows((body, start + 1), None if path is None else str(path), refused, said)
+    if warnings is not None:
+        warnings.extend(said)
+    return rows
 
 
 def _notes_text(lines: list[str]) -> str:
@@ -481,11 +512,14 @@ def _notes_text(lines: list[str]) -> str:
 def _parse_rows(
     section: tuple[list[str], int] | None,
     where: str | None,
-    refused: list[FormatError] | None = None,
+    refused: list[FormatError] | None,
+    warnings: list[str],
 ) -> tuple[ResultRow, ...]:
     """The rows of a Measurements ``section`` (its lines and its heading's line number);
     with ``refused``, a row of bad values is left out and its error put there. A wrong
-    cell count is raised either way: the table is then no longer the canonical one."""
+    cell count is raised either way: the table is then no longer the canonical one. A row
+    read whose Of floor cell its floor over its median contradicts is named in
+    ``warnings``."""
     if section is None:
         return ()
     body, start = section
@@ -512,7 +546,7 @@ def _parse_rows(
                 section="Measurements",
             )
         try:
-            rows.append(_row(cells, where, number))
+            rows.append(_row(cells, where, number, warnings))
         except FormatError as error:
             if refused is None:
                 raise
@@ -520,8 +554,9 @@ def _parse_rows(
     return tuple(rows)
 
 
-def _row(cells: list[str], where: str | None, number: int) -> ResultRow:
-    """The :class:`ResultRow` of one Measurements row's ``cells``, at line ``number``."""
+def _row(cells: list[str], where: str | None, number: int, warnings: list[str]) -> ResultRow:
+    """The :class:`ResultRow` of one Measurements row's ``cells``, at line ``number``; its
+    Of floor cell, where its floor over its median contradicts it, named in ``warnings``."""
     point, impl, median, p20, p80, unit, floor, share, speedup, mode = cells
     median_value = _float(median, where, number, "Median")
     if median_value is None:
@@ -548,6 +583,9 @@ def _row(cells: list[str], where: str | None, number: int) -> ResultRow:
             raise
         raise FormatError(str(error), path=where, line=number, section="Measurements") from None
     _check_share(share, row, where, number)
+    said = _share_disagreement(share, row, where, number)
+    if said is not None:
+        warnings.append(said)
     return row
 
 
@@ -580,6 +618,44 @@ def _check_share(cell: str, row: ResultRow, where: str | None, number: int) -> N
         line=number,
         section="Measurements",
     )
+
+
+def _share_disagreement(cell: str, row: ResultRow, where: str | None, number: int) -> str | None:
+    """The warning for the Of floor ``cell`` of ``row`` (at line ``number``) where it
+    states a share above 0 with a ``%`` sign that the row's floor over its median
+    contradicts beyond the rounding of the cell's digits; None where they agree.
+
+    The record keeps no share, so such a cell, edited by hand, would be dropped without a
+    word while the floors read floor over median. The rule is the tolerant readers' for a
+    hand-written table (:meth:`FloorOverTime.allows
+    <kernelopt.experiments.readers._metrics.FloorOverTime.allows>`): only a ``%`` cell
+    states its scale (a bare ``7.8`` is read by the row's own numbers there, too). The
+    floor and the median are written as ``repr(float)``, exact: the cell's own last digit
+    is the only rounding (``78.4%`` allows 78.35 % to 78.45 %, ``0.021%`` 0.0205 % to
+    0.0215 %).
+    """
+    # Imported here: the readers import this module.
+    from kernelopt.experiments.readers._metrics import FloorOverTime, written_half_unit
+
+    fraction = row.fraction_of_floor
+    if fraction is None or "%" not in cell:
+        return None
+    try:
+        share = float(cell.removesuffix("%").strip())
+    except ValueError:
+        return None
+    if not (math.isfinite(share) and share > 0):
+        return None  # refused or written before as 0.0% (_check_share)
+    half_unit = written_half_unit(cell, share)
+    measured = FloorOverTime(fraction=fraction, low=fraction, high=fraction)
+    if half_unit is None or measured.allows(share, half_unit):
+        return None
+    at = f"line {number}" if where is None else f"{where}:{number}"
+    said = expected(
+        f"Of floor near the row's floor over its median, {measured.percent_range()}",
+        f"{cell!r} for point {row.point!r}, impl {row.impl!r}",
+    )
+    return f"{at} [Measurements]: {said}; the floor over median is read"
 
 
 def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = False) -> Path:

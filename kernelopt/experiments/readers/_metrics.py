@@ -411,10 +411,13 @@ def table_metric(
     return None
 
 
-_N = r"(\d+(?:\.\d+)?)"
-# A value under a metric's own name may carry an exponent (``floor_pct: 7.8e1``): read
-# whole, not as its mantissa (``1e400`` is no 1).
-_N_EXPONENT = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+# A value may carry an exponent (``floor_pct: 7.8e1``, ``DRAM%: 1e400``, ``1e400% of the
+# floor``): read whole, not as its mantissa (``1e400`` is no 1, ``1e-3%`` no 3 %), so that
+# one past the largest float is named as endless rather than read small or passed over.
+_N = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+# Where a value ends: no digit follows, nor a decimal point and a digit (``1.2.3`` is no
+# value), but a sentence's full stop may (``floor_pct=78.`` is 78, ``floor_pct=0.`` is 0).
+_END = r"(?!\.?\d)"
 # A value that opens a pattern starts a number, not the tail of a name ("FP16 TFLOPS" is no
 # 16 TFLOP/s).
 _V = rf"(?<![\w.]){_N}"
@@ -440,17 +443,14 @@ _OWN_NAMES = (
 _NCU_DRAM = (
     r"(?:^[ \t]*DRAM Throughput[ \t]+%[ \t]+"
     r"|\b(?:gpu__dram_throughput|dram__throughput)\.avg\.pct_of_peak_sustained_(?:elapsed|active)"
-    rf"`?[ \t]*(?:[:=|][ \t]*)?(?:%[ \t]*)?){_N}(?![\d.])"
+    rf"`?[ \t]*(?:[:=|][ \t]*)?(?:%[ \t]*)?){_N}{_END}"
 )
 _METRICS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
     for name, pattern in (
-        *(
-            (name, rf"(?<![\w.]){name}`?\s*(?:[:=|]\s*|\s+){_N_EXPONENT}(?![\d.])")
-            for name in _OWN_NAMES
-        ),
-        ("dram_pct", rf"\bdram\s*%\s*(?:[:=|]\s*)?{_N}(?![\d.])"),
-        ("tc_pct", rf"\btc\s*%\s*(?:[:=|]\s*)?{_N}(?![\d.])"),
+        *((name, rf"(?<![\w.]){name}`?\s*(?:[:=|]\s*|\s+){_N}{_END}") for name in _OWN_NAMES),
+        ("dram_pct", rf"\bdram\s*%\s*(?:[:=|]\s*)?{_N}{_END}"),
+        ("tc_pct", rf"\btc\s*%\s*(?:[:=|]\s*)?{_N}{_END}"),
         ("dram_pct", _NCU_DRAM),
         (
             "dram_pct",
@@ -588,7 +588,7 @@ def prose_metrics(
     of the floor" or "occupancy 140%" is no reading of the kernel, and is named in
     ``warnings`` ("not read") unless a table already gave that metric (``known``), whose
     value stands. So is any value past the largest float (``floor_pct: 1e400``,
-    ``arith_intensity: 1e400``): no measurement is endless.
+    ``1e400% of the floor``, ``arith_intensity: 1e400``): no measurement is endless.
 
     Parameters
     ----------
@@ -606,22 +606,57 @@ def prose_metrics(
     dict of str to float
         The metrics the prose states that can be what they say.
     """
+    return _readable(metrics_of(text), where, warnings, known)
+
+
+def _readable(
+    found: dict[str, float], where: str, warnings: list[str] | None, known: Collection[str]
+) -> dict[str, float]:
+    """``found`` less the values no measurement of their metric can be: a share out of its
+    bounds (:func:`share_expected`) or a number past the largest float. Each left out is
+    named in ``warnings`` ("not read"), unless ``known`` holds its metric (a table gave it)
+    or ``warnings`` is None."""
     kept: dict[str, float] = {}
-    for name, value in metrics_of(text).items():
+    for name, value in found.items():
         unfit = share_expected(name, value) or (None if math.isfinite(value) else "a finite number")
         if unfit is None:
             kept[name] = value
-        elif name not in known:
+        elif warnings is not None and name not in known:
             said = expected(f"{name} as {unfit}", f"{value:g}", where=where)
             warnings.append(f"{said}; not read")
     return kept
 
 
-def tool_metrics(text: str) -> dict[str, float]:
+def tool_metrics(
+    text: str, where: str = "", warnings: list[str] | None = None, known: Collection[str] = ()
+) -> dict[str, float]:
     """The metrics ``text`` states in a profiler's own output (ncu's ``DRAM Throughput  %
-    85.21``), which is read inside code blocks too: that is where such output is pasted."""
+    85.21``), which is read inside code blocks too: that is where such output is pasted.
+
+    Each value is held to the rules :func:`prose_metrics` holds prose to: a share out of its
+    bounds or a number past the largest float (a ``DRAM Throughput`` of 309 digits) is left
+    out.
+
+    Parameters
+    ----------
+    text : str
+        The file's text, code blocks included, or one line of it.
+    where : str, optional
+        The file, named before each warning.
+    warnings : list of str, optional
+        Appended to: each value left out, "not read", in the words :func:`prose_metrics`
+        uses for the same value in the same file. None: left out unsaid.
+    known : collection of str
+        The metrics already read from a table: one of these left out is not named.
+
+    Returns
+    -------
+    dict of str to float
+        The metrics the output states that can be what they say.
+    """
     match = _NCU_PATTERN.search(text)
-    return {"dram_pct": float(match.group(1))} if match else {}
+    found = {"dram_pct": float(match.group(1))} if match else {}
+    return _readable(found, where, warnings, known)
 
 
 def metric_of_header(header: str) -> str | None:

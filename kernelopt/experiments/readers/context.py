@@ -506,7 +506,7 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
     for name, value in prose_metrics(prose, file.path, warnings, known=metrics).items():
         metrics.setdefault(name, value)
     # A profiler's own output is pasted in a code block: its lines are read there too.
-    for name, value in tool_metrics(file.text).items():
+    for name, value in tool_metrics(file.text, file.path, warnings, known=metrics).items():
         if name not in metrics:
             metrics[name] = value
             at = next((i for i, line in enumerate(file.lines) if tool_metrics(line)), None)

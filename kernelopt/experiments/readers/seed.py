@@ -258,7 +258,7 @@ def _from_measurements(
     table. The rows read are returned (empty where the file has no such table)."""
     refused: list[FormatError] = []
     try:
-        rows = measurement_rows(file.text, path=file.path, refused=refused)
+        rows = measurement_rows(file.text, path=file.path, refused=refused, warnings=draft.warnings)
     except KernelOptError:
         return ()
     if not rows and not refused:
@@ -380,7 +380,9 @@ def read_folder(
             # its other rows included, is still the record kernelopt wrote.
             refused: list[FormatError] = []
             try:
-                record = parse_result(file.text, path=path, refused=refused)
+                record = parse_result(
+                    file.text, path=path, refused=refused, warnings=draft.warnings
+                )
             except KernelOptError as error:
                 rows = _from_measurements(draft, file, error)  # then read tolerantly below
                 draft.result_floors.setdefault(
