@@ -76,6 +76,16 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+# An experiments/summary.md of a baseline (exp 1, 60 us) and one kept attempt (exp 2, 50 us),
+# for the tests that read that attempt's result.
+FUSED_SUMMARY = """# Experiments Summary
+
+| Exp | Description | Latency | Unit | Correct | Status |
+|---|---|---|---|---|---|
+| 1 | eager baseline | 60.0 | us | PASS | BASELINE |
+| 2 | fused kernel | 50.0 | us | PASS | KEPT |
+"""
+
 # Attempt titles that share no words with the usual opportunities (split-KV, fusion, warp
 # specialization) and name no catalog entry.
 UNRELATED_TITLES = ["hoist reciprocal", "reorder argument checks", "narrower masks"]

@@ -18,15 +18,9 @@ from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._metrics import table_metric
 from kernelopt.experiments.readers.floors import result_floors
 
-from ..conftest import write_files
+from ..conftest import FUSED_SUMMARY, write_files
 
-SUMMARY = """# Experiments Summary
-
-| Exp | Description | Latency | Unit | Correct | Status |
-|---|---|---|---|---|---|
-| 1 | eager baseline | 60.0 | us | PASS | BASELINE |
-| 2 | fused kernel | 50.0 | us | PASS | KEPT |
-"""
+SUMMARY = FUSED_SUMMARY
 RESULT = "experiments/exp_2/result.md"
 HEADER = "| Point | Of floor | Bound |\n|---|---|---|\n"
 # The first table row is line 7 of the result (heading, blank, status, blank, header, rule).

@@ -14,16 +14,10 @@ from kernelopt.experiments.canonical import log_result
 from kernelopt.experiments.readers.floors import COMPUTE, MEMORY
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
-from ..conftest import write_files
+from ..conftest import FUSED_SUMMARY, write_files
 
 POINT = "b=32 s=1 t=4096 h=16"
-SUMMARY = """# Experiments Summary
-
-| Exp | Description | Latency | Unit | Correct | Status |
-|---|---|---|---|---|---|
-| 1 | eager baseline | 60.0 | us | PASS | BASELINE |
-| 2 | fused kernel | 50.0 | us | PASS | KEPT |
-"""
+SUMMARY = FUSED_SUMMARY
 
 
 def _hand_log(root: Path, table: str) -> Path:

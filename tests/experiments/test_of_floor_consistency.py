@@ -25,15 +25,9 @@ from kernelopt.experiments.readers._metrics import table_metric
 from kernelopt.experiments.readers.floors import result_floors, row_floor_over_time
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
-from ..conftest import write_files
+from ..conftest import FUSED_SUMMARY, write_files
 
-SUMMARY = """# Experiments Summary
-
-| Exp | Description | Latency | Unit | Correct | Status |
-|---|---|---|---|---|---|
-| 1 | eager baseline | 60.0 | us | PASS | BASELINE |
-| 2 | fused kernel | 50.0 | us | PASS | KEPT |
-"""
+SUMMARY = FUSED_SUMMARY
 RESULT = "experiments/exp_2/result.md"
 PROFILE = "experiments/exp_2/profile.md"
 HAND_HEAD = "# Experiment 2: fused kernel\n\n- Status: KEPT\n\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,15 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
     }
+
+
+def read_profile_warned(text: str) -> tuple[ProfileReport, list[str]]:
+    """The profile hand-off ``text`` reads to, and the ProfileWarnings reading it gave."""
+    from kernelopt.workflow import parse_profile
+    from kernelopt.workflow.profile import ProfileWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = parse_profile(text, path="profile.md")
+    said = [str(item.message) for item in caught if issubclass(item.category, ProfileWarning)]
+    return report, said

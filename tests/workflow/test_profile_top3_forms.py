@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 
 from kernelopt import FormatError
-from kernelopt.bench import Opportunity, ProfileReport
+from kernelopt.bench import Opportunity
 from kernelopt.cli import main
 from kernelopt.workflow import parse_profile, parse_profiles
-from kernelopt.workflow.profile import ProfileWarning
 
-from .conftest import memory_bound_report
+from .conftest import memory_bound_report, read_profile_warned
 
 SPLIT_KV = Opportunity(
     name="Split-KV flash decoding",
@@ -50,17 +49,8 @@ TABLE = (
 )
 
 
-def _read(text: str) -> tuple[ProfileReport, list[str]]:
-    """The report of ``text`` and the warnings reading it gave."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        report = parse_profile(text, path="profile.md")
-    said = [str(item.message) for item in caught if issubclass(item.category, ProfileWarning)]
-    return report, said
-
-
 def test_a_list_of_four_is_read_as_the_three_printed_and_the_fourth_is_named() -> None:
-    report, said = _read(HEAD + FOUR)
+    report, said = read_profile_warned(HEAD + FOUR)
     assert report.opportunities == (SPLIT_KV, COMBINE, GRAPHS)
     # The record holds what its rendering prints: the text reads back as the same record.
     assert parse_profile(report.render()) == report
@@ -89,7 +79,7 @@ def test_report_profile_prints_three_and_says_which_item_it_left_out(
 
 def test_three_items_and_every_hand_off_of_several_read_without_a_warning() -> None:
     three = HEAD + FOUR.rpartition("4. ")[0]
-    report, said = _read(three)
+    report, said = read_profile_warned(three)
     assert (report.opportunities, said) == ((SPLIT_KV, COMBINE, GRAPHS), [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -100,7 +90,7 @@ def test_three_items_and_every_hand_off_of_several_read_without_a_warning() -> N
 
 
 def test_a_top_3_written_as_a_table_is_read() -> None:
-    report, said = _read(HEAD + TABLE)
+    report, said = read_profile_warned(HEAD + TABLE)
     assert (report.opportunities, said) == ((SPLIT_KV, COMBINE), [])
     # Printed as the contract's numbered list, which reads back as the same record.
     assert "1. Split-KV flash decoding (`split-kv-flash-decoding`) -- est. 41% gain" in (
@@ -115,7 +105,7 @@ def test_a_table_may_name_the_entry_in_the_name_cell_and_leave_out_the_trigger()
         "|---|---|---|\n"
         "| 1 | Split-KV flash decoding (`split-kv-flash-decoding`) | 41 |\n"
     )
-    report, said = _read(HEAD + table)
+    report, said = read_profile_warned(HEAD + table)
     assert said == []
     assert report.opportunities == (
         Opportunity(
@@ -131,7 +121,7 @@ def test_a_table_of_five_rows_keeps_three_and_names_the_rest() -> None:
     table = "| Rank | Name | Est. gain | Trigger |\n|---|---|---|---|\n" + "".join(
         f"| {rank} | Idea {rank} | {10 - rank}% | tc_pct=9 |\n" for rank in range(1, 6)
     )
-    report, said = _read(HEAD + table)
+    report, said = read_profile_warned(HEAD + table)
     assert [item.name for item in report.opportunities] == ["Idea 1", "Idea 2", "Idea 3"]
     [warning] = said
     assert warning.startswith(f"profile.md:{FIRST_ITEM_LINE + 5} [Top 3 Opportunities]")
@@ -204,7 +194,7 @@ def test_a_top_3_table_the_record_cannot_hold_is_a_format_error_at_its_line(
     ids=["prose", "a table of no Top 3"],
 )
 def test_a_top_3_that_cannot_be_read_says_so(prose: str) -> None:
-    report, said = _read(HEAD + prose)
+    report, said = read_profile_warned(HEAD + prose)
     assert report.opportunities == ()
     first = prose.partition("\n")[0]
     assert said == [
@@ -216,7 +206,7 @@ def test_a_top_3_that_cannot_be_read_says_so(prose: str) -> None:
 
 
 def test_an_empty_top_3_says_so_at_its_heading() -> None:
-    report, said = _read(HEAD)
+    report, said = read_profile_warned(HEAD)
     assert report.opportunities == ()
     [warning] = said
     assert warning.startswith(f"profile.md:{FIRST_ITEM_LINE - 1} [Top 3 Opportunities]")
@@ -228,5 +218,5 @@ def test_an_empty_top_3_says_so_at_its_heading() -> None:
     ["(none: no catalog trigger fired on these metrics)", "None.", "n/a", "No opportunities"],
 )
 def test_a_top_3_that_says_none_reads_as_none_without_a_warning(none: str) -> None:
-    report, said = _read(HEAD + none + "\n")
+    report, said = read_profile_warned(HEAD + none + "\n")
     assert (report.opportunities, said) == ((), [])

@@ -4,16 +4,13 @@ inside the section is prose over the list or table it reads."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 from kernelopt import FormatError
-from kernelopt.bench import Opportunity, ProfileReport
+from kernelopt.bench import Opportunity
 from kernelopt.workflow import parse_profile
-from kernelopt.workflow.profile import ProfileWarning
 
-from .conftest import memory_bound_report
+from .conftest import memory_bound_report, read_profile_warned
 
 SPLIT_KV = Opportunity(
     name="Split-KV flash decoding",
@@ -35,15 +32,6 @@ TABLE = (
     "| 1 | Split-KV flash decoding | `split-kv-flash-decoding` | 41% | dram_pct=48.3 |\n"
     "| 2 | Fused combine | fused-combine | 5% | waves<1 |\n"
 )
-
-
-def _read(text: str) -> tuple[ProfileReport, list[str]]:
-    """The report of ``text`` and the warnings reading it gave."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        report = parse_profile(text, path="profile.md")
-    said = [str(item.message) for item in caught if issubclass(item.category, ProfileWarning)]
-    return report, said
 
 
 @pytest.mark.parametrize(
@@ -76,4 +64,4 @@ def test_without_a_lead_line_a_missing_top_3_is_refused_as_before() -> None:
 @pytest.mark.parametrize("lead", ["Top 3 opportunities:", "**Top 3 Opportunities**"])
 @pytest.mark.parametrize("body", [ITEMS, TABLE], ids=["list", "table"])
 def test_a_lead_line_under_the_heading_reads_as_the_heading_alone(lead: str, body: str) -> None:
-    assert _read(f"{BEFORE}{HEADING}{lead}\n\n{body}") == (REPORT, [])
+    assert read_profile_warned(f"{BEFORE}{HEADING}{lead}\n\n{body}") == (REPORT, [])

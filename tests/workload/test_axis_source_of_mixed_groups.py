@@ -10,7 +10,6 @@ markdown and its JSON alike; a guard tests that first one, as one expression.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -32,23 +31,7 @@ from kernelopt.workload import (
     render_profile_md,
 )
 
-
-def _record(bound: int, lengths: list[int] | None, batch: int = 4) -> str:
-    """One JSONL record of an MLA decode call of ``batch`` sequences, its lengths recorded
-    where ``lengths`` is given."""
-    seqlens: dict[str, object] = {"shape": [batch], "dtype": "int32"}
-    if lengths is not None:
-        seqlens["values"] = {
-            "min": min(lengths),
-            "max": max(lengths),
-            "mean": sum(lengths) / len(lengths),
-        }
-    args: dict[str, object] = {
-        "q": {"shape": [batch, 1, 16, 576], "dtype": "bfloat16"},
-        "cache_seqlens": seqlens,
-        "max_seqlen": bound,
-    }
-    return json.dumps({"op": "mla_decode", "args": args, "duration_us": 10.0})
+from .conftest import mla_call_record
 
 
 def _profile(tmp_path: Path, records: list[str]) -> WorkloadProfile:
@@ -66,20 +49,20 @@ def _axis(profile: WorkloadProfile, op: str, name: str) -> AxisStat:
 # Groups of calls are met most calls first: the largest group is the first met, though
 # the other source gives more calls over its smaller groups.
 _LENGTHS_FIRST_BOUNDS_MORE = [
-    *[_record(2048, [100, 400, 200, 300]) for _ in range(3)],
-    *[_record(1024, None) for _ in range(2)],
-    *[_record(512, None) for _ in range(2)],
+    *[mla_call_record(2048, [100, 400, 200, 300]) for _ in range(3)],
+    *[mla_call_record(1024, None) for _ in range(2)],
+    *[mla_call_record(512, None) for _ in range(2)],
 ]
 _BOUNDS_FIRST_LENGTHS_MORE = [
-    *[_record(2048, None) for _ in range(3)],
-    *[_record(2048, [100, 400, 200, 300], batch=4) for _ in range(2)],
-    *[_record(2048, [50, 60, 70, 80, 90, 100, 110, 120], batch=8) for _ in range(2)],
+    *[mla_call_record(2048, None) for _ in range(3)],
+    *[mla_call_record(2048, [100, 400, 200, 300], batch=4) for _ in range(2)],
+    *[mla_call_record(2048, [50, 60, 70, 80, 90, 100, 110, 120], batch=8) for _ in range(2)],
 ]
 # As many calls of either source: the one met first is named first.
 _AS_MANY_OF_EACH = [
-    *[_record(2048, [100, 400, 200, 300]) for _ in range(3)],
-    *[_record(1024, None) for _ in range(2)],
-    _record(512, None),
+    *[mla_call_record(2048, [100, 400, 200, 300]) for _ in range(3)],
+    *[mla_call_record(1024, None) for _ in range(2)],
+    mla_call_record(512, None),
 ]
 
 
@@ -113,9 +96,9 @@ def test_one_shape_whose_calls_carry_their_lengths_or_not_names_both_sources(
     profile = _profile(
         tmp_path,
         [
-            _record(2048, [100, 400, 200, 300]),
-            _record(2048, [10, 20, 30, 40]),
-            _record(2048, None),
+            mla_call_record(2048, [100, 400, 200, 300]),
+            mla_call_record(2048, [10, 20, 30, 40]),
+            mla_call_record(2048, None),
         ],
     )
 
@@ -146,9 +129,9 @@ def test_a_guard_tests_the_source_of_most_calls_in_the_profile_and_as_read_back(
     # Every call attends to one key. Three calls of one shape carry their lengths (all 1)
     # and are met first; four of two shapes read a bound of 1.
     one_key = [
-        *[_record(2048, [1, 1, 1, 1]) for _ in range(3)],
-        *[_record(1, None, batch=4) for _ in range(2)],
-        *[_record(1, None, batch=8) for _ in range(2)],
+        *[mla_call_record(2048, [1, 1, 1, 1]) for _ in range(3)],
+        *[mla_call_record(1, None, batch=4) for _ in range(2)],
+        *[mla_call_record(1, None, batch=8) for _ in range(2)],
     ]
     profile = _profile(tmp_path, one_key)
     read = read_profile_md(render_profile_md(profile))

@@ -9,7 +9,6 @@ notes it, capped per op like the notes of calls its signature did not fit.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -28,31 +27,14 @@ from kernelopt.workload.calls import ValuesSummary
 from kernelopt.workload.jsonl import MAX_LISTED_PROBLEMS
 from kernelopt.workload.signatures import extract_axes
 
+from .conftest import mla_call_record
+
 _NOTE = (
     "mla_decode: signature mla_decode: Expected max_seqlen >= cache_seqlens.max(), got "
     "max_seqlen = {bound} and cache_seqlens.max() = {longest}; axis seqlen is read from "
     "cache_seqlens.max()"
 )
 _MORE = "... and {calls} more calls of mla_decode whose length bound is below their longest length"
-
-
-def _record(bound: int | None, lengths: list[int] | None, duration_us: float = 10.0) -> str:
-    """One JSONL record of an MLA decode call of ``len(lengths)`` sequences (4 without)."""
-    batch = 4 if lengths is None else len(lengths)
-    seqlens: dict[str, object] = {"shape": [batch], "dtype": "int32"}
-    if lengths is not None:
-        seqlens["values"] = {
-            "min": min(lengths),
-            "max": max(lengths),
-            "mean": sum(lengths) / len(lengths),
-        }
-    args: dict[str, object] = {
-        "q": {"shape": [batch, 1, 16, 576], "dtype": "bfloat16"},
-        "cache_seqlens": seqlens,
-    }
-    if bound is not None:
-        args["max_seqlen"] = bound
-    return json.dumps({"op": "mla_decode", "args": args, "duration_us": duration_us})
 
 
 def _profile(tmp_path: Path, records: list[str]) -> WorkloadProfile:
@@ -71,8 +53,10 @@ def _seqlen_calls(op: OpProfile) -> dict[float, int]:
 def test_recorded_lengths_are_the_axis_and_a_bound_at_or_above_them_adds_no_note(
     tmp_path: Path, bound: int
 ) -> None:
+
     profile = _profile(
-        tmp_path, [_record(bound, [100, 400, 200, 300]), _record(bound, [50, 60, 70, 80])]
+        tmp_path,
+        [mla_call_record(bound, [100, 400, 200, 300]), mla_call_record(bound, [50, 60, 70, 80])],
     )
 
     op = profile.op("mla_decode")
@@ -94,9 +78,9 @@ def test_a_bound_below_the_longest_length_is_noted_and_the_lengths_stay_the_axis
     profile = _profile(
         tmp_path,
         [
-            _record(300, [100, 400, 200, 300]),
-            _record(300, [100, 500, 200, 300]),
-            _record(300, [10, 20, 30, 40]),  # within its bound, in the same shape
+            mla_call_record(300, [100, 400, 200, 300]),
+            mla_call_record(300, [100, 500, 200, 300]),
+            mla_call_record(300, [10, 20, 30, 40]),  # within its bound, in the same shape
         ],
     )
 
@@ -142,9 +126,9 @@ def test_calls_without_recorded_lengths_keep_the_bound_as_their_axis(tmp_path: P
     profile = _profile(
         tmp_path,
         [
-            _record(2048, [100, 400, 200, 300], 10.0),
-            _record(2048, [10, 20, 30, 40], 20.0),
-            _record(2048, None, 40.0),
+            mla_call_record(2048, [100, 400, 200, 300], duration_us=10.0),
+            mla_call_record(2048, [10, 20, 30, 40], duration_us=20.0),
+            mla_call_record(2048, None, duration_us=40.0),
         ],
     )
 
@@ -165,7 +149,9 @@ def test_the_notes_of_bounds_below_their_lengths_are_capped_per_op(tmp_path: Pat
     # was a note per shape of the trace.
     shapes = MAX_LISTED_PROBLEMS + 5
     records = [
-        _record(bound, [bound + 1, bound + 7]) for bound in range(1, shapes + 1) for _ in range(2)
+        mla_call_record(bound, [bound + 1, bound + 7])
+        for bound in range(1, shapes + 1)
+        for _ in range(2)
     ]
 
     profile = _profile(tmp_path, records)

@@ -9,7 +9,6 @@ tests the source of its own calls, in the profile and as read back.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -29,23 +28,7 @@ from kernelopt.workload import (
     render_profile_md,
 )
 
-
-def _record(batch: int, bound: int, lengths: list[int] | None, duration_us: float) -> str:
-    """One JSONL record of an MLA decode call of ``batch`` sequences, its lengths recorded
-    where ``lengths`` is given."""
-    seqlens: dict[str, object] = {"shape": [batch], "dtype": "int32"}
-    if lengths is not None:
-        seqlens["values"] = {
-            "min": min(lengths),
-            "max": max(lengths),
-            "mean": sum(lengths) / len(lengths),
-        }
-    args: dict[str, object] = {
-        "q": {"shape": [batch, 1, 16, 576], "dtype": "bfloat16"},
-        "cache_seqlens": seqlens,
-        "max_seqlen": bound,
-    }
-    return json.dumps({"op": "mla_decode", "args": args, "duration_us": duration_us})
+from .conftest import mla_call_record
 
 
 def _dominant(profile: WorkloadProfile) -> Shortcut:
@@ -64,12 +47,18 @@ def _read_backs(profile: WorkloadProfile) -> list[WorkloadProfile]:
 def test_the_dominant_shape_guard_names_the_bound_its_calls_read_seqlen_from(
     tmp_path: Path,
 ) -> None:
+
     # Four slow calls of batch 4 read seqlen from max_seqlen alone (no lengths recorded);
     # six quick calls of two other batches carry their lengths, which give seqlen.
     records = [
-        *[_record(4, 2048, None, 100.0) for _ in range(4)],
-        *[_record(8, 2048, [100, 400, 200, 300, 100, 400, 200, 300], 1.0) for _ in range(3)],
-        *[_record(16, 1024, [50] * 16, 1.0) for _ in range(3)],
+        *[mla_call_record(2048, None, batch=4, duration_us=100.0) for _ in range(4)],
+        *[
+            mla_call_record(
+                2048, [100, 400, 200, 300, 100, 400, 200, 300], batch=8, duration_us=1.0
+            )
+            for _ in range(3)
+        ],
+        *[mla_call_record(1024, [50] * 16, batch=16, duration_us=1.0) for _ in range(3)],
     ]
     path = tmp_path / "calls.jsonl"
     path.write_text("\n".join(records) + "\n")
