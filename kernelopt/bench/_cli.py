@@ -40,7 +40,10 @@ def register(subparsers: Any) -> None:
         "bench",
         help=_HELP,
         description=_DESCRIPTION,
-        epilog=exit_codes(findings="a trial point failed (`bench mla`)", usage=_NO_CUDA),
+        epilog=exit_codes(findings="a trial point failed (`bench mla`)", usage=_NO_CUDA)
+        + "\n\nExamples, on a machine with an NVIDIA GPU:\n"
+        "  kernelopt bench ceilings\n"
+        "  kernelopt bench mla --trial-matrix --heads 16 --out mla_decode.jsonl",
     )
     parser.set_defaults(handler=lambda _args: missing_command(parser))
     commands = parser.add_subparsers(dest="bench_command", metavar="COMMAND")

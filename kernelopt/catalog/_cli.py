@@ -45,6 +45,22 @@ _DEFAULT_TREE = Path("docs") / "knowledge"
 _USAGE = "a --knowledge path that is missing, not a folder or not readable"
 # An empty tree path would read as none given: the default tree taken without a word.
 _TREE = nonempty_path("a knowledge tree folder")
+# The examples of each page: those that read run in a kernelopt checkout; those that write
+# run in a folder of the user's own, on a tree there (my-knowledge/) that is theirs to keep,
+# never on the checkout's docs/knowledge, which is its documentation.
+_READ_EXAMPLES = "\n\nExamples, run in a kernelopt checkout:\n"
+_INDEX_EXAMPLES = (
+    "\n\nExamples, run in a folder holding your knowledge tree my-knowledge/ (`catalog new` "
+    "starts one):\n"
+    "  python -m kernelopt catalog index my-knowledge\n"
+    "  python -m kernelopt catalog index --knowledge my-knowledge --json"
+)
+_NEW_EXAMPLES = (
+    "\n\nExamples, run in a folder of your own (they write my-knowledge/ there):\n"
+    '  python -m kernelopt catalog new "Stream-K Split Decode" --kind optimization'
+    " --language triton --dir my-knowledge\n"
+    "  python -m kernelopt catalog lint my-knowledge"
+)
 
 
 def _any_case(choices: Sequence[str]) -> Callable[[str], str]:
@@ -99,7 +115,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "List the entries, one line each (id, kind, scope, families), sorted by id; "
             "--kind, --language and --family keep those that apply."
         ),
-        epilog=exit_codes(usage=_USAGE),
+        epilog=exit_codes(usage=_USAGE)
+        + _READ_EXAMPLES
+        + "  kernelopt catalog list --family mla-decode\n"
+        "  kernelopt catalog list --kind anti-pattern --json",
     )
     listing.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     listing.add_argument(
@@ -118,7 +137,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Print one entry in the catalog's entry format (--json: as data, with the file "
             "it was read from)."
         ),
-        epilog=exit_codes(usage="an unknown ID; " + _USAGE),
+        epilog=exit_codes(usage="an unknown ID; " + _USAGE)
+        + _READ_EXAMPLES
+        + "  kernelopt catalog show split-kv-flash-decoding\n"
+        "  kernelopt catalog show split-kv-flash-decoding --json",
     )
     show.add_argument("entry_id", metavar="ID", help="the entry's id (see `catalog list`)")
     show.set_defaults(handler=_show)
@@ -136,7 +158,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "with --kind anti-pattern before the experiment is built, lists the recorded "
             "pitfalls it walks into."
         ),
-        epilog=exit_codes(usage="no words to look for, a --file that cannot be read; " + _USAGE),
+        epilog=exit_codes(usage="no words to look for, a --file that cannot be read; " + _USAGE)
+        + _READ_EXAMPLES
+        + "  kernelopt catalog search split kv decode --limit 3\n"
+        "  kernelopt catalog search --file examples/logs/mla-decode-plateau/experiments/exp_3/"
+        "plan.md --kind anti-pattern",
     )
     search.add_argument("text", nargs="*", metavar="TEXT", help="words to look for")
     search.add_argument(
@@ -159,7 +185,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "List the entries whose metric triggers or shape conditions hold for the "
             "--metric and --shape values given, best first, with the conditions that held."
         ),
-        epilog=exit_codes(usage="no --metric or --shape, an unknown name, NaN; " + _USAGE),
+        epilog=exit_codes(usage="no --metric or --shape, an unknown name, NaN; " + _USAGE)
+        + _READ_EXAMPLES
+        + "  kernelopt catalog match --metric dram_pct=85 --shape s_q=1\n"
+        "  kernelopt catalog match --shape s_q=1 --family mla-decode --json",
     )
     match.add_argument(
         "--metric",
@@ -186,7 +215,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Check a knowledge tree (the built-in one by default) and list each problem as "
             "file:line, errors apart from warnings."
         ),
-        epilog=exit_codes("no errors (warnings allowed)", "errors", _USAGE),
+        epilog=exit_codes("no errors (warnings allowed)", "errors", _USAGE)
+        + _READ_EXAMPLES
+        + "  kernelopt catalog lint\n"
+        "  kernelopt catalog lint docs/knowledge --json",
     )
     lint.add_argument(
         "dir",
@@ -206,7 +238,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ],
         help="rewrite index.md of a knowledge tree",
         description="Rewrite the index.md of a knowledge tree from the entries it holds.",
-        epilog=exit_codes(usage=_USAGE),
+        epilog=exit_codes(usage=_USAGE) + _INDEX_EXAMPLES,
     )
     index.add_argument(
         "dir",
@@ -229,7 +261,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
         epilog=exit_codes(
             usage="an id already in use, a folder that is not a knowledge tree; " + _USAGE
-        ),
+        )
+        + _NEW_EXAMPLES,
     )
     new.add_argument("name", metavar="NAME", help='display name, e.g. "Warp Specialization"')
     new.add_argument("--kind", required=True, **_KIND_OPTION, help="the entry's kind")

@@ -64,6 +64,17 @@ _PROFILE_FINDINGS = (
 _ROWS_FILE = nonempty_path("a BenchRow JSONL file")
 _HAND_OFF = nonempty_path("a markdown file")
 _TREE = nonempty_path("a knowledge tree folder")
+# docs/workflow.md holds a task and a version hand-off: each reader takes the first of its
+# kind from the guide, as it would from a file of its own.
+_EXAMPLES = "\n\nExamples, run in a kernelopt checkout:\n"
+_TASK_EXAMPLES = (
+    "  kernelopt report task docs/workflow.md --check\n"
+    "  kernelopt report task docs/workflow.md --check --json"
+)
+_VERSION_EXAMPLES = (
+    "  kernelopt report version docs/workflow.md\n"
+    "  kernelopt report version docs/workflow.md --json"
+)
 # The filters' types: an empty filter would read as none given (every point's rows kept).
 _POINT_TEXT = nonempty_text("a trial point (key=value terms or a trial name)")
 _IMPL = nonempty_text("an implementation name")
@@ -205,7 +216,11 @@ def register(subparsers: Any) -> None:
         "report",
         help=_REPORT,
         description=_REPORT_DESCRIPTION,
-        epilog=_report_exit_codes(_PROFILE_USAGE),
+        epilog=_report_exit_codes(_PROFILE_USAGE)
+        + _EXAMPLES
+        + "  kernelopt report profile examples/logs/mla-decode-plateau/experiments/profile.md\n"
+        "  kernelopt report task docs/workflow.md --check\n"
+        "  kernelopt report version docs/workflow.md",
     )
     report.set_defaults(handler=lambda _args: missing_command(report))
     kinds = report.add_subparsers(dest="report_kind", metavar="COMMAND")
@@ -283,13 +298,14 @@ def register(subparsers: Any) -> None:
     add_json_flag(profile)
     profile.set_defaults(handler=_warnings_as_lines("report", _profile))
 
-    for name, helptext, description, usage in (
+    for name, helptext, description, usage, examples in (
         (
             "task",
             "read an '## Optimization Task:' hand-off (--check: its catalog links)",
             "Read an '## Optimization Task:' hand-off and print it in canonical form. With "
             "--check: check its catalog links instead.",
             _TASK_USAGE,
+            _TASK_EXAMPLES,
         ),
         (
             "version",
@@ -298,10 +314,14 @@ def register(subparsers: Any) -> None:
             "check its catalog links, correctness, trial points and the files it names "
             "instead.",
             _VERSION_USAGE,
+            _VERSION_EXAMPLES,
         ),
     ):
         parser = kinds.add_parser(
-            name, help=helptext, description=description, epilog=_report_exit_codes(usage)
+            name,
+            help=helptext,
+            description=description,
+            epilog=_report_exit_codes(usage) + _EXAMPLES + examples,
         )
         parser.add_argument("file", metavar="FILE.md", type=_HAND_OFF, help="the hand-off")
         _add_check(parser)
