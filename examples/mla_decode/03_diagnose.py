@@ -79,7 +79,7 @@ for evidence in finding.evidence:
         f"   evidence: {_steps.clip(evidence.quote, 100)}"
         + (f"  ({evidence.source})" if evidence.source else "")
     )
-named = [action.catalog_id for action in finding.actions]
+named = [entry for action in finding.actions for entry in action.catalog_ids]
 print(f"   actions link: {', '.join(str(n) for n in named)}")
 if FUNDAMENTAL not in named:
     raise SystemExit(f"Expected the finding to name {FUNDAMENTAL}, got {named}")
@@ -124,7 +124,8 @@ _steps.banner(f"Diagnosis written to {diagnosis_path.relative_to(S.log)}; its ac
 for found in diagnosis.findings:  # ranked: severity, then cause before symptom
     for action in found.actions:
         text = _steps.clip(action.text, 110)
-        print(f"   - [{found.pathology.value}] {text} ({action.catalog_id})")
+        ids = f" ({', '.join(action.catalog_ids)})" if action.catalog_ids else ""
+        print(f"   - [{found.pathology.value}] {text}{ids}")
 
 task = OptimizationTask(
     kernel="mla_decode",

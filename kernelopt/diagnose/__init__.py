@@ -26,6 +26,7 @@ from kernelopt.diagnose.jsonio import (
 from kernelopt.diagnose.model import (
     Action,
     BestResult,
+    CatalogLink,
     Check,
     Diagnosis,
     Evidence,
@@ -55,6 +56,7 @@ __all__ = [
     "Action",
     "BestResult",
     "BufferPersistenceParams",
+    "CatalogLink",
     "Check",
     "CorrectnessWallParams",
     "DiagnoseParams",

@@ -80,6 +80,8 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import attrs
+
     from kernelopt._errors import InputError, expected
     from kernelopt._fileio import atomic_write_text
     from kernelopt.diagnose.engine import diagnose
@@ -87,6 +89,11 @@ def _run(args: argparse.Namespace) -> int:
     diagnosis = diagnose(
         args.directory, until=args.until, family=args.family, catalog=args.knowledge
     )
+    if args.family is not None:
+        # The library says "given"; here the reader knows which option gave it.
+        diagnosis = attrs.evolve(
+            diagnosis, summary=attrs.evolve(diagnosis.summary, family_source="--family")
+        )
     summary = diagnosis.summary
     # Nothing was judged: a mistyped or empty directory, or one holding only rows that
     # attempt nothing (benchmark timings, a trace of calls), must not read as healthy, nor

@@ -18,7 +18,7 @@ from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
 from kernelopt.diagnose.floors import FloorReading, latest_floors
-from kernelopt.diagnose.model import Action, Evidence
+from kernelopt.diagnose.model import Action, CatalogLink, Evidence
 from kernelopt.diagnose.progress import Progress, analyze
 from kernelopt.experiments.log import (
     Experiment,
@@ -135,16 +135,28 @@ class Context:
     def _entries(self) -> dict[str, Any]:
         return {} if self.catalog is None else {getattr(e, "id", ""): e for e in self.catalog}
 
-    def action(self, text: str, catalog_id: str | None = None) -> Action:
-        """An action linking ``catalog_id`` when the catalog has it (the id is kept even when
-        the catalog lacks it, so the plan still names the technique)."""
+    def action(self, text: str, catalog_id: str | None = None, also: Sequence[str] = ()) -> Action:
+        """An action linking ``catalog_id``, then the entries of ``also``, each with its
+        name and file when the catalog has it (the id is kept even when the catalog lacks
+        it, so the plan still names the technique)."""
+        further = tuple(self.link(entry_id) for entry_id in also)
         if catalog_id is None:
-            return Action(text=text)
-        entry = self.entry(catalog_id)
-        if entry is None:
-            return Action(text=text, catalog_id=catalog_id)
+            return Action(text=text, also=further)  # refused where further links were given
+        own = self.link(catalog_id)
         return Action(
             text=text,
+            catalog_id=catalog_id,
+            catalog_name=own.catalog_name,
+            path=own.path,
+            also=further,
+        )
+
+    def link(self, catalog_id: str) -> CatalogLink:
+        """A link to the entry ``catalog_id``: its name and file when the catalog has it."""
+        entry = self.entry(catalog_id)
+        if entry is None:
+            return CatalogLink(catalog_id=catalog_id)
+        return CatalogLink(
             catalog_id=catalog_id,
             catalog_name=getattr(entry, "name", None),
             path=getattr(entry, "relative_path", None),

@@ -4,14 +4,16 @@ Shape (the keys ``kernelopt diagnose --json`` prints)::
 
     {"findings": [{"pathology", "summary", "experiments", "severity", "confidence",
                    "evidence": [{"quote", "source", "experiments"}],
-                   "actions": [{"text", "catalog_id", "catalog_name", "path"}], "missing"}],
+                   "actions": [{"text", "catalog_id", "catalog_name", "path",
+                                "also" (only where not empty): [{"catalog_id",
+                                "catalog_name", "path"}]}], "missing"}],
      "checks": [{"pathology", "checked", "sentence", "missing"}],
      "summary": {...}, "root_causes": [...], "unread": [{"path", "reason"}],
      "warnings": [...]}
 
-:func:`diagnosis_from_dict` reads it back (extra keys are rejected; ``warnings`` may be
-missing, as in data written before it existed). cattrs is imported on
-first use only, so ``import kernelopt.diagnose`` stays light.
+:func:`diagnosis_from_dict` reads it back (extra keys are rejected; ``warnings`` and an
+action's ``also`` may be missing, as in data written before they existed). cattrs is
+imported on first use only, so ``import kernelopt.diagnose`` stays light.
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         # Written only where true: the best of a log with two or more measurements keeps
         # the keys it always had, and reads back with the default.
         del best["only"]
+    for finding in data["findings"]:
+        for action in finding["actions"]:
+            if not action["also"]:
+                # Written only where an action links more than one entry: the others keep
+                # the four keys they always had.
+                del action["also"]
     return data
 
 

@@ -20,6 +20,7 @@ from kernelopt.experiments.log import Unread
 __all__ = [
     "Action",
     "BestResult",
+    "CatalogLink",
     "Check",
     "Diagnosis",
     "Evidence",
@@ -151,8 +152,57 @@ class Evidence:
 
 
 @attrs.frozen(kw_only=True)
+class CatalogLink:
+    """A further catalog entry an :class:`Action` links, after its own ``catalog_id``.
+
+    Parameters
+    ----------
+    catalog_id : str
+        The entry's id (``"dominant-shape-specialization"``).
+    catalog_name : str or None
+        The entry's display name.
+    path : str or None
+        The entry's file in the knowledge tree
+        (``optimizations/dominant-shape-specialization.md``).
+    """
+
+    catalog_id: str
+    catalog_name: str | None = None
+    path: str | None = None
+
+
+def _links(value: Iterable[CatalogLink]) -> tuple[CatalogLink, ...]:
+    items = _sequence(value, "a sequence of CatalogLink")
+    for item in items:
+        if not isinstance(item, CatalogLink):
+            raise InputError(expected("further links as CatalogLink records", repr(item)))
+    return typing.cast("tuple[CatalogLink, ...]", items)
+
+
+def _also_with_own_entry(
+    instance: Action, _attribute: object, value: tuple[CatalogLink, ...]
+) -> None:
+    """Further links follow the action's own entry, each entry once: the plan names the
+    entries in order after the first, and dedupes actions by them."""
+    if not value:
+        return
+    if instance.catalog_id is None:
+        further = ", ".join(link.catalog_id for link in value)
+        raise InputError(expected("a catalog_id before further links", f"none, and also {further}"))
+    ids = [instance.catalog_id, *(link.catalog_id for link in value)]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise InputError(
+            expected("the entries an action links once each", f"{', '.join(repeated)} twice")
+        )
+
+
+@attrs.frozen(kw_only=True)
 class Action:
     """A recommended action, linked to a catalog entry when one applies.
+
+    One action may link several entries: a shortcut path that both drops a size-1 axis and
+    specializes the dominant shape is one guard in the kernel, and one action.
 
     Parameters
     ----------
@@ -164,12 +214,34 @@ class Action:
         The entry's display name.
     path : str or None
         The entry's file in the knowledge tree (``optimizations/split-kv-flash-decoding.md``).
+    also : tuple of CatalogLink
+        Further entries the action links, in order after ``catalog_id``: none of them
+        ``catalog_id``, none twice, and only with a ``catalog_id``. JSON holds the key
+        only where it is not empty.
     """
 
     text: str
     catalog_id: str | None = None
     catalog_name: str | None = None
     path: str | None = None
+    also: tuple[CatalogLink, ...] = attrs.field(
+        default=(), converter=_links, validator=_also_with_own_entry
+    )
+
+    @property
+    def links(self) -> tuple[CatalogLink, ...]:
+        """Every entry the action links, its own ``catalog_id`` first; empty without one."""
+        if self.catalog_id is None:
+            return ()
+        own = CatalogLink(
+            catalog_id=self.catalog_id, catalog_name=self.catalog_name, path=self.path
+        )
+        return (own, *self.also)
+
+    @property
+    def catalog_ids(self) -> tuple[str, ...]:
+        """The ids of :attr:`links`, in order."""
+        return tuple(link.catalog_id for link in self.links)
 
 
 @attrs.frozen(kw_only=True)
@@ -307,7 +379,8 @@ class LogSummary:
     family : str or None
         The kernel family used (inferred or given).
     family_source : str
-        Where the family came from (``"given"``, ``"CLAUDE.md:3"``, ``"unknown"``).
+        Where the family came from (``"given"`` by the caller, ``"--family"`` on the
+        command line, ``"CLAUDE.md:3"``, ``"unknown"``).
     kernel : str or None
         The kernel source the source checks read.
     until : int or None

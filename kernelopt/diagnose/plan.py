@@ -6,7 +6,7 @@ Layout::
     <what was read, best so far, trajectory>
     ## Pathology checklist        all nine items, [x] or [ ], a sentence each
     ## Most likely root cause     a sentence or two
-    ## Plan                       numbered actions, each linking its catalog entry
+    ## Plan                       numbered actions, each said once, linking catalog entries
     ## Evidence                   per finding: quotes with file:line
     ## Missing data / Not read    what would sharpen the diagnosis
 """
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kernelopt._errors import InputError, expected
-from kernelopt._words import count_text
-from kernelopt.diagnose.model import Action, Diagnosis, LogSummary
+from kernelopt._words import and_list, count_text
+from kernelopt.diagnose.model import Action, CatalogLink, Diagnosis, Finding, LogSummary
 from kernelopt.experiments._validators import check_instance, check_path
 
 __all__ = ["entry_links", "render_plan"]
@@ -44,6 +44,12 @@ def _best_name(experiment: int, label: str) -> str:
     if re.fullmatch(rf"[A-Za-z]+[ _#-]*0*{experiment}", label):
         return label
     return f"exp {experiment}: {label}"
+
+
+def _family_source(source: str) -> str:
+    """Where the family came from, as the header says it: ``given`` (by the caller),
+    else ``from`` its source (``from CLAUDE.md:1``, ``from --family``)."""
+    return "given" if source == "given" else f"from {source}"
 
 
 def _header(summary: LogSummary) -> list[str]:
@@ -104,19 +110,49 @@ def _header(summary: LogSummary) -> list[str]:
             f"best last moved by {summary.stall_gain * 100:g}% or more."
         )
     if summary.family:
-        lines.append(f"Kernel family: {summary.family} (from {summary.family_source}).")
+        lines.append(f"Kernel family: {summary.family} ({_family_source(summary.family_source)}).")
     if summary.kernel:
         lines.append(f"Kernel source read: {summary.kernel}.")
     return lines
 
 
+def _link(link: CatalogLink, links: Mapping[str, str]) -> str:
+    name = link.catalog_name or link.catalog_id
+    target = links.get(link.catalog_id, link.path)
+    return f"[{name}]({target})" if target else name
+
+
 def _action(action: Action, links: Mapping[str, str]) -> str:
-    if action.catalog_id is None:
+    """``text — catalog: [Name](path) (`id`)``; an action of several entries links each,
+    in order, and names their ids together: ``[A](a) and [B](b) (`a`, `b`)``."""
+    if not action.links:
         return action.text
-    name = action.catalog_name or action.catalog_id
-    target = links.get(action.catalog_id, action.path)
-    link = f"[{name}]({target})" if target else name
-    return f"{action.text} — catalog: {link} (`{action.catalog_id}`)"
+    shown = and_list([_link(link, links) for link in action.links])
+    ids = ", ".join(f"`{entry_id}`" for entry_id in action.catalog_ids)
+    return f"{action.text} — catalog: {shown} ({ids})"
+
+
+def _plan_actions(findings: Sequence[Finding]) -> list[Action]:
+    """The findings' actions in rank order, each said once: an action is left out when an
+    earlier finding's actions already link every entry it links (two checks recommending
+    one technique), or, linking none, already say its text. The actions of one finding
+    are distinct (two shortcuts of one entry behind different guards are two paths)."""
+    actions: list[Action] = []
+    linked: set[str] = set()
+    said: set[str] = set()
+    for finding in findings:
+        linked_here: set[str] = set()
+        for action in finding.actions:
+            ids = set(action.catalog_ids)
+            if ids and ids <= linked:
+                continue
+            if not ids and action.text in said:
+                continue
+            linked_here |= ids
+            said.add(action.text)
+            actions.append(action)
+        linked |= linked_here
+    return actions
 
 
 def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None) -> str:
@@ -161,15 +197,7 @@ def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None)
         lines.append(f"Nothing to judge: no {what} read, so no check could fire.")
     else:
         lines.append("No pathology found: the effort is not stalled by any of the nine checks.")
-    actions: list[Action] = []
-    seen: set[str] = set()
-    for finding in diagnosis.findings:
-        for action in finding.actions:
-            key = action.catalog_id or action.text
-            if key in seen:
-                continue
-            seen.add(key)
-            actions.append(action)
+    actions = _plan_actions(diagnosis.findings)
     lines += ["", "## Plan", ""]
     if actions:
         lines += [
@@ -247,13 +275,19 @@ def entry_links(
     links: dict[str, str] = {}
     for finding in diagnosis.findings:
         for action in finding.actions:
-            if action.catalog_id is None or not action.path:
-                continue
-            for root in roots:
-                found = root / action.path
-                if found.is_file():
-                    links[action.catalog_id] = Path(
-                        os.path.relpath(found.resolve(), start)
-                    ).as_posix()
-                    break
+            for link in action.links:
+                if link.path:
+                    _link_file(links, link.catalog_id, link.path, roots, start)
     return links
+
+
+def _link_file(
+    links: dict[str, str], entry_id: str, path: str, roots: Sequence[Path], start: Path
+) -> None:
+    """Set ``links[entry_id]`` to the first file ``path`` names under ``roots``, relative
+    to ``start``; leave it unset where no root holds the file."""
+    for root in roots:
+        found = root / path
+        if found.is_file():
+            links[entry_id] = Path(os.path.relpath(found.resolve(), start)).as_posix()
+            return

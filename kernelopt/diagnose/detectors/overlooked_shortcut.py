@@ -11,6 +11,10 @@ the profile's shape rows record for it, as recorded or counted from the other en
 rank-2 ``x``). Only code counts: a guard in a comment, a docstring or a one-line string
 is no path.
 
+Each guard is one action: shortcuts that share one (a size-1 axis that is also the
+dominant shape) are one path in the kernel, and their action keeps each reason and links
+each catalog entry.
+
 A profile is stale when the trace it names (``- Source:``) is in the log and was written
 after it, or holds another number of records (``- Records:``): the checklist item then
 says so and the plan's first action for it is to re-run the inspector.
@@ -28,7 +32,7 @@ from typing import Any
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
-from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
+from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import OverlookedShortcutParams
 from kernelopt.diagnose.presence import present_in
 from kernelopt.diagnose.source import guard_present
@@ -333,6 +337,33 @@ def _handled_text(handled: list[tuple[Any, tuple[str, str, str]]], min_share: fl
     )
 
 
+def _by_guard(shortcuts: Sequence[Any]) -> list[list[Any]]:
+    """``shortcuts`` grouped by the guard of one op that takes their calls, in order of
+    first appearance: a size-1 axis that is also the dominant shape is one path in the
+    kernel. A shortcut without a guard (a dominant shape no cheap test tells apart)
+    stands alone."""
+    groups: dict[object, list[Any]] = {}
+    for index, shortcut in enumerate(shortcuts):
+        guard = getattr(shortcut, "guard", "") or ""
+        key: object = (getattr(shortcut, "op", ""), guard) if guard else index
+        groups.setdefault(key, []).append(shortcut)
+    return list(groups.values())
+
+
+def _special_path(ctx: Context, group: Sequence[Any]) -> Action:
+    """One action for the shortcuts of one guard: what the first (the largest) covers,
+    every shortcut's reason, and the catalog entry of each, in order."""
+    lead = group[0]
+    guard = getattr(lead, "guard", "") or lead.rule
+    reasons = "; and ".join(quote(shortcut.message, 140) for shortcut in group)
+    ids = list(dict.fromkeys(s.catalog_ids[0] for s in group if getattr(s, "catalog_ids", ())))
+    return ctx.action(
+        f"Add a special path for `{guard}` ({_coverage(lead)}): {reasons}",
+        ids[0] if ids else None,
+        ids[1:],
+    )
+
+
 def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     """Report common-case shortcuts the kernel has no special path for."""
     shortcuts, problem, profile = _shortcuts(ctx, params.min_call_share)
@@ -397,15 +428,7 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
                 f"shortcuts (`{command}`): {reason}."
             )
         )
-    for shortcut in overlooked[:3]:
-        catalog_id = shortcut.catalog_ids[0] if getattr(shortcut, "catalog_ids", ()) else None
-        actions.append(
-            ctx.action(
-                f"Add a special path for `{getattr(shortcut, 'guard', '') or shortcut.rule}` "
-                f"({_coverage(shortcut)}): {quote(shortcut.message, 140)}",
-                catalog_id,
-            )
-        )
+    actions += [_special_path(ctx, group) for group in _by_guard(overlooked)[:3]]
     finding = Finding(
         pathology=_PATHOLOGY,
         summary=summary,
