@@ -25,8 +25,8 @@ from kernelopt.bench.timer import cuda_available
 REPO = Path(__file__).resolve().parents[1]
 # What "run in a kernelopt checkout" reads: the example logs, the docs, the sample traces.
 CHECKOUT_PARTS = ("examples", "docs", "tests/workload/data")
-# How an example line starts: the installed script, or the module run by Python.
-_PREFIXES = ("kernelopt ", "python -m kernelopt ")
+# How an example line starts: the installed script.
+_PREFIXES = ("kernelopt ",)
 
 
 def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:

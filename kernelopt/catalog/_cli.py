@@ -52,14 +52,14 @@ _READ_EXAMPLES = "\n\nExamples, run in a kernelopt checkout:\n"
 _INDEX_EXAMPLES = (
     "\n\nExamples, run in a folder holding your knowledge tree my-knowledge/ (`catalog new` "
     "starts one):\n"
-    "  python -m kernelopt catalog index my-knowledge\n"
-    "  python -m kernelopt catalog index --knowledge my-knowledge --json"
+    "  kernelopt catalog index my-knowledge\n"
+    "  kernelopt catalog index --knowledge my-knowledge --json"
 )
 _NEW_EXAMPLES = (
     "\n\nExamples, run in a folder of your own (they write my-knowledge/ there):\n"
-    '  python -m kernelopt catalog new "Stream-K Split Decode" --kind optimization'
+    '  kernelopt catalog new "Stream-K Split Decode" --kind optimization'
     " --language triton --dir my-knowledge\n"
-    "  python -m kernelopt catalog lint my-knowledge"
+    "  kernelopt catalog lint my-knowledge"
 )
 
 

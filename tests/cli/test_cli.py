@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -88,34 +87,6 @@ def test_every_option_is_described_with_its_default(prog: str) -> None:
 def test_every_help_states_the_exit_codes(prog: str) -> None:
     text = " ".join(PARSERS[prog].format_help().split())
     assert "Exit codes: 0 " in text and "2 usage or input error" in text, text
-
-
-def _examples() -> list[tuple[str, str]]:
-    found = []
-    for prog, parser in PARSERS.items():
-        for line in parser.format_help().splitlines():
-            if line.startswith("  kernelopt "):
-                found.append((prog, line.strip()))
-    return found
-
-
-def test_the_help_shows_examples() -> None:
-    assert {prog for prog, _ in _examples()} >= {"kernelopt", "kernelopt catalog"}
-
-
-@pytest.mark.parametrize(("prog", "example"), _examples())
-def test_every_help_example_runs(
-    prog: str, example: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    argv = shlex.split(example)[1:]
-    if argv[0] == "bench":  # needs a GPU and minutes: checked to parse only
-        assert callable(cli.build_parser().parse_args(argv).handler)
-        return
-    monkeypatch.chdir(REPO)
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    assert code in (0, 1), f"{prog}: {example}\n{err}"
-    assert (out or err) and "Traceback" not in err
 
 
 @pytest.mark.parametrize(
