@@ -1,8 +1,12 @@
 """Reading the hand-offs' markdown: one record heading, its ``###`` sections, lists and tables.
 
-A hand-off is found wherever its ``## <Title>:`` heading is, so prose, a chat preamble or a
-code fence around it do not matter. The record runs to the next level-1 or level-2
-heading; inside it, each ``### <Section>`` runs to the next ``###``. Section parsers pick
+A hand-off is found wherever its ``## <Title>:`` heading is, so prose or a chat preamble
+before it do not matter. The record runs to the next level-1 or level-2 heading, or, for
+a hand-off inside a code fence (pasted into notes or a devlog), to the line that closes
+that fence: the fence line and the prose after it are no part of the hand-off. Inside the
+record, each ``### <Section>`` runs to the next ``###``; a code sample fenced inside a
+section is that section's text, heading-like lines (a Python ``# comment``) included.
+Section parsers pick
 the lines they understand (table rows, numbered or bulleted items) and skip other prose,
 but a line that looks like an item and cannot be read is an error naming its line, never
 silently dropped. Table rows are split into cells as every kernelopt reader splits them
@@ -44,6 +48,9 @@ _HEADING_START = re.compile(r" {0,3}(#{1,6})\s+")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
 _SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
+# A code fence line as CommonMark reads one: three or more backticks or tildes, indented
+# at most three spaces, then an info string (``markdown``) or nothing.
+_FENCE = re.compile(r"^ {0,3}(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
 # Editors on Windows start a UTF-8 file with a byte-order mark; it is no text of the file,
 # and left in place it hides a heading on the first line.
 BOM = "\ufeff"
@@ -272,6 +279,66 @@ def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
 
 
+def _fence_line(line: str) -> tuple[str, int, bool] | None:
+    """The marker character, its length and whether an info string follows, for a code
+    fence line (three backticks then ``markdown``, ``~~~``); None for any other line.
+
+    A backtick marker followed by text holding a backtick is inline code, not a fence
+    (CommonMark).
+    """
+    match = _FENCE.match(line)
+    if match is None:
+        return None
+    marker, info = match.group("marker"), match.group("info").strip()
+    if marker[0] == "`" and "`" in info:
+        return None
+    return marker[0], len(marker), bool(info)
+
+
+def _fence_depths(lines: Sequence[str]) -> list[int]:
+    """How many code fences are open after each line of ``lines``.
+
+    A fence closes on a line of its own marker character, at least as long, with no info
+    string (CommonMark). Inside a fence, a fence line with an info string opens a nested
+    one, which the next bare line of its marker closes: a hand-off pasted in a
+    ``markdown`` fence keeps a ``python`` sample of its own fenced with the same
+    backticks, where CommonMark would end the hand-off at the sample's closing line and
+    drop what follows it. A fence line that no later line closes opens nothing: a stray
+    or cut-off one would otherwise hide every heading after it.
+
+    Parameters
+    ----------
+    lines : sequence of str
+        The text's lines.
+
+    Returns
+    -------
+    list of int
+        One depth per line: 0 outside any fence; a line opening a fence counts it, the
+        line closing it does not.
+    """
+    open_fences: list[tuple[str, int, int]] = []  # marker character, length, line index
+    depths = []
+    for index, line in enumerate(lines):
+        fence = _fence_line(line)
+        if fence is not None:
+            char, length, has_info = fence
+            top = open_fences[-1] if open_fences else None
+            if top is not None and char == top[0] and length >= top[1] and not has_info:
+                open_fences.pop()
+            elif top is None or has_info:
+                open_fences.append((char, length, index))
+        depths.append(len(open_fences))
+    # The fences still open at the end never closed: no line is inside them. Taken off
+    # as one running count, not fence by fence (time quadratic in many stray fences).
+    unclosed = {opened for _, _, opened in open_fences}
+    before = 0
+    for index in range(len(depths)):
+        before += index in unclosed
+        depths[index] -= before
+    return depths
+
+
 def find_record(
     text: str,
     label: str,
@@ -312,7 +379,8 @@ def find_records(
     """Every ``## <label>`` record in ``text``, in order (parameters as :func:`find_record`).
 
     A file may hold several hand-offs of one kind (``kernelopt report profile --rows``
-    prints one per trial point); each record runs to the next level-1 or level-2 heading.
+    prints one per trial point); each record runs to the next level-1 or level-2 heading,
+    or to the line closing the code fence its heading is in.
 
     Raises
     ------
@@ -324,13 +392,14 @@ def find_records(
     require_text(text)
     where = None if path is None else os.fspath(path)
     lines = _lines(text)
+    depths = _fence_depths(lines)
     wanted = label.lower()
     records = []
     for index, line in enumerate(lines):
         found = heading_of(line)
         if found and found[0] == 2 and found[1].lower().startswith(wanted):
             rest = found[1][len(label) :].strip()
-            records.append(_record(lines, index, rest, kind=kind, path=where))
+            records.append(_record(lines, depths, index, rest, kind=kind, path=where))
     if not records:
         raise FormatError(
             expected(f"a '## {label} ...' heading starting the {kind} hand-off", "none"),
@@ -340,8 +409,22 @@ def find_records(
     return records
 
 
-def _record(lines: list[str], start: int, heading: str, *, kind: str, path: str | None) -> Record:
-    """The record whose ``##`` heading is ``lines[start]``, split into its sections."""
+def _record(
+    lines: list[str],
+    depths: Sequence[int],
+    start: int,
+    heading: str,
+    *,
+    kind: str,
+    path: str | None,
+) -> Record:
+    """The record whose ``##`` heading is ``lines[start]``, split into its sections.
+
+    ``depths`` are the fence depths of :func:`_fence_depths`. The record ends before the
+    line that closes the fence its heading is in, if any; a line inside a fence opened
+    within the record (a code sample) is text of its section, never a heading.
+    """
+    own_depth = depths[start]
     sections: list[Section] = []
     title: str | None = None
     title_line = 0
@@ -354,8 +437,13 @@ def _record(lines: list[str], start: int, heading: str, *, kind: str, path: str 
             sections.append(Section(title=title, line=title_line, body=tuple(body)))
 
     for index in range(start + 1, len(lines)):
+        if depths[index] < own_depth:
+            break  # the fence around the hand-off closes: what follows is the outer text
         line = lines[index]
-        found = heading_of(line)
+        # A fence line itself has depth own_depth + 1 when it opens and own_depth when
+        # it closes; neither is a heading, so both stay text of their section.
+        in_sample = depths[index] > own_depth or depths[index - 1] > own_depth
+        found = None if in_sample else heading_of(line)
         if found and found[0] <= 2:
             break
         if found and found[0] == 3:
