@@ -8,6 +8,7 @@ called done.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Iterator
@@ -74,6 +75,21 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+def cli_parsers() -> dict[str, argparse.ArgumentParser]:
+    """Every parser of the ``kernelopt`` command line, the top one and each subcommand's,
+    by its ``prog`` (``"kernelopt catalog new"``)."""
+    from kernelopt import cli
+
+    def walk(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+        yield parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in dict.fromkeys(action.choices.values()):
+                    yield from walk(sub)
+
+    return {parser.prog: parser for parser in walk(cli.build_parser())}
 
 
 # An experiments/summary.md of a baseline (exp 1, 60 us) and one kept attempt (exp 2, 50 us),

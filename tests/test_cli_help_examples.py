@@ -10,17 +10,16 @@ user's own tree (``catalog index``) finds one there, started as its heading says
 
 from __future__ import annotations
 
-import argparse
 import re
 import shlex
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kernelopt import cli
 from kernelopt.bench.timer import cuda_available
+from tests.conftest import cli_parsers
 
 REPO = Path(__file__).resolve().parents[1]
 # What "run in a kernelopt checkout" reads: the example logs, the docs, the sample traces.
@@ -29,15 +28,7 @@ CHECKOUT_PARTS = ("examples", "docs", "tests/workload/data")
 _PREFIXES = ("kernelopt ",)
 
 
-def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
-    yield parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):
-                yield from _parsers(sub)
-
-
-PARSERS = {p.prog: p for p in _parsers(cli.build_parser())}
+PARSERS = cli_parsers()
 
 
 def _examples_section(prog: str) -> str:

@@ -10,12 +10,12 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kernelopt import cli
+from tests.conftest import cli_parsers
 
 REPO = Path(__file__).resolve().parents[2]
 PLATEAU = REPO / "examples" / "logs" / "mla-decode-plateau"
@@ -23,17 +23,7 @@ CALLS = REPO / "tests" / "workload" / "data" / "mla_decode_calls.jsonl"
 SCRIPT = Path(sys.executable).with_name("kernelopt")
 
 
-def _parsers(
-    parser: argparse.ArgumentParser,
-) -> Iterator[argparse.ArgumentParser]:
-    yield parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):
-                yield from _parsers(sub)
-
-
-PARSERS = {p.prog: p for p in _parsers(cli.build_parser())}
+PARSERS = cli_parsers()
 # Flags argparse adds itself, described by argparse.
 _OWN_HELP = (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kernelopt import cli
+from tests.conftest import cli_parsers
 
 REPO = Path(__file__).resolve().parents[2]
 HEALTHY = REPO / "examples" / "logs" / "healthy-run"
@@ -97,14 +97,6 @@ def test_an_empty_path_is_refused_and_nothing_is_written(
     assert [p.name for p in work.iterdir()] == ["version.md"]
 
 
-def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
-    yield parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):
-                yield from _parsers(sub)
-
-
 # Options and arguments that name a file or folder, by the metavar their help shows.
 _PATH_METAVARS = {"DIR", "PATH", "FILE", "FILE.md", "FILE.jsonl", "A.jsonl", "B.jsonl"}
 # Path arguments whose empty value the command refuses after parsing, as tested above or
@@ -114,7 +106,7 @@ _REFUSED_BY_THE_COMMAND = {("kernelopt inspect", "--definition")}
 
 def _path_actions() -> list[tuple[str, str, argparse.Action]]:
     found = []
-    for parser in _parsers(cli.build_parser()):
+    for parser in cli_parsers().values():
         for action in parser._actions:
             if action.metavar in _PATH_METAVARS:
                 name = action.option_strings[0] if action.option_strings else str(action.metavar)
