@@ -135,9 +135,13 @@ def check_written(fn: Callable[[], object], outputs: Any) -> None:
     Raises
     ------
     InputError
-        When some elements still hold the poison (``Expected every output element
-        written, got 128 of 4096 still poisoned``).
+        When ``fn`` is not callable (checked before the outputs are poisoned:
+        ``check_written(kernel(x), out)`` passes the call's result), or when some
+        elements still hold the poison (``Expected every output element written, got
+        128 of 4096 still poisoned``).
     """
+    if not callable(fn):
+        raise InputError(expected("a callable writing the outputs", type(fn).__name__, where="fn"))
     tensors = _as_tensors(outputs)
     poison(tensors)
     fn()

@@ -576,7 +576,17 @@ def row_from_measurement(
     directory : path-like, optional
         A folder of the checkout whose commit the row carries (a script run from
         elsewhere names the kernel's checkout); the current working directory if ``None``.
+
+    Raises
+    ------
+    InputError
+        For a ``measurement`` that is no :class:`Measurement` (``measurement: Expected a
+        Measurement, got int``) or ``metrics`` that are no mapping, before anything is
+        read; and for a field the row refuses (see :class:`BenchRow`).
     """
+    if not isinstance(measurement, Measurement):
+        # A number or a BenchRow failed with "'int' object has no attribute 'device'".
+        raise InputError(expected("a Measurement", type(measurement).__name__, where="measurement"))
     if metrics is not None and not isinstance(metrics, Mapping):
         # A RooflinePoint itself failed with "'RooflinePoint' object has no attribute 'items'".
         raise InputError(
@@ -843,9 +853,14 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
     FormatError
         Naming the line that is not JSON or not a BenchRow, or a file that is not UTF-8.
     InputError
-        If the file cannot be read.
+        If ``path`` is no str or path-like, or empty (``path: Expected a file path (str
+        or Path), got None``, as :func:`~kernelopt.workload.read_trace` says), or if the
+        file cannot be read.
     """
-    target = Path(path)
+    # Imported here: kernelopt.bench does not load kernelopt.workload at import time.
+    from kernelopt.workload._validators import as_path
+
+    target = as_path(path)
     try:
         # utf-8-sig: a byte-order mark an editor saved before the first row is no JSON.
         text = target.read_text(encoding="utf-8-sig")
@@ -917,6 +932,15 @@ def _shown(value: float | None, digits: int) -> float | None:
     return None if value is None else float(f"{value:.{digits}g}")
 
 
+def _is_trial_point(point: object) -> bool:
+    """Whether ``point`` is a :class:`~kernelopt.bench.TrialPoint` (whose ``str()`` is its
+    ``key=value`` words)."""
+    # Imported here: kernelopt.bench.trials imports this module.
+    from kernelopt.bench.trials import TrialPoint
+
+    return isinstance(point, TrialPoint)
+
+
 def to_result_row(
     measurement: Measurement,
     *,
@@ -953,7 +977,8 @@ def to_result_row(
     Raises
     ------
     InputError
-        For no measurement, no point, a mapping point with an empty value or an axis
+        For no measurement, no point or a point of another type (``5`` would be
+        written as the point ``"5"``), a mapping point with an empty value or an axis
         name that would not read back (``point: Expected point axes and values that read
         back as written: ..., got 'head dim': '576'``), or a baseline measurement with
         no time.
@@ -971,6 +996,15 @@ def to_result_row(
     if point is None:
         # str(None) would be written as the point "None".
         raise InputError(expected("a trial point", "None", where="point"))
+    if not isinstance(point, str | Mapping) and not _is_trial_point(point):
+        # str(5) would be written as the point "5", with no axis to read back.
+        raise InputError(
+            expected(
+                "a trial point as a str, a mapping or a TrialPoint",
+                type(point).__name__,
+                where="point",
+            )
+        )
     if isinstance(speedup, Measurement):
         if measurement.seconds <= 0:
             raise InputError(

@@ -157,7 +157,14 @@ def evicting_bytes(inputs: Sequence[ArgSet]) -> tuple[int, int]:
     (evicting, shared) : tuple of int
         The smallest, over sets, of the bytes the other sets bring (the rotation's
         guarantee), and the bytes shared by every set.
+
+    Raises
+    ------
+    InputError
+        As :func:`measure` refuses its ``inputs=``: no input set, or input sets that are
+        not a sequence of tuples or mappings (a lone tensor ``x`` is the set ``(x,)``).
     """
+    _check_input_sets(inputs)
     per_set: list[dict[tuple[int, int], int]] = []
     for args in inputs:
         found: dict[tuple[int, int], int] = {}
@@ -177,25 +184,50 @@ def evicting_bytes(inputs: Sequence[ArgSet]) -> tuple[int, int]:
     return min(guarantees), shared
 
 
+def _check_input_sets(inputs: object) -> None:
+    """Refuse what :func:`measure` and :func:`evicting_bytes` cannot take as input sets.
+
+    The sets must be a sequence (a list or tuple) of at least one set, each a tuple or
+    list of positional arguments or a mapping of keyword arguments. The whole is checked
+    before its items: a mapping would be iterated as its keys and a string as its
+    characters, each then refused under another name, and a number has no items at all.
+
+    Parameters
+    ----------
+    inputs : object
+        What the caller passed as the input sets.
+
+    Raises
+    ------
+    InputError
+        ``inputs: Expected input sets as tuples or mappings, got Tensor`` for a lone
+        tensor (or a number, a mapping, a string, or such an item), or ``inputs:
+        Expected at least one input set, got an empty sequence``.
+    """
+    if isinstance(inputs, str | bytes | Mapping) or not isinstance(inputs, Sequence):
+        raise InputError(
+            expected("input sets as tuples or mappings", type(inputs).__name__, where="inputs")
+        )
+    if len(inputs) == 0:
+        raise InputError(expected("at least one input set", "an empty sequence", where="inputs"))
+    for args in inputs:
+        if not isinstance(args, Mapping | list | tuple):
+            raise InputError(
+                expected("input sets as tuples or mappings", type(args).__name__, where="inputs")
+            )
+
+
 def _calls(fn: Callable[..., object], inputs: Sequence[ArgSet] | None) -> list[Callable[[], Any]]:
     if not callable(fn):
         # Checked before the warm-up: measure(kernel(x)) passes the call's result.
         raise InputError(expected("a callable to time", type(fn).__name__, where="fn"))
     if inputs is None:
         return [fn]
-    if len(inputs) == 0:
-        raise InputError(expected("at least one input set", "an empty sequence", where="inputs"))
-    calls: list[Callable[[], Any]] = []
-    for args in inputs:
-        if isinstance(args, Mapping):
-            calls.append(functools.partial(fn, **args))
-        elif isinstance(args, (list, tuple)):
-            calls.append(functools.partial(fn, *args))
-        else:
-            raise InputError(
-                expected("input sets as tuples or mappings", type(args).__name__, where="inputs")
-            )
-    return calls
+    _check_input_sets(inputs)
+    return [
+        functools.partial(fn, **args) if isinstance(args, Mapping) else functools.partial(fn, *args)
+        for args in inputs
+    ]
 
 
 class _Runner:

@@ -237,14 +237,22 @@ def capture_graph(
     DeviceError
         A tensor input is not on a CUDA device, or no CUDA device is present.
     InputError
-        ``warmup < 1``, or a closed :class:`~kernelopt.buffers.PersistentLauncher`
-        (bound or in a ``functools.partial`` too), refused before anything runs.
+        A launcher that is not callable, ``warmup`` that is no int >= 1 (``True`` too),
+        or a closed :class:`~kernelopt.buffers.PersistentLauncher` (bound or in a
+        ``functools.partial`` too), refused before anything runs and before the device
+        checks.
     KernelOptError
         The launcher asked for a new persistent buffer during capture.
     """
     # First, and on any machine: a closed launcher is refused whatever the inputs, before
     # any warm-up call could run it.
     _refuse_closed(launcher)
+    # Before the device checks too: on a machine without CUDA a wrong launcher or warmup
+    # would be reported as the missing device, and the user's own mistake left unnamed.
+    if not callable(launcher):
+        raise InputError(expected("a callable launcher", type(launcher).__name__, where="launcher"))
+    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 1:
+        raise InputError(expected("warmup as an int >= 1", repr(warmup), where="warmup"))
     devices = {x.device for x in static_inputs if isinstance(x, torch.Tensor)}
     for i, x in enumerate(static_inputs):
         if isinstance(x, torch.Tensor) and x.device.type != "cuda":
@@ -256,8 +264,6 @@ def capture_graph(
         raise DeviceError(expected("a CUDA device for graph capture", f"none: {no_cuda_reason()}"))
     if len(devices) > 1:
         raise DeviceError(expected("static inputs on one CUDA device", sorted(map(str, devices))))
-    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 1:
-        raise InputError(expected("warmup as an int >= 1", repr(warmup), where="warmup"))
     device = next(iter(devices)) if devices else torch.device("cuda", torch.cuda.current_device())
 
     run, keep_alive = _graph_runner(launcher)

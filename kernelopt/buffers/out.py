@@ -46,7 +46,8 @@ def check_out(
     Parameters
     ----------
     out : object
-        What the caller passed.
+        What the caller passed: a torch.Tensor (a None out, which asks for a buffer,
+        goes to :func:`resolve_out`).
     shape, dtype, device
         What the launcher will write: shape, element type and device.
     name : str
@@ -73,7 +74,8 @@ def check_out(
         same storage that is disjoint from every input passes.
     """
     if not isinstance(out, torch.Tensor):
-        raise InputError(expected(f"{name} to be a torch.Tensor or None", type(out).__name__))
+        # None is resolve_out's request for a buffer; check_out checks a given tensor.
+        raise InputError(expected(f"{name} to be a torch.Tensor", type(out).__name__))
     want_shape = validate_shape(normalize_shape(shape))
     want_dtype = validate_dtype(dtype)
     want_device = normalize_device(device)
@@ -190,6 +192,9 @@ def resolve_out(
     kernelopt._errors.InputError: Expected out of dtype torch.bfloat16, got torch.float16
     """
     if out is not None:
+        if not isinstance(out, torch.Tensor):
+            # Here None is accepted too (it asks for a buffer), so the message says so.
+            raise InputError(expected(f"{name} to be a torch.Tensor or None", type(out).__name__))
         return check_out(out, shape, dtype, device, name, inputs=inputs)
     if scope is not None:
         return scope.empty(name, shape, dtype, device)
