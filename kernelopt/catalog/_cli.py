@@ -28,8 +28,8 @@ from kernelopt._cli_util import (
     nonempty_path,
     print_json,
 )
-from kernelopt._errors import InputError, expected
-from kernelopt._fileio import read_text
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt._fileio import read_text_and_encoding
 from kernelopt._words import count_text
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.jsonio import entry_to_dict
@@ -338,10 +338,20 @@ def _summary(catalog: Catalog, entry: Entry) -> dict[str, object]:
     }
 
 
+def _family(catalog: Catalog, family: str | None) -> str | None:
+    """``--family`` in the catalog's spelling, refused under the option's name.
+
+    The query names the Python argument (``family:``); on the command line the error
+    names the option, as ``--metric:`` and ``--shape:`` errors do.
+    """
+    return None if family is None else catalog.canonical_family(family, where="--family")
+
+
 def _list(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
+    family = _family(catalog, args.family)
     entries = [
-        m.entry for m in catalog.query(family=args.family, language=args.language, kind=args.kind)
+        m.entry for m in catalog.query(family=family, language=args.language, kind=args.kind)
     ]
     entries.sort(key=lambda e: e.id)
     if args.json:
@@ -381,13 +391,41 @@ def _print_matches(matches: Sequence[Match], as_json: bool) -> None:
 def _search(args: argparse.Namespace) -> int:
     words = " ".join(args.text)
     if args.file is not None:
-        words += "\n" + read_text(args.file, what="a text file to search with (--file)")
+        words += "\n" + _search_file_text(args.file)
     if not words.strip():
         raise InputError(expected("words to look for (TEXT or --file)", "none"))
     # search() is query(keyword=...); the query also keeps one kind before it counts.
     matches = _catalog(args).query(keyword=words, kind=args.kind, limit=args.limit)
     _print_matches(matches, args.json)
     return EXIT_OK
+
+
+def _search_file_text(path: str) -> str:
+    """The text of ``search --file``, refused where it holds a NUL byte.
+
+    A UTF-16 file without a byte-order mark decodes as UTF-8 with a NUL beside every
+    character: searched, it matched nothing, and the error echoed the NULs. The log
+    readers skip such a file as binary; the search refuses it in their words.
+
+    Raises
+    ------
+    InputError
+        When there is no file at ``path``.
+    FormatError
+        When the bytes are not text: not UTF-8 (or the encoding of their byte-order
+        mark), or holding a NUL.
+    """
+    text, encoding = read_text_and_encoding(path, what="a text file to search with (--file)")
+    if "\x00" in text:
+        # Imported here: the catalog loads no experiment readers unless a file needs the guess.
+        from kernelopt.experiments.readers._files import _looks_utf16
+
+        utf16 = encoding == "utf-8" and _looks_utf16(text.encode("utf-8"))
+        guess = "; UTF-16 without a byte-order mark?" if utf16 else ""
+        raise FormatError(
+            expected("text without NUL bytes", f"a binary file (NUL bytes{guess})"), path=path
+        )
+    return text
 
 
 # A number as typed on a command line: ASCII digits, an optional sign, point and exponent.
@@ -402,17 +440,21 @@ def _pairs(items: Sequence[str], flag: str) -> dict[str, float]:
         text, sep, value = item.partition("=")
         name = text.strip()
         try:
-            number = float(value)
+            number: float | None = float(value)
         except ValueError:
-            number = math.nan
-        if math.isfinite(number) and not _NUMBER.fullmatch(value.strip()):
+            number = None
+        if not sep or not name or number is None:
+            raise InputError(expected(f"{flag} NAME=NUMBER", repr(item), where=flag))
+        # NaN compares false with everything (the query would answer "nothing"), and no
+        # measurement is infinite: the form is right, the value is not, so say which.
+        if not math.isfinite(number):
+            raise InputError(
+                expected(f"{flag} NAME=NUMBER with a finite number", repr(item), where=flag)
+            )
+        if not _NUMBER.fullmatch(value.strip()):
             raise InputError(
                 expected(f"{flag} NAME=NUMBER in ASCII digits, without '_'", repr(item), where=flag)
             )
-        # NaN compares false with everything (the query would answer "nothing"), and no
-        # measurement is infinite.
-        if not sep or not name or not math.isfinite(number):
-            raise InputError(expected(f"{flag} NAME=NUMBER", repr(item), where=flag))
         # Every shape fact is a size, count or share: a negative one is a typing slip that
         # would otherwise answer "no matching entries".
         if flag == "--shape" and number < 0:
@@ -475,11 +517,12 @@ def _match(args: argparse.Namespace) -> int:
     if not metrics and not shape:
         raise InputError(expected("at least one --metric NAME=VALUE or --shape NAME=VALUE", "none"))
     catalog = _catalog(args)
+    family = _family(catalog, args.family)
     _check_names(catalog, metrics, shape)
     matches = catalog.query(
         metrics=metrics or None,
         shape=shape or None,
-        family=args.family,
+        family=family,
         language=args.language,
         kind=args.kind,
     )

@@ -1195,12 +1195,11 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
         readers would take the bullet as code. The file is left as it was.
     """
     check_path(root, "root")
-    if (
-        not isinstance(text, str)
-        or not text.strip()
-        or _text_problem(text.strip(), one_line=True) is not None
-    ):
-        raise InputError(expected("a one-line lesson", repr(text)))
+    # A number or None is no lesson of the wrong form but of the wrong type: say so.
+    if not isinstance(text, str):
+        raise InputError(expected("the lesson as a str", type(text).__name__, where="text"))
+    if not text.strip() or _text_problem(text.strip(), one_line=True) is not None:
+        raise InputError(expected("a one-line lesson", repr(text), where="text"))
     if experiment is not None:
         check_int(experiment, "experiment", minimum=0, maximum=MAX_EXPERIMENT)
     path = Path(root) / "LESSONS.md"

@@ -302,7 +302,8 @@ class Recorder:
         gather ``("index",)``: a stride of 0 shows an expanded index, the same along that
         axis, which makes a gather an index select.
     append : bool
-        Append to an existing file (default) or start it afresh.
+        Append to an existing file (default) or start it afresh; anything but a bool
+        (``"no"``) is refused.
     flush_every : int
         Calls buffered in memory before a write.
 
@@ -328,6 +329,9 @@ class Recorder:
             raise InputError(
                 expected("flush_every as an integer >= 1", flush_every, where="flush_every")
             )
+        # A truthy string ("no") would append where the caller meant to start afresh.
+        if not isinstance(append, bool):
+            raise InputError(expected("append as a bool", repr(append), where="append"))
         target = _writable(path)
         names = {"values": _arg_names(values, "values"), "strides": _arg_names(strides, "strides")}
         self._torch: Any = None

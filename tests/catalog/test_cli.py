@@ -172,10 +172,13 @@ def test_search_and_match(capsys: pytest.CaptureFixture[str]) -> None:
         (["--shape", "sq=1"], "--shape: Expected a shape fact name"),
         (
             ["--metric", "dram_pct=nan"],
-            "--metric: Expected --metric NAME=NUMBER, got 'dram_pct=nan'",
+            "--metric: Expected --metric NAME=NUMBER with a finite number, got 'dram_pct=nan'",
         ),
         # No measurement is infinite; 1e400 reads as inf.
-        (["--shape", "s_q=inf"], "--shape: Expected --shape NAME=NUMBER, got 's_q=inf'"),
+        (
+            ["--shape", "s_q=inf"],
+            "--shape: Expected --shape NAME=NUMBER with a finite number, got 's_q=inf'",
+        ),
         (["--metric", "dram_pct=1e400"], "got 'dram_pct=1e400'"),
         # float() reads other scripts' digits and Python's digit grouping; a user types
         # numbers in ASCII digits, as every other count and point of the CLI is read.

@@ -230,7 +230,7 @@ def test_entry_points_refuse_wrong_types(tmp_path: Path) -> None:
         parse_result(None)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="text: Expected plan text"):
         write_plan(root, 1, None)  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="Expected a one-line lesson"):
+    with pytest.raises(InputError, match="text: Expected the lesson as a str, got NoneType"):
         append_lesson(root, None)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="entries: Expected catalog entries"):
         Tagger(42)  # type: ignore[arg-type]

@@ -513,11 +513,13 @@ def read_log(
         check_instance(limits, ReadLimits, "limits as a ReadLimits", "limits")
     root = Path(path)
     if not root.exists():
-        raise InputError(expected("an existing log directory", str(path)))
+        raise InputError(expected("an existing log directory", str(path), where="path"))
     if not root.is_dir():
-        raise InputError(expected("a directory holding an experiment log", f"the file {path}"))
+        raise InputError(
+            expected("a directory holding an experiment log", f"the file {path}", where="path")
+        )
     if until is not None and (isinstance(until, bool) or not isinstance(until, int) or until < 0):
-        raise InputError(expected("until as an experiment number >= 0", repr(until)))
+        raise InputError(expected("until as an experiment number >= 0", repr(until), where="until"))
     tagger, warning = default_tagger(catalog)
     reading = _Reading(root, limits or ReadLimits(), tagger)
     reading.run(until)

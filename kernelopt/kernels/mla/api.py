@@ -551,6 +551,24 @@ class MLADecodePlan:
 
     # ------------------------------------------------------------------ run
 
+    def _check_planned_shape(self, q: torch.Tensor) -> None:
+        """Refuse a 4-dim ``q`` whose ``[b, s_q, h_q]`` is not the planned one.
+
+        Parameters
+        ----------
+        q : torch.Tensor
+            ``[b, s_q, h_q, d]``; the head dim ``d`` is left to :func:`check_inputs`.
+        """
+        planned = (self.batch_size, self._s_q, self._h_q)
+        if tuple(q.shape[:3]) != planned:
+            raise InputError(
+                expected(
+                    f"q of shape [{planned[0]}, {planned[1]}, {planned[2]}, 576] (as planned)",
+                    list(q.shape),
+                    where="q",
+                )
+            )
+
     def run(
         self,
         q: torch.Tensor,
@@ -596,6 +614,10 @@ class MLADecodePlan:
         # another dtype than planned would be reported as a cache of the wrong one.
         if isinstance(q, torch.Tensor) and q.dtype != self._dtype:
             raise InputError(expected(f"dtype {self._dtype} (as planned)", str(q.dtype), where="q"))
+        # q's batch against the plan before check_inputs, which holds the block table to q's
+        # batch: a q short of a sequence would be reported as a block table one row too long.
+        if isinstance(q, torch.Tensor) and q.dim() == 4:
+            self._check_planned_shape(q)
         batch, s_q, h_q, page = check_inputs(q, kv_cache, block_table, allow_fp8=self._kv_fp8)
         if self._kv_fp8 and kv_cache.dtype != torch.uint8:
             raise InputError(
@@ -603,15 +625,6 @@ class MLADecodePlan:
                     "a uint8 cache [..., 656] in the FP8 layout (planned with kv_fp8=True)",
                     f"{kv_cache.dtype} {list(kv_cache.shape)}",
                     where="kv_cache",
-                )
-            )
-        planned = (self.batch_size, self._s_q, self._h_q)
-        if (batch, s_q, h_q) != planned:
-            raise InputError(
-                expected(
-                    f"q of shape [{planned[0]}, {planned[1]}, {planned[2]}, 576] (as planned)",
-                    list(q.shape),
-                    where="q",
                 )
             )
         if q.device != self._device:
