@@ -50,6 +50,7 @@ from kernelopt.bench.report import (
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments.readers._top3 import (
     ID_HEADER,
+    LIST_ITEM,
     NAME_HEADER,
     NONE_STATED,
     RANK_HEADER,
@@ -330,8 +331,6 @@ _TABLE_GAIN = re.compile(
     rf"^(?:est(?:\.|imated)?\s*|~\s*|≈\s*)?(?P<gain>{_NUMBER})\s*%?(?:\s*gain)?$", re.IGNORECASE
 )
 _NAME_WITH_ID = re.compile(r"^(?P<name>.*?)\s*\(`(?P<id>[^`]*)`\)$")
-# The first line of a list item or of a table, as a lead line's next line is.
-_LIST_OR_TABLE = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\|)")
 # The line a report whose Top 3 could not be read renders in its place (see _unread).
 _UNREAD_RENDERED = re.compile(rf"^\({re.escape(UNREAD_TOP3)}:\s*(?P<reason>.*\S)\s*\)$")
 
@@ -380,7 +379,8 @@ def _lead_line(record: Record) -> tuple[int, str] | None:
             if top_lead_title(text) is None:
                 continue
             after = next((line for _, line in section.body[index + 1 :] if line.strip()), "")
-            if _LIST_OR_TABLE.match(after):
+            # A list item or a table row, as the log readers take under a lead line.
+            if LIST_ITEM.match(after) or after.lstrip().startswith("|"):
                 return number, text.strip()
     return None
 

@@ -479,15 +479,18 @@ def _table_metrics(
     file: TextFile, start: int, end: int, mask: Sequence[bool], warnings: list[str]
 ) -> dict[str, float]:
     found: dict[str, float] = {}
+    # A Measurements row the canonical parser refused is named "not read" there, and the
+    # floor readers leave it out: no metric comes from it.
+    refused: frozenset[int] | None = None
     for table in tables(file.lines, start, end, mask):
         for index, header in enumerate(table.header):
             name = metric_of_header(strip_md(header))
             if name is None or name in found:
                 continue
+            if refused is None:  # asked once, and only of a file with a metric column
+                refused = refused_measurement_lines(file)
             for row in table.rows:
-                # A Measurements row the canonical parser refused is named "not read"
-                # there, and the floor readers leave it out: no metric comes from it.
-                if row.line in refused_measurement_lines(file):
+                if row.line in refused:
                     continue
                 where = SourceRef(path=file.path, line=row.line)
                 # An Of floor cell is read with its row's floor and time, as the floor
