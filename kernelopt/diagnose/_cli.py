@@ -86,6 +86,7 @@ def _run(args: argparse.Namespace) -> int:
     from kernelopt._fileio import atomic_write_text
     from kernelopt.diagnose.engine import diagnose
 
+    _check_log_directory(args.directory)
     diagnosis = diagnose(
         args.directory, until=args.until, family=args.family, catalog=args.knowledge
     )
@@ -124,3 +125,20 @@ def _run(args: argparse.Namespace) -> int:
             )
         )
     return EXIT_FINDINGS if diagnosis.findings else EXIT_OK
+
+
+def _check_log_directory(directory: str) -> None:
+    """Refuse a ``DIR`` that names no folder, in the words of the other commands' paths.
+
+    The library names its own parameter (``path: ...``); on the command line the user
+    typed no ``path``, so the message names what they gave and why it is refused.
+    """
+    from pathlib import Path
+
+    from kernelopt._errors import InputError, expected
+
+    root = Path(directory)
+    if not root.exists():
+        raise InputError(expected("an existing log directory", f"no folder at {directory}"))
+    if not root.is_dir():
+        raise InputError(expected("a directory holding an experiment log", f"the file {directory}"))

@@ -100,7 +100,10 @@ def load_catalog(
             return Catalog.builtin(), None
         path = Path(catalog)
         if not path.is_dir():
-            raise InputError(expected("a knowledge directory (docs/knowledge/)", str(catalog)))
+            why = "not a folder" if path.exists() else "no such folder"
+            raise InputError(
+                expected("a knowledge directory (docs/knowledge/)", f"{catalog} ({why})")
+            )
         # One unfinished entry (a scaffold still holding <FILL: ...>) must not cost the
         # whole tree and the built-ins: it is left out and reported with the unread files.
         return Catalog.load(path, strict=False), None
