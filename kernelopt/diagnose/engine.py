@@ -25,7 +25,7 @@ from kernelopt.diagnose.model import (
     TrajectoryPoint,
 )
 from kernelopt.diagnose.params import DiagnoseParams
-from kernelopt.diagnose.progress import HEADLINE, headline_key, point_key
+from kernelopt.diagnose.progress import HEADLINE, Step, headline_key, point_key
 from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import Experiment, ExperimentLog, MetricKind, Series, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
@@ -233,6 +233,23 @@ def _headline(experiment: Experiment, kind: str | None) -> tuple[float | None, s
     return None, ""
 
 
+def _gained_at(step: Step, kind: str | None) -> tuple[float | None, str, str]:
+    """The number a new best's gain was measured on, its unit and its point's name.
+
+    A step's gain is its largest over the numbers it shares with the bests before it
+    (``Step.gains``): in a log of trial points or named regimes that may be another point
+    than the experiment's first, so the value shown beside the gain is that point's, and
+    the point is named. A log of one headline names none.
+    """
+    experiment = step.experiment
+    key = max(step.gains, key=step.gains.__getitem__) if step.gains else HEADLINE
+    if headline_key(key):
+        value, unit = _headline(experiment, kind)
+        return value, unit, experiment.headline_point if key != HEADLINE else ""
+    point = next(p for p in experiment.points if point_key(p) == key)
+    return point.value, point.unit, point.name
+
+
 def _unplaced_warnings(ctx: Context) -> list[str]:
     """A warning for each headline that names no trial point in a log whose headlines are
     compared point by point: its number meets only the others that name none (often
@@ -397,7 +414,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
     trajectory = []
     for step, gain in progress.trajectory():
         experiment = step.experiment
-        value, unit = _headline(experiment, progress.kind.value if progress.kind else None)
+        value, unit, where = _gained_at(step, progress.kind.value if progress.kind else None)
         if value is not None:
             trajectory.append(
                 TrajectoryPoint(
@@ -408,6 +425,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
                     # warning (_gain_warnings) says why.
                     gain=gain if math.isfinite(gain) else None,
                     same_run=step.same_run,
+                    point=where,
                 )
             )
     stall = progress.counted(progress.stall(min_gain))

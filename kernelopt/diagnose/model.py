@@ -340,13 +340,19 @@ class BestResult:
 class TrajectoryPoint:
     """An experiment that set a new best: its number, its value and unit, and the gain over
     the best before it (a fraction); ``same_run`` when that gain is the experiment's own A/B
-    against the best kernel, timed in its run."""
+    against the best kernel, timed in its run.
+
+    ``point`` names the trial point (``b=32 s=1 t=4096 h=16``) or named regime (``tiny``)
+    the gain was measured at, where the log compares its numbers point by point; ``value``
+    and ``unit`` are then that point's number. Empty where the log has one headline.
+    """
 
     experiment: int
     value: float
     unit: str = ""
     gain: float | None = None
     same_run: bool = False
+    point: str = ""
 
 
 @attrs.frozen(kw_only=True)

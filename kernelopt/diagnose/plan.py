@@ -96,9 +96,12 @@ def _header(summary: LogSummary) -> list[str]:
             )
     if summary.trajectory:
         shown = summary.trajectory[-_NEW_BESTS_SHOWN:]
+        # Gains at several points are different quantities: each says where it was made.
+        named = len({p.point for p in summary.trajectory}) > 1
         steps = ", ".join(
             f"exp {p.experiment}"
             + (f" {p.gain:+.1%}" if p.gain is not None else "")
+            + (f" at {p.point}" if named and p.point else "")
             + (" (in its own run)" if p.same_run else "")
             for p in shown
         )
