@@ -240,7 +240,9 @@ def recommendations_in(
     def add(
         text: str, line: int, catalog_ids: tuple[str, ...] = (), *, ranked: bool = False
     ) -> None:
-        clean = strip_md(text).strip(" .")
+        # A list's items end in the semicolons and commas that join them into one sentence
+        # ("1. compute one Qx per site;"): a recommendation quoted alone ends without them.
+        clean = strip_md(text).strip(" .").rstrip(" .;,")
         key = clean.lower()
         if (
             # A fragment of prose is no advice; a ranked item is, however short its name
