@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelopt._errors import InputError, expected
+from kernelopt._words import and_list
 from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import (
     ExperimentLog,
@@ -57,6 +58,7 @@ from kernelopt.experiments.readers.seed import (
     folder_clashes,
     misnamed_folders,
     read_folder,
+    separate_logs,
 )
 from kernelopt.experiments.readers.steplog import read_steps, step_headings
 from kernelopt.experiments.tagging import EntryLike, Tagger, default_tagger
@@ -208,6 +210,16 @@ class _Reading:
 
     def run(self, until: int | None) -> None:
         folders = experiment_folders(self.files)
+        logs = separate_logs(folders)
+        if logs:
+            shown = [f"{log}/" for log in logs]
+            raise InputError(
+                expected(
+                    f"one experiment log in {self.root}",
+                    f"{len(logs)}, whose exp_N folders give the same numbers: "
+                    f"{and_list(shown)}; read each on its own",
+                )
+            )
         self.warnings += folder_clashes(folders, until)
         self.problems += misnamed_folders(self.files)
         in_folder = {p for folder in folders for p in self.files.under(folder)}
@@ -505,8 +517,10 @@ def read_log(
     Raises
     ------
     InputError
-        When ``path`` does not exist or is not a directory, ``until`` is negative, or an
-        argument has the wrong type.
+        When ``path`` does not exist or is not a directory, holds several experiment logs
+        (:func:`~kernelopt.experiments.readers.seed.separate_logs`: exp_N folders under two
+        parents that number the same experiments), ``until`` is negative, or an argument
+        has the wrong type.
     """
     check_path(path, "path")
     if limits is not None:

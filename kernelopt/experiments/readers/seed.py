@@ -44,6 +44,7 @@ __all__ = [
     "folder_number",
     "misnamed_folders",
     "read_folder",
+    "separate_logs",
 ]
 
 _EXP_NAME = r"^(?:exp|experiment|step|iter|iteration|run|trial)"
@@ -91,6 +92,41 @@ def experiment_folders(files: LogFiles) -> dict[str, int]:
                 folders.setdefault("/".join(parts[: depth + 1]), number)
                 break
     return folders
+
+
+def separate_logs(folders: dict[str, int]) -> list[str]:
+    """The roots of the separate experiment logs a directory holds, or ``[]`` for one log.
+
+    Experiment folders under two or more parent folders (``softmax/experiments/exp_1/`` and
+    ``gemm/experiments/exp_1/``) that number the same experiment are two efforts, not one:
+    read together, their experiments would merge number by number into a history that
+    never happened. Folders of one series split over parents with numbers of their own
+    (``experiments/exp_1/``…``exp_5/`` and ``experiments/archive/exp_6/``…) are one log.
+
+    Parameters
+    ----------
+    folders : dict of str to int
+        Each experiment folder and its number (:func:`experiment_folders`).
+
+    Returns
+    -------
+    list of str
+        Each log's root (the folder holding its ``experiments/``, or the experiment
+        folders' parent where it is named otherwise), in path order; empty where no
+        number is given by folders under two parents.
+    """
+    parents: dict[str, set[int]] = {}
+    for folder, number in folders.items():
+        parent = folder.rpartition("/")[0]
+        parents.setdefault(parent, set()).add(number)
+    numbered_twice = any(a < b and parents[a] & parents[b] for a in parents for b in parents)
+    if len(parents) < 2 or not numbered_twice:
+        return []
+    roots = set()
+    for parent in parents:
+        head, _, name = parent.rpartition("/")
+        roots.add(head if name.lower() == "experiments" else parent)
+    return sorted(root or "." for root in roots)
 
 
 def misnamed_folders(files: LogFiles) -> list[tuple[str, str]]:
