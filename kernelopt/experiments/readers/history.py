@@ -246,11 +246,19 @@ _POINT_KEYS = ("shape_name", "shape", "point", "config", "case", "workload", "si
 _ATTEMPT_KEYS = ("exp", "experiment", "step", "iteration", "iter", "version", "attempt", "commit")
 
 
+def _numbers_attempts(records: list[dict[str, Any]], key: str) -> bool:
+    """Whether ``key`` tells the rows' attempts apart: it holds two or more values among
+    them. The rows of one benchmark run share their commit (``kernelopt.bench`` writes one,
+    or null outside a repository); the rows of a history each name their own."""
+    values = {json.dumps(r[key], sort_keys=True) for r in records if r.get(key) is not None}
+    return len(values) >= 2
+
+
 def _benchmark_matrix(records: list[dict[str, Any]]) -> str:
     """Describe ``records`` when they are a benchmark's matrix (several implementations
     timed at several shapes, as ``kernelopt.bench`` writes), else ``""``: such rows compare
     kernels side by side, they are not attempts one after another."""
-    if len(records) < 4 or any(k in r for r in records for k in _ATTEMPT_KEYS):
+    if len(records) < 4 or any(_numbers_attempts(records, key) for key in _ATTEMPT_KEYS):
         return ""
 
     def distinct(keys: tuple[str, ...]) -> int:
