@@ -13,6 +13,7 @@ from typing import Any, NoReturn, TextIO
 
 from kernelopt._checks import ascii_digits
 from kernelopt._errors import expected
+from kernelopt._words import and_list
 
 # Exit codes shared by every subcommand.
 EXIT_OK = 0
@@ -24,8 +25,13 @@ EXIT_INTERRUPTED = 130
 # Where a parse keeps the single-valued options it has seen (argparse copies a
 # subcommand's namespace into its parent's, so the record follows the options).
 _GIVEN = "_options_given"
-# The subcommand whose parser found arguments it does not know.
+# The subcommand whose parser found arguments it does not know, and the arguments other
+# than options it takes ("one DIR"), for the error its parents raise.
 _STRAY_IN = "_stray_arguments_in"
+_STRAY_POSITIONALS = "_stray_arguments_positionals"
+# What argparse reads as a negative number, not an option, on a parser without options
+# that look like one (none of kernelopt's do): ``-5`` given after DIR is an extra argument.
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 class _StoreOnce(argparse._StoreAction):
@@ -91,9 +97,10 @@ class Parser(argparse.ArgumentParser):
     ) -> tuple[argparse.Namespace, list[str]]:
         parsed, extras = super().parse_known_args(args, namespace)
         # The innermost subcommand sees stray arguments first: name it, not the tool, in
-        # the error its parents raise.
+        # the error its parents raise, with the arguments it takes.
         if extras and not hasattr(parsed, _STRAY_IN):
             setattr(parsed, _STRAY_IN, self.prog)
+            setattr(parsed, _STRAY_POSITIONALS, self._positionals_taken())
         return parsed, extras
 
     def parse_args(  # type: ignore[override]
@@ -102,9 +109,31 @@ class Parser(argparse.ArgumentParser):
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             where = getattr(parsed, _STRAY_IN, self.prog)
-            message = expected(f"only options that `{where} --help` lists", " ".join(extras))
+            positionals = getattr(parsed, _STRAY_POSITIONALS, "")
+            message = _stray_message(where, positionals, extras)
             self.exit(EXIT_USAGE, f"{where}: error: {one_line(message)}\n")
         return parsed
+
+    def _positionals_taken(self) -> str:
+        """The arguments other than options this parser takes, in words (``"one DIR"``).
+
+        Subcommands are left out: a parser with subcommands hands every argument after
+        the command's name on, so none is ever left over there.
+        """
+        words = []
+        for action in self._actions:
+            if action.option_strings or isinstance(action, argparse._SubParsersAction):
+                continue
+            name = action.metavar if isinstance(action.metavar, str) else action.dest
+            if action.nargs is None:
+                words.append(f"one {name}")
+            elif action.nargs == argparse.OPTIONAL:
+                words.append(f"at most one {name}")
+            elif isinstance(action.nargs, int):
+                words.append(f"{action.nargs} {name}")
+            else:  # "*", "+", "...": they take every argument left
+                words.append(f"{name}...")
+        return and_list(words)
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         if action.choices is not None and value not in action.choices:
@@ -114,6 +143,38 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Exit 2 with one ``prog: error: ...`` line, in ``Expected X, got Y`` words."""
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(_in_expected_words(message))}\n")
+
+
+def _stray_message(where: str, positionals: str, extras: Sequence[str]) -> str:
+    """The error for arguments a command does not take, in ``Expected X, got Y`` words.
+
+    An unknown option (``--bogus``, maybe with a value after it) is said as one; an
+    argument that is no option, given where the command's own (``DIR``) are already taken,
+    is said as an extra argument, not as an option the help does not list.
+
+    Parameters
+    ----------
+    where : str
+        The command that found them (``"kernelopt diagnose"``).
+    positionals : str
+        The arguments other than options it takes, in words (``"one DIR"``; ``""`` for
+        none).
+    extras : sequence of str
+        The arguments left over, in the order given.
+
+    Returns
+    -------
+    str
+        The message, naming every argument left over.
+    """
+    got = " ".join(extras)
+    first = extras[0]
+    if first.startswith("-") and first != "-" and not _NEGATIVE_NUMBER.match(first):
+        return expected(f"only options that `{where} --help` lists", got)
+    options = f"the options `{where} --help` lists"
+    what = f"{positionals} and {options}" if positionals else f"only {options}"
+    extra = "an extra argument" if len(extras) == 1 else "extra arguments"
+    return expected(what, f"{extra} {got}")
 
 
 # argparse's own messages, and the same said as every other kernelopt error.
@@ -325,12 +386,24 @@ def exit_codes(ok: str = "ok", findings: str | None = None, usage: str = "") -> 
     return f"Exit codes: 0 {ok}{one}; 2 usage or input error{two}."
 
 
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    """Add the ``--json`` flag every reporting subcommand takes."""
+def add_json_flag(parser: argparse.ArgumentParser, *, warnings: str | None = None) -> None:
+    """Add the ``--json`` flag every reporting subcommand takes.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    warnings : str, optional
+        Where the command's warnings go under ``--json``, as the help says it after the
+        flag's meaning (``"warnings go to stderr"``); ``None`` says nothing of them. Each
+        command says it for itself: some write warnings on stderr, others put them in the
+        JSON, and one sentence for all would be wrong for some.
+    """
+    where = f" ({warnings})" if warnings else ""
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print machine-readable JSON on stdout instead of text (warnings go to stderr)",
+        help=f"print machine-readable JSON on stdout instead of text{where}",
     )
 
 

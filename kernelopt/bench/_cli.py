@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
         ),
         epilog=exit_codes(usage=_NO_CUDA) + "\n\nExamples:\n  kernelopt bench ceilings --json",
     )
-    add_json_flag(ceilings)
+    add_json_flag(ceilings, warnings="warnings go to stderr")
     ceilings.add_argument(
         "--refresh", action="store_true", help="measure again, ignoring the cache"
     )
@@ -96,7 +96,7 @@ def register(subparsers: Any) -> None:
         metavar="b=B,s=S,t=T[,h=H]",
         help="an extra trial point, at every --heads count unless it names h (repeatable)",
     )
-    add_json_flag(mla)
+    add_json_flag(mla, warnings="warnings go to stderr")
     mla.add_argument(
         "--out",
         metavar="FILE",

@@ -209,7 +209,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     lint = commands.add_parser(
         "lint",
-        parents=[_common("the tree to check, as DIR names it (default: the built-ins)")],
+        parents=[
+            _common(
+                "the tree to check, as DIR names it (default: the built-ins)",
+                json_warnings="its problems are in it, not on stderr",
+            )
+        ],
         help="check a knowledge tree; exit 1 on errors",
         description=(
             "Check a knowledge tree (the built-in one by default) and list each problem as "
@@ -276,7 +281,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     new.set_defaults(handler=_new)
 
 
-def _common(knowledge: str) -> Parser:
+def _common(
+    knowledge: str, json_warnings: str | None = "notes on the tree's problems go to stderr"
+) -> Parser:
     """The options every catalog subcommand takes, ``--knowledge`` described by ``knowledge``.
 
     Each subcommand gets its own copy: ``lint``, ``index`` and ``new`` work on the tree
@@ -286,7 +293,7 @@ def _common(knowledge: str) -> Parser:
     """
     common = Parser(add_help=False)
     common.add_argument("--knowledge", metavar="DIR", type=_TREE, help=knowledge)
-    add_json_flag(common)
+    add_json_flag(common, warnings=json_warnings)
     return common
 
 

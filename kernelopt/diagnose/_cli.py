@@ -50,7 +50,8 @@ def register(subparsers: Any) -> None:
         type=nonempty_path("a log directory"),
         help="the log directory (repository root, experiments/, docs/ or logs/)",
     )
-    add_json_flag(parser)
+    # The diagnosis carries its warnings (and what was not read) in the JSON itself.
+    add_json_flag(parser, warnings='warnings are in it, in its "warnings" list, not on stderr')
     parser.add_argument(
         "--write-plan",
         metavar="PATH",

@@ -67,6 +67,34 @@ def _check_catalog(catalog: object) -> None:
         )
 
 
+def _check_listable(directory: str | os.PathLike[str]) -> None:
+    """Refuse a knowledge directory whose root cannot be listed.
+
+    The loader turns such a root into an error that costs the built-in entries too, and the
+    diagnosis would go on without any catalog; the user named a tree that cannot be read,
+    an input error as a missing one is. Unreadable files or subfolders inside are the
+    loader's: left out and listed under "Not read".
+
+    Parameters
+    ----------
+    directory : str or path-like
+        The knowledge directory, as the caller gave it (the error names it so).
+
+    Raises
+    ------
+    InputError
+        When listing the directory fails (``Permission denied``, an I/O error).
+    """
+    try:
+        with os.scandir(directory) as entries:
+            next(entries, None)
+    except OSError as error:
+        why = error.strerror or error.__class__.__name__
+        raise InputError(
+            expected("a knowledge directory kernelopt can read", f"{os.fspath(directory)} ({why})")
+        ) from None
+
+
 def load_catalog(
     catalog: Catalog | CatalogLike | str | os.PathLike[str] | None,
 ) -> tuple[CatalogLike | None, str | None]:
@@ -88,7 +116,8 @@ def load_catalog(
     Raises
     ------
     InputError
-        When ``catalog`` is a path that is not a directory, or neither a path nor a catalog.
+        When ``catalog`` is a path that is not a directory or whose directory cannot be
+        listed, or neither a path nor a catalog.
     """
     if catalog is not None and not isinstance(catalog, (str, os.PathLike)):
         _check_catalog(catalog)
@@ -104,6 +133,7 @@ def load_catalog(
             raise InputError(
                 expected("a knowledge directory (docs/knowledge/)", f"{catalog} ({why})")
             )
+        _check_listable(catalog)
         # One unfinished entry (a scaffold still holding <FILL: ...>) must not cost the
         # whole tree and the built-ins: it is left out and reported with the unread files.
         return Catalog.load(path, strict=False), None

@@ -42,6 +42,16 @@ def _fraction(_instance: object, attribute: Any, value: object) -> None:
         raise InputError(expected("a fraction between 0 and 1", repr(value), where=attribute.name))
 
 
+def _percent(_instance: object, attribute: Any, value: object) -> None:
+    # A measured share may pass 100 (a call can beat a measured ceiling), but a threshold
+    # above 100 would leave a kernel running at its full DRAM or tensor-core ceiling
+    # unclassified: no bound is judged so. 0 (every kernel measured) and 100 (only a
+    # saturated one) are thresholds the detector's ``>=`` can use, so both ends are kept.
+    finite()(_instance, attribute, value)
+    if not 0.0 <= value <= 100.0:  # type: ignore[operator]
+        raise InputError(expected("a percentage from 0 to 100", repr(value), where=attribute.name))
+
+
 def _optional_family(_instance: object, attribute: Any, value: object) -> None:
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise InputError(
@@ -93,16 +103,16 @@ class CorrectnessWallParams:
 class WrongBottleneckParams:
     """Item 4. Of the last ``recent`` attempts, at least ``min_share`` (and at least
     ``min_experiments``) aimed at compute on a memory-bound kernel, or at memory on a
-    compute-bound one. ``memory_bound_dram_pct`` / ``compute_bound_tc_pct`` classify a
-    kernel from metrics when no profile states its bottleneck. An attempt that set a new
-    best by ``min_gain`` or more (the local-minimum threshold by default) is not counted:
-    its change fit the kernel."""
+    compute-bound one. ``memory_bound_dram_pct`` / ``compute_bound_tc_pct`` (percentages
+    from 0 to 100) classify a kernel from metrics when no profile states its bottleneck.
+    An attempt that set a new best by ``min_gain`` or more (the local-minimum threshold by
+    default) is not counted: its change fit the kernel."""
 
     recent: int = attrs.field(default=6, validator=_positive_int)
     min_experiments: int = attrs.field(default=2, validator=_positive_int)
     min_share: float = attrs.field(default=0.5, validator=_fraction)
-    memory_bound_dram_pct: float = attrs.field(default=60.0, validator=_non_negative)
-    compute_bound_tc_pct: float = attrs.field(default=60.0, validator=_non_negative)
+    memory_bound_dram_pct: float = attrs.field(default=60.0, validator=_percent)
+    compute_bound_tc_pct: float = attrs.field(default=60.0, validator=_percent)
     min_gain: float = attrs.field(default=0.05, validator=_fraction)
 
 
