@@ -259,7 +259,9 @@ class FloorRow:
     Parameters
     ----------
     point : str
-        The trial point (a canonical row's ``Point``, a hand-written row's first cell).
+        The trial point (a canonical row's ``Point``; a hand-written row's first cell where
+        the first column names the rows, else its time as written, ``49.8 us``, or
+        ``the kernel``).
     impl : str
         The implementation timed; empty in a hand-written table.
     fraction : float

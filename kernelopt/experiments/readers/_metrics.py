@@ -24,7 +24,7 @@ import attrs
 from kernelopt._errors import expected
 from kernelopt._table_cells import split_row
 from kernelopt.experiments.readers._markdown import strip_md
-from kernelopt.experiments.readers._values import number_at
+from kernelopt.experiments.readers._values import endless_number, number_at
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from collections.abc import Collection
@@ -311,8 +311,9 @@ def read_floor_share(
         The share (:func:`floor_share`); None where the row states none, or one refused.
     """
     written = strip_md(cell)
-    value = number_at(written.rstrip("%"), where, warnings)
-    if value is None and _endless(written):
+    # A number too large for a float is named here, with the cell as written ("1e400 %").
+    value = number_at(written.rstrip("%"), where, warnings, finite=None)
+    if value is None and endless_number(written.rstrip("%")) is not None:
         warnings.append(_not_read(header or "Of floor", "a finite share", written, where))
     share = floor_share(value, cell, floor_over_time)
     if share is None:
@@ -328,17 +329,6 @@ def read_floor_share(
         if said is not None:
             warnings.append(said)
     return share
-
-
-# The number an Of floor cell opens with, in any size: one past the largest float reads as
-# no number, and would otherwise be left out unsaid.
-_LEADING_NUMBER = re.compile(r"^\s*(?:~\s*)?([-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)")
-
-
-def _endless(written: str) -> bool:
-    """Whether the cell ``written`` opens with a number too large for a float (``1e400``)."""
-    match = _LEADING_NUMBER.match(written.replace("`", ""))
-    return match is not None and not math.isfinite(float(match.group(1)))
 
 
 def _disagreement(

@@ -34,6 +34,7 @@ __all__ = [
     "correctness_of",
     "cycle_tokens",
     "date_of",
+    "endless_number",
     "first_stated",
     "headline_latency",
     "is_range",
@@ -202,8 +203,42 @@ def number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def number_at(text: str, where: object, warnings: list[str]) -> float | None:
-    """:func:`number` of ``text``, saying so when it refuses a number for its form.
+# A number as written at the start of a text, its digits grouped by commas or not.
+_WRITTEN_NUMBER = re.compile(r"^\s*(?:~\s*)?([-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)")
+
+
+def endless_number(text: str) -> str | None:
+    """The number ``text`` starts with, as written, when it is too large for a float.
+
+    :func:`number` reads such a number as none (``1e999`` is no latency); this names it,
+    so that a reader can say why a value it holds goes missing.
+
+    Parameters
+    ----------
+    text : str
+        A table cell or field value.
+
+    Returns
+    -------
+    str or None
+        The number as written (``"1e999"``, ``"-1e400"``, a 1 with 400 zeros), cut to 40
+        characters; None when ``text`` starts with a finite number, with one of no single
+        sure reading (:func:`unclear_number`), or with none.
+    """
+    match, _ = _leading(text)
+    if match is None or math.isfinite(float(match.group(1))):
+        return None
+    if unclear_number(text) is not None:
+        return None
+    # Shown from the text itself, not from its commas read (``1,000e999`` as written).
+    written = _WRITTEN_NUMBER.match(text.replace("*", "").replace("`", ""))
+    return (match.group(1) if written is None else written.group(1))[:40]
+
+
+def number_at(
+    text: str, where: object, warnings: list[str], *, finite: str | None = "a finite number"
+) -> float | None:
+    """:func:`number` of ``text``, saying so when it refuses a number for its form or size.
 
     Parameters
     ----------
@@ -213,7 +248,12 @@ def number_at(text: str, where: object, warnings: list[str]) -> float | None:
         Where ``text`` was written, shown as text (a ``SourceRef``: ``path:line``).
     warnings : list of str
         Gets a message naming the number and ``where`` when :func:`unclear_number` finds
-        one, so that no value goes missing unsaid.
+        one, or :func:`endless_number` (``Expected a finite number, got 1e999; not read``),
+        so that no value goes missing unsaid.
+    finite : str or None
+        What a number too large for a float should have been, in words; the warning reads
+        ``Expected <finite>, got <number>``. None: not said here, for a caller that names
+        such a number in its own words (an ``Of floor`` cell's ``1e400 %``).
 
     Returns
     -------
@@ -222,13 +262,26 @@ def number_at(text: str, where: object, warnings: list[str]) -> float | None:
     """
     value = number(text)
     if value is None:
-        written = unclear_number(text)
-        if written is not None:
-            what = "a number such as 1234.5, 1,234.5 or 0,075"
-            if is_range(text):
-                what = "one number, not a range"
-            warnings.append(expected(what, repr(written), where=str(where)) + "; not read")
+        said = _not_read_number(text, finite)
+        if said is not None:
+            warnings.append(expected(said[0], said[1], where=str(where)) + "; not read")
     return value
+
+
+def _not_read_number(text: str, finite: str | None) -> tuple[str, str] | None:
+    """What :func:`number` refused in ``text`` and what it expected instead, as the pair
+    ``(expected, got)``; None where ``text`` starts with no number to refuse, or with one
+    too large for a float and ``finite`` is None."""
+    written = unclear_number(text)
+    if written is not None:
+        what = "a number such as 1234.5, 1,234.5 or 0,075"
+        if is_range(text):
+            what = "one number, not a range"
+        return what, repr(written)
+    endless = endless_number(text)
+    if endless is None or finite is None:
+        return None
+    return finite, endless
 
 
 def is_range(text: str) -> bool:

@@ -14,6 +14,10 @@ row does not say it; a hand-written row may, in a column of its own (``Bound``,
 ``Bottleneck``, ``Ceiling``, ``Floor set by``: ``memory``, ``bytes``, ``compute``,
 ``FLOPs``) or in the floor's header (``Memory floor``, ``Floor (FLOPs)``).
 
+A hand-written row is called by its first cell where the first column names the rows
+(``Point``, ``Shape``); in a table that opens with a value (``| Floor | Time | Bound |``),
+by its time (``49.8 us``), and without a time column, ``the kernel``: never by its floor.
+
 The readers carry the rows on the experiment (:attr:`Experiment.floors
 <kernelopt.experiments.Experiment.floors>`), read once with the file.
 """
@@ -41,6 +45,7 @@ from kernelopt.experiments.readers._metrics import (
 )
 from kernelopt.experiments.readers._values import (
     LATENCY_UNITS,
+    cycle_tokens,
     first_stated,
     latency_tokens,
     number,
@@ -455,6 +460,35 @@ def _fraction_of_floor(floor: float, time: float, unit: str) -> float:
     return floor / time if fraction is None else fraction
 
 
+# What a hand-written floor row is called where its table gives it no name and no time.
+_UNNAMED_ROW = "the kernel"
+
+
+def _names_rows(header: Sequence[str], columns: _Columns) -> bool:
+    """Whether the first column of a hand-written floor table names its rows (``Point``,
+    ``Shape``, ``Config``): it holds none of the values a floor reading uses, and no
+    metric (``| Floor | Time |`` opens with the floor, ``| DRAM % | Floor |`` with a
+    share)."""
+    values = (columns.floor, columns.of_floor, columns.time, columns.ceiling, columns.unit)
+    return 0 not in values and metric_of_header(header[0]) is None
+
+
+def _row_label(cells: Sequence[str], header: Sequence[str], columns: _Columns) -> str:
+    """What a hand-written floor row is called: its first cell where the first column names
+    the rows; else its time as written, with the unit its header or Unit column gives a
+    bare number (``49.8 us``); else ``"the kernel"``. Never the floor: ``40 us at 80.3%
+    of its roofline floor (40 us)`` reads as the time of a row at its floor."""
+    if _names_rows(header, columns) and cells[0]:
+        return cells[0]
+    if columns.time is None or not cells[columns.time].strip():
+        return _UNNAMED_ROW
+    time = cells[columns.time].strip()
+    if latency_tokens(time) or cycle_tokens(time):
+        return time
+    unit = unit_of_header(header[columns.time]) or _row_unit(cells, columns)
+    return f"{time} {unit}".strip()
+
+
 def _from_table(
     path: str, table: Table, warnings: list[str], not_read: Collection[int] = ()
 ) -> list[FloorRow]:
@@ -480,7 +514,7 @@ def _from_table(
             ceiling = ceiling_of(cells[columns.floor]) or ceiling
         found.append(
             FloorRow(
-                point=cells[0],
+                point=_row_label(cells, header, columns),
                 impl="",
                 fraction=fraction,
                 floor=floor,
