@@ -8,14 +8,17 @@ the log's attempts count as later, and the finding says so rather than "N+ that 
 A later experiment acts on a recommendation when it names the same catalog entry or
 shares ``min_overlap`` of its distinctive terms. A later experiment's plan or result that
 quotes the recommendation's words answers it too: that is how a log records why an idea
-was not taken up ("Try it, or record why not"). A quote is 24 characters of it in a row or
-more (a phrase naming the idea, or the whole text), compared in lower case with one space
-between words and no markdown emphasis. The recommendations a note makes are cut out of
-it first: a later note that repeats the recommendation (or makes a longer one holding its
-words) advises it again and does not answer it; its other prose ("We did not try '…'
-because …") still does. A recommendation followed by ``min_later_experiments`` attempts,
-none acting on it, was ignored; one repeated in several places weighs more: its copies are
-reported once, as one idea recommended that many times.
+was not taken up ("Try it, or record why not"). The plan of an experiment not yet run
+takes it up only in a plan, whether by its terms or by a quote, and the check says so; a
+plan kernelopt wrote, kept as an experiment's plan.md, quotes what it found ignored and
+answers nothing. A quote is 24 characters of it in a row or more (a phrase naming the
+idea, or the whole text), compared in lower case with one space between words and no
+markdown emphasis. The recommendations a note makes are cut out of it first: a later note
+that repeats the recommendation (or makes a longer one holding its words) advises it again
+and does not answer it; its other prose ("We did not try '…' because …") still does. A
+recommendation followed by ``min_later_experiments`` attempts, none acting on it, was
+ignored; one repeated in several places weighs more: its copies are reported once, as one
+idea recommended that many times.
 
 profile.md's ``Top 3 Opportunities`` (``ProfileFacts.opportunities``) is judged as one
 ranked list of alternatives: it stands after the experiment the profile followed, and it
@@ -44,6 +47,8 @@ from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Sever
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import Experiment, Recommendation
+from kernelopt.experiments.readers._files import TextFile
+from kernelopt.experiments.readers._kinds import is_plan_output
 
 __all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore", "shares_quote"]
 
@@ -128,6 +133,8 @@ _MIN_QUOTE = 24
 _MAX_NOTE_BYTES = 2 * 1024 * 1024
 # A file of an experiment's own folder: a shared one (summary, lessons) quotes everything.
 _EXPERIMENT_FILE = re.compile(r"(?:^|/)exp_\d+/.*\.md$")
+# The files an experiment folder holds from before the experiment runs.
+_BEFORE_RUN = frozenset({"plan", "hypothesis"})
 _CURLY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 
 
@@ -284,12 +291,38 @@ def _cut_recommendations(text: str, made: list[Recommendation]) -> str:
     return "\n".join(kept)
 
 
+def _is_diagnosis(path: str, text: str) -> bool:
+    """Whether ``text`` (of ``path``) is a plan ``kernelopt diagnose`` wrote, by the title
+    line the log's readers know it by (a byte-order mark and line endings as they read)."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n", 5)
+    return is_plan_output(TextFile(path=path, text=text, lines=tuple(lines[:5])))
+
+
+def _written_before_run(path: str) -> bool:
+    """Whether ``path`` is a file an experiment folder holds from before it runs: its
+    plan (``plan.md``) or hypothesis (``hypothesis.md``)."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    return stem in _BEFORE_RUN
+
+
+def _folder_notes(experiment: Experiment, own: str) -> list[str]:
+    """The notes of ``experiment`` a quote is looked for in: the files of its own folder,
+    less ``own`` (the file the recommendation was made in)."""
+    return [
+        source.path
+        for source in experiment.sources
+        if source.path != own and _EXPERIMENT_FILE.search(source.path)
+    ]
+
+
 class _Notes:
     """The normalized text of the experiments' own plans and results, read once each, with
     the log's recommendations made in them cut out.
 
     Only files of an experiment's folder (``exp_N/…``) that end in ``.md`` are read:
     reading a log never runs it, and a shared file (summary, lessons) quotes everything.
+    A plan kernelopt wrote reads as empty: it quotes every recommendation it found ignored,
+    in its checklist and evidence, and answers none of them.
     """
 
     def __init__(self, root: str, recommendations: Iterable[Recommendation] = ()) -> None:
@@ -301,37 +334,78 @@ class _Notes:
 
     def text(self, path: str) -> str:
         """The normalized text of ``path`` (relative to the root), less the recommendations
-        made in it; empty when unreadable."""
+        made in it; empty when unreadable or written by ``kernelopt diagnose``."""
         if path not in self._texts:
             full = os.path.join(self._root, path)
             try:
                 # A regular file only: a pipe put in a file's place would block the read.
                 small = os.path.isfile(full) and os.path.getsize(full) <= _MAX_NOTE_BYTES
+                raw = read_text(full) if small else ""
                 self._texts[path] = (
-                    _cut_recommendations(read_text(full), self._made.get(path, [])) if small else ""
+                    ""
+                    if _is_diagnosis(path, raw)
+                    else _cut_recommendations(raw, self._made.get(path, []))
                 )
             except (OSError, InputError, FormatError):
                 self._texts[path] = ""
         return self._texts[path]
 
+    def _words(self, recommendation: Recommendation) -> str:
+        """The recommendation's words as quotes are compared, or ``""`` when they are too
+        short to quote (or there are no files to read)."""
+        words = _normalized(recommendation.text)
+        return words if len(words) >= _MIN_QUOTE and self._root else ""
+
+    def _quotes(self, words: str, paths: Iterable[str]) -> bool:
+        # One text for all the notes, searched once: a search per note cost more than the
+        # search itself. Normalized text holds no line break, so no quote spans two notes.
+        return shares_quote(words, "\n".join(self.text(path) for path in paths))
+
     def quoted(self, recommendation: Recommendation, experiments: list[Experiment]) -> bool:
         """Whether a plan or result of ``experiments`` other than the recommendation's own
         file quotes its words: ``_MIN_QUOTE`` characters of it in a row or more (a phrase
         naming the idea answers it as well as the whole text), outside the recommendations
-        those notes make (a repeat of it is advice again, not an answer)."""
-        words = _normalized(recommendation.text)
-        if len(words) < _MIN_QUOTE or not self._root:
+        those notes make (a repeat of it is advice again, not an answer).
+
+        The plan or hypothesis of an experiment not yet run does not answer it: it only
+        plans to take it up (:meth:`quoting_plans`). That experiment's result or notes,
+        written when it was set aside, still do.
+        """
+        words = self._words(recommendation)
+        if not words:
             return False
         own = recommendation.source.path
-        # One text for all the notes, searched once: a search per note cost more than the
-        # search itself. Normalized text holds no line break, so no quote spans two notes.
-        notes = "\n".join(
-            self.text(source.path)
-            for experiment in experiments
-            for source in experiment.sources
-            if source.path != own and _EXPERIMENT_FILE.search(source.path)
+        return self._quotes(
+            words,
+            (
+                path
+                for experiment in experiments
+                for path in _folder_notes(experiment, own)
+                if experiment.attempted or not _written_before_run(path)
+            ),
         )
-        return shares_quote(words, notes)
+
+    def quoting_plans(
+        self, recommendation: Recommendation, experiments: list[Experiment]
+    ) -> set[int]:
+        """The numbers of the experiments of ``experiments`` not yet run whose plan or
+        hypothesis quotes the recommendation's words, as :meth:`quoted` compares them."""
+        words = self._words(recommendation)
+        if not words:
+            return set()
+        own = recommendation.source.path
+        plans = {
+            experiment.number: [
+                path for path in _folder_notes(experiment, own) if _written_before_run(path)
+            ]
+            for experiment in experiments
+            if not experiment.attempted
+        }
+        # All the plans at once first: most logs hold none that quotes it, and then one
+        # search is all it costs.
+        if not self._quotes(words, (path for paths in plans.values() for path in paths)):
+            return set()
+        return {number for number, paths in plans.items() if paths and self._quotes(words, paths)}
 
 
 def group_repeats(ignored: list[_Ignored], terms_of: dict[str, set[str]]) -> list[list[_Ignored]]:
@@ -504,13 +578,15 @@ def _judge_top(
         return _TopVerdict(
             items=items, state="acted", attempts=attempts, acting=tuple(acting), dated_by=dated_by
         )
+    quoting = {number for item in items for number in notes.quoting_plans(item, later)}
     planned = next(
         (
             e.number
             for e in later
             if not e.attempted
             for item in items
-            if acted_on(item, e, _terms(item.text), params.min_overlap, words[e.number])
+            if e.number in quoting
+            or acted_on(item, e, _terms(item.text), params.min_overlap, words[e.number])
         ),
         None,
     )
@@ -682,12 +758,17 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             if e.attempted
         ) or notes.quoted(recommendation, later):
             continue
+        # A plan not yet run takes it up by its terms or by quoting it, alike.
+        quoting = notes.quoting_plans(recommendation, later)
         planned = next(
             (
                 e.number
                 for e in later
                 if not e.attempted
-                and acted_on(recommendation, e, terms, params.min_overlap, words[e.number])
+                and (
+                    e.number in quoting
+                    or acted_on(recommendation, e, terms, params.min_overlap, words[e.number])
+                )
             ),
             None,
         )
