@@ -154,13 +154,15 @@ def _wall_kernels(ctx: Context, failures: Sequence[Experiment]) -> tuple[KernelS
 
 
 def _suspect_words(suspect: Suspect) -> str:
-    """A found suspect as the finding names it: its name, or for a low-precision accumulator
-    the type the kernel holds it in and where (``"an fp16 accumulator (kernels/x.py:12)"``),
-    since the catalog's name says bf16 for fp16 too."""
+    """A found suspect as the finding names it, with where the kernel text shows it: its
+    name (``"dot input precision (kernels/x.py:7)"``), or for a low-precision accumulator
+    the type the kernel holds it in (``"an fp16 accumulator (kernels/x.py:12)"``), since
+    the catalog's name says bf16 for fp16 too."""
+    where = f"({suspect.path}:{suspect.line})"
     if not suspect.dtype:
-        return suspect.name
+        return f"{suspect.name} {where}"
     article = "an" if suspect.dtype.startswith("f") else "a"  # an fp16, a bf16
-    return f"{article} {suspect.dtype} accumulator ({suspect.path}:{suspect.line})"
+    return f"{article} {suspect.dtype} accumulator {where}"
 
 
 def _last_pass(experiments: tuple[Experiment, ...], first_failure: Experiment) -> Experiment | None:

@@ -30,6 +30,8 @@ property of the point (MLA decode is compute-bound at 128 heads, memory-bound at
 The actions are the catalog entries whose metric triggers fire on the profile, without
 those on the wrong side and those the kernel source already shows (the presence check
 missing-fundamental uses).
+A DRAM% and TC% that decide no bound (each under its threshold, or too close to call) are
+quoted with where they were read and the rule each misses, and not asked for again.
 With no profiling data anywhere, the advice is the seed's: instrument with CUDA events first.
 A log with no change in it yet (a baseline alone, or plans not run) chose nothing blind: the
 item is not found, and names the profile as missing data.
@@ -50,7 +52,7 @@ from kernelopt.diagnose.floors import FloorReading
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import present_in
-from kernelopt.experiments.log import Experiment, Fact
+from kernelopt.experiments.log import Experiment, Fact, ProfileFacts
 from kernelopt.experiments.points import points_differ
 from kernelopt.experiments.readers import bottleneck_of
 from kernelopt.experiments.records import Status
@@ -189,39 +191,127 @@ def _bound(
     return _floor_bound(headline, named_only=False) if headline is not None else None
 
 
+# A number as a profile line writes it ("59", "59%", "1.5e3"), not part of a word or of
+# another number.
+_WRITTEN_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+@attrs.frozen(kw_only=True)
+class _Reading:
+    """A metric's value and where it was read (``path:line`` where a cited line shows it)."""
+
+    value: float
+    where: str
+
+
+def _profile_place(profile: ProfileFacts, value: float) -> str:
+    """Where the profile states ``value``: the first line it was read from that shows the
+    number (a table row, a profiler line), else the profile file."""
+    for fact in profile.facts:
+        numbers = (float(n) for n in _WRITTEN_NUMBER.findall(fact.text))
+        if any(math.isclose(n, value, rel_tol=1e-9) for n in numbers):
+            return str(fact.source)
+    return str(profile.source)
+
+
+def _metric_readings(ctx: Context) -> dict[str, _Reading]:
+    """The metrics a bound is measured from, each with where it was read: the profile's,
+    and over them the latest result's, cited at the file that holds the number quoted."""
+    profile = ctx.log.profile
+    readings = (
+        {
+            name: _Reading(value=value, where=_profile_place(profile, value))
+            for name, value in profile.metrics.items()
+        }
+        if profile is not None
+        else {}
+    )
+    latest = next((e for e in reversed(ctx.experiments) if e.metrics), None)
+    if latest is not None:
+        where = str(latest.ref("metrics") or latest.source or "")
+        readings.update(
+            {name: _Reading(value=value, where=where) for name, value in latest.metrics.items()}
+        )
+    return readings
+
+
 def _measured_bound(ctx: Context, params: WrongBottleneckParams) -> tuple[str, Evidence] | None:
     """The bound the profile's and the latest result's metrics measure (DRAM%, TC%, the
     arithmetic intensity against the ridge), or None."""
-    profile = ctx.log.profile
-    metrics: dict[str, float] = dict(profile.metrics) if profile is not None else {}
-    # Where each metric was read: the latest result's numbers override the profile's, and
-    # the evidence cites the file that holds the number it quotes.
-    sources = dict.fromkeys(metrics, str(profile.source) if profile is not None else "")
-    latest = next((e for e in reversed(ctx.experiments) if e.metrics), None)
-    if latest is not None:
-        metrics = {**metrics, **latest.metrics}
-        sources.update(
-            dict.fromkeys(latest.metrics, str(latest.ref("metrics") or latest.source or ""))
-        )
-    dram, tc = metrics.get("dram_pct"), metrics.get("tc_pct")
-    intensity, ridge = metrics.get("arith_intensity"), metrics.get("ridge")
+    readings = _metric_readings(ctx)
+    values = {name: reading.value for name, reading in readings.items()}
+    dram, tc = values.get("dram_pct"), values.get("tc_pct")
+    intensity, ridge = values.get("arith_intensity"), values.get("ridge")
     if dram is not None and dram >= params.memory_bound_dram_pct and (tc is None or tc < dram / 2):
         return "memory", Evidence(
             quote=f"dram_pct={dram:g}" + (f", tc_pct={tc:g}" if tc is not None else ""),
-            source=sources["dram_pct"],
+            source=readings["dram_pct"].where,
         )
     if tc is not None and tc >= params.compute_bound_tc_pct and (dram is None or dram < tc):
         return "compute", Evidence(
             quote=f"tc_pct={tc:g}" + (f", dram_pct={dram:g}" if dram is not None else ""),
-            source=sources["tc_pct"],
+            source=readings["tc_pct"].where,
         )
     if intensity is not None and ridge is not None and ridge > 0:
         bound = "memory" if intensity < ridge else "compute"
         return bound, Evidence(
             quote=f"arith_intensity={intensity:g} vs ridge={ridge:g}",
-            source=sources["arith_intensity"],
+            source=readings["arith_intensity"].where,
         )
     return None
+
+
+def _undecided_by_metrics(ctx: Context, params: WrongBottleneckParams) -> Outcome | None:
+    """The item where the log measured DRAM% or TC% but :func:`_measured_bound` reads no
+    bound from them: the numbers, where they were read, and the rule each one misses
+    (under its threshold, or too close to the other to call). None when neither was
+    measured."""
+    readings = _metric_readings(ctx)
+    dram, tc = readings.get("dram_pct"), readings.get("tc_pct")
+    if dram is None and tc is None:
+        return None
+    measured = [
+        (label, reading) for label, reading in (("DRAM%", dram), ("TC%", tc)) if reading is not None
+    ]
+    if len({reading.where for _, reading in measured}) == 1:
+        shown = " and ".join(f"{label} {reading.value:g}" for label, reading in measured)
+        shown += f" ({measured[0][1].where})" if measured[0][1].where else ""
+    else:
+        shown = " and ".join(
+            f"{label} {reading.value:g}" + (f" ({reading.where})" if reading.where else "")
+            for label, reading in measured
+        )
+    memory_at, compute_at = params.memory_bound_dram_pct, params.compute_bound_tc_pct
+    # Each clause is the rule of _measured_bound the number misses. A DRAM% at the
+    # threshold with no TC%, or a TC% at it with no DRAM%, would have decided a bound.
+    reasons: list[str] = []
+    if dram is None:
+        reasons.append("no DRAM% was measured")
+    elif dram.value < memory_at:
+        reasons.append(f"DRAM% is under the {memory_at:g}% a memory bound needs")
+    else:
+        reasons.append(
+            f"DRAM% reaches {memory_at:g}% but TC% is not under half of DRAM% "
+            f"({dram.value / 2:g}), too close to call"
+        )
+    if tc is None:
+        reasons.append("no TC% was measured")
+    elif tc.value < compute_at:
+        reasons.append(f"TC% is under the {compute_at:g}% a compute bound needs")
+    else:
+        reasons.append(f"TC% reaches {compute_at:g}% but DRAM% is not under it, too close to call")
+    verb = "decide" if len(measured) == 2 else "decides"
+    absent = [
+        f"a {name} metric ({label})"
+        for name, label, reading in (("dram_pct", "DRAM%", dram), ("tc_pct", "TC%", tc))
+        if reading is None
+    ]
+    return not_found(
+        _PATHOLOGY,
+        f"Profiling data states no bound (memory/compute); its measured {shown} {verb} "
+        f"none: {'; '.join(reasons)}.",
+        [f"a bottleneck statement in profile.md or {absent[0]}"] if absent else [],
+    )
 
 
 def _stated_bound(facts: Sequence[Fact]) -> tuple[str, Evidence] | None:
@@ -439,6 +529,10 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     if bound is None and floors:
         return _unnamed_ceiling(floors[0])
     if bound is None:
+        # Measured DRAM%/TC% that decide no bound are named, with the rule they miss.
+        undecided = _undecided_by_metrics(ctx, params)
+        if undecided is not None:
+            return undecided
         return not_found(
             _PATHOLOGY,
             "Profiling data exists but states no bound (memory/compute) and no DRAM%/TC% to "
