@@ -8,7 +8,10 @@ they see the same ones. The verdict (:func:`judge`, a pure function of the sampl
   a paired bootstrap (pairs of one round are resampled together, so drift shared by the
   pair cancels).
 - The *same-version spread* comes from the baseline timed twice in the same rounds
-  (A vs A): how far from 1 the ratio of two timings of one version can land.
+  (A vs A): how far from 1 the ratio of two timings of one version can land. The ratio
+  is of B over A, the spread of A' over A: one statistic, so the spread is what the
+  ratio of a candidate no faster than the baseline would show. :func:`compare` returns
+  A as ``baseline`` and A' as ``baseline_again``.
 - ``threshold`` = max(same-version spread, ``min_effect``). FAST when the whole interval
   lies below ``1 - threshold``, SLOW when above ``1 + threshold``, SAME when it lies
   within ``1 ± threshold`` and the same-version spread is at most ``max_noise`` (a run
@@ -64,7 +67,8 @@ class Comparison:
     verdict : Verdict
         FAST, SLOW, SAME or UNCLEAR, for the candidate.
     ratio : float
-        Candidate time over baseline time (medians); 0.8 means 20 % less time.
+        Candidate time over baseline time (medians); 0.8 means 20 % less time. Where
+        :func:`compare` timed them, ``candidate.median / baseline.median``.
     ratio_low, ratio_high : float
         Confidence interval of ``ratio`` (paired bootstrap).
     noise : float
@@ -76,7 +80,12 @@ class Comparison:
     pairs : int
         Paired samples judged: the length of each sample list.
     baseline, candidate : Measurement, optional
-        The measurements, when :func:`compare` timed them.
+        The measurements, when :func:`compare` timed them: the samples ``ratio`` and its
+        interval were judged on (of the baseline's two timings in each round, A: before the
+        candidate in one round, after it in the next).
+    baseline_again : Measurement, optional
+        The baseline's second timing in the same rounds (A'), when :func:`compare` timed
+        it: the same-version spread (``noise``) is of it against ``baseline``.
     """
 
     verdict: Verdict = attrs.field(converter=Verdict)
@@ -89,6 +98,7 @@ class Comparison:
     pairs: int = 0
     baseline: Measurement | None = None
     candidate: Measurement | None = None
+    baseline_again: Measurement | None = None
 
     @property
     def speedup(self) -> float:
@@ -618,7 +628,9 @@ def compare(
     Returns
     -------
     Comparison
-        With ``baseline`` and ``candidate`` measurements attached.
+        With ``baseline`` (A), ``candidate`` (B) and ``baseline_again`` (A') measurements
+        attached, ``pairs`` samples each: ``ratio`` is ``candidate.median /
+        baseline.median`` and its interval is of those samples.
 
     Examples
     --------
@@ -694,8 +706,16 @@ def compare(
             break
     after = run_a.device_state()
     reason = "decided" if result is not None and result.verdict is not Verdict.UNCLEAR else "cap"
-    measured_a = timer._finish(run_a, a + a2, reason, before, after, notes_a, f"{label}baseline")
-    measured_b = timer._finish(run_b, b, reason, before, after, notes_b, f"{label}candidate")
     if result is None:  # unreachable: the loop judges before it may stop
         raise InputError(expected("at least 2 paired samples", len(b)))
-    return attrs.evolve(result, baseline=measured_a, candidate=measured_b)
+    # The baseline returned is A alone, the samples the ratio was judged on: with A' in
+    # it too, its median (so the slowdown a log records from it) was another number than
+    # the verdict's, at times outside the verdict's own interval. A' goes back on its own.
+    measured_a = timer._finish(run_a, a, reason, before, after, notes_a, f"{label}baseline")
+    measured_again = timer._finish(
+        run_a, a2, reason, before, after, notes_a, f"{label}baseline_again"
+    )
+    measured_b = timer._finish(run_b, b, reason, before, after, notes_b, f"{label}candidate")
+    return attrs.evolve(
+        result, baseline=measured_a, candidate=measured_b, baseline_again=measured_again
+    )

@@ -310,6 +310,13 @@ def _stages(value: Iterable[Stage]) -> tuple[Stage, ...]:
     return tuple(value)
 
 
+def _some_stage(_instance: object, _attribute: object, value: tuple[Stage, ...]) -> None:
+    # A profile that timed nothing has no Stages row; its hand-off would not read back,
+    # and a devlog row made from it would have no time.
+    if not value:
+        raise InputError(expected("at least one stage", "none", where="stages"))
+
+
 def _opportunities(value: Iterable[Opportunity]) -> tuple[Opportunity, ...]:
     return tuple(value)
 
@@ -342,7 +349,8 @@ class ProfileReport:
     point : TrialPoint
         Where.
     stages : tuple of Stage
-        The Stages table.
+        The Stages table: at least one stage (``stages: Expected at least one stage, got
+        none``).
     bottleneck : Bottleneck
         The verdict line.
     root_cause : str
@@ -362,7 +370,7 @@ class ProfileReport:
     kernel: str = attrs.field(validator=_kernel_name)
     version: str = attrs.field(validator=_token)
     point: TrialPoint = attrs.field(converter=_point)
-    stages: tuple[Stage, ...] = attrs.field(converter=_stages)
+    stages: tuple[Stage, ...] = attrs.field(converter=_stages, validator=_some_stage)
     bottleneck: Bottleneck = attrs.field(converter=Bottleneck)
     root_cause: str
     opportunities: tuple[Opportunity, ...] = attrs.field(default=(), converter=_opportunities)

@@ -16,6 +16,8 @@ import numbers
 import re
 from collections.abc import Mapping
 
+from kernelopt._errors import InputError, expected
+
 __all__ = [
     "AXIS_ALIASES",
     "canonical_axis",
@@ -235,7 +237,16 @@ def point_words(point: Mapping[str, object] | str) -> str:
     between double quotes (``{"kv": "fp8 e4m3"}`` is ``kv="fp8 e4m3"``), so that
     :func:`split_terms` reads every value back as written. Text without a double quote
     is written as before quoting was known.
+
+    Raises
+    ------
+    InputError
+        For anything but text or a mapping (``point: Expected key=value text or a
+        mapping, got 5``).
     """
+    if not isinstance(point, (str, Mapping)):
+        # A number or a list would fail deep in the term reading, with no word of the point.
+        raise InputError(expected("key=value text or a mapping", repr(point), where="point"))
     if isinstance(point, str):
         pairs = split_terms(point)
         if not pairs or any(not sep or not key for key, sep, _ in pairs):

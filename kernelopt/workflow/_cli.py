@@ -22,9 +22,10 @@ imports nothing heavy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -50,7 +51,9 @@ _REPORT_DESCRIPTION = (
     "Print or check a workflow hand-off: a profile, an optimization task or a new version."
 )
 # What exit 2 means, per form: each names only options that form takes.
-_PROFILE_USAGE = "a missing file, --rows without --kernel and --version"
+_PROFILE_USAGE = (
+    "a missing file, --rows without --kernel and --version, --baseline-impl without --baseline"
+)
 _TASK_USAGE = "a missing file, --knowledge without --check"
 _VERSION_USAGE = "a missing file, --knowledge or --root without --check, a --root not a folder"
 # What exit 1 means for `report`, and for `report profile`, whose check also fails a
@@ -209,7 +212,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="record rows timed with the host clock (CPU), not CUDA events",
     )
-    add_json_flag(learn)
+    add_json_flag(learn, warnings="warnings go to stderr")
     learn.set_defaults(handler=_warnings_as_lines("learn", _learn))
 
     report = subparsers.add_parser(
@@ -295,7 +298,7 @@ def register(subparsers: Any) -> None:
         problems="problems (unknown entry ids, and what the reader leaves out, listed instead "
         "of printed as warnings)",
     )
-    add_json_flag(profile)
+    add_json_flag(profile, warnings="warnings go to stderr")
     profile.set_defaults(handler=_warnings_as_lines("report", _profile))
 
     for name, helptext, description, usage, examples in (
@@ -332,7 +335,7 @@ def register(subparsers: Any) -> None:
                 type=nonempty_path("a folder holding the named files"),
                 help="where the named files and devlog must exist, with --check (default .)",
             )
-        add_json_flag(parser)
+        add_json_flag(parser, warnings="warnings go to stderr")
         handler = _task if name == "task" else _version
         parser.set_defaults(handler=_warnings_as_lines("report", handler))
 
@@ -657,14 +660,11 @@ def _profile(args: argparse.Namespace) -> int:
                 " and ".join(given) if given else "none of them",
             )
         )
+    if args.baseline_impl is not None and args.baseline is None:
+        # It picks among the baseline's rows: without them it would be dropped unread.
+        raise InputError(expected("--baseline-impl only with --baseline", "it without"))
     from kernelopt._fileio import require_file
     from kernelopt.bench.records import read_rows
-    from kernelopt.bench.roofline import load_ceilings
-    from kernelopt.workflow._rows import by_point
-    from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
-    from kernelopt.workflow.from_rows import profile_from_rows
-    from kernelopt.workflow.jsonio import to_dict
-    from kernelopt.workflow.observe import _point_terms, config_matches
 
     for path in filter(None, (args.rows, args.baseline)):
         require_file(path, "a BenchRow JSONL file")
@@ -683,6 +683,36 @@ def _profile(args: argparse.Namespace) -> int:
             )
     rows = read_rows(args.rows)
     baseline = read_rows(args.baseline) if args.baseline else []
+    with _options_named(args):
+        return _profile_rows(args, rows, baseline)
+
+
+def _profile_rows(args: argparse.Namespace, rows: list[Any], baseline: list[Any]) -> int:
+    """``report profile --rows``, once the rows files are read: print the hand-offs and
+    update the devlog. What picks rows (``--impl``, ``--baseline-impl``, ``--point``,
+    ``--family``) is checked here, so that the errors name the options typed."""
+    from kernelopt.bench.roofline import load_ceilings
+    from kernelopt.workflow._rows import by_point, one_impl
+    from kernelopt.workflow.devlog import perf_rows_from_bench, update_devlog
+    from kernelopt.workflow.from_rows import profile_from_rows
+    from kernelopt.workflow.jsonio import to_dict
+    from kernelopt.workflow.observe import _point_terms, _refuse_unmatched, config_matches
+
+    catalog = _catalog(args.knowledge) if args.knowledge else None
+    family = _profile_family(catalog, args.family)
+    impl = args.impl
+    if rows:  # none is refused by profile_from_rows, in its words
+        impl = one_impl(rows, args.impl, args.kernel_version, args.rows, choose="--impl")
+        terms = {} if args.point is None else _point_terms(args.point)
+        timed = [row for row in rows if row.impl == impl]
+        if not any(config_matches(row.config, terms) for row in timed):
+            # The points these rows hold, as `learn` lists them, to choose one from.
+            _refuse_unmatched(timed, point=args.point, impl=impl, mode=None, where=args.rows)
+    baseline_impl = args.baseline_impl
+    if baseline:
+        baseline_impl = one_impl(
+            baseline, args.baseline_impl, None, args.baseline, choose="--baseline-impl"
+        )
     gpus = {row.gpu for row in rows if row.gpu}
     # Ceilings measured on this machine turn the rows' shares into TFLOP/s and GB/s.
     ceilings = load_ceilings(next(iter(gpus))) if len(gpus) == 1 else None
@@ -690,17 +720,16 @@ def _profile(args: argparse.Namespace) -> int:
         rows,
         kernel=args.kernel,
         version=args.kernel_version,
-        impl=args.impl,
+        impl=impl,
         baseline=baseline,
-        baseline_impl=args.baseline_impl,
+        baseline_impl=baseline_impl,
         point=args.point,
         mode=args.mode,
         ceilings=ceilings,
-        catalog=_catalog(args.knowledge) if args.knowledge else None,
-        family=args.family,
+        catalog=catalog,
+        family=family,
     )
     if args.devlog:
-        impl = args.impl or _impl_of(rows, args.kernel_version)
         terms = {} if args.point is None else _point_terms(args.point)
         matching = [
             r
@@ -730,9 +759,47 @@ def _profile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _impl_of(rows: list[Any], version: str) -> str:
-    impls = list(dict.fromkeys(row.impl for row in rows))
-    return version if version in impls else impls[0]
+def _profile_family(catalog: Any, family: str | None) -> str | None:
+    """``--family`` in the spelling of the catalog the hand-offs suggest from (the
+    ``--knowledge`` tree, else the built-ins), refused in words naming the option."""
+    if family is None:
+        return None
+    if catalog is None:
+        from kernelopt.catalog import Catalog
+
+        catalog = Catalog.builtin()
+    named: str = catalog.canonical_family(family, where="--family")
+    return named
+
+
+# The arguments of the library calls behind `report profile --rows`, by the option each
+# came from: an error naming one (`version: Expected ...`) names the option instead.
+_PROFILE_OPTIONS = (
+    ("kernel", "--kernel"),
+    ("version", "--version"),
+    ("family", "--family"),
+    ("point", "--point"),
+    ("path", "--devlog"),
+)
+
+
+@contextlib.contextmanager
+def _options_named(args: argparse.Namespace) -> Iterator[None]:
+    """Re-raise an InputError of the library calls behind ``report profile --rows`` with
+    the option its value came from in front (``--version: Expected ...``, not ``version:
+    Expected ...``), and the rows files as given in place of ``rows:`` and ``baseline:``.
+
+    The library's functions name their arguments; the words after the name are kept.
+    """
+    prefixes = dict(_PROFILE_OPTIONS)
+    prefixes.update({"rows": args.rows, "baseline": args.baseline or "--baseline"})
+    try:
+        yield
+    except InputError as error:
+        name, colon, rest = str(error).partition(": ")
+        if not colon or name not in prefixes or not rest.startswith("Expected"):
+            raise
+        raise InputError(f"{prefixes[name]}: {rest}") from None
 
 
 def _profile_file(args: argparse.Namespace) -> int:

@@ -1,15 +1,16 @@
 """Reading the hand-offs' markdown: one record heading, its ``###`` sections, lists and tables.
 
 A hand-off is found wherever its ``## <Title>:`` heading is, so prose or a chat preamble
-before it do not matter. The record runs to the next level-1 or level-2 heading, or, for
-a hand-off inside a code fence (pasted into notes or a devlog), to the line that closes
-that fence: the fence line and the prose after it are no part of the hand-off. Inside the
-record, each ``### <Section>`` runs to the next ``###``; a code sample fenced inside a
-section is that section's text, heading-like lines (a Python ``# comment``) included.
-Section parsers pick
-the lines they understand (table rows, numbered or bulleted items) and skip other prose,
-but a line that looks like an item and cannot be read is an error naming its line, never
-silently dropped. Table rows are split into cells as every kernelopt reader splits them
+before it do not matter; one inside a block quote (``> ## <Title>:``) is not read, and
+the error that finds none names the quoted heading's line. The record runs to the next
+level-1 or level-2 heading, or, for a hand-off inside a code fence (pasted into notes or
+a devlog), to the line that closes that fence: the fence line and the prose after it are
+no part of the hand-off. Inside the record, each ``### <Section>`` runs to the next
+``###``; a code sample fenced inside a section is that section's text, heading-like lines
+(a Python ``# comment``) included. Section parsers pick the lines they understand (table
+rows, numbered or bulleted items) and skip other prose, but a line that looks like an item
+and cannot be read is an error naming its line, never silently dropped. Table rows are
+split into cells as every kernelopt reader splits them
 (:func:`kernelopt._table_cells.split_row`): a ``\\|`` is a pipe inside its cell.
 """
 
@@ -48,6 +49,8 @@ _HEADING_START = re.compile(r" {0,3}(#{1,6})\s+")
 _NUMBERED = re.compile(r"^\s*(\d+)[.)]\s+(.*)$")
 _BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
 _SEPARATOR_CELL = re.compile(r"^:?-{2,}:?$")
+# The markers of one or more nested block quotes before a line's text: "> ", ">> ", "> > ".
+_QUOTE_MARKERS = re.compile(r"^(?: {0,3}> ?)+")
 # A code fence line as CommonMark reads one: three or more backticks or tildes, indented
 # at most three spaces, then an info string (``markdown``) or nothing.
 _FENCE = re.compile(r"^ {0,3}(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
@@ -387,7 +390,9 @@ def find_records(
     InputError
         When ``text`` is not a str.
     FormatError
-        When no ``## <label>`` heading is present.
+        When no ``## <label>`` heading is present; one only inside a block quote is named
+        at its line (``got one only inside a block quote (line 3): take the quote's '> '
+        off``).
     """
     require_text(text)
     where = None if path is None else os.fspath(path)
@@ -401,12 +406,35 @@ def find_records(
             rest = found[1][len(label) :].strip()
             records.append(_record(lines, depths, index, rest, kind=kind, path=where))
     if not records:
+        quoted = _quoted_heading(lines, wanted)
         raise FormatError(
-            expected(f"a '## {label} ...' heading starting the {kind} hand-off", "none"),
+            expected(
+                f"a '## {label} ...' heading starting the {kind} hand-off",
+                "none"
+                if quoted is None
+                else f"one only inside a block quote (line {quoted}): take the quote's '> ' off",
+            ),
             path=where,
+            line=quoted,
             section=label.rstrip(":"),
         )
     return records
+
+
+def _quoted_heading(lines: Sequence[str], wanted: str) -> int | None:
+    """The 1-based line of the first ``> ## <label>`` heading (in one or more block quotes),
+    or None.
+
+    A hand-off is not read out of a block quote: the quote's markers would have to come
+    off every line, a code fence's included, the same way. Named, the error says why a
+    heading in plain view was not found, where "got none" would not.
+    """
+    for index, line in enumerate(lines):
+        quote = _QUOTE_MARKERS.match(line)
+        found = None if quote is None else heading_of(line[quote.end() :])
+        if found and found[0] == 2 and found[1].lower().startswith(wanted):
+            return index + 1
+    return None
 
 
 def _record(

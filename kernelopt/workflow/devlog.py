@@ -130,6 +130,20 @@ def _key_cell(instance: object, attribute: attrs.Attribute[str], value: str) -> 
         )
 
 
+def _version_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    # The version is also its table's "### <version>" heading, where a space, ':' or '('
+    # starts a note (:data:`_NOTE`): "v2 (fast)" would be read as the table of "v2" and the
+    # two versions' rows merged (the profile heading's version holds no space or '|').
+    if any(char.isspace() or char in "|:(" for char in value):
+        raise InputError(
+            expected(
+                "a non-empty name without spaces, '|', ':' or '('",
+                repr(value),
+                where=f"PerfRow.{attribute.name}",
+            )
+        )
+
+
 def _text_cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
     _cell(instance, attribute, value)
     if value == _MISSING:
@@ -170,7 +184,8 @@ class PerfRow:
     Parameters
     ----------
     version : str
-        The kernel version (the table it belongs to).
+        The kernel version (the table it belongs to): one word, without ``|``, ``:`` or
+        ``(``, which in its ``### <version>`` heading would start a note.
     point : str
         The trial point in ``key=value`` words, kept as ``b=32 s=1 t=4096 h=16`` (b, s, t
         first, other axes sorted) so that every writer spells a point the same way.
@@ -189,7 +204,7 @@ class PerfRow:
         ISO date of the measurement; empty (``-``) when not known.
     """
 
-    version: str = attrs.field(validator=_key_cell)
+    version: str = attrs.field(validator=[_key_cell, _version_name])
     point: str = attrs.field(converter=point_words, validator=_key_cell)
     time: float = attrs.field(converter=real_to_float, validator=_positive)
     unit: str = attrs.field(default="us", validator=_unit)

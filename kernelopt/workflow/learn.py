@@ -34,10 +34,12 @@ import attrs
 from kernelopt._enum import TextEnum
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import file_in_the_way, locked
-from kernelopt.bench.compare import Verdict
+from kernelopt._numbers_text import significant
+from kernelopt.bench.compare import Verdict, _too_few_rounds
 from kernelopt.catalog import (
     BUILTIN_ROOT,
     METRICS,
+    Catalog,
     Entry,
     Evidence,
     EvidenceRow,
@@ -70,10 +72,9 @@ class Action(TextEnum):
 
 
 def _time(value: float, unit: str) -> str:
-    # Four significant digits, but a long time keeps all its integer digits: "12346 µs",
-    # not "1.235e+04 µs".
-    text = f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
-    return f"{text} {'µs' if unit == 'us' else unit}"
+    # Four significant digits, never in exponent form: a long time keeps all its integer
+    # digits ("12346 µs", "10000 µs" for 9999.7), a short one is written out ("0.00001234 s").
+    return f"{significant(value)} {'µs' if unit == 'us' else unit}"
 
 
 def _cell(text: str) -> str:
@@ -263,6 +264,35 @@ def derive_anti_pattern(
     )
 
 
+def _unclear_reason(observation: Observation) -> str:
+    """Why an observation was judged UNCLEAR, with its numbers, as a sentence.
+
+    The interval of time ratios reaching past the threshold on one side but not beyond
+    it is a result that straddles the threshold. An interval within the threshold is
+    UNCLEAR only when the same-version spread is above the limit a SAME verdict allows
+    (``max_noise``), or, for A/B/A' rounds, when too few rounds were timed to hold the
+    confidence: a change within such a spread says nothing either way.
+    """
+    c = observation.comparison
+    low, high = 1.0 - c.threshold, 1.0 + c.threshold
+    if c.ratio_low < low <= c.ratio_high or c.ratio_low <= high < c.ratio_high:
+        return (
+            f"the result straddles the threshold (time ratio in [{c.ratio_low:.3f}, "
+            f"{c.ratio_high:.3f}] against ±{c.threshold:.1%}); measure longer (more "
+            "samples, keep the raw samples) first."
+        )
+    if c.pairs and _too_few_rounds(c.pairs, c.confidence):
+        return (
+            f"{c.pairs} rounds are too few for a verdict at confidence {c.confidence:g}; "
+            "time at least 3 rounds first."
+        )
+    return (
+        f"the rows' same-version spread (±{c.noise:.1%}) is too wide to judge a change of "
+        f"{observation.change_pct:+.1f}% within it; measure again with a steadier "
+        "spread (a quieter GPU, more samples) first."
+    )
+
+
 @attrs.frozen(kw_only=True)
 class LearnOutcome:
     """What the LEARN step decided and did.
@@ -290,8 +320,9 @@ class LearnOutcome:
     created : Entry, optional
         The new anti-pattern, for NEW_ANTI_PATTERN.
     recorded_before : bool
-        The entry already held this row from the same source (LEARN run again on the
-        same measurement): nothing was written, so one measurement counts once.
+        The entry already held this measurement from the same source (LEARN run again on
+        it, under the same or other kernel and language labels): nothing was written, so
+        one measurement counts once.
     """
 
     action: Action
@@ -320,7 +351,7 @@ class LearnOutcome:
         head = (
             f"{c.verdict.value}: {who} at {o.point}{on}: "
             f"{_time(o.after, o.unit)} against {_time(o.before, o.unit)} "
-            f"({o.change_pct:+.1f} %, threshold ±{c.threshold:.1%}, {o.method or 'comparison'})."
+            f"({o.change_pct:+.1f}%, threshold ±{c.threshold:.1%}, {o.method or 'comparison'})."
         )
         would = "Would record" if self.dry_run else "Recorded"
         if self.action is Action.NONE:
@@ -330,10 +361,7 @@ class LearnOutcome:
                     "than the same-version spread teaches nothing)."
                 )
             else:
-                tail = (
-                    f"Nothing recorded for `{self.applied}`: the result straddles the "
-                    "threshold; measure longer (more samples, keep the raw samples) first."
-                )
+                tail = f"Nothing recorded for `{self.applied}`: {_unclear_reason(o)}"
             return f"{head} {tail}"
         if self.action is Action.NEW_ANTI_PATTERN:
             tail = (
@@ -343,8 +371,8 @@ class LearnOutcome:
             )
         elif self.recorded_before:
             tail = (
-                f"This row is already recorded in `{self.entry_id}` at {self.path} from the "
-                f"same source ({o.source}): nothing written again."
+                f"This measurement is already recorded in `{self.entry_id}` at {self.path} "
+                f"from the same source ({o.source}): nothing written again."
             )
         else:
             tail = (
@@ -442,13 +470,35 @@ def _same_source(recorded: str, source: str, anchor: Path) -> bool:
     )
 
 
+def _same_measurement(recorded: EvidenceRow, bare: EvidenceRow) -> bool:
+    """Whether ``recorded`` is the row of the measurement ``bare`` states, whatever kernel
+    and language labels it was written with.
+
+    ``bare`` is the row :func:`evidence_row` writes without labels: its Config cell holds
+    the measurement alone (point, versions, knobs, GPU, date). A labelled row's cell is
+    that text after the labels (``mla_decode (triton) b=32 ...``, or ``mla_decode, v1 ->
+    v2, ...`` for an observation without a point), so a run that only names the kernel or
+    the language differently counts the measurement once.
+    """
+    if (recorded.before, recorded.after, recorded.change) != (bare.before, bare.after, bare.change):
+        return False
+    if recorded.config == bare.config or not bare.config:
+        return recorded.config == bare.config
+    return recorded.config.endswith((f" {bare.config}", f", {bare.config}"))
+
+
 def _holds(entry: Entry, row: EvidenceRow, source: str, anchor: Path) -> bool:
-    """Whether ``entry`` already has ``row`` in a local-experiment block of ``source``
-    (cited in any spelling of the same files, read from ``anchor``)."""
+    """Whether ``entry`` already has the measurement of ``row`` in a local-experiment
+    block of ``source`` (cited in any spelling of the same files, read from ``anchor``).
+
+    ``row`` is the label-free row of the measurement (:func:`evidence_row` without kernel
+    or language): a row recorded under other labels is the same measurement
+    (:func:`_same_measurement`).
+    """
     return any(
         block.source_type is SourceType.LOCAL_EXPERIMENT
         and _same_source(block.source, source, anchor)
-        and row in block.rows
+        and any(_same_measurement(recorded, row) for recorded in block.rows)
         for block in entry.evidence
     )
 
@@ -456,9 +506,10 @@ def _holds(entry: Entry, row: EvidenceRow, source: str, anchor: Path) -> bool:
 def _record(
     tree: KnowledgeTree, entry_id: str, row: EvidenceRow, observation: Observation
 ) -> tuple[Entry, bool]:
-    """Record ``row`` in entry ``entry_id`` unless it holds it by now; the entry as it is
-    after, and whether it held the row already. ``observation`` cites its files as the
-    tree keeps them (:func:`_anchored`).
+    """Record ``row`` in entry ``entry_id`` unless it holds its measurement by now (under
+    any kernel and language labels); the entry as it is after, and whether it held the
+    measurement already. ``observation`` cites its files as the tree keeps them
+    (:func:`_anchored`).
 
     Two LEARN runs on one measurement at once would both have found the row missing and
     both have written it: the entry is read again and the row written under LEARN's own
@@ -468,7 +519,7 @@ def _record(
     anchor = tree.root.resolve()
     with locked(Path(f"{anchor}.learn")):
         current = tree.catalog().get(entry_id)
-        if _holds(current, row, observation.source, anchor):
+        if _holds(current, evidence_row(observation), observation.source, anchor):
             return current, True
         written = tree.record_evidence(
             entry_id,
@@ -654,8 +705,10 @@ def learn(
 ) -> LearnOutcome:
     """Decide and perform the knowledge-base update an observation calls for.
 
-    A row the entry already holds from the same source is not written again (the
-    outcome's ``recorded_before``): a LEARN step run twice counts its measurement once.
+    A measurement the entry already holds from the same source (the same point, versions,
+    GPU, date and times, whatever ``kernel`` and ``language`` labelled its row) is not
+    written again (the outcome's ``recorded_before``): a LEARN step run twice counts its
+    measurement once.
     The entry cites the observation's files from the tree's folder: a path naming a file
     (from the working directory, as given) is written relative to the tree, or absolute
     for a file sharing no folder but the file-system root with it, and the paths of rows
@@ -706,7 +759,8 @@ def learn(
     InputError
         For anything but an Observation, the built-in tree without ``allow_builtin``,
         host-clock timings without ``allow_host_clock``, an unknown family or language,
-        or an ``anti_pattern`` id naming an optimization; a dry run refuses the same.
+        or an ``anti_pattern`` that is not a kebab-case id or names an optimization
+        (whatever the verdict); a dry run refuses the same.
     """
     return _learn_as(
         observation,
@@ -721,6 +775,44 @@ def learn(
         allow_host_clock=allow_host_clock,
         names=_ARGUMENTS,
     )
+
+
+def _optimization(entry: Entry) -> str:
+    return f"{entry.id!r}, an optimization"
+
+
+def _check_anti_pattern(anti_pattern: str | None, catalog: Catalog, names: _Names) -> None:
+    """Refuse an ``anti_pattern`` id that could never take a regression: not a kebab-case
+    id, or the id of an optimization of the tree.
+
+    Raises
+    ------
+    InputError
+        ``anti_pattern: Expected a kebab-case id such as 'split-kv-flash-decoding', got
+        'Not Kebab'``, or ``Expected an anti-pattern id to record the regression in, got
+        'tiling', an optimization``; the prefix names ``names.anti_pattern``.
+    """
+    if anti_pattern is None:
+        return
+    if isinstance(anti_pattern, str) and anti_pattern in catalog:
+        if catalog.get(anti_pattern).kind is not Kind.ANTI_PATTERN:
+            raise InputError(
+                expected(
+                    "an anti-pattern id to record the regression in",
+                    _optimization(catalog.get(anti_pattern)),
+                    where=names.anti_pattern,
+                )
+            )
+        return
+    if not (isinstance(anti_pattern, str) and ID_RE.match(anti_pattern)):
+        # Refused here, not by the new entry's own check, which names Entry.id.
+        raise InputError(
+            expected(
+                "a kebab-case id such as 'split-kv-flash-decoding'",
+                repr(anti_pattern),
+                where=names.anti_pattern,
+            )
+        )
 
 
 def _learn_as(
@@ -778,6 +870,9 @@ def _learn_as(
             )
         )
     applied = catalog.get(entry_id)
+    # Refused whatever the verdict: an id that is wrong on a SLOW result is as wrong on a
+    # FAST one, and a dry run on a FAST result must not pass an option the next run refuses.
+    _check_anti_pattern(anti_pattern, catalog, names)
     base = LearnOutcome(action=Action.NONE, applied=applied.id, observation=observation)
     verdict = observation.verdict
     if verdict not in (Verdict.FAST, Verdict.SLOW):
@@ -809,15 +904,6 @@ def _learn_as(
         )
         target_id = anti_pattern or f"{applied.id}-regression"
         if target_id not in catalog:
-            if anti_pattern and not (isinstance(anti_pattern, str) and ID_RE.match(anti_pattern)):
-                # Refused here, not by the new entry's own check, which names Entry.id.
-                raise InputError(
-                    expected(
-                        "a kebab-case id such as 'split-kv-flash-decoding'",
-                        repr(anti_pattern),
-                        where=names.anti_pattern,
-                    )
-                )
             created = derive_anti_pattern(
                 applied,
                 cited,
@@ -851,15 +937,15 @@ def _learn_as(
                 )
         target = catalog.get(target_id)
         if target.kind is not Kind.ANTI_PATTERN:
+            # anti_pattern= was checked before judging: this is `<entry>-regression`, an
+            # optimization of that id in the tree.
             raise InputError(
-                expected(
-                    "an anti-pattern id to record the regression in",
-                    f"{target_id!r}, an optimization",
-                    where=names.anti_pattern if anti_pattern is not None else None,
-                )
+                expected("an anti-pattern id to record the regression in", _optimization(target))
             )
         contradicts = False
-    recorded_before = _holds(target, row, cited.source, anchor)
+    # The measurement, not its labels: a run naming the kernel or language otherwise
+    # records the same numbers again.
+    recorded_before = _holds(target, evidence_row(observation), cited.source, anchor)
     if not recorded_before:
         if dry_run:
             _check_writable(tree, target, new=False)

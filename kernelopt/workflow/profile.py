@@ -131,8 +131,10 @@ def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
         When a term is not ``name=integer`` or b, s or t is missing.
     """
     require_text(text, what="a trial point's text (a str)")
+    # The heading's point follows its '|' after a space, which is no part of the point.
+    text = text.strip()
     values: dict[str, int] = {}
-    for term in filter(None, re.split(r"[,\s]+", text.strip())):
+    for term in filter(None, re.split(r"[,\s]+", text)):
         key, sep, value = term.partition("=")
         try:
             if not sep or not key:
@@ -221,8 +223,13 @@ def _stages(record: Record) -> tuple[Stage, ...]:
     # Each section once: the contract writes one of each per hand-off (several trial
     # points are several hand-offs), and a second table read past would drop its stages.
     section = record.require("Stages")
+    rows = table_rows(record, section, STAGE_COLUMNS)
+    if not rows:
+        # A header alone was read as no stage, and the record then failed far from the
+        # file (a devlog row needs a stage to time).
+        raise fail(record, "at least one stage row", "none", line=section.line, section="Stages")
     stages = []
-    for line, cells in table_rows(record, section, STAGE_COLUMNS):
+    for line, cells in rows:
         name, duration, tc, dram, occ, bottleneck, issue = cells
         match = _DURATION.match(duration.strip())
         if match is None:
@@ -356,14 +363,17 @@ def _opportunities(record: Record, notes: list[str]) -> tuple[tuple[Opportunity,
     # as a table beside the list is, where joined it made the trigger read on into it.
     items = list_items(section, table_ends_item=True)
     if items:
-        found = [(line, _listed(record, line, text)) for line, text in items]
+        # Only the first three are read: an item beyond is named as not read, and one
+        # written in another form (no trigger) failed the whole hand-off.
+        found = [(line, _listed(record, line, text)) for line, text in items[:TOP]]
+        beyond = items[TOP:]
         notes += _unlisted(record, section, items)
     else:
         table = _table(record, section, notes)
         if table is None:
             return (), _unread(record, section, notes)
-        found = table
-    return _top(record, found, notes), ""
+        found, beyond = table
+    return _top(record, found, beyond, notes), ""
 
 
 def _lead_line(record: Record) -> tuple[int, str] | None:
@@ -514,9 +524,10 @@ def _columns(header: list[str]) -> dict[str, int] | None:
 
 def _table(
     record: Record, section: Section, notes: list[str]
-) -> list[tuple[int, Opportunity]] | None:
+) -> tuple[list[tuple[int, Opportunity]], list[tuple[int, str]]] | None:
     """The opportunities of a Top 3 written as a table (``| Rank | Opportunity | Entry |
-    Est. Gain | Trigger |``), in the order written; None when the section holds no table
+    Est. Gain | Trigger |``), in the order written, and the line and text of each data row
+    beyond the third (not read, see :func:`_top`); None when the section holds no table
     whose header names a rank or a name column, or one without rows. A table after the
     first is not read, and ``notes`` names it; a header row without its separator, where a
     data row should be, is a FormatError naming it as a header row."""
@@ -538,7 +549,8 @@ def _table(
             line=header_line,
             section=_SECTION,
         )
-    found = []
+    found: list[tuple[int, Opportunity]] = []
+    beyond: list[tuple[int, str]] = []
     for number, line in rows[1:]:
         cells = split_row(line)
         if _is_separator(line):
@@ -552,6 +564,9 @@ def _table(
                 line=number,
                 section=_SECTION,
             )
+        if len(found) == TOP:
+            beyond.append((number, line.strip()))
+            continue
         if len(cells) != len(header):
             raise fail(
                 record,
@@ -563,7 +578,7 @@ def _table(
         found.append((number, _tabled(record, number, cells, columns)))
     if later:
         notes.append(_later_tables(record, header_line, later))
-    return found or None
+    return (found, beyond) if found else None
 
 
 def _misplaced_header(cells: list[str], width: int, columns: dict[str, int]) -> bool:
@@ -676,28 +691,27 @@ def _unread(record: Record, section: Section, notes: list[str]) -> str:
 
 
 def _top(
-    record: Record, found: list[tuple[int, Opportunity]], notes: list[str]
+    record: Record,
+    found: list[tuple[int, Opportunity]],
+    beyond: list[tuple[int, str]],
+    notes: list[str],
 ) -> tuple[Opportunity, ...]:
-    """The first :data:`TOP` opportunities; those beyond are named in ``notes``, not kept:
-    a rendering prints the first three, and a record holding a fourth would say more than
-    its text does."""
-    if len(found) > TOP:
-        beyond = "; ".join(f"line {line}: {_named(item)}" for line, item in found[TOP:])
+    """The :data:`TOP` opportunities ``found``; the items ``beyond`` them (line and text as
+    written) are named in ``notes``, not kept: a rendering prints the first three, and a
+    record holding a fourth would say more than its text does. An item beyond is named as
+    written, not read: it need not be in a form the reader knows (it is no opportunity of
+    the record), and its text is what the writer finds it by."""
+    if beyond:
+        shown = "; ".join(f"line {line}: {text!r}" for line, text in beyond)
         message = fail(
             record,
             f"at most {TOP} opportunities in the Top 3",
-            f"{len(found)}",
-            line=found[TOP][0],
+            f"{len(found) + len(beyond)}",
+            line=beyond[0][0],
             section=_SECTION,
         )
-        notes.append(f"{message}; beyond the Top 3 and not read: {beyond}")
-    return tuple(item for _, item in found[:TOP])
-
-
-def _named(item: Opportunity) -> str:
-    """An opportunity as a warning names it: its name, its entry id and its gain."""
-    entry = f" (`{item.entry_id}`)" if item.entry_id else ""
-    return f"{item.name}{entry}, est. {item.gain_pct:g}% gain"
+        notes.append(f"{message}; beyond the Top 3 and not read: {shown}")
+    return tuple(item for _, item in found)
 
 
 def _baseline_unit(metric: str, change: str) -> str:
@@ -790,10 +804,11 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
     Raises
     ------
     FormatError
-        Naming the missing, repeated (a second `### Stages`, say) or unreadable section
-        and its line, or a value the record cannot hold (a TC% below 0, say, or a verdict
-        other than Memory-, Compute- or Latency-bound), or a Top 3 table's header row
-        written again without its separator, where a data row should be.
+        Naming the missing, repeated (a second `### Stages`, say), empty (a Stages table
+        without rows) or unreadable section and its line, or a value the record cannot
+        hold (a TC% below 0, say, or a verdict other than Memory-, Compute- or
+        Latency-bound), or a Top 3 table's header row written again without its
+        separator, where a data row should be.
 
     Warns
     -----

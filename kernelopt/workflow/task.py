@@ -415,7 +415,8 @@ class OptimizationTask:
         return "\n".join(lines) + "\n"
 
     def problems(self, catalog: EntryLookup) -> list[str]:
-        """Unknown or stale catalog links of the optimizations, as messages.
+        """Unknown or stale catalog links of the optimizations, and a language no design
+        prompt takes, as messages.
 
         Parameters
         ----------
@@ -425,12 +426,20 @@ class OptimizationTask:
         Returns
         -------
         list of str
-            One message per unknown id or stale link; empty when all resolve.
+            One message per unknown id or stale link, then one for a
+            ``constraints.language`` outside
+            :data:`~kernelopt.workflow.DESIGN_LANGUAGES` (``Language: Expected a language
+            in cuda, cute-dsl, cutile-dsl, triton (or cutile for cutile-dsl), got
+            'fortran'``); empty when all resolve.
         """
-        return check_links(self.optimizations, catalog)
+        return [
+            *check_links(self.optimizations, catalog),
+            *_language_problems(self.constraints.language),
+        ]
 
     def validate(self, catalog: EntryLookup) -> None:
-        """Check that every linked entry id exists in the catalog (and its link is current).
+        """Check that every linked entry id exists in the catalog (and its link is current);
+        the language is not checked here (:meth:`problems` lists it).
 
         Parameters
         ----------
@@ -442,7 +451,51 @@ class OptimizationTask:
         CatalogError
             Listing every unknown id (and stale link).
         """
-        raise_unknown(self.problems(catalog), "optimizations")
+        raise_unknown(check_links(self.optimizations, catalog), "optimizations")
+
+
+def _language_problems(language: str | None) -> list[str]:
+    """The problem of a task's language that no design prompt takes, as a message.
+
+    The record keeps any language written (a hand-written task reads whatever it says, and
+    ``--check`` lists what is wrong): such a task failed only when
+    :meth:`~kernelopt.workflow.DesignerPrompt.from_task` was built from it.
+
+    Parameters
+    ----------
+    language : str or None
+        ``Constraints.language``; None states none, which is no problem.
+
+    Returns
+    -------
+    list of str
+        Empty, or one message naming the languages (sorted) and the other spellings read.
+    """
+    if language is None:
+        return []
+    # Here, not at the top: reading a task needs no catalog; a check has it loaded already.
+    from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_language
+    from kernelopt.workflow.prompts import DESIGN_LANGUAGES
+
+    try:
+        canonical_language(language)
+    except InputError:
+        pass
+    else:
+        return []
+    spelled = {canonical_language(name): name for name in DESIGN_LANGUAGES}
+    others = sorted(
+        name for name in (*LANGUAGES, *LANGUAGE_ALIASES) if name not in spelled.values()
+    )
+    aliases = ", ".join(f"{name} for {spelled[canonical_language(name)]}" for name in others)
+    return [
+        expected(
+            f"a language in {', '.join(sorted(DESIGN_LANGUAGES))}"
+            + (f" (or {aliases})" if aliases else ""),
+            repr(language),
+            where="Language",
+        )
+    ]
 
 
 def _refuse_prose_only(record: Record, section: Section) -> None:

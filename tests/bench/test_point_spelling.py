@@ -10,6 +10,7 @@ import pytest
 from kernelopt.bench import (
     Measurement,
     ProfileReport,
+    Stage,
     TrialPoint,
     to_result_row,
     write_experiment,
@@ -75,7 +76,7 @@ def test_a_profile_report_names_its_point_in_one_order(point: TrialPoint) -> Non
         kernel="k",
         version="v1",
         point=point,
-        stages=[],
+        stages=[Stage(name="kernel", duration=1.0)],
         bottleneck="Latency-bound",
         root_cause="r",
     ).render()

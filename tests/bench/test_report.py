@@ -105,7 +105,7 @@ def test_no_baseline_and_no_opportunity() -> None:
         kernel="k",
         version="v1",
         point=POINT,
-        stages=[],
+        stages=[Stage(name="kernel", duration=1.0)],
         bottleneck="Latency-bound",
         root_cause="r",
     ).render()
@@ -310,9 +310,13 @@ def test_what_the_heading_or_a_table_could_not_hold_is_refused() -> None:
         Opportunity(name="n", entry_id="e", gain_pct=None, trigger="t")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="previous: Expected a finite number, got inf"):
         BaselineMetric(metric="m", previous=float("inf"), current=1.0)
-    spaced = ProfileReport(kernel="mla decode", version="v2", point=POINT, stages=[],
+    spaced = ProfileReport(kernel="mla decode", version="v2", point=POINT,
+                           stages=[Stage(name="kernel", duration=1.0)],
                            bottleneck="Memory-bound", root_cause="x")  # fmt: skip
     back = parse_profile(spaced.render())
+    with pytest.raises(InputError, match="stages: Expected at least one stage, got none"):
+        ProfileReport(kernel="k", version="v2", point=POINT, stages=[],
+                      bottleneck="Memory-bound", root_cause="x")  # fmt: skip
     assert (back.kernel, back.version) == ("mla decode", "v2")
 
 
@@ -459,7 +463,7 @@ def test_a_point_mapping_may_hold_numpy_integers() -> None:
         kernel="k",
         version="v",
         point={"b": np.int64(8), "s": 1, "t": 64, "h": np.int32(16)},
-        stages=[],
+        stages=[Stage(name="kernel", duration=1.0)],
         bottleneck="Memory-bound",
         root_cause="r",
     )

@@ -183,7 +183,10 @@ def test_correctness_wall_with_suspects(catalog: Catalog) -> None:
     # The kernel text was read and shows no bf16 accumulator: that check is answered.
     assert "bf16-accumulation" not in ids
     assert any(e.source == "kernels/k.py:5" for e in wall.evidence)  # the ln in the LSE
-    assert "Numeric suspects in the kernel text: dot input precision (kernels/k.py:2), LSE base (kernels/k.py:5)" in wall.summary
+    assert (
+        "Numeric suspects in the kernel text: dot input precision (kernels/k.py:2), "
+        "LSE base (kernels/k.py:5)"
+    ) in wall.summary
     # A pass in between breaks the wall; two failures are not one.
     broken = [*experiments[:3], exp(4, 6.9, correctness=Correctness.PASS), *experiments[4:]]
     assert diagnose_log(log_of(broken), catalog=catalog).finding(Pathology.CORRECTNESS_WALL) is None

@@ -114,7 +114,8 @@ profiles = st.builds(
     kernel=line(1, WORD_ALPHABET + " "),
     version=words,
     point=points(),
-    stages=st.lists(stages, max_size=3),
+    # A profile hand-off has at least one stage: a Stages table without rows is refused.
+    stages=st.lists(stages, min_size=1, max_size=3),
     bottleneck=st.sampled_from(list(Bottleneck)),
     root_cause=line(0),
     opportunities=st.lists(opportunities, max_size=3),
@@ -143,6 +144,7 @@ any_profiles = st.builds(
             bottleneck=wild_text,
             key_issue=wild_text,
         ),
+        min_size=1,
         max_size=3,
     ),
     bottleneck=st.sampled_from(list(Bottleneck)),
@@ -236,7 +238,8 @@ new_versions = st.builds(
 
 perf_rows = st.builds(
     PerfRow,
-    version=words.filter(lambda s: s != "-" and not s.endswith("#")),
+    # A version is a heading's name: no ":" (nor space or "(", which words hold none of).
+    version=words.filter(lambda s: s != "-" and not s.endswith("#") and ":" not in s),
     point=points().map(str),
     time=sig4(1e-3, 1e7),
     unit=st.sampled_from(["us", "ms"]),

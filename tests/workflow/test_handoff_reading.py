@@ -183,7 +183,7 @@ def _left_out_problem(path: str) -> str:
     return (
         f"{path}:{FIRST_LINE + 3} [Top 3 Opportunities]: Expected at most 3 opportunities in "
         "the Top 3, got 4; beyond the Top 3 and not read: line "
-        f"{FIRST_LINE + 3}: Staged loads, est. 2% gain"
+        f"{FIRST_LINE + 3}: 'Staged loads -- est. 2% gain -- trigger: occupancy_pct=20'"
     )
 
 

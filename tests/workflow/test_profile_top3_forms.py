@@ -57,7 +57,7 @@ def test_a_list_of_four_is_read_as_the_three_printed_and_the_fourth_is_named() -
     assert said == [
         f"profile.md:{FIRST_ITEM_LINE + 3} [Top 3 Opportunities]: Expected at most 3 "
         "opportunities in the Top 3, got 4; beyond the Top 3 and not read: "
-        f"line {FIRST_ITEM_LINE + 3}: Staged loads, est. 2% gain"
+        f"line {FIRST_ITEM_LINE + 3}: 'Staged loads -- est. 2% gain -- trigger: occupancy_pct=20'"
     ]
 
 
@@ -70,7 +70,7 @@ def test_report_profile_prints_three_and_says_which_item_it_left_out(
     assert main(["report", "profile", str(path)]) == 0
     out, err = capsys.readouterr()
     assert out == HEAD + FOUR.rpartition("4. ")[0]
-    assert f"beyond the Top 3 and not read: line {FIRST_ITEM_LINE + 3}: Staged loads" in err
+    assert f"beyond the Top 3 and not read: line {FIRST_ITEM_LINE + 3}: 'Staged loads" in err
     assert main(["report", "profile", str(path), "--json"]) == 0
     out, err = capsys.readouterr()
     assert "Staged loads" not in out and "CUDA graphs" in out
@@ -127,8 +127,8 @@ def test_a_table_of_five_rows_keeps_three_and_names_the_rest() -> None:
     assert warning.startswith(f"profile.md:{FIRST_ITEM_LINE + 5} [Top 3 Opportunities]")
     assert "got 5" in warning
     assert warning.endswith(
-        f"line {FIRST_ITEM_LINE + 5}: Idea 4, est. 6% gain; "
-        f"line {FIRST_ITEM_LINE + 6}: Idea 5, est. 5% gain"
+        f"line {FIRST_ITEM_LINE + 5}: '| 4 | Idea 4 | 6% | tc_pct=9 |'; "
+        f"line {FIRST_ITEM_LINE + 6}: '| 5 | Idea 5 | 5% | tc_pct=9 |'"
     )
 
 
