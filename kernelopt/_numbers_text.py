@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["significant"]
+__all__ = ["readable", "significant"]
 
 
 def significant(value: float, digits: int = 4) -> str:
@@ -53,3 +53,37 @@ def significant(value: float, digits: int = 4) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+# Beyond these a number is no measurement a person reads digit by digit (a rate of 1e308,
+# a time of 1e-300): its exponent is the news, and positional digits would bury it.
+_POSITIONAL_LARGEST = 1e15
+_POSITIONAL_SMALLEST = 1e-6
+
+
+def readable(value: float, digits: int = 4) -> str:
+    """``value`` as :func:`significant` writes it within the range measurements take, and
+    in exponent form beyond it (``1.7e+308``, ``1e-300``), where positional digits would
+    run to hundreds.
+
+    Parameters
+    ----------
+    value : float
+        The number to write.
+    digits : int
+        Significant digits to keep, at least 1.
+
+    Returns
+    -------
+    str
+        The number's text.
+
+    Examples
+    --------
+    >>> readable(231767.0), readable(2.5e-05), readable(1.7e308), readable(1e-300)
+    ('231767', '0.000025', '1.7e+308', '1e-300')
+    """
+    size = abs(value)
+    if math.isfinite(value) and (size >= _POSITIONAL_LARGEST or 0 < size < _POSITIONAL_SMALLEST):
+        return f"{value:.{digits}g}"
+    return significant(value, digits)

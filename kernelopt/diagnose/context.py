@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from kernelopt._numbers_text import readable
 from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
@@ -179,22 +180,24 @@ class Context:
     def value_text(self, experiment: Experiment) -> str:
         """The experiment's headline number in words (``"412.3 us"``, ``"1.31x"``), or ``""``."""
         if experiment.latency is not None:
-            return f"{experiment.latency:g} {experiment.unit or ''}".strip()
+            return f"{readable(experiment.latency, 6)} {experiment.unit or ''}".strip()
         if experiment.speedup is not None:
-            return f"{experiment.speedup:g}x"
+            return f"{readable(experiment.speedup, 6)}x"
         if experiment.throughput is not None:
-            return f"{experiment.throughput:g} {experiment.throughput_unit or ''}".strip()
+            rate = readable(experiment.throughput, 6)
+            return f"{rate} {experiment.throughput_unit or ''}".strip()
         return ""
 
     def kind_text(self, experiment: Experiment, kind: MetricKind) -> str:
         """The experiment's headline number of ``kind`` in words (``"1.3x"`` for its speedup
         where it also reports a latency), or ``""`` where it reports none of that kind."""
         if kind is MetricKind.LATENCY and experiment.latency is not None:
-            return f"{experiment.latency:g} {experiment.unit or ''}".strip()
+            return f"{readable(experiment.latency, 6)} {experiment.unit or ''}".strip()
         if kind is MetricKind.SPEEDUP and experiment.speedup is not None:
-            return f"{experiment.speedup:g}x"
+            return f"{readable(experiment.speedup, 6)}x"
         if kind is MetricKind.THROUGHPUT and experiment.throughput is not None:
-            return f"{experiment.throughput:g} {experiment.throughput_unit or ''}".strip()
+            rate = readable(experiment.throughput, 6)
+            return f"{rate} {experiment.throughput_unit or ''}".strip()
         return ""
 
     def value_at(self, experiment: Experiment) -> str:

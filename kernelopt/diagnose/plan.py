@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kernelopt._errors import InputError, expected
+from kernelopt._numbers_text import readable
 from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.model import Action, CatalogLink, Diagnosis, Finding, LogSummary
 from kernelopt.experiments._validators import check_instance, check_path
@@ -30,9 +31,10 @@ _NEW_BESTS_SHOWN = 6
 
 
 def _value(value: float, unit: str, kind: str) -> str:
+    # Positional, never 2.318e+05: a CPU log's times run to six digits of microseconds.
     if kind == "speedup":
-        return f"{value:.3g}x"
-    return f"{value:.4g} {unit}".strip()
+        return f"{readable(value, 3)}x"
+    return f"{readable(value)} {unit}".strip()
 
 
 def _best_name(experiment: int, label: str) -> str:
