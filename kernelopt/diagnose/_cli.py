@@ -113,7 +113,10 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(diagnosis.render_plan())
     if not judged:
         got = (
-            "no experiments"
+            # --until may be what left nothing: the log itself may hold experiments.
+            f"no experiments before exp {args.until} (--until {args.until})"
+            if summary.experiments == 0 and args.until is not None
+            else "no experiments"
             if summary.experiments == 0
             else f"{count_text(summary.experiments, 'experiment')} read, "
             + ("not an attempt" if summary.experiments == 1 else "none of them an attempt")

@@ -46,3 +46,9 @@ def test_a_knowledge_path_that_is_no_folder_says_why(
         "kernelopt diagnose: error: Expected a knowledge directory (docs/knowledge/), "
         f"got {knowledge} ({why})"
     )
+
+
+def test_an_until_that_leaves_nothing_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["diagnose", HEALTHY, "--until", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("got no experiments before exp 1 (--until 1)")
