@@ -65,16 +65,18 @@ class NextStep(TextEnum):
 
 
 def _positive(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
-    finite(minimum=0, optional=True)(instance, attribute, value)
-    if value is not None and value <= 0:  # a bound of 0 is met (or missed) by every kernel
+    finite(optional=True)(instance, attribute, value)
+    # A bound of 0 is met (or missed) by every kernel; one below it names nothing. One
+    # message for both: "a finite number >= 0" would invite the 0 refused next.
+    if value is not None and value <= 0:
         raise InputError(
             expected("a number > 0 or None", repr(value), where=f"Target.{attribute.name}")
         )
 
 
 def _percent(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
-    _positive(instance, attribute, value)
-    if value is not None and value > 100:
+    finite(optional=True)(instance, attribute, value)
+    if value is not None and not 0 < value <= 100:
         raise InputError(
             expected("a share of the floor in (0, 100] %", repr(value), where="Target.floor_pct")
         )
