@@ -95,6 +95,22 @@ def from_dict(data: Any, cls: type[T]) -> T:
     InputError
         For unknown keys, missing fields or values of the wrong type.
     """
+    if not (isinstance(cls, type) and attrs.has(cls)):
+        raise InputError(
+            expected(
+                "a kernelopt record class (OptimizationTask, NewVersion, ProfileReport...)",
+                repr(cls) if isinstance(cls, type) else type(cls).__name__,
+                where="cls",
+            )
+        )
+    if not isinstance(data, dict):
+        raise InputError(
+            expected(
+                f"a dict of {cls.__name__} fields (to_dict's output)",
+                type(data).__name__,
+                where="data",
+            )
+        )
     try:
         return typing.cast(T, _converter().structure(data, cls))
     except KernelOptError:
@@ -106,7 +122,27 @@ def from_dict(data: Any, cls: type[T]) -> T:
             inner = inner.exceptions[0]  # type: ignore[attr-defined]
             notes = getattr(inner, "__notes__", ())
             fields += [n.rsplit("@ attribute ", 1)[1] for n in notes if "@ attribute " in n]
-        where = f"{'.'.join(fields)}: " if fields else ""
-        raise InputError(
-            expected(f"a {cls.__name__} record", f"{where}{type(inner).__name__}: {inner}")
-        ) from None
+        where = ".".join(fields) or "data"
+        raise InputError(_said(inner, cls.__name__, where)) from None
+
+
+def _said(error: BaseException, record: str, where: str) -> str:
+    """What one structuring error means for the data, in the library's words, not in the
+    converter's: an unknown key, a missing field, a value of the wrong type."""
+    if isinstance(error, KernelOptError):
+        return f"{where}: {error}"
+    extra = getattr(error, "extra_fields", None)
+    if extra:
+        # The record the keys were given to: a nested one names its own class.
+        record = getattr(getattr(error, "cl", None), "__name__", record)
+        return expected(
+            f"only {record} fields", f"unknown keys {', '.join(sorted(extra))}", where=where
+        )
+    if isinstance(error, KeyError):
+        # The missing field is the last of the path, which cattrs notes before raising.
+        parent, _, field = where.rpartition(".")
+        return expected(f"a value for {field}", "none", where=parent or "data")
+    if isinstance(error, AttributeError) and "has no attribute 'keys'" in str(error):
+        shown = str(error).split("'")[1]
+        return expected("a dict of a record's fields", shown, where=where)
+    return expected("a value of the field's type", f"{type(error).__name__}: {error}", where=where)

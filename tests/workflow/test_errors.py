@@ -200,7 +200,7 @@ def test_json_values_are_not_coerced(data: dict[str, Any], cls: type, got: str) 
 
 
 def test_a_json_value_refused_is_named_by_its_field() -> None:
-    with pytest.raises(InputError, match=r"got optimizations\.what: InputError: Expected a string"):
+    with pytest.raises(InputError, match=r"^optimizations\.what: Expected a string, got 5$"):
         from_dict({**TASK, "optimizations": [{"what": 5}]}, OptimizationTask)
 
 
