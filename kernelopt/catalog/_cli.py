@@ -75,7 +75,7 @@ def _any_case(choices: Sequence[str]) -> Callable[[str], str]:
 
 
 # Other spellings are accepted too ("cutile-dsl" is cutile).
-_LANGUAGE_CHOICES = (*LANGUAGES, *LANGUAGE_ALIASES)
+_LANGUAGE_CHOICES = tuple(sorted((*LANGUAGES, *LANGUAGE_ALIASES)))
 _KIND_CHOICES = tuple(k.value for k in Kind)
 _LANGUAGE_OPTION: dict[str, Any] = {
     "choices": _LANGUAGE_CHOICES,

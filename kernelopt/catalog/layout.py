@@ -219,7 +219,7 @@ def classify(root: Path, path: Path) -> Placement | str | None:
         scope = LANGUAGE_ALIASES.get(parts[1], parts[1])
         if scope not in LANGUAGES:
             return expected(
-                f"a language folder in {', '.join((*LANGUAGES, *LANGUAGE_ALIASES))}",
+                f"a language folder in {', '.join(sorted((*LANGUAGES, *LANGUAGE_ALIASES)))}",
                 f"languages/{parts[1]}/",
             )
         return Placement(kind=_FOLDERS[parts[2]], scope=scope)
