@@ -188,17 +188,14 @@ _steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
 status = "KEPT" if gain > 1.0 else "REVERTED"
 cpu_words = "" if S.gpu else " CPU path: Triton-interpreter timings, meaningless for GPU speed."
-write_experiment(
-    S.experiments,
-    experiment=_steps.EXP_EAGER,
-    title="torch eager baseline (bmm, fp32 softmax, bmm)",
-    rows=eager_rows,
-    status="BASELINE",
-    correctness="PASS",
-    correctness_detail=f"rel err <= {BOUND:.0e} vs float64",
-    gpu=S.where,
-    kernel="kernels/mla_ref.py",
-    notes="The cache is gathered densely outside the timing." + cpu_words,
+# Experiment 1 names the code it timed (_steps.eager_decode; kernels/mla_ref.py is the
+# reference it is checked against) and, on the CPU path, the CPU: torch eager runs as
+# ordinary torch there, not in the Triton interpreter.
+_steps.write_eager_baseline(
+    S,
+    eager_rows,
+    notes="The cache is gathered densely outside the timing."
+    + ("" if S.gpu else " CPU path: torch on the CPU, meaningless for GPU speed."),
 )
 write_experiment(
     S.experiments,

@@ -29,7 +29,7 @@ import _steps
 
 S = _steps.setup(4, __doc__ or "")
 
-from kernelopt.bench import Verdict, append_rows, compare, to_result_row, write_experiment
+from kernelopt.bench import append_rows, compare, to_result_row, write_experiment
 from kernelopt.kernels.mla import mla_decode_ref
 from kernelopt.workflow import learn, observe_comparison
 
@@ -147,16 +147,12 @@ for index, point in enumerate(POINTS):
 append_rows(S.bench_rows, bench)
 
 # %% ------------------------------------------------------------------------------------
-# EVALUATE and record. Kept when some point is FAST and none is SLOW; when the verdicts
+# EVALUATE and record (_steps.status_of, as steps 6 and 8 do). Kept when some point is
+# FAST and none is SLOW; neutral when every point is SAME or UNCLEAR; when the verdicts
 # disagree, the geometric mean of the speedups decides.
 _steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
-if Verdict.SLOW not in verdicts and Verdict.FAST in verdicts:
-    status = "KEPT"
-elif all(v in (Verdict.SAME, Verdict.UNCLEAR) for v in verdicts):
-    status = "NEUTRAL"
-else:
-    status = "KEPT" if gain > 1.0 else "REVERTED"
+status = _steps.status_of(verdicts, speedups)
 verdict_text = ", ".join(
     f"{p.name} h={p.extra['h']}: {v.value}" for p, v in zip(POINTS, verdicts, strict=True)
 )

@@ -28,7 +28,6 @@ S = _steps.setup(6, __doc__ or "")
 
 from kernelopt.bench import (
     TrialPoint,
-    Verdict,
     append_rows,
     compare,
     to_result_row,
@@ -113,12 +112,7 @@ append_rows(S.bench_rows, bench)
 
 _steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
-if Verdict.FAST in verdicts and Verdict.SLOW not in verdicts:
-    status = "KEPT"
-elif all(v in (Verdict.SAME, Verdict.UNCLEAR) for v in verdicts):
-    status = "NEUTRAL"
-else:
-    status = "KEPT" if gain > 1.0 else "REVERTED"
+status = _steps.status_of(verdicts, speedups)
 verdict_text = ", ".join(
     f"{p.name} h={p.extra['h']}: {v.value}" for p, v in zip(compared, verdicts, strict=True)
 )

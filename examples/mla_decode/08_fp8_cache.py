@@ -40,7 +40,7 @@ from kernelopt.kernels.mla import FP8_KV_BYTES, mla_decode_ref, quantize_kv_fp8
 QUANTIZATION_BOUND = 0.06
 
 ceilings = S.ceilings()
-rows, bench, speedups, verdicts, costs = [], [], [], [], []
+rows, bench, speedups, verdicts, verdict_words, costs = [], [], [], [], [], []
 entry = Catalog.builtin().get("fp8-kv-cache")
 print(f"   catalog: {entry.name} ({entry.id}); when to apply:")
 for context in entry.contexts[:2]:
@@ -96,7 +96,8 @@ for index, point in enumerate(S.points()):
     assert result.baseline is not None and result.candidate is not None
     print(f"   {_steps.verdict_words(result, candidate='FP8', baseline='16-bit')}")
     speedups.append(result.speedup)
-    verdicts.append(f"{point.name} h={point.extra['h']}: {result.verdict.value}")
+    verdicts.append(result.verdict)
+    verdict_words.append(f"{point.name} h={point.extra['h']}: {result.verdict.value}")
     if fp8.roofline is not None:
         placed = fp8.roofline.place(result.candidate)
         print(
@@ -104,10 +105,12 @@ for index, point in enumerate(S.points()):
             f"floor ({fp8.roofline.floor('us'):.1f} us)"
         )
     _steps.cpu_note(S)
+    # The row states a speedup only where the A/B found one (FAST or SLOW): a SAME or
+    # UNCLEAR ratio is noise, and diagnose would read it as this new point's gain.
     rows.append(
         to_result_row(
             result.candidate, point=name, impl="triton_split_kv_fp8", floor=fp8.roofline,
-            speedup=result,
+            speedup=_steps.judged_speedup(result),
         )
     )  # fmt: skip
     bench += [
@@ -120,17 +123,19 @@ for index, point in enumerate(S.points()):
 append_rows(S.bench_rows, bench)
 
 # %% ------------------------------------------------------------------------------------
-# The log. The FP8 path is kept as an option (plans with kv_fp8=True read it; the 16-bit
-# kernel in kernels/mla_decode.py does not change), whatever its A/B says: its speed is a
-# fact about this format at these points, and the row's speedup records it.
+# The log. The FP8 path is an option (plans with kv_fp8=True read it; the 16-bit kernel in
+# kernels/mla_decode.py does not change); the status says what its A/Bs found, by the rule
+# of steps 4 and 6 (_steps.status_of): KEPT when some point is FAST and none SLOW, NEUTRAL
+# when every point is SAME or UNCLEAR, else the geometric mean decides.
 _steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
+status = _steps.status_of(verdicts, speedups)
 write_experiment(
     S.experiments,
     experiment=_steps.EXP_FP8,
     title="FP8 cache (656 bytes a token) read by the split-KV kernel",
     rows=rows,
-    status="KEPT",
+    status=status,
     correctness="PASS",
     correctness_detail=(
         f"{_steps.correctness_words(S)}, against float64 on the same FP8 bytes; quantizing "
@@ -141,28 +146,32 @@ write_experiment(
     baseline="triton_split_kv on the 16-bit cache (exp 3)",
     tags=["fp8-kv-cache"],
     knobs={"BLOCK_N": fp8.plan.config.block_n, "num_warps": fp8.plan.config.num_warps},
-    verdict=", ".join(verdicts),
+    verdict=", ".join(verdict_words),
     notes=(
         f"kernelopt.bench.compare against the same strategy on the 16-bit cache; "
-        f"geometric-mean speedup {gain:.3g}x. Kept as an option: the 16-bit kernel is "
-        "unchanged." + ("" if S.gpu else " CPU path: interpreter speeds, float16 queries.")
+        f"geometric-mean speedup {gain:.3g}x. A row states its speedup only where its "
+        "verdict is FAST or SLOW. The FP8 cache is an option (kv_fp8=True): the 16-bit "
+        "kernel is unchanged."
+        + ("" if S.gpu else " CPU path: interpreter speeds, float16 queries.")
     ),
 )
-print(f"   geometric-mean speedup {gain:.3g}x; wrote experiments/exp_{_steps.EXP_FP8}/result.md")
+print(f"   verdicts: {', '.join(verdict_words)}; geometric-mean speedup {gain:.3g}x → {status}")
+print(f"   wrote experiments/exp_{_steps.EXP_FP8}/result.md")
 
 # %% ------------------------------------------------------------------------------------
 # What diagnose makes of it. Exp 6's headline is at the kv=fp8 point, so it is never
-# compared with the 16-bit headlines. Its gain is what its own A/B row states over the
-# 16-bit kernel it started from (a speedup S saves 1 - 1/S of the time): a speedup above 1
-# is a gain at the new point; at or below
-# 1 the experiment is a new capability, neither a new best nor an attempt that failed to
-# move one, so it does not lengthen a stall.
+# compared with the 16-bit headlines. Kept, its gain is what its own A/B row states over
+# the 16-bit kernel it started from (a speedup S saves 1 - 1/S of the time): a speedup
+# above 1 is a gain at the new point; none (an A/B inside the noise) or one at or below 1
+# makes the experiment a new capability, neither a new best nor an attempt that failed to
+# move one, so it does not lengthen a stall. Neutral or reverted, it is an attempt that
+# moved nothing.
 _steps.banner("Diagnosis with the FP8 experiment in the log")
 summary = diagnose(S.log, catalog=S.knowledge).summary
 gains = {t.experiment: t.gain for t in summary.trajectory}
 best = summary.best
 if best is not None:
-    print(f"   best so far: exp {best.experiment} {best.value:.4g} {best.unit} at {best.point}")
+    print(f"   best so far: exp {best.experiment} {best.value:g} {best.unit} at {best.point}")
 exp = _steps.EXP_FP8
 if exp in gains:
     print(f"   exp {exp}: a gain of {gains[exp] or 0.0:+.1%} at its own point (its A/B row)")

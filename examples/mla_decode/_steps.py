@@ -51,7 +51,9 @@ if TYPE_CHECKING:
         Roofline,
         Timer,
         TrialPoint,
+        Verdict,
     )
+    from kernelopt.experiments import ResultRow
     from kernelopt.kernels.mla import MLADecodePlan, Strategy
     from kernelopt.workflow import DevlogUpdate
 
@@ -76,6 +78,11 @@ D_QK, D_V = 576, 512
 
 # Experiment numbers of the story, in the order the steps write them.
 EXP_EAGER, EXP_NAIVE, EXP_SPLIT_KV, EXP_GRAPHS, EXP_HOPPER, EXP_FP8 = 1, 2, 3, 4, 5, 6
+
+# The baseline of experiment 1: torch eager, the one version Triton does not run (on the
+# CPU path it runs as ordinary torch on the CPU, not in the Triton interpreter).
+EAGER_IMPL = "torch_eager"
+EAGER_KERNEL = "examples/mla_decode/_steps.py (eager_decode, over the cache dense_kv gathers)"
 
 # This project's own H200 measurements (shared/anchors/h200-2026-12-02.json): a device-to-
 # device copy at 4.25 TB/s counting bytes read plus written, and a bf16 8192³ matmul at
@@ -172,12 +179,21 @@ class Setup:
 
     @property
     def where(self) -> str:
-        """The device in words, for results and evidence."""
+        """The device the Triton kernels run on, in words, for results and evidence."""
+        return self.where_of("triton")
+
+    def where_of(self, impl: str) -> str:
+        """The device ``impl`` runs on, in words, for results and evidence.
+
+        The GPU's name on the GPU path. On the CPU path ``CPU (Triton interpreter)`` for the
+        Triton kernels, so that nobody takes their times for a GPU's, and ``CPU`` for torch
+        eager (:data:`EAGER_IMPL`), which runs as ordinary torch, not in the interpreter.
+        """
         if self.gpu:
             import torch
 
             return torch.cuda.get_device_name()
-        return "CPU (Triton interpreter)"
+        return "CPU" if impl == EAGER_IMPL else "CPU (Triton interpreter)"
 
     def points(self) -> tuple[TrialPoint, ...]:
         """The trial points of this run.
@@ -243,6 +259,48 @@ def verdict_words(result: Comparison, *, candidate: str, baseline: str) -> str:
     return f"{result} ({candidate} time / {baseline} time; speedup {result.speedup:.3g}x)"
 
 
+def status_of(verdicts: Sequence[Verdict], speedups: Sequence[float]) -> str:
+    """The status of an experiment judged by A/Bs at several points (steps 4, 6 and 8).
+
+    KEPT when some point is FAST and none is SLOW; NEUTRAL when every point is SAME or
+    UNCLEAR (a change inside the noise); otherwise the verdicts disagree, and the
+    geometric mean of the speedups decides between KEPT and REVERTED.
+
+    Parameters
+    ----------
+    verdicts : sequence of Verdict
+        One verdict a point.
+    speedups : sequence of float
+        The A/Bs' speedups (baseline time over candidate time), one a point.
+    """
+    import statistics
+
+    from kernelopt.bench import Verdict
+
+    if Verdict.FAST in verdicts and Verdict.SLOW not in verdicts:
+        return "KEPT"
+    if all(v in (Verdict.SAME, Verdict.UNCLEAR) for v in verdicts):
+        return "NEUTRAL"
+    return "KEPT" if statistics.geometric_mean(speedups) > 1.0 else "REVERTED"
+
+
+def judged_speedup(result: Comparison) -> Comparison | None:
+    """The A/B to record as a result row's speedup: ``result`` when FAST or SLOW, else None.
+
+    A SAME or UNCLEAR verdict says any difference lies within the noise; its point ratio,
+    recorded as the row's speedup, would read as a gain (or a loss) that the A/B did not
+    find, and ``diagnose`` takes a row's speedup for the gain of a new trial point.
+
+    Parameters
+    ----------
+    result : Comparison
+        The A/B at one point.
+    """
+    from kernelopt.bench import Verdict
+
+    return result if result.verdict in (Verdict.FAST, Verdict.SLOW) else None
+
+
 def devlog_update_words(update: DevlogUpdate) -> str:
     """What an update of the devlog changed: ``"1 row added, 0 replaced"``.
 
@@ -278,12 +336,12 @@ def setup(step: int, description: str, argv: Sequence[str] | None = None) -> Set
     step : int
         The step number (1 to 8).
     description : str
-        The step's docstring, shown by ``--help``.
+        The step's docstring, shown whole by ``--help``.
     argv : sequence of str, optional
         Arguments (default ``sys.argv[1:]``).
     """
     parser = argparse.ArgumentParser(
-        description=description.strip().splitlines()[0],
+        description=description.strip(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -377,7 +435,7 @@ def _prepare_log(setup: Setup) -> None:
         marker.write_text(json.dumps({**wanted, "finished": []}) + "\n", encoding="utf-8")
         return
     if marker.is_file():
-        found = json.loads(marker.read_text(encoding="utf-8"))
+        found = _marker(setup.log)
         if {key: found.get(key) for key in wanted} != wanted:
             raise SystemExit(
                 f"Expected a log written on the {setup.device} path, got one written on the "
@@ -394,15 +452,22 @@ def _prepare_log(setup: Setup) -> None:
         # A step writes its product before its last files (snapshots, CLAUDE.md, the
         # devlog's rows): one that stopped after it has not finished, and is run again
         # (step 1) or refuses to (any other), rather than leaving a later step a half log.
-        product = PRODUCTS.get(earlier)
-        if product is not None and not (
-            (setup.log / product).is_file() and _finished(setup.log, earlier)
-        ):
-            run_step(earlier, setup)
+        progress = _progress(setup.log, earlier)
+        if progress == "finished":
+            continue
+        if progress == "did not finish" and earlier > 1:
+            raise SystemExit(
+                f"Expected a log where step {earlier} has not started yet (so that step "
+                f"{setup.step} runs it first) or has finished, got one where it started and did "
+                f"not finish (interrupted, or it failed) at {setup.log}: what it wrote before "
+                "it stopped would be written twice; start over with step 1, or pass another "
+                "--log"
+            )
+        run_step(earlier, setup, progress)
     # A step that started on this log and did not finish (interrupted, or it failed) may
     # have written part of its work (benchmark rows, LEARN's evidence): running it again
     # would write that part twice. Read again: the earlier steps just run added theirs.
-    found = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() else wanted
+    found = _marker(setup.log) if marker.is_file() else wanted
     started = [int(n) for n in found.get("started", [])]
     if setup.step in started:
         raise SystemExit(
@@ -417,11 +482,65 @@ def _prepare_log(setup: Setup) -> None:
 
 
 def _marker(log: Path) -> dict[str, Any]:
+    """The marker of ``log`` (empty when it has none), or a refusal that names what is wrong.
+
+    Every step reads the marker before it writes anything, so a marker that is not what
+    step 1 wrote stops the step with its reason here, and the log stays as it was.
+    """
     path = log / MARKER
     if not path.is_file():
         return {}
-    found: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return found
+    try:
+        text = path.read_bytes().decode("utf-8")
+        found = json.loads(text)
+    except OSError as error:
+        got = f"a file that cannot be read ({error.strerror})"
+    except UnicodeDecodeError:
+        got = "bytes that are not UTF-8 text"
+    except json.JSONDecodeError as error:
+        got = (
+            f"{clip(text.strip(), 40)!r} ({error.msg} at line {error.lineno} column {error.colno})"
+        )
+    else:
+        problem = _marker_problem(found)
+        if problem is None:
+            return dict(found)
+        got = problem
+    raise SystemExit(
+        f"Expected the examples' marker JSON at {path}, got {got}: start over with step 1, "
+        "or pass another --log"
+    )
+
+
+def _marker_problem(found: object) -> str | None:
+    """What keeps ``found`` (a parsed marker) from being one step 1 wrote; None if nothing.
+
+    A marker is an object whose ``finished`` and ``started`` lists, where present, hold
+    step numbers.
+    """
+    if not isinstance(found, dict):
+        return f"a JSON {type(found).__name__} instead of an object"
+    for key in ("finished", "started"):
+        steps = found.get(key, [])
+        if not isinstance(steps, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n in STEPS for n in steps
+        ):
+            return f"{key} = {clip(json.dumps(steps), 40)} instead of a list of step numbers"
+    return None
+
+
+def _progress(log: Path, step: int) -> Literal["finished", "did not finish", "has not run"]:
+    """How far ``step`` got on ``log``: finished, started and did not finish, or not run.
+
+    Step 1 writes the marker first and records no start: a marker without step 1 among the
+    finished says it started. Other steps record their start in the marker.
+    """
+    if (log / PRODUCTS[step]).is_file() and _finished(log, step):
+        return "finished"
+    found = _marker(log)
+    if (step == 1 and (log / MARKER).is_file()) or step in found.get("started", []):
+        return "did not finish"
+    return "has not run"
 
 
 def _finished(log: Path, step: int) -> bool:
@@ -446,10 +565,27 @@ def finish(setup: Setup) -> None:
     )
 
 
-def run_step(step: int, setup: Setup) -> None:
+def run_step(
+    step: int, setup: Setup, progress: Literal["did not finish", "has not run"] = "has not run"
+) -> None:
     """Run an earlier step in a subprocess with the same log and device (it runs its own
-    earlier steps the same way)."""
-    print(f"   (step {step} has not run on this log yet: running {STEPS[step]} first)")
+    earlier steps the same way).
+
+    Parameters
+    ----------
+    step : int
+        The earlier step to run.
+    setup : Setup
+        The step that needs it.
+    progress : {"did not finish", "has not run"}
+        How far ``step`` got on the log, as the line printed before it says.
+    """
+    why = (
+        "did not finish on this log"
+        if progress == "did not finish"
+        else "has not run on this log yet"
+    )
+    print(f"   (step {step} {why}: running {STEPS[step]} first)")
     command = [sys.executable, str(HERE / STEPS[step]), "--log", str(setup.log)]
     command.append("--gpu" if setup.gpu else "--cpu")
     done = subprocess.run(command, check=False, capture_output=True, text=True)
@@ -561,13 +697,23 @@ def eager_decode(
 # ---------------------------------------------------------------------------- the log
 
 
-def snapshot_kernel(module: str, destinations: Sequence[Path], *, experiment: int) -> None:
-    """Copy the source of a kernelopt strategy module into the log, as experiment N ran it.
+def snapshot_kernel(module: str, destinations: Sequence[Path], *, experiment: int | None) -> None:
+    """Copy the source of a kernelopt module into the log, as experiment N ran it.
 
     The module docstring is replaced by one line naming the module: it documents the
     library (including the strategies that come after this one), not this kernel, and a
     reader of the log (or ``kernelopt diagnose``) would take those names for techniques
     this kernel uses. Everything else is copied byte for byte.
+
+    Parameters
+    ----------
+    module : str
+        The module to copy, such as ``"kernelopt.kernels.mla.naive"``.
+    destinations : sequence of Path
+        Where to write the copy.
+    experiment : int or None
+        The experiment that ran it; None for the float64 reference, which no experiment
+        runs as its kernel and every experiment is checked against.
     """
     import importlib
 
@@ -581,14 +727,50 @@ def snapshot_kernel(module: str, destinations: Sequence[Path], *, experiment: in
         and isinstance(first.value.value, str)
     ):
         lines = text.splitlines(keepends=True)
-        head = (
-            f'"""{module} as experiment {experiment} ran it (module documentation left out)."""\n'
+        role = (
+            "the float64 reference every experiment is checked against"
+            if experiment is None
+            else f"as experiment {experiment} ran it"
         )
+        head = f'"""{module}, {role} (module documentation left out)."""\n'
         start, end = first.lineno - 1, first.end_lineno or first.lineno
         text = "".join([*lines[:start], head, *lines[end:]])
     for destination in destinations:
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_text(text, encoding="utf-8")
+
+
+def write_eager_baseline(setup: Setup, rows: Sequence[ResultRow], *, notes: str) -> None:
+    """Write experiment 1, torch eager, the baseline the kernels are compared with.
+
+    Its kernel is the code it timed, :func:`eager_decode` (:data:`EAGER_KERNEL`), not
+    ``kernels/mla_ref.py``, the float64 reference it is checked against; its device is
+    :meth:`Setup.where_of` torch eager's (``CPU`` on the CPU path: torch eager does not run
+    in the Triton interpreter).
+
+    Parameters
+    ----------
+    setup : Setup
+        The run (step 2's).
+    rows : sequence of ResultRow
+        The eager timings, one a trial point.
+    notes : str
+        The record's notes.
+    """
+    from kernelopt.bench import write_experiment
+
+    write_experiment(
+        setup.experiments,
+        experiment=EXP_EAGER,
+        title="torch eager baseline (bmm, fp32 softmax, bmm)",
+        rows=rows,
+        status="BASELINE",
+        correctness="PASS",
+        correctness_detail=f"rel err <= {ERR_BOUND[setup.dtype_name]:.0e} vs float64",
+        gpu=setup.where_of(EAGER_IMPL),
+        kernel=EAGER_KERNEL,
+        notes=notes,
+    )
 
 
 def find_row(rows: Sequence[BenchRow], impl: str, point: TrialPoint) -> BenchRow | None:
@@ -750,9 +932,10 @@ def timing_row(
 ) -> BenchRow:
     """A ``BenchRow`` of one timing (raw samples kept, so a later A/B can judge them).
 
-    On the CPU path the device is named ``CPU (Triton interpreter)`` rather than ``cpu``,
-    so that nobody reading the row (or the devlog and evidence made from it) mistakes it
-    for a GPU measurement.
+    On the CPU path the device is named as :meth:`Setup.where_of` names it for ``impl``
+    (``CPU (Triton interpreter)`` for a Triton kernel, ``CPU`` for torch eager) rather than
+    ``cpu``, so that nobody reading the row (or the devlog and evidence made from it)
+    mistakes it for a GPU measurement.
     """
     import attrs
 
@@ -771,4 +954,4 @@ def timing_row(
         note=note,
         keep_samples=True,
     )
-    return row if setup.gpu else attrs.evolve(row, gpu=setup.where)
+    return row if setup.gpu else attrs.evolve(row, gpu=setup.where_of(impl))
