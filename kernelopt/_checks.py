@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kernelopt._errors import InputError, expected
 
-__all__ = ["ascii_digits", "breaks_lines", "finite"]
+__all__ = ["as_path", "ascii_digits", "breaks_lines", "finite"]
 
 
 def finite(
@@ -55,3 +57,13 @@ def ascii_digits(text: str) -> bool:
     """Whether ``text`` is one or more ASCII digits: ``str.isdigit`` also passes ``"²"``
     (which ``int`` refuses) and other scripts' digits (``"５"``, which ``int`` reads as 5)."""
     return text.isascii() and text.isdigit()
+
+
+def as_path(value: object, where: str) -> Path:
+    """``value`` as a :class:`Path`; anything but a str or path-like is an :class:`InputError`,
+    and so is an empty path, which names no folder (``Path("")`` is the working directory)."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(expected("a path (str or path-like)", repr(value), where=where))
+    if not os.fspath(value):
+        raise InputError(expected("a path", "an empty path", where=where))
+    return Path(value)

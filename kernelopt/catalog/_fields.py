@@ -6,11 +6,10 @@ the value; :func:`enum_field` adds it, so ``Entry(kind="bogus")`` names ``Entry.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
+from kernelopt._checks import as_path
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 
@@ -67,11 +66,3 @@ def require_str(value: object, where: str, what: str = "a str") -> str:
     return value
 
 
-def as_path(value: object, where: str) -> Path:
-    """``value`` as a :class:`Path`; anything but a str or path-like is an :class:`InputError`,
-    and so is an empty path, which names no folder (``Path("")`` is the working directory)."""
-    if not isinstance(value, str | os.PathLike):
-        raise InputError(expected("a path (str or path-like)", repr(value), where=where))
-    if not os.fspath(value):
-        raise InputError(expected("a path", "an empty path", where=where))
-    return Path(value)

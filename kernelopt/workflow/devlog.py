@@ -15,8 +15,9 @@ code. Its ``## Performance`` section holds one table per version, one row per tr
 (version, point, GPU) is replaced, any other is appended to its version's table (a new
 ``### <version>`` table is added at the end of the section, and the section at the end of
 the file, when missing). A heading a user annotated is still the section or the table:
-``## Performance (H200)``, ``## Performance — H200``, ``### v2: split-KV`` (the note in
-parentheses, or after a spaced dash or a colon, is kept as written); ``## Performance
+``## Performance (H200)``, ``## Performance(H200)``, ``## Performance — H200``,
+``### v2: split-KV`` (the note in parentheses, or after a spaced dash or a colon, is kept
+as written); ``## Performance
 notes`` or ``### v2-fp8`` is another section or version, and two headings that both
 name the section (or a row's version table) are refused, never merged. The section is
 found as markdown shows it: a setext heading (``Performance`` over ``---``) is one, and a
@@ -28,6 +29,7 @@ write is atomic and holds a lock on the file, so concurrent profilers do not los
 
 from __future__ import annotations
 
+import contextvars
 import datetime
 import math
 import os
@@ -38,7 +40,7 @@ from typing import Any
 
 import attrs
 
-from kernelopt._checks import breaks_lines
+from kernelopt._checks import as_path, breaks_lines
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import (
     atomic_write_text,
@@ -47,6 +49,7 @@ from kernelopt._fileio import (
     read_text_and_encoding,
     require_file,
 )
+from kernelopt._numbers_text import significant
 from kernelopt._table_cells import escape_cell, share_cell
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
@@ -77,9 +80,10 @@ COLUMNS = ("Version", "Point", "Time", "TFLOP/s", "GB/s", "Of floor", "GPU", "Da
 SECTION = "Performance"
 _MISSING = "-"
 # What may follow a section's name or a version in its heading and leave it that section
-# or table: a note in parentheses, or after a dash with spaces around it or a colon.
+# or table: a note in parentheses (a space before it or none: "Performance(H200)" is the
+# section, as no version holds a '('), or after a dash with spaces around it or a colon.
 # Anything else ("Performance notes", "v2-fp8", "v2.1") names something else.
-_NOTE = re.compile(r"(?:\s+\(.*\)|\s+[-\u2013\u2014]\s+\S.*|:(?:\s.*)?)")
+_NOTE = re.compile(r"(?:\s*\(.*\)|\s+[-\u2013\u2014]\s+\S.*|:(?:\s.*)?)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _COMMENT = re.compile(r"^ {0,3}<!--")
 # A setext heading's underline, and what ends a paragraph or starts a block whose lines
@@ -95,6 +99,11 @@ _TIME = re.compile(
 )
 _SEPARATOR_CELL = re.compile(r"^:?-+:?$")
 _ISSUE_FLOOR = re.compile(r"^(?P<pct>\d+(?:\.\d+)?)% of roofline floor$")
+# True while parse_performance builds the rows of a file: a Date cell is then kept as the
+# file has it (an older devlog or a hand edit may spell it otherwise), where a row a
+# caller builds must hold an ISO date. A context variable, so a thread or task reading a
+# devlog does not lift the check for another building rows at the same time.
+_READING_FILE: contextvars.ContextVar[bool] = contextvars.ContextVar("_READING_FILE", default=False)
 
 
 def _cell(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -156,6 +165,26 @@ def _text_cell(instance: object, attribute: attrs.Attribute[str], value: str) ->
         )
 
 
+def _iso_date_or_none(text: str) -> str | None:
+    """``text`` if it is a date as the Date column writes it (``2026-12-02``), else None.
+
+    ``date.fromisoformat`` alone would also take ``20261202`` and ``2026-W49-3``, which
+    would sort and read apart from the other rows.
+    """
+    try:
+        written = datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        return None
+    return text if written == text else None
+
+
+def _iso_date(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value and not _READING_FILE.get() and _iso_date_or_none(value) is None:
+        raise InputError(
+            expected("an ISO date (2026-12-02)", repr(value), where=f"PerfRow.{attribute.name}")
+        )
+
+
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not (isinstance(value, float) and math.isfinite(value) and value > 0):
         raise InputError(
@@ -201,7 +230,8 @@ class PerfRow:
         Device name; a ``|`` in it is written ``\\|`` and read back as ``|`` (the version
         and point hold none).
     date : str
-        ISO date of the measurement; empty (``-``) when not known.
+        ISO date of the measurement (``2026-12-02``); empty (``-``) when not known. A row
+        read back from a devlog keeps the Date cell as the file has it.
     """
 
     version: str = attrs.field(validator=[_key_cell, _version_name])
@@ -214,7 +244,7 @@ class PerfRow:
         default=None, converter=real_to_float, validator=_optional
     )
     gpu: str = attrs.field(default="", validator=_text_cell)
-    date: str = attrs.field(default="", validator=_text_cell)
+    date: str = attrs.field(default="", validator=[_text_cell, _iso_date])
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -223,15 +253,17 @@ class PerfRow:
         return self.version, self.point, self.gpu
 
     def cells(self) -> tuple[str, ...]:
-        """The row's cells as the table shows them (4 significant digits, all integer digits)."""
+        """The row's cells as the table shows them: numbers to at most 4 significant digits
+        (trailing zeros dropped), every integer digit from 10 000 on, never exponent form."""
 
         def num(value: float | None) -> str:
-            return _MISSING if value is None else _sig4(value)
+            # Rounded before the form is picked: 9999.95 is "10000", not "1e+04".
+            return _MISSING if value is None else significant(value)
 
         return (
             self.version,
             self.point,
-            f"{_sig4(self.time)} {self.unit}",
+            f"{num(self.time)} {self.unit}",
             num(self.tflop_s),
             num(self.gb_s),
             _MISSING if self.floor_pct is None else share_cell(self.floor_pct),
@@ -317,7 +349,8 @@ def perf_rows_from_bench(
     Raises
     ------
     InputError
-        For rows that are not BenchRow, or a row without a time (median 0).
+        For rows that are not BenchRow, a row without a time (median 0), or one whose
+        timestamp starts with a date that is not one (``2026-13-45``).
 
     Examples
     --------
@@ -340,6 +373,16 @@ def perf_rows_from_bench(
                     where="rows",
                 )
             )
+        date = measured_on(row)
+        if date and _iso_date_or_none(date) is None:
+            # "PerfRow.date" would not say which row of a file holds the timestamp.
+            raise InputError(
+                expected(
+                    "rows whose timestamp starts with an ISO date (2026-12-02)",
+                    f"{row.timestamp!r} for {row.impl} at {point_of(row.config)}",
+                    where="rows",
+                )
+            )
         flops, moved = _rates(row.metrics, ceilings)
         floor_pct = row.metrics.get("floor_pct")
         if floor_pct is None and row.floor and row.median > 0:
@@ -354,7 +397,7 @@ def perf_rows_from_bench(
                 gb_s=None if moved is None else moved / 1e9,
                 floor_pct=floor_pct,
                 gpu=row.gpu,
-                date=measured_on(row),
+                date=date,
             )
         )
     return out
@@ -397,8 +440,9 @@ def perf_row_from_profile(
     Raises
     ------
     InputError
-        For anything but a ProfileReport, a report without stages, or a stage whose
-        duration is not in a unit of time (``41 cycles``).
+        For anything but a ProfileReport, a report without stages, a stage whose
+        duration is not in a unit of time (``41 cycles``), or a ``date`` that is not an
+        ISO date (``2026-12-02``).
     """
     require_instance(
         report, ProfileReport, "a ProfileReport (parse_profile, profile_from_rows)", where="report"
@@ -793,6 +837,25 @@ def _check_title(title: object) -> None:
         )
 
 
+def _perf_rows(rows: object) -> list[PerfRow]:
+    """``rows`` as a list of at least one PerfRow; anything else is refused, before the
+    devlog or its lock is touched."""
+    if isinstance(rows, PerfRow):
+        # One row, not a list of them: said as such, not as "not iterable".
+        raise InputError(expected("an iterable of PerfRow rows", "one PerfRow", where="rows"))
+    if not isinstance(rows, Iterable):
+        raise InputError(expected("an iterable of PerfRow rows", type(rows).__name__, where="rows"))
+    wanted = list(rows)
+    wrong = [row for row in wanted if not isinstance(row, PerfRow)]
+    if wrong:
+        raise InputError(expected("PerfRow rows", type(wrong[0]).__name__, where="rows"))
+    if not wanted:
+        # A new devlog of a title and an empty section would record no measurement, as
+        # `report profile --rows` of an empty file refuses to.
+        raise InputError(expected("at least one PerfRow", "none", where="rows"))
+    return wanted
+
+
 def update_devlog(
     path: str | os.PathLike[str], rows: Iterable[PerfRow], *, title: str | None = None
 ) -> DevlogUpdate:
@@ -817,10 +880,11 @@ def update_devlog(
     Raises
     ------
     InputError
-        For rows that are not PerfRow, a ``title`` that is not one line of text, a
-        devlog that is read-only (no write bit set, or none this user holds), which is
-        left as it was, or a folder (or FIFO) at ``path``, refused before its lock is
-        taken.
+        For a ``path`` that is not a str or path-like (or is empty), ``rows`` that are
+        not an iterable of PerfRow (one PerfRow alone is refused too) or hold none, a
+        ``title`` that is not one line of text, or a folder (or FIFO) at ``path``: all
+        refused before anything is written or locked. Also for a devlog that is
+        read-only (no write bit set, or none this user holds), which is left as it was.
     FormatError
         When a version's table has another header, holds two rows of a row's version,
         point and GPU (which one is current is the user's call), the file has two
@@ -828,12 +892,10 @@ def update_devlog(
         (``## Performance (H200)`` and ``## Performance``: both lines are named), or a
         code fence or an HTML comment is left open (the file is left untouched).
     """
-    target = Path(path)
+    # As Catalog.load checks its root: 3 or None would be a TypeError from pathlib.
+    target = as_path(path, "path")
     where = str(target)
-    wanted = list(rows)
-    wrong = [row for row in wanted if not isinstance(row, PerfRow)]
-    if wrong:
-        raise InputError(expected("PerfRow rows", type(wrong[0]).__name__, where="rows"))
+    wanted = _perf_rows(rows)
     _check_title(title)
     # The last of several rows of one (version, point, GPU) is the one the file keeps (a
     # benchmark's cold row, then its CUDA-graph row): only it is written and reported, at
@@ -863,12 +925,6 @@ def update_devlog(
                 _refuse_read_only(target)
             atomic_write_text(target, new, encoding=encoding)
     return DevlogUpdate(path=target, replaced=tuple(replaced), added=tuple(added), created=created)
-
-
-def _sig4(value: float) -> str:
-    # Four significant digits, but a long number keeps all its integer digits: "69933",
-    # not "6.993e+04", in a table people read.
-    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
 
 
 def _number(cell: str, field: str) -> float | None:
@@ -967,6 +1023,7 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
             cells = split_row(lines[index])
             if _is_separator(cells):
                 continue
+            reading = _READING_FILE.set(True)
             try:
                 rows.append(_parsed_row(cells))
             except InputError as error:
@@ -980,6 +1037,8 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
                     line=index + 1,
                     section=SECTION,
                 ) from None
+            finally:
+                _READING_FILE.reset(reading)
     return rows
 
 
@@ -999,10 +1058,14 @@ def read_performance(path: str | os.PathLike[str]) -> list[PerfRow]:
     Raises
     ------
     InputError
-        When there is no file at ``path``, a folder included (a devlog with no performance
-        section reads as no rows).
+        When ``path`` is not a str or path-like, or there is no file at ``path``, a folder
+        included (a devlog with no performance section reads as no rows).
     FormatError
         As :func:`parse_performance`, naming ``path``.
     """
+    if not isinstance(path, str) or path:
+        # As Catalog.load checks its root; an empty path is left to require_file, which
+        # names the file it expected there.
+        as_path(path, "path")
     require_file(path, "a devlog file", where="path")
     return parse_performance(read_text(path, what="a devlog file"), path=path)
