@@ -428,8 +428,8 @@ _STALLED = [
 @pytest.mark.parametrize(
     ("count", "words"),
     [
-        (1, "6 lines, 1 branch, 1 constexpr knob, 1 autotune config"),
-        (2, "8 lines, 2 branches, 2 constexpr knobs, 2 autotune configs"),
+        (1, "6 code lines, 1 branch, 1 constexpr knob, 1 autotune config"),
+        (2, "8 code lines, 2 branches, 2 constexpr knobs, 2 autotune configs"),
     ],
 )
 def test_a_snapshot_that_did_not_grow_in_number(count: int, words: str, catalog: Catalog) -> None:
@@ -449,8 +449,8 @@ def test_a_grown_snapshot_in_number(count: int, words: str, catalog: Catalog) ->
     found = diagnose_log(log, catalog=catalog).finding(P.OVER_ENGINEERING)
     assert found is not None
     start, end = (e.quote for e in found.evidence)
-    assert start == f"exp 2: {4 + 2 * count} lines, {words}"
-    assert end == f"exp 4: {44 + 2 * count} lines, {words}"
+    assert start == f"exp 2: {4 + 2 * count} code lines, {words}"
+    assert end == f"exp 4: {44 + 2 * count} code lines, {words}"
 
 
 @pytest.mark.parametrize(

@@ -231,7 +231,7 @@ def test_a_backup_folder_of_an_experiment_is_not_counted_twice(tmp_path: Path) -
     paths = [s.path for s in over_engineering._snapshots(ctx, 5)]
     assert paths and all(p.startswith("experiments/exp_005/") for p in paths)
     sentence = _check_sentence(after, Pathology.OVER_ENGINEERING)
-    assert f"latest snapshot (exp 5): {one.lines} lines" in sentence
+    assert f"latest snapshot (exp 5): {one.lines} code lines" in sentence
 
 
 # --- measuring only what the check needs --------------------------------------------------

@@ -281,7 +281,7 @@ def _snapshot_growth(
     reason = f"from exp {start} to exp {end} {', '.join(grew)}"
     evidence = [
         Evidence(
-            quote=f"exp {number}: {count_text(size.lines, 'line')}, "
+            quote=f"exp {number}: {count_text(size.lines, 'code line')}, "
             f"{count_text(size.branches, 'branch', 'branches')}, {size.constexprs} constexpr, "
             f"{count_text(size.autotune_configs or 0, 'config')}",
             source=_where(ctx, number),
@@ -365,7 +365,9 @@ def _detail(ctx: Context, measured: Mapping[int, _Parts], stall: Sequence[int]) 
         fate = "" if standing else ", not kept"
         size = _total(measured[latest])
         parts.append(
-            f"latest snapshot (exp {latest}{fate}): {count_text(size.lines, 'line')}, "
+            # Code lines (no blank or comment lines): another check's count of a file's
+            # lines is of all of them, and the two must not read as one number.
+            f"latest snapshot (exp {latest}{fate}): {count_text(size.lines, 'code line')}, "
             f"{count_text(size.branches, 'branch', 'branches')}, "
             f"{count_text(size.constexprs, 'constexpr knob')}, "
             f"{count_text(size.autotune_configs or 0, 'autotune config')}"
