@@ -468,6 +468,17 @@ def _unnamed_ceiling(reading: FloorReading) -> Outcome:
     )
 
 
+def _host_only(experiments: Sequence[Experiment]) -> str:
+    """The device every measured experiment names, where each names a CPU (``GPU: CPU
+    (Triton interpreter)``, as ``kernelopt.bench`` writes host-clock rows), else ``""``:
+    such an effort cannot have profiled a GPU kernel yet, and the finding says so rather
+    than calling its changes blind."""
+    devices = {e.gpu for e in experiments if e.gpu}
+    if not devices or not all(d.strip().lower().startswith("cpu") for d in devices):
+        return ""
+    return ", ".join(f"GPU: {d}" for d in sorted(devices))
+
+
 def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     """Report work aimed at the wrong resource, or the absence of any profile."""
     log = ctx.log
@@ -491,14 +502,21 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
                 f"({why}), so none was chosen blind: profile the kernel before the first change.",
                 [_NO_PROFILE],
             )
+        on_cpu = _host_only(ctx.experiments)
         finding = Finding(
             pathology=_PATHOLOGY,
             summary=(
                 f"No profiling data in any result or profile.md across "
                 f"{count_text(len(attempts), 'attempt')}: "
-                f"every change so far "
-                "was chosen blind. Instrument with CUDA events (time per stage) and a roofline "
-                "before optimizing further."
+                + (
+                    f"every timing names a CPU as its device ({on_cpu}): host-clock "
+                    "timings of a CPU or the Triton interpreter time no GPU kernel, so every "
+                    "change so far was chosen without one. On a GPU, instrument with CUDA "
+                    "events (time per stage) and a roofline before optimizing further."
+                    if on_cpu
+                    else "every change so far was chosen blind. Instrument with CUDA events "
+                    "(time per stage) and a roofline before optimizing further."
+                )
             ),
             experiments=[e.number for e in attempts[-5:]],
             severity=Severity.MEDIUM,
