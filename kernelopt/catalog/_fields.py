@@ -13,7 +13,7 @@ from kernelopt._checks import as_path
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 
-__all__ = ["as_path", "enum_field", "require_str", "to_enum"]
+__all__ = ["as_path", "enum_field", "require_bool", "require_entry_id", "require_str", "to_enum"]
 
 _E = TypeVar("_E", bound=TextEnum)
 
@@ -66,3 +66,21 @@ def require_str(value: object, where: str, what: str = "a str") -> str:
     return value
 
 
+def require_bool(value: object, where: str) -> bool:
+    """Return ``value`` if it is a bool, else raise :class:`InputError` naming ``where``.
+
+    A flag such as ``strict="no"`` would otherwise read as true: any non-empty string,
+    number or object is truthy.
+    """
+    if not isinstance(value, bool):
+        raise InputError(expected("True or False", repr(value)[:80], where=where))
+    return value
+
+
+def require_entry_id(value: object, where: str = "entry_id") -> str:
+    """Return ``value`` if it is an entry id's type (a str), else raise :class:`InputError`.
+
+    A list or dict would otherwise end in ``unhashable type`` from the lookup by id, and a
+    number in "no such entry" as if it were an id that is merely absent.
+    """
+    return require_str(value, where, "an entry id (a str)")

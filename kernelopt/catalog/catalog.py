@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from kernelopt._errors import CatalogError, InputError, expected
+from kernelopt.catalog._fields import as_path, require_bool, require_entry_id
 from kernelopt.catalog.layout import Placement, classify
 from kernelopt.catalog.loader import LoadedTree, load_tree
 from kernelopt.catalog.markdown import declared_id
@@ -118,6 +119,41 @@ def _builtin() -> Catalog:
     return catalog
 
 
+def _items_of(value: object, what: str, where: str) -> Iterable[object]:
+    """``value`` as an iterable of items; None, a str, bytes, a mapping (whose keys a loop
+    would take for the items) or a non-iterable is an :class:`InputError` naming ``where``."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InputError(expected(f"an iterable of {what}", repr(value)[:80], where=where))
+    return value
+
+
+def _source_paths(sources: object, ids: Mapping[str, Entry]) -> dict[str, Path]:
+    """The files of ``sources`` (None or a mapping of ids to paths) for the ids kept.
+
+    Every value is checked, kept or not: a wrong one is a mistake wherever it stands.
+    """
+    if sources is None:
+        return {}
+    if not isinstance(sources, Mapping):
+        raise InputError(
+            expected("a mapping of entry ids to paths", repr(sources)[:80], where="sources")
+        )
+    paths = {k: as_path(v, f"sources[{k!r}]") for k, v in sources.items()}
+    return {k: path for k, path in paths.items() if k in ids}
+
+
+def _problems(problems: object) -> tuple[Problem, ...]:
+    """``problems`` as a tuple, each item a :class:`Problem`."""
+    checked = []
+    for problem in _items_of(problems, "Problem", "problems"):
+        if not isinstance(problem, Problem):
+            raise InputError(
+                expected("problems of type Problem", repr(problem)[:80], where="problems")
+            )
+        checked.append(problem)
+    return tuple(checked)
+
+
 class Catalog:
     """Entries by id, iterated in id order, with ranked queries.
 
@@ -129,6 +165,14 @@ class Catalog:
         The file each entry was read from, by id.
     problems : iterable of Problem, optional
         Problems met while loading (non-strict loads keep them here).
+
+    Raises
+    ------
+    InputError
+        If ``entries`` or ``problems`` is not an iterable of its items' type (None, a str
+        or a mapping is not), or ``sources`` is neither None nor a mapping of ids to paths.
+    CatalogError
+        If two entries have the same id.
 
     Examples
     --------
@@ -157,15 +201,17 @@ class Catalog:
         problems: Iterable[Problem] = (),
     ) -> None:
         by_id: dict[str, Entry] = {}
-        for entry in entries:
+        for entry in _items_of(entries, "Entry", "entries"):
             if not isinstance(entry, Entry):
-                raise InputError(expected("entries of type Entry", repr(entry)[:80]))
+                raise InputError(
+                    expected("entries of type Entry", repr(entry)[:80], where="entries")
+                )
             if entry.id in by_id:
                 raise CatalogError(expected("unique entry ids", f"'{entry.id}' twice"))
             by_id[entry.id] = entry
         self._entries = {k: by_id[k] for k in sorted(by_id)}
-        self._sources = {k: Path(v) for k, v in (sources or {}).items() if k in by_id}
-        self._problems = tuple(problems)
+        self._sources = _source_paths(sources, by_id)
+        self._problems = _problems(problems)
         self._fallbacks: tuple[Problem, ...] = ()
         self._searchables: tuple[_Searchable, ...] | None = None
         self._families: tuple[str, ...] | None = None
@@ -203,7 +249,11 @@ class Catalog:
             For a path that is not a folder or cannot be listed; in strict mode for
             repeated ids, entries in the wrong folder, interactions linking unknown ids and
             files or folders that cannot be read.
+        InputError
+            If ``with_builtin`` or ``strict`` is not a bool (``strict="no"`` would read
+            as true).
         """
+        require_bool(with_builtin, "with_builtin")
         tree = load_tree(path, strict=strict)
         base = cls.builtin() if with_builtin else cls()
         entries = {e.id: e for e in base}
@@ -254,7 +304,10 @@ class Catalog:
         ------
         CatalogError
             ``Expected a known entry id (...), got 'x'`` when there is none.
+        InputError
+            If ``entry_id`` is not a str.
         """
+        require_entry_id(entry_id)
         try:
             return self._entries[entry_id]
         except KeyError:
@@ -274,7 +327,13 @@ class Catalog:
         -------
         Path or None
             The markdown file; ``None`` for an entry built in memory or an unknown id.
+
+        Raises
+        ------
+        InputError
+            If ``entry_id`` is not a str (no id at all, rather than an unknown one).
         """
+        require_entry_id(entry_id)
         return self._sources.get(entry_id)
 
     @property

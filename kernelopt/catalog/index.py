@@ -41,6 +41,28 @@ def _link_text(text: str) -> str:
     return _cell(text).replace("[", "\\[").replace("]", "\\]")
 
 
+def _links(links: object) -> Mapping[str, str]:
+    """``links`` checked: None (no entry moved) or a mapping of ids to tree-relative paths."""
+    if links is None:
+        return {}
+    if not isinstance(links, Mapping):
+        raise InputError(
+            expected("a mapping of entry ids to paths", repr(links)[:80], where="links")
+        )
+    wrong = next(
+        ((k, v) for k, v in links.items() if not isinstance(k, str) or not isinstance(v, str)), None
+    )
+    if wrong is not None:
+        raise InputError(
+            expected(
+                "a mapping of entry ids (str) to paths (str)",
+                f"an item {wrong!r}"[:80],
+                where="links",
+            )
+        )
+    return links
+
+
 def render_index(entries: Iterable[Entry], *, links: Mapping[str, str] | None = None) -> str:
     """Render the index table of ``entries``.
 
@@ -56,6 +78,12 @@ def render_index(entries: Iterable[Entry], *, links: Mapping[str, str] | None = 
     -------
     str
         Markdown with links relative to the tree root.
+
+    Raises
+    ------
+    InputError
+        If ``entries`` is not an iterable of :class:`Entry`, or ``links`` is neither None
+        nor a mapping of ids (str) to paths (str).
     """
     if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
         raise InputError(expected("an iterable of Entry", repr(entries)[:80], where="entries"))
@@ -63,7 +91,7 @@ def render_index(entries: Iterable[Entry], *, links: Mapping[str, str] | None = 
     if any(not isinstance(e, Entry) for e in items):
         wrong = next(e for e in items if not isinstance(e, Entry))
         raise InputError(expected("entries of type Entry", repr(wrong)[:80], where="entries"))
-    found = links or {}
+    found = _links(links)
     rows = [
         f"| [{_link_text(e.name)}]({found.get(e.id, e.relative_path)}) | {e.kind.value} "
         f"| {e.scope} | {_cell(e.summary)} |\n"

@@ -76,7 +76,15 @@ def entry_to_dict(entry: Entry) -> dict[str, Any]:
     -------
     dict
         Field names to plain values (str, numbers, lists, dicts).
+
+    Raises
+    ------
+    InputError
+        If ``entry`` is not an :class:`Entry`: cattrs would hand anything else back as is
+        (``None`` for ``None``), to fail later or be written as if it were an entry.
     """
+    if not isinstance(entry, Entry):
+        raise InputError(expected("an Entry", repr(entry)[:80], where="entry"))
     data: dict[str, Any] = _converter().unstructure(entry)
     return data
 
@@ -145,6 +153,11 @@ def entry_to_json(entry: Entry) -> str:
     str
         The JSON of :func:`entry_to_dict`, indented by 2, non-ASCII kept, ending in a
         newline.
+
+    Raises
+    ------
+    InputError
+        If ``entry`` is not an :class:`Entry`.
     """
     return json.dumps(entry_to_dict(entry), indent=2, ensure_ascii=False) + "\n"
 
@@ -168,8 +181,10 @@ def entry_from_json(text: str) -> Entry:
         If the text is not JSON, gives a key twice, is nested too deeply to read or holds
         an integer longer than Python converts.
     InputError
-        If the JSON does not describe a valid entry.
+        If ``text`` is not a str, or the JSON does not describe a valid entry.
     """
+    if not isinstance(text, str):
+        raise InputError(expected("JSON text (a str)", repr(text)[:80], where="text"))
     try:
         data = loads(text, object_pairs_hook=once_each)
     except json.JSONDecodeError as error:

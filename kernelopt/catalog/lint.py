@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from kernelopt._errors import CatalogError, expected
-from kernelopt.catalog._fields import as_path
+from kernelopt.catalog._fields import as_path, require_bool
 from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, builtin_fallbacks, link_problems
 from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import INDEX_NAME, check_tree_folder
@@ -143,8 +143,11 @@ def lint_tree(
     ------
     CatalogError
         If ``root`` is not a folder or cannot be listed.
+    InputError
+        If ``root`` is neither None nor a path, or ``with_builtin`` is not a bool.
     """
     base = BUILTIN_ROOT if root is None else as_path(root, "root")
+    require_bool(with_builtin, "with_builtin")
     tree = load_tree(base)
     with_placeholders, problems = _placeholder_problems(tree)
     for problem in tree.problems:

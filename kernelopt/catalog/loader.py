@@ -20,7 +20,7 @@ import attrs
 
 from kernelopt._errors import CatalogError, FormatError, InputError, expected
 from kernelopt._fileio import locked
-from kernelopt.catalog._fields import as_path
+from kernelopt.catalog._fields import as_path, require_bool
 from kernelopt.catalog.layout import (
     LINK_TO_NOTHING,
     Placement,
@@ -181,8 +181,12 @@ def load_tree(
         between files (a folder below the root that cannot be listed is one).
     FormatError
         In strict mode, for the first file that does not parse.
+    InputError
+        If ``root`` is not a path, or ``strict`` or ``lock`` is not a bool.
     """
     base = as_path(root, "root")
+    require_bool(strict, "strict")
+    require_bool(lock, "lock")
     if not base.is_dir():
         why = "not a folder" if base.exists() else "no such folder"
         raise CatalogError(expected("a knowledge folder", f"{base} ({why})"))

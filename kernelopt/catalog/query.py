@@ -74,7 +74,14 @@ def normalize_text(text: str) -> str:
     -------
     str
         The normalized text, without leading or trailing spaces.
+
+    Raises
+    ------
+    InputError
+        If ``text`` is not a str (bytes too: decode them first).
     """
+    if not isinstance(text, str):
+        raise InputError(expected("text (a str)", repr(text)[:80], where="text"))
     return _SEPARATORS.sub(" ", text.lower()).strip()
 
 

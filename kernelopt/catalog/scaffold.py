@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
-from kernelopt.catalog._fields import as_path, enum_field, require_str
+from kernelopt.catalog._fields import as_path, enum_field, require_bool, require_str
 from kernelopt.catalog.layout import candidate_paths, check_tree_folder, entry_path, make_root
 from kernelopt.catalog.markdown import EVIDENCE_HEADER, NO_INTERACTIONS
 from kernelopt.catalog.model import Kind, relative_path, slugify
@@ -146,9 +146,13 @@ def new_entry_file(
         it is a folder the tree's other writers refuse: its ``index.md`` was not written by
         ``kernelopt catalog index``, or it has none and holds markdown outside the entry
         folders. Nothing is written then.
+    InputError
+        If ``name`` is not a one-line name, ``kind`` or ``language`` is unknown, ``root``
+        is not a path or ``with_builtin`` is not a bool; nothing is written then.
     """
     rel, text = scaffold_entry(name, kind=kind, language=language)
     base = as_path(root, "root")
+    require_bool(with_builtin, "with_builtin")
     entry_id = Path(rel).stem
     if with_builtin:
         from kernelopt.catalog.catalog import Catalog

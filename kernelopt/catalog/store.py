@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,13 @@ import attrs
 
 from kernelopt._errors import CatalogError, FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked, temp_file_target
-from kernelopt.catalog._fields import as_path, require_str, to_enum
+from kernelopt.catalog._fields import (
+    as_path,
+    require_bool,
+    require_entry_id,
+    require_str,
+    to_enum,
+)
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.index import render_index
@@ -63,10 +69,23 @@ from kernelopt.catalog.model import (
 __all__ = ["KnowledgeTree"]
 
 
-def _conditions(items: Iterable[Condition | str]) -> tuple[Condition, ...]:
-    if isinstance(items, str):  # one condition, not a sequence of its characters
-        raise InputError(expected("a sequence of conditions", repr(items)))
-    return tuple(parse_condition(c) if isinstance(c, str) else c for c in items)
+def _conditions(items: object, where: str) -> tuple[Condition, ...]:
+    """``items`` as conditions, a str among them parsed (``"dram_pct > 60"``).
+
+    A lone str is one condition, not a sequence of its characters; a mapping's keys and
+    bytes' integers are no conditions either.
+    """
+    what = "a sequence of conditions (Condition or str)"
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+        raise InputError(expected(what, repr(items)[:80], where=where))
+    conditions = []
+    for item in items:
+        if isinstance(item, str):
+            item = parse_condition(item)
+        elif not isinstance(item, Condition):
+            raise InputError(expected(what, f"an item {item!r}"[:80], where=where))
+        conditions.append(item)
+    return tuple(conditions)
 
 
 def _entry_text(path: Path) -> str:
@@ -145,7 +164,7 @@ class KnowledgeTree:
 
     def __init__(self, root: str | os.PathLike[str], *, with_builtin: bool = True) -> None:
         self.root = as_path(root, "root")
-        self.with_builtin = with_builtin
+        self.with_builtin = require_bool(with_builtin, "with_builtin")
 
     def __repr__(self) -> str:
         return f"KnowledgeTree({str(self.root)!r})"
@@ -172,7 +191,10 @@ class KnowledgeTree:
         CatalogError
             If the root is a file or a link to nothing, not a folder (as
             :meth:`Catalog.load` says), or in strict mode for problems in the tree.
+        InputError
+            If ``strict`` is not a bool.
         """
+        require_bool(strict, "strict")
         if not_a_folder(self.root):
             raise CatalogError(expected("a knowledge folder", f"{self.root} (not a folder)"))
         if not self.root.is_dir():
@@ -192,7 +214,13 @@ class KnowledgeTree:
         Path
             The canonical path, except in a tree whose folder for the entry's language
             has another spelling (``languages/cutile-dsl/``): there, that folder.
+
+        Raises
+        ------
+        InputError
+            If ``entry`` is not an :class:`Entry`.
         """
+        _require(entry, Entry, "entry")
         return entry_path(self.root, entry.id, entry.kind, entry.scope)
 
     def _tree_ids(self) -> dict[str, Path]:
@@ -402,10 +430,11 @@ class KnowledgeTree:
         Raises
         ------
         InputError
-            If the entry is of another kind.
+            If ``entry`` is not an :class:`Entry` or is of another kind.
         CatalogError
             As :meth:`add`.
         """
+        _require(entry, Entry, "entry")
         if entry.kind is not Kind.OPTIMIZATION:
             raise InputError(
                 expected("an entry of kind optimization", entry.kind.value, where="entry.kind")
@@ -428,10 +457,11 @@ class KnowledgeTree:
         Raises
         ------
         InputError
-            If the entry is of another kind.
+            If ``entry`` is not an :class:`Entry` or is of another kind.
         CatalogError
             As :meth:`add`.
         """
+        _require(entry, Entry, "entry")
         if entry.kind is not Kind.ANTI_PATTERN:
             raise InputError(
                 expected("an entry of kind anti-pattern", entry.kind.value, where="entry.kind")
@@ -496,20 +526,22 @@ class KnowledgeTree:
         Raises
         ------
         InputError
-            If every argument is ``None``, a condition list is a single str, or a new
-            value fails the entry's checks.
+            If ``entry_id`` is not a str, every other argument is ``None``, a condition
+            list is a single str or not a sequence of conditions, or a new value fails the
+            entry's checks.
         CatalogError
             If ``entry_id`` is unknown, the tree's ``index.md`` was not written by a
             knowledge tree, or a FIFO, socket, device or folder stands at one of the
             entry's paths or at ``index.md``.
         """
+        require_entry_id(entry_id)
         change: dict[str, Any] = {}
         if contexts is not None:
             change["contexts"] = contexts  # the entry converts and checks it
         if triggers is not None:
-            change["triggers"] = _conditions(triggers)
+            change["triggers"] = _conditions(triggers, "triggers")
         if shape_conditions is not None:
-            change["shape_conditions"] = _conditions(shape_conditions)
+            change["shape_conditions"] = _conditions(shape_conditions, "shape_conditions")
         if families is not None:
             change["families"] = families  # the entry converts and checks it
         if fundamental_for is not None:
@@ -561,7 +593,8 @@ class KnowledgeTree:
         Raises
         ------
         InputError
-            If ``row`` is not an :class:`EvidenceRow`, the source type is neither,
+            If ``entry_id`` is not a str, ``row`` is not an :class:`EvidenceRow`, the
+            source type is neither,
             ``notes`` is not a str, or ``source`` is empty: evidence recorded from now on
             names where it comes from.
         CatalogError
@@ -569,6 +602,7 @@ class KnowledgeTree:
             knowledge tree, or a FIFO, socket, device or folder stands at one of the
             entry's paths or at ``index.md``.
         """
+        require_entry_id(entry_id)
         _require(row, EvidenceRow, "row")
         kind = to_enum(SourceType, source_type, "source_type")
         require_str(notes, "notes", "notes (str), empty for none")
@@ -619,13 +653,14 @@ class KnowledgeTree:
         Raises
         ------
         InputError
-            If ``interaction`` is not an :class:`Interaction`.
+            If ``entry_id`` is not a str or ``interaction`` is not an :class:`Interaction`.
         CatalogError
             If ``entry_id`` is unknown, the interaction's target is neither in the tree,
             a built-in (with ``with_builtin``) nor the entry itself, the tree's
             ``index.md`` was not written by a knowledge tree, or a FIFO, socket, device
             or folder stands at one of the entry's paths or at ``index.md``.
         """
+        require_entry_id(entry_id)
         _require(interaction, Interaction, "interaction")
         self._check_index_is_ours()
         make_root(self.root)
@@ -665,13 +700,14 @@ class KnowledgeTree:
         Raises
         ------
         InputError
-            If ``reason`` is empty or ``to`` is not a kind.
+            If ``entry_id`` is not a str, ``reason`` is empty or ``to`` is not a kind.
         CatalogError
             If the entry already is of kind ``to`` (another writer flipped it first), a
             file already exists where the flipped entry would go, a FIFO, socket, device
             or folder stands at one of the entry's paths or at ``index.md``, or
             ``entry_id`` is unknown; nothing is written.
         """
+        require_entry_id(entry_id)
         if not isinstance(reason, str) or not reason.strip():
             raise InputError(expected("a reason for the flip", repr(reason), where="reason"))
         wanted = None if to is None else to_enum(Kind, to, "to")
