@@ -29,7 +29,7 @@ S = _steps.setup(3, __doc__ or "")
 
 from kernelopt.catalog import Catalog
 from kernelopt.diagnose import Pathology, diagnose, entry_links, render_plan
-from kernelopt.experiments import write_plan
+from kernelopt.experiments import experiment_dir, write_plan
 from kernelopt.workflow import Change, Constraints, OptimizationTask
 
 FUNDAMENTAL = "split-kv-flash-decoding"
@@ -127,6 +127,8 @@ for found in diagnosis.findings:  # ranked: severity, then cause before symptom
         ids = f" ({', '.join(action.catalog_ids)})" if action.catalog_ids else ""
         print(f"   - [{found.pathology.value}] {text}{ids}")
 
+# The plan's links lead from its own folder to the entries' files, as a markdown file reads them.
+plan_path = experiment_dir(S.experiments, _steps.EXP_SPLIT_KV) / "plan.md"
 task = OptimizationTask(
     kernel="mla_decode",
     current="naive",
@@ -138,11 +140,13 @@ task = OptimizationTask(
             "cut each sequence's keys into pieces (a wave model picks how many) and run one "
             "program per (row tile, piece)",
             rationale=f"b={POINTS[0].b} sequences give too few programs to fill the GPU",
+            relative_to=plan_path,
         ),
         Change.of(
             catalog.get("split-kv-lse-combine"),
             "merge the pieces' fp32 partial outputs by their base-2 LSEs",
             rationale="the merged result is the exact softmax over all keys",
+            relative_to=plan_path,
         ),
     ],
     constraints=Constraints(language="triton", other=("keep MLADecodePlan's plan/run interface",)),

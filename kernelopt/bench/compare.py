@@ -33,6 +33,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt._numbers_text import readable
 from kernelopt._words import and_list
 from kernelopt.bench._samples import sample_array, sample_floats
 from kernelopt.bench.measurement import Measurement
@@ -106,15 +107,55 @@ class Comparison:
         return 1.0 / self.ratio if self.ratio > 0 else math.inf
 
     def summary(self) -> str:
-        """``FAST 0.62x [0.61, 0.63], same-version spread ±0.4%, threshold ±1.0%``."""
-        interval = f"[{self.ratio_low:.3f}, {self.ratio_high:.3f}]"
+        """``FAST 0.620x [0.610, 0.630], same-version spread ±0.4%, threshold ±1.0%``.
+
+        The ratio and its bounds are written as :func:`_ratio_text` writes them: a 5759x
+        speedup reads ``FAST 0.0001737x [0.0001729, 0.0001745]``, not ``0.000x``.
+        """
+        interval = f"[{_ratio_text(self.ratio_low)}, {_ratio_text(self.ratio_high)}]"
         return (
-            f"{self.verdict.value} {self.ratio:.3f}x {interval}, "
+            f"{self.verdict.value} {_ratio_text(self.ratio)}x {interval}, "
             f"same-version spread ±{self.noise:.1%}, threshold ±{self.threshold:.1%}"
         )
 
     def __str__(self) -> str:
         return self.summary()
+
+
+# Three decimals keep three significant digits of a ratio from 0.1 up; below it they would
+# keep fewer, down to none (a 5759x speedup is a ratio of 0.0001737, "0.000" in three).
+_THREE_DECIMALS_FROM = 0.1
+_SMALL_RATIO_DIGITS = 4
+
+
+def _ratio_text(ratio: float) -> str:
+    """A time ratio (or a bound of its interval) as the library's messages write it.
+
+    From 0.1 up, three decimals (``0.934``, ``1.250``, ``5759.123``): three significant
+    digits or more. Below 0.1, four significant digits, positionally (``0.0001737``), so
+    that no ratio, however small, reads as ``0.000``; below 1e-6, beyond the range
+    measurements take, in exponent form (``1.737e-07``), where positional digits would
+    bury the value in zeros.
+
+    Parameters
+    ----------
+    ratio : float
+        Candidate time over baseline time, or a bound of its interval.
+
+    Returns
+    -------
+    str
+        The ratio's text, without the ``x``.
+
+    Examples
+    --------
+    >>> _ratio_text(0.93412), _ratio_text(1.25), _ratio_text(0.05123), _ratio_text(0.00017366)
+    ('0.934', '1.250', '0.05123', '0.0001737')
+    """
+    three_decimals = f"{ratio:.3f}"
+    if not math.isfinite(ratio) or abs(float(three_decimals)) >= _THREE_DECIMALS_FROM:
+        return three_decimals
+    return readable(ratio, _SMALL_RATIO_DIGITS)
 
 
 # What judge takes: a time of 0 says the clock saw nothing, and a ratio of it means nothing.

@@ -30,7 +30,14 @@ import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import encoding_of, locked, unmade_folder
+from kernelopt._fileio import (
+    atomic_write_bytes,
+    encoding_of,
+    locked,
+    require_file,
+    special_kind,
+    unmade_folder,
+)
 from kernelopt._strict_json import TooDeepError, loads, once_each, syntax_error_text
 from kernelopt.bench import _serde
 from kernelopt.bench.compare import Comparison
@@ -46,8 +53,9 @@ from kernelopt.bench.measurement import (
     one_of,
 )
 from kernelopt.bench.roofline import Roofline
-from kernelopt.experiments.canonical import log_result, write_result
+from kernelopt.experiments.canonical import experiment_dir, log_result, write_result
 from kernelopt.experiments.points import plain_number, point_words, split_terms
+from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, suffix_of
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
 
 __all__ = [
@@ -1051,8 +1059,10 @@ def write_experiment(
     overwrite: bool = False,
     summary: bool = True,
     directory: str | os.PathLike[str] | None = None,
+    snapshot: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
 ) -> ResultRecord:
-    """Write ``root/exp_N/result.md`` (and its ``summary.md`` row) in the canonical form.
+    """Write ``root/exp_N/result.md`` (and its ``summary.md`` row) in the canonical form,
+    with copies of the kernel files it timed.
 
     Versions (torch, triton, kernelopt, commit) and the date are filled in from the
     current environment; the record goes through
@@ -1101,6 +1111,13 @@ def write_experiment(
     directory : path-like, optional
         A folder of the checkout whose commit the record carries; the current working
         directory if ``None``.
+    snapshot : path-like or sequence of path-like, optional
+        Kernel file(s) of this version (full sources such as ``kernels/softmax.py``, or
+        ``.diff``/``.patch`` files against the kernel it started from), copied into
+        ``exp_N/`` under their own names, each atomically, once the record is written:
+        the snapshots :mod:`kernelopt.diagnose` reads for the experiment. A lone path is
+        one file. A file already in ``exp_N/`` under one of those names is replaced
+        only with ``overwrite``; the file itself, given from there, stays as it is.
 
     Returns
     -------
@@ -1114,6 +1131,10 @@ def write_experiment(
         for a version that ran and passed, or,
         without ``overwrite``, an existing ``exp_N/result.md`` or ``summary.md`` row of
         experiment N (its folder removed by hand leaves the row). Nothing is written then.
+        Also, before anything is written, for a snapshot that is no file (missing, a
+        folder), no kernel source or diff the log readers take (``notes.txt``), two
+        snapshots of one name, or, without ``overwrite``, one whose name ``exp_N/``
+        already holds.
     FormatError
         With ``summary``, for a summary.md that cannot take the row: one with no table of
         the canonical columns (a blank one gets the table), or not text. Nothing is
@@ -1171,6 +1192,9 @@ def write_experiment(
         verdict=None if verdict is None else str(verdict),
         notes=notes,
     )
+    # Read before anything is written: a snapshot refused after the record would leave an
+    # experiment whose kernel the log does not hold.
+    copies = _snapshot_copies(snapshot, experiment_dir(Path(root), experiment), overwrite=overwrite)
     if summary:
         # Both or neither: a summary that refuses the row (no table of its columns, not
         # text) refuses the result before it is written. Written again, the experiment
@@ -1178,4 +1202,124 @@ def write_experiment(
         log_result(Path(root), record, overwrite=overwrite)
     else:
         write_result(Path(root), record, overwrite=overwrite)
+    for target, data in copies:
+        atomic_write_bytes(target, data)
     return record
+
+
+def _snapshot_paths(
+    snapshot: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+) -> list[tuple[str, str | os.PathLike[str]]]:
+    """The snapshot paths of ``write_experiment(snapshot=...)``, each with the name of
+    the argument that gave it (``snapshot``, ``snapshot[1]``)."""
+    if snapshot is None:
+        return []
+    if isinstance(snapshot, str | os.PathLike):
+        return [("snapshot", snapshot)]
+    if isinstance(snapshot, bytes) or not isinstance(snapshot, Sequence):
+        raise InputError(
+            expected(
+                "a kernel file path or a list of them", type(snapshot).__name__, where="snapshot"
+            )
+        )
+    paths: list[tuple[str, str | os.PathLike[str]]] = []
+    for index, path in enumerate(snapshot):
+        # A bytes path names no file this writer would name back in its messages.
+        if not isinstance(path, str | os.PathLike) or not isinstance(os.fspath(path), str):
+            raise InputError(
+                expected("a kernel file path", type(path).__name__, where=f"snapshot[{index}]")
+            )
+        paths.append((f"snapshot[{index}]", path))
+    return paths
+
+
+def _snapshot_copies(
+    snapshot: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+    folder: Path,
+    *,
+    overwrite: bool,
+) -> list[tuple[Path, bytes]]:
+    """Each snapshot's place in ``folder`` (``exp_N/``) and its bytes, every one checked.
+
+    Parameters
+    ----------
+    snapshot : path-like, sequence of path-like, or None
+        What ``write_experiment`` was given.
+    folder : Path
+        The experiment's folder (it need not exist yet).
+    overwrite : bool
+        Whether a file of the same name in ``folder`` may be replaced.
+
+    Returns
+    -------
+    list of (Path, bytes)
+        The files to write, in the order given; a snapshot given from its own place in
+        ``folder`` is already there and is left out.
+
+    Raises
+    ------
+    InputError
+        For a path that is no regular file, no kernel source or diff the log readers
+        take, a name given twice, or a name ``folder`` holds (unless ``overwrite``, and
+        then only a regular file).
+    """
+    copies: list[tuple[Path, bytes]] = []
+    names: dict[str, str | os.PathLike[str]] = {}
+    for where, path in _snapshot_paths(snapshot):
+        require_file(path, "a kernel file to snapshot", where=where)
+        source = Path(path)
+        if suffix_of(source.name) not in SNAPSHOT_SUFFIXES:
+            # Any other file in exp_N/ is no kernel the readers see: diagnose would not
+            # read it, and result.md or plan.md would be written over.
+            taken = ", ".join(sorted(SNAPSHOT_SUFFIXES))
+            raise InputError(
+                expected(f"a kernel source or diff ({taken})", os.fspath(path), where=where)
+            )
+        # Case folded: on a file system that ignores case, Softmax.py is softmax.py.
+        name = source.name.casefold()
+        if name in names:
+            raise InputError(
+                expected(
+                    "snapshots of distinct names (each is copied under its own name)",
+                    f"{os.fspath(names[name])} and {os.fspath(path)}",
+                    where=where,
+                )
+            )
+        names[name] = path
+        target = folder / source.name
+        if _same_file(source, target):
+            continue
+        _refuse_snapshot_target(target, overwrite=overwrite, where=where)
+        try:
+            data = source.read_bytes()
+        except OSError as error:
+            raise InputError(
+                expected("a readable kernel file", f"{path}: {error.strerror}", where=where)
+            ) from None
+        copies.append((target, data))
+    return copies
+
+
+def _same_file(source: Path, target: Path) -> bool:
+    """Whether ``source`` is the file at ``target`` already (a snapshot given from its
+    place in ``exp_N/``)."""
+    try:
+        return target.is_file() and source.samefile(target)
+    except OSError:  # nothing to compare: not the same
+        return False
+
+
+def _refuse_snapshot_target(target: Path, *, overwrite: bool, where: str) -> None:
+    """Refuse to copy a snapshot to ``target`` where something stands that it may not
+    replace: any file without ``overwrite``, and a folder, FIFO or device with it."""
+    other = "a folder" if target.is_dir() else special_kind(target)
+    if other is not None:
+        raise InputError(expected("a kernel file to replace", f"{other} at {target}", where=where))
+    if target.exists() and not overwrite:
+        raise InputError(
+            expected(
+                f"no existing {target} (pass overwrite=True to replace it)",
+                "an existing file",
+                where=where,
+            )
+        )

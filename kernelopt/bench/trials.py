@@ -192,6 +192,17 @@ SPECULATIVE = TrialPoint(name="speculative", b=32, s=16, t=4096)
 DEFAULT_POINTS = (DECODE, SPECULATIVE)
 
 
+# What to pass when trial_matrix is left with no point. axes= only crosses the points
+# there are, so axes without the default points or extra_points= make none.
+_NO_POINTS_HINT = {
+    False: "with include_defaults=False, pass extra_points=[TrialPoint(b=..., s=..., t=...), ...]",
+    True: (
+        "axes= crosses the points and makes none of its own: with include_defaults=False, "
+        "pass extra_points=[TrialPoint(b=..., s=..., t=...), ...] as well"
+    ),
+}
+
+
 def trial_matrix(
     *,
     extra_points: Sequence[TrialPoint] = (),
@@ -205,7 +216,8 @@ def trial_matrix(
     extra_points : sequence of TrialPoint
         Points to add (a stress configuration, say).
     axes : mapping of str to sequence of int, optional
-        Axes to cross every point with, e.g. ``{"h": (128, 16)}``; a 1-D numpy array
+        Axes to cross every point with, e.g. ``{"h": (128, 16)}``; they make no point of
+        their own (without the defaults, ``extra_points`` gives them); a 1-D numpy array
         (``np.array([128, 16])``) and numpy integers are taken as the Python ints they
         equal.
     include_defaults : bool
@@ -215,9 +227,10 @@ def trial_matrix(
     ------
     InputError
         For extra points that are not a list of TrialPoints, axes that are not a mapping
-        of names to non-empty sequences of ints, or no point at all; and, as each point
-        would be timed twice, for an axis listing a value twice, an extra point listed
-        twice or equal to a default one, or axes that make two points one.
+        of names to non-empty sequences of ints, or no point at all (``axes`` only crosses
+        the points: with ``include_defaults=False``, ``extra_points`` gives them); and, as
+        each point would be timed twice, for an axis listing a value twice, an extra point
+        listed twice or equal to a default one, or axes that make two points one.
 
     Examples
     --------
@@ -281,7 +294,9 @@ def trial_matrix(
                 )
             )
     if not points:
-        raise InputError(expected("at least one trial point", "none"))
+        raise InputError(
+            expected(f"at least one trial point ({_NO_POINTS_HINT[bool(axes)]})", "none")
+        )
     repeat = _first_repeat(points)
     if repeat is not None:
         # Two points differing only in an axis that axes= then set to one value.

@@ -61,7 +61,7 @@ _VERSION_USAGE = "a missing file, --knowledge or --root without --check, a --roo
 _FINDINGS = "--check found problems, or the hand-off does not parse"
 _PROFILE_FINDINGS = (
     "--check found problems (an unknown entry id, or a part of the hand-off the reader "
-    "leaves out), or the hand-off does not parse"
+    "leaves out, or a trial point's hand-off written twice), or the hand-off does not parse"
 )
 # The path options' types: an empty path names no file or folder, and is refused as such.
 _ROWS_FILE = nonempty_path("a BenchRow JSONL file")
@@ -81,6 +81,8 @@ _VERSION_EXAMPLES = (
 # The filters' types: an empty filter would read as none given (every point's rows kept).
 _POINT_TEXT = nonempty_text("a trial point (key=value terms or a trial name)")
 _IMPL = nonempty_text("an implementation name")
+# A blank kernel would read as none given (`learn`: left out of the evidence row).
+_KERNEL = nonempty_text("a kernel name")
 
 
 def _point(text: str) -> str:
@@ -181,7 +183,7 @@ def register(subparsers: Any) -> None:
     learn.add_argument("--language", help="implementation language of the context (default: none)")
     learn.add_argument(
         "--kernel",
-        default="",
+        type=_KERNEL,
         help="kernel name, for the evidence row (default: none, left out of it)",
     )
     learn.add_argument(
@@ -235,9 +237,10 @@ def register(subparsers: Any) -> None:
             "With --rows: build the '## Profile:' hand-off of --version at each trial point "
             "of the rows (and update a devlog with --devlog). With FILE.md: parse it and "
             "print it in canonical form (a part the reader leaves out is a warning line on "
-            "stderr, exit 0). With --check: check it instead; its unknown catalog ids and "
+            "stderr, exit 0). With --check: check it instead; its unknown catalog ids, "
             "each part the reader leaves out (a Top 3 it cannot read, items beyond the "
-            "third, a second table) are problems, exit 1."
+            "third, a second table) and a trial point's hand-off written twice are "
+            "problems, exit 1."
         ),
         epilog=_report_exit_codes(_PROFILE_USAGE, findings=_PROFILE_FINDINGS)
         + "\n\nExamples, run in a kernelopt checkout:\n"
@@ -252,7 +255,7 @@ def register(subparsers: Any) -> None:
     profile.add_argument(
         "--rows", metavar="FILE.jsonl", type=_ROWS_FILE, help="benchmark rows of the version"
     )
-    profile.add_argument("--kernel", help="kernel name (needed with --rows)")
+    profile.add_argument("--kernel", type=_KERNEL, help="kernel name (needed with --rows)")
     profile.add_argument(
         "--version",
         dest="kernel_version",
@@ -295,8 +298,8 @@ def register(subparsers: Any) -> None:
     _add_check(
         profile,
         also="; with --rows, the tree to suggest entries from (default: the built-ins)",
-        problems="problems (unknown entry ids, and what the reader leaves out, listed instead "
-        "of printed as warnings)",
+        problems="problems (unknown entry ids, what the reader leaves out, listed instead "
+        "of printed as warnings, and a trial point's hand-off written twice)",
     )
     add_json_flag(profile, warnings="warnings go to stderr")
     profile.set_defaults(handler=_warnings_as_lines("report", _profile))
@@ -488,7 +491,7 @@ def _learn(args: argparse.Namespace) -> int:
         knowledge=args.knowledge,
         family=family,
         language=language,
-        kernel=args.kernel,
+        kernel="" if args.kernel is None else args.kernel,
         anti_pattern=args.anti_pattern,
         dry_run=args.dry_run,
         allow_builtin=args.allow_builtin,
@@ -750,8 +753,9 @@ def _profile_rows(args: argparse.Namespace, rows: list[Any], baseline: list[Any]
             chosen, version=args.kernel_version, ceilings=ceilings if same else None
         )
         update = update_devlog(args.devlog, made)
-        note = f"devlog {update.path}: {len(update.replaced)} replaced, {len(update.added)} added"
-        print(one_line(note), file=sys.stderr)
+        # Rows already there as written leave the file as it was: "6 replaced" would say
+        # it was written (a read-only devlog then passes untouched).
+        print(one_line(update.summary()), file=sys.stderr)
     if args.json:
         print_json([to_dict(report) for report in reports])
     else:
@@ -826,19 +830,20 @@ def _profile_file(args: argparse.Namespace) -> int:
 
 
 def _check_profile_file(args: argparse.Namespace) -> int:
-    """``report profile FILE.md --check``: what the reader left out, then unknown entry ids.
+    """``report profile FILE.md --check``: what the reader left out, a trial point's
+    hand-off written twice, then unknown entry ids.
 
     What the reader leaves out (a Top 3 it could not read, items beyond the third, a
     second table) is a problem here, not a warning line: a check that passed a hand-off
     whose opportunities were dropped would say it is fine when its reader saw less than
     its writer wrote.
     """
-    from kernelopt.workflow.profile import _read_profiles
+    from kernelopt.workflow.profile import _check_profiles
 
-    read, failed = _parse_or_report(_read_profiles, args.file)
+    read, failed = _parse_or_report(_check_profiles, args.file)
     if failed is not None:
         return failed
-    reports, left_out = read
+    reports, read_problems = read
     catalog = _catalog(args.knowledge)
     unknown = [
         # Several hand-offs: say whose opportunity names the id.
@@ -849,7 +854,7 @@ def _check_profile_file(args: argparse.Namespace) -> int:
         for item in report.opportunities
         if item.entry_id and item.entry_id not in catalog
     ]
-    return _problems(args.file, [*left_out, *unknown], args.json)
+    return _problems(args.file, [*read_problems, *unknown], args.json)
 
 
 def _profile_name(report: Any) -> str:

@@ -10,12 +10,15 @@ and the catalog entry by id with a markdown link to its knowledge file, so a rea
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
 import attrs
 
+from kernelopt._checks import as_path
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import unbracket
@@ -87,25 +90,48 @@ def _entry_fields(entry: object, where: str) -> tuple[str, str, str]:
     return entry_id, name, path
 
 
-def knowledge_link(entry: CatalogEntry, *, base: str = KNOWLEDGE_BASE) -> str:
-    """The path of ``entry``'s knowledge file under ``base``, by its kind and scope.
+def knowledge_link(
+    entry: CatalogEntry,
+    *,
+    base: str | None = None,
+    relative_to: str | os.PathLike[str] | None = None,
+    knowledge: str | os.PathLike[str] | None = None,
+) -> str:
+    """The path of ``entry``'s knowledge file: under ``base``, or from a file's folder.
+
+    The hand-offs name an entry's file under the knowledge tree's path
+    (``docs/knowledge/...``), a link that resolves from the project's root. A markdown
+    file resolves its links from its own folder instead: for a task written to a file at
+    a known place (an experiment's ``plan.md``), pass that file as ``relative_to``.
 
     Parameters
     ----------
     entry : CatalogEntry
         A catalog entry (:class:`kernelopt.catalog.Entry`), not its id.
-    base : str
-        The knowledge tree's path as links should show it.
+    base : str, optional
+        The knowledge tree's path as links should show it; default
+        :data:`KNOWLEDGE_BASE` (``docs/knowledge``). Not with ``relative_to``.
+    relative_to : path-like, optional
+        The file the link will be written in: the link then leads from its folder to the
+        entry's file in ``knowledge`` when that tree holds it, else to the file shipped
+        with kernelopt.
+    knowledge : path-like, optional
+        The user's knowledge tree, searched before the built-in entries; only with
+        ``relative_to``.
 
     Returns
     -------
     str
-        ``base/<relative path>`` with forward slashes.
+        ``base/<relative path>``, or the path from ``relative_to``'s folder to the
+        entry's file, with forward slashes.
 
     Raises
     ------
     InputError
-        When ``entry`` is not a catalog entry (an id string, None).
+        When ``entry`` is not a catalog entry (an id string, None), ``base`` is not a
+        str or is given with ``relative_to``, ``knowledge`` is given without it, a path
+        is not a str or path-like, or neither tree holds the entry's file (a link to it
+        would lead nowhere).
 
     Examples
     --------
@@ -114,7 +140,39 @@ def knowledge_link(entry: CatalogEntry, *, base: str = KNOWLEDGE_BASE) -> str:
     'docs/knowledge/languages/triton/optimizations/dot-input-precision.md'
     """
     _, _, path = _entry_fields(entry, "entry")
-    return f"{base.rstrip('/')}/{path}"
+    if base is not None and not isinstance(base, str):
+        raise InputError(expected("a path as links show it (a str)", repr(base), where="base"))
+    if relative_to is None:
+        if knowledge is not None:
+            # Without a file to link from, the tree would be dropped without a word.
+            raise InputError(expected("knowledge only with relative_to", "it without"))
+        return f"{(KNOWLEDGE_BASE if base is None else base).rstrip('/')}/{path}"
+    if base is not None:
+        raise InputError(expected("base or relative_to, not both", "both"))
+    return _link_from(as_path(relative_to, "relative_to"), path, knowledge)
+
+
+def _link_from(written_in: Path, path: str, knowledge: str | os.PathLike[str] | None) -> str:
+    """The link from ``written_in``'s folder to the file ``path`` names in ``knowledge``,
+    else in the built-in tree (as :func:`kernelopt.diagnose.entry_links` links a plan's)."""
+    from kernelopt.catalog.catalog import BUILTIN_ROOT
+
+    trees = ([as_path(knowledge, "knowledge")] if knowledge is not None else []) + [BUILTIN_ROOT]
+    found = next((tree / path for tree in trees if (tree / path).is_file()), None)
+    if found is None:
+        raise InputError(
+            expected(
+                f"a knowledge tree holding {path}",
+                f"none of {', '.join(str(tree) for tree in trees)}",
+                where="knowledge",
+            )
+        )
+    start = written_in.resolve().parent
+    try:
+        return Path(os.path.relpath(found.resolve(), start)).as_posix()
+    except ValueError:
+        # Another drive (Windows) has no relative path: the absolute one still resolves.
+        return found.resolve().as_posix()
 
 
 def _line(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -247,7 +305,9 @@ class Change:
         what: str | None = None,
         *,
         rationale: str = "",
-        base: str = KNOWLEDGE_BASE,
+        base: str | None = None,
+        relative_to: str | os.PathLike[str] | None = None,
+        knowledge: str | os.PathLike[str] | None = None,
     ) -> Change:
         """A change applying catalog ``entry``, linked to its knowledge file.
 
@@ -259,9 +319,17 @@ class Change:
             The specific change, one line; the entry's name if ``None`` or empty.
         rationale : str
             Why, one line; may be empty.
-        base : str
+        base : str, optional
             The knowledge tree's path as the link should show it; the link is
-            ``base/<entry's relative path>``.
+            ``base/<entry's relative path>`` (default ``docs/knowledge``, the hand-offs'
+            form, which resolves from the project's root).
+        relative_to : path-like, optional
+            The file the change will be written in (an experiment's ``plan.md``): the
+            link then leads from that file's folder to the entry's file, as a markdown
+            file resolves it (see :func:`knowledge_link`). Not with ``base``.
+        knowledge : path-like, optional
+            The user's knowledge tree, searched before the built-in entries; only with
+            ``relative_to``.
 
         Returns
         -------
@@ -272,7 +340,9 @@ class Change:
         ------
         InputError
             When ``entry`` is not a catalog entry (pass ``catalog.get(id)``, not the id),
-            or ``what`` or ``rationale`` is not one line.
+            ``what`` or ``rationale`` is not one line, or (see :func:`knowledge_link`)
+            ``base`` comes with ``relative_to``, ``knowledge`` without it, or neither tree
+            holds the entry's file.
 
         Examples
         --------
@@ -281,13 +351,9 @@ class Change:
         >>> print(change.render())
         [cuda-graphs](docs/knowledge/optimizations/cuda-graphs.md) -- replay -- rationale: 10%
         """
-        entry_id, name, path = _entry_fields(entry, "Change.of(entry)")
-        return cls(
-            what=what or name,
-            entry_id=entry_id,
-            link=f"{base.rstrip('/')}/{path}",
-            rationale=rationale,
-        )
+        entry_id, name, _ = _entry_fields(entry, "Change.of(entry)")
+        link = knowledge_link(entry, base=base, relative_to=relative_to, knowledge=knowledge)
+        return cls(what=what or name, entry_id=entry_id, link=link, rationale=rationale)
 
     def render(self) -> str:
         """The item text (without its ``1.`` or ``-`` marker)."""

@@ -51,6 +51,7 @@ from kernelopt._fileio import (
 )
 from kernelopt._numbers_text import significant
 from kernelopt._table_cells import escape_cell, share_cell
+from kernelopt._words import count_text
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.bench.report import ProfileReport
@@ -289,12 +290,25 @@ class DevlogUpdate:
         appended; each row written once (the last of an update's rows of one key).
     created : bool
         True when the file did not exist.
+    unchanged : bool
+        True when every row was already in the file as written, so nothing was written
+        (a read-only devlog is then left as it is, not refused); its rows are in
+        ``replaced``.
     """
 
     path: Path
     replaced: tuple[PerfRow, ...] = ()
     added: tuple[PerfRow, ...] = ()
     created: bool = False
+    unchanged: bool = False
+
+    def summary(self) -> str:
+        """What the update did, in one line: ``devlog docs/kernels/k.md: 1 replaced, 2
+        added``, or ``devlog docs/kernels/k.md: 6 rows already there, nothing written``."""
+        if self.unchanged:
+            rows = count_text(len(self.replaced), "row")
+            return f"devlog {self.path}: {rows} already there, nothing written"
+        return f"devlog {self.path}: {len(self.replaced)} replaced, {len(self.added)} added"
 
 
 # --- building rows ----------------------------------------------------------------------
@@ -884,7 +898,9 @@ def update_devlog(
         not an iterable of PerfRow (one PerfRow alone is refused too) or hold none, a
         ``title`` that is not one line of text, or a folder (or FIFO) at ``path``: all
         refused before anything is written or locked. Also for a devlog that is
-        read-only (no write bit set, or none this user holds), which is left as it was.
+        read-only (no write bit set, or none this user holds), which is left as it was,
+        when the rows would change it (rows all there as written change nothing: the
+        update is ``unchanged``).
     FormatError
         When a version's table has another header, holds two rows of a row's version,
         point and GPU (which one is current is the user's call), the file has two
@@ -924,7 +940,13 @@ def update_devlog(
             if not created:
                 _refuse_read_only(target)
             atomic_write_text(target, new, encoding=encoding)
-    return DevlogUpdate(path=target, replaced=tuple(replaced), added=tuple(added), created=created)
+    return DevlogUpdate(
+        path=target,
+        replaced=tuple(replaced),
+        added=tuple(added),
+        created=created,
+        unchanged=not created and new == text,
+    )
 
 
 def _number(cell: str, field: str) -> float | None:

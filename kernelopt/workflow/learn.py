@@ -35,7 +35,7 @@ from kernelopt._enum import TextEnum
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import file_in_the_way, locked
 from kernelopt._numbers_text import significant
-from kernelopt.bench.compare import Verdict, _too_few_rounds
+from kernelopt.bench.compare import Verdict, _ratio_text, _too_few_rounds
 from kernelopt.catalog import (
     BUILTIN_ROOT,
     METRICS,
@@ -128,16 +128,50 @@ def evidence_row(
         config=_cell(", ".join(p for p in parts if p)),
         before=_time(observation.before, observation.unit),
         after=_time(observation.after, observation.unit),
-        change=f"{observation.change_pct:+.1f} % ({observation.verdict.value})",
+        change=f"{_change_text(observation.change_pct)} % ({observation.verdict.value})",
     )
+
+
+# A change is written to one decimal (-10.3 %), and to more only where one would round a
+# saving short of the whole time to -100.0 (a 5759x speedup saves 99.98 %, not 100 %).
+# Past 15 decimals a float holds no more digits to show.
+_CHANGE_DECIMALS = 1
+_MOST_CHANGE_DECIMALS = 15
+
+
+def _change_text(percent: float) -> str:
+    """A time's change in percent, signed: ``-10.3``, ``+37.1``, and ``-99.98`` (not
+    ``-100.0``) for a change short of -100 %.
+
+    Parameters
+    ----------
+    percent : float
+        The change of the time, % (negative is faster).
+
+    Returns
+    -------
+    str
+        The change to one decimal, or to the fewest more that keep it above -100.
+
+    Examples
+    --------
+    >>> _change_text(-10.26), _change_text(37.14), _change_text(-99.98263)
+    ('-10.3', '+37.1', '-99.98')
+    """
+    decimals = _CHANGE_DECIMALS
+    text = f"{percent:+.{decimals}f}"
+    while percent > -100.0 and float(text) <= -100.0 and decimals < _MOST_CHANGE_DECIMALS:
+        decimals += 1
+        text = f"{percent:+.{decimals}f}"
+    return text
 
 
 def _verdict_sentence(observation: Observation) -> str:
     c = observation.comparison
-    interval = f" [{c.ratio_low:.3f}, {c.ratio_high:.3f}]" if c.pairs else ""
+    interval = f" [{_ratio_text(c.ratio_low)}, {_ratio_text(c.ratio_high)}]" if c.pairs else ""
     return (
         f"Verdict {c.verdict.value} by {observation.method or 'the given comparison'}: "
-        f"time ratio {c.ratio:.3f}{interval}, same-version spread ±{c.noise:.1%}, "
+        f"time ratio {_ratio_text(c.ratio)}{interval}, same-version spread ±{c.noise:.1%}, "
         f"threshold ±{c.threshold:.1%}."
     )
 
@@ -198,7 +232,7 @@ def derive_anti_pattern(
     families = (family,) if family else applied.families
     where = _kernel_of(families) + (f" written in {language}" if language else "")
     on = f" on {observation.gpu}" if observation.gpu else ""
-    change = f"{observation.change_pct:+.1f} %"
+    change = f"{_change_text(observation.change_pct)} %"
     before = _time(observation.before, observation.unit)
     after = _time(observation.after, observation.unit)
     new_label = observation.after_label or "the version with the change"
@@ -277,8 +311,8 @@ def _unclear_reason(observation: Observation) -> str:
     low, high = 1.0 - c.threshold, 1.0 + c.threshold
     if c.ratio_low < low <= c.ratio_high or c.ratio_low <= high < c.ratio_high:
         return (
-            f"the result straddles the threshold (time ratio in [{c.ratio_low:.3f}, "
-            f"{c.ratio_high:.3f}] against ±{c.threshold:.1%}); measure longer (more "
+            f"the result straddles the threshold (time ratio in [{_ratio_text(c.ratio_low)}, "
+            f"{_ratio_text(c.ratio_high)}] against ±{c.threshold:.1%}); measure longer (more "
             "samples, keep the raw samples) first."
         )
     if c.pairs and _too_few_rounds(c.pairs, c.confidence):
@@ -288,7 +322,7 @@ def _unclear_reason(observation: Observation) -> str:
         )
     return (
         f"the rows' same-version spread (±{c.noise:.1%}) is too wide to judge a change of "
-        f"{observation.change_pct:+.1f}% within it; measure again with a steadier "
+        f"{_change_text(observation.change_pct)}% within it; measure again with a steadier "
         "spread (a quieter GPU, more samples) first."
     )
 
@@ -351,7 +385,8 @@ class LearnOutcome:
         head = (
             f"{c.verdict.value}: {who} at {o.point}{on}: "
             f"{_time(o.after, o.unit)} against {_time(o.before, o.unit)} "
-            f"({o.change_pct:+.1f}%, threshold ±{c.threshold:.1%}, {o.method or 'comparison'})."
+            f"({_change_text(o.change_pct)}%, threshold ±{c.threshold:.1%}, "
+            f"{o.method or 'comparison'})."
         )
         would = "Would record" if self.dry_run else "Recorded"
         if self.action is Action.NONE:

@@ -901,6 +901,43 @@ def _read_profiles(
     return [_report(record, notes) for record in records], notes
 
 
+def _check_profiles(
+    text: str, *, path: str | os.PathLike[str] | None = None
+) -> tuple[list[ProfileReport], list[str]]:
+    """Every hand-off in ``text``, and the problems ``kernelopt report profile --check``
+    lists for it: what the reader left out (see :func:`_read_profiles`), then each
+    hand-off of a kernel, version and trial point written before in ``text``.
+
+    Both such hand-offs are read, as every hand-off is; but of two profiles of one point
+    (a re-run pasted under the first) which one holds is the writer's call, as of two
+    tasks or versions in a file, which ``report task|version`` refuse. The reader does not
+    warn of it: a text of several hand-offs is read whole, whatever they repeat.
+    """
+    reports, notes = _read_profiles(text, path=path)
+    records = find_records(text, "Profile:", kind="profile", path=path)
+    return reports, notes + _repeated_points(records, reports)
+
+
+def _repeated_points(records: list[Record], reports: list[ProfileReport]) -> list[str]:
+    """A problem for each of ``records`` whose report (kernel, version and trial point)
+    an earlier one has, naming its heading as written and both headings' lines."""
+    first: dict[tuple[str, str, str], int] = {}
+    problems = []
+    for record, report in zip(records, reports, strict=True):
+        key = (report.kernel, report.version, str(report.point))
+        if key not in first:
+            first[key] = record.line
+            continue
+        problem = fail(
+            record,
+            "one hand-off per kernel, version and trial point",
+            f"'{record.heading.strip()}' at lines {first[key]} and {record.line}",
+            section="Profile",
+        )
+        problems.append(f"{problem}; which one holds is the writer's call")
+    return problems
+
+
 def _warn(notes: list[str]) -> None:
     """Each note as a :class:`ProfileWarning`, at the line that called the reader."""
     for note in notes:
