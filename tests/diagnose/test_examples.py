@@ -195,4 +195,4 @@ def test_readme_counts_the_snapshots_as_diagnose_does() -> None:
         f"grow from {v1[0]} to {v2[0]} code lines, from {v1[1]} to {v2[1]} branches and from "
         f"{v1[2]} to {v2[2]} constexpr knobs" in text
     )
-    assert f"({switch[0]} lines, {switch[1]} branches, {switch[2]} knobs)" in text
+    assert f"({switch[0]} code lines, {switch[1]} branches, {switch[2]} knobs)" in text
