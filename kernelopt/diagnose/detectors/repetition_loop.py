@@ -14,6 +14,16 @@ A knob counts as changed by an attempt when its title names it, or when its valu
 from the kernel the attempt started from (the knobs of the kept experiments before it): a
 ``Knobs:`` line that lists a whole configuration does not make every attempt "vary" every
 knob in it.
+
+Nor is the version the stall started from a new axis. A catalog tag an attempt's words
+match only through words the kept experiment before the stall already holds (its title, the
+implementations its result timed, its tags) names that kernel, as the kernel's own name
+does: after a kept "fused single-block softmax", three attempts titled "fused softmax,
+num_warps=8|2|16" vary the knob ``num_warps``, not kernel fusion, and the word 'fused' is
+no term of theirs either. Such words stand as the axis only when the attempts share no
+other (no knob, no technique named in words of their own, no other term), as three
+reworkings of a bound a kept shortcut introduced share only its name. Attempts that name a
+technique in words of their own still share its tag.
 """
 
 from __future__ import annotations
@@ -21,6 +31,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+import attrs
+
+from kernelopt._errors import InputError
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import (
     MEASUREMENT,
@@ -35,6 +48,7 @@ from kernelopt.diagnose.params import RepetitionLoopParams
 from kernelopt.experiments.log import Experiment
 from kernelopt.experiments.readers import knobs_of
 from kernelopt.experiments.records import Correctness, Status
+from kernelopt.experiments.tagging import Tagger, default_tagger
 
 __all__ = ["NEXT_IDEA", "changed_knobs", "detect"]
 
@@ -48,6 +62,12 @@ _WEIGHT = {"tag": 0.85, "knob": 0.8, "term": 0.65}
 _NOT_KEPT = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
 
 
+def _kept(experiment: Experiment) -> bool:
+    """Whether later attempts start from ``experiment``'s kernel: it was not reverted,
+    neutral or failed, and did not fail correctness."""
+    return experiment.status not in _NOT_KEPT and experiment.correctness is not Correctness.FAIL
+
+
 def changed_knobs(experiments: tuple[Experiment, ...]) -> dict[int, set[str]]:
     """Per experiment number, the knobs (lower-cased) the attempt changed: named in its
     title, or set to another value than the kept kernel before it had."""
@@ -58,10 +78,93 @@ def changed_knobs(experiments: tuple[Experiment, ...]) -> dict[int, set[str]]:
         named = {name.lower() for name in knobs_of(experiment.description)}
         moved = {name for name, value in knobs.items() if current.get(name, value) != value}
         changed[experiment.number] = named | moved
-        kept = experiment.status not in _NOT_KEPT and experiment.correctness is not Correctness.FAIL
-        if kept:
+        if _kept(experiment):
             current.update(knobs)
     return changed
+
+
+def _stall_base(ctx: Context, first: Experiment) -> Experiment | None:
+    """The kept experiment the stall started from: the latest kept attempt before
+    ``first``, the stall's first attempt; None when none came before it."""
+    base = None
+    for experiment in ctx.experiments:
+        if experiment is first or experiment.number == first.number:
+            break
+        if experiment.attempted and _kept(experiment):
+            base = experiment
+    return base
+
+
+def _phrase(text: str) -> str:
+    """``text`` lower-cased, with runs of ``-``, ``_`` and spaces as one space: how the
+    catalog's keywords are compared (``split-KV`` = ``split kv``)."""
+    return re.sub(r"[\s_\-]+", " ", text.lower()).strip()
+
+
+@attrs.frozen
+class _Held:
+    """What the kept experiment a stall started from names itself by.
+
+    ``said``: the catalog phrases its title says (``fused`` in "fused single-block
+    softmax"; one after "without" or "no" is not said). ``names``: the implementations
+    its result rows timed, its tags and their catalog names, as one comparable text.
+    """
+
+    said: frozenset[str] = frozenset()
+    names: str = ""
+
+    def holds(self, phrase: str) -> bool:
+        """Whether ``phrase`` (compared as :func:`_phrase` writes it) names the base."""
+        if phrase in self.said:
+            return True
+        whole = r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])"
+        return re.search(whole, self.names) is not None
+
+
+def _held(ctx: Context, base: Experiment, tagger: Tagger) -> _Held:
+    """What ``base``, the kept experiment the stall started from, names itself by."""
+    said = frozenset(_phrase(text) for _, text, _ in tagger.matches(base.description))
+    entries = [getattr(ctx.entry(tag), "name", "") for tag in base.tags]
+    parts = [*(row.impl for row in base.floors), *base.tags, *entries]
+    return _Held(said=said, names=" | ".join(_phrase(part) for part in parts if part))
+
+
+def _tagger(ctx: Context) -> Tagger:
+    """A tagger over the diagnosis's catalog, as the log readers tagged the experiments
+    with; an empty one without a catalog, or with one whose entries carry no keywords (the
+    experiments' tags were then given, not matched)."""
+    if ctx.catalog is None:
+        return Tagger(())
+    try:
+        return default_tagger(ctx.catalog)[0]
+    except InputError:
+        return Tagger(())
+
+
+def _inherited(
+    experiment: Experiment, tagger: Tagger, held: _Held | None
+) -> tuple[set[str], set[str]]:
+    """The tags of ``experiment`` matched only through words the stall's base holds
+    (``held``; None when the stall has no kept experiment before it), and those words'
+    salient terms.
+
+    Only an attempt whose tags are those its words match can have any: one whose
+    ``Tags:`` line gives others keeps them all, the author's word on what it tried.
+    """
+    if held is None:
+        return set(), set()
+    matches = tagger.matches(experiment.text or experiment.description)
+    if tuple(dict.fromkeys(entry for entry, _, _ in matches)) != experiment.tags:
+        return set(), set()
+    inherited: set[str] = set()
+    words: set[str] = set()
+    for tag in experiment.tags:
+        said = [text for entry, text, _ in matches if entry == tag]
+        if all(held.holds(_phrase(text)) for text in said):
+            inherited.add(tag)
+            # As written: 'max_s_q' is a term, 'max s q' none.
+            words |= salient_terms(" ".join(said))
+    return inherited, words
 
 
 def _kernel_names(ctx: Context) -> set[str]:
@@ -99,8 +202,25 @@ def _measures_only(experiment: Experiment, knobs: set[str]) -> bool:
     )
 
 
-def _axes(experiment: Experiment, knobs: set[str], exclude: set[str]) -> set[tuple[str, str]]:
-    axes = {("tag", tag) for tag in experiment.tags if tag not in MEASUREMENT}
+def _shared(
+    groups: dict[tuple[str, str], list[Experiment]], least: int
+) -> list[tuple[tuple[str, str], list[Experiment]]]:
+    """The axes of ``groups`` that ``least`` attempts or more share, with those attempts."""
+    return [(axis, members) for axis, members in groups.items() if len(members) >= least]
+
+
+def _axes(
+    experiment: Experiment,
+    knobs: set[str],
+    exclude: set[str],
+    inherited: frozenset[str] | set[str] = frozenset(),
+) -> set[tuple[str, str]]:
+    """The axes ``experiment`` may share with others: its catalog tags but measuring ones
+    and ``inherited`` ones (named only through the stall's base), the knobs it changed, and
+    its title's salient terms but those of ``exclude``."""
+    axes = {
+        ("tag", tag) for tag in experiment.tags if tag not in MEASUREMENT and tag not in inherited
+    }
     axes |= {("knob", name) for name in knobs}
     axes |= {("term", term) for term in salient_terms(experiment.description) - exclude}
     return axes
@@ -173,9 +293,16 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
             _since_text(ctx, len(stall), measured, params.min_gain)
             + f": too few to repeat an idea (needs {params.min_experiments}).",
         )
+    # Axes an attempt shares beyond the version the stall started from, and every axis.
     groups: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
+    every_axis: dict[tuple[str, str], list[Experiment]] = defaultdict(list)
     changed = changed_knobs(ctx.experiments)
     kernel_names = _kernel_names(ctx)
+    base = _stall_base(ctx, stall[0].experiment)
+    # Words that name the version the stall started from ('fused' after a kept fused
+    # kernel) say what the attempts start from, not what they vary.
+    tagger = _tagger(ctx) if base is not None else Tagger(())
+    held = _held(ctx, base, tagger) if base is not None else None
     measuring: list[int] = []
     for step in stall:
         knobs = changed.get(step.experiment.number, set())
@@ -185,13 +312,17 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
             # title's words ('analysis', 'stage') name what was measured, not an idea tried.
             measuring.append(step.experiment.number)
             continue
-        for axis in _axes(step.experiment, knobs, kernel_names):
+        inherited, base_words = _inherited(step.experiment, tagger, held)
+        for axis in _axes(step.experiment, knobs, kernel_names | base_words, inherited):
             groups[axis].append(step.experiment)
-    candidates = [
-        (axis, members)
-        for axis, members in groups.items()
-        if len(members) >= params.min_experiments
-    ]
+        for axis in _axes(step.experiment, knobs, kernel_names):
+            every_axis[axis].append(step.experiment)
+    # A knob, technique or term the attempts vary ranks before the words that name the
+    # version they start from; those stand only when the attempts share nothing else
+    # (three reworkings of the max_s_q bound a kept max_s_q shortcut introduced).
+    candidates = _shared(groups, params.min_experiments) or _shared(
+        every_axis, params.min_experiments
+    )
     if not candidates:
         since = (
             f"The {count_text(len(stall), 'attempt')} since the last {params.min_gain:.0%} gain"
