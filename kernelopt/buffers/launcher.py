@@ -56,6 +56,12 @@ class PersistentLauncher(Generic[P, R]):
         costs an allocation and a copy per call); ``"unchecked"`` returns them as they
         are (the caller promises to be done with a result before the next call, as with
         CUDA-graph static outputs).
+
+    Raises
+    ------
+    InputError
+        When ``fn`` is not callable, ``scope`` is not a BufferScope, or ``on_return`` is
+        not one of its values.
     """
 
     def __init__(
@@ -65,6 +71,12 @@ class PersistentLauncher(Generic[P, R]):
         scope: BufferScope,
         on_return: OnReturn = "check",
     ) -> None:
+        # Checked here, not on the first call: a launcher built around None or a wrong
+        # scope would fail later, inside a kernel's hot path, with Python's words.
+        if not callable(fn):
+            raise InputError(expected("a callable fn(scope, ...)", type(fn).__name__, where="fn"))
+        if not isinstance(scope, BufferScope):
+            raise InputError(expected("a BufferScope", type(scope).__name__, where="scope"))
         if on_return not in _ON_RETURN:
             raise InputError(expected(f"on_return in {_ON_RETURN}", repr(on_return)))
         self._fn = fn

@@ -7,7 +7,7 @@ the launcher takes a buffer from its scope (or a fresh tensor when it has none).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -72,7 +72,10 @@ def check_out(
         a tensor whose bytes overlap an input's (``out=x`` for an input ``x``, or a view
         of it): the kernel would overwrite values it has still to read. A slice of the
         same storage that is disjoint from every input passes.
+        ``inputs`` that are neither a mapping, a sequence nor a tensor (a str is no
+        sequence of inputs).
     """
+    given = _as_inputs(inputs)
     if not isinstance(out, torch.Tensor):
         # None is resolve_out's request for a buffer; check_out checks a given tensor.
         raise InputError(expected(f"{name} to be a torch.Tensor", type(out).__name__))
@@ -94,11 +97,33 @@ def check_out(
         raise InputError(
             expected(f"{name} that is no lazy conjugate or negative view", f"a {lazy} view")
         )
-    if isinstance(inputs, torch.Tensor):
-        inputs = (inputs,)  # one input tensor: its truth value would be ambiguous
-    if inputs:
-        _check_no_overlap(out, name, inputs)
+    if given:
+        _check_no_overlap(out, name, given)
     return out
+
+
+def _as_inputs(
+    inputs: Mapping[str, object] | Sequence[object] | torch.Tensor,
+) -> Mapping[str, object] | Sequence[object]:
+    """``inputs`` as a mapping or a sequence of what the kernel reads; anything else is an
+    InputError naming ``inputs``.
+
+    Checked whether or not an ``out`` was given, so that a wrong ``inputs`` fails on the
+    first call and not only once a caller passes its own output.
+    """
+    if isinstance(inputs, torch.Tensor):
+        return (inputs,)  # one input tensor: its truth value would be ambiguous
+    if isinstance(inputs, Mapping | Sequence) and not isinstance(inputs, str | bytes | bytearray):
+        return inputs
+    if isinstance(inputs, Iterable) and not isinstance(inputs, str | bytes | bytearray):
+        return tuple(inputs)  # a generator of tensors: read once, here
+    raise InputError(
+        expected(
+            "a mapping of str to object, a sequence of object or a torch.Tensor",
+            type(inputs).__name__,
+            where="inputs",
+        )
+    )
 
 
 def _check_no_overlap(
@@ -177,7 +202,9 @@ def resolve_out(
     ------
     InputError
         A given ``out`` of the wrong type, shape, dtype, device or layout, or one that
-        overlaps an input; see :func:`check_out`.
+        overlaps an input; see :func:`check_out`. A ``scope`` that is no BufferScope, or
+        ``inputs`` that are neither a mapping, a sequence nor a tensor, with or without
+        ``out``.
 
     Examples
     --------
@@ -191,13 +218,28 @@ def resolve_out(
     ...
     kernelopt._errors.InputError: Expected out of dtype torch.bfloat16, got torch.float16
     """
+    # Both checked whatever ``out`` is: a wrong argument fails on the first call, not only
+    # on the call that first takes the other branch.
+    _check_scope(scope)
+    given = _as_inputs(inputs)
     if out is not None:
         if not isinstance(out, torch.Tensor):
             # Here None is accepted too (it asks for a buffer), so the message says so.
             raise InputError(expected(f"{name} to be a torch.Tensor or None", type(out).__name__))
-        return check_out(out, shape, dtype, device, name, inputs=inputs)
+        return check_out(out, shape, dtype, device, name, inputs=given)
     if scope is not None:
         return scope.empty(name, shape, dtype, device)
     sizes, kind = validate_shape(normalize_shape(shape)), validate_dtype(dtype)
     nbytes_of(sizes, kind)  # more than torch can address: an InputError, not torch's overflow
     return torch.empty(sizes, dtype=kind, device=normalize_device(device))
+
+
+def _check_scope(scope: object) -> None:
+    """Refuse a ``scope`` that is neither None nor a :class:`BufferScope`."""
+    if scope is None:
+        return
+    # Imported here: scope.py imports this module.
+    from kernelopt.buffers.scope import BufferScope
+
+    if not isinstance(scope, BufferScope):
+        raise InputError(expected("a BufferScope or None", type(scope).__name__, where="scope"))

@@ -339,8 +339,9 @@ def check_no_stale_reads(
         culprit buffers).
     InputError
         No buffers to poison were given, or ``make_inputs`` returned a non-sequence; a
-        launcher or ``make_inputs`` that is not callable, ``buffers`` of another type, or
-        tolerances that are not finite numbers >= 0 (refused before any call).
+        launcher or ``make_inputs`` that is not callable, ``buffers`` of another type,
+        tolerances that are not finite numbers >= 0, or a ``strict`` that is not a bool
+        (refused before any call).
 
     Notes
     -----
@@ -374,6 +375,9 @@ def check_no_stale_reads(
     for label, tol in (("rtol", rtol), ("atol", atol)):
         if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf:
             raise InputError(expected("a finite number >= 0", repr(tol), where=label))
+    if not isinstance(strict, bool):
+        # "no" is truthy: a report the caller meant to read would raise instead.
+        raise InputError(expected("a bool", repr(strict), where="strict"))
     if not callable(launcher):
         raise InputError(expected("a callable launcher", type(launcher).__name__, where="launcher"))
     if not callable(make_inputs):

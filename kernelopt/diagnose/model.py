@@ -8,8 +8,10 @@ diagnosis can be compared, stored and read back.
 from __future__ import annotations
 
 import math
+import numbers
 import typing
 from collections.abc import Iterable
+from typing import Any
 
 import attrs
 
@@ -83,53 +85,168 @@ class Severity(TextEnum):
 
 
 def _confidence(_instance: object, _attribute: object, value: float) -> None:
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and 0.0 <= value <= 1.0):
+    # True is an int to Python, but no detector means "1.0" by it.
+    if not (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    ):
         raise InputError(expected("a confidence between 0 and 1", repr(value), where="confidence"))
 
 
-def _sequence(value: object, what: str) -> tuple[object, ...]:
+# Scalar fields: isinstance checks only, since the engine builds a record per new best of a
+# long log and a diagnosis must stay well under a second.
+
+
+def _text(_instance: object, attribute: Any, value: Any) -> None:
+    if not isinstance(value, str):
+        raise InputError(expected("a str", repr(value), where=attribute.name))
+
+
+def _optional_text(_instance: object, attribute: Any, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise InputError(expected("a str or None", repr(value), where=attribute.name))
+
+
+def _flag(_instance: object, attribute: Any, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise InputError(expected("a bool", repr(value), where=attribute.name))
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(_instance: object, attribute: Any, value: Any) -> None:
+    if not _is_int(value):
+        raise InputError(expected("an integer", repr(value), where=attribute.name))
+
+
+def _optional_int(_instance: object, attribute: Any, value: Any) -> None:
+    if value is not None and not _is_int(value):
+        raise InputError(expected("an integer or None", repr(value), where=attribute.name))
+
+
+def _is_number(value: object) -> bool:
+    # Not finite on purpose: diagnosis_from_dict names a NaN's place in the data itself.
+    # float and int first: the abstract Real check (numpy scalars) costs several times more.
+    if isinstance(value, float):
+        return True
+    return isinstance(value, (int, numbers.Real)) and not isinstance(value, bool)
+
+
+def _number(_instance: object, attribute: Any, value: Any) -> None:
+    if not _is_number(value):
+        raise InputError(expected("a real number", repr(value), where=attribute.name))
+
+
+def _optional_number(_instance: object, attribute: Any, value: Any) -> None:
+    if value is not None and not _is_number(value):
+        raise InputError(expected("a real number or None", repr(value), where=attribute.name))
+
+
+def _sequence(value: object, what: str, where: str) -> tuple[object, ...]:
     # A string is iterable too, but "abc" is no list of three one-letter items.
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise InputError(expected(what, repr(value)))
+        raise InputError(expected(what, repr(value), where=where))
     return tuple(value)
 
 
-def _ints(value: Iterable[int]) -> tuple[int, ...]:
-    """Experiment numbers as a tuple: integers, not 3.5, "3" or True."""
-    items = _sequence(value, "a sequence of experiment numbers")
+def _records(value: object, kind: type, where: str) -> tuple[object, ...]:
+    """``value`` as a tuple of ``kind`` records; anything else is refused, naming ``where``."""
+    what = f"a sequence of {kind.__name__}"
+    items = _sequence(value, what, where)
     for item in items:
-        if not isinstance(item, int) or isinstance(item, bool):
-            raise InputError(expected("experiment numbers (integers)", repr(item)))
+        if not isinstance(item, kind):
+            raise InputError(expected(what, f"an item {item!r}", where=where))
+    return items
+
+
+def _ints(value: object, where: str) -> tuple[int, ...]:
+    """Experiment numbers as a tuple: integers, not 3.5, "3" or True."""
+    items = _sequence(value, "a sequence of experiment numbers", where)
+    for item in items:
+        if not _is_int(item):
+            raise InputError(expected("experiment numbers (integers)", repr(item), where=where))
     return typing.cast("tuple[int, ...]", items)
 
 
-def _strs(value: Iterable[str]) -> tuple[str, ...]:
-    """Texts as a tuple (a string itself is refused)."""
-    return typing.cast("tuple[str, ...]", _sequence(value, "a sequence of strings"))
+def _strs(value: object, where: str) -> tuple[str, ...]:
+    """Texts as a tuple (a string itself is refused, and so is an item that is no string)."""
+    items = _sequence(value, "a sequence of strings", where)
+    for item in items:
+        if not isinstance(item, str):
+            raise InputError(expected("a sequence of strings", f"an item {item!r}", where=where))
+    return typing.cast("tuple[str, ...]", items)
+
+
+# One named converter per field: attrs hands a converter the value alone, and the message
+# should name the field.
+
+
+def _experiments(value: Iterable[int]) -> tuple[int, ...]:
+    return _ints(value, "experiments")
+
+
+def _stall(value: Iterable[int]) -> tuple[int, ...]:
+    return _ints(value, "stall")
+
+
+def _missing(value: Iterable[str]) -> tuple[str, ...]:
+    return _strs(value, "missing")
+
+
+def _layouts(value: Iterable[str]) -> tuple[str, ...]:
+    return _strs(value, "layouts")
+
+
+def _other_series(value: Iterable[str]) -> tuple[str, ...]:
+    return _strs(value, "other_series")
+
+
+def _root_causes(value: Iterable[str]) -> tuple[str, ...]:
+    return _strs(value, "root_causes")
+
+
+def _warnings(value: Iterable[str]) -> tuple[str, ...]:
+    return _strs(value, "warnings")
 
 
 def _evidence(value: Iterable[Evidence]) -> tuple[Evidence, ...]:
-    return tuple(value)
+    return typing.cast("tuple[Evidence, ...]", _records(value, Evidence, "evidence"))
 
 
 def _actions(value: Iterable[Action]) -> tuple[Action, ...]:
-    return tuple(value)
+    return typing.cast("tuple[Action, ...]", _records(value, Action, "actions"))
 
 
 def _checks(value: Iterable[Check]) -> tuple[Check, ...]:
-    return tuple(value)
+    return typing.cast("tuple[Check, ...]", _records(value, Check, "checks"))
 
 
 def _trajectory(value: Iterable[TrajectoryPoint]) -> tuple[TrajectoryPoint, ...]:
-    return tuple(value)
+    return typing.cast(
+        "tuple[TrajectoryPoint, ...]", _records(value, TrajectoryPoint, "trajectory")
+    )
 
 
 def _unread(value: Iterable[Unread]) -> tuple[Unread, ...]:
-    return tuple(value)
+    return typing.cast("tuple[Unread, ...]", _records(value, Unread, "unread"))
 
 
 def _findings(value: Iterable[Finding]) -> tuple[Finding, ...]:
-    return tuple(value)
+    return typing.cast("tuple[Finding, ...]", _records(value, Finding, "findings"))
+
+
+def _best(_instance: object, _attribute: object, value: Any) -> None:
+    if value is not None and not isinstance(value, BestResult):
+        raise InputError(expected("a BestResult or None", repr(value), where="best"))
+
+
+def _summary(_instance: object, _attribute: object, value: Any) -> None:
+    if not isinstance(value, LogSummary):
+        raise InputError(expected("a LogSummary", repr(value), where="summary"))
 
 
 @attrs.frozen(kw_only=True)
@@ -146,9 +263,9 @@ class Evidence:
         The experiment numbers the evidence is about.
     """
 
-    quote: str
-    source: str = ""
-    experiments: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+    quote: str = attrs.field(validator=_text)
+    source: str = attrs.field(default="", validator=_text)
+    experiments: tuple[int, ...] = attrs.field(default=(), converter=_experiments)
 
 
 @attrs.frozen(kw_only=True)
@@ -166,17 +283,13 @@ class CatalogLink:
         (``optimizations/dominant-shape-specialization.md``).
     """
 
-    catalog_id: str
-    catalog_name: str | None = None
-    path: str | None = None
+    catalog_id: str = attrs.field(validator=_text)
+    catalog_name: str | None = attrs.field(default=None, validator=_optional_text)
+    path: str | None = attrs.field(default=None, validator=_optional_text)
 
 
 def _links(value: Iterable[CatalogLink]) -> tuple[CatalogLink, ...]:
-    items = _sequence(value, "a sequence of CatalogLink")
-    for item in items:
-        if not isinstance(item, CatalogLink):
-            raise InputError(expected("further links as CatalogLink records", repr(item)))
-    return typing.cast("tuple[CatalogLink, ...]", items)
+    return typing.cast("tuple[CatalogLink, ...]", _records(value, CatalogLink, "also"))
 
 
 def _also_with_own_entry(
@@ -220,10 +333,10 @@ class Action:
         only where it is not empty.
     """
 
-    text: str
-    catalog_id: str | None = None
-    catalog_name: str | None = None
-    path: str | None = None
+    text: str = attrs.field(validator=_text)
+    catalog_id: str | None = attrs.field(default=None, validator=_optional_text)
+    catalog_name: str | None = attrs.field(default=None, validator=_optional_text)
+    path: str | None = attrs.field(default=None, validator=_optional_text)
     also: tuple[CatalogLink, ...] = attrs.field(
         default=(), converter=_links, validator=_also_with_own_entry
     )
@@ -269,13 +382,13 @@ class Finding:
     """
 
     pathology: Pathology = attrs.field(converter=Pathology)
-    summary: str
-    experiments: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+    summary: str = attrs.field(validator=_text)
+    experiments: tuple[int, ...] = attrs.field(default=(), converter=_experiments)
     severity: Severity = attrs.field(default=Severity.MEDIUM, converter=Severity)
     confidence: float = attrs.field(default=0.5, validator=_confidence)
     evidence: tuple[Evidence, ...] = attrs.field(default=(), converter=_evidence)
     actions: tuple[Action, ...] = attrs.field(default=(), converter=_actions)
-    missing: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    missing: tuple[str, ...] = attrs.field(default=(), converter=_missing)
 
     @property
     def title(self) -> str:
@@ -300,9 +413,9 @@ class Check:
     """
 
     pathology: Pathology = attrs.field(converter=Pathology)
-    checked: bool
-    sentence: str
-    missing: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    checked: bool = attrs.field(validator=_flag)
+    sentence: str = attrs.field(validator=_text)
+    missing: tuple[str, ...] = attrs.field(default=(), converter=_missing)
 
     @property
     def number(self) -> int:
@@ -326,14 +439,14 @@ class BestResult:
     point it was measured at. JSON holds the key only where it is true.
     """
 
-    experiment: int
-    label: str
-    value: float
-    unit: str
-    kind: str
-    point: str = ""
-    gpu: str = ""
-    only: bool = False
+    experiment: int = attrs.field(validator=_int)
+    label: str = attrs.field(validator=_text)
+    value: float = attrs.field(validator=_number)
+    unit: str = attrs.field(validator=_text)
+    kind: str = attrs.field(validator=_text)
+    point: str = attrs.field(default="", validator=_text)
+    gpu: str = attrs.field(default="", validator=_text)
+    only: bool = attrs.field(default=False, validator=_flag)
 
 
 @attrs.frozen(kw_only=True)
@@ -347,12 +460,12 @@ class TrajectoryPoint:
     and ``unit`` are then that point's number. Empty where the log has one headline.
     """
 
-    experiment: int
-    value: float
-    unit: str = ""
-    gain: float | None = None
-    same_run: bool = False
-    point: str = ""
+    experiment: int = attrs.field(validator=_int)
+    value: float = attrs.field(validator=_number)
+    unit: str = attrs.field(default="", validator=_text)
+    gain: float | None = attrs.field(default=None, validator=_optional_number)
+    same_run: bool = attrs.field(default=False, validator=_flag)
+    point: str = attrs.field(default="", validator=_text)
 
 
 @attrs.frozen(kw_only=True)
@@ -397,22 +510,22 @@ class LogSummary:
         one is, and the user should know the rest was seen.
     """
 
-    root: str
-    layouts: tuple[str, ...] = attrs.field(default=(), converter=_strs)
-    experiments: int = 0
-    attempted: int = 0
-    first: int | None = None
-    last: int | None = None
-    best: BestResult | None = None
+    root: str = attrs.field(validator=_text)
+    layouts: tuple[str, ...] = attrs.field(default=(), converter=_layouts)
+    experiments: int = attrs.field(default=0, validator=_int)
+    attempted: int = attrs.field(default=0, validator=_int)
+    first: int | None = attrs.field(default=None, validator=_optional_int)
+    last: int | None = attrs.field(default=None, validator=_optional_int)
+    best: BestResult | None = attrs.field(default=None, validator=_best)
     trajectory: tuple[TrajectoryPoint, ...] = attrs.field(default=(), converter=_trajectory)
-    since_best: int = 0
-    stall: tuple[int, ...] = attrs.field(default=(), converter=_ints)
-    stall_gain: float = 0.05
-    family: str | None = None
-    family_source: str = "unknown"
-    kernel: str | None = None
-    until: int | None = None
-    other_series: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    since_best: int = attrs.field(default=0, validator=_int)
+    stall: tuple[int, ...] = attrs.field(default=(), converter=_stall)
+    stall_gain: float = attrs.field(default=0.05, validator=_number)
+    family: str | None = attrs.field(default=None, validator=_optional_text)
+    family_source: str = attrs.field(default="unknown", validator=_text)
+    kernel: str | None = attrs.field(default=None, validator=_optional_text)
+    until: int | None = attrs.field(default=None, validator=_optional_int)
+    other_series: tuple[str, ...] = attrs.field(default=(), converter=_other_series)
 
 
 @attrs.frozen(kw_only=True)
@@ -439,10 +552,10 @@ class Diagnosis:
 
     findings: tuple[Finding, ...] = attrs.field(default=(), converter=_findings)
     checks: tuple[Check, ...] = attrs.field(default=(), converter=_checks)
-    summary: LogSummary = attrs.field(factory=lambda: LogSummary(root=""))
-    root_causes: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    summary: LogSummary = attrs.field(factory=lambda: LogSummary(root=""), validator=_summary)
+    root_causes: tuple[str, ...] = attrs.field(default=(), converter=_root_causes)
     unread: tuple[Unread, ...] = attrs.field(default=(), converter=_unread)
-    warnings: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=_warnings)
 
     def finding(self, pathology: Pathology | str) -> Finding | None:
         """The finding of one pathology.

@@ -247,7 +247,9 @@ def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None)
 
 
 def entry_links(
-    diagnosis: Diagnosis, plan_path: str | os.PathLike[str], knowledge: str | None = None
+    diagnosis: Diagnosis,
+    plan_path: str | os.PathLike[str],
+    knowledge: str | os.PathLike[str] | None = None,
 ) -> dict[str, str]:
     """Links from a plan written at ``plan_path`` to the entry files its actions name.
 
@@ -263,16 +265,24 @@ def entry_links(
         The diagnosis whose actions name catalog entries.
     plan_path : path-like
         Where the plan will be written (its folder is what links are relative to).
-    knowledge : str, optional
+    knowledge : path-like, optional
         The user's knowledge tree, searched before the built-in entries.
 
     Returns
     -------
     dict of str to str
         Catalog id to a link relative to ``plan_path``'s folder.
+
+    Raises
+    ------
+    InputError
+        When ``diagnosis`` is not a Diagnosis, or ``plan_path`` or ``knowledge`` is not a
+        path (bytes are not one).
     """
     check_instance(diagnosis, Diagnosis, "a Diagnosis (diagnose's result)", "diagnosis")
     check_path(plan_path, "plan_path")
+    if knowledge is not None:
+        check_path(knowledge, "knowledge")
     from kernelopt.catalog.catalog import BUILTIN_ROOT
 
     start = Path(plan_path).resolve().parent

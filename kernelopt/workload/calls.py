@@ -1033,8 +1033,13 @@ def parse_call_record(
     Raises
     ------
     InputError
-        With an ``Expected X, got Y`` message naming the bad field.
+        With an ``Expected X, got Y`` message naming the bad field, or when
+        ``unknown_dtypes`` is not a set (the names are added to it).
     """
+    if unknown_dtypes is not None and not isinstance(unknown_dtypes, set):
+        raise InputError(
+            expected("a set of str or None", type(unknown_dtypes).__name__, where="unknown_dtypes")
+        )
     unknown = unknown_dtypes if unknown_dtypes is not None else set()
     if not isinstance(record, dict):
         raise InputError(expected("a JSON object", type(record).__name__))

@@ -28,6 +28,7 @@ from typing import IO, Any
 from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt._fileio import _mark_of
 from kernelopt._strict_json import TooDeepError, loads, once_each, syntax_error_text
+from kernelopt.workload._validators import as_path, is_file, no_file
 from kernelopt.workload.calls import (
     MAX_DURATION_US,
     Call,
@@ -588,6 +589,12 @@ def read_jsonl(path: str | Path | IO[bytes], *, source: str | None = None) -> Tr
     Trace
         Distinct call signatures with counts and summed durations (microseconds); malformed
         lines are counted in ``skipped`` and listed (the first 20) in ``notes``.
+
+    Raises
+    ------
+    InputError
+        When ``path`` is neither a path nor a binary file object, is an empty path, or names
+        no existing file; or ``source`` is not a str.
     """
     if source is not None and not isinstance(source, str):
         raise InputError(
@@ -597,6 +604,11 @@ def read_jsonl(path: str | Path | IO[bytes], *, source: str | None = None) -> Tr
         raise InputError(
             expected("a path or a binary file object", type(path).__name__, where="path")
         )
+    if isinstance(path, (str, os.PathLike)):
+        # As read_trace words it: "" names no file, and a missing one is no OSError.
+        target = as_path(path)
+        if not is_file(target):
+            raise InputError(expected("an existing trace file", no_file(target), where="path"))
     reader = _Reader()
     with paused_gc():
         if isinstance(path, (str, os.PathLike)):

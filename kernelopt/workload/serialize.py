@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernelopt._errors import FormatError, InputError, expected
@@ -55,6 +55,16 @@ def _structure_error(error: Exception) -> str:
     return str(error)
 
 
+def _require_fields(data: object, what: str) -> None:
+    """Refuse data that is no mapping of field names before cattrs reads it: cattrs words a
+    string or a list as an error about ``.keys``, and 5 as "argument of type 'int' is not
+    iterable", neither of which says what was expected."""
+    if not isinstance(data, Mapping):
+        raise FormatError(
+            expected(f"{what} as a dict of its fields", type(data).__name__, where="data")
+        )
+
+
 def profile_to_dict(profile: WorkloadProfile) -> dict[str, Any]:
     """A profile as plain JSON-ready data.
 
@@ -94,8 +104,9 @@ def profile_from_dict(data: object) -> WorkloadProfile:
     Raises
     ------
     FormatError
-        When fields are missing, extra, or of the wrong type.
+        When ``data`` is not a dict, or fields are missing, extra, or of the wrong type.
     """
+    _require_fields(data, "a kernelopt workload profile")
     try:
         profile: WorkloadProfile = _converter().structure(data, WorkloadProfile)
     except _structure_errors() as error:
@@ -144,8 +155,9 @@ def shortcut_from_dict(data: object) -> Shortcut:
     Raises
     ------
     FormatError
-        When fields are missing, extra, or of the wrong type.
+        When ``data`` is not a dict, or fields are missing, extra, or of the wrong type.
     """
+    _require_fields(data, "a kernelopt shortcut finding")
     try:
         shortcut: Shortcut = _converter().structure(data, Shortcut)
     except _structure_errors() as error:

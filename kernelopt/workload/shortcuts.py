@@ -940,9 +940,11 @@ def register_rule(rule: ShortcutRule, *, replace: bool = False) -> None:
     ------
     InputError
         When ``rule`` is no ShortcutRule, or a rule with that id exists and ``replace`` is
-        False.
+        False, or ``replace`` is not a bool.
     """
     require(rule, ShortcutRule, "a ShortcutRule", where="rule")
+    # Before the registry changes: "no" is truthy, and would replace a rule kept on purpose.
+    require(replace, bool, "a bool", where="replace")
     taken = any(r.id == rule.id for r in (*_USER, *BUILTIN_RULES))
     if taken and not replace:
         raise InputError(expected("a new rule id (or replace=True)", rule.id, where="rule"))

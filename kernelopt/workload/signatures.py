@@ -1352,9 +1352,11 @@ def register_signature(signature: OpSignature, *, replace: bool = False) -> None
     ------
     InputError
         When ``signature`` is no OpSignature, or a signature of that name exists and
-        ``replace`` is False.
+        ``replace`` is False, or ``replace`` is not a bool.
     """
     require(signature, OpSignature, "an OpSignature", where="signature")
+    # Before the registry changes: "no" is truthy, and would replace a signature kept on purpose.
+    require(replace, bool, "a bool", where="replace")
     existing = [s for s in _USER if s.name == signature.name]
     builtin = any(s.name == signature.name for s in BUILTIN_SIGNATURES)
     if (existing or builtin) and not replace:
