@@ -352,6 +352,9 @@ def require_file(path: str | os.PathLike[str], what: str, *, where: str | None =
     where : str, optional
         The argument or field named before the message. Keyword-only.
     """
+    # None, a number or bytes would fail inside os.fspath or Path with nothing named.
+    if not isinstance(path, str | os.PathLike):
+        raise InputError(expected(f"{what} (a str or path-like)", type(path).__name__, where=where))
     if not os.fspath(path):
         raise InputError(expected(what, "an empty path", where=where))
     target = Path(path)

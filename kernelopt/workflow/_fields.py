@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -86,3 +87,45 @@ def require_instance(value: object, kind: type, what: str, *, where: str) -> Non
     is a ``kind``: the one check every public function makes of the record it is given."""
     if not isinstance(value, kind):
         raise InputError(expected(what, type(value).__name__, where=where))
+
+
+def require_str(value: object, *, where: str, optional: bool = False) -> None:
+    """Raise ``InputError`` (``where: Expected a str, got <type name>``) unless ``value``
+    is a str, or None where ``optional``: a keyword argument the caller spells as text."""
+    if isinstance(value, str) or (optional and value is None):
+        return
+    what = "a str or None" if optional else "a str"
+    raise InputError(expected(what, type(value).__name__, where=where))
+
+
+def str_items(value: object, *, where: str) -> tuple[str, ...]:
+    """``value``'s items as a tuple, refusing by name a str (one string is not a list of
+    them), bytes and anything that is not iterable; the field's validator checks each item.
+    """
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InputError(expected("a sequence of str", type(value).__name__, where=where))
+    return tuple(value)
+
+
+def text_one_line(value: object) -> object:
+    """A str with every run of white space made one space; anything else unchanged, for
+    the field's validator to refuse by name (``None.split`` would fail unnamed)."""
+    return " ".join(value.split()) if isinstance(value, str) else value
+
+
+def path_label(path: object) -> str | None:
+    """``path`` as the text a reader's messages name it by, None for None; anything but a
+    str or path-like (a number, bytes) is refused as the ``path`` argument."""
+    if path is None:
+        return None
+    if not isinstance(path, str | os.PathLike):
+        raise InputError(
+            expected("a path (str or path-like) or None", type(path).__name__, where="path")
+        )
+    return os.fspath(path)
+
+
+def require_optional_instance(value: object, kind: type, what: str, *, where: str) -> None:
+    """:func:`require_instance` for an argument that may also be None (``what`` says so)."""
+    if value is not None:
+        require_instance(value, kind, what, where=where)

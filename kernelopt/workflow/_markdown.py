@@ -25,7 +25,7 @@ import attrs
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._table_cells import split_row
 from kernelopt._words import and_list
-from kernelopt.workflow._fields import require_text
+from kernelopt.workflow._fields import path_label, require_text
 
 __all__ = [
     "BOM",
@@ -395,7 +395,7 @@ def find_records(
         off``).
     """
     require_text(text)
-    where = None if path is None else os.fspath(path)
+    where = path_label(path)
     lines = _lines(text)
     depths = _fence_depths(lines)
     wanted = label.lower()

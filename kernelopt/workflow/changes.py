@@ -56,6 +56,17 @@ class EntryLookup(Protocol):
     def get(self, entry_id: str) -> Any: ...
 
 
+def require_lookup(catalog: object) -> None:
+    """Refuse a ``catalog`` without membership and ``get`` (None, a path, a number) by name,
+    before a check reads an entry of it."""
+    if not (hasattr(catalog, "__contains__") and callable(getattr(catalog, "get", None))):
+        raise InputError(
+            expected(
+                "a catalog (kernelopt.catalog.Catalog)", type(catalog).__name__, where="catalog"
+            )
+        )
+
+
 class CatalogEntry(Protocol):
     """What a change needs of a catalog entry (:class:`kernelopt.catalog.Entry` has it)."""
 
@@ -239,7 +250,7 @@ def _unlinked_text(instance: Change, attribute: attrs.Attribute[str], value: str
 
 
 def _entry_id(instance: Change, attribute: attrs.Attribute[str | None], value: str | None) -> None:
-    if value is not None and not _ID.match(value):
+    if value is not None and not (isinstance(value, str) and _ID.match(value)):
         raise InputError(
             expected("a kebab-case catalog id or None", repr(value), where="Change.entry_id")
         )
@@ -254,7 +265,9 @@ def _link(instance: Change, attribute: attrs.Attribute[str | None], value: str |
                 where="Change.link",
             )
         )
-    if value is not None and (not value or re.search(r"[()\s]", value)):
+    if value is not None and (
+        not isinstance(value, str) or not value or re.search(r"[()\s]", value)
+    ):
         raise InputError(
             expected("a path without spaces or parentheses", repr(value), where="Change.link")
         )
@@ -377,6 +390,7 @@ class Change:
             not end in the entry's knowledge file path (its kind or scope changed); empty
             when the link resolves or the change links no entry.
         """
+        require_lookup(catalog)
         if self.entry_id is None or self.link is None:
             return []
         if self.entry_id not in catalog:
@@ -452,6 +466,7 @@ def change_items(value: Iterable[Change], *, where: str) -> tuple[Change, ...]:
 
 def check_links(changes: Iterable[Change], catalog: EntryLookup) -> list[str]:
     """Problems of every linked change in ``changes`` against ``catalog``."""
+    require_lookup(catalog)
     return [problem for change in changes for problem in change.problems(catalog)]
 
 

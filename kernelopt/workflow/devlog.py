@@ -58,8 +58,10 @@ from kernelopt.bench.report import ProfileReport
 from kernelopt.bench.roofline import Ceilings
 from kernelopt.experiments.readers._values import LATENCY_UNITS
 from kernelopt.workflow._fields import (
+    path_label,
     real_to_float,
     require_instance,
+    require_optional_instance,
     require_text,
 )
 from kernelopt.workflow._markdown import BOM, heading_of, split_row
@@ -201,7 +203,7 @@ def _optional(instance: object, attribute: attrs.Attribute[Any], value: float | 
 
 
 def _unit(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if value not in UNIT_SECONDS:
+    if not isinstance(value, str) or value not in UNIT_SECONDS:
         raise InputError(
             expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(value), where="PerfRow.unit")
         )
@@ -375,6 +377,9 @@ def perf_rows_from_bench(
     >>> print(perf_rows_from_bench([row])[0].render())
     | v2 | b=32 s=1 t=4096 | 66.53 us | - | - | 53.8% | NVIDIA H200 | 2026-12-02 |
     """
+    require_optional_instance(
+        ceilings, Ceilings, "Ceilings (kernelopt.bench.load_ceilings) or None", where="ceilings"
+    )
     out = []
     for row in check_rows(rows, "rows"):
         if not row.median > 0:
@@ -460,6 +465,9 @@ def perf_row_from_profile(
     """
     require_instance(
         report, ProfileReport, "a ProfileReport (parse_profile, profile_from_rows)", where="report"
+    )
+    require_optional_instance(
+        ceilings, Ceilings, "Ceilings (kernelopt.bench.load_ceilings) or None", where="ceilings"
     )
     stages = tuple(report.stages)
     if not stages:
@@ -1025,7 +1033,7 @@ def parse_performance(text: str, *, path: str | os.PathLike[str] | None = None) 
         a code fence or HTML comment left open.
     """
     require_text(text)
-    where = None if path is None else os.fspath(path)
+    where = path_label(path)
     lines = _lines(text)
     headings, hidden = _scan(lines, where)
     found = _section(lines, headings, where)

@@ -23,6 +23,7 @@ caller names) are left out, by the presence check :mod:`kernelopt.diagnose` uses
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -49,6 +50,7 @@ from kernelopt.bench.roofline import Ceilings, Cost, Roofline
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import KernelSource
+from kernelopt.workflow._fields import require_optional_instance
 from kernelopt.workflow._rows import by_point as _by_point
 from kernelopt.workflow._rows import check_rows, one_gpu, same_gpu
 from kernelopt.workflow._rows import floor_pct as _floor_pct
@@ -308,22 +310,56 @@ class _Named:
 
 
 def _present(kernel_source: str | Sequence[str] | None, present: Collection[str]) -> _Present:
-    if isinstance(present, str):
-        raise InputError(expected("present as a collection of entry ids", repr(present)))
+    if isinstance(present, str | bytes) or not isinstance(present, Iterable):
+        raise InputError(
+            expected("present as a collection of entry ids", repr(present), where="present")
+        )
     texts: Sequence[str]
     if kernel_source is None:
         texts = ()
     elif isinstance(kernel_source, str):
         texts = (kernel_source,)
-    else:
+    elif isinstance(kernel_source, Iterable) and not isinstance(kernel_source, bytes):
         texts = tuple(kernel_source)
+    else:
+        texts = (kernel_source,)  # refused below, by the name of the argument
     if any(not isinstance(text, str) for text in texts):
-        raise InputError(expected("kernel_source as text (or a list of texts)", kernel_source))
+        raise InputError(
+            expected(
+                "kernel_source as text (or a list of texts)",
+                type(kernel_source).__name__,
+                where="kernel_source",
+            )
+        )
     sources = tuple(
         KernelSource(path=f"kernel source {i}", text=text, language="python")
         for i, text in enumerate(texts, start=1)
     )
     return _Present(ids=frozenset(str(i) for i in present), sources=sources)
+
+
+def _check_options(ceilings: object, catalog: object, latency_below_pct: object) -> None:
+    """Refuse, by the argument's name, what :func:`profile_from_rows` would fail on unnamed
+    when a row reads it (``ceilings.ridge``, ``catalog.match_metrics``, ``used < None``)."""
+    require_optional_instance(
+        ceilings, Ceilings, "Ceilings (kernelopt.bench.load_ceilings) or None", where="ceilings"
+    )
+    if catalog is not None and not callable(getattr(catalog, "match_metrics", None)):
+        raise InputError(
+            expected(
+                "a catalog with match_metrics (kernelopt.catalog.Catalog) or None",
+                type(catalog).__name__,
+                where="catalog",
+            )
+        )
+    if (
+        isinstance(latency_below_pct, bool)
+        or not isinstance(latency_below_pct, numbers.Real)
+        or not math.isfinite(latency_below_pct)
+    ):
+        raise InputError(
+            expected("a finite number", repr(latency_below_pct), where="latency_below_pct")
+        )
 
 
 def _baseline_rows(row: BenchRow, before: BenchRow) -> list[BaselineMetric]:
@@ -496,6 +532,7 @@ def profile_from_rows(
         # Another device's time would show the devices' difference as the version's.
         previous_rows = [row for row in baseline if row.impl == which and same_gpu(row, gpu)]
     has = _present(kernel_source, present)
+    _check_options(ceilings, catalog, latency_below_pct)
     if catalog is None:
         from kernelopt.catalog import Catalog
 

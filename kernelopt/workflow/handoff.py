@@ -8,7 +8,7 @@ from typing import Union
 
 from kernelopt._errors import FormatError, expected
 from kernelopt.bench.report import ProfileReport
-from kernelopt.workflow._fields import require_text
+from kernelopt.workflow._fields import path_label, require_text
 from kernelopt.workflow._markdown import BOM
 from kernelopt.workflow.profile import parse_profile
 from kernelopt.workflow.task import OptimizationTask, parse_task
@@ -55,6 +55,7 @@ def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> H
     'NewVersion'
     """
     require_text(text)
+    where = path_label(path)
     # The parsers take a lone CR for a line end too; so must the search for the heading.
     found = _FIRST.search(text.removeprefix(BOM).replace("\r\n", "\n").replace("\r", "\n"))
     if found is None:
@@ -62,7 +63,7 @@ def parse_handoff(text: str, *, path: str | os.PathLike[str] | None = None) -> H
             expected(
                 "a '## Profile:', '## Optimization Task:' or '## New Version:' heading", "none"
             ),
-            path=None if path is None else os.fspath(path),
+            path=where,
         )
     kind = found.group(1).lower()
     if kind == "profile":

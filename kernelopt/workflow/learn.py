@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from kernelopt._checks import as_path
 from kernelopt._enum import TextEnum
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import file_in_the_way, locked
@@ -55,7 +56,7 @@ from kernelopt.catalog.layout import INDEX_NAME, candidate_paths
 from kernelopt.catalog.loader import load_tree, read_exact
 from kernelopt.catalog.model import ID_RE
 from kernelopt.catalog.store import _refuse_special_files
-from kernelopt.workflow._fields import require_instance
+from kernelopt.workflow._fields import require_instance, require_str
 from kernelopt.workflow.observe import Observation
 
 __all__ = ["Action", "LearnOutcome", "derive_anti_pattern", "evidence_row", "learn"]
@@ -119,6 +120,9 @@ def evidence_row(
     >>> row.before, row.after, row.change
     ('74.18 µs', '66.53 µs', '-10.3 % (FAST)')
     """
+    _require_observation(observation)
+    require_str(kernel, where="kernel")
+    require_str(language, where="language", optional=True)
     what = " ".join(filter(None, (kernel, f"({language})" if language else "", observation.point)))
     versions = ""
     if observation.before_label or observation.after_label:
@@ -190,6 +194,16 @@ def _notes(observation: Observation) -> str:
     return f"{_verdict_sentence(observation)} {_metrics_sentence(observation)}"
 
 
+def _require_observation(observation: object) -> None:
+    """Refuse anything but an :class:`Observation` by the argument's name."""
+    require_instance(
+        observation,
+        Observation,
+        "an Observation (observe_rows, observe_files, observe_comparison)",
+        where="observation",
+    )
+
+
 def _kernel_of(families: tuple[str, ...]) -> str:
     """``"an attention or softmax kernel"``; ``"a kernel"`` for an entry of any family."""
     if not families or "any" in families:
@@ -229,6 +243,11 @@ def derive_anti_pattern(
     kernel : str
         The kernel's name, for the evidence row.
     """
+    require_instance(applied, Entry, "a catalog Entry (Catalog.get)", where="applied")
+    _require_observation(observation)
+    for name, value in (("entry_id", entry_id), ("family", family), ("language", language)):
+        require_str(value, where=name, optional=True)
+    require_str(kernel, where="kernel")
     families = (family,) if family else applied.families
     where = _kernel_of(families) + (f" written in {language}" if language else "")
     on = f" on {observation.gpu}" if observation.gpu else ""
@@ -866,12 +885,12 @@ def _learn_as(
 ) -> LearnOutcome:
     """:func:`learn`, its refusals calling what they refuse by ``names``: the function's
     arguments, or the options of ``kernelopt learn`` (:data:`_OPTIONS`)."""
-    require_instance(
-        observation,
-        Observation,
-        "an Observation (observe_rows, observe_files, observe_comparison)",
-        where="observation",
-    )
+    _require_observation(observation)
+    # Checked before any file is read, so a wrong type names its argument (or option).
+    root = as_path(knowledge, names.knowledge)
+    require_str(kernel, where="kernel")
+    for name, value in (("family", family), ("language", language)):
+        require_str(value, where=name, optional=True)
     if observation.host_clock and not allow_host_clock:
         raise InputError(
             expected(
@@ -881,7 +900,6 @@ def _learn_as(
                 where=names.rows,
             )
         )
-    root = Path(knowledge)
     if _is_builtin(root) and not allow_builtin:
         raise InputError(
             expected(

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import datetime
 import math
+import numbers
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,7 +38,7 @@ from kernelopt.experiments.points import (
     quoted_values,
     split_terms,
 )
-from kernelopt.workflow._fields import listed, require_instance
+from kernelopt.workflow._fields import listed, require_instance, require_str, str_items
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
 
@@ -53,12 +54,45 @@ __all__ = [
 _MIN_BASELINE_SAMPLES = 4
 
 
-def _metrics(value: Mapping[str, float]) -> dict[str, float]:
+def _metric_values(value: object, *, where: str) -> dict[str, float]:
+    """``value`` as metrics by name, refusing by name anything but a mapping of real
+    numbers (``float("x")`` and ``dict(5)`` would fail unnamed, ``float(True)`` pass)."""
+    if not isinstance(value, Mapping):
+        raise InputError(
+            expected("a mapping of metric names to numbers", type(value).__name__, where=where)
+        )
+    for name, number in value.items():
+        if isinstance(number, bool) or not isinstance(number, numbers.Real):
+            raise InputError(
+                expected("a number", type(number).__name__, where=f"{where}[{name!r}]")
+            )
     return {str(k): float(v) for k, v in value.items()}
 
 
-def _str_tuple(value: Sequence[str]) -> tuple[str, ...]:
-    return tuple(value)
+def _metrics_before(value: Mapping[str, float]) -> dict[str, float]:
+    return _metric_values(value, where="Observation.metrics_before")
+
+
+def _metrics_after(value: Mapping[str, float]) -> dict[str, float]:
+    return _metric_values(value, where="Observation.metrics_after")
+
+
+def _knob_changes(value: Sequence[str]) -> tuple[str, ...]:
+    found = str_items(value, where="Observation.knob_changes")
+    for index, item in enumerate(found):
+        require_str(item, where=f"Observation.knob_changes[{index}]")
+    return found
+
+
+def _knob_keys(knobs: object) -> tuple[str, ...]:
+    """The config keys ``knobs`` names, refusing a str (one key is not a list of them),
+    a non-iterable and non-str keys by the argument's name."""
+    if isinstance(knobs, str | bytes) or not isinstance(knobs, Iterable):
+        raise InputError(expected("knobs as a list of config keys", repr(knobs), where="knobs"))
+    keys = tuple(knobs)
+    for index, key in enumerate(keys):
+        require_str(key, where=f"knobs[{index}]")
+    return keys
 
 
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -114,10 +148,10 @@ class Observation:
     source: str
     before_label: str = ""
     after_label: str = ""
-    metrics_before: dict[str, float] = attrs.field(factory=dict, converter=_metrics)
-    metrics_after: dict[str, float] = attrs.field(factory=dict, converter=_metrics)
+    metrics_before: dict[str, float] = attrs.field(factory=dict, converter=_metrics_before)
+    metrics_after: dict[str, float] = attrs.field(factory=dict, converter=_metrics_after)
     method: str = ""
-    knob_changes: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    knob_changes: tuple[str, ...] = attrs.field(default=(), converter=_knob_changes)
     host_clock: bool = False
 
     @property
@@ -296,8 +330,7 @@ def observe_rows(
         without a median time; for a ``min_effect`` or ``max_noise`` that is not a
         finite number >= 0, or a ``min_effect`` of 1 or more.
     """
-    if isinstance(knobs, str):
-        raise InputError(expected("knobs as a list of config keys", repr(knobs), where="knobs"))
+    knobs = _knob_keys(knobs)
     # Checked here, not only by judge(): without raw samples max(spread, nan) would drop
     # a NaN threshold silently.
     _check_fraction(min_effect, "min_effect")
@@ -444,6 +477,14 @@ def _point_terms(point: str, *, where: str | None = "point") -> dict[str, str]:
         other name ``h_q``).
     """
     named = {p.name: p for p in DEFAULT_POINTS}
+    if not isinstance(point, str):
+        raise InputError(
+            expected(
+                f"a point as text: key=value terms or a trial name ({', '.join(sorted(named))})",
+                type(point).__name__,
+                where=where,
+            )
+        )
     if "=" not in point and "~" not in point and point.strip() in named:
         return {k: str(v) for k, v in named[point.strip()].as_dict().items()}
     terms: dict[str, str] = {}
@@ -685,8 +726,12 @@ def observe_files(
         For a file that is not BenchRow JSONL.
     """
     # Checked as given: Path("") is the working directory, and an empty path names no file.
-    for given in (before, after):
-        require_file(given, "a BenchRow JSONL file")
+    for given, side in ((before, "before"), (after, "after")):
+        require_file(given, "a BenchRow JSONL file", where=side)
+    # Refused before the files are read, not after (observe_rows checks knobs again).
+    knobs = _knob_keys(knobs)
+    if point is not None:
+        _point_terms(point)
     paths = (Path(before), Path(after))
     first, second = (
         _select_row(
@@ -757,6 +802,9 @@ def observe_comparison(
                 "a point as a str, a mapping or a TrialPoint", type(point).__name__, where="point"
             )
         )
+    for name, metrics in (("metrics_before", metrics_before), ("metrics_after", metrics_after)):
+        if metrics is not None:
+            _metric_values(metrics, where=name)
     if comparison.baseline is None or comparison.candidate is None:
         raise InputError(
             expected(

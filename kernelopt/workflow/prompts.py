@@ -35,7 +35,7 @@ from kernelopt._errors import FormatError, InputError, expected
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_language
 from kernelopt.workflow._fields import check_line as _line
-from kernelopt.workflow._fields import require_instance, require_text
+from kernelopt.workflow._fields import path_label, require_instance, require_text
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import BOM, is_placeholder, unbracket
 from kernelopt.workflow._points import trial_point
@@ -293,7 +293,7 @@ class _Lines:
 
     def __init__(self, text: str, path: str | os.PathLike[str] | None, section: str) -> None:
         require_text(text)
-        self.path = None if path is None else os.fspath(path)
+        self.path = path_label(path)
         self.section = section
         text = text.removeprefix(BOM)
         self.lines = [

@@ -83,14 +83,14 @@ def _percent(instance: object, attribute: attrs.Attribute[Any], value: float | N
 
 
 def _unit(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if value not in UNIT_SECONDS:
+    if not isinstance(value, str) or value not in UNIT_SECONDS:
         raise InputError(
             expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(value), where="Target.unit")
         )
 
 
 def _points(value: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise InputError(
             expected(
                 "points as a list of point terms or trial names", repr(value), where="Target.points"

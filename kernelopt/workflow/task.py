@@ -31,7 +31,7 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt.workflow._fields import check_heading_end as _heading_end
 from kernelopt.workflow._fields import check_line as _line
-from kernelopt.workflow._fields import real_to_float, require_instance
+from kernelopt.workflow._fields import real_to_float, require_instance, str_items, text_one_line
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
     Record,
@@ -151,10 +151,8 @@ def _one_constraint(instance: object, attribute: attrs.Attribute[Any], value: st
         )
 
 
-def _strs(value: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        raise InputError(expected("a sequence of strings", repr(value)))
-    return tuple(value)
+def _other_items(value: Iterable[str]) -> tuple[str, ...]:
+    return str_items(value, where="Constraints.other")
 
 
 def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
@@ -233,7 +231,7 @@ class Constraints:
     target_occupancy_pct: float | None = attrs.field(
         default=None, converter=real_to_float, validator=_occupancy
     )
-    other: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_other)
+    other: tuple[str, ...] = attrs.field(default=(), converter=_other_items, validator=_other)
 
     def lines(self) -> list[str]:
         """The bullet texts, typed fields first (``- none`` when there is nothing)."""
@@ -317,7 +315,7 @@ class OptimizationTask:
     current: str = attrs.field(validator=[_word, check_unbracketed])
     new_version: str = attrs.field(validator=[_word, _heading_end, check_unbracketed])
     bottleneck: str = attrs.field(
-        converter=one_line, validator=[_line, _heading_end, check_unbracketed]
+        converter=text_one_line, validator=[_line, _heading_end, check_unbracketed]
     )
     optimizations: tuple[Change, ...] = attrs.field(converter=_changes)
     constraints: Constraints = attrs.field(factory=Constraints, validator=_constraints)

@@ -36,6 +36,7 @@ from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import check_heading_end as _heading_end
 from kernelopt.workflow._fields import check_line as _line
+from kernelopt.workflow._fields import str_items
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import (
     Record,
@@ -105,10 +106,12 @@ def _paths(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, 
         _path(instance, attribute, item)
 
 
-def _strs(value: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        raise InputError(expected("a sequence of strings", repr(value)))
-    return tuple(value)
+def _created(value: Iterable[str]) -> tuple[str, ...]:
+    return str_items(value, where="NewVersion.created")
+
+
+def _modified(value: Iterable[str]) -> tuple[str, ...]:
+    return str_items(value, where="NewVersion.modified")
 
 
 def _changes(value: Iterable[Change]) -> tuple[Change, ...]:
@@ -200,8 +203,8 @@ class NewVersion:
     kernel: str = attrs.field(validator=[_line, check_unbracketed])
     version: str = attrs.field(validator=[_word, _heading_end, check_unbracketed])
     changes: tuple[Change, ...] = attrs.field(converter=_changes)
-    created: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
-    modified: tuple[str, ...] = attrs.field(default=(), converter=_strs, validator=_paths)
+    created: tuple[str, ...] = attrs.field(default=(), converter=_created, validator=_paths)
+    modified: tuple[str, ...] = attrs.field(default=(), converter=_modified, validator=_paths)
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
     correctness_detail: str = attrs.field(default="", validator=_heading_end)
     trials: tuple[TrialCheck, ...] = attrs.field(default=(), converter=_trials)
