@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import re
 from pathlib import Path
 
@@ -142,6 +143,18 @@ def _not_a_folder(path: Path) -> None:
 
 def _check_record(record: object) -> None:
     check_instance(record, ResultRecord, "a ResultRecord", "record")
+
+
+def _check_sinks(path: object, refused: object, warnings: object) -> None:
+    # Checked before the text is read: a wrong `refused` would otherwise fail only at the
+    # first bad row, and a wrong `warnings` only once the whole text is read.
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        what = "None or a path (str or os.PathLike)"
+        raise InputError(expected(what, type(path).__name__, where="path"))
+    if refused is not None and not isinstance(refused, list):
+        raise InputError(expected("None or a list", type(refused).__name__, where="refused"))
+    if warnings is not None and not isinstance(warnings, list):
+        raise InputError(expected("None or a list", type(warnings).__name__, where="warnings"))
 
 
 def _check_flag(value: object, name: str) -> None:
@@ -318,8 +331,10 @@ def parse_result(
     Raises
     ------
     InputError
-        When ``text`` is not a str, or a value read is one a :class:`ResultRecord`
-        refuses (an experiment number past 99999, a title holding ``"|"``, ...).
+        When ``text`` is not a str, ``path`` neither None nor a str or path-like,
+        ``refused`` or ``warnings`` neither None nor a list, or a value read is one a
+        :class:`ResultRecord` refuses (an experiment number past 99999, a title holding
+        ``"|"``, ...).
     FormatError
         When the text is not in the canonical layout: no ``# Experiment N: title`` first
         line, an unknown field or section, a missing or unknown Status or Correctness, a
@@ -328,6 +343,7 @@ def parse_result(
         section.
     """
     check_instance(text, str, "result.md text as a string", "text")
+    _check_sinks(path, refused, warnings)
     where = None if path is None else str(path)
     # As another editor may save it: no field holds a "\r" or starts the file with a
     # byte-order mark, so neither changes what the text says.
@@ -481,11 +497,15 @@ def measurement_rows(
 
     Raises
     ------
+    InputError
+        When ``text`` is not a str, ``path`` neither None nor a str or path-like, or
+        ``refused`` or ``warnings`` neither None nor a list.
     FormatError
         When such a table has a row whose cell count is wrong, or (without ``refused``)
         whose numbers are.
     """
     check_instance(text, str, "result.md text as a string", "text")
+    _check_sinks(path, refused, warnings)
     lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     start = next((i for i, line in enumerate(lines) if line.rstrip() == "## Measurements"), None)
     if start is None:

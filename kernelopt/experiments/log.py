@@ -19,6 +19,19 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt.experiments._validators import (
+    flag,
+    instance_of,
+    integer,
+    items_of,
+    number_mapping,
+    optional_instance_of,
+    optional_integer,
+    optional_text,
+    real_number,
+    text,
+    text_mapping,
+)
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
@@ -57,52 +70,128 @@ def _measured(_instance: object, attribute: attrs.Attribute[Any], value: Any) ->
         raise InputError(expected("None or a finite number > 0", repr(value), where=attribute.name))
 
 
-def _str_dict(value: Mapping[str, str]) -> dict[str, str]:
-    return dict(value)
+# Scalar fields: isinstance checks only, since the readers build these records by the
+# thousand for one log and a diagnosis must stay under a second.
+_text = text(nonempty=False)
+_optional_text = optional_text()
+_int = integer()
+_optional_int = optional_integer()
+_flag = flag()
+_real = real_number()
 
 
-def _float_dict(value: Mapping[str, float]) -> dict[str, float]:
-    return {str(key): float(item) for key, item in value.items()}
+# Sequence and mapping fields: one named converter per field, since attrs hands a converter
+# the value alone and the message should name the field. Each refuses a value that is not
+# iterable, a str where items are meant, and an item of another type.
 
 
-def _strs(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
+def _tags(value: Iterable[str]) -> tuple[str, ...]:
+    return items_of(value, str, "tags")
+
+
+def _kernel_files(value: Iterable[str]) -> tuple[str, ...]:
+    return items_of(value, str, "kernel_files")
+
+
+def _catalog_ids(value: Iterable[str]) -> tuple[str, ...]:
+    return items_of(value, str, "catalog_ids")
+
+
+def _layouts(value: Iterable[str]) -> tuple[str, ...]:
+    return items_of(value, str, "layouts")
+
+
+def _warnings(value: Iterable[str]) -> tuple[str, ...]:
+    return items_of(value, str, "warnings")
+
+
+def _knobs(value: Mapping[str, str]) -> dict[str, str]:
+    return text_mapping(value, "knobs")
+
+
+def _metrics(value: Mapping[str, float]) -> dict[str, float]:
+    return number_mapping(value, "metrics")
 
 
 def _facts(value: Iterable[Fact]) -> tuple[Fact, ...]:
-    return tuple(value)
+    return items_of(value, Fact, "facts")
 
 
-def _floor_rows(value: Iterable[FloorRow]) -> tuple[FloorRow, ...]:
-    return tuple(value)
+def _profiling(value: Iterable[Fact]) -> tuple[Fact, ...]:
+    return items_of(value, Fact, "profiling")
+
+
+def _rules(value: Iterable[Fact]) -> tuple[Fact, ...]:
+    return items_of(value, Fact, "rules")
+
+
+def _project(value: Iterable[Fact]) -> tuple[Fact, ...]:
+    return items_of(value, Fact, "project")
+
+
+def _lessons(value: Iterable[Fact]) -> tuple[Fact, ...]:
+    return items_of(value, Fact, "lessons")
+
+
+def _floors(value: Iterable[FloorRow]) -> tuple[FloorRow, ...]:
+    return items_of(value, FloorRow, "floors")
 
 
 def _points(value: Iterable[Point]) -> tuple[Point, ...]:
-    return tuple(value)
+    return items_of(value, Point, "points")
 
 
 def _recommendations(value: Iterable[Recommendation]) -> tuple[Recommendation, ...]:
-    return tuple(value)
+    return items_of(value, Recommendation, "recommendations")
 
 
-def _refs(value: Iterable[SourceRef]) -> tuple[SourceRef, ...]:
-    return tuple(value)
+def _opportunities(value: Iterable[Recommendation]) -> tuple[Recommendation, ...]:
+    return items_of(value, Recommendation, "opportunities")
+
+
+def _sources(value: Iterable[SourceRef]) -> tuple[SourceRef, ...]:
+    return items_of(value, SourceRef, "sources")
 
 
 def _experiments(value: Iterable[Experiment]) -> tuple[Experiment, ...]:
-    return tuple(value)
+    return items_of(value, Experiment, "experiments")
 
 
 def _series(value: Iterable[Series]) -> tuple[Series, ...]:
-    return tuple(value)
+    return items_of(value, Series, "series")
 
 
 def _kernels(value: Iterable[KernelSource]) -> tuple[KernelSource, ...]:
-    return tuple(value)
+    return items_of(value, KernelSource, "kernels")
 
 
 def _unread(value: Iterable[Unread]) -> tuple[Unread, ...]:
-    return tuple(value)
+    return items_of(value, Unread, "unread")
+
+
+_STATUS_WORDS = frozenset(member.value for member in Status)
+_STATUSES = ", ".join(repr(member.value) for member in Status)
+
+
+def _status(value: Status | str | None) -> Status | None:
+    # A Status, or its word ("KEPT"), as `correctness` takes its own; anything else would
+    # pass for "not dropped" in `kept`.
+    if value is None or isinstance(value, Status):
+        return value
+    if isinstance(value, str) and value in _STATUS_WORDS:
+        return Status(value)
+    raise InputError(expected(f"None or one of {_STATUSES}", repr(value), where="status"))
+
+
+def _refs_by_field(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    # A validator, not a converter: the readers fill an experiment's refs as they read on.
+    what = "a mapping of str to SourceRef"
+    if not isinstance(value, (dict, Mapping)):  # a dict first: Mapping's check is slow
+        raise InputError(expected(what, type(value).__name__, where=attribute.name))
+    for key, ref in value.items():
+        if not (isinstance(key, str) and isinstance(ref, SourceRef)):
+            got = f"{key!r}: {ref!r:.60}"
+            raise InputError(expected(what, got, where=attribute.name))
 
 
 @attrs.frozen(kw_only=True, order=True)
@@ -115,10 +204,15 @@ class SourceRef:
         POSIX path relative to the directory given to ``read_log``.
     line : int
         1-based line number; 0 when the fact is about the whole file.
+
+    Raises
+    ------
+    InputError
+        When ``path`` is not a str or ``line`` not an int >= 0 (a bool is no line).
     """
 
-    path: str
-    line: int = 0
+    path: str = attrs.field(validator=_text)
+    line: int = attrs.field(default=0, validator=integer(minimum=0))
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
@@ -138,8 +232,8 @@ class Fact:
         The file and line it was read from.
     """
 
-    text: str
-    source: SourceRef
+    text: str = attrs.field(validator=_text)
+    source: SourceRef = attrs.field(validator=instance_of(SourceRef, "a SourceRef"))
 
 
 @attrs.frozen(kw_only=True)
@@ -154,8 +248,11 @@ class Unread:
         What went wrong, in words (``"binary file"``, ``"read the first 2.0 MiB of 100.0 MiB"``).
     """
 
-    path: str
-    reason: str
+    path: str = attrs.field(validator=_text)
+    reason: str = attrs.field(validator=_text)
+
+
+_source = instance_of(SourceRef, "a SourceRef")
 
 
 class MetricKind(TextEnum):
@@ -192,11 +289,11 @@ class Point:
         Where the number was read.
     """
 
-    name: str
-    value: float
-    unit: str
+    name: str = attrs.field(validator=_text)
+    value: float = attrs.field(validator=_real)
+    unit: str = attrs.field(validator=_text)
     kind: MetricKind = attrs.field(converter=MetricKind)
-    source: SourceRef
+    source: SourceRef = attrs.field(validator=_source)
 
 
 @attrs.frozen(kw_only=True)
@@ -219,11 +316,11 @@ class Recommendation:
         Catalog entries the recommendation names (through their keywords).
     """
 
-    text: str
-    source: SourceRef
-    experiment: int | None = None
-    after: int = 0
-    catalog_ids: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    text: str = attrs.field(validator=_text)
+    source: SourceRef = attrs.field(validator=_source)
+    experiment: int | None = attrs.field(default=None, validator=_optional_int)
+    after: int = attrs.field(default=0, validator=_int)
+    catalog_ids: tuple[str, ...] = attrs.field(default=(), converter=_catalog_ids)
 
 
 # The ceilings that set a roofline floor: bytes at the copy bandwidth, FLOPs at the matmul rate.
@@ -243,7 +340,8 @@ def _floor_value(_instance: object, attribute: attrs.Attribute[Any], value: Any)
 
 
 def _ceiling(_instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and value not in _CEILINGS:
+    # The str test first: a list or a dict is unhashable, so no set member test for it.
+    if value is not None and not (isinstance(value, str) and value in _CEILINGS):
         raise InputError(expected("None, 'memory' or 'compute'", repr(value), where=attribute.name))
 
 
@@ -281,16 +379,17 @@ class FloorRow:
     ------
     InputError
         When ``fraction`` is not a finite number above zero, ``floor`` neither None nor
-        finite, or ``ceiling`` another word.
+        finite, ``ceiling`` another word, ``point``, ``impl`` or ``unit`` not a str, or
+        ``source`` not a :class:`SourceRef`.
     """
 
-    point: str
-    impl: str = ""
+    point: str = attrs.field(validator=_text)
+    impl: str = attrs.field(default="", validator=_text)
     fraction: float = attrs.field(validator=_share)
     floor: float | None = attrs.field(default=None, validator=_floor_value)
-    unit: str = ""
+    unit: str = attrs.field(default="", validator=_text)
     ceiling: str | None = attrs.field(default=None, validator=_ceiling)
-    source: SourceRef
+    source: SourceRef = attrs.field(validator=_source)
 
 
 @attrs.frozen(kw_only=True)
@@ -378,38 +477,43 @@ class Experiment:
     ------
     InputError
         When ``latency``, ``speedup`` or ``throughput`` is neither None nor a finite
-        number above zero.
+        number above zero, or a field has the wrong type: ``number`` not an int (a bool
+        is none), a text field not a str (``unit``, ``throughput_unit``, ``kernel`` and
+        ``gpu`` may be None), ``status`` neither None nor a :class:`Status` or its word,
+        ``attempted`` not a bool, a sequence field a str, not iterable or holding an item
+        of another type, ``knobs`` or ``metrics`` not a mapping of str to str or to real
+        numbers, or ``refs`` not one of str to :class:`SourceRef`.
     """
 
-    number: int
-    label: str
-    description: str = ""
+    number: int = attrs.field(validator=_int)
+    label: str = attrs.field(validator=_text)
+    description: str = attrs.field(default="", validator=_text)
     latency: float | None = attrs.field(default=None, validator=_measured)
-    unit: str | None = None
+    unit: str | None = attrs.field(default=None, validator=_optional_text)
     speedup: float | None = attrs.field(default=None, validator=_measured)
     throughput: float | None = attrs.field(default=None, validator=_measured)
-    throughput_unit: str | None = None
-    headline_point: str = ""
+    throughput_unit: str | None = attrs.field(default=None, validator=_optional_text)
+    headline_point: str = attrs.field(default="", validator=_text)
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
-    correctness_note: str = ""
-    status: Status | None = None
-    attempted: bool = True
-    tags: tuple[str, ...] = attrs.field(default=(), converter=_strs)
-    knobs: dict[str, str] = attrs.field(factory=dict, converter=_str_dict)
-    date: str = ""
+    correctness_note: str = attrs.field(default="", validator=_text)
+    status: Status | None = attrs.field(default=None, converter=_status)
+    attempted: bool = attrs.field(default=True, validator=_flag)
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_tags)
+    knobs: dict[str, str] = attrs.field(factory=dict, converter=_knobs)
+    date: str = attrs.field(default="", validator=_text)
     points: tuple[Point, ...] = attrs.field(default=(), converter=_points)
-    metrics: dict[str, float] = attrs.field(factory=dict, converter=_float_dict)
+    metrics: dict[str, float] = attrs.field(factory=dict, converter=_metrics)
     recommendations: tuple[Recommendation, ...] = attrs.field(
         default=(), converter=_recommendations
     )
-    kernel_files: tuple[str, ...] = attrs.field(default=(), converter=_strs)
-    kernel: str | None = None
-    gpu: str | None = None
-    profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
-    floors: tuple[FloorRow, ...] = attrs.field(default=(), converter=_floor_rows)
-    text: str = ""
-    refs: dict[str, SourceRef] = attrs.field(factory=dict)
-    sources: tuple[SourceRef, ...] = attrs.field(default=(), converter=_refs)
+    kernel_files: tuple[str, ...] = attrs.field(default=(), converter=_kernel_files)
+    kernel: str | None = attrs.field(default=None, validator=_optional_text)
+    gpu: str | None = attrs.field(default=None, validator=_optional_text)
+    profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_profiling)
+    floors: tuple[FloorRow, ...] = attrs.field(default=(), converter=_floors)
+    text: str = attrs.field(default="", validator=_text)
+    refs: dict[str, SourceRef] = attrs.field(factory=dict, validator=_refs_by_field)
+    sources: tuple[SourceRef, ...] = attrs.field(default=(), converter=_sources)
 
     @property
     def source(self) -> SourceRef | None:
@@ -476,8 +580,8 @@ class Series:
         Its experiments, in order (numbers increasing).
     """
 
-    name: str
-    kind: str
+    name: str = attrs.field(validator=_text)
+    kind: str = attrs.field(validator=_text)
     experiments: tuple[Experiment, ...] = attrs.field(converter=_experiments)
 
 
@@ -502,11 +606,11 @@ class KernelSource:
         ``"kernel"`` (named by CLAUDE.md as the kernel), ``"baseline"``, or ``"snapshot"``.
     """
 
-    path: str
-    text: str
-    language: str
-    experiment: int | None = None
-    role: str = "snapshot"
+    path: str = attrs.field(validator=_text)
+    text: str = attrs.field(validator=_text)
+    language: str = attrs.field(validator=_text)
+    experiment: int | None = attrs.field(default=None, validator=_optional_int)
+    role: str = attrs.field(default="snapshot", validator=_text)
 
     @property
     def is_diff(self) -> bool:
@@ -555,14 +659,14 @@ class ProfileFacts:
         names none).
     """
 
-    bottleneck: str | None
-    metrics: dict[str, float] = attrs.field(factory=dict, converter=_float_dict)
+    bottleneck: str | None = attrs.field(validator=_optional_text)
+    metrics: dict[str, float] = attrs.field(factory=dict, converter=_metrics)
     facts: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
-    source: SourceRef = attrs.field(factory=lambda: SourceRef(path=""))
-    point: str = ""
-    experiment: int | None = None
-    version: str = ""
-    opportunities: tuple[Recommendation, ...] = attrs.field(default=(), converter=_recommendations)
+    source: SourceRef = attrs.field(factory=lambda: SourceRef(path=""), validator=_source)
+    point: str = attrs.field(default="", validator=_text)
+    experiment: int | None = attrs.field(default=None, validator=_optional_int)
+    version: str = attrs.field(default="", validator=_text)
+    opportunities: tuple[Recommendation, ...] = attrs.field(default=(), converter=_opportunities)
 
 
 @attrs.frozen(kw_only=True)
@@ -610,25 +714,31 @@ class ExperimentLog:
         When set, only experiments numbered below it were kept.
     """
 
-    root: str
-    layouts: tuple[str, ...] = attrs.field(default=(), converter=_strs)
+    root: str = attrs.field(validator=_text)
+    layouts: tuple[str, ...] = attrs.field(default=(), converter=_layouts)
     experiments: tuple[Experiment, ...] = attrs.field(default=(), converter=_experiments)
     series: tuple[Series, ...] = attrs.field(default=(), converter=_series)
-    rules: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
-    project: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
-    kernel_path: Fact | None = None
-    baseline_path: Fact | None = None
-    lessons: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
-    profile: ProfileFacts | None = None
-    workload_profile: str | None = None
+    rules: tuple[Fact, ...] = attrs.field(default=(), converter=_rules)
+    project: tuple[Fact, ...] = attrs.field(default=(), converter=_project)
+    kernel_path: Fact | None = attrs.field(
+        default=None, validator=optional_instance_of(Fact, "a Fact")
+    )
+    baseline_path: Fact | None = attrs.field(
+        default=None, validator=optional_instance_of(Fact, "a Fact")
+    )
+    lessons: tuple[Fact, ...] = attrs.field(default=(), converter=_lessons)
+    profile: ProfileFacts | None = attrs.field(
+        default=None, validator=optional_instance_of(ProfileFacts, "a ProfileFacts")
+    )
+    workload_profile: str | None = attrs.field(default=None, validator=_optional_text)
     kernels: tuple[KernelSource, ...] = attrs.field(default=(), converter=_kernels)
     recommendations: tuple[Recommendation, ...] = attrs.field(
         default=(), converter=_recommendations
     )
-    profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_facts)
+    profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_profiling)
     unread: tuple[Unread, ...] = attrs.field(default=(), converter=_unread)
-    warnings: tuple[str, ...] = attrs.field(default=(), converter=_strs)
-    until: int | None = None
+    warnings: tuple[str, ...] = attrs.field(default=(), converter=_warnings)
+    until: int | None = attrs.field(default=None, validator=_optional_int)
     # The primary series by number, filled on first use: detectors look experiments up by
     # number for each of thousands, and a scan per look-up is quadratic. Not data of the
     # log, so neither compared nor shown.

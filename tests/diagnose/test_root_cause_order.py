@@ -8,10 +8,12 @@ from pathlib import Path
 
 from kernelopt.catalog import Catalog
 from kernelopt.diagnose import Diagnosis, Pathology, Severity, diagnose_log
-from kernelopt.experiments import ExperimentLog
+from kernelopt.experiments import ExperimentLog, Fact, SourceRef
 from kernelopt.experiments.records import Correctness, Status
 
 from .conftest import UNRELATED_TITLES, exp, kernel, log_of
+
+_PROFILE = SourceRef(path="experiments/profile.md", line=1)
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "examples/logs/mla-decode-plateau/experiments/workload_profile.md"
@@ -84,7 +86,10 @@ def test_of_symptoms_alone_the_most_severe_is_named(catalog: Catalog) -> None:
         for n, stages in zip(range(3, 9), (3, 4, 3, 4, 5, 2), strict=True)
     ]
     experiments = [exp(1, 116.4, status=Status.BASELINE), exp(2, 68.6), *tries]
-    diagnosis = diagnose_log(log_of(experiments, profiling=(profile_text,)), catalog=catalog)
+    diagnosis = diagnose_log(
+        log_of(experiments, profiling=(Fact(text=profile_text, source=_PROFILE),)),
+        catalog=catalog,
+    )
 
     assert _severity(diagnosis, Pathology.REPETITION_LOOP) is Severity.HIGH
     assert _severity(diagnosis, Pathology.LOCAL_MINIMUM) is Severity.MEDIUM
