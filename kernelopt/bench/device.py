@@ -11,12 +11,17 @@ machines, containers without the driver library), never to an error.
 
 from __future__ import annotations
 
+import math
+import numbers
 import threading
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
 import attrs
+
+from kernelopt._checks import finite
+from kernelopt._errors import InputError, expected
 
 __all__ = [
     "SLOWDOWN_REASONS",
@@ -56,7 +61,50 @@ _NVML_READY: list[bool] = []  # filled once: [True] after nvmlInit succeeded, [F
 
 
 def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
+    """Throttle reasons as a tuple of str; a lone str would become its letters, and
+    anything but a sequence of str failed deep inside ``tuple()`` or at the first read."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InputError(
+            expected("a sequence of str", type(value).__name__, where="throttle_reasons")
+        )
+    reasons = tuple(value)
+    for reason in reasons:
+        if not isinstance(reason, str):
+            raise InputError(
+                expected("a sequence of str", f"an item {reason!r}", where="throttle_reasons")
+            )
+    return reasons
+
+
+def _text(_instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str):
+        raise InputError(expected("a str", repr(value), where=attribute.name))
+
+
+def _is_count(value: object) -> bool:
+    # Any integer (NumPy's too), not a bool: True MHz is no clock.
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _as_int(value: Any) -> Any:
+    """``value`` as a Python int when it is an integer of any kind (NumPy's too, which JSON
+    cannot write); anything else as given, for the validator to refuse by name."""
+    return int(value) if _is_count(value) else value
+
+
+def _count(_instance: object, attribute: attrs.Attribute[int], value: object) -> None:
+    if not (_is_count(value) and value >= 0):  # type: ignore[operator]
+        raise InputError(expected("an integer >= 0", repr(value), where=attribute.name))
+
+
+def _optional_count(_instance: object, attribute: attrs.Attribute[int], value: object) -> None:
+    if value is not None and not _is_count(value):
+        raise InputError(expected("an integer or None", repr(value), where=attribute.name))
+
+
+def _reading(value: Any) -> Any:
+    """An NVML integer reading, or None for anything else a binding may hand back."""
+    return int(value) if _is_count(value) else None
 
 
 def decode_throttle_reasons(mask: int) -> tuple[str, ...]:
@@ -96,16 +144,26 @@ class DeviceState:
         Active clocks-event reasons (see :data:`THROTTLE_REASONS`).
     """
 
-    name: str
-    index: int = 0
-    sm_clock_mhz: int | None = None
-    mem_clock_mhz: int | None = None
-    sm_clock_max_mhz: int | None = None
-    mem_clock_max_mhz: int | None = None
-    temperature_c: int | None = None
-    power_w: float | None = None
-    power_instant_w: float | None = None
-    power_limit_w: float | None = None
+    name: str = attrs.field(validator=_text)
+    index: int = attrs.field(default=0, converter=_as_int, validator=_count)
+    sm_clock_mhz: int | None = attrs.field(
+        default=None, converter=_as_int, validator=_optional_count
+    )
+    mem_clock_mhz: int | None = attrs.field(
+        default=None, converter=_as_int, validator=_optional_count
+    )
+    sm_clock_max_mhz: int | None = attrs.field(
+        default=None, converter=_as_int, validator=_optional_count
+    )
+    mem_clock_max_mhz: int | None = attrs.field(
+        default=None, converter=_as_int, validator=_optional_count
+    )
+    temperature_c: int | None = attrs.field(
+        default=None, converter=_as_int, validator=_optional_count
+    )
+    power_w: float | None = attrs.field(default=None, validator=finite(optional=True))
+    power_instant_w: float | None = attrs.field(default=None, validator=finite(optional=True))
+    power_limit_w: float | None = attrs.field(default=None, validator=finite(optional=True))
     throttle_reasons: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
 
     @property
@@ -189,13 +247,18 @@ def _instant_power_mw(nvml: Any, handle: Any) -> float | None:
         return None
     member = _VALUE_MEMBERS.get(getattr(value, "valueType", -1))
     reading = getattr(getattr(value, "value", None), member, None) if member else None
-    return float(reading) if isinstance(reading, (int, float)) else None
+    # A NaN or infinite reading is no power: the state records None, as for no reading.
+    if isinstance(reading, (int, float)) and math.isfinite(reading):
+        return float(reading)
+    return None
 
 
 def _milliwatts(nvml: Any, name: str, handle: Any) -> float | None:
     call = getattr(nvml, name, None)
     reading = _read(call, handle) if call is not None else None
-    return float(reading) / 1000.0 if isinstance(reading, (int, float)) else None
+    if isinstance(reading, (int, float)) and math.isfinite(reading):
+        return float(reading) / 1000.0
+    return None
 
 
 def read_device_state(index: int = 0, *, uuid: str | None = None) -> DeviceState | None:
@@ -213,7 +276,17 @@ def read_device_state(index: int = 0, *, uuid: str | None = None) -> DeviceState
     -------
     DeviceState or None
         None when NVML is not available here.
+
+    Raises
+    ------
+    InputError
+        For an ``index`` that is not an integer >= 0 or a ``uuid`` that is neither a str
+        nor None (checked whether or not NVML is there).
     """
+    if not (_is_count(index) and index >= 0):
+        raise InputError(expected("an integer >= 0", repr(index), where="index"))
+    if uuid is not None and not isinstance(uuid, str):
+        raise InputError(expected("a str or None", repr(uuid), where="uuid"))
     nvml = _pynvml()
     if nvml is None:
         return None
@@ -232,12 +305,14 @@ def read_device_state(index: int = 0, *, uuid: str | None = None) -> DeviceState
     sm, mem = nvml.NVML_CLOCK_SM, nvml.NVML_CLOCK_MEM
     return DeviceState(
         name=str(name or "unknown GPU"),
-        index=index,
-        sm_clock_mhz=_read(nvml.nvmlDeviceGetClockInfo, handle, sm),
-        mem_clock_mhz=_read(nvml.nvmlDeviceGetClockInfo, handle, mem),
-        sm_clock_max_mhz=_read(nvml.nvmlDeviceGetMaxClockInfo, handle, sm),
-        mem_clock_max_mhz=_read(nvml.nvmlDeviceGetMaxClockInfo, handle, mem),
-        temperature_c=_read(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU),
+        index=int(index),
+        sm_clock_mhz=_reading(_read(nvml.nvmlDeviceGetClockInfo, handle, sm)),
+        mem_clock_mhz=_reading(_read(nvml.nvmlDeviceGetClockInfo, handle, mem)),
+        sm_clock_max_mhz=_reading(_read(nvml.nvmlDeviceGetMaxClockInfo, handle, sm)),
+        mem_clock_max_mhz=_reading(_read(nvml.nvmlDeviceGetMaxClockInfo, handle, mem)),
+        temperature_c=_reading(
+            _read(nvml.nvmlDeviceGetTemperature, handle, nvml.NVML_TEMPERATURE_GPU)
+        ),
         power_w=_milliwatts(nvml, "nvmlDeviceGetPowerUsage", handle),
         power_instant_w=None if instant_mw is None else instant_mw / 1000.0,
         power_limit_w=_milliwatts(nvml, "nvmlDeviceGetEnforcedPowerLimit", handle),
@@ -272,7 +347,19 @@ def clock_changes(
         One sentence per problem: a clock that moved by more than ``tolerance``, a
         slowdown reason active at either reading. Empty when the state was steady or
         when NVML could not be read.
+
+    Raises
+    ------
+    InputError
+        For a reading that is neither a DeviceState nor None, or a ``tolerance`` that is
+        not a finite number >= 0 (a bool or text), naming the argument.
     """
+    for where, state in (("before", before), ("after", after)):
+        if state is not None and not isinstance(state, DeviceState):
+            raise InputError(expected("a DeviceState or None", type(state).__name__, where=where))
+    number = isinstance(tolerance, numbers.Real) and not isinstance(tolerance, bool)
+    if not (number and math.isfinite(tolerance) and tolerance >= 0):
+        raise InputError(expected("a finite number >= 0", repr(tolerance), where="tolerance"))
     problems: list[str] = []
     if before is not None and after is not None:
         for label, b, a in (

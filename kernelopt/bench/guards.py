@@ -240,6 +240,9 @@ def _input_calls(
     ``fn(*mapping)`` would pass the mapping's keys (``fn("x")``), and ``fn(*tensor)`` the
     tensor's rows, each failing inside ``fn`` with an error that names neither.
     """
+    if not callable(fn):
+        # functools.partial refused it with "the first argument must be callable".
+        raise InputError(expected("a callable", type(fn).__name__, where="fn"))
     if isinstance(input_sets, str | bytes | Mapping) or not isinstance(input_sets, Sequence):
         raise InputError(
             expected(
@@ -300,11 +303,11 @@ def check_responds_to_inputs(
     Raises
     ------
     InputError
-        When fewer than two input sets are given, or a set that is neither a tuple, a
-        list nor a mapping (before ``fn`` is called); when ``fn`` returns no tensor and
-        ``outputs`` is None; when the input sets are themselves equal (the check would
-        prove nothing), or when two different input sets give the same outputs (NaN
-        equal to NaN: a buffer left poisoned is unchanged).
+        When ``fn`` is not callable, fewer than two input sets are given, or a set that
+        is neither a tuple, a list nor a mapping (before ``fn`` is called); when ``fn``
+        returns no tensor and ``outputs`` is None; when the input sets are themselves
+        equal (the check would prove nothing), or when two different input sets give the
+        same outputs (NaN equal to NaN: a buffer left poisoned is unchanged).
     """
     calls = _input_calls(fn, input_sets)
     results: list[list[Any]] = []
@@ -357,10 +360,14 @@ def check_timed_stream(
     DeviceError
         Without CUDA, saying why torch sees no GPU and what to do.
     InputError
-        When the work ran outside the timed stream.
+        When ``fn`` is not callable (checked first, with or without CUDA), or the work
+        ran outside the timed stream.
     """
     # Imported here: the timer imports this module.
     from kernelopt.bench.timer import cuda_available, no_cuda_reason
+
+    if not callable(fn):
+        raise InputError(expected("a callable", type(fn).__name__, where="fn"))
 
     # Asked before importing torch: without torch, the import failed with a bare
     # ModuleNotFoundError instead of this refusal.

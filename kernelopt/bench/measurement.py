@@ -118,11 +118,33 @@ def _stop_reason(_instance: object, attribute: attrs.Attribute[str], value: obje
 
 def _notes(value: Iterable[str] | str) -> tuple[str, ...]:
     # A str is a sequence of str too: a lone note would become its letters.
-    notes = (value,) if isinstance(value, str) else tuple(value)
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, bytes) or not isinstance(value, Iterable):
+        raise InputError(
+            expected("notes as a str or a sequence of str", type(value).__name__, where="notes")
+        )
+    notes = tuple(value)
     wrong = [note for note in notes if not isinstance(note, str)]
     if wrong:
         raise InputError(expected("notes as str", repr(wrong[0]), where="notes"))
     return notes
+
+
+def _text(_instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    # A label or GPU name of another type was stored as given and written to JSON lines
+    # whose readers take a string.
+    if not isinstance(value, str):
+        raise InputError(expected("a str", repr(value), where=attribute.name))
+
+
+def _device_state(
+    _instance: object, attribute: attrs.Attribute[DeviceState | None], value: object
+) -> None:
+    if value is not None and not isinstance(value, DeviceState):
+        raise InputError(
+            expected("a DeviceState or None", type(value).__name__, where=attribute.name)
+        )
 
 
 def _check_samples(_instance: object, _attribute: object, value: tuple[float, ...]) -> None:
@@ -191,9 +213,9 @@ class Measurement:
     mode: str = attrs.field(default="cold", validator=one_of(*MODES))
     cache: str = attrs.field(default="flush", validator=one_of(*CACHE_STATES))
     backend: str = attrs.field(default="cuda-events", validator=one_of(*BACKENDS))
-    gpu: str = ""
-    device: DeviceState | None = None
-    device_after: DeviceState | None = None
+    gpu: str = attrs.field(default="", validator=_text)
+    device: DeviceState | None = attrs.field(default=None, validator=_device_state)
+    device_after: DeviceState | None = attrs.field(default=None, validator=_device_state)
     clocks_moved: bool = attrs.field(default=False, validator=boolean)
     calls_per_sample: int = attrs.field(default=1, validator=at_least(1))
     warmup_calls: int = attrs.field(default=0, validator=at_least(0))
@@ -203,7 +225,7 @@ class Measurement:
     stop_reason: str = attrs.field(default="", validator=_stop_reason)
     # A time like the samples: finite, never negative (a NaN compared below every floor).
     overhead: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
-    label: str = ""
+    label: str = attrs.field(default="", validator=_text)
     notes: tuple[str, ...] = attrs.field(default=(), converter=_notes)
 
     @property

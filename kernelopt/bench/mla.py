@@ -81,9 +81,9 @@ def mla_decode_cost(
     Raises
     ------
     InputError
-        For one length that is not an integer >= 0 (a bool, a float, text), a list of
-        lengths not ``b`` long, lengths given as a set or a dict, or sizes the cost model
-        refuses.
+        For a ``b`` that is not a positive integer, one length that is not an integer
+        >= 0 (a bool, a float, text), a list of lengths not ``b`` long, lengths given as a
+        set or a dict, or sizes the cost model refuses.
 
     Examples
     --------
@@ -95,6 +95,7 @@ def mla_decode_cost(
     20.49
     """
     try:
+        from kernelopt.kernels.mla._validate import check_positive_int
         from kernelopt.kernels.mla.cost import (
             _refuse_unordered,
             mla_decode_bytes,
@@ -104,6 +105,8 @@ def mla_decode_cost(
         raise KernelOptError(
             expected("the MLA cost model in kernelopt.kernels.mla.cost", f"{error}")
         ) from None
+    # Before b is used: b=None failed with "unsupported operand type(s) for *".
+    b = check_positive_int(b, "b")
     lengths: int | list[int]
     scalar = getattr(seqlens, "ndim", None) == 0  # a NumPy scalar or a 0-d tensor
     if scalar or isinstance(seqlens, str | bytes) or not isinstance(seqlens, Iterable):

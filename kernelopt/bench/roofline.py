@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import numbers
 import os
 import time
 import warnings
@@ -29,8 +30,8 @@ from typing import Any
 
 import attrs
 
-from kernelopt._checks import finite
-from kernelopt._errors import DeviceError, FormatError, InputError, KernelOptError, expected
+from kernelopt._checks import as_path, finite
+from kernelopt._errors import DeviceError, FormatError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
 from kernelopt._strict_json import loads
 from kernelopt.bench import _serde
@@ -77,6 +78,27 @@ def _non_negative(_instance: object, attribute: attrs.Attribute[float], value: f
         raise InputError(expected("a finite number >= 0", repr(value), where=attribute.name))
 
 
+def _text(_instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    # A name or a version of another type went into the JSON cache, where the reader
+    # refused the whole entry (and every later load of that GPU) instead of this call.
+    if not isinstance(value, str):
+        raise InputError(expected("a str", repr(value), where=attribute.name))
+
+
+def _as_int(value: Any) -> Any:
+    """``value`` as a Python int when it is an integer of any kind (NumPy's too, which JSON
+    cannot write); anything else as given, for the validator to refuse by name."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _size(_instance: object, attribute: attrs.Attribute[int], value: object) -> None:
+    # Never a bool or a float: 1.07e9 bytes is no size the cache reads back.
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        raise InputError(expected("an integer >= 0", repr(value), where=attribute.name))
+
+
 def _positive(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     # bool is an int to Python, but True is no rate.
     ok = isinstance(value, int | float) and not isinstance(value, bool)
@@ -101,7 +123,7 @@ class Cost:
 
     flops: float = attrs.field(converter=_as_number, validator=_non_negative)
     bytes: float = attrs.field(converter=_as_number, validator=_non_negative)
-    name: str = ""
+    name: str = attrs.field(default="", validator=_text)
 
     @property
     def arith_intensity(self) -> float:
@@ -300,18 +322,24 @@ class Ceilings:
         Matrix size n of the n³ product.
     source : str
         ``"measured"`` or where the numbers came from.
+
+    Raises
+    ------
+    InputError
+        For a text field that is not a str, a rate that is not a finite number > 0, or a
+        size that is not an integer >= 0, naming the field.
     """
 
-    gpu: str
+    gpu: str = attrs.field(validator=_text)
     # A rate worked out with numpy (np.float32, np.int64) is a number too: without the
     # converter it was refused as "Expected a finite number > 0, got np.float32(4e+12)".
     copy_bytes_per_s: float = attrs.field(converter=_as_number, validator=_positive)
     matmul_flop_per_s: float = attrs.field(converter=_as_number, validator=_positive)
-    measured_at: str = ""
-    torch: str = ""
-    copy_bytes: int = 0
-    matmul_n: int = 0
-    source: str = "measured"
+    measured_at: str = attrs.field(default="", validator=_text)
+    torch: str = attrs.field(default="", validator=_text)
+    copy_bytes: int = attrs.field(default=0, converter=_as_int, validator=_size)
+    matmul_n: int = attrs.field(default=0, converter=_as_int, validator=_size)
+    source: str = attrs.field(default="measured", validator=_text)
 
     @property
     def ridge(self) -> float:
@@ -591,6 +619,12 @@ def ceilings_path() -> Path:
     return cache_dir() / "ceilings.json"
 
 
+def _cache_file(path: str | os.PathLike[str] | None) -> Path:
+    """The cache file ``path`` names, :func:`ceilings_path` for None; anything but a str or
+    path-like (a number, bytes) is refused by name before a file is opened."""
+    return ceilings_path() if path is None else as_path(path, "path")
+
+
 def _read_cache(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
@@ -642,10 +676,16 @@ def load_ceilings(gpu: str, *, path: str | os.PathLike[str] | None = None) -> Ce
 
     Raises
     ------
+    InputError
+        For a ``gpu`` that is not a str, or a ``path`` that is neither a str nor a
+        path-like.
     FormatError
         When the cache file is not a ceilings cache (it is never silently replaced).
     """
-    target = ceilings_path() if path is None else Path(path)
+    if not isinstance(gpu, str):
+        # A list failed as unhashable, and a number read as a GPU never cached (None).
+        raise InputError(expected("a GPU name as a str", repr(gpu), where="gpu"))
+    target = _cache_file(path)
     entry = _read_cache(target).get(gpu)
     if entry is None:
         return None
@@ -673,9 +713,9 @@ def save_ceilings(ceilings: Ceilings, *, path: str | os.PathLike[str] | None = N
     Raises
     ------
     InputError
-        For anything but Ceilings, or ceilings :func:`load_ceilings` would not read back
-        (``copy_bytes=1.07e9``, a GPU name that is no str), naming the field; the cache is
-        left as it was.
+        For anything but Ceilings, ceilings :func:`load_ceilings` would not read back,
+        naming the field, or a ``path`` that is neither a str nor a path-like; the cache
+        is left as it was.
     FormatError
         When the file is not a ceilings cache (it is never replaced).
     """
@@ -685,7 +725,7 @@ def save_ceilings(ceilings: Ceilings, *, path: str | os.PathLike[str] | None = N
     # Saved, such an entry made every later load_ceilings (and measure_ceilings) of this
     # GPU fail on the cache: refused now, before the file is touched.
     _serde.structure(entry, Ceilings)
-    target = ceilings_path() if path is None else Path(path)
+    target = _cache_file(path)
     with locked(target):
         devices = _read_cache(target)
         devices[ceilings.gpu] = entry
@@ -746,12 +786,15 @@ def measure_ceilings(
     ------
     DeviceError
         Without a CUDA device, saying why torch sees none and what to do.
+    InputError
+        For a ``path`` that is neither a str nor a path-like.
     FormatError
         When the cache file is not a ceilings cache, before anything is measured (it is
         never replaced).
     """
     from kernelopt.bench.timer import Timer, cuda_available, no_cuda_reason
 
+    cache = _cache_file(path)  # a path of another type is refused before any device work
     if not cuda_available():
         raise DeviceError(
             expected("a CUDA device to measure ceilings", f"none: {no_cuda_reason()}")
@@ -761,13 +804,13 @@ def measure_ceilings(
     index = torch.cuda.current_device() if device is None else device
     gpu = str(torch.cuda.get_device_name(index))
     if not refresh:
-        cached = load_ceilings(gpu, path=path)
+        cached = load_ceilings(gpu, path=cache)
         if cached is not None and _same_sizes(cached, copy_bytes, matmul_n):
             return cached
     else:
         # The result is saved into the cache: one that save_ceilings refuses is refused
         # now, not after the seconds of measurement, which would be lost with the error.
-        _read_cache(ceilings_path() if path is None else Path(path))
+        _read_cache(cache)
     timer = Timer(
         mode="hot",
         device=index,
@@ -793,7 +836,7 @@ def measure_ceilings(
         copy_bytes=copy_bytes,
         matmul_n=matmul_n,
     )
-    save_ceilings(ceilings, path=path)
+    save_ceilings(ceilings, path=cache)
     return ceilings
 
 
@@ -850,6 +893,42 @@ class RooflineLayout:
     skipped: tuple[str, ...]
 
 
+def _roofline_points(points: object) -> list[RooflinePoint]:
+    """``points`` as a list: a sequence of RooflinePoint, at least one."""
+    if isinstance(points, str | bytes) or not isinstance(points, Sequence):
+        raise InputError(
+            expected("a sequence of RooflinePoint", type(points).__name__, where="points")
+        )
+    if not points:
+        raise InputError(expected("at least one roofline point", "none", where="points"))
+    for index, point in enumerate(points):
+        if not isinstance(point, RooflinePoint):
+            raise InputError(
+                expected("a RooflinePoint", type(point).__name__, where=f"points[{index}]")
+            )
+    return list(points)
+
+
+def _point_labels(labels: object, count: int) -> list[str]:
+    """One label per point: the ``labels`` given, or ``point 1``, ``point 2``... for None.
+
+    A lone str is refused: ``"x"`` for one point was taken as its one letter, and
+    ``"gemm"`` refused as 4 labels.
+    """
+    if labels is None:
+        return [f"point {i + 1}" for i in range(count)]
+    if isinstance(labels, str | bytes) or not isinstance(labels, Sequence):
+        raise InputError(
+            expected("a sequence of str, one per point", type(labels).__name__, where="labels")
+        )
+    if len(labels) != count:
+        raise InputError(expected(f"{count} labels", len(labels), where="labels"))
+    for index, label in enumerate(labels):
+        if not isinstance(label, str):
+            raise InputError(expected("a str", repr(label), where=f"labels[{index}]"))
+    return list(labels)
+
+
 def roofline_layout(
     points: Sequence[RooflinePoint], *, labels: Sequence[str] | None = None
 ) -> RooflineLayout:
@@ -869,17 +948,15 @@ def roofline_layout(
     Raises
     ------
     InputError
-        When no points are given, they come from different devices, or the labels do
-        not match the points.
+        When ``points`` is not a sequence of RooflinePoint or is empty, the points come
+        from different devices, or ``labels`` is not a sequence of str (a lone str is
+        refused) with one label per point.
     """
-    if not points:
-        raise InputError(expected("at least one roofline point", "none"))
+    points = _roofline_points(points)
+    names = _point_labels(labels, len(points))
     ceilings = points[0].roofline.ceilings
     if any(p.roofline.ceilings != ceilings for p in points):
         raise InputError(expected("points measured against one device's ceilings", "several"))
-    if labels is not None and len(labels) != len(points):
-        raise InputError(expected(f"{len(points)} labels", len(labels)))
-    names = list(labels) if labels else [f"point {i + 1}" for i in range(len(points))]
     finite = [
         p.roofline.arith_intensity
         for p in points
@@ -928,12 +1005,17 @@ def plot_roofline(
 
     Raises
     ------
-    KernelOptError
-        When matplotlib is not installed (``pip install 'kernelopt[plot]'``).
+    DeviceError
+        When matplotlib is not installed (``pip install 'kernelopt[plot]'``): this
+        machine lacks what drawing needs, as it lacks a GPU for a timing.
     InputError
-        When no points are given or they come from different devices.
+        When the points, labels or ``path`` are refused as :func:`roofline_layout` says,
+        or ``title`` is not a str.
     """
     layout = roofline_layout(points, labels=labels)
+    target = as_path(path, "path")
+    if not isinstance(title, str):
+        raise InputError(expected("a str", repr(title), where="title"))
     ceilings = points[0].roofline.ceilings
     try:
         import matplotlib
@@ -941,7 +1023,7 @@ def plot_roofline(
         matplotlib.use("Agg")
         from matplotlib import pyplot
     except ImportError:
-        raise KernelOptError(
+        raise DeviceError(
             expected(
                 "matplotlib to draw the roofline (pip install 'kernelopt[plot]')",
                 "no module named 'matplotlib'",
@@ -962,7 +1044,6 @@ def plot_roofline(
     axes.legend(fontsize=8)
     if layout.skipped:
         figure.text(0.01, -0.02, "not drawn: " + "; ".join(layout.skipped), fontsize=7, va="top")
-    target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(target, dpi=120, bbox_inches="tight")
     pyplot.close(figure)

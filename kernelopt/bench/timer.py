@@ -798,7 +798,15 @@ class Timer:
         -------
         Measurement
             Per-call samples in µs and the conditions of the run.
+
+        Raises
+        ------
+        InputError
+            For a ``label`` that is not a str, before anything is called: the
+            measurement would refuse it only after the whole timing.
         """
+        if not isinstance(label, str):
+            raise InputError(expected("a str", repr(label), where="label"))
         notes: list[str] = []
         runner = self._runner(fn, inputs, outputs, notes)
         name = f"kernelopt:{label or getattr(fn, '__name__', 'fn')}"

@@ -204,17 +204,15 @@ def test_ceilings_the_cache_could_not_read_back_are_not_saved(
     tmp_path: Path, field: str, value: object, got: str
 ) -> None:
     # Saved, the entry made every later load_ceilings of that GPU (and so
-    # measure_ceilings without refresh=True) fail with a FormatError on the cache.
+    # measure_ceilings without refresh=True) fail with a FormatError on the cache. Such
+    # ceilings are refused when made, naming the field, so none reaches the cache.
     cache = tmp_path / "ceilings.json"
     save_ceilings(H200, path=cache)
     before = cache.read_bytes()
-    odd = attrs.evolve(H200, **{field: value})
     with pytest.raises(InputError) as raised:
-        save_ceilings(odd, path=cache)
-    assert str(raised.value) == (
-        f"Ceilings.{field}: Expected a value of type {type(getattr(H200, field)).__name__}, "
-        f"got {got}"
-    )
+        save_ceilings(attrs.evolve(H200, **{field: value}), path=cache)
+    assert str(raised.value).startswith(f"{field}: Expected ")
+    assert str(raised.value).endswith(f", got {got}")
     assert cache.read_bytes() == before
     assert load_ceilings("NVIDIA H200", path=cache) == H200
 

@@ -753,7 +753,8 @@ def get_mla_metadata(
     num_heads_k : int
         KV heads; absorbed MLA has 1.
     num_heads_q : int, optional
-        Accepted for FlashMLA compatibility; unused.
+        Accepted for FlashMLA compatibility and unused, but checked: a positive integer
+        or None.
     is_fp8_kvcache : bool
         Whether the cache is in the 656-byte FP8 layout (:mod:`kernelopt.kernels.mla.fp8`);
         it picks the key tile the pieces are cut on. A call may pass another flag: it reads
@@ -769,8 +770,11 @@ def get_mla_metadata(
     num_splits : torch.Tensor
         ``[b + 1]`` int32 prefix sums of the pieces per sequence (FlashMLA's layout).
     """
-    del num_heads_q  # FlashMLA needs it for sparse attention only
     import torch
+
+    # FlashMLA needs it for sparse attention only; a wrong one is still a caller's mistake.
+    if num_heads_q is not None:
+        check_positive_int(num_heads_q, "num_heads_q")
 
     if not isinstance(cache_seqlens, torch.Tensor) or cache_seqlens.dim() != 1:
         got = (

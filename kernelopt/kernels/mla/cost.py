@@ -50,6 +50,12 @@ def _total(seqlens: int | Sequence[int], *, batch: int | None = None) -> int:
                     f"{batch} lengths (one per sequence of the batch)", len(items), where="seqlens"
                 )
             )
+        if not items:
+            # No sequence is no decode call: its sum, 0, would read as a batch of empty
+            # caches.
+            raise InputError(
+                expected("at least one cache length", "an empty sequence", where="seqlens")
+            )
     total = 0
     for n in items:
         try:
@@ -84,8 +90,8 @@ def mla_decode_flops(seqlens: int | Sequence[int], *, s_q: int, h_q: int) -> int
     Raises
     ------
     InputError
-        For a size that is not a positive integer, a negative length, or lengths given as
-        a set or a dict.
+        For a size that is not a positive integer, a negative length, an empty sequence
+        of lengths, or lengths given as a set or a dict.
     """
     s_q, h_q = check_positive_int(s_q, "s_q"), check_positive_int(h_q, "h_q")
     return 2 * s_q * h_q * _total(seqlens) * (D_QK + D_V)
@@ -184,8 +190,9 @@ def mla_decode_floor_us(
             raise InputError(expected("a finite positive ceiling", repr(value), where=name))
         ceilings.append(float(value))
     tflops, tbps = ceilings
-    flops = mla_decode_flops(seqlens, s_q=s_q, h_q=h_q)
+    # Bytes first: they check the lengths against the batch, the more telling refusal.
     nbytes = mla_decode_bytes(
         seqlens, batch=batch, s_q=s_q, h_q=h_q, elt_bytes=elt_bytes, kv_row_bytes=kv_row_bytes
     )
+    flops = mla_decode_flops(seqlens, s_q=s_q, h_q=h_q)
     return max(flops / (tflops * 1e6), nbytes / (tbps * 1e6))
