@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from kernelopt._checks import finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt._numbers_text import readable
@@ -38,6 +39,7 @@ from kernelopt._words import and_list
 from kernelopt.bench._samples import sample_array, sample_floats
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import ArgSet, Timer
+from kernelopt.experiments._validators import integer, optional_instance_of
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type checkers only
     from typing import TypeAlias
@@ -57,6 +59,11 @@ class Verdict(TextEnum):
     SLOW = "SLOW"  # slower by more than the same-version spread, with confidence
     SAME = "SAME"  # any difference is within the threshold, and the run was quiet
     UNCLEAR = "UNCLEAR"  # the interval straddles the threshold: measure longer
+
+
+# A Comparison's measurements, when compare attached them; a number in their place failed
+# only where a log read its samples.
+_optional_measurement = optional_instance_of(Measurement, "a Measurement")
 
 
 @attrs.frozen(kw_only=True)
@@ -90,16 +97,16 @@ class Comparison:
     """
 
     verdict: Verdict = attrs.field(converter=Verdict)
-    ratio: float
-    ratio_low: float
-    ratio_high: float
-    noise: float
-    threshold: float
-    confidence: float = 0.95
-    pairs: int = 0
-    baseline: Measurement | None = None
-    candidate: Measurement | None = None
-    baseline_again: Measurement | None = None
+    ratio: float = attrs.field(validator=finite(minimum=0))
+    ratio_low: float = attrs.field(validator=finite(minimum=0))
+    ratio_high: float = attrs.field(validator=finite(minimum=0))
+    noise: float = attrs.field(validator=finite(minimum=0))
+    threshold: float = attrs.field(validator=finite(minimum=0))
+    confidence: float = attrs.field(default=0.95, validator=finite(above=0))
+    pairs: int = attrs.field(default=0, validator=integer(minimum=0))
+    baseline: Measurement | None = attrs.field(default=None, validator=_optional_measurement)
+    candidate: Measurement | None = attrs.field(default=None, validator=_optional_measurement)
+    baseline_again: Measurement | None = attrs.field(default=None, validator=_optional_measurement)
 
     @property
     def speedup(self) -> float:
@@ -565,6 +572,9 @@ def judge(
     _check_confidence(confidence)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(expected("seed as an int", repr(seed), where="seed"))
+    if seed < 0:
+        # numpy refuses a negative seed with a ValueError of its own wording.
+        raise InputError(expected("seed as an int >= 0", repr(seed), where="seed"))
     _check_min_effect(min_effect)
     _check_fraction(max_noise, "max_noise")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
@@ -686,7 +696,8 @@ def compare(
     >>> result.verdict.value
     'FAST'
     """
-    timer = timer or Timer()
+    timer = _timer(timer)
+    _check_callables(baseline, candidate, label)
     # Checked before anything runs: a bound of another type would fail mid-run, or (a
     # NaN time cap) never stop the rounds.
     if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or min_pairs < 2:
@@ -760,3 +771,27 @@ def compare(
     return attrs.evolve(
         result, baseline=measured_a, candidate=measured_b, baseline_again=measured_again
     )
+
+
+def _timer(timer: object) -> Timer:
+    """``timer``, or a default ``Timer()`` for None; anything else is refused by name.
+
+    ``compare`` drives the timer's rounds itself, so a stand-in with only ``measure`` will
+    not do: ``5`` failed with "'int' object has no attribute '_runner'", and a falsy
+    object (``0``, ``""``) was silently replaced by the default.
+    """
+    if timer is None:
+        return Timer()
+    if not isinstance(timer, Timer):
+        raise InputError(expected("a Timer or None", type(timer).__name__, where="timer"))
+    return timer
+
+
+def _check_callables(baseline: object, candidate: object, label: object) -> None:
+    """Refuse, before anything is timed, a version that cannot be called or a label
+    that is not text (it prefixes the measurements' labels)."""
+    for name, value in (("baseline", baseline), ("candidate", candidate)):
+        if not callable(value):
+            raise InputError(expected("a callable", type(value).__name__, where=name))
+    if not isinstance(label, str):
+        raise InputError(expected("a str", type(label).__name__, where="label"))

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import attrs
 
-from kernelopt._checks import finite
+from kernelopt._checks import as_path, finite
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import (
     atomic_write_bytes,
@@ -183,9 +183,10 @@ def environment(directory: str | os.PathLike[str] | None = None) -> Environment:
     Raises
     ------
     InputError
-        If ``directory`` is not a folder: a mistyped path would give a row with no commit.
+        If ``directory`` is not a path (a str or path-like, not empty) or not a folder: a
+        mistyped path would give a row with no commit.
     """
-    folder = Path(directory or Path.cwd()).resolve()
+    folder = (Path.cwd() if directory is None else as_path(directory, "directory")).resolve()
     if not folder.is_dir():
         raise InputError(
             expected("a folder to read the git commit of", str(folder), where="directory")
@@ -589,8 +590,10 @@ def row_from_measurement(
     ------
     InputError
         For a ``measurement`` that is no :class:`Measurement` (``measurement: Expected a
-        Measurement, got int``) or ``metrics`` that are no mapping, before anything is
-        read; and for a field the row refuses (see :class:`BenchRow`).
+        Measurement, got int``), a ``config`` or ``metrics`` that is no mapping, a
+        ``note`` that is no str, a ``keep_samples`` that is no bool or a ``directory``
+        that is no path, before anything is read; and for a field the row refuses (see
+        :class:`BenchRow`).
     """
     if not isinstance(measurement, Measurement):
         # A number or a BenchRow failed with "'int' object has no attribute 'device'".
@@ -604,6 +607,7 @@ def row_from_measurement(
                 where="metrics",
             )
         )
+    _check_row_options(config, note, keep_samples)
     env = environment(directory)
     state = measurement.device
     notes = [text for text in (note, *measurement.notes) if text]
@@ -645,6 +649,20 @@ def row_from_measurement(
     )
 
 
+def _check_row_options(config: object, note: object, keep_samples: object) -> None:
+    """Refuse, by name, the options of :func:`row_from_measurement` of the wrong type: a
+    str config failed with "dictionary update sequence element #0 has length 1", a number
+    note was joined into the notes' text, and ``keep_samples="no"`` kept the samples."""
+    if config is not None and not isinstance(config, Mapping):
+        raise InputError(
+            expected("config as a mapping or None", type(config).__name__, where="config")
+        )
+    if not isinstance(note, str):
+        raise InputError(expected("a str", type(note).__name__, where="note"))
+    if not isinstance(keep_samples, bool):
+        raise InputError(expected("a bool", repr(keep_samples), where="keep_samples"))
+
+
 def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     """Append ``rows`` to the JSONL file ``path`` (one JSON object a line), under a lock.
 
@@ -667,7 +685,8 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     Raises
     ------
     InputError
-        For a lone BenchRow in place of a list of them, an item that is not a BenchRow,
+        For a ``path`` that is no path (a str or path-like, not empty), a lone BenchRow
+        in place of a list of them, an item that is not a BenchRow,
         or a row whose fields read_rows would refuse
         (a str field holding a number, a NaN sample), naming the row and the field; for
         a folder at ``path``, or a file where its folder should be.
@@ -675,7 +694,7 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
         For an existing file that is not UTF-8 (a UTF-16 or UTF-32 byte-order mark):
         it is refused, not appended to in its encoding, as read_rows reads UTF-8 alone.
     """
-    target = Path(path)
+    target = as_path(path, "path")
     if isinstance(rows, BenchRow | str | bytes) or not isinstance(rows, Iterable):
         raise InputError(expected("a list of BenchRow", type(rows).__name__, where="rows"))
     lines = "".join(_line(index, row) for index, row in enumerate(rows))
@@ -1127,6 +1146,9 @@ def write_experiment(
     Raises
     ------
     InputError
+        Before anything is written, for a ``root`` or ``directory`` that is no path,
+        ``knobs`` that are no mapping, a ``verdict`` that is neither a Comparison nor a
+        str, or a ``summary`` that is no bool.
         For rows that are not ResultRows, two rows of one (point, impl, mode), no rows
         for a version that ran and passed, or,
         without ``overwrite``, an existing ``exp_N/result.md`` or ``summary.md`` row of
@@ -1140,6 +1162,8 @@ def write_experiment(
         the canonical columns (a blank one gets the table), or not text. Nothing is
         written then; an existing result.md stays as it was.
     """
+    folder = as_path(root, "root")
+    _check_experiment_options(knobs, verdict, summary=summary)
     if isinstance(rows, (str, ResultRow)) or not isinstance(rows, Sequence):
         # A lone row would fail below with "'ResultRow' object is not iterable".
         raise InputError(expected("a sequence of ResultRow", type(rows).__name__, where="rows"))
@@ -1194,17 +1218,34 @@ def write_experiment(
     )
     # Read before anything is written: a snapshot refused after the record would leave an
     # experiment whose kernel the log does not hold.
-    copies = _snapshot_copies(snapshot, experiment_dir(Path(root), experiment), overwrite=overwrite)
+    copies = _snapshot_copies(snapshot, experiment_dir(folder, experiment), overwrite=overwrite)
     if summary:
         # Both or neither: a summary that refuses the row (no table of its columns, not
         # text) refuses the result before it is written. Written again, the experiment
         # keeps one summary row: the new one.
-        log_result(Path(root), record, overwrite=overwrite)
+        log_result(folder, record, overwrite=overwrite)
     else:
-        write_result(Path(root), record, overwrite=overwrite)
+        write_result(folder, record, overwrite=overwrite)
     for target, data in copies:
         atomic_write_bytes(target, data)
     return record
+
+
+def _check_experiment_options(knobs: object, verdict: object, *, summary: object) -> None:
+    """Refuse, by name, options of :func:`write_experiment` of the wrong type, before
+    anything is written: ``knobs=5`` failed with "'int' object has no attribute 'items'",
+    a verdict of any other type was written as its ``str``, and ``summary="no"`` wrote
+    the summary row."""
+    if knobs is not None and not isinstance(knobs, Mapping):
+        raise InputError(
+            expected("knobs as a mapping or None", type(knobs).__name__, where="knobs")
+        )
+    if verdict is not None and not isinstance(verdict, Comparison | str):
+        raise InputError(
+            expected("a Comparison, a str or None", type(verdict).__name__, where="verdict")
+        )
+    if not isinstance(summary, bool):
+        raise InputError(expected("a bool", repr(summary), where="summary"))
 
 
 def _snapshot_paths(

@@ -42,6 +42,7 @@ from kernelopt._words import count_text
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
 from kernelopt.bench.roofline import Roofline, RooflinePoint, launch_overhead_pct
 from kernelopt.bench.trials import TrialPoint
+from kernelopt.experiments._validators import items_of, number_mapping, text
 
 __all__ = [
     "NO_COUNTERS",
@@ -193,14 +194,14 @@ class Stage:
         One phrase.
     """
 
-    name: str
+    name: str = attrs.field(validator=text(nonempty=False))
     duration: float = attrs.field(validator=finite(minimum=0))
     unit: str = attrs.field(default="us", validator=_token)
     tc_pct: float | None = attrs.field(default=None, validator=_share())
     dram_pct: float | None = attrs.field(default=None, validator=_share())
     occupancy_pct: float | None = attrs.field(default=None, validator=_share(most=100.0))
-    bottleneck: str = ""
-    key_issue: str = ""
+    bottleneck: str = attrs.field(default="", validator=text(nonempty=False))
+    key_issue: str = attrs.field(default="", validator=text(nonempty=False))
 
 
 @attrs.frozen(kw_only=True)
@@ -229,7 +230,10 @@ class Opportunity:
 _MICRO = {"\u00b5s": "us", "\u03bcs": "us"}
 
 
-def _time_unit(unit: str) -> str:
+def _time_unit(unit: object) -> str:
+    # Refused here, as the converter runs first: a list failed with "unhashable type".
+    if not isinstance(unit, str):
+        raise InputError(expected("a str", type(unit).__name__, where="unit"))
     return _MICRO.get(unit, unit)
 
 
@@ -243,7 +247,7 @@ class BaselineMetric:
     ``µs`` is stored as ``us``.
     """
 
-    metric: str
+    metric: str = attrs.field(validator=text(nonempty=False))
     previous: float = attrs.field(validator=finite())
     current: float = attrs.field(validator=finite())
     unit: str = attrs.field(default="", converter=_time_unit)
@@ -307,7 +311,7 @@ def _axis_value(value: object) -> Any:
 
 
 def _stages(value: Iterable[Stage]) -> tuple[Stage, ...]:
-    return tuple(value)
+    return items_of(value, Stage, "stages")
 
 
 def _some_stage(_instance: object, _attribute: object, value: tuple[Stage, ...]) -> None:
@@ -318,11 +322,11 @@ def _some_stage(_instance: object, _attribute: object, value: tuple[Stage, ...])
 
 
 def _opportunities(value: Iterable[Opportunity]) -> tuple[Opportunity, ...]:
-    return tuple(value)
+    return items_of(value, Opportunity, "opportunities")
 
 
 def _baseline_rows(value: Iterable[BaselineMetric]) -> tuple[BaselineMetric, ...]:
-    return tuple(value)
+    return items_of(value, BaselineMetric, "baseline")
 
 
 def _read_or_unread(instance: ProfileReport, attribute: attrs.Attribute[str], value: str) -> None:
@@ -372,7 +376,7 @@ class ProfileReport:
     point: TrialPoint = attrs.field(converter=_point)
     stages: tuple[Stage, ...] = attrs.field(converter=_stages, validator=_some_stage)
     bottleneck: Bottleneck = attrs.field(converter=Bottleneck)
-    root_cause: str
+    root_cause: str = attrs.field(validator=text(nonempty=False))
     opportunities: tuple[Opportunity, ...] = attrs.field(default=(), converter=_opportunities)
     baseline: tuple[BaselineMetric, ...] = attrs.field(default=(), converter=_baseline_rows)
     top3_unread: str = attrs.field(default="", validator=[_one_line, _read_or_unread])
@@ -630,14 +634,18 @@ def profile_report(
         baseline timed in another mode than ``measurement``, or a ``graph`` timing not
         in graph mode; before anything is computed, for a ``measurement``, ``graph`` or
         ``baseline`` that is no Measurement, a ``roofline`` that is no Roofline, a
-        ``point`` that is neither a TrialPoint nor a mapping, a ``latency_below_pct``
-        outside [0, 100] (NaN included), or an ``extra_metrics["launch_overhead_pct"]``
-        outside [0, 100].
+        ``point`` that is neither a TrialPoint nor a mapping, ``stages`` that are not a
+        sequence of Stage, ``extra_metrics`` that are not a mapping of str to numbers, a
+        ``catalog`` without ``match_metrics``, a ``latency_below_pct`` outside [0, 100]
+        (NaN included), or an ``extra_metrics["launch_overhead_pct"]`` outside [0, 100].
     """
     _check_arguments(measurement, roofline, graph, baseline, latency_below_pct)
-    overhead = _launch_overhead(measurement, graph, extra_metrics or {})
+    given_metrics = {} if extra_metrics is None else number_mapping(extra_metrics, "extra_metrics")
+    given_stages = None if stages is None else items_of(stages, Stage, "stages")
+    _check_catalog(catalog)
+    overhead = _launch_overhead(measurement, graph, given_metrics)
     placed = roofline.place(measurement, launch_overhead_pct=overhead)
-    metrics = {**placed.metrics(), **dict(extra_metrics or {})}
+    metrics = {**placed.metrics(), **given_metrics}
     bottleneck = classify(placed, latency_below_pct=latency_below_pct)
     if catalog is None:
         catalog = _builtin_catalog()
@@ -668,8 +676,8 @@ def profile_report(
         )
     opportunities.sort(key=lambda item: (item[0], item[1], item[2].entry_id))
     occupancy = metrics.get("occupancy_pct")
-    if stages is None:
-        stages = [
+    if given_stages is None:
+        given_stages = (
             Stage(
                 name=kernel,
                 duration=measurement.median,
@@ -679,8 +687,8 @@ def profile_report(
                 occupancy_pct=occupancy,
                 bottleneck=bottleneck.value,
                 key_issue=f"{placed.floor_pct:.0f}% of roofline floor",
-            )
-        ]
+            ),
+        )
     rows: list[BaselineMetric] = []
     if baseline is not None:
         if baseline.mode != measurement.mode:
@@ -723,7 +731,7 @@ def profile_report(
         kernel=kernel,
         version=version,
         point=point,
-        stages=stages,
+        stages=given_stages,
         bottleneck=bottleneck,
         root_cause=root_cause,
         opportunities=[item for _, _, item in opportunities],
@@ -761,6 +769,19 @@ def _check_arguments(
         # NaN compared false everywhere: no kernel was ever called latency-bound.
         raise InputError(
             expected("a percentage in [0, 100]", repr(latency_below_pct), where="latency_below_pct")
+        )
+
+
+def _check_catalog(catalog: object) -> None:
+    """Refuse, before anything is computed, a catalog that cannot match metrics: ``5``
+    failed with "'int' object has no attribute 'match_metrics'" after the roofline ran."""
+    if catalog is not None and not callable(getattr(catalog, "match_metrics", None)):
+        raise InputError(
+            expected(
+                "a catalog with match_metrics (kernelopt.catalog.Catalog) or None",
+                type(catalog).__name__,
+                where="catalog",
+            )
         )
 
 

@@ -32,6 +32,12 @@ from kernelopt.bench.records import (
 )
 from kernelopt.bench.roofline import Roofline
 from kernelopt.bench.timer import Timer, require_measurement, require_timer
+from kernelopt.experiments._validators import (
+    instance_of,
+    optional_instance_of,
+    optional_text,
+    text,
+)
 from kernelopt.experiments.points import AXIS_ALIASES, canonical_axis
 from kernelopt.experiments.records import ResultRow
 
@@ -227,7 +233,8 @@ def trial_matrix(
     ------
     InputError
         For extra points that are not a list of TrialPoints, axes that are not a mapping
-        of names to non-empty sequences of ints, or no point at all (``axes`` only crosses
+        of names to non-empty sequences of ints, an ``include_defaults`` that is no bool,
+        or no point at all (``axes`` only crosses
         the points: with ``include_defaults=False``, ``extra_points`` gives them); and, as
         each point would be timed twice, for an axis listing a value twice, an extra point
         listed twice or equal to a default one, or axes that make two points one.
@@ -254,6 +261,9 @@ def trial_matrix(
             )
     if axes is not None and not isinstance(axes, Mapping):
         raise InputError(expected("axes as {name: values}", type(axes).__name__, where="axes"))
+    if not isinstance(include_defaults, bool):
+        # "no" or 0.0 would be read by truth: a flag of another type is a mistake.
+        raise InputError(expected("a bool", repr(include_defaults), where="include_defaults"))
     # A point in the matrix twice is timed twice and gives two rows of one point, which
     # the readers of the rows refuse: refused here, before anything is timed.
     refuse_repeated_points(extra_points, "extra_points")
@@ -474,11 +484,13 @@ class TrialResult:
         Why the point failed.
     """
 
-    requested: TrialPoint
-    point: TrialPoint
-    impl: str = ""
-    measurement: Measurement | None = None
-    error: str | None = None
+    requested: TrialPoint = attrs.field(validator=instance_of(TrialPoint, "a TrialPoint"))
+    point: TrialPoint = attrs.field(validator=instance_of(TrialPoint, "a TrialPoint"))
+    impl: str = attrs.field(default="", validator=text(nonempty=False))
+    measurement: Measurement | None = attrs.field(
+        default=None, validator=optional_instance_of(Measurement, "a Measurement")
+    )
+    error: str | None = attrs.field(default=None, validator=optional_text())
 
     @property
     def reduced(self) -> bool:
@@ -648,15 +660,18 @@ def run_trials(
     Raises
     ------
     InputError
-        Before any point runs: for a ``make`` that is not callable, a ``timer`` without
-        ``measure``, points that are not a list of distinct TrialPoints, or a bad
-        ``min_b``.
+        Before any point runs: for a ``make`` that is not callable, an ``impl`` that is
+        no str, a ``timer`` without ``measure``, points that are not a list of distinct
+        TrialPoints, or a bad ``min_b``.
     TrialsInterrupted
         On a keyboard interrupt (it is one), with the points finished before it.
     """
     # Checked before any point runs: each point would be recorded as failed instead.
     if not callable(make):
         raise InputError(expected("make as a callable", type(make).__name__, where="make"))
+    if not isinstance(impl, str):
+        # Refused only later, by each result's result_row, once every point had run.
+        raise InputError(expected("a str", type(impl).__name__, where="impl"))
     require_timer(timer)
     timer = timer or Timer()
     results = []

@@ -21,9 +21,11 @@ from typing import Any
 
 import attrs
 
+from kernelopt._checks import finite
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import Timer, require_measurement, require_timer
+from kernelopt.experiments._validators import instance_of, optional_text
 
 __all__ = [
     "AutotuneExplosionWarning",
@@ -207,9 +209,9 @@ def _start_verdicts(start: Mapping[str, Any], rules: Sequence[Rule]) -> tuple[li
 class TuningTrial:
     """One config tried: its median time (µs), or why it failed or was incorrect."""
 
-    config: dict[str, Any]
-    median: float | None = None
-    error: str | None = None
+    config: dict[str, Any] = attrs.field(validator=instance_of(dict, "a dict"))
+    median: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
+    error: str | None = attrs.field(default=None, validator=optional_text())
 
 
 @attrs.frozen(kw_only=True)
