@@ -57,7 +57,7 @@ def _plan(body: str) -> str:
 
 
 def test_a_diagnosis_kept_as_the_next_plan_leaves_the_example_finding(tmp_path: Path) -> None:
-    # The docs' walkthrough: the plan written as the next experiment's plan.md quotes the
+    # As the docs suggest, the plan written as the next experiment's plan.md quotes the
     # ignored recommendation in its checklist and evidence; reading it again changes
     # nothing of item 7.
     root = tmp_path / "mla"

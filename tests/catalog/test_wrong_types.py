@@ -1,6 +1,6 @@
 """Wrong-type arguments to the catalog's public API are one ``Expected X, got Y`` error.
 
-Cases beyond the shared sweep of the public API: the items inside a sequence or mapping,
+Cases beyond tests/test_public_api_wrong_types.py: the items inside a sequence or mapping,
 the bool flags (a truthy ``"no"`` would read as true) and the calls that write, which must
 leave the tree as it was.
 """

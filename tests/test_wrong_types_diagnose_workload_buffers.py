@@ -230,7 +230,7 @@ def test_a_launcher_refuses_a_scope_that_is_no_buffer_scope(scope: object) -> No
 
 
 def test_a_launcher_refuses_no_function() -> None:
-    scope = buffers.BufferScope("wave-dwb", pool=buffers.BufferPool())
+    scope = buffers.BufferScope("wrong-types", pool=buffers.BufferPool())
     with pytest.raises(
         InputError, match=r"^fn: Expected a callable fn\(scope, ...\), got NoneType"
     ):
