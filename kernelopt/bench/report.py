@@ -642,7 +642,7 @@ def profile_report(
     _check_arguments(measurement, roofline, graph, baseline, latency_below_pct)
     given_metrics = {} if extra_metrics is None else number_mapping(extra_metrics, "extra_metrics")
     given_stages = None if stages is None else items_of(stages, Stage, "stages")
-    _check_catalog(catalog)
+    check_catalog(catalog)
     overhead = _launch_overhead(measurement, graph, given_metrics)
     placed = roofline.place(measurement, launch_overhead_pct=overhead)
     metrics = {**placed.metrics(), **given_metrics}
@@ -772,9 +772,10 @@ def _check_arguments(
         )
 
 
-def _check_catalog(catalog: object) -> None:
+def check_catalog(catalog: object) -> None:
     """Refuse, before anything is computed, a catalog that cannot match metrics: ``5``
-    failed with "'int' object has no attribute 'match_metrics'" after the roofline ran."""
+    failed with "'int' object has no attribute 'match_metrics'" after the roofline ran.
+    The profile builders from a measurement and from benchmark rows both ask it."""
     if catalog is not None and not callable(getattr(catalog, "match_metrics", None)):
         raise InputError(
             expected(

@@ -41,6 +41,7 @@ from kernelopt.bench.report import (
     Opportunity,
     ProfileReport,
     Stage,
+    check_catalog,
     for_family,
     profile_report,
     reads_as_ridge,
@@ -344,14 +345,7 @@ def _check_options(ceilings: object, catalog: object, latency_below_pct: object)
     require_optional_instance(
         ceilings, Ceilings, "Ceilings (kernelopt.bench.load_ceilings) or None", where="ceilings"
     )
-    if catalog is not None and not callable(getattr(catalog, "match_metrics", None)):
-        raise InputError(
-            expected(
-                "a catalog with match_metrics (kernelopt.catalog.Catalog) or None",
-                type(catalog).__name__,
-                where="catalog",
-            )
-        )
+    check_catalog(catalog)
     if (
         isinstance(latency_below_pct, bool)
         or not isinstance(latency_below_pct, numbers.Real)
