@@ -108,15 +108,20 @@ class _Held:
     ``said``: the catalog phrases its title says (``fused`` in "fused single-block
     softmax"; one after "without" or "no" is not said). ``names``: the implementations
     its result rows timed, its tags and their catalog names, as one comparable text.
+    ``entries``: the catalog entries one of whose phrases it holds, the only tags an
+    attempt can have inherited from it.
     """
 
     said: frozenset[str] = frozenset()
     names: str = ""
+    entries: frozenset[str] = frozenset()
 
     def holds(self, phrase: str) -> bool:
         """Whether ``phrase`` (compared as :func:`_phrase` writes it) names the base."""
         if phrase in self.said:
             return True
+        if phrase not in self.names:  # most phrases: no pattern to compile
+            return False
         whole = r"(?<![a-z0-9])" + re.escape(phrase) + r"(?![a-z0-9])"
         return re.search(whole, self.names) is not None
 
@@ -126,7 +131,11 @@ def _held(ctx: Context, base: Experiment, tagger: Tagger) -> _Held:
     said = frozenset(_phrase(text) for _, text, _ in tagger.matches(base.description))
     entries = [getattr(ctx.entry(tag), "name", "") for tag in base.tags]
     parts = [*(row.impl for row in base.floors), *base.tags, *entries]
-    return _Held(said=said, names=" | ".join(_phrase(part) for part in parts if part))
+    held = _Held(said=said, names=" | ".join(_phrase(part) for part in parts if part))
+    # A tagger's phrases are written as _phrase writes them, so a tag whose every phrase
+    # the base lacks cannot be matched only through the base's words.
+    ids = {i for phrase, found in tagger.phrases.items() if held.holds(phrase) for i in found}
+    return attrs.evolve(held, entries=frozenset(ids))
 
 
 def _tagger(ctx: Context) -> Tagger:
@@ -151,7 +160,9 @@ def _inherited(
     Only an attempt whose tags are those its words match can have any: one whose
     ``Tags:`` line gives others keeps them all, the author's word on what it tried.
     """
-    if held is None:
+    if held is None or not held.entries.intersection(experiment.tags):
+        # No tag of the attempt has a phrase the base holds: none can be inherited, and
+        # its text need not be scanned again (a stall may run to a thousand attempts).
         return set(), set()
     matches = tagger.matches(experiment.text or experiment.description)
     if tuple(dict.fromkeys(entry for entry, _, _ in matches)) != experiment.tags:
