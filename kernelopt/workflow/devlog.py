@@ -356,7 +356,9 @@ def perf_rows_from_bench(
     rows : iterable of BenchRow
         Timed configurations (``kernelopt.bench.read_rows``).
     version : str, optional
-        The version the rows time; default each row's ``impl``.
+        The version the rows time; default each row's ``impl``. Given, the rows must be
+        of one implementation: two would share one table, each point keeping only the
+        last row.
     ceilings : Ceilings, optional
         The device's ceilings, to turn ``tc_pct``/``dram_pct`` into TFLOP/s and GB/s
         when the row does not state ``flop_per_s``/``bytes_per_s``; without either the
@@ -365,8 +367,9 @@ def perf_rows_from_bench(
     Raises
     ------
     InputError
-        For rows that are not BenchRow, a row without a time (median 0), or one whose
-        timestamp starts with a date that is not one (``2026-13-45``).
+        For rows that are not BenchRow, a row without a time (median 0), one whose
+        timestamp starts with a date that is not one (``2026-13-45``), or a ``version``
+        given for rows of several implementations.
 
     Examples
     --------
@@ -380,8 +383,21 @@ def perf_rows_from_bench(
     require_optional_instance(
         ceilings, Ceilings, "Ceilings (kernelopt.bench.load_ceilings) or None", where="ceilings"
     )
+    checked = list(check_rows(rows, "rows"))
+    impls = list(dict.fromkeys(row.impl for row in checked))
+    if version is not None and len(impls) > 1:
+        # One version for rows of several implementations writes them into one table,
+        # where each point keeps only the last: the others would go without a word.
+        raise InputError(
+            expected(
+                f"rows of one implementation for version={version!r}",
+                f"{len(impls)} ({', '.join(impls)}): pass the rows of one, or no version "
+                "to name each row's table after its impl",
+                where="rows",
+            )
+        )
     out = []
-    for row in check_rows(rows, "rows"):
+    for row in checked:
         if not row.median > 0:
             # A row without a time (an attempt that was not timed) has no devlog row; named
             # here, since "PerfRow.time" would not say which row of a file it was.
