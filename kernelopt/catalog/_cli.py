@@ -183,12 +183,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="entries whose triggers fire for metrics / shapes",
         description=(
             "List the entries whose metric triggers or shape conditions hold for the "
-            "--metric and --shape values given, best first, with the conditions that held."
+            "--metric and --shape values given, best first, with the conditions that held. "
+            "--profile reads the shape facts from a workload profile that `kernelopt "
+            "inspect` wrote (its op's axes are not shape facts themselves: "
+            "softmax's n is softmax_len)."
         ),
-        epilog=exit_codes(usage="no --metric or --shape, an unknown name, NaN; " + _USAGE)
+        epilog=exit_codes(
+            usage="no --metric, --shape or --profile, an unknown name, NaN, an op the "
+            "profile lacks; " + _USAGE
+        )
         + _READ_EXAMPLES
         + "  kernelopt catalog match --metric dram_pct=85 --shape s_q=1\n"
-        "  kernelopt catalog match --shape s_q=1 --family mla-decode --json",
+        "  kernelopt catalog match --shape s_q=1 --family mla-decode --json\n"
+        "  kernelopt catalog match --profile tests/workload/data/handwritten_profile.md",
     )
     match.add_argument(
         "--metric",
@@ -199,6 +206,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     match.add_argument(
         "--shape", action="append", default=[], metavar="NAME=VALUE", help="e.g. s_q=1 (repeat)"
+    )
+    match.add_argument(
+        "--profile",
+        metavar="FILE",
+        type=nonempty_path("a workload profile (workload_profile.md)"),
+        help="read the shape facts from this workload profile (--shape values win)",
+    )
+    match.add_argument(
+        "--op", metavar="OP", help="the profile's op to read (default: the most called)"
     )
     match.add_argument("--family", help="only entries applying to this family or its ancestors")
     match.add_argument(
@@ -520,12 +536,21 @@ def _closest_first(name: str, known: Iterable[str]) -> list[str]:
 
 def _match(args: argparse.Namespace) -> int:
     metrics = _pairs(args.metric, "--metric")
-    shape = _pairs(args.shape, "--shape")
+    shape = typed = _pairs(args.shape, "--shape")
+    if args.op is not None and args.profile is None:
+        raise InputError(expected("--op only with --profile", "it without", where="--op"))
+    if args.profile is not None:
+        # What was typed wins over what the profile reads: the user's word on one fact.
+        shape = {**_profile_facts(args.profile, args.op), **shape}
     if not metrics and not shape:
-        raise InputError(expected("at least one --metric NAME=VALUE or --shape NAME=VALUE", "none"))
+        raise InputError(
+            expected("at least one --metric NAME=VALUE, --shape NAME=VALUE or --profile", "none")
+        )
     catalog = _catalog(args)
     family = _family(catalog, args.family)
-    _check_names(catalog, metrics, shape)
+    # The facts a profile reads are whatever it supports (b, distinct_shapes...): only the
+    # names typed are told that no entry conditions on them.
+    _check_names(catalog, metrics, typed)
     matches = catalog.query(
         metrics=metrics or None,
         shape=shape or None,
@@ -535,6 +560,23 @@ def _match(args: argparse.Namespace) -> int:
     )
     _print_matches(matches, args.json)
     return EXIT_OK
+
+
+def _profile_facts(path: str, op: str | None) -> dict[str, float]:
+    """The catalog shape facts of ``op`` (the most called by default) in the workload
+    profile at ``path``, as :func:`kernelopt.workload.shape_facts` reads them."""
+    from pathlib import Path
+
+    from kernelopt.workload import read_profile_md, shape_facts
+
+    profile = read_profile_md(Path(path))
+    if op is not None and profile.op(op) is None:
+        ops = ", ".join(o.op for o in profile.ops) or "no ops"
+        raise InputError(expected(f"an op of the profile ({ops})", op, where="--op"))
+    try:
+        return shape_facts(profile, op)
+    except InputError as error:
+        raise InputError(f"--profile: {error}") from None
 
 
 def _lint(args: argparse.Namespace) -> int:
