@@ -7,6 +7,7 @@ import importlib
 import os
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from kernelopt import cli
 from kernelopt.catalog import Catalog
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "catalog.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "catalog.md"
 
 
 def _blocks(language: str) -> list[str]:
@@ -53,6 +55,10 @@ def test_console_examples_exit_as_documented(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    # The page's `match --profile` reads a project's workload profile: the example log's.
+    profile = ROOT / "examples/logs/mla-decode-plateau/experiments/workload_profile.md"
+    (tmp_path / "experiments").mkdir()
+    shutil.copy(profile, tmp_path / "experiments" / "workload_profile.md")
     commands = [
         line[2:]
         for block in _blocks("console")
