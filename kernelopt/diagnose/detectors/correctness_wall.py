@@ -34,14 +34,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-import attrs
-
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import CorrectnessWallParams
-from kernelopt.diagnose.source import _NEG_INF, Suspect, find_pattern, precision_suspects
+from kernelopt.diagnose.source import Suspect, precision_suspects
 from kernelopt.experiments.log import Experiment, KernelSource
 from kernelopt.experiments.records import Correctness, Status
 
@@ -174,104 +172,6 @@ def _suspect_words(suspect: Suspect) -> str:
     return f"{article} {suspect.dtype} accumulator {where}"
 
 
-# Where a -inf literal starts when the pattern matched the "-inf" inside ``float("-inf")``.
-_INSIDE_FLOAT = re.compile(r"-?float\(\s*['\"]$")
-_LITERAL = re.compile(r"-?float\(\s*['\"]-?inf['\"]\s*\)|-?[\w.]*inf\w*", re.IGNORECASE)
-_LOAD_OTHER = re.compile(r"\bother\s*=\s*$")
-_CALL_NAME = re.compile(r"([A-Za-z_][\w.]*)\s*$")
-# ``m = ``, ``m_i: tl.tensor = ``, and a C declaration ``float m = `` (a C assignment without
-# a type, ``s = -INFINITY;``, may be a mask's write under an ``if``: it stays a suspect).
-_PY_ASSIGNED = re.compile(r"^[+-]?[ \t]*[A-Za-z_]\w*(?:\s*:\s*[\w.]+)?\s*=\s*$")
-_C_DECLARED = re.compile(
-    r"^[+-]?[ \t]*(?:(?:const|static|volatile|register)\s+)*"
-    r"(?!(?:else|return|case|if|do)\b)[A-Za-z_][\w:<>]*\s+\**[A-Za-z_]\w*\s*=\s*$"
-)
-_PY_STATEMENT_END = re.compile(r"[ \t]*(?:#[^\n]*)?(?:\n|$)")
-_C_STATEMENT_END = re.compile(r"\s*;")
-_FILLS = frozenset({"full", "full_like", "fill", "fill_"})
-# How far before a -inf a call's name or an ``other=`` is looked for: the words right before
-# it, so each -inf costs the same whatever the file's length.
-_NEAR = 200
-_C_LANGUAGES = frozenset({"cuda", "opencl", "cpp"})
-
-
-def _open_call(text: str, position: int, reach: int = 4000) -> int | None:
-    """Where the innermost call still open at ``position`` opens its parenthesis, within
-    ``reach`` characters before it; None outside any."""
-    depth = 0
-    for index in range(position - 1, max(-1, position - reach - 1), -1):
-        char = text[index]
-        if char in ")]}":
-            depth += 1
-        elif char in "([{":
-            if depth == 0:
-                return index if char == "(" else None
-            depth -= 1
-    return None
-
-
-def _line_before(text: str, position: int) -> str:
-    """The text of ``position``'s line before it."""
-    return text[text.rfind("\n", 0, position) + 1 : position]
-
-
-def _starts_running_value(source: KernelSource, start: int, end: int) -> bool:
-    """Whether the -inf literal at ``start:end`` is the whole initial value of a name (``m =
-    -float("inf")``, ``float m = -INFINITY;``) or the fill of a creation assigned to one
-    (``b_m = tl.full([BLOCK_M], float("-inf"), tl.float32)``)."""
-    text = source.text
-    c_like = source.language in _C_LANGUAGES
-    declared = _C_DECLARED if c_like else _PY_ASSIGNED
-    ending = _C_STATEMENT_END if c_like else _PY_STATEMENT_END
-    if declared.match(_line_before(text, start)) and ending.match(text, end):
-        return True
-    opened = _open_call(text, start)
-    if opened is None:
-        return False
-    name = _CALL_NAME.search(text, max(0, opened - _NEAR), opened)
-    return (
-        name is not None
-        and name.group(1).rsplit(".", 1)[-1] in _FILLS
-        and _PY_ASSIGNED.match(_line_before(text, name.start())) is not None
-    )
-
-
-def _pads_a_load(text: str, start: int) -> bool:
-    """Whether the -inf literal at ``start`` is the ``other=`` of a load (``tl.load(p,
-    mask=m, other=-float("inf"))``): the value of the dead lanes of a row."""
-    if not _LOAD_OTHER.search(text, max(0, start - _NEAR), start):
-        return False
-    opened = _open_call(text, start)
-    if opened is None:
-        return False
-    name = _CALL_NAME.search(text, max(0, opened - _NEAR), opened)
-    return name is not None and name.group(1).rsplit(".", 1)[-1] == "load"
-
-
-def _no_mask_write(source: KernelSource, start: int, end: int) -> bool:
-    """Whether the -inf found at ``start:end`` is written by no mask: a load's padding or
-    the start of a running max (see the module's docstring)."""
-    inside = _INSIDE_FLOAT.search(source.text, max(0, start - 16), start)
-    if inside is not None:  # the "-inf" of float("-inf"): judge the whole literal
-        start = inside.start()
-    literal = _LITERAL.match(source.text, start)
-    end = literal.end() if literal is not None else end
-    return _pads_a_load(source.text, start) or _starts_running_value(source, start, end)
-
-
-def _masking_written(suspect: Suspect, kernels: Sequence[KernelSource]) -> Suspect:
-    """The masking suspect, kept where a mask writes -inf into the values and placed at the
-    first such line; marked not found where every -inf of ``kernels`` pads a load or starts
-    a running max. Other suspects are returned as they are."""
-    if not (suspect.found and suspect.catalog_id == "unguarded-fully-masked-rows"):
-        return suspect
-    written = find_pattern(kernels, _NEG_INF, skip=_no_mask_write)
-    if written is None:
-        return attrs.evolve(suspect, found=False, path="", line=0, text="", advice="")
-    source, line, text = written
-    return attrs.evolve(suspect, path=source.path, line=line, text=text)
-
-
 def _kept(experiment: Experiment) -> bool:
     """Whether later attempts start from ``experiment``'s kernel: kept, a baseline, or a
     status the log does not give (not reverted, neutral or failed)."""
@@ -354,9 +254,7 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
     numbers = [e.number for e in failures]
     kernels = _wall_kernels(ctx, failures)
     missing: list[str] = []
-    suspects = (
-        [_masking_written(s, kernels) for s in precision_suspects(kernels)] if kernels else []
-    )
+    suspects = precision_suspects(kernels) if kernels else []
     if not kernels:
         missing.append(
             "kernel source (CLAUDE.md kernel path or exp_N snapshot) to check the numeric suspects"
