@@ -10,8 +10,12 @@ from __future__ import annotations
 import functools
 import json
 import numbers
-from collections.abc import Iterable, Mapping
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from types import GenericAlias
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import FormatError, InputError, expected
@@ -49,6 +53,46 @@ def _enum_value(member: TextEnum) -> str:
     return str(member.value)
 
 
+def _is_record_list(type_: object) -> bool:
+    """Whether ``type_`` is ``tuple[R, ...]`` of an attrs record (``Condition``)."""
+    args = typing.get_args(type_)
+    return (
+        typing.get_origin(type_) is tuple
+        and len(args) == 2
+        and args[1] is Ellipsis
+        and attrs.has(args[0])
+    )
+
+
+def _structure_records(value: object, type_: Any) -> tuple[Any, ...]:
+    # cattrs would iterate a string or an object's keys: triggers "dram_pct > 60" would be
+    # twelve errors, one a character, each "'str' object has no attribute 'keys'".
+    record: type = typing.get_args(type_)[0]
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise InputError(expected(f"a list of {record.__name__} objects", repr(value)[:80]))
+    # As a list, cattrs structures each item and notes its index on an error.
+    as_list: Any = GenericAlias(list, record)  # list[record], built at run time
+    items: list[Any] = _converter().structure(list(value), as_list)
+    return tuple(items)
+
+
+def _record_hook(converter: cattrs.Converter, record: type) -> Callable[[object, Any], Any]:
+    """The structure hook of an attrs record that refuses a value that is no JSON object."""
+    from cattrs.gen import make_dict_structure_fn
+
+    fields: Callable[[Any, Any], Any] = make_dict_structure_fn(record, converter)
+
+    def structure(value: object, type_: Any) -> Any:
+        # cattrs would look for the keys of anything: "'str' object has no attribute 'keys'".
+        if not isinstance(value, Mapping):
+            raise InputError(
+                expected(f"a JSON object of {record.__name__} fields", repr(value)[:80])
+            )
+        return fields(value, type_)
+
+    return structure
+
+
 @functools.cache
 def _converter() -> cattrs.Converter:
     import cattrs
@@ -61,6 +105,8 @@ def _converter() -> cattrs.Converter:
     # plain value and nothing but JSON's own types.
     converter.register_unstructure_hook(TextEnum, _enum_value)
     converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_strs)
+    converter.register_structure_hook_func(_is_record_list, _structure_records)
+    converter.register_structure_hook_factory(attrs.has, functools.partial(_record_hook, converter))
     return converter
 
 

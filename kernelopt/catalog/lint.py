@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from kernelopt._errors import CatalogError, expected
+from kernelopt._words import count_text
 from kernelopt.catalog._fields import as_path, require_bool
 from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog, builtin_fallbacks, link_problems
 from kernelopt.catalog.index import render_index
@@ -92,17 +93,36 @@ def _entry_warnings(entry: Entry, path: Path, text: str) -> list[Problem]:
 
 
 def _first_difference(canonical: str, text: str) -> tuple[int, str]:
-    """The first line where ``text`` departs from ``canonical``, and how, in words."""
+    """The first line where ``text`` departs from ``canonical``, and how, in words.
+
+    The message quotes the file's line beside the one kernelopt writes there (the start of
+    each, as the reader quotes a line, ``repr`` showing tabs and trailing blanks), so the
+    departure can be seen and fixed by hand without diffing the file against
+    ``kernelopt catalog show``.
+    """
     ours, theirs = canonical.split("\n"), split_lines(text)
     shorter = min(len(ours), len(theirs))
     line = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False), 1) if a != b), None)
-    if line is None and len(ours) == len(theirs):
+    if line is not None:
+        mine = repr(theirs[line - 1][:60])
+        if line == len(ours):
+            # Past the newline that ends kernelopt's last line: the file goes on.
+            return line, f"{mine} at line {line}, after the last line kernelopt writes"
+        return line, f"{mine} at line {line}, where kernelopt writes {ours[line - 1][:60]!r}"
+    if len(ours) == len(theirs):
         # Equal once read line by line: the file differs only in how its lines end.
         ending = "CRLF" if "\r\n" in text else "CR"
         first = len(split_lines(text[: text.index("\r")]))
         return first, f"{ending} line endings (kernelopt writes LF)"
-    line = shorter if line is None else line
-    return line, f"a difference at line {line}"
+    if len(theirs) > len(ours):
+        extra = count_text(len(theirs) - len(ours), "blank line")
+        return shorter, f"{extra} more at the end of the file, from line {shorter}"
+    if ours[shorter:] == [""]:
+        return shorter, f"no newline at the end of line {shorter}, the file's last"
+    return shorter, (
+        f"the end of the file after line {shorter}, where kernelopt writes "
+        f"{ours[shorter][:60]!r} next"
+    )
 
 
 def _placeholder_problems(tree: LoadedTree) -> tuple[set[str], list[Problem]]:

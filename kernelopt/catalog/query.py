@@ -205,6 +205,9 @@ class Match:
 # more the entry is about the word.
 _PLACES = ("in its text only", "in When to Apply", "in its name or keywords")
 
+# How many shared words a reason names; it counts the rest.
+_SHOWN_WORDS = 8
+
 
 class _Searchable:
     """Precomputed text forms of one entry (built once per catalog, on first text query)."""
@@ -280,14 +283,23 @@ def _shared_words(item: _Searchable, query_words: set[str]) -> tuple[float, str]
     if not common:
         return None
     placements = []
-    shown = []
+    found = []
     for word in common:
         place, count = item.place(word), item.mentions[word]
         # In [0, 1): the place decides, the count (saturating) orders within one place.
         placements.append((place + count / (count + 1)) / len(_PLACES))
-        shown.append(f"{word} ({_PLACES[place]}; {count_text(count, 'time')} in all)")
+        found.append((word, place, count))
     placement = sum(placements) / len(placements)
     score = (_W_WORDS * len(common) + _W_PLACEMENT * placement) / len(query_words)
+    # The words that say most about the entry first, and only so many: a searched file
+    # (a plan) shares dozens of common words with an entry, which would bury these.
+    found.sort(key=lambda item: (-item[1], -item[2], item[0]))
+    shown = [
+        f"{word} ({_PLACES[place]}; {count_text(count, 'time')} in all)"
+        for word, place, count in found[:_SHOWN_WORDS]
+    ]
+    if len(found) > _SHOWN_WORDS:
+        shown.append(f"and {count_text(len(found) - _SHOWN_WORDS, 'more word')}")
     return score, "mentions " + ", ".join(shown)
 
 

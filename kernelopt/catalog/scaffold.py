@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import atomic_write_text, locked
-from kernelopt.catalog._fields import as_path, enum_field, require_bool, require_str
+from kernelopt.catalog._fields import as_path, enum_field, require_bool, require_str, to_enum
 from kernelopt.catalog.layout import candidate_paths, check_tree_folder, entry_path, make_root
 from kernelopt.catalog.markdown import EVIDENCE_HEADER, NO_INTERACTIONS
 from kernelopt.catalog.model import Kind, relative_path, slugify
@@ -48,7 +48,7 @@ def scaffold_entry(name: str, *, kind: Kind | str, language: str | None = None) 
     name : str
         Display name (``"Warp Specialization"``); the id is its kebab-case form.
     kind : Kind or str
-        ``"optimization"`` or ``"anti-pattern"``.
+        ``"optimization"`` or ``"anti-pattern"``, in any case (``"Anti-Pattern"``).
     language : str, optional
         A language for a language-specific entry; shared when None.
 
@@ -127,7 +127,7 @@ def new_entry_file(
     name : str
         Display name (``"Warp Specialization"``); the id is its kebab-case form.
     kind : Kind or str
-        ``"optimization"`` or ``"anti-pattern"``.
+        ``"optimization"`` or ``"anti-pattern"``, in any case (``"Anti-Pattern"``).
     language : str, optional
         A language for a language-specific entry; shared when None.
     with_builtin : bool
@@ -151,6 +151,10 @@ def new_entry_file(
         is not a path or ``with_builtin`` is not a bool; nothing is written then.
     """
     rel, text = scaffold_entry(name, kind=kind, language=language)
+    # Read as scaffold_entry read it: a kind in any case ("Anti-Pattern"), as the command
+    # line's --kind, not only the stored lower-case value.
+    entry_kind = to_enum(Kind, kind, "kind")
+    scope = "shared" if language is None else canonical_language(language)
     base = as_path(root, "root")
     require_bool(with_builtin, "with_builtin")
     entry_id = Path(rel).stem
@@ -174,7 +178,6 @@ def new_entry_file(
         for other in candidate_paths(base, entry_id):
             if other.exists():
                 raise CatalogError(expected("a new entry id", f"'{entry_id}', already in {other}"))
-        scope = "shared" if language is None else canonical_language(language)
-        path = entry_path(base, entry_id, Kind(kind), scope)
+        path = entry_path(base, entry_id, entry_kind, scope)
         atomic_write_text(path, text)
     return path

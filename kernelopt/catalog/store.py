@@ -270,9 +270,15 @@ class KnowledgeTree:
             return found[0]
         if self.with_builtin and entry_id in Catalog.builtin():
             return None, Catalog.builtin().get(entry_id)
-        raise CatalogError(
-            expected(f"an entry id present in {self.root} or the built-ins", repr(entry_id))
-        )
+        if self.with_builtin:
+            raise CatalogError(
+                expected(f"an entry id present in {self.root} or the built-ins", repr(entry_id))
+            )
+        # Not looked up in the built-ins, so they are not named as searched; a built-in id
+        # says why it was not found.
+        builtin = entry_id in Catalog.builtin()
+        got = f"{entry_id!r}, a built-in id (with_builtin=False)" if builtin else repr(entry_id)
+        raise CatalogError(expected(f"an entry id present in {self.root}", got))
 
     # --- writing ------------------------------------------------------------------------
 
