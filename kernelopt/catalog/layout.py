@@ -71,14 +71,22 @@ def candidate_paths(root: Path, entry_id: str) -> Iterator[Path]:
                 yield root / relative_path(entry_id, kind, folder)
 
 
-def entry_path(root: Path, entry_id: str, kind: Kind, scope: str) -> Path:
+def entry_path(
+    root: Path, entry_id: str, kind: Kind, scope: str, *, now: Path | None = None
+) -> Path:
     """Where an entry goes in the tree at ``root``.
 
-    A language whose folder the tree already has under another spelling
+    An entry already in a folder of its language (``now``, its file) stays in that folder,
+    under any spelling: a tree with both ``languages/cutile/`` and
+    ``languages/cutile-dsl/`` keeps each file where its author put it. A new file of a
+    language whose folder the tree already has under another spelling
     (``languages/cutile-dsl/``) goes there, so one language never ends up split over two
     folders; otherwise the canonical path (:func:`relative_path`).
     """
     if scope != "shared":
+        for folder in _spellings(scope):
+            if now is not None and now.parent.parent == root / "languages" / folder:
+                return root / relative_path(entry_id, kind, folder)
         for folder in _spellings(scope):
             if (root / "languages" / folder).is_dir():
                 return root / relative_path(entry_id, kind, folder)

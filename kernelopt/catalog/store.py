@@ -291,7 +291,7 @@ class KnowledgeTree:
             )
 
     def _write(self, entry: Entry, old_path: Path | None = None) -> Path:
-        path = self.path_of(entry)
+        path = entry_path(self.root, entry.id, entry.kind, entry.scope, now=old_path)
         if old_path is not None and old_path != path and (path.exists() or path.is_symlink()):
             # The file is in a folder its kind or scope does not name, and another copy is
             # already where it goes: replacing that copy could drop what only it holds.
@@ -733,7 +733,7 @@ class KnowledgeTree:
             updated = attrs.evolve(
                 current, kind=kind, generalization=f"{current.generalization}\n\n{note}"
             )
-            target = self.path_of(updated)
+            target = entry_path(self.root, updated.id, updated.kind, updated.scope, now=path)
             if target.exists():
                 raise CatalogError(expected(f"no file at {target}", "an existing file"))
             atomic_write_text(target, render_entry(updated))
