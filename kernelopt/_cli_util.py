@@ -589,10 +589,14 @@ class ClosedPipeGuard:
     ----------
     stream : TextIO
         The real standard output (or standard error).
+    name : str
+        What the stream is, in words: a write that fails for another reason (a full disk
+        behind ``> out.txt``) names it, not "a file".
     """
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, name: str = "standard output") -> None:
         self.stream = stream
+        self.name = name
         self.reader_gone = False
 
     def write(self, text: str) -> int:
@@ -607,6 +611,8 @@ class ClosedPipeGuard:
                 return self.stream.write(text)
             except BrokenPipeError:
                 self._reader_went()
+            except OSError as error:
+                raise self._named(error) from error
             except UnicodeEncodeError:
                 # The text stream encodes the whole text before writing any of it.
                 encoding = getattr(self.stream, "encoding", None) or "utf-8"
@@ -621,6 +627,14 @@ class ClosedPipeGuard:
                 self.stream.flush()
             except BrokenPipeError:
                 self._reader_went()
+            except OSError as error:
+                raise self._named(error) from error
+
+    def _named(self, error: OSError) -> OSError:
+        """``error`` with this stream as its file name (the OS gives none for a write)."""
+        if error.filename is not None:
+            return error
+        return OSError(error.errno, error.strerror or str(error), self.name)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

@@ -61,6 +61,10 @@ class FormatError(KernelOptError, ValueError):
         where = ""
         if self.path is not None:
             where = self.path if line is None else f"{self.path}:{line}"
+        elif line is not None:
+            # Text given without a file (parse_entry(text), a JSON string): the line still
+            # tells where to look.
+            where = f"line {line}"
         if section:
             where = f"{where} [{section}]" if where else f"[{section}]"
         super().__init__(f"{where}: {message}" if where else message)

@@ -84,13 +84,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     guard = ClosedPipeGuard(sys.stdout)
     # stderr too: with `2>&1 | head -1` the notes and errors go down the same pipe, and a
     # note written after the reader left would turn a run that did its work into exit 1.
-    errors = ClosedPipeGuard(sys.stderr)
+    errors = ClosedPipeGuard(sys.stderr, "standard error")
     sys.stdout = guard  # type: ignore[assignment]
     sys.stderr = errors  # type: ignore[assignment]
+    flushed = False
     try:
-        return _run(argv)
+        code = _run(argv)
+        try:
+            guard.flush()
+        except OSError as error:
+            # Output the command wrote but the stream could not take (a full disk behind
+            # `> out.txt`): the run did not deliver it, so it does not end in 0.
+            if code == 0:
+                print(f"kernelopt: error: {one_line(_file_problem(error))}", file=sys.stderr)
+                code = EXIT_USAGE
+        flushed = True
+        return code
     finally:
-        guard.flush()
+        if not flushed:
+            # argparse's --help and usage errors leave by SystemExit.
+            guard.flush()
         errors.flush()
         sys.stdout = guard.stream
         sys.stderr = errors.stream
