@@ -16,6 +16,7 @@ read by the tolerant readers of :mod:`kernelopt.experiments`, which try this par
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import re
@@ -134,11 +135,21 @@ def experiment_dir(root: str | Path, experiment: int) -> Path:
     return Path(root) / f"exp_{experiment}"
 
 
-def _not_a_folder(path: Path) -> None:
+def _refuse_folder_or_loop(path: Path) -> None:
     # A folder where the file goes (``summary.md/``) would otherwise read as "no file" or
     # as "an existing file", and neither says what to fix.
     if path.is_dir():
         raise InputError(expected("a file", f"a folder at {path}"))
+    # A link that leads back to itself is neither a file nor a missing one: the lock
+    # taken on its resolved path raised a bare RuntimeError, and a first write called it
+    # "an existing file".
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise InputError(
+                expected("a file or a link to one", f"a loop of symbolic links at {path}")
+            ) from None
 
 
 def _check_record(record: object) -> None:
@@ -780,12 +791,12 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
     Raises
     ------
     InputError
-        When ``text`` is not a str or holds a NUL (the readers would skip the whole file
-        as binary), ``root`` is not a path, ``experiment`` not an int in 0..99999,
-        ``overwrite`` not a bool, another folder of ``root`` that the readers take as the
-        same experiment (``exp_007/`` for 7) already exists, plan.md exists and
-        ``overwrite`` is False, plan.md is a folder, or the folder cannot be created or
-        written. Nothing is written then.
+        When ``text`` is not a str, holds a NUL (the readers would skip the whole file
+        as binary) or is blank (they would skip it as empty), ``root`` is not a path,
+        ``experiment`` not an int in 0..99999, ``overwrite`` not a bool, another folder
+        of ``root`` that the readers take as the same experiment (``exp_007/`` for 7)
+        already exists, plan.md exists and ``overwrite`` is False, plan.md is a folder or
+        a link loop, or the folder cannot be created or written. Nothing is written then.
     """
     check_instance(text, str, "plan text as a string", "text")
     _check_flag(overwrite, "overwrite")
@@ -798,6 +809,9 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
                 where="text",
             )
         )
+    # A blank plan (spaces, line breaks, a byte-order mark) is skipped as an empty file.
+    if not text.lstrip("\ufeff").strip():
+        raise InputError(expected("plan text that is not blank", repr(text), where="text"))
     path = experiment_dir(root, experiment) / "plan.md"
     _refuse_other_folder(path, experiment, where="experiment")
     _write_new(path, text if text.endswith("\n") else text + "\n", overwrite=overwrite)
@@ -808,7 +822,7 @@ def _write_new(path: Path, text: str, *, overwrite: bool) -> None:
     """Write ``text`` to ``path`` atomically; unless ``overwrite``, only when no file is
     there, so that of two first writes started together one is written and the other
     refused, never one replacing the other."""
-    _not_a_folder(path)
+    _refuse_folder_or_loop(path)
     if overwrite:
         # Written in the encoding of the file it replaces, byte-order mark included, as
         # the appends keep theirs: a UTF-16 result.md saved by PowerShell stays UTF-16.
@@ -1071,7 +1085,7 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     _check_record(record)
     _check_flag(replace, "replace")
     path = Path(root) / "summary.md"
-    _not_a_folder(path)
+    _refuse_folder_or_loop(path)
     with locked(path):
         text, encoding = _summary_text(path)
         atomic_write_text(path, _with_row(text, record, path, replace=replace), encoding=encoding)
@@ -1138,7 +1152,7 @@ def log_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fals
     _check_flag(overwrite, "overwrite")
     summary = Path(root) / "summary.md"
     result = experiment_dir(root, record.experiment) / "result.md"
-    _not_a_folder(summary)
+    _refuse_folder_or_loop(summary)
     # Settled before the summary is locked: this refusal creates nothing, not even the lock.
     _refuse_other_folder(result, record.experiment, where="record.experiment")
     with locked(summary):
@@ -1223,7 +1237,7 @@ def append_lesson(root: str | Path, text: str, *, experiment: int | None = None)
     if experiment is not None:
         check_int(experiment, "experiment", minimum=0, maximum=MAX_EXPERIMENT)
     path = Path(root) / "LESSONS.md"
-    _not_a_folder(path)
+    _refuse_folder_or_loop(path)
     prefix = "" if experiment is None else f"[exp {experiment}] "
     with locked(path):
         # Read and written with the file's own line endings and encoding, so a CRLF or a

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from kernelopt._errors import FormatError, expected
+from kernelopt._errors import FormatError, InputError, expected
+from kernelopt.experiments._validators import check_instance
 
 __all__ = ["FileDiff", "Hunk", "apply_diff", "blob_id", "parse_diff"]
 
@@ -234,7 +235,8 @@ def parse_diff(text: str, *, path: str | None = None) -> tuple[FileDiff, ...]:
     Parameters
     ----------
     text : str
-        The diff, as read from the log.
+        The diff, as read from the log; a leading byte-order mark (an editor's, kept by
+        ``Path.read_text()``) is no part of its first line.
     path : str, optional
         Where it was read, for error messages.
 
@@ -245,10 +247,17 @@ def parse_diff(text: str, *, path: str | None = None) -> tuple[FileDiff, ...]:
 
     Raises
     ------
+    InputError
+        When ``text`` is not a str, or ``path`` neither None nor a str.
     FormatError
         When ``text`` holds no hunk, a hunk comes before any ``---``/``+++`` header, or a
         hunk is malformed (bad header, stray line, fewer or more lines than it counts).
     """
+    check_instance(text, str, "the diff as a str", "text")
+    if path is not None:
+        check_instance(path, str, "None or a str", "path")
+    # A mark before "--- a/k.py" would hide the first file's header.
+    text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()  # the end of the last line, not an empty context line
@@ -339,8 +348,21 @@ def apply_diff(base: str, file: FileDiff, *, exact: bool = False) -> str | None:
     Returns
     -------
     str or None
-        The changed text (ending in a newline when ``base`` did), or None.
+        The changed text (ending in a newline when ``base`` did, and starting with the
+        byte-order mark ``base`` starts with, which no hunk line holds), or None.
+
+    Raises
+    ------
+    InputError
+        When ``base`` is not a str, ``file`` not a :class:`FileDiff` or ``exact`` not a
+        bool (``exact="no"`` would read as True).
     """
+    check_instance(base, str, "the base text as a str", "base")
+    check_instance(file, FileDiff, "a FileDiff (from parse_diff)", "file")
+    if not isinstance(exact, bool):
+        raise InputError(expected("a bool", repr(exact), where="exact"))
+    mark = "\ufeff" if base.startswith("\ufeff") else ""
+    base = base[len(mark) :]
     lines = base.split("\n") if base else []
     ends_with_newline = base.endswith("\n")
     if ends_with_newline:
@@ -361,4 +383,4 @@ def apply_diff(base: str, file: FileDiff, *, exact: bool = False) -> str | None:
         cursor = at + len(block)
     out += lines[cursor:]
     # An emptied file has no last line to end; a created one ends like text files do.
-    return "\n".join(out) + ("\n" if out and (ends_with_newline or not base) else "")
+    return mark + "\n".join(out) + ("\n" if out and (ends_with_newline or not base) else "")

@@ -20,6 +20,7 @@ import attrs
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.experiments._validators import (
+    check_int,
     flag,
     instance_of,
     integer,
@@ -765,7 +766,14 @@ class ExperimentLog:
         Experiment or None
             The first experiment of the primary series with that number (a log that
             repeats a number keeps its first), or None when there is none.
+
+        Raises
+        ------
+        InputError
+            When ``number`` is not an int: ``True`` would find experiment 1, ``5.0``
+            experiment 5 and ``"5"`` none, each without a word.
         """
+        check_int(number, "number")
         if not self._by_number and self.experiments:
             for item in self.experiments:
                 self._by_number.setdefault(item.number, item)  # the first of a number wins

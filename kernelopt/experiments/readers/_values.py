@@ -327,7 +327,22 @@ def _quantities(
 
 
 def latency_tokens(text: str, *, allow_seconds: bool = False) -> list[Quantity]:
-    """Every ``<number> <time unit>`` in ``text``, in order of appearance."""
+    """Every ``<number> <time unit>`` in ``text``, in order of appearance.
+
+    Parameters
+    ----------
+    text : str
+        A line of prose or a table cell.
+    allow_seconds : bool, default False
+        Read a bare ``s`` as seconds too (``"1.5 s"``), for a cell of a column of times;
+        in prose ``"5 s"`` may be five of anything, so only ``sec``, ``secs`` and
+        ``seconds`` are seconds there.
+
+    Returns
+    -------
+    list of Quantity
+        The times, each with its canonical unit (``"ns"``, ``"us"``, ``"ms"``, ``"s"``).
+    """
     found = _quantities(_LATENCY, text, LATENCY_UNITS)
     if allow_seconds:
         found += _quantities(_LATENCY_S, text, LATENCY_UNITS)

@@ -133,6 +133,13 @@ _HEADING_EXPERIMENTS = re.compile(
     rf"(?:\s*(?:,|&|and)\s*\d{{1,5}}{NOT_A_YEAR})*)\b",
     re.IGNORECASE,
 )
+# Where a profile heading's name names an experiment ("exp 5", "exps 26, 30 and 32",
+# "exp_7", "experiment 12") or the date it was written ("exp 2026-05-26").
+_EXPERIMENT_WORD = re.compile(r"\bexp(?:eriment)?s?\.?[\s_#-]*(?=\d)", re.IGNORECASE)
+# What may follow that word to the end of the name: numbers, dates, lists and brackets.
+_REFERENCE_TAIL = frozenset("0123456789 \t,&-.;:)]")
+# Words that lead to that ending ("profiled in exp 35", "after exp 7").
+_LEAD_INS = frozenset({"after", "at", "following", "for", "from", "in", "of", "profiled", "post"})
 # A catalog entry id as an item writes it in backticks: "Kernel Fusion (`kernel-fusion`)".
 _ENTRY_ID = re.compile(r"`([A-Za-z0-9][\w.-]*)`")
 # Where an item's name ends: at its entry id, or at "-- est. 40% gain" when it gives none.
@@ -162,6 +169,55 @@ def profile_experiment(file: TextFile, heads: list[Heading]) -> int | None:
         for number in re.findall(r"\d+", match.group(1))
     ]
     return max(named) if named else None
+
+
+def heading_version(name: str) -> str:
+    """The kernel version a profile heading's name states, or ``""``.
+
+    The renderer writes ``<kernel> <version>`` (``mla_decode v2``): the version is the
+    name's last word. A name that ends by naming the experiment profiled
+    (``mla_decode exp 5``, ``mla_decode v2 exp 5``) is read without that ending, and one
+    whose last word is still an experiment's number (``mla_decode (exps 26, 30), profiled
+    in exp 35``) states no version: the 5 of "exp 5" is an experiment's number, not a
+    version.
+
+    Parameters
+    ----------
+    name : str
+        The heading's text between ``Profile:`` and its point's ``|``.
+
+    Returns
+    -------
+    str
+        The version, ``""`` for a name of one word or one whose last word is an
+        experiment's number.
+    """
+    cut = _without_trailing_experiment(name)
+    words = cut.split()
+    if len(cut) < len(name):
+        # "profiled in exp 35", "after exp 7": the words that led to the number go too.
+        while words and words[-1].lower() in _LEAD_INS:
+            words.pop()
+    if len(words) < 2:
+        return ""
+    kept = " ".join(words)
+    last = len(kept) - len(words[-1])
+    # A last word that is an experiment's number ("32)" of "(exps 26, 30, 32)") is none.
+    if any(match.end() > last for match in _HEADING_EXPERIMENTS.finditer(kept)):
+        return ""
+    return words[-1] if len(cut) == len(name) else words[-1].rstrip(",;:")
+
+
+def _without_trailing_experiment(name: str) -> str:
+    """``name`` less the experiment or date it ends by naming (``mla_decode v2 (exp 5)`` is
+    ``mla_decode v2``), and the brackets and commas before it; ``name`` where it ends
+    otherwise. Checked character by character: a regular expression anchored at the end
+    would scan a long run of spaces once from each of its characters."""
+    # The last place the name names an experiment.
+    found = max(_EXPERIMENT_WORD.finditer(name), key=lambda match: match.start(), default=None)
+    if found is None or not set(name[found.end() :].replace("and", "")) <= _REFERENCE_TAIL:
+        return name
+    return name[: found.start()].rstrip(" \t([,;:")
 
 
 def _item_name(text: str) -> str:
@@ -543,14 +599,13 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
     )
     heads = headings(file.lines, mask)
     experiment = profile_experiment(file, heads)
-    # The renderer writes "<kernel> <version>": the version is the name's last word.
-    name_words = next(
+    name = next(
         (
-            match.group(1).split()
+            match.group(1)
             for index, line in enumerate(file.lines)
             if not mask[index] and (match := _PROFILE_NAME.match(line.strip()))
         ),
-        [],
+        "",
     )
     return ProfileFacts(
         bottleneck=kind,
@@ -559,6 +614,6 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
         source=SourceRef(path=file.path),
         point=" ".join(heading.split()),
         experiment=experiment,
-        version=name_words[-1] if len(name_words) >= 2 else "",
+        version=heading_version(name),
         opportunities=read_top_opportunities(file, heads, mask, experiment),
     )

@@ -319,8 +319,8 @@ def _columns(header: Sequence[str]) -> _Columns | None:
 
 def _value_and_unit(cell: str, header: str, row_unit: str) -> tuple[float | None, str]:
     """A time cell's number and unit: the cell's own unit, else its header's, else the
-    row's Unit column."""
-    tokens = latency_tokens(cell)
+    row's Unit column. A bare ``s`` is seconds in such a cell (``1.5 s``)."""
+    tokens = latency_tokens(cell, allow_seconds=True)
     if tokens:
         return tokens[0].value, tokens[0].unit
     return number(cell), unit_of_header(header) or row_unit

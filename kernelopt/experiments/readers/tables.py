@@ -457,8 +457,11 @@ def _row_values(
         draft.put("date", date_of(cells[roles.date]) or strip_md(cells[roles.date]), ref)
     for column in roles.latency:
         text = after_arrow(strip_md(cells[column]))
-        # "270-276 us" states no one time: not its last number either.
-        tokens = [] if is_range(text) else latency_tokens(text) or cycle_tokens(text)
+        # "270-276 us" states no one time: not its last number either. A bare "s" is
+        # seconds here, in a column of times ("1.5 s"), as it is not in prose ("5 s").
+        tokens = (
+            [] if is_range(text) else latency_tokens(text, allow_seconds=True) or cycle_tokens(text)
+        )
         value = tokens[-1].value if tokens else number_at(text, ref, draft.warnings)
         if value is None:
             continue
