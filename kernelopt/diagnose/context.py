@@ -111,6 +111,19 @@ class Context:
         )
 
     @functools.cached_property
+    def host_clock_devices(self) -> str:
+        """The devices every measured experiment names, where each names a CPU (``GPU: CPU
+        (Triton interpreter)``, as ``kernelopt.bench`` writes host-clock rows), else ``""``.
+
+        Such an effort cannot have timed a GPU kernel yet: the wrong-bottleneck item says
+        so, and the missing-fundamental item leaves its measuring techniques to it rather
+        than faulting the kernel for them."""
+        devices = {e.gpu for e in self.experiments if e.gpu}
+        if not devices or not all(d.strip().lower().startswith("cpu") for d in devices):
+            return ""
+        return ", ".join(f"GPU: {d}" for d in sorted(devices))
+
+    @functools.cached_property
     def floors(self) -> tuple[FloorReading, ...]:
         """The roofline floor rows of the latest result that states any (see
         :func:`kernelopt.diagnose.floors.latest_floors`), from the experiments' records:

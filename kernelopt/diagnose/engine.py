@@ -30,6 +30,7 @@ from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import Experiment, ExperimentLog, MetricKind, Series, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
 from kernelopt.experiments.readers._values import CYCLES
+from kernelopt.experiments.records import Correctness
 
 if TYPE_CHECKING:  # the catalog is loaded on first use: importing diagnose stays cheap
     from kernelopt.catalog import Catalog
@@ -462,7 +463,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
     kernel = ctx.kernels[0].path if ctx.kernels else None
     return LogSummary(
         root=log.root,
-        layouts=log.layouts,
+        layouts=_judged_layouts(log),
         experiments=len(experiments),
         attempted=sum(1 for e in experiments if e.attempted),
         first=experiments[0].number if experiments else None,
@@ -487,12 +488,53 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
 
 # What the entries of a series are, by its kind: a workload trace holds calls.
 _ENTRIES = {"trace": ("call", "calls")}
+# The layouts read from a history file of their own (a JSONL, JSON or TSV file of rows),
+# which may hold another series only, and the file suffixes each is read from; any other
+# suffix not markdown is read as a table of rows.
+_FILE_LAYOUTS = {"jsonl": (".jsonl",), "archive-json": (".json",), "tsv": ()}
+_NOT_TABLES = (".jsonl", ".json", ".md", ".markdown", ".txt")
+
+
+def _file_layout(path: str) -> str:
+    """The file layout a history read from ``path`` has (``"jsonl"``, ``"archive-json"``,
+    ``"tsv"``), or ``""`` for markdown."""
+    suffix = os.path.splitext(path.rsplit("/", 1)[-1])[1].lower()
+    for layout, suffixes in _FILE_LAYOUTS.items():
+        if suffix in suffixes:
+            return layout
+    return "" if suffix in _NOT_TABLES else "tsv"
+
+
+def _judged_layouts(log: ExperimentLog) -> tuple[str, ...]:
+    """The layouts the judged series was read from: the reader's, less the history files
+    (JSONL, JSON, TSV) that only other series came from. A workload trace or a benchmark's
+    rows beside the log are named under "Also read, not judged", not as a layout of the
+    experiments judged. With no experiment judged, every layout recognized is named: the
+    header then says what was found instead."""
+    if not log.experiments:
+        return log.layouts
+    judged = {_file_layout(source.path) for e in log.experiments for source in e.sources}
+    return tuple(
+        layout for layout in log.layouts if layout not in _FILE_LAYOUTS or layout in judged
+    )
 
 
 def _count(series: Series) -> str:
-    """``"24 calls"``, ``"1 experiment"``: the series' length, named for what it holds."""
+    """``"24 calls"``, ``"1 experiment"``: the series' length, named for what it holds. A
+    history file whose rows record neither a status nor a correctness verdict (a
+    benchmark's timings, ``kernelopt.bench``'s JSONL) holds rows, not attempts whose fate
+    the log states: ``"2 rows, none with a status or correctness verdict"``."""
+    count = len(series.experiments)
+    if series.kind in _FILE_LAYOUTS and not any(
+        e.status is not None or e.correctness is not Correctness.UNKNOWN for e in series.experiments
+    ):
+        return count_text(count, "row") + (
+            ", none with a status or correctness verdict"
+            if count > 1
+            else ", with no status or correctness verdict"
+        )
     one, many = _ENTRIES.get(series.kind, ("experiment", "experiments"))
-    return count_text(len(series.experiments), one, many)
+    return count_text(count, one, many)
 
 
 def _first_source(experiments: tuple[Experiment, ...]) -> str:

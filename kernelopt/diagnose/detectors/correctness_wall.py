@@ -215,6 +215,41 @@ def _reference_words(experiments: tuple[Experiment, ...], first_failure: Experim
     )
 
 
+def _latest_pass(experiments: Sequence[Experiment]) -> Experiment | None:
+    """The latest attempt whose verdict is a pass (unknown verdicts skipped)."""
+    return next(
+        (e for e in reversed(experiments) if e.attempted and e.correctness is Correctness.PASS),
+        None,
+    )
+
+
+def _no_wall(
+    judged: Sequence[Experiment],
+    all_failures: Sequence[Experiment],
+    failures: Sequence[Experiment],
+) -> str:
+    """The failures of a log with no wall, in words: how many it holds and how many of them
+    are among the latest attempts, those after the latest pass (the run of failures that
+    ends the log). Where a failure came before that pass, the sentence names the pass, so
+    a second-latest failure is not read as one of the latest: ``1 failure in the log (exp
+    4), none among the latest attempts (those after the latest pass, exp 5)``."""
+    if not all_failures:
+        return f"No correctness failures in the log; {len(failures)} among the latest attempts"
+    detail = (
+        f"{count_text(len(all_failures), 'failure')} in the log "
+        f"({experiments_text([e.number for e in all_failures])}), "
+    )
+    latest = (
+        f"{len(failures)} among the latest attempts"
+        if failures
+        else "none among the latest attempts"
+    )
+    passed = _latest_pass(judged)
+    if len(failures) == len(all_failures) or passed is None:
+        return detail + latest
+    return detail + f"{latest} (those after the latest pass, {passed.label})"
+
+
 def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
     """Report ``min_failures`` trailing correctness failures, with the suspects found."""
     experiments = ctx.experiments
@@ -239,17 +274,10 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
         else ""
     )
     if len(failures) < params.min_failures:
-        detail = (
-            f"{count_text(len(all_failures), 'failure')} in the log "
-            f"({experiments_text([e.number for e in all_failures])}), "
-            if all_failures
-            else "No correctness failures in the log; "
-        )
         return not_found(
             _PATHOLOGY,
-            detail
-            + f"{len(failures)} among the latest attempts: no wall (needs {params.min_failures} "
-            f"in a row){timing_only}.",
+            _no_wall(judged, all_failures, failures)
+            + f": no wall (needs {params.min_failures} in a row){timing_only}.",
         )
     numbers = [e.number for e in failures]
     kernels = _wall_kernels(ctx, failures)

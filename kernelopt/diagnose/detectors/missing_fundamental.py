@@ -13,6 +13,9 @@ nor its absence, so it is left unchecked and the launcher is named as missing da
 Online softmax is not needed where the kernel reads each row whole in one tile, with no loop
 over the reduced axis (:func:`kernelopt.diagnose.presence.one_tile_row`): it only saves a
 second pass over a row that takes several tiles, so such a kernel is not told to add it.
+The measuring techniques (:data:`kernelopt.diagnose.context.MEASUREMENT`) show in the log,
+not in code; where every timing names a CPU as its device they are left to the
+wrong-bottleneck item, which says what such a log lacks, rather than reported twice.
 """
 
 from __future__ import annotations
@@ -83,6 +86,8 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     profiled = ctx.profiled
     absent: list[Any] = []
     present: list[str] = []
+    host_clock = ctx.host_clock_devices
+    deferred: list[str] = []  # measuring techniques left to the wrong-bottleneck item
     needless: dict[str, str] = {}  # entry id: why it is not needed
     for entry in fundamentals:
         entry_id = getattr(entry, "id", "")
@@ -99,6 +104,11 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
             continue
         if entry_id in MEASUREMENT and profiled:
             present.append(entry_id)
+            continue
+        # Host-clock timings time no GPU kernel: item 4 says what to measure and where,
+        # and the kernel's source lacks nothing a GPU is needed for.
+        if entry_id in MEASUREMENT and host_clock:
+            deferred.append(entry_id)
             continue
         if entry_id in unseen:
             unchecked.append(entry_id)
@@ -121,16 +131,24 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         else ""
     )
     needless_text = "".join(f" {text}" for text in needless.values())
+    deferred_text = (
+        f" {', '.join(deferred)} {'is' if len(deferred) == 1 else 'are'} left to item 4 (wrong "
+        f"bottleneck), which says what a log timed only on a CPU lacks: every timing names a "
+        f"CPU as its device ({host_clock})."
+        if deferred
+        else ""
+    )
     if not absent:
-        excepted = [*unchecked, *needless]
+        excepted = [*unchecked, *needless, *deferred]
         tried = (
             f"Every fundamental of '{family}'"
             + (f" but {', '.join(excepted)}" if excepted else "")
             + f" is tried or in the kernel ({', '.join(present)})."
-            if present or not needless
+            if present or not (needless or deferred)
             else ""
         )
-        return not_found(_PATHOLOGY, (tried + needless_text + unchecked_text).strip(), missing_data)
+        sentence = tried + needless_text + deferred_text + unchecked_text
+        return not_found(_PATHOLOGY, sentence.strip(), missing_data)
     names = ", ".join(f"{getattr(e, 'name', e.id)} ({e.id})" for e in absent)
     where = (
         f"in {', '.join(k.path for k in kernels[:2])}" if kernels else "(kernel source not found)"
@@ -140,6 +158,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         f"experiment "
         f"tried {'it' if len(absent) == 1 else 'them'} and the kernel {where} shows no trace."
         + needless_text
+        + deferred_text
         + unchecked_text
     )
     evidence = list(ctx.family_evidence[:2])

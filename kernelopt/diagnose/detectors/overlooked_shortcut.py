@@ -8,8 +8,11 @@ never tests its guard (``s_q == 1``, or the negated ``s_q > 1``, under the usual
 of the axis). A guard indexing a shape (``x.shape[dim] == 1``) also shows with the index
 the profile's shape rows record for it, as recorded or counted from the other end
 (``x.shape[-1] == 1`` and ``x.shape[1] == 1`` where every row records ``dim=-1`` of a
-rank-2 ``x``). Only code counts: a guard in a comment, a docstring or a one-line string
-is no path.
+rank-2 ``x``), and under the name of the axis the profile reads from that size
+(``hidden == 1`` where the Axes table reads ``hidden`` from ``x.shape[1]``), alike for
+every shortcut of one guard. Only code counts: a guard in a comment, a docstring or a
+one-line string is no path. As the ignored-research item does, a plan not yet run that is
+tagged with a shortcut's entry takes it up: it is named as planned, not recommended again.
 
 Each guard is one action: shortcuts that share one (a size-1 axis that is also the
 dominant shape) are one path in the kernel, and their action keeps each reason and links
@@ -17,7 +20,9 @@ each catalog entry.
 
 A profile is stale when the trace it names (``- Source:``) is in the log and was written
 after it, or holds another number of records (``- Records:``): the checklist item then
-says so and the plan's first action for it is to re-run the inspector.
+says so and the plan's first action for it is to re-run the inspector, the way the
+profile was made where it names an op signature that is not built in (registered in
+Python, unknown to ``kernelopt inspect``).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import os
 import re
 import shlex
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, quote
@@ -235,40 +240,98 @@ def _respelled(guard: str, indices: dict[tuple[str, str], str]) -> str:
     return _SHAPE_INDEX.sub(spell, guard)
 
 
-def _present(ctx: Context, shortcut: Any, profile: Any = None) -> tuple[str, str, str] | None:
-    """Where ``shortcut`` was handled: (what, where, who), ``who`` naming the experiment
-    that tried it (``"exp 4 (REVERTED)"``), or ``""`` when the kernel has the path. A
-    guard counts also under the shape indices ``profile``'s rows record
-    (:func:`_recorded_spellings`)."""
-    ids = set(getattr(shortcut, "catalog_ids", ()))
+class _Handled(NamedTuple):
+    """Where a shortcut was handled: the kernel's line that tests its guard, an experiment
+    that tried it, or the plan of one not yet run that takes it up."""
+
+    what: str
+    """The kernel's line, or the experiment's label and title."""
+    at: str
+    """``path:line``."""
+    tried: str = ""
+    """The experiment that tried it (``"exp 4 (REVERTED)"``); ``""`` for a kernel path."""
+    planned: bool = False
+    """Whether ``tried`` names an experiment planned and not yet run."""
+
+
+def _axis_names(guard: str, op: str, profile: Any, axes: Sequence[str]) -> list[str]:
+    """``guard`` spelled with the names of the axes its sizes are: each term ``REF ==
+    VALUE`` also as ``NAME == VALUE`` for every axis of ``op`` the profile reads from
+    ``REF`` (``hidden == 1`` for ``x.shape[1] == 1`` where the Axes table reads ``hidden``
+    from ``x.shape[1]``), and a single ``REF == 1`` also with each of ``axes`` (the
+    axes the shortcuts of this guard name). The guard as written is left out."""
+    by_source: dict[str, list[str]] = {}
+    for entry in getattr(profile, "ops", ()) if profile is not None else ():
+        if entry.op == op:
+            for axis in entry.axes:
+                for source in axis.sources:
+                    by_source.setdefault(source, []).append(axis.name)
+    terms = [term.strip() for term in guard.split(" and ")]
+    choices: list[list[str]] = []
+    for term in terms:
+        sides = [side.strip() for side in term.split("==")]
+        names = by_source.get(sides[0], []) if len(sides) == 2 and all(sides) else []
+        if len(terms) == 1 and len(sides) == 2 and sides[1] == "1":
+            names = [*names, *axes]
+        spelled = [f"{name} == {sides[1]}" for name in dict.fromkeys(names)]
+        choices.append([term, *(t for t in spelled if t != term)])
+    # The first pick keeps every term as written: the guard itself, tried already.
+    picks = itertools.islice(itertools.product(*choices), 1, _MAX_SPELLINGS + 1)
+    return [" and ".join(picked) for picked in picks]
+
+
+def _experiment_with(ctx: Context, ids: set[str], *, attempted: bool) -> _Handled | None:
+    """The first experiment tagged with one of ``ids`` that was run (``attempted``), or
+    planned and not yet run, as the place that handled the shortcut."""
     for experiment in ctx.experiments:
-        if ids & set(experiment.tags) and experiment.attempted:
+        if ids & set(experiment.tags) and experiment.attempted is attempted:
             fate = f" ({experiment.status.value})" if experiment.status is not None else ""
-            return (
-                f"{experiment.label}: {experiment.description}",
-                str(experiment.source or ""),
-                experiment.label + fate,
+            return _Handled(
+                what=f"{experiment.label}: {experiment.description}",
+                at=str(experiment.source or ""),
+                # A plan's folder names it (``exp_7``): numbered as item 7 names plans.
+                tried=experiment.label + fate if attempted else f"exp {experiment.number}",
+                planned=not attempted,
             )
+    return None
+
+
+def _present(
+    ctx: Context, shortcut: Any, profile: Any = None, axes: Sequence[str] = ()
+) -> _Handled | None:
+    """Where ``shortcut`` was handled, or None where it was overlooked: an experiment that
+    tried it, the kernel's line that tests its guard, or else the plan of an experiment
+    not yet run that takes it up (by its catalog entry). A guard counts also under the
+    names of the axes it tests (:func:`_axis_names`; ``axes`` are those the shortcuts of
+    the same guard name, so that shortcuts sharing a guard share its spellings) and the
+    shape indices ``profile``'s rows record (:func:`_recorded_spellings`)."""
+    ids = set(getattr(shortcut, "catalog_ids", ()))
+    tried = _experiment_with(ctx, ids, attempted=True)
+    if tried is not None:
+        return tried
     kernels = ctx.kernels
-    guards = [getattr(shortcut, "guard", "") or ""]
-    axis = getattr(shortcut, "axis", None)
-    if axis and "== 1" in guards[0]:
-        guards.append(f"{axis} == 1")
-    if guards[0] and profile is not None:
-        guards += _recorded_spellings(guards[0], getattr(shortcut, "op", ""), profile)
-    for guard in guards:
-        if guard:
-            hit = guard_present(guard, kernels)
+    guard = getattr(shortcut, "guard", "") or ""
+    op = getattr(shortcut, "op", "")
+    guards = [guard]
+    if guard:
+        guards += _axis_names(guard, op, profile, axes)
+    if guard and profile is not None:
+        guards += _recorded_spellings(guard, op, profile)
+    for spelling in dict.fromkeys(guards):
+        if spelling:
+            hit = guard_present(spelling, kernels)
             if hit is not None:
-                return hit[2], f"{hit[0].path}:{hit[1]}", ""
-    if not axis:
+                return _Handled(what=hit[2], at=f"{hit[0].path}:{hit[1]}")
+    if not getattr(shortcut, "axis", None):
         for entry_id in ids:
             entry = ctx.entry(entry_id)
             if entry is not None:
                 hit = present_in(entry, kernels)
                 if hit is not None:
-                    return hit[2], f"{hit[0].path}:{hit[1]}", ""
-    return None
+                    return _Handled(what=hit[2], at=f"{hit[0].path}:{hit[1]}")
+    # A plan not yet run answers the shortcut as it answers a recommendation (item 7):
+    # it is taken up, though nothing is measured yet.
+    return _experiment_with(ctx, ids, attempted=False)
 
 
 def _share(shortcut: Any) -> float:
@@ -305,36 +368,70 @@ def _kernel_path(guard: str, what: str, at: str) -> str:
     return f"{guard} in {_code(what)} ({at})" if what else f"{guard} ({at})"
 
 
-def _handled_text(handled: list[tuple[Any, tuple[str, str, str]]], min_share: float) -> str:
+def _handled_item(guard: str, handled: _Handled) -> str:
+    """One handled shortcut in words: the kernel's path, the experiment that tried it, or
+    the plan that takes it up."""
+    if handled.planned:
+        return f"{guard} is planned in {handled.tried}, not yet measured ({handled.at})"
+    if handled.tried:
+        return f"{guard} was tried in {handled.tried} ({handled.at})"
+    return f"the kernel has a path for {_kernel_path(guard, handled.what, handled.at)}"
+
+
+def _handled_text(handled: list[tuple[Any, _Handled]], min_share: float) -> str:
     """The sentence for shortcuts none of which is overlooked: each one, not the first (one
     named alone reads as the workload's only shortcut), and whether the kernel has its
-    path, quoting the kernel's line that tests it, or an experiment tried it (a reverted
-    try left no path in the kernel). Shortcuts that share a guard and where it was found
-    (a size-1 axis that is also the dominant shape) are named once."""
+    path, quoting the kernel's line that tests it, an experiment tried it (a reverted
+    try left no path in the kernel) or a plan not yet run takes it up. Shortcuts that
+    share a guard and where it was found (a size-1 axis that is also the dominant shape)
+    are named once."""
 
     def guard(shortcut: Any) -> str:
         return getattr(shortcut, "guard", "") or shortcut.rule
 
-    distinct = list(dict.fromkeys((guard(s), what, at, who) for s, (what, at, who) in handled))
+    distinct = list(dict.fromkeys((guard(s), where) for s, where in handled))
     shown = distinct[:4]
     more = ", …" if len(distinct) > 4 else ""
-    if all(not who for _g, _what, _at, who in shown):
-        paths = ", ".join(_kernel_path(g, what, at) for g, what, at, _who in shown) + more
+    if all(not where.tried for _g, where in shown):
+        paths = ", ".join(_kernel_path(g, where.what, where.at) for g, where in shown) + more
         which = (
             f"each of the {len(handled)} shortcuts covering {min_share:.0%} of calls or of time: "
             if len(handled) > 1
             else ""
         )
         return f"The kernel already has a path for {which}{paths}."
-    items = ", ".join(
-        f"{g} was tried in {who} ({at})"
-        if who
-        else f"the kernel has a path for {_kernel_path(g, what, at)}"
-        for g, what, at, who in shown
-    )
+    items = ", ".join(_handled_item(g, where) for g, where in shown)
     return (
         f"No shortcut covering {min_share:.0%} of calls or of time was overlooked: {items}{more}."
     )
+
+
+def _planned_text(handled: list[tuple[Any, _Handled]]) -> str:
+    """A sentence naming the shortcuts only a plan not yet run takes up, beside ones
+    overlooked, or ``""``: they are not recommended again."""
+    planned = list(
+        dict.fromkeys(
+            _handled_item(getattr(s, "guard", "") or s.rule, where)
+            for s, where in handled
+            if where.planned
+        )
+    )
+    return f" Not recommended again: {'; '.join(planned)}." if planned else ""
+
+
+def _shared_axes(shortcuts: Sequence[Any]) -> dict[tuple[str, str], list[str]]:
+    """The axes the shortcuts of each guard name, by (op, guard): a size-1 axis that is
+    also the dominant shape is one test in the kernel, so both are looked for under the
+    axis's name."""
+    axes: dict[tuple[str, str], list[str]] = {}
+    for shortcut in shortcuts:
+        guard = getattr(shortcut, "guard", "") or ""
+        axis = getattr(shortcut, "axis", None)
+        if guard and axis:
+            names = axes.setdefault((getattr(shortcut, "op", ""), guard), [])
+            if axis not in names:
+                names.append(axis)
+    return axes
 
 
 def _by_guard(shortcuts: Sequence[Any]) -> list[list[Any]]:
@@ -364,6 +461,49 @@ def _special_path(ctx: Context, group: Sequence[Any]) -> Action:
     )
 
 
+def _registered_signatures(profile: Any) -> list[str]:
+    """The op signatures ``profile`` names that are not built in (``- Signature:
+    rmsnorm``): registered in Python where it was made, and unknown to a fresh
+    ``kernelopt inspect``, which would name those ops' axes after their arguments."""
+    from kernelopt.workload.signatures import BUILTIN_SIGNATURES  # read with the profile
+
+    builtin = {signature.name for signature in BUILTIN_SIGNATURES}
+    names = (getattr(entry, "signature", None) for entry in getattr(profile, "ops", ()))
+    return sorted({name for name in names if name and name not in builtin})
+
+
+def _signature_words(names: Sequence[str]) -> str:
+    """``"the signature `rmsnorm`"`` or ``"the signatures `a`, `b`"``."""
+    listed = ", ".join(f"`{name}`" for name in names)
+    return f"the signature{'s' if len(names) > 1 else ''} {listed}"
+
+
+def _remake_text(trace: str, profile_path: str, reason: str, registered: Sequence[str]) -> str:
+    """The action that re-makes a stale profile from its trace: ``kernelopt inspect`` where
+    the profile names only built-in signatures, else the way it was made. A profile made
+    in Python with a signature registered loses it under the command line, which knows
+    the built-in signatures only: its axes would be named after the arguments (``x[1]``)
+    and the shortcuts the signature's roles find (a size-1 reduction) would be lost."""
+    if not registered:
+        # Quoted: the command is meant to be pasted, and log paths may hold spaces.
+        command = f"kernelopt inspect {shlex.quote(str(trace))} --write " + shlex.quote(
+            str(profile_path)
+        )
+        return (
+            f"Re-run the workload inspector on the current trace before acting on its "
+            f"shortcuts (`{command}`): {reason}."
+        )
+    # No command to paste: the one that would re-make the file drops the signature.
+    return (
+        f"Re-make the workload profile from the current trace the way it was made, with "
+        f"{_signature_words(registered)} registered (`register_signature`, then "
+        f"`profile_trace` and `write_profile_md` in Python), before acting on its "
+        f"shortcuts: {reason}. `kernelopt inspect` knows only the built-in signatures: "
+        f"writing {profile_path} with it would name the axes of {', '.join(registered)} "
+        "after their arguments (`x[1]`) and drop the shortcuts the signature's roles find."
+    )
+
+
 def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     """Report common-case shortcuts the kernel has no special path for."""
     shortcuts, problem, profile = _shortcuts(ctx, params.min_call_share)
@@ -375,8 +515,18 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     # The seed: a profile stale against a changed trace set is re-made before it is trusted.
     stale = stale_profile(ctx.log.root, profile_path, profile)
     stale_note = f" The profile may be stale ({stale[1]}): re-run the inspector." if stale else ""
+    registered = _registered_signatures(profile)
     stale_missing = (
-        [f"a workload profile re-made from {stale[0]} (`kernelopt inspect`)"] if stale else []
+        [
+            f"a workload profile re-made from {stale[0]} "
+            + (
+                f"as it was made, with {_signature_words(registered)} registered"
+                if registered
+                else "(`kernelopt inspect`)"
+            )
+        ]
+        if stale
+        else []
     )
     common = [s for s in shortcuts if _share(s) >= params.min_call_share]
     if not common:
@@ -391,8 +541,14 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     missing = [] if kernels else ["kernel source, to look for a special path"]
     overlooked = []
     handled = []
+    axes = _shared_axes(common)
     for shortcut in common:
-        where = _present(ctx, shortcut, profile) if kernels or ctx.experiments else None
+        key = (getattr(shortcut, "op", ""), getattr(shortcut, "guard", "") or "")
+        where = (
+            _present(ctx, shortcut, profile, axes.get(key, ()))
+            if kernels or ctx.experiments
+            else None
+        )
         if where is None:
             overlooked.append(shortcut)
         else:
@@ -409,7 +565,7 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     summary = (
         f"The workload profile shows {quote(lead.message, 150)} ({_coverage(lead)}), "
         f"but no experiment "
-        f"tried it and {paths} never tests `{guard}`." + stale_note
+        f"tried it and {paths} never tests `{guard}`." + _planned_text(handled) + stale_note
     )
     evidence = [
         Evidence(quote=quote(f"{s.rule}: {s.message}"), source=profile_path) for s in overlooked[:4]
@@ -418,16 +574,7 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
     if stale:
         trace, reason = stale
         evidence.append(Evidence(quote=quote(f"stale workload profile: {reason}"), source=trace))
-        # Quoted: the command is meant to be pasted, and log paths may hold spaces.
-        command = f"kernelopt inspect {shlex.quote(str(trace))} --write " + shlex.quote(
-            str(profile_path)
-        )
-        actions.append(
-            ctx.action(
-                f"Re-run the workload inspector on the current trace before acting on its "
-                f"shortcuts (`{command}`): {reason}."
-            )
-        )
+        actions.append(ctx.action(_remake_text(trace, profile_path, reason, registered)))
     actions += [_special_path(ctx, group) for group in _by_guard(overlooked)[:3]]
     finding = Finding(
         pathology=_PATHOLOGY,

@@ -468,17 +468,6 @@ def _unnamed_ceiling(reading: FloorReading) -> Outcome:
     )
 
 
-def _host_only(experiments: Sequence[Experiment]) -> str:
-    """The device every measured experiment names, where each names a CPU (``GPU: CPU
-    (Triton interpreter)``, as ``kernelopt.bench`` writes host-clock rows), else ``""``:
-    such an effort cannot have profiled a GPU kernel yet, and the finding says so rather
-    than calling its changes blind."""
-    devices = {e.gpu for e in experiments if e.gpu}
-    if not devices or not all(d.strip().lower().startswith("cpu") for d in devices):
-        return ""
-    return ", ".join(f"GPU: {d}" for d in sorted(devices))
-
-
 def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     """Report work aimed at the wrong resource, or the absence of any profile."""
     log = ctx.log
@@ -502,7 +491,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
                 f"({why}), so none was chosen blind: profile the kernel before the first change.",
                 [_NO_PROFILE],
             )
-        on_cpu = _host_only(ctx.experiments)
+        on_cpu = ctx.host_clock_devices
         finding = Finding(
             pathology=_PATHOLOGY,
             summary=(
