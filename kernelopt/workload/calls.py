@@ -998,20 +998,43 @@ def _parse_tensor(name: str, spec: Mapping[str, Any], unknown: set[str]) -> Tens
             raise InputError(
                 expected("values as {min, max, mean[, std]}", values, where=f"args.{name}.values")
             )
-        summary = ValuesSummary(
-            min=values["min"], max=values["max"], mean=values["mean"], std=values.get("std")
-        )
+        try:
+            summary = ValuesSummary(
+                min=values["min"], max=values["max"], mean=values["mean"], std=values.get("std")
+            )
+        except InputError as error:
+            raise _in_tensor(error, name, "values") from None
     if stride is not None and not isinstance(stride, list):
         raise InputError(expected("a stride list", stride, where=f"args.{name}.stride"))
-    return TensorArg(
-        name=name,
-        shape=tuple(shape),
-        # One string per dtype, not one per line: a trace of a million distinct shapes
-        # keeps a million tensors.
-        dtype=_shared(canonical or dtype),
-        values=summary,
-        stride=None if stride is None else tuple(stride),
-    )
+    try:
+        return TensorArg(
+            name=name,
+            shape=tuple(shape),
+            # One string per dtype, not one per line: a trace of a million distinct shapes
+            # keeps a million tensors.
+            dtype=_shared(canonical or dtype),
+            values=summary,
+            stride=None if stride is None else tuple(stride),
+        )
+    except InputError as error:
+        raise _in_tensor(error, name, "stride") from None
+
+
+def _in_tensor(error: InputError, name: str, field: str) -> InputError:
+    """``error``, raised by a tensor's ``field``, located as the trace's other refusals are.
+
+    A summary or a tensor checks itself without knowing where it sits in the line
+    (``values.min: ...``, ``q.stride: ...``, or no place at all for ``min <= mean <= max``);
+    in a call with several tensors the note must say which one is wrong: ``args.q.stride``,
+    ``args.cache_seqlens.values.min``.
+    """
+    message = str(error)
+    # What each check names itself: the summary its field, the tensor its own name.
+    own = "values." if field == "values" else f"{name}."
+    inside = f"{name}." if field == "values" else ""
+    if message.startswith(own):
+        return InputError(f"args.{inside}{message}")
+    return InputError(f"args.{name}.{field}: {message}")
 
 
 def parse_call_record(

@@ -26,6 +26,7 @@ from kernelopt._errors import FormatError, InputError, KernelOptError, expected
 from kernelopt._strict_json import loads
 from kernelopt.workload._validators import as_path, finite_float, is_file, no_file
 from kernelopt.workload.calls import (
+    MAX_DIM,
     MAX_DURATION_US,
     Arg,
     Call,
@@ -181,7 +182,16 @@ class Definition:
                 )
             value = axes[axis]
             if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError(expected(f"an integer for var axis {axis}", value, where="axes"))
+                # repr: a string "4" read as the number 4.
+                raise InputError(
+                    expected(f"an integer for var axis {axis}", repr(value), where="axes")
+                )
+            if not 0 <= value <= MAX_DIM:
+                # Refused later as a tensor's shape ("q_nope.shape"), the message named a
+                # list the workload never wrote.
+                raise InputError(
+                    expected(f"a size in [0, 2**40] for var axis {axis}", value, where="axes")
+                )
             values[axis] = value
         extra = sorted(set(axes) - set(self.var))
         if extra:
@@ -289,6 +299,7 @@ def trace_from_records(
     notes: list[str] = []
     skipped = 0
     merged: dict[Call, list[Any]] = {}
+    named: set[str] = set()  # the definition names the records give
     for position, record in records:
         try:
             if isinstance(record, _BadJSON):
@@ -298,6 +309,7 @@ def trace_from_records(
             name, workload, duration = _untimed_workload(record)
             if name is not None:
                 _check_definition_name(name)
+                named.add(name)
             if name is None and definition is not None:
                 name = definition.name
             found = definitions.get(name) if name is not None else None
@@ -336,6 +348,14 @@ def trace_from_records(
             acc[2] += duration
     if skipped > 20:
         notes.append(f"... and {skipped - 20} more malformed workloads")
+    if definition is not None and named and definition.name not in named:
+        # A definition given for another kernel's workloads was dropped without a word,
+        # its axes replaced by those of the definition the layout found, or by none.
+        others = sorted(named)
+        listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        notes.append(
+            f"definition {definition.name} (given) was not used: the workloads name {listed}"
+        )
     groups = [
         CallGroup(call=c, calls=a[0], timed_calls=a[1], time_us=a[2]) for c, a in merged.items()
     ]

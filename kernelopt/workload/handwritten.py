@@ -97,6 +97,7 @@ def _number(text: str) -> float | None:
 
 # Why an axis value that reads as a number is not read: every axis is a shape size.
 _NOT_A_SIZE = "a shape size is a non-negative integer"
+_NOT_A_COUNT = "a count of calls is a non-negative integer"
 
 
 def _is_size(value: float) -> bool:
@@ -122,7 +123,10 @@ class _Column:
         self.names: list[str] = []
         self.scale = 1.0
         self.per_call = False
-        timeish = any(w in h for w in ("time", "latency", "duration", "µs", "(us)", "(ms)"))
+        # A unit is a word of its own ("kernel ms"), not letters inside one ("items").
+        timeish = any(w in h for w in ("time", "latency", "duration", "µs", "(us)", "(ms)")) or (
+            re.search(r"\b(?:us|ms|ns)\b", h) is not None
+        )
         if "%" in h or "share" in h or "pct" in h or "percent" in h or "fraction" in h:
             self.kind = "time_pct" if timeish else "pct"
         elif timeish:
@@ -149,7 +153,8 @@ class _Column:
                 "instances",
                 "invocations",
             )
-            or "count" in h
+            # "call count", "count (calls)"; not "counter ..." (a benchmark's column).
+            or re.search(r"\bcounts?\b", h) is not None
             or (h.startswith("calls") and "%" not in h)
         ):
             self.kind = "count"
@@ -455,6 +460,7 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
         bad = []
         # Numbers that are no shape size ("-3", "1.5"): not read, as malformed cells are.
         not_sizes: list[str] = []
+        not_counts: list[str] = []
         # A row of the remaining shapes ("| other | - | 1000 |") holds calls the shares
         # are taken of; its shape cells name it instead of giving sizes.
         other = any(
@@ -505,6 +511,11 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                 elif column.kind == "time_pct":
                     row["tpct"] = value / 100 if "%" in cell or "%" in column.header else value
                 elif column.kind == "count":
+                    if not _is_size(value):
+                        # A count of 0.0438 (a column of times read as counts) was cut
+                        # to 0 calls, its row kept.
+                        not_counts.append(f"{column.header.strip('`* ')} = {cell.strip('`*_ ')}")
+                        continue
                     row["calls"] = value
                 else:
                     scale = column.scale
@@ -516,11 +527,13 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
             notes.append(f"line {number}: not read: cells under {', '.join(bad)}")
         if not_sizes:
             notes.append(f"line {number}: not read: {', '.join(not_sizes)} ({_NOT_A_SIZE})")
+        if not_counts:
+            notes.append(f"line {number}: not read: {', '.join(not_counts)} ({_NOT_A_COUNT})")
         if (row["axes"] or other) and (
             "calls" in row or "pct" in row or "time" in row or "tpct" in row
         ):
             draft.rows.append(row)
-        elif not bad and not not_sizes:
+        elif not bad and not not_sizes and not not_counts:
             notes.append(f"line {number}: not read: row without shape or count")
     return end
 
@@ -567,17 +580,24 @@ def _drop_overfull_shares(
     (their counts, their times) where the percent column sums to more than 100 %.
 
     Shares of one set of calls never do: the column was left as it was when a row was
-    added or a count corrected by hand. Where a row lacks its count, the shares stay (a
-    share of more than 100 % is then refused row by row).
+    added or a count corrected by hand. Where a row lacks its count, the shares stay, with
+    a note saying they cannot all be right (a share of more than 100 % is then refused row
+    by row).
     """
     given = [row[share_key] for row in rows if row.get(share_key) is not None]
     if not given or sum(given) <= 1.0 + 1e-6:
         return
+    basis = "counts" if basis_key == "calls" else "times"
     if any(row.get(basis_key) is None for row in rows):
+        # Kept, as nothing tells which rows are stale; but the shortcuts found from them
+        # (a "dominant" shape of 90% beside another of 90%) need the reader's doubt.
+        notes.append(
+            f"the % of {what} column sums to {sum(given) * 100:.1f}%: shares of {what} kept "
+            f"as written, as not every row gives its {basis[:-1]}; they cannot all be right"
+        )
         return
     for row in rows:
         row.pop(share_key, None)
-    basis = "counts" if basis_key == "calls" else "times"
     notes.append(
         f"the % of {what} column sums to {sum(given) * 100:.1f}%: shares of {what} taken "
         f"from the {basis} instead"
@@ -605,7 +625,16 @@ def _finish(draft: _OpDraft, notes: list[str]) -> OpProfile | None:
         call_share = row.get("pct")
         if call_share is None:
             call_share = share(n, calls_total) if n is not None else None
-        if call_share is None or not 0 <= call_share <= 1.0 + 1e-9:
+        if call_share is None:
+            # A table of times alone (a benchmark's) gives no share of calls to rank by.
+            why = (
+                "no count or % of calls (a time alone gives no share of calls)"
+                if n is None
+                else "a count of calls but no total (0, or rows without a count)"
+            )
+            notes.append(f"not read: shape {' '.join(row['label'])}: {why}")
+            continue
+        if not 0 <= call_share <= 1.0 + 1e-9:
             notes.append(f"not read: shape {' '.join(row['label'])}: no share of calls in [0, 1]")
             continue
         time = row.get("time")

@@ -668,6 +668,30 @@ def parse_profile_md(text: str) -> WorkloadProfile:
         ) from None
 
 
+def _json_profile(text: str, source: str) -> WorkloadProfile | None:
+    """The profile in ``text`` when it is one written as JSON (:func:`profile_to_json`),
+    else None: any other text is read as markdown.
+
+    A file of that schema that :func:`profile_from_json` refuses reads as a profile of no
+    ops whose one note says why, rather than as markdown, which it is not.
+    """
+    from kernelopt.workload.serialize import SCHEMA, profile_from_json
+
+    try:
+        data = loads(text)
+    except (ValueError, RecursionError):  # no JSON (FormatError is one too): markdown
+        return None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        return None
+    try:
+        return profile_from_json(text)
+    except FormatError as error:
+        note = f"a workload profile written as JSON that does not parse ({error}); nothing read"
+        return WorkloadProfile(
+            source=source, format="json", ops=(), records=None, skipped=0, notes=(note,)
+        )
+
+
 def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
     """Read a ``workload_profile.md``: exactly if kernelopt wrote it, tolerantly otherwise.
 
@@ -680,6 +704,8 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
     Returns
     -------
     WorkloadProfile
+        For a profile written as JSON (``write_profile_md(p, "x.json")``), the profile it
+        holds, as :func:`~kernelopt.workload.serialize.profile_from_json` reads it.
         For hand-written files, whatever could be extracted (shape tables with counts or
         percentages, lines like ``s_q = 1 in 100% of calls``); ``notes`` lists what could
         not be read. Never raises on content: a file is read as UTF-8, or as UTF-16/32
@@ -708,6 +734,12 @@ def read_profile_md(path_or_text: str | Path) -> WorkloadProfile:
     # The byte-order mark a Windows editor saves: before the marker, it sent kernelopt's
     # own file to the tolerant reader; before a '# Workload profile: op' title, it hid the op.
     text = text.removeprefix("\ufeff")
+    if text.lstrip().startswith("{"):
+        # What write_profile_md writes for a .json path: read as markdown, its message
+        # texts made an op "unknown" with axes of no size, and no word said why.
+        written = _json_profile(text, source)
+        if written is not None:
+            return written
     if text.lstrip().startswith(MARKER):
         try:
             return parse_profile_md(text)

@@ -45,6 +45,7 @@ from kernelopt.workload.calls import (
     Trace,
     ValueCount,
     ValuesHistogram,
+    exact_number_text,
     paused_gc,
 )
 from kernelopt.workload.jsonl import MAX_LISTED_PROBLEMS
@@ -1005,8 +1006,10 @@ def _conditions(
     single: dict[str, AxisRow],
     means: dict[str, tuple[str, tuple[ValueCount, ...]]],
     add: Any,
+    overfull: _Misfits,
 ) -> None:
-    """Feed the per-call conditions (k >= n, k == n) and padding ratios of one group."""
+    """Feed the per-call conditions (k >= n, k == n) and padding ratios of one group, and
+    note to ``overfull`` the calls whose mean length is above the padded size."""
     n, timed, time = group.calls, group.timed_calls, group.time_us
     if sig.select is not None and sig.select[0] in single and sig.select[1] in single:
         k_name, k_value, k_source, _ = single[sig.select[0]]
@@ -1037,6 +1040,20 @@ def _conditions(
             continue
         _, full, full_source, _ = single[padded]
         source, bins = means[length]
+        above = [item for item in bins if item.value > full]
+        if above:
+            # Lengths past the padded size contradict the call: the fill below is capped
+            # at 1 (no padding), which says nothing of it without this note.
+            longest = max(item.value for item in above)
+            mismatch = expected(
+                f"{source} <= {full_source}",
+                f"{source} = {exact_number_text(longest)} and {full_source} = "
+                f"{exact_number_text(full)}",
+            )
+            overfull.add(
+                f"{op}: signature {sig.name}: {mismatch}; {padded}_fill is counted as 1",
+                sum(item.calls for item in above),
+            )
         for item in bins:
             fill = round(min(item.value, full) / full, 4)
             add(
@@ -1251,6 +1268,7 @@ def _op_profile(
     by_label: dict[str, _ShapeAcc] = {}
     misfits = _Misfits(notes, noted)
     overruns = _Misfits(notes, noted, "whose length bound is below their longest length")
+    overfull = _Misfits(notes, noted, "whose mean length is above their padded size")
     histograms = _Histograms(sig)
     reader = AxisReader(sig)
     # A condition (k >= n) needs the axes of each call by name; a padding ratio only for a
@@ -1294,9 +1312,10 @@ def _op_profile(
         if selects or (pads and group.values):
             read = rows if rows is not None else plan.rows(call)  # type: ignore[union-attr]
             single = {row[0]: row for row in read}
-            _conditions(op, group, sig, single, _means(group, sig), histograms.add)  # type: ignore[arg-type]
+            _conditions(op, group, sig, single, _means(group, sig), histograms.add, overfull)  # type: ignore[arg-type]
     misfits.close(op)
     overruns.close(op)
+    overfull.close(op)
     calls = sum(a.calls for a in by_label.values())
     timed = sum(a.timed for a in by_label.values())
     op_time = _round_time(sum(a.time for a in by_label.values())) if timed else None
@@ -1331,7 +1350,7 @@ def _op_profile(
         rest_timed = sum(a.timed for a in rest)
         rest_time = _round_time(sum(a.time for a in rest)) if rest_timed else None
         other = ShapeStat(
-            args=f"{len(rest)} more shapes",
+            args=count_text(len(rest), "more shape"),
             calls=rest_calls,
             call_share=rest_calls / calls,
             time_us=rest_time,
@@ -1379,7 +1398,9 @@ def _axis_stat(
     top = nlargest(max_values, range(len(order)), key=counts.__getitem__)
     kept = [(order[i], slots[i]) for i in top]
     if 1 in values and all(v != 1 for v, _ in kept):
-        kept.append((1.0, values[1]))
+        # The key as the calls gave it: a size 1 is the int 1 beside the other sizes.
+        one = order[bisect_left(order, 1)]
+        kept.append((one, values[one]))
     shares = []
     for value, (n, timed, time) in kept:
         t = _round_time(time) if timed else None

@@ -229,7 +229,13 @@ def _json_name(value: object) -> str:
     """The JSON type of ``value`` in words: ``null``, ``a list``, ``a string``..."""
     if value is None:
         return "null"
-    kinds = ((bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "a list"))
+    kinds = (
+        (bool, "a boolean"),
+        ((int, float), "a number"),
+        (str, "a string"),
+        (list, "a list"),
+        (dict, "an object"),
+    )
     return next((name for kind, name in kinds if isinstance(value, kind)), type(value).__name__)
 
 
@@ -265,6 +271,18 @@ def load_json(path: str | Path, *, max_bytes: int | None = None) -> Any:
         raise _UnheldJSONError(expected("a JSON document", f"{target}: {error}")) from None
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise InputError(expected("a JSON document", f"{target}: {error}")) from None
+
+
+def _no_events(data: object) -> str:
+    """What a decoded document holds instead of a ``traceEvents`` list, in words: a JSON
+    object's keys (the first few), or the type of its ``traceEvents`` or of the document."""
+    if not isinstance(data, dict):
+        return _json_name(data)
+    if "traceEvents" in data:
+        return f"'traceEvents' as {_json_name(data['traceEvents'])}"
+    keys = sorted(map(str, data))
+    shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
+    return f"a JSON object without 'traceEvents' (keys: {shown or 'none'})"
 
 
 def _arg_names(op: str, count: int) -> list[str]:
@@ -535,7 +553,7 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list):
         raise InputError(
-            expected("a Chrome trace with a 'traceEvents' list", type(events).__name__)
+            expected("a Chrome trace with a 'traceEvents' list", f"{source}: {_no_events(data)}")
         )
     ops: list[int] = []
     times: dict[int, tuple[float, float]] = {}
@@ -589,7 +607,12 @@ def trace_from_events(data: object, *, source: str, time: str = "auto") -> Trace
     parent = _parents(events, ops, times)
     device, bad_kernels = _device_times(events, ops, parent) if time != "host" else (None, 0)
     if time == "device" and device is None:
-        raise InputError(expected("GPU kernel events for time='device'", "none in the trace"))
+        raise InputError(
+            expected(
+                "GPU kernel events for time='device' (a trace recorded with ProfilerActivity.CUDA)",
+                f"none in {source}; time='host' (--time host) reads the ops' host time",
+            )
+        )
     if bad_kernels:
         notes.append(
             f"skipped {bad_kernels} kernel events whose duration is not a finite number "

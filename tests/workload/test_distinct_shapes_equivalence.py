@@ -253,7 +253,7 @@ def test_a_line_of_a_known_layout_with_sizes_no_tensor_has_is_refused_as_before(
     assert (trace.records, trace.skipped) == (5, 3)
     assert [g.call.args[0].shape for g in trace.groups] == [(2, 3), (4, 5)]  # type: ignore[union-attr]
     assert trace.notes[0].startswith("line 2: args.x.shape: Expected dims in [0, 2**40]")
-    assert trace.notes[1].startswith("line 3: x.stride: Expected 2 strides, one per dim")
+    assert trace.notes[1].startswith("line 3: args.x.stride: Expected 2 strides, one per dim")
     assert trace.notes[2].startswith("line 4: ")
     aggregator, records, skipped = _decoded_line_by_line(path)
     assert (records, skipped) == (5, 3)

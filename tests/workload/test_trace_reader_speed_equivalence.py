@@ -224,8 +224,13 @@ def test_the_malformed_lines_keep_their_numbers_and_messages(tmp_path: Path) -> 
     notes = read_jsonl(path).notes
     assert len([n for n in notes if n.startswith("line ")]) == MAX_LISTED_PROBLEMS
     # Summaries cut out of a line of a known layout are refused with the decode's words.
-    assert notes[0] == "line 161: values.std: Expected a std in [0, (max - min) / 2], got 7"
-    assert "line 967: Expected values with min <= mean <= max, got 9, 5, 3" in notes
+    assert notes[0] == (
+        "line 161: args.cache_seqlens.values.std: Expected a std in [0, (max - min) / 2], got 7"
+    )
+    assert (
+        "line 967: args.cache_seqlens.values: Expected values with min <= mean <= max, got 9, 5, 3"
+        in notes
+    )
     assert "line 296: duration_us: Expected a duration in [0, 1e12] us, got 2000000000000.0" in (
         notes
     )
