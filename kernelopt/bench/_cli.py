@@ -214,7 +214,13 @@ def _finite_or_null(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_out(out: str) -> None:
-    """Refuse an ``--out`` that rows cannot be appended to, before the (long) run."""
+    """Refuse an ``--out`` that rows cannot be appended to, before the (long) run.
+
+    An existing file that ``append_rows`` would refuse (not UTF-8, a last line that is not
+    a whole row) is refused here too: found at the end, it cost every row the run timed.
+    """
+    from kernelopt.bench.records import check_appendable
+
     place = Path(out)
     if place.is_dir():
         raise InputError(expected("a JSONL file to append to", f"{out}, a folder", where="--out"))
@@ -228,7 +234,8 @@ def _check_out(out: str) -> None:
                         where="--out",
                     )
                 )
-            return
+            break
+    check_appendable(place)
 
 
 def _refuse_without_cuda(args: argparse.Namespace, points: list[Any]) -> None:

@@ -136,13 +136,18 @@ def check_written(fn: Callable[[], object], outputs: Any) -> None:
     ------
     InputError
         When ``fn`` is not callable (checked before the outputs are poisoned:
-        ``check_written(kernel(x), out)`` passes the call's result), or when some
+        ``check_written(kernel(x), out)`` passes the call's result), when ``outputs``
+        holds no tensor (``[]``: nothing would be checked), or when some
         elements still hold the poison (``Expected every output element written, got
         128 of 4096 still poisoned``).
     """
     if not callable(fn):
         raise InputError(expected("a callable writing the outputs", type(fn).__name__, where="fn"))
     tensors = _as_tensors(outputs)
+    if not tensors:
+        # No tensor to poison passed every call, a kernel that wrote nothing included.
+        got = f"none in {type(outputs).__name__} {outputs!r}"
+        raise InputError(expected("at least one output tensor to check", got, where="outputs"))
     poison(tensors)
     fn()
     missing = unwritten_count(tensors)

@@ -24,13 +24,38 @@ __all__ = [
     "boolean",
     "number_text",
     "one_of",
+    "rescale",
 ]
 
 MODES = ("cold", "hot", "graph")
 CACHE_STATES = ("flush", "rotate", "none")
 BACKENDS = ("cuda-events", "cpu-perf-counter")
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# The power of ten of each unit: a rescale by an exact integer power of ten rounds once,
+# where a factor such as 1e-6 / 1e-9 (999.9999999999999) made 3 us 2999.9999999999995 ns.
+_UNIT_EXPONENT = {"ns": -9, "us": -6, "ms": -3, "s": 0}
 _SAMPLE_VALUES = "finite samples >= 0"  # what _check_samples takes
+
+
+def rescale(value: float, unit: str, to: str) -> float:
+    """``value``, a time in ``unit``, as a time in ``to``, correctly rounded.
+
+    Parameters
+    ----------
+    value : float
+        The time, in ``unit``.
+    unit, to : {"ns", "us", "ms", "s"}
+        The units from and to.
+
+    Returns
+    -------
+    float
+        The time in ``to``: 3 us is 3000.0 ns and 5 us 5e-06 s (multiplied or divided by
+        an exact power of ten, so rounded once).
+    """
+    shift = _UNIT_EXPONENT[unit] - _UNIT_EXPONENT[to]
+    factor = float(10 ** abs(shift))  # exact: every power of ten up to 1e22 is a float
+    return value * factor if shift >= 0 else value / factor
 
 
 def number_text(value: float) -> str:
@@ -277,7 +302,7 @@ class Measurement:
     @property
     def seconds(self) -> float:
         """The median in seconds."""
-        return self.median * UNIT_SECONDS[self.unit]
+        return rescale(self.median, self.unit, "s")
 
     def to_unit(self, unit: str) -> Measurement:
         """The same measurement with samples (and overhead) expressed in another unit.
@@ -297,13 +322,11 @@ class Measurement:
         InputError
             For any other unit.
         """
-        if unit not in UNIT_SECONDS:
-            raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
-        scale = UNIT_SECONDS[self.unit] / UNIT_SECONDS[unit]
-        overhead = None if self.overhead is None else self.overhead * scale
-        return attrs.evolve(
-            self, samples=[s * scale for s in self.samples], unit=unit, overhead=overhead
-        )
+        if not isinstance(unit, str) or unit not in UNIT_SECONDS:
+            raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit), where="unit"))
+        overhead = None if self.overhead is None else rescale(self.overhead, self.unit, unit)
+        samples = [rescale(sample, self.unit, unit) for sample in self.samples]
+        return attrs.evolve(self, samples=samples, unit=unit, overhead=overhead)
 
     def summary(self) -> str:
         """One line: ``median [p20, p80] unit (mode, n=…, backend)``, times to 4

@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import TypeVar
 
 import attrs
 
@@ -71,6 +72,7 @@ __all__ = [
 ]
 
 ConfigValue = int | float | str | bool
+EnumT = TypeVar("EnumT", Status, Correctness)
 
 HOST_CLOCK_MODES = ("cpu", "host")
 """Row modes of a host-clock timing: ``"cpu"`` (as the experiment log writes one) and
@@ -714,18 +716,65 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     return target
 
 
+def check_appendable(path: str | os.PathLike[str]) -> Path:
+    """Refuse a rows file :func:`append_rows` would refuse, before any row exists.
+
+    A run that times for minutes learned only at its end, when it appended, that its
+    file was UTF-16 or ended in a cut line: every row it timed was lost. Checking the
+    file first refuses it before anything is timed. A file that does not exist yet is
+    taken (the append creates it).
+
+    Parameters
+    ----------
+    path : path-like
+        The JSONL rows file a run will append to.
+
+    Returns
+    -------
+    pathlib.Path
+        The file.
+
+    Raises
+    ------
+    InputError
+        For a ``path`` that is no path, or a folder.
+    FormatError
+        For a file that is not UTF-8, or whose last line is not a whole row, as
+        :func:`append_rows` says it.
+    """
+    target = as_path(path, "path")
+    if target.is_dir():
+        raise InputError(expected("a JSONL rows file", f"a directory at {target}"))
+    if target.is_file():
+        _check_utf8(target)
+        with open(target, "rb", buffering=0) as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size > 0:
+                _check_last_line(handle, size, target)
+    return target
+
+
 def _check_utf8(target: Path) -> None:
     """Refuse a rows file in another encoding than UTF-8: rows appended as UTF-8 to a
     UTF-16 file (as PowerShell's ``>`` saves one) mix two encodings no reader can read."""
     encoding, _ = encoding_of(target)
     if encoding != "utf-8":
-        raise FormatError(
-            expected(
-                "a UTF-8 JSONL file of benchmark rows",
-                f"a {encoding.upper()} file (its byte-order mark); save it as UTF-8",
-            ),
-            path=target,
-        )
+        raise _not_utf8(target, 0)
+
+
+def _not_utf8(target: Path, start: int) -> FormatError:
+    """The refusal of a rows file that is not UTF-8, whose byte ``start`` does not decode.
+
+    A UTF-16 or UTF-32 file (PowerShell's ``>`` saves UTF-16) is told by its byte-order
+    mark, for read_rows as for append_rows: "byte 0 not UTF-8" hid the encoding and what
+    to do about it.
+    """
+    encoding, _ = encoding_of(target)
+    if encoding != "utf-8":
+        got = f"a {encoding.upper()} file (its byte-order mark); save it as UTF-8"
+    else:
+        got = f"byte {start} not UTF-8"
+    return FormatError(expected("a UTF-8 JSONL file of benchmark rows", got), path=target)
 
 
 def _append(handle: io.FileIO, lines: str, target: Path) -> None:
@@ -892,10 +941,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
         # utf-8-sig: a byte-order mark an editor saved before the first row is no JSON.
         text = target.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
-        raise FormatError(
-            expected("a UTF-8 JSONL file of benchmark rows", f"byte {error.start} not UTF-8"),
-            path=target,
-        ) from None
+        raise _not_utf8(target, error.start) from None
     except OSError as error:
         raise InputError(expected("a readable rows file", f"{target}: {error.strerror}")) from None
     rows = []
@@ -1185,7 +1231,10 @@ def write_experiment(
                 expected("one row per (point, impl, mode)", f"{key!r} twice", where="rows")
             )
         seen.add(key)
-    status, correctness = Status(status), Correctness(correctness)
+    status, correctness = (
+        _member(Status, status, "status"),
+        _member(Correctness, correctness, "correctness"),
+    )
     # A wrong kernel or one that never ran has no timing to give, and the log still
     # needs the attempt (diagnose reads failed attempts).
     if not rows and correctness is not Correctness.FAIL and status is not Status.FAILED:
@@ -1229,6 +1278,15 @@ def write_experiment(
     for target, data in copies:
         atomic_write_bytes(target, data)
     return record
+
+
+def _member(kind: type[EnumT], value: object, where: str) -> EnumT:
+    """``value`` as a member of ``kind``, refused naming the argument ``where``: "Expected
+    one of 'PASS', 'FAIL', 'UNKNOWN', got 'ok'" did not say which argument held it."""
+    try:
+        return kind(value)
+    except InputError as error:
+        raise InputError(f"{where}: {error}") from None
 
 
 def _check_experiment_options(knobs: object, verdict: object, *, summary: object) -> None:

@@ -32,10 +32,10 @@ import attrs
 
 from kernelopt._checks import as_path, finite
 from kernelopt._errors import DeviceError, FormatError, InputError, expected
-from kernelopt._fileio import atomic_write_text, locked
+from kernelopt._fileio import atomic_write_text, file_in_the_way, locked
 from kernelopt._strict_json import loads
 from kernelopt.bench import _serde
-from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
+from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text, rescale
 
 __all__ = [
     "CACHE_ENV",
@@ -463,9 +463,8 @@ class Roofline:
         InputError
             For any other unit.
         """
-        if unit not in UNIT_SECONDS:
-            raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
-        return self.floor_s / UNIT_SECONDS[unit]
+        _check_unit(unit)
+        return rescale(self.floor_s, "s", unit)
 
     def place(
         self,
@@ -489,8 +488,7 @@ class Roofline:
         if isinstance(measured, Measurement):
             value, unit = measured.median, measured.unit
         else:
-            if unit not in UNIT_SECONDS:
-                raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit)))
+            _check_unit(unit)
             # Text and flags are no times (float("5") would read digits as 5 us).
             number = _as_number(measured)
             if not isinstance(number, float):
@@ -498,13 +496,20 @@ class Roofline:
                     expected("a Measurement or a number", repr(measured), where="measured")
                 )
             value = number
-        seconds = value * UNIT_SECONDS[unit]
+        seconds = rescale(value, unit, "s")
         if not (math.isfinite(seconds) and seconds > 0):
             # Named as given: a time in seconds would read as another number.
             raise InputError(
                 expected("a positive time", f"{number_text(value)} {unit}", where="measured")
             )
         return RooflinePoint(roofline=self, time_s=seconds, launch_overhead_pct=launch_overhead_pct)
+
+
+def _check_unit(unit: object) -> None:
+    """Refuse a ``unit`` that is no unit of time, by name (a list in place of one failed
+    with "unhashable type: 'list'")."""
+    if not isinstance(unit, str) or unit not in UNIT_SECONDS:
+        raise InputError(expected(f"a unit in {tuple(UNIT_SECONDS)}", repr(unit), where="unit"))
 
 
 def _a_roofline(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -623,6 +628,26 @@ def _cache_file(path: str | os.PathLike[str] | None) -> Path:
     """The cache file ``path`` names, :func:`ceilings_path` for None; anything but a str or
     path-like (a number, bytes) is refused by name before a file is opened."""
     return ceilings_path() if path is None else as_path(path, "path")
+
+
+def _check_cache_folder(path: Path) -> None:
+    """Refuse a cache file whose folder cannot be made because a file stands on its way
+    (``$KERNELOPT_CACHE_DIR`` naming a file): found when the result was saved, it cost
+    the whole measurement.
+
+    Raises
+    ------
+    InputError
+        Naming the cache file and the file in the way.
+    """
+    blocker = file_in_the_way(path)
+    if blocker is not None:
+        raise InputError(
+            expected(
+                "a ceilings cache file whose folder can be created",
+                f"{path}, under the file {blocker}",
+            )
+        )
 
 
 def _read_cache(path: Path) -> dict[str, Any]:
@@ -787,7 +812,8 @@ def measure_ceilings(
     DeviceError
         Without a CUDA device, saying why torch sees none and what to do.
     InputError
-        For a ``path`` that is neither a str nor a path-like.
+        For a ``path`` that is neither a str nor a path-like, or that lies under a file
+        (``$KERNELOPT_CACHE_DIR`` naming a file), before anything is measured.
     FormatError
         When the cache file is not a ceilings cache, before anything is measured (it is
         never replaced).
@@ -795,6 +821,7 @@ def measure_ceilings(
     from kernelopt.bench.timer import Timer, cuda_available, no_cuda_reason
 
     cache = _cache_file(path)  # a path of another type is refused before any device work
+    _check_cache_folder(cache)
     if not cuda_available():
         raise DeviceError(
             expected("a CUDA device to measure ceilings", f"none: {no_cuda_reason()}")

@@ -433,7 +433,12 @@ def tune(
             expected("a start config {knob: value}", type(start).__name__, where="start")
         )
     if start is not None and set(start) != set(space):
-        raise InputError(expected(f"a start config with knobs {sorted(space)}", sorted(start)))
+        # Sorted as text: a start holding a key of another type (an int beside the str
+        # knobs) failed with "'<' not supported between instances of 'str' and 'int'".
+        given = sorted(start, key=repr)
+        raise InputError(
+            expected(f"a start config with knobs {sorted(space)}", given, where="start")
+        )
     if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
         raise InputError(expected("an int >= 1", repr(patience), where="patience"))
     if (
