@@ -22,6 +22,7 @@ import attrs
 from kernelopt._checks import finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt._numbers_text import readable
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.workflow._fields import real_to_float, require_instance
@@ -107,15 +108,16 @@ def _points(value: Iterable[str]) -> tuple[str, ...]:
 
 
 def _number(value: float) -> str:
-    return f"{value:.4g}"
+    # Positional: a CPU run's 50 ms bound in us reads "50000 us", not "5e+04 us".
+    return readable(value)
 
 
 def _value(value: float, bound: float) -> str:
     """``value`` to 4 significant digits, or as many more as tell it from ``bound``: a
     speedup of 1.19999 shown as the bound's "1.2" would read as met beside "short"."""
     for digits in range(4, 18):
-        shown = f"{value:.{digits}g}"
-        if value == bound or shown != f"{bound:.{digits}g}":
+        shown = readable(value, digits)
+        if value == bound or shown != readable(bound, digits):
             return shown
     return repr(value)
 

@@ -272,6 +272,6 @@ def test_a_value_a_hair_short_of_the_bound_is_shown_short_of_it() -> None:
     # own numbers, short by its verdict.
     rows = [bench_row("v3", 50.0), bench_row("v2", 59.9999)]
     text = evaluate(Target(speedup=1.2, baseline="v2"), rows).render()
-    assert "| speedup | 1.199998 x | >= 1.2 x | 2e-06 x | short |" in text
+    assert "| speedup | 1.199998 x | >= 1.2 x | 0.000002 x | short |" in text
     met = evaluate(Target(speedup=1.2, baseline="v2"), [rows[0], bench_row("v2", 60.0)])
     assert "| speedup | 1.2 x | >= 1.2 x | 0 x | met |" in met.render()
