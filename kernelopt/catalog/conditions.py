@@ -19,6 +19,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
+from kernelopt._numbers_text import readable
 from kernelopt.catalog._fields import require_str, to_enum
 from kernelopt.catalog.vocabulary import FILL_MARK
 
@@ -76,6 +77,25 @@ def format_number(value: float) -> str:
     if value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return repr(value)
+
+
+def _digits_apart(left: float | None, right: float | None) -> int:
+    """Significant digits a match reason shows: 4, or as many more as tell the two sides
+    of the comparison apart (0.49999 against 0.5 must not read as ``0.5``)."""
+    if left is None or right is None or left == right:
+        return 4
+    for digits in range(4, 18):
+        if readable(float(left), digits) != readable(float(right), digits):
+            return digits
+    return 17
+
+
+def _measured(value: float, digits: int) -> str:
+    """A fact's value as a match reason shows it (a share of 0.6279067562048819 is
+    ``0.6279``; a whole number as one)."""
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return readable(value, digits)
 
 
 def _check_name(_instance: object, attribute: attrs.Attribute[Any], value: str) -> None:
@@ -181,7 +201,12 @@ class Comparison:
             ``dram_pct > 60 (dram_pct=85)``; the comparison alone if ``facts`` holds
             none of its names.
         """
-        shown = ", ".join(f"{n}={format_number(float(facts[n]))}" for n in self.names if n in facts)
+        right = self.value if self.other is None else facts.get(self.other)
+        left = facts.get(self.name)
+        digits = _digits_apart(left, right)
+        shown = ", ".join(
+            f"{n}={_measured(float(facts[n]), digits)}" for n in self.names if n in facts
+        )
         return f"{self} ({shown})" if shown else str(self)
 
     def __str__(self) -> str:
