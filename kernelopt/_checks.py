@@ -21,7 +21,11 @@ def finite(
     None if ``optional``).
 
     A string or bool is refused too: ``"fast"`` stored in a number field is written to a
-    file that cannot be read back, and ``True`` reads as 1.
+    file that cannot be read back, and ``True`` reads as 1. So is a number that is no
+    :class:`numbers.Real` (a ``Decimal``, a complex), whose value may well be finite: the
+    message names its type and the types taken (``median: Expected a finite number, got
+    Decimal('1.1'), a Decimal; an int, a float or another numbers.Real (a Fraction, a
+    NumPy number) is taken``).
     """
 
     def check(_instance: Any, attribute: Any, value: Any) -> None:
@@ -41,9 +45,25 @@ def finite(
             bound = "" if minimum is None else f" >= {minimum:g}"
             bound += "" if above is None else f" > {above:g}"
             what = f"a finite number{bound}" + (" or None" if optional else "")
-            raise InputError(expected(what, repr(value), where=attribute.name))
+            raise InputError(expected(what, _shown(value), where=attribute.name))
 
     return check
+
+
+# What a number field takes, said where a value of another type is refused.
+_NUMBER_TYPES = "an int, a float or another numbers.Real (a Fraction, a NumPy number)"
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a refusal shows it: its repr, and for a number of a type no number
+    field takes (``Decimal('1.1')``, ``1j``) that type and the types taken.
+
+    Such a number may well be finite, so "Expected a finite number" alone would not say
+    what to fix. The repr of a str, a bool or None already shows its type.
+    """
+    if isinstance(value, numbers.Number) and not isinstance(value, numbers.Real):
+        return f"{value!r}, a {type(value).__name__}; {_NUMBER_TYPES} is taken"
+    return repr(value)
 
 
 def breaks_lines(text: str) -> bool:

@@ -27,12 +27,14 @@ from kernelopt._errors import FormatError, InputError, expected
 __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
+    "check_encodable",
     "encoding_name",
     "encoding_of",
     "file_in_the_way",
     "locked",
     "read_text",
     "read_text_and_encoding",
+    "refuse_link_loop",
     "require_file",
     "special_kind",
     "temp_file_target",
@@ -207,13 +209,43 @@ def _encoded(text: str, encoding: str) -> bytes:
                 where="encoding",
             )
         )
+    return _MARK_OF.get(encoding, b"") + check_encodable(text, encoding)
+
+
+def check_encodable(text: str, encoding: str = "utf-8", *, where: str | None = None) -> bytes:
+    """``text`` encoded in ``encoding``, or an :class:`InputError` naming the first
+    character it cannot hold.
+
+    Parameters
+    ----------
+    text : str
+        The text to write.
+    encoding : str, default "utf-8"
+        The encoding it is written in.
+    where : str, optional
+        The argument ``text`` came from (``"text"``), named in front of the message; a
+        caller that knows it checks before anything else, where the index still counts
+        in the argument and not in the file it ends up in. Keyword-only.
+
+    Returns
+    -------
+    bytes
+        The encoded text, without a byte-order mark.
+
+    Raises
+    ------
+    InputError
+        ``text: Expected text utf-8 can encode, got '\\ud800' at character 1``: only a
+        lone surrogate (a file name read with surrogateescape) has no encoding.
+    """
     try:
-        return _MARK_OF.get(encoding, b"") + text.encode(encoding)
+        return text.encode(encoding)
     except UnicodeEncodeError as error:
-        # Only a lone surrogate (a file name read with surrogateescape) has no encoding.
         bad = error.object[error.start : error.end]
         raise InputError(
-            expected(f"text {encoding} can encode", f"{bad!r} at character {error.start}")
+            expected(
+                f"text {encoding} can encode", f"{bad!r} at character {error.start}", where=where
+            )
         ) from None
 
 
@@ -455,6 +487,41 @@ def _umask() -> int:
     return mask
 
 
+def _link_loop(path: str | os.PathLike[str]) -> InputError:
+    return InputError(expected("a file or a link to one", f"a loop of symbolic links at {path}"))
+
+
+def refuse_link_loop(path: str | os.PathLike[str]) -> None:
+    """Refuse a ``path`` that is, or passes through, a loop of symbolic links.
+
+    Such a path is neither a file nor a missing one: ``exists()`` says False, and a
+    write there fails only once it is under way.
+
+    Raises
+    ------
+    InputError
+        ``Expected a file or a link to one, got a loop of symbolic links at <path>``.
+    """
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _link_loop(path) from None
+
+
+def _resolved(path: str | os.PathLike[str]) -> Path:
+    """``path`` with its links and ``..`` resolved; a loop of links refused by name.
+
+    ``Path.resolve`` raises a bare RuntimeError on a loop up to Python 3.12 and, from 3.13,
+    returns the path with the loop left in it, so the loop is looked for first.
+    """
+    refuse_link_loop(path)
+    try:
+        return Path(path).resolve()
+    except RuntimeError:  # a loop made after the look above
+        raise _link_loop(path) from None
+
+
 @contextlib.contextmanager
 def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     """Hold an exclusive lock named after ``path`` (``<path>.lock``) for the block.
@@ -466,10 +533,11 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     Raises
     ------
     InputError
-        When the lock file or its folder cannot be created or opened (a folder of that
-        name, a file where its folder goes, no permission); nothing has been written then.
+        When ``path`` (or a folder on the way to it) is a loop of symbolic links, or the
+        lock file or its folder cannot be created or opened (a folder of that name, a file
+        where its folder goes, no permission); nothing has been written then.
     """
-    lock_path = Path(f"{Path(path).resolve()}.lock")
+    lock_path = Path(f"{_resolved(path)}.lock")
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:

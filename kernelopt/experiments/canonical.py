@@ -16,7 +16,6 @@ read by the tolerant readers of :mod:`kernelopt.experiments`, which try this par
 from __future__ import annotations
 
 import contextlib
-import errno
 import math
 import os
 import re
@@ -27,9 +26,11 @@ from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import (
     atomic_write_bytes,
     atomic_write_text,
+    check_encodable,
     encoding_of,
     locked,
     read_text_and_encoding,
+    refuse_link_loop,
 )
 from kernelopt._table_cells import escape_cell, share_cell, split_row
 from kernelopt.experiments._validators import check_instance, check_int, check_path
@@ -140,16 +141,9 @@ def _refuse_folder_or_loop(path: Path) -> None:
     # as "an existing file", and neither says what to fix.
     if path.is_dir():
         raise InputError(expected("a file", f"a folder at {path}"))
-    # A link that leads back to itself is neither a file nor a missing one: the lock
-    # taken on its resolved path raised a bare RuntimeError, and a first write called it
-    # "an existing file".
-    try:
-        os.stat(path)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise InputError(
-                expected("a file or a link to one", f"a loop of symbolic links at {path}")
-            ) from None
+    # A link that leads back to itself is neither a file nor a missing one: a first
+    # write, which takes no lock, would call it "an existing file".
+    refuse_link_loop(path)
 
 
 def _check_record(record: object) -> None:
@@ -792,7 +786,8 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
     ------
     InputError
         When ``text`` is not a str, holds a NUL (the readers would skip the whole file
-        as binary) or is blank (they would skip it as empty), ``root`` is not a path,
+        as binary) or a lone surrogate (no encoding holds one), or is blank (the readers
+        would skip it as empty), ``root`` is not a path,
         ``experiment`` not an int in 0..99999, ``overwrite`` not a bool, another folder
         of ``root`` that the readers take as the same experiment (``exp_007/`` for 7)
         already exists, plan.md exists and ``overwrite`` is False, plan.md is a folder or
@@ -809,6 +804,9 @@ def write_plan(root: str | Path, experiment: int, text: str, *, overwrite: bool 
                 where="text",
             )
         )
+    # A lone surrogate has no encoding: refused here, naming the argument and counting in
+    # it, not in the file the shared writer would have encoded.
+    check_encodable(text, where="text")
     # A blank plan (spaces, line breaks, a byte-order mark) is skipped as an empty file.
     if not text.lstrip("\ufeff").strip():
         raise InputError(expected("plan text that is not blank", repr(text), where="text"))

@@ -156,12 +156,19 @@ class _Reading:
                 slug_scope=f"slug:{folder}",
                 position=position,
                 attach_sections=False,
+                passed_over=self.problems,
             )
             self.drafts += read_steps(file)
             self.layouts.add("step-log")
             return
         kind = "summary" if name.startswith("summary") else "notes"
-        found = read_table_note(file, kind=kind, slug_scope=f"slug:{folder}", position=position)
+        found = read_table_note(
+            file,
+            kind=kind,
+            slug_scope=f"slug:{folder}",
+            position=position,
+            passed_over=self.problems,
+        )
         if found:
             self.drafts += found
             self.layouts.add(_LAYOUT_OF_KIND[kind])

@@ -43,7 +43,7 @@ from kernelopt.experiments.readers._values import (
 )
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["Roles", "experiment_number", "read_table", "roles_of"]
+__all__ = ["Roles", "experiment_number", "keyed_by_version", "read_table", "roles_of"]
 
 # The Unit column's words for a time or a cycle count, as the canonical unit they name.
 _UNIT_WORDS = {
@@ -227,6 +227,25 @@ def roles_of(table: Table) -> Roles | None:
     if has_outcome or (roles.id is not None and roles.id_kind == "number" and has_measure):
         return roles
     return None
+
+
+def keyed_by_version(table: Table, roles: Roles) -> bool:
+    """Whether ``table``'s rows are numbered by a column headed ``Version`` (``v1``, ``v2``).
+
+    Parameters
+    ----------
+    table : Table
+        An experiment table.
+    roles : Roles
+        Its columns, as :func:`roles_of` found them.
+
+    Returns
+    -------
+    bool
+        True when its id column is headed ``Version`` (any case, inline markdown and ``_``
+        as for every header): in a kernel devlog those are the kernel's versions.
+    """
+    return roles.id is not None and _norm(table.header[roles.id]) == "version"
 
 
 def _best_latency_column(table: Table, roles: Roles) -> int | None:
