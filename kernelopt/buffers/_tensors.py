@@ -11,7 +11,7 @@ import math
 import numbers
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, TypeAlias
+from typing import NoReturn, Protocol, TypeAlias
 
 import torch
 
@@ -150,6 +150,10 @@ def normalize_device(device: DeviceLike) -> torch.device:
         try:
             parsed = torch.device(device)
         except (RuntimeError, TypeError, ValueError):
+            if isinstance(device, int) and device >= 0 and not torch.cuda.is_available():
+                # torch reads a bare index as the accelerator's and finds none ("Cannot
+                # access accelerator device"): the spelling is right, the GPU is missing.
+                _refuse_missing_cuda(device)
             raise InputError(
                 expected("a torch device such as 'cpu' or 'cuda:0'", repr(device), where="device")
             ) from None
@@ -164,18 +168,45 @@ def normalize_device(device: DeviceLike) -> torch.device:
         # The stream query on the hot path skips torch.cuda's lazy initialization, so
         # do it here, where each CUDA spelling passes before it is cached.
         if not torch.cuda.is_available():
-            # Imported here: kernelopt.buffers does not load kernelopt.bench at import time.
-            from kernelopt.bench.timer import no_cuda_reason
-
-            raise DeviceError(
-                expected(f"a CUDA device for {device!r}", f"none: {no_cuda_reason()}")
-            )
+            _refuse_missing_cuda(device)
         torch.cuda.init()  # type: ignore[no-untyped-call]
         if parsed.index is None:
             # Tensors always report an index, so the key must carry one to match them.
             return torch.device("cuda", torch.cuda.current_device())
+    elif parsed.type not in ("cpu", "meta"):
+        _refuse_unusable(device, parsed)
     _DEVICES[device] = parsed
     return parsed
+
+
+def _refuse_missing_cuda(device: DeviceLike) -> NoReturn:
+    """Raise the DeviceError for a CUDA ``device`` where torch sees none, saying why."""
+    # Imported here: kernelopt.buffers does not load kernelopt.bench at import time.
+    from kernelopt.bench.timer import no_cuda_reason
+
+    raise DeviceError(expected(f"a CUDA device for {device!r}", f"none: {no_cuda_reason()}"))
+
+
+def _refuse_unusable(device: DeviceLike, parsed: torch.device) -> None:
+    """Raise a DeviceError if this torch build cannot allocate on ``parsed`` (``"mps"`` on
+    Linux, ``"xpu"`` on a build without it); run once per spelling, before it is cached.
+
+    Without this, the first buffer's ``torch.empty`` failed with the backend's own
+    NotImplementedError, AssertionError or ModuleNotFoundError, naming no argument.
+    """
+    try:
+        torch.empty(0, device=parsed)
+    except Exception as error:  # each backend fails in its own type; all mean "not here"
+        # The first sentence: the dispatcher's goes on to list every backend it knows.
+        lines = str(error).strip().splitlines()
+        first = lines[0].split(". ")[0][:200] if lines else ""
+        cause = f"{type(error).__name__}: {first}" if first else type(error).__name__
+        raise DeviceError(
+            expected(
+                f"a device this torch build can allocate on for {device!r}",
+                f"none: torch {torch.__version__} cannot allocate on {parsed.type} ({cause})",
+            )
+        ) from None
 
 
 def device_and_stream(device: DeviceLike, stream: StreamLike) -> tuple[torch.device, int]:

@@ -175,7 +175,7 @@ def _refuse_closed(launcher: object) -> None:
         raise InputError(
             expected(
                 "an open launcher to capture",
-                f"{target.scope.name!r}, closed by close()",
+                f"{target.scope.name!r}, closed by {target.scope._closed_by}",
                 where="launcher",
             )
         )
@@ -238,7 +238,8 @@ def capture_graph(
         A tensor input is not on a CUDA device, or no CUDA device is present.
     InputError
         A launcher that is not callable, ``warmup`` that is no int >= 1 (``True`` too),
-        or a closed :class:`~kernelopt.buffers.PersistentLauncher` (bound or in a
+        ``buffers`` that is neither a pool, a scope nor None, or a closed
+        :class:`~kernelopt.buffers.PersistentLauncher` (bound or in a
         ``functools.partial`` too), refused before anything runs and before the device
         checks.
     KernelOptError
@@ -253,6 +254,12 @@ def capture_graph(
         raise InputError(expected("a callable launcher", type(launcher).__name__, where="launcher"))
     if isinstance(warmup, bool) or not isinstance(warmup, numbers.Integral) or warmup < 1:
         raise InputError(expected("warmup as an int >= 1", repr(warmup), where="warmup"))
+    if buffers is not None and not isinstance(buffers, (BufferPool, BufferScope)):
+        # Read only after the capture: a wrong one failed there, with Python's words,
+        # once the warm-up and the capture had run.
+        raise InputError(
+            expected("a BufferPool, a BufferScope or None", repr(buffers)[:80], where="buffers")
+        )
     devices = {x.device for x in static_inputs if isinstance(x, torch.Tensor)}
     for i, x in enumerate(static_inputs):
         if isinstance(x, torch.Tensor) and x.device.type != "cuda":

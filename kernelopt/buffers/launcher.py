@@ -251,7 +251,8 @@ class BoundLauncher(Generic[R]):
 
     A call ``obj.method(*args)`` runs ``fn(scope, obj, *args)`` on ``obj``'s own scope,
     with the launcher's ``on_return`` policy. Like a bound method, it keeps ``obj``
-    alive while it is referenced; the scope goes when ``obj`` does.
+    alive while it is referenced; the scope goes when ``obj`` does. :meth:`clear` frees
+    this instance's buffers; :meth:`close` closes the launcher, for every instance.
 
     Parameters
     ----------
@@ -343,6 +344,15 @@ class BoundLauncher(Generic[R]):
         scope = self.__func__._instances.get(id(self.__self__))
         if scope is not None:
             scope.clear()
+
+    def close(self) -> None:
+        """Close the launcher itself, as ``Class.method.close()`` does: every instance's
+        scope with it, and no instance can call the method afterwards.
+
+        To free only this instance's buffers, use :meth:`clear`; they also go when the
+        instance is garbage-collected.
+        """
+        self.__func__.close()
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -66,14 +66,14 @@ def check_out(
     ------
     InputError
         ``Expected out of dtype torch.bfloat16, got torch.float16`` and the like, for a
-        wrong type, shape, dtype, device or a non-contiguous layout (kernels write
-        contiguous rows; a strided ``out`` would be silently scrambled), or a lazily
-        conjugated or negated view (``x.conj()``), which would read back transformed, or
-        a tensor whose bytes overlap an input's (``out=x`` for an input ``x``, or a view
-        of it): the kernel would overwrite values it has still to read. A slice of the
-        same storage that is disjoint from every input passes.
-        ``inputs`` that are neither a mapping, a sequence nor a tensor (a str is no
-        sequence of inputs).
+        wrong type, shape, dtype, device, a sparse layout or a non-contiguous one
+        (kernels write contiguous rows; a strided ``out`` would be silently scrambled),
+        or a lazily conjugated or negated view (``x.conj()``), which would read back
+        transformed, or a tensor whose bytes overlap an input's (``out=x`` for an input
+        ``x``, or a view of it): the kernel would overwrite values it has still to read.
+        A slice of the same storage that is disjoint from every input passes.
+        ``inputs`` that are neither a mapping, an iterable nor a tensor (a str is no
+        sequence of inputs; a set or a generator is read once, as a sequence).
     """
     given = _as_inputs(inputs)
     if not isinstance(out, torch.Tensor):
@@ -88,6 +88,10 @@ def check_out(
         raise InputError(expected(f"{name} of dtype {want_dtype}", str(out.dtype)))
     if not same_device(out.device, want_device):
         raise InputError(expected(f"{name} on device {want_device}", str(out.device)))
+    if out.layout != torch.strided:
+        # A sparse (or other non-strided) tensor keeps its values in member tensors: a
+        # kernel writing rows has nowhere to write, and its "strides" would read (0, 0).
+        raise InputError(expected(f"{name} of layout torch.strided", str(out.layout)))
     if not out.is_contiguous():
         raise InputError(expected(f"{name} to be contiguous", f"strides {tuple(out.stride())}"))
     if out.is_conj() or out.is_neg():

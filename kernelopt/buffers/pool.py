@@ -79,6 +79,50 @@ def _new_buffer(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device
         return torch.empty(shape, dtype=dtype, device=device)
 
 
+def _normalized_key(key: object) -> _Key:
+    """``key`` as the pool holds it: shape a tuple of ints, device a ``torch.device``.
+
+    Parameters
+    ----------
+    key : BufferKey, tuple or list
+        Five items (shape, dtype, device, stream, tag), spelled as :meth:`BufferPool.get`
+        takes them (``[32, 16]``, ``"cpu"``, ``stream=None`` for the current stream).
+
+    Raises
+    ------
+    InputError
+        ``key`` is no five-item tuple or list, or one of its items is not one ``get``
+        takes.
+    DeviceError
+        A CUDA device where torch sees none.
+    """
+    items = tuple(key) if isinstance(key, (tuple, list)) else ()
+    if len(items) != 5:
+        # tuple("lse") is five letters' worth of nothing: it matched no key, and
+        # discard answered False as if the buffer had gone.
+        raise InputError(
+            expected(
+                "a BufferKey or a tuple (shape, dtype, device, stream, tag)",
+                repr(key)[:80],
+                where="key",
+            )
+        )
+    shape, dtype, device, stream, tag = items
+    # The key the pool holds spells the shape as a tuple and the device as a
+    # torch.device: ((32, 16), float32, "cpu", 0, "lse") would match nothing. A dtype
+    # spelled "float32" or a tag that is no str is refused as get refuses it, not
+    # answered as if the buffer had gone.
+    normalized = (
+        validate_shape(normalize_shape(shape)),
+        validate_dtype(dtype),
+        *device_and_stream(device, stream),
+        tag,
+    )
+    if not isinstance(tag, str):
+        raise InputError(expected("tag as a str", repr(tag), where="tag"))
+    return normalized
+
+
 def _check_cap(max_bytes: int | None) -> int | None:
     if max_bytes is None:
         return None
@@ -382,30 +426,7 @@ class BufferPool:
             If ``key`` is not a tuple of five items (a tag alone names no buffer), or its
             shape, dtype, device, stream or tag is not one :meth:`get` takes.
         """
-        items = tuple(key) if isinstance(key, (tuple, list)) else ()
-        if len(items) != 5:
-            # tuple("lse") is five letters' worth of nothing: it matched no key, and
-            # discard answered False as if the buffer had gone.
-            raise InputError(
-                expected(
-                    "a BufferKey or a tuple (shape, dtype, device, stream, tag)",
-                    repr(key)[:80],
-                    where="key",
-                )
-            )
-        shape, dtype, device, stream, tag = items
-        # The key the pool holds spells the shape as a tuple and the device as a
-        # torch.device: ((32, 16), float32, "cpu", 0, "lse") would match nothing.
-        normalized = (
-            validate_shape(normalize_shape(shape)),
-            # As get refuses them: a dtype spelled "float32" or a tag that is no str
-            # matched no key, and discard answered False as if the buffer had gone.
-            validate_dtype(dtype),
-            *device_and_stream(device, stream),
-            tag,
-        )
-        if not isinstance(tag, str):
-            raise InputError(expected("tag as a str", repr(tag), where="tag"))
+        normalized = _normalized_key(key)
         with self._lock:
             entry = self._entries.pop(normalized, None)
             if entry is None:
@@ -492,7 +513,16 @@ class BufferPool:
         return len(self._entries)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, tuple) and tuple(key) in self._entries
+        """Whether a buffer is held for ``key``, spelled as :meth:`discard` takes it.
+
+        ``((32, 16), torch.float32, "cpu", 0, "lse") in pool`` is True exactly when
+        ``discard`` would drop a buffer for it; anything that is no such key is False.
+        """
+        try:
+            normalized = _normalized_key(key)
+        except KernelOptError:  # no key get would build (or a device absent here)
+            return False
+        return normalized in self._entries
 
     def __repr__(self) -> str:
         cap = "none" if self._max_bytes is None else f"{self._max_bytes} B"
@@ -549,7 +579,9 @@ class BufferPool:
             held = self._holders.get(name)
         scope = held[1]() if held is not None and held[0] == owner else None
         if scope is not None:
-            scope.close()  # outside the lock: close() takes it
+            # Outside the lock: closing takes it. The old launcher's later calls say why
+            # it is closed, though nobody called its close().
+            scope._close("defining its launcher again under the same name; call the new one")
 
     def _hold(self, name: str, owner: str, scope: Any) -> None:
         with self._lock:

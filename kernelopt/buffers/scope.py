@@ -155,6 +155,9 @@ class BufferScope:
         self._finalizer = weakref.finalize(self, self._pool._scope_released, self._name)
         self._finalizer.atexit = False
         self._closed = False
+        # What closed the scope, for the refusal of later calls: the user's close(), or
+        # a launcher defined again under the same name (an old reference still called).
+        self._closed_by = "close()"
         self._tags: dict[str, str] = {}  # buffer name -> pool tag
         self._seen: dict[_Key, int] = {}  # key -> serial of the entry last handed out
         self._by_ptr: dict[int, tuple[_Key, int]] = {}  # storage address -> (key, serial)
@@ -474,11 +477,16 @@ class BufferScope:
         scope that is garbage-collected is closed the same way, at the pool's next
         allocation or inspection.
         """
+        self._close("close()")
+
+    def _close(self, closed_by: str) -> None:
+        """:meth:`close`, remembering ``closed_by`` for the refusal of later calls."""
         if self._closed:
             return
         self.clear()
         self._tags.clear()
         self._closed = True
+        self._closed_by = closed_by
         if self._finalizer.detach() is not None:
             self._pool._release_scope(self._name)
         if self._on_close is not None:
@@ -490,7 +498,9 @@ class BufferScope:
         return self._closed
 
     def _refuse_closed(self) -> NoReturn:
-        raise InputError(expected(f"an open scope {self._name!r}", "a scope closed by close()"))
+        raise InputError(
+            expected(f"an open scope {self._name!r}", f"a scope closed by {self._closed_by}")
+        )
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"buffers={len(self.buffers())}"

@@ -286,6 +286,45 @@ def _stale_outputs(
     return [], None
 
 
+def _fillable(source: BufferPool | BufferScope) -> list[HeldBuffer]:
+    """The buffers of ``source`` that the checker may fill.
+
+    A result an earlier call returned and the caller still holds is not one of them
+    (asking for it would have raised): filling it would overwrite the caller's result.
+    """
+    held = source.buffers()
+    if isinstance(source, BufferScope):
+        kept = source._still_held()
+        held = [h for h in held if h.key not in kept]
+    return held
+
+
+def _first_run(
+    launcher: Callable[..., object], args: Sequence[object], source: BufferPool | BufferScope
+) -> str | None:
+    """Run call 0 once, allocating its buffers; the error text if it failed only because
+    of what its buffers held before.
+
+    Those buffers hold what the launcher's earlier calls (or the allocator) left: an
+    index read before it is written can be out of range. A failure that a rerun from
+    zeroed buffers does not repeat is that stale read; one that it repeats (a wrong
+    argument, a result the caller still holds) is the launcher's own and is raised as
+    it is.
+    """
+    try:
+        _run(launcher, args, catch=False)
+    except Exception as first:
+        held = _fillable(source)
+        if not held:
+            raise
+        _fill(held, None, poison_all=False)
+        _value, zeroed_error = _run(launcher, args)
+        if zeroed_error is not None:
+            raise
+        return f"{type(first).__name__}: {first}"
+    return None
+
+
 def check_no_stale_reads(
     launcher: Callable[..., object],
     make_inputs: Callable[[int], Sequence[object]],
@@ -350,6 +389,11 @@ def check_no_stale_reads(
     Only a scope tracks what it returned; with ``buffers`` a pool, every buffer is filled.
     On CUDA, a launcher that reads a poisoned integer buffer as an index may fault the
     device rather than return; run the checker in a process you can lose.
+    The first run of call 0 starts from what the launcher's earlier calls (or the
+    allocator) left in its buffers. If it raises and a run from zeroed buffers does not,
+    that is a stale read (an index read before it is written, say): reported, with the
+    buffers whose poison alone makes it raise. If the zeroed run raises too, the first
+    error is raised as it is (the launcher's own fault, whatever its buffers hold).
 
     Examples
     --------
@@ -373,8 +417,11 @@ def check_no_stale_reads(
     # Checked before the first call: torch.isclose would refuse a bad tolerance only after
     # the launcher ran, and with its own wording.
     for label, tol in (("rtol", rtol), ("atol", atol)):
-        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf:
+        # Real, not (int, float): a tolerance computed with numpy (np.float32) is a number
+        # all the same, as counts take numpy's integers.
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < math.inf:
             raise InputError(expected("a finite number >= 0", repr(tol), where=label))
+    rtol, atol = float(rtol), float(atol)
     if not isinstance(strict, bool):
         # "no" is truthy: a report the caller meant to read would raise instead.
         raise InputError(expected("a bool", repr(strict), where="strict"))
@@ -386,7 +433,8 @@ def check_no_stale_reads(
         )
     if buffers is not None and not isinstance(buffers, (BufferPool, BufferScope)):
         raise InputError(
-            expected("a BufferPool, a BufferScope or None", repr(buffers), where="buffers")
+            # Bounded: a list of held buffers (pool.buffers()) would print every tensor.
+            expected("a BufferPool, a BufferScope or None", repr(buffers)[:80], where="buffers")
         )
     source: BufferPool | BufferScope
     if buffers is not None:
@@ -412,23 +460,31 @@ def check_no_stale_reads(
                     type(args).__name__,
                 )
             )
-        # A first run allocates this call's buffers. It fails by the launcher's own
-        # fault on call 0; later it starts from what the previous poisoned run left,
-        # so failing there is a stale read, after which nothing can be trusted.
-        _clean, error = _run(launcher, args, catch=i > 0)
+        # A first run allocates this call's buffers. Later calls start from what the
+        # previous poisoned run left, so failing there is a stale read, after which
+        # nothing can be trusted. Call 0 starts from what the launcher's earlier calls
+        # (or the allocator) left: see _first_run.
+        if i == 0:
+            error = _first_run(launcher, args, source)
+        else:
+            _clean, error = _run(launcher, args)
         if error is not None:
-            stale.append(StaleRead(call=i, output="result", mismatched=0, total=0, error=error))
+            culprits: tuple[str, ...] = ()
+            if i == 0:
+                # The zeroed run passed: poisoning one buffer at a time names culprits.
+                held = _fillable(source)
+                poisoned_labels.update((_label(h), None) for h in held)
+                culprits = _culprits(launcher, args, held, rtol, atol)
+            stale.append(
+                StaleRead(
+                    call=i, output="result", mismatched=0, total=0, error=error, culprits=culprits
+                )
+            )
             break
         # Both compared runs start from a state set here, never from what an earlier
         # run left: a buffer still holding poison from before would make both runs
         # agree on NaN and hide the stale read.
-        held = source.buffers()
-        if isinstance(source, BufferScope):
-            # A result an earlier call returned and the caller still holds is not this
-            # call's buffer (asking for it would have raised): filling it would
-            # overwrite the caller's result.
-            kept = source._still_held()
-            held = [h for h in held if h.key not in kept]
+        held = _fillable(source)
         poisoned_labels.update((_label(h), None) for h in held)
         found, error = _stale_outputs(launcher, args, held, rtol, atol)
         if not found:
