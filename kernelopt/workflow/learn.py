@@ -35,7 +35,7 @@ from kernelopt._checks import as_path
 from kernelopt._enum import TextEnum
 from kernelopt._errors import CatalogError, InputError, expected
 from kernelopt._fileio import file_in_the_way, locked
-from kernelopt._numbers_text import significant
+from kernelopt._numbers_text import readable, significant
 from kernelopt.bench.compare import Verdict, _ratio_text, _too_few_rounds
 from kernelopt.catalog import (
     BUILTIN_ROOT,
@@ -186,7 +186,7 @@ def _metrics_sentence(observation: Observation) -> str:
         if observation.metrics_before and observation.metrics_after:
             return "No recorded roofline metric moved by more than 1 %."
         return "No roofline metrics were recorded with the measurements."
-    shown = ", ".join(f"{name} {a:.3g} -> {b:.3g}" for name, a, b in changes)
+    shown = ", ".join(f"{name} {readable(a, 3)} -> {readable(b, 3)}" for name, a, b in changes)
     return f"Metrics before -> after: {shown}."
 
 
@@ -265,7 +265,7 @@ def derive_anti_pattern(
     )
     affected = [f"Time per call: {before} -> {after} ({change})"]
     affected += [
-        f"{METRICS.get(name, name)} ({name}): {a:.3g} -> {b:.3g}"
+        f"{METRICS.get(name, name)} ({name}): {readable(a, 3)} -> {readable(b, 3)}"
         for name, a, b in observation.metric_changes()
     ]
     implementation = (

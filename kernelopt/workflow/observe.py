@@ -233,7 +233,7 @@ def _judge_rows(
         verdict = Verdict.SAME
     else:
         verdict = Verdict.UNCLEAR
-    method = "ratio of medians against the rows' stated spread (no raw samples kept)"
+    method = f"ratio of medians against the rows' stated spread ({_why_no_pairs(before, after)})"
     comparison = Comparison(
         verdict=verdict,
         ratio=ratio,
@@ -244,6 +244,19 @@ def _judge_rows(
         pairs=0,
     )
     return comparison, method
+
+
+def _why_no_pairs(before: BenchRow, after: BenchRow) -> str:
+    """Why two rows are judged by their medians: which side kept no raw samples, or too few
+    to pair (a slow interpreter run keeps 3)."""
+    counts = {"before": len(before.samples), "after": len(after.samples)}
+    if not any(counts.values()):
+        return "no raw samples kept"
+    short = [f"{side} {count}" for side, count in counts.items() if count < _MIN_BASELINE_SAMPLES]
+    return (
+        f"raw samples kept: {', '.join(f'{side} {count}' for side, count in counts.items())}; "
+        f"pairing needs at least {_MIN_BASELINE_SAMPLES} on each side ({', '.join(short)})"
+    )
 
 
 def _without(config: Mapping[str, Any], knobs: Sequence[str]) -> dict[str, Any]:
