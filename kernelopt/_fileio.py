@@ -144,9 +144,7 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
             dir=target.parent, prefix=f"{_TEMP_PREFIX}{target.name}.", suffix=_TEMP_SUFFIX
         )
     except OSError as error:
-        raise InputError(
-            expected("a folder kernelopt may write in", f"{target.parent}: {error.strerror}")
-        ) from None
+        raise _no_file_made(target, error) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -161,6 +159,20 @@ def _atomic_write(path: str | os.PathLike[str], data: bytes, *, exclusive: bool)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _no_file_made(target: Path, error: OSError) -> InputError:
+    """The error of a folder where no file for ``target`` could be created (the temp file
+    written first, to be renamed to ``target``): ``got <folder>: <the system's reason>``.
+
+    The folder is there (it was just made or found), so the system's "No such file or
+    directory", which ``/proc`` gives for any new file, reads as if it were not: that
+    reason is said in words, naming the file that cannot be written.
+    """
+    reason = error.strerror or type(error).__name__
+    if error.errno == errno.ENOENT and target.parent.is_dir():
+        reason = f"no file can be created there, so {target} cannot be written ({reason})"
+    return InputError(expected("a folder kernelopt may write in", f"{target.parent}: {reason}"))
 
 
 # What each file type that is neither a regular file nor a folder is called in errors.
@@ -191,11 +203,28 @@ def unmade_folder(
     blocker = file_in_the_way(target)
     if blocker is None:
         got = f"{target.parent}: {error.strerror}"
+        base = _nearest_folder(target.parent)
+        if error.errno == errno.ENOENT and base is not None:
+            # The folders above it are there: "No such file or directory" meant that no
+            # folder can be made in ``base`` (/proc, /sys), not that a path is missing.
+            got = f"{target.parent}: no folder can be created in {base} ({error.strerror})"
     elif blocker == target.parent:
         got = f"{target.parent}, a file"
     else:
         got = f"{target.parent}, under the file {blocker}"
     return InputError(expected(what, got))
+
+
+def _nearest_folder(path: Path) -> Path | None:
+    """The nearest folder above ``path`` (``path`` itself excluded) that exists, or None
+    where one cannot be looked at."""
+    for parent in path.parents:
+        try:
+            if parent.is_dir():
+                return parent
+        except (OSError, ValueError):  # a name the system refuses: nothing to tell
+            return None
+    return None
 
 
 def _encoded(text: str, encoding: str) -> bytes:

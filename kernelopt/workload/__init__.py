@@ -47,7 +47,7 @@ from kernelopt.workload.profile import (
     WorkloadProfile,
     profile_calls,
 )
-from kernelopt.workload.recorder import Recorder
+from kernelopt.workload.recorder import Recorder, RecorderWarning
 from kernelopt.workload.serialize import (
     profile_from_dict,
     profile_from_json,
@@ -98,6 +98,7 @@ __all__ = [
     "OpProfile",
     "OpSignature",
     "Recorder",
+    "RecorderWarning",
     "ScalarArg",
     "ShapeStat",
     "Shortcut",

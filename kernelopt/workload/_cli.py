@@ -108,6 +108,7 @@ def _run(args: argparse.Namespace) -> int:
     if not args.trace:  # Path("") is the working directory, which no message should name
         raise InputError(expected("a trace file or a workload_profile.md", "an empty path"))
     path = Path(args.trace)
+    _refuse_writing_over(path, args.write)
     if args.definition is not None and not is_file(Path(args.definition)):
         raise InputError(
             expected("a definition JSON file", no_file(args.definition), where="--definition")
@@ -165,6 +166,32 @@ def _run(args: argparse.Namespace) -> int:
         if args.write:
             print(f"wrote {args.write}")
     return EXIT_FINDINGS if shortcuts else EXIT_OK
+
+
+def _refuse_writing_over(path: Path, write: str | None) -> None:
+    """Refuse a ``--write`` path that is the file read, ``path``, before anything is read.
+
+    ``write_profile_md`` refuses the trace a profile names as its source; a profile read
+    back names the trace it was made from instead, and was written over itself.
+    """
+    from kernelopt._errors import InputError, expected
+    from kernelopt.workload._validators import is_file
+
+    if write is None or not is_file(path) or not is_file(Path(write)):
+        return
+    try:
+        same = path.samefile(write)
+    except OSError:  # gone or unreadable since: the reader or the writer says so
+        return
+    if same:
+        what = "the workload profile" if path.suffix.lower() == ".md" else "the trace"
+        raise InputError(
+            expected(
+                "a path other than the file the profile was read from",
+                f"{write}, {what} given to read (writing would replace it)",
+                where="--write",
+            )
+        )
 
 
 # The options only one trace format reads, and what that format is called in errors.

@@ -407,6 +407,35 @@ def _value_share(entry: str, draft: _OpDraft) -> ValueShare | None:
         return None
 
 
+# What a column of each kind of number holds, in the note of a table with several.
+_NUMBER_KINDS = {
+    "count": "counts of calls",
+    "pct": "shares of calls",
+    "time": "times",
+    "time_pct": "shares of time",
+}
+
+
+def _one_column_per_number(columns: list[_Column], start: int, notes: list[str]) -> None:
+    """Read each kind of number (a count, a time, ...) from the first column of its kind.
+
+    A table with two time columns (``Host time (us)``, ``Kernel time (us)``) gives two
+    times per row, and each row kept the last one read without a word. The first is read,
+    as a reader reads the table, and a note names it and the columns left unread.
+    """
+    for kind, what in _NUMBER_KINDS.items():
+        same = [column for column in columns if column.kind == kind]
+        if len(same) < 2:
+            continue
+        for column in same[1:]:
+            column.kind = "unknown"
+        names = [column.header.strip() for column in same]
+        notes.append(
+            f"line {start + 1}: {what} read from {names[0]}, the first of "
+            f"{len(names)} such columns; not read: {', '.join(names[1:])}"
+        )
+
+
 def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str]) -> int:
     """Read the table starting at ``start``; return the index after it."""
     end = start
@@ -432,6 +461,7 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
         for column in counts:
             if column.header.strip("`* ").lower() == "n":
                 column.kind, column.names = "axis", [column.header.strip("`* ")]
+    _one_column_per_number(columns, start, notes)
     kinds = {c.kind for c in columns}
     if header and header[0].strip("` *").lower() in (
         "axis",

@@ -40,6 +40,7 @@ import os
 import sys
 import threading
 import time as _time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -47,6 +48,7 @@ from typing import Any, TypeVar, overload
 
 from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt._fileio import file_in_the_way
+from kernelopt._words import and_list, count_text
 from kernelopt.workload._validators import finite_float
 from kernelopt.workload.calls import (
     _SURROGATE,
@@ -57,7 +59,7 @@ from kernelopt.workload.calls import (
 )
 from kernelopt.workload.dtypes import canonical_dtype
 
-__all__ = ["TIMINGS", "Recorder"]
+__all__ = ["TIMINGS", "Recorder", "RecorderWarning"]
 
 TIMINGS = ("none", "host", "cuda")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -189,6 +191,41 @@ def _ends_mid_line(path: Path) -> bool:
 
 _NOT_OWN = object()  # patch(): the attribute is not in the owner's own __dict__
 
+# What is lost, per option naming arguments, where it names one that no call had.
+_LOST = {
+    "values": "no values summary of {} was recorded",
+    "strides": "no strides of {} were recorded",
+}
+# Argument names a RecorderWarning lists before it counts the rest.
+_NAMES_SHOWN = 20
+
+
+class RecorderWarning(UserWarning):
+    """A :class:`Recorder` option named an argument that no recorded call had.
+
+    ``Recorder(values=("cache_seqlen",))`` for a function whose argument is
+    ``cache_seqlens`` records no values summary, and the length rules then never fire.
+    Said once per recorder, when it is closed (the end of ``with recorder:``) or, for one
+    never closed, at the program's exit; ``warnings.filterwarnings("error",
+    category=RecorderWarning)`` turns it into an error.
+    """
+
+
+def _unmatched_message(option: str, missing: Iterable[str], seen: list[str], calls: int) -> str:
+    """One part of a :class:`RecorderWarning`: the ``option``'s names that no call had
+    (``missing``), the argument names the ``calls`` recorded calls had (``seen``)."""
+    names = sorted(missing)
+    shown = seen[:_NAMES_SHOWN]
+    if len(seen) > len(shown):
+        shown = [*shown, f"{len(seen) - len(shown)} more"]
+    had = and_list(shown) if shown else "none"
+    lost = _LOST[option].format("it" if len(names) == 1 else "them")
+    return expected(
+        f"names of arguments the recorded calls had ({had})",
+        f"{and_list(names)}, which no recorded call had ({count_text(calls, 'call')}): {lost}",
+        where=option,
+    )
+
 
 def _check_op(op: object, *, optional: bool = True) -> None:
     # A name the trace readers refuse would lose every call recorded under it.
@@ -296,11 +333,13 @@ class Recorder:
         Whether and how to time each call (``duration_us`` in microseconds).
     values : iterable of str
         Names of tensor arguments whose values to summarize (min, max, mean), e.g. the
-        sequence lengths ``("cache_seqlens",)``.
+        sequence lengths ``("cache_seqlens",)``. A name no recorded call had (a typo) is
+        named in a :class:`RecorderWarning` at the end of recording (:meth:`close`).
     strides : iterable of str
         Names of tensor arguments whose element strides to record, e.g. the index of a
         gather ``("index",)``: a stride of 0 shows an expanded index, the same along that
-        axis, which makes a gather an index select.
+        axis, which makes a gather an index select. Checked against the calls as
+        ``values`` is.
     append : bool
         Append to an existing file (default) or start it afresh; anything but a bool
         (``"no"``) is refused.
@@ -363,7 +402,13 @@ class Recorder:
         self._active = True
         self._tensors: dict[Any, str] = {}  # (shape, dtype) -> tensor JSON without values
         self._keys: dict[str, str] = {}  # keyword name -> JSON key
-        atexit.register(self.flush)
+        # The names of values= and strides= no recorded call has had yet, and, while any
+        # is left, the argument names the calls had: a typo (cache_seqlen) would otherwise
+        # record nothing extra without a word (see _warn_unmatched).
+        self._awaited = set(self.values | self.strides)
+        self._arg_names: dict[str, None] = {}  # in the order first seen
+        self._warned = False
+        atexit.register(self._at_exit)
 
     # -- wrapping ----------------------------------------------------------------------
 
@@ -529,7 +574,11 @@ class Recorder:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        self.flush()
+        if exc is None:
+            # Under -W error the warning would replace the block's own error: a block
+            # that failed is warned about at exit instead.
+            self._warn_unmatched()
 
     # -- manual recording ----------------------------------------------------------------
 
@@ -577,6 +626,8 @@ class Recorder:
     def _encode_args(
         self, positional: list[str], args: tuple[Any, ...], kwargs: Mapping[str, Any]
     ) -> str:
+        if self._awaited:  # empty once every name has been seen: no cost per call then
+            self._see_names(positional, len(args), kwargs)
         parts = []
         encode = self._encode
         for i, value in enumerate(args):
@@ -592,6 +643,33 @@ class Recorder:
             if text is not None:
                 parts.append(text)
         return ",".join(parts)
+
+    def _see_names(self, positional: list[str], count: int, kwargs: Mapping[str, Any]) -> None:
+        """Note the argument names of one call: ``count`` positional ones (named as
+        :meth:`_encode_args` names them) and the keywords."""
+        names = [positional[i][1:-1] if i < len(positional) else f"arg{i}" for i in range(count)]
+        for name in (*names, *kwargs):
+            self._arg_names.setdefault(name, None)
+            self._awaited.discard(name)
+
+    def _warn_unmatched(self) -> None:
+        """Say once, in a :class:`RecorderWarning`, which names of ``values=`` and
+        ``strides=`` no recorded call had, and the argument names the calls had."""
+        if self._warned or not self._awaited or not self.calls:
+            return
+        self._warned = True
+        seen = list(self._arg_names)
+        parts = [
+            _unmatched_message(option, missing, seen, self.calls)
+            for option, names in (("values", self.values), ("strides", self.strides))
+            if (missing := names & self._awaited)
+        ]
+        warnings.warn(f"{self.path}: " + "; ".join(parts), RecorderWarning, stacklevel=3)
+
+    def _at_exit(self) -> None:
+        """Flush at the program's exit; the end of recording for a recorder never closed."""
+        self.flush()
+        self._warn_unmatched()
 
     def _encode(self, key: str, value: Any) -> str | None:
         # The hot path of every recorded call: exact type checks first, JSON encoding only
@@ -753,5 +831,11 @@ class Recorder:
             raise
 
     def close(self) -> None:
-        """Flush; the recorder can still be used afterwards (it appends)."""
+        """Flush; the recorder can still be used afterwards (it appends).
+
+        The end of recording: where a name given to ``values=`` or ``strides=`` matched
+        no argument of any call recorded so far, a :class:`RecorderWarning` says so (once
+        per recorder), naming the argument names the calls had.
+        """
         self.flush()
+        self._warn_unmatched()

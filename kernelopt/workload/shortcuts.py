@@ -676,13 +676,28 @@ def _differences(op: OpProfile, top: ShapeStat) -> list[str]:
     return found
 
 
+def _weight(shape: ShapeStat, by: str) -> float | None:
+    """The share of ``shape`` that the ``dominant-shape`` rule ranks by (``by``)."""
+    return shape.time_share if by == "time" else shape.call_share
+
+
+def _tied(share: float, other: float | None) -> bool:
+    """Whether ``other`` is the same share as ``share``: equal counts give equal shares,
+    and a share written in a file may differ from its recomputed twin in the last bit."""
+    return other is not None and math.isclose(share, other, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if not op.shapes:
         return
     by = "time" if op.timed else "calls"
-    top = op.top_shapes(1, by=by)[0]
-    weight = top.time_share if by == "time" else top.call_share
+    top, *runner_up = op.top_shapes(2, by=by)
+    weight = _weight(top, by)
     if weight is None or weight < t.dominant:
+        return
+    if runner_up and _tied(weight, _weight(runner_up[0], by)):
+        # Two shapes of one share (50/50): neither dominates, and naming the one listed
+        # first would make the finding depend on the order the calls came in.
         return
     # A guard tests sizes a kernel sees cheaply: a derived axis only where it reads as a
     # test (rows as x.numel() // x.shape[dim]), and of a values summary only the max (the

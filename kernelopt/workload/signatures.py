@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import InputError, expected
+from kernelopt._words import and_list
 from kernelopt.workload._validators import (
     Validator,
     as_tuple,
@@ -444,12 +445,29 @@ def _raw_steps(call: Call, consumed: set[str]) -> list[_Step]:
     return out
 
 
-def _dims_of(item: ScalarArg | None, default: int | None, rank: int) -> list[int] | str:
+# The torch ops (as _semantic_op_name names them) whose dim is one int: torch.softmax(x,
+# [0, 1]) raises, where a sum reduces both dims. Read as a reduction over both, such a call
+# would be a size-1 softmax wherever one of the dims is 1.
+_ONE_DIM_OPS = frozenset(
+    ("softmax", "log_softmax", "topk", "argmax", "argmin", "max", "min", "prod")
+)
+
+
+def _dims_of(
+    item: ScalarArg | None, default: int | None, rank: int, *, op: str = ""
+) -> list[int] | str:
+    """The dims (in ``[0, rank)``, sorted) a call's ``dim`` argument ``item`` picks, or why
+    torch would refuse it, in words: a dim out of range, a dim given twice (``[1, 1]``, or
+    ``[1, -1]`` of a 2-d tensor), a list of dims to an ``op`` that takes one int."""
     raw: object = None if item is None else item.value
     if raw is None:
         raw = default
     if raw is None:
         return list(range(rank))
+    if isinstance(raw, tuple) and len(raw) != 1 and _semantic_op_name(op) in _ONE_DIM_OPS:
+        # A one-entry list names its dim unmistakably; more or none names no one dim.
+        name = _semantic_op_name(op)
+        return f"Expected one int dim (torch's {name} takes no list of dims), got {list(raw)}"
     values = list(raw) if isinstance(raw, tuple) else [raw]
     if not values:  # dim=[] reduces every dimension in torch
         return list(range(rank))
@@ -458,7 +476,15 @@ def _dims_of(item: ScalarArg | None, default: int | None, rank: int) -> list[int
         if not _is_int(value) or not -max(rank, 1) <= value < max(rank, 1):  # type: ignore[operator]
             return f"Expected a dim in [-{rank}, {rank}), got {raw!r}"
         dims.append(value % rank if rank else 0)  # type: ignore[operator]
-    return sorted(set(dims))
+    if len(set(dims)) < len(dims):
+        # torch refuses it ("dim 1 appears multiple times in the list of dims"); read as
+        # one dim, the call would be a reduction torch never ran.
+        twice = sorted({d for d in dims if dims.count(d) > 1})
+        return (
+            f"Expected each dim once, got {values} (dim {and_list([str(d) for d in twice])} "
+            "given more than once, which torch refuses)"
+        )
+    return sorted(dims)
 
 
 def values_axis_names(sig: OpSignature | None, arg: str) -> tuple[str, str, str, str]:
@@ -712,7 +738,7 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
             )
         rank = len(item.shape)
         default = spec.default_for(item.name, rank)
-        chosen = _dims_of(dim_item, default, rank)
+        chosen = _dims_of(dim_item, default, rank, op=call.op)
         if isinstance(chosen, str):
             return _fallback(call, f"signature {sig.name}: {spec.dim_arg}: {chosen}")
         if dim_item is not None and dim_item.value is not None:
