@@ -298,7 +298,7 @@ class MLADecodePlan:
             raise InputError(
                 expected(
                     "strategy 'split_kv' or 'seesaw' for an FP8 cache (kv_fp8=True)",
-                    strategy,
+                    repr(strategy),
                     where="strategy",
                 )
             )
@@ -614,6 +614,11 @@ class MLADecodePlan:
         # another dtype than planned would be reported as a cache of the wrong one.
         if isinstance(q, torch.Tensor) and q.dtype != self._dtype:
             raise InputError(expected(f"dtype {self._dtype} (as planned)", str(q.dtype), where="q"))
+        # Likewise its device: check_inputs holds the cache to q's, and would name the cache.
+        if isinstance(q, torch.Tensor) and q.device != self._device:
+            raise InputError(
+                expected(f"device {self._device} (as planned)", str(q.device), where="q")
+            )
         # q's batch against the plan before check_inputs, which holds the block table to q's
         # batch: a q short of a sequence would be reported as a block table one row too long.
         if isinstance(q, torch.Tensor) and q.dim() == 4:
@@ -626,10 +631,6 @@ class MLADecodePlan:
                     f"{kv_cache.dtype} {list(kv_cache.shape)}",
                     where="kv_cache",
                 )
-            )
-        if q.device != self._device:
-            raise InputError(
-                expected(f"device {self._device} (as planned)", str(q.device), where="q")
             )
         if page != self._page_size:
             raise InputError(
@@ -875,6 +876,76 @@ def _keys_read(meta: torch.Tensor, batch: int) -> list[int]:
     return reach
 
 
+def _check_pieces(meta: torch.Tensor, num_splits: torch.Tensor, lengths: Sequence[int]) -> None:
+    """Hold host metadata to a schedule of ``lengths``: what the kernels trust it to be.
+
+    Each sequence's pieces must cover its keys ``[0, lengths[b])`` once each, ``num_splits``
+    must be the prefix sums of the pieces per sequence, and the pieces of a split sequence
+    must write its slots ``num_splits[b] …`` (a sequence in one piece writes its output
+    directly, slot -1). A copy of the metadata (``.clone()``) carries no record of the
+    lengths it was made for; without this check it would attend over those lengths, and a
+    slot past the workspace would be written past it.
+
+    Parameters
+    ----------
+    meta : torch.Tensor
+        ``[num_pieces, 4]`` int32 host rows ``[batch, key_start, key_end, slot]``, each
+        already checked to name a sequence of the batch and a non-empty key range.
+    num_splits : torch.Tensor
+        ``[b + 1]`` int32 host prefix sums.
+    lengths : sequence of int
+        ``cache_seqlens`` of this call, one per sequence.
+
+    Raises
+    ------
+    InputError
+        Naming the first sequence whose pieces do not match, or ``num_splits``.
+    """
+    pieces: list[list[tuple[int, int, int]]] = [[] for _ in lengths]
+    for b, start, end, slot in meta.tolist():
+        pieces[b].append((start, end, slot))
+    for b, own in enumerate(pieces):
+        own.sort()
+        ranges = [(start, end) for start, end, _slot in own]
+        # Sorted by start, the pieces tile [0, length) when each starts where the last ended.
+        ends = [0] + [end for _start, end in ranges]
+        starts = [start for start, _end in ranges]
+        if not ranges or starts != ends[:-1] or ends[-1] != lengths[b]:
+            shown = ", ".join(f"[{start}, {end})" for start, end in ranges) or "no piece"
+            raise InputError(
+                expected(
+                    f"pieces of sequence {b} that cover its keys [0, {lengths[b]}) once each "
+                    "(make the metadata again with get_mla_metadata for these lengths)",
+                    shown,
+                    where="tile_scheduler_metadata",
+                )
+            )
+    offsets = [0]
+    for own in pieces:
+        offsets.append(offsets[-1] + len(own))
+    if num_splits.tolist() != offsets:
+        raise InputError(
+            expected(
+                f"the prefix sums of the pieces per sequence in tile_scheduler_metadata "
+                f"({offsets})",
+                num_splits.tolist(),
+                where="num_splits",
+            )
+        )
+    for b, own in enumerate(pieces):
+        slots = sorted(slot for _start, _end, slot in own)
+        wanted = [-1] if len(own) == 1 else list(range(offsets[b], offsets[b + 1]))
+        if slots != wanted:
+            raise InputError(
+                expected(
+                    f"the pieces of sequence {b} to write slots {wanted} (num_splits[{b}] on; "
+                    "-1 for a sequence in one piece)",
+                    slots,
+                    where="tile_scheduler_metadata",
+                )
+            )
+
+
 # The key tile every schedule's tile is a multiple of, for metadata made elsewhere.
 _SAFE_TILE = 16
 
@@ -916,8 +987,9 @@ def mla_decode_with_kvcache(
         must each be at least ``s_q`` and fit the block table (checked without a host
         read). On the CPU the pieces themselves are read, their pages checked against the
         block table and the cache, and ``cache_seqlens`` must hold the lengths the metadata
-        was made for; on a GPU keeping them so is the caller's part (reading them back
-        would sync the device), as with FlashMLA.
+        was made for (a copy, which carries no lengths, by its pieces: each sequence's keys
+        covered once, ``num_splits`` their prefix sums); on a GPU keeping them so is the
+        caller's part (reading them back would sync the device), as with FlashMLA.
     softmax_scale : float, optional
         Defaults to ``576 ** -0.5`` (``q.shape[-1] ** -0.5``), as in FlashMLA.
     causal : bool
@@ -1067,6 +1139,7 @@ def mla_decode_with_kvcache(
             )
         check_seqlen_values((max(reach),), s_q=1, page_size=page, max_blocks=block_table.shape[1])
         check_page_indices(block_table, reach, page_size=page, num_blocks=k_cache.shape[0])
+        _check_pieces(meta, num_splits, lengths)
     num_pieces = meta.shape[0]
     # Every sequence has at least one piece: more rows than sequences means some split.
     has_splits = num_pieces > batch

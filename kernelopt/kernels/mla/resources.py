@@ -242,22 +242,33 @@ def split_kv_resources(
         )
     if strategy not in ("split_kv", "hopper", "seesaw"):
         raise InputError(
-            expected("strategy 'split_kv', 'hopper' or 'seesaw'", strategy, where="strategy")
+            expected("strategy 'split_kv', 'hopper' or 'seesaw'", repr(strategy), where="strategy")
         )
     if kv_fp8 and strategy not in ("split_kv", "seesaw"):
-        raise InputError(expected("strategy 'split_kv' or 'seesaw' for an FP8 cache", strategy))
+        raise InputError(
+            expected(
+                "strategy 'split_kv' or 'seesaw' for an FP8 cache (kv_fp8=True)",
+                repr(strategy),
+                where="strategy",
+            )
+        )
     if kv_fp8 and strategy == "seesaw" and (dtype != "bfloat16" or s_q * h_q > 16):
         raise InputError(
             expected(
-                "bfloat16 and at most 16 query rows for 'seesaw' with an FP8 cache",
-                f"{dtype}, {s_q * h_q} rows",
+                "dtype bfloat16 and at most 16 query rows for 'seesaw' with an FP8 cache",
+                f"dtype {dtype!r}, {s_q * h_q} rows",
             )
         )
     if pair_merge and strategy != "seesaw":
-        raise InputError(expected("strategy 'seesaw' for pair_merge=True", strategy))
+        raise InputError(
+            expected("strategy 'seesaw' for pair_merge=True", repr(strategy), where="strategy")
+        )
     if strategy == "seesaw" and (dtype == "float32" or capability != 90):
         raise InputError(
-            expected("a 16-bit dtype and capability 90 for 'seesaw'", f"{dtype}, {capability}")
+            expected(
+                "a 16-bit dtype and capability 90 for strategy 'seesaw'",
+                f"dtype {dtype!r}, capability {capability}",
+            )
         )
     if config is None:
         from kernelopt.kernels.mla import hopper, seesaw
