@@ -47,6 +47,7 @@ from kernelopt.catalog.scaffold import new_entry_file, scaffold_entry
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import (
     FAMILIES,
+    FAMILY_ALIASES,
     LANGUAGE_ALIASES,
     LANGUAGES,
     METRICS,
@@ -59,6 +60,7 @@ from kernelopt.catalog.vocabulary import (
 __all__ = [
     "BUILTIN_ROOT",
     "FAMILIES",
+    "FAMILY_ALIASES",
     "LANGUAGES",
     "LANGUAGE_ALIASES",
     "METRICS",

@@ -39,7 +39,15 @@ from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.query import Match, metrics_read, shape_facts_read
 from kernelopt.catalog.scaffold import new_entry_file
 from kernelopt.catalog.store import KnowledgeTree
-from kernelopt.catalog.vocabulary import FAMILIES, LANGUAGE_ALIASES, LANGUAGES, METRICS, SHAPE_FACTS
+from kernelopt.catalog.vocabulary import (
+    FAMILIES,
+    LANGUAGE_ALIASES,
+    LANGUAGES,
+    METRICS,
+    SHAPE_FACTS,
+    family_aliases_text,
+    family_ancestors,
+)
 
 _DEFAULT_TREE = Path("docs") / "knowledge"
 _USAGE = "a --knowledge path that is missing, not a folder or not readable"
@@ -82,6 +90,9 @@ _LANGUAGE_OPTION: dict[str, Any] = {
     "type": _any_case(_LANGUAGE_CHOICES),
 }
 _KIND_OPTION: dict[str, Any] = {"choices": _KIND_CHOICES, "type": _any_case(_KIND_CHOICES)}
+# The families --family takes, for its help; a family an entry of --knowledge names is
+# taken too, and any of them in any case.
+_FAMILIES = f"({', '.join(FAMILIES)}; or {family_aliases_text()})"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -99,6 +110,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "  kernelopt catalog show split-kv-flash-decoding\n"
         "  kernelopt catalog search split kv decode --limit 3\n"
         "  kernelopt catalog match --metric dram_pct=85 --shape s_q=1\n"
+        "  kernelopt catalog fundamentals --family gemm --language triton\n"
         "  kernelopt catalog lint",
     )
     parser.set_defaults(handler=lambda _args: missing_command(parser))
@@ -125,7 +137,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
     )
     listing.add_argument(
-        "--family", help=f"entries applying to this family or its ancestors ({', '.join(FAMILIES)})"
+        "--family", help=f"entries applying to this family or its ancestors {_FAMILIES}"
     )
     listing.set_defaults(handler=_list)
 
@@ -216,12 +228,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     match.add_argument(
         "--op", metavar="OP", help="the profile's op to read (default: the most called)"
     )
-    match.add_argument("--family", help="only entries applying to this family or its ancestors")
+    match.add_argument(
+        "--family", help=f"only entries applying to this family or its ancestors {_FAMILIES}"
+    )
     match.add_argument(
         "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
     )
     match.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     match.set_defaults(handler=_match)
+
+    fundamentals = commands.add_parser(
+        "fundamentals",
+        parents=[common],
+        help="the standard techniques of a family",
+        description=(
+            "List the entries that are a standard technique for --family or one of its "
+            "ancestors (their fundamental_for), most specific family first, then by id; "
+            "--language keeps shared entries and those of that language, --kind those of "
+            "that kind. Each line: id, kind, scope and the family it is fundamental for."
+        ),
+        epilog=exit_codes(usage="no --family, an unknown family; " + _USAGE)
+        + _READ_EXAMPLES
+        + "  kernelopt catalog fundamentals --family mla-decode\n"
+        "  kernelopt catalog fundamentals --family matmul --language triton --json",
+    )
+    fundamentals.add_argument("--family", required=True, help=f"the kernel family {_FAMILIES}")
+    fundamentals.add_argument(
+        "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
+    )
+    fundamentals.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
+    fundamentals.set_defaults(handler=_fundamentals)
 
     lint = commands.add_parser(
         "lint",
@@ -383,6 +419,29 @@ def _list(args: argparse.Namespace) -> int:
     width = max((len(e.id) for e in entries), default=2)
     for e in entries:
         print(f"{e.id:<{width}}  {e.kind.value:<12}  {e.scope:<8}  {', '.join(e.families)}")
+    return EXIT_OK
+
+
+def _fundamentals(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    family = catalog.canonical_family(args.family, where="--family")
+    entries = [
+        e
+        for e in catalog.fundamentals(family, language=args.language)
+        if args.kind is None or e.kind.value == args.kind
+    ]
+    # The family of the chain each entry is fundamental for, most specific first: what
+    # sets its place in the list, and what tells a gemm technique from one for every kernel.
+    chain = family_ancestors(family)
+    via = {e.id: next(f for f in chain if f in e.fundamental_for) for e in entries}
+    if args.json:
+        print_json([{**_summary(catalog, e), "fundamental_via": via[e.id]} for e in entries])
+        return EXIT_OK
+    if not entries:
+        print(f"no standard techniques recorded for {family} or its ancestors")
+    width = max((len(e.id) for e in entries), default=2)
+    for e in entries:
+        print(f"{e.id:<{width}}  {e.kind.value:<12}  {e.scope:<8}  fundamental for {via[e.id]}")
     return EXIT_OK
 
 

@@ -22,7 +22,13 @@ from kernelopt.catalog.markdown import declared_id
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.problems import Problem, Severity
 from kernelopt.catalog.query import Match, _Searchable, rank
-from kernelopt.catalog.vocabulary import FAMILIES, family_ancestors, normalize_family
+from kernelopt.catalog.vocabulary import (
+    FAMILIES,
+    canonical_language,
+    family_aliases_text,
+    family_ancestors,
+    normalize_family,
+)
 
 __all__ = ["BUILTIN_ROOT", "Catalog", "builtin_fallbacks", "link_problems"]
 
@@ -375,7 +381,9 @@ class Catalog:
         Parameters
         ----------
         family : str
-            A family of :meth:`families`, in any case and with ``_`` for ``-``.
+            A family of :meth:`families` or an alias of
+            :data:`~kernelopt.catalog.vocabulary.FAMILY_ALIASES` (``matmul`` is ``gemm``),
+            in any case and with ``_`` for ``-``.
         where : str
             What the error names: the argument or option the family came from.
 
@@ -387,13 +395,15 @@ class Catalog:
         Raises
         ------
         InputError
-            ``family: Expected a kernel family among any, attention, ..., got 'bogus'``.
+            ``family: Expected a kernel family among any, attention, ... (or matmul, ...
+            for gemm), got 'bogus'``.
         """
         name = normalize_family(family)
         if name not in self.families():
             raise InputError(
                 expected(
-                    f"a kernel family among {', '.join(self.families())}",
+                    f"a kernel family among {', '.join(self.families())} "
+                    f"(or {family_aliases_text()})",
                     repr(family),
                     where=where,
                 )
@@ -546,13 +556,16 @@ class Catalog:
         known = None if family is None else self.canonical_family(family)
         return rank(self._items(), family=known, keyword=text, strong_only=True)
 
-    def fundamentals(self, family: str) -> list[Entry]:
+    def fundamentals(self, family: str, *, language: str | None = None) -> list[Entry]:
         """Entries that are a standard technique for a family or one of its ancestors.
 
         Parameters
         ----------
         family : str
             The kernel family (``"mla-decode"``), spelled as :meth:`query` accepts it.
+        language : str, optional
+            Keep shared entries and those specific to this language, read as
+            :meth:`query` reads it (``"Triton"`` is ``"triton"``); every entry if ``None``.
 
         Returns
         -------
@@ -563,12 +576,18 @@ class Catalog:
         Raises
         ------
         InputError
-            For a family not among :meth:`families`.
+            For a family not among :meth:`families`, or a language not among
+            :data:`~kernelopt.catalog.vocabulary.LANGUAGES` and their aliases.
         """
         chain = family_ancestors(self.canonical_family(family))
+        scopes = None if language is None else ("shared", canonical_language(language))
 
         def depth(entry: Entry) -> int:
             return min(chain.index(f) for f in entry.fundamental_for if f in chain)
 
-        found = [e for e in self if any(f in chain for f in e.fundamental_for)]
+        found = [
+            e
+            for e in self
+            if any(f in chain for f in e.fundamental_for) and (scopes is None or e.scope in scopes)
+        ]
         return sorted(found, key=lambda e: (depth(e), e.id))

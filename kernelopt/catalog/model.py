@@ -21,7 +21,7 @@ from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
 from kernelopt.catalog._fields import require_str, to_enum
 from kernelopt.catalog.conditions import Condition
-from kernelopt.catalog.vocabulary import FILL_MARK, LANGUAGE_ALIASES, SCOPES
+from kernelopt.catalog.vocabulary import FILL_MARK, LANGUAGE_ALIASES, SCOPES, canonical_family_name
 
 __all__ = [
     "Entry",
@@ -406,11 +406,20 @@ def _to_kind(value: object) -> Kind:
 
 
 def _to_families(value: object) -> tuple[str, ...]:
-    return _sequence(value, str, "strings", "Entry.families")
+    return _canonical_families(_sequence(value, str, "strings", "Entry.families"))
 
 
 def _to_fundamental_for(value: object) -> tuple[str, ...]:
-    return _sequence(value, str, "strings", "Entry.fundamental_for")
+    return _canonical_families(_sequence(value, str, "strings", "Entry.fundamental_for"))
+
+
+def _canonical_families(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``names`` with each alias read as its family (``matmul`` is ``gemm``), each once.
+
+    A query reads ``--family matmul`` as ``gemm``, so an entry kept under ``matmul`` would
+    be found by no query at all; "gemm, matmul" names one family, kept once.
+    """
+    return tuple(dict.fromkeys(canonical_family_name(name) for name in names))
 
 
 def _to_keywords(value: object) -> tuple[str, ...]:

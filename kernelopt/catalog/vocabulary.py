@@ -12,6 +12,7 @@ from kernelopt._errors import InputError, expected
 
 __all__ = [
     "FAMILIES",
+    "FAMILY_ALIASES",
     "FAMILY_PARENT",
     "FILL_MARK",
     "LANGUAGES",
@@ -19,7 +20,9 @@ __all__ = [
     "METRICS",
     "SCOPES",
     "SHAPE_FACTS",
+    "canonical_family_name",
     "canonical_language",
+    "family_aliases_text",
     "family_ancestors",
     "normalize_family",
 ]
@@ -42,6 +45,21 @@ FAMILY_PARENT: dict[str, str] = {
 
 FAMILIES: tuple[str, ...] = (*FAMILY_PARENT, "any")
 
+# Other names of a family, read as the canonical name wherever a family is read (a query,
+# `--family`, an entry's families and fundamental_for): the names users meet for a GEMM
+# are PyTorch's ops (aten::mm, bmm, addmm, matmul, linear, as a torch-trace profile names
+# them) and GEMV, the M = 1 case. Read in any case, with ``_`` or spaces for ``-``, as a
+# family is (see `normalize_family`). Entries keep the canonical names: a file that writes
+# an alias is read as the family, and written back under its canonical name.
+FAMILY_ALIASES: dict[str, str] = {
+    "matmul": "gemm",
+    "mm": "gemm",
+    "bmm": "gemm",
+    "addmm": "gemm",
+    "linear": "gemm",
+    "gemv": "gemm",
+}
+
 # Implementation languages a language-specific entry can be scoped to.
 LANGUAGES: tuple[str, ...] = ("triton", "cuda", "cute-dsl", "cutile")
 
@@ -56,8 +74,10 @@ LANGUAGE_ALIASES: dict[str, str] = {"cutile-dsl": "cutile"}
 # "shared" entries hold algorithmic or hardware knowledge that holds in every language.
 SCOPES: tuple[str, ...] = ("shared", *LANGUAGES)
 
-# Metric names kernelopt.bench produces (all floats); triggers compare these. A trigger on
-# another name is allowed (lint warns) so users can add their own measurements.
+# Metric names triggers compare (all floats). kernelopt.bench computes some of them
+# (RooflinePoint.metrics, TuningResult.metrics); the others come from a profiler, the
+# compiler or the kernel's own launch (docs/catalog.md says which). A trigger on another
+# name is allowed (lint warns) so users can add their own measurements.
 METRICS: dict[str, str] = {
     "dram_pct": "achieved bytes/s over measured copy bandwidth, %",
     "tc_pct": "achieved FLOP/s over measured bf16 matmul rate, %",
@@ -124,10 +144,11 @@ def canonical_language(name: object, *, where: str = "language") -> str:
 
 
 def normalize_family(family: str) -> str:
-    """``family`` in the catalog's spelling: lower case, ``-`` for ``_`` and spaces.
+    """``family`` in the catalog's spelling: lower case, ``-`` for ``_`` and spaces, an
+    alias of :data:`FAMILY_ALIASES` read as its family.
 
     ``"mla_decode"`` (the op name a workload trace uses) and ``"MLA decode"`` are
-    ``"mla-decode"``.
+    ``"mla-decode"``; ``"MatMul"`` and ``"gemv"`` are ``"gemm"``.
 
     Raises
     ------
@@ -136,7 +157,24 @@ def normalize_family(family: str) -> str:
     """
     if not isinstance(family, str):
         raise InputError(expected("a kernel family name (str)", repr(family), where="family"))
-    return "-".join(family.strip().lower().replace("_", " ").split())
+    return canonical_family_name("-".join(family.strip().lower().replace("_", " ").split()))
+
+
+def canonical_family_name(name: str) -> str:
+    """The family an alias names (``"matmul"`` is ``"gemm"``); any other name unchanged.
+
+    Unlike :func:`normalize_family`, the name is taken as written: an entry's fields hold
+    kebab-case names, which this maps without reading case or separators.
+    """
+    return FAMILY_ALIASES.get(name, name)
+
+
+def family_aliases_text() -> str:
+    """The aliases in words, for messages: ``"matmul, mm, ... for gemm"``."""
+    by_family: dict[str, list[str]] = {}
+    for alias, family in FAMILY_ALIASES.items():
+        by_family.setdefault(family, []).append(alias)
+    return "; ".join(f"{', '.join(aliases)} for {family}" for family, aliases in by_family.items())
 
 
 def family_ancestors(family: str) -> tuple[str, ...]:

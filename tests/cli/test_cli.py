@@ -227,7 +227,7 @@ def test_usage_errors_are_one_line(
     ("argv", "names"),
     [
         ([], "catalog, diagnose, inspect, bench, learn, report"),
-        (["catalog"], "list, show, search, match, lint, index, new"),
+        (["catalog"], "list, show, search, match, fundamentals, lint, index, new"),
         (["bench"], "ceilings, mla"),
         (["report"], "profile, task, version"),
     ],
