@@ -435,7 +435,13 @@ def non_negative_time(text: str) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("bench_verify.jsonl"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench_verify.jsonl"),
+        help="JSONL file one BenchRow per measurement is appended to, with a roofline PNG "
+        "of the same name beside it (default bench_verify.jsonl)",
+    )
     parser.add_argument(
         "--rounds", type=count_at_least_one, default=5, help="rounds per comparison (5)"
     )
@@ -449,8 +455,8 @@ def main() -> int:
         "--rest-s", type=non_negative_time, default=5.0, help="idle time before settle-matmul (5)"
     )
     args = parser.parse_args()
-    refuse_unwritable_out(parser, args.out)
-    refuse_unwritable_out(parser, args.out.with_suffix(".png"))
+    refuse_unwritable_out(parser, args.out, writes="bench-rows")
+    refuse_unwritable_out(parser, args.out.with_suffix(".png"), writes="whole-file")
     settings = Settings(rounds=args.rounds, heat_ms=args.heat_ms, rest_s=args.rest_s)
     if no_cuda("bench_verify"):
         return 2

@@ -243,7 +243,12 @@ def main(argv: list[str] | None = None) -> int:
         "--calls", type=count_at_least_one, default=2000, help="calls per timed repeat"
     )
     # Two repeats at least: p20 and p80 need two.
-    parser.add_argument("--repeats", type=int_at_least(2), default=7)
+    parser.add_argument(
+        "--repeats",
+        type=int_at_least(2),
+        default=7,
+        help="timed repeats per row, each of --calls calls; the row is their median (7)",
+    )
     parser.add_argument(
         "--device",
         choices=("all", "cuda", "cpu"),
@@ -255,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     if out is None and args.device == "all":
         out = DEFAULT_OUT
     if out is not None:
-        refuse_unwritable_out(parser, out)
+        refuse_unwritable_out(parser, out, writes="whole-file")
     # Without a GPU, --device all would write CPU rows alone over a file of both.
     if args.device in ("all", "cuda") and no_cuda(
         "buffers_overhead",

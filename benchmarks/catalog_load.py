@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import platform
 import statistics
 import subprocess
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 import numpy
-from _common import refuse_unwritable_out, scripts_commit
+from _common import append_json_lines, refuse_unwritable_out, scripts_commit
 
 from kernelopt._cli_util import count_at_least_one
 
@@ -79,11 +78,20 @@ def _row(series: str, samples: list[float], entries: int) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=count_at_least_one, default=15)
-    parser.add_argument("--out", type=Path, help="append JSONL rows to this file")
+    parser.add_argument(
+        "--repeat",
+        type=count_at_least_one,
+        default=15,
+        help="fresh processes timed for the cold series, and parses for the parse-only one (15)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="JSONL file one JSON row per series is appended to (default: write no file)",
+    )
     args = parser.parse_args(argv)
     if args.out is not None:
-        refuse_unwritable_out(parser, args.out)
+        refuse_unwritable_out(parser, args.out, writes="json-lines")
     cold, entries = cold_load_ms(args.repeat)
     warm = parse_only_ms(args.repeat)
     rows = [_row("cold_process", cold, entries), _row("parse_only", warm, entries)]
@@ -93,10 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             f"p80 {row['p80']:.1f}) for {entries} entries; target < 100 ms"
         )
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with args.out.open("a", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row) + "\n")
+        append_json_lines(args.out, rows)
     return 0
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import platform
 import statistics
@@ -26,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import numpy
-from _common import refuse_unwritable_out, scripts_commit
+from _common import append_json_lines, refuse_unwritable_out, scripts_commit
 
 from kernelopt._cli_util import count_at_least_one
 from kernelopt.experiments import ResultRecord, ResultRow, render_result, render_summary_row
@@ -165,12 +164,27 @@ def _row(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--experiments", type=count_at_least_one, default=1000)
-    parser.add_argument("--repeat", type=count_at_least_one, default=5)
-    parser.add_argument("--out", type=Path, help="append JSONL rows to this file")
+    parser.add_argument(
+        "--experiments",
+        type=count_at_least_one,
+        default=1000,
+        help="experiments in the generated log (1000)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=count_at_least_one,
+        default=5,
+        help="timed calls per series: fresh processes for the first call, calls in one "
+        "process for the repeated one (5)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="JSONL file one JSON row per series is appended to (default: write no file)",
+    )
     args = parser.parse_args(argv)
     if args.out is not None:
-        refuse_unwritable_out(parser, args.out)
+        refuse_unwritable_out(parser, args.out, writes="json-lines")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "log"
         files = generate(root, args.experiments)
@@ -186,10 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             f"target < {row['target_s']:.0f} s on one core)"
         )
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.out, "a", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row) + "\n")
+        append_json_lines(args.out, rows)
     return 0
 
 

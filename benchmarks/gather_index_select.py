@@ -69,10 +69,14 @@ def variants(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--out", type=Path, default=Path("benchmarks/results/gather_index_select.jsonl")
+        "--out",
+        type=Path,
+        default=Path("benchmarks/results/gather_index_select.jsonl"),
+        help="JSONL file one BenchRow per variant is appended to "
+        "(default benchmarks/results/gather_index_select.jsonl)",
     )
     args = parser.parse_args()
-    refuse_unwritable_out(parser, args.out)
+    refuse_unwritable_out(parser, args.out, writes="bench-rows")
     if no_cuda("gather_index_select"):
         return 2
     bandwidth = measure_ceilings(refresh=True).copy_bytes_per_s

@@ -99,14 +99,20 @@ def main(argv: list[str] | None = None) -> int:
         default=list(DEFAULT_SIZES),
         help="samples a side, one row each (judge takes 2 at least)",
     )
-    parser.add_argument("--repeat", type=count_at_least_one, default=3)
-    parser.add_argument("--out", type=Path, help="append JSONL rows (BenchRow) to this file")
+    parser.add_argument(
+        "--repeat", type=count_at_least_one, default=3, help="timed judge calls per size (3)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="JSONL file one BenchRow per size is appended to (default: write no file)",
+    )
     args = parser.parse_args(argv)
     if min(args.sizes) < 2:
         # judge refuses fewer than 2 samples: the run would end in a traceback.
         parser.error("argument --sizes: " + expected("sizes >= 2", min(args.sizes)))
     if args.out is not None:
-        refuse_unwritable_out(parser, args.out)
+        refuse_unwritable_out(parser, args.out, writes="bench-rows")
     time_judge(100, 1)  # imports and first-call costs, untimed
     rows: list[BenchRow] = []
     for n in args.sizes:

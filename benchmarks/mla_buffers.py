@@ -95,9 +95,15 @@ def time_batch(b: int, table: list[TableRow], rows: list[BenchRow]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_buffers.jsonl"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("benchmarks/results/mla_buffers.jsonl"),
+        help="JSONL file one BenchRow per timing is appended to "
+        "(default benchmarks/results/mla_buffers.jsonl)",
+    )
     args = parser.parse_args()
-    refuse_unwritable_out(parser, args.out)
+    refuse_unwritable_out(parser, args.out, writes="bench-rows")
     if no_cuda("mla_buffers"):
         return 2
     table: list[TableRow] = []

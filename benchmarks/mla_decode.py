@@ -538,7 +538,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="sampling time cap per timing (default 600, --quick 250)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the random inputs; point i uses seed + i (0)",
+    )
     parser.add_argument(
         "--kv",
         choices=("dense", "fp8"),
@@ -561,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.workload is not None:
-        refuse_unwritable_out(parser, args.workload, "--workload")
+        refuse_unwritable_out(parser, args.workload, "--workload", writes="whole-file")
         points = trial_points(args.quick, args.smoke, args.kv)
         print(f"wrote {write_workload(points, args.workload)} ({len(points)} calls)")
         return 0
@@ -593,7 +598,7 @@ def main(argv: list[str] | None = None) -> int:
     # Smoke timings check the script: they never go into the results file unasked.
     out = args.out if args.out is not None or args.smoke else DEFAULT_OUT
     if out is not None:
-        refuse_unwritable_out(parser, out)
+        refuse_unwritable_out(parser, out, writes="bench-rows")
     if not args.smoke and no_cuda("mla_decode", instead="check the script on the CPU with --smoke"):
         return 2
     # --smoke has switched the Triton interpreter on (above), which runs kernels on host

@@ -149,9 +149,15 @@ def merge_launch(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/mla_host_cost.jsonl"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("benchmarks/results/mla_host_cost.jsonl"),
+        help="JSONL file one BenchRow per timing is appended to "
+        "(default benchmarks/results/mla_host_cost.jsonl)",
+    )
     args = parser.parse_args(argv)
-    refuse_unwritable_out(parser, args.out)
+    refuse_unwritable_out(parser, args.out, writes="bench-rows")
     if no_cuda("mla_host_cost", what="a CUDA device to time kernel launches on"):
         return 2
     rows: list[BenchRow] = []

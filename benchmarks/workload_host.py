@@ -198,13 +198,34 @@ def time_size(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=count_at_least_one, nargs="+", default=list(DEFAULT_SIZES))
-    parser.add_argument("--lines-per-shape", type=count_at_least_one, default=20)
-    parser.add_argument("--repeat", type=count_at_least_one, default=3)
-    parser.add_argument("--out", type=Path, help="append JSONL rows (BenchRow) to this file")
+    parser.add_argument(
+        "--sizes",
+        type=count_at_least_one,
+        nargs="+",
+        default=list(DEFAULT_SIZES),
+        help="lines of each generated trace, one trace each (10000 100000 1000000)",
+    )
+    parser.add_argument(
+        "--lines-per-shape",
+        type=count_at_least_one,
+        default=20,
+        help="trace lines per distinct call shape in the mix (20)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=count_at_least_one,
+        default=3,
+        help="passes timed per trace and stage; the best is kept (3)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="JSONL file one BenchRow per (size, summaries, stage) is appended to "
+        "(default: write no file)",
+    )
     args = parser.parse_args(argv)
     if args.out is not None:
-        refuse_unwritable_out(parser, args.out)
+        refuse_unwritable_out(parser, args.out, writes="bench-rows")
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     rows: list[BenchRow] = []

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import random
@@ -33,7 +32,7 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import refuse_unwritable_out, scripts_commit
+from _common import append_json_lines, refuse_unwritable_out, scripts_commit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -154,13 +153,32 @@ def recorder_overhead(calls: int, directory: Path) -> dict[str, float | str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=count_at_least_one, default=1_000_000)
-    parser.add_argument("--shapes", type=count_at_least_one, default=8)
-    parser.add_argument("--recorder-calls", type=count_at_least_one, default=50_000)
-    parser.add_argument("--out", type=Path, help="append a JSONL row of the figures here")
+    parser.add_argument(
+        "--calls",
+        type=count_at_least_one,
+        default=1_000_000,
+        help="calls in the generated trace that is read and profiled (1000000)",
+    )
+    parser.add_argument(
+        "--shapes",
+        type=count_at_least_one,
+        default=8,
+        help="distinct call shapes the trace's calls are drawn from (8)",
+    )
+    parser.add_argument(
+        "--recorder-calls",
+        type=count_at_least_one,
+        default=50_000,
+        help="calls of the wrapped no-op timed per recorder setting (50000)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="JSONL file one JSON row of the figures is appended to (default: write no file)",
+    )
     args = parser.parse_args()
     if args.out is not None:
-        refuse_unwritable_out(parser, args.out)
+        refuse_unwritable_out(parser, args.out, writes="json-lines")
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     with tempfile.TemporaryDirectory() as tmp:
@@ -209,9 +227,7 @@ def main() -> int:
         f"values summary {recorder['recorder_values_overhead_us']} us"
     )
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.out, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row) + "\n")
+        append_json_lines(args.out, [row])
         print(f"appended a row to {args.out}")
     return 0
 

@@ -8,16 +8,19 @@ A script run as ``python benchmarks/<script>.py`` finds this package beside it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Literal
 
 import attrs
 
-from kernelopt._errors import expected
+from kernelopt._errors import KernelOptError, expected
 from kernelopt.bench import BenchRow, environment, row_from_measurement
 from kernelopt.bench.measurement import Measurement
+from kernelopt.bench.records import check_appendable
 
 # The checkout the scripts are in: their rows name its commit wherever they are run from.
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -53,12 +56,30 @@ def why_unwritable(path: Path) -> str | None:
     return None
 
 
-def refuse_unwritable_out(
-    parser: argparse.ArgumentParser, path: Path, option: str = "--out"
-) -> None:
-    """Exit 2 with a usage error when rows could not be written to ``path``.
+# What a script does with the file its option names: appends BenchRow lines, appends lines
+# of its own JSON records, or writes the whole file anew.
+Writes = Literal["bench-rows", "json-lines", "whole-file"]
+_APPENDED_ROWS: dict[str, Literal["bench", "json"]] = {
+    "bench-rows": "bench",
+    "json-lines": "json",
+}
 
-    Called before the timings: a run that found out at the write lost all of them.
+
+def refuse_unwritable_out(
+    parser: argparse.ArgumentParser,
+    path: Path,
+    option: str = "--out",
+    *,
+    writes: Writes,
+) -> None:
+    """Exit 2 with a usage error when the run could not write its rows to ``path``.
+
+    Called before the timings: a run that found out at the write lost all of them. Beyond
+    a path that cannot be written (a folder, a path under a file, a folder without write
+    permission), a file the run appends to is checked as the append will check it
+    (:func:`kernelopt.bench.records.check_appendable`): one that is not UTF-8 (a UTF-16
+    file), or whose last line is not a whole row (part of one, left by a run stopped while
+    it appended), is refused too.
 
     Parameters
     ----------
@@ -68,6 +89,9 @@ def refuse_unwritable_out(
         Where the rows go.
     option : str, optional
         The option that named ``path`` (or whose default it is).
+    writes : {"bench-rows", "json-lines", "whole-file"}
+        What the script does with the file: appends :class:`kernelopt.bench.BenchRow`
+        lines, appends lines of its own JSON records, or replaces the whole file.
     """
     reason = why_unwritable(path)
     if reason is not None:
@@ -75,6 +99,43 @@ def refuse_unwritable_out(
             f"argument {option}: "
             + expected("a file that rows can be written to", f"{path} ({reason})")
         )
+    rows = _APPENDED_ROWS.get(writes)
+    if rows is None:
+        return
+    try:
+        check_appendable(path, rows=rows)
+    except KernelOptError as error:  # FormatError names the file (and line) itself
+        parser.error(f"argument {option}: {error}")
+
+
+def append_json_lines(path: Path, records: Iterable[Mapping[str, object]]) -> None:
+    """Append ``records`` to ``path``, one JSON object a line, as a script's own rows.
+
+    The file is checked again as :func:`refuse_unwritable_out` checked it (another run
+    may have written it since), and a last line without its newline (saved by an editor)
+    gets one first: the first new record glued to it would make neither line JSON.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The JSONL file; created, with its folder, when missing.
+    records : iterable of mapping
+        The records, in order; each becomes one line.
+
+    Raises
+    ------
+    kernelopt.FormatError
+        For a file that is not UTF-8, or whose last line is not a whole JSON object.
+    """
+    text = "".join(json.dumps(dict(record)) + "\n" for record in records)
+    check_appendable(path, rows="json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        if handle.seek(0, os.SEEK_END) > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                text = "\n" + text
+        handle.write(text.encode("utf-8"))
 
 
 def no_cuda(script: str, *, what: str = "a CUDA device", instead: str | None = None) -> bool:

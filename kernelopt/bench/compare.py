@@ -34,7 +34,7 @@ import attrs
 from kernelopt._checks import finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
-from kernelopt._numbers_text import readable
+from kernelopt._numbers_text import readable, significant
 from kernelopt._words import and_list
 from kernelopt.bench._samples import sample_array, sample_floats
 from kernelopt.bench.measurement import Measurement
@@ -76,7 +76,8 @@ class Comparison:
         FAST, SLOW, SAME or UNCLEAR, for the candidate.
     ratio : float
         Candidate time over baseline time (medians); 0.8 means 20 % less time. Where
-        :func:`compare` timed them, ``candidate.median / baseline.median``.
+        :func:`compare` timed them, ``candidate.median / baseline.median``. Its inverse,
+        baseline time over candidate time, is :attr:`speedup`.
     ratio_low, ratio_high : float
         Confidence interval of ``ratio`` (paired bootstrap).
     noise : float
@@ -110,11 +111,14 @@ class Comparison:
 
     @property
     def speedup(self) -> float:
-        """Baseline time over candidate time (> 1 is faster)."""
+        """Baseline time over candidate time, the inverse of ``ratio`` (> 1 is faster:
+        a ``ratio`` of 0.284 is a speedup of 3.52)."""
         return 1.0 / self.ratio if self.ratio > 0 else math.inf
 
     def summary(self) -> str:
-        """``FAST 0.620x [0.610, 0.630], same-version spread ±0.4%, threshold ±1.0%``.
+        """``FAST 0.620x [0.610, 0.630], same-version spread ±0.4%, threshold ±1.0%``: the
+        compact line, whose ``x`` number is ``ratio``, the candidate's time over the
+        baseline's (below 1 is faster); ``str()`` says so in words.
 
         The ratio and its bounds are written as :func:`_ratio_text` writes them: a 5759x
         speedup reads ``FAST 0.0001737x [0.0001729, 0.0001745]``, not ``0.000x``.
@@ -126,7 +130,20 @@ class Comparison:
         )
 
     def __str__(self) -> str:
-        return self.summary()
+        """The printed line, saying which ratio is which: ``FAST 0.284x [0.280, 0.290]
+        the baseline's time, speedup 3.521x, same-version spread ±0.4%, threshold
+        ±1.0%``: :meth:`summary` with the words.
+
+        ``ratio`` (candidate time over baseline time) and ``speedup`` (its inverse) are
+        both named: a bare ``0.284x`` beside a ``speedup`` of 3.522 read as two
+        conventions of one number.
+        """
+        interval = f"[{_ratio_text(self.ratio_low)}, {_ratio_text(self.ratio_high)}]"
+        return (
+            f"{self.verdict.value} {_ratio_text(self.ratio)}x {interval} the baseline's time, "
+            f"speedup {_speedup_text(self.speedup)}, "
+            f"same-version spread ±{self.noise:.1%}, threshold ±{self.threshold:.1%}"
+        )
 
 
 # Three decimals keep three significant digits of a ratio from 0.1 up; below it they would
@@ -163,6 +180,13 @@ def _ratio_text(ratio: float) -> str:
     if not math.isfinite(ratio) or abs(float(three_decimals)) >= _THREE_DECIMALS_FROM:
         return three_decimals
     return readable(ratio, _SMALL_RATIO_DIGITS)
+
+
+def _speedup_text(speedup: float) -> str:
+    """A speedup as the printed verdict writes it: four significant digits and every
+    integer digit, with its ``x`` (``3.521x``, ``5758x``, ``0.8x``); ``infinite`` for the
+    speedup of a candidate time of 0."""
+    return f"{significant(speedup, _SMALL_RATIO_DIGITS)}x" if math.isfinite(speedup) else "infinite"
 
 
 # What judge takes: a time of 0 says the clock saw nothing, and a ratio of it means nothing.

@@ -309,7 +309,9 @@ def mla_trial_matrix(
     timer : Timer, optional
         Timing settings; default cold ``Timer()``.
     ceilings : Ceilings, optional
-        Default: this GPU's cached ceilings, measured now if none are cached.
+        Default: this GPU's cached ceilings, measured now if none are cached. Required
+        off CUDA, where the host-clock times are placed on them as given (a check of the
+        wiring, not of the device).
     check : bool
         Compare each point's output with ``mla_decode_ref`` (float64) before timing it.
     tolerance : float
@@ -450,7 +452,12 @@ def mla_trial_matrix(
         line = Roofline(ceilings=ceilings, cost=cost)
         metrics: dict[str, float] = {}
         if trial.measurement is not None:
-            metrics = line.place(trial.measurement).metrics()
+            m = trial.measurement
+            # Off CUDA the caller gave the ceilings for that device (refused without them):
+            # the host-clock time is placed on them as a time, not checked as a GPU's.
+            on_cuda = device.startswith("cuda")
+            placed = line.place(m) if on_cuda else line.place(m.median, unit=m.unit)
+            metrics = placed.metrics()
         strategy = trial.impl.removeprefix("kernelopt_")
         results.append(
             MLATrial(

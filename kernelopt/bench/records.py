@@ -22,10 +22,10 @@ import numbers
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import attrs
 
@@ -53,7 +53,7 @@ from kernelopt.bench.measurement import (
     boolean,
     one_of,
 )
-from kernelopt.bench.roofline import Roofline
+from kernelopt.bench.roofline import Roofline, check_same_device
 from kernelopt.experiments.canonical import experiment_dir, log_result, write_result
 from kernelopt.experiments.points import plain_number, point_words, split_terms
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, suffix_of
@@ -716,7 +716,9 @@ def append_rows(path: str | os.PathLike[str], rows: Iterable[BenchRow]) -> Path:
     return target
 
 
-def check_appendable(path: str | os.PathLike[str]) -> Path:
+def check_appendable(
+    path: str | os.PathLike[str], *, rows: Literal["bench", "json"] = "bench"
+) -> Path:
     """Refuse a rows file :func:`append_rows` would refuse, before any row exists.
 
     A run that times for minutes learned only at its end, when it appended, that its
@@ -728,6 +730,10 @@ def check_appendable(path: str | os.PathLike[str]) -> Path:
     ----------
     path : path-like
         The JSONL rows file a run will append to.
+    rows : {"bench", "json"}
+        What the file holds: ``"bench"``, :class:`BenchRow` lines (its last line must
+        read back as one); ``"json"``, a script's own records, one JSON object a line
+        (its last line must be a whole JSON object).
 
     Returns
     -------
@@ -737,12 +743,15 @@ def check_appendable(path: str | os.PathLike[str]) -> Path:
     Raises
     ------
     InputError
-        For a ``path`` that is no path, or a folder.
+        For a ``path`` that is no path, a folder, or ``rows`` other than ``"bench"`` or
+        ``"json"``.
     FormatError
         For a file that is not UTF-8, or whose last line is not a whole row, as
         :func:`append_rows` says it.
     """
     target = as_path(path, "path")
+    if not isinstance(rows, str) or rows not in _LAST_LINE_READERS:
+        raise InputError(expected("rows 'bench' or 'json'", repr(rows), where="rows"))
     if target.is_dir():
         raise InputError(expected("a JSONL rows file", f"a directory at {target}"))
     if target.is_file():
@@ -750,7 +759,7 @@ def check_appendable(path: str | os.PathLike[str]) -> Path:
         with open(target, "rb", buffering=0) as handle:
             size = handle.seek(0, os.SEEK_END)
             if size > 0:
-                _check_last_line(handle, size, target)
+                _check_last_line(handle, size, target, read=_LAST_LINE_READERS[rows])
     return target
 
 
@@ -805,13 +814,20 @@ _TAIL_BYTES = 64 * 1024
 _BOM = b"\xef\xbb\xbf"
 
 
-def _check_last_line(handle: io.FileIO, size: int, target: Path) -> None:
+def _check_last_line(
+    handle: io.FileIO,
+    size: int,
+    target: Path,
+    *,
+    read: Callable[[str], object] | None = None,
+) -> None:
     """Refuse to append after a last line that is not a whole row, before writing.
 
     A run killed while it appended leaves part of a row as the last line; rows appended
     after it put that line in the middle of the file, where every reader refuses the file
     and no later append can mend it. A whole row without its final newline (saved by an
-    editor) is a whole row: the append starts a new line for it.
+    editor) is a whole row: the append starts a new line for it. ``read`` reads one line
+    as a row, raising FormatError for one that is not (a :class:`BenchRow` by default).
 
     Raises
     ------
@@ -822,7 +838,7 @@ def _check_last_line(handle: io.FileIO, size: int, target: Path) -> None:
     if last is None:
         return
     try:
-        _row_of(last.decode("utf-8"))
+        (read or _row_of)(last.decode("utf-8"))
     except UnicodeDecodeError:
         # A write cut inside a character leaves its first bytes alone.
         what = "bytes that are not UTF-8 text"
@@ -955,8 +971,8 @@ def read_rows(path: str | os.PathLike[str]) -> list[BenchRow]:
     return rows
 
 
-def _row_of(line: str) -> BenchRow:
-    """The :class:`BenchRow` one JSONL line holds.
+def _json_of(line: str) -> object:
+    """The JSON value one JSONL line holds.
 
     Raises
     ------
@@ -965,17 +981,49 @@ def _row_of(line: str) -> BenchRow:
     """
     try:
         # A key twice in a hand-edited row would keep its last value without a word.
-        data = loads(line, object_pairs_hook=once_each)
+        return loads(line, object_pairs_hook=once_each)
     except json.JSONDecodeError as error:
         raise FormatError(expected("a JSON object", syntax_error_text(error))) from None
     except TooDeepError:
         raise FormatError(expected("a JSON object", "structures nested too deep to read")) from None
     except FormatError as error:  # an integer longer than Python converts, a key twice
         raise FormatError(error.message) from None
+
+
+def _row_of(line: str) -> BenchRow:
+    """The :class:`BenchRow` one JSONL line holds.
+
+    Raises
+    ------
+    FormatError
+        Saying what the line holds instead (no file or line number: the caller adds them).
+    """
+    data = _json_of(line)
     try:
         return _serde.structure(data, BenchRow)
     except InputError as error:
         raise FormatError(str(error)) from None
+
+
+def _json_object_of(line: str) -> dict[str, object]:
+    """The JSON object one line of a script's own records holds (any fields).
+
+    Raises
+    ------
+    FormatError
+        Saying what the line holds instead, as :func:`_row_of` says it.
+    """
+    data = _json_of(line)
+    if not isinstance(data, dict):
+        raise FormatError(expected("a JSON object", type(data).__name__))
+    return data
+
+
+# How check_appendable reads the last line of each kind of rows file.
+_LAST_LINE_READERS: dict[str, Callable[[str], object]] = {
+    "bench": _row_of,
+    "json": _json_object_of,
+}
 
 
 def _number(value: object, name: str) -> float:
@@ -986,11 +1034,14 @@ def _number(value: object, name: str) -> float:
     return float(value)
 
 
-def _floor_in(unit: str, floor: Roofline | float | None) -> float | None:
+def _floor_in(measurement: Measurement, floor: Roofline | float | None) -> float | None:
+    """The floor in the measurement's unit; a Roofline's only for a measurement made on
+    its ceilings' device (a GPU's floor is no floor of a CPU timing)."""
     if floor is None:
         return None
     if isinstance(floor, Roofline):
-        return floor.floor(unit)
+        check_same_device(measurement, floor.ceilings, where="floor")
+        return floor.floor(measurement.unit)
     return _number(floor, "floor")
 
 
@@ -1053,8 +1104,9 @@ def to_result_row(
         For no measurement, no point or a point of another type (``5`` would be
         written as the point ``"5"``), a mapping point with an empty value or an axis
         name that would not read back (``point: Expected point axes and values that read
-        back as written: ..., got 'head dim': '576'``), or a baseline measurement with
-        no time.
+        back as written: ..., got 'head dim': '576'``), a baseline measurement with
+        no time, or a ``floor`` Roofline whose ceilings are of another device than the
+        measurement's (a CPU timing against a GPU's floor).
 
     Examples
     --------
@@ -1098,7 +1150,7 @@ def to_result_row(
         p20=_shown(measurement.p20, _TIME_DIGITS),
         p80=_shown(measurement.p80, _TIME_DIGITS),
         unit=measurement.unit,
-        floor=_shown(_floor_in(measurement.unit, floor), _TIME_DIGITS),
+        floor=_shown(_floor_in(measurement, floor), _TIME_DIGITS),
         speedup=_shown(None if speedup is None else _number(speedup, "speedup"), _SPEEDUP_DIGITS),
         mode=mode,
     )

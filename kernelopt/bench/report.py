@@ -40,7 +40,12 @@ from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, KernelOptError, expected
 from kernelopt._words import count_text
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
-from kernelopt.bench.roofline import Roofline, RooflinePoint, launch_overhead_pct
+from kernelopt.bench.roofline import (
+    Roofline,
+    RooflinePoint,
+    check_same_device,
+    launch_overhead_pct,
+)
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments._validators import items_of, number_mapping, text
 
@@ -637,7 +642,9 @@ def profile_report(
         ``point`` that is neither a TrialPoint nor a mapping, ``stages`` that are not a
         sequence of Stage, ``extra_metrics`` that are not a mapping of str to numbers, a
         ``catalog`` without ``match_metrics``, a ``latency_below_pct`` outside [0, 100]
-        (NaN included), or an ``extra_metrics["launch_overhead_pct"]`` outside [0, 100].
+        (NaN included), an ``extra_metrics["launch_overhead_pct"]`` outside [0, 100], or
+        a ``measurement`` or ``baseline`` made on another device than the roofline's
+        ceilings (a CPU timing on a GPU's roofline).
     """
     _check_arguments(measurement, roofline, graph, baseline, latency_below_pct)
     given_metrics = {} if extra_metrics is None else number_mapping(extra_metrics, "extra_metrics")
@@ -770,6 +777,11 @@ def _check_arguments(
         raise InputError(
             expected("a percentage in [0, 100]", repr(latency_below_pct), where="latency_below_pct")
         )
+    # Named as given, before anything is computed: both are placed on the roofline.
+    for name in ("measurement", "baseline"):
+        value = given[name]
+        if isinstance(value, Measurement):
+            check_same_device(value, roofline.ceilings, where=name)
 
 
 def check_catalog(catalog: object) -> None:

@@ -46,12 +46,14 @@ __all__ = [
     "RooflinePoint",
     "cache_dir",
     "ceilings_path",
+    "check_same_device",
     "copy_cost",
     "elementwise_cost",
     "launch_overhead_pct",
     "load_ceilings",
     "matmul_cost",
     "measure_ceilings",
+    "measured_on",
     "plot_roofline",
     "roofline_layout",
     "save_ceilings",
@@ -484,8 +486,21 @@ class Roofline:
         launch_overhead_pct : float, optional
             Share of the time graphs remove (:func:`launch_overhead_pct`), carried into
             the metrics.
+
+        Returns
+        -------
+        RooflinePoint
+            The timing against this roofline.
+
+        Raises
+        ------
+        InputError
+            For a measurement made on another device than the ceilings' (see
+            :func:`check_same_device`), a bare time that is no number, a unit that is no
+            unit of time, or a time that is not above 0.
         """
         if isinstance(measured, Measurement):
+            check_same_device(measured, self.ceilings, where="measured")
             value, unit = measured.median, measured.unit
         else:
             _check_unit(unit)
@@ -503,6 +518,78 @@ class Roofline:
                 expected("a positive time", f"{number_text(value)} {unit}", where="measured")
             )
         return RooflinePoint(roofline=self, time_s=seconds, launch_overhead_pct=launch_overhead_pct)
+
+
+def measured_on(measurement: Measurement) -> str:
+    """The device a measurement was made on, as it records it; ``""`` where unknown.
+
+    Parameters
+    ----------
+    measurement : Measurement
+        The timing.
+
+    Returns
+    -------
+    str
+        ``measurement.gpu`` (``"cpu"`` for the timer's host clock), else the name NVML
+        read (``measurement.device.name``), else ``""``: samples given by hand name no
+        device unless told.
+    """
+    if measurement.gpu:
+        return measurement.gpu
+    return measurement.device.name if measurement.device is not None else ""
+
+
+def _is_cpu(name: str) -> bool:
+    """Whether a device name is the host's: the timer names it ``"cpu"``."""
+    return name.strip().lower() == _CPU
+
+
+_CPU = "cpu"
+
+
+def check_same_device(measurement: Measurement, ceilings: Ceilings, *, where: str) -> None:
+    """Refuse a CPU timing against a GPU's ceilings, and a GPU timing against the CPU's.
+
+    A floor holds for the device its ceilings were measured on: a host-clock timing
+    placed on an H200's roofline read as 0.00004 % of its floor. The CPU is named
+    ``"cpu"`` (``Measurement.gpu`` of the timer's host clock, ``Ceilings.gpu`` of ceilings
+    given for the host); any other name is a GPU's. GPU timings on GPU ceilings are
+    placed as before, whatever their names, and a measurement that names no device
+    (samples given by hand, ``gpu=""``) is taken as it is.
+
+    Parameters
+    ----------
+    measurement : Measurement
+        The timing to place.
+    ceilings : Ceilings
+        The device's ceilings.
+    where : str
+        The argument that gave the measurement, first in the message.
+
+    Raises
+    ------
+    InputError
+        ``measured: Expected a timing made on a GPU, as the ceilings of 'NVIDIA H200'
+        are, got one made on 'cpu' (Measurement.gpu) ...``.
+    """
+    device = measured_on(measurement)
+    if not device or _is_cpu(device) == _is_cpu(ceilings.gpu):
+        return
+    if _is_cpu(device):
+        what = f"a timing made on a GPU, as the ceilings of {ceilings.gpu!r} are"
+        fix = f"place it on Ceilings of the host (gpu={_CPU!r}), or time it on the GPU"
+    else:
+        what = f"a timing made on the host, as the ceilings of {ceilings.gpu!r} are"
+        fix = f"place it on Ceilings of {device!r} (measure_ceilings() there)"
+    raise InputError(
+        expected(
+            what,
+            f"one made on {device!r} (Measurement.gpu): a floor holds only for the device "
+            f"its ceilings were measured on; {fix}",
+            where=where,
+        )
+    )
 
 
 def _check_unit(unit: object) -> None:
