@@ -246,8 +246,8 @@ def banner(text: str) -> None:
 
 
 def verdict_words(result: Comparison, *, candidate: str, baseline: str) -> str:
-    """A verdict of ``kernelopt.bench.compare`` with its ratio named: the ratio it prints is
-    the candidate's time over the baseline's, the inverse of the speedup.
+    """A verdict of ``kernelopt.bench.compare`` with the two versions named: the ratio its
+    summary shows is the candidate's time over the baseline's, the inverse of the speedup.
 
     Parameters
     ----------
@@ -256,7 +256,7 @@ def verdict_words(result: Comparison, *, candidate: str, baseline: str) -> str:
     candidate, baseline : str
         What the two timed versions are called.
     """
-    return f"{result} ({candidate} time / {baseline} time; speedup {result.speedup:.3g}x)"
+    return f"{result.summary()} ({candidate} time / {baseline} time; speedup {result.speedup:.3g}x)"
 
 
 def status_of(verdicts: Sequence[Verdict], speedups: Sequence[float]) -> str:
