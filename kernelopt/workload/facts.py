@@ -3,9 +3,10 @@
 Catalog entries state when they apply as conditions on workload shape facts
 (``kernelopt.catalog.SHAPE_FACTS``: ``b``, ``s_q``, ``h_q``, ``h_kv``, ``seqlen_k``,
 ``seqlen_cv``, ``reduce_len``, ``softmax_len``, ``dominant_shape_share``,
-``distinct_shapes``, ``padding_pct``, ``select_k``, ``select_n``). :func:`shape_facts`
-reads them off an op profile, so that ``catalog.query(shape=shape_facts(profile))`` ranks
-the entries the workload calls for.
+``distinct_shapes``, ``padding_pct``, ``select_k``, ``select_n``), and for a GEMM ``m``,
+``n`` and ``k`` (a shape condition may name a fact outside that list; lint warns).
+:func:`shape_facts` reads them off an op profile, so that
+``catalog.query(shape=shape_facts(profile))`` ranks the entries the workload calls for.
 Each size is the call-weighted median of its axis: the typical call.
 """
 
@@ -24,6 +25,7 @@ _ALIASES = {
     "h_kv": ("h_kv", "num_kv_heads"),
 }
 _ATTENTION = ("attention", "decode-attention", "mla-decode")
+_GEMM = ("m", "n", "k")
 
 
 def _median(op: OpProfile, name: str) -> float | None:
@@ -50,7 +52,8 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
         recorded a std (:class:`~kernelopt.workload.Recorder` does), absent otherwise;
         ``padding_pct`` is present when padded sizes and real lengths were both recorded;
         ``select_k``/``select_n`` (positions picked, length of the axis picked from) for a
-        top-k or gather whose signature names them.
+        top-k or gather whose signature names them; ``m``, ``n`` and ``k`` for an op of the
+        ``gemm`` family, and ``b`` from its ``batch`` axis.
 
     Raises
     ------
@@ -70,6 +73,12 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
             if value is not None:
                 facts[fact] = value
                 break
+    if target.family == "gemm":
+        # m, n and k of a GEMM; top-k and gather name other axes k and n.
+        for name in _GEMM:
+            value = _median(target, name)
+            if value is not None:
+                facts[name] = value
     for name in target.reduced:
         value = _median(target, name)
         if value is None:

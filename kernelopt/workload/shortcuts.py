@@ -687,6 +687,53 @@ def _tied(share: float, other: float | None) -> bool:
     return other is not None and math.isclose(share, other, rel_tol=1e-9, abs_tol=1e-12)
 
 
+# GEMM axes whose size one past a tile multiple leaves a last tile of one element, and
+# what that element is along each.
+_TILED_AXES = {"m": "row", "n": "column", "k": "k step"}
+# Tiles worth naming: tl.dot's smallest (16) up to the largest common one (256).
+_SMALLEST_TILE, _LARGEST_TILE = 16, 256
+
+
+def _ragged_tiles(op: OpProfile, terms: Sequence[AxisTerm]) -> list[str]:
+    """For a GEMM, a note per guarded size one past a multiple of 16 (4097 = 4096 + 1):
+    specialized as a constant, it still pays a whole tile for the last element.
+
+    Parameters
+    ----------
+    op : OpProfile
+        The op; only the ``gemm`` family gets notes.
+    terms : sequence of (str, float)
+        The axes and sizes the guard tests.
+
+    Returns
+    -------
+    list of str
+        ``m = 4097 is one past 4096: power-of-two tiles of 16 to 256 along m leave a last
+        tile of one row, a whole tile of work for it (...)``, one per such size; empty
+        otherwise.
+    """
+    if op.family != "gemm":
+        return []
+    notes = []
+    for name, value in terms:
+        unit = _TILED_AXES.get(name)
+        if unit is None or not float(value).is_integer() or value <= _SMALLEST_TILE:
+            continue
+        body = int(value) - 1
+        tile = body & -body  # the largest power of two dividing the rest
+        if tile < _SMALLEST_TILE:
+            continue
+        tile = min(tile, _LARGEST_TILE)
+        sizes = f"{tile}" if tile == _SMALLEST_TILE else f"{_SMALLEST_TILE} to {tile}"
+        extra = "" if name == "k" else " (and possibly one more wave of programs)"
+        notes.append(
+            f"{name} = {int(value)} is one past {body}: power-of-two tiles of {sizes} along "
+            f"{name} leave a last tile of one {unit}, a whole tile of work for it{extra}; "
+            f"handling that last {unit} apart avoids it"
+        )
+    return notes
+
+
 def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if not op.shapes:
         return
@@ -768,6 +815,9 @@ def _dominant_shape(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             "constants, tiles tuned for it) takes those calls"
             + ("" if only else ", the general kernel keeps the rest")
         )
+        ragged = _ragged_tiles(op, terms)
+        if ragged:
+            what += "; " + "; ".join(ragged)
         others = [] if only else _also_admitted(op, top, terms)
         if others:
             share = min(sum(s.call_share for s in others), 1.0)

@@ -1194,6 +1194,130 @@ def _gather_axes(call: Call) -> list[AxisValue]:
     return axes
 
 
+# Where each operand of a GEMM op is found, by the names torch's Python API, its ATen
+# schema (the torch-trace reader) and the Recorder (``arg0``... of a builtin) give it: (A,
+# B, bias). addmm takes the bias first; linear takes B as the weight ``[n, k]``.
+_GEMM_OPERANDS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "addmm": (("mat1", "arg1"), ("mat2", "arg2"), ("self", "input", "bias", "arg0")),
+    "linear": (("input", "x", "arg0"), ("weight", "w", "arg1"), ("bias", "b", "arg2")),
+}
+_GEMM_DEFAULT_OPERANDS = (
+    ("a", "A", "self", "input", "mat1", "x", "arg0"),
+    ("b", "B", "mat2", "other", "arg1"),
+    ("bias",),
+)
+# addmm's scale factors: integers in a profiler trace (beta=1), never sizes.
+_GEMM_SCALES = ("alpha", "beta")
+
+
+def _first_arg(call: Call, names: Sequence[str]) -> TensorArg | ScalarArg | None:
+    """The first argument of ``call`` recorded under one of ``names``."""
+    for name in names:
+        found = call.arg(name)
+        if found is not None:
+            return found
+    return None
+
+
+def _dims_text(tensor: TensorArg, dims: Sequence[int]) -> str:
+    """How a kernel reads the product of some dims: ``a.shape[0] * a.shape[1]``."""
+    return " * ".join(f"{tensor.name}.shape[{d}]" for d in dims)
+
+
+def _gemm_operands(call: Call) -> tuple[TensorArg, TensorArg, bool, list[str]]:
+    """A, B, whether B is stored ``[n, k]`` (linear's weight) and the names consumed."""
+    op = _semantic_op_name(call.op)
+    a_names, b_names, bias_names = _GEMM_OPERANDS.get(op, _GEMM_DEFAULT_OPERANDS)
+    a, b = _first_arg(call, a_names), _first_arg(call, b_names)
+    if not isinstance(a, TensorArg) or not isinstance(b, TensorArg):
+        wanted = f"tensor A as one of {', '.join(a_names)} and B as one of {', '.join(b_names)}"
+        raise InputError(expected(wanted, call.label))
+    transposed = op == "linear"
+    if not a.shape or not b.shape or (transposed and len(b.shape) > 2):
+        most = "2" if transposed else "any number of"
+        raise InputError(
+            expected(
+                f"{a.name} with at least 1 dim and {b.name} with 1 to {most} dims",
+                f"{list(a.shape)} and {list(b.shape)}",
+            )
+        )
+    # The bias broadcasts over the output [m, n]: its sizes repeat m and n.
+    bias = _first_arg(call, bias_names)
+    used = [a.name, b.name, *_GEMM_SCALES, *([] if bias is None else [bias.name])]
+    return a, b, transposed, used
+
+
+def _gemm_axes(call: Call) -> list[AxisValue]:
+    """The GEMM axes of ``C = A @ B``: ``batch``, ``m``, ``n``, ``k``.
+
+    ``m`` is the product of A's leading dims where B is one matrix (torch folds
+    ``[b, s, k] @ [k, n]`` into one GEMM of ``m = b * s``: with ``s = 1`` it is no GEMV),
+    else A's second-to-last dim, with ``batch`` the product of B's leading dims (A's,
+    which must equal them, where A has them). A vector A has no ``m``, a vector B no ``n``.
+
+    Parameters
+    ----------
+    call : Call
+        A call of ``mm``, ``matmul``, ``bmm``, ``addmm``, ``linear`` or a GEMM of the
+        user's: A ``[..., m, k]`` (or ``[k]``), B ``[..., k, n]`` (or ``[k]``; linear's
+        weight ``[n, k]``).
+
+    Returns
+    -------
+    list of AxisValue
+        ``batch`` (where B is batched), ``m``, ``n``, ``k``, then the other arguments'
+        axes under their own names; the bias and addmm's ``alpha`` and ``beta`` give none.
+
+    Raises
+    ------
+    InputError
+        Where A or B is missing or of a rank the op does not take, or A's and B's ``k``
+        or batch dims differ: which of them is the axis is not known.
+    """
+    a, b, transposed, used = _gemm_operands(call)
+    a_rank, b_rank = len(a.shape), len(b.shape)
+    batched = b_rank > 2 and not transposed
+    axes: list[AxisValue] = []
+    if batched:
+        batch = list(b.shape[:-2])
+        if a_rank > 2 and list(a.shape[:-2]) != batch:
+            raise InputError(
+                expected(
+                    f"the batch dims the same in {a.name} and {b.name}",
+                    f"{list(a.shape[:-2])} and {batch}",
+                )
+            )
+        # Read from A where A has them, as m and k are.
+        owner = a if a_rank > 2 else b
+        dims = range(len(owner.shape) - 2)
+        axes.append(
+            AxisValue(
+                name="batch", value=math.prod(batch), source=_dims_text(owner, dims), kind="shape"
+            )
+        )
+    if a_rank > 1:
+        m_dims = [a_rank - 2] if batched else list(range(a_rank - 1))
+        m = math.prod(a.shape[d] for d in m_dims)
+        axes.append(AxisValue(name="m", value=m, source=_dims_text(a, m_dims), kind="shape"))
+    if transposed:
+        k_at, n_at = (b_rank - 1, 0 if b_rank == 2 else None)
+    else:
+        k_at, n_at = (0, None) if b_rank == 1 else (b_rank - 2, b_rank - 1)
+    if n_at is not None:
+        axes.append(
+            AxisValue(name="n", value=b.shape[n_at], source=f"{b.name}.shape[{n_at}]", kind="shape")
+        )
+    a_k, b_k = a.shape[-1], b.shape[k_at]
+    a_source, b_source = f"{a.name}.shape[{a_rank - 1}]", f"{b.name}.shape[{k_at}]"
+    if a_k != b_k:
+        raise InputError(
+            expected(f"axis k the same in {a_source} and {b_source}", f"{a_k} and {b_k}")
+        )
+    axes.append(AxisValue(name="k", value=a_k, source=a_source, kind="shape"))
+    # The other arguments keep their own names, as under no signature.
+    return axes + _axis_values(_raw_steps(call, set(used)), call)
+
+
 # The ops whose selection is a gather (an index that may repeat rows), not a top-k; see
 # is_gather.
 _GATHER_OPS = ("gather", "index_select", "take_along_dim")
@@ -1207,6 +1331,15 @@ _X_ALIASES = {"x": ("self", "input", "logits", "scores", "a", "arg0")}
 # pass for a softmax over one element.
 _DIM_ARG1 = {**_X_ALIASES, "dim": ("arg1",)}
 _DIM_ARG2 = {**_X_ALIASES, "dim": ("arg2",)}
+
+# What M = 1 (or N = 1) makes of a GEMM. tl.dot takes tiles of at least 16 along each
+# dim, so a GEMV run through it computes 16 rows for one.
+_GEMV_HINT = (
+    "a matrix-vector product (GEMV, one {one}) is memory-bound, as reading {read} "
+    "dominates, and tl.dot pads the single {unit} up to a tile of 16 {unit}s on tensor "
+    "cores; a path without tl.dot (a broadcast multiply and a sum over k) or a split-K "
+    "path that spreads k over more programs covers them"
+)
 
 BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
     OpSignature(
@@ -1351,6 +1484,21 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         dim_axes=(DimAxis(name="n", arg="x", dim_arg="dim", default_dim=-1, rows="rows"),),
         scalars={"k": "k"},
         select=("k", "n"),
+    ),
+    OpSignature(
+        name="gemm",
+        # torch.mm, matmul, bmm, addmm and nn.functional.linear as the Recorder and the
+        # torch-trace reader name them, and a user's own GEMM recorded under a name that
+        # says so (gemm_bias_gelu, fused_gemm).
+        ops=("mm", "matmul", "bmm", "addmm", "linear", "gemm", "gemm_*", "*_gemm", "*_gemm_*"),
+        family="gemm",
+        hints={
+            "m": _GEMV_HINT.format(one="row of A", read="B (the weight)", unit="row"),
+            "n": _GEMV_HINT.format(one="column of B", read="A", unit="column"),
+            "k": "an outer product: each output is one element of A times one of B, so a "
+            "path without the k loop and without tl.dot (a broadcast multiply) covers them",
+        },
+        extract=_gemm_axes,
     ),
     OpSignature(
         name="gather",
