@@ -110,6 +110,9 @@ SHAPE_FACTS: dict[str, str] = {
     "padding_pct": "share of padded (wasted) elements after bucketing, %",
     "select_k": "positions a top-k or gather picks along its axis",
     "select_n": "length of the axis a top-k or gather picks from",
+    "m": "GEMM rows of A and of the output (1 for a GEMV)",
+    "n": "GEMM columns of B and of the output",
+    "k": "GEMM reduction length (columns of A, rows of B)",
 }
 
 
