@@ -40,7 +40,10 @@ def test_fundamentals_follow_ancestry_most_specific_first() -> None:
         "online-softmax",
         "cuda-event-instrumentation",
     ]
-    assert [e.id for e in CATALOG.fundamentals("gemm")] == ["cuda-event-instrumentation"]
+    assert [e.id for e in CATALOG.fundamentals("gemm")] == [
+        "grouped-tile-order",
+        "cuda-event-instrumentation",
+    ]
 
 
 def test_family_query_includes_ancestors_only() -> None:
@@ -197,7 +200,10 @@ def test_keyword_search_ranks_named_entries_before_word_matches() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("split-K with num_splits=16", {"split-kv-flash-decoding", "too-many-kv-splits"}),
+        (
+            "split-K with num_splits=16",
+            {"split-kv-flash-decoding", "too-many-kv-splits", "split-k-gemm"},
+        ),
         ("Flash Decoding, 8 KV splits", {"split-kv-flash-decoding"}),
         ("vectorized loads via vload4", {"vectorized-coalesced-loads"}),
         ("CUDA-graph replay of the decode step", {"cuda-graphs"}),

@@ -97,7 +97,8 @@ def test_named_entries_stay_first_and_tie_by_mentions_not_by_id() -> None:
         ("softmax", "online-softmax"),
         ("fp8", "fp8-kv-cache"),
         ("graph", "cuda-graphs"),
-        ("split", "split-kv-flash-decoding"),
+        ("split-kv", "split-kv-flash-decoding"),
+        ("split-k", "split-k-gemm"),
     ],
 )
 def test_builtin_one_word_searches_put_the_entry_about_the_word_first(
