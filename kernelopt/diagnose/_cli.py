@@ -1,6 +1,7 @@
 """``kernelopt diagnose DIR``: diagnose a stalled optimization effort from its experiment log.
 
-Exit codes: 0 when no pathology is found, 1 when there are findings, 2 on usage or input
+Exit codes: 0 when no pathology is found and the kernel stands at its best, 1 when there
+are findings or a kept regression, 2 on usage or input
 errors (a missing directory, a bad ``--until``, a directory in which no attempt was read).
 """
 
@@ -36,8 +37,8 @@ def register(subparsers: Any) -> None:
             "The log is only read: none of its code is imported or run."
         ),
         epilog=exit_codes(
-            "no pathology found",
-            "pathologies found",
+            "no pathology found, no kept regression",
+            "pathologies found, or a kept regression",
             "a missing directory, a bad --until, no attempt read",
         )
         + "\n\nExamples, run in a kernelopt checkout:\n"
@@ -128,7 +129,10 @@ def _run(args: argparse.Namespace) -> int:
                 got,
             )
         )
-    return EXIT_FINDINGS if diagnosis.findings else EXIT_OK
+    # A kept regression is no pathology, but a script that reads 0 as "carry on" would carry
+    # on from the slower kernel.
+    flagged = diagnosis.findings or diagnosis.summary.regression is not None
+    return EXIT_FINDINGS if flagged else EXIT_OK
 
 
 def _check_log_directory(directory: str) -> None:

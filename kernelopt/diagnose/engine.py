@@ -20,12 +20,14 @@ from kernelopt.diagnose.model import (
     Check,
     Diagnosis,
     Finding,
+    KeptRegression,
     LogSummary,
     Pathology,
     TrajectoryPoint,
 )
 from kernelopt.diagnose.params import DiagnoseParams
-from kernelopt.diagnose.progress import HEADLINE, Step, headline_key, point_key
+from kernelopt.diagnose.plan import slower_text, value_text
+from kernelopt.diagnose.progress import HEADLINE, Regression, Step, headline_key, point_key
 from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import Experiment, ExperimentLog, MetricKind, Series, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
@@ -413,6 +415,74 @@ def _best_result(
     )
 
 
+def _number_at(experiment: Experiment, key: str, kind: str | None) -> tuple[float | None, str]:
+    """``experiment``'s number stored under value key ``key``, in the log's unit: its
+    headline (at a trial point or without one), or the named point's."""
+    if headline_key(key):
+        return _headline(experiment, kind)
+    point = next((p for p in experiment.points if point_key(p) == key), None)
+    return (point.value, point.unit) if point is not None else (None, "")
+
+
+def _kept_regression(ctx: Context, found: Regression | None) -> KeptRegression | None:
+    """The summary's record of a kept regression :meth:`Progress.kept_regression` found:
+    both numbers in the log's unit, where they were measured, and the GPUs where the two
+    were timed on different ones."""
+    if found is None:
+        return None
+    kind = ctx.progress.kind.value if ctx.progress.kind is not None else None
+    latest, best = found.latest.experiment, found.best.experiment
+    value, unit = _number_at(latest, found.key, kind)
+    best_value, _ = _number_at(best, found.key, kind)
+    if value is None or best_value is None:
+        return None
+    if headline_key(found.key):
+        # One headline point for the whole log is still where both were measured.
+        same = found.key != HEADLINE or latest.headline_point == best.headline_point
+        point, what = latest.headline_point if same else "", kind or ""
+    else:
+        named = next(p for p in latest.points if point_key(p) == found.key)
+        point, what = named.name, named.kind.value
+    differ = bool(latest.gpu and best.gpu and latest.gpu != best.gpu)
+    return KeptRegression(
+        experiment=latest.number,
+        label=latest.label,
+        value=value,
+        best=best.number,
+        best_label=best.label,
+        best_value=best_value,
+        unit=unit,
+        kind=what,
+        slower=found.slower,
+        kept=[s.experiment.number for s in found.kept],
+        point=point,
+        gpu=(latest.gpu or "") if differ else "",
+        best_gpu=(best.gpu or "") if differ else "",
+    )
+
+
+def _regression_cause(regression: KeptRegression) -> str:
+    """The root-cause sentence of a kept regression: which version stands, how much slower
+    than which, and what was kept on top of it."""
+    at = f" at {regression.point}" if regression.point else ""
+    now = value_text(regression.value, regression.unit, regression.kind)
+    then = value_text(regression.best_value, regression.unit, regression.kind)
+    on = (
+        f" (timed on {regression.gpu} and {regression.best_gpu}: other GPUs, no comparison "
+        "until both are timed in one run)"
+        if regression.other_gpus
+        else ""
+    )
+    kept = regression.kept or (regression.experiment,)
+    verb = "was" if len(kept) == 1 else "were"
+    return (
+        f"Kept regression: the kernel as it stands (exp {regression.experiment}, the latest "
+        f"kept experiment, {now}) is {slower_text(regression.slower)} than exp "
+        f"{regression.best} ({then}){at}{on}: {experiments_text(kept)} {verb} kept since, "
+        f"and the next experiment would start from the slower version."
+    )
+
+
 def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
     log = ctx.log
     progress = ctx.progress
@@ -469,6 +539,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
         first=experiments[0].number if experiments else None,
         last=experiments[-1].number if experiments else None,
         best=best,
+        regression=_kept_regression(ctx, progress.kept_regression(params.local_minimum.min_gain)),
         trajectory=trajectory,
         since_best=len(stall),
         stall=[s.experiment.number for s in stall],
@@ -592,11 +663,15 @@ def diagnose_log(
     outcomes = _run(ctx, params)
     findings = _rank(_point_at_ideas([o.finding for o in outcomes if o.finding is not None]))
     checks: tuple[Check, ...] = tuple(o.check for o in outcomes)
+    summary = _summary(ctx, params)
+    # A kept regression comes first: whatever the checks find, the next experiment would
+    # start from a kernel slower than one the log already has.
+    regressed = () if summary.regression is None else (_regression_cause(summary.regression),)
     return Diagnosis(
         findings=tuple(findings),
         checks=checks,
-        summary=_summary(ctx, params),
-        root_causes=_root_causes(findings),
+        summary=summary,
+        root_causes=(*regressed, *_root_causes(findings)),
         unread=log.unread,
         warnings=(
             *log.warnings,

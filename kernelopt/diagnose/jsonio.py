@@ -68,6 +68,10 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
     """
     _check(diagnosis)
     data: dict[str, Any] = _converter().unstructure(diagnosis)
+    if data["summary"]["regression"] is None:
+        # Written only where set: a log whose kernel stands at its best keeps the summary
+        # keys it always had.
+        del data["summary"]["regression"]
     best = data["summary"]["best"]
     if best is not None and not best["only"]:
         # Written only where true: the best of a log with two or more measurements keeps

@@ -27,6 +27,7 @@ __all__ = [
     "Diagnosis",
     "Evidence",
     "Finding",
+    "KeptRegression",
     "LogSummary",
     "Pathology",
     "Severity",
@@ -237,6 +238,15 @@ def _unread(value: Iterable[Unread]) -> tuple[Unread, ...]:
 
 def _findings(value: Iterable[Finding]) -> tuple[Finding, ...]:
     return typing.cast("tuple[Finding, ...]", _records(value, Finding, "findings"))
+
+
+def _kept(value: Iterable[int]) -> tuple[int, ...]:
+    return _ints(value, "kept")
+
+
+def _regression(_instance: object, _attribute: object, value: Any) -> None:
+    if value is not None and not isinstance(value, KeptRegression):
+        raise InputError(expected("a KeptRegression or None", repr(value), where="regression"))
 
 
 def _best(_instance: object, _attribute: object, value: Any) -> None:
@@ -469,6 +479,63 @@ class TrajectoryPoint:
 
 
 @attrs.frozen(kw_only=True)
+class KeptRegression:
+    """The kernel as it stands, slower than the best of its own kept versions before it.
+
+    Parameters
+    ----------
+    experiment : int
+        The latest kept experiment (status ``KEPT``): the version the next experiment
+        starts from.
+    label : str
+        Its label.
+    value : float
+        Its number, in ``unit``.
+    best : int
+        The fastest of the kernel's own kept experiments before it (baselines left out),
+        on the same number.
+    best_label : str
+        That experiment's label.
+    best_value : float
+        Its number, in ``unit``.
+    unit : str
+        The unit of both (``"x"`` for speedups).
+    kind : str
+        What the number measures (``"latency"``, ``"speedup"``, ``"throughput"``).
+    slower : float
+        ``experiment``'s time over ``best``'s, less one (0.312: 31.2 % slower; for rates,
+        ``best``'s over ``experiment``'s).
+    kept : tuple of int
+        The kept experiments after ``best`` up to ``experiment``: kept on top of the
+        slower kernel.
+    point : str
+        The trial point or named regime both were measured at; empty for one headline.
+    gpu, best_gpu : str
+        The GPUs the two were timed on, where they differ (empty otherwise): the numbers
+        are then no comparison, and both versions need timing in one run.
+    """
+
+    experiment: int = attrs.field(validator=_int)
+    label: str = attrs.field(validator=_text)
+    value: float = attrs.field(validator=_number)
+    best: int = attrs.field(validator=_int)
+    best_label: str = attrs.field(validator=_text)
+    best_value: float = attrs.field(validator=_number)
+    unit: str = attrs.field(validator=_text)
+    kind: str = attrs.field(validator=_text)
+    slower: float = attrs.field(validator=_number)
+    kept: tuple[int, ...] = attrs.field(default=(), converter=_kept)
+    point: str = attrs.field(default="", validator=_text)
+    gpu: str = attrs.field(default="", validator=_text)
+    best_gpu: str = attrs.field(default="", validator=_text)
+
+    @property
+    def other_gpus(self) -> bool:
+        """Whether the two numbers were timed on different GPUs."""
+        return bool(self.gpu and self.best_gpu and self.gpu != self.best_gpu)
+
+
+@attrs.frozen(kw_only=True)
 class LogSummary:
     """What was read and where the effort stands.
 
@@ -486,6 +553,10 @@ class LogSummary:
         The first and last experiment numbers.
     best : BestResult or None
         The best result so far (None when nothing was measured).
+    regression : KeptRegression or None
+        The kernel as it stands (the latest kept experiment) where it is slower than the
+        best of its own kept versions before it by the local-minimum gain or more; None
+        otherwise. JSON holds the key only where it is set.
     trajectory : tuple of TrajectoryPoint
         Every new best, in order.
     since_best : int
@@ -517,6 +588,7 @@ class LogSummary:
     first: int | None = attrs.field(default=None, validator=_optional_int)
     last: int | None = attrs.field(default=None, validator=_optional_int)
     best: BestResult | None = attrs.field(default=None, validator=_best)
+    regression: KeptRegression | None = attrs.field(default=None, validator=_regression)
     trajectory: tuple[TrajectoryPoint, ...] = attrs.field(default=(), converter=_trajectory)
     since_best: int = attrs.field(default=0, validator=_int)
     stall: tuple[int, ...] = attrs.field(default=(), converter=_stall)

@@ -3,10 +3,11 @@
 Layout::
 
     # Plan: <log> — clean-context diagnosis
-    <what was read, best so far, trajectory>
+    <what was read, best so far, a kept regression, trajectory>
     ## Pathology checklist        all nine items, [x] or [ ], a sentence each
     ## Most likely root cause     a sentence or two
     ## Plan                       numbered actions, each said once, linking catalog entries
+                                  (going back from a kept regression first)
     ## Evidence                   per finding: quotes with file:line
     ## Missing data / Not read    what would sharpen the diagnosis
 """
@@ -21,7 +22,14 @@ from pathlib import Path
 from kernelopt._errors import InputError, expected
 from kernelopt._numbers_text import readable
 from kernelopt._words import and_list, count_text
-from kernelopt.diagnose.model import Action, CatalogLink, Diagnosis, Finding, LogSummary
+from kernelopt.diagnose.model import (
+    Action,
+    CatalogLink,
+    Diagnosis,
+    Finding,
+    KeptRegression,
+    LogSummary,
+)
 from kernelopt.experiments._validators import check_instance, check_path
 
 __all__ = ["entry_links", "render_plan"]
@@ -30,11 +38,18 @@ __all__ = ["entry_links", "render_plan"]
 _NEW_BESTS_SHOWN = 6
 
 
-def _value(value: float, unit: str, kind: str) -> str:
+def value_text(value: float, unit: str, kind: str) -> str:
+    """A number as the plan shows it: ``1.32x`` for a speedup, ``250 us`` otherwise."""
     # Positional, never 2.318e+05: a CPU log's times run to six digits of microseconds.
     if kind == "speedup":
         return f"{readable(value, 3)}x"
     return f"{readable(value)} {unit}".strip()
+
+
+def slower_text(slower: float) -> str:
+    """A slowdown as a reader takes it in: ``31.2% slower`` under twice the time,
+    ``24.5x slower`` from there on (2350 % reads as a slip of the pen)."""
+    return f"{slower:.1%} slower" if slower < 1.0 else f"{1.0 + slower:.3g}x slower"
 
 
 def _best_name(experiment: int, label: str) -> str:
@@ -88,14 +103,16 @@ def _header(summary: LogSummary) -> list[str]:
             # The best at the point the latest attempt measured: not always a new best of
             # its own (a kept experiment opening a new point gains nothing over anything).
             lines.append(
-                f"{lead} at {best.point}: {_value(best.value, best.unit, best.kind)}{on} "
+                f"{lead} at {best.point}: {value_text(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
         else:
             lines.append(
-                f"{lead}: {_value(best.value, best.unit, best.kind)}{on} "
+                f"{lead}: {value_text(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
+    if summary.regression is not None:
+        lines.append(_regression_line(summary.regression))
     if summary.trajectory:
         shown = summary.trajectory[-_NEW_BESTS_SHOWN:]
         # Gains at several points are different quantities: each says where it was made.
@@ -119,6 +136,45 @@ def _header(summary: LogSummary) -> list[str]:
     if summary.kernel:
         lines.append(f"Kernel source read: {summary.kernel}.")
     return lines
+
+
+def _regression_line(regression: KeptRegression) -> str:
+    """The header's line on a kept regression: the kernel as it stands against the best
+    of its own versions, at the point both were measured, on the GPUs where they differ."""
+    now = value_text(regression.value, regression.unit, regression.kind)
+    then = value_text(regression.best_value, regression.unit, regression.kind)
+    at = f" at {regression.point}" if regression.point else ""
+    on = f" (on {regression.gpu} against {regression.best_gpu})" if regression.other_gpus else ""
+    return (
+        f"Kept regression{at}: the kernel as it stands, exp {regression.experiment} ({now}), "
+        f"is {slower_text(regression.slower)} than exp {regression.best} ({then}){on}."
+    )
+
+
+def regression_action(regression: KeptRegression) -> Action:
+    """The plan's first step on a kept regression: go back to the faster version, or,
+    where the two were timed on different GPUs, time both in one run first."""
+    then = value_text(regression.best_value, regression.unit, regression.kind)
+    at = f" at {regression.point}" if regression.point else ""
+    if regression.other_gpus:
+        return Action(
+            text=(
+                f"Time exp {regression.experiment}'s and exp {regression.best}'s versions in "
+                f"one run on one GPU{at} (they were timed on {regression.gpu} and "
+                f"{regression.best_gpu}); if exp {regression.best}'s is faster there, go "
+                "back to it before the next experiment."
+            )
+        )
+    kept = regression.kept or (regression.experiment,)
+    return Action(
+        text=(
+            f"Go back to exp {regression.best}'s version ({then}{at}) and build the next "
+            f"experiment on it: exp {regression.experiment}, the kernel as it stands, is "
+            f"{slower_text(regression.slower)}; keep from "
+            f"{'exp' if len(kept) == 1 else 'exps'} {', '.join(str(n) for n in kept)} only "
+            f"what measures faster on top of exp {regression.best}."
+        )
+    )
 
 
 def _link(link: CatalogLink, links: Mapping[str, str]) -> str:
@@ -203,6 +259,8 @@ def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None)
     else:
         lines.append("No pathology found: the effort is not stalled by any of the nine checks.")
     actions = _plan_actions(diagnosis.findings)
+    if diagnosis.summary.regression is not None:
+        actions.insert(0, regression_action(diagnosis.summary.regression))
     lines += ["", "## Plan", ""]
     if actions:
         lines += [

@@ -40,7 +40,7 @@ import attrs
 from kernelopt.diagnose.source import find_pattern, parse_python, prose_spans
 from kernelopt.experiments.log import KernelSource
 
-__all__ = ["CODE_PATTERNS", "one_tile_row", "present_ids", "present_in"]
+__all__ = ["CODE_PATTERNS", "names_entry", "one_tile_row", "present_ids", "present_in"]
 
 # One argument of a call on one line, with at most one level of nested parentheses.
 _ARG = r"[^,()\n]*(?:\([^()\n]*\)[^,()\n]*)*"
@@ -325,6 +325,27 @@ def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSourc
     keywords = (*getattr(entry, "keywords", ()), entry_id.replace("-", " "))
     compiled = _keyword_pattern(keywords)
     return find_pattern(sources, compiled, _denied) if compiled is not None else None
+
+
+def names_entry(entry: Any, text: str) -> bool:
+    """Whether ``text`` (an experiment's title) names ``entry``'s technique: one of its
+    catalog keywords of four letters or more, or its id in words.
+
+    Parameters
+    ----------
+    entry : catalog entry
+        Anything with an ``id`` and, optionally, ``keywords``.
+    text : str
+        The words to search.
+
+    Returns
+    -------
+    bool
+        True on a whole-word match (case ignored).
+    """
+    entry_id = str(getattr(entry, "id", ""))
+    compiled = _keyword_pattern((*getattr(entry, "keywords", ()), entry_id.replace("-", " ")))
+    return compiled is not None and compiled.search(text) is not None
 
 
 def present_ids(entries: Iterable[Any], sources: Sequence[KernelSource]) -> set[str]:

@@ -47,6 +47,7 @@ __all__ = [
     "HEADLINE",
     "SAME_KERNEL_TOLERANCE",
     "Progress",
+    "Regression",
     "Step",
     "UnitTie",
     "analyze",
@@ -346,6 +347,50 @@ def headline_kind(experiments: tuple[Experiment, ...]) -> MetricKind | None:
     return max(order, key=lambda k: (counts[k], -order.index(k)))
 
 
+def slowdown(new: float, old: float) -> float:
+    """How much slower higher-is-better ``new`` is than ``old``, as a share of time:
+    ``new``'s time over ``old``'s, less one (0.312 for 328 us against 250 us; for rates,
+    ``old`` over ``new`` less one). Both are of one sign (latencies are negative)."""
+    if new == 0.0 or old == 0.0:
+        return 0.0
+    return new / old - 1.0 if old < 0.0 else old / new - 1.0
+
+
+@attrs.frozen(kw_only=True)
+class Regression:
+    """A kept regression: the kernel as it stands is slower than one of its own before it.
+
+    ``latest``: the latest kept experiment of the kernel (status ``KEPT``), the version
+    the next experiment starts from. ``best``: the fastest of the kernel's own kept
+    experiments before it (baselines left out) on the number ``key``, timed on the same
+    GPU where the log has one there. ``slower``: ``latest``'s time over ``best``'s, less
+    one (:func:`slowdown`). ``kept``: the kept experiments after ``best`` up to
+    ``latest``, the ones kept on top of the slower kernel.
+    """
+
+    latest: Step
+    best: Step
+    key: str
+    slower: float
+    kept: tuple[Step, ...]
+
+
+def _own_best_before(own: list[Step], latest: Step, key: str) -> Step | None:
+    """The fastest of ``own`` (kept steps of the kernel before ``latest``) on ``key``: the
+    highest number, or a later step whose same-run A/B showed it faster than that one
+    (numbers from two runs drift; the A/B does not). Steps timed on ``latest``'s GPU only,
+    where the log has any there: another GPU's time says nothing of this one's kernel."""
+    timed = [s for s in own if key in s.values]
+    gpu = latest.experiment.gpu
+    same_gpu = [s for s in timed if gpu and s.experiment.gpu == gpu]
+    best: Step | None = None
+    for step in same_gpu or timed:
+        ahead = step.same_run and step.gains.get(key, 0.0) > 0.0
+        if best is None or ahead or step.values[key] > best.values[key]:
+            best = step
+    return best
+
+
 @attrs.frozen(kw_only=True)
 class Progress:
     """The steps of the primary series with their gains, and the queries detectors ask."""
@@ -457,6 +502,47 @@ class Progress:
             scored = [s for s in self.steps if s.eligible and s.values]
             return scored[-1] if scored else None
         return best
+
+    def kept_regression(self, min_loss: float) -> Regression | None:
+        """The kernel as it stands, where it is ``min_loss`` or more slower than the
+        fastest of its own kept versions before it, on a number both measured; None
+        otherwise.
+
+        Only an experiment the log marks ``KEPT`` is "the kernel as it stands": in a log
+        without statuses every measured experiment may be a try, and a slower try is no
+        regression. It must be the latest kernel experiment that can hold the best (a
+        later one of unknown fate may be the kernel now). Baselines are left out: a kernel
+        behind its torch baseline has regressed from nothing of its own. Its number is the
+        one of the latest kept step whose slowdown is the largest (a headline at its
+        trial point, or a named regime); a step that gained ``min_loss`` or more on
+        another number it shares with that best traded one regime for another, and is
+        no regression. Nor is one whose own same-run A/B showed it faster.
+        """
+        own = [s for s in self.steps if s.eligible and not is_reference(s.experiment)]
+        if len(own) < 2 or own[-1].experiment.status is not Status.KEPT:
+            return None
+        latest, before = own[-1], own[:-1]
+        if latest.same_run and any(g > 0.0 for g in latest.gains.values()):
+            return None
+        heads = [k for k in latest.values if headline_key(k)]
+        found: Regression | None = None
+        for key in heads or list(latest.values):
+            best = _own_best_before(before, latest, key)
+            if best is None:
+                continue
+            slower = slowdown(latest.values[key], best.values[key])
+            traded = any(
+                slowdown(best.values[k], v) >= min_loss
+                for k, v in latest.values.items()
+                if k != key and k in best.values
+            )
+            if slower < min_loss or traded or (found is not None and slower <= found.slower):
+                continue
+            at = own.index(best)
+            found = Regression(
+                latest=latest, best=best, key=key, slower=slower, kept=tuple(own[at + 1 :])
+            )
+        return found
 
     def only(self) -> tuple[Experiment, MetricKind, Point | None] | None:
         """The first number of the one experiment that measured anything, where no other

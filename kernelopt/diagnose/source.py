@@ -29,6 +29,7 @@ __all__ = [
     "complexity",
     "device_only",
     "find_pattern",
+    "float32_dots",
     "guard_present",
     "line_counts",
     "parse_python",
@@ -1014,6 +1015,77 @@ def _dot_suspect(source: KernelSource, module: ast.Module) -> tuple[int, str] | 
             if not default_precise and (scope.float32(call.args[0]) or scope.float32(call.args[1])):
                 found.append((line, "float32"))
     return min(found) if found else None
+
+
+# A dot precision setting of any value, written out: the kernel chose a precision for
+# float32 operands (``ieee`` is the slowest one, and the one tf32 speeds up).
+_DOT_PRECISION_SET = re.compile(r"\btf32|input_precision|allow_tf32|TRITON_F32_DEFAULT")
+# What a text that cannot be parsed (CUDA, C++) shows of float32 operands.
+_F32_WORDS = re.compile(r"\btf32|input_precision|allow_tf32|\bfloat32\b|\bfp32\b", re.IGNORECASE)
+
+
+def _casts_to_f32(module: ast.Module) -> bool:
+    """Whether the module casts anything to float32 (``x.to(tl.float32)``,
+    ``tl.cast(x, tl.float32)``): float32 data, in a text that shows no dot."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Call) and _call_name(node) in _CASTS:
+            given = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
+            if any(_is_f32(d) for d in given):
+                return True
+    return False
+
+
+def _python_float32_dots(module: ast.Module, text: str) -> bool:
+    """:func:`float32_dots` for one parsed Python source."""
+    if _DOT_PRECISION_SET.search(text):
+        return True
+    bodies: list[Sequence[ast.stmt]] = [module.body]
+    bodies += [
+        n.body for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    dots = 0
+    for body in bodies:
+        scope = _Scope(body)
+        for call in scope.calls:
+            if _call_name(call) != "dot" or len(call.args) < 2:
+                continue
+            dots += 1
+            if scope.float32(call.args[0]) or scope.float32(call.args[1]):
+                return True
+    # A float32 accumulator (``tl.zeros(..., dtype=tl.float32)``, ``out_dtype=tl.float32``)
+    # says nothing of the inputs: where the text shows its dots, their operands decide.
+    return dots == 0 and _casts_to_f32(module)
+
+
+def float32_dots(sources: Sequence[KernelSource]) -> bool:
+    """Whether the sources show a matrix product on float32 inputs, the only kind a dot
+    precision setting (tf32, tf32x3, ieee) changes.
+
+    In Python: a precision setting written out (``input_precision=``, ``allow_tf32=``,
+    ``TRITON_F32_DEFAULT``), or a ``tl.dot`` whose operand the text shows is float32 (a
+    cast, an fp32 creation, another dot's result); a text without any dot, a cast to
+    float32. A float32 accumulator is not one: a bf16/fp16 GEMM accumulates in float32
+    too. A text that does not parse (CUDA, C++): the words ``tf32``, ``float32``, ``fp32``
+    or a precision setting.
+
+    Parameters
+    ----------
+    sources : sequence of KernelSource
+        The kernel sources read.
+
+    Returns
+    -------
+    bool
+        True when any source shows such a product.
+    """
+    for source in sources:
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is not None:
+            if _python_float32_dots(module, source.text):
+                return True
+        elif _F32_WORDS.search(source.text):
+            return True
+    return False
 
 
 def _dot_suspects(sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str, str] | None:

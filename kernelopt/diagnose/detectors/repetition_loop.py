@@ -68,14 +68,27 @@ def _kept(experiment: Experiment) -> bool:
     return experiment.status not in _NOT_KEPT and experiment.correctness is not Correctness.FAIL
 
 
+def _as_written(name: str, title: str) -> str:
+    """Knob ``name`` lower-cased, with the words the title hyphenates onto it: ``split-k``
+    for the ``K`` of "split-K=8". The knob is split-K; ``K`` alone is a GEMM's reduction
+    size, and "K=4096" in another title is no change of it."""
+    hyphenated = re.search(
+        r"(?<![A-Za-z0-9_-])((?:[A-Za-z][A-Za-z0-9]*-)+)" + re.escape(name) + r"(?![A-Za-z0-9_])",
+        title,
+    )
+    return (hyphenated.group(1) + name if hyphenated else name).lower()
+
+
 def changed_knobs(experiments: tuple[Experiment, ...]) -> dict[int, set[str]]:
-    """Per experiment number, the knobs (lower-cased) the attempt changed: named in its
-    title, or set to another value than the kept kernel before it had."""
+    """Per experiment number, the knobs (lower-cased, as the title writes them: ``split-k``)
+    the attempt changed: named in its title, or set to another value than the kept kernel
+    before it had."""
     current: dict[str, str] = {}
     changed: dict[int, set[str]] = {}
     for experiment in experiments:
-        knobs = {name.lower(): value for name, value in experiment.knobs.items()}
-        named = {name.lower() for name in knobs_of(experiment.description)}
+        title = experiment.description
+        knobs = {_as_written(name, title): value for name, value in experiment.knobs.items()}
+        named = {_as_written(name, title) for name in knobs_of(title)}
         moved = {name for name, value in knobs.items() if current.get(name, value) != value}
         changed[experiment.number] = named | moved
         if _kept(experiment):

@@ -21,7 +21,13 @@ Recent attempts are classified by their catalog tags (worth two words each) and 
   paging, fusion, caching, bytes and bandwidth;
 - latency: parallelism and launch work — split-KV and its combine, persistent grids,
   occupancy and waves, CUDA graphs, persistent buffers. Neither side's work, so never
-  "the wrong side".
+  "the wrong side";
+- both: software pipelining (``num_stages``, double buffering), which overlaps tile loads
+  with the math on them and raises whichever of DRAM throughput and tensor-core use was
+  starved: it serves a compute-bound GEMM as it serves a memory-bound kernel, so it is
+  never "the wrong side" either. An attempt tagged with it, or titled in its words, is
+  "both" unless its other words or tags name a side ("num_stages=3: deeper prefetch"
+  frames the stages as memory work, and is judged so).
 
 An attempt that set a new best by ``min_gain`` or more is evidence the change fit the
 kernel, not that it aimed at the wrong resource: it is not counted. Nor is one whose headline
@@ -40,6 +46,7 @@ item is not found, and names the profile as missing data.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 
@@ -51,7 +58,8 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.floors import FloorReading
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
-from kernelopt.diagnose.presence import present_in
+from kernelopt.diagnose.presence import names_entry, present_in
+from kernelopt.diagnose.source import float32_dots
 from kernelopt.experiments.log import Experiment, Fact, ProfileFacts
 from kernelopt.experiments.points import points_differ
 from kernelopt.experiments.readers import bottleneck_of
@@ -67,6 +75,8 @@ calls a kernel that uses its binding ceiling this little latency-bound."""
 # Which resource each catalog technique works on. Split-KV raises parallelism (more CTAs
 # over the same bytes and FLOPs), TMA and warp specialization keep tensor cores fed on
 # compute-bound kernels (their catalog triggers: arith_intensity > ridge, tc_pct low).
+# Pipelining hides load latency behind the math: its catalog entry raises "DRAM throughput
+# or tensor-core utilization: whichever was starved", so it serves both sides.
 SIDES: dict[str, str] = {
     "head-grouping-mma-tile": "compute",
     "dot-input-precision": "compute",
@@ -76,7 +86,7 @@ SIDES: dict[str, str] = {
     "paged-kv-cache": "memory",
     "kv-tile-shared-load": "memory",
     "vectorized-coalesced-loads": "memory",
-    "software-pipelining": "memory",
+    "software-pipelining": "both",
     "kernel-fusion": "memory",
     "split-kv-flash-decoding": "latency",
     "split-kv-lse-combine": "latency",
@@ -102,20 +112,27 @@ _WORDS: dict[str, re.Pattern[str]] = {
         r"|\bctas?\b|persistent (?:grid|kernel|ctas?)|\blaunch\w*|cuda[- ]?graphs?",
         re.IGNORECASE,
     ),
+    "both": re.compile(r"pipelin\w*|double[- ]?buffer\w*|multi-?stage\w*", re.IGNORECASE),
 }
 
 
 def aim_of(experiment: Experiment) -> str | None:
-    """``"compute"``, ``"memory"``, ``"latency"`` or None: what an experiment's change is
-    aimed at, from its catalog tags (two points each) and the words of its title."""
+    """``"compute"``, ``"memory"``, ``"latency"``, ``"both"`` or None: what an experiment's
+    change is aimed at, from its catalog tags (two points each) and the words of its title.
+    ``"both"`` (software pipelining) and ``"latency"`` are never the wrong side."""
     scores = {side: len(words.findall(experiment.description)) for side, words in _WORDS.items()}
     for tag in experiment.tags:
         side = SIDES.get(tag)
         if side is not None:
             scores[side] += 2
+    # Pipelining is both sides' work unless the title frames it as one side's ("deeper
+    # prefetch" is about memory): the words that name a side decide.
+    both = scores.pop("both")
     best = max(scores.values())
+    if best == 0:
+        return "both" if both > 0 else None
     winners = [side for side, score in scores.items() if score == best]
-    return winners[0] if best > 0 and len(winners) == 1 else None
+    return winners[0] if len(winners) == 1 else None
 
 
 @attrs.frozen(kw_only=True)
@@ -351,10 +368,38 @@ def _metrics(ctx: Context, floors: Sequence[FloorReading] = ()) -> Mapping[str, 
     return found
 
 
-# Remedies that only speed up float32 operands, and the source text that says a kernel has
-# them (tf32 precision knobs, float32 dots or casts).
+# Remedies that only speed up float32 operands (a dot precision setting leaves bf16/fp16
+# dots as they are).
 _FP32_ONLY = frozenset({"dot-input-precision"})
-_FP32_DOT = re.compile(r"\btf32|input_precision|allow_tf32|\bfloat32\b|\bfp32\b", re.IGNORECASE)
+# A tensor argument of a workload profile's call signatures, with its dtype
+# (``a=[64,128]:float16``).
+_SIGNATURE_DTYPE = re.compile(r"=\[[^\]]*\]:(\w+)")
+_HALF = frozenset({"float16", "bfloat16", "half", "bf16", "fp16"})
+_FLOATS = _HALF | {"float32", "float", "fp32", "tf32", "float64", "double"}
+
+
+def _half_inputs_only(ctx: Context) -> bool:
+    """Whether the workload profile's call signatures show floating-point tensors of 16-bit
+    types only (``a=[64,128]:float16``): the calls the kernel serves feed it no float32
+    operand. False where it shows none, or cannot be read."""
+    if ctx.log.workload_profile is None:
+        return False
+    try:
+        with open(os.path.join(ctx.log.root, ctx.log.workload_profile), encoding="utf-8") as f:
+            text = f.read(1_000_000)
+    except (OSError, UnicodeDecodeError):
+        return False
+    floats = {d.lower() for d in _SIGNATURE_DTYPE.findall(text)} & _FLOATS
+    return bool(floats) and floats <= _HALF
+
+
+def _float32_in_play(ctx: Context) -> bool:
+    """Whether a dot precision remedy can apply: the kernel text shows a float32 product
+    (:func:`float32_dots`); with no kernel text, unless the workload's calls pass 16-bit
+    tensors only."""
+    if ctx.kernels:
+        return float32_dots(ctx.kernels)
+    return not _half_inputs_only(ctx)
 
 
 def _catalog_actions(
@@ -362,10 +407,13 @@ def _catalog_actions(
     metrics: Mapping[str, float],
     fallback: tuple[tuple[str, str], ...],
     wrong_side: str,
+    wrong: Sequence[Experiment] = (),
 ) -> list[Action]:
-    """Up to three catalog remedies for ``metrics``: not on ``wrong_side``, not anti-patterns,
-    not for another kernel family than the log's, not already in the kernel source; the
-    ones the log tried say so."""
+    """Up to three catalog remedies for ``metrics``: not on ``wrong_side``, not what the
+    ``wrong`` attempts (those the finding counts on the wrong side) worked on, by tag or in
+    words ("num_stages=3: deeper prefetch" is pipelining, if a both-sided technique), not
+    anti-patterns, not for another kernel family than the log's, not already in the kernel
+    source; the ones the log tried say so."""
     from kernelopt.catalog.vocabulary import family_ancestors
 
     kernels = ctx.kernels
@@ -373,6 +421,7 @@ def _catalog_actions(
     # tensor cores idle) also holds for a memory-bound RMSNorm, which has no scores to keep
     # on chip. An entry applies to the log's family, an ancestor (``any``) or a descendant.
     chain = family_ancestors(ctx.family) if ctx.family else ()
+    fp32 = _float32_in_play(ctx)
     tried: dict[str, list[Experiment]] = {}
     for experiment in ctx.experiments:
         for tag in experiment.tags:
@@ -381,13 +430,14 @@ def _catalog_actions(
     def usable(entry_id: str) -> bool:
         if SIDES.get(entry_id) == wrong_side:
             return False
-        if (
-            entry_id in _FP32_ONLY
-            and kernels
-            and not any(_FP32_DOT.search(k.text) for k in kernels)
-        ):
+        if entry_id in _FP32_ONLY and not fp32:
             return False  # a bf16/fp16 kernel's dots already run at the full tensor-core rate
         entry = ctx.entry(entry_id)
+        if any(
+            entry_id in e.tags or (entry is not None and names_entry(entry, e.description))
+            for e in wrong
+        ):
+            return False  # the very work the finding calls aimed at the wrong resource
         families = tuple(getattr(entry, "families", ()) or ())
         if (
             chain
@@ -582,6 +632,13 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             f"; {experiments_text([e.number for e in elsewhere])} measured at another trial "
             f"point than {bound.of} ({bound.point}), not judged"
         )
+    overlapped = [e.number for e in judged if aims[e.number] == "both"]
+    if overlapped:
+        # Said, so a reader who counts the pipelining attempts knows why they are not wrong.
+        not_counted += (
+            f"; {experiments_text(overlapped)} pipeline loads under the math, which serves "
+            "either side, not counted"
+        )
     wrong = [e for e in classified if aims[e.number] == opposite]
     # The share is of every attempt judged, not only of those whose aim could be read: two
     # memory attempts among six is a side trip, not the effort's direction.
@@ -620,6 +677,6 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         severity=Severity.HIGH,
         confidence=0.7,
         evidence=[stated, *(ctx.evidence(e) for e in wrong[:5])],
-        actions=_catalog_actions(ctx, _metrics(ctx, floors), fallback, opposite),
+        actions=_catalog_actions(ctx, _metrics(ctx, floors), fallback, opposite, wrong),
     )
     return found(finding)
