@@ -35,6 +35,7 @@ from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.mla import MLATrial, mla_decode_cost, mla_trial_matrix
 from kernelopt.bench.records import (
     BenchRow,
+    KeptSlowerWarning,
     append_rows,
     environment,
     read_rows,
@@ -80,6 +81,7 @@ from kernelopt.bench.tuning import (
     TuningInterrupted,
     TuningResult,
     TuningTrial,
+    UnsureGainWarning,
     tune,
 )
 
@@ -93,6 +95,7 @@ __all__ = [
     "Comparison",
     "Cost",
     "DeviceState",
+    "KeptSlowerWarning",
     "MLATrial",
     "Measurement",
     "Opportunity",
@@ -109,6 +112,7 @@ __all__ = [
     "TuningInterrupted",
     "TuningResult",
     "TuningTrial",
+    "UnsureGainWarning",
     "Verdict",
     "append_rows",
     "check_responds_to_inputs",

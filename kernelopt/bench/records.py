@@ -22,6 +22,7 @@ import numbers
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -41,7 +42,7 @@ from kernelopt._fileio import (
 )
 from kernelopt._strict_json import TooDeepError, loads, once_each, syntax_error_text
 from kernelopt.bench import _serde
-from kernelopt.bench.compare import Comparison
+from kernelopt.bench.compare import Comparison, Verdict
 from kernelopt.bench.measurement import (
     BACKENDS,
     CACHE_STATES,
@@ -53,7 +54,7 @@ from kernelopt.bench.measurement import (
     boolean,
     one_of,
 )
-from kernelopt.bench.roofline import Roofline, check_same_device
+from kernelopt.bench.roofline import Roofline, RooflinePoint, check_same_device
 from kernelopt.experiments.canonical import experiment_dir, log_result, write_result
 from kernelopt.experiments.points import plain_number, point_words, split_terms
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, suffix_of
@@ -62,6 +63,7 @@ from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, 
 __all__ = [
     "BenchRow",
     "Environment",
+    "KeptSlowerWarning",
     "append_rows",
     "environment",
     "point_text",
@@ -84,6 +86,15 @@ ROW_MODES = (*MODES, *HOST_CLOCK_MODES)
 """Every mode a row may hold: the timer's and the host-clock ones."""
 ROW_BACKENDS = (*BACKENDS, *(b for b in HOST_CLOCK_BACKENDS if b not in BACKENDS))
 """Every backend a row may hold: the timer's and the host-clock ones."""
+
+
+class KeptSlowerWarning(UserWarning):
+    """:func:`write_experiment` wrote a version as KEPT whose own verdict says it is slower
+    than its baseline (a SLOW :class:`~kernelopt.bench.Comparison`).
+
+    Not refused: a slower version may be kept on purpose (it is correct where the faster
+    one was not, or it is faster at another point); filter this category where that is so.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -559,7 +570,7 @@ def row_from_measurement(
     op: str,
     impl: str,
     config: Mapping[str, ConfigValue] | None = None,
-    floor: float | None = None,
+    floor: FloorSpec = None,
     metrics: Mapping[str, float] | None = None,
     note: str = "",
     keep_samples: bool = False,
@@ -575,11 +586,15 @@ def row_from_measurement(
         What was timed.
     config : mapping, optional
         Point and knobs.
-    floor : float, optional
-        Roofline floor in the measurement's unit.
+    floor : float, Roofline or RooflinePoint, optional
+        Roofline floor in the measurement's unit, the Roofline itself, or a timing placed
+        on it (``line.place(m)``): the forms :func:`to_result_row` takes. A Roofline's
+        floor is taken in the measurement's unit, for a measurement made on its
+        ceilings' device only.
     metrics : mapping, optional
         Roofline metrics (``RooflinePoint.metrics()``); an infinite ``arith_intensity``
-        (a call that moves no bytes) is left out.
+        (a call that moves no bytes) is left out. Without them, a ``floor`` Roofline (or
+        placed Roofline) gives the measurement's own: ``line.place(measurement).metrics()``.
     note : str
         Free text; the measurement's own notes are appended.
     keep_samples : bool
@@ -594,8 +609,9 @@ def row_from_measurement(
         For a ``measurement`` that is no :class:`Measurement` (``measurement: Expected a
         Measurement, got int``), a ``config`` or ``metrics`` that is no mapping, a
         ``note`` that is no str, a ``keep_samples`` that is no bool or a ``directory``
-        that is no path, before anything is read; and for a field the row refuses (see
-        :class:`BenchRow`).
+        that is no path, before anything is read; for a ``floor`` that is neither a
+        number, a Roofline, a placed Roofline nor None, or a Roofline of another device
+        than the measurement's; and for a field the row refuses (see :class:`BenchRow`).
     """
     if not isinstance(measurement, Measurement):
         # A number or a BenchRow failed with "'int' object has no attribute 'device'".
@@ -610,6 +626,10 @@ def row_from_measurement(
             )
         )
     _check_row_options(config, note, keep_samples)
+    floor_value = _floor_in(measurement, floor)
+    line = _roofline_of(floor)
+    if metrics is None and line is not None:
+        metrics = line.place(measurement).metrics()
     env = environment(directory)
     state = measurement.device
     notes = [text for text in (note, *measurement.notes) if text]
@@ -644,7 +664,7 @@ def row_from_measurement(
         triton=env.triton,
         commit=env.commit,
         timestamp=_utc_now(),
-        floor=floor,
+        floor=floor_value,
         metrics=kept,
         note="; ".join(notes),
         samples=measurement.samples if keep_samples else (),
@@ -1034,14 +1054,28 @@ def _number(value: object, name: str) -> float:
     return float(value)
 
 
-def _floor_in(measurement: Measurement, floor: Roofline | float | None) -> float | None:
+FloorSpec = Roofline | RooflinePoint | float | None
+"""What ``floor=`` takes in :func:`row_from_measurement` and :func:`to_result_row`: the
+floor in the measurement's unit, the :class:`Roofline` itself, or a timing placed on it
+(``line.place(m)``), whose Roofline is taken; None for no floor."""
+
+
+def _roofline_of(floor: object) -> Roofline | None:
+    """The Roofline of a ``floor=`` argument: itself, a placed timing's, None for a number."""
+    if isinstance(floor, RooflinePoint):
+        return floor.roofline
+    return floor if isinstance(floor, Roofline) else None
+
+
+def _floor_in(measurement: Measurement, floor: FloorSpec) -> float | None:
     """The floor in the measurement's unit; a Roofline's only for a measurement made on
     its ceilings' device (a GPU's floor is no floor of a CPU timing)."""
     if floor is None:
         return None
-    if isinstance(floor, Roofline):
-        check_same_device(measurement, floor.ceilings, where="floor")
-        return floor.floor(measurement.unit)
+    line = _roofline_of(floor)
+    if line is not None:
+        check_same_device(measurement, line.ceilings, where="floor")
+        return line.floor(measurement.unit)
     return _number(floor, "floor")
 
 
@@ -1070,7 +1104,7 @@ def to_result_row(
     *,
     point: object,
     impl: str,
-    floor: Roofline | float | None = None,
+    floor: FloorSpec = None,
     speedup: Comparison | Measurement | float | None = None,
 ) -> ResultRow:
     """The canonical :class:`~kernelopt.experiments.ResultRow` of one measurement.
@@ -1086,8 +1120,11 @@ def to_result_row(
         numbers they equal; its axis names are never quoted.
     impl : str
         Implementation name.
-    floor : float or Roofline, optional
-        Roofline floor in the measurement's unit, or the Roofline itself.
+    floor : float, Roofline or RooflinePoint, optional
+        Roofline floor in the measurement's unit, the Roofline itself, or a timing placed
+        on it (``line.place(m)``). A Roofline (placed or not) also gives the row's
+        ``bound``, which result.md writes in its Bound column (``compute`` for a GEMM
+        whose FLOPs set the floor); a bare number gives none.
     speedup : float, Measurement or Comparison, optional
         Baseline time over this time; a baseline Measurement or a Comparison (its
         ``speedup``) is converted.
@@ -1143,6 +1180,7 @@ def to_result_row(
     elif isinstance(speedup, Comparison):
         speedup = speedup.speedup
     mode = "cpu" if measurement.backend == "cpu-perf-counter" else measurement.mode
+    line = _roofline_of(floor)
     return ResultRow(
         point=_row_point(point),
         impl=impl,
@@ -1153,6 +1191,7 @@ def to_result_row(
         floor=_shown(_floor_in(measurement, floor), _TIME_DIGITS),
         speedup=_shown(None if speedup is None else _number(speedup, "speedup"), _SPEEDUP_DIGITS),
         mode=mode,
+        bound=None if line is None else line.bound,
     )
 
 
@@ -1214,7 +1253,10 @@ def write_experiment(
     knobs : mapping, optional
         Tuning knobs (values written with ``str``).
     verdict : Comparison or str, optional
-        A/B verdict against the previous best.
+        A/B verdict against the previous best. A SLOW Comparison with ``status="KEPT"``
+        is written as given, with a :class:`KeptSlowerWarning` naming the ratio and the
+        baseline it was measured against: a kept regression is recorded as REVERTED, or
+        kept with the reason (correctness, another point) in ``notes``.
     notes : str
         Free text.
     date : str, optional
@@ -1240,6 +1282,11 @@ def write_experiment(
     -------
     ResultRecord
         What was written.
+
+    Warns
+    -----
+    KeptSlowerWarning
+        Once written, for ``status="KEPT"`` with a ``verdict`` Comparison that is SLOW.
 
     Raises
     ------
@@ -1329,7 +1376,25 @@ def write_experiment(
         write_result(folder, record, overwrite=overwrite)
     for target, data in copies:
         atomic_write_bytes(target, data)
+    if status is Status.KEPT and isinstance(verdict, Comparison):
+        _warn_kept_slower(experiment, verdict, baseline)
     return record
+
+
+def _warn_kept_slower(experiment: int, verdict: Comparison, baseline: str | None) -> None:
+    """Warn that experiment ``experiment`` is written KEPT although ``verdict`` is SLOW:
+    the cheapest place to catch a kept regression is where it is recorded."""
+    if verdict.verdict is not Verdict.SLOW:
+        return
+    against = f"the baseline {baseline!r}" if baseline else "its baseline"
+    warnings.warn(
+        f"exp_{experiment} is written KEPT although its own verdict says it is slower than "
+        f"{against}: {verdict} (ratio = its time over the baseline's). Record it with "
+        "status='REVERTED', or, if it is kept for another reason (correct where the "
+        "faster one is not, faster at another point), say which in notes.",
+        KeptSlowerWarning,
+        stacklevel=3,
+    )
 
 
 def _member(kind: type[EnumT], value: object, where: str) -> EnumT:

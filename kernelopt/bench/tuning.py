@@ -32,6 +32,7 @@ __all__ = [
     "TuningInterrupted",
     "TuningResult",
     "TuningTrial",
+    "UnsureGainWarning",
     "iter_space",
     "space_size",
     "tune",
@@ -173,6 +174,59 @@ def _unique_values(values: Sequence[Any]) -> list[Any]:
     return list(kept.values())
 
 
+def _one_knob_changes(
+    space: Mapping[str, Sequence[Any]], center: Mapping[str, Any]
+) -> list[Config]:
+    """The configs of ``space`` that differ from ``center`` in one knob, nearest first.
+
+    A knob's values are near in the order the space lists them: one step either way from
+    the center's value comes before two steps (``BLOCK_M`` 32 and 128 around 64, before
+    16), ties in knob order, the smaller-index value first. A center value the space does
+    not list is nearest the knob's first value.
+    """
+    ranked: list[tuple[int, int, int, Config]] = []
+    for knob_index, (knob, values) in enumerate(space.items()):
+        here = _value_key(center[knob])
+        keys = [_value_key(value) for value in values]
+        position = keys.index(here) if here in keys else -1
+        for index, value in enumerate(values):
+            if index == position:
+                continue
+            changed = {**center, knob: value}
+            ranked.append((abs(index - position), knob_index, index, changed))
+    ranked.sort(key=lambda item: item[:3])
+    return [changed for *_, changed in ranked]
+
+
+def _walk_around(
+    space: Mapping[str, Sequence[Any]],
+    start: Config,
+    best_so_far: Callable[[], Config | None],
+) -> Iterator[Config]:
+    """The given order from a start config: ``start``, then each time the untried config
+    nearest the best so far (one knob changed, :func:`_one_knob_changes`), and once every
+    such neighbour of the best is tried, the next untried config in product order; each
+    config once.
+
+    A manual start is expected to be near good: walking the product from its first corner
+    (every knob at its smallest) spent the patience far from it.
+    """
+    seen = {_config_key(start)}
+    yield start
+    rest = iter_space(space)
+    while True:
+        center = best_so_far() or start
+        following = next(
+            (c for c in _one_knob_changes(space, center) if _config_key(c) not in seen), None
+        )
+        if following is None:
+            following = next((c for c in rest if _config_key(c) not in seen), None)
+        if following is None:
+            return
+        seen.add(_config_key(following))
+        yield following
+
+
 def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool | str:
     """Whether every rule allows ``config``, or why one of them could not say.
 
@@ -239,7 +293,10 @@ class TuningResult:
         Wall-clock time of the search, as ``budget_s`` counts it (without the timer's
         one-time setup).
     warnings : tuple of str
-        Warnings raised (each names ``autotune-explosion``).
+        Warnings raised: ``autotune-explosion`` (:class:`AutotuneExplosionWarning`), a
+        rule that raised (``RuntimeWarning``), and a gain over the start that is no
+        measured gain of the kernel, timed with the host clock or within the timings'
+        noise (:class:`UnsureGainWarning`): ``gain_over_start`` is then no gain to take.
     """
 
     best_config: dict[str, Any] | None
@@ -325,6 +382,42 @@ def _attempt(
     return require_measurement(timer.measure(call, label=str(config))), None
 
 
+class UnsureGainWarning(UserWarning):
+    """:func:`tune` found a best config whose gain over the start is no measured gain of
+    the kernel: timed with the host clock (no CUDA, or the Triton interpreter), or within
+    the spread of the two timings. The message is also in :attr:`TuningResult.warnings`."""
+
+
+def _gain_doubts(start: Measurement | None, best: Measurement | None, gain: float) -> list[str]:
+    """Why the gain of ``best`` over ``start`` (``gain``, 0.25 = 25 % faster) does not
+    read as a gain of the kernel; empty where it does, or where there is no gain.
+
+    The host clock times the interpreter or the host around the call, where knobs such as
+    ``num_warps`` change nothing the kernel does on a GPU; and a best whose samples reach
+    into the start's (its P80 at or above the start's P20) is the start again, within the
+    noise of one timing of each.
+    """
+    if start is None or best is None or start is best or not gain > 0:
+        return []
+    said = f"gain {gain:.1%} over the start config"
+    host = [m for m in (start, best) if m.backend == "cpu-perf-counter"]
+    if host:
+        return [
+            f"{said} was timed with the host clock (backend 'cpu-perf-counter': no CUDA, or "
+            "the Triton interpreter): it is the host's time around the call, not the "
+            "kernel's on a GPU, and knobs the interpreter ignores (num_warps, num_stages) "
+            "move it by noise alone; tune on the GPU"
+        ]
+    start_us, best_us = start.to_unit("us"), best.to_unit("us")
+    if best_us.p80 >= start_us.p20:
+        return [
+            f"{said} is within the timings' noise: the best's P80 {best_us.p80:.4g} us "
+            f"reaches the start's P20 {start_us.p20:.4g} us; time both longer (Timer "
+            "max_time_ms) or compare them (kernelopt.bench.compare) before taking it"
+        ]
+    return []
+
+
 def _warn(message: str, collected: list[str]) -> None:
     collected.append(message)
     warnings.warn(message, AutotuneExplosionWarning, stacklevel=3)
@@ -400,7 +493,11 @@ def tune(
         Pruned-space size, and number of configs tried without gain, above which the
         ``autotune-explosion`` warning is raised.
     order : {"given", "random"}
-        Product order or seeded random order.
+        ``"given"``: with a ``start``, around it first: each next config changes one knob
+        of the best config so far by the fewest steps along its listed values (the start's
+        neighbours, then the neighbours of each new best), and once every such neighbour
+        of the best is tried, the rest of the space in product order; without a start,
+        product order. ``"random"``: the start, then a seeded random order.
     seed : int
         Seed of the random order.
     timer : Timer, optional
@@ -504,10 +601,14 @@ def tune(
     stop = "exhausted"
     start_key = None if start is None else _config_key(start)
     start_config = None if start is None else dict(start)
-    candidates = itertools.chain(
-        [start_config] if start_config is not None else [],
-        iter_space(space, order=order, seed=seed),
-    )
+    candidates: Iterator[Config]
+    if start_config is not None and order == "given":
+        candidates = _walk_around(space, start_config, lambda: best_config)
+    else:
+        candidates = itertools.chain(
+            [start_config] if start_config is not None else [],
+            iter_space(space, order=order, seed=seed),
+        )
 
     def outcome(reason: str) -> TuningResult:
         return TuningResult(
@@ -602,5 +703,11 @@ def tune(
             f"{EXPLOSION_ID}: {result.evaluated} configs tried for {gain} (sane size {sane_size})",
             collected,
         )
+        result = attrs.evolve(result, warnings=tuple(collected))
+    doubts = _gain_doubts(result.start, result.best, result.gain_over_start)
+    for message in doubts:
+        collected.append(message)
+        warnings.warn(message, UnsureGainWarning, stacklevel=2)
+    if doubts:
         result = attrs.evolve(result, warnings=tuple(collected))
     return result

@@ -44,6 +44,7 @@ from kernelopt.experiments.records import (
 )
 
 __all__ = [
+    "BOUND_COLUMN",
     "MEASUREMENT_COLUMNS",
     "SUMMARY_COLUMNS",
     "append_lesson",
@@ -70,6 +71,10 @@ MEASUREMENT_COLUMNS = (
     "Speedup",
     "Mode",
 )
+BOUND_COLUMN = "Bound"
+"""The column after ``Mode`` that says which ceiling sets each row's floor (``memory`` or
+``compute``): written only where a row knows it, so a table without it is canonical too."""
+_BOUND_COLUMNS = (*MEASUREMENT_COLUMNS, BOUND_COLUMN)
 SUMMARY_COLUMNS = (
     "Exp",
     "Date",
@@ -199,7 +204,8 @@ def render_result(record: ResultRecord) -> str:
         Markdown ending in one newline: the ``# Experiment N: title`` heading, one
         ``- Field: value`` line per non-empty field (Status, Correctness, Date, Kernel,
         Baseline, GPU, Versions, Tags, Knobs, in that order), then the ``## Measurements``
-        table, ``## Verdict`` and ``## Notes`` sections when the record has them. Numbers
+        table (with a last ``Bound`` column where a row says which ceiling sets its
+        floor), ``## Verdict`` and ``## Notes`` sections when the record has them. Numbers
         are written as ``repr(float)``, so they read back exactly; a row's Of floor cell
         is its floor over its median in percent, to one decimal (``61.2%``), or to two
         significant digits where one decimal would show ``0.0%`` (``0.021%``), and empty
@@ -240,10 +246,13 @@ def render_result(record: ResultRecord) -> str:
     }
     lines += [f"- {name}: {value}" for name, value in fields.items() if value]
     if record.rows:
-        lines += ["", "## Measurements", "| " + " | ".join(MEASUREMENT_COLUMNS) + " |"]
-        lines.append("|" + "---|" * len(MEASUREMENT_COLUMNS))
+        # The Bound column only where a row has a bound: a table without one stays as
+        # every earlier result.md wrote it.
+        columns = _BOUND_COLUMNS if any(row.bound for row in record.rows) else MEASUREMENT_COLUMNS
+        lines += ["", "## Measurements", "| " + " | ".join(columns) + " |"]
+        lines.append("|" + "---|" * len(columns))
         for row in record.rows:
-            cells = (
+            cells: tuple[str, ...] = (
                 row.point,
                 row.impl,
                 _num(row.median),
@@ -255,6 +264,8 @@ def render_result(record: ResultRecord) -> str:
                 _num(row.speedup),
                 row.mode,
             )
+            if len(columns) == len(_BOUND_COLUMNS):
+                cells += (row.bound or "",)
             lines.append("| " + " | ".join(cells) + " |")
     if record.verdict:
         lines += ["", "## Verdict", record.verdict]
@@ -498,7 +509,8 @@ def measurement_rows(
     -------
     tuple of ResultRow
         The table's rows in order; empty when the text has no ``## Measurements`` section
-        whose table has the columns of ``MEASUREMENT_COLUMNS``.
+        whose table has the columns of ``MEASUREMENT_COLUMNS`` (and maybe, last,
+        ``BOUND_COLUMN``).
 
     Raises
     ------
@@ -518,7 +530,7 @@ def measurement_rows(
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     body = lines[start + 1 : end]
     header = next((line for line in body if line.strip()), "")
-    if tuple(split_row(header)) != MEASUREMENT_COLUMNS:
+    if tuple(split_row(header)) not in (MEASUREMENT_COLUMNS, _BOUND_COLUMNS):
         return ()
     said: list[str] = []
     rows = _parse_rows((body, start + 1), None if path is None else str(path), refused, said)
@@ -548,6 +560,7 @@ def _parse_rows(
     if section is None:
         return ()
     body, start = section
+    columns = _columns_of(body)
     rows = []
     header_seen = False
     for offset, line in enumerate(body):
@@ -556,16 +569,16 @@ def _parse_rows(
             continue
         # Split as the tolerant readers split it (``\|`` is a pipe inside its cell), so
         # that both read the same columns of a row edited by hand.
-        cells = split_row(line, len(MEASUREMENT_COLUMNS))
+        cells = split_row(line, len(columns))
         # Only the first row is the header: a point named "Point" is a measurement.
         if not header_seen and cells[0] == MEASUREMENT_COLUMNS[0]:
             header_seen = True
             continue
         if set(line.strip()) <= set("|-: "):
             continue
-        if len(cells) != len(MEASUREMENT_COLUMNS):
+        if len(cells) != len(columns):
             raise FormatError(
-                expected(f"{len(MEASUREMENT_COLUMNS)} cells", len(cells)),
+                expected(f"{len(columns)} cells", len(cells)),
                 path=where,
                 line=number,
                 section="Measurements",
@@ -579,10 +592,18 @@ def _parse_rows(
     return tuple(rows)
 
 
+def _columns_of(body: list[str]) -> tuple[str, ...]:
+    """The columns of a Measurements table whose lines are ``body``: with the Bound column
+    where its header has it, else the columns every result.md has."""
+    header = next((line for line in body if line.strip()), "")
+    return _BOUND_COLUMNS if tuple(split_row(header)) == _BOUND_COLUMNS else MEASUREMENT_COLUMNS
+
+
 def _row(cells: list[str], where: str | None, number: int, warnings: list[str]) -> ResultRow:
     """The :class:`ResultRow` of one Measurements row's ``cells``, at line ``number``; its
     Of floor cell, where its floor over its median contradicts it, named in ``warnings``."""
-    point, impl, median, p20, p80, unit, floor, share, speedup, mode = cells
+    point, impl, median, p20, p80, unit, floor, share, speedup, mode = cells[:10]
+    bound = cells[10] if len(cells) > 10 else ""
     median_value = _float(median, where, number, "Median")
     if median_value is None:
         raise FormatError(
@@ -602,6 +623,7 @@ def _row(cells: list[str], where: str | None, number: int, warnings: list[str]) 
             floor=_float(floor, where, number, "Floor"),
             speedup=_float(speedup, where, number, "Speedup"),
             mode=mode,
+            bound=bound or None,
         )
     except (InputError, ValueError, TypeError) as error:
         if isinstance(error, FormatError):  # _float's, already naming the line

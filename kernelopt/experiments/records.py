@@ -23,6 +23,7 @@ from kernelopt.experiments._validators import text as _text
 __all__ = ["MAX_EXPERIMENT", "Correctness", "ResultRecord", "ResultRow", "Status"]
 
 MAX_EXPERIMENT = 99_999  # the largest experiment number the readers find as exp_N/
+BOUNDS = ("memory", "compute")  # the ceilings a roofline floor is set by (Roofline.bound)
 
 
 class Status(TextEnum):
@@ -273,6 +274,10 @@ class ResultRow:
         Baseline time over this time, above zero (> 1 is faster than the baseline).
     mode : str
         How it was timed: ``"cold"``, ``"hot"``, ``"graph"`` or ``"cpu"``.
+    bound : str, optional
+        Which ceiling sets ``floor``: ``"memory"`` (bytes at the copy bandwidth) or
+        ``"compute"`` (FLOPs at the matmul rate), as ``Roofline.bound`` says; None where
+        it is not known. Only with a floor.
     """
 
     point: str = attrs.field(validator=_cell)
@@ -292,6 +297,9 @@ class ResultRow:
         default=None, converter=_number, validator=[finite(optional=True), _above_zero]
     )
     mode: str = attrs.field(default="cold", validator=_cell)
+    bound: str | None = attrs.field(
+        default=None, validator=attrs.validators.optional(one_of(BOUNDS))
+    )
 
     def __attrs_post_init__(self) -> None:
         # The three are quantiles of one set of samples, so they come in this order; out
@@ -313,6 +321,14 @@ class ResultRow:
                 )
             )
         self._check_floor_share()
+        # A ceiling names what sets a floor: with no floor, it would be read as the
+        # kernel's bound with nothing measured against it.
+        if self.bound is not None and self.floor is None:
+            raise InputError(
+                expected(
+                    "a floor with the bound", f"bound={self.bound!r} without a floor", where="bound"
+                )
+            )
 
     def _check_floor_share(self) -> None:
         """Refuse a floor whose share of the median places the row nowhere on the roofline.

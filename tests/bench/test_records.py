@@ -98,6 +98,7 @@ def test_to_result_row_converts_point_floor_and_speedup() -> None:
         floor=row.floor,
         speedup=2.0,
         mode="cold",
+        bound="memory",
     )
     verdict = Comparison(
         verdict=Verdict.FAST, ratio=0.5, ratio_low=0.49, ratio_high=0.51, noise=0.01, threshold=0.01

@@ -10,7 +10,9 @@ of its table. A result table written by hand is read by its headers: a floor col
 beside the time.
 
 Which ceiling sets the floor (bytes or FLOPs) is what makes a floor a bound. The canonical
-row does not say it; a hand-written row may, in a column of its own (``Bound``,
+row says it in its ``Bound`` column when ``kernelopt.bench`` placed the time on a roofline
+(:attr:`ResultRow.bound <kernelopt.experiments.ResultRow.bound>`); a hand-written row may,
+in a column of its own (``Bound``,
 ``Bottleneck``, ``Ceiling``, ``Floor set by``: ``memory``, ``bytes``, ``compute``,
 ``FLOPs``) or in the floor's header (``Memory floor``, ``Floor (FLOPs)``).
 
@@ -261,7 +263,8 @@ def _from_canonical(file: TextFile, rows: Sequence[ResultRow]) -> list[FloorRow]
                 fraction=fraction,
                 floor=row.floor,
                 unit=row.unit,
-                ceiling=None,
+                # Written by kernelopt.bench from the roofline (memory or compute), else None.
+                ceiling=row.bound,
                 source=SourceRef(path=file.path, line=line),
             )
         )
