@@ -16,7 +16,8 @@ from kernelopt.workflow import Action, learn, observe_rows
 from .conftest import anchor_row, write_rows
 
 ENTRY = "split-kv-flash-decoding"
-AMONG = re.compile(r"Expected a kernel family among (.+), got 'bogus'")
+# The list, then the aliases the catalog reads as its families ("(or matmul, ... for gemm)").
+AMONG = re.compile(r"Expected a kernel family among (.+?)(?: \(or [^)]*\))?, got 'bogus'")
 
 
 def _listed(err: str) -> list[str]:
