@@ -38,6 +38,8 @@ __all__ = [
     "check_seqlen_values",
     "check_softmax_scale",
     "check_workspace_disjoint",
+    "device_origin",
+    "device_origin_note",
 ]
 
 D_NOPE = 512
@@ -537,9 +539,13 @@ def check_device(device: object) -> torch.device:
     return made
 
 
-def check_runnable_device(device: torch.device) -> None:
+def check_runnable_device(device: torch.device, *, where: str | None = None) -> None:
     """Triton kernels run on CUDA tensors, or on CPU tensors under ``TRITON_INTERPRET=1``
-    with a numpy the interpreter can use."""
+    with a numpy the interpreter can use.
+
+    ``where``: the argument the device was read from, named in the refusal of a device
+    the kernels cannot run on (:func:`device_origin`).
+    """
     if device.type == "cuda":
         return
     if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
@@ -548,8 +554,33 @@ def check_runnable_device(device: torch.device) -> None:
             raise DeviceError(refusal)
         return
     raise DeviceError(
-        expected("a CUDA tensor (or a CPU tensor with TRITON_INTERPRET=1)", str(device))
+        expected(
+            "a CUDA tensor (or a CPU tensor with TRITON_INTERPRET=1)",
+            f"{device}{device_origin_note(where)}",
+            where=where,
+        )
     )
+
+
+def device_origin(device: object, cache_seqlens: object) -> str | None:
+    """The argument a plan's device comes from: ``device`` when given, else
+    ``cache_seqlens`` for a tensor of lengths (the plan runs where they lie), else None
+    (the default device, CUDA when present)."""
+    import torch
+
+    if device is not None:
+        return "device"
+    if isinstance(cache_seqlens, torch.Tensor):
+        return "cache_seqlens"
+    return None
+
+
+def device_origin_note(where: str | None) -> str:
+    """What follows a refused device taken from the lengths: the caller passed no device
+    and may not see where this one came from. Empty for any other origin."""
+    if where == "cache_seqlens":
+        return " (cache_seqlens's device, the plan's when device= is omitted)"
+    return ""
 
 
 @functools.cache

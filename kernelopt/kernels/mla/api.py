@@ -36,6 +36,8 @@ from kernelopt.kernels.mla._validate import (
     check_seqlen_values,
     check_softmax_scale,
     check_workspace_disjoint,
+    device_origin,
+    device_origin_note,
 )
 from kernelopt.kernels.mla.naive import launch_naive
 from kernelopt.kernels.mla.schedule import Schedule, build_schedule, plan_schedule
@@ -184,6 +186,17 @@ def _host_seqlens(
     return [int(n) for n in values]
 
 
+def _check_seesaw_target(device: torch.device, dtype: torch.dtype, origin: str | None) -> None:
+    """:func:`seesaw.check_seesaw_target`, whose device refusal names the argument the
+    device came from (:func:`device_origin`), as :func:`check_runnable_device` does."""
+    try:
+        seesaw.check_seesaw_target(device, dtype)
+    except DeviceError as refused:
+        if origin is None:
+            raise
+        raise DeviceError(f"{origin}: {refused}{device_origin_note(origin)}") from None
+
+
 class MLADecodePlan:
     """A decode step's schedule and workspace, reused by every layer's :meth:`run`.
 
@@ -224,7 +237,8 @@ class MLADecodePlan:
         Multiprocessors the scheduler balances over (the device's count by default).
     num_splits : int or sequence of int, optional
         Force the pieces per sequence instead of the scheduler's choice (tuning, tests):
-        one for all, or one per sequence (a list, a 1-D NumPy array or a tensor).
+        one for all (an int, a NumPy integer or a 0-d integer tensor), or one per sequence
+        (a list, a 1-D NumPy array or a tensor).
     workspace : torch.Tensor, optional
         Caller-owned 1-D contiguous float32 or uint8 buffer on ``device`` for the partial
         outputs, at least :attr:`workspace_bytes` long; allocated here when omitted. Its
@@ -317,6 +331,9 @@ class MLADecodePlan:
         if num_sms is not None:
             num_sms = check_positive_int(num_sms, "num_sms")
 
+        # Named in a device refusal: a meta or other unrunnable device read from the
+        # lengths is no fault of a device= the caller never passed.
+        origin = device_origin(device, cache_seqlens)
         if device is None:
             if isinstance(cache_seqlens, torch.Tensor):
                 device = cache_seqlens.device
@@ -331,9 +348,9 @@ class MLADecodePlan:
             # Tensors made on "cpu:0" report "cpu", which does not compare equal to it.
             self._device = torch.device("cpu")
         if strategy == "seesaw":
-            seesaw.check_seesaw_target(self._device, dtype)
+            _check_seesaw_target(self._device, dtype, origin)
         else:
-            check_runnable_device(self._device)
+            check_runnable_device(self._device, where=origin)
             check_interpreter_dtype(self._device, dtype, defaulted=not dtype_given)
 
         seqlens = _host_seqlens(cache_seqlens)

@@ -33,6 +33,25 @@ def _refuse_unordered(seqlens: object) -> None:
         raise InputError(expected(_LENGTHS, f"a {type(seqlens).__name__}", where="seqlens"))
 
 
+def _refuse_nested(seqlens: object) -> None:
+    """Refuse an array or tensor of lengths with more than one dim, naming its shape.
+
+    Its rows would be counted as lengths: ``np.array([[4096] * 32])`` is one row, so
+    the count check read "Expected 32 lengths, got 1", with no word of the second dim.
+    """
+    ndim = getattr(seqlens, "ndim", None)
+    if isinstance(ndim, int) and ndim > 1:
+        shape = list(getattr(seqlens, "shape", ()))
+        kind = type(seqlens).__name__
+        raise InputError(
+            expected(
+                "one length per sequence as a 1-D array or tensor",
+                f"a {ndim}-D {kind} of shape {shape}",
+                where="seqlens",
+            )
+        )
+
+
 def _total(seqlens: int | Sequence[int], *, batch: int | None = None) -> int:
     """Sum of the lengths; a sequence of them must hold ``batch`` (one per sequence)."""
     # One integer of any kind (Python, NumPy, a 0-d tensor) is the sum of the lengths; a
@@ -43,6 +62,7 @@ def _total(seqlens: int | Sequence[int], *, batch: int | None = None) -> int:
         raise InputError(expected("an int or a sequence of ints", repr(seqlens), where="seqlens"))
     else:
         _refuse_unordered(seqlens)
+        _refuse_nested(seqlens)
         items = list(seqlens)
         if batch is not None and len(items) != batch:
             raise InputError(

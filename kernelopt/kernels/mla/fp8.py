@@ -17,9 +17,15 @@ and the ``split_kv`` strategy take the packed cache directly.
 The quantizer picks power-of-two scales (``2^⌈log₂(amax / 448)⌉`` per 128 values, amax
 clamped at 1e-4), so dividing by a scale is exact and nothing overflows: a value of at
 least ``2⁻⁶ · scale`` (e4m3's smallest normal) keeps three mantissa bits, a relative error
-of at most 2⁻⁴; smaller ones round to steps of ``2⁻⁹ · scale``. Any positive float32 scale
-reads back correctly. A NaN in a group of 128 makes that group's scale, and so every value
-of the group, NaN; so does an infinity (e4m3 has none, and no finite scale holds it).
+of at most 2⁻⁴; smaller ones round to steps of ``2⁻⁹ · scale``. A NaN in a group of 128
+makes that group's scale, and so every value of the group, NaN; so does an infinity (e4m3
+has none, and no finite scale holds it).
+
+Every reader (:func:`dequantize_kv_fp8`, the reference and the kernels) applies a scale as
+stored and refuses none: a zero scale (a row never written, as in a zero-filled cache)
+reads as zeros, a negative one flips the group's signs, a NaN or infinite one poisons the
+group. The scales lie in the cache's bytes, on its device, so checking them would read the
+cache back: a device synchronization on every call.
 """
 
 from __future__ import annotations
@@ -121,6 +127,12 @@ def dequantize_kv_fp8(packed: torch.Tensor, dtype: torch.dtype | None = None) ->
     InputError
         For a tensor that is not uint8 or whose last dim is not 656, or a ``dtype`` that is
         not a floating torch dtype.
+
+    Notes
+    -----
+    Each scale is applied as stored, as the kernels apply it: a zero scale gives zeros, a
+    negative one flips the signs, a NaN or infinite one poisons its group. None is refused,
+    since reading the scales from a device cache would synchronize on every call.
     """
     import torch
 

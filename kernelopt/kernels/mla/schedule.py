@@ -330,6 +330,12 @@ def _check_slack(**values: object) -> None:
             raise InputError(expected("a finite value >= 0", repr(value), where=name))
 
 
+_SPLIT_COUNTS = (
+    "an int or a list of ints (also as an integer NumPy array or tensor: 0-d for one count "
+    "for all, 1-D for one per sequence)"
+)
+
+
 def build_schedule(
     seqlens: Sequence[int],
     splits: int | Sequence[int],
@@ -339,8 +345,9 @@ def build_schedule(
     num_slots: int = 1,
     overhead_tiles: float = DEFAULT_OVERHEAD_TILES,
 ) -> Schedule:
-    """A schedule with the given pieces per sequence (an int applies to every sequence; one
-    per sequence as a list, a 1-D NumPy array or a tensor).
+    """A schedule with the given pieces per sequence (an int applies to every sequence, a
+    NumPy integer or a 0-d integer tensor too; one per sequence as a list, a 1-D NumPy array
+    or a tensor).
 
     A count larger than a sequence's key tiles is reduced to its tile count, so
     ``splits=1_000_000`` means "one piece per tile". Used for tuning sweeps and tests.
@@ -348,9 +355,11 @@ def build_schedule(
     values = _check_seqlens(seqlens)
     _check_sizes(block_n=block_n, m_tiles=m_tiles, num_slots=num_slots)
     _check_slack(overhead_tiles=overhead_tiles)
-    if getattr(splits, "ndim", None) == 1 and hasattr(splits, "tolist"):
-        # A 1-D NumPy array or tensor of counts, read as the list it holds (no import of
-        # either here: the scheduler is pure Python).
+    given = splits  # as passed, for the refusal: tensor(2.) is not the float 2.0
+    if getattr(splits, "ndim", None) in (0, 1) and hasattr(splits, "tolist"):
+        # A 0-d or 1-D NumPy array or tensor, read as the number or list it holds (no
+        # import of either here: the scheduler is pure Python). A 0-d tensor is no
+        # numbers.Integral, though np.int64 is: both are one count for all.
         splits = splits.tolist()
     if isinstance(splits, numbers.Integral) and not isinstance(splits, bool):
         if splits < 1:
@@ -363,7 +372,7 @@ def build_schedule(
     ):
         counts = [int(n) for n in splits]
     else:
-        raise InputError(expected("an int or a list of ints", repr(splits), where="num_splits"))
+        raise InputError(expected(_SPLIT_COUNTS, repr(given), where="num_splits"))
     if len(counts) != len(values):
         raise InputError(expected(f"{len(values)} split counts", len(counts), where="num_splits"))
     for b, n in enumerate(counts):

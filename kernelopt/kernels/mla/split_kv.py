@@ -760,7 +760,8 @@ def mla_decode_split_kv(
         Multiprocessors the scheduler balances over (the device's count by default).
     num_splits : int or sequence of int, optional
         Force the pieces per sequence instead of the scheduler's choice: one count for
-        every sequence, or ``b`` counts (each capped at the sequence's key tiles).
+        every sequence (an int, a NumPy integer or a 0-d integer tensor), or ``b`` counts
+        (a list, a 1-D NumPy array or a tensor; each capped at the sequence's key tiles).
     out, lse : torch.Tensor, optional
         Caller-owned outputs ``[b, s_q, h_q, 512]`` (q's dtype) and ``[b, h_q, s_q]`` float32.
 
