@@ -54,6 +54,7 @@ from kernelopt.bench.report import (
 from kernelopt.bench.roofline import (
     Ceilings,
     Cost,
+    MatmulPrecisionWarning,
     Roofline,
     RooflineLayout,
     RooflinePoint,
@@ -97,6 +98,7 @@ __all__ = [
     "DeviceState",
     "KeptSlowerWarning",
     "MLATrial",
+    "MatmulPrecisionWarning",
     "Measurement",
     "Opportunity",
     "ProfileReport",

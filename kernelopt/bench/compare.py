@@ -208,7 +208,8 @@ def _samples(values: object, name: str) -> Any:
     Returns
     -------
     numpy.ndarray
-        ``[n]`` float64, ``n >= 2``, every sample finite and positive.
+        ``[n]`` float64, every sample finite and positive; how many :func:`judge` needs,
+        :func:`_check_pairs` says.
     """
     import numpy as np
 
@@ -224,13 +225,42 @@ def _samples(values: object, name: str) -> Any:
                 )
             )
         array = np.asarray(sample_floats(values, name, _POSITIVE), dtype=float)
-    if len(array) < 2:
-        raise InputError(expected("at least 2 samples", len(array), where=name))
     bad = ~(np.isfinite(array) & (array > 0))
     if bad.any():
         first = float(array[int(np.argmax(bad))])
         raise InputError(expected(_POSITIVE, repr(first), where=name))
     return array
+
+
+def _check_pairs(lengths: Sequence[int], *, second_baseline: bool) -> None:
+    """Refuse too few pairs for :func:`judge`, with the minimum it needs, in one message.
+
+    Without a second baseline timing the same-version spread comes from the baseline's
+    even- and odd-indexed halves, two samples each at least: 4 pairs. With
+    ``baseline_again`` 2 pairs do. Checked before the lengths are compared, so that the
+    first message about the count already names the real minimum.
+
+    Parameters
+    ----------
+    lengths : sequence of int
+        The length of each sample list, baseline first.
+    second_baseline : bool
+        Whether ``baseline_again`` was given.
+
+    Raises
+    ------
+    InputError
+        ``Expected at least 4 paired samples (baseline and candidate; 2 with
+        baseline_again) to estimate noise, got 1`` (``got 1 and 5`` where the lists differ).
+    """
+    if second_baseline:
+        minimum, what = 2, "baseline, candidate and baseline_again"
+    else:
+        minimum, what = 4, "baseline and candidate; 2 with baseline_again"
+    if min(lengths) >= minimum:
+        return
+    got = str(lengths[0]) if len(set(lengths)) == 1 else and_list([str(n) for n in lengths])
+    raise InputError(expected(f"at least {minimum} paired samples ({what}) to estimate noise", got))
 
 
 def _check_fraction(value: float, name: str) -> None:
@@ -583,11 +613,12 @@ def judge(
     Raises
     ------
     InputError
-        If a sample list is not a 1-D sequence of at least 2 finite positive numbers
+        If a sample list is not a 1-D sequence of finite positive numbers
         (``baseline: Expected a 1-D sequence of samples, got an array of shape (3, 4)``),
-        a tensor is not on the CPU, the lists differ in length (``Expected two sample
-        lists of equal length, got 12 and 9``), fewer than 4 pairs are given without
-        ``baseline_again``, or an option is out of its range.
+        a tensor is not on the CPU, an option is out of its range, fewer than 4 pairs
+        are given without ``baseline_again`` or 2 with it (:func:`_check_pairs`), or the
+        lists differ in length (``Expected two sample lists of equal length, got 12 and
+        9``).
     """
     import numpy as np
 
@@ -607,6 +638,7 @@ def judge(
     if baseline_again is not None:
         arrays.append(_samples(baseline_again, "baseline_again"))
     lengths = [len(values) for values in arrays]
+    _check_pairs(lengths, second_baseline=baseline_again is not None)
     if len(set(lengths)) > 1:
         # The statistics are paired: judging the first n of each would drop samples
         # without a word, and pair samples of different rounds once one list lost some.
@@ -619,10 +651,6 @@ def judge(
     else:
         half = n // 2
         a, a2 = base[0 : 2 * half : 2], base[1 : 2 * half : 2]
-    if len(a) < 2:
-        raise InputError(
-            expected("at least 4 paired samples (baseline and candidate) to estimate noise", n)
-        )
     rng = np.random.default_rng(seed)
     tail = (1.0 - confidence) / 2.0
 

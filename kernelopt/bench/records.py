@@ -211,6 +211,12 @@ def _utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def _utc_today() -> str:
+    """Today's UTC date, ``2026-11-17``: the Date of an experiment as summary.md and the
+    devlog write it (a row's own time is its JSONL ``timestamp``)."""
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
 def point_text(point: object) -> str:
     """A trial point in its one spelling, the one the devlog and ``evaluate`` write.
 
@@ -1260,7 +1266,8 @@ def write_experiment(
     notes : str
         Free text.
     date : str, optional
-        ISO date; default now (UTC).
+        ISO date (``2026-11-17``), written as given (a timestamp too); default today's
+        date (UTC), as summary.md's Date column holds it.
     overwrite : bool
         Replace an existing result.md (in its encoding: a UTF-16 file stays UTF-16) and,
         with ``summary``, the experiment's summary.md row. Without it, either one already
@@ -1352,7 +1359,7 @@ def write_experiment(
         status=status,
         correctness=correctness,
         correctness_detail=correctness_detail,
-        date=date or _utc_now(),
+        date=date or _utc_today(),
         kernel=kernel,
         baseline=baseline,
         gpu=gpu,

@@ -41,6 +41,7 @@ __all__ = [
     "CACHE_ENV",
     "Ceilings",
     "Cost",
+    "MatmulPrecisionWarning",
     "Roofline",
     "RooflineLayout",
     "RooflinePoint",
@@ -78,6 +79,17 @@ def _as_number(value: Any) -> Any:
 def _non_negative(_instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not (isinstance(value, float) and math.isfinite(value) and value >= 0):
         raise InputError(expected("a finite number >= 0", repr(value), where=attribute.name))
+
+
+def _element_bytes(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not (isinstance(value, float) and math.isfinite(value) and value > 0):
+        raise InputError(expected("a finite number > 0 or None", repr(value), where=attribute.name))
+
+
+def _as_number_or_none(value: Any) -> Any:
+    return None if value is None else _as_number(value)
 
 
 def _text(_instance: object, attribute: attrs.Attribute[str], value: object) -> None:
@@ -121,11 +133,19 @@ class Cost:
         once.
     name : str
         What the cost is of (``"mla decode b=32 s=1 h=128 t=4096"``).
+    elt_bytes : float, optional
+        Bytes per input element of the matrix product the FLOPs are of (:func:`matmul_cost`
+        sets it: 2 for bf16 and fp16, 4 for fp32); None where not known. A
+        :class:`Roofline` warns of 4 or more: its compute ceiling is a 16-bit
+        tensor-core rate (:class:`MatmulPrecisionWarning`).
     """
 
     flops: float = attrs.field(converter=_as_number, validator=_non_negative)
     bytes: float = attrs.field(converter=_as_number, validator=_non_negative)
     name: str = attrs.field(default="", validator=_text)
+    elt_bytes: float | None = attrs.field(
+        default=None, converter=_as_number_or_none, validator=_element_bytes
+    )
 
     @property
     def arith_intensity(self) -> float:
@@ -142,7 +162,15 @@ class Cost:
             # Cost has no FLOPs or bytes to add).
             return NotImplemented
         name = " + ".join(n for n in (self.name, other.name) if n)
-        return Cost(flops=self.flops + other.flops, bytes=self.bytes + other.bytes, name=name)
+        # The widest element of the two: an fp32 product in the sum is what sets a floor
+        # too low against a 16-bit matmul ceiling.
+        widths = [width for width in (self.elt_bytes, other.elt_bytes) if width is not None]
+        return Cost(
+            flops=self.flops + other.flops,
+            bytes=self.bytes + other.bytes,
+            name=name,
+            elt_bytes=max(widths) if widths else None,
+        )
 
     @classmethod
     def of(cls, spec: Cost | Mapping[str, Any] | Callable[[], Any]) -> Cost:
@@ -216,7 +244,9 @@ def matmul_cost(
     Returns
     -------
     Cost
-        Named ``matmul MxNxK``.
+        Named ``matmul MxNxK``, with ``elt_bytes``: the FLOPs are the same for every
+        element size, and a :class:`Roofline` warns where the ceilings' bf16 matmul rate
+        does not fit them (:class:`MatmulPrecisionWarning`).
 
     Raises
     ------
@@ -230,6 +260,7 @@ def matmul_cost(
         flops=2.0 * m * n * k,
         bytes=float((m * k + k * n) * elt_bytes + m * n * out),
         name=f"matmul {m}x{n}x{k}",
+        elt_bytes=elt_bytes,
     )
 
 
@@ -415,6 +446,9 @@ class Roofline:
     ceilings: Ceilings = attrs.field(validator=_of_kind)
     cost: Cost = attrs.field(validator=_of_kind)
 
+    def __attrs_post_init__(self) -> None:
+        _warn_wide_matmul(self.cost, self.ceilings)
+
     @property
     def compute_s(self) -> float:
         """Time the FLOPs take at the matmul rate, s."""
@@ -518,6 +552,38 @@ class Roofline:
                 expected("a positive time", f"{number_text(value)} {unit}", where="measured")
             )
         return RooflinePoint(roofline=self, time_s=seconds, launch_overhead_pct=launch_overhead_pct)
+
+
+class MatmulPrecisionWarning(UserWarning):
+    """A matrix product of 32-bit elements placed on a 16-bit tensor-core matmul ceiling.
+
+    :func:`measure_ceilings` times a bf16 product only, so a GPU's compute ceiling is the
+    bf16/fp16 tensor-core rate. An fp32 product (tf32 or IEEE) runs at half that rate or
+    less: against it, its compute floor is too low and its ``tc_pct`` too high, by 2x or
+    more.
+    """
+
+
+# Bytes of the element the measured matmul rate is of (bf16).
+_CEILING_ELT_BYTES = 2
+
+
+def _warn_wide_matmul(cost: Cost, ceilings: Ceilings) -> None:
+    """Warn when ``cost`` is a matrix product of wider elements than the GPU's matmul rate
+    was measured with: its floor and ``tc_pct`` would be off by 2x or more, silently."""
+    wide = cost.elt_bytes is not None and cost.elt_bytes > _CEILING_ELT_BYTES
+    if not wide or cost.flops == 0 or _is_cpu(ceilings.gpu):
+        return
+    what = cost.name or "the cost"
+    warnings.warn(
+        f"{what}: a product of {number_text(cost.elt_bytes or 0.0)}-byte elements placed on "
+        f"the matmul ceiling of {ceilings.gpu!r}, a bf16 tensor-core rate "
+        f"({ceilings.matmul_tflop_s:.0f} TFLOP/s): an fp32 product (tf32 or IEEE) runs at "
+        "half that rate or less, so its compute floor is 2x or more too low and its tc_pct "
+        "2x or more too high: it is the floor of the product done in bf16",
+        MatmulPrecisionWarning,
+        stacklevel=4,
+    )
 
 
 def measured_on(measurement: Measurement) -> str:

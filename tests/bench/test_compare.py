@@ -82,7 +82,7 @@ def test_judge_is_deterministic_for_a_seed() -> None:
 @pytest.mark.parametrize(
     ("a", "b", "message"),
     [
-        ([1.0], [1.0, 2.0], "at least 2 samples"),
+        ([1.0], [1.0, 2.0], "at least 4 paired samples"),
         ([1.0, 0.0], [1.0, 2.0], "finite positive samples"),
         ([1.0, float("nan")], [1.0, 2.0], "finite positive samples"),
         (None, [1.0, 2.0], "Expected a sequence of samples"),

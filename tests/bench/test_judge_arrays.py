@@ -201,9 +201,21 @@ def test_judging_an_array_imports_no_torch() -> None:
 @pytest.mark.parametrize(
     ("samples", "message"),
     [
-        (np.array([]), "baseline: Expected at least 2 samples, got 0"),
-        ([], "baseline: Expected at least 2 samples, got 0"),
-        (np.array([1.0]), "baseline: Expected at least 2 samples, got 1"),
+        (
+            np.array([]),
+            r"Expected at least 4 paired samples \(baseline and candidate; 2 with "
+            r"baseline_again\) to estimate noise, got 0 and 3",
+        ),
+        (
+            [],
+            r"Expected at least 4 paired samples \(baseline and candidate; 2 with "
+            r"baseline_again\) to estimate noise, got 0 and 3",
+        ),
+        (
+            np.array([1.0]),
+            r"Expected at least 4 paired samples \(baseline and candidate; 2 with "
+            r"baseline_again\) to estimate noise, got 1 and 3",
+        ),
         (np.array([1.0, np.nan, 2.0]), "baseline: Expected finite positive samples, got nan"),
         (np.array([1.0, np.inf, 2.0]), "baseline: Expected finite positive samples, got inf"),
         (np.array([1.0, -2.0, 2.0]), "baseline: Expected finite positive samples, got -2.0"),

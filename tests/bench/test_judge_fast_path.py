@@ -304,7 +304,11 @@ def test_each_draw_is_counted_once_for_both_arrays(monkeypatch: pytest.MonkeyPat
         ([1.0, float("nan"), 2.0, 3.0], "baseline: Expected finite positive samples, got nan"),
         (np.array([1.0, 2.0, np.inf, 3.0]), "baseline: Expected finite positive samples, got inf"),
         ([1.0, 0.0, 2.0, 3.0], "baseline: Expected finite positive samples, got 0.0"),
-        ([1.0], "baseline: Expected at least 2 samples, got 1"),
+        (
+            [1.0],
+            r"Expected at least 4 paired samples \(baseline and candidate; 2 with "
+            r"baseline_again\) to estimate noise, got 1",
+        ),
     ],
 )
 def test_what_is_no_sample_list_is_refused_as_before(baseline: Any, message: str) -> None:

@@ -853,8 +853,10 @@ def date_of(text: str) -> str | None:
 # --- knobs -------------------------------------------------------------------------------
 
 # NAME=VALUE, NAME = VALUE, NAME: VALUE (a number, a {set}, a bool); arrows keep the last.
+# A name may hyphenate words onto it ("split-K=8"): read whole, it is the knob split-K, where
+# its last word alone is K, a GEMM's reduction size.
 _ASSIGN = re.compile(
-    r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]{0,31})\s*(?:=|:)\s*"
+    r"(?<![\w.])([A-Za-z_][A-Za-z0-9_]{0,31}(?:-[A-Za-z0-9_]{1,31}){0,3})\s*(?:=|:)\s*"
     r"(\{[^}]{1,60}\}|\[[^\]]{1,60}\]|[-+]?\d+(?:\.\d+)?(?:\s*(?:->|→)\s*[-+]?\d+(?:\.\d+)?)*|True|False|true|false)"
 )
 # CAPS_NAME 64 (a compile-time constant written without '=').
@@ -894,7 +896,7 @@ _PHRASES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # Lower-case identifiers count as knobs only when they look like tuning parameters.
 _KNOB_WORDS = re.compile(
     r"^(?:num_|n_)?(?:warps?|stages?|splits?|blocks?|tiles?|threads?|ctas?|groups?|chunks?|unroll|"
-    r"threshold|bucket|waves?|occupancy|kv_splits|num_kv_splits|split_k|splitk|group_m|block_[a-z]+|"
+    r"threshold|bucket|waves?|occupancy|kv_splits|num_kv_splits|split_kv?|splitk|group_m|block_[a-z]+|"
     r"tile_[a-z]+|chunk_[a-z]+|[a-z]*_size|vec(?:tor)?_?[a-z]*|launch_bounds|maxnreg)$"
 )
 _NOT_KNOBS = frozenset(
@@ -926,22 +928,48 @@ def _last_value(value: str) -> str:
     return value
 
 
+def _is_knob_name(name: str) -> bool:
+    """Whether an assigned ``name`` is a tuning knob: a CAPS constant (``BLOCK_T``) or a
+    lower-case word that looks like one (``num_warps``; ``split-K`` as ``split_k``)."""
+    if name.lower() in _NOT_KNOBS:
+        return False
+    if name.upper() == name and any(c.isalpha() for c in name):
+        return True
+    return bool(_KNOB_WORDS.match(name.lower().replace("-", "_")))
+
+
+def _assigned_name(name: str, assignment: str) -> str | None:
+    """The knob the assignment ``assignment`` of ``name`` (``split-K=8``) sets, or None.
+
+    A hyphenated name is read whole where it is a knob (``split-K``, ``tile-M``); a
+    phrase reads it otherwise (``block-size``, ``work-group-size``); else its last word
+    is the knob, as before hyphens were read (``v2-BLOCK_T`` sets ``BLOCK_T``).
+    """
+    if "-" not in name:
+        return name if _is_knob_name(name) else None
+    if any(pattern.match(assignment) for _, pattern in _PHRASES):
+        return None
+    if _is_knob_name(name):
+        return name
+    last = name.rsplit("-", 1)[1]
+    return last if _is_knob_name(last) else None
+
+
 def knobs_of(text: str) -> dict[str, str]:
     """Tuning knobs named in ``text``: ``{"BLOCK_T": "128", "num_warps": "8", "wg_size": "128"}``.
 
-    Names keep their spelling, except phrases (``WG size 128``) which get snake_case names.
+    Names keep their spelling, hyphens included (``split-K=8`` is the knob ``split-K``),
+    except phrases (``WG size 128``) which get snake_case names.
     """
     found: dict[str, str] = {}
     clean = text.replace("`", "").replace("*", "")
     for match in _ASSIGN.finditer(clean):
-        name, value = match.group(1), match.group(2)
-        if name.lower() in _NOT_KNOBS:
-            continue
-        is_caps = name.upper() == name and any(c.isalpha() for c in name)
-        if not is_caps and not _KNOB_WORDS.match(name.lower()):
+        assigned, value = match.group(1), match.group(2)
+        name = _assigned_name(assigned, match.group(0))
+        if name is None:
             continue
         plain_word = name.isalpha() and name.islower()
-        colon = ":" in clean[match.start(1) + len(name) : match.start(2)]
+        colon = ":" in clean[match.end(1) : match.start(2)]
         before = clean[max(0, match.start(1) - _COUNTED_REACH) : match.start(1)]
         if plain_word and colon and _COUNTED.search(before):
             continue  # "4 KV splits: 256 programs" sets 4 splits, not 256
