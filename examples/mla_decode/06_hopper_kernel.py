@@ -94,13 +94,15 @@ for index, point in enumerate(points):
             f"({hopper.roofline.floor('us'):.1f} us)"
         )
     _steps.cpu_note(S)
+    # The row states a speedup only where the A/B found one (FAST or SLOW): a SAME or
+    # UNCLEAR ratio is noise, and diagnose would read it as this point's gain.
     rows.append(
         to_result_row(
             result.candidate,
             point=point,
             impl="triton_hopper",
             floor=hopper.roofline,
-            speedup=result,
+            speedup=_steps.judged_speedup(result),
         )
     )
     bench += [
