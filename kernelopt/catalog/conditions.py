@@ -19,7 +19,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
-from kernelopt._numbers_text import readable
+from kernelopt._numbers_text import digits_apart, readable
 from kernelopt.catalog._fields import require_str, to_enum
 from kernelopt.catalog.vocabulary import FILL_MARK
 
@@ -77,17 +77,6 @@ def format_number(value: float) -> str:
     if value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return repr(value)
-
-
-def _digits_apart(left: float | None, right: float | None) -> int:
-    """Significant digits a match reason shows: 4, or as many more as tell the two sides
-    of the comparison apart (0.49999 against 0.5 must not read as ``0.5``)."""
-    if left is None or right is None or left == right:
-        return 4
-    for digits in range(4, 18):
-        if readable(float(left), digits) != readable(float(right), digits):
-            return digits
-    return 17
 
 
 def _measured(value: float, digits: int) -> str:
@@ -203,7 +192,7 @@ class Comparison:
         """
         right = self.value if self.other is None else facts.get(self.other)
         left = facts.get(self.name)
-        digits = _digits_apart(left, right)
+        digits = digits_apart(left, right)
         shown = ", ".join(
             f"{n}={_measured(float(facts[n]), digits)}" for n in self.names if n in facts
         )

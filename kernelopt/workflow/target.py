@@ -22,7 +22,7 @@ import attrs
 from kernelopt._checks import finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
-from kernelopt._numbers_text import readable
+from kernelopt._numbers_text import digits_apart, readable
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
 from kernelopt.workflow._fields import real_to_float, require_instance
@@ -115,11 +115,7 @@ def _number(value: float) -> str:
 def _value(value: float, bound: float) -> str:
     """``value`` to 4 significant digits, or as many more as tell it from ``bound``: a
     speedup of 1.19999 shown as the bound's "1.2" would read as met beside "short"."""
-    for digits in range(4, 18):
-        shown = readable(value, digits)
-        if value == bound or shown != readable(bound, digits):
-            return shown
-    return repr(value)
+    return readable(value, digits_apart(value, bound))
 
 
 @attrs.frozen(kw_only=True)
