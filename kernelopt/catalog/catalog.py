@@ -8,6 +8,7 @@ say why each entry matched.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import numbers
 import os
@@ -30,9 +31,54 @@ from kernelopt.catalog.vocabulary import (
     normalize_family,
 )
 
-__all__ = ["BUILTIN_ROOT", "Catalog", "builtin_fallbacks", "link_problems"]
+__all__ = [
+    "BUILTIN_ROOT",
+    "Catalog",
+    "builtin_fallbacks",
+    "did_you_mean",
+    "link_problems",
+    "nearest_ids",
+]
 
 BUILTIN_ROOT = Path(__file__).resolve().parent / "knowledge"
+
+
+def nearest_ids(typed: str, known: Iterable[str], *, most: int = 3) -> list[str]:
+    """The known ids a user most likely meant by ``typed``, best first.
+
+    Ids are kebab-case and lower-case, so a different case, underscores or spaces
+    name one id outright; otherwise ids that contain what was typed (a prefix
+    typed short), then ids spelled close to it.
+
+    Parameters
+    ----------
+    typed : str
+        The id as the user wrote it.
+    known : iterable of str
+        The ids that exist.
+    most : int, optional
+        How many to return at most.
+
+    Returns
+    -------
+    list of str
+        Up to ``most`` ids; empty when none is close.
+    """
+    ids = sorted(set(known))
+    folded = "-".join(typed.strip().lower().replace("_", " ").split())
+    if folded in ids:
+        return [folded]
+    if len(folded) >= 3:
+        containing = [i for i in ids if folded in i]
+        if containing:
+            return containing[:most]
+    return difflib.get_close_matches(folded, ids, n=most, cutoff=0.75)
+
+
+def did_you_mean(typed: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'a' or 'b'?"`` for the ids closest to ``typed``, else ``""``."""
+    near = nearest_ids(typed, known)
+    return f"; did you mean {' or '.join(repr(i) for i in near)}?" if near else ""
 
 
 def link_problems(tree: LoadedTree, known: Iterable[str]) -> list[Problem]:
@@ -56,7 +102,8 @@ def link_problems(tree: LoadedTree, known: Iterable[str]) -> list[Problem]:
                     line=line,
                     severity=Severity.ERROR,
                     section="Interactions",
-                    message=expected("a link to a known entry id", repr(interaction.target)),
+                    message=expected("a link to a known entry id", repr(interaction.target))
+                    + did_you_mean(interaction.target, ids),
                 )
             )
     return problems
@@ -309,7 +356,8 @@ class Catalog:
         Raises
         ------
         CatalogError
-            ``Expected a known entry id (...), got 'x'`` when there is none.
+            ``Expected a known entry id (...), got 'x'`` when there is none, with the
+            closest ids (``; did you mean 'y'?``) when some are close.
         InputError
             If ``entry_id`` is not a str.
         """
@@ -319,6 +367,7 @@ class Catalog:
         except KeyError:
             raise CatalogError(
                 expected("a known entry id (see `kernelopt catalog list`)", repr(entry_id))
+                + did_you_mean(entry_id, self._entries)
             ) from None
 
     def source(self, entry_id: str) -> Path | None:

@@ -37,7 +37,7 @@ from kernelopt.catalog._fields import (
     require_str,
     to_enum,
 )
-from kernelopt.catalog.catalog import Catalog
+from kernelopt.catalog.catalog import Catalog, did_you_mean
 from kernelopt.catalog.conditions import Condition, parse_condition
 from kernelopt.catalog.index import render_index
 from kernelopt.catalog.layout import (
@@ -273,12 +273,16 @@ class KnowledgeTree:
         if self.with_builtin:
             raise CatalogError(
                 expected(f"an entry id present in {self.root} or the built-ins", repr(entry_id))
+                + did_you_mean(entry_id, self._known_ids())
             )
         # Not looked up in the built-ins, so they are not named as searched; a built-in id
         # says why it was not found.
         builtin = entry_id in Catalog.builtin()
         got = f"{entry_id!r}, a built-in id (with_builtin=False)" if builtin else repr(entry_id)
-        raise CatalogError(expected(f"an entry id present in {self.root}", got))
+        raise CatalogError(
+            expected(f"an entry id present in {self.root}", got)
+            + ("" if builtin else did_you_mean(entry_id, self._known_ids()))
+        )
 
     # --- writing ------------------------------------------------------------------------
 
@@ -286,8 +290,10 @@ class KnowledgeTree:
         known = self._known_ids() | {entry.id}
         broken = [i.target for i in entry.interactions if i.target not in known]
         if broken:
+            hints = "".join(did_you_mean(target, known) for target in broken[:1])
             raise CatalogError(
                 expected("interactions linking known entry ids", ", ".join(broken), where=entry.id)
+                + hints
             )
 
     def _write(self, entry: Entry, old_path: Path | None = None) -> Path:
