@@ -45,6 +45,7 @@ from kernelopt.bench.roofline import (
     RooflinePoint,
     check_same_device,
     launch_overhead_pct,
+    measured_on,
 )
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments._validators import items_of, number_mapping, text
@@ -637,7 +638,8 @@ def profile_report(
     InputError
         For a family the catalog does not know, a catalog without ``query``, a
         baseline timed in another mode than ``measurement``, or a ``graph`` timing not
-        in graph mode; before anything is computed, for a ``measurement``, ``graph`` or
+        in graph mode or made on another device than ``measurement``; before anything
+        is computed, for a ``measurement``, ``graph`` or
         ``baseline`` that is no Measurement, a ``roofline`` that is no Roofline, a
         ``point`` that is neither a TrialPoint nor a mapping, ``stages`` that are not a
         sequence of Stage, ``extra_metrics`` that are not a mapping of str to numbers, a
@@ -806,6 +808,18 @@ def _launch_overhead(
     if graph is not None and graph.mode != "graph":
         # Cold or hot against the events timing measures the L2, not the launches.
         raise InputError(expected("a timing in mode 'graph'", repr(graph.mode), where="graph"))
+    if graph is not None:
+        events_on, graph_on = measured_on(measurement), measured_on(graph)
+        if events_on and graph_on and events_on != graph_on:
+            # Graph replays on one GPU against events on another compare the GPUs, not
+            # the launches: the "launch overhead" would be their speed difference.
+            raise InputError(
+                expected(
+                    f"a graph timing of the same call on {events_on!r}, as the measurement",
+                    f"one made on {graph_on!r}",
+                    where="graph",
+                )
+            )
     given = extra_metrics.get("launch_overhead_pct")
     if given is None:
         return None if graph is None else launch_overhead_pct(measurement, graph)
