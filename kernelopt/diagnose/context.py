@@ -213,13 +213,29 @@ class Context:
             return f"{rate} {experiment.throughput_unit or ''}".strip()
         return ""
 
+    @functools.cached_property
+    def best_gpu(self) -> str | None:
+        """The GPU the best so far was timed on (``""`` where it names none), or None
+        where the log's times come from one GPU at most: only then does a number need its
+        GPU beside it."""
+        if len({e.gpu for e in self.experiments if e.gpu}) < 2:
+            return None
+        best = self.progress.best()
+        return (best.experiment.gpu or "") if best is not None else ""
+
     def value_at(self, experiment: Experiment) -> str:
         """:meth:`value_text` with the trial point it was measured at (``"47.46 us at b=32
         s=1 t=4096 h=16"``) when the log compares its headlines point by point: numbers of
-        two points side by side are different quantities, not a gain or a loss."""
+        two points side by side are different quantities, not a gain or a loss. Where the
+        log's times come from several GPUs, a number timed on another GPU than the best's
+        names it (``"45.6 us at b=32 s=1 t=4096 h=16 on NVIDIA H200"``): beside the best's
+        time it is no gain or loss either."""
         value = self.value_text(experiment)
         if value and self.progress.points and experiment.headline_point:
-            return f"{value} at {experiment.headline_point}"
+            value = f"{value} at {experiment.headline_point}"
+        best_gpu = self.best_gpu
+        if value and best_gpu is not None and experiment.gpu and experiment.gpu != best_gpu:
+            value = f"{value} on {experiment.gpu}"
         return value
 
     def lone_number(self) -> str:

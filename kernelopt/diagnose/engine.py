@@ -275,7 +275,12 @@ def _gained_at(step: Step, kind: str | None) -> tuple[float | None, str, str]:
     the point is named. A log of one headline names none.
     """
     experiment = step.experiment
-    key = max(step.gains, key=step.gains.__getitem__) if step.gains else HEADLINE
+    if step.gains:
+        key = max(step.gains, key=step.gains.__getitem__)
+    else:
+        # The first kept headline at its trial point gains what its own row states over
+        # the kernel it started from: the number is that point's, and the point is named.
+        key = next((k for k in step.values if headline_key(k)), HEADLINE)
     if headline_key(key):
         value, unit = _headline(experiment, kind)
         return value, unit, experiment.headline_point if key != HEADLINE else ""
