@@ -5,8 +5,6 @@ diagnosis and workload tools work on machines without a GPU stack. Submodules lo
 first access (``kernelopt.bench``) or by ``from kernelopt import bench``.
 """
 
-from __future__ import annotations
-
 import importlib
 
 from kernelopt._errors import (
@@ -68,7 +66,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "Any":
     # Lazy submodules keep `import kernelopt` free of torch and triton.
     if name in _SUBMODULES:
         return importlib.import_module(f"kernelopt.{name}")

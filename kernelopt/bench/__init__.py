@@ -20,8 +20,6 @@ Importing this package imports neither torch, triton nor numpy; they load when a
 measurement needs them.
 """
 
-from __future__ import annotations
-
 from kernelopt.bench.compare import Comparison, Verdict, compare, judge
 from kernelopt.bench.device import DeviceState, clock_changes, read_device_state
 from kernelopt.bench.guards import (

@@ -16,8 +16,6 @@ package keeps such buffers across calls, and guards the two ways that goes wrong
 Importing this package imports torch; ``import kernelopt`` does not import it.
 """
 
-from __future__ import annotations
-
 from kernelopt.buffers.graph import CapturedGraph, capture_graph
 from kernelopt.buffers.launcher import (
     BoundLauncher,

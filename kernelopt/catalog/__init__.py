@@ -17,8 +17,6 @@ Examples
 ['too-many-kv-splits']
 """
 
-from __future__ import annotations
-
 from kernelopt.catalog.catalog import BUILTIN_ROOT, Catalog
 from kernelopt.catalog.conditions import Comparison, Condition, Op, parse_condition
 from kernelopt.catalog.index import render_index
@@ -42,7 +40,14 @@ from kernelopt.catalog.model import (
     slugify,
 )
 from kernelopt.catalog.problems import Problem, Severity
-from kernelopt.catalog.query import Match, metrics_read, normalize_text, shape_facts_read
+from kernelopt.catalog.query import (
+    Match,
+    metrics_missing,
+    metrics_read,
+    normalize_text,
+    shape_facts_missing,
+    shape_facts_read,
+)
 from kernelopt.catalog.scaffold import new_entry_file, scaffold_entry
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import (
@@ -91,6 +96,7 @@ __all__ = [
     "family_ancestors",
     "lint_tree",
     "load_tree",
+    "metrics_missing",
     "metrics_read",
     "new_entry_file",
     "normalize_text",
@@ -100,6 +106,7 @@ __all__ = [
     "render_entry",
     "render_index",
     "scaffold_entry",
+    "shape_facts_missing",
     "shape_facts_read",
     "slugify",
 ]

@@ -14,8 +14,6 @@ triton nor numpy::
     print(diagnosis.render_plan())
 """
 
-from __future__ import annotations
-
 from kernelopt.diagnose.engine import diagnose, diagnose_log, load_catalog
 from kernelopt.diagnose.jsonio import (
     diagnosis_from_dict,

@@ -24,14 +24,12 @@ Importing this package imports neither torch, triton nor numpy, and no name load
 it is used: ``from kernelopt.workflow import parse_task`` reads no benchmark code.
 """
 
-from __future__ import annotations
-
 import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+import typing
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on use
+if typing.TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on use
     from kernelopt.bench.report import ProfileReport
     from kernelopt.workflow.changes import (
         KNOWLEDGE_BASE,
@@ -229,7 +227,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -245,7 +243,7 @@ def __dir__() -> list[str]:
 class _Package(types.ModuleType):
     """This package, keeping each public name bound to its object."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: typing.Any) -> None:
         # Importing the submodule kernelopt.workflow.learn binds it here under the name of
         # the function learn, which it would then hide; the function keeps the name.
         if name in _HOMES and isinstance(value, types.ModuleType):

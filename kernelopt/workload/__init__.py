@@ -16,8 +16,6 @@ shortcut rules over it (:func:`find_shortcuts`), and keep it as ``workload_profi
 Importing this package does not import torch, triton or numpy.
 """
 
-from __future__ import annotations
-
 from kernelopt.workload.calls import (
     Call,
     CallGroup,
