@@ -29,8 +29,12 @@ from kernelopt._cli_util import (
 from kernelopt._errors import DeviceError, InputError, expected
 from kernelopt._words import and_list
 
-_HELP = "time kernels, measure device ceilings and place results on the roofline"
-_DESCRIPTION = "Time kernels, measure device ceilings and place results on the roofline."
+_HELP = "measure this GPU's ceilings and time kernelopt's MLA decode kernels"
+_DESCRIPTION = (
+    "Measure this GPU's ceilings (copy bandwidth, bf16 matmul rate) and time kernelopt's "
+    "MLA decode kernels. To time, check and place kernels of your own on the roofline, use "
+    "the Python API (kernelopt.bench: measure, Roofline, compare; see docs/bench.md)."
+)
 _NO_CUDA = "no CUDA device"
 
 
