@@ -19,6 +19,7 @@ import contextlib
 import math
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from kernelopt._checks import ascii_digits
@@ -353,10 +354,11 @@ def parse_result(
         ``"|"``, ...).
     FormatError
         When the text is not in the canonical layout: no ``# Experiment N: title`` first
-        line, an unknown field or section, a missing or unknown Status or Correctness, a
-        malformed ``key=value`` list, or a Measurements row whose cell count or numbers are
-        wrong (its numbers only without ``refused``). The message names the line and the
-        section.
+        line, an unknown field or section, a field or section given twice, a missing or
+        unknown Status or Correctness, a malformed ``key=value`` list, a Measurements
+        header of the canonical width in another order or other words, or a Measurements
+        row whose cell count or numbers are wrong (its numbers only without ``refused``).
+        The message names the line and the section.
     """
     check_instance(text, str, "result.md text as a string", "text")
     _check_sinks(path, refused, warnings)
@@ -383,6 +385,7 @@ def parse_result(
     for number, line in enumerate(lines[1:], start=2):
         if line.startswith("## ") and current != "Notes":
             current = line[3:].strip()
+            _refuse_second(sections, current, number, where, "section")
             sections[current] = ([], number)
             continue
         if current is not None:
@@ -397,6 +400,7 @@ def parse_result(
                     line=number,
                     section="fields",
                 )
+            _refuse_second(fields, match.group(1), number, where, "field")
             fields[match.group(1)] = (match.group(2), number)
         elif line.strip():
             raise FormatError(
@@ -475,6 +479,24 @@ def parse_result(
     if warnings is not None:
         warnings.extend(said)
     return record
+
+
+def _refuse_second(
+    seen: Mapping[str, tuple[object, int]], name: str, number: int, where: str | None, kind: str
+) -> None:
+    """Refuse a field or section ``name`` that ``seen`` already holds: read as one, the
+    later would replace the earlier (a second Measurements table pasted under the first
+    would drop the first's rows), and nothing tells which of the two the writer meant."""
+    if name in seen:
+        raise FormatError(
+            expected(
+                f"one {name} {kind} (the first at line {seen[name][1]})",
+                f"a second at line {number}",
+            ),
+            path=where,
+            line=number,
+            section=name,
+        )
 
 
 def measurement_rows(
@@ -571,9 +593,11 @@ def _parse_rows(
         # that both read the same columns of a row edited by hand.
         cells = split_row(line, len(columns))
         # Only the first row is the header: a point named "Point" is a measurement.
-        if not header_seen and cells[0] == MEASUREMENT_COLUMNS[0]:
+        if not header_seen:
+            _check_header(cells, columns, line, where, number)
             header_seen = True
-            continue
+            if cells[0] == MEASUREMENT_COLUMNS[0]:
+                continue
         if set(line.strip()) <= set("|-: "):
             continue
         if len(cells) != len(columns):
@@ -590,6 +614,22 @@ def _parse_rows(
                 raise
             refused.append(error)
     return tuple(rows)
+
+
+def _check_header(
+    cells: list[str], columns: tuple[str, ...], line: str, where: str | None, number: int
+) -> None:
+    """Refuse a Measurements table whose first line is not its canonical header: its rows
+    are read by position, so columns moved or renamed by hand (Impl before Point, P80
+    before P20) would put each value in another field, or name the header as a row. A
+    header of another width is left to the rows' cell count, which names the row."""
+    if len(cells) == len(columns) and tuple(cells) != columns:
+        raise FormatError(
+            expected("the header '| " + " | ".join(columns) + " |'", repr(line.strip()[:120])),
+            path=where,
+            line=number,
+            section="Measurements",
+        )
 
 
 def _columns_of(body: list[str]) -> tuple[str, ...]:
@@ -936,12 +976,11 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     lines = text.split(ending[-1])
     found = _summary_tables(lines)
     if not found:
+        got, line = _no_summary_table(lines)
         raise FormatError(
-            expected(
-                f"a table with columns {' | '.join(SUMMARY_COLUMNS)} (any order)",
-                "other columns" if any("|" in line for line in lines) else "no table",
-            ),
+            expected(f"a table with columns {' | '.join(SUMMARY_COLUMNS)} (any order)", got),
             path=path,
+            line=line,
             section="summary",
         )
     _, end, names = found[-1]
@@ -987,6 +1026,34 @@ def _with_row(text: str, record: ResultRecord, path: Path, *, replace: bool = Fa
     else:
         lines.insert(end, row)
     return mark + ending[-1].join(lines)
+
+
+def _no_summary_table(lines: list[str]) -> tuple[str, int | None]:
+    """What ``lines``, a summary.md without a summary table, hold instead, and the line
+    (1-based) to look at: the user can then mend the header they wrote, not guess."""
+    from kernelopt.experiments.readers._markdown import code_mask, is_separator
+
+    mask = code_mask(lines)
+    wanted = {name.lower() for name in SUMMARY_COLUMNS}
+    first_table = None
+    for index, line in enumerate(lines):
+        if "|" not in line:
+            continue
+        names = {name.strip("*` ").lower() for name in split_row(line)}
+        below = index + 1 < len(lines) and is_separator(lines[index + 1])
+        if wanted <= names:
+            if mask[index]:
+                return f"its header at line {index + 1} inside a code block", index + 1
+            if not below:
+                return f"its header at line {index + 1} without a |---| row under it", index + 1
+        if below and first_table is None and not mask[index]:
+            missing = [name for name in SUMMARY_COLUMNS if name.lower() not in names]
+            first_table = (f"a table without {', '.join(missing)} at line {index + 1}", index + 1)
+    if first_table is not None:
+        return first_table
+    if any("|" in line for line in lines):
+        return "no |---| row under any line of cells", None
+    return "no table", None
 
 
 def _summary_tables(lines: list[str]) -> list[tuple[int, int, list[str]]]:

@@ -296,12 +296,23 @@ def _from_measurements(
     try:
         rows = measurement_rows(file.text, path=file.path, refused=refused, warnings=draft.warnings)
     except KernelOptError:
-        return ()
-    if not rows and not refused:
-        return ()
+        # A row of the canonical table with a cell too many or too few: no row of it is
+        # read as written (named below as not read).
+        rows, refused = (), []
     reason = getattr(error, "message", str(error))
     line = getattr(error, "line", None)
     at = f"line {line}: " if line else ""
+    if not rows and not refused:
+        if getattr(error, "section", None) == "Measurements":
+            # Its table edited out of the canonical columns (moved, renamed or added
+            # to): its rows, read by position, would be misread, and the hand-written
+            # reading may find no time in them; the user should know why.
+            draft.warnings.append(
+                f"{file.path}: not in the canonical layout ({at}{reason}); its "
+                "Measurements table was not read as written, the file was read as a "
+                "hand-written result"
+            )
+        return ()
     draft.warnings.append(
         f"{file.path}: not in the canonical layout ({at}{reason}); its Measurements table "
         "was read as written, the rest as a hand-written result"
@@ -373,6 +384,33 @@ def _snapshot(
     return KernelSource(path=path, text=file.text, language=language, experiment=number)
 
 
+def _read_result(draft: Draft, file: TextFile, number: int) -> None:
+    """Read the result file ``file`` of experiment ``number`` into ``draft``: exactly where
+    kernelopt wrote it, else its canonical Measurements table as written and the rest
+    tolerantly."""
+    path = file.path
+    # A row of bad values (p20 above p80, a median at zero) is left out and named, as the
+    # readers do with any value they cannot take: the rest of the file, its other rows
+    # included, is still the record kernelopt wrote.
+    refused: list[FormatError] = []
+    try:
+        record = parse_result(file.text, path=path, refused=refused, warnings=draft.warnings)
+    except KernelOptError as error:
+        rows = _from_measurements(draft, file, error)  # then read tolerantly below
+        draft.result_floors.setdefault(path, result_floors(file, rows, warnings=draft.warnings))
+    else:
+        _check_heading(draft, path, record.experiment, number)
+        _from_record(draft, record, file, refused)
+        draft.result_floors.setdefault(
+            path, result_floors(file, record.rows, warnings=draft.warnings)
+        )
+        return
+    heading = _heading_number(file)
+    if heading is not None:
+        _check_heading(draft, path, heading, number)
+    describe(file, draft, recommendation_offset=1)
+
+
 def read_folder(
     files: LogFiles,
     folder: str,
@@ -391,6 +429,7 @@ def read_folder(
         scope="numbered", key=str(number), kind=kind, number=number, label=name, order=("", number)
     )
     kernels: list[KernelSource] = []
+    results_read = 0
     for path in sorted(files.under(folder), key=_order):
         stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
         suffix = suffix_of(path)
@@ -411,30 +450,19 @@ def read_folder(
             # remedy it found for the log: none is what this experiment changed.
             continue
         if stem in {"result", "results"}:
-            # A row of bad values (p20 above p80, a median at zero) is left out and named,
-            # as the readers do with any value they cannot take: the rest of the file,
-            # its other rows included, is still the record kernelopt wrote.
-            refused: list[FormatError] = []
-            try:
-                record = parse_result(
-                    file.text, path=path, refused=refused, warnings=draft.warnings
-                )
-            except KernelOptError as error:
-                rows = _from_measurements(draft, file, error)  # then read tolerantly below
-                draft.result_floors.setdefault(
-                    path, result_floors(file, rows, warnings=draft.warnings)
-                )
+            if not results_read:
+                _read_result(draft, file, number)
             else:
-                _check_heading(draft, path, record.experiment, number)
-                _from_record(draft, record, file, refused)
-                draft.result_floors.setdefault(
-                    path, result_floors(file, record.rows, warnings=draft.warnings)
-                )
-                continue
-            heading = _heading_number(file)
-            if heading is not None:
-                _check_heading(draft, path, heading, number)
-            describe(file, draft, recommendation_offset=1)
+                # A second result of the experiment (results.md beside result.md, a
+                # rerun): another source of its time and fate, merged as one so that a
+                # time or an outcome it says otherwise is named, and a fate that drops
+                # the change is used, as with a summary row and a result.
+                second = Draft(scope=draft.scope, key=draft.key, kind=kind, number=number)
+                _read_result(second, file, number)
+                draft.warnings.extend(second.warnings)
+                second.warnings.clear()
+                draft.absorb(second)
+            results_read += 1
         elif stem in {"plan", "hypothesis", "notes"}:
             # A plan's items are for this experiment and the ones after it.
             describe(

@@ -314,6 +314,14 @@ def read_table(
         if roles.id is not None and roles.id_kind == "number":
             number_ = experiment_number(raw_id)
             if number_ is None:
+                if not raw_id and row.spilled:
+                    # An empty id in a row wider than its header (``|| 4 | … ||``, a
+                    # column added in front without a header): read as it splits, each
+                    # value would sit a column right of its own, so it is named instead.
+                    bad_ids += 1
+                    if bad_ids <= _BAD_IDS_NAMED:
+                        unnumbered.append(_shifted_row(table, roles.id, row, ref))
+                    continue
                 if raw_id in {"—", "-", "–", ""} and row_index == 0:
                     number_ = 0  # an unnumbered first row is the starting point
                 else:
@@ -355,6 +363,8 @@ def read_table(
                     "out in between moves the ones after it a column left)"
                 )
         drafts.append(draft)
+    if roles.id is not None and roles.id_kind == "number":
+        unnumbered.extend(_pasted_rows(file, table))
     if drafts:
         drafts[0].warnings.extend(unnumbered)
         if headline is None:
@@ -370,6 +380,45 @@ def read_table(
             f"than the header (the first {_SPILLS_NAMED} are named)"
         )
     return drafts
+
+
+def _pasted_rows(file: TextFile, table: Table) -> list[str]:
+    """A warning for each line right under ``table`` that holds an experiment's cells
+    split by tabs, not pipes (rows pasted from a spreadsheet): a line without ``|`` ends
+    the table, so no reader takes the row, and its experiment would be lost unsaid."""
+    found = []
+    after = table.rows[-1].line if table.rows else table.line + 1
+    for line_number in range(after + 1, min(len(file.lines), after + _BAD_IDS_NAMED) + 1):
+        line = file.lines[line_number - 1]
+        cells = [cell.strip() for cell in line.split("\t")]
+        if not line.strip() or "|" in line or len(cells) < 2:
+            break
+        if experiment_number(cells[0]) is None:
+            break
+        found.append(
+            expected(
+                f"a table row led by '|' (the table of line {table.line})",
+                f"{len(cells)} cells split by tabs (pasted from a spreadsheet?)",
+                where=f"{file.path}:{line_number}",
+            )
+            + "; the row was not read"
+        )
+    return found
+
+
+def _shifted_row(table: Table, id_column: int, row: Row, ref: SourceRef) -> str:
+    """The warning for a row whose id cell is empty and that splits into more cells than
+    its header: a ``|`` doubled at the line's start or a cell added in front of the id."""
+    cells = len(row.cells) + len(row.spilled)
+    return (
+        expected(
+            f"an experiment number such as 7 or exp_7 in the {strip_md(table.header[id_column])!r} "
+            f"cell, under a header of {len(table.header)} cells",
+            f"an empty cell in a row of {cells} (a '|' doubled at the line's start?)",
+            where=str(ref),
+        )
+        + "; the row was not read"
+    )
 
 
 def _short_columns(table: Table, roles: Roles, row: Row) -> str:
