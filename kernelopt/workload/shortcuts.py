@@ -1,7 +1,8 @@
 """Shortcut rules: turn a workload profile into "this shape makes the kernel trivial" findings.
 
 Plateaus often end when someone looks at the shapes: softmax over a size-1 axis is 1.0, a
-reduction over a size-1 axis is a copy, attention with one key returns V, a top-k with
+reduction over a size-1 axis is a copy, a layer norm over one element is its bias (no
+copy), attention with one key returns V, a top-k with
 k >= n selects everything, a gather of k <= n with the same index in every row is an index
 select, equal lengths need no varlen machinery, and one dominant shape deserves its own
 kernel. Each rule reads an :class:`~kernelopt.workload.profile.OpProfile`
@@ -333,6 +334,80 @@ _SIZE1_RESULT = {
 }
 
 
+# Names that tell what a normalization computes: one that subtracts the mean (layer,
+# group and instance norms) or one that does not (RMS norm).
+_CENTERED_NORMS = ("layer_norm", "layernorm", "group_norm", "groupnorm", "instance_norm")
+_RMS_NORMS = ("rms",)
+
+
+def _op_names(op: OpProfile) -> list[str]:
+    """The names that say what an op computes: its own (read as
+    :meth:`~kernelopt.workload.OpSignature.matches` reads it) and its signature's."""
+    names = [_semantic_op_name(op.op)]
+    if op.signature is not None:
+        names.append(op.signature.lower())
+    return names
+
+
+# Measured with torch 2.13 on CPU over one element: native_layer_norm in float16 gave
+# outputs up to 3e-5 off the bias, its backward in float32 a dx up to 1.2e-4, where the
+# exact result is the bias and 0.
+_TORCH_NOISE = (
+    "torch's own kernels compute it in another order and return rounding noise amplified "
+    "by rstd = 1 / sqrt(eps) instead of the exact values: compare with a tolerance"
+)
+
+
+def _normalization_size1(op: OpProfile, name: str, covered: str) -> str:
+    """What a normalization over one element gives, for its op (forward or backward, layer
+    or RMS norm, as its names tell; both kinds where they do not).
+
+    Over one element the mean is that element, so ``x - mean`` is exactly 0: a layer norm's
+    output is its bias, whatever ``x``, and no copy of the input. An RMS norm keeps ``x``:
+    each output is ``x * rsqrt(x² + eps) * weight``.
+    """
+    names = _op_names(op)
+    backward = any("backward" in n or "bwd" in n for n in names)
+    rms = any(word in n for n in names for word in _RMS_NORMS)
+    centered = any(word in n for n in names for word in _CENTERED_NORMS)
+    lead = f"over a size-1 axis ({name} = 1) in {covered}"
+    skip = f"skip the reduction over {name}"
+    zero = "x - mean is exactly 0 for finite inputs (NaN where x is ±inf or NaN)"
+    if centered and not rms:
+        if backward:
+            return (
+                f"layer norm backward {lead}: {zero}, so the normalized input is 0, dx = 0 and "
+                "the weight gradient is 0; the bias gradient is dy summed over the rows, still "
+                f"a reduction over rows; {skip} and the weight gradient's partial sums. "
+                f"{_TORCH_NOISE}"
+            )
+        return (
+            f"layer norm {lead}: {zero}, so the normalized input is 0 and the output is the "
+            "bias (0 without one), whatever x: a constant, not a copy of the input (the mean "
+            f"is x, rstd is 1 / sqrt(eps)); {skip}. {_TORCH_NOISE}"
+        )
+    if rms and not centered:
+        if backward:
+            return (
+                f"RMS norm backward {lead}: dx = dy * weight * eps * (x² + eps)^(-3/2) "
+                "(dy * weight * eps * rstd³), elementwise, and the weight gradient is "
+                "dy * x * rstd summed over the rows, still a reduction over rows; "
+                f"{skip}"
+            )
+        return (
+            f"RMS norm {lead}: each output is x * rsqrt(x² + eps) * weight, elementwise "
+            f"(about sign(x) * weight where x² is much larger than eps), not a copy of the "
+            f"input; {skip}"
+        )
+    return (
+        f"normalization {lead}: no copy of the input. Where it subtracts the mean (layer "
+        f"norm), {zero}, so the output is the bias (0 without one), and backward dx = 0, "
+        "the weight gradient is 0 and the bias gradient is dy summed over the rows; where it "
+        "does not (RMS norm), each output is x * rsqrt(x² + eps) * weight, elementwise; "
+        f"{skip}"
+    )
+
+
 def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     if op.family in ATTENTION_FAMILIES:
         return
@@ -342,7 +417,11 @@ def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         if axis is None or axis.size1_share <= 0 or axis.size1_share < t.often:
             continue
         covered = _coverage(axis.size1_share, axis.size1_time_share)
-        if op.family == "softmax":
+        hint = op.hint(name)
+        if hint is not None:
+            # The signature's word on its own axis: what the op gives there.
+            what = f"{name} = 1 in {covered}: {hint}"
+        elif op.family == "softmax":
             value = "0.0" if "log" in base else "1.0"
             what = (
                 f"softmax over a size-1 axis ({name} = 1) in {covered}: the result is "
@@ -354,6 +433,8 @@ def _size1_reduction(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
                 f"{base} over a size-1 axis ({name} = 1) in {covered}: the result is "
                 f"{_SIZE1_RESULT[base]}; skip the reduction"
             )
+        elif op.family == "normalization":
+            what = _normalization_size1(op, name, covered)
         else:
             what = (
                 f"reduction over a size-1 axis ({name} = 1) in {covered}: each output reads "
@@ -369,9 +450,13 @@ def _single_key_attention(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         axis = op.axis(name)
         if axis is None or axis.size1_share <= 0 or axis.size1_share < t.often:
             continue
+        covered = _coverage(axis.size1_share, axis.size1_time_share)
+        hint = op.hint(name)
+        if hint is not None:
+            yield _size1("single-key-attention", op, name, axis, f"{name} = 1 in {covered}: {hint}")
+            continue
         what = (
-            f"attention with one key ({name} = 1) in "
-            f"{_coverage(axis.size1_share, axis.size1_time_share)}: softmax over one key "
+            f"attention with one key ({name} = 1) in {covered}: softmax over one key "
             "is 1.0, so the output is that key's value row; skip QK^T, the softmax and "
             "the KV loop (the LSE is the single scaled logit, plus any additive mask). "
             "This holds with dropout_p = 0; with dropout the single weight is dropped or "
@@ -436,9 +521,13 @@ def _select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             guard=guard,
         )
     if not gather and k_axis.size1_share > 0 and k_axis.size1_share >= t.often:
+        covered = _coverage(k_axis.size1_share, k_axis.size1_time_share)
+        hint = op.hint(k_name)
+        if hint is not None:
+            yield _size1("select-one", op, k_name, k_axis, f"{k_name} = 1 in {covered}: {hint}")
+            return
         what = (
-            f"top-k with {k_name} = 1 in "
-            f"{_coverage(k_axis.size1_share, k_axis.size1_time_share)}: it is a max/argmax, "
+            f"top-k with {k_name} = 1 in {covered}: it is a max/argmax, "
             "one reduction pass with no selection buffer. With largest=False it is a "
             "min/argmin that skips NaN: top-k ranks NaN above +inf, so it returns NaN only "
             f"for a row of NaN, where torch.min returns NaN for any NaN. {_TIED_INDICES}"
@@ -694,14 +783,63 @@ _TILED_AXES = {"m": "row", "n": "column", "k": "k step"}
 _SMALLEST_TILE, _LARGEST_TILE = 16, 256
 
 
+def _one_past(value: float) -> tuple[int, int] | None:
+    """``(value - 1, tile)`` where ``value`` is one past a multiple of 16 (4097 = 4096 + 1),
+    ``tile`` the largest power of two from 16 to 256 dividing ``value - 1``; else None."""
+    if not float(value).is_integer() or value <= _SMALLEST_TILE:
+        return None
+    body = int(value) - 1
+    tile = body & -body  # the largest power of two dividing the rest
+    if tile < _SMALLEST_TILE:
+        return None
+    return body, min(tile, _LARGEST_TILE)
+
+
+def _tile_sizes(tile: int) -> str:
+    """The power-of-two tiles from 16 up to ``tile``, in words."""
+    return f"{tile}" if tile == _SMALLEST_TILE else f"{_SMALLEST_TILE} to {tile}"
+
+
+def _ragged_gemm(name: str, value: int, body: int, tile: int) -> str | None:
+    """The note for GEMM axis ``name`` of size ``value`` one past ``body``, or None where
+    ``name`` is no tiled GEMM axis."""
+    unit = _TILED_AXES.get(name)
+    if unit is None:
+        return None
+    extra = "" if name == "k" else " (and possibly one more wave of programs)"
+    return (
+        f"{name} = {value} is one past {body}: power-of-two tiles of {_tile_sizes(tile)} along "
+        f"{name} leave a last tile of one {unit}, a whole tile of work for it{extra}; "
+        f"handling that last {unit} apart avoids it"
+    )
+
+
+def _ragged_reduction(name: str, value: int, body: int, tile: int) -> str:
+    """The note for a reduced axis ``name`` of size ``value`` one past ``body``: a row kernel
+    takes the axis as one block of ``triton.next_power_of_2(value)`` lanes, or loops over
+    it in tiles."""
+    block = 1 << (value - 1).bit_length()  # triton.next_power_of_2
+    masked = block - value
+    return (
+        f"{name} = {value} is one past {body}: one block of next_power_of_2({value}) = {block} "
+        f"lanes along {name} leaves {masked} of them masked off: {_pct(masked / block)} of the "
+        "block's registers and arithmetic spent on no element (masked loads read no memory, "
+        "so the cost is compute and occupancy, not bandwidth); a loop over "
+        f"{name} in power-of-two tiles of {_tile_sizes(tile)} leaves a last tile of one "
+        "element, a whole tile of work for it; handling that last element apart avoids both"
+    )
+
+
 def _ragged_tiles(op: OpProfile, terms: Sequence[AxisTerm]) -> list[str]:
-    """For a GEMM, a note per guarded size one past a multiple of 16 (4097 = 4096 + 1):
-    specialized as a constant, it still pays a whole tile for the last element.
+    """A note per guarded size one past a multiple of 16 (4097 = 4096 + 1) of a GEMM axis or
+    of an axis the op reduces over: specialized as a constant, it still pays a whole tile
+    (or a block of masked lanes) for the last element.
 
     Parameters
     ----------
     op : OpProfile
-        The op; only the ``gemm`` family gets notes.
+        The op; a GEMM's ``m``, ``n`` and ``k`` get notes, and the reduced axes of any
+        family but attention (a softmax, reduction or normalization row).
     terms : sequence of (str, float)
         The axes and sizes the guard tests.
 
@@ -709,28 +847,25 @@ def _ragged_tiles(op: OpProfile, terms: Sequence[AxisTerm]) -> list[str]:
     -------
     list of str
         ``m = 4097 is one past 4096: power-of-two tiles of 16 to 256 along m leave a last
-        tile of one row, a whole tile of work for it (...)``, one per such size; empty
-        otherwise.
+        tile of one row, a whole tile of work for it (...)`` for a GEMM; ``hidden = 4097 is
+        one past 4096: one block of next_power_of_2(4097) = 8192 lanes along hidden leaves
+        4095 of them masked off (...)`` for a reduced axis; one per such size, else empty.
     """
-    if op.family != "gemm":
-        return []
+    reduced = () if op.family in ATTENTION_FAMILIES else op.reduced
     notes = []
     for name, value in terms:
-        unit = _TILED_AXES.get(name)
-        if unit is None or not float(value).is_integer() or value <= _SMALLEST_TILE:
+        past = _one_past(value)
+        if past is None:
             continue
-        body = int(value) - 1
-        tile = body & -body  # the largest power of two dividing the rest
-        if tile < _SMALLEST_TILE:
-            continue
-        tile = min(tile, _LARGEST_TILE)
-        sizes = f"{tile}" if tile == _SMALLEST_TILE else f"{_SMALLEST_TILE} to {tile}"
-        extra = "" if name == "k" else " (and possibly one more wave of programs)"
-        notes.append(
-            f"{name} = {int(value)} is one past {body}: power-of-two tiles of {sizes} along "
-            f"{name} leave a last tile of one {unit}, a whole tile of work for it{extra}; "
-            f"handling that last {unit} apart avoids it"
-        )
+        body, tile = past
+        if op.family == "gemm":
+            note = _ragged_gemm(name, int(value), body, tile)
+        elif name in reduced:
+            note = _ragged_reduction(name, int(value), body, tile)
+        else:
+            note = None
+        if note is not None:
+            notes.append(note)
     return notes
 
 

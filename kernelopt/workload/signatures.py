@@ -280,7 +280,11 @@ class OpSignature:
         ``(padded axis, real length axis)`` pairs: work sized by the first, useful work by
         the second.
     hints : mapping of str to str
-        Axis → what a size-1 value means for this op, in words.
+        Axis → what a size-1 value means for this op, in words. The finding for that axis
+        at 1 says it in place of the rule's own sentence: ``size1-axis``, and for a reduced
+        axis ``size1-reduction`` or ``single-key-attention``, for the ``k`` of a top-k
+        ``select-one``. A hint on a ``fixed`` axis is refused: such an axis gives no
+        finding.
     align_right : bool
         The op's API lets leading dims go (torch's SDPA takes ``(N, ..., L, E)``): a tensor
         of lower rank than declared names its dims from the right (``[h, s, d]`` against
@@ -329,6 +333,16 @@ class OpSignature:
             raise InputError(expected("a non-empty signature name", repr(self.name)))
         if not self.ops:
             raise InputError(expected("at least one op name", self.ops, where=self.name))
+        # A fixed axis never gives a finding: its hint would be dropped without a word.
+        on_fixed = [axis for axis, _ in self.hints if axis in self.fixed]
+        if on_fixed:
+            raise InputError(
+                expected(
+                    "hints only for axes that are not fixed (a fixed axis gives no finding)",
+                    and_list(on_fixed),
+                    where=f"{self.name}.hints",
+                )
+            )
 
     def matches(self, op: str) -> bool:
         """Whether this signature applies to an op.
@@ -1318,6 +1332,158 @@ def _gemm_axes(call: Call) -> list[AxisValue]:
     return axes + _axis_values(_raw_steps(call, set(used)), call)
 
 
+# Where each argument of a normalization is found, by the names torch's Python API, its
+# ATen schema (the torch-trace reader), the Recorder (``arg0``... of a builtin such as
+# torch.layer_norm) and common launchers of one's own give it.
+_NORM_INPUT = ("x", "input", "inp", "X", "x0", "hidden_states", "self", "arg0")
+_NORM_BACKWARD_INPUT = ("x", "input", "inp", "X")
+_NORM_GRAD = ("dy", "dY", "grad_out", "grad_output", "dout", "grad_y", "grad")
+_NORM_WEIGHT = ("weight", "w", "gamma")
+_NORM_SHAPE = ("normalized_shape",)
+# torch.layer_norm and torch.rms_norm, builtins the Recorder wraps: (input,
+# normalized_shape, weight, ...) as arg0, arg1, arg2.
+_NORM_POSITIONAL = {"weight": ("arg2",), "shape": ("arg1",)}
+
+
+def _norm_tensor(call: Call, names: Sequence[str]) -> TensorArg | None:
+    """The first tensor argument of ``call`` recorded under one of ``names``."""
+    found = _first_arg(call, names)
+    return found if isinstance(found, TensorArg) else None
+
+
+def _normalized_count(call: Call, x: TensorArg, backward: bool) -> tuple[int, list[str]]:
+    """How many trailing dims of ``x`` a normalization normalizes, and the arguments that
+    said so.
+
+    ``normalized_shape`` where the call passes it (torch's API), else the weight's rank
+    (the weight covers the normalized dims), else 1: the last dim, as every layer and RMS
+    norm normalizes its trailing dims.
+
+    Raises
+    ------
+    InputError
+        Where ``normalized_shape`` or the weight is not ``x``'s trailing dims: which dims
+        are normalized is then not known.
+    """
+    positional = () if backward else _NORM_POSITIONAL["shape"]
+    given = _first_arg(call, (*_NORM_SHAPE, *positional))
+    if isinstance(given, ScalarArg) and given.value is not None:
+        raw = given.value
+        dims = list(raw) if isinstance(raw, tuple) else [raw]
+        if not dims or not all(_is_int(d) for d in dims):
+            raise InputError(expected("normalized_shape as a list of ints", repr(raw)))
+        if len(dims) > len(x.shape) or list(x.shape[len(x.shape) - len(dims) :]) != dims:
+            raise InputError(
+                expected(f"the last dims of {x.name} to be {given.name} {dims}", list(x.shape))
+            )
+        return len(dims), [given.name]
+    weight = _norm_tensor(call, (*_NORM_WEIGHT, *(() if backward else _NORM_POSITIONAL["weight"])))
+    if weight is not None and weight.shape:
+        count = len(weight.shape)
+        if count > len(x.shape) or tuple(x.shape[len(x.shape) - count :]) != weight.shape:
+            raise InputError(
+                expected(
+                    f"{weight.name} with the last dims of {x.name}",
+                    f"{list(weight.shape)} and {list(x.shape)}",
+                )
+            )
+        return count, []
+    return 1, []
+
+
+def _covered_by(tensor: TensorArg, x: TensorArg, count: int) -> bool:
+    """Whether every dim of ``tensor`` repeats a size of a normalization's input ``x``:
+    ``x``'s shape (dy, a residual, the output), its leading dims (the per-row mean and
+    rstd, with trailing ones as torch keeps them, or as one dim of rows), or its normalized
+    dims (weight and bias)."""
+    shape = tuple(tensor.shape)
+    lead, tail = tuple(x.shape[: len(x.shape) - count]), tuple(x.shape[len(x.shape) - count :])
+    per_row = (lead, lead + (1,) * count, (math.prod(lead),))
+    return shape in (tuple(x.shape), tail, *per_row)
+
+
+def _normalization_axes(call: Call) -> list[AxisValue]:
+    """The axes of a layer or RMS norm, forward or backward: ``rows`` and ``hidden``.
+
+    Parameters
+    ----------
+    call : Call
+        A call of ``layer_norm``, ``rms_norm``, their ATen forms or backward, or a
+        normalization of the user's: input ``x`` ``[*rows, *hidden]`` (and, backward, its
+        gradient ``dy`` of the same shape), optional ``normalized_shape``, weight
+        ``[*hidden]``, bias, per-row mean and rstd.
+
+    Returns
+    -------
+    list of AxisValue
+        ``rows`` (the product of ``x``'s leading dims; none for a 1-D ``x``) and
+        ``hidden`` (the product of the normalized dims), then the axes of the arguments
+        whose dims repeat neither, under their own names.
+
+    Raises
+    ------
+    InputError
+        Where no input is found, ``dy`` and ``x`` differ in shape, or ``normalized_shape``
+        or the weight is not ``x``'s trailing dims.
+    """
+    backward = _is_backward(call.op)
+    grad = _norm_tensor(call, _NORM_GRAD) if backward else None
+    x = _norm_tensor(call, _NORM_BACKWARD_INPUT if backward else _NORM_INPUT) or grad
+    if x is None:
+        wanted = _NORM_BACKWARD_INPUT + _NORM_GRAD if backward else _NORM_INPUT
+        raise InputError(expected(f"a tensor input as one of {', '.join(wanted)}", call.label))
+    if grad is not None and grad.shape != x.shape:
+        raise InputError(
+            expected(
+                f"{grad.name} the shape of {x.name}", f"{list(grad.shape)} and {list(x.shape)}"
+            )
+        )
+    if not x.shape:
+        raise InputError(expected(f"{x.name} with at least 1 dim", list(x.shape)))
+    count, used = _normalized_count(call, x, backward)
+    rank = len(x.shape)
+    lead, normalized = range(rank - count), range(rank - count, rank)
+    axes: list[AxisValue] = []
+    if lead:
+        rows = math.prod(x.shape[d] for d in lead)
+        axes.append(AxisValue(name="rows", value=rows, source=_dims_text(x, lead), kind="shape"))
+    hidden = math.prod(x.shape[d] for d in normalized)
+    axes.append(
+        AxisValue(name="hidden", value=hidden, source=_dims_text(x, normalized), kind="shape")
+    )
+    # Tensors whose dims repeat rows and hidden would each add the same axes again (one
+    # size-1 finding per dim of dy, mean, rstd, weight): they are read through x.
+    used += [a.name for a in call.args if isinstance(a, TensorArg) and _covered_by(a, x, count)]
+    return axes + _axis_values(_raw_steps(call, set(used)), call)
+
+
+def _is_backward(op: str) -> bool:
+    """Whether an op name (as :func:`_semantic_op_name` reads it) names a backward pass."""
+    name = _semantic_op_name(op)
+    return "backward" in name or "bwd" in name
+
+
+def _norm_ops(*suffixes: str) -> tuple[str, ...]:
+    """Op patterns of layer and RMS norms, as torch and launchers of one's own name them:
+    ``layer_norm``, ``native_layer_norm``, ``my_rmsnorm``, each with each suffix
+    (``""``, ``"_fwd"``, ``"_backward"``...)."""
+    stems = ("layer_norm", "layernorm", "rms_norm", "rmsnorm")
+    return tuple(
+        pattern
+        for stem in stems
+        for suffix in suffixes
+        for pattern in (f"{stem}{suffix}", f"*_{stem}{suffix}")
+    )
+
+
+# One row of a normalization's backward: the weight and bias gradients, sums over rows,
+# are that row's products.
+_ONE_ROW_BACKWARD = (
+    "a single row: the weight and bias gradients need no sum over rows (the weight "
+    "gradient is dy * xhat, dy * x * rstd for an RMS norm, and the bias gradient is dy), so "
+    "no per-program partial sums and no second pass to add them up; dx is computed as before"
+)
+
 # The ops whose selection is a gather (an index that may repeat rows), not a top-k; see
 # is_gather.
 _GATHER_OPS = ("gather", "index_select", "take_along_dim")
@@ -1499,6 +1665,23 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
             "path without the k loop and without tl.dot (a broadcast multiply) covers them",
         },
         extract=_gemm_axes,
+    ),
+    OpSignature(
+        name="normalization",
+        # layer_norm, native_layer_norm, rms_norm, _fused_rms_norm (torch's names), and a
+        # user's own forward pass named after them (triton_layer_norm, rms_norm_fwd).
+        ops=_norm_ops("", "_fwd", "_forward"),
+        family="normalization",
+        reduced=("hidden",),
+        extract=_normalization_axes,
+    ),
+    OpSignature(
+        name="normalization_backward",
+        ops=_norm_ops("_backward", "_bwd"),
+        family="normalization",
+        reduced=("hidden",),
+        hints={"rows": _ONE_ROW_BACKWARD},
+        extract=_normalization_axes,
     ),
     OpSignature(
         name="gather",

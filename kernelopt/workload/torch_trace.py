@@ -143,6 +143,26 @@ ATEN_ARG_NAMES: dict[str, tuple[str, ...]] = {
     "linear": ("input", "weight", "bias"),
     "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps", "cudnn_enable"),
     "rms_norm": ("input", "normalized_shape", "weight", "eps"),
+    "native_layer_norm": ("input", "normalized_shape", "weight", "bias", "eps"),
+    "native_layer_norm_backward": (
+        "grad_out",
+        "input",
+        "normalized_shape",
+        "mean",
+        "rstd",
+        "weight",
+        "bias",
+        "output_mask",
+    ),
+    "_fused_rms_norm": ("input", "normalized_shape", "weight", "eps"),
+    "_fused_rms_norm_backward": (
+        "grad_out",
+        "input",
+        "normalized_shape",
+        "rstd",
+        "weight",
+        "output_mask",
+    ),
     "cat": ("tensors", "dim"),
 }
 
