@@ -7,7 +7,7 @@ poisoned (NaN for floating types, the largest value for integer types, True for 
 and striped (the type's largest and lowest values in turn). A launcher that reads last
 call's workspace, accumulates into a buffer it never resets, or leaves part of a
 persistent output unwritten gives different results; the checker then poisons one
-buffer at a time to name the culprits.
+buffer at a time to name the culprits of each output that changed.
 """
 
 from __future__ import annotations
@@ -102,7 +102,9 @@ class StaleRead:
     error : str or None
         The exception the poisoned call raised instead of returning, if it did.
     culprits : tuple of str
-        Buffers whose poison alone changes the result (``"name shape dtype"``).
+        Buffers whose poison alone changes this output (``"name shape dtype"``), each
+        output judged on its own: a buffer only another output reads is not named here.
+        Empty when no single buffer changes it (only several poisoned together do).
     """
 
     call: int
@@ -220,11 +222,6 @@ def _run(
         return None, f"{type(error).__name__}: {error}"
 
 
-def _differs(a: Any, b: tuple[Any, str | None], rtol: float, atol: float) -> bool:
-    value, error = b
-    return error is not None or bool(_diff(a, value, "result", rtol, atol))
-
-
 def _fill(
     held: list[HeldBuffer],
     poison: HeldBuffer | None,
@@ -240,26 +237,66 @@ def _fill(
             buffer.tensor.zero_()
 
 
+def _touches(changed: str, output: str) -> bool:
+    """Whether a change found at path ``changed`` is a change of the output ``output``.
+
+    The same leaf, a leaf inside it (``result[1][0]`` inside ``result[1]``), or a
+    container holding it whose structure changed (``result``, when a tuple's length
+    differs, changes every element).
+    """
+    return changed == output or changed.startswith(output + "[") or output.startswith(changed + "[")
+
+
+def _changed_by(
+    launcher: Callable[..., object],
+    args: Sequence[object],
+    held: list[HeldBuffer],
+    suspect: HeldBuffer,
+    outputs: Sequence[str],
+    rtol: float,
+    atol: float,
+) -> set[str]:
+    """Those of ``outputs`` that filling ``suspect`` alone (the others zeroed) changes from
+    a run from zeroed buffers: every one of them when that run raises instead."""
+    _fill(held, None, poison_all=False)
+    reference, error = _run(launcher, args)
+    if error is not None:
+        return set()  # fails even from zeroed buffers: no single buffer to blame
+    changed: set[str] = set()
+    for fill in _FILLS:
+        _fill(held, suspect, poison_all=False, fill=fill)
+        value, error = _run(launcher, args)
+        if error is not None:
+            return set(outputs)  # no output came back: each one changed
+        paths = [found[0] for found in _diff(reference, value, "result", rtol, atol)]
+        changed.update(o for o in outputs if any(_touches(path, o) for path in paths))
+        # Another fill can only add outputs: once every one is changed, it would run for
+        # nothing.
+        if len(changed) == len(outputs):
+            break
+    return changed
+
+
 def _culprits(
     launcher: Callable[..., object],
     args: Sequence[object],
     held: list[HeldBuffer],
+    outputs: Sequence[str],
     rtol: float,
     atol: float,
-) -> tuple[str, ...]:
-    """Buffers whose poison alone changes the result of a run from zeroed buffers."""
-    blamed = []
+) -> dict[str, tuple[str, ...]]:
+    """For each of ``outputs`` (paths such as ``"result[1]"``), the buffers whose poison
+    alone changes that output, in the order ``held`` lists them.
+
+    Judged per output, not over the whole result: in a pipeline whose outputs each read
+    their own workspace (two partial-sum buffers, one per reduced output), the buffer
+    behind one output is no culprit of the other.
+    """
+    blamed: dict[str, list[str]] = {output: [] for output in outputs}
     for suspect in held:
-        _fill(held, None, poison_all=False)
-        reference, error = _run(launcher, args)
-        if error is not None:
-            continue  # fails even from zeroed buffers: no single buffer to blame
-        for fill in _FILLS:
-            _fill(held, suspect, poison_all=False, fill=fill)
-            if _differs(reference, _run(launcher, args), rtol, atol):
-                blamed.append(_label(suspect))
-                break
-    return tuple(blamed)
+        for output in _changed_by(launcher, args, held, suspect, outputs, rtol, atol):
+            blamed[output].append(_label(suspect))
+    return {output: tuple(names) for output, names in blamed.items()}
 
 
 def _stale_outputs(
@@ -343,7 +380,8 @@ def check_no_stale_reads(
     the type's largest and lowest values in turn and run again (a read through a sign
     test or ``nan_to_num`` answers NaN as it answers 0); compare each result with the
     zeroed one. Each run gets a fresh copy of ``args``, so launchers that write their
-    inputs in place are compared fairly.
+    inputs in place are compared fairly. For each output that changed, the buffers
+    filled one at a time (the others zeroed) that change that output are its culprits.
 
     Parameters
     ----------
@@ -374,8 +412,8 @@ def check_no_stale_reads(
     Raises
     ------
     KernelOptError
-        With ``strict``: an output changed (the message names call, output and
-        culprit buffers).
+        With ``strict``: an output changed (the message names call, output and, for
+        each output, its culprit buffers).
     InputError
         No buffers to poison were given, or ``make_inputs`` returned a non-sequence; a
         launcher or ``make_inputs`` that is not callable, ``buffers`` of another type,
@@ -474,7 +512,7 @@ def check_no_stale_reads(
                 # The zeroed run passed: poisoning one buffer at a time names culprits.
                 held = _fillable(source)
                 poisoned_labels.update((_label(h), None) for h in held)
-                culprits = _culprits(launcher, args, held, rtol, atol)
+                culprits = _culprits(launcher, args, held, ["result"], rtol, atol)["result"]
             stale.append(
                 StaleRead(
                     call=i, output="result", mismatched=0, total=0, error=error, culprits=culprits
@@ -489,9 +527,11 @@ def check_no_stale_reads(
         found, error = _stale_outputs(launcher, args, held, rtol, atol)
         if not found:
             continue
-        culprits = _culprits(launcher, args, held, rtol, atol)
+        blamed = _culprits(launcher, args, held, [path for path, _n, _t in found], rtol, atol)
         stale += [
-            StaleRead(call=i, output=path, mismatched=n, total=t, error=error, culprits=culprits)
+            StaleRead(
+                call=i, output=path, mismatched=n, total=t, error=error, culprits=blamed[path]
+            )
             for path, n, t in found
         ]
     report = StaleReadReport(calls=calls, buffers=tuple(poisoned_labels), stale=tuple(stale))
