@@ -393,6 +393,30 @@ def _text_or_none(_instance: object, attribute: attrs.Attribute[str | None], val
         raise InputError(expected("a str or None", repr(value), where=attribute.name))
 
 
+CORRECTNESS_WORDS = tuple(member.value for member in Correctness)
+"""What a row's ``correctness`` may hold besides None: ``"PASS"``, ``"FAIL"``, ``"UNKNOWN"``,
+the words of :class:`~kernelopt.experiments.Correctness` (and of result.md)."""
+
+
+def _correctness_word(value: object) -> object:
+    """A :class:`~kernelopt.experiments.Correctness` as its word, as JSON writes it and
+    :func:`read_rows` reads it back; anything else as given, for the validator to judge."""
+    return value.value if isinstance(value, Correctness) else value
+
+
+def _check_correctness(value: object, where: str) -> None:
+    """Refuse a correctness verdict other than None and :data:`CORRECTNESS_WORDS`."""
+    # Upper case only, as Correctness and result.md spell it: a "pass" that one reader
+    # took and another refused would split one file's rows into judged and unjudged.
+    if value is not None and value not in CORRECTNESS_WORDS:
+        words = ", ".join(CORRECTNESS_WORDS)
+        raise InputError(expected(f"one of {words} or None", repr(value), where=where))
+
+
+def _correctness(_instance: object, attribute: attrs.Attribute[str | None], value: object) -> None:
+    _check_correctness(value, attribute.name)
+
+
 def _clock(_instance: object, attribute: attrs.Attribute[int | None], value: object) -> None:
     # An NVML clock is a whole number of MHz: read_rows refuses 1980.0 and True.
     if value is None:
@@ -487,6 +511,13 @@ class BenchRow:
         What else a reader must know (``"b halved 32 -> 16 after CUDA OOM"``).
     samples : tuple of float
         The raw samples, when kept.
+    correctness : str, optional
+        Whether the version timed computed the right function: ``"PASS"``, ``"FAIL"`` or
+        ``"UNKNOWN"`` (a :class:`~kernelopt.experiments.Correctness` is stored as its
+        word). None where the row does not say, as in every row written before rows held
+        it: those lines, without the field, read back with None, and a row with None is
+        written without it, the line it always was. A time of a version that fails is
+        still a row (the attempt is kept); a tool judging speed leaves it out.
     """
 
     # Every field is checked as read_rows checks it, so that a row built is a row
@@ -524,6 +555,9 @@ class BenchRow:
     metrics: dict[str, float] = attrs.field(factory=dict, validator=_metric_values)
     note: str = attrs.field(default="", validator=_text)
     samples: tuple[float, ...] = attrs.field(default=(), converter=as_samples, validator=_timings)
+    correctness: str | None = attrs.field(
+        default=None, converter=_correctness_word, validator=_correctness
+    )
 
     def __attrs_post_init__(self) -> None:
         # The samples kept are the row's samples: a count that differs from them makes
@@ -581,6 +615,7 @@ def row_from_measurement(
     note: str = "",
     keep_samples: bool = False,
     directory: str | os.PathLike[str] | None = None,
+    correctness: Correctness | str | None = None,
 ) -> BenchRow:
     """Make a :class:`BenchRow` of ``measurement`` with the current environment.
 
@@ -608,14 +643,20 @@ def row_from_measurement(
     directory : path-like, optional
         A folder of the checkout whose commit the row carries (a script run from
         elsewhere names the kernel's checkout); the current working directory if ``None``.
+    correctness : Correctness or str, optional
+        The correctness verdict of the version timed, ``"PASS"``, ``"FAIL"`` or
+        ``"UNKNOWN"``, as :func:`write_experiment` takes it; None (the default) leaves the
+        row without one.
 
     Raises
     ------
     InputError
         For a ``measurement`` that is no :class:`Measurement` (``measurement: Expected a
         Measurement, got int``), a ``config`` or ``metrics`` that is no mapping, a
-        ``note`` that is no str, a ``keep_samples`` that is no bool or a ``directory``
-        that is no path, before anything is read; for a ``floor`` that is neither a
+        ``note`` that is no str, a ``keep_samples`` that is no bool, a ``directory``
+        that is no path or a ``correctness`` other than PASS, FAIL, UNKNOWN or None
+        (``correctness: Expected one of PASS, FAIL, UNKNOWN or None, got 'ok'``), before
+        anything is read; for a ``floor`` that is neither a
         number, a Roofline, a placed Roofline nor None, or a Roofline of another device
         than the measurement's; and for a field the row refuses (see :class:`BenchRow`).
     """
@@ -632,6 +673,7 @@ def row_from_measurement(
             )
         )
     _check_row_options(config, note, keep_samples)
+    _check_correctness(_correctness_word(correctness), "correctness")
     floor_value = _floor_in(measurement, floor)
     line = _roofline_of(floor)
     if metrics is None and line is not None:
@@ -674,6 +716,7 @@ def row_from_measurement(
         metrics=kept,
         note="; ".join(notes),
         samples=measurement.samples if keep_samples else (),
+        correctness=_correctness_word(correctness),
     )
 
 
@@ -927,6 +970,10 @@ def _line(index: int, row: object) -> str:
     if not isinstance(row, BenchRow):
         raise InputError(expected("BenchRow rows", type(row).__name__, where="rows"))
     data = _serde.unstructure(row)
+    # A row that gives no correctness verdict is written as rows were before they could
+    # hold one: files of such rows stay readable by every version that read them.
+    if data.get("correctness") is None:
+        data.pop("correctness", None)
     try:
         line = json.dumps(data, sort_keys=True, allow_nan=False)
     except ValueError:  # NaN or inf in a field without a validator (samples)
@@ -1244,7 +1291,8 @@ def write_experiment(
         a version that failed correctness (``correctness="FAIL"``) or did not run
         (``status="FAILED"``): the log keeps the attempt, with no latency.
     status : Status or str
-        BASELINE, KEPT, NEUTRAL, REVERTED or FAILED.
+        BASELINE, KEPT, NEUTRAL, REVERTED or FAILED. KEPT is refused with
+        ``correctness="FAIL"``.
     correctness : Correctness or str
         PASS, FAIL or UNKNOWN.
     correctness_detail : str
@@ -1300,7 +1348,9 @@ def write_experiment(
     InputError
         Before anything is written, for a ``root`` or ``directory`` that is no path,
         ``knobs`` that are no mapping, a ``verdict`` that is neither a Comparison nor a
-        str, or a ``summary`` that is no bool.
+        str, a ``summary`` that is no bool, or ``status="KEPT"`` with
+        ``correctness="FAIL"`` (a version that computes the wrong function is REVERTED
+        or FAILED; a failing reference kept to compare with is the BASELINE).
         For rows that are not ResultRows, two rows of one (point, impl, mode), no rows
         for a version that ran and passed, or,
         without ``overwrite``, an existing ``exp_N/result.md`` or ``summary.md`` row of
@@ -1341,6 +1391,7 @@ def write_experiment(
         _member(Status, status, "status"),
         _member(Correctness, correctness, "correctness"),
     )
+    _refuse_kept_failure(status, correctness)
     # A wrong kernel or one that never ran has no timing to give, and the log still
     # needs the attempt (diagnose reads failed attempts).
     if not rows and correctness is not Correctness.FAIL and status is not Status.FAILED:
@@ -1386,6 +1437,29 @@ def write_experiment(
     if status is Status.KEPT and isinstance(verdict, Comparison):
         _warn_kept_slower(experiment, verdict, baseline)
     return record
+
+
+def _refuse_kept_failure(status: Status, correctness: Correctness) -> None:
+    """Refuse a version written KEPT whose own correctness verdict is FAIL.
+
+    KEPT says the change landed: later experiments build on it and the log's readers
+    take it as the version to beat. A version that computes the wrong function is rolled
+    back (REVERTED) or never worked (FAILED). Unlike a kept slower version (warned, see
+    :class:`KeptSlowerWarning`), there is no reason to keep one that fails: a reference
+    kept as it is although it fails the check is the BASELINE, which takes FAIL, and a
+    version kept because the check itself was too strict has passed the check it is
+    kept under (PASS, with that tolerance in ``correctness_detail``).
+    """
+    if status is Status.KEPT and correctness is Correctness.FAIL:
+        raise InputError(
+            expected(
+                "status REVERTED or FAILED for a version that failed correctness (BASELINE "
+                "for a failing reference kept as the point to compare with; KEPT only with "
+                "correctness PASS or UNKNOWN)",
+                "status KEPT with correctness FAIL",
+                where="status",
+            )
+        )
 
 
 def _warn_kept_slower(experiment: int, verdict: Comparison, baseline: str | None) -> None:
