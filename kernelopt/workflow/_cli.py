@@ -474,6 +474,11 @@ def _learn(args: argparse.Namespace) -> int:
     language = (
         None if args.language is None else canonical_language(args.language, where="--language")
     )
+    from kernelopt._fileio import require_file
+
+    # observe_files names them as its arguments (before:); checked first, as typed.
+    for flag, path in (("--before", args.before), ("--after", args.after)):
+        require_file(path, "a BenchRow JSONL file", where=flag)
     observation = observe_files(
         args.before,
         args.after,
@@ -669,8 +674,9 @@ def _profile(args: argparse.Namespace) -> int:
     from kernelopt._fileio import require_file
     from kernelopt.bench.records import read_rows
 
-    for path in filter(None, (args.rows, args.baseline)):
-        require_file(path, "a BenchRow JSONL file")
+    for flag, path in (("--rows", args.rows), ("--baseline", args.baseline)):
+        if path:
+            require_file(path, "a BenchRow JSONL file", where=flag)
     if args.devlog and Path(args.devlog).is_dir():
         # Refused before its lock is taken: a failed run leaves nothing beside the folder.
         raise InputError(expected("a devlog file", f"{args.devlog}, a folder", where="--devlog"))

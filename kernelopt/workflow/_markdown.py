@@ -407,18 +407,54 @@ def find_records(
             records.append(_record(lines, depths, index, rest, kind=kind, path=where))
     if not records:
         quoted = _quoted_heading(lines, wanted)
+        near = None if quoted is not None else _near_heading(lines, label)
+        if quoted is not None:
+            got = f"one only inside a block quote (line {quoted}): take the quote's '> ' off"
+        else:
+            got = "none" if near is None else f"none: {near[1]}"
         raise FormatError(
-            expected(
-                f"a '## {label} ...' heading starting the {kind} hand-off",
-                "none"
-                if quoted is None
-                else f"one only inside a block quote (line {quoted}): take the quote's '> ' off",
-            ),
+            expected(f"a '## {label} ...' heading starting the {kind} hand-off", got),
             path=where,
-            line=quoted,
+            line=quoted if near is None else near[0],
             section=label.rstrip(":"),
         )
     return records
+
+
+# The hand-offs' headings, and what reads each: a file given to the wrong reader is named
+# as the hand-off it holds.
+_HAND_OFF_READERS = {
+    "profile:": "a profile hand-off, read by parse_profile (kernelopt report profile)",
+    "optimization task:": "an optimization task, read by parse_task (kernelopt report task)",
+    "new version:": "a new version hand-off, read by parse_version (kernelopt report version)",
+}
+
+
+def _near_heading(lines: Sequence[str], label: str) -> tuple[int, str] | None:
+    """The first line that was meant as the ``## <label>`` heading, or that starts another
+    hand-off, with what to do about it; None when there is none.
+
+    Named, the error says why a heading in plain view was not read, where "got none"
+    would not: ``# Profile:`` (another level), ``## Profile k v1`` (no colon), or
+    ``## New Version:`` given to the task's reader.
+    """
+    wanted = label.lower()
+    bare = wanted.rstrip(":")
+    for index, line in enumerate(lines):
+        found = heading_of(line)
+        if found is None:
+            continue
+        level, title = found[0], found[1].lower()
+        shown = f"line {index + 1}, {line.strip()!r},"
+        if title.startswith(wanted):
+            return index + 1, f"{shown} is a level-{level} heading: write it '## {label} ...'"
+        rest = title[len(bare) :]
+        if level == 2 and title.startswith(bare) and (not rest or rest[0].isspace()):
+            return index + 1, f"{shown} has no ':' after '{label.rstrip(':')}'"
+        other = next((r for h, r in _HAND_OFF_READERS.items() if title.startswith(h)), None)
+        if level == 2 and other is not None:
+            return index + 1, f"{shown} starts {other}"
+    return None
 
 
 def _quoted_heading(lines: Sequence[str], wanted: str) -> int | None:

@@ -588,7 +588,7 @@ def _select_row(
     ]
     found = [row for row in timed if config_matches(row.config, terms)]
     if not found:
-        _refuse_unmatched(timed, point=point, impl=impl, mode=mode, where=where)
+        _refuse_unmatched(timed, point=point, impl=impl, mode=mode, where=where, every=rows)
     points = _known_points(found)
     if len(points) > 1:
         raise InputError(
@@ -623,6 +623,7 @@ def _refuse_unmatched(
     impl: str | None,
     mode: str | None,
     where: str,
+    every: Sequence[BenchRow] | None = None,
 ) -> NoReturn:
     """Raise the InputError of a selection no row matches.
 
@@ -634,14 +635,18 @@ def _refuse_unmatched(
         What was asked for, as :func:`select_row` takes it.
     where : str
         Name of the rows in messages.
+    every : sequence of BenchRow, optional
+        All the rows, before the implementation and mode were kept (default ``timed``):
+        the implementations and modes they hold are named to choose from.
 
     Raises
     ------
     InputError
         ``Expected one of <the points of those rows>, got point <point>`` when rows of
         that implementation and mode exist but none is at ``point``; else ``Expected a row
-        matching <what was asked>, got none``.
+        matching <what was asked>, got none (the rows hold impls [...], modes [...])``.
     """
+    all_rows = timed if every is None else every
     chosen = ", ".join(
         f"{name} {value!r}" for name, value in (("impl", impl), ("mode", mode)) if value
     )
@@ -655,8 +660,25 @@ def _refuse_unmatched(
         )
     shown = ", ".join(part for part in (f"point {point!r}" if point else "", chosen) if part)
     raise InputError(
-        expected(f"a row matching {shown}" if shown else "at least one row", "none", where=where)
+        expected(
+            f"a row matching {shown}" if shown else "at least one row",
+            f"none{_what_rows_hold(all_rows, impl=impl, mode=mode)}",
+            where=where,
+        )
     )
+
+
+def _what_rows_hold(rows: Sequence[BenchRow], *, impl: str | None, mode: str | None) -> str:
+    """What ``rows`` hold of the implementation or mode no row matched, to choose from:
+    ``" (the rows hold impls ['a', 'b'], modes ['cold', 'graph'])"``, or ``" (no rows)"``."""
+    if not rows:
+        return " (no rows)"
+    held = []
+    if impl is not None:
+        held.append(f"impls {listed(sorted({row.impl for row in rows}))}")
+    if mode is not None:
+        held.append(f"modes {listed(sorted({row.mode for row in rows}))}")
+    return f" (the rows hold {', '.join(held)})" if held else ""
 
 
 def _cited_path(path: str | os.PathLike[str]) -> str:
@@ -759,6 +781,7 @@ def observe_files(
             paths, (before_impl, after_impl), ("before", "after"), strict=True
         )
     )
+    _check_same_mode(first, second, paths, mode)
     same = paths[0].resolve() == paths[1].resolve()
     # Cited in one spelling, so that LEARN run again with ./a.jsonl for a.jsonl, or with
     # an absolute path, finds the row it wrote from the same files.
@@ -766,6 +789,27 @@ def observe_files(
     source = cited[0] if same else f"{cited[0]} vs {cited[1]}"
     return observe_rows(
         first, second, source=source, knobs=knobs, min_effect=min_effect, max_noise=max_noise
+    )
+
+
+def _check_same_mode(
+    first: BenchRow, second: BenchRow, paths: Sequence[Path], mode: str | None
+) -> None:
+    """Refuse the rows of two files timed two ways, naming each file's way and the option.
+
+    Without ``mode`` each file's row of the point is the one written last, so a file that
+    ends a point with its cold row and one that ends it with its CUDA-graph row would pit
+    one timing method against the other; observe_rows refuses that too, but without
+    naming the files or saying how to pick one way.
+    """
+    if mode is not None or not (first.mode and second.mode) or first.mode == second.mode:
+        return
+    raise InputError(
+        expected(
+            "rows timed the same way (choose the mode with --mode (mode=))",
+            f"{first.mode!r} in {paths[0]} and {second.mode!r} in {paths[1]}, the rows of "
+            "the point written last",
+        )
     )
 
 
