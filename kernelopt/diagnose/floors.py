@@ -6,19 +6,39 @@ of-floor column or both, and maybe a ``Bound`` column or a floor header naming t
 see :mod:`kernelopt.experiments.readers.floors`) and carry them on the record as
 :attr:`Experiment.floors <kernelopt.experiments.Experiment.floors>`. This module places
 them in the log: the rows of the latest result that states any, each with its experiment.
-No file is read here.
+
+The readers leave out a row timed on the host clock (``Mode`` ``cpu``: a CPU or the
+Triton interpreter), whose floor places no GPU kernel. :func:`host_clock_floors` reads
+those back from the experiments' result files, so that an item saying no floor places
+the kernel can say which floors it set aside, and why.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import attrs
 
+from kernelopt._errors import KernelOptError
+from kernelopt.experiments.canonical import measurement_rows, parse_result
 from kernelopt.experiments.log import Experiment, ExperimentLog, FloorRow
 from kernelopt.experiments.readers.floors import COMPUTE, MEMORY, ceiling_of
+from kernelopt.experiments.records import ResultRow
 
-__all__ = ["COMPUTE", "MEMORY", "FloorReading", "ceiling_of", "floors_of", "latest_floors"]
+__all__ = [
+    "COMPUTE",
+    "MEMORY",
+    "FloorReading",
+    "HostClockFloors",
+    "ceiling_of",
+    "floors_of",
+    "host_clock_floors",
+    "latest_floors",
+]
+
+# A result file larger than this is no result.md kernelopt.bench wrote: not read again.
+_MAX_RESULT_BYTES = 1 << 20
 
 
 @attrs.frozen(kw_only=True)
@@ -94,3 +114,86 @@ def latest_floors(
         if found:
             return found
     return []
+
+
+@attrs.frozen(kw_only=True)
+class HostClockFloors:
+    """Roofline floors the log's results state on rows timed on the host clock.
+
+    Parameters
+    ----------
+    results : tuple of str
+        The result files (relative to the log root) with such a row, in log order.
+    first : str
+        Where the first one is: ``"experiments/exp_1/result.md:14"``.
+    bounded : bool
+        Whether a row also names the ceiling that sets its floor (a ``Bound`` cell).
+    """
+
+    results: tuple[str, ...]
+    first: str
+    bounded: bool
+
+
+def _rows_of(text: str) -> tuple[ResultRow, ...]:
+    """The Measurements rows of a result's text, canonical or edited by hand; none where
+    neither reading takes it."""
+    try:
+        return tuple(parse_result(text).rows)
+    except KernelOptError:
+        pass
+    try:
+        return tuple(measurement_rows(text))
+    except KernelOptError:
+        return ()
+
+
+def _measurement_line(text: str) -> int:
+    """The 1-based line of the ``## Measurements`` header in ``text`` (1 where none is)."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.rstrip() == "## Measurements":
+            return number
+    return 1
+
+
+def host_clock_floors(root: str, experiments: Sequence[Experiment]) -> HostClockFloors | None:
+    """The roofline floors of host-clock rows (``Mode`` ``cpu``) in the result files of
+    ``experiments``: the rows the floor readers leave out, since a host clock times an
+    interpreter around the kernel, not the kernel.
+
+    Parameters
+    ----------
+    root : str
+        The log directory the experiments' source paths are relative to.
+    experiments : sequence of Experiment
+        The experiments whose ``result.md`` files (their sources) are read.
+
+    Returns
+    -------
+    HostClockFloors or None
+        Where such floors are, or None where no result states one.
+    """
+    found: list[str] = []
+    first = ""
+    bounded = False
+    for experiment in experiments:
+        for path in dict.fromkeys(s.path for s in experiment.sources):
+            if os.path.basename(path) != "result.md" or path in found:
+                continue
+            full = os.path.join(root, path)
+            try:
+                if os.path.getsize(full) > _MAX_RESULT_BYTES:
+                    continue
+                with open(full, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            rows = [r for r in _rows_of(text) if r.mode == "cpu" and r.floor is not None]
+            if not rows:
+                continue
+            found.append(path)
+            first = first or f"{path}:{_measurement_line(text)}"
+            bounded = bounded or any(r.bound for r in rows)
+    if not found:
+        return None
+    return HostClockFloors(results=tuple(found), first=first, bounded=bounded)

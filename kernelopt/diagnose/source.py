@@ -3,9 +3,11 @@
 Python (Triton) sources are parsed with :mod:`ast`; CUDA, C++ and OpenCL sources, and Python
 that does not parse, with regular expressions. What is computed: complexity (lines,
 branches, compile-time knobs, autotune configurations), per-call allocations in host
-launcher code, numeric-precision suspects, and whether a technique or a shape guard is
-present. Fragments that do not parse on their own (the added and removed lines of a
-diff snapshot) are counted line by line (:func:`line_counts`).
+launcher code (a float64 reference beside the launcher is not one), numeric-precision
+suspects, whether a technique or a shape guard is present, the loops a kernel bounds by a
+length it loads, and the tensor sizes a launch grid spans. Fragments that do not parse on
+their own (the added and removed lines of a diff snapshot) are counted line by line
+(:func:`line_counts`).
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ __all__ = [
     "device_only",
     "find_pattern",
     "float32_dots",
+    "grid_sizes",
     "guard_present",
+    "length_bounded_loop",
     "line_counts",
     "parse_python",
     "persistent_buffers",
     "precision_suspects",
     "prose_spans",
+    "reference_functions",
 ]
 
 _ALLOC_NAMES = frozenset(
@@ -59,6 +64,8 @@ _OUT_PARAMS = re.compile(
     r"^(?:out|output|o|lse|workspace|buf|buffer|tmp|scratch|.*_out|out_.*|.*_buf|.*_buffer)$"
 )
 _CACHE_DECORATORS = frozenset({"lru_cache", "cache", "cached_property"})
+# Loops of a kernel: ``range``, ``tl.range``, ``tl.static_range``.
+_RANGES = frozenset({"range", "static_range"})
 # A pool used anywhere in the file: its allocations are the pool's business.
 _PERSISTENT = re.compile(r"BufferPool|persistent_buffers")
 _CPP_ALLOC = re.compile(
@@ -418,7 +425,8 @@ class Allocation:
     ``triton.set_allocator``: Triton calls it at every launch of a kernel that needs global
     scratch (device-side tensor descriptors, for one), so it allocates once per launch
     wherever it is defined. ``function`` then names the allocator (``"<lambda>"`` for a
-    lambda).
+    lambda). ``default_of`` names the parameter an allocation stands in for when a call
+    leaves it out.
     """
 
     path: str
@@ -427,6 +435,10 @@ class Allocation:
     function: str
     text: str
     per_launch: bool = False
+    default_of: str = ""
+    """The parameter whose default this allocation is (``partials`` for ``if partials is
+    None: pg = torch.empty(...)``): scratch the function allocates on every call made
+    without it, and does not return. ``""`` for an allocation behind no such check."""
 
 
 def _is_device(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -551,10 +563,179 @@ def _allocators(module: ast.Module) -> tuple[set[str], list[ast.Lambda]]:
     return names, lambdas
 
 
+# An output parameter: what its default allocates is the result the caller receives, which
+# the caller owns (``if out is None: out = torch.empty_like(x)`` is not counted).
+_OUTPUT_PARAMS = re.compile(r"^(?:out|output|o|result|.*_out|out_.*|.*_output)$")
+# A function named as a reference the kernel is checked against, not a launcher.
+_REFERENCE_NAME = re.compile(
+    r"(?:^|_)(?:ref|reference|naive|baseline|golden|oracle|eager)(?:_|$)", re.IGNORECASE
+)
+# float64 math is a reference's: a GPU kernel's launcher does not compute in it.
+_FLOAT64 = re.compile(r"\bfloat64\b|\.double\(\)|\btorch\.double\b")
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _parameters(function: _Function) -> set[str]:
+    arguments = function.args
+    return {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+
+
+def _none_parameter(test: ast.expr, function: _Function) -> str | None:
+    """The parameter of ``function`` that ``test`` checks for None (``partials is None``),
+    or None for any other test."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.left, ast.Name)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and test.left.id in _parameters(function)
+    ):
+        return test.left.id
+    return None
+
+
+def _returned_names(function: _Function) -> set[str]:
+    """The names ``function``'s return statements use (``dx, dg, db`` of ``return dx, dg,
+    db``)."""
+    return {
+        name.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Return) and node.value is not None
+        for name in ast.walk(node.value)
+        if isinstance(name, ast.Name)
+    }
+
+
+def _assigned_names(statement: ast.AST) -> set[str]:
+    """The names an assignment binds (``pg`` of ``pg = torch.empty(...)``)."""
+    targets = (
+        statement.targets
+        if isinstance(statement, ast.Assign)
+        else [statement.target]
+        if isinstance(statement, ast.AnnAssign)
+        else []
+    )
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _in_branch(check: ast.AST, below: ast.AST) -> bool:
+    """Whether ``below`` (the node under ``check`` on the way to an allocation) is in the
+    branch a None check takes when the value is None: the ``if`` body, or the first arm
+    of a conditional expression."""
+    if isinstance(check, ast.IfExp):
+        return below is check.body
+    return isinstance(check, ast.If) and any(below is statement for statement in check.body)
+
+
+def _scratch_default(node: ast.AST, ancestors: Sequence[ast.AST], function: ast.AST) -> str | None:
+    """The parameter whose None default the allocation ``node`` stands in for, where the
+    buffer is scratch: the function allocates it on every call made without that
+    parameter and does not return it (``if partials is None: pg = torch.empty(G, N)``).
+    None where the allocation is the output the caller receives (returned, or the
+    default of an ``out``-style parameter), or is behind another check (a cache's).
+
+    Parameters
+    ----------
+    node : ast.AST
+        The allocation call.
+    ancestors : sequence of ast.AST
+        The nodes above ``node``, outermost first.
+    function : ast.AST
+        The function ``node`` is in.
+    """
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    chain = [*ancestors, node]
+    checks = [a for a in ancestors if _none_check(a)]
+    if len(checks) != 1 or function not in ancestors:
+        return None
+    check = checks[0]
+    if chain.index(check) < chain.index(function):
+        return None  # a check outside the function: not on its parameter
+    assert isinstance(check, (ast.If, ast.IfExp))  # what _none_check accepts
+    parameter = _none_parameter(check.test, function)
+    below = chain[chain.index(check) + 1]
+    if parameter is None or _OUTPUT_PARAMS.match(parameter) or not _in_branch(check, below):
+        return None
+    under = chain[chain.index(check) + 1 :]
+    if any(isinstance(a, ast.Return) for a in under):
+        return None  # ``return torch.empty(...)``: the result itself
+    # The names bound on the way down: ``pg = torch.empty(...)`` inside the ``if``, or
+    # ``ws = torch.empty(...) if ws is None else ws`` around the conditional expression.
+    assigned: set[str] = set()
+    for statement in chain[chain.index(function) + 1 :]:
+        assigned |= _assigned_names(statement)
+    returned = _returned_names(function)
+    if assigned & returned or parameter in returned:
+        return None
+    return parameter
+
+
+def _called_names(function: ast.AST) -> set[str]:
+    """The names ``function`` calls (``f`` of ``f(x)``, ``g`` of ``self.g(x)``)."""
+    return {
+        name
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call)
+        for name in [_call_name(node)]
+        if name
+    }
+
+
+def _closure(start: set[str], edges: dict[str, set[str]]) -> set[str]:
+    """``start`` and every name reached from it along ``edges``."""
+    reached = set(start)
+    frontier = list(start)
+    while frontier:
+        for name in edges.get(frontier.pop(), set()):
+            if name not in reached:
+                reached.add(name)
+                frontier.append(name)
+    return reached
+
+
+def reference_functions(module: ast.Module) -> set[str]:
+    """The host functions of ``module`` that are references, not launchers: off every
+    launch path (they launch no kernel, call no function that does, and are called by
+    none), named as a reference (``attn_ref``, ``naive_softmax``) or computing in float64.
+
+    A file that keeps its float64 reference beside the launcher (to check the kernel
+    against) allocates in it on every call of the reference, not of the kernel. Empty
+    where no function of the file launches a kernel: the launcher is then not known.
+    """
+    functions = [
+        node
+        for node in ast.walk(module)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _is_device(node)
+    ]
+    launchers = {f.name for f in functions if any(_launch_call(n) for n in ast.walk(f))}
+    if not launchers:
+        return set()
+    names = {f.name for f in functions}
+    calls: dict[str, set[str]] = {}
+    for function in functions:
+        calls.setdefault(function.name, set()).update(_called_names(function) & names)
+    callers: dict[str, set[str]] = {}
+    for caller, callees in calls.items():
+        for callee in callees:
+            callers.setdefault(callee, set()).add(caller)
+    on_path = _closure(launchers, calls) | _closure(launchers, callers)
+    return {
+        f.name
+        for f in functions
+        if f.name not in on_path
+        and (_REFERENCE_NAME.search(f.name) or _FLOAT64.search(ast.unparse(f)))
+    }
+
+
 def _python_allocations(source: KernelSource, module: ast.Module) -> list[Allocation]:
     lines = source.text.split("\n")
     launches = bool(re.search(r"\]\s*\(", source.text)) and "triton" in source.text
     allocator_names, allocator_lambdas = _allocators(module)
+    references = reference_functions(module)
     per_call: list[Allocation] = []
     per_launch: list[Allocation] = []
 
@@ -573,7 +754,10 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
             return
         inside = ancestors[ancestors.index(function) + 1 :] if function in ancestors else []
         conditional = any(isinstance(a, ast.If) for a in inside)
-        if _guarded_by_none_check(ancestors) or _kept_across_calls(
+        # Scratch allocated when a parameter is left out is allocated on every such call;
+        # the default of an output (returned to the caller) is not counted.
+        default_of = _scratch_default(node, ancestors, function) if not launch else None
+        if (_guarded_by_none_check(ancestors) and default_of is None) or _kept_across_calls(
             ancestors[-1] if ancestors else None, function, conditional
         ):
             return
@@ -586,6 +770,7 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
                 function=function.name if not isinstance(function, ast.Lambda) else "<lambda>",
                 text=lines[line - 1].strip() if 0 < line <= len(lines) else "",
                 per_launch=launch,
+                default_of=default_of or "",
             )
         )
 
@@ -599,7 +784,11 @@ def _python_allocations(source: KernelSource, module: ast.Module) -> list[Alloca
             if node.name in allocator_names:
                 function, launch = node, True
             else:
-                if _is_device(node) or _decorator_names(node) & _CACHE_DECORATORS:
+                if (
+                    _is_device(node)
+                    or _decorator_names(node) & _CACHE_DECORATORS
+                    or node.name in references
+                ):
                     return
                 # A function that takes out=/workspace= is read like any other: what it
                 # allocates outside a None check on them is still allocated every call.
@@ -711,6 +900,18 @@ def _is_allocation(node: ast.AST) -> bool:
     return is_torch or name.startswith("new_") or name.endswith("_like")
 
 
+def _ancestors(root: ast.AST, target: ast.AST) -> list[ast.AST]:
+    """The nodes from ``root`` down to ``target``'s parent, outermost first (empty where
+    ``target`` is not below ``root``)."""
+    for child in ast.iter_child_nodes(root):
+        if child is target:
+            return [root]
+        below = _ancestors(child, target)
+        if below:
+            return [root, *below]
+    return []
+
+
 def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, str] | None:
     """The first line where Python host code keeps or takes its buffers (see
     :func:`persistent_buffers`), or None."""
@@ -721,8 +922,13 @@ def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, 
         line = getattr(node, "lineno", 0)
         return line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
+    references = reference_functions(module)
     for node in ast.walk(module):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or _is_device(node):
+        if (
+            not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            or _is_device(node)
+            or node.name in references
+        ):
             continue
         params = [a.arg for a in node.args.args + node.args.kwonlyargs]
         taken = next((p for p in params if _OUT_PARAMS.match(p) and _takes_buffer(node, p)), None)
@@ -740,7 +946,15 @@ def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, 
             if isinstance(inner, ast.If) and re.search(
                 r"\bis None\b|\bnot in\b|== None", ast.unparse(inner.test)
             ):
-                allocated = next((n for n in ast.walk(inner) if _is_allocation(n)), None)
+                allocated = next(
+                    (
+                        n
+                        for n in ast.walk(inner)
+                        if _is_allocation(n)
+                        and _scratch_default(n, _ancestors(node, n), node) is None
+                    ),
+                    None,
+                )
                 if allocated is not None:
                     return at(allocated)  # allocated once, on the first call
             if _kept_across_calls(inner, node, inner in conditional) and any(
@@ -1400,3 +1614,177 @@ def guard_present(
         rf"|(?:\b{number}\s*(?:{mirrored})\s*\b(?:{names})\b)"
     )
     return find_pattern(sources, pattern, skip=_in_words_only)
+
+
+def _derived(function: ast.AST, seeds: Callable[[ast.AST], bool]) -> set[str]:
+    """The names ``function`` assigns from an expression that ``seeds`` accepts somewhere
+    in it, or that uses a name already derived (to a fixed point): what flows from a
+    ``tl.program_id`` or a ``tl.load``."""
+    assignments: list[tuple[set[str], ast.expr]] = []
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            assignments.append((names, node.value))
+    derived: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for names, value in assignments:
+            if names <= derived:
+                continue
+            if any(
+                seeds(inner) or (isinstance(inner, ast.Name) and inner.id in derived)
+                for inner in ast.walk(value)
+            ):
+                derived |= names
+                changed = True
+    return derived
+
+
+def _is_call_of(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and _call_name(node) == name
+
+
+def _uses(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(inner, ast.Name) and inner.id in names for inner in ast.walk(node))
+
+
+def length_bounded_loop(sources: Iterable[KernelSource]) -> tuple[KernelSource, int, str] | None:
+    """Where a kernel bounds a loop by a length it loads for its own program: ``lk =
+    tl.load(LK + b)`` with ``b`` from ``tl.program_id``, then ``for start in range(0, hi,
+    BLOCK)`` with ``hi`` from ``lk`` (or ``end - start`` of ``cu_seqlens``). Such a loop
+    stops at each sequence's real length: padding past it costs no iteration.
+
+    Returns
+    -------
+    (KernelSource, int, str) or None
+        The source, the 1-based line and text of the first such loop, or None where no
+        Python kernel of ``sources`` has one.
+    """
+    for source in sources:
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is None:
+            continue
+        lines = source.text.split("\n")
+        for function in ast.walk(module):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if not _is_device(function):
+                continue
+            program = _derived(function, lambda n: _is_call_of(n, "program_id"))
+
+            def per_program_load(node: ast.AST, program: set[str] = program) -> bool:
+                return _is_call_of(node, "load") and bool(
+                    _uses(node, program)
+                    or any(_is_call_of(inner, "program_id") for inner in ast.walk(node))
+                )
+
+            lengths = _derived(function, per_program_load)
+            for loop in ast.walk(function):
+                bound: ast.AST | None = None
+                if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call):
+                    bound = loop.iter if _call_name(loop.iter) in _RANGES else None
+                elif isinstance(loop, ast.While):
+                    bound = loop.test
+                if bound is not None and (
+                    _uses(bound, lengths)
+                    or any(per_program_load(inner) for inner in ast.walk(bound))
+                ):
+                    line = getattr(loop, "lineno", 0)
+                    return source, line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return None
+
+
+def _shape_names(function: ast.AST) -> dict[str, str]:
+    """The names ``function`` binds to a tensor's size: ``{"H": "q.shape[1]"}`` for ``B,
+    H, S, D = q.shape`` or ``H = q.shape[1]`` (``q.size(1)`` alike)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if (
+            isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Attribute)
+            and value.attr == "shape"
+            and isinstance(value.value, ast.Name)
+        ):
+            for index, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    names[element.id] = f"{value.value.id}.shape[{index}]"
+        elif isinstance(target, ast.Name):
+            size = _size_ref(value)
+            if size is not None:
+                names[target.id] = size
+    return names
+
+
+def _size_ref(node: ast.AST) -> str | None:
+    """``"q.shape[1]"`` for ``q.shape[1]`` or ``q.size(1)``, else None."""
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.value.value, ast.Name)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, int)
+    ):
+        return f"{node.value.value.id}.shape[{node.slice.value}]"
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and isinstance(node.func.value, ast.Name)
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, int)
+    ):
+        return f"{node.func.value.id}.shape[{node.args[0].value}]"
+    return None
+
+
+def grid_sizes(sources: Iterable[KernelSource]) -> dict[str, tuple[KernelSource, int, str]]:
+    """The tensor sizes a launch grid spans, each with where the grid is: ``{"q.shape[1]":
+    (source, 70, "grid = (triton.cdiv(Sq, BLOCK_M), B * H)")}`` where the launcher reads
+    ``B, H, Sq, D = q.shape`` and launches ``kernel[grid](...)``.
+
+    A size the grid spans sets how many programs run: at 1 it launches fewer of them,
+    not a loop with one trip. Only Python launchers (``kernel[grid](...)``) are read.
+    """
+    found: dict[str, tuple[KernelSource, int, str]] = {}
+    for source in sources:
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is None:
+            continue
+        lines = source.text.split("\n")
+        for function in ast.walk(module):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            if _is_device(function):
+                continue
+            sizes = _shape_names(function)
+            grids = {
+                t.id: node
+                for node in ast.walk(function)
+                if isinstance(node, ast.Assign)
+                for t in node.targets
+                if isinstance(t, ast.Name)
+            }
+            for launch in ast.walk(function):
+                if not (isinstance(launch, ast.Call) and isinstance(launch.func, ast.Subscript)):
+                    continue
+                grid: ast.AST = launch.func.slice
+                at: ast.AST = launch
+                if isinstance(grid, ast.Name) and grid.id in grids:
+                    at = grids[grid.id]
+                    grid = grids[grid.id].value
+                line = getattr(at, "lineno", 0)
+                text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                for inner in ast.walk(grid):
+                    size = _size_ref(inner)
+                    if size is None and isinstance(inner, ast.Name):
+                        size = sizes.get(inner.id)
+                    if size is not None:
+                        found.setdefault(size, (source, line, text))
+    return found

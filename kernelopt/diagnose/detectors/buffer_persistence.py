@@ -5,7 +5,13 @@ for ``torch.empty``/``zeros``/``ones``/``full``/``*_like``/``new_*`` calls that 
 call: not behind an ``is None`` check, not stored into a cache, in a file with no
 persistent-buffer pool. A launcher that takes ``out``/``workspace`` arguments is read the
 same way: an unused ``out=None``, or scratch allocated beside a real ``out``, still
-allocates every call (the ``if out is None: out = torch.empty(...)`` fallback does not).
+allocates every call. Behind an ``is None`` check on a parameter, what the caller receives
+does not count (``if out is None: out = torch.empty(...)``, returned): scratch the result
+does not return does (``if partials is None: pg = torch.empty(...)``), since every call
+that leaves the parameter out allocates it. Functions off every launch path (no kernel
+launched, none called or calling one) that are named as a reference or compute in float64
+are references the kernel is checked against, not the launcher: their allocations do not
+count.
 An allocator handed to ``triton.set_allocator`` (a lambda or a function, at module level
 or anywhere) counts too: Triton calls it at every launch of a kernel that needs global
 scratch, so a ``torch.empty`` in it allocates per launch. For the fixed shapes a decode
@@ -15,19 +21,56 @@ loop repeats, those buffers can be allocated once and reused.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import HOST_LAUNCHER, Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import BufferPersistenceParams
-from kernelopt.diagnose.source import allocations, device_only, persistent_buffers
+from kernelopt.diagnose.source import Allocation, allocations, device_only, persistent_buffers
 
 __all__ = ["detect"]
 
 _PATHOLOGY = Pathology.BUFFER_PERSISTENCE
 # Allocators whose buffers start from a value (torch.zeros, x.new_full, at::ones, ...).
 _FILLED = re.compile(r"(?:zeros|ones|full)")
+
+
+def _defaults(per_call: Sequence[Allocation]) -> list[str]:
+    """The parameters whose defaults are allocated per call, in the order first met."""
+    return list(dict.fromkeys(a.default_of for a in per_call if a.default_of))
+
+
+def _defaults_text(per_call: Sequence[Allocation]) -> str:
+    """``"; ln_bwd.py:60, 61 allocate the default of partials= on every call that leaves
+    it out"``, or ``""`` where no allocation is a parameter's default: scratch the
+    launcher makes when the caller leaves the parameter out."""
+    places = [a for a in per_call if a.default_of]
+    if not places:
+        return ""
+    names = _defaults(per_call)
+    by_path: dict[str, list[str]] = {}
+    for place in places:
+        by_path.setdefault(place.path, []).append(str(place.line))
+    where = ", ".join(f"{path}:{', '.join(lines[:4])}" for path, lines in by_path.items())
+    verb = "allocates" if len(places) == 1 else "allocate"
+    what = "default" if len(names) == 1 else "defaults"
+    them = "it" if len(names) == 1 else "them"
+    listed = ", ".join(f"{name}=" for name in names)
+    return f"; {where} {verb} the {what} of {listed} on every call that leaves {them} out"
+
+
+def _pass_defaults_text(per_call: Sequence[Allocation]) -> str:
+    """The first words of the action where scratch is a parameter's default: have the
+    callers pass it, or keep the default across calls."""
+    names = ", ".join(f"{p}=" for p in _defaults(per_call))
+    if not names:
+        return ""
+    return (
+        f"Pass {names} from every caller (allocated once per shape and kept), or keep the "
+        "default across calls instead of allocating it each time. "
+    )
 
 
 def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
@@ -72,6 +115,7 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
             f"the host launcher allocates {count_text(len(per_call), 'buffer')} on every call "
             f"({', '.join(sorted({a.call for a in per_call}))}"
             + (f" in {', '.join(functions[:3])}" if functions else "")
+            + _defaults_text(per_call)
             + ")"
         )
     if per_launch:
@@ -96,8 +140,12 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
             else ""
         )
         + (
-            f"; experiments {', '.join(str(e.number) for e in tried)} mention it but the kernel "
-            f"still does it"
+            (
+                f"; experiment {tried[0].number} mentions it"
+                if len(tried) == 1
+                else f"; experiments {', '.join(str(e.number) for e in tried)} mention it"
+            )
+            + " but the kernel still does it"
             if tried
             else ""
         )
@@ -128,7 +176,8 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
             *(
                 [
                     ctx.action(
-                        "Allocate outputs and workspaces once per shape and dtype and reuse "
+                        _pass_defaults_text(per_call)
+                        + "Allocate outputs and workspaces once per shape and dtype and reuse "
                         "them across calls, as long as every call recalculates their contents "
                         "(a buffer, not a cache of an earlier call's results), or take "
                         "out=/workspace= from the caller." + fill_note,

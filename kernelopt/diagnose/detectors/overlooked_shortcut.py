@@ -18,6 +18,14 @@ Each guard is one action: shortcuts that share one (a size-1 axis that is also t
 dominant shape) are one path in the kernel, and their action keeps each reason and links
 each catalog entry.
 
+Padding past the real lengths has no guard: a kernel loop bounded by a length the kernel
+loads for its own program handles it (:func:`kernelopt.diagnose.source.length_bounded_loop`),
+and where none is, the action asks for one. Generic size-1 axes of one op that name one
+quantity (``h_q`` and ``h_kv``) over the same calls are one fact and one action; where the
+launch grid spans the size (:func:`kernelopt.diagnose.source.grid_sizes`), the item says
+what a size of 1 costs there (fewer programs) instead of the inspector's generic words. A
+reason is cut only at a sentence end in the checklist and kept whole in the plan.
+
 A profile is stale when the trace it names (``- Source:``) is in the log and was written
 after it, or holds another number of records (``- Records:``): the checklist item then
 says so and the plan's first action for it is to re-run the inspector, the way the
@@ -34,13 +42,16 @@ import shlex
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import attrs
+
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import OverlookedShortcutParams
 from kernelopt.diagnose.presence import present_in
-from kernelopt.diagnose.source import guard_present
+from kernelopt.diagnose.source import grid_sizes, guard_present, length_bounded_loop
+from kernelopt.experiments.log import KernelSource
 
 __all__ = ["STALE_AFTER_S", "detect", "stale_profile"]
 
@@ -252,6 +263,8 @@ class _Handled(NamedTuple):
     """The experiment that tried it (``"exp 4 (REVERTED)"``); ``""`` for a kernel path."""
     planned: bool = False
     """Whether ``tried`` names an experiment planned and not yet run."""
+    bounded: bool = False
+    """Whether the kernel's line is a loop bounded by each sequence's length (padding)."""
 
 
 def _axis_names(guard: str, op: str, profile: Any, axes: Sequence[str]) -> list[str]:
@@ -310,6 +323,12 @@ def _present(
     if tried is not None:
         return tried
     kernels = ctx.kernels
+    if _padding(shortcut):
+        # Padding costs nothing where the loop stops at each sequence's own length: no
+        # guard to test, the bound is the path.
+        loop = length_bounded_loop(kernels)
+        if loop is not None:
+            return _Handled(what=loop[2], at=f"{loop[0].path}:{loop[1]}", bounded=True)
     guard = getattr(shortcut, "guard", "") or ""
     op = getattr(shortcut, "op", "")
     guards = [guard]
@@ -375,7 +394,17 @@ def _handled_item(guard: str, handled: _Handled) -> str:
         return f"{guard} is planned in {handled.tried}, not yet measured ({handled.at})"
     if handled.tried:
         return f"{guard} was tried in {handled.tried} ({handled.at})"
+    if handled.bounded:
+        return _bounded_words(guard, handled)
     return f"the kernel has a path for {_kernel_path(guard, handled.what, handled.at)}"
+
+
+def _bounded_words(guard: str, handled: _Handled) -> str:
+    """The padding a loop bounded by each sequence's length skips, in words."""
+    return (
+        f"the kernel's loop stops at each sequence's length, past the padding of {guard}, "
+        f"in {_code(handled.what)} ({handled.at})"
+    )
 
 
 def _handled_text(handled: list[tuple[Any, _Handled]], min_share: float) -> str:
@@ -392,7 +421,7 @@ def _handled_text(handled: list[tuple[Any, _Handled]], min_share: float) -> str:
     distinct = list(dict.fromkeys((guard(s), where) for s, where in handled))
     shown = distinct[:4]
     more = ", …" if len(distinct) > 4 else ""
-    if all(not where.tried for _g, where in shown):
+    if all(not where.tried and not where.bounded for _g, where in shown):
         paths = ", ".join(_kernel_path(g, where.what, where.at) for g, where in shown) + more
         which = (
             f"each of the {len(handled)} shortcuts covering {min_share:.0%} of calls or of time: "
@@ -447,18 +476,146 @@ def _by_guard(shortcuts: Sequence[Any]) -> list[list[Any]]:
     return list(groups.values())
 
 
-def _special_path(ctx: Context, group: Sequence[Any]) -> Action:
+def _special_path(ctx: Context, group: Sequence[Any], spread: frozenset[str]) -> Action:
     """One action for the shortcuts of one guard: what the first (the largest) covers,
-    every shortcut's reason, and the catalog entry of each, in order."""
+    every shortcut's reason, whole, and the catalog entry of each, in order. Padding asks
+    for a loop bounded by each sequence's length, and a size-1 axis of the launch grid
+    (``spread`` holds such shortcuts' guards) for a grid spread over another axis: neither
+    is a special path."""
     lead = group[0]
     guard = getattr(lead, "guard", "") or lead.rule
-    reasons = "; and ".join(quote(shortcut.message, 140) for shortcut in group)
+    # Whole: a caveat cut off (a causal mask's) is advice lost.
+    reasons = "; and ".join(" ".join(shortcut.message.split()) for shortcut in group)
     ids = list(dict.fromkeys(s.catalog_ids[0] for s in group if getattr(s, "catalog_ids", ())))
-    return ctx.action(
-        f"Add a special path for `{guard}` ({_coverage(lead)}): {reasons}",
-        ids[0] if ids else None,
-        ids[1:],
+    if _padding(lead):
+        what = (
+            f"Loop over {lead.axis} only to each sequence's real length (load the length "
+            "per sequence and bound the loop by it), or skip the tiles past it"
+        )
+    elif guard in spread:
+        what = f"Spread the launch grid over another axis where `{guard}`"
+    else:
+        what = f"Add a special path for `{guard}`"
+    return ctx.action(f"{what} ({_coverage(lead)}): {reasons}", ids[0] if ids else None, ids[1:])
+
+
+def _padding(shortcut: Any) -> bool:
+    """Whether ``shortcut`` is padding past the real lengths along an axis (the
+    inspector's ``bucket-padding`` rule): work a loop bounded by each sequence's length
+    skips, with no guard to test."""
+    return getattr(shortcut, "rule", "") == "bucket-padding" and bool(
+        getattr(shortcut, "axis", None)
     )
+
+
+# The inspector's rule for any axis often 1: what it says is generic, so one axis value
+# under several names (h_q = h_kv = 1) is one fact.
+_SIZE1_AXIS = "size1-axis"
+# ``h_kv = 1 in 100% of calls (100% of time): ...``: the fact, then what to do.
+_SIZE1_FACT = re.compile(
+    r"^(?P<axis>\S+(?: = \S+)*) = 1 (?P<coverage>in [^:]*?): (?P<advice>.*)$", re.S
+)
+# The inspector's advice for an axis with no words of its own: what a kernel that walks the
+# axis saves. Other advice (``one query row per head``) says more and is kept.
+_GENERIC_ADVICE = "a path without this axis"
+# ``q.shape[1] == 1``: the size a one-term guard tests.
+_ONE_SIZE = re.compile(r"^\s*(?P<size>[A-Za-z_]\w*\.shape\[-?\d+\])\s*==\s*1\s*$")
+
+
+def _axis_stem(axis: str) -> str:
+    """The quantity an axis name counts: ``h`` of ``h_q`` and ``h_kv``."""
+    return axis.split("_", 1)[0]
+
+
+def _merged_size1(overlooked: Sequence[Any]) -> list[Any]:
+    """``overlooked`` with the generic size-1 shortcuts of one op that name one quantity
+    (``h_q`` and ``h_kv``) and cover the same share of calls and of time made one: one
+    value under two names is one fact, and one item of the plan. Their guards are
+    conjoined and their names joined (``h_kv = h_q = 1``)."""
+    groups: dict[object, list[Any]] = {}
+    for index, shortcut in enumerate(overlooked):
+        axis = getattr(shortcut, "axis", None)
+        fact = _SIZE1_FACT.match(getattr(shortcut, "message", ""))
+        key: object = index
+        if getattr(shortcut, "rule", "") == _SIZE1_AXIS and axis and fact is not None:
+            key = (
+                getattr(shortcut, "op", ""),
+                _axis_stem(axis),
+                shortcut.call_share,
+                getattr(shortcut, "time_share", None),
+            )
+        groups.setdefault(key, []).append(shortcut)
+    merged = []
+    for group in groups.values():
+        if len(group) == 1 or not attrs.has(type(group[0])):
+            merged += group
+            continue
+        lead = group[0]
+        axes = " = ".join(dict.fromkeys(s.axis for s in group))
+        guards = " and ".join(dict.fromkeys(s.guard for s in group if s.guard))
+        fact = _SIZE1_FACT.match(lead.message)
+        assert fact is not None  # grouped on it
+        merged.append(
+            attrs.evolve(
+                lead,
+                message=f"{axes} = 1 {fact['coverage']}: {fact['advice']}",
+                guard=guards,
+            )
+        )
+    return merged
+
+
+def _grid_spread(
+    shortcuts: Sequence[Any], kernels: Sequence[KernelSource]
+) -> tuple[list[Any], frozenset[str]]:
+    """``shortcuts`` with each generic size-1 shortcut whose sizes a launch grid spans
+    saying what a size of 1 costs there: fewer programs, not a loop to skip (the
+    inspector's words, ``no loop over it``, are for an axis the kernel walks). The guards
+    of those rewritten are returned with them."""
+    grids = grid_sizes(kernels) if kernels else {}
+    rewritten: list[Any] = []
+    spread: set[str] = set()
+    for shortcut in shortcuts:
+        terms = [t for t in getattr(shortcut, "guard", "").split(" and ") if t]
+        sizes = [_ONE_SIZE.match(t) for t in terms]
+        fact = _SIZE1_FACT.match(getattr(shortcut, "message", ""))
+        spanned = [m["size"] for m in sizes if m is not None and m["size"] in grids]
+        if (
+            getattr(shortcut, "rule", "") != _SIZE1_AXIS
+            or fact is None
+            or not fact["advice"].startswith(_GENERIC_ADVICE)
+            or not spanned
+            or not attrs.has(type(shortcut))
+        ):
+            rewritten.append(shortcut)
+            continue
+        source, line, text = grids[spanned[0]]
+        advice = (
+            f"the launch grid spans it ({_code(text)}, {source.path}:{line}), so at 1 the "
+            "kernel launches fewer programs, not a loop to skip: spread the grid over "
+            "another axis (more, smaller blocks of a longer one) to keep every SM busy"
+        )
+        shortcut = attrs.evolve(shortcut, message=shortcut.message[: fact.start("advice")] + advice)
+        spread.add(shortcut.guard)
+        rewritten.append(shortcut)
+    return rewritten, frozenset(spread)
+
+
+# A sentence ends at a full stop before a space and a capital or an opening bracket.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+
+
+def _whole_sentences(text: str, limit: int) -> str:
+    """``text`` on one line, cut at the last sentence end within ``limit`` characters, or
+    its first sentence whole where that is longer: never mid-sentence."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    ends = [m.start() for m in _SENTENCE_END.finditer(line)]
+    within = [end for end in ends if end <= limit]
+    if within:
+        return line[: within[-1]]
+    return line[: ends[0]] if ends else line
 
 
 def _registered_signatures(profile: Any) -> list[str]:
@@ -559,23 +716,32 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
             _handled_text(handled, params.min_call_share) + stale_note,
             [*missing, *stale_missing],
         )
+    overlooked, spread = _grid_spread(_merged_size1(overlooked), kernels)
     lead = overlooked[0]
     guard = getattr(lead, "guard", "") or getattr(lead, "rule", "")
     paths = ", ".join(k.path for k in kernels[:2]) if kernels else "the kernel (source not found)"
+    never = (
+        f"{paths} bounds no loop by each sequence's length"
+        if _padding(lead)
+        else f"{paths} never tests `{guard}` to spread its grid over another axis"
+        if guard in spread
+        else f"{paths} never tests `{guard}`"
+    )
     summary = (
-        f"The workload profile shows {quote(lead.message, 150)} ({_coverage(lead)}), "
-        f"but no experiment "
-        f"tried it and {paths} never tests `{guard}`." + _planned_text(handled) + stale_note
+        f"The workload profile shows {_whole_sentences(lead.message, 150).rstrip('.')} "
+        f"({_coverage(lead)}), "
+        f"but no experiment tried it and {never}." + _planned_text(handled) + stale_note
     )
     evidence = [
-        Evidence(quote=quote(f"{s.rule}: {s.message}"), source=profile_path) for s in overlooked[:4]
+        Evidence(quote=_whole_sentences(f"{s.rule}: {s.message}", 160), source=profile_path)
+        for s in overlooked[:4]
     ]
     actions = []
     if stale:
         trace, reason = stale
         evidence.append(Evidence(quote=quote(f"stale workload profile: {reason}"), source=trace))
         actions.append(ctx.action(_remake_text(trace, profile_path, reason, registered)))
-    actions += [_special_path(ctx, group) for group in _by_guard(overlooked)[:3]]
+    actions += [_special_path(ctx, group, spread) for group in _by_guard(overlooked)[:3]]
     finding = Finding(
         pathology=_PATHOLOGY,
         summary=summary,

@@ -55,7 +55,7 @@ import attrs
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
-from kernelopt.diagnose.floors import FloorReading
+from kernelopt.diagnose.floors import FloorReading, HostClockFloors, host_clock_floors
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import names_entry, present_in
@@ -502,6 +502,26 @@ def _catalog_actions(
 _NO_PROFILE = "experiments/profile.md or profiling metrics in result.md"
 
 
+def _unprofiled_evidence(experiments: int, host_floors: HostClockFloors | None) -> Evidence:
+    """What the log holds in place of profiling data: nothing, or roofline floors of rows
+    timed on the host clock (a CPU or the Triton interpreter), which place no GPU kernel."""
+    read = f"{count_text(experiments, 'experiment')} read"
+    if host_floors is None:
+        return Evidence(
+            quote=f"{read}; no profiler output, metric, roofline floor or profile.md found"
+        )
+    stated = "Floor, Of floor and Bound" if host_floors.bounded else "Floor and Of floor"
+    return Evidence(
+        quote=(
+            f"{read}; no profiler output, metric or profile.md found; roofline floors "
+            f"found in {count_text(len(host_floors.results), 'result')} ({stated}), but "
+            "each is of a row timed on the host clock (Mode cpu: a CPU or the Triton "
+            "interpreter), not of a GPU kernel"
+        ),
+        source=host_floors.first,
+    )
+
+
 def _unnamed_ceiling(reading: FloorReading) -> Outcome:
     """The item where the only bound the log states is a result row's roofline floor and
     no row says which ceiling sets it: the share of the floor reached is the evidence,
@@ -542,11 +562,21 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
                 [_NO_PROFILE],
             )
         on_cpu = ctx.host_clock_devices
+        # Floors a result states on host-clock rows are set aside, not missed: said so.
+        host_floors = host_clock_floors(log.root, ctx.experiments)
         finding = Finding(
             pathology=_PATHOLOGY,
             summary=(
-                f"No profiling data in any result or profile.md across "
-                f"{count_text(len(attempts), 'attempt')}: "
+                "No profiling data "
+                + ("of a GPU kernel " if host_floors is not None else "")
+                + f"in any result or profile.md across {count_text(len(attempts), 'attempt')}"
+                + (
+                    f" (the roofline floors in {count_text(len(host_floors.results), 'result')}"
+                    " are of host-clock rows)"
+                    if host_floors is not None
+                    else ""
+                )
+                + ": "
                 + (
                     f"every timing names a CPU as its device ({on_cpu}): host-clock "
                     "timings of a CPU or the Triton interpreter time no GPU kernel, so every "
@@ -560,12 +590,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             experiments=[e.number for e in attempts[-5:]],
             severity=Severity.MEDIUM,
             confidence=0.75,
-            evidence=[
-                Evidence(
-                    quote=f"{count_text(len(log.experiments), 'experiment')} read; no profiler "
-                    "output, metric, roofline floor or profile.md found"
-                )
-            ],
+            evidence=[_unprofiled_evidence(len(log.experiments), host_floors)],
             actions=[
                 ctx.action(
                     "Time each stage with CUDA events (L2 flushed, median of many runs) and "
