@@ -51,6 +51,7 @@ from kernelopt.catalog.query import (
 from kernelopt.catalog.scaffold import new_entry_file, scaffold_entry
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import (
+    AXIS_FACTS,
     FAMILIES,
     FAMILY_ALIASES,
     LANGUAGE_ALIASES,
@@ -60,9 +61,11 @@ from kernelopt.catalog.vocabulary import (
     SHAPE_FACTS,
     canonical_language,
     family_ancestors,
+    shape_fact_for_axis,
 )
 
 __all__ = [
+    "AXIS_FACTS",
     "BUILTIN_ROOT",
     "FAMILIES",
     "FAMILY_ALIASES",
@@ -106,6 +109,7 @@ __all__ = [
     "render_entry",
     "render_index",
     "scaffold_entry",
+    "shape_fact_for_axis",
     "shape_facts_missing",
     "shape_facts_read",
     "slugify",

@@ -32,11 +32,18 @@ from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._fileio import read_text_and_encoding
 from kernelopt._words import count_text
 from kernelopt.catalog.catalog import Catalog
+from kernelopt.catalog.conditions import format_number
 from kernelopt.catalog.jsonio import entry_to_dict
 from kernelopt.catalog.lint import lint_tree
 from kernelopt.catalog.markdown import render_entry
 from kernelopt.catalog.model import Entry, Kind
-from kernelopt.catalog.query import Match, metrics_read, shape_facts_read
+from kernelopt.catalog.query import (
+    Match,
+    metrics_missing,
+    metrics_read,
+    shape_facts_missing,
+    shape_facts_read,
+)
 from kernelopt.catalog.scaffold import new_entry_file
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import (
@@ -47,6 +54,7 @@ from kernelopt.catalog.vocabulary import (
     SHAPE_FACTS,
     family_aliases_text,
     family_ancestors,
+    shape_fact_for_axis,
 )
 
 _DEFAULT_TREE = Path("docs") / "knowledge"
@@ -195,10 +203,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="entries whose triggers fire for metrics / shapes",
         description=(
             "List the entries whose metric triggers or shape conditions hold for the "
-            "--metric and --shape values given, best first, with the conditions that held. "
+            "--metric and --shape values given, best first, with the conditions that held; "
+            "a note on stderr names what conditions comparing a value given with one not "
+            "given still need (tc_pct beside dram_pct). "
             "--profile reads the shape facts from a workload profile that `kernelopt "
             "inspect` wrote (its op's axes are not shape facts themselves: "
-            "softmax's n is softmax_len)."
+            "softmax's n is softmax_len; a normalization's hidden is reduce_len)."
         ),
         epilog=exit_codes(
             usage="no --metric, --shape or --profile, an unknown name, NaN, an op the "
@@ -566,16 +576,34 @@ def _check_names(catalog: Catalog, metrics: dict[str, float], shape: dict[str, f
     # Every refusal before any note: a refused command says one thing, its error.
     for given, flag, what, read, vocabulary in checks:
         known = {*read, *vocabulary}
-        for name in given:
+        for name, value in given.items():
             if name not in known:
                 names = ", ".join(_closest_first(name, known))
+                hint = _axis_hint(name, value, known) if flag == "--shape" else ""
                 raise InputError(
                     expected(f"a {what} name in {names} (closest first)", repr(name), where=flag)
+                    + hint
                 )
     for given, _flag, what, read, _vocabulary in checks:
         for name in given:
             if name not in read:
                 print(f"kernelopt catalog: {_unread_note(name, what, read)}", file=sys.stderr)
+
+
+def _axis_hint(name: str, value: float, known: set[str]) -> str:
+    """What to type instead of an axis name given as a shape fact, or ``""``.
+
+    Shape facts say what an axis means, not what an op calls it: a normalization's
+    ``hidden`` is the reduced axis, ``reduce_len``. The list of names alone does not say
+    which of them is meant, so the likely one is named, with the option to type.
+    """
+    fact = shape_fact_for_axis(name)
+    if fact is None or fact not in known:
+        return ""
+    return (
+        f"; {name!r} names an axis, and the shape fact for it is most likely {fact} "
+        f"({SHAPE_FACTS[fact]}): --shape {fact}={format_number(value)}"
+    )
 
 
 def _unread_note(name: str, what: str, read: Sequence[str]) -> str:
@@ -617,8 +645,68 @@ def _match(args: argparse.Namespace) -> int:
         language=args.language,
         kind=args.kind,
     )
+    # The entries the filters keep that the answer lacks: a condition of theirs left
+    # unjudged may be why. One in the answer already could only rank higher.
+    answered = {m.entry.id for m in matches}
+    left_out = [
+        m.entry
+        for m in catalog.query(family=family, language=args.language, kind=args.kind)
+        if m.entry.id not in answered
+    ]
+    _note_unjudged(metrics_missing(left_out, metrics), "--metric", "metric")
+    _note_unjudged(shape_facts_missing(left_out, shape), "--shape", "shape fact")
     _print_matches(matches, args.json)
     return EXIT_OK
+
+
+# How many entry ids a note names for one group of missing names before it counts the rest.
+_SHOWN_IDS = 3
+
+
+def _note_unjudged(missing: dict[str, tuple[str, ...]], flag: str, what: str) -> None:
+    """One line on stderr naming what the conditions of entries left out of the answer
+    also need to be judged, and whose they are.
+
+    A condition comparing a name given with one not given is neither true nor false, so
+    its entry is left out of the answer: "no matching entries" for a memory-bound kernel
+    given ``dram_pct`` alone would otherwise read as "nothing applies", while the
+    entries wait for ``tc_pct`` or ``arith_intensity`` and ``ridge``. Names needed by the
+    same entries are listed together, those needed by most entries first.
+
+    Parameters
+    ----------
+    missing : dict of str to tuple of str
+        Each missing name with the ids of the entries waiting on it
+        (:func:`~kernelopt.catalog.query.metrics_missing`).
+    flag : str
+        The option that takes such names (``--metric``).
+    what : str
+        What they are, in words (``metric``, ``shape fact``).
+    """
+    if not missing:
+        return
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name, ids in missing.items():
+        groups.setdefault(ids, []).append(name)
+    entries = {i for ids in missing.values() for i in ids}
+    parts = [
+        f"{', '.join(names)} ({_some_ids(ids)})"
+        for ids, names in sorted(groups.items(), key=lambda item: (-len(item[0]), item[1]))
+    ]
+    print(
+        f"kernelopt catalog: {count_text(len(entries), 'entry', 'entries')} "
+        f"{'is' if len(entries) == 1 else 'are'} left out with conditions unjudged, each "
+        f"pairing a {what} given with one not given; to judge them, add {flag} NAME=VALUE "
+        "for: " + "; ".join(parts),
+        file=sys.stderr,
+    )
+
+
+def _some_ids(ids: Sequence[str]) -> str:
+    """The first ids, and how many more."""
+    shown = ", ".join(ids[:_SHOWN_IDS])
+    rest = len(ids) - _SHOWN_IDS
+    return f"{shown} and {rest} more" if rest > 0 else shown
 
 
 def _profile_facts(path: str, op: str | None) -> dict[str, float]:

@@ -28,7 +28,15 @@ from kernelopt.catalog.conditions import Condition
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.vocabulary import canonical_language, family_ancestors
 
-__all__ = ["Match", "metrics_read", "normalize_text", "rank", "shape_facts_read"]
+__all__ = [
+    "Match",
+    "metrics_missing",
+    "metrics_read",
+    "normalize_text",
+    "rank",
+    "shape_facts_missing",
+    "shape_facts_read",
+]
 
 _SEPARATORS = re.compile(r"[\s_\-]+")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -136,15 +144,101 @@ def shape_facts_read(entries: Iterable[Entry]) -> tuple[str, ...]:
 def _names_read(
     entries: Iterable[Entry], conditions_of: Callable[[Entry], tuple[Condition, ...]]
 ) -> tuple[str, ...]:
+    names: set[str] = set()
+    for entry in _entries(entries):
+        names.update(n for condition in conditions_of(entry) for n in condition.names)
+    return tuple(sorted(names))
+
+
+def _entries(entries: Iterable[Entry]) -> list[Entry]:
+    """``entries`` as a list, refused unless every item is an :class:`Entry`."""
     if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
         raise InputError(expected("an iterable of Entry (a Catalog)", repr(entries)[:80]))
-    names: set[str] = set()
-    for entry in entries:
+    items = list(entries)
+    for entry in items:
         if not isinstance(entry, Entry):
             item = f"an item {entry!r}"[:80]
             raise InputError(expected("an iterable of Entry (a Catalog)", item))
-        names.update(n for condition in conditions_of(entry) for n in condition.names)
-    return tuple(sorted(names))
+    return items
+
+
+def metrics_missing(
+    entries: Iterable[Entry], metrics: Mapping[str, float]
+) -> dict[str, tuple[str, ...]]:
+    """The metrics that metric triggers reading ``metrics`` also need, and whose.
+
+    A trigger that compares a metric given together with one not given
+    (``dram_pct < 60 and tc_pct < 60`` for ``{"dram_pct": 45}``) is neither true nor
+    false: :meth:`Catalog.query <kernelopt.catalog.Catalog.query>` does not count it, so
+    its entry is missing from the answer, not ruled out. This names what to measure to
+    have such triggers judged. A trigger that a given metric already makes false
+    (``dram_pct > 60`` at 45) needs nothing more, and one that reads none of the given
+    metrics is about another measurement, so neither is listed.
+
+    Parameters
+    ----------
+    entries : Iterable[Entry]
+        The entries to look at, e.g. those a query's filters keep.
+    metrics : Mapping[str, float]
+        The metrics given, by name.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Each missing metric, sorted by name, with the ids of the entries (sorted) that
+        have a trigger left unjudged for lack of it.
+
+    Examples
+    --------
+    >>> from kernelopt.catalog import Catalog
+    >>> missing = metrics_missing(Catalog.builtin(), {"dram_pct": 45})
+    >>> "software-pipelining" in missing["tc_pct"]
+    True
+    """
+    return _names_missing(entries, metrics, lambda entry: entry.triggers)
+
+
+def shape_facts_missing(
+    entries: Iterable[Entry], shape: Mapping[str, float]
+) -> dict[str, tuple[str, ...]]:
+    """The shape facts that shape conditions reading ``shape`` also need, and whose.
+
+    The shape counterpart of :func:`metrics_missing`: ``m <= 32 and k >= 4096`` for
+    ``{"m": 1}`` is judged once ``k`` is given too.
+
+    Parameters
+    ----------
+    entries : Iterable[Entry]
+        The entries to look at, e.g. those a query's filters keep.
+    shape : Mapping[str, float]
+        The shape facts given, by name.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Each missing fact, sorted by name, with the ids of the entries (sorted) that have
+        a shape condition left unjudged for lack of it.
+    """
+    return _names_missing(entries, shape, lambda entry: entry.shape_conditions)
+
+
+def _names_missing(
+    entries: Iterable[Entry],
+    facts: Mapping[str, float],
+    conditions_of: Callable[[Entry], tuple[Condition, ...]],
+) -> dict[str, tuple[str, ...]]:
+    if not isinstance(facts, Mapping):
+        raise InputError(expected("a mapping of names to numbers", repr(facts)[:80]))
+    needed: dict[str, set[str]] = {}
+    for entry in _entries(entries):
+        for condition in conditions_of(entry):
+            names = condition.names
+            # Undecided (None), and about what was given: the rest is what it lacks.
+            if any(n in facts for n in names) and condition.evaluate(facts) is None:
+                for name in names:
+                    if name not in facts:
+                        needed.setdefault(name, set()).add(entry.id)
+    return {name: tuple(sorted(ids)) for name, ids in sorted(needed.items())}
 
 
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:

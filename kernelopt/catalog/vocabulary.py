@@ -11,6 +11,7 @@ from __future__ import annotations
 from kernelopt._errors import InputError, expected
 
 __all__ = [
+    "AXIS_FACTS",
     "FAMILIES",
     "FAMILY_ALIASES",
     "FAMILY_PARENT",
@@ -25,6 +26,7 @@ __all__ = [
     "family_aliases_text",
     "family_ancestors",
     "normalize_family",
+    "shape_fact_for_axis",
 ]
 
 # A placeholder the scaffold leaves for a person to fill; no valid entry holds one.
@@ -114,6 +116,53 @@ SHAPE_FACTS: dict[str, str] = {
     "n": "GEMM columns of B and of the output",
     "k": "GEMM reduction length (columns of A, rows of B)",
 }
+
+# Names an op's signature or a profile gives an axis, and the shape fact each most likely
+# stands for. Shape conditions compare facts, which say what an axis means rather than
+# what one op calls it: a normalization's or reduction's reduced axis (``hidden``,
+# ``d_model``) is ``reduce_len``, an attention batch's KV length ``seqlen_k``. A name
+# refused as a fact is pointed to its fact here (see `shape_fact_for_axis`). Names that are
+# facts themselves are not listed (a GEMM's ``n`` and ``k``): they are taken as the fact.
+# kernelopt.workload.shape_facts reads the FlashInfer-Bench names among these the same way.
+AXIS_FACTS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "hidden",
+            "hidden_size",
+            "hidden_dim",
+            "d_model",
+            "dim",
+            "model_dim",
+            "n_cols",
+            "num_cols",
+            "normalized_shape",
+        ),
+        "reduce_len",
+    ),
+    **dict.fromkeys(("batch", "batch_size", "num_seqs"), "b"),
+    **dict.fromkeys(("seqlen_q", "num_tokens_q", "q_len"), "s_q"),
+    **dict.fromkeys(("num_heads", "num_qo_heads", "num_q_heads", "n_heads"), "h_q"),
+    **dict.fromkeys(("num_kv_heads", "n_kv_heads"), "h_kv"),
+    **dict.fromkeys(("seqlen", "seq_len", "kv_len", "seqlen_kv", "kv_seqlen"), "seqlen_k"),
+    **dict.fromkeys(("top_k", "topk"), "select_k"),
+}
+
+
+def shape_fact_for_axis(name: str) -> str | None:
+    """The shape fact an axis name most likely stands for (``"hidden"``: ``"reduce_len"``).
+
+    Parameters
+    ----------
+    name : str
+        An axis name as a signature, a profile or a person writes it; read in any case and
+        with ``-`` for ``_`` (``"D-Model"`` is ``"d_model"``).
+
+    Returns
+    -------
+    str or None
+        A name of :data:`SHAPE_FACTS`, or None for a name :data:`AXIS_FACTS` lacks.
+    """
+    return AXIS_FACTS.get(name.strip().lower().replace("-", "_"))
 
 
 def canonical_language(name: object, *, where: str = "language") -> str:
