@@ -377,6 +377,28 @@ def _gain_warnings(ctx: Context) -> list[str]:
     return warnings
 
 
+def _contested_warnings(ctx: Context) -> list[str]:
+    """A warning for each kept experiment whose time beats the best, timed in another run,
+    while its own A/B says it is slower (:attr:`Step.contested`): the header claims no new
+    best for it, and this says why."""
+    warnings = []
+    for step in ctx.progress.steps:
+        if step.contested is None:
+            continue
+        experiment = step.experiment
+        value = ctx.value_text(experiment)
+        saved = f"{step.contested:.1%}" if math.isfinite(step.contested) else "far"
+        warnings.append(
+            f"{experiment.label}: its time"
+            + (f" ({value})" if value else "")
+            + f" is {saved} below the best before it, timed in another run, but its own "
+            f"A/B reads {experiment.speedup:g}x against the baseline it was timed with "
+            "(slower): not counted as a new best, and the attempts since the best last "
+            "moved go on through it"
+        )
+    return warnings
+
+
 def _only_best(ctx: Context) -> BestResult | None:
     """The log's one measurement as its best (``only``), where a single experiment measured
     anything: a gain needs two numbers, but the user still reads where the kernel stands.
@@ -672,17 +694,26 @@ def diagnose_log(
     # A kept regression comes first: whatever the checks find, the next experiment would
     # start from a kernel slower than one the log already has.
     regressed = () if summary.regression is None else (_regression_cause(summary.regression),)
+    # A finding whose item stays unchecked (failures below a wall) puts its step in the
+    # plan; it is no pathology found, so it names no root cause.
+    unchecked = {
+        o.check.pathology for o in outcomes if o.finding is not None and not o.check.checked
+    }
     return Diagnosis(
         findings=tuple(findings),
         checks=checks,
         summary=summary,
-        root_causes=(*regressed, *_root_causes(findings)),
+        root_causes=(
+            *regressed,
+            *_root_causes([f for f in findings if f.pathology not in unchecked]),
+        ),
         unread=log.unread,
         warnings=(
             *log.warnings,
             *_unplaced_warnings(ctx),
             *_set_aside_warnings(ctx),
             *_gain_warnings(ctx),
+            *_contested_warnings(ctx),
         ),
     )
 

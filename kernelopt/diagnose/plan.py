@@ -29,6 +29,7 @@ from kernelopt.diagnose.model import (
     Finding,
     KeptRegression,
     LogSummary,
+    Pathology,
 )
 from kernelopt.experiments._validators import check_instance, check_path
 
@@ -194,14 +195,18 @@ def _action(action: Action, links: Mapping[str, str]) -> str:
 
 
 def _plan_actions(findings: Sequence[Finding]) -> list[Action]:
-    """The findings' actions in rank order, each said once: an action is left out when an
-    earlier finding's actions already link every entry it links (two checks recommending
-    one technique), or, linking none, already say its text. The actions of one finding
-    are distinct (two shortcuts of one entry behind different guards are two paths)."""
+    """The findings' actions in rank order, correctness steps first, each said once: an
+    action is left out when an earlier finding's actions already link every entry it links
+    (two checks recommending one technique), or, linking none, already say its text. The
+    actions of one finding are distinct (two shortcuts of one entry behind different
+    guards are two paths)."""
     actions: list[Action] = []
     linked: set[str] = set()
     said: set[str] = set()
-    for finding in findings:
+    # Wrong results come before any speed idea: correctness steps lead the plan, whatever
+    # the rank of their finding (failures below a wall rank low, yet come first).
+    first = [f for f in findings if f.pathology is Pathology.CORRECTNESS_WALL]
+    for finding in first + [f for f in findings if f not in first]:
         linked_here: set[str] = set()
         for action in finding.actions:
             ids = set(action.catalog_ids)

@@ -80,7 +80,11 @@ class Step:
     experiment's own A/B against the best kernel, timed in its run. ``own_gain``: like
     ``gain``, over the best of the kernel's own experiments before it, baselines left out
     (None for a baseline, or the kernel's first number); it differs from ``gain`` only
-    while a baseline holds the best.
+    while a baseline holds the best. ``contested``: the gain its headline shows over the
+    best, timed in another run, where its own A/B against the baseline it was timed with
+    says it is slower (a speedup below 1): numbers of two runs that contradict the
+    experiment's own comparison are no new best, so ``gain`` and ``gains`` hold 0 for it
+    (None when nothing was contested).
     """
 
     experiment: Experiment
@@ -91,6 +95,7 @@ class Step:
     gains: dict[str, float] = attrs.field(factory=dict)
     same_run: bool = False
     own_gain: float | None = None
+    contested: float | None = None
 
 
 def is_reference(experiment: Experiment) -> bool:
@@ -321,6 +326,54 @@ def _same_run_gain(experiment: Experiment, best_us: float, cycles: bool = False)
     if (near and computed) or drift > SAME_KERNEL_TOLERANCE * best_us:
         return None
     return _speedup_gain(speedup, MetricKind.LATENCY)
+
+
+def _implied_baseline(experiment: Experiment, cycles: bool = False) -> float | None:
+    """The baseline time ``experiment``'s speedup implies (its latency times its speedup,
+    in microseconds, or cycles in a log of cycle counts); None without both numbers."""
+    latency, speedup = experiment.latency, experiment.speedup
+    per_us = _us_per(experiment.unit, cycles)
+    if latency is None or latency <= 0 or speedup is None or speedup <= 0 or per_us is None:
+        return None
+    return latency * per_us * speedup
+
+
+def _fixed_reference(
+    experiment: Experiment, experiments: tuple[Experiment, ...], cycles: bool = False
+) -> bool:
+    """Whether ``experiment``'s speedup is against a fixed reference (torch eager, a
+    baseline row) rather than the kernel it started from: the baseline time it implies is,
+    within :data:`SAME_KERNEL_TOLERANCE`, the one another experiment's speedup implies or
+    a baseline experiment's own time. Speedups over one reference keep implying its time."""
+    implied = _implied_baseline(experiment, cycles)
+    if implied is None:
+        return False
+    others: list[float | None] = []
+    for other in experiments:
+        if other is experiment:
+            continue
+        others.append(_implied_baseline(other, cycles))
+        per_us = _us_per(other.unit, cycles)
+        if is_reference(other) and other.latency is not None and per_us is not None:
+            others.append(other.latency * per_us)
+    return any(
+        time is not None and abs(time - implied) <= SAME_KERNEL_TOLERANCE * implied
+        for time in others
+    )
+
+
+def _contradicted(
+    experiment: Experiment, experiments: tuple[Experiment, ...], cycles: bool = False
+) -> bool:
+    """Whether ``experiment``'s own A/B says it is slower than the baseline it was timed
+    with (a speedup below 1, not over a fixed reference): a gain its headline shows over a
+    best timed in another run is then the drift between runs, not the change."""
+    speedup = experiment.speedup
+    return (
+        speedup is not None
+        and 0.0 < speedup < 1.0
+        and not _fixed_reference(experiment, experiments, cycles)
+    )
 
 
 def _speedup_gain(speedup: float, kind: MetricKind | None) -> float:
@@ -658,6 +711,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         eligible = _can_be_best(experiment)
         key_gains = {k: max(0.0, _relative(v, best[k])) for k, v in values.items() if k in best}
         same_run = False
+        contested: float | None = None
         if eligible and kind is MetricKind.LATENCY:
             head = next((k for k in key_gains if headline_key(k)), None)
             ab = _same_run_gain(experiment, -best[head], cycles) if head is not None else None
@@ -672,6 +726,14 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                         key_gains[head] = max(0.0, _relative(values[head], on))
             if head is not None and ab is not None:
                 key_gains[head], same_run = ab, True
+            elif (
+                head is not None
+                and key_gains[head] > 0.0
+                and _contradicted(experiment, experiments, cycles)
+            ):
+                # Faster than a best timed in another run, slower by its own A/B: the
+                # runs drifted, and the change is no new best (nor does it end a stall).
+                contested, key_gains[head] = key_gains[head], 0.0
         gain: float | None
         if is_reference(experiment):
             gain = None
@@ -732,6 +794,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                 gains=key_gains if eligible else {},
                 same_run=same_run,
                 own_gain=own_gain,
+                contested=contested,
             )
         )
     points = tuple(dict.fromkeys(point for point in at if point))

@@ -85,7 +85,8 @@ def test_gemm_flipfloppers_is_healthy(corpus: Path) -> None:
     assert diagnosis.findings == ()
     # G0.2 and G0.3 (steps 7, 8) state their new bests in prose: "tiny 1.307→1.378x".
     assert {7, 8} <= {p.experiment for p in diagnosis.summary.trajectory}
-    assert "exps 14, 17" in _sentence(diagnosis, P.CORRECTNESS_WALL)
+    assert "2 failures in the log (exp 14: '" in _sentence(diagnosis, P.CORRECTNESS_WALL)
+    assert "'; exp 17: '" in _sentence(diagnosis, P.CORRECTNESS_WALL)
 
 
 def test_triton_transformer_agent_is_healthy(corpus: Path) -> None:

@@ -189,7 +189,11 @@ def test_correctness_wall_with_suspects(catalog: Catalog) -> None:
     ) in wall.summary
     # A pass in between breaks the wall; two failures are not one.
     broken = [*experiments[:3], exp(4, 6.9, correctness=Correctness.PASS), *experiments[4:]]
-    assert diagnose_log(log_of(broken), catalog=catalog).finding(Pathology.CORRECTNESS_WALL) is None
+    below = diagnose_log(log_of(broken), catalog=catalog)
+    assert not next(c for c in below.checks if c.pathology is Pathology.CORRECTNESS_WALL).checked
+    # No wall: the two latest failures only put fixing them first in the plan.
+    advice = below.finding(Pathology.CORRECTNESS_WALL)
+    assert advice is not None and advice.severity is Severity.LOW and advice.experiments == (5, 6)
 
 
 BF16_ATTENTION = """

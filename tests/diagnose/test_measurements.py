@@ -87,7 +87,9 @@ def test_a_real_failure_beside_timing_variants_still_counts(tmp_path: Path) -> N
     }
     diagnosis = diagnose(_log(tmp_path / "log", verdicts))
     wall = next(c for c in diagnosis.checks if c.pathology is P.CORRECTNESS_WALL)
-    assert wall.sentence.startswith("1 failure in the log (exp 4), 1 among the latest")
+    assert wall.sentence.startswith(
+        "1 failure in the log (exp 4: 'wrong on the GPU for the tail tile'), 1 among the latest"
+    )
     assert "exps 5, 6 fail by construction" in wall.sentence
 
 

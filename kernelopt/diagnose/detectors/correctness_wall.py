@@ -37,13 +37,25 @@ from collections.abc import Iterator, Sequence
 from kernelopt._words import count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
-from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
+from kernelopt.diagnose.model import Check, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import CorrectnessWallParams
 from kernelopt.diagnose.source import Suspect, precision_suspects
 from kernelopt.experiments.log import Experiment, KernelSource
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["deliberate_failure", "detect", "fails_on_purpose", "trailing_failures"]
+__all__ = [
+    "ADVISE_FROM",
+    "deliberate_failure",
+    "detect",
+    "fails_on_purpose",
+    "failure_detail",
+    "trailing_failures",
+]
+
+ADVISE_FROM = 2
+"""Latest attempts failing correctness one after another (no attempt without a verdict
+between them) from which, below a wall, the plan says to fix them before the next speed
+idea (the item stays unchecked)."""
 
 _PATHOLOGY = Pathology.CORRECTNESS_WALL
 _GENERIC = (
@@ -223,6 +235,58 @@ def _latest_pass(experiments: Sequence[Experiment]) -> Experiment | None:
     )
 
 
+# Where a correctness note compares with its reference: " vs float64 (tol 0.001)".
+_AGAINST = re.compile(r"\s+(?:vs\.?|against)\s.*$", re.IGNORECASE)
+# An error a clause of the note states: "dbeta rel err 5.0e-01", "max abs error: 0.3".
+_ERROR = re.compile(r"\berr(?:or)?\b\D{0,3}?(\d+(?:\.\d*)?(?:e[-+]?\d+)?)", re.IGNORECASE)
+# How long the detail of one failure may grow on the checklist line.
+_DETAIL_CHARS = 100
+
+
+def failure_detail(experiment: Experiment) -> str:
+    """The words the log gave with ``experiment``'s correctness verdict, short and on one
+    line: of a note in parts (``right at b=32; wrong on the GPU``), the parts that say what
+    failed; where it lists an error per output (``dx rel err 2.1e-04, dbeta rel err 5.0e-01
+    vs float64``), the outputs with the largest one, with the reference it was compared to
+    (``dbeta rel err 5.0e-01 vs float64``); ``""`` where the log gave none."""
+    note = " ".join(experiment.correctness_note.split())
+    if not note:
+        return ""
+    parts = [part.strip() for part in note.split(";") if part.strip()]
+    failing = [part for part in parts if _FAILED.search(part)]
+    if failing and len(failing) < len(parts):
+        # "right at b=32; wrong on the GPU for the tail tile": the part that failed.
+        note = "; ".join(failing)
+    tail = _AGAINST.search(note)
+    body, against = (note[: tail.start()], tail.group(0)) if tail else (note, "")
+    clauses = [c.strip() for c in re.split(r"[;,]", body) if c.strip()]
+    errors = [_ERROR.search(clause) for clause in clauses]
+    if "(" not in body and len(clauses) > 1 and all(errors):
+        values = [float(match.group(1)) for match in errors if match]
+        if max(values) > min(values):
+            # The outputs that went wrong, not the ones that held.
+            body = ", ".join(c for c, v in zip(clauses, values, strict=True) if v == max(values))
+    return quote(body + against, _DETAIL_CHARS)
+
+
+def _failures_text(failures: Sequence[Experiment], limit: int = 3) -> str:
+    """``failures`` by number with what each log line says of them, the same words said
+    once (``"exps 4, 5: 'rel err 5.2e-01 vs float64'"``); numbers alone where the log gave
+    no words, and at most ``limit`` distinct details."""
+    by_detail: dict[str, list[int]] = {}
+    for experiment in failures:
+        by_detail.setdefault(failure_detail(experiment), []).append(experiment.number)
+    if list(by_detail) == [""]:
+        return experiments_text([e.number for e in failures])
+    parts = []
+    for detail, numbers in list(by_detail.items())[:limit]:
+        parts.append(
+            f"{experiments_text(numbers)}: '{detail}'" if detail else experiments_text(numbers)
+        )
+    left = len(by_detail) - limit
+    return "; ".join(parts) + (f"; {count_text(left, 'more failure note')}" if left > 0 else "")
+
+
 def _no_wall(
     judged: Sequence[Experiment],
     all_failures: Sequence[Experiment],
@@ -236,8 +300,7 @@ def _no_wall(
     if not all_failures:
         return f"No correctness failures in the log; {len(failures)} among the latest attempts"
     detail = (
-        f"{count_text(len(all_failures), 'failure')} in the log "
-        f"({experiments_text([e.number for e in all_failures])}), "
+        f"{count_text(len(all_failures), 'failure')} in the log ({_failures_text(all_failures)}), "
     )
     latest = (
         f"{len(failures)} among the latest attempts"
@@ -248,6 +311,62 @@ def _no_wall(
     if len(failures) == len(all_failures) or passed is None:
         return detail + latest
     return detail + f"{latest} (those after the latest pass, {passed.label})"
+
+
+def _latest_failing(experiments: Sequence[Experiment]) -> list[Experiment]:
+    """The latest attempts, one after another, that all fail correctness: unlike
+    :func:`trailing_failures`, an attempt without a verdict ends the run (a change kept or
+    timed between two failures is the effort moving on, not stuck on them)."""
+    run: list[Experiment] = []
+    for experiment in reversed(experiments):
+        if not experiment.attempted:
+            continue
+        if experiment.correctness is not Correctness.FAIL:
+            break
+        run.append(experiment)
+    return run[::-1]
+
+
+def _below_wall(ctx: Context, failures: Sequence[Experiment], sentence: str) -> Outcome:
+    """The latest attempts fail correctness, fewer of them than a wall: the item stays
+    unchecked, but its finding (low severity) puts fixing them before the next speed idea
+    in the plan, diffed against the kernel the failures started from."""
+    numbers = [e.number for e in failures]
+    details = {failure_detail(e) for e in failures}
+    same = len(details) == 1 and "" not in details
+    how = f" the same way ('{next(iter(details))}')" if same else ""
+    who = experiments_text(numbers)
+    summary = (
+        f"{sentence} The latest {count_text(len(failures), 'attempt')} ({who}) fail "
+        f"correctness{' the same way' if same else ''}: fix that before the next speed idea."
+    )
+    reference = _reference_words(ctx.experiments, failures[0])
+    action = ctx.action(
+        f"Fix correctness before the next speed idea: {who} fail{how}. Diff "
+        f"{failures[-1].label}'s kernel against {reference}, find what it computes "
+        "differently, and time nothing until it passes."
+    )
+    evidence = [
+        ctx.evidence(
+            e,
+            f"{e.label}: {e.description} — FAIL"
+            + (f" ({failure_detail(e)})" if failure_detail(e) else ""),
+            "correctness",
+        )
+        for e in failures[:6]
+    ]
+    finding = Finding(
+        pathology=_PATHOLOGY,
+        summary=summary,
+        experiments=numbers,
+        severity=Severity.LOW,
+        confidence=0.6,
+        evidence=evidence,
+        actions=[action],
+    )
+    return Outcome(
+        check=Check(pathology=_PATHOLOGY, checked=False, sentence=summary), finding=finding
+    )
 
 
 def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
@@ -274,11 +393,13 @@ def detect(ctx: Context, params: CorrectnessWallParams) -> Outcome:
         else ""
     )
     if len(failures) < params.min_failures:
-        return not_found(
-            _PATHOLOGY,
+        sentence = (
             _no_wall(judged, all_failures, failures)
-            + f": no wall (needs {params.min_failures} in a row){timing_only}.",
+            + f": no wall (needs {params.min_failures} in a row){timing_only}."
         )
+        if len(_latest_failing(judged)) < ADVISE_FROM:
+            return not_found(_PATHOLOGY, sentence)
+        return _below_wall(ctx, failures, sentence)
     numbers = [e.number for e in failures]
     kernels = _wall_kernels(ctx, failures)
     missing: list[str] = []

@@ -58,6 +58,15 @@ def _named(ctx: Context, step: Step) -> str:
     return f"{step.experiment.mention}, {value}" if value else step.experiment.mention
 
 
+def _contested_words(step: Step) -> str:
+    """Why a kernel time below the baseline's is no gain over it, where its own A/B says
+    it is slower (:attr:`Step.contested`): ``"; timed in another run, and its own A/B
+    reads 0.84x"``; ``""`` otherwise."""
+    if step.contested is None or step.experiment.speedup is None:
+        return ""
+    return f"; timed in another run, and its own A/B reads {step.experiment.speedup:g}x"
+
+
 def _over_own(experiment: Experiment) -> str:
     """Whose gain the largest own step is: ``"exp 5 over the kernel's best before it"``."""
     return f"{experiment.mention} over the kernel's best before it"
@@ -75,7 +84,9 @@ def _behind_text(
     kernel = _kernel_best(ctx)
     text = f"{stalled} left the best with the baseline ({_named(ctx, baseline)})"
     text += ": the kernel has not beaten it" + (
-        f" (its best: {_named(ctx, kernel)})" if kernel is not None else ""
+        f" (its best: {_named(ctx, kernel)}{_contested_words(kernel)})"
+        if kernel is not None
+        else ""
     )
     if own is None:
         return text + ", and no step of its own improved on an earlier kernel number yet."

@@ -11,9 +11,10 @@ the kernel: its title says it profiled or timed it ("roofline analysis of the ke
 than a measuring one; the words of such titles ('analysis', 'stage') are no axis either.
 
 A knob counts as changed by an attempt when its title names it, or when its value differs
-from the kernel the attempt started from (the knobs of the kept experiments before it): a
-``Knobs:`` line that lists a whole configuration does not make every attempt "vary" every
-knob in it.
+from the kernel the attempt may have started from: the knobs of the kept experiments before
+it, and the configuration of the attempt just before it (a reverted attempt whose tiles the
+next one kept). A ``Knobs:`` line that lists a whole configuration does not make every
+attempt "vary" every knob in it, nor does a value carried over from the attempt before.
 
 Nor is the version the stall started from a new axis. A catalog tag an attempt's words
 match only through words the kept experiment before the stall already holds (its title, the
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 
 import attrs
 
@@ -45,6 +47,7 @@ from kernelopt.diagnose.context import (
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import RepetitionLoopParams
+from kernelopt.diagnose.progress import Step
 from kernelopt.experiments.log import Experiment
 from kernelopt.experiments.readers import knobs_of
 from kernelopt.experiments.records import Correctness, Status
@@ -81,16 +84,26 @@ def _as_written(name: str, title: str) -> str:
 
 def changed_knobs(experiments: tuple[Experiment, ...]) -> dict[int, set[str]]:
     """Per experiment number, the knobs (lower-cased, as the title writes them: ``split-k``)
-    the attempt changed: named in its title, or set to another value than the kept kernel
-    before it had."""
+    the attempt changed: named in its title, or set to another value than both the kept
+    kernel before it and the attempt before it had.
+
+    An attempt is made from the kept kernel or from the attempt before it (a reverted one
+    whose tiles it kept): a value either of them already had is carried, not varied."""
     current: dict[str, str] = {}
+    previous: dict[str, str] = {}  # the configuration the attempt before ran
     changed: dict[int, set[str]] = {}
     for experiment in experiments:
         title = experiment.description
         knobs = {_as_written(name, title): value for name, value in experiment.knobs.items()}
         named = {_as_written(name, title) for name in knobs_of(title)}
-        moved = {name for name, value in knobs.items() if current.get(name, value) != value}
+        moved = {
+            name
+            for name, value in knobs.items()
+            if current.get(name, value) != value and previous.get(name) != value
+        }
         changed[experiment.number] = named | moved
+        if experiment.attempted:
+            previous = {**current, **knobs}
         if _kept(experiment):
             current.update(knobs)
     return changed
@@ -273,6 +286,136 @@ def _axis_words(kind: str, name: str, ctx: Context, members: list[Experiment]) -
     return f"'{_spelling(name, members)}'"
 
 
+def _snapshot_texts(ctx: Context, experiment: Experiment) -> tuple[str, ...] | None:
+    """The texts of ``experiment``'s full kernel snapshots, in path order; None where it
+    left none."""
+    found = ctx.snapshots.get(experiment.number)
+    if not found:
+        return None
+    return tuple(source.text for source in sorted(found, key=lambda source: source.path))
+
+
+def _repeats(ctx: Context, attempts: Sequence[Experiment]) -> dict[int, list[Experiment]]:
+    """The attempts of ``attempts`` that repeat an earlier attempt that was not kept, by
+    the number of the earliest such attempt: the same knob values (one knob at least), the
+    same tags, and, where both left a full kernel snapshot, the same kernel text.
+
+    A repeat of a reverted or failed attempt runs what the log already answered; one of a
+    kept experiment builds on it, and is no repeat."""
+    repeated: dict[int, list[Experiment]] = defaultdict(list)
+    for attempt in attempts:
+        if not attempt.knobs:
+            continue
+        for earlier in ctx.experiments:
+            if earlier.number >= attempt.number:
+                break
+            if not earlier.attempted or _kept(earlier) or earlier.knobs != attempt.knobs:
+                continue
+            if set(earlier.tags) != set(attempt.tags):
+                continue
+            ours, theirs = _snapshot_texts(ctx, attempt), _snapshot_texts(ctx, earlier)
+            if ours is not None and theirs is not None and ours != theirs:
+                continue  # the same knobs on another kernel text: a new change
+            repeated[earlier.number].append(attempt)
+            break
+    return repeated
+
+
+def _repeats_text(ctx: Context, attempts: Sequence[Experiment]) -> str:
+    """The repeats among ``attempts`` (see :func:`_repeats`) as a sentence naming both
+    numbers (``"Exp 5 repeats exp 2: the same knob values (ROWS=8) and tags."``); ``""``
+    where there are none."""
+    sentences = []
+    for number, later in _repeats(ctx, attempts).items():
+        earlier = next(e for e in ctx.experiments if e.number == number)
+        pairs = [f"{name}={value}" for name, value in earlier.knobs.items()]
+        knobs = ", ".join(pairs[:4]) + (", …" if len(pairs) > 4 else "")
+        who = experiments_text([e.number for e in later])
+        sentences.append(
+            f"{who[0].upper()}{who[1:]} {'repeats' if len(later) == 1 else 'repeat'} "
+            f"{earlier.mention}: the same knob values ({knobs}) and tags."
+        )
+    return " ".join(sentences)
+
+
+def _beat(value: float | None, best: float | None, min_gain: float) -> bool:
+    """Whether higher-is-better ``value`` is ``min_gain`` or more better than ``best``
+    (latencies are negative)."""
+    if value is None or best is None or best == 0.0:
+        return False
+    return (value - best) / abs(best) >= min_gain
+
+
+def _why_not_best(experiment: Experiment, contested: bool, many: bool) -> str:
+    """Why an attempt that timed faster than the best is no new best, as the words after
+    "but" (``"failed correctness"``, ``"were reverted"``); ``many`` for several attempts."""
+    was, are = ("were", "are") if many else ("was", "is")
+    if experiment.correctness is Correctness.FAIL:
+        return "failed correctness"
+    if experiment.status is Status.REVERTED:
+        return f"{was} reverted"
+    if experiment.status is Status.NEUTRAL:
+        return f"{was} marked neutral"
+    if experiment.status is Status.FAILED:
+        return f"{was} marked failed"
+    if contested:
+        return f"{are} slower by {'their' if many else 'its'} own A/B"
+    return f"{are} not counted as a new best"
+
+
+def _why_key(experiment: Experiment, step: Step | None) -> str:
+    """The reason an attempt that timed faster is no new best, as a key to group attempts
+    by: its correctness, its status, or ``"contested"`` (slower by its own A/B)."""
+    if experiment.correctness is Correctness.FAIL:
+        return "correctness"
+    if experiment.status in _NOT_KEPT:
+        return str(experiment.status)
+    return "contested" if step is not None and step.contested is not None else "other"
+
+
+def _outcome_text(ctx: Context, members: Sequence[Experiment], min_gain: float) -> str:
+    """What became of ``members`` against the best, in words that agree with their
+    numbers: ``"none moved the best by 5% (264.9 us, 331.8 us)"`` where none timed 5%
+    faster than it, else which timed faster and why none is a new best (reverted, failed
+    correctness, slower by its own A/B)."""
+    values = [value for value in (ctx.value_at(e) for e in members) if value]
+    moved = f"none moved the best by {min_gain:.0%}"
+    plain = moved + (
+        f" ({', '.join(values[:6])}{', …' if len(values) > 6 else ''})" if values else ""
+    )
+    progress = ctx.progress
+    best = progress.best()
+    key = progress.best_key()
+    if best is None or key not in best.values:
+        return plain
+    steps = {id(step.experiment): step for step in progress.steps}
+    groups: dict[str, list[Experiment]] = defaultdict(list)
+    for experiment in members:
+        step = steps.get(id(experiment))
+        value = step.values.get(key) if step is not None else None
+        if not _beat(value, best.values[key], min_gain):
+            groups[""].append(experiment)
+            continue
+        groups[_why_key(experiment, step)].append(experiment)
+    if list(groups) == [""]:
+        return plain
+    parts = []
+    for reason, group in groups.items():
+        numbers = experiments_text([e.number for e in group])
+        times = [value for value in (ctx.value_at(e) for e in group) if value]
+        shown = f" ({', '.join(times[:6])}{', …' if len(times) > 6 else ''})" if times else ""
+        if not reason:
+            parts.append(f"{numbers}{shown} did not move it by {min_gain:.0%}")
+            continue
+        contested = reason == "contested"
+        said = _why_not_best(group[0], contested, many=len(group) > 1)
+        parts.append(f"{numbers} timed faster{shown} but {said}")
+    return (
+        f"none is a new best over {best.experiment.mention}'s {ctx.value_at(best.experiment)}: "
+        + "; ".join(parts)
+    )
+
+
 def _since_text(ctx: Context, count: int, measured: bool, min_gain: float) -> str:
     """The attempts a loop is looked for in, in words: those since the best last moved, or,
     in a log without a comparable number (no best to move), those whose outcome is known.
@@ -359,6 +502,7 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
                 since + " measured the kernel (profiling, timing) rather than changed it "
                 f"({experiments_text(measuring)}): no idea to repeat.",
             )
+        repeats = _repeats_text(ctx, [step.experiment for step in stall])
         return not_found(
             _PATHOLOGY,
             since
@@ -368,7 +512,8 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
                 f"; {experiments_text(measuring)} measured the kernel rather than changed it."
                 if measuring
                 else "."
-            ),
+            )
+            + (f" {repeats}" if repeats else ""),
         )
     # The biggest group wins; ties go to tags, then knobs, then terms.
     order = {"tag": 0, "knob": 1, "term": 2}
@@ -386,14 +531,14 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
             also_words.append(text)
     also = ", ".join(also_words[:2])
     # Each number with its trial point: numbers of two points side by side are not a gain.
-    values = [value for value in (ctx.value_at(e) for e in members) if value]
+    repeats = _repeats_text(ctx, members)
     summary = (
         f"{len(members)} of the last {count_text(len(stall), 'attempt')} "
         f"({experiments_text(numbers)}) {'varies' if len(members) == 1 else 'vary'} "
         f"{words}"
         + (f" (also {also})" if also else "")
-        + f" and none moved the best by {params.min_gain:.0%}"
-        + (f" ({', '.join(values[:6])}{', …' if len(values) > 6 else ''})." if values else ".")
+        + f" and {_outcome_text(ctx, members, params.min_gain)}."
+        + (f" {repeats}" if repeats else "")
     )
     confidence = min(
         0.95, _WEIGHT[kind] * (0.75 + 0.25 * min(1.0, len(members) / (2 * params.min_experiments)))
