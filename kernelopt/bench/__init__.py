@@ -9,7 +9,9 @@ that can be trusted and carries them, typed, to the rest of kernelopt:
   throttle flags, NVTX ranges; a host-clock fallback without CUDA.
 - :mod:`~kernelopt.bench.guards`: poisoned outputs, cached-result and stream checks.
 - :class:`Roofline`, :func:`measure_ceilings` (``bench/roofline.py``): FLOPs and bytes
-  against measured, cached ceilings; the metrics catalog triggers read.
+  against measured, cached ceilings; the metrics catalog triggers read. Costs of common
+  calls: :func:`matmul_cost`, :func:`attention_cost` (fused attention forward,
+  ``bench/attention.py``), :func:`mla_decode_cost`.
 - :func:`compare` (``bench/compare.py``): paired, interleaved A/B runs and a verdict that
   never calls noise a win.
 - :mod:`~kernelopt.bench.records`: JSONL rows and the canonical experiment result.
@@ -20,6 +22,7 @@ Importing this package imports neither torch, triton nor numpy; they load when a
 measurement needs them.
 """
 
+from kernelopt.bench.attention import attention_cost, attention_pairs
 from kernelopt.bench.compare import Comparison, Verdict, compare, judge
 from kernelopt.bench.device import DeviceState, clock_changes, read_device_state
 from kernelopt.bench.guards import (
@@ -28,6 +31,7 @@ from kernelopt.bench.guards import (
     check_written,
     poison,
     unwritten_count,
+    unwritten_where,
 )
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.mla import MLATrial, mla_decode_cost, mla_trial_matrix
@@ -115,6 +119,8 @@ __all__ = [
     "UnsureGainWarning",
     "Verdict",
     "append_rows",
+    "attention_cost",
+    "attention_pairs",
     "check_responds_to_inputs",
     "check_timed_stream",
     "check_written",
@@ -144,5 +150,6 @@ __all__ = [
     "trial_matrix",
     "tune",
     "unwritten_count",
+    "unwritten_where",
     "write_experiment",
 ]

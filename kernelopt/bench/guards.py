@@ -31,6 +31,7 @@ __all__ = [
     "poison_hint",
     "poison_value",
     "unwritten_count",
+    "unwritten_where",
 ]
 
 
@@ -40,20 +41,24 @@ def _torch() -> Any:
     return torch
 
 
-def _as_tensors(outputs: Any) -> list[Any]:
+def _named_tensors(outputs: Any, name: str = "outputs") -> list[tuple[str, Any]]:
+    """The tensors of ``outputs``, each with the expression that reaches it from the
+    argument ``name``: ``outputs`` for a lone tensor, ``outputs[1]``, ``outputs['lse']``,
+    ``outputs[0]['o']`` in nested lists, tuples and mappings."""
     torch = _torch()
     if isinstance(outputs, torch.Tensor):
-        return [outputs]
+        return [(name, outputs)]
     if isinstance(outputs, Mapping):
-        items: list[Any] = list(outputs.values())
+        items: list[tuple[str, Any]] = [(f"{name}[{key!r}]", v) for key, v in outputs.items()]
     elif isinstance(outputs, (list, tuple)):
-        items = list(outputs)
+        items = [(f"{name}[{index}]", item) for index, item in enumerate(outputs)]
     else:
         raise InputError(expected("a tensor or a sequence of tensors", type(outputs).__name__))
-    tensors = []
-    for item in items:
-        tensors.extend(_as_tensors(item))
-    return tensors
+    return [named for where, item in items for named in _named_tensors(item, where)]
+
+
+def _as_tensors(outputs: Any) -> list[Any]:
+    return [tensor for _name, tensor in _named_tensors(outputs)]
 
 
 def poison_value(dtype: Any) -> float | int:
@@ -112,14 +117,65 @@ def unwritten_count(outputs: Any) -> int:
         If ``outputs`` holds something other than tensors, or a tensor of a dtype
         without a poison value (bool, complex).
     """
-    total = 0
-    for tensor in _as_tensors(outputs):
-        value = poison_value(tensor.dtype)
-        if isinstance(value, float):
-            total += int(tensor.isnan().sum().item())
-        else:
-            total += int((tensor == value).sum().item())
-    return total
+    return sum(int(_poisoned(tensor).sum().item()) for tensor in _as_tensors(outputs))
+
+
+def _poisoned(tensor: Any) -> Any:
+    """A bool tensor of ``tensor``'s shape: True where it holds its poison value."""
+    value = poison_value(tensor.dtype)
+    return tensor.isnan() if isinstance(value, float) else tensor == value
+
+
+def unwritten_where(outputs: Any, name: str = "outputs") -> str:
+    """Which outputs still hold poison, and where the first poisoned element of each is.
+
+    A count alone ("5376 of 9216 still poisoned") names neither the output nor the
+    rows: a padded-varlen kernel that rightly skips padding and one that drops a tail
+    look alike until the first index is read.
+
+    Parameters
+    ----------
+    outputs : Tensor, or sequence or mapping of them
+        The outputs poisoned by :func:`poison`.
+    name : str
+        The argument ``outputs`` was given as, the start of every expression.
+
+    Returns
+    -------
+    str
+        ``"in outputs[0] of shape [3, 2, 24, 64], the first at outputs[0][0, 0, 5, 0]"``
+        for one poisoned output; ``"across 2 outputs: 3 in ...; 2 in ..."``, each part
+        opened by its count, for more; ``""`` when none is.
+
+    Raises
+    ------
+    InputError
+        As :func:`unwritten_count`.
+    """
+    parts = []
+    for where, tensor in _named_tensors(outputs, name):
+        mask = _poisoned(tensor).reshape(-1)
+        count = int(mask.sum().item())
+        if count:
+            # argmax gives the first of equal maxima: the first poisoned element.
+            flat = int(mask.to(_torch().uint8).argmax().item())
+            index = ", ".join(str(i) for i in _unravel(flat, tuple(tensor.shape)))
+            shape = ", ".join(str(size) for size in tensor.shape)
+            first = f"{where}[{index}]" if tensor.dim() else where  # a 0-d tensor is one element
+            parts.append((count, f"in {where} of shape [{shape}], the first at {first}"))
+    if len(parts) == 1:
+        return parts[0][1]
+    each = "; ".join(f"{count} {text}" for count, text in parts)
+    return f"across {len(parts)} outputs: {each}" if parts else ""
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
+    """The index in a C-ordered tensor of ``shape`` of its ``flat``-th element."""
+    index = []
+    for size in reversed(shape):
+        flat, position = divmod(flat, size)
+        index.append(position)
+    return index[::-1]
 
 
 def check_written(fn: Callable[[], object], outputs: Any) -> None:
@@ -138,8 +194,16 @@ def check_written(fn: Callable[[], object], outputs: Any) -> None:
         When ``fn`` is not callable (checked before the outputs are poisoned:
         ``check_written(kernel(x), out)`` passes the call's result), when ``outputs``
         holds no tensor (``[]``: nothing would be checked), or when some
-        elements still hold the poison (``Expected every output element written, got
-        128 of 4096 still poisoned``).
+        elements still hold the poison, naming each such output and its first poisoned
+        element (``Expected every output element written, got 128 of 4096 still
+        poisoned in outputs[1] of shape [4096], the first at outputs[1][3968]``).
+
+    Notes
+    -----
+    A kernel that rightly leaves some elements unwritten (the padding of a padded
+    varlen batch) is checked through views of the regions it must write: pass
+    ``[out[b, :, :n] for b, n in enumerate(lengths)]`` as ``outputs``. A view is
+    poisoned and counted in place; the padding outside it is never poisoned.
     """
     if not callable(fn):
         raise InputError(expected("a callable writing the outputs", type(fn).__name__, where="fn"))
@@ -153,11 +217,9 @@ def check_written(fn: Callable[[], object], outputs: Any) -> None:
     missing = unwritten_count(tensors)
     if missing:
         size = sum(int(t.numel()) for t in tensors)
+        said = f"{missing} of {size} still poisoned{poison_hint(tensors)}"
         raise InputError(
-            expected(
-                "every output element written",
-                f"{missing} of {size} still poisoned{poison_hint(tensors)}",
-            )
+            expected("every output element written", f"{said} {unwritten_where(outputs)}")
         )
 
 

@@ -21,6 +21,7 @@ import datetime
 import json
 import math
 import numbers
+import operator
 import os
 import time
 import warnings
@@ -155,6 +156,10 @@ class Cost:
             return 0.0
         return self.flops / self.bytes if self.bytes > 0 else math.inf
 
+    # numpy's integers (np.int64(32) * cost) hand the product to __rmul__ instead of
+    # making an array of the Cost.
+    __array_ufunc__ = None
+
     def __add__(self, other: object) -> Cost:
         """The cost of running both calls (stages of one kernel, say)."""
         if not isinstance(other, Cost):
@@ -171,6 +176,55 @@ class Cost:
             name=name,
             elt_bytes=max(widths) if widths else None,
         )
+
+    def __radd__(self, other: object) -> Cost:
+        """``0 + cost``: the cost itself, so that ``sum(costs)`` (which starts from the int
+        0) adds costs; any other number added to a Cost is still a TypeError."""
+        if isinstance(other, int) and not isinstance(other, bool) and other == 0:
+            return self
+        return NotImplemented
+
+    def __mul__(self, count: object) -> Cost:
+        """The cost of ``count`` identical calls: FLOPs and bytes times ``count``.
+
+        Parameters
+        ----------
+        count : int
+            Calls, an integer >= 0 (Python's or numpy's); ``32 * cost`` reads the same.
+
+        Returns
+        -------
+        Cost
+            Named ``32 x <name>`` (a sum's name in parentheses); the cost itself for 1.
+
+        Raises
+        ------
+        InputError
+            For a count that is no integer >= 0 (a float, a flag, a Cost, text): a
+            fraction of a call, or a negative one, costs nothing a kernel does.
+        """
+        try:
+            calls = None if isinstance(count, bool) else operator.index(count)  # type: ignore[arg-type]
+        except TypeError:
+            calls = None
+        if calls is None or calls < 0:
+            shown = type(count).__name__ if isinstance(count, Cost) else repr(count)
+            raise InputError(
+                expected(
+                    "a count of identical calls (an integer >= 0) to multiply a Cost by", shown
+                )
+            )
+        if calls == 1:
+            return self
+        name = f"({self.name})" if " + " in self.name else self.name
+        return Cost(
+            flops=self.flops * calls,
+            bytes=self.bytes * calls,
+            name=f"{calls} x {name}" if name else "",
+            elt_bytes=self.elt_bytes,
+        )
+
+    __rmul__ = __mul__
 
     @classmethod
     def of(cls, spec: Cost | Mapping[str, Any] | Callable[[], Any]) -> Cost:

@@ -368,7 +368,8 @@ class _Runner:
             raise InputError(
                 expected(
                     "every output element written by each timed call",
-                    f"{missing} unwritten{guards.poison_hint(self.outputs)}",
+                    f"{missing} unwritten{guards.poison_hint(self.outputs)} "
+                    f"{guards.unwritten_where(self.outputs)}",
                 )
             )
 

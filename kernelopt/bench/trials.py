@@ -21,10 +21,13 @@ import attrs
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench import guards
+from kernelopt.bench._error_text import one_line
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.records import (
     AXIS_NAME_CANNOT_HOLD,
     BenchRow,
+    _correctness,
+    _correctness_word,
     axis_name_reads_back,
     point_text,
     row_from_measurement,
@@ -412,8 +415,10 @@ class TrialCall:
         ``check(result)``, with ``result`` what one call of ``fn`` returned (into
         poisoned ``outputs``), before any timing. A point whose check raises or returns
         a false value (None passes, as ``torch.testing.assert_close`` returns) is
-        recorded as ``incorrect: ...`` and not timed; a check that runs out of device
-        memory halves ``b`` as the call does.
+        recorded as ``incorrect: ...`` (the exception's whole message, its lines joined
+        by ``"; "``) and not timed; a check that runs out of device memory halves ``b``
+        as the call does. A point whose check passed is timed and its result says so
+        (``TrialResult.correctness`` ``"PASS"``, carried into its ``bench_row``).
 
     Raises
     ------
@@ -449,14 +454,10 @@ def _incorrect(call: TrialCall) -> str | None:
     except Exception as error:
         if is_out_of_memory(error):
             raise
-        return "incorrect: " + _first_line(error)
+        return "incorrect: " + one_line(error)
     if verdict is not None and not verdict:
         return f"incorrect: check returned {verdict!r}"
     return None
-
-
-def _first_line(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}".splitlines()[0]
 
 
 def _release_memory() -> None:
@@ -481,7 +482,15 @@ class TrialResult:
     measurement : Measurement, optional
         The timing; None when the point failed.
     error : str, optional
-        Why the point failed.
+        Why the point failed: ``incorrect: ...`` when its check found the result wrong,
+        else the error it raised; one line, the message's lines joined by ``"; "`` (at
+        most 2000 characters: a longer one keeps its start and end and says how many
+        characters were cut between them).
+    correctness : str, optional
+        The verdict of the point's :attr:`TrialCall.check`: ``"PASS"`` (the point was
+        then timed), ``"FAIL"`` (``error`` says why; untimed), or None where there is
+        no verdict (no check was given, or the point failed with an error);
+        ``"UNKNOWN"`` is taken too, the words :class:`~kernelopt.bench.BenchRow` holds.
     """
 
     requested: TrialPoint = attrs.field(validator=instance_of(TrialPoint, "a TrialPoint"))
@@ -491,6 +500,9 @@ class TrialResult:
         default=None, validator=optional_instance_of(Measurement, "a Measurement")
     )
     error: str | None = attrs.field(default=None, validator=optional_text())
+    correctness: str | None = attrs.field(
+        default=None, converter=_correctness_word, validator=_correctness
+    )
 
     @property
     def reduced(self) -> bool:
@@ -561,8 +573,10 @@ class TrialResult:
         Returns
         -------
         BenchRow
-            The row with the current environment; when the batch was halved its config
-            also holds ``b_requested``, the batch asked for.
+            The row with the current environment and the trial's :attr:`correctness`
+            (``"PASS"`` where its check passed, None where it had none); when the batch
+            was halved its config also holds ``b_requested``, the batch asked for. A
+            point whose check failed was never timed and has no row.
 
         Raises
         ------
@@ -583,6 +597,7 @@ class TrialResult:
             metrics=metrics,
             note=self.note,
             directory=directory,
+            correctness=self.correctness,
         )
 
 
@@ -609,8 +624,9 @@ def _attempt(
     point: TrialPoint,
     impl: str,
     timer: Timer,
-) -> tuple[Measurement | None, str | None]:
-    """Build, check and time one point: the measurement, or why the result is wrong.
+) -> tuple[Measurement | None, str | None, str | None]:
+    """Build, check and time one point: the measurement, or why the result is wrong, and
+    the check's verdict (``"PASS"``, ``"FAIL"``, or None without a check).
 
     The call and the inputs it holds live in this frame only, so that once it returns
     or raises they can be freed before a halved point allocates its own.
@@ -620,10 +636,11 @@ def _attempt(
         _require_call(made, where="make(point)")
     call = made if isinstance(made, TrialCall) else TrialCall(fn=made)
     wrong = _incorrect(call)
+    verdict = None if call.check is None else "PASS" if wrong is None else "FAIL"
     if wrong is not None:
-        return None, wrong
+        return None, wrong, verdict
     measured = timer.measure(call.fn, outputs=call.outputs, label=f"{impl} {point}".strip())
-    return require_measurement(measured), None
+    return require_measurement(measured), None, verdict
 
 
 def run_trials(
@@ -699,10 +716,10 @@ def run_trials(
                 out_of_memory = False
                 reason = ""
                 try:
-                    measured, wrong = _attempt(make, point, impl, timer)
+                    measured, wrong, verdict = _attempt(make, point, impl, timer)
                 except Exception as error:
                     out_of_memory = is_out_of_memory(error)
-                    reason = _first_line(error)
+                    reason = one_line(error)
                 else:
                     results.append(
                         TrialResult(
@@ -711,6 +728,7 @@ def run_trials(
                             impl=impl,
                             measurement=measured,
                             error=wrong,
+                            correctness=verdict,
                         )
                     )
                     break

@@ -23,6 +23,7 @@ import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import InputError, expected
+from kernelopt.bench._error_text import one_line
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import Timer, require_measurement, require_timer
 from kernelopt.experiments._validators import instance_of, optional_text
@@ -238,7 +239,7 @@ def _allowed(config: Mapping[str, Any], rules: Sequence[Rule]) -> bool | str:
             if not rule(config):
                 return False
         except Exception as error:
-            return f"rules[{index}] raised {_first_line(error)}"
+            return f"rules[{index}] raised {one_line(error)}"
     return True
 
 
@@ -255,13 +256,18 @@ def _start_verdicts(start: Mapping[str, Any], rules: Sequence[Rule]) -> tuple[li
             if not rule(start):
                 refused.append(index)
         except Exception as error:
-            raised.append(f"rules[{index}] raised {_first_line(error)}")
+            raised.append(f"rules[{index}] raised {one_line(error)}")
     return refused, raised
 
 
 @attrs.frozen(kw_only=True)
 class TuningTrial:
-    """One config tried: its median time (µs), or why it failed or was incorrect."""
+    """One config tried: its median time (µs), or why it failed or was incorrect.
+
+    ``error`` is one line: the exception's type and every line of its message, joined by
+    ``"; "`` (at most 2000 characters: a longer one keeps its start and end and says
+    how many characters were cut between them).
+    """
 
     config: dict[str, Any] = attrs.field(validator=instance_of(dict, "a dict"))
     median: float | None = attrs.field(default=None, validator=finite(minimum=0, optional=True))
@@ -347,10 +353,6 @@ class TuningInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-def _first_line(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}".splitlines()[0]
-
-
 def _incorrect(
     config: Config, call: Callable[[], object], check: Callable[[Config, Any], object]
 ) -> str | None:
@@ -359,7 +361,7 @@ def _incorrect(
     try:
         verdict = check(config, result)
     except Exception as error:  # an assertion of closeness, typically
-        return f"incorrect: {_first_line(error)}"
+        return f"incorrect: {one_line(error)}"
     if verdict is not None and not verdict:
         return f"incorrect: check returned {verdict!r}"
     return None
@@ -507,7 +509,10 @@ def tune(
         ``check(config, result)``, with ``result`` what one untimed call of the built
         function returned, before the config is timed. A config whose check raises or
         returns a false value (None passes, as ``torch.testing.assert_close`` returns) is
-        recorded as ``incorrect: ...`` and never timed, so it is never the best.
+        recorded as ``incorrect: ...`` and never timed, so it is never the best. The
+        record keeps the exception's whole message on one line, its lines joined by
+        ``"; "`` (assert_close's mismatch count and greatest differences included), cut
+        at 2000 characters (its start and end kept, with how many were cut).
 
     Returns
     -------
@@ -665,7 +670,7 @@ def tune(
                 try:
                     measured, wrong = _attempt(build, config, timer, check)
                 except Exception as error:
-                    wrong, measured = _first_line(error), None
+                    wrong, measured = one_line(error), None
             if measured is None:  # failed to build or run, or incorrect: never the best
                 trials.append(TuningTrial(config=config, error=wrong))
                 since_gain += 1

@@ -106,7 +106,7 @@ def test_other_errors_do_not_stop_the_matrix() -> None:
         return lambda: None
 
     results = run_trials(make, timer=CPU)  # type: ignore[arg-type]
-    assert results[0].error == "ValueError: unsupported"
+    assert results[0].error == "ValueError: unsupported; second line"
     assert results[1].measurement is not None and not results[1].reduced
     assert results[1].note == ""
 
