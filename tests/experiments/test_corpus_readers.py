@@ -41,8 +41,9 @@ def test_opencl_adreno(corpus: Path) -> None:
     log = _read(corpus, "opencl-adreno")
     by = {e.number: e for e in log.experiments}
     assert sorted(by) == [1, 5, 6, 7, 8, 9, 10]
-    # Total_ms is the metric the log's NEW BEST claims follow.
-    assert [by[n].latency for n in sorted(by)] == [0.879, 0.579, 0.724, 0.719, 0.603, 0.584, 0.569]
+    # Total_ms is the metric the log's NEW BEST claims follow. Exp 1's summary row (0.879)
+    # stands alone: exp_1/result.md (0.714 at 320x240) and CONVERGENCE.md (0.718) agree.
+    assert [by[n].latency for n in sorted(by)] == [0.714, 0.579, 0.724, 0.719, 0.603, 0.584, 0.569]
     assert {by[n].unit for n in by} == {"ms"}
     assert by[1].status is Status.BASELINE
     assert (by[5].correctness, by[5].status) == (Correctness.FAIL, Status.FAILED)

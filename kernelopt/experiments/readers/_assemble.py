@@ -41,6 +41,9 @@ def _merge(drafts: Iterable[Draft]) -> dict[str, list[Draft]]:
             keyed[draft.key].absorb(draft)
         else:
             keyed[draft.key] = draft
+    for keyed in scopes.values():
+        for merged in keyed.values():
+            merged.settle_latency()
     return {scope: list(keyed.values()) for scope, keyed in scopes.items()}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import expected
-from kernelopt.experiments.log import Fact, FloorRow, Point, SourceRef
+from kernelopt.experiments.log import Fact, FloorRow, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
@@ -66,6 +66,10 @@ class DraftRecommendation:
     source: SourceRef
     offset: int = 1
     catalog_ids: tuple[str, ...] = ()
+
+
+# A time one source states: its value, its unit (None where it gives none) and where.
+_Time = tuple[float, str | None, SourceRef | None]
 
 
 @attrs.define(kw_only=True)
@@ -124,6 +128,16 @@ class Draft:
     # What the user should know about how this draft was read (values refused, sources
     # that disagree); read_log lists them in the log's warnings.
     warnings: list[str] = attrs.field(factory=list)
+    # Set by the reader of an experiment's own folder once its result file was read: where
+    # the sources merged disagree on the time, the times it states settle which one stands
+    # (:meth:`settle_latency`).
+    own_result: bool = False
+    # Each merged source's latency (value, unit, where), the kept one first; the times the
+    # experiment's own result states, where it was merged into another source's draft; and
+    # the warnings that named a disagreement, replaced when the result settles it.
+    latency_claims: list[_Time] = attrs.field(factory=list)
+    own_times: list[_Time] = attrs.field(factory=list)
+    latency_warnings: list[str] = attrs.field(factory=list)
 
     def put(self, field: str, value: Any, ref: SourceRef | None) -> None:
         """Set ``field`` to ``value`` unless it already holds one (first reader wins)."""
@@ -175,9 +189,16 @@ class Draft:
     def absorb(self, other: Draft) -> None:
         """Fill this draft's empty fields from ``other`` and append its lists; a latency
         ``other`` gives that disagrees with this draft's is named in :attr:`warnings`."""
+        if self.latency is not None and not self.latency_claims:
+            self.latency_claims.append((self.latency, self.unit, self.refs.get("latency")))
+        if other.latency is not None:
+            self.latency_claims.append((other.latency, other.unit, other.refs.get("latency")))
+        if other.own_result and not self.own_times:
+            self.own_times = other.stated_times()
         disagreement = self._latency_disagreement(other)
         if disagreement:
             self.warnings.append(disagreement)
+            self.latency_warnings.append(disagreement)
         self._settle_verdict(
             other, "status", _DROPS_CHANGE, "a change either source says was dropped is not kept"
         )
@@ -224,6 +245,72 @@ class Draft:
             known = set(self.sources)
             self.sources.extend(s for s in other.sources if s not in known)
             del self.sources[_CAP:]
+
+    def stated_times(self) -> list[_Time]:
+        """The times this draft states: its latency first, then its points measured as
+        times (a result's rows, one per trial point), each with where it was read."""
+        times: list[_Time] = []
+        if self.latency is not None:
+            times.append((self.latency, self.unit, self.refs.get("latency")))
+        times += [
+            (point.value, point.unit, point.source)
+            for point in self.points
+            if point.kind is MetricKind.LATENCY and measurable(point.value)
+        ]
+        return times
+
+    def settle_latency(self) -> None:
+        """Use the time the experiment's own result states where the first source's time
+        stands alone against it.
+
+        Sources are merged first value wins, and a summary row comes first; but a row is
+        written by hand beside the result and may hold a time the result does not. The
+        result's time is used when all of these hold: another source (a report's table, a
+        second note) gives a time more than 5% from the kept one; the experiment's own
+        result holds a time within 5% of that source's (its latency, else the nearest of
+        its points, one per trial point); and the result holds none within 5% of the kept
+        one. Two sources then side against one. The warnings that named the disagreement
+        in pairs are replaced by one that names every source. Two sources alone, or a
+        result that holds the kept time too, leave the first value as it is.
+        """
+        own = self.own_times or (self.stated_times() if self.own_result else [])
+        if self.latency is None or len(self.latency_claims) < 2 or not own:
+            return
+        kept: _Time = (self.latency, self.unit, self.refs.get("latency"))
+        if any(_same_time(time, kept) for time in own):
+            return
+        own_paths = {ref.path for _, _, ref in own if ref is not None}
+        for claim in self.latency_claims[1:]:
+            if claim[2] is not None and claim[2].path in own_paths:
+                continue  # the result's own latency is no second source beside it
+            backing = [time for time in own if _same_time(time, claim)]
+            if not backing:
+                continue
+            used = min(backing, key=lambda time: _gap(time, claim))
+            self._use_result_time(kept, used)
+            return
+
+    def _use_result_time(self, kept: _Time, used: _Time) -> None:
+        """Replace the kept latency by ``used``, a time of the experiment's own result,
+        naming every source in one warning in place of the ones that named them in pairs."""
+        self.warnings = [w for w in self.warnings if w not in self.latency_warnings]
+        self.latency_warnings = []
+        others = [claim for claim in self.latency_claims[1:] if claim[2] != used[2]]
+        name = f"exp {self.number}" if self.number is not None else self.label or self.key
+        said = ", ".join(
+            f"{_quantity(value, unit)} in {ref or 'another'}" for value, unit, ref in others
+        )
+        self.warnings.append(
+            f"{name}: the latency is {_quantity(kept[0], kept[1])} in {kept[2] or 'one source'}"
+            f" but {said} and {_quantity(used[0], used[1])} in {used[2] or 'its result'}, the "
+            f"experiment's own result; {_quantity(used[0], used[1])} ({used[2] or 'its result'})"
+            " was used: the result and another source agree on it"
+        )
+        self.latency, self.unit = used[0], used[1]
+        if used[2] is not None:
+            self.refs["latency"] = used[2]
+        else:
+            self.refs.pop("latency", None)
 
     def _absorb_floors(self, path: str, rows: tuple[FloorRow, ...], *, repeat: bool) -> None:
         """Take ``rows``, the floor rows another source of this experiment holds of the
@@ -287,13 +374,7 @@ class Draft:
         """
         if self.latency is None or other.latency is None:
             return ""
-        mine, theirs = (
-            _microseconds(self.latency, self.unit),
-            _microseconds(other.latency, other.unit),
-        )
-        if mine is None or theirs is None:  # units that cannot be compared: the raw values
-            mine, theirs = self.latency, other.latency
-        if abs(mine - theirs) <= 0.05 * max(abs(mine), abs(theirs)):
+        if _same_time((self.latency, self.unit, None), (other.latency, other.unit, None)):
             return ""
         kept_ref, other_ref = self.refs.get("latency"), other.refs.get("latency")
         if (
@@ -316,6 +397,26 @@ class Draft:
 def measurable(value: Any) -> bool:
     """Whether ``value`` can be a measured time, speedup or rate: finite and above zero."""
     return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def _comparable(one: _Time, other: _Time) -> tuple[float, float]:
+    """Both times in microseconds, or as written where a unit cannot be converted."""
+    mine, theirs = _microseconds(one[0], one[1]), _microseconds(other[0], other[1])
+    if mine is None or theirs is None:  # units that cannot be compared: the raw values
+        return one[0], other[0]
+    return mine, theirs
+
+
+def _same_time(one: _Time, other: _Time) -> bool:
+    """Whether two times are one measurement: within 5% of each other (a summary row's
+    ``0.21`` ms and a result's ``0.2054 ms`` are the same time rounded differently)."""
+    mine, theirs = _comparable(one, other)
+    return abs(mine - theirs) <= 0.05 * max(abs(mine), abs(theirs))
+
+
+def _gap(one: _Time, other: _Time) -> float:
+    mine, theirs = _comparable(one, other)
+    return abs(mine - theirs)
 
 
 def _microseconds(value: float, unit: str | None) -> float | None:

@@ -509,6 +509,22 @@ _BOUND = re.compile(
 _HEDGE = re.compile(
     r"\b(?:or|if|not|whether|maybe|possibly|might|could|unless|nor)\b[^.\n]{0,25}$", re.IGNORECASE
 )
+# What a profile says of a kernel that waits rather than streams, when it names no bound:
+# too few CTAs or warps to fill the GPU ("The kernel is underfilled at the GPU level"),
+# or warps stalled most on a scoreboard, waiting for loads to return ("Dominant stall
+# reason: long scoreboard", ncu's warp-state sampling). A stated bound outranks them.
+_LATENCY_CUE = re.compile(
+    r"\bunder-?(?:filled|occupied)\b|\blatency[- ](?:limited|dominated)\b|"
+    r"\bstall(?:[ _-]?reasons?)?\b[^\n]{0,12}?(?:long|short)[ _-]?scoreboard\b",
+    re.IGNORECASE,
+)
+# A line that states the warp stall reason ncu sampled most: profiler output, as a metric's
+# value is ("Dominant stall reason: `long scoreboard`").
+_STALL_REASON = re.compile(
+    r"\bstall(?:[ _-]?reasons?)?\s*(?:[:=|]|\bis\b|\bwas\b)\s*[`*]*\s*"
+    r"(?:long|short)[ _-]?scoreboard\b",
+    re.IGNORECASE,
+)
 _BOUND_CLASS = {
     "memory": "memory",
     "bandwidth": "memory",
@@ -694,6 +710,8 @@ def is_profiling_line(line: str) -> bool:
     header holds the units), or a metric with its value."""
     if _TOOLS.search(line) and (_MEASURED.search(line) or _numeric_cells(line) >= 2):
         return True
+    if _STALL_REASON.search(line):
+        return True
     return any(
         pattern.search(line)
         if pattern not in _OWN_NAME_PATTERNS
@@ -706,7 +724,12 @@ def is_profiling_line(line: str) -> bool:
 def bottleneck_of(text: str) -> tuple[str, int] | None:
     """The bottleneck ``text`` states (``"memory"``, ``"compute"``, ``"latency"``) and the
     0-based line it is on; hedged mentions ("or compute-bound") are skipped, and a
-    ``Bottleneck:`` line wins over prose."""
+    ``Bottleneck:`` line wins over prose.
+
+    Where no line names a bound, a kernel the text calls underfilled or under-occupied,
+    or whose dominant warp stall is a scoreboard wait (``Dominant stall reason: long
+    scoreboard``), is latency-bound: it waits on loads that too few warps hide.
+    """
     candidates: list[tuple[int, int, str]] = []
     for number, line in enumerate(text.split("\n")):
         for match in _BOUND.finditer(line):
@@ -715,6 +738,9 @@ def bottleneck_of(text: str) -> tuple[str, int] | None:
             kind = _BOUND_CLASS[match.group(1).lower()]
             priority = 0 if "bottleneck" in line.lower() else 1
             candidates.append((priority, number, kind))
+        cue = _LATENCY_CUE.search(line)
+        if cue is not None and not _HEDGE.search(line[: cue.start()]):
+            candidates.append((2, number, "latency"))
     if not candidates:
         return None
     candidates.sort()

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from kernelopt.experiments.log import Fact, MetricKind, Point, SourceRef
+from kernelopt.experiments.log import Fact, MetricKind, Point, Recommendation, SourceRef
 from kernelopt.experiments.readers._draft import Draft, DraftRecommendation
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
@@ -61,7 +61,13 @@ from kernelopt.experiments.readers.context import TopLead, top_leads, top_sectio
 from kernelopt.experiments.readers.floors import refused_measurement_lines, row_floor_over_time
 from kernelopt.experiments.records import Correctness, Status
 
-__all__ = ["Described", "describe", "fill", "recommendations_in"]
+__all__ = [
+    "Described",
+    "describe",
+    "fill",
+    "profile_recommendations",
+    "recommendations_in",
+]
 
 # Each optional part carries the spaces after it: spans of spaces side by side
 # (``\s*#?\s*\d*\s*``) split a long run of spaces every way before failing. Two ASCII
@@ -81,6 +87,15 @@ _NEXT_SECTIONS = re.compile(
     r"\b(?:next|future|recommend\w*|remaining (?:work|optimization|opportunit\w*|ideas)|to "
     r"try|todo|"
     r"possible directions|opportunit\w*|ideas)\b",
+    re.IGNORECASE,
+)
+# A heading or lead line that says its options were turned down ("Remaining optimization
+# space (not pursued this iteration)", "Rejected ideas", "Out of scope"): the list under it
+# records what the author weighed and declined, not advice a later attempt should take up.
+_DECLINED = re.compile(
+    r"\bnot (?:pursued|adopted|taken|chosen|worth (?:it|pursuing|the \w+))\b|\bdeclined\b|"
+    r"\brejected\b|\bruled out\b|\bout of scope\b|\bset aside\b|\babandoned\b|"
+    r"\bdiscarded\b|\bdropped\b|\bwon'?t (?:do|pursue|try)\b",
     re.IGNORECASE,
 )
 # Sentences recommending a direction inside a conclusion or interpretation.
@@ -279,7 +294,8 @@ def recommendations_in(
             for item_line, name, ids in lead or []:
                 add(name or ids[0], item_line, ids, ranked=True)
             continue
-        if not _NEXT_SECTIONS.search(section.heading.title) or section.start > end:
+        title = section.heading.title
+        if not _NEXT_SECTIONS.search(title) or _DECLINED.search(title) or section.start > end:
             continue
         stop = min(section.end, end)
         items = [
@@ -321,6 +337,7 @@ def recommendations_in(
             mask[index - 1]
             or index in in_lead
             or not _NEXT_LEAD.search(line)
+            or _DECLINED.search(line)
             or line.startswith("#")
         ):
             continue
@@ -342,6 +359,34 @@ def recommendations_in(
                 if not re.match(r"(?:[-*+]|\d+[.)])\s", following):
                     break
     return found
+
+
+def profile_recommendations(
+    file: TextFile, opportunities: Sequence[Recommendation]
+) -> list[DraftRecommendation]:
+    """The recommendations a profile makes besides its ``Top 3 Opportunities``: the items
+    of its ``Recommendation(s)``, "Next steps"-like sections and lead lines, read as a
+    research note's are (:func:`recommendations_in`), each for the experiments after the
+    one the profile followed (``offset`` 1).
+
+    Parameters
+    ----------
+    file : TextFile
+        The profile (``profile.md``, or an experiment's own).
+    opportunities : sequence of Recommendation
+        The profile's Top N items (``ProfileFacts.opportunities``): judged as one ranked
+        list of alternatives, so their lines are left out here rather than read twice.
+
+    Returns
+    -------
+    list of DraftRecommendation
+        In line order.
+    """
+    mask = code_mask(file.lines)
+    heads = headings(file.lines, mask)
+    ranked = {item.source.line for item in opportunities}
+    found = recommendations_in(file, 1, len(file.lines), heads, mask, offset=1)
+    return [item for item in found if item.source.line not in ranked]
 
 
 def _points(

@@ -48,7 +48,7 @@ from kernelopt.experiments.readers.context import (
     read_rules,
 )
 from kernelopt.experiments.readers.devlog import dated_headings, read_devlog
-from kernelopt.experiments.readers.documents import recommendations_in
+from kernelopt.experiments.readers.documents import profile_recommendations, recommendations_in
 from kernelopt.experiments.readers.floors import is_result_file, result_floors
 from kernelopt.experiments.readers.history import read_json, read_jsonl, read_table_file
 from kernelopt.experiments.readers.kernels import named_paths, source
@@ -99,6 +99,9 @@ class _Reading:
         self.kernel_path: Fact | None = None
         self.baseline_path: Fact | None = None
         self.notes: list[Recommendation] = []
+        # The recommendations profile.md makes besides its Top 3, for the experiments
+        # after the one it followed (all of them when it names none).
+        self.profile_advice: list[Recommendation] = []
         self.profiling: list[Fact] = []
         self.problems: list[tuple[str, str]] = []
         self.warnings: list[str] = []
@@ -142,6 +145,7 @@ class _Reading:
         if name == "profile.md" or (name.startswith("profile") and name.endswith(".md")):
             if self.profile is None:
                 self.profile = read_profile(file, self.warnings)
+                self.profile_advice = self._profile_advice(file, self.profile)
             return
         if len(dated_headings(file)) >= 2:
             found = read_devlog(file)
@@ -190,6 +194,22 @@ class _Reading:
                         catalog_ids=item.catalog_ids or self.tagger.tags(item.text),
                     )
                 )
+
+    def _profile_advice(self, file: TextFile, profile: ProfileFacts) -> list[Recommendation]:
+        """The recommendations of ``file``, the log's profile read as ``profile``, besides
+        its Top 3: made by the experiment it followed for the ones after it, or, where it
+        names none, undated (``after`` 0), as a loose note's are."""
+        followed = profile.experiment
+        return [
+            Recommendation(
+                text=item.text,
+                source=item.source,
+                experiment=followed,
+                after=followed + item.offset if followed is not None else 0,
+                catalog_ids=item.catalog_ids or self.tagger.tags(item.text),
+            )
+            for item in profile_recommendations(file, profile.opportunities)
+        ]
 
     def other(self, file: TextFile, position: int) -> None:
         suffix = file.path.rsplit(".", 1)[-1].lower()
@@ -565,6 +585,13 @@ def read_log(
     recommendations = [r for e in experiments for r in e.recommendations]
     if until is None or not experiments:
         recommendations += reading.notes
+    # A profile that names the experiment it followed stood before ``until`` when that
+    # experiment did; one that names none cannot be dated, as a loose note cannot.
+    recommendations += [
+        r
+        for r in reading.profile_advice
+        if until is None or not experiments or (r.experiment is not None and r.experiment < until)
+    ]
     lessons = [f for f in reading.lessons if until is None or (lesson_experiment(f) or 0) < until]
     profiling = list(reading.profile.facts) if reading.profile is not None else []
     # An experiment's own profile.md may be the log's profile too: each line cited once.

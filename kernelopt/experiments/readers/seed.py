@@ -33,7 +33,11 @@ from kernelopt.experiments.readers._values import (
     status_of,
 )
 from kernelopt.experiments.readers.context import read_profile
-from kernelopt.experiments.readers.documents import describe, recommendations_in
+from kernelopt.experiments.readers.documents import (
+    describe,
+    profile_recommendations,
+    recommendations_in,
+)
 from kernelopt.experiments.readers.floors import result_floors
 from kernelopt.experiments.readers.kernels import language_of
 from kernelopt.experiments.records import ResultRecord, ResultRow
@@ -463,6 +467,7 @@ def read_folder(
                 second.warnings.clear()
                 draft.absorb(second)
             results_read += 1
+            draft.own_result = True
         elif stem in {"plan", "hypothesis", "notes"}:
             # A plan's items are for this experiment and the ones after it.
             describe(
@@ -476,6 +481,8 @@ def read_folder(
             draft.profiling.extend(f for f in profile.facts[:8] if f not in draft.profiling)
             for name, value in profile.metrics.items():
                 draft.metrics.setdefault(name, value)
+            # Its Recommendation(s) and next steps are for the experiments after this one.
+            draft.recommendations.extend(profile_recommendations(file, profile.opportunities))
             if profiles is not None:
                 profiles.append(profile)
         elif stem in {"verifier", "verify", "verification"}:
