@@ -116,8 +116,8 @@ def register(subparsers: Any) -> None:
         epilog=exit_codes(
             "judged (FAST, SLOW or SAME)",
             "UNCLEAR: the rows could not decide",
-            "a missing or malformed rows file, an unknown --entry, host-clock rows, a "
-            "--knowledge that is not a knowledge tree",
+            "a missing or malformed rows file, an unknown --entry, host-clock rows, a row "
+            "of a version that failed correctness, a --knowledge that is not a knowledge tree",
         )
         + "\n\nExamples, run in a kernelopt checkout (whose docs/knowledge is its docs, not "
         "a tree to write):\n"

@@ -56,8 +56,9 @@ from kernelopt.catalog.layout import INDEX_NAME, candidate_paths
 from kernelopt.catalog.loader import load_tree, read_exact
 from kernelopt.catalog.model import ID_RE
 from kernelopt.catalog.store import _refuse_special_files
+from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import require_instance, require_str
-from kernelopt.workflow.observe import Observation
+from kernelopt.workflow.observe import ROWS_METHOD, Observation
 
 __all__ = ["Action", "LearnOutcome", "derive_anti_pattern", "evidence_row", "learn"]
 
@@ -328,7 +329,10 @@ def _unclear_reason(observation: Observation) -> str:
     """
     c = observation.comparison
     low, high = 1.0 - c.threshold, 1.0 + c.threshold
-    if c.ratio_low < low <= c.ratio_high or c.ratio_low <= high < c.ratio_high:
+    # Rows judged by their bands give the span of ratios the bands allow, no confidence
+    # interval: a span across the threshold is their spread, said below.
+    banded = observation.method.startswith(ROWS_METHOD)
+    if not banded and (c.ratio_low < low <= c.ratio_high or c.ratio_low <= high < c.ratio_high):
         return (
             f"the result straddles the threshold (time ratio in [{_ratio_text(c.ratio_low)}, "
             f"{_ratio_text(c.ratio_high)}] against ±{c.threshold:.1%}); measure longer (more "
@@ -403,7 +407,7 @@ class LearnOutcome:
         on = f" on {o.gpu}" if o.gpu else ""
         head = (
             f"{c.verdict.value}: {who} at {o.point}{on}: "
-            f"{_time(o.after, o.unit)} against {_time(o.before, o.unit)} "
+            f"{_time(o.after, o.unit)} against {_time(o.before, o.unit)}{_timed(o)} "
             f"({_change_text(o.change_pct)}%, threshold ±{c.threshold:.1%}, "
             f"{o.method or 'comparison'})."
         )
@@ -415,8 +419,8 @@ class LearnOutcome:
                     "than the same-version spread teaches nothing)."
                 )
             else:
-                tail = f"Nothing recorded for `{self.applied}`: {_unclear_reason(o)}"
-            return f"{head} {tail}"
+                tail = f"Nothing recorded for `{self.applied}`: {o.caveat or _unclear_reason(o)}"
+            return f"{head} {tail}{_keep_samples(o)}"
         if self.action is Action.NEW_ANTI_PATTERN:
             tail = (
                 f"{'Would create' if self.dry_run else 'Created'} anti-pattern "
@@ -443,7 +447,7 @@ class LearnOutcome:
         if o.host_clock:
             # learn() gets here with host-clock timings only when allow_host_clock was given.
             tail += " Timed with the host clock (CPU), as allowed: it says nothing about a GPU."
-        return f"{head} {tail}"
+        return f"{head} {tail}{_keep_samples(o)}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -474,6 +478,33 @@ class LearnOutcome:
             "method": o.method,
             "summary": self.summary(),
         }
+
+
+def _timed(observation: Observation) -> str:
+    """How both sides were timed, for the summary: ``", timed cold"``, with the other ways
+    the files hold the point when the rows written last were judged without a mode
+    chosen; empty when the mode is not known."""
+    if not observation.mode:
+        return ""
+    text = f", timed {observation.mode}"
+    if observation.other_modes:
+        others = " and ".join(observation.other_modes)
+        text += (
+            f" (the rows written last; the files also time the point {others}: choose "
+            "with --mode (mode=))"
+        )
+    return text
+
+
+def _keep_samples(observation: Observation) -> str:
+    """How to judge by paired samples, for an observation judged from rows without them;
+    empty for one that was (or came from compare)."""
+    if observation.comparison.pairs or not observation.method.startswith(ROWS_METHOD):
+        return ""
+    return (
+        " To judge by paired samples, keep them in both rows: row_from_measurement(..., "
+        "keep_samples=True), at least 4 a side."
+    )
 
 
 def _anchored_part(part: str, anchor: Path) -> str:
@@ -811,7 +842,9 @@ def learn(
         ``index.md`` the tree did not write, markdown outside its entry folders) where a
         write is due; a dry run refuses the same.
     InputError
-        For anything but an Observation, the built-in tree without ``allow_builtin``,
+        For anything but an Observation, one of a version that failed correctness
+        (``before_correctness`` or ``after_correctness`` FAIL, whatever the verdict: no
+        option records it), the built-in tree without ``allow_builtin``,
         host-clock timings without ``allow_host_clock``, an unknown family or language,
         or an ``anti_pattern`` that is not a kebab-case id or names an optimization
         (whatever the verdict); a dry run refuses the same.
@@ -829,6 +862,32 @@ def learn(
         allow_host_clock=allow_host_clock,
         names=_ARGUMENTS,
     )
+
+
+def _refuse_failed_side(observation: Observation, names: _Names) -> None:
+    """Refuse an observation one of whose versions failed correctness, naming the side,
+    the version and the files: a wrong function's time is evidence of nothing, for the
+    entry applied or against it.
+
+    Raises
+    ------
+    InputError
+        ``observation: Expected an observation of versions that passed correctness to
+        learn from, got the after side v3 with correctness FAIL (source: bench.jsonl)``.
+    """
+    for side, label, correctness in (
+        ("before", observation.before_label, observation.before_correctness),
+        ("after", observation.after_label, observation.after_correctness),
+    ):
+        if correctness == Correctness.FAIL.value:
+            raise InputError(
+                expected(
+                    "an observation of versions that passed correctness to learn from",
+                    f"the {side} side {label or '(unnamed)'} with correctness FAIL "
+                    f"(source: {observation.source})",
+                    where=names.rows,
+                )
+            )
 
 
 def _optimization(entry: Entry) -> str:
@@ -886,6 +945,7 @@ def _learn_as(
     """:func:`learn`, its refusals calling what they refuse by ``names``: the function's
     arguments, or the options of ``kernelopt learn`` (:data:`_OPTIONS`)."""
     _require_observation(observation)
+    _refuse_failed_side(observation, names)
     # Checked before any file is read, so a wrong type names its argument (or option).
     root = as_path(knowledge, names.knowledge)
     require_str(kernel, where="kernel")

@@ -8,9 +8,14 @@ metrics measured on each side and where the measurements are kept. It is built
   or two JSONL files of them (:func:`observe_files`): with raw samples on both sides the
   verdict is :func:`kernelopt.bench.judge`'s (paired bootstrap against the same-version
   spread); without them it compares the ratio of medians with the spread the rows state
-  (half their p20–p80 band): a change smaller than that spread is never FAST or SLOW;
+  (half their p20–p80 band): a change smaller than that spread, or one whose two bands
+  overlap, is never FAST or SLOW, and rows of fewer than 4 samples, or without a band,
+  state no spread to judge against (UNCLEAR);
 - from a :class:`~kernelopt.bench.Comparison` that :func:`kernelopt.bench.compare`
   returned (:func:`observe_comparison`).
+
+A version that failed correctness (a row's ``correctness`` FAIL) is refused on either
+side: its time says nothing about the change, since it computes another function.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import attrs
 
 from kernelopt._errors import InputError, expected
 from kernelopt._fileio import require_file
+from kernelopt._numbers_text import significant
 from kernelopt.bench.compare import Comparison, Verdict, _check_fraction
 from kernelopt.bench.measurement import UNIT_SECONDS
-from kernelopt.bench.records import BenchRow, point_text, read_rows
+from kernelopt.bench.records import CORRECTNESS_WORDS, BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
 from kernelopt.experiments.points import (
     AXIS_ALIASES,
@@ -38,6 +44,7 @@ from kernelopt.experiments.points import (
     quoted_values,
     split_terms,
 )
+from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import listed, require_instance, require_str, str_items
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
@@ -52,6 +59,12 @@ __all__ = [
 
 # judge() estimates the same-version spread from the baseline's even and odd samples.
 _MIN_BASELINE_SAMPLES = 4
+
+# How a verdict reached without paired samples is named (Observation.method starts so).
+ROWS_METHOD = "ratio of medians against the rows' stated spread"
+
+# What a row's correctness says of a version that computes the wrong function.
+_FAILED = Correctness.FAIL.value
 
 
 def _metric_values(value: object, *, where: str) -> dict[str, float]:
@@ -95,6 +108,35 @@ def _knob_keys(knobs: object) -> tuple[str, ...]:
     return keys
 
 
+def _correctness_word(value: object, where: str) -> str | None:
+    """A correctness verdict as its word (``"PASS"``, ``"FAIL"``, ``"UNKNOWN"``) or None,
+    refusing anything else by ``where``, as a row's ``correctness`` is refused."""
+    word = value.value if isinstance(value, Correctness) else value
+    if word is not None and word not in CORRECTNESS_WORDS:
+        words = ", ".join(CORRECTNESS_WORDS)
+        raise InputError(expected(f"one of {words} or None", repr(value), where=where))
+    return None if word is None else str(word)
+
+
+def _before_correctness(value: object) -> str | None:
+    return _correctness_word(value, "Observation.before_correctness")
+
+
+def _after_correctness(value: object) -> str | None:
+    return _correctness_word(value, "Observation.after_correctness")
+
+
+def _modes(value: Sequence[str]) -> tuple[str, ...]:
+    found = str_items(value, where="Observation.other_modes")
+    for index, item in enumerate(found):
+        require_str(item, where=f"Observation.other_modes[{index}]")
+    return found
+
+
+def _text(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    require_str(value, where=f"Observation.{attribute.name}")
+
+
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
         raise InputError(
@@ -136,6 +178,18 @@ class Observation:
         Either side was timed with the host clock (CPU, the Triton interpreter), not CUDA
         events: its numbers say nothing about a GPU, and :func:`~kernelopt.workflow.learn`
         does not record them unless asked to.
+    mode : str
+        How both sides were timed (``"cold"``, ``"graph"``); empty when not known.
+    other_modes : tuple of str
+        The other ways the files timed the point, when none was chosen (``mode=``,
+        ``--mode``) and the rows written last were judged; empty otherwise.
+    before_correctness, after_correctness : str, optional
+        The correctness verdict each side's row states (``"PASS"``, ``"UNKNOWN"``), None
+        where it states none; :func:`~kernelopt.workflow.learn` refuses a side that
+        says ``"FAIL"``.
+    caveat : str
+        What kept the rows from a verdict, in words (too few samples, no band, bands that
+        overlap), when they were judged without paired samples; empty otherwise.
     """
 
     comparison: Comparison
@@ -153,6 +207,11 @@ class Observation:
     method: str = ""
     knob_changes: tuple[str, ...] = attrs.field(default=(), converter=_knob_changes)
     host_clock: bool = False
+    mode: str = attrs.field(default="", validator=_text)
+    other_modes: tuple[str, ...] = attrs.field(default=(), converter=_modes)
+    before_correctness: str | None = attrs.field(default=None, converter=_before_correctness)
+    after_correctness: str | None = attrs.field(default=None, converter=_after_correctness)
+    caveat: str = attrs.field(default="", validator=_text)
 
     @property
     def verdict(self) -> Verdict:
@@ -202,7 +261,10 @@ def _spread(row: BenchRow) -> float:
 
 def _judge_rows(
     before: BenchRow, after: BenchRow, *, min_effect: float, max_noise: float
-) -> tuple[Comparison, str]:
+) -> tuple[Comparison, str, str]:
+    """The verdict of two rows, how it was reached, and what kept the rows from one
+    (empty when nothing did): paired samples where both kept enough, else the rows' bands.
+    """
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
     if min(len(before.samples), len(after.samples)) >= _MIN_BASELINE_SAMPLES:
         from kernelopt.bench.compare import judge
@@ -221,29 +283,110 @@ def _judge_rows(
             method += (
                 f" (the first {n} of {len(before.samples)} before and {len(after.samples)} after)"
             )
-        return result, method
+        return result, method, ""
+    comparison, caveat = _judge_bands(
+        before, after, scale, min_effect=min_effect, max_noise=max_noise
+    )
+    return comparison, f"{ROWS_METHOD} ({_why_no_pairs(before, after)})", caveat
+
+
+def _judge_bands(
+    before: BenchRow, after: BenchRow, scale: float, *, min_effect: float, max_noise: float
+) -> tuple[Comparison, str]:
+    """Judge two rows by their medians and p20–p80 bands, never more surely than
+    :func:`kernelopt.bench.compare` would on the samples behind them.
+
+    The threshold is the larger half band (over its median), at least ``min_effect``. A
+    change beyond it is FAST or SLOW only when the two bands lie apart: bands that
+    overlap share times both versions took, a difference compare's same-version spread
+    of such runs calls noise. A row of fewer than 4 samples (judge
+    needs 4 to estimate a spread) or without a band states no spread: UNCLEAR. The
+    interval ``ratio_low``–``ratio_high`` is the span of ratios the two bands allow.
+
+    Returns
+    -------
+    (Comparison, str)
+        The verdict with ``pairs`` 0, and why the rows could not decide (empty when
+        they did).
+    """
     ratio = after.median * scale / before.median
     noise = max(_spread(before), _spread(after))
     threshold = max(noise, min_effect)
-    if ratio < 1.0 - threshold:
-        verdict = Verdict.FAST
+    banded = _has_band(before) and _has_band(after)
+    low, high = ratio, ratio
+    if banded:
+        low = after.p20 * scale / before.p80
+        high = after.p80 * scale / before.p20
+    caveat = _no_spread(before, after)
+    if caveat:
+        verdict = Verdict.UNCLEAR
+    elif ratio < 1.0 - threshold:
+        verdict = Verdict.FAST if high < 1.0 else Verdict.UNCLEAR
     elif ratio > 1.0 + threshold:
-        verdict = Verdict.SLOW
+        verdict = Verdict.SLOW if low > 1.0 else Verdict.UNCLEAR
     elif noise <= max_noise:
         verdict = Verdict.SAME
     else:
         verdict = Verdict.UNCLEAR
-    method = f"ratio of medians against the rows' stated spread ({_why_no_pairs(before, after)})"
+    if not caveat and verdict is Verdict.UNCLEAR and abs(ratio - 1.0) > threshold:
+        caveat = _bands_overlap(before, after, scale, ratio)
     comparison = Comparison(
         verdict=verdict,
         ratio=ratio,
-        ratio_low=ratio,
-        ratio_high=ratio,
+        ratio_low=low,
+        ratio_high=high,
         noise=noise,
         threshold=threshold,
         pairs=0,
     )
-    return comparison, method
+    return comparison, caveat
+
+
+def _has_band(row: BenchRow) -> bool:
+    """Whether a row states its p20–p80 band (one written with its median alone does not)."""
+    return row.p80 > 0 and row.p20 > 0
+
+
+def _no_spread(before: BenchRow, after: BenchRow) -> str:
+    """Why two rows state no spread to judge a change against, in words; empty if they do.
+
+    A row that counts fewer samples than judge() needs to estimate a spread (one sample
+    has a band of width 0, which is no quiet run), or that states no band, cannot tell a
+    change from noise.
+    """
+    counts = {"before": before.n, "after": after.n}
+    few = {side: n for side, n in counts.items() if 0 < n < _MIN_BASELINE_SAMPLES}
+    if few:
+        (side, n), *rest = few.items()
+        held = f"the {side} row holds {n} sample{'s' * (n != 1)}"
+        held += "".join(f" and the {other} row {count}" for other, count in rest)
+        return (
+            f"{held}, too few to state a spread (at least {_MIN_BASELINE_SAMPLES} a side, as "
+            "kernelopt.bench.judge needs); measure longer, to at least "
+            f"{_MIN_BASELINE_SAMPLES} samples (measure's min_samples and max_time_ms), first."
+        )
+    bare = [side for side, row in (("before", before), ("after", after)) if not _has_band(row)]
+    if bare:
+        return (
+            f"the {' and '.join(bare)} row{'s' * (len(bare) > 1)} state{'s' * (len(bare) == 1)} "
+            "no p20–p80 band, so no spread to judge the change against; write rows with "
+            "row_from_measurement, which records the band, first."
+        )
+    return ""
+
+
+def _bands_overlap(before: BenchRow, after: BenchRow, scale: float, ratio: float) -> str:
+    """Why a change beyond the threshold is not FAST or SLOW: the rows' bands overlap."""
+    unit = "µs" if before.unit == "us" else before.unit  # as LEARN writes times
+
+    def band(row: BenchRow, factor: float) -> str:
+        return f"{significant(row.p20 * factor)}–{significant(row.p80 * factor)} {unit}"
+
+    return (
+        f"the two rows' p20–p80 bands overlap (before {band(before, 1.0)}, after "
+        f"{band(after, scale)}), so a change of {(ratio - 1.0) * 100.0:+.1f}% may be the "
+        "spread's; time the two versions in alternation (kernelopt.bench.compare) first."
+    )
 
 
 def _why_no_pairs(before: BenchRow, after: BenchRow) -> str:
@@ -340,8 +483,10 @@ def observe_rows(
     ------
     InputError
         For anything but two BenchRow, rows of different operations, GPUs or points, or
-        without a median time; for a ``min_effect`` or ``max_noise`` that is not a
-        finite number >= 0, or a ``min_effect`` of 1 or more.
+        without a median time; for a row of a version that failed correctness
+        (``after: Expected a row of a version that passed correctness to learn from, got
+        v3 with correctness FAIL (source: runs/a.jsonl)``); for a ``min_effect`` or
+        ``max_noise`` that is not a finite number >= 0, or a ``min_effect`` of 1 or more.
     """
     knobs = _knob_keys(knobs)
     # Checked here, not only by judge(): without raw samples max(spread, nan) would drop
@@ -352,7 +497,11 @@ def observe_rows(
         raise InputError(expected("a fraction in [0, 1)", min_effect, where="min_effect"))
     _check_fraction(max_noise, "max_noise")
     _check_rows(before, after, knobs)
-    comparison, method = _judge_rows(before, after, min_effect=min_effect, max_noise=max_noise)
+    for side, row in (("before", before), ("after", after)):
+        _refuse_failed(row.correctness, where=side, impl=row.impl, place=f"(source: {source})")
+    comparison, method, caveat = _judge_rows(
+        before, after, min_effect=min_effect, max_noise=max_noise
+    )
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
     labels = _labels(before, after)
     host_clock = before.host_clock or after.host_clock
@@ -380,7 +529,29 @@ def observe_rows(
             if before.config.get(key) != after.config.get(key)
         ),
         host_clock=host_clock,
+        mode=before.mode,
+        before_correctness=before.correctness,
+        after_correctness=after.correctness,
+        caveat=caveat,
     )
+
+
+def _refuse_failed(correctness: str | None, *, where: str, impl: str, place: str = "") -> None:
+    """Refuse a side whose version failed correctness, naming ``where`` (the argument, or
+    the file), the implementation and ``place`` (the observation's source).
+
+    A version that computes another function is no faster or slower version of the
+    kernel: its time teaches nothing about the change, and an evidence row or an
+    anti-pattern built on it would mislead every later reader.
+    """
+    if correctness == _FAILED:
+        raise InputError(
+            expected(
+                "a row of a version that passed correctness to learn from",
+                " ".join(filter(None, (impl, "with correctness FAIL", place))),
+                where=where,
+            )
+        )
 
 
 # Rows' configs may name the trial axes otherwise (AXIS_ALIASES): decode benchmarks
@@ -755,8 +926,10 @@ def observe_files(
     Raises
     ------
     InputError
-        For a missing file (or a folder in its place) or rows that do not select one point
-        (see :func:`select_row`).
+        For a missing file (or a folder in its place), rows that do not select one point
+        (see :func:`select_row`), or a row chosen of a version that failed correctness
+        (``bench.jsonl: Expected a row of a version that passed correctness to learn
+        from, got the after row, v3, with correctness FAIL``).
     FormatError
         For a file that is not BenchRow JSONL.
     """
@@ -768,28 +941,47 @@ def observe_files(
     if point is not None:
         _point_terms(point)
     paths = (Path(before), Path(after))
+    files = [read_rows(path) for path in paths]
     first, second = (
         _select_row(
-            read_rows(path),
+            rows,
             point=point,
             impl=impl,
             mode=mode,
             where=str(path),
             choose=f"--{side}-impl ({side}_impl=)",
         )
-        for path, impl, side in zip(
-            paths, (before_impl, after_impl), ("before", "after"), strict=True
+        for rows, path, impl, side in zip(
+            files, paths, (before_impl, after_impl), ("before", "after"), strict=True
         )
     )
+    # Named by its file, as a row the selection cannot find is: the message reads the
+    # same from observe_files and from `kernelopt learn`.
+    for row, path, side in zip((first, second), paths, ("before", "after"), strict=True):
+        _refuse_failed(row.correctness, where=str(path), impl=f"the {side} row, {row.impl},")
     _check_same_mode(first, second, paths, mode)
     same = paths[0].resolve() == paths[1].resolve()
     # Cited in one spelling, so that LEARN run again with ./a.jsonl for a.jsonl, or with
     # an absolute path, finds the row it wrote from the same files.
     cited = [_cited_path(path) for path in paths]
     source = cited[0] if same else f"{cited[0]} vs {cited[1]}"
-    return observe_rows(
+    seen = observe_rows(
         first, second, source=source, knobs=knobs, min_effect=min_effect, max_noise=max_noise
     )
+    if mode is not None:
+        return seen
+    others = _other_modes(files[0], first) + _other_modes(files[1], second)
+    return attrs.evolve(seen, other_modes=tuple(sorted(set(others) - {first.mode})))
+
+
+def _other_modes(rows: Sequence[BenchRow], chosen: BenchRow) -> list[str]:
+    """The ways ``rows`` also timed the chosen row's implementation at its point: the
+    ones left out when the row written last was judged without a mode."""
+    return [
+        row.mode
+        for row in rows
+        if row.impl == chosen.impl and row.config == chosen.config and row.mode != chosen.mode
+    ]
 
 
 def _check_same_mode(
@@ -824,6 +1016,8 @@ def observe_comparison(
     after_label: str = "",
     metrics_before: Mapping[str, float] | None = None,
     metrics_after: Mapping[str, float] | None = None,
+    before_correctness: Correctness | str | None = None,
+    after_correctness: Correctness | str | None = None,
 ) -> Observation:
     """An observation of what :func:`kernelopt.bench.compare` returned.
 
@@ -843,12 +1037,18 @@ def observe_comparison(
         The two versions.
     metrics_before, metrics_after : mapping, optional
         Roofline metrics of each side.
+    before_correctness, after_correctness : Correctness or str, optional
+        The correctness verdict of each version (``"PASS"``, ``"FAIL"``, ``"UNKNOWN"``),
+        as :func:`kernelopt.bench.write_experiment` takes it; None where not known.
 
     Raises
     ------
     InputError
-        For anything but a Comparison, one that carries no measurements, or a point that
-        is none of a str, a mapping or a TrialPoint.
+        For anything but a Comparison, one that carries no measurements, a point that
+        is none of a str, a mapping or a TrialPoint, a correctness other than PASS, FAIL,
+        UNKNOWN or None, or a version that failed correctness (``after_correctness:
+        Expected a row of a version that passed correctness to learn from, got split_kv
+        with correctness FAIL (source: experiments/exp_1/result.md)``).
     """
     require_instance(
         comparison, Comparison, "a Comparison (kernelopt.bench.compare)", where="comparison"
@@ -862,6 +1062,16 @@ def observe_comparison(
     for name, metrics in (("metrics_before", metrics_before), ("metrics_after", metrics_after)):
         if metrics is not None:
             _metric_values(metrics, where=name)
+    verdicts = {
+        name: _correctness_word(value, name)
+        for name, value in (
+            ("before_correctness", before_correctness),
+            ("after_correctness", after_correctness),
+        )
+    }
+    for (name, word), label in zip(verdicts.items(), (before_label, after_label), strict=True):
+        version = label or f"the {name.partition('_')[0]} version"
+        _refuse_failed(word, where=name, impl=version, place=f"(source: {source})")
     if comparison.baseline is None or comparison.candidate is None:
         raise InputError(
             expected(
@@ -887,4 +1097,7 @@ def observe_comparison(
         metrics_after=dict(metrics_after or {}),
         method=f"kernelopt.bench.compare, {comparison.pairs} interleaved pairs",
         host_clock="cpu-perf-counter" in (base.backend, cand.backend),
+        mode=base.mode,
+        before_correctness=verdicts["before_correctness"],
+        after_correctness=verdicts["after_correctness"],
     )

@@ -15,6 +15,7 @@ the language and control level again for the points short of the target).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from typing import Any
 
 import attrs
@@ -25,6 +26,7 @@ from kernelopt._errors import InputError, expected
 from kernelopt._numbers_text import digits_apart, readable
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
+from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import real_to_float, require_instance
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import by_point, check_rows, floor_pct, one_gpu, one_impl, same_gpu
@@ -103,8 +105,14 @@ def _points(value: Iterable[str]) -> tuple[str, ...]:
             raise InputError(
                 expected("a point as text", type(point).__name__, where="Target.points")
             )
-        _point_terms(point)  # raises InputError for text that is neither terms nor a trial name
+        # Refused under the argument's name: the point terms' own "point:" names no
+        # argument of Target.
+        _point_terms(point, where="Target.points")
     return found
+
+
+# Significant digits a float holds at the most (digits_apart's limit too).
+_MOST_DIGITS = 17
 
 
 def _number(value: float) -> str:
@@ -116,6 +124,37 @@ def _value(value: float, bound: float) -> str:
     """``value`` to 4 significant digits, or as many more as tell it from ``bound``: a
     speedup of 1.19999 shown as the bound's "1.2" would read as met beside "short"."""
     return readable(value, digits_apart(value, bound))
+
+
+def _gap_text(check: Check) -> str:
+    """The shortfall of ``check`` as the table shows it: the difference of the value and
+    the bound as they are written, so that the cells agree (``72.73 %`` against
+    ``>= 80 %`` falls short by ``7.27 pp``, not the ``7.271`` of the unrounded value).
+
+    Parameters
+    ----------
+    check : Check
+        A criterion at one point.
+
+    Returns
+    -------
+    str
+        ``-`` for a missing value, ``0`` for a met one, else the difference of the two
+        written numbers, with the digits they hold.
+    """
+    if check.shortfall is None:
+        return "-"
+    if check.value is None or check.shortfall == 0:
+        return _number(0.0)
+    # Both written at the digits the value is shown with, which tell it from the bound.
+    digits = digits_apart(check.value, check.bound)
+    value, bound = (Decimal(readable(number, digits)) for number in (check.value, check.bound))
+    gap = value - bound if check.criterion is Criterion.MEDIAN else bound - value
+    if gap <= 0:
+        return _number(0.0)
+    # The exact difference of two written numbers holds no more digits than they do.
+    shown = len(gap.normalize().as_tuple().digits)
+    return readable(float(gap), min(max(shown, 1), _MOST_DIGITS))
 
 
 @attrs.frozen(kw_only=True)
@@ -146,7 +185,8 @@ class Target:
     InputError
         When no criterion is given, a bound is not a number > 0 (a floor share above
         100 %), ``baseline`` and ``speedup`` are not given together, or a point does
-        not read.
+        not read (``Target.points: Expected a point like 'b=32,s=1,t=4096' or a trial
+        name (decode, speculative), got 'bogus'``).
     """
 
     # 80 and 80.0 are one target.
@@ -329,7 +369,8 @@ class Evaluation:
                 value = "-" if shown is None else f"{shown} {check.unit}"
                 # A floor share falls short by percentage points, not by a percentage of itself.
                 gap_unit = "pp" if check.unit == "%" else check.unit
-                gap = "-" if check.shortfall is None else f"{_number(check.shortfall)} {gap_unit}"
+                gap = _gap_text(check)
+                gap = gap if gap == "-" else f"{gap} {gap_unit}"
                 status = check.status.value + (f" ({check.note})" if check.note else "")
                 cells = (
                     point.point,
@@ -423,6 +464,36 @@ def _timed_one_way(rows: Sequence[BenchRow], impl: str) -> None:
         )
 
 
+def _passed_correctness(rows: Sequence[BenchRow], impl: str) -> None:
+    """Refuse to judge ``impl`` where a row that counts (the last of a point) says its
+    version failed correctness.
+
+    A version that computes the wrong function meets no target however fast it is; its
+    rows are kept as the attempt's record, and judged by nobody. A row without a verdict
+    (``correctness`` None, as every row written before rows held one) or with PASS or
+    UNKNOWN is judged as its time says. The baseline's rows are not checked: a speedup
+    over a failing baseline is still a time against a time, as a BASELINE result with
+    correctness FAIL is in the experiment log.
+
+    Raises
+    ------
+    InputError
+        ``rows: Expected rows of a version that passed correctness to judge a target, got
+        rows of v3 with correctness FAIL (at hidden=512 rows=64)``.
+    """
+    failed = [
+        point for point, row in by_point(rows).items() if row.correctness == Correctness.FAIL.value
+    ]
+    if failed:
+        raise InputError(
+            expected(
+                "rows of a version that passed correctness to judge a target",
+                f"rows of {impl} with correctness FAIL (at {'; '.join(failed)})",
+                where="rows",
+            )
+        )
+
+
 def evaluate(
     target: Target,
     rows: Sequence[BenchRow],
@@ -441,6 +512,9 @@ def evaluate(
         Rows of the kernel (and of the target's baseline, for a speedup), as
         ``kernelopt.bench.read_rows`` gives them; keep the run you mean (filter by
         ``row.commit`` or ``row.timestamp``): at a repeated point the last row counts.
+        Record each version's correctness in its rows
+        (``row_from_measurement(..., correctness="PASS")``): a kernel whose row that
+        counts says FAIL is refused; rows that do not say are judged by their times.
     impl : str, optional
         The kernel's implementation among the rows; default the only one besides the
         baseline.
@@ -460,7 +534,9 @@ def evaluate(
     InputError
         For anything but a Target and BenchRow rows, no rows (of ``impl``, the baseline or
         ``mode``), a kernel that is the target's baseline itself, rows timed several ways
-        or on several GPUs, or host-clock rows without ``allow_host_clock``. A speedup
+        or on several GPUs, a kernel whose row of a point says correctness FAIL (no
+        option judges it; the baseline's rows may say FAIL), or host-clock rows without
+        ``allow_host_clock``. A speedup
         takes the baseline's rows of the kernel's GPU only (a row that names no GPU
         counts as any).
 
@@ -498,6 +574,7 @@ def evaluate(
     chosen = one_impl(candidates, impl, None, "rows")
     mine = [row for row in found if row.impl == chosen]
     _timed_one_way(mine, chosen)
+    _passed_correctness(mine, chosen)
     gpu = one_gpu(mine, chosen, "rows")
     base: dict[str, BenchRow] = {}
     elsewhere: dict[str, list[BenchRow]] = {}  # the baseline's rows timed another way

@@ -62,7 +62,7 @@ def test_h200_decode_points_fall_short_of_80_pct_speculative_ones_meet_it(
         "Target floor_pct >= 80 % at decode; speculative: NOT MET for kernelopt_seesaw "
         "(2 of 4 points met)."
     )
-    assert "| b=32 s=1 t=4096 h=16 | floor_pct | 78.42 % | >= 80 % | 1.582 pp | short |" in text
+    assert "| b=32 s=1 t=4096 h=16 | floor_pct | 78.42 % | >= 80 % | 1.58 pp | short |" in text
     assert text.endswith(
         "Next step: back to SELECT (step 3): choose the language and control level again; "
         "short at b=32 s=1 t=4096 h=128; b=32 s=1 t=4096 h=16.\n"
