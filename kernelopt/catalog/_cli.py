@@ -47,6 +47,7 @@ from kernelopt.catalog.query import (
 from kernelopt.catalog.scaffold import new_entry_file
 from kernelopt.catalog.store import KnowledgeTree
 from kernelopt.catalog.vocabulary import (
+    DIALECTS,
     FAMILIES,
     LANGUAGE_ALIASES,
     LANGUAGES,
@@ -90,9 +91,12 @@ def _any_case(choices: Sequence[str]) -> Callable[[str], str]:
     return choice
 
 
-# Other spellings are accepted too ("cutile-dsl" is cutile).
-_LANGUAGE_CHOICES = tuple(sorted((*LANGUAGES, *LANGUAGE_ALIASES)))
+# Other spellings are accepted too ("cutile-dsl" is cutile), and dialects (gluon).
+_LANGUAGE_CHOICES = tuple(sorted((*LANGUAGES, *LANGUAGE_ALIASES, *DIALECTS)))
 _KIND_CHOICES = tuple(k.value for k in Kind)
+_LANGUAGE_HELP = (
+    "shared entries and those of this language (a dialect such as gluon: its language's too)"
+)
 _LANGUAGE_OPTION: dict[str, Any] = {
     "choices": _LANGUAGE_CHOICES,
     "type": _any_case(_LANGUAGE_CHOICES),
@@ -141,9 +145,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "  kernelopt catalog list --kind anti-pattern --json",
     )
     listing.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
-    listing.add_argument(
-        "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
-    )
+    listing.add_argument("--language", **_LANGUAGE_OPTION, help=_LANGUAGE_HELP)
     listing.add_argument(
         "--family", help=f"entries applying to this family or its ancestors {_FAMILIES}"
     )
@@ -215,7 +217,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "profile lacks; " + _USAGE
         )
         + _READ_EXAMPLES
-        + "  kernelopt catalog match --metric dram_pct=85 --shape s_q=1\n"
+        + "  kernelopt catalog match --metric dram_pct=85 --shape s_q=1 --limit 3\n"
         "  kernelopt catalog match --shape s_q=1 --family mla-decode --json\n"
         "  kernelopt catalog match --profile tests/workload/data/handwritten_profile.md",
     )
@@ -241,10 +243,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     match.add_argument(
         "--family", help=f"only entries applying to this family or its ancestors {_FAMILIES}"
     )
-    match.add_argument(
-        "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
-    )
+    match.add_argument("--language", **_LANGUAGE_OPTION, help=_LANGUAGE_HELP)
     match.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
+    match.add_argument(
+        "--limit",
+        type=int_at_least(1),
+        default=None,
+        help="entries shown at most, best first (default: every entry that matches)",
+    )
     match.set_defaults(handler=_match)
 
     fundamentals = commands.add_parser(
@@ -263,9 +269,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "  kernelopt catalog fundamentals --family matmul --language triton --json",
     )
     fundamentals.add_argument("--family", required=True, help=f"the kernel family {_FAMILIES}")
-    fundamentals.add_argument(
-        "--language", **_LANGUAGE_OPTION, help="shared entries and those of this language"
-    )
+    fundamentals.add_argument("--language", **_LANGUAGE_OPTION, help=_LANGUAGE_HELP)
     fundamentals.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     fundamentals.set_defaults(handler=_fundamentals)
 
@@ -655,7 +659,9 @@ def _match(args: argparse.Namespace) -> int:
     ]
     _note_unjudged(metrics_missing(left_out, metrics), "--metric", "metric")
     _note_unjudged(shape_facts_missing(left_out, shape), "--shape", "shape fact")
-    _print_matches(matches, args.json)
+    # --limit cuts what is shown, after the notes: an entry ranked below the limit still
+    # matched, so it is not one "left out with conditions unjudged".
+    _print_matches(matches if args.limit is None else matches[: args.limit], args.json)
     return EXIT_OK
 
 

@@ -25,9 +25,10 @@ from kernelopt.catalog.problems import Problem, Severity
 from kernelopt.catalog.query import Match, _Searchable, rank
 from kernelopt.catalog.vocabulary import (
     FAMILIES,
-    canonical_language,
     family_aliases_text,
     family_ancestors,
+    family_shape,
+    language_scopes,
     normalize_family,
 )
 
@@ -486,7 +487,9 @@ class Catalog:
             :meth:`families`.
         language : str, optional
             Keep shared entries and those specific to this language, read in any case
-            (``"Triton"`` is ``"triton"``, ``"cutile-dsl"`` is ``"cutile"``).
+            (``"Triton"`` is ``"triton"``, ``"cutile-dsl"`` is ``"cutile"``); a dialect
+            keeps its language's too (``"gluon"``: gluon, triton and shared entries),
+            a language not its dialects' (``"triton"`` leaves gluon entries out).
         kind : Kind or str, optional
             Keep only optimizations or only anti-patterns (in any case).
         metrics : Mapping[str, float], optional
@@ -614,29 +617,50 @@ class Catalog:
             The kernel family (``"mla-decode"``), spelled as :meth:`query` accepts it.
         language : str, optional
             Keep shared entries and those specific to this language, read as
-            :meth:`query` reads it (``"Triton"`` is ``"triton"``); every entry if ``None``.
+            :meth:`query` reads it (``"Triton"`` is ``"triton"``; ``"gluon"`` keeps
+            triton's entries too); every entry if ``None``.
 
         Returns
         -------
         list of Entry
             Most specific first: for ``mla-decode``, entries fundamental for mla-decode,
             then decode-attention, then attention, then ``any``; id order within each.
+            An entry whose every shape condition fails at the shape the family's name
+            fixes (:data:`~kernelopt.catalog.vocabulary.FAMILY_SHAPES`: decode attention
+            has ``s_q = 1``) is left out: ``causal-tile-skipping`` is standard for
+            attention, and has no key tile to skip where one query row sees every key.
 
         Raises
         ------
         InputError
             For a family not among :meth:`families`, or a language not among
-            :data:`~kernelopt.catalog.vocabulary.LANGUAGES` and their aliases.
+            :data:`~kernelopt.catalog.vocabulary.LANGUAGES`, their aliases and
+            :data:`~kernelopt.catalog.vocabulary.DIALECTS`.
         """
         chain = family_ancestors(self.canonical_family(family))
-        scopes = None if language is None else ("shared", canonical_language(language))
+        scopes = None if language is None else language_scopes(language)
 
         def depth(entry: Entry) -> int:
             return min(chain.index(f) for f in entry.fundamental_for if f in chain)
 
+        shape = family_shape(chain[0])
         found = [
             e
             for e in self
-            if any(f in chain for f in e.fundamental_for) and (scopes is None or e.scope in scopes)
+            if any(f in chain for f in e.fundamental_for)
+            and (scopes is None or e.scope in scopes)
+            and not _ruled_out_by(e, shape)
         ]
         return sorted(found, key=lambda e: (depth(e), e.id))
+
+
+def _ruled_out_by(entry: Entry, shape: Mapping[str, float]) -> bool:
+    """Whether every shape condition of ``entry`` fails at ``shape``.
+
+    A condition that reads a fact ``shape`` lacks is undecided, not failed: an entry is
+    ruled out only where the facts given say it does not apply, and an entry without shape
+    conditions applies at every shape.
+    """
+    return bool(entry.shape_conditions) and all(
+        condition.evaluate(shape) is False for condition in entry.shape_conditions
+    )

@@ -26,7 +26,7 @@ import attrs
 from kernelopt._errors import CatalogError, expected
 from kernelopt.catalog.index import INDEX_HEADER
 from kernelopt.catalog.model import Kind, relative_path
-from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, SCOPES
+from kernelopt.catalog.vocabulary import DIALECTS, LANGUAGE_ALIASES, LANGUAGES, SCOPES
 
 __all__ = [
     "INDEX_NAME",
@@ -225,9 +225,10 @@ def classify(root: Path, path: Path) -> Placement | str | None:
         return Placement(kind=_FOLDERS[parts[0]], scope="shared")
     if parts[0] == "languages" and len(parts) == 4 and parts[2] in _FOLDERS:
         scope = LANGUAGE_ALIASES.get(parts[1], parts[1])
-        if scope not in LANGUAGES:
+        if scope not in LANGUAGES and scope not in DIALECTS:
+            folders = sorted((*LANGUAGES, *LANGUAGE_ALIASES, *DIALECTS))
             return expected(
-                f"a language folder in {', '.join(sorted((*LANGUAGES, *LANGUAGE_ALIASES)))}",
+                f"a language folder in {', '.join(folders)}",
                 f"languages/{parts[1]}/",
             )
         return Placement(kind=_FOLDERS[parts[2]], scope=scope)

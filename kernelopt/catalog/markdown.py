@@ -76,7 +76,7 @@ from kernelopt.catalog.model import (
     says_none,
 )
 from kernelopt.catalog.problems import Problem, Severity
-from kernelopt.catalog.vocabulary import FILL_MARK, canonical_language
+from kernelopt.catalog.vocabulary import FILL_MARK, entry_language
 
 __all__ = [
     "EVIDENCE_HEADER",
@@ -671,7 +671,7 @@ def _meta_from_path(reader: _Reader, path: str | Path | None, title_line: int) -
     scope = "shared"
     if len(parts) >= 4 and parts[-4] == "languages":
         try:
-            scope = canonical_language(parts[-3], where=f"languages/{parts[-3]}/")
+            scope = entry_language(parts[-3], where=f"languages/{parts[-3]}/")
         except InputError as error:
             raise reader.error(str(error), title_line, _METADATA) from None
     scope_from = "a folder outside languages/" if scope == "shared" else f"languages/{parts[-3]}/"

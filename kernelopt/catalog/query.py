@@ -26,7 +26,7 @@ from kernelopt._words import count_text
 from kernelopt.catalog._fields import to_enum
 from kernelopt.catalog.conditions import Condition
 from kernelopt.catalog.model import Entry, Kind
-from kernelopt.catalog.vocabulary import canonical_language, family_ancestors
+from kernelopt.catalog.vocabulary import family_ancestors, language_scopes
 
 __all__ = [
     "Match",
@@ -449,8 +449,7 @@ def rank(
     for name, value in (("family", family), ("keyword", keyword)):
         if value is not None and not isinstance(value, str):
             raise InputError(expected("a str", repr(value), where=name))
-    if language is not None:
-        language = canonical_language(language)
+    scopes = None if language is None else language_scopes(language)
     want_kind = None if kind is None else _kind(kind)
     text = None if keyword is None else normalize_text(keyword)
     query_words = set() if keyword is None else _words(keyword)
@@ -489,14 +488,13 @@ def rank(
                 continue
             score += found[0]
             reasons += found[1]
-        if language is not None:
-            if entry.scope not in ("shared", language):
+        if scopes is not None:
+            if entry.scope not in scopes:
                 continue
-            if entry.scope == language:
+            reason = _language_reason(entry.scope, scopes)
+            if entry.scope != "shared":
                 score += _W_LANGUAGE
-                reasons.append(f"specific to {language}")
-            else:
-                reasons.append(f"shared by every language, {language} included")
+            reasons.append(reason)
         hit = 0.0
         if metrics is not None:
             s, r = _conditions("metric", entry.triggers, metrics)
@@ -521,6 +519,17 @@ def rank(
         out.append(Match(entry=entry, score=score + hit, reasons=tuple(reasons)))
     out.sort(key=lambda m: (-m.score, m.entry.id))
     return out
+
+
+def _language_reason(scope: str, scopes: tuple[str, ...]) -> str:
+    """Why an entry of ``scope`` is kept for a query whose language keeps ``scopes``."""
+    language = scopes[0]
+    if scope == language:
+        return f"specific to {language}"
+    if scope == "shared":
+        return f"shared by every language, {language} included"
+    # A dialect's query keeps the entries of the language it is written in.
+    return f"specific to {scope}, which {language} is written in"
 
 
 def _check_facts(facts: Mapping[str, float] | None, where: str) -> None:

@@ -17,7 +17,7 @@ from kernelopt.catalog._fields import as_path, enum_field, require_bool, require
 from kernelopt.catalog.layout import candidate_paths, check_tree_folder, entry_path, make_root
 from kernelopt.catalog.markdown import EVIDENCE_HEADER, NO_INTERACTIONS
 from kernelopt.catalog.model import Kind, relative_path, slugify
-from kernelopt.catalog.vocabulary import FAMILIES, canonical_language
+from kernelopt.catalog.vocabulary import FAMILIES, entry_language
 
 __all__ = ["new_entry_file", "scaffold_entry"]
 
@@ -58,7 +58,7 @@ def scaffold_entry(name: str, *, kind: Kind | str, language: str | None = None) 
         The tree-relative path and the file text.
     """
     entry_kind = enum_field(Kind, "kind")(kind)
-    scope = "shared" if language is None else canonical_language(language)
+    scope = "shared" if language is None else entry_language(language)
     require_str(name, "name", "a one-line name (str)")
     entry_id = slugify(name)
     if not entry_id or "\n" in name or "\r" in name:
@@ -154,7 +154,7 @@ def new_entry_file(
     # Read as scaffold_entry read it: a kind in any case ("Anti-Pattern"), as the command
     # line's --kind, not only the stored lower-case value.
     entry_kind = to_enum(Kind, kind, "kind")
-    scope = "shared" if language is None else canonical_language(language)
+    scope = "shared" if language is None else entry_language(language)
     base = as_path(root, "root")
     require_bool(with_builtin, "with_builtin")
     entry_id = Path(rel).stem

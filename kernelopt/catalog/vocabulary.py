@@ -12,9 +12,11 @@ from kernelopt._errors import InputError, expected
 
 __all__ = [
     "AXIS_FACTS",
+    "DIALECTS",
     "FAMILIES",
     "FAMILY_ALIASES",
     "FAMILY_PARENT",
+    "FAMILY_SHAPES",
     "FILL_MARK",
     "LANGUAGES",
     "LANGUAGE_ALIASES",
@@ -23,8 +25,11 @@ __all__ = [
     "SHAPE_FACTS",
     "canonical_family_name",
     "canonical_language",
+    "entry_language",
     "family_aliases_text",
     "family_ancestors",
+    "family_shape",
+    "language_scopes",
     "normalize_family",
     "shape_fact_for_axis",
 ]
@@ -62,8 +67,24 @@ FAMILY_ALIASES: dict[str, str] = {
     "gemv": "gemm",
 }
 
-# Implementation languages a language-specific entry can be scoped to.
+# The shape facts a family's name fixes, inherited by its descendants (see `family_shape`):
+# decode attention is one query token a sequence (speculative decode adds a few draft
+# tokens, still far below a tile of keys). A technique standard for an ancestor whose every
+# shape condition fails at these facts is not standard for the family: causal tile
+# skipping, standard for attention, has no key tile past the diagonal to skip when one
+# query row sees every key. Facts a query gives itself are compared, not these.
+FAMILY_SHAPES: dict[str, dict[str, float]] = {"decode-attention": {"s_q": 1.0}}
+
+# Implementation languages a kernel is designed in, and a language-specific entry can be
+# scoped to.
 LANGUAGES: tuple[str, ...] = ("triton", "cuda", "cute-dsl", "cutile")
+
+# Dialects an entry can be scoped to, each with the language it is written in: Gluon is
+# Triton's lower-level dialect (explicit layouts, warp specialization, mbarriers), compiled
+# by Triton. What a Gluon loader warp does wrong is nothing a tl.* kernel can do, so a
+# query for triton leaves gluon entries out; one for gluon keeps triton's as well (see
+# `language_scopes`). A dialect is no language of its own to design a kernel in.
+DIALECTS: dict[str, str] = {"gluon": "triton"}
 
 # Other spellings of a language, read as the canonical name wherever a language is read
 # (a scope, a query, a ``languages/<language>/`` folder): users also write cuTile's Python
@@ -74,7 +95,7 @@ LANGUAGES: tuple[str, ...] = ("triton", "cuda", "cute-dsl", "cutile")
 LANGUAGE_ALIASES: dict[str, str] = {"cutile-dsl": "cutile"}
 
 # "shared" entries hold algorithmic or hardware knowledge that holds in every language.
-SCOPES: tuple[str, ...] = ("shared", *LANGUAGES)
+SCOPES: tuple[str, ...] = ("shared", *LANGUAGES, *DIALECTS)
 
 # Metric names triggers compare (all floats). kernelopt.bench computes some of them
 # (RooflinePoint.metrics, TuningResult.metrics); the others come from a profiler, the
@@ -195,6 +216,59 @@ def canonical_language(name: object, *, where: str = "language") -> str:
     )
 
 
+def entry_language(name: object, *, where: str = "language") -> str:
+    """The canonical name of the language or dialect ``name`` an entry can be scoped to.
+
+    Parameters
+    ----------
+    name : str
+        A name :func:`canonical_language` reads, or a dialect of :data:`DIALECTS`
+        (``"gluon"``), in any case.
+    where : str
+        What the value is, named in the error message.
+
+    Raises
+    ------
+    InputError
+        For any other value.
+    """
+    if isinstance(name, str) and name.lower() in DIALECTS:
+        return name.lower()
+    try:
+        return canonical_language(name, where=where)
+    except InputError:
+        aliases = ", ".join(f"{a} for {c}" for a, c in LANGUAGE_ALIASES.items())
+        names = ", ".join((*LANGUAGES, *DIALECTS))
+        raise InputError(
+            expected(f"a language in {names} (or {aliases})", repr(name), where=where)
+        ) from None
+
+
+def language_scopes(language: object) -> tuple[str, ...]:
+    """The scopes of the entries a query for ``language`` keeps, nearest first.
+
+    Parameters
+    ----------
+    language : str
+        A language or dialect, read as :func:`entry_language` reads it.
+
+    Returns
+    -------
+    tuple of str
+        ``language``, the language it is a dialect of, and ``"shared"``: ``("gluon",
+        "triton", "shared")`` for ``"gluon"``, ``("triton", "shared")`` for ``"triton"``
+        (a gluon entry is not offered to a tl.* kernel).
+
+    Raises
+    ------
+    InputError
+        For a name that is neither.
+    """
+    name = entry_language(language)
+    parent = DIALECTS.get(name)
+    return (name, parent, "shared") if parent else (name, "shared")
+
+
 def normalize_family(family: str) -> str:
     """``family`` in the catalog's spelling: lower case, ``-`` for ``_`` and spaces, an
     alias of :data:`FAMILY_ALIASES` read as its family.
@@ -227,6 +301,27 @@ def family_aliases_text() -> str:
     for alias, family in FAMILY_ALIASES.items():
         by_family.setdefault(family, []).append(alias)
     return "; ".join(f"{', '.join(aliases)} for {family}" for family, aliases in by_family.items())
+
+
+def family_shape(family: str) -> dict[str, float]:
+    """The shape facts ``family``'s name fixes, its own and its ancestors' (:data:`FAMILY_SHAPES`).
+
+    Parameters
+    ----------
+    family : str
+        A kernel family name, read as :func:`family_ancestors` reads it.
+
+    Returns
+    -------
+    dict of str to float
+        ``{"s_q": 1.0}`` for ``mla-decode`` and ``decode-attention``; empty for a family
+        whose name fixes no shape (``attention``, ``gemm``). A descendant's fact wins over
+        an ancestor's.
+    """
+    facts: dict[str, float] = {}
+    for name in reversed(family_ancestors(family)):
+        facts.update(FAMILY_SHAPES.get(name, {}))
+    return facts
 
 
 def family_ancestors(family: str) -> tuple[str, ...]:

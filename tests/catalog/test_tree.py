@@ -73,7 +73,7 @@ def test_non_strict_load_reports_every_problem_and_drops_nothing_silently(tmp_pa
     )
     assert "Expected a unique id ('demo-trick' is already in" in joined
     assert (
-        "Expected a language folder in cuda, cute-dsl, cutile, cutile-dsl, triton, "
+        "Expected a language folder in cuda, cute-dsl, cutile, cutile-dsl, gluon, triton, "
         "got languages/rust/" in joined
     )
     assert "Expected a link to a known entry id, got 'no-such-entry'" in joined
