@@ -27,7 +27,15 @@ from kernelopt.diagnose.model import (
 )
 from kernelopt.diagnose.params import DiagnoseParams
 from kernelopt.diagnose.plan import slower_text, value_text
-from kernelopt.diagnose.progress import HEADLINE, Regression, Step, headline_key, point_key
+from kernelopt.diagnose.progress import (
+    HEADLINE,
+    Regression,
+    Step,
+    contest_words,
+    headline_key,
+    own_ab_reading,
+    point_key,
+)
 from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import Experiment, ExperimentLog, MetricKind, Series, Unread
 from kernelopt.experiments.readers import ReadLimits, read_log
@@ -379,8 +387,8 @@ def _gain_warnings(ctx: Context) -> list[str]:
 
 def _contested_warnings(ctx: Context) -> list[str]:
     """A warning for each kept experiment whose time beats the best, timed in another run,
-    while its own A/B says it is slower (:attr:`Step.contested`): the header claims no new
-    best for it, and this says why."""
+    while its own A/B does not show it faster (:attr:`Step.contested`): the header claims
+    no new best for it, and this says why, naming its verdict where it has one."""
     warnings = []
     for step in ctx.progress.steps:
         if step.contested is None:
@@ -392,9 +400,9 @@ def _contested_warnings(ctx: Context) -> list[str]:
             f"{experiment.label}: its time"
             + (f" ({value})" if value else "")
             + f" is {saved} below the best before it, timed in another run, but its own "
-            f"A/B reads {experiment.speedup:g}x against the baseline it was timed with "
-            "(slower): not counted as a new best, and the attempts since the best last "
-            "moved go on through it"
+            f"A/B {own_ab_reading(experiment)} against the baseline it was timed with "
+            f"({contest_words(experiment)}): not counted as a new best, and the attempts "
+            "since the best last moved go on through it"
         )
     return warnings
 

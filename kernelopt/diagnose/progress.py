@@ -28,7 +28,10 @@ best so far within ``SAME_KERNEL_TOLERANCE`` is read as a same-run comparison wi
 kernel, and the gain is the time it saves there, not the difference between two runs.
 Where the experiment names its GPU (``Experiment.gpu``) and the best was timed on another,
 the implied baseline is compared with the best kept time on the experiment's own GPU
-instead: a log that moved from one GPU to another keeps counting its A/Bs.
+instead: a log that moved from one GPU to another keeps counting its A/Bs. A kept
+experiment whose headline beats a best timed in another run while its own A/B does not
+show it faster (a verdict other than FAST, ``Experiment.verdict``; without one, a speedup
+below 1) claims no new best: the runs drifted (``Step.contested``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from collections import Counter
 
 import attrs
 
-from kernelopt.experiments.log import Experiment, MetricKind, Point
+from kernelopt._numbers_text import significant
+from kernelopt.experiments.log import ABVerdict, Experiment, MetricKind, Point
 from kernelopt.experiments.points import canonical_axis, split_terms
 from kernelopt.experiments.readers._values import CYCLES, LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
@@ -51,8 +55,10 @@ __all__ = [
     "Step",
     "UnitTie",
     "analyze",
+    "contest_words",
     "headline_key",
     "is_reference",
+    "own_ab_reading",
     "point_key",
 ]
 
@@ -82,8 +88,9 @@ class Step:
     (None for a baseline, or the kernel's first number); it differs from ``gain`` only
     while a baseline holds the best. ``contested``: the gain its headline shows over the
     best, timed in another run, where its own A/B against the baseline it was timed with
-    says it is slower (a speedup below 1): numbers of two runs that contradict the
-    experiment's own comparison are no new best, so ``gain`` and ``gains`` hold 0 for it
+    does not show it faster (its verdict, :attr:`Experiment.verdict`, is SLOW, SAME or
+    UNCLEAR; without a verdict, a speedup below 1): numbers of two runs that its own
+    comparison does not back are no new best, so ``gain`` and ``gains`` hold 0 for it
     (None when nothing was contested).
     """
 
@@ -365,15 +372,56 @@ def _fixed_reference(
 def _contradicted(
     experiment: Experiment, experiments: tuple[Experiment, ...], cycles: bool = False
 ) -> bool:
-    """Whether ``experiment``'s own A/B says it is slower than the baseline it was timed
-    with (a speedup below 1, not over a fixed reference): a gain its headline shows over a
-    best timed in another run is then the drift between runs, not the change."""
+    """Whether ``experiment``'s own A/B does not show it faster than the baseline it was
+    timed with: a gain its headline shows over a best timed in another run is then the
+    drift between runs, not the change.
+
+    Its verdict decides where it has one (:attr:`Experiment.verdict`, the A/B against the
+    previous best that :func:`kernelopt.bench.write_experiment` records): SLOW, SAME and
+    UNCLEAR do not show it faster, whatever speedup they state (an UNCLEAR 1.19x is within
+    the noise), and FAST does. Without one, a speedup below 1 says it is slower, unless it
+    implies the time of a fixed reference (:func:`_fixed_reference`): a speedup column
+    over torch eager is no A/B against the kernel it started from.
+    """
+    if experiment.verdict is not None:
+        return experiment.verdict is not ABVerdict.FAST
     speedup = experiment.speedup
     return (
         speedup is not None
         and 0.0 < speedup < 1.0
         and not _fixed_reference(experiment, experiments, cycles)
     )
+
+
+# What a verdict other than FAST says of the experiment against its baseline.
+_NOT_FASTER = {
+    ABVerdict.SLOW: "slower",
+    ABVerdict.SAME: "no faster",
+    ABVerdict.UNCLEAR: "not shown faster",
+}
+
+
+def own_ab_reading(experiment: Experiment) -> str:
+    """What a contested experiment's own A/B reads (:attr:`Step.contested`), as the words
+    after "its own A/B": its verdict with the speedup it states (``"verdict is UNCLEAR
+    (speedup 1.19x)"``, ``"verdict is SAME"``), or without one its speedup (``"reads
+    0.8367x"``); ``""`` where it states neither."""
+    verdict = experiment.verdict
+    if verdict is not None:
+        speedup = experiment.verdict_speedup
+        # Four significant digits, as compare writes a speedup: the inverse of a ratio
+        # written as 0.840x is 1.19, not 1.190476.
+        return f"verdict is {verdict.value}" + (
+            f" (speedup {significant(speedup, 4)}x)" if speedup is not None else ""
+        )
+    return f"reads {experiment.speedup:g}x" if experiment.speedup is not None else ""
+
+
+def contest_words(experiment: Experiment) -> str:
+    """What a contested experiment's own A/B says of it against the baseline it was timed
+    with: ``"slower"`` (a SLOW verdict, or a speedup below 1 without one), ``"no faster"``
+    (SAME) or ``"not shown faster"`` (UNCLEAR)."""
+    return _NOT_FASTER.get(experiment.verdict, "slower") if experiment.verdict else "slower"
 
 
 def _speedup_gain(speedup: float, kind: MetricKind | None) -> float:
@@ -712,6 +760,7 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         key_gains = {k: max(0.0, _relative(v, best[k])) for k, v in values.items() if k in best}
         same_run = False
         contested: float | None = None
+        contested_key: str | None = None
         if eligible and kind is MetricKind.LATENCY:
             head = next((k for k in key_gains if headline_key(k)), None)
             ab = _same_run_gain(experiment, -best[head], cycles) if head is not None else None
@@ -731,9 +780,11 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
                 and key_gains[head] > 0.0
                 and _contradicted(experiment, experiments, cycles)
             ):
-                # Faster than a best timed in another run, slower by its own A/B: the
-                # runs drifted, and the change is no new best (nor does it end a stall).
+                # Faster than a best timed in another run, not shown faster by its own
+                # A/B: the runs drifted, and the change is no new best (nor does it end a
+                # stall).
                 contested, key_gains[head] = key_gains[head], 0.0
+                contested_key = head
         gain: float | None
         if is_reference(experiment):
             gain = None
@@ -776,10 +827,13 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
         )
         if eligible:
             for key, value in values.items():
-                if key not in best or value > best[key]:
+                # A contested time claims no new best: later experiments are compared with
+                # the best it did not displace, not with its drifted time.
+                displaces = key != contested_key
+                if displaces and (key not in best or value > best[key]):
                     best[key] = value
                     best_gpu[key] = experiment.gpu
-                if experiment.gpu:
+                if experiment.gpu and displaces:
                     slot = (key, experiment.gpu)
                     best_on[slot] = max(best_on.get(slot, value), value)
                 if not is_reference(experiment):

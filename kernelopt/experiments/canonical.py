@@ -35,6 +35,7 @@ from kernelopt._fileio import (
 )
 from kernelopt._table_cells import escape_cell, share_cell, split_row
 from kernelopt.experiments._validators import check_instance, check_int, check_path
+from kernelopt.experiments.log import ABVerdict
 from kernelopt.experiments.records import (
     MAX_EXPERIMENT,
     Correctness,
@@ -48,6 +49,7 @@ __all__ = [
     "BOUND_COLUMN",
     "MEASUREMENT_COLUMNS",
     "SUMMARY_COLUMNS",
+    "ab_verdict",
     "append_lesson",
     "append_summary",
     "experiment_dir",
@@ -479,6 +481,69 @@ def parse_result(
     if warnings is not None:
         warnings.extend(said)
     return record
+
+
+# The A/B verdict word that opens a verdict, in capitals as compare writes it, and no
+# longer word ("FAST-PATH kept", "SAMEs") nor one of the prose ("Same as exp 3").
+_AB_WORD = re.compile(r"^(FAST|SLOW|SAME|UNCLEAR)(?![\w-])")
+# A number as compare writes a ratio or a speedup: positional, or in exponent form.
+_AB_NUMBER = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+# ``speedup 0.8367x``: the baseline's time over the experiment's, as str(Comparison) says.
+_AB_SPEEDUP = re.compile(rf"\bspeedup {_AB_NUMBER}x")
+# ``FAST 0.620x [0.610, 0.630]``: Comparison.summary()'s ratio (the experiment's time over
+# the baseline's) and its interval; a bare ``FAST 1.19x`` does not say which ratio it is.
+_AB_RATIO = re.compile(rf"^\w+ {_AB_NUMBER}x \[")
+
+
+def ab_verdict(text: str) -> tuple[ABVerdict, float | None] | None:
+    """The A/B verdict a ``## Verdict`` section (or a ``Verdict:`` field) states, and the
+    speedup it states with it.
+
+    :func:`kernelopt.bench.write_experiment` writes a Comparison's verdict as its ``str``:
+    ``UNCLEAR 1.195x [0.842, 1.512] the baseline's time, speedup 0.8367x, same-version
+    spread ±48.9%, threshold ±48.9%``. Its first word is the verdict; its ``speedup``, the
+    baseline's time over the experiment's, the speedup. A verdict written as
+    ``Comparison.summary()`` writes it (``FAST 0.620x [0.610, 0.630], ...``) states the
+    ratio the other way round, and its inverse is the speedup.
+
+    Parameters
+    ----------
+    text : str
+        The section's text, or a field's value; inline markdown (``**FAST**``) is read as
+        the words it marks.
+
+    Returns
+    -------
+    tuple of (ABVerdict, float or None), or None
+        The verdict and its speedup (None where the text states none, or an infinite one:
+        ``speedup infinite``); None where the first line opens with no verdict word in
+        capitals (``FAST``, ``SLOW``, ``SAME``, ``UNCLEAR``): a verdict in other words
+        (``Promote``, ``vs exp 1: 151.3 -> 114.7 us``) states no A/B verdict.
+
+    Examples
+    --------
+    >>> ab_verdict("UNCLEAR 1.195x [0.842, 1.512] the baseline's time, speedup 0.8367x")
+    (<ABVerdict.UNCLEAR: 'UNCLEAR'>, 0.8367)
+    >>> ab_verdict("FAST 0.500x [0.490, 0.510], same-version spread ±0.4%")
+    (<ABVerdict.FAST: 'FAST'>, 2.0)
+    >>> ab_verdict("SAME"), ab_verdict("Same as exp 3")
+    ((<ABVerdict.SAME: 'SAME'>, None), None)
+    """
+    check_instance(text, str, "a verdict as a string", "text")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    clean = first.replace("**", "").replace("__", "").replace("`", "").strip()
+    word = _AB_WORD.match(clean)
+    if word is None:
+        return None
+    stated = _AB_SPEEDUP.search(clean)
+    if stated is not None:
+        speedup = float(stated.group(1))
+    else:
+        ratio = _AB_RATIO.match(clean)
+        speedup = 1.0 / float(ratio.group(1)) if ratio and float(ratio.group(1)) > 0 else 0.0
+    # A speedup of 0 or past a float (a ratio of 0, "speedup 1e999x") measures nothing.
+    usable = 0.0 < speedup < math.inf
+    return ABVerdict(word.group(1)), speedup if usable else None
 
 
 def _refuse_second(

@@ -36,6 +36,8 @@ from kernelopt.experiments._validators import (
 from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
+    "ABVerdict",
+    "DeclinedOption",
     "Experiment",
     "ExperimentLog",
     "Fact",
@@ -144,6 +146,10 @@ def _points(value: Iterable[Point]) -> tuple[Point, ...]:
 
 def _recommendations(value: Iterable[Recommendation]) -> tuple[Recommendation, ...]:
     return items_of(value, Recommendation, "recommendations")
+
+
+def _declined(value: Iterable[DeclinedOption]) -> tuple[DeclinedOption, ...]:
+    return items_of(value, DeclinedOption, "declined")
 
 
 def _opportunities(value: Iterable[Recommendation]) -> tuple[Recommendation, ...]:
@@ -324,6 +330,31 @@ class Recommendation:
     catalog_ids: tuple[str, ...] = attrs.field(default=(), converter=_catalog_ids)
 
 
+@attrs.frozen(kw_only=True)
+class DeclinedOption:
+    """An option a note of the log lists under a heading or lead line that declines it or
+    scopes it out ("Rejected ideas", "Not pursued", "Remaining opportunities (not in
+    kernel.cl scope)"): an idea the author weighed and answered, not advice to take up.
+
+    Parameters
+    ----------
+    text : str
+        The option as written (one list item, trimmed, without markdown).
+    source : SourceRef
+        Where it was written.
+    heading : str
+        The heading or lead line that declines it, without markdown.
+    experiment : int or None
+        The experiment whose ``exp_N/`` folder holds the note, or whose devlog or
+        step-log entry holds its line; None for a note that cannot be placed.
+    """
+
+    text: str = attrs.field(validator=_text)
+    source: SourceRef = attrs.field(validator=_source)
+    heading: str = attrs.field(validator=_text)
+    experiment: int | None = attrs.field(default=None, validator=_optional_int)
+
+
 # The ceilings that set a roofline floor: bytes at the copy bandwidth, FLOPs at the matmul rate.
 _CEILINGS = frozenset({"memory", "compute"})
 
@@ -393,6 +424,27 @@ class FloorRow:
     source: SourceRef = attrs.field(validator=_source)
 
 
+class ABVerdict(TextEnum):
+    """An experiment's own A/B verdict against the baseline it was timed with, in the
+    words of :func:`kernelopt.bench.compare` (a ``## Verdict`` section of ``result.md``
+    as :func:`kernelopt.bench.write_experiment` writes it)."""
+
+    FAST = "FAST"  # faster by more than the same-version spread, with confidence
+    SLOW = "SLOW"  # slower by more than the same-version spread, with confidence
+    SAME = "SAME"  # any difference is within the threshold
+    UNCLEAR = "UNCLEAR"  # the interval straddles the threshold: not shown faster or slower
+
+
+def _verdict(value: ABVerdict | str | None) -> ABVerdict | None:
+    # An ABVerdict, or its word ("FAST"), as `status` takes its own.
+    if value is None or isinstance(value, ABVerdict):
+        return value
+    if isinstance(value, str) and value in ABVerdict.__members__:
+        return ABVerdict(value)
+    allowed = ", ".join(repr(member.value) for member in ABVerdict)
+    raise InputError(expected(f"None or one of {allowed}", repr(value), where="verdict"))
+
+
 @attrs.frozen(kw_only=True)
 class Experiment:
     """One experiment (an attempted change) of an optimization effort.
@@ -433,6 +485,19 @@ class Experiment:
         used; ``refs["correctness_note"]`` is where they were read.
     status : Status or None
         KEPT, REVERTED, NEUTRAL, FAILED or BASELINE; None when the log does not say.
+    verdict : ABVerdict or None
+        The experiment's own A/B verdict against the baseline it was timed with (FAST,
+        SLOW, SAME or UNCLEAR), as its result states it: the first word of a ``## Verdict``
+        section that :func:`kernelopt.bench.write_experiment` wrote (``UNCLEAR 1.195x
+        [0.842, 1.512] the baseline's time, speedup 0.8367x, ...``), or of a hand-written
+        ``Verdict: FAST`` line; None when the result states none (a verdict in other words,
+        ``Promote``, is no A/B verdict). ``refs["verdict"]`` is where it was read.
+    verdict_speedup : float or None
+        The speedup that verdict states (the baseline's time over the experiment's:
+        ``speedup 0.8367x``, or the inverse of the ratio of a verdict written as
+        ``FAST 0.620x [0.610, 0.630]``, the baseline's time as 1); None when it states none.
+        It may differ from :attr:`speedup`, which a result's first row states, against
+        whatever that row was compared with.
     attempted : bool
         False for entries that changed nothing measurable (profiling-only notes,
         experiments superseded before measurement).
@@ -477,10 +542,11 @@ class Experiment:
     Raises
     ------
     InputError
-        When ``latency``, ``speedup`` or ``throughput`` is neither None nor a finite
-        number above zero, or a field has the wrong type: ``number`` not an int (a bool
-        is none), a text field not a str (``unit``, ``throughput_unit``, ``kernel`` and
-        ``gpu`` may be None), ``status`` neither None nor a :class:`Status` or its word,
+        When ``latency``, ``speedup``, ``throughput`` or ``verdict_speedup`` is neither
+        None nor a finite number above zero, or a field has the wrong type: ``number`` not
+        an int (a bool is none), a text field not a str (``unit``, ``throughput_unit``,
+        ``kernel`` and ``gpu`` may be None), ``status`` neither None nor a :class:`Status`
+        or its word, ``verdict`` neither None nor an :class:`ABVerdict` or its word,
         ``attempted`` not a bool, a sequence field a str, not iterable or holding an item
         of another type, ``knobs`` or ``metrics`` not a mapping of str to str or to real
         numbers, or ``refs`` not one of str to :class:`SourceRef`.
@@ -498,6 +564,8 @@ class Experiment:
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
     correctness_note: str = attrs.field(default="", validator=_text)
     status: Status | None = attrs.field(default=None, converter=_status)
+    verdict: ABVerdict | None = attrs.field(default=None, converter=_verdict)
+    verdict_speedup: float | None = attrs.field(default=None, validator=_measured)
     attempted: bool = attrs.field(default=True, validator=_flag)
     tags: tuple[str, ...] = attrs.field(default=(), converter=_tags)
     knobs: dict[str, str] = attrs.field(factory=dict, converter=_knobs)
@@ -703,6 +771,10 @@ class ExperimentLog:
     recommendations : tuple of Recommendation
         Every recommendation found in plans and research notes, in experiment order
         (profile.md's Top 3 is ``profile.opportunities``).
+    declined : tuple of DeclinedOption
+        The options the log's notes list under a heading or lead line that declines them
+        or scopes them out, in file and line order (empty when none does). Under
+        ``until``, only those in an experiment folder before the cut.
     profiling : tuple of Fact
         Lines anywhere in the log that report profiling data (profile.md, results, notes).
         Under ``until``, only profile.md's and those in an experiment (or on a lesson
@@ -736,6 +808,7 @@ class ExperimentLog:
     recommendations: tuple[Recommendation, ...] = attrs.field(
         default=(), converter=_recommendations
     )
+    declined: tuple[DeclinedOption, ...] = attrs.field(default=(), converter=_declined)
     profiling: tuple[Fact, ...] = attrs.field(default=(), converter=_profiling)
     unread: tuple[Unread, ...] = attrs.field(default=(), converter=_unread)
     warnings: tuple[str, ...] = attrs.field(default=(), converter=_warnings)

@@ -15,10 +15,14 @@ answers nothing. A quote is 24 characters of it in a row or more (a phrase namin
 idea, or the whole text), compared in lower case with one space between words and no
 markdown emphasis. The recommendations a note makes are cut out of it first: a later note
 that repeats the recommendation (or makes a longer one holding its words) advises it again
-and does not answer it; its other prose ("We did not try '…' because …") still does. A
-recommendation followed by ``min_later_experiments`` attempts, none acting on it, was
-ignored; one repeated in several places weighs more: its copies are reported once, as one
-idea recommended that many times.
+and does not answer it; its other prose ("We did not try '…' because …") still does. A note
+that lists the same option under a heading or lead line declining it or scoping it out
+(``ExperimentLog.declined``: "Rejected ideas", "Not in kernel.cl scope"), written after or
+beside the recommendation, answers it as well (:func:`declined_by`): the check names the
+note's lines instead of reporting it. A recommendation followed by
+``min_later_experiments`` attempts, none acting on it, was ignored; one repeated in
+several places weighs more: its copies are reported once, as one idea recommended that
+many times.
 
 profile.md's ``Top 3 Opportunities`` (``ProfileFacts.opportunities``) is judged as one
 ranked list of alternatives: it stands after the experiment the profile followed, and it
@@ -32,6 +36,7 @@ one written after the experiments read under ``until``, is not judged.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -46,11 +51,19 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.diagnose.presence import present_in
-from kernelopt.experiments.log import Experiment, Recommendation
+from kernelopt.experiments.log import DeclinedOption, Experiment, Recommendation
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._kinds import is_plan_output
 
-__all__ = ["acted_on", "detect", "experiment_terms", "group_repeats", "is_chore", "shares_quote"]
+__all__ = [
+    "acted_on",
+    "declined_by",
+    "detect",
+    "experiment_terms",
+    "group_repeats",
+    "is_chore",
+    "shares_quote",
+]
 
 _PATHOLOGY = Pathology.IGNORED_PRIOR_RESEARCH
 # Statements about the work rather than recommendations ("Both are multi-session efforts").
@@ -123,6 +136,186 @@ def acted_on(
     shared = terms & (words if words is not None else experiment_terms(experiment))
     needed = max(1 if len(terms) <= 2 else 2, round(min_overlap * len(terms) + 0.49))
     return len(shared) >= needed
+
+
+# A technique's name as logs write it: a hyphenated compound ("double-buffering", "DMA-BUF",
+# "zero-copy") or a camel-case identifier ("clFinish", "cudaGraph").
+_COMPOUND = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+(?![\w-])")
+_CAMEL = re.compile(r"(?<![\w-])[a-z]+[A-Z][A-Za-z0-9]*(?![\w-])")
+# Compounds that say where or how, not what ("host-side", "kernel-level", "memory-bound"):
+# two recommendations sharing one may still name different ideas.
+_QUALIFIER_ENDS = frozenset(
+    {"side", "level", "based", "wise", "bound", "only", "specific", "aware", "like", "time"}
+    | {"grained", "scale", "term", "case"}
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _technique_terms(text: str) -> frozenset[str]:
+    """The technique names in ``text``, lower-cased and without hyphens ("DMA-BUF" and
+    "dmabuf" are one name), less the compounds that only qualify ("host-side")."""
+    names = {
+        match.group(0)
+        for match in _COMPOUND.finditer(text)
+        if match.group(0).rsplit("-", 1)[-1].lower() not in _QUALIFIER_ENDS
+    }
+    names |= {match.group(0) for match in _CAMEL.finditer(text)}
+    return frozenset(name.replace("-", "").lower() for name in names)
+
+
+# Four-letter words name an idea's action or part ("fuse gate kernel ...", "drop sync"),
+# which the longer distinctive terms miss; these say nothing of which idea it is.
+_SHORT_WORD = re.compile(r"(?<![\w-])[A-Za-z]{4}(?![\w-])")
+_SHORT_FILLER = frozenset(
+    {
+        "also",
+        "back",
+        "been",
+        "both",
+        "call",
+        "case",
+        "code",
+        "cost",
+        "does",
+        "done",
+        "down",
+        "each",
+        "else",
+        "even",
+        "ever",
+        "from",
+        "full",
+        "gain",
+        "give",
+        "half",
+        "have",
+        "help",
+        "here",
+        "high",
+        "hide",
+        "into",
+        "just",
+        "keep",
+        "last",
+        "less",
+        "like",
+        "make",
+        "many",
+        "more",
+        "most",
+        "much",
+        "need",
+        "none",
+        "only",
+        "over",
+        "part",
+        "path",
+        "plus",
+        "real",
+        "risk",
+        "runs",
+        "same",
+        "save",
+        "size",
+        "some",
+        "such",
+        "take",
+        "than",
+        "that",
+        "them",
+        "then",
+        "they",
+        "this",
+        "time",
+        "true",
+        "used",
+        "uses",
+        "very",
+        "were",
+        "what",
+        "when",
+        "will",
+        "with",
+        "work",
+    }
+)
+# A parenthesis holds a caveat or a shape ("(unclear if compatible with TVM FFI)",
+# "(T=128-2048)"), not the idea.
+_PARENTHESIS = re.compile(r"\([^()]*\)")
+
+
+# Each declined option is compared with every recommendation: its terms are found once.
+@functools.lru_cache(maxsize=4096)
+def _idea_terms(text: str) -> frozenset[str]:
+    """The technique names and distinctive words of the idea ``text`` names, parentheses
+    left out: its head when it leads with one that names anything ("Double-buffering:
+    overlap upload ..."), else the whole text ("Host-side: double-buffering to hide upload
+    latency" names no idea before its colon)."""
+    plain = _PARENTHESIS.sub(" ", text)
+    head = _IDEA_HEAD.match(_head_window(plain))
+    for part in (head.group(1), plain) if head is not None else (plain,):
+        techniques = _technique_terms(part)
+        words = {
+            word.replace("-", "")
+            for word in salient_terms(part)
+            if word.rsplit("-", 1)[-1] not in _QUALIFIER_ENDS
+        }
+        words |= {w.lower() for w in _SHORT_WORD.findall(part)} - _SHORT_FILLER
+        if techniques or words:
+            return techniques | words
+    return frozenset()
+
+
+def declined_by(
+    recommendation: Recommendation, options: Iterable[DeclinedOption]
+) -> DeclinedOption | None:
+    """The first of ``options`` (a note's declined or out-of-scope options) that declines
+    ``recommendation``, or None.
+
+    An option declines it when written after or beside it (:func:`_placed_after`) and
+    naming the same idea: a quote of ``_MIN_QUOTE`` characters of one in the other, or
+    the option's idea (:func:`_idea_terms`: its head, "Double-buffering" of
+    "Double-buffering: overlap upload with compute") sharing half its terms or more with
+    the recommendation's idea, among them a technique name ("double-buffering",
+    "DMA-BUF") or two words. A name of the setting both speak of ("CuTe-DSL" in "Fuse gate
+    kernel into CuTe-DSL gb_warp") is one of three terms there, too few; the words of a
+    reason ("to hide upload latency") or a caveat in parentheses count for neither.
+
+    Parameters
+    ----------
+    recommendation : Recommendation
+        A recommendation of the log.
+    options : iterable of DeclinedOption
+        The options the log's notes decline (:attr:`ExperimentLog.declined`).
+
+    Returns
+    -------
+    DeclinedOption or None
+        The first option, in the order given, that declines it.
+    """
+    idea = _idea_terms(recommendation.text)
+    techniques = _technique_terms(_PARENTHESIS.sub(" ", recommendation.text))
+    normal = _normalized(recommendation.text)
+    for option in options:
+        if option.source == recommendation.source or not _placed_after(option, recommendation):
+            continue
+        named = _idea_terms(option.text)
+        shared = idea & named
+        # A name written as a technique on either side ("DMA-BUF" there, "dmabuf" here).
+        either = techniques | _technique_terms(_PARENTHESIS.sub(" ", option.text))
+        if (
+            shared and 2 * len(shared) >= len(named) and (shared & either or len(shared) >= 2)
+        ) or shares_quote(normal, _normalized(option.text)):
+            return option
+    return None
+
+
+def _placed_after(option: DeclinedOption, recommendation: Recommendation) -> bool:
+    """Whether ``option`` was written after or beside ``recommendation``: a note outside
+    any experiment folder, or the recommendation's, cannot be placed before the other."""
+    if option.experiment is None or recommendation.experiment is None:
+        return True
+    return option.experiment >= recommendation.experiment
 
 
 _Ignored = tuple[Recommendation, list[Experiment]]
@@ -459,6 +652,29 @@ def _origins_text(recommendations: list[Recommendation]) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def _answered_text(declined: list[DeclinedOption], pending: list[int], checked: int) -> str:
+    """How the ``checked`` recommendations were answered, after "was": acted on (some only
+    in a plan not yet run), or declined in a note that lists the same option under a
+    declining heading, named with its lines."""
+    if not declined:
+        return "acted on" + _pending_text(pending, checked)
+    options = sorted(declined, key=lambda option: option.source)
+    headings = and_list(list(dict.fromkeys(_quoted_heading(o) for o in options)))
+    where = f"{and_list(list(dict.fromkeys(str(o.source) for o in options)))}, under {headings}"
+    if len(declined) == checked:
+        return f"declined in a note of the log, not ignored ({where})"
+    return (
+        "acted on or declined"
+        + _pending_text(pending, checked)
+        + f"; {len(declined)} of them declined in a note of the log, not ignored ({where})"
+    )
+
+
+def _quoted_heading(option: DeclinedOption) -> str:
+    """The heading or lead line that declines ``option``, in quotation marks."""
+    return f"\u201c{quote(option.heading, 80)}\u201d"
+
+
 def _pending_text(pending: list[int], checked: int) -> str:
     """How many of the ``checked`` recommendations only a plan not yet run acts on."""
     if not pending:
@@ -620,8 +836,9 @@ def _taken_up(
 ) -> str | None:
     """How an item of the Top 3 was taken up, in words, or None when it was not.
 
-    An attempt after the profile that tries it (by :func:`acted_on`) or a later note that
-    quotes it takes it up; so does the kernel when its technique already shows there
+    An attempt after the profile that tries it (by :func:`acted_on`), a later note that
+    quotes it, or a note that lists it as declined or out of scope (:func:`declined_by`)
+    takes it up; so does the kernel when its technique already shows there
     (:func:`~kernelopt.diagnose.presence.present_in`): a profile's triggers read metrics,
     not the source, and may rank what the kernel already does.
     """
@@ -632,6 +849,9 @@ def _taken_up(
             return f"exp {experiment.number} tried {label}"
     if notes.quoted(item, later):
         return f"a later note quotes {label}"
+    option = declined_by(item, ctx.log.declined)
+    if option is not None:
+        return f"a note declines {label} ({option.source}, under {_quoted_heading(option)})"
     for entry_id in item.catalog_ids:
         entry = ctx.entry(entry_id)
         hit = present_in(entry, ctx.kernels) if entry is not None else None
@@ -739,6 +959,8 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
     # Acted on only by an experiment planned and not yet run: not ignored (the plan is the
     # answer), but the check says so, since nothing has been tried yet.
     pending: list[int] = []
+    # Answered by a note that lists the same option as declined or out of scope.
+    declined: list[DeclinedOption] = []
     for recommendation in recommendations:
         terms = terms_of.setdefault(recommendation.text, _terms(recommendation.text))
         if not terms and not recommendation.catalog_ids:
@@ -757,6 +979,10 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             for e in later
             if e.attempted
         ) or notes.quoted(recommendation, later):
+            continue
+        option = declined_by(recommendation, ctx.log.declined)
+        if option is not None:
+            declined.append(option)
             continue
         # A plan not yet run takes it up by its terms or by quoting it, alike.
         quoting = notes.quoting_plans(recommendation, later)
@@ -782,8 +1008,8 @@ def detect(ctx: Context, params: IgnoredPriorResearchParams) -> Outcome:
             (
                 f"{'The' if checked == 1 else 'Each of the'} "
                 f"{count_text(checked, 'recommendation')} followed by "
-                f"{params.min_later_experiments}+ attempts was acted on"
-                + _pending_text(pending, checked)
+                f"{params.min_later_experiments}+ attempts was "
+                + _answered_text(declined, pending, checked)
                 + "."
                 if checked
                 else "No recommendation has enough later attempts yet to judge."

@@ -12,7 +12,7 @@ from kernelopt.diagnose.context import Context, attempts_text, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import LocalMinimumParams
-from kernelopt.diagnose.progress import Step, is_reference
+from kernelopt.diagnose.progress import Step, is_reference, own_ab_reading
 from kernelopt.experiments.log import Experiment
 
 __all__ = ["detect"]
@@ -59,12 +59,12 @@ def _named(ctx: Context, step: Step) -> str:
 
 
 def _contested_words(step: Step) -> str:
-    """Why a kernel time below the baseline's is no gain over it, where its own A/B says
-    it is slower (:attr:`Step.contested`): ``"; timed in another run, and its own A/B
-    reads 0.84x"``; ``""`` otherwise."""
-    if step.contested is None or step.experiment.speedup is None:
-        return ""
-    return f"; timed in another run, and its own A/B reads {step.experiment.speedup:g}x"
+    """Why a kernel time below the baseline's is no gain over it, where its own A/B does
+    not show it faster (:attr:`Step.contested`): ``"; timed in another run, and its own
+    A/B reads 0.84x"`` (``"... its own A/B verdict is UNCLEAR (speedup 1.19x)"`` with a
+    verdict); ``""`` otherwise."""
+    reading = own_ab_reading(step.experiment) if step.contested is not None else ""
+    return f"; timed in another run, and its own A/B {reading}" if reading else ""
 
 
 def _over_own(experiment: Experiment) -> str:

@@ -47,7 +47,7 @@ from kernelopt.diagnose.context import (
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import RepetitionLoopParams
-from kernelopt.diagnose.progress import Step
+from kernelopt.diagnose.progress import Step, contest_words
 from kernelopt.experiments.log import Experiment
 from kernelopt.experiments.readers import knobs_of
 from kernelopt.experiments.records import Correctness, Status
@@ -359,18 +359,21 @@ def _why_not_best(experiment: Experiment, contested: bool, many: bool) -> str:
     if experiment.status is Status.FAILED:
         return f"{was} marked failed"
     if contested:
-        return f"{are} slower by {'their' if many else 'its'} own A/B"
+        return f"{are} {contest_words(experiment)} by {'their' if many else 'its'} own A/B"
     return f"{are} not counted as a new best"
 
 
 def _why_key(experiment: Experiment, step: Step | None) -> str:
     """The reason an attempt that timed faster is no new best, as a key to group attempts
-    by: its correctness, its status, or ``"contested"`` (slower by its own A/B)."""
+    by: its correctness, its status, or ``"contested"`` and what its own A/B says of it
+    (``"contested slower"``, ``"contested not shown faster"``)."""
     if experiment.correctness is Correctness.FAIL:
         return "correctness"
     if experiment.status in _NOT_KEPT:
         return str(experiment.status)
-    return "contested" if step is not None and step.contested is not None else "other"
+    if step is not None and step.contested is not None:
+        return f"contested {contest_words(experiment)}"
+    return "other"
 
 
 def _outcome_text(ctx: Context, members: Sequence[Experiment], min_gain: float) -> str:
@@ -407,7 +410,7 @@ def _outcome_text(ctx: Context, members: Sequence[Experiment], min_gain: float) 
         if not reason:
             parts.append(f"{numbers}{shown} did not move it by {min_gain:.0%}")
             continue
-        contested = reason == "contested"
+        contested = reason.startswith("contested ")
         said = _why_not_best(group[0], contested, many=len(group) > 1)
         parts.append(f"{numbers} timed faster{shown} but {said}")
     return (

@@ -96,6 +96,8 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
         correctness=correctness,
         correctness_note=note,
         status=status,
+        verdict=draft.verdict,
+        verdict_speedup=draft.verdict_speedup,
         attempted=attempted,
         tags=tuple(tags),
         knobs=knobs,

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import expected
-from kernelopt.experiments.log import Fact, FloorRow, MetricKind, Point, SourceRef
+from kernelopt.experiments.log import ABVerdict, Fact, FloorRow, MetricKind, Point, SourceRef
 from kernelopt.experiments.readers._values import LATENCY_UNITS, TO_US
 from kernelopt.experiments.records import Correctness, Status
 
@@ -37,6 +37,8 @@ SCALARS = (
     "headline_point",
     "correctness",
     "status",
+    "verdict",
+    "verdict_speedup",
     "attempted",
     "date",
     "kernel",
@@ -44,7 +46,7 @@ SCALARS = (
 )
 # Measured quantities: a time, a speedup or a rate at or below zero (a delta written as
 # "-3 us", a "0.00" that rounding emptied) would count as the best of every log.
-_POSITIVE = frozenset({"latency", "speedup", "throughput"})
+_POSITIVE = frozenset({"latency", "speedup", "throughput", "verdict_speedup"})
 # Outcomes that say the change is not in the kernel the next experiment starts from.
 _DROPS_CHANGE = frozenset({Status.REVERTED, Status.NEUTRAL, Status.FAILED})
 _FAILS = frozenset({Correctness.FAIL})
@@ -100,6 +102,9 @@ class Draft:
     # only by :meth:`put_correctness`, so that they always belong to the verdict held.
     correctness_note: str = ""
     status: Status | None = None
+    # The result's own A/B verdict and the speedup it states (see Experiment.verdict).
+    verdict: ABVerdict | None = None
+    verdict_speedup: float | None = None
     attempted: bool | None = None
     date: str = ""
     kernel: str = ""

@@ -17,7 +17,14 @@ from collections.abc import Sequence
 
 import attrs
 
-from kernelopt.experiments.log import Fact, MetricKind, Point, Recommendation, SourceRef
+from kernelopt.experiments.log import (
+    DeclinedOption,
+    Fact,
+    MetricKind,
+    Point,
+    Recommendation,
+    SourceRef,
+)
 from kernelopt.experiments.readers._draft import Draft, DraftRecommendation
 from kernelopt.experiments.readers._files import TextFile
 from kernelopt.experiments.readers._markdown import (
@@ -63,6 +70,7 @@ from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
     "Described",
+    "declined_options",
     "describe",
     "fill",
     "profile_recommendations",
@@ -92,10 +100,15 @@ _NEXT_SECTIONS = re.compile(
 # A heading or lead line that says its options were turned down ("Remaining optimization
 # space (not pursued this iteration)", "Rejected ideas", "Out of scope"): the list under it
 # records what the author weighed and declined, not advice a later attempt should take up.
+# A scope is declined only when the line says its options are outside it ("Not in kernel.cl
+# scope", "outside the scope of this effort", "beyond scope"): up to three words may name
+# whose scope it is. A plain "Scope" or "In scope" heading lists what the effort covers.
 _DECLINED = re.compile(
     r"\bnot (?:pursued|adopted|taken|chosen|worth (?:it|pursuing|the \w+))\b|\bdeclined\b|"
-    r"\brejected\b|\bruled out\b|\bout of scope\b|\bset aside\b|\babandoned\b|"
-    r"\bdiscarded\b|\bdropped\b|\bwon'?t (?:do|pursue|try)\b",
+    r"\brejected\b|\bruled out\b|\bset aside\b|\babandoned\b|"
+    r"\bdiscarded\b|\bdropped\b|\bwon'?t (?:do|pursue|try)\b|"
+    r"\b(?:not[\s-]+(?:in|within|part[\s-]+of)|outside(?:[\s-]+of)?|out[\s-]+of|beyond)[\s-]+"
+    r"(?:(?:the|this|our|its)\s+)?(?:[\w./-]+\s+){0,3}?scope\b",
     re.IGNORECASE,
 )
 # Sentences recommending a direction inside a conclusion or interpretation.
@@ -387,6 +400,97 @@ def profile_recommendations(
     ranked = {item.source.line for item in opportunities}
     found = recommendations_in(file, 1, len(file.lines), heads, mask, offset=1)
     return [item for item in found if item.source.line not in ranked]
+
+
+# A lead line ends in a colon and holds a few words at most ("Rejected ideas:"): a sentence
+# that only mentions a dropped idea ("We dropped split-K because ...:") opens no list.
+_LEAD_WORDS = 12
+
+
+def _is_declining(title: str) -> bool:
+    """Whether a heading or lead line declines the options listed under it; an experiment's
+    own title or verdict ("Exp 5: rejected", "Decision: dropped") declines that experiment,
+    and the list under it gives reasons, not options."""
+    clean = strip_md(title)
+    return (
+        bool(_DECLINED.search(clean))
+        and not _TITLE_PREFIX.match(clean)
+        and not _VERDICT_HEAD.match(clean)
+    )
+
+
+def _declined_lists(
+    lines: Sequence[str], heads: Sequence[Heading], mask: Sequence[bool]
+) -> list[tuple[str, int, int]]:
+    """(declining title, first line, last line) of each list a heading or lead line
+    declines: a heading's own lines, up to the next heading of any level, or the lines
+    after a lead line (a paragraph of one line, ending in a colon; past the blank lines
+    right after it) up to the next blank line."""
+    found: list[tuple[str, int, int]] = []
+    for index, head in enumerate(heads):
+        if not _is_declining(head.title):
+            continue
+        stop = heads[index + 1].line - 1 if index + 1 < len(heads) else len(lines)
+        found.append((strip_md(head.title), head.line + 1, stop))
+    for at, line in enumerate(lines, start=1):
+        clean = strip_md(line)
+        # A lead line stands alone: the last line of a wrapped sentence ("... has been
+        # tried, shipped, or ruled out with real evidence:") leads the whole sentence's list.
+        opens = at == 1 or not lines[at - 2].strip() or lines[at - 2].lstrip().startswith("#")
+        if (
+            mask[at - 1]
+            or not opens
+            or not clean.endswith(":")
+            or clean.startswith("#")
+            or len(clean.split()) > _LEAD_WORDS
+            or not _is_declining(_LIST_MARK.sub("", clean, count=1).rstrip(":"))
+        ):
+            continue
+        first = at + 1
+        while first <= len(lines) and not lines[first - 1].strip():
+            first += 1
+        last = first
+        while last < len(lines) and lines[last].strip():  # ``lines[last]`` is line last + 1
+            last += 1
+        found.append((clean.rstrip(":").strip(), first, min(last, len(lines))))
+    return found
+
+
+def declined_options(file: TextFile) -> list[DeclinedOption]:
+    """The options ``file`` lists under a heading or lead line that declines them or scopes
+    them out (:data:`_DECLINED`: "Rejected ideas", "Not pursued", "Remaining opportunities
+    (Not in kernel.cl scope)"): the ideas its author weighed and answered.
+
+    Only a list's outermost items count (a nested item explains its parent). An
+    experiment's title or verdict that declines the experiment ("Exp 5: rejected") opens
+    no such list: the items under it are its reasons.
+
+    Parameters
+    ----------
+    file : TextFile
+        A note of the log.
+
+    Returns
+    -------
+    list of DeclinedOption
+        In line order, each with ``experiment`` None (the caller places the note).
+    """
+    mask = code_mask(file.lines)
+    heads = headings(file.lines, mask)
+    options: dict[int, DeclinedOption] = {}
+    for title, start, stop in _declined_lists(file.lines, heads, mask):
+        items = bullets(file.lines, start, stop, mask)
+        top = min((item.indent for item in items), default=0)
+        for item in items:
+            text = strip_md(item.text).strip(" .").rstrip(" .;,")
+            if item.indent > top or not re.search(r"[^\W\d_]", text) or item.line in options:
+                continue
+            options[item.line] = DeclinedOption(
+                text=text[:300],
+                source=SourceRef(path=file.path, line=item.line),
+                heading=title[:200],
+            )
+    return [options[line] for line in sorted(options)]
 
 
 def _points(

@@ -9,10 +9,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from kernelopt._errors import InputError, expected
 from kernelopt._words import and_list
 from kernelopt.experiments._validators import check_instance, check_path
 from kernelopt.experiments.log import (
+    DeclinedOption,
     ExperimentLog,
     Fact,
     FloorRow,
@@ -48,7 +51,11 @@ from kernelopt.experiments.readers.context import (
     read_rules,
 )
 from kernelopt.experiments.readers.devlog import dated_headings, read_devlog
-from kernelopt.experiments.readers.documents import profile_recommendations, recommendations_in
+from kernelopt.experiments.readers.documents import (
+    declined_options,
+    profile_recommendations,
+    recommendations_in,
+)
 from kernelopt.experiments.readers.floors import is_result_file, result_floors
 from kernelopt.experiments.readers.history import read_json, read_jsonl, read_table_file
 from kernelopt.experiments.readers.kernels import named_paths, source
@@ -102,6 +109,10 @@ class _Reading:
         # The recommendations profile.md makes besides its Top 3, for the experiments
         # after the one it followed (all of them when it names none).
         self.profile_advice: list[Recommendation] = []
+        # The options the notes decline or scope out: those of the loose notes, placed
+        # once the experiments are known, and those of the experiment folders' notes.
+        self.declined_loose: list[DeclinedOption] = []
+        self.declined_in_folders: list[DeclinedOption] = []
         self.profiling: list[Fact] = []
         self.problems: list[tuple[str, str]] = []
         self.warnings: list[str] = []
@@ -267,6 +278,7 @@ class _Reading:
                 # that sit in an experiment still standing.
                 if self._measures(file):
                     self._profiling_lines(file)
+                    self.declined_loose += declined_options(file)
             else:
                 self.other(file, position)
         profiles: list[ProfileFacts] = []
@@ -277,6 +289,7 @@ class _Reading:
             draft, snapshots = read_folder(
                 self.files, folder, number, unread=self.problems, profiles=profiles
             )
+            self._folder_declined(folder, number)
             self.drafts.append(draft)
             self.kernels += snapshots
             self.layouts.add("experiment-folders")
@@ -284,6 +297,17 @@ class _Reading:
             # No experiments/profile.md: the latest experiment's profile stands in for it.
             self.profile = profiles[-1]
         self._named_kernels(in_folder)
+
+    def _folder_declined(self, folder: str, number: int) -> None:
+        """Record the options the notes of experiment ``number``'s ``folder`` decline."""
+        for path in self.files.under(folder):
+            if suffix_of(path) not in _MARKDOWN:
+                continue
+            file = self.files.read(path)
+            if file is not None and self._measures(file):
+                self.declined_in_folders += [
+                    attrs.evolve(option, experiment=number) for option in declined_options(file)
+                ]
 
     @staticmethod
     def _measures(file: TextFile) -> bool:
@@ -350,6 +374,32 @@ class _Reading:
             file = self.files.read(found)
             if file is not None:
                 self.kernels.append(source(found, file.text, role=role))
+
+
+# The layouts whose experiments are sections of one file, each running to the next.
+_ENTRY_LAYOUTS = frozenset({"devlog", "step-log"})
+
+
+def _placed(options: list[DeclinedOption], primary: Series | None) -> list[DeclinedOption]:
+    """``options`` of loose notes, each placed in the experiment whose devlog or step-log
+    entry holds its line (the entry of that file starting last at or before it); the
+    others stay unplaced (``experiment`` None).
+
+    A table row of a summary is no entry: the lines under a table belong to no row.
+    """
+    if primary is None or primary.kind not in _ENTRY_LAYOUTS:
+        return options
+    starts: dict[str, list[tuple[int, int]]] = {}
+    for experiment in primary.experiments:
+        for ref in experiment.sources:
+            if ref.line > 0:
+                starts.setdefault(ref.path, []).append((ref.line, experiment.number))
+    placed: list[DeclinedOption] = []
+    for option in options:
+        entries = sorted(starts.get(option.source.path, ()))
+        at = bisect.bisect_right(entries, (option.source.line, float("inf"))) - 1
+        placed.append(attrs.evolve(option, experiment=entries[at][1]) if at >= 0 else option)
+    return placed
 
 
 def _carry_floors(file: TextFile, drafts: list[Draft], warnings: list[str]) -> None:
@@ -592,6 +642,14 @@ def read_log(
         for r in reading.profile_advice
         if until is None or not experiments or (r.experiment is not None and r.experiment < until)
     ]
+    # A loose note is placed by the devlog entries as written, the cut ones too: a line of
+    # an entry after the cut is no line of the entry before it. Under ``until``, one that
+    # cannot be placed may have been written after the cut, as its recommendations may.
+    declined = list(reading.declined_in_folders)
+    declined += _placed(reading.declined_loose, primary)
+    if until is not None and experiments:
+        declined = [o for o in declined if o.experiment is not None and o.experiment < until]
+    declined.sort(key=lambda option: option.source)
     lessons = [f for f in reading.lessons if until is None or (lesson_experiment(f) or 0) < until]
     profiling = list(reading.profile.facts) if reading.profile is not None else []
     # An experiment's own profile.md may be the log's profile too: each line cited once.
@@ -623,6 +681,7 @@ def read_log(
         workload_profile=reading.workload,
         kernels=tuple(reading.kernels),
         recommendations=tuple(recommendations),
+        declined=tuple(declined),
         profiling=tuple(profiling[:400]),
         unread=tuple(unread),
         warnings=tuple(dict.fromkeys(warnings)),

@@ -7,8 +7,12 @@ otherwise), ``plan.md``, ``hypothesis.md``, ``verifier.md``, and the kernel sour
 snapshotted there, as full sources or as unified diffs (``.diff``, ``.patch``) against the
 kernel the experiment started from. The rows of a result that state a roofline floor are
 read with it (:func:`~kernelopt.experiments.readers.floors.result_floors`) and carried on
-the experiment as :attr:`~kernelopt.experiments.Experiment.floors`. Summary tables are read by
-:mod:`~kernelopt.experiments.readers.tables`.
+the experiment as :attr:`~kernelopt.experiments.Experiment.floors`. A result's own A/B
+verdict (the first word of its ``## Verdict``, FAST, SLOW, SAME or UNCLEAR, or of a
+hand-written ``Verdict:`` line, and the speedup it states:
+:func:`~kernelopt.experiments.canonical.ab_verdict`) is carried as
+:attr:`~kernelopt.experiments.Experiment.verdict` and ``verdict_speedup``. Summary tables are
+read by :mod:`~kernelopt.experiments.readers.tables`.
 """
 
 from __future__ import annotations
@@ -17,13 +21,21 @@ import re
 
 from kernelopt._errors import FormatError, KernelOptError, expected
 from kernelopt._words import and_list
-from kernelopt.experiments.canonical import measurement_rows, parse_result
+from kernelopt.experiments.canonical import ab_verdict, measurement_rows, parse_result
 from kernelopt.experiments.diffs import parse_diff
-from kernelopt.experiments.log import Fact, KernelSource, MetricKind, Point, ProfileFacts, SourceRef
+from kernelopt.experiments.log import (
+    ABVerdict,
+    Fact,
+    KernelSource,
+    MetricKind,
+    Point,
+    ProfileFacts,
+    SourceRef,
+)
 from kernelopt.experiments.readers._draft import Draft
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, LogFiles, TextFile, suffix_of
 from kernelopt.experiments.readers._kinds import is_plan_output
-from kernelopt.experiments.readers._markdown import code_mask, headings, strip_md
+from kernelopt.experiments.readers._markdown import code_mask, fields, headings, strip_md
 from kernelopt.experiments.readers._metrics import prose_metrics
 from kernelopt.experiments.readers._values import (
     MONTH_DAY,
@@ -219,6 +231,12 @@ def _from_record(
     draft.put("date", record.date, ref)
     draft.put("kernel", record.kernel, ref)
     draft.put("gpu", record.gpu, ref)
+    if record.verdict is not None:
+        # write_experiment's compare verdict: the experiment's own A/B, which diagnose
+        # weighs against a best timed in another run.
+        read = ab_verdict(record.verdict)
+        if read is not None:
+            _put_verdict(draft, read, SourceRef(path=file.path, line=_verdict_line(file)))
     _from_rows(draft, record.rows, file, refused)
     for tag in record.tags:
         if tag not in draft.tags:
@@ -237,6 +255,62 @@ def _from_record(
                 file, notes_line, len(file.lines), headings(file.lines, mask), mask, offset=1
             )
         )
+
+
+def _put_verdict(draft: Draft, read: tuple[ABVerdict, float | None], ref: SourceRef) -> None:
+    """Give ``draft`` the A/B verdict ``read`` and its speedup, read at ``ref``, unless it
+    holds one already (first reader wins); the speedup only with its own verdict."""
+    verdict, speedup = read
+    draft.put("verdict", verdict, ref)
+    if draft.verdict is verdict and draft.refs.get("verdict") == ref:
+        draft.put("verdict_speedup", speedup, ref)
+
+
+def _verdict_line(file: TextFile) -> int:
+    """The line of a canonical result's verdict: the first non-blank line under its
+    ``## Verdict`` heading (the heading's own line where none follows)."""
+    heading = _line_of(file, "## Verdict")
+    return next(
+        (
+            number
+            for number in range(heading + 1, len(file.lines) + 1)
+            if file.lines[number - 1].strip()
+        ),
+        heading,
+    )
+
+
+# A heading that gives a verdict, on it or under it: "## Verdict", "### Verdict: FAST".
+_VERDICT_HEADING = re.compile(r"^verdict\b\s*:?\s*(.*)$", re.IGNORECASE)
+# Lines under such a heading looked at for its first words: a blank line or two may come first.
+_VERDICT_BODY_LINES = 3
+
+
+def _hand_written_verdict(draft: Draft, file: TextFile) -> None:
+    """Read the A/B verdict of a hand-written result: a ``Verdict: FAST`` field, or a
+    ``Verdict`` heading with the verdict on it or on its first line, the first in the file
+    that opens with a verdict word in capitals (``Verdict: Promote`` states none)."""
+    mask = code_mask(file.lines)
+    stated: list[tuple[int, str]] = []
+    field = fields(file.lines, 1, None, mask).get("verdict")
+    if field is not None:
+        stated.append((field[1], field[0]))
+    for head in headings(file.lines, mask):
+        match = _VERDICT_HEADING.match(strip_md(head.title))
+        if match is None:
+            continue
+        if match.group(1):
+            stated.append((head.line, match.group(1)))
+            continue
+        last = min(head.line + _VERDICT_BODY_LINES, len(file.lines))
+        body = [n for n in range(head.line + 1, last + 1) if file.lines[n - 1].strip()]
+        if body and not mask[body[0] - 1]:
+            stated.append((body[0], file.lines[body[0] - 1]))
+    for line, text in sorted(stated):
+        read = ab_verdict(text)
+        if read is not None:
+            _put_verdict(draft, read, SourceRef(path=file.path, line=line))
+            return
 
 
 def _from_rows(
@@ -413,6 +487,7 @@ def _read_result(draft: Draft, file: TextFile, number: int) -> None:
     if heading is not None:
         _check_heading(draft, path, heading, number)
     describe(file, draft, recommendation_offset=1)
+    _hand_written_verdict(draft, file)
 
 
 def read_folder(
