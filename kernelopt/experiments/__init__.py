@@ -17,6 +17,8 @@ from kernelopt.experiments.canonical import (
     write_result,
 )
 from kernelopt.experiments.log import (
+    ABVerdict,
+    DeclinedOption,
     Experiment,
     ExperimentLog,
     Fact,
@@ -35,7 +37,9 @@ from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, 
 from kernelopt.experiments.tagging import Tagger
 
 __all__ = [
+    "ABVerdict",
     "Correctness",
+    "DeclinedOption",
     "Experiment",
     "ExperimentLog",
     "Fact",

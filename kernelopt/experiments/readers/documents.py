@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from kernelopt.experiments.canonical import ab_verdict
 from kernelopt.experiments.log import (
     DeclinedOption,
     Fact,
@@ -737,6 +738,10 @@ def describe(
     for key in _STATUS_KEYS:
         if key in found:
             value, line = found[key]
+            if key == "verdict" and ab_verdict(value) is not None:
+                # "Verdict: FAST 0.600x ... the baseline's time, speedup 1.667x" is an A/B
+                # verdict (seed.py reads it); its word "baseline" would make it a BASELINE.
+                continue
             draft.put("status", status_of(value), ref(line))
             if not_attempted(value):
                 draft.put("attempted", False, ref(line))
