@@ -23,7 +23,11 @@ still count.
 
 :func:`one_tile_row` tells where online softmax has nothing to do: a Triton softmax kernel
 that reads its whole row in one tile, with no loop that carries a value from one tile to the
-next.
+next. :func:`causal_mask` tells where a kernel masks causally, and :func:`needless_in` why a
+kernel has no use for a technique (online softmax for a row read in one tile, causal tile
+skipping for a kernel with no causal mask). :func:`partly_in` tells where a technique made
+of two halves shows one: causal tile skipping's key loop that stops at the diagonal, without
+the mask confined to the tiles the diagonal crosses.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import ast
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -40,12 +44,27 @@ import attrs
 from kernelopt.diagnose.source import find_pattern, parse_python, prose_spans
 from kernelopt.experiments.log import KernelSource
 
-__all__ = ["CODE_PATTERNS", "names_entry", "one_tile_row", "present_ids", "present_in"]
+__all__ = [
+    "CODE_PATTERNS",
+    "Partly",
+    "causal_mask",
+    "names_entry",
+    "needless_in",
+    "one_tile_row",
+    "partly_in",
+    "present_ids",
+    "present_in",
+]
+
+Hit = tuple[KernelSource, int, str]
+"""Where something shows: the source, the 1-based line and that line's text."""
 
 # One argument of a call on one line, with at most one level of nested parentheses.
 _ARG = r"[^,()\n]*(?:\([^()\n]*\)[^,()\n]*)*"
 # Names people give the SM count (``NUM_SMS``, ``num_sms``, ``props.multi_processor_count``).
 _SMS = r"(?:NUM_SMS|num_sms|n_sms|N_SMS|\w*sm_count\w*|\w*SM_COUNT\w*|multi_processor_count)"
+# Names people give the rows of a query tile (``BLOCK_M``, ``BLOCK_SIZE_M``, ``kBlockM``).
+_BLOCK_M = r"\w*(?:BLOCK_(?:SIZE_)?M|block_(?:size_)?m|BlockM)\w*"
 # Code that shows a technique is in a kernel even when no comment names it.
 CODE_PATTERNS: dict[str, str] = {
     "online-softmax": (
@@ -88,6 +107,12 @@ CODE_PATTERNS: dict[str, str] = {
     "kv-tile-shared-load": r"__shared__|tl\.load\([^)]*\bk(?:v)?_ptrs?\b",
     "kernel-fusion": r"\bfused\b|\bfuse\b",
     "cuda-event-instrumentation": r"cuda\.Event|cudaEventRecord|torch\.cuda\.Event",
+    # The on-band stage of a causal loop in two stages: the key tiles from the query tile's
+    # start to its end (``lo, hi = start_m * BLOCK_M, (start_m + 1) * BLOCK_M``); the
+    # off-band stage before it runs unmasked.
+    "causal-tile-skipping": (
+        rf"\b(\w+)\s*\*\s*({_BLOCK_M})\s*,\s*\(\s*\1\s*\+\s*1\s*\)\s*\*\s*\2\b"
+    ),
 }
 _COMPILED = {entry_id: re.compile(pattern) for entry_id, pattern in CODE_PATTERNS.items()}
 
@@ -312,7 +337,9 @@ def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSourc
     -------
     (KernelSource, int, str) or None
         The source, the 1-based line and that line's text of the first match: a code
-        pattern of :data:`CODE_PATTERNS`, else one of the entry's keywords. A match in a
+        pattern of :data:`CODE_PATTERNS`, else one of the entry's keywords, else, for a
+        technique made of two halves (causal tile skipping: the key loop bounded at the
+        diagonal, and that loop in two stages), its first half where both show. A match in a
         comment or docstring that says the kernel does not do the technique, or plans it
         ("# TODO: split-KV", "no split-KV here"), is passed over.
     """
@@ -324,7 +351,13 @@ def present_in(entry: Any, sources: Sequence[KernelSource]) -> tuple[KernelSourc
             return hit
     keywords = (*getattr(entry, "keywords", ()), entry_id.replace("-", " "))
     compiled = _keyword_pattern(keywords)
-    return find_pattern(sources, compiled, _denied) if compiled is not None else None
+    hit = find_pattern(sources, compiled, _denied) if compiled is not None else None
+    if hit is None and entry_id in _HALVES:
+        first, second = _HALVES[entry_id]
+        hit = first.find(sources)
+        if hit is not None and second.find(sources) is None:
+            hit = None
+    return hit
 
 
 def names_entry(entry: Any, text: str) -> bool:
@@ -467,3 +500,302 @@ def one_tile_row(sources: Sequence[KernelSource]) -> tuple[KernelSource, int, st
                 load = min(c.lineno for c, n in zip(calls, names, strict=True) if n == "tl.load")
                 first = (source, load, lines[load - 1].strip())
     return first
+
+
+# What makes a kernel causal in its code: a flag or compile-time switch named for it
+# (``IS_CAUSAL``, ``causal: bool``, ``is_causal=True``), in any case.
+_CAUSAL_NAME = re.compile(r"\w*causal\w*", re.IGNORECASE)
+# The end of a query tile as a bound of its key loop: ``(start_m + 1) * BLOCK_M``, in a
+# ``tl.minimum(seqlen_k, (pid_m + 1) * BLOCK_M + shift)`` or a CUDA ``min(...)``.
+_DIAGONAL_BOUND = re.compile(rf"\(\s*\w+\s*\+\s*1\s*\)\s*\*\s*{_BLOCK_M}\b")
+_ROW, _COLUMN = "row", "column"
+
+
+def _in_prose(source: KernelSource, start: int, _end: int) -> bool:
+    """Whether offset ``start`` of ``source`` lies in a comment or docstring."""
+    spans = _prose_starts(source.text, source.language)
+    i = bisect_right(spans[0], start) - 1
+    return i >= 0 and start < spans[1][i]
+
+
+@functools.lru_cache(maxsize=32)
+def _prose_starts(text: str, language: str) -> tuple[list[int], list[int]]:
+    spans = prose_spans(KernelSource(path="", text=text, language=language))
+    return [s for s, _, _ in spans], [e for _, e, _ in spans]
+
+
+def _broadcast(node: ast.AST, names: dict[str, set[str]]) -> set[str]:
+    """Which tile axes ``node`` is spread along: ``x[:, None]`` a row (one value a query
+    row), ``x[None, :]`` a column (one a key), and the names bound to such expressions."""
+    axes: set[str] = set()
+    for part in ast.walk(node):
+        if isinstance(part, ast.Name):
+            axes |= names.get(part.id, set())
+        if not isinstance(part, ast.Subscript) or not isinstance(part.slice, ast.Tuple):
+            continue
+        items = part.slice.elts
+        if len(items) != 2:
+            continue
+        kinds = tuple(
+            "none"
+            if isinstance(i, ast.Constant) and i.value is None
+            else "all"
+            if isinstance(i, ast.Slice)
+            else "other"
+            for i in items
+        )
+        if kinds == ("all", "none"):
+            axes.add(_ROW)
+        elif kinds == ("none", "all"):
+            axes.add(_COLUMN)
+    return axes
+
+
+def _position_compare(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Compare | None:
+    """The first comparison in ``function`` of a value a query row has with one a key has
+    (``offs_m[:, None] >= offs_n[None, :]``, ``cols[None, :] <= rows[:, None] + shift``,
+    or names bound to them): a mask over positions, as a causal mask is."""
+    names: dict[str, set[str]] = {}
+    nodes = sorted(
+        (n for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.Compare))),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            axes = _broadcast(node.value, names)
+            for name in _bound_names(node):
+                names[name] = axes
+            continue
+        # One side per query row, another per key: a tile-wide value on either side (the
+        # scores, a loaded tile) compared with a row's max is no mask over positions.
+        sides = [_broadcast(side, names) for side in (node.left, *node.comparators)]
+        if {_ROW} in sides and {_COLUMN} in sides:
+            return node
+    return None
+
+
+def _python_kernels(
+    sources: Sequence[KernelSource],
+) -> list[tuple[KernelSource, ast.Module]] | None:
+    """The parsed Python sources of ``sources``, or None when a kernel among them cannot be
+    read so (another language, or Python that does not parse)."""
+    parsed = []
+    for source in sources:
+        if source.is_diff:
+            continue
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is None:
+            if source.defines_kernel:
+                return None
+            continue
+        parsed.append((source, module))
+    return parsed
+
+
+def causal_mask(sources: Sequence[KernelSource]) -> Hit | None:
+    """Where a kernel of ``sources`` masks causally, or None.
+
+    A causal mask shows in code (comments and docstrings do not count) as a name with
+    "causal" in it (a flag, a compile-time switch, a keyword argument), or, in Python, as a
+    comparison of a value per query row with one per key (``offs_m[:, None] >=
+    offs_n[None, :]``, ``cols[None, :] <= offs_m[:, None] + shift``, or names bound to such
+    expressions in the same function).
+
+    Parameters
+    ----------
+    sources : sequence of KernelSource
+        The kernel sources (text only; nothing is imported or run).
+
+    Returns
+    -------
+    (KernelSource, int, str) or None
+        The source, the 1-based line and that line's text of the first sign.
+    """
+    hit = find_pattern(sources, _CAUSAL_NAME, _in_prose)
+    if hit is not None:
+        return hit
+    for source, module in _python_kernels(sources) or ():
+        lines = source.text.split("\n")
+        for function in ast.walk(module):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                compare = _position_compare(function)
+                if compare is not None:
+                    return source, compare.lineno, lines[compare.lineno - 1].strip()
+    return None
+
+
+def _no_causal_mask(sources: Sequence[KernelSource]) -> str | None:
+    """Why causal tile skipping has nothing to skip in ``sources``: no causal mask shows in
+    kernels that could all be read; None where one shows or a kernel could not be read."""
+    parsed = _python_kernels(sources)
+    if not parsed or causal_mask(sources) is not None:
+        return None
+    paths = ", ".join(dict.fromkeys(source.path for source, _ in parsed))
+    return (
+        "the kernel shows no causal mask (no causal flag and no comparison of query and key "
+        f"positions in {paths}): no key tile is wholly masked, so none can be skipped"
+    )
+
+
+def _one_tile_softmax(sources: Sequence[KernelSource]) -> str | None:
+    """Why online softmax has no second pass to fold in ``sources``, or None."""
+    row = one_tile_row(sources)
+    if row is None:
+        return None
+    return f"the kernel reads each row in one tile ({row[0].path}:{row[1]})"
+
+
+# Why a kernel has no use for a technique, by the technique's id: what the kernel's code
+# shows that leaves the technique nothing to do.
+_NEEDLESS = {
+    "online-softmax": _one_tile_softmax,
+    "causal-tile-skipping": _no_causal_mask,
+}
+
+
+def needless_in(entry: Any, sources: Sequence[KernelSource]) -> str | None:
+    """Why the kernel in ``sources`` has no use for ``entry``'s technique, or None.
+
+    Online softmax folds a second pass over a row that takes several tiles: a softmax that
+    reads each row in one tile (:func:`one_tile_row`) has none. Causal tile skipping skips
+    the key tiles a causal mask empties: a kernel that shows no causal mask
+    (:func:`causal_mask`), every kernel of it read, has none. Other techniques, and kernels
+    that cannot be read (another language, Python that does not parse), give None.
+
+    Parameters
+    ----------
+    entry : catalog entry
+        Anything with an ``id``.
+    sources : sequence of KernelSource
+        The kernel sources (text only).
+
+    Returns
+    -------
+    str or None
+        The reason, a clause that names the line or the files it was read from.
+    """
+    check = _NEEDLESS.get(str(getattr(entry, "id", "")))
+    return None if check is None or not sources else check(sources)
+
+
+@attrs.frozen
+class _Half:
+    """One half of a technique made of two: what it is, and where it shows in sources."""
+
+    name: str
+    find: Callable[[Sequence[KernelSource]], Hit | None]
+
+
+def _diagonal_bound(sources: Sequence[KernelSource]) -> Hit | None:
+    """Where a key loop is bounded at the end of its query tile, or None."""
+    return find_pattern(sources, _DIAGONAL_BOUND, _denied)
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _multiplies(node: ast.AST) -> bool:
+    """Whether ``node`` calls a ``dot`` (``tl.dot``, ``dot``): multiplies tiles."""
+    return any(
+        isinstance(n, ast.Call) and ast.unparse(n.func).rsplit(".", 1)[-1] == "dot"
+        for n in ast.walk(node)
+    )
+
+
+def _key_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The loops of ``function`` that multiply tiles, none of their inner loops doing so:
+    the loops over key tiles of an attention kernel."""
+    loops = [n for n in ast.walk(function) if isinstance(n, _LOOPS) and _multiplies(n)]
+    return sum(
+        1
+        for loop in loops
+        if not any(other is not loop and other in set(ast.walk(loop)) for other in loops)
+    )
+
+
+def _two_stage_loop(sources: Sequence[KernelSource]) -> Hit | None:
+    """Where a kernel walks its key tiles in two loops (an unmasked stage and a masked one),
+    its own or those of a function it calls once a stage; None for one loop."""
+    for source, module in _python_kernels(sources) or ():
+        functions = [
+            f for f in ast.walk(module) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        loops = {f.name: _key_loops(f) for f in functions}
+        for function in functions:
+            called = [
+                ast.unparse(n.func).rsplit(".", 1)[-1]
+                for n in ast.walk(function)
+                if isinstance(n, ast.Call)
+            ]
+            stages = _key_loops(function) + sum(
+                loops.get(name, 0) for name in called if name != function.name
+            )
+            if stages >= 2:
+                line = source.text.split("\n")[function.lineno - 1].strip()
+                return source, function.lineno, line
+    return None
+
+
+# Techniques made of two halves that show apart in code, by id: the first half alone is
+# the technique in part.
+_HALVES: dict[str, tuple[_Half, _Half]] = {
+    "causal-tile-skipping": (
+        _Half("the key loop stops at the query tile's diagonal", _diagonal_bound),
+        _Half(
+            "the mask kept to the key tiles the diagonal crosses (an unmasked loop over the "
+            "tiles below it, a masked one over the diagonal)",
+            _two_stage_loop,
+        ),
+    ),
+}
+
+
+@attrs.frozen
+class Partly:
+    """A technique of which the kernel shows one half.
+
+    Parameters
+    ----------
+    shown : str
+        The half that shows.
+    where : (KernelSource, int, str)
+        Where it shows: the source, the 1-based line and that line's text.
+    lacking : str
+        The half that does not.
+    """
+
+    shown: str
+    where: Hit
+    lacking: str
+
+
+def partly_in(entry: Any, sources: Sequence[KernelSource]) -> Partly | None:
+    """The half of ``entry``'s technique that ``sources`` show without the other, or None.
+
+    Causal tile skipping has two halves: the key loop bounded at the query tile's diagonal
+    (``hi = tl.minimum(seqlen_k, (start_m + 1) * BLOCK_M)``), which skips the tiles past
+    it, and the mask kept to the tiles the diagonal crosses (the key loop in two stages,
+    unmasked then masked). A kernel with both has the technique (:func:`present_in`); one
+    with the bound alone has it in part.
+
+    Parameters
+    ----------
+    entry : catalog entry
+        Anything with an ``id``.
+    sources : sequence of KernelSource
+        The kernel sources (text only).
+
+    Returns
+    -------
+    Partly or None
+        None where the technique shows whole (:func:`present_in`), its first half does not
+        show, or it has no halves.
+    """
+    halves = _HALVES.get(str(getattr(entry, "id", "")))
+    if halves is None or not sources:
+        return None
+    first, second = halves
+    hit = first.find(sources)
+    if hit is None or present_in(entry, sources) is not None:
+        return None  # not begun, or whole (both halves, its code pattern, a keyword)
+    return Partly(shown=first.name, where=hit, lacking=second.name)

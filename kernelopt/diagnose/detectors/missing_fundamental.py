@@ -10,9 +10,19 @@ shows the way the buffer-persistence item reads the launcher: a buffer pool, ``o
 (:func:`kernelopt.diagnose.source.persistent_buffers`), so the two items agree; sources
 that hold kernels alone (:func:`kernelopt.diagnose.source.device_only`) show neither it
 nor its absence, so it is left unchecked and the launcher is named as missing data.
-Online softmax is not needed where the kernel reads each row whole in one tile, with no loop
-over the reduced axis (:func:`kernelopt.diagnose.presence.one_tile_row`): it only saves a
-second pass over a row that takes several tiles, so such a kernel is not told to add it.
+A technique is not needed where the kernel's code leaves it nothing to do
+(:func:`kernelopt.diagnose.presence.needless_in`): online softmax where the kernel reads each
+row whole in one tile, with no loop over the reduced axis (it only saves a second pass over a
+row that takes several tiles); causal tile skipping where the kernel shows no causal mask (no
+key tile is wholly masked). Nor is one whose every shape condition fails at every call the
+workload profile recorded, on the facts a family's name fixes
+(:data:`kernelopt.catalog.vocabulary.FAMILY_SHAPES`: ``s_q``): the catalog leaves causal tile
+skipping (``s_q >= 128``) out of the decode families, and a log read as plain attention whose
+calls all have one or a few query rows is decode all the same. Such a kernel is not told to
+add it; the item says why. A technique made of two halves of which the kernel shows one
+(:func:`kernelopt.diagnose.presence.partly_in`: a causal key loop that stops at the diagonal
+but masks every tile) is no missing fundamental either: the item names the half that shows
+and the half that does not.
 The measuring techniques (:data:`kernelopt.diagnose.context.MEASUREMENT`) show in the log,
 not in code; where every timing names a CPU as its device they are left to the
 wrong-bottleneck item, which says what such a log lacks, rather than reported twice.
@@ -20,14 +30,18 @@ wrong-bottleneck item, which says what such a log lacks, rather than reported tw
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import Any
 
 from kernelopt._words import count_text
+from kernelopt.catalog.conditions import Comparison, Op, format_number
+from kernelopt.catalog.vocabulary import FAMILY_SHAPES, family_ancestors, shape_fact_for_axis
 from kernelopt.diagnose.context import HOST_LAUNCHER, MEASUREMENT, Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import MissingFundamentalParams
-from kernelopt.diagnose.presence import CODE_PATTERNS, one_tile_row, present_in
+from kernelopt.diagnose.presence import CODE_PATTERNS, needless_in, partly_in, present_in
 from kernelopt.diagnose.source import device_only, persistent_buffers
 
 __all__ = ["CODE_PATTERNS", "detect", "present_in"]
@@ -35,7 +49,87 @@ __all__ = ["CODE_PATTERNS", "detect", "present_in"]
 _PATHOLOGY = Pathology.MISSING_FUNDAMENTAL
 
 _BUFFERS = "buffer-persistence"
-_ONLINE_SOFTMAX = "online-softmax"
+# The shape facts that set families apart (decode attention is attention at s_q = 1): what
+# a workload records of them says which family its calls are, whatever family was named.
+# Other facts (key lengths, batch sizes) vary with the calls a trace happened to record,
+# so a short recorded cache does not rule out what a long one needs.
+_FAMILY_FACTS = frozenset(fact for shape in FAMILY_SHAPES.values() for fact in shape)
+# Comparisons that hold on one side of a threshold: failing at the least and the greatest
+# recorded value, they fail at every value between.
+_MONOTONE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE})
+
+
+def _workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None]:
+    """The ops of the log's workload profile that are ``family``'s kernel, and the
+    profile's path; no ops where the log has no readable profile.
+
+    Ops of a family related to ``family`` (one its ancestor or descendant) are kept; where
+    none is, every op (a profile of one unnamed op is the kernel's)."""
+    path = ctx.log.workload_profile
+    if path is None:
+        return [], None
+    try:
+        from kernelopt.workload import read_profile_md
+    except ImportError:  # the workload inspector is optional for reading logs
+        return [], None
+    try:
+        profile = read_profile_md(os.path.join(ctx.log.root, path))
+    except Exception:  # item 9 reports a profile it cannot read
+        return [], None
+    ops = list(profile.ops)
+
+    def related(op: Any) -> bool:
+        try:
+            return family in family_ancestors(op.family) or op.family in family_ancestors(family)
+        except Exception:  # a family the vocabulary does not know
+            return False
+
+    return [op for op in ops if related(op)] or ops, path
+
+
+def _recorded(comparison: Comparison, op: Any) -> str | None:
+    """The values ``op``'s calls recorded for the fact ``comparison`` reads, written out,
+    when the comparison fails at every one of them; None when it holds at one, or the
+    profile cannot tell."""
+    if comparison.other is not None or comparison.name not in _FAMILY_FACTS:
+        return None
+    axis = op.axis(comparison.name) or next(
+        (a for a in op.axes if shape_fact_for_axis(a.name) == comparison.name), None
+    )
+    if axis is None:
+        return None
+    listed = [v.value for v in axis.values]
+    if listed and axis.distinct is not None and len(listed) >= axis.distinct:
+        values = sorted(set(listed))
+        text = " or ".join(format_number(float(v)) for v in values)
+    elif comparison.op in _MONOTONE and axis.min is not None and axis.max is not None:
+        values = [axis.min, axis.max]
+        text = f"{format_number(float(axis.min))} to {format_number(float(axis.max))}"
+    else:
+        return None
+    if any(comparison.evaluate({comparison.name: float(v)}) is not False for v in values):
+        return None
+    return f"{comparison.name} is {text}"
+
+
+def _ruled_out_by_workload(entry: Any, ops: Sequence[Any], path: str | None) -> str | None:
+    """Why the recorded workload has no use for ``entry``: each of its shape conditions
+    fails at every call of every op, on a fact that sets families apart; else None."""
+    conditions = tuple(getattr(entry, "shape_conditions", ()))
+    if not conditions or not ops:
+        return None
+    facts: list[str] = []
+    for condition in conditions:
+        for op in ops:
+            failing = next(
+                (t for t in (_recorded(c, op) for c in condition.comparisons) if t), None
+            )
+            if failing is None:
+                return None
+            facts.append(f"{op.op}: {failing}" if len(ops) > 1 else failing)
+    wanted = " or ".join(str(c) for c in conditions)
+    recorded = "; ".join(dict.fromkeys(facts))
+    return f"it applies where {wanted}, and {recorded} in every call recorded ({path})"
 
 
 def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
@@ -89,6 +183,8 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     host_clock = ctx.host_clock_devices
     deferred: list[str] = []  # measuring techniques left to the wrong-bottleneck item
     needless: dict[str, str] = {}  # entry id: why it is not needed
+    partial: dict[str, str] = {}  # entry id: the half the kernel shows and the half it lacks
+    ops, profile_path = _workload_ops(ctx, family)
     for entry in fundamentals:
         entry_id = getattr(entry, "id", "")
         if entry_id in tried_ids:
@@ -113,12 +209,19 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         if entry_id in unseen:
             unchecked.append(entry_id)
             continue
-        # A row read in one tile has no second pass for online softmax to fold away.
-        row = one_tile_row(kernels) if entry_id == _ONLINE_SOFTMAX and kernels else None
-        if row is not None:
-            needless[entry_id] = (
-                f"{entry_id}: not needed, the kernel reads each row in one tile "
-                f"({row[0].path}:{row[1]})."
+        # Calls of one query row have no tile past the diagonal, a row read in one tile no
+        # second pass to fold away, a kernel without a causal mask no tile to skip. What
+        # the calls recorded comes first: it does not depend on which file was read.
+        why = _ruled_out_by_workload(entry, ops, profile_path) or needless_in(entry, kernels)
+        if why is not None:
+            needless[entry_id] = f"{entry_id}: not needed, {why}."
+            continue
+        half = partly_in(entry, kernels)
+        if half is not None:
+            source, line, _text = half.where
+            partial[entry_id] = (
+                f"{entry_id}: partly in the kernel, {half.shown} ({source.path}:{line}), but "
+                f"not {half.lacking}."
             )
             continue
         absent.append(entry)
@@ -130,7 +233,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         if unchecked
         else ""
     )
-    needless_text = "".join(f" {text}" for text in needless.values())
+    needless_text = "".join(f" {text}" for text in (*partial.values(), *needless.values()))
     deferred_text = (
         f" {', '.join(deferred)} {'is' if len(deferred) == 1 else 'are'} left to item 4 (wrong "
         f"bottleneck), which says what a log timed only on a CPU lacks: every timing names a "
@@ -139,12 +242,12 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         else ""
     )
     if not absent:
-        excepted = [*unchecked, *needless, *deferred]
+        excepted = [*unchecked, *partial, *needless, *deferred]
         tried = (
             f"Every fundamental of '{family}'"
             + (f" but {', '.join(excepted)}" if excepted else "")
             + f" is tried or in the kernel ({', '.join(present)})."
-            if present or not (needless or deferred)
+            if present or not (needless or deferred or partial)
             else ""
         )
         sentence = tried + needless_text + deferred_text + unchecked_text
