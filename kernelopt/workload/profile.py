@@ -57,6 +57,7 @@ from kernelopt.workload.signatures import (
     LengthBound,
     OpSignature,
     bound_note,
+    builtin_op_names,
     find_signature,
     is_gather,
     values_axis_names,
@@ -1511,8 +1512,9 @@ def _profile(
             # are left out of the shortcuts anyway.
             note = (
                 f"op {name}: no signature names its axes, so only the rules for any op ran; "
-                "record it under a known op (@recorder(op='softmax')) or register one "
-                "(register_signature)"
+                "record it under a known op (@recorder(op='softmax'); built in: "
+                f"{', '.join(builtin_op_names())}; their other names in docs/workload.md, "
+                "Op signatures) or register one (register_signature)"
             )
             if note not in noted:
                 noted.add(note)

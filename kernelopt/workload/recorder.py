@@ -196,6 +196,8 @@ _LOST = {
     "values": "no values summary of {} was recorded",
     "strides": "no strides of {} were recorded",
 }
+# Parameters that name no argument a call passes by that name (*args, **kwargs).
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 # Argument names a RecorderWarning lists before it counts the rest.
 _NAMES_SHOWN = 20
 
@@ -205,6 +207,9 @@ class RecorderWarning(UserWarning):
 
     ``Recorder(values=("cache_seqlen",))`` for a function whose argument is
     ``cache_seqlens`` records no values summary, and the length rules then never fire.
+    A parameter the recorded function has, left at its default in every call
+    (``seqlens_q=None`` of a call that has no query lengths), was never given a value: it
+    is no typo, and no warning names it.
     Said once per recorder, when it is closed (the end of ``with recorder:``) or, for one
     never closed, at the program's exit; ``warnings.filterwarnings("error",
     category=RecorderWarning)`` turns it into an error.
@@ -334,7 +339,8 @@ class Recorder:
     values : iterable of str
         Names of tensor arguments whose values to summarize (min, max, mean), e.g. the
         sequence lengths ``("cache_seqlens",)``. A name no recorded call had (a typo) is
-        named in a :class:`RecorderWarning` at the end of recording (:meth:`close`).
+        named in a :class:`RecorderWarning` at the end of recording (:meth:`close`); a
+        parameter of a recorded function left at its default in every call is not.
     strides : iterable of str
         Names of tensor arguments whose element strides to record, e.g. the index of a
         gather ``("index",)``: a stride of 0 shows an expanded index, the same along that
@@ -407,6 +413,9 @@ class Recorder:
         # record nothing extra without a word (see _warn_unmatched).
         self._awaited = set(self.values | self.strides)
         self._arg_names: dict[str, None] = {}  # in the order first seen
+        # The named parameters of each recorded function that had a call: a values= name
+        # among them left at its default in every call is no typo (see _warn_unmatched).
+        self._declared: set[frozenset[str]] = set()
         self._warned = False
         atexit.register(self._at_exit)
 
@@ -473,6 +482,8 @@ class Recorder:
             if p.kind
             in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         ]
+        # *args and **kwargs name no argument a call can pass by that name.
+        declared = frozenset(p.name for p in params if p.kind not in _VARIADIC)
         recorder = self
         timing = self.time
 
@@ -480,7 +491,7 @@ class Recorder:
         def recorded(*args: Any, **kwargs: Any) -> Any:
             if not recorder._active:
                 return fn(*args, **kwargs)
-            parts = recorder._encode_args(positional, args, kwargs)
+            parts = recorder._encode_args(positional, args, kwargs, declared)
             if timing == "host":
                 start = _time.perf_counter_ns()
                 result = fn(*args, **kwargs)
@@ -624,10 +635,15 @@ class Recorder:
     # -- encoding ------------------------------------------------------------------------
 
     def _encode_args(
-        self, positional: list[str], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+        self,
+        positional: list[str],
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        declared: frozenset[str] = frozenset(),
     ) -> str:
         if self._awaited:  # empty once every name has been seen: no cost per call then
             self._see_names(positional, len(args), kwargs)
+            self._declared.add(declared)  # a frozenset keeps its hash: one lookup per call
         parts = []
         encode = self._encode
         for i, value in enumerate(args):
@@ -652,17 +668,27 @@ class Recorder:
             self._arg_names.setdefault(name, None)
             self._awaited.discard(name)
 
+    def _unmatched(self) -> set[str]:
+        """The names of ``values=`` and ``strides=`` no recorded call had and no recorded
+        function has as a parameter: a parameter left at its default in every call (lengths
+        of None in a decode loop) was never given a value, it is no typo."""
+        declared = frozenset().union(*self._declared)
+        return self._awaited - declared
+
     def _warn_unmatched(self) -> None:
         """Say once, in a :class:`RecorderWarning`, which names of ``values=`` and
         ``strides=`` no recorded call had, and the argument names the calls had."""
         if self._warned or not self._awaited or not self.calls:
+            return
+        unmatched = self._unmatched()
+        if not unmatched:
             return
         self._warned = True
         seen = list(self._arg_names)
         parts = [
             _unmatched_message(option, missing, seen, self.calls)
             for option, names in (("values", self.values), ("strides", self.strides))
-            if (missing := names & self._awaited)
+            if (missing := names & unmatched)
         ]
         warnings.warn(f"{self.path}: " + "; ".join(parts), RecorderWarning, stacklevel=3)
 

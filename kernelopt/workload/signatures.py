@@ -688,6 +688,10 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     lengths_of: dict[str, TensorArg] = {}
     # (axis, scalar) per integer scalar read for a length axis beside its lengths tensor.
     bounded: list[tuple[str, ScalarArg]] = []
+    # Beside cumulative offsets a tensor of lower rank is packed ([tokens, h, d]), not one
+    # whose leading dims were left out: read from the right, tokens would be heads.
+    offsets = next((a.name for a in call.args if a.name in _CUMULATIVE_OFFSETS), None)
+    align_right = sig.align_right and offsets is None
 
     def add(name: str, source: str, kind: str, how: int, what: Any, item: Any) -> None:
         step = (name, source, kind, how, positions[item.name], what)
@@ -715,10 +719,10 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
                 f"({', '.join(d or '_' for d in dims)}), got {list(item.shape)}",
                 shared=False,
             )
-        if len(item.shape) < len(dims) and not sig.align_right:
+        if len(item.shape) < len(dims) and not align_right:
             # Not consumed: _raw_steps names its dims after the tensor. The rank, not the
             # sizes, in the words: one note per layout, not one per distinct shape.
-            unaligned.append(_unaligned(item, dims))
+            unaligned.append(_unaligned(item, dims, offsets if sig.align_right else None))
             continue
         offset = len(dims) - len(item.shape)
         for i in range(len(item.shape)):
@@ -885,14 +889,21 @@ def _fallback(call: Call, reason: str, *, shared: bool = True) -> AxisPlan:
     )
 
 
-def _unaligned(item: TensorArg, dims: tuple[str | None, ...]) -> str:
-    """Why a tensor of lower rank than its signature declares keeps its own axis names."""
+def _unaligned(item: TensorArg, dims: tuple[str | None, ...], offsets: str | None = None) -> str:
+    """Why a tensor of lower rank than its signature declares keeps its own axis names;
+    ``offsets`` names the cumulative offsets that make it a packed varlen tensor."""
     rank = len(item.shape)
     own = ", ".join(f"{item.name}[{i}]" for i in range(rank)) or "none"
+    why = (
+        "which of them it lacks is not declared"
+        if offsets is None
+        else f"beside {offsets} (cumulative offsets) it is packed, its first dim the tokens "
+        "of all sequences"
+    )
     return (
         f"Expected {item.name} with {len(dims)} dims ({', '.join(d or '_' for d in dims)}), "
-        f"got {rank}; which of them it lacks is not declared, so its axes keep their "
-        f"argument names ({own}): register a signature naming its {rank} dims"
+        f"got {rank}; {why}, so its axes keep their argument names ({own}): register a "
+        f"signature naming its {rank} dims"
     )
 
 
@@ -1507,6 +1518,58 @@ _GEMV_HINT = (
     "path that spreads k over more programs covers them"
 )
 
+
+def _attention_ops() -> tuple[str, ...]:
+    """Op patterns of a user's own attention, named after it: ``attention`` or ``attn``,
+    alone or after a prefix (``causal_attention``, ``flash_attention``, ``_attn``), each
+    alone or before ``_fwd``, ``_forward``, ``_prefill`` or ``_func`` (``attn_fwd``,
+    ``prefill_attention_fwd``). Nothing may follow the stem but those: ``attention_mask``
+    and ``attention_mask_builder`` build a mask, they run no attention."""
+    suffixes = ("", "_fwd", "_forward", "_prefill", "_func")
+    return tuple(
+        pattern
+        for stem in ("attention", "attn")
+        for suffix in suffixes
+        for pattern in (f"{stem}{suffix}", f"*_{stem}{suffix}")
+    )
+
+
+# The per-sequence lengths an attention call takes, by the names FlashAttention
+# (seqused_k, cache_seqlens), FlashInfer (kv_len) and vLLM (seq_lens, query_lens) give them.
+# Cumulative offsets (cu_seqlens_q, qo_indptr, query_start_loc) are no lengths: a values
+# summary of them gives 0 and the total, not the length of any sequence.
+_LENGTH_ALIASES = {
+    "kv_lens": (
+        "seqlens_k",
+        "seqlens_kv",
+        "kv_len",
+        "kv_seqlens",
+        "seq_lens",
+        "seqused_k",
+        "cache_seqlens",
+        "context_lens",
+    ),
+    "seqlens_q": ("q_lens", "q_len", "q_seqlens", "query_lens", "qo_lens", "seqused_q"),
+}
+# The names FlashAttention (cu_seqlens_q, cu_seqlens_k), FlashInfer (qo_indptr, kv_indptr)
+# and vLLM (query_start_loc, seq_start_loc) give the cumulative offsets of packed sequences.
+_CUMULATIVE_OFFSETS = frozenset(
+    {
+        "cu_seqlens",
+        "cu_seqlens_q",
+        "cu_seqlens_k",
+        "cu_seqlens_kv",
+        "qo_indptr",
+        "kv_indptr",
+        "query_start_loc",
+        "seq_start_loc",
+    }
+)
+_LENGTH_VALUES = {"kv_lens": "kv_len", "seqlens_q": "q_len"}
+# Work sized by the padded key and query lengths, useful work by the real ones.
+_LENGTH_PADDED = (("s_kv", "kv_len_mean"), ("s_q", "q_len_mean"))
+
+
 BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
     OpSignature(
         name="mla_decode",
@@ -1552,14 +1615,36 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         },
     ),
     OpSignature(
+        name="flash_attn",
+        # Before `attention`: flash_attn_func matches its `*_attn_func` too, but
+        # FlashAttention's layout is [b, s, h, d].
+        ops=("flash_attn", "flash_attn_func"),
+        family="attention",
+        tensors={
+            "q": ("b", "s_q", "h_q", "d_qk"),
+            "k": ("b", "s_kv", "h_kv", "d_qk"),
+            "v": ("b", "s_kv", "h_kv", "d_v"),
+        },
+        aliases=_LENGTH_ALIASES,
+        values=_LENGTH_VALUES,
+        reduced=("s_kv",),
+        lengths="kv_len",
+        padded=_LENGTH_PADDED,
+        hints={"s_q": "one query row per head: a matrix-vector product per head (decode)"},
+    ),
+    OpSignature(
         name="attention",
+        # torch's SDPA as the Recorder and the torch-trace reader name it, and a user's own
+        # attention recorded under a name that says so (causal_attention, attn_fwd).
         ops=(
+            "attention",
             "scaled_dot_product_attention",
             "_scaled_dot_product_flash_attention",
             "_scaled_dot_product_flash_attention_for_cpu",
             "_scaled_dot_product_efficient_attention",
             "_scaled_dot_product_cudnn_attention",
             "sdpa",
+            *_attention_ops(),
         ),
         family="attention",
         tensors={
@@ -1569,30 +1654,20 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         },
         # arg0-arg2: torch.nn.functional.scaled_dot_product_attention wrapped by the
         # Recorder, a builtin without an inspectable signature.
-        aliases={"q": ("query", "arg0"), "k": ("key", "arg1"), "v": ("value", "arg2")},
-        values={"kv_lens": "kv_len"},
+        aliases={
+            "q": ("query", "arg0"),
+            "k": ("key", "arg1"),
+            "v": ("value", "arg2"),
+            **_LENGTH_ALIASES,
+        },
+        values=_LENGTH_VALUES,
         reduced=("s_kv",),
         lengths="kv_len",
-        padded=(("s_kv", "kv_len_mean"),),
+        padded=_LENGTH_PADDED,
         hints={"s_q": "one query row per head: a matrix-vector product per head (decode)"},
         # torch documents (N, ..., L, E): leading dims may be left out, the last two are
         # always the sequence and the head dim.
         align_right=True,
-    ),
-    OpSignature(
-        name="flash_attn",
-        ops=("flash_attn_func", "flash_attn"),
-        family="attention",
-        tensors={
-            "q": ("b", "s_q", "h_q", "d_qk"),
-            "k": ("b", "s_kv", "h_kv", "d_qk"),
-            "v": ("b", "s_kv", "h_kv", "d_v"),
-        },
-        values={"kv_lens": "kv_len"},
-        reduced=("s_kv",),
-        lengths="kv_len",
-        padded=(("s_kv", "kv_len_mean"),),
-        hints={"s_q": "one query row per head: a matrix-vector product per head (decode)"},
     ),
     OpSignature(
         name="softmax",
@@ -1656,7 +1731,7 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         # torch.mm, matmul, bmm, addmm and nn.functional.linear as the Recorder and the
         # torch-trace reader name them, and a user's own GEMM recorded under a name that
         # says so (gemm_bias_gelu, fused_gemm).
-        ops=("mm", "matmul", "bmm", "addmm", "linear", "gemm", "gemm_*", "*_gemm", "*_gemm_*"),
+        ops=("gemm", "mm", "matmul", "bmm", "addmm", "linear", "gemm_*", "*_gemm", "*_gemm_*"),
         family="gemm",
         hints={
             "m": _GEMV_HINT.format(one="row of A", read="B (the weight)", unit="row"),
@@ -1804,6 +1879,21 @@ def is_gather(signature: str | None, op: str) -> bool:
     if signature is not None:
         names.append(signature.lower())
     return any(word in name for name in names for word in _GATHER_OPS)
+
+
+def builtin_op_names() -> tuple[str, ...]:
+    """One op name per built-in signature, a name a call can be recorded under to get it
+    (``@recorder(op="attention")``): the first of its op names without a wildcard.
+
+    Returns
+    -------
+    tuple of str
+        ``("mla_decode", "flash_attn", "attention", "softmax", ...)``, in lookup order.
+    """
+    return tuple(
+        next(op for op in sig.ops if not any(ch in op for ch in "*?["))
+        for sig in BUILTIN_SIGNATURES
+    )
 
 
 def find_signature(op: str, extra: Sequence[OpSignature] = ()) -> OpSignature | None:

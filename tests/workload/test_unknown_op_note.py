@@ -13,8 +13,10 @@ def test_a_function_name_no_signature_knows_is_noted_once() -> None:
     profile = profile_calls([_call("row_softmax"), _call("row_softmax")])
     assert profile.notes == (
         "op row_softmax: no signature names its axes, so only the rules for any op ran; "
-        "record it under a known op (@recorder(op='softmax')) or register one "
-        "(register_signature)",
+        "record it under a known op (@recorder(op='softmax'); built in: mla_decode, "
+        "flash_attn, attention, softmax, sum, norm, topk, gemm, layer_norm, "
+        "layer_norm_backward, gather; their other names in docs/workload.md, Op signatures) "
+        "or register one (register_signature)",
     )
 
 
