@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kernelopt._errors import InputError, expected
-from kernelopt._numbers_text import readable
+from kernelopt._numbers_text import readable, significant
 from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.model import (
     Action,
@@ -30,13 +30,27 @@ from kernelopt.diagnose.model import (
     KeptRegression,
     LogSummary,
     Pathology,
+    TrajectoryPoint,
 )
+from kernelopt.diagnose.progress import NOISE_GAIN
 from kernelopt.experiments._validators import check_instance, check_path
 
 __all__ = ["entry_links", "render_plan"]
 
 # How many of the new bests the header lists (the latest ones).
 _NEW_BESTS_SHOWN = 6
+# What the header and the plan say where the log records no best: no experiment that can
+# hold one (kept, or of unknown fate, not failing correctness) measured a number to
+# compare, as where every attempt was reverted.
+_NO_BEST = (
+    "No best recorded: no experiment that can hold one (kept, or of unknown fate, and not "
+    "failing correctness) measured a number to compare."
+)
+_NEXT_AGAINST_BEST = "Keep going: measure the next idea against the current best."
+_NEXT_AGAINST_BASELINE = (
+    "Keep going: the log records no best to measure against, so time the baseline first, "
+    "then measure the next idea against it."
+)
 
 
 def value_text(value: float, unit: str, kind: str) -> str:
@@ -51,6 +65,42 @@ def slower_text(slower: float) -> str:
     """A slowdown as a reader takes it in: ``31.2% slower`` under twice the time,
     ``24.5x slower`` from there on (2350 % reads as a slip of the pen)."""
     return f"{slower:.1%} slower" if slower < 1.0 else f"{1.0 + slower:.3g}x slower"
+
+
+def gain_text(gain: float) -> str:
+    """A new best's gain as the header shows it: ``+5.4%``, with more digits where one
+    decimal would read as no gain at all (``+0.043%`` for 0.00043, never ``+0.0%``)."""
+    shown = f"{gain:+.1%}"
+    if gain > 0.0 and float(shown.rstrip("%")) == 0.0:
+        shown = f"+{significant(gain * 100.0, 2)}%"
+    return shown
+
+
+def _within_noise(gain: float | None) -> bool:
+    """Whether a new best's gain is under :data:`~kernelopt.diagnose.progress.NOISE_GAIN`:
+    the drift between two runs of one kernel, not a change the log shows faster. A gain
+    too large for a float (None) is no such gain."""
+    return gain is not None and gain < NOISE_GAIN
+
+
+def _new_best_text(point: TrajectoryPoint, named: bool) -> str:
+    """One new best as the header lists it: ``exp 13 +75.1% at causal_padded``, its point
+    named where ``named``, with what qualifies its gain in one parenthesis: ``(in its own
+    run)`` for a same-run A/B, ``(within noise)`` for a gain the log cannot resolve."""
+    text = f"exp {point.experiment}"
+    if point.gain is not None:
+        text += f" {gain_text(point.gain)}"
+    if named and point.point:
+        text += f" at {point.point}"
+    notes = [
+        note
+        for note, applies in (
+            ("in its own run", point.same_run),
+            ("within noise", _within_noise(point.gain)),
+        )
+        if applies
+    ]
+    return text + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _best_name(experiment: int, label: str) -> str:
@@ -112,19 +162,16 @@ def _header(summary: LogSummary) -> list[str]:
                 f"{lead}: {value_text(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
+    elif summary.attempted:
+        # Said outright: a header silent on the best reads as if one were known.
+        lines.append(_NO_BEST)
     if summary.regression is not None:
         lines.append(_regression_line(summary.regression))
     if summary.trajectory:
         shown = summary.trajectory[-_NEW_BESTS_SHOWN:]
         # Gains at several points are different quantities: each says where it was made.
         named = len({p.point for p in summary.trajectory}) > 1
-        steps = ", ".join(
-            f"exp {p.experiment}"
-            + (f" {p.gain:+.1%}" if p.gain is not None else "")
-            + (f" at {p.point}" if named and p.point else "")
-            + (" (in its own run)" if p.same_run else "")
-            for p in shown
-        )
+        steps = ", ".join(_new_best_text(p, named) for p in shown)
         # Cut without a word, the first one shown reads as the effort's first gain.
         left_out = len(summary.trajectory) - len(shown)
         which = f" (the latest {len(shown)} of {len(summary.trajectory)})" if left_out else ""
@@ -278,7 +325,8 @@ def render_plan(diagnosis: Diagnosis, *, links: Mapping[str, str] | None = None)
             "docs/experiment-log.md) and diagnose again."
         )
     else:
-        lines.append("Keep going: measure the next idea against the current best.")
+        known = diagnosis.summary.best is not None
+        lines.append(_NEXT_AGAINST_BEST if known else _NEXT_AGAINST_BASELINE)
     if diagnosis.findings:
         lines += ["", "## Evidence", ""]
         for finding in diagnosis.findings:

@@ -49,6 +49,7 @@ from kernelopt.experiments.records import Correctness, Status
 
 __all__ = [
     "HEADLINE",
+    "NOISE_GAIN",
     "SAME_KERNEL_TOLERANCE",
     "Progress",
     "Regression",
@@ -69,6 +70,13 @@ _NOT_BEST = (Status.REVERTED, Status.NEUTRAL, Status.FAILED)
 SAME_KERNEL_TOLERANCE = 0.05
 """How far (relative) the baseline time an experiment's speedup implies may be from the
 best so far for the speedup to be read as an A/B against that kernel in the same run."""
+
+NOISE_GAIN = 0.01
+"""The smallest gain (a fraction: 0.01 is 1 %) a new best shows beyond the noise of its
+timing. The readers record no spread of a result, so no log states its own: a result's
+A/B verdict is the only word on it, and a verdict other than FAST already claims no new
+best (:attr:`Step.contested`). A gain under this share of the time (or of a rate) is the
+size of the drift between two runs of one kernel, not a change the log can resolve."""
 
 
 @attrs.frozen(kw_only=True)

@@ -117,12 +117,14 @@ def test_a_bound_stated_in_a_result_is_the_kernels_bound(fake_catalog: FakeCatal
     assert _sentence(diagnose_log(cut, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK) == (
         sentence
     )
-    # Notes that disagree on the bound state none.
+    # Notes that disagree on the bound make no verdict, and name both bounds with their lines.
     memory = Fact(text="The kernel is memory-bound.", source=_REF)
     torn = log_of(PLAIN, profiling=(*profiling, memory))
-    assert "states no bound" in _sentence(
-        diagnose_log(torn, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK
+    disputed = _sentence(diagnose_log(torn, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK)
+    assert disputed.startswith(
+        "The profiling notes state different bounds: latency-bound (log.md:178"
     )
+    assert "memory-bound (log.md:9: 'The kernel is memory-bound.')" in disputed
 
 
 _REF = SourceRef(path="log.md", line=9)

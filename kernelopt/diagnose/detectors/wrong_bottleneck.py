@@ -52,7 +52,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from kernelopt._words import count_text
+from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.floors import FloorReading, HostClockFloors, host_clock_floors
@@ -331,20 +331,68 @@ def _undecided_by_metrics(ctx: Context, params: WrongBottleneckParams) -> Outcom
     )
 
 
-def _stated_bound(facts: Sequence[Fact]) -> tuple[str, Evidence] | None:
-    """The bound the log's profiling notes state in words (a devlog with no profile.md:
-    "Diagnosis: Kernel is latency-bound"), read as the log readers read a bottleneck, when
-    the notes name one bound; None when they name none, or several (notes on different
-    stages or points do not make one verdict)."""
-    found: dict[str, Fact] = {}
+# A line the readers read as latency-bound by a cue alone (a scoreboard stall), naming no
+# bound: the probe :func:`_explicit` ranks a statement against.
+_CUE_PROBE = "Dominant stall reason: long scoreboard"
+
+
+def _explicit(text: str) -> bool:
+    """Whether ``text`` states its bound in words ("memory-bound", a ``Bottleneck:`` line)
+    rather than only through a cue the readers read as latency-bound (an underfilled
+    kernel, a long-scoreboard stall).
+
+    Asked of the readers' own ranking (:func:`bottleneck_of`), so the two cannot drift
+    apart: after a cue line, ``text``'s statement wins only when it ranks above a cue.
+    """
+    stated = bottleneck_of(f"{_CUE_PROBE}\n{text}")
+    return stated is not None and stated[1] >= 1
+
+
+def _stated_bounds(facts: Sequence[Fact]) -> dict[str, Fact]:
+    """The bounds the log's profiling notes state, each with the first note stating it:
+    those stated in words where any is, else those read from cues (a stall on the long
+    scoreboard, an underfilled kernel), as the readers rank a stated bound above a cue."""
+    explicit: dict[str, Fact] = {}
+    cued: dict[str, Fact] = {}
     for fact in facts:
         stated = bottleneck_of(fact.text)
         if stated is not None:
-            found.setdefault(stated[0], fact)
+            (explicit if _explicit(fact.text) else cued).setdefault(stated[0], fact)
+    return explicit or cued
+
+
+def _stated_bound(facts: Sequence[Fact]) -> tuple[str, Evidence] | None:
+    """The bound the log's profiling notes state (a devlog with no profile.md: "Diagnosis:
+    Kernel is latency-bound"), read as the log readers read a bottleneck, when they state
+    one bound (:func:`_stated_bounds`: a bound stated in words outranks a cue); None when
+    they state none, or several (notes on different stages or points do not make one
+    verdict: :func:`_disputed_bounds` names them)."""
+    found = _stated_bounds(facts)
     if len(found) != 1:
         return None
     ((bound, fact),) = found.items()
     return bound, Evidence(quote=quote(fact.text, 100), source=str(fact.source))
+
+
+def _disputed_bounds(facts: Sequence[Fact]) -> Outcome | None:
+    """The item where the profiling notes state two bounds or more of equal rank (two
+    "X-bound" lines that disagree): each bound with its line, and no side judged. None
+    where they state one bound or none."""
+    found = _stated_bounds(facts)
+    if len(found) < 2:
+        return None
+    named = and_list(
+        [
+            f"{bound}-bound ({fact.source}: '{quote(fact.text, 80)}')"
+            for bound, fact in found.items()
+        ]
+    )
+    return not_found(
+        _PATHOLOGY,
+        f"The profiling notes state different bounds: {named}; recent work is not judged "
+        "against either until one profile of the kernel as it stands settles which binds.",
+        ["one bottleneck statement in profile.md for the kernel as it stands"],
+    )
 
 
 def _at_other_points(point: str, experiments: list[Experiment]) -> list[Experiment]:
@@ -608,6 +656,10 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
         return found(finding)
     floors = ctx.floors
     bound = _bound(ctx, params, floors)
+    # Notes that state two bounds state more than none: both are named, with their lines.
+    disputed = _disputed_bounds(log.profiling) if bound is None else None
+    if disputed is not None:
+        return disputed
     if bound is None and floors:
         return _unnamed_ceiling(floors[0])
     if bound is None:
