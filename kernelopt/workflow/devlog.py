@@ -209,6 +209,50 @@ def _unit(instance: object, attribute: attrs.Attribute[str], value: str) -> None
         )
 
 
+# Past these a cell's positional digits would outnumber its 4 significant ones by more
+# than two (a time of 1e300 us ran to 301 digits): its exponent is then the news, written
+# with the same 4 significant digits ("1.235e+07"). float() reads either form back.
+_POSITIONAL_LARGEST = 1e6
+_POSITIONAL_SMALLEST = 1e-6
+
+
+def _table_number(value: float) -> str:
+    """A number of a Performance table: 4 significant digits, written positionally from a
+    millionth up to a million, in exponent form beyond.
+
+    Parameters
+    ----------
+    value : float
+        The time, rate or share to write.
+
+    Returns
+    -------
+    str
+        The cell's number.
+
+    Examples
+    --------
+    >>> _table_number(66.53), _table_number(69932.79), _table_number(1.2345e-05)
+    ('66.53', '69933', '0.00001234')
+    >>> _table_number(12345678.9), _table_number(999999.6), _table_number(1e300)
+    ('1.235e+07', '1e+06', '1e+300')
+    """
+    # Rounded to whole units before the form is picked: 999999.6 is "1e+06", never a
+    # seven-digit "1000000"; 9999.95 stays "10000", not "1e+04".
+    size = abs(value)
+    if round(size) >= _POSITIONAL_LARGEST or 0 < size < _POSITIONAL_SMALLEST:
+        return f"{value:.4g}"
+    return significant(value)
+
+
+def _share_number(percent: float) -> str:
+    """The Of floor cell: :func:`~kernelopt._table_cells.share_cell`, or the exponent form
+    of :func:`_table_number` (with its ``%``) for a share of a million percent or more."""
+    if round(abs(percent)) >= _POSITIONAL_LARGEST:
+        return f"{_table_number(percent)}%"
+    return share_cell(percent)
+
+
 @attrs.frozen(kw_only=True)
 class PerfRow:
     """One row of a devlog's performance table: a version timed at a trial point.
@@ -256,12 +300,12 @@ class PerfRow:
         return self.version, self.point, self.gpu
 
     def cells(self) -> tuple[str, ...]:
-        """The row's cells as the table shows them: numbers to at most 4 significant digits
-        (trailing zeros dropped), every integer digit from 10 000 on, never exponent form."""
+        """The row's cells as the table shows them: numbers as :func:`_table_number` writes
+        them (4 significant digits, trailing zeros dropped; every integer digit from 10 000
+        up to a million; exponent form from a million on and below a millionth)."""
 
         def num(value: float | None) -> str:
-            # Rounded before the form is picked: 9999.95 is "10000", not "1e+04".
-            return _MISSING if value is None else significant(value)
+            return _MISSING if value is None else _table_number(value)
 
         return (
             self.version,
@@ -269,7 +313,7 @@ class PerfRow:
             f"{num(self.time)} {self.unit}",
             num(self.tflop_s),
             num(self.gb_s),
-            _MISSING if self.floor_pct is None else share_cell(self.floor_pct),
+            _MISSING if self.floor_pct is None else _share_number(self.floor_pct),
             self.gpu or _MISSING,
             self.date or _MISSING,
         )
