@@ -6,6 +6,7 @@ by hand in other layouts are read tolerantly into the same records.
 """
 
 from kernelopt.experiments.canonical import (
+    RepeatedRowWarning,
     append_lesson,
     append_summary,
     experiment_dir,
@@ -50,6 +51,7 @@ __all__ = [
     "ProfileFacts",
     "ReadLimits",
     "Recommendation",
+    "RepeatedRowWarning",
     "ResultRecord",
     "ResultRow",
     "Series",

@@ -19,6 +19,7 @@ import contextlib
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -49,6 +50,7 @@ __all__ = [
     "BOUND_COLUMN",
     "MEASUREMENT_COLUMNS",
     "SUMMARY_COLUMNS",
+    "RepeatedRowWarning",
     "ab_verdict",
     "append_lesson",
     "append_summary",
@@ -61,6 +63,18 @@ __all__ = [
     "write_plan",
     "write_result",
 ]
+
+
+class RepeatedRowWarning(UserWarning):
+    """:func:`append_summary` (without ``replace=True``) wrote a row for an experiment that
+    summary.md already holds a row of.
+
+    Not refused: the row is written (a write is never lost). The readers read the two rows
+    as one experiment, from the first row's values, except that a status or correctness
+    verdict of either row saying the change was dropped or failed wins; ``replace=True``
+    writes the row in place of the existing one.
+    """
+
 
 MEASUREMENT_COLUMNS = (
     "Point",
@@ -1164,11 +1178,38 @@ def _rows_of(
     ]
 
 
-def _has_row(text: str, experiment: int) -> bool:
-    """Whether the summary table of ``text`` (a summary.md) holds a row of ``experiment``."""
+def _row_lines(text: str, experiment: int) -> list[int]:
+    """The line numbers (from 1, as the readers name lines) of the rows of ``experiment``
+    in the summary tables of ``text`` (a summary.md), in file order."""
     text = text.removeprefix("\ufeff")
     lines = text.split(_line_ending(text)[-1])
-    return any(_rows_of(lines, *table, experiment) for table in _summary_tables(lines))
+    return sorted(
+        index + 1
+        for table in _summary_tables(lines)
+        for index in _rows_of(lines, *table, experiment)
+    )
+
+
+def _has_row(text: str, experiment: int) -> bool:
+    """Whether the summary table of ``text`` (a summary.md) holds a row of ``experiment``."""
+    return bool(_row_lines(text, experiment))
+
+
+def _warn_repeated_row(path: Path, experiment: int, held: list[int], written: list[int]) -> None:
+    """Warn that the row of ``experiment`` just written at a line of ``written`` (the
+    file's rows of it after the write) repeats the rows at ``held`` (those before it)."""
+    added = [line for line in written if line not in held]
+    at = f" at line {added[0]}" if added else ""
+    lines = ", ".join(str(line) for line in held)
+    warnings.warn(
+        f"{path}: experiment {experiment} already has a row (line{'s' if len(held) > 1 else ''} "
+        f"{lines}); the new row was written beside it{at}, and a reader takes the first "
+        "row's values (a status or correctness verdict of either row that says the change "
+        "was dropped or failed wins). Pass replace=True to write the row in place of the "
+        "existing one.",
+        RepeatedRowWarning,
+        stacklevel=3,
+    )
 
 
 def _line_ending(text: str) -> str:
@@ -1243,7 +1284,13 @@ def append_summary(root: str | Path, record: ResultRecord, *, replace: bool = Fa
     _refuse_folder_or_loop(path)
     with locked(path):
         text, encoding = _summary_text(path)
-        atomic_write_text(path, _with_row(text, record, path, replace=replace), encoding=encoding)
+        written = _with_row(text, record, path, replace=replace)
+        atomic_write_text(path, written, encoding=encoding)
+    # Written all the same (a write is never lost), but a second row of one experiment is
+    # read as one experiment: the user should know which row's values a reader takes.
+    held = [] if replace else _row_lines(text, record.experiment)
+    if held:
+        _warn_repeated_row(path, record.experiment, held, _row_lines(written, record.experiment))
     return path
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from kernelopt._errors import FormatError, InputError
 from kernelopt.experiments import (
+    RepeatedRowWarning,
     ResultRecord,
     ResultRow,
     append_lesson,
@@ -152,8 +153,9 @@ def test_replace_puts_the_row_in_place_of_the_experiments_rows(tmp_path: Path) -
     append_summary(tmp_path, _record(4), replace=True)
     log = read_log(tmp_path, catalog=[])
     assert [e.number for e in log.experiments] == [1, 2, 3, 4]
-    # Without replace, a second row is added beside the first, as before.
-    append_summary(tmp_path, _record(4))
+    # Without replace, a second row is added beside the first, as before, with a warning.
+    with pytest.warns(RepeatedRowWarning, match="experiment 4 already has a row"):
+        append_summary(tmp_path, _record(4))
     text = (tmp_path / "summary.md").read_text()
     assert text.count("| 4 |") == 2
 

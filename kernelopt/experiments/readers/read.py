@@ -512,14 +512,40 @@ def _before(draft: Draft, until: int) -> bool:
 _REPEATS_NAMED = 20
 
 
+def _used_from_repeat(merged: Draft, line: int, path: str) -> str:
+    """What the experiment ``merged`` (every source of it absorbed) took from the repeated
+    row at ``path``:``line``, as the end of the Not read line that names the row: the
+    values it gave (a dropped or failing verdict of a later row wins, a value the first
+    row left empty is filled), or that only the first row's values were read."""
+    fields = [field for field, ref in merged.refs.items() if ref.path == path and ref.line == line]
+    if not fields:
+        return "only the first row's values were read"
+    shown = []
+    for field in fields:
+        value = getattr(merged, field, None)
+        word = getattr(value, "value", value)
+        shown.append(f"{field} {word}" if field in _VERDICT_FIELDS and word else field)
+    verb = "was" if len(shown) == 1 else "were"
+    return f"its {and_list(shown)} {verb} used; its other values were not read"
+
+
+# Values of a repeated row named with the value used: a verdict read from the later row
+# changes what the experiment is taken to be (a kept change read as dropped).
+_VERDICT_FIELDS = frozenset({"status", "correctness"})
+
+
 def _repeated_rows(drafts: list[Draft]) -> list[tuple[str, str]]:
-    """Rows of one file that give the same experiment twice: only the first row's values
-    are read (later rows fill only what it left empty), which the user should know."""
+    """Rows of one file that give the same experiment twice, each named with what was used
+    of it. Called once the drafts are assembled (each experiment's first draft holding every
+    source of it), so that what a later row gave (a dropped verdict, which wins; a value
+    the first row left empty) is named."""
     first: dict[tuple[str, str, str], int] = {}
+    merged: dict[tuple[str, str], Draft] = {}
     found = []
     # A file of thousands of repeated rows is named with its first few, not row by row.
     per_file: dict[str, int] = {}
     for draft in drafts:
+        merged.setdefault((draft.scope, draft.key), draft)
         if not draft.table_row or not draft.sources:
             continue
         ref = draft.sources[0]
@@ -532,12 +558,9 @@ def _repeated_rows(drafts: list[Draft]) -> list[tuple[str, str]]:
             per_file[ref.path] = per_file.get(ref.path, 0) + 1
             if per_file[ref.path] > _REPEATS_NAMED:
                 continue
+            used = _used_from_repeat(merged[draft.scope, draft.key], ref.line, ref.path)
             found.append(
-                (
-                    ref.path,
-                    f"line {ref.line} repeats {draft.label} of line {first[key]}: only the "
-                    "first row's values were read",
-                )
+                (ref.path, f"line {ref.line} repeats {draft.label} of line {first[key]}: {used}")
             )
     for path, count in per_file.items():
         if count > _REPEATS_NAMED:
@@ -545,7 +568,8 @@ def _repeated_rows(drafts: list[Draft]) -> list[tuple[str, str]]:
                 (
                     path,
                     f"{count - _REPEATS_NAMED} more rows repeat an experiment of an earlier "
-                    "row: only the first row's values were read",
+                    "row: their values were read only where the first row left one "
+                    "empty or they say the change was dropped or failed",
                 )
             )
     return found
@@ -614,8 +638,9 @@ def read_log(
     tagger, warning = default_tagger(catalog)
     reading = _Reading(root, limits or ReadLimits(), tagger)
     reading.run(until)
-    reading.problems += _repeated_rows(reading.drafts)
     ordered = choose_primary(assemble(reading.drafts, tagger))
+    # After assembly: each experiment's first draft then holds what its repeated rows gave.
+    reading.problems += _repeated_rows(reading.drafts)
     # A trace of calls is no record of attempts: with nothing else, there is no primary.
     primary = ordered[0] if ordered and ordered[0].kind not in NOT_ATTEMPTS else None
     if (
