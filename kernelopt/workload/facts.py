@@ -49,7 +49,9 @@ def shape_facts(profile: OpProfile | WorkloadProfile, op: str | None = None) -> 
         of the shape that takes the most time when the calls were timed, else the share of
         calls of the most common shape; ``seqlen_cv`` is 0 when every call has equal
         lengths, else the median over calls of std / mean where the values summaries
-        recorded a std (:class:`~kernelopt.workload.Recorder` does), absent otherwise;
+        recorded a std (:class:`~kernelopt.workload.Recorder` does), absent otherwise; it
+        reads the signature's lengths (the key lengths of attention) only, as the catalog
+        defines it, and attention's query lengths give no fact;
         ``padding_pct`` is present when padded sizes and real lengths were both recorded;
         ``select_k``/``select_n`` (positions picked, length of the axis picked from) for a
         top-k or gather whose signature names them; ``m``, ``n`` and ``k`` for an op of the

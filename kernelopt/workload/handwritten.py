@@ -42,7 +42,12 @@ from kernelopt.workload.profile import (
     share,
     size1_hints,
 )
-from kernelopt.workload.signatures import AXIS_KINDS, find_signature, registered_signatures
+from kernelopt.workload.signatures import (
+    AXIS_KINDS,
+    _excludes_name,
+    find_signature,
+    registered_signatures,
+)
 
 __all__ = ["read_handwritten_md"]
 
@@ -262,6 +267,9 @@ def _signature_for(name: str) -> Any:
         return sig
     best = None
     for candidate in registered_signatures():
+        # "MLA prefill attention" contains "attention", but that signature excludes it.
+        if _excludes_name(candidate, normalized):
+            continue
         for op in candidate.ops:
             plain = len(op) >= 4 and not any(c in op for c in "*?[")
             if plain and op.lower() in normalized and (best is None or len(op) > best[0]):

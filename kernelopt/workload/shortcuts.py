@@ -38,7 +38,7 @@ from kernelopt.workload._validators import as_tuple, is_callable, items_of, requ
 from kernelopt.workload._validators import share as unit
 from kernelopt.workload._validators import text as string
 from kernelopt.workload.profile import AxisStat, OpProfile, ShapeStat, WorkloadProfile
-from kernelopt.workload.signatures import _semantic_op_name, is_gather
+from kernelopt.workload.signatures import _semantic_op_name, is_gather, registered_signatures
 
 __all__ = [
     "BUCKET_PADDING_WASTE",
@@ -609,35 +609,48 @@ def _gather_index_select(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     )
 
 
+def _length_bases(op: OpProfile) -> list[str]:
+    """The per-sequence length axes of ``op``: its signature's lengths (the keys' ``kv_len``
+    of attention) and the real length of each padded axis (the queries' ``q_len``), each
+    once, in that order."""
+    bases = [] if op.lengths is None else [op.lengths]
+    for _padded, length in op.padded:
+        base = length.removesuffix("_mean")
+        if base != length and base not in bases:
+            bases.append(base)
+    return bases
+
+
 def _uniform_lengths(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
-    if op.lengths is None:
-        return
-    name = op.lengths
-    top, low = op.axis(name), op.axis(f"{name}_min")
-    flag = op.axis(f"{name}_uniform")
-    if top is None or low is None or flag is None:
-        return  # lengths recorded as a scalar, or not at all: no evidence either way
-    calls, time = _holds(flag)
-    if calls <= 0 or calls < t.uniform:
-        return
-    same = ""
-    if top.distinct == 1 and top.min is not None and calls >= 1.0 - 1e-12:
-        same = f"; every call has {name} = {_num(top.min)}"
-    what = (
-        f"all sequences of a call have the same {name} in {_coverage(calls, time)}{same}: "
-        "an equal-length path drops per-sequence bounds, tail masking and length-based "
-        "load balancing"
-    )
-    yield Shortcut(
-        rule="uniform-lengths",
-        op=op.op,
-        axis=name,
-        message=what,
-        call_share=calls,
-        time_share=time,
-        catalog_ids=(UNIFORM_LENGTH_FAST_PATH,),
-        guard=f"{_ref(low)} == {_ref(top)}",
-    )
+    # The query lengths of a varlen prefill as well as the key lengths: equal query
+    # lengths let a packed query be read as one [b, s_q, ...] block without per-sequence
+    # offsets, as equal key lengths drop the per-sequence bounds of the key loop.
+    for name in _length_bases(op):
+        top, low = op.axis(name), op.axis(f"{name}_min")
+        flag = op.axis(f"{name}_uniform")
+        if top is None or low is None or flag is None:
+            continue  # lengths recorded as a scalar, or not at all: no evidence either way
+        calls, time = _holds(flag)
+        if calls <= 0 or calls < t.uniform:
+            continue
+        same = ""
+        if top.distinct == 1 and top.min is not None and calls >= 1.0 - 1e-12:
+            same = f"; every call has {name} = {_num(top.min)}"
+        what = (
+            f"all sequences of a call have the same {name} in {_coverage(calls, time)}{same}: "
+            "an equal-length path drops per-sequence bounds, tail masking and length-based "
+            "load balancing"
+        )
+        yield Shortcut(
+            rule="uniform-lengths",
+            op=op.op,
+            axis=name,
+            message=what,
+            call_share=calls,
+            time_share=time,
+            catalog_ids=(UNIFORM_LENGTH_FAST_PATH,),
+            guard=f"{_ref(low)} == {_ref(top)}",
+        )
 
 
 def _derived_ref(op: OpProfile, axis: AxisStat, args: dict[str, str] | None) -> str | None:
@@ -990,6 +1003,56 @@ def _grid_waste(values: Sequence[float]) -> float | None:
     return float(step) if step >= 16 else None
 
 
+# The summaries a signature's values axis comes with (``kv_len_mean`` of ``kv_len``).
+_SUMMARY_SUFFIXES = ("_mean", "_min")
+
+
+def _lengths_argument(op: OpProfile, length: str) -> str | None:
+    """The lengths tensor whose values give axis ``length`` (``kv_len_mean``) of ``op``.
+
+    Parameters
+    ----------
+    op : OpProfile
+        The op; its signature, found by name among the registered ones, says which
+        argument gives the axis and under which names.
+    length : str
+        A real-length axis of :attr:`OpProfile.padded`, or its base (``kv_len``).
+
+    Returns
+    -------
+    str or None
+        The name the op's calls passed it under where a listed shape has one of its names
+        (``seqused_k``), else the signature's own name for it (``kv_lens``); None where
+        the op's signature is not registered or reads the axis from no tensor's values.
+    """
+    base = length
+    for suffix in _SUMMARY_SUFFIXES:
+        base = base.removesuffix(suffix)
+    signature = next((s for s in registered_signatures() if s.name == op.signature), None)
+    if signature is None:
+        return None
+    key = next((arg for arg, axis in signature.values if axis == base), None)
+    if key is None:
+        return None
+    names = signature.names_of(key)
+    for shape in op.shapes:
+        passed = shape_arguments(shape.args) or {}
+        for name in names:
+            if name in passed:
+                return name
+    return names[0]
+
+
+def _record_lengths(op: OpProfile, length: str) -> str:
+    """What to record so that the real lengths of axis ``length`` get measured: the
+    lengths tensor by the name a call passes (``record the kv_lens values
+    (values=['kv_lens'])``), or the axis where no registered signature names one."""
+    name = _lengths_argument(op, length)
+    if name is None:
+        return f"record the values of the lengths tensor that gives {length}"
+    return f"record the {name} values (values=[{name!r}])"
+
+
 def _bucket_padding(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     for padded, length in op.padded:
         p_axis, l_axis = op.axis(padded), op.axis(length)
@@ -1040,8 +1103,8 @@ def _bucket_padding(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         what = (
             f"{padded} takes bucket sizes ({sizes}); if real lengths are rounded up to "
             f"them, about {_pct(estimate)} of the work along {padded} is padding (estimate, "
-            f"assuming lengths spread evenly within buckets); record {length.split('_')[0]} "
-            "values to measure it"
+            f"assuming lengths spread evenly within buckets); {_record_lengths(op, length)} "
+            "to measure it"
         )
         yield Shortcut(
             rule="bucket-padding",

@@ -246,6 +246,11 @@ class OpSignature:
     ops : tuple of str
         Op names it applies to, compared without case and without a ``namespace::``
         prefix (``"aten::softmax"`` matches ``"softmax"``); ``*`` and ``?`` are wildcards.
+    excludes : tuple of str
+        Op names it does not apply to even where one of ``ops`` matches, compared as
+        ``ops`` are with the op's own name (without namespace and class): the built-in
+        ``attention`` signature excludes names with ``mla`` as a word part
+        (``mla_prefill_attention``), whose tensors are not laid out as SDPA's.
     family : str
         Kernel family (``"mla-decode"``, ``"softmax"``, ``"reduction"``, ``"attention"``,
         ``"gemm"``, ``"normalization"``, ``"any"``).
@@ -295,6 +300,9 @@ class OpSignature:
 
     name: str = attrs.field(validator=text())
     ops: tuple[str, ...] = attrs.field(converter=_names, validator=items_of(str, "op names"))
+    excludes: tuple[str, ...] = attrs.field(
+        default=(), converter=_names, validator=items_of(str, "op names")
+    )
     family: str = attrs.field(default="any", validator=text(nonempty=True))
     tensors: tuple[tuple[str, tuple[str | None, ...]], ...] = attrs.field(
         default=(), converter=_pairs, validator=_pairs_of("axis names (or None)", _is_dims)
@@ -358,21 +366,18 @@ class OpSignature:
         Returns
         -------
         bool
-            Whether one of the signature's op patterns matches.
+            Whether one of the signature's op patterns matches and none of its
+            :attr:`excludes` matches the op's own name (its last part).
         """
         full = op.strip().lower()
         short = full.rsplit("::", 1)[-1]
         # A recorded Python function is named by its qualname (``Attention.mla_decode``,
         # ``make.<locals>.mla_decode``): its last part is the op.
         tail = short.rsplit(".", 1)[-1] if "::" not in full else short
-        for pattern in self.ops:
-            pat = pattern.lower()
-            if any(ch in pat for ch in "*?["):
-                if any(fnmatch.fnmatchcase(name, pat) for name in (short, full, tail)):
-                    return True
-            elif pat in (short, full, tail):
-                return True
-        return False
+        # Only the op's own name is excluded: a class name says nothing about the op.
+        if _matches_any(self.excludes, (tail,)):
+            return False
+        return _matches_any(self.ops, (short, full, tail))
 
     def names_of(self, arg: str) -> tuple[str, ...]:
         """The names an argument goes by.
@@ -392,6 +397,25 @@ class OpSignature:
             if key == arg:
                 return (arg, *names)
         return (arg,)
+
+
+def _matches_any(patterns: Iterable[str], names: Sequence[str]) -> bool:
+    """Whether one of ``patterns`` (op names, ``*``/``?``/``[`` wildcards allowed) matches
+    one of ``names`` (lower-case), without case."""
+    for pattern in patterns:
+        pat = pattern.lower()
+        if any(ch in pat for ch in "*?["):
+            if any(fnmatch.fnmatchcase(name, pat) for name in names):
+                return True
+        elif pat in names:
+            return True
+    return False
+
+
+def _excludes_name(signature: OpSignature, op: str) -> bool:
+    """Whether ``signature`` excludes an op named ``op`` (lower-case, no namespace or
+    class) by one of its :attr:`OpSignature.excludes` patterns."""
+    return _matches_any(signature.excludes, (op,))
 
 
 # --------------------------------------------------------------------------------------
@@ -1525,12 +1549,37 @@ def _attention_ops() -> tuple[str, ...]:
     alone or before ``_fwd``, ``_forward``, ``_prefill`` or ``_func`` (``attn_fwd``,
     ``prefill_attention_fwd``). Nothing may follow the stem but those: ``attention_mask``
     and ``attention_mask_builder`` build a mask, they run no attention."""
-    suffixes = ("", "_fwd", "_forward", "_prefill", "_func")
     return tuple(
         pattern
         for stem in ("attention", "attn")
-        for suffix in suffixes
+        for suffix in _ATTENTION_SUFFIXES
         for pattern in (f"{stem}{suffix}", f"*_{stem}{suffix}")
+    )
+
+
+# The suffixes a user's own attention op may end with, after ``attention`` or ``attn``.
+_ATTENTION_SUFFIXES = ("", "_fwd", "_forward", "_prefill", "_func")
+# Names with ``mla`` as a word part: an MLA kernel, whose query ``[b, s_q, h_q, 576]``
+# and latent cache are no SDPA ``[b, h, s, d]`` tensors.
+_MLA_WORD = ("mla", "mla_*", "*_mla", "*_mla_*")
+
+
+def _mla_decode_attention_ops() -> tuple[str, ...]:
+    """Op patterns of a user's own MLA decode attention: a name with ``mla`` and
+    ``decode`` as word parts, in either order, before an attention stem as
+    :func:`_attention_ops` reads it (``mla_decode_attention``, ``paged_mla_decode_attn``,
+    ``decode_mla_attention_fwd``). ``mla_decode_extra`` is no attention name and gets no
+    signature; an MLA name without ``decode`` (``mla_prefill_attention``) says nothing of
+    its layout and gets none either."""
+    return tuple(
+        f"{prefix}{first}{between}{second}_{stem}{suffix}"
+        for first, second in (("mla", "decode"), ("decode", "mla"))
+        for prefix in ("", "*_")
+        for between in ("_", "_*_")
+        for stem in ("attention", "attn")
+        # A decode is no prefill: mla_decode_attn_prefill says two things at once.
+        for suffix in _ATTENTION_SUFFIXES
+        if suffix != "_prefill"
     )
 
 
@@ -1580,6 +1629,9 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
             "flash_mla_with_kvcache",
             "flash_mla",
             "mla_decode_fwd",
+            # A user's own MLA decode named after attention (mla_decode_attention): tried
+            # before `attention`, whose `*_attention` would read it as SDPA's [b, h, s, d].
+            *_mla_decode_attention_ops(),
         ),
         family="mla-decode",
         tensors={
@@ -1646,6 +1698,9 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
             "sdpa",
             *_attention_ops(),
         ),
+        # An MLA kernel named after attention is no SDPA: one with `decode` in its name
+        # got mla_decode above, any other no signature rather than a wrong layout.
+        excludes=_MLA_WORD,
         family="attention",
         tensors={
             "q": ("b", "h_q", "s_q", "d_qk"),
