@@ -15,7 +15,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelopt._cli_util import (
     EXIT_FINDINGS,
@@ -55,8 +55,12 @@ from kernelopt.catalog.vocabulary import (
     SHAPE_FACTS,
     family_aliases_text,
     family_ancestors,
+    normalize_family,
     shape_fact_for_axis,
 )
+
+if TYPE_CHECKING:  # the workload package is imported only when a profile is read
+    from kernelopt.workload.profile import OpProfile
 
 _DEFAULT_TREE = Path("docs") / "knowledge"
 _USAGE = "a --knowledge path that is missing, not a folder or not readable"
@@ -210,7 +214,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "given still need (tc_pct beside dram_pct). "
             "--profile reads the shape facts from a workload profile that `kernelopt "
             "inspect` wrote (its op's axes are not shape facts themselves: "
-            "softmax's n is softmax_len; a normalization's hidden is reduce_len)."
+            "softmax's n is softmax_len; a normalization's hidden is reduce_len); without "
+            "--family, a top-k or gather op narrows the answer to its family (topk, gather), "
+            "whose shape facts select_k and select_n mean different things."
         ),
         epilog=exit_codes(
             usage="no --metric, --shape or --profile, an unknown name, NaN, an op the "
@@ -630,15 +636,19 @@ def _match(args: argparse.Namespace) -> int:
     shape = typed = _pairs(args.shape, "--shape")
     if args.op is not None and args.profile is None:
         raise InputError(expected("--op only with --profile", "it without", where="--op"))
+    op_profile = None
     if args.profile is not None:
+        facts, op_profile = _profile_facts(args.profile, args.op)
         # What was typed wins over what the profile reads: the user's word on one fact.
-        shape = {**_profile_facts(args.profile, args.op), **shape}
+        shape = {**facts, **shape}
     if not metrics and not shape:
         raise InputError(
             expected("at least one --metric NAME=VALUE, --shape NAME=VALUE or --profile", "none")
         )
     catalog = _catalog(args)
     family = _family(catalog, args.family)
+    if family is None and op_profile is not None:
+        family = _selection_family(op_profile, catalog.families())
     # The facts a profile reads are whatever it supports (b, distinct_shapes...): only the
     # names typed are told that no entry conditions on them.
     _check_names(catalog, metrics, typed)
@@ -715,11 +725,10 @@ def _some_ids(ids: Sequence[str]) -> str:
     return f"{shown} and {rest} more" if rest > 0 else shown
 
 
-def _profile_facts(path: str, op: str | None) -> dict[str, float]:
+def _profile_facts(path: str, op: str | None) -> tuple[dict[str, float], OpProfile | None]:
     """The catalog shape facts of ``op`` (the most called by default) in the workload
-    profile at ``path``, as :func:`kernelopt.workload.shape_facts` reads them."""
-    from pathlib import Path
-
+    profile at ``path``, as :func:`kernelopt.workload.shape_facts` reads them, and the op's
+    profile (None for a profile without ops)."""
     from kernelopt.workload import read_profile_md, shape_facts
 
     profile = read_profile_md(Path(path))
@@ -727,9 +736,44 @@ def _profile_facts(path: str, op: str | None) -> dict[str, float]:
         ops = ", ".join(o.op for o in profile.ops) or "no ops"
         raise InputError(expected(f"an op of the profile ({ops})", op, where="--op"))
     try:
-        return shape_facts(profile, op)
+        facts = shape_facts(profile, op)
     except InputError as error:
         raise InputError(f"--profile: {error}") from None
+    return facts, profile.op(op)
+
+
+def _selection_family(op: OpProfile, known: Sequence[str]) -> str | None:
+    """The family of an op that picks ``k`` of ``n`` (``topk``, ``gather``), None for others.
+
+    A top-k and a gather give the same shape facts (``select_k``, ``select_n``), which mean
+    different things: ``select_k <= select_n`` holds for every top-k, and a top-k is no
+    shared-index gather, since each row picks its own positions. The family tells their
+    entries apart, as ``--family`` would. The op's own family is taken where the catalog
+    knows it and it is not ``any``; the built-in signatures leave top-k and gather at
+    ``any``, so there the op's and its signature's names decide
+    (:func:`kernelopt.workload.signatures.is_gather`).
+
+    Parameters
+    ----------
+    op : OpProfile
+        The profile's op that ``match --profile`` reads.
+    known : Sequence of str
+        The families the catalog accepts (:meth:`Catalog.families`).
+
+    Returns
+    -------
+    str or None
+        ``gather``, ``topk`` or the op's own family for a selection op; None for an op
+        without ``select`` axes, whose answer is not narrowed.
+    """
+    from kernelopt.workload.signatures import is_gather
+
+    if op.select is None:
+        return None
+    own = normalize_family(op.family)
+    if own != "any" and own in known:
+        return own
+    return "gather" if is_gather(op.signature, op.op) else "topk"
 
 
 def _lint(args: argparse.Namespace) -> int:

@@ -37,13 +37,20 @@ __all__ = [
 # A placeholder the scaffold leaves for a person to fill; no valid entry holds one.
 FILL_MARK = "<FILL"
 
-# family -> parent family ("any" is the root and has no parent).
+# family -> parent family ("any" is the root and has no parent). A top-k reduces each row
+# of n to its k largest, as a max reduces it to one (top-1 is an argmax), so it is a
+# reduction; an MoE router's softmax, top-k and permutation are built around its top-k
+# choice of experts per token. A gather moves the elements an index names and reduces
+# nothing.
 FAMILY_PARENT: dict[str, str] = {
     "attention": "any",
     "decode-attention": "attention",
     "mla-decode": "decode-attention",
     "softmax": "any",
     "reduction": "any",
+    "topk": "reduction",
+    "moe-routing": "topk",
+    "gather": "any",
     "gemm": "any",
     "elementwise": "any",
     "normalization": "any",
@@ -65,6 +72,14 @@ FAMILY_ALIASES: dict[str, str] = {
     "addmm": "gemm",
     "linear": "gemm",
     "gemv": "gemm",
+    # torch.topk's other spelling (``top_k`` reads as ``top-k``).
+    "top-k": "topk",
+    # What users call the router of a mixture of experts; its expert GEMMs are ``gemm``.
+    "moe": "moe-routing",
+    "moe-router": "moe-routing",
+    # The ops of the workload's built-in gather signature besides gather itself.
+    "index-select": "gather",
+    "take-along-dim": "gather",
 }
 
 # The shape facts a family's name fixes, inherited by its descendants (see `family_shape`):
