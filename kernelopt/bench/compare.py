@@ -193,6 +193,14 @@ def _speedup_text(speedup: float) -> str:
 _POSITIVE = "finite positive samples"
 
 
+# What a Measurement passed as samples is told: judge pairs sample i of each list as taken
+# in one round, which compare does, and both lists must hold one unit.
+_MEASUREMENT_HINT = (
+    " (pass m.samples, the two timings in one unit and taken in the same rounds, or use "
+    "compare, which times them in alternating rounds)"
+)
+
+
 def _samples(values: object, name: str) -> Any:
     """The samples of ``values`` as a float64 array, or InputError naming ``name``.
 
@@ -217,12 +225,13 @@ def _samples(values: object, name: str) -> Any:
     if array is None:
         # A generator would be used up by a first look, and a set holds no order to pair.
         if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            got = type(values).__name__
+            if isinstance(values, Measurement):
+                # Not taken for its samples: two measure() calls are not paired by round,
+                # and two Measurements may hold different units.
+                got += _MEASUREMENT_HINT
             raise InputError(
-                expected(
-                    "a sequence of samples (a list, a 1-D array)",
-                    type(values).__name__,
-                    where=name,
-                )
+                expected("a sequence of samples (a list, a 1-D array)", got, where=name)
             )
         array = np.asarray(sample_floats(values, name, _POSITIVE), dtype=float)
     bad = ~(np.isfinite(array) & (array > 0))
@@ -614,7 +623,8 @@ def judge(
     ------
     InputError
         If a sample list is not a 1-D sequence of finite positive numbers
-        (``baseline: Expected a 1-D sequence of samples, got an array of shape (3, 4)``),
+        (``baseline: Expected a 1-D sequence of samples, got an array of shape (3, 4)``;
+        a Measurement is told to pass its ``.samples`` or to use :func:`compare`),
         a tensor is not on the CPU, an option is out of its range, fewer than 4 pairs
         are given without ``baseline_again`` or 2 with it (:func:`_check_pairs`), or the
         lists differ in length (``Expected two sample lists of equal length, got 12 and

@@ -71,12 +71,22 @@ def poison_value(dtype: Any) -> float | int:
     Raises
     ------
     InputError
-        For dtypes with no value that cannot also be a valid output (bool, complex).
+        For dtypes with no value that cannot also be a valid output (bool, complex); the
+        message of bool says to view the output as uint8 (``out.view(torch.uint8)``).
     """
     torch = _torch()
     if dtype.is_floating_point:
         return float("nan")
-    if dtype in (torch.bool,) or dtype.is_complex:
+    if dtype == torch.bool:
+        # A bool has no value a kernel cannot write; its bytes viewed as uint8 have 255.
+        raise InputError(
+            expected(
+                "a floating or integer output dtype to poison",
+                f"{dtype} (check a bool output viewed as uint8, out.view(torch.uint8): it is "
+                "poisoned with 255, which no bool holds)",
+            )
+        )
+    if dtype.is_complex:
         raise InputError(expected("a floating or integer output dtype to poison", str(dtype)))
     info = torch.iinfo(dtype)
     return int(info.max) if info.min == 0 else int(info.min)
@@ -90,8 +100,12 @@ def poison(outputs: Any) -> None:
     outputs : Tensor or sequence of Tensor
         The buffers the timed function is supposed to overwrite completely.
     """
-    for tensor in _as_tensors(outputs):
-        tensor.fill_(poison_value(tensor.dtype))
+    tensors = _as_tensors(outputs)
+    # Every dtype checked before any is filled: a bool beside a float output was refused
+    # after the float one had been written.
+    values = [poison_value(tensor.dtype) for tensor in tensors]
+    for tensor, value in zip(tensors, values, strict=True):
+        tensor.fill_(value)
 
 
 def unwritten_count(outputs: Any) -> int:
@@ -195,8 +209,11 @@ def check_written(fn: Callable[[], object], outputs: Any) -> None:
         ``check_written(kernel(x), out)`` passes the call's result), when ``outputs``
         holds no tensor (``[]``: nothing would be checked), or when some
         elements still hold the poison, naming each such output and its first poisoned
-        element (``Expected every output element written, got 128 of 4096 still
-        poisoned in outputs[1] of shape [4096], the first at outputs[1][3968]``).
+        element and the poison it holds (``Expected every output element written, got
+        128 of 4096 still poisoned (-2147483648, the poison of torch.int32: never written,
+        or written as -2147483648 by the kernel) in outputs[1] of shape [4096], the first
+        at outputs[1][3968]``); before anything is written, for a bool or complex output
+        (:func:`poison_value`).
 
     Notes
     -----
@@ -224,12 +241,15 @@ def check_written(fn: Callable[[], object], outputs: Any) -> None:
 
 
 def poison_hint(outputs: Any) -> str:
-    """What a count of poisoned elements may also mean: `` (NaN: ...)`` when an output
-    is floating, else ``""``.
+    """What a count of poisoned elements may also mean, for each poison still held:
+    `` (NaN: ...)`` for floating outputs, `` (-2147483648, the poison of torch.int32:
+    ...)`` for integer ones; ``""`` when no output holds poison.
 
     The poison of a float is NaN, so a kernel that writes NaN (an overflow, a division
-    by zero) leaves the same count as one that skips the elements; the message must not
-    send its user looking for a missing write alone.
+    by zero) leaves the same count as one that skips the elements; an integer kernel that
+    writes its dtype's most negative value as a sentinel (INT32_MIN for "no expert") does
+    the same. The message names the value, so that its user does not look for a missing
+    write alone.
 
     Parameters
     ----------
@@ -240,10 +260,27 @@ def poison_hint(outputs: Any) -> str:
     -------
     str
         The words to append to the count, with a leading space, or ``""``.
+
+    Raises
+    ------
+    InputError
+        As :func:`unwritten_count`.
     """
-    if any(tensor.dtype.is_floating_point for tensor in _as_tensors(outputs)):
-        return " (NaN: never written, or written as NaN by the kernel)"
-    return ""
+    held = []
+    for tensor in _as_tensors(outputs):
+        if tensor.dtype not in held and bool(_poisoned(tensor).any().item()):
+            held.append(tensor.dtype)
+    parts = []
+    if any(dtype.is_floating_point for dtype in held):
+        parts.append("NaN: never written, or written as NaN by the kernel")
+    for dtype in held:
+        if not dtype.is_floating_point:
+            value = poison_value(dtype)
+            parts.append(
+                f"{value}, the poison of {dtype}: never written, or written as {value} by the "
+                "kernel"
+            )
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _snapshot(result: Any) -> list[Any]:

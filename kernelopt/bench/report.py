@@ -11,6 +11,8 @@ exact text form of the workflow's profiler contract::
     ### Top 3 Opportunities (ranked by estimated impact)
     1. [name] -- est. X% gain -- trigger: [metric=value]
 
+    (gains 1 and 2 overlap: ...)   # only where two listed gains are one share
+
     ### vs Baseline (if applicable)
     | Metric | Previous | Current | Change |
 
@@ -22,7 +24,13 @@ estimated gain is computed, never invented: the time above the roofline floor as
 of the measured time (the most any change doing the same work can save), less the launch
 overhead when a graph measurement gave it (a change inside the kernel cannot save time
 spent launching it), or, for launch-overhead remedies, the share of time CUDA graphs
-removed in a measurement. They are ranked by that gain.
+removed in a measurement. They are ranked by that gain. Two gains on the same side
+that print the same are one share claimed twice, and a line under the list says that
+they overlap (see :func:`_overlap_notes`).
+
+Shares and rates are written to their usual decimals, or to two significant digits where
+those decimals would write a value above 0 as 0 (:func:`small_kept`): a tiny kernel's
+``0.0037% of roofline floor`` must not read as a floor computed wrong.
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ import attrs
 from kernelopt._checks import breaks_lines, finite
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, KernelOptError, expected
-from kernelopt._words import count_text
+from kernelopt._numbers_text import significant
+from kernelopt._words import and_list, count_text
 from kernelopt.bench.measurement import UNIT_SECONDS, Measurement, number_text
 from kernelopt.bench.roofline import (
     Roofline,
@@ -61,6 +70,7 @@ __all__ = [
     "Stage",
     "classify",
     "profile_report",
+    "small_kept",
 ]
 
 NO_COUNTERS = "n/a (no counters)"
@@ -155,6 +165,55 @@ def _opportunity_label(item: Opportunity) -> str:
     return item.name
 
 
+# The metric a launch-overhead remedy's trigger names: its gain is the time CUDA graphs remove.
+_LAUNCH_METRIC = "launch_overhead_pct"
+
+
+def _launch_side(item: Opportunity) -> bool:
+    """Whether ``item``'s gain is the launch overhead, as :func:`profile_report` gives a
+    launch remedy or an entry its ``launch_overhead_pct`` triggered."""
+    return item.entry_id in _LAUNCH_REMEDIES or item.trigger.startswith(f"{_LAUNCH_METRIC}=")
+
+
+def _overlap_notes(shown: Sequence[Opportunity]) -> list[str]:
+    """The lines under the Top 3 that say which estimated gains are one share claimed twice.
+
+    Each launch remedy's gain is the whole launch overhead, and each change inside the
+    kernel's the whole time above the floor: two of them are the same time, not parts of
+    it, and a reader adding ``est. 85% gain`` three times would expect 255 %. Opportunities
+    on the same side whose gains print the same are named together; the note is made from
+    the printed text alone, so a report read back from its rendering writes it again.
+
+    Parameters
+    ----------
+    shown : sequence of Opportunity
+        The opportunities as ranked and printed (the first three).
+
+    Returns
+    -------
+    list of str
+        One line per such group of two or more with a gain above 0, ``(gains 1, 2 and 3
+        overlap: each is the same launch-overhead share, 85% of the time, not a separate part
+        of it; together they save at most 85%)``; empty when no two claim the same share.
+    """
+    groups: dict[tuple[str, bool], list[int]] = {}
+    for rank, item in enumerate(shown, start=1):
+        key = (small_kept(item.gain_pct, 0), _launch_side(item))
+        groups.setdefault(key, []).append(rank)
+    notes = []
+    for (gain, _side), ranks in groups.items():
+        if len(ranks) < 2 or float(gain) <= 0:
+            continue  # a 0 % gain claims no share to overlap
+        named = all(shown[rank - 1].trigger.startswith(f"{_LAUNCH_METRIC}=") for rank in ranks)
+        share = f"launch-overhead share, {gain}%" if named else f"{gain}%"
+        notes.append(
+            f"(gains {and_list([str(rank) for rank in ranks])} overlap: each is the same "
+            f"{share} of the time, not a separate part of it; together they save at most "
+            f"{gain}%)"
+        )
+    return notes
+
+
 def _share(*, most: float = math.inf) -> Callable[[Any, Any, Any], None]:
     """An attrs validator: None, or a percentage in [0, ``most``].
 
@@ -172,8 +231,54 @@ def _share(*, most: float = math.inf) -> Callable[[Any, Any, Any], None]:
     return check
 
 
+# Significant digits of a value that its usual decimals would write as 0.
+_SMALL_DIGITS = 2
+
+
+def small_kept(value: float, decimals: int) -> str:
+    """``value`` to ``decimals`` decimals, or to two significant digits where those decimals
+    would write a value other than 0 as 0.
+
+    A tiny kernel reaches 0.11 GB/s and 0.0037 % of its roofline floor: written to the usual
+    decimals both read ``0``, which a reader cannot tell from a count that is broken. The
+    text is written positionally (``0.0037``, never ``3.7e-03``), as the devlog reads a
+    floor share back, and reads back as itself: a value whose two digits round up to the
+    usual decimals' step (``0.0496`` to ``0.05``, shown at one decimal) is written at those
+    decimals (``0.1``), which a reader gets back unchanged.
+
+    Parameters
+    ----------
+    value : float
+        The number (a percentage, a rate); finite.
+    decimals : int
+        Decimals it is usually written with, >= 0.
+
+    Returns
+    -------
+    str
+        ``f"{value:.{decimals}f}"`` (``"48.3"``, ``"0.0"`` for 0), or ``"0.0037"``.
+
+    Examples
+    --------
+    >>> small_kept(48.31, 1), small_kept(0.003712, 0), small_kept(0.0, 1), small_kept(0.0496, 1)
+    ('48.3', '0.0037', '0.0', '0.1')
+    """
+    fixed = f"{value:.{decimals}f}"
+    if value == 0 or float(fixed) != 0:
+        return fixed
+    small = significant(value, _SMALL_DIGITS)
+    stepped = f"{float(small):.{decimals}f}"
+    return small if float(stepped) == 0 else stepped
+
+
+def _signed_kept(value: float, decimals: int) -> str:
+    """:func:`small_kept` with its sign always written (``+0.0037``, ``-36.3``, ``+0.0``)."""
+    text = small_kept(value, decimals)
+    return text if text.startswith("-") else f"+{text}"
+
+
 def _pct(value: float | None) -> str:
-    return NO_COUNTERS if value is None else f"{value:.1f}"
+    return NO_COUNTERS if value is None else small_kept(value, 1)
 
 
 @attrs.frozen(kw_only=True)
@@ -267,10 +372,10 @@ class BaselineMetric:
         """
         previous, current = _shown(self.previous), _shown(self.current)
         if self.unit == "%":
-            return f"{current - previous:+.1f} pp"
+            return f"{_signed_kept(current - previous, 1)} pp"
         if previous == 0:
             return "n/a"
-        return f"{(current / previous - 1.0) * 100.0:+.1f}%"
+        return f"{_signed_kept((current / previous - 1.0) * 100.0, 1)}%"
 
     @property
     def label(self) -> str:
@@ -420,9 +525,10 @@ class ProfileReport:
             lines.append("(none: no catalog trigger fired on these metrics)")
         for rank, item in enumerate(self.opportunities[:3], start=1):
             lines.append(
-                f"{rank}. {_opportunity_label(item)} -- est. {item.gain_pct:.0f}% gain "
-                f"-- trigger: {item.trigger}"
+                f"{rank}. {_opportunity_label(item)} -- est. {small_kept(item.gain_pct, 0)}% "
+                f"gain -- trigger: {item.trigger}"
             )
+        lines += [line for note in _overlap_notes(self.opportunities[:3]) for line in ("", note)]
         if self.baseline:
             lines += [
                 "",
@@ -550,15 +656,17 @@ def _intensity_side(line: Roofline) -> str:
 def _root_cause(point: RooflinePoint, bottleneck: Bottleneck) -> str:
     line = point.roofline
     side = _intensity_side(line)
-    first = f"{side}, {point.floor_pct:.0f}% of the measured time."
+    first = f"{side}, {small_kept(point.floor_pct, 0)}% of the measured time."
     achieved = (
-        f"{point.bytes_per_s / 1e9:.0f} GB/s ({point.dram_pct:.0f}% of the copy bandwidth) and "
-        f"{point.flop_per_s / 1e12:.3g} TFLOP/s ({point.tc_pct:.0f}% of the matmul rate)"
+        f"{small_kept(point.bytes_per_s / 1e9, 0)} GB/s "
+        f"({small_kept(point.dram_pct, 0)}% of the copy bandwidth) and "
+        f"{point.flop_per_s / 1e12:.3g} TFLOP/s ({small_kept(point.tc_pct, 0)}% of the matmul rate)"
     )
     if bottleneck is Bottleneck.LATENCY:
         launch = ""
         if point.launch_overhead_pct is not None:
-            launch = f"; CUDA graphs remove {point.launch_overhead_pct:.0f}% of the time"
+            removed = small_kept(point.launch_overhead_pct, 0)
+            launch = f"; CUDA graphs remove {removed}% of the time"
         second = (
             f"It reaches only {achieved}, so it waits on latency (too little work in flight, "
             f"serial dependences or launches){launch}."
@@ -695,7 +803,7 @@ def profile_report(
                 dram_pct=placed.dram_pct,
                 occupancy_pct=occupancy,
                 bottleneck=bottleneck.value,
-                key_issue=f"{placed.floor_pct:.0f}% of roofline floor",
+                key_issue=f"{small_kept(placed.floor_pct, 0)}% of roofline floor",
             ),
         )
     rows: list[BaselineMetric] = []

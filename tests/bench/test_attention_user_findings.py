@@ -301,8 +301,10 @@ def test_several_poisoned_outputs_are_each_named() -> None:
     with pytest.raises(InputError) as caught:
         check_written(kernel, {"o": out, "lse": lse})
     assert str(caught.value).endswith(
-        "got 5 of 11 still poisoned (NaN: never written, or written as NaN by the kernel) "
-        "across 2 outputs: 4 in outputs['o'] of shape [2, 4], the first at outputs['o'][1, 0]; "
+        "got 5 of 11 still poisoned (NaN: never written, or written as NaN by the kernel; "
+        "-2147483648, the poison of torch.int32: never written, or written as -2147483648 by "
+        "the kernel) across 2 outputs: 4 in outputs['o'] of shape [2, 4], the first at "
+        "outputs['o'][1, 0]; "
         "1 in outputs['lse'] of shape [3], the first at outputs['lse'][2]"
     )
 

@@ -257,7 +257,11 @@ def test_a_kernel_writing_nan_is_not_reported_as_a_missing_write_alone() -> None
 
 def test_an_integer_output_left_unwritten_gets_no_nan_hint() -> None:
     out = torch.empty(8, dtype=torch.int32)
-    with pytest.raises(InputError, match=r"got 4 of 8 still poisoned in outputs of shape \[8\], "):
+    with pytest.raises(
+        InputError,
+        match=r"got 4 of 8 still poisoned \(-2147483648, the poison of torch\.int32: never "
+        r"written, or written as -2147483648 by the kernel\) in outputs of shape \[8\], ",
+    ):
         check_written(lambda: out[:4].fill_(1), out)
 
 
