@@ -562,6 +562,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
                     gain=gain if math.isfinite(gain) else None,
                     same_run=step.same_run,
                     point=where,
+                    verdict=experiment.verdict,
                 )
             )
     stall = progress.counted(progress.stall(min_gain))

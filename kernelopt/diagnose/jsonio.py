@@ -11,8 +11,9 @@ Shape (the keys ``kernelopt diagnose --json`` prints)::
      "summary": {...}, "root_causes": [...], "unread": [{"path", "reason"}],
      "warnings": [...]}
 
-:func:`diagnosis_from_dict` reads it back (extra keys are rejected; ``warnings`` and an
-action's ``also`` may be missing, as in data written before they existed). cattrs is
+:func:`diagnosis_from_dict` reads it back (extra keys are rejected; ``warnings``, an
+action's ``also`` and a new best's ``verdict`` may be missing, as in data written before
+they existed, or, for ``also`` and ``verdict``, where they are empty). cattrs is
 imported on first use only, so ``import kernelopt.diagnose`` stays light.
 """
 
@@ -77,6 +78,11 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         # Written only where true: the best of a log with two or more measurements keeps
         # the keys it always had, and reads back with the default.
         del best["only"]
+    for point in data["summary"]["trajectory"]:
+        if point["verdict"] is None:
+            # Written only where the result states an A/B verdict: a new best without one
+            # keeps the keys it always had.
+            del point["verdict"]
     for finding in data["findings"]:
         for action in finding["actions"]:
             if not action["also"]:

@@ -17,7 +17,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
-from kernelopt.experiments.log import Unread
+from kernelopt.experiments.log import ABVerdict, Unread
 
 __all__ = [
     "Action",
@@ -459,6 +459,16 @@ class BestResult:
     only: bool = attrs.field(default=False, validator=_flag)
 
 
+def _point_verdict(value: ABVerdict | str | None) -> ABVerdict | None:
+    # An ABVerdict, or its word ("FAST") as JSON holds it.
+    if value is None or isinstance(value, ABVerdict):
+        return value
+    if isinstance(value, str) and value in ABVerdict.__members__:
+        return ABVerdict(value)
+    allowed = ", ".join(repr(member.value) for member in ABVerdict)
+    raise InputError(expected(f"None or one of {allowed}", repr(value), where="verdict"))
+
+
 @attrs.frozen(kw_only=True)
 class TrajectoryPoint:
     """An experiment that set a new best: its number, its value and unit, and the gain over
@@ -468,6 +478,12 @@ class TrajectoryPoint:
     ``point`` names the trial point (``b=32 s=1 t=4096 h=16``) or named regime (``tiny``)
     the gain was measured at, where the log compares its numbers point by point; ``value``
     and ``unit`` are then that point's number. Empty where the log has one headline.
+
+    ``verdict`` is the experiment's own A/B verdict against the baseline it was timed with
+    (:attr:`Experiment.verdict <kernelopt.experiments.Experiment.verdict>`: FAST, SLOW,
+    SAME or UNCLEAR), None where its result states none. A FAST verdict shows a gain under
+    :data:`~kernelopt.diagnose.progress.NOISE_GAIN` measured, not noise. JSON holds the
+    key only where it is set.
     """
 
     experiment: int = attrs.field(validator=_int)
@@ -476,6 +492,7 @@ class TrajectoryPoint:
     gain: float | None = attrs.field(default=None, validator=_optional_number)
     same_run: bool = attrs.field(default=False, validator=_flag)
     point: str = attrs.field(default="", validator=_text)
+    verdict: ABVerdict | None = attrs.field(default=None, converter=_point_verdict)
 
 
 @attrs.frozen(kw_only=True)

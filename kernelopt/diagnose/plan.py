@@ -32,7 +32,7 @@ from kernelopt.diagnose.model import (
     Pathology,
     TrajectoryPoint,
 )
-from kernelopt.diagnose.progress import NOISE_GAIN
+from kernelopt.diagnose.progress import within_noise
 from kernelopt.experiments._validators import check_instance, check_path
 
 __all__ = ["entry_links", "render_plan"]
@@ -76,13 +76,6 @@ def gain_text(gain: float) -> str:
     return shown
 
 
-def _within_noise(gain: float | None) -> bool:
-    """Whether a new best's gain is under :data:`~kernelopt.diagnose.progress.NOISE_GAIN`:
-    the drift between two runs of one kernel, not a change the log shows faster. A gain
-    too large for a float (None) is no such gain."""
-    return gain is not None and gain < NOISE_GAIN
-
-
 def _new_best_text(point: TrajectoryPoint, named: bool) -> str:
     """One new best as the header lists it: ``exp 13 +75.1% at causal_padded``, its point
     named where ``named``, with what qualifies its gain in one parenthesis: ``(in its own
@@ -96,7 +89,7 @@ def _new_best_text(point: TrajectoryPoint, named: bool) -> str:
         note
         for note, applies in (
             ("in its own run", point.same_run),
-            ("within noise", _within_noise(point.gain)),
+            ("within noise", within_noise(point.gain, point.verdict)),
         )
         if applies
     ]

@@ -46,7 +46,9 @@ from kernelopt.experiments.log import KernelSource
 
 __all__ = [
     "CODE_PATTERNS",
+    "ROW_TILE_BOUND",
     "Partly",
+    "RecordedRows",
     "causal_mask",
     "names_entry",
     "needless_in",
@@ -645,19 +647,158 @@ def _one_tile_softmax(sources: Sequence[KernelSource]) -> str | None:
     return f"the kernel reads each row in one tile ({row[0].path}:{row[1]})"
 
 
+ROW_TILE_BOUND = 4096
+"""The longest softmax row, in elements, taken to fit one tile where the kernel's block
+cannot be read (no block set to a number in its code, or a block sized to the row with
+``triton.next_power_of_2``). A 4096-element float32 row spread over Triton's default 4
+warps is 32 registers a thread, well inside the 255 a thread may hold beside the
+exponentials and the two reductions; rows longer than that (a large vocabulary, long key
+sequences) are the ones the catalog's online softmax is for."""
+
+
+@attrs.frozen
+class RecordedRows:
+    """The softmax row lengths a workload profile recorded for one op's calls.
+
+    Parameters
+    ----------
+    op : str
+        The op, as the profile names it.
+    axis : str
+        The axis the softmax runs along (a reduced axis, ``n``, ``experts``).
+    least, most : float
+        The shortest and longest row recorded.
+    path : str
+        The profile, relative to the log's root.
+    """
+
+    op: str
+    axis: str
+    least: float
+    most: float
+    path: str
+
+
+# A block size set in code: ``BLOCK_N = 64``, ``BLOCK_N: tl.constexpr = 64``, a launch's
+# ``BLOCK=256``, an autotune config's ``"BLOCK_N": 128``, ``block_size = ...``, and the
+# value up to the end of its argument or line.
+_BLOCK_NAME = r"\w*BLOCK\w*|\bblock_size\w*|\bkBlock\w*"
+_BLOCK_SET = re.compile(
+    rf"[\"']?\b(?P<name>{_BLOCK_NAME})\b[\"']?[ \t]*(?::[ \t]*[\w.]+[ \t]*)?"
+    r"(?<![=!<>])(?:=|:)(?!=)[ \t]*(?P<value>[^\n]*)"
+    rf"|#[ \t]*define[ \t]+(?P<macro>{_BLOCK_NAME})[ \t]+(?P<number>\d+)"
+)
+_INTEGER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+
+
+def _argument(value: str) -> str:
+    """``value`` up to the comma or closing bracket that ends it at its own depth."""
+    depth = 0
+    for index, char in enumerate(value):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return value[:index]
+            depth -= 1
+        elif char in ",;" and depth == 0:
+            return value[:index]
+    return value
+
+
+def _row_blocks(sources: Sequence[KernelSource]) -> tuple[list[tuple[int, Hit]], Hit | None]:
+    """The block sizes the code of ``sources`` sets to a number (the least number in the
+    value: ``min(triton.next_power_of_2(n), 1024)`` caps the block at 1024), each with
+    where; and where a block is sized to the row (``triton.next_power_of_2(n)``) with no
+    number, or None."""
+    numbered: list[tuple[int, Hit]] = []
+    to_row: Hit | None = None
+    for source in sources:
+        if source.is_diff:
+            continue
+        lines = source.text.split("\n")
+        for match in _BLOCK_SET.finditer(source.text):
+            if _in_prose(source, match.start(), match.end()):
+                continue
+            line = source.text.count("\n", 0, match.start()) + 1
+            hit = (source, line, lines[line - 1].strip())
+            value = match.group("number") or _argument(match.group("value") or "")
+            numbers = [int(n) for n in _INTEGER.findall(value)]
+            if numbers:
+                numbered.append((min(numbers), hit))
+            elif "next_power_of_2" in value and to_row is None:
+                to_row = hit
+    return numbered, to_row
+
+
+def _recorded_text(rows: Sequence[RecordedRows]) -> str:
+    """What ``rows`` recorded, in words: ``"n is 8 to 256 in every call recorded
+    (experiments/workload_profile.md)"``; ops named where there are several."""
+    many = len({row.op for row in rows}) > 1
+    parts = []
+    for row in rows:
+        least, most = (f"{v:g}" for v in (row.least, row.most))
+        span = least if least == most else f"{least} to {most}"
+        parts.append(f"{row.op}: {row.axis} is {span}" if many else f"{row.axis} is {span}")
+    paths = ", ".join(dict.fromkeys(row.path for row in rows))
+    return f"{'; '.join(parts)} in every call recorded ({paths})"
+
+
+def _rows_fit_one_tile(sources: Sequence[KernelSource], rows: Sequence[RecordedRows]) -> str | None:
+    """Why online softmax has nothing to fold where the recorded rows all fit one block:
+    the smallest block the kernel sets to a number, or :data:`ROW_TILE_BOUND` where it
+    sets none (or sizes one to the row); None where a recorded row is longer."""
+    if not rows:
+        return None
+    numbered, to_row = _row_blocks(sources)
+    longest = max(row.most for row in rows)
+    recorded = _recorded_text(rows)
+    if numbered:
+        block, (source, line, _text) = min(numbered, key=lambda pair: pair[0])
+        if to_row is None or block <= ROW_TILE_BOUND:
+            if longest > block:
+                return None
+            return (
+                f"every row fits one tile: {recorded}, none longer than the kernel's smallest "
+                f"block, {block} ({source.path}:{line})"
+            )
+    if longest > ROW_TILE_BOUND:
+        return None
+    sized = (
+        f"; the kernel sizes its block to the row ({to_row[0].path}:{to_row[1]})"
+        if to_row is not None
+        else "; the kernel's block could not be read"
+    )
+    return (
+        f"every row fits one tile: {recorded}, none longer than {ROW_TILE_BOUND} elements, "
+        f"what one tile holds in registers{sized}"
+    )
+
+
 # Why a kernel has no use for a technique, by the technique's id: what the kernel's code
 # shows that leaves the technique nothing to do.
 _NEEDLESS = {
     "online-softmax": _one_tile_softmax,
     "causal-tile-skipping": _no_causal_mask,
 }
+# The same, from the rows a workload profile recorded: they come first, whichever file
+# was read as the kernel.
+_NEEDLESS_FOR_ROWS = {
+    "online-softmax": _rows_fit_one_tile,
+}
 
 
-def needless_in(entry: Any, sources: Sequence[KernelSource]) -> str | None:
+def needless_in(
+    entry: Any, sources: Sequence[KernelSource], rows: Sequence[RecordedRows] = ()
+) -> str | None:
     """Why the kernel in ``sources`` has no use for ``entry``'s technique, or None.
 
     Online softmax folds a second pass over a row that takes several tiles: a softmax that
-    reads each row in one tile (:func:`one_tile_row`) has none. Causal tile skipping skips
+    reads each row in one tile (:func:`one_tile_row`) has none, nor one whose every row a
+    workload profile recorded (``rows``) fits one block: the smallest block its code sets
+    to a number (``BLOCK_N = 64``, ``BLOCK=256``, ``"BLOCK_N": 128``, ``#define
+    BLOCK_SIZE 256``), or :data:`ROW_TILE_BOUND` elements where it sets none or sizes one to
+    the row (``triton.next_power_of_2(n)``). Causal tile skipping skips
     the key tiles a causal mask empties: a kernel that shows no causal mask
     (:func:`causal_mask`), every kernel of it read, has none. Other techniques, and kernels
     that cannot be read (another language, Python that does not parse), give None.
@@ -668,13 +809,21 @@ def needless_in(entry: Any, sources: Sequence[KernelSource]) -> str | None:
         Anything with an ``id``.
     sources : sequence of KernelSource
         The kernel sources (text only).
+    rows : sequence of RecordedRows, optional
+        The softmax row lengths a workload profile recorded, one per op; empty where none
+        was read.
 
     Returns
     -------
     str or None
         The reason, a clause that names the line or the files it was read from.
     """
-    check = _NEEDLESS.get(str(getattr(entry, "id", "")))
+    entry_id = str(getattr(entry, "id", ""))
+    by_rows = _NEEDLESS_FOR_ROWS.get(entry_id)
+    recorded = None if by_rows is None else by_rows(sources, rows)
+    if recorded is not None:
+        return recorded
+    check = _NEEDLESS.get(entry_id)
     return None if check is None or not sources else check(sources)
 
 

@@ -61,6 +61,7 @@ __all__ = [
     "is_reference",
     "own_ab_reading",
     "point_key",
+    "within_noise",
 ]
 
 HEADLINE = "headline"
@@ -76,7 +77,17 @@ NOISE_GAIN = 0.01
 timing. The readers record no spread of a result, so no log states its own: a result's
 A/B verdict is the only word on it, and a verdict other than FAST already claims no new
 best (:attr:`Step.contested`). A gain under this share of the time (or of a rate) is the
-size of the drift between two runs of one kernel, not a change the log can resolve."""
+size of the drift between two runs of one kernel, not a change the log can resolve, unless
+its own A/B verdict is FAST (:func:`within_noise`)."""
+
+
+def within_noise(gain: float | None, verdict: ABVerdict | None = None) -> bool:
+    """Whether a new best's ``gain`` (a fraction) is within the noise of its timing: under
+    :data:`NOISE_GAIN`, and not shown faster by the experiment's own A/B (``verdict``,
+    :attr:`Experiment.verdict`, is not FAST). A FAST verdict compared the two kernels in
+    one run with confidence, so its gain is measured, however small. A gain too large for
+    a float (None) is no such gain."""
+    return gain is not None and gain < NOISE_GAIN and verdict is not ABVerdict.FAST
 
 
 @attrs.frozen(kw_only=True)

@@ -13,9 +13,9 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import LocalMinimumParams
 from kernelopt.diagnose.progress import Step, is_reference, own_ab_reading
-from kernelopt.experiments.log import Experiment
+from kernelopt.experiments.log import ABVerdict, Experiment
 
-__all__ = ["detect"]
+__all__ = ["detect", "recorded_ab_gain"]
 
 _PATHOLOGY = Pathology.LOCAL_MINIMUM
 
@@ -30,6 +30,41 @@ def _largest_own_step(attempts: tuple[Step, ...]) -> tuple[float, Experiment] | 
         return None
     # The first of equal gains: the step that got there.
     return max(own, key=lambda pair: (pair[0], -pair[1].number))
+
+
+def recorded_ab_gain(step: Step) -> float | None:
+    """A kept attempt's gain as its own A/B recorded it: a FAST verdict with the speedup it
+    states (:attr:`Experiment.verdict_speedup`, else the result's :attr:`Experiment.speedup`),
+    as the share of time saved where the attempt has a latency, else the share of rate
+    gained; None for an attempt not kept or with no such verdict.
+
+    The verdict compared the attempt with the kernel it replaced in one run; the headlines
+    around it may not (a first time on a GPU after host-clock times), so it is the only word
+    on that step's gain."""
+    experiment = step.experiment
+    speedup = experiment.verdict_speedup or experiment.speedup
+    if not step.eligible or experiment.verdict is not ABVerdict.FAST:
+        return None
+    if speedup is None or speedup <= 1.0:
+        return None
+    return 1.0 - 1.0 / speedup if experiment.latency is not None else speedup - 1.0
+
+
+def _single_gain(step: Step) -> float | None:
+    """An attempt's gain: the larger of what its headline gained over the best and what its
+    own A/B recorded (:func:`recorded_ab_gain`)."""
+    gains = [g for g in (step.gain, recorded_ab_gain(step)) if g is not None]
+    return max(gains, default=None)
+
+
+def _ab_words(step: Step, gain: float) -> str:
+    """Where a kept attempt moved the best by its own A/B: ``"exp 4 moved it by 10.3% by
+    its own A/B: FAST, speedup 1.115x"``."""
+    experiment = step.experiment
+    speedup = experiment.verdict_speedup or experiment.speedup or 1.0
+    return (
+        f"{experiment.mention} moved it by {gain:.1%} by its own A/B: FAST, speedup {speedup:.4g}x"
+    )
 
 
 def _best_of(steps: list[Step], key: str) -> Step | None:
@@ -101,6 +136,21 @@ def _behind_text(
     )
 
 
+def _since_words(attempts: tuple[Step, ...], recorded: bool, min_gain: float) -> str:
+    """The attempts counted since the best last moved, in words: ``"4 attempts since the
+    best last moved by 5% or more"``; where the log records no best (every attempt
+    reverted), there is none to have moved: ``"4 attempts, none kept, and no best recorded
+    to move"``."""
+    counted = attempts_text(len(attempts))
+    if recorded:
+        return f"{counted} since the best last moved by {min_gain:.0%} or more"
+    if not attempts:
+        return f"{counted}, and no best recorded to move"
+    # An attempt counts once its outcome is known: measured (and so a best, had it been
+    # kept) or reverted, neutral or failed. With no best, none of them was kept.
+    return f"{counted}, none kept, and no best recorded to move"
+
+
 def _caught_up_text(
     ctx: Context,
     stalled: str,
@@ -150,27 +200,44 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         )
     stall = progress.stall(params.min_gain)
     attempts = progress.counted(stall)
+    recorded = progress.best() is not None
+    # A kept attempt whose own A/B recorded a gain of min_gain or more moved the best, even
+    # where no headline before it is comparable: the plateau starts after it.
+    movers = [
+        (i, ab_gain)
+        for i, ab_gain in enumerate(recorded_ab_gain(s) for s in attempts)
+        if ab_gain is not None and ab_gain >= params.min_gain
+    ]
+    moved = ""
+    if movers:
+        index, moved_by = movers[-1]
+        moved = f" ({_ab_words(attempts[index], moved_by)})"
+        attempts = attempts[index + 1 :]
     if len(attempts) < params.min_experiments:
         return not_found(
             _PATHOLOGY,
-            f"{attempts_text(len(attempts))} since the best last moved by {params.min_gain:.0%} "
-            f"or more: "
+            f"{_since_words(attempts, recorded, params.min_gain)}{moved}: "
             f"no plateau (needs {params.min_experiments}).",
         )
     numbers = [s.experiment.number for s in attempts]
     best_before = None
-    first_index = progress.steps.index(stall[0])
+    first_index = progress.steps.index(attempts[0]) if movers else progress.steps.index(stall[0])
     for step in reversed(progress.steps[:first_index]):
         if step.eligible and step.values:
             best_before = step.experiment
             break
-    gains = [s.gain for s in attempts if s.gain is not None]
+    gains = [g for g in (_single_gain(s) for s in attempts) if g is not None]
     largest = max(gains, default=0.0)
     kept = [s.experiment for s in attempts if s.eligible and (s.gain or 0) > 0]
     stalled = f"{count_text(len(attempts), 'consecutive attempt')} ({experiments_text(numbers)})"
     own = _largest_own_step(attempts)
     best = ctx.progress.best()
-    if best is not None and is_reference(best.experiment):
+    if not recorded:
+        summary = (
+            f"{stalled}, none kept: the log records no best for them to move, "
+            "and the design has not improved on where it started: it is at a local minimum."
+        )
+    elif best is not None and is_reference(best.experiment):
         summary = _behind_text(ctx, stalled, best, own, params.min_gain)
     elif own is not None and own[0] > largest:
         summary = _caught_up_text(ctx, stalled, _baseline(ctx), own, params.min_gain)

@@ -41,7 +41,13 @@ from kernelopt.diagnose.context import HOST_LAUNCHER, MEASUREMENT, Context, quot
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import MissingFundamentalParams
-from kernelopt.diagnose.presence import CODE_PATTERNS, needless_in, partly_in, present_in
+from kernelopt.diagnose.presence import (
+    CODE_PATTERNS,
+    RecordedRows,
+    needless_in,
+    partly_in,
+    present_in,
+)
 from kernelopt.diagnose.source import device_only, persistent_buffers
 
 __all__ = ["CODE_PATTERNS", "detect", "present_in"]
@@ -132,6 +138,35 @@ def _ruled_out_by_workload(entry: Any, ops: Sequence[Any], path: str | None) -> 
     return f"it applies where {wanted}, and {recorded} in every call recorded ({path})"
 
 
+def _recorded_rows(ops: Sequence[Any], path: str | None) -> list[RecordedRows]:
+    """The softmax row lengths the workload profile recorded, one per op and row axis: the
+    axes an op reduces over (a softmax's ``n``, a user signature's ``experts``), or, for an
+    op that reduces none but selects k of n (a router's top-k), the axis it picks from.
+
+    Attention's reduced axis is its key length, which grows with the cache a trace happened
+    to catch, so attention ops give none. Empty where any other op records no row length,
+    or no profile was read: the rows then cannot all be said to fit."""
+    rows: list[RecordedRows] = []
+    for op in ops:
+        try:
+            attention = "attention" in family_ancestors(op.family)
+        except Exception:  # a family the vocabulary does not know
+            attention = False
+        if attention:
+            continue
+        names = tuple(op.reduced) or ((op.select[1],) if op.select is not None else ())
+        axes = [op.axis(name) for name in names]
+        if not axes or any(a is None or a.min is None or a.max is None for a in axes):
+            return []
+        rows.extend(
+            RecordedRows(
+                op=op.op, axis=a.name, least=float(a.min), most=float(a.max), path=path or ""
+            )
+            for a in axes
+        )
+    return rows
+
+
 def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     """Report fundamentals of the family that were neither tried nor present in the kernel."""
     family = params.family or ctx.family
@@ -185,6 +220,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     needless: dict[str, str] = {}  # entry id: why it is not needed
     partial: dict[str, str] = {}  # entry id: the half the kernel shows and the half it lacks
     ops, profile_path = _workload_ops(ctx, family)
+    rows = _recorded_rows(ops, profile_path)
     for entry in fundamentals:
         entry_id = getattr(entry, "id", "")
         if entry_id in tried_ids:
@@ -212,7 +248,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         # Calls of one query row have no tile past the diagonal, a row read in one tile no
         # second pass to fold away, a kernel without a causal mask no tile to skip. What
         # the calls recorded comes first: it does not depend on which file was read.
-        why = _ruled_out_by_workload(entry, ops, profile_path) or needless_in(entry, kernels)
+        why = _ruled_out_by_workload(entry, ops, profile_path) or needless_in(entry, kernels, rows)
         if why is not None:
             needless[entry_id] = f"{entry_id}: not needed, {why}."
             continue

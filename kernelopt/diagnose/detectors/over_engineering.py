@@ -33,7 +33,7 @@ from kernelopt.diagnose.source import Complexity, complexity
 from kernelopt.experiments.log import KernelSource
 from kernelopt.experiments.readers.seed import folder_number
 
-__all__ = ["detect", "total_complexity"]
+__all__ = ["detect", "kernel_name", "total_complexity"]
 
 _PATHOLOGY = Pathology.OVER_ENGINEERING
 _Item = TypeVar("_Item", KernelSource, SnapshotChange)
@@ -62,21 +62,45 @@ def _one_folder(
     return [item for item in items if _folder(path(item), number) in (named[0], None)]
 
 
-def _snapshots(ctx: Context, number: int) -> Sequence[KernelSource]:
-    """Experiment ``number``'s full kernel snapshots, from one folder."""
-    return _one_folder(ctx.snapshots.get(number, ()), number, lambda s: s.path)
+def kernel_name(ctx: Context) -> str | None:
+    """The file name of the kernel the log names (CLAUDE.md's kernel path: ``seesaw.py``
+    for ``kernelopt/kernels/mla/seesaw.py``), where a snapshot carries it (a full snapshot
+    of that name, or a diff that changes a file of that name) and another carries a file
+    of another name. None otherwise, and every kernel file of an experiment folder is
+    measured: a log that snapshots only its kernel reads as it always did.
+
+    An experiment folder may hold, beside the kernel, a merge script or a variant it
+    tried; where the log says which file is the kernel, only that file's snapshots are
+    the kernel growing."""
+    named = ctx.log.kernel_path
+    if named is None:
+        return None
+    name = file_name(named.text.strip())
+    full = (file_name(s.path) for items in ctx.snapshots.values() for s in items)
+    changed = (c.name for items in ctx.changes.values() for c in items)
+    names = set(itertools.chain(full, changed))
+    return name if name in names and len(names) > 1 else None
 
 
-def _changes(ctx: Context, number: int) -> Sequence[SnapshotChange]:
-    """Experiment ``number``'s diff changes, from one folder."""
-    return _one_folder(ctx.changes.get(number, ()), number, lambda c: c.path)
+def _snapshots(ctx: Context, number: int, name: str | None = None) -> Sequence[KernelSource]:
+    """Experiment ``number``'s full kernel snapshots, from one folder (only the files
+    named ``name`` when given: the kernel's)."""
+    items = [s for s in ctx.snapshots.get(number, ()) if name is None or file_name(s.path) == name]
+    return _one_folder(items, number, lambda s: s.path)
 
 
-def _replayed(ctx: Context, number: int) -> Sequence[SnapshotChange]:
+def _changes(ctx: Context, number: int, name: str | None = None) -> Sequence[SnapshotChange]:
+    """Experiment ``number``'s diff changes, from one folder (only those of the files
+    named ``name`` when given: the kernel's)."""
+    items = [c for c in ctx.changes.get(number, ()) if name is None or c.name == name]
+    return _one_folder(items, number, lambda c: c.path)
+
+
+def _replayed(ctx: Context, number: int, name: str | None) -> Sequence[SnapshotChange]:
     """Experiment ``number``'s diff changes when every one was replayed on its base, else
     none: the files of a partly replayed diff (only the helper file it creates, say) are
     not the kernel, and a total over them would read as the kernel shrinking."""
-    changes = _changes(ctx, number)
+    changes = _changes(ctx, number, name)
     return changes if all(c.after is not None for c in changes) else ()
 
 
@@ -84,11 +108,14 @@ def _replayed(ctx: Context, number: int) -> Sequence[SnapshotChange]:
 _Parts = list[tuple[str, Complexity]]
 
 
-def _files(ctx: Context, number: int) -> tuple[list[KernelSource], list[SnapshotChange]]:
+def _files(
+    ctx: Context, number: int, name: str | None
+) -> tuple[list[KernelSource], list[SnapshotChange]]:
     """The kernel files experiment ``number`` left: its full snapshots, and the replayed
-    changes of the files it holds no snapshot of."""
-    full = _snapshots(ctx, number)
-    replayed = _replayed(ctx, number)
+    changes of the files it holds no snapshot of (only the files named ``name`` when
+    given)."""
+    full = _snapshots(ctx, number, name)
+    replayed = _replayed(ctx, number, name)
     # A full snapshot that reads as its own diff's base is its state before the change.
     # (The texts are mapped once per diagnosis: once per experiment was quadratic.)
     texts = ctx.kernel_texts
@@ -100,11 +127,15 @@ def _files(ctx: Context, number: int) -> tuple[list[KernelSource], list[Snapshot
 
 
 def _parts(
-    ctx: Context, number: int, measure: Callable[[KernelSource], Complexity] = complexity
+    ctx: Context,
+    number: int,
+    name: str | None,
+    measure: Callable[[KernelSource], Complexity] = complexity,
 ) -> _Parts:
     """The complexity of each kernel file experiment ``number`` left, by file name: its full
-    snapshots (measured by ``measure``), and the files its diffs were replayed into."""
-    own, replays = _files(ctx, number)
+    snapshots (measured by ``measure``), and the files its diffs were replayed into (only
+    the files named ``name`` when given)."""
+    own, replays = _files(ctx, number, name)
     return [(file_name(s.path), measure(s)) for s in own] + [
         (c.name, c.after) for c in replays if c.after is not None
     ]
@@ -120,9 +151,10 @@ class _Measured(Mapping[int, _Parts]):
     it was) are measured once.
     """
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, name: str | None) -> None:
         self._ctx = ctx
-        self._numbers = _measurable(ctx)
+        self.name = name
+        self._numbers = _measurable(ctx, name)
         self._known = set(self._numbers)
         self._parts: dict[int, _Parts] = {}
         self._sizes: dict[tuple[str, str], Complexity] = {}
@@ -131,7 +163,7 @@ class _Measured(Mapping[int, _Parts]):
         if number not in self._known:
             raise KeyError(number)
         if number not in self._parts:
-            self._parts[number] = _parts(self._ctx, number, self._measure)
+            self._parts[number] = _parts(self._ctx, number, self.name, self._measure)
         return self._parts[number]
 
     def __contains__(self, number: object) -> bool:
@@ -157,7 +189,7 @@ class _Measured(Mapping[int, _Parts]):
         not parsed."""
         if number in self._parts:
             return _total(self._parts[number]).autotune_configs
-        own, replays = _files(self._ctx, number)
+        own, replays = _files(self._ctx, number, self.name)
         sizes = [
             self._measure(s).autotune_configs
             for s in own
@@ -196,21 +228,24 @@ def _knob_growth(start: _Parts, end: _Parts, files: Collection[str]) -> int:
 
 def total_complexity(ctx: Context, number: int, files: Collection[str] | None = None) -> Complexity:
     """The summed complexity of experiment ``number``'s kernel files: its full snapshots and
-    the files its diff snapshots resolve to (only those named in ``files`` when given)."""
-    return _total(_parts(ctx, number), files)
+    the files its diff snapshots resolve to (only those named in ``files`` when given; only
+    the kernel's, :func:`kernel_name`, where the log names it)."""
+    return _total(_parts(ctx, number, kernel_name(ctx)), files)
 
 
-def _measurable(ctx: Context) -> list[int]:
-    """Experiments whose whole kernel files are known, full or replayed."""
-    return sorted(set(ctx.snapshots) | {n for n in ctx.changes if _replayed(ctx, n)})
+def _measurable(ctx: Context, name: str | None) -> list[int]:
+    """Experiments whose whole kernel files are known, full or replayed (the file named
+    ``name`` when given)."""
+    full = {n for n in ctx.snapshots if _snapshots(ctx, n, name)}
+    return sorted(full | {n for n in ctx.changes if _replayed(ctx, n, name)})
 
 
-def _where(ctx: Context, number: int) -> str:
+def _where(ctx: Context, number: int, name: str | None) -> str:
     """The file to cite for experiment ``number``'s kernel: a snapshot, or a diff."""
-    full = _snapshots(ctx, number)
+    full = _snapshots(ctx, number, name)
     if full:
         return full[0].path
-    change = next(iter(_changes(ctx, number)), None)
+    change = next(iter(_changes(ctx, number, name)), None)
     return f"{change.path}:{change.line}" if change is not None else ""
 
 
@@ -232,7 +267,7 @@ def _counts_text(change: SnapshotChange) -> str:
 def _snapshot_growth(
     ctx: Context,
     params: OverEngineeringParams,
-    parts: Mapping[int, _Parts],
+    parts: _Measured,
     stall: Sequence[int],
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """Growth from the last measured kernel before the stall to the last one inside it:
@@ -284,7 +319,7 @@ def _snapshot_growth(
             quote=f"exp {number}: {count_text(size.lines, 'code line')}, "
             f"{count_text(size.branches, 'branch', 'branches')}, {size.constexprs} constexpr, "
             f"{count_text(size.autotune_configs or 0, 'config')}",
-            source=_where(ctx, number),
+            source=_where(ctx, number, parts.name),
             experiments=(number,),
         )
         for number, size in ((start, first), (end, last))
@@ -314,12 +349,12 @@ def _landed_growth(
     ctx: Context,
     params: OverEngineeringParams,
     stall: Sequence[int],
-    parts: Mapping[int, _Parts],
+    parts: _Measured,
     before: Sequence[int],
 ) -> tuple[str, list[Evidence], list[int]] | None:
     """The growth the diffs kept during the stall add up to, when it crosses a threshold:
     (reason, evidence, experiments). ``before``: the kept, measured kernels before it."""
-    landed = [c for n in stall if kept(ctx.log, n) for c in _changes(ctx, n)]
+    landed = [c for n in stall if kept(ctx.log, n) for c in _changes(ctx, n, parts.name)]
     if not landed:
         return None
     base_lines = _base_lines(parts, landed, before)
@@ -356,9 +391,12 @@ def _landed_growth(
     return reason, evidence, numbers
 
 
-def _detail(ctx: Context, measured: Mapping[int, _Parts], stall: Sequence[int]) -> str:
+def _detail(ctx: Context, measured: _Measured, stall: Sequence[int]) -> str:
     """What the detector saw, for the sentence of an unchecked item."""
     parts = []
+    name = measured.name
+    # Where the log names its kernel, the sentence says which file was measured.
+    of = f" of {name}" if name is not None else ""
     if measured:
         standing = [n for n in measured if kept(ctx.log, n)]
         latest = max(standing or measured)
@@ -367,16 +405,18 @@ def _detail(ctx: Context, measured: Mapping[int, _Parts], stall: Sequence[int]) 
         parts.append(
             # Code lines (no blank or comment lines): another check's count of a file's
             # lines is of all of them, and the two must not read as one number.
-            f"latest snapshot (exp {latest}{fate}): {count_text(size.lines, 'code line')}, "
+            f"latest snapshot{of} (exp {latest}{fate}): "
+            f"{count_text(size.lines, 'code line')}, "
             f"{count_text(size.branches, 'branch', 'branches')}, "
             f"{count_text(size.constexprs, 'constexpr knob')}, "
             f"{count_text(size.autotune_configs or 0, 'autotune config')}"
         )
-    if ctx.changes:
-        latest = max(ctx.changes)
-        changes = "; ".join(_counts_text(c) for c in _changes(ctx, latest))
-        parts.append(f"latest diff (exp {latest}): {changes}")
-    dropped = [n for n in stall if n in ctx.changes and not kept(ctx.log, n)]
+    diffed = [n for n in ctx.changes if _changes(ctx, n, name)]
+    if diffed:
+        latest = max(diffed)
+        changes = "; ".join(_counts_text(c) for c in _changes(ctx, latest, name))
+        parts.append(f"latest diff{of} (exp {latest}): {changes}")
+    dropped = [n for n in stall if n in diffed and not kept(ctx.log, n)]
     if dropped:
         parts.append(f"the diffs of {experiments_text(dropped)} were not kept")
     return "; ".join(parts) or "no snapshot"
@@ -401,7 +441,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
     stall_numbers = [s.experiment.number for s in ctx.progress.counted(stall)]
     # Each kernel's files are measured when a check first needs them, once (complexity
     # parses the source).
-    parts = _Measured(ctx)
+    parts = _Measured(ctx, kernel_name(ctx))
     evidence: list[Evidence] = []
     reasons: list[str] = []
     involved: list[int] = []
@@ -420,7 +460,7 @@ def detect(ctx: Context, params: OverEngineeringParams) -> Outcome:
     given = ((e.number, v) for e, v in stated if judged(e.number))
     for number, value in itertools.chain(sized, given):
         if value is not None and value >= params.max_autotune_configs:
-            where = _where(ctx, number) or str(ctx.experiments[0].source or "")
+            where = _where(ctx, number, parts.name) or str(ctx.experiments[0].source or "")
             count = int(value)
             configs = f"{count:,} {noun(count, 'autotune configuration')}"
             evidence.append(

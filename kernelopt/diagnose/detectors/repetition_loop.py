@@ -45,6 +45,7 @@ from kernelopt.diagnose.context import (
     salient_terms,
 )
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
+from kernelopt.diagnose.detectors.local_minimum import recorded_ab_gain
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import RepetitionLoopParams
 from kernelopt.diagnose.progress import Step, contest_words
@@ -376,16 +377,41 @@ def _why_key(experiment: Experiment, step: Step | None) -> str:
     return "other"
 
 
+def _listed(values: Sequence[str], limit: int = 6) -> str:
+    """``values`` joined, the first ``limit`` of them and an ellipsis for the rest."""
+    return ", ".join(values[:limit]) + (", …" if len(values) > limit else "")
+
+
+def _times_text(ctx: Context, members: Sequence[Experiment]) -> str:
+    """The numbers of ``members`` as one series (``"264.9 us, 331.8 us"``), or, where they
+    were timed on different devices, one series per device: ``"on cpu: 77712 us, 66734 us;
+    on NVIDIA H100: 8.1 us; timed on different devices, compared only within one"``. A
+    host-clock time beside a GPU time is no gain or loss; ``""`` where none has a number."""
+    timed = [(e, ctx.value_at(e)) for e in members]
+    timed = [(e, value) for e, value in timed if value]
+    devices = dict.fromkeys(e.gpu or "" for e, _ in timed)
+    if len(devices) < 2:
+        return _listed([value for _, value in timed])
+    series = []
+    for device in devices:
+        values = []
+        for experiment, _ in ((e, v) for e, v in timed if (e.gpu or "") == device):
+            value = ctx.value_text(experiment)
+            if ctx.progress.points and experiment.headline_point:
+                value = f"{value} at {experiment.headline_point}"
+            values.append(value)
+        series.append(f"on {device or 'an unnamed device'}: {_listed(values)}")
+    return "; ".join(series) + "; timed on different devices, compared only within one"
+
+
 def _outcome_text(ctx: Context, members: Sequence[Experiment], min_gain: float) -> str:
     """What became of ``members`` against the best, in words that agree with their
     numbers: ``"none moved the best by 5% (264.9 us, 331.8 us)"`` where none timed 5%
     faster than it, else which timed faster and why none is a new best (reverted, failed
     correctness, slower by its own A/B)."""
-    values = [value for value in (ctx.value_at(e) for e in members) if value]
+    values = _times_text(ctx, members)
     moved = f"none moved the best by {min_gain:.0%}"
-    plain = moved + (
-        f" ({', '.join(values[:6])}{', …' if len(values) > 6 else ''})" if values else ""
-    )
+    plain = moved + (f" ({values})" if values else "")
     progress = ctx.progress
     best = progress.best()
     key = progress.best_key()
@@ -405,8 +431,8 @@ def _outcome_text(ctx: Context, members: Sequence[Experiment], min_gain: float) 
     parts = []
     for reason, group in groups.items():
         numbers = experiments_text([e.number for e in group])
-        times = [value for value in (ctx.value_at(e) for e in group) if value]
-        shown = f" ({', '.join(times[:6])}{', …' if len(times) > 6 else ''})" if times else ""
+        times = _times_text(ctx, group)
+        shown = f" ({times})" if times else ""
         if not reason:
             parts.append(f"{numbers}{shown} did not move it by {min_gain:.0%}")
             continue
@@ -456,6 +482,13 @@ def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:
             _PATHOLOGY, "No experiments were read, so no repetition can be seen.", ["experiments"]
         )
     stall = progress.counted(progress.stall(params.min_gain))
+    # A kept attempt whose own A/B recorded a gain of min_gain moved the best (as item 2
+    # reads it): the attempts after it are those that did not.
+    movers = [
+        i for i, step in enumerate(stall) if (recorded_ab_gain(step) or 0.0) >= params.min_gain
+    ]
+    if movers:
+        stall = stall[movers[-1] + 1 :]
     measured = any(s.values for s in progress.steps)
     if len(stall) < params.min_experiments:
         return not_found(

@@ -157,6 +157,13 @@ def _record_draft(
             draft.put("attempted", False, ref)
         draft.put_correctness(correctness_of(raw_status), correctness_note(raw_status), ref)
         draft.put("status", status_of(raw_status, allow_baseline=False), ref)
+    # A bench row's own verdict (``"correctness": "PASS"``, as kernelopt.bench writes it);
+    # "UNKNOWN" states none, so a verdict from elsewhere in the row stands.
+    raw_correctness = record.get("correctness")
+    if isinstance(raw_correctness, str):
+        draft.put_correctness(
+            correctness_of(raw_correctness), correctness_note(raw_correctness), ref
+        )
     for name in ("passed", "correct", "ok"):
         if isinstance(record.get(name), bool):
             draft.put("correctness", Correctness.PASS if record[name] else Correctness.FAIL, ref)
