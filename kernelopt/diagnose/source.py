@@ -16,7 +16,7 @@ import ast
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import attrs
 
@@ -1650,6 +1650,24 @@ def _uses(node: ast.AST, names: set[str]) -> bool:
     return any(isinstance(inner, ast.Name) and inner.id in names for inner in ast.walk(node))
 
 
+def _python_functions(
+    sources: Iterable[KernelSource], *, device: bool
+) -> Iterator[tuple[KernelSource, list[str], ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Each function of the Python sources that parse, with its source's lines: the
+    device functions (``@triton.jit`` and the like) for ``device=True``, the host ones
+    otherwise."""
+    for source in sources:
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is None:
+            continue
+        lines = source.text.split("\n")
+        for function in ast.walk(module):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                _is_device(function) == device
+            ):
+                yield source, lines, function
+
+
 def length_bounded_loop(sources: Iterable[KernelSource]) -> tuple[KernelSource, int, str] | None:
     """Where a kernel bounds a loop by a length it loads for its own program: ``lk =
     tl.load(LK + b)`` with ``b`` from ``tl.program_id``, then ``for start in range(0, hi,
@@ -1662,37 +1680,27 @@ def length_bounded_loop(sources: Iterable[KernelSource]) -> tuple[KernelSource, 
         The source, the 1-based line and text of the first such loop, or None where no
         Python kernel of ``sources`` has one.
     """
-    for source in sources:
-        module = parse_python(source.text) if source.language == "python" else None
-        if module is None:
-            continue
-        lines = source.text.split("\n")
-        for function in ast.walk(module):
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            if not _is_device(function):
-                continue
-            program = _derived(function, lambda n: _is_call_of(n, "program_id"))
+    for source, lines, function in _python_functions(sources, device=True):
+        program = _derived(function, lambda n: _is_call_of(n, "program_id"))
 
-            def per_program_load(node: ast.AST, program: set[str] = program) -> bool:
-                return _is_call_of(node, "load") and bool(
-                    _uses(node, program)
-                    or any(_is_call_of(inner, "program_id") for inner in ast.walk(node))
-                )
+        def per_program_load(node: ast.AST, program: set[str] = program) -> bool:
+            return _is_call_of(node, "load") and bool(
+                _uses(node, program)
+                or any(_is_call_of(inner, "program_id") for inner in ast.walk(node))
+            )
 
-            lengths = _derived(function, per_program_load)
-            for loop in ast.walk(function):
-                bound: ast.AST | None = None
-                if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call):
-                    bound = loop.iter if _call_name(loop.iter) in _RANGES else None
-                elif isinstance(loop, ast.While):
-                    bound = loop.test
-                if bound is not None and (
-                    _uses(bound, lengths)
-                    or any(per_program_load(inner) for inner in ast.walk(bound))
-                ):
-                    line = getattr(loop, "lineno", 0)
-                    return source, line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        lengths = _derived(function, per_program_load)
+        for loop in ast.walk(function):
+            bound: ast.AST | None = None
+            if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call):
+                bound = loop.iter if _call_name(loop.iter) in _RANGES else None
+            elif isinstance(loop, ast.While):
+                bound = loop.test
+            if bound is not None and (
+                _uses(bound, lengths) or any(per_program_load(inner) for inner in ast.walk(bound))
+            ):
+                line = getattr(loop, "lineno", 0)
+                return source, line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
     return None
 
 
@@ -1753,38 +1761,29 @@ def grid_sizes(sources: Iterable[KernelSource]) -> dict[str, tuple[KernelSource,
     not a loop with one trip. Only Python launchers (``kernel[grid](...)``) are read.
     """
     found: dict[str, tuple[KernelSource, int, str]] = {}
-    for source in sources:
-        module = parse_python(source.text) if source.language == "python" else None
-        if module is None:
-            continue
-        lines = source.text.split("\n")
-        for function in ast.walk(module):
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    for source, lines, function in _python_functions(sources, device=False):
+        sizes = _shape_names(function)
+        grids = {
+            t.id: node
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
+        for launch in ast.walk(function):
+            if not (isinstance(launch, ast.Call) and isinstance(launch.func, ast.Subscript)):
                 continue
-            if _is_device(function):
-                continue
-            sizes = _shape_names(function)
-            grids = {
-                t.id: node
-                for node in ast.walk(function)
-                if isinstance(node, ast.Assign)
-                for t in node.targets
-                if isinstance(t, ast.Name)
-            }
-            for launch in ast.walk(function):
-                if not (isinstance(launch, ast.Call) and isinstance(launch.func, ast.Subscript)):
-                    continue
-                grid: ast.AST = launch.func.slice
-                at: ast.AST = launch
-                if isinstance(grid, ast.Name) and grid.id in grids:
-                    at = grids[grid.id]
-                    grid = grids[grid.id].value
-                line = getattr(at, "lineno", 0)
-                text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-                for inner in ast.walk(grid):
-                    size = _size_ref(inner)
-                    if size is None and isinstance(inner, ast.Name):
-                        size = sizes.get(inner.id)
-                    if size is not None:
-                        found.setdefault(size, (source, line, text))
+            grid: ast.AST = launch.func.slice
+            at: ast.AST = launch
+            if isinstance(grid, ast.Name) and grid.id in grids:
+                at = grids[grid.id]
+                grid = grids[grid.id].value
+            line = getattr(at, "lineno", 0)
+            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            for inner in ast.walk(grid):
+                size = _size_ref(inner)
+                if size is None and isinstance(inner, ast.Name):
+                    size = sizes.get(inner.id)
+                if size is not None:
+                    found.setdefault(size, (source, line, text))
     return found
