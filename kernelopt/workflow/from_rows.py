@@ -46,6 +46,7 @@ from kernelopt.bench.report import (
     profile_report,
     reads_as_ridge,
     ridge_clause,
+    small_kept,
 )
 from kernelopt.bench.roofline import Ceilings, Cost, Roofline
 from kernelopt.bench.trials import TrialPoint
@@ -196,12 +197,18 @@ def _root_cause(
     # ridge, and "163 is below the ridge 163" for one just under it.
     bound = "balanced" if reads_as_ridge(ai, ridge) else "memory" if memory else "compute"
     side = ridge_clause(ai, ridge, bound=bound)
-    first = f"{side}, {floor:.0f}% of the measured time." if floor is not None else f"{side}."
-    reach = f"{m['dram_pct']:.0f}% of the copy bandwidth and {m['tc_pct']:.0f}% of the matmul rate"
+    first = f"{side}."
+    if floor is not None:
+        first = f"{side}, {small_kept(floor, 0)}% of the measured time."
+    # A tiny kernel's shares keep their digits: "0%" reads as a broken count.
+    reach = (
+        f"{small_kept(m['dram_pct'], 0)}% of the copy bandwidth and "
+        f"{small_kept(m['tc_pct'], 0)}% of the matmul rate"
+    )
     if bottleneck is Bottleneck.LATENCY:
         launch = ""
         if "launch_overhead_pct" in m:
-            launch = f"; CUDA graphs remove {m['launch_overhead_pct']:.0f}% of the time"
+            launch = f"; CUDA graphs remove {small_kept(m['launch_overhead_pct'], 0)}% of the time"
         second = (
             f"It reaches only {reach}, so it waits on latency (too little work in flight, "
             f"serial dependences or launches){launch}."
@@ -418,7 +425,7 @@ def _from_shares(
         dram_pct=m["dram_pct"],
         occupancy_pct=m.get("occupancy_pct"),
         bottleneck=bottleneck.value,
-        key_issue="" if floor is None else f"{floor:.0f}% of roofline floor",
+        key_issue="" if floor is None else f"{small_kept(floor, 0)}% of roofline floor",
     )
     return ProfileReport(
         kernel=kernel,
