@@ -62,7 +62,7 @@ from kernelopt.diagnose.presence import names_entry, present_in
 from kernelopt.diagnose.source import float32_dots
 from kernelopt.experiments.log import Experiment, Fact, ProfileFacts
 from kernelopt.experiments.points import points_differ
-from kernelopt.experiments.readers import bottleneck_of
+from kernelopt.experiments.readers import stated_bottleneck
 from kernelopt.experiments.records import Status
 
 __all__ = ["LATENCY_BELOW_FLOOR_PCT", "SIDES", "aim_of", "bound_of", "detect"]
@@ -331,23 +331,6 @@ def _undecided_by_metrics(ctx: Context, params: WrongBottleneckParams) -> Outcom
     )
 
 
-# A line the readers read as latency-bound by a cue alone (a scoreboard stall), naming no
-# bound: the probe :func:`_explicit` ranks a statement against.
-_CUE_PROBE = "Dominant stall reason: long scoreboard"
-
-
-def _explicit(text: str) -> bool:
-    """Whether ``text`` states its bound in words ("memory-bound", a ``Bottleneck:`` line)
-    rather than only through a cue the readers read as latency-bound (an underfilled
-    kernel, a long-scoreboard stall).
-
-    Asked of the readers' own ranking (:func:`bottleneck_of`), so the two cannot drift
-    apart: after a cue line, ``text``'s statement wins only when it ranks above a cue.
-    """
-    stated = bottleneck_of(f"{_CUE_PROBE}\n{text}")
-    return stated is not None and stated[1] >= 1
-
-
 def _stated_bounds(facts: Sequence[Fact]) -> dict[str, Fact]:
     """The bounds the log's profiling notes state, each with the first note stating it:
     those stated in words where any is, else those read from cues (a stall on the long
@@ -355,9 +338,11 @@ def _stated_bounds(facts: Sequence[Fact]) -> dict[str, Fact]:
     explicit: dict[str, Fact] = {}
     cued: dict[str, Fact] = {}
     for fact in facts:
-        stated = bottleneck_of(fact.text)
+        # The readers' own ranking tells a cue from a bound stated in words.
+        stated = stated_bottleneck(fact.text)
         if stated is not None:
-            (explicit if _explicit(fact.text) else cued).setdefault(stated[0], fact)
+            bound, _line, by_cue = stated
+            (cued if by_cue else explicit).setdefault(bound, fact)
     return explicit or cued
 
 

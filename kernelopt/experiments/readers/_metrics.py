@@ -44,6 +44,7 @@ __all__ = [
     "prose_metrics",
     "read_floor_share",
     "share_expected",
+    "stated_bottleneck",
     "table_metric",
     "tool_metrics",
     "written_half_unit",
@@ -721,6 +722,10 @@ def is_profiling_line(line: str) -> bool:
     )
 
 
+# A cue ranks below any bound stated in words (a ``Bottleneck:`` line 0, prose 1).
+_CUE_PRIORITY = 2
+
+
 def bottleneck_of(text: str) -> tuple[str, int] | None:
     """The bottleneck ``text`` states (``"memory"``, ``"compute"``, ``"latency"``) and the
     0-based line it is on; hedged mentions ("or compute-bound") are skipped, and a
@@ -730,6 +735,13 @@ def bottleneck_of(text: str) -> tuple[str, int] | None:
     or whose dominant warp stall is a scoreboard wait (``Dominant stall reason: long
     scoreboard``), is latency-bound: it waits on loads that too few warps hide.
     """
+    stated = stated_bottleneck(text)
+    return None if stated is None else (stated[0], stated[1])
+
+
+def stated_bottleneck(text: str) -> tuple[str, int, bool] | None:
+    """:func:`bottleneck_of`'s answer and whether it was read from a cue alone (an
+    underfilled kernel, a scoreboard stall) rather than a bound stated in words."""
     candidates: list[tuple[int, int, str]] = []
     for number, line in enumerate(text.split("\n")):
         for match in _BOUND.finditer(line):
@@ -740,8 +752,9 @@ def bottleneck_of(text: str) -> tuple[str, int] | None:
             candidates.append((priority, number, kind))
         cue = _LATENCY_CUE.search(line)
         if cue is not None and not _HEDGE.search(line[: cue.start()]):
-            candidates.append((2, number, "latency"))
+            candidates.append((_CUE_PRIORITY, number, "latency"))
     if not candidates:
         return None
     candidates.sort()
-    return candidates[0][2], candidates[0][1]
+    priority, number, kind = candidates[0]
+    return kind, number, priority == _CUE_PRIORITY
