@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import math
 import re
 import shlex
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +31,7 @@ from kernelopt._cli_util import (
     print_json,
 )
 from kernelopt._errors import FormatError, InputError, expected
-from kernelopt._fileio import read_text_and_encoding
+from kernelopt._fileio import read_text_and_encoding, text_of_bytes
 from kernelopt._words import count_text
 from kernelopt.catalog.catalog import Catalog
 from kernelopt.catalog.conditions import format_number
@@ -53,6 +55,7 @@ from kernelopt.catalog.vocabulary import (
     LANGUAGES,
     METRICS,
     SHAPE_FACTS,
+    family_alias_note,
     family_aliases_text,
     family_ancestors,
     normalize_family,
@@ -241,7 +244,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--profile",
         metavar="FILE",
         type=nonempty_path("a workload profile (workload_profile.md)"),
-        help="read the shape facts from this workload profile (--shape values win)",
+        help="read the shape facts from this workload profile, workload_profile.md "
+        "(--shape values win; a profile.md hand-off's metrics go to --metric)",
     )
     match.add_argument(
         "--op", metavar="OP", help="the profile's op to read (default: the most called)"
@@ -423,7 +427,18 @@ def _family(catalog: Catalog, family: str | None) -> str | None:
     The query names the Python argument (``family:``); on the command line the error
     names the option, as ``--metric:`` and ``--shape:`` errors do.
     """
-    return None if family is None else catalog.canonical_family(family, where="--family")
+    return None if family is None else _named_family(catalog, family)
+
+
+def _named_family(catalog: Catalog, family: str) -> str:
+    """``--family`` in the catalog's spelling, with a note on stderr where the name is an
+    alias that users also give another kernel (moe: the router, or the expert GEMMs), so
+    the answer says which one it is for."""
+    name = catalog.canonical_family(family, where="--family")
+    note = family_alias_note(family)
+    if note is not None:
+        print(f"kernelopt catalog: note: {note}", file=sys.stderr)
+    return name
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -444,7 +459,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _fundamentals(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
-    family = catalog.canonical_family(args.family, where="--family")
+    family = _named_family(catalog, args.family)
     entries = [
         e
         for e in catalog.fundamentals(family, language=args.language)
@@ -461,8 +476,24 @@ def _fundamentals(args: argparse.Namespace) -> int:
         print(f"no standard techniques recorded for {family} or its ancestors")
     width = max((len(e.id) for e in entries), default=2)
     for e in entries:
-        print(f"{e.id:<{width}}  {e.kind.value:<12}  {e.scope:<8}  fundamental for {via[e.id]}")
+        # Standard for every kernel whatever it computes: a way of working (measure before
+        # optimizing), not a technique a kernel of this family is built with.
+        method = f" ({_METHOD})" if via[e.id] == "any" else ""
+        print(
+            f"{e.id:<{width}}  {e.kind.value:<12}  {e.scope:<8}  "
+            f"fundamental for {via[e.id]}{method}"
+        )
+    if entries and family != "any" and all(via[e.id] == "any" for e in entries):
+        print(
+            f"kernelopt catalog: note: no technique is recorded as standard for {family} "
+            f"or its ancestors; what is listed is fundamental for any, {_METHOD}",
+            file=sys.stderr,
+        )
     return EXIT_OK
+
+
+# What an entry fundamental for `any` is, beside it in `fundamentals`.
+_METHOD = "a method for every kernel, not a technique of its family"
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -732,6 +763,19 @@ def _profile_facts(path: str, op: str | None) -> tuple[dict[str, float], OpProfi
     from kernelopt.workload import read_profile_md, shape_facts
 
     profile = read_profile_md(Path(path))
+    if not profile.ops:
+        # Read tolerantly, a call trace, a hand-off or a binary file holds no op: say what
+        # the file is and what to pass instead, not that the profile is empty.
+        other = _other_file(Path(path))
+        if other is not None:
+            raise InputError(
+                expected(
+                    "a workload profile (workload_profile.md, written by `kernelopt inspect "
+                    "--write`)",
+                    other,
+                    where="--profile",
+                )
+            )
     if op is not None and profile.op(op) is None:
         ops = ", ".join(o.op for o in profile.ops) or "no ops"
         raise InputError(expected(f"an op of the profile ({ops})", op, where="--op"))
@@ -740,6 +784,82 @@ def _profile_facts(path: str, op: str | None) -> tuple[dict[str, float], OpProfi
     except InputError as error:
         raise InputError(f"--profile: {error}") from None
     return facts, profile.op(op)
+
+
+# A hand-off's heading (the workflow's Profile, Optimization Task and New Version records).
+_HANDOFF_HEADING = re.compile(
+    r"^\s{0,3}#{1,6}\s*(Profile|Optimization Task|New Version)\s*:", re.MULTILINE
+)
+
+
+def _other_file(path: Path) -> str | None:
+    """What ``path`` holds when it is a file ``match --profile`` is often given in place
+    of a workload profile, with what to pass instead; None for anything else.
+
+    A JSONL call trace is what ``kernelopt inspect`` reads to write the profile; a
+    ``## Profile:`` hand-off (``experiments/profile.md``) holds measured metrics, which
+    ``--metric`` takes, not the shapes of calls.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "a binary file (NUL bytes)"
+    text = text_of_bytes(data).removeprefix("\ufeff")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        record = json.loads(first)
+    except ValueError:
+        record = None
+    if isinstance(record, dict) and ("op" in record or "traceEvents" in record):
+        return (
+            f"a call trace ({path}); run `kernelopt inspect {shlex.quote(str(path))} --write "
+            "experiments/workload_profile.md` first and pass the profile it writes"
+        )
+    heading = _HANDOFF_HEADING.search(text)
+    if heading is None:
+        return None
+    kind = heading.group(1)
+    line = text.count("\n", 0, heading.start()) + 1
+    got = f"a '## {kind}:' hand-off ({path}:{line})"
+    if kind != "Profile":
+        return f"{got}; pass the workload profile (experiments/workload_profile.md)"
+    return (
+        f"{got}, which holds measured metrics, not call shapes; pass its metrics with "
+        f"--metric NAME=VALUE{_handoff_metrics(text)}, or --profile the workload profile "
+        "(experiments/workload_profile.md)"
+    )
+
+
+def _handoff_metrics(text: str) -> str:
+    """The ``--metric`` options of a profile hand-off's longest stage (`` (its longest
+    stage 'decode': --metric tc_pct=73.3 --metric dram_pct=48.9)``), or ``""`` when none
+    can be read."""
+    from kernelopt.workflow import parse_profile
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = parse_profile(text)
+    except (FormatError, InputError, ValueError):
+        return ""
+    if not report.stages:
+        return ""
+    stage = max(report.stages, key=lambda s: s.duration)
+    pairs = [
+        (name, value)
+        for name, value in (
+            ("tc_pct", stage.tc_pct),
+            ("dram_pct", stage.dram_pct),
+            ("occupancy_pct", stage.occupancy_pct),
+        )
+        if value is not None
+    ]
+    if not pairs:
+        return ""
+    shown = " ".join(f"--metric {name}={format_number(value)}" for name, value in pairs)
+    return f" (its longest stage, {stage.name!r}: {shown})"
 
 
 def _selection_family(op: OpProfile, known: Sequence[str]) -> str | None:

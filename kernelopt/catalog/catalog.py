@@ -25,10 +25,12 @@ from kernelopt.catalog.problems import Problem, Severity
 from kernelopt.catalog.query import Match, _Searchable, rank
 from kernelopt.catalog.vocabulary import (
     FAMILIES,
+    FAMILY_ALIASES,
     family_aliases_text,
     family_ancestors,
     family_shape,
     language_scopes,
+    nearest_family,
     normalize_family,
 )
 
@@ -454,11 +456,22 @@ class Catalog:
                 expected(
                     f"a kernel family among {', '.join(self.families())} "
                     f"(or {family_aliases_text()})",
-                    repr(family),
+                    repr(family) + self._family_hint(name),
                     where=where,
                 )
             )
         return name
+
+    def _family_hint(self, name: str) -> str:
+        """What to type for an unknown family: the nearest family of a kernel named in its
+        place (``kv_cache_append``: ``elementwise``), else a family spelled close to it."""
+        nearest = nearest_family(name)
+        if nearest is not None:
+            family, why = nearest
+            return f"; {name} names a kernel with no family of its own, nearest {family}: {why}"
+        names = [*self.families(), *FAMILY_ALIASES]
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+        return f"; did you mean {close[0]!r}?" if close else ""
 
     def _items(self) -> tuple[_Searchable, ...]:
         if self._searchables is None:

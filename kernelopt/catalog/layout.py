@@ -38,6 +38,7 @@ __all__ = [
     "classify",
     "entry_path",
     "file_type",
+    "is_root_note",
     "iter_markdown",
     "iter_misnamed",
     "make_root",
@@ -272,8 +273,9 @@ def check_tree_folder(root: Path) -> None:
     Writers call it before they create or write anything. A folder is refused when its
     ``index.md`` was not written by ``kernelopt catalog index`` (a project's own docs page
     at ``docs/knowledge/index.md``, which the next index would replace) or, without an
-    ``index.md``, when it holds markdown outside the entry folders (a project's ``docs/``
-    named for its ``docs/knowledge/``, where the index would land among the site's pages).
+    ``index.md``, when it holds markdown outside the entry folders, a root README aside (a
+    project's ``docs/`` named for its ``docs/knowledge/``, or a folder holding
+    ``guide.md`` at its root, where the index would land among the site's pages).
     A folder that does not exist yet is fine: it is created as a tree.
 
     Parameters
@@ -304,12 +306,23 @@ def check_tree_folder(root: Path) -> None:
         )
 
 
+def is_root_note(name: str) -> bool:
+    """Whether a markdown file of this name belongs at a tree's root: ``index.md`` or a
+    README (``README.md``, ``readme.md``), the files the loader reads as no entry."""
+    return name == INDEX_NAME or name.lower().startswith("readme")
+
+
 def _check_holds_a_tree(root: Path) -> None:
-    """Refuse a folder without ``index.md`` that holds markdown outside the entry folders."""
+    """Refuse a folder without ``index.md`` that holds markdown outside the entry folders.
+
+    At the root only a README is a tree's own: other pages there (``guide.md``) mark a
+    project's docs folder, where the first index would land among the site's pages.
+    """
     if not root.is_dir():
         return
     for path in iter_markdown(root):
-        if isinstance(classify(root, path), str):
+        place = classify(root, path)
+        if isinstance(place, str) or (place is None and not is_root_note(path.name)):
             shown = path.relative_to(root).as_posix()
             raise CatalogError(
                 expected(

@@ -49,6 +49,27 @@ _STOPWORDS = frozenset(
         "do if no so up us vs we",
     )
 )
+# Words of a searched text that say nothing of a technique: an experiment log's own
+# layout (a plan's title, "exp 4", a result's verdict) and common words the stop words
+# above leave in. A query drops them; an entry's text keeps them, which changes nothing.
+_QUERY_NOISE = frozenset(
+    re.findall(
+        r"\w+",
+        "plan plans experiment experiments result results verdict summary notes "
+        "hypothesis status kept reverted todo "
+        "every each all also then before after again now just more fewer same only once "
+        "over other others their them one two",
+    )
+)
+# An experiment reference ("exp 4", "exp_4", "exps 3, 5"): a log's layout, and "exp" alone
+# would match every entry on exponentials.
+_EXP_REFERENCE = re.compile(r"\bexps? ?\d+(?: ?, ?\d+)*\b")
+# An entry found only by words it shares with a query of this many words or more must
+# share at least this part of the query's weight (see `_relevance`): a plan shares a few
+# common words with most entries, and those matches are noise. One or two words searched
+# are all the query has, and an entry sharing one is shown.
+_FLOOR_FROM_WORDS = 3
+_MIN_RELEVANCE = 0.4
 # Score weights: a fired trigger or shape condition and a named technique count more than
 # a filter; the weak word overlap stays below one strong hit.
 _W_TRIGGER = 2.0
@@ -247,6 +268,27 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
 
 def _words(text: str) -> set[str]:
     return set(_word_list(text))
+
+
+def _query_words(text: str) -> set[str]:
+    """The words a search looks for in ``text``: its words less experiment references
+    and the words of :data:`_QUERY_NOISE`."""
+    kept = _EXP_REFERENCE.sub(" ", normalize_text(text))
+    return {w for w in _word_list(kept) if w not in _QUERY_NOISE}
+
+
+def _word_weights(items: Iterable[_Searchable], words: set[str]) -> dict[str, float]:
+    """How much each query word tells entries apart: less the more entries use it (an
+    inverse document frequency), most for a word no entry uses."""
+    items = list(items)
+    count = Counter(w for item in items for w in words & item.words)
+    return {w: math.log((len(items) + 1) / (count[w] + 0.5)) for w in words}
+
+
+def _relevance(common: set[str], weights: Mapping[str, float]) -> float:
+    """The part of the query's weight that the shared words ``common`` carry, in [0, 1]."""
+    total = sum(weights.values())
+    return sum(weights[w] for w in common) / total if total > 0 else 1.0
 
 
 def _word_list(text: str) -> list[str]:
@@ -452,8 +494,10 @@ def rank(
     scopes = None if language is None else language_scopes(language)
     want_kind = None if kind is None else _kind(kind)
     text = None if keyword is None else normalize_text(keyword)
-    query_words = set() if keyword is None else _words(keyword)
+    query_words = set() if keyword is None else _query_words(keyword)
     items = tuple(searchables)
+    floor = len(query_words) >= _FLOOR_FROM_WORDS and not strong_only
+    weights = _word_weights(items, query_words) if floor else {}
     if (
         keyword is not None
         and text is not None
@@ -511,7 +555,9 @@ def rank(
                 if shared is not None:
                     hit += _W_NAMED_WORDS * shared[0]
                     reasons.append(shared[1])
-            elif shared is not None:
+            elif shared is not None and (
+                not floor or _relevance(query_words & item.words, weights) >= _MIN_RELEVANCE
+            ):
                 hit += shared[0]
                 reasons.append(shared[1])
         if scored and hit == 0.0:

@@ -8,6 +8,8 @@ family: an entry for ``any`` applies to every kernel.
 
 from __future__ import annotations
 
+import re
+
 from kernelopt._errors import InputError, expected
 
 __all__ = [
@@ -15,6 +17,7 @@ __all__ = [
     "DIALECTS",
     "FAMILIES",
     "FAMILY_ALIASES",
+    "FAMILY_ALIAS_NOTES",
     "FAMILY_PARENT",
     "FAMILY_SHAPES",
     "FILL_MARK",
@@ -26,10 +29,12 @@ __all__ = [
     "canonical_family_name",
     "canonical_language",
     "entry_language",
+    "family_alias_note",
     "family_aliases_text",
     "family_ancestors",
     "family_shape",
     "language_scopes",
+    "nearest_family",
     "normalize_family",
     "shape_fact_for_axis",
 ]
@@ -40,8 +45,11 @@ FILL_MARK = "<FILL"
 # family -> parent family ("any" is the root and has no parent). A top-k reduces each row
 # of n to its k largest, as a max reduces it to one (top-1 is an argmax), so it is a
 # reduction; an MoE router's softmax, top-k and permutation are built around its top-k
-# choice of experts per token. A gather moves the elements an index names and reduces
-# nothing.
+# choice of experts per token. A column reduction sums over the rows, one result per
+# column (a normalization backward's dgamma and dbeta, a bias gradient): a kernel whose
+# programs each own rows must combine their shares, which a row reduction (a per-token
+# amax, a softmax's max) never does. A gather moves the elements an index names and
+# reduces nothing.
 FAMILY_PARENT: dict[str, str] = {
     "attention": "any",
     "decode-attention": "attention",
@@ -50,6 +58,7 @@ FAMILY_PARENT: dict[str, str] = {
     "reduction": "any",
     "topk": "reduction",
     "moe-routing": "topk",
+    "column-reduction": "reduction",
     "gather": "any",
     "gemm": "any",
     "elementwise": "any",
@@ -80,7 +89,50 @@ FAMILY_ALIASES: dict[str, str] = {
     # The ops of the workload's built-in gather signature besides gather itself.
     "index-select": "gather",
     "take-along-dim": "gather",
+    # A rotary embedding (RoPE) turns each pair of elements by its position's angle: every
+    # element read and written once, nothing reduced.
+    "rope": "elementwise",
+    "rotary": "elementwise",
+    "rotary-embedding": "elementwise",
+    "column-sum": "column-reduction",
 }
+
+# What an alias that users also give another kernel stands for, said wherever it is read
+# (`kernelopt catalog` prints it as a note; see `family_alias_note`): an MoE layer is a
+# router and expert GEMMs, and ``moe`` picks the router.
+FAMILY_ALIAS_NOTES: dict[str, str] = {
+    "moe": "moe is read as moe-routing; an MoE layer's expert GEMMs are gemm",
+}
+
+# Kernels users name as families that have none of their own, with the nearest family and
+# why (see `nearest_family`): each is (words a name holds, the family, why). A word is
+# matched where no letter comes before it (``quant`` in ``per_token_fp8_quant``,
+# ``fp8quant`` and ``quantization``, not in ``dequant``); the first rule that fits wins.
+_NEAREST_FAMILIES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        ("rope", "rotary"),
+        "elementwise",
+        "a rotary embedding turns each pair of elements by its position's angle and "
+        "reduces nothing",
+    ),
+    (
+        ("dequant",),
+        "elementwise",
+        "a dequantizer scales each element by a scale it is given and reduces nothing",
+    ),
+    (
+        ("quant",),
+        "reduction",
+        "a per-token or per-block quantizer reduces each row or block to its scale (its "
+        "amax), then scales and casts each element; with the scale given, it is elementwise",
+    ),
+    (
+        ("scatter", "append", "reshape-and-cache", "cache-write", "cache-store"),
+        "elementwise",
+        "a scatter into a (paged) cache moves each element once to the slot its index "
+        "names and reduces nothing; gather's entries are for gathers",
+    ),
+)
 
 # The shape facts a family's name fixes, inherited by its descendants (see `family_shape`):
 # decode attention is one query token a sequence (speculative decode adds a few draft
@@ -308,6 +360,55 @@ def canonical_family_name(name: str) -> str:
     kebab-case names, which this maps without reading case or separators.
     """
     return FAMILY_ALIASES.get(name, name)
+
+
+def family_alias_note(family: object) -> str | None:
+    """What the family name ``family`` is read as, where it could mean another kernel.
+
+    Parameters
+    ----------
+    family : str
+        A family or alias as a person writes it, read as :func:`normalize_family` reads it
+        (``"MoE"`` is ``"moe"``).
+
+    Returns
+    -------
+    str or None
+        The note of :data:`FAMILY_ALIAS_NOTES` (``"moe is read as moe-routing; an MoE
+        layer's expert GEMMs are gemm"``), or None for any other name.
+    """
+    if not isinstance(family, str):
+        return None
+    return FAMILY_ALIAS_NOTES.get("-".join(family.strip().lower().replace("_", " ").split()))
+
+
+def nearest_family(family: object) -> tuple[str, str] | None:
+    """The nearest family for a kernel named as a family the catalog lacks, and why.
+
+    Users name their kernel where a family goes (``--family kv_cache_append``,
+    ``--family fp8_quant``); the catalog's families are kinds of kernels, and these
+    kernels have none of their own. Names that are families or aliases get None.
+
+    Parameters
+    ----------
+    family : str
+        The name given, read in any case and with ``_`` or spaces for ``-``.
+
+    Returns
+    -------
+    tuple of (str, str) or None
+        The family and why, e.g. ``("elementwise", "a rotary embedding turns ...")`` for
+        ``"apply_rotary_emb"``; None when no rule fits.
+    """
+    if not isinstance(family, str):
+        return None
+    name = "-".join(family.strip().lower().replace("_", " ").split())
+    if name in FAMILY_PARENT or name in FAMILY_ALIASES or name == "any":
+        return None
+    for words, nearest, why in _NEAREST_FAMILIES:
+        if any(re.search(rf"(?<![a-z]){re.escape(word)}", name) for word in words):
+            return nearest, why
+    return None
 
 
 def family_aliases_text() -> str:

@@ -29,7 +29,8 @@ def _round_e4m3(v):
     e = tl.floor(tl.log2(tl.maximum(a, 2.0**-6)))
     step = tl.exp2(e - 3)
     r = ((a / step + 12582912.0) - 12582912.0) * step
-    return tl.where(v < 0, -r, r)
+    # A zero is returned as given: -0.0 keeps its sign (negating 0.0 interpreted may not).
+    return tl.where(a == 0, v, r * tl.where(v < 0, -1.0, 1.0))
 
 
 @triton.jit
