@@ -16,7 +16,10 @@ Each row is the median over repeats of (elapsed / calls), in microseconds.
 
 Usage: ``python benchmarks/buffers_overhead.py [--out FILE] [--device all|cuda|cpu]``
 (default ``benchmarks/results/buffers_overhead.jsonl``, ``all``). Prints a table last and
-writes one JSON row per measurement, replacing ``--out``. Runs in well under a minute.
+writes one JSON row per measurement, replacing ``--out``: the file is one run's table, so a
+second run's rows are not appended to it. A file that holds anything but this script's rows
+(a BenchRow file, say) is refused before anything is timed, and left as it is. Runs in well
+under a minute.
 Without a CUDA device, ``all`` and ``cuda`` refuse (exit 2); ``--device cpu`` times the CPU
 alone. A run on one device writes its rows only to an ``--out`` given on the command line:
 the default file holds the rows of both devices, and half of them must not replace it.
@@ -25,6 +28,7 @@ the default file holds the rows of both devices, and half of them must not repla
 from __future__ import annotations
 
 import argparse
+import codecs
 import datetime
 import json
 import statistics
@@ -37,6 +41,7 @@ import torch
 from _common import no_cuda, refuse_unwritable_out, scripts_commit
 
 from kernelopt._cli_util import count_at_least_one, int_at_least
+from kernelopt._errors import expected
 from kernelopt._fileio import atomic_write_text
 from kernelopt.buffers import BufferPool, BufferScope, persistent_buffers
 
@@ -228,6 +233,55 @@ def table(rows: list[OverheadRow]) -> str:
 
 
 DEFAULT_OUT = Path("benchmarks/results/buffers_overhead.jsonl")
+_FIELDS = frozenset(attrs.fields_dict(OverheadRow))
+_EMPTY = (b"", codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def foreign_rows(path: Path) -> str | None:
+    """Why ``path`` must not be replaced by this script's rows, or None where it may.
+
+    A missing or empty file may be, and one whose every line is a row this script wrote
+    (``op`` ``"buffers_overhead"``, no field an ``OverheadRow`` lacks; rows kept from
+    before ``commit`` existed lack it). Anything else (BenchRows, notes, another script's
+    records) would be lost without a word: the reason names the first such line.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The ``--out`` file.
+
+    Returns
+    -------
+    str or None
+        ``"rows.jsonl line 1 is no row of buffers_overhead.py (op 'mla_decode')"`` and the
+        like, or None.
+    """
+    if not path.is_file():
+        return None
+    raw = path.read_bytes()
+    if raw in _EMPTY:
+        return None  # a byte-order mark alone, as an editor saves an empty file: nothing lost
+    try:
+        lines = raw.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return f"{path} is not UTF-8 text, so holds no row of buffers_overhead.py"
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            return f"{path} line {number} is no JSON object"
+        if record.get("op") != "buffers_overhead":
+            return (
+                f"{path} line {number} is no row of buffers_overhead.py (op {record.get('op')!r})"
+            )
+        unknown = sorted(set(record) - _FIELDS)
+        if unknown:
+            return f"{path} line {number} has fields no row of buffers_overhead.py has: {unknown}"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=None,
         help=f"JSONL file the rows replace (default {DEFAULT_OUT} with --device all; with "
-        "--device cuda or cpu, rows are written only where --out says)",
+        "--device cuda or cpu, rows are written only where --out says); a file holding "
+        "anything but this script's rows is refused",
     )
     parser.add_argument(
         "--calls", type=count_at_least_one, default=2000, help="calls per timed repeat"
@@ -261,6 +316,16 @@ def main(argv: list[str] | None = None) -> int:
         out = DEFAULT_OUT
     if out is not None:
         refuse_unwritable_out(parser, out, writes="whole-file")
+        # Checked before the timings: replacing the file at the end lost whatever it held.
+        foreign = foreign_rows(out)
+        if foreign is not None:
+            parser.error(
+                "argument --out: "
+                + expected(
+                    "a new file, or a file of buffers_overhead.py's rows, to replace",
+                    f"{foreign}; name another --out, or move that file away",
+                )
+            )
     # Without a GPU, --device all would write CPU rows alone over a file of both.
     if args.device in ("all", "cuda") and no_cuda(
         "buffers_overhead",

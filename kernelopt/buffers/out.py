@@ -40,6 +40,7 @@ def check_out(
     name: str = "out",
     *,
     inputs: Mapping[str, object] | Sequence[object] | torch.Tensor = (),
+    in_place: str | int | None = None,
 ) -> torch.Tensor:
     """Check that a caller-given ``out`` is a contiguous tensor of this shape, dtype, device.
 
@@ -54,8 +55,15 @@ def check_out(
         The argument's name, used in error messages (``"out"``, ``"lse"``).
     inputs : mapping of str to object, sequence of object, or torch.Tensor of any shape
         What the kernel reads while it writes ``out``: name to value, or values (named
-        ``input 0``, ``input 1``... in errors), or the one input tensor. Its tensors must
-        share no memory with ``out``; other values are skipped.
+        ``input 0``, ``input 1``... in errors), or the one input tensor. Its tensors,
+        those in lists, tuples and mappings among its values included (``{"pages": [k,
+        v]}``), must share no memory with ``out``; other values are skipped.
+    in_place : str or int, optional
+        The input ``out`` may be, for a kernel that reads each element before it writes
+        that element and no other (a pointwise update, RoPE on ``q``): its key in a
+        mapping of ``inputs``, or its index in a sequence (0 for the one input tensor).
+        ``out`` must then be that very tensor's memory (same ``data_ptr``, shape and
+        strides), or share no memory with it; every other input is checked as before.
 
     Returns
     -------
@@ -71,11 +79,13 @@ def check_out(
         or a lazily conjugated or negated view (``x.conj()``), which would read back
         transformed, or a tensor whose bytes overlap an input's (``out=x`` for an input
         ``x``, or a view of it): the kernel would overwrite values it has still to read.
-        A slice of the same storage that is disjoint from every input passes.
-        ``inputs`` that are neither a mapping, an iterable nor a tensor (a str is no
-        sequence of inputs; a set or a generator is read once, as a sequence).
+        A slice of the same storage that is disjoint from every input passes, and so
+        does the ``in_place`` input itself. ``inputs`` that are neither a mapping, an
+        iterable nor a tensor (a str is no sequence of inputs; a set or a generator is
+        read once, as a sequence), and an ``in_place`` that names none of them.
     """
     given = _as_inputs(inputs)
+    _check_in_place(in_place, given)
     if not isinstance(out, torch.Tensor):
         # None is resolve_out's request for a buffer; check_out checks a given tensor.
         raise InputError(expected(f"{name} to be a torch.Tensor", type(out).__name__))
@@ -93,7 +103,14 @@ def check_out(
         # kernel writing rows has nowhere to write, and its "strides" would read (0, 0).
         raise InputError(expected(f"{name} of layout torch.strided", str(out.layout)))
     if not out.is_contiguous():
-        raise InputError(expected(f"{name} to be contiguous", f"strides {tuple(out.stride())}"))
+        # A view such as q[..., 64:] of a larger tensor: the kernel would write past it.
+        raise InputError(
+            expected(
+                f"{name} to be contiguous",
+                f"strides {tuple(out.stride())}: kernels write contiguous rows; pass a "
+                f"contiguous {name} (or None) and copy the result into the strided view",
+            )
+        )
     if out.is_conj() or out.is_neg():
         # A lazy view (x.conj(), or a negative view) reads its memory back conjugated or
         # negated: what a kernel writes there, the caller would read transformed.
@@ -102,8 +119,63 @@ def check_out(
             expected(f"{name} that is no lazy conjugate or negative view", f"a {lazy} view")
         )
     if given:
-        _check_no_overlap(out, name, given)
+        _check_no_overlap(out, name, given, in_place)
     return out
+
+
+def _check_in_place(in_place: object, inputs: Mapping[str, object] | Sequence[object]) -> None:
+    """Refuse an ``in_place`` that names no tensor among ``inputs`` (a key of a mapping,
+    an index of a sequence), whether or not an ``out`` was given."""
+    if in_place is None:
+        return
+    if isinstance(inputs, Mapping):
+        known: list[object] = list(inputs)
+        value = inputs.get(in_place) if in_place in known else None  # type: ignore[call-overload]
+    else:
+        known = list(range(len(inputs)))
+        index = in_place if isinstance(in_place, int) and not isinstance(in_place, bool) else -1
+        value = inputs[index] if 0 <= index < len(inputs) else None
+    if not isinstance(value, torch.Tensor):
+        names = ", ".join(repr(key) for key in known) or "none given"
+        raise InputError(
+            expected(
+                f"the key or index of one input tensor of inputs ({names})",
+                repr(in_place),
+                where="in_place",
+            )
+        )
+
+
+def _named_inputs(
+    inputs: Mapping[str, object] | Sequence[object],
+) -> list[tuple[object, str, object]]:
+    """``(key, label, value)`` of each value of ``inputs``, those in lists, tuples and
+    mappings among them too: ``input 'pages'[1]`` for ``{"pages": [k, v]}``'s ``v``. The
+    key is that of the top-level input the value is in (what ``in_place`` names)."""
+    top = list(inputs.items()) if isinstance(inputs, Mapping) else list(enumerate(inputs))
+    found: list[tuple[object, str, object]] = []
+    for key, value in top:
+        stack = [(f"input {key!r}" if isinstance(inputs, Mapping) else f"input {key}", value)]
+        while stack:
+            label, item = stack.pop()
+            if isinstance(item, Mapping):
+                stack += [(f"{label}[{k!r}]", v) for k, v in reversed(list(item.items()))]
+            elif isinstance(item, list | tuple):
+                stack += [(f"{label}[{i}]", v) for i, v in reversed(list(enumerate(item)))]
+            else:
+                found.append((key, label, item))
+    return found
+
+
+def _same_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether ``a`` and ``b`` are views of the very same elements, laid out alike."""
+    return (
+        a.data_ptr() == b.data_ptr()
+        and a.shape == b.shape
+        and a.stride() == b.stride()
+        and a.dtype == b.dtype
+        and a.device == b.device
+    )
 
 
 def _as_inputs(
@@ -131,7 +203,10 @@ def _as_inputs(
 
 
 def _check_no_overlap(
-    out: torch.Tensor, name: str, inputs: Mapping[str, object] | Sequence[object]
+    out: torch.Tensor,
+    name: str,
+    inputs: Mapping[str, object] | Sequence[object],
+    in_place: object = None,
 ) -> None:
     """Refuse an ``out`` whose bytes meet an input tensor's (see :func:`check_out`).
 
@@ -143,25 +218,36 @@ def _check_no_overlap(
     span = byte_span(out)
     if span is None:
         return
-    named = (
-        [(f"input {key!r}", value) for key, value in inputs.items()]
-        if isinstance(inputs, Mapping)
-        else [(f"input {i}", value) for i, value in enumerate(inputs)]
-    )
-    for label, value in named:
+    for key, label, value in _named_inputs(inputs):
         # Sparse and other non-strided layouts keep their memory in member tensors
         # (indices, values), which have no single span here.
         if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
             continue
         if value.device != out.device:  # another address space: no bytes in common
             continue
+        own = in_place is not None and key == in_place and label == _top_label(inputs, key)
+        if own and _same_memory(out, value):
+            continue  # the input the kernel updates in place, element by element
         if spans_meet(span, byte_span(value)):
-            raise InputError(
-                expected(
-                    f"{name} that shares no memory with the kernel's inputs",
-                    f"a tensor overlapping {label}",
-                )
-            )
+            if own:
+                what = f"{name} that is {label} itself (same data_ptr, shape and strides)"
+                got = "a tensor overlapping it otherwise"
+            else:
+                what = f"{name} that shares no memory with the kernel's inputs"
+                got = f"a tensor overlapping {label}"
+                if (
+                    in_place is None
+                    and _same_memory(out, value)
+                    and label == _top_label(inputs, key)
+                ):
+                    # An exact alias: the one way through for an update in place.
+                    got += f" (in_place={key!r} if the kernel updates it element by element)"
+            raise InputError(expected(what, got))
+
+
+def _top_label(inputs: Mapping[str, object] | Sequence[object], key: object) -> str:
+    """The label of the top-level input ``key`` (not of a tensor nested in it)."""
+    return f"input {key!r}" if isinstance(inputs, Mapping) else f"input {key}"
 
 
 def resolve_out(
@@ -173,6 +259,7 @@ def resolve_out(
     *,
     scope: BufferScope | None = None,
     inputs: Mapping[str, object] | Sequence[object] | torch.Tensor = (),
+    in_place: str | int | None = None,
 ) -> torch.Tensor:
     """Return the caller's ``out`` after checking it, or a buffer to write the output into.
 
@@ -194,7 +281,11 @@ def resolve_out(
         a scope, a fresh ``torch.empty`` (the caller then owns it outright).
     inputs : mapping of str to object, sequence of object, or torch.Tensor of any shape
         What the kernel reads while it writes the output; a given ``out`` must share no
-        memory with its tensors (see :func:`check_out`).
+        memory with its tensors, those nested in lists, tuples and mappings included
+        (see :func:`check_out`).
+    in_place : str or int, optional
+        The input a given ``out`` may be itself (same ``data_ptr``, shape and strides),
+        for a kernel that updates it element by element; see :func:`check_out`.
 
     Returns
     -------
@@ -206,9 +297,10 @@ def resolve_out(
     ------
     InputError
         A given ``out`` of the wrong type, shape, dtype, device or layout, or one that
-        overlaps an input; see :func:`check_out`. A ``scope`` that is no BufferScope, or
-        ``inputs`` that are neither a mapping, a sequence nor a tensor, with or without
-        ``out``.
+        overlaps an input other than as the ``in_place`` one itself; see
+        :func:`check_out`. A ``scope`` that is no BufferScope, ``inputs`` that are neither
+        a mapping, a sequence nor a tensor, or an ``in_place`` that names no input tensor,
+        with or without ``out``.
 
     Examples
     --------
@@ -226,11 +318,12 @@ def resolve_out(
     # on the call that first takes the other branch.
     _check_scope(scope)
     given = _as_inputs(inputs)
+    _check_in_place(in_place, given)
     if out is not None:
         if not isinstance(out, torch.Tensor):
             # Here None is accepted too (it asks for a buffer), so the message says so.
             raise InputError(expected(f"{name} to be a torch.Tensor or None", type(out).__name__))
-        return check_out(out, shape, dtype, device, name, inputs=given)
+        return check_out(out, shape, dtype, device, name, inputs=given, in_place=in_place)
     if scope is not None:
         return scope.empty(name, shape, dtype, device)
     sizes, kind = validate_shape(normalize_shape(shape)), validate_dtype(dtype)

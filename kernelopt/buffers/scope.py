@@ -301,6 +301,7 @@ class BufferScope:
         name: str = "out",
         *,
         inputs: Mapping[str, object] | Sequence[object] | torch.Tensor = (),
+        in_place: str | int | None = None,
     ) -> torch.Tensor:
         """The caller's ``out`` after checking it, or this scope's buffer ``name``.
 
@@ -321,7 +322,11 @@ class BufferScope:
             The argument name in errors, and the buffer's name in this scope.
         inputs : mapping of str to object, sequence of object, or torch.Tensor of any shape
             What the kernel reads while it writes the output; a given ``out`` must share
-            no memory with its tensors (see :func:`kernelopt.buffers.check_out`).
+            no memory with its tensors, nested ones included (see
+            :func:`kernelopt.buffers.check_out`).
+        in_place : str or int, optional
+            The input a given ``out`` may be itself, for a kernel that updates it element
+            by element (see :func:`kernelopt.buffers.check_out`).
 
         Returns
         -------
@@ -333,9 +338,11 @@ class BufferScope:
         ------
         InputError
             A given ``out`` of the wrong type, shape, dtype, device or layout, or one
-            that overlaps an input.
+            that overlaps an input other than as the ``in_place`` one itself.
         """
-        return resolve_out(out, shape, dtype, device, name, scope=self, inputs=inputs)
+        return resolve_out(
+            out, shape, dtype, device, name, scope=self, inputs=inputs, in_place=in_place
+        )
 
     def _remember(self, key: _Key, entry: _Entry) -> None:
         if not entry.held:

@@ -26,7 +26,11 @@ def test_a_fitting_out_is_returned_as_is() -> None:
         ),
         (torch.empty(2, 4, dtype=BF16), "Expected out of shape (2, 3), got (2, 4)"),
         (torch.empty(2, 3, dtype=BF16, device="meta"), "Expected out on device cpu, got meta"),
-        (torch.empty(3, 2, dtype=BF16).t(), "Expected out to be contiguous, got strides (1, 2)"),
+        (
+            torch.empty(3, 2, dtype=BF16).t(),
+            "Expected out to be contiguous, got strides (1, 2): kernels write contiguous rows; "
+            "pass a contiguous out (or None) and copy the result into the strided view",
+        ),
         ([[0.0] * 3] * 2, "Expected out to be a torch.Tensor or None, got list"),
     ],
     ids=["dtype", "shape", "device", "layout", "type"],
