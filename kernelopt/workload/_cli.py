@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernelopt._cli_util import (
     EXIT_FINDINGS,
@@ -18,6 +19,9 @@ from kernelopt._cli_util import (
     output_path,
     print_json,
 )
+
+if TYPE_CHECKING:
+    from kernelopt.workload.profile import WorkloadProfile
 
 # What only a trace is read with: a workload_profile.md is read back as written, so these
 # would be dropped without a word.
@@ -103,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
     from kernelopt.workload.report import render_report
     from kernelopt.workload.serialize import profile_to_dict, shortcut_to_dict
     from kernelopt.workload.shortcuts import find_shortcuts
-    from kernelopt.workload.traces import read_trace
+    from kernelopt.workload.traces import _read_trace
 
     if not args.trace:  # Path("") is the working directory, which no message should name
         raise InputError(expected("a trace file or a workload_profile.md", "an empty path"))
@@ -142,7 +146,13 @@ def _run(args: argparse.Namespace) -> int:
                 notes=profile.notes,
             )
     else:
-        trace = read_trace(path, format=args.format, definition=args.definition, time=args.time)
+        trace = _read_trace(
+            path,
+            format=args.format,
+            definition=args.definition,
+            time=args.time,
+            names=("--definition", "--time"),
+        )
         _refuse_unread(args, trace.format, path)
         if not trace.groups:
             detail = f"{trace.skipped} of {trace.records} records skipped"
@@ -150,6 +160,7 @@ def _run(args: argparse.Namespace) -> int:
                 detail += f"; {trace.notes[0]}"
             raise InputError(expected(f"at least one call in {path}", f"none ({detail})"))
         profile = profile_calls(trace, op=args.op, max_shapes=args.max_shapes)
+        profile = _cli_notes(profile)
     shortcuts = find_shortcuts(profile)
     if args.write:
         write_profile_md(profile, args.write, shortcuts)
@@ -166,6 +177,28 @@ def _run(args: argparse.Namespace) -> int:
         if args.write:
             print(f"wrote {args.write}")
     return EXIT_FINDINGS if shortcuts else EXIT_OK
+
+
+# The end of the note for an op no signature names, and what the command line adds to it.
+_REGISTER = "or register one (register_signature)"
+_REGISTER_HERE = (
+    "or register one (register_signature, in Python: this command reads a trace with the "
+    "built-in signatures only; profile it with profile_trace(path, signatures=[...]), write "
+    "the profile with write_profile_md, and give that file to inspect)"
+)
+
+
+def _cli_notes(profile: WorkloadProfile) -> WorkloadProfile:
+    """``profile`` with its notes worded for the command line: a signature registered in
+    Python is not seen by this process, so the note for an op no signature names says how
+    to profile it with one."""
+    import attrs
+
+    notes = tuple(
+        note[: -len(_REGISTER)] + _REGISTER_HERE if note.endswith(_REGISTER) else note
+        for note in profile.notes
+    )
+    return attrs.evolve(profile, notes=notes) if notes != profile.notes else profile
 
 
 def _refuse_writing_over(path: Path, write: str | None) -> None:

@@ -224,7 +224,11 @@ def load_definition(source: str | Path | Mapping[str, Any]) -> Definition:
     """Load a FlashInfer-Bench definition from a JSON file or an already decoded object."""
     if isinstance(source, Mapping):
         return Definition(dict(source))
-    return Definition(load_json(as_path(source, where="definition")), where=str(source))
+    target = as_path(source, where="definition")
+    if not is_file(target):
+        # load_json's own words name a trace file, which the definition is not.
+        raise InputError(expected("a definition JSON file", no_file(target), where="definition"))
+    return Definition(load_json(target), where=str(source))
 
 
 def _find_definition(path: Path, name: str) -> Path | None:

@@ -21,8 +21,12 @@ underscore (a header ``s\\_q`` names the axis ``s_q``); a pipe inside a code spa
 its cell when the row would otherwise have more cells than its header.
 
 Axis values are shape sizes: one that reads as a number but is negative or fractional
-(``b = -3``, ``(32, 1.5)``) is not read, and its note says why. Everything else is listed
-in ``notes`` ("not read: ..."); nothing raises.
+(``b = -3``, ``(32, 1.5)``) is not read, and its note says why; the row keeps its other
+sizes and its calls, and a row whose shape gives no size counts its calls as ``other``, so
+the other shapes' shares stay shares of every call. A column headed ``n`` is the axis
+``n`` beside other axis columns or where the op's signature names an axis ``n``, else
+counts of calls, with a note. Everything else is listed in ``notes`` ("not read: ...");
+nothing raises.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from kernelopt.workload.profile import (
 from kernelopt.workload.signatures import (
     AXIS_KINDS,
     _excludes_name,
+    declared_axes,
     find_signature,
     registered_signatures,
 )
@@ -259,6 +264,14 @@ class _ValueAcc:
         )
 
 
+def _signature_axes(name: str) -> set[str]:
+    """The axis names the signature of the op named ``name`` gives, empty without one."""
+    sig = _signature_for(name)
+    if sig is None:
+        return set()
+    return {*declared_axes(sig), *sig.reduced, *sig.fixed, *(sig.select or ())}
+
+
 def _signature_for(name: str) -> Any:
     """The registered signature an op named in prose refers to ("MLA decode" → mla_decode)."""
     normalized = re.sub(r"[\s-]+", "_", name.strip().lower())
@@ -277,6 +290,9 @@ def _signature_for(name: str) -> Any:
     return None if best is None else best[1]
 
 
+# Labels of a table row that sums the others, normalized to lower case: its calls are
+# no shape's.
+_TOTAL_LABELS = frozenset(("total", "sum", "all", "overall", "all calls", "all shapes"))
 # Labels of a table row that stands for the shapes not listed, normalized to lower case.
 _OTHER_LABELS = frozenset(
     ("other", "others", "other shapes", "rest", "the rest", "remaining", "remainder")
@@ -463,12 +479,25 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                 column.kind = "label"
     counts = [c for c in columns if c.kind == "count"]
     shaped = any(c.kind in ("axis", "shape") for c in columns)
-    if len(counts) > 1 or not shaped:
-        # "n" is a count or an axis (softmax length); with another count column, or no
-        # other column for the shape (`| n | % |`), an axis.
-        for column in counts:
-            if column.header.strip("`* ").lower() == "n":
-                column.kind, column.names = "axis", [column.header.strip("`* ")]
+    for column in counts:
+        if column.header.strip("`* ").lower() != "n":
+            continue
+        # "n" is a count or an axis (the length of softmax, GEMM, top-k rows): an axis
+        # beside another count column, beside other axis columns (`| m | n | k |`), with
+        # no other column for the shape (`| n | % |`), or where the op's signature names
+        # an axis n; else a count, said in a note.
+        if (
+            len(counts) > 1
+            or not shaped
+            or any(c.kind == "axis" for c in columns)
+            or column.header.strip("`* ") in _signature_axes(draft.name)
+        ):
+            column.kind, column.names = "axis", [column.header.strip("`* ")]
+        else:
+            notes.append(
+                f"line {start + 1}: column {column.header.strip()} read as counts of calls "
+                "(no axis column beside it, and the op's signature names no axis n)"
+            )
     _one_column_per_number(columns, start, notes)
     kinds = {c.kind for c in columns}
     if header and header[0].strip("` *").lower() in (
@@ -508,6 +537,11 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
         )
         if other:
             row["other"] = True
+        total = any(
+            column.kind in ("axis", "shape", "named", "label", "index")
+            and cell.strip("`*_ :").lower() in _TOTAL_LABELS
+            for column, cell in zip(columns, cells, strict=False)
+        )
         for column, cell in zip(columns, cells, strict=False):  # rows may be short
             if column.kind in ("index", "unknown") or cell in ("", "-", "—"):
                 continue
@@ -532,11 +566,17 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
                 if parsed is None:
                     bad.append(column.header)
                     continue
-                if wrong:
-                    not_sizes += wrong
-                    continue
-                row["axes"].update(parsed)
-                row["label"].append(cell.strip("` "))
+                # The dims that are sizes are kept, as a row of axis columns keeps its
+                # other cells: a row dropped whole took its calls out of the shares.
+                not_sizes += wrong
+                kept = {name: v for name, v in parsed.items() if _is_size(v)}
+                row["axes"].update(kept)
+                if kept:
+                    row["label"].append(
+                        cell.strip("` ")
+                        if not wrong
+                        else " ".join(f"{name}={v:g}" for name, v in kept.items())
+                    )
             else:
                 # The unit is cut from the start of its run of spaces only: tried inside
                 # the run, the match would rescan the rest of the run from every space.
@@ -567,13 +607,30 @@ def _read_table(lines: list[str], start: int, draft: _OpDraft, notes: list[str])
             notes.append(f"line {number}: not read: {', '.join(not_sizes)} ({_NOT_A_SIZE})")
         if not_counts:
             notes.append(f"line {number}: not read: {', '.join(not_counts)} ({_NOT_A_COUNT})")
-        if (row["axes"] or other) and (
-            "calls" in row or "pct" in row or "time" in row or "tpct" in row
-        ):
+        counted = "calls" in row or "pct" in row
+        if (row["axes"] or other) and (counted or "time" in row or "tpct" in row):
             draft.rows.append(row)
+        elif counted and (bad or not_sizes) and not total:
+            # Calls of a shape that does not read are still calls: left out, they would
+            # raise the shares of every other shape (40 of 100 calls read as 100 %).
+            row["other"] = True
+            draft.rows.append(row)
+            notes.append(f"line {number}: {_calls_of(row)} of a shape not read counted as other")
         elif not bad and not not_sizes and not not_counts:
             notes.append(f"line {number}: not read: row without shape or count")
+        elif row["axes"]:
+            notes.append(
+                f"line {number}: shape {' '.join(row['label'])} left out: its calls are not "
+                "known, so the shares are of the other rows' calls"
+            )
     return end
+
+
+def _calls_of(row: dict[str, Any]) -> str:
+    """What a row's calls are, in words: ``"its 60 calls"``, ``"its 12.0% of calls"``."""
+    if "calls" in row:
+        return f"its {int(row['calls'])} calls"
+    return f"its {row['pct'] * 100:.1f}% of calls"
 
 
 def _total(rows: list[dict[str, Any]], key: str) -> float | None:

@@ -336,6 +336,16 @@ def _recoded(first: bytes, handle: IO[bytes], encoding: str) -> Iterator[bytes]:
         yield pending.encode("utf-8", "surrogatepass")
 
 
+# A run of digits longer than a note should hold (a 400-digit size in a line).
+_LONG_DIGITS = re.compile(r"\d{25,}")
+
+
+def _short_numbers(message: str) -> str:
+    """``message`` with each run of more than 24 digits cut to its first 12 and its length
+    (``111111111111... (400 digits)``), as the catalog shows a number no float holds."""
+    return _LONG_DIGITS.sub(lambda m: f"{m.group()[:12]}... ({len(m.group())} digits)", message)
+
+
 class _Reader:
     """The state of one pass over a JSONL file."""
 
@@ -349,7 +359,7 @@ class _Reader:
     def reject(self, lineno: int, message: str) -> None:
         self.skipped += 1
         if len(self.problems) < MAX_LISTED_PROBLEMS:
-            self.problems.append(f"line {lineno}: {message}")
+            self.problems.append(f"line {lineno}: {_short_numbers(message)}")
 
     def decode(self, line: bytes) -> tuple[Call, float | None] | str:
         """Decode and validate one line; return (call, duration) or the error message."""

@@ -13,6 +13,7 @@ duration, and are fractions of the op's timed total.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
@@ -42,6 +43,7 @@ from kernelopt.workload.calls import (
     Call,
     CallAggregator,
     CallGroup,
+    TensorArg,
     Trace,
     ValueCount,
     ValuesHistogram,
@@ -59,6 +61,7 @@ from kernelopt.workload.signatures import (
     bound_note,
     builtin_op_names,
     find_signature,
+    is_cumulative_offsets,
     is_gather,
     values_axis_names,
 )
@@ -306,6 +309,43 @@ class AxisStat:
         if item is None:
             return 0.0 if self.values and self.values[0].time_share is not None else None
         return item.time_share
+
+
+# An axis named after its argument's dim (``x[0]``), as ops without a signature name them.
+_RAW_DIM = re.compile(r"(?P<arg>.+)\[(?P<dim>\d+)\]")
+
+
+def one_element_args(axes: Iterable[AxisStat]) -> frozenset[str]:
+    """The tensor arguments that hold one element in every call, among ``axes``' raw dims.
+
+    A device scalar (vLLM's ``num_tokens_post_padded`` of shape ``[1]``) has each dim 1 in
+    every call: no loop runs over it, so its dims are no size-1 axes to take a path
+    without.
+
+    Parameters
+    ----------
+    axes : iterable of AxisStat
+        An op's axes.
+
+    Returns
+    -------
+    frozenset of str
+        The argument names (``"num_tokens_post_padded"``).
+    """
+    dims: dict[str, list[AxisStat]] = {}
+    for axis in axes:
+        raw = _RAW_DIM.fullmatch(axis.name)
+        if raw is not None and axis.source == f"{raw['arg']}.shape[{raw['dim']}]":
+            dims.setdefault(raw["arg"], []).append(axis)
+    return frozenset(
+        arg for arg, found in dims.items() if all(a.size1_share >= 1.0 - 1e-9 for a in found)
+    )
+
+
+def is_size_of(axis: AxisStat, args: frozenset[str]) -> bool:
+    """Whether ``axis`` is a raw dim (``x[0]``) of one of the tensor arguments ``args``."""
+    raw = _RAW_DIM.fullmatch(axis.name)
+    return raw is not None and raw["arg"] in args and axis.kind == "shape"
 
 
 def _axis_pairs(value: Iterable[Sequence[Any]]) -> tuple[tuple[str, float], ...]:
@@ -593,9 +633,16 @@ class OpProfile:
         if not 0 < threshold <= 1:  # NaN too
             raise InputError(expected("a threshold number in (0, 1]", threshold, where="threshold"))
         found = []
+        scalars = one_element_args(self.axes)
         for axis in self.axes:
             if axis.kind in ("flag", "ratio"):
                 continue  # 1 means "holds" or "full" there, not a size
+            if axis.kind == "values" and axis.name != self.lengths:
+                # A statistic of a tensor's values (slot_mapping.cv, expert_load_mean) at
+                # 1 is no axis of size 1; the per-sequence length axis (its max) is.
+                continue
+            if is_size_of(axis, scalars):
+                continue  # a dim of a one-element tensor (a device scalar), no loop
             item = axis.share_of(1)
             if item is None or item.call_share <= 0 or item.call_share < threshold - 1e-12:
                 continue
@@ -929,6 +976,12 @@ def _summary_axes(sig: OpSignature | None, arg: str) -> list[tuple[str, str, str
     ]
 
 
+def _one_element(call: Call, arg: str) -> bool:
+    """Whether the tensor argument ``arg`` of ``call`` holds a single element."""
+    item = call.arg(arg)
+    return isinstance(item, TensorArg) and math.prod(item.shape) == 1
+
+
 class _Histograms:
     """The histograms of an op's axes, each started where its axis is first met.
 
@@ -976,6 +1029,11 @@ class _Histograms:
             slot[1] += timed
             slot[2] += time
 
+    @property
+    def summarized(self) -> list[str]:
+        """The tensor arguments whose values summaries were counted, in the order met."""
+        return list(self._summary_axes)
+
     def add_summaries(self, group: CallGroup) -> None:
         """Count the lengths a group's values summaries give. An axis starts at its first
         value: a histogram without a bin (no std recorded) starts none."""
@@ -983,9 +1041,12 @@ class _Histograms:
             axes = self._summary_axes.get(hist.arg)
             if axes is None:
                 axes = self._summary_axes[hist.arg] = _summary_axes(self.sig, hist.arg)
+            # One value is always equal to itself: a one-element tensor (one sequence) is
+            # no evidence that the lengths of a call are equal.
+            single = _one_element(group.call, hist.arg)
             for (name, source, kind), stat in zip(axes, _SUMMARY_STATS, strict=True):
                 items = getattr(hist, stat)
-                if not items:
+                if not items or (single and stat == "uniform"):
                     continue
                 acc = _axis_acc(self.axes, name, source, kind)
                 if source != acc.source:
@@ -1037,10 +1098,17 @@ def _conditions(
                 time,
             )
     for padded, length in sig.padded:
-        if padded not in single or length not in means or single[padded][1] <= 0:
+        if padded not in single or single[padded][1] <= 0:
             continue
         _, full, full_source, _ = single[padded]
-        source, bins = means[length]
+        if length in means:
+            source, bins = means[length]
+        elif length in single:
+            # A real length passed as a scalar (or read from a dim): one value per call.
+            _, real, source, _ = single[length]
+            bins = (ValueCount(value=real, calls=n, timed_calls=timed, time_us=time),)
+        else:
+            continue
         above = [item for item in bins if item.value > full]
         if above:
             # Lengths past the padded size contradict the call: the fill below is capped
@@ -1119,7 +1187,7 @@ class _Misfits:
         not fit"``).
     """
 
-    __slots__ = ("listed", "noted", "notes", "unlisted_calls", "what")
+    __slots__ = ("calls", "counts", "listed", "noted", "notes", "unlisted_calls", "what")
 
     def __init__(
         self, notes: list[str], noted: set[str], what: str = "whose signature did not fit"
@@ -1129,13 +1197,24 @@ class _Misfits:
         self.what = what
         self.listed = 0
         self.unlisted_calls = 0
+        # All calls noted, and per note listed here: its place in ``notes``, its calls and
+        # its shapes (call groups).
+        self.calls = 0
+        self.counts: dict[str, list[int]] = {}
 
     def add(self, note: str, calls: int) -> None:
         """Take the note of a call group of ``calls`` calls (one note per distinct text)."""
+        self.calls += calls
+        count = self.counts.get(note)
+        if count is not None:
+            count[1] += calls
+            count[2] += 1
+            return
         if note in self.noted:
             return
         if self.listed < MAX_LISTED_PROBLEMS:
             self.noted.add(note)
+            self.counts[note] = [len(self.notes), calls, 1]
             self.notes.append(note)
             self.listed += 1
         else:
@@ -1143,7 +1222,11 @@ class _Misfits:
             self.unlisted_calls += calls
 
     def close(self, op: str) -> None:
-        """Append the count of the calls of ``op`` whose notes were not listed, if any."""
+        """Say how many calls each note met by several shapes stands for, and append the
+        count of the calls of ``op`` whose notes were not listed, if any."""
+        for note, (at, calls, shapes) in self.counts.items():
+            if shapes > 1:
+                self.notes[at] = f"{note} ({count_text(calls, 'call')} of {shapes} shapes)"
         if self.unlisted_calls:
             more = count_text(self.unlisted_calls, "more call")
             self.notes.append(f"... and {more} of {op} {self.what}")
@@ -1310,7 +1393,7 @@ def _op_profile(
         shape.time += time
         if group.values:
             histograms.add_summaries(group)
-        if selects or (pads and group.values):
+        if selects or pads:
             read = rows if rows is not None else plan.rows(call)  # type: ignore[union-attr]
             single = {row[0]: row for row in read}
             _conditions(op, group, sig, single, _means(group, sig), histograms.add, overfull)  # type: ignore[arg-type]
@@ -1360,10 +1443,24 @@ def _op_profile(
     axis_stats = tuple(
         _axis_stat(name, acc, calls, op_time, max_values) for name, acc in histograms.axes.items()
     )
+    offsets = [arg for arg in histograms.summarized if is_cumulative_offsets(arg)]
+    if offsets:
+        # Their max is the total of the lengths, their min 0: read as lengths, they would
+        # say every batch holds a sequence of length 0.
+        notes.append(
+            f"{op}: the values of {', '.join(offsets)} are cumulative offsets of packed "
+            "sequences, not lengths (their max is the total, their min 0); record "
+            f"torch.diff({offsets[0]}) under a name of its own to profile the lengths"
+        )
+    family = "any" if sig is None else sig.family
+    if sig is not None and calls and misfits.calls >= calls:
+        # Every call kept its argument names (the notes say why): none of the signature's
+        # axes, roles or hints applies. The family stays: it is what the op is.
+        sig = None
     return OpProfile(
         op=op,
         signature=None if sig is None else sig.name,
-        family="any" if sig is None else sig.family,
+        family=family,
         calls=calls,
         timed_calls=timed,
         time_us=op_time,

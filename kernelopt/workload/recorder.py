@@ -348,7 +348,9 @@ class Recorder:
         ``values`` is.
     append : bool
         Append to an existing file (default) or start it afresh; anything but a bool
-        (``"no"``) is refused.
+        (``"no"``) is refused. Started afresh, the file is emptied at the first flush
+        (:meth:`flush`, :meth:`close`, the end of a ``with`` block) even where no call was
+        recorded, so that an earlier run's calls are not read as this one's.
     flush_every : int
         Calls buffered in memory before a write.
 
@@ -815,6 +817,10 @@ class Recorder:
         with self._lock:
             self._resolve_pending()
             if not self._buffer:
+                if self._mode == "w":
+                    # append=False starts the file afresh even where no call was recorded:
+                    # the previous run's calls, kept, would be read as this run's.
+                    self._start_afresh()
                 return
             # Lines that other threads append while these are joined stay for the next
             # flush (recording takes no lock): remove only the n lines written here.
@@ -835,6 +841,21 @@ class Recorder:
                 ) from None
             del self._buffer[:n]
             self._mode = "a"
+
+    def _start_afresh(self) -> None:
+        """Empty the file left by an earlier run (no file is created where none is)."""
+        try:
+            if self.path.is_file():
+                os.truncate(self.path, 0)
+        except OSError as error:
+            raise InputError(
+                expected(
+                    "a file that can be started afresh (append=False)",
+                    f"{self.path} ({_reason(self.path, error)})",
+                    where="path",
+                )
+            ) from None
+        self._mode = "a"
 
     def _write(self, text: str) -> None:
         """Write ``text`` to the file; on a failed write, leave the file as it was."""

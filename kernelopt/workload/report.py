@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from kernelopt._words import count_text
 from kernelopt.workload._validators import positive_int, require
 from kernelopt.workload.markdown import pct
-from kernelopt.workload.profile import OpProfile, WorkloadProfile
+from kernelopt.workload.profile import OpProfile, ShapeStat, WorkloadProfile
 from kernelopt.workload.shortcuts import Shortcut
 
 __all__ = ["render_report"]
@@ -49,6 +49,9 @@ def _op_lines(op: OpProfile, top: int) -> list[str]:
     head = f"op {op.op}"
     if op.signature is not None:
         head += f" [{op.signature}, {op.family}]"
+    elif op.family != "any":
+        # A signature matched the op's name but fit none of its calls (see the notes).
+        head += f" [no signature applied, {op.family}]"
     calls = "? calls" if op.calls is None else count_text(op.calls, "call")
     head += f": {calls}, {count_text(op.distinct_shapes or len(op.shapes), 'distinct shape')}"
     if op.timed and op.time_us is not None:
@@ -89,12 +92,39 @@ def _op_lines(op: OpProfile, top: int) -> list[str]:
         out.append("  skew: " + "; ".join(skews))
         by = "time" if op.timed else "calls"
         out.append(f"  top shapes by {by}:")
-        for i, shape in enumerate(op.top_shapes(top, by=by), 1):
+        shown = op.top_shapes(top, by=by)
+        for i, shape in enumerate(shown, 1):
             time = "" if shape.time_share is None else f", {pct(shape.time_share)} time"
             out.append(f"    {i}. {pct(shape.call_share)} calls{time}  {shape.args}")
-        if op.other is not None:
-            out.append(f"    +  {pct(op.other.call_share)} calls in {op.other.args}")
+        rest = _rest_line(op, shown)
+        if rest is not None:
+            out.append(rest)
+    elif op.other is not None:
+        out.append(f"    +  {pct(op.other.call_share)} calls in {op.other.args}")
     return out
+
+
+def _rest_line(op: OpProfile, shown: Sequence[ShapeStat]) -> str | None:
+    """The line for every call not in the ``shown`` shapes: the listed shapes past
+    ``--top`` and the profile's ``other`` row together, or None when all are shown."""
+    kept = {id(shape) for shape in shown}
+    hidden = [shape for shape in op.shapes if id(shape) not in kept]
+    if not hidden and op.other is None:
+        return None
+    parts = [*hidden, *([] if op.other is None else [op.other])]
+    calls = min(sum(shape.call_share for shape in parts), 1.0)
+    times = [shape.time_share for shape in parts]
+    time = "" if None in times else f", {pct(min(sum(times), 1.0))} time"  # type: ignore[arg-type]
+    if op.other is None:
+        what = count_text(len(hidden), "more shape")
+    elif op.distinct_shapes is not None and op.distinct_shapes > len(op.shapes):
+        # The other row of a trace holds the shapes past those kept, counted.
+        what = count_text(op.distinct_shapes - len(shown), "more shape")
+    elif hidden:
+        what = f"{count_text(len(hidden), 'more shape')} and {op.other.args}"
+    else:
+        what = op.other.args
+    return f"    +  {pct(calls)} calls{time} in {what}"
 
 
 def render_report(profile: WorkloadProfile, shortcuts: Sequence[Shortcut], *, top: int = 5) -> str:

@@ -37,7 +37,14 @@ from kernelopt._words import and_list
 from kernelopt.workload._validators import as_tuple, is_callable, items_of, require
 from kernelopt.workload._validators import share as unit
 from kernelopt.workload._validators import text as string
-from kernelopt.workload.profile import AxisStat, OpProfile, ShapeStat, WorkloadProfile
+from kernelopt.workload.profile import (
+    AxisStat,
+    OpProfile,
+    ShapeStat,
+    WorkloadProfile,
+    is_size_of,
+    one_element_args,
+)
 from kernelopt.workload.signatures import _semantic_op_name, is_gather, registered_signatures
 
 __all__ = [
@@ -636,11 +643,19 @@ def _uniform_lengths(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
         same = ""
         if top.distinct == 1 and top.min is not None and calls >= 1.0 - 1e-12:
             same = f"; every call has {name} = {_num(top.min)}"
-        what = (
-            f"all sequences of a call have the same {name} in {_coverage(calls, time)}{same}: "
-            "an equal-length path drops per-sequence bounds, tail masking and length-based "
-            "load balancing"
-        )
+        if op.family in ATTENTION_FAMILIES:
+            what = (
+                f"all sequences of a call have the same {name} in {_coverage(calls, time)}"
+                f"{same}: an equal-length path drops per-sequence bounds, tail masking and "
+                "length-based load balancing"
+            )
+        else:
+            # Lengths of rows, segments or groups of any kernel: no sequences or keys.
+            what = (
+                f"all lengths of a call are equal ({name}) in {_coverage(calls, time)}{same}: "
+                "an equal-length path reads one length for the call (no per-length bounds "
+                "or masking of each part's tail, the work split evenly)"
+            )
         yield Shortcut(
             rule="uniform-lengths",
             op=op.op,
@@ -1120,8 +1135,18 @@ def _bucket_padding(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
 
 def _size1_axis(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     skip = set(op.reduced) | set(op.fixed) | set(op.select or ())
+    scalars = one_element_args(op.axes)
     for axis in op.axes:
-        if axis.name in skip or axis.kind not in ("shape", "scalar"):
+        if axis.name in skip:
+            continue
+        # Sizes only: a dim or a scalar, or the per-sequence length axis of the signature
+        # (seq_len = 1: one token per sequence, the decode path); no other statistic of a
+        # tensor's values, and no dim of a one-element tensor (a device scalar).
+        if axis.kind not in ("shape", "scalar") and not (
+            axis.kind == "values" and axis.name == op.lengths
+        ):
+            continue
+        if is_size_of(axis, scalars):
             continue
         if axis.size1_share <= 0 or axis.size1_share < t.often:
             continue

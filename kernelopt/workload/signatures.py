@@ -234,6 +234,43 @@ def _select(value: Sequence[str] | None) -> tuple[str, str] | None:
 
 Extractor = Callable[[Call], Sequence[AxisValue]]
 
+# The families of the built-in signatures, all among the catalog's (a test checks it):
+# read without importing the catalog, which costs more than importing this package.
+_KNOWN_FAMILIES = frozenset(
+    ("any", "attention", "mla-decode", "softmax", "reduction", "gemm", "normalization")
+)
+
+
+def _family(value: object) -> object:
+    """A signature's family in the catalog's spelling (``matmul`` is ``gemm``); a name
+    the catalog does not know is refused, as ``diagnose`` and ``catalog`` refuse it."""
+    if not isinstance(value, str) or value in _KNOWN_FAMILIES or not value.strip():
+        return value  # a non-string or an empty one is refused by the validator
+    from kernelopt.catalog.vocabulary import (
+        FAMILIES,
+        family_aliases_text,
+        nearest_family,
+        normalize_family,
+    )
+
+    name = normalize_family(value)
+    if name not in FAMILIES:
+        nearest = nearest_family(name)
+        hint = (
+            ""
+            if nearest is None
+            else f"; {name} names a kernel with no family of its own, nearest {nearest[0]}: "
+            f"{nearest[1]}"
+        )
+        raise InputError(
+            expected(
+                f"a kernel family among {', '.join(FAMILIES)} (or {family_aliases_text()})",
+                repr(value) + hint,
+                where="family",
+            )
+        )
+    return name
+
 
 @attrs.frozen(kw_only=True)
 class OpSignature:
@@ -252,8 +289,10 @@ class OpSignature:
         ``attention`` signature excludes names with ``mla`` as a word part
         (``mla_prefill_attention``), whose tensors are not laid out as SDPA's.
     family : str
-        Kernel family (``"mla-decode"``, ``"softmax"``, ``"reduction"``, ``"attention"``,
-        ``"gemm"``, ``"normalization"``, ``"any"``).
+        Kernel family, one of the catalog's (:data:`kernelopt.catalog.vocabulary.FAMILIES`:
+        ``"mla-decode"``, ``"softmax"``, ``"attention"``, ``"gemm"``, ``"elementwise"``,
+        ``"any"``...); an alias the catalog reads (``"matmul"``) is stored as its family,
+        and any other name (``"kv-cache-append"``) is refused, naming the nearest family.
     tensors : mapping of str to tuple of (str or None)
         Tensor argument → axis name per dimension (None skips a dimension). A tensor
         recorded with fewer dims than declared is named only where ``align_right`` says
@@ -280,10 +319,14 @@ class OpSignature:
     select : (str, str), optional
         ``(k, n)``: the op selects ``k`` out of ``n`` (top-k, gather).
     lengths : str, optional
-        Base name of the per-sequence length axis (from ``values``).
+        Base name of the per-sequence length axis (from ``values``); at 1 (one token per
+        sequence) it gives the ``size1-axis`` finding, with its hint where one is given.
     padded : tuple of (str, str)
         ``(padded axis, real length axis)`` pairs: work sized by the first, useful work by
-        the second.
+        the second. The padded axis is a dim or scalar axis of the signature; the real
+        length a dim or scalar axis (one length per call) or a values axis (``<base>``,
+        ``<base>_min``, ``<base>_mean``). A name the signature does not read is refused
+        (unless ``extract`` names the axes).
     hints : mapping of str to str
         Axis → what a size-1 value means for this op, in words. The finding for that axis
         at 1 says it in place of the rule's own sentence: ``size1-axis``, and for a reduced
@@ -303,7 +346,7 @@ class OpSignature:
     excludes: tuple[str, ...] = attrs.field(
         default=(), converter=_names, validator=items_of(str, "op names")
     )
-    family: str = attrs.field(default="any", validator=text(nonempty=True))
+    family: str = attrs.field(default="any", converter=_family, validator=text(nonempty=True))
     tensors: tuple[tuple[str, tuple[str | None, ...]], ...] = attrs.field(
         default=(), converter=_pairs, validator=_pairs_of("axis names (or None)", _is_dims)
     )
@@ -352,6 +395,21 @@ class OpSignature:
                 )
             )
 
+        # A pair naming an axis the signature never reads gives no fill and no finding,
+        # without a word: refused here. An ``extract`` names its axes itself.
+        if self.extract is None and self.padded:
+            known = declared_axes(self)
+            unknown = [name for pair in self.padded for name in pair if name not in known]
+            if unknown:
+                raise InputError(
+                    expected(
+                        "padded pairs of axes the signature reads (a dim or scalar axis, "
+                        "then a dim, scalar or values axis: <base>, <base>_min, <base>_mean)",
+                        and_list(unknown),
+                        where=f"{self.name}.padded",
+                    )
+                )
+
     def matches(self, op: str) -> bool:
         """Whether this signature applies to an op.
 
@@ -397,6 +455,37 @@ class OpSignature:
             if key == arg:
                 return (arg, *names)
         return (arg,)
+
+
+def declared_axes(signature: OpSignature) -> frozenset[str]:
+    """The axis names the declarative mapping of ``signature`` reads: the dims of its
+    tensors, its scalars and ``dim`` axes (with their rows), and for each values base
+    ``<base>``, ``<base>_min`` and ``<base>_mean``.
+
+    Parameters
+    ----------
+    signature : OpSignature
+        The signature.
+
+    Returns
+    -------
+    frozenset of str
+        The names; those of an ``extract`` are not known before it runs.
+    """
+    names = {axis for _, dims in signature.tensors for axis in dims if axis is not None}
+    names.update(axis for _, axis in signature.scalars)
+    for dim in signature.dim_axes:
+        names.update(n for n in (dim.name, dim.rows) if n is not None)
+    for _, base in signature.values:
+        names.update((base, f"{base}_min", f"{base}_mean"))
+    return frozenset(names)
+
+
+def is_cumulative_offsets(name: str) -> bool:
+    """Whether an argument named ``name`` holds the cumulative offsets of packed sequences
+    (``cu_seqlens``, ``cu_seqlens_q``, FlashInfer's ``kv_indptr``, vLLM's
+    ``query_start_loc``), not their lengths."""
+    return name in _CUMULATIVE_OFFSETS or name.endswith("_indptr")
 
 
 def _matches_any(patterns: Iterable[str], names: Sequence[str]) -> bool:
@@ -1280,7 +1369,9 @@ def _gemm_operands(call: Call) -> tuple[TensorArg, TensorArg, bool, list[str]]:
     a, b = _first_arg(call, a_names), _first_arg(call, b_names)
     if not isinstance(a, TensorArg) or not isinstance(b, TensorArg):
         wanted = f"tensor A as one of {', '.join(a_names)} and B as one of {', '.join(b_names)}"
-        raise InputError(expected(wanted, call.label))
+        # The names, not the shapes: the calls of every shape then share one note.
+        names = ", ".join(item.name for item in call.args) or "none"
+        raise InputError(expected(wanted, f"arguments {names}"))
     transposed = op == "linear"
     if not a.shape or not b.shape or (transposed and len(b.shape) > 2):
         most = "2" if transposed else "any number of"

@@ -140,22 +140,47 @@ def _detect(target: Path) -> tuple[str, Any]:
         raise
     except InputError:
         kind = None
+    if kind == "jsonl":
+        # One call record spread over many lines (json.dumps with indent=): read as JSONL,
+        # each of its lines would be a malformed record.
+        kind = None
     if kind is None:
         raise InputError(
             expected(
                 "a JSONL call trace, a PyTorch profiler trace or FlashInfer-Bench workloads",
-                f"{target} ({_unrecognized(document)})",
+                f"{target} ({_unrecognized(document, head)})",
             )
         )
     return kind, document
 
 
-def _unrecognized(document: Any) -> str:
+def _unrecognized(document: Any, head: bytes) -> str:
+    """What the file holds instead of a trace, and how to make it one, in words."""
     if isinstance(document, dict) and document.get("schema") == SCHEMA:
         # `inspect --write x.json` writes this; only the markdown form reads back as a trace.
         return (
             "a workload profile written as JSON, not a trace: read it with "
             "profile_from_json, or write a workload_profile.md to give to inspect"
+        )
+    if isinstance(document, dict) and "op" in document:
+        return (
+            "one call record written over several lines: a JSONL trace holds one call per "
+            "line (json.dumps(record) without indent=)"
+        )
+    if (
+        isinstance(document, list)
+        and document
+        and all(isinstance(item, dict) and "op" in item for item in document[:_SNIFF_LINES])
+    ):
+        return (
+            "a JSON list of call records: a JSONL trace holds one call per line, not a list "
+            "(write each record with json.dumps, then a newline)"
+        )
+    text = head.lstrip()
+    if text.startswith((b"<!-- kernelopt workload-profile", b"#", b"|")):
+        return (
+            "markdown, not a trace: read a workload_profile.md with read_profile_md "
+            "(kernelopt inspect reads both)"
         )
     return "unrecognized content"
 
@@ -176,11 +201,13 @@ def read_trace(
     format : {"jsonl", "torch-profiler", "flashinfer-bench"}, optional
         Skip detection.
     definition : path-like or dict, optional
-        FlashInfer-Bench definition for workload files that do not carry one.
+        FlashInfer-Bench definition for workload files that do not carry one; refused for
+        other formats, which would drop it.
     time : {"auto", "host", "device"}
         For profiler traces: keep host op time or GPU kernel time (``"auto"``: kernel time
         when the trace has kernel events). Checked for every format, so that a misspelled
-        value fails before the format is known; other formats carry one duration per call.
+        value fails before the format is known; other formats carry one duration per call,
+        so any value but ``"auto"`` is refused for them.
 
     Returns
     -------
@@ -190,9 +217,24 @@ def read_trace(
     Raises
     ------
     InputError
-        When an argument is of the wrong type or value, or the file is missing or in no
-        known format.
+        When an argument is of the wrong type or value, ``definition`` or ``time`` is given
+        for a format that does not read it, or the file is missing or in no known format
+        (the message says how to make it one: a JSON list of calls, a call written over
+        several lines, a ``workload_profile.md`` for :func:`read_profile_md`).
     """
+    return _read_trace(path, format=format, definition=definition, time=time)
+
+
+def _read_trace(
+    path: str | Path,
+    *,
+    format: str | None,
+    definition: str | Path | Mapping[str, Any] | None,
+    time: str,
+    names: tuple[str, str] = ("definition", "time"),
+) -> Trace:
+    """:func:`read_trace`, its ``definition`` and ``time`` named ``names`` in errors (the
+    command line's ``--definition`` and ``--time``)."""
     target = as_path(path)
     if time not in TIMES:
         raise InputError(expected(f"time in {TIMES}", repr(time), where="time"))
@@ -202,10 +244,19 @@ def read_trace(
         raise InputError(
             expected("a definition path or mapping", type(definition).__name__, where="definition")
         )
+    if (
+        definition is not None
+        and not isinstance(definition, Mapping)
+        and not is_file(as_path(definition, where="definition"))
+    ):
+        raise InputError(
+            expected("a definition JSON file", no_file(definition), where="definition")
+        )
     _require_file(target)
     kind, document = (format, None) if format is not None else _detect(target)
     if kind not in FORMATS:
         raise InputError(expected(f"a format in {FORMATS}", kind, where="format"))
+    _refuse_unread(kind, target, definition=definition, time=time, names=names)
     if kind == "jsonl":
         with open(target, "rb") as handle:
             compressed = handle.read(2) == b"\x1f\x8b"
@@ -221,6 +272,32 @@ def read_trace(
         events = document if document is not None else load_json(target)
         return trace_from_events(events, source=str(target), time=time)
     return read_flashinfer(target, definition=definition)
+
+
+def _refuse_unread(
+    kind: str,
+    target: Path,
+    *,
+    definition: object,
+    time: str,
+    names: tuple[str, str],
+) -> None:
+    """Refuse a ``definition`` or ``time`` that the trace's format does not read: a JSONL
+    trace has one duration per call and its own shapes, so either would be dropped."""
+    if definition is not None and kind != "flashinfer-bench":
+        raise InputError(
+            expected(
+                f"{names[0]} only with FlashInfer-Bench workloads",
+                f"it with the {kind} trace {target}",
+            )
+        )
+    if time != "auto" and kind != "torch-profiler":
+        raise InputError(
+            expected(
+                f"{names[1]} only with a PyTorch profiler trace",
+                f"it with the {kind} trace {target}",
+            )
+        )
 
 
 def profile_trace(

@@ -192,8 +192,9 @@ def test_cumulative_offsets_are_no_lengths_and_mark_a_packed_layout() -> None:
     assert "h_q" not in names  # 40 tokens are no 40 heads
     assert "q_len" not in names
     assert names[:3] == ["q[0]", "q[1]", "q[2]"]
-    (note,) = profile.notes
-    assert "beside cu_seqlens_q (cumulative offsets) it is packed" in note
+    packed_note, offsets_note = profile.notes
+    assert "beside cu_seqlens_q (cumulative offsets) it is packed" in packed_note
+    assert offsets_note.startswith("varlen_attention: the values of cu_seqlens_q are cumulative")
 
 
 def test_an_unbatched_query_without_offsets_still_reads_from_the_right() -> None:

@@ -23,6 +23,7 @@ from kernelopt.workload import (
     write_profile_md,
 )
 from kernelopt.workload.profile import OpProfile
+from kernelopt.workload.report import render_report
 from kernelopt.workload.signatures import extract_axes
 
 
@@ -299,10 +300,16 @@ def test_gemm_findings_survive_the_markdown_profile(tmp_path: Path) -> None:
 
 def test_gemm_without_operands_it_knows_names_the_names_it_reads() -> None:
     call = Call(op="gemm_x", args=(_t("x", 3, 64), _t("w", 96, 64)))
-    profile = profile_calls([call])
+    other = Call(op="gemm_x", args=(_t("x", 5, 64), _t("w", 96, 64)))
+    profile = profile_calls([call, other])
+    # One note for the calls of every shape: the arguments by name, and how many calls.
     assert profile.notes == (
         "gemm_x: signature gemm: Expected tensor A as one of a, A, self, input, mat1, x, arg0 "
-        "and B as one of b, B, mat2, other, arg1, got x=[3,64]:float16 w=[96,64]:float16; its "
-        "axes keep their argument names",
+        "and B as one of b, B, mat2, other, arg1, got arguments x, w; its axes keep their "
+        "argument names (2 calls of 2 shapes)",
     )
+    # Fit by no call, the signature is not named; the op's family is kept.
+    op = profile.op("gemm_x")
+    assert (op.signature, op.family) == (None, "gemm")
+    assert "op gemm_x [no signature applied, gemm]" in render_report(profile, [])
     assert [a.name for a in profile.op("gemm_x").axes] == ["x[0]", "x[1]", "w[0]", "w[1]"]

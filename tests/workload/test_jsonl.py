@@ -302,7 +302,10 @@ def test_time_is_checked_for_every_trace_format(tmp_path: Path) -> None:
             call(path, time="bogus")
     with pytest.raises(InputError, match="format: Expected a format in"):
         read_trace(path, format="csv")
-    assert read_trace(path, time="host").calls == 1
+    # A JSONL trace has one duration per call: a time it would drop is refused.
+    with pytest.raises(InputError, match="Expected time only with a PyTorch profiler trace"):
+        read_trace(path, time="host")
+    assert read_trace(path, time="auto").calls == 1
 
 
 def test_recorded_strides_are_kept(tmp_path: Path) -> None:
