@@ -26,8 +26,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("mla-decode", r"\bmla\b|multi[- ]head latent|flashmla|latent attention"),
         (
             "decode-attention",
-            r"\bdecod(?:e|ing)\b[^.\n]{0,40}\b(?:attention|attn|kv[- ]?cache)\b|flash[- "
-            r"]decoding|paged attention|\bkv[- ]?cache\b",
+            # A KV cache alone is no attention (a cache append writes one): it counts only
+            # beside an attention word.
+            r"\bdecod(?:e|ing)\b[^.\n]{0,40}\b(?:attention|attn)\b|flash[- "
+            r"]decoding|paged attention|\bkv[- ]?cache\b[^.\n]{0,60}\b(?:attention|attn|"
+            r"softmax|sdpa)\b|\b(?:attention|attn|softmax|sdpa)\b[^.\n]{0,60}\bkv[- ]?cache\b",
         ),
         (
             "linear-attention",
@@ -44,6 +47,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("reduction", r"\breduction\b|\breduce kernel\b|\bsum kernel\b|\bargmax\b"),
         ("elementwise", r"\belementwise\b|\belement-wise\b|\bpointwise\b|\bresize\b|\btranspose\b"),
     )
+)
+# A kernel that writes the KV cache (vLLM's reshape_and_cache, a cache append, scatter or
+# store) is a copy, not attention, even where its line names the attention it serves; a
+# line that says the write is fused into an attention kernel still counts.
+_CACHE_WRITE = re.compile(
+    r"reshape_and_cache|\bkv[- ]?cache[- ](?:append|write|scatter|store|update|insert)",
+    re.IGNORECASE,
+)
+_FUSED = re.compile(r"\bfus(?:e|ed|es|ing|ion)\b", re.IGNORECASE)
+_ATTENTION_FAMILIES = frozenset(
+    {"mla-decode", "decode-attention", "attention", "linear-attention", "softmax"}
 )
 # A more specific family wins over its parent when both are supported.
 _SPECIFIC = {"mla-decode": "decode-attention", "decode-attention": "attention"}
@@ -93,7 +107,10 @@ def infer_family(log: ExperimentLog) -> FamilyGuess:
     strengths: dict[str, int] = {}
     facts: dict[str, list[Fact]] = {}
     for fact, text, weight, strength in _weighted_facts(log):
+        cache_write = _CACHE_WRITE.search(text) is not None and not _FUSED.search(text)
         for family, pattern in _PATTERNS:
+            if cache_write and family in _ATTENTION_FAMILIES:
+                continue
             if pattern.search(text):
                 scores[family] = scores.get(family, 0.0) + weight
                 strengths[family] = max(strengths.get(family, 0), strength)

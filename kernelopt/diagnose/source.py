@@ -27,6 +27,7 @@ __all__ = [
     "Complexity",
     "LineCounts",
     "Suspect",
+    "allocated_when_omitted",
     "allocations",
     "complexity",
     "device_only",
@@ -962,6 +963,54 @@ def _python_persistence(source: KernelSource, module: ast.Module) -> tuple[int, 
             ):
                 return at(inner)  # kept on an object or in a dict across calls
     return None
+
+
+def allocated_when_omitted(source: KernelSource, line: int) -> tuple[str, ...]:
+    """The parameters the host function holding ``line`` of ``source`` allocates only
+    where the caller leaves them out (``if q is None: q = torch.empty(...)``), in the
+    order it checks them; empty where the line is in no such function, or the source is
+    not Python that parses.
+
+    Such a launcher takes its buffers from a caller that passes them and allocates them
+    on every call of one that does not: both halves are what it does."""
+    module = parse_python(source.text) if source.language == "python" else None
+    if module is None:
+        return ()
+    found: tuple[str, ...] = ()
+    for node in ast.walk(module):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not node.lineno <= line <= (node.end_lineno or node.lineno) or _is_device(node):
+            continue
+        params = {a.arg for a in node.args.args + node.args.kwonlyargs}
+        names: list[str] = []
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.If):
+                continue
+            test = inner.test
+            if not (
+                isinstance(test, ast.Compare)
+                and isinstance(test.left, ast.Name)
+                and test.left.id in params
+                and len(test.ops) == 1
+                and isinstance(test.ops[0], ast.Is)
+                and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value is None
+            ):
+                continue
+            name = test.left.id
+            if any(
+                isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+                and _is_allocation(n.value)
+                for n in inner.body
+            ):
+                names.append(name)
+        # The innermost function holding the line is the launcher: a nested one is
+        # walked after the function around it.
+        if names:
+            found = tuple(dict.fromkeys(names))
+    return found
 
 
 def persistent_buffers(sources: Iterable[KernelSource]) -> tuple[KernelSource, int, str] | None:

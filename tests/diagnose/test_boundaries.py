@@ -33,7 +33,8 @@ P = Pathology
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "logs"
 
 # A profile that names a latency bound: the wrong-bottleneck item has profiling data and
-# does not judge latency-bound work against compute or memory.
+# judges only tuning inside the kernel (tile sizes, warps) against it; a log of such
+# tuning is given the memory-bound profile instead.
 LATENCY_BOUND = """## Profile: op v2 | b=32, s=1, t=4096
 ### Bottleneck: Latency-bound
 Root cause: launch gaps between the two kernels dominate the call.
@@ -100,12 +101,14 @@ def test_a_log_with_nothing_to_find_fires_nothing(tmp_path: Path) -> None:
 
 def test_repetition_loop_at_three_variants_of_one_knob(tmp_path: Path) -> None:
     titles = ["BLOCK_N=32", "BLOCK_N=64", "BLOCK_N=128"]
-    over = diagnose(_log(tmp_path / "over", [*START, *_attempts(titles, [59.8, 59.6, 59.9])]))
+    rows = [*START, *_attempts(titles, [59.8, 59.6, 59.9])]
+    over = diagnose(_log(tmp_path / "over", rows, profile=MEMORY_BOUND))
     assert _fired(over) == {P.REPETITION_LOOP}
     loop = over.finding(P.REPETITION_LOOP)
     assert loop is not None and loop.experiments == (3, 4, 5) and "BLOCK_N" in loop.summary
     under_titles = ["BLOCK_N=32", "BLOCK_N=64", UNRELATED_TITLES[0]]
-    under = _log(tmp_path / "under", [*START, *_attempts(under_titles, [59.8, 59.6, 59.9])])
+    under_rows = [*START, *_attempts(under_titles, [59.8, 59.6, 59.9])]
+    under = _log(tmp_path / "under", under_rows, profile=MEMORY_BOUND)
     assert diagnose(under).findings == ()
 
 

@@ -220,7 +220,13 @@ def test_the_header_lists_the_judged_layouts_and_counts_bench_rows_as_rows(
     append_rows(str(root / "runs" / "bench.jsonl"), rows)
     plan = diagnose(root).render_plan()
     assert "[experiment-folders, seed]." in plan
-    assert "runs/bench.jsonl [jsonl]: 2 rows, none with a status or correctness verdict" in plan
+    # Rows of kernelopt.bench's writer are benchmark rows, however many points they cover:
+    # named as not read, never counted as experiments.
+    assert (
+        "runs/bench.jsonl: benchmark rows (2 implementations at 1 point), not an experiment "
+        "history; not read as one" in plan
+    )
+    assert "Read 2 experiments" in plan
 
 
 # --- a stale profile with a registered signature -------------------------------------------

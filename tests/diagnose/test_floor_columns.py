@@ -76,8 +76,8 @@ def test_a_row_far_under_its_floor_is_latency_bound(tmp_path: Path) -> None:
 
     assert _sentence(diagnosis) == (
         "The kernel is latency-bound (exp 3: b=32 s=1 t=4096 h=16 kernel at 15.0% of its "
-        "roofline floor (8.82 us): under 20% of it; experiments/exp_3/result.md:10); recent "
-        "work is not judged against compute/memory."
+        "roofline floor (8.82 us): under 20% of it; experiments/exp_3/result.md:10); 0 of the "
+        "3 recent attempts judged tune inside the kernel."
     )
 
 

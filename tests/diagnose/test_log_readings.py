@@ -108,14 +108,15 @@ def test_a_bound_stated_in_a_result_is_the_kernels_bound(fake_catalog: FakeCatal
     log = log_of(PLAIN, profiling=profiling)
     sentence = _sentence(diagnose_log(log, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK)
     assert sentence == (
-        "The kernel is latency-bound (log.md:178); recent work is not judged against "
-        "compute/memory."
+        "The kernel is latency-bound (log.md:178); no recent attempt is left to judge "
+        "(exps 2, 3, new bests by 5% or more, not counted)."
     )
     # Under ``until`` a log's notes are those read_log placed before the cut: they state
     # the bound then too (a later entry's notes are not in the log; see test_until_notes).
     cut = log_of(PLAIN[:2], profiling=profiling, until=3)
     assert _sentence(diagnose_log(cut, catalog=fake_catalog), Pathology.WRONG_BOTTLENECK) == (
-        sentence
+        "The kernel is latency-bound (log.md:178); no recent attempt is left to judge "
+        "(exp 2, a new best by 10.0%, not counted)."
     )
     # Notes that disagree on the bound make no verdict, and name both bounds with their lines.
     memory = Fact(text="The kernel is memory-bound.", source=_REF)

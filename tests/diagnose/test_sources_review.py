@@ -231,7 +231,11 @@ def test_a_backup_folder_of_an_experiment_is_not_counted_twice(tmp_path: Path) -
     paths = [s.path for s in over_engineering._snapshots(ctx, 5)]
     assert paths and all(p.startswith("experiments/exp_005/") for p in paths)
     sentence = _check_sentence(after, Pathology.OVER_ENGINEERING)
-    assert f"latest snapshot (exp 5): {one.lines} code lines" in sentence
+    # Exp 6 left a snapshot too, of a change not kept: the sentence says so.
+    assert (
+        f"latest kept snapshot (exp 5; the snapshots of exp 6 were not kept): {one.lines} "
+        "code lines"
+    ) in sentence
 
 
 # --- measuring only what the check needs --------------------------------------------------

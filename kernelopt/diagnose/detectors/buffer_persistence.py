@@ -23,12 +23,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kernelopt._words import count_text
+from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.context import HOST_LAUNCHER, Context, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import BufferPersistenceParams
-from kernelopt.diagnose.source import Allocation, allocations, device_only, persistent_buffers
+from kernelopt.diagnose.source import (
+    Allocation,
+    allocated_when_omitted,
+    allocations,
+    device_only,
+    persistent_buffers,
+)
 
 __all__ = ["detect"]
 
@@ -89,6 +95,18 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
         kept = persistent_buffers(kernels)
         if kept is not None:
             source, line, text = kept
+            omitted = allocated_when_omitted(source, line)
+            if omitted:
+                # Both halves: a caller that passes the buffers gets no allocation, one
+                # that leaves them out gets fresh ones on every call.
+                names = and_list([f"{name}=" for name in omitted])
+                return not_found(
+                    _PATHOLOGY,
+                    f"The launcher in {paths} takes {names} from its caller and allocates "
+                    f"{'it' if len(omitted) == 1 else 'them'} only when left out "
+                    f"({source.path}:{line}: {quote(text, 80)}): a caller that passes "
+                    f"{'it' if len(omitted) == 1 else 'them'} allocates nothing per call.",
+                )
             return not_found(
                 _PATHOLOGY,
                 f"The launcher in {paths} allocates no buffer per call: it keeps or takes "
@@ -126,12 +144,19 @@ def detect(ctx: Context, params: BufferPersistenceParams) -> Outcome:
             f"global scratch ({where})"
         )
     text = "; ".join(parts)
+    omitted = allocated_when_omitted(kept[0], kept[1]) if kept is not None else ()
+    beside = (
+        f"the {and_list([f'{name}=' for name in omitted])} it takes from its caller "
+        "(allocated only when left out"
+        if omitted
+        else "the buffers it keeps or takes ("
+    )
     summary = (
         text[0].upper()
         + text[1:]
         + (
             (
-                f", beside the buffers it keeps or takes ({kept[0].path}:{kept[1]}: "
+                f", beside {beside}{': ' if omitted else ''}{kept[0].path}:{kept[1]}: "
                 f"{quote(kept[2], 80)})"
                 if kept is not None
                 else ", with no persistent buffers or out= plumbing"

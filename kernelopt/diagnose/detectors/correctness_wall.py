@@ -239,6 +239,16 @@ def _latest_pass(experiments: Sequence[Experiment]) -> Experiment | None:
 _AGAINST = re.compile(r"\s+(?:vs\.?|against)\s.*$", re.IGNORECASE)
 # An error a clause of the note states: "dbeta rel err 5.0e-01", "max abs error: 0.3".
 _ERROR = re.compile(r"\berr(?:or)?\b\D{0,3}?(\d+(?:\.\d*)?(?:e[-+]?\d+)?)", re.IGNORECASE)
+# A part of a note that states an output's distance from its reference ("(ref 2.2e-13)",
+# "124 steps off", "expected 0, got 3", "rel err 5e-01"), and one that says it held.
+_DEVIATION = re.compile(
+    r"\bref(?:erence)?\b|\bexpected\b|\bgot\b|\bsteps? off\b|\boff by\b|\bdiffer\w*"
+    r"|\bdeviat\w*|\berr(?:or)?\b",
+    re.IGNORECASE,
+)
+_HELD = re.compile(
+    r"\bright\b|\bok\b|\bpass\w*|\bwithin\b|\bexact\b|\bmatch(?:es|ed)?\b", re.IGNORECASE
+)
 # How long the detail of one failure may grow on the checklist line.
 _DETAIL_CHARS = 100
 
@@ -253,7 +263,14 @@ def failure_detail(experiment: Experiment) -> str:
     if not note:
         return ""
     parts = [part.strip() for part in note.split(";") if part.strip()]
-    failing = [part for part in parts if _FAILED.search(part)]
+    # A part that states how far an output is from its reference says what failed as
+    # much as one that names the failure: "scale 0 (ref 2.2e-13), q 124 steps off" is the
+    # failure, "NaN not caught by poison on CPU" a side note on how it was found.
+    failing = [
+        part
+        for part in parts
+        if _FAILED.search(part) or (_DEVIATION.search(part) and not _HELD.search(part))
+    ]
     if failing and len(failing) < len(parts):
         # "right at b=32; wrong on the GPU for the tail tile": the part that failed.
         note = "; ".join(failing)

@@ -707,6 +707,7 @@ class _TopVerdict:
     planned: int | None = None
     dated_by: str = ""
     version: str = ""
+    left_out: str = ""
 
     @property
     def title(self) -> str:
@@ -742,6 +743,22 @@ def _item_label(item: Recommendation) -> str:
     return f"\u201c{quote(item.text, 60)}\u201d"
 
 
+# Measuring techniques a log's results already show done where each row records its
+# roofline floor and the ceiling that sets it: no opportunity left to take up.
+_RECORDED_BY_FLOORS = frozenset({"roofline-analysis"})
+
+
+def _recorded_roofline(ctx: Context) -> str:
+    """Where the latest result records a roofline floor and its bound on every row
+    (``"exp 6: every row's floor and bound (experiments/exp_6/result.md:12)"``), or ``""``
+    where a row lacks either."""
+    floors = ctx.floors
+    if not floors or any(reading.ceiling is None for reading in floors):
+        return ""
+    first = floors[0]
+    return f"{first.experiment.label} records every row's roofline floor and bound ({first.source})"
+
+
 def _judge_top(
     ctx: Context,
     params: IgnoredPriorResearchParams,
@@ -750,16 +767,40 @@ def _judge_top(
 ) -> _TopVerdict | None:
     """How the attempts after profile.md took its Top 3, or None when it has none.
 
+    A roofline analysis is left out of the items where the results already record each
+    row's floor and bound: the log did it, and a plan that says to try it again asks for
+    what the log holds.
+    """
+    profile = ctx.log.profile
+    recorded = _recorded_roofline(ctx)
+    kept: list[Recommendation] = []
+    dropped: list[Recommendation] = []
+    for item in profile.opportunities if profile is not None else ():
+        done = recorded and item.catalog_ids and set(item.catalog_ids) <= _RECORDED_BY_FLOORS
+        (dropped if done else kept).append(item)
+    top = _judge_items(ctx, params, notes, words, tuple(kept))
+    if top is None or not dropped:
+        return top
+    left_out = f" ({and_list([_item_label(item) for item in dropped])} left out: {recorded})"
+    return attrs.evolve(top, left_out=left_out)
+
+
+def _judge_items(
+    ctx: Context,
+    params: IgnoredPriorResearchParams,
+    notes: _Notes,
+    words: dict[int, set[str]],
+    opportunities: tuple[Recommendation, ...],
+) -> _TopVerdict | None:
+    """How the attempts after profile.md took the ``opportunities`` of its Top 3, or None
+    when none is left.
+
     The Top 3 is one ranked list of alternatives: an attempt that tries any of its items
     follows it, and it is ignored only when none of the attempts after the profile tries
     any of them (by the matching of :func:`acted_on`) and no later note quotes one.
     """
     profile = ctx.log.profile
-    items = tuple(
-        item
-        for item in (profile.opportunities if profile is not None else ())
-        if item.catalog_ids or _terms(item.text)
-    )
+    items = tuple(item for item in opportunities if item.catalog_ids or _terms(item.text))
     if not items:
         return None
     dated_by = ""
@@ -862,7 +903,7 @@ def _taken_up(
 
 def _top_sentence(top: _TopVerdict, params: IgnoredPriorResearchParams) -> str:
     """What the check says of a Top 3 that was not ignored."""
-    named = f"The {top.title} Opportunities list of {top.lines()} ({top.names()}"
+    named = f"The {top.title} Opportunities list of {top.lines()} ({top.names()}{top.left_out}"
     if top.state == "version-cut":
         return (
             f"{named}) is dated only by the version its heading names ({top.version}), which "
@@ -1028,7 +1069,7 @@ def _top_summary(top: _TopVerdict) -> str:
     return (
         f"The {top.title} Opportunities list of {top.lines()}, written after exp {top.followed}"
         f"{top.dated_by}, "
-        f"named {top.names()}; none of the {count} attempts that followed "
+        f"named {top.names()}{top.left_out}; none of the {count} attempts that followed "
         f"({experiments_text(numbers)}) tried {'it' if len(top.items) == 1 else 'any of them'}"
     )
 

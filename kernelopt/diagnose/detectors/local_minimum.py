@@ -14,6 +14,7 @@ from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import LocalMinimumParams
 from kernelopt.diagnose.progress import Step, is_reference, own_ab_reading
 from kernelopt.experiments.log import ABVerdict, Experiment
+from kernelopt.experiments.records import Correctness
 
 __all__ = ["detect", "recorded_ab_gain"]
 
@@ -269,11 +270,15 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
             gain += f"; {step.own_gain:+.1%} over the kernel's best before it"
         gain += ", in its own run)" if step.same_run else ")" if gain else ""
         status = e.status.value if e.status is not None else "?"
-        evidence.append(
-            ctx.evidence(
-                e, f"{e.label}: {ctx.value_at(e) or 'no number'} {status}{gain}", "latency"
-            )
-        )
+        value = ctx.value_at(e)
+        if not value:
+            # An attempt with no time has no gain to show, and a failed check is the
+            # reason it has none (the readers file a reverted failure as FAILED).
+            failed = e.correctness is Correctness.FAIL
+            said = "failed correctness, not timed" if failed else f"not timed, {status}"
+            evidence.append(ctx.evidence(e, f"{e.label}: {said}", "latency"))
+            continue
+        evidence.append(ctx.evidence(e, f"{e.label}: {value} {status}{gain}", "latency"))
     actions = [
         ctx.action(
             "Stop tuning this design; re-profile the current best (time per stage, DRAM% and TC% "

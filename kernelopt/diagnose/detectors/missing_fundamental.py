@@ -60,6 +60,9 @@ _BUFFERS = "buffer-persistence"
 # Other facts (key lengths, batch sizes) vary with the calls a trace happened to record,
 # so a short recorded cache does not rule out what a long one needs.
 _FAMILY_FACTS = frozenset(fact for shape in FAMILY_SHAPES.values() for fact in shape)
+# Facts that vary with the calls a trace caught (a batch, a cache's length): a workload
+# that records an axis of one of these names rules nothing out by it.
+_TRACE_FACTS = frozenset({"b", "seqlen_k", "seqlen_cv"})
 # Comparisons that hold on one side of a threshold: failing at the least and the greatest
 # recorded value, they fail at every value between.
 _MONOTONE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE})
@@ -96,12 +99,19 @@ def _workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None]:
 def _recorded(comparison: Comparison, op: Any) -> str | None:
     """The values ``op``'s calls recorded for the fact ``comparison`` reads, written out,
     when the comparison fails at every one of them; None when it holds at one, or the
-    profile cannot tell."""
-    if comparison.other is not None or comparison.name not in _FAMILY_FACTS:
+    profile cannot tell.
+
+    A fact that sets families apart (``s_q``) is read under any name its axis goes by; any
+    other fact only from an axis of its own name (a GEMM's ``n``), and never one that
+    varies with the calls a trace caught (:data:`_TRACE_FACTS`)."""
+    if comparison.other is not None or comparison.name in _TRACE_FACTS:
         return None
-    axis = op.axis(comparison.name) or next(
-        (a for a in op.axes if shape_fact_for_axis(a.name) == comparison.name), None
-    )
+    if comparison.name in _FAMILY_FACTS:
+        axis = op.axis(comparison.name) or next(
+            (a for a in op.axes if shape_fact_for_axis(a.name) == comparison.name), None
+        )
+    else:
+        axis = op.axis(comparison.name)
     if axis is None:
         return None
     listed = [v.value for v in axis.values]

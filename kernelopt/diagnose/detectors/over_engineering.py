@@ -20,6 +20,7 @@ that add ``min_new_constexprs`` knobs, ``min_new_branches`` branches, or
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TypeVar
 
@@ -391,6 +392,55 @@ def _landed_growth(
     return reason, evidence, numbers
 
 
+def _attempted(ctx: Context, number: int) -> bool:
+    """Whether experiment ``number`` ran (a plan with a prototype and no result did not)."""
+    experiment = ctx.log.experiment(number)
+    return experiment is not None and experiment.attempted
+
+
+# A version mark at the end of a file's stem: ``quant_v3``, ``moe_gemm-2``, ``attn3``.
+_VERSION_MARK = re.compile(r"(?:[_\-.]?v?\d+)+$", re.IGNORECASE)
+
+
+def _version_stem(name: str) -> str:
+    """``name`` without its extension and version mark (``quant_v3.py``: ``quant``)."""
+    stem = name.rsplit(".", 1)[0] if "." in name else name
+    return _VERSION_MARK.sub("", stem).lower() or stem.lower()
+
+
+def _other_files_text(ctx: Context, latest: int, name: str) -> list[str]:
+    """Where kept experiments after ``latest`` snapshot other versions of ``name`` (the
+    file CLAUDE.md names: ``quant_v3.py`` beside ``quant_v1.py``) and not ``name`` itself,
+    the words that say so: a log that keeps each version in a file of its own has moved
+    on from the named file, and its later kernels were not measured as it. A file of
+    another stem (a merge script) is no version of the kernel, and is not named."""
+    stem = _version_stem(name)
+
+    def versions(number: int) -> set[str]:
+        found = {file_name(s.path) for s in _snapshots(ctx, number)}
+        found |= {c.name for c in _changes(ctx, number)}
+        return {f for f in found if f != name and _version_stem(f) == stem}
+
+    later = sorted(
+        n
+        for n in set(ctx.snapshots) | set(ctx.changes)
+        if n > latest
+        and kept(ctx.log, n)
+        and not _snapshots(ctx, n, name)
+        and not _changes(ctx, n, name)
+        and versions(n)
+    )
+    if not later:
+        return []
+    files = sorted({f for n in later for f in versions(n)})
+    shown = ", ".join(files[:3]) + (", …" if len(files) > 3 else "")
+    named = ctx.log.kernel_path
+    by = named.source.path if named is not None and named.source.path else "the log"
+    what = f"the later kept {experiments_text(later)}"
+    verb = "snapshots" if len(later) == 1 else "snapshot"
+    return [f"only {name}, the kernel {by} names, was measured: {what} {verb} {shown} instead"]
+
+
 def _detail(ctx: Context, measured: _Measured, stall: Sequence[int]) -> str:
     """What the detector saw, for the sentence of an unchecked item."""
     parts = []
@@ -401,16 +451,24 @@ def _detail(ctx: Context, measured: _Measured, stall: Sequence[int]) -> str:
         standing = [n for n in measured if kept(ctx.log, n)]
         latest = max(standing or measured)
         fate = "" if standing else ", not kept"
+        # The latest kept snapshot is the kernel as it stands; later snapshots of changes
+        # not kept are said to exist, so "latest" does not read as the log's last one.
+        dropped = [n for n in measured if n > latest and _attempted(ctx, n)]
+        if standing and dropped:
+            fate = f"; the snapshots of {experiments_text(dropped)} were not kept"
         size = _total(measured[latest])
         parts.append(
             # Code lines (no blank or comment lines): another check's count of a file's
             # lines is of all of them, and the two must not read as one number.
-            f"latest snapshot{of} (exp {latest}{fate}): "
+            f"latest {'kept ' if standing and dropped else ''}snapshot{of} (exp {latest}"
+            f"{fate}): "
             f"{count_text(size.lines, 'code line')}, "
             f"{count_text(size.branches, 'branch', 'branches')}, "
             f"{count_text(size.constexprs, 'constexpr knob')}, "
             f"{count_text(size.autotune_configs or 0, 'autotune config')}"
         )
+        if name is not None:
+            parts += _other_files_text(ctx, latest, name)
     diffed = [n for n in ctx.changes if _changes(ctx, n, name)]
     if diffed:
         latest = max(diffed)

@@ -322,15 +322,34 @@ def _repeats(ctx: Context, attempts: Sequence[Experiment]) -> dict[int, list[Exp
     return repeated
 
 
+def _failed_correctness(experiment: Experiment) -> bool:
+    """Whether ``experiment`` failed its correctness check (its result says FAIL)."""
+    return experiment.correctness is Correctness.FAIL
+
+
 def _repeats_text(ctx: Context, attempts: Sequence[Experiment]) -> str:
     """The repeats among ``attempts`` (see :func:`_repeats`) as a sentence naming both
     numbers (``"Exp 5 repeats exp 2: the same knob values (ROWS=8) and tags."``); ``""``
-    where there are none."""
+    where there are none.
+
+    A passing attempt with the knobs and tags of one that failed correctness is its fix:
+    the technique was never measured right before it, so the sentence says it fixes the
+    failure, not that it repeats it."""
     sentences = []
     for number, later in _repeats(ctx, attempts).items():
         earlier = next(e for e in ctx.experiments if e.number == number)
         pairs = [f"{name}={value}" for name, value in earlier.knobs.items()]
         knobs = ", ".join(pairs[:4]) + (", …" if len(pairs) > 4 else "")
+        fixes = [e for e in later if not _failed_correctness(e)]
+        if _failed_correctness(earlier) and fixes:
+            who = experiments_text([e.number for e in fixes])
+            sentences.append(
+                f"{who[0].upper()}{who[1:]} {'retries' if len(fixes) == 1 else 'retry'} "
+                f"{earlier.mention} ({knobs}), which failed correctness: a fix, not a repeat."
+            )
+            later = [e for e in later if e not in fixes]
+            if not later:
+                continue
         who = experiments_text([e.number for e in later])
         sentences.append(
             f"{who[0].upper()}{who[1:]} {'repeats' if len(later) == 1 else 'repeat'} "

@@ -29,6 +29,15 @@ Recent attempts are classified by their catalog tags (worth two words each) and 
   "both" unless its other words or tags name a side ("num_stages=3: deeper prefetch"
   frames the stages as memory work, and is judged so).
 
+A latency-bound kernel is judged by what its attempts work on (:func:`_latency_aim`):
+tuning inside the kernel (tile sizes, warps, tokens per program, loads and stores,
+eviction hints) is the wrong side, launch work (CUDA graphs, fusion, kept buffers) never
+is, and parallelism work (split-KV, a persistent grid) is counted with the tuning only
+where the log says the time goes to the launch or the host (what CUDA graphs remove):
+a persistent grid does not remove a launch. The plan then links ``cuda-graphs`` and
+``kernel-fusion``. Trial points of the latest result that read another bound than the
+one judged, or sit far under the headline's share of the floor, are named beside it.
+
 An attempt that set a new best by ``min_gain`` or more is evidence the change fit the
 kernel, not that it aimed at the wrong resource: it is not counted. Nor is one whose headline
 was measured at another trial point than the one profile.md's heading names: the bound is a
@@ -59,6 +68,7 @@ from kernelopt.diagnose.floors import FloorReading, HostClockFloors, host_clock_
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import WrongBottleneckParams
 from kernelopt.diagnose.presence import names_entry, present_in
+from kernelopt.diagnose.progress import Step
 from kernelopt.diagnose.source import float32_dots
 from kernelopt.experiments.log import Experiment, Fact, ProfileFacts
 from kernelopt.experiments.points import points_differ
@@ -455,10 +465,6 @@ def _catalog_actions(
     # on chip. An entry applies to the log's family, an ancestor (``any``) or a descendant.
     chain = family_ancestors(ctx.family) if ctx.family else ()
     fp32 = _float32_in_play(ctx)
-    tried: dict[str, list[Experiment]] = {}
-    for experiment in ctx.experiments:
-        for tag in experiment.tags:
-            tried.setdefault(tag, []).append(experiment)
 
     def usable(entry_id: str) -> bool:
         if SIDES.get(entry_id) == wrong_side:
@@ -481,15 +487,7 @@ def _catalog_actions(
         return not (kernels and entry is not None and present_in(entry, kernels) is not None)
 
     def tried_note(entry_id: str) -> str:
-        done = tried.get(entry_id, [])
-        if not done:
-            return ""
-        parts = []
-        for e in done[:2]:
-            fate = e.status.value if e.status is not None else "outcome not recorded"
-            value = ctx.value_text(e)
-            parts.append(f"{e.label}" + (f", {value}" if value else "") + f", {fate}")
-        return "; tried before (" + "; ".join(parts) + "): change how, not whether"
+        return _tried_note(ctx, entry_id)
 
     actions: list[Action] = []
     match_metrics = getattr(ctx.catalog, "match_metrics", None)
@@ -569,6 +567,248 @@ def _unnamed_ceiling(reading: FloorReading) -> Outcome:
             "compute), or a bottleneck statement in profile.md"
         ],
     )
+
+
+def _not_counted(
+    params: WrongBottleneckParams,
+    bound: _Bound,
+    gainers: Sequence[Step],
+    elsewhere: Sequence[Experiment],
+) -> str:
+    """What the finding leaves out of the attempts judged, in words: the new bests, and
+    those measured at another trial point than the bound's."""
+    if len(gainers) == 1:
+        step = gainers[0]
+        gain = step.gain or 0.0
+        # A gain beyond a float (a rate from 5e-324 to 1e300) has no percentage to show.
+        by = f"by {gain:.1%}" if math.isfinite(gain) else "by more than a number can hold"
+        not_counted = f" ({step.experiment.label}, a new best {by}, not counted)"
+    elif gainers:
+        shown = experiments_text([s.experiment.number for s in gainers])
+        not_counted = f" ({shown}, new bests by {params.min_gain:.0%} or more, not counted)"
+    else:
+        not_counted = ""
+    if elsewhere:
+        not_counted += (
+            f"; {experiments_text([e.number for e in elsewhere])} measured at another trial "
+            f"point than {bound.of} ({bound.point}), not judged"
+        )
+    return not_counted
+
+
+def _point_bound(reading: FloorReading) -> str | None:
+    """The bound a floor row reads by itself: latency under
+    :data:`LATENCY_BELOW_FLOOR_PCT` % of its floor, else the ceiling it names (None where
+    it names none)."""
+    if reading.fraction * 100.0 < LATENCY_BELOW_FLOOR_PCT:
+        return "latency"
+    return reading.ceiling
+
+
+def _other_points_text(floors: Sequence[FloorReading], kind: str) -> str:
+    """A sentence naming the trial points of the latest result whose rows read another
+    bound than ``kind`` (the one judged), or sit under half of the headline row's share of
+    its floor, with their shares: a decode point at 5% of its floor beside a prefill at
+    51% is two problems, and the headline names one. ``""`` where none differs.
+
+    Only the headline implementation's rows count (a peer timed beside it is not the
+    kernel)."""
+    if not floors:
+        return ""
+    headline = floors[0]
+    rows = [r for r in floors[1:] if r.impl == headline.impl or not headline.impl]
+    if headline.point and _point_bound(headline) != kind:
+        rows.insert(0, headline)
+    named = []
+    for reading in rows:
+        bound = _point_bound(reading)
+        far_below = reading is not headline and reading.fraction < headline.fraction / 2
+        if bound == kind and not far_below:
+            continue
+        reads = f"{bound}-bound" if bound else "bound by no named ceiling"
+        named.append(
+            f"{reading.point or reading.impl} reads {reads} at {reading.fraction:.1%} of its "
+            f"roofline floor ({reading.source})"
+        )
+    if not named:
+        return ""
+    return (
+        f" Not every trial point of {headline.experiment.label} reads so: "
+        f"{and_list(named[:4])}" + (f", and {len(named) - 4} more" if len(named) > 4 else "") + "."
+    )
+
+
+# A statement that the call's time goes to the launch or the host: what a CUDA graph
+# removes ("CUDA graphs remove 47% of the time", as kernelopt's profile hand-off writes
+# it), a launch overhead, a launch- or host-bound call.
+_LAUNCH_COST = re.compile(
+    r"cuda[- ]?graphs?\b[^.\n]{0,40}\b(?:remov|sav|cut|shav|hid)\w*|\bgraph share\b"
+    r"|\blaunch[- ](?:overhead|cost|time|latency|bound)|\bhost[- ](?:overhead|bound|side cost)",
+    re.IGNORECASE,
+)
+# Work that removes launches or host time: the remedies of a launch-bound call.
+_LAUNCH_TAGS = frozenset({"cuda-graphs", "kernel-fusion", "buffer-persistence"})
+_LAUNCH_WORDS = re.compile(
+    r"cuda[- ]?graphs?|graph (?:capture|replay)|\bfus(?:e|ed|es|ing|ion)\b|\blaunch(?:es)?\b"
+    r"|\bpersistent buffers?\b|\bpre-?allocat\w*",
+    re.IGNORECASE,
+)
+# Work that raises the parallelism inside one launch: split-KV, a persistent grid, waves.
+_PARALLEL_TAGS = frozenset({"split-kv-flash-decoding", "split-kv-lse-combine", "persistent-grid"})
+_PARALLEL_WORDS = re.compile(
+    r"split[- _]?kv|kv[- _]?splits?|\bsplit[- _]?k\b|\boccupancy\b|\bwaves?\b"
+    r"|persistent (?:grid|kernel|ctas?)|\bmore (?:programs|ctas|blocks)\b",
+    re.IGNORECASE,
+)
+# Tuning inside the kernel: tile and block sizes, warps, rows or tokens a program takes,
+# eviction hints, autotuning.
+_TUNING_WORDS = re.compile(
+    r"\bBLOCK(?:_\w+)?\s*=|\bnum_warps\b|\bwarps\b|\b(?:tile|block) sizes?\b"
+    r"|\b(?:tokens|rows|elements|items|heads) per (?:program|block|cta|thread|warp)\b"
+    r"|\bevict\w*|\beviction\b|\bautotun\w*|\bunroll\w*",
+    re.IGNORECASE,
+)
+
+
+def _launch_cost(ctx: Context) -> Fact | None:
+    """The clause of the profile or the profiling notes that says the call's time goes to
+    the launch or the host (what CUDA graphs remove, a launch overhead), with its line, or
+    None. The clause, not its whole line: a profile's root cause runs on for sentences
+    before it says what a graph removes."""
+    profile = ctx.log.profile
+    facts = [*(profile.facts if profile is not None else ()), *ctx.log.profiling]
+    for fact in facts:
+        match = _LAUNCH_COST.search(fact.text)
+        if match is not None:
+            start = max(fact.text.rfind(sep, 0, match.start()) for sep in (". ", "; ", ": "))
+            ends = [i for i in (fact.text.find(sep, match.end()) for sep in (". ", "; ")) if i >= 0]
+            clause = fact.text[start + 2 if start >= 0 else 0 : min(ends, default=len(fact.text))]
+            return attrs.evolve(fact, text=clause.strip().rstrip("."))
+    return None
+
+
+def _latency_aim(experiment: Experiment) -> str | None:
+    """What an attempt on a latency-bound kernel works on: ``"launch"`` (CUDA graphs,
+    fusion, buffers kept across calls), ``"parallelism"`` (split-KV, a persistent grid,
+    occupancy), ``"in-kernel"`` (tile sizes, warps, loads and stores, eviction hints,
+    tokens per program: memory or compute tuning), ``"both"`` (software pipelining) or
+    None. A title's words outrank its tags: "4 tokens per program" tagged persistent-grid
+    is a token block, not a persistent grid."""
+    title = experiment.description
+    if _LAUNCH_TAGS & set(experiment.tags) or _LAUNCH_WORDS.search(title):
+        return "launch"
+    if _PARALLEL_WORDS.search(title):
+        return "parallelism"
+    aim = aim_of(experiment)
+    if aim == "both":
+        return "both"
+    if _TUNING_WORDS.search(title) or aim in ("compute", "memory"):
+        return "in-kernel"
+    if _PARALLEL_TAGS & set(experiment.tags) or aim == "latency":
+        return "parallelism"
+    return None
+
+
+def _tried_note(ctx: Context, entry_id: str) -> str:
+    """``"; tried before (exp 3, 5.6 us, KEPT): change how, not whether"`` where the log
+    tagged an attempt with ``entry_id``; else ``""``."""
+    done = [e for e in ctx.experiments if entry_id in e.tags]
+    if not done:
+        return ""
+    parts = []
+    for e in done[:2]:
+        fate = e.status.value if e.status is not None else "outcome not recorded"
+        value = ctx.value_text(e)
+        parts.append(f"{e.label}" + (f", {value}" if value else "") + f", {fate}")
+    return "; tried before (" + "; ".join(parts) + "): change how, not whether"
+
+
+def _latency_outcome(
+    ctx: Context,
+    params: WrongBottleneckParams,
+    bound: _Bound,
+    judged: Sequence[Experiment],
+    gainers: Sequence[Step],
+    elsewhere: Sequence[Experiment],
+    others: str = "",
+) -> Outcome:
+    """The item for a latency-bound kernel: tuning inside the kernel (tiles, warps, loads
+    and stores) shortens the bytes and FLOPs a latency-bound call barely spends time on,
+    so it is the wrong side when most recent attempts do it. Where the log says the time
+    goes to the launch or the host (what CUDA graphs remove), a persistent grid or split
+    inside the kernel does not remove it either, and counts with the tuning."""
+    shown = bound.shown or bound.evidence.source
+    where = f" ({shown})" if shown else ""
+    launch = _launch_cost(ctx)
+    aims = {e.number: _latency_aim(e) for e in judged}
+    inside = {"in-kernel", "parallelism"} if launch is not None else {"in-kernel"}
+    wrong = [e for e in judged if aims[e.number] in inside]
+    not_counted = _not_counted(params, bound, gainers, elsewhere)
+    said = (
+        f", its time in the launch ('{quote(launch.text, 160)}', {launch.source})"
+        if launch is not None
+        else ""
+    )
+    if len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(1, len(judged)):
+        share = (
+            f"{len(wrong)} of the {len(judged)} recent attempts judged tune inside the kernel"
+            if judged
+            else "no recent attempt is left to judge"
+        )
+        return not_found(
+            _PATHOLOGY, f"The kernel is latency-bound{where}{said}; {share}{not_counted}.{others}"
+        )
+    numbers = [e.number for e in wrong]
+    why = (
+        "the log says the call's time goes to the launch and the host, which no change "
+        "inside the kernel (a tile, a warp count, a persistent grid) removes"
+        if launch is not None
+        else "a call this far under its floor spends its time waiting (launches, too "
+        "little work in flight), not moving bytes or doing FLOPs"
+    )
+    summary = (
+        f"The kernel is latency-bound{where}{said}, but {len(wrong)} of the {len(judged)} "
+        f"recent attempts judged ({experiments_text(numbers)}) tune inside the kernel "
+        f"(tile sizes, warps, loads and stores){not_counted}: {why}.{others}"
+    )
+    evidence = [bound.evidence]
+    if launch is not None:
+        evidence.append(Evidence(quote=quote(launch.text, 160), source=str(launch.source)))
+    # Without a stated launch cost, the wait may be too little work in flight: the
+    # catalog's parallelism remedies whose metric triggers fire (split-KV where waves are
+    # under one) come first.
+    parallel = (
+        []
+        if launch is not None
+        else [
+            a
+            for a in _catalog_actions(ctx, _metrics(ctx, ctx.floors), (), "in-kernel", wrong)
+            if a.catalog_id in _PARALLEL_TAGS
+        ]
+    )
+    actions = [
+        *parallel[:1],
+        ctx.action(
+            "Capture the calls (a decode step, a layer) in a CUDA graph so their launches "
+            "leave the host" + _tried_note(ctx, "cuda-graphs"),
+            "cuda-graphs",
+        ),
+        ctx.action(
+            "Fuse the kernel with the ops before or after it so one launch does their work"
+            + _tried_note(ctx, "kernel-fusion"),
+            "kernel-fusion",
+        ),
+    ]
+    finding = Finding(
+        pathology=_PATHOLOGY,
+        summary=summary,
+        experiments=numbers,
+        severity=Severity.HIGH,
+        confidence=0.7,
+        evidence=[*evidence, *(ctx.evidence(e) for e in wrong[:5])],
+        actions=actions,
+    )
+    return found(finding)
 
 
 def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
@@ -671,29 +911,20 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     aims = {e.number: aim_of(e) for e in judged}
     classified = [e for e in judged if aims[e.number] in ("compute", "memory")]
     opposite = {"memory": "compute", "compute": "memory"}.get(kind)
+    # The headline point's bound is the one judged; other points that read otherwise are
+    # named beside it.
+    others = _other_points_text(floors, kind)
+    if kind == "latency":
+        return _latency_outcome(ctx, params, bound, judged, gainers, elsewhere, others)
     if opposite is None:
         shown = bound.shown or stated.source
         where = f" ({shown})" if shown else ""
         return not_found(
             _PATHOLOGY,
-            f"The kernel is {kind}-bound{where}; recent work is not judged against compute/memory.",
+            f"The kernel is {kind}-bound{where}; recent work is not judged against "
+            f"compute/memory.{others}",
         )
-    if len(gainers) == 1:
-        step = gainers[0]
-        gain = step.gain or 0.0
-        # A gain beyond a float (a rate from 5e-324 to 1e300) has no percentage to show.
-        by = f"by {gain:.1%}" if math.isfinite(gain) else "by more than a number can hold"
-        not_counted = f" ({step.experiment.label}, a new best {by}, not counted)"
-    elif gainers:
-        shown = experiments_text([s.experiment.number for s in gainers])
-        not_counted = f" ({shown}, new bests by {params.min_gain:.0%} or more, not counted)"
-    else:
-        not_counted = ""
-    if elsewhere:
-        not_counted += (
-            f"; {experiments_text([e.number for e in elsewhere])} measured at another trial "
-            f"point than {bound.of} ({bound.point}), not judged"
-        )
+    not_counted = _not_counted(params, bound, gainers, elsewhere)
     overlapped = [e.number for e in judged if aims[e.number] == "both"]
     if overlapped:
         # Said, so a reader who counts the pipelining attempts knows why they are not wrong.
@@ -711,12 +942,14 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             else "no recent attempt is left to judge"
         )
         return not_found(
-            _PATHOLOGY, f"The kernel is {kind}-bound ({stated.quote}); {share}{not_counted}."
+            _PATHOLOGY,
+            f"The kernel is {kind}-bound ({stated.quote}); {share}{not_counted}.{others}",
         )
     numbers = [e.number for e in wrong]
     summary = (
         f"The kernel is {kind}-bound ({stated.quote}) but {len(wrong)} of the {len(judged)} "
         f"recent attempts judged ({experiments_text(numbers)}) optimize {opposite}{not_counted}."
+        f"{others}"
     )
     fallback = (
         (
