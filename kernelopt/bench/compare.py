@@ -710,6 +710,8 @@ def compare(
     max_noise: float = 0.05,
     confidence: float = 0.95,
     label: str = "",
+    written: Any = None,
+    candidate_written: Any = None,
 ) -> Comparison:
     """Time ``baseline`` and ``candidate`` in alternation and judge the candidate.
 
@@ -728,7 +730,8 @@ def compare(
     inputs, candidate_inputs : sequence of argument sets, optional
         Input sets to rotate; ``candidate_inputs`` defaults to ``inputs``.
     outputs, candidate_outputs : Tensor or sequence of Tensor, optional
-        Buffers each function must overwrite (poisoned and checked).
+        Buffers each function must overwrite (poisoned and checked, as
+        :meth:`Timer.measure` does: their contents are lost).
     min_pairs, max_pairs : int
         Bounds on paired samples.
     max_time_ms : float
@@ -737,6 +740,9 @@ def compare(
         See :func:`judge`.
     label : str
         Prefix of the measurements' labels.
+    written, candidate_written : optional
+        The region of each output the function writes, as
+        :func:`~kernelopt.bench.guards.check_written` takes it.
 
     Returns
     -------
@@ -777,12 +783,14 @@ def compare(
     _check_confidence(confidence)
     notes_a: list[str] = []
     notes_b: list[str] = []
-    run_a = timer._runner(baseline, inputs, outputs, notes_a)
+    run_a = timer._runner(baseline, inputs, outputs, notes_a, written)
     run_b = timer._runner(
         candidate,
         inputs if candidate_inputs is None else candidate_inputs,
         candidate_outputs,
         notes_b,
+        candidate_written,
+        ("candidate_outputs", "candidate_written"),
     )
     run_a.prepare()
     run_b.prepare()

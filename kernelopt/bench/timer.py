@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -121,22 +122,282 @@ def device_l2_bytes(device: int | None = None) -> int:
     return size if size > 0 else DEFAULT_L2_BYTES
 
 
-def _buffers(value: Any, found: dict[tuple[int, int], int]) -> None:
-    # Key each buffer by (address, size) so that one tensor passed in several places, or
-    # in several input sets, counts once.
-    if hasattr(value, "data_ptr") and hasattr(value, "nbytes"):
-        found[(int(value.data_ptr()), int(value.nbytes))] = int(value.nbytes)
-    elif hasattr(value, "__array_interface__") and hasattr(value, "nbytes"):
-        address = int(value.__array_interface__["data"][0])
-        found[(address, int(value.nbytes))] = int(value.nbytes)
+# One piece of memory an argument spans: the address space it lives in (the host, or a
+# device), its first and past-the-last byte there, and a lower bound on the bytes it
+# touches in between (all of them for a dense tensor; fewer for a strided view).
+_Piece = tuple[str, int, int, int]
+
+# Element offsets worked out exactly, to tell whether two strided views touch the same
+# bytes, only up to this many elements each (a few MiB of host memory).
+_EXACT_ELEMENTS = 1 << 22
+
+
+def _layout(value: Any) -> tuple[str, int, tuple[int, ...], tuple[int, ...], int] | None:
+    """Where a tensor or an array lies: its address space, the address of its first
+    element, its sizes, its strides in bytes and its item size; None for anything else
+    (or a tensor with no memory of its own, such as a sparse one)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        try:
+            address = int(value.data_ptr())
+        except (RuntimeError, NotImplementedError):  # sparse, nested: no strided memory
+            return None
+        item = int(value.element_size())
+        space = "host" if value.device.type == "cpu" else str(value.device)
+        strides = tuple(int(s) * item for s in value.stride())
+        return space, address, tuple(int(n) for n in value.shape), strides, item
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and hasattr(value, "__array_interface__"):
+        array = numpy.asarray(value)  # a view sharing the memory of the object
+        address = int(array.__array_interface__["data"][0])
+        return "host", address, tuple(array.shape), tuple(array.strides), int(array.itemsize)
+    return None
+
+
+def _span(
+    address: int, sizes: tuple[int, ...], strides: tuple[int, ...], item: int
+) -> tuple[int, int, int]:
+    """``(lo, hi, touched)``: the bytes from the lowest to past the highest a strided
+    layout reaches, and a lower bound on the bytes it touches between them.
+
+    A dimension of stride 0 (``expand``, ``broadcast_to``) reaches no new byte, and
+    overlapping rows (a sliding window) touch their bytes once: a 4-KiB vector expanded to
+    4096 rows spans 4 KiB, not its 16 MiB of elements.
+    """
+    if any(n == 0 for n in sizes):
+        return address, address, 0
+    dims = sorted((abs(s), n) for n, s in zip(sizes, strides, strict=True) if n > 1 and s)
+    lo = address + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True) if s < 0)
+    extent = touched = item  # one element
+    dense = True  # whether every byte from lo to lo + extent is touched
+    for stride, n in dims:
+        if dense and stride <= extent:  # copies that abut or overlap: still one run
+            extent += (n - 1) * stride
+            touched = extent
+        elif stride >= extent:  # disjoint copies
+            dense = dense and stride == extent
+            touched *= n
+            extent += (n - 1) * stride
+        else:  # copies overlapping a layout with holes: no more than one copy is sure
+            extent += (n - 1) * stride
+    return lo, lo + extent, touched
+
+
+def _pieces(value: Any, found: list[_Piece]) -> None:
+    """Add the memory each tensor, array or byte string in ``value`` spans to ``found``,
+    walking lists, tuples and mappings; other values span nothing."""
+    layout = _layout(value)
+    if layout is not None:
+        space, address, sizes, strides, item = layout
+        lo, hi, touched = _span(address, sizes, strides, item)
+        bounds = _storage_bounds(value)
+        if bounds is not None:  # a view cannot reach past the memory it views
+            lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+            touched = min(touched, max(hi - lo, 0))
+        if hi > lo:
+            found.append((space, lo, hi, touched))
     elif isinstance(value, (bytes, bytearray, memoryview)):
-        found[(id(value), len(value))] = len(value)
+        found.append((f"object {id(value)}", 0, len(value), len(value)))
     elif isinstance(value, Mapping):
         for item in value.values():
-            _buffers(item, found)
+            _pieces(item, found)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            _buffers(item, found)
+            _pieces(item, found)
+
+
+def _storage_bounds(value: Any) -> tuple[int, int] | None:
+    """The first and past-the-last byte of the memory a tensor or array views."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        try:
+            storage = value.untyped_storage()
+            return int(storage.data_ptr()), int(storage.data_ptr()) + int(storage.nbytes())
+        except (RuntimeError, NotImplementedError):
+            return None
+    base = value
+    while getattr(base, "base", None) is not None:
+        base = base.base
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(base, numpy.ndarray) and base.flags.owndata:
+        lo, hi, _touched = _span(
+            int(base.__array_interface__["data"][0]),
+            tuple(base.shape),
+            tuple(base.strides),
+            int(base.itemsize),
+        )
+        return lo, hi
+    return None
+
+
+def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for lo, hi in sorted(intervals):
+        if runs and lo <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], hi))
+        else:
+            runs.append((lo, hi))
+    return runs
+
+
+def _length(intervals: list[tuple[int, int]]) -> int:
+    return sum(hi - lo for lo, hi in _merged(intervals))
+
+
+def _common(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The bytes in both of two lists of intervals, as intervals."""
+    a, b = _merged(first), _merged(second)
+    both = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo < hi:
+            both.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return both
+
+
+def _at_least(pieces: list[_Piece]) -> int:
+    """Bytes that ``pieces`` of one region surely touch: the union of the dense ones, or
+    the most any one strided view touches."""
+    dense = [(lo, hi) for _space, lo, hi, touched in pieces if touched == hi - lo]
+    return max([_length(dense), *(touched for *_where, touched in pieces)])
+
+
+def _footprint(per_set: list[list[_Piece]]) -> tuple[list[int], int, int]:
+    """For sets used in turn: the bytes the other sets bring that each set does not hold,
+    the bytes every set holds, and the bytes of all sets together.
+
+    Pieces are merged where they overlap in one address space (views of one buffer count
+    its bytes once). Where a strided view with holes overlaps others, which bytes it
+    shares is not worked out: a set holding any piece of that region is counted as
+    bringing none of it and none of it as shared, so the rotation's guarantee is never
+    overstated.
+    """
+    tagged = sorted((piece, index) for index, pieces in enumerate(per_set) for piece in pieces)
+    evicting = [0] * len(per_set)
+    shared = total = 0
+    region: list[tuple[_Piece, int]] = []
+
+    def close(region: list[tuple[_Piece, int]]) -> None:
+        nonlocal shared, total
+        if not region:
+            return
+        by_set: list[list[_Piece]] = [[] for _ in per_set]
+        for piece, index in region:
+            by_set[index].append(piece)
+        everyone = [piece for piece, _index in region]
+        if all(touched == hi - lo for _space, lo, hi, touched in everyone):
+            whole = _length([(lo, hi) for _space, lo, hi, _touched in everyone])
+            total += whole
+            spans = [[(lo, hi) for _space, lo, hi, _touched in own] for own in by_set]
+            for index, runs in enumerate(spans):
+                evicting[index] += whole - _length(runs)
+            held = spans[0]
+            for runs in spans[1:]:
+                held = _common(held, runs)
+            shared += _length(held)
+            return
+        # Which bytes the sets share here is not worked out: none is said to be shared.
+        total += _at_least(everyone)
+        for index, own in enumerate(by_set):
+            if not own:
+                evicting[index] += _at_least(everyone)
+
+    reach = 0  # the end of the region's furthest piece
+    for piece, index in tagged:
+        space, lo, hi, _touched = piece
+        if region and (space != region[0][0][0] or lo >= reach):
+            close(region)
+            region = []
+        reach = max(reach, hi) if region else hi
+        region.append((piece, index))
+    close(region)
+    return evicting, shared, total
+
+
+def _set_pieces(inputs: Sequence[ArgSet]) -> list[list[_Piece]]:
+    per_set = []
+    for args in inputs:
+        found: list[_Piece] = []
+        _pieces(args, found)
+        per_set.append(found)
+    return per_set
+
+
+def _element_starts(layout: tuple[str, int, tuple[int, ...], tuple[int, ...], int]) -> Any:
+    """The sorted addresses of a layout's elements, or None past ``_EXACT_ELEMENTS``."""
+    import numpy as np
+
+    _space, address, sizes, strides, _item = layout
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=True) if n > 1 and s]
+    if math.prod(n for n, _s in dims) > _EXACT_ELEMENTS:
+        return None
+    starts = np.zeros(1, dtype=np.int64)
+    for n, stride in dims:
+        starts = (starts[:, None] + np.arange(n, dtype=np.int64) * stride).reshape(-1)
+    return np.unique(starts + address)
+
+
+def _share_memory(first: Any, second: Any) -> bool:
+    """Whether two tensors or arrays surely have a byte in common.
+
+    Spans that overlap do when both views are dense; strided views with holes (the two
+    halves of each row) are compared element by element, and views too large for that
+    are not said to share memory.
+    """
+    import numpy as np
+
+    a, b = _layout(first), _layout(second)
+    if a is None or b is None or a[0] != b[0]:
+        return False
+    (lo_a, hi_a, touched_a), (lo_b, hi_b, touched_b) = _span(*a[1:]), _span(*b[1:])
+    if not (lo_a < hi_b and lo_b < hi_a):
+        return False
+    if touched_a == hi_a - lo_a and touched_b == hi_b - lo_b:
+        return True
+    starts_a, starts_b = _element_starts(a), _element_starts(b)
+    if starts_a is None or starts_b is None:
+        return False
+    # An element of a at x meets one of b at y when x - item_a < y < x + item_b.
+    first_after = np.searchsorted(starts_a, starts_b - a[4], side="right")
+    first_past = np.searchsorted(starts_a, starts_b + b[4], side="left")
+    return bool((first_after < first_past).any())
+
+
+def _named_arguments(value: Any, where: str) -> list[tuple[str, Any]]:
+    """Each tensor or array in an input set with the expression that reaches it."""
+    if isinstance(value, Mapping):
+        return [
+            n for key, item in value.items() for n in _named_arguments(item, f"{where}[{key!r}]")
+        ]
+    if isinstance(value, (list, tuple)):
+        return [n for i, item in enumerate(value) for n in _named_arguments(item, f"{where}[{i}]")]
+    return [(where, value)] if _layout(value) is not None else []
+
+
+def _outputs_in_inputs(guarded: guards._Guarded, inputs: Sequence[ArgSet]) -> list[str]:
+    """``"outputs[0] shares memory with inputs[0][0]"`` for each output that does with an
+    argument of an input set (the first such argument).
+
+    Sharing memory alone says nothing wrong: a kernel's output buffer is often passed in
+    every input set (``fn(x, out)``). It matters when the kernel also reads it (one that
+    works in place): the kernel read the poison. So it is named only where the check
+    failed.
+    """
+    arguments = [
+        named for i, args in enumerate(inputs) for named in _named_arguments(args, f"inputs[{i}]")
+    ]
+    found = []
+    for out_where, tensor, _region in guarded:
+        for in_where, argument in arguments:
+            if _share_memory(tensor, argument):
+                found.append(f"{out_where} shares memory with {in_where}")
+                break
+    return found
 
 
 def evicting_bytes(inputs: Sequence[ArgSet]) -> tuple[int, int]:
@@ -149,8 +410,11 @@ def evicting_bytes(inputs: Sequence[ArgSet]) -> tuple[int, int]:
     Parameters
     ----------
     inputs : sequence of argument sets
-        Tuples of positional arguments or mappings of keyword arguments. Tensors and
-        arrays count by ``nbytes``, deduplicated by address; other values count zero.
+        Tuples or lists of positional arguments, or mappings of keyword arguments.
+        Tensors and arrays count by the bytes of memory they span: an expanded or
+        broadcast tensor counts the memory under it, not its elements, and views that
+        overlap in one buffer count its bytes once (a strided view with holes counts no
+        more than the elements it holds). Other values count zero.
 
     Returns
     -------
@@ -162,26 +426,15 @@ def evicting_bytes(inputs: Sequence[ArgSet]) -> tuple[int, int]:
     ------
     InputError
         As :func:`measure` refuses its ``inputs=``: no input set, or input sets that are
-        not a sequence of tuples or mappings (a lone tensor ``x`` is the set ``(x,)``).
+        not a sequence of tuples, lists or mappings (a lone tensor ``x`` is the set
+        ``(x,)``).
     """
     _check_input_sets(inputs)
-    per_set: list[dict[tuple[int, int], int]] = []
-    for args in inputs:
-        found: dict[tuple[int, int], int] = {}
-        _buffers(args, found)
-        per_set.append(found)
+    per_set = _set_pieces(inputs)
+    evicting, shared, total = _footprint(per_set)
     if len(per_set) < 2:
-        return 0, sum(per_set[0].values()) if per_set else 0
-    shared_keys = set.intersection(*(set(s) for s in per_set))
-    shared = sum(per_set[0][k] for k in shared_keys)
-    guarantees = []
-    for i, own in enumerate(per_set):
-        others: dict[tuple[int, int], int] = {}
-        for j, found in enumerate(per_set):
-            if j != i:
-                others.update(found)
-        guarantees.append(sum(size for key, size in others.items() if key not in own))
-    return min(guarantees), shared
+        return 0, total
+    return min(evicting), shared
 
 
 def _check_input_sets(inputs: object) -> None:
@@ -236,11 +489,16 @@ class _Runner:
     backend = "cpu-perf-counter"
 
     def __init__(
-        self, timer: Timer, calls: list[Callable[[], Any]], outputs: Any, cache: str
+        self,
+        timer: Timer,
+        calls: list[Callable[[], Any]],
+        outputs: guards._Guarded | None,
+        cache: str,
     ) -> None:
         self.timer = timer
         self.calls = calls
-        self.outputs = outputs
+        self.outputs = outputs  # the outputs to poison and check, with their regions
+        self.inputs: Sequence[ArgSet] | None = None  # named where an output shares memory
         self.cache = cache
         self.calls_per_sample = 1
         self.next_call = 0
@@ -260,7 +518,7 @@ class _Runner:
 
     def before_call(self) -> None:
         if self.outputs is not None:
-            guards.poison(self.outputs)
+            guards._poison_guarded(self.outputs)
 
     def prepare(self) -> None:
         """Warm up for ``warmup_ms``, then until the per-call time settles; time both."""
@@ -363,15 +621,14 @@ class _Runner:
         if self.outputs is None:
             return
         self.sync()
-        missing = guards.unwritten_count(self.outputs)
-        if missing:
-            raise InputError(
-                expected(
-                    "every output element written by each timed call",
-                    f"{missing} unwritten{guards.poison_hint(self.outputs)} "
-                    f"{guards.unwritten_where(self.outputs)}",
+        failure = guards._guard_failure(self.outputs, by=" by each timed call", timed=True)
+        if failure is not None:
+            if self.inputs is not None:
+                shared = _outputs_in_inputs(self.outputs, self.inputs)
+                failure = guards._guard_failure(
+                    self.outputs, by=" by each timed call", timed=True, shared=shared
                 )
-            )
+            raise InputError(str(failure))
 
     def device_state(self) -> DeviceState | None:
         return None
@@ -387,7 +644,7 @@ class _CudaRunner(_Runner):
         self,
         timer: Timer,
         calls: list[Callable[[], Any]],
-        outputs: Any,
+        outputs: guards._Guarded | None,
         cache: str,
         device: int,
         l2_bytes: int,
@@ -652,20 +909,28 @@ class Timer:
     def __attrs_post_init__(self) -> None:
         if self.max_samples < self.min_samples:
             raise InputError(
-                expected(f"max_samples >= min_samples ({self.min_samples})", self.max_samples)
+                expected(
+                    f"an integer >= min_samples ({self.min_samples})",
+                    repr(self.max_samples),
+                    where="max_samples",
+                )
             )
         if self.graph_calls is not None and (
             isinstance(self.graph_calls, bool)
             or not isinstance(self.graph_calls, int)
             or self.graph_calls < 1
         ):
-            raise InputError(expected("graph_calls as an int >= 1 or None", repr(self.graph_calls)))
+            raise InputError(
+                expected("an integer >= 1 or None", repr(self.graph_calls), where="graph_calls")
+            )
         if self.l2_bytes is not None and (
             isinstance(self.l2_bytes, bool)
             or not isinstance(self.l2_bytes, int)
             or self.l2_bytes < 1
         ):
-            raise InputError(expected("l2_bytes as a positive int or None", self.l2_bytes))
+            raise InputError(
+                expected("a positive integer or None", repr(self.l2_bytes), where="l2_bytes")
+            )
 
     def set_up(self) -> None:
         """Do ahead of time the one-time work of a process's first timing, which no later
@@ -711,11 +976,11 @@ class Timer:
     ) -> str:
         if self.mode == "hot" or (self.mode == "graph" and inputs is None):
             if inputs is not None and l2_bytes is not None:
-                found: dict[tuple[int, int], int] = {}
-                _buffers(list(inputs), found)
-                if sum(found.values()) < l2_bytes:
+                every = [piece for pieces in _set_pieces(inputs) for piece in pieces]
+                _evicting, _shared, held = _footprint([every])
+                if held < l2_bytes:
                     notes.append(
-                        f"hot-l2-timing: the {sum(found.values())} input bytes fit in the "
+                        f"hot-l2-timing: the {held} input bytes fit in the "
                         f"{l2_bytes}-byte L2, so hot calls read them from cache"
                     )
             return "none"
@@ -749,8 +1014,20 @@ class Timer:
         inputs: Sequence[ArgSet] | None,
         outputs: Any,
         notes: list[str],
+        written: Any = None,
+        names: tuple[str, str] = ("outputs", "written"),
     ) -> _Runner:
         calls = _calls(fn, inputs)
+        guarded = None
+        if outputs is not None:
+            # All checked before the first call poisons anything: [] turned the check off.
+            guarded = guards._guarded(outputs, written, *names)
+        elif written is not None:
+            raise InputError(
+                expected(
+                    f"{names[0]}= holding the regions of {names[1]}=", "no outputs", where=names[1]
+                )
+            )
         backend = self._backend()
         if backend == "cuda-events":
             import torch
@@ -758,13 +1035,16 @@ class Timer:
             device = torch.cuda.current_device() if self.device is None else self.device
             l2 = self.l2_bytes or device_l2_bytes(device)
             cache = self._cache(inputs, l2, notes)
-            return _CudaRunner(self, calls, outputs, cache, device, l2)
+            runner: _Runner = _CudaRunner(self, calls, guarded, cache, device, l2)
+            runner.inputs = inputs
+            return runner
         cache = self._cache(inputs, self.l2_bytes, notes)
         notes.append("no CUDA: host clock (time.perf_counter_ns) around each call")
         if cache == "flush":
             cache = "none"
             notes.append("cpu backend: caches are not flushed")
-        runner = _Runner(self, calls, outputs, cache)
+        runner = _Runner(self, calls, guarded, cache)
+        runner.inputs = inputs
         if self.mode == "graph":
             runner.calls_per_sample = self.graph_calls or 10
             notes.append("cpu backend: graph mode times back-to-back calls per sample")
@@ -777,6 +1057,7 @@ class Timer:
         inputs: Sequence[ArgSet] | None = None,
         outputs: Any = None,
         label: str = "",
+        written: Any = None,
     ) -> Measurement:
         """Time one call of ``fn``.
 
@@ -791,9 +1072,16 @@ class Timer:
             :func:`evicting_bytes`), and no flush is done.
         outputs : Tensor or sequence of Tensor, optional
             Buffers the function overwrites; poisoned before every timed call and
-            checked after every batch (:mod:`kernelopt.bench.guards`).
+            checked after every batch (:mod:`kernelopt.bench.guards`). Their contents
+            are lost, and the poison stays where the check fails. A kernel that reads
+            them (one that works in place) reads the poison: where an output left
+            unwritten shares memory with an input set's argument, the error names both.
         label : str
             Name for NVTX ranges and records.
+        written : optional
+            The region of each output the function writes, as
+            :func:`~kernelopt.bench.guards.check_written` takes it: every element of it
+            must be written by each call, and none outside it.
 
         Returns
         -------
@@ -803,13 +1091,16 @@ class Timer:
         Raises
         ------
         InputError
-            For a ``label`` that is not a str, before anything is called: the
-            measurement would refuse it only after the whole timing.
+            Before anything is called: for a ``label`` that is not a str (the measurement
+            would refuse it only after the whole timing), for ``outputs`` that hold no
+            tensor (``[]`` would check nothing) or cannot be poisoned, and for
+            ``written`` regions that do not fit their outputs. After a batch, for
+            outputs left unwritten (or written outside their region).
         """
         if not isinstance(label, str):
             raise InputError(expected("a str", repr(label), where="label"))
         notes: list[str] = []
-        runner = self._runner(fn, inputs, outputs, notes)
+        runner = self._runner(fn, inputs, outputs, notes, written)
         name = f"kernelopt:{label or getattr(fn, '__name__', 'fn')}"
         with nvtx_range(f"{name}:warmup", enabled=self.nvtx):
             runner.prepare()
@@ -884,6 +1175,7 @@ def measure(
     inputs: Sequence[ArgSet] | None = None,
     outputs: Any = None,
     label: str = "",
+    written: Any = None,
     warmup_ms: float = 25.0,
     settle_ms: float = 1000.0,
     settle_tolerance: float = 0.01,
@@ -905,9 +1197,9 @@ def measure(
 ) -> Measurement:
     """Time one call of ``fn`` with a fresh :class:`Timer`.
 
-    ``Timer(mode=..., warmup_ms=..., ...).measure(fn, inputs=..., outputs=..., label=...)``:
-    :class:`Timer` documents the timer's options and :meth:`Timer.measure` the call's
-    (``fn``, ``inputs``, ``outputs``, ``label``).
+    ``Timer(mode=..., warmup_ms=..., ...).measure(fn, inputs=..., outputs=..., label=...,
+    written=...)``: :class:`Timer` documents the timer's options and :meth:`Timer.measure`
+    the call's (``fn``, ``inputs``, ``outputs``, ``label``, ``written``).
 
     Returns
     -------
@@ -943,4 +1235,4 @@ def measure(
         flush_factor=flush_factor,
         clock_tolerance=clock_tolerance,
     )
-    return timer.measure(fn, inputs=inputs, outputs=outputs, label=label)
+    return timer.measure(fn, inputs=inputs, outputs=outputs, label=label, written=written)

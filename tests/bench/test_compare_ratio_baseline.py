@@ -83,7 +83,9 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Comparis
             ]
         )
 
-        def runner(self: Timer, fn: object, inputs: object, outputs: object, notes: object) -> Any:
+        def runner(
+            self: Timer, fn: object, inputs: object, outputs: object, notes: object, *more: object
+        ) -> Any:
             return _ScriptedRunner(self, next(runners))
 
         monkeypatch.setattr(Timer, "_runner", runner)
