@@ -68,6 +68,7 @@ from kernelopt.bench.roofline import (
     measure_ceilings,
     plot_roofline,
     roofline_layout,
+    save_ceilings,
 )
 from kernelopt.bench.timer import Timer, evicting_bytes, measure
 from kernelopt.bench.trials import (
@@ -146,6 +147,7 @@ __all__ = [
     "roofline_layout",
     "row_from_measurement",
     "run_trials",
+    "save_ceilings",
     "to_result_row",
     "trial_matrix",
     "tune",

@@ -8,7 +8,10 @@ mismatched elements, the greatest difference and its index on the lines after.
 
 from __future__ import annotations
 
-__all__ = ["LINE_SEPARATOR", "MAX_ERROR_CHARS", "one_line"]
+import os
+from collections.abc import Callable
+
+__all__ = ["LINE_SEPARATOR", "MAX_ERROR_CHARS", "check_said", "one_line"]
 
 LINE_SEPARATOR = "; "
 """What stands for a line break: a semicolon means nothing in markdown, where a ``|``
@@ -52,3 +55,28 @@ def one_line(error: BaseException, *, limit: int = MAX_ERROR_CHARS) -> str:
     tail = limit - head
     cut = len(text) - limit
     return f"{text[:head]} ... ({cut} characters cut) ... {text[len(text) - tail :]}"
+
+
+def check_said(check: Callable[..., object], verdict: object) -> str:
+    """``check is_close (bench.py:12) returned False``: a check's false verdict, naming
+    the check and where it is defined, since a bare ``False`` says nothing of what was
+    compared (nor whether the check itself is what is wrong).
+
+    Parameters
+    ----------
+    check : callable
+        The check that returned ``verdict``.
+    verdict : object
+        Its false return value.
+
+    Returns
+    -------
+    str
+        ``check NAME (FILE:LINE) returned VERDICT``; the name or the place is left out
+        where the check has none (a ``functools.partial`` is named by its function).
+    """
+    target = getattr(check, "func", check)  # functools.partial: the function it calls
+    name = getattr(target, "__name__", None) or type(target).__name__
+    code = getattr(target, "__code__", None)
+    where = "" if code is None else f" ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+    return f"check {name}{where} returned {verdict!r}"

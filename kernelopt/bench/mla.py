@@ -24,16 +24,17 @@ import attrs
 from kernelopt._errors import DeviceError, InputError, KernelOptError, expected
 from kernelopt._words import count_text
 from kernelopt.bench.records import BenchRow
-from kernelopt.bench.roofline import Ceilings, Cost, Roofline, measure_ceilings
+from kernelopt.bench.roofline import Ceilings, Cost, Roofline, _is_cpu, measure_ceilings
 from kernelopt.bench.timer import Timer, cuda_available, no_cuda_reason
 from kernelopt.bench.trials import (
+    DEFAULT_POINTS,
     TrialCall,
     TrialPoint,
     TrialResult,
-    refuse_repeated_points,
+    _plain_int,
     run_trials,
-    trial_matrix,
 )
+from kernelopt.experiments.points import canonical_axis
 
 __all__ = [
     "HEADS",
@@ -219,10 +220,21 @@ class MLATrial:
         return self.trial.bench_row(op="mla_decode", floor=self.floor_us, metrics=self.metrics)
 
 
+def _head_axis(point: TrialPoint) -> str | None:
+    """The name under which ``point`` gives its query heads (``h`` or ``h_q``), or None."""
+    return next((name for name in point.extra if canonical_axis(name) == "h"), None)
+
+
+def _head_count(point: TrialPoint) -> int:
+    """The query heads of ``point``; :data:`HEADS`'s first where it names none."""
+    axis = _head_axis(point)
+    return HEADS[0] if axis is None else point.extra[axis]
+
+
 def _inputs(point: TrialPoint, torch: Any, seed: int, device: str, dtype: Any) -> dict[str, Any]:
     # Random data, never zeros; pages in a random order, as a serving engine's allocator
     # leaves them.
-    h = point.extra.get("h", HEADS[0])
+    h = _head_count(point)
     generator = torch.Generator(device=device).manual_seed(seed)
     blocks_per_seq = math.ceil(point.t / _PAGE)
     cache = torch.randn(
@@ -246,9 +258,94 @@ def _point_cost(point: TrialPoint, elt_bytes: int) -> Cost:
     return mla_decode_cost(
         b=point.b,
         s_q=point.s,
-        h_q=point.extra.get("h", HEADS[0]),
+        h_q=_head_count(point),
         seqlens=point.t,
         elt_bytes=elt_bytes,
+    )
+
+
+def _check_heads(heads: object) -> tuple[int, ...]:
+    """The head counts of ``mla_trial_matrix(heads=...)``, each an int >= 1 given once."""
+    if getattr(heads, "ndim", None) == 1 and hasattr(heads, "tolist"):
+        heads = heads.tolist()  # a 1-D array or tensor, as trial_matrix's axes take
+    if isinstance(heads, str | bytes) or not isinstance(heads, Sequence) or not heads:
+        raise InputError(
+            expected("a non-empty sequence of head counts", repr(heads), where="heads")
+        )
+    values = tuple(_plain_int(value) for value in heads)
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(expected("head counts as integers >= 1", repr(value), where="heads"))
+    twice = next((h for i, h in enumerate(values) if h in values[:i]), None)
+    if twice is not None:
+        # Every point without h would be timed twice at that count, its rows written twice.
+        got = f"{tuple(heads)!r} ({twice} twice)"
+        raise InputError(expected("each head count once", got, where="heads"))
+    return values  # type: ignore[return-value]  # each checked to be an int above
+
+
+def _crossed(points: Sequence[TrialPoint], heads: tuple[int, ...]) -> list[TrialPoint]:
+    """``points`` with each that names no head count (``h``) once per count of ``heads``,
+    as ``kernelopt bench mla --extra-point`` crosses its points with ``--heads``.
+
+    Raises
+    ------
+    InputError
+        For an item that is not a TrialPoint, or a point reached twice (given twice, or
+        given with ``h`` and also made from one without it), naming the ``points`` index.
+    """
+    chosen: list[TrialPoint] = []
+    origins: dict[str, str] = {}  # each point's spelling: which of points gave it
+    for index, point in enumerate(points):
+        if not isinstance(point, TrialPoint):
+            raise InputError(
+                expected("a TrialPoint", type(point).__name__, where=f"points[{index}]")
+            )
+        if _head_axis(point) is not None:
+            made = [point]
+        else:
+            made = [attrs.evolve(point, extra={**point.extra, "h": h}) for h in heads]
+        for each in made:
+            spelling = str(each)
+            if spelling in origins:
+                # Each point runs alone through run_trials, which never sees the repeat.
+                raise InputError(
+                    expected(
+                        "each point once",
+                        f"{each} again (as {origins[spelling]})",
+                        where=f"points[{index}]",
+                    )
+                )
+            at = "" if each is point else f" at h={each.extra['h']}"
+            origins[spelling] = f"points[{index}]{at}"
+        chosen += made
+    return chosen
+
+
+def _check_ceilings(ceilings: Ceilings, device: str) -> None:
+    """Refuse ceilings of another device than the one the kernels run on, before timing.
+
+    A host-clock time placed on a GPU's ceilings reads as 0.0001 % of its floor, and a
+    GPU's time on the host's as far above it: a floor holds only for its own device.
+    """
+    if not isinstance(ceilings, Ceilings):
+        raise InputError(expected("Ceilings", type(ceilings).__name__, where="ceilings"))
+    on_cuda = device.startswith("cuda")
+    if on_cuda != _is_cpu(ceilings.gpu):
+        return
+    if on_cuda:
+        what = f"the ceilings of a GPU for device {device!r}"
+        fix = "measure_ceilings() on it, or leave ceilings= out"
+    else:
+        what = f"the ceilings of the host for device {device!r}"
+        fix = "pass Ceilings(gpu='cpu', ...) for the host, or run on device='cuda'"
+    raise InputError(
+        expected(
+            what,
+            f"those of {ceilings.gpu!r}: a floor holds only for the device its ceilings "
+            f"were measured on; {fix}",
+            where="ceilings",
+        )
     )
 
 
@@ -300,9 +397,11 @@ def mla_trial_matrix(
     Parameters
     ----------
     points : sequence of TrialPoint, optional
-        Default: the decode and speculative points crossed with ``heads``.
+        Default: the decode and speculative points. A point that names no head count
+        (``h``) runs at each of ``heads``, as ``kernelopt bench mla --extra-point`` does;
+        one that names it runs at that count only.
     heads : sequence of int
-        Query heads to cross the default points with.
+        Query head counts (each an int >= 1, once) to cross the points without ``h`` with.
     strategies : sequence of str, optional
         ``MLADecodePlan`` strategies to time; default all (``STRATEGIES``) the device runs:
         ``seesaw`` only on a Hopper GPU.
@@ -310,8 +409,9 @@ def mla_trial_matrix(
         Timing settings; default cold ``Timer()``.
     ceilings : Ceilings, optional
         Default: this GPU's cached ceilings, measured now if none are cached. Required
-        off CUDA, where the host-clock times are placed on them as given (a check of the
-        wiring, not of the device).
+        off CUDA, where they must be the host's (``Ceilings(gpu="cpu", ...)``) and the
+        host-clock times are placed on them as given (a check of the wiring, not of the
+        device); a GPU's ceilings are refused there, and the host's on CUDA.
     check : bool
         Compare each point's output with ``mla_decode_ref`` (float64) before timing it.
     tolerance : float
@@ -340,24 +440,29 @@ def mla_trial_matrix(
         Without CUDA, saying why torch sees no device and what to do
         (:func:`no_cuda_error`).
     InputError
-        For a ``tolerance`` that is not a finite number > 0, an empty ``points`` or a
-        point listed twice (by its spelling; both before the kernels or the device are
-        looked for), a head count listed twice, a ``dtype`` torch does not know, or a
-        non-CUDA ``device`` without ``ceilings``.
+        For a ``tolerance`` that is not a finite number > 0, an empty ``points``, a
+        point reached twice (by its spelling, once crossed with ``heads``), a head count
+        listed twice (all before the kernels or the device are looked for), a ``dtype``
+        torch does not know, a non-CUDA ``device`` without ``ceilings``, or ceilings of
+        another device than ``device`` (before anything is timed).
     """
     numeric = isinstance(tolerance, int | float) and not isinstance(tolerance, bool)
     if not (numeric and math.isfinite(tolerance) and tolerance > 0):
         raise InputError(expected("a finite number > 0", repr(tolerance), where="tolerance"))
     # The points are checked before the kernels and the device are looked for: each point
     # runs alone through run_trials, which therefore never sees a point listed twice.
-    chosen = list(points) if points is not None else list(trial_matrix(axes={"h": tuple(heads)}))
-    if points is not None and not chosen:
+    counts = _check_heads(heads)
+    if points is not None and (
+        isinstance(points, TrialPoint | str | bytes) or not isinstance(points, Sequence)
+    ):
+        raise InputError(expected("a list of TrialPoint", type(points).__name__, where="points"))
+    if points is not None and not points:
         # run_trials refuses no points, but it gets them one at a time: none would time
         # nothing and return [] without a word.
         raise InputError(
             expected("at least one trial point (None for the defaults)", "[]", where="points")
         )
-    refuse_repeated_points(chosen, "points")
+    chosen = _crossed(DEFAULT_POINTS if points is None else points, counts)
     mla = load_mla()
     if device.startswith("cuda") and not cuda_available():
         raise no_cuda_error(len(chosen))
@@ -380,6 +485,7 @@ def mla_trial_matrix(
             raise InputError(expected(f"ceilings= for device {device!r}", "none"))
         # The cached ceilings when they were measured at the full sizes, else a new run.
         ceilings = measure_ceilings()
+    _check_ceilings(ceilings, device)
     timer = timer or Timer()
     errors: dict[tuple[str, str], float] = {}
     references: dict[str, Any] = {}
@@ -453,8 +559,8 @@ def mla_trial_matrix(
         metrics: dict[str, float] = {}
         if trial.measurement is not None:
             m = trial.measurement
-            # Off CUDA the caller gave the ceilings for that device (refused without them):
-            # the host-clock time is placed on them as a time, not checked as a GPU's.
+            # Off CUDA the caller gave the host's ceilings (_check_ceilings): the host-clock
+            # time is placed on them as a time, whatever clock the timer names.
             on_cuda = device.startswith("cuda")
             placed = line.place(m) if on_cuda else line.place(m.median, unit=m.unit)
             metrics = placed.metrics()

@@ -21,7 +21,7 @@ import attrs
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench import guards
-from kernelopt.bench._error_text import one_line
+from kernelopt.bench._error_text import check_said, one_line
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.records import (
     AXIS_NAME_CANNOT_HOLD,
@@ -400,6 +400,26 @@ def _callable(_instance: object, attribute: attrs.Attribute[Any], value: object)
     _require_call(value, attribute.name)
 
 
+def _some_outputs(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    """An attrs validator: ``outputs`` None, or holding at least one tensor, as
+    :func:`~kernelopt.bench.guards.check_written` requires (``[]`` would check nothing,
+    and every call would pass the output checks)."""
+    if value is None:
+        return
+    if not guards._as_tensors(value):
+        got = f"none in {type(value).__name__} {value!r}"
+        raise InputError(expected("at least one output tensor to check", got, where="outputs"))
+
+
+def _written_with_outputs(
+    instance: object, _attribute: attrs.Attribute[Any], value: object
+) -> None:
+    """An attrs validator: a ``written`` region needs the ``outputs`` it is a region of
+    (it is checked against them, as ``check_written`` does, when the point runs)."""
+    if value is not None and getattr(instance, "outputs", None) is None:
+        raise InputError(expected("outputs= with written=", "written= alone", where="written"))
+
+
 @attrs.frozen(kw_only=True)
 class TrialCall:
     """What a trial factory may return instead of a bare function: the call and its outputs.
@@ -411,23 +431,31 @@ class TrialCall:
     outputs : Tensor or sequence of Tensor, optional
         Buffers ``fn`` overwrites; poisoned before every timed call and checked after
         every batch (see :mod:`kernelopt.bench.guards`).
+    written : optional
+        The region of each output ``fn`` writes, for a kernel that writes only part of
+        them (a KV-cache append's rows), as :func:`~kernelopt.bench.guards.check_written`
+        takes it: the whole output is poisoned, every element of the region must be
+        written and every element outside it left alone. None: every output written whole.
     check : callable, optional
         ``check(result)``, with ``result`` what one call of ``fn`` returned (into
         poisoned ``outputs``), before any timing. A point whose check raises or returns
         a false value (None passes, as ``torch.testing.assert_close`` returns) is
         recorded as ``incorrect: ...`` (the exception's whole message, its lines joined
-        by ``"; "``) and not timed; a check that runs out of device memory halves ``b``
+        by ``"; "``, or ``check is_close (bench.py:12) returned False``: the check's name
+        and where it is defined) and not timed; a check that runs out of device memory halves ``b``
         as the call does. A point whose check passed is timed and its result says so
         (``TrialResult.correctness`` ``"PASS"``, carried into its ``bench_row``).
 
     Raises
     ------
     InputError
-        When ``fn``, or a ``check`` given, is not callable.
+        When ``fn``, or a ``check`` given, is not callable, ``outputs`` is given but
+        holds no tensor (``[]``), or ``written`` is given without ``outputs``.
     """
 
     fn: Callable[[], object] = attrs.field(validator=_callable)
-    outputs: Any = None
+    outputs: Any = attrs.field(default=None, validator=_some_outputs)
+    written: Any = attrs.field(default=None, validator=_written_with_outputs)
     # Checked when made: a check that cannot be called would mark every point incorrect.
     check: Callable[[Any], object] | None = attrs.field(
         default=None,
@@ -447,7 +475,8 @@ def _incorrect(call: TrialCall) -> str | None:
     if call.check is None:
         return None
     if call.outputs is not None:
-        guards.poison(call.outputs)
+        # The whole of each output, a region's outside included, as the timed calls do.
+        guards._poison_guarded(guards._guarded(call.outputs, call.written))
     result = call.fn()
     try:
         verdict = call.check(result)
@@ -456,7 +485,7 @@ def _incorrect(call: TrialCall) -> str | None:
             raise
         return "incorrect: " + one_line(error)
     if verdict is not None and not verdict:
-        return f"incorrect: check returned {verdict!r}"
+        return f"incorrect: {check_said(call.check, verdict)}"
     return None
 
 
@@ -639,7 +668,11 @@ def _attempt(
     verdict = None if call.check is None else "PASS" if wrong is None else "FAIL"
     if wrong is not None:
         return None, wrong, verdict
-    measured = timer.measure(call.fn, outputs=call.outputs, label=f"{impl} {point}".strip())
+    # written= only where given: a region-free call is measured exactly as before.
+    regions = {} if call.written is None else {"written": call.written}
+    measured = timer.measure(
+        call.fn, outputs=call.outputs, label=f"{impl} {point}".strip(), **regions
+    )
     return require_measurement(measured), None, verdict
 
 
@@ -647,7 +680,7 @@ def run_trials(
     make: Callable[[TrialPoint], Callable[[], object] | TrialCall],
     *,
     points: Sequence[TrialPoint] | None = None,
-    impl: str = "",
+    impl: str,
     timer: Timer | None = None,
     min_b: int = 1,
 ) -> list[TrialResult]:
@@ -661,7 +694,8 @@ def run_trials(
     points : sequence of TrialPoint, optional
         Default :data:`DEFAULT_POINTS`.
     impl : str
-        Implementation name for the results.
+        Implementation name for the results and their rows (``"v1"``); required, not
+        empty.
     timer : Timer, optional
         Timing settings; default ``Timer()``.
     min_b : int
@@ -678,7 +712,7 @@ def run_trials(
     ------
     InputError
         Before any point runs: for a ``make`` that is not callable, an ``impl`` that is
-        no str, a ``timer`` without ``measure``, points that are not a list of distinct
+        no str or is empty, a ``timer`` without ``measure``, points that are not a list of distinct
         TrialPoints, or a bad ``min_b``.
     TrialsInterrupted
         On a keyboard interrupt (it is one), with the points finished before it.
@@ -689,6 +723,11 @@ def run_trials(
     if not isinstance(impl, str):
         # Refused only later, by each result's result_row, once every point had run.
         raise InputError(expected("a str", type(impl).__name__, where="impl"))
+    if not impl.strip():
+        # Every row needs the name: result_row and bench_row refused it once all was timed.
+        raise InputError(
+            expected("the implementation's name for the rows ('v1')", repr(impl), where="impl")
+        )
     require_timer(timer)
     timer = timer or Timer()
     results = []

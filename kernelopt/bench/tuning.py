@@ -23,7 +23,7 @@ import attrs
 
 from kernelopt._checks import finite
 from kernelopt._errors import InputError, expected
-from kernelopt.bench._error_text import one_line
+from kernelopt.bench._error_text import check_said, one_line
 from kernelopt.bench.measurement import Measurement
 from kernelopt.bench.timer import Timer, require_measurement, require_timer
 from kernelopt.experiments._validators import instance_of, optional_text
@@ -363,7 +363,7 @@ def _incorrect(
     except Exception as error:  # an assertion of closeness, typically
         return f"incorrect: {one_line(error)}"
     if verdict is not None and not verdict:
-        return f"incorrect: check returned {verdict!r}"
+        return f"incorrect: {check_said(check, verdict)}"
     return None
 
 

@@ -215,7 +215,7 @@ def failing_check() -> TrialCall:
 
 
 def test_an_assert_close_failure_keeps_its_counts_and_indices() -> None:
-    error = run_trials(lambda _: failing_check(), points=[POINT], timer=CPU)[0].error
+    error = run_trials(lambda _: failing_check(), points=[POINT], timer=CPU, impl="k")[0].error
     assert error is not None and "\n" not in error
     assert error.startswith("incorrect: AssertionError: Tensor-likes are not close!; ")
     assert "; Mismatched elements: 4 / 4 (100.0%); " in error
@@ -239,7 +239,7 @@ def test_an_error_of_many_lines_keeps_them_all_and_a_long_one_says_what_was_cut(
             raise RuntimeError("compilation failed\n\n  at line 12\nout of shared memory")
         raise RuntimeError("start " + "x" * 10_000 + " the cause")
 
-    first, second = run_trials(make, points=[POINT, TrialPoint(b=1, s=1, t=2)], timer=CPU)
+    first, second = run_trials(make, points=[POINT, TrialPoint(b=1, s=1, t=2)], timer=CPU, impl="k")
     assert first.error == "RuntimeError: compilation failed; at line 12; out of shared memory"
     # 10 030 characters: the first 1500 and the last 500 are kept, and the cut is said.
     marker = " ... (8030 characters cut) ... "
@@ -250,7 +250,7 @@ def test_an_error_of_many_lines_keeps_them_all_and_a_long_one_says_what_was_cut(
 
 
 def test_the_whole_message_reads_back_from_result_md_and_the_rows(tmp_path: Path) -> None:
-    error = run_trials(lambda _: failing_check(), points=[POINT], timer=CPU)[0].error
+    error = run_trials(lambda _: failing_check(), points=[POINT], timer=CPU, impl="k")[0].error
     assert error is not None
     record = write_experiment(
         tmp_path,
@@ -323,6 +323,7 @@ def test_a_timed_call_names_the_output_it_left_unwritten() -> None:
         lambda _: TrialCall(fn=lambda: padded_kernel(out), outputs=(out,)),
         points=[POINT],
         timer=CPU,
+        impl="k",
     )[0]
     assert result.error is not None
     assert result.error.endswith(
@@ -341,7 +342,7 @@ def test_a_passing_check_marks_the_row_pass(tmp_path: Path) -> None:
         outputs=out,
         check=lambda _: torch.testing.assert_close(out, torch.full((4,), 2.0)),
     )
-    result = run_trials(lambda _: call, points=[POINT], timer=CPU)[0]
+    result = run_trials(lambda _: call, points=[POINT], timer=CPU, impl="k")[0]
     assert result.correctness == "PASS"
     row = result.bench_row(op="attn")
     assert row.correctness == "PASS"
@@ -350,15 +351,18 @@ def test_a_passing_check_marks_the_row_pass(tmp_path: Path) -> None:
 
 
 def test_no_check_gives_no_verdict_and_a_failed_check_no_row() -> None:
-    unchecked = run_trials(lambda _: lambda: None, points=[POINT], timer=CPU)[0]
+    unchecked = run_trials(lambda _: lambda: None, points=[POINT], timer=CPU, impl="k")[0]
     assert unchecked.correctness is None and unchecked.bench_row(op="attn").correctness is None
-    failed = run_trials(lambda _: failing_check(), points=[POINT], timer=CPU)[0]
+    failed = run_trials(lambda _: failing_check(), points=[POINT], timer=CPU, impl="k")[0]
     assert failed.correctness == "FAIL" and failed.measurement is None
     with pytest.raises(InputError, match="Expected a measured trial"):
         failed.bench_row(op="attn")
     # A point that failed with an error before any verdict has none.
     broken = run_trials(
-        lambda _: TrialCall(fn=lambda: 1 / 0, check=lambda _: True), points=[POINT], timer=CPU
+        lambda _: TrialCall(fn=lambda: 1 / 0, check=lambda _: True),
+        points=[POINT],
+        timer=CPU,
+        impl="k",
     )[0]
     assert broken.correctness is None and broken.error == "ZeroDivisionError: division by zero"
 

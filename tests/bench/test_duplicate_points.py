@@ -109,7 +109,9 @@ def test_mla_trial_matrix_refuses_a_point_twice_before_the_kernels_and_device(
             dtype="float32",
             ceilings=CEILINGS,
         )
-    with pytest.raises(InputError, match=re.escape("axis 'h' once, got (16, 16) (16 twice)")):
+    with pytest.raises(
+        InputError, match=re.escape("heads: Expected each head count once, got (16, 16) (16 twice)")
+    ):
         mla_trial_matrix(heads=(16, 16))
 
 

@@ -139,7 +139,7 @@ def test_real_out_of_memory_halves_b() -> None:
         block = torch.empty(point.b * per_b, dtype=torch.uint8, device="cuda")
         return lambda: block[:1].zero_()
 
-    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=1)], timer=Timer(**SHORT))  # type: ignore[arg-type]
+    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=1)], timer=Timer(**SHORT), impl="k")  # type: ignore[arg-type]
     assert results[0].measurement is not None
     assert results[0].point.b <= 8 and results[0].reduced
     assert "after CUDA OOM" in results[0].note
@@ -160,5 +160,5 @@ def test_a_retry_after_out_of_memory_has_the_device_memory_of_the_failed_try() -
 
         return call
 
-    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=1)], timer=Timer(**SHORT))  # type: ignore[arg-type]
+    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=1)], timer=Timer(**SHORT), impl="k")  # type: ignore[arg-type]
     assert results[0].measurement is not None and results[0].point.b == 16

@@ -43,7 +43,10 @@ def test_a_measurement_is_returned_as_it_is() -> None:
 
 def test_the_runner_and_the_tuner_refuse_in_the_same_words() -> None:
     [trial] = run_trials(
-        lambda point: lambda: None, points=[TrialPoint(b=2, s=1, t=8)], timer=BareNumberTimer()
+        lambda point: lambda: None,
+        points=[TrialPoint(b=2, s=1, t=8)],
+        timer=BareNumberTimer(),
+        impl="k",
     )
     tuned = tune(lambda config: lambda: None, {"a": [1]}, timer=BareNumberTimer(), budget_s=30)
     assert trial.error == tuned.trials[0].error == f"InputError: {BARE}"

@@ -25,6 +25,8 @@ from kernelopt.bench.timer import cuda_available
 
 TINY = TrialPoint(b=2, s=2, t=64, extra={"h": 16})
 CEILINGS = Ceilings(gpu="test", copy_bytes_per_s=1e12, matmul_flop_per_s=1e14)
+# Interpreter runs (device="cpu") are placed on the host's ceilings: a GPU's are refused.
+HOST = Ceilings(gpu="cpu", copy_bytes_per_s=1e12, matmul_flop_per_s=1e14)
 QUICK = Timer(warmup_ms=1.0, max_time_ms=1.0, min_samples=1)
 
 
@@ -46,7 +48,7 @@ def test_interpreter_run_times_every_strategy_and_checks_it() -> None:
     # On the CPU the kernels run in the Triton interpreter: this checks the wiring (plan,
     # run into poisoned outputs, float64 reference, roofline), not speed.
     results = mla_trial_matrix(
-        points=[TINY], device="cpu", dtype="float32", ceilings=CEILINGS, timer=QUICK
+        points=[TINY], device="cpu", dtype="float32", ceilings=HOST, timer=QUICK
     )
     assert [r.trial.impl for r in results] == [
         "kernelopt_naive",
@@ -65,7 +67,7 @@ def test_interpreter_run_times_every_strategy_and_checks_it() -> None:
 
 def test_bad_arguments() -> None:
     with pytest.raises(InputError, match="torch dtype name"):
-        mla_trial_matrix(points=[TINY], device="cpu", dtype="float99", ceilings=CEILINGS)
+        mla_trial_matrix(points=[TINY], device="cpu", dtype="float99", ceilings=HOST)
     with pytest.raises(InputError, match="ceilings= for device 'cpu'"):
         mla_trial_matrix(points=[TINY], device="cpu", dtype="float32")
 
@@ -152,7 +154,7 @@ def test_a_strategy_off_the_reference_is_recorded_and_not_timed(
         points=[TINY],
         device="cpu",
         dtype="float32",
-        ceilings=CEILINGS,
+        ceilings=HOST,
         timer=timer,  # type: ignore[arg-type]
     )
     by_impl = {r.trial.impl: r for r in results}
@@ -174,19 +176,19 @@ def test_the_tolerance_is_the_callers_and_a_run_without_check_times_all(
 ) -> None:
     monkeypatch.setattr("kernelopt.bench.mla.load_mla", lambda: _FakeMLA)
     loose = mla_trial_matrix(
-        points=[TINY], strategies=["off"], device="cpu", dtype="float32", ceilings=CEILINGS,
+        points=[TINY], strategies=["off"], device="cpu", dtype="float32", ceilings=HOST,
         timer=_CountingTimer(), tolerance=0.6,  # type: ignore[arg-type]
     )  # fmt: skip
     assert loose[0].trial.measurement is not None and loose[0].rel_err == pytest.approx(0.5)
     unchecked = mla_trial_matrix(
-        points=[TINY], strategies=["off"], device="cpu", dtype="float32", ceilings=CEILINGS,
+        points=[TINY], strategies=["off"], device="cpu", dtype="float32", ceilings=HOST,
         timer=_CountingTimer(), check=False,  # type: ignore[arg-type]
     )  # fmt: skip
     assert unchecked[0].trial.measurement is not None and unchecked[0].rel_err is None
     for bad in (0.0, -1.0, float("nan"), True):
         with pytest.raises(InputError, match="tolerance: Expected a finite number > 0"):
             mla_trial_matrix(
-                points=[TINY], device="cpu", dtype="float32", ceilings=CEILINGS, tolerance=bad
+                points=[TINY], device="cpu", dtype="float32", ceilings=HOST, tolerance=bad
             )
 
 
@@ -251,5 +253,5 @@ def test_a_point_that_cannot_be_costed_is_refused_before_anything_is_timed(
     monkeypatch.setattr(bench_mla, "run_trials", run_trials)
     no_heads = TrialPoint(b=2, s=1, t=64, extra={"h": 0})
     with pytest.raises(InputError, match="h_q"):
-        mla_trial_matrix(points=[TINY, no_heads], device="cpu", dtype="float32", ceilings=CEILINGS)
+        mla_trial_matrix(points=[TINY, no_heads], device="cpu", dtype="float32", ceilings=HOST)
     assert timed == []

@@ -92,7 +92,7 @@ def test_b_is_halved_until_the_point_fits_and_the_row_says_so() -> None:
 
 
 def test_a_point_that_never_fits_is_recorded_not_raised() -> None:
-    results = run_trials(fits_up_to(2), timer=CPU, min_b=4)  # type: ignore[arg-type]
+    results = run_trials(fits_up_to(2), timer=CPU, min_b=4, impl="k")  # type: ignore[arg-type]
     assert all(r.measurement is None for r in results)
     assert results[0].error == "CUDA out of memory down to b=4 (min_b 4)"
     with pytest.raises(InputError, match="a measured trial"):
@@ -105,7 +105,7 @@ def test_other_errors_do_not_stop_the_matrix() -> None:
             raise ValueError("unsupported\nsecond line")
         return lambda: None
 
-    results = run_trials(make, timer=CPU)  # type: ignore[arg-type]
+    results = run_trials(make, timer=CPU, impl="k")  # type: ignore[arg-type]
     assert results[0].error == "ValueError: unsupported; second line"
     assert results[1].measurement is not None and not results[1].reduced
     assert results[1].note == ""
@@ -139,7 +139,9 @@ def test_every_point_runs_and_an_incorrect_one_is_recorded_untimed() -> None:
     results = run_trials(make, points=points, impl="v1", timer=timer)  # type: ignore[arg-type]
     assert [r.requested for r in results] == points
     assert results[1].measurement is None
-    assert results[1].error == "incorrect: check returned False"
+    # The check is named, and where it is: a bare False said nothing of what was checked.
+    line = make.__code__.co_firstlineno + 1
+    assert results[1].error == f"incorrect: check <lambda> (test_trials.py:{line}) returned False"
     assert results[0].measurement is not None and results[2].measurement is not None
     assert timer.timed == ["v1 b=32 s=1 t=4096", "v1 b=4 s=2 t=64"]
 
@@ -156,7 +158,7 @@ def test_the_check_sees_outputs_the_call_wrote_after_they_were_poisoned() -> Non
 
         return TrialCall(fn=write_half, outputs=out, check=check)
 
-    results = run_trials(make, timer=FakeTimer())  # type: ignore[arg-type]
+    results = run_trials(make, timer=FakeTimer(), impl="k")  # type: ignore[arg-type]
     # A zeroed buffer would have hidden the two elements the decode call never wrote.
     assert results[0].error is not None
     assert results[0].error.startswith("incorrect: AssertionError: Tensor-likes are not close!")
@@ -172,7 +174,7 @@ def test_a_check_out_of_memory_halves_b_like_the_call() -> None:
 
         return TrialCall(fn=lambda: None, check=check)
 
-    results = run_trials(make, timer=FakeTimer())  # type: ignore[arg-type]
+    results = run_trials(make, timer=FakeTimer(), impl="k")  # type: ignore[arg-type]
     assert [r.point.b for r in results] == [8, 8] and all(r.measurement for r in results)
 
 
@@ -198,7 +200,7 @@ def test_the_inputs_of_a_point_that_ran_out_of_memory_are_freed_before_the_retry
 
         return TrialCall(fn=call)
 
-    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=64)], timer=CPU)
+    results = run_trials(make, points=[TrialPoint(b=32, s=1, t=64)], timer=CPU, impl="k")
     assert results[0].point.b == 8 and results[0].measurement is not None
     assert alive_at_retry == [[], [], []]
 
@@ -236,11 +238,16 @@ def test_a_lone_point_or_a_point_of_another_kind_is_refused() -> None:
     with pytest.raises(
         InputError, match=r"^points: Expected a list of TrialPoint, got TrialPoint$"
     ):
-        run_trials(lambda point: made.append(point) or (lambda: None), points=DECODE)  # type: ignore[arg-type]
+        run_trials(
+            lambda point: made.append(point) or (lambda: None),
+            points=DECODE,  # type: ignore[arg-type]
+            impl="k",
+        )
     with pytest.raises(InputError, match=r"^points\[1\]: Expected a TrialPoint, got dict$"):
         run_trials(
             lambda point: made.append(point) or (lambda: None),
             points=[DECODE, {"b": 1}],  # type: ignore[list-item]
+            impl="k",
         )
     assert made == []
 

@@ -255,7 +255,8 @@ def test_an_incorrect_config_is_never_the_best() -> None:
     assert result.best_config == {"BLOCK": 64, "num_warps": 8}
     incorrect = [t for t in result.trials if t.error]
     assert [tuple(t.config.values()) for t in incorrect] == [(32, 4), (64, 4)]
-    assert all(t.median is None and t.error == "incorrect: check returned False" for t in incorrect)
+    said = f"incorrect: check check (test_tuning.py:{check.__code__.co_firstlineno}) returned False"
+    assert all(t.median is None and t.error == said for t in incorrect)
     assert len(timer.timed) == 4  # an incorrect config is never timed
 
 
@@ -281,7 +282,10 @@ def test_an_incorrect_start_config_has_no_stand_in() -> None:
         timer=FakeTimer(),  # type: ignore[arg-type]
         patience=100,
     )
-    assert result.trials[0].error == "incorrect: check returned False"
+    assert re.fullmatch(
+        r"incorrect: check <lambda> \(test_tuning\.py:\d+\) returned False",
+        result.trials[0].error or "",
+    )
     assert result.start is None and result.best_config == {"BLOCK": 64, "num_warps": 4}
 
 

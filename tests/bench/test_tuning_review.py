@@ -147,7 +147,9 @@ def test_a_build_returning_no_callable_is_named_as_the_build() -> None:
 
 def test_a_trial_timer_answering_a_bare_number_records_the_point_as_failed() -> None:
     # The float was kept as the measurement, and the row failed later, far from its cause.
-    [result] = run_trials(lambda point: lambda: "bare", points=[POINT], timer=BareNumberTimer())
+    [result] = run_trials(
+        lambda point: lambda: "bare", points=[POINT], timer=BareNumberTimer(), impl="k"
+    )
     assert result.measurement is None
     assert result.error == "InputError: timer.measure: Expected a Measurement, got float"
     with pytest.raises(InputError, match="Expected a measured trial, got a failed one"):
@@ -155,7 +157,7 @@ def test_a_trial_timer_answering_a_bare_number_records_the_point_as_failed() -> 
 
 
 def test_a_make_returning_no_callable_is_named_as_make() -> None:
-    [result] = run_trials(lambda point: None, points=[POINT], timer=ValueTimer())
+    [result] = run_trials(lambda point: None, points=[POINT], timer=ValueTimer(), impl="k")
     assert result.error == "InputError: make(point): Expected a callable, got NoneType"
 
 
@@ -165,7 +167,7 @@ def test_a_trial_check_that_cannot_be_called_is_not_a_wrong_result() -> None:
     def make(point: TrialPoint) -> TrialCall:
         return TrialCall(fn=lambda: 1.0, check=5)  # type: ignore[arg-type]
 
-    [result] = run_trials(make, points=[POINT], timer=ValueTimer())
+    [result] = run_trials(make, points=[POINT], timer=ValueTimer(), impl="k")
     assert result.error == "InputError: check: Expected a callable, got int"
 
 
