@@ -153,9 +153,7 @@ task = OptimizationTask(
 )
 task.validate(catalog)  # every linked entry exists, every link matches its file
 path = write_plan(S.experiments, _steps.EXP_SPLIT_KV, task.render(), overwrite=True)
-_steps.banner(
-    f"The task of experiment {_steps.EXP_SPLIT_KV}, written to {path.relative_to(S.log)}"
-)
+_steps.banner(f"The task of experiment {_steps.EXP_SPLIT_KV}, written to {path.relative_to(S.log)}")
 print(task.render().rstrip())
 
 _steps.finish(S)  # last: later steps build on this log from here on

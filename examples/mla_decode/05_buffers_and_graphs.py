@@ -306,8 +306,6 @@ write_experiment(
         else "CPU path: CUDA graphs skipped; verdicts compare Triton-interpreter speeds."
     ),
 )
-print(
-    f"   verdicts {verdict_text} → {status}; wrote experiments/exp_{_steps.EXP_GRAPHS}/result.md"
-)
+print(f"   verdicts {verdict_text} → {status}; wrote experiments/exp_{_steps.EXP_GRAPHS}/result.md")
 
 _steps.finish(S)  # last: later steps build on this log from here on

@@ -115,9 +115,7 @@ append_rows(S.bench_rows, bench)
 _steps.banner("Writing the log")
 gain = statistics.geometric_mean(speedups)
 status = _steps.status_of(verdicts, speedups)
-verdict_text = ", ".join(
-    f"{p.name} h={p.extra['h']}: {v.value}" for p, v in zip(compared, verdicts, strict=True)
-)
+verdict_text = _steps.verdict_line(compared, verdicts)
 write_experiment(
     S.experiments,
     experiment=_steps.EXP_HOPPER,

@@ -40,7 +40,7 @@ from kernelopt.kernels.mla import FP8_KV_BYTES, mla_decode_ref, quantize_kv_fp8
 QUANTIZATION_BOUND = 0.06
 
 ceilings = S.ceilings()
-rows, bench, speedups, verdicts, verdict_words, costs = [], [], [], [], [], []
+rows, bench, speedups, verdicts, compared, costs = [], [], [], [], [], []
 entry = Catalog.builtin().get("fp8-kv-cache")
 print(f"   catalog: {entry.name} ({entry.id}); when to apply:")
 for context in entry.contexts[:2]:
@@ -97,7 +97,7 @@ for index, point in enumerate(S.points()):
     print(f"   {_steps.verdict_words(result, candidate='FP8', baseline='16-bit')}")
     speedups.append(result.speedup)
     verdicts.append(result.verdict)
-    verdict_words.append(f"{point.name} h={point.extra['h']}: {result.verdict.value}")
+    compared.append(point)
     if fp8.roofline is not None:
         placed = fp8.roofline.place(result.candidate)
         print(
@@ -146,7 +146,7 @@ write_experiment(
     baseline="triton_split_kv on the 16-bit cache (exp 3)",
     tags=["fp8-kv-cache"],
     knobs={"BLOCK_N": fp8.plan.config.block_n, "num_warps": fp8.plan.config.num_warps},
-    verdict=", ".join(verdict_words),
+    verdict=_steps.verdict_line(compared, verdicts),
     notes=(
         f"kernelopt.bench.compare against the same strategy on the 16-bit cache; "
         f"geometric-mean speedup {gain:.3g}x. A row states its speedup only where its "
@@ -155,7 +155,10 @@ write_experiment(
         + ("" if S.gpu else " CPU path: interpreter speeds, float16 queries.")
     ),
 )
-print(f"   verdicts: {', '.join(verdict_words)}; geometric-mean speedup {gain:.3g}x → {status}")
+print(
+    f"   verdicts: {_steps.verdict_line(compared, verdicts)}; "
+    f"geometric-mean speedup {gain:.3g}x → {status}"
+)
 print(f"   wrote experiments/exp_{_steps.EXP_FP8}/result.md")
 
 # %% ------------------------------------------------------------------------------------

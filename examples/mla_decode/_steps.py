@@ -259,6 +259,38 @@ def verdict_words(result: Comparison, *, candidate: str, baseline: str) -> str:
     return f"{result.summary()} ({candidate} time / {baseline} time; speedup {result.speedup:.3g}x)"
 
 
+def verdict_line(points: Sequence[TrialPoint], verdicts: Sequence[Verdict]) -> str:
+    """An experiment's Verdict line over several points: one word first, as the log's
+    readers take it, then each point's (``FAST (decode h=16: FAST, decode h=128: SAME)``).
+
+    The word is FAST when some point is FAST and none SLOW, SLOW when some point is SLOW and
+    none FAST, SAME when every point is SAME, and UNCLEAR otherwise (the points disagree,
+    or some could not be told apart from noise): the status, not this word, says what was
+    kept when they disagree.
+
+    Parameters
+    ----------
+    points : sequence of TrialPoint
+        The compared points, each with its head count in ``extra["h"]``.
+    verdicts : sequence of Verdict
+        One verdict a point, in the same order.
+    """
+    from kernelopt.bench import Verdict
+
+    if Verdict.FAST in verdicts and Verdict.SLOW not in verdicts:
+        word = Verdict.FAST
+    elif Verdict.SLOW in verdicts and Verdict.FAST not in verdicts:
+        word = Verdict.SLOW
+    elif all(v is Verdict.SAME for v in verdicts):
+        word = Verdict.SAME
+    else:
+        word = Verdict.UNCLEAR
+    each = ", ".join(
+        f"{p.name} h={p.extra['h']}: {v.value}" for p, v in zip(points, verdicts, strict=True)
+    )
+    return f"{word.value} ({each})"
+
+
 def status_of(verdicts: Sequence[Verdict], speedups: Sequence[float]) -> str:
     """The status of an experiment judged by A/Bs at several points (steps 4, 6 and 8).
 

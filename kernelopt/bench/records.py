@@ -55,7 +55,7 @@ from kernelopt.bench.measurement import (
     one_of,
 )
 from kernelopt.bench.roofline import Roofline, RooflinePoint, check_same_device
-from kernelopt.experiments.canonical import experiment_dir, log_result, write_result
+from kernelopt.experiments.canonical import ab_verdict, experiment_dir, log_result, write_result
 from kernelopt.experiments.points import plain_number, point_words, split_terms
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, suffix_of
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
@@ -388,6 +388,14 @@ def _text(_instance: object, attribute: attrs.Attribute[str], value: object) -> 
         raise InputError(expected("a str", repr(value), where=attribute.name))
 
 
+def _name(_instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    # A row's op and impl are what every reader selects and groups it by: an empty one
+    # would be written, read back and then match nothing a user can name.
+    _text(_instance, attribute, value)
+    if not str(value).strip():
+        raise InputError(expected("a non-empty name", repr(value), where=attribute.name))
+
+
 def _text_or_none(_instance: object, attribute: attrs.Attribute[str | None], value: object) -> None:
     if value is not None and not isinstance(value, str):
         raise InputError(expected("a str or None", repr(value), where=attribute.name))
@@ -468,9 +476,9 @@ class BenchRow:
     Parameters
     ----------
     op : str
-        The operation (``"mla_decode"``, ``"copy"``).
+        The operation (``"mla_decode"``, ``"copy"``); not empty nor blank.
     impl : str
-        The implementation (``"torch_eager"``, ``"split_kv"``).
+        The implementation (``"torch_eager"``, ``"split_kv"``); not empty nor blank.
     config : dict
         The point and knobs (``{"b": 32, "s": 1, "h": 128, "t": 4096}``); numpy integers
         and floats are stored as the int and float JSON writes.
@@ -522,8 +530,8 @@ class BenchRow:
 
     # Every field is checked as read_rows checks it, so that a row built is a row
     # append_rows writes: nothing is refused only once a file is being written.
-    op: str = attrs.field(validator=_text)
-    impl: str = attrs.field(validator=_text)
+    op: str = attrs.field(validator=_name)
+    impl: str = attrs.field(validator=_name)
     config: dict[str, ConfigValue] = attrs.field(
         factory=dict, converter=_config_items, validator=_config_values
     )
@@ -1269,12 +1277,14 @@ def write_experiment(
     summary: bool = True,
     directory: str | os.PathLike[str] | None = None,
     snapshot: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    versions: BenchRow | Mapping[str, str] | None = None,
 ) -> ResultRecord:
     """Write ``root/exp_N/result.md`` (and its ``summary.md`` row) in the canonical form,
     with copies of the kernel files it timed.
 
-    Versions (torch, triton, kernelopt, commit) and the date are filled in from the
-    current environment; the record goes through
+    Versions (torch, triton, kernelopt, commit) are filled in from the current
+    environment unless ``versions`` gives those of the run that timed the rows, and the
+    date from today's; the record goes through
     :func:`kernelopt.experiments.canonical.log_result` (``write_result`` alone without
     ``summary``): the result and its row are written both, or neither.
 
@@ -1307,7 +1317,10 @@ def write_experiment(
     knobs : mapping, optional
         Tuning knobs (values written with ``str``).
     verdict : Comparison or str, optional
-        A/B verdict against the previous best. A SLOW Comparison with ``status="KEPT"``
+        A/B verdict against the previous best: a Comparison (written as its ``str``), or a
+        str whose first word is FAST, SLOW, SAME or UNCLEAR in capitals, the word the log's
+        readers take (one verdict: those of other points go in ``notes``). FAST is
+        refused with ``correctness="FAIL"``. A SLOW Comparison with ``status="KEPT"``
         is written as given, with a :class:`KeptSlowerWarning` naming the ratio and the
         baseline it was measured against: a kept regression is recorded as REVERTED, or
         kept with the reason (correctness, another point) in ``notes``.
@@ -1332,6 +1345,14 @@ def write_experiment(
         the snapshots :mod:`kernelopt.diagnose` reads for the experiment. A lone path is
         one file. A file already in ``exp_N/`` under one of those names is replaced
         only with ``overwrite``; the file itself, given from there, stays as it is.
+    versions : BenchRow or mapping, optional
+        The versions of the run that timed the rows, where another host or checkout ran
+        it: a row of that run (its torch, triton and commit) or a mapping
+        (``{"torch": "2.11.0+cu130", "commit": "5017b82"}``). Without it, the versions
+        are this host's and the commit ``directory``'s; where those cannot be the
+        timing's (a CPU build of torch beside a ``gpu`` that names a GPU, a snapshot
+        that git ignores in ``directory``, so the commit holds no version of it), a
+        sentence at the end of ``notes`` says so.
 
     Returns
     -------
@@ -1348,7 +1369,9 @@ def write_experiment(
     InputError
         Before anything is written, for a ``root`` or ``directory`` that is no path,
         ``knobs`` that are no mapping, a ``verdict`` that is neither a Comparison nor a
-        str, a ``summary`` that is no bool, or ``status="KEPT"`` with
+        str, a verdict str that opens with no FAST, SLOW, SAME or UNCLEAR (``decode: FAST
+        ...`` reads back as no verdict), a FAST verdict with ``correctness="FAIL"``, a
+        ``summary`` that is no bool, or ``status="KEPT"`` with
         ``correctness="FAIL"`` (a version that computes the wrong function is REVERTED
         or FAILED; a failing reference kept to compare with is the BASELINE).
         For rows that are not ResultRows, two rows of one (point, impl, mode), no rows
@@ -1392,6 +1415,7 @@ def write_experiment(
         _member(Correctness, correctness, "correctness"),
     )
     _refuse_kept_failure(status, correctness)
+    _refuse_unread_verdict(verdict, correctness)
     # A wrong kernel or one that never ran has no timing to give, and the log still
     # needs the attempt (diagnose reads failed attempts).
     if not rows and correctness is not Correctness.FAIL and status is not Status.FAILED:
@@ -1404,6 +1428,8 @@ def write_experiment(
         )
     if isinstance(gpu, Measurement):
         gpu = gpu.gpu or None
+    written_with, caveat = _record_versions(versions, gpu, snapshot, directory)
+    notes = f"{notes.rstrip()}\n\n{caveat}".lstrip("\n") if caveat else notes
     record = ResultRecord(
         experiment=experiment,
         title=title,
@@ -1414,7 +1440,7 @@ def write_experiment(
         kernel=kernel,
         baseline=baseline,
         gpu=gpu,
-        versions=environment(directory).versions(),
+        versions=written_with,
         # The record reads a lone str as one tag; tuple("a-b") would split it into letters.
         tags=tags,
         knobs={key: str(value) for key, value in (knobs or {}).items()},
@@ -1458,6 +1484,92 @@ def _refuse_kept_failure(status: Status, correctness: Correctness) -> None:
                 "correctness PASS or UNKNOWN)",
                 "status KEPT with correctness FAIL",
                 where="status",
+            )
+        )
+
+
+def _record_versions(
+    versions: BenchRow | Mapping[str, str] | None,
+    gpu: str | None,
+    snapshot: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+    directory: str | os.PathLike[str] | None,
+) -> tuple[dict[str, str], str]:
+    """The versions an experiment records, and what its notes must say of them (empty
+    when nothing).
+
+    Given, they are the timing run's. Read here, they are this host's and ``directory``'s
+    commit: a result timed on a GPU elsewhere and written on a CPU-only host recorded
+    ``torch=2.13.0+cpu`` beside an H100's name, and the commit of the repository around a
+    kernel file it ignores, as if either were the timing's.
+    """
+    if isinstance(versions, BenchRow):
+        stated = {"torch": versions.torch, "triton": versions.triton, "commit": versions.commit}
+        return {key: _short(v) if key == "commit" else v for key, v in stated.items() if v}, ""
+    if versions is not None:
+        if not isinstance(versions, Mapping):
+            raise InputError(
+                expected(
+                    "a BenchRow, a mapping of versions or None",
+                    type(versions).__name__,
+                    where="versions",
+                )
+            )
+        return dict(versions), ""
+    here = environment(directory)
+    found = here.versions()
+    said = []
+    torch_build = found.get("torch", "")
+    if gpu and gpu.lower() != "cpu" and torch_build.endswith("+cpu"):
+        said.append(
+            f"The versions are those of the host that wrote this record (torch "
+            f"{torch_build}, a CPU build), not of the one that timed it on {gpu}."
+        )
+    folder = (Path.cwd() if directory is None else Path(directory)).resolve()
+    ignored = [
+        Path(path).name
+        for _, path in _snapshot_paths(snapshot)
+        if found.get("commit")
+        and _git(folder, "check-ignore", "-q", str(Path(path).resolve())) is not None
+    ]
+    if ignored:
+        said.append(
+            f"The commit {found['commit']} holds no version of {', '.join(ignored)} (git "
+            "ignores it there): the copy beside this result is the kernel timed."
+        )
+    return found, " ".join(said)
+
+
+def _refuse_unread_verdict(verdict: Comparison | str | None, correctness: Correctness) -> None:
+    """Refuse a verdict the log's readers would not read, and a FAST verdict on a version
+    that failed correctness.
+
+    The readers take the A/B verdict from the first word of the ``## Verdict`` section
+    (:func:`~kernelopt.experiments.canonical.ab_verdict`): a verdict opening with other
+    words (``decode: FAST ...``, one line per point) was written and read back as none,
+    without a word. A version that computes the wrong function has no speed to claim.
+    """
+    if verdict is None:
+        return
+    read = ab_verdict(verdict) if isinstance(verdict, str) else None
+    if isinstance(verdict, str) and read is None:
+        first = next((line for line in verdict.splitlines() if line.strip()), "")
+        raise InputError(
+            expected(
+                "a verdict whose first word is FAST, SLOW, SAME or UNCLEAR, in capitals, as "
+                "str(Comparison) writes it (the log reads that word; put the verdicts of "
+                "other points in notes)",
+                repr(first[:80]),
+                where="verdict",
+            )
+        )
+    word = verdict.verdict.value if isinstance(verdict, Comparison) else read and read[0].value
+    if word == Verdict.FAST.value and correctness is Correctness.FAIL:
+        raise InputError(
+            expected(
+                "no FAST verdict for a version that failed correctness (a wrong kernel has no "
+                "speed to claim: leave verdict out, or give correctness PASS once it passes)",
+                "verdict FAST with correctness FAIL",
+                where="verdict",
             )
         )
 

@@ -17,6 +17,10 @@ and performs the update through the catalog's atomic operations
 - **SAME / UNCLEAR** (within noise, or not measured well enough to say): nothing is
   written, and the outcome says so.
 
+An anti-pattern is applied by removing it: with an anti-pattern as the applied entry, the
+after version is its fix (the version without it), so FAST confirms the entry and SLOW
+goes against it (:attr:`LearnOutcome.contradicts`); either is an evidence row on it.
+
 Placement follows the entry's scope: shared entries under ``optimizations/`` and
 ``anti-patterns/``, language-specific ones under ``languages/<language>/``. The built-in
 tree shipped with kernelopt is never written unless ``allow_builtin=True``.
@@ -58,7 +62,7 @@ from kernelopt.catalog.model import ID_RE
 from kernelopt.catalog.store import _refuse_special_files
 from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import require_instance, require_str
-from kernelopt.workflow.observe import ROWS_METHOD, Observation
+from kernelopt.workflow.observe import ROWS_METHOD, UNPAIRED_METHOD, Observation
 
 __all__ = ["Action", "LearnOutcome", "derive_anti_pattern", "evidence_row", "learn"]
 
@@ -173,7 +177,10 @@ def _change_text(percent: float) -> str:
 
 def _verdict_sentence(observation: Observation) -> str:
     c = observation.comparison
-    interval = f" [{_ratio_text(c.ratio_low)}, {_ratio_text(c.ratio_high)}]" if c.pairs else ""
+    # An interval of the ratio: paired (compare, judge) or of two rows' own samples; rows
+    # judged by their bands have none (their span is said in the UNCLEAR reason).
+    shown = c.pairs or observation.method.startswith(UNPAIRED_METHOD)
+    interval = f" [{_ratio_text(c.ratio_low)}, {_ratio_text(c.ratio_high)}]" if shown else ""
     return (
         f"Verdict {c.verdict.value} by {observation.method or 'the given comparison'}: "
         f"time ratio {_ratio_text(c.ratio)}{interval}, same-version spread ±{c.noise:.1%}, "
@@ -191,8 +198,26 @@ def _metrics_sentence(observation: Observation) -> str:
     return f"Metrics before -> after: {shown}."
 
 
+def _row_notes_sentence(observation: Observation) -> str:
+    """The rows' own notes as a sentence (``The rows' notes: INVENTED numbers (no GPU).``),
+    on one line; empty when they have none. A caveat the rows carry (simulated or invented
+    timings, a halved batch) stays with the numbers it qualifies."""
+    notes = " ".join(observation.notes.split())
+    return f"The rows' notes: {notes.rstrip('.')}." if notes else ""
+
+
+# An anti-pattern's evidence may time either side first (its cost added, or its fix);
+# a row LEARN writes for an anti-pattern entry is of its fix.
+_FIX_SENTENCE = "Before is the version with this anti-pattern, after its fix (without it)."
+
+
 def _notes(observation: Observation) -> str:
-    return f"{_verdict_sentence(observation)} {_metrics_sentence(observation)}"
+    parts = (
+        _verdict_sentence(observation),
+        _metrics_sentence(observation),
+        _row_notes_sentence(observation),
+    )
+    return " ".join(part for part in parts if part)
 
 
 def _require_observation(observation: object) -> None:
@@ -296,6 +321,7 @@ def derive_anti_pattern(
                 source_type=SourceType.LOCAL_EXPERIMENT,
                 source=observation.source,
                 rows=(evidence_row(observation, kernel=kernel, language=language),),
+                notes=_row_notes_sentence(observation),
             ),
         ),
         generalization=(
@@ -371,7 +397,8 @@ class LearnOutcome:
     dry_run : bool
         Nothing was written.
     contradicts : bool
-        The result goes against the entry written (an anti-pattern measured faster).
+        The result goes against the entry written (an anti-pattern whose fix measured
+        slower).
     related : tuple of str
         Anti-patterns the applied entry links to, worth reading on a regression.
     created : Entry, optional
@@ -380,6 +407,9 @@ class LearnOutcome:
         The entry already held this measurement from the same source (LEARN run again on
         it, under the same or other kernel and language labels): nothing was written, so
         one measurement counts once.
+    fix : bool
+        The applied entry is an anti-pattern, so the after version was read as its fix
+        (the version without it): FAST confirms it, SLOW goes against it.
     """
 
     action: Action
@@ -393,6 +423,7 @@ class LearnOutcome:
     related: tuple[str, ...] = ()
     created: Entry | None = None
     recorded_before: bool = False
+    fix: bool = False
 
     @property
     def verdict(self) -> Verdict:
@@ -439,11 +470,20 @@ class LearnOutcome:
             )
         if self.contradicts:
             tail += (
-                f" The result goes against `{self.entry_id}`: if it holds at other points, "
-                "refine its When to Apply or flip it."
+                f" The result goes against `{self.entry_id}`: the after version, read as its "
+                "fix (the version without it), is slower; if it holds at other points, "
+                "refine its When to Apply or flip it. If the after version is the one that "
+                "adds it instead, give the files the other way round."
+            )
+        elif self.fix:
+            tail += (
+                f" It confirms `{self.entry_id}`: the after version, read as its fix (the "
+                "version without it), is faster."
             )
         if self.related:
             tail += f" See also: {', '.join(f'`{r}`' for r in self.related)}."
+        if o.notes:
+            tail += f" {_row_notes_sentence(o)}"
         if o.host_clock:
             # learn() gets here with host-clock timings only when allow_host_clock was given.
             tail += " Timed with the host clock (CPU), as allowed: it says nothing about a GPU."
@@ -497,12 +537,12 @@ def _timed(observation: Observation) -> str:
 
 
 def _keep_samples(observation: Observation) -> str:
-    """How to judge by paired samples, for an observation judged from rows without them;
-    empty for one that was (or came from compare)."""
+    """How to judge by samples, for an observation judged from rows without them; empty
+    for one that was (or came from compare)."""
     if observation.comparison.pairs or not observation.method.startswith(ROWS_METHOD):
         return ""
     return (
-        " To judge by paired samples, keep them in both rows: row_from_measurement(..., "
+        " To judge by their samples, keep them in both rows: row_from_measurement(..., "
         "keep_samples=True), at least 4 a side."
     )
 
@@ -589,12 +629,13 @@ def _holds(entry: Entry, row: EvidenceRow, source: str, anchor: Path) -> bool:
 
 
 def _record(
-    tree: KnowledgeTree, entry_id: str, row: EvidenceRow, observation: Observation
+    tree: KnowledgeTree, entry_id: str, row: EvidenceRow, observation: Observation, *, fix: bool
 ) -> tuple[Entry, bool]:
     """Record ``row`` in entry ``entry_id`` unless it holds its measurement by now (under
     any kernel and language labels); the entry as it is after, and whether it held the
     measurement already. ``observation`` cites its files as the tree keeps them
-    (:func:`_anchored`).
+    (:func:`_anchored`); with ``fix``, the notes say that the after version is the one
+    without the anti-pattern ``entry_id``.
 
     Two LEARN runs on one measurement at once would both have found the row missing and
     both have written it: the entry is read again and the row written under LEARN's own
@@ -611,7 +652,7 @@ def _record(
             row,
             source_type=SourceType.LOCAL_EXPERIMENT,
             source=observation.source,
-            notes=_notes(observation),
+            notes=(_FIX_SENTENCE + " " if fix else "") + _notes(observation),
         )
         return written, False
 
@@ -805,7 +846,9 @@ def learn(
     observation : Observation
         The judged before/after measurement (:func:`observe_files`, ...).
     entry_id : str
-        The catalog entry that was applied.
+        The catalog entry that was applied. For an anti-pattern, the observation's after
+        version is its fix (the version without it), as a user applies one: FAST
+        confirms it, SLOW goes against it (``contradicts``); both are recorded on it.
     knowledge : path-like
         The knowledge tree to update (default ``docs/knowledge``); created on the first
         write. Its entries are merged over the built-in ones.
@@ -1008,7 +1051,9 @@ def _learn_as(
     related: tuple[str, ...] = ()
     if verdict is Verdict.FAST or applied.kind is Kind.ANTI_PATTERN:
         target = applied
-        contradicts = (verdict is Verdict.FAST) == (applied.kind is Kind.ANTI_PATTERN)
+        # An anti-pattern is applied by removing it: the after version is its fix, so a
+        # faster one confirms it and a slower one goes against it.
+        contradicts = verdict is Verdict.SLOW
     else:
         related = tuple(
             i.target
@@ -1064,7 +1109,9 @@ def _learn_as(
             _check_writable(tree, target, new=False)
         else:
             _refuse_before_writing(tree, target.id)  # the dry run's first check
-            target, recorded_before = _record(tree, target.id, row, cited)
+            target, recorded_before = _record(
+                tree, target.id, row, cited, fix=applied.kind is Kind.ANTI_PATTERN
+            )
     return attrs.evolve(
         base,
         action=Action.EVIDENCE,
@@ -1075,4 +1122,5 @@ def _learn_as(
         contradicts=contradicts,
         related=related,
         recorded_before=recorded_before,
+        fix=applied.kind is Kind.ANTI_PATTERN,
     )

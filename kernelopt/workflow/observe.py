@@ -62,6 +62,13 @@ _MIN_BASELINE_SAMPLES = 4
 
 # How a verdict reached without paired samples is named (Observation.method starts so).
 ROWS_METHOD = "ratio of medians against the rows' stated spread"
+# How a verdict on the samples of two rows is named (Observation.method starts so).
+UNPAIRED_METHOD = "unpaired bootstrap"
+# judge()'s confidence and bootstrap draws, for rows judged by their samples.
+_CONFIDENCE = 0.95
+_RESAMPLES = 2000
+# The most draws one block of resamples holds (16 MB of int64 indices).
+_BOOTSTRAP_VALUES = 2_000_000
 
 # What a row's correctness says of a version that computes the wrong function.
 _FAILED = Correctness.FAIL.value
@@ -190,6 +197,11 @@ class Observation:
     caveat : str
         What kept the rows from a verdict, in words (too few samples, no band, bands that
         overlap), when they were judged without paired samples; empty otherwise.
+    notes : str
+        What the rows' own notes say (``BenchRow.note``: ``"INVENTED numbers: no GPU"``),
+        which :func:`~kernelopt.workflow.learn` writes under the evidence: the note both
+        rows share once, else each side's (``before: ...; after: ...``); empty when
+        neither row has one.
     """
 
     comparison: Comparison
@@ -212,6 +224,7 @@ class Observation:
     before_correctness: str | None = attrs.field(default=None, converter=_before_correctness)
     after_correctness: str | None = attrs.field(default=None, converter=_after_correctness)
     caveat: str = attrs.field(default="", validator=_text)
+    notes: str = attrs.field(default="", validator=_text)
 
     @property
     def verdict(self) -> Verdict:
@@ -267,27 +280,81 @@ def _judge_rows(
     """
     scale = UNIT_SECONDS[after.unit] / UNIT_SECONDS[before.unit]
     if min(len(before.samples), len(after.samples)) >= _MIN_BASELINE_SAMPLES:
-        from kernelopt.bench.compare import judge
-
-        # judge pairs sample i of each list; two rows timed apart may hold different
-        # counts, so the first n of each are paired and the method says what was left out.
-        n = min(len(before.samples), len(after.samples))
-        result = judge(
-            before.samples[:n],
-            [s * scale for s in after.samples[:n]],
-            min_effect=min_effect,
-            max_noise=max_noise,
+        # Two rows are two runs: judge() would pair sample i of each as if one round had
+        # timed both (compare's alternating rounds), which no row records.
+        after_samples = [s * scale for s in after.samples]
+        result = _judge_unpaired(
+            before.samples, after_samples, min_effect=min_effect, max_noise=max_noise
         )
-        method = f"kernelopt.bench.judge on {n} paired samples"
-        if len(before.samples) != len(after.samples):
-            method += (
-                f" (the first {n} of {len(before.samples)} before and {len(after.samples)} after)"
-            )
+        method = (
+            f"{UNPAIRED_METHOD} of {len(before.samples)} before and {len(after.samples)} "
+            "after samples (two rows timed in separate runs, not in compare's alternating "
+            "rounds: no sample has a pair in the other row)"
+        )
         return result, method, ""
     comparison, caveat = _judge_bands(
         before, after, scale, min_effect=min_effect, max_noise=max_noise
     )
     return comparison, f"{ROWS_METHOD} ({_why_no_pairs(before, after)})", caveat
+
+
+def _resampled_medians(rng: Any, values: Any, resamples: int) -> Any:
+    """``[resamples]`` medians of ``values`` drawn again with replacement, in blocks of
+    whole resamples so that a large row does not hold resamples x n draws at once."""
+    import numpy as np
+
+    n = len(values)
+    rows = max(1, _BOOTSTRAP_VALUES // n)
+    parts = []
+    for start in range(0, resamples, rows):
+        index = rng.integers(0, n, size=(min(rows, resamples - start), n))
+        parts.append(np.median(values[index], axis=1))
+    return np.concatenate(parts)
+
+
+def _judge_unpaired(
+    before: Sequence[float], after: Sequence[float], *, min_effect: float, max_noise: float
+) -> Comparison:
+    """Judge the samples of two rows timed in separate runs by :func:`kernelopt.bench.judge`'s
+    rule, each row resampled on its own (no pairs).
+
+    The interval is of the ratio of the two medians, from independent bootstrap draws of
+    each row; the same-version spread, as judge estimates it without a second baseline
+    timing, is that of the before row's even-indexed samples against its odd-indexed
+    ones. The thresholds and the four verdicts are judge's. A drift between the two runs
+    (clocks, another process) is in neither estimate: rows timed in one compare call are
+    the surer verdict.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    tail = (1.0 - _CONFIDENCE) / 2.0
+    ratios = _resampled_medians(rng, b, _RESAMPLES) / _resampled_medians(rng, a, _RESAMPLES)
+    low, high = (float(v) for v in np.quantile(ratios, [tail, 1.0 - tail]))
+    half = len(a) // 2
+    even, odd = a[0 : 2 * half : 2], a[1 : 2 * half : 2]
+    same = _resampled_medians(rng, odd, _RESAMPLES) / _resampled_medians(rng, even, _RESAMPLES)
+    same_low, same_high = (float(v) for v in np.quantile(same, [tail, 1.0 - tail]))
+    noise = max(abs(same_low - 1.0), abs(same_high - 1.0))
+    threshold = max(noise, min_effect)
+    if high < 1.0 - threshold:
+        verdict = Verdict.FAST
+    elif low > 1.0 + threshold:
+        verdict = Verdict.SLOW
+    elif low >= 1.0 - threshold and high <= 1.0 + threshold and noise <= max_noise:
+        verdict = Verdict.SAME
+    else:
+        verdict = Verdict.UNCLEAR
+    return Comparison(
+        verdict=verdict,
+        ratio=float(np.median(b) / np.median(a)),
+        ratio_low=low,
+        ratio_high=high,
+        noise=noise,
+        threshold=threshold,
+        confidence=_CONFIDENCE,
+    )
 
 
 def _judge_bands(
@@ -533,6 +600,22 @@ def observe_rows(
         before_correctness=before.correctness,
         after_correctness=after.correctness,
         caveat=caveat,
+        notes=_row_notes(before, after),
+    )
+
+
+def _row_notes(before: BenchRow, after: BenchRow) -> str:
+    """The notes of two rows as one text: the shared note once, else each side's by name.
+
+    A note says what else a reader must know of the timing (``"SIMULATED timing"``, a
+    halved batch): evidence recorded from the rows without it reads as a plain
+    measurement.
+    """
+    first, second = before.note.strip(), after.note.strip()
+    if first == second:
+        return first
+    return "; ".join(
+        f"{side}: {note}" for side, note in (("before", first), ("after", second)) if note
     )
 
 

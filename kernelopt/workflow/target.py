@@ -26,6 +26,7 @@ from kernelopt._errors import InputError, expected
 from kernelopt._numbers_text import digits_apart, readable
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import BenchRow
+from kernelopt.bench.trials import DEFAULT_POINTS
 from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import real_to_float, require_instance
 from kernelopt.workflow._points import point_of, point_words
@@ -417,19 +418,40 @@ def _no_baseline(baseline: str | None, row: BenchRow, others: Sequence[BenchRow]
     return f"no {baseline} row timed {way(row)} (only {found})"
 
 
+def _unmatched(spec: str, impl: str, rows: Sequence[BenchRow]) -> str:
+    """Why no row of ``impl`` answers the point ``spec``: for a trial name, the point it
+    stands for and how to name the rows' own points.
+
+    ``decode`` is MLA's ``b=32 s=1 t=4096``: on rows of other axes (``tokens=64``) it
+    matched none, and "no v3 row" did not say what had been looked for.
+    """
+    named = {p.name: p for p in DEFAULT_POINTS}
+    trial = named.get(spec.strip()) if "=" not in spec and "~" not in spec else None
+    if trial is None:
+        return f"no {impl} row"
+    held = list(dict.fromkeys(point_of(row.config) for row in rows))
+    shown = ", ".join(repr(p) for p in held[:3]) + (", ..." if len(held) > 3 else "")
+    return (
+        f"no {impl} row at {trial.name}, the trial point {point_words(trial.as_dict())}; "
+        f"name the rows' own points by their terms instead: points=({shown})"
+    )
+
+
 def _checks(
     target: Target,
     row: BenchRow | None,
     base: BenchRow | None,
     impl: str,
     others: Sequence[BenchRow] = (),
+    *,
+    missing: str = "",
 ) -> tuple[Check, ...]:
     checks = []
     for criterion, bound, unit in target.bounds():
         value: float | None = None
         note = ""
         if row is None:
-            note = f"no {impl} row"
+            note = missing or f"no {impl} row"
         elif criterion is Criterion.FLOOR_PCT:
             value = floor_pct(row)
             note = "" if value is not None else "the row states no floor"
@@ -612,8 +634,12 @@ def evaluate(
             terms = _point_terms(spec)
             matched = [k for k, r in keyed.items() if config_matches(r.config, terms)]
             if not matched:
+                missing = _unmatched(spec, chosen, mine)
                 results.append(
-                    PointResult(point=point_words(spec), checks=_checks(target, None, None, chosen))
+                    PointResult(
+                        point=point_words(spec),
+                        checks=_checks(target, None, None, chosen, missing=missing),
+                    )
                 )
             for key in matched:
                 if key not in seen:

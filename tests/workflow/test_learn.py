@@ -55,7 +55,8 @@ def test_fast_adds_a_local_evidence_row_to_the_applied_entry(knowledge: Path) ->
     )
     assert (outcome.row.before, outcome.row.after) == ("74.08 µs", "66.53 µs")
     assert outcome.row.change == "-10.2 % (FAST)"
-    assert "judge on 60 paired samples" in block.notes and "dram_pct 48.3 -> 53.8" in block.notes
+    assert "unpaired bootstrap of 60 before and 60 after samples" in block.notes
+    assert "dram_pct 48.3 -> 53.8" in block.notes
     # Local evidence only: everything else, the generalization included, is as it was.
     assert after.evidence[:-1] == before.evidence
     assert after.generalization == before.generalization
@@ -122,15 +123,18 @@ def test_slow_on_an_existing_anti_pattern_extends_it(knowledge: Path) -> None:
             knowledge=knowledge,
             anti_pattern="online-softmax",
         )
-    # The applied entry itself an anti-pattern: SLOW confirms it, FAST goes against it.
+    # The applied entry itself an anti-pattern: the after version is its fix (fewer
+    # splits), so FAST confirms it and SLOW goes against it.
     confirm = learn(
-        observed("splits8", "splits32"), entry_id="too-many-kv-splits", knowledge=knowledge
-    )
-    assert confirm.action is Action.EVIDENCE and not confirm.contradicts
-    against = learn(
         observed("splits32", "splits8"), entry_id="too-many-kv-splits", knowledge=knowledge
     )
-    assert against.contradicts and "refine its When to Apply or flip it" in against.summary()
+    assert confirm.action is Action.EVIDENCE and not confirm.contradicts and confirm.fix
+    assert "It confirms `too-many-kv-splits`" in confirm.summary()
+    against = learn(
+        observed("splits8", "splits32"), entry_id="too-many-kv-splits", knowledge=knowledge
+    )
+    assert against.action is Action.EVIDENCE and against.contradicts
+    assert "refine its When to Apply or flip it" in against.summary()
 
 
 @pytest.mark.parametrize(

@@ -23,10 +23,11 @@ def test_rows_without_samples_still_say_none_were_kept() -> None:
     assert method.endswith("(no raw samples kept)")
 
 
-def test_paired_samples_are_judged_by_judge() -> None:
+def test_samples_of_two_rows_are_judged_unpaired() -> None:
     before = bench_row("v1", 100.0, samples=8)
     after = bench_row("v2", 80.0, samples=8, seed=1)
-    assert observe_rows(before, after, source="x").method.startswith("kernelopt.bench.judge on 8")
+    method = observe_rows(before, after, source="x").method
+    assert method.startswith("unpaired bootstrap of 8 before and 8 after samples")
 
 
 def test_a_derived_anti_pattern_writes_metrics_with_their_digits() -> None:

@@ -21,13 +21,17 @@ from kernelopt.workflow import (
 from .conftest import anchor_row, bench_row, write_rows
 
 
-def test_samples_on_both_sides_use_judge() -> None:
+def test_samples_on_both_sides_are_judged_unpaired_by_judges_rule() -> None:
+    # Two rows are two runs: no sample of one was timed in a round with one of the other.
     before = anchor_row("splits16", samples=60, seed=1)
     after = anchor_row("splits8", samples=60, seed=2)
     seen = observe_rows(before, after, source="a vs b")
-    assert seen.comparison == judge(before.samples, after.samples)
-    assert seen.verdict is Verdict.FAST and seen.comparison.pairs == 60
-    assert "judge on 60 paired samples" in seen.method
+    paired = judge(before.samples, after.samples)
+    assert seen.verdict is paired.verdict is Verdict.FAST and seen.comparison.pairs == 0
+    assert seen.comparison.ratio == pytest.approx(paired.ratio)
+    assert seen.comparison.ratio_low < seen.comparison.ratio < seen.comparison.ratio_high
+    assert seen.method.startswith("unpaired bootstrap of 60 before and 60 after samples (")
+    assert "paired samples" not in seen.method
     assert seen.change_pct == pytest.approx(-10.19, abs=0.01)  # 66.53 against 74.08 us
     assert seen.point == "b=32 s=1 t=4096 h=16" and seen.date == "2026-12-02"
     assert [name for name, _, _ in seen.metric_changes()] == ["dram_pct", "floor_pct", "tc_pct"]

@@ -261,11 +261,23 @@ def _numbers_attempts(records: list[dict[str, Any]], key: str) -> bool:
     return len(values) >= 2
 
 
+# The keys every row kernelopt.bench writes holds (BenchRow): what tells its rows apart
+# from a history's, whatever their number of implementations and points.
+_BENCH_ROW_KEYS = frozenset({"op", "impl", "config", "mode", "unit", "median"})
+
+
 def _benchmark_matrix(records: list[dict[str, Any]]) -> str:
-    """Describe ``records`` when they are a benchmark's matrix (several implementations
-    timed at several shapes, as ``kernelopt.bench`` writes), else ``""``: such rows compare
-    kernels side by side, they are not attempts one after another."""
-    if len(records) < 4 or any(_numbers_attempts(records, key) for key in _ATTEMPT_KEYS):
+    """Describe ``records`` when they are benchmark rows, else ``""``: such rows compare
+    kernels side by side, they are not attempts one after another.
+
+    Rows ``kernelopt.bench`` writes (every :data:`_BENCH_ROW_KEYS` key) are benchmark rows
+    however many implementations and points they hold: five implementations at one point
+    were read as five experiments, and the same writer's rows at two points as benchmark
+    rows. Other rows are benchmark rows when they time several implementations at several
+    shapes (``impl`` and ``shape_name`` keys). Rows that number their attempts (an
+    experiment or step number, a commit of their own) are a history either way.
+    """
+    if not records or any(_numbers_attempts(records, key) for key in _ATTEMPT_KEYS):
         return ""
 
     def distinct(keys: tuple[str, ...]) -> int:
@@ -275,6 +287,13 @@ def _benchmark_matrix(records: list[dict[str, Any]]) -> str:
                 return len(values)
         return 0
 
+    if all(record.keys() >= _BENCH_ROW_KEYS for record in records):
+        impls = len({json.dumps(r["impl"]) for r in records})
+        points = len({json.dumps(r["config"], sort_keys=True) for r in records})
+        held = f"{count_text(impls, 'implementation')} at {count_text(points, 'point')}"
+        return f"benchmark rows ({held})"
+    if len(records) < 4:
+        return ""
     impls, points = distinct(_IMPL_KEYS), distinct(_POINT_KEYS)
     if impls and points:
         return f"benchmark rows ({impls} implementations at {points} points)"
