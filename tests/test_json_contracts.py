@@ -301,7 +301,7 @@ def test_report_profile_rows_json_round_trip(capsys: pytest.CaptureFixture[str])
         capsys, "report", "profile",
         "--rows", str(EXP_12 / "seesaw_after.jsonl"),
         "--baseline", str(EXP_12 / "seesaw_before.jsonl"),
-        "--kernel", "mla_decode", "--version", "kernelopt_seesaw", "--json",
+        "--kernel", "mla_decode", "--version", "kernelopt_seesaw", "--mode", "cold", "--json",
     )  # fmt: skip
     assert isinstance(data, list) and data
     for item in data:

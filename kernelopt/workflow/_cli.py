@@ -6,7 +6,7 @@ Commands::
                     [--point NAME] [--mode M] [--dry-run] [--json] ...
     kernelopt report profile --rows FILE.jsonl --kernel K --version V [--impl I]
                     [--baseline FILE.jsonl] [--baseline-impl I] [--point P] [--mode M]
-                    [--devlog PATH] [--family F] [--knowledge DIR] [--json]
+                    [--devlog PATH] [--family F] [--language L] [--knowledge DIR] [--json]
     kernelopt report profile FILE.md [--check [--knowledge DIR]] [--json]
     kernelopt report task FILE.md [--check [--knowledge DIR]] [--json]
     kernelopt report version FILE.md [--check [--root DIR] [--knowledge DIR]] [--json]
@@ -111,7 +111,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Judge a before/after pair of benchmark rows of one trial point and update the "
             "knowledge tree by the protocol: FAST adds a local-experiment evidence row to the "
-            "applied entry, SLOW records an anti-pattern, SAME/UNCLEAR record nothing."
+            "applied entry, SLOW records an anti-pattern, SAME/UNCLEAR record nothing. For an "
+            "anti-pattern --entry, --after is the fix (the version without it): FAST "
+            "confirms the anti-pattern, SLOW goes against it."
         ),
         epilog=exit_codes(
             "judged (FAST, SLOW or SAME)",
@@ -131,10 +133,14 @@ def register(subparsers: Any) -> None:
         required=True,
         metavar="A.jsonl",
         type=_ROWS_FILE,
-        help="rows without the change",
+        help="rows without the change (for an anti-pattern --entry: with the anti-pattern)",
     )
     learn.add_argument(
-        "--after", required=True, metavar="B.jsonl", type=_ROWS_FILE, help="rows with the change"
+        "--after",
+        required=True,
+        metavar="B.jsonl",
+        type=_ROWS_FILE,
+        help="rows with the change (for an anti-pattern --entry: its fix, without it)",
     )
     learn.add_argument(
         "--entry", required=True, metavar="ID", help="catalog id of what was applied"
@@ -294,6 +300,11 @@ def register(subparsers: Any) -> None:
     )
     profile.add_argument(
         "--family", help="the kernel's family: suggest only its catalog entries (with --rows)"
+    )
+    profile.add_argument(
+        "--language",
+        help="the kernel's language: suggest only shared entries and its own, as catalog "
+        "match --language (with --rows)",
     )
     _add_check(
         profile,
@@ -636,6 +647,7 @@ _ROWS_ONLY = (
     ("--mode", "mode"),
     ("--devlog", "devlog"),
     ("--family", "family"),
+    ("--language", "language"),
 )
 _FILE_ONLY = (("--check", "check"),)
 
@@ -737,6 +749,7 @@ def _profile_rows(args: argparse.Namespace, rows: list[Any], baseline: list[Any]
         ceilings=ceilings,
         catalog=catalog,
         family=family,
+        language=_profile_language(args.language),
     )
     if args.devlog:
         terms = {} if args.point is None else _point_terms(args.point)
@@ -782,12 +795,24 @@ def _profile_family(catalog: Any, family: str | None) -> str | None:
     return named
 
 
+def _profile_language(language: str | None) -> str | None:
+    """``--language`` in the catalog's spelling (``Triton`` is ``triton``), refused in
+    words naming the option, as ``learn --language`` is."""
+    if language is None:
+        return None
+    from kernelopt.catalog.vocabulary import canonical_language
+
+    named: str = canonical_language(language, where="--language")
+    return named
+
+
 # The arguments of the library calls behind `report profile --rows`, by the option each
 # came from: an error naming one (`version: Expected ...`) names the option instead.
 _PROFILE_OPTIONS = (
     ("kernel", "--kernel"),
     ("version", "--version"),
     ("family", "--family"),
+    ("language", "--language"),
     ("point", "--point"),
     ("path", "--devlog"),
 )

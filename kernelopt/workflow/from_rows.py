@@ -9,7 +9,9 @@ shares with the same rules: memory- or compute-bound by the side of the ridge,
 latency-bound when the binding ceiling is used below 20 %, opportunities from the
 catalog triggers that fire, never a guess.
 
-They are ranked by estimated gain, as the contract asks; equal gains by the catalog's
+They are ranked by estimated gain, as the contract asks (a latency-bound kernel's
+measured launch savings first, as :func:`kernelopt.bench.profile_report` ranks them); equal
+gains by the catalog's
 match score, then by how directly the metrics of the trigger measure the bound
 (``dram_pct`` and the side of the ridge for a memory-bound kernel, ``tc_pct`` and the side
 for a compute-bound one; launch overhead, occupancy or waves for a latency-bound one). A
@@ -35,6 +37,9 @@ from kernelopt.bench.measurement import MODES, Measurement
 from kernelopt.bench.records import BenchRow, point_text
 from kernelopt.bench.report import (
     HOST_CLOCK_WARNING,
+    MEASURED,
+    METHODS,
+    UPPER_BOUND,
     BaselineMetric,
     Bottleneck,
     MetricMatcher,
@@ -43,6 +48,8 @@ from kernelopt.bench.report import (
     Stage,
     check_catalog,
     for_family,
+    measured_first,
+    profile_point,
     profile_report,
     reads_as_ridge,
     ridge_clause,
@@ -53,6 +60,7 @@ from kernelopt.bench.trials import TrialPoint
 from kernelopt.diagnose.presence import present_in
 from kernelopt.experiments.log import KernelSource
 from kernelopt.workflow._fields import require_optional_instance
+from kernelopt.workflow._points import point_words
 from kernelopt.workflow._rows import by_point as _by_point
 from kernelopt.workflow._rows import check_rows, one_gpu, same_gpu
 from kernelopt.workflow._rows import floor_pct as _floor_pct
@@ -77,8 +85,6 @@ _BOUND_METRICS: dict[Bottleneck, dict[str, int]] = {
         "tc_pct": 1,
     },
 }
-_UPPER_BOUND = "upper bound: the time above the roofline floor"
-_MEASURED = "measured: the share of time CUDA graphs removed"
 
 
 # Config keys that name a data format rather than a size (benchmarks/mla_decode.py writes
@@ -86,26 +92,79 @@ _MEASURED = "measured: the share of time CUDA graphs removed"
 _FORMAT_KEYS = ("kv",)
 
 
-def _trial_point(row: BenchRow) -> TrialPoint:
+def _trial_point(row: BenchRow) -> TrialPoint | str:
+    """The row's point: a TrialPoint where its config holds integer b, s (or s_q) and t (or
+    t_max), as always; else the config's integer axes (``hidden=7168 tokens=4096``), as
+    evaluate and the devlog take a kernel's own axes. Text and other entries (``dtype``,
+    ``kv=fp8``) are no size of the point."""
     config = row.config
     found = {axis: config_key(config, axis) for axis in ("b", "s", "t")}
-    missing = [axis for axis, key in found.items() if key is None or not _is_int(config[key])]
-    if missing:
+    if all(key is not None and _is_int(config[key]) for key in found.values()):
+        b, s, t = (str(found[axis]) for axis in ("b", "s", "t"))
+        extra = {
+            key: int(value)
+            for key, value in config.items()
+            if key not in (b, s, t) and _is_int(value)
+        }
+        return TrialPoint(b=int(config[b]), s=int(config[s]), t=int(config[t]), extra=extra)
+    axes = {key: int(value) for key, value in config.items() if _is_int(value)}
+    if not axes:
         raise InputError(
             expected(
-                "rows whose config holds integer b, s (or s_q) and t (or t_max)",
-                f"{point_text(config)!r} (no {', '.join(missing)})",
+                "rows whose config holds integer axes (b, s and t, or the kernel's own: "
+                "tokens=4096)",
+                f"{point_text(config)!r} (none)",
             )
         )
-    b, s, t = (str(found[axis]) for axis in ("b", "s", "t"))
-    extra = {
-        key: int(value) for key, value in config.items() if key not in (b, s, t) and _is_int(value)
-    }
-    return TrialPoint(b=int(config[b]), s=int(config[s]), t=int(config[t]), extra=extra)
+    return profile_point(axes, where="rows")
 
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _one_way_per_point(rows: Sequence[BenchRow], impl: str) -> None:
+    """Refuse a point timed several ways when no mode was chosen, as ``evaluate`` does: the
+    last row of the point counted, a CUDA-graph time reported as if it were the cold one."""
+    ways: dict[str, set[str]] = {}
+    for row in rows:
+        ways.setdefault(point_words(row.config), set()).add(f"{row.mode}/{row.cache}")
+    several = next((sorted(found) for found in ways.values() if len(found) > 1), None)
+    if several is not None:
+        raise InputError(
+            expected(
+                f"rows of {impl} timed one way (choose the mode with mode=, --mode on the "
+                "command line)",
+                ", ".join(several),
+                where="rows",
+            )
+        )
+
+
+def _graph_rows(rows: Sequence[BenchRow]) -> dict[str, BenchRow]:
+    """The graph-replay row of each point timed so once (a point of two graph rows has no
+    one graph timing, and none is taken)."""
+    found: dict[str, list[BenchRow]] = {}
+    for row in rows:
+        if row.mode == "graph":
+            found.setdefault(point_words(row.config), []).append(row)
+    return {key: timed[0] for key, timed in found.items() if len(timed) == 1}
+
+
+def _with_launch_overhead(row: BenchRow, graph: BenchRow | None) -> BenchRow:
+    """``row`` with ``launch_overhead_pct``, the share of its time the graph replays of the
+    same point removed, where it holds none and ``graph`` was timed on its GPU: the report
+    then ranks the launch remedies by a measured gain, as ``profile_report(graph=...)``."""
+    if graph is None or "launch_overhead_pct" in row.metrics or not same_gpu(graph, row.gpu):
+        return row
+    from kernelopt.bench.measurement import UNIT_SECONDS
+
+    seconds = row.median * UNIT_SECONDS[row.unit]
+    replayed = graph.median * UNIT_SECONDS[graph.unit]
+    if seconds <= 0:
+        return row
+    share = max(0.0, 100.0 * (seconds - replayed) / seconds)
+    return attrs.evolve(row, metrics={**row.metrics, "launch_overhead_pct": share})
 
 
 def _rates(row: BenchRow, ceilings: Ceilings | None) -> tuple[float, float] | None:
@@ -145,7 +204,7 @@ def _exact(
     *,
     kernel: str,
     version: str,
-    point: TrialPoint,
+    point: TrialPoint | str,
     ceilings: Ceilings | None,
     catalog: MetricMatcher | None,
     latency_below_pct: float,
@@ -259,8 +318,8 @@ def _opportunities(
     for match in catalog.match_metrics(metrics):
         entry = match.entry
         kind = getattr(getattr(entry, "kind", None), "value", getattr(entry, "kind", ""))
-        if kind == "anti-pattern":
-            continue  # what to stop doing, not an opportunity
+        if kind == "anti-pattern" or str(entry.id) in METHODS:
+            continue  # what to stop doing, or how to measure: not an opportunity
         if present.has(entry):
             continue  # the kernel already does it
         trigger, metric = _trigger(match, metrics)
@@ -273,13 +332,14 @@ def _opportunities(
             name=str(entry.name),
             entry_id=str(entry.id),
             gain_pct=gain,
-            trigger=f"{trigger} ({_MEASURED if measured else _UPPER_BOUND})",
+            trigger=f"{trigger} ({MEASURED if measured else UPPER_BOUND})",
         )
         score = float(getattr(match, "score", 0.0))
         # A trigger that tests the bound's own side and ceiling is the most direct evidence.
         direct = sum(relevance.get(name, 0) for name in set(_trigger_names(match, metrics)))
-        ranked.append((-round(gain, 6), -score, -direct, item.entry_id, item))
-    ranked.sort(key=lambda item: item[:4])
+        first = measured_first(bottleneck, measured, launch)
+        ranked.append((first, -round(gain, 6), -score, -direct, item.entry_id, item))
+    ranked.sort(key=lambda item: item[:5])
     return [item for *_, item in ranked]
 
 
@@ -397,7 +457,7 @@ def _from_shares(
     *,
     kernel: str,
     version: str,
-    point: TrialPoint,
+    point: TrialPoint | str,
     catalog: MetricMatcher,
     latency_below_pct: float,
     present: _Present,
@@ -456,13 +516,16 @@ def profile_from_rows(
     kernel_source: str | Sequence[str] | None = None,
     present: Collection[str] = (),
     family: str | None = None,
+    language: str | None = None,
 ) -> list[ProfileReport]:
     """The profile hand-off of ``version`` at each trial point its rows hold.
 
     Parameters
     ----------
     rows : sequence of BenchRow
-        Benchmark rows (``kernelopt.bench.read_rows``); config must hold b, s and t.
+        Benchmark rows (``kernelopt.bench.read_rows``); their configs' integer entries are
+        the trial point: b, s (or s_q) and t (or t_max) with other axes, or a kernel's
+        own axes (``{"tokens": 4096, "hidden": 7168}``).
     kernel, version : str
         What was profiled.
     impl : str, optional
@@ -476,9 +539,12 @@ def profile_from_rows(
     point : str, optional
         Keep only rows whose config holds these ``key=value`` terms (or a trial name).
     mode : str, optional
-        Keep only rows timed in this mode (``"cold"``, ``"graph"``); a benchmark that times
-        each point several ways writes a row per way, and without ``mode`` the last row
-        of a point counts.
+        Keep only rows timed in this mode (``"cold"``, ``"graph"``). A benchmark that times
+        each point several ways writes a row per way: without ``mode`` such a point is
+        refused, as ``evaluate`` refuses it. With a mode other than ``"graph"``, the one
+        graph-replay row of the same point and GPU, where there is one, gives the
+        ``launch_overhead_pct`` (the share of the time the replays removed) that ranks
+        the launch remedies by a measured gain.
     ceilings : Ceilings, optional
         The device's ceilings; with raw samples in the rows, the report is
         :func:`kernelopt.bench.profile_report`'s.
@@ -495,6 +561,9 @@ def profile_from_rows(
     family : str, optional
         The kernel's family: only entries for it or its ancestors are suggested (see
         :func:`kernelopt.bench.profile_report`).
+    language : str, optional
+        The kernel's language: only shared entries and that language's are suggested
+        (``Catalog.query(language=...)``, as ``kernelopt catalog match --language``).
 
     Returns
     -------
@@ -504,7 +573,8 @@ def profile_from_rows(
     Raises
     ------
     InputError
-        For rows that are not BenchRow, rows without b/s/t or without roofline metrics,
+        For rows that are not BenchRow, rows whose config holds no integer axis or no
+        roofline metrics, a point timed several ways without ``mode``,
         an ambiguous choice of implementation, or the version's rows from several GPUs
         (the baseline's rows of another GPU are left out of the vs-Baseline table).
     """
@@ -517,8 +587,13 @@ def profile_from_rows(
     mine = [row for row in rows if row.impl == chosen and config_matches(row.config, terms)]
     if not mine:
         raise InputError(expected(f"rows of {chosen!r} at point {point!r}", "none"))
-    if mode is not None:
+    graphs: dict[str, BenchRow] = {}
+    if mode is None:
+        _one_way_per_point(mine, chosen)
+    else:
         modes = sorted({row.mode for row in mine})
+        # The graph replays of each point, for the launch overhead of a cold or hot timing.
+        graphs = _graph_rows(mine) if mode != "graph" else {}
         mine = [row for row in mine if row.mode == mode]
         if not mine:
             raise InputError(
@@ -538,11 +613,12 @@ def profile_from_rows(
         from kernelopt.catalog import Catalog
 
         catalog = Catalog.builtin()
-    if family is not None:
-        catalog = for_family(catalog, family)
+    if family is not None or language is not None:
+        catalog = for_family(catalog, family, language=language)
     reports = []
     for key, row in _by_point(mine).items():
         trial = _trial_point(row)
+        row = _with_launch_overhead(row, graphs.get(key))
         # The baseline timed the same way: a CUDA-graph time against a cold one (a benchmark
         # writes both per point) would show the mode's difference as the version's.
         previous = _by_point([r for r in previous_rows if r.mode == row.mode]).get(key)

@@ -46,8 +46,10 @@ from kernelopt.bench.report import (
     Opportunity,
     ProfileReport,
     Stage,
+    profile_point,
 )
 from kernelopt.bench.trials import TrialPoint
+from kernelopt.experiments.points import point_terms
 from kernelopt.experiments.readers._top3 import (
     ID_HEADER,
     LIST_ITEM,
@@ -112,6 +114,10 @@ _NOT_AVAILABLE = {NO_COUNTERS.lower(), "n/a", "na", "-", "—", ""}
 def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
     """A trial point from ``b=32, s=1, t=4096, h=16`` (commas or spaces between terms).
 
+    A hand-off's heading takes a kernel's own axes as well (``hidden=7168, tokens=4096``:
+    see :func:`parse_profile`); a point read here, for a trial check or a profiler prompt,
+    is a TrialPoint.
+
     Parameters
     ----------
     text : str
@@ -130,6 +136,41 @@ def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
     FormatError
         When a term is not ``name=integer`` or b, s or t is missing.
     """
+    point = heading_point(text, record=record)
+    if isinstance(point, TrialPoint):
+        return point
+    missing = [axis for axis in ("b", "s", "t") if axis not in point_terms(point)]
+    raise _point_error(
+        record, "a trial point with b, s and t", f"{text.strip()!r} (no {', '.join(missing)})"
+    )
+
+
+def heading_point(text: str, *, record: Record | None = None) -> TrialPoint | str:
+    """The trial point of a hand-off's heading: ``b=32, s=1, t=4096, h=16`` or a kernel's
+    own axes (``hidden=7168, tokens=4096``), commas or spaces between terms.
+
+    Parameters
+    ----------
+    text : str
+        ``name=integer`` terms, each an integer >= 1.
+    record : Record, optional
+        The hand-off the text was read from, to name its file and line in errors.
+
+    Returns
+    -------
+    TrialPoint or str
+        A TrialPoint where b, s and t are given (others become extra axes), else the
+        terms in their one spelling (``hidden=7168 tokens=4096``), as
+        :func:`kernelopt.bench.report.profile_point` makes them.
+
+    Raises
+    ------
+    InputError
+        When ``text`` is not a str.
+    FormatError
+        When a term is not ``name=integer``, an axis is given twice or is below 1, or
+        there is no term.
+    """
     require_text(text, what="a trial point's text (a str)")
     # The heading's point follows its '|' after a space, which is no part of the point.
     text = text.strip()
@@ -142,23 +183,21 @@ def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
             number = int(value)
         except ValueError:
             raise _point_error(
-                record, "a trial point like 'b=32, s=1, t=4096'", repr(text)
+                record,
+                "a trial point like 'b=32, s=1, t=4096'",
+                repr(text),
             ) from None
         if key in values:
             # The later value silently won: the report then named another point.
             raise _point_error(record, "each axis of a trial point once", f"{text!r} ({key} twice)")
         values[key] = number
-    missing = [axis for axis in ("b", "s", "t") if axis not in values]
-    if missing:
-        raise _point_error(
-            record, "a trial point with b, s and t", f"{text!r} (no {', '.join(missing)})"
-        )
-    extra = {key: value for key, value in values.items() if key not in ("b", "s", "t")}
+    if not values:
+        raise _point_error(record, "a trial point with at least one axis", repr(text))
     try:
-        return TrialPoint(b=values["b"], s=values["s"], t=values["t"], extra=extra)
-    except ValueError as error:  # InputError: an axis below 1
+        return profile_point(values)
+    except ValueError as error:  # InputError: an axis below 1, a name that reads otherwise
         if record is None:
-            raise FormatError(str(error)) from None
+            raise FormatError(str(error).removeprefix("point: ")) from None
         raise _point_error(record, "a trial point with axes >= 1", repr(text)) from None
 
 
@@ -771,18 +810,18 @@ def _baseline(record: Record) -> tuple[BaselineMetric, ...]:
     return tuple(rows)
 
 
-def _head(record: Record) -> tuple[str, str, TrialPoint]:
+def _head(record: Record) -> tuple[str, str, TrialPoint | str]:
     what, sep, where = record.heading.rpartition("|")
     names = what.split()
     if not sep or len(names) < 2:
         raise fail(
             record,
-            "'## Profile: <kernel> <version> | b=X, s=X, t=X'",
+            "'## Profile: <kernel> <version> | <axis>=<int>, ...' (b=X, s=X, t=X)",
             repr(f"## Profile: {record.heading}"),
             section="Profile",
         )
     kernel = what.strip()[: -len(names[-1])].strip()
-    return kernel, names[-1], parse_point(where, record=record)
+    return kernel, names[-1], heading_point(where, record=record)
 
 
 def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> ProfileReport:

@@ -121,11 +121,11 @@ def report_with(**changes: object) -> ProfileReport:
         ({"measurement": [2.0, 2.0]}, "measurement: Expected a Measurement, got list"),
         # "'list' object has no attribute 'mode'".
         ({"baseline": [3.0, 3.0]}, "baseline: Expected a Measurement, got list"),
-        # "'str' object has no attribute 'items'".
+        # A list failed with "'list' object has no attribute 'items'" (terms are a point).
         (
-            {"point": "b=1 s=1 t=64"},
-            "point: Expected a TrialPoint or a mapping with b, s and t "
-            "({'b': 32, 's': 1, 't': 4096}), got 'b=1 s=1 t=64'",
+            {"point": [1, 1, 64]},
+            "point: Expected a TrialPoint, a mapping of axes to integers ({'b': 32, 's': 1, "
+            "'t': 4096}, {'tokens': 4096}) or name=integer terms, got [1, 1, 64]",
         ),
         # Printed as an "est. 150% gain" for the launch remedies.
         (

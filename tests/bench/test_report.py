@@ -170,8 +170,14 @@ def test_opportunities_gain_from_the_roofline_and_the_measured_launch_overhead()
     assert ids == ["split-kv", "vectorized-loads", "cuda-graphs"]  # anti-pattern left out
     # A change inside the kernel cannot save the time spent launching it.
     assert report.opportunities[0].gain_pct == pytest.approx(gap - 10.31, abs=0.01)
-    assert report.opportunities[0].trigger == "dram_pct=48.3"
-    assert report.opportunities[1].trigger == "-"
+    # Each trigger says what its gain is: an upper bound, or the measured launch overhead.
+    assert report.opportunities[0].trigger == (
+        "dram_pct=48.3 (upper bound: the time above the roofline floor)"
+    )
+    assert report.opportunities[1].trigger == "- (upper bound: the time above the roofline floor)"
+    assert report.opportunities[2].trigger == (
+        "launch_overhead_pct=10.3 (measured: the share of time CUDA graphs removed)"
+    )
     assert report.opportunities[2].gain_pct == pytest.approx(10.31, abs=0.01)
     assert report.bottleneck is Bottleneck.MEMORY
     stage = report.stages[0]
@@ -252,7 +258,10 @@ def test_trigger_names_every_metric_of_the_condition_in_order() -> None:
         roofline=LINE,
         catalog=catalog,
     )
-    assert report.opportunities[0].trigger == "arith_intensity=30, ridge=163, dram_pct=48.3"
+    assert report.opportunities[0].trigger == (
+        "arith_intensity=30, ridge=163, dram_pct=48.3 "
+        "(upper bound: the time above the roofline floor)"
+    )
 
 
 def test_cells_are_stripped_and_change_follows_the_printed_values() -> None:

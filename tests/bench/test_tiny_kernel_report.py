@@ -178,25 +178,26 @@ def test_small_kept_reads_back_as_itself(value: float, decimals: int) -> None:
 def test_one_launch_overhead_claimed_three_times_is_said_to_overlap() -> None:
     text = router_report().render()
     top3 = text.split("### Top 3 Opportunities (ranked by estimated impact)\n")[1]
+    trigger = "launch_overhead_pct=84.5 (measured: the share of time CUDA graphs removed)"
     assert top3 == (
         "1. Persistent Buffers Across Calls (`buffer-persistence`) -- est. 85% gain -- "
-        "trigger: launch_overhead_pct=84.5\n"
+        f"trigger: {trigger}\n"
         "2. CUDA Graphs for Launch-Bound Calls (`cuda-graphs`) -- est. 85% gain -- "
-        "trigger: launch_overhead_pct=84.5\n"
+        f"trigger: {trigger}\n"
         "3. Kernel Fusion (`kernel-fusion`) -- est. 85% gain -- "
-        "trigger: launch_overhead_pct=84.5\n"
+        f"trigger: {trigger}\n"
         "\n"
         f"{OVERLAP_LINE}\n"
     )
     parsed = read_back(text)
     assert [item.entry_id for item in parsed.opportunities] == [e for e, _ in LAUNCH_REMEDIES]
-    assert [item.trigger for item in parsed.opportunities] == ["launch_overhead_pct=84.5"] * 3
+    assert [item.trigger for item in parsed.opportunities] == [trigger] * 3
     assert parsed.render() == text
 
 
 def test_the_overlap_line_stands_before_the_baseline_and_reads_back() -> None:
     text = router_report(baseline=Measurement(samples=[44.5] * 10)).render()
-    assert f"=84.5\n\n{OVERLAP_LINE}\n\n### vs Baseline\n" in text
+    assert f"CUDA graphs removed)\n\n{OVERLAP_LINE}\n\n### vs Baseline\n" in text
     assert read_back(text).render() == text
 
 
@@ -316,3 +317,13 @@ def test_a_bool_output_is_refused_before_any_output_is_poisoned() -> None:
     with pytest.raises(InputError, match=r"got torch\.bool"):
         poison([weights, mask])
     assert torch.equal(weights, torch.ones(4))
+
+
+def test_a_tiny_rate_in_the_root_cause_is_written_positionally() -> None:
+    # 1000 FLOPs in 44.16 us: 2.26e-05 TFLOP/s in exponent form before.
+    few = Roofline(ceilings=H100, cost=Cost(flops=1000, bytes=ROUTER_BYTES))
+    text = router_report(roofline=few).root_cause
+    tflop_s = significant(1000 / 44.16e-6 / 1e12, 3)
+    assert tflop_s == "0.0000226"
+    assert f"and {tflop_s} TFLOP/s (" in text
+    assert not re.search(r"\de[-+]\d", text), text

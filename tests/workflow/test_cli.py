@@ -572,7 +572,14 @@ def test_the_devlog_gets_the_rows_the_profile_shows(
     # was reported as "1 replaced, 1 added".
     devlog = two_ways / "devlog.md"
     rows = ("--rows", str(two_ways / "after.jsonl"), "--kernel", "k", "--version", "seesaw")
+    # A point timed two ways is refused without --mode, as evaluate refuses it: the row
+    # written last was reported, the graph time passed off as the one profiled.
     code, out, err = run(capsys, "report", "profile", *rows, "--devlog", str(devlog))
+    assert (code, out) == (2, "") and "timed one way (choose the mode with mode=" in err
+    assert "cold/flush, graph/flush" in err and not devlog.exists()
+    code, out, err = run(
+        capsys, "report", "profile", *rows, "--mode", "graph", "--devlog", str(devlog)
+    )
     assert code == 0, err
     assert "0 replaced, 1 added" in err
     [row] = read_performance(devlog)

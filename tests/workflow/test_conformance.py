@@ -324,9 +324,9 @@ def test_the_vs_baseline_table_compares_rows_timed_the_same_way() -> None:
     # between the two files. A graph time against a cold one is not a change.
     after = [bench_row("v2", 80.0, mode="cold"), bench_row("v2", 66.0, mode="graph")]
     before = [bench_row("v1", 70.0, mode="graph"), bench_row("v1", 90.0, mode="cold")]
-    [report] = profile_from_rows(after, kernel="k", version="v2", baseline=before)
+    [report] = profile_from_rows(after, kernel="k", version="v2", baseline=before, mode="graph")
     median = next(m for m in report.baseline if m.metric.startswith("Median"))
     assert (median.previous, median.current) == (70.0, 66.0)
     # No baseline row timed that way: no comparison rather than a wrong one.
-    [alone] = profile_from_rows(after, kernel="k", version="v2", baseline=before[1:])
+    [alone] = profile_from_rows(after, kernel="k", version="v2", baseline=before[1:], mode="graph")
     assert alone.baseline == ()

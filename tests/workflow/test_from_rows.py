@@ -150,9 +150,17 @@ def test_choosing_rows() -> None:
         profile_from_rows(rows, kernel="k", version="v", catalog=FixedCatalog())
     [report] = profile_from_rows(rows, kernel="k", version="b", catalog=FixedCatalog())
     assert report.stages[0].duration == 2.0
-    with pytest.raises(InputError, match=r"b, s \(or s_q\) and t \(or t_max\)"):
+    # A kernel's own axes are its point; a config of no integer axis has none.
+    [own] = profile_from_rows(
+        [bench_row("a", 1.0, config={"n": 4})], kernel="k", version="a", catalog=FixedCatalog()
+    )
+    assert own.point == "n=4"
+    with pytest.raises(InputError, match=r"integer axes .* got 'dtype=bf16' \(none\)"):
         profile_from_rows(
-            [bench_row("a", 1.0, config={"n": 4})], kernel="k", version="a", catalog=FixedCatalog()
+            [bench_row("a", 1.0, config={"dtype": "bf16"})],
+            kernel="k",
+            version="a",
+            catalog=FixedCatalog(),
         )
     with pytest.raises(InputError, match="roofline metrics"):
         profile_from_rows(
@@ -344,9 +352,15 @@ def test_mode_chooses_the_rows_timed_that_way() -> None:
         bench_row("splits8", 120.0, mode="cold", metrics={**anchor_row("splits8").metrics}),
         anchor_row("splits8", mode="graph"),
     ]
-    [graph] = profile_from_rows(rows, kernel="k", version="splits8")
-    [cold] = profile_from_rows(rows, kernel="k", version="splits8", mode="cold")
+    [graph] = profile_from_rows(rows, kernel="k", version="splits8", mode="graph")
+    catalog = FixedCatalog()
+    [cold] = profile_from_rows(rows, kernel="k", version="splits8", mode="cold", catalog=catalog)
     assert (graph.stages[0].duration, cold.stages[0].duration) == (66.53, 120.0)
+    # The graph row of the point gives the cold report its launch overhead.
+    assert catalog.asked["launch_overhead_pct"] == pytest.approx(100 * (120.0 - 66.53) / 120.0)
+    # Without a mode, the point timed two ways is refused (the graph row counted unsaid).
+    with pytest.raises(InputError, match="timed one way"):
+        profile_from_rows(rows, kernel="k", version="splits8")
     with pytest.raises(InputError, match="mode 'hot'"):
         profile_from_rows(rows, kernel="k", version="splits8", mode="hot")
 

@@ -481,7 +481,12 @@ def top_leads(
 
 
 def read_top_opportunities(
-    file: TextFile, heads: list[Heading], mask: list[bool], experiment: int | None
+    file: TextFile,
+    heads: list[Heading],
+    mask: list[bool],
+    experiment: int | None,
+    *,
+    within: tuple[int, int] | None = None,
 ) -> tuple[Recommendation, ...]:
     """The items of a profile's ``Top 3 Opportunities`` section as recommendations.
 
@@ -490,15 +495,18 @@ def read_top_opportunities(
     or whose lead line has those words over a list or a table (:func:`top_leads`), read by
     :func:`top_section_items`: the first N items when the heading or the lead line says
     N. Each is the opportunity's name with its catalog entry ids, made by ``experiment``
-    (the one the profile followed) for the experiments after it.
+    (the one the profile followed) for the experiments after it. ``within`` (1-based
+    lines, inclusive) keeps the sections opened there: one hand-off of several.
     """
+    first, last = (1, len(file.lines)) if within is None else within
     opened = [
-        (section.heading.line, section.heading.title, section.start, section.end)
+        (section.heading.line, section.heading.title, section.start, min(section.end, last))
         for section in sections(file.lines, heads)
+        if first <= section.heading.line <= last
     ]
     opened += [
         (lead.line, lead.title, lead.start, lead.end)
-        for lead in top_leads(file, 1, len(file.lines), heads, mask)
+        for lead in top_leads(file, first, last, heads, mask)
     ]
     for _line, title, start, end in sorted(opened):
         found = top_section_items(file, title, start, end, mask)
@@ -607,6 +615,8 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
         ),
         "",
     )
+    opportunities = read_top_opportunities(file, heads, mask, experiment)
+    opportunities += _later_hand_offs_top(file, heads, mask, experiment, opportunities, warnings)
     return ProfileFacts(
         bottleneck=kind,
         metrics=metrics,
@@ -615,5 +625,51 @@ def read_profile(file: TextFile, warnings: list[str] | None = None) -> ProfileFa
         point=" ".join(heading.split()),
         experiment=experiment,
         version=heading_version(name),
-        opportunities=read_top_opportunities(file, heads, mask, experiment),
+        opportunities=opportunities,
     )
+
+
+def _later_hand_offs_top(
+    file: TextFile,
+    heads: list[Heading],
+    mask: list[bool],
+    experiment: int | None,
+    read: tuple[Recommendation, ...],
+    warnings: list[str],
+) -> tuple[Recommendation, ...]:
+    """The Top 3 items of the hand-offs after the first in a profile of several
+    (``kernelopt report profile --rows`` writes one per trial point), not in ``read``.
+
+    The profile is one record, dated as its first hand-off is (the experiment it names, or
+    the version its heading names): the Top 3 of a later hand-off of the same kernel and
+    version joins the first's, one list of alternatives dated alike. A hand-off of another
+    kernel or version could only be dated by its own heading, which the record does not
+    hold: its Top 3 is not read, and ``warnings`` says so.
+    """
+    hand_offs = [
+        (index + 1, " ".join(match.group(1).split()))
+        for index, line in enumerate(file.lines)
+        if not mask[index] and (match := _PROFILE_NAME.match(line.strip()))
+    ]
+    if len(hand_offs) < 2:
+        return ()
+    seen = {(item.text, item.catalog_ids) for item in read}
+    lines = {item.source.line for item in read}
+    found: list[Recommendation] = []
+    ends = [line - 1 for line, _ in hand_offs[1:]] + [len(file.lines)]
+    for (line, name), end in list(zip(hand_offs, ends, strict=True))[1:]:
+        items = read_top_opportunities(file, heads, mask, experiment, within=(line, end))
+        if name != hand_offs[0][1]:
+            if items:
+                warnings.append(
+                    f"{file.path}:{line}: the Top 3 of a hand-off of {name!r}, not of "
+                    f"{hand_offs[0][1]!r} as the first hand-off, is not read as advice "
+                    "(one profile.md is dated as its first hand-off)"
+                )
+            continue
+        for item in items:
+            key = (item.text, item.catalog_ids)
+            if key not in seen and item.source.line not in lines:
+                seen.add(key)
+                found.append(item)
+    return tuple(found)

@@ -46,6 +46,7 @@ from kernelopt.experiments.readers._metrics import (
     prose_metrics,
     table_metric,
 )
+from kernelopt.experiments.readers._top3 import NONE_STATED, TOP_N_HEADING
 from kernelopt.experiments.readers._values import (
     NOT_A_YEAR,
     after_arrow,
@@ -399,8 +400,20 @@ def profile_recommendations(
     mask = code_mask(file.lines)
     heads = headings(file.lines, mask)
     ranked = {item.source.line for item in opportunities}
+    # Every hand-off's Top 3 is its ranked list (a profile of several hand-offs has one per
+    # trial point), read with ``opportunities`` or left out there: none of its lines is
+    # advice of its own, and neither is a line that says there is none.
+    for section in sections(file.lines, heads):
+        if TOP_N_HEADING.match(strip_md(section.heading.title)):
+            ranked.update(range(section.start, section.end + 1))
+    for lead in top_leads(file, 1, len(file.lines), heads, mask):
+        ranked.update(range(lead.start, lead.end + 1))
     found = recommendations_in(file, 1, len(file.lines), heads, mask, offset=1)
-    return [item for item in found if item.source.line not in ranked]
+    return [
+        item
+        for item in found
+        if item.source.line not in ranked and not NONE_STATED.match(strip_md(item.text))
+    ]
 
 
 # A lead line ends in a colon and holds a few words at most ("Rejected ideas:"): a sentence
