@@ -129,6 +129,9 @@ def write_log(root: Path) -> dict[int, Measurement]:
             notes="impl | with a pipe\n## not a section",
             date="2026-12-06",
             directory=root,
+            # The timing run's versions: written on a CPU host, the record would otherwise
+            # end its notes saying its versions are not the H200 run's.
+            versions={"torch": "2.11.0+cu130", "triton": "3.6.0"},
         )
     return timed
 

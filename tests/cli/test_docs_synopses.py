@@ -23,7 +23,7 @@ OPTION = re.compile(r"--[a-z][a-z0-9-]*")
 # FILE.md or builds from --rows, and each form refuses the other's options.
 _ROWS_ONLY = {
     "--rows", "--kernel", "--version", "--impl", "--baseline", "--baseline-impl", "--point",
-    "--mode", "--devlog", "--family",
+    "--mode", "--devlog", "--family", "--language",
 }  # fmt: skip
 REFUSED = {
     ("kernelopt report profile", "--rows"): {"--check"},
