@@ -517,6 +517,22 @@ def _draw_dtype(n: int) -> Any:
     return np.int32 if n <= np.iinfo(np.int32).max else np.int64
 
 
+def _interval_verdict(
+    low: float, high: float, *, threshold: float, noise: float, max_noise: float
+) -> Verdict:
+    """The verdict a ratio interval ``[low, high]`` (candidate time over baseline time)
+    gives against ``threshold``: FAST or SLOW when the whole interval lies beyond it,
+    SAME when it lies within it and the baseline's own spread ``noise`` is at most
+    ``max_noise``, UNCLEAR otherwise. One rule for every judge, paired or not."""
+    if high < 1.0 - threshold:
+        return Verdict.FAST
+    if low > 1.0 + threshold:
+        return Verdict.SLOW
+    if low >= 1.0 - threshold and high <= 1.0 + threshold and noise <= max_noise:
+        return Verdict.SAME
+    return Verdict.UNCLEAR
+
+
 def _paired_ratios(rng: Any, top: Any, bottom: Any, resamples: int) -> Any:
     """``median(top[i]) / median(bottom[i])`` for ``resamples`` index draws ``i``.
 
@@ -674,14 +690,10 @@ def judge(
 
     if baseline_again is not None and _too_few_rounds(n, confidence):
         verdict = Verdict.UNCLEAR  # the numbers stand; no verdict can hold its confidence
-    elif high < 1.0 - threshold:
-        verdict = Verdict.FAST
-    elif low > 1.0 + threshold:
-        verdict = Verdict.SLOW
-    elif low >= 1.0 - threshold and high <= 1.0 + threshold and noise <= max_noise:
-        verdict = Verdict.SAME
     else:
-        verdict = Verdict.UNCLEAR
+        verdict = _interval_verdict(
+            low, high, threshold=threshold, noise=noise, max_noise=max_noise
+        )
     return Comparison(
         verdict=verdict,
         ratio=float(np.median(candidate_times) / np.median(base)),

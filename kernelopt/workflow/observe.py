@@ -33,7 +33,7 @@ import attrs
 from kernelopt._errors import InputError, expected
 from kernelopt._fileio import require_file
 from kernelopt._numbers_text import significant
-from kernelopt.bench.compare import Comparison, Verdict, _check_fraction
+from kernelopt.bench.compare import Comparison, Verdict, _check_fraction, _interval_verdict
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.records import CORRECTNESS_WORDS, BenchRow, point_text, read_rows
 from kernelopt.bench.trials import DEFAULT_POINTS, TrialPoint
@@ -338,16 +338,8 @@ def _judge_unpaired(
     same_low, same_high = (float(v) for v in np.quantile(same, [tail, 1.0 - tail]))
     noise = max(abs(same_low - 1.0), abs(same_high - 1.0))
     threshold = max(noise, min_effect)
-    if high < 1.0 - threshold:
-        verdict = Verdict.FAST
-    elif low > 1.0 + threshold:
-        verdict = Verdict.SLOW
-    elif low >= 1.0 - threshold and high <= 1.0 + threshold and noise <= max_noise:
-        verdict = Verdict.SAME
-    else:
-        verdict = Verdict.UNCLEAR
     return Comparison(
-        verdict=verdict,
+        verdict=_interval_verdict(low, high, threshold=threshold, noise=noise, max_noise=max_noise),
         ratio=float(np.median(b) / np.median(a)),
         ratio_low=low,
         ratio_high=high,

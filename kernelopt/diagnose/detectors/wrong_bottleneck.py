@@ -126,6 +126,24 @@ _WORDS: dict[str, re.Pattern[str]] = {
 }
 
 
+def _too_few(
+    wrong: Sequence[Experiment], judged: Sequence[Experiment], params: WrongBottleneckParams
+) -> bool:
+    """Whether ``wrong`` is too few to call the effort's direction: under
+    ``min_experiments``, or under ``min_share`` of every attempt judged (not only of those
+    whose aim could be read: two memory attempts among six is a side trip)."""
+    return len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(
+        1, len(judged)
+    )
+
+
+def _share_text(wrong: Sequence[Experiment], judged: Sequence[Experiment], aim: str) -> str:
+    """``"1 of the 3 recent attempts judged <aim>"``, or that none is left to judge."""
+    if not judged:
+        return "no recent attempt is left to judge"
+    return f"{len(wrong)} of the {len(judged)} recent attempts judged {aim}"
+
+
 def aim_of(experiment: Experiment) -> str | None:
     """``"compute"``, ``"memory"``, ``"latency"``, ``"both"`` or None: what an experiment's
     change is aimed at, from its catalog tags (two points each) and the words of its title.
@@ -749,12 +767,8 @@ def _latency_outcome(
         if launch is not None
         else ""
     )
-    if len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(1, len(judged)):
-        share = (
-            f"{len(wrong)} of the {len(judged)} recent attempts judged tune inside the kernel"
-            if judged
-            else "no recent attempt is left to judge"
-        )
+    if _too_few(wrong, judged, params):
+        share = _share_text(wrong, judged, "tune inside the kernel")
         return not_found(
             _PATHOLOGY, f"The kernel is latency-bound{where}{said}; {share}{not_counted}.{others}"
         )
@@ -933,14 +947,8 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             "either side, not counted"
         )
     wrong = [e for e in classified if aims[e.number] == opposite]
-    # The share is of every attempt judged, not only of those whose aim could be read: two
-    # memory attempts among six is a side trip, not the effort's direction.
-    if len(wrong) < params.min_experiments or len(wrong) < params.min_share * max(1, len(judged)):
-        share = (
-            f"{len(wrong)} of the {len(judged)} recent attempts judged aim at {opposite}"
-            if judged
-            else "no recent attempt is left to judge"
-        )
+    if _too_few(wrong, judged, params):
+        share = _share_text(wrong, judged, f"aim at {opposite}")
         return not_found(
             _PATHOLOGY,
             f"The kernel is {kind}-bound ({stated.quote}); {share}{not_counted}.{others}",
