@@ -668,10 +668,8 @@ def _attempt(
     verdict = None if call.check is None else "PASS" if wrong is None else "FAIL"
     if wrong is not None:
         return None, wrong, verdict
-    # written= only where given: a region-free call is measured exactly as before.
-    regions = {} if call.written is None else {"written": call.written}
     measured = timer.measure(
-        call.fn, outputs=call.outputs, label=f"{impl} {point}".strip(), **regions
+        call.fn, outputs=call.outputs, written=call.written, label=f"{impl} {point}".strip()
     )
     return require_measurement(measured), None, verdict
 

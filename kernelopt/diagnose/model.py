@@ -17,7 +17,7 @@ import attrs
 
 from kernelopt._enum import TextEnum
 from kernelopt._errors import InputError, expected
-from kernelopt.experiments.log import ABVerdict, Unread
+from kernelopt.experiments.log import ABVerdict, Unread, as_ab_verdict
 
 __all__ = [
     "Action",
@@ -459,16 +459,6 @@ class BestResult:
     only: bool = attrs.field(default=False, validator=_flag)
 
 
-def _point_verdict(value: ABVerdict | str | None) -> ABVerdict | None:
-    # An ABVerdict, or its word ("FAST") as JSON holds it.
-    if value is None or isinstance(value, ABVerdict):
-        return value
-    if isinstance(value, str) and value in ABVerdict.__members__:
-        return ABVerdict(value)
-    allowed = ", ".join(repr(member.value) for member in ABVerdict)
-    raise InputError(expected(f"None or one of {allowed}", repr(value), where="verdict"))
-
-
 @attrs.frozen(kw_only=True)
 class TrajectoryPoint:
     """An experiment that set a new best: its number, its value and unit, and the gain over
@@ -492,7 +482,7 @@ class TrajectoryPoint:
     gain: float | None = attrs.field(default=None, validator=_optional_number)
     same_run: bool = attrs.field(default=False, validator=_flag)
     point: str = attrs.field(default="", validator=_text)
-    verdict: ABVerdict | None = attrs.field(default=None, converter=_point_verdict)
+    verdict: ABVerdict | None = attrs.field(default=None, converter=as_ab_verdict)
 
 
 @attrs.frozen(kw_only=True)

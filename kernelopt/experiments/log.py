@@ -435,8 +435,9 @@ class ABVerdict(TextEnum):
     UNCLEAR = "UNCLEAR"  # the interval straddles the threshold: not shown faster or slower
 
 
-def _verdict(value: ABVerdict | str | None) -> ABVerdict | None:
-    # An ABVerdict, or its word ("FAST"), as `status` takes its own.
+def as_ab_verdict(value: ABVerdict | str | None) -> ABVerdict | None:
+    """An ABVerdict, or its word (``"FAST"``, as JSON holds it), as an attrs converter
+    takes it; anything else is refused."""
     if value is None or isinstance(value, ABVerdict):
         return value
     if isinstance(value, str) and value in ABVerdict.__members__:
@@ -564,7 +565,7 @@ class Experiment:
     correctness: Correctness = attrs.field(default=Correctness.UNKNOWN, converter=Correctness)
     correctness_note: str = attrs.field(default="", validator=_text)
     status: Status | None = attrs.field(default=None, converter=_status)
-    verdict: ABVerdict | None = attrs.field(default=None, converter=_verdict)
+    verdict: ABVerdict | None = attrs.field(default=None, converter=as_ab_verdict)
     verdict_speedup: float | None = attrs.field(default=None, validator=_measured)
     attempted: bool = attrs.field(default=True, validator=_flag)
     tags: tuple[str, ...] = attrs.field(default=(), converter=_tags)

@@ -138,7 +138,9 @@ class _CountingTimer:
     def __init__(self) -> None:
         self.timed: list[str] = []
 
-    def measure(self, fn: object, *, outputs: object = None, label: str = "") -> object:
+    def measure(
+        self, fn: object, *, outputs: object = None, written: object = None, label: str = ""
+    ) -> object:
         from kernelopt.bench import Measurement
 
         self.timed.append(label)

@@ -31,7 +31,9 @@ class _Timer:
     def __init__(self) -> None:
         self.timed: list[str] = []
 
-    def measure(self, fn: Any, *, outputs: object = None, label: str = "") -> Measurement:
+    def measure(
+        self, fn: Any, *, outputs: object = None, written: object = None, label: str = ""
+    ) -> Measurement:
         self.timed.append(label)
         return Measurement(samples=[10.0], backend="cpu-perf-counter")
 

@@ -124,7 +124,9 @@ class FakeTimer:
     def __init__(self) -> None:
         self.timed: list[str] = []
 
-    def measure(self, fn: object, *, outputs: object = None, label: str = "") -> Measurement:
+    def measure(
+        self, fn: object, *, outputs: object = None, written: object = None, label: str = ""
+    ) -> Measurement:
         self.timed.append(label)
         return Measurement(samples=[1.0], backend="cpu-perf-counter")
 
