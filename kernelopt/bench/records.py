@@ -20,6 +20,7 @@ import json
 import math
 import numbers
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -207,6 +208,10 @@ def environment(directory: str | os.PathLike[str] | None = None) -> Environment:
     return attrs.evolve(_versions(), commit=_commit(folder))
 
 
+# A day written in full (2026-11-17): fromisoformat alone also takes 20261117 and 2026-W47-2.
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?![\d])")
+
+
 def _utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -215,6 +220,25 @@ def _utc_today() -> str:
     """Today's UTC date, ``2026-11-17``: the Date of an experiment as summary.md and the
     devlog write it (a row's own time is its JSONL ``timestamp``)."""
     return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def _check_date(date: object) -> None:
+    """Refuse a ``date`` that is not ISO-8601 (``2026-11-17``, or a timestamp that opens
+    with one): summary.md sorts and the readers compare its Date column as written, so
+    ``yesterday`` or ``20261117`` would stand apart from every other row."""
+    if date is None or date == "":
+        return
+    if not isinstance(date, str):
+        raise InputError(expected("an ISO date str or None", type(date).__name__, where="date"))
+    try:
+        datetime.datetime.fromisoformat(date)
+        valid = bool(_ISO_DAY.match(date))
+    except ValueError:
+        valid = False
+    if not valid:
+        raise InputError(
+            expected("an ISO date (2026-11-17) or timestamp", repr(date), where="date")
+        )
 
 
 def point_text(point: object) -> str:
@@ -1327,8 +1351,9 @@ def write_experiment(
     notes : str
         Free text.
     date : str, optional
-        ISO date (``2026-11-17``), written as given (a timestamp too); default today's
-        date (UTC), as summary.md's Date column holds it.
+        ISO date (``2026-11-17``), written as given (a timestamp that opens with one
+        too); default today's date (UTC), as summary.md's Date column holds it. Anything
+        else (``yesterday``, ``20261117``) is refused before anything is written.
     overwrite : bool
         Replace an existing result.md (in its encoding: a UTF-16 file stays UTF-16) and,
         with ``summary``, the experiment's summary.md row. Without it, either one already
@@ -1414,6 +1439,7 @@ def write_experiment(
         _member(Status, status, "status"),
         _member(Correctness, correctness, "correctness"),
     )
+    _check_date(date)
     _refuse_kept_failure(status, correctness)
     _refuse_unread_verdict(verdict, correctness)
     # A wrong kernel or one that never ran has no timing to give, and the log still

@@ -106,6 +106,25 @@ def test_a_date_given_is_written_as_given(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "date", ["yesterday", "20261207", "2026-W49-3", "07/12/2026", "2026-13-01"]
+)
+def test_a_date_that_is_no_iso_date_is_refused_before_anything_is_written(
+    tmp_path: Path, date: str
+) -> None:
+    with pytest.raises(InputError, match=r"^date: Expected an ISO date \(2026-11-17\) or timestamp"):
+        write_experiment(
+            tmp_path,
+            experiment=1,
+            title="split-K=8",
+            rows=[_ROW],
+            status="KEPT",
+            correctness="PASS",
+            date=date,
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
     ("written", "read"),
     [("2026-11-17", "2026-11-17"), ("2026-12-07T13:05:11+00:00", "2026-12-07T13:05:11")],
 )
