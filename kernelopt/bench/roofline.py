@@ -254,9 +254,14 @@ class Cost:
         if isinstance(spec, Mapping):
             missing = {"flops", "bytes"} - set(spec)
             if missing:
-                raise InputError(
-                    expected("a mapping with flops and bytes", f"no {sorted(missing)}")
+                # Name what was given too: {"flop": 1} is one letter off, not empty.
+                keys = ", ".join(repr(key) for key in list(spec)[:8])
+                got = (
+                    f"one without {' or '.join(sorted(missing))} (its keys: {keys})"
+                    if keys
+                    else "an empty mapping"
                 )
+                raise InputError(expected("a mapping with flops and bytes", got))
             return cls(flops=spec["flops"], bytes=spec["bytes"], name=str(spec.get("name", "")))
         if callable(spec):
             result = spec()
@@ -1156,7 +1161,13 @@ def _point_labels(labels: object, count: int) -> list[str]:
             expected("a sequence of str, one per point", type(labels).__name__, where="labels")
         )
     if len(labels) != count:
-        raise InputError(expected(f"{count} labels", len(labels), where="labels"))
+        raise InputError(
+            expected(
+                f"{count} label{'s' if count != 1 else ''}, one per point",
+                len(labels),
+                where="labels",
+            )
+        )
     for index, label in enumerate(labels):
         if not isinstance(label, str):
             raise InputError(expected("a str", repr(label), where=f"labels[{index}]"))

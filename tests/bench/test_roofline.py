@@ -54,6 +54,11 @@ def test_cost_of_accepts_a_cost_a_mapping_or_a_function() -> None:
     assert Cost.of(lambda: {"flops": 10, "bytes": 5}) == cost
     with pytest.raises(InputError, match="flops and bytes"):
         Cost.of({"flops": 10})
+    # What was given is named: a misspelt key is one letter off, not missing.
+    with pytest.raises(InputError, match=r"got one without bytes or flops \(its keys: 'flop'\)$"):
+        Cost.of({"flop": 10})
+    with pytest.raises(InputError, match=r"got an empty mapping$"):
+        Cost.of({})
     with pytest.raises(InputError, match="a Cost, a mapping or a function"):
         Cost.of(3)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="finite number >= 0"):
@@ -258,8 +263,10 @@ def test_roofline_layout_leaves_zero_flop_points_off_the_log_axes() -> None:
     only_copy = roofline_layout([copy])
     assert only_copy.drawn == () and only_copy.low == pytest.approx(H200.ridge / 200)
     assert only_copy.skipped[0].startswith("point 1 (0 FLOP")
-    with pytest.raises(InputError, match="2 labels"):
+    with pytest.raises(InputError, match=r"^labels: Expected 2 labels, one per point, got 1$"):
         roofline_layout([copy, gemm], labels=["copy"])
+    with pytest.raises(InputError, match=r"^labels: Expected 1 label, one per point, got 2$"):
+        roofline_layout([copy], labels=["copy", "gemm"])
     other = Ceilings(gpu="other", copy_bytes_per_s=1e12, matmul_flop_per_s=1e14)
     with pytest.raises(InputError, match="one device's ceilings"):
         roofline_layout([copy, Roofline(ceilings=other, cost=copy_cost(8)).place(1.0)])
