@@ -8,6 +8,8 @@ that can be trusted and carries them, typed, to the rest of kernelopt:
   proven to wrap) or hot, CUDA-graph mode, noise-based stopping, NVML clocks, power and
   throttle flags, NVTX ranges; a host-clock fallback without CUDA.
 - :mod:`~kernelopt.bench.guards`: poisoned outputs, cached-result and stream checks.
+- :func:`check_close`, :func:`check_equal` (``bench/verify.py``): an output against its
+  reference, by the float64 relative error or exactly (integer outputs).
 - :class:`Roofline`, :func:`measure_ceilings` (``bench/roofline.py``): FLOPs and bytes
   against measured, cached ceilings; the metrics catalog triggers read. Costs of common
   calls: :func:`matmul_cost`, :func:`attention_cost` (fused attention forward,
@@ -88,6 +90,7 @@ from kernelopt.bench.tuning import (
     UnsureGainWarning,
     tune,
 )
+from kernelopt.bench.verify import check_close, check_equal
 
 __all__ = [
     "DEFAULT_POINTS",
@@ -122,6 +125,8 @@ __all__ = [
     "append_rows",
     "attention_cost",
     "attention_pairs",
+    "check_close",
+    "check_equal",
     "check_responds_to_inputs",
     "check_timed_stream",
     "check_written",

@@ -155,6 +155,12 @@ def attention_pairs(
                 # The two alignments count different pairs here: saying which is the
                 # caller's to do, never a guess.
                 got = f"True with s_q={rows} and s_kv={cols} (sequence {index})"
+                if rows < cols:
+                    # The common case: new queries after a cached context.
+                    got += (
+                        f"; chunked prefill or decode ({rows} new queries after "
+                        f"{cols - rows} cached tokens) is 'bottom-right'"
+                    )
                 raise InputError(
                     expected(
                         "causal='top-left' or 'bottom-right' where s_q != s_kv", got, where="causal"
@@ -215,7 +221,9 @@ def attention_cost(
         Head dimension of V and O; ``d_qk`` when None.
     causal : bool or str
         False, ``"top-left"``, ``"bottom-right"``, or True where the two agree (every
-        sequence with ``s_q == s_kv``); see :func:`attention_pairs`.
+        sequence with ``s_q == s_kv``); see :func:`attention_pairs`. Chunked prefill and
+        decode (new queries after a cached context, ``s_q < s_kv``) are
+        ``"bottom-right"``.
     elt_bytes : float
         Bytes per element of Q, K and V (2 for bf16 and fp16, 1 for fp8).
     out_bytes : float, optional

@@ -529,13 +529,25 @@ def _hint(held: list[Any]) -> str:
     parts = []
     if any(dtype.is_floating_point for dtype in held):
         parts.append("NaN: never written, or written as NaN by the kernel")
+    torch = _torch()
     for dtype in held:
         if not dtype.is_floating_point:
             value = poison_value(dtype)
-            parts.append(
+            part = (
                 f"{value}, the poison of {dtype}: never written, or written as {value} by the "
                 "kernel"
             )
+            if dtype == torch.int8:
+                # An int8 view keeps no trace of the fp8 tensor whose bytes it holds
+                # (view(dtype) sets no _base), and 0x80 is e4m3fn's and e5m2's -0.0, which
+                # a quantizer writes for tiny negative values.
+                part += (
+                    ", or, where these are the bytes of an fp8 output, written as -0.0 (0x80 "
+                    "in e4m3fn and e5m2): check the fp8 tensor itself, poisoned with NaN, or "
+                    "its bytes as uint8, out.view(torch.uint8), poisoned with 255, a NaN of "
+                    "e4m3fn and e5m2"
+                )
+            parts.append(part)
     return f" ({'; '.join(parts)})" if parts else ""
 
 

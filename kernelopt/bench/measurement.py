@@ -330,6 +330,15 @@ class Measurement:
 
     def summary(self) -> str:
         """One line: ``median [p20, p80] unit (mode, n=…, backend)``, times to 4
-        significant digits and every integer digit (``12346``, never ``1.235e+04``)."""
+        significant digits and every integer digit (``12346``, never ``1.235e+04``).
+
+        A cold timing whose caches were neither flushed nor rotated out reads as what it
+        was: ``host, no flush`` on the host clock, ``cold asked, no flush`` on CUDA (input
+        sets that do not wrap the L2), never ``cold``.
+        """
         median, p20, p80 = (number_text(v) for v in (self.median, self.p20, self.p80))
-        return f"{median} [{p20}, {p80}] {self.unit} ({self.mode}, n={self.n}, {self.backend})"
+        mode = self.mode
+        if mode == "cold" and self.cache == "none":
+            host = self.backend == "cpu-perf-counter"
+            mode = "host, no flush" if host else "cold asked, no flush"
+        return f"{median} [{p20}, {p80}] {self.unit} ({mode}, n={self.n}, {self.backend})"

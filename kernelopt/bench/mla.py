@@ -34,6 +34,7 @@ from kernelopt.bench.trials import (
     _plain_int,
     run_trials,
 )
+from kernelopt.bench.verify import _relative_error
 from kernelopt.experiments.points import canonical_axis
 
 __all__ = [
@@ -526,8 +527,7 @@ def mla_trial_matrix(
                 ref = references[key]
                 error = math.inf
                 if bool(torch.isfinite(out).all()) and bool(torch.isfinite(lse).all()):
-                    diff = torch.linalg.vector_norm(out.double() - ref)
-                    error = float(diff / torch.linalg.vector_norm(ref))
+                    error = _relative_error(out.double(), ref.to(torch.float64))
                 errors[(key, strategy)] = error
                 if not error <= tolerance:
                     raise InputError(

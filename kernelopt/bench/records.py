@@ -1622,7 +1622,22 @@ def _member(kind: type[EnumT], value: object, where: str) -> EnumT:
     try:
         return kind(value)
     except InputError as error:
-        raise InputError(f"{where}: {error}") from None
+        raise InputError(f"{where}: {error}{_other_verdict(kind, value)}") from None
+
+
+def _other_verdict(kind: type[EnumT], value: object) -> str:
+    """`` (FAILED for status; FAIL is a correctness verdict)`` where ``value`` is a word of
+    the other of :class:`Status` and :class:`Correctness`, mixed up as their failures
+    differ by two letters; ``""`` otherwise."""
+    other: type[Status | Correctness] = Correctness if kind is Status else Status
+    words = [member.value for member in other]
+    if not isinstance(value, str) or value not in words:
+        return ""
+    what = "a correctness verdict" if other is Correctness else "a status"
+    twin = {"FAIL": Status.FAILED, "FAILED": Correctness.FAIL}.get(str(value))
+    name = "status" if kind is Status else "correctness"
+    said = f"{twin.value} for {name}; " if twin is not None else ""
+    return f" ({said}{value} is {what})"
 
 
 def _check_experiment_options(knobs: object, verdict: object, *, summary: object) -> None:

@@ -1137,9 +1137,11 @@ class Timer:
         moved = clock_changes(before, after, tolerance=self.clock_tolerance)
         notes = [*notes, *runner.settle_notes, *moved]
         if reason == "time_cap" and len(samples) < self.min_samples:
+            # One sample is a median of one call: say so, so that no spread is read into it.
+            taken = "the first sample" if len(samples) == 1 else f"{len(samples)} samples"
             notes.append(
-                f"time cap {self.max_time_ms:g} ms reached after {len(samples)} samples "
-                f"(min_samples {self.min_samples})"
+                f"time cap {self.max_time_ms:g} ms reached after {taken} "
+                f"(min_samples {self.min_samples} not met)"
             )
         median = quantile(samples, 0.5)
         if runner.calls_per_sample == 1 and median < 2.0 * overhead:

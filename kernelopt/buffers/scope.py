@@ -388,8 +388,9 @@ class BufferScope:
                 expected(
                     f"buffer {entry.name!r} (returned by the previous call of scope "
                     f"{self._name!r}) to be released before this call overwrites it",
-                    "a live reference to it or to a view of it; drop it (del), copy it "
-                    "(.clone()), pass out=, or use on_return='copy'",
+                    "a live reference to it or to a view of it (y = launcher(...) called "
+                    "again holds the previous y until the call returns); drop it (del y "
+                    "first), copy it (.clone()), pass out=, or use on_return='copy'",
                 )
             )
         # pop, not del: another thread's pruning (_forget_evicted) may have dropped it

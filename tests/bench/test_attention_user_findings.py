@@ -375,3 +375,14 @@ def test_a_trial_result_takes_only_the_row_words() -> None:
     refused = r"correctness: Expected one of PASS, FAIL, UNKNOWN or None, got 'pass'"
     with pytest.raises(InputError, match=refused):
         TrialResult(requested=POINT, point=POINT, correctness="pass")
+
+
+def test_causal_true_over_a_cache_names_chunked_prefill_as_bottom_right() -> None:
+    with pytest.raises(
+        InputError,
+        match=r"got True with s_q=512 and s_kv=4096 \(sequence 0\); chunked prefill or decode "
+        r"\(512 new queries after 3584 cached tokens\) is 'bottom-right'$",
+    ):
+        attention_cost(b=1, h_q=32, s_q=512, s_kv=4096, d_qk=128, causal=True)
+    with pytest.raises(InputError, match=r"\(sequence 0\)$"):  # more queries than keys: no hint
+        attention_pairs(4, 2, causal=True)

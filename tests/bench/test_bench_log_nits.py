@@ -111,7 +111,9 @@ def test_a_date_given_is_written_as_given(tmp_path: Path) -> None:
 def test_a_date_that_is_no_iso_date_is_refused_before_anything_is_written(
     tmp_path: Path, date: str
 ) -> None:
-    with pytest.raises(InputError, match=r"^date: Expected an ISO date \(2026-11-17\) or timestamp"):
+    with pytest.raises(
+        InputError, match=r"^date: Expected an ISO date \(2026-11-17\) or timestamp"
+    ):
         write_experiment(
             tmp_path,
             experiment=1,

@@ -134,3 +134,23 @@ def test_an_output_left_poisoned_is_caught_as_unchanged() -> None:
     # Values, NaN equal to NaN: one NaN moved is a different output.
     values = iter([torch.tensor([float("nan"), 1.0]), torch.tensor([1.0, float("nan")])])
     check_responds_to_inputs(lambda x: next(values), sets)
+
+
+def test_an_int8_view_of_fp8_bytes_says_that_its_poison_is_fp8_minus_zero() -> None:
+    # A quantizer writes -0.0 (0x80) for tiny negatives: the int8 poison, -128.
+    y = torch.empty(2, 8, dtype=torch.float8_e4m3fn)
+    values = torch.randn(2, 8, generator=torch.Generator().manual_seed(0))
+    values[0, 3] = -1e-6
+
+    def quantize() -> None:
+        y.copy_(values.to(torch.float8_e4m3fn))
+
+    check_written(quantize, y)  # the fp8 tensor itself: poisoned with NaN, passes
+    check_written(quantize, y.view(torch.uint8))  # 255 is a NaN of e4m3fn: passes
+    with pytest.raises(InputError) as caught:
+        check_written(quantize, y.view(torch.int8))
+    message = str(caught.value)
+    assert "got 1 of 16 still poisoned (-128, the poison of torch.int8: " in message
+    assert "where these are the bytes of an fp8 output, written as -0.0 (0x80 in e4m3fn" in message
+    assert "check the fp8 tensor itself, poisoned with NaN, or its bytes as uint8" in message
+    assert message.endswith("the first at outputs[0, 3]")

@@ -78,3 +78,11 @@ def test_summary_keeps_every_integer_digit_of_a_long_time() -> None:
     text = Measurement(samples=[12345.6, 12345.7, 12399.0]).summary()
     assert text == "12346 [12346, 12378] us (cold, n=3, cuda-events)"
     assert Measurement(samples=[66.53]).summary().startswith("66.53 [66.53, 66.53] us")
+
+
+def test_summary_labels_an_unflushed_cold_timing_truthfully() -> None:
+    host = Measurement(samples=[1.0, 2.0, 3.0], backend="cpu-perf-counter", cache="none")
+    assert host.summary() == "2 [1.4, 2.6] us (host, no flush, n=3, cpu-perf-counter)"
+    partly_hot = Measurement(samples=[1.0, 2.0, 3.0], cache="none")
+    assert partly_hot.summary().endswith("(cold asked, no flush, n=3, cuda-events)")
+    assert Measurement(samples=[1.0], cache="rotate").summary().endswith("(cold, n=1, cuda-events)")

@@ -236,3 +236,15 @@ def test_a_flag_is_no_duration(field: str) -> None:
         InputError, match=rf"^{field}: Expected a (positive number|number >= 0), got True"
     ):
         Timer(**{field: True})  # type: ignore[arg-type]
+
+
+def test_a_cold_host_timing_is_labelled_host_no_flush() -> None:
+    m = measure(lambda: spin(20), **FAST)  # type: ignore[arg-type]
+    assert m.mode == "cold" and m.cache == "none"
+    assert "(host, no flush, n=" in m.summary() and "(cold, " not in m.summary()
+
+
+def test_a_call_longer_than_the_time_cap_says_it_gave_one_sample() -> None:
+    m = measure(lambda: spin(20_000), max_time_ms=1.0, warmup_ms=1.0, backend="cpu-perf-counter")
+    assert m.n == 1 and m.stop_reason == "time_cap"
+    assert "time cap 1 ms reached after the first sample (min_samples 10 not met)" in m.notes

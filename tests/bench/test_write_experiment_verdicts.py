@@ -75,3 +75,41 @@ def test_fast_with_correctness_fail_is_refused(tmp_path: Path, verdict: object) 
 def test_a_slow_verdict_with_correctness_fail_is_written(tmp_path: Path) -> None:
     _write(tmp_path, "SLOW 2.0x", correctness="FAIL")
     assert read_log(tmp_path).experiments[0].verdict is ABVerdict.SLOW
+
+
+@pytest.mark.parametrize(
+    ("status", "correctness", "said"),
+    [
+        (
+            "FAIL",
+            "FAIL",
+            "status: Expected one of 'BASELINE', 'KEPT', 'NEUTRAL', 'REVERTED', "
+            "'FAILED', got 'FAIL' (FAILED for status; FAIL is a correctness verdict)",
+        ),
+        (
+            "FAILED",
+            "FAILED",
+            "correctness: Expected one of 'PASS', 'FAIL', 'UNKNOWN', got "
+            "'FAILED' (FAIL for correctness; FAILED is a status)",
+        ),
+        ("PASS", "PASS", "got 'PASS' (PASS is a correctness verdict)"),
+        ("KEPT", "KEPT", "got 'KEPT' (KEPT is a status)"),
+    ],
+)
+def test_a_word_of_the_other_field_is_named_as_such(
+    tmp_path: Path, status: str, correctness: str, said: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        write_experiment(
+            tmp_path, experiment=1, title="t", rows=[], status=status, correctness=correctness
+        )
+    assert str(caught.value).endswith(said)
+    assert not any(tmp_path.iterdir())
+
+
+def test_an_unknown_word_gets_no_hint(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        write_experiment(
+            tmp_path, experiment=1, title="t", rows=[], status="done", correctness="FAIL"
+        )
+    assert str(caught.value).endswith("got 'done'")

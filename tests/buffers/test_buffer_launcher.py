@@ -487,3 +487,16 @@ def test_a_bound_method_is_checked_for_stale_reads_on_its_instance_scope() -> No
     layer = make_layer_class(BufferPool())(2)
     report = check_no_stale_reads(layer.forward, lambda i: (torch.ones(4),))
     assert report.ok and report.buffers == ("out (2,) torch.float32",)
+
+
+def test_rebinding_the_result_to_the_same_name_is_refused_saying_why() -> None:
+    double = make_double(BufferPool())
+    y = double(torch.ones(3))
+    with pytest.raises(KernelOptError) as raised:
+        y = double(torch.ones(3))  # the old y is still bound while this call runs
+    message = str(raised.value)
+    assert "(y = launcher(...) called again holds the previous y until the call returns)" in message
+    assert "drop it (del y first), copy it (.clone()), pass out=" in message
+    del y
+    y = double(torch.ones(3))
+    assert torch.equal(y, torch.full((3,), 2.0))
