@@ -35,7 +35,9 @@ read the layout run (``split_kv``, and ``seesaw`` at 16 query rows or fewer; the
 dequantize inside the timed call).
 ``--smoke`` runs tiny shapes on the CPU through the Triton interpreter, on any machine (a
 GPU's too: the interpreter reads host memory) to check the script itself; its numbers mean
-nothing, and its rows are written only to an ``--out`` given on the command line.
+nothing, and its rows are written only to an ``--out`` given on the command line. It runs
+the strategies the interpreter can run (not ``seesaw``) and the torch eager peer, and
+prints a ``--smoke: skipping ...`` line naming any other it was asked for.
 ``--workload PATH`` writes the trial matrix's shapes as a workload profile (the
 ``workload_profile.md`` that ``kernelopt inspect`` writes and ``kernelopt diagnose`` reads)
 and exits; it needs no GPU::
@@ -606,11 +608,19 @@ def main(argv: list[str] | None = None) -> int:
     cuda = torch.cuda.is_available() and not args.smoke
     device = "cuda" if cuda else "cpu"
     dtype = torch.bfloat16 if cuda else torch.float32
-    if args.smoke:
-        peers = [p for p in peers if p == "eager"]
-    if not cuda and "seesaw" in strategies:
-        # A Gluon kernel for Hopper: no CPU interpreter path.
+    if not cuda:
+        # Only --smoke gets here. seesaw is a Gluon kernel for Hopper, with no interpreter
+        # path; of the peers, the CPU check runs torch eager only. Say what is left out, as
+        # --kv fp8 does: a peer or strategy asked for by name must not vanish from the table.
+        skipped = [s for s in strategies if s == "seesaw"]
+        skipped += [p for p in peers if p != "eager"]
+        if skipped:
+            print(
+                f"--smoke: skipping {', '.join(skipped)} (the CPU check runs the strategies "
+                "Triton's interpreter can run and the torch eager peer only)"
+            )
         strategies = [s for s in strategies if s != "seesaw"]
+        peers = [p for p in peers if p == "eager"]
     modes = asked_modes if cuda else ["hot"]
     max_time_ms = args.max_time_ms or (250.0 if args.quick or args.smoke else 600.0)
 

@@ -40,6 +40,7 @@ __all__ = [
     "check_workspace_disjoint",
     "device_origin",
     "device_origin_note",
+    "interpreter_on",
 ]
 
 D_NOPE = 512
@@ -511,20 +512,38 @@ def check_flag(value: object, where: str) -> bool:
 def check_interpreter_dtype(
     device: torch.device, dtype: torch.dtype, *, defaulted: bool = False
 ) -> None:
-    """Refuse bfloat16 on the CPU: Triton's interpreter computes ``tl.dot`` on bfloat16
-    operands wrong (relative errors near 1e9 against the reference), silently.
+    """Refuse bfloat16 while Triton's interpreter is on: it computes ``tl.dot`` on bfloat16
+    operands wrong (relative errors near 1e9 against the reference), silently, on CPU and
+    CUDA tensors alike (it copies CUDA tensors to the host and runs the same numpy code).
 
     ``defaulted``: the caller did not pass the dtype, so the message says where it came from.
     """
-    if device.type == "cpu" and str(dtype) == "torch.bfloat16":
-        raise InputError(
-            expected(
-                "dtype float16 or float32 on the CPU (Triton's interpreter computes tl.dot on "
-                "bfloat16 operands wrong); run bfloat16 on a CUDA device",
-                "torch.bfloat16 (the default: pass dtype=)" if defaulted else "torch.bfloat16",
-                where="dtype",
-            )
+    if str(dtype) != "torch.bfloat16" or not interpreter_on():
+        return
+    if device.type == "cpu":
+        what = (
+            "dtype float16 or float32 on the CPU (Triton's interpreter computes tl.dot on "
+            "bfloat16 operands wrong); run bfloat16 on a CUDA device with TRITON_INTERPRET unset"
         )
+    else:
+        what = (
+            "dtype float16 or float32 while TRITON_INTERPRET is set (Triton's interpreter "
+            f"computes tl.dot on bfloat16 operands wrong, on {device} too); for bfloat16 on "
+            f"{device}, leave TRITON_INTERPRET unset before kernelopt is first imported"
+        )
+    got = "torch.bfloat16 (the default: pass dtype=)" if defaulted else "torch.bfloat16"
+    raise InputError(expected(what, got, where="dtype"))
+
+
+def interpreter_on() -> bool:
+    """Whether Triton runs kernels through its interpreter (``TRITON_INTERPRET``), read as
+    Triton reads it: Triton 3.6 takes "true", "on" and "yes" as it takes "1"."""
+    import triton
+
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None:
+        return bool(knobs.runtime.interpret)
+    return os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def check_device(device: object) -> torch.device:
@@ -548,7 +567,7 @@ def check_runnable_device(device: torch.device, *, where: str | None = None) -> 
     """
     if device.type == "cuda":
         return
-    if device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
+    if device.type == "cpu" and interpreter_on():
         refusal = _interpreter_numpy_refusal()
         if refusal is not None:
             raise DeviceError(refusal)
