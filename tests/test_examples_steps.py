@@ -365,3 +365,21 @@ def test_the_readme_names_the_one_file_a_later_step_writes_again() -> None:
         if '(S.experiments / "profile.md").write_text(' in script.read_text(encoding="utf-8")
     ]
     assert writers == ["02_naive_kernel.py", "07_learn.py"]
+
+
+@pytest.mark.parametrize("spelling", ["1", "true", "ON"])
+def test_the_gpu_path_refuses_every_spelling_of_the_interpreter_switch(
+    spelling: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Triton takes 1, true, on and yes alike: a GPU run with any of them set would time
+    # the interpreter, so the step stops before it starts.
+    import torch
+
+    steps = _load_steps()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv("TRITON_INTERPRET", spelling)
+    with pytest.raises(SystemExit):
+        steps.setup(2, "step", ["--gpu", "--log", "unused"])
+    assert (
+        f"TRITON_INTERPRET={spelling} is set: unset it for the GPU path" in capsys.readouterr().err
+    )

@@ -402,8 +402,12 @@ def setup(step: int, description: str, argv: Sequence[str] | None = None) -> Set
     if not gpu:
         # The interpreter is chosen when triton is first imported: set the switch now.
         os.environ["TRITON_INTERPRET"] = "1"
-    elif os.environ.get("TRITON_INTERPRET") == "1":
-        parser.error("TRITON_INTERPRET=1 is set: unset it for the GPU path, or pass --cpu")
+    elif os.environ.get("TRITON_INTERPRET", "").strip().lower() in {"1", "true", "on", "yes"}:
+        # Triton takes each of these spellings as "on"; triton is not imported yet here.
+        parser.error(
+            f"TRITON_INTERPRET={os.environ['TRITON_INTERPRET']} is set: unset it for the GPU "
+            "path, or pass --cpu"
+        )
     result = Setup(
         step=step,
         log=args.log.resolve(),

@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kernelopt._errors import DeviceError, InputError, expected
-from kernelopt.kernels.mla._validate import D_NOPE, D_PE, check_flag, check_positive_int
+from kernelopt.kernels.mla._validate import (
+    D_NOPE,
+    D_PE,
+    check_flag,
+    check_positive_int,
+    interpreter_on,
+)
 from kernelopt.kernels.mla.split_kv import SplitKVConfig, check_config, default_config
 
 if TYPE_CHECKING:
@@ -292,9 +298,9 @@ def split_kv_resources(
         "kv_fp8": kv_fp8,
         "pair_merge": pair_merge,
     }
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        # Interpreter mode changes how Triton builds kernels in this process: compile in a
-        # child process without it.
+    if interpreter_on():
+        # Interpreter mode (any spelling Triton takes: 1, true, on, yes) changes how
+        # Triton builds kernels in this process: compile in a child process without it.
         env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
         done = subprocess.run(
             [sys.executable, "-m", "kernelopt.kernels.mla.resources", json.dumps(request)],
