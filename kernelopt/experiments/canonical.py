@@ -49,11 +49,13 @@ from kernelopt.experiments.records import (
 __all__ = [
     "BOUND_COLUMN",
     "MEASUREMENT_COLUMNS",
+    "NO_TAGS",
     "SUMMARY_COLUMNS",
     "RepeatedRowWarning",
     "ab_verdict",
     "append_lesson",
     "append_summary",
+    "check_verdict",
     "experiment_dir",
     "log_result",
     "measurement_rows",
@@ -106,6 +108,9 @@ SUMMARY_COLUMNS = (
 _TITLE = re.compile(r"^# Experiment (\d+): (.+)$")
 _FIELD = re.compile(r"^- ([A-Za-z]+): (.*)$")
 _DIGITS = re.compile(r"\d+")
+# The Tags value that declares no tags (``- Tags: none``): the readers then take none,
+# where a result.md without a Tags line has its tags found from its words.
+NO_TAGS = "none"
 _FIELD_ORDER = (
     "Status",
     "Correctness",
@@ -291,6 +296,14 @@ def render_result(record: ResultRecord) -> str:
         # file's final newline.
         lines += ["", "## Notes", record.notes]
     return "\n".join(lines) + "\n"
+
+
+def _tags_of(text: str) -> tuple[str, ...]:
+    """The tags a Tags field's ``text`` names: none for ``none`` (:data:`NO_TAGS`, in any
+    case), which declares that the experiment tried none."""
+    if text.strip().lower() == NO_TAGS:
+        return ()
+    return tuple(tag.strip() for tag in text.split(",") if tag.strip())
 
 
 def _split_pairs(text: str, path: str | None, line: int, field: str) -> dict[str, str]:
@@ -486,7 +499,7 @@ def parse_result(
         baseline=field("Baseline")[0] or None,
         gpu=field("GPU")[0] or None,
         versions=_split_pairs(versions_text, where, versions_line, "Versions"),
-        tags=tuple(tag.strip() for tag in tags_text.split(",") if tag.strip()),
+        tags=_tags_of(tags_text),
         knobs=_split_pairs(knobs_text, where, knobs_line, "Knobs"),
         rows=rows,
         verdict="\n".join(verdict_lines).strip("\n") or None,
@@ -558,6 +571,61 @@ def ab_verdict(text: str) -> tuple[ABVerdict, float | None] | None:
     # A speedup of 0 or past a float (a ratio of 0, "speedup 1e999x") measures nothing.
     usable = 0.0 < speedup < math.inf
     return ABVerdict(word.group(1)), speedup if usable else None
+
+
+def check_verdict(verdict: str | None, correctness: Correctness | str) -> None:
+    """Refuse a verdict the log's readers would not read, and a FAST verdict on a version
+    that failed correctness, before either is written.
+
+    The readers take an experiment's A/B verdict from the first word of its ``## Verdict``
+    section (:func:`ab_verdict`): a verdict opening with other words (``decode: FAST ...``,
+    one line per point) would be written and read back as none, without a word. A kernel
+    that computes the wrong function has no speed to claim.
+
+    Parameters
+    ----------
+    verdict : str or None
+        The verdict as it is written (``str(Comparison)`` for a comparison); None for none.
+    correctness : Correctness or str
+        The experiment's correctness verdict.
+
+    Raises
+    ------
+    InputError
+        When ``verdict`` opens with no FAST, SLOW, SAME or UNCLEAR in capitals, or is FAST
+        beside a correctness of FAIL.
+
+    Examples
+    --------
+    >>> check_verdict("FAST 0.620x [0.610, 0.630]", "PASS")
+    >>> check_verdict("decode: FAST 0.6x", "PASS")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    kernelopt._errors.InputError: verdict: Expected a verdict whose first word is FAST, ...
+    """
+    if verdict is None:
+        return
+    read = ab_verdict(verdict)
+    if read is None:
+        first = next((line for line in verdict.splitlines() if line.strip()), "")
+        raise InputError(
+            expected(
+                "a verdict whose first word is FAST, SLOW, SAME or UNCLEAR, in capitals, as "
+                "str(Comparison) writes it (the log reads that word; put the verdicts of "
+                "other points in notes)",
+                repr(first[:80]),
+                where="verdict",
+            )
+        )
+    if read[0] is ABVerdict.FAST and Correctness(correctness) is Correctness.FAIL:
+        raise InputError(
+            expected(
+                "no FAST verdict for a version that failed correctness (a wrong kernel has no "
+                "speed to claim: leave verdict out, or give correctness PASS once it passes)",
+                "verdict FAST with correctness FAIL",
+                where="verdict",
+            )
+        )
 
 
 def _refuse_second(
@@ -850,8 +918,11 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     ------
     InputError
         When ``record`` is not a :class:`ResultRecord`, ``root`` not a path or
-        ``overwrite`` not a bool; when another folder of ``root`` that the readers take as
-        the same experiment (``exp_007/`` for 7) already exists, whatever it holds; when
+        ``overwrite`` not a bool; when the record's verdict is one :func:`check_verdict`
+        refuses (one that opens with no FAST, SLOW, SAME or UNCLEAR, which the readers
+        would read as no verdict, or FAST with correctness FAIL); when another folder of
+        ``root`` that the readers take as the same experiment (``exp_007/`` for 7) already
+        exists, whatever it holds; when
         result.md exists and ``overwrite`` is False or is a folder; or when the folder
         cannot be created or written. Nothing is written then.
 
@@ -862,6 +933,7 @@ def write_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fa
     """
     _check_record(record)
     _check_flag(overwrite, "overwrite")
+    check_verdict(record.verdict, record.correctness)
     path = experiment_dir(root, record.experiment) / "result.md"
     _refuse_other_folder(path, record.experiment, where="record.experiment")
     _write_new(path, render_result(record), overwrite=overwrite)
@@ -1352,6 +1424,7 @@ def log_result(root: str | Path, record: ResultRecord, *, overwrite: bool = Fals
     check_path(root, "root")
     _check_record(record)
     _check_flag(overwrite, "overwrite")
+    check_verdict(record.verdict, record.correctness)
     summary = Path(root) / "summary.md"
     result = experiment_dir(root, record.experiment) / "result.md"
     _refuse_folder_or_loop(summary)

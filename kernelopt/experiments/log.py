@@ -485,7 +485,10 @@ class Experiment:
         want of one. Where two sources state a verdict, the words are those of the verdict
         used; ``refs["correctness_note"]`` is where they were read.
     status : Status or None
-        KEPT, REVERTED, NEUTRAL, FAILED or BASELINE; None when the log does not say.
+        KEPT, REVERTED, NEUTRAL, FAILED or BASELINE; None when the log does not say. A
+        canonical ``result.md``'s status as written (REVERTED beside correctness FAIL stays
+        REVERTED); in a log written by hand, REVERTED, NEUTRAL or none beside correctness
+        FAIL is FAILED.
     verdict : ABVerdict or None
         The experiment's own A/B verdict against the baseline it was timed with (FAST,
         SLOW, SAME or UNCLEAR), as its result states it: the first word of a ``## Verdict``

@@ -123,6 +123,12 @@ def _tags(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value:
             raise InputError(expected("non-empty tags", repr(value)[:80], where=attribute.name))
         _check_text(item, attribute.name, trimmed=True, banned=(",", "|"))
         _check_cell_text(item, attribute.name)
+        # "- Tags: none" in result.md declares no tags: as a tag, "none" would read back as
+        # no tag at all.
+        if item.lower() == "none":
+            raise InputError(
+                expected("a catalog id (no tags: an empty tuple)", repr(item), where=attribute.name)
+            )
 
 
 def _row_tuple(value: Iterable[ResultRow]) -> tuple[ResultRow, ...]:
@@ -384,7 +390,8 @@ class ResultRecord:
         Software versions (``{"torch": "2.11.0", "triton": "3.6.0"}``).
     tags : tuple of str
         Catalog entry ids of the ideas the experiment tried, each kept once; no inline
-        markdown (they are a summary.md cell too).
+        markdown (they are a summary.md cell too), and not ``none``: ``- Tags: none`` in
+        result.md declares that the experiment tried none, and reads back as no tags.
     knobs : dict of str to str
         Tuning knobs as written (``{"BLOCK_N": "64", "num_warps": "8"}``).
     rows : tuple of ResultRow

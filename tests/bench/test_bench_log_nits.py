@@ -128,7 +128,7 @@ def test_a_date_that_is_no_iso_date_is_refused_before_anything_is_written(
 
 @pytest.mark.parametrize(
     ("written", "read"),
-    [("2026-11-17", "2026-11-17"), ("2026-12-07T13:05:11+00:00", "2026-12-07T13:05:11")],
+    [("2026-11-17", "2026-11-17"), ("2026-12-07T13:05:11+00:00", "2026-12-07T13:05:11+00:00")],
 )
 def test_the_reader_takes_a_day_or_a_timestamp(tmp_path: Path, written: str, read: str) -> None:
     (tmp_path / "summary.md").write_text(

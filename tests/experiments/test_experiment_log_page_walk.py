@@ -186,7 +186,7 @@ def test_a_second_result_in_one_folder_is_read_and_its_fate_used(log_root: Path)
         for w in log.warnings
     )
     assert any(
-        "KEPT in experiments/exp_2/result.md:1 but REVERTED in experiments/exp_2/results.md:1" in w
+        "KEPT in experiments/exp_2/result.md:3 but REVERTED in experiments/exp_2/results.md:3" in w
         for w in log.warnings
     )
 

@@ -271,4 +271,15 @@ def test_a_kernel_named_above_the_folder_is_still_not_followed(tmp_path: Path) -
     root = _log(tmp_path)
     (root / "CLAUDE.md").write_text("# Rules\n\nKernel: ../kernels/k.py\n", encoding="utf-8")
 
-    assert read_log(root).kernel_path is None
+    log = read_log(root)
+
+    # The path is what CLAUDE.md says (kept), but no file outside the log is read by it:
+    # the user is told why the kernel was not.
+    assert log.kernel_path is not None and log.kernel_path.text == "../kernels/k.py"
+    assert not log.kernels
+    assert [(u.path, u.reason) for u in log.unread] == [
+        (
+            "../kernels/k.py",
+            "named as the kernel in CLAUDE.md:3, climbs out of the log with '..'; not followed",
+        )
+    ]

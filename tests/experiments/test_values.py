@@ -75,7 +75,7 @@ def test_knobs_from_the_usual_spellings() -> None:
     assert knobs == {
         "BLOCK_T": "128",
         "num_warps": "8",
-        "splits": "16",
+        "num_splits": "16",
         "BLOCK_N": "64",
         "wg_size": "128",
     }
@@ -118,8 +118,9 @@ def test_dates_and_not_attempted() -> None:
 def test_knobs_bind_the_number_next_to_the_knob_word() -> None:
     # "4 KV splits: 256 programs" sets 4 splits; 256 counts programs.
     assert knobs_of("4 KV splits: 256 programs") == {"num_splits": "4"}
-    assert knobs_of("splits=16") == {"splits": "16"}
-    assert knobs_of("KV splits: 8") == {"splits": "8"}
+    # The spellings of the count of KV splits are one knob.
+    assert knobs_of("splits=16") == {"num_splits": "16"}
+    assert knobs_of("KV splits: 8") == {"num_splits": "8"}
     assert knobs_of("num_splits 16") == {"num_splits": "16"}
     assert knobs_of("num_warps 8 and BLOCK_N=64") == {"BLOCK_N": "64", "num_warps": "8"}
     assert knobs_of("exp 3 BLOCK_N: 64") == {"BLOCK_N": "64"}

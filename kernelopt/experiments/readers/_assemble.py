@@ -10,7 +10,7 @@ import attrs
 
 from kernelopt.experiments.log import Experiment, MetricKind, Recommendation, Series
 from kernelopt.experiments.readers._draft import Draft, measurable
-from kernelopt.experiments.readers._values import knobs_of
+from kernelopt.experiments.readers._values import KNOB_ALIASES, knobs_of
 from kernelopt.experiments.records import Correctness, Status
 from kernelopt.experiments.tagging import Tagger
 
@@ -54,17 +54,37 @@ def _finish(draft: Draft, number: int, first: bool, tagger: Tagger) -> Experimen
     ]
     # Tags the log declares (a Tags: line or column) are the author's word on what was
     # tried; words of the title are matched only when it declares none ("FP8 cache read
-    # by the split-KV kernel" does not try split-KV).
-    tags = list(draft.tags) or list(tagger.tags(text))
+    # by the split-KV kernel" does not try split-KV). A log that declares no tags
+    # (``- Tags: none``) tried none: "tl.dot over a 16-row padded batch" is no padding fix.
+    title_knobs = knobs_of(description)
+    if draft.tags or draft.tags_declared:
+        tags = list(draft.tags)
+    else:
+        # A knob spelled otherwise (``splits=16``, ``n_splits=4``) tags as its one name
+        # does (``num_splits=16``): the catalog's keywords name it once.
+        aliased = "".join(
+            f" {name}={value}"
+            for name, value in title_knobs.items()
+            if name in KNOB_ALIASES.values()
+        )
+        tags = list(tagger.tags(text + aliased))
     knobs = dict(draft.knobs)
-    for key, value in knobs_of(description).items():
+    for key, value in title_knobs.items():
         knobs.setdefault(key, value)
     correctness = draft.correctness or Correctness.UNKNOWN
     note = " ".join(draft.correctness_note.split()) if draft.correctness is not None else ""
     if len(note) > _NOTE_CAP:
         note = note[: _NOTE_CAP - 1].rsplit(" ", 1)[0] + "…"
     status = draft.status
-    if correctness is Correctness.FAIL and status in (None, Status.REVERTED, Status.NEUTRAL):
+    # A hand-written log's "reverted" beside a failed check is read as the failure it
+    # records; a canonical result.md's status is the one its writer gave (REVERTED with
+    # correctness FAIL stays REVERTED: the FAIL is still the experiment's correctness).
+    written = draft.status_written and status is not None
+    if (
+        correctness is Correctness.FAIL
+        and status in (None, Status.REVERTED, Status.NEUTRAL)
+        and not written
+    ):
         status = Status.FAILED
     if (status is None and first and _BASELINE_WORDS.search(description)) or (
         first

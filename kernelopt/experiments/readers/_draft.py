@@ -102,6 +102,9 @@ class Draft:
     # only by :meth:`put_correctness`, so that they always belong to the verdict held.
     correctness_note: str = ""
     status: Status | None = None
+    # Set where a canonical result.md (a record kernelopt wrote) states the status: the
+    # writer gave it knowing the correctness verdict, so it is read as written.
+    status_written: bool = False
     # The result's own A/B verdict and the speedup it states (see Experiment.verdict).
     verdict: ABVerdict | None = None
     verdict_speedup: float | None = None
@@ -110,6 +113,9 @@ class Draft:
     kernel: str = ""
     gpu: str = ""
     tags: list[str] = attrs.field(factory=list)
+    # Set where a source declares the experiment's tags, none included (``- Tags: none``):
+    # its tags are then not found from its words.
+    tags_declared: bool = False
     knobs: dict[str, str] = attrs.field(factory=dict)
     points: list[Point] = attrs.field(factory=list)
     # Speedups stated in prose ("tiny 1.307→1.378x"), read into ``points`` only when the
@@ -223,6 +229,8 @@ class Draft:
         for tag in other.tags:
             if tag not in self.tags:
                 self.tags.append(tag)
+        self.tags_declared = self.tags_declared or other.tags_declared
+        self.status_written = self.status_written or other.status_written
         for key, knob in other.knobs.items():
             self.knobs.setdefault(key, knob)
         # Points from a second source describe the same runs in other words: keep the first

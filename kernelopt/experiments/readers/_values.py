@@ -21,6 +21,7 @@ from kernelopt.experiments.records import Correctness, Status
 __all__ = [
     "CYCLES",
     "CYCLE_UNITS",
+    "KNOB_ALIASES",
     "LATENCY_UNITS",
     "MONTH_DAY",
     "NOT_A_YEAR",
@@ -38,6 +39,7 @@ __all__ = [
     "first_stated",
     "headline_latency",
     "is_range",
+    "knob_name",
     "knobs_of",
     "latency_tokens",
     "not_attempted",
@@ -797,6 +799,9 @@ NOT_A_YEAR = rf"(?!\d|{MONTH_DAY})"
 UNDERSCORED_DATE = rf"\d{{4}}_{_MM}_{_DD}(?!\d)"
 RUN_TOGETHER_DATE = rf"\d{{4}}{_MM}{_DD}(?!\d)"
 _TIME = re.compile(r"\b([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?")
+# The time zone after an ISO timestamp's time (and its fraction of a second, not kept):
+# ``Z``, or an offset ``-05:00`` / ``+0530`` of up to 14 hours.
+_ZONE = re.compile(r"(?:\.\d{1,9})?(Z|([-+])(0\d|1[0-4]):?([0-5]\d))(?![\w:])")
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -835,18 +840,27 @@ def _first_date(text: str) -> tuple[str, int] | None:
 
 
 def date_of(text: str) -> str | None:
-    """The first date in ``text`` as ISO ``YYYY-MM-DD`` (``THH:MM[:SS]`` when a time follows):
+    """The first date in ``text`` as ISO ``YYYY-MM-DD`` (``THH:MM[:SS]`` when a time follows,
+    and the time zone an ISO timestamp states after it, ``Z`` or ``-05:00``, as written):
     ``2026-04-21``, ``2026/04/21``, ``20260421``, or with a month name (``Apr 21, 2026``,
     ``21 April 2026``) when no date in digits is there."""
     found = _first_date(text)
     if found is None:
         return None
     date, end = found
-    rest = text[end : end + 12]
-    time = _TIME.match(rest.lstrip(" T"))
+    rest = text[end : end + 40]
+    clock = rest.lstrip(" T")
+    time = _TIME.match(clock)
     if time:
         seconds = time.group(3) or "00"
         date += f"T{time.group(1)}:{time.group(2)}:{seconds}"
+        # Only a timestamp written as ISO's (date "T" time) states a zone: "10:00-12:00"
+        # after a date and a space is a span of hours.
+        zone = _ZONE.match(clock, time.end()) if rest.startswith("T") else None
+        if zone:
+            date += (
+                "Z" if zone.group(1) == "Z" else f"{zone.group(2)}{zone.group(3)}:{zone.group(4)}"
+            )
     return date
 
 
@@ -916,6 +930,24 @@ _NOT_KNOBS = frozenset(
 )
 
 
+# Spellings of one knob, read under one name: the count of KV splits is written
+# ``splits=16``, ``n_splits=16``, ``kv_splits=16`` as often as ``num_splits=16`` or
+# "16 KV splits", and an attempt that changes it is one change whatever the spelling.
+KNOB_ALIASES = {
+    "splits": "num_splits",
+    "n_splits": "num_splits",
+    "kv_splits": "num_splits",
+    "n_kv_splits": "num_splits",
+    "num_kv_splits": "num_splits",
+}
+
+
+def knob_name(name: str) -> str:
+    """The one name of the knob ``name`` spells (``splits`` -> ``num_splits``); other names,
+    and constants in capitals (``NUM_SPLITS``, the kernel's own), as written."""
+    return KNOB_ALIASES.get(name, name)
+
+
 def _last_value(value: str) -> str:
     """The value after the last arrow of a change (``32->64`` -> ``64``); when the arrow leads
     to a number of another kind (``T=32→0.2191``: a setting and what it measured), the
@@ -959,7 +991,9 @@ def knobs_of(text: str) -> dict[str, str]:
     """Tuning knobs named in ``text``: ``{"BLOCK_T": "128", "num_warps": "8", "wg_size": "128"}``.
 
     Names keep their spelling, hyphens included (``split-K=8`` is the knob ``split-K``),
-    except phrases (``WG size 128``) which get snake_case names.
+    except phrases (``WG size 128``) which get snake_case names, and the spellings of the
+    count of KV splits (``splits``, ``n_splits``, ``kv_splits``, ``num_kv_splits``, "4 KV
+    splits"), which are all ``num_splits`` (:data:`KNOB_ALIASES`).
     """
     found: dict[str, str] = {}
     clean = text.replace("`", "").replace("*", "")
@@ -973,13 +1007,13 @@ def knobs_of(text: str) -> dict[str, str]:
         before = clean[max(0, match.start(1) - _COUNTED_REACH) : match.start(1)]
         if plain_word and colon and _COUNTED.search(before):
             continue  # "4 KV splits: 256 programs" sets 4 splits, not 256
-        found.setdefault(name, _last_value(value))
+        found.setdefault(knob_name(name), _last_value(value))
     for match in _CAPS_SPACE.finditer(clean):
         found.setdefault(match.group(1), match.group(2))
     for match in _SNAKE_SPACE.finditer(clean):
         name = match.group(1)
         if name not in _NOT_KNOBS and _KNOB_WORDS.match(name):
-            found.setdefault(name, match.group(2))
+            found.setdefault(knob_name(name), match.group(2))
     for name, pattern in _PHRASES:
         phrase = pattern.search(clean)
         if phrase:

@@ -82,7 +82,10 @@ def named_paths(file: TextFile) -> tuple[Fact | None, Fact | None]:
             segment_start, after_previous = after_previous, match.end()
             while path.startswith("./"):  # the folder CLAUDE.md is in: no climb
                 path = path[2:]
-            if "." + path.rsplit(".", 1)[-1].lower() not in SOURCE_SUFFIXES or path.startswith("."):
+            # A hidden folder's file is no kernel named for the log; a path that climbs
+            # with ".." is kept, to be reported as not followed (read.py).
+            hidden = path.startswith(".") and not path.startswith("../")
+            if "." + path.rsplit(".", 1)[-1].lower() not in SOURCE_SUFFIXES or hidden:
                 continue
             if labels is None:
                 labels = sorted(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import posixpath
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -341,7 +342,21 @@ class _Reading:
             if fact is None:
                 continue
             base = fact.source.path.rsplit("/", 1)[0] if "/" in fact.source.path else ""
+            if _climbs(f"{base}/{fact.text}" if base else fact.text):
+                # Nothing outside the log directory is read but through its repository's
+                # root (a path written from there); the user should know why the kernel
+                # was not.
+                self.problems.append(
+                    (
+                        fact.text,
+                        f"named as the {role} in {fact.source}, climbs out of the log with "
+                        "'..'; not followed",
+                    )
+                )
+                continue
             candidates = [fact.text, f"{base}/{fact.text}" if base else fact.text]
+            if "/../" in f"/{fact.text}":  # "kernels/../k.py", "../k.py" from docs/
+                candidates = [posixpath.normpath(c) for c in candidates]
             found = next((c for c in candidates if c in self.files.paths), None)
             if found is None:
                 # A bare file name, or a path given from a folder above the log: the working
@@ -378,6 +393,12 @@ class _Reading:
 
 # The layouts whose experiments are sections of one file, each running to the next.
 _ENTRY_LAYOUTS = frozenset({"devlog", "step-log"})
+
+
+def _climbs(path: str) -> bool:
+    """Whether ``path`` (relative to the log directory) leads out of it with ``..``."""
+    normal = posixpath.normpath(path)
+    return normal == ".." or normal.startswith("../")
 
 
 def _placed(options: list[DeclinedOption], primary: Series | None) -> list[DeclinedOption]:

@@ -42,6 +42,7 @@ from kernelopt.experiments.readers._values import (
     NOT_A_YEAR,
     RUN_TOGETHER_DATE,
     UNDERSCORED_DATE,
+    knob_name,
     status_of,
 )
 from kernelopt.experiments.readers.context import read_profile
@@ -220,17 +221,17 @@ def folder_clashes(folders: dict[str, int], until: int | None = None) -> list[st
 def _from_record(
     draft: Draft, record: ResultRecord, file: TextFile, refused: list[FormatError]
 ) -> None:
-    ref = SourceRef(path=file.path, line=1)
-    draft.put("description", record.title, ref)
-    draft.put("status", record.status, ref)
-    draft.put_correctness(
-        record.correctness,
-        record.correctness_detail,
-        SourceRef(path=file.path, line=_line_of(file, "- Correctness:")),
-    )
-    draft.put("date", record.date, ref)
-    draft.put("kernel", record.kernel, ref)
-    draft.put("gpu", record.gpu, ref)
+    def ref(field: str) -> SourceRef:
+        # Each field where it is written: its "- Field:" line (the title's is line 1).
+        return SourceRef(path=file.path, line=_line_of(file, f"- {field}:"))
+
+    draft.put("description", record.title, SourceRef(path=file.path, line=1))
+    draft.put("status", record.status, ref("Status"))
+    draft.status_written = True
+    draft.put_correctness(record.correctness, record.correctness_detail, ref("Correctness"))
+    draft.put("date", record.date, ref("Date"))
+    draft.put("kernel", record.kernel, ref("Kernel"))
+    draft.put("gpu", record.gpu, ref("GPU"))
     if record.verdict is not None:
         # write_experiment's compare verdict: the experiment's own A/B, which diagnose
         # weighs against a best timed in another run.
@@ -241,8 +242,12 @@ def _from_record(
     for tag in record.tags:
         if tag not in draft.tags:
             draft.tags.append(tag)
+    # "- Tags: none" declares that the experiment tried no catalog idea; a result.md
+    # without a Tags line (written before every record wrote one) declares nothing.
+    if _line_of(file, "- Tags:") > 1:
+        draft.tags_declared = True
     for key, value in record.knobs.items():
-        draft.knobs.setdefault(key, value)
+        draft.knobs.setdefault(knob_name(key), value)
     draft.text_parts.append(record.title)
     for name, measured in prose_metrics(record.notes, file.path, draft.warnings).items():
         draft.metrics.setdefault(name, measured)
