@@ -56,7 +56,12 @@ from kernelopt.bench.measurement import (
     one_of,
 )
 from kernelopt.bench.roofline import Roofline, RooflinePoint, check_same_device
-from kernelopt.experiments.canonical import ab_verdict, experiment_dir, log_result, write_result
+from kernelopt.experiments.canonical import (
+    check_verdict,
+    experiment_dir,
+    log_result,
+    write_result,
+)
 from kernelopt.experiments.points import plain_number, point_words, split_terms
 from kernelopt.experiments.readers._files import SNAPSHOT_SUFFIXES, suffix_of
 from kernelopt.experiments.records import Correctness, ResultRecord, ResultRow, Status
@@ -1567,37 +1572,10 @@ def _record_versions(
 
 def _refuse_unread_verdict(verdict: Comparison | str | None, correctness: Correctness) -> None:
     """Refuse a verdict the log's readers would not read, and a FAST verdict on a version
-    that failed correctness.
-
-    The readers take the A/B verdict from the first word of the ``## Verdict`` section
-    (:func:`~kernelopt.experiments.canonical.ab_verdict`): a verdict opening with other
-    words (``decode: FAST ...``, one line per point) was written and read back as none,
-    without a word. A version that computes the wrong function has no speed to claim.
-    """
-    if verdict is None:
-        return
-    read = ab_verdict(verdict) if isinstance(verdict, str) else None
-    if isinstance(verdict, str) and read is None:
-        first = next((line for line in verdict.splitlines() if line.strip()), "")
-        raise InputError(
-            expected(
-                "a verdict whose first word is FAST, SLOW, SAME or UNCLEAR, in capitals, as "
-                "str(Comparison) writes it (the log reads that word; put the verdicts of "
-                "other points in notes)",
-                repr(first[:80]),
-                where="verdict",
-            )
-        )
-    word = verdict.verdict.value if isinstance(verdict, Comparison) else read and read[0].value
-    if word == Verdict.FAST.value and correctness is Correctness.FAIL:
-        raise InputError(
-            expected(
-                "no FAST verdict for a version that failed correctness (a wrong kernel has no "
-                "speed to claim: leave verdict out, or give correctness PASS once it passes)",
-                "verdict FAST with correctness FAIL",
-                where="verdict",
-            )
-        )
+    that failed correctness, as the log's own writers do
+    (:func:`~kernelopt.experiments.canonical.check_verdict`): a Comparison is checked as
+    the ``str`` it is written as, whose first word is its verdict."""
+    check_verdict(None if verdict is None else str(verdict), correctness)
 
 
 def _warn_kept_slower(experiment: int, verdict: Comparison, baseline: str | None) -> None:
