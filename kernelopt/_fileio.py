@@ -385,12 +385,14 @@ def read_text_and_encoding(
     try:
         return data[len(mark) :].decode(encoding), encoding
     except UnicodeDecodeError as error:
+        # The byte and its offset in the file, as the log readers name them.
+        at = error.start + len(mark)
         raise FormatError(
             expected(
                 "UTF-8 text"
                 if encoding == "utf-8"
                 else f"{encoding_name(encoding)} text after its byte-order mark",
-                f"a byte that is not ({error.reason} at byte {error.start + len(mark)})",
+                f"a byte that is not (byte 0x{data[at]:02x} at offset {at}: {error.reason})",
             ),
             path=target,
         ) from None

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy
 import pytest
 
-from kernelopt import InputError
+from kernelopt import FormatError, InputError
 from kernelopt._fileio import check_encodable, locked
 from kernelopt.diagnose import diagnose
 from kernelopt.experiments import (
@@ -295,3 +295,18 @@ def test_the_shared_writer_names_no_argument_it_does_not_know() -> None:
     with pytest.raises(InputError) as refused:
         check_encodable("x\udc80", "utf-16-le")
     assert str(refused.value) == "Expected text utf-16-le can encode, got '\\udc80' at character 1"
+
+
+def test_a_summary_that_is_not_utf8_is_refused_naming_the_byte(tmp_path: Path) -> None:
+    # The byte's value and offset, as the readers name it: "not all UTF-8 (byte 0xe9 ...".
+    root = tmp_path / "experiments"
+    root.mkdir()
+    summary = root / "summary.md"
+    before = b"# Summary\n\ncaf\xe9 latin-1\n"
+    summary.write_bytes(before)
+    record = ResultRecord(
+        experiment=1, title="baseline", status="BASELINE", correctness="PASS", date="2026-12-07"
+    )
+    with pytest.raises(FormatError, match=r"\(byte 0xe9 at offset 14: invalid continuation byte\)"):
+        append_summary(root, record)
+    assert summary.read_bytes() == before
