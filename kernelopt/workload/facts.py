@@ -20,7 +20,9 @@ __all__ = ["shape_facts"]
 # Axis names other conventions use for the catalog's facts (FlashInfer-Bench definitions).
 _ALIASES = {
     "b": ("b", "batch_size", "batch"),
-    "s_q": ("s_q", "seqlen_q", "num_tokens_q"),
+    # q_len: the longest query of a packed varlen call (varlen_attention), as s_q is of a
+    # padded one.
+    "s_q": ("s_q", "seqlen_q", "num_tokens_q", "q_len"),
     "h_q": ("h_q", "num_qo_heads", "num_heads"),
     "h_kv": ("h_kv", "num_kv_heads"),
 }

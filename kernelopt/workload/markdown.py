@@ -28,8 +28,11 @@ reader for workload profiles written by hand. Layout::
     ## Notes
 
 Derived sections are for readers; the parser recomputes them from the data and ignores
-them. Shares are shown as percentages; the exact numbers come from the counts and times
-(or are written as ``p=``/``tp=`` when there are no counts).
+them, but for the findings of rules of the user's (:func:`register_rule`): a process
+that reads the file may not have registered them, so their lines carry the axis and the
+shares, and the parser keeps them as written (``WorkloadProfile.written_shortcuts``).
+Shares are shown as percentages; the exact numbers come from the counts and times (or are
+written as ``p=``/``tp=`` when there are no counts).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from kernelopt.workload.profile import (
     WorkloadProfile,
     share,
 )
-from kernelopt.workload.shortcuts import Shortcut, find_shortcuts
+from kernelopt.workload.shortcuts import BUILTIN_RULES, Shortcut, find_shortcuts
 
 __all__ = ["MARKER", "parse_profile_md", "read_profile_md", "render_profile_md", "write_profile_md"]
 
@@ -74,6 +77,8 @@ _AXIS_COLUMNS = (
     "Values",
 )
 _DERIVED = ("Size-1 axes", "Skew", "Shortcuts")
+# The rules whose findings a reader finds again from the tables.
+_BUILTIN_IDS = frozenset(rule.id for rule in BUILTIN_RULES)
 _SKEW_KS = (1, 3, 5)
 
 
@@ -235,10 +240,73 @@ def _render_op(op: OpProfile, shortcuts: Sequence[Shortcut]) -> list[str]:
     mine = [s for s in shortcuts if s.op == op.op]
     for finding in mine:
         ids = ", ".join(finding.catalog_ids) or "-"
-        out.append(f"- {finding.rule} [{finding.guard}]: {finding.message} (catalog: {ids})")
+        out.append(
+            f"- {finding.rule} [{finding.guard}]: {finding.message} (catalog: {ids}"
+            f"{_written_fields(finding)})"
+        )
     if not mine:
         out.append("- none found")
     return [*out, ""]
+
+
+def _exact_pct(value: float | None) -> str:
+    """A share as :func:`pct` writes it, with the exact number after it (``(p=...)``)
+    where the percentage does not give it back; ``-`` for None."""
+    if value is None:
+        return "-"
+    text = pct(value)
+    return text if float(text[:-1]) / 100 == value else f"{text} (p={value!r})"
+
+
+def _written_fields(finding: Shortcut) -> str:
+    """What a finding of a rule of the user's needs to be read back, after its catalog
+    ids: ``; axis: x[0]; calls: 57.1% (p=0.5714285714285714); time: -``. A process that
+    reads the file may not have the rule (:func:`register_rule`), so the file keeps the
+    finding whole; a built-in rule's finding is found again from the tables."""
+    if finding.rule in _BUILTIN_IDS:
+        return ""
+    return (
+        f"; axis: {finding.axis if finding.axis is not None else '-'}; "
+        f"calls: {_exact_pct(finding.call_share)}; time: {_exact_pct(finding.time_share)}"
+    )
+
+
+# A finding of a rule of the user's, as _render_op writes it.
+_WRITTEN_FINDING = re.compile(
+    r"- (?P<rule>\S+) \[(?P<guard>.*?)\]: (?P<message>.*) \(catalog: (?P<ids>[^;]*); "
+    r"axis: (?P<axis>.*); calls: (?P<calls>.+?); time: (?P<time>.+?)\)"
+)
+
+
+def _parse_written_share(text: str) -> float | None:
+    """A share as :func:`_exact_pct` writes it."""
+    if text == "-":
+        return None
+    start = text.find("(p=")
+    if start >= 0 and text.endswith(")"):
+        return float(text[start + 3 : -1])
+    if not text.endswith("%"):
+        raise ValueError(expected("a share such as 50.0%", text))
+    return float(text[:-1]) / 100
+
+
+def _parse_written_finding(line: str, op: str) -> Shortcut | None:
+    """The finding of a rule of the user's on a line of an op's Shortcuts section; None
+    for a built-in rule's (found again from the tables) and any other line."""
+    match = _WRITTEN_FINDING.fullmatch(line)
+    if match is None or match["rule"] in _BUILTIN_IDS:
+        return None
+    ids = match["ids"]
+    return Shortcut(
+        rule=match["rule"],
+        op=op,
+        axis=None if match["axis"] == "-" else match["axis"],
+        message=match["message"],
+        call_share=_parse_written_share(match["calls"]) or 0.0,
+        time_share=_parse_written_share(match["time"]),
+        catalog_ids=() if ids == "-" else tuple(ids.split(", ")),
+        guard=match["guard"],
+    )
 
 
 def _findings(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | None) -> list[Shortcut]:
@@ -511,7 +579,7 @@ def _tables_disagree(
     return None
 
 
-def _parse_op(lines: _Lines, name: str) -> OpProfile:
+def _parse_op(lines: _Lines, name: str, written: list[Shortcut]) -> OpProfile:
     signature = lines.field("Signature")
     family = lines.field("Family")
     calls = _parse_int(lines.field("Calls"))
@@ -573,7 +641,13 @@ def _parse_op(lines: _Lines, name: str) -> OpProfile:
             raise FormatError(disagreement, line=lines.i + 1)
         axes.append(axis)
     while (line := lines.peek()) is not None and line[4:] in _DERIVED and line.startswith("### "):
+        start = lines.i
         lines.skip_section()
+        if line == "### Shortcuts":
+            # Derived, but a rule of the user's may be unknown to this process: its
+            # findings are kept as written.
+            found = (_parse_written_finding(text, name) for text in lines.lines[start : lines.i])
+            written += [item for item in found if item is not None]
     select = None if select_text == "-" else tuple(loads(select_text))
     return OpProfile(
         op=name,
@@ -629,9 +703,10 @@ def parse_profile_md(text: str) -> WorkloadProfile:
         if lines.peek() == "No calls were read.":
             lines.i += 1
         ops = []
+        written: list[Shortcut] = []
         while (line := lines.peek()) is not None and line.startswith("## Op: "):
             lines.i += 1
-            ops.append(_parse_op(lines, line[len("## Op: ") :]))
+            ops.append(_parse_op(lines, line[len("## Op: ") :], written))
         lines.take("## Notes")
         notes = []
         if lines.peek() == "No notes.":
@@ -648,6 +723,7 @@ def parse_profile_md(text: str) -> WorkloadProfile:
             records=records,
             skipped=skipped,
             notes=tuple(notes),
+            written_shortcuts=tuple(written),
         )
     except (RecursionError, TooDeepError):
         # A JSON cell (Select, Padded, Axes) nested thousands deep.

@@ -621,6 +621,27 @@ class OpProfile:
                 return text
         return None
 
+    def is_size(self, axis: AxisStat, scalars: frozenset[str] | None = None) -> bool:
+        """Whether a value of 1 of ``axis`` is an axis of size 1: a dim, a scalar or the
+        per-sequence length axis, not a statistic of a tensor's values (``top_p.max`` at
+        1.0 is a value), a flag or a ratio (1 means "holds" or "full" there), nor a dim of
+        a one-element tensor (a device scalar: no loop runs over it).
+
+        Parameters
+        ----------
+        axis : AxisStat
+            One of the op's axes.
+        scalars : frozenset of str, optional
+            :func:`one_element_args` of the op's axes, where the caller has it.
+        """
+        if axis.kind in ("flag", "ratio"):
+            return False
+        if axis.kind == "values" and axis.name != self.lengths:
+            # A statistic of a tensor's values (slot_mapping.cv, expert_load_mean) at
+            # 1 is no axis of size 1; the per-sequence length axis (its max) is.
+            return False
+        return not is_size_of(axis, one_element_args(self.axes) if scalars is None else scalars)
+
     def size1_axes(self, threshold: float = 0.5) -> tuple[Size1Axis, ...]:
         """Axes that are 1 in at least ``threshold`` of the calls, most calls first.
 
@@ -635,14 +656,8 @@ class OpProfile:
         found = []
         scalars = one_element_args(self.axes)
         for axis in self.axes:
-            if axis.kind in ("flag", "ratio"):
-                continue  # 1 means "holds" or "full" there, not a size
-            if axis.kind == "values" and axis.name != self.lengths:
-                # A statistic of a tensor's values (slot_mapping.cv, expert_load_mean) at
-                # 1 is no axis of size 1; the per-sequence length axis (its max) is.
+            if not self.is_size(axis, scalars):
                 continue
-            if is_size_of(axis, scalars):
-                continue  # a dim of a one-element tensor (a device scalar), no loop
             item = axis.share_of(1)
             if item is None or item.call_share <= 0 or item.call_share < threshold - 1e-12:
                 continue
@@ -727,6 +742,22 @@ def _ops(value: Iterable[OpProfile]) -> tuple[OpProfile, ...]:
     return as_tuple(value)  # type: ignore[no-any-return]
 
 
+def _shortcuts(_instance: object, attribute: Any, value: tuple[Any, ...]) -> None:
+    """Refuse anything but Shortcut findings (imported here: the shortcut rules read
+    profiles, so their module imports this one)."""
+    from kernelopt.workload.shortcuts import Shortcut
+
+    stray = (
+        next((item for item in value if not isinstance(item, Shortcut)), None)
+        if isinstance(value, tuple)
+        else value
+    )
+    if stray is not None:
+        raise InputError(
+            expected("a tuple of Shortcut", type(stray).__name__, where=attribute.name)
+        )
+
+
 @attrs.frozen(kw_only=True)
 class WorkloadProfile:
     """The shapes a workload really sends to its ops.
@@ -751,6 +782,12 @@ class WorkloadProfile:
         more calls of mla_decode whose signature did not fit``); so are the notes of calls
         whose length bound is below the longest length they carry (``max_seqlen`` below
         ``cache_seqlens.max()``).
+    written_shortcuts : tuple of Shortcut
+        Findings of the user's own rules (:func:`~kernelopt.workload.register_rule`) that
+        the file the profile was read from lists: a process that has not registered those
+        rules cannot find them again, and :func:`~kernelopt.workload.find_shortcuts`
+        returns these instead. Empty for a profile made from calls. Not compared: the
+        profile is its data, these are what was found in it.
     """
 
     source: str = attrs.field(converter=_line, validator=string())
@@ -761,6 +798,9 @@ class WorkloadProfile:
     records: int | None = attrs.field(default=None, validator=count(optional=True))
     skipped: int = attrs.field(default=0, validator=count())
     notes: tuple[str, ...] = attrs.field(default=(), converter=_lines, validator=_NAMES)
+    written_shortcuts: tuple[Any, ...] = attrs.field(
+        default=(), converter=as_tuple, validator=_shortcuts, eq=False, repr=False
+    )
 
     @property
     def calls(self) -> int:
@@ -953,8 +993,9 @@ def _means(
     group: CallGroup, sig: OpSignature | None
 ) -> dict[str, tuple[str, tuple[ValueCount, ...]]]:
     """Mean-length axis name → (source, histogram of the means) of a group's summaries."""
+    present = {item.name for item in group.call.args}
     return {
-        values_axis_names(sig, hist.arg)[2]: (f"{hist.arg}.mean()", hist.mean)
+        values_axis_names(sig, hist.arg, present)[2]: (f"{hist.arg}.mean()", hist.mean)
         for hist in group.values
     }
 
@@ -963,9 +1004,12 @@ def _means(
 _SUMMARY_STATS = ("max", "min", "mean", "uniform", "cv")
 
 
-def _summary_axes(sig: OpSignature | None, arg: str) -> list[tuple[str, str, str]]:
-    """(name, source, kind) of the axis of each of ``_SUMMARY_STATS`` of tensor ``arg``."""
-    top, low, mean, equal = values_axis_names(sig, arg)
+def _summary_axes(
+    sig: OpSignature | None, arg: str, present: frozenset[str]
+) -> list[tuple[str, str, str]]:
+    """(name, source, kind) of the axis of each of ``_SUMMARY_STATS`` of tensor ``arg``
+    of a call whose arguments are named ``present``."""
+    top, low, mean, equal = values_axis_names(sig, arg, present)
     spread = top[: -len(".max")] + ".cv" if top.endswith(".max") else f"{top}_cv"
     return [
         (top, f"{arg}.max()", "values"),
@@ -997,8 +1041,10 @@ class _Histograms:
         self._plan_bins: dict[AxisPlan, list[dict[float, list[Any]]]] = {}
         # Per shared plan, its axes whose source is not the one they were first met with.
         self._plan_strays: dict[AxisPlan, list[tuple[_AxisAcc, str, str]]] = {}
-        # Per tensor argument, the (name, source, kind) of each of its summaries' axes.
-        self._summary_axes: dict[str, list[tuple[str, str, str]]] = {}
+        # Per tensor argument and the names of its call's arguments, the (name, source,
+        # kind) of each of its summaries' axes: of two names of one length (kv_lens and
+        # context_lens), only the first the call passes gives the length axis.
+        self._summary_axes: dict[tuple[str, frozenset[str]], list[tuple[str, str, str]]] = {}
 
     def add(
         self, name: str, source: str, kind: str, value: float, n: int, timed: int, time: float
@@ -1032,15 +1078,17 @@ class _Histograms:
     @property
     def summarized(self) -> list[str]:
         """The tensor arguments whose values summaries were counted, in the order met."""
-        return list(self._summary_axes)
+        return list(dict.fromkeys(arg for arg, _ in self._summary_axes))
 
     def add_summaries(self, group: CallGroup) -> None:
         """Count the lengths a group's values summaries give. An axis starts at its first
         value: a histogram without a bin (no std recorded) starts none."""
+        present = frozenset(item.name for item in group.call.args)
         for hist in group.values:
-            axes = self._summary_axes.get(hist.arg)
+            key = (hist.arg, present)
+            axes = self._summary_axes.get(key)
             if axes is None:
-                axes = self._summary_axes[hist.arg] = _summary_axes(self.sig, hist.arg)
+                axes = self._summary_axes[key] = _summary_axes(self.sig, hist.arg, present)
             # One value is always equal to itself: a one-element tensor (one sequence) is
             # no evidence that the lengths of a call are equal.
             single = _one_element(group.call, hist.arg)
@@ -1353,6 +1401,7 @@ def _op_profile(
     misfits = _Misfits(notes, noted)
     overruns = _Misfits(notes, noted, "whose length bound is below their longest length")
     overfull = _Misfits(notes, noted, "whose mean length is above their padded size")
+    aliased = _Misfits(notes, noted, "that pass one length under two names")
     histograms = _Histograms(sig)
     reader = AxisReader(sig)
     # A condition (k >= n) needs the axes of each call by name; a padding ratio only for a
@@ -1385,6 +1434,8 @@ def _op_profile(
                 overruns.add(f"{op}: {overrun}", n)
         if problem is not None:
             misfits.add(f"{op}: {problem}", n)
+        if plan is not None and plan.note is not None:
+            aliased.add(f"{op}: {plan.note}", n)
         shape = by_label.get(label)
         if shape is None:
             shape = by_label[label] = _ShapeAcc(label, call, plan, rows)
@@ -1400,6 +1451,7 @@ def _op_profile(
     misfits.close(op)
     overruns.close(op)
     overfull.close(op)
+    aliased.close(op)
     calls = sum(a.calls for a in by_label.values())
     timed = sum(a.timed for a in by_label.values())
     op_time = _round_time(sum(a.time for a in by_label.values())) if timed else None

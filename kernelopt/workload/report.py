@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from kernelopt._words import count_text
 from kernelopt.workload._validators import positive_int, require
 from kernelopt.workload.markdown import pct
-from kernelopt.workload.profile import OpProfile, ShapeStat, WorkloadProfile
+from kernelopt.workload.profile import OpProfile, ShapeStat, WorkloadProfile, one_element_args
 from kernelopt.workload.shortcuts import Shortcut
 
 __all__ = ["render_report"]
@@ -48,7 +48,9 @@ def _skew(op: OpProfile, k: int) -> str:
 def _op_lines(op: OpProfile, top: int) -> list[str]:
     head = f"op {op.op}"
     if op.signature is not None:
-        head += f" [{op.signature}, {op.family}]"
+        # The normalization signature is of family normalization: named once.
+        same = op.signature == op.family
+        head += f" [{op.signature}]" if same else f" [{op.signature}, {op.family}]"
     elif op.family != "any":
         # A signature matched the op's name but fit none of its calls (see the notes).
         head += f" [no signature applied, {op.family}]"
@@ -61,7 +63,10 @@ def _op_lines(op: OpProfile, top: int) -> list[str]:
     out = [head]
     if op.axes:
         rows = [("axis", "source", "min", "median", "max", "distinct", "size-1")]
+        scalars = one_element_args(op.axes)
         for axis in op.axes:
+            # A value of 1 is a size of 1 only for a size: top_p.max == 1.0 is a value.
+            sized = op.is_size(axis, scalars)
             rows.append(
                 (
                     axis.name,
@@ -70,7 +75,7 @@ def _op_lines(op: OpProfile, top: int) -> list[str]:
                     _num(axis.median),
                     _num(axis.max),
                     "-" if axis.distinct is None else str(axis.distinct),
-                    pct(axis.size1_share) if axis.size1_share > 0 else "-",
+                    pct(axis.size1_share) if sized and axis.size1_share > 0 else "-",
                 )
             )
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -12,11 +12,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._strict_json import loads, once_each, structure_error_text
 from kernelopt.workload._validators import require
 from kernelopt.workload.profile import WorkloadProfile
-from kernelopt.workload.shortcuts import Shortcut
+from kernelopt.workload.shortcuts import BUILTIN_RULES, Shortcut
 
 __all__ = [
     "SCHEMA",
@@ -34,8 +36,22 @@ SCHEMA = "kernelopt-workload-profile/1"
 @functools.cache
 def _converter() -> Any:
     import cattrs
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-    return cattrs.Converter(forbid_extra_keys=True)
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    # A profile's written findings are stored beside it (the "shortcuts" key), not in it.
+    omit = override(omit=True)
+    converter.register_unstructure_hook(
+        WorkloadProfile,
+        make_dict_unstructure_fn(WorkloadProfile, converter, written_shortcuts=omit),
+    )
+    converter.register_structure_hook(
+        WorkloadProfile,
+        make_dict_structure_fn(
+            WorkloadProfile, converter, _cattrs_forbid_extra_keys=True, written_shortcuts=omit
+        ),
+    )
+    return converter
 
 
 def _structure_errors() -> tuple[type[Exception], ...]:
@@ -195,7 +211,11 @@ def profile_to_json(profile: WorkloadProfile, shortcuts: Sequence[Shortcut] | No
 
 
 def profile_from_json(text: str | bytes) -> WorkloadProfile:
-    """Parse :func:`profile_to_json` output (a listed ``shortcuts`` array is ignored).
+    """Parse :func:`profile_to_json` output.
+
+    Of a listed ``shortcuts`` array, the findings of the user's own rules are kept as
+    :attr:`~kernelopt.workload.WorkloadProfile.written_shortcuts` (a process that has not
+    registered those rules cannot find them again); a built-in rule's are found again.
 
     Parameters
     ----------
@@ -229,4 +249,16 @@ def profile_from_json(text: str | bytes) -> WorkloadProfile:
     extra = set(data) - {"schema", "profile", "shortcuts"}
     if extra:
         raise FormatError(expected("keys schema, profile, shortcuts", sorted(extra)))
-    return profile_from_dict(data["profile"])
+    profile = profile_from_dict(data["profile"])
+    listed = data.get("shortcuts")
+    if not isinstance(listed, list):
+        return profile
+    # The findings of rules of the user's: a process that has not registered them cannot
+    # find them again (a built-in rule's are found again from the profile).
+    builtin = {rule.id for rule in BUILTIN_RULES}
+    written = [
+        shortcut_from_dict(item)
+        for item in listed
+        if not (isinstance(item, Mapping) and item.get("rule") in builtin)
+    ]
+    return attrs.evolve(profile, written_shortcuts=tuple(written)) if written else profile

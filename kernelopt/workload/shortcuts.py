@@ -1136,6 +1136,10 @@ def _bucket_padding(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
 def _size1_axis(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
     skip = set(op.reduced) | set(op.fixed) | set(op.select or ())
     scalars = one_element_args(op.axes)
+    # The axes read from one dim under different names (m where a signature fitted a
+    # call, x[0] where it did not): their size-1 calls are one finding, not two below the
+    # line. Keyed by that dim, in the order first met.
+    by_source: dict[str, list[AxisStat]] = {}
     for axis in op.axes:
         if axis.name in skip:
             continue
@@ -1148,24 +1152,37 @@ def _size1_axis(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             continue
         if is_size_of(axis, scalars):
             continue
-        if axis.size1_share <= 0 or axis.size1_share < t.often:
+        sources = axis.sources
+        key = sources[0] if axis.kind == "shape" and len(sources) == 1 else f"\0{axis.name}"
+        by_source.setdefault(key, []).append(axis)
+    for same in by_source.values():
+        share = sum(axis.size1_share for axis in same)
+        if share <= 0 or share < t.often:
             continue
-        covered = _coverage(axis.size1_share, axis.size1_time_share)
+        times = [axis.size1_time_share for axis in same]
+        time_share = None if None in times else sum(times)  # type: ignore[arg-type]
+        # Named after the name most of the size-1 calls read it by.
+        axis = max(same, key=lambda item: item.size1_share)
+        covered = _coverage(share, time_share)
+        others = [item.name for item in same if item is not axis]
+        # Where the signature fitted some calls only, the calls it did not fit name the
+        # dim after its argument: the finding says both names.
+        also = f" ({_ref(axis)}, named {and_list(others)} in some calls)" if others else ""
         hint = op.hint(axis.name)
         if hint is not None:
-            what = f"{axis.name} = 1 in {covered}: {hint}"
+            what = f"{axis.name} = 1 in {covered}{also}: {hint}"
         else:
             what = (
-                f"{axis.name} = 1 in {covered}: a path without this axis (no loop over it, "
-                "no index math or masking along it) covers them"
+                f"{axis.name} = 1 in {covered}{also}: a path without this axis (no loop over "
+                "it, no index math or masking along it) covers them"
             )
         yield Shortcut(
             rule="size1-axis",
             op=op.op,
             axis=axis.name,
             message=what,
-            call_share=axis.size1_share,
-            time_share=axis.size1_time_share,
+            call_share=min(share, 1.0),
+            time_share=None if time_share is None else min(time_share, 1.0),
             catalog_ids=(SIZE1_AXIS_SHORTCUT,),
             guard=f"{_ref(axis)} == 1",
         )
@@ -1287,7 +1304,10 @@ def find_shortcuts(
     -------
     list of Shortcut
         Largest share of time (of calls without durations) first. In a profile of several
-        ops, framework ops (``namespace::name``) without a signature are left out.
+        ops, framework ops (``namespace::name``) without a signature are left out. With
+        the registry's rules, a profile read from a file also gives the findings the file
+        lists of rules this process has not registered
+        (:attr:`~kernelopt.workload.WorkloadProfile.written_shortcuts`), as written.
 
     Raises
     ------
@@ -1319,6 +1339,16 @@ def find_shortcuts(
                 # Checked here: a user rule's stray item would fail the ranking below.
                 require(item, Shortcut, "Shortcut findings", where=f"rule {rule.id}")
                 found.append((order, item))
+    if rules is None and isinstance(profile, WorkloadProfile):
+        # What a rule of the user's found when the profile was written: a process without
+        # that rule cannot find it again (a rule it has registered runs instead).
+        ran = {rule.id for rule in chosen}
+        kept = {op.op for op in ops}
+        found += [
+            (len(chosen), item)
+            for item in profile.written_shortcuts
+            if item.rule not in ran and item.op in kept
+        ]
     # Ties go to the rule listed first: trivial-shape rules come before specialization.
     found.sort(key=lambda f: (-f[1].weight, -f[1].call_share, f[0], f[1].op or "", f[1].axis or ""))
     return [item for _, item in found]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -614,16 +614,25 @@ def _dims_of(
     return sorted(dims)
 
 
-def values_axis_names(sig: OpSignature | None, arg: str) -> tuple[str, str, str, str]:
+def values_axis_names(
+    sig: OpSignature | None, arg: str, present: Collection[str] | None = None
+) -> tuple[str, str, str, str]:
     """Axis names of the (max, min, mean, equal) summaries of tensor ``arg`` under ``sig``.
 
     A lengths tensor named by the signature gives ``seqlen``, ``seqlen_min``,
     ``seqlen_mean``, ``seqlen_uniform``; any other gives ``arg.max``, ``arg.min``,
-    ``arg.mean``, ``arg.uniform``.
+    ``arg.mean``, ``arg.uniform``. Where ``present`` (the names of a call's arguments) is
+    given, only the first of a values argument's names the call passes gives the length
+    axis, as :func:`extract_axes` reads it: a call with both ``kv_lens`` and
+    ``context_lens`` reads ``kv_len`` from ``kv_lens``, and ``context_lens`` keeps its own
+    name (each call counted once in ``kv_len``).
     """
     if sig is not None:
         for key, base in sig.values:
-            if arg in sig.names_of(key):
+            names = sig.names_of(key)
+            if arg in names and (
+                present is None or next((n for n in names if n in present), arg) == arg
+            ):
                 return base, f"{base}_min", f"{base}_mean", f"{base}_uniform"
     return f"{arg}.max", f"{arg}.min", f"{arg}.mean", f"{arg}.uniform"
 
@@ -722,6 +731,7 @@ class AxisPlan:
         "agree",
         "bounds",
         "names",
+        "note",
         "problem",
         "shared",
         "sig_name",
@@ -737,9 +747,13 @@ class AxisPlan:
         agree: tuple[tuple[_Step, _Step], ...] = (),
         bounds: tuple[LengthBound, ...] = (),
         sig_name: str = "",
+        note: str | None = None,
     ) -> None:
         self.steps = steps
         self.problem = problem
+        # What the signature read that a reader may not expect, though it fitted (kv_len
+        # from kv_lens beside context_lens): a note, no misfit.
+        self.note = note
         self.shared = shared
         self.agree = agree
         self.bounds = bounds
@@ -795,6 +809,8 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     consumed: set[str] = set()
     # Tensors of lower rank than declared, named by their own dims, in words.
     unaligned: list[str] = []
+    # Other names of a values argument the call passes too, in words.
+    shadowed: list[str] = []
     # (first size read for an axis, another size read for it): they must be equal.
     agree: list[tuple[_Step, _Step]] = []
     # Length axis -> the lengths tensor whose values give it, summary recorded or not.
@@ -846,6 +862,7 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     for arg, base in sig.values:
         item = _find(call, sig, arg)
         if isinstance(item, TensorArg):
+            shadowed.extend(_shadowed(call, sig, arg, item.name, base))
             consumed.add(item.name)  # a lengths tensor: its values matter, not its shape
             lengths_of.setdefault(base, item)
             if item.values is not None:
@@ -907,8 +924,33 @@ def _plan(call: Call, sig: OpSignature | None) -> AxisPlan:
     problem = f"signature {sig.name}: " + "; ".join(unaligned) if unaligned else None
     bounds = _length_bounds(bounded, lengths_of, found, positions)
     return AxisPlan(
-        [*found.values(), *raw], problem, agree=tuple(agree), bounds=bounds, sig_name=sig.name
+        [*found.values(), *raw],
+        problem,
+        agree=tuple(agree),
+        bounds=bounds,
+        sig_name=sig.name,
+        note=f"signature {sig.name}: " + "; ".join(shadowed) if shadowed else None,
     )
+
+
+def _shadowed(call: Call, sig: OpSignature, arg: str, taken: str, base: str) -> list[str]:
+    """The note, if any, on the other names of values argument ``arg`` that ``call``
+    passes beside ``taken``, the one read for axis ``base``: each call gives an axis one
+    value, so ``kv_len`` is read from ``kv_lens`` and ``context_lens`` keeps its own name
+    (``context_lens.max``). In a prefix prefill, ``context_lens`` are the cached tokens
+    before the new chunk, not the key length: two names are seldom one length."""
+    others = [
+        name
+        for name in sig.names_of(arg)
+        if name != taken and isinstance(call.arg(name), TensorArg)
+    ]
+    if not others:
+        return []
+    return [
+        f"{base} is read from {taken}, the first of its names the call passes; "
+        f"{and_list(others)} {'keeps its' if len(others) == 1 else 'keep their'} own "
+        "name, so that each call counts once"
+    ]
 
 
 def _length_bounds(
@@ -1362,6 +1404,38 @@ def _dims_text(tensor: TensorArg, dims: Sequence[int]) -> str:
     return " * ".join(f"{tensor.name}.shape[{d}]" for d in dims)
 
 
+def _dtype_bits(dtype: str) -> int | None:
+    """The bits of one element of a canonical dtype (``float8_e4m3fn``: 8); None where
+    the name says none (``bool``, a dtype the trace spelled its own way)."""
+    found = re.match(r"u?int(\d+)$|float(\d+)|bfloat(\d+)$", dtype)
+    if found is None:
+        return None
+    return int(next(group for group in found.groups() if group is not None))
+
+
+def _packed_weights(a: TensorArg, b: TensorArg) -> str | None:
+    """Why B is no plain ``[k, n]`` (or linear's ``[n, k]``) matrix of A's elements, in
+    words; None where it may be one.
+
+    An integer B beside a floating A, or a B of narrower elements than A's, holds
+    quantized weights, often packed (two int4 weights a byte: ``uint8 [n, k / 2]``): read
+    as a plain B, its dims give ``n`` and ``k`` the wrong sizes, or ``k`` agrees with A's
+    in square calls only and the others fall back to their argument names, and one axis
+    (the batch, ``m``) is split between two names. The note names the dtypes, not the
+    sizes: the calls of every shape share it.
+    """
+    a_bits, b_bits = _dtype_bits(a.dtype), _dtype_bits(b.dtype)
+    if a_bits is None or b_bits is None:
+        return None
+    integer_b = b.dtype.startswith(("int", "uint")) and not a.dtype.startswith(("int", "uint"))
+    if not integer_b and b_bits >= a_bits:
+        return None
+    return (
+        f"B ({b.name}) is {b.dtype} beside A ({a.name}) {a.dtype}, likely packed or "
+        "quantized weights, not a plain [k, n] matrix: register a signature naming its dims"
+    )
+
+
 def _gemm_operands(call: Call) -> tuple[TensorArg, TensorArg, bool, list[str]]:
     """A, B, whether B is stored ``[n, k]`` (linear's weight) and the names consumed."""
     op = _semantic_op_name(call.op)
@@ -1372,6 +1446,9 @@ def _gemm_operands(call: Call) -> tuple[TensorArg, TensorArg, bool, list[str]]:
         # The names, not the shapes: the calls of every shape then share one note.
         names = ", ".join(item.name for item in call.args) or "none"
         raise InputError(expected(wanted, f"arguments {names}"))
+    packed = _packed_weights(a, b)
+    if packed is not None:
+        raise InputError(packed)
     transposed = op == "linear"
     if not a.shape or not b.shape or (transposed and len(b.shape) > 2):
         most = "2" if transposed else "any number of"
@@ -1589,17 +1666,40 @@ def _is_backward(op: str) -> bool:
     return "backward" in name or "bwd" in name
 
 
+# What a norm fused with a quantization of its output (or with more work) adds to its
+# name, before or after the pass suffix: fused_add_layer_norm_fp8, vLLM's
+# rms_norm_static_fp8_quant and rms_norm_dynamic_per_token_quant, rms_norm_fwd_int8. Whole
+# words only: layer_norm_stats or rms_norm_weight_grad are no normalization of rows.
+_NORM_QUALIFIERS = (
+    "",
+    "_fp8",
+    "_int8",
+    "_fp4",
+    "_quant",
+    "_fp8_quant",
+    "_int8_quant",
+    "_static_fp8_quant",
+    "_dynamic_fp8_quant",
+    "_dynamic_per_token_quant",
+    "_fused",
+)
+
+
 def _norm_ops(*suffixes: str) -> tuple[str, ...]:
     """Op patterns of layer and RMS norms, as torch and launchers of one's own name them:
     ``layer_norm``, ``native_layer_norm``, ``my_rmsnorm``, each with each suffix
-    (``""``, ``"_fwd"``, ``"_backward"``...)."""
+    (``""``, ``"_fwd"``, ``"_backward"``...), and with a qualifier of
+    :data:`_NORM_QUALIFIERS` before or after the suffix (``fused_add_layer_norm_fp8``,
+    ``rms_norm_fwd_int8``)."""
     stems = ("layer_norm", "layernorm", "rms_norm", "rmsnorm")
-    return tuple(
-        pattern
+    names = (
+        name
         for stem in stems
         for suffix in suffixes
-        for pattern in (f"{stem}{suffix}", f"*_{stem}{suffix}")
+        for qualifier in _NORM_QUALIFIERS
+        for name in (f"{stem}{qualifier}{suffix}", f"{stem}{suffix}{qualifier}")
     )
+    return tuple(pattern for name in dict.fromkeys(names) for pattern in (name, f"*_{name}"))
 
 
 # One row of a normalization's backward: the weight and bias gradients, sums over rows,
@@ -1774,6 +1874,57 @@ BUILTIN_SIGNATURES: tuple[OpSignature, ...] = (
         lengths="kv_len",
         padded=_LENGTH_PADDED,
         hints={"s_q": "one query row per head: a matrix-vector product per head (decode)"},
+    ),
+    OpSignature(
+        name="varlen_attention",
+        # Before `attention`: a name that says varlen, or a paged or chunked prefill, packs
+        # the queries of all sequences into [tokens, h_q, d_qk] beside cu_seqlens_q, and
+        # reads keys from a paged cache ([pages, page, h_kv, d]) or packed [tokens, h, d].
+        ops=(
+            *(
+                f"{prefix}{kind}_{stem}{suffix}"
+                for kind in ("varlen", "paged_prefill", "chunked_prefill")
+                for prefix in ("", "*_")
+                for stem in ("attention", "attn")
+                for suffix in ("", "_fwd", "_forward", "_func")
+            ),
+            "flash_attn_varlen_func",
+        ),
+        excludes=_MLA_WORD,
+        family="attention",
+        tensors={
+            "q": ("tokens", "h_q", "d_qk"),
+            "k": ("tokens_kv", "h_kv", "d_qk"),
+            "v": ("tokens_kv", "h_kv", "d_v"),
+            "k_cache": ("pages", "page", "h_kv", "d_qk"),
+            "v_cache": ("pages", "page", "h_kv", "d_v"),
+            "block_table": ("b", "max_pages"),
+        },
+        aliases={
+            "q": ("query",),
+            "k_cache": ("key_cache",),
+            "v_cache": ("value_cache",),
+            "block_table": ("block_tables", "page_table"),
+            **_LENGTH_ALIASES,
+        },
+        values=_LENGTH_VALUES,
+        scalars={
+            "max_seqlen_q": "max_q_len",
+            "max_q_len": "max_q_len",
+            "max_query_len": "max_q_len",
+            "max_seqlen_k": "max_kv_len",
+            "max_kv_len": "max_kv_len",
+        },
+        reduced=("kv_len",),
+        fixed=("h_q", "h_kv", "d_qk", "d_v", "page"),
+        lengths="kv_len",
+        padded=(("max_q_len", "q_len_mean"), ("max_kv_len", "kv_len_mean")),
+        hints={
+            "q_len": "one query token per sequence in the whole call: a decode batch, a "
+            "matrix-vector product per head, no causal mask within the chunk",
+            "b": "a single sequence: no per-sequence offsets to look up; the query tiles "
+            "and heads alone spread the work across SMs",
+        },
     ),
     OpSignature(
         name="attention",

@@ -187,14 +187,16 @@ def test_cumulative_offsets_are_no_lengths_and_mark_a_packed_layout() -> None:
     )
     packed = TensorArg(name="q", shape=(40, 2, 64), dtype="float16")
     key = TensorArg(name="k", shape=(40, 2, 64), dtype="float16")
-    profile = profile_calls([Call(op="varlen_attention", args=(packed, key, offsets))])
+    # prefill_attention: the attention signature's name ([b, h, s, d]); varlen_attention
+    # gets a signature of its own, for packed queries.
+    profile = profile_calls([Call(op="prefill_attention", args=(packed, key, offsets))])
     names = [axis.name for axis in profile.op().axes]
     assert "h_q" not in names  # 40 tokens are no 40 heads
     assert "q_len" not in names
     assert names[:3] == ["q[0]", "q[1]", "q[2]"]
     packed_note, offsets_note = profile.notes
     assert "beside cu_seqlens_q (cumulative offsets) it is packed" in packed_note
-    assert offsets_note.startswith("varlen_attention: the values of cu_seqlens_q are cumulative")
+    assert offsets_note.startswith("prefill_attention: the values of cu_seqlens_q are cumulative")
 
 
 def test_an_unbatched_query_without_offsets_still_reads_from_the_right() -> None:

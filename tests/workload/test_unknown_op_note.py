@@ -14,7 +14,7 @@ def test_a_function_name_no_signature_knows_is_noted_once() -> None:
     assert profile.notes == (
         "op row_softmax: no signature names its axes, so only the rules for any op ran; "
         "record it under a known op (@recorder(op='softmax'); built in: mla_decode, "
-        "flash_attn, attention, softmax, sum, norm, topk, gemm, layer_norm, "
+        "flash_attn, varlen_attention, attention, softmax, sum, norm, topk, gemm, layer_norm, "
         "layer_norm_backward, gather; their other names in docs/workload.md, Op signatures) "
         "or register one (register_signature)",
     )

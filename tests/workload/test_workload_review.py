@@ -176,7 +176,7 @@ def test_a_report_of_a_profile_without_a_count_of_timed_calls_does_not_print_non
     )
     assert cli.main(["inspect", str(profile)]) == 1
     out = capsys.readouterr().out
-    assert "op softmax [softmax, softmax]: 100 calls, 2 distinct shapes, 360 us\n" in out
+    assert "op softmax [softmax]: 100 calls, 2 distinct shapes, 360 us\n" in out
     assert "None" not in out
 
 

@@ -20,11 +20,23 @@ each catalog entry.
 
 Padding past the real lengths has no guard: a kernel loop bounded by a length the kernel
 loads for its own program handles it (:func:`kernelopt.diagnose.source.length_bounded_loop`),
-and where none is, the action asks for one. Generic size-1 axes of one op that name one
-quantity (``h_q`` and ``h_kv``) over the same calls are one fact and one action; where the
-launch grid spans the size (:func:`kernelopt.diagnose.source.grid_sizes`), the item says
-what a size of 1 costs there (fewer programs) instead of the inspector's generic words. A
-reason is cut only at a sentence end in the checklist and kept whole in the plan.
+and where none is, the action asks for one. Padded queries (``max_q_len``, ``s_q``) are
+spread over the launch grid, a program per query tile: what handles them is an early
+return of the programs whose tile starts past the length (``if mblk * BLOCK_M >= q_len:
+return``), quoted where the kernel has one; a loop over the keys says nothing of them.
+
+Generic size-1 axes of one op that name one quantity (``h_q`` and ``h_kv``) over the same
+calls are one fact and one action; where the launch grid spans the size
+(:func:`kernelopt.diagnose.source.grid_sizes`), the item says what a size of 1 costs there
+(fewer programs) instead of the inspector's generic words. A reason is cut only at a
+sentence end in the checklist and kept whole in the plan.
+
+The shortcuts include those a rule of the user's found when the profile was written
+(``WorkloadProfile.written_shortcuts``): the process that diagnoses has not registered it.
+The inspector's size-1 rules count calls; a size-1 axis that takes ``min_call_share`` of
+the time in fewer of the calls is found too, as the item's line is a share of calls or of
+time. Where no shortcut reaches the line, the item names the size-1 axis nearest to it
+and its share (``rows = 1 in 48.0% of calls, under the 50% line``).
 
 A profile is stale when the trace it names (``- Source:``) is in the log and was written
 after it, or holds another number of records (``- Records:``): the checklist item then
@@ -35,6 +47,8 @@ Python, unknown to ``kernelopt inspect``).
 
 from __future__ import annotations
 
+import ast
+import functools
 import itertools
 import os
 import re
@@ -50,7 +64,12 @@ from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import OverlookedShortcutParams
 from kernelopt.diagnose.presence import present_in
-from kernelopt.diagnose.source import grid_sizes, guard_present, length_bounded_loop
+from kernelopt.diagnose.source import (
+    grid_sizes,
+    guard_present,
+    length_bounded_loop,
+    parse_python,
+)
 from kernelopt.experiments.log import KernelSource
 
 __all__ = ["STALE_AFTER_S", "detect", "stale_profile"]
@@ -77,10 +96,11 @@ def _shortcuts(ctx: Context, min_share: float) -> tuple[list[Any], str | None, A
         profile = read_profile_md(full)
         # The inspector's rules stop at half the calls by default: a lower min_call_share
         # must reach the rarer shortcuts too (a higher one is applied by the caller, which
-        # also counts a share of the time).
+        # also counts a share of the time). Its size-1 rules count calls only: a size 1
+        # in 48% of the calls and 53% of the time must reach the caller as well.
         defaults = Thresholds()
         thresholds = Thresholds(
-            often=min(defaults.often, min_share),
+            often=min(defaults.often, min_share, *_size1_by_time(profile, min_share)),
             dominant=min(defaults.dominant, min_share),
             uniform=min(defaults.uniform, min_share),
             padding=defaults.padding,
@@ -89,6 +109,33 @@ def _shortcuts(ctx: Context, min_share: float) -> tuple[list[Any], str | None, A
     except Exception as error:  # a workload profile that cannot be read is reported, not fatal
         problem = f"a readable {path} ({error.__class__.__name__}: {quote(str(error), 100)})"
         return [], problem, None
+
+
+def _size1_by_time(profile: Any, min_share: float) -> list[float]:
+    """The call shares of the size-1 axes of ``profile`` that take ``min_share`` of the
+    time (but maybe fewer of the calls)."""
+    return [
+        item.call_share
+        for op in profile.ops
+        for item in op.size1_axes(threshold=1e-12)
+        if item.time_share is not None and item.time_share >= min_share
+    ]
+
+
+def _closest_size1(profile: Any, min_share: float) -> str:
+    """The size-1 axis of ``profile`` nearest to the item's line, in words, for an item
+    that found no shortcut: ``rows = 1 in 48.0% of calls (40.0% of time), under the 50%
+    line``, or ``no size-1 axis`` where no axis is ever 1."""
+    found = [item for op in profile.ops for item in op.size1_axes(threshold=1e-12)]
+    if not found:
+        return "no size-1 axis"
+    best = max(found, key=lambda item: max(item.call_share, item.time_share or 0.0))
+    time = "" if best.time_share is None else f" ({best.time_share:.1%} of time)"
+    where = f" of {best.op}" if len(profile.ops) > 1 else ""
+    return (
+        f"{best.axis}{where} = 1 in {best.call_share:.1%} of calls{time}, under the "
+        f"{min_share:.0%} line"
+    )
 
 
 # A trace newer than its profile by less than this was written with it, or copied or
@@ -265,6 +312,9 @@ class _Handled(NamedTuple):
     """Whether ``tried`` names an experiment planned and not yet run."""
     bounded: bool = False
     """Whether the kernel's line is a loop bounded by each sequence's length (padding)."""
+    exits: bool = False
+    """Whether the kernel's line is an early return of the programs past each sequence's
+    length (padding of an axis spread over the launch grid)."""
 
 
 def _axis_names(guard: str, op: str, profile: Any, axes: Sequence[str]) -> list[str]:
@@ -325,10 +375,20 @@ def _present(
     kernels = ctx.kernels
     if _padding(shortcut):
         # Padding costs nothing where the loop stops at each sequence's own length: no
-        # guard to test, the bound is the path.
-        loop = length_bounded_loop(kernels)
-        if loop is not None:
-            return _Handled(what=loop[2], at=f"{loop[0].path}:{loop[1]}", bounded=True)
+        # guard to test, the bound is the path. Queries are spread over the launch grid
+        # (a program per query tile), keys looped over: padded queries cost nothing where
+        # the programs past the length return at once, and a loop over the keys says
+        # nothing of them.
+        if _query_axis(shortcut):
+            exit_ = _early_exit(kernels)
+            if exit_ is not None:
+                return _Handled(
+                    what=exit_[2], at=f"{exit_[0].path}:{exit_[1]}", bounded=True, exits=True
+                )
+        else:
+            loop = length_bounded_loop(kernels)
+            if loop is not None:
+                return _Handled(what=loop[2], at=f"{loop[0].path}:{loop[1]}", bounded=True)
     guard = getattr(shortcut, "guard", "") or ""
     op = getattr(shortcut, "op", "")
     guards = [guard]
@@ -400,7 +460,13 @@ def _handled_item(guard: str, handled: _Handled) -> str:
 
 
 def _bounded_words(guard: str, handled: _Handled) -> str:
-    """The padding a loop bounded by each sequence's length skips, in words."""
+    """The padding a loop bounded by each sequence's length skips, or an early return of
+    the programs past it, in words."""
+    if handled.exits:
+        return (
+            f"the kernel's programs past each sequence's length return at once, past the "
+            f"padding of {guard}, in {_code(handled.what)} ({handled.at})"
+        )
     return (
         f"the kernel's loop stops at each sequence's length, past the padding of {guard}, "
         f"in {_code(handled.what)} ({handled.at})"
@@ -487,7 +553,13 @@ def _special_path(ctx: Context, group: Sequence[Any], spread: frozenset[str]) ->
     # Whole: a caveat cut off (a causal mask's) is advice lost.
     reasons = "; and ".join(" ".join(shortcut.message.split()) for shortcut in group)
     ids = list(dict.fromkeys(s.catalog_ids[0] for s in group if getattr(s, "catalog_ids", ())))
-    if _padding(lead):
+    if _padding(lead) and _query_axis(lead):
+        what = (
+            f"Return at once from the programs whose tile of {lead.axis} starts past each "
+            "sequence's real length (load the length per sequence and compare the tile's "
+            "start with it), or loop over the queries only to that length"
+        )
+    elif _padding(lead):
         what = (
             f"Loop over {lead.axis} only to each sequence's real length (load the length "
             "per sequence and bound the loop by it), or skip the tiles past it"
@@ -497,6 +569,100 @@ def _special_path(ctx: Context, group: Sequence[Any], spread: frozenset[str]) ->
     else:
         what = f"Add a special path for `{guard}`"
     return ctx.action(f"{what} ({_coverage(lead)}): {reasons}", ids[0] if ids else None, ids[1:])
+
+
+# A padded axis of queries (``s_q``, ``max_q_len``, ``seqlen_q``), as signatures name it.
+_QUERY_AXIS = re.compile(r"(?:^|_)(?:q|query|qo)(?:_|$)")
+
+
+def _query_axis(shortcut: Any) -> bool:
+    """Whether a padding shortcut pads the queries (a query axis), not the keys."""
+    return bool(_QUERY_AXIS.search(getattr(shortcut, "axis", None) or ""))
+
+
+def _is_call(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` calls ``name`` (``tl.load``, ``load``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == name
+
+
+def _flowing(function: ast.AST, seed: Any, stop: set[str] | None = None) -> set[str]:
+    """The names ``function`` assigns from an expression ``seed`` accepts, or that uses a
+    name already found (to a fixed point), but for expressions that use a name of
+    ``stop``."""
+    pairs = [
+        ({n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}, node.value)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign)
+    ]
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for names, value in pairs:
+            if names <= found:
+                continue
+            inner = list(ast.walk(value))
+            used = {n.id for n in inner if isinstance(n, ast.Name)}
+            if stop and used & stop:
+                continue
+            if used & found or any(seed(n) for n in inner):
+                found |= names
+                changed = True
+    return found
+
+
+def _per_program_load(node: ast.AST, program: set[str]) -> bool:
+    """Whether ``node`` loads at a place that uses a name of ``program`` (a length the
+    program loads for its own sequence)."""
+    return _is_call(node, "load") and any(
+        isinstance(inner, ast.Name) and inner.id in program for inner in ast.walk(node)
+    )
+
+
+def _early_exit(sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str] | None:
+    """Where a kernel's program returns at once when its tile starts past a length it
+    loads for its own program: ``if mblk * BLOCK_M >= q_len: return`` with ``mblk`` from
+    ``tl.program_id`` and ``q_len`` from a ``tl.load`` at the program's sequence. Such a
+    program does no work on the padding of the axis the grid spans.
+
+    Returns
+    -------
+    (KernelSource, int, str) or None
+        The source, the 1-based line of the ``if`` and the test with its return, or None
+        where no Python kernel of ``sources`` has one.
+    """
+    for source in sources:
+        module = parse_python(source.text) if source.language == "python" else None
+        if module is None:
+            continue
+        for function in ast.walk(module):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            program = _flowing(function, lambda n: _is_call(n, "program_id"))
+            lengths = _flowing(function, functools.partial(_per_program_load, program=program))
+            # The tile's place: from the program id, not from a loaded length.
+            tiles = _flowing(function, lambda n: _is_call(n, "program_id"), stop=lengths)
+            for node in ast.walk(function):
+                if not (
+                    isinstance(node, ast.If)
+                    and isinstance(node.test, ast.Compare)
+                    and len(node.test.comparators) == 1
+                    and isinstance(node.body[0], ast.Return)
+                ):
+                    continue
+                sides = (node.test.left, node.test.comparators[0])
+                names = [
+                    {n.id for n in ast.walk(side) if isinstance(n, ast.Name)} for side in sides
+                ]
+                if any(
+                    mine & tiles and not mine & lengths and theirs & lengths
+                    for mine, theirs in (names, names[::-1])
+                ):
+                    return source, node.lineno, f"if {ast.unparse(node.test)}: return"
+    return None
 
 
 def _padding(shortcut: Any) -> bool:
@@ -690,8 +856,8 @@ def detect(ctx: Context, params: OverlookedShortcutParams) -> Outcome:
         return not_found(
             _PATHOLOGY,
             f"The workload profile ({ctx.log.workload_profile}) shows no shortcut covering "
-            f"{params.min_call_share:.0%} of calls or of time (no size-1 axis, no dominant "
-            "shape)." + stale_note,
+            f"{params.min_call_share:.0%} of calls or of time "
+            f"({_closest_size1(profile, params.min_call_share)}; no dominant shape)." + stale_note,
             stale_missing,
         )
     kernels = ctx.kernels
