@@ -86,11 +86,19 @@ def _run(args: argparse.Namespace) -> int:
 
     from kernelopt._errors import InputError, expected
     from kernelopt._fileio import atomic_write_text
-    from kernelopt.diagnose.engine import diagnose
+    from kernelopt.diagnose.engine import diagnose, known_family, load_catalog
 
     _check_log_directory(args.directory)
+    # The options are checked here so that errors name them (--family, --knowledge), not
+    # the library's arguments; the catalog loaded once serves the diagnosis too.
+    loaded, _ = load_catalog(args.knowledge, where="--knowledge")
+    if args.family is not None:
+        known_family(args.family, loaded, where="--family")
     diagnosis = diagnose(
-        args.directory, until=args.until, family=args.family, catalog=args.knowledge
+        args.directory,
+        until=args.until,
+        family=args.family,
+        catalog=args.knowledge if loaded is None else loaded,
     )
     if args.family is not None:
         # The library says "given"; here the reader knows which option gave it.
@@ -111,7 +119,14 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(diagnosis.to_dict())
     else:
-        sys.stdout.write(diagnosis.render_plan())
+        import os
+
+        from kernelopt.diagnose.plan import entry_links, render_plan
+
+        # Printed, the plan's links lead from where the user stands (the working folder)
+        # to the entry files, as a written plan's lead from its own folder.
+        here = os.path.join(os.getcwd(), "plan.md")
+        sys.stdout.write(render_plan(diagnosis, links=entry_links(diagnosis, here, args.knowledge)))
     if not judged:
         got = (
             # --until may be what left nothing: the log itself may hold experiments.

@@ -18,9 +18,9 @@ from kernelopt._numbers_text import readable
 from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.changes import SnapshotChange, snapshot_changes
 from kernelopt.diagnose.family import infer_family
-from kernelopt.diagnose.floors import FloorReading, latest_floors
+from kernelopt.diagnose.floors import FloorReading, latest_floors, result_rows
 from kernelopt.diagnose.model import Action, CatalogLink, Evidence
-from kernelopt.diagnose.progress import Progress, analyze
+from kernelopt.diagnose.progress import Progress, analyze, same_point
 from kernelopt.experiments.log import (
     Experiment,
     ExperimentLog,
@@ -29,7 +29,15 @@ from kernelopt.experiments.log import (
     SourceRef,
 )
 
-__all__ = ["HOST_LAUNCHER", "MEASUREMENT", "CatalogLike", "Context", "build_context", "quote"]
+__all__ = [
+    "HOST_LAUNCHER",
+    "MEASUREMENT",
+    "CatalogLike",
+    "Context",
+    "PointMove",
+    "build_context",
+    "quote",
+]
 
 HOST_LAUNCHER = "the host launcher (the code that allocates the outputs and launches the kernel)"
 """The data items that read host code miss when the log keeps its kernels alone."""
@@ -55,6 +63,44 @@ def quote(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+@attrs.frozen(kw_only=True)
+class PointMove:
+    """A kept experiment that made a trial point of its result other than its headline's
+    faster than the best kept time there before it: a gain the headline does not show.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment whose result row moved.
+    point : str
+        The trial point as its row names it (``"hidden=7168 tokens=4096"``).
+    value : float
+        Its time there, in microseconds.
+    before : Experiment
+        The experiment with the best kept time there before it.
+    before_value : float
+        That time, in microseconds.
+    gain : float
+        The share of time saved (0.165 is 16.5 % faster).
+    """
+
+    experiment: Experiment
+    point: str
+    value: float
+    before: Experiment
+    before_value: float
+    gain: float
+
+    def text(self) -> str:
+        """``"exp 4 took hidden=7168 tokens=4096 from 85 us (exp 2) to 71 us (16.5%
+        faster)"``."""
+        return (
+            f"{self.experiment.mention} took {self.point} from {readable(self.before_value, 4)} "
+            f"us ({self.before.mention}) to {readable(self.value, 4)} us ({self.gain:.1%} "
+            "faster)"
+        )
+
+
 @attrs.define(kw_only=True, slots=False)
 class Context:
     """The shared, read-only inputs of the nine detectors."""
@@ -66,6 +112,10 @@ class Context:
     family_evidence: tuple[Evidence, ...]
     progress: Progress
     catalog_problem: str | None = None
+    family_by_words: str = ""
+    """Where the family was read when only words named it (``"CLAUDE.md:4"``: a line
+    about the kernel, an experiment title), not the kernel's name nor the caller;
+    ``""`` otherwise. A family read from prose may be a word used in passing."""
 
     @property
     def experiments(self) -> tuple[Experiment, ...]:
@@ -140,6 +190,65 @@ class Context:
         """What each experiment's diff snapshots change, per kernel file, by experiment
         number (see :func:`kernelopt.diagnose.changes.snapshot_changes`)."""
         return snapshot_changes(self.log)
+
+    @functools.cached_property
+    def _side_rows(self) -> dict[int, dict[str, tuple[str, float]]]:
+        """Per experiment (by its ``id``), the times of its result's rows
+        other than the headline's point, by point key: the point as written and the time
+        in microseconds. Of each point, the row of the headline row's implementation and
+        timing mode (a baseline timed beside the kernel is not the kernel)."""
+        from kernelopt.experiments.readers._values import TO_US
+
+        found: dict[int, dict[str, tuple[str, float]]] = {}
+        for experiment in self.experiments:
+            rows = result_rows(self.log.root, experiment)
+            if len(rows) < 2:
+                continue
+            head = rows[0]
+            points: dict[str, tuple[str, float]] = {}
+            for row in rows[1:]:
+                key = same_point(row.point)
+                if (
+                    key == same_point(head.point)
+                    or key in points
+                    or row.impl != head.impl
+                    or row.mode != head.mode
+                    or row.unit not in TO_US
+                ):
+                    continue
+                points[key] = (row.point, row.median * TO_US[row.unit])
+            if points:
+                found[id(experiment)] = points
+        return found
+
+    def point_moves(self, min_gain: float) -> tuple[PointMove, ...]:
+        """The kept experiments that made a trial point other than their headline's
+        ``min_gain`` or more faster than the best kept time there before them (see
+        :class:`PointMove`), in log order. Only a point two experiments time counts, and
+        only an experiment that could hold the best (kept, correct) moves it."""
+        best: dict[str, tuple[float, Experiment]] = {}
+        moves: list[PointMove] = []
+        for step in self.progress.steps:
+            if not step.eligible:
+                continue
+            for key, (point, value) in self._side_rows.get(id(step.experiment), {}).items():
+                held = best.get(key)
+                if held is not None and value < held[0]:
+                    gain = 1.0 - value / held[0]
+                    if gain >= min_gain:
+                        moves.append(
+                            PointMove(
+                                experiment=step.experiment,
+                                point=point,
+                                value=value,
+                                before=held[1],
+                                before_value=held[0],
+                                gain=gain,
+                            )
+                        )
+                if held is None or value < held[0]:
+                    best[key] = (value, step.experiment)
+        return tuple(moves)
 
     def entry(self, entry_id: str) -> Any | None:
         """The catalog entry ``entry_id``, or None when there is no catalog or no such entry."""
@@ -325,13 +434,20 @@ def build_context(
     """Analyze progress and infer the family (unless given) for ``log``."""
     chosen: str | None
     evidence: tuple[Evidence, ...]
+    by_words = ""
     if family is not None:
         chosen, source, evidence = family, "given", ()
     else:
         guess = infer_family(log)
         chosen = guess.family
         source = str(guess.facts[0].source) if guess.family and guess.facts else "unknown"
-        evidence = tuple(Evidence(quote=quote(f.text), source=str(f.source)) for f in guess.facts)
+        # A fact is quoted without the list bullet it stands under in CLAUDE.md.
+        evidence = tuple(
+            Evidence(quote=quote(_BULLET.sub("", f.text)), source=str(f.source))
+            for f in guess.facts
+        )
+        if chosen is not None and not guess.by_kernel:
+            by_words = source
     return Context(
         log=log,
         catalog=catalog,
@@ -340,7 +456,11 @@ def build_context(
         family_evidence=evidence,
         progress=analyze(log.experiments),
         catalog_problem=catalog_problem,
+        family_by_words=by_words,
     )
+
+
+_BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
 
 
 _TERM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")

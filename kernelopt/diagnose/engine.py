@@ -14,8 +14,9 @@ from kernelopt._words import count_text
 from kernelopt.diagnose.context import CatalogLike, Context, build_context, experiments_text
 from kernelopt.diagnose.detectors import DETECTORS, Outcome
 from kernelopt.diagnose.detectors._base import not_found
-from kernelopt.diagnose.detectors.repetition_loop import NEXT_IDEA
+from kernelopt.diagnose.detectors.repetition_loop import NEXT_IDEA, next_idea
 from kernelopt.diagnose.model import (
+    Action,
     BestResult,
     Check,
     Diagnosis,
@@ -78,7 +79,7 @@ def _check_catalog(catalog: object) -> None:
         )
 
 
-def _check_listable(directory: str | os.PathLike[str]) -> None:
+def _check_listable(directory: str | os.PathLike[str], where: str = "catalog") -> None:
     """Refuse a knowledge directory whose root cannot be listed.
 
     The loader turns such a root into an error that costs the built-in entries too, and the
@@ -90,6 +91,8 @@ def _check_listable(directory: str | os.PathLike[str]) -> None:
     ----------
     directory : str or path-like
         The knowledge directory, as the caller gave it (the error names it so).
+    where : str
+        The argument or option it came from, named in the error.
 
     Raises
     ------
@@ -102,12 +105,18 @@ def _check_listable(directory: str | os.PathLike[str]) -> None:
     except OSError as error:
         why = error.strerror or error.__class__.__name__
         raise InputError(
-            expected("a knowledge directory kernelopt can read", f"{os.fspath(directory)} ({why})")
+            expected(
+                "a knowledge directory kernelopt can read",
+                f"{os.fspath(directory)} ({why})",
+                where=where,
+            )
         ) from None
 
 
 def load_catalog(
     catalog: Catalog | CatalogLike | str | os.PathLike[str] | None,
+    *,
+    where: str = "catalog",
 ) -> tuple[CatalogLike | None, str | None]:
     """The catalog to use, with a reason when none could be loaded.
 
@@ -117,6 +126,9 @@ def load_catalog(
         A catalog, used as given; a knowledge directory (``docs/knowledge/``), loaded
         over the built-in entries with entries that fail to read left out; or ``None``
         for the built-in catalog.
+    where : str
+        The argument or option ``catalog`` came from, named in errors (``"--knowledge"``
+        on the command line). Keyword-only.
 
     Returns
     -------
@@ -142,9 +154,11 @@ def load_catalog(
         if not path.is_dir():
             why = "not a folder" if path.exists() else "no such folder"
             raise InputError(
-                expected("a knowledge directory (docs/knowledge/)", f"{catalog} ({why})")
+                expected(
+                    "a knowledge directory (docs/knowledge/)", f"{catalog} ({why})", where=where
+                )
             )
-        _check_listable(catalog)
+        _check_listable(catalog, where)
         # One unfinished entry (a scaffold still holding <FILL: ...>) must not cost the
         # whole tree and the built-ins: it is left out and reported with the unread files.
         return Catalog.load(path, strict=False), None
@@ -155,21 +169,53 @@ def load_catalog(
         return None, f"{error.__class__.__name__}: {message[:200]}"
 
 
-def _known_family(family: str, catalog: CatalogLike | None) -> str:
-    """``family`` spelled as the catalog spells it (``mla_decode`` is ``mla-decode``).
+def known_family(family: str, catalog: CatalogLike | None, *, where: str = "family") -> str:
+    """``family`` spelled as the catalog spells it (``mla_decode`` is ``mla-decode``,
+    ``matmul`` is ``gemm``).
 
     A name neither the vocabulary nor any entry uses would make the missing-fundamental
-    check vacuous ("every fundamental of 'nonsense' is tried"), so it is refused.
-    """
-    from kernelopt.catalog.vocabulary import FAMILIES, family_ancestors
+    check vacuous ("every fundamental of 'nonsense' is tried"), so it is refused, as
+    ``kernelopt catalog list --family`` refuses it: naming ``where`` (the argument or
+    option it came from), the families and their aliases.
 
-    name = family_ancestors(family)[0]
+    Parameters
+    ----------
+    family : str
+        The family given.
+    catalog : CatalogLike or None
+        The catalog in use; a :class:`~kernelopt.catalog.Catalog` checks it with
+        :meth:`~kernelopt.catalog.Catalog.canonical_family`, another by the vocabulary
+        and the families its entries name.
+    where : str
+        What the error names (``"family"``, ``"--family"``). Keyword-only.
+
+    Returns
+    -------
+    str
+        The family in the catalog's spelling.
+
+    Raises
+    ------
+    InputError
+        ``family: Expected a kernel family among any, attention, ... (or matmul, ... for
+        gemm), got 'bogus'``.
+    """
+    from kernelopt.catalog.vocabulary import FAMILIES, family_aliases_text, normalize_family
+
+    canonical = getattr(catalog, "canonical_family", None)
+    if callable(canonical):
+        return str(canonical(family, where=where))
+    name = normalize_family(family)
     known = set(FAMILIES)
     for entry in catalog or ():
         known.update(getattr(entry, "families", ()), getattr(entry, "fundamental_for", ()))
     if name not in known:
         raise InputError(
-            expected(f"a kernel family among {', '.join(sorted(known))}", repr(family))
+            expected(
+                f"a kernel family among {', '.join(sorted(known))} (or {family_aliases_text()})",
+                repr(family),
+                where=where,
+            )
         )
     return name
 
@@ -192,9 +238,10 @@ def _run(ctx: Context, params: DiagnoseParams) -> list[Outcome]:
     return outcomes
 
 
-def _point_at_ideas(findings: list[Finding]) -> list[Finding]:
-    """Let the "take the next idea from ..." action name only the items this plan has, and
-    drop it when it has none of them."""
+def _point_at_ideas(findings: list[Finding], ctx: Context) -> list[Finding]:
+    """Let the "take the next idea from ..." action name only the items this plan has;
+    where it has none of them, name the catalog's next idea for the kernel instead
+    (:func:`~kernelopt.diagnose.detectors.repetition_loop.next_idea`), or drop it."""
     sources = [
         words
         for pathology, words in (
@@ -207,12 +254,16 @@ def _point_at_ideas(findings: list[Finding]) -> list[Finding]:
     out = []
     for finding in findings:
         if any(a.text == NEXT_IDEA for a in finding.actions):
-            actions = tuple(
-                attrs.evolve(a, text=text) if a.text == NEXT_IDEA else a
-                for a in finding.actions
-                if a.text != NEXT_IDEA or sources
-            )
-            finding = attrs.evolve(finding, actions=actions)
+            instead = None if sources else next_idea(ctx)
+            actions: list[Action] = []
+            for action in finding.actions:
+                if action.text != NEXT_IDEA:
+                    actions.append(action)
+                elif sources:
+                    actions.append(attrs.evolve(action, text=text))
+                elif instead is not None:
+                    actions.append(instead)
+            finding = attrs.evolve(finding, actions=tuple(actions))
         out.append(finding)
     return out
 
@@ -385,6 +436,28 @@ def _gain_warnings(ctx: Context) -> list[str]:
     return warnings
 
 
+def _point_warnings(ctx: Context, min_gain: float) -> list[str]:
+    """A warning for each kept experiment that made a trial point of its result other than
+    its headline's ``min_gain`` or more faster while its headline moved less: gains, new
+    bests and the plateau are read from the headline (a result's first row) alone, so the
+    plan should say what they leave out."""
+    gains = {id(s.experiment): s.gain for s in ctx.progress.steps}
+    warnings = []
+    for move in ctx.point_moves(min_gain):
+        gain = gains.get(id(move.experiment))
+        if gain is not None and gain >= min_gain:
+            continue  # its headline moved too: the gain is in the header already
+        said = [move.experiment.headline_point] if move.experiment.headline_point else []
+        if gain is not None and math.isfinite(gain):
+            said.append(f"{gain:.1%} gained there")
+        aside = f" ({', '.join(said)})" if said else ""
+        warnings.append(
+            f"{move.text()}, a trial point other than its headline{aside}: gains and new "
+            "bests are read from the headline (the first row of a result) alone"
+        )
+    return warnings
+
+
 def _contested_warnings(ctx: Context) -> list[str]:
     """A warning for each kept experiment whose time beats the best, timed in another run,
     while its own A/B does not show it faster (:attr:`Step.contested`): the header claims
@@ -496,6 +569,32 @@ def _kept_regression(ctx: Context, found: Regression | None) -> KeptRegression |
     )
 
 
+def _latest_gpu_best(ctx: Context, best: BestResult | None) -> BestResult | None:
+    """Where the latest attempt at the best's point was timed on another GPU than the
+    best: the fastest time at that point on its GPU, of an experiment that can hold the
+    best where one was timed there, else of the latest attempt itself; None otherwise.
+
+    Times of two GPUs are no gain or loss over each other: the header names the best on
+    each, so that a faster GPU's number does not read as a kernel falling behind."""
+    progress = ctx.progress
+    if best is None or best.only or not best.gpu or progress.kind is None:
+        return None
+    key = progress.best_key()
+    if not headline_key(key):
+        return None
+    timed = [s for s in progress.steps if s.counted and key in s.values and s.experiment.gpu]
+    if not timed or timed[-1].experiment.gpu == best.gpu:
+        return None
+    gpu = timed[-1].experiment.gpu
+    there = [s for s in timed if s.experiment.gpu == gpu]
+    chosen = max([s for s in there if s.eligible] or there, key=lambda s: s.values[key])
+    kind = progress.kind.value
+    value, unit = _headline(chosen.experiment, kind)
+    if value is None:
+        return None
+    return _best_result(ctx, chosen.experiment, value, unit, kind, best.point)
+
+
 def _regression_cause(regression: KeptRegression) -> str:
     """The root-cause sentence of a kept regression: which version stands, how much slower
     than which, and what was kept on top of it."""
@@ -575,6 +674,7 @@ def _summary(ctx: Context, params: DiagnoseParams) -> LogSummary:
         first=experiments[0].number if experiments else None,
         last=experiments[-1].number if experiments else None,
         best=best,
+        latest_gpu_best=_latest_gpu_best(ctx, best),
         regression=_kept_regression(ctx, progress.kept_regression(params.local_minimum.min_gain)),
         trajectory=trajectory,
         since_best=len(stall),
@@ -693,11 +793,11 @@ def diagnose_log(
         check_instance(catalog_problem, str, "catalog_problem as a string", "catalog_problem")
     params = DiagnoseParams() if params is None else params
     if not isinstance(params, DiagnoseParams):
-        raise InputError(expected("params as a DiagnoseParams", type(params).__name__))
+        raise InputError(expected("a DiagnoseParams", type(params).__name__, where="params"))
     chosen = family or params.missing_fundamental.family
     ctx = build_context(log, catalog, family=chosen, catalog_problem=catalog_problem)
     outcomes = _run(ctx, params)
-    findings = _rank(_point_at_ideas([o.finding for o in outcomes if o.finding is not None]))
+    findings = _rank(_point_at_ideas([o.finding for o in outcomes if o.finding is not None], ctx))
     checks: tuple[Check, ...] = tuple(o.check for o in outcomes)
     summary = _summary(ctx, params)
     # A kept regression comes first: whatever the checks find, the next experiment would
@@ -723,6 +823,7 @@ def diagnose_log(
             *_set_aside_warnings(ctx),
             *_gain_warnings(ctx),
             *_contested_warnings(ctx),
+            *_point_warnings(ctx, params.local_minimum.min_gain),
         ),
     )
 
@@ -732,7 +833,7 @@ def diagnose(
     *,
     until: int | None = None,
     family: str | None = None,
-    catalog: Catalog | str | os.PathLike[str] | None = None,
+    catalog: Catalog | CatalogLike | str | os.PathLike[str] | None = None,
     params: DiagnoseParams | None = None,
     limits: ReadLimits | None = None,
 ) -> Diagnosis:
@@ -779,16 +880,18 @@ def diagnose(
     """
     check_path(path, "path")
     if params is not None and not isinstance(params, DiagnoseParams):
-        raise InputError(expected("params as a DiagnoseParams", type(params).__name__))
+        raise InputError(expected("a DiagnoseParams", type(params).__name__, where="params"))
     if limits is not None:
         check_instance(limits, ReadLimits, "limits as a ReadLimits", "limits")
     if family is not None and (not isinstance(family, str) or not family.strip()):
         raise InputError(
-            expected("family as a non-empty string such as 'mla-decode'", repr(family))
+            expected(
+                "family as a non-empty string such as 'mla-decode'", repr(family), where="family"
+            )
         )
     loaded, problem = load_catalog(catalog)
     if family is not None:
-        family = _known_family(family, loaded)
+        family = known_family(family, loaded)
     log = read_log(path, until=until, catalog=loaded, limits=limits)
     diagnosis = diagnose_log(
         log, family=family, catalog=loaded, params=params, catalog_problem=problem

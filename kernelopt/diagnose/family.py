@@ -70,6 +70,9 @@ class FamilyGuess:
     family: str | None
     score: float
     facts: tuple[Fact, ...] = ()
+    by_kernel: bool = False
+    """Whether the kernel's own name (its file's path) names the family, not only words
+    about it (a CLAUDE.md line, an experiment title)."""
 
 
 # How strong a source is, for ties: a heading of CLAUDE.md names what the effort is about;
@@ -86,19 +89,21 @@ def _path_words(path: str) -> str:
     return _PATH_JOINER.sub(" ", path)
 
 
-def _weighted_facts(log: ExperimentLog) -> Iterable[tuple[Fact, str, float, int]]:
-    """Each fact, the text its families are matched in, its weight, and its strength."""
+def _weighted_facts(log: ExperimentLog) -> Iterable[tuple[Fact, str, float, int, bool]]:
+    """Each fact, the text its families are matched in, its weight, its strength, and
+    whether it is the kernel's name (a kernel path) rather than words about it."""
     for fact in log.project[:200]:
         strength = _HEADING if fact.text.lstrip().startswith("#") else _DESCRIPTION
-        yield fact, fact.text, 3.0, strength
+        yield fact, fact.text, 3.0, strength, False
     for source in log.kernels:
         fact = Fact(text=source.path, source=SourceRef(path=source.path))
-        yield fact, _path_words(source.path), 3.0, _DESCRIPTION
+        yield fact, _path_words(source.path), 3.0, _DESCRIPTION, True
     if log.kernel_path is not None:
-        yield log.kernel_path, _path_words(log.kernel_path.text), 3.0, _DESCRIPTION
+        yield log.kernel_path, _path_words(log.kernel_path.text), 3.0, _DESCRIPTION, True
     for experiment in log.experiments[-200:]:
         ref = experiment.source or SourceRef(path="")
-        yield Fact(text=experiment.description, source=ref), experiment.description, 1.0, _TITLE
+        description = experiment.description
+        yield Fact(text=description, source=ref), description, 1.0, _TITLE, False
 
 
 def infer_family(log: ExperimentLog) -> FamilyGuess:
@@ -106,7 +111,8 @@ def infer_family(log: ExperimentLog) -> FamilyGuess:
     scores: dict[str, float] = {}
     strengths: dict[str, int] = {}
     facts: dict[str, list[Fact]] = {}
-    for fact, text, weight, strength in _weighted_facts(log):
+    by_kernel: set[str] = set()
+    for fact, text, weight, strength, kernel in _weighted_facts(log):
         cache_write = _CACHE_WRITE.search(text) is not None and not _FUSED.search(text)
         for family, pattern in _PATTERNS:
             if cache_write and family in _ATTENTION_FAMILIES:
@@ -115,6 +121,8 @@ def infer_family(log: ExperimentLog) -> FamilyGuess:
                 scores[family] = scores.get(family, 0.0) + weight
                 strengths[family] = max(strengths.get(family, 0), strength)
                 facts.setdefault(family, []).append(fact)
+                if kernel:
+                    by_kernel.add(family)
     if not scores:
         return FamilyGuess(family=None, score=0.0)
     # A tie goes to the family the stronger source names; the name only keeps the choice
@@ -127,4 +135,9 @@ def infer_family(log: ExperimentLog) -> FamilyGuess:
             break
     if scores[best] < 3.0:
         return FamilyGuess(family=None, score=scores[best], facts=tuple(facts[best][:3]))
-    return FamilyGuess(family=best, score=scores[best], facts=tuple(facts[best][:3]))
+    return FamilyGuess(
+        family=best,
+        score=scores[best],
+        facts=tuple(facts[best][:3]),
+        by_kernel=best in by_kernel,
+    )

@@ -35,6 +35,7 @@ __all__ = [
     "floors_of",
     "host_clock_floors",
     "latest_floors",
+    "result_rows",
 ]
 
 # A result file larger than this is no result.md kernelopt.bench wrote: not read again.
@@ -146,6 +147,38 @@ def _rows_of(text: str) -> tuple[ResultRow, ...]:
         return tuple(measurement_rows(text))
     except KernelOptError:
         return ()
+
+
+def result_rows(root: str, experiment: Experiment) -> tuple[ResultRow, ...]:
+    """The Measurements rows of ``experiment``'s first ``result.md`` that has any, in file
+    order (its headline row first); empty where none is read.
+
+    Parameters
+    ----------
+    root : str
+        The log directory the experiment's source paths are relative to.
+    experiment : Experiment
+        An experiment of the log; its ``result.md`` sources are read.
+
+    Returns
+    -------
+    tuple of ResultRow
+        The rows as written, canonical or edited by hand.
+    """
+    for path in dict.fromkeys(s.path for s in experiment.sources):
+        if os.path.basename(path) != "result.md":
+            continue
+        full = os.path.join(root, path)
+        try:
+            if os.path.getsize(full) > _MAX_RESULT_BYTES:
+                continue
+            with open(full, encoding="utf-8", errors="replace") as handle:
+                rows = _rows_of(handle.read())
+        except OSError:
+            continue
+        if rows:
+            return rows
+    return ()
 
 
 def _measurement_line(text: str) -> int:

@@ -73,6 +73,11 @@ def diagnosis_to_dict(diagnosis: Diagnosis) -> dict[str, Any]:
         # Written only where set: a log whose kernel stands at its best keeps the summary
         # keys it always had.
         del data["summary"]["regression"]
+    if data["summary"]["latest_gpu_best"] is None:
+        # Written only where set: a log timed on one GPU keeps the keys it always had.
+        del data["summary"]["latest_gpu_best"]
+    else:
+        del data["summary"]["latest_gpu_best"]["only"]
     best = data["summary"]["best"]
     if best is not None and not best["only"]:
         # Written only where true: the best of a log with two or more measurements keeps

@@ -560,6 +560,11 @@ class LogSummary:
         The first and last experiment numbers.
     best : BestResult or None
         The best result so far (None when nothing was measured).
+    latest_gpu_best : BestResult or None
+        Where the latest attempt was timed on another GPU than ``best``: the fastest time
+        at the best's point on that GPU (of a kept experiment where one was timed there,
+        else of the latest attempt), since the two GPUs' times are no gain or loss over
+        each other; None otherwise. JSON holds the key only where it is set.
     regression : KeptRegression or None
         The kernel as it stands (the latest kept experiment) where it is slower than the
         best of its own kept versions before it by the local-minimum gain or more; None
@@ -595,6 +600,7 @@ class LogSummary:
     first: int | None = attrs.field(default=None, validator=_optional_int)
     last: int | None = attrs.field(default=None, validator=_optional_int)
     best: BestResult | None = attrs.field(default=None, validator=_best)
+    latest_gpu_best: BestResult | None = attrs.field(default=None, validator=_best)
     regression: KeptRegression | None = attrs.field(default=None, validator=_regression)
     trajectory: tuple[TrajectoryPoint, ...] = attrs.field(default=(), converter=_trajectory)
     since_best: int = attrs.field(default=0, validator=_int)

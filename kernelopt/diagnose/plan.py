@@ -155,6 +155,15 @@ def _header(summary: LogSummary) -> list[str]:
                 f"{lead}: {value_text(best.value, best.unit, best.kind)}{on} "
                 f"({_best_name(best.experiment, best.label)})."
             )
+        there = summary.latest_gpu_best
+        if there is not None:
+            # The latest attempt ran on another GPU: its times there are no loss against
+            # the best's, and the best on that GPU is said beside it.
+            lines[-1] = (
+                f"{lines[-1][:-1]}; on {there.gpu}, where the latest attempt ran: "
+                f"{value_text(there.value, there.unit, there.kind)} "
+                f"({_best_name(there.experiment, there.label)})."
+            )
     elif summary.attempted:
         # Said outright: a header silent on the best reads as if one were known.
         lines.append(_NO_BEST)

@@ -69,9 +69,15 @@ _SMS = r"(?:NUM_SMS|num_sms|n_sms|N_SMS|\w*sm_count\w*|\w*SM_COUNT\w*|multi_proc
 _BLOCK_M = r"\w*(?:BLOCK_(?:SIZE_)?M|block_(?:size_)?m|BlockM)\w*"
 # Code that shows a technique is in a kernel even when no comment names it.
 CODE_PATTERNS: dict[str, str] = {
+    # Besides the usual names (``m_i``/``l_i``, ``alpha = tl.exp(...)``), the rescale
+    # itself, whatever its names: a running max taken with ``tl.maximum`` and, shortly
+    # after, the old sum or accumulator scaled by the exp of a difference of two names
+    # (``nm = tl.maximum(m, bm); s = s * tl.exp(m - nm) + ...``).
     "online-softmax": (
         r"\bm_i\b[\s\S]{0,400}\bl_i\b|\brunning[_ ]max\b"
         r"|alpha\s*=\s*tl\.exp2?\(|tl\.maximum\(\s*m_i"
+        r"|tl\.maximum\([\s\S]{0,400}?\*\s*tl\.(?:math\.)?exp2?\(\s*\(?\s*[A-Za-z_]\w*\s*-\s*"
+        r"[A-Za-z_]\w*\s*[)*]"
     ),
     "split-kv-flash-decoding": (
         r"\bnum_splits\b|\bNUM_SPLITS\b|\bsplit_kv\b|\bSPLIT_KV\b|\bkv_splits?\b"

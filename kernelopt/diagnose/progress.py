@@ -61,6 +61,7 @@ __all__ = [
     "is_reference",
     "own_ab_reading",
     "point_key",
+    "same_point",
     "within_noise",
 ]
 
@@ -192,7 +193,7 @@ def headline_key(key: str) -> bool:
     return key == HEADLINE or key.startswith(HEADLINE + " @ ")
 
 
-def _same_point(text: str) -> str:
+def same_point(text: str) -> str:
     """``text`` with its ``key=value`` terms sorted (axes by canonical name) before its other
     words: one key for a point however its axes are ordered (``rows=4 cols=4096`` and
     ``cols=4096 rows=4``). A key to compare by, not a spelling to show."""
@@ -278,7 +279,7 @@ def point_key(point: Point) -> str:
     """The key of a named point's number among a step's values (``"tiny|speedup|x"``,
     ``"causal|latency"``: latencies of any unit are one quantity)."""
     # Rows of one point written with their axes in another order are one number.
-    name = _same_point(point.name)
+    name = same_point(point.name)
     if point.kind is MetricKind.LATENCY:
         return f"{name}|latency"
     return f"{name}|{point.kind.value}|{point.unit}"
@@ -725,8 +726,8 @@ def analyze(experiments: tuple[Experiment, ...]) -> Progress:
     spellings: dict[str, str] = {}
     for e in experiments:
         if e.headline_point:
-            spellings.setdefault(_same_point(e.headline_point), e.headline_point)
-    at = [spellings[_same_point(e.headline_point)] if e.headline_point else "" for e in experiments]
+            spellings.setdefault(same_point(e.headline_point), e.headline_point)
+    at = [spellings[same_point(e.headline_point)] if e.headline_point else "" for e in experiments]
     # One trial point for every headline that names one (or none named): one quantity.
     by_point = len(spellings) > 1
     units_stated = any(e.unit for e in experiments if e.latency is not None)

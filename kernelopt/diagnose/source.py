@@ -37,6 +37,7 @@ __all__ = [
     "guard_present",
     "length_bounded_loop",
     "line_counts",
+    "off_launch_path",
     "parse_python",
     "persistent_buffers",
     "precision_suspects",
@@ -707,6 +708,24 @@ def reference_functions(module: ast.Module) -> set[str]:
     against) allocates in it on every call of the reference, not of the kernel. Empty
     where no function of the file launches a kernel: the launcher is then not known.
     """
+    off_path = off_launch_path(module)
+    return {
+        f.name
+        for f in ast.walk(module)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and f.name in off_path
+        and (_REFERENCE_NAME.search(f.name) or _FLOAT64.search(ast.unparse(f)))
+    }
+
+
+def off_launch_path(module: ast.Module) -> set[str]:
+    """The host functions of ``module`` that no kernel launch runs: they launch no kernel,
+    call no function that does, and are called by none (a test-input builder such as
+    ``make_inputs``, a reference, a benchmark's setup).
+
+    What they allocate is allocated when they are called, not on every call of the
+    kernel. Empty where no function of the file launches a kernel: the launcher is then
+    not known."""
     functions = [
         node
         for node in ast.walk(module)
@@ -724,19 +743,16 @@ def reference_functions(module: ast.Module) -> set[str]:
         for callee in callees:
             callers.setdefault(callee, set()).add(caller)
     on_path = _closure(launchers, calls) | _closure(launchers, callers)
-    return {
-        f.name
-        for f in functions
-        if f.name not in on_path
-        and (_REFERENCE_NAME.search(f.name) or _FLOAT64.search(ast.unparse(f)))
-    }
+    return names - on_path
 
 
 def _python_allocations(source: KernelSource, module: ast.Module) -> list[Allocation]:
     lines = source.text.split("\n")
     launches = bool(re.search(r"\]\s*\(", source.text)) and "triton" in source.text
     allocator_names, allocator_lambdas = _allocators(module)
-    references = reference_functions(module)
+    # Only functions a launch runs allocate per call of the kernel (a reference or a
+    # test-input builder beside the launcher allocates when the user calls it).
+    references = off_launch_path(module)
     per_call: list[Allocation] = []
     per_launch: list[Allocation] = []
 

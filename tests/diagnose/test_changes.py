@@ -185,7 +185,7 @@ def test_kept_diffs_without_a_base_still_count(tmp_path: Path, catalog: Catalog)
         "latest diff (exp 4): kernel.py +4/−1 code lines, +2/−0 branches, +5/−3 constexpr knobs"
         in sentence.sentence
     )
-    assert "the diffs of exps 3, 4 were not kept" in sentence.sentence
+    assert "exps 3, 4 were reverted, so their diffs are not the current kernel" in sentence.sentence
 
 
 def test_kept_diffs_are_judged_against_their_own_file(tmp_path: Path, catalog: Catalog) -> None:

@@ -64,7 +64,8 @@ def test_unreadable_knowledge_root_is_an_input_error(
     with pytest.raises(InputError) as refused:
         load_catalog(str(tree))
     assert str(refused.value) == (
-        f"Expected a knowledge directory kernelopt can read, got {tree} (Permission denied)"
+        f"catalog: Expected a knowledge directory kernelopt can read, got {tree} (Permission "
+        "denied)"
     )
 
 
@@ -84,8 +85,8 @@ def test_cli_exits_2_on_an_unreadable_knowledge_root_and_writes_nothing(
     captured = capsys.readouterr()
     assert captured.out == "" and not plan.exists()
     assert captured.err == (
-        "kernelopt diagnose: error: Expected a knowledge directory kernelopt can read, "
-        f"got {tree} (Permission denied)\n"
+        "kernelopt diagnose: error: --knowledge: Expected a knowledge directory kernelopt can "
+        f"read, got {tree} (Permission denied)\n"
     )
 
 

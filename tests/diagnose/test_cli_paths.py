@@ -43,8 +43,8 @@ def test_a_knowledge_path_that_is_no_folder_says_why(
     assert cli.main(["diagnose", HEALTHY, "--knowledge", str(knowledge)]) == 2
     err = capsys.readouterr().err
     assert err.strip() == (
-        "kernelopt diagnose: error: Expected a knowledge directory (docs/knowledge/), "
-        f"got {knowledge} ({why})"
+        "kernelopt diagnose: error: --knowledge: Expected a knowledge directory "
+        f"(docs/knowledge/), got {knowledge} ({why})"
     )
 
 

@@ -305,7 +305,10 @@ def test_the_latest_kept_snapshot_says_later_ones_were_not_kept(tmp_path: Path) 
             KERNEL_V1 + f"\n# v{number}\n", encoding="utf-8"
         )
     sentence = _sentence(diagnose(root), P.OVER_ENGINEERING)
-    assert "latest kept snapshot (exp 4; the snapshots of exp 5 were not kept)" in sentence
+    assert (
+        "latest kept snapshot (exp 4; exp 5 was reverted, so its snapshot is not the current "
+        "kernel)"
+    ) in sentence
     # A snapshot of a change not kept is no later kernel: without one, "latest" is said alone.
     (root / "experiments" / "exp_5" / "quant_v1.py").unlink()
     assert "latest snapshot (exp 4)" in _sentence(diagnose(root), P.OVER_ENGINEERING)

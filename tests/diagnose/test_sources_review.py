@@ -233,7 +233,8 @@ def test_a_backup_folder_of_an_experiment_is_not_counted_twice(tmp_path: Path) -
     sentence = _check_sentence(after, Pathology.OVER_ENGINEERING)
     # Exp 6 left a snapshot too, of a change not kept: the sentence says so.
     assert (
-        f"latest kept snapshot (exp 5; the snapshots of exp 6 were not kept): {one.lines} "
+        f"latest kept snapshot (exp 5; exp 6 was reverted, so its snapshot is not the current "
+        f"kernel): {one.lines} "
         "code lines"
     ) in sentence
 

@@ -48,6 +48,7 @@ from kernelopt._fileio import read_text
 from kernelopt._words import and_list, count_text
 from kernelopt.diagnose.context import Context, experiments_text, quote, salient_terms
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
+from kernelopt.diagnose.floors import result_rows
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
 from kernelopt.diagnose.params import IgnoredPriorResearchParams
 from kernelopt.diagnose.presence import present_in
@@ -815,6 +816,14 @@ def _judge_items(
         if named is not None:
             items = tuple(attrs.evolve(i, experiment=named, after=named + 1) for i in items)
             dated_by = f", the latest experiment naming {version}"
+        else:
+            # Titles that do not name the version may still time it: the first experiment
+            # whose knobs (``version=v4``) or result rows (impl ``v4``, ``triton_v4``)
+            # name it made that version, and a profile of it came after.
+            made = _first_timing(ctx, version)
+            if made is not None:
+                items = tuple(attrs.evolve(i, experiment=made, after=made + 1) for i in items)
+                dated_by = f", the first experiment whose knobs or rows name {version}"
     after = items[0].after
     if after <= 0:
         # A profile that names no experiment may have been written after any of them:
@@ -864,6 +873,22 @@ def _latest_naming(experiments: Iterable[Experiment], version: str) -> int | Non
     word = re.compile(rf"(?<![\w.]){re.escape(version)}(?![\w.])", re.IGNORECASE)
     named = [e.number for e in experiments if word.search(e.description) or word.search(e.label)]
     return max(named) if named else None
+
+
+def _first_timing(ctx: Context, version: str) -> int | None:
+    """The first experiment whose knobs (a value ``v4``, as ``version=v4`` sets it) or
+    result rows (an implementation ``v4`` or ``triton_v4``) name ``version``, or None.
+
+    The experiment that first times a version made it; a profile of that version was
+    written after it."""
+    # In an implementation's name, ``_`` and ``-`` part words (``triton_v4``).
+    word = re.compile(rf"(?<![A-Za-z0-9.]){re.escape(version)}(?![A-Za-z0-9.])", re.IGNORECASE)
+    for experiment in ctx.experiments:
+        if any(word.search(str(value)) for value in experiment.knobs.values()):
+            return experiment.number
+        if any(word.search(row.impl) for row in result_rows(ctx.log.root, experiment)):
+            return experiment.number
+    return None
 
 
 def _taken_up(

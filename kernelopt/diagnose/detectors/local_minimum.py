@@ -2,7 +2,10 @@
 
 The stall is the longest trailing run of attempts over which the best result improved by
 less than ``min_gain`` in total; a structural change that gains ``min_gain`` ends it (that
-is how "same design" is recognized from numbers alone).
+is how "same design" is recognized from numbers alone). The best is the headline's (a
+result's first row); a kept attempt that made another trial point of its result
+``min_gain`` or more faster than the best kept time there
+(:meth:`kernelopt.diagnose.context.Context.point_moves`) ends it as well, and is named.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from kernelopt.diagnose.context import Context, attempts_text, experiments_text
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.model import Finding, Pathology, Severity
 from kernelopt.diagnose.params import LocalMinimumParams
-from kernelopt.diagnose.progress import Step, is_reference, own_ab_reading
+from kernelopt.diagnose.progress import Step, is_reference, own_ab_reading, same_point
 from kernelopt.experiments.log import ABVerdict, Experiment
 from kernelopt.experiments.records import Correctness
 
@@ -214,6 +217,21 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         index, moved_by = movers[-1]
         moved = f" ({_ab_words(attempts[index], moved_by)})"
         attempts = attempts[index + 1 :]
+    # The headline is one point of a result; a kept attempt that made another point the
+    # experiments share min_gain or more faster moved the design there (a prefill row
+    # beside a decode headline): the plateau starts after it too.
+    best = progress.best()
+    at = same_point(best.experiment.headline_point) if best is not None else ""
+    window = {id(s.experiment): i for i, s in enumerate(attempts)}
+    elsewhere = [
+        m
+        for m in ctx.point_moves(params.min_gain)
+        if id(m.experiment) in window and same_point(m.point) != at
+    ]
+    if elsewhere:
+        last = elsewhere[-1]
+        moved += f" ({last.text()}, a trial point other than the headline's)"
+        attempts = attempts[window[id(last.experiment)] + 1 :]
     if len(attempts) < params.min_experiments:
         return not_found(
             _PATHOLOGY,
@@ -222,7 +240,9 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
         )
     numbers = [s.experiment.number for s in attempts]
     best_before = None
-    first_index = progress.steps.index(attempts[0]) if movers else progress.steps.index(stall[0])
+    first_index = (
+        progress.steps.index(attempts[0]) if movers or elsewhere else progress.steps.index(stall[0])
+    )
     for step in reversed(progress.steps[:first_index]):
         if step.eligible and step.values:
             best_before = step.experiment
@@ -232,7 +252,6 @@ def detect(ctx: Context, params: LocalMinimumParams) -> Outcome:
     kept = [s.experiment for s in attempts if s.eligible and (s.gain or 0) > 0]
     stalled = f"{count_text(len(attempts), 'consecutive attempt')} ({experiments_text(numbers)})"
     own = _largest_own_step(attempts)
-    best = ctx.progress.best()
     if not recorded:
         summary = (
             f"{stalled}, none kept: the log records no best for them to move, "

@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from kernelopt._words import count_text
+from kernelopt._words import and_list, count_text
 from kernelopt.catalog.conditions import Comparison, Op, format_number
 from kernelopt.catalog.vocabulary import FAMILY_SHAPES, family_ancestors, shape_fact_for_axis
 from kernelopt.diagnose.context import HOST_LAUNCHER, MEASUREMENT, Context, quote
@@ -68,23 +68,24 @@ _TRACE_FACTS = frozenset({"b", "seqlen_k", "seqlen_cv"})
 _MONOTONE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE})
 
 
-def _workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None]:
-    """The ops of the log's workload profile that are ``family``'s kernel, and the
-    profile's path; no ops where the log has no readable profile.
+def _workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None, bool]:
+    """The ops of the log's workload profile that are ``family``'s kernel, the profile's
+    path, and whether an op's own family is related to ``family``; no ops where the log
+    has no readable profile.
 
     Ops of a family related to ``family`` (one its ancestor or descendant) are kept; where
     none is, every op (a profile of one unnamed op is the kernel's)."""
     path = ctx.log.workload_profile
     if path is None:
-        return [], None
+        return [], None, False
     try:
         from kernelopt.workload import read_profile_md
     except ImportError:  # the workload inspector is optional for reading logs
-        return [], None
+        return [], None, False
     try:
         profile = read_profile_md(os.path.join(ctx.log.root, path))
     except Exception:  # item 9 reports a profile it cannot read
-        return [], None
+        return [], None, False
     ops = list(profile.ops)
 
     def related(op: Any) -> bool:
@@ -93,7 +94,8 @@ def _workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None]:
         except Exception:  # a family the vocabulary does not know
             return False
 
-    return [op for op in ops if related(op)] or ops, path
+    kin = [op for op in ops if related(op)]
+    return kin or ops, path, bool(kin)
 
 
 def _recorded(comparison: Comparison, op: Any) -> str | None:
@@ -228,8 +230,9 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     host_clock = ctx.host_clock_devices
     deferred: list[str] = []  # measuring techniques left to the wrong-bottleneck item
     needless: dict[str, str] = {}  # entry id: why it is not needed
+    unjudged: list[str] = []  # measuring techniques a profiled log may or may not have used
     partial: dict[str, str] = {}  # entry id: the half the kernel shows and the half it lacks
-    ops, profile_path = _workload_ops(ctx, family)
+    ops, profile_path, op_named = _workload_ops(ctx, family)
     rows = _recorded_rows(ops, profile_path)
     for entry in fundamentals:
         entry_id = getattr(entry, "id", "")
@@ -244,8 +247,10 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         ):
             present.append(entry_id)
             continue
+        # A profile shows the kernel was measured, not which way: a measuring technique
+        # is then neither missing nor tried, and the item says it was not judged.
         if entry_id in MEASUREMENT and profiled:
-            present.append(entry_id)
+            unjudged.append(entry_id)
             continue
         # Host-clock timings time no GPU kernel: item 4 says what to measure and where,
         # and the kernel's source lacks nothing a GPU is needed for.
@@ -287,25 +292,42 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         if deferred
         else ""
     )
+    unjudged_text = (
+        f" {and_list(unjudged)}: {'a way' if len(unjudged) == 1 else 'ways'} of measuring the "
+        "kernel, not judged (the log holds profiling data, but no experiment is tagged with "
+        f"{'it' if len(unjudged) == 1 else 'them'})."
+        if unjudged
+        else ""
+    )
     if not absent:
-        excepted = [*unchecked, *partial, *needless, *deferred]
+        excepted = [*unchecked, *partial, *needless, *deferred, *unjudged]
         tried = (
             f"Every fundamental of '{family}'"
             + (f" but {', '.join(excepted)}" if excepted else "")
             + f" is tried or in the kernel ({', '.join(present)})."
-            if present or not (needless or deferred or partial)
+            if present or not (needless or deferred or partial or unjudged)
             else ""
         )
-        sentence = tried + needless_text + deferred_text + unchecked_text
+        sentence = tried + needless_text + deferred_text + unchecked_text + unjudged_text
         return not_found(_PATHOLOGY, sentence.strip(), missing_data)
     names = ", ".join(f"{getattr(e, 'name', e.id)} ({e.id})" for e in absent)
     where = (
         f"in {', '.join(k.path for k in kernels[:2])}" if kernels else "(kernel source not found)"
     )
+    # A family named only in prose (a word of CLAUDE.md) may describe a step of the kernel
+    # rather than the kernel: its fundamentals are less surely the kernel's.
+    by_words = ctx.family_by_words if params.family is None and not op_named else ""
+    words_text = (
+        f" The {family} family is read from words alone ({by_words}), not from the kernel's "
+        "name or a profiled op: pass the family if the kernel is of another."
+        if by_words
+        else ""
+    )
     summary = (
         f"For the {family} family, {names} {'is' if len(absent) == 1 else 'are'} standard, but no "
         f"experiment "
         f"tried {'it' if len(absent) == 1 else 'them'} and the kernel {where} shows no trace."
+        + words_text
         + needless_text
         + deferred_text
         + unchecked_text
@@ -338,7 +360,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         summary=summary,
         experiments=(),
         severity=Severity.HIGH,
-        confidence=0.8 if kernels else 0.55,
+        confidence=round((0.8 if kernels else 0.55) - (0.2 if by_words else 0.0), 2),
         evidence=evidence,
         actions=actions,
         missing=missing_data,

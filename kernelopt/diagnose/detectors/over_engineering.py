@@ -33,6 +33,7 @@ from kernelopt.diagnose.params import OverEngineeringParams
 from kernelopt.diagnose.source import Complexity, complexity
 from kernelopt.experiments.log import KernelSource
 from kernelopt.experiments.readers.seed import folder_number
+from kernelopt.experiments.records import Correctness, Status
 
 __all__ = ["detect", "kernel_name", "total_complexity"]
 
@@ -441,6 +442,30 @@ def _other_files_text(ctx: Context, latest: int, name: str) -> list[str]:
     return [f"only {name}, the kernel {by} names, was measured: {what} {verb} {shown} instead"]
 
 
+def _fates_text(ctx: Context, numbers: Sequence[int], what: str) -> str:
+    """Why the ``what`` files (``"snapshot"``, ``"diff"``) of the experiments ``numbers``
+    are not the kernel as it stands, in words: ``"exps 4, 5 were reverted, so their
+    snapshots are not the current kernel"``. The files are on disk; the changes they hold
+    were not kept."""
+    words = []
+    for number in numbers:
+        experiment = ctx.log.experiment(number)
+        status = experiment.status if experiment is not None else None
+        if experiment is not None and experiment.correctness is Correctness.FAIL:
+            word = "failed correctness"
+        elif status in (Status.REVERTED, Status.NEUTRAL, Status.FAILED):
+            word = status.value.lower()
+        else:
+            word = "not kept"
+        if word not in words:
+            words.append(word)
+    one = len(numbers) == 1
+    fate = " or ".join(words)
+    files = f"its {what} is" if one else f"their {what}s are"
+    verb = "was" if one else "were"
+    return f"{experiments_text(numbers)} {verb} {fate}, so {files} not the current kernel"
+
+
 def _detail(ctx: Context, measured: _Measured, stall: Sequence[int]) -> str:
     """What the detector saw, for the sentence of an unchecked item."""
     parts = []
@@ -455,7 +480,7 @@ def _detail(ctx: Context, measured: _Measured, stall: Sequence[int]) -> str:
         # not kept are said to exist, so "latest" does not read as the log's last one.
         dropped = [n for n in measured if n > latest and _attempted(ctx, n)]
         if standing and dropped:
-            fate = f"; the snapshots of {experiments_text(dropped)} were not kept"
+            fate = f"; {_fates_text(ctx, dropped, 'snapshot')}"
         size = _total(measured[latest])
         parts.append(
             # Code lines (no blank or comment lines): another check's count of a file's
@@ -476,7 +501,7 @@ def _detail(ctx: Context, measured: _Measured, stall: Sequence[int]) -> str:
         parts.append(f"latest diff{of} (exp {latest}): {changes}")
     dropped = [n for n in stall if n in diffed and not kept(ctx.log, n)]
     if dropped:
-        parts.append(f"the diffs of {experiments_text(dropped)} were not kept")
+        parts.append(_fates_text(ctx, dropped, "diff"))
     return "; ".join(parts) or "no snapshot"
 
 

@@ -46,15 +46,16 @@ from kernelopt.diagnose.context import (
 )
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.detectors.local_minimum import recorded_ab_gain
-from kernelopt.diagnose.model import Finding, Pathology, Severity
+from kernelopt.diagnose.model import Action, Finding, Pathology, Severity
 from kernelopt.diagnose.params import RepetitionLoopParams
+from kernelopt.diagnose.presence import present_in
 from kernelopt.diagnose.progress import Step, contest_words
 from kernelopt.experiments.log import Experiment
 from kernelopt.experiments.readers import knobs_of
 from kernelopt.experiments.records import Correctness, Status
 from kernelopt.experiments.tagging import Tagger, default_tagger
 
-__all__ = ["NEXT_IDEA", "changed_knobs", "detect"]
+__all__ = ["NEXT_IDEA", "changed_knobs", "detect", "next_idea"]
 
 _PATHOLOGY = Pathology.REPETITION_LOOP
 # Points at other findings of the plan: see kernelopt.diagnose.engine.
@@ -491,6 +492,35 @@ def _since_text(ctx: Context, count: int, measured: bool, min_gain: float) -> st
     return (
         f"{why}; {attempts_text(count).lower()} with a known outcome (reverted, neutral or failed)"
     )
+
+
+def next_idea(ctx: Context) -> Action | None:
+    """A step to take instead of the repeated one, where the plan has no missing-fundamental
+    or prior-research item to take it from: the catalog's highest-ranked optimization for
+    the kernel's family that no experiment was tagged with, the kernel's source does not
+    show, and that changes the kernel (a way of measuring it is no next idea). None
+    without a catalog that ranks entries, or where every entry is tried."""
+    query = getattr(ctx.catalog, "query", None)
+    if query is None:
+        return None
+    try:
+        matches = query(family=ctx.family, kind="optimization")
+    except Exception:  # a family a user's catalog does not know
+        return None
+    tried = {tag for e in ctx.experiments for tag in e.tags}
+    for match in matches:
+        entry = match.entry
+        if entry.id in tried or entry.id in MEASUREMENT:
+            continue
+        if ctx.kernels and present_in(entry, ctx.kernels) is not None:
+            continue
+        where = f"the {ctx.family} family" if ctx.family else "any kernel"
+        return ctx.action(
+            f"Try {entry.name} next: the catalog's first pick for {where} that no experiment "
+            "tried and the kernel does not show yet.",
+            entry.id,
+        )
+    return None
 
 
 def detect(ctx: Context, params: RepetitionLoopParams) -> Outcome:

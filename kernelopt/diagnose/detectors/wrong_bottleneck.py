@@ -62,7 +62,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from kernelopt._words import and_list, count_text
-from kernelopt.diagnose.context import Context, experiments_text, quote
+from kernelopt.diagnose.context import Context, PointMove, experiments_text, quote
 from kernelopt.diagnose.detectors._base import Outcome, found, not_found
 from kernelopt.diagnose.floors import FloorReading, HostClockFloors, host_clock_floors
 from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Severity
@@ -592,20 +592,24 @@ def _not_counted(
     bound: _Bound,
     gainers: Sequence[Step],
     elsewhere: Sequence[Experiment],
+    moves: Sequence[PointMove] = (),
 ) -> str:
-    """What the finding leaves out of the attempts judged, in words: the new bests, and
+    """What the finding leaves out of the attempts judged, in words: the new bests, those
+    that made another trial point of their result ``min_gain`` faster (``moves``), and
     those measured at another trial point than the bound's."""
+    parts: list[str] = []
     if len(gainers) == 1:
         step = gainers[0]
         gain = step.gain or 0.0
         # A gain beyond a float (a rate from 5e-324 to 1e300) has no percentage to show.
         by = f"by {gain:.1%}" if math.isfinite(gain) else "by more than a number can hold"
-        not_counted = f" ({step.experiment.label}, a new best {by}, not counted)"
+        parts.append(f"{step.experiment.label}, a new best {by}, not counted")
     elif gainers:
         shown = experiments_text([s.experiment.number for s in gainers])
-        not_counted = f" ({shown}, new bests by {params.min_gain:.0%} or more, not counted)"
-    else:
-        not_counted = ""
+        parts.append(f"{shown}, new bests by {params.min_gain:.0%} or more, not counted")
+    # A change that made another point of its result faster fit the kernel there.
+    parts.extend(f"{move.text()}, not counted" for move in moves)
+    not_counted = f" ({'; '.join(parts)})" if parts else ""
     if elsewhere:
         not_counted += (
             f"; {experiments_text([e.number for e in elsewhere])} measured at another trial "
@@ -749,6 +753,7 @@ def _latency_outcome(
     gainers: Sequence[Step],
     elsewhere: Sequence[Experiment],
     others: str = "",
+    moves: Sequence[PointMove] = (),
 ) -> Outcome:
     """The item for a latency-bound kernel: tuning inside the kernel (tiles, warps, loads
     and stores) shortens the bytes and FLOPs a latency-bound call barely spends time on,
@@ -761,7 +766,7 @@ def _latency_outcome(
     aims = {e.number: _latency_aim(e) for e in judged}
     inside = {"in-kernel", "parallelism"} if launch is not None else {"in-kernel"}
     wrong = [e for e in judged if aims[e.number] in inside]
-    not_counted = _not_counted(params, bound, gainers, elsewhere)
+    not_counted = _not_counted(params, bound, gainers, elsewhere, moves)
     said = (
         f", its time in the launch ('{quote(launch.text, 160)}', {launch.source})"
         if launch is not None
@@ -917,7 +922,13 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     # A new best by min_gain or more says the change fit the kernel: not evidence of a
     # misdirected effort, whatever resource it names.
     gainers = [s for s in recent if s.gain is not None and s.gain >= params.min_gain]
-    judged = [s.experiment for s in recent if s not in gainers]
+    # Nor is a change that made another trial point of its result min_gain faster (a
+    # prefill row beside a decode headline): it fit the kernel at that point.
+    moved = {id(m.experiment): m for m in ctx.point_moves(params.min_gain)}
+    moves = [
+        moved[id(s.experiment)] for s in recent if s not in gainers and id(s.experiment) in moved
+    ]
+    judged = [s.experiment for s in recent if s not in gainers and id(s.experiment) not in moved]
     # A profile's bound holds at its own trial point: at h_q = 128 decode attention is
     # compute-bound, at h_q = 16 the same kernel is memory-bound.
     elsewhere = _at_other_points(bound.point, judged)
@@ -929,7 +940,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
     # named beside it.
     others = _other_points_text(floors, kind)
     if kind == "latency":
-        return _latency_outcome(ctx, params, bound, judged, gainers, elsewhere, others)
+        return _latency_outcome(ctx, params, bound, judged, gainers, elsewhere, others, moves)
     if opposite is None:
         shown = bound.shown or stated.source
         where = f" ({shown})" if shown else ""
@@ -938,7 +949,7 @@ def detect(ctx: Context, params: WrongBottleneckParams) -> Outcome:
             f"The kernel is {kind}-bound{where}; recent work is not judged against "
             f"compute/memory.{others}",
         )
-    not_counted = _not_counted(params, bound, gainers, elsewhere)
+    not_counted = _not_counted(params, bound, gainers, elsewhere, moves)
     overlapped = [e.number for e in judged if aims[e.number] == "both"]
     if overlapped:
         # Said, so a reader who counts the pipelining attempts knows why they are not wrong.

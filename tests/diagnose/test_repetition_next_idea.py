@@ -1,0 +1,55 @@
+"""A repetition loop's plan names a step to take, not only one to stop.
+
+Where the plan has no missing-fundamental or prior-research item to take the next idea
+from, the loop's own actions name the catalog's first pick for the kernel's family that no
+experiment tried, with its id, instead of stopping at "Stop iterating on X".
+"""
+
+from __future__ import annotations
+
+from kernelopt.catalog import Catalog
+from kernelopt.diagnose import Pathology
+from kernelopt.diagnose.engine import diagnose_log
+from kernelopt.experiments.records import Status
+
+from .conftest import exp, log_of
+
+P = Pathology
+
+
+def _loop_log():  # type: ignore[no-untyped-def]
+    experiments = [
+        exp(1, 100.0, status=Status.BASELINE, description="torch baseline"),
+        exp(2, 50.0, description="fused norm kernel", tags=("kernel-fusion",)),
+        *(
+            exp(
+                n,
+                49.8,
+                status=Status.REVERTED,
+                description=f"eviction hint v{n}",
+                tags=("l2-eviction-hints",),
+                metrics={"dram_pct": 50.0},
+            )
+            for n in (3, 4, 5, 6)
+        ),
+    ]
+    return log_of(experiments)
+
+
+def test_a_loop_without_idea_items_names_the_catalogs_next_pick() -> None:
+    catalog = Catalog.builtin()
+    diagnosis = diagnose_log(_loop_log(), family="normalization", catalog=catalog)
+    loop = diagnosis.finding(P.REPETITION_LOOP)
+    assert loop is not None
+    assert diagnosis.finding(P.MISSING_FUNDAMENTAL) is None
+    assert loop.actions[0].text.startswith("Stop iterating on")
+    picked = loop.actions[-1]
+    tried = {"kernel-fusion", "l2-eviction-hints"}
+    first = next(
+        m.entry.id
+        for m in catalog.query(family="normalization", kind="optimization")
+        if m.entry.id not in tried and m.entry.id != "cuda-event-instrumentation"
+    )
+    assert picked.catalog_id == first
+    assert picked.text.startswith(f"Try {catalog.get(first).name} next: the catalog's first pick")
+    assert "Take the next idea" not in " ".join(a.text for a in loop.actions)
