@@ -166,19 +166,26 @@ def result_rows(root: str, experiment: Experiment) -> tuple[ResultRow, ...]:
         The rows as written, canonical or edited by hand.
     """
     for path in dict.fromkeys(s.path for s in experiment.sources):
-        if os.path.basename(path) != "result.md":
-            continue
-        full = os.path.join(root, path)
-        try:
-            if os.path.getsize(full) > _MAX_RESULT_BYTES:
-                continue
-            with open(full, encoding="utf-8", errors="replace") as handle:
-                rows = _rows_of(handle.read())
-        except OSError:
-            continue
+        text = _result_text(root, path)
+        rows = _rows_of(text) if text is not None else ()
         if rows:
             return rows
     return ()
+
+
+def _result_text(root: str, path: str) -> str | None:
+    """The text of ``root/path`` where ``path`` is a ``result.md`` the readers take (not
+    over their size limit, readable); None otherwise."""
+    if os.path.basename(path) != "result.md":
+        return None
+    full = os.path.join(root, path)
+    try:
+        if os.path.getsize(full) > _MAX_RESULT_BYTES:
+            return None
+        with open(full, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def _measurement_line(text: str) -> int:
@@ -211,15 +218,8 @@ def host_clock_floors(root: str, experiments: Sequence[Experiment]) -> HostClock
     bounded = False
     for experiment in experiments:
         for path in dict.fromkeys(s.path for s in experiment.sources):
-            if os.path.basename(path) != "result.md" or path in found:
-                continue
-            full = os.path.join(root, path)
-            try:
-                if os.path.getsize(full) > _MAX_RESULT_BYTES:
-                    continue
-                with open(full, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read()
-            except OSError:
+            text = None if path in found else _result_text(root, path)
+            if text is None:
                 continue
             rows = [r for r in _rows_of(text) if r.mode == "cpu" and r.floor is not None]
             if not rows:

@@ -1681,10 +1681,13 @@ def guard_present(
     return find_pattern(sources, pattern, skip=_in_words_only)
 
 
-def _derived(function: ast.AST, seeds: Callable[[ast.AST], bool]) -> set[str]:
+def _derived(
+    function: ast.AST, seeds: Callable[[ast.AST], bool], *, stop: set[str] | None = None
+) -> set[str]:
     """The names ``function`` assigns from an expression that ``seeds`` accepts somewhere
     in it, or that uses a name already derived (to a fixed point): what flows from a
-    ``tl.program_id`` or a ``tl.load``."""
+    ``tl.program_id`` or a ``tl.load``; an expression using a name of ``stop`` passes
+    nothing on (a tile's place mixed with a loaded length is no longer the tile's)."""
     assignments: list[tuple[set[str], ast.expr]] = []
     for node in ast.walk(function):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value:
@@ -1696,7 +1699,7 @@ def _derived(function: ast.AST, seeds: Callable[[ast.AST], bool]) -> set[str]:
     while changed:
         changed = False
         for names, value in assignments:
-            if names <= derived:
+            if names <= derived or (stop and _uses(value, stop)):
                 continue
             if any(
                 seeds(inner) or (isinstance(inner, ast.Name) and inner.id in derived)
@@ -1733,6 +1736,21 @@ def _python_functions(
                 yield source, lines, function
 
 
+def _program_and_lengths(function: ast.AST) -> tuple[set[str], set[str]]:
+    """The names ``function`` derives from ``tl.program_id``, and those it derives from a
+    ``tl.load`` at the program's own place (a length loaded for its own sequence)."""
+    program = _derived(function, lambda n: _is_call_of(n, "program_id"))
+    return program, _derived(function, lambda n: _per_program_load(n, program))
+
+
+def _per_program_load(node: ast.AST, program: set[str]) -> bool:
+    """Whether ``node`` loads at the program's own place (a name of ``program``, or
+    ``tl.program_id`` itself, in its address)."""
+    return _is_call_of(node, "load") and bool(
+        _uses(node, program) or any(_is_call_of(inner, "program_id") for inner in ast.walk(node))
+    )
+
+
 def length_bounded_loop(sources: Iterable[KernelSource]) -> tuple[KernelSource, int, str] | None:
     """Where a kernel bounds a loop by a length it loads for its own program: ``lk =
     tl.load(LK + b)`` with ``b`` from ``tl.program_id``, then ``for start in range(0, hi,
@@ -1746,15 +1764,7 @@ def length_bounded_loop(sources: Iterable[KernelSource]) -> tuple[KernelSource, 
         Python kernel of ``sources`` has one.
     """
     for source, lines, function in _python_functions(sources, device=True):
-        program = _derived(function, lambda n: _is_call_of(n, "program_id"))
-
-        def per_program_load(node: ast.AST, program: set[str] = program) -> bool:
-            return _is_call_of(node, "load") and bool(
-                _uses(node, program)
-                or any(_is_call_of(inner, "program_id") for inner in ast.walk(node))
-            )
-
-        lengths = _derived(function, per_program_load)
+        program, lengths = _program_and_lengths(function)
         for loop in ast.walk(function):
             bound: ast.AST | None = None
             if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call):
@@ -1762,10 +1772,45 @@ def length_bounded_loop(sources: Iterable[KernelSource]) -> tuple[KernelSource, 
             elif isinstance(loop, ast.While):
                 bound = loop.test
             if bound is not None and (
-                _uses(bound, lengths) or any(per_program_load(inner) for inner in ast.walk(bound))
+                _uses(bound, lengths)
+                or any(_per_program_load(inner, program) for inner in ast.walk(bound))
             ):
                 line = getattr(loop, "lineno", 0)
                 return source, line, lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return None
+
+
+def early_exit(sources: Iterable[KernelSource]) -> tuple[KernelSource, int, str] | None:
+    """Where a kernel's program returns at once when its tile starts past a length it
+    loads for its own program: ``if mblk * BLOCK_M >= q_len: return`` with ``mblk`` from
+    ``tl.program_id`` and ``q_len`` from a ``tl.load`` at the program's sequence. Such a
+    program does no work on the padding of the axis the grid spans.
+
+    Returns
+    -------
+    (KernelSource, int, str) or None
+        The source, the 1-based line of the ``if`` and the test with its return, or None
+        where no Python kernel of ``sources`` has one.
+    """
+    for source, _lines, function in _python_functions(sources, device=True):
+        _program, lengths = _program_and_lengths(function)
+        # The tile's place: from the program id, not from a loaded length.
+        tiles = _derived(function, lambda n: _is_call_of(n, "program_id"), stop=lengths)
+        for node in ast.walk(function):
+            if not (
+                isinstance(node, ast.If)
+                and isinstance(node.test, ast.Compare)
+                and len(node.test.comparators) == 1
+                and isinstance(node.body[0], ast.Return)
+            ):
+                continue
+            sides = (node.test.left, node.test.comparators[0])
+            names = [{n.id for n in ast.walk(side) if isinstance(n, ast.Name)} for side in sides]
+            if any(
+                mine & tiles and not mine & lengths and theirs & lengths
+                for mine, theirs in (names, names[::-1])
+            ):
+                return source, node.lineno, f"if {ast.unparse(node.test)}: return"
     return None
 
 

@@ -47,8 +47,6 @@ Python, unknown to ``kernelopt inspect``).
 
 from __future__ import annotations
 
-import ast
-import functools
 import itertools
 import os
 import re
@@ -65,10 +63,10 @@ from kernelopt.diagnose.model import Action, Evidence, Finding, Pathology, Sever
 from kernelopt.diagnose.params import OverlookedShortcutParams
 from kernelopt.diagnose.presence import present_in
 from kernelopt.diagnose.source import (
+    early_exit,
     grid_sizes,
     guard_present,
     length_bounded_loop,
-    parse_python,
 )
 from kernelopt.experiments.log import KernelSource
 
@@ -380,7 +378,7 @@ def _present(
         # the programs past the length return at once, and a loop over the keys says
         # nothing of them.
         if _query_axis(shortcut):
-            exit_ = _early_exit(kernels)
+            exit_ = early_exit(kernels)
             if exit_ is not None:
                 return _Handled(
                     what=exit_[2], at=f"{exit_[0].path}:{exit_[1]}", bounded=True, exits=True
@@ -578,91 +576,6 @@ _QUERY_AXIS = re.compile(r"(?:^|_)(?:q|query|qo)(?:_|$)")
 def _query_axis(shortcut: Any) -> bool:
     """Whether a padding shortcut pads the queries (a query axis), not the keys."""
     return bool(_QUERY_AXIS.search(getattr(shortcut, "axis", None) or ""))
-
-
-def _is_call(node: ast.AST, name: str) -> bool:
-    """Whether ``node`` calls ``name`` (``tl.load``, ``load``)."""
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == name
-
-
-def _flowing(function: ast.AST, seed: Any, stop: set[str] | None = None) -> set[str]:
-    """The names ``function`` assigns from an expression ``seed`` accepts, or that uses a
-    name already found (to a fixed point), but for expressions that use a name of
-    ``stop``."""
-    pairs = [
-        ({n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}, node.value)
-        for node in ast.walk(function)
-        if isinstance(node, ast.Assign)
-    ]
-    found: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for names, value in pairs:
-            if names <= found:
-                continue
-            inner = list(ast.walk(value))
-            used = {n.id for n in inner if isinstance(n, ast.Name)}
-            if stop and used & stop:
-                continue
-            if used & found or any(seed(n) for n in inner):
-                found |= names
-                changed = True
-    return found
-
-
-def _per_program_load(node: ast.AST, program: set[str]) -> bool:
-    """Whether ``node`` loads at a place that uses a name of ``program`` (a length the
-    program loads for its own sequence)."""
-    return _is_call(node, "load") and any(
-        isinstance(inner, ast.Name) and inner.id in program for inner in ast.walk(node)
-    )
-
-
-def _early_exit(sources: Sequence[KernelSource]) -> tuple[KernelSource, int, str] | None:
-    """Where a kernel's program returns at once when its tile starts past a length it
-    loads for its own program: ``if mblk * BLOCK_M >= q_len: return`` with ``mblk`` from
-    ``tl.program_id`` and ``q_len`` from a ``tl.load`` at the program's sequence. Such a
-    program does no work on the padding of the axis the grid spans.
-
-    Returns
-    -------
-    (KernelSource, int, str) or None
-        The source, the 1-based line of the ``if`` and the test with its return, or None
-        where no Python kernel of ``sources`` has one.
-    """
-    for source in sources:
-        module = parse_python(source.text) if source.language == "python" else None
-        if module is None:
-            continue
-        for function in ast.walk(module):
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            program = _flowing(function, lambda n: _is_call(n, "program_id"))
-            lengths = _flowing(function, functools.partial(_per_program_load, program=program))
-            # The tile's place: from the program id, not from a loaded length.
-            tiles = _flowing(function, lambda n: _is_call(n, "program_id"), stop=lengths)
-            for node in ast.walk(function):
-                if not (
-                    isinstance(node, ast.If)
-                    and isinstance(node.test, ast.Compare)
-                    and len(node.test.comparators) == 1
-                    and isinstance(node.body[0], ast.Return)
-                ):
-                    continue
-                sides = (node.test.left, node.test.comparators[0])
-                names = [
-                    {n.id for n in ast.walk(side) if isinstance(n, ast.Name)} for side in sides
-                ]
-                if any(
-                    mine & tiles and not mine & lengths and theirs & lengths
-                    for mine, theirs in (names, names[::-1])
-                ):
-                    return source, node.lineno, f"if {ast.unparse(node.test)}: return"
-    return None
 
 
 def _padding(shortcut: Any) -> bool:
