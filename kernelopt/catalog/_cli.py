@@ -45,6 +45,7 @@ from kernelopt.catalog.query import (
     metrics_read,
     shape_facts_missing,
     shape_facts_read,
+    under_floor,
 )
 from kernelopt.catalog.scaffold import new_entry_file
 from kernelopt.catalog.store import KnowledgeTree
@@ -56,6 +57,7 @@ from kernelopt.catalog.vocabulary import (
     METRICS,
     SHAPE_FACTS,
     family_alias_note,
+    family_alias_shape,
     family_aliases_text,
     family_ancestors,
     normalize_family,
@@ -271,14 +273,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "List the entries that are a standard technique for --family or one of its "
             "ancestors (their fundamental_for), most specific family first, then by id; "
             "--language keeps shared entries and those of that language, --kind those of "
-            "that kind. Each line: id, kind, scope and the family it is fundamental for."
+            "that kind. Each line: id, kind, scope and the family it is fundamental for. "
+            "--shape leaves out an entry whose every shape condition fails at the facts "
+            "given, as a family's name does (decode attention is s_q=1; gemv is gemm at "
+            "m=1); a note on stderr names what was left out and why."
         ),
         epilog=exit_codes(usage="no --family, an unknown family; " + _USAGE)
         + _READ_EXAMPLES
         + "  kernelopt catalog fundamentals --family mla-decode\n"
-        "  kernelopt catalog fundamentals --family matmul --language triton --json",
+        "  kernelopt catalog fundamentals --family matmul --language triton --json\n"
+        "  kernelopt catalog fundamentals --family gemm --shape m=1",
     )
     fundamentals.add_argument("--family", required=True, help=f"the kernel family {_FAMILIES}")
+    fundamentals.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a shape fact of the kernel, e.g. m=1 (repeat)",
+    )
     fundamentals.add_argument("--language", **_LANGUAGE_OPTION, help=_LANGUAGE_HELP)
     fundamentals.add_argument("--kind", **_KIND_OPTION, help="only entries of this kind")
     fundamentals.set_defaults(handler=_fundamentals)
@@ -384,9 +397,15 @@ def _warn_problems(tree: str | Path, catalog: Catalog) -> None:
     not errors: lint, which reads on, lists every problem of each. A file left out whose
     built-in entry answers in its place also gets a line of its own: the answer printed
     is then not the user's entry, though it reads as if it were."""
-    if catalog.problems:
-        left_out = len({p.path for p in catalog.problems if p.is_error})
-        warnings = sum(not p.is_error for p in catalog.problems)
+    # A problem of the whole tree (it holds no entries) is said as it is: the count of
+    # the summary line would hide that the built-ins answered alone.
+    whole = [p for p in catalog.problems if not p.is_error and Path(p.path) == Path(tree)]
+    for problem in whole:
+        print(f"kernelopt catalog: warning: {problem.message}", file=sys.stderr)
+    others = [p for p in catalog.problems if p not in whole]
+    if others:
+        left_out = len({p.path for p in others if p.is_error})
+        warnings = sum(not p.is_error for p in others)
         print(
             f"kernelopt catalog: {count_text(left_out, 'path')} left out for errors, "
             f"{count_text(warnings, 'warning')} in {tree}; "
@@ -458,13 +477,17 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fundamentals(args: argparse.Namespace) -> int:
+    shape = _pairs(args.shape, "--shape")
     catalog = _catalog(args)
     family = _named_family(catalog, args.family)
+    _check_names(catalog, {}, shape)
+    # The name as typed: an alias may fix a shape fact (gemv is m=1) that its family lacks.
     entries = [
         e
-        for e in catalog.fundamentals(family, language=args.language)
+        for e in catalog.fundamentals(args.family, language=args.language, shape=shape)
         if args.kind is None or e.kind.value == args.kind
     ]
+    ruled_out = _note_ruled_out(catalog, args, family, shape, entries)
     # The family of the chain each entry is fundamental for, most specific first: what
     # sets its place in the list, and what tells a gemm technique from one for every kernel.
     chain = family_ancestors(family)
@@ -483,13 +506,47 @@ def _fundamentals(args: argparse.Namespace) -> int:
             f"{e.id:<{width}}  {e.kind.value:<12}  {e.scope:<8}  "
             f"fundamental for {via[e.id]}{method}"
         )
-    if entries and family != "any" and all(via[e.id] == "any" for e in entries):
+    # Where the shape left a standard technique out, its note has said why the rest is all
+    # that is listed.
+    if not ruled_out and entries and family != "any" and all(via[e.id] == "any" for e in entries):
         print(
             f"kernelopt catalog: note: no technique is recorded as standard for {family} "
             f"or its ancestors; what is listed is fundamental for any, {_METHOD}",
             file=sys.stderr,
         )
     return EXIT_OK
+
+
+def _note_ruled_out(
+    catalog: Catalog,
+    args: argparse.Namespace,
+    family: str,
+    shape: dict[str, float],
+    entries: Sequence[Entry],
+) -> bool:
+    """One line on stderr for each standard technique of ``family`` that the shape facts
+    (``--shape``, or those an alias such as gemv fixes) leave out, with the conditions
+    that fail: a list without it must not read as if the catalog had forgotten it.
+    Returns whether one was left out."""
+    facts = {**family_alias_shape(args.family), **shape}
+    if not facts:
+        return False
+    kept = {e.id for e in entries}
+    noted = False
+    for entry in catalog.fundamentals(family, language=args.language):
+        if entry.id in kept or (args.kind is not None and entry.kind.value != args.kind):
+            continue
+        failed = "; ".join(c.describe(facts) for c in entry.shape_conditions)
+        given = ", ".join(f"{n}={format_number(v)}" for n, v in facts.items())
+        alias = family_alias_shape(args.family)
+        why = f" ({args.family} is {family} at {given})" if alias and not shape else ""
+        print(
+            f"kernelopt catalog: note: {entry.id}, standard for {family}, is left out: its "
+            f"shape conditions fail at {given}{why}: {failed}",
+            file=sys.stderr,
+        )
+        noted = True
+    return noted
 
 
 # What an entry fundamental for `any` is, beside it in `fundamentals`.
@@ -528,7 +585,21 @@ def _search(args: argparse.Namespace) -> int:
     if not words.strip():
         raise InputError(expected("words to look for (TEXT or --file)", "none"))
     # search() is query(keyword=...); the query also keeps one kind before it counts.
-    matches = _catalog(args).query(keyword=words, kind=args.kind, limit=args.limit)
+    catalog = _catalog(args)
+    matches = catalog.query(keyword=words, kind=args.kind, limit=args.limit)
+    if args.file is None:
+        # Words typed are all chosen: say which entries share some of them too few to be
+        # shown, so that a long query's short answer does not read as all there is. A
+        # plan's words are not all chosen, and its noise would make the line long.
+        below = under_floor(catalog._items(), words, kind=args.kind)
+        if below:
+            print(
+                f"kernelopt catalog: note: {count_text(len(below), 'more entry', 'more entries')} "
+                f"{'shares' if len(below) == 1 else 'share'} some of the words, too small a "
+                f"part of them to be shown ({_some_ids(below)}); search fewer words to see "
+                "them",
+                file=sys.stderr,
+            )
     _print_matches(matches, args.json)
     return EXIT_OK
 

@@ -22,10 +22,11 @@ from kernelopt.catalog.loader import LoadedTree, load_tree
 from kernelopt.catalog.markdown import declared_id
 from kernelopt.catalog.model import Entry, Kind
 from kernelopt.catalog.problems import Problem, Severity
-from kernelopt.catalog.query import Match, _Searchable, rank
+from kernelopt.catalog.query import Match, _check_facts, _Searchable, rank
 from kernelopt.catalog.vocabulary import (
     FAMILIES,
     FAMILY_ALIASES,
+    family_alias_shape,
     family_aliases_text,
     family_ancestors,
     family_shape,
@@ -621,7 +622,13 @@ class Catalog:
         known = None if family is None else self.canonical_family(family)
         return rank(self._items(), family=known, keyword=text, strong_only=True)
 
-    def fundamentals(self, family: str, *, language: str | None = None) -> list[Entry]:
+    def fundamentals(
+        self,
+        family: str,
+        *,
+        language: str | None = None,
+        shape: Mapping[str, float] | None = None,
+    ) -> list[Entry]:
         """Entries that are a standard technique for a family or one of its ancestors.
 
         Parameters
@@ -632,6 +639,10 @@ class Catalog:
             Keep shared entries and those specific to this language, read as
             :meth:`query` reads it (``"Triton"`` is ``"triton"``; ``"gluon"`` keeps
             triton's entries too); every entry if ``None``.
+        shape : mapping of str to float, optional
+            Shape facts of the kernel (``{"m": 1}``): an entry whose every shape
+            condition fails at them is left out, as at the facts the family's name fixes.
+            They win over those facts.
 
         Returns
         -------
@@ -642,13 +653,17 @@ class Catalog:
             fixes (:data:`~kernelopt.catalog.vocabulary.FAMILY_SHAPES`: decode attention
             has ``s_q = 1``) is left out: ``causal-tile-skipping`` is standard for
             attention, and has no key tile to skip where one query row sees every key.
+            An alias that fixes a shape (:data:`~kernelopt.catalog.vocabulary.FAMILY_ALIAS_SHAPES`:
+            ``gemv`` is a GEMM at ``m = 1``) leaves out what fails there:
+            ``grouped-tile-order`` needs thousands of tile rows.
 
         Raises
         ------
         InputError
             For a family not among :meth:`families`, or a language not among
             :data:`~kernelopt.catalog.vocabulary.LANGUAGES`, their aliases and
-            :data:`~kernelopt.catalog.vocabulary.DIALECTS`.
+            :data:`~kernelopt.catalog.vocabulary.DIALECTS`; for a ``shape`` that is not a
+            mapping of names to finite numbers of at least 0.
         """
         chain = family_ancestors(self.canonical_family(family))
         scopes = None if language is None else language_scopes(language)
@@ -656,13 +671,14 @@ class Catalog:
         def depth(entry: Entry) -> int:
             return min(chain.index(f) for f in entry.fundamental_for if f in chain)
 
-        shape = family_shape(chain[0])
+        _check_facts(shape, "shape")
+        facts = {**family_shape(chain[0]), **family_alias_shape(family), **(shape or {})}
         found = [
             e
             for e in self
             if any(f in chain for f in e.fundamental_for)
             and (scopes is None or e.scope in scopes)
-            and not _ruled_out_by(e, shape)
+            and not _ruled_out_by(e, facts)
         ]
         return sorted(found, key=lambda e: (depth(e), e.id))
 

@@ -344,6 +344,20 @@ def _load(base: Path, *, strict: bool) -> LoadedTree:
         kept[entry.id] = entry
         paths[entry.id] = path
     errors = [p for p in problems if p.is_error]
+    if not kept and not errors:
+        # An empty folder, or one holding only files that are no entries (a stray notes.txt),
+        # loads without a problem and leaves the built-in entries answering alone: say so,
+        # or a mistyped --knowledge path reads as the user's tree.
+        problems.append(
+            Problem(
+                path=str(base),
+                line=None,
+                severity=Severity.WARNING,
+                message=f"knowledge tree {base} holds no entries (.md files in "
+                "optimizations/, anti-patterns/ or languages/<language>/); the built-in "
+                "entries answer alone",
+            )
+        )
     if strict and errors:
         raise CatalogError("\n".join(_strict_lines(base, errors, outside)))
     return LoadedTree(

@@ -12,6 +12,7 @@ read the same, and a keyword matches only at word boundaries (``exp2`` matches
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import re
@@ -70,11 +71,16 @@ _EXP_REFERENCE = re.compile(r"\bexps? ?\d+(?: ?, ?\d+)*\b")
 # are all the query has, and an entry sharing one is shown.
 _FLOOR_FROM_WORDS = 3
 _MIN_RELEVANCE = 0.4
+# What a word shared only in another form counts for toward that part (see `_relevance`).
+_W_OTHER_FORM = 0.5
 # Score weights: a fired trigger or shape condition and a named technique count more than
 # a filter; the weak word overlap stays below one strong hit.
 _W_TRIGGER = 2.0
 _W_EXTRA_COMPARISON = 0.5
 _W_SHAPE = 2.0
+# A shape condition that holds on every fact given and reads one not given: below a
+# condition that holds, above a filter.
+_W_SHAPE_PARTIAL = 1.0
 _W_KEYWORD = 3.0
 _W_EXTRA_KEYWORD = 0.25
 _W_WORDS = 1.0
@@ -267,14 +273,81 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
 
 
 def _words(text: str) -> set[str]:
-    return set(_word_list(text))
+    return {_stem(w) for w in _word_list(text)}
 
 
-def _query_words(text: str) -> set[str]:
-    """The words a search looks for in ``text``: its words less experiment references
-    and the words of :data:`_QUERY_NOISE`."""
+def _query_words(text: str) -> dict[str, str]:
+    """The words a search looks for in ``text``, each by its stem (:func:`_stem`) with the
+    first spelling the text gives it: its words less experiment references and the words
+    of :data:`_QUERY_NOISE`."""
     kept = _EXP_REFERENCE.sub(" ", normalize_text(text))
-    return {w for w in _word_list(kept) if w not in _QUERY_NOISE}
+    found: dict[str, str] = {}
+    for word in _word_list(kept):
+        if word not in _QUERY_NOISE:
+            found.setdefault(_stem(word), word)
+    return found
+
+
+# Endings a word sheds so that the forms of one word match: "quantization", "quantize",
+# "quantizer" and "quantized" all read as "quantiz". Tried in order, the first that leaves
+# a stem of _MIN_STEM letters wins; plurals go first ("quantizers" is "quantizer").
+_PLURALS = (("sses", "ss"), ("ies", "y"), ("s", ""))
+_ENDINGS = (
+    ("ization", "iz"),
+    ("izing", "iz"),
+    ("izer", "iz"),
+    ("ized", "iz"),
+    ("ize", "iz"),
+    ("ation", "at"),
+    ("ating", "at"),
+    ("ated", "at"),
+    ("ate", "at"),
+    ("ing", ""),
+    ("ied", "y"),
+    ("ed", ""),
+    ("e", ""),
+)
+# A final s that is no plural: "pass", "status", "axis", "bias".
+_NOT_PLURAL = ("ss", "us", "is", "as")
+_MIN_STEM = 3
+_VOWELS = frozenset("aeiouy")
+
+
+# Every word of every entry is stemmed once a catalog is searched, and a plan's words again
+# on each search: the same few thousand words.
+@functools.lru_cache(maxsize=8192)
+def _stem(word: str) -> str:
+    """``word`` without its inflection or a common derivational ending, so that a search
+    for one form finds the others (``"tiles"``, ``"tiled"`` and ``"tiling"`` are ``"til"``).
+
+    Words with a digit (``fp8``, ``l2``, ``float8e4nv``) and words of three letters or
+    fewer are names, kept as they are. The stem is only compared, never shown.
+    """
+    if len(word) <= _MIN_STEM or not word.isalpha():
+        return word
+    if not word.endswith(_NOT_PLURAL):
+        word = _strip(word, _PLURALS)
+    stripped = _strip(word, _ENDINGS)
+    # "padded" and "padding" are "pad": a consonant doubled before the ending goes (but
+    # "fill" and "spill" keep their ll).
+    if (
+        stripped != word
+        and word.endswith(("ing", "ed"))
+        and len(stripped) > _MIN_STEM
+        and stripped[-1] == stripped[-2]
+        and stripped[-1] not in "lsz"
+    ):
+        stripped = stripped[:-1]
+    return stripped
+
+
+def _strip(word: str, endings: tuple[tuple[str, str], ...]) -> str:
+    for ending, replacement in endings:
+        stem = word[: -len(ending)]
+        # A stem of consonants alone ("str" of "string") is no word: keep the word.
+        if word.endswith(ending) and len(stem) >= _MIN_STEM and _VOWELS & set(stem):
+            return stem + replacement
+    return word
 
 
 def _word_weights(items: Iterable[_Searchable], words: set[str]) -> dict[str, float]:
@@ -285,10 +358,21 @@ def _word_weights(items: Iterable[_Searchable], words: set[str]) -> dict[str, fl
     return {w: math.log((len(items) + 1) / (count[w] + 0.5)) for w in words}
 
 
-def _relevance(common: set[str], weights: Mapping[str, float]) -> float:
-    """The part of the query's weight that the shared words ``common`` carry, in [0, 1]."""
+def _relevance(
+    item: _Searchable, query_words: Mapping[str, str], weights: Mapping[str, float]
+) -> float:
+    """The part of the query's weight that the words ``item`` shares with it carry, in
+    [0, 1]. A word the entry writes only in another form ("quantizer" for the query's
+    "quantization") carries half its weight: the same spelling is surer evidence, and a
+    long plan shares some form of many common words with most entries."""
     total = sum(weights.values())
-    return sum(weights[w] for w in common) / total if total > 0 else 1.0
+    if total <= 0:
+        return 1.0
+    shared = query_words.keys() & item.words
+    return (
+        sum(weights[w] * (1.0 if query_words[w] in item.spelled else _W_OTHER_FORM) for w in shared)
+        / total
+    )
 
 
 def _word_list(text: str) -> list[str]:
@@ -361,7 +445,13 @@ class _Searchable:
 
     @cached_property
     def mentions(self) -> Counter[str]:
-        """How often each word stands in the searched text (names, When to Apply, prose)."""
+        """How often each word stands in the searched text (names, When to Apply, prose),
+        counted by stem: "quantizer" and "quantized" are two mentions of one word."""
+        return Counter(_stem(w) for w in self.spellings)
+
+    @cached_property
+    def spellings(self) -> list[str]:
+        """The searched words of the text as written, in order and with repeats."""
         e = self.entry
         parts = [
             e.name,
@@ -374,11 +464,20 @@ class _Searchable:
             *e.pitfalls,
             *e.interaction_notes,
         ]
-        return Counter(_word_list(" ".join(parts)))
+        return _word_list(" ".join(parts))
+
+    @cached_property
+    def spelled(self) -> set[str]:
+        return set(self.spellings)
 
     @cached_property
     def words(self) -> set[str]:
         return set(self.mentions)
+
+    def spelling(self, stem: str) -> str:
+        """The text's most frequent spelling of the words of ``stem`` (first seen on a tie)."""
+        counts = Counter(w for w in self.spellings if _stem(w) == stem)
+        return counts.most_common(1)[0][0] if counts else stem
 
     @cached_property
     def title_words(self) -> set[str]:
@@ -399,7 +498,7 @@ class _Searchable:
         return [name for name, pattern in self.phrases if pattern.search(text)]
 
 
-def _shared_words(item: _Searchable, query_words: set[str]) -> tuple[float, str] | None:
+def _shared_words(item: _Searchable, query_words: Mapping[str, str]) -> tuple[float, str] | None:
     """Score an entry by the query's words it shares, and say where they stand.
 
     The share of the query's words found decides first, so a multi-word query still puts
@@ -415,7 +514,7 @@ def _shared_words(item: _Searchable, query_words: set[str]) -> tuple[float, str]
         (``"mentions softmax (in its name or keywords; 12 times in all)"``); ``None`` when no
         word is shared.
     """
-    common = sorted(query_words & item.words)
+    common = sorted(query_words.keys() & item.words)
     if not common:
         return None
     placements = []
@@ -424,14 +523,14 @@ def _shared_words(item: _Searchable, query_words: set[str]) -> tuple[float, str]
         place, count = item.place(word), item.mentions[word]
         # In [0, 1): the place decides, the count (saturating) orders within one place.
         placements.append((place + count / (count + 1)) / len(_PLACES))
-        found.append((word, place, count))
+        found.append((_as_written(query_words[word], item), place, count))
     placement = sum(placements) / len(placements)
     score = (_W_WORDS * len(common) + _W_PLACEMENT * placement) / len(query_words)
     # The words that say most about the entry first, and only so many: a searched file
     # (a plan) shares dozens of common words with an entry, which would bury these.
-    found.sort(key=lambda item: (-item[1], -item[2], item[0]))
+    found.sort(key=lambda item: (-item[1], -item[2], item[0][0]))
     shown = [
-        f"{word} ({_PLACES[place]}; {count_text(count, 'time')} in all)"
+        f"{word[0]} ({word[1]}{_PLACES[place]}; {count_text(count, 'time')} in all)"
         for word, place, count in found[:_SHOWN_WORDS]
     ]
     if len(found) > _SHOWN_WORDS:
@@ -439,17 +538,56 @@ def _shared_words(item: _Searchable, query_words: set[str]) -> tuple[float, str]
     return score, "mentions " + ", ".join(shown)
 
 
+def _as_written(query_word: str, item: _Searchable) -> tuple[str, str]:
+    """A shared word as the query wrote it, and ``"as quantizer, "`` where the entry
+    never writes it so (only another form of it), else ``""``."""
+    if query_word in item.spelled:
+        return query_word, ""
+    return query_word, f"as {item.spelling(_stem(query_word))}, "
+
+
 def _conditions(
     kind: str, conditions: Iterable[Condition], facts: Mapping[str, float]
 ) -> tuple[float, list[str]]:
     score, reasons = 0.0, []
+    partly = False
     weight = _W_TRIGGER if kind == "metric" else _W_SHAPE
     for condition in conditions:
-        if condition.evaluate(facts) is True:
+        note = f" — {condition.note}" if condition.note else ""
+        verdict = condition.evaluate(facts)
+        if verdict is True:
             score += weight + _W_EXTRA_COMPARISON * (len(condition.comparisons) - 1)
-            note = f" — {condition.note}" if condition.note else ""
             reasons.append(f"{kind} {condition.describe(facts)}{note}")
+        elif verdict is None and kind == "shape":
+            partial = _partly_held(condition, facts)
+            if partial is not None:
+                # Once an entry: two conditions each waiting on a fact are no surer a match.
+                score += 0.0 if partly else _W_SHAPE_PARTIAL
+                partly = True
+                reasons.append(f"{kind} {partial}{note}")
     return score, reasons
+
+
+def _partly_held(condition: Condition, facts: Mapping[str, float]) -> str | None:
+    """The reason of a shape condition whose comparisons on the facts given all hold while
+    others read a fact not given, or None.
+
+    A GEMV-shaped GEMM (``m = 1``) is what split-K is for before its K is known: the entry
+    is shown as a partial match naming the fact that would settle it, not left out as if
+    nothing applied. A metric condition stays unjudged: a measurement given alone
+    (``dram_pct``) says little until the one it is paired with is measured.
+    """
+    held = [c for c in condition.comparisons if c.evaluate(facts) is True]
+    open_ = [c for c in condition.comparisons if c.evaluate(facts) is None]
+    if not held or not open_:
+        return None
+    missing = list(dict.fromkeys(n for c in open_ for n in c.names if n not in facts))
+    return (
+        " and ".join(c.describe(facts) for c in held)
+        + f" held; {' and '.join(str(c) for c in open_)} not judged without "
+        + ", ".join(missing)
+        + " (a partial match)"
+    )
 
 
 def _family(entry: Entry, family: str, *, scored: bool) -> tuple[float, list[str]] | None:
@@ -494,10 +632,10 @@ def rank(
     scopes = None if language is None else language_scopes(language)
     want_kind = None if kind is None else _kind(kind)
     text = None if keyword is None else normalize_text(keyword)
-    query_words = set() if keyword is None else _query_words(keyword)
+    query_words = {} if keyword is None else _query_words(keyword)
     items = tuple(searchables)
     floor = len(query_words) >= _FLOOR_FROM_WORDS and not strong_only
-    weights = _word_weights(items, query_words) if floor else {}
+    weights = _word_weights(items, set(query_words)) if floor else {}
     if (
         keyword is not None
         and text is not None
@@ -556,7 +694,7 @@ def rank(
                     hit += _W_NAMED_WORDS * shared[0]
                     reasons.append(shared[1])
             elif shared is not None and (
-                not floor or _relevance(query_words & item.words, weights) >= _MIN_RELEVANCE
+                not floor or _relevance(item, query_words, weights) >= _MIN_RELEVANCE
             ):
                 hit += shared[0]
                 reasons.append(shared[1])
@@ -565,6 +703,36 @@ def rank(
         out.append(Match(entry=entry, score=score + hit, reasons=tuple(reasons)))
     out.sort(key=lambda m: (-m.score, m.entry.id))
     return out
+
+
+def under_floor(
+    searchables: Iterable[_Searchable], keyword: str, *, kind: Kind | str | None = None
+) -> list[str]:
+    """The ids of the entries that share a word with ``keyword`` but too small a part of
+    its weight to be shown (see :data:`_MIN_RELEVANCE`), the largest part first; empty
+    for a text of fewer than :data:`_FLOOR_FROM_WORDS` words, which has no floor.
+
+    An entry named by the text is always shown, so it is never among them.
+    """
+    query_words = _query_words(keyword)
+    if len(query_words) < _FLOOR_FROM_WORDS:
+        return []
+    want_kind = None if kind is None else _kind(kind)
+    items = tuple(searchables)
+    weights = _word_weights(items, set(query_words))
+    text = normalize_text(keyword)
+    below = [
+        (_relevance(item, query_words, weights), item.entry.id)
+        for item in items
+        if (want_kind is None or item.entry.kind is want_kind)
+        and query_words.keys() & item.words
+        and not item.strong(text)
+    ]
+    return [
+        i
+        for relevance, i in sorted(below, key=lambda b: (-b[0], b[1]))
+        if relevance < _MIN_RELEVANCE
+    ]
 
 
 def _language_reason(scope: str, scopes: tuple[str, ...]) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "FAMILIES",
     "FAMILY_ALIASES",
     "FAMILY_ALIAS_NOTES",
+    "FAMILY_ALIAS_SHAPES",
     "FAMILY_PARENT",
     "FAMILY_SHAPES",
     "FILL_MARK",
@@ -30,6 +31,7 @@ __all__ = [
     "canonical_language",
     "entry_language",
     "family_alias_note",
+    "family_alias_shape",
     "family_aliases_text",
     "family_ancestors",
     "family_shape",
@@ -141,6 +143,12 @@ _NEAREST_FAMILIES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 # skipping, standard for attention, has no key tile past the diagonal to skip when one
 # query row sees every key. Facts a query gives itself are compared, not these.
 FAMILY_SHAPES: dict[str, dict[str, float]] = {"decode-attention": {"s_q": 1.0}}
+
+# The shape facts an alias fixes beyond its family's (see `family_alias_shape`): a GEMV is
+# the GEMM of one row, m = 1. Read where the standard techniques are listed, so that
+# `fundamentals --family gemv` leaves out what a GEMM of one row has no use for (grouped
+# tile order needs thousands of tile rows), as `--shape m=1` does for gemm.
+FAMILY_ALIAS_SHAPES: dict[str, dict[str, float]] = {"gemv": {"m": 1.0}}
 
 # Implementation languages a kernel is designed in, and a language-specific entry can be
 # scoped to.
@@ -380,6 +388,27 @@ def family_alias_note(family: object) -> str | None:
     if not isinstance(family, str):
         return None
     return FAMILY_ALIAS_NOTES.get("-".join(family.strip().lower().replace("_", " ").split()))
+
+
+def family_alias_shape(family: object) -> dict[str, float]:
+    """The shape facts the family name ``family`` fixes as an alias (:data:`FAMILY_ALIAS_SHAPES`).
+
+    Parameters
+    ----------
+    family : str
+        A family or alias as a person writes it, read as :func:`family_alias_note` reads
+        it (``"GEMV"`` is ``"gemv"``).
+
+    Returns
+    -------
+    dict of str to float
+        ``{"m": 1.0}`` for ``gemv``; empty for any other name (``gemm``, ``matmul``) or a
+        non-str.
+    """
+    if not isinstance(family, str):
+        return {}
+    name = "-".join(family.strip().lower().replace("_", " ").split())
+    return dict(FAMILY_ALIAS_SHAPES.get(name, {}))
 
 
 def nearest_family(family: object) -> tuple[str, str] | None:

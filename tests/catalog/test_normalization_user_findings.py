@@ -137,12 +137,18 @@ def test_an_entry_in_the_answer_is_not_noted_for_its_other_conditions(
     assert err == ""
 
 
-def test_a_shape_condition_waiting_on_another_fact_is_noted_too(
+def test_a_shape_condition_waiting_on_another_fact_is_a_partial_match(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # m = 1 alone is a GEMV-shaped GEMM: split-K is shown, naming the fact that settles it,
+    # rather than "no matching entries" and a note.
     code, out, err = run(capsys, "match", "--shape", "m=1", "--family", "gemm")
-    assert (code, out) == (0, "no matching entries\n")
-    assert err.endswith("add --shape NAME=VALUE for: k, n (split-k-gemm)\n")
+    assert code == 0 and out.splitlines()[0].split()[1] == "split-k-gemm"
+    assert "shape m <= 32 (m=1) held; k >= 4096 not judged without k (a partial match)" in out
+    assert "left out" not in err
+    # Given, the fact settles it either way.
+    code, out, _ = run(capsys, "match", "--shape", "m=1", "--shape", "k=1024", "--family", "gemm")
+    assert out == "no matching entries\n"
 
 
 def test_missing_names_leave_out_conditions_already_false_or_about_other_names() -> None:

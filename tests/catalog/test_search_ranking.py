@@ -45,7 +45,8 @@ def test_one_word_ranks_name_then_when_to_apply_then_mentions_then_id() -> None:
     matches = catalog.search("swizzle")
     assert ids(matches) == ["zzz-titled", "mmm-when", "bbb-thrice", "aaa-once", "ccc-once"]
     assert [m.reasons for m in matches] == [
-        ("mentions swizzle (in its name or keywords; 1 time in all)",),
+        # "Swizzled" in the name and "swizzle" in a keyword: two forms of one word.
+        ("mentions swizzle (in its name or keywords; 2 times in all)",),
         ("mentions swizzle (in When to Apply; 1 time in all)",),
         ("mentions swizzle (in its text only; 3 times in all)",),
         ("mentions swizzle (in its text only; 1 time in all)",),
@@ -84,7 +85,9 @@ def test_named_entries_stay_first_and_tie_by_mentions_not_by_id() -> None:
     assert ids(matches) == ["ccc-two-names", "bbb-named", "aaa-named", "ddd-mentions"]
     assert matches[1].reasons == (
         "names 'mbar'",
-        "mentions mbar (in its name or keywords; 3 times in all)",
+        # "waits" is a form of the query's "wait": found, and said in which form.
+        "mentions mbar (in its name or keywords; 3 times in all), "
+        "wait (as waits, in its text only; 1 time in all)",
     )
     assert matches[2].score < matches[1].score < matches[0].score
     # Tagging keeps to the names it finds, with no word counts.

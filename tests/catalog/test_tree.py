@@ -92,6 +92,9 @@ def test_entries_saved_with_another_extension_are_reported(tmp_path: Path) -> No
         (folder / name).write_text("# A\n", encoding="utf-8")
     (root / "notes.txt").write_text("not in an entry folder\n", encoding="utf-8")
     problems = Catalog.load(root, strict=False).problems
+    # The tree's own warning comes last: with none of its files read, it holds no entries.
+    *problems, empty = problems
+    assert empty.path == str(root) and "holds no entries" in empty.message
     warned = sorted(Path(p.path).name for p in problems)
     assert warned == ["a-one.MD", "a-three.txt", "a-two.markdown"]
     assert all(
