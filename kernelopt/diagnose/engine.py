@@ -903,4 +903,16 @@ def diagnose(
     ]
     if left_out:
         diagnosis = attrs.evolve(diagnosis, unread=(*diagnosis.unread, *left_out))
+    # A warning about the whole tree (it holds no entries): a mistyped --knowledge folder
+    # would otherwise answer with the built-in entries and no word.
+    # A tree-wide problem is a warning at no line whose path is the tree's folder.
+    whole = [
+        p.message
+        for p in getattr(loaded, "problems", ())
+        if not getattr(p, "is_error", True)
+        and getattr(p, "line", 0) is None
+        and os.path.isdir(getattr(p, "path", ""))
+    ]
+    if whole:
+        diagnosis = attrs.evolve(diagnosis, warnings=(*diagnosis.warnings, *whole))
     return diagnosis
