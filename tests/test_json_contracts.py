@@ -339,6 +339,10 @@ def test_report_check_json_prints_json(
     if text is not None:
         path = tmp_path / f"{kind}.md"
         path.write_text(text, encoding="utf-8")
+    if kind == "task":  # the entry the task links to, where its link leads
+        entry = tmp_path / "docs" / "knowledge" / "optimizations" / "head-grouping-mma-tile.md"
+        entry.parent.mkdir(parents=True)
+        entry.write_text("# Head grouping\n", encoding="utf-8")
     argv = ["report", kind, str(path), "--check", "--json"]
     if kind == "version":  # kernels/mla_decode_v3.py does not exist under this root
         argv += ["--root", str(tmp_path)]

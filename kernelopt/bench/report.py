@@ -13,6 +13,8 @@ exact text form of the workflow's profiler contract::
 
     (gains 1 and 2 overlap: ...)   # only where two listed gains are one share
 
+    (note: ...)   # only where the entries offered were not scoped to the kernel's family
+
     ### vs Baseline (if applicable)
     | Metric | Previous | Current | Change |
 
@@ -27,7 +29,12 @@ spent launching it), or, for launch-overhead remedies, the share of time CUDA gr
 removed in a measurement; each trigger says which of the two its gain is. They are ranked
 by that gain, except that a latency-bound kernel's measured launch savings rank ahead of
 every upper bound. Catalog entries that say how to measure (:data:`METHODS`) are no
-opportunities. Two gains on the same side
+opportunities. Given no family, the kernel's name gives it where a word of the name is a
+family's or an alias's (``mla_decode`` is ``mla-decode``, ``top_k_gating`` is ``topk``);
+where none is, only entries for every kernel family are offered, and the hand-off's note
+line says so (see :func:`offered_catalog`). An ``experiment=`` number is written in the
+heading, ``## Profile: mla_decode v2 exp 5 | ...``, the form the experiment-log readers
+date a profile by. Two gains on the same side
 that print the same are one share claimed twice, and a line under the list says that
 they overlap (see :func:`_overlap_notes`).
 
@@ -61,10 +68,17 @@ from kernelopt.bench.roofline import (
     measured_on,
 )
 from kernelopt.bench.trials import TrialPoint
+from kernelopt.catalog.vocabulary import (
+    FAMILIES,
+    FAMILY_ALIASES,
+    canonical_family_name,
+    family_ancestors,
+)
 from kernelopt.experiments._validators import items_of, number_mapping, text
 from kernelopt.experiments.points import split_terms
 
 __all__ = [
+    "NOTE_LEAD",
     "NO_COUNTERS",
     "UNREAD_TOP3",
     "BaselineMetric",
@@ -74,6 +88,8 @@ __all__ = [
     "ProfileReport",
     "Stage",
     "classify",
+    "kernel_family",
+    "offered_catalog",
     "profile_report",
     "small_kept",
 ]
@@ -83,6 +99,10 @@ NO_COUNTERS = "n/a (no counters)"
 # its place, "(the Top 3 could not be read: Expected ..., got ...)": "none fired" would
 # say the catalog was asked and found nothing, when the table was only unreadable.
 UNREAD_TOP3 = "the Top 3 could not be read"
+# The number of the experiment a heading names after its version: "mla_decode v2 exp 5".
+EXPERIMENT_NUMBER = re.compile(r"[0-9]+")
+# Opens the note line under the Top 3: "(note: only entries for every kernel family ...)".
+NOTE_LEAD = "note:"
 # Catalog entries whose remedy is removing per-launch host work: their gain is the measured
 # launch overhead, not the roofline gap.
 _LAUNCH_REMEDIES = frozenset({"cuda-graphs", "buffer-persistence"})
@@ -522,6 +542,39 @@ def _baseline_rows(value: Iterable[BaselineMetric]) -> tuple[BaselineMetric, ...
     return items_of(value, BaselineMetric, "baseline")
 
 
+def _experiment(_instance: object, _attribute: object, value: int | None) -> None:
+    check_experiment(value)
+
+
+def check_experiment(value: object) -> None:
+    """Refuse, before anything is computed, an experiment number that is not an int >= 0."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InputError(
+            expected("an experiment number (an int >= 0) or None", repr(value), where="experiment")
+        )
+
+
+def _unambiguous_heading(instance: ProfileReport) -> None:
+    """Refuse a kernel and version whose heading would read as naming an experiment: a
+    kernel ``"my fast exp"`` of version ``"2"`` writes ``my fast exp 2``, which the reader
+    takes for kernel ``my``, version ``fast`` and experiment 2 (two words at least before
+    ``exp N``, so ``mla_decode exp 5`` stays a kernel and a version)."""
+    words = instance.kernel.split()
+    if (
+        instance.experiment is None
+        and len(words) >= 3
+        and words[-1].lower() == "exp"
+        and EXPERIMENT_NUMBER.fullmatch(instance.version) is not None
+    ):
+        raise InputError(
+            expected(
+                "a kernel and version that do not end the heading in 'exp N' (its experiment)",
+                repr(f"{instance.kernel} {instance.version}"),
+                where="version",
+            )
+        )
+
+
 def _read_or_unread(instance: ProfileReport, attribute: attrs.Attribute[str], value: str) -> None:
     """A Top 3 that could not be read holds no opportunities: its rendering prints one of
     the two, and a reader would take the other for all there is."""
@@ -564,6 +617,15 @@ class ProfileReport:
         opportunities and renders ``(the Top 3 could not be read: <why>)`` where a report
         without opportunities says that no catalog trigger fired. Empty when the Top 3
         was read, or said there is none.
+    experiment : int, optional
+        The experiment whose version was profiled: the heading then reads ``## Profile:
+        <kernel> <version> exp <N> | ...``, the form the experiment-log readers date a
+        profile by. None (the default) writes no number.
+    note : str
+        One line on which catalog entries the opportunities were chosen from, written
+        under the Top 3 as ``(note: ...)``; :func:`profile_report` says there when the
+        kernel's family was neither given nor read from its name, so that only entries
+        for every kernel family were offered. Empty for none.
     """
 
     kernel: str = attrs.field(validator=_kernel_name)
@@ -575,14 +637,22 @@ class ProfileReport:
     opportunities: tuple[Opportunity, ...] = attrs.field(default=(), converter=_opportunities)
     baseline: tuple[BaselineMetric, ...] = attrs.field(default=(), converter=_baseline_rows)
     top3_unread: str = attrs.field(default="", validator=[_one_line, _read_or_unread])
+    experiment: int | None = attrs.field(default=None, validator=_experiment)
+    note: str = attrs.field(default="", validator=_one_line)
+
+    def __attrs_post_init__(self) -> None:
+        _unambiguous_heading(self)
 
     def render(self) -> str:
         """The report as markdown text in the contract's exact form (ends in a newline)."""
         # The point's one spelling (b, s, t, then the other axes sorted), comma-separated
         # as the contract writes it.
         where = ", ".join(str(self.point).split())
+        name = f"{self.kernel} {self.version}"
+        if self.experiment is not None:
+            name += f" exp {self.experiment}"
         lines = [
-            f"## Profile: {self.kernel} {self.version} | {where}",
+            f"## Profile: {name} | {where}",
             "### Stages",
             "| Stage | Duration | TC% | DRAM% | Occ% | Bottleneck | Key Issue |",
             "|-------|----------|-----|-------|------|------------|-----------|",
@@ -613,6 +683,8 @@ class ProfileReport:
                 f"gain -- trigger: {item.trigger}"
             )
         lines += [line for note in _overlap_notes(self.opportunities[:3]) for line in ("", note)]
+        if self.note:
+            lines += ["", f"({NOTE_LEAD} {self.note})"]
         if self.baseline:
             lines += [
                 "",
@@ -791,6 +863,7 @@ def profile_report(
     latency_below_pct: float = 20.0,
     family: str | None = None,
     language: str | None = None,
+    experiment: int | None = None,
 ) -> ProfileReport:
     """Build the profile hand-off of one kernel version from its timing and roofline.
 
@@ -823,14 +896,19 @@ def profile_report(
         See :func:`classify`; a percentage in [0, 100].
     family : str, optional
         The kernel's family (``"softmax"``, ``"mla-decode"``): opportunities are then only
-        entries for it or its ancestors (``Catalog.query(family=...)``). Without it the
-        metric triggers alone decide, and entries of other families (an MLA tile load
-        for a softmax) can be listed.
+        entries for it or its ancestors (``Catalog.query(family=...)``). Without it, the
+        family a word of ``kernel`` names (``mla_decode`` is ``mla-decode``; see
+        :func:`kernel_family`), else only entries for every kernel family, which the
+        hand-off's note line says: an MLA tile load is never offered to a sampler. A
+        catalog without ``query`` is asked as it is.
     language : str, optional
         The kernel's language (``"triton"``, ``"cuda"``): opportunities are then only
         shared entries and that language's (``Catalog.query(language=...)``, as
         ``kernelopt catalog match --language``), so a Triton kernel is not offered
         warp specialization written for CUDA.
+    experiment : int, optional
+        The experiment whose version this is: the heading reads ``## Profile: <kernel>
+        <version> exp <N> | ...``, as the experiment-log readers date a profile.
 
     Raises
     ------
@@ -846,7 +924,8 @@ def profile_report(
         ``point`` that is neither a TrialPoint nor a mapping, ``stages`` that are not a
         sequence of Stage, ``extra_metrics`` that are not a mapping of str to numbers, a
         ``catalog`` without ``match_metrics``, a ``latency_below_pct`` outside [0, 100]
-        (NaN included), an ``extra_metrics["launch_overhead_pct"]`` outside [0, 100], or
+        (NaN included), an ``extra_metrics["launch_overhead_pct"]`` outside [0, 100], an
+        ``experiment`` that is not an int >= 0, or
         a ``measurement`` or ``baseline`` made on another device than the roofline's
         ceilings (a CPU timing on a GPU's roofline).
     """
@@ -854,14 +933,14 @@ def profile_report(
     given_metrics = {} if extra_metrics is None else number_mapping(extra_metrics, "extra_metrics")
     given_stages = None if stages is None else items_of(stages, Stage, "stages")
     check_catalog(catalog)
+    check_experiment(experiment)
     overhead = _launch_overhead(measurement, graph, given_metrics)
     placed = roofline.place(measurement, launch_overhead_pct=overhead)
     metrics = {**placed.metrics(), **given_metrics}
     bottleneck = classify(placed, latency_below_pct=latency_below_pct)
     if catalog is None:
         catalog = _builtin_catalog()
-    if family is not None or language is not None:
-        catalog = for_family(catalog, family, language=language)
+    catalog, note = offered_catalog(catalog, kernel, family=family, language=language)
     opportunities = []
     for match in catalog.match_metrics(metrics):
         entry = match.entry
@@ -952,6 +1031,8 @@ def profile_report(
         root_cause=root_cause,
         opportunities=[item for *_, item in opportunities],
         baseline=rows,
+        experiment=experiment,
+        note=note,
     )
 
 
@@ -1120,3 +1201,116 @@ def _builtin_catalog() -> MetricMatcher:
                 f"{type(error).__name__}: {error}",
             )
         ) from None
+
+
+def kernel_family(kernel: str, families: Iterable[str] = FAMILIES) -> str | list[str] | None:
+    """The kernel family a kernel's name names, where a run of its words is a family's
+    name or an alias's (:data:`~kernelopt.catalog.vocabulary.FAMILY_ALIASES`).
+
+    The name is read in lower case, its words split at anything but a letter
+    (``mla_decode`` is ``mla decode``, ``int4gemv`` is ``int gemv``); the longest names
+    found win (``linear_attention`` is ``linear-attention``, not ``linear``'s gemm), and of
+    two families where one is the other's ancestor, the descendant.
+
+    Parameters
+    ----------
+    kernel : str
+        The kernel's name.
+    families : iterable of str
+        The families to look for (a catalog's ``families()``); ``any`` is none.
+
+    Returns
+    -------
+    str, list of str or None
+        The family; the families found, sorted, where the name names several that are
+        not one line of descent (``attention_softmax``); None where it names none.
+    """
+    words = re.split(r"[^a-z]+", kernel.lower())
+    names = {name: name for name in families if name != "any"}
+    names.update({alias: canonical_family_name(alias) for alias in FAMILY_ALIASES})
+    spans: list[tuple[int, int, str]] = []
+    for name, family in names.items():
+        parts = name.split("-")
+        for start in range(len(words) - len(parts) + 1):
+            if words[start : start + len(parts)] == parts:
+                spans.append((start, start + len(parts), family))
+    # A name inside a longer one found ("linear" in "linear-attention") is not read alone.
+    kept = {
+        family
+        for start, end, family in spans
+        if not any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in spans)
+    }
+    # Of a family and its ancestor ("mla-decode" and "attention"), the descendant.
+    found = sorted(
+        family
+        for family in kept
+        if not any(other != family and family in family_ancestors(other) for other in kept)
+    )
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else found
+
+
+def offered_catalog(
+    catalog: MetricMatcher, kernel: str, *, family: str | None, language: str | None = None
+) -> tuple[MetricMatcher, str]:
+    """The catalog a kernel's opportunities are chosen from, and the hand-off's note on it.
+
+    ``family`` where given; else the family the kernel's name names
+    (:func:`kernel_family`); else only entries for every kernel family (``any``), and the
+    note says so: the metric triggers alone offered a top-p sampler an MLA tile load and
+    split-KV decoding. ``language`` keeps the shared entries and its own. A catalog
+    without ``query`` (a caller's own matcher) is kept as it is, unless ``family`` or
+    ``language`` is given (refused by :func:`for_family`); one already scoped is kept too.
+
+    Returns
+    -------
+    tuple of (MetricMatcher, str)
+        The catalog to match, and the note (empty unless no family was found).
+    """
+    if isinstance(catalog, _FamilyMatcher | _WithinFamily) or not callable(
+        getattr(catalog, "query", None)
+    ):
+        if family is None and language is None:
+            return catalog, ""
+        return for_family(catalog, family, language=language), ""  # refuses it by name
+    if family is not None:
+        return for_family(catalog, family, language=language), ""
+    listed = getattr(catalog, "families", None)
+    named = kernel_family(kernel, listed() if callable(listed) else FAMILIES)
+    note = ""
+    if not isinstance(named, str):
+        why = (
+            f"names several ({and_list(named)})"
+            if named
+            else "names none of the catalog's families"
+        )
+        note = (
+            f"only entries for every kernel family were offered: no family was given and "
+            f"the kernel's name {kernel!r} {why}; give its family (family=, --family) "
+            "for its family's entries"
+        )
+    ranked = catalog if language is None else for_family(catalog, None, language=language)
+    return _WithinFamily(ranked, catalog, named if isinstance(named, str) else "any"), note
+
+
+class _WithinFamily:
+    """A catalog's matches, ranked as it ranks them, kept to the entries of a family read
+    from the kernel's name (``any``: the entries for every family).
+
+    Only kept, not ranked anew: a family given by name ranks its own entries first (the
+    catalog's family score), but one read from the name must leave the opportunities of a
+    kernel that always had it, the MLA decode benchmark's, as they were.
+    """
+
+    def __init__(self, ranked: MetricMatcher, catalog: Any, family: str) -> None:
+        self.ranked = ranked
+        self.catalog = catalog
+        self.kept = {str(match.entry.id) for match in catalog.query(family=family)}
+
+    def match_metrics(self, metrics: Mapping[str, float]) -> Sequence[Any]:
+        return [m for m in self.ranked.match_metrics(metrics) if str(m.entry.id) in self.kept]
+
+    def __iter__(self) -> Iterator[Any]:
+        # profile_from_rows reads the entries of an iterable catalog by id.
+        return iter(self.catalog) if isinstance(self.catalog, Iterable) else iter(())

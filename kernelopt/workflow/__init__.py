@@ -10,7 +10,9 @@ back from it (prose around it tolerated), so tools and agents exchange data, not
   a hand-off it says in a :class:`ProfileWarning` (a ``UserWarning``), which filters
   name as ``kernelopt.workflow.ProfileWarning``.
 - Orchestrator → Designer: :class:`OptimizationTask` / :func:`parse_task`, whose
-  :class:`Change` items link catalog entries by id (``validate(catalog)``).
+  :class:`Change` items link catalog entries by id (``validate(catalog)``). Prose under a
+  list section that no item holds is said in a :class:`HandoffWarning`, of which
+  ``ProfileWarning`` is one.
 - Designer → Orchestrator: :class:`NewVersion` / :func:`parse_version`.
 
 The orchestrator starts its agents with :class:`ProfilerPrompt` and
@@ -31,6 +33,7 @@ import typing
 
 if typing.TYPE_CHECKING:  # pragma: no cover - for type checkers; at run time names load on use
     from kernelopt.bench.report import ProfileReport
+    from kernelopt.workflow._markdown import HandoffWarning
     from kernelopt.workflow.changes import (
         KNOWLEDGE_BASE,
         CatalogEntry,
@@ -135,6 +138,7 @@ _HOMES: dict[str, str] = {
             "observe_rows",
             "select_row",
         ),
+        "kernelopt.workflow._markdown": ("HandoffWarning",),
         "kernelopt.workflow.profile": (
             "ProfileWarning",
             "parse_point",
@@ -185,6 +189,7 @@ __all__ = [
     "DevlogUpdate",
     "Evaluation",
     "Handoff",
+    "HandoffWarning",
     "LearnOutcome",
     "NewVersion",
     "NextStep",

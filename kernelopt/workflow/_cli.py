@@ -6,8 +6,9 @@ Commands::
                     [--point NAME] [--mode M] [--dry-run] [--json] ...
     kernelopt report profile --rows FILE.jsonl --kernel K --version V [--impl I]
                     [--baseline FILE.jsonl] [--baseline-impl I] [--point P] [--mode M]
-                    [--devlog PATH] [--family F] [--language L] [--knowledge DIR] [--json]
-    kernelopt report profile FILE.md [--check [--knowledge DIR]] [--json]
+                    [--devlog PATH] [--family F] [--language L] [--experiment N]
+                    [--knowledge DIR] [--json]
+    kernelopt report profile FILE.md [--experiment N] [--check [--knowledge DIR]] [--json]
     kernelopt report task FILE.md [--check [--knowledge DIR]] [--json]
     kernelopt report version FILE.md [--check [--root DIR] [--knowledge DIR]] [--json]
 
@@ -34,6 +35,7 @@ from kernelopt._cli_util import (
     EXIT_OK,
     add_json_flag,
     exit_codes,
+    int_at_least,
     missing_command,
     nonempty_path,
     nonempty_text,
@@ -299,7 +301,16 @@ def register(subparsers: Any) -> None:
         help="also write the rows into this devlog (default: none)",
     )
     profile.add_argument(
-        "--family", help="the kernel's family: suggest only its catalog entries (with --rows)"
+        "--family",
+        help="the kernel's family: suggest only its catalog entries (with --rows; default "
+        "the family a word of --kernel names, else only entries for every family)",
+    )
+    profile.add_argument(
+        "--experiment",
+        metavar="N",
+        type=int_at_least(0),
+        help="the experiment the version was made in: each heading reads '## Profile: "
+        "KERNEL V exp N | ...' (with --rows, or printing FILE.md)",
     )
     profile.add_argument(
         "--language",
@@ -474,17 +485,15 @@ def _read(path: str) -> str:
 
 def _learn(args: argparse.Namespace) -> int:
     from kernelopt.bench.compare import Verdict
-    from kernelopt.catalog.vocabulary import canonical_language
     from kernelopt.workflow.learn import _OPTIONS, _learn_as
     from kernelopt.workflow.observe import observe_files
+    from kernelopt.workflow.task import design_language
 
     _check_tree_place(args.knowledge)
     # Read before the rows, as the tree's place is: the errors name the options typed,
     # where learn() names its arguments (family=, language=).
     family = _family_option(args.knowledge, args.family)
-    language = (
-        None if args.language is None else canonical_language(args.language, where="--language")
-    )
+    language = None if args.language is None else design_language(args.language, where="--language")
     from kernelopt._fileio import require_file
 
     # observe_files names them as its arguments (before:); checked first, as typed.
@@ -618,6 +627,28 @@ def _parse_or_report(
         return None, EXIT_FINDINGS
 
 
+def _noting(parse: Any, check: bool) -> Any:
+    """``parse``, returning its record and, for ``--check``, the :class:`HandoffWarning`
+    messages of what it left out (prose no item holds), which a check lists as problems
+    whatever Python's warning filters say; without ``--check`` they stay warnings."""
+    from kernelopt.workflow._markdown import HandoffWarning
+
+    def read(text: str, *, path: str) -> tuple[Any, list[str]]:
+        if not check:
+            return parse(text, path=path), []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", HandoffWarning)
+            record = parse(text, path=path)
+        for item in caught:  # any other warning is the caller's, as it was raised
+            if not issubclass(item.category, HandoffWarning):
+                warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+        return record, [
+            str(item.message) for item in caught if issubclass(item.category, HandoffWarning)
+        ]
+
+    return read
+
+
 def _refuse_several(text: str, path: str, label: str, kind: str) -> None:
     from kernelopt.workflow._markdown import find_records
 
@@ -653,7 +684,12 @@ _FILE_ONLY = (("--check", "check"),)
 
 
 def _refuse_other_form(args: argparse.Namespace, form: str, options: tuple[Any, ...]) -> None:
-    given = [flag for flag, dest in options if getattr(args, dest)]
+    # "--experiment 0" is given too, though 0 is false (and equal to False).
+    given = [
+        flag
+        for flag, dest in options
+        if getattr(args, dest) is not None and getattr(args, dest) is not False
+    ]
     if given:
         them = "it" if len(given) == 1 else "them"
         other = "--rows" if form == "FILE.md" else "FILE.md"
@@ -750,6 +786,7 @@ def _profile_rows(args: argparse.Namespace, rows: list[Any], baseline: list[Any]
         catalog=catalog,
         family=family,
         language=_profile_language(args.language),
+        experiment=args.experiment,
     )
     if args.devlog:
         terms = {} if args.point is None else _point_terms(args.point)
@@ -800,9 +837,9 @@ def _profile_language(language: str | None) -> str | None:
     words naming the option, as ``learn --language`` is."""
     if language is None:
         return None
-    from kernelopt.catalog.vocabulary import canonical_language
+    from kernelopt.workflow.task import design_language
 
-    named: str = canonical_language(language, where="--language")
+    named: str = design_language(language, where="--language")
     return named
 
 
@@ -843,11 +880,18 @@ def _profile_file(args: argparse.Namespace) -> int:
 
     _refuse_without_check(args)
     if args.check:
+        if args.experiment is not None:
+            # A check prints no hand-off to write the number in.
+            raise InputError(expected("--experiment only without --check", "both"))
         return _check_profile_file(args)
     # Every hand-off of the file: `report profile --rows` prints one per trial point.
     reports, failed = _parse_or_report(parse_profiles, args.file)
     if failed is not None:
         return failed
+    if args.experiment is not None:
+        import attrs  # here: the command line imports nothing heavy
+
+        reports = [attrs.evolve(report, experiment=args.experiment) for report in reports]
     if args.json:
         # One hand-off prints its dict; several print a list, as `--rows --json` does.
         if len(reports) == 1:
@@ -899,11 +943,12 @@ def _task(args: argparse.Namespace) -> int:
     from kernelopt.workflow.task import parse_task
 
     _refuse_without_check(args)
-    task, failed = _parse_or_report(
-        parse_task, args.file, one=("Optimization Task:", "optimization task")
+    read, failed = _parse_or_report(
+        _noting(parse_task, args.check), args.file, one=("Optimization Task:", "optimization task")
     )
     if failed is not None:
         return failed
+    task, unread = read
     unstated = (
         []
         if task.constraints_stated
@@ -914,7 +959,10 @@ def _task(args: argparse.Namespace) -> int:
         ]
     )
     if args.check:
-        problems = task.problems(_catalog(args.knowledge)) + unstated
+        # A link resolves from the project's root (where the command runs) or, as markdown
+        # resolves it, from the file's folder; one that is no file from either leads nowhere.
+        roots = [Path("."), Path(args.file).parent]
+        problems = unread + task.problems(_catalog(args.knowledge), root=roots) + unstated
         return _problems(args.file, problems, args.json)
     if args.json:
         print_json(to_dict(task))
@@ -930,18 +978,19 @@ def _version(args: argparse.Namespace) -> int:
     from kernelopt.workflow.version import parse_version
 
     _refuse_without_check(args)
-    version, failed = _parse_or_report(
-        parse_version, args.file, one=("New Version:", "new version")
+    read, failed = _parse_or_report(
+        _noting(parse_version, args.check), args.file, one=("New Version:", "new version")
     )
     if failed is not None:
         return failed
+    version, unread = read
     if args.check:
         root = Path(args.root or ".")
         if not root.is_dir():
             # Every named file would then be "missing": findings that are not there.
             got = f"{root}, a file" if root.exists() else f"{root} (missing)"
             raise InputError(expected("a folder holding the named files", got, where="--root"))
-        problems = version.problems(_catalog(args.knowledge), root=args.root or ".")
+        problems = unread + version.problems(_catalog(args.knowledge), root=args.root or ".")
         return _problems(args.file, problems, args.json)
     if args.json:
         print_json(to_dict(version))

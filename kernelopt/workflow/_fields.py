@@ -14,6 +14,9 @@ from kernelopt._errors import InputError, expected
 # A list in a message shows this many items, then counts the rest: a rows file of 100k
 # points would otherwise make one refusal of megabytes.
 SHOWN = 5
+# A list to choose one from (implementations, points) shows this many: a benchmark's
+# impls are a handful to a dozen, and the one wanted must not hide behind "and 1 more".
+LISTED = 12
 
 
 def listed(values: Sequence[str], *, limit: int = SHOWN) -> str:

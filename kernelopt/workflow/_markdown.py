@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from collections.abc import Sequence
 
 import attrs
 
 from kernelopt._errors import FormatError, InputError, expected
 from kernelopt._table_cells import split_row
-from kernelopt._words import and_list
+from kernelopt._words import and_list, count_text
 from kernelopt.workflow._fields import path_label, require_text
 
 __all__ = [
     "BOM",
+    "HandoffWarning",
     "Record",
     "Section",
     "bullet_items",
@@ -43,6 +45,8 @@ __all__ = [
     "refuse_placeholder",
     "split_row",
     "table_rows",
+    "unlisted_lines",
+    "warn_unread",
 ]
 
 _HEADING_START = re.compile(r" {0,3}(#{1,6})\s+")
@@ -600,6 +604,71 @@ def _list_lines(
     ]
 
 
+class HandoffWarning(UserWarning):
+    """Part of a hand-off was left out when read: prose under a list section that no item
+    holds (a paragraph under ``### Optimizations to Apply:``), as a task or new version is
+    read; the profile reader's :class:`~kernelopt.workflow.ProfileWarning` is one too.
+
+    Exported as ``kernelopt.workflow.HandoffWarning``, so that a filter names it:
+    ``warnings.filterwarnings("error", category=HandoffWarning)`` refuses such a hand-off.
+    """
+
+
+def unlisted_lines(record: Record, section: Section, notes: list[str], *, name: str) -> None:
+    """Name in ``notes`` each paragraph of a list section that no item holds (the record
+    has no place for it, so it is not read), and refuse a code fence inside an item.
+
+    A code block in an item would be joined into the item's one line (its line breaks
+    lost, ``x = 1`` after a ``# comment``), so it is a FormatError naming the fence's
+    line. Prose after the items of the record's last section is the text after the
+    hand-off (a chat's closing words), not named. ``name`` is the section's name in
+    errors and notes (``Optimizations to Apply``).
+    """
+    open_item = False
+    last_item = 0  # the line of the last item so far; 0 before the first
+    unread: list[tuple[int, str]] = []
+    for number, line in section.body:
+        text = line.strip()
+        if not text:
+            open_item = False
+            continue
+        # The first character says which pattern can match: one test a line, as the
+        # lines of an item of many lines are read in linear time.
+        head = text[0]
+        if (
+            head in "`~"
+            and (open_item or (last_item and line[:1].isspace()))
+            and _fence_line(line) is not None
+        ):
+            raise fail(
+                record,
+                "items of one paragraph (a code block in an item is not kept: name a file "
+                "that holds the code instead)",
+                f"a code fence at line {number}: {text!r}",
+                line=number,
+                section=name,
+            )
+        if (head.isdigit() and _NUMBERED.match(line)) or (head in "-*+" and _BULLET.match(line)):
+            open_item, last_item = True, number
+        elif not open_item and text != "(none)":
+            unread.append((number, text))
+    if section is record.sections[-1] and last_item:
+        unread = [(number, text) for number, text in unread if number < last_item]
+    if unread:
+        first, text = unread[0]
+        more = ""
+        if len(unread) > 1:
+            more = f" and {count_text(len(unread) - 1, 'more line')} to line {unread[-1][0]}"
+        message = fail(
+            record,
+            "list items ('1. ...' or '- ...') under this heading",
+            f"prose {text!r}{more}",
+            line=first,
+            section=name,
+        )
+        notes.append(f"{message}; not read (write it in an item, or under a heading of its own)")
+
+
 def list_items(section: Section, *, table_ends_item: bool = False) -> list[tuple[int, str]]:
     """The items of the list a contract numbers (``1. text``), or, written as bullets
     instead, the outermost ``- text`` items; bullets under a numbered item are its details.
@@ -625,3 +694,9 @@ def bullet_items(
         for number, numbered, _, text in _list_lines(section, table_ends_item=table_ends_item)
         if numbered_too or not numbered
     ]
+
+
+def warn_unread(notes: list[str]) -> None:
+    """Each note as a :class:`HandoffWarning`, at the line that called the reader."""
+    for note in notes:
+        warnings.warn(note, HandoffWarning, stacklevel=3)

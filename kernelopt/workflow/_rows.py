@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from kernelopt._errors import InputError, expected
 from kernelopt.bench.records import BenchRow
-from kernelopt.workflow._fields import listed
+from kernelopt.workflow._fields import LISTED, listed
 from kernelopt.workflow._points import point_words
 
 __all__ = ["by_point", "check_rows", "floor_pct", "measured_on", "one_gpu", "one_impl", "same_gpu"]
@@ -44,7 +44,9 @@ def one_impl(
     impls = list(dict.fromkeys(row.impl for row in rows))
     if wanted is not None:
         if wanted not in impls:
-            raise InputError(expected(f"rows of impl {wanted!r}", listed(impls), where=where))
+            raise InputError(
+                expected(f"rows of impl {wanted!r}", listed(impls, limit=LISTED), where=where)
+            )
         return wanted
     if prefer is not None and prefer in impls:
         return prefer
@@ -53,7 +55,9 @@ def one_impl(
         what = "rows of one implementation"
         if prefer is not None:
             what = f"rows of impl {prefer!r}, or of one implementation"
-        raise InputError(expected(f"{what} (choose one with {choose})", listed(impls), where=where))
+        raise InputError(
+            expected(f"{what} (choose one with {choose})", listed(impls, limit=LISTED), where=where)
+        )
     return impls[0]
 
 

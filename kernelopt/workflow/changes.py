@@ -32,6 +32,7 @@ __all__ = [
     "check_links",
     "knowledge_link",
     "parse_change",
+    "unresolved_links",
 ]
 
 KNOWLEDGE_BASE = "docs/knowledge"
@@ -468,6 +469,37 @@ def check_links(changes: Iterable[Change], catalog: EntryLookup) -> list[str]:
     """Problems of every linked change in ``changes`` against ``catalog``."""
     require_lookup(catalog)
     return [problem for change in changes for problem in change.problems(catalog)]
+
+
+def unresolved_links(
+    changes: Iterable[Change], catalog: EntryLookup, roots: Iterable[str | os.PathLike[str]]
+) -> list[str]:
+    """A problem for each change whose catalog link is no file from any of ``roots``.
+
+    The hand-offs' default link, ``docs/knowledge/<path>``, leads to the user's knowledge
+    tree; a built-in entry's file ships inside kernelopt (``kernelopt/catalog/knowledge``),
+    so the link leads nowhere unless the tree holds a copy. Links :meth:`Change.problems`
+    already names (unknown id, stale path) are not named again, nor a URL.
+    """
+    require_lookup(catalog)
+    folders: list[Path] = []
+    for root in roots:  # one folder named twice (the file's is the project's) said once
+        if not any(Path(root).resolve() == folder.resolve() for folder in folders):
+            folders.append(Path(root))
+    shown = " or ".join(str(folder) for folder in folders)
+    found = []
+    for change in changes:
+        link = change.link
+        if change.entry_id is None or link is None or "://" in link or change.problems(catalog):
+            continue
+        if any((folder / link).is_file() for folder in folders):
+            continue
+        found.append(
+            f"'{change.entry_id}' links {link}, which is no file from {shown} (a built-in "
+            f"entry's file ships inside kernelopt: `kernelopt catalog show {change.entry_id}` "
+            "prints it, and Change.of(entry, relative_to=<the hand-off's file>) links it)"
+        )
+    return found
 
 
 def raise_unknown(problems: list[str], what: str) -> None:

@@ -47,8 +47,9 @@ from kernelopt.bench.report import (
     ProfileReport,
     Stage,
     check_catalog,
-    for_family,
+    check_experiment,
     measured_first,
+    offered_catalog,
     profile_point,
     profile_report,
     reads_as_ridge,
@@ -517,6 +518,7 @@ def profile_from_rows(
     present: Collection[str] = (),
     family: str | None = None,
     language: str | None = None,
+    experiment: int | None = None,
 ) -> list[ProfileReport]:
     """The profile hand-off of ``version`` at each trial point its rows hold.
 
@@ -559,11 +561,15 @@ def profile_from_rows(
     present : collection of str
         Catalog entry ids the kernel already has; not suggested either.
     family : str, optional
-        The kernel's family: only entries for it or its ancestors are suggested (see
-        :func:`kernelopt.bench.profile_report`).
+        The kernel's family: only entries for it or its ancestors are suggested. Default
+        the family a word of ``kernel`` names, else only entries for every kernel family,
+        which each hand-off's note line says (see :func:`kernelopt.bench.profile_report`).
     language : str, optional
         The kernel's language: only shared entries and that language's are suggested
         (``Catalog.query(language=...)``, as ``kernelopt catalog match --language``).
+    experiment : int, optional
+        The experiment whose version this is: each heading reads ``## Profile: <kernel>
+        <version> exp <N> | ...``, as the experiment-log readers date a profile.
 
     Returns
     -------
@@ -609,12 +615,12 @@ def profile_from_rows(
         previous_rows = [row for row in baseline if row.impl == which and same_gpu(row, gpu)]
     has = _present(kernel_source, present)
     _check_options(ceilings, catalog, latency_below_pct)
+    check_experiment(experiment)
     if catalog is None:
         from kernelopt.catalog import Catalog
 
         catalog = Catalog.builtin()
-    if family is not None or language is not None:
-        catalog = for_family(catalog, family, language=language)
+    catalog, note = offered_catalog(catalog, kernel, family=family, language=language)
     reports = []
     for key, row in _by_point(mine).items():
         trial = _trial_point(row)
@@ -638,17 +644,17 @@ def profile_from_rows(
         )
         if exact is not None:
             reports.append(has.drop(exact, catalog))
-            continue
-        reports.append(
-            _from_shares(
-                row,
-                previous,
-                kernel=kernel,
-                version=label,
-                point=trial,
-                catalog=catalog,
-                latency_below_pct=latency_below_pct,
-                present=has,
+        else:
+            reports.append(
+                _from_shares(
+                    row,
+                    previous,
+                    kernel=kernel,
+                    version=label,
+                    point=trial,
+                    catalog=catalog,
+                    latency_below_pct=latency_below_pct,
+                    present=has,
+                )
             )
-        )
-    return reports
+    return [attrs.evolve(report, experiment=experiment, note=note) for report in reports]

@@ -45,7 +45,7 @@ from kernelopt.experiments.points import (
     split_terms,
 )
 from kernelopt.experiments.records import Correctness
-from kernelopt.workflow._fields import listed, require_instance, require_str, str_items
+from kernelopt.workflow._fields import LISTED, listed, require_instance, require_str, str_items
 from kernelopt.workflow._points import point_of, point_words
 from kernelopt.workflow._rows import check_rows, measured_on
 
@@ -824,8 +824,10 @@ def _select_row(
     mode: str | None,
     where: str,
     choose: str,
+    choose_point: str = "point=",
 ) -> BenchRow:
-    """:func:`select_row`, whose message on several implementations names ``choose``."""
+    """:func:`select_row`, whose messages on several implementations and on several points
+    name ``choose`` and ``choose_point``: the Python argument, or the option typed."""
     terms = {} if point is None else _point_terms(point)
     timed = [
         row
@@ -839,7 +841,9 @@ def _select_row(
     if len(points) > 1:
         raise InputError(
             expected(
-                "rows of one trial point (choose one with --point)", listed(points), where=where
+                f"rows of one trial point (choose one with {choose_point})",
+                listed(points, limit=LISTED),
+                where=where,
             )
         )
     impls = sorted({row.impl for row in found})
@@ -847,7 +851,7 @@ def _select_row(
         raise InputError(
             expected(
                 f"rows of one implementation (choose one with {choose})",
-                listed(impls),
+                listed(impls, limit=LISTED),
                 where=where,
             )
         )
@@ -1025,6 +1029,7 @@ def observe_files(
             mode=mode,
             where=str(path),
             choose=f"--{side}-impl ({side}_impl=)",
+            choose_point="--point (point=)",
         )
         for rows, path, impl, side in zip(
             files, paths, (before_impl, after_impl), ("before", "after"), strict=True

@@ -39,7 +39,9 @@ from kernelopt._errors import FormatError, expected
 from kernelopt._words import and_list, count_text, noun
 from kernelopt.bench.measurement import UNIT_SECONDS
 from kernelopt.bench.report import (
+    EXPERIMENT_NUMBER,
     NO_COUNTERS,
+    NOTE_LEAD,
     UNREAD_TOP3,
     BaselineMetric,
     Bottleneck,
@@ -62,6 +64,7 @@ from kernelopt.experiments.readers._top3 import (
 from kernelopt.experiments.readers._values import LATENCY_UNITS
 from kernelopt.workflow._fields import require_text
 from kernelopt.workflow._markdown import (
+    HandoffWarning,
     Record,
     Section,
     bullet_items,
@@ -114,9 +117,9 @@ _NOT_AVAILABLE = {NO_COUNTERS.lower(), "n/a", "na", "-", "—", ""}
 def parse_point(text: str, *, record: Record | None = None) -> TrialPoint:
     """A trial point from ``b=32, s=1, t=4096, h=16`` (commas or spaces between terms).
 
-    A hand-off's heading takes a kernel's own axes as well (``hidden=7168, tokens=4096``:
-    see :func:`parse_profile`); a point read here, for a trial check or a profiler prompt,
-    is a TrialPoint.
+    A hand-off's heading, a trial check and a profiler prompt take a kernel's own axes as
+    well (``hidden=7168, tokens=4096``: see :func:`heading_point`); a point read here is
+    a TrialPoint.
 
     Parameters
     ----------
@@ -354,7 +357,7 @@ def _bottleneck(record: Record, notes: list[str]) -> tuple[Bottleneck, str]:
     return found, one_line(" ".join(cause))
 
 
-class ProfileWarning(UserWarning):
+class ProfileWarning(HandoffWarning):
     """Part of a profile hand-off was left out when read: items beyond the third of the
     Top 3, a Top 3 no opportunity could be read from (prose), bullets or a table beside
     the Top 3's list (a row right under an item too), a Top 3 table after the first, or
@@ -810,7 +813,9 @@ def _baseline(record: Record) -> tuple[BaselineMetric, ...]:
     return tuple(rows)
 
 
-def _head(record: Record) -> tuple[str, str, TrialPoint | str]:
+def _head(record: Record) -> tuple[str, str, int | None, TrialPoint | str]:
+    """The heading's kernel, version, experiment number (None where it names none) and
+    point."""
     what, sep, where = record.heading.rpartition("|")
     names = what.split()
     if not sep or len(names) < 2:
@@ -820,8 +825,35 @@ def _head(record: Record) -> tuple[str, str, TrialPoint | str]:
             repr(f"## Profile: {record.heading}"),
             section="Profile",
         )
-    kernel = what.strip()[: -len(names[-1])].strip()
-    return kernel, names[-1], heading_point(where, record=record)
+    what = what.strip()
+    experiment = None
+    # "<kernel> <version> exp <N>", as profile_report(experiment=N) writes it; with one
+    # word before "exp N" ("mla_decode exp 5") the words are a kernel and a version.
+    if (
+        len(names) >= 4
+        and names[-2].lower() == "exp"
+        and EXPERIMENT_NUMBER.fullmatch(names[-1]) is not None
+    ):
+        experiment = int(names[-1])
+        what = what[: -len(names[-1])].rstrip()[: -len(names[-2])].rstrip()
+        names = names[:-2]
+    kernel = what[: -len(names[-1])].strip()
+    return kernel, names[-1], experiment, heading_point(where, record=record)
+
+
+def _note(record: Record) -> str:
+    """The Top 3's note line, ``(note: ...)``, as a rendering writes it under the list;
+    empty where there is none."""
+    section = record.find(_SECTION)
+    if section is None:
+        return ""
+    for _, line in section.body:
+        text = line.strip()
+        if text.startswith(f"({NOTE_LEAD}") and text.endswith(")"):
+            note = " ".join(text[len(NOTE_LEAD) + 1 : -1].split())
+            if note:
+                return note
+    return ""
 
 
 def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> ProfileReport:
@@ -838,7 +870,10 @@ def parse_profile(text: str, *, path: str | os.PathLike[str] | None = None) -> P
     Returns
     -------
     ProfileReport
-        The record :meth:`ProfileReport.render` would print as ``text``.
+        The record :meth:`ProfileReport.render` would print as ``text``: a heading
+        ``## Profile: <kernel> <version> exp <N> | ...`` gives its ``experiment`` (with
+        two words at least before ``exp N``; ``mla_decode exp 5`` stays a kernel and a
+        version), and a ``(note: ...)`` line under the Top 3 its ``note``.
 
     Raises
     ------
@@ -985,7 +1020,7 @@ def _warn(notes: list[str]) -> None:
 
 def _report(record: Record, notes: list[str]) -> ProfileReport:
     """The report of one hand-off; what was left out of it is added to ``notes``."""
-    kernel, version, point = _head(record)
+    kernel, version, experiment, point = _head(record)
     bottleneck, cause = _bottleneck(record, notes)
     # The Stages before the Top 3, as the contract writes them: of two malformed sections,
     # the first written is the one an error names.
@@ -1001,4 +1036,6 @@ def _report(record: Record, notes: list[str]) -> ProfileReport:
         opportunities=opportunities,
         baseline=_baseline(record),
         top3_unread=unread,
+        experiment=experiment,
+        note=_note(record),
     )

@@ -18,7 +18,10 @@ and the kernel designer's, built from an :class:`~kernelopt.workflow.Optimizatio
 :meth:`ProfilerPrompt.render` and :meth:`DesignerPrompt.render` write exactly this, and
 :func:`parse_profiler_prompt` and :func:`parse_designer_prompt` read it back
 (``parse_designer_prompt(p.render()) == p``), ignoring prose before, after and between
-the lines. The trial point's ``name`` is not written, so a prompt keeps none. Languages
+the lines. The point is a TrialPoint where b, s and t are given, else a kernel's own
+``name=int`` axes (``Profile int4_gemv v2 at b=1, k=4096, n=11008.``), kept as the
+profile hand-off keeps them (:func:`kernelopt.bench.profile_point`). The trial point's
+``name`` is not written, so a prompt keeps none. Languages
 are spelled as kernel-design instructions spell them (``cutile-dsl`` for cuTile, whose
 catalog scope is ``cutile``), which also names the skill: ``/design-<language>-kernel``.
 """
@@ -32,16 +35,16 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from kernelopt._errors import FormatError, InputError, expected
+from kernelopt.bench.report import profile_point
 from kernelopt.bench.trials import TrialPoint
-from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_language
+from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES
 from kernelopt.workflow._fields import check_line as _line
 from kernelopt.workflow._fields import path_label, require_instance, require_text
 from kernelopt.workflow._fields import where as _where
 from kernelopt.workflow._markdown import BOM, is_placeholder, unbracket
-from kernelopt.workflow._points import trial_point
 from kernelopt.workflow.changes import Change, change_items, parse_change
-from kernelopt.workflow.profile import parse_point
-from kernelopt.workflow.task import OptimizationTask
+from kernelopt.workflow.profile import heading_point
+from kernelopt.workflow.task import OptimizationTask, design_language
 
 __all__ = [
     "DESIGN_LANGUAGES",
@@ -102,9 +105,13 @@ def _filled_name(instance: object, attribute: attrs.Attribute[str], value: str) 
         )
 
 
-def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
+def _point(value: TrialPoint | Mapping[str, int] | str) -> TrialPoint | str:
+    # A kernel's own axes (no b, s, t) are kept as the profile hand-off keeps them: their
+    # name=int words, which profile_point has checked read back.
+    point = profile_point(value, where="point")
+    if isinstance(point, str):
+        return point
     # The prompt writes the axes only: a point's name would not come back, so none is kept.
-    point = trial_point(value, where="point")
     if point.name:
         point = attrs.evolve(point, name="")
     bad = [key for key in point.extra if not _AXIS.match(key)]
@@ -128,20 +135,16 @@ def _filled_devlog(instance: object, attribute: attrs.Attribute[str], value: str
         )
 
 
-def _terms(point: TrialPoint) -> str:
+def _terms(point: TrialPoint | str) -> str:
+    # A point of a kernel's own axes is its words ("k=4096 n=11008"), written as b, s, t are.
+    if isinstance(point, str):
+        return ", ".join(point.split())
     return ", ".join(f"{key}={value}" for key, value in point.as_dict().items())
 
 
 def _language(value: str) -> str:
-    if not isinstance(value, str):
-        raise InputError(
-            expected(
-                f"a language in {', '.join(DESIGN_LANGUAGES)}",
-                type(value).__name__,
-                where="language",
-            )
-        )
-    canonical = canonical_language(value, where="language")
+    # Refused in the words a task's check uses: one list of languages everywhere.
+    canonical = design_language(value, where="language")
     return _INSTRUCTION_SPELLING.get(canonical, canonical)
 
 
@@ -164,8 +167,11 @@ class ProfilerPrompt:
         The kernel, one line.
     version : str
         The version to profile (no spaces).
-    point : TrialPoint or mapping
-        The trial point (``{"b": 32, "s": 1, "t": 4096}``); its name is not kept.
+    point : TrialPoint, mapping or str
+        The trial point (``{"b": 32, "s": 1, "t": 4096}``, a TrialPoint whose name is not
+        kept), or a kernel's own integer axes (``{"b": 1, "k": 4096, "n": 11008}``,
+        ``"tokens=64, hidden=7168"``), kept as their ``name=int`` words sorted by name
+        (see :func:`kernelopt.bench.profile_point`).
     devlog : str
         The devlog whose performance section the profiler updates; default
         ``docs/kernels/<kernel>.md`` with the kernel's name (the placeholder itself,
@@ -183,7 +189,7 @@ class ProfilerPrompt:
 
     kernel: str = attrs.field(validator=[_line, _filled_name])
     version: str = attrs.field(validator=[_word, _filled_name])
-    point: TrialPoint = attrs.field(converter=_point)
+    point: TrialPoint | str = attrs.field(converter=_point)
     devlog: str = attrs.field(validator=[_line, _filled_devlog])
 
     @devlog.default
@@ -351,6 +357,7 @@ def parse_profiler_prompt(
     """
     lines = _Lines(text, path, "Profiler prompt")
     number, found = lines.find(_PROFILE_LINE, "Profile <kernel> <version> at b=X, s=X, t=X.")
+    # b=X, s=X, t=X or a kernel's own name=int axes, as a profile hand-off's heading.
     head_line = number
     names = found.group("head").split()
     if len(names) < 2:
@@ -358,7 +365,7 @@ def parse_profiler_prompt(
             "'Profile <kernel> <version> at b=X, s=X, t=X.'", repr(found.group(0)), number
         )
     try:
-        point = parse_point(found.group("point"))
+        point = heading_point(found.group("point"))
     except FormatError as error:
         # The point's message already reads "Expected ..., got ...": locate it, do not wrap it.
         raise FormatError(

@@ -8,8 +8,11 @@ at named ones. :func:`evaluate` checks it against benchmark rows
 (:class:`~kernelopt.bench.BenchRow`, as ``kernelopt.bench.read_rows`` gives them) and
 returns an :class:`Evaluation`: per point and criterion the value, the target and the
 shortfall. A point (or a baseline) the rows do not hold is *missing*, never met. The next
-step is DONE when every point meets every criterion, else back to SELECT (step 3: choose
-the language and control level again for the points short of the target).
+step is DONE when every point meets every criterion; TUNE when every shortfall is small
+(within :data:`SMALL_SHORTFALL_PCT` % of its target: a 1 us miss of a 50 us time): stay
+in the current language and control level, and take the profile's next opportunity or
+tune the configuration (step 4, STRATEGIZE); else back to SELECT (step 3: choose the
+language and control level again for the points short of the target).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from kernelopt.workflow._rows import by_point, check_rows, floor_pct, one_gpu, o
 from kernelopt.workflow.observe import _point_terms, config_matches
 
 __all__ = [
+    "SMALL_SHORTFALL_PCT",
     "Check",
     "Criterion",
     "Evaluation",
@@ -65,7 +69,16 @@ class NextStep(TextEnum):
     """Where the loop goes after EVALUATE."""
 
     DONE = "done"
+    # Every shortfall within SMALL_SHORTFALL_PCT of its target: the language and control
+    # level are not what falls short; the next opportunity or tuning closes such a gap.
+    TUNE = "tune"
     SELECT = "select"  # back to step 3: choose the language and control level again
+
+
+# A shortfall at most this share of its target (1.58 pp of an 80 % floor is 2 %; 1 us of
+# a 50 us time is 2 %) is small: a change of language and control level is for a gap
+# that tuning within the current one is not expected to close.
+SMALL_SHORTFALL_PCT = 5.0
 
 
 def _positive(instance: object, attribute: attrs.Attribute[Any], value: float | None) -> None:
@@ -285,6 +298,14 @@ class Check:
         )
         return max(0.0, gap)
 
+    @property
+    def shortfall_pct(self) -> float | None:
+        """The shortfall as a share of the bound, % (2.0 for 78.4 % against an 80 %
+        floor); None if missing."""
+        if self.shortfall is None:
+            return None
+        return self.shortfall / self.bound * 100.0
+
 
 @attrs.frozen(kw_only=True)
 class PointResult:
@@ -339,8 +360,20 @@ class Evaluation:
 
     @property
     def next_step(self) -> NextStep:
-        """DONE when met, else SELECT (step 3)."""
-        return NextStep.DONE if self.met else NextStep.SELECT
+        """DONE when met; TUNE when some point is short and every shortfall is within
+        :data:`SMALL_SHORTFALL_PCT` % of its target (stay in the current language); else
+        SELECT (step 3). Points not measured do not decide it: they are measured first."""
+        if self.met:
+            return NextStep.DONE
+        gaps = [
+            check.shortfall_pct
+            for point in self.points
+            for check in point.checks
+            if check.status is Status.SHORT and check.shortfall_pct is not None
+        ]
+        if gaps and max(gaps) <= SMALL_SHORTFALL_PCT:
+            return NextStep.TUNE
+        return NextStep.SELECT
 
     @property
     def short(self) -> tuple[str, ...]:
@@ -391,10 +424,18 @@ class Evaluation:
                 why.append(f"short at {'; '.join(self.short)}")
             if self.missing:
                 why.append(f"not measured at {'; '.join(self.missing)} (measure these first)")
-            lines.append(
-                "Next step: back to SELECT (step 3): choose the language and control level "
-                f"again; {', '.join(why)}."
-            )
+            if self.next_step is NextStep.TUNE:
+                lines.append(
+                    "Next step: stay in this language and control level (step 4, STRATEGIZE): "
+                    "take the profile's next opportunity or tune the configuration; every "
+                    f"shortfall is within {_number(SMALL_SHORTFALL_PCT)} % of its target; "
+                    f"{', '.join(why)}."
+                )
+            else:
+                lines.append(
+                    "Next step: back to SELECT (step 3): choose the language and control level "
+                    f"again; {', '.join(why)}."
+                )
         return "\n".join(lines) + "\n"
 
 
@@ -431,6 +472,8 @@ def _unmatched(spec: str, impl: str, rows: Sequence[BenchRow]) -> str:
         return f"no {impl} row"
     held = list(dict.fromkeys(point_of(row.config) for row in rows))
     shown = ", ".join(repr(p) for p in held[:3]) + (", ..." if len(held) > 3 else "")
+    # One point in parentheses is that str, not a tuple of it, and Target refuses a str.
+    shown += "," if len(held) == 1 else ""
     return (
         f"no {impl} row at {trial.name}, the trial point {point_words(trial.as_dict())}; "
         f"name the rows' own points by their terms instead: points=({shown})"

@@ -45,6 +45,8 @@ from kernelopt.workflow._markdown import (
     one_line,
     refuse_placeholder,
     unbracket,
+    unlisted_lines,
+    warn_unread,
 )
 from kernelopt.workflow.changes import (
     Change,
@@ -53,6 +55,7 @@ from kernelopt.workflow.changes import (
     check_links,
     parse_change,
     raise_unknown,
+    unresolved_links,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - the task module loads without kernelopt.bench
@@ -412,28 +415,40 @@ class OptimizationTask:
             lines += [f"- {text}" for text in self.constraints.lines()]
         return "\n".join(lines) + "\n"
 
-    def problems(self, catalog: EntryLookup) -> list[str]:
-        """Unknown or stale catalog links of the optimizations, and a language no design
-        prompt takes, as messages.
+    def problems(
+        self,
+        catalog: EntryLookup,
+        *,
+        root: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
+    ) -> list[str]:
+        """Unknown or stale catalog links of the optimizations, links that lead to no
+        file, and a language no design prompt takes, as messages.
 
         Parameters
         ----------
         catalog : EntryLookup
             The catalog to check against (a :class:`~kernelopt.catalog.Catalog`).
+        root : path-like or iterable of path-like, optional
+            The folders a link resolves from (the project's root; the folder of the file
+            the task is written in): a link that is no file from any of them is a
+            problem. ``None`` skips that check.
 
         Returns
         -------
         list of str
-            One message per unknown id or stale link, then one for a
+            One message per unknown id or stale link, then one per link that leads to no
+            file (with ``root``; a built-in entry's ``docs/knowledge/...`` link does,
+            unless the project's tree holds the file), then one for a
             ``constraints.language`` outside
             :data:`~kernelopt.workflow.DESIGN_LANGUAGES` (``Language: Expected a language
             in cuda, cute-dsl, cutile-dsl, triton (or cutile for cutile-dsl), got
             'fortran'``); empty when all resolve.
         """
-        return [
-            *check_links(self.optimizations, catalog),
-            *_language_problems(self.constraints.language),
-        ]
+        found = check_links(self.optimizations, catalog)
+        if root is not None:
+            roots = [root] if isinstance(root, str | os.PathLike) else list(root)
+            found += unresolved_links(self.optimizations, catalog, roots)
+        return [*found, *_language_problems(self.constraints.language)]
 
     def validate(self, catalog: EntryLookup) -> None:
         """Check that every linked entry id exists in the catalog (and its link is current);
@@ -471,29 +486,57 @@ def _language_problems(language: str | None) -> list[str]:
     """
     if language is None:
         return []
+    try:
+        design_language(language, where="Language")
+    except InputError as error:
+        return [str(error)]
+    return []
+
+
+def design_language(value: object, *, where: str) -> str:
+    """``value`` as a language a design prompt names, refused in one wording everywhere.
+
+    Parameters
+    ----------
+    value : object
+        A language in any case: one of :data:`~kernelopt.workflow.DESIGN_LANGUAGES` or
+        another spelling the catalog reads (``cutile`` for ``cutile-dsl``).
+    where : str
+        The argument or option named in the error (``language``, ``--language``).
+
+    Returns
+    -------
+    str
+        The catalog's name of the language (``cutile`` for ``cutile-dsl``).
+
+    Raises
+    ------
+    InputError
+        ``<where>: Expected a language in cuda, cute-dsl, cutile-dsl, triton (or cutile
+        for cutile-dsl), got 'fortran'``: the design spellings, sorted, then the others.
+    """
     # Here, not at the top: reading a task needs no catalog; a check has it loaded already.
     from kernelopt.catalog.vocabulary import LANGUAGE_ALIASES, LANGUAGES, canonical_language
     from kernelopt.workflow.prompts import DESIGN_LANGUAGES
 
     try:
-        canonical_language(language)
+        return canonical_language(value, where=where)
     except InputError:
         pass
-    else:
-        return []
     spelled = {canonical_language(name): name for name in DESIGN_LANGUAGES}
     others = sorted(
         name for name in (*LANGUAGES, *LANGUAGE_ALIASES) if name not in spelled.values()
     )
     aliases = ", ".join(f"{name} for {spelled[canonical_language(name)]}" for name in others)
-    return [
+    shown = repr(value) if isinstance(value, str) else type(value).__name__
+    raise InputError(
         expected(
             f"a language in {', '.join(sorted(DESIGN_LANGUAGES))}"
             + (f" (or {aliases})" if aliases else ""),
-            repr(language),
-            where="Language",
+            shown,
+            where=where,
         )
-    ]
+    ) from None
 
 
 def _refuse_prose_only(record: Record, section: Section) -> None:
@@ -534,7 +577,14 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
         Naming the missing or unreadable section and its line; also for a placeholder of
         the template left unfilled where a value is needed (``[kernel]``, ``[current]``,
         ``[new_version]``, ``[from profiler]``, the optimization item), which would
-        otherwise read as a value (a kernel called ``kernel``).
+        otherwise read as a value (a kernel called ``kernel``), and for a code fence
+        inside an item (its line breaks would be lost in the item's one line).
+
+    Warns
+    -----
+    HandoffWarning
+        Naming the file and line, for prose under ``### Optimizations to Apply:`` or
+        ``### Constraints`` that no item holds (not read: the record has no place for it).
     """
     record = find_record(text, "Optimization Task:", kind="optimization task", path=path)
     # No `\s*` before the arrow (the head is stripped): it would make a long run of spaces
@@ -569,6 +619,8 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
         section="Current Bottleneck",
     )
     section = record.require("Optimizations to Apply")
+    notes: list[str] = []
+    unlisted_lines(record, section, notes, name="Optimizations to Apply")
     optimizations = []
     for line, item in list_items(section):
         refuse_placeholder(
@@ -604,6 +656,7 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
         items = bullet_items(constraints)
         if not items:
             _refuse_prose_only(record, constraints)
+        unlisted_lines(record, constraints, notes, name="Constraints")
         # The template's own item left in place states no constraint; a section holding
         # only that one states none, and reads as not stated (never as "- none").
         filled = [
@@ -614,7 +667,7 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
             for part in _labelled_parts(item):
                 _constraint(record, line, part, values)
     try:
-        return OptimizationTask(
+        task = OptimizationTask(
             # The heading's placeholders filled in place keep their brackets: "[v3]".
             kernel=unbracket(kernel),
             current=unbracket(current),
@@ -626,3 +679,5 @@ def parse_task(text: str, *, path: str | os.PathLike[str] | None = None) -> Opti
         )
     except InputError as error:
         raise fail(record, "a valid optimization task", str(error)) from None
+    warn_unread(notes)
+    return task

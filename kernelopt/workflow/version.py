@@ -18,7 +18,9 @@
 
 :meth:`NewVersion.render` writes exactly this and :func:`parse_version` reads it back
 (``parse_version(v.render()) == v``). A point may also be written ``[32, 1, 4096]`` (b, s,
-t) by hand; a trial's name (``decode``) is optional.
+t) by hand; a trial's name (``decode``) is optional. A kernel of its own axes writes them
+as ``name=int`` terms, with its trial's name as well (``1. small [hidden=7168,
+tokens=64] -- one decode step's tokens``), kept as the profile hand-off keeps such a point.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 import attrs
 
 from kernelopt._errors import FormatError, InputError, expected
+from kernelopt.bench.report import profile_point
 from kernelopt.bench.trials import TrialPoint
 from kernelopt.experiments.records import Correctness
 from kernelopt.workflow._fields import check_heading_end as _heading_end
@@ -48,8 +51,9 @@ from kernelopt.workflow._markdown import (
     list_items,
     refuse_placeholder,
     unbracket,
+    unlisted_lines,
+    warn_unread,
 )
-from kernelopt.workflow._points import trial_point
 from kernelopt.workflow.changes import (
     Change,
     EntryLookup,
@@ -58,7 +62,7 @@ from kernelopt.workflow.changes import (
     parse_change,
     raise_unknown,
 )
-from kernelopt.workflow.profile import parse_point
+from kernelopt.workflow.profile import heading_point
 
 __all__ = ["NewVersion", "TrialCheck", "parse_version"]
 
@@ -129,25 +133,37 @@ def _trials(value: Iterable[TrialCheck]) -> tuple[TrialCheck, ...]:
     return found
 
 
-def _point(value: TrialPoint | Mapping[str, int]) -> TrialPoint:
-    return trial_point(value, where="TrialCheck.point")
+def _point(value: TrialPoint | Mapping[str, int] | str) -> TrialPoint | str:
+    # A kernel's own axes (no b, s, t) are kept as the profile hand-off keeps them.
+    return profile_point(value, where="TrialCheck.point")
 
 
-def _trial_point(instance: TrialCheck, attribute: attrs.Attribute[Any], value: TrialPoint) -> None:
-    name = value.name
+def _check_name(name: str, where: str) -> None:
     if name != name.strip() or "\n" in name or "\r" in name or "[" in name or "]" in name:
         raise InputError(
-            expected(
-                "a point name without brackets or surrounding spaces",
-                repr(name),
-                where="TrialCheck.point.name",
-            )
+            expected("a point name without brackets or surrounding spaces", repr(name), where=where)
         )
 
 
-def _point_text(point: TrialPoint) -> str:
-    terms = ", ".join(f"{key}={value}" for key, value in point.as_dict().items())
-    return f"{point.name} [{terms}]" if point.name else f"[{terms}]"
+def _trial_point(
+    instance: TrialCheck, attribute: attrs.Attribute[Any], value: TrialPoint | str
+) -> None:
+    if isinstance(value, TrialPoint):
+        _check_name(value.name, "TrialCheck.point.name")
+
+
+def _trial_name(instance: TrialCheck, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not isinstance(value, str):
+        raise InputError(expected("a str", type(value).__name__, where="TrialCheck.name"))
+    _check_name(value, "TrialCheck.name")
+
+
+def _point_text(point: TrialPoint | str, name: str) -> str:
+    if isinstance(point, str):  # a kernel's own axes, "hidden=7168 tokens=64"
+        terms = ", ".join(point.split())
+    else:
+        terms = ", ".join(f"{key}={value}" for key, value in point.as_dict().items())
+    return f"{name} [{terms}]" if name else f"[{terms}]"
 
 
 @attrs.frozen(kw_only=True)
@@ -156,18 +172,47 @@ class TrialCheck:
 
     Parameters
     ----------
-    point : TrialPoint
-        The configuration (its ``name``, such as ``"decode"``, is written before it).
+    point : TrialPoint, mapping or str
+        The configuration: a TrialPoint (its ``name``, such as ``"decode"``, is written
+        before it) or a mapping with b, s and t, else a kernel's own integer axes
+        (``{"hidden": 7168, "tokens": 64}``, ``"hidden=7168, tokens=64"``), kept as their
+        ``name=int`` words sorted by name (see :func:`kernelopt.bench.profile_point`).
     why : str
         Why this point matters, one line.
+    name : str
+        The trial's name, written before the point (``"small"``); default the
+        TrialPoint's ``name``. A point of a kernel's own axes has no name of its own, so
+        its trial's name is kept here.
+
+    Raises
+    ------
+    InputError
+        For a point that is none of those, or a ``name`` other than the TrialPoint's own.
     """
 
-    point: TrialPoint = attrs.field(converter=_point, validator=_trial_point)
+    point: TrialPoint | str = attrs.field(converter=_point, validator=_trial_point)
     why: str = attrs.field(validator=[_line, check_unbracketed])
+    name: str = attrs.field(default="", validator=_trial_name)
+
+    def __attrs_post_init__(self) -> None:
+        # One name for a TrialPoint: its own, so that a check made either way is one record.
+        if not isinstance(self.point, TrialPoint):
+            return
+        if self.name and self.point.name and self.name != self.point.name:
+            raise InputError(
+                expected(
+                    f"the point's own name {self.point.name!r} (or none)",
+                    repr(self.name),
+                    where="TrialCheck.name",
+                )
+            )
+        name = self.name or self.point.name
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "point", attrs.evolve(self.point, name=name))
 
     def render(self) -> str:
-        """``decode [b=32, s=1, t=4096] -- why``."""
-        return f"{_point_text(self.point)} -- {self.why}"
+        """``decode [b=32, s=1, t=4096] -- why`` (``small [hidden=7168, tokens=64] -- why``)."""
+        return f"{_point_text(self.point, self.name)} -- {self.why}"
 
 
 def _devlog(instance: NewVersion, attribute: attrs.Attribute[Any], value: str | None) -> None:
@@ -412,7 +457,7 @@ def _trial(record: Record, line: int, text: str) -> TrialCheck:
             )
         terms = ", ".join(f"{k}={v}" for k, v in zip(("b", "s", "t"), values, strict=True))
     try:
-        point = parse_point(terms)
+        point = heading_point(terms)
     except FormatError as error:
         # The point's message already reads "Expected ..., got ...": locate it, do not wrap it.
         raise FormatError(
@@ -430,7 +475,7 @@ def _trial(record: Record, line: int, text: str) -> TrialCheck:
             line=line,
             section="Trial Configurations Checked",
         )
-    return TrialCheck(point=attrs.evolve(point, name=match.group("name").strip()), why=why)
+    return TrialCheck(point=point, why=why, name=match.group("name").strip())
 
 
 def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> NewVersion:
@@ -450,7 +495,14 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
         ``[kernel]``, ``[version]``, ``[list]`` of changes or ``[why this point matters]``
         left unfilled, which would otherwise read as values (a version called
         ``version``). Its ``Created/Modified [paths]`` and devlog ``[path]`` left unfilled
-        read as no files and no devlog.
+        read as no files and no devlog. A code fence inside an item is one too (its line
+        breaks would be lost in the item's one line).
+
+    Warns
+    -----
+    HandoffWarning
+        Naming the file and line, for prose under ``### Changes Applied:``, ``### Files:``
+        or ``### Trial Configurations Checked`` that no item holds (not read).
     """
     record = find_record(text, "New Version:", kind="new version", path=path)
     names = record.heading.split()
@@ -489,6 +541,9 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
         raise fail(
             record, "changes ('- ...')", "none", line=section.line, section="Changes Applied"
         )
+    notes: list[str] = []
+    for label in ("Changes Applied:", "Files:", "Trial Configurations Checked"):
+        unlisted_lines(record, record.require(label), notes, name=label.rstrip(":"))
     created, modified = _files(record)
     correctness, detail = _correctness(record)
     trials = [
@@ -498,7 +553,7 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
     devlog = record.require("Devlog Entry Written:").rest("Devlog Entry Written:")
     devlog = "" if is_placeholder(devlog, _TEMPLATE_DEVLOG) else unbracket(devlog).strip("`")
     try:
-        return NewVersion(
+        version_record = NewVersion(
             kernel=unbracket(kernel),
             version=unbracket(version),
             changes=changes,
@@ -511,3 +566,5 @@ def parse_version(text: str, *, path: str | os.PathLike[str] | None = None) -> N
         )
     except InputError as error:
         raise fail(record, "a valid new-version hand-off", str(error)) from None
+    warn_unread(notes)
+    return version_record

@@ -313,7 +313,13 @@ def test_report_reads_a_hand_off_saved_as_utf16(
         current="v2",
         new_version="v3",
         bottleneck="Memory-bound",
-        optimizations=[Change.of(Catalog.builtin().get("split-kv-flash-decoding"), "split in 8")],
+        optimizations=[
+            Change.of(
+                Catalog.builtin().get("split-kv-flash-decoding"),
+                "split in 8",
+                relative_to=tmp_path / "task.md",  # a link that leads to the entry's file
+            )
+        ],
     )
     path = tmp_path / "task.md"
     path.write_bytes(task.render().replace("\n", "\r\n").encode("utf-16"))
@@ -331,7 +337,13 @@ def test_report_task_check(
         current="v2",
         new_version="v3",
         bottleneck="Memory-bound",
-        optimizations=[Change.of(catalog.get("split-kv-flash-decoding"), "split in 8")],
+        optimizations=[
+            Change.of(
+                catalog.get("split-kv-flash-decoding"),
+                "split in 8",
+                relative_to=tmp_path / "task.md",  # a link that leads to the entry's file
+            )
+        ],
     )
     good = tmp_path / "task.md"
     good.write_text(task.render(), encoding="utf-8")

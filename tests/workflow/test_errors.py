@@ -128,9 +128,9 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("from_task", lambda: DesignerPrompt.from_task(None), "task: Expected an OptimizationTask"),
     ("update_devlog", lambda: update_devlog("d.md", [ROW]), "rows: Expected PerfRow rows"),
     # Records given the wrong kind of value: refused when made, not at render time.
-    ("TrialCheck no t", lambda: TrialCheck(point={"b": 1, "s": 1}, why="w"), "no t"),
+    ("TrialCheck no axis", lambda: TrialCheck(point={}, why="w"), "at least one axis"),
     ("TrialCheck str axis", lambda: TrialCheck(point={"b": "x", "s": 1, "t": 1}, why="w"), "'x'"),
-    ("TrialCheck None", lambda: TrialCheck(point=None, why="w"), "got NoneType"),
+    ("TrialCheck None", lambda: TrialCheck(point=None, why="w"), "got None"),
     (
         "NewVersion str changes",
         lambda: NewVersion(kernel="k", version="v", changes=["fuse"]),

@@ -337,9 +337,14 @@ def test_family_keeps_suggestions_to_the_kernels_family() -> None:
     row = bench_row("v1", 20.0, config={"b": 32, "s": 1, "t": 256}, op="softmax",
                     metrics={"dram_pct": 30.0, "tc_pct": 0.5, "floor_pct": 30.0,
                              "arith_intensity": 1.25, "ridge": 163.2})  # fmt: skip
-    [mixed] = profile_from_rows([row], kernel="softmax", version="v1")
-    assert "kv-tile-shared-load" in {o.entry_id for o in mixed.opportunities}
+    # Without a family, the kernel's name gives it; a name of none offers only entries
+    # for every family, and says so.
+    [named] = profile_from_rows([row], kernel="softmax", version="v1")
+    [unnamed] = profile_from_rows([row], kernel="row_kernel", version="v1")
+    assert "kv-tile-shared-load" not in {o.entry_id for o in unnamed.opportunities}
+    assert "only entries for every kernel family" in unnamed.note and named.note == ""
     [report] = profile_from_rows([row], kernel="softmax", version="v1", family="softmax")
+    assert named.opportunities == report.opportunities
     catalog = Catalog.builtin()
     ids = [o.entry_id for o in report.opportunities]
     assert ids and all({"softmax", "any"} & set(catalog.get(i).families) for i in ids)

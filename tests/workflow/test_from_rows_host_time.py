@@ -19,4 +19,3 @@ def test_a_host_time_row_with_samples_gives_a_host_clock_report() -> None:
         [host], kernel="mla_decode", version="splits8", ceilings=H200, catalog=FixedCatalog()
     )
     assert report.root_cause.startswith("Timed with the host clock (CPU)")
-

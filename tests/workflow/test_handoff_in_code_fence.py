@@ -9,14 +9,16 @@ section's text.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kernelopt._errors import FormatError
 from kernelopt.cli import main
-from kernelopt.workflow import parse_profile, parse_task, parse_version
+from kernelopt.workflow import HandoffWarning, parse_profile, parse_task, parse_version
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -125,32 +127,37 @@ SAMPLE = "```python\n# keep the launch grid\ngrid = (b, splits)\n```\n"
 
 
 @pytest.mark.parametrize(("parse", "bare"), KINDS)
-def test_a_code_sample_inside_a_section_stays_its_text(parse: Parser, bare: str) -> None:
-    # Its '# comment' is no level-1 heading ending the hand-off, and its closing line
-    # does not end a hand-off pasted in a fence of the same backticks.
+def test_a_code_sample_inside_an_item_is_refused_at_its_line(parse: Parser, bare: str) -> None:
+    # Its '# comment' is no level-1 heading ending the hand-off, and its closing line does
+    # not end a hand-off pasted in a fence of the same backticks: the reader reaches the
+    # item, whose one line would lose the code's line breaks, and names the fence.
     with_sample = _with_sample(bare, SAMPLE)
-    record = parse(with_sample)
-    assert parse(fenced(with_sample)) == record
-    assert parse(fenced(with_sample, "````markdown", "````")) == record
-    assert "# keep the launch grid grid = (b, splits)" in record.render()
-    assert parse(record.render()) == record
+    if parse is parse_profile:  # a Top 3 item's text keeps the sample, as it always read
+        record = parse(with_sample)
+        assert parse(fenced(with_sample)) == record
+        assert parse(fenced(with_sample, "````markdown", "````")) == record
+        assert "# keep the launch grid grid = (b, splits)" in record.render()
+        return
+    for text in (with_sample, fenced(with_sample), fenced(with_sample, "````markdown", "````")):
+        with pytest.raises(FormatError, match=r"got a code fence at line \d+: '```python'"):
+            parse(text)
 
 
-def test_a_code_sample_joins_the_constraint_it_follows() -> None:
-    # As a bare hand-off has always read it: the sample's lines continue the item above.
+def test_a_code_sample_after_a_constraint_is_refused() -> None:
+    # It was joined into the item above: "keep the grid ```python # keep the launch ...".
     text = TASK.replace("- keep the mla_decode signature\n", "- keep the grid\n" + SAMPLE)
-    joined = "keep the grid ```python # keep the launch grid grid = (b, splits) ```"
     for where in (text, fenced(text), fenced(text, "````markdown", "````")):
-        task = parse_task(where)
-        assert task.constraints.other == (joined,)
-        assert task.constraints.register_budget == 128
+        with pytest.raises(FormatError, match="a code block in an item is not kept") as caught:
+            parse_task(where)
+        assert caught.value.section == "Constraints"
 
 
 def test_a_fence_left_open_hides_no_heading() -> None:
     # A stray or cut-off fence line inside a section is text; the sections after it are
     # still read.
     text = TASK.replace("### Constraints", "```python\n### Constraints")
-    assert parse_task(text).constraints.language == "triton"
+    with pytest.warns(HandoffWarning, match="got prose '```python'; not read"):
+        assert parse_task(text).constraints.language == "triton"
     assert parse_task("Notes\n\n```markdown\n" + TASK).constraints == parse_task(TASK).constraints
 
 
@@ -179,6 +186,27 @@ def test_report_task_prints_the_workflow_page_hand_off_without_its_fence(
     out, _ = capsys.readouterr()
     assert out.endswith("- keep the mla_decode signature\n")
     assert "```" not in out
+    # Its built-in entries' links lead to a project's own tree, which this checkout lacks.
+    assert main(["report", "task", "docs/workflow.md", "--check"]) == 1
+    _, err = capsys.readouterr()
+    assert "'head-grouping-mma-tile' links docs/knowledge/optimizations/" in err
+    assert "'dot-input-precision' links docs/knowledge/languages/triton/" in err
+
+
+def test_report_task_checks_the_workflow_page_where_its_links_lead(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kernelopt.catalog.catalog import BUILTIN_ROOT
+
+    (tmp_path / "docs").mkdir()
+    shutil.copyfile(REPO / "docs" / "workflow.md", tmp_path / "docs" / "workflow.md")
+    for entry in (
+        "optimizations/head-grouping-mma-tile.md",
+        "languages/triton/optimizations/dot-input-precision.md",
+    ):
+        (tmp_path / "docs" / "knowledge" / entry).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(BUILTIN_ROOT / entry, tmp_path / "docs" / "knowledge" / entry)
+    monkeypatch.chdir(tmp_path)
     assert main(["report", "task", "docs/workflow.md", "--check"]) == 0
     out, _ = capsys.readouterr()
     assert out == "docs/workflow.md: OK\n"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kernelopt import InputError
+from kernelopt.catalog.catalog import BUILTIN_ROOT
 from kernelopt.cli import main
 from kernelopt.workflow import (
     Change,
@@ -91,9 +93,13 @@ def test_report_task_says_the_constraints_are_unknown(
     data = json.loads(capsys.readouterr().out)
     assert data["constraints_stated"] is False
     assert from_dict(data, OptimizationTask) == parse_task(CUT)
-    # The full hand-off checks clean, and says nothing on stderr.
+    # The full hand-off checks clean, and says nothing on stderr: its link leads to the
+    # entry's file in the tree beside it.
     full = tmp_path / "full.md"
     full.write_text(FULL, encoding="utf-8")
+    entry = "optimizations/split-kv-flash-decoding.md"
+    (tmp_path / "docs/knowledge/optimizations").mkdir(parents=True)
+    shutil.copyfile(BUILTIN_ROOT / entry, tmp_path / "docs/knowledge" / entry)
     assert main(["report", "task", str(full), "--check"]) == 0
     assert main(["report", "task", str(full)]) == 0
     out, err = capsys.readouterr()

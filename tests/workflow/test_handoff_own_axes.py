@@ -160,9 +160,11 @@ def test_methods_are_no_opportunities() -> None:
 def test_a_triton_kernel_is_not_offered_cuda_entries() -> None:
     compute = {"dram_pct": 20.0, "tc_pct": 40.0, "floor_pct": 40.0, "arith_intensity": 400.0}
     rows = [bench_row("v1", 3.0, config=POINT, metrics={**compute, "ridge": 163.2})]
-    ids = {o.entry_id for o in profile_from_rows(rows, kernel="k", version="v1")[0].opportunities}
+    ids = {
+        o.entry_id for o in profile_from_rows(rows, kernel="gemm", version="v1")[0].opportunities
+    }
     assert "warp-specialization" in ids
-    [triton] = profile_from_rows(rows, kernel="k", version="v1", language="triton")
+    [triton] = profile_from_rows(rows, kernel="gemm", version="v1", language="triton")
     assert "warp-specialization" not in {o.entry_id for o in triton.opportunities}
     with pytest.raises(InputError, match=r"^language: Expected a language"):
         profile_from_rows(rows, kernel="k", version="v1", language="fortran")
@@ -188,7 +190,8 @@ def test_report_profile_language_keeps_a_triton_kernel_from_cuda_entries(
         tmp_path / "rows.jsonl",
         bench_row("v1", 3.0, config=POINT, metrics={**compute, "ridge": 163.2}),
     )
-    base = ["report", "profile", "--rows", str(rows), "--kernel", "k", "--version", "v1", "--json"]
+    base = ["report", "profile", "--rows", str(rows), "--kernel", "gemm", "--version", "v1"]
+    base.append("--json")
 
     def suggested(*more: str) -> set[str]:
         assert main([*base, *more]) == 0

@@ -115,7 +115,7 @@ def test_points_naming_each_axis_once_still_select(point: str) -> None:
     ("option", "words"),
     [
         ("--family", "--family: Expected a kernel family among any, attention, "),
-        ("--language", "--language: Expected a language in triton, cuda, "),
+        ("--language", "--language: Expected a language in cuda, cute-dsl, cutile-dsl, triton "),
     ],
 )
 def test_learn_names_the_context_options_it_refuses(

@@ -177,7 +177,7 @@ def test_designer_round_trip_property(prompt: DesignerPrompt) -> None:
     [
         ("hello\n", None, "Profile <kernel> <version> at b=X"),
         (PROFILER_TEXT.replace("t=4096", "t=big"), 1, "a trial point"),
-        (PROFILER_TEXT.replace("at b=32, s=1, ", "at "), 1, "no b, s"),
+        (PROFILER_TEXT.replace("at b=32, s=1, ", "at t=1, "), 1, "t twice"),
         (PROFILER_TEXT.replace("Return compact", "Send compact"), 1, "Return compact summary"),
         (PROFILER_TEXT.replace("Update the devlog", "Update a devlog"), 2, "Update the devlog"),
         (PROFILER_TEXT.replace("mla_decode v3 at", "v3 at"), 1, "Profile <kernel> <version>"),
@@ -229,12 +229,12 @@ def test_records_refuse_what_they_could_not_write_back() -> None:
         ProfilerPrompt(kernel="k", version="v 2", point={"b": 1, "s": 1, "t": 1})
     with pytest.raises(InputError, match=r"ProfilerPrompt\.kernel"):
         ProfilerPrompt(kernel="a\nb", version="v2", point={"b": 1, "s": 1, "t": 1})
-    with pytest.raises(InputError, match="no s, t"):
-        ProfilerPrompt(kernel="k", version="v2", point={"b": 1})
+    with pytest.raises(InputError, match="at least one axis"):
+        ProfilerPrompt(kernel="k", version="v2", point={})
     with pytest.raises(InputError, match="axis names"):
         ProfilerPrompt(kernel="k", version="v2", point=TrialPoint(b=1, s=1, t=1, extra={"h q": 1}))
-    with pytest.raises(InputError, match="Expected a TrialPoint or a mapping"):
-        ProfilerPrompt(kernel="k", version="v2", point="b=1, s=1, t=1")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="Expected a TrialPoint, a mapping"):
+        ProfilerPrompt(kernel="k", version="v2", point=5)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="Expected Change items"):
         DesignerPrompt(
             kernel="k",
@@ -250,6 +250,6 @@ def test_records_refuse_what_they_could_not_write_back() -> None:
 def test_an_unreadable_prompt_point_says_expected_once() -> None:
     # The point's own message was nested: "Expected a trial point, got Expected a ...".
     with pytest.raises(FormatError) as caught:
-        parse_profiler_prompt(PROFILER_TEXT.replace("t=4096", "n=4096"), path="prompt.txt")
+        parse_profiler_prompt(PROFILER_TEXT.replace("t=4096", "t=4096, b=2"), path="prompt.txt")
     assert str(caught.value).count("Expected") == 1
-    assert "(no t)" in str(caught.value) and caught.value.line == 1
+    assert "(b twice)" in str(caught.value) and caught.value.line == 1

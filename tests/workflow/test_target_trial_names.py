@@ -7,6 +7,8 @@ to name the rows' own points.
 
 from __future__ import annotations
 
+import ast
+
 from kernelopt.bench import BenchRow
 from kernelopt.workflow import Status, Target, evaluate
 
@@ -41,3 +43,12 @@ def test_the_suggested_terms_select_the_rows_point() -> None:
 def test_unmatched_terms_keep_the_short_note() -> None:
     result = evaluate(Target(floor_pct=80, points=("tokens=8",)), [_row(64)])
     assert result.points[0].checks[0].note == "no v3 row"
+
+
+def test_one_suggested_point_is_a_tuple_target_takes() -> None:
+    # "points=('hidden=7168 tokens=64')" is a str, which Target refuses.
+    result = evaluate(Target(floor_pct=80, points=("decode",)), [_row(64)])
+    note = result.points[0].checks[0].note
+    assert note.endswith("points=('hidden=7168 tokens=64',)")
+    suggested = ast.literal_eval(note.rpartition("points=")[2])
+    assert evaluate(Target(floor_pct=80, points=suggested), [_row(64)]).points[0].checks[0].value

@@ -246,7 +246,7 @@ def test_trial_configurations_written_as_bullets_read() -> None:
     assert text != TEXT
     assert parse_version(text).trials == parse_version(TEXT).trials
     with pytest.raises(FormatError, match="Trial Configurations Checked"):
-        parse_version(text.replace("- decode [b=32, s=1, t=4096, h=16]", "- decode [b=32, s=1]"))
+        parse_version(text.replace("- decode [b=32, s=1, t=4096, h=16]", "- decode [b=32, s=x]"))
 
 
 def test_details_nested_under_a_numbered_trial_are_prose() -> None:
@@ -259,9 +259,9 @@ def test_details_nested_under_a_numbered_trial_are_prose() -> None:
 
 def test_an_unreadable_trial_point_says_expected_once() -> None:
     # The point's own message was nested: "Expected a trial point, got Expected a ...".
-    text = TEXT.replace("[b=32, s=16, t=4096]", "[b=4, n=4096]")
+    text = TEXT.replace("[b=32, s=16, t=4096]", "[b=4, n=4096, b=2]")
     with pytest.raises(FormatError) as caught:
         parse_version(text)
     assert str(caught.value).count("Expected") == 1
-    assert "got 'b=4, n=4096' (no s, t)" in str(caught.value)
+    assert "got 'b=4, n=4096, b=2' (b twice)" in str(caught.value)
     assert caught.value.line == 13 and caught.value.section == "Trial Configurations Checked"
