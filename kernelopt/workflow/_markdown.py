@@ -627,11 +627,18 @@ def unlisted_lines(record: Record, section: Section, notes: list[str], *, name: 
     open_item = False
     last_item = 0  # the line of the last item so far; 0 before the first
     unread: list[tuple[int, str]] = []
+    lead: tuple[int, str] | None = None  # prose ending in ':' that may open the next list
     for number, line in section.body:
         text = line.strip()
         if not text:
             open_item = False
             continue
+        if lead is not None:
+            # A lead line ("The designer keeps to:") opens the list right under it and
+            # holds nothing of its own; before anything else it is prose left unread.
+            if not ((text[0].isdigit() and _NUMBERED.match(line)) or _BULLET.match(line)):
+                unread.append(lead)
+            lead = None
         # The first character says which pattern can match: one test a line, as the
         # lines of an item of many lines are read in linear time.
         head = text[0]
@@ -651,7 +658,12 @@ def unlisted_lines(record: Record, section: Section, notes: list[str], *, name: 
         if (head.isdigit() and _NUMBERED.match(line)) or (head in "-*+" and _BULLET.match(line)):
             open_item, last_item = True, number
         elif not open_item and text != "(none)":
-            unread.append((number, text))
+            if text.endswith(":"):
+                lead = (number, text)
+            else:
+                unread.append((number, text))
+    # A lead line last in its section introduces the next heading ("These constraints
+    # come from the profile:"), and holds nothing either.
     if section is record.sections[-1] and last_item:
         unread = [(number, text) for number, text in unread if number < last_item]
     if unread:

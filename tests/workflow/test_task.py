@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -10,7 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from kernelopt import CatalogError, FormatError, InputError
 from kernelopt.bench import Bottleneck, ProfileReport, Stage
 from kernelopt.catalog import Catalog
-from kernelopt.workflow import Change, Constraints, OptimizationTask, parse_change, parse_task
+from kernelopt.workflow import (
+    Change,
+    Constraints,
+    HandoffWarning,
+    OptimizationTask,
+    parse_change,
+    parse_task,
+)
 
 from .strategies import changes, tasks
 
@@ -90,7 +98,26 @@ def test_prose_around_and_between_sections_is_ignored() -> None:
         )
         + "\n## Next steps\n1. not an optimization\n"
     )
-    assert parse_task(text.replace("\n", "\r\n")) == TASK
+    with warnings.catch_warnings():
+        # A lead line that introduces the next heading holds nothing to warn of.
+        warnings.simplefilter("error", HandoffWarning)
+        assert parse_task(text.replace("\n", "\r\n")) == TASK
+
+
+@pytest.mark.parametrize(
+    ("body", "warned"),
+    [
+        ("The designer keeps to:\n- Language: triton\n", False),
+        ("Keep registers low.\n- Language: triton\n", True),
+        ("The designer keeps to:\nregisters low\n- Language: triton\n", True),
+    ],
+)
+def test_a_lead_line_opening_the_list_is_not_warned_of(body: str, warned: bool) -> None:
+    text = TEXT.split("### Constraints")[0] + "### Constraints\n" + body
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse_task(text)
+    assert any(issubclass(w.category, HandoffWarning) for w in caught) is warned
 
 
 def test_hand_written_links_and_arrows_read() -> None:
