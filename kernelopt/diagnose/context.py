@@ -200,8 +200,9 @@ class Context:
         from kernelopt.experiments.readers._values import TO_US
 
         found: dict[int, dict[str, tuple[str, float]]] = {}
-        for experiment in self.experiments:
-            rows = result_rows(self.log.root, experiment)
+        # Only an experiment that could hold a best moves a point (point_moves).
+        for experiment in (step.experiment for step in self.progress.steps if step.eligible):
+            rows = result_rows(self.log.root, experiment, at_least=2)
             if len(rows) < 2:
                 continue
             head = rows[0]

@@ -149,7 +149,7 @@ def _rows_of(text: str) -> tuple[ResultRow, ...]:
         return ()
 
 
-def result_rows(root: str, experiment: Experiment) -> tuple[ResultRow, ...]:
+def result_rows(root: str, experiment: Experiment, *, at_least: int = 1) -> tuple[ResultRow, ...]:
     """The Measurements rows of ``experiment``'s first ``result.md`` that has any, in file
     order (its headline row first); empty where none is read.
 
@@ -159,6 +159,10 @@ def result_rows(root: str, experiment: Experiment) -> tuple[ResultRow, ...]:
         The log directory the experiment's source paths are relative to.
     experiment : Experiment
         An experiment of the log; its ``result.md`` sources are read.
+    at_least : int
+        Read a file only where its Measurements table has this many rows or more (its
+        lines are counted before anything is parsed: most results of a long log time one
+        point, and a caller after the other points need not parse them). Keyword-only.
 
     Returns
     -------
@@ -167,10 +171,27 @@ def result_rows(root: str, experiment: Experiment) -> tuple[ResultRow, ...]:
     """
     for path in dict.fromkeys(s.path for s in experiment.sources):
         text = _result_text(root, path)
-        rows = _rows_of(text) if text is not None else ()
+        if text is None or (at_least > 1 and _table_lines(text) < at_least + 2):
+            continue
+        rows = _rows_of(text)
         if rows:
             return rows
     return ()
+
+
+def _table_lines(text: str) -> int:
+    """How many table lines (``|`` first) follow ``## Measurements`` in ``text``, up to
+    the next heading: its header and separator, then one per row."""
+    start = text.find("## Measurements")
+    if start < 0:
+        return 0
+    count = 0
+    for line in text[start:].split("\n")[1:]:
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            break
+        count += stripped.startswith("|")
+    return count
 
 
 def _result_text(root: str, path: str) -> str | None:

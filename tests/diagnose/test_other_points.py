@@ -89,3 +89,17 @@ def test_without_such_a_move_the_plateau_stands(tmp_path: Path) -> None:
     diagnosis = diagnose(_log(tmp_path / "log", flat))
     assert diagnosis.finding(P.LOCAL_MINIMUM) is not None
     assert not any("a trial point other than" in w for w in diagnosis.warnings)
+
+
+def test_only_results_of_two_rows_or_more_are_read_for_other_points(tmp_path: Path) -> None:
+    # A long log's results mostly time one point: those are counted, not parsed.
+    from kernelopt.diagnose.floors import result_rows
+    from kernelopt.experiments import read_log
+
+    root = _log(tmp_path, _RUNS[:2])
+    log = read_log(root, catalog=[])
+    first = log.experiment(1)
+    assert first is not None
+    assert len(result_rows(str(root), first, at_least=2)) == 2
+    assert result_rows(str(root), first, at_least=3) == ()
+    assert len(result_rows(str(root), first)) == 2
