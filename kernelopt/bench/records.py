@@ -1297,7 +1297,7 @@ def write_experiment(
     gpu: str | Measurement | None = None,
     kernel: str | None = None,
     baseline: str | None = None,
-    tags: Sequence[str] = (),
+    tags: Sequence[str] | None = None,
     knobs: Mapping[str, object] | None = None,
     verdict: Comparison | str | None = None,
     notes: str = "",
@@ -1341,8 +1341,11 @@ def write_experiment(
         Device name, or a measurement to take it from.
     kernel, baseline : str, optional
         Kernel path or name, and what it is compared with.
-    tags : sequence of str, or str
-        Catalog ids of the ideas tried (a lone str is one id).
+    tags : sequence of str, or str, optional
+        Catalog ids of the ideas tried (a lone str is one id). An empty sequence declares
+        that the experiment tried none (``- Tags: none``: the readers then find none in
+        its title); None (the default) writes no Tags line, and the readers find the
+        tags in the experiment's words.
     knobs : mapping, optional
         Tuning knobs (values written with ``str``).
     verdict : Comparison or str, optional

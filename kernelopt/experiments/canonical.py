@@ -263,7 +263,7 @@ def render_result(record: ResultRecord) -> str:
         "Baseline": record.baseline or "",
         "GPU": record.gpu or "",
         "Versions": _pairs(record.versions),
-        "Tags": ", ".join(record.tags),
+        "Tags": NO_TAGS if record.tags == () else ", ".join(record.tags or ()),
         "Knobs": _pairs(record.knobs),
     }
     lines += [f"- {name}: {value}" for name, value in fields.items() if value]
@@ -499,7 +499,7 @@ def parse_result(
         baseline=field("Baseline")[0] or None,
         gpu=field("GPU")[0] or None,
         versions=_split_pairs(versions_text, where, versions_line, "Versions"),
-        tags=_tags_of(tags_text),
+        tags=_tags_of(tags_text) if tags_text.strip() else None,
         knobs=_split_pairs(knobs_text, where, knobs_line, "Knobs"),
         rows=rows,
         verdict="\n".join(verdict_lines).strip("\n") or None,
@@ -1096,7 +1096,7 @@ def render_summary_row(record: ResultRecord) -> str:
         "" if head is None or head.speedup is None else _num(head.speedup),
         record.correctness.value,
         record.status.value,
-        ", ".join(record.tags),
+        ", ".join(record.tags or ()),
     )
     return "| " + " | ".join(cells) + " |"
 

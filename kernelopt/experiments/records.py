@@ -114,7 +114,16 @@ def _check_cell_text(value: str, name: str) -> None:
         )
 
 
-def _tags(_instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: Any) -> None:
+def _optional_str_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    # None: the record says nothing of the ideas tried (the readers find tags in its words).
+    return None if value is None else _str_tuple(value)
+
+
+def _tags(
+    _instance: object, attribute: attrs.Attribute[tuple[str, ...] | None], value: Any
+) -> None:
+    if value is None:
+        return
     if not all(isinstance(item, str) for item in value):
         raise InputError(expected("strings", repr(value), where=attribute.name))
     # Written as "a, b" in result.md and in a summary.md cell, read back split at commas.
@@ -388,10 +397,12 @@ class ResultRecord:
         The kernel (path or name), the baseline it is compared with, and the GPU name.
     versions : dict of str to str
         Software versions (``{"torch": "2.11.0", "triton": "3.6.0"}``).
-    tags : tuple of str
+    tags : tuple of str or None
         Catalog entry ids of the ideas the experiment tried, each kept once; no inline
-        markdown (they are a summary.md cell too), and not ``none``: ``- Tags: none`` in
-        result.md declares that the experiment tried none, and reads back as no tags.
+        markdown (they are a summary.md cell too), and not ``none``. An empty tuple
+        declares that the experiment tried none (written ``- Tags: none`` in result.md,
+        and read back as such); None (the default) says nothing, writes no Tags line,
+        and the log's readers find the tags in the experiment's words.
     knobs : dict of str to str
         Tuning knobs as written (``{"BLOCK_N": "64", "num_warps": "8"}``).
     rows : tuple of ResultRow
@@ -413,7 +424,9 @@ class ResultRecord:
     baseline: str | None = attrs.field(default=None, validator=_optional_text)
     gpu: str | None = attrs.field(default=None, validator=_optional_text)
     versions: dict[str, str] = attrs.field(factory=dict, validator=_pairs_text)
-    tags: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple, validator=_tags)
+    tags: tuple[str, ...] | None = attrs.field(
+        default=None, converter=_optional_str_tuple, validator=_tags
+    )
     knobs: dict[str, str] = attrs.field(factory=dict, validator=_pairs_text)
     rows: tuple[ResultRow, ...] = attrs.field(default=(), converter=_row_tuple, validator=_rows)
     verdict: str | None = attrs.field(default=None, validator=_verdict)

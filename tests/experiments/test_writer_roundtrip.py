@@ -95,7 +95,7 @@ def _records(draw: st.DrawFn) -> ResultRecord:
             "baseline": st.none() | _free,
             "gpu": st.none() | _free,
             "versions": st.dictionaries(_free, _free, max_size=2),
-            "tags": st.lists(_free, max_size=3),
+            "tags": st.none() | st.lists(_free, max_size=3),
             "knobs": st.dictionaries(_free, _free, max_size=2),
             "rows": st.lists(_rows(), max_size=3),
             "verdict": st.none() | _free,
@@ -136,7 +136,7 @@ def test_read_log_reads_the_written_facts(record: ResultRecord) -> None:
         # The status as written, REVERTED beside a FAIL included.
         assert experiment.status is record.status
         assert experiment.correctness is record.correctness
-        assert experiment.tags == record.tags
+        assert experiment.tags == (record.tags or ())
         # The spellings of one knob (splits, n_splits) are read under its one name.
         assert experiment.knobs == {knob_name(key): value for key, value in record.knobs.items()}
         assert experiment.kernel == record.kernel
@@ -261,7 +261,7 @@ def test_read_log_reads_the_written_facts_beside_the_summary_row(record: ResultR
         append_summary(folder / "experiments", record)
         log = read_log(folder, catalog=[])
         (experiment,) = log.experiments
-        assert experiment.tags == record.tags
+        assert experiment.tags == (record.tags or ())
         assert experiment.correctness is record.correctness
         if record.rows:
             head = record.rows[0]

@@ -66,6 +66,28 @@ def test_a_result_that_declares_no_tags_is_tagged_with_none(tmp_path: Path) -> N
     assert experiment.tags == ()
 
 
+@pytest.mark.parametrize(("tags", "found"), [([], False), (None, True)])
+def test_write_experiment_declares_none_for_an_empty_list(
+    tmp_path: Path, tags: list[str] | None, found: bool
+) -> None:
+    from kernelopt.bench import write_experiment
+
+    row = ResultRow(point="m=8 n=4096 k=4096", impl="w4a16", median=30.0, unit="us")
+    write_experiment(
+        tmp_path / "experiments",
+        experiment=1,
+        title="tl.dot over a 16-row padded batch",
+        rows=[row],
+        status="KEPT",
+        correctness="PASS",
+        tags=tags,
+    )
+    text = (tmp_path / "experiments" / "exp_1" / "result.md").read_text(encoding="utf-8")
+    assert ("- Tags: none\n" in text) is not found
+    (experiment,) = read_log(tmp_path).experiments
+    assert ("bucket-padding-waste" in experiment.tags) is found
+
+
 def test_a_result_without_a_tags_line_still_has_its_tags_found(tmp_path: Path) -> None:
     experiment = _only(tmp_path, _record())
 

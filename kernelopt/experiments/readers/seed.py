@@ -239,12 +239,12 @@ def _from_record(
         if read is not None:
             _put_verdict(draft, read, SourceRef(path=file.path, line=_verdict_line(file)))
     _from_rows(draft, record.rows, file, refused)
-    for tag in record.tags:
+    for tag in record.tags or ():
         if tag not in draft.tags:
             draft.tags.append(tag)
     # "- Tags: none" declares that the experiment tried no catalog idea; a result.md
-    # without a Tags line (written before every record wrote one) declares nothing.
-    if _line_of(file, "- Tags:") > 1:
+    # without a Tags line declares nothing (its tags are found in its words).
+    if record.tags is not None:
         draft.tags_declared = True
     for key, value in record.knobs.items():
         draft.knobs.setdefault(knob_name(key), value)
