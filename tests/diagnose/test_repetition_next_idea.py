@@ -48,8 +48,23 @@ def test_a_loop_without_idea_items_names_the_catalogs_next_pick() -> None:
     first = next(
         m.entry.id
         for m in catalog.query(family="normalization", kind="optimization")
-        if m.entry.id not in tried and m.entry.id != "cuda-event-instrumentation"
+        if m.entry.id not in tried and set(m.entry.families) != {"any"}
     )
     assert picked.catalog_id == first
     assert picked.text.startswith(f"Try {catalog.get(first).name} next: the catalog's first pick")
     assert "Take the next idea" not in " ".join(a.text for a in loop.actions)
+
+
+def test_the_pick_is_the_familys_own_and_fits_the_recorded_calls() -> None:
+    # The MLA decode log has tried or shows every decode-attention entry; causal tile
+    # skipping (s_q >= 128) fails at every recorded call (s_q of 1 or 16), and an entry for
+    # every kernel (tl.dot input precision for fp32 operands) says nothing of this one.
+    from pathlib import Path
+
+    from kernelopt.diagnose import diagnose
+
+    root = Path(__file__).resolve().parents[2] / "docs" / "kernels" / "mla_decode"
+    loop = diagnose(root).finding(P.REPETITION_LOOP)
+    assert loop is not None
+    picked = {a.catalog_id for a in loop.actions}
+    assert not picked & {"causal-tile-skipping", "dot-input-precision"}

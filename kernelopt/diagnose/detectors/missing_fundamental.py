@@ -68,7 +68,7 @@ _TRACE_FACTS = frozenset({"b", "seqlen_k", "seqlen_cv"})
 _MONOTONE = frozenset({Op.LT, Op.LE, Op.GT, Op.GE})
 
 
-def _workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None, bool]:
+def workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None, bool]:
     """The ops of the log's workload profile that are ``family``'s kernel, the profile's
     path, and whether an op's own family is related to ``family``; no ops where the log
     has no readable profile.
@@ -130,7 +130,7 @@ def _recorded(comparison: Comparison, op: Any) -> str | None:
     return f"{comparison.name} is {text}"
 
 
-def _ruled_out_by_workload(entry: Any, ops: Sequence[Any], path: str | None) -> str | None:
+def ruled_out_by_workload(entry: Any, ops: Sequence[Any], path: str | None) -> str | None:
     """Why the recorded workload has no use for ``entry``: each of its shape conditions
     fails at every call of every op, on a fact that sets families apart; else None."""
     conditions = tuple(getattr(entry, "shape_conditions", ()))
@@ -232,7 +232,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
     needless: dict[str, str] = {}  # entry id: why it is not needed
     unjudged: list[str] = []  # measuring techniques a profiled log may or may not have used
     partial: dict[str, str] = {}  # entry id: the half the kernel shows and the half it lacks
-    ops, profile_path, op_named = _workload_ops(ctx, family)
+    ops, profile_path, op_named = workload_ops(ctx, family)
     rows = _recorded_rows(ops, profile_path)
     for entry in fundamentals:
         entry_id = getattr(entry, "id", "")
@@ -263,7 +263,7 @@ def detect(ctx: Context, params: MissingFundamentalParams) -> Outcome:
         # Calls of one query row have no tile past the diagonal, a row read in one tile no
         # second pass to fold away, a kernel without a causal mask no tile to skip. What
         # the calls recorded comes first: it does not depend on which file was read.
-        why = _ruled_out_by_workload(entry, ops, profile_path) or needless_in(entry, kernels, rows)
+        why = ruled_out_by_workload(entry, ops, profile_path) or needless_in(entry, kernels, rows)
         if why is not None:
             needless[entry_id] = f"{entry_id}: not needed, {why}."
             continue

@@ -497,9 +497,11 @@ def _since_text(ctx: Context, count: int, measured: bool, min_gain: float) -> st
 def next_idea(ctx: Context) -> Action | None:
     """A step to take instead of the repeated one, where the plan has no missing-fundamental
     or prior-research item to take it from: the catalog's highest-ranked optimization for
-    the kernel's family that no experiment was tagged with, the kernel's source does not
-    show, and that changes the kernel (a way of measuring it is no next idea). None
-    without a catalog that ranks entries, or where every entry is tried."""
+    the kernel's family (an entry of that family or an ancestor's, not one for every
+    kernel) that no experiment was tagged with, the kernel's source does not show, the
+    recorded calls do not rule out (:func:`ruled_out_by_workload`), and that changes the
+    kernel (a way of measuring it is no next idea). None without a catalog that ranks
+    entries, or where every such entry is tried."""
     query = getattr(ctx.catalog, "query", None)
     if query is None:
         return None
@@ -507,12 +509,26 @@ def next_idea(ctx: Context) -> Action | None:
         matches = query(family=ctx.family, kind="optimization")
     except Exception:  # a family a user's catalog does not know
         return None
+    from kernelopt.diagnose.detectors.missing_fundamental import (
+        ruled_out_by_workload,
+        workload_ops,
+    )
+
     tried = {tag for e in ctx.experiments for tag in e.tags}
+    # The recorded calls rule an entry out as they do a fundamental: causal tile skipping
+    # (s_q >= 128) is no next idea for a decode kernel whose every call has s_q of 1 or 16.
+    ops, profile_path, _ = workload_ops(ctx, ctx.family) if ctx.family else ([], None, False)
     for match in matches:
         entry = match.entry
         if entry.id in tried or entry.id in MEASUREMENT:
             continue
         if ctx.kernels and present_in(entry, ctx.kernels) is not None:
+            continue
+        if ruled_out_by_workload(entry, ops, profile_path) is not None:
+            continue
+        # An entry for every kernel (dot input precision, autotuning) says nothing of this
+        # one: the pick is the family's own, where the kernel has a family.
+        if ctx.family and set(getattr(entry, "families", ())) <= {"any"}:
             continue
         where = f"the {ctx.family} family" if ctx.family else "any kernel"
         return ctx.action(
