@@ -776,14 +776,49 @@ def _judge_top(
     recorded = _recorded_roofline(ctx)
     kept: list[Recommendation] = []
     dropped: list[Recommendation] = []
+    foreign: list[Recommendation] = []
     for item in profile.opportunities if profile is not None else ():
         done = recorded and item.catalog_ids and set(item.catalog_ids) <= _RECORDED_BY_FLOORS
-        (dropped if done else kept).append(item)
+        if done:
+            dropped.append(item)
+        elif item.catalog_ids and not any(_fits_family(ctx, i) for i in item.catalog_ids):
+            foreign.append(item)
+        else:
+            kept.append(item)
     top = _judge_items(ctx, params, notes, words, tuple(kept))
-    if top is None or not dropped:
+    if top is None or not (dropped or foreign):
         return top
-    left_out = f" ({and_list([_item_label(item) for item in dropped])} left out: {recorded})"
-    return attrs.evolve(top, left_out=left_out)
+    reasons = []
+    if dropped:
+        reasons.append(f"{and_list([_item_label(item) for item in dropped])} left out: {recorded}")
+    if foreign:
+        # A hand-off that offered another family's entry (an MLA tile load to a sampler)
+        # recommended nothing this kernel can take up.
+        reasons.append(
+            f"{and_list([_item_label(item) for item in foreign])} left out: entries for "
+            f"other kernels than the {ctx.family} family"
+        )
+    return attrs.evolve(top, left_out=f" ({'; '.join(reasons)})")
+
+
+def _fits_family(ctx: Context, entry_id: str) -> bool:
+    """Whether the catalog entry ``entry_id`` is for the kernel's family: one of its
+    families is the kernel's, an ancestor's or a descendant's (``any`` fits every kernel).
+    True where the kernel's family, the entry or its families are unknown."""
+    entry = ctx.entry(entry_id)
+    families = tuple(getattr(entry, "families", ()) or ())
+    if not ctx.family or not families or "any" in families:
+        return True
+    from kernelopt.catalog.vocabulary import family_ancestors
+
+    def lineage(family: str) -> tuple[str, ...]:
+        try:
+            return tuple(family_ancestors(family))
+        except Exception:  # a family only a user's entries name
+            return (family,)
+
+    mine = lineage(ctx.family)
+    return any(f in mine or ctx.family in lineage(f) for f in families)
 
 
 def _judge_items(
@@ -1125,7 +1160,7 @@ def _others_summary(ignored: list[_Ignored], groups: list[list[_Ignored]], top: 
     )
 
 
-def _top_evidence(top: _TopVerdict) -> list[Evidence]:
+def _top_evidence(ctx: Context, top: _TopVerdict) -> list[Evidence]:
     """Each Top 3 item, quoted with its rank and entry ids, at its line."""
     return [
         Evidence(
@@ -1134,7 +1169,17 @@ def _top_evidence(top: _TopVerdict) -> list[Evidence]:
             source=str(item.source),
             experiments=(item.experiment,) if item.experiment is not None else (),
         )
-        for rank, item in enumerate(top.items, start=1)
+        for rank, item in _ranked(ctx, top)
+    ]
+
+
+def _ranked(ctx: Context, top: _TopVerdict) -> list[tuple[int, Recommendation]]:
+    """Each item judged with its rank in the profile's list as written: an item left out
+    before it (a roofline analysis the log holds, another family's entry) keeps its place."""
+    written = ctx.log.profile.opportunities if ctx.log.profile is not None else ()
+    ranks = {str(item.source): rank for rank, item in enumerate(written, start=1)}
+    return [
+        (ranks.get(str(item.source), place), item) for place, item in enumerate(top.items, start=1)
     ]
 
 
@@ -1148,7 +1193,7 @@ def _top_actions(ctx: Context, top: _TopVerdict) -> list[Action]:
             "later plan or result why not",
             item.catalog_ids[0] if item.catalog_ids else None,
         )
-        for rank, item in enumerate(top.items, start=1)
+        for rank, item in _ranked(ctx, top)
     ]
 
 
@@ -1169,7 +1214,7 @@ def _finding(
         {e.number for _r, attempts in ignored for e in attempts}
         | {e.number for e in (top.attempts if top is not None else ())}
     )
-    evidence = _top_evidence(top) if top is not None else []
+    evidence = _top_evidence(ctx, top) if top is not None else []
     actions = _top_actions(ctx, top) if top is not None else []
     for group in groups[:5]:
         recommendation = group[0][0]
