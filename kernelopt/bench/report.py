@@ -1224,7 +1224,14 @@ def kernel_family(kernel: str, families: Iterable[str] = FAMILIES) -> str | list
     str, list of str or None
         The family; the families found, sorted, where the name names several that are
         not one line of descent (``attention_softmax``); None where it names none.
+
+    Raises
+    ------
+    InputError
+        For a ``kernel`` that is not a str.
     """
+    if not isinstance(kernel, str):
+        raise InputError(expected("a kernel name (a str)", type(kernel).__name__, where="kernel"))
     words = re.split(r"[^a-z]+", kernel.lower())
     names = {name: name for name in families if name != "any"}
     names.update({alias: canonical_family_name(alias) for alias in FAMILY_ALIASES})

@@ -1161,8 +1161,10 @@ def _size1_axis(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             continue
         times = [axis.size1_time_share for axis in same]
         time_share = None if None in times else sum(times)  # type: ignore[arg-type]
-        # Named after the name most of the size-1 calls read it by.
-        axis = max(same, key=lambda item: item.size1_share)
+        # Named after the signature's name where one fitted any call (m, not x[0]: its
+        # hint says what to do), else after the name most size-1 calls read it by.
+        named = [item for item in same if not _RAW_DIM_NAME.fullmatch(item.name)]
+        axis = max(named or same, key=lambda item: item.size1_share)
         covered = _coverage(share, time_share)
         others = [item.name for item in same if item is not axis]
         # Where the signature fitted some calls only, the calls it did not fit name the
@@ -1186,6 +1188,10 @@ def _size1_axis(op: OpProfile, t: Thresholds) -> Iterable[Shortcut]:
             catalog_ids=(SIZE1_AXIS_SHORTCUT,),
             guard=f"{_ref(axis)} == 1",
         )
+
+
+# A dim read by its argument's name (x[0]), where no signature named it.
+_RAW_DIM_NAME = re.compile(r"\w+\[-?\d+\]")
 
 
 # Order matters for ties: trivial-shape findings come before specialization.

@@ -171,3 +171,11 @@ def test_the_mla_benchmarks_hand_off_is_as_it_was() -> None:
     before = profile_from_rows(rows, catalog=EveryFamily(), **options)  # type: ignore[arg-type]
     assert [r.render() for r in now] == [r.render() for r in before]
     assert all(report.note == "" for report in now)
+
+
+def test_a_kernel_name_that_is_no_str_is_refused_by_name() -> None:
+    from kernelopt._errors import InputError
+    from kernelopt.bench.report import kernel_family
+
+    with pytest.raises(InputError, match=r"^kernel: Expected a kernel name \(a str\), got int$"):
+        kernel_family(3)  # type: ignore[arg-type]

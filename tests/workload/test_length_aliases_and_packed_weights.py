@@ -135,3 +135,25 @@ def test_one_dim_read_under_two_names_gives_one_size1_finding() -> None:
     assert found.call_share == pytest.approx(0.6)
     assert found.guard == "x.shape[0] == 1"
     assert found.message.startswith("m = 1 in 60.0% of calls (x.shape[0], named x[0] in some")
+
+
+def test_the_merged_finding_keeps_the_signatures_name_when_raw_calls_are_more() -> None:
+    # Batch 1 read 2 times as m (the signature fitted) and 4 times as x[0]: the finding is
+    # still named m, with the signature's hint, whichever name counts more calls.
+    def call(m: int, k_b: int) -> Call:
+        return Call(
+            op="my_gemm",
+            args=(
+                TensorArg(name="x", shape=(m, 64), dtype="float16"),
+                TensorArg(name="b", shape=(k_b, 64), dtype="float16"),
+            ),
+        )
+
+    profile = profile_calls([call(1, 64)] * 2 + [call(1, 32)] * 4 + [call(8, 64)] * 4)
+    op = profile.op("my_gemm")
+    assert op.axis("x[0]").size1_share > op.axis("m").size1_share
+    (found,) = [s for s in find_shortcuts(profile) if s.rule == "size1-axis"]
+    assert found.axis == "m"
+    assert found.message.startswith("m = 1 in 60.0% of calls (x.shape[0], named x[0] in some")
+    hint = op.hint("m")
+    assert hint is not None and hint in found.message
