@@ -115,19 +115,21 @@ def test_a_b_of_as_wide_elements_as_a_is_still_read_as_a_gemm(a: str, b: str) ->
     assert not profile.notes
 
 
+def _my_gemm(m: int, k_b: int) -> Call:
+    """x ``[m, 64]`` and b ``[k_b, 64]``: the gemm signature fits where k_b is 64."""
+    return Call(
+        op="my_gemm",
+        args=(
+            TensorArg(name="x", shape=(m, 64), dtype="float16"),
+            TensorArg(name="b", shape=(k_b, 64), dtype="float16"),
+        ),
+    )
+
+
 def test_one_dim_read_under_two_names_gives_one_size1_finding() -> None:
     # The gemm signature fits the calls whose k agree (m from x.shape[0]); the others keep
     # x[0]: batch 1 is 3 + 3 of 10 calls, each name under the 50% line alone.
-    def call(m: int, k_b: int) -> Call:
-        return Call(
-            op="my_gemm",
-            args=(
-                TensorArg(name="x", shape=(m, 64), dtype="float16"),
-                TensorArg(name="b", shape=(k_b, 64), dtype="float16"),
-            ),
-        )
-
-    profile = profile_calls([call(1, 64)] * 3 + [call(1, 32)] * 3 + [call(8, 64)] * 4)
+    profile = profile_calls([_my_gemm(1, 64)] * 3 + [_my_gemm(1, 32)] * 3 + [_my_gemm(8, 64)] * 4)
     op = profile.op("my_gemm")
     assert op.axis("m").size1_share == pytest.approx(0.3)
     assert op.axis("x[0]").size1_share == pytest.approx(0.3)
@@ -140,16 +142,7 @@ def test_one_dim_read_under_two_names_gives_one_size1_finding() -> None:
 def test_the_merged_finding_keeps_the_signatures_name_when_raw_calls_are_more() -> None:
     # Batch 1 read 2 times as m (the signature fitted) and 4 times as x[0]: the finding is
     # still named m, with the signature's hint, whichever name counts more calls.
-    def call(m: int, k_b: int) -> Call:
-        return Call(
-            op="my_gemm",
-            args=(
-                TensorArg(name="x", shape=(m, 64), dtype="float16"),
-                TensorArg(name="b", shape=(k_b, 64), dtype="float16"),
-            ),
-        )
-
-    profile = profile_calls([call(1, 64)] * 2 + [call(1, 32)] * 4 + [call(8, 64)] * 4)
+    profile = profile_calls([_my_gemm(1, 64)] * 2 + [_my_gemm(1, 32)] * 4 + [_my_gemm(8, 64)] * 4)
     op = profile.op("my_gemm")
     assert op.axis("x[0]").size1_share > op.axis("m").size1_share
     (found,) = [s for s in find_shortcuts(profile) if s.rule == "size1-axis"]
