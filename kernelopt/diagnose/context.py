@@ -8,6 +8,7 @@ runs with a user's catalog or, in tests, a small stand-in.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
@@ -184,6 +185,23 @@ class Context:
     def kernel_texts(self) -> dict[str, str]:
         """The text of each full kernel source of the log (not diffs), by path."""
         return {k.path: k.text for k in self.log.kernels if not k.is_diff}
+
+    @functools.cached_property
+    def workload(self) -> Any | None:
+        """The log's workload profile (``workload_profile.md``) as read once for every
+        check that uses it; None where the log has none, or it cannot be read (item 9
+        reports why)."""
+        path = self.log.workload_profile
+        if path is None:
+            return None
+        try:
+            from kernelopt.workload import read_profile_md
+        except ImportError:  # the workload inspector is optional for reading logs
+            return None
+        try:
+            return read_profile_md(os.path.join(self.log.root, path))
+        except Exception:  # item 9 reports a profile it cannot read
+            return None
 
     @functools.cached_property
     def changes(self) -> dict[int, tuple[SnapshotChange, ...]]:

@@ -30,7 +30,6 @@ wrong-bottleneck item, which says what such a log lacks, rather than reported tw
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,15 +75,8 @@ def workload_ops(ctx: Context, family: str) -> tuple[list[Any], str | None, bool
     Ops of a family related to ``family`` (one its ancestor or descendant) are kept; where
     none is, every op (a profile of one unnamed op is the kernel's)."""
     path = ctx.log.workload_profile
-    if path is None:
-        return [], None, False
-    try:
-        from kernelopt.workload import read_profile_md
-    except ImportError:  # the workload inspector is optional for reading logs
-        return [], None, False
-    try:
-        profile = read_profile_md(os.path.join(ctx.log.root, path))
-    except Exception:  # item 9 reports a profile it cannot read
+    profile = ctx.workload
+    if profile is None:
         return [], None, False
     ops = list(profile.ops)
 
